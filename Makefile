@@ -1,0 +1,37 @@
+# Every routine in one place. `make serve` and `make test` bootstrap themselves on a fresh machine.
+PY := .venv/bin/python
+STAMP := .venv/.installed
+
+.PHONY: serve test unit e2e lint bench accuracy browser
+
+$(STAMP): pyproject.toml requirements.lock
+	test -x $(PY) || python3 -m venv .venv
+	$(PY) -m pip install -q -r requirements.lock
+	$(PY) -m pip install -q --no-deps -e .
+	touch $(STAMP)
+
+browser:
+	@test -x /usr/bin/chromium || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+	@command -v nginx >/dev/null || (apt-get update -qq && apt-get install -y -qq nginx >/dev/null)
+
+serve: $(STAMP)
+	.venv/bin/kvplan serve --host 127.0.0.1 --port 8000
+
+test: $(STAMP) browser
+	$(PY) -m ruff check app tests bench
+	$(PY) -m mypy
+	$(PY) -m pytest
+
+unit: $(STAMP)
+	$(PY) -m pytest tests/unit tests/web
+
+lint: $(STAMP)
+	$(PY) -m ruff check app tests bench
+	$(PY) -m ruff format --check app tests bench
+	$(PY) -m mypy
+
+bench: $(STAMP)
+	$(PY) bench/speed.py
+
+accuracy: $(STAMP)
+	$(PY) bench/accuracy.py

@@ -1,0 +1,196 @@
+"""Which attention backend vLLM picks, the block size it ends up with, and whether the KV dtype is
+allowed — as data per backend (reference vllm-accounting.md §5, §9).
+
+vLLM walks a priority list and takes the first backend that accepts the device, the KV dtype and
+the block size. A user value a preferred backend rejects silently moves vLLM to the next one: we
+report that as a fallback, which is step 5 of the seed's diagnosis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from app.core.errors import InvalidServeConfigError
+from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
+from app.core.versions import VersionRules
+
+DEFAULT_BLOCK_SIZE = 16  # CacheConfig.DEFAULT_BLOCK_SIZE / CudaPlatform default (reference §5.1)
+ASCEND_BLOCK_SIZE = 128  # vllm_ascend refresh_block_size (reference §9)
+HPU_BLOCK_SIZE = 128  # vllm-gaudi default page size (not read in the reference; HPU is approximate)
+FP8_E4M3 = frozenset({"fp8", "fp8_e4m3"})
+FP8_ALL = frozenset({"fp8", "fp8_e4m3", "fp8_e5m2"})
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    multiple_of: int | None = None  # block must be a multiple of this
+    fixed_sizes: tuple[int, ...] = ()  # or one of these
+    kv_dtypes: frozenset[str] = frozenset()  # quantized dtypes accepted (auto/bf16/fp16 always)
+    min_sm: int = 0
+    max_sm: int = 10_000
+    fp8_min_sm: int = 0  # quantized KV only from this capability
+
+    def accepts_block(self, block_size: int) -> bool:
+        if self.fixed_sizes:
+            return block_size in self.fixed_sizes
+        return self.multiple_of is None or block_size % self.multiple_of == 0
+
+    def preferred_block(self) -> int:
+        if self.accepts_block(DEFAULT_BLOCK_SIZE):
+            return DEFAULT_BLOCK_SIZE
+        return min(self.fixed_sizes) if self.fixed_sizes else (self.multiple_of or DEFAULT_BLOCK_SIZE)
+
+    def accepts_dtype(self, kv_cache_dtype: str, sm: int) -> bool:
+        if kv_cache_dtype in ("auto", "bfloat16", "float16"):
+            return True
+        return kv_cache_dtype in self.kv_dtypes and sm >= self.fp8_min_sm
+
+
+# 0.33.0 table (reference §5.2); capability limits from §5.2 notes and 0.11.0 is_kv_cache_dtype_supported.
+FLASH_ATTN = Backend("FLASH_ATTN", multiple_of=16, kv_dtypes=FP8_E4M3, min_sm=80, fp8_min_sm=90)
+FLASHINFER = Backend("FLASHINFER", fixed_sizes=(16, 32, 64), kv_dtypes=FP8_ALL, min_sm=80)
+TRITON_ATTN = Backend("TRITON_ATTN", multiple_of=16, kv_dtypes=FP8_ALL, min_sm=0, fp8_min_sm=89)
+FLEX_ATTENTION = Backend("FLEX_ATTENTION", multiple_of=16)
+XFORMERS = Backend("XFORMERS", multiple_of=1, kv_dtypes=FP8_ALL)  # V0 fallback, fp8 KV via its own kernels
+FLASH_ATTN_MLA = Backend("FLASH_ATTN_MLA", multiple_of=16, min_sm=90, max_sm=99)
+FLASHMLA = Backend("FLASHMLA", fixed_sizes=(64,), kv_dtypes=FP8_E4M3, min_sm=90, max_sm=109)
+FLASHINFER_MLA = Backend("FLASHINFER_MLA", fixed_sizes=(32, 64), kv_dtypes=FP8_E4M3, min_sm=100, max_sm=109)
+CUTLASS_MLA = Backend("CUTLASS_MLA", fixed_sizes=(128,), kv_dtypes=FP8_E4M3, min_sm=100, max_sm=109)
+TRITON_MLA = Backend("TRITON_MLA", multiple_of=16, kv_dtypes=FP8_E4M3)
+ROCM_ATTN = Backend("ROCM_ATTN", multiple_of=16, kv_dtypes=FP8_ALL)
+ROCM_AITER_MLA = Backend("ROCM_AITER_MLA", multiple_of=1, kv_dtypes=FP8_ALL)
+
+
+@dataclass
+class BackendChoice:
+    name: str
+    block_size: int
+    log_lines: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def allowed_block_sizes(rules: VersionRules) -> tuple[int, ...] | None:
+    """`--block-size` choices of the CLI by version; None means any positive int (0.20+)."""
+    v = rules.version_tuple
+    if v < (0, 8, 0):
+        return (8, 16, 32, 64, 128)
+    if v < (0, 14, 0):
+        return (1, 8, 16, 32, 64, 128)
+    if v < (0, 20, 0):
+        return (1, 8, 16, 32, 64, 128, 256)
+    return None
+
+
+def _cuda_candidates(model: ModelSpec, sm: int, rules: VersionRules) -> list[Backend]:
+    v = rules.version_tuple
+    if model.mla is not None:
+        if v < (0, 15, 0):
+            # 0.11.0: CUTLASS_MLA on SM100, FlashMLA otherwise (needs SM90), Triton MLA as the fallback
+            return [CUTLASS_MLA, FLASHMLA, TRITON_MLA]
+        if sm >= 100 and v >= (0, 33, 0):
+            return [FLASHINFER_MLA, CUTLASS_MLA, FLASHMLA, TRITON_MLA]
+        if sm >= 100:
+            return [CUTLASS_MLA, FLASHMLA, TRITON_MLA]
+        return [FLASH_ATTN_MLA, FLASHMLA, FLASHINFER_MLA, TRITON_MLA]
+    if rules.engine == "v0":
+        return [FLASH_ATTN, XFORMERS]
+    if sm >= 100:
+        return [FLASHINFER, FLASH_ATTN, TRITON_ATTN, FLEX_ATTENTION]
+    return [FLASH_ATTN, FLASHINFER, TRITON_ATTN, FLEX_ATTENTION]
+
+
+def _first_accepting(
+    candidates: list[Backend], *, sm: int, kv_cache_dtype: str, block_size: int | None
+) -> tuple[Backend | None, list[str]]:
+    rejected: list[str] = []
+    for backend in candidates:
+        if not backend.min_sm <= sm <= backend.max_sm:
+            continue
+        if not backend.accepts_dtype(kv_cache_dtype, sm):
+            rejected.append(f"{backend.name} (no {kv_cache_dtype} KV cache here)")
+            continue
+        if block_size is not None and not backend.accepts_block(block_size):
+            rejected.append(f"{backend.name} (block size {block_size})")
+            continue
+        return backend, rejected
+    return None, rejected
+
+
+def resolve_backend(
+    *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, rules: VersionRules, prefix_caching: bool,
+    chunked_prefill: bool,
+) -> BackendChoice:
+    """Backend and effective block size; raises InvalidServeConfigError where vLLM would refuse."""
+    kv_dtype = serve.kv_cache_dtype
+    user_block = serve.block_size
+    choices = allowed_block_sizes(rules)
+    if user_block is not None and choices is not None and user_block not in choices:
+        raise InvalidServeConfigError(
+            "block_size", f"vLLM {rules.version} accepts --block-size only from {list(choices)}"
+        )
+    if kv_dtype == "fp8_ds_mla" and (model.mla is None or rules.version_tuple < (0, 14, 0)):
+        raise InvalidServeConfigError(
+            "kv_cache_dtype", "fp8_ds_mla is only for sparse-MLA models (DeepSeek-V3.2 style) on vLLM >= 0.14"
+        )
+
+    if device.platform == "npu":
+        if kv_dtype.startswith("fp8"):
+            raise InvalidServeConfigError(
+                "kv_cache_dtype",
+                "vllm-ascend has no fp8 --kv-cache-dtype path; INT8 (C8) KV comes from the ModelSlim "
+                "quantization description (choose int8)",
+            )
+        choice = BackendChoice(name="ASCEND_MLA" if model.mla else "ASCEND", block_size=ASCEND_BLOCK_SIZE)
+        if user_block is not None and user_block != ASCEND_BLOCK_SIZE:
+            if prefix_caching or chunked_prefill:
+                choice.log_lines.append("Block size is set to 128 if prefix cache or chunked prefill is enabled.")
+                choice.warnings.append(f"--block-size {user_block} is forced to 128 by vllm-ascend.")
+            else:
+                choice.block_size = user_block
+                choice.warnings.append("Ascend attention kernels take 128-token blocks; other sizes are untested.")
+        return choice
+    if kv_dtype == "int8":
+        raise InvalidServeConfigError("kv_cache_dtype", "INT8 KV cache is the Ascend (vllm-ascend C8) path only")
+
+    if device.platform == "rocm":
+        backend = ROCM_AITER_MLA if model.mla else ROCM_ATTN
+        if user_block is not None and not backend.accepts_block(user_block):
+            raise InvalidServeConfigError("block_size", f"{backend.name} needs a multiple of {backend.multiple_of}")
+        return BackendChoice(name=backend.name, block_size=user_block or DEFAULT_BLOCK_SIZE)
+
+    if device.platform == "hpu":
+        if kv_dtype != "auto":
+            raise InvalidServeConfigError("kv_cache_dtype", "Gaudi uses fp8_inc for quantized KV, not modelled here")
+        return BackendChoice(name="HPU_ATTN", block_size=user_block or HPU_BLOCK_SIZE)
+
+    if device.platform != "cuda":
+        if kv_dtype != "auto":
+            raise InvalidServeConfigError("kv_cache_dtype", f"quantized KV is not modelled on {device.platform}")
+        return BackendChoice(name=device.platform.upper(), block_size=user_block or DEFAULT_BLOCK_SIZE)
+
+    sm = device.sm or 80
+    candidates = _cuda_candidates(model, sm, rules)
+    backend, rejected = _first_accepting(candidates, sm=sm, kv_cache_dtype=kv_dtype, block_size=user_block)
+    if backend is None:
+        field_name = "kv_cache_dtype" if kv_dtype != "auto" else "block_size"
+        raise InvalidServeConfigError(
+            field_name,
+            f"no attention backend on {device.name} (sm {sm}) accepts kv_cache_dtype={kv_dtype}"
+            + (f" with block_size={user_block}" if user_block else "")
+            + f"; tried {', '.join(c.name for c in candidates)}",
+        )
+    choice = BackendChoice(name=backend.name, block_size=user_block or backend.preferred_block())
+    preferred, _ = _first_accepting(candidates, sm=sm, kv_cache_dtype="auto", block_size=None)
+    if preferred is not None and preferred.name != backend.name:
+        choice.warnings.append(
+            f"Fallback: vLLM would normally use {preferred.name} here but it rejects "
+            f"{'; '.join(rejected) or 'this configuration'}, so {backend.name} runs instead. "
+            "Check the 'Using … backend' line of the start-up log."
+        )
+    if user_block is None and choice.block_size != DEFAULT_BLOCK_SIZE:
+        if rules.version_tuple >= (0, 20, 0):
+            choice.log_lines.append(f"Setting kv cache block size to {choice.block_size} for {backend.name} backend(s).")
+        elif backend is FLASHMLA:
+            choice.log_lines.append("Forcing kv cache block size to 64 for FlashMLA backend.")
+    return choice

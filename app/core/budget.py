@@ -1,0 +1,156 @@
+"""The device budget: `total x utilization - weights - activation peak - non-torch [- CUDA graphs]`.
+
+Weights are computed from the parameter count and the storage format. The other three are what
+vLLM *measures* at start-up; here they are physical models whose few constants were fitted on
+real start-up logs (bench/calibrate.py, docs/model.md) — never per-model numbers.
+"""
+
+from __future__ import annotations
+
+import math
+
+from app.core.specs import DTYPE_BYTES, GIB, ModelSpec, QuantMethod, QuantSpec, ServeConfig
+
+# --- activation peak of the profile run (reference §2.5) -------------------------------------------
+# The profile run pushes max_num_batched_tokens through the model (attention skipped), then runs the
+# sampler on min(MNBT, max_num_seqs) rows of fp32 logits. The two phases do not overlap, so the peak
+# is the larger of the two plus a small constant.
+LOGIT_BYTES = 4  # the sampler works on fp32 logits
+FWD_MLP_FACTOR = 5.0  # live bytes per token per MLP-width element / act dtype: gate_up (2x) + act (1x) + copies
+FWD_HIDDEN_FACTOR = 6.0  # residual stream, norms, qkv/out buffers per token per hidden element
+ACTIVATION_BASE_BYTES = int(0.05 * GIB)  # allocator slack seen as activation even for tiny models
+
+# --- non-torch memory (cuBLAS workspaces, NCCL and custom all-reduce buffers) ----------------------
+NON_TORCH_SINGLE_BYTES = int(0.25 * GIB)  # TP=1: 0.24-0.26 GiB on every H100 0.19.0 log
+NON_TORCH_TP_BASE_BYTES = int(1.68 * GIB)  # TP>1: NCCL + custom all-reduce; 2.07 GiB TP2, 2.21 GiB TP4
+NON_TORCH_TP_PER_RANK_BYTES = int(0.07 * GIB)
+NON_TORCH_PP_ONLY_BYTES = int(0.07 * GIB)  # PP>1 with TP=1: 0.07 GiB on the real PP2 log
+
+# --- CUDA graphs ------------------------------------------------------------------------------------
+CUDA_GRAPH_BASE_BYTES = int(0.45 * GIB)  # pool overhead independent of depth
+CUDA_GRAPH_PER_LAYER_BYTES = int(0.0145 * GIB)  # captured per-layer buffers, all capture sizes together
+CUDA_GRAPH_MAX_CAPTURE = 512  # max_graph_size = min(max_num_seqs x 2, 512) (reference §2.6)
+CUDA_CONTEXT_BYTES = int(0.5 * GIB)  # CUDA context + cuBLAS handles outside the budget, for the free check
+
+# --- quantized weight storage, bytes per parameter -------------------------------------------------
+FP8_BYTES = 1.0
+INT8_BYTES = 1.0
+INT4_BYTES = 0.5
+FP16_SCALE_BYTES = 2  # one fp16 scale per group (GPTQ/AWQ/compressed-tensors w4a16)
+MXFP4_BLOCK = 32  # one e8m0 scale byte per 32 values
+NVFP4_BLOCK = 16  # one fp8 scale byte per 16 values
+
+
+def serving_dtype(*, model: ModelSpec, serve: ServeConfig) -> str:
+    """`--dtype`: auto keeps a 16-bit checkpoint's dtype and serves a float32 (or dtype-less, read as
+    float32) checkpoint in 16 bits; only an explicit `--dtype float32` gives 4-byte weights and,
+    through `--kv-cache-dtype auto`, a 4-byte KV cache."""
+    if serve.dtype == "auto":
+        return "bfloat16" if model.torch_dtype == "float32" else model.torch_dtype
+    if serve.dtype == "half":
+        return "float16"
+    return serve.dtype
+
+
+def quantized_bytes_per_param(quant: QuantSpec) -> float:
+    if quant.method == QuantMethod.FP8:
+        return FP8_BYTES
+    if quant.method == QuantMethod.INT8:
+        return INT8_BYTES
+    if quant.method == QuantMethod.INT4:
+        return INT4_BYTES + FP16_SCALE_BYTES / quant.group_size
+    if quant.method == QuantMethod.MXFP4:
+        return INT4_BYTES + 1 / MXFP4_BLOCK
+    return INT4_BYTES + 1 / NVFP4_BLOCK
+
+
+def weights_bytes_for_stage(
+    *, model: ModelSpec, serve: ServeConfig, layer_range: tuple[int, int], is_first: bool, is_last: bool,
+    quant: QuantSpec | None,
+) -> int:
+    """Weights on one device of one stage: decoder layers split by TP and PP; embeddings on the first
+    stage, lm_head on the last (vocab-parallel, so also split by TP); quantization applies to the
+    decoder body only (embeddings, lm_head and norms stay in the serving dtype)."""
+    tp = serve.tensor_parallel_size
+    dtype_bytes = DTYPE_BYTES[serving_dtype(model=model, serve=serve)]
+    embed_params = model.vocab_size * model.hidden_size
+    body_params = max(0, model.params_total - embed_params * (1 if model.tie_word_embeddings else 2))
+    share = (layer_range[1] - layer_range[0]) / model.num_layers
+    if model.weights_bytes_exact is not None and quant is None:
+        # exact checkpoint size: split it the same way as the parameter count
+        scale = model.weights_bytes_exact / (model.params_total * model.weight_dtype_bytes)
+        dtype_bytes_exact = dtype_bytes * scale
+    else:
+        dtype_bytes_exact = float(dtype_bytes)
+    if quant is not None:
+        q_bytes = quantized_bytes_per_param(quant)
+        body_bytes = body_params * (quant.quantized_fraction * q_bytes + (1 - quant.quantized_fraction) * dtype_bytes)
+    else:
+        body_bytes = body_params * dtype_bytes_exact
+    total = body_bytes * share / tp
+    if is_first:
+        total += embed_params * dtype_bytes / tp
+    if is_last and (not model.tie_word_embeddings or not is_first):
+        total += embed_params * dtype_bytes / tp
+    offload = int(serve.cpu_offload_gb * GIB)
+    return max(0, int(total) - offload)
+
+
+def mlp_width_per_rank(*, model: ModelSpec, tensor_parallel_size: int) -> int:
+    """Widest per-token MLP intermediate on one rank: the dense MLP or the routed experts' share."""
+    dense = model.intermediate_size
+    moe = 0
+    if model.num_experts:
+        moe = model.num_experts_per_tok * model.moe_intermediate_size + model.num_shared_experts * (
+            model.moe_intermediate_size
+        )
+    return max(dense, moe) // tensor_parallel_size
+
+
+def activation_peak_bytes(
+    *, model: ModelSpec, serve: ServeConfig, max_num_batched_tokens: int, max_num_seqs: int, is_last_stage: bool,
+    sampler_logit_copies: float, act_dtype_bytes: int,
+) -> int:
+    """Model of vLLM's "torch peak memory increase" during the profile run (reference §2.5)."""
+    tokens = max_num_batched_tokens
+    width = mlp_width_per_rank(model=model, tensor_parallel_size=serve.tensor_parallel_size)
+    forward = tokens * act_dtype_bytes * (FWD_MLP_FACTOR * width + FWD_HIDDEN_FACTOR * model.hidden_size)
+    sampler = 0.0
+    if is_last_stage:
+        rows = min(tokens, max_num_seqs)
+        sampler = rows * model.vocab_size * LOGIT_BYTES * sampler_logit_copies
+    return int(max(forward, sampler)) + ACTIVATION_BASE_BYTES
+
+
+def non_torch_bytes(*, tensor_parallel_size: int, pipeline_parallel_size: int) -> int:
+    """Model of "non-torch forward increase memory": communication buffers grow with TP."""
+    if tensor_parallel_size > 1:
+        return NON_TORCH_TP_BASE_BYTES + NON_TORCH_TP_PER_RANK_BYTES * tensor_parallel_size
+    if pipeline_parallel_size > 1:
+        return NON_TORCH_PP_ONLY_BYTES
+    return NON_TORCH_SINGLE_BYTES
+
+
+def cuda_graph_capture_sizes(*, max_num_seqs: int) -> int:
+    """Number of default capture sizes: [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16)."""
+    limit = min(max_num_seqs * 2, CUDA_GRAPH_MAX_CAPTURE)
+    sizes = [s for s in (1, 2, 4) if s <= limit]
+    sizes += list(range(8, min(256, limit + 1), 8))
+    sizes += list(range(256, limit + 1, 16))
+    return len(sizes)
+
+
+def cuda_graph_bytes(*, num_layers_on_rank: int, max_num_seqs: int, enforce_eager: bool) -> int:
+    """Model of "Graph capturing finished … took X GiB": pool overhead + per-layer buffers, scaled by
+    how many batch sizes are captured relative to the default 51 (max_num_seqs >= 256)."""
+    if enforce_eager:
+        return 0
+    full = cuda_graph_capture_sizes(max_num_seqs=CUDA_GRAPH_MAX_CAPTURE)
+    share = cuda_graph_capture_sizes(max_num_seqs=max_num_seqs) / full
+    return int(share * (CUDA_GRAPH_BASE_BYTES + CUDA_GRAPH_PER_LAYER_BYTES * num_layers_on_rank))
+
+
+def requested_bytes(*, total_bytes: int, utilization: float, use_ceil: bool) -> int:
+    """`ceil(T x u)` from 0.14, the plain product before (reference §2.1)."""
+    product = total_bytes * utilization
+    return math.ceil(product) if use_ceil else int(product)

@@ -1,0 +1,36 @@
+"""Domain errors: each names the input field it is about, so the edges can say which one is wrong.
+
+The web layer maps every PlannerError to a 4xx (inline message for HTMX, JSON for the API);
+the CLI prints ``error: <field>: <message>`` and exits non-zero.
+"""
+
+from __future__ import annotations
+
+
+class PlannerError(Exception):
+    """Bad or impossible input. ``field`` is the user-facing input name (snake_case)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+class UnknownModelError(PlannerError):
+    def __init__(self, model_id: str) -> None:
+        super().__init__("model", f"unknown model {model_id!r}; see `kvplan models` or paste its config.json")
+        self.model_id = model_id
+
+
+class UnknownDeviceError(PlannerError):
+    def __init__(self, device_id: str) -> None:
+        super().__init__("device", f"unknown device {device_id!r}; see `kvplan devices`")
+        self.device_id = device_id
+
+
+class ConfigError(PlannerError):
+    """A config.json / model card that cannot be turned into a ModelSpec."""
+
+
+class InvalidServeConfigError(PlannerError):
+    """A combination vLLM itself would refuse (TP not dividing heads, unsupported KV dtype...)."""

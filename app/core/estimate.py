@@ -1,0 +1,560 @@
+"""One call from (model, device, `vllm serve` flags, vLLM version) to everything vLLM would print."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.core import budget as B
+from app.core import kv as K
+from app.core.backends import resolve_backend
+from app.core.errors import InvalidServeConfigError
+from app.core.result import Estimate, KVGroup, Term, Verdict
+from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, LayerKind, ModelSpec, ServeConfig
+from app.core.versions import VersionRules, format_gib, rules_for
+
+LARGE_DEVICE_GIB = 70  # get_batch_defaults: >= 70 GiB and not A100 -> larger batch defaults (§7)
+HUGE_DEVICE_GIB = 160  # 0.33.0: >= 160 GiB -> 16384 batched tokens
+V0_CHUNKED_PREFILL_ABOVE = 32768  # V0 turns chunked prefill on by itself above this max_model_len (§7)
+V0_DEFAULT_SWAP_GIB = 4  # V0 --swap-space default, per GPU (§7)
+MAX_MODEL_LEN_CEILING = 10_000_000
+DOCS_URL = "https://docs.vllm.ai/en/latest/configuration/conserving_memory/"
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The flags after vLLM's defaults for this version and device have been applied."""
+
+    max_model_len: int
+    gpu_memory_utilization: float
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    prefix_caching: bool
+    chunked_prefill: bool
+    block_size: int
+    backend: str
+
+
+def default_max_num_seqs(*, device: DeviceSpec, rules: VersionRules) -> int:
+    if rules.engine == "v0":
+        return 256
+    big = device.memory_total_bytes >= LARGE_DEVICE_GIB * GIB and "A100" not in device.name
+    return 1024 if big else 256
+
+
+def default_max_num_batched_tokens(
+    *, device: DeviceSpec, rules: VersionRules, max_model_len: int, max_num_seqs: int, chunked_prefill: bool
+) -> int:
+    """`vllm serve` (API server) defaults, reference §7."""
+    if rules.engine == "v0":
+        value = 2048 if chunked_prefill else max(max_model_len, 2048)
+    else:
+        total = device.memory_total_bytes
+        if rules.version_tuple >= (0, 33, 0) and total >= HUGE_DEVICE_GIB * GIB:
+            value = 16384
+        elif total >= LARGE_DEVICE_GIB * GIB and (rules.version_tuple < (0, 10, 0) or "A100" not in device.name):
+            value = 8192
+        else:
+            value = 2048
+        if not chunked_prefill:
+            value = max(max_model_len, value)
+    return min(max_num_seqs * max_model_len, value)
+
+
+def validate_parallel(*, model: ModelSpec, serve: ServeConfig) -> None:
+    tp, pp = serve.tensor_parallel_size, serve.pipeline_parallel_size
+    if model.num_attention_heads % tp:
+        raise InvalidServeConfigError(
+            "tensor_parallel_size",
+            f"{tp} does not divide the {model.num_attention_heads} attention heads of {model.name}",
+        )
+    if model.mla is None:
+        kv = model.num_kv_heads
+        if (kv >= tp and kv % tp) or (kv < tp and tp % kv):
+            raise InvalidServeConfigError(
+                "tensor_parallel_size", f"{tp} and the {kv} KV heads of {model.name} do not divide each other"
+            )
+    if pp > model.num_layers:
+        raise InvalidServeConfigError("pipeline_parallel_size", f"{pp} stages for {model.num_layers} layers")
+
+
+def resolve(*, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, rules: VersionRules) -> tuple[Resolved, list[str], list[str]]:
+    max_model_len = serve.max_model_len or model.max_model_len_derived
+    util = serve.gpu_memory_utilization or rules.default_gpu_memory_utilization
+    v0 = rules.engine == "v0"
+    chunked = serve.enable_chunked_prefill
+    if chunked is None:
+        chunked = max_model_len > V0_CHUNKED_PREFILL_ABOVE if v0 else True
+    prefix = serve.enable_prefix_caching
+    if prefix is None:
+        prefix = not v0
+    mns = serve.max_num_seqs or default_max_num_seqs(device=device, rules=rules)
+    mnbt = serve.max_num_batched_tokens or default_max_num_batched_tokens(
+        device=device, rules=rules, max_model_len=max_model_len, max_num_seqs=mns, chunked_prefill=chunked
+    )
+    backend = resolve_backend(
+        model=model, device=device, serve=serve, rules=rules, prefix_caching=prefix, chunked_prefill=chunked
+    )
+    return (
+        Resolved(
+            max_model_len=max_model_len,
+            gpu_memory_utilization=util,
+            max_num_seqs=mns,
+            max_num_batched_tokens=mnbt,
+            prefix_caching=prefix,
+            chunked_prefill=chunked,
+            block_size=backend.block_size,
+            backend=backend.name,
+        ),
+        backend.log_lines,
+        backend.warnings,
+    )
+
+
+@dataclass(frozen=True)
+class Stage:
+    index: int
+    layout: K.KVLayout
+    weights_bytes: int
+    activation_peak_bytes: int
+    non_torch_bytes: int
+    cuda_graph_bytes: int
+    kv_cache_bytes: int
+    num_blocks: int
+
+
+def _stages(
+    *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, rules: VersionRules, res: Resolved, requested: int
+) -> list[Stage]:
+    pp = serve.pipeline_parallel_size
+    dtype = B.serving_dtype(model=model, serve=serve)
+    ranges = K.stage_layer_ranges(num_layers=model.num_layers, pipeline_parallel_size=pp)
+    quant = model.quantization
+    stages = []
+    for i, layer_range in enumerate(ranges):
+        is_first, is_last = i == 0, i == pp - 1
+        layout = K.build_layout(
+            model=model,
+            layer_range=layer_range,
+            tensor_parallel_size=serve.tensor_parallel_size,
+            block_size=res.block_size,
+            kv_cache_dtype=serve.kv_cache_dtype,
+            model_dtype=dtype,
+            rules=rules,
+        )
+        weights = B.weights_bytes_for_stage(
+            model=model, serve=serve, layer_range=layer_range, is_first=is_first, is_last=is_last, quant=quant
+        )
+        act = B.activation_peak_bytes(
+            model=model,
+            serve=serve,
+            max_num_batched_tokens=res.max_num_batched_tokens,
+            max_num_seqs=res.max_num_seqs,
+            is_last_stage=is_last,
+            sampler_logit_copies=rules.sampler_logit_copies,
+            act_dtype_bytes=DTYPE_BYTES[dtype],
+        )
+        non_torch = B.non_torch_bytes(tensor_parallel_size=serve.tensor_parallel_size, pipeline_parallel_size=pp)
+        graphs = B.cuda_graph_bytes(
+            num_layers_on_rank=layer_range[1] - layer_range[0],
+            max_num_seqs=res.max_num_seqs,
+            enforce_eager=serve.enforce_eager or device.platform not in ("cuda", "rocm"),
+        )
+        if serve.kv_cache_memory_bytes is not None:
+            kv_bytes = serve.kv_cache_memory_bytes
+        else:
+            kv_bytes = requested - weights - act - non_torch
+            if rules.cuda_graph_budgeted and device.platform in ("cuda", "rocm"):
+                kv_bytes -= graphs
+        stages.append(
+            Stage(
+                index=i,
+                layout=layout,
+                weights_bytes=weights,
+                activation_peak_bytes=act,
+                non_torch_bytes=non_torch,
+                cuda_graph_bytes=graphs,
+                kv_cache_bytes=kv_bytes,
+                num_blocks=K.num_blocks_for(available_bytes=kv_bytes, layout=layout),
+            )
+        )
+    return stages
+
+
+def _inflight_tokens(*, rules: VersionRules, res: Resolved, pipeline_parallel_size: int) -> int:
+    if rules.inflight_uses_batches:
+        # async scheduling + V2 runner: max_concurrent_batches = pp + 1 (reference §3.3)
+        return (pipeline_parallel_size + 1) * res.max_num_batched_tokens
+    return res.max_num_batched_tokens
+
+
+def _error_text(
+    *, rules: VersionRules, kind: str, max_model_len: int, needed: int, available: int, estimated: int,
+    tokens_capacity: int,
+) -> str:
+    """The exact startup error text of this version (reference §4.4)."""
+    gib = rules.format_gib_style
+    style = rules.error_style
+    if style == "v0":
+        if kind == "no_memory":
+            return (
+                "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+                "initializing the engine."
+            )
+        return (
+            f"The model's max seq len ({max_model_len}) is larger than the maximum number of tokens that can be "
+            f"stored in KV cache ({tokens_capacity}). Try increasing `gpu_memory_utilization` or decreasing "
+            "`max_model_len` when initializing the engine."
+        )
+    if kind == "no_memory":
+        text = "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine"
+        if style == "v1_027":
+            return text + (
+                " (this flag also controls CPU memory reservation on the CPU backend, despite its name). "
+                f"See {DOCS_URL} for more details."
+            )
+        if style == "v1_014":
+            return text + f". See {DOCS_URL} for more details."
+        return text + "."
+    models = "model's" if style == "v1_027" else "models's"
+    head = (
+        f"To serve at least one request with the {models} max seq len ({max_model_len}), "
+        f"({format_gib(needed, gib)} GiB KV cache is needed, which is larger than the available KV cache memory "
+        f"({format_gib(available, gib)} GiB)."
+    )
+    if style == "v1_085":
+        middle = " Based on the available memory,  Try increasing" if estimated > 0 else "  Try increasing"
+        return head + middle + " `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
+    est = f" Based on the available memory, the estimated maximum model length is {estimated}." if estimated > 0 else " "
+    if style == "v1_010":
+        return head + est + " Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
+    if style == "v1_014":
+        return (
+            head + est + " Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing "
+            f"the engine. See {DOCS_URL} for more details."
+        )
+    return (
+        head + est + " Try increasing `gpu_memory_utilization` (which also controls CPU memory on the CPU backend) "
+        f"or decreasing `max_model_len` when initializing the engine. See {DOCS_URL} for more details."
+    )
+
+
+def _free_memory_error(*, rules: VersionRules, device: DeviceSpec, util: float, requested: int) -> str | None:
+    """The 0.10.2+ start-up check: free memory at the snapshot must cover total x utilization."""
+    if rules.version_tuple < (0, 10, 0):
+        return None
+    total = device.memory_total_bytes
+    free = total - B.CUDA_CONTEXT_BYTES
+    if free >= requested:
+        return None
+    where = "device cuda:0 " if rules.version_tuple >= (0, 14, 0) else "device "
+    return (
+        f"Free memory on {where}({free / GIB:.2f}/{total / GIB:.2f} GiB) on startup is less than desired GPU memory "
+        f"utilization ({util}, {requested / GIB:.2f} GiB). Decrease GPU memory utilization or reduce GPU memory used "
+        "by other processes."
+    )
+
+
+def _log_lines(
+    *, rules: VersionRules, device: DeviceSpec, stage: Stage, res: Resolved, requested: int, num_blocks: int,
+    kv_tokens: int | None, concurrency: float, cpu_blocks: int, backend_lines: list[str],
+) -> list[str]:
+    gib = rules.format_gib_style
+    lines = list(backend_lines)
+    w = stage.weights_bytes
+    if rules.weights_log == "took_gb":
+        lines.append(f"Loading model weights took {w / GIB:.4f} GB")
+    elif rules.weights_log == "took_gib":
+        lines.append(f"Model loading took {w / GIB:.4f} GiB and … seconds")
+    else:
+        lines.append(f"Model loading took {format_gib(w, gib)} GiB memory and … seconds")
+    L = res.max_model_len
+    if rules.engine == "v0":
+        total = device.memory_total_bytes
+        lines.append(
+            "Memory profiling takes … seconds\n"
+            f"the current vLLM instance can use total_gpu_memory ({total / GIB:.2f}GiB) x gpu_memory_utilization "
+            f"({res.gpu_memory_utilization:.2f}) = {requested / GIB:.2f}GiB\n"
+            f"model weights take {w / GIB:.2f}GiB; non_torch_memory takes {stage.non_torch_bytes / GIB:.2f}GiB; "
+            f"PyTorch activation peak memory takes {stage.activation_peak_bytes / GIB:.2f}GiB; the rest of the memory "
+            f"reserved for KV Cache is {stage.kv_cache_bytes / GIB:.2f}GiB."
+        )
+        word = "GPU" if rules.version_tuple < (0, 7, 0) else ("cuda" if device.platform == "cuda" else device.platform)
+        lines.append(f"# {word} blocks: {num_blocks}, # CPU blocks: {cpu_blocks}")
+        lines.append(f"Maximum concurrency for {L} tokens per request: {concurrency:.2f}x")
+        return lines
+    if rules.cuda_graph_budgeted and stage.cuda_graph_bytes > 0:
+        total = device.memory_total_bytes
+        u = res.gpu_memory_utilization
+        ratio = stage.cuda_graph_bytes / total
+        lines.append(f"Estimated CUDA graph memory: {stage.cuda_graph_bytes / GIB:.2f} GiB total")
+        lines.append(
+            "CUDA graph memory profiling is enabled (default since v0.21.0). The current "
+            f"--gpu-memory-utilization={u:.4f} is equivalent to --gpu-memory-utilization={round(u - ratio, 4):.4f} "
+            "without CUDA graph memory profiling. To maintain the same effective KV cache size as before, increase "
+            f"--gpu-memory-utilization to {min(round(u + ratio, 4), 1.0):.4f}. To disable, set "
+            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0."
+        )
+    if rules.budget_style == "v1_profile":
+        if rules.format_gib_style == "fixed2":
+            lines.append(f"Available KV cache memory: {stage.kv_cache_bytes / GIB:.2f} GiB")
+        else:
+            lines.append(f"Available KV cache memory: {format_gib(stage.kv_cache_bytes, gib)} GiB")
+    if kv_tokens is not None:
+        prefix = "NPU" if device.platform == "npu" else ("GPU" if device.platform in ("cuda", "rocm") else device.platform.upper())
+        if rules.merged_capacity_line:
+            lines.append(
+                f"{prefix} KV cache size: {kv_tokens:,} tokens, Maximum concurrency for {L:,} tokens per request: "
+                f"{concurrency:.2f}x"
+            )
+        else:
+            lines.append(f"GPU KV cache size: {kv_tokens:,} tokens")
+            lines.append(f"Maximum concurrency for {L:,} tokens per request: {concurrency:.2f}x")
+    if stage.cuda_graph_bytes > 0:
+        lines.append(f"Graph capturing finished in … secs, took {stage.cuda_graph_bytes / GIB:.2f} GiB")
+    return lines
+
+
+def estimate(
+    *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, vllm_version: str | None = None,
+    target_concurrency: int | None = None,
+) -> Estimate:
+    """Predict vLLM's start-up numbers for one configuration (per device of the tightest rank)."""
+    rules = rules_for(vllm_version)
+    validate_parallel(model=model, serve=serve)
+    res, backend_lines, warnings = resolve(model=model, device=device, serve=serve, rules=rules)
+    warnings = list(warnings)
+    L = res.max_model_len
+    if L > model.max_model_len_derived:
+        warnings.append(
+            f"max_model_len {L:,} is above the model's derived maximum ({model.max_model_len_derived:,}); "
+            "vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set."
+        )
+    total = device.memory_total_bytes
+    requested = B.requested_bytes(
+        total_bytes=total, utilization=res.gpu_memory_utilization, use_ceil=rules.requested_uses_ceil
+    )
+    stages = _stages(model=model, device=device, serve=serve, rules=rules, res=res, requested=requested)
+    binding = min(stages, key=lambda s: (s.num_blocks, s.kv_cache_bytes))
+    layout = binding.layout
+    num_blocks = binding.num_blocks
+    inflight = _inflight_tokens(rules=rules, res=res, pipeline_parallel_size=serve.pipeline_parallel_size)
+
+    concurrency = K.max_concurrency_for(
+        num_blocks=num_blocks, layout=layout, max_model_len=L, inflight_tokens=inflight,
+        prefix_caching=res.prefix_caching, rules=rules,
+    )
+    kv_tokens = K.kv_tokens_for(
+        num_blocks=num_blocks, layout=layout, max_concurrency=concurrency, max_model_len=L, rules=rules
+    )
+    if kv_tokens is None:
+        kv_tokens_value = num_blocks * layout.block_size
+    else:
+        kv_tokens_value = kv_tokens
+
+    # capacity check, as each version performs it on the binding worker
+    check_memory = binding.kv_cache_bytes - (layout.bytes_per_block if rules.null_block_in_check else 0)
+    needed = K.needed_bytes(
+        layout=layout, max_model_len=L, inflight_tokens=inflight, prefix_caching=res.prefix_caching, rules=rules
+    )
+    search_upper = max(L, model.max_model_len_derived)
+    largest = K.estimate_max_model_len(
+        available_bytes=max(0, check_memory), layout=layout, inflight_tokens=inflight,
+        prefix_caching=res.prefix_caching, rules=rules, upper=min(search_upper, MAX_MODEL_LEN_CEILING),
+    )
+    error: str | None = _free_memory_error(
+        rules=rules, device=device, util=res.gpu_memory_utilization, requested=requested
+    ) if serve.kv_cache_memory_bytes is None or rules.version_tuple >= (0, 33, 0) else None
+    if error is None:
+        if rules.engine == "v0":
+            if num_blocks <= 0:
+                error = _error_text(rules=rules, kind="no_memory", max_model_len=L, needed=needed,
+                                    available=binding.kv_cache_bytes, estimated=0, tokens_capacity=0)
+            elif L > num_blocks * layout.block_size:
+                error = _error_text(rules=rules, kind="too_long", max_model_len=L, needed=needed,
+                                    available=binding.kv_cache_bytes, estimated=0,
+                                    tokens_capacity=num_blocks * layout.block_size)
+        elif binding.kv_cache_bytes <= 0:
+            error = _error_text(rules=rules, kind="no_memory", max_model_len=L, needed=needed,
+                                available=binding.kv_cache_bytes, estimated=0, tokens_capacity=0)
+        elif needed > check_memory:
+            in_range = K.estimate_max_model_len(
+                available_bytes=max(0, check_memory), layout=layout, inflight_tokens=inflight,
+                prefix_caching=res.prefix_caching, rules=rules, upper=L,
+            )
+            error = _error_text(rules=rules, kind="too_long", max_model_len=L, needed=needed,
+                                available=check_memory, estimated=in_range, tokens_capacity=0)
+
+    cpu_blocks = 0
+    if rules.swap_space_used and layout.bytes_per_block:
+        swap = serve.swap_space_gib if serve.swap_space_gib is not None else V0_DEFAULT_SWAP_GIB
+        cpu_blocks = int(swap * GIB) // layout.bytes_per_block
+    lines = _log_lines(
+        rules=rules, device=device, stage=binding, res=res, requested=requested, num_blocks=num_blocks,
+        kv_tokens=kv_tokens, concurrency=concurrency, cpu_blocks=cpu_blocks, backend_lines=backend_lines,
+    )
+    if error:
+        lines.append(error)
+
+    slack = total - requested
+    if not rules.cuda_graph_budgeted and binding.cuda_graph_bytes > slack - B.CUDA_CONTEXT_BYTES and not error:
+        warnings.append(
+            f"vLLM {rules.version} does not budget CUDA graphs: about {binding.cuda_graph_bytes / GIB:.2f} GiB of "
+            f"graphs must fit in the {slack / GIB:.2f} GiB left outside gpu_memory_utilization; capture may OOM. "
+            "Lower the utilization or use --enforce-eager."
+        )
+    if model.dtype_assumed:
+        warnings.append("config.json has no torch_dtype: read as float32 and served in 16 bits under --dtype auto.")
+
+    target = target_concurrency or 1
+    verdict: Verdict
+    if error is None and concurrency >= target:
+        verdict = "fits"
+    elif error is None:
+        verdict = "n_bound"
+    elif binding.kv_cache_bytes > 0 and largest >= L // 2 and "Free memory" not in error:
+        verdict = "s_bound"  # the seed's test: halving --max-model-len would start
+    else:
+        verdict = "budget_bound"
+
+    groups = [
+        KVGroup(
+            kind=str(g.kind),
+            num_layers=g.num_layers,
+            block_size=layout.block_size,
+            page_size_bytes=g.page_size_bytes,
+            blocks_per_request=b,
+        )
+        for g, b in zip(
+            layout.groups,
+            K.request_blocks(layout=layout, max_model_len=L, inflight_tokens=inflight, prefix_caching=res.prefix_caching),
+            strict=True,
+        )
+    ]
+    kv_dtype_b = K.kv_dtype_bytes(kv_cache_dtype=serve.kv_cache_dtype, model_dtype=B.serving_dtype(model=model, serve=serve))
+    terms = _terms(
+        model=model, serve=serve, res=res, stage=binding, requested=requested, total=total, rules=rules,
+        kv_dtype_bytes=kv_dtype_b, num_blocks=num_blocks, kv_tokens=kv_tokens_value, concurrency=concurrency,
+        target=target,
+    )
+    return Estimate(
+        model=model.name,
+        device=device.id,
+        vllm_version=rules.version,
+        tensor_parallel_size=serve.tensor_parallel_size,
+        pipeline_parallel_size=serve.pipeline_parallel_size,
+        gpu_memory_utilization=res.gpu_memory_utilization,
+        kv_cache_dtype=serve.kv_cache_dtype,
+        kv_dtype_bytes_per_element=kv_dtype_b,
+        max_num_seqs=res.max_num_seqs,
+        max_num_batched_tokens=res.max_num_batched_tokens,
+        attention_backend=res.backend,
+        device_total_bytes=total,
+        budget_bytes=requested,
+        weights_bytes=binding.weights_bytes,
+        activation_peak_bytes=binding.activation_peak_bytes,
+        non_torch_bytes=binding.non_torch_bytes,
+        cuda_graph_bytes=binding.cuda_graph_bytes,
+        cuda_graph_budgeted=rules.cuda_graph_budgeted and device.platform in ("cuda", "rocm"),
+        kv_cache_bytes=binding.kv_cache_bytes,
+        unused_bytes=slack,
+        kv_bytes_per_token=layout.kv_bytes_per_token,
+        block_size=layout.block_size,
+        bytes_per_block=layout.bytes_per_block,
+        num_gpu_blocks=num_blocks,
+        kv_tokens=kv_tokens_value,
+        max_concurrency=round(concurrency, 2),
+        max_model_len=L,
+        groups=groups,
+        fits=error is None,
+        verdict=verdict,
+        error=error,
+        estimated_max_model_len=largest,
+        log_lines=lines,
+        warnings=warnings,
+        terms=terms,
+    )
+
+
+def _terms(
+    *, model: ModelSpec, serve: ServeConfig, res: Resolved, stage: Stage, requested: int, total: int,
+    rules: VersionRules, kv_dtype_bytes: int, num_blocks: int, kv_tokens: int, concurrency: float, target: int,
+) -> list[Term]:
+    """The working, with the user's numbers substituted (seed formula, then vLLM's block math)."""
+    tp = serve.tensor_parallel_size
+    layers = stage.layout.num_kv_layers
+    L = res.max_model_len
+    terms: list[Term] = []
+    if model.mla is not None:
+        per_token = model.mla.latent_size * kv_dtype_bytes * layers
+        terms.append(Term(
+            name="KV bytes per token (MLA latent, replicated on every TP rank)",
+            formula=f"L × (kv_lora_rank + rope) × b = {layers} × {model.mla.latent_size} × {kv_dtype_bytes}",
+            value=f"{per_token:,} B",
+            exact=True,
+        ))
+    else:
+        heads = K.kv_heads_per_rank(total_kv_heads=model.num_kv_heads, tensor_parallel_size=tp)
+        per_token = K.KV_TENSORS_PER_LAYER * layers * heads * model.head_size * kv_dtype_bytes
+        terms.append(Term(
+            name="KV bytes per token per device",
+            formula=f"2 × L × (H_kv/TP) × D × b = 2 × {layers} × {heads} × {model.head_size} × {kv_dtype_bytes}",
+            value=f"{per_token:,} B",
+            exact=True,
+        ))
+    demand = per_token * L * target
+    terms.append(Term(
+        name="Demand at S = max_model_len, N = target concurrency",
+        formula=f"per-token × S × N = {per_token:,} × {L:,} × {target}",
+        value=f"{demand / GIB:.2f} GiB",
+        exact=True,
+    ))
+    graphs = f" − CUDA graphs {stage.cuda_graph_bytes / GIB:.2f}" if rules.cuda_graph_budgeted and stage.cuda_graph_bytes else ""
+    terms.append(Term(
+        name="KV pool (available KV cache memory)",
+        formula=(
+            f"total {total / GIB:.2f} × util {res.gpu_memory_utilization} − weights {stage.weights_bytes / GIB:.2f} − "
+            f"activation {stage.activation_peak_bytes / GIB:.2f} − non-torch {stage.non_torch_bytes / GIB:.2f}{graphs}"
+        ),
+        value=f"{stage.kv_cache_bytes / GIB:.2f} GiB",
+        exact=False,
+    ))
+    terms.append(Term(
+        name="Bytes per block",
+        formula=f"layers per group × page = {stage.layout.bytes_per_block:,} B (block size {stage.layout.block_size})",
+        value=f"{stage.layout.bytes_per_block:,} B",
+        exact=True,
+    ))
+    terms.append(Term(
+        name="num_blocks",
+        formula=f"pool ÷ bytes per block = {max(0, stage.kv_cache_bytes):,} ÷ {stage.layout.bytes_per_block:,}",
+        value=f"{num_blocks:,}",
+        exact=True,
+    ))
+    terms.append(Term(
+        name="KV cache tokens",
+        formula=f"as vLLM {rules.version} prints it ({rules.tokens_formula.replace('_', ' ')})",
+        value=f"{kv_tokens:,}",
+        exact=True,
+    ))
+    terms.append(Term(
+        name="Maximum concurrency at max_model_len",
+        formula=f"num_blocks ÷ blocks per request ({rules.concurrency_formula.replace('_', ' ')})",
+        value=f"{concurrency:.2f}x",
+        exact=True,
+    ))
+    return terms
+
+
+def capacity_curve(
+    *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, vllm_version: str | None = None, points: int = 24
+) -> list[tuple[int, float]]:
+    """Maximum concurrency against max_model_len on a log grid from 512 to the model's maximum."""
+    low, high = 512, max(1024, model.max_model_len_derived)
+    out: list[tuple[int, float]] = []
+    for i in range(points):
+        length = int(round(low * (high / low) ** (i / max(1, points - 1))))
+        length = max(16, length // 16 * 16)
+        est = estimate(model=model, device=device, serve=serve.model_copy(update={"max_model_len": length}),
+                       vllm_version=vllm_version)
+        out.append((length, est.max_concurrency if est.fits else 0.0))
+    return out

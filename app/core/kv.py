@@ -1,0 +1,350 @@
+"""KV-cache sizing exactly as vLLM does it: pages, groups, blocks, tokens, concurrency.
+
+Everything here is arithmetic vLLM itself performs once it knows the available KV memory
+(reference vllm-accounting.md §3), so these numbers must match a real log to the block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.core.specs import DTYPE_BYTES, LayerKind, MambaKind, MambaSpec, ModelSpec
+from app.core.versions import VersionRules
+
+KV_TENSORS_PER_LAYER = 2  # one K and one V cache per attention layer (seed: 2 x H_kv x D x S x b)
+FP8_DS_MLA_BYTES_PER_TOKEN = 656  # 512 B quantized NoPE + 16 B scales + 128 B RoPE (reference §3.2)
+V0_MLA_ALIGN_BYTES = 256  # VLLM_CUDA_MEM_ALIGN_KV_CACHE rounds an MLA key entry to 256 B (reference §2.4)
+HYBRID_BLOCK_ALIGN_TOKENS = 16  # attention block size raised in steps of 16 for Mamba hybrids (§3.4)
+GROUP_SIZE_MAX_RATIO = 1.5  # 0.33.0 uses the largest bucket as group size if max < 1.5 x min (§3.4)
+ONE_BYTE_KV_DTYPES = frozenset({"fp8", "fp8_e4m3", "fp8_e5m2", "int8"})
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def kv_dtype_bytes(*, kv_cache_dtype: str, model_dtype: str) -> int:
+    """Bytes per cached element: `auto` follows the model (serving) dtype; fp8/int8 are one byte."""
+    if kv_cache_dtype == "auto":
+        return DTYPE_BYTES[model_dtype]
+    if kv_cache_dtype in ONE_BYTE_KV_DTYPES or kv_cache_dtype == "fp8_ds_mla":
+        return 1
+    return DTYPE_BYTES[kv_cache_dtype]
+
+
+def kv_heads_per_rank(*, total_kv_heads: int, tensor_parallel_size: int) -> int:
+    """`max(1, H_kv // TP)`: heads are replicated when TP exceeds them (reference §3.1)."""
+    return max(1, total_kv_heads // tensor_parallel_size)
+
+
+def attention_page_bytes(
+    *, block_size: int, kv_heads: int, head_size_k: int, head_size_v: int, dtype_bytes: int
+) -> int:
+    """One block of one layer: `B x heads x (hk + hv) x b` (reference §3.2)."""
+    return block_size * kv_heads * (head_size_k + head_size_v) * dtype_bytes
+
+
+def mla_page_bytes(*, block_size: int, latent_size: int, dtype_bytes: int, kv_cache_dtype: str) -> int:
+    """MLA caches one latent per token (kv_lora_rank + rope dims), replicated on every TP rank."""
+    if kv_cache_dtype == "fp8_ds_mla":
+        return block_size * FP8_DS_MLA_BYTES_PER_TOKEN
+    return block_size * latent_size * dtype_bytes
+
+
+def mamba_state_bytes(*, mamba: MambaSpec, tensor_parallel_size: int, dtype_bytes: int) -> int:
+    """Recurrent state of one layer for one request (reference §3.2, MambaStateShapeCalculator)."""
+    tp = tensor_parallel_size
+    m = mamba
+    if m.kind == MambaKind.MAMBA1:
+        conv = (m.intermediate_size // tp) * (m.conv_kernel - 1)
+        ssm = (m.intermediate_size // tp) * m.state_size
+    elif m.kind == MambaKind.MAMBA2:
+        groups = m.n_groups if m.n_groups % tp == 0 else m.n_groups + (tp - m.n_groups)
+        conv = ((m.intermediate_size + 2 * groups * m.state_size) // tp) * (m.conv_kernel - 1)
+        ssm = (m.num_heads // tp) * m.head_dim * m.state_size
+    elif m.kind == MambaKind.GATED_DELTA_NET:
+        conv_dim = 2 * m.key_head_dim * m.key_heads + m.value_head_dim * m.value_heads
+        conv = (conv_dim // tp) * (m.conv_kernel - 1)
+        ssm = (m.value_heads // tp) * m.value_head_dim * m.key_head_dim
+    else:  # linear attention (MiniMax lightning)
+        conv = 0
+        ssm = (m.num_heads // tp) * m.head_dim * m.head_dim
+    return (conv + ssm) * dtype_bytes
+
+
+@dataclass(frozen=True)
+class Group:
+    """A KV-cache group: layers of one kind sharing a block table."""
+
+    kind: LayerKind
+    num_layers: int
+    page_size_bytes: int  # per layer per block
+    window_tokens: int | None = None
+    chunk_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class KVLayout:
+    """How one rank's layers are laid out in blocks."""
+
+    block_size: int
+    groups: tuple[Group, ...]
+    bytes_per_block: int
+    kv_bytes_per_token: int  # sum over this rank's attention layers at full length
+    num_kv_layers: int
+
+    @property
+    def page_size_bytes(self) -> int:
+        return self.groups[0].page_size_bytes if self.groups else 0
+
+
+def stage_layer_ranges(*, num_layers: int, pipeline_parallel_size: int) -> list[tuple[int, int]]:
+    """vLLM's `get_pp_indices`: even split, the remainder to the stages before the last one."""
+    pp = pipeline_parallel_size
+    sizes = [num_layers // pp] * pp
+    for i in range(2, num_layers % pp + 2):
+        sizes[-i] += 1
+    ranges, start = [], 0
+    for size in sizes:
+        ranges.append((start, start + size))
+        start += size
+    return ranges
+
+
+def _attention_layer_page(model: ModelSpec, *, block_size: int, tp: int, kv_dtype: str, dtype_bytes: int) -> int:
+    if model.mla is not None:
+        return mla_page_bytes(
+            block_size=block_size, latent_size=model.mla.latent_size, dtype_bytes=dtype_bytes, kv_cache_dtype=kv_dtype
+        )
+    heads = kv_heads_per_rank(total_kv_heads=model.num_kv_heads, tensor_parallel_size=tp)
+    return attention_page_bytes(
+        block_size=block_size,
+        kv_heads=heads,
+        head_size_k=model.head_size,
+        head_size_v=model.head_size_v,
+        dtype_bytes=dtype_bytes,
+    )
+
+
+def build_layout(
+    *,
+    model: ModelSpec,
+    layer_range: tuple[int, int],
+    tensor_parallel_size: int,
+    block_size: int,
+    kv_cache_dtype: str,
+    model_dtype: str,
+    rules: VersionRules,
+) -> KVLayout:
+    """Page sizes and hybrid grouping for the layers of one pipeline stage (reference §3.2-§3.5)."""
+    dtype_bytes = kv_dtype_bytes(kv_cache_dtype=kv_cache_dtype, model_dtype=model_dtype)
+    tp = tensor_parallel_size
+    kinds = [k for k in model.layer_kinds[layer_range[0] : layer_range[1]]]
+    attn_kinds = {LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED, LayerKind.MLA}
+    n_attn = sum(1 for k in kinds if k in attn_kinds)
+    n_mamba = sum(1 for k in kinds if k == LayerKind.MAMBA)
+
+    def page_at(bs: int) -> int:
+        return _attention_layer_page(model, block_size=bs, tp=tp, kv_dtype=kv_cache_dtype, dtype_bytes=dtype_bytes)
+
+    if rules.engine == "v0" and model.mla is not None:
+        # V0 CUDA aligns the MLA key entry to 256 bytes: 576 bf16 elements -> 640 (reference §2.4)
+        entry = cdiv(model.mla.latent_size * dtype_bytes, V0_MLA_ALIGN_BYTES) * V0_MLA_ALIGN_BYTES
+        page = block_size * entry
+    else:
+        page = page_at(block_size)
+
+    per_token_bytes = (page // block_size) * n_attn if block_size else 0
+
+    mamba_page = 0
+    if n_mamba and model.mamba is not None:
+        mamba_dtype = DTYPE_BYTES[model_dtype]  # mamba_cache_dtype auto -> model dtype
+        mamba_page = mamba_state_bytes(mamba=model.mamba, tensor_parallel_size=tp, dtype_bytes=mamba_dtype)
+        if n_attn:
+            # raise the attention block so one attention page holds at least one mamba state (§3.4)
+            per_token_page = page_at(1)
+            needed = HYBRID_BLOCK_ALIGN_TOKENS * cdiv(mamba_page, HYBRID_BLOCK_ALIGN_TOKENS * per_token_page)
+            if needed > block_size:
+                block_size = needed
+                page = page_at(block_size)
+            mamba_page = page  # padded to the attention page
+
+    if not rules.hybrid_allocator:
+        # Before the hybrid allocator every attention layer is sized as full attention.
+        groups: tuple[Group, ...] = (Group(kind=LayerKind.FULL, num_layers=n_attn, page_size_bytes=page),)
+        return KVLayout(
+            block_size=block_size,
+            groups=groups if n_attn else (),
+            bytes_per_block=page * n_attn,
+            kv_bytes_per_token=per_token_bytes,
+            num_kv_layers=n_attn,
+        )
+
+    buckets: dict[tuple[LayerKind, int | None, int | None], int] = {}
+    for k in kinds:
+        if k in (LayerKind.FULL, LayerKind.MLA):
+            key = (k, None, None)
+        elif k == LayerKind.SLIDING:
+            key = (k, model.sliding_window_tokens, None)
+        elif k == LayerKind.CHUNKED:
+            key = (k, None, model.attention_chunk_tokens)
+        elif k == LayerKind.MAMBA:
+            key = (k, None, None)
+        else:
+            continue  # SHARED (reuses another layer's cache) and NONE: no KV spec
+        buckets[key] = buckets.get(key, 0) + 1
+    if not buckets:
+        return KVLayout(block_size=block_size, groups=(), bytes_per_block=0, kv_bytes_per_token=0, num_kv_layers=0)
+
+    def page_of(kind: LayerKind) -> int:
+        return mamba_page if kind == LayerKind.MAMBA else page
+
+    if len(buckets) == 1:
+        (kind, window, chunk), count = next(iter(buckets.items()))
+        group = Group(kind=kind, num_layers=count, page_size_bytes=page_of(kind), window_tokens=window, chunk_tokens=chunk)
+        return KVLayout(
+            block_size=block_size,
+            groups=(group,),
+            bytes_per_block=page_of(kind) * count,
+            kv_bytes_per_token=per_token_bytes,
+            num_kv_layers=count,
+        )
+
+    counts = list(buckets.values())
+    group_size = min(counts)
+    if rules.version_tuple >= (0, 33, 0) and max(counts) < GROUP_SIZE_MAX_RATIO * min(counts):
+        group_size = max(counts)  # e.g. "12 sw + 13 full" -> 13 (0.33.0)
+    out: list[Group] = []
+    for (kind, window, chunk), count in buckets.items():
+        n_groups = cdiv(count, group_size)
+        base, extra = divmod(count, n_groups)
+        for i in range(n_groups):
+            out.append(
+                Group(
+                    kind=kind,
+                    num_layers=base + (1 if i < extra else 0),
+                    page_size_bytes=page_of(kind),
+                    window_tokens=window,
+                    chunk_tokens=chunk,
+                )
+            )
+    return KVLayout(
+        block_size=block_size,
+        groups=tuple(out),
+        bytes_per_block=group_size * page,
+        kv_bytes_per_token=per_token_bytes,
+        num_kv_layers=sum(counts),
+    )
+
+
+def blocks_per_request(
+    *, group: Group, max_model_len: int, block_size: int, inflight_tokens: int, prefix_caching: bool
+) -> int:
+    """`cdiv(max_memory_usage_bytes(spec), page)` for one request at max_model_len (reference §3.3)."""
+    length = max_model_len
+    if group.kind == LayerKind.SLIDING and group.window_tokens is not None:
+        return cdiv(min(group.window_tokens - 1 + inflight_tokens, length), block_size) + 1
+    if group.kind == LayerKind.CHUNKED and group.chunk_tokens is not None:
+        return cdiv(min(group.chunk_tokens + inflight_tokens, length), block_size)
+    if group.kind == LayerKind.MAMBA:
+        return 2 if prefix_caching else 1  # "align" mode keeps a checkpoint block; "none" one state
+    return cdiv(length, block_size)
+
+
+def request_blocks(
+    *, layout: KVLayout, max_model_len: int, inflight_tokens: int, prefix_caching: bool
+) -> list[int]:
+    return [
+        blocks_per_request(
+            group=g,
+            max_model_len=max_model_len,
+            block_size=layout.block_size,
+            inflight_tokens=inflight_tokens,
+            prefix_caching=prefix_caching,
+        )
+        for g in layout.groups
+    ]
+
+
+def num_blocks_for(*, available_bytes: int, layout: KVLayout) -> int:
+    """`available // bytes_per_block`, clamped at zero (reference §3.5)."""
+    if layout.bytes_per_block <= 0 or available_bytes <= 0:
+        return 0
+    return available_bytes // layout.bytes_per_block
+
+
+def max_concurrency_for(
+    *, num_blocks: int, layout: KVLayout, max_model_len: int, inflight_tokens: int, prefix_caching: bool,
+    rules: VersionRules,
+) -> float:
+    """What "Maximum concurrency for L tokens per request: X x" prints (reference §3.7)."""
+    if not layout.groups or max_model_len <= 0:
+        return 0.0
+    per_group = request_blocks(
+        layout=layout, max_model_len=max_model_len, inflight_tokens=inflight_tokens, prefix_caching=prefix_caching
+    )
+    if rules.concurrency_formula == "blocks_x_block_size_div_len":
+        return num_blocks * layout.block_size / max_model_len
+    if rules.concurrency_formula == "one_cdiv_over_sum":
+        # cdiv(sum_g max_mem(g), page(g0)): with one page size this is the sum of the per-group blocks
+        page0 = layout.groups[0].page_size_bytes
+        total = sum(b * g.page_size_bytes for b, g in zip(per_group, layout.groups, strict=True))
+        return num_blocks / cdiv(total, page0)
+    return num_blocks / sum(per_group)
+
+
+def kv_tokens_for(
+    *, num_blocks: int, layout: KVLayout, max_concurrency: float, max_model_len: int, rules: VersionRules
+) -> int | None:
+    """What "GPU KV cache size: N tokens" prints; None for versions that print no such line."""
+    if rules.tokens_formula == "none":
+        return None
+    if rules.tokens_formula == "blocks_x_block_size":
+        return num_blocks * layout.block_size
+    if rules.tokens_formula == "blocks_div_groups":
+        groups = max(1, len(layout.groups))
+        return num_blocks // groups * layout.block_size
+    return int(max_concurrency * max_model_len)
+
+
+def needed_bytes(
+    *, layout: KVLayout, max_model_len: int, inflight_tokens: int, prefix_caching: bool, rules: VersionRules
+) -> int:
+    """Memory one request of max_model_len needs, as each version's capacity check computes it (§3.6)."""
+    per_group = request_blocks(
+        layout=layout, max_model_len=max_model_len, inflight_tokens=inflight_tokens, prefix_caching=prefix_caching
+    )
+    if not per_group:
+        return 0
+    if rules.needed_formula == "v0":
+        return cdiv(max_model_len, layout.block_size) * layout.bytes_per_block
+    if rules.needed_formula == "sum_layers":
+        return sum(b * g.page_size_bytes * g.num_layers for b, g in zip(per_group, layout.groups, strict=True))
+    if rules.needed_formula == "first_group":
+        return layout.bytes_per_block * per_group[0]
+    return layout.bytes_per_block * sum(per_group)
+
+
+def estimate_max_model_len(
+    *, available_bytes: int, layout: KVLayout, inflight_tokens: int, prefix_caching: bool, rules: VersionRules,
+    upper: int,
+) -> int:
+    """Largest L with needed(L) <= available (vLLM's binary search); 0 if not even one token fits."""
+
+    def fits(length: int) -> bool:
+        return (
+            needed_bytes(
+                layout=layout, max_model_len=length, inflight_tokens=inflight_tokens,
+                prefix_caching=prefix_caching, rules=rules,
+            )
+            <= available_bytes
+        )
+
+    lo, hi = 0, upper
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo

@@ -1,0 +1,91 @@
+"""The estimator's typed answer: every partition, the block math, and how each was obtained."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+Verdict = Literal["fits", "s_bound", "n_bound", "budget_bound"]
+
+
+class Term(BaseModel):
+    """One line of the working shown to the user: a name, the formula with numbers, the value."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    formula: str
+    value: str
+    exact: bool  # True: arithmetic vLLM also does; False: a model of something vLLM measures
+
+
+class Range(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    low: float
+    expected: float
+    high: float
+
+
+class KVGroup(BaseModel):
+    """One KV-cache group as vLLM's hybrid allocator forms it (reference §3.4)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str  # full / sliding / chunked / mla / mamba
+    num_layers: int  # layers of this rank in the group
+    block_size: int
+    page_size_bytes: int  # per layer, per block
+    blocks_per_request: int  # cdiv(max_memory_usage_bytes, page) at max_model_len
+
+
+class Estimate(BaseModel):
+    """Per device of the tightest rank; integers in bytes (the CLI's --json object)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    # inputs as resolved (defaults filled in for the chosen vLLM version)
+    model: str
+    device: str
+    vllm_version: str
+    tensor_parallel_size: int
+    pipeline_parallel_size: int
+    gpu_memory_utilization: float
+    kv_cache_dtype: str
+    kv_dtype_bytes_per_element: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    attention_backend: str
+
+    # the partition of one device
+    device_total_bytes: int
+    budget_bytes: int  # total x utilization (or --kv-cache-memory-bytes path)
+    weights_bytes: int
+    activation_peak_bytes: int
+    non_torch_bytes: int
+    cuda_graph_bytes: int  # what the graphs take on the device
+    cuda_graph_budgeted: bool  # subtracted before KV sizing in this version
+    kv_cache_bytes: int  # "Available KV cache memory" of the binding rank (can be <= 0)
+    unused_bytes: int  # total - budget (the 1 - utilization slack)
+
+    # KV sizing, exact once kv_cache_bytes is known
+    kv_bytes_per_token: int  # per device, summed over this rank's layers at full length
+    block_size: int
+    bytes_per_block: int
+    num_gpu_blocks: int
+    kv_tokens: int  # "GPU KV cache size: N tokens" as this version prints it
+    max_concurrency: float  # "Maximum concurrency for L tokens per request: X x"
+    max_model_len: int
+    groups: list[KVGroup]
+
+    # verdict
+    fits: bool
+    verdict: Verdict
+    error: str | None
+    estimated_max_model_len: int | None  # largest max_model_len that starts (binary search)
+
+    log_lines: list[str]
+    warnings: list[str]
+    terms: list[Term]
+    ranges: dict[str, Range] = {}

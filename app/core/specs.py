@@ -1,0 +1,217 @@
+"""Typed inputs of the estimator: a model, a device and the `vllm serve` flags.
+
+Integer bytes everywhere, the unit in every name. These are frozen pydantic models with
+``extra="forbid"`` so a spec file with a typo fails at load time instead of silently
+producing a wrong number.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+GIB = 2**30
+MIB = 2**20
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class LayerKind(StrEnum):
+    """How one decoder layer uses the KV cache (reference §3.1)."""
+
+    FULL = "full"  # FullAttentionSpec: every token of the sequence is kept
+    SLIDING = "sliding"  # SlidingWindowSpec: the last W tokens
+    CHUNKED = "chunked"  # ChunkedLocalAttentionSpec (Llama-4 iRoPE local layers)
+    MLA = "mla"  # MLAAttentionSpec: one latent "head" of kv_lora_rank + rope dims
+    MAMBA = "mamba"  # MambaSpec: a fixed-size recurrent state per request
+    SHARED = "shared"  # reuses another layer's cache (kv_sharing_target_layer_name): no spec
+    NONE = "none"  # no attention at all in this entry (e.g. an MLP-only block)
+
+
+DType = Literal["bfloat16", "float16", "float32"]
+
+DTYPE_BYTES: dict[str, int] = {"bfloat16": 2, "float16": 2, "float32": 4}
+
+
+class MLASpec(Frozen):
+    """Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2): cached latent per token per layer."""
+
+    kv_lora_rank: int = Field(gt=0)
+    qk_rope_head_dim: int = Field(ge=0)
+
+    @property
+    def latent_size(self) -> int:
+        return self.kv_lora_rank + self.qk_rope_head_dim
+
+
+class MambaKind(StrEnum):
+    MAMBA1 = "mamba1"
+    MAMBA2 = "mamba2"
+    GATED_DELTA_NET = "gated_delta_net"
+    LINEAR_ATTENTION = "linear_attention"
+
+
+class MambaSpec(Frozen):
+    """Shape parameters of the recurrent state (reference §3.2, MambaStateShapeCalculator).
+
+    Only the fields a kind needs are set; the rest stay 0.
+    """
+
+    kind: MambaKind
+    intermediate_size: int = 0  # mamba1/mamba2 d_inner
+    state_size: int = 0  # mamba1/mamba2 d_state
+    conv_kernel: int = 0
+    n_groups: int = 0  # mamba2
+    num_heads: int = 0  # mamba2 heads / linear-attention heads
+    head_dim: int = 0  # mamba2 / linear attention
+    key_heads: int = 0  # gated delta net
+    key_head_dim: int = 0
+    value_heads: int = 0
+    value_head_dim: int = 0
+
+
+class QuantMethod(StrEnum):
+    FP8 = "fp8"  # 8-bit float weights, per-tensor/channel or 128x128 block scales
+    INT8 = "int8"  # w8a8 / w8a16 integer
+    INT4 = "int4"  # w4a16 (GPTQ/AWQ/compressed-tensors), group scales
+    MXFP4 = "mxfp4"  # 4-bit e2m1 + one e8m0 scale per 32 values
+    NVFP4 = "nvfp4"  # 4-bit e2m1 + one fp8 scale per 16 values
+
+
+class QuantSpec(Frozen):
+    method: QuantMethod
+    group_size: int = Field(default=128, gt=0)
+    # Fraction of the non-embedding parameters that are quantized (gpt-oss quantizes only experts).
+    quantized_fraction: float = Field(default=1.0, ge=0.0, le=1.0)
+    source_name: str = ""  # as vLLM would name it: "fp8", "compressed-tensors", "gptq_marlin", ...
+
+
+class ModelSpec(Frozen):
+    """Everything about a model that moves a memory number."""
+
+    name: str
+    architecture: str = ""
+    model_type: str = ""
+    num_layers: int = Field(gt=0)
+    hidden_size: int = Field(gt=0)
+    intermediate_size: int = Field(ge=0)
+    moe_intermediate_size: int = Field(default=0, ge=0)
+    num_experts: int = Field(default=0, ge=0)
+    num_experts_per_tok: int = Field(default=0, ge=0)
+    num_shared_experts: int = Field(default=0, ge=0)
+    num_attention_heads: int = Field(gt=0)
+    num_kv_heads: int = Field(gt=0)
+    head_size: int = Field(gt=0)  # K head size as vLLM caches it
+    head_size_v: int = Field(gt=0)  # V head size (equal to head_size for almost all models)
+    vocab_size: int = Field(gt=0)
+    tie_word_embeddings: bool = False
+    max_model_len_derived: int = Field(gt=0)  # vLLM's derived max length (rope factor rules)
+    layer_kinds: tuple[LayerKind, ...]
+    sliding_window_tokens: int | None = Field(default=None, gt=0)
+    attention_chunk_tokens: int | None = Field(default=None, gt=0)
+    mla: MLASpec | None = None
+    mamba: MambaSpec | None = None
+    params_total: int = Field(gt=0)
+    params_active: int | None = None
+    torch_dtype: DType = "bfloat16"
+    dtype_assumed: bool = False  # True when config.json had no torch_dtype
+    quantization: QuantSpec | None = None
+    weights_bytes_exact: int | None = None  # from model.safetensors.index.json total_size
+    source: str = ""
+    confidence: Literal["verified", "likely", "recalled", "user"] = "user"
+
+    @model_validator(mode="after")
+    def _check(self) -> ModelSpec:
+        if len(self.layer_kinds) != self.num_layers:
+            raise ValueError(
+                f"layer_kinds has {len(self.layer_kinds)} entries but num_layers is {self.num_layers}"
+            )
+        kinds = set(self.layer_kinds)
+        if LayerKind.SLIDING in kinds and self.sliding_window_tokens is None:
+            raise ValueError("sliding layers need sliding_window_tokens")
+        if LayerKind.CHUNKED in kinds and self.attention_chunk_tokens is None:
+            raise ValueError("chunked layers need attention_chunk_tokens")
+        if LayerKind.MLA in kinds and self.mla is None:
+            raise ValueError("MLA layers need the mla block")
+        if LayerKind.MAMBA in kinds and self.mamba is None:
+            raise ValueError("mamba layers need the mamba block")
+        return self
+
+    @property
+    def is_mla(self) -> bool:
+        return self.mla is not None
+
+    @property
+    def weight_dtype_bytes(self) -> int:
+        return DTYPE_BYTES[self.torch_dtype]
+
+
+Platform = Literal["cuda", "rocm", "npu", "hpu", "tpu", "neuron", "cpu"]
+
+
+class DeviceSpec(Frozen):
+    id: str
+    name: str
+    vendor: str
+    platform: Platform
+    memory_total_bytes: int = Field(gt=0)  # what the runtime reports (mem_get_info()[1])
+    memory_nominal_gib: float | None = None
+    compute_capability: str | None = None  # "9.0"; None off CUDA
+    fp8_kv: bool = False  # fp8 KV cache usable with the default backend of this device
+    int8_kv: bool = False  # Ascend INT8 (C8) KV through the quantization description
+    memory_bandwidth_tbps: float | None = None
+    interconnect: str = ""
+    interconnect_gbps: float | None = None  # per-device bidirectional bandwidth, GB/s
+    typical_node_devices: int = Field(default=8, gt=0)
+    aliases: tuple[str, ...] = ()
+    notes: str = ""
+    confidence: str = ""
+
+    @property
+    def sm(self) -> int | None:
+        """Compute capability as an integer (9.0 -> 90), None off CUDA."""
+        if not self.compute_capability:
+            return None
+        major, _, minor = self.compute_capability.partition(".")
+        return int(major) * 10 + int(minor or 0)
+
+
+KV_CACHE_DTYPES = (
+    "auto",
+    "bfloat16",
+    "float16",
+    "fp8",
+    "fp8_e4m3",
+    "fp8_e5m2",
+    "fp8_ds_mla",
+    "int8",  # Ascend C8 via the ModelSlim quantization description
+)
+KVCacheDType = Literal[
+    "auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "int8"
+]
+
+
+class ServeConfig(Frozen):
+    """The `vllm serve` flags that move memory. ``None`` means "vLLM's default for this version"."""
+
+    max_model_len: int | None = Field(default=None, ge=1, le=10_000_000)
+    tensor_parallel_size: int = Field(default=1, ge=1, le=1024)
+    pipeline_parallel_size: int = Field(default=1, ge=1, le=256)
+    gpu_memory_utilization: float | None = Field(default=None, gt=0.0, le=1.0)
+    kv_cache_dtype: KVCacheDType = "auto"
+    block_size: int | None = Field(default=None, ge=1, le=16384)
+    max_num_seqs: int | None = Field(default=None, ge=1, le=65536)
+    max_num_batched_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+    enforce_eager: bool = False
+    enable_prefix_caching: bool | None = None
+    enable_chunked_prefill: bool | None = None
+    quantization: str | None = None
+    dtype: Literal["auto", "bfloat16", "float16", "float32", "half"] = "auto"
+    kv_cache_memory_bytes: int | None = Field(default=None, ge=0)
+    cpu_offload_gb: float = Field(default=0.0, ge=0.0, le=100_000.0)
+    swap_space_gib: float | None = Field(default=None, ge=0.0, le=100_000.0)
+    kv_offloading_size_gib: float | None = Field(default=None, ge=0.0, le=100_000.0)
