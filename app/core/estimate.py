@@ -316,10 +316,55 @@ def _log_lines(
 
 def estimate(
     *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, vllm_version: str | None = None,
-    target_concurrency: int | None = None,
+    target_concurrency: int | None = None, max_model_len_auto: bool = False,
 ) -> Estimate:
-    """Predict vLLM's start-up numbers for one configuration (per device of the tightest rank)."""
+    """Predict vLLM's start-up numbers for one configuration (per device of the tightest rank).
+
+    ``max_model_len_auto`` is `--max-model-len auto` (0.14+): vLLM binary-searches the largest length
+    that fits the KV pool, up to the model's own maximum, and logs what it did (reference §3.6, §4.3).
+    """
     rules = rules_for(vllm_version)
+    if max_model_len_auto and rules.has_auto_fit:
+        return _auto_fit(model=model, device=device, serve=serve, rules=rules, target=target_concurrency)
+    return _estimate(model=model, device=device, serve=serve, rules=rules, target_concurrency=target_concurrency)
+
+
+def _auto_fit(
+    *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, rules: VersionRules, target: int | None
+) -> Estimate:
+    full = model.max_model_len_derived
+    probe = _estimate(model=model, device=device, serve=serve.model_copy(update={"max_model_len": full}),
+                      rules=rules, target_concurrency=target)
+    if probe.error and "Free memory" in probe.error:
+        return probe
+    largest = probe.estimated_max_model_len or 0
+    gib = format_gib(probe.kv_cache_bytes, rules.format_gib_style)
+    new_style = rules.version_tuple >= (0, 33, 0)
+    if largest <= 0:
+        text = ("Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token. "
+                "Try increasing `gpu_memory_utilization`.")
+        return probe.model_copy(update={"fits": False, "error": text, "verdict": "budget_bound",
+                                        "log_lines": [*probe.log_lines[:-1], text] if probe.error else
+                                        [*probe.log_lines, text]})
+    length = min(largest, full)
+    if length >= full:
+        line = (f"Auto-fit max_model_len: full model context length {full} fits in available KV cache memory "
+                f"({gib} GiB GPU)") if new_style else (
+                f"Auto-fit max_model_len: full model context length {full} fits in available GPU memory")
+    else:
+        line = (f"Auto-fit max_model_len: reduced from {full} to {length} to fit in available KV cache memory "
+                f"({gib} GiB GPU)") if new_style else (
+                f"Auto-fit max_model_len: reduced from {full} to {length} to fit in available GPU memory "
+                f"({gib} GiB available for KV cache)")
+    fitted = _estimate(model=model, device=device, serve=serve.model_copy(update={"max_model_len": length}),
+                       rules=rules, target_concurrency=target)
+    return fitted.model_copy(update={"log_lines": [line, *fitted.log_lines]})
+
+
+def _estimate(
+    *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, rules: VersionRules,
+    target_concurrency: int | None,
+) -> Estimate:
     validate_parallel(model=model, serve=serve)
     res, backend_lines, warnings = resolve(model=model, device=device, serve=serve, rules=rules)
     warnings = list(warnings)
@@ -558,3 +603,28 @@ def capacity_curve(
                        vllm_version=vllm_version)
         out.append((length, est.max_concurrency if est.fits else 0.0))
     return out
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """The exact half of the estimate: layout of the binding stage and the resolved flags."""
+
+    layout: K.KVLayout
+    resolved: Resolved
+    inflight_tokens: int
+    rules: VersionRules
+
+
+def sizing_for(*, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, vllm_version: str | None) -> Sizing:
+    """KV layout of the last pipeline stage (the one that binds: it also holds lm_head and the sampler)."""
+    rules = rules_for(vllm_version)
+    validate_parallel(model=model, serve=serve)
+    res, _, _ = resolve(model=model, device=device, serve=serve, rules=rules)
+    ranges = K.stage_layer_ranges(num_layers=model.num_layers, pipeline_parallel_size=serve.pipeline_parallel_size)
+    layout = K.build_layout(
+        model=model, layer_range=ranges[-1], tensor_parallel_size=serve.tensor_parallel_size,
+        block_size=res.block_size, kv_cache_dtype=serve.kv_cache_dtype,
+        model_dtype=B.serving_dtype(model=model, serve=serve), rules=rules,
+    )
+    inflight = _inflight_tokens(rules=rules, res=res, pipeline_parallel_size=serve.pipeline_parallel_size)
+    return Sizing(layout=layout, resolved=res, inflight_tokens=inflight, rules=rules)

@@ -1,0 +1,175 @@
+"""`kvplan`: the estimator from a terminal, and the web server.
+
+    kvplan estimate MODEL [vllm serve flags…] (--device ID | --device-memory-gib X) [--vllm-version V] [--json]
+    kvplan estimate --device h100 -- vllm serve MODEL --flags…
+    kvplan models | kvplan devices
+    kvplan serve [--host H] [--port P] [--root-path /prefix] [--workers N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from collections.abc import Sequence
+
+from app.core import catalog
+from app.core.command import parse_serve_args, parse_serve_command
+from app.core.errors import PlannerError
+from app.core.estimate import estimate
+from app.core.plan import apply_quantization_flag, resolve_device, resolve_model
+from app.core.result import Estimate
+from app.core.specs import GIB
+
+# kvplan's own options inside `estimate`; everything else is a `vllm serve` flag
+_OWN_VALUED = {"--device", "--device-memory-gib", "--vllm-version", "--target-concurrency"}
+_OWN_FLAGS = {"--json"}
+
+
+def _split_own(argv: list[str]) -> tuple[dict[str, str], bool, list[str]]:
+    own: dict[str, str] = {}
+    as_json = False
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        name, eq, inline = token.partition("=")
+        if name in _OWN_FLAGS:
+            as_json = True
+        elif name in _OWN_VALUED:
+            if eq:
+                own[name] = inline
+            elif i + 1 < len(argv):
+                own[name] = argv[i + 1]
+                i += 1
+            else:
+                raise PlannerError(name.lstrip("-").replace("-", "_"), f"{name} needs a value")
+        else:
+            rest.append(token)
+        i += 1
+    return own, as_json, rest
+
+
+def _number(text: str, field: str, kind: type[float] | type[int]) -> float:
+    try:
+        return kind(text)
+    except ValueError as exc:
+        raise PlannerError(field, f"not a number: {text!r}") from exc
+
+
+def run_estimate(argv: list[str]) -> Estimate:
+    if "--" in argv:
+        cut = argv.index("--")
+        own, as_json, extra = _split_own(argv[:cut])
+        parsed = parse_serve_command(" ".join(_quote(a) for a in argv[cut + 1 :]))
+        if extra:
+            raise PlannerError("command", f"put vllm flags after `--`: {' '.join(extra)}")
+    else:
+        own, as_json, rest = _split_own(argv)
+        parsed = parse_serve_args(rest)
+    if parsed.unknown_flags:
+        print(f"note: ignored flags that do not move memory: {' '.join(parsed.unknown_flags)}", file=sys.stderr)
+    if not parsed.model:
+        raise PlannerError("model", "no model given (an HF id, an alias, or a path to config.json)")
+    model = apply_quantization_flag(resolve_model(parsed.model), parsed.serve.quantization)
+    memory = own.get("--device-memory-gib")
+    device = resolve_device(own.get("--device"), float(_number(memory, "device_memory_gib", float)) if memory else None)
+    target = own.get("--target-concurrency")
+    return estimate(
+        model=model,
+        device=device,
+        serve=parsed.serve,
+        vllm_version=own.get("--vllm-version"),
+        target_concurrency=int(_number(target, "target_concurrency", int)) if target else None,
+        max_model_len_auto=parsed.max_model_len_auto,
+    )
+
+
+def _quote(arg: str) -> str:
+    return shlex.quote(arg)
+
+
+def _print_human(est: Estimate) -> None:
+    def gib(n: int) -> str:
+        return f"{n / GIB:8.2f} GiB"
+
+    print(f"{est.model} on {est.device} · vLLM {est.vllm_version} · TP {est.tensor_parallel_size} "
+          f"PP {est.pipeline_parallel_size} · backend {est.attention_backend} · block {est.block_size}")
+    print(f"  device total        {gib(est.device_total_bytes)}")
+    print(f"  budget (× {est.gpu_memory_utilization:g})     {gib(est.budget_bytes)}")
+    print(f"  weights             {gib(est.weights_bytes)}")
+    print(f"  activation peak     {gib(est.activation_peak_bytes)}   (modelled)")
+    print(f"  non-torch           {gib(est.non_torch_bytes)}   (modelled)")
+    graphs = "budgeted" if est.cuda_graph_budgeted else "outside the budget"
+    print(f"  CUDA graphs         {gib(est.cuda_graph_bytes)}   (modelled, {graphs})")
+    print(f"  KV cache            {gib(est.kv_cache_bytes)}")
+    print(f"  KV per token        {est.kv_bytes_per_token:,} B · {est.num_gpu_blocks:,} blocks × "
+          f"{est.bytes_per_block:,} B")
+    print(f"  KV tokens           {est.kv_tokens:,} · max concurrency at {est.max_model_len:,}: "
+          f"{est.max_concurrency:.2f}x")
+    print(f"  verdict             {est.verdict}"
+          + (f" · largest max_model_len that starts: {est.estimated_max_model_len:,}"
+             if est.estimated_max_model_len is not None else ""))
+    print("\nWhat vLLM would print:")
+    for line in est.log_lines:
+        print("  " + line.replace("\n", "\n  "))
+    for warning in est.warnings:
+        print(f"\nwarning: {warning}")
+
+
+def _cmd_models() -> None:
+    for entry in catalog.list_models():
+        aliases = ", ".join(entry.aliases[:3])
+        print(f"{entry.id:55s} {entry.params_total / 1e9:8.1f}B  {entry.confidence:9s} {aliases}")
+
+
+def _cmd_devices() -> None:
+    for device in catalog.list_devices():
+        print(f"{device.id:38s} {device.memory_total_bytes / GIB:8.2f} GiB  {device.platform:5s} {device.name}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0 if args else 2
+    command, rest = args[0], args[1:]
+    try:
+        if command == "estimate":
+            if any(a in ("-h", "--help") for a in rest):
+                print(__doc__)
+                return 0
+            as_json = "--json" in rest
+            est = run_estimate(rest)
+            if as_json:
+                print(json.dumps(est.model_dump(), indent=2))
+            else:
+                _print_human(est)
+            return 0
+        if command == "models":
+            _cmd_models()
+            return 0
+        if command == "devices":
+            _cmd_devices()
+            return 0
+        if command == "serve":
+            parser = argparse.ArgumentParser(prog="kvplan serve", allow_abbrev=False)
+            parser.add_argument("--host", default="127.0.0.1")
+            parser.add_argument("--port", type=int, default=8000)
+            parser.add_argument("--root-path", default="")
+            parser.add_argument("--workers", type=int, default=1)
+            opts = parser.parse_args(rest)
+            from app.web.server import run
+
+            run(host=opts.host, port=opts.port, root_path=opts.root_path, workers=opts.workers)
+            return 0
+    except PlannerError as exc:
+        print(f"error: {exc.field}: {exc.message}", file=sys.stderr)
+        return 2
+    print(f"error: unknown command {command!r}\n{__doc__}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

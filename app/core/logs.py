@@ -1,0 +1,1140 @@
+"""Read what vLLM printed: a pasted start-up log or a Prometheus scrape, turned into typed facts.
+
+Pure parsing, no I/O. Every template recognised here is quoted in the reference
+(``/work/shared/reference/vllm-accounting.md``): §4 for log lines and errors, §8 for metrics,
+§9 for the vllm-ascend variants. Sizes are integer bytes (``round(GiB × 2**30)``; the old
+"GB" lines are GiB too, reference §4.1); the printed line is kept as :class:`Evidence` so a
+reader can check every number against the paste.
+
+Neither parser raises on any string (fuzz-tested), except that a start-up log longer than
+:data:`MAX_LOG_CHARS` is refused with a :class:`PlannerError`.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from app.core.errors import PlannerError
+
+GIB = 2**30
+MAX_LOG_CHARS = 5_000_000  # a whole multi-rank DEBUG start-up log is ~1-2 MB; refuse anything larger
+MAX_EVIDENCE_CHARS = 2_000  # evidence keeps the printed line, clipped so one giant line stays small
+MAX_ARGS_EVAL_CHARS = 200_000  # ast.literal_eval is only tried on "non-default args" dicts up to this size
+MAX_INT_DIGITS = 18  # counts above 10**18 are not vLLM output; also keeps int() clear of its digit limit
+MAX_ABS_GIB = 1e6  # a million GiB per device: anything larger is garbage, not memory
+KV_BOUND_USAGE = 0.9  # seed 五步: "gpu_cache_usage_perc 长期贴近 1 且 num_requests_waiting 持续大于零"
+
+EngineName = Literal["v0", "v1"]
+ErrorKind = Literal[
+    "no_blocks", "max_len_too_long", "load_oom", "startup_free_memory", "torch_oom", "autofit_failed"
+]
+
+
+class Evidence(BaseModel):
+    """Where a fact came from: the 1-based line number in the paste and that line as printed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    line_no: int
+    text: str
+
+
+class LogFacts(BaseModel):
+    """Everything a vLLM start-up log says about memory, blocks and configuration.
+
+    Every field is ``None`` when the log does not say it. Per-GPU figures are rank 0's
+    (only rank 0 prints "Available KV cache memory" in most versions, reference §1);
+    ``kv_cache_bytes_min_rank`` is the smallest value any rank printed.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # identity and configuration (engine-config line, "non-default args", args Namespace)
+    vllm_version: str | None = None
+    engine: EngineName | None = None
+    model: str | None = None
+    max_model_len: int | None = None
+    tensor_parallel_size: int | None = None
+    pipeline_parallel_size: int | None = None
+    gpu_memory_utilization: float | None = None
+    kv_cache_dtype: str | None = None
+    block_size: int | None = None
+    block_size_forced: int | None = None  # a backend / platform overrode the block size (reference §5.1, §9)
+    enable_prefix_caching: bool | None = None
+    quantization: str | None = None
+    dtype: str | None = None
+    enforce_eager: bool | None = None
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    kv_cache_memory_specified: bool | None = None  # --kv-cache-memory-bytes was used
+    # the memory budget, per GPU (reference §2, §4.2)
+    device_total_bytes: int | None = None
+    device_free_at_start_bytes: int | None = None
+    weights_bytes: int | None = None
+    activation_peak_bytes: int | None = None
+    non_torch_bytes: int | None = None
+    total_consumed_bytes: int | None = None  # 0.27.1+: weights + non-torch as a drop in free memory
+    non_kv_cache_bytes: int | None = None  # V1 debug "Total non KV cache memory"
+    kv_cache_bytes: int | None = None
+    kv_cache_bytes_min_rank: int | None = None
+    cuda_graph_bytes: int | None = None  # actual capture ("Graph capturing finished … took")
+    cuda_graph_estimate_bytes: int | None = None  # profiled estimate subtracted before KV sizing
+    gpu_memory_utilization_without_cuda_graph: float | None = None  # the "is equivalent to" figure
+    kv_cache_memory_suggestion_bytes: int | None = None  # `--kv-cache-memory=` to fit the request
+    # blocks and capacity (reference §4.3)
+    num_gpu_blocks: int | None = None
+    num_cpu_blocks: int | None = None
+    kv_tokens: int | None = None
+    max_concurrency: float | None = None
+    max_concurrency_tokens_per_request: int | None = None
+    # failure (reference §4.4)
+    error: str | None = None
+    error_kind: ErrorKind | None = None
+    estimated_max_model_len: int | None = None
+    kv_cache_needed_bytes: int | None = None  # V1: KV one max-length request needs
+    # backend and device (reference §5, §9)
+    attention_backend: str | None = None
+    device_type: str | None = None
+    is_ascend: bool = False
+    # bookkeeping
+    runs_found: int = 0
+    evidence: dict[str, Evidence] = Field(default_factory=dict)
+    recognised_lines: int = 0
+    notes: list[str] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------
+# numbers
+
+
+def _int(text: str) -> int | None:
+    digits = text.replace(",", "").replace("_", "").strip()
+    if not digits.isascii() or not digits.isdigit() or len(digits) > MAX_INT_DIGITS:
+        return None
+    return int(digits)
+
+
+def _float(text: str) -> float | None:
+    try:
+        value = float(text.replace(",", "").strip())
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _gib_bytes(text: str) -> int | None:
+    """A printed GiB (or old "GB", which vLLM computes as bytes / 2**30) figure as integer bytes."""
+    gib = _float(text)
+    if gib is None or abs(gib) > MAX_ABS_GIB:
+        return None
+    return round(gib * GIB)
+
+
+def _as_int(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if abs(value) < 10**MAX_INT_DIGITS else None
+    if isinstance(value, str):
+        return _int(value)
+    return None
+
+
+def _as_float(value: object) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        as_float = float(value)
+        return as_float if math.isfinite(as_float) else None
+    if isinstance(value, str):
+        return _float(value)
+    return None
+
+
+def _as_bool(value: object) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value in ("True", "False"):
+        return value == "True"
+    return None
+
+
+def _as_str(value: object) -> str | None:
+    if isinstance(value, str):
+        text = value.strip().strip("'\"")
+        return text if text and text != "None" else None
+    if isinstance(value, bool | int | float):
+        return str(value)
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# line clean-up and rank prefixes
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_PROCESS = re.compile(
+    r"\((?P<name>(?:Worker|VllmWorker|EngineCore|APIServer|ApiServer|RayWorkerWrapper)\w*)"
+    r"(?P<rest>(?:\s+\w+=[\w.:-]*)*)\)"
+)
+_PROCESS_NUMBERS = re.compile(r"(?:TP|PP|DP|EP|DCP|PCP)(\d+)")
+_RANK_ARG = re.compile(r"\brank=(\d+)")
+
+RANK_ZERO = 2  # driver / rank 0 / no prefix: its line wins
+RANK_UNKNOWN = 1  # a worker whose rank the prefix does not say
+RANK_OTHER = 0  # a worker known not to be rank 0
+
+
+def _rank_priority(line: str) -> int:
+    """Rank 0 (or the driver, which prints without a worker prefix) outranks other workers."""
+    match = _PROCESS.search(line, 0, 200)
+    if match is None:
+        return RANK_ZERO
+    name, rest = match.group("name"), match.group("rest")
+    rank = _RANK_ARG.search(rest)
+    if rank is not None:
+        return RANK_ZERO if rank.group(1) == "0" else RANK_OTHER
+    numbers = _PROCESS_NUMBERS.findall(name)
+    if numbers:
+        return RANK_ZERO if all(n.strip("0") == "" for n in numbers) else RANK_OTHER
+    if name.startswith(("EngineCore", "APIServer", "ApiServer")):
+        return RANK_ZERO
+    if name.startswith(("VllmWorkerProcess", "RayWorkerWrapper")):
+        return RANK_OTHER  # V0 multiprocessing / Ray workers are never the driver (rank 0)
+    return RANK_UNKNOWN
+
+
+@dataclass(frozen=True)
+class _Line:
+    no: int
+    text: str
+    rank: int
+
+    @property
+    def evidence(self) -> Evidence:
+        return Evidence(line_no=self.no, text=self.text[:MAX_EVIDENCE_CHARS])
+
+
+# --------------------------------------------------------------------------------------------
+# the accumulator: one run's facts, with precedence
+
+
+SOURCE_FORCED = 4  # a line saying the value was overridden (forced block size, auto-fit result)
+SOURCE_PRIMARY = 3  # the line whose job is to print this value
+SOURCE_SECONDARY = 2  # a value repeated inside another message (profiling summary, error text)
+SOURCE_FALLBACK = 1  # inferred from context (engine from line style, L from the concurrency line)
+
+Mode = Literal["last", "first", "min"]
+
+
+@dataclass
+class _Slot:
+    value: object
+    evidence: Evidence
+    priority: tuple[int, int]
+
+
+@dataclass
+class _Run:
+    slots: dict[str, _Slot] = field(default_factory=dict)
+    kv_readings: list[tuple[int, Evidence]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    recognised: int = 0
+    seen_kv: bool = False
+
+    def put(
+        self, name: str, value: object, line: _Line, *, source: int = SOURCE_PRIMARY, mode: Mode = "last"
+    ) -> None:
+        if value is None:
+            return
+        priority = (source, line.rank)
+        current = self.slots.get(name)
+        if current is not None:
+            if priority < current.priority:
+                return
+            if priority == current.priority:
+                if mode == "first":
+                    return
+                if mode == "min" and _sort_key(value) >= _sort_key(current.value):
+                    return
+        self.slots[name] = _Slot(value, line.evidence, priority)
+
+    def get(self, name: str) -> object:
+        slot = self.slots.get(name)
+        return None if slot is None else slot.value
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+
+def _sort_key(value: object) -> float:
+    number = _as_float(value)
+    return math.inf if number is None else number
+
+
+Handler = Callable[[re.Match[str], _Line, _Run], None]
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """One recognised template: a cheap substring gate, the regex, what to do with a match."""
+
+    needle: str
+    pattern: re.Pattern[str]
+    handle: Handler
+    kv: bool = False  # a KV / memory line: a later run-start line begins a new run
+    run_start: bool = False
+
+
+G = r"(-?\d+(?:\.\d+)?)"  # %.2f / %.4f / format_gib (reference §0: str(round(x, 2)), may be negative)
+N = r"(\d{1,3}(?:,\d{3})+|\d+)"  # %d or "{:,}" token counts (a trailing ", " is not a digit group)
+
+
+# --------------------------------------------------------------------------------------------
+# handlers: memory budget
+
+
+def _weights(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("weights_bytes", _gib_bytes(m.group(1)), ln)
+
+
+def _v0_budget(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("device_total_bytes", _gib_bytes(m.group(1)), ln)
+    run.put("gpu_memory_utilization", _float(m.group(2)), ln, source=SOURCE_FALLBACK)  # 2 decimals only
+    run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
+
+
+def _v0_partition(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("weights_bytes", _gib_bytes(m.group(1)), ln, source=SOURCE_SECONDARY)
+    run.put("non_torch_bytes", _gib_bytes(m.group(2)), ln)
+    run.put("activation_peak_bytes", _gib_bytes(m.group(3)), ln)
+    _kv_memory(m.group(4), ln, run)
+    run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
+
+
+def _v0_profiling_results(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """0.6.4/0.6.5 one-line "Memory profiling results: total_gpu_memory=…GiB …" (peak includes weights)."""
+    values = dict(re.findall(r"(\w+)=(-?\d+(?:\.\d+)?)", m.group(0)))
+    total = values.get("total_gpu_memory") or values.get("total_npu_memory")
+    run.put("device_total_bytes", None if total is None else _gib_bytes(total), ln)
+    non_torch = values.get("non_torch_memory")
+    run.put("non_torch_bytes", None if non_torch is None else _gib_bytes(non_torch), ln)
+    kv = values.get("kv_cache_size")
+    if kv is not None:
+        _kv_memory(kv, ln, run)
+    util = values.get("gpu_memory_utilization")
+    run.put("gpu_memory_utilization", None if util is None else _float(util), ln, source=SOURCE_FALLBACK)
+    run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
+    run.note("this vLLM prints peak_torch_memory (weights + activation) instead of the activation peak")
+
+
+def _kv_memory(printed: str, ln: _Line, run: _Run) -> None:
+    value = _gib_bytes(printed)
+    if value is None:
+        return
+    run.put("kv_cache_bytes", value, ln)
+    run.kv_readings.append((value, ln.evidence))
+
+
+def _available_kv(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    _kv_memory(m.group(1), ln, run)
+    run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
+
+
+def _kv_reserved(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("device_free_at_start_bytes", _gib_bytes(m.group(1)), ln, source=SOURCE_SECONDARY)
+    _kv_memory(m.group(2), ln, run)
+    run.put("kv_cache_memory_specified", True, ln)
+    run.note("KV cache size was set by --kv-cache-memory-bytes; gpu_memory_utilization did not size it")
+
+
+def _v1_profiling(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("non_kv_cache_bytes", _gib_bytes(m.group(1)), ln)
+    run.put("activation_peak_bytes", _gib_bytes(m.group(2)), ln)
+    if m.group(3) == "non-torch forward increase memory":
+        run.put("non_torch_bytes", _gib_bytes(m.group(4)), ln)
+    else:
+        run.put("total_consumed_bytes", _gib_bytes(m.group(4)), ln)
+    run.put("weights_bytes", _gib_bytes(m.group(5)), ln, source=SOURCE_SECONDARY)
+    run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
+
+
+def _free_at_start(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("device_free_at_start_bytes", _gib_bytes(m.group(1)), ln)
+    run.put("device_total_bytes", _gib_bytes(m.group(2)), ln)
+    rest = m.string[m.end() :]
+    if rest.lstrip().startswith("is less than desired"):
+        _error("startup_free_memory", m, ln, run)
+    desired = re.search(r"(?:desired|Desired) GPU memory utilization (?:is )?\(" + G, rest)
+    if desired is not None:
+        run.put("gpu_memory_utilization", _float(desired.group(1)), ln, source=SOURCE_FALLBACK)
+    _usage_summary(rest, ln, run)
+
+
+def _usage_summary(rest: str, ln: _Line, run: _Run) -> None:
+    """The post-capture suggestion line (0.11.0 / 0.33.0 / vllm-ascend wordings, reference §4.2, §9)."""
+    terms = {
+        "weights_bytes": r"for weights?\b",
+        "activation_peak_bytes": r"for peak activation",
+        "non_torch_bytes": r"for non-torch memory",
+        "total_consumed_bytes": r"for consumed memory",
+        "cuda_graph_bytes": r"for (?:CUDAGraph|NPU graph|\w+ graph) memory",
+    }
+    for name, label in terms.items():
+        found = re.search(G + r" GiB " + label, rest)
+        if found is not None:
+            run.put(name, _gib_bytes(found.group(1)), ln, source=SOURCE_FALLBACK)
+    suggestion = re.search(r"--kv-cache-memory=(\d+)", rest)
+    if suggestion is not None:
+        run.put("kv_cache_memory_suggestion_bytes", _int(suggestion.group(1)), ln)
+    in_use = re.search(r"Current kv cache memory in use is " + G + " GiB", rest)
+    if in_use is not None:
+        run.put("kv_cache_bytes", _gib_bytes(in_use.group(1)), ln, source=SOURCE_FALLBACK)
+
+
+def _graph_captured(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    # 0.33.0's V2 runner prints this twice (profiling capture, then the real one): the last one wins
+    run.put("cuda_graph_bytes", _gib_bytes(m.group(1)), ln)
+
+
+def _graph_pool(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("cuda_graph_bytes", _gib_bytes(m.group(1)), ln, source=SOURCE_FORCED)
+    run.put("cuda_graph_estimate_bytes", _gib_bytes(m.group(2)), ln, source=SOURCE_SECONDARY)
+
+
+def _graph_estimate(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("cuda_graph_estimate_bytes", _gib_bytes(m.group(1)), ln)
+
+
+def _graph_equivalence(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("gpu_memory_utilization", _float(m.group(1)), ln, source=SOURCE_SECONDARY)
+    run.put("gpu_memory_utilization_without_cuda_graph", _float(m.group(2)), ln)
+
+
+# --------------------------------------------------------------------------------------------
+# handlers: blocks and capacity
+
+
+_DEVICE_WORDS = {"gpu": "GPU", "cuda": "GPU", "rocm": "GPU", "hip": "GPU"}
+
+
+def _device(word: str) -> str:
+    return _DEVICE_WORDS.get(word.lower(), word.upper())
+
+
+_KNOWN_DEVICES = ("cuda", "rocm", "npu", "xpu", "cpu", "tpu", "hpu", "neuron")
+
+
+def _device_word(word: str | None) -> str | None:
+    return _device(word) if word is not None and word.lower() in _KNOWN_DEVICES else None
+
+
+def _blocks(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("device_type", _device(m.group(1)), ln, source=SOURCE_SECONDARY)
+    run.put("num_gpu_blocks", _int(m.group(2)), ln, mode="min")
+    if m.group(3) is not None:
+        run.put("num_cpu_blocks", _int(m.group(3)), ln, mode="min")
+        run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
+    else:
+        run.put("engine", "v1", ln, source=SOURCE_FALLBACK)  # V1 0.6.6 / 0.7.3 print no CPU blocks
+
+
+def _blocks_override(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("num_gpu_blocks", _int(m.group(2)), ln, source=SOURCE_FORCED)
+    run.note(f"num_gpu_blocks_override replaced {m.group(1)} computed blocks with {m.group(2)}")
+
+
+def _kv_size(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    # 0.10.2/0.11.0 print one line per worker before the cross-worker minimum: keep the smallest
+    prefix = m.group(1)
+    if prefix is not None:
+        run.put("device_type", _device(prefix.split()[0]), ln)
+        if "host" in prefix:
+            run.note("part of the KV pool is host-resident (HiSparse): 'GPU + host KV cache size'")
+    run.put("kv_tokens", _int(m.group(2)), ln, mode="min")
+    run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
+
+
+def _concurrency(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    tokens = _int(m.group(1))
+    run.put("max_concurrency_tokens_per_request", tokens, ln)
+    run.put("max_concurrency", _float(m.group(2)), ln, mode="min")
+    run.put("max_model_len", tokens, ln, source=SOURCE_FALLBACK)
+
+
+# --------------------------------------------------------------------------------------------
+# handlers: errors (reference §4.4)
+
+
+def _error(kind: ErrorKind, m: re.Match[str], ln: _Line, run: _Run) -> None:
+    text = m.string[m.start() :].strip()
+    run.put("error", text, ln, mode="first")
+    run.put("error_kind", kind, ln, mode="first")
+
+
+def _v0_too_long(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    _error("max_len_too_long", m, ln, run)
+    run.put("max_model_len", _int(m.group(1)), ln, source=SOURCE_SECONDARY)
+    tokens = _int(m.group(2))
+    run.put("kv_tokens", tokens, ln, source=SOURCE_SECONDARY, mode="min")
+    # V0 fails when max_model_len > block_size × num_gpu_blocks, so that product is the longest L that fits
+    run.put("estimated_max_model_len", tokens, ln, mode="first")
+    run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
+
+
+def _v1_too_long(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    _error("max_len_too_long", m, ln, run)
+    run.put("max_model_len", _int(m.group(1)), ln, source=SOURCE_SECONDARY)
+    run.put("kv_cache_needed_bytes", _gib_bytes(m.group(2)), ln, mode="first")
+    available = _gib_bytes(m.group(3))
+    run.put("kv_cache_bytes", available, ln, source=SOURCE_SECONDARY)
+    if m.group(4) is not None:
+        run.put("estimated_max_model_len", _int(m.group(4)), ln, mode="first")
+    elif re.search(r"Based on the available memory,\s+Try", m.string[m.end() :]) is not None:
+        run.note("vLLM 0.8.5 drops the estimated maximum model length from this error (a known bug)")
+    run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
+
+
+def _torch_oom(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    if "Failed to load model" in m.string[: m.start()]:
+        return  # the 0.33.0 load error quotes the torch error: that rule already took the line
+    _error("torch_oom", m, ln, run)
+    run.put("device_type", _device(m.group(1)), ln, source=SOURCE_FALLBACK)
+    capacity = re.search(r"total capacity of " + G + r" GiB", m.group(0))
+    if capacity is not None:
+        run.put("device_total_bytes", _gib_bytes(capacity.group(1)), ln, source=SOURCE_SECONDARY)
+
+
+def _autofit_reduced(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("max_model_len", _int(m.group(2)), ln, source=SOURCE_FORCED)
+    run.note(f"auto-fit lowered max_model_len from {m.group(1)} to {m.group(2)}")
+
+
+def _autofit_fits(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("max_model_len", _int(m.group(1)), ln, source=SOURCE_FORCED)
+
+
+# --------------------------------------------------------------------------------------------
+# handlers: configuration, version, backend
+
+
+_CONFIG_KEYS: dict[str, tuple[str, Callable[[object], object]]] = {
+    # key as printed (engine config / args) -> (LogFacts field, converter)
+    "model": ("model", _as_str),
+    "max_seq_len": ("max_model_len", _as_int),
+    "max_model_len": ("max_model_len", _as_int),
+    "tensor_parallel_size": ("tensor_parallel_size", _as_int),
+    "pipeline_parallel_size": ("pipeline_parallel_size", _as_int),
+    "gpu_memory_utilization": ("gpu_memory_utilization", _as_float),
+    "kv_cache_dtype": ("kv_cache_dtype", _as_str),
+    "block_size": ("block_size", _as_int),
+    "quantization": ("quantization", _as_str),
+    "dtype": ("dtype", _as_str),
+    "enforce_eager": ("enforce_eager", _as_bool),
+    "enable_prefix_caching": ("enable_prefix_caching", _as_bool),
+    "max_num_seqs": ("max_num_seqs", _as_int),
+    "max_num_batched_tokens": ("max_num_batched_tokens", _as_int),
+    "kv_cache_memory_bytes": ("kv_cache_memory_specified", lambda v: _as_int(v) is not None or None),
+    "device_config": ("device_type", lambda v: _device_word(_as_str(v))),
+}
+_KEY_VALUE = re.compile(
+    r"(?<![\w.'])(?P<key>" + "|".join(_CONFIG_KEYS) + r")=(?P<value>'(?:[^'\\]|\\.)*'|\"[^\"]*\"|[^,()\s]+)"
+)
+_DICT_ITEM = re.compile(
+    r"'(?P<key>" + "|".join(_CONFIG_KEYS) + r")':\s*(?P<value>'(?:[^'\\]|\\.)*'|[^,}\s]+)"
+)
+
+
+def _clean_config_value(key: str, raw: object) -> object:
+    value: object = raw
+    if isinstance(raw, str):
+        value = raw.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        if key == "dtype" and isinstance(value, str):
+            value = value.removeprefix("torch.")
+    return value
+
+
+def _put_config(pairs: Iterable[tuple[str, object]], ln: _Line, run: _Run, source: int) -> None:
+    seen: set[str] = set()
+    for key, raw in pairs:
+        if key in seen or key not in _CONFIG_KEYS:
+            continue
+        seen.add(key)
+        name, convert = _CONFIG_KEYS[key]
+        value = convert(_clean_config_value(key, raw))
+        if name in ("max_model_len", "tensor_parallel_size", "pipeline_parallel_size") and (
+            not isinstance(value, int) or value <= 0
+        ):
+            continue  # max_model_len -1 means "auto" (reference §7): the auto-fit line says the result
+        if name == "dtype" and value == "auto":
+            continue
+        run.put(name, value, ln, source=source)
+        if name == "device_type" and value == "NPU":
+            run.put("is_ascend", True, ln)
+
+
+def _engine_config(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    flavour, version = m.group(1), m.group(2)
+    run.put("engine", "v1" if flavour == "V1 " else "v0", ln)
+    run.put("vllm_version", version.strip().removeprefix("v"), ln, source=SOURCE_SECONDARY)
+    body = m.string[m.end() :]
+    pairs = ((km.group("key"), km.group("value")) for km in _KEY_VALUE.finditer(body))
+    _put_config(pairs, ln, run, SOURCE_SECONDARY + 1)
+
+
+def _non_default_args(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    body = m.string[m.start(1) :].strip()
+    parsed: object = None
+    if len(body) <= MAX_ARGS_EVAL_CHARS:
+        end = body.rfind("}")
+        try:
+            parsed = ast.literal_eval(body[: end + 1])
+        except Exception:  # literal_eval raises many types on arbitrary text; the regex fallback follows
+            parsed = None
+    if isinstance(parsed, dict):
+        pairs: Iterable[tuple[str, object]] = ((str(k), v) for k, v in parsed.items())
+    else:  # a value repr literal_eval cannot read (an enum, a config object): fall back to a regex
+        pairs = ((dm.group("key"), dm.group("value")) for dm in _DICT_ITEM.finditer(body))
+    _put_config(pairs, ln, run, SOURCE_SECONDARY)
+
+
+def _args_namespace(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    body = m.string[m.end() :]
+    pairs = ((km.group("key"), km.group("value")) for km in _KEY_VALUE.finditer(body))
+    _put_config(pairs, ln, run, SOURCE_SECONDARY)
+
+
+def _scheduler_default(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put(m.group(1), _int(m.group(2)), ln, source=SOURCE_FALLBACK)
+
+
+def _server_version(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("vllm_version", m.group(1).removeprefix("v"), ln)
+
+
+def _platform(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    device = _device(m.group(1))
+    run.put("device_type", device, ln, source=SOURCE_FALLBACK)
+    if device == "NPU":
+        run.put("is_ascend", True, ln)
+
+
+def _forced_block_size(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    size = _int(m.group(1))
+    run.put("block_size_forced", size, ln)
+    run.put("block_size", size, ln, source=SOURCE_FORCED)
+
+
+def _ascend_block_size(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("block_size_forced", ASCEND_BLOCK_SIZE, ln)
+    run.put("block_size", ASCEND_BLOCK_SIZE, ln, source=SOURCE_FORCED)
+    run.put("is_ascend", True, ln)
+    run.put("device_type", "NPU", ln, source=SOURCE_FALLBACK)
+
+
+ASCEND_BLOCK_SIZE = 128  # vllm_ascend/utils.py::refresh_block_size (reference §9)
+
+# human-readable backend names (V0 selector, V1 ≤0.10 "on V1 engine") -> enum-like names (reference §5.2)
+_BACKEND_NAMES = {
+    "flashattention": "FLASH_ATTN",
+    "flashattn": "FLASH_ATTN",
+    "flashinfer": "FLASHINFER",
+    "xformers": "XFORMERS",
+    "flashmla": "FLASHMLA",
+    "flashmlasparse": "FLASHMLA_SPARSE",
+    "tritonmla": "TRITON_MLA",
+    "cutlassmla": "CUTLASS_MLA",
+    "flashinfermla": "FLASHINFER_MLA",
+    "flashattentionmla": "FLASH_ATTN_MLA",
+    "flashattnmla": "FLASH_ATTN_MLA",
+    "triton": "TRITON_ATTN",
+    "tritonattention": "TRITON_ATTN",
+    "flexattention": "FLEX_ATTENTION",
+    "torchsdpa": "TORCH_SDPA",
+    "pallas": "PALLAS",
+    "ipex": "IPEX",
+    "rocmflashattention": "ROCM_FLASH",
+    "rocmattention": "ROCM_ATTN",
+    "rocmaiterfa": "ROCM_AITER_FA",
+    "rocmaitermla": "ROCM_AITER_MLA",
+    "ascend": "ASCEND",
+    "ascendattention": "ASCEND",
+    "ascendattentionbackend": "ASCEND",
+    "ascendmla": "ASCEND_MLA",
+    "ascendmlabackend": "ASCEND_MLA",
+    "ascendsfa": "ASCEND_SFA",
+    "ascendsfabackend": "ASCEND_SFA",
+}
+_ENUM_BACKEND = re.compile(
+    r"^(?:FLASH|TRITON|ROCM_|XFORMERS|TORCH_SDPA|FLEX_|PALLAS|CPU_|CUTLASS_|TREE_ATTN|TURBOQUANT|"
+    r"TOKENSPEED_|IPEX|ASCEND|DIFFERENTIAL_|CUSTOM)"
+)
+_NOT_DECODER_ATTENTION = re.compile(r"MoE|moe|encoder|vit |MultiHeadAttention|MMEncoder|sampl|all2all|GEMM")
+
+
+def _backend(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    if _NOT_DECODER_ATTENTION.search(ln.text) is not None:
+        return
+    raw = m.group(1).strip()
+    name: str | None
+    if "_" in raw or (raw.isupper() and len(raw) > 2):
+        enum = raw.removeprefix("AttentionBackendEnum.").removesuffix("_VLLM_V1").upper()
+        name = enum if _ENUM_BACKEND.match(enum) else None
+    else:
+        name = _BACKEND_NAMES.get(re.sub(r"[\s_-]+", "", raw).lower())
+    if name is None:
+        return
+    run.put("attention_backend", name, ln)
+    if name.startswith("ASCEND"):
+        run.put("is_ascend", True, ln)
+        run.put("device_type", "NPU", ln, source=SOURCE_FALLBACK)
+
+
+def _ascend_marker(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("is_ascend", True, ln)
+    run.put("device_type", "NPU", ln, source=SOURCE_FALLBACK)
+
+
+# --------------------------------------------------------------------------------------------
+# the rule table, run in order on every line (reference §4)
+
+
+def _rule(needle: str, pattern: str, handle: Handler, *, kv: bool = False, run_start: bool = False) -> _Rule:
+    return _Rule(needle, re.compile(pattern), handle, kv=kv, run_start=run_start)
+
+
+def _err(kind: ErrorKind) -> Handler:
+    def handle(m: re.Match[str], ln: _Line, run: _Run) -> None:
+        _error(kind, m, ln, run)
+
+    return handle
+
+
+RULES: tuple[_Rule, ...] = (
+    # run boundaries and configuration
+    _rule(
+        "server version", r"vLLM (?:API )?server version:?\s+(v?\d[\w.+-]*)", _server_version, run_start=True
+    ),
+    _rule("non-default args", r"non-default args:\s*(\{.*)", _non_default_args, run_start=True),
+    _rule("args: Namespace(", r"args: Namespace\(", _args_namespace, run_start=True),
+    _rule(
+        "LLM engine",
+        r"Initializing an? (V1 |V0 )?LLM engine \(([^)]{1,64})\) with config:",
+        _engine_config,
+        run_start=True,
+    ),
+    _rule(
+        "Setting max_num_",
+        r"Setting (max_num_batched_tokens|max_num_seqs) to (\d+) for",
+        _scheduler_default,
+    ),
+    _rule(
+        "Chunked prefill is enabled",
+        r"Chunked prefill is enabled with (max_num_batched_tokens)=(\d+)",
+        _scheduler_default,
+    ),
+    _rule("detected platform", r"detected platform (\w+)", _platform),
+    # model loading (§4.1)
+    _rule(" took ", r"(?:Loading model weights|Model loading) took " + G + r" Gi?B", _weights, kv=True),
+    _rule(
+        "Failed to load model", r"Failed to load model - not enough \w+ memory\..*", _err("load_oom"), kv=True
+    ),
+    # memory profiling (§4.2)
+    _rule(
+        "total_gpu_memory (",
+        r"total_gpu_memory \(" + G + r"\s*GiB\) x gpu_memory_utilization \(" + G + r"\)",
+        _v0_budget,
+        kv=True,
+    ),
+    _rule(
+        "model weights take",
+        r"model weights take " + G + r"\s*GiB; non_torch_memory takes " + G + r"\s*GiB; "
+        r"PyTorch activation peak memory takes " + G + r"\s*GiB; "
+        r"the rest of the memory reserved for KV Cache is " + G + r"\s*GiB",
+        _v0_partition,
+        kv=True,
+    ),
+    _rule("Memory profiling results:", r"Memory profiling results:.*", _v0_profiling_results, kv=True),
+    _rule(
+        "Total non KV cache memory",
+        r"Total non KV cache memory: " + G + r"\s*GiB; torch peak memory increase: " + G + r"\s*GiB; "
+        r"(non-torch forward increase memory|total consumed \(from mem_get_info\)): " + G + r"\s*GiB; "
+        r"weights memory: " + G + r"\s*GiB",
+        _v1_profiling,
+        kv=True,
+    ),
+    _rule("Available KV cache memory", r"Available KV cache memory: " + G + r" GiB", _available_kv, kv=True),
+    _rule(
+        "as specified by kv_cache_memory_bytes",
+        r"Initial free memory:? " + G + r"\s*GiB, reserved " + G + r"\s*GiB (?:memory )?for KV Cache",
+        _kv_reserved,
+        kv=True,
+    ),
+    _rule(
+        "Free memory on device",
+        r"Free memory on device(?: [^\s(]+)? \(" + G + "/" + G + r" GiB\) on startup",
+        _free_at_start,
+        kv=True,
+    ),
+    _rule(
+        "Graph capturing finished",
+        r"Graph capturing finished in \d+ secs?, took " + G + r" GiB",
+        _graph_captured,
+        kv=True,
+    ),
+    _rule(
+        "graph pool memory",
+        r"graph pool memory: " + G + r" GiB \(actual\), " + G + r" GiB \(estimated\)",
+        _graph_pool,
+        kv=True,
+    ),
+    _rule(
+        "Estimated CUDA graph memory",
+        r"Estimated CUDA graph memory: " + G + r" GiB",
+        _graph_estimate,
+        kv=True,
+    ),
+    _rule(
+        "is equivalent to --gpu-memory-utilization",
+        r"current --gpu-memory-utilization=" + G + r" is equivalent to --gpu-memory-utilization=" + G,
+        _graph_equivalence,
+        kv=True,
+    ),
+    # blocks and capacity (§4.3)
+    _rule(" blocks: ", r"# (\w+) blocks: (\d+)(?:, # CPU blocks: (\d+))?", _blocks, kv=True),
+    _rule(
+        "num_gpu_blocks_override",
+        r"Overriding num_gpu_blocks=(\d+) with num_gpu_blocks_override=(\d+)",
+        _blocks_override,
+        kv=True,
+    ),
+    _rule("KV cache size:", r"(?:\b(\w+(?: \+ host)?) )?KV cache size: " + N + r" tokens", _kv_size, kv=True),
+    _rule(
+        "Maximum concurrency for",
+        r"Maximum concurrency for " + N + r" tokens per request: (\d+(?:\.\d+)?)\s*x",
+        _concurrency,
+        kv=True,
+    ),
+    _rule(
+        "Auto-fit max_model_len: reduced",
+        r"Auto-fit max_model_len: reduced from (\d+) to (\d+)",
+        _autofit_reduced,
+        kv=True,
+    ),
+    _rule(
+        "Auto-fit max_model_len: full",
+        r"Auto-fit max_model_len: full model context length (\d+) fits",
+        _autofit_fits,
+        kv=True,
+    ),
+    # errors (§4.4)
+    _rule(
+        "No available memory for the cache blocks",
+        r"No available memory for the cache blocks\..*",
+        _err("no_blocks"),
+        kv=True,
+    ),
+    _rule(
+        "is larger than the maximum number of tokens",
+        r"The model's max seq len \((\d+)\) is larger than the maximum number of tokens "
+        r"that can be stored in KV cache \((\d+)\)\..*",
+        _v0_too_long,
+        kv=True,
+    ),
+    _rule(
+        "To serve at least one request",
+        r"To serve at least one request with the models?'s max seq len \((\d+)\), \(?"
+        + G
+        + r" Gi?B KV cache is needed, which is larger than the available KV cache memory \("
+        + G
+        + r" Gi?B\)\.(?:\s*Based on the available memory, the estimated maximum model length is (\d+)\.)?",
+        _v1_too_long,
+        kv=True,
+    ),
+    _rule(
+        "Cannot auto-fit max_model_len", r"Cannot auto-fit max_model_len.*", _err("autofit_failed"), kv=True
+    ),
+    _rule(" out of memory.", r"\b(CUDA|NPU|XPU|HIP) out of memory\..*", _torch_oom, kv=True),
+    # attention backend and block size (§5, §9)
+    _rule(
+        "Using ",
+        r"\bUsing (?!backend\b)((?:AttentionBackendEnum\.)?[A-Za-z][\w ]{0,40}?)"
+        r"(?: attention)? [Bb]ackend\b",
+        _backend,
+    ),
+    _rule("Using Ascend", r"\bUsing (Ascend\w*Backend)\b", _backend),
+    _rule(
+        " block size to ",
+        r"(?:Forcing|Setting) (?:kv cache|attention) block size to (\d+)",
+        _forced_block_size,
+    ),
+    _rule(
+        "Block size is set to 128",
+        r"Block size is set to 128 if prefix cache or chunked prefill",
+        _ascend_block_size,
+    ),
+    _rule("block size must be set to 128", r"block size must be set to 128", _ascend_block_size),
+    _rule("ascend", r"vllm[_-]ascend|torch_npu", _ascend_marker),
+)
+
+
+# --------------------------------------------------------------------------------------------
+# the parser
+
+
+def parse_startup_log(text: str) -> LogFacts:
+    """Turn a pasted vLLM start-up log (any version in reference §4, vllm-ascend §9) into facts.
+
+    Several runs pasted together are split where an engine-init / "vLLM API server version" /
+    "non-default args" line follows KV lines; only the last run is read (``runs_found`` says how
+    many). Rank prefixes, ANSI colours, CRLF and log headers are tolerated. Never raises, except
+    :class:`PlannerError` for input longer than :data:`MAX_LOG_CHARS`.
+    """
+    if len(text) > MAX_LOG_CHARS:
+        raise PlannerError(
+            "log", f"the pasted log has {len(text):,} characters; the limit is {MAX_LOG_CHARS:,}"
+        )
+    run = _Run()
+    runs = 0
+    for index, raw in enumerate(_LINE_BREAK.split(text)):
+        line = _ANSI.sub("", raw).strip()
+        if not line:
+            continue
+        matched = [(rule, m) for rule in RULES if rule.needle in line and (m := rule.pattern.search(line))]
+        if not matched:
+            continue
+        if runs == 0:
+            runs = 1
+        elif run.seen_kv and any(rule.run_start for rule, _ in matched):
+            run = _Run()
+            runs += 1
+        ln = _Line(no=index + 1, text=line, rank=_rank_priority(line))
+        for rule, m in matched:
+            rule.handle(m, ln, run)
+            run.seen_kv = run.seen_kv or rule.kv
+        run.recognised += 1
+    return _facts(run, runs)
+
+
+def _facts(run: _Run, runs: int) -> LogFacts:
+    if runs > 1:
+        run.notes.insert(0, f"{runs} runs found; using the last one")
+    values: dict[str, object] = {name: slot.value for name, slot in run.slots.items()}
+    evidence = {name: slot.evidence for name, slot in run.slots.items()}
+    if run.kv_readings:
+        low_value, low_evidence = min(run.kv_readings, key=lambda reading: reading[0])
+        values["kv_cache_bytes_min_rank"] = low_value
+        evidence["kv_cache_bytes_min_rank"] = low_evidence
+        if low_value != values.get("kv_cache_bytes"):
+            run.note("ranks printed different KV cache memory; the smallest one sets the block count")
+    util, util_without = (
+        values.get("gpu_memory_utilization"),
+        values.get("gpu_memory_utilization_without_cuda_graph"),
+    )
+    total = values.get("device_total_bytes")
+    if (
+        "cuda_graph_estimate_bytes" not in values
+        and isinstance(util, float)
+        and isinstance(util_without, float)
+        and isinstance(total, int)
+    ):
+        # the equivalence line prints round(u − cg/T, 4) (reference §4.2), so cg ≈ (u − equivalent) × T
+        values["cuda_graph_estimate_bytes"] = round((util - util_without) * total)
+        evidence["cuda_graph_estimate_bytes"] = evidence["gpu_memory_utilization_without_cuda_graph"]
+        run.note(
+            "cuda_graph_estimate_bytes derived from the --gpu-memory-utilization equivalence line × total"
+        )
+    extra: dict[str, object] = {"runs_found": runs, "recognised_lines": run.recognised, "notes": run.notes}
+    return _build(values, evidence, extra)
+
+
+def _build(values: dict[str, object], evidence: dict[str, Evidence], extra: dict[str, object]) -> LogFacts:
+    """Validate; a value of the wrong shape (not expected, but input is arbitrary) is dropped, not raised."""
+    for _ in range(len(values) + 1):
+        try:
+            return LogFacts.model_validate({**values, **extra, "evidence": evidence})
+        except ValidationError as exc:
+            bad = {str(err["loc"][0]) for err in exc.errors() if err["loc"]} & values.keys()
+            if not bad:
+                break
+            for name in bad:
+                values.pop(name)
+                evidence.pop(name, None)
+    return LogFacts.model_validate(extra)
+
+
+# --------------------------------------------------------------------------------------------
+# Prometheus metrics (reference §8)
+
+MetricsVerdict = Literal["kv_bound", "not_kv_bound"]
+
+
+class MetricsFacts(BaseModel):
+    """What a Prometheus scrape of a vLLM server says about KV pressure.
+
+    Counters and request gauges are **summed across label sets** (engines, models, DP ranks);
+    ``kv_usage`` is the **highest** value of any engine, because a usage fraction cannot be summed
+    and the busiest engine is the one that is KV-bound; ``num_gpu_blocks`` from
+    ``vllm:cache_config_info`` is summed across engines, ``block_size`` and
+    ``gpu_memory_utilization`` are the first engine's.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kv_usage: float | None = None
+    num_requests_running: float | None = None
+    num_requests_waiting: float | None = None
+    num_requests_swapped: float | None = None
+    preemptions: float | None = None
+    prefix_cache_hits: float | None = None
+    prefix_cache_queries: float | None = None
+    prefix_hit_rate: float | None = None
+    num_gpu_blocks: int | None = None
+    block_size: int | None = None
+    gpu_memory_utilization: float | None = None
+    verdict: MetricsVerdict = "not_kv_bound"
+    reading: str = ""
+    samples_read: int = 0
+
+
+_SAMPLE = re.compile(
+    r"^(?P<name>[A-Za-z_:][\w:]*)\s*(?:\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)(?:\s+-?\d+)?\s*$"
+)
+_LABEL = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
+_METRIC_NAMES = {
+    "kv_usage": ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
+    "num_requests_running": ("vllm:num_requests_running",),
+    "num_requests_waiting": ("vllm:num_requests_waiting",),
+    "num_requests_swapped": ("vllm:num_requests_swapped",),
+    "preemptions": ("vllm:num_preemptions_total", "vllm:num_preemptions"),
+    "prefix_cache_hits": (
+        "vllm:prefix_cache_hits_total",
+        "vllm:prefix_cache_hits",
+        "vllm:gpu_prefix_cache_hits_total",
+        "vllm:gpu_prefix_cache_hits",
+    ),
+    "prefix_cache_queries": (
+        "vllm:prefix_cache_queries_total",
+        "vllm:prefix_cache_queries",
+        "vllm:gpu_prefix_cache_queries_total",
+        "vllm:gpu_prefix_cache_queries",
+    ),
+    "hit_rate_gauge": ("vllm:gpu_prefix_cache_hit_rate",),
+}
+PERCENT_SCALE = 100.0  # a usage above 1 is taken as a 0-100 percentage (vLLM itself exports 0..1)
+
+
+@dataclass
+class _Samples:
+    by_name: dict[str, list[float]] = field(default_factory=dict)
+    cache_config: list[dict[str, str]] = field(default_factory=list)
+    count: int = 0
+
+
+def _scrape(text: str) -> _Samples:
+    samples = _Samples()
+    for raw in _LINE_BREAK.split(text[:MAX_LOG_CHARS]):
+        line = raw.strip()
+        if not line.startswith("vllm:"):
+            continue
+        m = _SAMPLE.match(line)
+        if m is None:
+            continue
+        value = _float(m.group("value"))  # NaN / ±Inf are dropped here
+        if value is None:
+            continue
+        samples.count += 1
+        name = m.group("name")
+        if name == "vllm:cache_config_info":
+            samples.cache_config.append(dict(_LABEL.findall(m.group("labels") or "")))
+        else:
+            samples.by_name.setdefault(name, []).append(value)
+    return samples
+
+
+def _first_present(samples: _Samples, names: tuple[str, ...]) -> list[float] | None:
+    for name in names:
+        if name in samples.by_name:
+            return samples.by_name[name]
+    return None
+
+
+def parse_metrics(text: str) -> MetricsFacts:
+    """Read a Prometheus text exposition of vLLM's metrics (reference §8); never raises.
+
+    See :class:`MetricsFacts` for how several engines / label sets are combined. The verdict is
+    ``kv_bound`` when KV usage ≥ :data:`KV_BOUND_USAGE` and requests are waiting (seed, 五步).
+    """
+    samples = _scrape(text)
+    sums: dict[str, float | None] = {}
+    for key, names in _METRIC_NAMES.items():
+        found = _first_present(samples, names)
+        sums[key] = None if found is None else sum(found)
+    usage_values = _first_present(samples, _METRIC_NAMES["kv_usage"])
+    kv_usage = None
+    if usage_values:
+        kv_usage = max(usage_values)
+        if kv_usage > 1.0:
+            kv_usage = kv_usage / PERCENT_SCALE
+    hits, queries = sums["prefix_cache_hits"], sums["prefix_cache_queries"]
+    hit_rate = None
+    if hits is not None and queries:
+        hit_rate = hits / queries
+    else:
+        gauge = _first_present(samples, _METRIC_NAMES["hit_rate_gauge"])
+        if gauge:
+            hit_rate = sum(gauge) / len(gauge)
+    blocks = [b for info in samples.cache_config if (b := _int(info.get("num_gpu_blocks", ""))) is not None]
+    first = samples.cache_config[0] if samples.cache_config else {}
+    waiting = sums["num_requests_waiting"]
+    verdict: MetricsVerdict = (
+        "kv_bound"
+        if kv_usage is not None and kv_usage >= KV_BOUND_USAGE and (waiting or 0) > 0
+        else "not_kv_bound"
+    )
+    return MetricsFacts(
+        kv_usage=kv_usage,
+        num_requests_running=sums["num_requests_running"],
+        num_requests_waiting=waiting,
+        num_requests_swapped=sums["num_requests_swapped"],
+        preemptions=sums["preemptions"],
+        prefix_cache_hits=hits,
+        prefix_cache_queries=queries,
+        prefix_hit_rate=hit_rate,
+        num_gpu_blocks=sum(blocks) if blocks else None,
+        block_size=_int(first.get("block_size", "")),
+        gpu_memory_utilization=_float(first.get("gpu_memory_utilization", "x")),
+        verdict=verdict,
+        reading=_reading(verdict, kv_usage, waiting, sums["preemptions"]),
+        samples_read=samples.count,
+    )
+
+
+def _reading(
+    verdict: MetricsVerdict, kv_usage: float | None, waiting: float | None, preempt: float | None
+) -> str:
+    if kv_usage is None:
+        return (
+            "No KV-cache usage metric (vllm:kv_cache_usage_perc or vllm:gpu_cache_usage_perc) in the scrape."
+        )
+    usage = f"KV cache usage is {kv_usage:.0%}"
+    queue = "no waiting-requests metric" if waiting is None else f"{waiting:g} requests waiting"
+    extra = "" if not preempt else f"; {preempt:g} preemptions so far"
+    if verdict == "kv_bound":
+        return (
+            f"{usage} with {queue}{extra}: concurrency is limited by the KV pool. "
+            "Shorten max_model_len, use an fp8 KV cache, raise TP or gpu_memory_utilization."
+        )
+    if kv_usage >= KV_BOUND_USAGE:
+        return f"{usage} but {queue}{extra}: the pool is full yet nothing queues, so KV is not the limit now."
+    return f"{usage} with {queue}{extra}: below {KV_BOUND_USAGE:.0%}, the KV pool is not the bottleneck."
