@@ -8,7 +8,8 @@ from app.core import budget as B
 from app.core import kv as K
 from app.core.backends import resolve_backend
 from app.core.errors import InvalidServeConfigError
-from app.core.result import Estimate, KVGroup, Term, Verdict
+from app.core.result import Estimate, KVGroup, Range, Term, Verdict
+from app.core.uncertainty import CUDA_GRAPH_BAND, bands_for
 from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, LayerKind, ModelSpec, ServeConfig
 from app.core.versions import VersionRules, format_gib, rules_for
 
@@ -475,6 +476,10 @@ def _estimate(
             strict=True,
         )
     ]
+    ranges, borderline, safe_len = _ranges(
+        model=model, device=device, rules=rules, res=res, stage=binding, inflight=inflight, fits=error is None,
+        needed=needed, upper=min(search_upper, MAX_MODEL_LEN_CEILING),
+    )
     kv_dtype_b = K.kv_dtype_bytes(kv_cache_dtype=serve.kv_cache_dtype, model_dtype=B.serving_dtype(model=model, serve=serve))
     terms = _terms(
         model=model, serve=serve, res=res, stage=binding, requested=requested, total=total, rules=rules,
@@ -517,7 +522,61 @@ def _estimate(
         log_lines=lines,
         warnings=warnings,
         terms=terms,
+        ranges=ranges,
+        borderline=borderline,
+        safe_max_model_len=safe_len,
     )
+
+
+def _ranges(
+    *, model: ModelSpec, device: DeviceSpec, rules: VersionRules, res: Resolved, stage: Stage, inflight: int,
+    fits: bool, needed: int, upper: int,
+) -> tuple[dict[str, Range], bool, int]:
+    """Low / expected / high for the modelled parts and for the exact numbers that follow from them."""
+    calibrated = device.platform == "cuda" and rules.engine == "v1" and rules.version_tuple >= (0, 15, 0)
+    bands = bands_for(
+        weights_bytes=stage.weights_bytes, activation_bytes=stage.activation_peak_bytes,
+        cuda_graph_bytes=stage.cuda_graph_bytes, quantized=model.quantization is not None, calibrated=calibrated,
+        cuda_graph_budgeted=rules.cuda_graph_budgeted,
+    )
+    layout = stage.layout
+
+    def span(value: int, width: int) -> Range:
+        return Range(low=max(0, value - width), expected=value, high=value + width)
+
+    kv = stage.kv_cache_bytes
+    kv_low, kv_high = kv - bands.kv_delta, kv + bands.kv_delta
+    out = {
+        "weights_bytes": span(stage.weights_bytes, bands.weights),
+        "activation_peak_bytes": span(stage.activation_peak_bytes, bands.activation),
+        "non_torch_bytes": span(stage.non_torch_bytes, bands.non_torch),
+        "cuda_graph_bytes": span(stage.cuda_graph_bytes, CUDA_GRAPH_BAND.width(stage.cuda_graph_bytes)),
+        "kv_cache_bytes": Range(low=kv_low, expected=kv, high=kv_high),
+    }
+    L = res.max_model_len
+    for name, source in (("kv_tokens", "tokens"), ("max_concurrency", "concurrency")):
+        values = []
+        for pool in (kv_low, kv, kv_high):
+            blocks = K.num_blocks_for(available_bytes=pool, layout=layout)
+            conc = K.max_concurrency_for(num_blocks=blocks, layout=layout, max_model_len=L, inflight_tokens=inflight,
+                                         prefix_caching=res.prefix_caching, rules=rules)
+            if source == "tokens":
+                tokens = K.kv_tokens_for(num_blocks=blocks, layout=layout, max_concurrency=conc, max_model_len=L,
+                                         rules=rules)
+                values.append(float(tokens if tokens is not None else blocks * layout.block_size))
+            else:
+                values.append(round(conc, 2))
+        out[name] = Range(low=values[0], expected=values[1], high=values[2])
+    null_block = layout.bytes_per_block if rules.null_block_in_check else 0
+    fits_low = kv_low > 0 and needed <= kv_low - null_block
+    fits_high = kv_high > 0 and needed <= kv_high - null_block
+    borderline = fits_low != fits_high
+    safe = K.estimate_max_model_len(
+        available_bytes=max(0, kv_low - null_block), layout=layout, inflight_tokens=inflight,
+        prefix_caching=res.prefix_caching, rules=rules, upper=upper,
+    )
+    return out, borderline, safe
+
 
 
 def _terms(

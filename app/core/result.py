@@ -88,4 +88,6 @@ class Estimate(BaseModel):
     log_lines: list[str]
     warnings: list[str]
     terms: list[Term]
-    ranges: dict[str, Range] = {}
+    ranges: dict[str, Range] = {}  # low / expected / high of each modelled number and what follows
+    borderline: bool = False  # the start-up verdict flips inside the ranges
+    safe_max_model_len: int | None = None  # starts even at the low end of the KV range
