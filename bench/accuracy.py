@@ -63,6 +63,9 @@ def rows() -> list[Row]:
             print(f"skip {case.id}: {exc}", file=sys.stderr)
             continue
         predicted = {key: getattr(est, attr) / GIB for key, attr in FIELDS}
+        band = est.ranges["kv_cache_bytes"]
+        predicted["kv_low_gib"] = band.low / GIB
+        predicted["kv_high_gib"] = band.high / GIB
         predicted["kv_tokens"] = float(est.kv_tokens)
         predicted["max_concurrency"] = est.max_concurrency
         rep = case.reported
@@ -96,6 +99,19 @@ def summary_lines(data: list[Row]) -> list[str]:
             f"{100 * statistics.median(rels):.1f} % | {100 * pct(rels, 0.9):.1f} % |"
         )
     return lines
+
+
+def range_lines(data: list[Row]) -> list[str]:
+    rows_with_kv = [r for r in data if r.reported.get("kv_cache_gib") is not None]
+    inside = sum(1 for r in rows_with_kv
+                 if r.predicted["kv_low_gib"] <= r.reported["kv_cache_gib"] <= r.predicted["kv_high_gib"])
+    widths = [r.predicted["kv_high_gib"] - r.predicted["kv_low_gib"] for r in rows_with_kv]
+    if not rows_with_kv:
+        return []
+    return [
+        f"KV-pool range (low…high) contains the printed value for {inside} of {len(rows_with_kv)} records "
+        f"({100 * inside / len(rows_with_kv):.0f} %); median range width {statistics.median(widths):.2f} GiB.",
+    ]
 
 
 def grouped_lines(data: list[Row], label: str, key_fn) -> list[str]:  # type: ignore[no-untyped-def]
@@ -146,6 +162,8 @@ def report() -> str:
         "## Summary",
         "",
         *summary_lines(data),
+        "",
+        *range_lines(data),
         "",
         "## By model family",
         "",
