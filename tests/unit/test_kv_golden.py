@@ -12,38 +12,81 @@ from app.core.versions import rules_for
 
 def dense(*, layers: int = 32, kv_heads: int = 8, head: int = 128, heads: int = 32) -> ModelSpec:
     return ModelSpec(
-        name="llama-3-8b-like", num_layers=layers, hidden_size=4096, intermediate_size=14336,
-        num_attention_heads=heads, num_kv_heads=kv_heads, head_size=head, head_size_v=head, vocab_size=128256,
-        max_model_len_derived=131072, layer_kinds=tuple([LayerKind.FULL] * layers), params_total=8_030_261_248,
+        name="llama-3-8b-like",
+        num_layers=layers,
+        hidden_size=4096,
+        intermediate_size=14336,
+        num_attention_heads=heads,
+        num_kv_heads=kv_heads,
+        head_size=head,
+        head_size_v=head,
+        vocab_size=128256,
+        max_model_len_derived=131072,
+        layer_kinds=tuple([LayerKind.FULL] * layers),
+        params_total=8_030_261_248,
     )
 
 
 def gpt_oss_like() -> ModelSpec:
     kinds = tuple(LayerKind.SLIDING if i % 2 == 0 else LayerKind.FULL for i in range(24))
     return ModelSpec(
-        name="gpt-oss-20b-like", num_layers=24, hidden_size=2880, intermediate_size=2880, num_attention_heads=64,
-        num_kv_heads=8, head_size=64, head_size_v=64, vocab_size=201088, max_model_len_derived=131072,
-        layer_kinds=kinds, sliding_window_tokens=128, params_total=20_900_000_000,
+        name="gpt-oss-20b-like",
+        num_layers=24,
+        hidden_size=2880,
+        intermediate_size=2880,
+        num_attention_heads=64,
+        num_kv_heads=8,
+        head_size=64,
+        head_size_v=64,
+        vocab_size=201088,
+        max_model_len_derived=131072,
+        layer_kinds=kinds,
+        sliding_window_tokens=128,
+        params_total=20_900_000_000,
     )
 
 
 def deepseek_v3_like() -> ModelSpec:
     return ModelSpec(
-        name="deepseek-v3-like", num_layers=61, hidden_size=7168, intermediate_size=18432, num_attention_heads=128,
-        num_kv_heads=128, head_size=576, head_size_v=576, vocab_size=129280, max_model_len_derived=163840,
-        layer_kinds=tuple([LayerKind.MLA] * 61), mla=MLASpec(kv_lora_rank=512, qk_rope_head_dim=64),
+        name="deepseek-v3-like",
+        num_layers=61,
+        hidden_size=7168,
+        intermediate_size=18432,
+        num_attention_heads=128,
+        num_kv_heads=128,
+        head_size=576,
+        head_size_v=576,
+        vocab_size=129280,
+        max_model_len_derived=163840,
+        layer_kinds=tuple([LayerKind.MLA] * 61),
+        mla=MLASpec(kv_lora_rank=512, qk_rope_head_dim=64),
         params_total=671_000_000_000,
     )
 
 
-H100 = DeviceSpec(id="h100", name="H100", vendor="NVIDIA", platform="cuda",
-                  memory_total_bytes=int(79.1 * GIB), compute_capability="9.0", fp8_kv=True)
+H100 = DeviceSpec(
+    id="h100",
+    name="H100",
+    vendor="NVIDIA",
+    platform="cuda",
+    memory_total_bytes=int(79.1 * GIB),
+    compute_capability="9.0",
+    fp8_kv=True,
+)
 
 
-def layout(model: ModelSpec, *, version: str, tp: int = 1, kv_dtype: str = "auto", block: int = 16) -> K.KVLayout:
-    return K.build_layout(model=model, layer_range=(0, model.num_layers), tensor_parallel_size=tp,
-                          block_size=block, kv_cache_dtype=kv_dtype, model_dtype="bfloat16",
-                          rules=rules_for(version))
+def layout(
+    model: ModelSpec, *, version: str, tp: int = 1, kv_dtype: str = "auto", block: int = 16
+) -> K.KVLayout:
+    return K.build_layout(
+        model=model,
+        layer_range=(0, model.num_layers),
+        tensor_parallel_size=tp,
+        block_size=block,
+        kv_cache_dtype=kv_dtype,
+        model_dtype="bfloat16",
+        rules=rules_for(version),
+    )
 
 
 def test_seed_example_one_gib_per_sequence() -> None:
@@ -65,11 +108,21 @@ def test_reference_dense_worked_example() -> None:
         assert lay.bytes_per_block == 2_097_152
         blocks = K.num_blocks_for(available_bytes=60 * GIB, layout=lay)
         assert blocks == 30_720
-        conc = K.max_concurrency_for(num_blocks=blocks, layout=lay, max_model_len=8192, inflight_tokens=8192,
-                                     prefix_caching=True, rules=rules)
+        conc = K.max_concurrency_for(
+            num_blocks=blocks,
+            layout=lay,
+            max_model_len=8192,
+            inflight_tokens=8192,
+            prefix_caching=True,
+            rules=rules,
+        )
         assert conc == pytest.approx(60.0)
-        assert K.kv_tokens_for(num_blocks=blocks, layout=lay, max_concurrency=conc, max_model_len=8192,
-                               rules=rules) == 491_520
+        assert (
+            K.kv_tokens_for(
+                num_blocks=blocks, layout=lay, max_concurrency=conc, max_model_len=8192, rules=rules
+            )
+            == 491_520
+        )
 
 
 def test_reference_sliding_window_worked_example() -> None:
@@ -83,22 +136,44 @@ def test_reference_sliding_window_worked_example() -> None:
     assert blocks == 109_226
     # 0.33.0, IF = 2 x 8192: SWA cdiv(min(127 + 16384, 131072), 16) + 1 = 1033; full 8192 -> 9225 blocks
     rules = rules_for("0.33.0")
-    conc = K.max_concurrency_for(num_blocks=blocks, layout=lay, max_model_len=131_072, inflight_tokens=16_384,
-                                 prefix_caching=True, rules=rules)
+    conc = K.max_concurrency_for(
+        num_blocks=blocks,
+        layout=lay,
+        max_model_len=131_072,
+        inflight_tokens=16_384,
+        prefix_caching=True,
+        rules=rules,
+    )
     assert f"{conc:.2f}" == "11.84"
-    assert K.kv_tokens_for(num_blocks=blocks, layout=lay, max_concurrency=conc, max_model_len=131_072,
-                           rules=rules) == 1_551_920
+    assert (
+        K.kv_tokens_for(
+            num_blocks=blocks, layout=lay, max_concurrency=conc, max_model_len=131_072, rules=rules
+        )
+        == 1_551_920
+    )
     # 0.11.0, IF = 8192: SWA cdiv(8319, 16) + 1 = 521 -> 8713 blocks -> 12.54x; tokens 109,226 // 2 x 16
     old = rules_for("0.11.0")
     lay_old = layout(gpt_oss_like(), version="0.11.0")
-    conc_old = K.max_concurrency_for(num_blocks=blocks, layout=lay_old, max_model_len=131_072,
-                                     inflight_tokens=8192, prefix_caching=True, rules=old)
+    conc_old = K.max_concurrency_for(
+        num_blocks=blocks,
+        layout=lay_old,
+        max_model_len=131_072,
+        inflight_tokens=8192,
+        prefix_caching=True,
+        rules=old,
+    )
     assert f"{conc_old:.2f}" == "12.54"
-    assert K.kv_tokens_for(num_blocks=blocks, layout=lay_old, max_concurrency=conc_old, max_model_len=131_072,
-                           rules=old) == 873_808
+    assert (
+        K.kv_tokens_for(
+            num_blocks=blocks, layout=lay_old, max_concurrency=conc_old, max_model_len=131_072, rules=old
+        )
+        == 873_808
+    )
 
 
-@pytest.mark.parametrize(("kv_dtype", "per_token"), [("auto", 70_272), ("fp8", 35_136), ("fp8_ds_mla", 40_016)])
+@pytest.mark.parametrize(
+    ("kv_dtype", "per_token"), [("auto", 70_272), ("fp8", 35_136), ("fp8_ds_mla", 40_016)]
+)
 @pytest.mark.parametrize("tp", [1, 8, 16])
 def test_reference_mla_bytes_per_token_any_tp(kv_dtype: str, per_token: int, tp: int) -> None:
     # 61 layers x (512 + 64) x 2 B = 70,272 (bf16); x 1 B = 35,136 (fp8); 61 x 656 = 40,016 (fp8_ds_mla).
@@ -118,7 +193,12 @@ def test_tp_larger_than_kv_heads_replicates() -> None:
 def test_pp_stage_split_gives_remainder_to_earlier_stages() -> None:
     # vLLM get_pp_indices: 30 layers over 4 stages = [7, 7, 7, 7] plus the remainder 2 given to the stages
     # before the last one (-2 and -3) -> [7, 8, 8, 7]
-    assert K.stage_layer_ranges(num_layers=30, pipeline_parallel_size=4) == [(0, 7), (7, 15), (15, 23), (23, 30)]
+    assert K.stage_layer_ranges(num_layers=30, pipeline_parallel_size=4) == [
+        (0, 7),
+        (7, 15),
+        (15, 23),
+        (23, 30),
+    ]
     assert K.stage_layer_ranges(num_layers=32, pipeline_parallel_size=2) == [(0, 16), (16, 32)]
 
 
@@ -129,8 +209,12 @@ def test_fp8_halves_the_page() -> None:
 
 def test_dtype_float32_doubles_auto_kv() -> None:
     # `--dtype float32` with `--kv-cache-dtype auto`: 4-byte KV -> 2 x 32 x 8 x 128 x 4 = 262,144 B/token
-    est = estimate(model=dense(), device=H100, serve=ServeConfig(max_model_len=4096, dtype="float32"),
-                   vllm_version="0.33.0")
+    est = estimate(
+        model=dense(),
+        device=H100,
+        serve=ServeConfig(max_model_len=4096, dtype="float32"),
+        vllm_version="0.33.0",
+    )
     assert est.kv_bytes_per_token == 262_144
     assert est.kv_dtype_bytes_per_element == 4
 
@@ -138,11 +222,17 @@ def test_dtype_float32_doubles_auto_kv() -> None:
 def test_too_long_error_text_and_estimate_0_33() -> None:
     # A pool that cannot hold one 131,072-token request: the error names both sizes and vLLM's
     # binary-searched estimate, which must itself fit: needed(L*) <= available - one block (null block).
-    est = estimate(model=dense(), device=H100, serve=ServeConfig(max_model_len=131_072, gpu_memory_utilization=0.3),
-                   vllm_version="0.33.0")
+    est = estimate(
+        model=dense(),
+        device=H100,
+        serve=ServeConfig(max_model_len=131_072, gpu_memory_utilization=0.3),
+        vllm_version="0.33.0",
+    )
     assert not est.fits
     assert est.error is not None
-    assert est.error.startswith("To serve at least one request with the model's max seq len (131072), (16.0 GiB KV")
+    assert est.error.startswith(
+        "To serve at least one request with the model's max seq len (131072), (16.0 GiB KV"
+    )
     largest = est.estimated_max_model_len
     assert largest is not None and 0 < largest < 131_072
     check = est.kv_cache_bytes - est.bytes_per_block  # 0.30+: the null block is held back
@@ -150,8 +240,9 @@ def test_too_long_error_text_and_estimate_0_33() -> None:
     rules = rules_for("0.33.0")
 
     def needed(length: int) -> int:
-        return K.needed_bytes(layout=lay, max_model_len=length, inflight_tokens=16_384, prefix_caching=True,
-                              rules=rules)
+        return K.needed_bytes(
+            layout=lay, max_model_len=length, inflight_tokens=16_384, prefix_caching=True, rules=rules
+        )
 
     assert needed(largest) <= check < needed(largest + 1)
     # full attention needs cdiv(L, 16) blocks of 2 MiB: the answer is a whole number of blocks of tokens
@@ -160,8 +251,12 @@ def test_too_long_error_text_and_estimate_0_33() -> None:
 
 
 def test_v0_error_text_uses_blocks_times_block_size() -> None:
-    est = estimate(model=dense(), device=H100, serve=ServeConfig(max_model_len=131_072, gpu_memory_utilization=0.3),
-                   vllm_version="0.6.6")
+    est = estimate(
+        model=dense(),
+        device=H100,
+        serve=ServeConfig(max_model_len=131_072, gpu_memory_utilization=0.3),
+        vllm_version="0.6.6",
+    )
     assert est.error is not None
     tokens = est.num_gpu_blocks * 16
     assert est.error.startswith(

@@ -36,7 +36,9 @@ def test_enough_records_are_replayed() -> None:
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_exact_replay(case: calibration.Case) -> None:
     rep = case.reported
-    sizing = sizing_for(model=case.model, device=case.device, serve=case.serve, vllm_version=case.vllm_version)
+    sizing = sizing_for(
+        model=case.model, device=case.device, serve=case.serve, vllm_version=case.vllm_version
+    )
     lay = sizing.layout
     kv_gib = rep.get("kv_cache_gib_binding_rank") or rep["kv_cache_gib"]
     low = math.floor((kv_gib * GIB - calibration.PRINTED_GIB_HALF_STEP) / lay.bytes_per_block)
@@ -49,12 +51,18 @@ def test_exact_replay(case: calibration.Case) -> None:
     length = case.serve.max_model_len or rep.get("max_concurrency_tokens_per_request")
     if length is None:
         return
-    conc = K.max_concurrency_for(num_blocks=blocks, layout=lay, max_model_len=length,
-                                 inflight_tokens=sizing.inflight_tokens,
-                                 prefix_caching=sizing.resolved.prefix_caching, rules=sizing.rules)
+    conc = K.max_concurrency_for(
+        num_blocks=blocks,
+        layout=lay,
+        max_model_len=length,
+        inflight_tokens=sizing.inflight_tokens,
+        prefix_caching=sizing.resolved.prefix_caching,
+        rules=sizing.rules,
+    )
     if rep.get("max_concurrency") is not None:
         assert round(conc, 2) == pytest.approx(rep["max_concurrency"], abs=0.005)
     if rep.get("kv_tokens") is not None:
-        tokens = K.kv_tokens_for(num_blocks=blocks, layout=lay, max_concurrency=conc, max_model_len=length,
-                                 rules=sizing.rules)
+        tokens = K.kv_tokens_for(
+            num_blocks=blocks, layout=lay, max_concurrency=conc, max_model_len=length, rules=sizing.rules
+        )
         assert tokens == rep["kv_tokens"]

@@ -1,0 +1,97 @@
+"""The JSON twin of the page: same parameters, strict validation, the Estimate as data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse
+from pydantic import ValidationError
+
+from app.core.catalog import list_devices, list_models
+from app.core.estimate import estimate
+from app.web.params import StrictPlannerParams, parse_strict, to_query
+from app.web.resolve import resolve_strict
+
+router = APIRouter(prefix="/api", tags=["api"])
+
+
+def _estimate_payload(params: StrictPlannerParams) -> dict[str, Any]:
+    resolved = resolve_strict(params)
+    est = estimate(
+        model=resolved.model,
+        device=resolved.device,
+        serve=resolved.serve,
+        vllm_version=resolved.vllm_version,
+        target_concurrency=params.target_concurrency,
+    )
+    inputs = params.model_dump(exclude={"config_json"})
+    inputs.update(
+        vllm_version=resolved.vllm_version,
+        model=resolved.model_label,
+        model_source=resolved.model_source,
+        query=to_query(params),
+    )
+    return {**est.model_dump(), "inputs": inputs}
+
+
+@router.get("/estimate", name="api_estimate_get")
+def estimate_get(request: Request) -> dict[str, Any]:
+    """Query parameters as on the page (`/?…` permalinks work here unchanged)."""
+    try:
+        params = parse_strict(request.query_params.multi_items())
+    except ValidationError as exc:
+        raise RequestValidationError(
+            [
+                {**err, "loc": ("query", *err["loc"])}
+                for err in exc.errors(include_url=False, include_context=False)
+            ]
+        ) from exc
+    return _estimate_payload(params)
+
+
+@router.post("/estimate", name="api_estimate_post")
+def estimate_post(params: StrictPlannerParams) -> dict[str, Any]:
+    """The same parameters as a JSON object."""
+    return _estimate_payload(params)
+
+
+@router.get("/models", name="api_models")
+def models() -> list[dict[str, Any]]:
+    return [
+        {
+            "id": m.id,
+            "aliases": list(m.aliases),
+            "confidence": m.confidence,
+            "params_total": m.params_total,
+            "description": m.description,
+        }
+        for m in list_models()
+    ]
+
+
+@router.get("/devices", name="api_devices")
+def devices() -> list[dict[str, Any]]:
+    return [d.model_dump() for d in list_devices()]
+
+
+docs_router = APIRouter()
+
+
+@docs_router.get("/docs", name="api_docs", response_class=HTMLResponse, include_in_schema=False)
+def api_docs(request: Request) -> HTMLResponse:
+    """A self-hosted endpoint list (FastAPI's Swagger page would load its assets from a CDN)."""
+    schema = request.app.openapi()
+    endpoints = [
+        {
+            "method": method.upper(),
+            "path": path,
+            "summary": op.get("summary", ""),
+            "doc": op.get("description", ""),
+        }
+        for path, ops in schema["paths"].items()
+        for method, op in ops.items()
+    ]
+    body = request.app.state.renderer.page("docs.html", request, {"endpoints": endpoints})
+    return HTMLResponse(body)

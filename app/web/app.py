@@ -1,0 +1,90 @@
+"""The FastAPI application factory."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from app.core.errors import PlannerError
+from app.web import api, pages
+from app.web.templating import STATIC_DIR, Renderer
+
+log = logging.getLogger("kvplan.web")
+
+
+class RootPathMiddleware:
+    """Serve under a URL prefix, with or without a proxy that strips it.
+
+    Sets the ASGI ``root_path`` (so ``url_for`` writes prefixed URLs) and, when a proxy has removed
+    the prefix, puts it back into ``path`` as the ASGI spec expects. Replaces FastAPI's deprecated
+    ``root_path=`` argument.
+    """
+
+    def __init__(self, app: ASGIApp, root_path: str) -> None:
+        self.app = app
+        self.root_path = "/" + root_path.strip("/")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            scope = dict(scope)
+            scope["root_path"] = self.root_path
+            path: str = scope["path"]
+            if path != self.root_path and not path.startswith(self.root_path + "/"):
+                scope["path"] = self.root_path + path
+                scope["raw_path"] = self.root_path.encode() + scope.get("raw_path", path.encode())
+        await self.app(scope, receive, send)
+
+
+def create_app(root_path: str = "") -> FastAPI:
+    """``root_path``: the URL prefix the app is served under (``/tools/kvplan``), "" at the root."""
+    app = FastAPI(
+        title="KV Planner",
+        summary="Will this model start under vLLM with this max_model_len and concurrency?",
+        version="0.1.0",
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.renderer = Renderer()
+    if root_path:
+        app.add_middleware(RootPathMiddleware, root_path=root_path)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    app.include_router(pages.router)
+    app.include_router(api.router)
+    app.include_router(api.docs_router)
+
+    @app.get("/healthz", name="healthz", tags=["ops"])
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.exception_handler(PlannerError)
+    async def planner_error(request: Request, exc: PlannerError) -> Response:
+        # Pages catch their own PlannerErrors and render them inline; what reaches here is the API.
+        detail = [
+            {
+                "loc": ["query" if request.method == "GET" else "body", exc.field],
+                "msg": exc.message,
+                "type": type(exc).__name__,
+            }
+        ]
+        return JSONResponse({"detail": detail}, status_code=422)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> Response:
+        return JSONResponse({"detail": jsonable_encoder(exc.errors())}, status_code=422)
+
+    @app.exception_handler(Exception)
+    async def last_resort(request: Request, exc: Exception) -> Response:
+        # Inputs are validated before they reach the core, so this is a bug: log it, show no trace.
+        log.exception("unhandled error on %s", request.url.path)
+        message = "Internal error: the planner could not compute this. The inputs were logged for a fix."
+        if request.url.path.startswith(f"{root_path}/api"):
+            return JSONResponse({"detail": message}, status_code=500)
+        return HTMLResponse(f"<p>{message}</p>", status_code=500)
+
+    return app

@@ -1,0 +1,151 @@
+"""HTML routes: the planner page (full or its results block for htmx) and the pasted-command form."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl, urlencode
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import ValidationError
+
+from app.core.command import parse_serve_command
+from app.core.errors import PlannerError
+from app.core.estimate import capacity_curve, estimate
+from app.core.result import Estimate
+from app.core.versions import default_gpu_memory_utilization
+from app.web import views
+from app.web.params import FieldProblem, PlannerParams, parse_lenient, replace, to_query
+from app.web.resolve import Resolved, resolve_lenient
+
+router = APIRouter()
+COMMAND_MAX_CHARS = 20_000
+# Query keys that are messages for one page view, never part of the permalink.
+NOTE_IGNORED_FLAGS = "ignored_flags"
+
+
+def wants_fragment(request: Request) -> bool:
+    """htmx asks for the block, except when restoring history (then it needs the whole page)."""
+    return (
+        request.headers.get("HX-Request") == "true"
+        and request.headers.get("HX-History-Restore-Request") != "true"
+    )
+
+
+def permalink(request: Request, params: PlannerParams) -> str:
+    return f"{request.url_for('planner').path}?{to_query(params)}"
+
+
+def _estimate(resolved: Resolved) -> tuple[Estimate, list[tuple[int, float]]]:
+    kwargs = {
+        "model": resolved.model,
+        "device": resolved.device,
+        "serve": resolved.serve,
+        "vllm_version": resolved.vllm_version,
+    }
+    est = estimate(**kwargs, target_concurrency=resolved.params.target_concurrency)
+    curve = capacity_curve(**kwargs, points=views.CURVE_POINTS)
+    return est, curve
+
+
+def build_view(
+    request: Request,
+    params: PlannerParams,
+    problems: list[FieldProblem],
+    *,
+    command_text: str = "",
+    command_error: PlannerError | None = None,
+    notices: tuple[str, ...] = (),
+) -> views.PlannerView:
+    resolved, more = resolve_lenient(params)
+    problems = problems + more
+    params = resolved.params
+    link = permalink(request, params)
+    result: views.ResultView | None = None
+    error: views.Problem | None = None
+    try:
+        est, curve = _estimate(resolved)
+        result = views.result_view(resolved, est, curve, link)
+        effective_len = est.max_model_len
+    except PlannerError as exc:
+        error = views.error_of(exc)
+        effective_len = params.max_model_len or resolved.model.max_model_len_derived
+    form = views.form_state(
+        params,
+        derived_len=resolved.model.max_model_len_derived,
+        effective_len=effective_len,
+        default_util=default_gpu_memory_utilization(resolved.vllm_version),
+    )
+    return views.PlannerView(
+        params=params,
+        query=to_query(params),
+        permalink=link,
+        problems=views.problems_of(problems),
+        form=form,
+        result=result,
+        error=error,
+        command_text=command_text,
+        command_error=views.error_of(command_error) if command_error else None,
+        notices=notices,
+    )
+
+
+def render_planner(request: Request, view: views.PlannerView) -> Response:
+    renderer = request.app.state.renderer
+    context = {"view": view}
+    if wants_fragment(request):
+        body = renderer.block("planner.html", "results", request, context)
+        headers = {"Vary": "HX-Request", "HX-Replace-Url": view.permalink}
+    else:
+        body = renderer.page("planner.html", request, context)
+        headers = {"Vary": "HX-Request"}
+    status = 422 if view.error or view.command_error else 200
+    return HTMLResponse(body, status_code=status, headers=headers)
+
+
+@router.get("/", name="planner", response_class=HTMLResponse)
+def planner(request: Request) -> Response:
+    params, problems = parse_lenient(request.query_params.multi_items())
+    ignored = request.query_params.get(NOTE_IGNORED_FLAGS, "")
+    notices = (
+        (f"Flags of the pasted command that do not move memory were left out: {ignored}",) if ignored else ()
+    )
+    return render_planner(request, build_view(request, params, problems, notices=notices))
+
+
+@router.post("/command", name="fill_from_command", response_class=HTMLResponse)
+def fill_from_command(request: Request, command: str = Form(""), state: str = Form("")) -> Response:
+    """Parse a pasted `vllm serve` command over the current inputs and redirect to the filled page."""
+    params, problems = parse_lenient(parse_qsl(state, keep_blank_values=True))
+    command = command[:COMMAND_MAX_CHARS]
+    try:
+        parsed = parse_serve_command(command)
+        serve = parsed.serve
+        changes = {
+            "max_model_len": serve.max_model_len,
+            "tensor_parallel_size": serve.tensor_parallel_size,
+            "pipeline_parallel_size": serve.pipeline_parallel_size,
+            "gpu_memory_utilization": serve.gpu_memory_utilization,
+            "kv_cache_dtype": serve.kv_cache_dtype,
+            "block_size": serve.block_size,
+            "max_num_seqs": serve.max_num_seqs,
+            "max_num_batched_tokens": serve.max_num_batched_tokens,
+            "enforce_eager": serve.enforce_eager,
+            "enable_prefix_caching": serve.enable_prefix_caching,
+        }
+        if parsed.model:
+            changes["model"] = parsed.model
+        filled = replace(params, **changes)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        error = PlannerError(str(first["loc"][0]) if first["loc"] else "command", first["msg"])
+        view = build_view(request, params, problems, command_text=command, command_error=error)
+        return render_planner(request, view)
+    except PlannerError as exc:
+        view = build_view(request, params, problems, command_text=command, command_error=exc)
+        return render_planner(request, view)
+    target = permalink(request, filled)
+    if parsed.unknown_flags:
+        target += "&" + urlencode({NOTE_IGNORED_FLAGS: " ".join(parsed.unknown_flags)})
+    if request.headers.get("HX-Request") == "true":
+        return Response(status_code=204, headers={"HX-Redirect": target})
+    return RedirectResponse(target, status_code=303)

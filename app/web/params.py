@@ -1,0 +1,274 @@
+"""The planner's query parameters: one pydantic model, a lenient parser for the page, a strict one
+for the API, and the permalink encoder.
+
+Names are the `vllm serve` flags in snake_case so a permalink reads like the command it describes.
+``v`` versions the link format; a test keeps a stored link from the first release working.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+from urllib.parse import urlencode
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+
+from app.core.command import human_readable_int
+from app.core.errors import PlannerError
+from app.core.specs import KVCacheDType
+from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS
+
+LINK_FORMAT_VERSION = 1
+DEFAULT_MODEL = "meta-llama/Llama-3.1-8B"
+DEFAULT_DEVICE = "nvidia-h100-sxm-80gb"
+# A pasted config.json rides in the permalink; 64 KiB is ~20x a large real config.
+CONFIG_JSON_MAX_CHARS = 65_536
+ATTENTION_KINDS = ("full", "sliding", "mla", "hybrid")
+CARD_DTYPES = ("bfloat16", "float16", "float32")
+
+# Parameter counts on the model card: "8B", "70b", "671B", "1.5B", "405e9" (always decimal).
+_PARAM_COUNT = re.compile(r"(\d+(?:\.\d+)?)\s*([kKmMbBtT]?)")
+_PARAM_SCALE = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
+
+TRUE_WORDS = frozenset({"1", "true", "on", "yes"})
+FALSE_WORDS = frozenset({"0", "false", "off", "no"})
+
+
+def parse_human_int(value: object) -> object:
+    """`32k` -> 32000, `128K` -> 131072 (vLLM's human-readable ints); non-strings pass through."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return human_readable_int(value, field_name="value")
+    except PlannerError as exc:
+        raise ValueError(exc.message) from exc
+
+
+def parse_param_count(value: object) -> object:
+    if not isinstance(value, str):
+        return value
+    match = _PARAM_COUNT.fullmatch(value.strip().replace("_", "").replace(",", ""))
+    if match is None:
+        return value.strip()
+    number, suffix = match.groups()
+    return int(float(number) * _PARAM_SCALE[suffix.lower()])
+
+
+def _blank_to_none(value: object) -> object:
+    if isinstance(value, str) and value.strip() == "":
+        return None
+    return value
+
+
+def _human_int_or_none(value: object) -> object:
+    return parse_human_int(_blank_to_none(value))
+
+
+def _bool_word(value: object) -> object:
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word in TRUE_WORDS:
+            return True
+        if word in FALSE_WORDS:
+            return False
+    return value
+
+
+def _link_version(value: object) -> object:
+    return int(value) if isinstance(value, str) and value.strip().isdigit() else value
+
+
+def _tri_state(value: object) -> object:
+    """``enable_prefix_caching``: blank/"default" -> None (the version's default), else a bool."""
+    if isinstance(value, str) and value.strip().lower() in ("", "default", "auto"):
+        return None
+    return _bool_word(value)
+
+
+def opt_int(low: int, high: int, *, human: bool = False) -> Any:
+    """An optional bounded int; blank means None (vLLM's default); ``human`` also takes `32k`/`32K`."""
+    before = _human_int_or_none if human else _blank_to_none
+    return Annotated[Annotated[int, Field(ge=low, le=high)] | None, BeforeValidator(before)]
+
+
+def _param_count_or_none(value: object) -> object:
+    return parse_param_count(_blank_to_none(value))
+
+
+OptUtilization = Annotated[Annotated[float, Field(gt=0.0, le=1.0)] | None, BeforeValidator(_blank_to_none)]
+OptStr = Annotated[str | None, BeforeValidator(_blank_to_none)]
+Flag = Annotated[bool, BeforeValidator(_bool_word)]
+TriState = Annotated[bool | None, BeforeValidator(_tri_state)]
+ParamCount = Annotated[Annotated[int, Field(ge=1, le=10**14)] | None, BeforeValidator(_param_count_or_none)]
+
+
+class PlannerParams(BaseModel):
+    """Every input of the planner page and of /api/estimate. ``None`` = vLLM's default."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", str_strip_whitespace=True)
+
+    v: Annotated[Literal[1], BeforeValidator(_link_version)] = LINK_FORMAT_VERSION
+    model: str = Field(default=DEFAULT_MODEL, min_length=1, max_length=300)
+    device: str = Field(default=DEFAULT_DEVICE, min_length=1, max_length=100)
+    devices: Annotated[int, Field(ge=1, le=4096)] = 1
+    vllm_version: OptStr = None
+    max_model_len: opt_int(16, 10_000_000, human=True) = None
+    target_concurrency: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=65_536)] = 1
+    max_num_seqs: opt_int(1, 65_536, human=True) = None
+    gpu_memory_utilization: OptUtilization = None
+    kv_cache_dtype: KVCacheDType = "auto"
+    tensor_parallel_size: Annotated[int, Field(ge=1, le=1024)] = 1
+    pipeline_parallel_size: Annotated[int, Field(ge=1, le=256)] = 1
+    block_size: opt_int(1, 16_384) = None
+    max_num_batched_tokens: opt_int(1, 10_000_000, human=True) = None
+    enforce_eager: Flag = False
+    enable_prefix_caching: TriState = None
+    config_json: Annotated[str, Field(max_length=CONFIG_JSON_MAX_CHARS)] = ""
+    # The model card: a model described by hand (used when layers, KV heads, head size and
+    # parameters are all given and no config.json is pasted).
+    card_layers: opt_int(1, 1024) = None
+    card_kv_heads: opt_int(1, 1024) = None
+    card_head_size: opt_int(1, 4096) = None
+    card_params: ParamCount = None
+    card_dtype: Literal["bfloat16", "float16", "float32"] = "bfloat16"
+    card_attention: Literal["full", "sliding", "mla", "hybrid"] = "full"
+    card_window: opt_int(1, 10_000_000, human=True) = None
+    card_kv_lora_rank: opt_int(1, 65_536) = None
+    card_rope_dim: opt_int(0, 4096) = None
+    card_heads: opt_int(1, 1024) = None
+    card_hidden_size: opt_int(1, 1_000_000) = None
+    card_vocab_size: opt_int(1, 10_000_000) = None
+    card_max_len: opt_int(16, 10_000_000, human=True) = None
+
+    @field_validator("vllm_version")
+    @classmethod
+    def _known_version(cls, value: str | None) -> str | None:
+        if value is not None and value not in KNOWN_VERSIONS:
+            raise ValueError(f"unknown vLLM version {value!r}; known: {', '.join(KNOWN_VERSIONS)}")
+        return value
+
+    @field_validator("config_json")
+    @classmethod
+    def _json_object(cls, value: str) -> str:
+        if not value:
+            return value
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from exc
+        if not isinstance(parsed, dict):
+            raise ValueError("expected a JSON object like the model's config.json")
+        return value
+
+    @property
+    def resolved_version(self) -> str:
+        return self.vllm_version or DEFAULT_VERSION
+
+    @property
+    def has_card(self) -> bool:
+        return None not in (self.card_layers, self.card_kv_heads, self.card_head_size, self.card_params)
+
+    @property
+    def card_started(self) -> bool:
+        return any(getattr(self, name) is not None for name in CARD_REQUIRED)
+
+    @property
+    def config_dict(self) -> dict[str, Any] | None:
+        return json.loads(self.config_json) if self.config_json else None
+
+
+class StrictPlannerParams(PlannerParams):
+    """The API's reading: an unknown key is an error, not a silently ignored typo."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
+
+CARD_REQUIRED = ("card_layers", "card_kv_heads", "card_head_size", "card_params")
+FIELD_NAMES: tuple[str, ...] = tuple(PlannerParams.model_fields)
+DEFAULTS = PlannerParams()
+
+
+@dataclass(frozen=True)
+class FieldProblem:
+    """One input that could not be used; the page names it in a banner."""
+
+    field: str
+    value: str
+    message: str
+
+
+def _last_values(query: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[str, str]:
+    items = query.items() if isinstance(query, Mapping) else query
+    out: dict[str, str] = {}
+    for key, value in items:
+        if key in PlannerParams.model_fields:
+            out[key] = value  # a repeated key: the last one wins, as with argparse
+    return out
+
+
+def _short(value: object) -> str:
+    text = str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def parse_lenient(
+    query: Mapping[str, str] | Iterable[tuple[str, str]],
+) -> tuple[PlannerParams, list[FieldProblem]]:
+    """Never fails: each field that does not validate is dropped (-> default) and reported."""
+    raw: dict[str, Any] = _last_values(query)
+    problems: list[FieldProblem] = []
+    for _ in range(len(FIELD_NAMES) + 1):
+        try:
+            return PlannerParams.model_validate(raw), problems
+        except ValidationError as exc:
+            for error in exc.errors():
+                name = str(error["loc"][0]) if error["loc"] else ""
+                if name not in raw:
+                    continue
+                problems.append(FieldProblem(field=name, value=_short(raw.pop(name)), message=error["msg"]))
+    return PlannerParams(), problems  # unreachable in practice: each round removes a field
+
+
+def parse_strict(query: Mapping[str, str] | Iterable[tuple[str, str]]) -> StrictPlannerParams:
+    """For the API: raises pydantic's ValidationError naming each bad field (and unknown keys)."""
+    items = list(query.items() if isinstance(query, Mapping) else query)
+    return StrictPlannerParams.model_validate(dict(items))
+
+
+def compact_config_json(text: str) -> str:
+    """Re-serialise a pasted config.json without whitespace so permalinks stay as short as possible."""
+    return json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
+
+
+def query_items(params: PlannerParams) -> list[tuple[str, str]]:
+    """The non-default fields, in declaration order, as strings (``v`` always first)."""
+    items: list[tuple[str, str]] = [("v", str(LINK_FORMAT_VERSION))]
+    for name in FIELD_NAMES:
+        if name == "v":
+            continue
+        value = getattr(params, name)
+        if value == getattr(DEFAULTS, name):
+            continue
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif name == "config_json":
+            text = compact_config_json(value)
+        else:
+            text = str(value)
+        items.append((name, text))
+    return items
+
+
+def to_query(params: PlannerParams) -> str:
+    """The permalink's query string: defaults omitted, ``v=1`` always present."""
+    return urlencode(query_items(params))
+
+
+def replace(params: PlannerParams, **changes: Any) -> PlannerParams:
+    """A copy with ``changes`` validated like user input (used when a pasted command fills the form)."""
+    data = params.model_dump()
+    data.update(changes)
+    return PlannerParams.model_validate(data)

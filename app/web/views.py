@@ -1,0 +1,488 @@
+"""Typed view models: everything a template shows, decided and formatted in Python.
+
+Templates loop and print; every number, comparison and verdict is computed here from the
+core's Estimate, so the page, the Markdown copy and the tests read the same values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from markupsafe import Markup
+
+from app.core.catalog import list_devices, list_models
+from app.core.command import render_serve_command
+from app.core.errors import PlannerError
+from app.core.kv import KV_TENSORS_PER_LAYER, kv_heads_per_rank
+from app.core.result import Estimate
+from app.core.specs import KV_CACHE_DTYPES, LayerKind, ModelSpec
+from app.core.versions import KNOWN_VERSIONS
+from app.web import svg
+from app.web.format import gib, human_tokens, integer, percent
+from app.web.params import FieldProblem, PlannerParams, to_query
+from app.web.resolve import Resolved
+
+# Layer kinds that hold a per-token KV cache and so count as L in the seed's formula.
+KV_LAYER_KINDS = frozenset({LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED, LayerKind.MLA})
+SLIDER_MIN_TOKENS = 256
+SLIDER_MAX_TOKENS = 4 * 2**20  # 4M tokens, beyond every catalogued model's window
+CURVE_POINTS = 24
+
+
+@dataclass(frozen=True)
+class Option:
+    value: str
+    label: str
+
+
+@dataclass(frozen=True)
+class PartitionRow:
+    key: str
+    label: str
+    gib: str
+    percent: str
+    exact: bool
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class VerdictView:
+    key: str  # fits / s_bound / n_bound / budget_bound
+    tone: str  # ok / warn / bad (a CSS class)
+    headline: str
+    detail: str
+    remedies: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Symbol:
+    symbol: str
+    meaning: str
+    value: str
+
+
+@dataclass(frozen=True)
+class FormulaView:
+    generic: str
+    substituted: str
+    result: str
+    symbols: tuple[Symbol, ...]
+    exact_line: str
+    comparison: str
+    note: str
+
+
+@dataclass(frozen=True)
+class Problem:
+    field: str
+    message: str
+
+
+@dataclass(frozen=True)
+class FormState:
+    """What the inputs show; empty strings where vLLM's default applies (the placeholder shows it)."""
+
+    values: dict[str, str]
+    placeholders: dict[str, str]
+    slider_values: tuple[int, ...]
+    slider_index: int
+    slider_max: int
+    util_slider: str
+    models: tuple[Option, ...]
+    devices: tuple[Option, ...]
+    versions: tuple[Option, ...]
+    kv_dtypes: tuple[Option, ...]
+    open_config: bool
+    open_card: bool
+
+
+@dataclass(frozen=True)
+class ResultView:
+    verdict: VerdictView
+    partition: tuple[PartitionRow, ...]
+    bar_svg: Markup
+    chart_svg: Markup
+    formula: FormulaView
+    block_math: tuple[Symbol, ...]
+    log_title: str
+    log_lines: tuple[str, ...]
+    warnings: tuple[str, ...]
+    terms: tuple[Symbol, ...]
+    command: str
+    multi_node_hint: str
+    fleet: str
+    model_note: str
+    markdown: str
+    curve_rows: tuple[tuple[str, str], ...]
+    estimate: Estimate
+
+
+@dataclass(frozen=True)
+class PlannerView:
+    params: PlannerParams
+    query: str
+    permalink: str
+    problems: tuple[Problem, ...]
+    form: FormState
+    result: ResultView | None
+    error: Problem | None
+    command_text: str = ""
+    command_error: Problem | None = None
+    notices: tuple[str, ...] = field(default=())
+
+
+def slider_lengths(extra: tuple[int, ...]) -> tuple[int, ...]:
+    """Nice max_model_len stops for the log slider: 2^k and 1.5 x 2^k, plus the model's own values."""
+    stops: set[int] = set()
+    k = SLIDER_MIN_TOKENS
+    while k <= SLIDER_MAX_TOKENS:
+        stops.update((k, k * 3 // 2))
+        k *= 2
+    stops.update(v for v in extra if SLIDER_MIN_TOKENS <= v <= SLIDER_MAX_TOKENS)
+    return tuple(sorted(s for s in stops if s <= SLIDER_MAX_TOKENS))
+
+
+def nearest_index(values: tuple[int, ...], target: int) -> int:
+    return min(range(len(values)), key=lambda i: abs(values[i] - target))
+
+
+def form_state(
+    params: PlannerParams, *, derived_len: int, effective_len: int, default_util: float
+) -> FormState:
+    values = {
+        name: ""
+        if value is None
+        else ("true" if value is True else "false" if value is False else str(value))
+        for name, value in params.model_dump().items()
+    }
+    stops = slider_lengths((derived_len, effective_len))
+    models = tuple(
+        Option(alias, entry.id if alias != entry.id else entry.description)
+        for entry in list_models()
+        for alias in (entry.id, *entry.aliases)
+    )
+    devices = tuple(Option(d.id, d.name) for d in list_devices())
+    versions = tuple(Option(v, v) for v in reversed(KNOWN_VERSIONS))
+    return FormState(
+        values=values,
+        placeholders={
+            "max_model_len": str(derived_len),
+            "gpu_memory_utilization": f"{default_util:g}",
+        },
+        slider_values=stops,
+        slider_index=nearest_index(stops, effective_len),
+        slider_max=len(stops) - 1,
+        util_slider=f"{params.gpu_memory_utilization or default_util:g}",
+        models=models,
+        devices=devices,
+        versions=versions,
+        kv_dtypes=tuple(Option(d, d) for d in KV_CACHE_DTYPES),
+        open_config=bool(params.config_json),
+        open_card=params.card_started,
+    )
+
+
+def kv_layer_count(model: ModelSpec) -> int:
+    return sum(1 for kind in model.layer_kinds if kind in KV_LAYER_KINDS)
+
+
+def formula_view(model: ModelSpec, est: Estimate, target: int) -> FormulaView:
+    """The seed's per-device formula with this request's numbers substituted."""
+    layers = kv_layer_count(model)
+    tp = est.tensor_parallel_size
+    s, b, n = est.max_model_len, est.kv_dtype_bytes_per_element, target
+    if model.mla is not None:
+        # MLA caches one latent vector per token and layer (no separate K and V), not split by TP
+        # (seed: take H_kv and D from the cached tensor's shape).
+        head_size = model.mla.latent_size
+        generic = "L × (kv_lora_rank + rope) × S × b × N"
+        substituted = f"{layers} × {head_size} × {integer(s)} × {b} × {n}"
+        seed_bytes = layers * head_size * s * b * n
+        heads = 1
+        heads_text = "1 (MLA latent)"
+    else:
+        heads, head_size = model.num_kv_heads, model.head_size
+        per_rank_heads = kv_heads_per_rank(total_kv_heads=heads, tensor_parallel_size=tp)
+        generic = "2 × L × (H_kv/TP) × D × S × b × N"  # the 2 is KV_TENSORS_PER_LAYER
+        tp_text = f"({heads}/{tp})" if tp > 1 else str(heads)
+        substituted = f"2 × {layers} × {tp_text} × {head_size} × {integer(s)} × {b} × {n}"
+        seed_bytes = KV_TENSORS_PER_LAYER * layers * per_rank_heads * head_size * s * b * n
+        heads_text = str(heads)
+    exact_need = est.kv_bytes_per_token * s * n
+    notes = []
+    if set(model.layer_kinds) - {LayerKind.FULL, LayerKind.MLA}:
+        notes.append(
+            "Sliding-window, chunked and recurrent layers cache less than S tokens each, "
+            "so vLLM's exact figure is below the formula's."
+        )
+    if est.pipeline_parallel_size > 1:
+        notes.append("With pipeline parallelism each device holds only its stage's layers.")
+    if model.mla is None and tp > heads:
+        notes.append(f"TP={tp} exceeds {heads} KV heads: vLLM replicates heads, one per device.")
+    pool = est.kv_cache_bytes
+    verb = "≤" if exact_need <= pool else ">"
+    return FormulaView(
+        generic=generic,
+        substituted=substituted,
+        result=f"{integer(seed_bytes)} B = {gib(seed_bytes)}",
+        symbols=(
+            Symbol("L", "attention layers", str(layers)),
+            Symbol("H_kv", "KV heads per layer", heads_text),
+            Symbol("D", "head size", str(head_size)),
+            Symbol("S", "tokens per sequence (max_model_len)", integer(s)),
+            Symbol("b", "bytes per KV element", str(b)),
+            Symbol("N", "concurrent sequences (target)", str(n)),
+            Symbol("TP", "tensor_parallel_size", str(tp)),
+        ),
+        exact_line=(
+            f"vLLM's per-device KV per token for this model: {integer(est.kv_bytes_per_token)} B; "
+            f"× S × N = {gib(exact_need)}"
+        ),
+        comparison=f"{gib(exact_need)} {verb} KV pool {gib(pool)}",
+        note=" ".join(notes),
+    )
+
+
+def partition_rows(est: Estimate) -> tuple[tuple[PartitionRow, ...], list[svg.BarSegment], int]:
+    """Rows for the table, segments for the bar and the overrun (bytes over budget, >= 0)."""
+    total = est.device_total_bytes
+    kv = max(0, est.kv_cache_bytes)
+    graphs_in_slack = 0 if est.cuda_graph_budgeted else est.cuda_graph_bytes
+    unused = max(0, est.unused_bytes - graphs_in_slack)
+    graph_note = "inside the budget" if est.cuda_graph_budgeted else "taken from the 1 − utilization slack"
+    items = [
+        ("weights", "Weights", est.weights_bytes, True, ""),
+        ("activation", "Activation & workspace (peak)", est.activation_peak_bytes, False, ""),
+        ("non-torch", "Non-torch (NCCL, CUDA context)", est.non_torch_bytes, False, ""),
+        ("graphs", "CUDA graphs", est.cuda_graph_bytes, False, graph_note),
+        ("kv", "KV cache pool", est.kv_cache_bytes, True, "over budget" if est.kv_cache_bytes < 0 else ""),
+        ("unused", "Unused by design (1 − utilization)", unused, True, ""),
+    ]
+    rows = tuple(
+        PartitionRow(key, label, gib(num), percent(num / total), exact, note)
+        for key, label, num, exact, note in items
+    )
+    order = ["weights", "activation", "non-torch"]
+    if est.cuda_graph_budgeted:
+        order.append("graphs")
+    order.append("kv")
+    if not est.cuda_graph_budgeted:
+        order.append("graphs")
+    order.append("unused")
+    sizes = {key: num for key, _, num, _, _ in items} | {"kv": kv}
+    labels = {
+        "weights": "Weights",
+        "activation": "Activation",
+        "non-torch": "Non-torch",
+        "graphs": "Graphs",
+        "kv": "KV pool",
+        "unused": "Unused",
+    }
+    segments = [svg.BarSegment(key, labels[key], sizes[key]) for key in order]
+    return rows, segments, max(0, -est.kv_cache_bytes)
+
+
+def verdict_view(est: Estimate, target: int) -> VerdictView:
+    s = integer(est.max_model_len)
+    largest = integer(est.estimated_max_model_len) if est.estimated_max_model_len else "none"
+    if est.verdict == "budget_bound":
+        return VerdictView(
+            "budget_bound",
+            "bad",
+            "Does not start: the budget is eaten by weights & activations",
+            f"After weights, activations and the rest, the KV pool is {gib(est.kv_cache_bytes)} — "
+            "not even one sequence fits at any length worth serving. Shortening max_model_len does not help.",
+            (
+                "Raise --gpu-memory-utilization (keep room for the prefill peak)",
+                "Raise --tensor-parallel-size so each device holds fewer weights",
+                "Lower --max-num-batched-tokens to flatten the prefill peak",
+                "Use a quantized checkpoint",
+            ),
+        )
+    if est.verdict == "s_bound":
+        return VerdictView(
+            "s_bound",
+            "bad",
+            "Does not start because of S: one sequence is too long",
+            f"One sequence of max_model_len = {s} tokens needs more KV than the pool holds "
+            f"({gib(est.kv_cache_bytes)}). Largest max_model_len that starts: {largest}.",
+            (
+                f"Lower --max-model-len to {largest} or less",
+                "--kv-cache-dtype fp8 (b: 2 → 1 byte)",
+                "Raise --tensor-parallel-size",
+                "Raise --gpu-memory-utilization",
+            ),
+        )
+    if est.verdict == "n_bound":
+        return VerdictView(
+            "n_bound",
+            "warn",
+            "Starts, but does not fit because of N: too many concurrent sequences",
+            f"The pool holds {integer(est.kv_tokens)} tokens: {est.max_concurrency:.2f} sequences "
+            f"of {s} tokens at once, fewer than the target {target}. "
+            "vLLM starts; the rest of the requests queue.",
+            (
+                "Lower the target concurrency or --max-num-seqs",
+                "Lower --max-model-len",
+                "--kv-cache-dtype fp8",
+                "Raise --tensor-parallel-size or add replicas",
+            ),
+        )
+    return VerdictView(
+        "fits",
+        "ok",
+        "Fits",
+        f"vLLM starts; the KV pool holds {integer(est.kv_tokens)} tokens = {est.max_concurrency:.2f} "
+        f"concurrent sequences of {s} tokens (target {target}).",
+    )
+
+
+def block_math(est: Estimate) -> tuple[Symbol, ...]:
+    b = est.block_size
+    return (
+        Symbol(
+            "bytes per block",
+            f"per-token KV × B = {integer(est.kv_bytes_per_token)} × {b}",
+            f"{integer(est.bytes_per_block)} B",
+        ),
+        Symbol(
+            "num_blocks",
+            f"⌊pool ÷ bytes per block⌋ = ⌊{integer(max(0, est.kv_cache_bytes))} ÷ "
+            f"{integer(est.bytes_per_block)}⌋",
+            integer(est.num_gpu_blocks),
+        ),
+        Symbol("tokens", f"blocks × B = {integer(est.num_gpu_blocks)} × {b}", integer(est.kv_tokens)),
+        Symbol(
+            "max concurrency",
+            f"tokens ÷ S = {integer(est.kv_tokens)} ÷ {integer(est.max_model_len)}",
+            f"{est.max_concurrency:.2f}x",
+        ),
+        Symbol(
+            "tail waste",
+            f"≈ B ÷ (2S) = {b} ÷ (2 × {integer(est.max_model_len)})",
+            percent(b / (2 * est.max_model_len), 3),
+        ),
+    )
+
+
+def markdown_summary(resolved: Resolved, est: Estimate, verdict: VerdictView, permalink: str) -> str:
+    p = resolved.params
+    rows = [
+        ("model", resolved.model_label),
+        ("device", f"{resolved.device.name} × {p.devices}"),
+        ("vLLM", est.vllm_version),
+        ("max_model_len", integer(est.max_model_len)),
+        ("target concurrency", str(p.target_concurrency)),
+        ("tensor / pipeline parallel", f"{est.tensor_parallel_size} / {est.pipeline_parallel_size}"),
+        ("gpu_memory_utilization", f"{est.gpu_memory_utilization:g}"),
+        ("kv_cache_dtype", est.kv_cache_dtype),
+        ("verdict", verdict.headline),
+        ("weights per device", gib(est.weights_bytes)),
+        ("KV cache pool", gib(est.kv_cache_bytes)),
+        ("KV cache size", f"{integer(est.kv_tokens)} tokens"),
+        ("max concurrency", f"{est.max_concurrency:.2f}x"),
+    ]
+    lines = ["| | |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows), "", permalink]
+    return "\n".join(lines)
+
+
+def result_view(
+    resolved: Resolved, est: Estimate, curve: list[tuple[int, float]], permalink: str
+) -> ResultView:
+    params = resolved.params
+    rows, segments, overrun = partition_rows(est)
+    verdict = verdict_view(est, params.target_concurrency)
+    demand = est.kv_bytes_per_token * est.max_model_len * params.target_concurrency
+    bar = svg.partition_bar(
+        segments=segments,
+        device_total_bytes=est.device_total_bytes,
+        budget_bytes=est.budget_bytes,
+        overrun_bytes=overrun,
+        title=f"Memory of one {resolved.device.name}",
+        desc="; ".join(f"{r.label} {r.gib}" for r in rows),
+        budget_label=f"budget {gib(est.budget_bytes, 1)} ({est.gpu_memory_utilization:g})",
+        overrun_label=f"over budget by {gib(overrun, 1)}",
+        kv_demand_bytes=demand,
+        kv_demand_label=(
+            f"S × N need {gib(demand, 1)} " + ("≤ pool" if demand <= max(0, est.kv_cache_bytes) else "> pool")
+        ),
+    )
+    chart = svg.capacity_chart(
+        curve=curve,
+        current_len=est.max_model_len,
+        current_concurrency=est.max_concurrency,
+        target_concurrency=params.target_concurrency,
+        title="Maximum concurrency against max_model_len",
+        desc=(
+            f"At {human_tokens(est.max_model_len)} tokens the pool holds "
+            f"{est.max_concurrency:.2f} sequences; target {params.target_concurrency}. Both axes logarithmic."
+        ),
+        x_label="max_model_len (tokens, log scale)",
+        y_label="max concurrency (log)",
+        target_label=f"target N = {params.target_concurrency}",
+    )
+    ranks = est.tensor_parallel_size * est.pipeline_parallel_size
+    per_node = resolved.device.typical_node_devices
+    multi_node = ""
+    if ranks > per_node:
+        nodes = -(-ranks // per_node)
+        multi_node = (
+            f"TP × PP = {ranks} devices is more than one node of {per_node}: this needs {nodes} nodes "
+            "(Ray or multiprocessing across hosts). Keep TP within a node and use PP across nodes."
+        )
+    replicas = params.devices // ranks
+    if replicas >= 1:
+        fleet = (
+            f"devices {params.devices} ÷ (TP × PP = {ranks}) = {replicas} replica(s) → "
+            f"{est.max_concurrency * replicas:.2f} concurrent sequences "
+            f"of {integer(est.max_model_len)} tokens"
+        )
+    else:
+        fleet = f"TP × PP = {ranks} needs more than the {params.devices} device(s) given"
+    if est.error:
+        log_title = "What vLLM would print (start-up fails)"
+        log_lines = tuple(est.log_lines) if est.error in est.log_lines else (*est.log_lines, est.error)
+    else:
+        log_title = "What vLLM would print"
+        log_lines = tuple(est.log_lines)
+    command = render_serve_command(
+        model=resolved.model_label, serve=resolved.serve, vllm_version=resolved.vllm_version
+    )
+    model_note = {
+        "catalog": f"Catalog model {resolved.model_label} ({resolved.model.confidence})",
+        "config": "Model from the pasted config.json",
+        "card": "Model from the model card",
+    }[resolved.model_source]
+    return ResultView(
+        verdict=verdict,
+        partition=rows,
+        bar_svg=bar,
+        chart_svg=chart,
+        formula=formula_view(resolved.model, est, params.target_concurrency),
+        block_math=block_math(est),
+        log_title=log_title,
+        log_lines=log_lines,
+        warnings=tuple(est.warnings),
+        terms=tuple(
+            Symbol(t.name, t.formula, t.value + ("" if t.exact else " (modelled)")) for t in est.terms
+        ),
+        command=command,
+        multi_node_hint=multi_node,
+        fleet=fleet,
+        model_note=model_note,
+        markdown=markdown_summary(resolved, est, verdict, permalink),
+        curve_rows=tuple((integer(s), f"{c:.2f}") for s, c in curve),
+        estimate=est,
+    )
+
+
+def problems_of(items: list[FieldProblem]) -> tuple[Problem, ...]:
+    return tuple(Problem(p.field, p.message.removeprefix("Value error, ")) for p in items)
+
+
+def error_of(exc: PlannerError) -> Problem:
+    return Problem(exc.field, exc.message)
+
+
+def query_of(params: PlannerParams) -> str:
+    return to_query(params)

@@ -1,0 +1,82 @@
+// KV Planner: keep each slider in step with its number box, and the copy buttons.
+// No arithmetic here beyond the log slider's lookup: the server sends the list of stops.
+(function () {
+  "use strict";
+
+  function stops(slider) {
+    return slider.dataset.values ? slider.dataset.values.split(",") : null;
+  }
+
+  function onSlider(event) {
+    var slider = event.target;
+    var box = document.getElementById(slider.dataset.target);
+    var values = stops(slider);
+    box.value = values ? values[Number(slider.value)] : slider.value;
+  }
+
+  function onBox(event) {
+    var box = event.target;
+    var slider = document.querySelector('input[type="range"][data-target="' + box.id + '"]');
+    if (!slider || !/^[0-9.]+$/.test(box.value)) {
+      return;  // "32k" etc.: the server's answer moves the slider after the swap
+    }
+    var values = stops(slider);
+    if (!values) {
+      slider.value = box.value;
+      return;
+    }
+    var index = values.indexOf(box.value);
+    if (index >= 0) {
+      slider.value = String(index);
+    }
+  }
+
+  function syncFromServer() {
+    var inner = document.querySelector("#results .results-inner");
+    var mml = document.getElementById("f-mml-slider");
+    var util = document.getElementById("f-util-slider");
+    if (!inner) {
+      return;
+    }
+    if (mml && document.activeElement !== mml) {
+      mml.value = inner.dataset.sliderIndex;
+    }
+    if (util && document.activeElement !== util) {
+      util.value = inner.dataset.util;
+    }
+  }
+
+  function copyText(button) {
+    var source = document.getElementById(button.dataset.copy);
+    var text = "value" in source ? source.value : source.textContent;
+    if (button.dataset.copyAsUrl) {
+      text = new URL(text, window.location.href).href;
+    }
+    var done = function () {
+      button.dataset.copied = "true";
+      window.setTimeout(function () { delete button.dataset.copied; }, 1500);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done, function () {});
+    } else {
+      source.select();
+      document.execCommand("copy");
+      done();
+    }
+  }
+
+  document.addEventListener("input", function (event) {
+    if (event.target.matches('input[type="range"][data-target]')) {
+      onSlider(event);
+    } else if (event.target.matches("#f-mml, #f-util")) {
+      onBox(event);
+    }
+  }, true);  // capture: the box is updated before htmx's form listener sees the event
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest("button.copy");
+    if (button) {
+      copyText(button);
+    }
+  });
+  document.addEventListener("htmx:afterSettle", syncFromServer);
+})();

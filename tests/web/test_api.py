@@ -1,0 +1,92 @@
+"""The JSON twin: same parameters as the page, strict validation, 422 naming the field."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.core.catalog import find_device, find_model
+from app.core.estimate import estimate
+from app.core.specs import ServeConfig
+from app.web.params import DEFAULT_DEVICE, DEFAULT_MODEL, FIELD_NAMES
+from tests.web.conftest import LLAMA_31_8B_CONFIG
+
+
+def test_get_estimate_equals_the_core(client):
+    r = client.get("/api/estimate?max_model_len=32K&tensor_parallel_size=2&target_concurrency=3")
+    assert r.status_code == 200
+    body = r.json()
+    est = estimate(
+        model=find_model(DEFAULT_MODEL),
+        device=find_device(DEFAULT_DEVICE),
+        serve=ServeConfig(max_model_len=32768, tensor_parallel_size=2),
+        target_concurrency=3,
+    )
+    assert {k: v for k, v in body.items() if k != "inputs"} == json.loads(est.model_dump_json())
+    assert body["inputs"]["query"] == "v=1&max_model_len=32768&target_concurrency=3&tensor_parallel_size=2"
+    assert body["inputs"]["model_source"] == "catalog"
+
+
+def test_post_equals_get(client):
+    got = client.get("/api/estimate?max_model_len=8192&kv_cache_dtype=fp8").json()
+    posted = client.post("/api/estimate", json={"max_model_len": 8192, "kv_cache_dtype": "fp8"}).json()
+    assert posted == got
+
+
+def test_post_with_pasted_config(client):
+    r = client.post(
+        "/api/estimate", json={"config_json": json.dumps(LLAMA_31_8B_CONFIG), "max_model_len": "8k"}
+    )
+    assert r.status_code == 200
+    assert r.json()["inputs"]["model_source"] == "config"
+    assert r.json()["max_model_len"] == 8000
+
+
+def _fields(response) -> set[str]:
+    return {str(item["loc"][-1]) for item in response.json()["detail"]}
+
+
+def test_bad_values_are_422_naming_the_field(client):
+    r = client.get("/api/estimate?max_model_len=lots&gpu_memory_utilization=2")
+    assert r.status_code == 422
+    assert _fields(r) == {"max_model_len", "gpu_memory_utilization"}
+    assert all(item["loc"][0] == "query" for item in r.json()["detail"])
+    assert _fields(client.get("/api/estimate?max_model_lenn=1")) == {"max_model_lenn"}  # typo: not ignored
+    assert _fields(client.post("/api/estimate", json={"tensor_parallel_size": 0})) == {"tensor_parallel_size"}
+
+
+def test_domain_errors_are_422_naming_the_field(client):
+    assert _fields(client.get("/api/estimate?model=no/such")) == {"model"}
+    assert _fields(client.get("/api/estimate?device=abacus")) == {"device"}
+    r = client.get("/api/estimate?tensor_parallel_size=3")
+    assert r.status_code == 422 and _fields(r) == {"tensor_parallel_size"}
+    assert _fields(client.get("/api/estimate?card_layers=32")) == {"card_kv_heads"}
+    r = client.post("/api/estimate", json={"config_json": '{"model_type": "llama"}'})
+    assert r.status_code == 422 and _fields(r) == {"config_json"}
+
+
+def test_catalog_endpoints(client):
+    models = client.get("/api/models").json()
+    assert any(m["id"] == DEFAULT_MODEL for m in models)
+    devices = client.get("/api/devices").json()
+    assert any(d["id"] == DEFAULT_DEVICE for d in devices)
+
+
+def test_docs_are_self_hosted(client):
+    r = client.get("/docs")
+    assert r.status_code == 200
+    assert "/api/estimate" in r.text
+    origins = re.findall(r'(?:src|href)="(https?://[^"]+)"', r.text)
+    assert origins == []
+    assert client.get("/openapi.json").json()["info"]["title"] == "KV Planner"
+    assert client.get("/healthz").json() == {"status": "ok"}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(st.sampled_from(FIELD_NAMES), st.text(max_size=12), max_size=6))
+def test_no_query_makes_a_500(client, query):
+    assert client.get("/", params=query).status_code in (200, 422)
+    assert client.get("/api/estimate", params=query).status_code in (200, 422)

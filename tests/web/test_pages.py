@@ -1,0 +1,250 @@
+"""The planner page: full page vs htmx fragment, permalinks, lenient inputs, the three model sources."""
+
+from __future__ import annotations
+
+import json
+import re
+from urllib.parse import urlencode
+
+import pytest
+
+from app.core.catalog import find_device, find_model
+from app.core.estimate import estimate
+from app.core.hf_config import model_spec_from_hf_config
+from app.core.specs import ServeConfig
+from app.web.params import DEFAULT_DEVICE, DEFAULT_MODEL, FIELD_NAMES, parse_lenient, to_query
+from tests.web.conftest import LLAMA_31_8B_CONFIG, LLAMA_31_70B_CONFIG
+from tests.web.helpers import expected_numbers, page_numbers, text_of
+
+HX = {"HX-Request": "true"}
+
+
+def test_full_page_and_fragment_share_one_url(client):
+    full = client.get("/?max_model_len=32768")
+    frag = client.get("/?max_model_len=32768", headers=HX)
+    assert full.status_code == frag.status_code == 200
+    assert full.headers["vary"] == frag.headers["vary"] == "HX-Request"
+    assert "<html" in full.text and 'id="planner-form"' in full.text
+    assert "<html" not in frag.text and 'id="planner-form"' not in frag.text
+    assert 'id="verdict"' in frag.text
+    assert page_numbers(full.text) == page_numbers(frag.text)
+    # htmx replaces the address bar with the canonical permalink, not the raw form query
+    assert frag.headers["hx-replace-url"] == "/?v=1&max_model_len=32768"
+
+
+def test_history_restore_gets_the_full_page(client):
+    r = client.get("/?max_model_len=8192", headers={**HX, "HX-History-Restore-Request": "true"})
+    assert r.status_code == 200
+    assert "<html" in r.text and 'id="planner-form"' in r.text
+
+
+def test_page_numbers_equal_the_core_estimate(client):
+    model, device = find_model(DEFAULT_MODEL), find_device(DEFAULT_DEVICE)
+    serve = ServeConfig(max_model_len=65536, gpu_memory_utilization=0.85, kv_cache_dtype="fp8")
+    est = estimate(model=model, device=device, serve=serve, vllm_version="0.11.0", target_concurrency=4)
+    query = (
+        "v=1&vllm_version=0.11.0&max_model_len=64K&target_concurrency=4"
+        "&gpu_memory_utilization=0.85&kv_cache_dtype=fp8"
+    )
+    page = client.get("/?" + query).text
+    assert page_numbers(page) == expected_numbers(est)
+    # the seed's formula with the numbers substituted, equal to vLLM's per-token figure x S x N here
+    formula = text_of(page, "formula-substituted")
+    assert "2 × 32 × 8 × 128 × 65,536 × 1 × 4" in formula
+    assert f"{est.kv_bytes_per_token * 65536 * 4:,} B" in formula
+
+
+def test_permalink_round_trip(client):
+    params, problems = parse_lenient(
+        {
+            "max_model_len": "32k",
+            "tensor_parallel_size": "2",
+            "enforce_eager": "on",
+            "enable_prefix_caching": "false",
+        }
+    )
+    assert problems == []
+    query = to_query(params)
+    assert query == (
+        "v=1&max_model_len=32000&tensor_parallel_size=2&enforce_eager=true&enable_prefix_caching=false"
+    )
+    again, _ = parse_lenient(dict(pair.split("=") for pair in query.split("&")))
+    assert again == params
+    page = client.get("/?" + query).text
+    assert f'href="/?{query.replace("&", "&amp;")}"' in page  # the page links to itself
+    frag = client.get("/?" + query, headers=HX).text
+    assert page_numbers(page) == page_numbers(frag)
+
+
+def test_stored_v1_link_keeps_working(client):
+    # A permalink as the first release wrote it; the link format is versioned by v=1.
+    stored = (
+        "/?v=1&device=nvidia-h100-sxm-80gb&vllm_version=0.10.2&max_model_len=16384&target_concurrency=8"
+        "&gpu_memory_utilization=0.8&kv_cache_dtype=fp8&block_size=32&max_num_seqs=64&enforce_eager=true"
+    )
+    r = client.get(stored)
+    assert r.status_code == 200
+    assert 'id="banner"' not in r.text
+    est = estimate(
+        model=find_model(DEFAULT_MODEL),
+        device=find_device("nvidia-h100-sxm-80gb"),
+        serve=ServeConfig(
+            max_model_len=16384,
+            gpu_memory_utilization=0.8,
+            kv_cache_dtype="fp8",
+            block_size=32,
+            max_num_seqs=64,
+            enforce_eager=True,
+        ),
+        vllm_version="0.10.2",
+        target_concurrency=8,
+    )
+    assert page_numbers(r.text) == expected_numbers(est)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("max_model_len", "lots"),
+        ("gpu_memory_utilization", "1.5"),
+        ("tensor_parallel_size", "0"),
+        ("model", "no-such/model"),
+        ("device", "abacus"),
+        ("vllm_version", "9.9.9"),
+        ("config_json", "{not json"),
+        ("kv_cache_dtype", "fp7"),
+    ],
+)
+def test_bad_value_gives_a_banner_naming_the_field(client, field, value):
+    r = client.get("/?" + urlencode({field: value}))
+    assert r.status_code == 200
+    banner = r.text[r.text.index('id="banner"') : r.text.index("</div>", r.text.index('id="banner"'))]
+    assert f"<code>{field}</code>" in banner
+    # the rest of the page is computed with the default in its place
+    default = client.get("/").text
+    assert page_numbers(r.text) == page_numbers(default)
+
+
+def test_tampered_permalink_with_garbage_everywhere(client):
+    garbage = {name: "\u202e<script>x</script>%00" for name in FIELD_NAMES}
+    r = client.get("/?" + urlencode(garbage))
+    assert r.status_code == 200
+    assert "<script>x</script>" not in r.text
+    banner = r.text[r.text.index('id="banner"') : r.text.index("</div>", r.text.index('id="banner"'))]
+    named = set(re.findall(r"<code>(\w+)</code>", banner))
+    # every field that has a constraint is reported (free-text model/device are reported as unknown)
+    assert {
+        "v",
+        "max_model_len",
+        "devices",
+        "tensor_parallel_size",
+        "gpu_memory_utilization",
+        "model",
+    } <= named
+
+
+def test_pasted_config_json_drives_the_numbers(client):
+    config = json.dumps(LLAMA_31_8B_CONFIG, indent=2)
+    r = client.get("/?" + urlencode({"config_json": config, "max_model_len": "8192"}))
+    assert r.status_code == 200
+    assert "pasted config.json" in r.text
+    spec = model_spec_from_hf_config(LLAMA_31_8B_CONFIG, name="pasted-config")
+    est = estimate(
+        model=spec,
+        device=find_device(DEFAULT_DEVICE),
+        serve=ServeConfig(max_model_len=8192),
+        target_concurrency=1,
+    )
+    assert page_numbers(r.text) == expected_numbers(est)
+    # the permalink carries the config compacted
+    assert "config_json=%7B%22architectures%22" in r.text
+
+
+def test_budget_overrun_renders_red(client):
+    r = client.get(
+        "/?" + urlencode({"config_json": json.dumps(LLAMA_31_70B_CONFIG), "max_model_len": "8192"})
+    )
+    assert r.status_code == 200
+    assert 'data-verdict="budget_bound"' in r.text
+    assert 'class="seg seg-overrun"' in r.text
+    assert "over budget by" in r.text
+
+
+def test_model_card_path(client):
+    card = {
+        "card_layers": "32",
+        "card_kv_heads": "8",
+        "card_head_size": "128",
+        "card_params": "8B",
+        "max_model_len": "16384",
+    }
+    r = client.get("/?" + urlencode(card))
+    assert r.status_code == 200
+    assert "Model from the model card" in r.text
+    assert "2 × 32 × 8 × 128 × 16,384 × 2 × 1" in text_of(r.text, "formula-substituted")
+    # same KV geometry as Llama-3.1-8B, so the same per-token bytes (weights differ slightly)
+    assert "131,072 B" in r.text
+
+
+def test_incomplete_model_card_is_reported(client):
+    r = client.get("/?card_layers=32&card_kv_heads=8")
+    assert r.status_code == 200
+    assert "<code>card_head_size</code>" in r.text
+
+
+def test_pasted_command_fills_the_form(client):
+    command = (
+        "vllm serve meta-llama/Llama-3.1-8B \\\n  --max-model-len 32K --tensor-parallel-size 2 \\\n"
+        "  --gpu-memory-utilization 0.85 --kv-cache-dtype fp8 --max-num-seqs 64 --enforce-eager --port 8000"
+    )
+    r = client.post(
+        "/command", data={"command": command, "state": "v=1&target_concurrency=8"}, follow_redirects=False
+    )
+    assert r.status_code == 303
+    location = r.headers["location"]
+    assert location.startswith("/?v=1&")
+    assert "target_concurrency=8" in location  # the current inputs are kept
+    assert "max_model_len=32768" in location and "tensor_parallel_size=2" in location
+    page = client.get(location).text
+    assert 'id="f-mml" name="max_model_len" type="text" inputmode="numeric" value="32768"' in page
+    assert 'name="enforce_eager" value="true" checked' in page
+    assert '<option value="fp8" selected>' in page
+    assert "--port" in page  # the flag that does not move memory is named, not silently dropped
+
+
+def test_bad_command_is_shown_inline(client):
+    r = client.post("/command", data={"command": "vllm serve m --max-model-len lots", "state": "v=1"})
+    assert r.status_code == 422
+    assert "max_model_len" in r.text and 'class="field-error"' in r.text
+
+
+def test_refused_combination_is_inline_not_500(client):
+    # 8 KV heads cannot be split over TP=3: vLLM refuses, the page says so next to the form
+    r = client.get("/?tensor_parallel_size=3")
+    assert r.status_code == 422
+    assert "vLLM would refuse this combination" in r.text
+    frag = client.get("/?tensor_parallel_size=3", headers=HX)
+    assert frag.status_code == 422 and "<html" not in frag.text
+
+
+def test_multi_node_hint(client):
+    r = client.get("/?tensor_parallel_size=8&pipeline_parallel_size=2&devices=16")
+    assert 'id="multi-node"' in r.text
+
+
+def test_prefix_every_url(prefixed_client):
+    r = prefixed_client.get("/tools/kvplan/?max_model_len=8192")
+    assert r.status_code == 200
+    urls = re.findall(r'(?:href|src|action|hx-get)="([^"]+)"', r.text)
+    local = [u for u in urls if not u.startswith(("data:", "#"))]
+    assert local and all(u.startswith("/tools/kvplan/") for u in local), local
+    frag = prefixed_client.get("/tools/kvplan/?max_model_len=8192", headers=HX)
+    assert frag.headers["hx-replace-url"].startswith("/tools/kvplan/?v=1")
+    assert prefixed_client.get("/tools/kvplan/static/app.css").status_code == 200
+
+
+def test_markdown_copy_text(client):
+    r = client.get("/?max_model_len=32768")
+    md = r.text[r.text.index('id="markdown-text"') :]
+    assert "| max_model_len | 32,768 |" in md
+    assert "| KV cache size |" in md
