@@ -652,15 +652,34 @@ def _terms(
 def capacity_curve(
     *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, vllm_version: str | None = None, points: int = 24
 ) -> list[tuple[int, float]]:
-    """Maximum concurrency against max_model_len on a log grid from 512 to the model's maximum."""
+    """Maximum concurrency against max_model_len on a log grid from 512 to the model's maximum (0 where it
+    would not start). The budget does not depend on the length unless the batched-token default does, so
+    one estimate plus vLLM's block arithmetic per point gives the same numbers as a full estimate each."""
+    rules = rules_for(vllm_version)
+    base = estimate(model=model, device=device, serve=serve, vllm_version=vllm_version)
+    sizing = sizing_for(model=model, device=device, serve=serve, vllm_version=vllm_version)
+    layout = sizing.layout
+    check = base.kv_cache_bytes - (layout.bytes_per_block if rules.null_block_in_check else 0)
     low, high = 512, max(1024, model.max_model_len_derived)
     out: list[tuple[int, float]] = []
     for i in range(points):
         length = int(round(low * (high / low) ** (i / max(1, points - 1))))
         length = max(16, length // 16 * 16)
-        est = estimate(model=model, device=device, serve=serve.model_copy(update={"max_model_len": length}),
-                       vllm_version=vllm_version)
-        out.append((length, est.max_concurrency if est.fits else 0.0))
+        update = serve.model_copy(update={"max_model_len": length})
+        res, _, _ = resolve(model=model, device=device, serve=update, rules=rules)
+        if res.max_num_batched_tokens != base.max_num_batched_tokens or base.error and "Free memory" in base.error:
+            est = estimate(model=model, device=device, serve=update, vllm_version=vllm_version)
+            out.append((length, est.max_concurrency if est.fits else 0.0))
+            continue
+        inflight = _inflight_tokens(rules=rules, res=res, pipeline_parallel_size=serve.pipeline_parallel_size)
+        needed = K.needed_bytes(layout=layout, max_model_len=length, inflight_tokens=inflight,
+                                prefix_caching=res.prefix_caching, rules=rules)
+        starts = base.kv_cache_bytes > 0 and needed <= check
+        if rules.engine == "v0":
+            starts = base.num_gpu_blocks > 0 and length <= base.num_gpu_blocks * layout.block_size
+        conc = K.max_concurrency_for(num_blocks=base.num_gpu_blocks, layout=layout, max_model_len=length,
+                                     inflight_tokens=inflight, prefix_caching=res.prefix_caching, rules=rules)
+        out.append((length, round(conc, 2) if starts else 0.0))
     return out
 
 
