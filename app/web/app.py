@@ -12,7 +12,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.core.errors import PlannerError
-from app.web import api, pages
+from app.web import api, pages, recommend_api
 from app.web.templating import STATIC_DIR, Renderer
 
 log = logging.getLogger("kvplan.web")
@@ -56,6 +56,7 @@ def create_app(root_path: str = "") -> FastAPI:
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.include_router(pages.router)
     app.include_router(api.router)
+    app.include_router(recommend_api.router)
     app.include_router(api.docs_router)
 
     @app.get("/healthz", name="healthz", tags=["ops"])

@@ -11,10 +11,13 @@ from pydantic import ValidationError
 from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
 from app.core.estimate import capacity_curve, estimate
+from app.core.recommend import recommend
+from app.core.specs import ServeConfig
 from app.core.result import Estimate
 from app.core.versions import default_gpu_memory_utilization
 from app.web import views
 from app.web.params import FieldProblem, PlannerParams, parse_lenient, replace, to_query
+from app.web.recommend_api import build_view as recommendation_view
 from app.web.resolve import Resolved, resolve_lenient
 
 router = APIRouter()
@@ -149,3 +152,61 @@ def fill_from_command(request: Request, command: str = Form(""), state: str = Fo
     if request.headers.get("HX-Request") == "true":
         return Response(status_code=204, headers={"HX-Redirect": target})
     return RedirectResponse(target, status_code=303)
+
+
+def _params_with(params: PlannerParams, serve: ServeConfig) -> PlannerParams:
+    """The planner's inputs with a recommended configuration applied (what a step's permalink carries)."""
+    return params.model_copy(
+        update={
+            "max_model_len": serve.max_model_len,
+            "tensor_parallel_size": serve.tensor_parallel_size,
+            "pipeline_parallel_size": serve.pipeline_parallel_size,
+            "devices": max(params.devices, serve.tensor_parallel_size * serve.pipeline_parallel_size),
+            "gpu_memory_utilization": serve.gpu_memory_utilization,
+            "kv_cache_dtype": serve.kv_cache_dtype,
+            "block_size": serve.block_size,
+            "max_num_seqs": serve.max_num_seqs,
+            "max_num_batched_tokens": serve.max_num_batched_tokens,
+            "enable_prefix_caching": serve.enable_prefix_caching,
+        }
+    )
+
+
+@router.get("/recommend", name="recommend_fragment", response_class=HTMLResponse)
+def recommend_fragment(request: Request) -> Response:
+    """The remedy walk for the planner's inputs: target = its max_model_len and target concurrency.
+
+    Loaded by the results block after it renders (so a slider move never waits for it); without
+    JavaScript the same URL is a full page.
+    """
+    params, problems = parse_lenient(request.query_params.multi_items())
+    resolved, more = resolve_lenient(params)
+    params = resolved.params
+    renderer = request.app.state.renderer
+    target_len = params.max_model_len or resolved.model.max_model_len_derived
+    context: dict[str, object] = {
+        "problems": views.problems_of(problems + more),
+        "back": permalink(request, params),
+        "view": None,
+        "error": None,
+    }
+    try:
+        rec = recommend(
+            model=resolved.model,
+            device=resolved.device,
+            serve=resolved.serve,
+            vllm_version=resolved.vllm_version,
+            target_max_model_len=target_len,
+            target_concurrency=params.target_concurrency,
+            devices_per_node=max(params.devices, resolved.device.typical_node_devices),
+        )
+        context["view"] = recommendation_view(rec, lambda serve: permalink(request, _params_with(params, serve)))
+        status = 200
+    except PlannerError as exc:
+        context["error"] = views.error_of(exc)
+        status = 422
+    if wants_fragment(request):
+        body = renderer.block("recommend.html", "recommendation", request, context)
+    else:
+        body = renderer.page("recommend.html", request, context)
+    return HTMLResponse(body, status_code=status, headers={"Vary": "HX-Request"})

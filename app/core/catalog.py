@@ -1,0 +1,321 @@
+"""The built-in catalog: model_specs/*.yaml and device_specs/devices.yaml, loaded once.
+
+Every file is validated at first use (frozen pydantic models, ``extra="forbid"``) and every
+model file is turned into a :class:`ModelSpec` through :func:`model_spec_from_hf_config`, so a
+typo in the data fails at start-up rather than producing a wrong number.
+
+Lookups are case-insensitive. A model resolves by its HF id, an alias, or the part after the
+org slash of either; a pre-quantized repo name (``RedHatAI/...-FP8-dynamic``, ``...-AWQ``,
+``...-GPTQ-Int4``) resolves to its base model with the matching :class:`QuantSpec`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml  # type: ignore[import-untyped]  # no types-PyYAML in the lock file
+from pydantic import Field, ValidationError
+
+from app.core.errors import ConfigError, UnknownDeviceError, UnknownModelError
+from app.core.hf_config import model_spec_from_hf_config
+from app.core.specs import DeviceSpec, Frozen, LayerKind, MambaKind, ModelSpec, QuantMethod, QuantSpec
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+MODEL_SPECS_DIR = REPO_ROOT / "model_specs"
+DEVICES_FILE = REPO_ROOT / "device_specs" / "devices.yaml"
+CONFIG_FILE_NAME = "config.json"
+SAFETENSORS_INDEX_FILE_NAME = "model.safetensors.index.json"
+
+
+class ModelSpecFile(Frozen):
+    """One model_specs/*.yaml file: the HF config.json plus provenance."""
+
+    id: str = Field(min_length=3, pattern=r"^[^/\s]+/[^/\s]+$")  # HF "org/name"
+    aliases: tuple[str, ...] = ()
+    source: tuple[str, ...] = Field(min_length=1)
+    confidence: Literal["verified", "likely", "recalled"]
+    unverified_fields: tuple[str, ...] = ()
+    params_total: int = Field(gt=0)
+    params_active: int | None = Field(default=None, gt=0)
+    notes: str = ""
+    config: dict[str, Any]
+
+
+class DeviceFileEntry(DeviceSpec):
+    """A device in devices.yaml: the DeviceSpec fields plus where the facts came from."""
+
+    sources: tuple[str, ...] = ()
+
+
+class DevicesFile(Frozen):
+    devices: tuple[DeviceFileEntry, ...] = Field(min_length=1)
+
+
+class ModelEntry(Frozen):
+    """A catalog row for listings: enough to choose a model without loading its spec."""
+
+    id: str
+    aliases: tuple[str, ...]
+    confidence: str
+    params_total: int
+    params_active: int | None
+    description: str  # "dense GQA", "MLA MoE", "sliding-window hybrid", ...
+
+
+@dataclass(frozen=True)
+class QuantSuffix:
+    """A repo-name suffix that marks a pre-quantized checkpoint of a catalog model."""
+
+    suffix: str
+    method: QuantMethod
+    source_name: str
+    group_size: int = 128
+
+
+# Longest first, so "-FP8-dynamic" wins over "-FP8". Names follow the repos that publish them:
+# RedHatAI/neuralmagic (compressed-tensors), Qwen/TheBloke (GPTQ/AWQ, group 128), NVIDIA (NVFP4).
+QUANT_SUFFIXES: tuple[QuantSuffix, ...] = (
+    QuantSuffix("-quantized.w4a16", QuantMethod.INT4, "compressed-tensors"),
+    QuantSuffix("-quantized.w8a16", QuantMethod.INT8, "compressed-tensors"),
+    QuantSuffix("-quantized.w8a8", QuantMethod.INT8, "compressed-tensors"),
+    QuantSuffix("-FP8-dynamic", QuantMethod.FP8, "compressed-tensors"),
+    QuantSuffix("-GPTQ-Int4", QuantMethod.INT4, "gptq"),
+    QuantSuffix("-GPTQ-Int8", QuantMethod.INT8, "gptq"),
+    QuantSuffix("-W4A16", QuantMethod.INT4, "compressed-tensors"),
+    QuantSuffix("-W8A8", QuantMethod.INT8, "compressed-tensors"),
+    QuantSuffix("-NVFP4", QuantMethod.NVFP4, "modelopt_fp4", group_size=16),
+    QuantSuffix("-GPTQ", QuantMethod.INT4, "gptq"),
+    QuantSuffix("-AWQ", QuantMethod.INT4, "awq"),
+    QuantSuffix("-FP8", QuantMethod.FP8, "fp8"),
+    QuantSuffix("-FP4", QuantMethod.NVFP4, "modelopt_fp4", group_size=16),
+)
+# Orgs whose "-FP8" repos are compressed-tensors (llm-compressor) rather than native fp8 blocks.
+COMPRESSED_TENSORS_ORGS = frozenset({"redhatai", "neuralmagic", "nm-testing"})
+
+
+# ----------------------------------------------------------------------------------------------
+# Models
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Model:
+    file: ModelSpecFile
+    spec: ModelSpec
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError("model_specs", f"{path.name}: {exc}") from exc
+
+
+def _load_model_file(path: Path) -> _Model:
+    try:
+        file = ModelSpecFile.model_validate(_read_yaml(path))
+    except ValidationError as exc:
+        raise ConfigError("model_specs", f"{path.name}: {exc}") from exc
+    try:
+        spec = model_spec_from_hf_config(
+            file.config,
+            name=file.id,
+            params_total=file.params_total,
+            params_active=file.params_active,
+            source="; ".join(file.source),
+            confidence=file.confidence,
+        )
+    except ConfigError as exc:
+        raise ConfigError("model_specs", f"{path.name}: {exc}") from exc
+    return _Model(file=file, spec=spec)
+
+
+def _lookup_keys(name: str) -> Iterator[str]:
+    """The lowercased name and, for "org/name", the part after the slash."""
+    key = name.strip().lower()
+    yield key
+    if "/" in key:
+        yield key.split("/", 1)[1]
+
+
+@dataclass(frozen=True)
+class _ModelIndex:
+    models: tuple[_Model, ...]
+    by_key: dict[str, tuple[_Model, str]]  # lowercased key -> (model, display name)
+
+
+@cache
+def _model_index() -> _ModelIndex:
+    models = tuple(_load_model_file(path) for path in sorted(MODEL_SPECS_DIR.glob("*.yaml")))
+    if not models:
+        raise ConfigError("model_specs", f"no model spec files in {MODEL_SPECS_DIR}")
+    by_key: dict[str, tuple[_Model, str]] = {}
+    for model in models:
+        for name in (model.file.id, *model.file.aliases):
+            # Full HF ids display as themselves; short names display as the file's id.
+            display = name if "/" in name else model.file.id
+            for key in _lookup_keys(name):
+                owner = by_key.get(key)
+                if owner is not None and owner[0] is not model:
+                    raise ConfigError(
+                        "model_specs", f"name {key!r} is claimed by {owner[0].file.id} and {model.file.id}"
+                    )
+                if owner is None or key == name.lower():
+                    by_key[key] = (model, display)
+    return _ModelIndex(models=models, by_key=by_key)
+
+
+def _describe(spec: ModelSpec) -> str:
+    kinds = set(spec.layer_kinds)
+    moe = spec.num_experts > 0
+    if spec.mamba is not None:
+        mixer = {
+            MambaKind.MAMBA1: "Mamba",
+            MambaKind.MAMBA2: "Mamba-2",
+            MambaKind.GATED_DELTA_NET: "Gated-DeltaNet",
+            MambaKind.LINEAR_ATTENTION: "linear-attention",
+        }[spec.mamba.kind]
+        attention = f"{mixer} hybrid"
+    elif spec.mla is not None:
+        attention = "MLA"
+    elif LayerKind.CHUNKED in kinds:
+        attention = "chunked-local hybrid"
+    elif LayerKind.SLIDING in kinds:
+        attention = "sliding-window hybrid" if LayerKind.FULL in kinds else "sliding-window"
+    elif spec.num_kv_heads == 1:
+        attention = "MQA"
+    elif spec.num_kv_heads == spec.num_attention_heads:
+        attention = "MHA"
+    else:
+        attention = "GQA"
+    if moe:
+        return f"{attention} MoE"
+    return f"dense {attention}" if attention in ("GQA", "MHA", "MQA") else attention
+
+
+def list_models() -> list[ModelEntry]:
+    """Every catalog model, in file order."""
+    return [
+        ModelEntry(
+            id=model.file.id,
+            aliases=model.file.aliases,
+            confidence=model.file.confidence,
+            params_total=model.spec.params_total,
+            params_active=model.spec.params_active,
+            description=_describe(model.spec),
+        )
+        for model in _model_index().models
+    ]
+
+
+def _find_exact(name: str) -> tuple[_Model, str] | None:
+    index = _model_index().by_key
+    for key in _lookup_keys(name):
+        if key in index:
+            return index[key]
+    return None
+
+
+def _quant_for(name: str, suffix: QuantSuffix) -> QuantSpec:
+    org = name.split("/", 1)[0].lower() if "/" in name else ""
+    source_name = suffix.source_name
+    if suffix.method == QuantMethod.FP8 and org in COMPRESSED_TENSORS_ORGS:
+        source_name = "compressed-tensors"
+    return QuantSpec(method=suffix.method, group_size=suffix.group_size, source_name=source_name)
+
+
+def find_model(name: str) -> ModelSpec:
+    """The catalog spec for a HF id, alias or short name; quantized repo names get a QuantSpec."""
+    requested = name.strip()
+    found = _find_exact(requested)
+    if found is not None:
+        model, display = found
+        return model.spec if display == model.spec.name else model.spec.model_copy(update={"name": display})
+    lowered = requested.lower()
+    for suffix in QUANT_SUFFIXES:
+        if lowered.endswith(suffix.suffix.lower()) and len(requested) > len(suffix.suffix):
+            base = _find_exact(requested[: -len(suffix.suffix)])
+            if base is not None:
+                fields = base[0].spec.model_dump()
+                fields.update(name=requested, quantization=_quant_for(requested, suffix).model_dump())
+                return ModelSpec.model_validate(fields)
+    raise UnknownModelError(requested)
+
+
+def load_model_config_file(path: Path) -> ModelSpec:
+    """A ModelSpec from a config.json, or a folder holding config.json (+ safetensors index)."""
+    config_path = path / CONFIG_FILE_NAME if path.is_dir() else path
+    config = _read_json(config_path)
+    if not isinstance(config, dict):
+        raise ConfigError("config_file", f"{config_path}: top level must be a JSON object")
+    index = None
+    index_path = config_path.parent / SAFETENSORS_INDEX_FILE_NAME
+    if index_path.is_file():
+        index = _read_json(index_path)
+        if not isinstance(index, dict):
+            raise ConfigError("config_file", f"{index_path}: top level must be a JSON object")
+    raw_name = config.get("_name_or_path")
+    name = raw_name if isinstance(raw_name, str) and raw_name else config_path.parent.name
+    return model_spec_from_hf_config(config, name=name, safetensors_index=index, source=str(config_path))
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError("config_file", f"{path}: cannot read ({exc.strerror or exc})") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError("config_file", f"{path}: invalid JSON ({exc})") from exc
+
+
+# ----------------------------------------------------------------------------------------------
+# Devices
+# ----------------------------------------------------------------------------------------------
+
+
+def _device_key(name: str) -> str:
+    """Case-insensitive, with spaces and underscores read as dashes ("H100 SXM" == "h100-sxm")."""
+    return "-".join(name.strip().lower().replace("_", " ").split())
+
+
+@dataclass(frozen=True)
+class _DeviceIndex:
+    devices: tuple[DeviceSpec, ...]
+    by_key: dict[str, DeviceSpec]
+
+
+@cache
+def _device_index() -> _DeviceIndex:
+    try:
+        file = DevicesFile.model_validate(_read_yaml(DEVICES_FILE))
+    except ValidationError as exc:
+        raise ConfigError("device_specs", f"{DEVICES_FILE.name}: {exc}") from exc
+    devices = tuple(DeviceSpec(**entry.model_dump(exclude={"sources"})) for entry in file.devices)
+    by_key: dict[str, DeviceSpec] = {}
+    for device in devices:
+        for name in (device.id, *device.aliases):
+            key = _device_key(name)
+            if key in by_key and by_key[key].id != device.id:
+                raise ConfigError(
+                    "device_specs", f"name {key!r} is claimed by {by_key[key].id} and {device.id}"
+                )
+            by_key[key] = device
+    return _DeviceIndex(devices=devices, by_key=by_key)
+
+
+def list_devices() -> list[DeviceSpec]:
+    """Every catalog device, in file order."""
+    return list(_device_index().devices)
+
+
+def find_device(name: str) -> DeviceSpec:
+    """The device for an id or alias ("h100", "910b", "a100-40gb"), case-insensitive."""
+    device = _device_index().by_key.get(_device_key(name))
+    if device is None:
+        raise UnknownDeviceError(name.strip())
+    return device

@@ -1,0 +1,218 @@
+"""`POST /api/recommend`: the remedy table of app.core.recommend as JSON, plus its view model.
+
+The body is the /api/estimate parameters plus the target (S*, N*) and what the recommender may use
+(devices per node, nodes, fp8 KV, latency or throughput). Every domain error is a 422 naming the body
+field; pydantic errors are 422 too; nothing here turns bad input into a 500.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from fastapi import APIRouter, HTTPException
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from app.core.errors import PlannerError
+from app.core.plan import apply_quantization_flag, resolve_device, resolve_model
+from app.core.recommend import Recommendation, Snapshot, recommend
+from app.core.specs import KVCacheDType, ServeConfig
+from app.web.format import gib, integer
+
+router = APIRouter(prefix="/api", tags=["api"])
+
+MAX_TOKENS = 10_000_000  # ServeConfig.max_model_len's upper bound
+MAX_SEQUENCES = 65_536  # ServeConfig.max_num_seqs's upper bound
+MAX_DEVICES_PER_NODE = 1024
+MAX_NODES = 1024
+
+
+class RecommendRequest(BaseModel):
+    """The /api/estimate parameters plus the target and the room the recommender has."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
+    model: str = Field(min_length=1, max_length=300)
+    device: str = Field(min_length=1, max_length=300)
+    vllm_version: str | None = Field(default=None, max_length=50)
+    max_model_len: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
+    tensor_parallel_size: int = Field(default=1, ge=1, le=1024)
+    pipeline_parallel_size: int = Field(default=1, ge=1, le=256)
+    gpu_memory_utilization: float | None = Field(default=None, gt=0.0, le=1.0)
+    kv_cache_dtype: KVCacheDType = "auto"
+    block_size: int | None = Field(default=None, ge=1, le=16384)
+    max_num_seqs: int | None = Field(default=None, ge=1, le=MAX_SEQUENCES)
+    max_num_batched_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
+    enforce_eager: bool = False
+    enable_prefix_caching: bool | None = None
+    quantization: str | None = Field(default=None, max_length=50)
+
+    target_max_model_len: int = Field(ge=1, le=MAX_TOKENS)
+    target_concurrency: int = Field(ge=1, le=MAX_SEQUENCES)
+    devices_per_node: int | None = Field(default=None, ge=1, le=MAX_DEVICES_PER_NODE)
+    nodes: int = Field(default=1, ge=1, le=MAX_NODES)
+    allow_fp8_kv: bool = True
+    preference: Literal["latency", "throughput"] = "throughput"
+
+    def serve(self) -> ServeConfig:
+        return ServeConfig(
+            max_model_len=self.max_model_len,
+            tensor_parallel_size=self.tensor_parallel_size,
+            pipeline_parallel_size=self.pipeline_parallel_size,
+            gpu_memory_utilization=self.gpu_memory_utilization,
+            kv_cache_dtype=self.kv_cache_dtype,
+            block_size=self.block_size,
+            max_num_seqs=self.max_num_seqs,
+            max_num_batched_tokens=self.max_num_batched_tokens,
+            enforce_eager=self.enforce_eager,
+            enable_prefix_caching=self.enable_prefix_caching,
+            quantization=self.quantization,
+        )
+
+
+def _unprocessable(field: str, message: str) -> HTTPException:
+    return HTTPException(status_code=422, detail=[{"loc": ["body", field], "msg": message}])
+
+
+def run(body: RecommendRequest) -> Recommendation:
+    """Resolve the catalog names and run the recommender; PlannerError propagates."""
+    model = apply_quantization_flag(resolve_model(body.model), body.quantization)
+    device = resolve_device(body.device)
+    try:
+        serve = body.serve()
+    except ValidationError as exc:  # a combination the request model's own bounds let through
+        first = exc.errors()[0]
+        raise PlannerError(str(first["loc"][0]) if first["loc"] else "body", first["msg"]) from exc
+    return recommend(
+        model=model,
+        device=device,
+        serve=serve,
+        vllm_version=body.vllm_version,
+        target_max_model_len=body.target_max_model_len,
+        target_concurrency=body.target_concurrency,
+        devices_per_node=body.devices_per_node,
+        nodes=body.nodes,
+        allow_fp8_kv=body.allow_fp8_kv,
+        preference=body.preference,
+    )
+
+
+def payload(body: RecommendRequest, rec: Recommendation) -> dict[str, Any]:
+    final = {
+        "model": body.model,
+        "device": body.device,
+        "vllm_version": body.vllm_version,
+        **rec.final.model_dump(),
+    }
+    return {
+        "target_max_model_len": rec.target_max_model_len,
+        "target_concurrency": rec.target_concurrency,
+        "steps": [step.model_dump() for step in rec.steps],
+        "final": final,
+        "meets_target": rec.meets_target,
+        "impossible_reason": rec.impossible_reason,
+        "best_len_at_target_concurrency": rec.best_len_at_target_concurrency,
+        "best_concurrency_at_target_len": rec.best_concurrency_at_target_len,
+        "command": rec.command,
+        "bisection": rec.bisection.model_dump(),
+        "warnings": rec.warnings,
+    }
+
+
+@router.post("/recommend", name="api_recommend")
+def recommend_post(body: RecommendRequest) -> dict[str, Any]:
+    """Which flags to change, in the seed's order, to hold N* sequences of S* tokens."""
+    try:
+        rec = run(body)
+    except PlannerError as exc:
+        raise _unprocessable(exc.field, exc.message) from exc
+    return payload(body, rec)
+
+
+# --- view model for templates/_recommend.html ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SnapshotView:
+    concurrency_at_target: str  # "10.06x"
+    largest_len_at_target: str  # "82,432"
+    kv_tokens: str
+    kv_pool: str  # "50.30 GiB"
+    kv_bytes_per_token: str
+
+
+@dataclass(frozen=True)
+class StepView:
+    key: str
+    label: str
+    applied: bool
+    reason: str
+    effect: str
+    cost: str
+    before: SnapshotView
+    after: SnapshotView
+    link: str  # planner permalink with this step's configuration applied ("" when not applicable)
+
+
+@dataclass(frozen=True)
+class RecommendationView:
+    tone: Literal["good", "bad"]
+    meets_target: bool
+    target_len: str
+    target_concurrency: str
+    steps: list[StepView]
+    impossible_reason: str | None
+    best_len: str
+    best_concurrency: str
+    command: str
+    bisection_verdict: str
+    bisection_explanation: str
+    warnings: list[str]
+    final_link: str
+
+
+def _snapshot_view(snap: Snapshot) -> SnapshotView:
+    return SnapshotView(
+        concurrency_at_target=f"{snap.concurrency_at_target_len:.2f}x",
+        largest_len_at_target=integer(snap.largest_len_at_target_concurrency),
+        kv_tokens=integer(snap.kv_tokens),
+        kv_pool=gib(snap.kv_cache_bytes),
+        kv_bytes_per_token=integer(snap.kv_bytes_per_token),
+    )
+
+
+def build_view(rec: Recommendation, link_for: Callable[[ServeConfig], str] | None = None) -> RecommendationView:
+    """``link_for`` turns a configuration into a planner permalink (the page passes it; the API does not)."""
+
+    def link(serve: ServeConfig) -> str:
+        return link_for(serve) if link_for is not None else ""
+
+    return RecommendationView(
+        tone="good" if rec.meets_target else "bad",
+        meets_target=rec.meets_target,
+        target_len=integer(rec.target_max_model_len),
+        target_concurrency=integer(rec.target_concurrency),
+        steps=[
+            StepView(
+                key=s.key,
+                label=s.label,
+                applied=s.applied,
+                reason=s.reason,
+                effect=s.effect,
+                cost=s.cost,
+                before=_snapshot_view(s.before),
+                after=_snapshot_view(s.after),
+                link=link(s.serve) if s.applied else "",
+            )
+            for s in rec.steps
+        ],
+        impossible_reason=rec.impossible_reason,
+        best_len=integer(rec.best_len_at_target_concurrency),
+        best_concurrency=integer(rec.best_concurrency_at_target_len),
+        command=rec.command,
+        bisection_verdict=rec.bisection.verdict,
+        bisection_explanation=rec.bisection.explanation,
+        warnings=list(rec.warnings),
+        final_link=link(rec.final),
+    )
