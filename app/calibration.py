@@ -97,8 +97,15 @@ def case_for(record: dict[str, Any], *, require_version: bool = True) -> Case | 
     if model is None or device is None or (require_version and version is None):
         return None
     fields: dict[str, Any] = {}
-    for key in ("max_model_len", "tensor_parallel_size", "pipeline_parallel_size", "gpu_memory_utilization",
-                "block_size", "max_num_seqs", "max_num_batched_tokens"):
+    for key in (
+        "max_model_len",
+        "tensor_parallel_size",
+        "pipeline_parallel_size",
+        "gpu_memory_utilization",
+        "block_size",
+        "max_num_seqs",
+        "max_num_batched_tokens",
+    ):
         if record.get(key) is not None:
             fields[key] = record[key]
     if record.get("kv_cache_dtype") not in (None, "auto"):
@@ -114,8 +121,14 @@ def case_for(record: dict[str, Any], *, require_version: bool = True) -> Case | 
         serve = ServeConfig(**fields)
     except ValueError:
         return None
-    return Case(id=record["id"], record=record, model=model, device=device, serve=serve,
-                vllm_version=version or "0.6.6")
+    return Case(
+        id=record["id"],
+        record=record,
+        model=model,
+        device=device,
+        serve=serve,
+        vllm_version=version or "0.6.6",
+    )
 
 
 def cases(*, require_version: bool = True) -> list[Case]:

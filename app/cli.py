@@ -1,9 +1,9 @@
 """`kvplan`: the estimator from a terminal, and the web server.
 
-    kvplan estimate MODEL [vllm serve flags…] (--device ID | --device-memory-gib X) [--vllm-version V] [--json]
-    kvplan estimate --device h100 -- vllm serve MODEL --flags…
-    kvplan models | kvplan devices
-    kvplan serve [--host H] [--port P] [--root-path /prefix] [--workers N]
+kvplan estimate MODEL [vllm serve flags…] (--device ID | --device-memory-gib X) [--vllm-version V] [--json]
+kvplan estimate --device h100 -- vllm serve MODEL --flags…
+kvplan models | kvplan devices
+kvplan serve [--host H] [--port P] [--root-path /prefix] [--workers N]
 """
 
 from __future__ import annotations
@@ -27,16 +27,16 @@ _OWN_VALUED = {"--device", "--device-memory-gib", "--vllm-version", "--target-co
 _OWN_FLAGS = {"--json"}
 
 
-def _split_own(argv: list[str]) -> tuple[dict[str, str], bool, list[str]]:
+def _split_own(argv: list[str]) -> tuple[dict[str, str], list[str]]:
+    """kvplan's own options (values by flag; `--json` is read by main) and the `vllm serve` flags."""
     own: dict[str, str] = {}
-    as_json = False
     rest: list[str] = []
     i = 0
     while i < len(argv):
         token = argv[i]
         name, eq, inline = token.partition("=")
         if name in _OWN_FLAGS:
-            as_json = True
+            pass
         elif name in _OWN_VALUED:
             if eq:
                 own[name] = inline
@@ -48,7 +48,7 @@ def _split_own(argv: list[str]) -> tuple[dict[str, str], bool, list[str]]:
         else:
             rest.append(token)
         i += 1
-    return own, as_json, rest
+    return own, rest
 
 
 def _number(text: str, field: str, kind: type[float] | type[int]) -> float:
@@ -61,20 +61,25 @@ def _number(text: str, field: str, kind: type[float] | type[int]) -> float:
 def run_estimate(argv: list[str]) -> Estimate:
     if "--" in argv:
         cut = argv.index("--")
-        own, as_json, extra = _split_own(argv[:cut])
-        parsed = parse_serve_command(" ".join(_quote(a) for a in argv[cut + 1 :]))
+        own, extra = _split_own(argv[:cut])
+        command = [a for a in argv[cut + 1 :] if a != "--json"]  # `--json` may follow the command too
+        parsed = parse_serve_command(" ".join(_quote(a) for a in command))
         if extra:
             raise PlannerError("command", f"put vllm flags after `--`: {' '.join(extra)}")
     else:
-        own, as_json, rest = _split_own(argv)
+        own, rest = _split_own(argv)
         parsed = parse_serve_args(rest)
     if parsed.unknown_flags:
-        print(f"note: ignored flags that do not move memory: {' '.join(parsed.unknown_flags)}", file=sys.stderr)
+        print(
+            f"note: ignored flags that do not move memory: {' '.join(parsed.unknown_flags)}", file=sys.stderr
+        )
     if not parsed.model:
         raise PlannerError("model", "no model given (an HF id, an alias, or a path to config.json)")
     model = apply_quantization_flag(resolve_model(parsed.model), parsed.serve.quantization)
     memory = own.get("--device-memory-gib")
-    device = resolve_device(own.get("--device"), float(_number(memory, "device_memory_gib", float)) if memory else None)
+    device = resolve_device(
+        own.get("--device"), float(_number(memory, "device_memory_gib", float)) if memory else None
+    )
     target = own.get("--target-concurrency")
     return estimate(
         model=model,
@@ -94,8 +99,10 @@ def _print_human(est: Estimate) -> None:
     def gib(n: int) -> str:
         return f"{n / GIB:8.2f} GiB"
 
-    print(f"{est.model} on {est.device} · vLLM {est.vllm_version} · TP {est.tensor_parallel_size} "
-          f"PP {est.pipeline_parallel_size} · backend {est.attention_backend} · block {est.block_size}")
+    print(
+        f"{est.model} on {est.device} · vLLM {est.vllm_version} · TP {est.tensor_parallel_size} "
+        f"PP {est.pipeline_parallel_size} · backend {est.attention_backend} · block {est.block_size}"
+    )
     print(f"  device total        {gib(est.device_total_bytes)}")
     print(f"  budget (× {est.gpu_memory_utilization:g})     {gib(est.budget_bytes)}")
     print(f"  weights             {gib(est.weights_bytes)}")
@@ -104,13 +111,22 @@ def _print_human(est: Estimate) -> None:
     graphs = "budgeted" if est.cuda_graph_budgeted else "outside the budget"
     print(f"  CUDA graphs         {gib(est.cuda_graph_bytes)}   (modelled, {graphs})")
     print(f"  KV cache            {gib(est.kv_cache_bytes)}")
-    print(f"  KV per token        {est.kv_bytes_per_token:,} B · {est.num_gpu_blocks:,} blocks × "
-          f"{est.bytes_per_block:,} B")
-    print(f"  KV tokens           {est.kv_tokens:,} · max concurrency at {est.max_model_len:,}: "
-          f"{est.max_concurrency:.2f}x")
-    print(f"  verdict             {est.verdict}"
-          + (f" · largest max_model_len that starts: {est.estimated_max_model_len:,}"
-             if est.estimated_max_model_len is not None else ""))
+    print(
+        f"  KV per token        {est.kv_bytes_per_token:,} B · {est.num_gpu_blocks:,} blocks × "
+        f"{est.bytes_per_block:,} B"
+    )
+    print(
+        f"  KV tokens           {est.kv_tokens:,} · max concurrency at {est.max_model_len:,}: "
+        f"{est.max_concurrency:.2f}x"
+    )
+    print(
+        f"  verdict             {est.verdict}"
+        + (
+            f" · largest max_model_len that starts: {est.estimated_max_model_len:,}"
+            if est.estimated_max_model_len is not None
+            else ""
+        )
+    )
     print("\nWhat vLLM would print:")
     for line in est.log_lines:
         print("  " + line.replace("\n", "\n  "))
@@ -126,7 +142,9 @@ def _cmd_models() -> None:
 
 def _cmd_devices() -> None:
     for device in catalog.list_devices():
-        print(f"{device.id:38s} {device.memory_total_bytes / GIB:8.2f} GiB  {device.platform:5s} {device.name}")
+        print(
+            f"{device.id:38s} {device.memory_total_bytes / GIB:8.2f} GiB  {device.platform:5s} {device.name}"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -167,6 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PlannerError as exc:
         print(f"error: {exc.field}: {exc.message}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `kvplan … | head`
+        return 0
     print(f"error: unknown command {command!r}\n{__doc__}", file=sys.stderr)
     return 2
 

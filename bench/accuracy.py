@@ -58,7 +58,9 @@ def rows() -> list[Row]:
     out = []
     for case in calibration.cases(require_version=True):
         try:
-            est = estimate(model=case.model, device=case.device, serve=case.serve, vllm_version=case.vllm_version)
+            est = estimate(
+                model=case.model, device=case.device, serve=case.serve, vllm_version=case.vllm_version
+            )
         except PlannerError as exc:
             print(f"skip {case.id}: {exc}", file=sys.stderr)
             continue
@@ -74,7 +76,9 @@ def rows() -> list[Row]:
         reported["kv_cache_gib"] = kv_rep
         reported["kv_tokens"] = rep.get("kv_tokens")
         reported["max_concurrency"] = rep.get("max_concurrency")
-        out.append(Row(case=case, predicted=predicted, reported={k: v for k, v in reported.items() if v is not None}))
+        out.append(
+            Row(case=case, predicted=predicted, reported={k: v for k, v in reported.items() if v is not None})
+        )
     return out
 
 
@@ -85,10 +89,19 @@ def pct(values: list[float], q: float) -> float:
 
 
 def summary_lines(data: list[Row]) -> list[str]:
-    lines = ["| quantity | records | median abs error | p90 abs error | median abs rel. error | p90 abs rel. error |",
-             "|---|---|---|---|---|---|"]
-    for key in ("weights_gib", "activation_peak_gib", "non_torch_gib", "cuda_graph_gib", "kv_cache_gib",
-                "kv_tokens", "max_concurrency"):
+    lines = [
+        "| quantity | records | median abs error | p90 abs error | median abs rel. error | p90 abs rel. error |",
+        "|---|---|---|---|---|---|",
+    ]
+    for key in (
+        "weights_gib",
+        "activation_peak_gib",
+        "non_torch_gib",
+        "cuda_graph_gib",
+        "kv_cache_gib",
+        "kv_tokens",
+        "max_concurrency",
+    ):
         errs = [abs(e) for r in data if (e := r.error(key)) is not None]
         rels = [abs(e) for r in data if (e := r.rel(key)) is not None]
         if not errs:
@@ -103,8 +116,11 @@ def summary_lines(data: list[Row]) -> list[str]:
 
 def range_lines(data: list[Row]) -> list[str]:
     rows_with_kv = [r for r in data if r.reported.get("kv_cache_gib") is not None]
-    inside = sum(1 for r in rows_with_kv
-                 if r.predicted["kv_low_gib"] <= r.reported["kv_cache_gib"] <= r.predicted["kv_high_gib"])
+    inside = sum(
+        1
+        for r in rows_with_kv
+        if r.predicted["kv_low_gib"] <= r.reported["kv_cache_gib"] <= r.predicted["kv_high_gib"]
+    )
     widths = [r.predicted["kv_high_gib"] - r.predicted["kv_low_gib"] for r in rows_with_kv]
     if not rows_with_kv:
         return []
@@ -118,7 +134,10 @@ def grouped_lines(data: list[Row], label: str, key_fn) -> list[str]:  # type: ig
     groups: dict[str, list[Row]] = defaultdict(list)
     for row in data:
         groups[key_fn(row)].append(row)
-    lines = [f"| {label} | records | median abs KV error (GiB) | max abs KV error (GiB) |", "|---|---|---|---|"]
+    lines = [
+        f"| {label} | records | median abs KV error (GiB) | max abs KV error (GiB) |",
+        "|---|---|---|---|",
+    ]
     for name, members in sorted(groups.items()):
         errs = [abs(e) for r in members if (e := r.error("kv_cache_gib")) is not None]
         if errs:
@@ -127,8 +146,11 @@ def grouped_lines(data: list[Row], label: str, key_fn) -> list[str]:  # type: ig
 
 
 def table_lines(data: list[Row]) -> list[str]:
-    lines = ["| record | version | weights pred/rep | activation pred/rep | non-torch pred/rep | KV GiB pred/rep | "
-             "tokens pred/rep |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| record | version | weights pred/rep | activation pred/rep | non-torch pred/rep | KV GiB pred/rep | "
+        "tokens pred/rep |",
+        "|---|---|---|---|---|---|---|",
+    ]
 
     def pair(row: Row, key: str, fmt: str = "{:.2f}") -> str:
         pred = row.predicted.get(key)
@@ -176,7 +198,8 @@ def report() -> str:
         "## By parallelism",
         "",
         *grouped_lines(
-            data, "TP×PP",
+            data,
+            "TP×PP",
             lambda r: f"TP{r.case.serve.tensor_parallel_size}×PP{r.case.serve.pipeline_parallel_size}",
         ),
         "",

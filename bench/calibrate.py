@@ -47,19 +47,28 @@ def points() -> list[Point]:
         rep = case.reported
         pp = case.serve.pipeline_parallel_size
         full = B.cuda_graph_capture_sizes(max_num_seqs=B.CUDA_GRAPH_MAX_CAPTURE)
-        out.append(Point(
-            id=case.id, version=rules.version_tuple, tokens=res.max_num_batched_tokens,
-            width=B.mlp_width_per_rank(model=case.model, tensor_parallel_size=case.serve.tensor_parallel_size),
-            hidden=case.model.hidden_size,
-            act_bytes=DTYPE_BYTES[B.serving_dtype(model=case.model, serve=case.serve)],
-            rows=min(res.max_num_batched_tokens, res.max_num_seqs), vocab=case.model.vocab_size,
-            last_stage=pp == 1,  # rank 0 prints the figures; it is the last stage only without PP
-            activation_gib=rep.get("activation_peak_gib"), non_torch_gib=rep.get("non_torch_gib"),
-            graph_gib=None if case.serve.enforce_eager else rep.get("cuda_graph_gib"),
-            layers_on_rank=case.model.num_layers // pp,
-            capture_share=B.cuda_graph_capture_sizes(max_num_seqs=res.max_num_seqs) / full,
-            tp=case.serve.tensor_parallel_size, pp=pp,
-        ))
+        out.append(
+            Point(
+                id=case.id,
+                version=rules.version_tuple,
+                tokens=res.max_num_batched_tokens,
+                width=B.mlp_width_per_rank(
+                    model=case.model, tensor_parallel_size=case.serve.tensor_parallel_size
+                ),
+                hidden=case.model.hidden_size,
+                act_bytes=DTYPE_BYTES[B.serving_dtype(model=case.model, serve=case.serve)],
+                rows=min(res.max_num_batched_tokens, res.max_num_seqs),
+                vocab=case.model.vocab_size,
+                last_stage=pp == 1,  # rank 0 prints the figures; it is the last stage only without PP
+                activation_gib=rep.get("activation_peak_gib"),
+                non_torch_gib=rep.get("non_torch_gib"),
+                graph_gib=None if case.serve.enforce_eager else rep.get("cuda_graph_gib"),
+                layers_on_rank=case.model.num_layers // pp,
+                capture_share=B.cuda_graph_capture_sizes(max_num_seqs=res.max_num_seqs) / full,
+                tp=case.serve.tensor_parallel_size,
+                pp=pp,
+            )
+        )
     return out
 
 
@@ -91,7 +100,9 @@ def fit_graphs(data: list[Point]) -> tuple[float, float, list[float]]:
     xs = [p.layers_on_rank for p in sel]
     ys = [(p.graph_gib or 0.0) / p.capture_share for p in sel]
     mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
-    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sum((x - mean_x) ** 2 for x in xs)
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mean_x) ** 2 for x in xs
+    )
     intercept = mean_y - slope * mean_x
     residuals = [(intercept + slope * p.layers_on_rank) * p.capture_share - (p.graph_gib or 0.0) for p in sel]
     return intercept, slope, residuals
@@ -103,8 +114,10 @@ def describe(name: str, residuals: list[float]) -> None:
         print(f"{name}: no data")
         return
     p90 = abs_r[min(len(abs_r) - 1, round(0.9 * (len(abs_r) - 1)))]
-    print(f"{name}: n={len(abs_r)} median |residual| {statistics.median(abs_r):.3f} GiB, p90 {p90:.3f} GiB, "
-          f"max {abs_r[-1]:.3f} GiB, mean {statistics.fmean(residuals):+.3f} GiB")
+    print(
+        f"{name}: n={len(abs_r)} median |residual| {statistics.median(abs_r):.3f} GiB, p90 {p90:.3f} GiB, "
+        f"max {abs_r[-1]:.3f} GiB, mean {statistics.fmean(residuals):+.3f} GiB"
+    )
 
 
 def main() -> None:
@@ -113,20 +126,31 @@ def main() -> None:
     for newer in (True, False):
         mlp, hid, copies, base, residuals = fit_activation(data, newer=newer)
         era = ">=0.17" if newer else "0.10-0.16"
-        print(f"activation {era}: FWD_MLP_FACTOR={mlp} FWD_HIDDEN_FACTOR={hid} sampler copies={copies} base={base}")
+        print(
+            f"activation {era}: FWD_MLP_FACTOR={mlp} FWD_HIDDEN_FACTOR={hid} sampler copies={copies} base={base}"
+        )
         describe(f"  activation {era}", residuals)
     intercept, slope, residuals = fit_graphs(data)
     print(f"cuda graphs: CUDA_GRAPH_BASE={intercept:.4f} GiB CUDA_GRAPH_PER_LAYER={slope:.5f} GiB")
     describe("  cuda graphs", residuals)
-    for label, pred in (("tp1", lambda p: p.tp == 1 and p.pp == 1), ("tp>1", lambda p: p.tp > 1),
-                        ("pp>1 tp1", lambda p: p.pp > 1 and p.tp == 1)):
+    for label, pred in (
+        ("tp1", lambda p: p.tp == 1 and p.pp == 1),
+        ("tp>1", lambda p: p.tp > 1),
+        ("pp>1 tp1", lambda p: p.pp > 1 and p.tp == 1),
+    ):
         vals = [p.non_torch_gib for p in data if p.non_torch_gib is not None and pred(p)]
         if vals:
-            print(f"non-torch {label}: n={len(vals)} median {statistics.median(vals):.3f} GiB "
-                  f"min {min(vals):.2f} max {max(vals):.2f}")
+            print(
+                f"non-torch {label}: n={len(vals)} median {statistics.median(vals):.3f} GiB "
+                f"min {min(vals):.2f} max {max(vals):.2f}"
+            )
     # current constants in budget.py, for comparison
-    current = [B.non_torch_bytes(tensor_parallel_size=p.tp, pipeline_parallel_size=p.pp) / GIB - (p.non_torch_gib or 0)
-               for p in data if p.non_torch_gib is not None]
+    current = [
+        B.non_torch_bytes(tensor_parallel_size=p.tp, pipeline_parallel_size=p.pp) / GIB
+        - (p.non_torch_gib or 0)
+        for p in data
+        if p.non_torch_gib is not None
+    ]
     describe("non-torch model in budget.py", current)
 
 

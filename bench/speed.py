@@ -88,7 +88,9 @@ def bench_browser(moves: int) -> None:
             browser.close()
     finally:
         _stop(live)
-    report("browser slider key -> updated DOM, measured by Playwright (includes its IPC and polling)", samples)
+    report(
+        "browser slider key -> updated DOM, measured by Playwright (includes its IPC and polling)", samples
+    )
     report("browser slider key -> htmx afterSettle, measured in the page (performance.now)", in_page)
 
 

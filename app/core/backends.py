@@ -118,7 +118,12 @@ def _first_accepting(
 
 
 def resolve_backend(
-    *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, rules: VersionRules, prefix_caching: bool,
+    *,
+    model: ModelSpec,
+    device: DeviceSpec,
+    serve: ServeConfig,
+    rules: VersionRules,
+    prefix_caching: bool,
     chunked_prefill: bool,
 ) -> BackendChoice:
     """Backend and effective block size; raises InvalidServeConfigError where vLLM would refuse."""
@@ -144,29 +149,39 @@ def resolve_backend(
         choice = BackendChoice(name="ASCEND_MLA" if model.mla else "ASCEND", block_size=ASCEND_BLOCK_SIZE)
         if user_block is not None and user_block != ASCEND_BLOCK_SIZE:
             if prefix_caching or chunked_prefill:
-                choice.log_lines.append("Block size is set to 128 if prefix cache or chunked prefill is enabled.")
+                choice.log_lines.append(
+                    "Block size is set to 128 if prefix cache or chunked prefill is enabled."
+                )
                 choice.warnings.append(f"--block-size {user_block} is forced to 128 by vllm-ascend.")
             else:
                 choice.block_size = user_block
-                choice.warnings.append("Ascend attention kernels take 128-token blocks; other sizes are untested.")
+                choice.warnings.append(
+                    "Ascend attention kernels take 128-token blocks; other sizes are untested."
+                )
         return choice
     if kv_dtype == "int8":
-        raise InvalidServeConfigError("kv_cache_dtype", "INT8 KV cache is the Ascend (vllm-ascend C8) path only")
+        raise InvalidServeConfigError(
+            "kv_cache_dtype", "INT8 KV cache is the Ascend (vllm-ascend C8) path only"
+        )
 
     if device.platform == "rocm":
-        backend = ROCM_AITER_MLA if model.mla else ROCM_ATTN
-        if user_block is not None and not backend.accepts_block(user_block):
-            raise InvalidServeConfigError("block_size", f"{backend.name} needs a multiple of {backend.multiple_of}")
-        return BackendChoice(name=backend.name, block_size=user_block or DEFAULT_BLOCK_SIZE)
+        rocm = ROCM_AITER_MLA if model.mla else ROCM_ATTN
+        if user_block is not None and not rocm.accepts_block(user_block):
+            raise InvalidServeConfigError("block_size", f"{rocm.name} needs a multiple of {rocm.multiple_of}")
+        return BackendChoice(name=rocm.name, block_size=user_block or DEFAULT_BLOCK_SIZE)
 
     if device.platform == "hpu":
         if kv_dtype != "auto":
-            raise InvalidServeConfigError("kv_cache_dtype", "Gaudi uses fp8_inc for quantized KV, not modelled here")
+            raise InvalidServeConfigError(
+                "kv_cache_dtype", "Gaudi uses fp8_inc for quantized KV, not modelled here"
+            )
         return BackendChoice(name="HPU_ATTN", block_size=user_block or HPU_BLOCK_SIZE)
 
     if device.platform != "cuda":
         if kv_dtype != "auto":
-            raise InvalidServeConfigError("kv_cache_dtype", f"quantized KV is not modelled on {device.platform}")
+            raise InvalidServeConfigError(
+                "kv_cache_dtype", f"quantized KV is not modelled on {device.platform}"
+            )
         return BackendChoice(name=device.platform.upper(), block_size=user_block or DEFAULT_BLOCK_SIZE)
 
     sm = device.sm or 80
@@ -190,7 +205,9 @@ def resolve_backend(
         )
     if user_block is None and choice.block_size != DEFAULT_BLOCK_SIZE:
         if rules.version_tuple >= (0, 20, 0):
-            choice.log_lines.append(f"Setting kv cache block size to {choice.block_size} for {backend.name} backend(s).")
+            choice.log_lines.append(
+                f"Setting kv cache block size to {choice.block_size} for {backend.name} backend(s)."
+            )
         elif backend is FLASHMLA:
             choice.log_lines.append("Forcing kv cache block size to 64 for FlashMLA backend.")
     return choice

@@ -17,7 +17,9 @@ from app.core.specs import DTYPE_BYTES, GIB, ModelSpec, QuantMethod, QuantSpec, 
 # is the larger of the two plus a small constant. Constants fitted by bench/calibrate.py on 39 real
 # 0.19.0 H100 logs: median |residual| 0.015 GiB, p90 0.09 GiB (docs/model.md).
 LOGIT_BYTES = 4  # the sampler works on fp32 logits
-FWD_MLP_FACTOR = 3.5  # live MLP intermediates per token, in units of the MLP width: gate_up (2x) + act (1x) + slack
+FWD_MLP_FACTOR = (
+    3.5  # live MLP intermediates per token, in units of the MLP width: gate_up (2x) + act (1x) + slack
+)
 FWD_HIDDEN_FACTOR = 4.0  # residual stream, norm output, attention in/out buffers per token, in hidden units
 ACTIVATION_BASE_BYTES = int(0.05 * GIB)  # allocator slack seen as activation even for tiny models
 
@@ -66,7 +68,12 @@ def quantized_bytes_per_param(quant: QuantSpec) -> float:
 
 
 def weights_bytes_for_stage(
-    *, model: ModelSpec, serve: ServeConfig, layer_range: tuple[int, int], is_first: bool, is_last: bool,
+    *,
+    model: ModelSpec,
+    serve: ServeConfig,
+    layer_range: tuple[int, int],
+    is_first: bool,
+    is_last: bool,
     quant: QuantSpec | None,
 ) -> int:
     """Weights on one device of one stage: decoder layers split by TP and PP; embeddings on the first
@@ -85,7 +92,9 @@ def weights_bytes_for_stage(
         dtype_bytes_exact = float(dtype_bytes)
     if quant is not None:
         q_bytes = quantized_bytes_per_param(quant)
-        body_bytes = body_params * (quant.quantized_fraction * q_bytes + (1 - quant.quantized_fraction) * dtype_bytes)
+        body_bytes = body_params * (
+            quant.quantized_fraction * q_bytes + (1 - quant.quantized_fraction) * dtype_bytes
+        )
     else:
         body_bytes = body_params * dtype_bytes_exact
     total = body_bytes * share / tp
@@ -109,8 +118,14 @@ def mlp_width_per_rank(*, model: ModelSpec, tensor_parallel_size: int) -> int:
 
 
 def activation_peak_bytes(
-    *, model: ModelSpec, serve: ServeConfig, max_num_batched_tokens: int, max_num_seqs: int, is_last_stage: bool,
-    sampler_logit_copies: float, act_dtype_bytes: int,
+    *,
+    model: ModelSpec,
+    serve: ServeConfig,
+    max_num_batched_tokens: int,
+    max_num_seqs: int,
+    is_last_stage: bool,
+    sampler_logit_copies: float,
+    act_dtype_bytes: int,
 ) -> int:
     """Model of vLLM's "torch peak memory increase" during the profile run (reference §2.5)."""
     tokens = max_num_batched_tokens

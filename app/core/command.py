@@ -188,7 +188,10 @@ def render_serve_command(
         parts.append(f"--tensor-parallel-size {serve.tensor_parallel_size}")
     if serve.pipeline_parallel_size != 1:
         parts.append(f"--pipeline-parallel-size {serve.pipeline_parallel_size}")
-    if serve.gpu_memory_utilization is not None and serve.gpu_memory_utilization != rules.default_gpu_memory_utilization:
+    if (
+        serve.gpu_memory_utilization is not None
+        and serve.gpu_memory_utilization != rules.default_gpu_memory_utilization
+    ):
         parts.append(f"--gpu-memory-utilization {serve.gpu_memory_utilization:g}")
     if serve.kv_cache_dtype not in ("auto", "int8"):
         parts.append(f"--kv-cache-dtype {serve.kv_cache_dtype}")
@@ -202,7 +205,9 @@ def render_serve_command(
         parts.append("--enforce-eager")
     default_prefix = rules.engine == "v1"
     if serve.enable_prefix_caching is not None and serve.enable_prefix_caching != default_prefix:
-        parts.append("--enable-prefix-caching" if serve.enable_prefix_caching else "--no-enable-prefix-caching")
+        parts.append(
+            "--enable-prefix-caching" if serve.enable_prefix_caching else "--no-enable-prefix-caching"
+        )
     if serve.enable_chunked_prefill is False and rules.engine == "v1":
         parts.append("--no-enable-chunked-prefill")
     elif serve.enable_chunked_prefill and rules.engine == "v0":

@@ -9,8 +9,8 @@ from app.core import kv as K
 from app.core.backends import resolve_backend
 from app.core.errors import InvalidServeConfigError
 from app.core.result import Estimate, KVGroup, Range, Term, Verdict
+from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, ModelSpec, ServeConfig
 from app.core.uncertainty import CUDA_GRAPH_BAND, bands_for
-from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, LayerKind, ModelSpec, ServeConfig
 from app.core.versions import VersionRules, format_gib, rules_for
 
 LARGE_DEVICE_GIB = 70  # get_batch_defaults: >= 70 GiB and not A100 -> larger batch defaults (§7)
@@ -52,7 +52,9 @@ def default_max_num_batched_tokens(
         total = device.memory_total_bytes
         if rules.version_tuple >= (0, 33, 0) and total >= HUGE_DEVICE_GIB * GIB:
             value = 16384
-        elif total >= LARGE_DEVICE_GIB * GIB and (rules.version_tuple < (0, 10, 0) or "A100" not in device.name):
+        elif total >= LARGE_DEVICE_GIB * GIB and (
+            rules.version_tuple < (0, 10, 0) or "A100" not in device.name
+        ):
             value = 8192
         else:
             value = 2048
@@ -78,7 +80,9 @@ def validate_parallel(*, model: ModelSpec, serve: ServeConfig) -> None:
         raise InvalidServeConfigError("pipeline_parallel_size", f"{pp} stages for {model.num_layers} layers")
 
 
-def resolve(*, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, rules: VersionRules) -> tuple[Resolved, list[str], list[str]]:
+def resolve(
+    *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, rules: VersionRules
+) -> tuple[Resolved, list[str], list[str]]:
     max_model_len = serve.max_model_len or model.max_model_len_derived
     util = serve.gpu_memory_utilization or rules.default_gpu_memory_utilization
     v0 = rules.engine == "v0"
@@ -124,7 +128,13 @@ class Stage:
 
 
 def _stages(
-    *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, rules: VersionRules, res: Resolved, requested: int
+    *,
+    model: ModelSpec,
+    device: DeviceSpec,
+    serve: ServeConfig,
+    rules: VersionRules,
+    res: Resolved,
+    requested: int,
 ) -> list[Stage]:
     pp = serve.pipeline_parallel_size
     dtype = B.serving_dtype(model=model, serve=serve)
@@ -154,7 +164,9 @@ def _stages(
             sampler_logit_copies=rules.sampler_logit_copies,
             act_dtype_bytes=DTYPE_BYTES[dtype],
         )
-        non_torch = B.non_torch_bytes(tensor_parallel_size=serve.tensor_parallel_size, pipeline_parallel_size=pp)
+        non_torch = B.non_torch_bytes(
+            tensor_parallel_size=serve.tensor_parallel_size, pipeline_parallel_size=pp
+        )
         graphs = B.cuda_graph_bytes(
             num_layers_on_rank=layer_range[1] - layer_range[0],
             max_num_seqs=res.max_num_seqs,
@@ -189,7 +201,13 @@ def _inflight_tokens(*, rules: VersionRules, res: Resolved, pipeline_parallel_si
 
 
 def _error_text(
-    *, rules: VersionRules, kind: str, max_model_len: int, needed: int, available: int, estimated: int,
+    *,
+    rules: VersionRules,
+    kind: str,
+    max_model_len: int,
+    needed: int,
+    available: int,
+    estimated: int,
     tokens_capacity: int,
 ) -> str:
     """The exact startup error text of this version (reference §4.4)."""
@@ -224,17 +242,33 @@ def _error_text(
     )
     if style == "v1_085":
         middle = " Based on the available memory,  Try increasing" if estimated > 0 else "  Try increasing"
-        return head + middle + " `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
-    est = f" Based on the available memory, the estimated maximum model length is {estimated}." if estimated > 0 else " "
+        return (
+            head
+            + middle
+            + " `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
+        )
+    est = (
+        f" Based on the available memory, the estimated maximum model length is {estimated}."
+        if estimated > 0
+        else " "
+    )
     if style == "v1_010":
-        return head + est + " Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
+        return (
+            head
+            + est
+            + " Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
+        )
     if style == "v1_014":
         return (
-            head + est + " Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing "
+            head
+            + est
+            + " Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing "
             f"the engine. See {DOCS_URL} for more details."
         )
     return (
-        head + est + " Try increasing `gpu_memory_utilization` (which also controls CPU memory on the CPU backend) "
+        head
+        + est
+        + " Try increasing `gpu_memory_utilization` (which also controls CPU memory on the CPU backend) "
         f"or decreasing `max_model_len` when initializing the engine. See {DOCS_URL} for more details."
     )
 
@@ -256,8 +290,17 @@ def _free_memory_error(*, rules: VersionRules, device: DeviceSpec, util: float, 
 
 
 def _log_lines(
-    *, rules: VersionRules, device: DeviceSpec, stage: Stage, res: Resolved, requested: int, num_blocks: int,
-    kv_tokens: int | None, concurrency: float, cpu_blocks: int, backend_lines: list[str],
+    *,
+    rules: VersionRules,
+    device: DeviceSpec,
+    stage: Stage,
+    res: Resolved,
+    requested: int,
+    num_blocks: int,
+    kv_tokens: int | None,
+    concurrency: float,
+    cpu_blocks: int,
+    backend_lines: list[str],
 ) -> list[str]:
     gib = rules.format_gib_style
     lines = list(backend_lines)
@@ -279,7 +322,11 @@ def _log_lines(
             f"PyTorch activation peak memory takes {stage.activation_peak_bytes / GIB:.2f}GiB; the rest of the memory "
             f"reserved for KV Cache is {stage.kv_cache_bytes / GIB:.2f}GiB."
         )
-        word = "GPU" if rules.version_tuple < (0, 7, 0) else ("cuda" if device.platform == "cuda" else device.platform)
+        word = (
+            "GPU"
+            if rules.version_tuple < (0, 7, 0)
+            else ("cuda" if device.platform == "cuda" else device.platform)
+        )
         lines.append(f"# {word} blocks: {num_blocks}, # CPU blocks: {cpu_blocks}")
         lines.append(f"Maximum concurrency for {L} tokens per request: {concurrency:.2f}x")
         return lines
@@ -301,7 +348,11 @@ def _log_lines(
         else:
             lines.append(f"Available KV cache memory: {format_gib(stage.kv_cache_bytes, gib)} GiB")
     if kv_tokens is not None:
-        prefix = "NPU" if device.platform == "npu" else ("GPU" if device.platform in ("cuda", "rocm") else device.platform.upper())
+        prefix = (
+            "NPU"
+            if device.platform == "npu"
+            else ("GPU" if device.platform in ("cuda", "rocm") else device.platform.upper())
+        )
         if rules.merged_capacity_line:
             lines.append(
                 f"{prefix} KV cache size: {kv_tokens:,} tokens, Maximum concurrency for {L:,} tokens per request: "
@@ -316,8 +367,13 @@ def _log_lines(
 
 
 def estimate(
-    *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, vllm_version: str | None = None,
-    target_concurrency: int | None = None, max_model_len_auto: bool = False,
+    *,
+    model: ModelSpec,
+    device: DeviceSpec,
+    serve: ServeConfig,
+    vllm_version: str | None = None,
+    target_concurrency: int | None = None,
+    max_model_len_auto: bool = False,
 ) -> Estimate:
     """Predict vLLM's start-up numbers for one configuration (per device of the tightest rank).
 
@@ -327,50 +383,85 @@ def estimate(
     rules = rules_for(vllm_version)
     if max_model_len_auto and rules.has_auto_fit:
         return _auto_fit(model=model, device=device, serve=serve, rules=rules, target=target_concurrency)
-    return _estimate(model=model, device=device, serve=serve, rules=rules, target_concurrency=target_concurrency)
+    return _estimate(
+        model=model, device=device, serve=serve, rules=rules, target_concurrency=target_concurrency
+    )
 
 
 def _auto_fit(
     *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, rules: VersionRules, target: int | None
 ) -> Estimate:
     full = model.max_model_len_derived
-    probe = _estimate(model=model, device=device, serve=serve.model_copy(update={"max_model_len": full}),
-                      rules=rules, target_concurrency=target)
+    probe = _estimate(
+        model=model,
+        device=device,
+        serve=serve.model_copy(update={"max_model_len": full}),
+        rules=rules,
+        target_concurrency=target,
+    )
     if probe.error and "Free memory" in probe.error:
         return probe
     largest = probe.estimated_max_model_len or 0
     gib = format_gib(probe.kv_cache_bytes, rules.format_gib_style)
     new_style = rules.version_tuple >= (0, 33, 0)
     if largest <= 0:
-        text = ("Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token. "
-                "Try increasing `gpu_memory_utilization`.")
-        return probe.model_copy(update={"fits": False, "error": text, "verdict": "budget_bound",
-                                        "log_lines": [*probe.log_lines[:-1], text] if probe.error else
-                                        [*probe.log_lines, text]})
+        text = (
+            "Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token. "
+            "Try increasing `gpu_memory_utilization`."
+        )
+        return probe.model_copy(
+            update={
+                "fits": False,
+                "error": text,
+                "verdict": "budget_bound",
+                "log_lines": [*probe.log_lines[:-1], text] if probe.error else [*probe.log_lines, text],
+            }
+        )
     length = min(largest, full)
     if length >= full:
-        line = (f"Auto-fit max_model_len: full model context length {full} fits in available KV cache memory "
-                f"({gib} GiB GPU)") if new_style else (
-                f"Auto-fit max_model_len: full model context length {full} fits in available GPU memory")
+        line = (
+            (
+                f"Auto-fit max_model_len: full model context length {full} fits in available KV cache memory "
+                f"({gib} GiB GPU)"
+            )
+            if new_style
+            else (f"Auto-fit max_model_len: full model context length {full} fits in available GPU memory")
+        )
     else:
-        line = (f"Auto-fit max_model_len: reduced from {full} to {length} to fit in available KV cache memory "
-                f"({gib} GiB GPU)") if new_style else (
+        line = (
+            (
+                f"Auto-fit max_model_len: reduced from {full} to {length} to fit in available KV cache memory "
+                f"({gib} GiB GPU)"
+            )
+            if new_style
+            else (
                 f"Auto-fit max_model_len: reduced from {full} to {length} to fit in available GPU memory "
-                f"({gib} GiB available for KV cache)")
-    fitted = _estimate(model=model, device=device, serve=serve.model_copy(update={"max_model_len": length}),
-                       rules=rules, target_concurrency=target)
+                f"({gib} GiB available for KV cache)"
+            )
+        )
+    fitted = _estimate(
+        model=model,
+        device=device,
+        serve=serve.model_copy(update={"max_model_len": length}),
+        rules=rules,
+        target_concurrency=target,
+    )
     return fitted.model_copy(update={"log_lines": [line, *fitted.log_lines]})
 
 
 def _estimate(
-    *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, rules: VersionRules,
+    *,
+    model: ModelSpec,
+    device: DeviceSpec,
+    serve: ServeConfig,
+    rules: VersionRules,
     target_concurrency: int | None,
 ) -> Estimate:
     validate_parallel(model=model, serve=serve)
     res, backend_lines, warnings = resolve(model=model, device=device, serve=serve, rules=rules)
     warnings = list(warnings)
     L = res.max_model_len
-    if L > model.max_model_len_derived:
+    if model.max_model_len_derived < L:
         warnings.append(
             f"max_model_len {L:,} is above the model's derived maximum ({model.max_model_len_derived:,}); "
             "vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set."
@@ -386,70 +477,126 @@ def _estimate(
     inflight = _inflight_tokens(rules=rules, res=res, pipeline_parallel_size=serve.pipeline_parallel_size)
 
     concurrency = K.max_concurrency_for(
-        num_blocks=num_blocks, layout=layout, max_model_len=L, inflight_tokens=inflight,
-        prefix_caching=res.prefix_caching, rules=rules,
+        num_blocks=num_blocks,
+        layout=layout,
+        max_model_len=L,
+        inflight_tokens=inflight,
+        prefix_caching=res.prefix_caching,
+        rules=rules,
     )
     kv_tokens = K.kv_tokens_for(
         num_blocks=num_blocks, layout=layout, max_concurrency=concurrency, max_model_len=L, rules=rules
     )
-    if kv_tokens is None:
-        kv_tokens_value = num_blocks * layout.block_size
-    else:
-        kv_tokens_value = kv_tokens
+    kv_tokens_value = num_blocks * layout.block_size if kv_tokens is None else kv_tokens
 
     # capacity check, as each version performs it on the binding worker
     check_memory = binding.kv_cache_bytes - (layout.bytes_per_block if rules.null_block_in_check else 0)
     needed = K.needed_bytes(
-        layout=layout, max_model_len=L, inflight_tokens=inflight, prefix_caching=res.prefix_caching, rules=rules
+        layout=layout,
+        max_model_len=L,
+        inflight_tokens=inflight,
+        prefix_caching=res.prefix_caching,
+        rules=rules,
     )
     search_upper = max(L, model.max_model_len_derived)
     largest = K.estimate_max_model_len(
-        available_bytes=max(0, check_memory), layout=layout, inflight_tokens=inflight,
-        prefix_caching=res.prefix_caching, rules=rules, upper=min(search_upper, MAX_MODEL_LEN_CEILING),
+        available_bytes=max(0, check_memory),
+        layout=layout,
+        inflight_tokens=inflight,
+        prefix_caching=res.prefix_caching,
+        rules=rules,
+        upper=min(search_upper, MAX_MODEL_LEN_CEILING),
     )
-    error: str | None = _free_memory_error(
-        rules=rules, device=device, util=res.gpu_memory_utilization, requested=requested
-    ) if serve.kv_cache_memory_bytes is None or rules.version_tuple >= (0, 33, 0) else None
+    error: str | None = (
+        _free_memory_error(rules=rules, device=device, util=res.gpu_memory_utilization, requested=requested)
+        if serve.kv_cache_memory_bytes is None or rules.version_tuple >= (0, 33, 0)
+        else None
+    )
     if error is None:
         if rules.engine == "v0":
             if num_blocks <= 0:
-                error = _error_text(rules=rules, kind="no_memory", max_model_len=L, needed=needed,
-                                    available=binding.kv_cache_bytes, estimated=0, tokens_capacity=0)
-            elif L > num_blocks * layout.block_size:
-                error = _error_text(rules=rules, kind="too_long", max_model_len=L, needed=needed,
-                                    available=binding.kv_cache_bytes, estimated=0,
-                                    tokens_capacity=num_blocks * layout.block_size)
+                error = _error_text(
+                    rules=rules,
+                    kind="no_memory",
+                    max_model_len=L,
+                    needed=needed,
+                    available=binding.kv_cache_bytes,
+                    estimated=0,
+                    tokens_capacity=0,
+                )
+            elif num_blocks * layout.block_size < L:
+                error = _error_text(
+                    rules=rules,
+                    kind="too_long",
+                    max_model_len=L,
+                    needed=needed,
+                    available=binding.kv_cache_bytes,
+                    estimated=0,
+                    tokens_capacity=num_blocks * layout.block_size,
+                )
         elif binding.kv_cache_bytes <= 0:
-            error = _error_text(rules=rules, kind="no_memory", max_model_len=L, needed=needed,
-                                available=binding.kv_cache_bytes, estimated=0, tokens_capacity=0)
+            error = _error_text(
+                rules=rules,
+                kind="no_memory",
+                max_model_len=L,
+                needed=needed,
+                available=binding.kv_cache_bytes,
+                estimated=0,
+                tokens_capacity=0,
+            )
         elif needed > check_memory:
             in_range = K.estimate_max_model_len(
-                available_bytes=max(0, check_memory), layout=layout, inflight_tokens=inflight,
-                prefix_caching=res.prefix_caching, rules=rules, upper=L,
+                available_bytes=max(0, check_memory),
+                layout=layout,
+                inflight_tokens=inflight,
+                prefix_caching=res.prefix_caching,
+                rules=rules,
+                upper=L,
             )
-            error = _error_text(rules=rules, kind="too_long", max_model_len=L, needed=needed,
-                                available=check_memory, estimated=in_range, tokens_capacity=0)
+            error = _error_text(
+                rules=rules,
+                kind="too_long",
+                max_model_len=L,
+                needed=needed,
+                available=check_memory,
+                estimated=in_range,
+                tokens_capacity=0,
+            )
 
     cpu_blocks = 0
     if rules.swap_space_used and layout.bytes_per_block:
         swap = serve.swap_space_gib if serve.swap_space_gib is not None else V0_DEFAULT_SWAP_GIB
         cpu_blocks = int(swap * GIB) // layout.bytes_per_block
     lines = _log_lines(
-        rules=rules, device=device, stage=binding, res=res, requested=requested, num_blocks=num_blocks,
-        kv_tokens=kv_tokens, concurrency=concurrency, cpu_blocks=cpu_blocks, backend_lines=backend_lines,
+        rules=rules,
+        device=device,
+        stage=binding,
+        res=res,
+        requested=requested,
+        num_blocks=num_blocks,
+        kv_tokens=kv_tokens,
+        concurrency=concurrency,
+        cpu_blocks=cpu_blocks,
+        backend_lines=backend_lines,
     )
     if error:
         lines.append(error)
 
     slack = total - requested
-    if not rules.cuda_graph_budgeted and binding.cuda_graph_bytes > slack - B.CUDA_CONTEXT_BYTES and not error:
+    if (
+        not rules.cuda_graph_budgeted
+        and binding.cuda_graph_bytes > slack - B.CUDA_CONTEXT_BYTES
+        and not error
+    ):
         warnings.append(
             f"vLLM {rules.version} does not budget CUDA graphs: about {binding.cuda_graph_bytes / GIB:.2f} GiB of "
             f"graphs must fit in the {slack / GIB:.2f} GiB left outside gpu_memory_utilization; capture may OOM. "
             "Lower the utilization or use --enforce-eager."
         )
     if model.dtype_assumed:
-        warnings.append("config.json has no torch_dtype: read as float32 and served in 16 bits under --dtype auto.")
+        warnings.append(
+            "config.json has no torch_dtype: read as float32 and served in 16 bits under --dtype auto."
+        )
 
     target = target_concurrency or 1
     verdict: Verdict
@@ -472,18 +619,38 @@ def _estimate(
         )
         for g, b in zip(
             layout.groups,
-            K.request_blocks(layout=layout, max_model_len=L, inflight_tokens=inflight, prefix_caching=res.prefix_caching),
+            K.request_blocks(
+                layout=layout, max_model_len=L, inflight_tokens=inflight, prefix_caching=res.prefix_caching
+            ),
             strict=True,
         )
     ]
     ranges, borderline, safe_len = _ranges(
-        model=model, device=device, rules=rules, res=res, stage=binding, inflight=inflight, fits=error is None,
-        needed=needed, upper=min(search_upper, MAX_MODEL_LEN_CEILING),
+        model=model,
+        device=device,
+        rules=rules,
+        res=res,
+        stage=binding,
+        inflight=inflight,
+        fits=error is None,
+        needed=needed,
+        upper=min(search_upper, MAX_MODEL_LEN_CEILING),
     )
-    kv_dtype_b = K.kv_dtype_bytes(kv_cache_dtype=serve.kv_cache_dtype, model_dtype=B.serving_dtype(model=model, serve=serve))
+    kv_dtype_b = K.kv_dtype_bytes(
+        kv_cache_dtype=serve.kv_cache_dtype, model_dtype=B.serving_dtype(model=model, serve=serve)
+    )
     terms = _terms(
-        model=model, serve=serve, res=res, stage=binding, requested=requested, total=total, rules=rules,
-        kv_dtype_bytes=kv_dtype_b, num_blocks=num_blocks, kv_tokens=kv_tokens_value, concurrency=concurrency,
+        model=model,
+        serve=serve,
+        res=res,
+        stage=binding,
+        requested=requested,
+        total=total,
+        rules=rules,
+        kv_dtype_bytes=kv_dtype_b,
+        num_blocks=num_blocks,
+        kv_tokens=kv_tokens_value,
+        concurrency=concurrency,
         target=target,
     )
     return Estimate(
@@ -529,14 +696,25 @@ def _estimate(
 
 
 def _ranges(
-    *, model: ModelSpec, device: DeviceSpec, rules: VersionRules, res: Resolved, stage: Stage, inflight: int,
-    fits: bool, needed: int, upper: int,
+    *,
+    model: ModelSpec,
+    device: DeviceSpec,
+    rules: VersionRules,
+    res: Resolved,
+    stage: Stage,
+    inflight: int,
+    fits: bool,
+    needed: int,
+    upper: int,
 ) -> tuple[dict[str, Range], bool, int]:
     """Low / expected / high for the modelled parts and for the exact numbers that follow from them."""
     calibrated = device.platform == "cuda" and rules.engine == "v1" and rules.version_tuple >= (0, 15, 0)
     bands = bands_for(
-        weights_bytes=stage.weights_bytes, activation_bytes=stage.activation_peak_bytes,
-        cuda_graph_bytes=stage.cuda_graph_bytes, quantized=model.quantization is not None, calibrated=calibrated,
+        weights_bytes=stage.weights_bytes,
+        activation_bytes=stage.activation_peak_bytes,
+        cuda_graph_bytes=stage.cuda_graph_bytes,
+        quantized=model.quantization is not None,
+        calibrated=calibrated,
         cuda_graph_budgeted=rules.cuda_graph_budgeted,
     )
     layout = stage.layout
@@ -558,11 +736,18 @@ def _ranges(
         values = []
         for pool in (kv_low, kv, kv_high):
             blocks = K.num_blocks_for(available_bytes=pool, layout=layout)
-            conc = K.max_concurrency_for(num_blocks=blocks, layout=layout, max_model_len=L, inflight_tokens=inflight,
-                                         prefix_caching=res.prefix_caching, rules=rules)
+            conc = K.max_concurrency_for(
+                num_blocks=blocks,
+                layout=layout,
+                max_model_len=L,
+                inflight_tokens=inflight,
+                prefix_caching=res.prefix_caching,
+                rules=rules,
+            )
             if source == "tokens":
-                tokens = K.kv_tokens_for(num_blocks=blocks, layout=layout, max_concurrency=conc, max_model_len=L,
-                                         rules=rules)
+                tokens = K.kv_tokens_for(
+                    num_blocks=blocks, layout=layout, max_concurrency=conc, max_model_len=L, rules=rules
+                )
                 values.append(float(tokens if tokens is not None else blocks * layout.block_size))
             else:
                 values.append(round(conc, 2))
@@ -572,16 +757,30 @@ def _ranges(
     fits_high = kv_high > 0 and needed <= kv_high - null_block
     borderline = fits_low != fits_high
     safe = K.estimate_max_model_len(
-        available_bytes=max(0, kv_low - null_block), layout=layout, inflight_tokens=inflight,
-        prefix_caching=res.prefix_caching, rules=rules, upper=upper,
+        available_bytes=max(0, kv_low - null_block),
+        layout=layout,
+        inflight_tokens=inflight,
+        prefix_caching=res.prefix_caching,
+        rules=rules,
+        upper=upper,
     )
     return out, borderline, safe
 
 
-
 def _terms(
-    *, model: ModelSpec, serve: ServeConfig, res: Resolved, stage: Stage, requested: int, total: int,
-    rules: VersionRules, kv_dtype_bytes: int, num_blocks: int, kv_tokens: int, concurrency: float, target: int,
+    *,
+    model: ModelSpec,
+    serve: ServeConfig,
+    res: Resolved,
+    stage: Stage,
+    requested: int,
+    total: int,
+    rules: VersionRules,
+    kv_dtype_bytes: int,
+    num_blocks: int,
+    kv_tokens: int,
+    concurrency: float,
+    target: int,
 ) -> list[Term]:
     """The working, with the user's numbers substituted (seed formula, then vLLM's block math)."""
     tp = serve.tensor_parallel_size
@@ -590,67 +789,92 @@ def _terms(
     terms: list[Term] = []
     if model.mla is not None:
         per_token = model.mla.latent_size * kv_dtype_bytes * layers
-        terms.append(Term(
-            name="KV bytes per token (MLA latent, replicated on every TP rank)",
-            formula=f"L × (kv_lora_rank + rope) × b = {layers} × {model.mla.latent_size} × {kv_dtype_bytes}",
-            value=f"{per_token:,} B",
-            exact=True,
-        ))
+        terms.append(
+            Term(
+                name="KV bytes per token (MLA latent, replicated on every TP rank)",
+                formula=f"L × (kv_lora_rank + rope) × b = {layers} × {model.mla.latent_size} × {kv_dtype_bytes}",
+                value=f"{per_token:,} B",
+                exact=True,
+            )
+        )
     else:
         heads = K.kv_heads_per_rank(total_kv_heads=model.num_kv_heads, tensor_parallel_size=tp)
         per_token = K.KV_TENSORS_PER_LAYER * layers * heads * model.head_size * kv_dtype_bytes
-        terms.append(Term(
-            name="KV bytes per token per device",
-            formula=f"2 × L × (H_kv/TP) × D × b = 2 × {layers} × {heads} × {model.head_size} × {kv_dtype_bytes}",
-            value=f"{per_token:,} B",
-            exact=True,
-        ))
+        terms.append(
+            Term(
+                name="KV bytes per token per device",
+                formula=f"2 × L × (H_kv/TP) × D × b = 2 × {layers} × {heads} × {model.head_size} × {kv_dtype_bytes}",
+                value=f"{per_token:,} B",
+                exact=True,
+            )
+        )
     demand = per_token * L * target
-    terms.append(Term(
-        name="Demand at S = max_model_len, N = target concurrency",
-        formula=f"per-token × S × N = {per_token:,} × {L:,} × {target}",
-        value=f"{demand / GIB:.2f} GiB",
-        exact=True,
-    ))
-    graphs = f" − CUDA graphs {stage.cuda_graph_bytes / GIB:.2f}" if rules.cuda_graph_budgeted and stage.cuda_graph_bytes else ""
-    terms.append(Term(
-        name="KV pool (available KV cache memory)",
-        formula=(
-            f"total {total / GIB:.2f} × util {res.gpu_memory_utilization} − weights {stage.weights_bytes / GIB:.2f} − "
-            f"activation {stage.activation_peak_bytes / GIB:.2f} − non-torch {stage.non_torch_bytes / GIB:.2f}{graphs}"
-        ),
-        value=f"{stage.kv_cache_bytes / GIB:.2f} GiB",
-        exact=False,
-    ))
-    terms.append(Term(
-        name="Bytes per block",
-        formula=f"layers per group × page = {stage.layout.bytes_per_block:,} B (block size {stage.layout.block_size})",
-        value=f"{stage.layout.bytes_per_block:,} B",
-        exact=True,
-    ))
-    terms.append(Term(
-        name="num_blocks",
-        formula=f"pool ÷ bytes per block = {max(0, stage.kv_cache_bytes):,} ÷ {stage.layout.bytes_per_block:,}",
-        value=f"{num_blocks:,}",
-        exact=True,
-    ))
-    terms.append(Term(
-        name="KV cache tokens",
-        formula=f"as vLLM {rules.version} prints it ({rules.tokens_formula.replace('_', ' ')})",
-        value=f"{kv_tokens:,}",
-        exact=True,
-    ))
-    terms.append(Term(
-        name="Maximum concurrency at max_model_len",
-        formula=f"num_blocks ÷ blocks per request ({rules.concurrency_formula.replace('_', ' ')})",
-        value=f"{concurrency:.2f}x",
-        exact=True,
-    ))
+    terms.append(
+        Term(
+            name="Demand at S = max_model_len, N = target concurrency",
+            formula=f"per-token × S × N = {per_token:,} × {L:,} × {target}",
+            value=f"{demand / GIB:.2f} GiB",
+            exact=True,
+        )
+    )
+    graphs = (
+        f" − CUDA graphs {stage.cuda_graph_bytes / GIB:.2f}"
+        if rules.cuda_graph_budgeted and stage.cuda_graph_bytes
+        else ""
+    )
+    terms.append(
+        Term(
+            name="KV pool (available KV cache memory)",
+            formula=(
+                f"total {total / GIB:.2f} × util {res.gpu_memory_utilization} − weights {stage.weights_bytes / GIB:.2f} − "
+                f"activation {stage.activation_peak_bytes / GIB:.2f} − non-torch {stage.non_torch_bytes / GIB:.2f}{graphs}"
+            ),
+            value=f"{stage.kv_cache_bytes / GIB:.2f} GiB",
+            exact=False,
+        )
+    )
+    terms.append(
+        Term(
+            name="Bytes per block",
+            formula=f"layers per group × page = {stage.layout.bytes_per_block:,} B (block size {stage.layout.block_size})",
+            value=f"{stage.layout.bytes_per_block:,} B",
+            exact=True,
+        )
+    )
+    terms.append(
+        Term(
+            name="num_blocks",
+            formula=f"pool ÷ bytes per block = {max(0, stage.kv_cache_bytes):,} ÷ {stage.layout.bytes_per_block:,}",
+            value=f"{num_blocks:,}",
+            exact=True,
+        )
+    )
+    terms.append(
+        Term(
+            name="KV cache tokens",
+            formula=f"as vLLM {rules.version} prints it ({rules.tokens_formula.replace('_', ' ')})",
+            value=f"{kv_tokens:,}",
+            exact=True,
+        )
+    )
+    terms.append(
+        Term(
+            name="Maximum concurrency at max_model_len",
+            formula=f"num_blocks ÷ blocks per request ({rules.concurrency_formula.replace('_', ' ')})",
+            value=f"{concurrency:.2f}x",
+            exact=True,
+        )
+    )
     return terms
 
 
 def capacity_curve(
-    *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, vllm_version: str | None = None, points: int = 24
+    *,
+    model: ModelSpec,
+    device: DeviceSpec,
+    serve: ServeConfig,
+    vllm_version: str | None = None,
+    points: int = 24,
 ) -> list[tuple[int, float]]:
     """Maximum concurrency against max_model_len on a log grid from 512 to the model's maximum (0 where it
     would not start). The budget does not depend on the length unless the batched-token default does, so
@@ -663,22 +887,37 @@ def capacity_curve(
     low, high = 512, max(1024, model.max_model_len_derived)
     out: list[tuple[int, float]] = []
     for i in range(points):
-        length = int(round(low * (high / low) ** (i / max(1, points - 1))))
+        length = round(low * (high / low) ** (i / max(1, points - 1)))
         length = max(16, length // 16 * 16)
         update = serve.model_copy(update={"max_model_len": length})
         res, _, _ = resolve(model=model, device=device, serve=update, rules=rules)
-        if res.max_num_batched_tokens != base.max_num_batched_tokens or base.error and "Free memory" in base.error:
+        if (
+            res.max_num_batched_tokens != base.max_num_batched_tokens
+            or (base.error
+            and "Free memory" in base.error)
+        ):
             est = estimate(model=model, device=device, serve=update, vllm_version=vllm_version)
             out.append((length, est.max_concurrency if est.fits else 0.0))
             continue
         inflight = _inflight_tokens(rules=rules, res=res, pipeline_parallel_size=serve.pipeline_parallel_size)
-        needed = K.needed_bytes(layout=layout, max_model_len=length, inflight_tokens=inflight,
-                                prefix_caching=res.prefix_caching, rules=rules)
+        needed = K.needed_bytes(
+            layout=layout,
+            max_model_len=length,
+            inflight_tokens=inflight,
+            prefix_caching=res.prefix_caching,
+            rules=rules,
+        )
         starts = base.kv_cache_bytes > 0 and needed <= check
         if rules.engine == "v0":
             starts = base.num_gpu_blocks > 0 and length <= base.num_gpu_blocks * layout.block_size
-        conc = K.max_concurrency_for(num_blocks=base.num_gpu_blocks, layout=layout, max_model_len=length,
-                                     inflight_tokens=inflight, prefix_caching=res.prefix_caching, rules=rules)
+        conc = K.max_concurrency_for(
+            num_blocks=base.num_gpu_blocks,
+            layout=layout,
+            max_model_len=length,
+            inflight_tokens=inflight,
+            prefix_caching=res.prefix_caching,
+            rules=rules,
+        )
         out.append((length, round(conc, 2) if starts else 0.0))
     return out
 
@@ -693,16 +932,24 @@ class Sizing:
     rules: VersionRules
 
 
-def sizing_for(*, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, vllm_version: str | None) -> Sizing:
+def sizing_for(
+    *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, vllm_version: str | None
+) -> Sizing:
     """KV layout of the last pipeline stage (the one that binds: it also holds lm_head and the sampler)."""
     rules = rules_for(vllm_version)
     validate_parallel(model=model, serve=serve)
     res, _, _ = resolve(model=model, device=device, serve=serve, rules=rules)
-    ranges = K.stage_layer_ranges(num_layers=model.num_layers, pipeline_parallel_size=serve.pipeline_parallel_size)
+    ranges = K.stage_layer_ranges(
+        num_layers=model.num_layers, pipeline_parallel_size=serve.pipeline_parallel_size
+    )
     layout = K.build_layout(
-        model=model, layer_range=ranges[-1], tensor_parallel_size=serve.tensor_parallel_size,
-        block_size=res.block_size, kv_cache_dtype=serve.kv_cache_dtype,
-        model_dtype=B.serving_dtype(model=model, serve=serve), rules=rules,
+        model=model,
+        layer_range=ranges[-1],
+        tensor_parallel_size=serve.tensor_parallel_size,
+        block_size=res.block_size,
+        kv_cache_dtype=serve.kv_cache_dtype,
+        model_dtype=B.serving_dtype(model=model, serve=serve),
+        rules=rules,
     )
     inflight = _inflight_tokens(rules=rules, res=res, pipeline_parallel_size=serve.pipeline_parallel_size)
     return Sizing(layout=layout, resolved=res, inflight_tokens=inflight, rules=rules)

@@ -111,10 +111,15 @@ def stage_layer_ranges(*, num_layers: int, pipeline_parallel_size: int) -> list[
     return ranges
 
 
-def _attention_layer_page(model: ModelSpec, *, block_size: int, tp: int, kv_dtype: str, dtype_bytes: int) -> int:
+def _attention_layer_page(
+    model: ModelSpec, *, block_size: int, tp: int, kv_dtype: str, dtype_bytes: int
+) -> int:
     if model.mla is not None:
         return mla_page_bytes(
-            block_size=block_size, latent_size=model.mla.latent_size, dtype_bytes=dtype_bytes, kv_cache_dtype=kv_dtype
+            block_size=block_size,
+            latent_size=model.mla.latent_size,
+            dtype_bytes=dtype_bytes,
+            kv_cache_dtype=kv_dtype,
         )
     heads = kv_heads_per_rank(total_kv_heads=model.num_kv_heads, tensor_parallel_size=tp)
     return attention_page_bytes(
@@ -145,7 +150,9 @@ def build_layout(
     n_mamba = sum(1 for k in kinds if k == LayerKind.MAMBA)
 
     def page_at(bs: int) -> int:
-        return _attention_layer_page(model, block_size=bs, tp=tp, kv_dtype=kv_cache_dtype, dtype_bytes=dtype_bytes)
+        return _attention_layer_page(
+            model, block_size=bs, tp=tp, kv_dtype=kv_cache_dtype, dtype_bytes=dtype_bytes
+        )
 
     if rules.engine == "v0" and model.mla is not None:
         # V0 CUDA aligns the MLA key entry to 256 bytes: 576 bf16 elements -> 640 (reference §2.4)
@@ -182,6 +189,7 @@ def build_layout(
 
     buckets: dict[tuple[LayerKind, int | None, int | None], int] = {}
     for k in kinds:
+        key: tuple[LayerKind, int | None, int | None]
         if k in (LayerKind.FULL, LayerKind.MLA):
             key = (k, None, None)
         elif k == LayerKind.SLIDING:
@@ -194,14 +202,22 @@ def build_layout(
             continue  # SHARED (reuses another layer's cache) and NONE: no KV spec
         buckets[key] = buckets.get(key, 0) + 1
     if not buckets:
-        return KVLayout(block_size=block_size, groups=(), bytes_per_block=0, kv_bytes_per_token=0, num_kv_layers=0)
+        return KVLayout(
+            block_size=block_size, groups=(), bytes_per_block=0, kv_bytes_per_token=0, num_kv_layers=0
+        )
 
     def page_of(kind: LayerKind) -> int:
         return mamba_page if kind == LayerKind.MAMBA else page
 
     if len(buckets) == 1:
         (kind, window, chunk), count = next(iter(buckets.items()))
-        group = Group(kind=kind, num_layers=count, page_size_bytes=page_of(kind), window_tokens=window, chunk_tokens=chunk)
+        group = Group(
+            kind=kind,
+            num_layers=count,
+            page_size_bytes=page_of(kind),
+            window_tokens=window,
+            chunk_tokens=chunk,
+        )
         return KVLayout(
             block_size=block_size,
             groups=(group,),
@@ -274,14 +290,22 @@ def num_blocks_for(*, available_bytes: int, layout: KVLayout) -> int:
 
 
 def max_concurrency_for(
-    *, num_blocks: int, layout: KVLayout, max_model_len: int, inflight_tokens: int, prefix_caching: bool,
+    *,
+    num_blocks: int,
+    layout: KVLayout,
+    max_model_len: int,
+    inflight_tokens: int,
+    prefix_caching: bool,
     rules: VersionRules,
 ) -> float:
     """What "Maximum concurrency for L tokens per request: X x" prints (reference §3.7)."""
     if not layout.groups or max_model_len <= 0:
         return 0.0
     per_group = request_blocks(
-        layout=layout, max_model_len=max_model_len, inflight_tokens=inflight_tokens, prefix_caching=prefix_caching
+        layout=layout,
+        max_model_len=max_model_len,
+        inflight_tokens=inflight_tokens,
+        prefix_caching=prefix_caching,
     )
     if rules.concurrency_formula == "blocks_x_block_size_div_len":
         return num_blocks * layout.block_size / max_model_len
@@ -312,21 +336,31 @@ def needed_bytes(
 ) -> int:
     """Memory one request of max_model_len needs, as each version's capacity check computes it (§3.6)."""
     per_group = request_blocks(
-        layout=layout, max_model_len=max_model_len, inflight_tokens=inflight_tokens, prefix_caching=prefix_caching
+        layout=layout,
+        max_model_len=max_model_len,
+        inflight_tokens=inflight_tokens,
+        prefix_caching=prefix_caching,
     )
     if not per_group:
         return 0
     if rules.needed_formula == "v0":
         return cdiv(max_model_len, layout.block_size) * layout.bytes_per_block
     if rules.needed_formula == "sum_layers":
-        return sum(b * g.page_size_bytes * g.num_layers for b, g in zip(per_group, layout.groups, strict=True))
+        return sum(
+            b * g.page_size_bytes * g.num_layers for b, g in zip(per_group, layout.groups, strict=True)
+        )
     if rules.needed_formula == "first_group":
         return layout.bytes_per_block * per_group[0]
     return layout.bytes_per_block * sum(per_group)
 
 
 def estimate_max_model_len(
-    *, available_bytes: int, layout: KVLayout, inflight_tokens: int, prefix_caching: bool, rules: VersionRules,
+    *,
+    available_bytes: int,
+    layout: KVLayout,
+    inflight_tokens: int,
+    prefix_caching: bool,
+    rules: VersionRules,
     upper: int,
 ) -> int:
     """Largest L with needed(L) <= available (vLLM's binary search); 0 if not even one token fits."""
@@ -334,8 +368,11 @@ def estimate_max_model_len(
     def fits(length: int) -> bool:
         return (
             needed_bytes(
-                layout=layout, max_model_len=length, inflight_tokens=inflight_tokens,
-                prefix_caching=prefix_caching, rules=rules,
+                layout=layout,
+                max_model_len=length,
+                inflight_tokens=inflight_tokens,
+                prefix_caching=prefix_caching,
+                rules=rules,
             )
             <= available_bytes
         )

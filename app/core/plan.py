@@ -45,7 +45,8 @@ def apply_quantization_flag(model: ModelSpec, quantization: str | None) -> Model
     spec = QUANTIZATION_FLAGS.get(quantization.lower())
     if spec is None:
         raise PlannerError(
-            "quantization", f"unknown --quantization {quantization!r}; known: {', '.join(sorted(QUANTIZATION_FLAGS))}"
+            "quantization",
+            f"unknown --quantization {quantization!r}; known: {', '.join(sorted(QUANTIZATION_FLAGS))}",
         )
     return model.model_copy(update={"quantization": spec})
 

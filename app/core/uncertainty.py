@@ -49,7 +49,12 @@ class Bands:
 
 
 def bands_for(
-    *, weights_bytes: int, activation_bytes: int, cuda_graph_bytes: int, quantized: bool, calibrated: bool,
+    *,
+    weights_bytes: int,
+    activation_bytes: int,
+    cuda_graph_bytes: int,
+    quantized: bool,
+    calibrated: bool,
     cuda_graph_budgeted: bool,
 ) -> Bands:
     factor = 1.0 if calibrated else UNCALIBRATED_FACTOR

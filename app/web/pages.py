@@ -12,8 +12,8 @@ from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
 from app.core.estimate import capacity_curve, estimate
 from app.core.recommend import recommend
-from app.core.specs import ServeConfig
 from app.core.result import Estimate
+from app.core.specs import ServeConfig
 from app.core.versions import default_gpu_memory_utilization
 from app.web import views
 from app.web.params import FieldProblem, PlannerParams, parse_lenient, replace, to_query
@@ -200,7 +200,9 @@ def recommend_fragment(request: Request) -> Response:
             target_concurrency=params.target_concurrency,
             devices_per_node=max(params.devices, resolved.device.typical_node_devices),
         )
-        context["view"] = recommendation_view(rec, lambda serve: permalink(request, _params_with(params, serve)))
+        context["view"] = recommendation_view(
+            rec, lambda serve: permalink(request, _params_with(params, serve))
+        )
         status = 200
     except PlannerError as exc:
         context["error"] = views.error_of(exc)

@@ -182,7 +182,9 @@ def _snapshot_view(snap: Snapshot) -> SnapshotView:
     )
 
 
-def build_view(rec: Recommendation, link_for: Callable[[ServeConfig], str] | None = None) -> RecommendationView:
+def build_view(
+    rec: Recommendation, link_for: Callable[[ServeConfig], str] | None = None
+) -> RecommendationView:
     """``link_for`` turns a configuration into a planner permalink (the page passes it; the API does not)."""
 
     def link(serve: ServeConfig) -> str:

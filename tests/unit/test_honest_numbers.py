@@ -30,23 +30,35 @@ def test_kv_range_covers_real_logs_and_stays_narrow() -> None:
 def test_borderline_and_safe_length() -> None:
     # Llama-3.1-8B on an H100 at utilization 0.3: the pool is ~5.7 GiB; 131,072 tokens need 16 GiB -> no start.
     model, device = catalog.find_model("llama-3.1-8b"), catalog.find_device("h100")
-    est = estimate(model=model, device=device, serve=ServeConfig(max_model_len=131_072, gpu_memory_utilization=0.3))
+    est = estimate(
+        model=model, device=device, serve=ServeConfig(max_model_len=131_072, gpu_memory_utilization=0.3)
+    )
     assert not est.fits and not est.borderline
     assert est.safe_max_model_len is not None and est.estimated_max_model_len is not None
     assert 0 < est.safe_max_model_len < est.estimated_max_model_len
     # at exactly the largest length that starts, the low end of the range no longer fits: borderline
-    edge = estimate(model=model, device=device, serve=ServeConfig(
-        max_model_len=est.estimated_max_model_len, gpu_memory_utilization=0.3))
+    edge = estimate(
+        model=model,
+        device=device,
+        serve=ServeConfig(max_model_len=est.estimated_max_model_len, gpu_memory_utilization=0.3),
+    )
     assert edge.fits and edge.borderline
-    safe = estimate(model=model, device=device, serve=ServeConfig(
-        max_model_len=est.safe_max_model_len, gpu_memory_utilization=0.3))
+    safe = estimate(
+        model=model,
+        device=device,
+        serve=ServeConfig(max_model_len=est.safe_max_model_len, gpu_memory_utilization=0.3),
+    )
     assert safe.fits and not safe.borderline
 
 
 def _llama(version: str, **flags: object) -> object:
     model, device = catalog.find_model("llama-3.1-8b"), catalog.find_device("h100")
-    return estimate(model=model, device=device, serve=ServeConfig(max_model_len=8192, **flags),  # type: ignore[arg-type]
-                    vllm_version=version)
+    return estimate(
+        model=model,
+        device=device,
+        serve=ServeConfig(max_model_len=8192, **flags),  # type: ignore[arg-type]
+        vllm_version=version,
+    )
 
 
 def test_version_switches_change_what_the_reference_says() -> None:
@@ -62,12 +74,16 @@ def test_version_switches_change_what_the_reference_says() -> None:
     # log wording: 0.8.5 "Model loading took X GiB and", 0.19 "GiB memory and", 0.33 merged capacity line
     assert any(line.startswith("Model loading took ") and " GiB and " in line for line in v08.log_lines)
     assert any(" GiB memory and " in line for line in v019.log_lines)
-    assert any(line.startswith("GPU KV cache size: ") and "Maximum concurrency" in line for line in v033.log_lines)
+    assert any(
+        line.startswith("GPU KV cache size: ") and "Maximum concurrency" in line for line in v033.log_lines
+    )
     assert any(line.startswith("GPU KV cache size: ") and "Maximum" not in line for line in v024.log_lines)
     # 0.8.5 prints no "Available KV cache memory" line; 0.11+ do
     assert not any("Available KV cache memory" in line for line in v08.log_lines)
-    assert any(line == "Available KV cache memory: 60.15 GiB" or "Available KV cache memory" in line
-               for line in v011.log_lines)
+    assert any(
+        line == "Available KV cache memory: 60.15 GiB" or "Available KV cache memory" in line
+        for line in v011.log_lines
+    )
 
 
 def test_sliding_window_capacity_differs_between_0_19_and_0_33() -> None:
@@ -79,6 +95,7 @@ def test_sliding_window_capacity_differs_between_0_19_and_0_33() -> None:
     new = estimate(model=model, device=device, serve=serve, vllm_version="0.33.0")
     assert old.kv_tokens == old.num_gpu_blocks // 2 * 16
     # 0.33: full group 2048 blocks, SWA cdiv(min(4095 + 16384, 32768), 16) + 1 = 1281 -> 3329 per request
-    assert [g.blocks_per_request for g in new.groups] == [1281, 2048] or [g.blocks_per_request for g in
-                                                                        new.groups] == [2048, 1281]
+    assert [g.blocks_per_request for g in new.groups] == [1281, 2048] or [
+        g.blocks_per_request for g in new.groups
+    ] == [2048, 1281]
     assert new.kv_tokens == int(new.num_gpu_blocks / 3329 * 32768)

@@ -271,8 +271,13 @@ def test_capacity_curve_equals_full_estimates() -> None:
 
     for version in ("0.6.6", "0.19.0", "0.33.0"):
         serve = ServeConfig(max_model_len=8192, gpu_memory_utilization=0.5)
-        for length, conc in capacity_curve(model=gpt_oss_like(), device=H100, serve=serve, vllm_version=version,
-                                           points=10):
-            full = estimate(model=gpt_oss_like(), device=H100, serve=serve.model_copy(update={"max_model_len": length}),
-                            vllm_version=version)
+        for length, conc in capacity_curve(
+            model=gpt_oss_like(), device=H100, serve=serve, vllm_version=version, points=10
+        ):
+            full = estimate(
+                model=gpt_oss_like(),
+                device=H100,
+                serve=serve.model_copy(update={"max_model_len": length}),
+                vllm_version=version,
+            )
             assert conc == (full.max_concurrency if full.fits else 0.0), (version, length)
