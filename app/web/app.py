@@ -9,10 +9,12 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.core.errors import PlannerError
-from app.web import api, pages, recommend_api
+from app.web import api, explore, pages, recommend_api
+from app.web.security import SECURITY_HEADERS, SecurityMiddleware
 from app.web.templating import STATIC_DIR, Renderer
 
 log = logging.getLogger("kvplan.web")
@@ -51,12 +53,17 @@ def create_app(root_path: str = "") -> FastAPI:
         redoc_url=None,
     )
     app.state.renderer = Renderer()
+    # Middleware runs outermost-last-added: RootPath (outermost) -> Security -> GZip -> routes.
+    app.add_middleware(GZipMiddleware, minimum_size=500, compresslevel=6)
+    app.add_middleware(SecurityMiddleware)
     if root_path:
         app.add_middleware(RootPathMiddleware, root_path=root_path)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.include_router(pages.router)
     app.include_router(api.router)
     app.include_router(recommend_api.router)
+    app.include_router(explore.router)
+    app.include_router(explore.api_router)
     app.include_router(api.docs_router)
 
     @app.get("/healthz", name="healthz", tags=["ops"])
@@ -85,7 +92,7 @@ def create_app(root_path: str = "") -> FastAPI:
         log.exception("unhandled error on %s", request.url.path)
         message = "Internal error: the planner could not compute this. The inputs were logged for a fix."
         if request.url.path.startswith(f"{root_path}/api"):
-            return JSONResponse({"detail": message}, status_code=500)
-        return HTMLResponse(f"<p>{message}</p>", status_code=500)
+            return JSONResponse({"detail": message}, status_code=500, headers=SECURITY_HEADERS)
+        return HTMLResponse(f"<p>{message}</p>", status_code=500, headers=SECURITY_HEADERS)
 
     return app
