@@ -20,6 +20,7 @@ from app.core.command import human_readable_int
 from app.core.errors import PlannerError
 from app.core.specs import KVCacheDType
 from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS
+from app.web.security import check_json_text
 
 LINK_FORMAT_VERSION = 1
 DEFAULT_MODEL = "meta-llama/Llama-3.1-8B"
@@ -155,6 +156,7 @@ class PlannerParams(BaseModel):
     def _json_object(cls, value: str) -> str:
         if not value:
             return value
+        check_json_text(value)  # json.loads would recurse into a RecursionError (a 500) first
         try:
             parsed = json.loads(value)
         except json.JSONDecodeError as exc:

@@ -6,6 +6,7 @@ core's Estimate, so the page, the Markdown copy and the tests read the same valu
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from markupsafe import Markup
@@ -14,19 +15,23 @@ from app.core.catalog import list_devices, list_models
 from app.core.command import render_serve_command
 from app.core.errors import PlannerError
 from app.core.kv import KV_TENSORS_PER_LAYER, kv_heads_per_rank
-from app.core.result import Estimate
-from app.core.specs import KV_CACHE_DTYPES, LayerKind, ModelSpec
-from app.core.versions import KNOWN_VERSIONS
+from app.core.result import Estimate, Range
+from app.core.specs import GIB, KV_CACHE_DTYPES, LayerKind, ModelSpec
+from app.core.versions import KNOWN_VERSIONS, rules_for
 from app.web import svg
 from app.web.format import gib, human_tokens, integer, percent
 from app.web.params import FieldProblem, PlannerParams, to_query
 from app.web.resolve import Resolved
+from app.web.version_notes import VersionNote, version_notes
 
 # Layer kinds that hold a per-token KV cache and so count as L in the seed's formula.
 KV_LAYER_KINDS = frozenset({LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED, LayerKind.MLA})
 SLIDER_MIN_TOKENS = 256
 SLIDER_MAX_TOKENS = 4 * 2**20  # 4M tokens, beyond every catalogued model's window
 CURVE_POINTS = 24
+# The flag's upper bound: vLLM rejects --gpu-memory-utilization above 1.
+UTILIZATION_CEILING = 1.0
+UTILIZATION_STEP = 0.01  # suggestions are rounded up to whole percent
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,30 @@ class PartitionRow:
     percent: str
     exact: bool
     note: str = ""
+    band: str = ""  # "±0.13 GiB" for a modelled row
+    range_text: str = ""  # "1.75 – 2.01 GiB" for a modelled row
+
+
+@dataclass(frozen=True)
+class HeadlineNumber:
+    """One of the big numbers above the partition, with how sure it is."""
+
+    key: str  # element ids n-<key> (value) and r-<key> (range)
+    label: str
+    value: str
+    kind: str  # exact / modelled / input (a CSS class; the template words the badge)
+    band: str = ""
+    range_text: str = ""
+
+
+@dataclass(frozen=True)
+class BorderlineView:
+    """The start-up verdict flips inside the uncertainty range: what margin makes it safe."""
+
+    kv_range: str
+    safe_len: str  # "" when no length starts at the low end
+    raise_util_by: str  # "" when raising utilization cannot cover the band
+    raise_util_to: str
 
 
 @dataclass(frozen=True)
@@ -115,6 +144,10 @@ class ResultView:
     markdown: str
     curve_rows: tuple[tuple[str, str], ...]
     estimate: Estimate
+    headline: tuple[HeadlineNumber, ...]
+    borderline: BorderlineView | None
+    version_notes: tuple[VersionNote, ...]
+    compare_link: str
 
 
 @dataclass(frozen=True)
@@ -243,23 +276,52 @@ def formula_view(model: ModelSpec, est: Estimate, target: int) -> FormulaView:
     )
 
 
-def partition_rows(est: Estimate) -> tuple[tuple[PartitionRow, ...], list[svg.BarSegment], int]:
-    """Rows for the table, segments for the bar and the overrun (bytes over budget, >= 0)."""
+def gib_range(r: Range) -> str:
+    return f"{r.low / GIB:,.2f} – {gib(r.high)}"
+
+
+def band_of(r: Range) -> str:
+    """The half-width of a band as "±0.13 GiB" (the high side: the low side is clipped at zero)."""
+    return f"±{gib(r.high - r.expected)}"
+
+
+def partition_rows(
+    est: Estimate, *, quantized: bool = False
+) -> tuple[tuple[PartitionRow, ...], list[svg.BarSegment], int]:
+    """Rows for the table, segments for the bar and the overrun (bytes over budget, >= 0).
+
+    Exact rows are vLLM's own arithmetic; modelled rows are what vLLM measures at start-up and carry
+    their band from ``Estimate.ranges`` (weights only when quantized: scales the count may miss).
+    """
     total = est.device_total_bytes
     kv = max(0, est.kv_cache_bytes)
     graphs_in_slack = 0 if est.cuda_graph_budgeted else est.cuda_graph_bytes
     unused = max(0, est.unused_bytes - graphs_in_slack)
     graph_note = "inside the budget" if est.cuda_graph_budgeted else "taken from the 1 − utilization slack"
     items = [
-        ("weights", "Weights", est.weights_bytes, True, ""),
+        ("weights", "Weights", est.weights_bytes, not quantized, ""),
         ("activation", "Activation & workspace (peak)", est.activation_peak_bytes, False, ""),
         ("non-torch", "Non-torch (NCCL, CUDA context)", est.non_torch_bytes, False, ""),
         ("graphs", "CUDA graphs", est.cuda_graph_bytes, False, graph_note),
-        ("kv", "KV cache pool", est.kv_cache_bytes, True, "over budget" if est.kv_cache_bytes < 0 else ""),
+        ("kv", "KV cache pool", est.kv_cache_bytes, False, "over budget" if est.kv_cache_bytes < 0 else ""),
         ("unused", "Unused by design (1 − utilization)", unused, True, ""),
     ]
+    range_key = {
+        "weights": "weights_bytes",
+        "activation": "activation_peak_bytes",
+        "non-torch": "non_torch_bytes",
+        "graphs": "cuda_graph_bytes",
+        "kv": "kv_cache_bytes",
+    }
+
+    def band_texts(key: str, exact: bool) -> tuple[str, str]:
+        r = est.ranges.get(range_key.get(key, ""))
+        if exact or r is None:
+            return "", ""
+        return band_of(r), gib_range(r)
+
     rows = tuple(
-        PartitionRow(key, label, gib(num), percent(num / total), exact, note)
+        PartitionRow(key, label, gib(num), percent(num / total), exact, note, *band_texts(key, exact))
         for key, label, num, exact, note in items
     )
     order = ["weights", "activation", "non-torch"]
@@ -280,6 +342,62 @@ def partition_rows(est: Estimate) -> tuple[tuple[PartitionRow, ...], list[svg.Ba
     }
     segments = [svg.BarSegment(key, labels[key], sizes[key]) for key in order]
     return rows, segments, max(0, -est.kv_cache_bytes)
+
+
+def headline_numbers(est: Estimate) -> tuple[HeadlineNumber, ...]:
+    """KV pool (modelled: what is left after the measured parts), tokens and concurrency (exact for a
+    given pool, so their range is the pool's pushed through vLLM's block arithmetic), max_model_len."""
+    pool, tokens, conc = (est.ranges.get(k) for k in ("kv_cache_bytes", "kv_tokens", "max_concurrency"))
+    return (
+        HeadlineNumber(
+            "kv-bytes",
+            "KV cache pool",
+            gib(est.kv_cache_bytes),
+            "modelled",
+            band_of(pool) if pool else "",
+            gib_range(pool) if pool else "",
+        ),
+        HeadlineNumber(
+            "kv-tokens",
+            "GPU KV cache size",
+            f"{integer(est.kv_tokens)} tokens",
+            "exact",
+            "",
+            f"{integer(tokens.low)} – {integer(tokens.high)}" if tokens else "",
+        ),
+        HeadlineNumber(
+            "concurrency",
+            "Max concurrency at S",
+            f"{est.max_concurrency:.2f}x",
+            "exact",
+            "",
+            f"{conc.low:.2f} – {conc.high:.2f}x" if conc else "",
+        ),
+        HeadlineNumber("max-model-len", "max_model_len", integer(est.max_model_len), "input"),
+    )
+
+
+def borderline_view(est: Estimate) -> BorderlineView | None:
+    """Only when the verdict flips inside the KV band. Two ways out, both computed here:
+
+    - the largest max_model_len that starts even at the low end of the band (the core's search);
+    - raising utilization so the band's low end reaches today's expected pool (when that starts) or
+      today's high end (when only the high end starts): the budget grows by total × Δu, byte for byte.
+    """
+    pool = est.ranges.get("kv_cache_bytes")
+    if not est.borderline or pool is None:
+        return None
+    shortfall = (pool.expected if est.fits else pool.high) - pool.low
+    steps = math.ceil(shortfall / est.device_total_bytes / UTILIZATION_STEP)
+    raise_by = round(steps * UTILIZATION_STEP, 2)
+    raise_to = round(est.gpu_memory_utilization + raise_by, 2)
+    possible = raise_to <= UTILIZATION_CEILING
+    return BorderlineView(
+        kv_range=gib_range(pool),
+        safe_len=integer(est.safe_max_model_len) if est.safe_max_model_len else "",
+        raise_util_by=f"{raise_by:.2f}" if possible else "",
+        raise_util_to=f"{raise_to:.2f}" if possible else "",
+    )
 
 
 def verdict_view(est: Estimate, target: int) -> VerdictView:
@@ -387,10 +505,15 @@ def markdown_summary(resolved: Resolved, est: Estimate, verdict: VerdictView, pe
 
 
 def result_view(
-    resolved: Resolved, est: Estimate, curve: list[tuple[int, float]], permalink: str
+    resolved: Resolved,
+    est: Estimate,
+    curve: list[tuple[int, float]],
+    permalink: str,
+    *,
+    compare_link: str = "",
 ) -> ResultView:
     params = resolved.params
-    rows, segments, overrun = partition_rows(est)
+    rows, segments, overrun = partition_rows(est, quantized=resolved.model.quantization is not None)
     verdict = verdict_view(est, params.target_concurrency)
     demand = est.kv_bytes_per_token * est.max_model_len * params.target_concurrency
     bar = svg.partition_bar(
@@ -473,6 +596,10 @@ def result_view(
         markdown=markdown_summary(resolved, est, verdict, permalink),
         curve_rows=tuple((integer(s), f"{c:.2f}") for s, c in curve),
         estimate=est,
+        headline=headline_numbers(est),
+        borderline=borderline_view(est),
+        version_notes=version_notes(rules_for(est.vllm_version)),
+        compare_link=compare_link,
     )
 
 

@@ -1,0 +1,277 @@
+"""Compare two vLLM versions: one configuration through `estimate()` for each, side by side.
+
+`GET /compare?<planner params>&a=0.19.0&b=0.33.0`. Rows whose values differ are flagged, each with a
+one-line reason built from the `VersionRules` the two releases differ in (app/web/version_notes.py)
+and from the rows it depends on. Bad inputs never fail the page: each is named in a banner and
+replaced by its default, as on the planner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+
+from app.core.errors import PlannerError
+from app.core.estimate import estimate
+from app.core.result import Estimate
+from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS, rules_for
+from app.web import views
+from app.web.format import gib, integer
+from app.web.params import FieldProblem, PlannerParams, parse_lenient, query_items, to_query
+from app.web.resolve import Resolved, resolve_lenient
+from app.web.version_notes import RuleDifference, rule_differences
+
+router = APIRouter()
+
+# The default partner: the release the calibration logs come from (docs/accuracy.md); when that is
+# the version already chosen, the newest release.
+COMPARE_PARTNER = "0.19.0"
+VERSION_KEYS = ("a", "b")
+
+
+@dataclass(frozen=True)
+class RowSpec:
+    key: str
+    label: str
+    value: Callable[[Estimate, PlannerParams], str]
+    rules: tuple[str, ...]  # version_notes aspect keys that move this row
+    upstream: tuple[str, ...] = ()  # rows this one is computed from
+
+
+def _utilization(est: Estimate, params: PlannerParams) -> str:
+    how = "set" if params.gpu_memory_utilization is not None else "this version's default"
+    return f"{est.gpu_memory_utilization:g} ({how})"
+
+
+def _graphs(est: Estimate, _: PlannerParams) -> str:
+    if est.cuda_graph_bytes <= 0:
+        return "none (--enforce-eager or no graphs)"
+    where = (
+        "CUDA graphs subtracted from the budget before KV sizing"
+        if est.cuda_graph_budgeted
+        else "not subtracted: from the 1 − utilization slack"
+    )
+    return f"{gib(est.cuda_graph_bytes)} — {where}"
+
+
+def _kv_range(est: Estimate, _: PlannerParams) -> str:
+    pool = est.ranges.get("kv_cache_bytes")
+    return views.gib_range(pool) if pool else "—"
+
+
+def _largest(est: Estimate, _: PlannerParams) -> str:
+    return integer(est.estimated_max_model_len) if est.estimated_max_model_len else "none"
+
+
+ROWS: tuple[RowSpec, ...] = (
+    RowSpec("utilization", "gpu_memory_utilization used", _utilization, ("default_util",)),
+    RowSpec(
+        "budget",
+        "Budget (total × utilization)",
+        lambda e, _: gib(e.budget_bytes),
+        ("budget",),
+        ("utilization",),
+    ),
+    RowSpec("weights", "Weights", lambda e, _: gib(e.weights_bytes), ()),
+    RowSpec(
+        "activation",
+        "Activation & workspace (peak)",
+        lambda e, _: gib(e.activation_peak_bytes),
+        ("sampler", "inflight", "budget"),
+    ),
+    RowSpec("non-torch", "Non-torch", lambda e, _: gib(e.non_torch_bytes), ("budget",)),
+    RowSpec("graphs", "CUDA graphs", _graphs, ("cuda_graphs",)),
+    RowSpec(
+        "kv",
+        "KV cache pool",
+        lambda e, _: gib(e.kv_cache_bytes),
+        ("cuda_graphs", "budget"),
+        ("budget", "weights", "activation", "non-torch", "graphs"),
+    ),
+    RowSpec("kv-range", "KV cache pool, range", _kv_range, (), ("kv",)),
+    RowSpec("blocks", "num_gpu_blocks", lambda e, _: integer(e.num_gpu_blocks), (), ("kv",)),
+    RowSpec(
+        "tokens", "GPU KV cache size (tokens)", lambda e, _: integer(e.kv_tokens), ("tokens",), ("blocks",)
+    ),
+    RowSpec(
+        "concurrency",
+        "Max concurrency at max_model_len",
+        lambda e, _: f"{e.max_concurrency:.2f}x",
+        ("concurrency", "inflight"),
+        ("blocks",),
+    ),
+    RowSpec("largest", "Largest max_model_len that starts", _largest, ("needed", "null_block"), ("kv",)),
+)
+LOG_RULES = ("weights_log", "capacity_log", "gib_format", "cuda_graphs")
+VERDICT_RULES = ("needed", "null_block")
+LOG_UPSTREAM = ("weights", "graphs", "kv", "tokens", "concurrency", "largest")
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    key: str
+    label: str
+    a: str
+    b: str
+    differs: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class Column:
+    slot: str  # a / b (element ids)
+    version: str
+    verdict_key: str
+    verdict_tone: str  # ok / warn / bad
+    verdict: str
+    log_lines: tuple[str, ...]
+    planner_link: str
+
+
+@dataclass(frozen=True)
+class SideBySide:
+    rows: tuple[CompareRow, ...] = ()
+    columns: tuple[Column, ...] = ()
+    verdict_reason: str = ""  # "" when both versions reach the same verdict
+    log_reason: str = ""  # "" when both print the same lines
+
+
+@dataclass(frozen=True)
+class CompareView:
+    problems: tuple[views.Problem, ...]
+    a: str
+    b: str
+    versions: tuple[views.Option, ...]
+    hidden: tuple[tuple[str, str], ...]  # the planner inputs, carried by the version form
+    title: str
+    result: SideBySide
+    differences: tuple[RuleDifference, ...]
+    error: views.Problem | None
+
+
+def compare_query(params: PlannerParams, a: str, b: str) -> str:
+    """The planner's permalink query without its version, plus the two versions compared."""
+    return f"{to_query(params.model_copy(update={'vllm_version': None}))}&{urlencode({'a': a, 'b': b})}"
+
+
+def compare_link(request: Request, params: PlannerParams) -> str:
+    chosen = params.resolved_version
+    partner = COMPARE_PARTNER if chosen != COMPARE_PARTNER else DEFAULT_VERSION
+    return f"{request.url_for('compare').path}?{compare_query(params, chosen, partner)}"
+
+
+def _versions(request: Request) -> tuple[str, str, list[FieldProblem]]:
+    problems: list[FieldProblem] = []
+    chosen = {"a": COMPARE_PARTNER, "b": DEFAULT_VERSION}
+    for key in VERSION_KEYS:
+        value = request.query_params.get(key, "").strip()
+        if not value:
+            continue
+        if value in KNOWN_VERSIONS:
+            chosen[key] = value
+        else:
+            shown = value if len(value) <= 60 else value[:57] + "..."
+            message = f"unknown vLLM version {shown!r}; known: {', '.join(KNOWN_VERSIONS)}"
+            problems.append(FieldProblem(key, shown, message))
+    return chosen["a"], chosen["b"], problems
+
+
+def _reason(
+    own: tuple[str, ...],
+    upstream: tuple[str, ...],
+    diffs: dict[str, RuleDifference],
+    differing: dict[str, tuple[str, tuple[str, ...]]],
+) -> str:
+    """The rows this one is computed from that differ, then the rules of its own that differ and are
+    not already the reason of one of those rows."""
+    follows = [u for u in upstream if u in differing]
+    explained = {k for u in follows for k in differing[u][1]}
+    parts = ["follows from " + ", ".join(differing[u][0] for u in follows)] if follows else []
+    parts += [
+        f"{diffs[k].topic}: {diffs[k].a} → {diffs[k].b}" for k in own if k in diffs and k not in explained
+    ]
+    return "; ".join(parts) if parts else "the modelled constants differ between these releases"
+
+
+def _estimate(resolved: Resolved, version: str) -> Estimate:
+    return estimate(
+        model=resolved.model,
+        device=resolved.device,
+        serve=resolved.serve,
+        vllm_version=version,
+        target_concurrency=resolved.params.target_concurrency,
+    )
+
+
+def side_by_side(
+    request: Request,
+    params: PlannerParams,
+    pair: tuple[tuple[str, Estimate], ...],
+    diffs: dict[str, RuleDifference],
+) -> SideBySide:
+    rows: list[CompareRow] = []
+    differing: dict[str, tuple[str, tuple[str, ...]]] = {}  # row key -> (label, rules behind it)
+    for spec in ROWS:
+        va, vb = (spec.value(e, params) for _, e in pair)
+        reason = _reason(spec.rules, spec.upstream, diffs, differing) if va != vb else ""
+        if reason:
+            behind = {k for u in spec.upstream if u in differing for k in differing[u][1]}
+            differing[spec.key] = (spec.label, tuple(behind | {k for k in spec.rules if k in diffs}))
+        rows.append(CompareRow(spec.key, spec.label, va, vb, bool(reason), reason))
+    planner = request.url_for("planner").path
+    columns = []
+    for slot, (version, est) in zip(VERSION_KEYS, pair, strict=True):
+        verdict = views.verdict_view(est, params.target_concurrency)
+        lines = tuple(est.log_lines)
+        if est.error and est.error not in lines:
+            lines = (*lines, est.error)
+        link = f"{planner}?{to_query(params.model_copy(update={'vllm_version': version}))}"
+        columns.append(Column(slot, version, verdict.key, verdict.tone, verdict.headline, lines, link))
+    first, second = columns
+    return SideBySide(
+        rows=tuple(rows),
+        columns=tuple(columns),
+        verdict_reason=_reason(VERDICT_RULES, ("kv", "concurrency"), diffs, differing)
+        if first.verdict_key != second.verdict_key
+        else "",
+        log_reason=_reason(LOG_RULES, LOG_UPSTREAM, diffs, differing)
+        if first.log_lines != second.log_lines
+        else "",
+    )
+
+
+def build_view(request: Request) -> CompareView:
+    params, problems = parse_lenient(request.query_params.multi_items())
+    a, b, version_problems = _versions(request)
+    resolved, more = resolve_lenient(params)
+    params = resolved.params
+    diffs = {d.key: d for d in rule_differences(rules_for(a), rules_for(b))}
+    error: views.Problem | None = None
+    try:
+        result = side_by_side(
+            request, params, ((a, _estimate(resolved, a)), (b, _estimate(resolved, b))), diffs
+        )
+    except PlannerError as exc:
+        result, error = SideBySide(), views.error_of(exc)
+    return CompareView(
+        problems=views.problems_of(problems + version_problems + more),
+        a=a,
+        b=b,
+        versions=tuple(views.Option(v, v) for v in reversed(KNOWN_VERSIONS)),
+        hidden=tuple((k, v) for k, v in query_items(params) if k != "vllm_version"),
+        title=f"{resolved.model_label} on {resolved.device.name} × {params.devices}",
+        result=result,
+        differences=tuple(diffs.values()),
+        error=error,
+    )
+
+
+@router.get("/compare", name="compare", response_class=HTMLResponse)
+def compare(request: Request) -> Response:
+    view = build_view(request)
+    body = request.app.state.renderer.page("compare.html", request, {"view": view})
+    return HTMLResponse(body, status_code=422 if view.error else 200)
