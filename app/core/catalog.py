@@ -42,6 +42,9 @@ class ModelSpecFile(Frozen):
     unverified_fields: tuple[str, ...] = ()
     params_total: int = Field(gt=0)
     params_active: int | None = Field(default=None, gt=0)
+    # vision tower / projector of a multimodal checkpoint: not in the text config's count, but vLLM
+    # loads it with the language model, so it is part of the measured weights
+    vision_params: int = Field(default=0, ge=0)
     notes: str = ""
     config: dict[str, Any]
 
@@ -125,7 +128,7 @@ def _load_model_file(path: Path) -> _Model:
         spec = model_spec_from_hf_config(
             file.config,
             name=file.id,
-            params_total=file.params_total,
+            params_total=file.params_total + file.vision_params,
             params_active=file.params_active,
             source="; ".join(file.source),
             confidence=file.confidence,

@@ -498,8 +498,11 @@ class _Simulator:
             self._extend_chain(req, req.computed + chunk)
             self.step_prefills.append((req, chunk))
             budget -= chunk
-        if blocked is None and waiting and budget == 0:
-            blocked = "max_num_batched_tokens"
+        if blocked is None and waiting:
+            # the loop stopped on the token budget; a full running set is the more basic limit
+            # (the same order the decode-only fast path uses in _blocked_reason)
+            full = len(self.running) >= self.engine.max_num_seqs
+            blocked = "max_num_seqs" if full else "max_num_batched_tokens"
         if blocked is not None:
             self.blocked[blocked] += 1
 
