@@ -13,8 +13,8 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.core.errors import PlannerError
-from app.web import api, explore, pages, recommend_api
-from app.web.security import SECURITY_HEADERS, SecurityMiddleware
+from app.web import api, doctor, explore, pages, recommend_api
+from app.web.security import SECURITY_HEADERS, SecurityMiddleware, json_safe
 from app.web.templating import STATIC_DIR, Renderer
 
 log = logging.getLogger("kvplan.web")
@@ -64,6 +64,7 @@ def create_app(root_path: str = "") -> FastAPI:
     app.include_router(recommend_api.router)
     app.include_router(explore.router)
     app.include_router(explore.api_router)
+    app.include_router(doctor.router)
     app.include_router(api.docs_router)
 
     @app.get("/healthz", name="healthz", tags=["ops"])
@@ -84,7 +85,7 @@ def create_app(root_path: str = "") -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> Response:
-        return JSONResponse({"detail": jsonable_encoder(exc.errors())}, status_code=422)
+        return JSONResponse({"detail": json_safe(jsonable_encoder(exc.errors()))}, status_code=422)
 
     @app.exception_handler(Exception)
     async def last_resort(request: Request, exc: Exception) -> Response:

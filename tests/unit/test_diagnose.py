@@ -1,0 +1,460 @@
+"""app.core.diagnose: the seed's five-step diagnosis over real start-up logs.
+
+The fixtures are tests/data/logs/*.log; their numbers are real calibration figures (see the
+comments in tests/unit/test_logs.py). Every expected value below is worked from those printed
+numbers and the seed's rules, with the working in the comment.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.core.catalog import find_device, find_model
+from app.core.diagnose import (
+    DEVICE_MATCH_TOLERANCE_BYTES,
+    Diagnosis,
+    diagnose,
+)
+from app.core.errors import UnknownDeviceError
+from app.core.estimate import estimate
+from app.core.specs import ServeConfig
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "logs"
+GIB = 2**30
+OVERALL = {"fits", "s_bound", "n_bound", "budget_bound", "unknown"}
+STATUSES = {"ok", "info", "warn", "fail", "unknown"}
+LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
+# Llama-3.1-8B: 2 × 32 layers × 8 KV heads × 128 × 2 B (bf16) = 131,072 B per token (seed formula)
+LLAMA_8B_TOKEN_BYTES = 2 * 32 * 8 * 128 * 2
+# Calibration record qanything302-rtx3090-qwen-7b-noblocks (the lines as printed)
+NO_BLOCKS_LOG = (
+    "INFO 04-27 10:12:01 llm_engine.py:337] # GPU blocks: 0, # CPU blocks: 256\n"
+    "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+    "when initializing the engine.\n"
+)
+
+
+def gib(value: float) -> int:
+    return round(value * GIB)
+
+
+def load(name: str) -> str:
+    with (DATA / name).open(encoding="utf-8", newline="") as handle:
+        return handle.read()
+
+
+def run(name: str, target: int | None = None, device: str | None = None) -> Diagnosis:
+    return diagnose(log_text=load(name), metrics_text=None, target_concurrency=target, device_hint=device)
+
+
+def step(d: Diagnosis, key: str):  # type: ignore[no-untyped-def]
+    return next(s for s in d.steps if s.key == key)
+
+
+def trial(d: Diagnosis, key: str):  # type: ignore[no-untyped-def]
+    return next(t for t in d.trials if t.key == key)
+
+
+# --------------------------------------------------------------------------------------------
+# the failing logs
+
+
+def test_rtx3090_29k_error_is_s_side() -> None:
+    # V0 RTX 3090, Llama-3.1-8B, max_model_len 29,000: "… larger than the maximum number of tokens that can
+    # be stored in KV cache (23648)". 23,648 ≥ 29,000 / 2 = 14,500, so halving --max-model-len starts: S-side.
+    d = run("v0_rtx3090_llama31_8b_29k_error.log", device="nvidia-rtx-3090-24gb")
+    assert d.verdict == "s_bound"
+    assert d.facts.max_model_len == 29_000
+    assert d.facts.estimated_max_model_len == 23_648
+    assert d.facts.num_gpu_blocks == 1_478
+    assert d.facts.kv_cache_bytes == gib(2.89)
+    assert d.facts.error is not None and d.facts.error.startswith("The model's max seq len (29000)")
+    # the log names no model in its config lines; "Starting to load model …" (line 3) does
+    assert d.facts.model == LLAMA_8B
+    assert d.model_id == LLAMA_8B
+    assert d.device_id == "nvidia-rtx-3090-24gb" and d.device_source == "hint"
+    assert d.vllm_version_used == "0.6.6"  # no version printed: V0 lines replayed with the oldest V0 release
+    assert (trial(d, "as_configured").starts, trial(d, "as_configured").source) == (False, "log")
+    assert (trial(d, "half_length").starts, trial(d, "half_length").source) == (True, "log")
+    assert trial(d, "half_length").label == "--max-model-len halved (14,500)"
+    # step 1: 1,478 blocks × 16 tokens = 23,648 tokens; 2 MiB per block from the spec
+    s1 = step(d, "kv_lines")
+    assert s1.status == "ok" and s1.verdict == "1,478 blocks · 2.89 GiB"
+    assert "2.00 MiB per block" in s1.explanation
+    assert [e.line_no for e in s1.evidence] == [5, 6, 7, 11]
+    # step 2: budget 23.58 GiB × 0.9 = 21.22 GiB; weights 14.99; the rest after KV 2.89 and non-torch 0.35
+    s2 = step(d, "budget")
+    budget = round(gib(23.58) * 0.9)
+    rest = budget - round(14.9888 * GIB) - gib(2.89) - gib(0.35)
+    assert f"= {rest / GIB:.2f} GiB" in s2.explanation
+    assert s2.verdict == f"weights {round(14.9888 * GIB) / budget:.0%} of budget"
+    assert 3 in [e.line_no for e in s2.evidence]  # the model's loading line
+    # step 3: 131,072 B × 29,000 × 1 = 3.54 GiB > the 2.89 GiB pool
+    s3 = step(d, "demand")
+    assert s3.status == "fail"
+    assert f"{LLAMA_8B_TOKEN_BYTES:,} × 29,000 × 1" in s3.explanation
+    assert s3.verdict == f"{LLAMA_8B_TOKEN_BYTES * 29_000 / GIB:.2f} GiB > pool 2.89 GiB"
+    assert step(d, "cause").verdict == "S-side"
+    # step 5: V0 capacity = blocks × block size -> 23,648 / 1,478 = 16 in effect; FLASH_ATTN as expected
+    s5 = step(d, "fallbacks")
+    assert s5.verdict == "no fallback seen"
+    assert "backend FLASH_ATTN as expected" in s5.explanation and "block size 16" in s5.explanation
+    assert d.planner_inputs == {
+        "model": LLAMA_8B,
+        "device": "nvidia-rtx-3090-24gb",
+        "vllm_version": "0.6.6",
+        "max_model_len": "29000",
+        "gpu_memory_utilization": "0.9",
+    }
+
+
+def test_rtx3090_device_matched_from_printed_total() -> None:
+    # 23.58 GiB printed: the nearest catalog GPU by memory is the RTX 4090 (23.60 GiB), the 3090 (23.50 GiB)
+    # is also within 1.5 GiB — the note names it so the user can choose.
+    d = run("v0_rtx3090_llama31_8b_29k_error.log")
+    assert d.device_source == "printed_total"
+    assert d.device_id == "nvidia-rtx-4090-24gb"
+    assert d.prediction is not None
+    assert abs(d.prediction.device_total_bytes - gib(23.58)) <= DEVICE_MATCH_TOLERANCE_BYTES
+    assert any("nvidia-rtx-3090-24gb" in note and "pass a device" in note for note in d.notes)
+    assert d.verdict == "s_bound"  # the log answers the trials, whichever card it was
+
+
+def test_fp8kv_221k_error_unknown_model_is_s_side_from_the_log_alone() -> None:
+    # 0.11.0, '/models/served-model' (not in the catalog), fp8 KV, max_model_len 221,000:
+    # 10.12 GiB needed > 5.59 GiB available; vLLM estimates 122,080 ≥ 110,500 = 221,000 / 2 -> S-side.
+    d = run("v1_0.11.0_fp8kv_221k_error.log")
+    assert d.verdict == "s_bound"
+    assert d.model_id is None and d.prediction is None and d.comparison == []
+    assert d.facts.estimated_max_model_len == 122_080
+    # per-token bytes from the error: 10.12 GiB ÷ 221,000 tokens = 49,169 B
+    per_token = round(gib(10.12) / 221_000)
+    assert per_token == 49_169
+    s3 = step(d, "demand")
+    assert f"{per_token:,} B (log: KV needed ÷ max_model_len)" in s3.explanation
+    assert s3.verdict == "10.12 GiB > pool 5.59 GiB"
+    assert trial(d, "half_length").detail == "vLLM estimates 122,080 tokens fit"
+    assert "model" not in d.planner_inputs
+    assert d.planner_inputs["max_model_len"] == "221000"
+    assert d.planner_inputs["kv_cache_dtype"] == "fp8"
+    assert any("not in the catalog" in note for note in d.notes)
+
+
+def test_no_blocks_is_budget_bound() -> None:
+    d = diagnose(log_text=NO_BLOCKS_LOG, metrics_text=None)
+    assert d.verdict == "budget_bound"
+    assert d.facts.num_gpu_blocks == 0
+    s1 = step(d, "kv_lines")
+    assert (s1.status, s1.verdict) == ("fail", "no blocks")
+    assert "not the context length" in s1.explanation
+    assert [e.line_no for e in s1.evidence] == [1, 2]
+    assert [t.starts for t in d.trials] == [False, False, False]
+    assert trial(d, "half_length").detail == "the error is about the budget, not the length"
+    assert d.remedies[0].startswith("Raise --gpu-memory-utilization")
+
+
+# --------------------------------------------------------------------------------------------
+# logs that started
+
+
+@pytest.mark.parametrize(("target", "verdict"), [(None, "fits"), (32, "fits"), (58, "fits"), (59, "n_bound")])
+def test_h100_019_concurrency_against_target(target: int | None, verdict: str) -> None:
+    # 0.19.0 H100, Llama-3.1-8B, S = 8,192: "Maximum concurrency for 8,192 tokens per request: 58.11x"
+    assert run("v1_0.19.0_h100_llama31_8b.log", target).verdict == verdict
+
+
+def test_h100_019_target_100_is_n_bound() -> None:
+    d = run("v1_0.19.0_h100_llama31_8b.log", 100)
+    assert d.verdict == "n_bound"
+    assert d.headline == (
+        "N-side: it starts, but the pool holds 58.11 requests of 8,192 tokens, below the target 100."
+    )
+    # step 3: 131,072 × 8,192 × 100 = 100 GiB > 58.11 GiB
+    assert step(d, "demand").verdict == "100.00 GiB > pool 58.11 GiB"
+    s5 = step(d, "fallbacks")
+    assert s5.status == "warn"
+    assert "concurrency target 100, but the pool holds 58.11 requests of 8,192 tokens" in s5.explanation
+
+
+def test_h100_019_target_32_facts_steps_and_prediction() -> None:
+    d = run("v1_0.19.0_h100_llama31_8b.log", 32)
+    assert d.verdict == "fits"
+    f = d.facts
+    assert (f.vllm_version, f.model, f.max_model_len, f.gpu_memory_utilization) == (
+        "0.19.0",
+        LLAMA_8B,
+        8192,
+        0.95,
+    )
+    assert f.device_total_bytes == gib(79.19)
+    assert f.kv_cache_bytes == gib(58.11)
+    assert f.kv_tokens == 476_016
+    assert f.max_concurrency == 58.11
+    assert f.activation_peak_bytes == gib(1.89)
+    assert f.error is None
+    assert [s.status for s in d.steps] == ["ok", "ok", "ok", "ok", "ok"]
+    # step 2: 79.19 × 0.95 = 75.23 GiB; − 14.99 (weights) − 58.11 (KV) − 0.25 (non-torch) = 1.88 GiB of
+    # activation and workspace, beside the 1.89 GiB the profiler printed. 0.19 does not budget graphs.
+    s2 = step(d, "budget")
+    rest = round(gib(79.19) * 0.95) - gib(14.99) - gib(58.11) - gib(0.25)
+    assert f"= {rest / GIB:.2f} GiB" in s2.explanation
+    assert "CUDA graphs" not in s2.explanation
+    assert "The log's own activation peak: 1.89 GiB." in s2.explanation
+    assert step(d, "fallbacks").verdict == "no fallback seen"
+    # the prediction is the planner's estimate of the same configuration on the matched device
+    assert d.device_id == "nvidia-h100-sxm-80gb" and d.device_source == "printed_total"
+    model = find_model(LLAMA_8B)
+    expected = estimate(
+        model=model,
+        device=find_device("nvidia-h100-sxm-80gb"),
+        serve=ServeConfig(
+            max_model_len=8192,
+            gpu_memory_utilization=0.95,
+            max_num_seqs=1024,
+            max_num_batched_tokens=8192,
+            enable_prefix_caching=False,
+            dtype="bfloat16",
+            kv_cache_dtype="auto",
+            tensor_parallel_size=1,
+            pipeline_parallel_size=1,
+            enforce_eager=False,
+        ),
+        vllm_version="0.19.0",
+        target_concurrency=32,
+    )
+    assert d.prediction == expected
+    rows = {r.key: r for r in d.comparison}
+    assert rows["kv_cache_bytes"].actual == gib(58.11)
+    assert rows["kv_cache_bytes"].predicted == expected.kv_cache_bytes
+    assert rows["kv_cache_bytes"].gap == gib(58.11) - expected.kv_cache_bytes
+    assert abs(rows["kv_cache_bytes"].gap or 0) < GIB and rows["kv_cache_bytes"].note is None
+    assert rows["max_concurrency"].actual == 58.11
+    assert rows["kv_tokens"].actual == 476_016
+    # 0.19 captures graphs outside the budget (reference §2.6): the row says so
+    assert rows["cuda_graph_bytes"].note is not None and "outside the budget" in rows["cuda_graph_bytes"].note
+    assert d.planner_inputs["target_concurrency"] == "32"
+    assert d.planner_inputs["max_model_len"] == "8192"
+
+
+def test_033_merged_line_flags_max_num_seqs_capped_by_the_pool() -> None:
+    # 0.33.0 sets --max-num-seqs 256; the pool holds 54.80 requests of 8,192 tokens: no error, the rest wait.
+    d = run("v1_0.33.0_merged_line.log")
+    assert d.verdict == "fits"
+    s5 = step(d, "fallbacks")
+    assert (s5.status, s5.verdict) == ("warn", "1 silent change")
+    assert "concurrency max_num_seqs 256, but the pool holds 54.80 requests of 8,192 tokens" in s5.explanation
+    # no device total printed: the device is the catalog one whose predicted pool matches the log's
+    assert d.device_source == "replay" and d.device_id == "nvidia-h100-sxm-80gb"
+    # 0.33 budgets the 0.84 GiB graph estimate before KV sizing, so step 2 subtracts it
+    assert "CUDA graphs 0.84 GiB" in step(d, "budget").explanation
+    rows = {r.key: r for r in d.comparison}
+    assert rows["cuda_graph_bytes"].note is None
+
+
+def test_v0_066_concurrency_computed_from_blocks() -> None:
+    # V0 0.6.6 prints no concurrency line: 28,047 blocks × 16 tokens ÷ 8,192 = 54.78 requests
+    d = run("v0_0.6.6_llama31_8b.log", 100)
+    assert d.verdict == "n_bound"
+    assert "holds 54.78 requests of 8,192 tokens" in d.headline
+    assert run("v0_0.6.6_llama31_8b.log", 54).verdict == "fits"
+    assert step(d, "kv_lines").verdict == "28,047 blocks · 54.78 GiB"
+
+
+def test_v0_engine_on_081_is_replayed_with_v0_rules() -> None:
+    d = run("v0_0.8_llama2_7b.log")
+    assert d.verdict == "fits"
+    assert d.vllm_version_used == "0.7.3"
+    assert any("ran the V0 engine" in note for note in d.notes)
+    assert d.planner_inputs["vllm_version"] == "0.7.3"
+
+
+def test_085_pool_from_tokens_when_not_printed() -> None:
+    # 0.8.5 prints tokens but no pool: 1,011,120 tokens × 57,344 B (Qwen2.5-7B: 2 × 28 × 4 × 128 × 2)
+    d = run("v1_0.8.5_qwen25_7b.log")
+    assert d.verdict == "fits"
+    pool = 1_011_120 * (2 * 28 * 4 * 128 * 2)
+    s1 = step(d, "kv_lines")
+    assert f"KV pool {pool / GIB:,.2f} GiB (= tokens × bytes per token; not printed)" in s1.explanation
+    rows = {r.key: r for r in d.comparison}
+    assert rows["kv_cache_bytes"].actual is None  # the table shows only what was printed
+
+
+def test_multi_run_reads_the_last_run() -> None:
+    # three runs; the last one started at 100,000 tokens with 2.31x
+    d = run("multi_run_fp8kv.log")
+    assert d.verdict == "fits"
+    assert d.facts.max_model_len == 100_000
+    assert run("multi_run_fp8kv.log", 3).verdict == "n_bound"
+    assert "3 runs found; using the last one" in d.notes
+
+
+def test_tp2_ansi_crlf() -> None:
+    d = run("tp2_ansi_crlf.log", 100)
+    assert d.verdict == "fits"  # 127.53x ≥ 100
+    assert d.facts.tensor_parallel_size == 2
+    assert d.planner_inputs["tensor_parallel_size"] == "2"
+    # per-token bytes halve with TP 2: 2 × 32 × (8 / 2) × 128 × 2 = 65,536 B
+    assert "65,536 B (model spec" in step(d, "demand").explanation
+    assert all("\x1b" not in e.text for s in d.steps for e in s.evidence)
+
+
+def test_ascend_block_size_and_backend() -> None:
+    d = run("ascend_qwen25_7b.log", 16)
+    assert d.verdict == "fits"  # 22.59x ≥ 16
+    assert d.device_id == "huawei-ascend-910b-64gb" and d.device_source == "replay"
+    s5 = step(d, "fallbacks")
+    assert s5.verdict == "no fallback seen"
+    assert "backend ASCEND as expected" in s5.explanation
+    assert "block size 128 set by the backend/platform" in s5.explanation
+    # 740,352 tokens ÷ 128 per block = 5,784 blocks
+    assert step(d, "kv_lines").verdict.startswith("5,784 blocks")
+
+
+# --------------------------------------------------------------------------------------------
+# step 5 on altered logs
+
+
+def test_backend_fallback_is_reported() -> None:
+    text = load("v1_0.19.0_h100_llama31_8b.log").replace(
+        "Using FLASH_ATTN attention backend", "Using TRITON_ATTN attention backend"
+    )
+    d = diagnose(log_text=text, metrics_text=None, target_concurrency=32)
+    s5 = step(d, "fallbacks")
+    assert s5.status == "warn"
+    assert "attention backend TRITON_ATTN was used where the planner expects FLASH_ATTN" in s5.explanation
+    assert 6 in [e.line_no for e in s5.evidence]
+
+
+def test_forced_block_size_against_requested() -> None:
+    text = load("v1_0.19.0_h100_llama31_8b.log").replace(
+        "'enable_prefix_caching': False}", "'enable_prefix_caching': False, 'block_size': 32}"
+    )
+    text += "(EngineCore_DP0 pid=598) INFO 04-09 17:21:05 [config.py:1] Forcing kv cache block size to 64\n"
+    d = diagnose(log_text=text, metrics_text=None, target_concurrency=32)
+    s5 = step(d, "fallbacks")
+    assert s5.status == "warn"
+    assert "block size 32 was requested but 64 is in effect" in s5.explanation
+
+
+# --------------------------------------------------------------------------------------------
+# metrics
+
+
+def test_metrics_alone() -> None:
+    bound = diagnose(log_text=None, metrics_text=load("metrics_kv_bound.prom"))
+    assert bound.verdict == "n_bound"
+    assert bound.metrics is not None and bound.metrics.verdict == "kv_bound"
+    assert bound.metrics.kv_usage == 0.97 and bound.metrics.num_requests_waiting == 26.0
+    free = diagnose(log_text=None, metrics_text=load("metrics_v0_not_bound.prom"))
+    assert free.verdict == "fits"
+    assert free.metrics is not None and free.metrics.kv_usage == 0.4125
+
+
+def test_metrics_pasted_in_the_log_box_are_read_as_metrics() -> None:
+    d = diagnose(log_text=load("metrics_kv_bound.prom"), metrics_text=None)
+    assert d.verdict == "n_bound"
+    assert "the paste is a Prometheus scrape, so it was read as metrics" in d.notes
+
+
+def test_log_that_fits_with_kv_bound_metrics_is_n_bound() -> None:
+    d = diagnose(
+        log_text=load("v1_0.19.0_h100_llama31_8b.log"),
+        metrics_text=load("metrics_kv_bound.prom"),
+        target_concurrency=32,
+    )
+    assert d.verdict == "n_bound"
+    assert any("metrics show a full KV pool" in note for note in d.notes)
+
+
+# --------------------------------------------------------------------------------------------
+# nothing recognised, bad hints, safety
+
+
+@pytest.mark.parametrize("text", ["", "hello world", "INFO nothing to see\n" * 50, "\x00\x01\x02"])
+def test_nothing_recognised(text: str) -> None:
+    d = diagnose(log_text=text, metrics_text=None)
+    assert d.verdict == "unknown"
+    assert d.recognised is False
+    assert d.headline.startswith("Nothing recognised")
+    assert len(d.steps) == 5 and all(s.status == "unknown" for s in d.steps)
+    assert d.planner_inputs == {} and d.prediction is None
+
+
+def test_unknown_device_hint_names_the_field() -> None:
+    with pytest.raises(UnknownDeviceError) as info:
+        run("v1_0.19.0_h100_llama31_8b.log", device="no-such-gpu")
+    assert info.value.field == "device"
+
+
+def test_a_model_path_in_the_log_never_opens_a_file(tmp_path: Path) -> None:
+    # plan.resolve_model would read <path>/config.json; the doctor must only consult the catalog.
+    folder = tmp_path / "weird-model"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"architectures": ["LlamaForCausalLM"]}')
+    text = load("v1_0.19.0_h100_llama31_8b.log").replace(f"'model': '{LLAMA_8B}'", f"'model': '{folder}'")
+    text = text.replace(f"model='{LLAMA_8B}'", f"model='{folder}'")
+    d = diagnose(log_text=text, metrics_text=None)
+    assert d.facts.model == str(folder)
+    assert d.model_id is None and d.prediction is None
+
+
+def test_a_local_path_resolves_by_its_folder_name() -> None:
+    text = load("v1_0.19.0_h100_llama31_8b.log").replace(LLAMA_8B, "/data/models/Llama-3.1-8B-Instruct")
+    d = diagnose(log_text=text, metrics_text=None)
+    assert d.model_id == LLAMA_8B
+    assert any("folder name" in note for note in d.notes)
+
+
+# --------------------------------------------------------------------------------------------
+# fuzz: no exception escapes, the shape always holds
+
+FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FIXTURES = sorted(p.name for p in DATA.glob("*.log"))
+
+
+def check_shape(d: Diagnosis) -> None:
+    assert d.verdict in OVERALL
+    assert [s.key for s in d.steps] == ["kv_lines", "budget", "demand", "cause", "fallbacks"]
+    assert all(s.status in STATUSES and s.title and s.verdict for s in d.steps)
+    assert len(d.trials) == 3
+
+
+@FUZZ
+@given(st.text(max_size=2000), st.one_of(st.none(), st.integers(min_value=1, max_value=100_000)))
+def test_fuzz_random_text(text: str, target: int | None) -> None:
+    check_shape(diagnose(log_text=text, metrics_text=text, target_concurrency=target))
+
+
+NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+@FUZZ
+@given(
+    st.sampled_from(FIXTURES),
+    st.lists(
+        st.tuples(st.integers(min_value=0, max_value=10_000), st.sampled_from(["drop", "dup", "num"])),
+        max_size=6,
+    ),
+    st.sampled_from(["0", "-1", "99999999999", "0.0001", "1e9", "nan", "3", ""]),
+    st.one_of(st.none(), st.integers(min_value=1, max_value=4096)),
+)
+def test_fuzz_mutated_fixtures(
+    name: str, edits: list[tuple[int, str]], number: str, target: int | None
+) -> None:
+    lines = load(name).splitlines()
+    for position, kind in edits:
+        if not lines:
+            break
+        i = position % len(lines)
+        if kind == "drop":
+            del lines[i]
+        elif kind == "dup":
+            lines.insert(i, lines[i])
+        else:
+            lines[i] = NUMBER.sub(number, lines[i], count=1)
+    check_shape(diagnose(log_text="\n".join(lines), metrics_text=None, target_concurrency=target))
