@@ -1,0 +1,235 @@
+"""Security at the edge: response headers, a body-size cap, and JSON bodies checked before parsing.
+
+One pure-ASGI middleware (``SecurityMiddleware``), outside everything but starlette's own
+ServerErrorMiddleware, so every response it sees gets the headers — 404s, static files, 413s and
+422s included. The last-resort 500 handler adds ``SECURITY_HEADERS`` itself (it runs outside).
+
+- Headers: a Content-Security-Policy with no inline script or style and no other origin (htmx is
+  vendored and configured with ``allowEval: false`` and ``includeIndicatorStyles: false`` in
+  base.html), nosniff, no referrer, no framing, same-origin opener. No CORS header is ever sent.
+- Bodies: at most ``MAX_BODY_BYTES`` (6 MiB: the doctor takes a 5 MiB log plus form framing);
+  larger is a 413 naming ``body``, before the app reads anything.
+- JSON bodies (``application/json``, ``*+json``): must be UTF-8 and nested at most
+  ``MAX_JSON_DEPTH`` deep, else a 422 naming ``body`` — Python's JSON parser would otherwise recurse
+  until RecursionError. Urlencoded forms must be UTF-8 too. A body without a content type is left to
+  the route (the doctor reads it as a plain-text log; FastAPI's JSON routes answer 400 on garbage).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from typing import Any
+from urllib.parse import unquote_to_bytes
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+MAX_BODY_BYTES = 6 * 2**20
+MAX_JSON_DEPTH = 64
+
+CONTENT_SECURITY_POLICY = "; ".join(
+    (
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "connect-src 'self'",
+        "font-src 'self'",
+        "frame-ancestors 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+        "object-src 'none'",
+    )
+)
+SECURITY_HEADERS: dict[str, str] = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
+}
+_RAW_HEADERS = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in SECURITY_HEADERS.items()]
+_OWN_NAMES = {name for name, _ in _RAW_HEADERS}
+_DROPPED = {b"access-control-allow-origin", b"access-control-allow-credentials"}
+
+# A JSON string literal (escapes included); what is left once strings are gone is structure.
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+_INNERMOST = re.compile(rb"\[\]|\{\}")
+
+
+def json_depth_exceeds(data: bytes | str, limit: int = MAX_JSON_DEPTH) -> bool:
+    """True when JSON text nests arrays/objects deeper than ``limit`` (linear, C-speed passes).
+
+    Strings are removed, then every innermost ``[]``/``{}`` pair is removed per pass: the number of
+    passes is the nesting depth. Unbalanced leftovers (invalid JSON) count as depth too, because
+    ``json.loads("[" * 100_000)`` recurses before it notices the brackets never close.
+    """
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
+    brackets = _JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKET)
+    for _ in range(limit):
+        brackets, removed = _INNERMOST.subn(b"", brackets)
+        if not removed:
+            return len(brackets) > limit
+    return bool(brackets)
+
+
+def check_json_text(text: str, limit: int = MAX_JSON_DEPTH) -> None:
+    """For validators of pasted JSON (config.json): ValueError when nested deeper than ``limit``."""
+    if json_depth_exceeds(text, limit):
+        raise ValueError(f"nested deeper than {limit} levels; a real config.json is a few levels deep")
+
+
+ECHO_MAX_CHARS = 200  # an error echoes at most this much of the offending input
+
+
+def json_safe(value: Any) -> Any:
+    """Validation-error details made strict-JSON-safe: NaN/inf as strings, long strings clipped.
+
+    ``json.loads`` accepts ``NaN``/``Infinity``; echoing them back in a 422 would make the JSON
+    encoder raise (a 500), and echoing a 6 MiB value back is a waste.
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, str) and len(value) > ECHO_MAX_CHARS:
+        return value[:ECHO_MAX_CHARS] + "…"
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def _header(scope: Scope, name: bytes) -> str:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return str(value.decode("latin-1"))
+    return ""
+
+
+def _is_api(scope: Scope) -> bool:
+    path: str = scope.get("path", "")
+    root: str = scope.get("root_path", "") or ""
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    return path == "/api" or path.startswith("/api/") or path == "/openapi.json"
+
+
+def _is_json(content_type: str) -> bool:
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or media.endswith("+json")
+
+
+def _body_problem(body: bytes, content_type: str) -> str | None:
+    """Why a (fully read) body is refused before the app sees it, or None."""
+    media = content_type.split(";", 1)[0].strip().lower()
+    if _is_json(content_type) and body:
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return f"the body is not UTF-8 (byte {exc.start}); send JSON encoded as UTF-8"
+        if json_depth_exceeds(body):
+            return f"the JSON body is nested deeper than {MAX_JSON_DEPTH} levels"
+    elif media == "application/x-www-form-urlencoded":
+        try:
+            body.decode("utf-8")
+            unquote_to_bytes(body.replace(b"+", b" ")).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return f"the form is not UTF-8 (byte {exc.start})"
+    return None
+
+
+class SecurityMiddleware:
+    """Security headers on every response; body cap and JSON/UTF-8 checks on every request body."""
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [
+                    (k, v)
+                    for k, v in message.get("headers", [])
+                    if k.lower() not in _DROPPED and k.lower() not in _OWN_NAMES
+                ]
+                message = {**message, "headers": headers + _RAW_HEADERS}
+            await send(message)
+
+        if scope["method"] in ("GET", "HEAD", "OPTIONS", "DELETE") and not _header(scope, b"content-length"):
+            await self.app(scope, receive, send_with_headers)
+            return
+
+        declared = _header(scope, b"content-length")
+        if declared.isdigit() and int(declared) > self.max_body_bytes:
+            await self._refuse(scope, send_with_headers, 413, self._too_large(int(declared)))
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                await self._refuse(scope, send_with_headers, 413, self._too_large(size))
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        problem = _body_problem(body, _header(scope, b"content-type"))
+        if problem is not None:
+            await self._refuse(scope, send_with_headers, 422, problem)
+            return
+
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()  # after the body: wait for the client's disconnect
+
+        await self.app(scope, replay, send_with_headers)
+
+    def _too_large(self, size: int) -> str:
+        return (
+            f"the request body has {size:,} bytes or more; the limit is "
+            f"{self.max_body_bytes:,} bytes ({self.max_body_bytes / 2**20:g} MiB)"
+        )
+
+    async def _refuse(self, scope: Scope, send: Send, status: int, message: str) -> None:
+        kind = "too_large" if status == 413 else "invalid_body"
+        if _is_api(scope):
+            payload = {"detail": [{"loc": ["body"], "msg": message, "type": kind}]}
+            body = json.dumps(payload).encode()
+            content_type = b"application/json"
+        else:
+            body = f'<p class="problem" role="alert">body: {html.escape(message)}</p>'.encode()
+            content_type = b"text/html; charset=utf-8"
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", content_type),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
