@@ -15,11 +15,13 @@ from typing import Any
 
 from app.core import catalog
 from app.core.errors import PlannerError
-from app.core.plan import apply_quantization_flag
+from app.core.plan import apply_quantization_flag, custom_device
 from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_LOGS = REPO_ROOT.parent / "shared" / "calibration" / "vllm_logs.jsonl"
+# records this project found in public threads itself (same schema, each with its source)
+EXTRA_LOGS = REPO_ROOT / "bench" / "data" / "extra_calibration.jsonl"
 PRINTED_GIB_HALF_STEP = 0.005 * GIB  # "58.11 GiB" means [58.105, 58.115) GiB
 
 # log `quantization` field -> vLLM --quantization name the planner understands
@@ -41,13 +43,23 @@ class Case:
         return rep
 
 
+# A log that prints no version: V0 logs are read with 0.6.6's rules; V1 logs with 0.19.0's, whose
+# two-line capacity format and single-group formulas hold from 0.10 to 0.27.
+_UNKNOWN_VERSION_BY_ENGINE = {"v0": "0.6.6", "v1": "0.19.0"}
+
+
 def logs_path() -> Path:
     return Path(os.environ.get("KVPLAN_CALIBRATION_LOGS", DEFAULT_LOGS))
 
 
 def load_records(path: Path | None = None) -> list[dict[str, Any]]:
-    with (path or logs_path()).open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+    """The shared calibration set plus this project's own records (bench/data/extra_calibration.jsonl)."""
+    records: list[dict[str, Any]] = []
+    for source in (path or logs_path(), EXTRA_LOGS):
+        if source.exists():
+            with source.open(encoding="utf-8") as fh:
+                records += [json.loads(line) for line in fh if line.strip()]
+    return records
 
 
 def _model_for(record: dict[str, Any]) -> ModelSpec | None:
@@ -89,10 +101,16 @@ def _version_for(record: dict[str, Any]) -> str | None:
     return None
 
 
-def case_for(record: dict[str, Any], *, require_version: bool = True) -> Case | None:
-    """The planner inputs of one record, or None when the record lacks something essential."""
+def case_for(record: dict[str, Any], *, require_version: bool = True, require_device: bool = True) -> Case | None:
+    """The planner inputs of one record, or None when the record lacks something essential.
+
+    ``require_device=False`` stands in an SM90-class 80 GiB CUDA GPU when the log names none: enough
+    for replaying the KV arithmetic of a non-MLA model, which does not depend on the device's size.
+    """
     model = _model_for(record)
     device = _device_for(record)
+    if device is None and not require_device and model is not None and model.mla is None:
+        device = custom_device(80.0)
     version = _version_for(record)
     if model is None or device is None or (require_version and version is None):
         return None
@@ -127,14 +145,14 @@ def case_for(record: dict[str, Any], *, require_version: bool = True) -> Case | 
         model=model,
         device=device,
         serve=serve,
-        vllm_version=version or "0.6.6",
+        vllm_version=version or _UNKNOWN_VERSION_BY_ENGINE.get(record.get("engine"), "0.6.6"),
     )
 
 
-def cases(*, require_version: bool = True) -> list[Case]:
+def cases(*, require_version: bool = True, require_device: bool = True) -> list[Case]:
     out = []
     for record in load_records():
-        case = case_for(record, require_version=require_version)
+        case = case_for(record, require_version=require_version, require_device=require_device)
         if case is not None:
             out.append(case)
     return out
