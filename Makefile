@@ -13,6 +13,8 @@ $(STAMP): pyproject.toml requirements.lock
 browser:
 	@test -x /usr/bin/chromium || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 	@command -v nginx >/dev/null || (apt-get update -qq && apt-get install -y -qq nginx >/dev/null)
+	@# a CJK font so Chromium renders the Chinese pages (tests/e2e/test_i18n_e2e.py screenshots)
+	@test -f /usr/share/fonts/truetype/wqy/wqy-zenhei.ttc || (apt-get update -qq && apt-get install -y -qq fonts-wqy-zenhei >/dev/null)
 
 serve: $(STAMP)
 	.venv/bin/kvplan serve --host 127.0.0.1 --port 8000

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from app.core.errors import InvalidServeConfigError
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
+from app.core.text import Text
 from app.core.versions import VersionRules
 
 DEFAULT_BLOCK_SIZE = 16  # CacheConfig.DEFAULT_BLOCK_SIZE / CudaPlatform default (reference §5.1)
@@ -132,19 +133,26 @@ def resolve_backend(
     choices = allowed_block_sizes(rules)
     if user_block is not None and choices is not None and user_block not in choices:
         raise InvalidServeConfigError(
-            "block_size", f"vLLM {rules.version} accepts --block-size only from {list(choices)}"
+            "block_size",
+            Text(
+                "vLLM {version} accepts --block-size only from {choices}",
+                version=rules.version,
+                choices=list(choices),
+            ),
         )
     if kv_dtype == "fp8_ds_mla" and (model.mla is None or rules.version_tuple < (0, 14, 0)):
         raise InvalidServeConfigError(
-            "kv_cache_dtype", "fp8_ds_mla is only for sparse-MLA models (DeepSeek-V3.2 style) on vLLM >= 0.14"
+            "kv_cache_dtype",
+            Text("fp8_ds_mla is only for sparse-MLA models (DeepSeek-V3.2 style) on vLLM >= 0.14"),
         )
 
     if device.platform == "npu":
         if kv_dtype.startswith("fp8"):
             raise InvalidServeConfigError(
                 "kv_cache_dtype",
-                "vllm-ascend has no fp8 --kv-cache-dtype path; INT8 (C8) KV comes from the ModelSlim "
-                "quantization description (choose int8)",
+                Text(
+                    "vllm-ascend has no fp8 --kv-cache-dtype path; INT8 (C8) KV comes from the ModelSlim quantization description (choose int8)"
+                ),
             )
         choice = BackendChoice(name="ASCEND_MLA" if model.mla else "ASCEND", block_size=ASCEND_BLOCK_SIZE)
         if user_block is not None and user_block != ASCEND_BLOCK_SIZE:
@@ -152,35 +160,42 @@ def resolve_backend(
                 choice.log_lines.append(
                     "Block size is set to 128 if prefix cache or chunked prefill is enabled."
                 )
-                choice.warnings.append(f"--block-size {user_block} is forced to 128 by vllm-ascend.")
+                choice.warnings.append(
+                    Text("--block-size {user_block} is forced to 128 by vllm-ascend.", user_block=user_block)
+                )
             else:
                 choice.block_size = user_block
                 choice.warnings.append(
-                    "Ascend attention kernels take 128-token blocks; other sizes are untested."
+                    Text("Ascend attention kernels take 128-token blocks; other sizes are untested.")
                 )
         return choice
     if kv_dtype == "int8":
         raise InvalidServeConfigError(
-            "kv_cache_dtype", "INT8 KV cache is the Ascend (vllm-ascend C8) path only"
+            "kv_cache_dtype", Text("INT8 KV cache is the Ascend (vllm-ascend C8) path only")
         )
 
     if device.platform == "rocm":
         rocm = ROCM_AITER_MLA if model.mla else ROCM_ATTN
         if user_block is not None and not rocm.accepts_block(user_block):
-            raise InvalidServeConfigError("block_size", f"{rocm.name} needs a multiple of {rocm.multiple_of}")
+            raise InvalidServeConfigError(
+                "block_size",
+                Text(
+                    "{name} needs a multiple of {multiple_of}", name=rocm.name, multiple_of=rocm.multiple_of
+                ),
+            )
         return BackendChoice(name=rocm.name, block_size=user_block or DEFAULT_BLOCK_SIZE)
 
     if device.platform == "hpu":
         if kv_dtype != "auto":
             raise InvalidServeConfigError(
-                "kv_cache_dtype", "Gaudi uses fp8_inc for quantized KV, not modelled here"
+                "kv_cache_dtype", Text("Gaudi uses fp8_inc for quantized KV, not modelled here")
             )
         return BackendChoice(name="HPU_ATTN", block_size=user_block or HPU_BLOCK_SIZE)
 
     if device.platform != "cuda":
         if kv_dtype != "auto":
             raise InvalidServeConfigError(
-                "kv_cache_dtype", f"quantized KV is not modelled on {device.platform}"
+                "kv_cache_dtype", Text("quantized KV is not modelled on {platform}", platform=device.platform)
             )
         return BackendChoice(name=device.platform.upper(), block_size=user_block or DEFAULT_BLOCK_SIZE)
 
@@ -191,17 +206,25 @@ def resolve_backend(
         field_name = "kv_cache_dtype" if kv_dtype != "auto" else "block_size"
         raise InvalidServeConfigError(
             field_name,
-            f"no attention backend on {device.name} (sm {sm}) accepts kv_cache_dtype={kv_dtype}"
-            + (f" with block_size={user_block}" if user_block else "")
-            + f"; tried {', '.join(c.name for c in candidates)}",
+            Text(
+                "no attention backend on {name} (sm {sm}) accepts kv_cache_dtype={kv_dtype}",
+                name=device.name,
+                sm=sm,
+                kv_dtype=kv_dtype,
+            )
+            + (Text(" with block_size={user_block}", user_block=user_block) if user_block else "")
+            + Text("; tried {join}", join=", ".join(c.name for c in candidates)),
         )
     choice = BackendChoice(name=backend.name, block_size=user_block or backend.preferred_block())
     preferred, _ = _first_accepting(candidates, sm=sm, kv_cache_dtype="auto", block_size=None)
     if preferred is not None and preferred.name != backend.name:
         choice.warnings.append(
-            f"Fallback: vLLM would normally use {preferred.name} here but it rejects "
-            f"{'; '.join(rejected) or 'this configuration'}, so {backend.name} runs instead. "
-            "Check the 'Using … backend' line of the start-up log."
+            Text(
+                "Fallback: vLLM would normally use {name} here but it rejects {value}, so {name2} runs instead. Check the 'Using … backend' line of the start-up log.",
+                name=preferred.name,
+                value="; ".join(rejected) or Text("this configuration"),
+                name2=backend.name,
+            )
         )
     if user_block is None and choice.block_size != DEFAULT_BLOCK_SIZE:
         if rules.version_tuple >= (0, 20, 0):

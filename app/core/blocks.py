@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from app.core.errors import PlannerError
+from app.core.text import Msg, Text
 
 # vLLM's BlockPool permanently holds back one block as the "null block" (reference §3.5), so a pool
 # of num_gpu_blocks serves num_gpu_blocks - 1 blocks to requests.
@@ -31,12 +32,14 @@ EXTRA_KEYS: tuple[ExtraKey, ...] = ("lora", "mm", "cache_salt", "prompt_embeds")
 
 def _check_block_size(block_size: int) -> None:
     if block_size < 1:
-        raise PlannerError("block_size", f"must be a positive number of tokens, got {block_size}")
+        raise PlannerError(
+            "block_size", Text("must be a positive number of tokens, got {block_size}", block_size=block_size)
+        )
 
 
 def _check_non_negative(field: str, value: int) -> None:
     if value < 0:
-        raise PlannerError(field, f"must be >= 0, got {value}")
+        raise PlannerError(field, Text("must be >= 0, got {value}", value=value))
 
 
 def blocks_for_tokens(*, tokens: int, block_size: int) -> int:
@@ -71,7 +74,7 @@ def expected_tail_waste_fraction(*, seq_tokens: int, block_size: int) -> float:
     """
     _check_block_size(block_size)
     if seq_tokens < 1:
-        raise PlannerError("seq_tokens", f"must be >= 1, got {seq_tokens}")
+        raise PlannerError("seq_tokens", Text("must be >= 1, got {seq_tokens}", seq_tokens=seq_tokens))
     return block_size / (2 * seq_tokens)
 
 
@@ -83,7 +86,14 @@ def mean_tail_waste_tokens_uniform(*, low_tokens: int, high_tokens: int, block_s
     """
     _check_block_size(block_size)
     if low_tokens < 0 or high_tokens < low_tokens:
-        raise PlannerError("low_tokens", f"need 0 <= low <= high, got [{low_tokens}, {high_tokens}]")
+        raise PlannerError(
+            "low_tokens",
+            Text(
+                "need 0 <= low <= high, got [{low_tokens}, {high_tokens}]",
+                low_tokens=low_tokens,
+                high_tokens=high_tokens,
+            ),
+        )
     count = high_tokens - low_tokens + 1
     periods, rest = divmod(count, block_size)
     total = periods * block_size * (block_size - 1) // 2
@@ -101,7 +111,7 @@ class PrefixHit(BaseModel):
     tokens_hit: int  # served from cached blocks: whole blocks only
     tokens_recomputed: int  # of the shared prefix: shared_prefix_tokens - tokens_hit
     blocks_hit: int
-    reason: str
+    reason: Msg
 
 
 def prefix_cache_hit(
@@ -131,34 +141,51 @@ def prefix_cache_hit(
     _check_block_size(block_size)
     unknown = [key for key in extra_keys_differ if key not in EXTRA_KEYS]
     if unknown:
-        raise PlannerError("extra_keys_differ", f"unknown extra keys {unknown}; known: {list(EXTRA_KEYS)}")
+        raise PlannerError(
+            "extra_keys_differ",
+            Text(
+                "unknown extra keys {unknown}; known: {extra_keys}",
+                unknown=unknown,
+                extra_keys=list(EXTRA_KEYS),
+            ),
+        )
 
     hit_blocks = shared_prefix_tokens // block_size
-    reason = f"{hit_blocks} full block(s) of {block_size} tokens"
+    reason = Text(
+        "{hit_blocks} full block(s) of {block_size} tokens", hit_blocks=hit_blocks, block_size=block_size
+    )
     if shared_prefix_tokens % block_size:
-        reason += f"; the partial block of {shared_prefix_tokens % block_size} token(s) is never hashed"
+        reason += Text(
+            "; the partial block of {shared_prefix_tokens} token(s) is never hashed",
+            shared_prefix_tokens=shared_prefix_tokens % block_size,
+        )
     if request_tokens is not None:
         if request_tokens < max(shared_prefix_tokens, 1):
-            raise PlannerError("request_tokens", "must be >= shared_prefix_tokens and >= 1")
+            raise PlannerError("request_tokens", Text("must be >= shared_prefix_tokens and >= 1"))
         cap_blocks = (request_tokens - LAST_TOKENS_ALWAYS_RECOMPUTED) // block_size
         if cap_blocks < hit_blocks:
             hit_blocks = cap_blocks
-            reason = f"capped at {cap_blocks} block(s): the last token of the request is always recomputed"
+            reason = Text(
+                "capped at {cap_blocks} block(s): the last token of the request is always recomputed",
+                cap_blocks=cap_blocks,
+            )
 
     if "lora" in extra_keys_differ:
-        hit_blocks, reason = 0, "LoRA differs: the adapter is in every block's hash"
+        hit_blocks, reason = 0, Text("LoRA differs: the adapter is in every block's hash")
     elif "prompt_embeds" in extra_keys_differ:
-        hit_blocks, reason = 0, "prompt embeddings differ: they are in every block's hash"
+        hit_blocks, reason = 0, Text("prompt embeddings differ: they are in every block's hash")
     elif "cache_salt" in extra_keys_differ:
         hit_blocks, reason = (
             0,
-            "cache_salt differs: it is in the first block's hash and the chain breaks there",
+            Text("cache_salt differs: it is in the first block's hash and the chain breaks there"),
         )
     elif "mm" in extra_keys_differ:
         item_block = 0 if mm_item_start_token is None else mm_item_start_token // block_size
         if item_block < hit_blocks:
             hit_blocks = item_block
-            reason = f"multimodal item differs in block {item_block}: the chain breaks there"
+            reason = Text(
+                "multimodal item differs in block {item_block}: the chain breaks there", item_block=item_block
+            )
 
     tokens_hit = hit_blocks * block_size
     return PrefixHit(
@@ -225,10 +252,12 @@ def block_size_table(
     table: one int32 entry per block, per request, per KV-cache group.
     """
     if not seq_tokens_typical or min(seq_tokens_typical) < 1:
-        raise PlannerError("seq_tokens_typical", "give at least one typical length, each >= 1 token")
+        raise PlannerError("seq_tokens_typical", Text("give at least one typical length, each >= 1 token"))
     _check_non_negative("kv_cache_bytes", kv_cache_bytes)
     if max_model_len < 1:
-        raise PlannerError("max_model_len", f"must be >= 1, got {max_model_len}")
+        raise PlannerError(
+            "max_model_len", Text("must be >= 1, got {max_model_len}", max_model_len=max_model_len)
+        )
     allowed = set(allowed_block_sizes)
     candidates = sorted(set(allowed_block_sizes if candidate_block_sizes is None else candidate_block_sizes))
     rows: list[BlockSizeRow] = []
@@ -236,7 +265,14 @@ def block_size_table(
         _check_block_size(block_size)
         bytes_per_block = bytes_per_block_at(block_size)
         if bytes_per_block < 1:
-            raise PlannerError("bytes_per_block_at", f"gave {bytes_per_block} bytes for B={block_size}")
+            raise PlannerError(
+                "bytes_per_block_at",
+                Text(
+                    "gave {bytes_per_block} bytes for B={block_size}",
+                    bytes_per_block=bytes_per_block,
+                    block_size=block_size,
+                ),
+            )
         num_gpu_blocks = kv_cache_bytes // bytes_per_block
         usable_blocks = max(num_gpu_blocks - NULL_BLOCKS, 0)
         wastes = [tail_waste_tokens(seq_tokens=s, block_size=block_size) for s in seq_tokens_typical]

@@ -24,6 +24,7 @@ from pydantic import Field, ValidationError
 from app.core.errors import ConfigError, UnknownDeviceError, UnknownModelError
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.specs import DeviceSpec, Frozen, LayerKind, MambaKind, ModelSpec, QuantMethod, QuantSpec
+from app.core.text import Text
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MODEL_SPECS_DIR = REPO_ROOT / "model_specs"
@@ -156,7 +157,9 @@ class _ModelIndex:
 def _model_index() -> _ModelIndex:
     models = tuple(_load_model_file(path) for path in sorted(MODEL_SPECS_DIR.glob("*.yaml")))
     if not models:
-        raise ConfigError("model_specs", f"no model spec files in {MODEL_SPECS_DIR}")
+        raise ConfigError(
+            "model_specs", Text("no model spec files in {model_specs_dir}", model_specs_dir=MODEL_SPECS_DIR)
+        )
     by_key: dict[str, tuple[_Model, str]] = {}
     for model in models:
         for name in (model.file.id, *model.file.aliases):
@@ -166,7 +169,13 @@ def _model_index() -> _ModelIndex:
                 owner = by_key.get(key)
                 if owner is not None and owner[0] is not model:
                     raise ConfigError(
-                        "model_specs", f"name {key!r} is claimed by {owner[0].file.id} and {model.file.id}"
+                        "model_specs",
+                        Text(
+                            "name {key!r} is claimed by {id} and {id2}",
+                            key=key,
+                            id=owner[0].file.id,
+                            id2=model.file.id,
+                        ),
                     )
                 if owner is None or key == name.lower():
                     by_key[key] = (model, display)
@@ -255,13 +264,17 @@ def load_model_config_file(path: Path) -> ModelSpec:
     config_path = path / CONFIG_FILE_NAME if path.is_dir() else path
     config = _read_json(config_path)
     if not isinstance(config, dict):
-        raise ConfigError("config_file", f"{config_path}: top level must be a JSON object")
+        raise ConfigError(
+            "config_file", Text("{config_path}: top level must be a JSON object", config_path=config_path)
+        )
     index = None
     index_path = config_path.parent / SAFETENSORS_INDEX_FILE_NAME
     if index_path.is_file():
         index = _read_json(index_path)
         if not isinstance(index, dict):
-            raise ConfigError("config_file", f"{index_path}: top level must be a JSON object")
+            raise ConfigError(
+                "config_file", Text("{index_path}: top level must be a JSON object", index_path=index_path)
+            )
     raw_name = config.get("_name_or_path")
     name = raw_name if isinstance(raw_name, str) and raw_name else config_path.parent.name
     return model_spec_from_hf_config(config, name=name, safetensors_index=index, source=str(config_path))
@@ -271,9 +284,11 @@ def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise ConfigError("config_file", f"{path}: cannot read ({exc.strerror or exc})") from exc
+        raise ConfigError(
+            "config_file", Text("{path}: cannot read ({value})", path=path, value=exc.strerror or exc)
+        ) from exc
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError("config_file", f"{path}: invalid JSON ({exc})") from exc
+        raise ConfigError("config_file", Text("{path}: invalid JSON ({exc})", path=path, exc=exc)) from exc
 
 
 # ----------------------------------------------------------------------------------------------
@@ -305,7 +320,10 @@ def _device_index() -> _DeviceIndex:
             key = _device_key(name)
             if key in by_key and by_key[key].id != device.id:
                 raise ConfigError(
-                    "device_specs", f"name {key!r} is claimed by {by_key[key].id} and {device.id}"
+                    "device_specs",
+                    Text(
+                        "name {key!r} is claimed by {id} and {id2}", key=key, id=by_key[key].id, id2=device.id
+                    ),
                 )
             by_key[key] = device
     return _DeviceIndex(devices=devices, by_key=by_key)

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from app.core.errors import PlannerError
 from app.core.specs import ServeConfig
+from app.core.text import Text
 from app.core.versions import rules_for
 
 MAX_COMMAND_CHARS = 100_000
@@ -31,12 +32,14 @@ def human_readable_int(text: str, *, field_name: str) -> int:
     value = text.strip().replace("_", "").replace(",", "")
     match = re.fullmatch(r"(\d+(?:\.\d+)?)([kmgtKMGT]?)", value)
     if not match:
-        raise PlannerError(field_name, f"not a whole number: {text!r} (examples: 8192, 32k, 128K)")
+        raise PlannerError(
+            field_name, Text("not a whole number: {text!r} (examples: 8192, 32k, 128K)", text=text)
+        )
     number, suffix = float(match[1]), match[2]
     scale = _DECIMAL.get(suffix) or _BINARY.get(suffix) or 1
     result = number * scale
     if result != int(result):
-        raise PlannerError(field_name, f"{text!r} is not a whole number of tokens")
+        raise PlannerError(field_name, Text("{text!r} is not a whole number of tokens", text=text))
     return int(result)
 
 
@@ -79,13 +82,16 @@ class ParsedCommand:
 
 def _tokens(text: str) -> list[str]:
     if len(text) > MAX_COMMAND_CHARS:
-        raise PlannerError("command", f"longer than {MAX_COMMAND_CHARS:,} characters")
+        raise PlannerError(
+            "command",
+            Text("longer than {max_command_chars:,} characters", max_command_chars=MAX_COMMAND_CHARS),
+        )
     joined = re.sub(r"\\\s*\n", " ", text)
     joined = "\n".join(line for line in joined.splitlines() if not line.lstrip().startswith("#"))
     try:
         return shlex.split(joined)
     except ValueError as exc:
-        raise PlannerError("command", f"cannot split the command: {exc}") from exc
+        raise PlannerError("command", Text("cannot split the command: {exc}", exc=exc)) from exc
 
 
 def parse_serve_command(text: str) -> ParsedCommand:
@@ -99,7 +105,7 @@ def parse_serve_command(text: str) -> ParsedCommand:
     elif tokens and tokens[0] in ("python", "python3") and "-m" in tokens[:3]:
         tokens = tokens[3:]
     elif tokens and tokens[0] == "vllm":
-        raise PlannerError("command", "expected `vllm serve MODEL …`")
+        raise PlannerError("command", Text("expected `vllm serve MODEL …`"))
     return parse_serve_args(tokens)
 
 
@@ -144,7 +150,7 @@ def parse_serve_args(tokens: list[str]) -> ParsedCommand:
             raw = tokens[i]
             i += 1
         else:
-            raise PlannerError(field_name, f"{name} needs a value")
+            raise PlannerError(field_name, Text("{name} needs a value", name=name))
         if kind == "len":
             if raw.strip().lower() in ("auto", "-1"):
                 auto = True
@@ -156,12 +162,12 @@ def parse_serve_args(tokens: list[str]) -> ParsedCommand:
             try:
                 values[field_name] = int(raw)
             except ValueError as exc:
-                raise PlannerError(field_name, f"not a whole number: {raw!r}") from exc
+                raise PlannerError(field_name, Text("not a whole number: {raw!r}", raw=raw)) from exc
         elif kind == "float":
             try:
                 values[field_name] = float(raw)
             except ValueError as exc:
-                raise PlannerError(field_name, f"not a number: {raw!r}") from exc
+                raise PlannerError(field_name, Text("not a number: {raw!r}", raw=raw)) from exc
         else:
             values[field_name] = raw
     try:

@@ -34,6 +34,7 @@ from app.core.logs import Evidence, LogFacts, MetricsFacts, parse_metrics, parse
 from app.core.plan import apply_quantization_flag, custom_device
 from app.core.result import Estimate
 from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, ModelSpec, ServeConfig
+from app.core.text import SEMICOLON, SPACE, Msg, Text, TextList
 from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS, parse_version, rules_for
 
 FEW_BLOCKS = 10  # seed step 1: "块数为零或个位数" — zero or a single-digit number of blocks
@@ -92,10 +93,10 @@ class DiagnosisFacts(Frozen):
 
 class Step(Frozen):
     key: StepKey
-    title: str
-    verdict: str  # a few words for the badge
+    title: Msg
+    verdict: Msg  # a few words for the badge
     status: StepStatus
-    explanation: str
+    explanation: Msg
     evidence: list[Evidence]
 
 
@@ -103,29 +104,29 @@ class Trial(Frozen):
     """One of the seed's step-4 experiments and who answered it."""
 
     key: TrialKey
-    label: str
+    label: Msg
     starts: bool | None
     source: TrialSource
-    detail: str
+    detail: Msg
 
 
 class ComparisonRow(Frozen):
     """The log's number beside the planner's prediction for the same configuration."""
 
     key: str
-    label: str
+    label: Msg
     unit: Unit
     actual: float | None
     predicted: float | None
     gap: float | None  # actual − predicted
-    note: str | None = None
+    note: Msg | None = None
 
 
 class Diagnosis(Frozen):
     facts: DiagnosisFacts
     verdict: Overall
-    headline: str
-    remedies: list[str]
+    headline: Msg
+    remedies: list[Msg]
     steps: list[Step]
     trials: list[Trial]
     metrics: MetricsFacts | None
@@ -138,7 +139,7 @@ class Diagnosis(Frozen):
     target_concurrency: int  # N used in steps 3 and 4 (1 when none was given)
     planner_inputs: dict[str, str]  # planner query parameters recovered from the log
     recognised: bool  # anything at all was read from the paste
-    notes: list[str]
+    notes: list[Msg]
 
 
 # --------------------------------------------------------------------------------------------
@@ -284,23 +285,25 @@ class _Case:
     def per_token(self) -> tuple[int | None, str]:
         """KV bytes per token per device, and where the figure came from."""
         if self.prediction is not None and self.prediction.kv_bytes_per_token > 0:
-            return self.prediction.kv_bytes_per_token, "model spec (2 × L × H_kv/TP × D × b)"
+            return self.prediction.kv_bytes_per_token, Text("model spec (2 × L × H_kv/TP × D × b)")
         f, pool, tokens = self.facts, self.pool, self.pool_tokens
         if pool and tokens:
-            return round(pool / tokens), "log: KV pool ÷ pool tokens"
+            return round(pool / tokens), Text("log: KV pool ÷ pool tokens")
         if f.kv_cache_needed_bytes and self.max_model_len:
-            return round(f.kv_cache_needed_bytes / self.max_model_len), "log: KV needed ÷ max_model_len"
-        return None, "not derivable from the paste"
+            return round(f.kv_cache_needed_bytes / self.max_model_len), Text("log: KV needed ÷ max_model_len")
+        return None, Text("not derivable from the paste")
 
     def bytes_per_block(self) -> tuple[int | None, str]:
         if self.prediction is not None and self.prediction.bytes_per_block > 0:
-            return self.prediction.bytes_per_block, "model spec"
+            return self.prediction.bytes_per_block, Text("model spec")
         f, pool = self.facts, self.pool
         if pool and f.num_gpu_blocks:
-            return pool // f.num_gpu_blocks, "log: pool ÷ blocks"
+            return pool // f.num_gpu_blocks, Text("log: pool ÷ blocks")
         per_token, _ = self.per_token()
         if per_token:
-            return per_token * self.block_size, f"per-token bytes × block size {self.block_size}"
+            return per_token * self.block_size, Text(
+                "per-token bytes × block size {block_size}", block_size=self.block_size
+            )
         return None, ""
 
     def reached_concurrency(self) -> float | None:
@@ -342,14 +345,32 @@ def _resolve_model(name: str | None, quantization: str | None) -> tuple[ModelSpe
         except UnknownModelError:
             continue
         except PlannerError as exc:  # the catalog itself failed to load: say so, do not blame the log
-            return None, None, f"the model catalog could not be read ({exc.field}: {exc.message})"
-        note = "" if key == name else f"model {name!r} was matched to the catalog by its folder name {key!r}"
+            return (
+                None,
+                None,
+                Text(
+                    "the model catalog could not be read ({field}: {message})",
+                    field=exc.field,
+                    message=exc.message,
+                ),
+            )
+        note = (
+            ""
+            if key == name
+            else Text(
+                "model {name!r} was matched to the catalog by its folder name {key!r}", name=name, key=key
+            )
+        )
         try:
             spec = apply_quantization_flag(spec, quantization)
         except PlannerError as exc:
             note = f"{note}; {exc.message}" if note else exc.message
         return spec, key, note
-    return None, None, f"model {name!r} is not in the catalog: the prediction and the planner link need it"
+    return (
+        None,
+        None,
+        Text("model {name!r} is not in the catalog: the prediction and the planner link need it", name=name),
+    )
 
 
 def _version(facts: LogFacts) -> tuple[str | None, str]:
@@ -359,18 +380,31 @@ def _version(facts: LogFacts) -> tuple[str | None, str]:
         try:
             rules = rules_for(printed)
         except PlannerError as exc:
-            return None, f"{exc.message}; predicted with {DEFAULT_VERSION}"
+            return None, Text(
+                "{message}; predicted with {default_version}",
+                message=exc.message,
+                default_version=DEFAULT_VERSION,
+            )
         if facts.engine == "v0" and rules.engine == "v1":
             return LAST_V0_VERSION, (
-                f"vLLM {printed} ran the V0 engine here; predicted with {LAST_V0_VERSION}'s V0 rules"
+                Text(
+                    "vLLM {printed} ran the V0 engine here; predicted with {last_v0_version}'s V0 rules",
+                    printed=printed,
+                    last_v0_version=LAST_V0_VERSION,
+                )
             )
         return rules.version, ""
     if facts.engine == "v0":
         return (
             V0_FALLBACK_VERSION,
-            f"the log prints no version; its V0 lines were replayed as {V0_FALLBACK_VERSION}",
+            Text(
+                "the log prints no version; its V0 lines were replayed as {v0_fallback_version}",
+                v0_fallback_version=V0_FALLBACK_VERSION,
+            ),
         )
-    return None, f"the log prints no version; predicted with {DEFAULT_VERSION}"
+    return None, Text(
+        "the log prints no version; predicted with {default_version}", default_version=DEFAULT_VERSION
+    )
 
 
 def _link_version(version: str | None) -> str | None:
@@ -419,7 +453,13 @@ def _serve(facts: LogFacts, requested_block_size: int | None) -> tuple[ServeConf
             if not bad:
                 break
             for name in sorted(bad):
-                dropped.append(f"{name}={data.pop(name)!r} from the log is outside what the planner models")
+                dropped.append(
+                    Text(
+                        "{name}={name2!r} from the log is outside what the planner models",
+                        name=name,
+                        name2=data.pop(name),
+                    )
+                )
     return None, dropped
 
 
@@ -466,11 +506,16 @@ def _replay_device(
     if best is None or best[0] > DEVICE_MATCH_TOLERANCE_BYTES:
         return (
             None,
-            "the log prints no device total and no catalog device reproduces its KV pool; pass a device",
+            Text(
+                "the log prints no device total and no catalog device reproduces its KV pool; pass a device"
+            ),
         )
     return best[2], (
-        f"the log prints no device total; {best[2].id} was inferred by replaying this configuration on every "
-        f"catalog device (predicted KV pool within {_gib(best[0])} of the log's) — pass a device to be sure"
+        Text(
+            "the log prints no device total; {id} was inferred by replaying this configuration on every catalog device (predicted KV pool within {best} of the log's) — pass a device to be sure",
+            id=best[2].id,
+            best=_gib(best[0]),
+        )
     )
 
 
@@ -488,15 +533,27 @@ def _device(
     if total is not None and total > 0:
         best, others = _nearest_device(total, _platforms(facts))
         if best is not None:
-            note = f"the card reports {_gib(total)}: matched to {best.id} ({_gib(best.memory_total_bytes)})"
+            note = Text(
+                "the card reports {total}: matched to {id} ({memory_total_bytes})",
+                total=_gib(total),
+                id=best.id,
+                memory_total_bytes=_gib(best.memory_total_bytes),
+            )
             if others:
-                note += f"; also within 1.5 GiB: {', '.join(others[:4])} — pass a device to choose"
+                note += Text(
+                    "; also within 1.5 GiB: {others} — pass a device to choose", others=", ".join(others[:4])
+                )
             return best, "printed_total", note
         try:
             return (
                 custom_device(total / GIB),
                 "custom",
-                (f"no catalog device has {_gib(total)}; predicted on a custom device of that size"),
+                (
+                    Text(
+                        "no catalog device has {total}; predicted on a custom device of that size",
+                        total=_gib(total),
+                    )
+                ),
             )
         except PlannerError:
             return None, "none", ""
@@ -536,7 +593,7 @@ def _case(log_text: str, facts: LogFacts, target: int | None, device_hint: str |
     if model is not None and device is not None and serve is not None:
         prediction = _safe_estimate(model=model, device=device, serve=serve, version=version, target=n)
         if prediction is None:
-            notes.append("the planner refuses this configuration, so there is no prediction to compare")
+            notes.append(Text("the planner refuses this configuration, so there is no prediction to compare"))
     return _Case(
         facts=facts,
         evidence_model=evidence_model,
@@ -578,7 +635,7 @@ def _oracle(case: _Case, **changes: int) -> Estimate | None:
 
 def _step_kv_lines(case: _Case) -> Step:
     f = case.facts
-    title = "Read the KV-cache lines: blocks, bytes per block, pool"
+    title = Text("Read the KV-cache lines: blocks, bytes per block, pool")
     ev = _evidence(
         f, "num_gpu_blocks", "kv_cache_bytes_min_rank", "kv_cache_bytes", "kv_tokens", "max_concurrency"
     )
@@ -588,11 +645,12 @@ def _step_kv_lines(case: _Case) -> Step:
         return Step(
             key="kv_lines",
             title=title,
-            verdict="no KV lines",
+            verdict=Text("no KV lines"),
             status="unknown",
             explanation=(
-                "The paste has no 'Available KV cache memory', '# GPU blocks' or 'KV cache size' line. "
-                "Paste the start-up log up to 'init engine' (or the error that stopped it)."
+                Text(
+                    "The paste has no 'Available KV cache memory', '# GPU blocks' or 'KV cache size' line. Paste the start-up log up to 'init engine' (or the error that stopped it)."
+                )
             ),
             evidence=ev,
         )
@@ -601,33 +659,47 @@ def _step_kv_lines(case: _Case) -> Step:
         how = (
             "printed"
             if f.num_gpu_blocks is not None
-            else f"= {tokens:,} tokens ÷ block size {case.block_size}"
+            else Text(
+                "= {tokens:,} tokens ÷ block size {block_size}", tokens=tokens, block_size=case.block_size
+            )
         )
-        parts.append(f"{blocks:,} blocks ({how})")
+        parts.append(Text("{blocks:,} blocks ({how})", blocks=blocks, how=how))
     if per_block is not None:
-        parts.append(f"{per_block / 2**20:,.2f} MiB per block ({per_block_from})")
+        parts.append(
+            Text(
+                "{per_block:,.2f} MiB per block ({per_block_from})",
+                per_block=per_block / 2**20,
+                per_block_from=per_block_from,
+            )
+        )
     if pool is not None:
-        how_pool = "" if case.printed_pool is not None else " (= tokens × bytes per token; not printed)"
-        parts.append(f"KV pool {_gib(pool)}{how_pool}")
+        how_pool = "" if case.printed_pool is not None else Text(" (= tokens × bytes per token; not printed)")
+        parts.append(Text("KV pool {pool}{how_pool}", pool=_gib(pool), how_pool=how_pool))
     if tokens is not None:
-        parts.append(f"{tokens:,} tokens")
-    summary = "; ".join(parts) + "."
+        parts.append(Text("{tokens:,} tokens", tokens=tokens))
+    summary = Text("{parts}.", parts=TextList(SEMICOLON, parts))
     empty = (pool is not None and pool <= 0) or blocks == 0 or f.error_kind == "no_blocks"
     if empty or (blocks is not None and blocks < FEW_BLOCKS):
         ev = _evidence(f, "num_gpu_blocks", "kv_cache_bytes_min_rank", "kv_cache_bytes", "kv_tokens", "error")
         return Step(
             key="kv_lines",
             title=title,
-            verdict="no blocks" if empty else f"only {blocks} blocks",
+            verdict=Text("no blocks") if empty else Text("only {blocks} blocks", blocks=blocks),
             status="fail",
             explanation=(
-                f"{summary} Zero or a handful of blocks means weights and activation took the budget: "
-                "the problem is not the context length."
+                Text(
+                    "{summary} Zero or a handful of blocks means weights and activation took the budget: the problem is not the context length.",
+                    summary=summary,
+                )
             ),
             evidence=ev,
         )
     verdict = (
-        f"{blocks:,} blocks" if blocks is not None else f"{tokens:,} tokens" if tokens else _gib(pool or 0)
+        Text("{blocks:,} blocks", blocks=blocks)
+        if blocks is not None
+        else Text("{tokens:,} tokens", tokens=tokens)
+        if tokens
+        else _gib(pool or 0)
     )
     if pool is not None and blocks is not None:
         verdict += f" · {_gib(pool)}"
@@ -636,7 +708,7 @@ def _step_kv_lines(case: _Case) -> Step:
         title=title,
         verdict=verdict,
         status="ok",
-        explanation=f"{summary} Enough blocks: the budget left room for a KV pool.",
+        explanation=Text("{summary} Enough blocks: the budget left room for a KV pool.", summary=summary),
         evidence=ev,
     )
 
@@ -651,20 +723,29 @@ def _expected_weights(case: _Case) -> tuple[int | None, str]:
     tp = case.serve.tensor_parallel_size if case.serve is not None else 1
     if case.prediction is not None:
         return case.prediction.weights_bytes, (
-            f"params {case.model.params_total / 1e9:,.2f} B × b ÷ TP {tp} (the planner's weight model)"
+            Text(
+                "params {params_total:,.2f} B × b ÷ TP {tp} (the planner's weight model)",
+                params_total=case.model.params_total / 1000000000.0,
+                tp=tp,
+            )
         )
     if case.model.quantization is None:
         b = case.model.weight_dtype_bytes
         return (
             case.model.params_total * b // tp,
-            f"params {case.model.params_total / 1e9:,.2f} B × {b} B ÷ TP {tp}",
+            Text(
+                "params {params_total:,.2f} B × {b} B ÷ TP {tp}",
+                params_total=case.model.params_total / 1000000000.0,
+                b=b,
+                tp=tp,
+            ),
         )
     return None, ""
 
 
 def _step_budget(case: _Case) -> Step:
     f = case.facts
-    title = "Back-compute where the budget went"
+    title = Text("Back-compute where the budget went")
     ev = _evidence(
         f,
         "device_total_bytes",
@@ -679,7 +760,7 @@ def _step_budget(case: _Case) -> Step:
         ev = sorted([*ev, case.evidence_model], key=lambda e: e.line_no)
     total, total_from = f.device_total_bytes, "printed"
     if total is None and case.device is not None:
-        total, total_from = case.device.memory_total_bytes, f"catalog {case.device.id}"
+        total, total_from = case.device.memory_total_bytes, Text("catalog {id}", id=case.device.id)
     util = f.gpu_memory_utilization
     if util is None and case.prediction is not None:
         util = case.prediction.gpu_memory_utilization
@@ -689,60 +770,96 @@ def _step_budget(case: _Case) -> Step:
     budget = round(total * util) if total is not None and util is not None else None
     if budget is not None and total is not None:
         lines.append(
-            f"Budget = total {_gib(total)} ({total_from}) × gpu_memory_utilization {util} = {_gib(budget)}."
+            Text(
+                "Budget = total {total} ({total_from}) × gpu_memory_utilization {util} = {budget}.",
+                total=_gib(total),
+                total_from=total_from,
+                util=util,
+                budget=_gib(budget),
+            )
         )
     if weights is not None:
-        lines.append(f"Weights {_gib(weights)} (log).")
+        lines.append(Text("Weights {weights} (log).", weights=_gib(weights)))
     if expected is not None:
         check = ""
         if weights is not None and expected > 0:
             off = (weights - expected) / expected
             check = (
-                f" — the log's weights are {off:+.0%} off: another dtype, quantization or model?"
+                Text(
+                    " — the log's weights are {off:+.0%} off: another dtype, quantization or model?", off=off
+                )
                 if abs(off) > WEIGHTS_GAP_FRACTION
-                else " — matches the log."
+                else Text(" — matches the log.")
             )
-        lines.append(f"Expected ≈ {expected_how} = {_gib(expected)}{check}")
+        lines.append(
+            Text(
+                "Expected ≈ {expected_how} = {expected}{check}",
+                expected_how=expected_how,
+                expected=_gib(expected),
+                check=check,
+            )
+        )
     weights = weights if weights is not None else expected
     pool = case.pool
     graphs = (f.cuda_graph_estimate_bytes or 0) if case.graphs_budgeted else 0
     status: StepStatus = "info"
-    verdict = "budget not printed"
+    verdict = Text("budget not printed")
     if budget is not None and weights is not None and pool is not None:
         non_torch = f.non_torch_bytes
         rest = budget - weights - max(pool, 0) - graphs - (non_torch or 0)
-        label = "activation and workspace" if non_torch is not None else "activation, workspace and non-torch"
-        terms = f"{_gib(budget)} − weights {_gib(weights)} − KV {_gib(max(pool, 0))}"
+        label = (
+            Text("activation and workspace")
+            if non_torch is not None
+            else Text("activation, workspace and non-torch")
+        )
+        terms = Text(
+            "{budget} − weights {weights} − KV {pool}",
+            budget=_gib(budget),
+            weights=_gib(weights),
+            pool=_gib(max(pool, 0)),
+        )
         if non_torch is not None:
-            terms += f" − non-torch {_gib(non_torch)}"
+            terms += Text(" − non-torch {non_torch}", non_torch=_gib(non_torch))
         if graphs:
-            terms += f" − CUDA graphs {_gib(graphs)}"
-        lines.append(f"The difference is {label}: {terms} = {_gib(rest)}.")
+            terms += Text(" − CUDA graphs {graphs}", graphs=_gib(graphs))
+        lines.append(
+            Text("The difference is {label}: {terms} = {rest}.", label=label, terms=terms, rest=_gib(rest))
+        )
         if f.activation_peak_bytes is not None:
-            lines.append(f"The log's own activation peak: {_gib(f.activation_peak_bytes)}.")
+            lines.append(
+                Text(
+                    "The log's own activation peak: {activation_peak_bytes}.",
+                    activation_peak_bytes=_gib(f.activation_peak_bytes),
+                )
+            )
         share = weights / budget if budget > 0 else 1.0
-        verdict = f"weights {share:.0%} of budget"
+        verdict = Text("weights {share:.0%} of budget", share=share)
         if weights >= budget:
-            status, verdict = "fail", "weights exceed the budget"
-            lines.append("The weights alone do not fit the budget: quantize them or raise TP.")
+            status, verdict = "fail", Text("weights exceed the budget")
+            lines.append(Text("The weights alone do not fit the budget: quantize them or raise TP."))
         elif share >= WEIGHTS_HEAVY_SHARE or pool <= 0:
             status = "fail" if pool <= 0 else "warn"
             lines.append(
-                "Weights take most of the budget: reduce weight memory first (quantization, higher TP)."
+                Text("Weights take most of the budget: reduce weight memory first (quantization, higher TP).")
             )
         else:
             status = "ok"
-            lines.append(f"KV gets {max(pool, 0) / budget:.0%} of the budget.")
+            lines.append(Text("KV gets {pool:.0%} of the budget.", pool=max(pool, 0) / budget))
     elif weights is not None and pool is not None:
-        verdict = f"weights {_gib(weights)} · KV {_gib(max(pool, 0))}"
+        verdict = Text("weights {weights} · KV {pool}", weights=_gib(weights), pool=_gib(max(pool, 0)))
         lines.append(
-            "The log prints no device total and the device is unknown: pass a device to close the sum."
+            Text("The log prints no device total and the device is unknown: pass a device to close the sum.")
         )
     if not lines:
-        lines.append("The log prints neither the budget nor the weights.")
-        status, verdict = "unknown", "not printed"
+        lines.append(Text("The log prints neither the budget nor the weights."))
+        status, verdict = "unknown", Text("not printed")
     return Step(
-        key="budget", title=title, verdict=verdict, status=status, explanation=" ".join(lines), evidence=ev
+        key="budget",
+        title=title,
+        verdict=verdict,
+        status=status,
+        explanation=TextList(SPACE, lines),
+        evidence=ev,
     )
 
 
@@ -752,56 +869,68 @@ def _step_budget(case: _Case) -> Step:
 
 def _step_demand(case: _Case) -> Step:
     f = case.facts
-    title = "Demand from the formula at S = max_model_len, N = target"
+    title = Text("Demand from the formula at S = max_model_len, N = target")
     ev = _evidence(f, "max_model_len", "kv_cache_dtype", "tensor_parallel_size", "kv_cache_needed_bytes")
     per_token, source = case.per_token()
     length, n, pool = case.max_model_len, case.target, case.pool
     if per_token is None or length is None:
         missing = (
-            "max_model_len" if length is None else "the KV bytes per token (model unknown, no pool/tokens)"
+            "max_model_len"
+            if length is None
+            else Text("the KV bytes per token (model unknown, no pool/tokens)")
         )
         return Step(
             key="demand",
             title=title,
-            verdict="not computable",
+            verdict=Text("not computable"),
             status="unknown",
-            explanation=f"Needs {missing}.",
+            explanation=Text("Needs {missing}.", missing=missing),
             evidence=ev,
         )
     one = per_token * length
     demand = one * n
-    target_note = "" if case.target_given else " (no target given: N = 1)"
-    text = (
-        f"KV bytes per token per device = {per_token:,} B ({source}). "
-        f"Demand = per-token × S × N = {per_token:,} × {length:,} × {n}{target_note} = {_gib(demand)}."
+    target_note = "" if case.target_given else Text(" (no target given: N = 1)")
+    text = Text(
+        "KV bytes per token per device = {per_token:,} B ({source}). Demand = per-token × S × N = {per_token:,} × {length:,} × {n}{target_note} = {demand}.",
+        per_token=per_token,
+        source=source,
+        length=length,
+        n=n,
+        target_note=target_note,
+        demand=_gib(demand),
     )
     if pool is None:
         return Step(
             key="demand",
             title=title,
-            verdict=f"needs {_gib(demand)}",
+            verdict=Text("needs {demand}", demand=_gib(demand)),
             status="info",
-            explanation=text + " The log prints no KV pool to compare with.",
+            explanation=text + Text(" The log prints no KV pool to compare with."),
             evidence=ev,
         )
     holds = pool / one if one else 0.0
-    text += f" Pool {_gib(max(pool, 0))} holds {holds:.2f} requests of {length:,} tokens."
+    text += Text(
+        " Pool {pool} holds {holds:.2f} requests of {length:,} tokens.",
+        pool=_gib(max(pool, 0)),
+        holds=holds,
+        length=length,
+    )
     if demand <= pool:
         return Step(
             key="demand",
             title=title,
-            verdict=f"{_gib(demand)} ≤ pool",
+            verdict=Text("{demand} ≤ pool", demand=_gib(demand)),
             status="ok",
             explanation=text,
             evidence=ev,
         )
-    over = f"{demand / pool:.1f}×" if pool > 0 else "more than"
+    over = f"{demand / pool:.1f}×" if pool > 0 else Text("more than")
     return Step(
         key="demand",
         title=title,
-        verdict=f"{_gib(demand)} > pool {_gib(max(pool, 0))}",
+        verdict=Text("{demand} > pool {pool}", demand=_gib(demand), pool=_gib(max(pool, 0))),
         status="fail",
-        explanation=f"{text} The demand is {over} the pool.",
+        explanation=Text("{text} The demand is {over} the pool.", text=text, over=over),
         evidence=ev,
     )
 
@@ -812,14 +941,20 @@ def _step_demand(case: _Case) -> Step:
 
 def _trial_as_configured(case: _Case) -> Trial:
     f = case.facts
-    label = f"As configured (S = {case.max_model_len:,})" if case.max_model_len else "As configured"
+    label = (
+        Text("As configured (S = {max_model_len:,})", max_model_len=case.max_model_len)
+        if case.max_model_len
+        else Text("As configured")
+    )
     if case.started is False:
         return Trial(
             key="as_configured", label=label, starts=False, source="log", detail=_clip(f.error or "")
         )
     if case.started:
         reached = case.reached_concurrency()
-        more = f"; holds {reached:.2f} requests of S tokens" if reached is not None else ""
+        more = (
+            Text("; holds {reached:.2f} requests of S tokens", reached=reached) if reached is not None else ""
+        )
         return Trial(key="as_configured", label=label, starts=True, source="log", detail=f"started{more}")
     if case.prediction is not None:
         return Trial(
@@ -827,19 +962,25 @@ def _trial_as_configured(case: _Case) -> Trial:
             label=label,
             starts=case.prediction.fits,
             source="planner",
-            detail="the log stops before the KV lines; the planner's prediction",
+            detail=Text("the log stops before the KV lines; the planner's prediction"),
         )
-    return Trial(key="as_configured", label=label, starts=None, source="none", detail="the log does not say")
+    return Trial(
+        key="as_configured", label=label, starts=None, source="none", detail=Text("the log does not say")
+    )
 
 
 def _trial_half_length(case: _Case) -> Trial:
     f = case.facts
     length = case.max_model_len
     half = length // 2 if length is not None else 0
-    label = f"--max-model-len halved ({half:,})" if length is not None else "--max-model-len halved"
+    label = (
+        Text("--max-model-len halved ({half:,})", half=half)
+        if length is not None
+        else Text("--max-model-len halved")
+    )
     if case.started:
         return Trial(
-            key="half_length", label=label, starts=True, source="log", detail="it already starts at S"
+            key="half_length", label=label, starts=True, source="log", detail=Text("it already starts at S")
         )
     if f.error_kind in BUDGET_ERRORS or (case.pool is not None and case.pool <= 0):
         return Trial(
@@ -847,7 +988,7 @@ def _trial_half_length(case: _Case) -> Trial:
             label=label,
             starts=False,
             source="log",
-            detail="the error is about the budget, not the length",
+            detail=Text("the error is about the budget, not the length"),
         )
     if length is None:
         return Trial(key="half_length", label=label, starts=None, source="none", detail="")
@@ -858,7 +999,10 @@ def _trial_half_length(case: _Case) -> Trial:
             label=label,
             starts=starts,
             source="log",
-            detail=f"vLLM estimates {f.estimated_max_model_len:,} tokens fit",
+            detail=Text(
+                "vLLM estimates {estimated_max_model_len:,} tokens fit",
+                estimated_max_model_len=f.estimated_max_model_len,
+            ),
         )
     oracle = _oracle(case, max_model_len=max(1, half))
     if oracle is not None:
@@ -867,7 +1011,11 @@ def _trial_half_length(case: _Case) -> Trial:
             label=label,
             starts=oracle.fits,
             source="planner",
-            detail=f"replayed over the log's pool: {oracle.max_concurrency:.2f}x at {half:,} tokens"
+            detail=Text(
+                "replayed over the log's pool: {max_concurrency:.2f}x at {half:,} tokens",
+                max_concurrency=oracle.max_concurrency,
+                half=half,
+            )
             if oracle.fits
             else _clip(oracle.error or ""),
         )
@@ -879,15 +1027,22 @@ def _trial_half_length(case: _Case) -> Trial:
             label=label,
             starts=pool >= per_token * half,
             source="arithmetic",
-            detail=f"pool {_gib(max(pool, 0))} vs one request of {half:,} tokens {_gib(per_token * half)}",
+            detail=Text(
+                "pool {pool} vs one request of {half:,} tokens {per_token}",
+                pool=_gib(max(pool, 0)),
+                half=half,
+                per_token=_gib(per_token * half),
+            ),
         )
     return Trial(key="half_length", label=label, starts=None, source="none", detail="")
 
 
 def _trial_one_sequence(case: _Case) -> Trial:
-    label = "Concurrency 1 (--max-num-seqs 1)"
+    label = Text("Concurrency 1 (--max-num-seqs 1)")
     if case.started:
-        return Trial(key="one_sequence", label=label, starts=True, source="log", detail="it already starts")
+        return Trial(
+            key="one_sequence", label=label, starts=True, source="log", detail=Text("it already starts")
+        )
     oracle = _oracle(case, max_num_seqs=1)
     if oracle is not None:
         return Trial(
@@ -895,19 +1050,21 @@ def _trial_one_sequence(case: _Case) -> Trial:
             label=label,
             starts=oracle.fits,
             source="planner",
-            detail="replayed over the log's pool" if oracle.fits else _clip(oracle.error or ""),
+            detail=Text("replayed over the log's pool") if oracle.fits else _clip(oracle.error or ""),
         )
     per_token, _ = case.per_token()
     pool, length = case.pool, case.max_model_len
     if pool is not None and pool <= 0:
-        return Trial(key="one_sequence", label=label, starts=False, source="arithmetic", detail="no KV pool")
+        return Trial(
+            key="one_sequence", label=label, starts=False, source="arithmetic", detail=Text("no KV pool")
+        )
     if per_token is not None and pool is not None and length is not None:
         return Trial(
             key="one_sequence",
             label=label,
             starts=pool >= per_token * length,
             source="arithmetic",
-            detail="vLLM's start-up check is one request of S tokens, so N does not change it",
+            detail=Text("vLLM's start-up check is one request of S tokens, so N does not change it"),
         )
     return Trial(key="one_sequence", label=label, starts=None, source="none", detail="")
 
@@ -931,28 +1088,44 @@ def _cause(case: _Case, trials: list[Trial]) -> Overall:
 
 
 CAUSE_TEXT: dict[Overall, tuple[str, str]] = {
-    "fits": ("fits", "It starts and the pool holds the target concurrency at S."),
-    "s_bound": ("S-side", "Halving --max-model-len starts: one sequence is too long for the pool."),
-    "n_bound": ("N-side", "It starts with one sequence; the concurrency is what the pool cannot hold."),
-    "budget_bound": ("budget", "Neither a shorter S nor N = 1 starts: the budget itself is short."),
-    "unknown": ("unknown", "The paste does not answer the trials."),
+    "fits": (Text("fits"), Text("It starts and the pool holds the target concurrency at S.")),
+    "s_bound": (
+        Text("S-side"),
+        Text("Halving --max-model-len starts: one sequence is too long for the pool."),
+    ),
+    "n_bound": (
+        Text("N-side"),
+        Text("It starts with one sequence; the concurrency is what the pool cannot hold."),
+    ),
+    "budget_bound": (
+        Text("budget"),
+        Text("Neither a shorter S nor N = 1 starts: the budget itself is short."),
+    ),
+    "unknown": (Text("unknown"), Text("The paste does not answer the trials.")),
 }
 
 
 def _step_cause(case: _Case, trials: list[Trial], cause: Overall) -> Step:
     badge, sentence = CAUSE_TEXT[cause]
-    rows = "; ".join(
-        f"{t.label}: {'starts' if t.starts else 'fails' if t.starts is False else '?'}"
-        + (f" ({t.source})" if t.source != "none" else "")
-        for t in trials
+    rows = TextList(
+        SEMICOLON,
+        (
+            Text(
+                "{label}: {outcome}",
+                label=t.label,
+                outcome=Text("starts") if t.starts else Text("fails") if t.starts is False else "?",
+            )
+            + (Text(" ({source})", source=t.source) if t.source != "none" else "")
+            for t in trials
+        ),
     )
     status: StepStatus = "ok" if cause == "fits" else "unknown" if cause == "unknown" else "fail"
     return Step(
         key="cause",
-        title="S-side, N-side or budget",
+        title=Text("S-side, N-side or budget"),
         verdict=badge,
         status=status,
-        explanation=f"{sentence} {rows}.",
+        explanation=Text("{sentence} {rows}.", sentence=sentence, rows=rows),
         evidence=_evidence(case.facts, "error", "estimated_max_model_len", "max_concurrency"),
     )
 
@@ -969,60 +1142,96 @@ def _step_fallbacks(case: _Case) -> Step:
     if f.attention_backend is not None and expected_backend is not None:
         if f.attention_backend != expected_backend:
             found.append(
-                f"attention backend {f.attention_backend} was used where the planner expects "
-                f"{expected_backend} for this model, device and version"
+                Text(
+                    "attention backend {attention_backend} was used where the planner expects {expected_backend} for this model, device and version",
+                    attention_backend=f.attention_backend,
+                    expected_backend=expected_backend,
+                )
             )
         else:
-            checked.append(f"backend {f.attention_backend} as expected")
+            checked.append(
+                Text("backend {attention_backend} as expected", attention_backend=f.attention_backend)
+            )
     elif f.attention_backend is not None:
-        checked.append(f"backend {f.attention_backend} (no expectation: model or device unknown)")
+        checked.append(
+            Text(
+                "backend {attention_backend} (no expectation: model or device unknown)",
+                attention_backend=f.attention_backend,
+            )
+        )
     effective = f.block_size_forced
     if effective is None and f.num_gpu_blocks and f.kv_tokens and f.error_kind == "max_len_too_long":
         effective = f.kv_tokens // f.num_gpu_blocks  # V0: capacity = blocks × block size
     requested = case.requested_block_size
     if effective is not None and requested is not None and effective != requested:
-        found.append(f"block size {requested} was requested but {effective} is in effect")
+        found.append(
+            Text(
+                "block size {requested} was requested but {effective} is in effect",
+                requested=requested,
+                effective=effective,
+            )
+        )
     elif f.block_size_forced is not None and requested is None:
-        checked.append(f"block size {f.block_size_forced} set by the backend/platform (none requested)")
+        checked.append(
+            Text(
+                "block size {block_size_forced} set by the backend/platform (none requested)",
+                block_size_forced=f.block_size_forced,
+            )
+        )
     elif effective is not None:
-        checked.append(f"block size {effective}")
+        checked.append(Text("block size {effective}", effective=effective))
     reached = case.reached_concurrency()
     wanted, wanted_what = (case.target, "target") if case.target_given else (f.max_num_seqs, "max_num_seqs")
     if reached is not None and wanted is not None:
         if reached < wanted:
             found.append(
-                f"concurrency {wanted_what} {wanted:,}, but the pool holds {reached:.2f} requests of "
-                f"{case.max_model_len or 0:,} tokens: the rest wait, with no error"
+                Text(
+                    "concurrency {wanted_what} {wanted:,}, but the pool holds {reached:.2f} requests of {value:,} tokens: the rest wait, with no error",
+                    wanted_what=wanted_what,
+                    wanted=wanted,
+                    reached=reached,
+                    value=case.max_model_len or 0,
+                )
             )
         else:
-            checked.append(f"concurrency {reached:.2f} ≥ {wanted_what} {wanted:,}")
+            checked.append(
+                Text(
+                    "concurrency {reached:.2f} ≥ {wanted_what} {wanted:,}",
+                    reached=reached,
+                    wanted_what=wanted_what,
+                    wanted=wanted,
+                )
+            )
     ev = _evidence(
         f, "attention_backend", "block_size_forced", "block_size", "max_num_seqs", "max_concurrency"
     )
     if found:
         return Step(
             key="fallbacks",
-            title="Silent fallbacks",
-            verdict=f"{len(found)} silent change{'s' if len(found) > 1 else ''}",
+            title=Text("Silent fallbacks"),
+            verdict=Text(
+                "{found} silent change{value}", found=len(found), value="s" if len(found) > 1 else ""
+            ),
             status="warn",
-            explanation="; ".join(found) + "." + (f" Checked: {'; '.join(checked)}." if checked else ""),
+            explanation=Text("{found}.", found=TextList(SEMICOLON, found))
+            + (Text(" Checked: {checked}.", checked=TextList(SEMICOLON, checked)) if checked else ""),
             evidence=ev,
         )
     if checked:
         return Step(
             key="fallbacks",
-            title="Silent fallbacks",
-            verdict="no fallback seen",
+            title=Text("Silent fallbacks"),
+            verdict=Text("no fallback seen"),
             status="ok",
-            explanation=f"No fallback seen: {'; '.join(checked)}.",
+            explanation=Text("No fallback seen: {checked}.", checked=TextList(SEMICOLON, checked)),
             evidence=ev,
         )
     return Step(
         key="fallbacks",
-        title="Silent fallbacks",
-        verdict="not checkable",
+        title=Text("Silent fallbacks"),
+        verdict=Text("not checkable"),
         status="unknown",
-        explanation="The log names no attention backend, block size or concurrency to compare.",
+        explanation=Text("The log names no attention backend, block size or concurrency to compare."),
         evidence=ev,
     )
 
@@ -1046,9 +1255,11 @@ def _comparison(case: _Case) -> list[ComparisonRow]:
         return []
     f = case.facts
     rows: list[ComparisonRow] = []
-    total = _row("device_total_bytes", "Device total", "bytes", f.device_total_bytes, est.device_total_bytes)
+    total = _row(
+        "device_total_bytes", Text("Device total"), "bytes", f.device_total_bytes, est.device_total_bytes
+    )
     if total.gap is not None and abs(total.gap) > DEVICE_TOTAL_GAP_BYTES:
-        total = _with_note(total, "the card reports a different total than the catalog device")
+        total = _with_note(total, Text("the card reports a different total than the catalog device"))
     rows.append(total)
     weights = _row("weights_bytes", "Weights", "bytes", f.weights_bytes, est.weights_bytes)
     if (
@@ -1057,44 +1268,49 @@ def _comparison(case: _Case) -> list[ComparisonRow]:
         and abs(weights.gap) / est.weights_bytes > WEIGHTS_GAP_FRACTION
     ):
         weights = _with_note(
-            weights, "check the dtype, the quantization, or that the catalog model is this one"
+            weights, Text("check the dtype, the quantization, or that the catalog model is this one")
         )
     rows.append(weights)
     act = _row(
         "activation_peak_bytes",
-        "Activation peak",
+        Text("Activation peak"),
         "bytes",
         f.activation_peak_bytes,
         est.activation_peak_bytes,
     )
     if act.gap is not None and abs(act.gap) > ACTIVATION_GAP_BYTES:
-        act = _with_note(act, "the profile run peaked differently (max_num_batched_tokens, sampler, version)")
+        act = _with_note(
+            act, Text("the profile run peaked differently (max_num_batched_tokens, sampler, version)")
+        )
     rows.append(act)
     rows.append(_row("non_torch_bytes", "Non-torch", "bytes", f.non_torch_bytes, est.non_torch_bytes))
-    graphs = _row("cuda_graph_bytes", "CUDA graphs", "bytes", f.cuda_graph_bytes, est.cuda_graph_bytes)
+    graphs = _row("cuda_graph_bytes", Text("CUDA graphs"), "bytes", f.cuda_graph_bytes, est.cuda_graph_bytes)
     if not est.cuda_graph_budgeted and (f.cuda_graph_bytes or est.cuda_graph_bytes):
         graphs = _with_note(
             graphs,
-            f"before 0.20 the graphs are captured after KV sizing, outside the budget: they must fit in "
-            f"the {_gib(est.unused_bytes)} left by gpu_memory_utilization",
+            Text(
+                "before 0.20 the graphs are captured after KV sizing, outside the budget: they must fit in the {unused_bytes} left by gpu_memory_utilization",
+                unused_bytes=_gib(est.unused_bytes),
+            ),
         )
     rows.append(graphs)
-    kv = _row("kv_cache_bytes", "KV cache pool", "bytes", case.printed_pool, est.kv_cache_bytes)
+    kv = _row("kv_cache_bytes", Text("KV cache pool"), "bytes", case.printed_pool, est.kv_cache_bytes)
     if kv.gap is not None and kv.gap < -KV_GAP_BYTES:
         kv = _with_note(
             kv,
-            "KV lower than predicted by more than 1 GiB: another process may hold device memory, "
-            "or this version's profiler measures more than the planner models",
+            Text(
+                "KV lower than predicted by more than 1 GiB: another process may hold device memory, or this version's profiler measures more than the planner models"
+            ),
         )
     elif kv.gap is not None and kv.gap > KV_GAP_BYTES:
         kv = _with_note(
-            kv, "KV higher than predicted: the planner over-estimates activation or non-torch here"
+            kv, Text("KV higher than predicted: the planner over-estimates activation or non-torch here")
         )
     rows.append(kv)
-    rows.append(_row("num_gpu_blocks", "GPU blocks", "count", f.num_gpu_blocks, est.num_gpu_blocks))
-    rows.append(_row("kv_tokens", "KV cache tokens", "tokens", f.kv_tokens, est.kv_tokens))
+    rows.append(_row("num_gpu_blocks", Text("GPU blocks"), "count", f.num_gpu_blocks, est.num_gpu_blocks))
+    rows.append(_row("kv_tokens", Text("KV cache tokens"), "tokens", f.kv_tokens, est.kv_tokens))
     rows.append(
-        _row("max_concurrency", "Max concurrency at S", "ratio", f.max_concurrency, est.max_concurrency)
+        _row("max_concurrency", Text("Max concurrency at S"), "ratio", f.max_concurrency, est.max_concurrency)
     )
     return rows
 
@@ -1166,50 +1382,56 @@ def _headline(case: _Case, verdict: Overall, metrics: MetricsFacts | None) -> st
     reached = case.reached_concurrency()
     if verdict == "fits":
         if reached is not None:
-            return f"Fits: the KV pool holds {reached:.2f} requests of {s} tokens (target {case.target})."
-        return "Fits: the KV pool is not the limit."
+            return Text(
+                "Fits: the KV pool holds {reached:.2f} requests of {s} tokens (target {target}).",
+                reached=reached,
+                s=s,
+                target=case.target,
+            )
+        return Text("Fits: the KV pool is not the limit.")
     if verdict == "s_bound":
         est = case.facts.estimated_max_model_len
-        fit = f"; about {est:,} tokens fit" if est else ""
-        return f"S-side: max_model_len {s} is too long for this KV pool{fit}."
+        fit = Text("; about {est:,} tokens fit", est=est) if est else ""
+        return Text("S-side: max_model_len {s} is too long for this KV pool{fit}.", s=s, fit=fit)
     if verdict == "n_bound":
         if reached is not None:
-            return (
-                f"N-side: it starts, but the pool holds {reached:.2f} requests of {s} tokens, "
-                f"below the target {case.target}."
+            return Text(
+                "N-side: it starts, but the pool holds {reached:.2f} requests of {s} tokens, below the target {target}.",
+                reached=reached,
+                s=s,
+                target=case.target,
             )
         if metrics is not None and metrics.verdict == "kv_bound":
-            return "N-side: the KV pool is full and requests wait — concurrency is bound by the pool."
-        return "N-side: one sequence fits, the target concurrency does not."
+            return Text("N-side: the KV pool is full and requests wait — concurrency is bound by the pool.")
+        return Text("N-side: one sequence fits, the target concurrency does not.")
     if verdict == "budget_bound":
-        return (
+        return Text(
             "Budget: weights and activation leave (almost) no KV pool — the context length is not the cause."
         )
-    return (
-        "Nothing recognised: paste the `vllm serve` start-up log (from 'vLLM API server version' to "
-        "'init engine', or to the error) and/or a /metrics scrape."
+    return Text(
+        "Nothing recognised: paste the `vllm serve` start-up log (from 'vLLM API server version' to 'init engine', or to the error) and/or a /metrics scrape."
     )
 
 
 REMEDIES: dict[Overall, list[str]] = {
     "fits": [],
     "s_bound": [
-        "Lower --max-model-len (the most direct fix).",
-        "Use --kv-cache-dtype fp8: KV bytes per token halve.",
-        "Raise --tensor-parallel-size: KV heads are split across devices.",
-        "Raise --gpu-memory-utilization last, leaving room for the prefill peak.",
+        Text("Lower --max-model-len (the most direct fix)."),
+        Text("Use --kv-cache-dtype fp8: KV bytes per token halve."),
+        Text("Raise --tensor-parallel-size: KV heads are split across devices."),
+        Text("Raise --gpu-memory-utilization last, leaving room for the prefill peak."),
     ],
     "n_bound": [
-        "Lower --max-model-len if requests are shorter than it: concurrency is counted at S.",
-        "Use --kv-cache-dtype fp8 to double the tokens the pool holds.",
-        "Raise --tensor-parallel-size or add replicas.",
-        "Set --max-num-seqs to what the pool holds, so the queue is explicit.",
+        Text("Lower --max-model-len if requests are shorter than it: concurrency is counted at S."),
+        Text("Use --kv-cache-dtype fp8 to double the tokens the pool holds."),
+        Text("Raise --tensor-parallel-size or add replicas."),
+        Text("Set --max-num-seqs to what the pool holds, so the queue is explicit."),
     ],
     "budget_bound": [
-        "Raise --gpu-memory-utilization, or free the device from other processes.",
-        "Quantize the weights or raise --tensor-parallel-size to shrink the weights per device.",
-        "Lower --max-num-batched-tokens to flatten the prefill peak.",
-        "Use --kv-cache-dtype fp8 for the KV that remains.",
+        Text("Raise --gpu-memory-utilization, or free the device from other processes."),
+        Text("Quantize the weights or raise --tensor-parallel-size to shrink the weights per device."),
+        Text("Lower --max-num-batched-tokens to flatten the prefill peak."),
+        Text("Use --kv-cache-dtype fp8 for the KV that remains."),
     ],
     "unknown": [],
 }
@@ -1222,7 +1444,9 @@ def _apply_metrics(
         return verdict
     if metrics.verdict == "kv_bound" and verdict in ("fits", "unknown"):
         if has_log:
-            notes.append("the log fits the target, but the metrics show a full KV pool with requests waiting")
+            notes.append(
+                Text("the log fits the target, but the metrics show a full KV pool with requests waiting")
+            )
         return "n_bound"
     if verdict == "unknown" and not has_log and metrics.kv_usage is not None:
         return "fits"
@@ -1249,7 +1473,7 @@ def diagnose(
         metrics = None
     case = _case(log_text, facts, target_concurrency, device_hint)
     if pasted_metrics_as_log:
-        case.notes.append("the paste is a Prometheus scrape, so it was read as metrics")
+        case.notes.append(Text("the paste is a Prometheus scrape, so it was read as metrics"))
     has_log = facts.recognised_lines > 0
     trials = [_trial_as_configured(case), _trial_half_length(case), _trial_one_sequence(case)]
     cause = _cause(case, trials) if has_log else "unknown"

@@ -6,9 +6,14 @@ the CLI prints ``error: <field>: <message>`` and exits non-zero.
 
 from __future__ import annotations
 
+from app.core.text import Text
+
 
 class PlannerError(Exception):
-    """Bad or impossible input. ``field`` is the user-facing input name (snake_case)."""
+    """Bad or impossible input. ``field`` is the user-facing input name (snake_case).
+
+    ``message`` is English; an :class:`app.core.text.Text` also carries its message id for the web layer.
+    """
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
@@ -18,13 +23,20 @@ class PlannerError(Exception):
 
 class UnknownModelError(PlannerError):
     def __init__(self, model_id: str) -> None:
-        super().__init__("model", f"unknown model {model_id!r}; see `kvplan models` or paste its config.json")
+        super().__init__(
+            "model",
+            Text(
+                "unknown model {model_id!r}; see `kvplan models` or paste its config.json", model_id=model_id
+            ),
+        )
         self.model_id = model_id
 
 
 class UnknownDeviceError(PlannerError):
     def __init__(self, device_id: str) -> None:
-        super().__init__("device", f"unknown device {device_id!r}; see `kvplan devices`")
+        super().__init__(
+            "device", Text("unknown device {device_id!r}; see `kvplan devices`", device_id=device_id)
+        )
         self.device_id = device_id
 
 

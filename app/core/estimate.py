@@ -10,6 +10,7 @@ from app.core.backends import resolve_backend
 from app.core.errors import InvalidServeConfigError
 from app.core.result import Estimate, KVGroup, Range, Term, Verdict
 from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, ModelSpec, ServeConfig
+from app.core.text import Text
 from app.core.uncertainty import CUDA_GRAPH_BAND, bands_for
 from app.core.versions import VersionRules, format_gib, rules_for
 
@@ -68,16 +69,30 @@ def validate_parallel(*, model: ModelSpec, serve: ServeConfig) -> None:
     if model.num_attention_heads % tp:
         raise InvalidServeConfigError(
             "tensor_parallel_size",
-            f"{tp} does not divide the {model.num_attention_heads} attention heads of {model.name}",
+            Text(
+                "{tp} does not divide the {num_attention_heads} attention heads of {name}",
+                tp=tp,
+                num_attention_heads=model.num_attention_heads,
+                name=model.name,
+            ),
         )
     if model.mla is None:
         kv = model.num_kv_heads
         if (kv >= tp and kv % tp) or (kv < tp and tp % kv):
             raise InvalidServeConfigError(
-                "tensor_parallel_size", f"{tp} and the {kv} KV heads of {model.name} do not divide each other"
+                "tensor_parallel_size",
+                Text(
+                    "{tp} and the {kv} KV heads of {name} do not divide each other",
+                    tp=tp,
+                    kv=kv,
+                    name=model.name,
+                ),
             )
     if pp > model.num_layers:
-        raise InvalidServeConfigError("pipeline_parallel_size", f"{pp} stages for {model.num_layers} layers")
+        raise InvalidServeConfigError(
+            "pipeline_parallel_size",
+            Text("{pp} stages for {num_layers} layers", pp=pp, num_layers=model.num_layers),
+        )
 
 
 def resolve(
@@ -463,8 +478,11 @@ def _estimate(
     L = res.max_model_len
     if model.max_model_len_derived < L:
         warnings.append(
-            f"max_model_len {L:,} is above the model's derived maximum ({model.max_model_len_derived:,}); "
-            "vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set."
+            Text(
+                "max_model_len {l:,} is above the model's derived maximum ({max_model_len_derived:,}); vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set.",
+                l=L,
+                max_model_len_derived=model.max_model_len_derived,
+            )
         )
     total = device.memory_total_bytes
     requested = B.requested_bytes(
@@ -589,13 +607,16 @@ def _estimate(
         and not error
     ):
         warnings.append(
-            f"vLLM {rules.version} does not budget CUDA graphs: about {binding.cuda_graph_bytes / GIB:.2f} GiB of "
-            f"graphs must fit in the {slack / GIB:.2f} GiB left outside gpu_memory_utilization; capture may OOM. "
-            "Lower the utilization or use --enforce-eager."
+            Text(
+                "vLLM {version} does not budget CUDA graphs: about {cuda_graph_bytes:.2f} GiB of graphs must fit in the {slack:.2f} GiB left outside gpu_memory_utilization; capture may OOM. Lower the utilization or use --enforce-eager.",
+                version=rules.version,
+                cuda_graph_bytes=binding.cuda_graph_bytes / GIB,
+                slack=slack / GIB,
+            )
         )
     if model.dtype_assumed:
         warnings.append(
-            "config.json has no torch_dtype: read as float32 and served in 16 bits under --dtype auto."
+            Text("config.json has no torch_dtype: read as float32 and served in 16 bits under --dtype auto.")
         )
 
     target = target_concurrency or 1
@@ -791,7 +812,7 @@ def _terms(
         per_token = model.mla.latent_size * kv_dtype_bytes * layers
         terms.append(
             Term(
-                name="KV bytes per token (MLA latent, replicated on every TP rank)",
+                name=Text("KV bytes per token (MLA latent, replicated on every TP rank)"),
                 formula=f"L × (kv_lora_rank + rope) × b = {layers} × {model.mla.latent_size} × {kv_dtype_bytes}",
                 value=f"{per_token:,} B",
                 exact=True,
@@ -802,7 +823,7 @@ def _terms(
         per_token = K.KV_TENSORS_PER_LAYER * layers * heads * model.head_size * kv_dtype_bytes
         terms.append(
             Term(
-                name="KV bytes per token per device",
+                name=Text("KV bytes per token per device"),
                 formula=f"2 × L × (H_kv/TP) × D × b = 2 × {layers} × {heads} × {model.head_size} × {kv_dtype_bytes}",
                 value=f"{per_token:,} B",
                 exact=True,
@@ -811,7 +832,7 @@ def _terms(
     demand = per_token * L * target
     terms.append(
         Term(
-            name="Demand at S = max_model_len, N = target concurrency",
+            name=Text("Demand at S = max_model_len, N = target concurrency"),
             formula=f"per-token × S × N = {per_token:,} × {L:,} × {target}",
             value=f"{demand / GIB:.2f} GiB",
             exact=True,
@@ -824,7 +845,7 @@ def _terms(
     )
     terms.append(
         Term(
-            name="KV pool (available KV cache memory)",
+            name=Text("KV pool (available KV cache memory)"),
             formula=(
                 f"total {total / GIB:.2f} × util {res.gpu_memory_utilization} − weights {stage.weights_bytes / GIB:.2f} − "
                 f"activation {stage.activation_peak_bytes / GIB:.2f} − non-torch {stage.non_torch_bytes / GIB:.2f}{graphs}"
@@ -835,7 +856,7 @@ def _terms(
     )
     terms.append(
         Term(
-            name="Bytes per block",
+            name=Text("Bytes per block"),
             formula=f"layers per group × page = {stage.layout.bytes_per_block:,} B (block size {stage.layout.block_size})",
             value=f"{stage.layout.bytes_per_block:,} B",
             exact=True,
@@ -851,7 +872,7 @@ def _terms(
     )
     terms.append(
         Term(
-            name="KV cache tokens",
+            name=Text("KV cache tokens"),
             formula=f"as vLLM {rules.version} prints it ({rules.tokens_formula.replace('_', ' ')})",
             value=f"{kv_tokens:,}",
             exact=True,
@@ -859,7 +880,7 @@ def _terms(
     )
     terms.append(
         Term(
-            name="Maximum concurrency at max_model_len",
+            name=Text("Maximum concurrency at max_model_len"),
             formula=f"num_blocks ÷ blocks per request ({rules.concurrency_formula.replace('_', ' ')})",
             value=f"{concurrency:.2f}x",
             exact=True,
@@ -891,10 +912,8 @@ def capacity_curve(
         length = max(16, length // 16 * 16)
         update = serve.model_copy(update={"max_model_len": length})
         res, _, _ = resolve(model=model, device=device, serve=update, rules=rules)
-        if (
-            res.max_num_batched_tokens != base.max_num_batched_tokens
-            or (base.error
-            and "Free memory" in base.error)
+        if res.max_num_batched_tokens != base.max_num_batched_tokens or (
+            base.error and "Free memory" in base.error
         ):
             est = estimate(model=model, device=device, serve=update, vllm_version=vllm_version)
             out.append((length, est.max_concurrency if est.fits else 0.0))

@@ -28,6 +28,7 @@ from app.core.specs import (
     QuantMethod,
     QuantSpec,
 )
+from app.core.text import Text
 
 # --- sanity bounds: real models are far inside these; they stop absurd input from allocating
 # --- a billion-entry layer list or overflowing a float.
@@ -146,48 +147,56 @@ CONFIDENCES = ("verified", "likely", "recalled", "user")
 def _as_int(key: str, value: Any, *, minimum: int, maximum: int) -> int:
     """A JSON integer (or integral float) within [minimum, maximum]; bools are not integers."""
     if isinstance(value, bool):
-        raise ConfigError(key, f"must be an integer, got {value!r}")
+        raise ConfigError(key, Text("must be an integer, got {value!r}", value=value))
     if isinstance(value, float):
         if not value.is_integer():
-            raise ConfigError(key, f"must be an integer, got {value!r}")
+            raise ConfigError(key, Text("must be an integer, got {value!r}", value=value))
         value = int(value)
     if not isinstance(value, int):
-        raise ConfigError(key, f"must be an integer, got {type(value).__name__}")
+        raise ConfigError(key, Text("must be an integer, got {name}", name=type(value).__name__))
     if value < minimum or value > maximum:
-        raise ConfigError(key, f"must be between {minimum} and {maximum}, got {value}")
+        raise ConfigError(
+            key,
+            Text(
+                "must be between {minimum} and {maximum}, got {value}",
+                minimum=minimum,
+                maximum=maximum,
+                value=value,
+            ),
+        )
     return value
 
 
 def _as_float(key: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigError(key, f"must be a number, got {type(value).__name__}")
+        raise ConfigError(key, Text("must be a number, got {name}", name=type(value).__name__))
     result = float(value)
     if not math.isfinite(result):
-        raise ConfigError(key, f"must be finite, got {value!r}")
+        raise ConfigError(key, Text("must be finite, got {value!r}", value=value))
     return result
 
 
 def _as_bool(key: str, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise ConfigError(key, f"must be true or false, got {value!r}")
+        raise ConfigError(key, Text("must be true or false, got {value!r}", value=value))
     return value
 
 
 def _as_str(key: str, value: Any) -> str:
     if not isinstance(value, str):
-        raise ConfigError(key, f"must be a string, got {type(value).__name__}")
+        raise ConfigError(key, Text("must be a string, got {name}", name=type(value).__name__))
     return value
 
 
 def _as_mapping(key: str, value: Any) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
-        raise ConfigError(key, f"must be an object, got {type(value).__name__}")
+        raise ConfigError(key, Text("must be an object, got {name}", name=type(value).__name__))
     return value
 
 
 def _as_list(key: str, value: Any) -> Sequence[Any]:
     if not isinstance(value, list | tuple):
-        raise ConfigError(key, f"must be a list, got {type(value).__name__}")
+        raise ConfigError(key, Text("must be a list, got {name}", name=type(value).__name__))
     return value
 
 
@@ -310,11 +319,11 @@ def _geometry(cfgs: _Configs) -> _Geometry:
         # vLLM caches one latent "head" of kv_lora_rank + qk_rope_head_dim per token per layer.
         rope = _int(text, "qk_rope_head_dim", minimum=0)
         if rope is None:
-            raise ConfigError("qk_rope_head_dim", "missing (needed with kv_lora_rank)")
+            raise ConfigError("qk_rope_head_dim", Text("missing (needed with kv_lora_rank)"))
         nope = _int(text, "qk_nope_head_dim", minimum=0) or 0
         v_dim = _int(text, "v_head_dim") or (nope + rope)
         if nope + rope == 0:
-            raise ConfigError("qk_nope_head_dim", "qk_nope_head_dim + qk_rope_head_dim must be > 0")
+            raise ConfigError("qk_nope_head_dim", Text("qk_nope_head_dim + qk_rope_head_dim must be > 0"))
         mla = MLASpec(kv_lora_rank=kv_lora_rank, qk_rope_head_dim=rope)
         return _Geometry(
             num_layers=num_layers,
@@ -338,7 +347,10 @@ def _geometry(cfgs: _Configs) -> _Geometry:
     if head is None:
         head = hidden // heads
         if head == 0:
-            raise ConfigError("head_dim", f"hidden_size {hidden} // num_attention_heads {heads} is 0")
+            raise ConfigError(
+                "head_dim",
+                Text("hidden_size {hidden} // num_attention_heads {heads} is 0", hidden=hidden, heads=heads),
+            )
     # v_head_dim only for non-MLA models that declare a different V size (rare).
     head_v = _int(text, "v_head_dim") or head
     return _Geometry(
@@ -375,11 +387,18 @@ def _pattern_kinds(
     key: str, values: Sequence[Any], num_layers: int, table: Mapping[Any, LayerKind]
 ) -> list[LayerKind]:
     if len(values) != num_layers:
-        raise ConfigError(key, f"has {len(values)} entries but num_hidden_layers is {num_layers}")
+        raise ConfigError(
+            key,
+            Text(
+                "has {values} entries but num_hidden_layers is {num_layers}",
+                values=len(values),
+                num_layers=num_layers,
+            ),
+        )
     kinds = []
     for value in values:
         if isinstance(value, bool) or not isinstance(value, str | int) or value not in table:
-            raise ConfigError(key, f"unknown layer type {value!r}")
+            raise ConfigError(key, Text("unknown layer type {value!r}", value=value))
         kinds.append(table[value])
     return kinds
 
@@ -498,12 +517,14 @@ def _layers(cfgs: _Configs, geometry: _Geometry) -> _Layers:
         kinds = [LayerKind.MLA if kind == LayerKind.FULL else kind for kind in kinds]
     present = set(kinds)
     if LayerKind.SLIDING in present and window is None:
-        raise ConfigError("sliding_window", "sliding layers are declared but sliding_window is missing")
+        raise ConfigError("sliding_window", Text("sliding layers are declared but sliding_window is missing"))
     chunk = None
     if LayerKind.CHUNKED in present:
         chunk = _int(text, "attention_chunk_size", maximum=MAX_POSITIONS)
         if chunk is None:
-            raise ConfigError("attention_chunk_size", "chunked layers are declared but the size is missing")
+            raise ConfigError(
+                "attention_chunk_size", Text("chunked layers are declared but the size is missing")
+            )
     mamba = _mamba_spec(cfgs, geometry) if LayerKind.MAMBA in present else None
     return _Layers(
         kinds=tuple(kinds),
@@ -542,13 +563,13 @@ def _max_model_len(cfgs: _Configs) -> int:
         if rope_type not in ROPE_TYPES_NOT_SCALING_LEN:
             factor = _as_float(rope_key, rope["factor"]) if _present(rope, "factor") else 1.0
             if factor <= 0:
-                raise ConfigError(rope_key, f"factor must be positive, got {factor}")
+                raise ConfigError(rope_key, Text("factor must be positive, got {factor}", factor=factor))
             derived *= factor
     if not math.isfinite(derived) or derived > MAX_POSITIONS:
-        raise ConfigError(rope_key, "derived max_model_len is implausibly large")
+        raise ConfigError(rope_key, Text("derived max_model_len is implausibly large"))
     result = int(derived)
     if result < 1:
-        raise ConfigError(rope_key, "derived max_model_len is below 1")
+        raise ConfigError(rope_key, Text("derived max_model_len is below 1"))
     return result
 
 
@@ -570,7 +591,7 @@ def _dtype(cfgs: _Configs) -> tuple[Literal["bfloat16", "float16", "float32"], b
         if value is not None:
             name = _as_str(key, value).removeprefix("torch.")
             if name not in DTYPE_NAMES:
-                raise ConfigError(key, f"unsupported dtype {name!r}")
+                raise ConfigError(key, Text("unsupported dtype {name!r}", name=name))
             return DTYPE_NAMES[name], False
     return "bfloat16", True
 
@@ -860,7 +881,7 @@ def _group_size(key: str, value: Any, *, per_channel: int) -> int:
 def _compressed_tensors(q: Mapping[str, Any], hidden: int) -> QuantSpec:
     groups = _as_mapping("quantization_config", q.get("config_groups"))
     if not groups:
-        raise ConfigError("quantization_config", "compressed-tensors config_groups is empty")
+        raise ConfigError("quantization_config", Text("compressed-tensors config_groups is empty"))
     group = _as_mapping("quantization_config", next(iter(groups.values())))
     weights = _as_mapping("quantization_config", group.get("weights"))
     bits = _int_bits("quantization_config", weights.get("num_bits"))
@@ -875,7 +896,10 @@ def _compressed_tensors(q: Mapping[str, Any], hidden: int) -> QuantSpec:
         return QuantSpec(method=QuantMethod.INT8, group_size=group_size, source_name=name)
     if kind == "int" and bits == 4:
         return QuantSpec(method=QuantMethod.INT4, group_size=group_size, source_name=name)
-    raise ConfigError("quantization_config", f"unsupported compressed-tensors weights: {kind} {bits}-bit")
+    raise ConfigError(
+        "quantization_config",
+        Text("unsupported compressed-tensors weights: {kind} {bits}-bit", kind=kind, bits=bits),
+    )
 
 
 def _quantization(
@@ -910,7 +934,9 @@ def _quantization(
             return QuantSpec(method=QuantMethod.INT8, group_size=group, source_name=method)
         if bits == 4:
             return QuantSpec(method=QuantMethod.INT4, group_size=group, source_name=method)
-        raise ConfigError("quantization_config", f"unsupported {method} bits {bits}")
+        raise ConfigError(
+            "quantization_config", Text("unsupported {method} bits {bits}", method=method, bits=bits)
+        )
     if method == "mxfp4":
         # gpt-oss: only the MoE experts are MXFP4; attention, router, embeddings, lm_head stay bf16.
         parts = breakdown()
@@ -931,12 +957,12 @@ def _quantization(
             )
         if algo == "FP8":
             return QuantSpec(method=QuantMethod.FP8, group_size=hidden, source_name="modelopt")
-        raise ConfigError("quantization_config", f"unsupported modelopt quant_algo {algo!r}")
+        raise ConfigError("quantization_config", Text("unsupported modelopt quant_algo {algo!r}", algo=algo))
     if method == "bitsandbytes":
         if _flag(q, "load_in_8bit"):
             return QuantSpec(method=QuantMethod.INT8, group_size=hidden, source_name=method)
         return QuantSpec(method=QuantMethod.INT4, group_size=BNB_4BIT_BLOCK_SIZE, source_name=method)
-    raise ConfigError("quantization_config", f"unsupported quant_method {method!r}")
+    raise ConfigError("quantization_config", Text("unsupported quant_method {method!r}", method=method))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -957,7 +983,7 @@ def _weights_bytes(index: Mapping[str, Any] | None) -> int | None:
         return None
     metadata = _as_mapping("safetensors_index", _as_mapping("safetensors_index", index).get("metadata"))
     if metadata.get("total_size") is None:
-        raise ConfigError("safetensors_index", "metadata.total_size missing")
+        raise ConfigError("safetensors_index", Text("metadata.total_size missing"))
     return _as_int("safetensors_index", metadata["total_size"], minimum=1, maximum=2**60)
 
 
@@ -983,7 +1009,9 @@ def model_spec_from_hf_config(
     ``safetensors_index`` is a model.safetensors.index.json object giving the exact weight bytes.
     """
     if confidence not in CONFIDENCES:
-        raise ConfigError("confidence", f"must be one of {', '.join(CONFIDENCES)}")
+        raise ConfigError(
+            "confidence", Text("must be one of {confidences}", confidences=", ".join(CONFIDENCES))
+        )
     try:
         return _model_spec(
             config,

@@ -22,6 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.core.errors import PlannerError
+from app.core.text import Text
 
 GIB = 2**30
 MAX_LOG_CHARS = 5_000_000  # a whole multi-rank DEBUG start-up log is ~1-2 MB; refuse anything larger
@@ -902,7 +903,12 @@ def parse_startup_log(text: str) -> LogFacts:
     """
     if len(text) > MAX_LOG_CHARS:
         raise PlannerError(
-            "log", f"the pasted log has {len(text):,} characters; the limit is {MAX_LOG_CHARS:,}"
+            "log",
+            Text(
+                "the pasted log has {text:,} characters; the limit is {max_log_chars:,}",
+                text=len(text),
+                max_log_chars=MAX_LOG_CHARS,
+            ),
         )
     run = _Run()
     runs = 0

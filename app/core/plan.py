@@ -9,6 +9,7 @@ from pathlib import Path
 from app.core import catalog
 from app.core.errors import PlannerError
 from app.core.specs import GIB, DeviceSpec, ModelSpec, QuantMethod, QuantSpec
+from app.core.text import Text
 
 # `--quantization NAME` on an unquantized checkpoint: vLLM quantizes online (fp8) or expects a
 # quantized checkpoint (the rest). Names as vLLM spells them.
@@ -31,7 +32,7 @@ def resolve_model(name_or_path: str) -> ModelSpec:
     """A catalog id/alias, or a path to a config.json or a folder holding one."""
     text = (name_or_path or "").strip()
     if not text:
-        raise PlannerError("model", "no model given")
+        raise PlannerError("model", Text("no model given"))
     path = Path(text)
     if ("/" in text or text.endswith(".json")) and path.exists():
         return catalog.load_model_config_file(path)
@@ -46,7 +47,11 @@ def apply_quantization_flag(model: ModelSpec, quantization: str | None) -> Model
     if spec is None:
         raise PlannerError(
             "quantization",
-            f"unknown --quantization {quantization!r}; known: {', '.join(sorted(QUANTIZATION_FLAGS))}",
+            Text(
+                "unknown --quantization {quantization!r}; known: {quantization_flags}",
+                quantization=quantization,
+                quantization_flags=", ".join(sorted(QUANTIZATION_FLAGS)),
+            ),
         )
     return model.model_copy(update={"quantization": spec})
 
@@ -54,7 +59,7 @@ def apply_quantization_flag(model: ModelSpec, quantization: str | None) -> Model
 def custom_device(memory_gib: float) -> DeviceSpec:
     """A device known only by the memory the runtime reports (assumed an SM90-class CUDA GPU)."""
     if not 0 < memory_gib <= 4096:
-        raise PlannerError("device_memory_gib", "must be between 0 and 4096 GiB")
+        raise PlannerError("device_memory_gib", Text("must be between 0 and 4096 GiB"))
     return DeviceSpec(
         id=f"custom-{memory_gib:g}gib",
         name=f"Custom {memory_gib:g} GiB GPU (assumed CUDA SM 9.0)",
@@ -70,5 +75,5 @@ def resolve_device(name: str | None, memory_gib: float | None = None) -> DeviceS
     if memory_gib is not None:
         return custom_device(memory_gib)
     if not name:
-        raise PlannerError("device", "give --device ID or --device-memory-gib X")
+        raise PlannerError("device", Text("give --device ID or --device-memory-gib X"))
     return catalog.find_device(name)

@@ -29,6 +29,7 @@ from app.core.estimate import V0_CHUNKED_PREFILL_ABOVE, estimate
 from app.core.kv import ONE_BYTE_KV_DTYPES, kv_heads_per_rank, stage_layer_ranges
 from app.core.result import Estimate
 from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
+from app.core.text import COMMA, SEMICOLON, Msg, Text, TextList
 from app.core.versions import VersionRules, rules_for
 
 Preference = Literal["latency", "throughput"]
@@ -86,11 +87,11 @@ class Snapshot(Frozen):
 
 class Step(Frozen):
     key: str
-    label: str
+    label: Msg
     applied: bool
-    reason: str
-    effect: str
-    cost: str
+    reason: Msg
+    effect: Msg
+    cost: Msg
     before: Snapshot
     after: Snapshot
     serve: ServeConfig  # the configuration after this step
@@ -113,7 +114,7 @@ class BisectionProbe(Frozen):
 class Bisection(Frozen):
     verdict: BisectionVerdict
     target_concurrency: int
-    explanation: str
+    explanation: Msg
     probes: list[BisectionProbe]
 
 
@@ -124,12 +125,12 @@ class Recommendation(Frozen):
     steps: list[Step]
     final: ServeConfig
     meets_target: bool
-    impossible_reason: str | None
+    impossible_reason: Msg | None
     best_len_at_target_concurrency: int  # nearest reachable point: best S at N*
     best_concurrency_at_target_len: int  # and best N at S*
     command: str
     bisection: Bisection
-    warnings: list[str]
+    warnings: list[Msg]
 
 
 # --- evaluation ----------------------------------------------------------------------------------------
@@ -312,7 +313,7 @@ class Rule:
 
 
 def _gib(num_bytes: float) -> str:
-    return f"{num_bytes / GIB:.2f} GiB"
+    return Text("{num_bytes:.2f} GiB", num_bytes=num_bytes / GIB)
 
 
 def _serve_value(serve: ServeConfig, est: Estimate, name: str) -> object:
@@ -334,24 +335,33 @@ def _changes(ctx: _Ctx, before: ServeConfig, after: ServeConfig) -> str:
         old, new = _serve_value(before, b_est, name), _serve_value(after, a_est, name)
         if old != new:
             parts.append(f"{name} {old} → {new}")
-    return ", ".join(parts) or "no change"
+    return TextList(COMMA, parts) if parts else Text("no change")
 
 
 def _progress(ctx: _Ctx, serve: ServeConfig) -> str:
     snap = ctx.engine.snapshot(serve)
     n_star, s_star = ctx.target_conc, ctx.target_len
     if snap.meets_target:
-        return (
-            f"meets the target: {snap.concurrency_at_target_len:.2f} sequences of {s_star:,} tokens fit "
-            f"(≥ {n_star})"
+        return Text(
+            "meets the target: {concurrency_at_target_len:.2f} sequences of {s_star:,} tokens fit (≥ {n_star})",
+            concurrency_at_target_len=snap.concurrency_at_target_len,
+            s_star=s_star,
+            n_star=n_star,
         )
     deficit = ctx.engine.deficit_bytes(serve)
     if deficit <= 0:
-        return f"the KV pool holds {n_star} sequences of {s_star:,} tokens but max_num_seqs is below {n_star}"
-    return (
-        f"{snap.concurrency_at_target_len:.2f} sequences of {s_star:,} tokens fit (target {n_star}); "
-        f"at {n_star} sequences the longest max_model_len is {snap.largest_len_at_target_concurrency:,}; "
-        f"the KV pool is {_gib(deficit)} per device short of the target"
+        return Text(
+            "the KV pool holds {n_star} sequences of {s_star:,} tokens but max_num_seqs is below {n_star}",
+            n_star=n_star,
+            s_star=s_star,
+        )
+    return Text(
+        "{concurrency_at_target_len:.2f} sequences of {s_star:,} tokens fit (target {n_star}); at {n_star} sequences the longest max_model_len is {largest_len_at_target_concurrency:,}; the KV pool is {deficit} per device short of the target",
+        concurrency_at_target_len=snap.concurrency_at_target_len,
+        s_star=s_star,
+        n_star=n_star,
+        largest_len_at_target_concurrency=snap.largest_len_at_target_concurrency,
+        deficit=_gib(deficit),
     )
 
 
@@ -360,7 +370,7 @@ def _progress(ctx: _Ctx, serve: ServeConfig) -> str:
 
 def _len_check(ctx: _Ctx) -> str | None:
     if ctx.now.max_model_len == ctx.target_len:
-        return f"max_model_len is already the target {ctx.target_len:,}."
+        return Text("max_model_len is already the target {target_len:,}.", target_len=ctx.target_len)
     return None
 
 
@@ -371,27 +381,37 @@ def _len_candidates(ctx: _Ctx) -> list[ServeConfig]:
 def _len_effect(ctx: _Ctx, chosen: ServeConfig | None) -> str:
     snap = ctx.engine.snapshot(chosen or ctx.serve)
     n = math.floor(snap.concurrency_at_target_len)
-    return (
-        f"With this budget, at N* = {ctx.target_conc} sequences the longest max_model_len that fits is "
-        f"{snap.largest_len_at_target_concurrency:,} tokens; at S* = {ctx.target_len:,} tokens {n} "
-        "sequences fit "
-        f"(vLLM would print {snap.concurrency_at_target_len:.2f}x). KV use is linear in S, so S is the "
-        "first lever."
+    return Text(
+        "With this budget, at N* = {target_conc} sequences the longest max_model_len that fits is {largest_len_at_target_concurrency:,} tokens; at S* = {target_len:,} tokens {n} sequences fit (vLLM would print {concurrency_at_target_len:.2f}x). KV use is linear in S, so S is the first lever.",
+        target_conc=ctx.target_conc,
+        largest_len_at_target_concurrency=snap.largest_len_at_target_concurrency,
+        target_len=ctx.target_len,
+        n=n,
+        concurrency_at_target_len=snap.concurrency_at_target_len,
     )
 
 
 def _len_cost(ctx: _Ctx, chosen: ServeConfig | None) -> str:
     current = ctx.now.max_model_len
-    text = f"Requests longer than {ctx.target_len:,} tokens (prompt plus output) are refused."
+    text = Text(
+        "Requests longer than {target_len:,} tokens (prompt plus output) are refused.",
+        target_len=ctx.target_len,
+    )
     if current > ctx.target_len:
-        text += f" The context window shrinks from {current:,} to {ctx.target_len:,} tokens."
+        text += Text(
+            " The context window shrinks from {current:,} to {target_len:,} tokens.",
+            current=current,
+            target_len=ctx.target_len,
+        )
     elif current < ctx.target_len:
-        text += f" Raising it from {current:,} reserves more KV per sequence, which is what the target asks."
+        text += Text(
+            " Raising it from {current:,} reserves more KV per sequence, which is what the target asks.",
+            current=current,
+        )
     if ctx.target_len > ctx.model.max_model_len_derived:
-        text += (
-            f" S* is above the model's derived maximum {ctx.model.max_model_len_derived:,}: vLLM refuses it "
-            "unless "
-            "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, and quality past the trained context is not guaranteed."
+        text += Text(
+            " S* is above the model's derived maximum {max_model_len_derived:,}: vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, and quality past the trained context is not guaranteed.",
+            max_model_len_derived=ctx.model.max_model_len_derived,
         )
     return text
 
@@ -406,21 +426,25 @@ def _kv_dtype_for(ctx: _Ctx) -> str:
 def _dtype_check(ctx: _Ctx) -> str | None:
     device, current = ctx.device, ctx.serve.kv_cache_dtype
     if current in ONE_BYTE_KV_DTYPES or current == "fp8_ds_mla":
-        return f"The KV cache is already {current} (one byte per element)."
+        return Text("The KV cache is already {current} (one byte per element).", current=current)
     if not ctx.allow_fp8_kv:
-        return "Quantized KV cache not allowed by the request (allow_fp8_kv is off)."
+        return Text("Quantized KV cache not allowed by the request (allow_fp8_kv is off).")
     if device.platform == "npu":
         if not device.int8_kv:
-            return f"{device.name} has no INT8 (C8) KV path in vllm-ascend."
+            return Text("{name} has no INT8 (C8) KV path in vllm-ascend.", name=device.name)
         return None
     if device.platform not in ("cuda", "rocm"):
-        return f"A quantized KV cache is not modelled on {device.platform} devices."
+        return Text("A quantized KV cache is not modelled on {platform} devices.", platform=device.platform)
     if not device.fp8_kv:
-        sm = f" (sm {device.compute_capability})" if device.compute_capability else ""
-        return (
-            f"{device.name}{sm} has no fp8 KV cache in its default attention backend (FlashAttention takes "
-            "fp8 "
-            "KV only from sm 9.0); vLLM would refuse --kv-cache-dtype fp8 or fall back to a slower backend."
+        sm = (
+            Text(" (sm {compute_capability})", compute_capability=device.compute_capability)
+            if device.compute_capability
+            else ""
+        )
+        return Text(
+            "{name}{sm} has no fp8 KV cache in its default attention backend (FlashAttention takes fp8 KV only from sm 9.0); vLLM would refuse --kv-cache-dtype fp8 or fall back to a slower backend.",
+            name=device.name,
+            sm=sm,
         )
     return None
 
@@ -431,39 +455,37 @@ def _dtype_candidates(ctx: _Ctx) -> list[ServeConfig]:
 
 def _dtype_effect(ctx: _Ctx, chosen: ServeConfig | None) -> str:
     target = _kv_dtype_for(ctx)
-    text = f"One byte per KV element instead of {ctx.now.kv_dtype_bytes_per_element}: KV use roughly halves."
+    text = Text(
+        "One byte per KV element instead of {kv_dtype_bytes_per_element}: KV use roughly halves.",
+        kv_dtype_bytes_per_element=ctx.now.kv_dtype_bytes_per_element,
+    )
     if chosen is not None:
         before, after = ctx.engine.snapshot(ctx.serve), ctx.engine.snapshot(chosen)
-        text += (
-            f" KV bytes per token per device {before.kv_bytes_per_token:,} → {after.kv_bytes_per_token:,} B; "
-            f"KV cache {before.kv_tokens:,} → {after.kv_tokens:,} tokens."
+        text += Text(
+            " KV bytes per token per device {kv_bytes_per_token:,} → {kv_bytes_per_token2:,} B; KV cache {kv_tokens:,} → {kv_tokens2:,} tokens.",
+            kv_bytes_per_token=before.kv_bytes_per_token,
+            kv_bytes_per_token2=after.kv_bytes_per_token,
+            kv_tokens=before.kv_tokens,
+            kv_tokens2=after.kv_tokens,
         )
     if target == "int8":
-        text += (
-            " On Ascend the INT8 (C8) KV cache is not a --kv-cache-dtype value: vllm-ascend reads it from "
-            "the "
-            "ModelSlim quantization description (kv_cache_type C8 in quant_model_description.json) of a "
-            "ModelSlim-quantized checkpoint served with --quantization ascend; the command below carries no "
-            "KV flag."
+        text += Text(
+            " On Ascend the INT8 (C8) KV cache is not a --kv-cache-dtype value: vllm-ascend reads it from the ModelSlim quantization description (kv_cache_type C8 in quant_model_description.json) of a ModelSlim-quantized checkpoint served with --quantization ascend; the command below carries no KV flag."
         )
     return text
 
 
 def _dtype_cost(ctx: _Ctx, chosen: ServeConfig | None) -> str:
     if _kv_dtype_for(ctx) == "int8":
-        return (
-            "Quantization error of INT8 KV with per-channel scales from ModelSlim calibration; needs a "
-            "C8-quantized checkpoint and block_size a multiple of 32 (128 on Ascend)."
+        return Text(
+            "Quantization error of INT8 KV with per-channel scales from ModelSlim calibration; needs a C8-quantized checkpoint and block_size a multiple of 32 (128 on Ascend)."
         )
-    text = (
-        "Quantization error: `fp8` is fp8_e4m3 (3 mantissa bits, range ±448) with per-tensor scales (from "
-        "the "
-        "checkpoint, else 1.0); fp8_e5m2 keeps more range but only 2 mantissa bits. Check accuracy on long "
-        "contexts. The attention backend must support an fp8 KV cache"
+    text = Text(
+        "Quantization error: `fp8` is fp8_e4m3 (3 mantissa bits, range ±448) with per-tensor scales (from the checkpoint, else 1.0); fp8_e5m2 keeps more range but only 2 mantissa bits. Check accuracy on long contexts. The attention backend must support an fp8 KV cache"
     )
     if chosen is not None:
         old, new = ctx.now.attention_backend, ctx.engine.at(chosen).attention_backend
-        text += f": {new}" + (f" (instead of {old})" if new != old else "")
+        text += f": {new}" + (Text(" (instead of {old})", old=old) if new != old else "")
     return text + "."
 
 
@@ -474,11 +496,15 @@ def tp_invalid_reason(*, model: ModelSpec, tensor_parallel_size: int) -> str | N
     """Why vLLM would refuse this TP for this model, or None."""
     tp = tensor_parallel_size
     if model.num_attention_heads % tp:
-        return f"TP {tp} does not divide the {model.num_attention_heads} attention heads"
+        return Text(
+            "TP {tp} does not divide the {num_attention_heads} attention heads",
+            tp=tp,
+            num_attention_heads=model.num_attention_heads,
+        )
     if model.mla is None:
         kv = model.num_kv_heads
         if kv % tp and tp % kv:
-            return f"TP {tp} and the {kv} KV heads do not divide each other"
+            return Text("TP {tp} and the {kv} KV heads do not divide each other", tp=tp, kv=kv)
     return None
 
 
@@ -494,9 +520,15 @@ def _powers_of_two(low_exclusive: int, high: int) -> list[int]:
 def _tp_check(ctx: _Ctx) -> str | None:
     tp = ctx.serve.tensor_parallel_size
     if tp >= ctx.devices_per_node:
-        return f"TP is already {tp}, every device of a {ctx.devices_per_node}-device node."
+        return Text(
+            "TP is already {tp}, every device of a {devices_per_node}-device node.",
+            tp=tp,
+            devices_per_node=ctx.devices_per_node,
+        )
     if not _tp_candidates(ctx):
-        return "No larger TP is valid for this model: " + "; ".join(ctx.notes) + "."
+        return Text(
+            "No larger TP is valid for this model: {reasons}.", reasons=TextList(SEMICOLON, ctx.notes)
+        )
     return None
 
 
@@ -529,74 +561,97 @@ def allreduce_bytes_per_token(*, tensor_parallel_size: int, hidden_size: int, nu
 def _tp_effect(ctx: _Ctx, chosen: ServeConfig | None) -> str:
     model = ctx.model
     if chosen is None:
-        return (
-            "TP splits the KV heads (and the weights) over the devices: per-device KV use falls to about "
-            "1/TP."
+        return Text(
+            "TP splits the KV heads (and the weights) over the devices: per-device KV use falls to about 1/TP."
         )
     eng = ctx.engine
     before, after = eng.snapshot(ctx.serve), eng.snapshot(chosen)
     tp0, tp1 = ctx.serve.tensor_parallel_size, chosen.tensor_parallel_size
-    weights = f"weights per device {_gib(before.weights_bytes)} → {_gib(after.weights_bytes)}"
+    weights = Text(
+        "weights per device {weights_bytes} → {weights_bytes2}",
+        weights_bytes=_gib(before.weights_bytes),
+        weights_bytes2=_gib(after.weights_bytes),
+    )
     if model.mla is not None:
-        return (
-            f"MLA caches one latent of {model.mla.latent_size} values per token per layer, replicated on "
-            "every TP "
-            f"rank: per-device KV bytes per token are {before.kv_bytes_per_token:,} B at TP {tp0} and "
-            f"{after.kv_bytes_per_token:,} B at TP {tp1}. TP helps only by spreading the weights: {weights}, "
-            f"KV pool {_gib(before.kv_cache_bytes)} → {_gib(after.kv_cache_bytes)}."
+        return Text(
+            "MLA caches one latent of {latent_size} values per token per layer, replicated on every TP rank: per-device KV bytes per token are {kv_bytes_per_token:,} B at TP {tp0} and {kv_bytes_per_token2:,} B at TP {tp1}. TP helps only by spreading the weights: {weights}, KV pool {kv_cache_bytes} → {kv_cache_bytes2}.",
+            latent_size=model.mla.latent_size,
+            kv_bytes_per_token=before.kv_bytes_per_token,
+            tp0=tp0,
+            kv_bytes_per_token2=after.kv_bytes_per_token,
+            tp1=tp1,
+            weights=weights,
+            kv_cache_bytes=_gib(before.kv_cache_bytes),
+            kv_cache_bytes2=_gib(after.kv_cache_bytes),
         )
     h0 = kv_heads_per_rank(total_kv_heads=model.num_kv_heads, tensor_parallel_size=tp0)
     h1 = kv_heads_per_rank(total_kv_heads=model.num_kv_heads, tensor_parallel_size=tp1)
-    text = (
-        f"KV heads per device {h0} → {h1} (max(1, {model.num_kv_heads} // TP)): per-device KV bytes per "
-        "token "
-        f"{before.kv_bytes_per_token:,} → {after.kv_bytes_per_token:,} B; {weights}; "
-        f"KV cache {before.kv_tokens:,} → {after.kv_tokens:,} tokens."
+    text = Text(
+        "KV heads per device {h0} → {h1} (max(1, {num_kv_heads} // TP)): per-device KV bytes per token {kv_bytes_per_token:,} → {kv_bytes_per_token2:,} B; {weights}; KV cache {kv_tokens:,} → {kv_tokens2:,} tokens.",
+        h0=h0,
+        h1=h1,
+        num_kv_heads=model.num_kv_heads,
+        kv_bytes_per_token=before.kv_bytes_per_token,
+        kv_bytes_per_token2=after.kv_bytes_per_token,
+        weights=weights,
+        kv_tokens=before.kv_tokens,
+        kv_tokens2=after.kv_tokens,
     )
     if tp1 > model.num_kv_heads:
-        text += (
-            f" Above {model.num_kv_heads} ranks the KV heads are replicated, so KV per device stops "
-            "shrinking."
+        text += Text(
+            " Above {num_kv_heads} ranks the KV heads are replicated, so KV per device stops shrinking.",
+            num_kv_heads=model.num_kv_heads,
         )
     return text
 
 
 def _tp_cost(ctx: _Ctx, chosen: ServeConfig | None) -> str:
     if chosen is None:
-        return "More devices per replica and an all-reduce per layer."
+        return Text("More devices per replica and an all-reduce per layer.")
     tp = chosen.tensor_parallel_size
     model, device = ctx.model, ctx.device
     sent = allreduce_bytes_per_token(
         tensor_parallel_size=tp, hidden_size=model.hidden_size, num_layers=model.num_layers
     )
-    text = (
-        f"All-reduce traffic ≈ {ALLREDUCES_PER_LAYER} × 2 × ({tp}−1)/{tp} × hidden {model.hidden_size:,} × "
-        f"{ACTIVATION_BYTES} B × {model.num_layers} layers = {sent / 2**20:.2f} MiB per token per device"
+    text = Text(
+        "All-reduce traffic ≈ {allreduces_per_layer} × 2 × ({tp}−1)/{tp} × hidden {hidden_size:,} × {activation_bytes} B × {num_layers} layers = {sent:.2f} MiB per token per device",
+        allreduces_per_layer=ALLREDUCES_PER_LAYER,
+        tp=tp,
+        hidden_size=model.hidden_size,
+        activation_bytes=ACTIVATION_BYTES,
+        num_layers=model.num_layers,
+        sent=sent / 2**20,
     )
     if device.interconnect_gbps:
         one_way = (
             device.interconnect_gbps / 2
         )  # the figure is bidirectional; a ring sends and receives at once
         micros = sent / (one_way * BYTES_PER_GB) * 1e6
-        text += (
-            f"; at the interconnect's {device.interconnect_gbps:g} GB/s ({one_way:g} GB/s each way) ≈ "
-            f"{micros:.1f} µs per "
-            f"token of transfer, plus {ALLREDUCES_PER_LAYER * model.num_layers} collective launches per "
-            "step that "
-            "dominate at small batch"
+        text += Text(
+            "; at the interconnect's {interconnect_gbps:g} GB/s ({one_way:g} GB/s each way) ≈ {micros:.1f} µs per token of transfer, plus {allreduces_per_layer} collective launches per step that dominate at small batch",
+            interconnect_gbps=device.interconnect_gbps,
+            one_way=one_way,
+            micros=micros,
+            allreduces_per_layer=ALLREDUCES_PER_LAYER * model.num_layers,
         )
     else:
-        text += "; the device's interconnect bandwidth is not known"
-    return text + f". A replica now takes {tp} devices instead of {ctx.serve.tensor_parallel_size}."
+        text += Text("; the device's interconnect bandwidth is not known")
+    return text + Text(
+        ". A replica now takes {tp} devices instead of {tensor_parallel_size}.",
+        tp=tp,
+        tensor_parallel_size=ctx.serve.tensor_parallel_size,
+    )
 
 
 def _pp_check(ctx: _Ctx) -> str | None:
     if ctx.nodes <= 1:
-        return "One node: pipeline parallelism across nodes needs nodes > 1."
+        return Text("One node: pipeline parallelism across nodes needs nodes > 1.")
     if not _pp_candidates(ctx):
-        return (
-            f"No pipeline size fits TP {ctx.serve.tensor_parallel_size} × PP ≤ "
-            f"{ctx.devices_per_node} × {ctx.nodes} devices."
+        return Text(
+            "No pipeline size fits TP {tensor_parallel_size} × PP ≤ {devices_per_node} × {nodes} devices.",
+            tensor_parallel_size=ctx.serve.tensor_parallel_size,
+            devices_per_node=ctx.devices_per_node,
+            nodes=ctx.nodes,
         )
     return None
 
@@ -613,7 +668,7 @@ def _pp_candidates(ctx: _Ctx) -> list[ServeConfig]:
 
 def _pp_effect(ctx: _Ctx, chosen: ServeConfig | None) -> str:
     if chosen is None:
-        return (
+        return Text(
             "PP gives each node a slice of the layers: weights and KV per device shrink by the stage count."
         )
     pp = chosen.pipeline_parallel_size
@@ -621,25 +676,28 @@ def _pp_effect(ctx: _Ctx, chosen: ServeConfig | None) -> str:
         hi - lo for lo, hi in stage_layer_ranges(num_layers=ctx.model.num_layers, pipeline_parallel_size=pp)
     ]
     before, after = ctx.engine.snapshot(ctx.serve), ctx.engine.snapshot(chosen)
-    return (
-        f"{pp} stages of {sizes} layers (the last stage also holds lm_head and sets the block count): "
-        "per-device "
-        f"KV bytes per token {before.kv_bytes_per_token:,} → {after.kv_bytes_per_token:,} B, weights per "
-        "device "
-        f"{_gib(before.weights_bytes)} → {_gib(after.weights_bytes)}."
+    return Text(
+        "{pp} stages of {sizes} layers (the last stage also holds lm_head and sets the block count): per-device KV bytes per token {kv_bytes_per_token:,} → {kv_bytes_per_token2:,} B, weights per device {weights_bytes} → {weights_bytes2}.",
+        pp=pp,
+        sizes=sizes,
+        kv_bytes_per_token=before.kv_bytes_per_token,
+        kv_bytes_per_token2=after.kv_bytes_per_token,
+        weights_bytes=_gib(before.weights_bytes),
+        weights_bytes2=_gib(after.weights_bytes),
     )
 
 
 def _pp_cost(ctx: _Ctx, chosen: ServeConfig | None) -> str:
     if chosen is None:
-        return "Pipeline bubbles and a hop over the inter-node network per stage boundary, on every step."
+        return Text(
+            "Pipeline bubbles and a hop over the inter-node network per stage boundary, on every step."
+        )
     pp, tp = chosen.pipeline_parallel_size, chosen.tensor_parallel_size
-    return (
-        f"Pipeline bubbles: with fewer batches in flight than {pp} stages some stages idle; every step "
-        "crosses "
-        f"{pp - 1} stage boundary(ies) on the inter-node network, adding latency per token. Needs a "
-        "multi-node "
-        f"launch (Ray) over {tp * pp} devices."
+    return Text(
+        "Pipeline bubbles: with fewer batches in flight than {pp} stages some stages idle; every step crosses {pp2} stage boundary(ies) on the inter-node network, adding latency per token. Needs a multi-node launch (Ray) over {tp} devices.",
+        pp=pp,
+        pp2=pp - 1,
+        tp=tp * pp,
     )
 
 
@@ -650,19 +708,35 @@ def utilization_ceiling(est: Estimate) -> tuple[float, str]:
     """The highest utilization we recommend for this estimate's version and device, and why."""
     if est.cuda_graph_budgeted:
         return SAFE_UTILIZATION_CEILING, (
-            f"vLLM {est.vllm_version} budgets CUDA graphs inside T × u, so only the CUDA context, NCCL and "
-            f"allocator slack live outside: ceiling {SAFE_UTILIZATION_CEILING:.2f}"
+            Text(
+                "vLLM {vllm_version} budgets CUDA graphs inside T × u, so only the CUDA context, NCCL and allocator slack live outside: ceiling {safe_utilization_ceiling:.2f}",
+                vllm_version=est.vllm_version,
+                safe_utilization_ceiling=SAFE_UTILIZATION_CEILING,
+            )
         )
     outside = est.cuda_graph_bytes + CUDA_CONTEXT_BYTES + ACTIVATION_HEADROOM_BYTES
     raw = 1 - outside / est.device_total_bytes
     floored = round(math.floor(raw / UTILIZATION_STEP + 1e-9) * UTILIZATION_STEP, 2)
     ceiling = min(SAFE_UTILIZATION_CEILING, floored)
     return round(ceiling, 2), (
-        f"vLLM {est.vllm_version} captures CUDA graphs outside T × u: 1 − (graphs "
-        f"{_gib(est.cuda_graph_bytes)} + "
-        f"CUDA context {_gib(CUDA_CONTEXT_BYTES)} + activation headroom {_gib(ACTIVATION_HEADROOM_BYTES)}) / "
-        f"{_gib(est.device_total_bytes)} = {raw:.4f}, rounded down to {floored:.2f}"
-        + (f", capped at {SAFE_UTILIZATION_CEILING:.2f}" if floored > SAFE_UTILIZATION_CEILING else "")
+        Text(
+            "vLLM {vllm_version} captures CUDA graphs outside T × u: 1 − (graphs {cuda_graph_bytes} + CUDA context {cuda_context_bytes} + activation headroom {activation_headroom_bytes}) / {device_total_bytes} = {raw:.4f}, rounded down to {floored:.2f}",
+            vllm_version=est.vllm_version,
+            cuda_graph_bytes=_gib(est.cuda_graph_bytes),
+            cuda_context_bytes=_gib(CUDA_CONTEXT_BYTES),
+            activation_headroom_bytes=_gib(ACTIVATION_HEADROOM_BYTES),
+            device_total_bytes=_gib(est.device_total_bytes),
+            raw=raw,
+            floored=floored,
+        )
+        + (
+            Text(
+                ", capped at {safe_utilization_ceiling:.2f}",
+                safe_utilization_ceiling=SAFE_UTILIZATION_CEILING,
+            )
+            if floored > SAFE_UTILIZATION_CEILING
+            else ""
+        )
     )
 
 
@@ -670,7 +744,11 @@ def _util_check(ctx: _Ctx) -> str | None:
     ceiling, why = utilization_ceiling(ctx.now)
     current = ctx.now.gpu_memory_utilization
     if current >= ceiling:
-        return f"gpu_memory_utilization is {current:g}, already at or above the safe ceiling ({why})."
+        return Text(
+            "gpu_memory_utilization is {current:g}, already at or above the safe ceiling ({why}).",
+            current=current,
+            why=why,
+        )
     return None
 
 
@@ -687,20 +765,31 @@ def _util_candidates(ctx: _Ctx) -> list[ServeConfig]:
 def _util_effect(ctx: _Ctx, chosen: ServeConfig | None) -> str:
     _, why = utilization_ceiling(ctx.now)
     if chosen is None:
-        return f"A larger share of the device for vLLM; all of the increase goes to the KV pool ({why})."
+        return Text(
+            "A larger share of the device for vLLM; all of the increase goes to the KV pool ({why}).", why=why
+        )
     b, a = ctx.now, ctx.engine.at(chosen)
-    return (
-        f"Budget T × u {_gib(b.budget_bytes)} → {_gib(a.budget_bytes)}: KV pool {_gib(b.kv_cache_bytes)} → "
-        f"{_gib(a.kv_cache_bytes)}. Safe ceiling: {why}."
+    return Text(
+        "Budget T × u {budget_bytes} → {budget_bytes2}: KV pool {kv_cache_bytes} → {kv_cache_bytes2}. Safe ceiling: {why}.",
+        budget_bytes=_gib(b.budget_bytes),
+        budget_bytes2=_gib(a.budget_bytes),
+        kv_cache_bytes=_gib(b.kv_cache_bytes),
+        kv_cache_bytes2=_gib(a.kv_cache_bytes),
+        why=why,
     )
 
 
 def _util_cost(ctx: _Ctx, chosen: ServeConfig | None) -> str:
     est = ctx.engine.at(chosen) if chosen is not None else ctx.now
     return (
-        f"Only {_gib(est.unused_bytes)} stays outside the budget for the CUDA context, NCCL buffers"
-        + ("" if est.cuda_graph_budgeted else ", CUDA graphs")
-        + " and activation spikes above the profiled peak; other processes on the device must fit there too."
+        Text(
+            "Only {unused_bytes} stays outside the budget for the CUDA context, NCCL buffers",
+            unused_bytes=_gib(est.unused_bytes),
+        )
+        + ("" if est.cuda_graph_budgeted else Text(", CUDA graphs"))
+        + Text(
+            " and activation spikes above the profiled peak; other processes on the device must fit there too."
+        )
     )
 
 
@@ -714,12 +803,11 @@ def pcie_gb_per_s(device: DeviceSpec) -> int:
 
 def _offload_check(ctx: _Ctx) -> str | None:
     if ctx.preference == "latency":
-        return (
-            "Not applied: the preference is latency, and --cpu-offload-gb streams weights over PCIe on every "
-            "step; CPU KV tiers (--swap-space / --kv-offloading-size) add no GPU blocks."
+        return Text(
+            "Not applied: the preference is latency, and --cpu-offload-gb streams weights over PCIe on every step; CPU KV tiers (--swap-space / --kv-offloading-size) add no GPU blocks."
         )
     if ctx.now.weights_bytes < GIB:
-        return "Less than 1 GiB of weights per device: nothing worth offloading."
+        return Text("Less than 1 GiB of weights per device: nothing worth offloading.")
     return None
 
 
@@ -735,33 +823,33 @@ def _offload_candidates(ctx: _Ctx) -> list[ServeConfig]:
 def _offload_tiers(ctx: _Ctx) -> str:
     rules = ctx.rules
     if rules.swap_space_used:
-        return (
-            f"--swap-space (default {V0_DEFAULT_SWAP_GIB} GiB per GPU) keeps the KV of preempted sequences "
-            "in CPU "
-            "memory; it does not add GPU blocks, so it does not raise the concurrency at S* and swapping "
-            "adds latency."
+        return Text(
+            "--swap-space (default {v0_default_swap_gib} GiB per GPU) keeps the KV of preempted sequences in CPU memory; it does not add GPU blocks, so it does not raise the concurrency at S* and swapping adds latency.",
+            v0_default_swap_gib=V0_DEFAULT_SWAP_GIB,
         )
     if rules.has_kv_offloading_flags:
-        return (
-            "--kv-offloading-size N --kv-offloading-backend native adds a CPU tier for KV blocks: it helps "
-            "prefix "
-            "reuse across requests but adds no GPU blocks, so the concurrency at max length is unchanged."
+        return Text(
+            "--kv-offloading-size N --kv-offloading-backend native adds a CPU tier for KV blocks: it helps prefix reuse across requests but adds no GPU blocks, so the concurrency at max length is unchanged."
         )
-    return "--swap-space is accepted but unused by the V1 engine of this version (preemption recomputes)."
+    return Text(
+        "--swap-space is accepted but unused by the V1 engine of this version (preemption recomputes)."
+    )
 
 
 def _offload_effect(ctx: _Ctx, chosen: ServeConfig | None) -> str:
     text = _offload_tiers(ctx)
     if chosen is not None:
         b, a = ctx.now, ctx.engine.at(chosen)
-        text += (
-            f" --cpu-offload-gb {chosen.cpu_offload_gb:g} moves that much of each device's weights to host "
-            "memory: "
-            f"weights per device {_gib(b.weights_bytes)} → {_gib(a.weights_bytes)}, KV pool "
-            f"{_gib(b.kv_cache_bytes)} → {_gib(a.kv_cache_bytes)}."
+        text += Text(
+            " --cpu-offload-gb {cpu_offload_gb:g} moves that much of each device's weights to host memory: weights per device {weights_bytes} → {weights_bytes2}, KV pool {kv_cache_bytes} → {kv_cache_bytes2}.",
+            cpu_offload_gb=chosen.cpu_offload_gb,
+            weights_bytes=_gib(b.weights_bytes),
+            weights_bytes2=_gib(a.weights_bytes),
+            kv_cache_bytes=_gib(b.kv_cache_bytes),
+            kv_cache_bytes2=_gib(a.kv_cache_bytes),
         )
     else:
-        text += " --cpu-offload-gb would free GPU memory for KV by moving weights to host memory."
+        text += Text(" --cpu-offload-gb would free GPU memory for KV by moving weights to host memory.")
     return text
 
 
@@ -769,18 +857,20 @@ def _offload_cost(ctx: _Ctx, chosen: ServeConfig | None) -> str:
     rate = pcie_gb_per_s(ctx.device)
     gen = "Gen5" if rate == PCIE_GEN5_GB_PER_S else "Gen4"
     if chosen is None:
-        return (
-            f"Offloaded weights are streamed over PCIe ({gen}, ~{rate} GB/s) on every forward step: each "
-            "GiB adds "
-            f"≈ {GIB / (rate * BYTES_PER_GB) * 1e3:.0f} ms per step."
+        return Text(
+            "Offloaded weights are streamed over PCIe ({gen}, ~{rate} GB/s) on every forward step: each GiB adds ≈ {gib:.0f} ms per step.",
+            gen=gen,
+            rate=rate,
+            gib=GIB / (rate * BYTES_PER_GB) * 1000.0,
         )
     offload_bytes = chosen.cpu_offload_gb * GIB
     millis = offload_bytes / (rate * BYTES_PER_GB) * 1e3
-    return (
-        f"Every forward step streams {chosen.cpu_offload_gb:g} GiB of weights over PCIe {gen} (~{rate} "
-        "GB/s): "
-        f"≈ {millis:.0f} ms added to every decode step, i.e. to every generated token of the batch. "
-        "Throughput and latency both drop sharply; prefer more devices where possible."
+    return Text(
+        "Every forward step streams {cpu_offload_gb:g} GiB of weights over PCIe {gen} (~{rate} GB/s): ≈ {millis:.0f} ms added to every decode step, i.e. to every generated token of the batch. Throughput and latency both drop sharply; prefer more devices where possible.",
+        cpu_offload_gb=chosen.cpu_offload_gb,
+        gen=gen,
+        rate=rate,
+        millis=millis,
     )
 
 
@@ -808,10 +898,10 @@ def _seqs_candidates(ctx: _Ctx) -> list[ServeConfig]:
 
 
 def _seqs_effect(ctx: _Ctx, chosen: ServeConfig | None) -> str:
-    return (
-        f"vLLM runs at most max_num_seqs sequences at once: {ctx.now.max_num_seqs} < N* = "
-        f"{ctx.target_conc}, so "
-        "the target cannot be met whatever the KV pool holds."
+    return Text(
+        "vLLM runs at most max_num_seqs sequences at once: {max_num_seqs} < N* = {target_conc}, so the target cannot be met whatever the KV pool holds.",
+        max_num_seqs=ctx.now.max_num_seqs,
+        target_conc=ctx.target_conc,
     )
 
 
@@ -819,11 +909,12 @@ def _seqs_cost(ctx: _Ctx, chosen: ServeConfig | None) -> str:
     if chosen is None:
         return ""
     b, a = ctx.now, ctx.engine.at(chosen)
-    return (
-        f"Larger batches: more CUDA-graph capture sizes ({_gib(b.cuda_graph_bytes)} → "
-        f"{_gib(a.cuda_graph_bytes)}) "
-        f"and more sampler rows in the profile run (activation peak {_gib(b.activation_peak_bytes)} → "
-        f"{_gib(a.activation_peak_bytes)})."
+    return Text(
+        "Larger batches: more CUDA-graph capture sizes ({cuda_graph_bytes} → {cuda_graph_bytes2}) and more sampler rows in the profile run (activation peak {activation_peak_bytes} → {activation_peak_bytes2}).",
+        cuda_graph_bytes=_gib(b.cuda_graph_bytes),
+        cuda_graph_bytes2=_gib(a.cuda_graph_bytes),
+        activation_peak_bytes=_gib(b.activation_peak_bytes),
+        activation_peak_bytes2=_gib(a.activation_peak_bytes),
     )
 
 
@@ -840,22 +931,32 @@ def _seqs_lower_candidates(ctx: _Ctx) -> list[ServeConfig]:
 
 
 def _seqs_lower_effect(ctx: _Ctx, chosen: ServeConfig | None) -> str:
-    text = (
-        f"vLLM sizes the sampler's profile batch and the CUDA-graph capture sizes by max_num_seqs "
-        f"({ctx.now.max_num_seqs}); N* = {ctx.target_conc} is all the target needs."
+    text = Text(
+        "vLLM sizes the sampler's profile batch and the CUDA-graph capture sizes by max_num_seqs ({max_num_seqs}); N* = {target_conc} is all the target needs.",
+        max_num_seqs=ctx.now.max_num_seqs,
+        target_conc=ctx.target_conc,
     )
     if chosen is None:
         return text
     b, a = ctx.now, ctx.engine.at(chosen)
     freed = (b.activation_peak_bytes + b.cuda_graph_bytes) - (a.activation_peak_bytes + a.cuda_graph_bytes)
     return text + (
-        f" Activation peak {_gib(b.activation_peak_bytes)} → {_gib(a.activation_peak_bytes)}, CUDA graphs "
-        f"{_gib(b.cuda_graph_bytes)} → {_gib(a.cuda_graph_bytes)} (frees {_gib(freed)})."
+        Text(
+            " Activation peak {activation_peak_bytes} → {activation_peak_bytes2}, CUDA graphs {cuda_graph_bytes} → {cuda_graph_bytes2} (frees {freed}).",
+            activation_peak_bytes=_gib(b.activation_peak_bytes),
+            activation_peak_bytes2=_gib(a.activation_peak_bytes),
+            cuda_graph_bytes=_gib(b.cuda_graph_bytes),
+            cuda_graph_bytes2=_gib(a.cuda_graph_bytes),
+            freed=_gib(freed),
+        )
     )
 
 
 def _seqs_lower_cost(ctx: _Ctx, chosen: ServeConfig | None) -> str:
-    return f"No more than {ctx.target_conc} sequences run at once; the rest wait in the queue."
+    return Text(
+        "No more than {target_conc} sequences run at once; the rest wait in the queue.",
+        target_conc=ctx.target_conc,
+    )
 
 
 def _frees_memory(ctx: _Ctx, candidates: Callable[[_Ctx], list[ServeConfig]]) -> bool:
@@ -887,11 +988,14 @@ def _activation_effect(ctx: _Ctx, chosen: ServeConfig | None, *, what: str) -> s
     if chosen is None:
         return what
     b, a = ctx.now, ctx.engine.at(chosen)
-    return (
-        f"{what} max_num_batched_tokens {b.max_num_batched_tokens:,} → {a.max_num_batched_tokens:,}: "
-        "activation "
-        f"peak {_gib(b.activation_peak_bytes)} → {_gib(a.activation_peak_bytes)} "
-        f"(frees {_gib(b.activation_peak_bytes - a.activation_peak_bytes)} for KV)."
+    return Text(
+        "{what} max_num_batched_tokens {max_num_batched_tokens:,} → {max_num_batched_tokens2:,}: activation peak {activation_peak_bytes} → {activation_peak_bytes2} (frees {activation_peak_bytes3} for KV).",
+        what=what,
+        max_num_batched_tokens=b.max_num_batched_tokens,
+        max_num_batched_tokens2=a.max_num_batched_tokens,
+        activation_peak_bytes=_gib(b.activation_peak_bytes),
+        activation_peak_bytes2=_gib(a.activation_peak_bytes),
+        activation_peak_bytes3=_gib(b.activation_peak_bytes - a.activation_peak_bytes),
     )
 
 
@@ -899,16 +1003,15 @@ def _chunked_effect(ctx: _Ctx, chosen: ServeConfig | None) -> str:
     return _activation_effect(
         ctx,
         chosen,
-        what="Without chunked prefill a whole max_model_len prompt is one batch, so the profile run "
-        "peaks at max_num_batched_tokens ≥ max_model_len. Chunking lowers",
+        what=Text(
+            "Without chunked prefill a whole max_model_len prompt is one batch, so the profile run peaks at max_num_batched_tokens ≥ max_model_len. Chunking lowers"
+        ),
     )
 
 
 def _chunked_cost(ctx: _Ctx, chosen: ServeConfig | None) -> str:
-    return (
-        "Long prompts are prefilled in chunks mixed with decodes: scheduling is more complex and the "
-        "attention "
-        "backend (and, on V0, every other enabled feature) must support it."
+    return Text(
+        "Long prompts are prefilled in chunks mixed with decodes: scheduling is more complex and the attention backend (and, on V0, every other enabled feature) must support it."
     )
 
 
@@ -940,14 +1043,15 @@ def _mnbt_effect(ctx: _Ctx, chosen: ServeConfig | None) -> str:
     return _activation_effect(
         ctx,
         chosen,
-        what="The profile run pushes max_num_batched_tokens through the model; fewer tokens, a lower peak:",
+        what=Text(
+            "The profile run pushes max_num_batched_tokens through the model; fewer tokens, a lower peak:"
+        ),
     )
 
 
 def _mnbt_cost(ctx: _Ctx, chosen: ServeConfig | None) -> str:
-    return (
-        "Fewer prompt tokens per step: prefill throughput drops and long prompts take longer to their "
-        "first token."
+    return Text(
+        "Fewer prompt tokens per step: prefill throughput drops and long prompts take longer to their first token."
     )
 
 
@@ -960,25 +1064,26 @@ def _block_check(ctx: _Ctx) -> str:
     size = est.block_size
     blocks = -(-ctx.target_len // size)
     waste = blocks * size - ctx.target_len
-    return (
-        f"Explanation only: each request of {ctx.target_len:,} tokens reserves {blocks:,} blocks of {size}; "
-        f"{waste} token slots of the last block stay unused ({waste / ctx.target_len:.3%})."
+    return Text(
+        "Explanation only: each request of {target_len:,} tokens reserves {blocks:,} blocks of {size}; {waste} token slots of the last block stay unused ({waste2:.3%}).",
+        target_len=ctx.target_len,
+        blocks=blocks,
+        size=size,
+        waste=waste,
+        waste2=waste / ctx.target_len,
     )
 
 
 def _block_effect(ctx: _Ctx, chosen: ServeConfig | None) -> str:
-    return (
-        "Block size trades internal fragmentation (about B / 2S of a sequence, plus coarser prefix-cache "
-        "hits) "
-        "against block-table and scheduling overhead; at long S it barely moves capacity."
+    return Text(
+        "Block size trades internal fragmentation (about B / 2S of a sequence, plus coarser prefix-cache hits) against block-table and scheduling overhead; at long S it barely moves capacity."
     )
 
 
 def _block_cost(ctx: _Ctx, chosen: ServeConfig | None) -> str:
-    return (
-        f"The attention backend restricts the value ({ctx.now.attention_backend} here); a value it rejects "
-        "makes "
-        "vLLM fall back to another backend or refuse to start."
+    return Text(
+        "The attention backend restricts the value ({attention_backend} here); a value it rejects makes vLLM fall back to another backend or refuse to start.",
+        attention_backend=ctx.now.attention_backend,
     )
 
 
@@ -987,22 +1092,19 @@ def _prefix_check(ctx: _Ctx) -> str:
     if on is None:
         on = ctx.rules.engine == "v1"
     state = "on" if on else "off"
-    return (
-        f"Explanation only (prefix caching is {state}): it adds no blocks, so vLLM's maximum concurrency at "
-        "S* "
-        "does not change; with a shared prompt prefix, full blocks are shared and real use stays below that "
-        "worst case."
+    return Text(
+        "Explanation only (prefix caching is {state}): it adds no blocks, so vLLM's maximum concurrency at S* does not change; with a shared prompt prefix, full blocks are shared and real use stays below that worst case.",
+        state=state,
     )
 
 
 def _prefix_effect(ctx: _Ctx, chosen: ServeConfig | None) -> str:
-    return "Shared prefixes are computed and stored once, in whole blocks."
+    return Text("Shared prefixes are computed and stored once, in whole blocks.")
 
 
 def _prefix_cost(ctx: _Ctx, chosen: ServeConfig | None) -> str:
-    return (
-        "Only full blocks are cached, and LoRA ids, multimodal hashes or cache_salt in the block hash split "
-        "otherwise equal prefixes."
+    return Text(
+        "Only full blocks are cached, and LoRA ids, multimodal hashes or cache_salt in the block hash split otherwise equal prefixes."
     )
 
 
@@ -1011,7 +1113,7 @@ def _prefix_cost(ctx: _Ctx, chosen: ServeConfig | None) -> str:
 RULES: tuple[Rule, ...] = (
     Rule(
         "max_num_seqs",
-        "Allow N* sequences (--max-num-seqs)",
+        Text("Allow N* sequences (--max-num-seqs)"),
         ("max_num_seqs",),
         lambda _c: None,
         _seqs_candidates,
@@ -1023,7 +1125,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "max_model_len",
-        "Set S to the target (--max-model-len)",
+        Text("Set S to the target (--max-model-len)"),
         ("max_model_len",),
         _len_check,
         _len_candidates,
@@ -1033,7 +1135,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "kv_cache_dtype",
-        "Quantize the KV cache (--kv-cache-dtype)",
+        Text("Quantize the KV cache (--kv-cache-dtype)"),
         ("kv_cache_dtype",),
         _dtype_check,
         _dtype_candidates,
@@ -1042,7 +1144,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "tensor_parallel_size",
-        "Tensor parallelism (--tensor-parallel-size)",
+        Text("Tensor parallelism (--tensor-parallel-size)"),
         ("tensor_parallel_size",),
         _tp_check,
         _tp_candidates,
@@ -1051,7 +1153,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "pipeline_parallel_size",
-        "Pipeline parallelism across nodes (--pipeline-parallel-size)",
+        Text("Pipeline parallelism across nodes (--pipeline-parallel-size)"),
         ("pipeline_parallel_size",),
         _pp_check,
         _pp_candidates,
@@ -1060,7 +1162,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "gpu_memory_utilization",
-        "Raise the budget (--gpu-memory-utilization)",
+        Text("Raise the budget (--gpu-memory-utilization)"),
         ("gpu_memory_utilization",),
         _util_check,
         _util_candidates,
@@ -1070,7 +1172,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "max_num_seqs",
-        "Schedule no more than N* sequences (--max-num-seqs)",
+        Text("Schedule no more than N* sequences (--max-num-seqs)"),
         ("max_num_seqs",),
         lambda _c: None,
         _seqs_lower_candidates,
@@ -1081,7 +1183,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "enable_chunked_prefill",
-        "Chunked prefill (--enable-chunked-prefill)",
+        Text("Chunked prefill (--enable-chunked-prefill)"),
         ("enable_chunked_prefill", "max_num_batched_tokens"),
         lambda _c: None,
         _chunked_candidates,
@@ -1092,7 +1194,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "max_num_batched_tokens",
-        "Smaller prefill batches (--max-num-batched-tokens)",
+        Text("Smaller prefill batches (--max-num-batched-tokens)"),
         ("max_num_batched_tokens",),
         lambda _c: None,
         _mnbt_candidates,
@@ -1104,7 +1206,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "offload",
-        "CPU offload (--cpu-offload-gb, --swap-space / --kv-offloading-size)",
+        Text("CPU offload (--cpu-offload-gb, --swap-space / --kv-offloading-size)"),
         ("cpu_offload_gb",),
         _offload_check,
         _offload_candidates,
@@ -1115,7 +1217,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "block_size",
-        "Block size (--block-size)",
+        Text("Block size (--block-size)"),
         ("block_size",),
         _block_check,
         _no_candidates,
@@ -1126,7 +1228,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "enable_prefix_caching",
-        "Prefix caching (--enable-prefix-caching)",
+        Text("Prefix caching (--enable-prefix-caching)"),
         ("enable_prefix_caching",),
         _prefix_check,
         _no_candidates,
@@ -1153,7 +1255,7 @@ def _valid(eng: _Engine, serve: ServeConfig, refusals: list[str]) -> bool:
         eng.at(serve)
         eng.at_len(serve, eng.target_len)
     except PlannerError as exc:
-        refusals.append(f"{exc.field}: {exc.message}")
+        refusals.append(Text("{field}: {message}", field=exc.field, message=exc.message))
         return False
     return True
 
@@ -1209,30 +1311,40 @@ def _run_rule(rule: Rule, ctx: _Ctx) -> Step | None:
 
     reason = rule.check(ctx)
     if reason is None and rule.search != "always" and before.meets_target:
-        reason = "Not needed: the target is already met."
+        reason = Text("Not needed: the target is already met.")
     if reason is not None:
         return skipped(reason)
     choice = _choose(eng, rule.search, rule.candidates(ctx), current)
     if choice.chosen is not None and rule.must_meet and not eng.meets(choice.chosen):
         return skipped(
-            f"Not applied: even {_changes(ctx, current, choice.chosen)} does not reach the target "
-            f"({_progress(ctx, choice.chosen)}), and this lever is only worth its cost when it does.",
+            Text(
+                "Not applied: even {ctx} does not reach the target ({ctx2}), and this lever is only worth its cost when it does.",
+                ctx=_changes(ctx, current, choice.chosen),
+                ctx2=_progress(ctx, choice.chosen),
+            ),
             choice.chosen,
         )
     if choice.chosen is None:
         if choice.tried is None:
-            refused = "; ".join(choice.refusals) or "no candidate"
-            return skipped(f"Not applied: vLLM would refuse it ({refused}).")
+            refused = TextList(SEMICOLON, choice.refusals) if choice.refusals else Text("no candidate")
+            return skipped(Text("Not applied: vLLM would refuse it ({refused}).", refused=refused))
         return skipped(
-            f"Not applied: {_changes(ctx, current, choice.tried)} does not move toward the target "
-            f"({_progress(ctx, choice.tried)}).",
+            Text(
+                "Not applied: {ctx} does not move toward the target ({ctx2}).",
+                ctx=_changes(ctx, current, choice.tried),
+                ctx2=_progress(ctx, choice.tried),
+            ),
             choice.tried,
         )
     step = Step(
         key=rule.key,
         label=rule.label,
         applied=True,
-        reason=f"{_changes(ctx, current, choice.chosen)}: {_progress(ctx, choice.chosen)}.",
+        reason=Text(
+            "{changes}: {progress}.",
+            changes=_changes(ctx, current, choice.chosen),
+            progress=_progress(ctx, choice.chosen),
+        ),
         effect=rule.effect(ctx, choice.chosen),
         cost=rule.cost(ctx, choice.chosen),
         before=before,
@@ -1258,14 +1370,14 @@ def recommend(
 ) -> Recommendation:
     """Walk :data:`RULES` in order from ``serve`` toward S* x N*; raises PlannerError for unusable input."""
     if target_max_model_len < 1:
-        raise PlannerError("target_max_model_len", "must be at least 1 token")
+        raise PlannerError("target_max_model_len", Text("must be at least 1 token"))
     if target_concurrency < 1:
-        raise PlannerError("target_concurrency", "must be at least 1 sequence")
+        raise PlannerError("target_concurrency", Text("must be at least 1 sequence"))
     if nodes < 1:
-        raise PlannerError("nodes", "must be at least 1")
+        raise PlannerError("nodes", Text("must be at least 1"))
     per_node = devices_per_node if devices_per_node is not None else device.typical_node_devices
     if per_node < 1:
-        raise PlannerError("devices_per_node", "must be at least 1")
+        raise PlannerError("devices_per_node", Text("must be at least 1"))
     eng = _Engine(
         model=model,
         device=device,
@@ -1288,19 +1400,26 @@ def recommend(
     best_n = math.floor(snap.concurrency_at_target_len)
     impossible = None
     if not snap.meets_target:
-        impossible = (
-            f"{target_concurrency} sequences of {target_max_model_len:,} tokens do not fit on "
-            f"{per_node * nodes} × {device.name} ({nodes} node(s) of {per_node}) with the steps allowed. "
-            f"Nearest reachable: {best_n} sequences at {target_max_model_len:,} tokens, or "
-            f"{snap.largest_len_at_target_concurrency:,} tokens at {target_concurrency} sequences. "
-            "Add nodes, use a device with more memory, or relax the target."
+        impossible = Text(
+            "{target_concurrency} sequences of {target_max_model_len:,} tokens do not fit on {per_node} × {name} ({nodes} node(s) of {per_node2}) with the steps allowed. Nearest reachable: {best_n} sequences at {target_max_model_len:,} tokens, or {largest_len_at_target_concurrency:,} tokens at {target_concurrency} sequences. Add nodes, use a device with more memory, or relax the target.",
+            target_concurrency=target_concurrency,
+            target_max_model_len=target_max_model_len,
+            per_node=per_node * nodes,
+            name=device.name,
+            nodes=nodes,
+            per_node2=per_node,
+            best_n=best_n,
+            largest_len_at_target_concurrency=snap.largest_len_at_target_concurrency,
         )
     warnings = []
     if target_max_model_len > model.max_model_len_derived:
         warnings.append(
-            f"S* {target_max_model_len:,} is above {model.name}'s derived maximum "
-            f"{model.max_model_len_derived:,}; "
-            "vLLM needs VLLM_ALLOW_LONG_MAX_MODEL_LEN=1."
+            Text(
+                "S* {target_max_model_len:,} is above {name}'s derived maximum {max_model_len_derived:,}; vLLM needs VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.",
+                target_max_model_len=target_max_model_len,
+                name=model.name,
+                max_model_len_derived=model.max_model_len_derived,
+            )
         )
     return Recommendation(
         target_max_model_len=target_max_model_len,
@@ -1354,36 +1473,45 @@ def _bisect(eng: _Engine, serve: ServeConfig) -> Bisection:
         verdict, text = (
             "fits",
             (
-                f"It starts and holds {demand} sequence(s) of {as_given.max_model_len:,} tokens "
-                f"({as_given.max_concurrency:.2f}x)."
+                Text(
+                    "It starts and holds {demand} sequence(s) of {max_model_len:,} tokens ({max_concurrency:.2f}x).",
+                    demand=demand,
+                    max_model_len=as_given.max_model_len,
+                    max_concurrency=as_given.max_concurrency,
+                )
             ),
         )
     elif half.runs:
         verdict, text = (
             "s_bound",
             (
-                f"With --max-model-len halved to {half.max_model_len:,} it runs "
-                f"({half.max_concurrency:.2f}x ≥ {demand}): "
-                "the single sequence is too long (S side). Lower max_model_len first."
+                Text(
+                    "With --max-model-len halved to {max_model_len:,} it runs ({max_concurrency:.2f}x ≥ {demand}): the single sequence is too long (S side). Lower max_model_len first.",
+                    max_model_len=half.max_model_len,
+                    max_concurrency=half.max_concurrency,
+                    demand=demand,
+                )
             ),
         )
     elif one.runs:
         verdict, text = (
             "n_bound",
             (
-                f"With one sequence (--max-num-seqs 1) it runs ({one.max_concurrency:.2f}x at "
-                f"{one.max_model_len:,} "
-                f"tokens): the concurrency is too high (N side)."
+                Text(
+                    "With one sequence (--max-num-seqs 1) it runs ({max_concurrency:.2f}x at {max_model_len:,} tokens): the concurrency is too high (N side).",
+                    max_concurrency=one.max_concurrency,
+                    max_model_len=one.max_model_len,
+                )
             ),
         )
     else:
         verdict, text = (
             "budget_bound",
             (
-                "Neither halving max_model_len nor a single sequence makes it run: the budget itself is "
-                "short "
-                f"(KV pool {_gib(as_given.kv_cache_bytes)}). Change the KV dtype, TP or "
-                "gpu_memory_utilization."
+                Text(
+                    "Neither halving max_model_len nor a single sequence makes it run: the budget itself is short (KV pool {kv_cache_bytes}). Change the KV dtype, TP or gpu_memory_utilization.",
+                    kv_cache_bytes=_gib(as_given.kv_cache_bytes),
+                )
             ),
         )
     return Bisection(verdict=verdict, target_concurrency=demand, explanation=text, probes=probes)
@@ -1403,7 +1531,7 @@ def bisect(
     for the --max-num-seqs 1 probe).
     """
     if target_concurrency < 1:
-        raise PlannerError("target_concurrency", "must be at least 1 sequence")
+        raise PlannerError("target_concurrency", Text("must be at least 1 sequence"))
     eng = _Engine(
         model=model,
         device=device,

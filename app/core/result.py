@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from app.core.text import Msg
+
 Verdict = Literal["fits", "s_bound", "n_bound", "budget_bound"]
 
 
@@ -14,7 +16,7 @@ class Term(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    name: str
+    name: Msg
     formula: str
     value: str
     exact: bool  # True: arithmetic vLLM also does; False: a model of something vLLM measures
@@ -86,7 +88,7 @@ class Estimate(BaseModel):
     estimated_max_model_len: int | None  # largest max_model_len that starts (binary search)
 
     log_lines: list[str]
-    warnings: list[str]
+    warnings: list[Msg]
     terms: list[Term]
     ranges: dict[str, Range] = {}  # low / expected / high of each modelled number and what follows
     borderline: bool = False  # the start-up verdict flips inside the ranges

@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from app.core.text import Text
+
 GIB = 2**30
 MIB = 2**20
 
@@ -128,17 +130,21 @@ class ModelSpec(Frozen):
     def _check(self) -> ModelSpec:
         if len(self.layer_kinds) != self.num_layers:
             raise ValueError(
-                f"layer_kinds has {len(self.layer_kinds)} entries but num_layers is {self.num_layers}"
+                Text(
+                    "layer_kinds has {layer_kinds} entries but num_layers is {num_layers}",
+                    layer_kinds=len(self.layer_kinds),
+                    num_layers=self.num_layers,
+                )
             )
         kinds = set(self.layer_kinds)
         if LayerKind.SLIDING in kinds and self.sliding_window_tokens is None:
-            raise ValueError("sliding layers need sliding_window_tokens")
+            raise ValueError(Text("sliding layers need sliding_window_tokens"))
         if LayerKind.CHUNKED in kinds and self.attention_chunk_tokens is None:
-            raise ValueError("chunked layers need attention_chunk_tokens")
+            raise ValueError(Text("chunked layers need attention_chunk_tokens"))
         if LayerKind.MLA in kinds and self.mla is None:
-            raise ValueError("MLA layers need the mla block")
+            raise ValueError(Text("MLA layers need the mla block"))
         if LayerKind.MAMBA in kinds and self.mamba is None:
-            raise ValueError("mamba layers need the mamba block")
+            raise ValueError(Text("mamba layers need the mamba block"))
         return self
 
     @property
@@ -190,9 +196,7 @@ KV_CACHE_DTYPES = (
     "fp8_ds_mla",
     "int8",  # Ascend C8 via the ModelSlim quantization description
 )
-KVCacheDType = Literal[
-    "auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "int8"
-]
+KVCacheDType = Literal["auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "int8"]
 
 
 class ServeConfig(Frozen):

@@ -12,6 +12,7 @@ from functools import cache
 from typing import Literal
 
 from app.core.errors import PlannerError
+from app.core.text import Text
 
 # Releases offered in the UI (newest last). Any 0.x[.y] from 0.6 on is accepted by `rules_for`.
 KNOWN_VERSIONS: tuple[str, ...] = (
@@ -72,11 +73,15 @@ def parse_version(text: str) -> Version:
     """'0.19.0', 'v0.11', '0.20.2rc1.dev9+g01d4' -> (0, 19, 0) / (0, 11, 0) / (0, 20, 2)."""
     match = re.match(r"^\s*v?(\d+)\.(\d+)(?:\.(\d+))?", text or "")
     if not match:
-        raise PlannerError("vllm_version", f"not a vLLM version: {text!r} (expected e.g. 0.19.0)")
+        raise PlannerError(
+            "vllm_version", Text("not a vLLM version: {text!r} (expected e.g. 0.19.0)", text=text)
+        )
     major, minor, patch = int(match[1]), int(match[2]), int(match[3] or 0)
     version = (major, minor, patch)
     if version < OLDEST_SUPPORTED:
-        raise PlannerError("vllm_version", f"{text} is older than 0.6, which the planner does not model")
+        raise PlannerError(
+            "vllm_version", Text("{text} is older than 0.6, which the planner does not model", text=text)
+        )
     return version
 
 

@@ -37,6 +37,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.core.blocks import NULL_BLOCKS
+from app.core.text import Msg, Text
 
 MAX_NUM_REQUESTS = 100_000  # keeps one simulation well under a few seconds (bench/workload.py)
 MAX_SERIES_POINTS = 400  # the time series is downsampled (stride doubling) to at most this many points
@@ -61,7 +62,7 @@ class UniformLength(_Frozen):
     @model_validator(mode="after")
     def _ordered(self) -> UniformLength:
         if self.low > self.high:
-            raise ValueError(f"low ({self.low}) must be <= high ({self.high})")
+            raise ValueError(Text("low ({low}) must be <= high ({high})", low=self.low, high=self.high))
         return self
 
 
@@ -77,7 +78,14 @@ class LognormalLength(_Frozen):
     @model_validator(mode="after")
     def _ordered(self) -> LognormalLength:
         if not self.min <= self.median <= self.max:
-            raise ValueError(f"need min <= median <= max, got {self.min}, {self.median}, {self.max}")
+            raise ValueError(
+                Text(
+                    "need min <= median <= max, got {min}, {median}, {max}",
+                    min=self.min,
+                    median=self.median,
+                    max=self.max,
+                )
+            )
         return self
 
 
@@ -122,7 +130,11 @@ class RequestClass(_Frozen):
         shortest, _ = length_bounds(self.prompt_tokens)
         if self.shared_prefix_tokens > shortest:
             raise ValueError(
-                f"shared_prefix_tokens ({self.shared_prefix_tokens}) exceeds the shortest prompt ({shortest})"
+                Text(
+                    "shared_prefix_tokens ({shared_prefix_tokens}) exceeds the shortest prompt ({shortest})",
+                    shared_prefix_tokens=self.shared_prefix_tokens,
+                    shortest=shortest,
+                )
             )
         return self
 
@@ -139,7 +151,9 @@ class WorkloadSpec(_Frozen):
     @model_validator(mode="after")
     def _one_arrival_mode(self) -> WorkloadSpec:
         if (self.concurrency is None) == (self.arrival_rate is None):
-            raise ValueError("give exactly one of concurrency (closed loop) or arrival_rate (open loop)")
+            raise ValueError(
+                Text("give exactly one of concurrency (closed loop) or arrival_rate (open loop)")
+            )
         return self
 
 
@@ -158,8 +172,11 @@ class EngineParams(_Frozen):
         # vLLM's SchedulerConfig refuses max_num_batched_tokens < max_num_seqs.
         if self.max_num_batched_tokens < self.max_num_seqs:
             raise ValueError(
-                f"max_num_batched_tokens ({self.max_num_batched_tokens}) must be >= "
-                f"max_num_seqs ({self.max_num_seqs})"
+                Text(
+                    "max_num_batched_tokens ({max_num_batched_tokens}) must be >= max_num_seqs ({max_num_seqs})",
+                    max_num_batched_tokens=self.max_num_batched_tokens,
+                    max_num_seqs=self.max_num_seqs,
+                )
             )
         return self
 
@@ -196,7 +213,7 @@ class WorkloadResult(_Frozen):
     prefix_hit_rate: float
     fragmentation_waste_fraction: float
     binding_limit: BindingLimit
-    binding_explanation: str
+    binding_explanation: Msg
     series: KVSeries
 
 
@@ -612,7 +629,9 @@ class _Simulator:
         if self.arrivals:
             candidates.append(self.arrivals[0])
         if not candidates:
-            raise SimulationInvariantError(f"step {step}: requests are waiting but nothing can ever change")
+            raise SimulationInvariantError(
+                Text("step {step}: requests are waiting but nothing can ever change", step=step)
+            )
         return min(candidates)
 
     def _fast_forward(self, step: int) -> int:
@@ -721,7 +740,7 @@ class _Simulator:
         if len(self.running) > self.engine.max_num_seqs:
             problems.append(f"{len(self.running)} running > max_num_seqs")
         if problems:
-            raise SimulationInvariantError(f"step {step}: " + "; ".join(problems))
+            raise SimulationInvariantError(Text("step {step}: ", step=step) + "; ".join(problems))
 
     def result(self, steps: int) -> WorkloadResult:
         binding, explanation = _binding_limit(self.rejected, self.preemptions, self.blocked)
@@ -777,16 +796,27 @@ def _binding_limit(
        memory one).
     """
     pool, seqs = blocked["kv_pool"], blocked["max_num_seqs"]
-    counts = f"admission stopped by the KV pool on {pool} step(s), by max_num_seqs on {seqs}"
+    counts = Text(
+        "admission stopped by the KV pool on {pool} step(s), by max_num_seqs on {seqs}", pool=pool, seqs=seqs
+    )
     if rejected.get("max_model_len"):
         return (
             "max_model_len",
-            f"{rejected['max_model_len']} request(s) longer than max_model_len were rejected",
+            Text(
+                "{rejected} request(s) longer than max_model_len were rejected",
+                rejected=rejected["max_model_len"],
+            ),
         )
     if rejected.get("kv_pool"):
-        return "kv_pool", f"{rejected['kv_pool']} request(s) need more blocks than the whole pool"
+        return "kv_pool", Text(
+            "{rejected} request(s) need more blocks than the whole pool", rejected=rejected["kv_pool"]
+        )
     if preemptions:
-        return "kv_pool", f"{preemptions} preemption(s) for lack of free blocks; {counts}"
+        return "kv_pool", Text(
+            "{preemptions} preemption(s) for lack of free blocks; {counts}",
+            preemptions=preemptions,
+            counts=counts,
+        )
     if pool and pool >= seqs:
         return "kv_pool", counts
     if seqs:
@@ -812,8 +842,8 @@ class WorkloadPreset(_Frozen):
 
     key: str
     label_zh: str
-    description: str
-    hits_first: str  # the seed's 先受阻的方面, in English
+    description: Msg
+    hits_first: Msg  # the seed's 先受阻的方面, in English
     spec: WorkloadSpec
 
 
@@ -835,8 +865,8 @@ WORKLOAD_PRESETS: dict[str, WorkloadPreset] = {
         _preset(
             "long_single",
             "超长上下文单请求",
-            "Long-document QA / whole-repo prompts, one at a time: S is close to the limit.",
-            "a single sequence does not fit (max_model_len, or the whole pool)",
+            Text("Long-document QA / whole-repo prompts, one at a time: S is close to the limit."),
+            Text("a single sequence does not fit (max_model_len, or the whole pool)"),
             {
                 "classes": [
                     {
@@ -852,8 +882,8 @@ WORKLOAD_PRESETS: dict[str, WorkloadPreset] = {
         _preset(
             "mixed_long_short",
             "长短交错",
-            "A few long requests among many short ones: the long ones hold most of the pool.",
-            "concurrency is pushed down: short requests cannot get in (kv_pool)",
+            Text("A few long requests among many short ones: the long ones hold most of the pool."),
+            Text("concurrency is pushed down: short requests cannot get in (kv_pool)"),
             {
                 "classes": [
                     {
@@ -874,8 +904,8 @@ WORKLOAD_PRESETS: dict[str, WorkloadPreset] = {
         _preset(
             "many_short",
             "高并发短请求",
-            "Chat-sized requests at high concurrency: S is small, N is large.",
-            "starts fine but concurrency stalls: N x S exceeds the pool (kv_pool) or max_num_seqs",
+            Text("Chat-sized requests at high concurrency: S is small, N is large."),
+            Text("starts fine but concurrency stalls: N x S exceeds the pool (kv_pool) or max_num_seqs"),
             {
                 "classes": [
                     {
@@ -891,8 +921,8 @@ WORKLOAD_PRESETS: dict[str, WorkloadPreset] = {
         _preset(
             "shared_prefix",
             "高前缀复用",
-            "A fixed system prompt plus varying questions, two tenants with their own prompts.",
-            "memory without benefit when the prefix is not full blocks or its hash varies",
+            Text("A fixed system prompt plus varying questions, two tenants with their own prompts."),
+            Text("memory without benefit when the prefix is not full blocks or its hash varies"),
             {
                 "classes": [
                     {
@@ -917,8 +947,8 @@ WORKLOAD_PRESETS: dict[str, WorkloadPreset] = {
         _preset(
             "long_output",
             "长输出生成",
-            "Short prompts, long generations (reports, code): S keeps growing while decoding.",
-            "usage climbs during decode until running requests are preempted (kv_pool)",
+            Text("Short prompts, long generations (reports, code): S keeps growing while decoding."),
+            Text("usage climbs during decode until running requests are preempted (kv_pool)"),
             {
                 "classes": [
                     {

@@ -26,7 +26,7 @@ def _estimate_payload(params: StrictPlannerParams) -> dict[str, Any]:
         vllm_version=resolved.vllm_version,
         target_concurrency=params.target_concurrency,
     )
-    inputs = params.model_dump(exclude={"config_json"})
+    inputs = params.model_dump(exclude={"config_json", "lang"})
     inputs.update(
         vllm_version=resolved.vllm_version,
         model=resolved.model_label,

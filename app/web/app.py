@@ -14,6 +14,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.core.errors import PlannerError
 from app.web import api, doctor, explore, pages, recommend_api
+from app.web.i18n import LanguageMiddleware, _, tr
 from app.web.security import SECURITY_HEADERS, SecurityMiddleware, json_safe
 from app.web.templating import STATIC_DIR, Renderer
 
@@ -53,7 +54,8 @@ def create_app(root_path: str = "") -> FastAPI:
         redoc_url=None,
     )
     app.state.renderer = Renderer()
-    # Middleware runs outermost-last-added: RootPath (outermost) -> Security -> GZip -> routes.
+    # Middleware runs outermost-last-added: RootPath (outermost) -> Security -> GZip -> Language -> routes.
+    app.add_middleware(LanguageMiddleware)
     app.add_middleware(GZipMiddleware, minimum_size=500, compresslevel=6)
     app.add_middleware(SecurityMiddleware)
     if root_path:
@@ -77,7 +79,7 @@ def create_app(root_path: str = "") -> FastAPI:
         detail = [
             {
                 "loc": ["query" if request.method == "GET" else "body", exc.field],
-                "msg": exc.message,
+                "msg": tr(exc.message),
                 "type": type(exc).__name__,
             }
         ]
@@ -91,7 +93,7 @@ def create_app(root_path: str = "") -> FastAPI:
     async def last_resort(request: Request, exc: Exception) -> Response:
         # Inputs are validated before they reach the core, so this is a bug: log it, show no trace.
         log.exception("unhandled error on %s", request.url.path)
-        message = "Internal error: the planner could not compute this. The inputs were logged for a fix."
+        message = _("Internal error: the planner could not compute this. The inputs were logged for a fix.")
         if request.url.path.startswith(f"{root_path}/api"):
             return JSONResponse({"detail": message}, status_code=500, headers=SECURITY_HEADERS)
         return HTMLResponse(f"<p>{message}</p>", status_code=500, headers=SECURITY_HEADERS)

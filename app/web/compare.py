@@ -18,6 +18,7 @@ from fastapi.responses import HTMLResponse, Response
 from app.core.errors import PlannerError
 from app.core.estimate import estimate
 from app.core.result import Estimate
+from app.core.text import Text
 from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS, rules_for
 from app.web import views
 from app.web.format import gib, integer
@@ -43,17 +44,17 @@ class RowSpec:
 
 
 def _utilization(est: Estimate, params: PlannerParams) -> str:
-    how = "set" if params.gpu_memory_utilization is not None else "this version's default"
+    how = "set" if params.gpu_memory_utilization is not None else Text("this version's default")
     return f"{est.gpu_memory_utilization:g} ({how})"
 
 
 def _graphs(est: Estimate, _: PlannerParams) -> str:
     if est.cuda_graph_bytes <= 0:
-        return "none (--enforce-eager or no graphs)"
+        return Text("none (--enforce-eager or no graphs)")
     where = (
-        "CUDA graphs subtracted from the budget before KV sizing"
+        Text("CUDA graphs subtracted from the budget before KV sizing")
         if est.cuda_graph_budgeted
-        else "not subtracted: from the 1 − utilization slack"
+        else Text("not subtracted: from the 1 − utilization slack")
     )
     return f"{gib(est.cuda_graph_bytes)} — {where}"
 
@@ -68,10 +69,10 @@ def _largest(est: Estimate, _: PlannerParams) -> str:
 
 
 ROWS: tuple[RowSpec, ...] = (
-    RowSpec("utilization", "gpu_memory_utilization used", _utilization, ("default_util",)),
+    RowSpec("utilization", Text("gpu_memory_utilization used"), _utilization, ("default_util",)),
     RowSpec(
         "budget",
-        "Budget (total × utilization)",
+        Text("Budget (total × utilization)"),
         lambda e, _: gib(e.budget_bytes),
         ("budget",),
         ("utilization",),
@@ -79,32 +80,38 @@ ROWS: tuple[RowSpec, ...] = (
     RowSpec("weights", "Weights", lambda e, _: gib(e.weights_bytes), ()),
     RowSpec(
         "activation",
-        "Activation & workspace (peak)",
+        Text("Activation & workspace (peak)"),
         lambda e, _: gib(e.activation_peak_bytes),
         ("sampler", "inflight", "budget"),
     ),
     RowSpec("non-torch", "Non-torch", lambda e, _: gib(e.non_torch_bytes), ("budget",)),
-    RowSpec("graphs", "CUDA graphs", _graphs, ("cuda_graphs",)),
+    RowSpec("graphs", Text("CUDA graphs"), _graphs, ("cuda_graphs",)),
     RowSpec(
         "kv",
-        "KV cache pool",
+        Text("KV cache pool"),
         lambda e, _: gib(e.kv_cache_bytes),
         ("cuda_graphs", "budget"),
         ("budget", "weights", "activation", "non-torch", "graphs"),
     ),
-    RowSpec("kv-range", "KV cache pool, range", _kv_range, (), ("kv",)),
+    RowSpec("kv-range", Text("KV cache pool, range"), _kv_range, (), ("kv",)),
     RowSpec("blocks", "num_gpu_blocks", lambda e, _: integer(e.num_gpu_blocks), (), ("kv",)),
     RowSpec(
-        "tokens", "GPU KV cache size (tokens)", lambda e, _: integer(e.kv_tokens), ("tokens",), ("blocks",)
+        "tokens",
+        Text("GPU KV cache size (tokens)"),
+        lambda e, _: integer(e.kv_tokens),
+        ("tokens",),
+        ("blocks",),
     ),
     RowSpec(
         "concurrency",
-        "Max concurrency at max_model_len",
+        Text("Max concurrency at max_model_len"),
         lambda e, _: f"{e.max_concurrency:.2f}x",
         ("concurrency", "inflight"),
         ("blocks",),
     ),
-    RowSpec("largest", "Largest max_model_len that starts", _largest, ("needed", "null_block"), ("kv",)),
+    RowSpec(
+        "largest", Text("Largest max_model_len that starts"), _largest, ("needed", "null_block"), ("kv",)
+    ),
 )
 LOG_RULES = ("weights_log", "capacity_log", "gib_format", "cuda_graphs")
 VERDICT_RULES = ("needed", "null_block")
@@ -175,7 +182,11 @@ def _versions(request: Request) -> tuple[str, str, list[FieldProblem]]:
             chosen[key] = value
         else:
             shown = value if len(value) <= 60 else value[:57] + "..."
-            message = f"unknown vLLM version {shown!r}; known: {', '.join(KNOWN_VERSIONS)}"
+            message = Text(
+                "unknown vLLM version {shown!r}; known: {known_versions}",
+                shown=shown,
+                known_versions=", ".join(KNOWN_VERSIONS),
+            )
             problems.append(FieldProblem(key, shown, message))
     return chosen["a"], chosen["b"], problems
 
@@ -190,11 +201,11 @@ def _reason(
     not already the reason of one of those rows."""
     follows = [u for u in upstream if u in differing]
     explained = {k for u in follows for k in differing[u][1]}
-    parts = ["follows from " + ", ".join(differing[u][0] for u in follows)] if follows else []
+    parts = [Text("follows from ") + ", ".join(differing[u][0] for u in follows)] if follows else []
     parts += [
         f"{diffs[k].topic}: {diffs[k].a} → {diffs[k].b}" for k in own if k in diffs and k not in explained
     ]
-    return "; ".join(parts) if parts else "the modelled constants differ between these releases"
+    return "; ".join(parts) if parts else Text("the modelled constants differ between these releases")
 
 
 def _estimate(resolved: Resolved, version: str) -> Estimate:
@@ -263,7 +274,12 @@ def build_view(request: Request) -> CompareView:
         b=b,
         versions=tuple(views.Option(v, v) for v in reversed(KNOWN_VERSIONS)),
         hidden=tuple((k, v) for k, v in query_items(params) if k != "vllm_version"),
-        title=f"{resolved.model_label} on {resolved.device.name} × {params.devices}",
+        title=Text(
+            "{model_label} on {name} × {devices}",
+            model_label=resolved.model_label,
+            name=resolved.device.name,
+            devices=params.devices,
+        ),
         result=result,
         differences=tuple(diffs.values()),
         error=error,

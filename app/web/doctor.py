@@ -24,7 +24,9 @@ from app.core.catalog import find_device, list_devices
 from app.core.diagnose import ComparisonRow, Diagnosis, Step, diagnose
 from app.core.errors import PlannerError
 from app.core.logs import MAX_LOG_CHARS, Evidence, MetricsFacts
+from app.core.text import N_
 from app.web.format import gib, integer, percent
+from app.web.i18n import _, page_lang, t, tr, tr_list
 from app.web.pages import wants_fragment
 from app.web.params import parse_lenient, to_query
 
@@ -65,7 +67,11 @@ async def read_limited(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
 
 
 def too_large_message(size: int) -> str:
-    return f"the body has {size:,} bytes or more; the limit is {MAX_BODY_BYTES:,} bytes (5 MiB)"
+    return t(
+        "the body has {size:,} bytes or more; the limit is {max_body_bytes:,} bytes (5 MiB)",
+        size=size,
+        max_body_bytes=MAX_BODY_BYTES,
+    )
 
 
 def _replayed(request: Request, body: bytes) -> Request:
@@ -107,7 +113,15 @@ class Problem:
 def _check_sizes(data: DiagnoseInput) -> Problem | None:
     for name, text in ((LOG_FIELD, data.log), ("metrics", data.metrics)):
         if text is not None and len(text) > MAX_LOG_CHARS:
-            return Problem(name, f"{len(text):,} characters; the limit is {MAX_LOG_CHARS:,}", 413)
+            return Problem(
+                name,
+                t(
+                    "{text:,} characters; the limit is {max_log_chars:,}",
+                    text=len(text),
+                    max_log_chars=MAX_LOG_CHARS,
+                ),
+                413,
+            )
     if not (data.log or "").strip() and not (data.metrics or "").strip():
         return Problem(LOG_FIELD, "empty: paste a vLLM start-up log (or a /metrics scrape)")
     return None
@@ -131,12 +145,14 @@ def _run(data: DiagnoseInput) -> tuple[Diagnosis | None, Problem | None]:
         return None, Problem(exc.field, exc.message, 413 if exc.field == LOG_FIELD else 422)
 
 
-def planner_url(request: Request, diagnosis: Diagnosis) -> str | None:
-    """A relative permalink to the planner prefilled with what the log says (None if it says nothing)."""
+def planner_url(request: Request, diagnosis: Diagnosis, lang: str | None = None) -> str | None:
+    """A relative permalink to the planner prefilled with what the log says (None if it says nothing).
+
+    ``lang``: the page's language for the link (the API's link is language-neutral)."""
     if not diagnosis.planner_inputs:
         return None
     params, _ = parse_lenient(diagnosis.planner_inputs)
-    return f"{request.url_for('planner').path}?{to_query(params)}"
+    return f"{request.url_for('planner').path}?{to_query(params.model_copy(update={'lang': lang}))}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -145,7 +161,7 @@ def planner_url(request: Request, diagnosis: Diagnosis) -> str | None:
 
 def _error(problem: Problem) -> JSONResponse:
     kind = "too_large" if problem.status == 413 else "value_error"
-    detail = [{"loc": ["body", problem.field], "msg": problem.message, "type": kind}]
+    detail = [{"loc": ["body", problem.field], "msg": tr(problem.message), "type": kind}]
     return JSONResponse({"detail": detail}, status_code=problem.status)
 
 
@@ -165,7 +181,7 @@ def _api_input(request: Request, body: bytes) -> DiagnoseInput | Problem:
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return Problem(LOG_FIELD, f"not UTF-8 text (byte {exc.start}); paste the log as text")
+        return Problem(LOG_FIELD, t("not UTF-8 text (byte {start}); paste the log as text", start=exc.start))
     query = {k: v for k, v in request.query_params.items() if k in ("target_concurrency", "device")}
     try:
         return DiagnoseInput.model_validate({**query, "log": text})
@@ -191,7 +207,7 @@ async def api_diagnose(request: Request) -> Response:
         return _error(data)
     diagnosis, problem = _run(data)
     if problem is not None or diagnosis is None:
-        return _error(problem or Problem(LOG_FIELD, "nothing to diagnose"))
+        return _error(problem or Problem(LOG_FIELD, _("nothing to diagnose")))
     payload = diagnosis.model_dump(mode="json")
     payload["planner_url"] = planner_url(request, diagnosis)
     return JSONResponse(payload)
@@ -203,18 +219,27 @@ async def api_diagnose(request: Request) -> Response:
 
 TONES = {"ok": "ok", "info": "info", "warn": "warn", "fail": "bad", "unknown": "unknown"}
 VERDICT_VIEW = {
-    "fits": ("ok", "Fits"),
-    "s_bound": ("bad", "S-side: one sequence is too long"),
-    "n_bound": ("warn", "N-side: the concurrency does not fit"),
-    "budget_bound": ("bad", "Budget: no room for a KV pool"),
-    "unknown": ("unknown", "Nothing to diagnose"),
+    "fits": ("ok", N_("Fits")),
+    "s_bound": ("bad", N_("S-side: one sequence is too long")),
+    "n_bound": ("warn", N_("N-side: the concurrency does not fit")),
+    "budget_bound": ("bad", N_("Budget: no room for a KV pool")),
+    "unknown": ("unknown", N_("Nothing to diagnose")),
 }
 SOURCE_LABELS = {
-    "hint": "chosen",
-    "printed_total": "matched to the printed total",
-    "replay": "inferred from the KV pool",
-    "custom": "custom, of the printed size",
-    "none": "unknown",
+    "hint": N_("chosen"),
+    "printed_total": N_("matched to the printed total"),
+    "replay": N_("inferred from the KV pool"),
+    "custom": N_("custom, of the printed size"),
+    "none": N_("unknown"),
+}
+
+
+# Who answered a step-4 trial (Trial.source), as the page words it.
+TRIAL_SOURCES = {
+    "log": N_("log"),
+    "planner": N_("planner"),
+    "arithmetic": N_("arithmetic"),
+    "none": N_("none"),
 }
 
 
@@ -332,11 +357,11 @@ def _value(unit: str, value: float | None, *, signed: bool = False) -> str:
 def _row_view(row: ComparisonRow) -> RowView:
     return RowView(
         key=row.key,
-        label=row.label,
+        label=tr(row.label),
         actual=_value(row.unit, row.actual),
         predicted=_value(row.unit, row.predicted),
         gap=_value(row.unit, row.gap, signed=True),
-        note=row.note,
+        note=tr(row.note) if row.note is not None else None,
     )
 
 
@@ -345,23 +370,23 @@ def _metrics_view(metrics: MetricsFacts | None) -> MetricsView | None:
         return None
     rows: list[tuple[str, str]] = []
     if metrics.kv_usage is not None:
-        rows.append(("KV cache usage", percent(metrics.kv_usage)))
+        rows.append((t("KV cache usage"), percent(metrics.kv_usage)))
     for label, value in (
-        ("Requests running", metrics.num_requests_running),
-        ("Requests waiting", metrics.num_requests_waiting),
-        ("Preemptions", metrics.preemptions),
+        (t("Requests running"), metrics.num_requests_running),
+        (t("Requests waiting"), metrics.num_requests_waiting),
+        (_("Preemptions"), metrics.preemptions),
     ):
         if value is not None:
             rows.append((label, integer(value)))
     if metrics.prefix_hit_rate is not None:
-        rows.append(("Prefix-cache hit rate", percent(metrics.prefix_hit_rate)))
+        rows.append((t("Prefix-cache hit rate"), percent(metrics.prefix_hit_rate)))
     if metrics.num_gpu_blocks is not None:
-        rows.append(("GPU blocks (cache_config_info)", integer(metrics.num_gpu_blocks)))
+        rows.append((t("GPU blocks (cache_config_info)"), integer(metrics.num_gpu_blocks)))
     bound = metrics.verdict == "kv_bound"
     return MetricsView(
-        verdict="bound by the KV pool" if bound else "not bound by the KV pool",
+        verdict=t("bound by the KV pool") if bound else t("not bound by the KV pool"),
         tone="warn" if bound else "ok",
-        reading=metrics.reading,
+        reading=tr(metrics.reading),
         rows=rows,
     )
 
@@ -369,10 +394,11 @@ def _metrics_view(metrics: MetricsFacts | None) -> MetricsView | None:
 def _trial_views(diagnosis: Diagnosis) -> list[TrialView]:
     views = []
     for trial in diagnosis.trials:
-        outcome, tone = {True: ("starts", "ok"), False: ("fails", "bad"), None: ("?", "unknown")}[
+        outcome, tone = {True: (_("starts"), "ok"), False: (_("fails"), "bad"), None: ("?", "unknown")}[
             trial.starts
         ]
-        views.append(TrialView(trial.label, outcome, tone, trial.source, trial.detail))
+        source = _(TRIAL_SOURCES.get(trial.source, trial.source))
+        views.append(TrialView(tr(trial.label), outcome, tone, source, tr(trial.detail)))
     return views
 
 
@@ -380,50 +406,51 @@ def _step_view(number: int, step: Step, diagnosis: Diagnosis) -> StepView:
     return StepView(
         number=number,
         key=step.key,
-        title=step.title,
-        verdict=step.verdict,
+        title=tr(step.title),
+        verdict=tr(step.verdict),
         tone=TONES[step.status],
-        explanation=step.explanation,
+        explanation=tr(step.explanation),
         excerpt=excerpt(step.evidence),
         trials=_trial_views(diagnosis) if step.key == "cause" else [],
     )
 
 
 def result_view(request: Request, diagnosis: Diagnosis) -> ResultView:
-    tone, title = VERDICT_VIEW[diagnosis.verdict]
-    url = planner_url(request, diagnosis)
+    tone, title_id = VERDICT_VIEW[diagnosis.verdict]
+    title = _(title_id)
+    url = planner_url(request, diagnosis, page_lang())
     planner_note = None
     if url is not None and "model" not in diagnosis.planner_inputs:
-        planner_note = "The log's model is not in the catalog: the planner opens with its default model."
+        planner_note = t("The log's model is not in the catalog: the planner opens with its default model.")
     identity = [
-        ("Model", diagnosis.model_id or diagnosis.facts.model or "—"),
+        (_("Model"), diagnosis.model_id or diagnosis.facts.model or "—"),
         (
-            "Device",
-            f"{diagnosis.device_id} ({SOURCE_LABELS[diagnosis.device_source]})"
+            _("Device"),
+            f"{diagnosis.device_id} ({_(SOURCE_LABELS[diagnosis.device_source])})"
             if diagnosis.device_id
             else "—",
         ),
         ("vLLM", diagnosis.facts.vllm_version or diagnosis.vllm_version_used or "—"),
-        ("Target concurrency N", str(diagnosis.target_concurrency)),
+        (t("Target concurrency N"), str(diagnosis.target_concurrency)),
     ]
     return ResultView(
         verdict=diagnosis.verdict,
         tone=tone,
         title=title,
-        headline=diagnosis.headline,
-        remedies=diagnosis.remedies,
+        headline=tr(diagnosis.headline),
+        remedies=tr_list(diagnosis.remedies),
         steps=[_step_view(i, step, diagnosis) for i, step in enumerate(diagnosis.steps, start=1)],
         comparison=[_row_view(row) for row in diagnosis.comparison],
         metrics=_metrics_view(diagnosis.metrics),
         planner_url=url,
         planner_note=planner_note,
         identity=identity,
-        notes=diagnosis.notes,
+        notes=tr_list(diagnosis.notes),
     )
 
 
 def device_options() -> list[Option]:
-    return [Option("", "detect from the log"), *(Option(d.id, d.name) for d in list_devices())]
+    return [Option("", t("detect from the log")), *(Option(d.id, d.name) for d in list_devices())]
 
 
 def render(request: Request, view: DoctorView, status: int = 200) -> HTMLResponse:
@@ -451,7 +478,13 @@ def _target(raw: str) -> tuple[int | None, Problem | None]:
     if not text:
         return None, None
     if not text.isdigit() or not 1 <= int(text) <= MAX_TARGET_CONCURRENCY:
-        return None, Problem("target_concurrency", f"a whole number from 1 to {MAX_TARGET_CONCURRENCY:,}")
+        return None, Problem(
+            "target_concurrency",
+            t(
+                "a whole number from 1 to {max_target_concurrency:,}",
+                max_target_concurrency=MAX_TARGET_CONCURRENCY,
+            ),
+        )
     return int(text), None
 
 
@@ -460,7 +493,10 @@ async def _file_text(upload: UploadFile) -> tuple[str, Problem | None]:
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError as exc:
-        return "", Problem(LOG_FILE_FIELD, f"{upload.filename}: not UTF-8 text (byte {exc.start})")
+        return "", Problem(
+            LOG_FILE_FIELD,
+            t("{filename}: not UTF-8 text (byte {start})", filename=upload.filename, start=exc.start),
+        )
 
 
 @dataclass
@@ -536,7 +572,7 @@ async def doctor_submit(request: Request) -> Response:
     try:
         submitted = await _read_form(request, body)
     except (HTTPException, MultiPartException) as exc:
-        message = str(getattr(exc, "detail", None) or getattr(exc, "message", "") or "unreadable form")
+        message = str(getattr(exc, "detail", None) or getattr(exc, "message", "") or t("unreadable form"))
         return render(request, DoctorView(empty_form, [Problem(LOG_FIELD, message)], None), 422)
     if submitted.data is None:
         return render(request, DoctorView(submitted.form, submitted.problems, None), 422)

@@ -39,6 +39,7 @@ from app.core.estimate import estimate, sizing_for
 from app.core.plan import apply_quantization_flag
 from app.core.result import Estimate
 from app.core.specs import GIB, KV_CACHE_DTYPES, MIB
+from app.core.text import Text
 from app.core.versions import KNOWN_VERSIONS
 from app.core.workload import (
     MAX_NUM_REQUESTS,
@@ -93,14 +94,12 @@ SERIES_TABLE_ROWS = 20  # rows of the charts' table alternative
 # The seed's prefix example, corrected: see SEED_MISPRINT_NOTE.
 SEED_EXAMPLE_BLOCK_SIZE = 4
 SEED_EXAMPLE_SHARED = (10, 14)
-SEED_MISPRINT_NOTE = (
-    "The seed text says “两条请求共享 14 个 token、block size 为 4 时，只有前 8 个 token 命中”. "
-    "14 shared tokens at B = 4 are 3 full blocks: 12 tokens hit and 2 are recomputed. Its own "
-    "explanation (“第三块只对上 2/4”) describes 10 shared tokens: 2 full blocks = 8 tokens hit."
+SEED_MISPRINT_NOTE = Text(
+    "The seed text says “两条请求共享 14 个 token、block size 为 4 时，只有前 8 个 token 命中”. 14 shared tokens at B = 4 are 3 full blocks: 12 tokens hit and 2 are recomputed. Its own explanation (“第三块只对上 2/4”) describes 10 shared tokens: 2 full blocks = 8 tokens hit."
 )
 EXTRA_KEY_FIELDS = (
-    ("lora", "LoRA adapter ID"),
-    ("mm", "multimodal input hash"),
+    ("lora", Text("LoRA adapter ID")),
+    ("mm", Text("multimodal input hash")),
     ("cache_salt", "cache_salt"),
 )
 
@@ -111,9 +110,8 @@ _FIXED = re.compile(r"\d+")
 _UNIFORM = re.compile(r"(\d+)-(\d+)")
 _LOGNORMAL = re.compile(r"(\d+)~(\d+(?:\.\d+)?)~(\d+)(?:~(\d+))?")
 _GROUP = re.compile(r"[A-Za-z0-9_-]{1,64}")
-WL_HELP = (
-    "One class per “;”: share:prompt:output[:shared_prefix[:group]]. A length is N (fixed), "
-    "LOW-HIGH (uniform) or MEDIAN~SIGMA~MAX (lognormal). Example: 0.9:300~0.6~3000:150;0.1:20000-28000:500"
+WL_HELP = Text(
+    "One class per “;”: share:prompt:output[:shared_prefix[:group]]. A length is N (fixed), LOW-HIGH (uniform) or MEDIAN~SIGMA~MAX (lognormal). Example: 0.9:300~0.6~3000:150;0.1:20000-28000:500"
 )
 
 
@@ -131,7 +129,7 @@ def parse_length(text: str) -> LengthDist:
             max=int(match[3]),
             min=int(match[4]) if match[4] else 1,
         )
-    raise ValueError(f"length {text!r} is not N, LOW-HIGH or MEDIAN~SIGMA~MAX")
+    raise ValueError(Text("length {text!r} is not N, LOW-HIGH or MEDIAN~SIGMA~MAX", text=text))
 
 
 def encode_length(dist: LengthDist) -> str:
@@ -155,12 +153,18 @@ def parse_classes(text: str) -> list[RequestClass]:
     compact = re.sub(r"\s+", "", text)
     chunks = [chunk for chunk in compact.split(";") if chunk]
     if not chunks:
-        raise ValueError("no request class given")
+        raise ValueError(Text("no request class given"))
     classes = []
     for number, chunk in enumerate(chunks, start=1):
         parts = chunk.split(":")
         if not 3 <= len(parts) <= 5:
-            raise ValueError(f"class {number} ({chunk!r}): expected share:prompt:output[:prefix[:group]]")
+            raise ValueError(
+                Text(
+                    "class {number} ({chunk!r}): expected share:prompt:output[:prefix[:group]]",
+                    number=number,
+                    chunk=chunk,
+                )
+            )
         try:
             data: dict[str, Any] = {
                 "share": float(parts[0]),
@@ -171,13 +175,15 @@ def parse_classes(text: str) -> list[RequestClass]:
                 data["shared_prefix_tokens"] = int(parts[3])
             if len(parts) == 5:
                 if not _GROUP.fullmatch(parts[4]):
-                    raise ValueError(f"prefix group {parts[4]!r}: letters, digits, _ and - only")
+                    raise ValueError(
+                        Text("prefix group {parts!r}: letters, digits, _ and - only", parts=parts[4])
+                    )
                 data["prefix_group"] = parts[4]
             classes.append(RequestClass.model_validate(data))
         except ValidationError as exc:
-            raise ValueError(f"class {number}: {_first_message(exc)}") from exc
+            raise ValueError(Text("class {number}: {exc}", number=number, exc=_first_message(exc))) from exc
         except ValueError as exc:
-            raise ValueError(f"class {number}: {exc}") from exc
+            raise ValueError(Text("class {number}: {exc}", number=number, exc=exc)) from exc
     return classes
 
 
@@ -198,8 +204,13 @@ def describe_length(dist: LengthDist) -> str:
     if isinstance(dist, int):
         return f"{dist:,}"
     if isinstance(dist, UniformLength):
-        return f"uniform {dist.low:,}–{dist.high:,}"
-    return f"lognormal, median {dist.median:,}, σ {dist.sigma:g}, ≤ {dist.max:,}"
+        return Text("uniform {low:,}–{high:,}", low=dist.low, high=dist.high)
+    return Text(
+        "lognormal, median {median:,}, σ {sigma:g}, ≤ {max:,}",
+        median=dist.median,
+        sigma=dist.sigma,
+        max=dist.max,
+    )
 
 
 # ---- parameters ---------------------------------------------------------------------------------
@@ -214,7 +225,13 @@ def _lengths(value: object) -> object:
 
 def _preset_name(value: str) -> str:
     if value != CUSTOM and value not in WORKLOAD_PRESETS:
-        raise ValueError(f"unknown preset {value!r}; known: {', '.join([*WORKLOAD_PRESETS, CUSTOM])}")
+        raise ValueError(
+            Text(
+                "unknown preset {value!r}; known: {join}",
+                value=value,
+                join=", ".join([*WORKLOAD_PRESETS, CUSTOM]),
+            )
+        )
     return value
 
 
@@ -300,7 +317,13 @@ class WorkloadRequest(StrictPlannerParams):
     @classmethod
     def _known_preset(cls, value: str | None) -> str | None:
         if value is not None and value not in WORKLOAD_PRESETS:
-            raise ValueError(f"unknown preset {value!r}; known: {', '.join(WORKLOAD_PRESETS)}")
+            raise ValueError(
+                Text(
+                    "unknown preset {value!r}; known: {workload_presets}",
+                    value=value,
+                    workload_presets=", ".join(WORKLOAD_PRESETS),
+                )
+            )
         return value
 
 
@@ -390,11 +413,11 @@ def backend_rule(name: str) -> str:
     """What a CUDA attention backend accepts as block size, in words ("takes only 64")."""
     found = [b for b in vars(backends).values() if isinstance(b, backends.Backend) and b.name == name]
     if not found:
-        return "does not take this size"
+        return Text("does not take this size")
     backend = found[0]
     if backend.fixed_sizes:
-        return "takes only " + " / ".join(str(size) for size in backend.fixed_sizes)
-    return f"needs a multiple of {backend.multiple_of}"
+        return Text("takes only ") + " / ".join(str(size) for size in backend.fixed_sizes)
+    return Text("needs a multiple of {multiple_of}", multiple_of=backend.multiple_of)
 
 
 @dataclass(frozen=True)
@@ -422,16 +445,27 @@ def block_sizes(resolved: Resolved, est: Estimate, fields: BlockFields) -> Block
             notes[size] = exc.message
             if exc.message.startswith("no attention backend"):  # name the rule, not the whole search
                 rule = backend_rule(default.attention_backend)
-                notes[size] = f"{default.attention_backend} {rule}; no other backend here takes {size}"
+                notes[size] = Text(
+                    "{attention_backend} {rule}; no other backend here takes {size}",
+                    attention_backend=default.attention_backend,
+                    rule=rule,
+                    size=size,
+                )
             continue
         if at.block_size != size:
-            notes[size] = at.warnings[0] if at.warnings else f"vLLM runs B = {at.block_size} instead"
+            notes[size] = (
+                at.warnings[0]
+                if at.warnings
+                else Text("vLLM runs B = {block_size} instead", block_size=at.block_size)
+            )
             continue
         per_size[size] = at.bytes_per_block
         if at.attention_backend != default.attention_backend:
-            notes[size] = (
-                f"{default.attention_backend} {backend_rule(default.attention_backend)}: "
-                f"vLLM falls back to {at.attention_backend}"
+            notes[size] = Text(
+                "{attention_backend} {attention_backend2}: vLLM falls back to {attention_backend3}",
+                attention_backend=default.attention_backend,
+                attention_backend2=backend_rule(default.attention_backend),
+                attention_backend3=at.attention_backend,
             )
 
     def bytes_per_block_at(size: int) -> int:
@@ -492,7 +526,9 @@ def engine_for(resolved: Resolved, est: Estimate) -> EngineParams:
             est.kv_cache_bytes <= 0 or not est.estimated_max_model_len or "Free memory" in (est.error or "")
         )
         field = "gpu_memory_utilization" if budget else "max_model_len"
-        raise PlannerError(field, f"vLLM would not start, so there is nothing to simulate: {est.error}")
+        raise PlannerError(
+            field, Text("vLLM would not start, so there is nothing to simulate: {error}", error=est.error)
+        )
     sizing = sizing_for(
         model=resolved.model, device=resolved.device, serve=resolved.serve, vllm_version=resolved.vllm_version
     )
@@ -692,7 +728,11 @@ def _bytes_text(num_bytes: int) -> str:
     """Sizes below a GiB in MiB or KiB, so a block or a small saving never reads as 0.00 GiB."""
     if num_bytes >= GIB:
         return gib(num_bytes)
-    return f"{num_bytes / MIB:,.2f} MiB" if num_bytes >= MIB else f"{num_bytes / 1024:,.1f} KiB"
+    return (
+        Text("{num_bytes:,.2f} MiB", num_bytes=num_bytes / MIB)
+        if num_bytes >= MIB
+        else Text("{num_bytes:,.1f} KiB", num_bytes=num_bytes / 1024)
+    )
 
 
 def blocks_view(sizes: BlockSizes, est: Estimate, fields: BlockFields) -> BlocksView:
@@ -778,11 +818,18 @@ def prefix_view(
     notes = []
     if not result.caching_enabled:
         notes.append(
-            "Prefix caching is off for this engine (--enable-prefix-caching): nothing hits in vLLM; "
-            "the numbers show what would hit with it on."
+            Text(
+                "Prefix caching is off for this engine (--enable-prefix-caching): nothing hits in vLLM; the numbers show what would hit with it on."
+            )
         )
     if hit.block_size != engine_block_size:
-        notes.append(f"Calculated at B = {hit.block_size}; the engine runs B = {engine_block_size}.")
+        notes.append(
+            Text(
+                "Calculated at B = {block_size}; the engine runs B = {engine_block_size}.",
+                block_size=hit.block_size,
+                engine_block_size=engine_block_size,
+            )
+        )
     share = result.saved_bytes / kv_cache_bytes if kv_cache_bytes > 0 else 0.0
     return PrefixView(
         block_size=hit.block_size,
@@ -797,8 +844,12 @@ def prefix_view(
         saved_tokens=integer(result.saved_tokens),
         saved_share=percent(share),
         saved_formula=(
-            f"{integer(hit.blocks_hit)} blocks × ({integer(result.num_requests)} − 1) × "
-            f"{integer(result.bytes_per_block)} B"
+            Text(
+                "{blocks_hit} blocks × ({num_requests} − 1) × {bytes_per_block} B",
+                blocks_hit=integer(hit.blocks_hit),
+                num_requests=integer(result.num_requests),
+                bytes_per_block=integer(result.bytes_per_block),
+            )
         ),
         note=" ".join(notes),
         seed_rows=seed_prefix_rows(),
@@ -853,25 +904,31 @@ def workload_view(
     y_top = int(y_top * 1.1) + 1
     conc_ticks = [(float(t), integer(t)) for t in explore_svg.nice_ticks(y_top, 4)]
     pct_ticks = [(t / 4, percent(t / 4, 0)) for t in range(5)]
-    usage_desc = (
-        f"KV cache usage over {integer(result.steps)} scheduler steps: peak {percent(result.peak_kv_usage)}, "
-        f"mean {percent(result.mean_kv_usage)} of {integer(result.usable_blocks)} usable blocks."
+    usage_desc = Text(
+        "KV cache usage over {steps} scheduler steps: peak {peak_kv_usage}, mean {mean_kv_usage} of {usable_blocks} usable blocks.",
+        steps=integer(result.steps),
+        peak_kv_usage=percent(result.peak_kv_usage),
+        mean_kv_usage=percent(result.mean_kv_usage),
+        usable_blocks=integer(result.usable_blocks),
     )
-    rw_desc = (
-        f"Running requests peak at {integer(result.max_running)} (mean {result.mean_running:.1f}); "
-        f"waiting peaks at {integer(max_waiting)} (mean {result.mean_waiting:.1f}); max_num_seqs is "
-        f"{integer(engine.max_num_seqs)}."
+    rw_desc = Text(
+        "Running requests peak at {max_running} (mean {mean_running:.1f}); waiting peaks at {max_waiting} (mean {mean_waiting:.1f}); max_num_seqs is {max_num_seqs}.",
+        max_running=integer(result.max_running),
+        mean_running=result.mean_running,
+        max_waiting=integer(max_waiting),
+        mean_waiting=result.mean_waiting,
+        max_num_seqs=integer(engine.max_num_seqs),
     )
     kv_chart = explore_svg.step_chart(
         chart_id="chart-kv",
         steps=series.step,
-        lines=[explore_svg.Line("kv", "KV cache usage", series.kv_usage, fill=True)],
+        lines=[explore_svg.Line("kv", Text("KV cache usage"), series.kv_usage, fill=True)],
         y_max=1.0,
         y_ticks=pct_ticks,
-        title="KV cache usage over simulated time",
+        title=Text("KV cache usage over simulated time"),
         desc=usage_desc,
-        x_label="scheduler step (one forward pass)",
-        y_label="KV usage",
+        x_label=Text("scheduler step (one forward pass)"),
+        y_label=Text("KV usage"),
     )
     rw_chart = explore_svg.step_chart(
         chart_id="chart-rw",
@@ -882,36 +939,53 @@ def workload_view(
         ],
         y_max=y_top,
         y_ticks=conc_ticks,
-        title="Running and waiting requests over simulated time",
+        title=Text("Running and waiting requests over simulated time"),
         desc=rw_desc,
-        x_label="scheduler step (one forward pass)",
+        x_label=Text("scheduler step (one forward pass)"),
         y_label="requests",
-        limit=explore_svg.Limit(engine.max_num_seqs, f"max_num_seqs = {integer(engine.max_num_seqs)}")
+        limit=explore_svg.Limit(
+            engine.max_num_seqs,
+            Text("max_num_seqs = {max_num_seqs}", max_num_seqs=integer(engine.max_num_seqs)),
+        )
         if limit_visible
         else None,
     )
     if spec.arrival_rate is not None:
-        mode = f"open loop: Poisson arrivals, {spec.arrival_rate:g} requests per step"
+        mode = Text(
+            "open loop: Poisson arrivals, {arrival_rate:g} requests per step", arrival_rate=spec.arrival_rate
+        )
     else:
-        mode = f"closed loop: {integer(spec.concurrency or 0)} clients, each sends its next request when one ends"
+        mode = Text(
+            "closed loop: {integer} clients, each sends its next request when one ends",
+            integer=integer(spec.concurrency or 0),
+        )
     metrics = (
-        Metric("w-max-running", "Concurrency reached (max running)", integer(result.max_running)),
-        Metric("w-mean-running", "Mean running", f"{result.mean_running:.1f}"),
+        Metric("w-max-running", Text("Concurrency reached (max running)"), integer(result.max_running)),
+        Metric("w-mean-running", Text("Mean running"), f"{result.mean_running:.1f}"),
         Metric("w-preemptions", "Preemptions", integer(result.preemptions)),
-        Metric("w-mean-waiting", "Mean waiting", f"{result.mean_waiting:.1f}"),
-        Metric("w-max-waiting", "Max waiting", integer(max_waiting)),
-        Metric("w-peak-kv", "Peak KV usage", percent(result.peak_kv_usage)),
-        Metric("w-prefix-hit", "Prefix hit rate", percent(result.prefix_hit_rate)),
-        Metric("w-fragmentation", "Fragmentation waste", percent(result.fragmentation_waste_fraction, 2)),
+        Metric("w-mean-waiting", Text("Mean waiting"), f"{result.mean_waiting:.1f}"),
+        Metric("w-max-waiting", Text("Max waiting"), integer(max_waiting)),
+        Metric("w-peak-kv", Text("Peak KV usage"), percent(result.peak_kv_usage)),
+        Metric("w-prefix-hit", Text("Prefix hit rate"), percent(result.prefix_hit_rate)),
         Metric(
-            "w-finished", "Finished / rejected", f"{integer(result.finished)} / {integer(result.rejected)}"
+            "w-fragmentation", Text("Fragmentation waste"), percent(result.fragmentation_waste_fraction, 2)
+        ),
+        Metric(
+            "w-finished",
+            Text("Finished / rejected"),
+            f"{integer(result.finished)} / {integer(result.rejected)}",
         ),
         Metric("w-steps", "Steps", integer(result.steps)),
     )
     blocked = ", ".join(f"{k} {integer(v)}" for k, v in result.admission_blocked_steps.items())
-    summary = f"{usage_desc} {rw_desc} Steps on which admission stopped, by cause: {blocked}."
+    summary = Text(
+        "{usage_desc} {rw_desc} Steps on which admission stopped, by cause: {blocked}.",
+        usage_desc=usage_desc,
+        rw_desc=rw_desc,
+        blocked=blocked,
+    )
     return WorkloadView(
-        title=f"{preset.label_zh} — {preset.description}" if preset else "Custom request classes",
+        title=f"{preset.label_zh} — {preset.description}" if preset else Text("Custom request classes"),
         hits_first=preset.hits_first if preset else "",
         mode=mode,
         classes=_class_rows(spec),
@@ -925,10 +999,17 @@ def workload_view(
         summary=summary,
         series_rows=_series_table(result),
         engine=(
-            f"{integer(engine.num_gpu_blocks)} blocks of {engine.block_size} tokens, max_num_seqs "
-            f"{integer(engine.max_num_seqs)}, max_num_batched_tokens {integer(engine.max_num_batched_tokens)}, "
-            f"max_model_len {integer(engine.max_model_len)}, prefix caching "
-            f"{'on' if engine.enable_prefix_caching else 'off'}, {integer(spec.num_requests)} requests, seed {spec.seed}"
+            Text(
+                "{num_gpu_blocks} blocks of {block_size} tokens, max_num_seqs {max_num_seqs}, max_num_batched_tokens {max_num_batched_tokens}, max_model_len {max_model_len}, prefix caching {value}, {num_requests} requests, seed {seed}",
+                num_gpu_blocks=integer(engine.num_gpu_blocks),
+                block_size=engine.block_size,
+                max_num_seqs=integer(engine.max_num_seqs),
+                max_num_batched_tokens=integer(engine.max_num_batched_tokens),
+                max_model_len=integer(engine.max_model_len),
+                value="on" if engine.enable_prefix_caching else "off",
+                num_requests=integer(spec.num_requests),
+                seed=spec.seed,
+            )
         ),
     )
 
@@ -985,10 +1066,15 @@ def _sections(request: Request, params: ExploreParams, problems: list[FieldProbl
         est = _estimate(resolved)
     except PlannerError as exc:
         return _Sections(params, problems, error=Problem(exc.field, exc.message))
-    engine_line = (
-        f"{resolved.model_label} on {resolved.device.name} · vLLM {est.vllm_version} · "
-        f"{est.attention_backend} · B = {est.block_size} · {integer(est.num_gpu_blocks)} blocks · "
-        f"{gib(est.kv_cache_bytes)} KV pool"
+    engine_line = Text(
+        "{model_label} on {name} · vLLM {vllm_version} · {attention_backend} · B = {block_size} · {num_gpu_blocks} blocks · {kv_cache_bytes} KV pool",
+        model_label=resolved.model_label,
+        name=resolved.device.name,
+        vllm_version=est.vllm_version,
+        attention_backend=est.attention_backend,
+        block_size=est.block_size,
+        num_gpu_blocks=integer(est.num_gpu_blocks),
+        kv_cache_bytes=gib(est.kv_cache_bytes),
     )
     sizes = block_sizes(resolved, est, params)
     blocks = blocks_view(sizes, est, params)
@@ -1077,7 +1163,7 @@ def _workload_section(
     if params.arrival_rate is not None and concurrency is not None:
         problems = [
             *problems,
-            FieldProblem("concurrency", str(concurrency), "ignored: arrival_rate is set (open loop)"),
+            FieldProblem("concurrency", str(concurrency), Text("ignored: arrival_rate is set (open loop)")),
         ]
         params = params.model_copy(update={"concurrency": None})
         concurrency = None
@@ -1197,7 +1283,9 @@ def blocks_api(request: Request) -> dict[str, Any]:
 def workload_api(body: WorkloadRequest) -> dict[str, Any]:
     """Simulate a workload on the engine /api/estimate predicts for the same parameters."""
     if (body.classes is None) == (body.preset is None):
-        raise PlannerError("classes", "give exactly one of classes (a list of request classes) or preset")
+        raise PlannerError(
+            "classes", Text("give exactly one of classes (a list of request classes) or preset")
+        )
     resolved = _resolve_api(body, body.quantization)
     est = _estimate(resolved)
     engine = engine_for(resolved, est)

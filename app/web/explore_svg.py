@@ -13,6 +13,14 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
+from app.web.i18n import tr
+
+
+def _text(value: object) -> Markup:
+    """Escaped text in the request's language (a core Text is translated first)."""
+    return escape(tr(value))
+
+
 CHART_WIDTH = 1000  # viewBox units; the SVG scales to its container
 CHART_HEIGHT = 300
 MARGIN_LEFT = 84  # room for '100%' at the phone-sized label font
@@ -88,18 +96,18 @@ def step_chart(
     def py(value: float) -> float:
         return bottom - min(max(value, 0.0), y_hi) / y_hi * (bottom - top)
 
-    cid = escape(chart_id)
+    cid = _text(chart_id)
     parts = [
         f'<svg class="step-chart" id="{cid}" viewBox="0 0 {CHART_WIDTH} {CHART_HEIGHT}" role="img" '
         f'aria-labelledby="{cid}-title {cid}-desc">',
-        f'<title id="{cid}-title">{escape(title)}</title><desc id="{cid}-desc">{escape(desc)}</desc>',
+        f'<title id="{cid}-title">{_text(title)}</title><desc id="{cid}-desc">{_text(desc)}</desc>',
         f'<rect class="plot-bg" x="{left}" y="{top}" width="{right - left}" height="{bottom - top}"/>',
     ]
     for value, label in y_ticks:
         y = py(value)
         parts.append(
             f'<line class="grid" x1="{left}" x2="{right}" y1="{_fmt(y)}" y2="{_fmt(y)}"/>'
-            f'<text class="axis-label" x="{left - 8}" y="{_fmt(y + 5)}" text-anchor="end">{escape(label)}</text>'
+            f'<text class="axis-label" x="{left - 8}" y="{_fmt(y + 5)}" text-anchor="end">{_text(label)}</text>'
         )
     for tick in nice_ticks(x_hi):
         x = px(tick)
@@ -110,19 +118,19 @@ def step_chart(
         )
     parts.append(
         f'<text class="axis-title" x="{(left + right) / 2}" y="{CHART_HEIGHT - 8}" text-anchor="middle">'
-        f"{escape(x_label)}</text>"
+        f"{_text(x_label)}</text>"
         f'<text class="axis-title" x="16" y="{(top + bottom) / 2}" text-anchor="middle" '
-        f'transform="rotate(-90 16 {(top + bottom) / 2})">{escape(y_label)}</text>'
+        f'transform="rotate(-90 16 {(top + bottom) / 2})">{_text(y_label)}</text>'
     )
     if limit is not None and 0 <= limit.value <= y_hi:
         y = py(limit.value)
         parts.append(
             f'<line class="limit-line" x1="{left}" x2="{right}" y1="{_fmt(y)}" y2="{_fmt(y)}"/>'
             f'<text class="limit-label" x="{right - 6}" y="{_fmt(y - 6)}" text-anchor="end">'
-            f"{escape(limit.label)}</text>"
+            f"{_text(limit.label)}</text>"
         )
     for line in lines:
-        key = escape(line.key)
+        key = _text(line.key)
         coords = [f"{_fmt(px(s))},{_fmt(py(v))}" for s, v in zip(steps, line.values, strict=True)]
         if not coords:
             continue
@@ -132,10 +140,10 @@ def step_chart(
         parts.append(f'<polyline class="series series-{key}" points="{" ".join(coords)}"/>')
     for i, line in enumerate(lines):
         x = left + i * LEGEND_GAP
-        key = escape(line.key)
+        key = _text(line.key)
         parts.append(
             f'<line class="series series-{key}" x1="{x}" x2="{x + LEGEND_SWATCH}" y1="14" y2="14"/>'
-            f'<text class="legend-label" x="{x + LEGEND_SWATCH + 6}" y="20">{escape(line.label)}</text>'
+            f'<text class="legend-label" x="{x + LEGEND_SWATCH + 6}" y="20">{_text(line.label)}</text>'
         )
     parts.append("</svg>")
     return Markup("".join(parts))

@@ -14,8 +14,10 @@ from app.core.estimate import capacity_curve, estimate
 from app.core.recommend import recommend
 from app.core.result import Estimate
 from app.core.specs import ServeConfig
+from app.core.text import N_
 from app.core.versions import default_gpu_memory_utilization
 from app.web import compare, markdown, views
+from app.web.i18n import _, t
 from app.web.params import FieldProblem, PlannerParams, parse_lenient, replace, to_query
 from app.web.recommend_api import build_view as recommendation_view
 from app.web.resolve import Resolved, resolve_lenient
@@ -28,8 +30,8 @@ router.include_router(compare.router)
 DOCS_DIR = REPO_ROOT / "docs"
 # Generated reports served as pages: route name -> (file, page title).
 DOC_PAGES = {
-    "accuracy_report": ("accuracy.md", "Accuracy against real vLLM logs"),
-    "model_notes": ("model.md", "How the planner models what vLLM measures"),
+    "accuracy_report": ("accuracy.md", N_("Accuracy against real vLLM logs")),
+    "model_notes": ("model.md", N_("How the planner models what vLLM measures")),
 }
 COMMAND_MAX_CHARS = 20_000
 # Query keys that are messages for one page view, never part of the permalink.
@@ -122,7 +124,9 @@ def planner(request: Request) -> Response:
     params, problems = parse_lenient(request.query_params.multi_items())
     ignored = request.query_params.get(NOTE_IGNORED_FLAGS, "")
     notices = (
-        (f"Flags of the pasted command that do not move memory were left out: {ignored}",) if ignored else ()
+        (t("Flags of the pasted command that do not move memory were left out: {flags}", flags=ignored),)
+        if ignored
+        else ()
     )
     return render_planner(request, build_view(request, params, problems, notices=notices))
 
@@ -227,7 +231,8 @@ def recommend_fragment(request: Request) -> Response:
 
 
 def render_doc(request: Request, name: str) -> Response:
-    filename, title = DOC_PAGES[name]
+    filename, title_id = DOC_PAGES[name]
+    title = _(title_id)
     path = DOCS_DIR / filename
     renderer = request.app.state.renderer
     if not path.is_file():

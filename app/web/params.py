@@ -89,6 +89,13 @@ def _tri_state(value: object) -> object:
     return _bool_word(value)
 
 
+def _lang(value: object) -> object:
+    if isinstance(value, str):
+        primary = value.strip().replace("_", "-").split("-")[0].lower()
+        return primary if primary in ("en", "zh") else None
+    return value
+
+
 def opt_int(low: int, high: int, *, human: bool = False) -> Any:
     """An optional bounded int; blank means None (vLLM's default); ``human`` also takes `32k`/`32K`."""
     before = _human_int_or_none if human else _blank_to_none
@@ -143,6 +150,9 @@ class PlannerParams(BaseModel):
     card_hidden_size: opt_int(1, 1_000_000) = None
     card_vocab_size: opt_int(1, 10_000_000) = None
     card_max_len: opt_int(16, 10_000_000, human=True) = None
+    # The page's language (app.web.i18n): written only when it is not English, so English links are
+    # unchanged; an unknown value reads as "not given" (the cookie or Accept-Language decide).
+    lang: Annotated[Literal["en", "zh"] | None, BeforeValidator(_lang)] = None
 
     @field_validator("vllm_version")
     @classmethod

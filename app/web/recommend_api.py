@@ -19,6 +19,7 @@ from app.core.plan import apply_quantization_flag, resolve_device, resolve_model
 from app.core.recommend import Recommendation, Snapshot, recommend
 from app.core.specs import KVCacheDType, ServeConfig
 from app.web.format import gib, integer
+from app.web.i18n import tr, tr_list
 
 router = APIRouter(prefix="/api", tags=["api"])
 
@@ -126,7 +127,7 @@ def recommend_post(body: RecommendRequest) -> dict[str, Any]:
     try:
         rec = run(body)
     except PlannerError as exc:
-        raise _unprocessable(exc.field, exc.message) from exc
+        raise _unprocessable(exc.field, tr(exc.message)) from exc
     return payload(body, rec)
 
 
@@ -198,23 +199,23 @@ def build_view(
         steps=[
             StepView(
                 key=s.key,
-                label=s.label,
+                label=tr(s.label),
                 applied=s.applied,
-                reason=s.reason,
-                effect=s.effect,
-                cost=s.cost,
+                reason=tr(s.reason),
+                effect=tr(s.effect),
+                cost=tr(s.cost),
                 before=_snapshot_view(s.before),
                 after=_snapshot_view(s.after),
                 link=link(s.serve) if s.applied else "",
             )
             for s in rec.steps
         ],
-        impossible_reason=rec.impossible_reason,
+        impossible_reason=tr(rec.impossible_reason) if rec.impossible_reason is not None else None,
         best_len=integer(rec.best_len_at_target_concurrency),
         best_concurrency=integer(rec.best_concurrency_at_target_len),
         command=rec.command,
         bisection_verdict=rec.bisection.verdict,
-        bisection_explanation=rec.bisection.explanation,
-        warnings=list(rec.warnings),
+        bisection_explanation=tr(rec.bisection.explanation),
+        warnings=tr_list(rec.warnings),
         final_link=link(rec.final),
     )

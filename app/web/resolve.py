@@ -14,6 +14,8 @@ from app.core.catalog import find_device, find_model
 from app.core.errors import ConfigError, PlannerError, UnknownDeviceError, UnknownModelError
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
+from app.core.text import Text
+from app.web.i18n import page_lang
 from app.web.params import CARD_REQUIRED, DEFAULTS, FieldProblem, PlannerParams
 
 ModelSource = Literal["catalog", "config", "card"]
@@ -22,7 +24,7 @@ CARD_MODEL_NAME = "model-card"
 # Fallbacks for card fields a user may leave blank; each only moves the activation model a little.
 CARD_DEFAULT_VOCAB = 32_000  # Llama-2 vocabulary, the smallest common one
 CARD_DEFAULT_MAX_LEN = 131_072  # 128K, what most current cards declare
-CARD_INCOMPLETE = "the model card needs layers, KV heads, head size and parameters"
+CARD_INCOMPLETE = Text("the model card needs layers, KV heads, head size and parameters")
 # Hybrid models on the card: one full-attention layer after every N-1 sliding ones (Gemma-3 uses 6).
 CARD_HYBRID_PERIOD = 6
 
@@ -81,7 +83,7 @@ def card_config(params: PlannerParams) -> dict[str, Any]:
     }
     if params.card_attention in ("sliding", "hybrid"):
         if params.card_window is None:
-            raise ConfigError("card_window", "sliding and hybrid attention need the window size")
+            raise ConfigError("card_window", Text("sliding and hybrid attention need the window size"))
         config["sliding_window"] = params.card_window
         config["layer_types"] = [
             "full_attention"
@@ -91,7 +93,7 @@ def card_config(params: PlannerParams) -> dict[str, Any]:
         ]
     if params.card_attention == "mla":
         if params.card_kv_lora_rank is None:
-            raise ConfigError("card_kv_lora_rank", "MLA needs kv_lora_rank (512 for DeepSeek-V3)")
+            raise ConfigError("card_kv_lora_rank", Text("MLA needs kv_lora_rank (512 for DeepSeek-V3)"))
         config["model_type"] = "deepseek_v3"
         config["architectures"] = ["DeepseekV3ForCausalLM"]
         config["kv_lora_rank"] = params.card_kv_lora_rank
@@ -157,6 +159,8 @@ def source_is_card(params: PlannerParams) -> bool:
 def resolve_lenient(params: PlannerParams) -> tuple[Resolved, list[FieldProblem]]:
     """For the page: an unusable model source or device falls back to the default and is reported."""
     problems: list[FieldProblem] = []
+    # the page's permalinks carry the language it is shown in (omitted for English)
+    params = params.model_copy(update={"lang": page_lang()})
     no_card = dict.fromkeys(CARD_FIELDS)
     missing = _missing_card_field(params)
     if missing is not None:
@@ -174,4 +178,4 @@ def resolve_lenient(params: PlannerParams) -> tuple[Resolved, list[FieldProblem]
         except ConfigError as exc:
             problems.append(FieldProblem(exc.field, "", exc.message))
             params = params.model_copy(update={"config_json": ""} if params.config_json else no_card)
-    raise PlannerError("model", "no usable model")  # unreachable: the defaults always resolve
+    raise PlannerError("model", Text("no usable model"))  # unreachable: the defaults always resolve

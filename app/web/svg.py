@@ -14,6 +14,13 @@ from dataclasses import dataclass
 from markupsafe import Markup, escape
 
 from app.web.format import gib, human_tokens
+from app.web.i18n import tr
+
+
+def _text(value: object) -> Markup:
+    """Escaped text in the request's language (a core Text is translated first)."""
+    return escape(tr(value))
+
 
 BAR_WIDTH = 1000  # viewBox units; the SVG scales to its container
 BAR_HEIGHT = 150
@@ -69,7 +76,7 @@ def partition_bar(
     parts: list[str] = [
         f'<svg class="partition-bar" viewBox="0 0 {BAR_WIDTH} {BAR_HEIGHT}" role="img" '
         f'aria-labelledby="bar-title bar-desc" preserveAspectRatio="xMinYMin meet">',
-        f'<title id="bar-title">{escape(title)}</title><desc id="bar-desc">{escape(desc)}</desc>',
+        f'<title id="bar-title">{_text(title)}</title><desc id="bar-desc">{_text(desc)}</desc>',
         '<defs><pattern id="hatch" width="10" height="10" patternUnits="userSpaceOnUse" '
         'patternTransform="rotate(45)"><rect width="10" height="10" class="hatch-bg"/>'
         '<line x1="0" y1="0" x2="0" y2="10" class="hatch-line"/></pattern></defs>',
@@ -83,14 +90,14 @@ def partition_bar(
             continue
         x0, x1 = x_of(cursor), x_of(cursor + seg.num_bytes)
         parts.append(
-            f'<rect class="seg seg-{escape(seg.key)}" x="{_fmt(x0)}" y="{BAR_Y}" '
-            f'width="{_fmt(max(x1 - x0, 0.5))}" height="{BAR_H}"><title>{escape(seg.label)}: '
+            f'<rect class="seg seg-{_text(seg.key)}" x="{_fmt(x0)}" y="{BAR_Y}" '
+            f'width="{_fmt(max(x1 - x0, 0.5))}" height="{BAR_H}"><title>{_text(seg.label)}: '
             f"{gib(seg.num_bytes)}</title></rect>"
         )
         if x1 - x0 >= MIN_LABEL_WIDTH:
             parts.append(
                 f'<text class="seg-label" x="{_fmt((x0 + x1) / 2)}" y="{BAR_Y + BAR_H / 2 - 4}" '
-                f'text-anchor="middle">{escape(seg.label)}</text>'
+                f'text-anchor="middle">{_text(seg.label)}</text>'
                 f'<text class="seg-value" x="{_fmt((x0 + x1) / 2)}" y="{BAR_Y + BAR_H / 2 + 16}" '
                 f'text-anchor="middle">{gib(seg.num_bytes, 1)}</text>'
             )
@@ -103,17 +110,17 @@ def partition_bar(
         parts.append(
             f'<rect class="kv-demand{" kv-demand-over" if over else ""}" x="{_fmt(x0)}" y="{band_y}" '
             f'width="{_fmt(max(x1 - x0, 1))}" height="{BAR_DEMAND_H}">'
-            f"<title>{escape(kv_demand_label)}</title></rect>"
+            f"<title>{_text(kv_demand_label)}</title></rect>"
             f'<text class="demand-label{" over" if over else ""}" x="{_fmt(x0 + 4)}" '
-            f'y="{BAR_Y + BAR_H + 44}">{escape(kv_demand_label)}</text>'
+            f'y="{BAR_Y + BAR_H + 44}">{_text(kv_demand_label)}</text>'
         )
     if overrun_bytes > 0:
         x0, x1 = x_of(budget_bytes), x_of(budget_bytes + overrun_bytes)
         parts.append(
             f'<rect class="seg seg-overrun" x="{_fmt(x0)}" y="{BAR_Y - 6}" width="{_fmt(max(x1 - x0, 2))}" '
-            f'height="{BAR_H + 12}" fill="url(#hatch)"><title>{escape(overrun_label)}</title></rect>'
+            f'height="{BAR_H + 12}" fill="url(#hatch)"><title>{_text(overrun_label)}</title></rect>'
             f'<text class="overrun-label" x="{_fmt(min(x1, BAR_WIDTH - 4))}" y="{BAR_Y + BAR_H + 44}" '
-            f'text-anchor="end">{escape(overrun_label)}</text>'
+            f'text-anchor="end">{_text(overrun_label)}</text>'
         )
     bx = x_of(budget_bytes)
     anchor = "end" if bx > BAR_WIDTH / 2 else "start"
@@ -121,7 +128,7 @@ def partition_bar(
         f'<line class="budget-line" x1="{_fmt(bx)}" x2="{_fmt(bx)}" '
         f'y1="{BAR_Y - 14}" y2="{BAR_Y + BAR_H + 8}"/>'
         f'<text class="budget-label" x="{_fmt(bx)}" y="{BAR_Y - 20}" text-anchor="{anchor}">'
-        f"{escape(budget_label)}</text>"
+        f"{_text(budget_label)}</text>"
     )
     tx = x_of(device_total_bytes)
     parts.append(
@@ -180,7 +187,7 @@ def capacity_chart(
     parts = [
         f'<svg class="capacity-chart" viewBox="0 0 {CHART_WIDTH} {CHART_HEIGHT}" role="img" '
         f'aria-labelledby="chart-title chart-desc">',
-        f'<title id="chart-title">{escape(title)}</title><desc id="chart-desc">{escape(desc)}</desc>',
+        f'<title id="chart-title">{_text(title)}</title><desc id="chart-desc">{_text(desc)}</desc>',
         f'<rect class="plot-bg" x="{left}" y="{top}" width="{right - left}" height="{bottom - top}"/>',
     ]
     for tick in _log_ticks(x_lo, x_hi, 2):
@@ -199,15 +206,15 @@ def capacity_chart(
         )
     parts.append(
         f'<text class="axis-title" x="{(left + right) / 2}" y="{CHART_HEIGHT - 8}" text-anchor="middle">'
-        f"{escape(x_label)}</text>"
+        f"{_text(x_label)}</text>"
         f'<text class="axis-title" x="16" y="{(top + bottom) / 2}" text-anchor="middle" '
-        f'transform="rotate(-90 16 {(top + bottom) / 2})">{escape(y_label)}</text>'
+        f'transform="rotate(-90 16 {(top + bottom) / 2})">{_text(y_label)}</text>'
     )
     ty = py(target_concurrency)
     parts.append(
         f'<line class="target-line" x1="{left}" x2="{right}" y1="{_fmt(ty)}" y2="{_fmt(ty)}"/>'
         f'<text class="target-label" x="{right - 6}" y="{_fmt(ty - 6)}" text-anchor="end">'
-        f"{escape(target_label)}</text>"
+        f"{_text(target_label)}</text>"
     )
     points = " ".join(f"{_fmt(px(s))},{_fmt(py(c))}" for s, c in curve)
     parts.append(f'<polyline class="curve" points="{points}"/>')

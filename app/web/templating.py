@@ -7,13 +7,14 @@ no second template to drift out of step.
 
 from __future__ import annotations
 
-import gettext
 from pathlib import Path
 from typing import Any
 
 import jinja2
 from starlette.requests import Request
 
+from app.core.text import Message, TextList
+from app.web import i18n
 from app.web.format import gib, integer, percent
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -22,8 +23,14 @@ STATIC_DIR = REPO_ROOT / "static"
 HTMX_ASSET = "vendor/htmx-2.0.11.min.js"  # see static/vendor/README.md
 
 
+def _finalize(value: Any) -> Any:
+    return i18n.tr(value) if isinstance(value, Message | TextList) else value
+
+
 def make_environment() -> jinja2.Environment:
     env = jinja2.Environment(
+        # a core sentence (Text) printed in a template is shown in the request's language
+        finalize=_finalize,
         loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
         autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
         extensions=["jinja2.ext.i18n"],
@@ -32,8 +39,8 @@ def make_environment() -> jinja2.Environment:
         lstrip_blocks=True,
         auto_reload=False,
     )
-    # A later issue swaps in real catalogs (Chinese); every user-facing string already goes through _().
-    env.install_gettext_translations(gettext.NullTranslations(), newstyle=True)  # type: ignore[attr-defined]
+    # The catalog is chosen per request (app.web.i18n reads a context variable set by its middleware).
+    env.install_gettext_callables(i18n.gettext, i18n.ngettext, newstyle=True)  # type: ignore[attr-defined]
     env.filters["gib"] = gib
     env.filters["integer"] = integer
     env.filters["percent"] = percent
@@ -51,7 +58,15 @@ class Renderer:
         def url(name: str, /, **path_params: Any) -> str:
             return request.url_for(name, **path_params).path
 
-        return {"request": request, "url": url, **context}
+        lang = i18n.current()
+        return {
+            "request": request,
+            "url": url,
+            "lang": i18n.HTML_LANG[lang],
+            "lang_code": lang,
+            "lang_links": i18n.switch_links(request.url.path, request.query_params.multi_items()),
+            **context,
+        }
 
     def page(self, name: str, request: Request, context: dict[str, Any]) -> str:
         return self.env.get_template(name).render(self._context(request, context))

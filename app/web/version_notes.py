@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from app.core.text import Text
 from app.core.versions import KNOWN_VERSIONS, VersionRules, rules_for
 
 # `--swap-space` only feeds V0's swap preemption; V1 ignores it and 0.20 removed the flag
@@ -17,31 +18,31 @@ from app.core.versions import KNOWN_VERSIONS, VersionRules, rules_for
 SWAP_SPACE_REMOVED = (0, 20, 0)
 
 TOKENS_TEXT = {
-    "none": "not printed (V0 prints “# GPU blocks: N”)",
-    "blocks_x_block_size": "blocks × block_size",
-    "blocks_div_groups": "⌊blocks ÷ KV groups⌋ × block_size",
-    "concurrency_x_len": "max concurrency × max_model_len",
+    "none": Text("not printed (V0 prints “# GPU blocks: N”)"),
+    "blocks_x_block_size": Text("blocks × block_size"),
+    "blocks_div_groups": Text("⌊blocks ÷ KV groups⌋ × block_size"),
+    "concurrency_x_len": Text("max concurrency × max_model_len"),
 }
 CONCURRENCY_TEXT = {
-    "blocks_x_block_size_div_len": "blocks × block_size ÷ max_model_len",
-    "one_cdiv_over_sum": "blocks ÷ ⌈Σ per-group memory of one request ÷ first group's page⌉",
-    "sum_of_cdivs": "blocks ÷ Σ over groups of ⌈one request's blocks⌉",
+    "blocks_x_block_size_div_len": Text("blocks × block_size ÷ max_model_len"),
+    "one_cdiv_over_sum": Text("blocks ÷ ⌈Σ per-group memory of one request ÷ first group's page⌉"),
+    "sum_of_cdivs": Text("blocks ÷ Σ over groups of ⌈one request's blocks⌉"),
 }
 NEEDED_TEXT = {
-    "v0": "⌈S ÷ B⌉ blocks × bytes per block (every layer at full length)",
-    "sum_layers": "Σ over layers of their blocks × page (sliding layers count only their window)",
-    "first_group": "blocks of the first KV group × bytes per block (sliding groups ignored)",
-    "all_groups": "Σ over all KV groups of their blocks × bytes per block",
+    "v0": Text("⌈S ÷ B⌉ blocks × bytes per block (every layer at full length)"),
+    "sum_layers": Text("Σ over layers of their blocks × page (sliding layers count only their window)"),
+    "first_group": Text("blocks of the first KV group × bytes per block (sliding groups ignored)"),
+    "all_groups": Text("Σ over all KV groups of their blocks × bytes per block"),
 }
 BUDGET_TEXT = {
-    "v0": "V0 profile: total × utilization − peak memory of the profile run",
-    "v1_peak": "total × utilization − (torch peak + non-torch)",
-    "v1_profile": "total × utilization − weights − activation peak − non-torch",
+    "v0": Text("V0 profile: total × utilization − peak memory of the profile run"),
+    "v1_peak": Text("total × utilization − (torch peak + non-torch)"),
+    "v1_profile": Text("total × utilization − weights − activation peak − non-torch"),
 }
 WEIGHTS_LOG_TEXT = {
-    "took_gb": "“Loading model weights took X GB”",
-    "took_gib": "“Model loading took X GiB and … seconds”",
-    "took_gib_memory": "“Model loading took X GiB memory and … seconds”",
+    "took_gb": Text("“Loading model weights took X GB”"),
+    "took_gib": Text("“Model loading took X GiB and … seconds”"),
+    "took_gib_memory": Text("“Model loading took X GiB memory and … seconds”"),
 }
 
 
@@ -67,23 +68,27 @@ def _same_span(rules: VersionRules, value_of: Callable[[VersionRules], object]) 
     while hi < len(values) - 1 and values[hi + 1] == here:
         hi += 1
     first, last = KNOWN_VERSIONS[lo], KNOWN_VERSIONS[hi]
-    return f"{first} – {last}" if first != last else f"only {first}"
+    return f"{first} – {last}" if first != last else Text("only {first}", first=first)
 
 
 def _swap_space(rules: VersionRules) -> str:
     if rules.swap_space_used:
-        return "used: CPU swap space for V0 preemption"
+        return Text("used: CPU swap space for V0 preemption")
     if rules.version_tuple >= SWAP_SPACE_REMOVED:
-        return "removed (passing it is an error)"
-    return "accepted but ignored by the V1 engine"
+        return Text("removed (passing it is an error)")
+    return Text("accepted but ignored by the V1 engine")
 
 
 def _log_wording(rules: VersionRules) -> str:
     if rules.engine == "v0":
-        return "“# GPU blocks: N, # CPU blocks: M” then “Maximum concurrency …”"
+        return Text("“# GPU blocks: N, # CPU blocks: M” then “Maximum concurrency …”")
     if rules.merged_capacity_line:
-        return "one line: “GPU KV cache size: N tokens, Maximum concurrency for L tokens per request: Xx”"
-    return "two lines: “GPU KV cache size: N tokens” and “Maximum concurrency for L tokens per request: Xx”"
+        return Text(
+            "one line: “GPU KV cache size: N tokens, Maximum concurrency for L tokens per request: Xx”"
+        )
+    return Text(
+        "two lines: “GPU KV cache size: N tokens” and “Maximum concurrency for L tokens per request: Xx”"
+    )
 
 
 # (key, topic, value reader, sentence). The reader is what "differs" compares between two releases.
@@ -91,90 +96,93 @@ ASPECTS: tuple[tuple[str, str, Callable[[VersionRules], object], Callable[[Versi
     ("engine", "Engine", lambda r: r.engine, lambda r: r.engine.upper()),
     (
         "default_util",
-        "Default --gpu-memory-utilization",
+        Text("Default --gpu-memory-utilization"),
         lambda r: r.default_gpu_memory_utilization,
         lambda r: f"{r.default_gpu_memory_utilization:g}",
     ),
     (
         "budget",
-        "KV budget",
+        Text("KV budget"),
         lambda r: (r.budget_style, r.requested_uses_ceil),
         lambda r: (
             BUDGET_TEXT[r.budget_style]
             + (
-                "; requested = ⌈total × utilization⌉"
+                Text("; requested = ⌈total × utilization⌉")
                 if r.requested_uses_ceil
-                else "; requested = total × utilization"
+                else Text("; requested = total × utilization")
             )
         ),
     ),
     (
         "cuda_graphs",
-        "CUDA graphs",
+        Text("CUDA graphs"),
         lambda r: r.cuda_graph_budgeted,
         lambda r: (
-            "CUDA graphs subtracted from the budget before KV sizing"
+            Text("CUDA graphs subtracted from the budget before KV sizing")
             if r.cuda_graph_budgeted
-            else "not subtracted: captured after KV sizing, out of the 1 − utilization slack"
+            else Text("not subtracted: captured after KV sizing, out of the 1 − utilization slack")
         ),
     ),
     (
         "sampler",
-        "Profile-run sampler peak",
+        Text("Profile-run sampler peak"),
         lambda r: r.sampler_logit_copies,
-        lambda r: f"{r.sampler_logit_copies:g} fp32 logits copies (modelled)",
+        lambda r: Text(
+            "{sampler_logit_copies:g} fp32 logits copies (modelled)",
+            sampler_logit_copies=r.sampler_logit_copies,
+        ),
     ),
     (
         "inflight",
-        "In-flight tokens per request (prefix caching off)",
+        Text("In-flight tokens per request (prefix caching off)"),
         lambda r: r.inflight_uses_batches,
         lambda r: (
-            "max concurrent batches × --max-num-batched-tokens"
+            Text("max concurrent batches × --max-num-batched-tokens")
             if r.inflight_uses_batches
             else "--max-num-batched-tokens"
         ),
     ),
     (
         "tokens",
-        "“GPU KV cache size” tokens",
+        Text("“GPU KV cache size” tokens"),
         lambda r: r.tokens_formula,
         lambda r: TOKENS_TEXT[r.tokens_formula],
     ),
     (
         "concurrency",
-        "“Maximum concurrency”",
+        Text("“Maximum concurrency”"),
         lambda r: r.concurrency_formula,
         lambda r: CONCURRENCY_TEXT[r.concurrency_formula],
     ),
     (
         "needed",
-        "Memory one request needs (sliding-window capacity)",
+        Text("Memory one request needs (sliding-window capacity)"),
         lambda r: (r.needed_formula, r.hybrid_allocator),
         lambda r: (
             NEEDED_TEXT[r.needed_formula]
-            + ("; sliding/chunked layers get their own KV groups" if r.hybrid_allocator else "")
+            + (Text("; sliding/chunked layers get their own KV groups") if r.hybrid_allocator else "")
         ),
     ),
     (
         "null_block",
-        "Start-up capacity check",
+        Text("Start-up capacity check"),
         lambda r: r.null_block_in_check,
         lambda r: (
-            "available − one null block must hold one request"
+            Text("available − one null block must hold one request")
             if r.null_block_in_check
-            else "available must hold one request"
+            else Text("available must hold one request")
         ),
     ),
     (
         "weights_log",
-        "Weights log line",
+        Text("Weights log line"),
         lambda r: r.weights_log,
         lambda r: WEIGHTS_LOG_TEXT[r.weights_log],
     ),
-    ("capacity_log", "Capacity log line", _log_wording, _log_wording),
+    ("capacity_log", Text("Capacity log line"), _log_wording, _log_wording),
     (
         "gib_format",
-        "GiB in the log",
+        Text("GiB in the log"),
         lambda r: r.format_gib_style,
         lambda r: "%.2f (54.10)" if r.format_gib_style == "fixed2" else "round(x, 2) (54.1)",
     ),
@@ -183,16 +191,20 @@ ASPECTS: tuple[tuple[str, str, Callable[[VersionRules], object], Callable[[Versi
         "offloading",
         "--kv-offloading-size",
         lambda r: r.has_kv_offloading_flags,
-        lambda r: "available (KV offloading to CPU)" if r.has_kv_offloading_flags else "does not exist yet",
+        lambda r: (
+            Text("available (KV offloading to CPU)")
+            if r.has_kv_offloading_flags
+            else Text("does not exist yet")
+        ),
     ),
     (
         "auto_fit",
-        "--max-model-len auto",
+        Text("--max-model-len auto"),
         lambda r: r.has_auto_fit,
         lambda r: (
-            "available: vLLM searches the largest length that fits"
+            Text("available: vLLM searches the largest length that fits")
             if r.has_auto_fit
-            else "does not exist yet"
+            else Text("does not exist yet")
         ),
     ),
 )

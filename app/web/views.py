@@ -20,6 +20,7 @@ from app.core.specs import GIB, KV_CACHE_DTYPES, LayerKind, ModelSpec
 from app.core.versions import KNOWN_VERSIONS, rules_for
 from app.web import svg
 from app.web.format import gib, human_tokens, integer, percent
+from app.web.i18n import _, t, tr, tr_list
 from app.web.params import FieldProblem, PlannerParams, to_query
 from app.web.resolve import Resolved
 from app.web.version_notes import VersionNote, version_notes
@@ -232,7 +233,7 @@ def formula_view(model: ModelSpec, est: Estimate, target: int) -> FormulaView:
         substituted = f"{layers} × {head_size} × {integer(s)} × {b} × {n}"
         seed_bytes = layers * head_size * s * b * n
         heads = 1
-        heads_text = "1 (MLA latent)"
+        heads_text = t("1 (MLA latent)")
     else:
         heads, head_size = model.num_kv_heads, model.head_size
         per_rank_heads = kv_heads_per_rank(total_kv_heads=heads, tensor_parallel_size=tp)
@@ -245,13 +246,16 @@ def formula_view(model: ModelSpec, est: Estimate, target: int) -> FormulaView:
     notes = []
     if set(model.layer_kinds) - {LayerKind.FULL, LayerKind.MLA}:
         notes.append(
-            "Sliding-window, chunked and recurrent layers cache less than S tokens each, "
-            "so vLLM's exact figure is below the formula's."
+            t(
+                "Sliding-window, chunked and recurrent layers cache less than S tokens each, so vLLM's exact figure is below the formula's."
+            )
         )
     if est.pipeline_parallel_size > 1:
-        notes.append("With pipeline parallelism each device holds only its stage's layers.")
+        notes.append(t("With pipeline parallelism each device holds only its stage's layers."))
     if model.mla is None and tp > heads:
-        notes.append(f"TP={tp} exceeds {heads} KV heads: vLLM replicates heads, one per device.")
+        notes.append(
+            t("TP={tp} exceeds {heads} KV heads: vLLM replicates heads, one per device.", tp=tp, heads=heads)
+        )
     pool = est.kv_cache_bytes
     verb = "≤" if exact_need <= pool else ">"
     return FormulaView(
@@ -259,19 +263,24 @@ def formula_view(model: ModelSpec, est: Estimate, target: int) -> FormulaView:
         substituted=substituted,
         result=f"{integer(seed_bytes)} B = {gib(seed_bytes)}",
         symbols=(
-            Symbol("L", "attention layers", str(layers)),
-            Symbol("H_kv", "KV heads per layer", heads_text),
-            Symbol("D", "head size", str(head_size)),
-            Symbol("S", "tokens per sequence (max_model_len)", integer(s)),
-            Symbol("b", "bytes per KV element", str(b)),
-            Symbol("N", "concurrent sequences (target)", str(n)),
+            Symbol("L", t("attention layers"), str(layers)),
+            Symbol("H_kv", t("KV heads per layer"), heads_text),
+            Symbol("D", t("head size"), str(head_size)),
+            Symbol("S", t("tokens per sequence (max_model_len)"), integer(s)),
+            Symbol("b", t("bytes per KV element"), str(b)),
+            Symbol("N", t("concurrent sequences (target)"), str(n)),
             Symbol("TP", "tensor_parallel_size", str(tp)),
         ),
         exact_line=(
-            f"vLLM's per-device KV per token for this model: {integer(est.kv_bytes_per_token)} B; "
-            f"× S × N = {gib(exact_need)}"
+            t(
+                "vLLM's per-device KV per token for this model: {kv_bytes_per_token} B; × S × N = {exact_need}",
+                kv_bytes_per_token=integer(est.kv_bytes_per_token),
+                exact_need=gib(exact_need),
+            )
         ),
-        comparison=f"{gib(exact_need)} {verb} KV pool {gib(pool)}",
+        comparison=t(
+            "{exact_need} {verb} KV pool {pool}", exact_need=gib(exact_need), verb=verb, pool=gib(pool)
+        ),
         note=" ".join(notes),
     )
 
@@ -297,14 +306,22 @@ def partition_rows(
     kv = max(0, est.kv_cache_bytes)
     graphs_in_slack = 0 if est.cuda_graph_budgeted else est.cuda_graph_bytes
     unused = max(0, est.unused_bytes - graphs_in_slack)
-    graph_note = "inside the budget" if est.cuda_graph_budgeted else "taken from the 1 − utilization slack"
+    graph_note = (
+        t("inside the budget") if est.cuda_graph_budgeted else t("taken from the 1 − utilization slack")
+    )
     items = [
-        ("weights", "Weights", est.weights_bytes, not quantized, ""),
-        ("activation", "Activation & workspace (peak)", est.activation_peak_bytes, False, ""),
-        ("non-torch", "Non-torch (NCCL, CUDA context)", est.non_torch_bytes, False, ""),
-        ("graphs", "CUDA graphs", est.cuda_graph_bytes, False, graph_note),
-        ("kv", "KV cache pool", est.kv_cache_bytes, False, "over budget" if est.kv_cache_bytes < 0 else ""),
-        ("unused", "Unused by design (1 − utilization)", unused, True, ""),
+        ("weights", _("Weights"), est.weights_bytes, not quantized, ""),
+        ("activation", t("Activation & workspace (peak)"), est.activation_peak_bytes, False, ""),
+        ("non-torch", t("Non-torch (NCCL, CUDA context)"), est.non_torch_bytes, False, ""),
+        ("graphs", t("CUDA graphs"), est.cuda_graph_bytes, False, graph_note),
+        (
+            "kv",
+            t("KV cache pool"),
+            est.kv_cache_bytes,
+            False,
+            t("over budget") if est.kv_cache_bytes < 0 else "",
+        ),
+        ("unused", t("Unused by design (1 − utilization)"), unused, True, ""),
     ]
     range_key = {
         "weights": "weights_bytes",
@@ -333,12 +350,12 @@ def partition_rows(
     order.append("unused")
     sizes = {key: num for key, _, num, _, _ in items} | {"kv": kv}
     labels = {
-        "weights": "Weights",
-        "activation": "Activation",
-        "non-torch": "Non-torch",
-        "graphs": "Graphs",
-        "kv": "KV pool",
-        "unused": "Unused",
+        "weights": _("Weights"),
+        "activation": _("Activation"),
+        "non-torch": _("Non-torch"),
+        "graphs": _("Graphs"),
+        "kv": _("KV pool"),
+        "unused": _("Unused"),
     }
     segments = [svg.BarSegment(key, labels[key], sizes[key]) for key in order]
     return rows, segments, max(0, -est.kv_cache_bytes)
@@ -351,7 +368,7 @@ def headline_numbers(est: Estimate) -> tuple[HeadlineNumber, ...]:
     return (
         HeadlineNumber(
             "kv-bytes",
-            "KV cache pool",
+            t("KV cache pool"),
             gib(est.kv_cache_bytes),
             "modelled",
             band_of(pool) if pool else "",
@@ -359,15 +376,15 @@ def headline_numbers(est: Estimate) -> tuple[HeadlineNumber, ...]:
         ),
         HeadlineNumber(
             "kv-tokens",
-            "GPU KV cache size",
-            f"{integer(est.kv_tokens)} tokens",
+            t("GPU KV cache size"),
+            t("{kv_tokens} tokens", kv_tokens=integer(est.kv_tokens)),
             "exact",
             "",
             f"{integer(tokens.low)} – {integer(tokens.high)}" if tokens else "",
         ),
         HeadlineNumber(
             "concurrency",
-            "Max concurrency at S",
+            t("Max concurrency at S"),
             f"{est.max_concurrency:.2f}x",
             "exact",
             "",
@@ -402,56 +419,71 @@ def borderline_view(est: Estimate) -> BorderlineView | None:
 
 def verdict_view(est: Estimate, target: int) -> VerdictView:
     s = integer(est.max_model_len)
-    largest = integer(est.estimated_max_model_len) if est.estimated_max_model_len else "none"
+    largest = integer(est.estimated_max_model_len) if est.estimated_max_model_len else _("none")
     if est.verdict == "budget_bound":
         return VerdictView(
             "budget_bound",
             "bad",
-            "Does not start: the budget is eaten by weights & activations",
-            f"After weights, activations and the rest, the KV pool is {gib(est.kv_cache_bytes)} — "
-            "not even one sequence fits at any length worth serving. Shortening max_model_len does not help.",
+            t("Does not start: the budget is eaten by weights & activations"),
+            t(
+                "After weights, activations and the rest, the KV pool is {kv_cache_bytes} — not even one sequence fits at any length worth serving. Shortening max_model_len does not help.",
+                kv_cache_bytes=gib(est.kv_cache_bytes),
+            ),
             (
-                "Raise --gpu-memory-utilization (keep room for the prefill peak)",
-                "Raise --tensor-parallel-size so each device holds fewer weights",
-                "Lower --max-num-batched-tokens to flatten the prefill peak",
-                "Use a quantized checkpoint",
+                t("Raise --gpu-memory-utilization (keep room for the prefill peak)"),
+                t("Raise --tensor-parallel-size so each device holds fewer weights"),
+                t("Lower --max-num-batched-tokens to flatten the prefill peak"),
+                t("Use a quantized checkpoint"),
             ),
         )
     if est.verdict == "s_bound":
         return VerdictView(
             "s_bound",
             "bad",
-            "Does not start because of S: one sequence is too long",
-            f"One sequence of max_model_len = {s} tokens needs more KV than the pool holds "
-            f"({gib(est.kv_cache_bytes)}). Largest max_model_len that starts: {largest}.",
+            t("Does not start because of S: one sequence is too long"),
+            t(
+                "One sequence of max_model_len = {s} tokens needs more KV than the pool holds ({kv_cache_bytes}). Largest max_model_len that starts: {largest}.",
+                s=s,
+                kv_cache_bytes=gib(est.kv_cache_bytes),
+                largest=largest,
+            ),
             (
-                f"Lower --max-model-len to {largest} or less",
-                "--kv-cache-dtype fp8 (b: 2 → 1 byte)",
-                "Raise --tensor-parallel-size",
-                "Raise --gpu-memory-utilization",
+                t("Lower --max-model-len to {largest} or less", largest=largest),
+                t("--kv-cache-dtype fp8 (b: 2 → 1 byte)"),
+                t("Raise --tensor-parallel-size"),
+                t("Raise --gpu-memory-utilization"),
             ),
         )
     if est.verdict == "n_bound":
         return VerdictView(
             "n_bound",
             "warn",
-            "Starts, but does not fit because of N: too many concurrent sequences",
-            f"The pool holds {integer(est.kv_tokens)} tokens: {est.max_concurrency:.2f} sequences "
-            f"of {s} tokens at once, fewer than the target {target}. "
-            "vLLM starts; the rest of the requests queue.",
+            t("Starts, but does not fit because of N: too many concurrent sequences"),
+            t(
+                "The pool holds {kv_tokens} tokens: {max_concurrency:.2f} sequences of {s} tokens at once, fewer than the target {target}. vLLM starts; the rest of the requests queue.",
+                kv_tokens=integer(est.kv_tokens),
+                max_concurrency=est.max_concurrency,
+                s=s,
+                target=target,
+            ),
             (
-                "Lower the target concurrency or --max-num-seqs",
-                "Lower --max-model-len",
-                "--kv-cache-dtype fp8",
-                "Raise --tensor-parallel-size or add replicas",
+                t("Lower the target concurrency or --max-num-seqs"),
+                t("Lower --max-model-len"),
+                t("--kv-cache-dtype fp8"),
+                t("Raise --tensor-parallel-size or add replicas"),
             ),
         )
     return VerdictView(
         "fits",
         "ok",
-        "Fits",
-        f"vLLM starts; the KV pool holds {integer(est.kv_tokens)} tokens = {est.max_concurrency:.2f} "
-        f"concurrent sequences of {s} tokens (target {target}).",
+        _("Fits"),
+        t(
+            "vLLM starts; the KV pool holds {kv_tokens} tokens = {max_concurrency:.2f} concurrent sequences of {s} tokens (target {target}).",
+            kv_tokens=integer(est.kv_tokens),
+            max_concurrency=est.max_concurrency,
+            s=s,
+            target=target,
+        ),
     )
 
 
@@ -459,24 +491,39 @@ def block_math(est: Estimate) -> tuple[Symbol, ...]:
     b = est.block_size
     return (
         Symbol(
-            "bytes per block",
-            f"per-token KV × B = {integer(est.kv_bytes_per_token)} × {b}",
+            t("bytes per block"),
+            t(
+                "per-token KV × B = {kv_bytes_per_token} × {b}",
+                kv_bytes_per_token=integer(est.kv_bytes_per_token),
+                b=b,
+            ),
             f"{integer(est.bytes_per_block)} B",
         ),
         Symbol(
             "num_blocks",
-            f"⌊pool ÷ bytes per block⌋ = ⌊{integer(max(0, est.kv_cache_bytes))} ÷ "
-            f"{integer(est.bytes_per_block)}⌋",
+            t(
+                "⌊pool ÷ bytes per block⌋ = ⌊{max} ÷ {bytes_per_block}⌋",
+                max=integer(max(0, est.kv_cache_bytes)),
+                bytes_per_block=integer(est.bytes_per_block),
+            ),
             integer(est.num_gpu_blocks),
         ),
-        Symbol("tokens", f"blocks × B = {integer(est.num_gpu_blocks)} × {b}", integer(est.kv_tokens)),
         Symbol(
-            "max concurrency",
-            f"tokens ÷ S = {integer(est.kv_tokens)} ÷ {integer(est.max_model_len)}",
+            _("tokens"),
+            t("blocks × B = {num_gpu_blocks} × {b}", num_gpu_blocks=integer(est.num_gpu_blocks), b=b),
+            integer(est.kv_tokens),
+        ),
+        Symbol(
+            t("max concurrency"),
+            t(
+                "tokens ÷ S = {kv_tokens} ÷ {max_model_len}",
+                kv_tokens=integer(est.kv_tokens),
+                max_model_len=integer(est.max_model_len),
+            ),
             f"{est.max_concurrency:.2f}x",
         ),
         Symbol(
-            "tail waste",
+            t("tail waste"),
             f"≈ B ÷ (2S) = {b} ÷ (2 × {integer(est.max_model_len)})",
             percent(b / (2 * est.max_model_len), 3),
         ),
@@ -486,19 +533,19 @@ def block_math(est: Estimate) -> tuple[Symbol, ...]:
 def markdown_summary(resolved: Resolved, est: Estimate, verdict: VerdictView, permalink: str) -> str:
     p = resolved.params
     rows = [
-        ("model", resolved.model_label),
-        ("device", f"{resolved.device.name} × {p.devices}"),
+        (_("model"), resolved.model_label),
+        (_("device"), f"{resolved.device.name} × {p.devices}"),
         ("vLLM", est.vllm_version),
         ("max_model_len", integer(est.max_model_len)),
-        ("target concurrency", str(p.target_concurrency)),
-        ("tensor / pipeline parallel", f"{est.tensor_parallel_size} / {est.pipeline_parallel_size}"),
+        (t("target concurrency"), str(p.target_concurrency)),
+        (t("tensor / pipeline parallel"), f"{est.tensor_parallel_size} / {est.pipeline_parallel_size}"),
         ("gpu_memory_utilization", f"{est.gpu_memory_utilization:g}"),
         ("kv_cache_dtype", est.kv_cache_dtype),
-        ("verdict", verdict.headline),
-        ("weights per device", gib(est.weights_bytes)),
-        ("KV cache pool", gib(est.kv_cache_bytes)),
-        ("KV cache size", f"{integer(est.kv_tokens)} tokens"),
-        ("max concurrency", f"{est.max_concurrency:.2f}x"),
+        (_("verdict"), verdict.headline),
+        (t("weights per device"), gib(est.weights_bytes)),
+        (t("KV cache pool"), gib(est.kv_cache_bytes)),
+        (t("KV cache size"), t("{kv_tokens} tokens", kv_tokens=integer(est.kv_tokens))),
+        (t("max concurrency"), f"{est.max_concurrency:.2f}x"),
     ]
     lines = ["| | |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows), "", permalink]
     return "\n".join(lines)
@@ -521,13 +568,18 @@ def result_view(
         device_total_bytes=est.device_total_bytes,
         budget_bytes=est.budget_bytes,
         overrun_bytes=overrun,
-        title=f"Memory of one {resolved.device.name}",
+        title=t("Memory of one {name}", name=resolved.device.name),
         desc="; ".join(f"{r.label} {r.gib}" for r in rows),
-        budget_label=f"budget {gib(est.budget_bytes, 1)} ({est.gpu_memory_utilization:g})",
-        overrun_label=f"over budget by {gib(overrun, 1)}",
+        budget_label=t(
+            "budget {budget_bytes} ({gpu_memory_utilization:g})",
+            budget_bytes=gib(est.budget_bytes, 1),
+            gpu_memory_utilization=est.gpu_memory_utilization,
+        ),
+        overrun_label=t("over budget by {overrun}", overrun=gib(overrun, 1)),
         kv_demand_bytes=demand,
         kv_demand_label=(
-            f"S × N need {gib(demand, 1)} " + ("≤ pool" if demand <= max(0, est.kv_cache_bytes) else "> pool")
+            t("S × N need {demand} ", demand=gib(demand, 1))
+            + (_("≤ pool") if demand <= max(0, est.kv_cache_bytes) else _("> pool"))
         ),
     )
     chart = svg.capacity_chart(
@@ -535,46 +587,63 @@ def result_view(
         current_len=est.max_model_len,
         current_concurrency=est.max_concurrency,
         target_concurrency=params.target_concurrency,
-        title="Maximum concurrency against max_model_len",
+        title=t("Maximum concurrency against max_model_len"),
         desc=(
-            f"At {human_tokens(est.max_model_len)} tokens the pool holds "
-            f"{est.max_concurrency:.2f} sequences; target {params.target_concurrency}. Both axes logarithmic."
+            t(
+                "At {max_model_len} tokens the pool holds {max_concurrency:.2f} sequences; target {target_concurrency}. Both axes logarithmic.",
+                max_model_len=human_tokens(est.max_model_len),
+                max_concurrency=est.max_concurrency,
+                target_concurrency=params.target_concurrency,
+            )
         ),
-        x_label="max_model_len (tokens, log scale)",
-        y_label="max concurrency (log)",
-        target_label=f"target N = {params.target_concurrency}",
+        x_label=t("max_model_len (tokens, log scale)"),
+        y_label=t("max concurrency (log)"),
+        target_label=t("target N = {target_concurrency}", target_concurrency=params.target_concurrency),
     )
     ranks = est.tensor_parallel_size * est.pipeline_parallel_size
     per_node = resolved.device.typical_node_devices
     multi_node = ""
     if ranks > per_node:
         nodes = -(-ranks // per_node)
-        multi_node = (
-            f"TP × PP = {ranks} devices is more than one node of {per_node}: this needs {nodes} nodes "
-            "(Ray or multiprocessing across hosts). Keep TP within a node and use PP across nodes."
+        multi_node = t(
+            "TP × PP = {ranks} devices is more than one node of {per_node}: this needs {nodes} nodes (Ray or multiprocessing across hosts). Keep TP within a node and use PP across nodes.",
+            ranks=ranks,
+            per_node=per_node,
+            nodes=nodes,
         )
     replicas = params.devices // ranks
     if replicas >= 1:
-        fleet = (
-            f"devices {params.devices} ÷ (TP × PP = {ranks}) = {replicas} replica(s) → "
-            f"{est.max_concurrency * replicas:.2f} concurrent sequences "
-            f"of {integer(est.max_model_len)} tokens"
+        fleet = t(
+            "devices {devices} ÷ (TP × PP = {ranks}) = {replicas} replica(s) → {max_concurrency:.2f} concurrent sequences of {max_model_len} tokens",
+            devices=params.devices,
+            ranks=ranks,
+            replicas=replicas,
+            max_concurrency=est.max_concurrency * replicas,
+            max_model_len=integer(est.max_model_len),
         )
     else:
-        fleet = f"TP × PP = {ranks} needs more than the {params.devices} device(s) given"
+        fleet = t(
+            "TP × PP = {ranks} needs more than the {devices} device(s) given",
+            ranks=ranks,
+            devices=params.devices,
+        )
     if est.error:
-        log_title = "What vLLM would print (start-up fails)"
+        log_title = t("What vLLM would print (start-up fails)")
         log_lines = tuple(est.log_lines) if est.error in est.log_lines else (*est.log_lines, est.error)
     else:
-        log_title = "What vLLM would print"
+        log_title = t("What vLLM would print")
         log_lines = tuple(est.log_lines)
     command = render_serve_command(
         model=resolved.model_label, serve=resolved.serve, vllm_version=resolved.vllm_version
     )
     model_note = {
-        "catalog": f"Catalog model {resolved.model_label} ({resolved.model.confidence})",
-        "config": "Model from the pasted config.json",
-        "card": "Model from the model card",
+        "catalog": t(
+            "Catalog model {model_label} ({confidence})",
+            model_label=resolved.model_label,
+            confidence=resolved.model.confidence,
+        ),
+        "config": t("Model from the pasted config.json"),
+        "card": t("Model from the model card"),
     }[resolved.model_source]
     return ResultView(
         verdict=verdict,
@@ -585,9 +654,10 @@ def result_view(
         block_math=block_math(est),
         log_title=log_title,
         log_lines=log_lines,
-        warnings=tuple(est.warnings),
+        warnings=tuple(tr_list(est.warnings)),
         terms=tuple(
-            Symbol(t.name, t.formula, t.value + ("" if t.exact else " (modelled)")) for t in est.terms
+            Symbol(tr(term.name), tr(term.formula), term.value + ("" if term.exact else _(" (modelled)")))
+            for term in est.terms
         ),
         command=command,
         multi_node_hint=multi_node,
@@ -604,11 +674,11 @@ def result_view(
 
 
 def problems_of(items: list[FieldProblem]) -> tuple[Problem, ...]:
-    return tuple(Problem(p.field, p.message.removeprefix("Value error, ")) for p in items)
+    return tuple(Problem(p.field, tr(p.message).removeprefix("Value error, ")) for p in items)
 
 
 def error_of(exc: PlannerError) -> Problem:
-    return Problem(exc.field, exc.message)
+    return Problem(exc.field, tr(exc.message))
 
 
 def query_of(params: PlannerParams) -> str:

@@ -1,0 +1,119 @@
+"""Finds English text in templates that does not go through ``_()`` (used by tests/unit/test_i18n.py).
+
+Each template is lexed with jinja2's own lexer; only ``data`` tokens (text outside ``{{ }}`` and
+``{% %}``) are looked at. HTML tags are dropped, but the user-visible attributes (``title``,
+``placeholder``, ``aria-label``, ``alt``) are kept. What remains must be made of code-like tokens:
+flag names, units, numbers, punctuation and a short whitelist of names that are code or brands.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import jinja2
+
+# Words that stay as they are in every language: product and technology names, units, symbols.
+CODE_WORDS = frozenset(
+    {
+        "vLLM",
+        "KV",
+        "TP",
+        "PP",
+        "GiB",
+        "MiB",
+        "GB",
+        "JSON",
+        "API",
+        "HTMX",
+        "htmx",
+        "SVG",
+        "GPU",
+        "CUDA",
+        "MLA",
+        "GQA",
+        "MQA",
+        "fp8",
+        "auto",
+        "config",
+        "json",
+        "vllm",
+        "serve",
+        "x",
+        "B",
+        "S",
+        "N",
+        "L",
+        "D",
+        "b",
+        "H_kv",
+        "kv",
+        "Llama",
+        "meta",
+        "llama",
+    }
+)
+_CODE_ELEMENT = re.compile(r"<(code|pre|kbd|samp)\b[^>]*>.*?</\1>", re.S)
+_TAG = re.compile(r"<[^>]*>", re.S)
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_VISIBLE_ATTR = re.compile(r"""\b(?:title|placeholder|aria-label|alt)\s*=\s*("[^"]*"|'[^']*')""")
+_WORD = re.compile(r"[A-Za-z][A-Za-z_'-]*")
+# code-like: --flags, snake_case names, dotted names, vllm:metrics, versions
+_CODE = re.compile(
+    r"^(?:--[a-z0-9-]+|[a-z0-9]+(?:_[a-z0-9]+)+|[A-Za-z0-9_]+(?::[a-z0-9_]+)+"
+    r"|[\w.-]+(?:/[\w.-]+)+|[\w-]+\.(?:json|md|yaml|html|py))$"  # ids with a slash, file names
+)
+
+
+def visible_text(data: str) -> str:
+    """Text content of an HTML fragment plus its user-visible attribute values.
+
+    Code is left out: the content of ``<code>``/``<pre>``/``<kbd>``/``<samp>`` and the attributes of
+    a tag marked ``translate="no"`` (HTML's own "do not translate", e.g. a log-line placeholder).
+    """
+    data = _COMMENT.sub(" ", data)
+    data = _CODE_ELEMENT.sub(" ", data)
+    tags = [t for t in _TAG.findall(data) if 'translate="no"' not in t]
+    attrs = " ".join(m.group(1)[1:-1] for t in tags for m in _VISIBLE_ATTR.finditer(t))
+    return _TAG.sub(" ", data) + " " + attrs
+
+
+def english_words(text: str) -> list[str]:
+    out = []
+    for token in text.split():
+        token = token.strip(".,;:()[]{}!?·—–|/\"'“”…×≤≥<>=+*%")
+        if not token or _CODE.match(token) or token in CODE_WORDS:
+            continue
+        words = [w for w in _WORD.findall(token) if w not in CODE_WORDS and len(w) > 1]
+        if words:
+            out.append(token)
+    return out
+
+
+def data_text(env: jinja2.Environment, source: str, name: str) -> str:
+    """The template's text outside ``{{ }}``/``{% %}``/``{# #}``; each of those becomes a marker."""
+    parts: list[str] = []
+    inside = False
+    for _lineno, kind, value in env.lex(source, name):
+        if kind == "data":
+            parts.append(value)
+            inside = False
+        elif not inside:
+            parts.append(MARK)
+            inside = True
+    return "".join(parts)
+
+
+MARK = "\x00"
+
+
+def hard_coded(env: jinja2.Environment, templates: Path) -> dict[str, list[str]]:
+    """Template -> English words found outside the catalog."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(templates.rglob("*.html")):
+        name = path.relative_to(templates).as_posix()
+        text = visible_text(data_text(env, path.read_text(encoding="utf-8"), name)).replace(MARK, " ")
+        words = english_words(text)
+        if words:
+            found[name] = words
+    return found
