@@ -212,7 +212,13 @@ def _describe(spec: ModelSpec) -> str:
 
 def list_models() -> list[ModelEntry]:
     """Every catalog model, in file order."""
-    return [
+    return list(_model_entries())
+
+
+@cache
+def _model_entries() -> tuple[ModelEntry, ...]:
+    """Built once: the page lists the catalog on every render."""
+    return tuple(
         ModelEntry(
             id=model.file.id,
             aliases=model.file.aliases,
@@ -222,7 +228,7 @@ def list_models() -> list[ModelEntry]:
             description=_describe(model.spec),
         )
         for model in _model_index().models
-    ]
+    )
 
 
 def _find_exact(name: str) -> tuple[_Model, str] | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.core import budget as B
 from app.core import kv as K
@@ -896,12 +896,14 @@ def capacity_curve(
     serve: ServeConfig,
     vllm_version: str | None = None,
     points: int = 24,
+    base: Estimate | None = None,  # the estimate at serve's own length, when the caller has it already
 ) -> list[tuple[int, float]]:
     """Maximum concurrency against max_model_len on a log grid from 512 to the model's maximum (0 where it
     would not start). The budget does not depend on the length unless the batched-token default does, so
     one estimate plus vLLM's block arithmetic per point gives the same numbers as a full estimate each."""
     rules = rules_for(vllm_version)
-    base = estimate(model=model, device=device, serve=serve, vllm_version=vllm_version)
+    if base is None:
+        base = estimate(model=model, device=device, serve=serve, vllm_version=vllm_version)
     sizing = sizing_for(model=model, device=device, serve=serve, vllm_version=vllm_version)
     layout = sizing.layout
     check = base.kv_cache_bytes - (layout.bytes_per_block if rules.null_block_in_check else 0)
@@ -911,10 +913,15 @@ def capacity_curve(
         length = round(low * (high / low) ** (i / max(1, points - 1)))
         length = max(16, length // 16 * 16)
         update = serve.model_copy(update={"max_model_len": length})
-        res, _, _ = resolve(model=model, device=device, serve=update, rules=rules)
-        if res.max_num_batched_tokens != base.max_num_batched_tokens or (
-            base.error and "Free memory" in base.error
-        ):
+        # only the batched-token default (V0 chunked-prefill switch, max_num_seqs x L cap) can move the budget
+        chunked = serve.enable_chunked_prefill
+        if chunked is None:
+            chunked = length > V0_CHUNKED_PREFILL_ABOVE if rules.engine == "v0" else True
+        mnbt = serve.max_num_batched_tokens or default_max_num_batched_tokens(
+            device=device, rules=rules, max_model_len=length, max_num_seqs=base.max_num_seqs, chunked_prefill=chunked
+        )
+        res = replace(sizing.resolved, max_model_len=length, max_num_batched_tokens=mnbt, chunked_prefill=chunked)
+        if mnbt != base.max_num_batched_tokens or (base.error and "Free memory" in base.error):
             est = estimate(model=model, device=device, serve=update, vllm_version=vllm_version)
             out.append((length, est.max_concurrency if est.fits else 0.0))
             continue

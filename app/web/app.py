@@ -69,7 +69,7 @@ def create_app(root_path: str = "") -> FastAPI:
     app.include_router(doctor.router)
     app.include_router(api.docs_router)
 
-    @app.get("/healthz", name="healthz", tags=["ops"])
+    @app.api_route("/healthz", methods=["GET", "HEAD"], name="healthz", tags=["ops"])  # HEAD: load balancers
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
 

@@ -58,7 +58,7 @@ def _estimate(resolved: Resolved) -> tuple[Estimate, list[tuple[int, float]]]:
         "vllm_version": resolved.vllm_version,
     }
     est = estimate(**kwargs, target_concurrency=resolved.params.target_concurrency)
-    curve = capacity_curve(**kwargs, points=views.CURVE_POINTS)
+    curve = capacity_curve(**kwargs, points=views.CURVE_POINTS, base=est)
     return est, curve
 
 

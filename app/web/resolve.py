@@ -161,7 +161,7 @@ def resolve_lenient(params: PlannerParams) -> tuple[Resolved, list[FieldProblem]
     problems: list[FieldProblem] = []
     # the page's permalinks carry the language it is shown in (omitted for English)
     params = params.model_copy(update={"lang": page_lang()})
-    no_card = dict.fromkeys(CARD_FIELDS)
+    no_card = {name: getattr(DEFAULTS, name) for name in CARD_FIELDS}  # defaults, not None (card_dtype…)
     missing = _missing_card_field(params)
     if missing is not None:
         problems.append(FieldProblem(missing, "", CARD_INCOMPLETE))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from app.core.text import Text
 from app.core.versions import KNOWN_VERSIONS, VersionRules, rules_for
@@ -210,6 +211,7 @@ ASPECTS: tuple[tuple[str, str, Callable[[VersionRules], object], Callable[[Versi
 )
 
 
+@cache
 def version_notes(rules: VersionRules) -> tuple[VersionNote, ...]:
     """Every aspect of the chosen release, with the span of known releases that share it."""
     return tuple(

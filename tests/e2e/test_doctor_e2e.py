@@ -7,23 +7,18 @@ tests/e2e/artifacts/doctor-*.png at desktop and phone widths.
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-import uvicorn
 from playwright.sync_api import Browser, expect
 
 from app.core.diagnose import diagnose
 from app.core.estimate import estimate
 from app.web.params import parse_lenient
 from app.web.resolve import resolve_lenient
-from tests.e2e.conftest import ARTIFACTS, PREFIX, LiveServer, Tab, _free_port
+from tests.e2e.conftest import ARTIFACTS, PREFIX, LiveServer, Tab
 from tests.web.helpers import NUMBER_IDS, expected_numbers
-from tests.web.test_doctor import doctor_app
 
 pytestmark = pytest.mark.e2e
 
@@ -32,37 +27,6 @@ ERROR_LOG = DATA / "v0_rtx3090_llama31_8b_29k_error.log"
 H100_LOG = DATA / "v1_0.19.0_h100_llama31_8b.log"
 PHONE_WIDTH = 390
 PLANNER_TIMEOUT_MS = 15_000  # the planner page computes a capacity curve; allow for a loaded machine
-
-
-def _start(root_path: str) -> LiveServer:
-    port = _free_port()
-    config = uvicorn.Config(doctor_app(root_path), host="127.0.0.1", port=port, log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
-    origin = f"http://127.0.0.1:{port}"
-    return LiveServer(base=origin + root_path, origin=origin, server=server, thread=thread)
-
-
-@pytest.fixture(scope="module")
-def doctor_server() -> Iterator[LiveServer]:
-    live = _start("")
-    yield live
-    live.server.should_exit = True
-    live.thread.join(timeout=5)
-
-
-@pytest.fixture(scope="module")
-def prefixed_doctor() -> Iterator[LiveServer]:
-    live = _start(PREFIX)
-    yield live
-    live.server.should_exit = True
-    live.thread.join(timeout=5)
 
 
 def planner_numbers_from_core(url: str) -> dict[str, str]:
@@ -78,11 +42,11 @@ def planner_numbers_from_core(url: str) -> dict[str, str]:
     return expected_numbers(est)
 
 
-def test_paste_failing_log_then_open_in_planner(doctor_server: LiveServer, tab: Tab) -> None:
+def test_paste_failing_log_then_open_in_planner(live_server: LiveServer, tab: Tab) -> None:
     page = tab.page
     console: list[str] = []
     page.on("console", lambda message: console.append(message.text))
-    page.goto(doctor_server.base + "/doctor")
+    page.goto(live_server.base + "/doctor")
     expect(page.locator("#doctor-intro")).to_be_visible()
     tab.shoot("doctor-01-empty")
     page.fill("#d-log", ERROR_LOG.read_text())
@@ -116,12 +80,12 @@ def test_paste_failing_log_then_open_in_planner(doctor_server: LiveServer, tab: 
     assert shown == planner_numbers_from_core(page.url)
     assert shown["n-max-model-len"] == "29,000"
     tab.shoot("doctor-03-planner")
-    assert all(u.startswith(doctor_server.origin) or u.startswith("data:") for u in tab.requests)
+    assert all(u.startswith(live_server.origin) or u.startswith("data:") for u in tab.requests)
 
 
-def test_upload_a_log_file_with_target(doctor_server: LiveServer, tab: Tab) -> None:
+def test_upload_a_log_file_with_target(live_server: LiveServer, tab: Tab) -> None:
     page = tab.page
-    page.goto(doctor_server.base + "/doctor")
+    page.goto(live_server.base + "/doctor")
     page.set_input_files("#d-file", str(H100_LOG))
     page.fill("#d-target", "100")
     page.click("#d-submit")
@@ -132,10 +96,10 @@ def test_upload_a_log_file_with_target(doctor_server: LiveServer, tab: Tab) -> N
     tab.shoot("doctor-04-upload-n-bound")
 
 
-def test_phone_width_has_no_horizontal_scroll(doctor_server: LiveServer, tab: Tab) -> None:
+def test_phone_width_has_no_horizontal_scroll(live_server: LiveServer, tab: Tab) -> None:
     page = tab.page
     page.set_viewport_size({"width": PHONE_WIDTH, "height": 900})
-    page.goto(doctor_server.base + "/doctor")
+    page.goto(live_server.base + "/doctor")
     page.fill("#d-log", H100_LOG.read_text())
     page.click("#d-metrics-details summary")
     page.fill("#d-metrics", (DATA / "metrics_kv_bound.prom").read_text())
@@ -147,19 +111,19 @@ def test_phone_width_has_no_horizontal_scroll(doctor_server: LiveServer, tab: Ta
     page.screenshot(path=str(ARTIFACTS / f"doctor-05-metrics-{PHONE_WIDTH}.png"), full_page=True)
 
 
-def test_inline_error_for_an_empty_paste(doctor_server: LiveServer, tab: Tab) -> None:
+def test_inline_error_for_an_empty_paste(live_server: LiveServer, tab: Tab) -> None:
     page = tab.page
-    page.goto(doctor_server.base + "/doctor")
+    page.goto(live_server.base + "/doctor")
     page.click("#d-submit")
     expect(page.locator("#doctor-errors li[data-field='log']")).to_contain_text("log: empty")
 
 
-def test_works_without_javascript(doctor_server: LiveServer, browser: Browser) -> None:
+def test_works_without_javascript(live_server: LiveServer, browser: Browser) -> None:
     context = browser.new_context(java_script_enabled=False, viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.set_default_timeout(8000)
     try:
-        page.goto(doctor_server.base + "/doctor")
+        page.goto(live_server.base + "/doctor")
         page.fill("#d-log", ERROR_LOG.read_text())
         page.click("#d-submit")
         page.wait_for_load_state()
@@ -171,9 +135,9 @@ def test_works_without_javascript(doctor_server: LiveServer, browser: Browser) -
         context.close()
 
 
-def test_under_a_prefix(prefixed_doctor: LiveServer, tab: Tab) -> None:
+def test_under_a_prefix(prefixed_server: LiveServer, tab: Tab) -> None:
     page = tab.page
-    page.goto(prefixed_doctor.base + "/doctor")
+    page.goto(prefixed_server.base + "/doctor")
     page.fill("#d-log", H100_LOG.read_text())
     page.fill("#d-target", "32")
     page.click("#d-submit")
@@ -184,7 +148,7 @@ def test_under_a_prefix(prefixed_doctor: LiveServer, tab: Tab) -> None:
     expect(page.locator("#f-target")).to_have_value("32")
     shown = {key: page.locator(f"#{key}").inner_text().strip() for key in NUMBER_IDS}
     assert shown == planner_numbers_from_core(page.url)
-    origin = prefixed_doctor.origin
+    origin = prefixed_server.origin
     assert all(u.startswith(origin + PREFIX + "/") or u.startswith("data:") for u in tab.requests), (
         tab.requests
     )

@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import re
-import threading
-import time
-from collections.abc import Iterator
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-import uvicorn
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import LiveServer, Tab
-from tests.web.test_explore import _app
 
 pytestmark = pytest.mark.e2e
 
@@ -27,35 +22,16 @@ METRIC_IDS = (
 )
 
 
-@pytest.fixture(scope="module")
-def explore_server() -> Iterator[LiveServer]:
-    """uvicorn in a thread on a free port (port 0, read back), with the explore router included."""
-    config = uvicorn.Config(_app(), host="127.0.0.1", port=0, log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    origin = f"http://127.0.0.1:{port}"
-    yield LiveServer(base=origin, origin=origin, server=server, thread=thread)
-    server.should_exit = True
-    thread.join(timeout=5)
-
-
 def metrics(tab: Tab) -> dict[str, str]:
     return {key: tab.page.locator(f"#{key}").inner_text().strip() for key in METRIC_IDS}
 
 
-def test_pick_a_preset_then_reopen_the_url(explore_server: LiveServer, tab: Tab):
+def test_pick_a_preset_then_reopen_the_url(live_server: LiveServer, tab: Tab):
     page = tab.page
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)  # CSP too
-    page.goto(explore_server.base + "/explore")
+    page.goto(live_server.base + "/explore")
     expect(page.locator("#chart-kv")).to_be_visible()
     expect(page.locator("#w-title")).to_contain_text("长短交错")
     before = metrics(tab)
@@ -86,15 +62,15 @@ def test_pick_a_preset_then_reopen_the_url(explore_server: LiveServer, tab: Tab)
     expect(page.locator("#waste-table tbody tr td").nth(2)).to_have_text("8")
 
     outside = [
-        u for u in tab.requests if not u.startswith(explore_server.origin + "/") and not u.startswith("data:")
+        u for u in tab.requests if not u.startswith(live_server.origin + "/") and not u.startswith("data:")
     ]
     assert outside == []
     assert errors == []
 
 
-def test_prefix_checkbox_and_seed_example(explore_server: LiveServer, tab: Tab):
+def test_prefix_checkbox_and_seed_example(live_server: LiveServer, tab: Tab):
     page = tab.page
-    page.goto(explore_server.base + "/explore?shared_prefix_tokens=14&prefix_block_size=4")
+    page.goto(live_server.base + "/explore?shared_prefix_tokens=14&prefix_block_size=4")
     expect(page.locator("#p-hit")).to_have_text("12")
     page.get_by_label("cache_salt (tenant isolation)").check()
     expect(page).to_have_url(re.compile(r"cache_salt=true"))

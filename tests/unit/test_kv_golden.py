@@ -6,73 +6,9 @@ import pytest
 
 from app.core import kv as K
 from app.core.estimate import estimate
-from app.core.specs import GIB, DeviceSpec, LayerKind, MLASpec, ModelSpec, ServeConfig
+from app.core.specs import GIB, ModelSpec, ServeConfig
 from app.core.versions import rules_for
-
-
-def dense(*, layers: int = 32, kv_heads: int = 8, head: int = 128, heads: int = 32) -> ModelSpec:
-    return ModelSpec(
-        name="llama-3-8b-like",
-        num_layers=layers,
-        hidden_size=4096,
-        intermediate_size=14336,
-        num_attention_heads=heads,
-        num_kv_heads=kv_heads,
-        head_size=head,
-        head_size_v=head,
-        vocab_size=128256,
-        max_model_len_derived=131072,
-        layer_kinds=tuple([LayerKind.FULL] * layers),
-        params_total=8_030_261_248,
-    )
-
-
-def gpt_oss_like() -> ModelSpec:
-    kinds = tuple(LayerKind.SLIDING if i % 2 == 0 else LayerKind.FULL for i in range(24))
-    return ModelSpec(
-        name="gpt-oss-20b-like",
-        num_layers=24,
-        hidden_size=2880,
-        intermediate_size=2880,
-        num_attention_heads=64,
-        num_kv_heads=8,
-        head_size=64,
-        head_size_v=64,
-        vocab_size=201088,
-        max_model_len_derived=131072,
-        layer_kinds=kinds,
-        sliding_window_tokens=128,
-        params_total=20_900_000_000,
-    )
-
-
-def deepseek_v3_like() -> ModelSpec:
-    return ModelSpec(
-        name="deepseek-v3-like",
-        num_layers=61,
-        hidden_size=7168,
-        intermediate_size=18432,
-        num_attention_heads=128,
-        num_kv_heads=128,
-        head_size=576,
-        head_size_v=576,
-        vocab_size=129280,
-        max_model_len_derived=163840,
-        layer_kinds=tuple([LayerKind.MLA] * 61),
-        mla=MLASpec(kv_lora_rank=512, qk_rope_head_dim=64),
-        params_total=671_000_000_000,
-    )
-
-
-H100 = DeviceSpec(
-    id="h100",
-    name="H100",
-    vendor="NVIDIA",
-    platform="cuda",
-    memory_total_bytes=int(79.1 * GIB),
-    compute_capability="9.0",
-    fp8_kv=True,
-)
+from tests.specs_factory import H100, deepseek_v3_like, dense, gpt_oss_like
 
 
 def layout(

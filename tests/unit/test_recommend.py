@@ -30,26 +30,11 @@ from app.core.recommend import (
 from app.core.specs import (
     GIB,
     DeviceSpec,
-    LayerKind,
-    MLASpec,
     ModelSpec,
-    QuantMethod,
-    QuantSpec,
     ServeConfig,
 )
+from tests.specs_factory import H100, deepseek_v3_like, dense, gpt_oss_like, llama70
 
-H100 = DeviceSpec(
-    id="h100-like",
-    name="H100-like",
-    vendor="NVIDIA",
-    platform="cuda",
-    memory_total_bytes=int(79.1 * GIB),
-    compute_capability="9.0",
-    fp8_kv=True,
-    interconnect="NVLink",
-    interconnect_gbps=900.0,
-    typical_node_devices=8,
-)
 H200 = H100.model_copy(
     update={"id": "h200-like", "name": "H200-like", "memory_total_bytes": int(139.7 * GIB)}
 )
@@ -79,75 +64,11 @@ SMALL = H100.model_copy(update={"id": "small", "name": "22 GiB GPU", "memory_tot
 
 
 def llama8() -> ModelSpec:
-    return ModelSpec(
-        name="llama-3.1-8b-like",
-        num_layers=32,
-        hidden_size=4096,
-        intermediate_size=14336,
-        num_attention_heads=32,
-        num_kv_heads=8,
-        head_size=128,
-        head_size_v=128,
-        vocab_size=128256,
-        max_model_len_derived=131072,
-        layer_kinds=(LayerKind.FULL,) * 32,
-        params_total=8_030_261_248,
-    )
-
-
-def llama70() -> ModelSpec:
-    return ModelSpec(
-        name="llama-3.1-70b-like",
-        num_layers=80,
-        hidden_size=8192,
-        intermediate_size=28672,
-        num_attention_heads=64,
-        num_kv_heads=8,
-        head_size=128,
-        head_size_v=128,
-        vocab_size=128256,
-        max_model_len_derived=131072,
-        layer_kinds=(LayerKind.FULL,) * 80,
-        params_total=70_553_706_496,
-    )
+    return dense()
 
 
 def deepseek_v3_fp8() -> ModelSpec:
-    return ModelSpec(
-        name="deepseek-v3-like",
-        num_layers=61,
-        hidden_size=7168,
-        intermediate_size=18432,
-        num_attention_heads=128,
-        num_kv_heads=128,
-        head_size=576,
-        head_size_v=576,
-        vocab_size=129280,
-        max_model_len_derived=163840,
-        layer_kinds=(LayerKind.MLA,) * 61,
-        mla=MLASpec(kv_lora_rank=512, qk_rope_head_dim=64),
-        params_total=671_000_000_000,
-        quantization=QuantSpec(method=QuantMethod.FP8),
-    )
-
-
-def gpt_oss_like() -> ModelSpec:
-    kinds = tuple(LayerKind.SLIDING if i % 2 == 0 else LayerKind.FULL for i in range(24))
-    return ModelSpec(
-        name="gpt-oss-20b-like",
-        num_layers=24,
-        hidden_size=2880,
-        intermediate_size=2880,
-        num_attention_heads=64,
-        num_kv_heads=8,
-        head_size=64,
-        head_size_v=64,
-        vocab_size=201088,
-        max_model_len_derived=131072,
-        layer_kinds=kinds,
-        sliding_window_tokens=128,
-        params_total=20_900_000_000,
-    )
+    return deepseek_v3_like(fp8_weights=True)
 
 
 def steps_by_key(rec: Recommendation) -> dict[str, list[bool]]:

@@ -21,7 +21,6 @@ from app.core.estimate import estimate
 from app.core.logs import MAX_LOG_CHARS
 from app.web.app import create_app
 from app.web.doctor import MAX_BODY_BYTES
-from app.web.doctor import router as doctor_router
 from app.web.params import parse_lenient
 from app.web.resolve import resolve_lenient
 from tests.web.helpers import expected_numbers, page_numbers, text_of
@@ -38,11 +37,7 @@ GIB = 2**30
 
 
 def doctor_app(root_path: str = "") -> FastAPI:
-    """The app with the doctor's router (included here until app.web.app wires it in)."""
-    app = create_app(root_path=root_path)
-    if not any(getattr(route, "name", None) == "doctor" for route in app.routes):
-        app.include_router(doctor_router)
-    return app
+    return create_app(root_path=root_path)
 
 
 @pytest.fixture(scope="module")

@@ -30,11 +30,7 @@ MIB = 2**20
 
 
 def _app() -> FastAPI:
-    app = create_app()
-    if not any(getattr(route, "name", None) == "explore" for route in app.routes):
-        app.include_router(explore.router)  # until the lead wires it into create_app
-        app.include_router(explore.api_router)
-    return app
+    return create_app()
 
 
 @pytest.fixture(scope="module")

@@ -249,3 +249,11 @@ def test_markdown_copy_text(client):
     md = r.text[r.text.index('id="markdown-text"') :]
     assert "| max_model_len | 32,768 |" in md
     assert "| KV cache size |" in md
+
+
+def test_incomplete_card_falls_back_to_card_defaults_not_none(client) -> None:  # type: ignore[no-untyped-def]
+    # a card with only the layer count is incomplete: the page falls back to the catalog model and the
+    # card fields return to their defaults (card_dtype=bfloat16, card_attention=full), never "None"
+    r = client.get("/?v=1&card_layers=32")
+    assert r.status_code == 200
+    assert "card_dtype=None" not in r.text and "card_attention=None" not in r.text

@@ -434,3 +434,14 @@ def test_fuzz_case_count() -> None:
     total = sum(FUZZ_RAN.values())
     print(f"\nhypothesis web fuzz: {total} requests: {dict(FUZZ_RAN)}")
     assert total >= 5 * 30
+
+
+def test_healthz_answers_get_and_head() -> None:
+    from fastapi.testclient import TestClient
+
+    from app.web.app import create_app
+
+    client = TestClient(create_app())
+    assert client.get("/healthz").json() == {"status": "ok"}
+    head = client.head("/healthz")
+    assert head.status_code == 200 and head.content == b""
