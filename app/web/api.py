@@ -37,7 +37,7 @@ def _estimate_payload(params: StrictPlannerParams) -> dict[str, Any]:
 
 
 @router.get("/estimate", name="api_estimate_get")
-def estimate_get(request: Request) -> dict[str, Any]:
+async def estimate_get(request: Request) -> dict[str, Any]:
     """Query parameters as on the page (`/?…` permalinks work here unchanged)."""
     try:
         params = parse_strict(request.query_params.multi_items())
@@ -52,7 +52,7 @@ def estimate_get(request: Request) -> dict[str, Any]:
 
 
 @router.post("/estimate", name="api_estimate_post")
-def estimate_post(params: StrictPlannerParams) -> dict[str, Any]:
+async def estimate_post(params: StrictPlannerParams) -> dict[str, Any]:
     """The same parameters as a JSON object."""
     return _estimate_payload(params)
 

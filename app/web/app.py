@@ -69,9 +69,13 @@ def create_app(root_path: str = "") -> FastAPI:
     app.include_router(doctor.router)
     app.include_router(api.docs_router)
 
-    @app.api_route("/healthz", methods=["GET", "HEAD"], name="healthz", tags=["ops"])  # HEAD: load balancers
-    def healthz() -> dict[str, str]:
+    @app.get("/healthz", name="healthz", tags=["ops"])
+    async def healthz() -> dict[str, str]:
         return {"status": "ok"}
+
+    @app.head("/healthz", include_in_schema=False)  # load balancers probe with HEAD
+    async def healthz_head() -> Response:
+        return Response(status_code=200)
 
     @app.exception_handler(PlannerError)
     async def planner_error(request: Request, exc: PlannerError) -> Response:

@@ -120,7 +120,7 @@ def render_planner(request: Request, view: views.PlannerView) -> Response:
 
 
 @router.get("/", name="planner", response_class=HTMLResponse)
-def planner(request: Request) -> Response:
+async def planner(request: Request) -> Response:
     params, problems = parse_lenient(request.query_params.multi_items())
     ignored = request.query_params.get(NOTE_IGNORED_FLAGS, "")
     notices = (
@@ -189,7 +189,7 @@ def _params_with(params: PlannerParams, serve: ServeConfig) -> PlannerParams:
 
 
 @router.get("/recommend", name="recommend_fragment", response_class=HTMLResponse)
-def recommend_fragment(request: Request) -> Response:
+async def recommend_fragment(request: Request) -> Response:
     """The remedy walk for the planner's inputs: target = its max_model_len and target concurrency.
 
     Loaded by the results block after it renders (so a slider move never waits for it); without

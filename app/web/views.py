@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cache
 
 from markupsafe import Markup
 
@@ -180,6 +181,19 @@ def nearest_index(values: tuple[int, ...], target: int) -> int:
     return min(range(len(values)), key=lambda i: abs(values[i] - target))
 
 
+@cache
+def _catalog_options() -> tuple[tuple[Option, ...], tuple[Option, ...], tuple[Option, ...]]:
+    """The form's model, device and version lists: the catalogs are fixed for the process's life."""
+    models = tuple(
+        Option(alias, entry.id if alias != entry.id else entry.description)
+        for entry in list_models()
+        for alias in (entry.id, *entry.aliases)
+    )
+    devices = tuple(Option(d.id, d.name) for d in list_devices())
+    versions = tuple(Option(v, v) for v in reversed(KNOWN_VERSIONS))
+    return models, devices, versions
+
+
 def form_state(
     params: PlannerParams, *, derived_len: int, effective_len: int, default_util: float
 ) -> FormState:
@@ -190,13 +204,7 @@ def form_state(
         for name, value in params.model_dump().items()
     }
     stops = slider_lengths((derived_len, effective_len))
-    models = tuple(
-        Option(alias, entry.id if alias != entry.id else entry.description)
-        for entry in list_models()
-        for alias in (entry.id, *entry.aliases)
-    )
-    devices = tuple(Option(d.id, d.name) for d in list_devices())
-    versions = tuple(Option(v, v) for v in reversed(KNOWN_VERSIONS))
+    models, devices, versions = _catalog_options()
     return FormState(
         values=values,
         placeholders={
