@@ -189,7 +189,7 @@ def _params_with(params: PlannerParams, serve: ServeConfig) -> PlannerParams:
 
 
 @router.get("/recommend", name="recommend_fragment", response_class=HTMLResponse)
-async def recommend_fragment(request: Request) -> Response:
+def recommend_fragment(request: Request) -> Response:  # slow: thread pool, off the event loop
     """The remedy walk for the planner's inputs: target = its max_model_len and target concurrency.
 
     Loaded by the results block after it renders (so a slider move never waits for it); without
