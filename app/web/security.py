@@ -27,6 +27,10 @@ from urllib.parse import unquote_to_bytes
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 MAX_BODY_BYTES = 6 * 2**20
+# An over-limit body is read and thrown away up to this much before the 413 goes out, so a client still
+# uploading (a browser posting a 50 MB paste) receives the message instead of a reset connection;
+# beyond it the connection is simply closed.
+DRAIN_LIMIT_BYTES = 128 * 2**20
 MAX_JSON_DEPTH = 64
 
 CONTENT_SECURITY_POLICY = "; ".join(
@@ -145,6 +149,17 @@ def _body_problem(body: bytes, content_type: str) -> str | None:
     return None
 
 
+async def _drain(receive: Receive, budget_bytes: int) -> None:
+    """Read and discard the rest of a request body, at most ``budget_bytes``."""
+    while budget_bytes > 0:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        budget_bytes -= len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
+
+
 class SecurityMiddleware:
     """Security headers on every response; body cap and JSON/UTF-8 checks on every request body."""
 
@@ -173,6 +188,8 @@ class SecurityMiddleware:
 
         declared = _header(scope, b"content-length")
         if declared.isdigit() and int(declared) > self.max_body_bytes:
+            if int(declared) <= DRAIN_LIMIT_BYTES:
+                await _drain(receive, DRAIN_LIMIT_BYTES)
             await self._refuse(scope, send_with_headers, 413, self._too_large(int(declared)))
             return
         chunks: list[bytes] = []
@@ -184,6 +201,8 @@ class SecurityMiddleware:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_body_bytes:
+                if message.get("more_body", False):
+                    await _drain(receive, DRAIN_LIMIT_BYTES - size)
                 await self._refuse(scope, send_with_headers, 413, self._too_large(size))
                 return
             chunks.append(chunk)
