@@ -1,0 +1,150 @@
+"""Explore page routes: `GET /explore` (page or htmx fragment), `GET /api/blocks`, `POST /api/workload`."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, Response
+from pydantic import ValidationError
+
+from app.core.errors import PlannerError
+from app.core.estimate import sizing_for
+from app.core.plan import apply_quantization_flag
+from app.core.text import Text
+from app.core.workload import (
+    WORKLOAD_PRESETS,
+    simulate,
+)
+from app.web.explore.compute import (
+    _estimate,
+    block_sizes,
+    engine_for,
+    prefix_result,
+    workload_spec,
+)
+from app.web.explore.params import (
+    BlocksQuery,
+    WorkloadRequest,
+    parse_explore_lenient,
+)
+from app.web.explore.views import (
+    build_view,
+    hidden_inputs,
+)
+from app.web.pages import wants_fragment
+from app.web.params import (
+    StrictPlannerParams,
+)
+from app.web.resolve import Resolved, resolve_strict
+
+router = APIRouter()
+api_router = APIRouter(prefix="/api", tags=["api"])
+
+
+# ---- routes ------------------------------------------------------------------------------------
+
+
+@router.get("/explore", name="explore", response_class=HTMLResponse)
+def explore_page(request: Request) -> Response:
+    params, problems = parse_explore_lenient(request.query_params.multi_items())
+    view = build_view(request, params, problems)
+    renderer = request.app.state.renderer
+    context = {"view": view, "hidden": hidden_inputs(view.params)}
+    headers = {"Vary": "HX-Request"}
+    if wants_fragment(request):
+        body = renderer.block("explore.html", "results", request, context)
+        headers["HX-Replace-Url"] = view.permalink
+    else:
+        body = renderer.page("explore.html", request, context)
+    return HTMLResponse(body, status_code=422 if view.error else 200, headers=headers)
+
+
+def _query_error(exc: ValidationError) -> RequestValidationError:
+    return RequestValidationError(
+        [
+            {**err, "loc": ("query", *err["loc"])}
+            for err in exc.errors(include_url=False, include_context=False)
+        ]
+    )
+
+
+def _resolve_api(params: StrictPlannerParams, quantization: str | None = None) -> Resolved:
+    resolved = resolve_strict(params)
+    if quantization:
+        resolved = dataclasses.replace(resolved, model=apply_quantization_flag(resolved.model, quantization))
+    return resolved
+
+
+@api_router.get("/blocks", name="api_blocks")
+def blocks_api(request: Request) -> dict[str, Any]:
+    """The block-size table and the prefix-cache calculator for the /explore query parameters."""
+    try:
+        query = BlocksQuery.model_validate(dict(request.query_params.multi_items()))
+    except ValidationError as exc:
+        raise _query_error(exc) from exc
+    resolved = _resolve_api(query)
+    est = _estimate(resolved)
+    sizes = block_sizes(resolved, est, query)
+    caching = sizing_for(
+        model=resolved.model, device=resolved.device, serve=resolved.serve, vllm_version=resolved.vllm_version
+    ).resolved.prefix_caching
+    block_size = query.prefix_block_size or est.block_size
+    prefix = prefix_result(
+        query,
+        block_size=block_size,
+        bytes_per_block=sizes.bytes_per_block_at(block_size),
+        caching_enabled=caching,
+    )
+    return {
+        "attention_backend": sizes.backend,
+        "default_block_size": sizes.default_block_size,
+        "block_size": sizes.current_block_size,
+        "kv_cache_bytes": est.kv_cache_bytes,
+        "max_model_len": est.max_model_len,
+        "typical_lengths": list(query.typical_lengths),
+        "block_sizes": [
+            {**row.model_dump(), "note": sizes.notes.get(row.block_size) or row.rejected_reason}
+            for row in sizes.rows
+        ],
+        "prefix": {
+            **prefix.hit.model_dump(),
+            "extra_keys_differ": list(query.extra_keys_differ),
+            "num_requests": prefix.num_requests,
+            "bytes_per_block": prefix.bytes_per_block,
+            "memory_saved_bytes": prefix.saved_bytes,
+            "tokens_saved": prefix.saved_tokens,
+            "prefix_caching_enabled": prefix.caching_enabled,
+        },
+    }
+
+
+@api_router.post("/workload", name="api_workload")
+def workload_api(body: WorkloadRequest) -> dict[str, Any]:
+    """Simulate a workload on the engine /api/estimate predicts for the same parameters."""
+    if (body.classes is None) == (body.preset is None):
+        raise PlannerError(
+            "classes", Text("give exactly one of classes (a list of request classes) or preset")
+        )
+    resolved = _resolve_api(body, body.quantization)
+    est = _estimate(resolved)
+    engine = engine_for(resolved, est)
+    spec = workload_spec(
+        preset=WORKLOAD_PRESETS[body.preset] if body.preset else None,
+        classes=body.classes,
+        num_requests=body.num_requests,
+        concurrency=body.concurrency,
+        arrival_rate=body.arrival_rate,
+        seed=body.seed,
+    )
+    result = simulate(workload=spec, engine=engine)
+    return {
+        **result.model_dump(),
+        "preset": body.preset,
+        "engine": engine.model_dump(),
+        "workload": spec.model_dump(),
+        "attention_backend": est.attention_backend,
+        "vllm_version": est.vllm_version,
+    }

@@ -1,0 +1,683 @@
+"""Explore page view models: every number formatted in Python, so the template holds no arithmetic."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from fastapi import Request
+from markupsafe import Markup
+
+from app.core.blocks import (
+    PrefixHit,
+    blocks_for_tokens,
+    expected_tail_waste_fraction,
+    prefix_cache_hit,
+    tail_waste_tokens,
+)
+from app.core.catalog import list_devices, list_models
+from app.core.errors import PlannerError
+from app.core.estimate import sizing_for
+from app.core.result import Estimate
+from app.core.specs import GIB, KV_CACHE_DTYPES, MIB
+from app.core.text import Text
+from app.core.versions import KNOWN_VERSIONS
+from app.core.workload import (
+    WORKLOAD_PRESETS,
+    EngineParams,
+    WorkloadPreset,
+    WorkloadResult,
+    WorkloadSpec,
+    simulate,
+)
+from app.web import explore_svg
+from app.web.explore.compute import (
+    BlockSizes,
+    PrefixResult,
+    _estimate,
+    block_sizes,
+    engine_for,
+    prefix_result,
+    workload_spec,
+)
+from app.web.explore.params import (
+    CUSTOM,
+    DEFAULT_CUSTOM_WL,
+    EXTRA_KEY_FIELDS,
+    MAX_PAGE_REQUESTS,
+    SEED_EXAMPLE_BLOCK_SIZE,
+    SEED_EXAMPLE_SHARED,
+    SEED_MISPRINT_NOTE,
+    SERIES_TABLE_ROWS,
+    WL_HELP,
+    BlockFields,
+    ExploreParams,
+    describe_length,
+    encode_classes,
+    explore_query,
+    parse_classes,
+    planner_params,
+)
+from app.web.format import gib, integer, percent
+from app.web.params import (
+    FieldProblem,
+    PlannerParams,
+    query_items,
+    to_query,
+)
+from app.web.resolve import Resolved, resolve_lenient
+
+# ---- view models -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Option:
+    value: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Problem:
+    field: str
+    message: str
+
+
+@dataclass(frozen=True)
+class BlockRowView:
+    block_size: int
+    bytes_per_block: str
+    num_gpu_blocks: str
+    usable_tokens: str
+    mean_waste_tokens: str
+    waste_percent: str
+    prefix_hit: str
+    table_entries: str
+    table_bytes: str
+    marks: tuple[str, ...]  # "default", "current"
+    rejected: bool
+    note: str
+
+
+@dataclass(frozen=True)
+class WasteExample:
+    seq_tokens: str
+    blocks: str
+    slots: str
+    wasted: str
+    exact: str
+    approx: str
+
+
+@dataclass(frozen=True)
+class BlocksView:
+    rows: tuple[BlockRowView, ...]
+    backend: str
+    default_block_size: int
+    current_block_size: int
+    groups: int
+    waste: tuple[WasteExample, ...]
+    lengths_text: str
+
+
+@dataclass(frozen=True)
+class PrefixRowView:
+    shared: int
+    block_size: int
+    tokens_hit: int
+    tokens_recomputed: int
+    blocks_hit: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class PrefixView:
+    block_size: int
+    shared: str
+    tokens_hit: str
+    tokens_recomputed: str
+    blocks_hit: str
+    reason: str
+    differing: str
+    num_requests: str
+    saved: str
+    saved_tokens: str
+    saved_share: str
+    saved_formula: str
+    note: str  # prefix caching off, or a calculator block size other than the engine's
+    seed_rows: tuple[PrefixRowView, ...]
+
+
+@dataclass(frozen=True)
+class PresetView:
+    key: str
+    label_zh: str
+    description: str
+    hits_first: str
+    checked: bool
+
+
+@dataclass(frozen=True)
+class Metric:
+    id: str
+    label: str
+    value: str
+
+
+@dataclass(frozen=True)
+class ClassRow:
+    share: str
+    prompt: str
+    output: str
+    prefix: str
+
+
+@dataclass(frozen=True)
+class WorkloadView:
+    title: str
+    hits_first: str
+    mode: str
+    classes: tuple[ClassRow, ...]
+    classes_text: str
+    edit_link: str
+    metrics: tuple[Metric, ...]
+    binding_limit: str
+    binding_explanation: str
+    kv_chart: Markup
+    rw_chart: Markup
+    summary: str
+    series_rows: tuple[tuple[str, str, str, str], ...]
+    engine: str
+
+
+@dataclass(frozen=True)
+class ExploreView:
+    params: ExploreParams
+    values: dict[str, str]
+    permalink: str
+    planner_link: str
+    problems: tuple[Problem, ...]
+    error: Problem | None
+    engine_line: str
+    blocks: BlocksView | None
+    prefix: PrefixView | None
+    workload: WorkloadView | None
+    workload_error: Problem | None
+    presets: tuple[PresetView, ...]
+    models: tuple[Option, ...]
+    devices: tuple[Option, ...]
+    versions: tuple[Option, ...]
+    kv_dtypes: tuple[Option, ...]
+    max_page_requests: str
+    wl_help: str
+    misprint_note: str
+
+
+def _bytes_text(num_bytes: int) -> str:
+    """Sizes below a GiB in MiB or KiB, so a block or a small saving never reads as 0.00 GiB."""
+    if num_bytes >= GIB:
+        return gib(num_bytes)
+    return (
+        Text("{num_bytes:,.2f} MiB", num_bytes=num_bytes / MIB)
+        if num_bytes >= MIB
+        else Text("{num_bytes:,.1f} KiB", num_bytes=num_bytes / 1024)
+    )
+
+
+def blocks_view(sizes: BlockSizes, est: Estimate, fields: BlockFields) -> BlocksView:
+    groups = max(len(est.groups), 1)
+    rows = []
+    for row in sizes.rows:
+        marks = tuple(
+            mark
+            for mark, on in (
+                ("default", row.is_default),
+                ("current", row.block_size == sizes.current_block_size),
+            )
+            if on
+        )
+        note = sizes.notes.get(row.block_size, "") if row.rejected else ""
+        if not note:
+            note = row.rejected_reason or sizes.notes.get(row.block_size, "")
+        rows.append(
+            BlockRowView(
+                block_size=row.block_size,
+                bytes_per_block=_bytes_text(row.bytes_per_block),
+                num_gpu_blocks=integer(row.num_gpu_blocks),
+                usable_tokens=integer(row.usable_tokens),
+                mean_waste_tokens=f"{row.mean_tail_waste_tokens:,.1f}",
+                waste_percent=percent(row.tail_waste_fraction, 2),
+                prefix_hit=f"{integer(row.prefix_tokens_hit)} / {integer(fields.shared_prefix_tokens)}",
+                table_entries=integer(row.block_table_entries_per_max_seq),
+                table_bytes=_bytes_text(row.block_table_bytes_per_max_seq * groups),
+                marks=marks,
+                rejected=row.rejected,
+                note=note,
+            )
+        )
+    b = sizes.current_block_size
+    return BlocksView(
+        rows=tuple(rows),
+        backend=sizes.backend,
+        default_block_size=sizes.default_block_size,
+        current_block_size=b,
+        groups=groups,
+        waste=tuple(waste_example(seq_tokens=s, block_size=b) for s in fields.typical_lengths),
+        lengths_text=", ".join(integer(s) for s in fields.typical_lengths),
+    )
+
+
+def waste_example(*, seq_tokens: int, block_size: int) -> WasteExample:
+    """One sequence's tail: S=1000, B=16 -> 63 blocks, 1008 slots, 8 wasted (0.79 %; B/(2S) = 0.80 %)."""
+    blocks = blocks_for_tokens(tokens=seq_tokens, block_size=block_size)
+    wasted = tail_waste_tokens(seq_tokens=seq_tokens, block_size=block_size)
+    return WasteExample(
+        seq_tokens=integer(seq_tokens),
+        blocks=integer(blocks),
+        slots=integer(blocks * block_size),
+        wasted=integer(wasted),
+        exact=percent(wasted / (blocks * block_size), 2),
+        approx=percent(expected_tail_waste_fraction(seq_tokens=seq_tokens, block_size=block_size), 2),
+    )
+
+
+def _prefix_row(hit: PrefixHit) -> PrefixRowView:
+    return PrefixRowView(
+        hit.shared_prefix_tokens,
+        hit.block_size,
+        hit.tokens_hit,
+        hit.tokens_recomputed,
+        hit.blocks_hit,
+        hit.reason,
+    )
+
+
+def seed_prefix_rows() -> tuple[PrefixRowView, ...]:
+    return tuple(
+        _prefix_row(prefix_cache_hit(shared_prefix_tokens=s, block_size=SEED_EXAMPLE_BLOCK_SIZE))
+        for s in SEED_EXAMPLE_SHARED
+    )
+
+
+def prefix_view(
+    result: PrefixResult, *, differing: Sequence[str], engine_block_size: int, kv_cache_bytes: int
+) -> PrefixView:
+    hit = result.hit
+    labels = dict(EXTRA_KEY_FIELDS)
+    notes = []
+    if not result.caching_enabled:
+        notes.append(
+            Text(
+                "Prefix caching is off for this engine (--enable-prefix-caching): nothing hits in vLLM; the numbers show what would hit with it on."
+            )
+        )
+    if hit.block_size != engine_block_size:
+        notes.append(
+            Text(
+                "Calculated at B = {block_size}; the engine runs B = {engine_block_size}.",
+                block_size=hit.block_size,
+                engine_block_size=engine_block_size,
+            )
+        )
+    share = result.saved_bytes / kv_cache_bytes if kv_cache_bytes > 0 else 0.0
+    return PrefixView(
+        block_size=hit.block_size,
+        shared=integer(hit.shared_prefix_tokens),
+        tokens_hit=integer(hit.tokens_hit),
+        tokens_recomputed=integer(hit.tokens_recomputed),
+        blocks_hit=integer(hit.blocks_hit),
+        reason=hit.reason,
+        differing=", ".join(labels[key] for key in differing),
+        num_requests=integer(result.num_requests),
+        saved=_bytes_text(result.saved_bytes),
+        saved_tokens=integer(result.saved_tokens),
+        saved_share=percent(share),
+        saved_formula=(
+            Text(
+                "{blocks_hit} blocks × ({num_requests} − 1) × {bytes_per_block} B",
+                blocks_hit=integer(hit.blocks_hit),
+                num_requests=integer(result.num_requests),
+                bytes_per_block=integer(result.bytes_per_block),
+            )
+        ),
+        note=" ".join(notes),
+        seed_rows=seed_prefix_rows(),
+    )
+
+
+def _series_table(result: WorkloadResult) -> tuple[tuple[str, str, str, str], ...]:
+    series = result.series
+    n = len(series.step)
+    if not n:
+        return ()
+    picks = sorted(
+        {round(i * (n - 1) / max(SERIES_TABLE_ROWS - 1, 1)) for i in range(min(n, SERIES_TABLE_ROWS))}
+    )
+    return tuple(
+        (
+            integer(series.step[i]),
+            percent(series.kv_usage[i]),
+            integer(series.running[i]),
+            integer(series.waiting[i]),
+        )
+        for i in picks
+    )
+
+
+def _class_rows(spec: WorkloadSpec) -> tuple[ClassRow, ...]:
+    total = sum(c.share for c in spec.classes)
+    return tuple(
+        ClassRow(
+            share=percent(c.share / total, 0),
+            prompt=describe_length(c.prompt_tokens),
+            output=describe_length(c.output_tokens),
+            prefix=f"{c.shared_prefix_tokens:,} ({c.prefix_group})" if c.shared_prefix_tokens else "—",
+        )
+        for c in spec.classes
+    )
+
+
+def workload_view(
+    *,
+    result: WorkloadResult,
+    spec: WorkloadSpec,
+    engine: EngineParams,
+    preset: WorkloadPreset | None,
+    edit_link: str,
+) -> WorkloadView:
+    series = result.series
+    max_waiting = max(series.waiting, default=0)
+    y_conc = max(max(series.running, default=0), max_waiting, 1)
+    limit_visible = engine.max_num_seqs <= 2 * y_conc
+    y_top = max(y_conc, engine.max_num_seqs) if limit_visible else y_conc
+    y_top = int(y_top * 1.1) + 1
+    conc_ticks = [(float(t), integer(t)) for t in explore_svg.nice_ticks(y_top, 4)]
+    pct_ticks = [(t / 4, percent(t / 4, 0)) for t in range(5)]
+    usage_desc = Text(
+        "KV cache usage over {steps} scheduler steps: peak {peak_kv_usage}, mean {mean_kv_usage} of {usable_blocks} usable blocks.",
+        steps=integer(result.steps),
+        peak_kv_usage=percent(result.peak_kv_usage),
+        mean_kv_usage=percent(result.mean_kv_usage),
+        usable_blocks=integer(result.usable_blocks),
+    )
+    rw_desc = Text(
+        "Running requests peak at {max_running} (mean {mean_running:.1f}); waiting peaks at {max_waiting} (mean {mean_waiting:.1f}); max_num_seqs is {max_num_seqs}.",
+        max_running=integer(result.max_running),
+        mean_running=result.mean_running,
+        max_waiting=integer(max_waiting),
+        mean_waiting=result.mean_waiting,
+        max_num_seqs=integer(engine.max_num_seqs),
+    )
+    kv_chart = explore_svg.step_chart(
+        chart_id="chart-kv",
+        steps=series.step,
+        lines=[explore_svg.Line("kv", Text("KV cache usage"), series.kv_usage, fill=True)],
+        y_max=1.0,
+        y_ticks=pct_ticks,
+        title=Text("KV cache usage over simulated time"),
+        desc=usage_desc,
+        x_label=Text("scheduler step (one forward pass)"),
+        y_label=Text("KV usage"),
+    )
+    rw_chart = explore_svg.step_chart(
+        chart_id="chart-rw",
+        steps=series.step,
+        lines=[
+            explore_svg.Line("running", "running", series.running),
+            explore_svg.Line("waiting", "waiting", series.waiting),
+        ],
+        y_max=y_top,
+        y_ticks=conc_ticks,
+        title=Text("Running and waiting requests over simulated time"),
+        desc=rw_desc,
+        x_label=Text("scheduler step (one forward pass)"),
+        y_label="requests",
+        limit=explore_svg.Limit(
+            engine.max_num_seqs,
+            Text("max_num_seqs = {max_num_seqs}", max_num_seqs=integer(engine.max_num_seqs)),
+        )
+        if limit_visible
+        else None,
+    )
+    if spec.arrival_rate is not None:
+        mode = Text(
+            "open loop: Poisson arrivals, {arrival_rate:g} requests per step", arrival_rate=spec.arrival_rate
+        )
+    else:
+        mode = Text(
+            "closed loop: {integer} clients, each sends its next request when one ends",
+            integer=integer(spec.concurrency or 0),
+        )
+    metrics = (
+        Metric("w-max-running", Text("Concurrency reached (max running)"), integer(result.max_running)),
+        Metric("w-mean-running", Text("Mean running"), f"{result.mean_running:.1f}"),
+        Metric("w-preemptions", "Preemptions", integer(result.preemptions)),
+        Metric("w-mean-waiting", Text("Mean waiting"), f"{result.mean_waiting:.1f}"),
+        Metric("w-max-waiting", Text("Max waiting"), integer(max_waiting)),
+        Metric("w-peak-kv", Text("Peak KV usage"), percent(result.peak_kv_usage)),
+        Metric("w-prefix-hit", Text("Prefix hit rate"), percent(result.prefix_hit_rate)),
+        Metric(
+            "w-fragmentation", Text("Fragmentation waste"), percent(result.fragmentation_waste_fraction, 2)
+        ),
+        Metric(
+            "w-finished",
+            Text("Finished / rejected"),
+            f"{integer(result.finished)} / {integer(result.rejected)}",
+        ),
+        Metric("w-steps", "Steps", integer(result.steps)),
+    )
+    blocked = ", ".join(f"{k} {integer(v)}" for k, v in result.admission_blocked_steps.items())
+    summary = Text(
+        "{usage_desc} {rw_desc} Steps on which admission stopped, by cause: {blocked}.",
+        usage_desc=usage_desc,
+        rw_desc=rw_desc,
+        blocked=blocked,
+    )
+    return WorkloadView(
+        title=f"{preset.label_zh} — {preset.description}" if preset else Text("Custom request classes"),
+        hits_first=preset.hits_first if preset else "",
+        mode=mode,
+        classes=_class_rows(spec),
+        classes_text=encode_classes(spec.classes),
+        edit_link=edit_link,
+        metrics=metrics,
+        binding_limit=result.binding_limit,
+        binding_explanation=result.binding_explanation,
+        kv_chart=kv_chart,
+        rw_chart=rw_chart,
+        summary=summary,
+        series_rows=_series_table(result),
+        engine=(
+            Text(
+                "{num_gpu_blocks} blocks of {block_size} tokens, max_num_seqs {max_num_seqs}, max_num_batched_tokens {max_num_batched_tokens}, max_model_len {max_model_len}, prefix caching {value}, {num_requests} requests, seed {seed}",
+                num_gpu_blocks=integer(engine.num_gpu_blocks),
+                block_size=engine.block_size,
+                max_num_seqs=integer(engine.max_num_seqs),
+                max_num_batched_tokens=integer(engine.max_num_batched_tokens),
+                max_model_len=integer(engine.max_model_len),
+                value="on" if engine.enable_prefix_caching else "off",
+                num_requests=integer(spec.num_requests),
+                seed=spec.seed,
+            )
+        ),
+    )
+
+
+def _values(params: ExploreParams) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, value in params.model_dump().items():
+        if value is None:
+            out[name] = ""
+        elif isinstance(value, bool):
+            out[name] = "true" if value else "false"
+        elif isinstance(value, tuple | list):
+            out[name] = ",".join(str(v) for v in value)
+        elif isinstance(value, float):
+            out[name] = f"{value:g}"
+        else:
+            out[name] = str(value)
+    return out
+
+
+HIDDEN_PLANNER_FIELDS = frozenset(
+    {"devices", "target_concurrency", "pipeline_parallel_size", "enforce_eager", "config_json"}
+    | {name for name in PlannerParams.model_fields if name.startswith("card_")}
+)
+
+
+def hidden_inputs(params: ExploreParams) -> list[tuple[str, str]]:
+    """Planner parameters the explore form does not show, carried so the round trip keeps them."""
+    return [(k, v) for k, v in query_items(params) if k in HIDDEN_PLANNER_FIELDS]
+
+
+@dataclass(frozen=True)
+class _Sections:
+    params: ExploreParams
+    problems: list[FieldProblem]
+    error: Problem | None = None
+    engine_line: str = ""
+    blocks: BlocksView | None = None
+    prefix: PrefixView | None = None
+    workload: WorkloadView | None = None
+    workload_error: Problem | None = None
+
+
+def _sections(request: Request, params: ExploreParams, problems: list[FieldProblem]) -> _Sections:
+    """Resolve the inputs and compute the three sections; a PlannerError becomes the page's error."""
+    try:
+        resolved, more = resolve_lenient(params)
+    except PlannerError as exc:  # the catalogue itself is unusable: nothing to fall back to
+        return _Sections(params, problems, error=Problem(exc.field, exc.message))
+    problems = problems + more
+    params = ExploreParams.model_validate({**params.model_dump(), **resolved.params.model_dump()})
+    resolved = dataclasses.replace(resolved, params=params)
+    try:
+        est = _estimate(resolved)
+    except PlannerError as exc:
+        return _Sections(params, problems, error=Problem(exc.field, exc.message))
+    engine_line = Text(
+        "{model_label} on {name} · vLLM {vllm_version} · {attention_backend} · B = {block_size} · {num_gpu_blocks} blocks · {kv_cache_bytes} KV pool",
+        model_label=resolved.model_label,
+        name=resolved.device.name,
+        vllm_version=est.vllm_version,
+        attention_backend=est.attention_backend,
+        block_size=est.block_size,
+        num_gpu_blocks=integer(est.num_gpu_blocks),
+        kv_cache_bytes=gib(est.kv_cache_bytes),
+    )
+    sizes = block_sizes(resolved, est, params)
+    blocks = blocks_view(sizes, est, params)
+    prefix, params, problems = _prefix_section(resolved, params, est, sizes, problems)
+    workload, workload_error, params, problems = _workload_section(request, resolved, params, est, problems)
+    return _Sections(params, problems, None, engine_line, blocks, prefix, workload, workload_error)
+
+
+def _catalog_options() -> tuple[tuple[Option, ...], tuple[Option, ...]]:
+    try:
+        models = tuple(Option(m.id, m.description) for m in list_models())
+        devices = tuple(Option(d.id, d.name) for d in list_devices())
+    except PlannerError:  # reported by _sections already
+        return (), ()
+    return models, devices
+
+
+def build_view(request: Request, params: ExploreParams, problems: list[FieldProblem]) -> ExploreView:
+    sec = _sections(request, params, problems)
+    params = sec.params
+    models, devices = _catalog_options()
+    return ExploreView(
+        params=params,
+        values=_values(params),
+        permalink=f"{request.url_for('explore').path}?{explore_query(params)}",
+        planner_link=f"{request.url_for('planner').path}?{to_query(planner_params(params))}",
+        problems=tuple(Problem(p.field, p.message.removeprefix("Value error, ")) for p in sec.problems),
+        error=sec.error,
+        engine_line=sec.engine_line,
+        blocks=sec.blocks,
+        prefix=sec.prefix,
+        workload=sec.workload,
+        workload_error=sec.workload_error,
+        presets=tuple(
+            PresetView(p.key, p.label_zh, p.description, p.hits_first, p.key == params.preset)
+            for p in WORKLOAD_PRESETS.values()
+        ),
+        models=models,
+        devices=devices,
+        versions=tuple(Option(v, v) for v in reversed(KNOWN_VERSIONS)),
+        kv_dtypes=tuple(Option(d, d) for d in KV_CACHE_DTYPES),
+        max_page_requests=integer(MAX_PAGE_REQUESTS),
+        wl_help=WL_HELP,
+        misprint_note=SEED_MISPRINT_NOTE,
+    )
+
+
+def _prefix_section(
+    resolved: Resolved, params: ExploreParams, est: Estimate, sizes: BlockSizes, problems: list[FieldProblem]
+) -> tuple[PrefixView, ExploreParams, list[FieldProblem]]:
+    caching = sizing_for(
+        model=resolved.model, device=resolved.device, serve=resolved.serve, vllm_version=resolved.vllm_version
+    ).resolved.prefix_caching
+    block_size = params.prefix_block_size or est.block_size
+    try:
+        result = prefix_result(
+            params,
+            block_size=block_size,
+            bytes_per_block=sizes.bytes_per_block_at(block_size),
+            caching_enabled=caching,
+        )
+    except PlannerError as exc:  # request_tokens below the shared prefix: drop it and say so
+        problems = [*problems, FieldProblem(exc.field, str(getattr(params, exc.field, "")), exc.message)]
+        params = params.model_copy(update={"request_tokens": None, "mm_item_start_token": None})
+        result = prefix_result(
+            params,
+            block_size=block_size,
+            bytes_per_block=sizes.bytes_per_block_at(block_size),
+            caching_enabled=caching,
+        )
+    view = prefix_view(
+        result,
+        differing=params.extra_keys_differ,
+        engine_block_size=est.block_size,
+        kv_cache_bytes=max(0, est.kv_cache_bytes),
+    )
+    return view, params, problems
+
+
+def _workload_section(
+    request: Request, resolved: Resolved, params: ExploreParams, est: Estimate, problems: list[FieldProblem]
+) -> tuple[WorkloadView | None, Problem | None, ExploreParams, list[FieldProblem]]:
+    preset = WORKLOAD_PRESETS.get(params.preset)
+    classes = None if preset else parse_classes(params.wl or DEFAULT_CUSTOM_WL)
+    concurrency = params.concurrency
+    if params.arrival_rate is not None and concurrency is not None:
+        problems = [
+            *problems,
+            FieldProblem("concurrency", str(concurrency), Text("ignored: arrival_rate is set (open loop)")),
+        ]
+        params = params.model_copy(update={"concurrency": None})
+        concurrency = None
+    try:
+        engine = engine_for(resolved, est)
+        spec = workload_spec(
+            preset=preset,
+            classes=classes,
+            num_requests=params.num_requests,
+            concurrency=concurrency,
+            arrival_rate=params.arrival_rate,
+            seed=params.seed,
+        )
+    except PlannerError as exc:
+        return None, Problem(exc.field, exc.message), params, problems
+    result = simulate(workload=spec, engine=engine)
+    edit = params.model_copy(
+        update={
+            "preset": CUSTOM,
+            "wl": encode_classes(spec.classes),
+            "num_requests": spec.num_requests,
+            "concurrency": spec.concurrency,
+            "arrival_rate": spec.arrival_rate,
+        }
+    )
+    edit_link = f"{request.url_for('explore').path}?{explore_query(edit)}"
+    view = workload_view(result=result, spec=spec, engine=engine, preset=preset, edit_link=edit_link)
+    return view, None, params, problems
