@@ -1386,6 +1386,9 @@ def recommend(
         target_conc=target_concurrency,
     )
     eng.at(serve)  # the starting point itself must be something vLLM accepts
+    if serve.max_model_len is None:
+        # the same configuration, with the model's own maximum written out so the command states it
+        serve = serve.model_copy(update={"max_model_len": model.max_model_len_derived})
     ctx = _Ctx(
         engine=eng,
         serve=serve,

@@ -586,7 +586,8 @@ def test_recommendation_properties(
     # rows in the table's order, each changing only its own flags, never undoing an earlier one
     indices = _rule_indices(rec)
     assert indices == sorted(indices)
-    previous = ServeConfig()
+    # the walk starts from the same configuration with the model's own maximum written out
+    previous = ServeConfig(max_model_len=model.max_model_len_derived)
     for s, i in zip(rec.steps, indices, strict=True):
         changed = {k for k in ServeConfig.model_fields if getattr(s.serve, k) != getattr(previous, k)}
         assert changed <= set(RULES[i].fields)
