@@ -288,6 +288,19 @@ def _error_text(
     )
 
 
+def _starts(
+    *, rules: VersionRules, layout: K.KVLayout, kv_cache_bytes: int, needed: int, max_model_len: int
+) -> bool:
+    """This version's start-up capacity check for one request of max_model_len (reference §3.6, §4.4):
+    V0 compares tokens (blocks x B) with the length; V1 compares the bytes a request needs with the pool,
+    less the null block from 0.30."""
+    if rules.engine == "v0":
+        blocks = K.num_blocks_for(available_bytes=kv_cache_bytes, layout=layout)
+        return blocks > 0 and blocks * layout.block_size >= max_model_len
+    null_block = layout.bytes_per_block if rules.null_block_in_check else 0
+    return kv_cache_bytes > 0 and needed <= kv_cache_bytes - null_block
+
+
 def _free_memory_error(*, rules: VersionRules, device: DeviceSpec, util: float, requested: int) -> str | None:
     """The 0.10.2+ start-up check: free memory at the snapshot must cover total x utilization."""
     if rules.version_tuple < (0, 10, 0):
@@ -530,56 +543,22 @@ def _estimate(
         if serve.kv_cache_memory_bytes is None or rules.version_tuple >= (0, 33, 0)
         else None
     )
-    if error is None:
-        if rules.engine == "v0":
-            if num_blocks <= 0:
-                error = _error_text(
-                    rules=rules,
-                    kind="no_memory",
-                    max_model_len=L,
-                    needed=needed,
-                    available=binding.kv_cache_bytes,
-                    estimated=0,
-                    tokens_capacity=0,
-                )
-            elif num_blocks * layout.block_size < L:
-                error = _error_text(
-                    rules=rules,
-                    kind="too_long",
-                    max_model_len=L,
-                    needed=needed,
-                    available=binding.kv_cache_bytes,
-                    estimated=0,
-                    tokens_capacity=num_blocks * layout.block_size,
-                )
-        elif binding.kv_cache_bytes <= 0:
-            error = _error_text(
-                rules=rules,
-                kind="no_memory",
-                max_model_len=L,
-                needed=needed,
-                available=binding.kv_cache_bytes,
-                estimated=0,
-                tokens_capacity=0,
-            )
-        elif needed > check_memory:
-            in_range = K.estimate_max_model_len(
-                available_bytes=max(0, check_memory),
-                layout=layout,
-                inflight_tokens=inflight,
-                prefix_caching=res.prefix_caching,
-                rules=rules,
-                upper=L,
-            )
-            error = _error_text(
-                rules=rules,
-                kind="too_long",
-                max_model_len=L,
-                needed=needed,
-                available=check_memory,
-                estimated=in_range,
-                tokens_capacity=0,
-            )
+    fits_now = _starts(
+        rules=rules, layout=layout, kv_cache_bytes=binding.kv_cache_bytes, needed=needed, max_model_len=L
+    )
+    if error is None and not fits_now:
+        tokens_capacity = num_blocks * layout.block_size
+        no_memory = num_blocks <= 0 if rules.engine == "v0" else binding.kv_cache_bytes <= 0
+        error = _error_text(
+            rules=rules,
+            kind="no_memory" if no_memory else "too_long",
+            max_model_len=L,
+            needed=needed,
+            available=binding.kv_cache_bytes if rules.engine == "v0" else check_memory,
+            # vLLM searches [1, L]; needed bytes grow with the length, so that answer is min(largest, L)
+            estimated=0 if rules.engine == "v0" else min(largest, L),
+            tokens_capacity=tokens_capacity,
+        )
 
     cpu_blocks = 0
     if rules.swap_space_used and layout.bytes_per_block:
@@ -774,8 +753,8 @@ def _ranges(
                 values.append(round(conc, 2))
         out[name] = Range(low=values[0], expected=values[1], high=values[2])
     null_block = layout.bytes_per_block if rules.null_block_in_check else 0
-    fits_low = kv_low > 0 and needed <= kv_low - null_block
-    fits_high = kv_high > 0 and needed <= kv_high - null_block
+    fits_low = _starts(rules=rules, layout=layout, kv_cache_bytes=kv_low, needed=needed, max_model_len=L)
+    fits_high = _starts(rules=rules, layout=layout, kv_cache_bytes=kv_high, needed=needed, max_model_len=L)
     borderline = fits_low != fits_high
     safe = K.estimate_max_model_len(
         available_bytes=max(0, kv_low - null_block),
@@ -906,7 +885,6 @@ def capacity_curve(
         base = estimate(model=model, device=device, serve=serve, vllm_version=vllm_version)
     sizing = sizing_for(model=model, device=device, serve=serve, vllm_version=vllm_version)
     layout = sizing.layout
-    check = base.kv_cache_bytes - (layout.bytes_per_block if rules.null_block_in_check else 0)
     low, high = 512, max(1024, model.max_model_len_derived)
     out: list[tuple[int, float]] = []
     for i in range(points):
@@ -918,9 +896,15 @@ def capacity_curve(
         if chunked is None:
             chunked = length > V0_CHUNKED_PREFILL_ABOVE if rules.engine == "v0" else True
         mnbt = serve.max_num_batched_tokens or default_max_num_batched_tokens(
-            device=device, rules=rules, max_model_len=length, max_num_seqs=base.max_num_seqs, chunked_prefill=chunked
+            device=device,
+            rules=rules,
+            max_model_len=length,
+            max_num_seqs=base.max_num_seqs,
+            chunked_prefill=chunked,
         )
-        res = replace(sizing.resolved, max_model_len=length, max_num_batched_tokens=mnbt, chunked_prefill=chunked)
+        res = replace(
+            sizing.resolved, max_model_len=length, max_num_batched_tokens=mnbt, chunked_prefill=chunked
+        )
         if mnbt != base.max_num_batched_tokens or (base.error and "Free memory" in base.error):
             est = estimate(model=model, device=device, serve=update, vllm_version=vllm_version)
             out.append((length, est.max_concurrency if est.fits else 0.0))
@@ -933,9 +917,13 @@ def capacity_curve(
             prefix_caching=res.prefix_caching,
             rules=rules,
         )
-        starts = base.kv_cache_bytes > 0 and needed <= check
-        if rules.engine == "v0":
-            starts = base.num_gpu_blocks > 0 and length <= base.num_gpu_blocks * layout.block_size
+        starts = _starts(
+            rules=rules,
+            layout=layout,
+            kv_cache_bytes=base.kv_cache_bytes,
+            needed=needed,
+            max_model_len=length,
+        )
         conc = K.max_concurrency_for(
             num_blocks=base.num_gpu_blocks,
             layout=layout,

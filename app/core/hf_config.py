@@ -60,7 +60,6 @@ ROPE_TYPES_NOT_SCALING_LEN = frozenset(
 DEFAULT_FFN_MULTIPLIER = 4  # GPT-2 / Falcon: no FFN key means 4 x hidden_size
 GEMMA3_SLIDING_WINDOW_PATTERN = 6  # Gemma3TextConfig default: 5 local layers per global layer
 LLAMA4_NOPE_LAYER_INTERVAL = 4  # Llama4TextConfig default: every 4th layer is NoPE/global
-QWEN2_MAX_WINDOW_LAYERS = 28  # Qwen2Config default max_window_layers
 MXFP4_GROUP_SIZE = 32  # one e8m0 scale per 32 values (OCP MX spec)
 NVFP4_GROUP_SIZE = 16  # one fp8 scale per 16 values
 BNB_4BIT_BLOCK_SIZE = 64  # bitsandbytes nf4/fp4 default blocksize

@@ -148,10 +148,6 @@ class ModelSpec(Frozen):
         return self
 
     @property
-    def is_mla(self) -> bool:
-        return self.mla is not None
-
-    @property
     def weight_dtype_bytes(self) -> int:
         return DTYPE_BYTES[self.torch_dtype]
 

@@ -22,7 +22,7 @@ from app.core.versions import KNOWN_VERSIONS, rules_for
 from app.web import svg
 from app.web.format import gib, human_tokens, integer, percent
 from app.web.i18n import _, t, tr, tr_list
-from app.web.params import FieldProblem, PlannerParams, to_query
+from app.web.params import FieldProblem, PlannerParams
 from app.web.resolve import Resolved
 from app.web.version_notes import VersionNote, version_notes
 
@@ -689,5 +689,3 @@ def error_of(exc: PlannerError) -> Problem:
     return Problem(exc.field, tr(exc.message))
 
 
-def query_of(params: PlannerParams) -> str:
-    return to_query(params)
