@@ -320,7 +320,7 @@ def partition_rows(
     items = [
         ("weights", _("Weights"), est.weights_bytes, not quantized, ""),
         ("activation", t("Activation & workspace (peak)"), est.activation_peak_bytes, False, ""),
-        ("non-torch", t("Non-torch (NCCL, CUDA context)"), est.non_torch_bytes, False, ""),
+        ("non-torch", t("Non-torch (NCCL buffers, cuBLAS workspaces)"), est.non_torch_bytes, False, ""),
         ("graphs", t("CUDA graphs"), est.cuda_graph_bytes, False, graph_note),
         (
             "kv",
