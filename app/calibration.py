@@ -101,7 +101,9 @@ def _version_for(record: dict[str, Any]) -> str | None:
     return None
 
 
-def case_for(record: dict[str, Any], *, require_version: bool = True, require_device: bool = True) -> Case | None:
+def case_for(
+    record: dict[str, Any], *, require_version: bool = True, require_device: bool = True
+) -> Case | None:
     """The planner inputs of one record, or None when the record lacks something essential.
 
     ``require_device=False`` stands in an SM90-class 80 GiB CUDA GPU when the log names none: enough

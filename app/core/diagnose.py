@@ -519,6 +519,13 @@ def _replay_device(
     )
 
 
+def _with_total(device: DeviceSpec, total: int | None) -> DeviceSpec:
+    """The run's own total (what the runtime printed) beats the catalog's typical figure for the device."""
+    if total is None or total <= 0:
+        return device
+    return device.model_copy(update={"memory_total_bytes": total})
+
+
 def _device(
     facts: LogFacts,
     hint: str | None,
@@ -527,9 +534,10 @@ def _device(
     version: str | None,
     pool: int | None,
 ) -> tuple[DeviceSpec | None, DeviceSource, str]:
-    if hint and hint.strip():
-        return catalog.find_device(hint), "hint", ""  # an unknown hint is the caller's error (field "device")
     total = facts.device_total_bytes
+    if hint and hint.strip():
+        hinted = catalog.find_device(hint)  # an unknown hint is the caller's error (field "device")
+        return _with_total(hinted, total), "hint", ""
     if total is not None and total > 0:
         best, others = _nearest_device(total, _platforms(facts))
         if best is not None:
@@ -543,7 +551,7 @@ def _device(
                 note += Text(
                     "; also within 1.5 GiB: {others} — pass a device to choose", others=", ".join(others[:4])
                 )
-            return best, "printed_total", note
+            return _with_total(best, total), "printed_total", note
         try:
             return (
                 custom_device(total / GIB),
@@ -1351,6 +1359,15 @@ def _planner_inputs(case: _Case) -> dict[str, str]:
         out["model"] = case.model_key
     if case.device is not None and case.device_source != "custom":
         out["device"] = case.device.id
+    printed = case.facts.device_total_bytes
+    catalog_total = (
+        catalog.find_device(case.device.id).memory_total_bytes
+        if case.device is not None and case.device_source != "custom"
+        else None
+    )
+    if printed is not None and printed != catalog_total:
+        # the runtime's own total beats the catalog's typical figure (H100: 79.19 printed vs 79.1)
+        out["device_memory_gib"] = f"{printed / GIB:.2f}"
     link_version = _link_version(case.version or case.facts.vllm_version)
     if link_version is not None:
         out["vllm_version"] = link_version

@@ -56,10 +56,14 @@ def apply_quantization_flag(model: ModelSpec, quantization: str | None) -> Model
     return model.model_copy(update={"quantization": spec})
 
 
+MIN_DEVICE_MEMORY_GIB = 1.0  # no accelerator vLLM serves on has less
+MAX_DEVICE_MEMORY_GIB = 4096.0
+
+
 def custom_device(memory_gib: float) -> DeviceSpec:
     """A device known only by the memory the runtime reports (assumed an SM90-class CUDA GPU)."""
-    if not 0 < memory_gib <= 4096:
-        raise PlannerError("device_memory_gib", Text("must be between 0 and 4096 GiB"))
+    if not MIN_DEVICE_MEMORY_GIB <= memory_gib <= MAX_DEVICE_MEMORY_GIB:
+        raise PlannerError("device_memory_gib", Text("must be between 1 and 4096 GiB"))
     return DeviceSpec(
         id=f"custom-{memory_gib:g}gib",
         name=f"Custom {memory_gib:g} GiB GPU (assumed CUDA SM 9.0)",

@@ -18,6 +18,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from app.core.command import human_readable_int
 from app.core.errors import PlannerError
+from app.core.plan import MAX_DEVICE_MEMORY_GIB, MIN_DEVICE_MEMORY_GIB
 from app.core.specs import KVCacheDType
 from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS
 from app.web.security import check_json_text
@@ -122,6 +123,12 @@ class PlannerParams(BaseModel):
     model: str = Field(default=DEFAULT_MODEL, min_length=1, max_length=300)
     device: str = Field(default=DEFAULT_DEVICE, min_length=1, max_length=100)
     devices: Annotated[int, Field(ge=1, le=4096)] = 1
+    # the total the runtime reports (a log's "total_gpu_memory" / "Free memory on device (…/T GiB)"),
+    # overriding the catalog's typical figure for this device
+    device_memory_gib: Annotated[
+        Annotated[float, Field(ge=MIN_DEVICE_MEMORY_GIB, le=MAX_DEVICE_MEMORY_GIB)] | None,
+        BeforeValidator(_blank_to_none),
+    ] = None
     vllm_version: OptStr = None
     max_model_len: opt_int(16, 10_000_000, human=True) = None
     target_concurrency: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=65_536)] = 1

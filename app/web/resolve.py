@@ -13,7 +13,7 @@ from typing import Any, Literal
 from app.core.catalog import find_device, find_model
 from app.core.errors import ConfigError, PlannerError, UnknownDeviceError, UnknownModelError
 from app.core.hf_config import model_spec_from_hf_config
-from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
+from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.web.i18n import page_lang
 from app.web.params import CARD_REQUIRED, DEFAULTS, FieldProblem, PlannerParams
@@ -149,6 +149,8 @@ def resolve_strict(params: PlannerParams) -> Resolved:
             raise
         raise ConfigError("config_json", f"{exc.field}: {exc.message}") from exc
     device = find_device(params.device)
+    if params.device_memory_gib is not None:
+        device = device.model_copy(update={"memory_total_bytes": round(params.device_memory_gib * GIB)})
     return Resolved(params, model, label, source, device, serve_config(params), params.resolved_version)
 
 

@@ -687,5 +687,3 @@ def problems_of(items: list[FieldProblem]) -> tuple[Problem, ...]:
 
 def error_of(exc: PlannerError) -> Problem:
     return Problem(exc.field, tr(exc.message))
-
-

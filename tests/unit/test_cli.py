@@ -19,19 +19,51 @@ def test_json_matches_the_core(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     data = json.loads(capsys.readouterr().out)
     # 32k = 32,000 tokens (vLLM's human-readable ints: lower-case k is decimal)
-    core = estimate(model=catalog.find_model("llama-3.1-8b"), device=catalog.find_device("h100"),
-                    serve=ServeConfig(max_model_len=32_000))
-    for key in ("device_total_bytes", "budget_bytes", "weights_bytes", "activation_peak_bytes", "non_torch_bytes",
-                "cuda_graph_bytes", "kv_cache_bytes", "kv_bytes_per_token", "block_size", "num_gpu_blocks",
-                "kv_tokens", "max_concurrency", "max_model_len", "fits", "error", "estimated_max_model_len",
-                "log_lines"):
+    core = estimate(
+        model=catalog.find_model("llama-3.1-8b"),
+        device=catalog.find_device("h100"),
+        serve=ServeConfig(max_model_len=32_000),
+    )
+    for key in (
+        "device_total_bytes",
+        "budget_bytes",
+        "weights_bytes",
+        "activation_peak_bytes",
+        "non_torch_bytes",
+        "cuda_graph_bytes",
+        "kv_cache_bytes",
+        "kv_bytes_per_token",
+        "block_size",
+        "num_gpu_blocks",
+        "kv_tokens",
+        "max_concurrency",
+        "max_model_len",
+        "fits",
+        "error",
+        "estimated_max_model_len",
+        "log_lines",
+    ):
         assert data[key] == getattr(core, key), key
     assert data["max_model_len"] == 32_000
 
 
 def test_whole_command_after_double_dash(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["estimate", "--device", "910b", "--json", "--", "vllm", "serve", "Qwen/Qwen2.5-72B-Instruct",
-                 "-tp", "8", "--max-model-len", "32K"])
+    code = main(
+        [
+            "estimate",
+            "--device",
+            "910b",
+            "--json",
+            "--",
+            "vllm",
+            "serve",
+            "Qwen/Qwen2.5-72B-Instruct",
+            "-tp",
+            "8",
+            "--max-model-len",
+            "32K",
+        ]
+    )
     assert code == 0
     data = json.loads(capsys.readouterr().out)
     # Ascend forces 128-token blocks; 32K = 32,768; Qwen2.5-72B: 80 layers x (8 KV heads / TP 8 = 1) x 128 x 2 x 2 B
@@ -47,7 +79,10 @@ def test_whole_command_after_double_dash(capsys: pytest.CaptureFixture[str]) -> 
         (["estimate", "no-such-model", "--device", "h100"], "model"),
         (["estimate", "llama-3.1-8b", "--device", "no-such-gpu"], "device"),
         (["estimate", "llama-3.1-8b", "--device", "h100", "-tp", "3"], "tensor_parallel_size"),
-        (["estimate", "llama-3.1-8b", "--device", "h100", "--gpu-memory-utilization", "1.5"], "gpu_memory_utilization"),
+        (
+            ["estimate", "llama-3.1-8b", "--device", "h100", "--gpu-memory-utilization", "1.5"],
+            "gpu_memory_utilization",
+        ),
         (["estimate", "llama-3.1-8b", "--device", "h100", "--max-model-len", "lots"], "max_model_len"),
     ],
 )
@@ -65,3 +100,8 @@ def test_core_imports_no_web_framework() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_tiny_device_memory_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["estimate", "llama-3.1-8b", "--device-memory-gib", "1e-300"]) == 2
+    assert capsys.readouterr().err.startswith("error: device_memory_gib: must be between 1 and 4096 GiB")

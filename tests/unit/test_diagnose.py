@@ -107,6 +107,7 @@ def test_rtx3090_29k_error_is_s_side() -> None:
     assert d.planner_inputs == {
         "model": LLAMA_8B,
         "device": "nvidia-rtx-3090-24gb",
+        "device_memory_gib": "23.58",  # the log's "total_gpu_memory=23.58GiB" (the catalog's 3090 is 23.5)
         "vllm_version": "0.6.6",
         "max_model_len": "29000",
         "gpu_memory_utilization": "0.9",
@@ -206,12 +207,17 @@ def test_h100_019_target_32_facts_steps_and_prediction() -> None:
     assert "CUDA graphs" not in s2.explanation
     assert "The log's own activation peak: 1.89 GiB." in s2.explanation
     assert step(d, "fallbacks").verdict == "no fallback seen"
-    # the prediction is the planner's estimate of the same configuration on the matched device
+    # the prediction is the planner's estimate of the same configuration on the matched device, at the
+    # total this run printed ("Free memory on device (78.68/79.19 GiB)") rather than the catalog's 79.1
     assert d.device_id == "nvidia-h100-sxm-80gb" and d.device_source == "printed_total"
     model = find_model(LLAMA_8B)
+    printed_total = find_device("nvidia-h100-sxm-80gb").model_copy(
+        update={"memory_total_bytes": round(79.19 * GIB)}
+    )
+    assert d.facts.device_total_bytes == printed_total.memory_total_bytes
     expected = estimate(
         model=model,
-        device=find_device("nvidia-h100-sxm-80gb"),
+        device=printed_total,
         serve=ServeConfig(
             max_model_len=8192,
             gpu_memory_utilization=0.95,

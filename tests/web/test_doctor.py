@@ -346,3 +346,10 @@ def test_open_in_planner_shows_the_recovered_configuration(client: TestClient) -
     # the planner link reproduces the doctor's prediction column
     assert est.kv_cache_bytes == body["prediction"]["kv_cache_bytes"]
     assert est.max_concurrency == body["prediction"]["max_concurrency"]
+
+
+def test_open_in_planner_carries_the_printed_total(client: TestClient) -> None:
+    # the real 0.19.0 log printed "Free memory on device (78.68/79.19 GiB)"; the catalog's H100 is 79.1 GiB
+    body = client.post("/api/diagnose", json={"log": load(H100_LOG), "target_concurrency": 100}).json()
+    assert "device_memory_gib=79.19" in body["planner_url"]
+    assert body["prediction"]["device_total_bytes"] == round(79.19 * 2**30)

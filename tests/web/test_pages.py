@@ -257,3 +257,31 @@ def test_incomplete_card_falls_back_to_card_defaults_not_none(client) -> None:  
     r = client.get("/?v=1&card_layers=32")
     assert r.status_code == 200
     assert "card_dtype=None" not in r.text and "card_attention=None" not in r.text
+
+
+def test_runtime_total_reproduces_a_real_log(client) -> None:  # type: ignore[no-untyped-def]
+    # calibration record llmd-v0190-meta-llama-llama-3-1-8b-tp1pp1dp1-8192 (real vLLM 0.19.0 log, H100 that
+    # reports 79.19 GiB): "GPU KV cache size: 476,016 tokens", "Maximum concurrency … 58.11x". With the
+    # catalog's conservative 79.1 GiB the same flags give fewer tokens; with the printed total, the log's.
+    query = (
+        "v=1&model=meta-llama/Llama-3.1-8B-Instruct&vllm_version=0.19.0&max_model_len=8192"
+        "&gpu_memory_utilization=0.95&max_num_seqs=1024&max_num_batched_tokens=8192"
+    )
+    printed = client.get(f"/api/estimate?{query}&device_memory_gib=79.19").json()
+    assert printed["device_total_bytes"] == round(79.19 * 2**30)
+    # the modelled partitions decide the last few blocks; the printed total brings the pool within 0.1 %
+    assert abs(printed["kv_tokens"] - 476_016) <= 0.001 * 476_016
+    assert abs(printed["max_concurrency"] - 58.11) <= 0.06
+    catalog = client.get(f"/api/estimate?{query}").json()
+    assert catalog["kv_tokens"] < printed["kv_tokens"]
+    page = client.get(f"/?{query}&device_memory_gib=79.19")
+    assert 'value="79.19"' in page.text
+
+
+def test_device_memory_bounds(client) -> None:  # type: ignore[no-untyped-def]
+    # schemathesis found device_memory_gib=5e-324 rounding to a 0-byte device (a division by zero)
+    for bad in ("5e-324", "0", "0.5", "5000", "lots"):
+        r = client.get(f"/api/estimate?device_memory_gib={bad}")
+        assert r.status_code == 422 and "device_memory_gib" in r.text, bad
+        page = client.get(f"/?device_memory_gib={bad}")
+        assert page.status_code == 200 and "device_memory_gib" in page.text, bad
