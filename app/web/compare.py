@@ -24,6 +24,7 @@ from app.web import views
 from app.web.format import gib, integer
 from app.web.params import FieldProblem, PlannerParams, parse_lenient, query_items, to_query
 from app.web.resolve import Resolved, resolve_lenient
+from app.web.templating import url_path
 from app.web.version_notes import RuleDifference, rule_differences
 
 router = APIRouter()
@@ -168,7 +169,7 @@ def compare_query(params: PlannerParams, a: str, b: str) -> str:
 def compare_link(request: Request, params: PlannerParams) -> str:
     chosen = params.resolved_version
     partner = COMPARE_PARTNER if chosen != COMPARE_PARTNER else DEFAULT_VERSION
-    return f"{request.url_for('compare').path}?{compare_query(params, chosen, partner)}"
+    return f"{url_path(request, 'compare')}?{compare_query(params, chosen, partner)}"
 
 
 def _versions(request: Request) -> tuple[str, str, list[FieldProblem]]:
@@ -233,7 +234,7 @@ def side_by_side(
             behind = {k for u in spec.upstream if u in differing for k in differing[u][1]}
             differing[spec.key] = (spec.label, tuple(behind | {k for k in spec.rules if k in diffs}))
         rows.append(CompareRow(spec.key, spec.label, va, vb, bool(reason), reason))
-    planner = request.url_for("planner").path
+    planner = url_path(request, "planner")
     columns = []
     for slot, (version, est) in zip(VERSION_KEYS, pair, strict=True):
         verdict = views.verdict_view(est, params.target_concurrency)

@@ -29,6 +29,7 @@ from app.web.format import gib, integer, percent
 from app.web.i18n import _, page_lang, t, tr, tr_list
 from app.web.pages import wants_fragment
 from app.web.params import parse_lenient, to_query
+from app.web.templating import url_path
 
 router = APIRouter()
 
@@ -152,7 +153,7 @@ def planner_url(request: Request, diagnosis: Diagnosis, lang: str | None = None)
     if not diagnosis.planner_inputs:
         return None
     params, _ = parse_lenient(diagnosis.planner_inputs)
-    return f"{request.url_for('planner').path}?{to_query(params.model_copy(update={'lang': lang}))}"
+    return f"{url_path(request, 'planner')}?{to_query(params.model_copy(update={'lang': lang}))}"
 
 
 # --------------------------------------------------------------------------------------------

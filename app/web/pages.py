@@ -21,7 +21,7 @@ from app.web.i18n import _, t
 from app.web.params import FieldProblem, PlannerParams, parse_lenient, replace, to_query
 from app.web.recommend_api import build_view as recommendation_view
 from app.web.resolve import Resolved, resolve_lenient
-from app.web.templating import REPO_ROOT
+from app.web.templating import REPO_ROOT, url_path
 
 router = APIRouter()
 # The compare view lives in its own module; wiring it here keeps the planner's link to it valid
@@ -47,7 +47,7 @@ def wants_fragment(request: Request) -> bool:
 
 
 def permalink(request: Request, params: PlannerParams) -> str:
-    return f"{request.url_for('planner').path}?{to_query(params)}"
+    return f"{url_path(request, 'planner')}?{to_query(params)}"
 
 
 def _estimate(resolved: Resolved) -> tuple[Estimate, list[tuple[int, float]]]:

@@ -7,10 +7,22 @@ no second template to drift out of step.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import jinja2
+from jinja2.ext import Extension
+from jinja2.lexer import (
+    TOKEN_DOT,
+    TOKEN_LPAREN,
+    TOKEN_NAME,
+    TOKEN_PIPE,
+    TOKEN_RPAREN,
+    TOKEN_STRING,
+    Token,
+    TokenStream,
+)
 from starlette.requests import Request
 
 from app.core.text import Message, TextList
@@ -27,13 +39,63 @@ def _finalize(value: Any) -> Any:
     return i18n.tr(value) if isinstance(value, Message | TextList) else value
 
 
-def make_environment() -> jinja2.Environment:
+class ConstantMessages(Extension):
+    """Translates ``_("literal")`` when a template is compiled, for one language.
+
+    A call with a single string literal and no parameters becomes ``"translated"|safe``: the same
+    markup-safe string the runtime ``_()`` returns (jinja's newstyle gettext applies ``% {}``, so
+    ``%%`` becomes ``%`` here too), which jinja then folds into the template's constant output.
+    ``_()`` with parameters stays a runtime call. Set ``environment.constant_messages_lang`` to use it.
+    """
+
+    def filter_stream(self, stream: TokenStream) -> Iterator[Token]:
+        lang: str = self.environment.constant_messages_lang  # type: ignore[attr-defined]
+        window: list[Token] = []
+        previous: Token | None = None
+        for token in stream:
+            window.append(token)
+            if not self._could_be_call(window, previous):
+                head = window.pop(0)
+                yield head
+                previous = head
+                while window and not self._could_be_call(window, previous):
+                    head = window.pop(0)
+                    yield head
+                    previous = head
+                continue
+            if len(window) == 4:  # _ ( "literal" )
+                literal = window[2]
+                translated = i18n.translations(lang).gettext(literal.value) if literal.value else ""
+                yield Token(literal.lineno, TOKEN_STRING, str(translated) % {})
+                yield Token(literal.lineno, TOKEN_PIPE, "|")
+                yield Token(literal.lineno, TOKEN_NAME, "safe")
+                previous = None
+                window.clear()
+        yield from window
+
+    @staticmethod
+    def _could_be_call(window: list[Token], previous: Token | None) -> bool:
+        """Is ``window`` a prefix of ``_ ( string )`` (and ``_`` not an attribute, as in ``x._``)?"""
+        expected = (TOKEN_NAME, TOKEN_LPAREN, TOKEN_STRING, TOKEN_RPAREN)
+        if previous is not None and previous.type == TOKEN_DOT:
+            return False
+        if window[0].type != TOKEN_NAME or window[0].value != "_":
+            return False
+        return all(token.type == kind for token, kind in zip(window, expected, strict=False))
+
+
+def make_environment(lang: str | None = None) -> jinja2.Environment:
+    """``lang``: translate literal ``_("…")`` at compile time for that language (one environment
+    per language); without it every ``_()`` is looked up when the template runs."""
+    extensions: list[str | type[Extension]] = ["jinja2.ext.i18n"]
+    if lang is not None:
+        extensions.append(ConstantMessages)
     env = jinja2.Environment(
         # a core sentence (Text) printed in a template is shown in the request's language
         finalize=_finalize,
         loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
         autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
-        extensions=["jinja2.ext.i18n"],
+        extensions=extensions,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -45,33 +107,58 @@ def make_environment() -> jinja2.Environment:
     env.filters["integer"] = integer
     env.filters["percent"] = percent
     env.globals["htmx_asset"] = HTMX_ASSET
+    env.constant_messages_lang = lang  # type: ignore[attr-defined]
     return env
+
+
+_URL_PATHS: dict[tuple[int, str, str, tuple[tuple[str, Any], ...]], str] = {}
+
+
+def url_path(request: Request, name: str, /, **path_params: Any) -> str:
+    """``request.url_for(name).path``, computed once per app, root_path, route and parameters.
+
+    Routes and the root path do not change while the app runs, so a page that links to the same
+    routes on every slider move need not walk the router each time.
+    """
+    key = (
+        id(request.scope.get("router")),
+        request.scope.get("root_path", ""),
+        name,
+        tuple(path_params.items()),
+    )
+    path = _URL_PATHS.get(key)
+    if path is None:
+        path = request.url_for(name, **path_params).path
+        if len(_URL_PATHS) < 4096:  # bounded: routes x path parameters x root paths
+            _URL_PATHS[key] = path
+    return path
 
 
 class Renderer:
     """Renders whole pages or single blocks; ``url()`` in templates respects the app's root_path."""
 
     def __init__(self) -> None:
-        self.env = make_environment()
+        self.envs = {lang: make_environment(lang) for lang in i18n.LANGUAGES}
 
-    def _context(self, request: Request, context: dict[str, Any]) -> dict[str, Any]:
+    @property
+    def env(self) -> jinja2.Environment:
+        """The environment of the request's language (its constant messages are already translated)."""
+        return self.envs[i18n.current()]
+
+    def _context(self, request: Request, context: dict[str, Any], *, page: bool) -> dict[str, Any]:
         def url(name: str, /, **path_params: Any) -> str:
-            return request.url_for(name, **path_params).path
+            return url_path(request, name, **path_params)
 
         lang = i18n.current()
-        return {
-            "request": request,
-            "url": url,
-            "lang": i18n.HTML_LANG[lang],
-            "lang_code": lang,
-            "lang_links": i18n.switch_links(request.url.path, request.query_params.multi_items()),
-            **context,
-        }
+        shared = {"request": request, "url": url, "lang": i18n.HTML_LANG[lang], "lang_code": lang}
+        if page:  # the header's language switch is part of the page, never of a block
+            shared["lang_links"] = i18n.switch_links(request.url.path, request.query_params.multi_items())
+        return {**shared, **context}
 
     def page(self, name: str, request: Request, context: dict[str, Any]) -> str:
-        return self.env.get_template(name).render(self._context(request, context))
+        return self.env.get_template(name).render(self._context(request, context, page=True))
 
     def block(self, name: str, block: str, request: Request, context: dict[str, Any]) -> str:
         template = self.env.get_template(name)
-        ctx = template.new_context(self._context(request, context))
+        ctx = template.new_context(self._context(request, context, page=False))
         return "".join(template.blocks[block](ctx))

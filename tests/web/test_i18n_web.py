@@ -7,6 +7,8 @@ from urllib.parse import parse_qs, urlsplit
 from fastapi.testclient import TestClient
 
 from app.web.app import create_app
+from app.web.i18n import LANGUAGES
+from app.web.templating import make_environment
 
 PLANNER = "/?v=1&max_model_len=131072&target_concurrency=64"
 
@@ -102,3 +104,43 @@ def test_api_recommend_and_diagnose_messages_follow_accept_language() -> None:
     en = c.post("/api/recommend", json=body).json()
     zh = c.post("/api/recommend", json=body, headers={"Accept-Language": "zh-CN"}).json()
     assert en == zh  # steps, reasons, bisection: data, in English
+
+
+# Pages whose templates hold literal _("…") calls: the compile-time translation must change nothing.
+FOLDED_PAGES = (
+    PLANNER,
+    "/?v=1&max_model_len=2000000",  # the error verdict
+    "/doctor",
+    "/explore",
+    "/compare?v=1",
+    "/recommend?v=1&max_model_len=131072&target_concurrency=64",
+)
+
+
+def test_compile_time_translation_renders_what_runtime_gettext_renders() -> None:
+    """Renderer translates literal ``_("…")`` when it compiles a template (ConstantMessages); the
+    HTML must be byte for byte what jinja's runtime gettext gives, in both languages, page and block."""
+    folded = TestClient(create_app())
+    runtime_app = create_app()
+    runtime_app.state.renderer.envs = {lang: make_environment() for lang in LANGUAGES}
+    runtime = TestClient(runtime_app)
+    compared = 0
+    for path in FOLDED_PAGES:
+        for lang in LANGUAGES:
+            url = f"{path}{'&' if '?' in path else '?'}lang={lang}"
+            for headers in ({}, {"HX-Request": "true"}):
+                a, b = folded.get(url, headers=headers), runtime.get(url, headers=headers)
+                assert a.status_code == b.status_code, url
+                assert a.text == b.text, (url, headers)
+                compared += 1
+    assert compared == len(FOLDED_PAGES) * 4
+    # and the folding did happen: a literal message of results.html is in the compiled code as text
+    source = folded_source("zh")
+    assert "单卡显存的每个字节去了哪里" in source and "Where each byte of one device goes" not in source
+
+
+def folded_source(lang: str) -> str:
+    env = make_environment(lang)
+    assert env.loader is not None
+    text, _, _ = env.loader.get_source(env, "_partials/results.html")
+    return str(env.compile(text, raw=True))

@@ -67,6 +67,7 @@ from app.web.params import (
     to_query,
 )
 from app.web.resolve import Resolved, resolve_lenient
+from app.web.templating import url_path
 
 # ---- view models -------------------------------------------------------------------------------
 
@@ -588,8 +589,8 @@ def build_view(request: Request, params: ExploreParams, problems: list[FieldProb
     return ExploreView(
         params=params,
         values=_values(params),
-        permalink=f"{request.url_for('explore').path}?{explore_query(params)}",
-        planner_link=f"{request.url_for('planner').path}?{to_query(planner_params(params))}",
+        permalink=f"{url_path(request, 'explore')}?{explore_query(params)}",
+        planner_link=f"{url_path(request, 'planner')}?{to_query(planner_params(params))}",
         problems=tuple(Problem(p.field, p.message.removeprefix("Value error, ")) for p in sec.problems),
         error=sec.error,
         engine_line=sec.engine_line,
@@ -678,6 +679,6 @@ def _workload_section(
             "arrival_rate": spec.arrival_rate,
         }
     )
-    edit_link = f"{request.url_for('explore').path}?{explore_query(edit)}"
+    edit_link = f"{url_path(request, 'explore')}?{explore_query(edit)}"
     view = workload_view(result=result, spec=spec, engine=engine, preset=preset, edit_link=edit_link)
     return view, None, params, problems
