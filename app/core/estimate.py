@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from app.core import budget as B
 from app.core import kv as K
@@ -208,11 +208,11 @@ def _stages(
     return stages
 
 
-def _inflight_tokens(*, rules: VersionRules, res: Resolved, pipeline_parallel_size: int) -> int:
+def _inflight_tokens(*, rules: VersionRules, max_num_batched_tokens: int, pipeline_parallel_size: int) -> int:
     if rules.inflight_uses_batches:
         # async scheduling + V2 runner: max_concurrent_batches = pp + 1 (reference §3.3)
-        return (pipeline_parallel_size + 1) * res.max_num_batched_tokens
-    return res.max_num_batched_tokens
+        return (pipeline_parallel_size + 1) * max_num_batched_tokens
+    return max_num_batched_tokens
 
 
 def _error_text(
@@ -505,7 +505,11 @@ def _estimate(
     binding = min(stages, key=lambda s: (s.num_blocks, s.kv_cache_bytes))
     layout = binding.layout
     num_blocks = binding.num_blocks
-    inflight = _inflight_tokens(rules=rules, res=res, pipeline_parallel_size=serve.pipeline_parallel_size)
+    inflight = _inflight_tokens(
+        rules=rules,
+        max_num_batched_tokens=res.max_num_batched_tokens,
+        pipeline_parallel_size=serve.pipeline_parallel_size,
+    )
 
     concurrency = K.max_concurrency_for(
         num_blocks=num_blocks,
@@ -885,12 +889,12 @@ def capacity_curve(
         base = estimate(model=model, device=device, serve=serve, vllm_version=vllm_version)
     sizing = sizing_for(model=model, device=device, serve=serve, vllm_version=vllm_version)
     layout = sizing.layout
+    prefix_caching = sizing.resolved.prefix_caching  # the length does not change it
     low, high = 512, max(1024, model.max_model_len_derived)
     out: list[tuple[int, float]] = []
     for i in range(points):
         length = round(low * (high / low) ** (i / max(1, points - 1)))
         length = max(16, length // 16 * 16)
-        update = serve.model_copy(update={"max_model_len": length})
         # only the batched-token default (V0 chunked-prefill switch, max_num_seqs x L cap) can move the budget
         chunked = serve.enable_chunked_prefill
         if chunked is None:
@@ -902,19 +906,19 @@ def capacity_curve(
             max_num_seqs=base.max_num_seqs,
             chunked_prefill=chunked,
         )
-        res = replace(
-            sizing.resolved, max_model_len=length, max_num_batched_tokens=mnbt, chunked_prefill=chunked
-        )
         if mnbt != base.max_num_batched_tokens or (base.error and "Free memory" in base.error):
+            update = serve.model_copy(update={"max_model_len": length})
             est = estimate(model=model, device=device, serve=update, vllm_version=vllm_version)
             out.append((length, est.max_concurrency if est.fits else 0.0))
             continue
-        inflight = _inflight_tokens(rules=rules, res=res, pipeline_parallel_size=serve.pipeline_parallel_size)
+        inflight = _inflight_tokens(
+            rules=rules, max_num_batched_tokens=mnbt, pipeline_parallel_size=serve.pipeline_parallel_size
+        )
         needed = K.needed_bytes(
             layout=layout,
             max_model_len=length,
             inflight_tokens=inflight,
-            prefix_caching=res.prefix_caching,
+            prefix_caching=prefix_caching,
             rules=rules,
         )
         starts = _starts(
@@ -929,7 +933,7 @@ def capacity_curve(
             layout=layout,
             max_model_len=length,
             inflight_tokens=inflight,
-            prefix_caching=res.prefix_caching,
+            prefix_caching=prefix_caching,
             rules=rules,
         )
         out.append((length, round(conc, 2) if starts else 0.0))
@@ -965,5 +969,9 @@ def sizing_for(
         model_dtype=B.serving_dtype(model=model, serve=serve),
         rules=rules,
     )
-    inflight = _inflight_tokens(rules=rules, res=res, pipeline_parallel_size=serve.pipeline_parallel_size)
+    inflight = _inflight_tokens(
+        rules=rules,
+        max_num_batched_tokens=res.max_num_batched_tokens,
+        pipeline_parallel_size=serve.pipeline_parallel_size,
+    )
     return Sizing(layout=layout, resolved=res, inflight_tokens=inflight, rules=rules)
