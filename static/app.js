@@ -78,5 +78,25 @@
       copyText(button);
     }
   });
-  document.addEventListener("htmx:afterSettle", syncFromServer);
+  // A slider move replaces the results; sections the user had opened open again (a lazy one then
+  // fetches its body for the new inputs: opening fires its "toggle" trigger).
+  var reopen = [];
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    if (event.detail.target && event.detail.target.id === "results") {
+      reopen = Array.prototype.map.call(
+        event.detail.target.querySelectorAll("details[id][open]"), function (d) { return d.id; });
+    }
+  });
+  document.addEventListener("htmx:afterSettle", function (event) {
+    syncFromServer();
+    if (event.detail.target && event.detail.target.id === "results") {
+      reopen.forEach(function (id) {
+        var details = document.getElementById(id);
+        if (details) {
+          details.open = true;
+        }
+      });
+      reopen = [];
+    }
+  });
 })();

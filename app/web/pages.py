@@ -6,6 +6,7 @@ from urllib.parse import parse_qsl, urlencode
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from markupsafe import escape
 from pydantic import ValidationError
 
 from app.core.command import parse_serve_command
@@ -70,7 +71,9 @@ def build_view(
     command_text: str = "",
     command_error: PlannerError | None = None,
     notices: tuple[str, ...] = (),
+    lazy: bool = False,
 ) -> views.PlannerView:
+    """``lazy``: the view for a fragment, whose closed <details> bodies load when opened."""
     resolved, more = resolve_lenient(params)
     problems = problems + more
     params = resolved.params
@@ -80,7 +83,7 @@ def build_view(
     try:
         est, curve = _estimate(resolved)
         result = views.result_view(
-            resolved, est, curve, link, compare_link=compare.compare_link(request, params)
+            resolved, est, curve, link, compare_link=compare.compare_link(request, params), details=not lazy
         )
         effective_len = est.max_model_len
     except PlannerError as exc:
@@ -103,6 +106,7 @@ def build_view(
         command_text=command_text,
         command_error=views.error_of(command_error) if command_error else None,
         notices=notices,
+        lazy=lazy,
     )
 
 
@@ -128,7 +132,30 @@ async def planner(request: Request) -> Response:
         if ignored
         else ()
     )
-    return render_planner(request, build_view(request, params, problems, notices=notices))
+    view = build_view(request, params, problems, notices=notices, lazy=wants_fragment(request))
+    return render_planner(request, view)
+
+
+# The bodies of the results' closed <details>: route name -> block of _partials/results.html.
+PARTS = {"curve": "part_curve", "versions": "part_versions", "terms": "part_terms"}
+
+
+@router.get("/part/{part}", name="planner_part", response_class=HTMLResponse)
+async def planner_part(request: Request, part: str) -> Response:
+    """One closed section of the results, fetched by htmx when the user opens it. Outside htmx the
+    planner page itself has every section inline, so a browser is sent there."""
+    block = PARTS.get(part)
+    if block is None:
+        message = t("part: no such section {part!r} (one of {parts})", part=part[:40], parts=", ".join(PARTS))
+        return HTMLResponse(f"<p>{escape(message)}</p>", status_code=404)
+    params, problems = parse_lenient(request.query_params.multi_items())
+    if not wants_fragment(request):
+        return RedirectResponse(permalink(request, params), status_code=303)
+    view = build_view(request, params, problems)
+    if view.result is None:
+        return render_planner(request, view)  # the inputs no longer start: the verdict says why
+    body = request.app.state.renderer.block("_partials/results.html", block, request, {"view": view})
+    return HTMLResponse(body, headers={"Vary": "HX-Request"})
 
 
 @router.post("/command", name="fill_from_command", response_class=HTMLResponse)

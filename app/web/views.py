@@ -164,6 +164,8 @@ class PlannerView:
     command_text: str = ""
     command_error: Problem | None = None
     notices: tuple[str, ...] = field(default=())
+    # a slider move's fragment: closed <details> bodies are fetched on opening (/part/<name>)
+    lazy: bool = False
 
 
 def slider_lengths(extra: tuple[int, ...]) -> tuple[int, ...]:
@@ -566,7 +568,10 @@ def result_view(
     permalink: str,
     *,
     compare_link: str = "",
+    details: bool = True,
 ) -> ResultView:
+    """``details=False`` leaves out what only the closed <details> sections show (the curve as a table,
+    the version notes, every term), for a fragment that loads those when they are opened."""
     params = resolved.params
     rows, segments, overrun = partition_rows(est, quantized=resolved.model.quantization is not None)
     verdict = verdict_view(est, params.target_concurrency)
@@ -666,17 +671,19 @@ def result_view(
         terms=tuple(
             Symbol(tr(term.name), tr(term.formula), term.value + ("" if term.exact else _(" (modelled)")))
             for term in est.terms
-        ),
+        )
+        if details
+        else (),
         command=command,
         multi_node_hint=multi_node,
         fleet=fleet,
         model_note=model_note,
         markdown=markdown_summary(resolved, est, verdict, permalink),
-        curve_rows=tuple((integer(s), f"{c:.2f}") for s, c in curve),
+        curve_rows=tuple((integer(s), f"{c:.2f}") for s, c in curve) if details else (),
         estimate=est,
         headline=headline_numbers(est),
         borderline=borderline_view(est),
-        version_notes=version_notes(rules_for(est.vllm_version)),
+        version_notes=version_notes(rules_for(est.vllm_version)) if details else (),
         compare_link=compare_link,
     )
 

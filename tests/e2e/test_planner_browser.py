@@ -144,3 +144,25 @@ def test_under_a_url_prefix(prefixed_server: LiveServer, tab: Tab):
     expect(page).to_have_url(re.compile(re.escape(PREFIX) + r"/\?v=1&max_model_len=65536"))
     tab.shoot("07-prefixed")
     assert_all_local(tab, prefixed_server.origin, PREFIX)
+
+
+def test_closed_sections_load_when_opened_and_stay_open(live_server: LiveServer, tab: Tab):
+    page = tab.page
+    page.goto(live_server.base + "/?v=1&vllm_version=0.11.0")
+    move_slider(tab, 2)  # now the results are a fragment: the closed sections are empty until opened
+    expect(page).to_have_url(re.compile(r"max_model_len=65536"))
+    expect(page.locator("#version-notes")).to_have_count(0)
+    page.locator("#version-details summary").click()
+    expect(page.locator("#version-notes")).to_contain_text("0.11.0")
+    page.locator("#curve-details summary").click()
+    expect(page.locator("#curve-table tbody tr")).to_have_count(24)
+    tab.shoot("08-lazy-sections-open")
+    # another move: both sections are open again, with bodies for the new inputs
+    rows_before = page.locator("#curve-table").inner_text()
+    page.select_option("#f-kvdtype", "fp8")  # halves the KV per token: every concurrency doubles
+    expect(page).to_have_url(re.compile(r"kv_cache_dtype=fp8"))
+    expect(page.locator("#version-details")).to_have_attribute("open", "")
+    expect(page.locator("#curve-details")).to_have_attribute("open", "")
+    expect(page.locator("#curve-table tbody tr")).to_have_count(24)
+    expect(page.locator("#curve-table")).not_to_have_text(rows_before)
+    assert_all_local(tab, live_server.origin)

@@ -12,8 +12,9 @@ from app.core.catalog import find_device, find_model
 from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.specs import ServeConfig
+from app.web.app import create_app
 from app.web.params import DEFAULT_DEVICE, DEFAULT_MODEL, FIELD_NAMES, parse_lenient, to_query
-from tests.web.conftest import LLAMA_31_8B_CONFIG, LLAMA_31_70B_CONFIG
+from tests.web.conftest import LLAMA_31_8B_CONFIG, LLAMA_31_70B_CONFIG, TestClient
 from tests.web.helpers import expected_numbers, page_numbers, text_of
 
 HX = {"HX-Request": "true"}
@@ -241,6 +242,8 @@ def test_prefix_every_url(prefixed_client):
     assert local and all(u.startswith("/tools/kvplan/") for u in local), local
     frag = prefixed_client.get("/tools/kvplan/?max_model_len=8192", headers=HX)
     assert frag.headers["hx-replace-url"].startswith("/tools/kvplan/?v=1")
+    lazy = re.findall(r'hx-get="([^"]+)"', frag.text)
+    assert len(lazy) == 4 and all(u.startswith("/tools/kvplan/") for u in lazy), lazy  # 3 parts + recommend
     assert prefixed_client.get("/tools/kvplan/static/app.css").status_code == 200
 
 
@@ -285,3 +288,51 @@ def test_device_memory_bounds(client) -> None:  # type: ignore[no-untyped-def]
         assert r.status_code == 422 and "device_memory_gib" in r.text, bad
         page = client.get(f"/?device_memory_gib={bad}")
         assert page.status_code == 200 and "device_memory_gib" in page.text, bad
+
+
+LAZY = "/?v=1&max_model_len=32768&vllm_version=0.19.0"
+
+
+def test_fragment_leaves_closed_sections_to_load_on_opening(client) -> None:  # type: ignore[no-untyped-def]
+    full = client.get(LAZY).text
+    response = client.get(LAZY, headers=HX)
+    frag = response.text
+    query = response.headers["hx-replace-url"].removeprefix("/?").replace("&", "&amp;")  # the permalink's query
+    for part, table in (("curve", "curve-table"), ("versions", "version-notes"), ("terms", "terms-table")):
+        assert f'id="{table}"' in full and f'id="{table}"' not in frag
+        assert f'hx-get="/part/{part}?{query}" hx-trigger="toggle once"' in frag
+        assert f'hx-get="/part/{part}' not in full  # a page (also without JavaScript) has them inline
+    # what a slider move transfers shrinks by the three tables (~6 KB of 22 KB before gzip)
+    assert len(frag) < len(full) - 5000
+
+
+@pytest.mark.parametrize(
+    ("part", "table"), [("curve", "curve-table"), ("versions", "version-notes"), ("terms", "terms-table")]
+)
+def test_a_lazy_section_is_what_the_page_shows_inline(client, part, table) -> None:  # type: ignore[no-untyped-def]
+    full = client.get(LAZY).text
+    r = client.get(f"/part/{part}?v=1&max_model_len=32768&vllm_version=0.19.0", headers=HX)
+    assert r.status_code == 200 and "<html" not in r.text
+    assert text_of(r.text, table) == text_of(full, table)
+
+
+def test_lazy_section_content(client) -> None:  # type: ignore[no-untyped-def]
+    curve = client.get("/part/curve?v=1&max_model_len=32768", headers=HX).text
+    # 24 points from 512 to the model's 131,072 (512 x 256^(i/23), floored to 16)
+    assert curve.count('<tr><td class="num">') == 24
+    assert '<td class="num">512</td>' in curve and '<td class="num">131,072</td>' in curve
+    versions = client.get("/part/versions?v=1&vllm_version=0.11.0", headers=HX).text
+    assert "In vLLM 0.11.0" in versions
+    zh = TestClient(create_app()).get("/part/versions?v=1&vllm_version=0.11.0&lang=zh", headers=HX).text
+    assert "In vLLM 0.11.0" not in zh and "0.11.0" in zh
+
+
+def test_lazy_section_outside_htmx_and_unknown(client) -> None:  # type: ignore[no-untyped-def]
+    r = client.get("/part/curve?v=1&max_model_len=8192", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/?v=1&max_model_len=8192"
+    bad = client.get("/part/%3Cscript%3E?v=1", headers=HX)
+    assert bad.status_code == 404
+    assert "part: no such section" in bad.text and "<script>" not in bad.text and "&lt;script&gt;" in bad.text
+    # inputs that no longer start: the part answers with the verdict instead of a table
+    refused = client.get("/part/terms?v=1&tensor_parallel_size=3", headers=HX)  # 8 KV heads over TP=3
+    assert refused.status_code == 422 and 'id="verdict"' in refused.text
