@@ -336,3 +336,21 @@ def test_lazy_section_outside_htmx_and_unknown(client) -> None:  # type: ignore[
     # inputs that no longer start: the part answers with the verdict instead of a table
     refused = client.get("/part/terms?v=1&tensor_parallel_size=3", headers=HX)  # 8 KV heads over TP=3
     assert refused.status_code == 422 and 'id="verdict"' in refused.text
+
+
+def test_start_up_warms_the_worker_and_freezes_its_objects() -> None:
+    import gc
+
+    app = create_app()
+    renderer = app.state.renderer
+    assert all(len(env.cache or {}) == 0 for env in renderer.envs.values())
+    gc.unfreeze()
+    try:
+        with TestClient(app) as c:  # runs the lifespan, as uvicorn does in each worker
+            # both languages' templates are compiled before the first request
+            compiled = {lang: sorted(env.cache or {}) for lang, env in renderer.envs.items()}
+            assert len(compiled["en"]) == len(compiled["zh"]) >= 10
+            assert gc.get_freeze_count() > 1000  # catalog, templates, schemas: out of the collector's walk
+            assert c.get("/healthz").json() == {"status": "ok"}
+    finally:
+        gc.unfreeze()
