@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
 
 from app.core.command import human_readable_int
 from app.core.errors import PlannerError
@@ -114,6 +122,25 @@ TriState = Annotated[bool | None, BeforeValidator(_tri_state)]
 ParamCount = Annotated[Annotated[int, Field(ge=1, le=10**14)] | None, BeforeValidator(_param_count_or_none)]
 
 
+MAX_TENSOR_PARALLEL = 256
+# The tensor-parallel sizes a team can actually run: powers of two up to 256 ranks. A node holds 1, 2,
+# 4 or 8 devices (16 on some Ascend and GB200 boards), TP groups span whole nodes, and every KV-head
+# count in the catalog is a power of two, so vLLM's divisibility check refuses TP = 3, 5, 6, 12… anyway.
+TENSOR_PARALLEL_SIZES = tuple(2**k for k in range(MAX_TENSOR_PARALLEL.bit_length()))
+
+
+def _power_of_two(value: int) -> int:
+    if value & (value - 1):
+        raise ValueError(
+            f"must be a power of two ({', '.join(map(str, TENSOR_PARALLEL_SIZES))}): "
+            "the tensor-parallel sizes of real machines"
+        )
+    return value
+
+
+TensorParallelSize = Annotated[int, Field(ge=1, le=MAX_TENSOR_PARALLEL), AfterValidator(_power_of_two)]
+
+
 class PlannerParams(BaseModel):
     """Every input of the planner page and of /api/estimate. ``None`` = vLLM's default."""
 
@@ -135,7 +162,7 @@ class PlannerParams(BaseModel):
     max_num_seqs: opt_int(1, 65_536, human=True) = None
     gpu_memory_utilization: OptUtilization = None
     kv_cache_dtype: KVCacheDType = "auto"
-    tensor_parallel_size: Annotated[int, Field(ge=1, le=1024)] = 1
+    tensor_parallel_size: TensorParallelSize = 1
     pipeline_parallel_size: Annotated[int, Field(ge=1, le=256)] = 1
     block_size: opt_int(1, 16_384) = None
     max_num_batched_tokens: opt_int(1, 10_000_000, human=True) = None

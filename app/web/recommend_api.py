@@ -20,6 +20,7 @@ from app.core.recommend import Recommendation, Snapshot, recommend
 from app.core.specs import KVCacheDType, ServeConfig
 from app.web.format import gib, integer
 from app.web.i18n import tr, tr_list
+from app.web.params import TensorParallelSize
 
 router = APIRouter(prefix="/api", tags=["api"])
 
@@ -38,7 +39,7 @@ class RecommendRequest(BaseModel):
     device: str = Field(min_length=1, max_length=300)
     vllm_version: str | None = Field(default=None, max_length=50)
     max_model_len: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
-    tensor_parallel_size: int = Field(default=1, ge=1, le=1024)
+    tensor_parallel_size: TensorParallelSize = 1
     pipeline_parallel_size: int = Field(default=1, ge=1, le=256)
     gpu_memory_utilization: float | None = Field(default=None, gt=0.0, le=1.0)
     kv_cache_dtype: KVCacheDType = "auto"

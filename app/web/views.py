@@ -22,7 +22,7 @@ from app.core.versions import KNOWN_VERSIONS, rules_for
 from app.web import svg
 from app.web.format import gib, human_tokens, integer, percent
 from app.web.i18n import _, t, tr, tr_list
-from app.web.params import FieldProblem, PlannerParams
+from app.web.params import TENSOR_PARALLEL_SIZES, FieldProblem, PlannerParams
 from app.web.resolve import Resolved
 from app.web.version_notes import VersionNote, version_notes
 
@@ -123,6 +123,7 @@ class FormState:
     devices: tuple[Option, ...]
     versions: tuple[Option, ...]
     kv_dtypes: tuple[Option, ...]
+    tp_sizes: tuple[Option, ...]
     open_config: bool
     open_card: bool
 
@@ -196,6 +197,9 @@ def _catalog_options() -> tuple[tuple[Option, ...], tuple[Option, ...], tuple[Op
     return models, devices, versions
 
 
+TP_OPTIONS = tuple(Option(str(n), str(n)) for n in TENSOR_PARALLEL_SIZES)
+
+
 def form_state(
     params: PlannerParams, *, derived_len: int, effective_len: int, default_util: float
 ) -> FormState:
@@ -221,6 +225,7 @@ def form_state(
         devices=devices,
         versions=versions,
         kv_dtypes=tuple(Option(d, d) for d in KV_CACHE_DTYPES),
+        tp_sizes=TP_OPTIONS,
         open_config=bool(params.config_json),
         open_card=params.card_started,
     )

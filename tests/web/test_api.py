@@ -61,8 +61,9 @@ def test_bad_values_are_422_naming_the_field(client):
 def test_domain_errors_are_422_naming_the_field(client):
     assert _fields(client.get("/api/estimate?model=no/such")) == {"model"}
     assert _fields(client.get("/api/estimate?device=abacus")) == {"device"}
-    r = client.get("/api/estimate?tensor_parallel_size=3")
+    r = client.get("/api/estimate?tensor_parallel_size=64")  # 64 does not divide the 32 attention heads
     assert r.status_code == 422 and _fields(r) == {"tensor_parallel_size"}
+    assert r.json()["detail"][0]["msg"] == "64 does not divide the 32 attention heads of meta-llama/Llama-3.1-8B"
     assert _fields(client.get("/api/estimate?card_layers=32")) == {"card_kv_heads"}
     r = client.post("/api/estimate", json={"config_json": '{"model_type": "llama"}'})
     assert r.status_code == 422 and _fields(r) == {"config_json"}
@@ -90,3 +91,16 @@ def test_docs_are_self_hosted(client):
 def test_no_query_makes_a_500(client, query):
     assert client.get("/", params=query).status_code in (200, 422)
     assert client.get("/api/estimate", params=query).status_code in (200, 422)
+
+
+def test_tensor_parallel_sizes_are_those_of_real_machines(client):
+    # powers of two up to 256 ranks; TP=3 or 6 would be refused by vLLM for every catalog model anyway
+    for bad in ("3", "6", "12", "512", "0"):
+        r = client.get(f"/api/estimate?tensor_parallel_size={bad}")
+        assert r.status_code == 422 and _fields(r) == {"tensor_parallel_size"}, bad
+    assert "power of two" in client.get("/api/estimate?tensor_parallel_size=6").json()["detail"][0]["msg"]
+    assert client.get("/api/estimate?tensor_parallel_size=8").status_code == 200
+    body = {"model": "meta-llama/Llama-3.1-8B", "device": "h100", "tensor_parallel_size": 3}
+    body |= {"target_max_model_len": 8192, "target_concurrency": 1}
+    r = client.post("/api/recommend", json=body)
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"][-1] == "tensor_parallel_size"

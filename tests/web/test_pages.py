@@ -221,11 +221,11 @@ def test_bad_command_is_shown_inline(client):
 
 
 def test_refused_combination_is_inline_not_500(client):
-    # 8 KV heads cannot be split over TP=3: vLLM refuses, the page says so next to the form
-    r = client.get("/?tensor_parallel_size=3")
+    # 32 attention heads cannot be split over TP=64: vLLM refuses, the page says so next to the form
+    r = client.get("/?tensor_parallel_size=64")
     assert r.status_code == 422
     assert "vLLM would refuse this combination" in r.text
-    frag = client.get("/?tensor_parallel_size=3", headers=HX)
+    frag = client.get("/?tensor_parallel_size=64", headers=HX)
     assert frag.status_code == 422 and "<html" not in frag.text
 
 
@@ -334,7 +334,7 @@ def test_lazy_section_outside_htmx_and_unknown(client) -> None:  # type: ignore[
     assert bad.status_code == 404
     assert "part: no such section" in bad.text and "<script>" not in bad.text and "&lt;script&gt;" in bad.text
     # inputs that no longer start: the part answers with the verdict instead of a table
-    refused = client.get("/part/terms?v=1&tensor_parallel_size=3", headers=HX)  # 8 KV heads over TP=3
+    refused = client.get("/part/terms?v=1&tensor_parallel_size=64", headers=HX)  # 32 heads over TP=64
     assert refused.status_code == 422 and 'id="verdict"' in refused.text
 
 
@@ -354,3 +354,14 @@ def test_start_up_warms_the_worker_and_freezes_its_objects() -> None:
             assert c.get("/healthz").json() == {"status": "ok"}
     finally:
         gc.unfreeze()
+
+
+def test_tensor_parallel_is_a_choice_of_real_sizes(client) -> None:  # type: ignore[no-untyped-def]
+    page = client.get("/?v=1&tensor_parallel_size=4").text
+    select = page[page.index('<select id="f-tp"') : page.index("</select>", page.index('<select id="f-tp"'))]
+    assert re.findall(r'<option value="(\d+)"', select) == ["1", "2", "4", "8", "16", "32", "64", "128", "256"]
+    assert '<option value="4" selected>' in select
+    # a tampered link with TP=3 names the field and falls back to 1
+    r = client.get("/?v=1&tensor_parallel_size=3")
+    assert r.status_code == 200
+    assert "<code>tensor_parallel_size</code>: must be a power of two" in r.text
