@@ -48,6 +48,26 @@ class RootPathMiddleware:
         await self.app(scope, receive, send)
 
 
+class GZipByKind:
+    """gzip at two levels: static files at 6 (sent once per visit), what is computed per request at 1.
+
+    A slider move's fragment (~17 KB of HTML) costs ~0.33 ms to deflate at level 6 and ~0.09 ms at
+    level 1, for 12 % more bytes (4.9 -> 5.4 KB) — on a loopback or LAN link the CPU is the scarcer.
+    """
+
+    STATIC_LEVEL = 6
+    DYNAMIC_LEVEL = 1
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.static = GZipMiddleware(app, minimum_size=500, compresslevel=self.STATIC_LEVEL)
+        self.dynamic = GZipMiddleware(app, minimum_size=500, compresslevel=self.DYNAMIC_LEVEL)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope.get("path", "")
+        is_static = path.removeprefix(scope.get("root_path", "")).startswith("/static/")
+        await (self.static if is_static else self.dynamic)(scope, receive, send)
+
+
 def warm_up(renderer: Renderer) -> None:
     """Everything a first request would otherwise pay for, done once per worker before it serves.
 
@@ -85,7 +105,7 @@ def create_app(root_path: str = "") -> FastAPI:
     app.state.renderer = renderer
     # Middleware runs outermost-last-added: RootPath (outermost) -> Security -> GZip -> Language -> routes.
     app.add_middleware(LanguageMiddleware)
-    app.add_middleware(GZipMiddleware, minimum_size=500, compresslevel=6)
+    app.add_middleware(GZipByKind)
     app.add_middleware(SecurityMiddleware)
     if root_path:
         app.add_middleware(RootPathMiddleware, root_path=root_path)

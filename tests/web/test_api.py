@@ -63,7 +63,9 @@ def test_domain_errors_are_422_naming_the_field(client):
     assert _fields(client.get("/api/estimate?device=abacus")) == {"device"}
     r = client.get("/api/estimate?tensor_parallel_size=64")  # 64 does not divide the 32 attention heads
     assert r.status_code == 422 and _fields(r) == {"tensor_parallel_size"}
-    assert r.json()["detail"][0]["msg"] == "64 does not divide the 32 attention heads of meta-llama/Llama-3.1-8B"
+    assert (
+        r.json()["detail"][0]["msg"] == "64 does not divide the 32 attention heads of meta-llama/Llama-3.1-8B"
+    )
     assert _fields(client.get("/api/estimate?card_layers=32")) == {"card_kv_heads"}
     r = client.post("/api/estimate", json={"config_json": '{"model_type": "llama"}'})
     assert r.status_code == 422 and _fields(r) == {"config_json"}

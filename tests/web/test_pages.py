@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 from urllib.parse import urlencode
 
 import pytest
@@ -297,7 +298,8 @@ def test_fragment_leaves_closed_sections_to_load_on_opening(client) -> None:  # 
     full = client.get(LAZY).text
     response = client.get(LAZY, headers=HX)
     frag = response.text
-    query = response.headers["hx-replace-url"].removeprefix("/?").replace("&", "&amp;")  # the permalink's query
+    # the permalink's query, as it appears in an attribute
+    query = response.headers["hx-replace-url"].removeprefix("/?").replace("&", "&amp;")
     for part, table in (("curve", "curve-table"), ("versions", "version-notes"), ("terms", "terms-table")):
         assert f'id="{table}"' in full and f'id="{table}"' not in frag
         assert f'hx-get="/part/{part}?{query}" hx-trigger="toggle once"' in frag
@@ -359,9 +361,69 @@ def test_start_up_warms_the_worker_and_freezes_its_objects() -> None:
 def test_tensor_parallel_is_a_choice_of_real_sizes(client) -> None:  # type: ignore[no-untyped-def]
     page = client.get("/?v=1&tensor_parallel_size=4").text
     select = page[page.index('<select id="f-tp"') : page.index("</select>", page.index('<select id="f-tp"'))]
-    assert re.findall(r'<option value="(\d+)"', select) == ["1", "2", "4", "8", "16", "32", "64", "128", "256"]
+    assert re.findall(r'<option value="(\d+)"', select) == [
+        "1",
+        "2",
+        "4",
+        "8",
+        "16",
+        "32",
+        "64",
+        "128",
+        "256",
+    ]
     assert '<option value="4" selected>' in select
     # a tampered link with TP=3 names the field and falls back to 1
     r = client.get("/?v=1&tensor_parallel_size=3")
     assert r.status_code == 200
     assert "<code>tensor_parallel_size</code>: must be a power of two" in r.text
+
+
+def _raw_get(app, path: str, query: bytes = b"") -> tuple[dict[bytes, bytes], bytes]:  # type: ignore[no-untyped-def]
+    """One request straight through the ASGI app, so the body is the bytes on the wire (still gzip)."""
+    import asyncio
+
+    out: dict[str, Any] = {"headers": {}, "body": b""}
+    done = asyncio.Event()
+    requested = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal requested
+        if not requested:
+            requested = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await done.wait()  # a file response listens for the client going away
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            out["headers"] = dict(message["headers"])
+        else:
+            out["body"] += message.get("body", b"")
+            if not message.get("more_body", False):
+                done.set()
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
+        "path": path, "raw_path": path.encode(), "query_string": query, "root_path": "",
+        "headers": [(b"host", b"testserver"), (b"accept-encoding", b"gzip"), (b"hx-request", b"true")],
+        "client": ("127.0.0.1", 1), "server": ("testserver", 80),
+    }  # fmt: skip
+
+    async def run() -> None:
+        await app(scope, receive, send)
+
+    asyncio.run(run())
+    return out["headers"], out["body"]
+
+
+def test_fragments_are_deflated_fast_and_static_files_harder() -> None:
+    import gzip
+
+    app = create_app()
+    # the gzip header's XFL byte (offset 8): 4 = fastest (level 1), 0 = a middle level (6)
+    headers, body = _raw_get(app, "/", b"v=1&max_model_len=32768")
+    assert headers[b"content-encoding"] == b"gzip" and body[8] == 4
+    assert b'id="verdict"' in gzip.decompress(body)
+    headers, body = _raw_get(app, "/static/app.css")
+    assert headers[b"content-encoding"] == b"gzip" and body[8] == 0
