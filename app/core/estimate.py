@@ -914,13 +914,10 @@ def capacity_curve(
         inflight = _inflight_tokens(
             rules=rules, max_num_batched_tokens=mnbt, pipeline_parallel_size=serve.pipeline_parallel_size
         )
-        needed = K.needed_bytes(
-            layout=layout,
-            max_model_len=length,
-            inflight_tokens=inflight,
-            prefix_caching=prefix_caching,
-            rules=rules,
+        per_group = K.request_blocks(
+            layout=layout, max_model_len=length, inflight_tokens=inflight, prefix_caching=prefix_caching
         )
+        needed = K.needed_from_blocks(layout=layout, per_group=per_group, max_model_len=length, rules=rules)
         starts = _starts(
             rules=rules,
             layout=layout,
@@ -928,12 +925,11 @@ def capacity_curve(
             needed=needed,
             max_model_len=length,
         )
-        conc = K.max_concurrency_for(
+        conc = K.concurrency_from_blocks(
             num_blocks=base.num_gpu_blocks,
             layout=layout,
+            per_group=per_group,
             max_model_len=length,
-            inflight_tokens=inflight,
-            prefix_caching=prefix_caching,
             rules=rules,
         )
         out.append((length, round(conc, 2) if starts else 0.0))

@@ -307,6 +307,17 @@ def max_concurrency_for(
         inflight_tokens=inflight_tokens,
         prefix_caching=prefix_caching,
     )
+    return concurrency_from_blocks(
+        num_blocks=num_blocks, layout=layout, per_group=per_group, max_model_len=max_model_len, rules=rules
+    )
+
+
+def concurrency_from_blocks(
+    *, num_blocks: int, layout: KVLayout, per_group: list[int], max_model_len: int, rules: VersionRules
+) -> float:
+    """:func:`max_concurrency_for` given the blocks one request needs per group (``request_blocks``)."""
+    if not layout.groups or max_model_len <= 0:
+        return 0.0
     if rules.concurrency_formula == "blocks_x_block_size_div_len":
         return num_blocks * layout.block_size / max_model_len
     if rules.concurrency_formula == "one_cdiv_over_sum":
@@ -341,6 +352,13 @@ def needed_bytes(
         inflight_tokens=inflight_tokens,
         prefix_caching=prefix_caching,
     )
+    return needed_from_blocks(layout=layout, per_group=per_group, max_model_len=max_model_len, rules=rules)
+
+
+def needed_from_blocks(
+    *, layout: KVLayout, per_group: list[int], max_model_len: int, rules: VersionRules
+) -> int:
+    """:func:`needed_bytes` given the blocks one request needs per group (``request_blocks``)."""
     if not per_group:
         return 0
     if rules.needed_formula == "v0":

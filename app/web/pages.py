@@ -77,7 +77,8 @@ def build_view(
     resolved, more = resolve_lenient(params)
     problems = problems + more
     params = resolved.params
-    link = permalink(request, params)
+    query = to_query(params)
+    link = f"{url_path(request, 'planner')}?{query}"  # permalink(), with the query made once
     result: views.ResultView | None = None
     error: views.Problem | None = None
     try:
@@ -97,7 +98,7 @@ def build_view(
     )
     return views.PlannerView(
         params=params,
-        query=to_query(params),
+        query=query,
         permalink=link,
         problems=views.problems_of(problems),
         form=form,
