@@ -160,13 +160,19 @@ def main() -> int:
             f"| {r.workers} | {endpoint} | {r.connections} | {r.rps:,.0f} | {r.p50_ms:.1f} | "
             f"{r.p99_ms:.1f} | {r.non_2xx + r.socket_errors} |"
         )
-    at16 = [r for r in results if r.connections == 16]
-    ok = all(r.p99_ms < GOAL_P99_MS and r.non_2xx + r.socket_errors == 0 for r in at16)
     errors = sum(r.non_2xx + r.socket_errors for r in results)
-    print(
-        f"\ngoal (no errors; p99 < {GOAL_P99_MS:g} ms at 16 connections): {'met' if ok else 'NOT met'}; "
-        f"errors over all runs: {errors}"
-    )
+    print(f"\nerrors over all runs: {errors}")
+    for workers in sorted({r.workers for r in results}):
+        at16 = [r for r in results if r.connections == 16 and r.workers == workers]
+        if not at16:
+            continue
+        verdicts = ", ".join(
+            f"{r.target} p99 {r.p99_ms:.1f} ms {'met' if r.p99_ms < GOAL_P99_MS and r.non_2xx + r.socket_errors == 0 else 'NOT met'}"
+            for r in at16
+        )
+        print(
+            f"goal (no errors; p99 < {GOAL_P99_MS:g} ms at 16 connections), {workers} worker(s): {verdicts}"
+        )
     return 0
 
 

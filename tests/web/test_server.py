@@ -1,14 +1,16 @@
-"""The event loop `kvplan serve` runs: one accept per wake-up, so workers share a burst of connections."""
+"""The event loop `kvplan serve` runs: an idle worker accepts one connection per pass, a busy one all."""
 
 from __future__ import annotations
 
 import asyncio
 import socket
+import time
 
-from app.web.server import OneAcceptPerTickLoop
+from app.web.server import BalancedAcceptLoop
 
 
 def _accepted_after_ticks(loop: asyncio.AbstractEventLoop, ticks: int, clients: int = 6) -> int:
+    """Connections accepted after ``ticks`` runs of the loop, all ``clients`` pending from the start."""
     accepted: list[asyncio.BaseTransport] = []
 
     class Count(asyncio.Protocol):
@@ -24,7 +26,7 @@ def _accepted_after_ticks(loop: asyncio.AbstractEventLoop, ticks: int, clients: 
             loop.run_until_complete(asyncio.sleep(0))  # one pass of the loop each
         return len(accepted)
     finally:
-        for _ in range(20):  # let the connections still pending reach connection_made
+        for _ in range(40):  # let the connections still pending reach connection_made
             loop.run_until_complete(asyncio.sleep(0))
         server.close()
         for c in conns:
@@ -36,9 +38,37 @@ def _accepted_after_ticks(loop: asyncio.AbstractEventLoop, ticks: int, clients: 
 
 
 def test_one_connection_per_wake_up_not_all_pending() -> None:
-    # stock asyncio takes all six on its first wake-up; ours takes one per pass, so a second worker
-    # sharing the socket gets its turn (and every connection is still taken, just in turns)
+    # stock asyncio takes all six on its first wake-up; an idle worker here takes one per pass, so a
+    # second worker sharing the socket gets its turn (and every connection is still taken, in turns)
     # (one run_until_complete(sleep(0)) is a few passes of the loop)
     assert _accepted_after_ticks(asyncio.SelectorEventLoop(), ticks=1) == 6
-    assert _accepted_after_ticks(OneAcceptPerTickLoop(), ticks=1) == 1
-    assert _accepted_after_ticks(OneAcceptPerTickLoop(), ticks=20) == 6
+    assert _accepted_after_ticks(BalancedAcceptLoop(), ticks=1) == 1
+    assert _accepted_after_ticks(BalancedAcceptLoop(), ticks=20) == 6
+
+
+def test_a_busy_worker_admits_as_fast_as_it_serves() -> None:
+    # one connection, plus one per 5 ms of CPU the loop's previous pass took, capped by asyncio's 100
+    loop = BalancedAcceptLoop()
+    timer = loop._pass_timer
+    try:
+        for pass_cpu_s, take in ((0.0, 1), (0.004, 1), (0.011, 3), (0.03, 7), (5.0, 100)):
+            timer.last_pass_cpu_s = pass_cpu_s
+            assert loop.connections_to_take() == take, pass_cpu_s
+    finally:
+        loop.close()
+
+
+def test_the_pass_timer_counts_work_not_waiting() -> None:
+    loop = BalancedAcceptLoop()
+    timer = loop._pass_timer
+    try:
+        timer.select(0.05)  # 50 ms asleep in the selector: no CPU
+        until = time.process_time() + 0.011
+        while time.process_time() < until:  # 11 ms of work in this pass
+            pass
+        timer.select(0)
+        assert 0.011 <= timer.last_pass_cpu_s < 0.05
+        timer.select(0.05)  # the pass between the two waits did no work
+        assert timer.last_pass_cpu_s < 0.005
+    finally:
+        loop.close()
