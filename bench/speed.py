@@ -2,28 +2,29 @@
 
     .venv/bin/python bench/speed.py [--requests 300] [--moves 20]
 
-Prints p50/p99 in milliseconds. The server part uses the in-process ASGI client (no network);
+Prints p50/p99 in milliseconds. The server part calls the ASGI app in process (all middleware, no
+network) and times CPU, then estimate() and the capacity curve alone;
 the browser part starts uvicorn on a free port and drives Debian's Chromium with Playwright.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import statistics
 import sys
 import time
-import warnings
+import timeit
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from starlette.exceptions import StarletteDeprecationWarning
 
-from app.web.app import create_app
-
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", StarletteDeprecationWarning)
-    from fastapi.testclient import TestClient
+from app.core.estimate import capacity_curve, estimate
+from app.web.app import create_app, warm_up
+from app.web.params import parse_lenient
+from app.web.resolve import resolve_lenient
 
 LENGTHS = (2048, 4096, 8192, 16384, 32768, 65536, 131072)
 
@@ -41,17 +42,71 @@ def report(name: str, samples_s: list[float]) -> None:
     )
 
 
+def _asgi_get(
+    loop: asyncio.AbstractEventLoop, app: Any, path: str, query: str, headers: list[tuple[bytes, bytes]]
+) -> int:
+    """One GET straight through the ASGI app (all middleware, gzip included; no HTTP, no client)."""
+    status = 0
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
+        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query.encode(),
+        "root_path": "", "headers": headers, "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 8000),
+    }  # fmt: skip
+    loop.run_until_complete(app(scope, receive, send))
+    return status
+
+
 def bench_server(requests: int) -> None:
-    client = TestClient(create_app())
-    client.get("/")  # warm the template cache
+    """CPU of one slider move inside the server: the whole ASGI path, then its stages."""
+    app = create_app()
+    warm_up(app.state.renderer)  # what the lifespan does in a served worker
+    fragment = [(b"host", b"127.0.0.1"), (b"accept-encoding", b"gzip"), (b"hx-request", b"true")]
+    queries = [
+        f"v=1&max_model_len={LENGTHS[i % len(LENGTHS)]}&target_concurrency={1 + i % 32}"
+        for i in range(requests)
+    ]
+    loop = asyncio.new_event_loop()
+    for q in queries[:50]:
+        _asgi_get(loop, app, "/", q, fragment)
     samples = []
-    for i in range(requests):
-        query = f"/?v=1&max_model_len={LENGTHS[i % len(LENGTHS)]}&target_concurrency={1 + i % 32}"
-        start = time.perf_counter()
-        response = client.get(query, headers={"HX-Request": "true"})
-        samples.append(time.perf_counter() - start)
-        assert response.status_code == 200
-    report("server fragment render (HX-Request, TestClient)", samples)
+    for q in queries:
+        start = time.process_time()
+        assert _asgi_get(loop, app, "/", q, fragment) == 200
+        samples.append(time.process_time() - start)
+    report("server CPU per slider move (HX fragment through the ASGI app, gzip on)", samples)
+    api = [(b"host", b"127.0.0.1"), (b"accept-encoding", b"gzip")]
+    samples = []
+    for q in queries:
+        start = time.process_time()
+        assert _asgi_get(loop, app, "/api/estimate", q, api) == 200
+        samples.append(time.process_time() - start)
+    report("server CPU per GET /api/estimate (through the ASGI app)", samples)
+    loop.close()
+
+    params, _ = parse_lenient([("max_model_len", "32768"), ("target_concurrency", "8")])
+    resolved, _ = resolve_lenient(params)
+    kwargs = {
+        "model": resolved.model,
+        "device": resolved.device,
+        "serve": resolved.serve,
+        "vllm_version": resolved.vllm_version,
+    }
+    base = estimate(**kwargs, target_concurrency=8)
+    for name, call in (
+        ("estimate()", lambda: estimate(**kwargs, target_concurrency=8)),
+        ("capacity_curve(), 24 points", lambda: capacity_curve(**kwargs, points=24, base=base)),
+    ):
+        best = min(timeit.repeat(call, number=200, repeat=5)) / 200
+        print(f"{name}: {best * 1e6:.0f} µs (best of 5 x 200 calls)")
 
 
 def bench_browser(moves: int) -> None:
