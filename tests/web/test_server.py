@@ -7,10 +7,16 @@ import socket
 import time
 
 from app.web.server import BalancedAcceptLoop
+from tests.conftest import in_own_thread
 
 
 def _accepted_after_ticks(loop: asyncio.AbstractEventLoop, ticks: int, clients: int = 6) -> int:
-    """Connections accepted after ``ticks`` runs of the loop, all ``clients`` pending from the start."""
+    """Connections accepted after ``ticks`` runs of the loop, all ``clients`` pending from the start
+    (in a thread of its own: the e2e tests leave Playwright's loop running in the main thread)."""
+    return in_own_thread(lambda: _run_accepting(loop, ticks, clients))
+
+
+def _run_accepting(loop: asyncio.AbstractEventLoop, ticks: int, clients: int) -> int:
     accepted: list[asyncio.BaseTransport] = []
 
     class Count(asyncio.Protocol):
