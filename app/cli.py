@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from collections.abc import Sequence
@@ -147,6 +148,14 @@ def _cmd_devices() -> None:
         )
 
 
+MAX_WORKERS = 64
+
+
+def default_workers() -> int:
+    """One worker per CPU (a request is CPU-bound Python: one process can use one core), at most 4."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
@@ -176,8 +185,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.add_argument("--host", default="127.0.0.1")
             parser.add_argument("--port", type=int, default=8000)
             parser.add_argument("--root-path", default="")
-            parser.add_argument("--workers", type=int, default=1)
+            parser.add_argument(
+                "--workers",
+                type=int,
+                default=default_workers(),
+                help="processes sharing the port (default: one per CPU, at most 4)",
+            )
             opts = parser.parse_args(rest)
+            if not 1 <= opts.workers <= MAX_WORKERS:
+                parser.error(f"--workers must be 1 to {MAX_WORKERS}")
             from app.web.server import run
 
             run(host=opts.host, port=opts.port, root_path=opts.root_path, workers=opts.workers)
