@@ -43,10 +43,7 @@ async def estimate_get(request: Request) -> dict[str, Any]:
         params = parse_strict(request.query_params.multi_items())
     except ValidationError as exc:
         raise RequestValidationError(
-            [
-                {**err, "loc": ("query", *err["loc"])}
-                for err in exc.errors(include_url=False, include_context=False)
-            ]
+            [{**err, "loc": ("query", *err["loc"])} for err in exc.errors(include_url=False)]
         ) from exc
     return _estimate_payload(params)
 

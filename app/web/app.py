@@ -21,6 +21,7 @@ from app.web import api, doctor, explore, pages, recommend_api
 from app.web.i18n import LanguageMiddleware, _, tr
 from app.web.security import SECURITY_HEADERS, SecurityMiddleware, json_safe
 from app.web.templating import STATIC_DIR, Renderer
+from app.web.validation import localized
 
 log = logging.getLogger("kvplan.web")
 
@@ -140,7 +141,8 @@ def create_app(root_path: str = "") -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> Response:
-        return JSONResponse({"detail": json_safe(jsonable_encoder(exc.errors()))}, status_code=422)
+        detail = localized(list(exc.errors()), tr)
+        return JSONResponse({"detail": json_safe(jsonable_encoder(detail))}, status_code=422)
 
     @app.exception_handler(Exception)
     async def last_resort(request: Request, exc: Exception) -> Response:

@@ -28,8 +28,10 @@ from app.core.command import human_readable_int
 from app.core.errors import PlannerError
 from app.core.plan import MAX_DEVICE_MEMORY_GIB, MIN_DEVICE_MEMORY_GIB
 from app.core.specs import KVCacheDType
+from app.core.text import Text
 from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS
 from app.web.security import check_json_text
+from app.web.validation import message_of
 
 LINK_FORMAT_VERSION = 1
 DEFAULT_MODEL = "meta-llama/Llama-3.1-8B"
@@ -132,8 +134,10 @@ TENSOR_PARALLEL_SIZES = tuple(2**k for k in range(MAX_TENSOR_PARALLEL.bit_length
 def _power_of_two(value: int) -> int:
     if value & (value - 1):
         raise ValueError(
-            f"must be a power of two ({', '.join(map(str, TENSOR_PARALLEL_SIZES))}): "
-            "the tensor-parallel sizes of real machines"
+            Text(
+                "must be a power of two ({sizes}): the tensor-parallel sizes of real machines",
+                sizes=", ".join(map(str, TENSOR_PARALLEL_SIZES)),
+            )
         )
     return value
 
@@ -192,7 +196,13 @@ class PlannerParams(BaseModel):
     @classmethod
     def _known_version(cls, value: str | None) -> str | None:
         if value is not None and value not in KNOWN_VERSIONS:
-            raise ValueError(f"unknown vLLM version {value!r}; known: {', '.join(KNOWN_VERSIONS)}")
+            raise ValueError(
+                Text(
+                    "unknown vLLM version {value!r}; known: {known}",
+                    value=value,
+                    known=", ".join(KNOWN_VERSIONS),
+                )
+            )
         return value
 
     @field_validator("config_json")
@@ -204,9 +214,16 @@ class PlannerParams(BaseModel):
         try:
             parsed = json.loads(value)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from exc
+            raise ValueError(
+                Text(
+                    "not valid JSON (line {line}, column {column}): {reason}",
+                    line=exc.lineno,
+                    column=exc.colno,
+                    reason=exc.msg,
+                )
+            ) from exc
         if not isinstance(parsed, dict):
-            raise ValueError("expected a JSON object like the model's config.json")
+            raise ValueError(Text("expected a JSON object like the model's config.json"))
         return value
 
     @property
@@ -274,7 +291,9 @@ def parse_lenient(
                 name = str(error["loc"][0]) if error["loc"] else ""
                 if name not in raw:
                     continue
-                problems.append(FieldProblem(field=name, value=_short(raw.pop(name)), message=error["msg"]))
+                problems.append(
+                    FieldProblem(field=name, value=_short(raw.pop(name)), message=message_of(error))
+                )
     return PlannerParams(), problems  # unreachable in practice: each round removes a field
 
 

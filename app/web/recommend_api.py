@@ -21,6 +21,7 @@ from app.core.specs import KVCacheDType, ServeConfig
 from app.web.format import gib, integer
 from app.web.i18n import tr, tr_list
 from app.web.params import TensorParallelSize
+from app.web.validation import message_of
 
 router = APIRouter(prefix="/api", tags=["api"])
 
@@ -85,7 +86,7 @@ def run(body: RecommendRequest) -> Recommendation:
         serve = body.serve()
     except ValidationError as exc:  # a combination the request model's own bounds let through
         first = exc.errors()[0]
-        raise PlannerError(str(first["loc"][0]) if first["loc"] else "body", first["msg"]) from exc
+        raise PlannerError(str(first["loc"][0]) if first["loc"] else "body", message_of(first)) from exc
     return recommend(
         model=model,
         device=device,

@@ -26,6 +26,8 @@ from urllib.parse import unquote_to_bytes
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.core.text import Text
+
 MAX_BODY_BYTES = 6 * 2**20
 # An over-limit body is read and thrown away up to this much before the 413 goes out, so a client still
 # uploading (a browser posting a 50 MB paste) receives the message instead of a reset connection;
@@ -87,7 +89,9 @@ def json_depth_exceeds(data: bytes | str, limit: int = MAX_JSON_DEPTH) -> bool:
 def check_json_text(text: str, limit: int = MAX_JSON_DEPTH) -> None:
     """For validators of pasted JSON (config.json): ValueError when nested deeper than ``limit``."""
     if json_depth_exceeds(text, limit):
-        raise ValueError(f"nested deeper than {limit} levels; a real config.json is a few levels deep")
+        raise ValueError(
+            Text("nested deeper than {limit} levels; a real config.json is a few levels deep", limit=limit)
+        )
 
 
 ECHO_MAX_CHARS = 200  # an error echoes at most this much of the offending input

@@ -106,3 +106,38 @@ def test_tensor_parallel_sizes_are_those_of_real_machines(client):
     body |= {"target_max_model_len": 8192, "target_concurrency": 1}
     r = client.post("/api/recommend", json=body)
     assert r.status_code == 422 and r.json()["detail"][0]["loc"][-1] == "tensor_parallel_size"
+
+
+def test_validation_messages_match_pydantic_and_fall_back_to_it() -> None:
+    from pydantic import BaseModel, Field, ValidationError
+
+    from app.core.text import Message
+    from app.web.validation import message_of
+
+    class Probe(BaseModel):
+        a: int = Field(ge=2, le=10)
+        b: float = Field(gt=0.0, lt=1.5)
+        c: str = Field(min_length=2, max_length=3)
+
+    seen: set[str] = set()
+    for data in ({"a": 1, "b": 0, "c": "x"}, {"a": 11, "b": 1.5, "c": "xxxx"}, {"a": "x", "b": "y"}):
+        try:
+            Probe.model_validate(data)
+        except ValidationError as exc:
+            for error in exc.errors():
+                # each of these types has a template, and it reproduces pydantic's English exactly
+                message = message_of(error)
+                assert isinstance(message, Message) and message == error["msg"], error
+                seen.add(error["type"])
+    assert seen == {
+        "greater_than_equal", "less_than_equal", "greater_than", "less_than", "string_too_short",
+        "string_too_long", "int_parsing", "float_parsing", "missing",
+    }  # fmt: skip
+    # an unknown error type, or a template that does not reproduce pydantic's text, keeps pydantic's
+    assert (
+        message_of({"type": "uuid_parsing", "msg": "Input should be a valid UUID"})
+        == "Input should be a valid UUID"
+    )
+    assert (
+        message_of({"type": "greater_than", "msg": "other wording 3", "ctx": {"gt": 3}}) == "other wording 3"
+    )

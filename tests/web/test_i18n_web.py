@@ -144,3 +144,31 @@ def folded_source(lang: str) -> str:
     assert env.loader is not None
     text, _, _ = env.loader.get_source(env, "_partials/results.html")
     return str(env.compile(text, raw=True))
+
+
+def test_rejected_inputs_are_named_in_chinese_on_the_page_and_in_the_api() -> None:
+    c = client()
+    page = c.get(
+        "/?v=1&lang=zh&max_model_len=5&tensor_parallel_size=3&gpu_memory_utilization=1.5&model="
+    ).text
+    banner = page[page.index('id="banner"') : page.index("</div>", page.index('id="banner"'))]
+    assert "<code>max_model_len</code>: 应大于或等于 16" in banner  # pydantic's greater_than_equal, ge=16
+    assert "<code>tensor_parallel_size</code>: 必须是 2 的幂（1, 2, 4, 8, 16, 32, 64, 128, 256）" in banner
+    assert "<code>gpu_memory_utilization</code>: 应小于或等于 1" in banner  # le=1.0 printed as pydantic does
+    assert "<code>model</code>: 至少应有 1 个字符" in banner
+    assert "Input should" not in banner and "Value error" not in banner
+    # the same inputs in English keep pydantic's own wording
+    english = client().get("/?v=1&max_model_len=5").text
+    assert "<code>max_model_len</code>: Input should be greater than or equal to 16" in english
+    # the API: msg follows Accept-Language, the rest stays as pydantic gives it
+    r = client().get("/api/estimate?vllm_version=9.9", headers={"Accept-Language": "zh-CN"})
+    (error,) = r.json()["detail"]
+    assert (
+        r.status_code == 422 and error["loc"] == ["query", "vllm_version"] and error["type"] == "value_error"
+    )
+    assert error["msg"].startswith("未知的 vLLM 版本 '9.9'；已知版本：0.6.6, ")
+    r = client().get("/api/estimate?max_model_len=5", headers={"Accept-Language": "zh"})
+    assert r.json()["detail"][0]["msg"] == "应大于或等于 16" and r.json()["detail"][0]["ctx"] == {"ge": 16}
+    assert client().get("/api/estimate?max_model_len=5").json()["detail"][0]["msg"] == (
+        "Input should be greater than or equal to 16"
+    )

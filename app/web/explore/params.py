@@ -27,6 +27,7 @@ from app.web.params import (
     parse_human_int,
     query_items,
 )
+from app.web.validation import message_of
 
 # The page runs the simulation inside the request; 20,000 requests keep it well under a second
 # on the presets' shapes (the core itself allows MAX_NUM_REQUESTS). The API uses the same cap.
@@ -315,7 +316,7 @@ def parse_explore_lenient(
                 name = str(error["loc"][0]) if error["loc"] else ""
                 if name in raw:
                     text = str(raw.pop(name))
-                    message = str(error["msg"]).removeprefix("Value error, ")
+                    message = message_of(error)
                     problems.append(
                         FieldProblem(name, text if len(text) <= 60 else text[:57] + "...", message)
                     )
