@@ -46,6 +46,9 @@ class ModelSpecFile(Frozen):
     # vision tower / projector of a multimodal checkpoint: not in the text config's count, but vLLM
     # loads it with the language model, so it is part of the measured weights
     vision_params: int = Field(default=0, ge=0)
+    # num_key_value_heads in another published revision of config.json (Llama-3.1-405B's early and
+    # FP8 copies: 16, heads duplicated for 16-way model parallelism; the current config says 8)
+    other_revision_kv_heads: int | None = Field(default=None, gt=0)
     notes: str = ""
     config: dict[str, Any]
 
@@ -136,6 +139,8 @@ def _load_model_file(path: Path) -> _Model:
         )
     except ConfigError as exc:
         raise ConfigError("model_specs", f"{path.name}: {exc}") from exc
+    if file.other_revision_kv_heads is not None:
+        spec = spec.model_copy(update={"other_revision_kv_heads": file.other_revision_kv_heads})
     return _Model(file=file, spec=spec)
 
 

@@ -597,6 +597,15 @@ def _estimate(
                 slack=slack / GIB,
             )
         )
+    if model.other_revision_kv_heads is not None and model.other_revision_kv_heads != model.num_kv_heads:
+        warnings.append(
+            Text(
+                "Published copies of this model's config.json differ: this one declares {kv_heads} KV heads, others {other} (heads duplicated for model parallelism), which makes the KV cache per token {ratio:g}x as large. Check num_key_value_heads in the copy you serve, or paste its config.json.",
+                kv_heads=model.num_kv_heads,
+                other=model.other_revision_kv_heads,
+                ratio=model.other_revision_kv_heads / model.num_kv_heads,
+            )
+        )
     if model.dtype_assumed:
         warnings.append(
             Text("config.json has no torch_dtype: read as float32 and served in 16 bits under --dtype auto.")

@@ -125,6 +125,9 @@ class ModelSpec(Frozen):
     weights_bytes_exact: int | None = None  # from model.safetensors.index.json total_size
     source: str = ""
     confidence: Literal["verified", "likely", "recalled", "user"] = "user"
+    # another published revision of this checkpoint's config.json declares this many KV heads (the
+    # catalog's figure is the current official one); the estimate warns, since KV per token scales with it
+    other_revision_kv_heads: int | None = Field(default=None, gt=0)
 
     @model_validator(mode="after")
     def _check(self) -> ModelSpec:

@@ -330,3 +330,28 @@ def test_unknown_device_raises(name: str) -> None:
 def test_catalog_paths_are_relative_to_the_repo() -> None:
     assert catalog.MODEL_SPECS_DIR == REPO_ROOT / "model_specs"
     assert catalog.DEVICES_FILE == REPO_ROOT / "device_specs" / "devices.yaml"
+
+
+def test_llama_405b_warns_that_copies_declare_16_kv_heads() -> None:
+    # The current official config says 8 KV heads; early copies and the FP8 repo as sglang met it
+    # (sgl-project/sglang#723) say 16. Per device at TP=8: 2 x 126 layers x (8/8) x 128 x 2 B
+    # = 64,512 B per token with 8 heads; 16 heads would double it.
+    from app.core.estimate import estimate
+    from app.core.specs import ServeConfig
+
+    for name in ("meta-llama/Llama-3.1-405B-Instruct", "meta-llama/Llama-3.1-405B-Instruct-FP8"):
+        model = find_model(name)
+        assert (model.num_kv_heads, model.other_revision_kv_heads) == (8, 16)
+        est = estimate(
+            model=model,
+            device=find_device("h200"),
+            serve=ServeConfig(tensor_parallel_size=8, max_model_len=32768),
+        )
+        assert est.kv_bytes_per_token == 64_512
+        (warning,) = [w for w in est.warnings if "Published copies" in w]
+        assert "declares 8 KV heads, others 16" in warning and "2x as large" in warning
+    # a model without such a record, and a pasted config, get no such warning
+    other = estimate(
+        model=find_model("meta-llama/Llama-3.1-70B"), device=find_device("h200"), serve=ServeConfig()
+    )
+    assert not [w for w in other.warnings if "Published copies" in w]
