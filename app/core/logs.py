@@ -22,7 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.core.errors import PlannerError
-from app.core.text import Text
+from app.core.text import Msg, Text
 
 GIB = 2**30
 MAX_LOG_CHARS = 5_000_000  # a whole multi-rank DEBUG start-up log is ~1-2 MB; refuse anything larger
@@ -108,7 +108,7 @@ class LogFacts(BaseModel):
     runs_found: int = 0
     evidence: dict[str, Evidence] = Field(default_factory=dict)
     recognised_lines: int = 0
-    notes: list[str] = Field(default_factory=list)
+    notes: list[Msg] = Field(default_factory=list)  # Text sentences (pydantic would copy a str)
 
 
 # --------------------------------------------------------------------------------------------
@@ -334,7 +334,7 @@ def _v0_profiling_results(m: re.Match[str], ln: _Line, run: _Run) -> None:
     util = values.get("gpu_memory_utilization")
     run.put("gpu_memory_utilization", None if util is None else _float(util), ln, source=SOURCE_FALLBACK)
     run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
-    run.note("this vLLM prints peak_torch_memory (weights + activation) instead of the activation peak")
+    run.note(Text("this vLLM prints peak_torch_memory (weights + activation) instead of the activation peak"))
 
 
 def _kv_memory(printed: str, ln: _Line, run: _Run) -> None:
@@ -354,7 +354,7 @@ def _kv_reserved(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("device_free_at_start_bytes", _gib_bytes(m.group(1)), ln, source=SOURCE_SECONDARY)
     _kv_memory(m.group(2), ln, run)
     run.put("kv_cache_memory_specified", True, ln)
-    run.note("KV cache size was set by --kv-cache-memory-bytes; gpu_memory_utilization did not size it")
+    run.note(Text("KV cache size was set by --kv-cache-memory-bytes; gpu_memory_utilization did not size it"))
 
 
 def _v1_profiling(m: re.Match[str], ln: _Line, run: _Run) -> None:
@@ -450,7 +450,13 @@ def _blocks(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 def _blocks_override(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("num_gpu_blocks", _int(m.group(2)), ln, source=SOURCE_FORCED)
-    run.note(f"num_gpu_blocks_override replaced {m.group(1)} computed blocks with {m.group(2)}")
+    run.note(
+        Text(
+            "num_gpu_blocks_override replaced {computed} computed blocks with {forced}",
+            computed=m.group(1),
+            forced=m.group(2),
+        )
+    )
 
 
 def _kv_size(m: re.Match[str], ln: _Line, run: _Run) -> None:
@@ -459,7 +465,7 @@ def _kv_size(m: re.Match[str], ln: _Line, run: _Run) -> None:
     if prefix is not None:
         run.put("device_type", _device(prefix.split()[0]), ln)
         if "host" in prefix:
-            run.note("part of the KV pool is host-resident (HiSparse): 'GPU + host KV cache size'")
+            run.note(Text("part of the KV pool is host-resident (HiSparse): 'GPU + host KV cache size'"))
     run.put("kv_tokens", _int(m.group(2)), ln, mode="min")
     run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
 
@@ -500,7 +506,7 @@ def _v1_too_long(m: re.Match[str], ln: _Line, run: _Run) -> None:
     if m.group(4) is not None:
         run.put("estimated_max_model_len", _int(m.group(4)), ln, mode="first")
     elif re.search(r"Based on the available memory,\s+Try", m.string[m.end() :]) is not None:
-        run.note("vLLM 0.8.5 drops the estimated maximum model length from this error (a known bug)")
+        run.note(Text("vLLM 0.8.5 drops the estimated maximum model length from this error (a known bug)"))
     run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
 
 
@@ -516,7 +522,9 @@ def _torch_oom(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 def _autofit_reduced(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("max_model_len", _int(m.group(2)), ln, source=SOURCE_FORCED)
-    run.note(f"auto-fit lowered max_model_len from {m.group(1)} to {m.group(2)}")
+    run.note(
+        Text("auto-fit lowered max_model_len from {before} to {after}", before=m.group(1), after=m.group(2))
+    )
 
 
 def _autofit_fits(m: re.Match[str], ln: _Line, run: _Run) -> None:
@@ -942,7 +950,7 @@ def _facts(run: _Run, runs: int) -> LogFacts:
         values["kv_cache_bytes_min_rank"] = low_value
         evidence["kv_cache_bytes_min_rank"] = low_evidence
         if low_value != values.get("kv_cache_bytes"):
-            run.note("ranks printed different KV cache memory; the smallest one sets the block count")
+            run.note(Text("ranks printed different KV cache memory; the smallest one sets the block count"))
     util, util_without = (
         values.get("gpu_memory_utilization"),
         values.get("gpu_memory_utilization_without_cuda_graph"),
@@ -958,7 +966,9 @@ def _facts(run: _Run, runs: int) -> LogFacts:
         values["cuda_graph_estimate_bytes"] = round((util - util_without) * total)
         evidence["cuda_graph_estimate_bytes"] = evidence["gpu_memory_utilization_without_cuda_graph"]
         run.note(
-            "cuda_graph_estimate_bytes derived from the --gpu-memory-utilization equivalence line × total"
+            Text(
+                "cuda_graph_estimate_bytes derived from the --gpu-memory-utilization equivalence line × total"
+            )
         )
     extra: dict[str, object] = {"runs_found": runs, "recognised_lines": run.recognised, "notes": run.notes}
     return _build(values, evidence, extra)
