@@ -745,17 +745,15 @@ def _ranges(
         "kv_cache_bytes": Range(low=kv_low, expected=kv, high=kv_high),
     }
     L = res.max_model_len
+    per_group = K.request_blocks(
+        layout=layout, max_model_len=L, inflight_tokens=inflight, prefix_caching=res.prefix_caching
+    )
     for name, source in (("kv_tokens", "tokens"), ("max_concurrency", "concurrency")):
         values = []
         for pool in (kv_low, kv, kv_high):
             blocks = K.num_blocks_for(available_bytes=pool, layout=layout)
-            conc = K.max_concurrency_for(
-                num_blocks=blocks,
-                layout=layout,
-                max_model_len=L,
-                inflight_tokens=inflight,
-                prefix_caching=res.prefix_caching,
-                rules=rules,
+            conc = K.concurrency_from_blocks(
+                num_blocks=blocks, layout=layout, per_group=per_group, max_model_len=L, rules=rules
             )
             if source == "tokens":
                 tokens = K.kv_tokens_for(

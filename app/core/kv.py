@@ -381,25 +381,44 @@ def estimate_max_model_len(
     rules: VersionRules,
     upper: int,
 ) -> int:
-    """Largest L with needed(L) <= available (vLLM's binary search); 0 if not even one token fits."""
+    """Largest L in [1, upper] with needed(L) <= available (vLLM's binary search); 0 if none fits.
 
-    def fits(length: int) -> bool:
-        return (
-            needed_bytes(
-                layout=layout,
-                max_model_len=length,
-                inflight_tokens=inflight_tokens,
-                prefix_caching=prefix_caching,
-                rules=rules,
-            )
-            <= available_bytes
+    The answer is vLLM's; the search starts from a proportional guess (needed bytes grow about linearly
+    in L) and brackets it by doubling steps before bisecting, so it takes ~6-10 evaluations of
+    ``needed_bytes`` instead of ~log2(upper). Exact because needed(L) never decreases with L.
+    """
+
+    def need(length: int) -> int:
+        return needed_bytes(
+            layout=layout,
+            max_model_len=length,
+            inflight_tokens=inflight_tokens,
+            prefix_caching=prefix_caching,
+            rules=rules,
         )
 
-    lo, hi = 0, upper
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(mid):
+    if upper < 1 or need(1) > available_bytes:
+        return 0
+    at_upper = need(upper)
+    if at_upper <= available_bytes:
+        return upper
+    # now need(lo) <= available < need(hi)
+    guess = min(upper - 1, max(1, upper * available_bytes // max(1, at_upper)))
+    step = max(1, layout.block_size)
+    if need(guess) <= available_bytes:
+        lo, hi = guess, upper
+        while lo + step < hi and need(lo + step) <= available_bytes:
+            lo, step = lo + step, step * 2
+        hi = min(hi, lo + step)
+    else:
+        lo, hi = 1, guess
+        while hi - step > lo and need(hi - step) > available_bytes:
+            hi, step = hi - step, step * 2
+        lo = max(lo, hi - step)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if need(mid) <= available_bytes:
             lo = mid
         else:
-            hi = mid - 1
+            hi = mid
     return lo

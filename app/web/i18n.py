@@ -176,8 +176,9 @@ class LanguageMiddleware:
         accept = _header(scope, b"accept-language")
         is_api = path.removeprefix(root).startswith("/api")
         query_lang = None
-        if not is_api:
-            pairs = parse_qsl(scope.get("query_string", b"").decode("latin-1"))
+        query_string: bytes = scope.get("query_string", b"")
+        if not is_api and QUERY_KEY.encode() in query_string:  # most requests carry no lang: skip the parse
+            pairs = parse_qsl(query_string.decode("latin-1"))
             query_lang = normalise(next((v for k, v in reversed(pairs) if k == QUERY_KEY), None))
         lang = (
             from_accept_language(accept) or DEFAULT

@@ -217,3 +217,58 @@ def test_capacity_curve_equals_full_estimates() -> None:
                 vllm_version=version,
             )
             assert conc == (full.max_concurrency if full.fits else 0.0), (version, length)
+
+
+def _bisect_max_model_len(*, available_bytes: int, layout: K.KVLayout, upper: int, **kw: object) -> int:
+    """The plain bisection over [0, upper] that vLLM runs (the reference for the guessed search)."""
+    lo, hi = 0, upper
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if K.needed_bytes(layout=layout, max_model_len=mid, **kw) <= available_bytes:  # type: ignore[arg-type]
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+@pytest.mark.parametrize(
+    "model_name",
+    [
+        "meta-llama/Llama-3.1-8B",
+        "google/gemma-3-27b-it",  # sliding-window groups
+        "openai/gpt-oss-20b",  # sliding + full hybrid
+        "deepseek-ai/DeepSeek-V2-Lite",  # MLA
+        "Qwen/Qwen3-Next-80B-A3B-Instruct",  # gated-delta-net hybrid (mamba-like state)
+        "meta-llama/Llama-4-Scout-17B-16E-Instruct",  # chunked-local attention
+    ],
+)
+def test_guessed_search_equals_vllms_bisection(model_name: str) -> None:
+    from app.core.catalog import find_device, find_model
+    from app.core.estimate import sizing_for
+
+    model = find_model(model_name)
+    checked = 0
+    for version in ("0.6.6", "0.11.0", "0.19.0", "0.33.0"):
+        sizing = sizing_for(
+            model=model, device=find_device("h100"), serve=ServeConfig(), vllm_version=version
+        )
+        rules = rules_for(version)
+        layout = sizing.layout
+        for inflight in (1, 2048, 8192):
+            for prefix in (False, True):
+                kw = {"inflight_tokens": inflight, "prefix_caching": prefix, "rules": rules}
+                # pools from nothing to many GiB, including exact page multiples and off-by-one bytes
+                for pool in (
+                    0,
+                    1,
+                    layout.bytes_per_block,
+                    7 * layout.bytes_per_block - 1,
+                    3 * GIB,
+                    41 * GIB + 5,
+                ):
+                    for upper in (1, 17, 4096, model.max_model_len_derived, 10_000_000):
+                        got = K.estimate_max_model_len(available_bytes=pool, layout=layout, upper=upper, **kw)  # type: ignore[arg-type]
+                        want = _bisect_max_model_len(available_bytes=pool, layout=layout, upper=upper, **kw)
+                        assert got == want, (version, inflight, prefix, pool, upper)
+                        checked += 1
+    assert checked == 4 * 3 * 2 * 6 * 5
