@@ -109,9 +109,10 @@ def using(lang: str) -> Iterator[None]:
 
 
 def gettext(message: str) -> str:
-    if not message:
-        return message  # gettext("") is the catalog header
-    return str(translations(current()).gettext(message))
+    lang = _active.get()
+    if not message or lang == DEFAULT:
+        return message  # English is the message ids; gettext("") would be the catalog header
+    return str(translations(lang).gettext(message))
 
 
 def ngettext(singular: str, plural: str, n: int) -> str:

@@ -173,16 +173,15 @@ def capacity_chart(
     left, right = CHART_MARGIN_LEFT, CHART_WIDTH - CHART_MARGIN_RIGHT
     top, bottom = CHART_MARGIN_TOP, CHART_HEIGHT - CHART_MARGIN_BOTTOM
 
+    log_x_lo, log_y_lo = math.log2(x_lo), math.log10(y_lo)
+    x_scale = (right - left) / (math.log2(x_hi) - log_x_lo)
+    y_scale = (bottom - top) / (math.log10(y_hi) - log_y_lo)
+
     def px(tokens: float) -> float:
-        return left + (math.log2(tokens) - math.log2(x_lo)) / (math.log2(x_hi) - math.log2(x_lo)) * (
-            right - left
-        )
+        return left + (math.log2(tokens) - log_x_lo) * x_scale
 
     def py(conc: float) -> float:
-        c = min(max(conc, y_lo), y_hi)
-        return bottom - (math.log10(c) - math.log10(y_lo)) / (math.log10(y_hi) - math.log10(y_lo)) * (
-            bottom - top
-        )
+        return bottom - (math.log10(min(max(conc, y_lo), y_hi)) - log_y_lo) * y_scale
 
     parts = [
         f'<svg class="capacity-chart" viewBox="0 0 {CHART_WIDTH} {CHART_HEIGHT}" role="img" '
