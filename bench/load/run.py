@@ -12,6 +12,7 @@ a 2-core machine) is reported, not asserted. Needs Debian's `wrk`.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import shutil
@@ -120,6 +121,23 @@ def run_wrk(port: int, target: str, connections: int, duration: int) -> str:
     return subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=duration + 30).stdout
 
 
+def machine_speed_ms() -> float:
+    """A fixed pure-Python loop (3 M additions), best of 3, in ms: how fast this VM runs right now.
+
+    The shared VM here drifts (the same server code has served 242 and 614 fragments/s minutes apart);
+    printing this next to the table helps tell a slow phase from a regression (compare runs of this
+    script with each other; the figure depends on the interpreter).
+    """
+    best = math.inf
+    for _ in range(3):
+        start = time.perf_counter()
+        total = 0
+        for i in range(3_000_000):
+            total += i
+        best = min(best, time.perf_counter() - start)
+    return best * 1000
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -132,6 +150,7 @@ def main() -> int:
     if shutil.which("wrk") is None:
         print("wrk is not installed: apt-get install wrk", file=sys.stderr)
         return 2
+    speed_before = machine_speed_ms()
     results: list[Result] = []
     for workers in (int(w) for w in args.workers.split(",")):
         port = free_port()
@@ -151,7 +170,11 @@ def main() -> int:
         finally:
             stop_server(proc)
 
-    print(f"\nwrk -t2 -cN -d{args.duration}s --latency on 127.0.0.1, {os.cpu_count()} CPUs\n")
+    speed_after = machine_speed_ms()
+    print(f"\nwrk -t2 -cN -d{args.duration}s --latency on 127.0.0.1, {os.cpu_count()} CPUs")
+    print(
+        f"machine speed (3 M-addition Python loop, lower is faster): {speed_before:.0f} ms before, {speed_after:.0f} ms after\n"
+    )
     print("| workers | endpoint | connections | requests/s | p50 ms | p99 ms | errors (non-2xx + socket) |")
     print("|---|---|---|---|---|---|---|")
     for r in results:
