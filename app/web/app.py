@@ -141,7 +141,7 @@ def create_app(root_path: str = "") -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> Response:
-        detail = localized(list(exc.errors()), tr)
+        detail = localized(list(exc.errors()))
         return JSONResponse({"detail": json_safe(jsonable_encoder(detail))}, status_code=422)
 
     @app.exception_handler(Exception)

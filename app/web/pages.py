@@ -47,8 +47,9 @@ def wants_fragment(request: Request) -> bool:
     )
 
 
-def permalink(request: Request, params: PlannerParams) -> str:
-    return f"{url_path(request, 'planner')}?{to_query(params)}"
+def permalink(request: Request, params: PlannerParams, query: str | None = None) -> str:
+    """The planner URL for ``params`` (``query``: their ``to_query``, when the caller has it already)."""
+    return f"{url_path(request, 'planner')}?{to_query(params) if query is None else query}"
 
 
 def _estimate(resolved: Resolved) -> tuple[Estimate, list[tuple[int, float]]]:
@@ -78,7 +79,7 @@ def build_view(
     problems = problems + more
     params = resolved.params
     query = to_query(params)
-    link = f"{url_path(request, 'planner')}?{query}"  # permalink(), with the query made once
+    link = permalink(request, params, query)
     result: views.ResultView | None = None
     error: views.Problem | None = None
     try:
@@ -137,16 +138,15 @@ async def planner(request: Request) -> Response:
     return render_planner(request, view)
 
 
-# The bodies of the results' closed <details>: route name -> block of _partials/results.html.
-PARTS = {"curve": "part_curve", "versions": "part_versions", "terms": "part_terms"}
+# The bodies of the results' closed <details>: /part/<name> renders block part_<name> of _partials/results.html.
+PARTS = ("curve", "versions", "terms")
 
 
 @router.get("/part/{part}", name="planner_part", response_class=HTMLResponse)
 async def planner_part(request: Request, part: str) -> Response:
     """One closed section of the results, fetched by htmx when the user opens it. Outside htmx the
     planner page itself has every section inline, so a browser is sent there."""
-    block = PARTS.get(part)
-    if block is None:
+    if part not in PARTS:
         message = t("part: no such section {part!r} (one of {parts})", part=part[:40], parts=", ".join(PARTS))
         return HTMLResponse(f"<p>{escape(message)}</p>", status_code=404)
     params, problems = parse_lenient(request.query_params.multi_items())
@@ -155,7 +155,7 @@ async def planner_part(request: Request, part: str) -> Response:
     view = build_view(request, params, problems)
     if view.result is None:
         return render_planner(request, view)  # the inputs no longer start: the verdict says why
-    body = request.app.state.renderer.block("_partials/results.html", block, request, {"view": view})
+    body = request.app.state.renderer.block("_partials/results.html", f"part_{part}", request, {"view": view})
     return HTMLResponse(body, headers={"Vary": "HX-Request"})
 
 

@@ -111,7 +111,7 @@ def make_environment(lang: str | None = None) -> jinja2.Environment:
     return env
 
 
-_URL_PATHS: dict[tuple[int, str, str, tuple[tuple[str, Any], ...]], str] = {}
+MAX_URL_PATHS_PER_APP = 4096  # routes x path parameters x root paths: far fewer in practice
 
 
 def url_path(request: Request, name: str, /, **path_params: Any) -> str:
@@ -120,17 +120,16 @@ def url_path(request: Request, name: str, /, **path_params: Any) -> str:
     Routes and the root path do not change while the app runs, so a page that links to the same
     routes on every slider move need not walk the router each time.
     """
-    key = (
-        id(request.scope.get("router")),
-        request.scope.get("root_path", ""),
-        name,
-        tuple(path_params.items()),
-    )
-    path = _URL_PATHS.get(key)
+    state = request.app.state  # the cache lives and dies with its app
+    paths: dict[tuple[str, str, tuple[tuple[str, Any], ...]], str] | None = getattr(state, "url_paths", None)
+    if paths is None:
+        paths = state.url_paths = {}
+    key = (request.scope.get("root_path", ""), name, tuple(path_params.items()))
+    path = paths.get(key)
     if path is None:
         path = request.url_for(name, **path_params).path
-        if len(_URL_PATHS) < 4096:  # bounded: routes x path parameters x root paths
-            _URL_PATHS[key] = path
+        if len(paths) < MAX_URL_PATHS_PER_APP:
+            paths[key] = path
     return path
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.core.text import N_, Message, Text
+from app.web.i18n import tr
 
 # error type -> pydantic's English template (pydantic-core 2.x wording; checked against the message
 # pydantic actually produced, so a change of wording there falls back to pydantic's text, never a wrong one)
@@ -82,12 +83,12 @@ def message_of(error: Mapping[str, Any]) -> str:
     return text if text == english else english
 
 
-def localized(errors: list[Any], translate: Any) -> list[dict[str, Any]]:
-    """Pydantic errors for a JSON body: ``msg`` through ``translate`` (``tr``), and the original
-    exception in ``ctx`` (not JSON) reduced to its text."""
+def localized(errors: list[Any]) -> list[dict[str, Any]]:
+    """Pydantic errors for a JSON body: ``msg`` in the request's language, and the original exception
+    in ``ctx`` (not JSON) reduced to its text."""
     out: list[dict[str, Any]] = []
     for error in errors:
-        item = {**error, "msg": translate(message_of(error))}
+        item = {**error, "msg": tr(message_of(error))}
         ctx = error.get("ctx")
         if ctx and "error" in ctx:
             item["ctx"] = {**ctx, "error": str(ctx["error"])}

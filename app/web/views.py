@@ -185,7 +185,7 @@ def nearest_index(values: tuple[int, ...], target: int) -> int:
 
 
 @cache
-def _catalog_options() -> tuple[tuple[Option, ...], tuple[Option, ...], tuple[Option, ...]]:
+def catalog_options() -> tuple[tuple[Option, ...], tuple[Option, ...], tuple[Option, ...]]:
     """The form's model, device and version lists: the catalogs are fixed for the process's life."""
     models = tuple(
         Option(alias, entry.id if alias != entry.id else entry.description)
@@ -210,7 +210,7 @@ def form_state(
         for name, value in params.model_dump().items()
     }
     stops = slider_lengths((derived_len, effective_len))
-    models, devices, versions = _catalog_options()
+    models, devices, versions = catalog_options()
     return FormState(
         values=values,
         placeholders={
@@ -694,7 +694,7 @@ def result_view(
 
 
 def problems_of(items: list[FieldProblem]) -> tuple[Problem, ...]:
-    return tuple(Problem(p.field, tr(p.message).removeprefix("Value error, ")) for p in items)
+    return tuple(Problem(p.field, tr(p.message)) for p in items)
 
 
 def error_of(exc: PlannerError) -> Problem:

@@ -18,6 +18,7 @@ from app.core.workload import (
     RequestClass,
     UniformLength,
 )
+from app.web.i18n import tr
 from app.web.params import (
     FieldProblem,
     Flag,
@@ -102,7 +103,7 @@ def encode_length(dist: LengthDist) -> str:
 def _first_message(exc: ValidationError) -> str:
     error = exc.errors()[0]
     where = ".".join(str(part) for part in error["loc"])
-    message = str(error["msg"]).removeprefix("Value error, ")
+    message = tr(message_of(error))
     return f"{where}: {message}" if where else message
 
 

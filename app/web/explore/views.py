@@ -16,13 +16,11 @@ from app.core.blocks import (
     prefix_cache_hit,
     tail_waste_tokens,
 )
-from app.core.catalog import list_devices, list_models
 from app.core.errors import PlannerError
 from app.core.estimate import sizing_for
 from app.core.result import Estimate
 from app.core.specs import GIB, KV_CACHE_DTYPES, MIB
 from app.core.text import Text
-from app.core.versions import KNOWN_VERSIONS
 from app.core.workload import (
     WORKLOAD_PRESETS,
     EngineParams,
@@ -68,20 +66,9 @@ from app.web.params import (
 )
 from app.web.resolve import Resolved, resolve_lenient
 from app.web.templating import url_path
+from app.web.views import Option, Problem, catalog_options, problems_of
 
 # ---- view models -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Option:
-    value: str
-    label: str
-
-
-@dataclass(frozen=True)
-class Problem:
-    field: str
-    message: str
 
 
 @dataclass(frozen=True)
@@ -573,25 +560,16 @@ def _sections(request: Request, params: ExploreParams, problems: list[FieldProbl
     return _Sections(params, problems, None, engine_line, blocks, prefix, workload, workload_error)
 
 
-def _catalog_options() -> tuple[tuple[Option, ...], tuple[Option, ...]]:
-    try:
-        models = tuple(Option(m.id, m.description) for m in list_models())
-        devices = tuple(Option(d.id, d.name) for d in list_devices())
-    except PlannerError:  # reported by _sections already
-        return (), ()
-    return models, devices
-
-
 def build_view(request: Request, params: ExploreParams, problems: list[FieldProblem]) -> ExploreView:
     sec = _sections(request, params, problems)
     params = sec.params
-    models, devices = _catalog_options()
+    models, devices, versions = catalog_options()
     return ExploreView(
         params=params,
         values=_values(params),
         permalink=f"{url_path(request, 'explore')}?{explore_query(params)}",
         planner_link=f"{url_path(request, 'planner')}?{to_query(planner_params(params))}",
-        problems=tuple(Problem(p.field, p.message.removeprefix("Value error, ")) for p in sec.problems),
+        problems=problems_of(sec.problems),
         error=sec.error,
         engine_line=sec.engine_line,
         blocks=sec.blocks,
@@ -604,7 +582,7 @@ def build_view(request: Request, params: ExploreParams, problems: list[FieldProb
         ),
         models=models,
         devices=devices,
-        versions=tuple(Option(v, v) for v in reversed(KNOWN_VERSIONS)),
+        versions=versions,
         kv_dtypes=tuple(Option(d, d) for d in KV_CACHE_DTYPES),
         max_page_requests=integer(MAX_PAGE_REQUESTS),
         wl_help=WL_HELP,
