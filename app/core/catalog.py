@@ -141,6 +141,8 @@ def _load_model_file(path: Path) -> _Model:
         raise ConfigError("model_specs", f"{path.name}: {exc}") from exc
     if file.other_revision_kv_heads is not None:
         spec = spec.model_copy(update={"other_revision_kv_heads": file.other_revision_kv_heads})
+    if file.vision_params:
+        spec = spec.model_copy(update={"vision_params": file.vision_params})
     return _Model(file=file, spec=spec)
 
 

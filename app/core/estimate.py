@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core import budget as B
+from app.core import extras as X
 from app.core import kv as K
 from app.core.backends import resolve_backend
 from app.core.errors import InvalidServeConfigError
@@ -140,6 +141,7 @@ class Stage:
     cuda_graph_bytes: int
     kv_cache_bytes: int
     num_blocks: int
+    extras: X.StageExtras = X.NO_EXTRAS
 
 
 def _stages(
@@ -167,7 +169,19 @@ def _stages(
             model_dtype=dtype,
             rules=rules,
         )
-        weights = B.weights_bytes_for_stage(
+        extra = X.stage_extras(
+            model=model,
+            serve=serve,
+            rules=rules,
+            layout=layout,
+            layer_range=layer_range,
+            is_first=is_first,
+            is_last=is_last,
+            model_dtype=dtype,
+            max_num_batched_tokens=res.max_num_batched_tokens,
+        )
+        layout = X.with_draft_kv(layout, extra)
+        weights = extra.weights_delta_bytes + B.weights_bytes_for_stage(
             model=model, serve=serve, layer_range=layer_range, is_first=is_first, is_last=is_last, quant=quant
         )
         act = B.activation_peak_bytes(
@@ -203,6 +217,7 @@ def _stages(
                 cuda_graph_bytes=graphs,
                 kv_cache_bytes=kv_bytes,
                 num_blocks=K.num_blocks_for(available_bytes=kv_bytes, layout=layout),
+                extras=extra,
             )
         )
     return stages
@@ -705,6 +720,8 @@ def _estimate(
         ranges=ranges,
         borderline=borderline,
         safe_max_model_len=safe_len,
+        extras=list(binding.extras.items),
+        host_memory_bytes=binding.extras.host_memory_bytes,
     )
 
 
@@ -971,6 +988,21 @@ def sizing_for(
         kv_cache_dtype=serve.kv_cache_dtype,
         model_dtype=B.serving_dtype(model=model, serve=serve),
         rules=rules,
+    )
+    last = len(ranges) - 1
+    layout = X.with_draft_kv(
+        layout,
+        X.stage_extras(
+            model=model,
+            serve=serve,
+            rules=rules,
+            layout=layout,
+            layer_range=ranges[-1],
+            is_first=last == 0,
+            is_last=True,
+            model_dtype=B.serving_dtype(model=model, serve=serve),
+            max_num_batched_tokens=res.max_num_batched_tokens,
+        ),
     )
     inflight = _inflight_tokens(
         rules=rules,

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from app.core.extras import ExtraItem
 from app.core.text import Msg
 
 Verdict = Literal["fits", "s_bound", "n_bound", "budget_bound"]
@@ -93,3 +94,6 @@ class Estimate(BaseModel):
     ranges: dict[str, Range] = {}  # low / expected / high of each modelled number and what follows
     borderline: bool = False  # the start-up verdict flips inside the ranges
     safe_max_model_len: int | None = None  # starts even at the low end of the KV range
+    # memory outside one plain model (app/core/extras.py): per device, and the host RAM the server needs
+    extras: list[ExtraItem] = []
+    host_memory_bytes: int = 0

@@ -7,10 +7,11 @@ producing a wrong number.
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from app.core.text import Text
 
@@ -123,6 +124,9 @@ class ModelSpec(Frozen):
     dtype_assumed: bool = False  # True when config.json had no torch_dtype
     quantization: QuantSpec | None = None
     weights_bytes_exact: int | None = None  # from model.safetensors.index.json total_size
+    # vision tower + projector parameters (already inside params_total); vLLM skips loading them when
+    # every --limit-mm-per-prompt modality is 0 (app/core/extras.py)
+    vision_params: int = Field(default=0, ge=0)
     source: str = ""
     confidence: Literal["verified", "likely", "recalled", "user"] = "user"
     # another published revision of this checkpoint's config.json declares this many KV heads (the
@@ -198,6 +202,50 @@ KV_CACHE_DTYPES = (
 KVCacheDType = Literal["auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "int8"]
 
 
+SpecMethod = Literal["draft_model", "eagle", "eagle3", "mtp", "ngram", "suffix"]
+
+
+def _json_object_text(value: object) -> object:
+    """`--speculative-config '{...}'` / `--limit-mm-per-prompt '{...}'` arrive as JSON text."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return None
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(Text("not valid JSON: {reason}", reason=exc.msg)) from exc
+    return value
+
+
+class SpeculativeConfig(Frozen):
+    """`--speculative-config` (vllm/config/speculative.py, 0.19.0): the fields that move memory."""
+
+    method: SpecMethod | None = None  # None with a model = "draft_model" (vLLM infers it from the name)
+    model: str | None = Field(default=None, max_length=300)
+    num_speculative_tokens: int = Field(default=1, ge=1, le=64)
+    draft_tensor_parallel_size: int | None = Field(default=None, ge=1, le=1024)
+
+    @model_validator(mode="after")
+    def _needs_model(self) -> SpeculativeConfig:
+        if self.method in (None, "draft_model", "eagle", "eagle3") and not self.model:
+            raise ValueError(
+                Text("speculative method {method} needs a model", method=self.method or "draft_model")
+            )
+        return self
+
+    @property
+    def resolved_method(self) -> str:
+        if self.method is not None:
+            return self.method
+        name = (self.model or "").lower()
+        if "eagle3" in name:
+            return "eagle3"
+        if "eagle" in name:
+            return "eagle"
+        return "draft_model"
+
+
 class ServeConfig(Frozen):
     """The `vllm serve` flags that move memory. ``None`` means "vLLM's default for this version"."""
 
@@ -218,3 +266,25 @@ class ServeConfig(Frozen):
     cpu_offload_gb: float = Field(default=0.0, ge=0.0, le=100_000.0)
     swap_space_gib: float | None = Field(default=None, ge=0.0, le=100_000.0)
     kv_offloading_size_gib: float | None = Field(default=None, ge=0.0, le=100_000.0)
+    data_parallel_size: int = Field(default=1, ge=1)
+    enable_expert_parallel: bool = False
+    # extras (app/core/extras.py): speculative decoding, LoRA slots, multimodal limits
+    speculative_config: SpeculativeConfig | None = None
+    enable_lora: bool = False
+    max_loras: int = Field(default=1, ge=1, le=1024)
+    max_lora_rank: int = Field(default=16, ge=1, le=1024)
+    max_cpu_loras: int | None = Field(default=None, ge=1, le=100_000)
+    fully_sharded_loras: bool = False
+    limit_mm_per_prompt: dict[str, int] | None = None
+
+    @field_validator("speculative_config", "limit_mm_per_prompt", mode="before")
+    @classmethod
+    def _from_json_text(cls, value: Any) -> Any:
+        return _json_object_text(value)
+
+    @field_validator("limit_mm_per_prompt")
+    @classmethod
+    def _limits(cls, value: dict[str, int] | None) -> dict[str, int] | None:
+        if value is not None and any(v < 0 for v in value.values()):
+            raise ValueError(Text("limits per prompt cannot be negative"))
+        return value
