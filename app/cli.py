@@ -128,11 +128,30 @@ def _print_human(est: Estimate) -> None:
             else ""
         )
     )
+    _print_extras(est)
     print("\nWhat vLLM would print:")
     for line in est.log_lines:
         print("  " + line.replace("\n", "\n  "))
     for warning in est.warnings:
         print(f"\nwarning: {warning}")
+
+
+def _print_extras(est: Estimate) -> None:
+    """The extras ledger (app/core/extras.py), when there is one."""
+    if not est.extras:
+        return
+    print("\nExtras (per device; host for the whole server):")
+    for item in est.extras:
+        where = "inside the profile" if item.inside_profile else "after the profile"
+        print(
+            f"  {item.label}: device {item.device_bytes / GIB:.2f} GiB · host {item.host_bytes / GIB:.2f} GiB"
+            f" · {where} · {item.flag}"
+        )
+        if item.note:
+            print(f"    {item.note}")
+        print(f"    source: {item.source}")
+    if est.host_memory_bytes:
+        print(f"  host memory needed    {est.host_memory_bytes / GIB:.2f} GiB")
 
 
 def _cmd_models() -> None:

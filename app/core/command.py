@@ -8,6 +8,7 @@ flags that differ from vLLM's defaults, spelled for the chosen version.
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -68,6 +69,17 @@ _FLAGS: dict[str, tuple[str, str]] = {
     "--cpu-offload-gb": ("cpu_offload_gb", "float"),
     "--swap-space": ("swap_space_gib", "float"),
     "--kv-offloading-size": ("kv_offloading_size_gib", "float"),
+    # extras (app/core/extras.py)
+    "--speculative-config": ("speculative_config", "str"),
+    "--enable-lora": ("enable_lora", "flag"),
+    "--max-loras": ("max_loras", "int"),
+    "--max-lora-rank": ("max_lora_rank", "int"),
+    "--max-cpu-loras": ("max_cpu_loras", "int"),
+    "--fully-sharded-loras": ("fully_sharded_loras", "flag"),
+    "--limit-mm-per-prompt": ("limit_mm_per_prompt", "str"),
+    "--data-parallel-size": ("data_parallel_size", "int"),
+    "-dp": ("data_parallel_size", "int"),
+    "--enable-expert-parallel": ("enable_expert_parallel", "flag"),
 }
 _VALUELESS_UNKNOWN_PREFIXES = ("--enable-", "--disable-", "--no-", "--trust-remote-code")
 
@@ -179,6 +191,30 @@ def parse_serve_args(tokens: list[str]) -> ParsedCommand:
     return ParsedCommand(model=model, serve=serve, unknown_flags=unknown, max_model_len_auto=auto)
 
 
+def extras_flags(serve: ServeConfig) -> list[str]:
+    """The extras flags (app/core/extras.py) that differ from vLLM's defaults, as `vllm serve` spells them."""
+    parts: list[str] = []
+    if serve.speculative_config is not None:
+        spec = serve.speculative_config.model_dump(exclude_none=True, exclude_defaults=True)
+        spec.setdefault("num_speculative_tokens", serve.speculative_config.num_speculative_tokens)
+        parts.append(f"--speculative-config {shlex.quote(json.dumps(spec, separators=(',', ':')))}")
+    if serve.enable_lora:
+        parts.append("--enable-lora")
+        parts.append(f"--max-loras {serve.max_loras} --max-lora-rank {serve.max_lora_rank}")
+        if serve.max_cpu_loras is not None:
+            parts.append(f"--max-cpu-loras {serve.max_cpu_loras}")
+        if serve.fully_sharded_loras:
+            parts.append("--fully-sharded-loras")
+    if serve.data_parallel_size != 1:
+        parts.append(f"--data-parallel-size {serve.data_parallel_size}")
+    if serve.enable_expert_parallel:
+        parts.append("--enable-expert-parallel")
+    if serve.limit_mm_per_prompt is not None:
+        limits = json.dumps(serve.limit_mm_per_prompt, separators=(",", ":"))
+        parts.append(f"--limit-mm-per-prompt {shlex.quote(limits)}")
+    return parts
+
+
 def render_serve_command(
     *, model: str, serve: ServeConfig, vllm_version: str | None, max_model_len_auto: bool = False
 ) -> str:
@@ -230,6 +266,7 @@ def render_serve_command(
         parts.append(f"--swap-space {serve.swap_space_gib:g}")
     if serve.kv_offloading_size_gib and rules.has_kv_offloading_flags:
         parts.append(f"--kv-offloading-size {serve.kv_offloading_size_gib:g} --kv-offloading-backend native")
+    parts.extend(extras_flags(serve))
     head = f"vllm serve {shlex.quote(model)}"
     if not parts:
         return head

@@ -277,9 +277,21 @@ class ServeConfig(Frozen):
     fully_sharded_loras: bool = False
     limit_mm_per_prompt: dict[str, int] | None = None
 
-    @field_validator("speculative_config", "limit_mm_per_prompt", mode="before")
+    @field_validator("speculative_config", mode="before")
     @classmethod
     def _from_json_text(cls, value: Any) -> Any:
+        return _json_object_text(value)
+
+    @field_validator("limit_mm_per_prompt", mode="before")
+    @classmethod
+    def _limits_text(cls, value: Any) -> Any:
+        """JSON (`{"image": 0}`) or the older `image=0,video=0` form of `--limit-mm-per-prompt`."""
+        if isinstance(value, str) and "=" in value and not value.strip().startswith("{"):
+            pairs = [part.partition("=") for part in value.split(",") if part.strip()]
+            try:
+                return {key.strip(): int(number) for key, _, number in pairs}
+            except ValueError as exc:
+                raise ValueError(Text("expected modality=count pairs like image=0,video=0")) from exc
         return _json_object_text(value)
 
     @field_validator("limit_mm_per_prompt")

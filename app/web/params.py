@@ -21,13 +21,14 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
 )
 
 from app.core.command import human_readable_int
 from app.core.errors import PlannerError
 from app.core.plan import MAX_DEVICE_MEMORY_GIB, MIN_DEVICE_MEMORY_GIB
-from app.core.specs import KVCacheDType
+from app.core.specs import KVCacheDType, ServeConfig
 from app.core.text import Text
 from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS
 from app.web.security import check_json_text
@@ -120,6 +121,8 @@ def _param_count_or_none(value: object) -> object:
 OptUtilization = Annotated[Annotated[float, Field(gt=0.0, le=1.0)] | None, BeforeValidator(_blank_to_none)]
 OptStr = Annotated[str | None, BeforeValidator(_blank_to_none)]
 Flag = Annotated[bool, BeforeValidator(_bool_word)]
+OptGiB = Annotated[Annotated[float, Field(ge=0.0, le=100_000.0)] | None, BeforeValidator(_blank_to_none)]
+ExtrasJson = Annotated[str, Field(max_length=2_000)]  # `--speculative-config` / `--limit-mm-per-prompt` JSON
 TriState = Annotated[bool | None, BeforeValidator(_tri_state)]
 ParamCount = Annotated[Annotated[int, Field(ge=1, le=10**14)] | None, BeforeValidator(_param_count_or_none)]
 
@@ -172,6 +175,18 @@ class PlannerParams(BaseModel):
     max_num_batched_tokens: opt_int(1, 10_000_000, human=True) = None
     enforce_eager: Flag = False
     enable_prefix_caching: TriState = None
+    # extras (app/core/extras.py): speculative decoding, LoRA slots, DP/EP, multimodal limits, host memory
+    speculative_config: ExtrasJson = ""
+    enable_lora: Flag = False
+    max_loras: opt_int(1, 1024) = None
+    max_lora_rank: opt_int(1, 1024) = None
+    max_cpu_loras: opt_int(1, 100_000) = None
+    fully_sharded_loras: Flag = False
+    data_parallel_size: Annotated[int, Field(ge=1, le=1024)] = 1
+    enable_expert_parallel: Flag = False
+    limit_mm_per_prompt: ExtrasJson = ""
+    kv_offloading_size: OptGiB = None
+    cpu_offload_gb: OptGiB = None
     config_json: Annotated[str, Field(max_length=CONFIG_JSON_MAX_CHARS)] = ""
     # The model card: a model described by hand (used when layers, KV heads, head size and
     # parameters are all given and no config.json is pasted).
@@ -203,6 +218,20 @@ class PlannerParams(BaseModel):
                     known=", ".join(KNOWN_VERSIONS),
                 )
             )
+        return value
+
+    @field_validator("speculative_config", "limit_mm_per_prompt")
+    @classmethod
+    def _extras_json(cls, value: str, info: ValidationInfo) -> str:
+        """Checked the way the core reads it, so a bad object is named on its own field."""
+        if value:
+            check_json_text(value)
+            try:
+                ServeConfig.model_validate({info.field_name: value})
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(part) for part in first["loc"][1:])
+                raise ValueError(f"{where}: {message_of(first)}" if where else message_of(first)) from None
         return value
 
     @field_validator("config_json")

@@ -134,7 +134,29 @@ def serve_config(params: PlannerParams) -> ServeConfig:
         max_num_batched_tokens=params.max_num_batched_tokens,
         enforce_eager=params.enforce_eager,
         enable_prefix_caching=params.enable_prefix_caching,
+        **extras_flags(params),
     )
+
+
+def extras_flags(params: PlannerParams) -> dict[str, object]:
+    """The extras inputs (app/core/extras.py) as ServeConfig fields; only what differs from the defaults."""
+    out: dict[str, object] = {
+        "enable_lora": params.enable_lora,
+        "fully_sharded_loras": params.fully_sharded_loras,
+        "data_parallel_size": params.data_parallel_size,
+        "enable_expert_parallel": params.enable_expert_parallel,
+    }
+    for name in ("speculative_config", "limit_mm_per_prompt"):
+        if getattr(params, name):
+            out[name] = getattr(params, name)
+    for name in ("max_loras", "max_lora_rank", "max_cpu_loras"):
+        if getattr(params, name) is not None:
+            out[name] = getattr(params, name)
+    if params.kv_offloading_size is not None:
+        out["kv_offloading_size_gib"] = params.kv_offloading_size
+    if params.cpu_offload_gb is not None:
+        out["cpu_offload_gb"] = params.cpu_offload_gb
+    return out
 
 
 def resolve_strict(params: PlannerParams) -> Resolved:

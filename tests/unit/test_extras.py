@@ -271,3 +271,29 @@ def test_speculative_config_reads_json_text_like_the_flag() -> None:
     assert serve.speculative_config.resolved_method == "ngram"
     with pytest.raises(ValueError):
         ServeConfig(speculative_config="{not json")
+
+
+# --- command line -----------------------------------------------------------------------------------
+
+
+def test_serve_flags_parse_and_render_back() -> None:
+    from app.core.command import parse_serve_command, render_serve_command
+
+    parsed = parse_serve_command(
+        "vllm serve meta-llama/Llama-3.1-70B -tp 4 "
+        """--speculative-config '{"model": "meta-llama/Llama-3.2-1B-Instruct", "num_speculative_tokens": 5}' """
+        "--enable-lora --max-loras 8 --max-lora-rank 64 --data-parallel-size 2 "
+        "--limit-mm-per-prompt image=0,video=0 --kv-offloading-size 64"
+    )
+    serve = parsed.serve
+    assert parsed.unknown_flags == []
+    assert serve.speculative_config is not None
+    assert serve.speculative_config.model == "meta-llama/Llama-3.2-1B-Instruct"
+    assert serve.speculative_config.num_speculative_tokens == 5
+    assert (serve.enable_lora, serve.max_loras, serve.max_lora_rank) == (True, 8, 64)
+    assert serve.data_parallel_size == 2
+    assert serve.limit_mm_per_prompt == {"image": 0, "video": 0}
+    assert serve.kv_offloading_size_gib == 64
+    text = render_serve_command(model="meta-llama/Llama-3.1-70B", serve=serve, vllm_version=V)
+    again = parse_serve_command(text.replace("\\\n", " "))
+    assert again.serve == serve

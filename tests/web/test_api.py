@@ -141,3 +141,44 @@ def test_validation_messages_match_pydantic_and_fall_back_to_it() -> None:
     assert (
         message_of({"type": "greater_than", "msg": "other wording 3", "ctx": {"gt": 3}}) == "other wording 3"
     )
+
+
+def test_estimate_returns_the_extras_ledger_and_host_memory(client):
+    # Llama-3.1-70B TP 4 + Llama-3.2-1B draft: +8,192 B/token (16 x 2 x 2 x 64 x 2) on 81,920;
+    # --kv-offloading-size 64 -> at least 64 GiB of host memory (tests/unit/test_extras.py works both)
+    response = client.post(
+        "/api/estimate",
+        json={
+            "model": "meta-llama/Llama-3.1-70B",
+            "tensor_parallel_size": 4,
+            "max_model_len": 8192,
+            "vllm_version": "0.19.0",
+            "speculative_config": '{"model": "meta-llama/Llama-3.2-1B-Instruct"}',
+            "kv_offloading_size": 64,
+        },
+    )
+    assert response.status_code == 200, response.text
+    data = response.json()
+    assert data["kv_bytes_per_token"] == 81_920 + 8_192
+    names = [item["name"] for item in data["extras"]]
+    assert names == ["speculative", "kv_offloading"]
+    assert set(data["extras"][0]) == {
+        "name",
+        "label",
+        "device_bytes",
+        "host_bytes",
+        "inside_profile",
+        "flag",
+        "source",
+        "note",
+    }
+    assert data["host_memory_bytes"] >= 64 * 2**30
+
+
+def test_estimate_names_a_bad_extras_field(client):
+    response = client.get("/api/estimate", params={"speculative_config": '{"model": "nobody/none"}'})
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"][-1] == "speculative_config"
+    response = client.get("/api/estimate", params={"limit_mm_per_prompt": "{oops"})
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"][-1] == "limit_mm_per_prompt"
