@@ -31,6 +31,10 @@ TEXT_ONLY_METHODS = frozenset({"ngram", "suffix"})
 # EAGLE heads reuse the target's embedding (and, for EAGLE-1, its lm_head) when the shapes match
 # (v1/spec_decode/eagle.py `load_model`: "Sharing target model embedding weights with the draft model")
 EAGLE_METHODS = frozenset({"eagle", "eagle3"})
+# the head's fc joins the token embedding with the target's hidden state(s): a ReplicatedLinear (whole on
+# every rank, no bias) of 2 x hidden (EAGLE-1, models/llama_eagle.py) or 3 x hidden (EAGLE-3 auxiliary
+# hidden states, models/llama_eagle3.py) inputs; the catalog's plain-Llama parameter count leaves it out
+EAGLE_FC_INPUTS: dict[str, int] = {"eagle": 2, "eagle3": 3}
 # num_nextn_predict_layers of the checkpoints vLLM serves with method "mtp" (their config.json files)
 MTP_LAYERS_BY_MODEL_TYPE: dict[str, int] = {
     "deepseek_v3": 1,  # DeepSeek-V3/R1 config.json num_nextn_predict_layers 1
@@ -278,6 +282,8 @@ def _speculative(
         weights = int(params * B.quantized_bytes_per_param(draft.quantization)) // draft_tp
     else:
         weights = params * dtype // draft_tp
+    fc_inputs = EAGLE_FC_INPUTS.get(method, 0)
+    weights += fc_inputs * draft.hidden_size * draft.hidden_size * dtype  # replicated: not divided by TP
     page = _attention_page(
         draft=draft,
         block_size=block_size,

@@ -88,14 +88,24 @@ def test_unknown_draft_names_the_field() -> None:
 
 
 def test_eagle_head_shares_the_embedding() -> None:
-    """EAGLE-LLaMA3.1-Instruct-8B: 777,003,008 params of which the 128,256 x 4,096 embedding
-    (525,336,576) is the target's (v1/spec_decode/eagle.py load_model) -> 251,666,432 x 2 B.
-    One Llama layer of KV: 2 x 8 x 128 x 2 = 4,096 B per token."""
+    """EAGLE-LLaMA3.1-Instruct-8B counts 743,452,672 params as a 1-layer Llama (model_specs); the
+    128,256 x 4,096 embedding (525,336,576) is the target's (v1/spec_decode/eagle.py load_model), and vLLM
+    adds fc = ReplicatedLinear(2 x 4096 -> 4096, no bias) (models/llama_eagle.py):
+    (218,116,096 + 33,554,432) x 2 B = 503,341,056 B. One Llama layer of KV: 2 x 8 x 128 x 2 = 4,096 B/token."""
     spec = '{"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3}'
     plain = _est("meta-llama/Llama-3.1-8B")
     eagle = _est("meta-llama/Llama-3.1-8B", speculative_config=spec)
-    assert eagle.weights_bytes - plain.weights_bytes == 503_332_864
+    assert eagle.weights_bytes - plain.weights_bytes == 503_341_056
     assert eagle.kv_bytes_per_token == 131_072 + 4_096
+
+
+def test_eagle_fc_is_replicated_under_tp() -> None:
+    """EAGLE 70B head at TP 4: layer (1,906,335,744 - 1,050,673,152 = 855,662,592) x 2 B / 4 = 427,831,296
+    plus fc 2 x 8192 x 8192 x 2 B = 268,435,456 whole on each rank -> 696,266,752 B."""
+    spec = {"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3-Instruct-70B"}
+    plain = _est("meta-llama/Llama-3.1-70B", tensor_parallel_size=4)
+    eagle = _est("meta-llama/Llama-3.1-70B", tensor_parallel_size=4, speculative_config=spec)
+    assert eagle.weights_bytes - plain.weights_bytes == 696_266_752
 
 
 def test_ngram_takes_nothing() -> None:
