@@ -267,7 +267,7 @@ def _speculative(
     assert spec.model is not None  # checked by SpeculativeConfig
     draft = _find_draft(spec.model)
     params = draft.params_total
-    shared = ""
+    shared = False
     if (
         method in EAGLE_METHODS
         and draft.vocab_size == model.vocab_size
@@ -276,7 +276,7 @@ def _speculative(
         # the head reuses the target's embedding (and its lm_head when it has none of its own)
         params -= _embed_params(draft) * (1 if draft.tie_word_embeddings else 2)
         params = max(0, params)
-        shared = "; embedding shared with the target"
+        shared = True
     dtype = DTYPE_BYTES[model_dtype]
     if draft.quantization is not None:
         weights = int(params * B.quantized_bytes_per_param(draft.quantization)) // draft_tp
@@ -294,6 +294,22 @@ def _speculative(
     kv_layers = _kv_layers(draft)
     per_token = kv_layers * page // block_size
     source = "v1/spec_decode/draft_model.py" if method == "draft_model" else "v1/spec_decode/eagle.py"
+    if shared:
+        note = Text(
+            "weights {weights:.2f} GiB per device at draft TP {draft_tp}, embedding shared with the target; its {layers} attention layer(s) add {per_token:,} B per token to every KV block (one block table, UniformTypeKVCacheSpecs)",
+            weights=weights / GIB,
+            draft_tp=draft_tp,
+            layers=kv_layers,
+            per_token=per_token,
+        )
+    else:
+        note = Text(
+            "weights {weights:.2f} GiB per device at draft TP {draft_tp}; its {layers} attention layer(s) add {per_token:,} B per token to every KV block (one block table, UniformTypeKVCacheSpecs)",
+            weights=weights / GIB,
+            draft_tp=draft_tp,
+            layers=kv_layers,
+            per_token=per_token,
+        )
     item = ExtraItem(
         name="speculative",
         label=Text("Draft model {name} ({method})", name=draft.name, method=method),
@@ -302,14 +318,7 @@ def _speculative(
         inside_profile=True,
         flag=flag,
         source=_src(f"{source}, v1/worker/gpu_model_runner.py load_model, v1/core/kv_cache_utils.py"),
-        note=Text(
-            "weights {weights:.2f} GiB per device at draft TP {draft_tp}{shared}; its {layers} attention layer(s) add {per_token:,} B per token to every KV block (one block table, UniformTypeKVCacheSpecs)",
-            weights=weights / GIB,
-            draft_tp=draft_tp,
-            shared=shared,
-            layers=kv_layers,
-            per_token=per_token,
-        ),
+        note=note,
     )
     return _Draft(weights_bytes=weights, kv_layers=kv_layers, page_bytes=page, item=item)
 
