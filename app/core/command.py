@@ -184,7 +184,6 @@ def render_serve_command(
 ) -> str:
     """`vllm serve MODEL` plus only the non-default flags, one per line like the seed's example."""
     rules = rules_for(vllm_version)
-    v = rules.version_tuple
     parts: list[str] = []
     if max_model_len_auto and rules.has_auto_fit:
         parts.append("--max-model-len auto")
@@ -222,7 +221,7 @@ def render_serve_command(
         parts.append(f"--quantization {serve.quantization}")
     if serve.dtype != "auto":
         parts.append(f"--dtype {serve.dtype}")
-    if serve.kv_cache_memory_bytes is not None and v >= (0, 10, 0):
+    if serve.kv_cache_memory_bytes is not None and rules.has_kv_cache_memory_bytes_flag:
         parts.append(f"--kv-cache-memory-bytes {serve.kv_cache_memory_bytes}")
     if serve.cpu_offload_gb:
         parts.append(f"--cpu-offload-gb {serve.cpu_offload_gb:g}")

@@ -12,10 +12,15 @@ from app.core.result import Estimate, KVGroup, Range, Term, Verdict
 from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.uncertainty import CUDA_GRAPH_BAND, bands_for
-from app.core.versions import VersionRules, format_gib, rules_for
+from app.core.versions import (
+    SMALL_DEVICE_MAX_NUM_BATCHED_TOKENS,
+    SMALL_DEVICE_MAX_NUM_SEQS,
+    BatchTier,
+    VersionRules,
+    format_gib,
+    rules_for,
+)
 
-LARGE_DEVICE_GIB = 70  # get_batch_defaults: >= 70 GiB and not A100 -> larger batch defaults (§7)
-HUGE_DEVICE_GIB = 160  # 0.33.0: >= 160 GiB -> 16384 batched tokens
 V0_CHUNKED_PREFILL_ABOVE = 32768  # V0 turns chunked prefill on by itself above this max_model_len (§7)
 V0_DEFAULT_SWAP_GIB = 4  # V0 --swap-space default, per GPU (§7)
 MAX_MODEL_LEN_CEILING = 10_000_000
@@ -36,31 +41,32 @@ class Resolved:
     backend: str
 
 
+def batch_tier(*, device: DeviceSpec, rules: VersionRules) -> BatchTier | None:
+    """The first of this version's `get_batch_defaults` tiers the device falls in (versions.py)."""
+    name = device.name.lower()
+    for tier in rules.batch_tiers:
+        if (
+            device.memory_total_bytes >= tier.min_device_gib * GIB
+            and not any(word in name for word in tier.excluded_names)
+            and device.sm not in tier.excluded_sm
+        ):
+            return tier
+    return None
+
+
 def default_max_num_seqs(*, device: DeviceSpec, rules: VersionRules) -> int:
-    if rules.engine == "v0":
-        return 256
-    big = device.memory_total_bytes >= LARGE_DEVICE_GIB * GIB and "A100" not in device.name
-    return 1024 if big else 256
+    tier = batch_tier(device=device, rules=rules)
+    return tier.max_num_seqs if tier else SMALL_DEVICE_MAX_NUM_SEQS
 
 
 def default_max_num_batched_tokens(
     *, device: DeviceSpec, rules: VersionRules, max_model_len: int, max_num_seqs: int, chunked_prefill: bool
 ) -> int:
     """`vllm serve` (API server) defaults, reference §7."""
-    if rules.engine == "v0":
-        value = 2048 if chunked_prefill else max(max_model_len, 2048)
-    else:
-        total = device.memory_total_bytes
-        if rules.version_tuple >= (0, 33, 0) and total >= HUGE_DEVICE_GIB * GIB:
-            value = 16384
-        elif total >= LARGE_DEVICE_GIB * GIB and (
-            rules.version_tuple < (0, 10, 0) or "A100" not in device.name
-        ):
-            value = 8192
-        else:
-            value = 2048
-        if not chunked_prefill:
-            value = max(max_model_len, value)
+    tier = batch_tier(device=device, rules=rules)
+    value = tier.max_num_batched_tokens if tier else SMALL_DEVICE_MAX_NUM_BATCHED_TOKENS
+    if not chunked_prefill:
+        value = max(max_model_len, value)
     return min(max_num_seqs * max_model_len, value)
 
 
@@ -303,13 +309,13 @@ def _starts(
 
 def _free_memory_error(*, rules: VersionRules, device: DeviceSpec, util: float, requested: int) -> str | None:
     """The 0.10.2+ start-up check: free memory at the snapshot must cover total x utilization."""
-    if rules.version_tuple < (0, 10, 0):
+    if not rules.free_memory_check:
         return None
     total = device.memory_total_bytes
     free = total - B.CUDA_CONTEXT_BYTES
     if free >= requested:
         return None
-    where = "device cuda:0 " if rules.version_tuple >= (0, 14, 0) else "device "
+    where = rules.free_memory_device
     return (
         f"Free memory on {where}({free / GIB:.2f}/{total / GIB:.2f} GiB) on startup is less than desired GPU memory "
         f"utilization ({util}, {requested / GIB:.2f} GiB). Decrease GPU memory utilization or reduce GPU memory used "
@@ -350,11 +356,7 @@ def _log_lines(
             f"PyTorch activation peak memory takes {stage.activation_peak_bytes / GIB:.2f}GiB; the rest of the memory "
             f"reserved for KV Cache is {stage.kv_cache_bytes / GIB:.2f}GiB."
         )
-        word = (
-            "GPU"
-            if rules.version_tuple < (0, 7, 0)
-            else ("cuda" if device.platform == "cuda" else device.platform)
-        )
+        word = "GPU" if rules.v0_blocks_word == "GPU" else device.platform
         lines.append(f"# {word} blocks: {num_blocks}, # CPU blocks: {cpu_blocks}")
         lines.append(f"Maximum concurrency for {L} tokens per request: {concurrency:.2f}x")
         return lines
@@ -431,7 +433,7 @@ def _auto_fit(
         return probe
     largest = probe.estimated_max_model_len or 0
     gib = format_gib(probe.kv_cache_bytes, rules.format_gib_style)
-    new_style = rules.version_tuple >= (0, 33, 0)
+    new_style = rules.autofit_log == "kv_cache_memory"
     if largest <= 0:
         text = (
             "Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token. "
@@ -544,7 +546,7 @@ def _estimate(
     )
     error: str | None = (
         _free_memory_error(rules=rules, device=device, util=res.gpu_memory_utilization, requested=requested)
-        if serve.kv_cache_memory_bytes is None or rules.version_tuple >= (0, 33, 0)
+        if serve.kv_cache_memory_bytes is None or rules.free_memory_check_with_kv_bytes
         else None
     )
     fits_now = _starts(
@@ -721,7 +723,7 @@ def _ranges(
     upper: int,
 ) -> tuple[dict[str, Range], bool, int]:
     """Low / expected / high for the modelled parts and for the exact numbers that follow from them."""
-    calibrated = device.platform == "cuda" and rules.engine == "v1" and rules.version_tuple >= (0, 15, 0)
+    calibrated = device.platform == "cuda" and rules.measured_parts_calibrated
     bands = bands_for(
         weights_bytes=stage.weights_bytes,
         activation_bytes=stage.activation_peak_bytes,
