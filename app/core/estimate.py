@@ -16,8 +16,10 @@ from app.core.versions import (
     SMALL_DEVICE_MAX_NUM_BATCHED_TOKENS,
     SMALL_DEVICE_MAX_NUM_SEQS,
     BatchTier,
+    ResolvedVersion,
     VersionRules,
     format_gib,
+    resolve_version,
     rules_for,
 )
 
@@ -410,12 +412,23 @@ def estimate(
     ``max_model_len_auto`` is `--max-model-len auto` (0.14+): vLLM binary-searches the largest length
     that fits the KV pool, up to the model's own maximum, and logs what it did (reference §3.6, §4.3).
     """
-    rules = rules_for(vllm_version)
+    version = resolve_version(vllm_version)
+    rules = version.rules
     if max_model_len_auto and rules.has_auto_fit:
-        return _auto_fit(model=model, device=device, serve=serve, rules=rules, target=target_concurrency)
-    return _estimate(
-        model=model, device=device, serve=serve, rules=rules, target_concurrency=target_concurrency
-    )
+        est = _auto_fit(model=model, device=device, serve=serve, rules=rules, target=target_concurrency)
+    else:
+        est = _estimate(
+            model=model, device=device, serve=serve, rules=rules, target_concurrency=target_concurrency
+        )
+    return _as_requested(est, version)
+
+
+def _as_requested(est: Estimate, version: ResolvedVersion) -> Estimate:
+    """The estimate under the version the user gave (its bracket's rules did the work)."""
+    if version.requested == est.vllm_version and not version.note:
+        return est
+    warnings = [version.note, *est.warnings] if version.note else est.warnings
+    return est.model_copy(update={"vllm_version": version.requested, "warnings": warnings})
 
 
 def _auto_fit(
@@ -672,6 +685,7 @@ def _estimate(
         model=model.name,
         device=device.id,
         vllm_version=rules.version,
+        vllm_rules_version=rules.version,
         tensor_parallel_size=serve.tensor_parallel_size,
         pipeline_parallel_size=serve.pipeline_parallel_size,
         gpu_memory_utilization=res.gpu_memory_utilization,

@@ -376,25 +376,43 @@ class ResolvedVersion:
         return ""
 
 
-def _reject(text: str, reason: str) -> PlannerError:
-    shown = text if len(text) <= ECHO_CHARS else text[:ECHO_CHARS] + "…"
-    return PlannerError("vllm_version", Text(reason, text=shown, example=DEFAULT_VERSION))
+def _shown(text: str) -> str:
+    return text if len(text) <= ECHO_CHARS else text[:ECHO_CHARS] + "…"
 
 
 def _parse(text: str) -> tuple[Pep440, Version]:
     stripped = text.strip()
     if len(stripped) > MAX_VERSION_CHARS:
-        raise _reject(stripped, "not a vLLM version: {text!r} is too long (expected e.g. {example})")
+        raise PlannerError(
+            "vllm_version",
+            Text(
+                "not a vLLM version: {text!r} is too long (expected e.g. {example})",
+                text=_shown(stripped),
+                example=DEFAULT_VERSION,
+            ),
+        )
     try:
         parsed = Pep440(stripped)
     except InvalidVersion:
-        raise _reject(stripped, "not a vLLM version: {text!r} (expected e.g. {example})") from None
-    if parsed.epoch:
-        raise _reject(stripped, "not a vLLM version: {text!r} (expected e.g. {example})")
+        parsed = None
+    if parsed is None or parsed.epoch:
+        raise PlannerError(
+            "vllm_version",
+            Text(
+                "not a vLLM version: {text!r} (expected e.g. {example})",
+                text=_shown(stripped),
+                example=DEFAULT_VERSION,
+            ),
+        )
     numbers = (*parsed.release, 0, 0)
     version: Version = (numbers[0], numbers[1], numbers[2])
     if version < OLDEST_SUPPORTED:
-        raise _reject(stripped, "vLLM {text} is older than 0.6, the oldest release the planner models")
+        raise PlannerError(
+            "vllm_version",
+            Text(
+                "vLLM {text} is older than 0.6, the oldest release the planner models", text=_shown(stripped)
+            ),
+        )
     return parsed, version
 
 
