@@ -155,7 +155,7 @@ class ResultView:
 
 
 def version_line(est: Estimate) -> str:
-    """"vLLM 0.23.0 (rules of 0.21.0)": the release the user named and the one whose rules planned it."""
+    """ "vLLM 0.23.0 (rules of 0.21.0)": the release the user named and the one whose rules planned it."""
     if est.vllm_version == est.vllm_rules_version:
         return f"vLLM {est.vllm_version}"
     return t(
