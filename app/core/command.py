@@ -208,14 +208,15 @@ def render_serve_command(
         parts.append(f"--max-num-batched-tokens {serve.max_num_batched_tokens}")
     if serve.enforce_eager:
         parts.append("--enforce-eager")
-    default_prefix = rules.engine == "v1"
+    default_prefix = rules.prefix_caching_default
     if serve.enable_prefix_caching is not None and serve.enable_prefix_caching != default_prefix:
         parts.append(
             "--enable-prefix-caching" if serve.enable_prefix_caching else "--no-enable-prefix-caching"
         )
-    if serve.enable_chunked_prefill is False and rules.engine == "v1":
+    always_chunked = rules.chunked_prefill_auto_above is None  # V1; V0 decides by the length
+    if serve.enable_chunked_prefill is False and always_chunked:
         parts.append("--no-enable-chunked-prefill")
-    elif serve.enable_chunked_prefill and rules.engine == "v0":
+    elif serve.enable_chunked_prefill and not always_chunked:
         parts.append("--enable-chunked-prefill")
     if serve.quantization:
         parts.append(f"--quantization {serve.quantization}")

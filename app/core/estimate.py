@@ -15,16 +15,17 @@ from app.core.uncertainty import CUDA_GRAPH_BAND, bands_for
 from app.core.versions import (
     SMALL_DEVICE_MAX_NUM_BATCHED_TOKENS,
     SMALL_DEVICE_MAX_NUM_SEQS,
+    V0_DEFAULT_SWAP_GIB,
     BatchTier,
     ResolvedVersion,
     VersionRules,
+    default_chunked_prefill,
     format_gib,
     resolve_version,
     rules_for,
 )
+from app.core.versions import V0_CHUNKED_PREFILL_ABOVE as V0_CHUNKED_PREFILL_ABOVE  # recommend.py reads it
 
-V0_CHUNKED_PREFILL_ABOVE = 32768  # V0 turns chunked prefill on by itself above this max_model_len (§7)
-V0_DEFAULT_SWAP_GIB = 4  # V0 --swap-space default, per GPU (§7)
 MAX_MODEL_LEN_CEILING = 10_000_000
 DOCS_URL = "https://docs.vllm.ai/en/latest/configuration/conserving_memory/"
 
@@ -108,13 +109,12 @@ def resolve(
 ) -> tuple[Resolved, list[str], list[str]]:
     max_model_len = serve.max_model_len or model.max_model_len_derived
     util = serve.gpu_memory_utilization or rules.default_gpu_memory_utilization
-    v0 = rules.engine == "v0"
     chunked = serve.enable_chunked_prefill
     if chunked is None:
-        chunked = max_model_len > V0_CHUNKED_PREFILL_ABOVE if v0 else True
+        chunked = default_chunked_prefill(rules, max_model_len=max_model_len)
     prefix = serve.enable_prefix_caching
     if prefix is None:
-        prefix = not v0
+        prefix = rules.prefix_caching_default
     mns = serve.max_num_seqs or default_max_num_seqs(device=device, rules=rules)
     mnbt = serve.max_num_batched_tokens or default_max_num_batched_tokens(
         device=device, rules=rules, max_model_len=max_model_len, max_num_seqs=mns, chunked_prefill=chunked
@@ -921,7 +921,7 @@ def capacity_curve(
         # only the batched-token default (V0 chunked-prefill switch, max_num_seqs x L cap) can move the budget
         chunked = serve.enable_chunked_prefill
         if chunked is None:
-            chunked = length > V0_CHUNKED_PREFILL_ABOVE if rules.engine == "v0" else True
+            chunked = default_chunked_prefill(rules, max_model_len=length)
         mnbt = serve.max_num_batched_tokens or default_max_num_batched_tokens(
             device=device,
             rules=rules,

@@ -81,6 +81,9 @@ class BatchTier:
     excluded_sm: tuple[int, ...] = ()
 
 
+V0_CHUNKED_PREFILL_ABOVE = 32768  # V0 0.6.6 turns chunked prefill on by itself above this max_model_len (§7)
+V0_DEFAULT_SWAP_GIB = 4  # V0 --swap-space default, per GPU (§7)
+
 # Below every tier (and V0 always): 256 sequences, 2048 batched tokens for `vllm serve`
 # (0.6.6 SchedulerConfig / 0.8.5-0.33.0 arg_utils "TODO(woosuk): Tune the default values").
 SMALL_DEVICE_MAX_NUM_SEQS = 256
@@ -122,6 +125,8 @@ class VersionRules:
     has_kv_offloading_flags: bool  # --kv-offloading-size (0.14+)
     has_auto_fit: bool  # --max-model-len auto / -1 (0.14+)
     has_kv_cache_memory_bytes_flag: bool  # --kv-cache-memory-bytes (0.10+)
+    prefix_caching_default: bool  # --enable-prefix-caching when not given (V1: on, §6)
+    chunked_prefill_auto_above: int | None  # V0: on only above this max_model_len; None: always on (V1)
     # `vllm serve` defaults by device: first matching tier, else the SMALL_DEVICE_* values
     batch_tiers: tuple[BatchTier, ...]
     block_size_choices: tuple[int, ...] | None  # `--block-size` choices; None = any positive int
@@ -183,6 +188,8 @@ BASE = VersionRules(
     has_kv_offloading_flags=False,
     has_auto_fit=False,
     has_kv_cache_memory_bytes_flag=False,
+    prefix_caching_default=False,
+    chunked_prefill_auto_above=V0_CHUNKED_PREFILL_ABOVE,
     batch_tiers=(),  # V0 0.6.6: 256 sequences; 2048 tokens with chunked prefill, else max(L, 2048) (§7)
     block_size_choices=(8, 16, 32, 64, 128),  # 0.6.6 arg_utils --block-size choices (§5.1)
     backend_priorities=(
@@ -228,6 +235,8 @@ CHANGELOG: tuple[Change, ...] = (
             "error_style": "v1_085",
             "weights_log": "took_gib",
             "swap_space_used": False,  # V1 preemption recomputes (§7)
+            "prefix_caching_default": True,  # 0.8.5 V1: None -> True (§6)
+            "chunked_prefill_auto_above": None,  # V1 always chunks prefill (§7)
             "batch_tiers": (BatchTier(min_device_gib=70, max_num_seqs=1024, max_num_batched_tokens=8192),),
             "block_size_choices": (1, 8, 16, 32, 64, 128),
             "backend_priorities": (BackendPriority(mla=True, min_sm=0, backends=_MLA_0_11), *_V1_ATTENTION),
@@ -458,9 +467,19 @@ def resolve_version(text: str | None) -> ResolvedVersion:
     )
 
 
+# For logs that show the V0 engine: the newest known release whose default engine is V0 ("0.7.3").
+LAST_V0_RELEASE = next(v for v in reversed(KNOWN_VERSIONS) if _rules_of(v).engine == "v0")
+
+
 def rules_for(version: str | None) -> VersionRules:
     """The rules that plan ``version`` (its bracket's); None means DEFAULT_VERSION."""
     return resolve_version(version).rules
+
+
+def default_chunked_prefill(rules: VersionRules, *, max_model_len: int) -> bool:
+    """`--enable-chunked-prefill` when not given: always on in V1, above 32,768 tokens in V0 (§7)."""
+    above = rules.chunked_prefill_auto_above
+    return True if above is None else max_model_len > above
 
 
 def default_gpu_memory_utilization(version: str | None) -> float:

@@ -144,6 +144,9 @@ def test_changelog_is_in_release_order_and_names_real_fields() -> None:
         # reference §4.2: "Free memory on device cuda:0 (...)" from 0.14.0
         ("0.11.0", "free_memory_device", "device "),
         ("0.14.0", "free_memory_device", "device cuda:0 "),
+        # reference §6: prefix caching off by default in V0, on in V1 (0.8.5: None -> True)
+        ("0.7.3", "prefix_caching_default", False),
+        ("0.8.5", "prefix_caching_default", True),
     ],
 )
 def test_rule_boundaries(version: str, field: str, value: object) -> None:
@@ -221,3 +224,12 @@ def test_format_gib_follows_the_release() -> None:
     # reference §0: %.2f before 0.14, str(round(x / 2**30, 2)) after (16.0, not 16.00)
     assert V.format_gib(16 * GIB, V.rules_for("0.11.0").format_gib_style) == "16.00"
     assert V.format_gib(16 * GIB, V.rules_for("0.14.0").format_gib_style) == "16.0"
+
+
+def test_chunked_prefill_default() -> None:
+    # V0 0.6.6 turns chunked prefill on only above 32,768 tokens; V1 always chunks (reference §7)
+    v0, v1 = V.rules_for("0.6.6"), V.rules_for("0.8.5")
+    assert not V.default_chunked_prefill(v0, max_model_len=32768)
+    assert V.default_chunked_prefill(v0, max_model_len=32769)
+    assert V.default_chunked_prefill(v1, max_model_len=1024)
+    assert V.LAST_V0_RELEASE == "0.7.3"
