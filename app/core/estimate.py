@@ -46,14 +46,14 @@ class Resolved:
 
 def batch_tier(*, device: DeviceSpec, rules: VersionRules) -> BatchTier | None:
     """The first of this version's `get_batch_defaults` tiers the device falls in (versions.py)."""
-    name = device.name.lower()
     for tier in rules.batch_tiers:
-        if (
-            device.memory_total_bytes >= tier.min_device_gib * GIB
-            and not any(word in name for word in tier.excluded_names)
-            and device.sm not in tier.excluded_sm
-        ):
-            return tier
+        if device.memory_total_bytes < tier.min_device_gib * GIB:
+            continue
+        if tier.excluded_names and any(word in device.name.lower() for word in tier.excluded_names):
+            continue
+        if device.compute_capability in tier.excluded_capabilities:
+            continue
+        return tier
     return None
 
 

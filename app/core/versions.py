@@ -72,13 +72,13 @@ GibStyle = Literal["fixed2", "round2"]
 class BatchTier:
     """One row of vLLM's `EngineArgs` batch defaults (`get_batch_defaults` from 0.14): a device with at
     least ``min_device_gib`` whose name contains none of ``excluded_names`` (compared lower-case) and
-    whose capability is not in ``excluded_sm`` gets these `vllm serve` (OPENAI_API_SERVER) defaults."""
+    whose compute capability is not in ``excluded_capabilities`` gets these `vllm serve` (OPENAI_API_SERVER) defaults."""
 
     min_device_gib: int
     max_num_seqs: int
     max_num_batched_tokens: int
     excluded_names: tuple[str, ...] = ()
-    excluded_sm: tuple[int, ...] = ()
+    excluded_capabilities: tuple[str, ...] = ()  # DeviceSpec.compute_capability, e.g. "12.1"
 
 
 V0_CHUNKED_PREFILL_ABOVE = 32768  # V0 0.6.6 turns chunked prefill on by itself above this max_model_len (§7)
@@ -346,7 +346,7 @@ CHANGELOG: tuple[Change, ...] = (
                     max_num_seqs=1024,
                     max_num_batched_tokens=8192,
                     excluded_names=("a100",),
-                    excluded_sm=(121,),
+                    excluded_capabilities=("12.1",),
                 ),
             ),
             "backend_priorities": (
@@ -456,8 +456,13 @@ def _rules_of(release: str) -> VersionRules:
 
 def resolve_version(text: str | None) -> ResolvedVersion:
     """The one entry point for a version from any surface (page, permalink, API, CLI, doctor)."""
-    if text is None or not text.strip():
+    if text is None:
         text = DEFAULT_VERSION
+    known = _KNOWN_RESOLVED.get(text)  # the releases the form offers: no parse on the hot path
+    if known is not None:
+        return known
+    if not text.strip():
+        return _KNOWN_RESOLVED[DEFAULT_VERSION]
     parsed, version = _parse(text)
     return ResolvedVersion(
         requested=str(parsed),
@@ -465,6 +470,10 @@ def resolve_version(text: str | None) -> ResolvedVersion:
         rules=_rules_of(bracket_of(version)),
         newer_than_known=version[:2] > _KNOWN_PARSED[-1][:2],
     )
+
+
+_KNOWN_RESOLVED: dict[str, ResolvedVersion] = {}  # fixed: one entry per known release, filled below
+_KNOWN_RESOLVED.update((v, resolve_version(v)) for v in KNOWN_VERSIONS)
 
 
 # For logs that show the V0 engine: the newest known release whose default engine is V0 ("0.7.3").
