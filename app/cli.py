@@ -100,8 +100,9 @@ def _print_human(est: Estimate) -> None:
     def gib(n: int) -> str:
         return f"{n / GIB:8.2f} GiB"
 
+    rules = "" if est.vllm_rules_version == est.vllm_version else f" (rules of {est.vllm_rules_version})"
     print(
-        f"{est.model} on {est.device} · vLLM {est.vllm_version} · TP {est.tensor_parallel_size} "
+        f"{est.model} on {est.device} · vLLM {est.vllm_version}{rules} · TP {est.tensor_parallel_size} "
         f"PP {est.pipeline_parallel_size} · backend {est.attention_backend} · block {est.block_size}"
     )
     print(f"  device total        {gib(est.device_total_bytes)}")

@@ -71,34 +71,34 @@ class BackendChoice:
     warnings: list[str] = field(default_factory=list)
 
 
+BACKENDS: dict[str, Backend] = {
+    b.name: b
+    for b in (
+        FLASH_ATTN,
+        FLASHINFER,
+        TRITON_ATTN,
+        FLEX_ATTENTION,
+        XFORMERS,
+        FLASH_ATTN_MLA,
+        FLASHMLA,
+        FLASHINFER_MLA,
+        CUTLASS_MLA,
+        TRITON_MLA,
+        ROCM_ATTN,
+        ROCM_AITER_MLA,
+    )
+}
+
+
 def allowed_block_sizes(rules: VersionRules) -> tuple[int, ...] | None:
     """`--block-size` choices of the CLI by version; None means any positive int (0.20+)."""
-    v = rules.version_tuple
-    if v < (0, 8, 0):
-        return (8, 16, 32, 64, 128)
-    if v < (0, 14, 0):
-        return (1, 8, 16, 32, 64, 128)
-    if v < (0, 20, 0):
-        return (1, 8, 16, 32, 64, 128, 256)
-    return None
+    return rules.block_size_choices
 
 
-def _cuda_candidates(model: ModelSpec, sm: int, rules: VersionRules) -> list[Backend]:
-    v = rules.version_tuple
-    if model.mla is not None:
-        if v < (0, 15, 0):
-            # 0.11.0: CUTLASS_MLA on SM100, FlashMLA otherwise (needs SM90), Triton MLA as the fallback
-            return [CUTLASS_MLA, FLASHMLA, TRITON_MLA]
-        if sm >= 100 and v >= (0, 33, 0):
-            return [FLASHINFER_MLA, CUTLASS_MLA, FLASHMLA, TRITON_MLA]
-        if sm >= 100:
-            return [CUTLASS_MLA, FLASHMLA, TRITON_MLA]
-        return [FLASH_ATTN_MLA, FLASHMLA, FLASHINFER_MLA, TRITON_MLA]
-    if rules.engine == "v0":
-        return [FLASH_ATTN, XFORMERS]
-    if sm >= 100:
-        return [FLASHINFER, FLASH_ATTN, TRITON_ATTN, FLEX_ATTENTION]
-    return [FLASH_ATTN, FLASHINFER, TRITON_ATTN, FLEX_ATTENTION]
+def cuda_candidates(*, mla: bool, sm: int, rules: VersionRules) -> list[Backend]:
+    """This version's priority list for the model kind on a device of capability ``sm`` (versions.py)."""
+    row = next(p for p in rules.backend_priorities if p.mla == mla and sm >= p.min_sm)
+    return [BACKENDS[name] for name in row.backends]
 
 
 def _first_accepting(
@@ -140,7 +140,7 @@ def resolve_backend(
                 choices=list(choices),
             ),
         )
-    if kv_dtype == "fp8_ds_mla" and (model.mla is None or rules.version_tuple < (0, 14, 0)):
+    if kv_dtype == "fp8_ds_mla" and (model.mla is None or not rules.has_fp8_ds_mla):
         raise InvalidServeConfigError(
             "kv_cache_dtype",
             Text("fp8_ds_mla is only for sparse-MLA models (DeepSeek-V3.2 style) on vLLM >= 0.14"),
@@ -200,7 +200,7 @@ def resolve_backend(
         return BackendChoice(name=device.platform.upper(), block_size=user_block or DEFAULT_BLOCK_SIZE)
 
     sm = device.sm or 80
-    candidates = _cuda_candidates(model, sm, rules)
+    candidates = cuda_candidates(mla=model.mla is not None, sm=sm, rules=rules)
     backend, rejected = _first_accepting(candidates, sm=sm, kv_cache_dtype=kv_dtype, block_size=user_block)
     if backend is None:
         field_name = "kv_cache_dtype" if kv_dtype != "auto" else "block_size"
@@ -227,7 +227,7 @@ def resolve_backend(
             )
         )
     if user_block is None and choice.block_size != DEFAULT_BLOCK_SIZE:
-        if rules.version_tuple >= (0, 20, 0):
+        if rules.block_size_log == "setting_for_backends":
             choice.log_lines.append(
                 f"Setting kv cache block size to {choice.block_size} for {backend.name} backend(s)."
             )

@@ -220,7 +220,6 @@ def render_serve_command(
 ) -> str:
     """`vllm serve MODEL` plus only the non-default flags, one per line like the seed's example."""
     rules = rules_for(vllm_version)
-    v = rules.version_tuple
     parts: list[str] = []
     if max_model_len_auto and rules.has_auto_fit:
         parts.append("--max-model-len auto")
@@ -245,20 +244,21 @@ def render_serve_command(
         parts.append(f"--max-num-batched-tokens {serve.max_num_batched_tokens}")
     if serve.enforce_eager:
         parts.append("--enforce-eager")
-    default_prefix = rules.engine == "v1"
+    default_prefix = rules.prefix_caching_default
     if serve.enable_prefix_caching is not None and serve.enable_prefix_caching != default_prefix:
         parts.append(
             "--enable-prefix-caching" if serve.enable_prefix_caching else "--no-enable-prefix-caching"
         )
-    if serve.enable_chunked_prefill is False and rules.engine == "v1":
+    always_chunked = rules.chunked_prefill_auto_above is None  # V1; V0 decides by the length
+    if serve.enable_chunked_prefill is False and always_chunked:
         parts.append("--no-enable-chunked-prefill")
-    elif serve.enable_chunked_prefill and rules.engine == "v0":
+    elif serve.enable_chunked_prefill and not always_chunked:
         parts.append("--enable-chunked-prefill")
     if serve.quantization:
         parts.append(f"--quantization {serve.quantization}")
     if serve.dtype != "auto":
         parts.append(f"--dtype {serve.dtype}")
-    if serve.kv_cache_memory_bytes is not None and v >= (0, 10, 0):
+    if serve.kv_cache_memory_bytes is not None and rules.has_kv_cache_memory_bytes_flag:
         parts.append(f"--kv-cache-memory-bytes {serve.kv_cache_memory_bytes}")
     if serve.cpu_offload_gb:
         parts.append(f"--cpu-offload-gb {serve.cpu_offload_gb:g}")

@@ -13,12 +13,20 @@ from app.core.result import Estimate, KVGroup, Range, Term, Verdict
 from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.uncertainty import CUDA_GRAPH_BAND, bands_for
-from app.core.versions import VersionRules, format_gib, rules_for
+from app.core.versions import (
+    SMALL_DEVICE_MAX_NUM_BATCHED_TOKENS,
+    SMALL_DEVICE_MAX_NUM_SEQS,
+    V0_DEFAULT_SWAP_GIB,
+    BatchTier,
+    ResolvedVersion,
+    VersionRules,
+    default_chunked_prefill,
+    format_gib,
+    resolve_version,
+    rules_for,
+)
+from app.core.versions import V0_CHUNKED_PREFILL_ABOVE as V0_CHUNKED_PREFILL_ABOVE  # recommend.py reads it
 
-LARGE_DEVICE_GIB = 70  # get_batch_defaults: >= 70 GiB and not A100 -> larger batch defaults (§7)
-HUGE_DEVICE_GIB = 160  # 0.33.0: >= 160 GiB -> 16384 batched tokens
-V0_CHUNKED_PREFILL_ABOVE = 32768  # V0 turns chunked prefill on by itself above this max_model_len (§7)
-V0_DEFAULT_SWAP_GIB = 4  # V0 --swap-space default, per GPU (§7)
 MAX_MODEL_LEN_CEILING = 10_000_000
 DOCS_URL = "https://docs.vllm.ai/en/latest/configuration/conserving_memory/"
 
@@ -37,31 +45,32 @@ class Resolved:
     backend: str
 
 
+def batch_tier(*, device: DeviceSpec, rules: VersionRules) -> BatchTier | None:
+    """The first of this version's `get_batch_defaults` tiers the device falls in (versions.py)."""
+    for tier in rules.batch_tiers:
+        if device.memory_total_bytes < tier.min_device_gib * GIB:
+            continue
+        if tier.excluded_names and any(word in device.name.lower() for word in tier.excluded_names):
+            continue
+        if device.compute_capability in tier.excluded_capabilities:
+            continue
+        return tier
+    return None
+
+
 def default_max_num_seqs(*, device: DeviceSpec, rules: VersionRules) -> int:
-    if rules.engine == "v0":
-        return 256
-    big = device.memory_total_bytes >= LARGE_DEVICE_GIB * GIB and "A100" not in device.name
-    return 1024 if big else 256
+    tier = batch_tier(device=device, rules=rules)
+    return tier.max_num_seqs if tier else SMALL_DEVICE_MAX_NUM_SEQS
 
 
 def default_max_num_batched_tokens(
     *, device: DeviceSpec, rules: VersionRules, max_model_len: int, max_num_seqs: int, chunked_prefill: bool
 ) -> int:
     """`vllm serve` (API server) defaults, reference §7."""
-    if rules.engine == "v0":
-        value = 2048 if chunked_prefill else max(max_model_len, 2048)
-    else:
-        total = device.memory_total_bytes
-        if rules.version_tuple >= (0, 33, 0) and total >= HUGE_DEVICE_GIB * GIB:
-            value = 16384
-        elif total >= LARGE_DEVICE_GIB * GIB and (
-            rules.version_tuple < (0, 10, 0) or "A100" not in device.name
-        ):
-            value = 8192
-        else:
-            value = 2048
-        if not chunked_prefill:
-            value = max(max_model_len, value)
+    tier = batch_tier(device=device, rules=rules)
+    value = tier.max_num_batched_tokens if tier else SMALL_DEVICE_MAX_NUM_BATCHED_TOKENS
+    if not chunked_prefill:
+        value = max(max_model_len, value)
     return min(max_num_seqs * max_model_len, value)
 
 
@@ -101,13 +110,12 @@ def resolve(
 ) -> tuple[Resolved, list[str], list[str]]:
     max_model_len = serve.max_model_len or model.max_model_len_derived
     util = serve.gpu_memory_utilization or rules.default_gpu_memory_utilization
-    v0 = rules.engine == "v0"
     chunked = serve.enable_chunked_prefill
     if chunked is None:
-        chunked = max_model_len > V0_CHUNKED_PREFILL_ABOVE if v0 else True
+        chunked = default_chunked_prefill(rules, max_model_len=max_model_len)
     prefix = serve.enable_prefix_caching
     if prefix is None:
-        prefix = not v0
+        prefix = rules.prefix_caching_default
     mns = serve.max_num_seqs or default_max_num_seqs(device=device, rules=rules)
     mnbt = serve.max_num_batched_tokens or default_max_num_batched_tokens(
         device=device, rules=rules, max_model_len=max_model_len, max_num_seqs=mns, chunked_prefill=chunked
@@ -318,13 +326,13 @@ def _starts(
 
 def _free_memory_error(*, rules: VersionRules, device: DeviceSpec, util: float, requested: int) -> str | None:
     """The 0.10.2+ start-up check: free memory at the snapshot must cover total x utilization."""
-    if rules.version_tuple < (0, 10, 0):
+    if not rules.free_memory_check:
         return None
     total = device.memory_total_bytes
     free = total - B.CUDA_CONTEXT_BYTES
     if free >= requested:
         return None
-    where = "device cuda:0 " if rules.version_tuple >= (0, 14, 0) else "device "
+    where = rules.free_memory_device
     return (
         f"Free memory on {where}({free / GIB:.2f}/{total / GIB:.2f} GiB) on startup is less than desired GPU memory "
         f"utilization ({util}, {requested / GIB:.2f} GiB). Decrease GPU memory utilization or reduce GPU memory used "
@@ -365,11 +373,7 @@ def _log_lines(
             f"PyTorch activation peak memory takes {stage.activation_peak_bytes / GIB:.2f}GiB; the rest of the memory "
             f"reserved for KV Cache is {stage.kv_cache_bytes / GIB:.2f}GiB."
         )
-        word = (
-            "GPU"
-            if rules.version_tuple < (0, 7, 0)
-            else ("cuda" if device.platform == "cuda" else device.platform)
-        )
+        word = "GPU" if rules.v0_blocks_word == "GPU" else device.platform
         lines.append(f"# {word} blocks: {num_blocks}, # CPU blocks: {cpu_blocks}")
         lines.append(f"Maximum concurrency for {L} tokens per request: {concurrency:.2f}x")
         return lines
@@ -423,12 +427,23 @@ def estimate(
     ``max_model_len_auto`` is `--max-model-len auto` (0.14+): vLLM binary-searches the largest length
     that fits the KV pool, up to the model's own maximum, and logs what it did (reference §3.6, §4.3).
     """
-    rules = rules_for(vllm_version)
+    version = resolve_version(vllm_version)
+    rules = version.rules
     if max_model_len_auto and rules.has_auto_fit:
-        return _auto_fit(model=model, device=device, serve=serve, rules=rules, target=target_concurrency)
-    return _estimate(
-        model=model, device=device, serve=serve, rules=rules, target_concurrency=target_concurrency
-    )
+        est = _auto_fit(model=model, device=device, serve=serve, rules=rules, target=target_concurrency)
+    else:
+        est = _estimate(
+            model=model, device=device, serve=serve, rules=rules, target_concurrency=target_concurrency
+        )
+    return _as_requested(est, version)
+
+
+def _as_requested(est: Estimate, version: ResolvedVersion) -> Estimate:
+    """The estimate under the version the user gave (its bracket's rules did the work)."""
+    if version.requested == est.vllm_version and not version.note:
+        return est
+    warnings = [version.note, *est.warnings] if version.note else est.warnings
+    return est.model_copy(update={"vllm_version": version.requested, "warnings": warnings})
 
 
 def _auto_fit(
@@ -446,7 +461,7 @@ def _auto_fit(
         return probe
     largest = probe.estimated_max_model_len or 0
     gib = format_gib(probe.kv_cache_bytes, rules.format_gib_style)
-    new_style = rules.version_tuple >= (0, 33, 0)
+    new_style = rules.autofit_log == "kv_cache_memory"
     if largest <= 0:
         text = (
             "Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token. "
@@ -559,7 +574,7 @@ def _estimate(
     )
     error: str | None = (
         _free_memory_error(rules=rules, device=device, util=res.gpu_memory_utilization, requested=requested)
-        if serve.kv_cache_memory_bytes is None or rules.version_tuple >= (0, 33, 0)
+        if serve.kv_cache_memory_bytes is None or rules.free_memory_check_with_kv_bytes
         else None
     )
     fits_now = _starts(
@@ -685,6 +700,7 @@ def _estimate(
         model=model.name,
         device=device.id,
         vllm_version=rules.version,
+        vllm_rules_version=rules.version,
         tensor_parallel_size=serve.tensor_parallel_size,
         pipeline_parallel_size=serve.pipeline_parallel_size,
         gpu_memory_utilization=res.gpu_memory_utilization,
@@ -738,7 +754,7 @@ def _ranges(
     upper: int,
 ) -> tuple[dict[str, Range], bool, int]:
     """Low / expected / high for the modelled parts and for the exact numbers that follow from them."""
-    calibrated = device.platform == "cuda" and rules.engine == "v1" and rules.version_tuple >= (0, 15, 0)
+    calibrated = device.platform == "cuda" and rules.measured_parts_calibrated
     bands = bands_for(
         weights_bytes=stage.weights_bytes,
         activation_bytes=stage.activation_peak_bytes,
@@ -922,7 +938,7 @@ def capacity_curve(
         # only the batched-token default (V0 chunked-prefill switch, max_num_seqs x L cap) can move the budget
         chunked = serve.enable_chunked_prefill
         if chunked is None:
-            chunked = length > V0_CHUNKED_PREFILL_ABOVE if rules.engine == "v0" else True
+            chunked = default_chunked_prefill(rules, max_model_len=length)
         mnbt = serve.max_num_batched_tokens or default_max_num_batched_tokens(
             device=device,
             rules=rules,

@@ -15,7 +15,6 @@ KV_TENSORS_PER_LAYER = 2  # one K and one V cache per attention layer (seed: 2 x
 FP8_DS_MLA_BYTES_PER_TOKEN = 656  # 512 B quantized NoPE + 16 B scales + 128 B RoPE (reference §3.2)
 V0_MLA_ALIGN_BYTES = 256  # VLLM_CUDA_MEM_ALIGN_KV_CACHE rounds an MLA key entry to 256 B (reference §2.4)
 HYBRID_BLOCK_ALIGN_TOKENS = 16  # attention block size raised in steps of 16 for Mamba hybrids (§3.4)
-GROUP_SIZE_MAX_RATIO = 1.5  # 0.33.0 uses the largest bucket as group size if max < 1.5 x min (§3.4)
 ONE_BYTE_KV_DTYPES = frozenset({"fp8", "fp8_e4m3", "fp8_e5m2", "int8"})
 
 
@@ -228,7 +227,8 @@ def build_layout(
 
     counts = list(buckets.values())
     group_size = min(counts)
-    if rules.version_tuple >= (0, 33, 0) and max(counts) < GROUP_SIZE_MAX_RATIO * min(counts):
+    ratio = rules.group_size_max_ratio
+    if ratio is not None and max(counts) < ratio * min(counts):
         group_size = max(counts)  # e.g. "12 sw + 13 full" -> 13 (0.33.0)
     out: list[Group] = []
     for (kind, window, chunk), count in buckets.items():

@@ -51,7 +51,8 @@ class Estimate(BaseModel):
     # inputs as resolved (defaults filled in for the chosen vLLM version)
     model: str
     device: str
-    vllm_version: str
+    vllm_version: str  # as requested, normalized (PEP 440): "0.19.2rc1.dev8+g4b7f5ea1a"
+    vllm_rules_version: str  # the known release whose rules planned it (versions.bracket_of): "0.19.0"
     tensor_parallel_size: int
     pipeline_parallel_size: int
     gpu_memory_utilization: float

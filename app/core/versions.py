@@ -1,20 +1,38 @@
-"""What differs between vLLM releases, as data (reference vllm-accounting.md §1-§4, §7).
+"""What differs between vLLM releases, as data: one changelog that every module reads.
 
-Boundaries the reference could only bracket ("changed between 0.14.0 and 0.20.2") are put at
-the first release of the bracket that the calibration logs or the reference confirm, and say so.
+Each entry of :data:`CHANGELOG` says "from release X these rules change", with the vLLM source it was
+read from (reference vllm-accounting.md §0-§9, or a release read with `pip download --no-deps vllm==X`).
+The rules of a release are the base row (0.6) with every entry up to it applied, so "vLLM's default
+batched tokens on an H200 in 0.33" is the ``batch_tiers`` of the newest entry at or before 0.33
+(an H200 reports 141 GiB: the ">= 70 GiB, not A100" tier, 8192 for `vllm serve`).
+
+A version string is parsed as PEP 440 (vLLM's own builds are PEP 440: ``0.10.1.1``, ``0.6.4.post1``,
+``0.14.0rc2+cu130``, ``0.19.2rc1.dev8+g4b7f5ea1a``; a leading ``v`` is allowed) and planned with the
+rules of its *bracket*: the newest release in :data:`KNOWN_VERSIONS` of the same or an older minor
+series (0.23.0 -> 0.21.0, 0.13.0 -> 0.11.0). Every changelog entry sits at the minor series of a known
+release (a test checks it), so a release and its bracket have the same rules. Pre-releases, dev
+builds and local tags take the rules of the release they lead to (an rc is cut from that release's
+branch). Boundaries the reference could only bracket ("changed between 0.14.0 and 0.20.2") are put
+at the first known release that has the change, and say so.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+import bisect
+from dataclasses import dataclass, replace
 from functools import cache
-from typing import Literal
+from typing import Any, Literal
+
+from packaging.version import InvalidVersion
+from packaging.version import Version as Pep440
 
 from app.core.errors import PlannerError
 from app.core.text import Text
 
-# Releases offered in the UI (newest last). Any 0.x[.y] from 0.6 on is accepted by `rules_for`.
+Version = tuple[int, int, int]
+
+# Releases whose rules were read (reference §0) or calibrated on real logs, oldest first. They are
+# the brackets: a version is planned with the newest of these in its minor series or an older one.
 KNOWN_VERSIONS: tuple[str, ...] = (
     "0.6.6",
     "0.7.3",
@@ -34,19 +52,57 @@ KNOWN_VERSIONS: tuple[str, ...] = (
     "0.33.0",
 )
 DEFAULT_VERSION = "0.33.0"  # newest release the reference covers (§0)
-OLDEST_SUPPORTED = (0, 6, 0)
-
-Version = tuple[int, int, int]
+NEWEST_KNOWN = KNOWN_VERSIONS[-1]
+OLDEST_SUPPORTED: Version = (0, 6, 0)  # the reference starts at 0.6.6; 0.6.x shares its rules
+MAX_VERSION_CHARS = (
+    64  # longest real form seen is ~30 ("0.19.2rc1.dev8+g4b7f5ea1a.d20260101"); bounds the parse
+)
+ECHO_CHARS = 40  # how much of a rejected version string an error message repeats
 
 BudgetStyle = Literal["v0", "v1_peak", "v1_profile"]
 TokensFormula = Literal["none", "blocks_x_block_size", "blocks_div_groups", "concurrency_x_len"]
 ConcurrencyFormula = Literal["blocks_x_block_size_div_len", "one_cdiv_over_sum", "sum_of_cdivs"]
 NeededFormula = Literal["v0", "sum_layers", "first_group", "all_groups"]
+ErrorStyle = Literal["v0", "v1_073", "v1_085", "v1_010", "v1_014", "v1_027"]
+WeightsLog = Literal["took_gb", "took_gib", "took_gib_memory"]
+GibStyle = Literal["fixed2", "round2"]
+
+
+@dataclass(frozen=True)
+class BatchTier:
+    """One row of vLLM's `EngineArgs` batch defaults (`get_batch_defaults` from 0.14): a device with at
+    least ``min_device_gib`` whose name contains none of ``excluded_names`` (compared lower-case) and
+    whose compute capability is not in ``excluded_capabilities`` gets these `vllm serve` (OPENAI_API_SERVER) defaults."""
+
+    min_device_gib: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    excluded_names: tuple[str, ...] = ()
+    excluded_capabilities: tuple[str, ...] = ()  # DeviceSpec.compute_capability, e.g. "12.1"
+
+
+V0_CHUNKED_PREFILL_ABOVE = 32768  # V0 0.6.6 turns chunked prefill on by itself above this max_model_len (§7)
+V0_DEFAULT_SWAP_GIB = 4  # V0 --swap-space default, per GPU (§7)
+
+# Below every tier (and V0 always): 256 sequences, 2048 batched tokens for `vllm serve`
+# (0.6.6 SchedulerConfig / 0.8.5-0.33.0 arg_utils "TODO(woosuk): Tune the default values").
+SMALL_DEVICE_MAX_NUM_SEQS = 256
+SMALL_DEVICE_MAX_NUM_BATCHED_TOKENS = 2048
+
+
+@dataclass(frozen=True)
+class BackendPriority:
+    """vLLM's attention-backend priority list for MLA or non-MLA models on devices from ``min_sm``
+    (first row that matches wins; names are `backends.py` entries)."""
+
+    mla: bool
+    min_sm: int
+    backends: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class VersionRules:
-    version: str
+    version: str  # the known release these rules are (the bracket)
     version_tuple: Version
     engine: Literal["v0", "v1"]
     default_gpu_memory_utilization: float
@@ -60,104 +116,31 @@ class VersionRules:
     inflight_uses_batches: bool  # IF = max_concurrent_batches x MNBT (>=0.27) instead of MNBT
     null_block_in_check: bool  # capacity check uses available - bytes_per_block (>=0.30)
     merged_capacity_line: bool  # one "KV cache size ..., Maximum concurrency ..." line (>=0.30)
-    format_gib_style: Literal["fixed2", "round2"]  # %.2f or str(round(x, 2)) (>=0.14)
-    weights_log: Literal["took_gb", "took_gib", "took_gib_memory"]
-    error_style: Literal["v0", "v1_073", "v1_085", "v1_010", "v1_014", "v1_027"]
+    format_gib_style: GibStyle  # %.2f or str(round(x, 2)) (>=0.14)
+    weights_log: WeightsLog
+    error_style: ErrorStyle
     sampler_logit_copies: float  # profile-run sampler peak, in fp32 logits copies (see budget.py)
     swap_space_used: bool  # V0 swap preemption; ignored by V1, removed in 0.20+
+    has_swap_space_flag: bool  # `--swap-space` still parsed (until 0.19)
     has_kv_offloading_flags: bool  # --kv-offloading-size (0.14+)
     has_auto_fit: bool  # --max-model-len auto / -1 (0.14+)
-
-
-def parse_version(text: str) -> Version:
-    """'0.19.0', 'v0.11', '0.20.2rc1.dev9+g01d4' -> (0, 19, 0) / (0, 11, 0) / (0, 20, 2)."""
-    match = re.match(r"^\s*v?(\d+)\.(\d+)(?:\.(\d+))?", text or "")
-    if not match:
-        raise PlannerError(
-            "vllm_version", Text("not a vLLM version: {text!r} (expected e.g. 0.19.0)", text=text)
-        )
-    major, minor, patch = int(match[1]), int(match[2]), int(match[3] or 0)
-    version = (major, minor, patch)
-    if version < OLDEST_SUPPORTED:
-        raise PlannerError(
-            "vllm_version", Text("{text} is older than 0.6, which the planner does not model", text=text)
-        )
-    return version
-
-
-def _rules(version: Version, label: str) -> VersionRules:
-    v = version
-    engine: Literal["v0", "v1"] = "v0" if v < (0, 8, 0) else "v1"  # V1 default from 0.8.0
-    if engine == "v0":
-        budget: BudgetStyle = "v0"
-    elif v < (0, 10, 0):
-        budget = "v1_peak"  # 0.7.3/0.8.5: T*u - (torch peak + non-torch)
-    else:
-        budget = "v1_profile"
-    if engine == "v0" or v < (0, 8, 0):
-        tokens: TokensFormula = "none"
-        conc: ConcurrencyFormula = "blocks_x_block_size_div_len"
-    elif v < (0, 10, 0):
-        tokens, conc = "blocks_x_block_size", "blocks_x_block_size_div_len"
-    elif v < (0, 20, 0):
-        # 0.10.2-0.19.0 (0.19.0 confirmed by real gemma-2/3, gpt-oss, Llama-4 logs)
-        tokens, conc = "blocks_div_groups", "one_cdiv_over_sum"
-    elif v < (0, 27, 0):
-        tokens, conc = "concurrency_x_len", "one_cdiv_over_sum"
-    else:
-        tokens, conc = "concurrency_x_len", "sum_of_cdivs"
-    if engine == "v0":
-        needed: NeededFormula = "v0"
-    elif v < (0, 14, 0):
-        needed = "sum_layers"
-    elif v < (0, 20, 0):
-        needed = "first_group"
-    else:
-        needed = "all_groups"
-    if engine == "v0":
-        error_style: Literal["v0", "v1_073", "v1_085", "v1_010", "v1_014", "v1_027"] = "v0"
-    elif v < (0, 10, 0):
-        error_style = "v1_085"
-    elif v < (0, 14, 0):
-        error_style = "v1_010"
-    elif v < (0, 27, 0):
-        error_style = "v1_014"
-    else:
-        error_style = "v1_027"
-    if v < (0, 8, 0):
-        weights_log: Literal["took_gb", "took_gib", "took_gib_memory"] = "took_gb"
-    elif v < (0, 14, 0):
-        weights_log = "took_gib"
-    else:
-        weights_log = "took_gib_memory"
-    return VersionRules(
-        version=label,
-        version_tuple=v,
-        engine=engine,
-        # 0.9 through 0.14.0, 0.92 in 0.20.2+ (reference §2.1); 0.19.0 logs were run with an explicit 0.95,
-        # so the switch is placed at 0.20.
-        default_gpu_memory_utilization=0.92 if v >= (0, 20, 0) else 0.9,
-        requested_uses_ceil=v >= (0, 14, 0),
-        budget_style=budget,
-        # present but off by default in 0.19.0 (real logs); on by default in 0.20.2/0.21.0 (§1)
-        cuda_graph_budgeted=v >= (0, 20, 0),
-        hybrid_allocator=v >= (0, 10, 0),
-        tokens_formula=tokens,
-        concurrency_formula=conc,
-        needed_formula=needed,
-        inflight_uses_batches=v >= (0, 27, 0),
-        null_block_in_check=v >= (0, 30, 0),
-        merged_capacity_line=v >= (0, 30, 0),
-        format_gib_style="round2" if v >= (0, 14, 0) else "fixed2",
-        weights_log=weights_log,
-        error_style=error_style,
-        # Qwen3-14B on H100: activation 5.64 GiB in 0.15/0.16 vs 2.23 GiB in 0.17/0.18 with the same inputs
-        # (calibration llmd-versionsweep-*): the sampler warm-up grew lighter in 0.17.
-        sampler_logit_copies=_SAMPLER_COPIES_OLD if (0, 10, 0) <= v < (0, 17, 0) else _SAMPLER_COPIES,
-        swap_space_used=engine == "v0",
-        has_kv_offloading_flags=v >= (0, 14, 0),
-        has_auto_fit=v >= (0, 14, 0),
-    )
+    has_kv_cache_memory_bytes_flag: bool  # --kv-cache-memory-bytes (0.10+)
+    prefix_caching_default: bool  # --enable-prefix-caching when not given (V1: on, §6)
+    chunked_prefill_auto_above: int | None  # V0: on only above this max_model_len; None: always on (V1)
+    # `vllm serve` defaults by device: first matching tier, else the SMALL_DEVICE_* values
+    batch_tiers: tuple[BatchTier, ...]
+    block_size_choices: tuple[int, ...] | None  # `--block-size` choices; None = any positive int
+    backend_priorities: tuple[BackendPriority, ...]
+    has_fp8_ds_mla: bool  # `--kv-cache-dtype fp8_ds_mla` (sparse MLA) exists
+    block_size_log: Literal["flashmla_forcing", "setting_for_backends"]  # the line when B != 16
+    group_size_max_ratio: float | None  # hybrid groups: largest bucket as group size if max < ratio x min
+    free_memory_check: bool  # start-up "Free memory on device ... is less than desired" check
+    free_memory_device: str  # how that message names the device
+    free_memory_check_with_kv_bytes: bool  # the check also runs under --kv-cache-memory-bytes
+    v0_blocks_word: Literal["GPU", "platform"]  # V0 "# GPU blocks" or "# cuda blocks"
+    autofit_log: Literal["gpu_memory", "kv_cache_memory"]  # wording of the auto-fit line
+    # The planner's own: activation/graph models were calibrated on logs of these releases (docs/model.md).
+    measured_parts_calibrated: bool
 
 
 # Sampler peak in fp32-logit copies, fitted by bench/calibrate.py (docs/model.md): 3.75 on 39 real
@@ -166,19 +149,353 @@ def _rules(version: Version, label: str) -> VersionRules:
 _SAMPLER_COPIES = 3.75
 _SAMPLER_COPIES_OLD = 9.6
 
+# Backend name lists (order = vLLM's priority), shared by several entries below.
+_MLA_0_11 = ("CUTLASS_MLA", "FLASHMLA", "TRITON_MLA")
+_V1_ATTENTION = (
+    BackendPriority(
+        mla=False, min_sm=100, backends=("FLASHINFER", "FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION")
+    ),
+    BackendPriority(
+        mla=False, min_sm=0, backends=("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION")
+    ),
+)
+_MLA_SM90 = BackendPriority(
+    mla=True, min_sm=0, backends=("FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA")
+)
 
-@cache
+# vLLM 0.6 (V0), the first release the planner models (reference §0: 0.6.6.post1).
+BASE = VersionRules(
+    version="0.6.6",
+    version_tuple=(0, 6, 6),
+    engine="v0",
+    default_gpu_memory_utilization=0.9,  # §7: 0.9 through 0.14.0
+    requested_uses_ceil=False,
+    budget_style="v0",
+    cuda_graph_budgeted=False,
+    hybrid_allocator=False,
+    tokens_formula="none",
+    concurrency_formula="blocks_x_block_size_div_len",
+    needed_formula="v0",
+    inflight_uses_batches=False,
+    null_block_in_check=False,
+    merged_capacity_line=False,
+    format_gib_style="fixed2",
+    weights_log="took_gb",
+    error_style="v0",
+    sampler_logit_copies=_SAMPLER_COPIES,
+    swap_space_used=True,
+    has_swap_space_flag=True,
+    has_kv_offloading_flags=False,
+    has_auto_fit=False,
+    has_kv_cache_memory_bytes_flag=False,
+    prefix_caching_default=False,
+    chunked_prefill_auto_above=V0_CHUNKED_PREFILL_ABOVE,
+    batch_tiers=(),  # V0 0.6.6: 256 sequences; 2048 tokens with chunked prefill, else max(L, 2048) (§7)
+    block_size_choices=(8, 16, 32, 64, 128),  # 0.6.6 arg_utils --block-size choices (§5.1)
+    backend_priorities=(
+        BackendPriority(mla=True, min_sm=0, backends=_MLA_0_11),
+        BackendPriority(mla=False, min_sm=0, backends=("FLASH_ATTN", "XFORMERS")),  # V0 selector
+    ),
+    has_fp8_ds_mla=False,
+    block_size_log="flashmla_forcing",  # 0.11.0 cuda.py "Forcing kv cache block size to 64 for FlashMLA backend."
+    group_size_max_ratio=None,
+    free_memory_check=False,
+    free_memory_device="device ",
+    free_memory_check_with_kv_bytes=False,
+    v0_blocks_word="GPU",  # 0.6.6 "# GPU blocks: %d, # CPU blocks: %d"
+    autofit_log="gpu_memory",
+    measured_parts_calibrated=False,
+)
+
+
+@dataclass(frozen=True)
+class Change:
+    """From ``since`` on, these fields of :class:`VersionRules` take these values."""
+
+    since: str
+    source: str
+    fields: dict[str, Any]
+
+
+CHANGELOG: tuple[Change, ...] = (
+    Change(
+        "0.7.0",
+        "0.7.3 V0 executor: '# cuda blocks: %d' (device type name) instead of '# GPU blocks'",
+        {"v0_blocks_word": "platform"},
+    ),
+    Change(
+        "0.8.0",
+        "V1 default engine from 0.8.0 (reference §1, §2.4); 0.8.5 arg_utils.py: >= 70 GiB -> 1024 seqs / "
+        "8192 API-server tokens, no A100 exclusion yet; 0.8.5 --block-size Literal[1, 8, ..., 128] (§5.1)",
+        {
+            "engine": "v1",
+            "budget_style": "v1_peak",  # 0.7.3/0.8.5: T*u - (torch peak + non-torch)
+            "tokens_formula": "blocks_x_block_size",
+            "needed_formula": "sum_layers",
+            "error_style": "v1_085",
+            "weights_log": "took_gib",
+            "swap_space_used": False,  # V1 preemption recomputes (§7)
+            "prefix_caching_default": True,  # 0.8.5 V1: None -> True (§6)
+            "chunked_prefill_auto_above": None,  # V1 always chunks prefill (§7)
+            "batch_tiers": (BatchTier(min_device_gib=70, max_num_seqs=1024, max_num_batched_tokens=8192),),
+            "block_size_choices": (1, 8, 16, 32, 64, 128),
+            "backend_priorities": (BackendPriority(mla=True, min_sm=0, backends=_MLA_0_11), *_V1_ATTENTION),
+        },
+    ),
+    Change(
+        "0.10.0",
+        "0.10.2 gpu_worker determine_available_memory profile (§2.4), hybrid allocator and per-group "
+        "tokens (§3.4, §3.7), free-memory start-up check (§2.2), --kv-cache-memory-bytes (§7); "
+        "arg_utils.py excludes 'a100' from the large tier (PR #17885; absent in 0.8.5, present in 0.10.2)",
+        {
+            "budget_style": "v1_profile",
+            "hybrid_allocator": True,
+            "tokens_formula": "blocks_div_groups",  # 0.10.2-0.19.0 (0.19.0: real gemma-2/3, gpt-oss, Llama-4 logs)
+            "concurrency_formula": "one_cdiv_over_sum",
+            "error_style": "v1_010",
+            "sampler_logit_copies": _SAMPLER_COPIES_OLD,
+            "has_kv_cache_memory_bytes_flag": True,
+            "free_memory_check": True,
+            "batch_tiers": (
+                BatchTier(
+                    min_device_gib=70,
+                    max_num_seqs=1024,
+                    max_num_batched_tokens=8192,
+                    excluded_names=("a100",),
+                ),
+            ),
+        },
+    ),
+    Change(
+        "0.14.0",
+        "0.14.0: requested = ceil(T*u) (§2.1), format_gib (§0), first-group capacity (§3.6), "
+        "'Model loading took %.4f GiB memory' (§4.1), --kv-offloading-size and --max-model-len auto (§7), "
+        "--block-size adds 256 (§5.1), fp8_ds_mla (§5.4), 'Free memory on device cuda:0' (§4.2)",
+        {
+            "requested_uses_ceil": True,
+            "needed_formula": "first_group",
+            "error_style": "v1_014",
+            "weights_log": "took_gib_memory",
+            "format_gib_style": "round2",
+            "has_kv_offloading_flags": True,
+            "has_auto_fit": True,
+            "block_size_choices": (1, 8, 16, 32, 64, 128, 256),
+            "has_fp8_ds_mla": True,
+            "free_memory_device": "device cuda:0 ",
+        },
+    ),
+    Change(
+        "0.15.0",
+        "MLA priorities of the V1 selector after 0.14 (§5.2, confirmed on 0.19.0 DeepSeek logs: FLASH_ATTN_MLA "
+        "on SM90); the planner's activation and graph models are calibrated on 0.15+ logs (docs/model.md)",
+        {
+            "backend_priorities": (
+                BackendPriority(mla=True, min_sm=100, backends=("CUTLASS_MLA", "FLASHMLA", "TRITON_MLA")),
+                _MLA_SM90,
+                *_V1_ATTENTION,
+            ),
+            "measured_parts_calibrated": True,
+        },
+    ),
+    Change(
+        "0.17.0",
+        "calibration llmd-versionsweep-*: Qwen3-14B activation 5.64 GiB on 0.15/0.16, 2.23 GiB on 0.17/0.18",
+        {"sampler_logit_copies": _SAMPLER_COPIES},
+    ),
+    Change(
+        "0.20.0",
+        "0.20.2: default utilization 0.92 (§2.1; 0.19.0 logs ran an explicit 0.95), CUDA graphs budgeted by "
+        "default (§2.6; off by default in 0.19.0 logs), tokens = concurrency x L and all-groups capacity "
+        "(§3.6, §3.7), any positive --block-size and 'Setting kv cache block size to %d for %s backend(s).' "
+        "(§5.1), --swap-space removed (§7)",
+        {
+            "default_gpu_memory_utilization": 0.92,
+            "cuda_graph_budgeted": True,
+            "tokens_formula": "concurrency_x_len",
+            "needed_formula": "all_groups",
+            "block_size_choices": None,
+            "block_size_log": "setting_for_backends",
+            "has_swap_space_flag": False,
+        },
+    ),
+    Change(
+        "0.27.0",
+        "0.27.1: max_concurrent_batches x MNBT in-flight tokens (§3.3), sum-of-cdivs concurrency (§3.7), "
+        "error text 'model's' and the CPU-backend note (§4.4); absent in 0.24.0",
+        {
+            "concurrency_formula": "sum_of_cdivs",
+            "inflight_uses_batches": True,
+            "error_style": "v1_027",
+        },
+    ),
+    Change(
+        "0.30.0",
+        "0.30.0: null block left out of the capacity check (§3.6), merged capacity line (§4.3)",
+        {"null_block_in_check": True, "merged_capacity_line": True},
+    ),
+    Change(
+        "0.33.0",
+        "0.33.0 arg_utils.get_batch_defaults: >= 160 GiB -> 16384 / 1024; >= 70 GiB and not a100 and not GB10 "
+        "(capability 12.1) -> 8192 / 1024 (absent in 0.19.0); FLASHINFER_MLA first on SM100 (§5.2); hybrid "
+        "group size rule (§3.4); free-memory check also under --kv-cache-memory-bytes; auto-fit wording (§4.3)",
+        {
+            "batch_tiers": (
+                BatchTier(min_device_gib=160, max_num_seqs=1024, max_num_batched_tokens=16384),
+                BatchTier(
+                    min_device_gib=70,
+                    max_num_seqs=1024,
+                    max_num_batched_tokens=8192,
+                    excluded_names=("a100",),
+                    excluded_capabilities=("12.1",),
+                ),
+            ),
+            "backend_priorities": (
+                BackendPriority(
+                    mla=True, min_sm=100, backends=("FLASHINFER_MLA", "CUTLASS_MLA", "FLASHMLA", "TRITON_MLA")
+                ),
+                _MLA_SM90,
+                *_V1_ATTENTION,
+            ),
+            "group_size_max_ratio": 1.5,  # "12 sw + 13 full" -> groups of 13
+            "free_memory_check_with_kv_bytes": True,
+            "autofit_log": "kv_cache_memory",
+        },
+    ),
+)
+
+
+@dataclass(frozen=True)
+class ResolvedVersion:
+    """A version as the user gave it, and the release whose rules plan it."""
+
+    requested: str  # normalized PEP 440 text, e.g. "0.19.2rc1.dev8+g4b7f5ea1a"
+    release: Version  # its release numbers (pre/dev/post/local dropped; a 4th number dropped)
+    rules: VersionRules
+    newer_than_known: bool  # a newer minor series than NEWEST_KNOWN: planned with its rules
+
+    @property
+    def note(self) -> str:
+        """A sentence for the page and the estimate's warnings, or "" when the version is a known one."""
+        if self.newer_than_known:
+            return Text(
+                "vLLM {requested} is newer than {newest}, the newest release the planner knows; planned with {newest}'s rules, which may have changed since.",
+                requested=self.requested,
+                newest=self.rules.version,
+            )
+        return ""
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= ECHO_CHARS else text[:ECHO_CHARS] + "…"
+
+
+def _parse(text: str) -> tuple[Pep440, Version]:
+    stripped = text.strip()
+    if len(stripped) > MAX_VERSION_CHARS:
+        raise PlannerError(
+            "vllm_version",
+            Text(
+                "not a vLLM version: {text!r} is too long (expected e.g. {example})",
+                text=_shown(stripped),
+                example=DEFAULT_VERSION,
+            ),
+        )
+    try:
+        parsed = Pep440(stripped)
+    except InvalidVersion:
+        parsed = None
+    if parsed is None or parsed.epoch:
+        raise PlannerError(
+            "vllm_version",
+            Text(
+                "not a vLLM version: {text!r} (expected e.g. {example})",
+                text=_shown(stripped),
+                example=DEFAULT_VERSION,
+            ),
+        )
+    numbers = (*parsed.release, 0, 0)
+    version: Version = (numbers[0], numbers[1], numbers[2])
+    if version < OLDEST_SUPPORTED:
+        raise PlannerError(
+            "vllm_version",
+            Text(
+                "vLLM {text} is older than 0.6, the oldest release the planner models", text=_shown(stripped)
+            ),
+        )
+    return parsed, version
+
+
+def parse_version(text: str) -> Version:
+    """'0.19.0', 'v0.11.2', '0.14.0rc2+cu130', '0.10.1.1' -> (0, 19, 0) / (0, 11, 2) / (0, 14, 0) / (0, 10, 1).
+
+    Raises PlannerError("vllm_version", …) for anything that is not a PEP 440 version of 0.6 or later;
+    the length is checked first, so a string of any size costs the same.
+    """
+    return _parse(text or "")[1]
+
+
+_KNOWN_PARSED: tuple[Version, ...] = tuple(parse_version(v) for v in KNOWN_VERSIONS)
+
+
+def bracket_of(version: Version) -> str:
+    """The newest known release in ``version``'s minor series or an older one (0.23.0 -> 0.21.0)."""
+    series = [known[:2] for known in _KNOWN_PARSED]
+    index = bisect.bisect_right(series, version[:2]) - 1
+    return KNOWN_VERSIONS[max(index, 0)]
+
+
+@cache  # keyed by a known release: at most len(KNOWN_VERSIONS) entries, whatever strings arrive
+def _rules_of(release: str) -> VersionRules:
+    version = parse_version(release)
+    rules = BASE
+    for change in CHANGELOG:
+        if parse_version(change.since) <= version:
+            rules = replace(rules, **change.fields)
+    return replace(rules, version=release, version_tuple=version)
+
+
+def resolve_version(text: str | None) -> ResolvedVersion:
+    """The one entry point for a version from any surface (page, permalink, API, CLI, doctor)."""
+    if text is None:
+        text = DEFAULT_VERSION
+    known = _KNOWN_RESOLVED.get(text)  # the releases the form offers: no parse on the hot path
+    if known is not None:
+        return known
+    if not text.strip():
+        return _KNOWN_RESOLVED[DEFAULT_VERSION]
+    parsed, version = _parse(text)
+    return ResolvedVersion(
+        requested=str(parsed),
+        release=version,
+        rules=_rules_of(bracket_of(version)),
+        newer_than_known=version[:2] > _KNOWN_PARSED[-1][:2],
+    )
+
+
+_KNOWN_RESOLVED: dict[str, ResolvedVersion] = {}  # fixed: one entry per known release, filled below
+_KNOWN_RESOLVED.update((v, resolve_version(v)) for v in KNOWN_VERSIONS)
+
+
+# For logs that show the V0 engine: the newest known release whose default engine is V0 ("0.7.3").
+LAST_V0_RELEASE = next(v for v in reversed(KNOWN_VERSIONS) if _rules_of(v).engine == "v0")
+
+
 def rules_for(version: str | None) -> VersionRules:
-    label = version or DEFAULT_VERSION
-    parsed = parse_version(label)
-    return _rules(parsed, ".".join(str(p) for p in parsed))
+    """The rules that plan ``version`` (its bracket's); None means DEFAULT_VERSION."""
+    return resolve_version(version).rules
+
+
+def default_chunked_prefill(rules: VersionRules, *, max_model_len: int) -> bool:
+    """`--enable-chunked-prefill` when not given: always on in V1, above 32,768 tokens in V0 (§7)."""
+    above = rules.chunked_prefill_auto_above
+    return True if above is None else max_model_len > above
 
 
 def default_gpu_memory_utilization(version: str | None) -> float:
     return rules_for(version).default_gpu_memory_utilization
 
 
-def format_gib(num_bytes: float, style: Literal["fixed2", "round2"]) -> str:
+def format_gib(num_bytes: float, style: GibStyle) -> str:
     """How vLLM prints GiB: `%.2f` before 0.14, `str(round(x / 2**30, 2))` after (reference §0)."""
     gib = num_bytes / 2**30
     if style == "fixed2":

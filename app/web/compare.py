@@ -19,7 +19,7 @@ from app.core.errors import PlannerError
 from app.core.estimate import estimate
 from app.core.result import Estimate
 from app.core.text import Text
-from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS, rules_for
+from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS, resolve_version, rules_for
 from app.web import views
 from app.web.format import gib, integer
 from app.web.params import FieldProblem, PlannerParams, parse_lenient, query_items, to_query
@@ -179,16 +179,11 @@ def _versions(request: Request) -> tuple[str, str, list[FieldProblem]]:
         value = request.query_params.get(key, "").strip()
         if not value:
             continue
-        if value in KNOWN_VERSIONS:
-            chosen[key] = value
-        else:
+        try:
+            chosen[key] = resolve_version(value).requested  # any release, as on the planner
+        except PlannerError as exc:
             shown = value if len(value) <= 60 else value[:57] + "..."
-            message = Text(
-                "unknown vLLM version {shown!r}; known: {known_versions}",
-                shown=shown,
-                known_versions=", ".join(KNOWN_VERSIONS),
-            )
-            problems.append(FieldProblem(key, shown, message))
+            problems.append(FieldProblem(key, shown, exc.message))
     return chosen["a"], chosen["b"], problems
 
 
@@ -273,7 +268,9 @@ def build_view(request: Request) -> CompareView:
         problems=views.problems_of(problems + version_problems + more),
         a=a,
         b=b,
-        versions=tuple(views.Option(v, v) for v in reversed(KNOWN_VERSIONS)),
+        versions=views.version_options(
+            views.version_options(tuple(views.Option(v, v) for v in reversed(KNOWN_VERSIONS)), a), b
+        ),
         hidden=tuple((k, v) for k, v in query_items(params) if k != "vllm_version"),
         title=Text(
             "{model_label} on {name} × {devices}",

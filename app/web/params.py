@@ -30,7 +30,7 @@ from app.core.errors import PlannerError
 from app.core.plan import MAX_DEVICE_MEMORY_GIB, MIN_DEVICE_MEMORY_GIB
 from app.core.specs import KVCacheDType, ServeConfig
 from app.core.text import Text
-from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS
+from app.core.versions import DEFAULT_VERSION, resolve_version
 from app.web.security import check_json_text
 from app.web.validation import message_of
 
@@ -209,16 +209,14 @@ class PlannerParams(BaseModel):
 
     @field_validator("vllm_version")
     @classmethod
-    def _known_version(cls, value: str | None) -> str | None:
-        if value is not None and value not in KNOWN_VERSIONS:
-            raise ValueError(
-                Text(
-                    "unknown vLLM version {value!r}; known: {known}",
-                    value=value,
-                    known=", ".join(KNOWN_VERSIONS),
-                )
-            )
-        return value
+    def _vllm_version(cls, value: str | None) -> str | None:
+        """Any release as people type it (PEP 440, `v0.11.2`), normalized; versions.py picks its rules."""
+        if value is None:
+            return None
+        try:
+            return resolve_version(value).requested
+        except PlannerError as exc:
+            raise ValueError(exc.message) from None
 
     @field_validator("speculative_config", "limit_mm_per_prompt")
     @classmethod

@@ -14,10 +14,6 @@ from functools import cache
 from app.core.text import Text
 from app.core.versions import KNOWN_VERSIONS, VersionRules, rules_for
 
-# `--swap-space` only feeds V0's swap preemption; V1 ignores it and 0.20 removed the flag
-# (versions.py: "swap_space_used ... ignored by V1, removed in 0.20+").
-SWAP_SPACE_REMOVED = (0, 20, 0)
-
 TOKENS_TEXT = {
     "none": Text("not printed (V0 prints “# GPU blocks: N”)"),
     "blocks_x_block_size": Text("blocks × block_size"),
@@ -59,10 +55,7 @@ def _same_span(rules: VersionRules, value_of: Callable[[VersionRules], object]) 
     """Known releases sharing this value, contiguous around the chosen one: "0.20.2 – 0.33.0"."""
     here = value_of(rules)
     values = [value_of(rules_for(v)) for v in KNOWN_VERSIONS]  # KNOWN_VERSIONS is oldest first
-    position = next(
-        (i for i, v in enumerate(KNOWN_VERSIONS) if rules_for(v).version_tuple >= rules.version_tuple),
-        len(KNOWN_VERSIONS) - 1,
-    )
+    position = KNOWN_VERSIONS.index(rules.version)  # rules are always a known release's (the bracket)
     lo = hi = position
     while lo > 0 and values[lo - 1] == here:
         lo -= 1
@@ -75,7 +68,7 @@ def _same_span(rules: VersionRules, value_of: Callable[[VersionRules], object]) 
 def _swap_space(rules: VersionRules) -> str:
     if rules.swap_space_used:
         return Text("used: CPU swap space for V0 preemption")
-    if rules.version_tuple >= SWAP_SPACE_REMOVED:
+    if not rules.has_swap_space_flag:
         return Text("removed (passing it is an error)")
     return Text("accepted but ignored by the V1 engine")
 

@@ -151,6 +151,16 @@ class ResultView:
     borderline: BorderlineView | None
     version_notes: tuple[VersionNote, ...]
     compare_link: str
+    version_line: str = ""  # the doctor builds its own ResultView without one
+
+
+def version_line(est: Estimate) -> str:
+    """ "vLLM 0.23.0 (rules of 0.21.0)": the release the user named and the one whose rules planned it."""
+    if est.vllm_version == est.vllm_rules_version:
+        return f"vLLM {est.vllm_version}"
+    return t(
+        "vLLM {requested} (rules of {release})", requested=est.vllm_version, release=est.vllm_rules_version
+    )
 
 
 @dataclass(frozen=True)
@@ -200,6 +210,15 @@ def catalog_options() -> tuple[tuple[Option, ...], tuple[Option, ...], tuple[Opt
 TP_OPTIONS = tuple(Option(str(n), str(n)) for n in TENSOR_PARALLEL_SIZES)
 
 
+def version_options(known: tuple[Option, ...], chosen: str | None) -> tuple[Option, ...]:
+    """The known releases, plus the one in the link when it is another (it stays selected, with the
+    release whose rules plan it): `0.23.0 → rules of 0.21.0`."""
+    if chosen is None or any(o.value == chosen for o in known):
+        return known
+    label = t("{requested} (rules of {release})", requested=chosen, release=rules_for(chosen).version)
+    return (Option(chosen, label), *known)
+
+
 def form_state(
     params: PlannerParams, *, derived_len: int, effective_len: int, default_util: float
 ) -> FormState:
@@ -223,7 +242,7 @@ def form_state(
         util_slider=f"{params.gpu_memory_utilization or default_util:g}",
         models=models,
         devices=devices,
-        versions=versions,
+        versions=version_options(versions, params.vllm_version),
         kv_dtypes=tuple(Option(d, d) for d in KV_CACHE_DTYPES),
         tp_sizes=TP_OPTIONS,
         open_config=bool(params.config_json),
@@ -690,6 +709,7 @@ def result_view(
         borderline=borderline_view(est),
         version_notes=version_notes(rules_for(est.vllm_version)) if details else (),
         compare_link=compare_link,
+        version_line=version_line(est),
     )
 
 

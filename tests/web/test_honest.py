@@ -196,7 +196,7 @@ def test_compare_with_explicit_utilization_does_not_blame_the_default(client):
 
 
 def test_compare_bad_params_name_the_field(client):
-    r = client.get("/compare?a=9.9.9&b=%3Cb%3E&max_model_len=lots&device=nope")
+    r = client.get("/compare?a=0.5.4&b=%3Cb%3E&max_model_len=lots&device=nope")  # 0.5.4: older than 0.6
     assert r.status_code == 200
     banner = r.text.split('id="banner"')[1].split("</div>")[0]
     for field in ("a", "b", "max_model_len", "device"):

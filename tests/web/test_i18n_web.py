@@ -161,12 +161,12 @@ def test_rejected_inputs_are_named_in_chinese_on_the_page_and_in_the_api() -> No
     english = client().get("/?v=1&max_model_len=5").text
     assert "<code>max_model_len</code>: Input should be greater than or equal to 16" in english
     # the API: msg follows Accept-Language, the rest stays as pydantic gives it
-    r = client().get("/api/estimate?vllm_version=9.9", headers={"Accept-Language": "zh-CN"})
+    r = client().get("/api/estimate?vllm_version=0.5.4", headers={"Accept-Language": "zh-CN"})
     (error,) = r.json()["detail"]
     assert (
         r.status_code == 422 and error["loc"] == ["query", "vllm_version"] and error["type"] == "value_error"
     )
-    assert error["msg"].startswith("未知的 vLLM 版本 '9.9'；已知版本：0.6.6, ")
+    assert error["msg"] == "vLLM 0.5.4 早于 0.6，规划器建模的最早版本是 0.6"
     r = client().get("/api/estimate?max_model_len=5", headers={"Accept-Language": "zh"})
     assert r.json()["detail"][0]["msg"] == "应大于或等于 16" and r.json()["detail"][0]["ctx"] == {"ge": 16}
     assert client().get("/api/estimate?max_model_len=5").json()["detail"][0]["msg"] == (

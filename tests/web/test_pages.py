@@ -114,7 +114,7 @@ def test_stored_v1_link_keeps_working(client):
         ("tensor_parallel_size", "0"),
         ("model", "no-such/model"),
         ("device", "abacus"),
-        ("vllm_version", "9.9.9"),
+        ("vllm_version", "0.5.4"),  # older than 0.6 (9.9.9 is a newer release: planned with a warning)
         ("config_json", "{not json"),
         ("kv_cache_dtype", "fp7"),
     ],

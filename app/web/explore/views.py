@@ -66,7 +66,7 @@ from app.web.params import (
 )
 from app.web.resolve import Resolved, resolve_lenient
 from app.web.templating import url_path
-from app.web.views import Option, Problem, catalog_options, problems_of
+from app.web.views import Option, Problem, catalog_options, problems_of, version_options
 
 # ---- view models -------------------------------------------------------------------------------
 
@@ -582,7 +582,7 @@ def build_view(request: Request, params: ExploreParams, problems: list[FieldProb
         ),
         models=models,
         devices=devices,
-        versions=versions,
+        versions=version_options(versions, params.vllm_version),
         kv_dtypes=tuple(Option(d, d) for d in KV_CACHE_DTYPES),
         max_page_requests=integer(MAX_PAGE_REQUESTS),
         wl_help=WL_HELP,

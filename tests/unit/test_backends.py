@@ -1,0 +1,133 @@
+"""Attention backend, block size and KV-dtype checks per release (app/core/backends.py + versions.py).
+
+Sources: reference vllm-accounting.md §5 (read from the released code of 0.6.6 … 0.33.0) and the wheels
+themselves (`pip download --no-deps vllm==X`): 0.6.6 vllm/engine/arg_utils.py `--block-size
+choices=[8, 16, 32, 64, 128]`; 0.8.5 vllm/config.py `BlockSize = Literal[1, 8, 16, 32, 64, 128]`;
+0.14.0 vllm/config/cache.py `BlockSize = Literal[1, 8, 16, 32, 64, 128, 256]`; 0.20.2 `block_size:
+SkipValidation[int]`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.backends import allowed_block_sizes, cuda_candidates, resolve_backend
+from app.core.catalog import find_device
+from app.core.errors import InvalidServeConfigError
+from app.core.specs import ServeConfig
+from app.core.versions import rules_for
+from tests.specs_factory import H100, deepseek_v3_like, dense
+
+H200 = find_device("nvidia-h200-141gb")
+B200 = find_device("nvidia-b200")
+A100 = find_device("nvidia-a100-sxm4-80gb")
+ASCEND = find_device("huawei-ascend-910b-64gb")
+MI300X = find_device("amd-mi300x-192gb")
+
+
+def choose(model, device, version, **serve):  # type: ignore[no-untyped-def]
+    return resolve_backend(
+        model=model,
+        device=device,
+        serve=ServeConfig(**serve),
+        rules=rules_for(version),
+        prefix_caching=True,
+        chunked_prefill=True,
+    )
+
+
+@pytest.mark.parametrize(
+    ("version", "choices"),
+    [
+        ("0.6.6", (8, 16, 32, 64, 128)),
+        ("0.8.5", (1, 8, 16, 32, 64, 128)),
+        ("0.11.0", (1, 8, 16, 32, 64, 128)),
+        ("0.14.0", (1, 8, 16, 32, 64, 128, 256)),
+        ("0.19.0", (1, 8, 16, 32, 64, 128, 256)),
+        ("0.20.2", None),
+        ("0.33.0", None),
+    ],
+)
+def test_block_size_choices(version: str, choices: tuple[int, ...] | None) -> None:
+    assert allowed_block_sizes(rules_for(version)) == choices
+
+
+def test_a_block_size_outside_the_choices_is_refused_naming_the_flag() -> None:
+    with pytest.raises(InvalidServeConfigError) as info:
+        choose(dense(), H100, "0.11.0", block_size=256)
+    assert info.value.field == "block_size"
+    assert info.value.message == "vLLM 0.11.0 accepts --block-size only from [1, 8, 16, 32, 64, 128]"
+    assert choose(dense(), H100, "0.14.0", block_size=256).block_size == 256
+
+
+@pytest.mark.parametrize(
+    ("device", "version", "expected"),
+    [
+        # 0.33.0 cuda.py _get_backend_priorities (reference §5.2): SM100 non-MLA -> FLASHINFER first
+        (B200, "0.33.0", ("FLASHINFER", 16)),
+        (H100, "0.33.0", ("FLASH_ATTN", 16)),
+        # 0.11.0 default selection (reference §5.2): SM100 -> FlashInfer, SM80+ -> FlashAttention
+        (B200, "0.11.0", ("FLASHINFER", 16)),
+        (A100, "0.11.0", ("FLASH_ATTN", 16)),
+        # V0 (0.6.6): FLASH_ATTN on SM80+
+        (H100, "0.6.6", ("FLASH_ATTN", 16)),
+    ],
+)
+def test_non_mla_backend_by_capability(device, version, expected) -> None:  # type: ignore[no-untyped-def]
+    choice = choose(dense(), device, version)
+    assert (choice.name, choice.block_size) == expected and choice.log_lines == []
+
+
+def test_mla_backends_and_block_sizes_by_release() -> None:
+    ds = deepseek_v3_like()
+    # 0.11.0 (reference §5.1): FlashMLA on SM90 forces 64 and says so
+    old = choose(ds, H200, "0.11.0")
+    assert (old.name, old.block_size) == ("FLASHMLA", 64)
+    assert old.log_lines == ["Forcing kv cache block size to 64 for FlashMLA backend."]
+    # 0.11.0 on SM100: CUTLASS_MLA, fixed 128
+    assert (choose(ds, B200, "0.11.0").name, choose(ds, B200, "0.11.0").block_size) == ("CUTLASS_MLA", 128)
+    # 0.19.0 on SM90: FLASH_ATTN_MLA (MultipleOf(16)) keeps 16
+    assert (choose(ds, H200, "0.19.0").name, choose(ds, H200, "0.19.0").block_size) == ("FLASH_ATTN_MLA", 16)
+    # 0.33.0 on SM100: FLASHINFER_MLA [32, 64] -> the minimum, 32, with 0.20+'s wording (reference §5.1)
+    new = choose(ds, B200, "0.33.0")
+    assert (new.name, new.block_size) == ("FLASHINFER_MLA", 32)
+    assert new.log_lines == ["Setting kv cache block size to 32 for FLASHINFER_MLA backend(s)."]
+
+
+def test_priority_lists_come_from_the_rules_table() -> None:
+    names = [b.name for b in cuda_candidates(mla=True, sm=100, rules=rules_for("0.33.0"))]
+    assert names == ["FLASHINFER_MLA", "CUTLASS_MLA", "FLASHMLA", "TRITON_MLA"]
+    names = [b.name for b in cuda_candidates(mla=True, sm=100, rules=rules_for("0.30.0"))]
+    assert names == ["CUTLASS_MLA", "FLASHMLA", "TRITON_MLA"]
+    names = [b.name for b in cuda_candidates(mla=False, sm=90, rules=rules_for("0.7.3"))]
+    assert names == ["FLASH_ATTN", "XFORMERS"]
+
+
+def test_fp8_kv_on_ampere_falls_back_with_a_warning() -> None:
+    # FLASH_ATTN takes quantized KV only with FA3 on SM90 (reference §5.2); FlashInfer takes fp8 on SM80
+    choice = choose(dense(), A100, "0.19.0", kv_cache_dtype="fp8")
+    assert choice.name == "FLASHINFER"
+    assert choice.warnings and "FLASH_ATTN (no fp8 KV cache here)" in choice.warnings[0]
+    assert choose(dense(), H100, "0.19.0", kv_cache_dtype="fp8").name == "FLASH_ATTN"
+
+
+def test_fp8_ds_mla_needs_0_14_and_an_mla_model() -> None:
+    with pytest.raises(InvalidServeConfigError) as info:
+        choose(deepseek_v3_like(), H200, "0.11.0", kv_cache_dtype="fp8_ds_mla")
+    assert info.value.field == "kv_cache_dtype"
+    with pytest.raises(InvalidServeConfigError):
+        choose(dense(), H200, "0.33.0", kv_cache_dtype="fp8_ds_mla")
+
+
+def test_other_platforms() -> None:
+    # vllm-ascend refresh_block_size: 128 (reference §9); a user 64 is forced back with prefix caching on
+    npu = choose(dense(), ASCEND, "0.11.0", block_size=64)
+    assert (npu.name, npu.block_size) == ("ASCEND", 128)
+    assert npu.log_lines == ["Block size is set to 128 if prefix cache or chunked prefill is enabled."]
+    assert (choose(dense(), MI300X, "0.33.0").name, choose(dense(), MI300X, "0.33.0").block_size) == (
+        "ROCM_ATTN",
+        16,
+    )
+    with pytest.raises(InvalidServeConfigError) as info:
+        choose(dense(), H100, "0.33.0", kv_cache_dtype="int8")
+    assert info.value.field == "kv_cache_dtype"
