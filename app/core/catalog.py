@@ -25,10 +25,10 @@ from app.core.errors import ConfigError, UnknownDeviceError, UnknownModelError
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.specs import DeviceSpec, Frozen, LayerKind, MambaKind, ModelSpec, QuantMethod, QuantSpec
 from app.core.text import Text
+from app.resources import Data, directory
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-MODEL_SPECS_DIR = REPO_ROOT / "model_specs"
-DEVICES_FILE = REPO_ROOT / "device_specs" / "devices.yaml"
+MODEL_SPECS_DIR = directory(Data.MODEL_SPECS)
+DEVICES_FILE = directory(Data.DEVICE_SPECS) / "devices.yaml"
 CONFIG_FILE_NAME = "config.json"
 SAFETENSORS_INDEX_FILE_NAME = "model.safetensors.index.json"
 

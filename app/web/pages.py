@@ -17,18 +17,19 @@ from app.core.result import Estimate
 from app.core.specs import ServeConfig
 from app.core.text import N_
 from app.core.versions import default_gpu_memory_utilization
+from app.resources import Data, directory
 from app.web import compare, markdown, views
 from app.web.i18n import _, t
 from app.web.params import FieldProblem, PlannerParams, parse_lenient, replace, to_query
 from app.web.recommend_api import build_view as recommendation_view
 from app.web.resolve import Resolved, resolve_lenient
-from app.web.templating import REPO_ROOT, url_path
+from app.web.templating import url_path
 
 router = APIRouter()
 # The compare view lives in its own module; wiring it here keeps the planner's link to it valid
 # wherever pages.router is mounted.
 router.include_router(compare.router)
-DOCS_DIR = REPO_ROOT / "docs"
+DOCS_DIR = directory(Data.DOCS)
 # Generated reports served as pages: route name -> (file, page title).
 DOC_PAGES = {
     "accuracy_report": ("accuracy.md", N_("Accuracy against real vLLM logs")),
