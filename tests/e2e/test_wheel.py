@@ -142,3 +142,36 @@ def test_installed_kvplan_serves_the_page_its_static_files_and_the_api(served: s
     assert status == 200 and b"<table" in body
     status, body, _ = _get(served + "/?lang=zh")
     assert status == 200 and "显存" in body.decode()
+
+
+def test_the_images_start_and_health_commands_work(venv: Path, tmp_path: Path) -> None:
+    """The Dockerfile's CMD and HEALTHCHECK, run as written against this wheel (no container here)."""
+    dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8").replace("\\\n", " ")
+    (cmd,) = [json.loads(line[4:]) for line in dockerfile.splitlines() if line.startswith("CMD ")]
+    (health,) = [line for line in dockerfile.splitlines() if line.startswith("HEALTHCHECK ")]
+    health_cmd = json.loads(health.split(" CMD ", 1)[1])
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env.update(
+        PATH=f"{venv / 'bin'}:{env['PATH']}",
+        KVPLAN_PORT=str(port),
+        KVPLAN_ROOT_PATH="/tools/kvplan",
+        KVPLAN_WORKERS="1",
+    )
+    proc = subprocess.Popen(
+        cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while subprocess.run(health_cmd, env=env, capture_output=True, timeout=30).returncode != 0:
+            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+            assert time.monotonic() < deadline, "the HEALTHCHECK command never succeeded"
+            time.sleep(0.3)
+        # the prefix came from the environment: links carry it (nginx strips it before the app)
+        page = _get(f"http://127.0.0.1:{port}/?v=1")[1].decode()
+        assert 'href="/tools/kvplan/static/app.css' in page
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=30)
+    # the server listened on every interface, as a container must
+    assert f"http://0.0.0.0:{port}" in out, out
