@@ -22,6 +22,7 @@ import yaml
 
 from app import hub
 from app.resources import Data, directory
+from app.web.app import create_app
 from tests.web.conftest import TestClient
 
 LLAMA_CONFIG: dict[str, Any] = yaml.safe_load(
@@ -252,5 +253,6 @@ def test_what_is_not_a_hub_id_is_never_fetched(client: TestClient, opted_in: Sta
 def test_the_page_says_where_the_model_came_from(client: TestClient, opted_in: StandIn) -> None:
     page = client.get("/", params={"v": 1, "model": REPO, "device": "h100"}).text
     assert f"Model {REPO} read from the hub ({opted_in.base}{CONFIG_PATH})" in page
-    page = client.get("/", params={"v": 1, "model": REPO, "device": "h100", "lang": "zh"}).text
-    assert "从模型仓库读取" in page
+    zh_client = TestClient(create_app())  # its own: lang=zh sets a cookie
+    page = zh_client.get("/", params={"v": 1, "model": REPO, "device": "h100", "lang": "zh"}).text
+    assert f"模型 {REPO} 从模型仓库读取（{opted_in.base}{CONFIG_PATH}）" in page
