@@ -7,6 +7,7 @@ docs/accuracy.md (committed, linked from the page footer).
 
 from __future__ import annotations
 
+import re
 import statistics
 import sys
 from collections import defaultdict
@@ -211,13 +212,76 @@ def report() -> str:
     return "\n".join(parts)
 
 
+# The Chinese page (docs/zh/accuracy.md, served at /accuracy?lang=zh): the same report with its prose,
+# headings and table headers in Chinese. Whole lines, so a figure is never touched.
+ZH_LINES = {
+    "# Accuracy against real vLLM start-up logs": "# 对照真实 vLLM 启动日志的准确度",
+    "## Summary": "## 汇总",
+    "## By model family": "## 按模型系列",
+    "## By vLLM version": "## 按 vLLM 版本",
+    "## By parallelism": "## 按并行方式",
+    "## Every record": "## 每条记录",
+    "| quantity | records | median abs error | p90 abs error | median abs rel. error | p90 abs rel. error |": (
+        "| 量 | 记录数 | 绝对误差中位数 | 绝对误差 p90 | 相对误差中位数 | 相对误差 p90 |"
+    ),
+    "| family | records | median abs KV error (GiB) | max abs KV error (GiB) |": (
+        "| 系列 | 记录数 | KV 绝对误差中位数 (GiB) | KV 最大绝对误差 (GiB) |"
+    ),
+    "| version | records | median abs KV error (GiB) | max abs KV error (GiB) |": (
+        "| 版本 | 记录数 | KV 绝对误差中位数 (GiB) | KV 最大绝对误差 (GiB) |"
+    ),
+    "| TP×PP | records | median abs KV error (GiB) | max abs KV error (GiB) |": (
+        "| TP×PP | 记录数 | KV 绝对误差中位数 (GiB) | KV 最大绝对误差 (GiB) |"
+    ),
+    "| record | version | weights pred/rep | activation pred/rep | non-torch pred/rep | KV GiB pred/rep | "
+    "tokens pred/rep |": (
+        "| 记录 | 版本 | 权重 预测/实测 | 激活 预测/实测 | non-torch 预测/实测 | KV GiB 预测/实测 | token 数 预测/实测 |"
+    ),
+}
+ZH_INTRO = [
+    "由 `bench/accuracy.py --write` 根据 `bench/data/calibration/vllm_logs.jsonl` 生成：凡输入完整（模型在目录中、",
+    "设备显存已知、日志打印了 vLLM 版本）的记录，都只用其输入做预测，再与 vLLM 实际打印的值比较。激活、non-torch 与",
+    "CUDA graph 模型的常数正是在这些记录上拟合的（bench/calibrate.py），所以这是样本内数字；",
+    "KV 的算术另由精确复现测试（tests/unit/test_replay_exact.py）逐块核对。",
+]
+_ZH_PATTERNS = (
+    (re.compile(r"^Records predicted: (\d+)\.$"), "预测的记录数：{0}。"),
+    (
+        re.compile(
+            r"^KV-pool range \(low…high\) contains the printed value for (\d+) of (\d+) records "
+            r"\((\d+) %\); median range width ([\d.]+) GiB\.$"
+        ),
+        "KV 池区间（低…高）包含实际打印值的记录：{0} / {1}（{2} %）；区间宽度中位数 {3} GiB。",
+    ),
+)
+
+
+def report_zh(text: str) -> str:
+    """``report()``'s text with its prose in Chinese (figures and record ids unchanged)."""
+    lines = text.split("\n")
+    start = lines.index("") + 1  # the English intro paragraph: from after the title to the next blank
+    end = lines.index("", start)
+    out = [*lines[:start], *ZH_INTRO, *lines[end:]]
+    translated = []
+    for line in out:
+        line = ZH_LINES.get(line, line)
+        for pattern, template in _ZH_PATTERNS:
+            match = pattern.match(line)
+            if match:
+                line = template.format(*match.groups())
+        translated.append(line)
+    return "\n".join(translated)
+
+
 def main() -> None:
     text = report()
     print(text)
     if "--write" in sys.argv:
-        target = Path(__file__).resolve().parents[1] / "docs" / "accuracy.md"
-        target.write_text(text, encoding="utf-8")
-        print(f"wrote {target}", file=sys.stderr)
+        docs = Path(__file__).resolve().parents[1] / "docs"
+        for target, content in ((docs / "accuracy.md", text), (docs / "zh" / "accuracy.md", report_zh(text))):
+            target.parent.mkdir(exist_ok=True)
+            target.write_text(content, encoding="utf-8")
+            print(f"wrote {target}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -132,7 +132,7 @@ VERBATIM_TERMS = (
     "non-torch",
     "torch peak memory increase",
 )
-_DROPPED_ELEMENTS = re.compile(r"<(script|style|code|pre|kbd|samp)\b[^>]*>.*?</\1>", re.S)
+_DROPPED_ELEMENTS = re.compile(r"<(script|style|code|pre|kbd|samp|textarea)\b[^>]*>.*?</\1>", re.S)
 _NO_TRANSLATE = re.compile(r"<(\w+)\b[^>]*\btranslate=\"no\"[^>]*>.*?</\1>", re.S)
 _QUOTED = re.compile(r"“[^”]*”|‘[^’]*’")  # quoted log lines and messages stay verbatim
 _CJK_OR_BREAK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef\n.;:!?()\[\]{}|·—–…=<>“”\"]+")
