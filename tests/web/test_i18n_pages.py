@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from app.core.catalog import list_devices, list_models
 from app.core.workload import WORKLOAD_PRESETS
 from app.web.app import create_app
