@@ -150,8 +150,8 @@ def _get(url: str, *, max_bytes: int, token: str | None) -> bytes | None:
     parts = urllib.parse.urlsplit(url)
     opener = urllib.request.build_opener(_SameOriginRedirects((parts.scheme, parts.netloc)))
     request = urllib.request.Request(url, headers={"User-Agent": "kvplan", "Accept": "application/json"})
-    if token:
-        request.add_unredirected_header("Authorization", f"Bearer {token}")
+    if token:  # redirects stay on this origin (_SameOriginRedirects), so the token may follow them
+        request.add_header("Authorization", f"Bearer {token}")
     started = time.monotonic()
     try:
         with opener.open(request, timeout=TIMEOUT_SECONDS) as response:
@@ -269,9 +269,12 @@ def _read_cache(path: Path, ref: HubRef) -> Fetched | None:
     fresh = (
         _COMMIT_RE.match(ref.revision) or time.time() - float(entry.get("fetched_at", 0)) < CACHE_TTL_SECONDS
     )
-    if not fresh or not isinstance(entry.get("config"), dict):
+    config, metadata, source = entry.get("config"), entry.get("index_metadata"), entry.get("source")
+    if not fresh or not isinstance(config, dict) or not isinstance(source, str):
         return None
-    return Fetched(config=entry["config"], index_metadata=entry.get("index_metadata"), source=entry["source"])
+    if metadata is not None and not isinstance(metadata, dict):
+        return None
+    return Fetched(config=config, index_metadata=metadata, source=source)
 
 
 def _write_cache(path: Path, fetched: Fetched) -> None:

@@ -209,6 +209,24 @@ def test_a_renamed_repository_redirect_on_the_same_host_is_followed(
     assert response.json()["weights_bytes"] == LLAMA_8B_INDEX_TOTAL_SIZE
 
 
+def test_a_gated_renamed_repository_keeps_its_token_on_the_same_host(
+    client: TestClient, opted_in: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_TOKEN", "hf_test_token")
+    opted_in.routes["/acme/old-gated/resolve/main/config.json"] = (307, b"", {"Location": CONFIG_PATH})
+    assert _estimate(client, "acme/old-gated").status_code == 200
+    assert (CONFIG_PATH, "Bearer hf_test_token") in opted_in.requests
+
+
+def test_a_corrupt_cache_entry_is_fetched_again(client: TestClient, opted_in: StandIn) -> None:
+    assert _estimate(client, REPO).status_code == 200
+    (entry,) = hub.cache_dir().glob("*.json")
+    entry.write_text('{"format": 1, "fetched_at": 1e18, "config": {"a": 1}}')  # no source
+    hub.clear_memory()
+    assert _estimate(client, REPO).status_code == 200
+    assert len(opted_in.requests) == 4  # config + index, twice
+
+
 def test_a_missing_model_a_huge_file_and_a_slow_hub_each_get_a_clear_message(
     client: TestClient, opted_in: StandIn, monkeypatch: pytest.MonkeyPatch
 ) -> None:
