@@ -2,7 +2,7 @@
 PY := .venv/bin/python
 STAMP := .venv/.installed
 
-.PHONY: serve test unit e2e lint bench accuracy browser
+.PHONY: serve test unit e2e lint bench accuracy browser wheel
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(PY) || python3 -m venv .venv
@@ -37,3 +37,7 @@ bench: $(STAMP)
 
 accuracy: $(STAMP)
 	$(PY) bench/accuracy.py
+
+# dist/kvplan-*.whl: templates, static files, specs, docs and translations inside (docs/deploy.md)
+wheel: $(STAMP)
+	$(PY) -m pip wheel -q --no-deps . -w dist

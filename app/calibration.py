@@ -1,4 +1,4 @@
-"""Real vLLM start-up figures (../shared/calibration/vllm_logs.jsonl) mapped onto planner inputs.
+"""Real vLLM start-up figures (bench/data/calibration/vllm_logs.jsonl) mapped onto planner inputs.
 
 Used by the exact-replay tests, bench/calibrate.py (fits the measured-part models) and
 bench/accuracy.py (the published accuracy report). Not imported by the web app.
@@ -19,7 +19,8 @@ from app.core.plan import apply_quantization_flag, custom_device
 from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_LOGS = REPO_ROOT.parent / "shared" / "calibration" / "vllm_logs.jsonl"
+# a verbatim copy of the shared calibration set, provenance in bench/data/calibration/README.md
+DEFAULT_LOGS = REPO_ROOT / "bench" / "data" / "calibration" / "vllm_logs.jsonl"
 # records this project found in public threads itself (same schema, each with its source)
 EXTRA_LOGS = REPO_ROOT / "bench" / "data" / "extra_calibration.jsonl"
 PRINTED_GIB_HALF_STEP = 0.005 * GIB  # "58.11 GiB" means [58.105, 58.115) GiB

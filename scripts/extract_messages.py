@@ -54,7 +54,25 @@ def extract() -> Catalog:
                 continue
             where = (str((directory / filename).relative_to(ROOT)), lineno)
             catalog.add(message, None, [where], auto_comments=comments, context=context)
+    for where, text in openapi_texts():
+        catalog.add(text, None, [where])
     return catalog
+
+
+def openapi_texts() -> list[tuple[tuple[str, int], str]]:
+    """The /docs page lists each endpoint's summary and docstring (the OpenAPI schema): message ids too."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from app.web.app import create_app
+
+    found = []
+    for path, operations in create_app().openapi()["paths"].items():
+        for method, operation in operations.items():
+            for key in ("summary", "description"):
+                text = operation.get(key)
+                if text and text.strip():
+                    found.append(((f"openapi:{method}{path}", 0), text))
+    return found
 
 
 def missing(template: Catalog, lang: str) -> list[str]:

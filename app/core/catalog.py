@@ -24,11 +24,11 @@ from pydantic import Field, ValidationError
 from app.core.errors import ConfigError, UnknownDeviceError, UnknownModelError
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.specs import DeviceSpec, Frozen, LayerKind, MambaKind, ModelSpec, QuantMethod, QuantSpec
-from app.core.text import Text
+from app.core.text import Msg, Text
+from app.resources import Data, directory
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-MODEL_SPECS_DIR = REPO_ROOT / "model_specs"
-DEVICES_FILE = REPO_ROOT / "device_specs" / "devices.yaml"
+MODEL_SPECS_DIR = directory(Data.MODEL_SPECS)
+DEVICES_FILE = directory(Data.DEVICE_SPECS) / "devices.yaml"
 CONFIG_FILE_NAME = "config.json"
 SAFETENSORS_INDEX_FILE_NAME = "model.safetensors.index.json"
 
@@ -71,7 +71,7 @@ class ModelEntry(Frozen):
     confidence: str
     params_total: int
     params_active: int | None
-    description: str  # "dense GQA", "MLA MoE", "sliding-window hybrid", ...
+    description: Msg  # "dense GQA", "MLA MoE", "sliding-window hybrid", ... (a Text: the pages translate it)
 
 
 @dataclass(frozen=True)
@@ -190,22 +190,25 @@ def _model_index() -> _ModelIndex:
 
 
 def _describe(spec: ModelSpec) -> str:
+    """The model family label: attention kind, then MoE or dense (a Text: English here, translated on
+    the pages)."""
     kinds = set(spec.layer_kinds)
     moe = spec.num_experts > 0
+    attention: str
     if spec.mamba is not None:
         mixer = {
             MambaKind.MAMBA1: "Mamba",
             MambaKind.MAMBA2: "Mamba-2",
             MambaKind.GATED_DELTA_NET: "Gated-DeltaNet",
-            MambaKind.LINEAR_ATTENTION: "linear-attention",
+            MambaKind.LINEAR_ATTENTION: Text("linear-attention"),
         }[spec.mamba.kind]
-        attention = f"{mixer} hybrid"
+        attention = Text("{mixer} hybrid", mixer=mixer)
     elif spec.mla is not None:
         attention = "MLA"
     elif LayerKind.CHUNKED in kinds:
-        attention = "chunked-local hybrid"
+        attention = Text("chunked-local hybrid")
     elif LayerKind.SLIDING in kinds:
-        attention = "sliding-window hybrid" if LayerKind.FULL in kinds else "sliding-window"
+        attention = Text("sliding-window hybrid") if LayerKind.FULL in kinds else Text("sliding-window")
     elif spec.num_kv_heads == 1:
         attention = "MQA"
     elif spec.num_kv_heads == spec.num_attention_heads:
@@ -213,8 +216,8 @@ def _describe(spec: ModelSpec) -> str:
     else:
         attention = "GQA"
     if moe:
-        return f"{attention} MoE"
-    return f"dense {attention}" if attention in ("GQA", "MHA", "MQA") else attention
+        return Text("{attention} MoE", attention=attention)
+    return Text("dense {attention}", attention=attention) if attention in ("GQA", "MHA", "MQA") else attention
 
 
 def list_models() -> list[ModelEntry]:

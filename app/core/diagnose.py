@@ -963,7 +963,13 @@ def _trial_as_configured(case: _Case) -> Trial:
         more = (
             Text("; holds {reached:.2f} requests of S tokens", reached=reached) if reached is not None else ""
         )
-        return Trial(key="as_configured", label=label, starts=True, source="log", detail=f"started{more}")
+        return Trial(
+            key="as_configured",
+            label=label,
+            starts=True,
+            source="log",
+            detail=Text("started{more}", more=more),
+        )
     if case.prediction is not None:
         return Trial(
             key="as_configured",

@@ -942,7 +942,7 @@ def parse_startup_log(text: str) -> LogFacts:
 
 def _facts(run: _Run, runs: int) -> LogFacts:
     if runs > 1:
-        run.notes.insert(0, f"{runs} runs found; using the last one")
+        run.notes.insert(0, Text("{runs} runs found; using the last one", runs=runs))
     values: dict[str, object] = {name: slot.value for name, slot in run.slots.items()}
     evidence = {name: slot.evidence for name, slot in run.slots.items()}
     if run.kv_readings:
@@ -1019,7 +1019,7 @@ class MetricsFacts(BaseModel):
     block_size: int | None = None
     gpu_memory_utilization: float | None = None
     verdict: MetricsVerdict = "not_kv_bound"
-    reading: str = ""
+    reading: Msg = ""
     samples_read: int = 0
 
 
@@ -1143,14 +1143,31 @@ def _reading(
         return (
             "No KV-cache usage metric (vllm:kv_cache_usage_perc or vllm:gpu_cache_usage_perc) in the scrape."
         )
-    usage = f"KV cache usage is {kv_usage:.0%}"
-    queue = "no waiting-requests metric" if waiting is None else f"{waiting:g} requests waiting"
-    extra = "" if not preempt else f"; {preempt:g} preemptions so far"
+    usage = Text("KV cache usage is {kv_usage:.0%}", kv_usage=kv_usage)
+    queue = (
+        Text("no waiting-requests metric")
+        if waiting is None
+        else Text("{waiting:g} requests waiting", waiting=waiting)
+    )
+    extra = "" if not preempt else Text("; {preempt:g} preemptions so far", preempt=preempt)
     if verdict == "kv_bound":
-        return (
-            f"{usage} with {queue}{extra}: concurrency is limited by the KV pool. "
-            "Shorten max_model_len, use an fp8 KV cache, raise TP or gpu_memory_utilization."
+        return Text(
+            "{usage} with {queue}{extra}: concurrency is limited by the KV pool. Shorten max_model_len, use an fp8 KV cache, raise TP or gpu_memory_utilization.",
+            usage=usage,
+            queue=queue,
+            extra=extra,
         )
     if kv_usage >= KV_BOUND_USAGE:
-        return f"{usage} but {queue}{extra}: the pool is full yet nothing queues, so KV is not the limit now."
-    return f"{usage} with {queue}{extra}: below {KV_BOUND_USAGE:.0%}, the KV pool is not the bottleneck."
+        return Text(
+            "{usage} but {queue}{extra}: the pool is full yet nothing queues, so KV is not the limit now.",
+            usage=usage,
+            queue=queue,
+            extra=extra,
+        )
+    return Text(
+        "{usage} with {queue}{extra}: below {bound:.0%}, the KV pool is not the bottleneck.",
+        usage=usage,
+        queue=queue,
+        extra=extra,
+        bound=KV_BOUND_USAGE,
+    )

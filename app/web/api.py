@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from app.core.catalog import list_devices, list_models
 from app.core.estimate import estimate
+from app.web.i18n import gettext
 from app.web.params import StrictPlannerParams, parse_strict, to_query
 from app.web.resolve import resolve_strict
 
@@ -84,8 +85,9 @@ def api_docs(request: Request) -> HTMLResponse:
         {
             "method": method.upper(),
             "path": path,
-            "summary": op.get("summary", ""),
-            "doc": op.get("description", ""),
+            # translated through the catalog (scripts/extract_messages.py extracts them from the schema)
+            "summary": gettext(op["summary"]) if op.get("summary") else "",
+            "doc": gettext(op["description"]) if op.get("description") else "",
         }
         for path, ops in schema["paths"].items()
         for method, op in ops.items()

@@ -18,7 +18,7 @@ from fastapi.responses import HTMLResponse, Response
 from app.core.errors import PlannerError
 from app.core.estimate import estimate
 from app.core.result import Estimate
-from app.core.text import Text
+from app.core.text import COMMA, SEMICOLON, Text, TextList
 from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS, resolve_version, rules_for
 from app.web import views
 from app.web.format import gib, integer
@@ -45,8 +45,9 @@ class RowSpec:
 
 
 def _utilization(est: Estimate, params: PlannerParams) -> str:
-    how = "set" if params.gpu_memory_utilization is not None else Text("this version's default")
-    return f"{est.gpu_memory_utilization:g} ({how})"
+    how = Text("set") if params.gpu_memory_utilization is not None else Text("this version's default")
+    utilization = format(est.gpu_memory_utilization, "g")
+    return Text("{utilization} ({how})", utilization=utilization, how=how)
 
 
 def _graphs(est: Estimate, _: PlannerParams) -> str:
@@ -57,7 +58,7 @@ def _graphs(est: Estimate, _: PlannerParams) -> str:
         if est.cuda_graph_budgeted
         else Text("not subtracted: from the 1 − utilization slack")
     )
-    return f"{gib(est.cuda_graph_bytes)} — {where}"
+    return Text("{size} — {where}", size=gib(est.cuda_graph_bytes), where=where)
 
 
 def _kv_range(est: Estimate, _: PlannerParams) -> str:
@@ -66,7 +67,7 @@ def _kv_range(est: Estimate, _: PlannerParams) -> str:
 
 
 def _largest(est: Estimate, _: PlannerParams) -> str:
-    return integer(est.estimated_max_model_len) if est.estimated_max_model_len else "none"
+    return integer(est.estimated_max_model_len) if est.estimated_max_model_len else Text("none")
 
 
 ROWS: tuple[RowSpec, ...] = (
@@ -78,14 +79,14 @@ ROWS: tuple[RowSpec, ...] = (
         ("budget",),
         ("utilization",),
     ),
-    RowSpec("weights", "Weights", lambda e, _: gib(e.weights_bytes), ()),
+    RowSpec("weights", Text("Weights"), lambda e, _: gib(e.weights_bytes), ()),
     RowSpec(
         "activation",
         Text("Activation & workspace (peak)"),
         lambda e, _: gib(e.activation_peak_bytes),
         ("sampler", "inflight", "budget"),
     ),
-    RowSpec("non-torch", "Non-torch", lambda e, _: gib(e.non_torch_bytes), ("budget",)),
+    RowSpec("non-torch", Text("Non-torch"), lambda e, _: gib(e.non_torch_bytes), ("budget",)),
     RowSpec("graphs", Text("CUDA graphs"), _graphs, ("cuda_graphs",)),
     RowSpec(
         "kv",
@@ -197,11 +198,16 @@ def _reason(
     not already the reason of one of those rows."""
     follows = [u for u in upstream if u in differing]
     explained = {k for u in follows for k in differing[u][1]}
-    parts = [Text("follows from ") + ", ".join(differing[u][0] for u in follows)] if follows else []
+    rows = TextList(COMMA, (differing[u][0] for u in follows))
+    parts = [Text("follows from {rows}", rows=rows)] if follows else []
     parts += [
-        f"{diffs[k].topic}: {diffs[k].a} → {diffs[k].b}" for k in own if k in diffs and k not in explained
+        Text("{topic}: {a} → {b}", topic=diffs[k].topic, a=diffs[k].a, b=diffs[k].b)
+        for k in own
+        if k in diffs and k not in explained
     ]
-    return "; ".join(parts) if parts else Text("the modelled constants differ between these releases")
+    return (
+        TextList(SEMICOLON, parts) if parts else Text("the modelled constants differ between these releases")
+    )
 
 
 def _estimate(resolved: Resolved, version: str) -> Estimate:

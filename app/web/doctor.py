@@ -24,7 +24,8 @@ from app.core.catalog import find_device, list_devices
 from app.core.diagnose import ComparisonRow, Diagnosis, Step, diagnose
 from app.core.errors import PlannerError
 from app.core.logs import MAX_LOG_CHARS, Evidence, MetricsFacts
-from app.core.text import N_
+from app.core.text import N_, TextList
+from app.core.text import Message as TextMessage
 from app.web.format import gib, integer, percent
 from app.web.i18n import _, page_lang, t, tr, tr_list
 from app.web.pages import wants_fragment
@@ -258,6 +259,7 @@ class TrialView:
     tone: str
     source: str
     detail: str
+    verbatim: bool = False  # the detail is vLLM's own error text (quoted as printed, not translated)
 
 
 @dataclass(frozen=True)
@@ -399,7 +401,8 @@ def _trial_views(diagnosis: Diagnosis) -> list[TrialView]:
             trial.starts
         ]
         source = _(TRIAL_SOURCES.get(trial.source, trial.source))
-        views.append(TrialView(tr(trial.label), outcome, tone, source, tr(trial.detail)))
+        verbatim = bool(trial.detail) and not isinstance(trial.detail, TextMessage | TextList)
+        views.append(TrialView(tr(trial.label), outcome, tone, source, tr(trial.detail), verbatim))
     return views
 
 

@@ -28,8 +28,9 @@ from babel.support import NullTranslations, Translations
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.core.text import translate
+from app.resources import Data, directory
 
-LOCALE_DIR = Path(__file__).resolve().parents[1] / "i18n"
+LOCALE_DIR = directory(Data.I18N)
 DOMAIN = "messages"
 DEFAULT = "en"
 LANGUAGES = ("en", "zh")

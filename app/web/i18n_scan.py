@@ -117,3 +117,53 @@ def hard_coded(env: jinja2.Environment, templates: Path) -> dict[str, list[str]]
         if words:
             found[name] = words
     return found
+
+
+# ----------------------------------------------------------------------------------------------
+# Rendered pages: English sentences left in a page served in Chinese (tests/web/test_i18n_pages.py)
+# ----------------------------------------------------------------------------------------------
+
+# vLLM's own words that the Chinese pages keep verbatim next to their translation (the seed does the
+# same): a reader greps the log for them.
+VERBATIM_TERMS = (
+    "available KV cache memory",
+    "GPU KV cache size",
+    "Maximum concurrency",
+    "non-torch",
+    "torch peak memory increase",
+)
+_DROPPED_ELEMENTS = re.compile(r"<(script|style|code|pre|kbd|samp|textarea)\b[^>]*>.*?</\1>", re.S)
+_NO_TRANSLATE = re.compile(r"<(\w+)\b[^>]*\btranslate=\"no\"[^>]*>.*?</\1>", re.S)
+_QUOTED = re.compile(r"“[^”]*”|‘[^’]*’")  # quoted log lines and messages stay verbatim
+_CJK_OR_BREAK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef\n.;:!?()\[\]{}|·—–…=<>“”\"]+")
+_ENGLISH_WORD = re.compile(r"^[A-Za-z][a-z'-]*[a-z]$")  # a lower-case or capitalised word, 2+ letters
+ENGLISH_RUN_WORDS = 3  # a phrase of three English words in a row is a sentence left untranslated
+
+
+def english_sentences(html: str, names: tuple[str, ...] = ()) -> list[str]:
+    """Phrases of ``ENGLISH_RUN_WORDS``+ consecutive English words in what a reader of ``html`` sees.
+
+    Left out: code (``<code>``/``<pre>``/…, elements marked ``translate="no"``), quoted log lines,
+    vLLM's verbatim terms, ``names`` (model ids, device names: proper names), code-like tokens and
+    :data:`CODE_WORDS`. What remains in a Chinese page should be Chinese between code and numbers.
+    """
+    html = _COMMENT.sub(" ", html)
+    html = _DROPPED_ELEMENTS.sub(" ", html)
+    html = _NO_TRANSLATE.sub(" ", html)
+    text = visible_text(html)
+    text = text.replace("&#39;", "'").replace("&#34;", '"').replace("&quot;", '"').replace("&amp;", "&")
+    text = _QUOTED.sub(" ", text)
+    for name in sorted((*names, *VERBATIM_TERMS), key=len, reverse=True):
+        text = text.replace(name, " ")
+    found: list[str] = []
+    for chunk in _CJK_OR_BREAK.split(text):
+        run: list[str] = []
+        for token in [*chunk.split(), ""]:
+            word = token.strip(",'\"*`/")
+            if word and word not in CODE_WORDS and not _CODE.match(word) and _ENGLISH_WORD.match(word):
+                run.append(word)
+                continue
+            if len(run) >= ENGLISH_RUN_WORDS:
+                found.append(" ".join(run))
+            run = []
+    return found

@@ -17,7 +17,8 @@ _BOLD = re.compile(r"\*\*([^*]+)\*\*")
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    # letters and digits of any script stay (a Chinese heading gets a Chinese anchor, not an empty id)
+    return re.sub(r"[\W_]+", "-", text.lower()).strip("-")
 
 
 def inline(text: str) -> str:

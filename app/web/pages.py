@@ -17,18 +17,19 @@ from app.core.result import Estimate
 from app.core.specs import ServeConfig
 from app.core.text import N_
 from app.core.versions import default_gpu_memory_utilization
-from app.web import compare, markdown, views
+from app.resources import Data, directory
+from app.web import compare, i18n, markdown, views
 from app.web.i18n import _, t
 from app.web.params import FieldProblem, PlannerParams, parse_lenient, replace, to_query
 from app.web.recommend_api import build_view as recommendation_view
 from app.web.resolve import Resolved, resolve_lenient
-from app.web.templating import REPO_ROOT, url_path
+from app.web.templating import url_path
 
 router = APIRouter()
 # The compare view lives in its own module; wiring it here keeps the planner's link to it valid
 # wherever pages.router is mounted.
 router.include_router(compare.router)
-DOCS_DIR = REPO_ROOT / "docs"
+DOCS_DIR = directory(Data.DOCS)
 # Generated reports served as pages: route name -> (file, page title).
 DOC_PAGES = {
     "accuracy_report": ("accuracy.md", N_("Accuracy against real vLLM logs")),
@@ -261,12 +262,15 @@ def recommend_fragment(request: Request) -> Response:  # slow: thread pool, off 
 def render_doc(request: Request, name: str) -> Response:
     filename, title_id = DOC_PAGES[name]
     title = _(title_id)
-    path = DOCS_DIR / filename
+    # docs/<lang>/<file> when the page is shown in that language (docs/zh/model.md), else docs/<file>
+    translated = DOCS_DIR / i18n.current() / filename
+    path = translated if i18n.current() != i18n.DEFAULT and translated.is_file() else DOCS_DIR / filename
     renderer = request.app.state.renderer
     if not path.is_file():
         body = renderer.page("doc_page.html", request, {"title": title, "body": None, "source": filename})
         return HTMLResponse(body, status_code=404)
-    context = {"title": title, "body": markdown.render(path.read_text(encoding="utf-8")), "source": filename}
+    source = path.relative_to(DOCS_DIR).as_posix()
+    context = {"title": title, "body": markdown.render(path.read_text(encoding="utf-8")), "source": source}
     return HTMLResponse(renderer.page("doc_page.html", request, context))
 
 

@@ -10,15 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from app.core.catalog import find_device, find_model
+from app.core.catalog import find_device
 from app.core.errors import ConfigError, PlannerError, UnknownDeviceError, UnknownModelError
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
+from app.hub import find_model_or_fetch
 from app.web.i18n import page_lang
 from app.web.params import CARD_REQUIRED, DEFAULTS, FieldProblem, PlannerParams
 
-ModelSource = Literal["catalog", "config", "card"]
+ModelSource = Literal["catalog", "config", "card", "hub"]
 PASTED_MODEL_NAME = "pasted-config"
 CARD_MODEL_NAME = "model-card"
 # Fallbacks for card fields a user may leave blank; each only moves the activation model a little.
@@ -119,7 +120,8 @@ def _model(params: PlannerParams) -> tuple[ModelSpec, str, ModelSource]:
             field = CARD_FIELD_OF_HF_KEY.get(exc.field, "card_layers")
             raise ConfigError(field, exc.message) from exc
         return spec, CARD_MODEL_NAME, "card"
-    return find_model(params.model), params.model, "catalog"
+    model, fetched = find_model_or_fetch(params.model)  # the hub only with KVPLAN_ALLOW_HUB=1 (app/hub.py)
+    return model, params.model, "hub" if fetched else "catalog"
 
 
 def serve_config(params: PlannerParams) -> ServeConfig:

@@ -8,7 +8,6 @@ no second template to drift out of step.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -26,12 +25,12 @@ from jinja2.lexer import (
 from starlette.requests import Request
 
 from app.core.text import Message, TextList
+from app.resources import Data, directory
 from app.web import i18n
 from app.web.format import gib, integer, percent
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-TEMPLATES_DIR = REPO_ROOT / "templates"
-STATIC_DIR = REPO_ROOT / "static"
+TEMPLATES_DIR = directory(Data.TEMPLATES)
+STATIC_DIR = directory(Data.STATIC)
 HTMX_ASSET = "vendor/htmx-2.0.11.min.js"  # see static/vendor/README.md
 
 

@@ -681,6 +681,11 @@ def result_view(
         ),
         "config": t("Model from the pasted config.json"),
         "card": t("Model from the model card"),
+        "hub": t(
+            "Model {model_label} read from the hub ({source})",
+            model_label=resolved.model_label,
+            source=resolved.model.source,
+        ),
     }[resolved.model_source]
     return ResultView(
         verdict=verdict,

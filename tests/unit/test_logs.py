@@ -3,7 +3,7 @@
 Fixtures live in tests/data/logs/. Each was written from the templates in
 /work/shared/reference/vllm-accounting.md §4 (§9 for vllm-ascend) with numbers that add up;
 the working is in the comment of each test. Where a calibration record
-(/work/shared/calibration/vllm_logs.jsonl) exists, its id is named and its figures are used.
+(bench/data/calibration/vllm_logs.jsonl) exists, its id is named and its figures are used.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Exact replay: feed the KV memory a real vLLM log printed into the KV math and reproduce the blocks,
 tokens and concurrency it printed (only the rounding of the printed GiB is allowed).
 
-Source: ../shared/calibration/vllm_logs.jsonl and bench/data/extra_calibration.jsonl (real start-up logs;
+Source: bench/data/calibration/vllm_logs.jsonl and bench/data/extra_calibration.jsonl (real start-up logs;
 ids name each record, each record carries its thread).
 """
 

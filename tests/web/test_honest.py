@@ -12,8 +12,8 @@ from app.core.catalog import find_device, find_model
 from app.core.estimate import estimate
 from app.core.result import Estimate, Range
 from app.core.specs import GIB, ServeConfig
+from app.resources import Data, directory
 from app.web.markdown import render
-from app.web.templating import REPO_ROOT
 from tests.web.helpers import text_of
 
 LLAMA = "meta-llama/Llama-3.1-8B"
@@ -215,7 +215,7 @@ def test_compare_error_is_a_field_not_a_500(client):
 
 
 def test_accuracy_page_renders_the_summary_table(client):
-    source = (REPO_ROOT / "docs" / "accuracy.md").read_text()
+    source = (directory(Data.DOCS) / "accuracy.md").read_text()
     page = client.get("/accuracy").text
     summary = source.split("## Summary", 1)[1].split("\n\n", 2)[1]
     rows = [line for line in summary.splitlines() if line.startswith("|")][2:]

@@ -411,15 +411,15 @@ def workload_view(
         chart_id="chart-rw",
         steps=series.step,
         lines=[
-            explore_svg.Line("running", "running", series.running),
-            explore_svg.Line("waiting", "waiting", series.waiting),
+            explore_svg.Line("running", Text("running"), series.running),
+            explore_svg.Line("waiting", Text("waiting"), series.waiting),
         ],
         y_max=y_top,
         y_ticks=conc_ticks,
         title=Text("Running and waiting requests over simulated time"),
         desc=rw_desc,
         x_label=Text("scheduler step (one forward pass)"),
-        y_label="requests",
+        y_label=Text("requests"),
         limit=explore_svg.Limit(
             engine.max_num_seqs,
             Text("max_num_seqs = {max_num_seqs}", max_num_seqs=integer(engine.max_num_seqs)),
@@ -462,7 +462,9 @@ def workload_view(
         blocked=blocked,
     )
     return WorkloadView(
-        title=f"{preset.label_zh} — {preset.description}" if preset else Text("Custom request classes"),
+        title=Text("{label} — {description}", label=preset.label_zh, description=preset.description)
+        if preset
+        else Text("Custom request classes"),
         hits_first=preset.hits_first if preset else "",
         mode=mode,
         classes=_class_rows(spec),

@@ -1,0 +1,1 @@
+"""Translation catalogs (package data; located by app/resources.py)."""

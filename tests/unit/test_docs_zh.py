@@ -1,0 +1,46 @@
+"""The Chinese report pages stay in step with the English ones they translate."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+from app.resources import Data, directory
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = directory(Data.DOCS)
+NUMBER = re.compile(r"\d[\d.,e+]*")
+
+
+def _bench_accuracy():  # type: ignore[no-untyped-def]  # bench/ is scripts, not a package
+    spec = importlib.util.spec_from_file_location("bench_accuracy", ROOT / "bench" / "accuracy.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_accuracy"] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_chinese_accuracy_report_is_the_english_one_translated() -> None:
+    english = (DOCS / "accuracy.md").read_text(encoding="utf-8")
+    chinese = (DOCS / "zh" / "accuracy.md").read_text(encoding="utf-8")
+    # regenerate with `bench/accuracy.py --write` (writes both) when the English report changes
+    assert chinese == _bench_accuracy().report_zh(english)
+    assert "预测的记录数" in chinese and "KV 池区间" in chinese
+    assert [n.rstrip(".") for n in NUMBER.findall(english)] == [
+        n.rstrip(".") for n in NUMBER.findall(chinese)
+    ]
+
+
+def test_the_chinese_model_notes_carry_the_same_figures() -> None:
+    english = (DOCS / "model.md").read_text(encoding="utf-8")
+    chinese = (DOCS / "zh" / "model.md").read_text(encoding="utf-8")
+
+    # every constant and residual of the English page appears in the translation (same order is not
+    # required: Chinese word order moves a few)
+    def numbers(text: str) -> list[str]:
+        return sorted(n.rstrip(".,") for n in NUMBER.findall(text))
+
+    assert numbers(english) == numbers(chinese)

@@ -1,0 +1,276 @@
+"""The opt-in model hub against a stand-in hub on 127.0.0.1, over real HTTP.
+
+The stand-in serves meta-llama/Llama-3.1-8B's real config.json (model_specs/meta_llama_llama_3.1_8b.yaml)
+under an id the catalog lacks, and that model's real model.safetensors.index.json metadata:
+"total_size": 16060522496 (= 8,030,261,248 parameters x 2 bytes of bf16; the figure Hugging Face's
+transformers docs print for the Llama-3 8B index).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from app import hub
+from app.resources import Data, directory
+from app.web.app import create_app
+from tests.web.conftest import TestClient
+
+LLAMA_CONFIG: dict[str, Any] = yaml.safe_load(
+    (directory(Data.MODEL_SPECS) / "meta_llama_llama_3.1_8b.yaml").read_text(encoding="utf-8")
+)["config"]
+LLAMA_8B_INDEX_TOTAL_SIZE = 16_060_522_496
+# 2 (K and V) x 32 layers x 8 KV heads x 128 head size x 2 bytes (bf16)
+LLAMA_8B_KV_BYTES_PER_TOKEN = 131_072
+REPO = "acme/Llama-3.1-8B-support-ft"  # not in the catalog
+CONFIG_PATH = f"/{REPO}/resolve/main/config.json"
+INDEX_PATH = f"/{REPO}/resolve/main/model.safetensors.index.json"
+
+
+@dataclass
+class StandIn:
+    """Routes: path -> (status, body, extra headers); every request is recorded."""
+
+    routes: dict[str, tuple[int, bytes, dict[str, str]]] = field(default_factory=dict)
+    requests: list[tuple[str, str | None]] = field(default_factory=list)
+    delay_seconds: float = 0.0
+    base: str = ""
+
+    def json(self, path: str, data: Any, status: int = 200) -> None:
+        self.routes[path] = (status, json.dumps(data).encode(), {"Content-Type": "application/json"})
+
+
+def _serve(standin: StandIn) -> Iterator[StandIn]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            standin.requests.append((self.path, self.headers.get("Authorization")))
+            if standin.delay_seconds:
+                time.sleep(standin.delay_seconds)
+            status, body, headers = standin.routes.get(self.path, (404, b"Entry not found", {}))
+            self.send_response(status)
+            for key, value in headers.items():
+                self.send_header(key, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    standin.base = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield standin
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def standin() -> Iterator[StandIn]:
+    yield from _serve(StandIn())
+
+
+@pytest.fixture
+def other_host() -> Iterator[StandIn]:
+    yield from _serve(StandIn())
+
+
+@pytest.fixture
+def opted_in(standin: StandIn, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> StandIn:
+    monkeypatch.setenv("KVPLAN_ALLOW_HUB", "1")
+    monkeypatch.setenv("HF_ENDPOINT", standin.base)
+    monkeypatch.setenv("KVPLAN_HUB_CACHE", str(tmp_path / "hub-cache"))
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    hub.clear_memory()
+    standin.json(CONFIG_PATH, LLAMA_CONFIG)
+    standin.json(INDEX_PATH, {"metadata": {"total_size": LLAMA_8B_INDEX_TOTAL_SIZE}, "weight_map": {}})
+    yield standin
+    hub.clear_memory()
+
+
+def _estimate(client: TestClient, model: str) -> Any:
+    return client.get("/api/estimate", params={"model": model, "device": "h100", "max_model_len": 8192})
+
+
+def test_without_the_opt_in_nothing_is_fetched_and_the_id_is_a_4xx(
+    client: TestClient, standin: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("KVPLAN_ALLOW_HUB", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", standin.base)
+    standin.json(CONFIG_PATH, LLAMA_CONFIG)
+    response = _estimate(client, REPO)
+    assert response.status_code == 422
+    assert f"unknown model '{REPO}'" in response.text
+    assert standin.requests == []
+
+
+def test_an_id_the_catalog_lacks_is_planned_from_the_fetched_config(
+    client: TestClient, opted_in: StandIn
+) -> None:
+    response = _estimate(client, REPO)
+    assert response.status_code == 200, response.text
+    result = response.json()
+    assert result["inputs"]["model_source"] == "hub"
+    assert result["weights_bytes"] == LLAMA_8B_INDEX_TOTAL_SIZE
+    assert result["kv_bytes_per_token"] == LLAMA_8B_KV_BYTES_PER_TOKEN
+    assert [path for path, _ in opted_in.requests] == [CONFIG_PATH, INDEX_PATH]
+    # the same estimate as the catalog's own Llama-3.1-8B
+    catalog = _estimate(client, "meta-llama/Llama-3.1-8B").json()
+    assert (result["num_gpu_blocks"], result["kv_tokens"]) == (
+        catalog["num_gpu_blocks"],
+        catalog["kv_tokens"],
+    )
+
+
+def test_weights_come_from_the_index_total_size_when_there_is_one(opted_in: StandIn) -> None:
+    spec = hub.hub_model(hub.HubRef(REPO, "main"))
+    assert spec.weights_bytes_exact == LLAMA_8B_INDEX_TOTAL_SIZE
+    assert spec.source == opted_in.base + CONFIG_PATH
+    # a single-file checkpoint has no index (404): weights from the parameter count instead
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    opted_in.json(f"/{REPO}/resolve/{commit}/config.json", LLAMA_CONFIG)
+    other = hub.hub_model(hub.HubRef(REPO, commit))
+    assert opted_in.requests[-1][0] == f"/{REPO}/resolve/{commit}/model.safetensors.index.json"
+    assert other.weights_bytes_exact is None and other.params_total == 8_030_261_248
+
+
+def test_fetched_models_are_cached_in_memory_and_on_disk(client: TestClient, opted_in: StandIn) -> None:
+    assert _estimate(client, REPO).status_code == 200
+    assert _estimate(client, REPO).status_code == 200
+    assert len(opted_in.requests) == 2  # config + index, once
+    hub.clear_memory()  # a new process: the disk cache answers
+    assert _estimate(client, REPO).status_code == 200
+    assert len(opted_in.requests) == 2
+    (entry,) = hub.cache_dir().glob("*.json")
+    cached = json.loads(entry.read_text())
+    assert cached["index_metadata"] == {"total_size": LLAMA_8B_INDEX_TOTAL_SIZE}  # not the weight map
+
+
+def test_a_revision_is_addressed_as_the_hub_does(client: TestClient, opted_in: StandIn) -> None:
+    opted_in.json(f"/{REPO}/resolve/refs%2Fpr%2F3/config.json", LLAMA_CONFIG)
+    response = _estimate(client, f"{REPO}@refs/pr/3")
+    assert response.status_code == 200, response.text
+    assert opted_in.requests[0][0] == f"/{REPO}/resolve/refs%2Fpr%2F3/config.json"
+
+
+def test_a_gated_model_needs_hf_token_which_is_sent_to_the_endpoint(
+    client: TestClient, opted_in: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opted_in.routes[CONFIG_PATH] = (401, b'{"error":"Access to model is restricted"}', {})
+    response = _estimate(client, REPO)
+    assert response.status_code == 422
+    assert "gated or private model needs HF_TOKEN" in response.text
+    assert opted_in.requests[0][1] is None
+    # with a token the hub answers (here: the stand-in only checks that it arrived)
+    opted_in.json(CONFIG_PATH, LLAMA_CONFIG)
+    monkeypatch.setenv("HF_TOKEN", "hf_test_token")
+    hub.clear_memory()
+    assert _estimate(client, REPO).status_code == 200
+    assert opted_in.requests[-1][1] == "Bearer hf_test_token"
+
+
+def test_a_redirect_to_another_host_is_refused_and_never_followed(
+    client: TestClient, opted_in: StandIn, other_host: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_TOKEN", "hf_secret")
+    other_host.json(CONFIG_PATH, LLAMA_CONFIG)
+    opted_in.routes[CONFIG_PATH] = (302, b"", {"Location": other_host.base + CONFIG_PATH})
+    response = _estimate(client, REPO)
+    assert response.status_code == 422
+    assert "to another host" in response.text and f"only {opted_in.base} is contacted" in response.text
+    assert other_host.requests == []
+
+
+def test_a_renamed_repository_redirect_on_the_same_host_is_followed(
+    client: TestClient, opted_in: StandIn
+) -> None:
+    old = "/acme/old-name/resolve/main/config.json"
+    opted_in.routes[old] = (307, b"", {"Location": CONFIG_PATH})
+    opted_in.routes["/acme/old-name/resolve/main/model.safetensors.index.json"] = (
+        307,
+        b"",
+        {"Location": INDEX_PATH},
+    )
+    response = _estimate(client, "acme/old-name")
+    assert response.status_code == 200, response.text
+    assert response.json()["weights_bytes"] == LLAMA_8B_INDEX_TOTAL_SIZE
+
+
+def test_a_gated_renamed_repository_keeps_its_token_on_the_same_host(
+    client: TestClient, opted_in: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_TOKEN", "hf_test_token")
+    opted_in.routes["/acme/old-gated/resolve/main/config.json"] = (307, b"", {"Location": CONFIG_PATH})
+    assert _estimate(client, "acme/old-gated").status_code == 200
+    assert (CONFIG_PATH, "Bearer hf_test_token") in opted_in.requests
+
+
+def test_a_corrupt_cache_entry_is_fetched_again(client: TestClient, opted_in: StandIn) -> None:
+    assert _estimate(client, REPO).status_code == 200
+    (entry,) = hub.cache_dir().glob("*.json")
+    entry.write_text('{"format": 1, "fetched_at": 1e18, "config": {"a": 1}}')  # no source
+    hub.clear_memory()
+    assert _estimate(client, REPO).status_code == 200
+    assert len(opted_in.requests) == 4  # config + index, twice
+
+
+def test_a_missing_model_a_huge_file_and_a_slow_hub_each_get_a_clear_message(
+    client: TestClient, opted_in: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    response = _estimate(client, "acme/no-such-model")
+    assert response.status_code == 422
+    assert (
+        "acme/no-such-model is not in the catalog and" in response.text and "was not found" in response.text
+    )
+
+    opted_in.routes[CONFIG_PATH] = (200, b" " * (hub.CONFIG_MAX_BYTES + 1), {})
+    hub.clear_memory()
+    response = _estimate(client, REPO)
+    assert response.status_code == 422 and "is larger than 1,048,576 bytes" in response.text
+
+    opted_in.json(CONFIG_PATH, LLAMA_CONFIG)
+    monkeypatch.setattr(hub, "TIMEOUT_SECONDS", 0.2)
+    opted_in.delay_seconds = 1.0
+    hub.clear_memory()
+    response = _estimate(client, REPO)
+    assert response.status_code == 422 and "did not answer within 0.2 s" in response.text
+
+    opted_in.delay_seconds = 0.0
+    opted_in.routes[CONFIG_PATH] = (200, b"[1, 2]", {})
+    hub.clear_memory()
+    response = _estimate(client, REPO)
+    assert response.status_code == 422 and "top level must be a JSON object" in response.text
+
+
+def test_a_config_the_planner_cannot_read_names_the_model(client: TestClient, opted_in: StandIn) -> None:
+    opted_in.json(CONFIG_PATH, {"model_type": "llama"})  # no layers, heads or sizes
+    response = _estimate(client, REPO)
+    assert response.status_code == 422
+    assert f"the config.json of {REPO} cannot be read" in response.text
+
+
+@pytest.mark.parametrize("model", ["no-slash", "../etc/passwd", "a/../b", "a/b/c", "a/b@..", "-a/b"])
+def test_what_is_not_a_hub_id_is_never_fetched(client: TestClient, opted_in: StandIn, model: str) -> None:
+    assert _estimate(client, model).status_code == 422
+    assert opted_in.requests == []
+
+
+def test_the_page_says_where_the_model_came_from(client: TestClient, opted_in: StandIn) -> None:
+    page = client.get("/", params={"v": 1, "model": REPO, "device": "h100"}).text
+    assert f"Model {REPO} read from the hub ({opted_in.base}{CONFIG_PATH})" in page
+    zh_client = TestClient(create_app())  # its own: lang=zh sets a cookie
+    page = zh_client.get("/", params={"v": 1, "model": REPO, "device": "h100", "lang": "zh"}).text
+    assert f"模型 {REPO} 从模型仓库读取（{opted_in.base}{CONFIG_PATH}）" in page
