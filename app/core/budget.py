@@ -117,6 +117,67 @@ def mlp_width_per_rank(*, model: ModelSpec, tensor_parallel_size: int) -> int:
     return max(dense, moe) // tensor_parallel_size
 
 
+# --- fused-MoE workspace (vLLM 0.19.0) ------------------------------------------------------------
+# model_executor/layers/fused_moe/modular_kernel.py `_allocate_buffers`: in 0.19.0 the whole batch is one
+# chunk (M_chunk = M_full = num_tokens; no VLLM_FUSED_MOE_CHUNK_SIZE any more). Two buffers come from the
+# persistent workspace manager (v1/worker/workspace.py `get_simultaneous`, each rounded up to 256 B), which
+# only grows and is never freed, so from the first MoE layer on it stays allocated through the sampler.
+# With I = moe_intermediate_size / TP and K = hidden_size, per token and per routed expert:
+#   TritonExperts (fused_moe.py `workspace_shapes`, N = w1 rows = 2I): max(N/2, K) + max(N, K)
+#   MarlinExperts (fused_marlin_moe.py `workspace_shapes`, N = I):       max(N, K) + max(2N, K)
+# — the same count, max(I, K) + max(2I, K) elements in the activation dtype.
+MOE_WORKSPACE_ALIGN_BYTES = 256  # v1/worker/workspace.py: each simultaneous buffer is round_up(bytes, 256)
+
+# --- multimodal encoder dummy batch (vLLM 0.19.0) -----------------------------------------------------
+# v1/worker/gpu_model_runner.py `profile_run`: before the text dummy run, the encoder runs on
+# max_items = encoder_budget // tokens_per_item dummy items of the largest modality
+# (multimodal/encoder_budget.py; encoder_budget = max(max_num_batched_tokens, tokens_per_item) by
+# v1/core/encoder_cache_manager.py `compute_mm_encoder_budget`), and its outputs are parked in
+# `self.encoder_cache` until after the sampler run. So the text run's peak sits on top of up to
+# max_num_batched_tokens embeddings of the language model's hidden size.
+
+
+def moe_workspace_bytes(
+    *, model: ModelSpec, tensor_parallel_size: int, num_tokens: int, act_dtype_bytes: int
+) -> int:
+    """The fused-MoE workspace the profile run leaves allocated (see the constants' comment above)."""
+    if not model.num_experts or not model.moe_intermediate_size:
+        return 0
+    inter = model.moe_intermediate_size // tensor_parallel_size
+    hidden = model.hidden_size
+    rows = num_tokens * model.num_experts_per_tok
+    ws13 = rows * max(inter, hidden) * act_dtype_bytes
+    out = num_tokens * hidden * act_dtype_bytes  # the fused output shares workspace13's buffer
+    ws2 = rows * max(2 * inter, hidden) * act_dtype_bytes
+    align = MOE_WORKSPACE_ALIGN_BYTES
+    return _round_up(max(ws13, out), align) + _round_up(ws2, align)
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def encoder_outputs_bytes(
+    *, model: ModelSpec, serve: ServeConfig, num_tokens: int, act_dtype_bytes: int
+) -> int:
+    """Encoder outputs held in the encoder cache during the text dummy run: at most max_num_batched_tokens
+    embeddings of hidden size (items x tokens per item <= encoder budget). Zero for a text-only model
+    and when every `--limit-mm-per-prompt` modality is 0 (no encoder profiling, 0.19.0)."""
+    if not model.vision_params:
+        return 0
+    limits = serve.limit_mm_per_prompt
+    if limits and all(v == 0 for v in limits.values()):
+        return 0
+    return num_tokens * model.hidden_size * act_dtype_bytes
+
+
+def dense_mlp_width_per_rank(*, model: ModelSpec, tensor_parallel_size: int) -> int:
+    """MLP width of the layers that are not routed: the dense MLP (or, for a MoE model, the larger of
+    `intermediate_size` and the shared experts), the transient part of the forward peak."""
+    shared = model.num_shared_experts * model.moe_intermediate_size
+    return max(model.intermediate_size, shared) // tensor_parallel_size
+
+
 def activation_peak_bytes(
     *,
     model: ModelSpec,
@@ -125,17 +186,30 @@ def activation_peak_bytes(
     max_num_seqs: int,
     is_last_stage: bool,
     sampler_logit_copies: float,
+    is_first_stage: bool = True,
     act_dtype_bytes: int,
 ) -> int:
     """Model of vLLM's "torch peak memory increase" during the profile run (reference §2.5)."""
     tokens = max_num_batched_tokens
-    width = mlp_width_per_rank(model=model, tensor_parallel_size=serve.tensor_parallel_size)
+    tp = serve.tensor_parallel_size
+    if model.num_experts:
+        width = dense_mlp_width_per_rank(model=model, tensor_parallel_size=tp)
+    else:
+        width = mlp_width_per_rank(model=model, tensor_parallel_size=tp)
     forward = tokens * act_dtype_bytes * (FWD_MLP_FACTOR * width + FWD_HIDDEN_FACTOR * model.hidden_size)
     sampler = 0.0
     if is_last_stage:
         rows = min(tokens, max_num_seqs)
         sampler = rows * model.vocab_size * LOGIT_BYTES * sampler_logit_copies
-    return int(max(forward, sampler)) + ACTIVATION_BASE_BYTES
+    # held through the whole text run: the MoE workspace (persistent) and the parked encoder outputs
+    held = moe_workspace_bytes(
+        model=model, tensor_parallel_size=tp, num_tokens=tokens, act_dtype_bytes=act_dtype_bytes
+    )
+    if is_first_stage:
+        held += encoder_outputs_bytes(
+            model=model, serve=serve, num_tokens=tokens, act_dtype_bytes=act_dtype_bytes
+        )
+    return int(max(forward, sampler)) + held + ACTIVATION_BASE_BYTES
 
 
 def non_torch_bytes(*, tensor_parallel_size: int, pipeline_parallel_size: int) -> int:
