@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from app.core.specs import DTYPE_BYTES, GIB, ModelSpec, QuantMethod, QuantSpec, ServeConfig
+from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, ModelSpec, QuantMethod, QuantSpec, ServeConfig
 
 # --- activation peak of the profile run (reference §2.5) -------------------------------------------
 # The profile run pushes max_num_batched_tokens through the model (attention skipped), then runs the
@@ -67,6 +67,53 @@ def quantized_bytes_per_param(quant: QuantSpec) -> float:
     return INT4_BYTES + 1 / NVFP4_BLOCK
 
 
+# --- MXFP4 expert padding (vLLM 0.19.0) --------------------------------------------------------------
+# model_executor/layers/fused_moe/oracle/mxfp4.py: the backend is the first supported one of
+# `_get_priority_backends` (FlashInfer TRT-LLM on SM100, CK on ROCm, Triton with triton_kernels on
+# SM90-SM10x, ... Marlin last, i.e. on SM80/SM89), and `mxfp4_round_up_hidden_size_and_intermediate_size`
+# pads each expert's (hidden, intermediate-per-rank) to the backend's multiples before the weights are
+# allocated, so the padded experts are what "Model loading took" measures.
+# rows: (backend, hidden multiple, intermediate multiple)
+MXFP4_PADDING_SM100 = ("flashinfer_trtllm", 256, 256)
+MXFP4_PADDING_SM90 = ("triton", 1, 64)  # the fall-through branch: intermediate to 64, hidden as is
+MXFP4_PADDING_PRE_SM90 = ("marlin", 256, 128)
+MXFP4_PADDING_ROCM = ("rocm", 256, 256)
+MXFP4_TRITON_MIN_SM = 90  # triton_kernels needs (9, 0) <= capability < (11, 0)
+MXFP4_TRTLLM_SM_FAMILY = 100
+
+
+def mxfp4_padding(*, device: DeviceSpec) -> tuple[str, int, int]:
+    """(backend, hidden multiple, intermediate multiple) of the MXFP4 MoE backend vLLM 0.19.0 picks."""
+    if device.platform == "rocm":
+        return MXFP4_PADDING_ROCM
+    sm = device.sm or 0
+    if sm // 10 == MXFP4_TRTLLM_SM_FAMILY // 10:
+        return MXFP4_PADDING_SM100
+    if sm >= MXFP4_TRITON_MIN_SM:
+        return MXFP4_PADDING_SM90
+    return MXFP4_PADDING_PRE_SM90
+
+
+def mxfp4_expert_padding_bytes(
+    *,
+    model: ModelSpec,
+    quant: QuantSpec | None,
+    device: DeviceSpec | None,
+    tensor_parallel_size: int,
+    num_layers: int,
+) -> int:
+    """Extra bytes the padded MXFP4 experts take on one rank: w13 (2I x H) and w2 (H x I) per expert,
+    at the MXFP4 storage cost (4-bit values + one e8m0 scale per 32)."""
+    if quant is None or quant.method != QuantMethod.MXFP4 or device is None or not model.num_experts:
+        return 0
+    _, hidden_multiple, inter_multiple = mxfp4_padding(device=device)
+    hidden = model.hidden_size
+    inter = model.moe_intermediate_size // tensor_parallel_size
+    padded = _round_up(hidden, hidden_multiple) * _round_up(inter, inter_multiple)
+    extra_params = num_layers * model.num_experts * 3 * (padded - hidden * inter)
+    return int(extra_params * quantized_bytes_per_param(quant))
+
+
 def weights_bytes_for_stage(
     *,
     model: ModelSpec,
@@ -75,6 +122,7 @@ def weights_bytes_for_stage(
     is_first: bool,
     is_last: bool,
     quant: QuantSpec | None,
+    device: DeviceSpec | None = None,
 ) -> int:
     """Weights on one device of one stage: decoder layers split by TP and PP; embeddings on the first
     stage, lm_head on the last (vocab-parallel, so also split by TP); quantization applies to the
@@ -102,6 +150,13 @@ def weights_bytes_for_stage(
         total += embed_params * dtype_bytes / tp
     if is_last and (not model.tie_word_embeddings or not is_first):
         total += embed_params * dtype_bytes / tp
+    total += mxfp4_expert_padding_bytes(
+        model=model,
+        quant=quant,
+        device=device,
+        tensor_parallel_size=tp,
+        num_layers=layer_range[1] - layer_range[0],
+    )
     offload = int(serve.cpu_offload_gb * GIB)
     return max(0, int(total) - offload)
 
