@@ -139,10 +139,15 @@ def weights_bytes_for_stage(
     else:
         dtype_bytes_exact = float(dtype_bytes)
     if quant is not None:
+        # the vision tower and projector stay in the serving dtype: quantized VL checkpoints list them in
+        # the quantization config's ignore list (llm-compressor recipes: "re:vision_tower.*",
+        # "re:multi_modal_projector.*"), which vLLM 0.19.0 honours with UnquantizedLinearMethod
+        # (model_executor/layers/quantization/compressed_tensors/compressed_tensors.py `ignore`)
         q_bytes = quantized_bytes_per_param(quant)
-        body_bytes = body_params * (
+        tower = min(model.vision_params, body_params)
+        body_bytes = (body_params - tower) * (
             quant.quantized_fraction * q_bytes + (1 - quant.quantized_fraction) * dtype_bytes
-        )
+        ) + tower * dtype_bytes
     else:
         body_bytes = body_params * dtype_bytes_exact
     total = body_bytes * share / tp
