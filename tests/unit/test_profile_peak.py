@@ -44,6 +44,22 @@ def test_moe_workspace_splits_the_intermediate_by_tp() -> None:
     assert got == 402_653_184
 
 
+def test_llama_4_scout_chunked_hybrid_gets_workspace_and_encoder_terms() -> None:
+    # Llama-4-Scout (chunked local attention + MoE + vision): the profile run skips attention, so the
+    # chunked-local metadata adds nothing; what it does hold is the MoE workspace and the encoder outputs.
+    # TP 4, MNBT 8192: I = 8192 / 4 = 2048, K = 5120, top-1:
+    #   workspace13 = 8192 x 1 x max(2048, 5120) = 41,943,040 elements (= the fused output M x K)
+    #   workspace2  = 8192 x 1 x max(4096, 5120) = 41,943,040 elements
+    #   x 2 B = 167,772,160 B
+    # encoder outputs: 8192 embeddings x 5120 x 2 B = 83,886,080 B (first PP stage)
+    model = catalog.find_model("meta-llama/Llama-4-Scout-17B-16E-Instruct")
+    assert model.attention_chunk_tokens == 8192
+    ws = B.moe_workspace_bytes(model=model, tensor_parallel_size=4, num_tokens=8192, act_dtype_bytes=2)
+    assert ws == 167_772_160
+    enc = B.encoder_outputs_bytes(model=model, serve=ServeConfig(), num_tokens=8192, act_dtype_bytes=2)
+    assert enc == 83_886_080
+
+
 def test_dense_model_has_no_moe_workspace() -> None:
     model = catalog.find_model("meta-llama/Llama-3.1-8B-Instruct")
     assert B.moe_workspace_bytes(model=model, tensor_parallel_size=1, num_tokens=8192, act_dtype_bytes=2) == 0
