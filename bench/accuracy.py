@@ -17,7 +17,7 @@ from pathlib import Path
 from app import calibration
 from app.core.errors import PlannerError
 from app.core.estimate import estimate
-from app.core.specs import GIB
+from app.core.specs import GIB, LayerKind, ModelSpec
 
 FIELDS = (
     ("weights_gib", "weights_bytes"),
@@ -55,9 +55,21 @@ def family(model: str) -> str:
     return "other"
 
 
-def rows() -> list[Row]:
+def model_class(model: ModelSpec) -> str:
+    """The class whose profiling peak differs (docs/model.md): MoE first, then vision-language, then
+    hybrid attention (sliding / chunked / mamba layers), else dense."""
+    if model.num_experts:
+        return "MoE"
+    if model.vision_params:
+        return "VL"
+    if set(model.layer_kinds) - {LayerKind.FULL, LayerKind.MLA}:
+        return "hybrid"
+    return "dense"
+
+
+def rows(cases: list[calibration.Case] | None = None) -> list[Row]:
     out = []
-    for case in calibration.cases(require_version=True):
+    for case in cases if cases is not None else calibration.cases(require_version=True):
         try:
             est = estimate(
                 model=case.model, device=case.device, serve=case.serve, vllm_version=case.vllm_version
@@ -146,6 +158,34 @@ def grouped_lines(data: list[Row], label: str, key_fn) -> list[str]:  # type: ig
     return lines
 
 
+def class_lines(data: list[Row]) -> list[str]:
+    """The issue-16 bar by model class: KV pool within 0.5 GiB, KV tokens within 5 %."""
+    groups: dict[str, list[Row]] = defaultdict(list)
+    for row in data:
+        groups[model_class(row.case.model)].append(row)
+    lines = [
+        "| class | records with KV | KV within 0.5 GiB | median abs KV error (GiB) | max abs KV error (GiB) "
+        "| records with tokens | tokens within 5 % |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name in ("dense", "hybrid", "VL", "MoE"):
+        members = groups.get(name, [])
+        errs = [abs(e) for r in members if (e := r.error("kv_cache_gib")) is not None]
+        rels = [abs(e) for r in members if (e := r.rel("kv_tokens")) is not None]
+        if not errs and not rels:
+            continue
+        within = sum(1 for e in errs if e <= KV_POOL_TOLERANCE_GIB)
+        tok_within = sum(1 for e in rels if e <= KV_TOKENS_TOLERANCE)
+        med = f"{statistics.median(errs):.2f}" if errs else "–"
+        worst = f"{max(errs):.2f}" if errs else "–"
+        lines.append(f"| {name} | {len(errs)} | {within} | {med} | {worst} | {len(rels)} | {tok_within} |")
+    return lines
+
+
+KV_POOL_TOLERANCE_GIB = 0.5  # issue 16's bar
+KV_TOKENS_TOLERANCE = 0.05
+
+
 def table_lines(data: list[Row]) -> list[str]:
     lines = [
         "| record | version | weights pred/rep | activation pred/rep | non-torch pred/rep | KV GiB pred/rep | "
@@ -187,6 +227,10 @@ def report() -> str:
         *summary_lines(data),
         "",
         *range_lines(data),
+        "",
+        "## By model class",
+        "",
+        *class_lines(data),
         "",
         "## By model family",
         "",

@@ -36,6 +36,20 @@ class Point:
     capture_share: float
     tp: int
     pp: int
+    held_bytes: int  # physics terms with no free constant: MoE workspace + parked encoder outputs
+
+
+def held_bytes(*, case: calibration.Case, tokens: int) -> int:
+    """The activation-peak terms taken from vLLM's code with no constant to fit (app/core/budget.py)."""
+    act = DTYPE_BYTES[B.serving_dtype(model=case.model, serve=case.serve)]
+    moe = B.moe_workspace_bytes(
+        model=case.model,
+        tensor_parallel_size=case.serve.tensor_parallel_size,
+        num_tokens=tokens,
+        act_dtype_bytes=act,
+    )
+    enc = B.encoder_outputs_bytes(model=case.model, serve=case.serve, num_tokens=tokens, act_dtype_bytes=act)
+    return moe + enc
 
 
 def points() -> list[Point]:
@@ -52,7 +66,7 @@ def points() -> list[Point]:
                 id=case.id,
                 version=rules.version_tuple,
                 tokens=res.max_num_batched_tokens,
-                width=B.mlp_width_per_rank(
+                width=(B.dense_mlp_width_per_rank if case.model.num_experts else B.mlp_width_per_rank)(
                     model=case.model, tensor_parallel_size=case.serve.tensor_parallel_size
                 ),
                 hidden=case.model.hidden_size,
@@ -67,6 +81,7 @@ def points() -> list[Point]:
                 capture_share=B.cuda_graph_capture_sizes(max_num_seqs=res.max_num_seqs) / full,
                 tp=case.serve.tensor_parallel_size,
                 pp=pp,
+                held_bytes=held_bytes(case=case, tokens=res.max_num_batched_tokens),
             )
         )
     return out
@@ -75,7 +90,7 @@ def points() -> list[Point]:
 def activation(p: Point, mlp: float, hid: float, copies: float, base: float) -> float:
     forward = p.tokens * p.act_bytes * (mlp * p.width + hid * p.hidden)
     sampler = p.rows * p.vocab * B.LOGIT_BYTES * copies if p.last_stage else 0.0
-    return (max(forward, sampler)) / GIB + base
+    return (max(forward, sampler) + p.held_bytes) / GIB + base
 
 
 def fit_activation(data: list[Point], *, newer: bool) -> tuple[float, float, float, float, list[float]]:
@@ -130,6 +145,17 @@ def main() -> None:
             f"activation {era}: FWD_MLP_FACTOR={mlp} FWD_HIDDEN_FACTOR={hid} sampler copies={copies} base={base}"
         )
         describe(f"  activation {era}", residuals)
+        held = [
+            p
+            for p in data
+            if p.held_bytes and p.activation_gib is not None and (p.version >= (0, 17, 0)) == newer
+        ]
+        for p in held:
+            pred = activation(p, mlp, hid, copies, base)
+            print(
+                f"    {p.id}: held {p.held_bytes / GIB:.3f} GiB, predicted {pred:.2f} GiB, "
+                f"printed {p.activation_gib:.2f} GiB"
+            )
     intercept, slope, residuals = fit_graphs(data)
     print(f"cuda graphs: CUDA_GRAPH_BASE={intercept:.4f} GiB CUDA_GRAPH_PER_LAYER={slope:.5f} GiB")
     describe("  cuda graphs", residuals)

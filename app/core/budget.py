@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from app.core.specs import DTYPE_BYTES, GIB, ModelSpec, QuantMethod, QuantSpec, ServeConfig
+from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, ModelSpec, QuantMethod, QuantSpec, ServeConfig
 
 # --- activation peak of the profile run (reference §2.5) -------------------------------------------
 # The profile run pushes max_num_batched_tokens through the model (attention skipped), then runs the
@@ -67,6 +67,53 @@ def quantized_bytes_per_param(quant: QuantSpec) -> float:
     return INT4_BYTES + 1 / NVFP4_BLOCK
 
 
+# --- MXFP4 expert padding (vLLM 0.19.0) --------------------------------------------------------------
+# model_executor/layers/fused_moe/oracle/mxfp4.py: the backend is the first supported one of
+# `_get_priority_backends` (FlashInfer TRT-LLM on SM100, CK on ROCm, Triton with triton_kernels on
+# SM90-SM10x, ... Marlin last, i.e. on SM80/SM89), and `mxfp4_round_up_hidden_size_and_intermediate_size`
+# pads each expert's (hidden, intermediate-per-rank) to the backend's multiples before the weights are
+# allocated, so the padded experts are what "Model loading took" measures.
+# rows: (backend, hidden multiple, intermediate multiple)
+MXFP4_PADDING_SM100 = ("flashinfer_trtllm", 256, 256)
+MXFP4_PADDING_SM90 = ("triton", 1, 64)  # the fall-through branch: intermediate to 64, hidden as is
+MXFP4_PADDING_PRE_SM90 = ("marlin", 256, 128)
+MXFP4_PADDING_ROCM = ("rocm", 256, 256)
+MXFP4_TRITON_MIN_SM = 90  # triton_kernels needs (9, 0) <= capability < (11, 0)
+MXFP4_TRTLLM_SM_FAMILY = 100
+
+
+def mxfp4_padding(*, device: DeviceSpec) -> tuple[str, int, int]:
+    """(backend, hidden multiple, intermediate multiple) of the MXFP4 MoE backend vLLM 0.19.0 picks."""
+    if device.platform == "rocm":
+        return MXFP4_PADDING_ROCM
+    sm = device.sm or 0
+    if sm // 10 == MXFP4_TRTLLM_SM_FAMILY // 10:
+        return MXFP4_PADDING_SM100
+    if sm >= MXFP4_TRITON_MIN_SM:
+        return MXFP4_PADDING_SM90
+    return MXFP4_PADDING_PRE_SM90
+
+
+def mxfp4_expert_padding_bytes(
+    *,
+    model: ModelSpec,
+    quant: QuantSpec | None,
+    device: DeviceSpec | None,
+    tensor_parallel_size: int,
+    num_layers: int,
+) -> int:
+    """Extra bytes the padded MXFP4 experts take on one rank: w13 (2I x H) and w2 (H x I) per expert,
+    at the MXFP4 storage cost (4-bit values + one e8m0 scale per 32)."""
+    if quant is None or quant.method != QuantMethod.MXFP4 or device is None or not model.num_experts:
+        return 0
+    _, hidden_multiple, inter_multiple = mxfp4_padding(device=device)
+    hidden = model.hidden_size
+    inter = model.moe_intermediate_size // tensor_parallel_size
+    padded = _round_up(hidden, hidden_multiple) * _round_up(inter, inter_multiple)
+    extra_params = num_layers * model.num_experts * 3 * (padded - hidden * inter)
+    return int(extra_params * quantized_bytes_per_param(quant))
+
+
 def weights_bytes_for_stage(
     *,
     model: ModelSpec,
@@ -75,6 +122,7 @@ def weights_bytes_for_stage(
     is_first: bool,
     is_last: bool,
     quant: QuantSpec | None,
+    device: DeviceSpec | None = None,
 ) -> int:
     """Weights on one device of one stage: decoder layers split by TP and PP; embeddings on the first
     stage, lm_head on the last (vocab-parallel, so also split by TP); quantization applies to the
@@ -91,10 +139,15 @@ def weights_bytes_for_stage(
     else:
         dtype_bytes_exact = float(dtype_bytes)
     if quant is not None:
+        # the vision tower and projector stay in the serving dtype: quantized VL checkpoints list them in
+        # the quantization config's ignore list (llm-compressor recipes: "re:vision_tower.*",
+        # "re:multi_modal_projector.*"), which vLLM 0.19.0 honours with UnquantizedLinearMethod
+        # (model_executor/layers/quantization/compressed_tensors/compressed_tensors.py `ignore`)
         q_bytes = quantized_bytes_per_param(quant)
-        body_bytes = body_params * (
+        tower = min(model.vision_params, body_params)
+        body_bytes = (body_params - tower) * (
             quant.quantized_fraction * q_bytes + (1 - quant.quantized_fraction) * dtype_bytes
-        )
+        ) + tower * dtype_bytes
     else:
         body_bytes = body_params * dtype_bytes_exact
     total = body_bytes * share / tp
@@ -102,6 +155,13 @@ def weights_bytes_for_stage(
         total += embed_params * dtype_bytes / tp
     if is_last and (not model.tie_word_embeddings or not is_first):
         total += embed_params * dtype_bytes / tp
+    total += mxfp4_expert_padding_bytes(
+        model=model,
+        quant=quant,
+        device=device,
+        tensor_parallel_size=tp,
+        num_layers=layer_range[1] - layer_range[0],
+    )
     offload = int(serve.cpu_offload_gb * GIB)
     return max(0, int(total) - offload)
 
@@ -117,6 +177,67 @@ def mlp_width_per_rank(*, model: ModelSpec, tensor_parallel_size: int) -> int:
     return max(dense, moe) // tensor_parallel_size
 
 
+# --- fused-MoE workspace (vLLM 0.19.0) ------------------------------------------------------------
+# model_executor/layers/fused_moe/modular_kernel.py `_allocate_buffers`: in 0.19.0 the whole batch is one
+# chunk (M_chunk = M_full = num_tokens; no VLLM_FUSED_MOE_CHUNK_SIZE any more). Two buffers come from the
+# persistent workspace manager (v1/worker/workspace.py `get_simultaneous`, each rounded up to 256 B), which
+# only grows and is never freed, so from the first MoE layer on it stays allocated through the sampler.
+# With I = moe_intermediate_size / TP and K = hidden_size, per token and per routed expert:
+#   TritonExperts (fused_moe.py `workspace_shapes`, N = w1 rows = 2I): max(N/2, K) + max(N, K)
+#   MarlinExperts (fused_marlin_moe.py `workspace_shapes`, N = I):       max(N, K) + max(2N, K)
+# — the same count, max(I, K) + max(2I, K) elements in the activation dtype.
+MOE_WORKSPACE_ALIGN_BYTES = 256  # v1/worker/workspace.py: each simultaneous buffer is round_up(bytes, 256)
+
+# --- multimodal encoder dummy batch (vLLM 0.19.0) -----------------------------------------------------
+# v1/worker/gpu_model_runner.py `profile_run`: before the text dummy run, the encoder runs on
+# max_items = encoder_budget // tokens_per_item dummy items of the largest modality
+# (multimodal/encoder_budget.py; encoder_budget = max(max_num_batched_tokens, tokens_per_item) by
+# v1/core/encoder_cache_manager.py `compute_mm_encoder_budget`), and its outputs are parked in
+# `self.encoder_cache` until after the sampler run. So the text run's peak sits on top of up to
+# max_num_batched_tokens embeddings of the language model's hidden size.
+
+
+def moe_workspace_bytes(
+    *, model: ModelSpec, tensor_parallel_size: int, num_tokens: int, act_dtype_bytes: int
+) -> int:
+    """The fused-MoE workspace the profile run leaves allocated (see the constants' comment above)."""
+    if not model.num_experts or not model.moe_intermediate_size:
+        return 0
+    inter = model.moe_intermediate_size // tensor_parallel_size
+    hidden = model.hidden_size
+    rows = num_tokens * model.num_experts_per_tok
+    ws13 = rows * max(inter, hidden) * act_dtype_bytes
+    out = num_tokens * hidden * act_dtype_bytes  # the fused output shares workspace13's buffer
+    ws2 = rows * max(2 * inter, hidden) * act_dtype_bytes
+    align = MOE_WORKSPACE_ALIGN_BYTES
+    return _round_up(max(ws13, out), align) + _round_up(ws2, align)
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def encoder_outputs_bytes(
+    *, model: ModelSpec, serve: ServeConfig, num_tokens: int, act_dtype_bytes: int
+) -> int:
+    """Encoder outputs held in the encoder cache during the text dummy run: at most max_num_batched_tokens
+    embeddings of hidden size (items x tokens per item <= encoder budget). Zero for a text-only model
+    and when every `--limit-mm-per-prompt` modality is 0 (no encoder profiling, 0.19.0)."""
+    if not model.vision_params:
+        return 0
+    limits = serve.limit_mm_per_prompt
+    if limits and all(v == 0 for v in limits.values()):
+        return 0
+    return num_tokens * model.hidden_size * act_dtype_bytes
+
+
+def dense_mlp_width_per_rank(*, model: ModelSpec, tensor_parallel_size: int) -> int:
+    """MLP width of the layers that are not routed: the dense MLP (or, for a MoE model, the larger of
+    `intermediate_size` and the shared experts), the transient part of the forward peak."""
+    shared = model.num_shared_experts * model.moe_intermediate_size
+    return max(model.intermediate_size, shared) // tensor_parallel_size
+
+
 def activation_peak_bytes(
     *,
     model: ModelSpec,
@@ -125,17 +246,30 @@ def activation_peak_bytes(
     max_num_seqs: int,
     is_last_stage: bool,
     sampler_logit_copies: float,
+    is_first_stage: bool = True,
     act_dtype_bytes: int,
 ) -> int:
     """Model of vLLM's "torch peak memory increase" during the profile run (reference §2.5)."""
     tokens = max_num_batched_tokens
-    width = mlp_width_per_rank(model=model, tensor_parallel_size=serve.tensor_parallel_size)
+    tp = serve.tensor_parallel_size
+    if model.num_experts:
+        width = dense_mlp_width_per_rank(model=model, tensor_parallel_size=tp)
+    else:
+        width = mlp_width_per_rank(model=model, tensor_parallel_size=tp)
     forward = tokens * act_dtype_bytes * (FWD_MLP_FACTOR * width + FWD_HIDDEN_FACTOR * model.hidden_size)
     sampler = 0.0
     if is_last_stage:
         rows = min(tokens, max_num_seqs)
         sampler = rows * model.vocab_size * LOGIT_BYTES * sampler_logit_copies
-    return int(max(forward, sampler)) + ACTIVATION_BASE_BYTES
+    # held through the whole text run: the MoE workspace (persistent) and the parked encoder outputs
+    held = moe_workspace_bytes(
+        model=model, tensor_parallel_size=tp, num_tokens=tokens, act_dtype_bytes=act_dtype_bytes
+    )
+    if is_first_stage:
+        held += encoder_outputs_bytes(
+            model=model, serve=serve, num_tokens=tokens, act_dtype_bytes=act_dtype_bytes
+        )
+    return int(max(forward, sampler)) + held + ACTIVATION_BASE_BYTES
 
 
 def non_torch_bytes(*, tensor_parallel_size: int, pipeline_parallel_size: int) -> int:

@@ -190,7 +190,13 @@ def _stages(
         )
         layout = X.with_draft_kv(layout, extra)
         weights = extra.weights_delta_bytes + B.weights_bytes_for_stage(
-            model=model, serve=serve, layer_range=layer_range, is_first=is_first, is_last=is_last, quant=quant
+            model=model,
+            serve=serve,
+            layer_range=layer_range,
+            is_first=is_first,
+            is_last=is_last,
+            quant=quant,
+            device=device,
         )
         act = B.activation_peak_bytes(
             model=model,
