@@ -218,3 +218,6 @@ class ServeConfig(Frozen):
     cpu_offload_gb: float = Field(default=0.0, ge=0.0, le=100_000.0)
     swap_space_gib: float | None = Field(default=None, ge=0.0, le=100_000.0)
     kv_offloading_size_gib: float | None = Field(default=None, ge=0.0, le=100_000.0)
+    # the environment variable VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: accept --max-model-len above the model's
+    # derived maximum (vLLM refuses it otherwise)
+    allow_long_max_model_len: bool = False

@@ -12,10 +12,10 @@ from functools import cache
 
 from markupsafe import Markup
 
+from app.core import equations as E
 from app.core.catalog import list_devices, list_models
 from app.core.command import render_serve_command
 from app.core.errors import PlannerError
-from app.core.kv import KV_TENSORS_PER_LAYER, kv_heads_per_rank
 from app.core.result import Estimate, Range
 from app.core.specs import GIB, KV_CACHE_DTYPES, LayerKind, ModelSpec
 from app.core.versions import KNOWN_VERSIONS, rules_for
@@ -236,28 +236,13 @@ def kv_layer_count(model: ModelSpec) -> int:
 
 
 def formula_view(model: ModelSpec, est: Estimate, target: int) -> FormulaView:
-    """The seed's per-device formula with this request's numbers substituted."""
+    """The seed's per-device formula with this request's numbers substituted (app.core.equations)."""
     layers = kv_layer_count(model)
     tp = est.tensor_parallel_size
-    s, b, n = est.max_model_len, est.kv_dtype_bytes_per_element, target
-    if model.mla is not None:
-        # MLA caches one latent vector per token and layer (no separate K and V), not split by TP
-        # (seed: take H_kv and D from the cached tensor's shape).
-        head_size = model.mla.latent_size
-        generic = "L × (kv_lora_rank + rope) × S × b × N"
-        substituted = f"{layers} × {head_size} × {integer(s)} × {b} × {n}"
-        seed_bytes = layers * head_size * s * b * n
-        heads = 1
-        heads_text = t("1 (MLA latent)")
-    else:
-        heads, head_size = model.num_kv_heads, model.head_size
-        per_rank_heads = kv_heads_per_rank(total_kv_heads=heads, tensor_parallel_size=tp)
-        generic = "2 × L × (H_kv/TP) × D × S × b × N"  # the 2 is KV_TENSORS_PER_LAYER
-        tp_text = f"({heads}/{tp})" if tp > 1 else str(heads)
-        substituted = f"2 × {layers} × {tp_text} × {head_size} × {integer(s)} × {b} × {n}"
-        seed_bytes = KV_TENSORS_PER_LAYER * layers * per_rank_heads * head_size * s * b * n
-        heads_text = str(heads)
-    exact_need = est.kv_bytes_per_token * s * n
+    seed = E.seed_formula(model=model, est=est, concurrency=target, kv_layers=layers)
+    exact_need = E.kv_demand_bytes(
+        kv_bytes_per_token=est.kv_bytes_per_token, max_model_len=est.max_model_len, concurrency=target
+    )
     notes = []
     if set(model.layer_kinds) - {LayerKind.FULL, LayerKind.MLA}:
         notes.append(
@@ -267,23 +252,28 @@ def formula_view(model: ModelSpec, est: Estimate, target: int) -> FormulaView:
         )
     if est.pipeline_parallel_size > 1:
         notes.append(t("With pipeline parallelism each device holds only its stage's layers."))
-    if model.mla is None and tp > heads:
+    if model.mla is None and tp > model.num_kv_heads:
         notes.append(
-            t("TP={tp} exceeds {heads} KV heads: vLLM replicates heads, one per device.", tp=tp, heads=heads)
+            t(
+                "TP={tp} exceeds {heads} KV heads: vLLM replicates heads, one per device.",
+                tp=tp,
+                heads=model.num_kv_heads,
+            )
         )
     pool = est.kv_cache_bytes
     verb = "≤" if exact_need <= pool else ">"
+    heads_text = t("1 (MLA latent)") if model.mla is not None else seed.heads_text
     return FormulaView(
-        generic=generic,
-        substituted=substituted,
-        result=f"{integer(seed_bytes)} B = {gib(seed_bytes)}",
+        generic=seed.generic,
+        substituted=seed.expression,
+        result=f"{integer(seed.bytes)} B = {gib(seed.bytes)}",
         symbols=(
             Symbol("L", t("attention layers"), str(layers)),
             Symbol("H_kv", t("KV heads per layer"), heads_text),
-            Symbol("D", t("head size"), str(head_size)),
-            Symbol("S", t("tokens per sequence (max_model_len)"), integer(s)),
-            Symbol("b", t("bytes per KV element"), str(b)),
-            Symbol("N", t("concurrent sequences (target)"), str(n)),
+            Symbol("D", t("head size"), str(seed.head_size)),
+            Symbol("S", t("tokens per sequence (max_model_len)"), integer(est.max_model_len)),
+            Symbol("b", t("bytes per KV element"), str(est.kv_dtype_bytes_per_element)),
+            Symbol("N", t("concurrent sequences (target)"), str(target)),
             Symbol("TP", "tensor_parallel_size", str(tp)),
         ),
         exact_line=(
@@ -503,45 +493,14 @@ def verdict_view(est: Estimate, target: int) -> VerdictView:
 
 
 def block_math(est: Estimate) -> tuple[Symbol, ...]:
-    b = est.block_size
-    return (
+    """vLLM's block arithmetic for this layout and version (app.core.equations), translated."""
+    return tuple(
         Symbol(
-            t("bytes per block"),
-            t(
-                "per-token KV × B = {kv_bytes_per_token} × {b}",
-                kv_bytes_per_token=integer(est.kv_bytes_per_token),
-                b=b,
-            ),
-            f"{integer(est.bytes_per_block)} B",
-        ),
-        Symbol(
-            "num_blocks",
-            t(
-                "⌊pool ÷ bytes per block⌋ = ⌊{max} ÷ {bytes_per_block}⌋",
-                max=integer(max(0, est.kv_cache_bytes)),
-                bytes_per_block=integer(est.bytes_per_block),
-            ),
-            integer(est.num_gpu_blocks),
-        ),
-        Symbol(
-            _("tokens"),
-            t("blocks × B = {num_gpu_blocks} × {b}", num_gpu_blocks=integer(est.num_gpu_blocks), b=b),
-            integer(est.kv_tokens),
-        ),
-        Symbol(
-            t("max concurrency"),
-            t(
-                "tokens ÷ S = {kv_tokens} ÷ {max_model_len}",
-                kv_tokens=integer(est.kv_tokens),
-                max_model_len=integer(est.max_model_len),
-            ),
-            f"{est.max_concurrency:.2f}x",
-        ),
-        Symbol(
-            t("tail waste"),
-            f"≈ B ÷ (2S) = {b} ÷ (2 × {integer(est.max_model_len)})",
-            percent(b / (2 * est.max_model_len), 3),
-        ),
+            tr(eq.name),
+            f"{tr(eq.generic)} {'≈' if eq.approximate else '='} {eq.expression}",
+            eq.value,
+        )
+        for eq in E.block_equations(est, rules_for(est.vllm_version))
     )
 
 
@@ -580,7 +539,11 @@ def result_view(
     params = resolved.params
     rows, segments, overrun = partition_rows(est, quantized=resolved.model.quantization is not None)
     verdict = verdict_view(est, params.target_concurrency)
-    demand = est.kv_bytes_per_token * est.max_model_len * params.target_concurrency
+    demand = E.kv_demand_bytes(
+        kv_bytes_per_token=est.kv_bytes_per_token,
+        max_model_len=est.max_model_len,
+        concurrency=params.target_concurrency,
+    )
     bar = svg.partition_bar(
         segments=segments,
         device_total_bytes=est.device_total_bytes,
