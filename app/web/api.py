@@ -26,12 +26,12 @@ def _estimate_payload(params: StrictPlannerParams) -> dict[str, Any]:
         vllm_version=resolved.vllm_version,
         target_concurrency=params.target_concurrency,
     )
-    inputs = params.model_dump(exclude={"config_json", "lang"})
+    inputs = resolved.params.model_dump(exclude={"config_json", "lang"})
     inputs.update(
         vllm_version=resolved.vllm_version,
         model=resolved.model_label,
         model_source=resolved.model_source,
-        query=to_query(params),
+        query=to_query(resolved.params),
     )
     return {**est.model_dump(), "inputs": inputs}
 

@@ -279,7 +279,7 @@ def build_view(request: Request) -> CompareView:
             "{model_label} on {name} × {devices}",
             model_label=resolved.model_label,
             name=resolved.device.name,
-            devices=params.devices,
+            devices=params.device_count,
         ),
         result=result,
         differences=tuple(diffs.values()),

@@ -19,7 +19,15 @@ from app.core.text import N_
 from app.core.versions import default_gpu_memory_utilization
 from app.web import compare, markdown, views
 from app.web.i18n import _, t
-from app.web.params import FieldProblem, PlannerParams, parse_lenient, replace, to_query
+from app.web.params import (
+    SERVE_FIELDS,
+    FieldProblem,
+    PlannerParams,
+    parse_lenient,
+    replace,
+    to_query,
+    with_serve,
+)
 from app.web.recommend_api import build_view as recommendation_view
 from app.web.resolve import Resolved, resolve_lenient
 from app.web.templating import REPO_ROOT, url_path
@@ -166,19 +174,7 @@ def fill_from_command(request: Request, command: str = Form(""), state: str = Fo
     command = command[:COMMAND_MAX_CHARS]
     try:
         parsed = parse_serve_command(command)
-        serve = parsed.serve
-        changes = {
-            "max_model_len": serve.max_model_len,
-            "tensor_parallel_size": serve.tensor_parallel_size,
-            "pipeline_parallel_size": serve.pipeline_parallel_size,
-            "gpu_memory_utilization": serve.gpu_memory_utilization,
-            "kv_cache_dtype": serve.kv_cache_dtype,
-            "block_size": serve.block_size,
-            "max_num_seqs": serve.max_num_seqs,
-            "max_num_batched_tokens": serve.max_num_batched_tokens,
-            "enforce_eager": serve.enforce_eager,
-            "enable_prefix_caching": serve.enable_prefix_caching,
-        }
+        changes = {name: getattr(parsed.serve, name) for name in SERVE_FIELDS}
         if parsed.model:
             changes["model"] = parsed.model
         filled = replace(params, **changes)
@@ -199,21 +195,11 @@ def fill_from_command(request: Request, command: str = Form(""), state: str = Fo
 
 
 def _params_with(params: PlannerParams, serve: ServeConfig) -> PlannerParams:
-    """The planner's inputs with a recommended configuration applied (what a step's permalink carries)."""
-    return params.model_copy(
-        update={
-            "max_model_len": serve.max_model_len,
-            "tensor_parallel_size": serve.tensor_parallel_size,
-            "pipeline_parallel_size": serve.pipeline_parallel_size,
-            "devices": max(params.devices, serve.tensor_parallel_size * serve.pipeline_parallel_size),
-            "gpu_memory_utilization": serve.gpu_memory_utilization,
-            "kv_cache_dtype": serve.kv_cache_dtype,
-            "block_size": serve.block_size,
-            "max_num_seqs": serve.max_num_seqs,
-            "max_num_batched_tokens": serve.max_num_batched_tokens,
-            "enable_prefix_caching": serve.enable_prefix_caching,
-        }
-    )
+    """The planner's inputs with a recommended configuration applied (what a step's permalink carries);
+    a device count given by hand grows to hold the new TP × PP (blank follows TP × PP by itself)."""
+    applied = with_serve(params, serve)
+    ranks = serve.tensor_parallel_size * serve.pipeline_parallel_size
+    return applied.model_copy(update={"devices": max(params.devices, ranks) if params.devices else None})
 
 
 @router.get("/recommend", name="recommend_fragment", response_class=HTMLResponse)
@@ -242,7 +228,7 @@ def recommend_fragment(request: Request) -> Response:  # slow: thread pool, off 
             vllm_version=resolved.vllm_version,
             target_max_model_len=target_len,
             target_concurrency=params.target_concurrency,
-            devices_per_node=max(params.devices, resolved.device.typical_node_devices),
+            devices_per_node=max(params.device_count, resolved.device.typical_node_devices),
         )
         context["view"] = recommendation_view(
             rec, lambda serve: permalink(request, _params_with(params, serve))

@@ -27,7 +27,7 @@ from pydantic import (
 from app.core.command import human_readable_int
 from app.core.errors import PlannerError
 from app.core.plan import MAX_DEVICE_MEMORY_GIB, MIN_DEVICE_MEMORY_GIB
-from app.core.specs import KVCacheDType
+from app.core.specs import KVCacheDType, ServeConfig
 from app.core.text import Text
 from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS
 from app.web.security import check_json_text
@@ -73,6 +73,10 @@ def _blank_to_none(value: object) -> object:
     if isinstance(value, str) and value.strip() == "":
         return None
     return value
+
+
+def _blank_to_zero(value: object) -> object:
+    return 0.0 if _blank_to_none(value) is None else value
 
 
 def _human_int_or_none(value: object) -> object:
@@ -153,7 +157,8 @@ class PlannerParams(BaseModel):
     v: Annotated[Literal[1], BeforeValidator(_link_version)] = LINK_FORMAT_VERSION
     model: str = Field(default=DEFAULT_MODEL, min_length=1, max_length=300)
     device: str = Field(default=DEFAULT_DEVICE, min_length=1, max_length=100)
-    devices: Annotated[int, Field(ge=1, le=4096)] = 1
+    # blank: one replica, TP × PP devices
+    devices: Annotated[Annotated[int, Field(ge=1, le=4096)] | None, BeforeValidator(_blank_to_none)] = None
     # the total the runtime reports (a log's "total_gpu_memory" / "Free memory on device (…/T GiB)"),
     # overriding the catalog's typical figure for this device
     device_memory_gib: Annotated[
@@ -172,6 +177,22 @@ class PlannerParams(BaseModel):
     max_num_batched_tokens: opt_int(1, 10_000_000, human=True) = None
     enforce_eager: Flag = False
     enable_prefix_caching: TriState = None
+    # the rest of ServeConfig, so every configuration one endpoint returns another accepts
+    enable_chunked_prefill: TriState = None
+    quantization: Annotated[
+        Annotated[str, Field(min_length=1, max_length=50)] | None, BeforeValidator(_blank_to_none)
+    ] = None
+    dtype: Literal["auto", "bfloat16", "float16", "float32", "half"] = "auto"
+    kv_cache_memory_bytes: opt_int(0, 2**50, human=True) = None
+    cpu_offload_gb: Annotated[float, BeforeValidator(_blank_to_zero), Field(ge=0.0, le=100_000.0)] = 0.0
+    swap_space_gib: Annotated[
+        Annotated[float, Field(ge=0.0, le=100_000.0)] | None, BeforeValidator(_blank_to_none)
+    ] = None
+    kv_offloading_size_gib: Annotated[
+        Annotated[float, Field(ge=0.0, le=100_000.0)] | None, BeforeValidator(_blank_to_none)
+    ] = None
+    # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 in vLLM's environment
+    allow_long_max_model_len: Flag = False
     config_json: Annotated[str, Field(max_length=CONFIG_JSON_MAX_CHARS)] = ""
     # The model card: a model described by hand (used when layers, KV heads, head size and
     # parameters are all given and no config.json is pasted).
@@ -231,6 +252,11 @@ class PlannerParams(BaseModel):
         return self.vllm_version or DEFAULT_VERSION
 
     @property
+    def device_count(self) -> int:
+        """The devices given, else one replica's worth (TP × PP)."""
+        return self.devices or self.tensor_parallel_size * self.pipeline_parallel_size
+
+    @property
     def has_card(self) -> bool:
         return None not in (self.card_layers, self.card_kv_heads, self.card_head_size, self.card_params)
 
@@ -252,6 +278,19 @@ class StrictPlannerParams(PlannerParams):
 CARD_REQUIRED = ("card_layers", "card_kv_heads", "card_head_size", "card_params")
 FIELD_NAMES: tuple[str, ...] = tuple(PlannerParams.model_fields)
 DEFAULTS = PlannerParams()
+# The `vllm serve` flags: every ServeConfig field is a planner parameter of the same name and meaning
+# (tests/web/test_params_model.py holds this), so params <-> ServeConfig is derived, never listed by hand.
+SERVE_FIELDS: tuple[str, ...] = tuple(ServeConfig.model_fields)
+
+
+def serve_config(params: PlannerParams) -> ServeConfig:
+    """The flags of ``params`` as the core's ServeConfig."""
+    return ServeConfig(**{name: getattr(params, name) for name in SERVE_FIELDS})
+
+
+def with_serve(params: PlannerParams, serve: ServeConfig) -> PlannerParams:
+    """``params`` with a configuration's flags (a recommendation, a pasted command) applied."""
+    return params.model_copy(update={name: getattr(serve, name) for name in SERVE_FIELDS})
 
 
 @dataclass(frozen=True)

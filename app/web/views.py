@@ -16,6 +16,7 @@ from app.core import equations as E
 from app.core.catalog import list_devices, list_models
 from app.core.command import render_serve_command
 from app.core.errors import PlannerError
+from app.core.recommend import utilization_ceiling
 from app.core.result import Estimate, Range
 from app.core.specs import GIB, KV_CACHE_DTYPES, LayerKind, ModelSpec
 from app.core.versions import KNOWN_VERSIONS, rules_for
@@ -31,8 +32,6 @@ KV_LAYER_KINDS = frozenset({LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED
 SLIDER_MIN_TOKENS = 256
 SLIDER_MAX_TOKENS = 4 * 2**20  # 4M tokens, beyond every catalogued model's window
 CURVE_POINTS = 24
-# The flag's upper bound: vLLM rejects --gpu-memory-utilization above 1.
-UTILIZATION_CEILING = 1.0
 UTILIZATION_STEP = 0.01  # suggestions are rounded up to whole percent
 
 
@@ -214,6 +213,7 @@ def form_state(
     return FormState(
         values=values,
         placeholders={
+            "devices": str(params.tensor_parallel_size * params.pipeline_parallel_size),
             "max_model_len": str(derived_len),
             "gpu_memory_utilization": f"{default_util:g}",
         },
@@ -413,7 +413,8 @@ def borderline_view(est: Estimate) -> BorderlineView | None:
     steps = math.ceil(shortfall / est.device_total_bytes / UTILIZATION_STEP)
     raise_by = round(steps * UTILIZATION_STEP, 2)
     raise_to = round(est.gpu_memory_utilization + raise_by, 2)
-    possible = raise_to <= UTILIZATION_CEILING
+    ceiling, _why = utilization_ceiling(est)  # the recommender's ceiling: one answer per page
+    possible = raise_to <= ceiling
     return BorderlineView(
         kv_range=gib_range(pool),
         safe_len=integer(est.safe_max_model_len) if est.safe_max_model_len else "",
@@ -508,7 +509,7 @@ def markdown_summary(resolved: Resolved, est: Estimate, verdict: VerdictView, pe
     p = resolved.params
     rows = [
         (_("model"), resolved.model_label),
-        (_("device"), f"{resolved.device.name} × {p.devices}"),
+        (_("device"), f"{resolved.device.name} × {p.device_count}"),
         ("vLLM", est.vllm_version),
         ("max_model_len", integer(est.max_model_len)),
         (t("target concurrency"), str(p.target_concurrency)),
@@ -592,11 +593,11 @@ def result_view(
             per_node=per_node,
             nodes=nodes,
         )
-    replicas = params.devices // ranks
+    replicas = params.device_count // ranks
     if replicas >= 1:
         fleet = t(
             "devices {devices} ÷ (TP × PP = {ranks}) = {replicas} replica(s) → {max_concurrency:.2f} concurrent sequences of {max_model_len} tokens",
-            devices=params.devices,
+            devices=params.device_count,
             ranks=ranks,
             replicas=replicas,
             max_concurrency=est.max_concurrency * replicas,
@@ -606,7 +607,7 @@ def result_view(
         fleet = t(
             "TP × PP = {ranks} needs more than the {devices} device(s) given",
             ranks=ranks,
-            devices=params.devices,
+            devices=params.device_count,
         )
     if est.error:
         log_title = t("What vLLM would print (start-up fails)")
