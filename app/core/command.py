@@ -21,6 +21,7 @@ from app.core.text import Text
 from app.core.versions import rules_for
 
 MAX_COMMAND_CHARS = 100_000
+ALLOW_LONG_ENV = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"  # vllm/envs.py: "1" or "true" lets a long length start
 
 # vLLM's human_readable_int: lower-case suffixes are decimal, upper-case binary (reference §7)
 _DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
@@ -97,20 +98,25 @@ def _tokens(text: str) -> list[str]:
 def parse_serve_command(text: str) -> ParsedCommand:
     """A pasted `vllm serve MODEL --flags …` (or api_server form) → model id + ServeConfig."""
     tokens = _tokens(text)
-    # drop an env-var prefix and the program: `CUDA_VISIBLE_DEVICES=0 vllm serve` / `python -m …api_server`
+    # an env-var prefix and the program: `CUDA_VISIBLE_DEVICES=0 vllm serve` / `python -m …api_server`;
+    # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is read (it decides whether a long --max-model-len starts)
+    env: dict[str, str] = {}
     while tokens and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", tokens[0]):
-        tokens.pop(0)
+        name, _, value = tokens.pop(0).partition("=")
+        env[name] = value
     if tokens[:2] == ["vllm", "serve"]:
         tokens = tokens[2:]
     elif tokens and tokens[0] in ("python", "python3") and "-m" in tokens[:3]:
         tokens = tokens[3:]
     elif tokens and tokens[0] == "vllm":
         raise PlannerError("command", Text("expected `vllm serve MODEL …`"))
-    return parse_serve_args(tokens)
+    return parse_serve_args(tokens, env=env)
 
 
-def parse_serve_args(tokens: list[str]) -> ParsedCommand:
+def parse_serve_args(tokens: list[str], *, env: dict[str, str] | None = None) -> ParsedCommand:
     values: dict[str, Any] = {}
+    if (env or {}).get(ALLOW_LONG_ENV, "").strip().lower() in ("1", "true"):
+        values["allow_long_max_model_len"] = True
     unknown: list[str] = []
     model: str | None = None
     auto = False
@@ -231,6 +237,8 @@ def render_serve_command(
     if serve.kv_offloading_size_gib and rules.has_kv_offloading_flags:
         parts.append(f"--kv-offloading-size {serve.kv_offloading_size_gib:g} --kv-offloading-backend native")
     head = f"vllm serve {shlex.quote(model)}"
+    if serve.allow_long_max_model_len:
+        head = f"{ALLOW_LONG_ENV}=1 {head}"
     if not parts:
         return head
     return " \\\n  ".join([head, *parts])
