@@ -937,7 +937,7 @@ def sizing_for(
 MAX_LEN_KEY = "max_position_embeddings"
 # 0.6.6 (vllm/config.py) appended "This may lead to incorrect model outputs or CUDA errors."; from
 # 0.8.5 (vllm/config.py) on, to 0.19.0 (vllm/config/model.py), the RoPE / absolute-position warning.
-LONG_LEN_WARNING_FROM = (0, 8, 0)
+LONG_LEN_WARNING_FROM = (0, 10, 0)
 LONG_LEN_CAUTION = (
     "VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution. If the model uses relative position "
     "encoding (RoPE), positions exceeding derived_max_model_len lead to nan. If the model uses absolute "

@@ -173,7 +173,7 @@ def fill_from_command(request: Request, command: str = Form(""), state: str = Fo
     params, problems = parse_lenient(parse_qsl(state, keep_blank_values=True))
     command = command[:COMMAND_MAX_CHARS]
     try:
-        parsed = parse_serve_command(command)
+        parsed = parse_serve_command(command, vllm_version=params.resolved_version)
         changes = {name: getattr(parsed.serve, name) for name in SERVE_FIELDS}
         if parsed.model:
             changes["model"] = parsed.model
