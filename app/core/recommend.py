@@ -95,6 +95,9 @@ class Step(Frozen):
     before: Snapshot
     after: Snapshot
     serve: ServeConfig  # the configuration after this step
+    # applied, then undone by the prune pass: a later step met the target without it
+    undone: bool = False
+    undone_reason: Msg | None = None
 
 
 class BisectionProbe(Frozen):
@@ -1398,6 +1401,7 @@ def recommend(
         preference=preference,
     )
     steps = [step for rule in RULES if (step := _run_rule(rule, ctx)) is not None]
+    steps = _prune(ctx, steps, start=serve)
     final = ctx.serve
     snap = eng.snapshot(final)
     best_n = math.floor(snap.concurrency_at_target_len)
@@ -1438,6 +1442,63 @@ def recommend(
         bisection=_bisect(eng, serve),
         warnings=warnings,
     )
+
+
+# --- the prune pass -----------------------------------------------------------------------------------
+
+# Levers whose cost is worth undoing once later steps meet the target, costliest first: offload slows
+# every token, fp8 KV costs accuracy, each TP/PP rank is a device, a higher utilization risks an OOM, and
+# smaller prefill batches cost prefill throughput. The rows that set the target itself (S, N) stay.
+PRUNE_ORDER: tuple[str, ...] = (
+    "offload",
+    "kv_cache_dtype",
+    "pipeline_parallel_size",
+    "tensor_parallel_size",
+    "gpu_memory_utilization",
+    "max_num_batched_tokens",
+    "enable_chunked_prefill",
+)
+RULE_FIELDS: dict[str, tuple[str, ...]] = {rule.key: rule.fields for rule in RULES}
+
+
+def _prune(ctx: _Ctx, steps: list[Step], *, start: ServeConfig) -> list[Step]:
+    """After the target is met, undo earlier applied steps that are no longer needed, costliest first.
+
+    A step's flags go back to their value before it; it stays undone when the final configuration
+    still meets the target (and vLLM accepts it). The step stays in the list, marked undone, with why.
+    """
+    eng = ctx.engine
+    if not eng.meets(ctx.serve):
+        return steps
+    applied = [i for i, step in enumerate(steps) if step.applied]
+    before_of = {i: (steps[applied[k - 1]].serve if k else start) for k, i in enumerate(applied)}
+    rank = {key: n for n, key in enumerate(PRUNE_ORDER)}
+    order = sorted((i for i in applied if steps[i].key in rank), key=lambda i: rank[steps[i].key])
+    out = list(steps)
+    for i in order:
+        step = steps[i]
+        later = [j for j in applied if j > i and not out[j].undone]
+        if not later:
+            continue  # the last applied step is the one that met the target
+        fields = RULE_FIELDS[step.key]
+        if any(set(fields) & set(RULE_FIELDS[out[j].key]) for j in later):
+            continue  # a later step set the same flag: undoing this one would undo that one too
+        reverted = ctx.serve.model_copy(update={f: getattr(before_of[i], f) for f in fields})
+        if reverted == ctx.serve or not _valid(eng, reverted, []) or not eng.meets(reverted):
+            continue
+        once = TextList(COMMA, [_changes(ctx, before_of[j], out[j].serve) for j in later])
+        out[i] = step.model_copy(
+            update={
+                "undone": True,
+                "undone_reason": Text(
+                    "Not needed once {later}: undone ({changes}); the target is still met.",
+                    later=once,
+                    changes=_changes(ctx, ctx.serve, reverted),
+                ),
+            }
+        )
+        ctx.serve = reverted
+    return out
 
 
 # --- bisection (seed, diagnosis step 4) ----------------------------------------------------------------

@@ -133,6 +133,8 @@ class StepView:
     before: SnapshotView
     after: SnapshotView
     link: str  # planner permalink with this step's configuration applied ("" when not applicable)
+    undone: bool = False  # applied, then undone by the prune pass
+    undone_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -185,7 +187,9 @@ def build_view(
                 cost=tr(s.cost),
                 before=_snapshot_view(s.before),
                 after=_snapshot_view(s.after),
-                link=link(s.serve) if s.applied else "",
+                link=link(s.serve) if s.applied and not s.undone else "",
+                undone=s.undone,
+                undone_reason=tr(s.undone_reason) if s.undone_reason else "",
             )
             for s in rec.steps
         ],

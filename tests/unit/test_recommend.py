@@ -588,13 +588,17 @@ def test_recommendation_properties(
     assert indices == sorted(indices)
     # the walk starts from the same configuration with the model's own maximum written out
     previous = ServeConfig(max_model_len=model.max_model_len_derived)
+    undo: dict[str, object] = {}  # the prune pass puts an undone step's flags back to their value before it
     for s, i in zip(rec.steps, indices, strict=True):
         changed = {k for k in ServeConfig.model_fields if getattr(s.serve, k) != getattr(previous, k)}
         assert changed <= set(RULES[i].fields)
         assert s.applied == bool(changed) or (s.applied and s.key == "max_model_len")
+        assert not s.undone or (s.applied and rec.meets_target and s.undone_reason)
+        if s.undone:
+            undo.update({k: getattr(previous, k) for k in RULES[i].fields})
         previous = s.serve
         estimate(model=model, device=device, serve=s.serve, vllm_version=version)
-    assert previous == rec.final
+    assert previous.model_copy(update=undo) == rec.final
     if not allow_fp8:
         assert rec.final.kv_cache_dtype == "auto"
     if preference == "latency":

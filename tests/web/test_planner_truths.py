@@ -155,3 +155,23 @@ def test_the_borderline_card_never_suggests_a_utilization_the_recommender_calls_
         ceiling, _ = utilization_ceiling(est)
         assert not view.raise_util_to or float(view.raise_util_to) <= ceiling
     assert seen > 0
+
+
+def test_the_recommendation_says_fp8_was_undone_and_unapplied_steps_are_one_line(client: TestClient) -> None:
+    r = client.get(
+        "/recommend",
+        params={
+            "model": "meta-llama/Llama-3.1-70B-Instruct",
+            "vllm_version": "0.19.0",
+            "max_model_len": 131072,
+            "target_concurrency": 8,
+        },
+        headers={"HX-Request": "true"},
+    )
+    assert r.status_code == 200
+    text = html.unescape(r.text)
+    assert 'class="step step-undone" data-key="kv_cache_dtype"' in text
+    assert "Not needed once tensor_parallel_size 1 → 8" in text
+    skipped = re.findall(r'<li class="step step-skipped"[^>]*>(.*?)</li>', text, re.S)
+    assert skipped and all("<table" not in item and "\n" not in item.strip() for item in skipped)
+    assert "--kv-cache-dtype" not in re.search(r'id="recommend-command"><code>(.*?)</code>', text, re.S).group(1)
