@@ -49,7 +49,11 @@ def flags_of(root: Path) -> set[str]:
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument":
                 for arg in node.args:
-                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and OPTION.fullmatch(f'"{arg.value}"'):
+                    if (
+                        isinstance(arg, ast.Constant)
+                        and isinstance(arg.value, str)
+                        and OPTION.fullmatch(f'"{arg.value}"')
+                    ):
                         flags.add(arg.value)
         dataclass_flags = "BooleanOptionalAction" in source or rel.endswith("cli_args.py")
         for node in ast.walk(tree):
@@ -60,7 +64,11 @@ def flags_of(root: Path) -> set[str]:
                         if name.startswith("_"):
                             continue
                         flag = "--" + name.replace("_", "-")
-                        if node.name.endswith("EngineArgs") and flag not in flags and "get_kwargs" not in source:
+                        if (
+                            node.name.endswith("EngineArgs")
+                            and flag not in flags
+                            and "get_kwargs" not in source
+                        ):
                             continue
                         flags.add(flag)
                         if _is_bool(item.annotation) and "BooleanOptionalAction" in source:

@@ -93,7 +93,9 @@ def per_token_equation(
             f"{_int(kv_bytes_per_token)} B",
         )
     if model.mla is None:
-        heads = kv_heads_per_rank(total_kv_heads=model.num_kv_heads, tensor_parallel_size=tensor_parallel_size)
+        heads = kv_heads_per_rank(
+            total_kv_heads=model.num_kv_heads, tensor_parallel_size=tensor_parallel_size
+        )
         if per_layer == KV_TENSORS_PER_LAYER * heads * model.head_size * kv_dtype_bytes:
             return Equation(
                 "kv_bytes_per_token",
@@ -181,7 +183,11 @@ def pool_equation(
     name = Text("KV pool (available KV cache memory)")
     if kv_cache_memory_flag:
         return Equation(
-            "kv_pool", name, "--kv-cache-memory-bytes ÷ GiB", f"{_int(kv_cache_bytes)} ÷ {_int(GIB)}", _gib(kv_cache_bytes)
+            "kv_pool",
+            name,
+            "--kv-cache-memory-bytes ÷ GiB",
+            f"{_int(kv_cache_bytes)} ÷ {_int(GIB)}",
+            _gib(kv_cache_bytes),
         )
     graphs = f" − {_gib_number(cuda_graph_bytes)}" if graphs_budgeted and cuda_graph_bytes else ""
     generic = "T × u − weights − activation − non-torch" + (" − CUDA graphs" if graphs else "")
@@ -271,7 +277,9 @@ def block_equations(est: Estimate, rules: VersionRules) -> list[Equation]:
             f"{est.max_concurrency:.2f}x",
         )
     elif rules.concurrency_formula == "one_cdiv_over_sum" and several:
-        weighted = _sum_of(tuple(f"{_int(g.blocks_per_request)} × {_int(g.page_size_bytes)}" for g in est.groups))
+        weighted = _sum_of(
+            tuple(f"{_int(g.blocks_per_request)} × {_int(g.page_size_bytes)}" for g in est.groups)
+        )
         conc = Equation(
             "max_concurrency",
             Text("max concurrency"),

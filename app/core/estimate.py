@@ -802,7 +802,9 @@ def _ranges(
     return out, borderline, safe
 
 
-def _terms(*, model: ModelSpec, serve: ServeConfig, est: Estimate, rules: VersionRules, target: int) -> list[Term]:
+def _terms(
+    *, model: ModelSpec, serve: ServeConfig, est: Estimate, rules: VersionRules, target: int
+) -> list[Term]:
     """The working, with the user's numbers substituted (seed formula, then vLLM's block math)."""
     per_token = E.per_token_equation(
         model=model,

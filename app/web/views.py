@@ -17,7 +17,7 @@ from app.core.catalog import list_devices, list_models
 from app.core.command import render_serve_command
 from app.core.errors import PlannerError
 from app.core.recommend import utilization_ceiling
-from app.core.result import Estimate, Range
+from app.core.result import ErrorKind, Estimate, Range
 from app.core.specs import GIB, KV_CACHE_DTYPES, LayerKind, ModelSpec
 from app.core.versions import KNOWN_VERSIONS, rules_for
 from app.web import svg
@@ -423,9 +423,41 @@ def borderline_view(est: Estimate) -> BorderlineView | None:
     )
 
 
-def verdict_view(est: Estimate, target: int) -> VerdictView:
+def verdict_view(est: Estimate, target: int, *, derived_len: int | None = None) -> VerdictView:
     s = integer(est.max_model_len)
     largest = integer(est.estimated_max_model_len) if est.estimated_max_model_len else _("none")
+    if est.error_kind == ErrorKind.MAX_LEN_ABOVE_DERIVED:
+        maximum = integer(derived_len) if derived_len else "?"
+        return VerdictView(
+            "s_bound",
+            "bad",
+            t("Does not start: max_model_len is above the model's maximum"),
+            t(
+                "vLLM refuses --max-model-len {s} above the model's derived maximum ({maximum}) unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; past the trained context the outputs may be wrong.",
+                s=s,
+                maximum=maximum,
+            ),
+            (
+                t("Lower --max-model-len to {maximum} or less", maximum=maximum),
+                t("Or set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 if the model really handles longer inputs"),
+            ),
+        )
+    if est.error_kind == ErrorKind.LOAD_OOM:
+        return VerdictView(
+            "budget_bound",
+            "bad",
+            t("Does not start: the weights do not fit the device"),
+            t(
+                "Each rank holds {weights} of weights on a {total} device: vLLM runs out of memory while loading them, before any KV cache is sized.",
+                weights=gib(est.weights_bytes),
+                total=gib(est.device_total_bytes),
+            ),
+            (
+                t("Raise --tensor-parallel-size so each device holds fewer weights"),
+                t("Use a quantized checkpoint"),
+                t("Use a device with more memory"),
+            ),
+        )
     if est.verdict == "budget_bound":
         return VerdictView(
             "budget_bound",
@@ -539,7 +571,7 @@ def result_view(
     the version notes, every term), for a fragment that loads those when they are opened."""
     params = resolved.params
     rows, segments, overrun = partition_rows(est, quantized=resolved.model.quantization is not None)
-    verdict = verdict_view(est, params.target_concurrency)
+    verdict = verdict_view(est, params.target_concurrency, derived_len=resolved.model.max_model_len_derived)
     demand = E.kv_demand_bytes(
         kv_bytes_per_token=est.kv_bytes_per_token,
         max_model_len=est.max_model_len,

@@ -15,13 +15,18 @@ from app.core.errors import PlannerError
 
 @pytest.mark.parametrize(
     ("typo", "suggestion"),
-    [("--max-modle-len 4096", "--max-model-len"), ("--gpu-memory-utilisation 0.5", "--gpu-memory-utilization")],
+    [
+        ("--max-modle-len 4096", "--max-model-len"),
+        ("--gpu-memory-utilisation 0.5", "--gpu-memory-utilization"),
+    ],
 )
 def test_a_misspelt_flag_is_refused_with_did_you_mean(typo: str, suggestion: str) -> None:
     with pytest.raises(PlannerError) as err:
         parse_serve_command(f"vllm serve meta-llama/Llama-3.1-8B {typo}")
     assert err.value.field == "command"
-    assert "unrecognized arguments" in err.value.message and f"did you mean {suggestion}?" in err.value.message
+    assert (
+        "unrecognized arguments" in err.value.message and f"did you mean {suggestion}?" in err.value.message
+    )
 
 
 def test_the_cli_exits_non_zero_on_a_typo(capsys: pytest.CaptureFixture[str]) -> None:
@@ -30,7 +35,9 @@ def test_the_cli_exits_non_zero_on_a_typo(capsys: pytest.CaptureFixture[str]) ->
     assert "did you mean --max-model-len?" in capsys.readouterr().err
 
 
-def test_flags_vllm_has_that_do_not_move_memory_are_ignored_and_listed(capsys: pytest.CaptureFixture[str]) -> None:
+def test_flags_vllm_has_that_do_not_move_memory_are_ignored_and_listed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     parsed = parse_serve_command(
         "vllm serve meta-llama/Llama-3.1-8B --trust-remote-code --served-model-name llama --port 8001 "
         "--max-model-len 4096"
@@ -56,7 +63,9 @@ def test_the_flag_list_follows_the_release() -> None:
     assert "--max-model-len" in vllm_flags("0.6.6") and "--max-model-len" in vllm_flags("0.33.0")
     with pytest.raises(PlannerError, match="unrecognized arguments: --headless"):
         parse_serve_command("vllm serve m --headless", vllm_version="0.8.5")
-    assert parse_serve_command("vllm serve m --headless", vllm_version="0.19.0").unknown_flags == ["--headless"]
+    assert parse_serve_command("vllm serve m --headless", vllm_version="0.19.0").unknown_flags == [
+        "--headless"
+    ]
 
 
 def test_vllm_allow_long_max_model_len_in_the_environment_is_read() -> None:

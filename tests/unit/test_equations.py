@@ -13,8 +13,6 @@ import math
 import re
 from fractions import Fraction
 
-import pytest
-
 from app.core import equations as E
 from app.core.catalog import find_device, find_model, list_models
 from app.core.errors import PlannerError
@@ -90,7 +88,11 @@ def evaluate(expression: str) -> Interval:
             op = tokens[index]
             index += 1
             other = term()
-            value = (value[0] + other[0], value[1] + other[1]) if op == "+" else (value[0] - other[1], value[1] - other[0])
+            value = (
+                (value[0] + other[0], value[1] + other[1])
+                if op == "+"
+                else (value[0] - other[1], value[1] - other[0])
+            )
         return value
 
     result = expr()
@@ -134,9 +136,13 @@ def _estimates():
         model = find_model(entry.id)
         for version in VERSIONS:
             for tp in TENSOR_PARALLEL:
-                serve = ServeConfig(tensor_parallel_size=tp, max_model_len=min(32768, model.max_model_len_derived))
+                serve = ServeConfig(
+                    tensor_parallel_size=tp, max_model_len=min(32768, model.max_model_len_derived)
+                )
                 try:
-                    est = estimate(model=model, device=device, serve=serve, vllm_version=version, target_concurrency=4)
+                    est = estimate(
+                        model=model, device=device, serve=serve, vllm_version=version, target_concurrency=4
+                    )
                 except PlannerError:
                     continue  # TP that does not divide the heads: refused, nothing shown
                 yield model, version, est
@@ -150,8 +156,12 @@ def test_every_catalog_equation_holds_for_every_version_and_tp() -> None:
     for model, version, est in _estimates():
         rows = [(t.formula, t.value) for t in est.terms]
         rows += [(eq.formula, eq.value) for eq in E.block_equations(est, rules_for(version))]
-        seed = E.seed_formula(model=model, est=est, concurrency=4, kv_layers=sum(
-            1 for k in model.layer_kinds if k in ("full", "sliding", "chunked", "mla")))
+        seed = E.seed_formula(
+            model=model,
+            est=est,
+            concurrency=4,
+            kv_layers=sum(1 for k in model.layer_kinds if k in ("full", "sliding", "chunked", "mla")),
+        )
         rows.append((seed.expression, f"{seed.bytes:,} B"))
         for formula, value in rows:
             checked += 1

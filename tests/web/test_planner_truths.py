@@ -36,7 +36,9 @@ def _select_value(page: str, name: str) -> str:
         ("mi300x", "amd-mi300x-192gb"),
     ],
 )
-def test_a_device_alias_shows_the_device_it_stands_for(client: TestClient, alias: str, device_id: str) -> None:
+def test_a_device_alias_shows_the_device_it_stands_for(
+    client: TestClient, alias: str, device_id: str
+) -> None:
     r = client.get("/", params={"device": alias})
     assert r.status_code == 200
     assert _select_value(r.text, "device") == device_id  # was "nvidia-h100-sxm-80gb"
@@ -66,7 +68,9 @@ def test_max_model_len_above_the_models_maximum_is_refused_with_vllms_message(cl
     )
     assert r["log_lines"] == [r["error"]]
     old = client.get("/api/estimate", params={"max_model_len": 200000, "vllm_version": "0.6.6"}).json()
-    assert old["error"].endswith("This may lead to incorrect model outputs or CUDA errors. To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1")
+    assert old["error"].endswith(
+        "This may lead to incorrect model outputs or CUDA errors. To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
+    )
     allowed = client.get(
         "/api/estimate",
         params={"max_model_len": 200000, "vllm_version": "0.19.0", "allow_long_max_model_len": "true"},
@@ -120,11 +124,19 @@ def _block_math_rows(page: str) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize(
     "model",
-    [GEMMA3, "google/gemma-2-27b-it", "openai/gpt-oss-120b", "meta-llama/Llama-4-Scout-17B-16E-Instruct",
-     "Qwen/Qwen3-Next-80B-A3B-Instruct", LLAMA_8B],
+    [
+        GEMMA3,
+        "google/gemma-2-27b-it",
+        "openai/gpt-oss-120b",
+        "meta-llama/Llama-4-Scout-17B-16E-Instruct",
+        "Qwen/Qwen3-Next-80B-A3B-Instruct",
+        LLAMA_8B,
+    ],
 )
 @pytest.mark.parametrize("version", ["0.10.2", "0.19.0", "0.33.0"])
-def test_every_equation_on_the_page_and_in_the_api_holds(client: TestClient, model: str, version: str) -> None:
+def test_every_equation_on_the_page_and_in_the_api_holds(
+    client: TestClient, model: str, version: str
+) -> None:
     params = {"model": model, "vllm_version": version, "max_model_len": 32768, "tensor_parallel_size": 8}
     page = client.get("/", params=params)
     assert page.status_code == 200
@@ -145,7 +157,9 @@ def test_the_borderline_card_never_suggests_a_utilization_the_recommender_calls_
         est = estimate(
             model=model,
             device=device,
-            serve=ServeConfig(max_model_len=length, gpu_memory_utilization=0.93, allow_long_max_model_len=True),
+            serve=ServeConfig(
+                max_model_len=length, gpu_memory_utilization=0.93, allow_long_max_model_len=True
+            ),
             vllm_version="0.19.0",
         )
         view = borderline_view(est)
@@ -174,4 +188,6 @@ def test_the_recommendation_says_fp8_was_undone_and_unapplied_steps_are_one_line
     assert "Not needed once tensor_parallel_size 1 → 8" in text
     skipped = re.findall(r'<li class="step step-skipped"[^>]*>(.*?)</li>', text, re.S)
     assert skipped and all("<table" not in item and "\n" not in item.strip() for item in skipped)
-    assert "--kv-cache-dtype" not in re.search(r'id="recommend-command"><code>(.*?)</code>', text, re.S).group(1)
+    assert "--kv-cache-dtype" not in re.search(
+        r'id="recommend-command"><code>(.*?)</code>', text, re.S
+    ).group(1)
