@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
-from app.core.estimate import capacity_curve, estimate
+from app.core.estimate import capacity_curve
 from app.core.recommend import recommend
 from app.core.result import Estimate
 from app.core.specs import ServeConfig
@@ -29,7 +29,7 @@ from app.web.params import (
     with_serve,
 )
 from app.web.recommend_api import build_view as recommendation_view
-from app.web.resolve import Resolved, resolve_lenient
+from app.web.resolve import Resolved, estimate_for, resolve_lenient
 from app.web.templating import REPO_ROOT, url_path
 
 router = APIRouter()
@@ -61,14 +61,15 @@ def permalink(request: Request, params: PlannerParams, query: str | None = None)
 
 
 def _estimate(resolved: Resolved) -> tuple[Estimate, list[tuple[int, float]]]:
-    kwargs = {
-        "model": resolved.model,
-        "device": resolved.device,
-        "serve": resolved.serve,
-        "vllm_version": resolved.vllm_version,
-    }
-    est = estimate(**kwargs, target_concurrency=resolved.params.target_concurrency)
-    curve = capacity_curve(**kwargs, points=views.CURVE_POINTS, base=est)
+    est = estimate_for(resolved)
+    curve = capacity_curve(
+        model=resolved.model,
+        device=resolved.device,
+        serve=resolved.serve,
+        vllm_version=resolved.vllm_version,
+        points=views.CURVE_POINTS,
+        base=est,
+    )
     return est, curve
 
 

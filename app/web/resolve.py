@@ -12,8 +12,10 @@ from typing import Any, Literal
 
 from app.core.catalog import find_device, find_model
 from app.core.errors import ConfigError, PlannerError, UnknownDeviceError, UnknownModelError
+from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.plan import apply_quantization_flag
+from app.core.result import Estimate
 from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.web.i18n import page_lang
@@ -175,3 +177,16 @@ def resolve_lenient(params: PlannerParams) -> tuple[Resolved, list[FieldProblem]
             problems.append(FieldProblem(exc.field, str(getattr(params, exc.field)), exc.message))
             params = params.model_copy(update={exc.field: getattr(DEFAULTS, exc.field)})
     raise PlannerError("model", Text("no usable model"))  # unreachable: the defaults always resolve
+
+
+def estimate_for(resolved: Resolved, *, vllm_version: str | None = None, **serve_changes: Any) -> Estimate:
+    """The one estimate call of the web features: the resolved inputs, optionally another release or
+    some flags changed (the explorer's what-ifs, the compare view's second version)."""
+    serve = resolved.serve.model_copy(update=serve_changes) if serve_changes else resolved.serve
+    return estimate(
+        model=resolved.model,
+        device=resolved.device,
+        serve=serve,
+        vllm_version=vllm_version or resolved.vllm_version,
+        target_concurrency=resolved.params.target_concurrency,
+    )
