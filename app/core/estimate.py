@@ -829,6 +829,8 @@ def _terms(
         kv_cache_bytes=est.kv_cache_bytes,
         kv_cache_memory_flag=serve.kv_cache_memory_bytes is not None,
     )
+    if est.error_kind == ErrorKind.LOAD_OOM:
+        return [per_token.term(), demand.term()]  # vLLM dies loading the weights: no pool, no blocks
     block = [eq for eq in E.block_equations(est, rules) if not eq.approximate]
     return [eq.term() for eq in (per_token, demand, pool, *block)]
 

@@ -18,7 +18,7 @@ from app.core.errors import PlannerError
 from app.core.recommend import Recommendation, Snapshot, recommend
 from app.core.specs import ServeConfig
 from app.web.format import gib, integer
-from app.web.i18n import tr, tr_list
+from app.web.i18n import t, tr, tr_list
 from app.web.params import SERVE_FIELDS, PlannerParams, StrictPlannerParams, with_serve
 from app.web.resolve import Resolved, resolve_strict
 
@@ -159,7 +159,7 @@ def _snapshot_view(snap: Snapshot) -> SnapshotView:
         concurrency_at_target=f"{snap.concurrency_at_target_len:.2f}x",
         largest_len_at_target=integer(snap.largest_len_at_target_concurrency),
         kv_tokens=integer(snap.kv_tokens),
-        kv_pool=gib(snap.kv_cache_bytes),
+        kv_pool=gib(snap.kv_cache_bytes) if snap.kv_cache_bytes >= 0 else t("none (over budget)"),
         kv_bytes_per_token=integer(snap.kv_bytes_per_token),
     )
 

@@ -284,8 +284,10 @@ def formula_view(model: ModelSpec, est: Estimate, target: int) -> FormulaView:
             )
         ),
         comparison=t(
-            "{exact_need} {verb} KV pool {pool}", exact_need=gib(exact_need), verb=verb, pool=gib(pool)
-        ),
+            "{exact_need}: no KV pool (the weights do not fit the device)", exact_need=gib(exact_need)
+        )
+        if never_sized(est)
+        else t("{exact_need} {verb} KV pool {pool}", exact_need=gib(exact_need), verb=verb, pool=gib(pool)),
         note=" ".join(notes),
     )
 
@@ -297,6 +299,11 @@ def gib_range(r: Range) -> str:
 def band_of(r: Range) -> str:
     """The half-width of a band as "±0.13 GiB" (the high side: the low side is clipped at zero)."""
     return f"±{gib(r.high - r.expected)}"
+
+
+def never_sized(est: Estimate) -> bool:
+    """vLLM dies loading the weights (or refuses before): no KV pool is ever computed or printed."""
+    return est.error_kind == ErrorKind.LOAD_OOM
 
 
 def partition_rows(
@@ -344,6 +351,8 @@ def partition_rows(
 
     rows = tuple(
         PartitionRow(key, label, gib(num), percent(num / total), exact, note, *band_texts(key, exact))
+        if not (key == "kv" and never_sized(est))
+        else PartitionRow(key, label, "—", "—", exact, t("never sized: the weights do not fit the device"))
         for key, label, num, exact, note in items
     )
     order = ["weights", "activation", "non-torch"]
@@ -371,7 +380,9 @@ def headline_numbers(est: Estimate) -> tuple[HeadlineNumber, ...]:
     given pool, so their range is the pool's pushed through vLLM's block arithmetic), max_model_len."""
     pool, tokens, conc = (est.ranges.get(k) for k in ("kv_cache_bytes", "kv_tokens", "max_concurrency"))
     return (
-        HeadlineNumber(
+        HeadlineNumber("kv-bytes", t("KV cache pool"), t("never sized"), "modelled")
+        if never_sized(est)
+        else HeadlineNumber(
             "kv-bytes",
             t("KV cache pool"),
             gib(est.kv_cache_bytes),
@@ -526,7 +537,10 @@ def verdict_view(est: Estimate, target: int, *, derived_len: int | None = None) 
 
 
 def block_math(est: Estimate) -> tuple[Symbol, ...]:
-    """vLLM's block arithmetic for this layout and version (app.core.equations), translated."""
+    """vLLM's block arithmetic for this layout and version (app.core.equations), translated; none when
+    vLLM dies before it sizes the pool."""
+    if never_sized(est):
+        return ()
     return tuple(
         Symbol(
             tr(eq.name),
@@ -550,7 +564,7 @@ def markdown_summary(resolved: Resolved, est: Estimate, verdict: VerdictView, pe
         ("kv_cache_dtype", est.kv_cache_dtype),
         (_("verdict"), verdict.headline),
         (t("weights per device"), gib(est.weights_bytes)),
-        (t("KV cache pool"), gib(est.kv_cache_bytes)),
+        (t("KV cache pool"), t("never sized") if never_sized(est) else gib(est.kv_cache_bytes)),
         (t("KV cache size"), t("{kv_tokens} tokens", kv_tokens=integer(est.kv_tokens))),
         (t("max concurrency"), f"{est.max_concurrency:.2f}x"),
     ]
