@@ -21,6 +21,9 @@ V0_CHUNKED_PREFILL_ABOVE = 32768  # V0 turns chunked prefill on by itself above 
 V0_DEFAULT_SWAP_GIB = 4  # V0 --swap-space default, per GPU (§7)
 MAX_MODEL_LEN_CEILING = 10_000_000
 DOCS_URL = "https://docs.vllm.ai/en/latest/configuration/conserving_memory/"
+# The shortest context still worth serving: one prefill chunk at vLLM's smallest API-server default
+# --max-num-batched-tokens (reference §7). A pool that holds less is "budget-bound", not "S-bound".
+USEFUL_CONTEXT_TOKENS = 2048
 # failures that do not depend on max_model_len (the capacity curve cannot reuse one estimate's pool)
 ALWAYS_FAILS = frozenset({ErrorKind.STARTUP_FREE_MEMORY, ErrorKind.LOAD_OOM})
 
@@ -649,10 +652,13 @@ def _estimate(
         verdict = "s_bound"  # refused for the length alone
     elif (
         binding.kv_cache_bytes > 0
-        and largest >= L // 2
+        and largest >= min(L // 2, USEFUL_CONTEXT_TOKENS)
         and error_kind not in (ErrorKind.STARTUP_FREE_MEMORY, ErrorKind.LOAD_OOM)
     ):
-        verdict = "s_bound"  # the seed's test: halving --max-model-len would start
+        # the seed's step 4: the length binds when a shorter one worth serving starts (halving
+        # --max-model-len is the quick test, vLLM's own estimate the exact one); the budget binds
+        # only when the pool holds next to nothing
+        verdict = "s_bound"
     else:
         verdict = "budget_bound"
 

@@ -192,3 +192,30 @@ def test_the_recommendation_says_fp8_was_undone_and_unapplied_steps_are_one_line
     assert "--kv-cache-dtype" not in re.search(
         r'id="recommend-command"><code>(.*?)</code>', text, re.S
     ).group(1)
+
+
+def test_a_context_several_times_too_long_is_s_bound_when_a_useful_length_starts() -> None:
+    """gemma-3-27b on an Ascend 910B at 49,152 tokens: the pool (~3.75 GiB) holds a context of a third of
+    that, so halving is not enough, yet shortening is the answer; the verdict used to be "the budget is
+    eaten by weights & activations … shortening max_model_len does not help"."""
+    model, device = find_model(GEMMA3), find_device("910b")
+    est = estimate(model=model, device=device, serve=ServeConfig(max_model_len=49152), vllm_version="0.33.0")
+    assert not est.fits and est.verdict == "s_bound"
+    largest = est.estimated_max_model_len or 0
+    assert 2048 <= largest < 49152 // 2  # halving alone would not start
+    shorter = estimate(
+        model=model, device=device, serve=ServeConfig(max_model_len=largest), vllm_version="0.33.0"
+    )
+    assert shorter.fits  # and the length vLLM's own estimate names does
+
+
+def test_an_empty_pool_stays_budget_bound() -> None:
+    # Llama-3.1-70B on one H200 at 0.8: 131.42 GiB of weights load on the 139.7 GiB device but exceed the
+    # 111.76 GiB budget; the pool is negative (vLLM 0.19's gpu_worker logs it as is, then refuses: no blocks)
+    est = estimate(
+        model=find_model("meta-llama/Llama-3.1-70B-Instruct"),
+        device=find_device("h200"),
+        serve=ServeConfig(max_model_len=8192, gpu_memory_utilization=0.8),
+        vllm_version="0.19.0",
+    )
+    assert est.kv_cache_bytes < 2048 * est.kv_bytes_per_token and est.verdict == "budget_bound"
