@@ -65,6 +65,16 @@ def kv_demand_bytes(*, kv_bytes_per_token: int, max_model_len: int, concurrency:
     return kv_bytes_per_token * max_model_len * concurrency
 
 
+def replicas(*, devices: int, ranks: int) -> int:
+    """Whole copies of the model a fleet of ``devices`` holds at TP × PP = ``ranks`` each."""
+    return devices // ranks
+
+
+def fleet_concurrency(*, replicas: int, per_replica: float) -> float:
+    """Sequences of max_model_len the fleet holds at once: every replica has its own KV pool."""
+    return replicas * per_replica
+
+
 # --- the seed's per-token formula ---------------------------------------------------------------------
 
 

@@ -639,14 +639,15 @@ def result_view(
             per_node=per_node,
             nodes=nodes,
         )
-    replicas = params.device_count // ranks
+    replicas = E.replicas(devices=params.device_count, ranks=ranks)
     if replicas >= 1:
         fleet = t(
-            "devices {devices} ÷ (TP × PP = {ranks}) = {replicas} replica(s) → {max_concurrency:.2f} concurrent sequences of {max_model_len} tokens",
+            "⌊devices {devices} ÷ (TP × PP = {ranks})⌋ = {replicas} replica(s) → {replicas} × {per_replica:.2f} = {max_concurrency:.2f} concurrent sequences of {max_model_len} tokens",
             devices=params.device_count,
             ranks=ranks,
             replicas=replicas,
-            max_concurrency=est.max_concurrency * replicas,
+            per_replica=est.max_concurrency,
+            max_concurrency=E.fleet_concurrency(replicas=replicas, per_replica=est.max_concurrency),
             max_model_len=integer(est.max_model_len),
         )
     else:
