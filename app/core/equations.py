@@ -315,12 +315,26 @@ def block_equations(est: Estimate, rules: VersionRules) -> list[Equation]:
             _int(est.kv_tokens),
         )
     elif rules.tokens_formula == "concurrency_x_len":
-        # vLLM prints int(concurrency × S) with the unrounded concurrency
+        # vLLM prints int(concurrency × S) with the unrounded concurrency, in floating point: when the
+        # exact product is a whole number the float one can fall just below it (53,736 ÷ 6,250 ×
+        # 100,000 = 859,776 exactly, 859,775.99… in float64, printed 859,775), so the float is shown
+        per_group = [g.blocks_per_request for g in est.groups]
+        if rules.concurrency_formula == "one_cdiv_over_sum":
+            weight = sum(n * g.page_size_bytes for n, g in zip(per_group, est.groups, strict=True))
+            denominator = -(-weight // page)
+        else:
+            denominator = sum(per_group)
+        exact = est.num_gpu_blocks * s // denominator if denominator else 0
+        expression = (
+            f"⌊{conc.expression} × {_int(s)}⌋"
+            if exact == est.kv_tokens or not denominator
+            else f"⌊{est.num_gpu_blocks / denominator:.17g} × {_int(s)}⌋"
+        )
         tokens = Equation(
             "kv_tokens",
             tokens_name,
             Text("⌊max concurrency × S⌋"),
-            f"⌊{conc.expression} × {_int(s)}⌋",
+            expression,
             _int(est.kv_tokens),
         )
     else:

@@ -169,3 +169,61 @@ def test_every_catalog_equation_holds_for_every_version_and_tp() -> None:
                 false.append(f"{model.name} {version} TP{est.tensor_parallel_size}: {formula} = {value}")
     assert checked > 5000
     assert not false, "\n".join(false[:20])
+
+
+def test_equations_hold_with_pp_fp8_and_a_fixed_kv_budget_on_other_devices() -> None:
+    """Pipeline stages, fp8 KV at TP 4, --kv-cache-memory-bytes, on an Ascend 910B and an MI300X too."""
+    configs = (
+        ServeConfig(pipeline_parallel_size=2, max_model_len=8192),
+        ServeConfig(kv_cache_dtype="fp8", tensor_parallel_size=4, max_model_len=100_000),
+        ServeConfig(kv_cache_memory_bytes=20 * 2**30, max_model_len=4096),
+    )
+    false: list[str] = []
+    checked = 0
+    for device_id in ("910b", "mi300x"):
+        device = find_device(device_id)
+        for entry in list_models():
+            model = find_model(entry.id)
+            for version in ("0.11.0", "0.21.0", "0.30.0"):
+                for serve in configs:
+                    try:
+                        est = estimate(
+                            model=model,
+                            device=device,
+                            serve=serve,
+                            vllm_version=version,
+                            target_concurrency=3,
+                        )
+                    except PlannerError:
+                        continue
+                    rows = [(t.formula, t.value) for t in est.terms]
+                    rows += [(eq.formula, eq.value) for eq in E.block_equations(est, rules_for(version))]
+                    for formula, value in rows:
+                        checked += 1
+                        if not holds(formula, value):
+                            false.append(f"{model.name} {device_id} {version}: {formula} = {value}")
+    assert checked > 5000
+    assert not false, "\n".join(false[:20])
+
+
+def test_tokens_follow_vllms_floating_point_product() -> None:
+    # Qwen2.5-72B, fp8 KV, TP 4: 8 KV heads / 4 = 2 per rank x 128 x 2 (K and V) x 1 B = 512 B per token
+    # and layer; x 16 = 8,192 B pages; x 80 layers = 655,360 B per block. A pool fixed at 53,736 blocks
+    # (--kv-cache-memory-bytes 35,216,424,960) and S = 100,000 (cdiv(100,000, 16) = 6,250 blocks per request):
+    # exactly 53,736 x 100,000 / 6,250 = 859,776, but vLLM 0.21 prints int(8.5977599999999992 x 100000) =
+    # 859,775; the equation shows the float vLLM multiplies, so it holds.
+    est = estimate(
+        model=find_model("Qwen/Qwen2.5-72B"),
+        device=find_device("h100"),
+        serve=ServeConfig(
+            kv_cache_dtype="fp8",
+            tensor_parallel_size=4,
+            max_model_len=100_000,
+            kv_cache_memory_bytes=53_736 * 655_360,
+        ),
+        vllm_version="0.21.0",
+    )
+    assert est.bytes_per_block == 655_360 and est.num_gpu_blocks == 53_736
+    tokens = next(eq for eq in E.block_equations(est, rules_for("0.21.0")) if eq.key == "kv_tokens")
+    assert est.kv_tokens == 859_775
+    assert tokens.expression == "⌊8.5977599999999992 × 100,000⌋" and holds(tokens.formula, tokens.value)
