@@ -17,9 +17,34 @@ from app.core.kv import KV_TENSORS_PER_LAYER, kv_heads_per_rank
 from app.core.result import Estimate, KVGroup, Term
 from app.core.specs import GIB, ModelSpec
 from app.core.text import Msg, Text
-from app.core.versions import VersionRules
+from app.core.versions import ConcurrencyFormula, NeededFormula, TokensFormula, VersionRules
 
 MAMBA_KIND = "mamba"  # KVGroup.kind of a recurrent-state group: no per-token KV
+
+# How each release computes what it prints (VersionRules fields), worded once: the version notes list
+# them and the block math uses them as the generic side of its equations.
+TOKENS_FORMULA: dict[TokensFormula, Msg] = {
+    "none": Text("not printed (V0 prints “# GPU blocks: N”)"),
+    "blocks_x_block_size": Text("blocks × block_size"),
+    "blocks_div_groups": Text("⌊blocks ÷ KV groups⌋ × block_size"),
+    "concurrency_x_len": Text("⌊max concurrency × max_model_len⌋"),
+}
+CONCURRENCY_FORMULA: dict[ConcurrencyFormula, Msg] = {
+    "blocks_x_block_size_div_len": Text("blocks × block_size ÷ max_model_len"),
+    "one_cdiv_over_sum": Text("blocks ÷ ⌈Σ per-group memory of one request ÷ first group's page⌉"),
+    "sum_of_cdivs": Text("blocks ÷ Σ over groups of ⌈one request's blocks⌉"),
+}
+NEEDED_FORMULA: dict[NeededFormula, Msg] = {
+    "v0": Text("⌈S ÷ B⌉ blocks × bytes per block (every layer at full length)"),
+    "sum_layers": Text("Σ over layers of their blocks × page (sliding layers count only their window)"),
+    "first_group": Text("blocks of the first KV group × bytes per block (sliding groups ignored)"),
+    "all_groups": Text("Σ over all KV groups of their blocks × bytes per block"),
+}
+BUDGET_FORMULA: dict[str, Msg] = {
+    "v0": Text("V0 profile: total × utilization − peak memory of the profile run"),
+    "v1_peak": Text("total × utilization − (torch peak + non-torch)"),
+    "v1_profile": Text("total × utilization − weights − activation peak − non-torch"),
+}
 
 
 @dataclass(frozen=True)
@@ -282,18 +307,18 @@ def block_equations(est: Estimate, rules: VersionRules) -> list[Equation]:
         conc = Equation(
             "max_concurrency",
             Text("max concurrency"),
-            Text("num_blocks × B ÷ S"),
+            CONCURRENCY_FORMULA[rules.concurrency_formula],
             f"{_int(est.num_gpu_blocks)} × {b} ÷ {_int(s)}",
             f"{est.max_concurrency:.2f}x",
         )
-    elif rules.concurrency_formula == "one_cdiv_over_sum" and several:
+    elif rules.concurrency_formula == "one_cdiv_over_sum":
         weighted = _sum_of(
             tuple(f"{_int(g.blocks_per_request)} × {_int(g.page_size_bytes)}" for g in est.groups)
         )
         conc = Equation(
             "max_concurrency",
             Text("max concurrency"),
-            Text("num_blocks ÷ ⌈Σ blocks per request × page ÷ page⌉"),
+            CONCURRENCY_FORMULA[rules.concurrency_formula],
             f"{_int(est.num_gpu_blocks)} ÷ ⌈{weighted} ÷ {_int(page)}⌉",
             f"{est.max_concurrency:.2f}x",
         )
@@ -301,7 +326,7 @@ def block_equations(est: Estimate, rules: VersionRules) -> list[Equation]:
         conc = Equation(
             "max_concurrency",
             Text("max concurrency"),
-            Text("num_blocks ÷ Σ blocks per request") if several else Text("num_blocks ÷ blocks per request"),
+            CONCURRENCY_FORMULA[rules.concurrency_formula],
             f"{_int(est.num_gpu_blocks)} ÷ {sum_text}",
             f"{est.max_concurrency:.2f}x",
         )
@@ -310,7 +335,7 @@ def block_equations(est: Estimate, rules: VersionRules) -> list[Equation]:
         tokens = Equation(
             "kv_tokens",
             tokens_name,
-            Text("⌊num_blocks ÷ groups⌋ × B"),
+            TOKENS_FORMULA[rules.tokens_formula],
             f"⌊{_int(est.num_gpu_blocks)} ÷ {len(est.groups)}⌋ × {b}",
             _int(est.kv_tokens),
         )
@@ -333,7 +358,7 @@ def block_equations(est: Estimate, rules: VersionRules) -> list[Equation]:
         tokens = Equation(
             "kv_tokens",
             tokens_name,
-            Text("⌊max concurrency × S⌋"),
+            TOKENS_FORMULA[rules.tokens_formula],
             expression,
             _int(est.kv_tokens),
         )
@@ -341,7 +366,7 @@ def block_equations(est: Estimate, rules: VersionRules) -> list[Equation]:
         tokens = Equation(
             "kv_tokens",
             tokens_name,
-            Text("num_blocks × B"),
+            TOKENS_FORMULA["blocks_x_block_size"],  # V0 prints no tokens line: the pool's own size
             f"{_int(est.num_gpu_blocks)} × {b}",
             _int(est.kv_tokens),
         )
