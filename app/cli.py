@@ -1,6 +1,7 @@
 """`kvplan`: the estimator from a terminal, and the web server.
 
 kvplan estimate MODEL [vllm serve flags…] (--device ID | --device-memory-gib X) [--vllm-version V] [--json]
+                [--allow-long-max-model-len]   (as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)
 kvplan estimate --device h100 -- vllm serve MODEL --flags…
 kvplan models | kvplan devices
 kvplan serve [--host H] [--port P] [--root-path /prefix] [--workers N]
@@ -25,7 +26,7 @@ from app.core.specs import GIB
 
 # kvplan's own options inside `estimate`; everything else is a `vllm serve` flag
 _OWN_VALUED = {"--device", "--device-memory-gib", "--vllm-version", "--target-concurrency"}
-_OWN_FLAGS = {"--json"}
+_OWN_FLAGS = {"--json", "--allow-long-max-model-len"}
 
 
 def _split_own(argv: list[str]) -> tuple[dict[str, str], list[str]]:
@@ -37,7 +38,7 @@ def _split_own(argv: list[str]) -> tuple[dict[str, str], list[str]]:
         token = argv[i]
         name, eq, inline = token.partition("=")
         if name in _OWN_FLAGS:
-            pass
+            own[name] = "true"
         elif name in _OWN_VALUED:
             if eq:
                 own[name] = inline
@@ -64,16 +65,20 @@ def run_estimate(argv: list[str]) -> Estimate:
         cut = argv.index("--")
         own, extra = _split_own(argv[:cut])
         command = [a for a in argv[cut + 1 :] if a != "--json"]  # `--json` may follow the command too
-        parsed = parse_serve_command(" ".join(_quote(a) for a in command))
+        parsed = parse_serve_command(
+            " ".join(_quote(a) for a in command), vllm_version=own.get("--vllm-version")
+        )
         if extra:
             raise PlannerError("command", f"put vllm flags after `--`: {' '.join(extra)}")
     else:
         own, rest = _split_own(argv)
-        parsed = parse_serve_args(rest)
+        parsed = parse_serve_args(rest, vllm_version=own.get("--vllm-version"))
     if parsed.unknown_flags:
         print(
             f"note: ignored flags that do not move memory: {' '.join(parsed.unknown_flags)}", file=sys.stderr
         )
+    if "--allow-long-max-model-len" in own:  # as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 in vLLM's environment
+        parsed.serve = parsed.serve.model_copy(update={"allow_long_max_model_len": True})
     if not parsed.model:
         raise PlannerError("model", "no model given (an HF id, an alias, or a path to config.json)")
     model = apply_quantization_flag(resolve_model(parsed.model), parsed.serve.quantization)

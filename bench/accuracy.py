@@ -261,7 +261,13 @@ def report() -> str:
 ZH_LINES = {
     "# Accuracy against real vLLM start-up logs": "# 对照真实 vLLM 启动日志的准确度",
     "## Summary": "## 汇总",
+    "## By model class": "## 按模型类别",
     "## By model family": "## 按模型系列",
+    "| class | records with KV | KV within 0.5 GiB | median abs KV error (GiB) | max abs KV error (GiB) "
+    "| records with tokens | tokens within 5 % |": (
+        "| 类别 | 有 KV 的记录 | KV 误差 ≤ 0.5 GiB | KV 绝对误差中位数 (GiB) | KV 最大绝对误差 (GiB) "
+        "| 有 token 数的记录 | token 误差 ≤ 5 % |"
+    ),
     "## By vLLM version": "## 按 vLLM 版本",
     "## By parallelism": "## 按并行方式",
     "## Every record": "## 每条记录",

@@ -8,10 +8,13 @@ flags that differ from vLLM's defaults, spelled for the chosen version.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import shlex
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -22,6 +25,7 @@ from app.core.text import Text
 from app.core.versions import rules_for
 
 MAX_COMMAND_CHARS = 100_000
+ALLOW_LONG_ENV = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"  # vllm/envs.py: "1" or "true" lets a long length start
 
 # vLLM's human_readable_int: lower-case suffixes are decimal, upper-case binary (reference §7)
 _DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
@@ -81,6 +85,55 @@ _FLAGS: dict[str, tuple[str, str]] = {
     "-dp": ("data_parallel_size", "int"),
     "--enable-expert-parallel": ("enable_expert_parallel", "flag"),
 }
+FLAGS_FILE = Path(__file__).with_name("vllm_flags.json")  # scripts/gen_vllm_flags.py, from vLLM's parser
+SUGGESTION_CUTOFF = 0.75  # difflib ratio: one or two letters swapped, dropped or respelt
+
+
+@cache
+def _flag_releases() -> tuple[tuple[tuple[int, ...], frozenset[str]], ...]:
+    data = json.loads(FLAGS_FILE.read_text(encoding="utf-8"))
+    return tuple(
+        (tuple(int(x) for x in version.split(".")[:3]), frozenset(flags))
+        for version, flags in data["releases"].items()
+    )
+
+
+def vllm_flags(vllm_version: str | None) -> frozenset[str]:
+    """The options `vllm serve` of this release accepts: those of the newest release read at or before it
+    (the oldest read for anything older), plus the flags the planner itself reads."""
+    wanted = rules_for(vllm_version).version_tuple
+    releases = _flag_releases()
+    chosen = releases[0][1]
+    for version, flags in releases:
+        if version <= wanted:
+            chosen = flags
+    return chosen | frozenset(_FLAGS)
+
+
+def _canonical_flag(name: str, known: frozenset[str]) -> str:
+    """vLLM's parser takes `--max_model_len` for `--max-model-len` (FlexibleArgumentParser) and, like any
+    argparse parser, a unique prefix of a long option (`--max-model` -> `--max-model-len`)."""
+    if not name.startswith("--"):
+        return name
+    name = "--" + name[2:].replace("_", "-")
+    if name in known:
+        return name
+    prefixed = [flag for flag in known if flag.startswith(name)]
+    return prefixed[0] if len(prefixed) == 1 else name
+
+
+def unrecognized_flag_message(name: str, known: frozenset[str]) -> str:
+    """argparse's refusal ("unrecognized arguments"), with the nearest flag of this release."""
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=SUGGESTION_CUTOFF)
+    if close:
+        return Text(
+            "vllm serve: error: unrecognized arguments: {flag} (did you mean {suggestion}?)",
+            flag=name,
+            suggestion=close[0],
+        )
+    return Text("vllm serve: error: unrecognized arguments: {flag}", flag=name)
+
+
 _VALUELESS_UNKNOWN_PREFIXES = ("--enable-", "--disable-", "--no-", "--trust-remote-code")
 
 
@@ -106,23 +159,33 @@ def _tokens(text: str) -> list[str]:
         raise PlannerError("command", Text("cannot split the command: {exc}", exc=exc)) from exc
 
 
-def parse_serve_command(text: str) -> ParsedCommand:
+def parse_serve_command(text: str, *, vllm_version: str | None = None) -> ParsedCommand:
     """A pasted `vllm serve MODEL --flags …` (or api_server form) → model id + ServeConfig."""
     tokens = _tokens(text)
-    # drop an env-var prefix and the program: `CUDA_VISIBLE_DEVICES=0 vllm serve` / `python -m …api_server`
+    # an env-var prefix and the program: `CUDA_VISIBLE_DEVICES=0 vllm serve` / `python -m …api_server`;
+    # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is read (it decides whether a long --max-model-len starts)
+    env: dict[str, str] = {}
     while tokens and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", tokens[0]):
-        tokens.pop(0)
+        name, _, value = tokens.pop(0).partition("=")
+        env[name] = value
     if tokens[:2] == ["vllm", "serve"]:
         tokens = tokens[2:]
     elif tokens and tokens[0] in ("python", "python3") and "-m" in tokens[:3]:
         tokens = tokens[3:]
     elif tokens and tokens[0] == "vllm":
         raise PlannerError("command", Text("expected `vllm serve MODEL …`"))
-    return parse_serve_args(tokens)
+    return parse_serve_args(tokens, env=env, vllm_version=vllm_version)
 
 
-def parse_serve_args(tokens: list[str]) -> ParsedCommand:
+def parse_serve_args(
+    tokens: list[str], *, env: dict[str, str] | None = None, vllm_version: str | None = None
+) -> ParsedCommand:
+    """``tokens`` after `vllm serve`. A flag this release of vLLM does not have is an error, as vLLM's
+    parser makes it; one it has that does not move memory is returned in ``unknown_flags``."""
+    known = vllm_flags(vllm_version)
     values: dict[str, Any] = {}
+    if (env or {}).get(ALLOW_LONG_ENV, "").strip().lower() in ("1", "true"):
+        values["allow_long_max_model_len"] = True
     unknown: list[str] = []
     model: str | None = None
     auto = False
@@ -137,6 +200,7 @@ def parse_serve_args(tokens: list[str]) -> ParsedCommand:
                 unknown.append(token)
             continue
         name, eq, inline = token.partition("=")
+        name = _canonical_flag(name, known)
         if name == "--model":
             if eq:
                 model = inline
@@ -146,6 +210,8 @@ def parse_serve_args(tokens: list[str]) -> ParsedCommand:
             continue
         spec = _FLAGS.get(name)
         if spec is None:
+            if name not in known:
+                raise PlannerError("command", unrecognized_flag_message(name, known))
             unknown.append(token)
             takes_value = not eq and not name.startswith(_VALUELESS_UNKNOWN_PREFIXES)
             if takes_value and i < len(tokens) and not tokens[i].startswith("-"):
@@ -268,6 +334,8 @@ def render_serve_command(
         parts.append(f"--kv-offloading-size {serve.kv_offloading_size_gib:g} --kv-offloading-backend native")
     parts.extend(extras_flags(serve))
     head = f"vllm serve {shlex.quote(model)}"
+    if serve.allow_long_max_model_len:
+        head = f"{ALLOW_LONG_ENV}=1 {head}"
     if not parts:
         return head
     return " \\\n  ".join([head, *parts])

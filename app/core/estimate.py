@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core import budget as B
+from app.core import equations as E
 from app.core import extras as X
 from app.core import kv as K
 from app.core.backends import resolve_backend
 from app.core.errors import InvalidServeConfigError
-from app.core.result import Estimate, KVGroup, Range, Term, Verdict
+from app.core.result import ErrorKind, Estimate, KVGroup, Range, Term, Verdict
 from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.uncertainty import CUDA_GRAPH_BAND, bands_for
@@ -29,6 +30,11 @@ from app.core.versions import V0_CHUNKED_PREFILL_ABOVE as V0_CHUNKED_PREFILL_ABO
 
 MAX_MODEL_LEN_CEILING = 10_000_000
 DOCS_URL = "https://docs.vllm.ai/en/latest/configuration/conserving_memory/"
+# The shortest context still worth serving: one prefill chunk at vLLM's smallest API-server default
+# --max-num-batched-tokens (reference §7). A pool that holds less is "budget-bound", not "S-bound".
+USEFUL_CONTEXT_TOKENS = 2048
+# failures that do not depend on max_model_len (the capacity curve cannot reuse one estimate's pool)
+ALWAYS_FAILS = frozenset({ErrorKind.STARTUP_FREE_MEMORY, ErrorKind.LOAD_OOM})
 
 
 @dataclass(frozen=True)
@@ -463,7 +469,7 @@ def _auto_fit(
         rules=rules,
         target_concurrency=target,
     )
-    if probe.error and "Free memory" in probe.error:
+    if probe.error_kind in (ErrorKind.STARTUP_FREE_MEMORY, ErrorKind.LOAD_OOM):
         return probe
     largest = probe.estimated_max_model_len or 0
     gib = format_gib(probe.kv_cache_bytes, rules.format_gib_style)
@@ -525,10 +531,16 @@ def _estimate(
     res, backend_lines, warnings = resolve(model=model, device=device, serve=serve, rules=rules)
     warnings = list(warnings)
     L = res.max_model_len
-    if model.max_model_len_derived < L:
+    too_long_error = long_max_model_len_error(
+        rules=rules,
+        max_model_len=L,
+        derived=model.max_model_len_derived,
+        allowed=serve.allow_long_max_model_len,
+    )
+    if model.max_model_len_derived < L and too_long_error is None:
         warnings.append(
             Text(
-                "max_model_len {l:,} is above the model's derived maximum ({max_model_len_derived:,}); vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set.",
+                "max_model_len {l:,} is above the model's derived maximum ({max_model_len_derived:,}): VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 lets vLLM start, but outputs past the trained context may be wrong.",
                 l=L,
                 max_model_len_derived=model.max_model_len_derived,
             )
@@ -578,17 +590,25 @@ def _estimate(
         rules=rules,
         upper=min(search_upper, MAX_MODEL_LEN_CEILING),
     )
-    error: str | None = (
-        _free_memory_error(rules=rules, device=device, util=res.gpu_memory_utilization, requested=requested)
-        if serve.kv_cache_memory_bytes is None or rules.free_memory_check_with_kv_bytes
-        else None
-    )
+    # vLLM's checks in the order it runs them: the engine config, the free memory when the worker starts,
+    # loading the weights, then the KV capacity after profiling
+    error: str | None = too_long_error
+    error_kind: ErrorKind | None = ErrorKind.MAX_LEN_ABOVE_DERIVED if error else None
+    if error is None and (serve.kv_cache_memory_bytes is None or rules.free_memory_check_with_kv_bytes):
+        error = _free_memory_error(
+            rules=rules, device=device, util=res.gpu_memory_utilization, requested=requested
+        )
+        error_kind = ErrorKind.STARTUP_FREE_MEMORY if error else None
+    if error is None:
+        error = _load_oom_error(device=device, weights_bytes=max(s.weights_bytes for s in stages))
+        error_kind = ErrorKind.LOAD_OOM if error else None
     fits_now = _starts(
         rules=rules, layout=layout, kv_cache_bytes=binding.kv_cache_bytes, needed=needed, max_model_len=L
     )
     if error is None and not fits_now:
         tokens_capacity = num_blocks * layout.block_size
         no_memory = num_blocks <= 0 if rules.engine == "v0" else binding.kv_cache_bytes <= 0
+        error_kind = ErrorKind.NO_BLOCKS if no_memory else ErrorKind.MAX_LEN_TOO_LONG
         error = _error_text(
             rules=rules,
             kind="no_memory" if no_memory else "too_long",
@@ -616,7 +636,18 @@ def _estimate(
         cpu_blocks=cpu_blocks,
         backend_lines=backend_lines,
     )
-    if error:
+    if error_kind in (ErrorKind.MAX_LEN_ABOVE_DERIVED, ErrorKind.STARTUP_FREE_MEMORY):
+        lines = [error or ""]  # refused before any weight is loaded
+    elif error_kind == ErrorKind.LOAD_OOM:
+        lines = [*backend_lines, error or ""]  # dies loading the weights: nothing is profiled
+        warnings.append(
+            Text(
+                "The weights of one rank ({weights:.2f} GiB) are larger than the device ({total:.2f} GiB): vLLM runs out of memory while loading them, before it sizes any KV cache.",
+                weights=binding.weights_bytes / GIB,
+                total=total / GIB,
+            )
+        )
+    elif error:
         lines.append(error)
 
     slack = total - requested
@@ -653,8 +684,17 @@ def _estimate(
         verdict = "fits"
     elif error is None:
         verdict = "n_bound"
-    elif binding.kv_cache_bytes > 0 and largest >= L // 2 and "Free memory" not in error:
-        verdict = "s_bound"  # the seed's test: halving --max-model-len would start
+    elif error_kind == ErrorKind.MAX_LEN_ABOVE_DERIVED:
+        verdict = "s_bound"  # refused for the length alone
+    elif (
+        binding.kv_cache_bytes > 0
+        and largest >= min(L // 2, USEFUL_CONTEXT_TOKENS)
+        and error_kind not in (ErrorKind.STARTUP_FREE_MEMORY, ErrorKind.LOAD_OOM)
+    ):
+        # the seed's step 4: the length binds when a shorter one worth serving starts (halving
+        # --max-model-len is the quick test, vLLM's own estimate the exact one); the budget binds
+        # only when the pool holds next to nothing
+        verdict = "s_bound"
     else:
         verdict = "budget_bound"
 
@@ -688,21 +728,7 @@ def _estimate(
     kv_dtype_b = K.kv_dtype_bytes(
         kv_cache_dtype=serve.kv_cache_dtype, model_dtype=B.serving_dtype(model=model, serve=serve)
     )
-    terms = _terms(
-        model=model,
-        serve=serve,
-        res=res,
-        stage=binding,
-        requested=requested,
-        total=total,
-        rules=rules,
-        kv_dtype_bytes=kv_dtype_b,
-        num_blocks=num_blocks,
-        kv_tokens=kv_tokens_value,
-        concurrency=concurrency,
-        target=target,
-    )
-    return Estimate(
+    est = Estimate(
         model=model.name,
         device=device.id,
         vllm_version=rules.version,
@@ -735,15 +761,19 @@ def _estimate(
         fits=error is None,
         verdict=verdict,
         error=error,
+        error_kind=error_kind,
         estimated_max_model_len=largest,
         log_lines=lines,
         warnings=warnings,
-        terms=terms,
+        terms=[],
         ranges=ranges,
         borderline=borderline,
         safe_max_model_len=safe_len,
         extras=list(binding.extras.items),
         host_memory_bytes=binding.extras.host_memory_bytes,
+    )
+    return est.model_copy(
+        update={"terms": _terms(model=model, serve=serve, est=est, rules=rules, target=target)}
     )
 
 
@@ -818,104 +848,36 @@ def _ranges(
 
 
 def _terms(
-    *,
-    model: ModelSpec,
-    serve: ServeConfig,
-    res: Resolved,
-    stage: Stage,
-    requested: int,
-    total: int,
-    rules: VersionRules,
-    kv_dtype_bytes: int,
-    num_blocks: int,
-    kv_tokens: int,
-    concurrency: float,
-    target: int,
+    *, model: ModelSpec, serve: ServeConfig, est: Estimate, rules: VersionRules, target: int
 ) -> list[Term]:
     """The working, with the user's numbers substituted (seed formula, then vLLM's block math)."""
-    tp = serve.tensor_parallel_size
-    layers = stage.layout.num_kv_layers
-    L = res.max_model_len
-    terms: list[Term] = []
-    if model.mla is not None:
-        per_token = model.mla.latent_size * kv_dtype_bytes * layers
-        terms.append(
-            Term(
-                name=Text("KV bytes per token (MLA latent, replicated on every TP rank)"),
-                formula=f"L × (kv_lora_rank + rope) × b = {layers} × {model.mla.latent_size} × {kv_dtype_bytes}",
-                value=f"{per_token:,} B",
-                exact=True,
-            )
-        )
-    else:
-        heads = K.kv_heads_per_rank(total_kv_heads=model.num_kv_heads, tensor_parallel_size=tp)
-        per_token = K.KV_TENSORS_PER_LAYER * layers * heads * model.head_size * kv_dtype_bytes
-        terms.append(
-            Term(
-                name=Text("KV bytes per token per device"),
-                formula=f"2 × L × (H_kv/TP) × D × b = 2 × {layers} × {heads} × {model.head_size} × {kv_dtype_bytes}",
-                value=f"{per_token:,} B",
-                exact=True,
-            )
-        )
-    demand = per_token * L * target
-    terms.append(
-        Term(
-            name=Text("Demand at S = max_model_len, N = target concurrency"),
-            formula=f"per-token × S × N = {per_token:,} × {L:,} × {target}",
-            value=f"{demand / GIB:.2f} GiB",
-            exact=True,
-        )
+    per_token = E.per_token_equation(
+        model=model,
+        groups=est.groups,
+        tensor_parallel_size=serve.tensor_parallel_size,
+        kv_dtype_bytes=est.kv_dtype_bytes_per_element,
+        block_size=est.block_size,
+        kv_bytes_per_token=est.kv_bytes_per_token,
     )
-    graphs = (
-        f" − CUDA graphs {stage.cuda_graph_bytes / GIB:.2f}"
-        if rules.cuda_graph_budgeted and stage.cuda_graph_bytes
-        else ""
+    demand = E.demand_equation(
+        kv_bytes_per_token=est.kv_bytes_per_token, max_model_len=est.max_model_len, concurrency=target
     )
-    terms.append(
-        Term(
-            name=Text("KV pool (available KV cache memory)"),
-            formula=(
-                f"total {total / GIB:.2f} × util {res.gpu_memory_utilization} − weights {stage.weights_bytes / GIB:.2f} − "
-                f"activation {stage.activation_peak_bytes / GIB:.2f} − non-torch {stage.non_torch_bytes / GIB:.2f}{graphs}"
-            ),
-            value=f"{stage.kv_cache_bytes / GIB:.2f} GiB",
-            exact=False,
-        )
+    pool = E.pool_equation(
+        total_bytes=est.device_total_bytes,
+        utilization=est.gpu_memory_utilization,
+        budget_bytes=est.budget_bytes,
+        weights_bytes=est.weights_bytes,
+        activation_bytes=est.activation_peak_bytes,
+        non_torch_bytes=est.non_torch_bytes,
+        cuda_graph_bytes=est.cuda_graph_bytes,
+        graphs_budgeted=est.cuda_graph_budgeted,
+        kv_cache_bytes=est.kv_cache_bytes,
+        kv_cache_memory_flag=serve.kv_cache_memory_bytes is not None,
     )
-    terms.append(
-        Term(
-            name=Text("Bytes per block"),
-            formula=f"layers per group × page = {stage.layout.bytes_per_block:,} B (block size {stage.layout.block_size})",
-            value=f"{stage.layout.bytes_per_block:,} B",
-            exact=True,
-        )
-    )
-    terms.append(
-        Term(
-            name="num_blocks",
-            formula=f"pool ÷ bytes per block = {max(0, stage.kv_cache_bytes):,} ÷ {stage.layout.bytes_per_block:,}",
-            value=f"{num_blocks:,}",
-            exact=True,
-        )
-    )
-    terms.append(
-        Term(
-            name=Text("KV cache tokens"),
-            formula=f"as vLLM {rules.version} prints it ({rules.tokens_formula.replace('_', ' ')})",
-            value=f"{kv_tokens:,}",
-            exact=True,
-        )
-    )
-    terms.append(
-        Term(
-            name=Text("Maximum concurrency at max_model_len"),
-            formula=f"num_blocks ÷ blocks per request ({rules.concurrency_formula.replace('_', ' ')})",
-            value=f"{concurrency:.2f}x",
-            exact=True,
-        )
-    )
-    return terms
+    if est.error_kind == ErrorKind.LOAD_OOM:
+        return [per_token.term(), demand.term()]  # vLLM dies loading the weights: no pool, no blocks
+    block = [eq for eq in E.block_equations(est, rules) if not eq.approximate]
+    return [eq.term() for eq in (per_token, demand, pool, *block)]
 
 
 def capacity_curve(
@@ -952,7 +914,7 @@ def capacity_curve(
             max_num_seqs=base.max_num_seqs,
             chunked_prefill=chunked,
         )
-        if mnbt != base.max_num_batched_tokens or (base.error and "Free memory" in base.error):
+        if mnbt != base.max_num_batched_tokens or base.error_kind in ALWAYS_FAILS:
             update = serve.model_copy(update={"max_model_len": length})
             est = estimate(model=model, device=device, serve=update, vllm_version=vllm_version)
             out.append((length, est.max_concurrency if est.fits else 0.0))
@@ -1032,3 +994,52 @@ def sizing_for(
         pipeline_parallel_size=serve.pipeline_parallel_size,
     )
     return Sizing(layout=layout, resolved=res, inflight_tokens=inflight, rules=rules)
+
+
+# vLLM's `_get_and_verify_max_len` names the config key it derived the maximum from; almost every model
+# declares max_position_embeddings (the printed value is after any RoPE factor).
+MAX_LEN_KEY = "max_position_embeddings"
+# 0.6.6 and 0.8.5 (vllm/config.py) append "This may lead to incorrect model outputs or CUDA errors."; 0.10.2
+# to 0.19.0 (vllm/config/model.py) the RoPE / absolute-position caution (rules.max_len_error_wording).
+LONG_LEN_CAUTION = (
+    "VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution. If the model uses relative position "
+    "encoding (RoPE), positions exceeding derived_max_model_len lead to nan. If the model uses absolute "
+    "position encoding, positions exceeding derived_max_model_len will cause a CUDA array out-of-bounds error."
+)
+
+
+def long_max_model_len_error(
+    *, rules: VersionRules, max_model_len: int, derived: int, allowed: bool
+) -> str | None:
+    """The ValueError vLLM's engine config raises for --max-model-len above the model's derived maximum,
+    unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (then it only warns). Text read from each release's source."""
+    if max_model_len <= derived or allowed:
+        return None
+    msg = (
+        f"User-specified max_model_len ({max_model_len}) is greater than the derived max_model_len "
+        f"({MAX_LEN_KEY}={derived} or model_max_length=None in model's config.json)."
+    )
+    if rules.max_len_error_wording == "incorrect_outputs":
+        return (
+            f"ValueError: {msg} This may lead to incorrect model outputs or CUDA errors. To allow overriding "
+            "this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
+        )
+    return (
+        f"ValueError: {msg} To allow overriding this maximum, set the env var "
+        f"VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. {LONG_LEN_CAUTION}"
+    )
+
+
+def _load_oom_error(*, device: DeviceSpec, weights_bytes: int) -> str | None:
+    """The weights of one rank do not fit the device: PyTorch's allocator raises while vLLM loads them,
+    before any profiling (so vLLM never prints an "Available KV cache memory" line). The size of the
+    tensor that fails and the free memory at that moment depend on the load order: left as "…"."""
+    total = device.memory_total_bytes
+    if weights_bytes <= total - B.CUDA_CONTEXT_BYTES:
+        return None
+    kind = {"cuda": "CUDA", "rocm": "HIP", "npu": "NPU"}.get(device.platform, device.platform.upper())
+    exc = "RuntimeError" if device.platform == "npu" else "torch.OutOfMemoryError"
+    return (
+        f"{exc}: {kind} out of memory. Tried to allocate … GiB. GPU 0 has a total capacity of "
+        f"{total / GIB:.2f} GiB of which … MiB is free."
+    )

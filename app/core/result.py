@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -10,6 +11,19 @@ from app.core.extras import ExtraItem
 from app.core.text import Msg
 
 Verdict = Literal["fits", "s_bound", "n_bound", "budget_bound"]
+
+
+class ErrorKind(StrEnum):
+    """Why vLLM would refuse to start, so callers branch on a kind instead of on English text.
+
+    The values are the log parser's names where it reads the same failure (app.core.logs.ErrorKind).
+    """
+
+    MAX_LEN_ABOVE_DERIVED = "max_len_above_derived"  # config check: --max-model-len above the model's
+    STARTUP_FREE_MEMORY = "startup_free_memory"  # 0.10+: free memory at start-up below total x util
+    LOAD_OOM = "load_oom"  # the weights alone do not fit the device: OOM while loading them
+    NO_BLOCKS = "no_blocks"  # "No available memory for the cache blocks"
+    MAX_LEN_TOO_LONG = "max_len_too_long"  # one request of max_model_len needs more KV than the pool
 
 
 class Term(BaseModel):
@@ -87,6 +101,7 @@ class Estimate(BaseModel):
     fits: bool
     verdict: Verdict
     error: str | None
+    error_kind: ErrorKind | None = None
     estimated_max_model_len: int | None  # largest max_model_len that starts (binary search)
 
     log_lines: list[str]

@@ -300,3 +300,7 @@ class ServeConfig(Frozen):
         if value is not None and any(v < 0 for v in value.values()):
             raise ValueError(Text("limits per prompt cannot be negative"))
         return value
+
+    # the environment variable VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: accept --max-model-len above the model's
+    # derived maximum (vLLM refuses it otherwise)
+    allow_long_max_model_len: bool = False

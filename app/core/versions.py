@@ -139,6 +139,8 @@ class VersionRules:
     free_memory_check_with_kv_bytes: bool  # the check also runs under --kv-cache-memory-bytes
     v0_blocks_word: Literal["GPU", "platform"]  # V0 "# GPU blocks" or "# cuda blocks"
     autofit_log: Literal["gpu_memory", "kv_cache_memory"]  # wording of the auto-fit line
+    # wording of the ValueError for --max-model-len above the derived maximum (estimate._too_long_error)
+    max_len_error_wording: Literal["incorrect_outputs", "caution"]
     # The planner's own: activation/graph models were calibrated on logs of these releases (docs/model.md).
     measured_parts_calibrated: bool
 
@@ -204,6 +206,7 @@ BASE = VersionRules(
     free_memory_check_with_kv_bytes=False,
     v0_blocks_word="GPU",  # 0.6.6 "# GPU blocks: %d, # CPU blocks: %d"
     autofit_log="gpu_memory",
+    max_len_error_wording="incorrect_outputs",  # 0.6.6 and 0.8.5 config.py _get_and_verify_max_len
     measured_parts_calibrated=False,
 )
 
@@ -256,6 +259,7 @@ CHANGELOG: tuple[Change, ...] = (
             "sampler_logit_copies": _SAMPLER_COPIES_OLD,
             "has_kv_cache_memory_bytes_flag": True,
             "free_memory_check": True,
+            "max_len_error_wording": "caution",  # 0.10.2 config _get_and_verify_max_len (0.9.2 unchecked)
             "batch_tiers": (
                 BatchTier(
                     min_device_gib=70,

@@ -10,29 +10,22 @@ from fastapi.responses import HTMLResponse
 from pydantic import ValidationError
 
 from app.core.catalog import list_devices, list_models
-from app.core.estimate import estimate
 from app.web.i18n import gettext
 from app.web.params import StrictPlannerParams, parse_strict, to_query
-from app.web.resolve import resolve_strict
+from app.web.resolve import estimate_for, resolve_strict
 
 router = APIRouter(prefix="/api", tags=["api"])
 
 
 def _estimate_payload(params: StrictPlannerParams) -> dict[str, Any]:
     resolved = resolve_strict(params)
-    est = estimate(
-        model=resolved.model,
-        device=resolved.device,
-        serve=resolved.serve,
-        vllm_version=resolved.vllm_version,
-        target_concurrency=params.target_concurrency,
-    )
-    inputs = params.model_dump(exclude={"config_json", "lang"})
+    est = estimate_for(resolved)
+    inputs = resolved.params.model_dump(exclude={"config_json", "lang"})
     inputs.update(
         vllm_version=resolved.vllm_version,
         model=resolved.model_label,
         model_source=resolved.model_source,
-        query=to_query(params),
+        query=to_query(resolved.params),
     )
     return {**est.model_dump(), "inputs": inputs}
 

@@ -16,14 +16,13 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from app.core.errors import PlannerError
-from app.core.estimate import estimate
 from app.core.result import Estimate
 from app.core.text import COMMA, SEMICOLON, Text, TextList
 from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS, resolve_version, rules_for
 from app.web import views
 from app.web.format import gib, integer
 from app.web.params import FieldProblem, PlannerParams, parse_lenient, query_items, to_query
-from app.web.resolve import Resolved, resolve_lenient
+from app.web.resolve import Resolved, estimate_for, resolve_lenient
 from app.web.templating import url_path
 from app.web.version_notes import RuleDifference, rule_differences
 
@@ -211,13 +210,7 @@ def _reason(
 
 
 def _estimate(resolved: Resolved, version: str) -> Estimate:
-    return estimate(
-        model=resolved.model,
-        device=resolved.device,
-        serve=resolved.serve,
-        vllm_version=version,
-        target_concurrency=resolved.params.target_concurrency,
-    )
+    return estimate_for(resolved, vllm_version=version)
 
 
 def side_by_side(
@@ -282,7 +275,7 @@ def build_view(request: Request) -> CompareView:
             "{model_label} on {name} × {devices}",
             model_label=resolved.model_label,
             name=resolved.device.name,
-            devices=params.devices,
+            devices=params.device_count,
         ),
         result=result,
         differences=tuple(diffs.values()),

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
-from app.core.estimate import capacity_curve, estimate
+from app.core.estimate import capacity_curve
 from app.core.recommend import recommend
 from app.core.result import Estimate
 from app.core.specs import ServeConfig
@@ -20,9 +20,17 @@ from app.core.versions import default_gpu_memory_utilization
 from app.resources import Data, directory
 from app.web import compare, i18n, markdown, views
 from app.web.i18n import _, t
-from app.web.params import FieldProblem, PlannerParams, parse_lenient, replace, to_query
+from app.web.params import (
+    FieldProblem,
+    PlannerParams,
+    parse_lenient,
+    replace,
+    serve_values,
+    to_query,
+    with_serve,
+)
 from app.web.recommend_api import build_view as recommendation_view
-from app.web.resolve import Resolved, resolve_lenient
+from app.web.resolve import Resolved, estimate_for, resolve_lenient
 from app.web.templating import url_path
 
 router = APIRouter()
@@ -54,14 +62,15 @@ def permalink(request: Request, params: PlannerParams, query: str | None = None)
 
 
 def _estimate(resolved: Resolved) -> tuple[Estimate, list[tuple[int, float]]]:
-    kwargs = {
-        "model": resolved.model,
-        "device": resolved.device,
-        "serve": resolved.serve,
-        "vllm_version": resolved.vllm_version,
-    }
-    est = estimate(**kwargs, target_concurrency=resolved.params.target_concurrency)
-    curve = capacity_curve(**kwargs, points=views.CURVE_POINTS, base=est)
+    est = estimate_for(resolved)
+    curve = capacity_curve(
+        model=resolved.model,
+        device=resolved.device,
+        serve=resolved.serve,
+        vllm_version=resolved.vllm_version,
+        points=views.CURVE_POINTS,
+        base=est,
+    )
     return est, curve
 
 
@@ -166,20 +175,8 @@ def fill_from_command(request: Request, command: str = Form(""), state: str = Fo
     params, problems = parse_lenient(parse_qsl(state, keep_blank_values=True))
     command = command[:COMMAND_MAX_CHARS]
     try:
-        parsed = parse_serve_command(command)
-        serve = parsed.serve
-        changes = {
-            "max_model_len": serve.max_model_len,
-            "tensor_parallel_size": serve.tensor_parallel_size,
-            "pipeline_parallel_size": serve.pipeline_parallel_size,
-            "gpu_memory_utilization": serve.gpu_memory_utilization,
-            "kv_cache_dtype": serve.kv_cache_dtype,
-            "block_size": serve.block_size,
-            "max_num_seqs": serve.max_num_seqs,
-            "max_num_batched_tokens": serve.max_num_batched_tokens,
-            "enforce_eager": serve.enforce_eager,
-            "enable_prefix_caching": serve.enable_prefix_caching,
-        }
+        parsed = parse_serve_command(command, vllm_version=params.resolved_version)
+        changes = serve_values(parsed.serve)
         if parsed.model:
             changes["model"] = parsed.model
         filled = replace(params, **changes)
@@ -200,21 +197,11 @@ def fill_from_command(request: Request, command: str = Form(""), state: str = Fo
 
 
 def _params_with(params: PlannerParams, serve: ServeConfig) -> PlannerParams:
-    """The planner's inputs with a recommended configuration applied (what a step's permalink carries)."""
-    return params.model_copy(
-        update={
-            "max_model_len": serve.max_model_len,
-            "tensor_parallel_size": serve.tensor_parallel_size,
-            "pipeline_parallel_size": serve.pipeline_parallel_size,
-            "devices": max(params.devices, serve.tensor_parallel_size * serve.pipeline_parallel_size),
-            "gpu_memory_utilization": serve.gpu_memory_utilization,
-            "kv_cache_dtype": serve.kv_cache_dtype,
-            "block_size": serve.block_size,
-            "max_num_seqs": serve.max_num_seqs,
-            "max_num_batched_tokens": serve.max_num_batched_tokens,
-            "enable_prefix_caching": serve.enable_prefix_caching,
-        }
-    )
+    """The planner's inputs with a recommended configuration applied (what a step's permalink carries);
+    a device count given by hand grows to hold the new TP × PP (blank follows TP × PP by itself)."""
+    applied = with_serve(params, serve)
+    ranks = serve.tensor_parallel_size * serve.pipeline_parallel_size
+    return applied.model_copy(update={"devices": max(params.devices, ranks) if params.devices else None})
 
 
 @router.get("/recommend", name="recommend_fragment", response_class=HTMLResponse)
@@ -243,7 +230,7 @@ def recommend_fragment(request: Request) -> Response:  # slow: thread pool, off 
             vllm_version=resolved.vllm_version,
             target_max_model_len=target_len,
             target_concurrency=params.target_concurrency,
-            devices_per_node=max(params.devices, resolved.device.typical_node_devices),
+            devices_per_node=max(params.device_count, resolved.device.typical_node_devices),
         )
         context["view"] = recommendation_view(
             rec, lambda serve: permalink(request, _params_with(params, serve))

@@ -41,6 +41,7 @@ DEFAULT_DEVICE = "nvidia-h100-sxm-80gb"
 CONFIG_JSON_MAX_CHARS = 65_536
 ATTENTION_KINDS = ("full", "sliding", "mla", "hybrid")
 CARD_DTYPES = ("bfloat16", "float16", "float32")
+DEFAULT_LORA_RANK = ServeConfig.model_fields["max_lora_rank"].default  # vLLM's --max-lora-rank default
 
 # Parameter counts on the model card: "8B", "70b", "671B", "1.5B", "405e9" (always decimal).
 _PARAM_COUNT = re.compile(r"(\d+(?:\.\d+)?)\s*([kKmMbBtT]?)")
@@ -74,6 +75,18 @@ def _blank_to_none(value: object) -> object:
     if isinstance(value, str) and value.strip() == "":
         return None
     return value
+
+
+def _blank_to_zero(value: object) -> object:
+    return 0.0 if _blank_to_none(value) is None else value
+
+
+def _blank_to_one(value: object) -> object:
+    return 1 if _blank_to_none(value) is None else value
+
+
+def _blank_to_lora_rank(value: object) -> object:
+    return DEFAULT_LORA_RANK if _blank_to_none(value) is None else value
 
 
 def _human_int_or_none(value: object) -> object:
@@ -121,7 +134,6 @@ def _param_count_or_none(value: object) -> object:
 OptUtilization = Annotated[Annotated[float, Field(gt=0.0, le=1.0)] | None, BeforeValidator(_blank_to_none)]
 OptStr = Annotated[str | None, BeforeValidator(_blank_to_none)]
 Flag = Annotated[bool, BeforeValidator(_bool_word)]
-OptGiB = Annotated[Annotated[float, Field(ge=0.0, le=100_000.0)] | None, BeforeValidator(_blank_to_none)]
 ExtrasJson = Annotated[str, Field(max_length=2_000)]  # `--speculative-config` / `--limit-mm-per-prompt` JSON
 TriState = Annotated[bool | None, BeforeValidator(_tri_state)]
 ParamCount = Annotated[Annotated[int, Field(ge=1, le=10**14)] | None, BeforeValidator(_param_count_or_none)]
@@ -156,7 +168,8 @@ class PlannerParams(BaseModel):
     v: Annotated[Literal[1], BeforeValidator(_link_version)] = LINK_FORMAT_VERSION
     model: str = Field(default=DEFAULT_MODEL, min_length=1, max_length=300)
     device: str = Field(default=DEFAULT_DEVICE, min_length=1, max_length=100)
-    devices: Annotated[int, Field(ge=1, le=4096)] = 1
+    # blank: one replica, TP × PP devices
+    devices: Annotated[Annotated[int, Field(ge=1, le=4096)] | None, BeforeValidator(_blank_to_none)] = None
     # the total the runtime reports (a log's "total_gpu_memory" / "Free memory on device (…/T GiB)"),
     # overriding the catalog's typical figure for this device
     device_memory_gib: Annotated[
@@ -175,18 +188,32 @@ class PlannerParams(BaseModel):
     max_num_batched_tokens: opt_int(1, 10_000_000, human=True) = None
     enforce_eager: Flag = False
     enable_prefix_caching: TriState = None
-    # extras (app/core/extras.py): speculative decoding, LoRA slots, DP/EP, multimodal limits, host memory
+    # the rest of ServeConfig, so every configuration one endpoint returns another accepts
+    enable_chunked_prefill: TriState = None
+    quantization: Annotated[
+        Annotated[str, Field(min_length=1, max_length=50)] | None, BeforeValidator(_blank_to_none)
+    ] = None
+    dtype: Literal["auto", "bfloat16", "float16", "float32", "half"] = "auto"
+    kv_cache_memory_bytes: opt_int(0, 2**50, human=True) = None
+    cpu_offload_gb: Annotated[float, BeforeValidator(_blank_to_zero), Field(ge=0.0, le=100_000.0)] = 0.0
+    swap_space_gib: Annotated[
+        Annotated[float, Field(ge=0.0, le=100_000.0)] | None, BeforeValidator(_blank_to_none)
+    ] = None
+    kv_offloading_size_gib: Annotated[
+        Annotated[float, Field(ge=0.0, le=100_000.0)] | None, BeforeValidator(_blank_to_none)
+    ] = None
+    # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 in vLLM's environment
+    allow_long_max_model_len: Flag = False
+    # extras (app/core/extras.py): speculative decoding, LoRA slots, DP/EP, multimodal limits
     speculative_config: ExtrasJson = ""
     enable_lora: Flag = False
-    max_loras: opt_int(1, 1024) = None
-    max_lora_rank: opt_int(1, 1024) = None
+    max_loras: Annotated[int, BeforeValidator(_blank_to_one), Field(ge=1, le=1024)] = 1
+    max_lora_rank: Annotated[int, BeforeValidator(_blank_to_lora_rank), Field(ge=1, le=1024)] = 16
     max_cpu_loras: opt_int(1, 100_000) = None
     fully_sharded_loras: Flag = False
-    data_parallel_size: Annotated[int, Field(ge=1, le=1024)] = 1
+    data_parallel_size: Annotated[int, BeforeValidator(_blank_to_one), Field(ge=1, le=1024)] = 1
     enable_expert_parallel: Flag = False
     limit_mm_per_prompt: ExtrasJson = ""
-    kv_offloading_size: OptGiB = None
-    cpu_offload_gb: OptGiB = None
     config_json: Annotated[str, Field(max_length=CONFIG_JSON_MAX_CHARS)] = ""
     # The model card: a model described by hand (used when layers, KV heads, head size and
     # parameters are all given and no config.json is pasted).
@@ -258,6 +285,11 @@ class PlannerParams(BaseModel):
         return self.vllm_version or DEFAULT_VERSION
 
     @property
+    def device_count(self) -> int:
+        """The devices given, else one replica's worth (TP × PP)."""
+        return self.devices or self.tensor_parallel_size * self.pipeline_parallel_size
+
+    @property
     def has_card(self) -> bool:
         return None not in (self.card_layers, self.card_kv_heads, self.card_head_size, self.card_params)
 
@@ -279,6 +311,38 @@ class StrictPlannerParams(PlannerParams):
 CARD_REQUIRED = ("card_layers", "card_kv_heads", "card_head_size", "card_params")
 FIELD_NAMES: tuple[str, ...] = tuple(PlannerParams.model_fields)
 DEFAULTS = PlannerParams()
+# The `vllm serve` flags: every ServeConfig field is a planner parameter of the same name and meaning
+# (tests/web/test_params_model.py holds this), so params <-> ServeConfig is derived, never listed by hand.
+SERVE_FIELDS: tuple[str, ...] = tuple(ServeConfig.model_fields)
+
+
+def serve_config(params: PlannerParams) -> ServeConfig:
+    """The flags of ``params`` as the core's ServeConfig."""
+    return ServeConfig(**{name: getattr(params, name) for name in SERVE_FIELDS})
+
+
+def with_serve(params: PlannerParams, serve: ServeConfig) -> PlannerParams:
+    """``params`` with a configuration's flags (a recommendation, a pasted command) applied."""
+    return params.model_copy(update=serve_values(serve))
+
+
+def serve_values(serve: ServeConfig) -> dict[str, object]:
+    """A configuration's flags as planner parameter values (JSON-object flags as JSON text)."""
+    return {name: _as_param(name, getattr(serve, name)) for name in SERVE_FIELDS}
+
+
+JSON_TEXT_FIELDS = ("speculative_config", "limit_mm_per_prompt")
+
+
+def _as_param(name: str, value: object) -> object:
+    """The JSON-object flags (`--speculative-config`, `--limit-mm-per-prompt`) travel as JSON text."""
+    if name in JSON_TEXT_FIELDS and value is None:
+        return ""
+    if isinstance(value, BaseModel):
+        return json.dumps(value.model_dump(exclude_defaults=True), separators=(",", ":"))
+    if isinstance(value, dict):
+        return json.dumps(value, separators=(",", ":"))
+    return value
 
 
 @dataclass(frozen=True)

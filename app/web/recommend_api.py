@@ -12,107 +12,84 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field
 
 from app.core.errors import PlannerError
-from app.core.plan import apply_quantization_flag, resolve_device, resolve_model
 from app.core.recommend import Recommendation, Snapshot, recommend
-from app.core.specs import KVCacheDType, ServeConfig
+from app.core.specs import ServeConfig
 from app.web.format import gib, integer
-from app.web.i18n import tr, tr_list
-from app.web.params import TensorParallelSize
-from app.web.validation import message_of
+from app.web.i18n import t, tr, tr_list
+from app.web.params import SERVE_FIELDS, PlannerParams, StrictPlannerParams, with_serve
+from app.web.resolve import Resolved, resolve_strict
 
 router = APIRouter(prefix="/api", tags=["api"])
 
 MAX_TOKENS = 10_000_000  # ServeConfig.max_model_len's upper bound
-MAX_SEQUENCES = 65_536  # ServeConfig.max_num_seqs's upper bound
 MAX_DEVICES_PER_NODE = 1024
 MAX_NODES = 1024
 
 
-class RecommendRequest(BaseModel):
-    """The /api/estimate parameters plus the target and the room the recommender has."""
+class RecommendRequest(StrictPlannerParams):
+    """The /api/estimate parameters (one model: app.web.params) plus the target and the room the
+    recommender has. ``target_max_model_len`` defaults to ``max_model_len`` (else the model's maximum)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
-
-    model: str = Field(min_length=1, max_length=300)
-    device: str = Field(min_length=1, max_length=300)
-    vllm_version: str | None = Field(default=None, max_length=50)
-    max_model_len: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
-    tensor_parallel_size: TensorParallelSize = 1
-    pipeline_parallel_size: int = Field(default=1, ge=1, le=256)
-    gpu_memory_utilization: float | None = Field(default=None, gt=0.0, le=1.0)
-    kv_cache_dtype: KVCacheDType = "auto"
-    block_size: int | None = Field(default=None, ge=1, le=16384)
-    max_num_seqs: int | None = Field(default=None, ge=1, le=MAX_SEQUENCES)
-    max_num_batched_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
-    enforce_eager: bool = False
-    enable_prefix_caching: bool | None = None
-    quantization: str | None = Field(default=None, max_length=50)
-
-    target_max_model_len: int = Field(ge=1, le=MAX_TOKENS)
-    target_concurrency: int = Field(ge=1, le=MAX_SEQUENCES)
+    target_max_model_len: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
     devices_per_node: int | None = Field(default=None, ge=1, le=MAX_DEVICES_PER_NODE)
     nodes: int = Field(default=1, ge=1, le=MAX_NODES)
     allow_fp8_kv: bool = True
     preference: Literal["latency", "throughput"] = "throughput"
 
-    def serve(self) -> ServeConfig:
-        return ServeConfig(
-            max_model_len=self.max_model_len,
-            tensor_parallel_size=self.tensor_parallel_size,
-            pipeline_parallel_size=self.pipeline_parallel_size,
-            gpu_memory_utilization=self.gpu_memory_utilization,
-            kv_cache_dtype=self.kv_cache_dtype,
-            block_size=self.block_size,
-            max_num_seqs=self.max_num_seqs,
-            max_num_batched_tokens=self.max_num_batched_tokens,
-            enforce_eager=self.enforce_eager,
-            enable_prefix_caching=self.enable_prefix_caching,
-            quantization=self.quantization,
-        )
+
+# What the recommender adds to the planner's parameters (not part of a configuration).
+RECOMMEND_ONLY = frozenset(RecommendRequest.model_fields) - frozenset(PlannerParams.model_fields)
 
 
 def _unprocessable(field: str, message: str) -> HTTPException:
     return HTTPException(status_code=422, detail=[{"loc": ["body", field], "msg": message}])
 
 
-def run(body: RecommendRequest) -> Recommendation:
-    """Resolve the catalog names and run the recommender; PlannerError propagates."""
-    model = apply_quantization_flag(resolve_model(body.model), body.quantization)
-    device = resolve_device(body.device)
-    try:
-        serve = body.serve()
-    except ValidationError as exc:  # a combination the request model's own bounds let through
-        first = exc.errors()[0]
-        raise PlannerError(str(first["loc"][0]) if first["loc"] else "body", message_of(first)) from exc
-    return recommend(
-        model=model,
-        device=device,
-        serve=serve,
-        vllm_version=body.vllm_version,
-        target_max_model_len=body.target_max_model_len,
+def run(body: RecommendRequest) -> tuple[Resolved, Recommendation]:
+    """Resolve the inputs as /api/estimate does and run the recommender; PlannerError propagates."""
+    resolved = resolve_strict(body)
+    target_len = body.target_max_model_len or body.max_model_len or resolved.model.max_model_len_derived
+    rec = recommend(
+        model=resolved.model,
+        device=resolved.device,
+        serve=resolved.serve,
+        vllm_version=resolved.vllm_version,
+        target_max_model_len=target_len,
         target_concurrency=body.target_concurrency,
         devices_per_node=body.devices_per_node,
         nodes=body.nodes,
         allow_fp8_kv=body.allow_fp8_kv,
         preference=body.preference,
     )
+    return resolved, rec
 
 
-def payload(body: RecommendRequest, rec: Recommendation) -> dict[str, Any]:
-    final = {
-        "model": body.model,
-        "device": body.device,
-        "vllm_version": body.vllm_version,
-        **rec.final.model_dump(),
-    }
+def final_params(resolved: Resolved, rec: Recommendation) -> dict[str, Any]:
+    """The final configuration as /api/estimate parameters: POST it there unchanged."""
+    params = PlannerParams.model_validate(
+        {k: v for k, v in resolved.params.model_dump().items() if k not in RECOMMEND_ONLY}
+    )
+    applied = with_serve(params, rec.final)
+    if applied.devices is not None:
+        ranks = rec.final.tensor_parallel_size * rec.final.pipeline_parallel_size
+        applied = applied.model_copy(update={"devices": max(applied.devices, ranks)})
+    out = applied.model_dump(exclude_defaults=True, exclude={"lang", "v"})
+    out.update(
+        {name: getattr(applied, name) for name in ("model", "device", *SERVE_FIELDS)},
+        vllm_version=resolved.vllm_version,
+    )
+    return out
+
+
+def payload(resolved: Resolved, rec: Recommendation) -> dict[str, Any]:
     return {
         "target_max_model_len": rec.target_max_model_len,
         "target_concurrency": rec.target_concurrency,
         "steps": [step.model_dump() for step in rec.steps],
-        "final": final,
+        "final": final_params(resolved, rec),
         "meets_target": rec.meets_target,
         "impossible_reason": rec.impossible_reason,
         "best_len_at_target_concurrency": rec.best_len_at_target_concurrency,
@@ -127,10 +104,10 @@ def payload(body: RecommendRequest, rec: Recommendation) -> dict[str, Any]:
 def recommend_post(body: RecommendRequest) -> dict[str, Any]:
     """Which flags to change, in the seed's order, to hold N* sequences of S* tokens."""
     try:
-        rec = run(body)
+        resolved, rec = run(body)
     except PlannerError as exc:
         raise _unprocessable(exc.field, tr(exc.message)) from exc
-    return payload(body, rec)
+    return payload(resolved, rec)
 
 
 # --- view model for templates/_recommend.html ----------------------------------------------------------
@@ -156,6 +133,8 @@ class StepView:
     before: SnapshotView
     after: SnapshotView
     link: str  # planner permalink with this step's configuration applied ("" when not applicable)
+    undone: bool = False  # applied, then undone by the prune pass
+    undone_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -180,7 +159,7 @@ def _snapshot_view(snap: Snapshot) -> SnapshotView:
         concurrency_at_target=f"{snap.concurrency_at_target_len:.2f}x",
         largest_len_at_target=integer(snap.largest_len_at_target_concurrency),
         kv_tokens=integer(snap.kv_tokens),
-        kv_pool=gib(snap.kv_cache_bytes),
+        kv_pool=gib(snap.kv_cache_bytes) if snap.kv_cache_bytes >= 0 else t("none (over budget)"),
         kv_bytes_per_token=integer(snap.kv_bytes_per_token),
     )
 
@@ -208,7 +187,9 @@ def build_view(
                 cost=tr(s.cost),
                 before=_snapshot_view(s.before),
                 after=_snapshot_view(s.after),
-                link=link(s.serve) if s.applied else "",
+                link=link(s.serve) if s.applied and not s.undone else "",
+                undone=s.undone,
+                undone_reason=tr(s.undone_reason) if s.undone_reason else "",
             )
             for s in rec.steps
         ],

@@ -12,12 +12,15 @@ from typing import Any, Literal
 
 from app.core.catalog import find_device
 from app.core.errors import ConfigError, PlannerError, UnknownDeviceError, UnknownModelError
+from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config
+from app.core.plan import apply_quantization_flag
+from app.core.result import Estimate
 from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.hub import find_model_or_fetch
 from app.web.i18n import page_lang
-from app.web.params import CARD_REQUIRED, DEFAULTS, FieldProblem, PlannerParams
+from app.web.params import CARD_REQUIRED, DEFAULTS, FieldProblem, PlannerParams, serve_config
 
 ModelSource = Literal["catalog", "config", "card", "hub"]
 PASTED_MODEL_NAME = "pasted-config"
@@ -124,43 +127,6 @@ def _model(params: PlannerParams) -> tuple[ModelSpec, str, ModelSource]:
     return model, params.model, "hub" if fetched else "catalog"
 
 
-def serve_config(params: PlannerParams) -> ServeConfig:
-    return ServeConfig(
-        max_model_len=params.max_model_len,
-        tensor_parallel_size=params.tensor_parallel_size,
-        pipeline_parallel_size=params.pipeline_parallel_size,
-        gpu_memory_utilization=params.gpu_memory_utilization,
-        kv_cache_dtype=params.kv_cache_dtype,
-        block_size=params.block_size,
-        max_num_seqs=params.max_num_seqs,
-        max_num_batched_tokens=params.max_num_batched_tokens,
-        enforce_eager=params.enforce_eager,
-        enable_prefix_caching=params.enable_prefix_caching,
-        **extras_flags(params),
-    )
-
-
-def extras_flags(params: PlannerParams) -> dict[str, object]:
-    """The extras inputs (app/core/extras.py) as ServeConfig fields; only what differs from the defaults."""
-    out: dict[str, object] = {
-        "enable_lora": params.enable_lora,
-        "fully_sharded_loras": params.fully_sharded_loras,
-        "data_parallel_size": params.data_parallel_size,
-        "enable_expert_parallel": params.enable_expert_parallel,
-    }
-    for name in ("speculative_config", "limit_mm_per_prompt"):
-        if getattr(params, name):
-            out[name] = getattr(params, name)
-    for name in ("max_loras", "max_lora_rank", "max_cpu_loras"):
-        if getattr(params, name) is not None:
-            out[name] = getattr(params, name)
-    if params.kv_offloading_size is not None:
-        out["kv_offloading_size_gib"] = params.kv_offloading_size
-    if params.cpu_offload_gb is not None:
-        out["cpu_offload_gb"] = params.cpu_offload_gb
-    return out
-
-
 def resolve_strict(params: PlannerParams) -> Resolved:
     """For the API: any unusable input raises a PlannerError naming its field."""
     missing = _missing_card_field(params)
@@ -172,9 +138,12 @@ def resolve_strict(params: PlannerParams) -> Resolved:
         if source_is_card(params) or exc.field == "config_json":
             raise
         raise ConfigError("config_json", f"{exc.field}: {exc.message}") from exc
+    model = apply_quantization_flag(model, params.quantization)
     device = find_device(params.device)
     if params.device_memory_gib is not None:
         device = device.model_copy(update={"memory_total_bytes": round(params.device_memory_gib * GIB)})
+    if params.device != device.id:  # an alias (910b, a100, mi300x): the form and the link show the id
+        params = params.model_copy(update={"device": device.id})
     return Resolved(params, model, label, source, device, serve_config(params), params.resolved_version)
 
 
@@ -204,4 +173,22 @@ def resolve_lenient(params: PlannerParams) -> tuple[Resolved, list[FieldProblem]
         except ConfigError as exc:
             problems.append(FieldProblem(exc.field, "", exc.message))
             params = params.model_copy(update={"config_json": ""} if params.config_json else no_card)
+        except PlannerError as exc:  # a flag the core refuses (an unknown --quantization)
+            if exc.field not in PlannerParams.model_fields:
+                raise
+            problems.append(FieldProblem(exc.field, str(getattr(params, exc.field)), exc.message))
+            params = params.model_copy(update={exc.field: getattr(DEFAULTS, exc.field)})
     raise PlannerError("model", Text("no usable model"))  # unreachable: the defaults always resolve
+
+
+def estimate_for(resolved: Resolved, *, vllm_version: str | None = None, **serve_changes: Any) -> Estimate:
+    """The one estimate call of the web features: the resolved inputs, optionally another release or
+    some flags changed (the explorer's what-ifs, the compare view's second version)."""
+    serve = resolved.serve.model_copy(update=serve_changes) if serve_changes else resolved.serve
+    return estimate(
+        model=resolved.model,
+        device=resolved.device,
+        serve=serve,
+        vllm_version=vllm_version or resolved.vllm_version,
+        target_concurrency=resolved.params.target_concurrency,
+    )

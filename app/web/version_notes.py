@@ -11,31 +11,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
+from app.core import equations as E
 from app.core.text import Text
 from app.core.versions import KNOWN_VERSIONS, VersionRules, rules_for
 
-TOKENS_TEXT = {
-    "none": Text("not printed (V0 prints “# GPU blocks: N”)"),
-    "blocks_x_block_size": Text("blocks × block_size"),
-    "blocks_div_groups": Text("⌊blocks ÷ KV groups⌋ × block_size"),
-    "concurrency_x_len": Text("max concurrency × max_model_len"),
-}
-CONCURRENCY_TEXT = {
-    "blocks_x_block_size_div_len": Text("blocks × block_size ÷ max_model_len"),
-    "one_cdiv_over_sum": Text("blocks ÷ ⌈Σ per-group memory of one request ÷ first group's page⌉"),
-    "sum_of_cdivs": Text("blocks ÷ Σ over groups of ⌈one request's blocks⌉"),
-}
-NEEDED_TEXT = {
-    "v0": Text("⌈S ÷ B⌉ blocks × bytes per block (every layer at full length)"),
-    "sum_layers": Text("Σ over layers of their blocks × page (sliding layers count only their window)"),
-    "first_group": Text("blocks of the first KV group × bytes per block (sliding groups ignored)"),
-    "all_groups": Text("Σ over all KV groups of their blocks × bytes per block"),
-}
-BUDGET_TEXT = {
-    "v0": Text("V0 profile: total × utilization − peak memory of the profile run"),
-    "v1_peak": Text("total × utilization − (torch peak + non-torch)"),
-    "v1_profile": Text("total × utilization − weights − activation peak − non-torch"),
-}
+# The formula each release uses, worded once (app.core.equations), shown here and in the block math.
+TOKENS_TEXT = E.TOKENS_FORMULA
+CONCURRENCY_TEXT = E.CONCURRENCY_FORMULA
+NEEDED_TEXT = E.NEEDED_FORMULA
+BUDGET_TEXT = E.BUDGET_FORMULA
 WEIGHTS_LOG_TEXT = {
     "took_gb": Text("“Loading model weights took X GB”"),
     "took_gib": Text("“Model loading took X GiB and … seconds”"),

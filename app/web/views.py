@@ -12,11 +12,12 @@ from functools import cache
 
 from markupsafe import Markup
 
+from app.core import equations as E
 from app.core.catalog import list_devices, list_models
 from app.core.command import render_serve_command
 from app.core.errors import PlannerError
-from app.core.kv import KV_TENSORS_PER_LAYER, kv_heads_per_rank
-from app.core.result import Estimate, Range
+from app.core.recommend import utilization_ceiling
+from app.core.result import ErrorKind, Estimate, Range
 from app.core.specs import GIB, KV_CACHE_DTYPES, LayerKind, ModelSpec
 from app.core.versions import KNOWN_VERSIONS, rules_for
 from app.web import svg
@@ -31,8 +32,6 @@ KV_LAYER_KINDS = frozenset({LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED
 SLIDER_MIN_TOKENS = 256
 SLIDER_MAX_TOKENS = 4 * 2**20  # 4M tokens, beyond every catalogued model's window
 CURVE_POINTS = 24
-# The flag's upper bound: vLLM rejects --gpu-memory-utilization above 1.
-UTILIZATION_CEILING = 1.0
 UTILIZATION_STEP = 0.01  # suggestions are rounded up to whole percent
 
 
@@ -233,6 +232,7 @@ def form_state(
     return FormState(
         values=values,
         placeholders={
+            "devices": str(params.tensor_parallel_size * params.pipeline_parallel_size),
             "max_model_len": str(derived_len),
             "gpu_memory_utilization": f"{default_util:g}",
         },
@@ -255,28 +255,13 @@ def kv_layer_count(model: ModelSpec) -> int:
 
 
 def formula_view(model: ModelSpec, est: Estimate, target: int) -> FormulaView:
-    """The seed's per-device formula with this request's numbers substituted."""
+    """The seed's per-device formula with this request's numbers substituted (app.core.equations)."""
     layers = kv_layer_count(model)
     tp = est.tensor_parallel_size
-    s, b, n = est.max_model_len, est.kv_dtype_bytes_per_element, target
-    if model.mla is not None:
-        # MLA caches one latent vector per token and layer (no separate K and V), not split by TP
-        # (seed: take H_kv and D from the cached tensor's shape).
-        head_size = model.mla.latent_size
-        generic = "L × (kv_lora_rank + rope) × S × b × N"
-        substituted = f"{layers} × {head_size} × {integer(s)} × {b} × {n}"
-        seed_bytes = layers * head_size * s * b * n
-        heads = 1
-        heads_text = t("1 (MLA latent)")
-    else:
-        heads, head_size = model.num_kv_heads, model.head_size
-        per_rank_heads = kv_heads_per_rank(total_kv_heads=heads, tensor_parallel_size=tp)
-        generic = "2 × L × (H_kv/TP) × D × S × b × N"  # the 2 is KV_TENSORS_PER_LAYER
-        tp_text = f"({heads}/{tp})" if tp > 1 else str(heads)
-        substituted = f"2 × {layers} × {tp_text} × {head_size} × {integer(s)} × {b} × {n}"
-        seed_bytes = KV_TENSORS_PER_LAYER * layers * per_rank_heads * head_size * s * b * n
-        heads_text = str(heads)
-    exact_need = est.kv_bytes_per_token * s * n
+    seed = E.seed_formula(model=model, est=est, concurrency=target, kv_layers=layers)
+    exact_need = E.kv_demand_bytes(
+        kv_bytes_per_token=est.kv_bytes_per_token, max_model_len=est.max_model_len, concurrency=target
+    )
     notes = []
     if set(model.layer_kinds) - {LayerKind.FULL, LayerKind.MLA}:
         notes.append(
@@ -286,23 +271,28 @@ def formula_view(model: ModelSpec, est: Estimate, target: int) -> FormulaView:
         )
     if est.pipeline_parallel_size > 1:
         notes.append(t("With pipeline parallelism each device holds only its stage's layers."))
-    if model.mla is None and tp > heads:
+    if model.mla is None and tp > model.num_kv_heads:
         notes.append(
-            t("TP={tp} exceeds {heads} KV heads: vLLM replicates heads, one per device.", tp=tp, heads=heads)
+            t(
+                "TP={tp} exceeds {heads} KV heads: vLLM replicates heads, one per device.",
+                tp=tp,
+                heads=model.num_kv_heads,
+            )
         )
     pool = est.kv_cache_bytes
     verb = "≤" if exact_need <= pool else ">"
+    heads_text = t("1 (MLA latent)") if model.mla is not None else seed.heads_text
     return FormulaView(
-        generic=generic,
-        substituted=substituted,
-        result=f"{integer(seed_bytes)} B = {gib(seed_bytes)}",
+        generic=seed.generic,
+        substituted=seed.expression,
+        result=f"{integer(seed.bytes)} B = {gib(seed.bytes)}",
         symbols=(
             Symbol("L", t("attention layers"), str(layers)),
             Symbol("H_kv", t("KV heads per layer"), heads_text),
-            Symbol("D", t("head size"), str(head_size)),
-            Symbol("S", t("tokens per sequence (max_model_len)"), integer(s)),
-            Symbol("b", t("bytes per KV element"), str(b)),
-            Symbol("N", t("concurrent sequences (target)"), str(n)),
+            Symbol("D", t("head size"), str(seed.head_size)),
+            Symbol("S", t("tokens per sequence (max_model_len)"), integer(est.max_model_len)),
+            Symbol("b", t("bytes per KV element"), str(est.kv_dtype_bytes_per_element)),
+            Symbol("N", t("concurrent sequences (target)"), str(target)),
             Symbol("TP", "tensor_parallel_size", str(tp)),
         ),
         exact_line=(
@@ -313,8 +303,10 @@ def formula_view(model: ModelSpec, est: Estimate, target: int) -> FormulaView:
             )
         ),
         comparison=t(
-            "{exact_need} {verb} KV pool {pool}", exact_need=gib(exact_need), verb=verb, pool=gib(pool)
-        ),
+            "{exact_need}: no KV pool (the weights do not fit the device)", exact_need=gib(exact_need)
+        )
+        if never_sized(est)
+        else t("{exact_need} {verb} KV pool {pool}", exact_need=gib(exact_need), verb=verb, pool=gib(pool)),
         note=" ".join(notes),
     )
 
@@ -326,6 +318,11 @@ def gib_range(r: Range) -> str:
 def band_of(r: Range) -> str:
     """The half-width of a band as "±0.13 GiB" (the high side: the low side is clipped at zero)."""
     return f"±{gib(r.high - r.expected)}"
+
+
+def never_sized(est: Estimate) -> bool:
+    """vLLM dies loading the weights (or refuses before): no KV pool is ever computed or printed."""
+    return est.error_kind == ErrorKind.LOAD_OOM
 
 
 def partition_rows(
@@ -373,6 +370,8 @@ def partition_rows(
 
     rows = tuple(
         PartitionRow(key, label, gib(num), percent(num / total), exact, note, *band_texts(key, exact))
+        if not (key == "kv" and never_sized(est))
+        else PartitionRow(key, label, "—", "—", exact, t("never sized: the weights do not fit the device"))
         for key, label, num, exact, note in items
     )
     order = ["weights", "activation", "non-torch"]
@@ -400,7 +399,9 @@ def headline_numbers(est: Estimate) -> tuple[HeadlineNumber, ...]:
     given pool, so their range is the pool's pushed through vLLM's block arithmetic), max_model_len."""
     pool, tokens, conc = (est.ranges.get(k) for k in ("kv_cache_bytes", "kv_tokens", "max_concurrency"))
     return (
-        HeadlineNumber(
+        HeadlineNumber("kv-bytes", t("KV cache pool"), t("never sized"), "modelled")
+        if never_sized(est)
+        else HeadlineNumber(
             "kv-bytes",
             t("KV cache pool"),
             gib(est.kv_cache_bytes),
@@ -442,7 +443,8 @@ def borderline_view(est: Estimate) -> BorderlineView | None:
     steps = math.ceil(shortfall / est.device_total_bytes / UTILIZATION_STEP)
     raise_by = round(steps * UTILIZATION_STEP, 2)
     raise_to = round(est.gpu_memory_utilization + raise_by, 2)
-    possible = raise_to <= UTILIZATION_CEILING
+    ceiling, _why = utilization_ceiling(est)  # the recommender's ceiling: one answer per page
+    possible = raise_to <= ceiling
     return BorderlineView(
         kv_range=gib_range(pool),
         safe_len=integer(est.safe_max_model_len) if est.safe_max_model_len else "",
@@ -451,9 +453,41 @@ def borderline_view(est: Estimate) -> BorderlineView | None:
     )
 
 
-def verdict_view(est: Estimate, target: int) -> VerdictView:
+def verdict_view(est: Estimate, target: int, *, derived_len: int | None = None) -> VerdictView:
     s = integer(est.max_model_len)
     largest = integer(est.estimated_max_model_len) if est.estimated_max_model_len else _("none")
+    if est.error_kind == ErrorKind.MAX_LEN_ABOVE_DERIVED:
+        maximum = integer(derived_len) if derived_len else "?"
+        return VerdictView(
+            "s_bound",
+            "bad",
+            t("Does not start: max_model_len is above the model's maximum"),
+            t(
+                "vLLM refuses --max-model-len {s} above the model's derived maximum ({maximum}) unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; past the trained context the outputs may be wrong.",
+                s=s,
+                maximum=maximum,
+            ),
+            (
+                t("Lower --max-model-len to {maximum} or less", maximum=maximum),
+                t("Or set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 if the model really handles longer inputs"),
+            ),
+        )
+    if est.error_kind == ErrorKind.LOAD_OOM:
+        return VerdictView(
+            "budget_bound",
+            "bad",
+            t("Does not start: the weights do not fit the device"),
+            t(
+                "Each rank holds {weights} of weights on a {total} device: vLLM runs out of memory while loading them, before any KV cache is sized.",
+                weights=gib(est.weights_bytes),
+                total=gib(est.device_total_bytes),
+            ),
+            (
+                t("Raise --tensor-parallel-size so each device holds fewer weights"),
+                t("Use a quantized checkpoint"),
+                t("Use a device with more memory"),
+            ),
+        )
     if est.verdict == "budget_bound":
         return VerdictView(
             "budget_bound",
@@ -522,45 +556,17 @@ def verdict_view(est: Estimate, target: int) -> VerdictView:
 
 
 def block_math(est: Estimate) -> tuple[Symbol, ...]:
-    b = est.block_size
-    return (
+    """vLLM's block arithmetic for this layout and version (app.core.equations), translated; none when
+    vLLM dies before it sizes the pool."""
+    if never_sized(est):
+        return ()
+    return tuple(
         Symbol(
-            t("bytes per block"),
-            t(
-                "per-token KV × B = {kv_bytes_per_token} × {b}",
-                kv_bytes_per_token=integer(est.kv_bytes_per_token),
-                b=b,
-            ),
-            f"{integer(est.bytes_per_block)} B",
-        ),
-        Symbol(
-            "num_blocks",
-            t(
-                "⌊pool ÷ bytes per block⌋ = ⌊{max} ÷ {bytes_per_block}⌋",
-                max=integer(max(0, est.kv_cache_bytes)),
-                bytes_per_block=integer(est.bytes_per_block),
-            ),
-            integer(est.num_gpu_blocks),
-        ),
-        Symbol(
-            _("tokens"),
-            t("blocks × B = {num_gpu_blocks} × {b}", num_gpu_blocks=integer(est.num_gpu_blocks), b=b),
-            integer(est.kv_tokens),
-        ),
-        Symbol(
-            t("max concurrency"),
-            t(
-                "tokens ÷ S = {kv_tokens} ÷ {max_model_len}",
-                kv_tokens=integer(est.kv_tokens),
-                max_model_len=integer(est.max_model_len),
-            ),
-            f"{est.max_concurrency:.2f}x",
-        ),
-        Symbol(
-            t("tail waste"),
-            f"≈ B ÷ (2S) = {b} ÷ (2 × {integer(est.max_model_len)})",
-            percent(b / (2 * est.max_model_len), 3),
-        ),
+            tr(eq.name),
+            f"{tr(eq.generic)} {'≈' if eq.approximate else '='} {eq.expression}",
+            eq.value,
+        )
+        for eq in E.block_equations(est, rules_for(est.vllm_version))
     )
 
 
@@ -568,7 +574,7 @@ def markdown_summary(resolved: Resolved, est: Estimate, verdict: VerdictView, pe
     p = resolved.params
     rows = [
         (_("model"), resolved.model_label),
-        (_("device"), f"{resolved.device.name} × {p.devices}"),
+        (_("device"), f"{resolved.device.name} × {p.device_count}"),
         ("vLLM", est.vllm_version),
         ("max_model_len", integer(est.max_model_len)),
         (t("target concurrency"), str(p.target_concurrency)),
@@ -577,7 +583,7 @@ def markdown_summary(resolved: Resolved, est: Estimate, verdict: VerdictView, pe
         ("kv_cache_dtype", est.kv_cache_dtype),
         (_("verdict"), verdict.headline),
         (t("weights per device"), gib(est.weights_bytes)),
-        (t("KV cache pool"), gib(est.kv_cache_bytes)),
+        (t("KV cache pool"), t("never sized") if never_sized(est) else gib(est.kv_cache_bytes)),
         (t("KV cache size"), t("{kv_tokens} tokens", kv_tokens=integer(est.kv_tokens))),
         (t("max concurrency"), f"{est.max_concurrency:.2f}x"),
     ]
@@ -598,8 +604,12 @@ def result_view(
     the version notes, every term), for a fragment that loads those when they are opened."""
     params = resolved.params
     rows, segments, overrun = partition_rows(est, quantized=resolved.model.quantization is not None)
-    verdict = verdict_view(est, params.target_concurrency)
-    demand = est.kv_bytes_per_token * est.max_model_len * params.target_concurrency
+    verdict = verdict_view(est, params.target_concurrency, derived_len=resolved.model.max_model_len_derived)
+    demand = E.kv_demand_bytes(
+        kv_bytes_per_token=est.kv_bytes_per_token,
+        max_model_len=est.max_model_len,
+        concurrency=params.target_concurrency,
+    )
     bar = svg.partition_bar(
         segments=segments,
         device_total_bytes=est.device_total_bytes,
@@ -648,21 +658,22 @@ def result_view(
             per_node=per_node,
             nodes=nodes,
         )
-    replicas = params.devices // ranks
+    replicas = E.replicas(devices=params.device_count, ranks=ranks)
     if replicas >= 1:
         fleet = t(
-            "devices {devices} ÷ (TP × PP = {ranks}) = {replicas} replica(s) → {max_concurrency:.2f} concurrent sequences of {max_model_len} tokens",
-            devices=params.devices,
+            "⌊devices {devices} ÷ (TP × PP = {ranks})⌋ = {replicas} replica(s) → {replicas} × {per_replica:.2f} = {max_concurrency:.2f} concurrent sequences of {max_model_len} tokens",
+            devices=params.device_count,
             ranks=ranks,
             replicas=replicas,
-            max_concurrency=est.max_concurrency * replicas,
+            per_replica=est.max_concurrency,
+            max_concurrency=E.fleet_concurrency(replicas=replicas, per_replica=est.max_concurrency),
             max_model_len=integer(est.max_model_len),
         )
     else:
         fleet = t(
             "TP × PP = {ranks} needs more than the {devices} device(s) given",
             ranks=ranks,
-            devices=params.devices,
+            devices=params.device_count,
         )
     if est.error:
         log_title = t("What vLLM would print (start-up fails)")

@@ -166,3 +166,15 @@ def test_closed_sections_load_when_opened_and_stay_open(live_server: LiveServer,
     expect(page.locator("#curve-table tbody tr")).to_have_count(24)
     expect(page.locator("#curve-table")).not_to_have_text(rows_before)
     assert_all_local(tab, live_server.origin)
+
+
+def test_a_device_alias_survives_a_slider_move(live_server: LiveServer, tab: Tab) -> None:
+    """Issue 13: `?device=910b` computed for the 910B but the select showed H100, and the first slider
+    move silently switched to H100. The select shows the resolved device and the link keeps it."""
+    page = tab.page
+    page.goto(live_server.base + "/?device=910b&max_model_len=32768")
+    expect(page.locator("#f-device")).to_have_value("huawei-ascend-910b-64gb")
+    move_slider(tab, 1)
+    expect(page).to_have_url(re.compile(r"max_model_len=24576"))
+    assert "device=huawei-ascend-910b-64gb" in page.url
+    expect(page.locator("#f-device")).to_have_value("huawei-ascend-910b-64gb")

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from app.core import catalog
 from app.core.budget import CUDA_CONTEXT_BYTES, CUDA_GRAPH_BASE_BYTES, CUDA_GRAPH_PER_LAYER_BYTES
-from app.core.estimate import estimate
+from app.core.errors import InvalidServeConfigError
+from app.core.estimate import estimate, validate_parallel
 from app.core.recommend import (
     ACTIVATION_HEADROOM_BYTES,
     RULES,
@@ -24,7 +25,6 @@ from app.core.recommend import (
     allreduce_bytes_per_token,
     bisect,
     recommend,
-    tp_invalid_reason,
     utilization_ceiling,
 )
 from app.core.specs import (
@@ -414,12 +414,12 @@ def test_lowering_max_num_seqs_and_batched_tokens_shows_the_freed_memory() -> No
 
 
 def test_tp_validity() -> None:
-    assert tp_invalid_reason(model=llama8(), tensor_parallel_size=8) is None
-    assert (
-        tp_invalid_reason(model=llama8(), tensor_parallel_size=16) is None
-    )  # 16 % 8 == 0: KV heads replicated
+    # one rule (estimate.validate_parallel) for the planner and the recommender
+    validate_parallel(model=llama8(), serve=ServeConfig(tensor_parallel_size=8))
+    validate_parallel(model=llama8(), serve=ServeConfig(tensor_parallel_size=16))  # 16 % 8 == 0: replicated
     qwen_like = llama8().model_copy(update={"num_attention_heads": 28, "num_kv_heads": 4})
-    assert "does not divide the 28" in (tp_invalid_reason(model=qwen_like, tensor_parallel_size=8) or "")
+    with pytest.raises(InvalidServeConfigError, match="does not divide the 28"):
+        validate_parallel(model=qwen_like, serve=ServeConfig(tensor_parallel_size=8))
     rec = recommend(
         model=qwen_like,
         device=A100,
@@ -588,13 +588,17 @@ def test_recommendation_properties(
     assert indices == sorted(indices)
     # the walk starts from the same configuration with the model's own maximum written out
     previous = ServeConfig(max_model_len=model.max_model_len_derived)
+    undo: dict[str, object] = {}  # the prune pass puts an undone step's flags back to their value before it
     for s, i in zip(rec.steps, indices, strict=True):
         changed = {k for k in ServeConfig.model_fields if getattr(s.serve, k) != getattr(previous, k)}
         assert changed <= set(RULES[i].fields)
         assert s.applied == bool(changed) or (s.applied and s.key == "max_model_len")
+        assert not s.undone or (s.applied and rec.meets_target and s.undone_reason)
+        if s.undone:
+            undo.update({k: getattr(previous, k) for k in RULES[i].fields})
         previous = s.serve
         estimate(model=model, device=device, serve=s.serve, vllm_version=version)
-    assert previous == rec.final
+    assert previous.model_copy(update=undo) == rec.final
     if not allow_fp8:
         assert rec.final.kv_cache_dtype == "auto"
     if preference == "latency":

@@ -154,7 +154,7 @@ def test_estimate_returns_the_extras_ledger_and_host_memory(client):
             "max_model_len": 8192,
             "vllm_version": "0.19.0",
             "speculative_config": '{"model": "meta-llama/Llama-3.2-1B-Instruct"}',
-            "kv_offloading_size": 64,
+            "kv_offloading_size_gib": 64,
         },
     )
     assert response.status_code == 200, response.text

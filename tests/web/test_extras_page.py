@@ -25,7 +25,7 @@ def test_extras_open_the_fieldset_and_show_the_ledger(client):
 
 
 def test_host_memory_bar_appears_with_kv_offloading(client):
-    html = client.get("/", params={"vllm_version": "0.19.0", "kv_offloading_size": "64"}).text
+    html = client.get("/", params={"vllm_version": "0.19.0", "kv_offloading_size_gib": "64"}).text
     assert 'id="host-memory"' in html
     assert "64.00 GiB" in html
     assert 'class="host-bar"' in html

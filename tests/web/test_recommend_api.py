@@ -116,7 +116,7 @@ def test_planner_errors_are_422_with_the_field(client: TestClient, body: dict[st
 @pytest.mark.parametrize(
     "body",
     [
-        {"model": LLAMA_70B, "device": H100},  # no target
+        {"model": LLAMA_70B, "device": H100, "target_concurrency": 0},
         {"model": LLAMA_70B, "device": H100, "target_max_model_len": 0, "target_concurrency": 1},
         {
             "model": LLAMA_70B,

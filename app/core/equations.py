@@ -1,0 +1,384 @@
+"""Every equation the planner shows, with the user's numbers substituted, from one place.
+
+The page's formula card, its block-math card and the ``terms`` of ``/api/estimate`` all come from here,
+per layout (one KV group or several: sliding window, chunked, Mamba hybrids) and per vLLM version (how
+it prints tokens and concurrency), so what is shown is the arithmetic that produced the value:
+``expression`` evaluates to ``value`` (tests/unit/test_equations.py parses and checks every one).
+
+Notation: ``×``, ``÷``, ``+``, ``−``, ``⌊ ⌋`` floor, ``⌈ ⌉`` ceiling; numbers with thousands separators;
+a value's unit follows it (``B``, ``GiB``, ``x``, ``%``). ``approximate`` marks a rule of thumb (``≈``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.core.kv import KV_TENSORS_PER_LAYER, kv_heads_per_rank
+from app.core.result import Estimate, KVGroup, Term
+from app.core.specs import GIB, ModelSpec
+from app.core.text import Msg, Text
+from app.core.versions import ConcurrencyFormula, NeededFormula, TokensFormula, VersionRules
+
+MAMBA_KIND = "mamba"  # KVGroup.kind of a recurrent-state group: no per-token KV
+
+# How each release computes what it prints (VersionRules fields), worded once: the version notes list
+# them and the block math uses them as the generic side of its equations.
+TOKENS_FORMULA: dict[TokensFormula, Msg] = {
+    "none": Text("not printed (V0 prints “# GPU blocks: N”)"),
+    "blocks_x_block_size": Text("blocks × block_size"),
+    "blocks_div_groups": Text("⌊blocks ÷ KV groups⌋ × block_size"),
+    "concurrency_x_len": Text("⌊max concurrency × max_model_len⌋"),
+}
+CONCURRENCY_FORMULA: dict[ConcurrencyFormula, Msg] = {
+    "blocks_x_block_size_div_len": Text("blocks × block_size ÷ max_model_len"),
+    "one_cdiv_over_sum": Text("blocks ÷ ⌈Σ per-group memory of one request ÷ first group's page⌉"),
+    "sum_of_cdivs": Text("blocks ÷ Σ over groups of ⌈one request's blocks⌉"),
+}
+NEEDED_FORMULA: dict[NeededFormula, Msg] = {
+    "v0": Text("⌈S ÷ B⌉ blocks × bytes per block (every layer at full length)"),
+    "sum_layers": Text("Σ over layers of their blocks × page (sliding layers count only their window)"),
+    "first_group": Text("blocks of the first KV group × bytes per block (sliding groups ignored)"),
+    "all_groups": Text("Σ over all KV groups of their blocks × bytes per block"),
+}
+BUDGET_FORMULA: dict[str, Msg] = {
+    "v0": Text("V0 profile: total × utilization − peak memory of the profile run"),
+    "v1_peak": Text("total × utilization − (torch peak + non-torch)"),
+    "v1_profile": Text("total × utilization − weights − activation peak − non-torch"),
+}
+
+
+@dataclass(frozen=True)
+class Equation:
+    """``generic`` (symbols, translatable) = ``expression`` (numbers) → ``value`` (with its unit)."""
+
+    key: str
+    name: Msg
+    generic: Msg
+    expression: str
+    value: str
+    exact: bool = True
+    approximate: bool = False
+
+    @property
+    def formula(self) -> str:
+        sign = " ≈ " if self.approximate else " = "
+        return f"{self.generic}{sign}{self.expression}" if self.generic else self.expression
+
+    def term(self) -> Term:
+        return Term(name=self.name, formula=self.formula, value=self.value, exact=self.exact)
+
+
+def _int(value: int) -> str:
+    return f"{value:,}"
+
+
+def _gib(num_bytes: float) -> str:
+    return f"{num_bytes / GIB:,.2f} GiB"
+
+
+def _gib_number(num_bytes: float) -> str:
+    return f"{num_bytes / GIB:.2f}"
+
+
+def attention_layers(groups: list[KVGroup]) -> int:
+    """Layers of this rank that cache K and V per token (Mamba layers keep a fixed state instead)."""
+    return sum(g.num_layers for g in groups if g.kind != MAMBA_KIND)
+
+
+def kv_demand_bytes(*, kv_bytes_per_token: int, max_model_len: int, concurrency: int) -> int:
+    """The seed's demand: every one of N sequences at its full length S (no sliding-window saving)."""
+    return kv_bytes_per_token * max_model_len * concurrency
+
+
+def replicas(*, devices: int, ranks: int) -> int:
+    """Whole copies of the model a fleet of ``devices`` holds at TP × PP = ``ranks`` each."""
+    return devices // ranks
+
+
+def fleet_concurrency(*, replicas: int, per_replica: float) -> float:
+    """Sequences of max_model_len the fleet holds at once: every replica has its own KV pool."""
+    return replicas * per_replica
+
+
+# --- the seed's per-token formula ---------------------------------------------------------------------
+
+
+def per_token_equation(
+    *,
+    model: ModelSpec,
+    groups: list[KVGroup],
+    tensor_parallel_size: int,
+    kv_dtype_bytes: int,
+    block_size: int,
+    kv_bytes_per_token: int,
+) -> Equation:
+    """vLLM's per-device KV bytes per token: the attention layers' page ÷ B, summed. The geometry
+    (2 × H_kv × D × b, or the MLA latent × b) is shown when it is what the page holds; otherwise (fp8 MLA
+    entries with their scales, V0's aligned MLA entry) the page itself."""
+    layers = attention_layers(groups)
+    page = next((g.page_size_bytes for g in groups if g.kind != MAMBA_KIND), 0)
+    per_layer = page // block_size if block_size else 0
+    name = Text("KV bytes per token per device")
+    if model.mla is not None and per_layer == model.mla.latent_size * kv_dtype_bytes:
+        return Equation(
+            "kv_bytes_per_token",
+            Text("KV bytes per token (MLA latent, replicated on every TP rank)"),
+            "L × (kv_lora_rank + rope) × b",
+            f"{layers} × {model.mla.latent_size} × {kv_dtype_bytes}",
+            f"{_int(kv_bytes_per_token)} B",
+        )
+    if model.mla is None:
+        heads = kv_heads_per_rank(
+            total_kv_heads=model.num_kv_heads, tensor_parallel_size=tensor_parallel_size
+        )
+        if per_layer == KV_TENSORS_PER_LAYER * heads * model.head_size * kv_dtype_bytes:
+            return Equation(
+                "kv_bytes_per_token",
+                name,
+                "2 × L × H_kv per device × D × b",
+                f"2 × {layers} × {heads} × {model.head_size} × {kv_dtype_bytes}",
+                f"{_int(kv_bytes_per_token)} B",
+            )
+    return Equation(
+        "kv_bytes_per_token",
+        name,
+        Text("L × page per layer ÷ B"),
+        f"{layers} × {_int(page)} ÷ {block_size}",
+        f"{_int(kv_bytes_per_token)} B",
+    )
+
+
+def demand_equation(*, kv_bytes_per_token: int, max_model_len: int, concurrency: int) -> Equation:
+    demand = kv_demand_bytes(
+        kv_bytes_per_token=kv_bytes_per_token, max_model_len=max_model_len, concurrency=concurrency
+    )
+    return Equation(
+        "demand",
+        Text("Demand at S = max_model_len, N = target concurrency"),
+        Text("per-token × S × N ÷ GiB"),
+        f"{_int(kv_bytes_per_token)} × {_int(max_model_len)} × {concurrency} ÷ {_int(GIB)}",
+        _gib(demand),
+    )
+
+
+@dataclass(frozen=True)
+class SeedFormula:
+    """The seed's formula 2 × L × (H_kv/TP) × D × S × b × N over the whole model (per device)."""
+
+    generic: str
+    expression: str
+    bytes: int
+    layers: int
+    heads_text: str
+    head_size: int
+
+
+def seed_formula(*, model: ModelSpec, est: Estimate, concurrency: int, kv_layers: int) -> SeedFormula:
+    tp = est.tensor_parallel_size
+    s, b, n = est.max_model_len, est.kv_dtype_bytes_per_element, concurrency
+    if model.mla is not None:
+        # MLA caches one latent vector per token and layer (no separate K and V), not split by TP
+        size = model.mla.latent_size
+        return SeedFormula(
+            "L × (kv_lora_rank + rope) × S × b × N",
+            f"{kv_layers} × {size} × {_int(s)} × {b} × {n}",
+            kv_layers * size * s * b * n,
+            kv_layers,
+            "1 (MLA latent)",
+            size,
+        )
+    heads = kv_heads_per_rank(total_kv_heads=model.num_kv_heads, tensor_parallel_size=tp)
+    # the per-device head count: H_kv ÷ TP, or 1 when TP exceeds H_kv (vLLM replicates the heads)
+    return SeedFormula(
+        "2 × L × H_kv per device × D × S × b × N",
+        f"2 × {kv_layers} × {heads} × {model.head_size} × {_int(s)} × {b} × {n}",
+        KV_TENSORS_PER_LAYER * kv_layers * heads * model.head_size * s * b * n,
+        kv_layers,
+        str(model.num_kv_heads),
+        model.head_size,
+    )
+
+
+# --- the budget ---------------------------------------------------------------------------------------
+
+
+def pool_equation(
+    *,
+    total_bytes: int,
+    utilization: float,
+    budget_bytes: int,
+    weights_bytes: int,
+    activation_bytes: int,
+    non_torch_bytes: int,
+    cuda_graph_bytes: int,
+    graphs_budgeted: bool,
+    kv_cache_bytes: int,
+    kv_cache_memory_flag: bool,
+) -> Equation:
+    name = Text("KV pool (available KV cache memory)")
+    if kv_cache_memory_flag:
+        return Equation(
+            "kv_pool",
+            name,
+            "--kv-cache-memory-bytes ÷ GiB",
+            f"{_int(kv_cache_bytes)} ÷ {_int(GIB)}",
+            _gib(kv_cache_bytes),
+        )
+    graphs = f" − {_gib_number(cuda_graph_bytes)}" if graphs_budgeted and cuda_graph_bytes else ""
+    generic = "T × u − weights − activation − non-torch" + (" − CUDA graphs" if graphs else "")
+    del budget_bytes  # T × u, rounded up to a byte in 0.14+: within the shown rounding
+    return Equation(
+        "kv_pool",
+        name,
+        generic,
+        f"{_gib_number(total_bytes)} × {utilization:g} − {_gib_number(weights_bytes)} − "
+        f"{_gib_number(activation_bytes)} − {_gib_number(non_torch_bytes)}{graphs}",
+        _gib(kv_cache_bytes),
+        exact=False,
+    )
+
+
+# --- vLLM's block arithmetic, per layout and version --------------------------------------------------
+
+
+def _sum_of(parts: tuple[str, ...]) -> str:
+    """``a + a + a + b`` written ``(3 × a + b)``: groups of one kind repeat the same term."""
+    runs: list[tuple[str, int]] = []
+    for part in parts:
+        if runs and runs[-1][0] == part:
+            runs[-1] = (part, runs[-1][1] + 1)
+        else:
+            runs.append((part, 1))
+    text = " + ".join(part if n == 1 else f"{n} × {part}" for part, n in runs)
+    return f"({text})" if len(parts) > 1 else text
+
+
+def _layers_per_block(est: Estimate) -> int:
+    page = est.groups[0].page_size_bytes if est.groups else 0
+    return est.bytes_per_block // page if page else 0
+
+
+def block_equations(est: Estimate, rules: VersionRules) -> list[Equation]:
+    """Page → block → num_blocks → tokens → concurrency, as this version computes them for this layout.
+
+    With several KV groups (sliding + full, attention + Mamba) a block holds one page of as many layers
+    as the largest group shares, every group draws blocks from the one pool, and a request needs the sum
+    of its groups' blocks (sliding groups only a window's worth)."""
+    if not est.groups or est.bytes_per_block <= 0:
+        return []
+    b, s = est.block_size, est.max_model_len
+    page = est.groups[0].page_size_bytes
+    per_layer_block = _layers_per_block(est)
+    pool = max(0, est.kv_cache_bytes)
+    out: list[Equation] = []
+    attn = next((g for g in est.groups if g.kind != MAMBA_KIND), None)
+    if attn is not None and page % b == 0:
+        per_token_layer = page // b
+        out.append(
+            Equation(
+                "page",
+                Text("page per layer"),
+                Text("KV bytes per token and layer × B"),
+                f"{_int(per_token_layer)} × {b}",
+                f"{_int(page)} B",
+            )
+        )
+    several = len(est.groups) > 1
+    out.append(
+        Equation(
+            "bytes_per_block",
+            Text("bytes per block"),
+            Text("page × layers per group") if several else Text("page × layers"),
+            f"{_int(page)} × {per_layer_block}",
+            f"{_int(est.bytes_per_block)} B",
+        )
+    )
+    out.append(
+        Equation(
+            "num_blocks",
+            Text("num_blocks"),
+            Text("⌊pool ÷ bytes per block⌋"),
+            f"⌊{_int(pool)} ÷ {_int(est.bytes_per_block)}⌋",
+            _int(est.num_gpu_blocks),
+        )
+    )
+    sum_text = _sum_of(tuple(_int(g.blocks_per_request) for g in est.groups))
+    if rules.concurrency_formula == "blocks_x_block_size_div_len":
+        conc = Equation(
+            "max_concurrency",
+            Text("max concurrency"),
+            CONCURRENCY_FORMULA[rules.concurrency_formula],
+            f"{_int(est.num_gpu_blocks)} × {b} ÷ {_int(s)}",
+            f"{est.max_concurrency:.2f}x",
+        )
+    elif rules.concurrency_formula == "one_cdiv_over_sum":
+        weighted = _sum_of(
+            tuple(f"{_int(g.blocks_per_request)} × {_int(g.page_size_bytes)}" for g in est.groups)
+        )
+        conc = Equation(
+            "max_concurrency",
+            Text("max concurrency"),
+            CONCURRENCY_FORMULA[rules.concurrency_formula],
+            f"{_int(est.num_gpu_blocks)} ÷ ⌈{weighted} ÷ {_int(page)}⌉",
+            f"{est.max_concurrency:.2f}x",
+        )
+    else:
+        conc = Equation(
+            "max_concurrency",
+            Text("max concurrency"),
+            CONCURRENCY_FORMULA[rules.concurrency_formula],
+            f"{_int(est.num_gpu_blocks)} ÷ {sum_text}",
+            f"{est.max_concurrency:.2f}x",
+        )
+    tokens_name = Text("tokens")
+    if rules.tokens_formula == "blocks_div_groups":
+        tokens = Equation(
+            "kv_tokens",
+            tokens_name,
+            TOKENS_FORMULA[rules.tokens_formula],
+            f"⌊{_int(est.num_gpu_blocks)} ÷ {len(est.groups)}⌋ × {b}",
+            _int(est.kv_tokens),
+        )
+    elif rules.tokens_formula == "concurrency_x_len":
+        # vLLM prints int(concurrency × S) with the unrounded concurrency, in floating point: when the
+        # exact product is a whole number the float one can fall just below it (53,736 ÷ 6,250 ×
+        # 100,000 = 859,776 exactly, 859,775.99… in float64, printed 859,775), so the float is shown
+        per_group = [g.blocks_per_request for g in est.groups]
+        if rules.concurrency_formula == "one_cdiv_over_sum":
+            weight = sum(n * g.page_size_bytes for n, g in zip(per_group, est.groups, strict=True))
+            denominator = -(-weight // page)
+        else:
+            denominator = sum(per_group)
+        exact = est.num_gpu_blocks * s // denominator if denominator else 0
+        expression = (
+            f"⌊{conc.expression} × {_int(s)}⌋"
+            if exact == est.kv_tokens or not denominator
+            else f"⌊{est.num_gpu_blocks / denominator:.17g} × {_int(s)}⌋"
+        )
+        tokens = Equation(
+            "kv_tokens",
+            tokens_name,
+            TOKENS_FORMULA[rules.tokens_formula],
+            expression,
+            _int(est.kv_tokens),
+        )
+    else:
+        tokens = Equation(
+            "kv_tokens",
+            tokens_name,
+            TOKENS_FORMULA["blocks_x_block_size"],  # V0 prints no tokens line: the pool's own size
+            f"{_int(est.num_gpu_blocks)} × {b}",
+            _int(est.kv_tokens),
+        )
+    out += [tokens, conc]
+    out.append(
+        Equation(
+            "tail_waste",
+            Text("tail waste"),
+            "B ÷ (2S)",
+            f"{b} ÷ (2 × {_int(s)}) × 100",
+            f"{b / (2 * s) * 100:.2f}%",
+            approximate=True,
+        )
+    )
+    return out

@@ -1,0 +1,88 @@
+"""What the recommender returns: snapshots, steps, the bisection, the recommendation."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from app.core.specs import ServeConfig
+from app.core.text import Msg
+
+Preference = Literal["latency", "throughput"]
+BisectionVerdict = Literal["fits", "s_bound", "n_bound", "budget_bound"]
+Search = Literal["always", "first_meeting", "monotone"]
+
+
+# --- output ---------------------------------------------------------------------------------------------
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Snapshot(Frozen):
+    """Where one configuration stands against the target (per device of the tightest rank)."""
+
+    max_model_len: int
+    kv_tokens: int
+    max_concurrency: float  # at the configuration's own max_model_len
+    concurrency_at_target_len: float  # at S*, 0.0 when one sequence of S* does not fit
+    largest_len_at_target_concurrency: int  # longest max_model_len with N* sequences; 0 if none
+    fits: bool  # starts at its own max_model_len
+    meets_target: bool  # starts at S* with max concurrency >= N* and max_num_seqs >= N*
+    kv_cache_bytes: int
+    kv_bytes_per_token: int
+    weights_bytes: int
+    activation_peak_bytes: int
+
+
+class Step(Frozen):
+    key: str
+    label: Msg
+    applied: bool
+    reason: Msg
+    effect: Msg
+    cost: Msg
+    before: Snapshot
+    after: Snapshot
+    serve: ServeConfig  # the configuration after this step
+    # applied, then undone by the prune pass: a later step met the target without it
+    undone: bool = False
+    undone_reason: Msg | None = None
+
+
+class BisectionProbe(Frozen):
+    name: Literal["as_given", "half_len", "one_seq"]
+    max_model_len: int
+    max_num_seqs: int
+    demand: int  # sequences it has to hold to count as running
+    starts: bool
+    runs: bool  # starts and holds `demand` sequences of max_model_len
+    max_concurrency: float
+    kv_tokens: int
+    kv_cache_bytes: int
+    estimated_max_model_len: int
+    error: str | None
+
+
+class Bisection(Frozen):
+    verdict: BisectionVerdict
+    target_concurrency: int
+    explanation: Msg
+    probes: list[BisectionProbe]
+
+
+class Recommendation(Frozen):
+    target_max_model_len: int
+    target_concurrency: int
+    preference: Preference
+    steps: list[Step]
+    final: ServeConfig
+    meets_target: bool
+    impossible_reason: Msg | None
+    best_len_at_target_concurrency: int  # nearest reachable point: best S at N*
+    best_concurrency_at_target_len: int  # and best N at S*
+    command: str
+    bisection: Bisection
+    warnings: list[Msg]
