@@ -21,12 +21,19 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
 from app.core.text import Msg, Text
 
 GIB = 2**30
 MAX_LOG_CHARS = 5_000_000  # a whole multi-rank DEBUG start-up log is ~1-2 MB; refuse anything larger
 MAX_EVIDENCE_CHARS = 2_000  # evidence keeps the printed line, clipped so one giant line stays small
+# The longest real line is the engine-config / "non-default args" line (a few KB, more with a large
+# --hf-overrides); anything past this is cut before a rule sees it, so no line costs more than this.
+MAX_LINE_CHARS = 65_536
+MAX_VALUE_CHARS = 512  # a captured string (model id, dtype, backend) longer than this is not vLLM's
+MAX_ERROR_CHARS = 2_000  # an error message is kept up to this
+MAX_COMMAND_LINES = 64  # a pasted `vllm serve … \` command spans at most this many continued lines
 MAX_ARGS_EVAL_CHARS = 200_000  # ast.literal_eval is only tried on "non-default args" dicts up to this size
 MAX_INT_DIGITS = 18  # counts above 10**18 are not vLLM output; also keeps int() clear of its digit limit
 MAX_ABS_GIB = 1e6  # a million GiB per device: anything larger is garbage, not memory
@@ -34,8 +41,17 @@ KV_BOUND_USAGE = 0.9  # seed 五步: "gpu_cache_usage_perc 长期贴近 1 且 nu
 
 EngineName = Literal["v0", "v1"]
 ErrorKind = Literal[
-    "no_blocks", "max_len_too_long", "load_oom", "startup_free_memory", "torch_oom", "autofit_failed"
+    "no_blocks",  # "No available memory for the cache blocks", or a pool printed as ≤ 0 (vllm-ascend)
+    "max_len_too_long",
+    "load_oom",  # out of memory while the weights load
+    "graph_oom",  # out of memory while CUDA / NPU graphs are captured
+    "startup_free_memory",
+    "torch_oom",  # out of memory elsewhere (the profile run)
+    "autofit_failed",
+    "startup_failed",  # a traceback / "EngineCore failed to start" with no recognised cause
 ]
+# where the start-up was when a line came: an out-of-memory is classified by it
+Stage = Literal["start", "load", "profile", "graph", "ready"]
 
 
 class Evidence(BaseModel):
@@ -169,7 +185,7 @@ def _as_bool(value: object) -> bool | None:
 
 def _as_str(value: object) -> str | None:
     if isinstance(value, str):
-        text = value.strip().strip("'\"")
+        text = value.strip().strip("'\"")[:MAX_VALUE_CHARS]
         return text if text and text != "None" else None
     if isinstance(value, bool | int | float):
         return str(value)
@@ -249,6 +265,8 @@ class _Run:
     notes: list[str] = field(default_factory=list)
     recognised: int = 0
     seen_kv: bool = False
+    stage: Stage = "start"
+    in_traceback: bool = False
 
     def put(
         self, name: str, value: object, line: _Line, *, source: int = SOURCE_PRIMARY, mode: Mode = "last"
@@ -295,8 +313,10 @@ class _Rule:
     run_start: bool = False
 
 
-G = r"(-?\d+(?:\.\d+)?)"  # %.2f / %.4f / format_gib (reference §0: str(round(x, 2)), may be negative)
-N = r"(\d{1,3}(?:,\d{3})+|\d+)"  # %d or "{:,}" token counts (a trailing ", " is not a digit group)
+# The look-behinds make every number start at a number boundary: without them a run of n digits is
+# tried from each of its n positions (n² steps for a line of digits, issue 19); with them once.
+G = r"(?<![\d.])(-?\d+(?:\.\d+)?)"  # %.2f / %.4f / format_gib (reference §0: str(round(x, 2)), may be negative)
+N = r"(?<![\d,])(\d{1,3}(?:,\d{3})+|\d+)"  # %d or "{:,}" token counts (a trailing ", " is not a digit group)
 
 
 # --------------------------------------------------------------------------------------------
@@ -305,6 +325,7 @@ N = r"(\d{1,3}(?:,\d{3})+|\d+)"  # %d or "{:,}" token counts (a trailing ", " is
 
 def _weights(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("weights_bytes", _gib_bytes(m.group(1)), ln)
+    run.stage = "profile"
 
 
 def _v0_budget(m: re.Match[str], ln: _Line, run: _Run) -> None:
@@ -321,9 +342,12 @@ def _v0_partition(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
 
 
+_PROFILE_VALUE = re.compile(r"(?<!\w)(\w{1,64})=(-?\d+(?:\.\d+)?)")  # a key starts at a word start
+
+
 def _v0_profiling_results(m: re.Match[str], ln: _Line, run: _Run) -> None:
     """0.6.4/0.6.5 one-line "Memory profiling results: total_gpu_memory=…GiB …" (peak includes weights)."""
-    values = dict(re.findall(r"(\w+)=(-?\d+(?:\.\d+)?)", m.group(0)))
+    values = dict(_PROFILE_VALUE.findall(m.group(0)))
     total = values.get("total_gpu_memory") or values.get("total_npu_memory")
     run.put("device_total_bytes", None if total is None else _gib_bytes(total), ln)
     non_torch = values.get("non_torch_memory")
@@ -404,6 +428,8 @@ def _usage_summary(rest: str, ln: _Line, run: _Run) -> None:
 def _graph_captured(m: re.Match[str], ln: _Line, run: _Run) -> None:
     # 0.33.0's V2 runner prints this twice (profiling capture, then the real one): the last one wins
     run.put("cuda_graph_bytes", _gib_bytes(m.group(1)), ln)
+    if run.stage == "graph":
+        run.stage = "profile"
 
 
 def _graph_pool(m: re.Match[str], ln: _Line, run: _Run) -> None:
@@ -449,6 +475,11 @@ def _blocks(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 
 def _blocks_override(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    if m.group(1) == "0":
+        # 0.18/0.19 allocate a minimal KV cache (available memory 0) to profile CUDA graphs: the
+        # override printed then is not the pool the engine runs with
+        run.note(Text("'Overriding num_gpu_blocks=0' was printed while profiling CUDA graphs; ignored"))
+        return
     run.put("num_gpu_blocks", _int(m.group(2)), ln, source=SOURCE_FORCED)
     run.note(
         Text(
@@ -481,10 +512,11 @@ def _concurrency(m: re.Match[str], ln: _Line, run: _Run) -> None:
 # handlers: errors (reference §4.4)
 
 
-def _error(kind: ErrorKind, m: re.Match[str], ln: _Line, run: _Run) -> None:
-    text = m.string[m.start() :].strip()
-    run.put("error", text, ln, mode="first")
-    run.put("error_kind", kind, ln, mode="first")
+def _error(kind: ErrorKind, m: re.Match[str], ln: _Line, run: _Run, *, source: int = SOURCE_PRIMARY) -> None:
+    """A failure; a specific kind (SOURCE_PRIMARY) beats a generic one (SOURCE_FALLBACK) in any order."""
+    text = m.string[m.start() :].strip()[:MAX_ERROR_CHARS]
+    run.put("error", text, ln, source=source, mode="first")
+    run.put("error_kind", kind, ln, source=source, mode="first")
 
 
 def _v0_too_long(m: re.Match[str], ln: _Line, run: _Run) -> None:
@@ -510,10 +542,16 @@ def _v1_too_long(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
 
 
+_OOM_KIND_BY_STAGE: dict[Stage, ErrorKind] = {"load": "load_oom", "graph": "graph_oom"}
+
+
 def _torch_oom(m: re.Match[str], ln: _Line, run: _Run) -> None:
     if "Failed to load model" in m.string[: m.start()]:
         return  # the 0.33.0 load error quotes the torch error: that rule already took the line
-    _error("torch_oom", m, ln, run)
+    if run.stage == "ready":
+        run.note(Text("an out-of-memory error came after the start-up completed; the start-up is read"))
+        return
+    _error(_OOM_KIND_BY_STAGE.get(run.stage, "torch_oom"), m, ln, run)
     run.put("device_type", _device(m.group(1)), ln, source=SOURCE_FALLBACK)
     capacity = re.search(r"total capacity of " + G + r" GiB", m.group(0))
     if capacity is not None:
@@ -595,7 +633,8 @@ def _put_config(pairs: Iterable[tuple[str, object]], ln: _Line, run: _Run, sourc
 def _engine_config(m: re.Match[str], ln: _Line, run: _Run) -> None:
     flavour, version = m.group(1), m.group(2)
     run.put("engine", "v1" if flavour == "V1 " else "v0", ln)
-    run.put("vllm_version", version.strip().removeprefix("v"), ln, source=SOURCE_SECONDARY)
+    if version is not None:  # V0 before 0.6 prints "Initializing an LLM engine with config:" alone
+        run.put("vllm_version", version.strip().removeprefix("v"), ln, source=SOURCE_SECONDARY)
     body = m.string[m.end() :]
     pairs = ((km.group("key"), km.group("value")) for km in _KEY_VALUE.finditer(body))
     _put_config(pairs, ln, run, SOURCE_SECONDARY + 1)
@@ -629,6 +668,87 @@ def _scheduler_default(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 def _server_version(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("vllm_version", m.group(1).removeprefix("v"), ln)
+    if m.lastindex is not None and m.lastindex >= 2 and m.group(2):
+        run.put("model", _as_str(m.group(2)), ln, source=SOURCE_SECONDARY)
+
+
+def _banner_model(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("model", _as_str(m.group(1)), ln, source=SOURCE_SECONDARY)
+
+
+def _max_model_len(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("max_model_len", _int(m.group(1)), ln)
+
+
+def _fp8_kv(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("kv_cache_dtype", "fp8", ln, source=SOURCE_FALLBACK)  # the line does not say which fp8
+
+
+def _stage(stage: Stage) -> Handler:
+    def handle(m: re.Match[str], ln: _Line, run: _Run) -> None:
+        if stage == "load" and run.stage not in ("start", "load"):
+            return  # a load_model frame after the weights loaded is not the load stage
+        if run.stage != "ready" or stage == "ready":
+            run.stage = stage
+
+    return handle
+
+
+def _traceback(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.in_traceback = True
+    _failure(m, ln, run)
+
+
+def _failure(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """A start-up failure with no recognised cause (yet): a more specific error replaces it."""
+    if run.stage == "ready":
+        run.note(Text("an error came after the start-up completed; the start-up is read"))
+        return
+    _error("startup_failed", m, ln, run, source=SOURCE_FALLBACK)
+
+
+def _exception(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """``SomeError: message`` closing a traceback: the first one names the root cause."""
+    if not run.in_traceback and "ERROR" not in ln.text:
+        return
+    if run.stage == "ready":
+        return
+    _error("startup_failed", m, ln, run, source=SOURCE_SECONDARY)
+
+
+_SERVE_TO_FACTS = (
+    "max_model_len",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "gpu_memory_utilization",
+    "kv_cache_dtype",
+    "block_size",
+    "max_num_seqs",
+    "max_num_batched_tokens",
+    "enforce_eager",
+    "enable_prefix_caching",
+    "quantization",
+    "dtype",
+)
+
+
+def _command(text: str, ln: _Line, run: _Run) -> None:
+    """A `vllm serve …` command pasted with the log: what was asked for, below what vLLM printed."""
+    try:
+        parsed = parse_serve_command(text)
+    except PlannerError as exc:
+        run.note(Text("the pasted command could not be read ({message})", message=exc.message))
+        return
+    run.put("model", _as_str(parsed.model), ln, source=SOURCE_FALLBACK)
+    given = parsed.serve.model_fields_set
+    for name in _SERVE_TO_FACTS:
+        if name in given:
+            value = getattr(parsed.serve, name)
+            if name in ("kv_cache_dtype", "dtype") and value == "auto":
+                continue
+            run.put(name, value, ln, source=SOURCE_FALLBACK)
+    if "kv_cache_memory_bytes" in given:
+        run.put("kv_cache_memory_specified", True, ln, source=SOURCE_FALLBACK)
 
 
 def _platform(m: re.Match[str], ln: _Line, run: _Run) -> None:
@@ -732,13 +852,21 @@ def _err(kind: ErrorKind) -> Handler:
 RULES: tuple[_Rule, ...] = (
     # run boundaries and configuration
     _rule(
-        "server version", r"vLLM (?:API )?server version:?\s+(v?\d[\w.+-]*)", _server_version, run_start=True
+        "server version",
+        r"vLLM (?:API )?server version:?\s+(v?\d[\w.+-]{0,63})(?:, serving model (\S{1,512}))?",
+        _server_version,
+        run_start=True,
     ),
+    # 0.11+ start-up banner (entrypoints/utils.py::log_version_and_model): "█ ▀▄▀ █  version 0.20.2"
+    _rule("version ", r"█\s+version\s+(v?\d[\w.+-]{0,63})", _server_version, run_start=True),
+    _rule("model ", r"█\s+model\s+(\S{1,512})", _banner_model),
+    _rule("Using max model len", r"Using max model len (\d{1,12})\b", _max_model_len),
+    _rule("fp8 data type to store kv cache", r"Using fp8 data type to store kv cache", _fp8_kv),
     _rule("non-default args", r"non-default args:\s*(\{.*)", _non_default_args, run_start=True),
     _rule("args: Namespace(", r"args: Namespace\(", _args_namespace, run_start=True),
     _rule(
         "LLM engine",
-        r"Initializing an? (V1 |V0 )?LLM engine \(([^)]{1,64})\) with config:",
+        r"Initializing an? (V1 |V0 )?LLM engine(?: \(([^)]{1,64})\))? with config:",
         _engine_config,
         run_start=True,
     ),
@@ -873,7 +1001,23 @@ RULES: tuple[_Rule, ...] = (
     _rule(
         "Cannot auto-fit max_model_len", r"Cannot auto-fit max_model_len.*", _err("autofit_failed"), kv=True
     ),
-    _rule(" out of memory.", r"\b(CUDA|NPU|XPU|HIP) out of memory\..*", _torch_oom, kv=True),
+    _rule(" out of memory", r"\b(CUDA|NPU|XPU|HIP)(?: error:)? out of memory\b.*", _torch_oom, kv=True),
+    # failures with no recognised cause, and where the start-up was (an OOM is classified by it)
+    _rule("Traceback (most recent call last)", r"Traceback \(most recent call last\)", _traceback),
+    _rule("EngineCore failed to start", r"EngineCore failed to start.*", _failure),
+    _rule("Engine core initialization failed", r"Engine core initialization failed.*", _failure),
+    _rule("Error: ", r"\b[A-Z]\w{0,80}Error: .*", _exception),
+    _rule("Exception: ", r"\b[A-Z]\w{0,80}Exception: .*", _exception),
+    _rule("Starting to load model", r"Starting to load model", _stage("load")),
+    _rule("load_model", r"\bin (?:load_model|load_weights)\b", _stage("load")),
+    _rule(
+        "aptur",
+        r"[Cc]apturing (?:CUDA graphs?|cudagraphs?|the model for CUDA graphs|ACL ?graphs?|NPU graphs?)"
+        r"|\bin (?:capture_model|_capture_cudagraphs|capture)\b",
+        _stage("graph"),
+    ),
+    _rule("Application startup complete", r"Application startup complete", _stage("ready")),
+    _rule("init engine (profile", r"init engine \(profile", _stage("ready")),
     # attention backend and block size (§5, §9)
     _rule(
         "Using ",
@@ -920,9 +1064,31 @@ def parse_startup_log(text: str) -> LogFacts:
         )
     run = _Run()
     runs = 0
+    command: list[str] = []  # a `vllm serve … \` command still being continued
+    command_line: _Line | None = None
     for index, raw in enumerate(_LINE_BREAK.split(text)):
-        line = _ANSI.sub("", raw).strip()
+        line = _ANSI.sub("", raw[:MAX_LINE_CHARS]).strip()
+        if command_line is not None:
+            command.append(line.removesuffix("\\"))
+            if not line.endswith("\\") or len(command) >= MAX_COMMAND_LINES:
+                _command(" ".join(command), command_line, run)
+                command, command_line = [], None
+            continue
         if not line:
+            continue
+        start = _COMMAND.search(line) if "vllm" in line else None
+        if start is not None:
+            if runs == 0:
+                runs = 1
+            elif run.seen_kv:
+                run = _Run()
+                runs += 1
+            ln = _Line(no=index + 1, text=line, rank=RANK_ZERO)
+            run.recognised += 1
+            if line.endswith("\\"):
+                command, command_line = [start.group(1).removesuffix("\\")], ln
+            else:
+                _command(start.group(1), ln, run)
             continue
         matched = [(rule, m) for rule in RULES if rule.needle in line and (m := rule.pattern.search(line))]
         if not matched:
@@ -937,7 +1103,16 @@ def parse_startup_log(text: str) -> LogFacts:
             rule.handle(m, ln, run)
             run.seen_kv = run.seen_kv or rule.kv
         run.recognised += 1
+    if command_line is not None:
+        _command(" ".join(command), command_line, run)
     return _facts(run, runs)
+
+
+# a command line as typed (optionally after a shell prompt and VAR=value prefixes), never a log line
+_COMMAND = re.compile(
+    r"^(?:[$#>]\s*)?((?:[A-Za-z_]\w{0,63}=\S{0,256}\s+){0,16}"
+    r"(?:vllm serve|python3? -m vllm\.entrypoints\.openai\.api_server)\b.*)"
+)
 
 
 def _facts(run: _Run, runs: int) -> LogFacts:
@@ -951,6 +1126,13 @@ def _facts(run: _Run, runs: int) -> LogFacts:
         evidence["kv_cache_bytes_min_rank"] = low_evidence
         if low_value != values.get("kv_cache_bytes"):
             run.note(Text("ranks printed different KV cache memory; the smallest one sets the block count"))
+        current_kind = values.get("error_kind")
+        if low_value <= 0 and (current_kind is None or current_kind == "startup_failed"):
+            # vLLM raises "No available memory for the cache blocks" for a pool ≤ 0 (reference §4.4);
+            # vllm-ascend prints the negative figure first ("Available KV cache memory: -0.87 GiB")
+            values["error_kind"], values["error"] = "no_blocks", low_evidence.text
+            evidence["error_kind"] = evidence["error"] = low_evidence
+            run.note(Text("the KV pool is printed as zero or negative: no block can be allocated"))
     util, util_without = (
         values.get("gpu_memory_utilization"),
         values.get("gpu_memory_utilization_without_cuda_graph"),
@@ -1026,7 +1208,7 @@ class MetricsFacts(BaseModel):
 _SAMPLE = re.compile(
     r"^(?P<name>[A-Za-z_:][\w:]*)\s*(?:\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)(?:\s+-?\d+)?\s*$"
 )
-_LABEL = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
+_LABEL = re.compile(r'(?<!\w)(\w{1,64})\s*=\s*"((?:[^"\\]|\\.){0,256})"')  # a key starts at a word start
 _METRIC_NAMES = {
     "kv_usage": ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
     "num_requests_running": ("vllm:num_requests_running",),
