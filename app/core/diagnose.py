@@ -35,6 +35,7 @@ from app.core.plan import apply_quantization_flag, custom_device
 from app.core.result import Estimate
 from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import SEMICOLON, SPACE, Msg, Text, TextList
+from app.core.verdicts import VERDICTS, VerdictKey, remedies
 from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS, parse_version, rules_for
 
 FEW_BLOCKS = 10  # seed step 1: "块数为零或个位数" — zero or a single-digit number of blocks
@@ -51,10 +52,31 @@ LAST_V0_VERSION = "0.7.3"  # V0 was the default engine before 0.8.0 (reference �
 CUDA_GRAPHS_BUDGETED_FROM = (0, 20, 0)  # graphs are subtracted before KV sizing from 0.20 (reference §2.6)
 MAX_EXCERPT_ERROR_CHARS = 240  # an error quoted in a trial's detail is clipped to this
 
-# Errors that say the budget, not the length, is short (reference §4.4): halving S does not help.
-BUDGET_ERRORS = frozenset({"no_blocks", "load_oom", "startup_free_memory", "autofit_failed"})
+# A length worth serving (seed step 4: "S when some useful length fits, budget only when none does"):
+# a chat turn with a system prompt is about 1k tokens; a shorter max_model_len serves nothing real.
+# For a short S the seed's own test applies: half of S is useful.
+MIN_USEFUL_LEN_TOKENS = 1024
+# Errors that say the budget, not the length, is short (reference §4.4): no shorter S helps. An
+# out-of-memory in the profile run is the activation peak (max_num_batched_tokens), not S.
+BUDGET_ERRORS = frozenset({"no_blocks", "startup_free_memory", "autofit_failed", "torch_oom"})
+# Failures that are their own verdict: the KV pool is not (or not yet) the question.
+FAILURE_VERDICTS: dict[str, VerdictKey] = {
+    "load_oom": "load_oom",
+    "graph_oom": "graph_oom",
+    "startup_failed": "failed",
+}
+# what a device must offer for a fact the log prints (vLLM's own checks; device catalog capabilities)
+BF16_MIN_SM = (
+    80  # platforms/cuda.py: "Bfloat16 is only supported on GPUs with compute capability of at least 8.0"
+)
+BACKEND_MIN_SM = {  # v1/attention/backends/*: supports_compute_capability
+    "FLASH_ATTN": 80,
+    "FLASH_ATTN_MLA": 90,
+    "FLASHMLA": 90,
+    "FLASHMLA_SPARSE": 90,
+}
 
-Overall = Literal["fits", "s_bound", "n_bound", "budget_bound", "unknown"]
+Overall = VerdictKey
 StepStatus = Literal["ok", "info", "warn", "fail", "unknown"]
 StepKey = Literal["kv_lines", "budget", "demand", "cause", "fallbacks"]
 TrialKey = Literal["as_configured", "half_length", "one_sequence"]
@@ -71,13 +93,18 @@ class DiagnosisFacts(Frozen):
     """What the log says, under the estimator's names; ``None`` where the log does not say."""
 
     vllm_version: str | None = None
+    engine: str | None = None
     model: str | None = None
     max_model_len: int | None = None
     tensor_parallel_size: int | None = None
+    pipeline_parallel_size: int | None = None
     gpu_memory_utilization: float | None = None
+    dtype: str | None = None
     kv_cache_dtype: str | None = None
+    block_size: int | None = None
     max_num_seqs: int | None = None
     attention_backend: str | None = None
+    device_type: str | None = None
     device_total_bytes: int | None = None
     weights_bytes: int | None = None
     activation_peak_bytes: int | None = None
@@ -135,6 +162,7 @@ class Diagnosis(Frozen):
     model_id: str | None  # the catalog model the log's model resolved to
     device_id: str | None
     device_source: DeviceSource
+    device_reasoning: list[Msg]  # how the device was chosen, and which devices the log rules out
     vllm_version_used: str | None  # the release whose rules the prediction used
     target_concurrency: int  # N used in steps 3 and 4 (1 when none was given)
     planner_inputs: dict[str, str]  # planner query parameters recovered from the log
@@ -216,6 +244,7 @@ class _Case:
     target: int
     target_given: bool
     notes: list[str] = field(default_factory=list)
+    device_reasoning: list[str] = field(default_factory=list)
 
     # --- derived numbers -------------------------------------------------------------------
     @property
@@ -471,8 +500,46 @@ def _platforms(facts: LogFacts) -> tuple[str, ...]:
     return (facts.device_type.lower(),)
 
 
-def _nearest_device(total: int, platforms: tuple[str, ...]) -> tuple[DeviceSpec | None, list[str]]:
-    candidates = [d for d in catalog.list_devices() if d.platform in platforms]
+def _ruled_out(device: DeviceSpec, facts: LogFacts) -> str | None:
+    """Why the log rules this device out (a dtype or backend it cannot run), or None."""
+    sm = device.sm
+    if sm is None or device.platform != "cuda":
+        return None
+    if facts.dtype == "bfloat16" and sm < BF16_MIN_SM:
+        return Text(
+            "{id}: bfloat16 needs compute capability ≥ {need} (it has {cap})",
+            id=device.id,
+            need=BF16_MIN_SM / 10,
+            cap=device.compute_capability,
+        )
+    need = BACKEND_MIN_SM.get(facts.attention_backend or "")
+    if need is not None and sm < need:
+        return Text(
+            "{id}: {backend} needs compute capability ≥ {need} (it has {cap})",
+            id=device.id,
+            backend=facts.attention_backend,
+            need=need / 10,
+            cap=device.compute_capability,
+        )
+    return None
+
+
+def _candidates(facts: LogFacts) -> tuple[list[DeviceSpec], list[str]]:
+    """Catalog devices of the log's platform that can run what it printed, and why others cannot."""
+    kept: list[DeviceSpec] = []
+    reasons: list[str] = []
+    for device in catalog.list_devices():
+        if device.platform not in _platforms(facts):
+            continue
+        reason = _ruled_out(device, facts)
+        if reason is None:
+            kept.append(device)
+        else:
+            reasons.append(reason)
+    return kept, reasons
+
+
+def _nearest_device(total: int, candidates: list[DeviceSpec]) -> tuple[DeviceSpec | None, list[str]]:
     close = sorted(
         (abs(d.memory_total_bytes - total), i, d)
         for i, d in enumerate(candidates)
@@ -491,7 +558,7 @@ def _replay_device(
 ) -> tuple[DeviceSpec | None, str]:
     """No total printed: the catalog device whose predicted KV pool is closest to the log's."""
     best: tuple[float, int, DeviceSpec] | None = None
-    for i, device in enumerate(d for d in catalog.list_devices() if d.platform in _platforms(facts)):
+    for i, device in enumerate(_candidates(facts)[0]):
         est = _safe_estimate(model=model, device=device, serve=serve, version=version, target=None)
         if est is None:
             continue
@@ -539,7 +606,8 @@ def _device(
         hinted = catalog.find_device(hint)  # an unknown hint is the caller's error (field "device")
         return _with_total(hinted, total), "hint", ""
     if total is not None and total > 0:
-        best, others = _nearest_device(total, _platforms(facts))
+        candidates, _ = _candidates(facts)
+        best, others = _nearest_device(total, candidates)
         if best is not None:
             note = Text(
                 "the card reports {total}: matched to {id} ({memory_total_bytes})",
@@ -594,8 +662,14 @@ def _case(log_text: str, facts: LogFacts, target: int | None, device_hint: str |
         facts.kv_cache_bytes_min_rank if facts.kv_cache_bytes_min_rank is not None else facts.kv_cache_bytes
     )
     device, device_source, device_note = _device(facts, device_hint, model, serve, version, pool_hint)
-    if device_note:
-        notes.append(device_note)
+    reasoning = [device_note] if device_note else []
+    if device_source == "hint" and device is not None:
+        reasoning.append(Text("{id} was chosen in the form", id=device.id))
+        conflict = _ruled_out(device, facts)
+        if conflict is not None:
+            notes.append(Text("the chosen device does not match the log: {conflict}", conflict=conflict))
+    elif device_source in ("printed_total", "replay", "none"):
+        reasoning.extend(_candidates(facts)[1][:6])
     n = target if target is not None and target > 0 else 1
     prediction = None
     if model is not None and device is not None and serve is not None:
@@ -617,6 +691,7 @@ def _case(log_text: str, facts: LogFacts, target: int | None, device_hint: str |
         target=n,
         target_given=target is not None and target > 0,
         notes=notes,
+        device_reasoning=reasoning,
     )
 
 
@@ -977,14 +1052,58 @@ def _trial_as_configured(case: _Case) -> Trial:
     )
 
 
+def _useful_length(length: int) -> int:
+    """The shortest max_model_len worth serving when S does not start: 1k tokens, or half of a short S."""
+    return max(1, min(MIN_USEFUL_LEN_TOKENS, length // 2))
+
+
+def _largest_fitting(case: _Case) -> tuple[int | None, TrialSource, str]:
+    """The longest max_model_len the log's pool starts: vLLM's printed estimate, else the planner's
+    replay over the log's pool, else pool ÷ KV bytes per token."""
+    f = case.facts
+    if f.estimated_max_model_len is not None:
+        return (
+            f.estimated_max_model_len,
+            "log",
+            Text(
+                "vLLM estimates {largest:,} tokens fit",
+                largest=f.estimated_max_model_len,
+            ),
+        )
+    oracle = _oracle(case)
+    if oracle is not None and oracle.estimated_max_model_len is not None:
+        largest = oracle.max_model_len if oracle.fits else oracle.estimated_max_model_len
+        return (
+            largest,
+            "planner",
+            Text("replayed over the log's pool: {largest:,} tokens fit", largest=largest),
+        )
+    per_token, _ = case.per_token()
+    pool = case.pool
+    if per_token and pool is not None:
+        largest = max(pool, 0) // per_token
+        return (
+            largest,
+            "arithmetic",
+            Text(
+                "pool {pool} ÷ {per_token:,} B per token = {largest:,} tokens",
+                pool=_gib(max(pool, 0)),
+                per_token=per_token,
+                largest=largest,
+            ),
+        )
+    return None, "none", ""
+
+
 def _trial_half_length(case: _Case) -> Trial:
+    """Seed step 4's S trial: does some useful, shorter max_model_len start?"""
     f = case.facts
     length = case.max_model_len
-    half = length // 2 if length is not None else 0
+    useful = _useful_length(length) if length is not None else 0
     label = (
-        Text("--max-model-len halved ({half:,})", half=half)
+        Text("A shorter --max-model-len (≥ {useful:,} tokens)", useful=useful)
         if length is not None
-        else Text("--max-model-len halved")
+        else Text("A shorter --max-model-len")
     )
     if case.started:
         return Trial(
@@ -998,51 +1117,18 @@ def _trial_half_length(case: _Case) -> Trial:
             source="log",
             detail=Text("the error is about the budget, not the length"),
         )
-    if length is None:
+    if length is None or f.error_kind in FAILURE_VERDICTS:
         return Trial(key="half_length", label=label, starts=None, source="none", detail="")
-    if f.error_kind == "max_len_too_long" and f.estimated_max_model_len is not None:
-        starts = f.estimated_max_model_len >= half
-        return Trial(
-            key="half_length",
-            label=label,
-            starts=starts,
-            source="log",
-            detail=Text(
-                "vLLM estimates {estimated_max_model_len:,} tokens fit",
-                estimated_max_model_len=f.estimated_max_model_len,
-            ),
-        )
-    oracle = _oracle(case, max_model_len=max(1, half))
-    if oracle is not None:
-        return Trial(
-            key="half_length",
-            label=label,
-            starts=oracle.fits,
-            source="planner",
-            detail=Text(
-                "replayed over the log's pool: {max_concurrency:.2f}x at {half:,} tokens",
-                max_concurrency=oracle.max_concurrency,
-                half=half,
-            )
-            if oracle.fits
-            else _clip(oracle.error or ""),
-        )
-    per_token, _ = case.per_token()
-    pool = case.pool
-    if per_token is not None and pool is not None:
-        return Trial(
-            key="half_length",
-            label=label,
-            starts=pool >= per_token * half,
-            source="arithmetic",
-            detail=Text(
-                "pool {pool} vs one request of {half:,} tokens {per_token}",
-                pool=_gib(max(pool, 0)),
-                half=half,
-                per_token=_gib(per_token * half),
-            ),
-        )
-    return Trial(key="half_length", label=label, starts=None, source="none", detail="")
+    largest, source, detail = _largest_fitting(case)
+    if largest is None:
+        return Trial(key="half_length", label=label, starts=None, source="none", detail="")
+    return Trial(
+        key="half_length",
+        label=label,
+        starts=largest >= useful,
+        source=source,
+        detail=detail,
+    )
 
 
 def _trial_one_sequence(case: _Case) -> Trial:
@@ -1050,6 +1136,14 @@ def _trial_one_sequence(case: _Case) -> Trial:
     if case.started:
         return Trial(
             key="one_sequence", label=label, starts=True, source="log", detail=Text("it already starts")
+        )
+    if case.facts.error_kind in FAILURE_VERDICTS:
+        return Trial(
+            key="one_sequence",
+            label=label,
+            starts=None,
+            source="none",
+            detail=Text("the failure is not about the KV pool"),
         )
     oracle = _oracle(case, max_num_seqs=1)
     if oracle is not None:
@@ -1079,6 +1173,9 @@ def _trial_one_sequence(case: _Case) -> Trial:
 
 def _cause(case: _Case, trials: list[Trial]) -> Overall:
     as_configured, half, one = trials
+    failure = FAILURE_VERDICTS.get(case.facts.error_kind or "")
+    if failure is not None:
+        return failure
     if as_configured.starts is None:
         return "unknown"
     if as_configured.starts:
@@ -1095,26 +1192,9 @@ def _cause(case: _Case, trials: list[Trial]) -> Overall:
     return "budget_bound"
 
 
-CAUSE_TEXT: dict[Overall, tuple[str, str]] = {
-    "fits": (Text("fits"), Text("It starts and the pool holds the target concurrency at S.")),
-    "s_bound": (
-        Text("S-side"),
-        Text("Halving --max-model-len starts: one sequence is too long for the pool."),
-    ),
-    "n_bound": (
-        Text("N-side"),
-        Text("It starts with one sequence; the concurrency is what the pool cannot hold."),
-    ),
-    "budget_bound": (
-        Text("budget"),
-        Text("Neither a shorter S nor N = 1 starts: the budget itself is short."),
-    ),
-    "unknown": (Text("unknown"), Text("The paste does not answer the trials.")),
-}
-
-
 def _step_cause(case: _Case, trials: list[Trial], cause: Overall) -> Step:
-    badge, sentence = CAUSE_TEXT[cause]
+    info = VERDICTS[cause]
+    badge, sentence = Text(info.label), Text(info.cause)
     rows = TextList(
         SEMICOLON,
         (
@@ -1127,7 +1207,7 @@ def _step_cause(case: _Case, trials: list[Trial], cause: Overall) -> Step:
             for t in trials
         ),
     )
-    status: StepStatus = "ok" if cause == "fits" else "unknown" if cause == "unknown" else "fail"
+    status: StepStatus = "ok" if info.tone == "ok" else "unknown" if info.tone == "unknown" else "fail"
     return Step(
         key="cause",
         title=Text("S-side, N-side or budget"),
@@ -1331,13 +1411,18 @@ def _facts(case: _Case) -> DiagnosisFacts:
     f = case.facts
     return DiagnosisFacts(
         vllm_version=f.vllm_version,
+        engine=f.engine,
         model=case.model_name,
         max_model_len=case.max_model_len,
         tensor_parallel_size=f.tensor_parallel_size,
+        pipeline_parallel_size=f.pipeline_parallel_size,
         gpu_memory_utilization=f.gpu_memory_utilization,
+        dtype=f.dtype,
         kv_cache_dtype=f.kv_cache_dtype,
+        block_size=f.block_size,
         max_num_seqs=f.max_num_seqs,
         attention_backend=f.attention_backend,
+        device_type=f.device_type,
         device_total_bytes=f.device_total_bytes,
         weights_bytes=f.weights_bytes,
         activation_peak_bytes=f.activation_peak_bytes,
@@ -1423,35 +1508,28 @@ def _headline(case: _Case, verdict: Overall, metrics: MetricsFacts | None) -> st
         return Text("N-side: one sequence fits, the target concurrency does not.")
     if verdict == "budget_bound":
         return Text(
-            "Budget: weights and activation leave (almost) no KV pool — the context length is not the cause."
+            "Budget: weights and activation leave (almost) no KV pool — no useful context length starts."
+        )
+    error = _clip(case.facts.error or "")
+    if verdict == "load_oom":
+        return Text("Out of memory while loading the weights: {error}", error=error)
+    if verdict == "graph_oom":
+        return Text("Out of memory while capturing CUDA graphs: {error}", error=error)
+    if verdict == "failed":
+        return Text(
+            "The start-up failed: {error} — the log does not show a KV, weight or graph cause; paste the lines before the first traceback.",
+            error=error,
         )
     return Text(
         "Nothing recognised: paste the `vllm serve` start-up log (from 'vLLM API server version' to 'init engine', or to the error) and/or a /metrics scrape."
     )
 
 
-REMEDIES: dict[Overall, list[str]] = {
-    "fits": [],
-    "s_bound": [
-        Text("Lower --max-model-len (the most direct fix)."),
-        Text("Use --kv-cache-dtype fp8: KV bytes per token halve."),
-        Text("Raise --tensor-parallel-size: KV heads are split across devices."),
-        Text("Raise --gpu-memory-utilization last, leaving room for the prefill peak."),
-    ],
-    "n_bound": [
-        Text("Lower --max-model-len if requests are shorter than it: concurrency is counted at S."),
-        Text("Use --kv-cache-dtype fp8 to double the tokens the pool holds."),
-        Text("Raise --tensor-parallel-size or add replicas."),
-        Text("Set --max-num-seqs to what the pool holds, so the queue is explicit."),
-    ],
-    "budget_bound": [
-        Text("Raise --gpu-memory-utilization, or free the device from other processes."),
-        Text("Quantize the weights or raise --tensor-parallel-size to shrink the weights per device."),
-        Text("Lower --max-num-batched-tokens to flatten the prefill peak."),
-        Text("Use --kv-cache-dtype fp8 for the KV that remains."),
-    ],
-    "unknown": [],
-}
+def _remedies(case: _Case, verdict: Overall) -> list[str]:
+    largest = case.facts.estimated_max_model_len
+    if verdict == "s_bound" and largest is None:
+        largest, _, _ = _largest_fitting(case)
+    return remedies(verdict, largest=f"{largest:,}" if largest else None)
 
 
 def _apply_metrics(
@@ -1506,7 +1584,7 @@ def diagnose(
         facts=_facts(case),
         verdict=verdict,
         headline=_headline(case, verdict, metrics),
-        remedies=list(REMEDIES[verdict]),
+        remedies=_remedies(case, verdict),
         steps=steps,
         trials=trials,
         metrics=metrics,
@@ -1515,6 +1593,7 @@ def diagnose(
         model_id=case.model.name if case.model is not None else None,
         device_id=case.device.id if case.device is not None else None,
         device_source=case.device_source,
+        device_reasoning=case.device_reasoning,
         vllm_version_used=case.prediction.vllm_version if case.prediction is not None else None,
         target_concurrency=case.target,
         planner_inputs=_planner_inputs(case),

@@ -25,6 +25,7 @@ from app.core.diagnose import ComparisonRow, Diagnosis, Step, diagnose
 from app.core.errors import PlannerError
 from app.core.logs import MAX_LOG_CHARS, Evidence, MetricsFacts
 from app.core.text import N_
+from app.core.verdicts import VERDICTS
 from app.web.format import gib, integer, percent
 from app.web.i18n import _, page_lang, t, tr, tr_list
 from app.web.pages import wants_fragment
@@ -219,13 +220,6 @@ async def api_diagnose(request: Request) -> Response:
 
 
 TONES = {"ok": "ok", "info": "info", "warn": "warn", "fail": "bad", "unknown": "unknown"}
-VERDICT_VIEW = {
-    "fits": ("ok", N_("Fits")),
-    "s_bound": ("bad", N_("S-side: one sequence is too long")),
-    "n_bound": ("warn", N_("N-side: the concurrency does not fit")),
-    "budget_bound": ("bad", N_("Budget: no room for a KV pool")),
-    "unknown": ("unknown", N_("Nothing to diagnose")),
-}
 SOURCE_LABELS = {
     "hint": N_("chosen"),
     "printed_total": N_("matched to the printed total"),
@@ -303,6 +297,7 @@ class ResultView:
     planner_url: str | None
     planner_note: str | None
     identity: list[tuple[str, str]]
+    device_reasoning: list[str]
     notes: list[str]
 
 
@@ -417,8 +412,8 @@ def _step_view(number: int, step: Step, diagnosis: Diagnosis) -> StepView:
 
 
 def result_view(request: Request, diagnosis: Diagnosis) -> ResultView:
-    tone, title_id = VERDICT_VIEW[diagnosis.verdict]
-    title = _(title_id)
+    info = VERDICTS[diagnosis.verdict]
+    tone, title = info.tone, _(info.label)
     url = planner_url(request, diagnosis, page_lang())
     planner_note = None
     if url is not None and "model" not in diagnosis.planner_inputs:
@@ -432,6 +427,15 @@ def result_view(request: Request, diagnosis: Diagnosis) -> ResultView:
             else "—",
         ),
         ("vLLM", diagnosis.facts.vllm_version or diagnosis.vllm_version_used or "—"),
+        (
+            t("Parallelism"),
+            t(
+                "TP {tp} × PP {pp}",
+                tp=diagnosis.facts.tensor_parallel_size or 1,
+                pp=diagnosis.facts.pipeline_parallel_size or 1,
+            ),
+        ),
+        (t("KV cache dtype"), diagnosis.facts.kv_cache_dtype or "auto"),
         (t("Target concurrency N"), str(diagnosis.target_concurrency)),
     ]
     return ResultView(
@@ -446,6 +450,7 @@ def result_view(request: Request, diagnosis: Diagnosis) -> ResultView:
         planner_url=url,
         planner_note=planner_note,
         identity=identity,
+        device_reasoning=tr_list(diagnosis.device_reasoning),
         notes=tr_list(diagnosis.notes),
     )
 

@@ -26,7 +26,7 @@ from app.core.specs import ServeConfig
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "logs"
 GIB = 2**30
-OVERALL = {"fits", "s_bound", "n_bound", "budget_bound", "unknown"}
+OVERALL = {"fits", "s_bound", "n_bound", "budget_bound", "load_oom", "graph_oom", "failed", "unknown"}
 STATUSES = {"ok", "info", "warn", "fail", "unknown"}
 LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
 # Llama-3.1-8B: 2 × 32 layers × 8 KV heads × 128 × 2 B (bf16) = 131,072 B per token (seed formula)
@@ -81,7 +81,7 @@ def test_rtx3090_29k_error_is_s_side() -> None:
     assert d.vllm_version_used == "0.6.6"  # no version printed: V0 lines replayed with the oldest V0 release
     assert (trial(d, "as_configured").starts, trial(d, "as_configured").source) == (False, "log")
     assert (trial(d, "half_length").starts, trial(d, "half_length").source) == (True, "log")
-    assert trial(d, "half_length").label == "--max-model-len halved (14,500)"
+    assert trial(d, "half_length").label == "A shorter --max-model-len (≥ 1,024 tokens)"
     # step 1: 1,478 blocks × 16 tokens = 23,648 tokens; 2 MiB per block from the spec
     s1 = step(d, "kv_lines")
     assert s1.status == "ok" and s1.verdict == "1,478 blocks · 2.89 GiB"
@@ -99,7 +99,7 @@ def test_rtx3090_29k_error_is_s_side() -> None:
     assert s3.status == "fail"
     assert f"{LLAMA_8B_TOKEN_BYTES:,} × 29,000 × 1" in s3.explanation
     assert s3.verdict == f"{LLAMA_8B_TOKEN_BYTES * 29_000 / GIB:.2f} GiB > pool 2.89 GiB"
-    assert step(d, "cause").verdict == "S-side"
+    assert step(d, "cause").verdict == "S-side: one sequence is too long"
     # step 5: V0 capacity = blocks × block size -> 23,648 / 1,478 = 16 in effect; FLASH_ATTN as expected
     s5 = step(d, "fallbacks")
     assert s5.verdict == "no fallback seen"
@@ -122,7 +122,7 @@ def test_rtx3090_device_matched_from_printed_total() -> None:
     assert d.device_id == "nvidia-rtx-4090-24gb"
     assert d.prediction is not None
     assert abs(d.prediction.device_total_bytes - gib(23.58)) <= DEVICE_MATCH_TOLERANCE_BYTES
-    assert any("nvidia-rtx-3090-24gb" in note and "pass a device" in note for note in d.notes)
+    assert any("nvidia-rtx-3090-24gb" in note and "pass a device" in note for note in d.device_reasoning)
     assert d.verdict == "s_bound"  # the log answers the trials, whichever card it was
 
 
