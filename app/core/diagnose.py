@@ -352,8 +352,9 @@ class _Case:
         f = self.facts
         if f.error is not None:
             return False
-        if any(v is not None for v in (f.kv_tokens, f.num_gpu_blocks, f.max_concurrency, f.kv_cache_bytes)):
-            return True
+        printed = (f.kv_tokens, f.num_gpu_blocks, f.max_concurrency, f.kv_cache_bytes)
+        if any(v is not None for v in printed) or f.kv_cache_memory_suggestion_bytes is not None:
+            return True  # the suggestion line is printed after KV sizing and graph capture
         return None
 
 
@@ -633,7 +634,7 @@ def _device(
             )
         except PlannerError:
             return None, "none", ""
-    if model is not None and serve is not None and (pool is not None or facts.kv_tokens is not None):
+    if model is not None and serve is not None and ((pool is not None and pool > 0) or facts.kv_tokens):
         device, note = _replay_device(facts, model, serve, version, pool)
         return device, ("replay" if device is not None else "none"), note
     return None, "none", ""
@@ -1519,6 +1520,10 @@ def _headline(case: _Case, verdict: Overall, metrics: MetricsFacts | None) -> st
         return Text(
             "The start-up failed: {error} — the log does not show a KV, weight or graph cause; paste the lines before the first traceback.",
             error=error,
+        )
+    if case.facts.recognised_lines:
+        return Text(
+            "Unknown: the log was read but stops before it says whether vLLM started (no KV-cache line, no error); paste it up to 'init engine' or to the error."
         )
     return Text(
         "Nothing recognised: paste the `vllm serve` start-up log (from 'vLLM API server version' to 'init engine', or to the error) and/or a /metrics scrape."

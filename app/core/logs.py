@@ -267,6 +267,7 @@ class _Run:
     seen_kv: bool = False
     stage: Stage = "start"
     in_traceback: bool = False
+    saw_loading: bool = False
 
     def put(
         self, name: str, value: object, line: _Line, *, source: int = SOURCE_PRIMARY, mode: Mode = "last"
@@ -417,7 +418,10 @@ def _usage_summary(rest: str, ln: _Line, run: _Run) -> None:
         found = re.search(G + r" GiB " + label, rest)
         if found is not None:
             run.put(name, _gib_bytes(found.group(1)), ln, source=SOURCE_FALLBACK)
-    suggestion = re.search(r"--kv-cache-memory=(\d+)", rest)
+    if re.search(r"for (?:NPU|ACL) graph memory", rest) is not None:
+        run.put("is_ascend", True, ln)
+        run.put("device_type", "NPU", ln, source=SOURCE_FALLBACK)
+    suggestion = re.search(r"--kv-cache-memory=(\d{1,18})", rest)
     if suggestion is not None:
         run.put("kv_cache_memory_suggestion_bytes", _int(suggestion.group(1)), ln)
     in_use = re.search(r"Current kv cache memory in use is " + G + " GiB", rest)
@@ -694,6 +698,13 @@ def _stage(stage: Stage) -> Handler:
     return handle
 
 
+def _saw_loading(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """Shard progress goes to stderr, so it may land after the error it preceded: read at the end too."""
+    run.saw_loading = True
+    if run.stage == "start":
+        run.stage = "load"
+
+
 def _traceback(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.in_traceback = True
     _failure(m, ln, run)
@@ -704,12 +715,14 @@ def _failure(m: re.Match[str], ln: _Line, run: _Run) -> None:
     if run.stage == "ready":
         run.note(Text("an error came after the start-up completed; the start-up is read"))
         return
+    if "raise " in ln.text or m.string[: m.start()].endswith(('"', "'")):
+        return  # the traceback's quoted source line, not the message
     _error("startup_failed", m, ln, run, source=SOURCE_FALLBACK)
 
 
 def _exception(m: re.Match[str], ln: _Line, run: _Run) -> None:
     """``SomeError: message`` closing a traceback: the first one names the root cause."""
-    if not run.in_traceback and "ERROR" not in ln.text:
+    if not run.in_traceback and "ERROR" not in ln.text and run.get("error_kind") is None:
         return
     if run.stage == "ready":
         return
@@ -948,7 +961,8 @@ RULES: tuple[_Rule, ...] = (
         kv=True,
     ),
     # blocks and capacity (§4.3)
-    _rule(" blocks: ", r"# (\w+) blocks: (\d+)(?:, # CPU blocks: (\d+))?", _blocks, kv=True),
+    # "#" is optional: pasted into Markdown, "# GPU blocks" loses it to a heading
+    _rule(" blocks: ", r"(?:#\s?|\b)(\w{1,16}) blocks: (\d+)(?:, # CPU blocks: (\d+))?", _blocks, kv=True),
     _rule(
         "num_gpu_blocks_override",
         r"Overriding num_gpu_blocks=(\d+) with num_gpu_blocks_override=(\d+)",
@@ -1016,6 +1030,9 @@ RULES: tuple[_Rule, ...] = (
         r"|\bin (?:capture_model|_capture_cudagraphs|capture)\b",
         _stage("graph"),
     ),
+    _rule("cuda.graph(", r"\btorch\.cuda\.graph\(", _stage("graph")),
+    _rule(" in capture_end", r"\bin capture_end\b", _stage("graph")),
+    _rule("Loading safetensors checkpoint shards", r"Loading safetensors checkpoint shards", _saw_loading),
     _rule("Application startup complete", r"Application startup complete", _stage("ready")),
     _rule("init engine (profile", r"init engine \(profile", _stage("ready")),
     # attention backend and block size (§5, §9)
@@ -1116,6 +1133,9 @@ _COMMAND = re.compile(
 
 
 def _facts(run: _Run, runs: int) -> LogFacts:
+    if run.get("error_kind") == "torch_oom" and run.saw_loading and run.get("weights_bytes") is None:
+        # an OOM with shard loading in the paste and no "Loading model weights took": the load failed
+        run.slots["error_kind"].value = "load_oom"
     if runs > 1:
         run.notes.insert(0, f"{runs} runs found; using the last one")
     values: dict[str, object] = {name: slot.value for name, slot in run.slots.items()}
