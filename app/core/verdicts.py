@@ -33,7 +33,8 @@ class Remedy:
 class VerdictInfo:
     key: VerdictKey
     tone: Tone
-    label: str  # msgid: a few words for a badge or a title
+    label: str  # msgid: the verdict as a title
+    badge: str  # msgid: one or two words for a badge (the doctor's step 4)
     cause: str  # msgid: one sentence saying what the verdict means (the doctor's step 4)
     remedies: tuple[Remedy, ...]
     starts: bool | None  # does vLLM start under this verdict (None: not known)
@@ -44,6 +45,7 @@ VERDICTS: dict[VerdictKey, VerdictInfo] = {
         "fits",
         "ok",
         N_("Fits"),
+        N_("fits"),
         N_("It starts and the pool holds the target concurrency at S."),
         (),
         True,
@@ -52,6 +54,7 @@ VERDICTS: dict[VerdictKey, VerdictInfo] = {
         "s_bound",
         "bad",
         N_("S-side: one sequence is too long"),
+        N_("S-side"),
         N_("A shorter --max-model-len starts: one sequence of S tokens is too long for the pool."),
         (
             Remedy(
@@ -68,6 +71,7 @@ VERDICTS: dict[VerdictKey, VerdictInfo] = {
         "n_bound",
         "warn",
         N_("N-side: the concurrency does not fit"),
+        N_("N-side"),
         N_("It starts with one sequence; the concurrency is what the pool cannot hold."),
         (
             Remedy(N_("Lower the target concurrency or --max-num-seqs")),
@@ -81,6 +85,7 @@ VERDICTS: dict[VerdictKey, VerdictInfo] = {
         "budget_bound",
         "bad",
         N_("Budget: no room for a KV pool"),
+        N_("budget"),
         N_("No useful max_model_len starts, not even for one sequence: the budget itself is short."),
         (
             Remedy(N_("Raise --gpu-memory-utilization (keep room for the prefill peak)")),
@@ -94,6 +99,7 @@ VERDICTS: dict[VerdictKey, VerdictInfo] = {
         "load_oom",
         "bad",
         N_("Load OOM: the weights do not fit"),
+        N_("load OOM"),
         N_("The device ran out of memory while loading the weights, before any KV sizing."),
         (
             Remedy(
@@ -110,6 +116,7 @@ VERDICTS: dict[VerdictKey, VerdictInfo] = {
         "graph_oom",
         "bad",
         N_("Graph-capture OOM: no room for CUDA graphs"),
+        N_("graph-capture OOM"),
         N_("The device ran out of memory while capturing CUDA graphs, after the KV pool was sized."),
         (
             Remedy(
@@ -126,6 +133,7 @@ VERDICTS: dict[VerdictKey, VerdictInfo] = {
         "failed",
         "bad",
         N_("Failed to start: cause not recognised"),
+        N_("failed"),
         N_("The start-up failed with an error that is not about the KV pool, the weights or the graphs."),
         (
             Remedy(
@@ -138,6 +146,7 @@ VERDICTS: dict[VerdictKey, VerdictInfo] = {
         "unknown",
         "unknown",
         N_("Nothing to diagnose"),
+        N_("unknown"),
         N_("The paste does not answer the trials."),
         (),
         None,

@@ -507,7 +507,7 @@ def cause_of(case: Case, trials: list[Trial]) -> Overall:
 
 def step_cause(case: Case, trials: list[Trial], cause: Overall) -> Step:
     info = VERDICTS[cause]
-    badge, sentence = Text(info.label), Text(info.cause)
+    badge, sentence = Text(info.badge), Text(info.cause)
     rows = TextList(
         SEMICOLON,
         (
