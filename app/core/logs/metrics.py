@@ -14,6 +14,9 @@ from pydantic import BaseModel, ConfigDict
 
 from app.core.logs.reading import LINE_BREAK, MAX_LOG_CHARS, float_of, int_of
 
+# a sample line is a metric name, a few labels and a number: real ones are < 1 kB (cache_config_info
+# carries ~30 labels); longer is cut before the regex sees it
+MAX_SAMPLE_CHARS = 16_384
 KV_BOUND_USAGE = 0.9  # seed 五步: "gpu_cache_usage_perc 长期贴近 1 且 num_requests_waiting 持续大于零"
 
 MetricsVerdict = Literal["kv_bound", "not_kv_bound"]
@@ -84,7 +87,7 @@ class _Samples:
 def _scrape(text: str) -> _Samples:
     samples = _Samples()
     for raw in LINE_BREAK.split(text[:MAX_LOG_CHARS]):
-        line = raw.strip()
+        line = raw[:MAX_SAMPLE_CHARS].strip()
         if not line.startswith("vllm:"):
             continue
         m = _SAMPLE.match(line)
