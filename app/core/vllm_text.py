@@ -233,6 +233,13 @@ ENGINE_READY = VllmLine(
     "init engine (profile, create kv cache, warmup model) took %.2f seconds",
 )
 
+# --- the device's own name, as torch / nvidia-smi / collect_env print it ---------------------
+# "GPU 0: NVIDIA H100 80GB HBM3" (collect_env), "device_name=NVIDIA A100-SXM4-80GB" (some loggers)
+DEVICE_NAME = VllmLine(
+    "NVIDIA ",
+    r"(?:\bGPU \d{1,3}: |device_name=|\bon device: )(NVIDIA [\w.()-]{1,24}(?: [\w.()-]{1,24}){0,4})",
+)
+
 # --- attention backend and block size (reference §5, §9) -------------------------------------
 BACKEND = VllmLine(
     "Using ",

@@ -222,6 +222,7 @@ async def api_diagnose(request: Request) -> Response:
 TONES = {"ok": "ok", "info": "info", "warn": "warn", "fail": "bad", "unknown": "unknown"}
 SOURCE_LABELS = {
     "hint": N_("chosen"),
+    "printed_name": N_("named in the log"),
     "printed_total": N_("matched to the printed total"),
     "replay": N_("inferred from the KV pool"),
     "custom": N_("custom, of the printed size"),

@@ -656,3 +656,16 @@ def test_real_banner_version_and_max_model_len() -> None:
     assert d.verdict == "fits"
     # FLASH_ATTN needs compute capability ≥ 8.0: a V100 (7.0) is named as ruled out
     assert any(r.startswith("nvidia-v100") and "FLASH_ATTN" in r for r in d.device_reasoning)
+
+
+def test_device_named_in_the_paste_beats_the_nearest_total() -> None:
+    # collect_env's "GPU 0: NVIDIA A100-SXM4-80GB" is a catalog alias; the printed 79.19 GiB would
+    # otherwise match several 80 GB cards (H100, A100, H800) by size alone
+    d = diagnose(
+        log_text=(
+            "GPU 0: NVIDIA A100-SXM4-80GB\nINFO [gpu_worker.py:356] Available KV cache memory: 50.00 GiB\n"
+        ),
+        metrics_text=None,
+    )
+    assert (d.device_id, d.device_source) == ("nvidia-a100-sxm4-80gb", "printed_name")
+    assert any("names the card" in r for r in d.device_reasoning)

@@ -824,3 +824,19 @@ def test_long_lines_are_cut_and_captures_capped() -> None:
     assert long_model.model is not None and len(long_model.model) <= MAX_VALUE_CHARS
     beyond = parse_startup_log("x" * MAX_LINE_CHARS + " Available KV cache memory: 9.00 GiB")
     assert beyond.kv_cache_bytes is None  # past the line cap, not read
+
+
+def test_docker_command_and_device_name() -> None:
+    # the vllm/vllm-openai image's entrypoint is `vllm serve`: flags after the image are vLLM's
+    facts = parse_startup_log(
+        "docker run --runtime nvidia --gpus all \\\n"
+        "    -v ~/.cache/huggingface:/root/.cache/huggingface \\\n"
+        "    -p 8000:8000 --ipc=host \\\n"
+        "    vllm/vllm-openai:v0.10.1 \\\n"
+        "    --model Qwen/Qwen3-8B --tensor-parallel-size 2 --max-model-len 32768\n"
+        "GPU 0: NVIDIA A100-SXM4-80GB\n"
+    )
+    assert (facts.model, facts.tensor_parallel_size, facts.max_model_len) == ("Qwen/Qwen3-8B", 2, 32768)
+    assert facts.device_name == "NVIDIA A100-SXM4-80GB"
+    other_image = parse_startup_log("docker run -p 80:80 nginx:latest --model x --max-model-len 5\n")
+    assert other_image.model is None and other_image.max_model_len is None

@@ -458,6 +458,16 @@ def _with_total(device: DeviceSpec, total: int | None) -> DeviceSpec:
     return device.model_copy(update={"memory_total_bytes": total})
 
 
+def _named_device(facts: LogFacts) -> DeviceSpec | None:
+    """The catalog device whose torch name the paste prints ("GPU 0: NVIDIA H100 80GB HBM3")."""
+    if not facts.device_name:
+        return None
+    try:
+        return catalog.find_device(facts.device_name)
+    except PlannerError:
+        return None
+
+
 def _device(
     facts: LogFacts,
     hint: str | None,
@@ -470,6 +480,10 @@ def _device(
     if hint and hint.strip():
         hinted = catalog.find_device(hint)  # an unknown hint is the caller's error (field "device")
         return _with_total(hinted, total), "hint", ""
+    named = _named_device(facts)
+    if named is not None:
+        note = Text("the paste names the card ({name}): {id}", name=facts.device_name, id=named.id)
+        return _with_total(named, total), "printed_name", note
     if total is not None and total > 0:
         candidates, _ = _candidates(facts)
         best, others = _nearest_device(total, candidates)
@@ -533,7 +547,7 @@ def recover_case(log_text: str, facts: LogFacts, target: int | None, device_hint
         conflict = _ruled_out(device, facts)
         if conflict is not None:
             notes.append(Text("the chosen device does not match the log: {conflict}", conflict=conflict))
-    elif device_source in ("printed_total", "replay", "none"):
+    elif device_source in ("printed_name", "printed_total", "replay", "none"):
         reasoning.extend(_candidates(facts)[1][:6])
     n = target if target is not None and target > 0 else 1
     prediction = None

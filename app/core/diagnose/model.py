@@ -55,7 +55,7 @@ StepStatus = Literal["ok", "info", "warn", "fail", "unknown"]
 StepKey = Literal["kv_lines", "budget", "demand", "cause", "fallbacks"]
 TrialKey = Literal["as_configured", "half_length", "one_sequence"]
 TrialSource = Literal["log", "planner", "arithmetic", "none"]
-DeviceSource = Literal["hint", "printed_total", "replay", "custom", "none"]
+DeviceSource = Literal["hint", "printed_name", "printed_total", "replay", "custom", "none"]
 Unit = Literal["bytes", "count", "tokens", "ratio"]
 
 

@@ -125,6 +125,7 @@ class LogFacts(BaseModel):
     # backend and device (reference §5, §9)
     attention_backend: str | None = None
     device_type: str | None = None
+    device_name: str | None = None  # "NVIDIA H100 80GB HBM3" when the paste names the card
     is_ascend: bool = False
     # bookkeeping
     runs_found: int = 0
@@ -725,6 +726,11 @@ _SERVE_TO_FACTS = (
 
 def _command(text: str, ln: _Line, run: _Run) -> None:
     """A `vllm serve …` command pasted with the log: what was asked for, below what vLLM printed."""
+    if text.startswith(("docker", "sudo docker")):
+        image = _DOCKER_IMAGE.search(text)
+        if image is None:
+            return  # a container that is not vLLM's image
+        text = text[image.end() :]
     try:
         parsed = parse_serve_command(text)
     except PlannerError as exc:
@@ -820,6 +826,11 @@ def _backend(m: re.Match[str], ln: _Line, run: _Run) -> None:
         run.put("device_type", "NPU", ln, source=SOURCE_FALLBACK)
 
 
+def _device_name(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("device_name", m.group(1).strip(), ln, mode="first")
+    run.put("device_type", "GPU", ln, source=SOURCE_FALLBACK)
+
+
 def _ascend_marker(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("is_ascend", True, ln)
     run.put("device_type", "NPU", ln, source=SOURCE_FALLBACK)
@@ -902,6 +913,7 @@ RULES: tuple[_Rule, ...] = (
     _rule(vt.ASCEND_BLOCK_SIZE_INFO, _ascend_block_size),
     _rule(vt.ASCEND_BLOCK_SIZE_RULE, _ascend_block_size),
     _rule(vt.ASCEND_MARKER, _ascend_marker),
+    _rule(vt.DEVICE_NAME, _device_name),
 )
 
 
@@ -941,6 +953,8 @@ def parse_startup_log(text: str) -> LogFacts:
         if not line:
             continue
         start = _COMMAND.search(line) if "vllm" in line else None
+        if start is None and "docker run" in line:
+            start = _DOCKER_START.search(line)
         if start is not None:
             if runs == 0:
                 runs = 1
@@ -972,6 +986,9 @@ def parse_startup_log(text: str) -> LogFacts:
     return _facts(run, runs)
 
 
+# `docker run … vllm/vllm-openai[:tag] --model X --flags`: the image's entrypoint is `vllm serve`
+_DOCKER_START = re.compile(r"^(?:[$#>]\s*)?((?:sudo )?docker run\b.*)")
+_DOCKER_IMAGE = re.compile(r"(?:^|\s)\S{0,200}vllm/vllm-openai(?::\S{1,64})?(?=\s|$)")
 # a command line as typed (optionally after a shell prompt and VAR=value prefixes), never a log line
 _COMMAND = re.compile(
     r"^(?:[$#>]\s*)?((?:[A-Za-z_]\w{0,63}=\S{0,256}\s+){0,16}"
