@@ -669,3 +669,24 @@ def test_device_named_in_the_paste_beats_the_nearest_total() -> None:
     )
     assert (d.device_id, d.device_source) == ("nvidia-a100-sxm4-80gb", "printed_name")
     assert any("names the card" in r for r in d.device_reasoning)
+
+
+def test_real_027_tp_workers_and_graph_equivalence() -> None:
+    # gpustack/runner PR 251 (0.27.1): "(Worker_TP1 …)" → TP ≥ 2; 0.36 GiB estimated graphs;
+    # "--gpu-memory-utilization=0.8200 is equivalent to … 0.8048"; TP0 prints 6.87 GiB available
+    d = real("v1_0.27.1_tp2_cudagraph_equivalence.log")
+    assert d.facts.tensor_parallel_size == 2
+    assert d.facts.gpu_memory_utilization == 0.82
+    assert d.facts.kv_cache_bytes == gib(6.87)
+    assert d.verdict == "fits"
+
+
+def test_real_kimi_linear_printed_twice_tp_from_worker_names() -> None:
+    # vllm#28228: 2.30 GiB, 75,840 tokens, "Maximum concurrency for 120,000 tokens per request: 2.48x" twice
+    d = real("v1_kimi_linear_tp2_120k.log")
+    assert (d.facts.kv_cache_bytes, d.facts.kv_tokens) == (gib(2.30), 75_840)
+    assert (d.facts.max_model_len, d.facts.max_concurrency) == (120_000, 2.48)
+    assert d.facts.tensor_parallel_size == 2  # "(Worker_TP1 pid=26348)"
+    assert d.verdict == "fits"
+    # the target decides N-side: 3 concurrent 120k requests need more than the 2.48 the pool holds
+    assert real("v1_kimi_linear_tp2_120k.log", target=3).verdict == "n_bound"

@@ -191,6 +191,26 @@ RANK_UNKNOWN = 1  # a worker whose rank the prefix does not say
 RANK_OTHER = 0  # a worker known not to be rank 0
 
 
+_WORKER_RANKS = re.compile(r"^\((?:Worker|VllmWorker)\w{0,8}?((?:_(?:TP|PP|DP|EP|DCP|PCP)\d{1,4}){1,6})\b")
+_RANK_PART = re.compile(r"(TP|PP)(\d{1,4})")
+
+
+def _worker_ranks(line: str, ln: _Line, run: _Run) -> None:
+    """`(Worker_TP1_PP1 pid=…)`: the highest TP / PP rank seen + 1 is at least the parallel size."""
+    found = _WORKER_RANKS.match(line)
+    if found is None:
+        return
+    for kind, number in _RANK_PART.findall(found.group(1)):
+        name = "tensor_parallel_size" if kind == "TP" else "pipeline_parallel_size"
+        size = int(number) + 1
+        current = run.get(name)
+        slot = run.slots.get(name)
+        if slot is not None and slot.priority[0] > SOURCE_FALLBACK:
+            continue  # the configuration line says it
+        if not isinstance(current, int) or size > current:
+            run.put(name, size, ln, source=SOURCE_FALLBACK)
+
+
 def _rank_priority(line: str) -> int:
     """Rank 0 (or the driver, which prints without a worker prefix) outranks other workers."""
     match = _PROCESS.search(line, 0, 200)
@@ -968,6 +988,8 @@ def parse_startup_log(text: str) -> LogFacts:
             else:
                 _command(start.group(1), ln, run)
             continue
+        if line.startswith("(") and ("_TP" in line[:40] or "_PP" in line[:40]):
+            _worker_ranks(line, _Line(no=index + 1, text=line, rank=RANK_UNKNOWN), run)
         matched = [(rule, m) for rule in RULES if rule.needle in line and (m := rule.pattern.search(line))]
         if not matched:
             continue
