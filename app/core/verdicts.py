@@ -154,10 +154,21 @@ VERDICTS: dict[VerdictKey, VerdictInfo] = {
 }
 
 
-def remedies(key: VerdictKey, *, largest: str | None = None) -> list[str]:
+# A cause the doctor reads from the log's error can need other remedies than its verdict's: vLLM
+# refuses to start when the device's free memory is below the requested share (another process holds
+# it), so raising --gpu-memory-utilization, the budget verdict's first remedy, makes it worse.
+CAUSE_REMEDIES: dict[str, tuple[Remedy, ...]] = {
+    "startup_free_memory": (
+        Remedy(N_("Free the device from other processes")),
+        Remedy(N_("Lower --gpu-memory-utilization to at most the free share the log prints")),
+    ),
+}
+
+
+def remedies(key: VerdictKey, *, largest: str | None = None, cause: str | None = None) -> list[str]:
     """The verdict's remedies in order, as translatable sentences (``largest``: a formatted length)."""
     out: list[str] = []
-    for remedy in VERDICTS[key].remedies:
+    for remedy in CAUSE_REMEDIES.get(cause or "", VERDICTS[key].remedies):
         if "{largest}" in remedy.text and largest is None:
             out.append(Text(remedy.without or remedy.text))
         elif "{largest}" in remedy.text:

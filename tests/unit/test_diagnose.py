@@ -690,3 +690,22 @@ def test_real_kimi_linear_printed_twice_tp_from_worker_names() -> None:
     assert d.verdict == "fits"
     # the target decides N-side: 3 concurrent 120k requests need more than the 2.48 the pool holds
     assert real("v1_kimi_linear_tp2_120k.log", target=3).verdict == "n_bound"
+
+
+def test_free_memory_below_the_share_is_budget_with_its_own_remedies() -> None:
+    # vLLM refuses to start when free memory < gpu_memory_utilization × total (reference §4.4): another
+    # process holds memory, so "raise --gpu-memory-utilization" (the budget verdict's first remedy) is wrong
+    d = diagnose(
+        log_text=(
+            "ValueError: Free memory on device cuda:0 (70.5/79.19 GiB) on startup is less than desired "
+            "GPU memory utilization (0.9, 71.27 GiB). Decrease GPU memory utilization or reduce GPU memory "
+            "used by other processes.\n"
+        ),
+        metrics_text=None,
+    )
+    assert d.verdict == "budget_bound"
+    assert d.facts.error_kind == "startup_free_memory"
+    assert d.remedies == [
+        "Free the device from other processes",
+        "Lower --gpu-memory-utilization to at most the free share the log prints",
+    ]

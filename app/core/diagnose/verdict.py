@@ -164,7 +164,7 @@ def _remedies(case: Case, verdict: Overall) -> list[str]:
     largest = case.facts.estimated_max_model_len
     if verdict == "s_bound" and largest is None:
         largest, _, _ = largest_fitting(case)
-    return remedies(verdict, largest=f"{largest:,}" if largest else None)
+    return remedies(verdict, largest=f"{largest:,}" if largest else None, cause=case.facts.error_kind)
 
 
 def _apply_metrics(
