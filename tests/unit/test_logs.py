@@ -840,3 +840,13 @@ def test_docker_command_and_device_name() -> None:
     assert facts.device_name == "NVIDIA A100-SXM4-80GB"
     other_image = parse_startup_log("docker run -p 80:80 nginx:latest --model x --max-model-len 5\n")
     assert other_image.model is None and other_image.max_model_len is None
+
+
+def test_an_error_the_start_up_survived_is_not_a_failure() -> None:
+    facts = parse_startup_log(
+        "(EngineCore pid=1) ERROR [registry.py:1] ModuleNotFoundError: No module named 'flash_attn_3'\n"
+        "(EngineCore pid=1) INFO [gpu_worker.py:356] Available KV cache memory: 26.43 GiB\n"
+        "(EngineCore pid=1) INFO [core.py:272] init engine (profile, create kv cache, warmup model) took 22 s\n"
+    )
+    assert facts.error_kind is None and facts.error is None
+    assert any("start-up completed" in note for note in facts.notes)

@@ -1019,6 +1019,12 @@ _COMMAND = re.compile(
 
 
 def _facts(run: _Run, runs: int) -> LogFacts:
+    if run.get("error_kind") == "startup_failed" and run.stage == "ready":
+        # an error or traceback printed before "init engine … took" / "Application startup complete"
+        # that the start-up survived (an optional import, a retried download): not a failure
+        run.slots.pop("error", None)
+        run.slots.pop("error_kind", None)
+        run.note(Text("an error was printed during the start-up, but the start-up completed"))
     if run.get("error_kind") == "torch_oom" and run.saw_loading and run.get("weights_bytes") is None:
         # an OOM with shard loading in the paste and no "Loading model weights took": the load failed
         run.slots["error_kind"].value = "load_oom"
