@@ -71,10 +71,10 @@ ENGINE_CONFIG = VllmLine(
     "v1/engine/core.py; V0 before 0.6 prints no version",
 )
 SCHEDULER_DEFAULT = VllmLine(
-    "Setting max_num_", r"Setting (max_num_batched_tokens|max_num_seqs) to (\d+) for"
+    "Setting max_num_", r"Setting (max_num_batched_tokens|max_num_seqs) to (\d{1,18}) for"
 )
 CHUNKED_PREFILL = VllmLine(
-    "Chunked prefill is enabled", r"Chunked prefill is enabled with (max_num_batched_tokens)=(\d+)"
+    "Chunked prefill is enabled", r"Chunked prefill is enabled with (max_num_batched_tokens)=(\d{1,18})"
 )
 PLATFORM = VllmLine("detected platform", r"detected platform (\w+)", "Automatically detected platform %s.")
 
@@ -146,12 +146,12 @@ GRAPH_EQUIVALENCE = VllmLine(
 # "#" is optional: pasted into Markdown, "# GPU blocks" loses it to a heading
 BLOCKS = VllmLine(
     " blocks: ",
-    r"(?:#\s?|\b)(\w{1,16}) blocks: (\d+)(?:, # CPU blocks: (\d+))?",
+    r"(?:#\s?|\b)(\w{1,16}) blocks: (\d{1,18})(?:, # CPU blocks: (\d{1,18}))?",
     "# GPU blocks: %d, # CPU blocks: %d",
 )
 BLOCKS_OVERRIDE = VllmLine(
     "num_gpu_blocks_override",
-    r"Overriding num_gpu_blocks=(\d+) with num_gpu_blocks_override=(\d+)",
+    r"Overriding num_gpu_blocks=(\d{1,18}) with num_gpu_blocks_override=(\d{1,18})",
     "Overriding num_gpu_blocks=%d with num_gpu_blocks_override=%d",
     "v1/core/kv_cache_utils.py::may_override_num_blocks (0.19.0)",
 )
@@ -168,10 +168,10 @@ CONCURRENCY = VllmLine(
     "v1/core/kv_cache_utils.py (0.19.0)",
 )
 AUTOFIT_REDUCED = VllmLine(
-    "Auto-fit max_model_len: reduced", r"Auto-fit max_model_len: reduced from (\d+) to (\d+)"
+    "Auto-fit max_model_len: reduced", r"Auto-fit max_model_len: reduced from (\d{1,18}) to (\d{1,18})"
 )
 AUTOFIT_FITS = VllmLine(
-    "Auto-fit max_model_len: full", r"Auto-fit max_model_len: full model context length (\d+) fits"
+    "Auto-fit max_model_len: full", r"Auto-fit max_model_len: full model context length (\d{1,18}) fits"
 )
 
 # --- errors (reference §4.4) ----------------------------------------------------------------
@@ -184,16 +184,16 @@ NO_BLOCKS = VllmLine(
 )
 V0_TOO_LONG = VllmLine(
     "is larger than the maximum number of tokens",
-    r"The model's max seq len \((\d+)\) is larger than the maximum number of tokens "
-    r"that can be stored in KV cache \((\d+)\)\..*",
+    r"The model's max seq len \((\d{1,18})\) is larger than the maximum number of tokens "
+    r"that can be stored in KV cache \((\d{1,18})\)\..*",
 )
 V1_TOO_LONG = VllmLine(
     "To serve at least one request",
-    r"To serve at least one request with the models?'s max seq len \((\d+)\), \(?"
+    r"To serve at least one request with the models?'s max seq len \((\d{1,18})\), \(?"
     + G
     + r" Gi?B KV cache is needed, which is larger than the available KV cache memory \("
     + G
-    + r" Gi?B\)\.(?:\s*Based on the available memory, the estimated maximum model length is (\d+)\.)?",
+    + r" Gi?B\)\.(?:\s*Based on the available memory, the estimated maximum model length is (\d{1,18})\.)?",
     source="v1/core/kv_cache_utils.py::check_enough_kv_cache_memory",
 )
 AUTOFIT_FAILED = VllmLine("Cannot auto-fit max_model_len", r"Cannot auto-fit max_model_len.*")
@@ -247,7 +247,7 @@ BACKEND = VllmLine(
 )
 ASCEND_BACKEND = VllmLine("Using Ascend", r"\bUsing (Ascend\w*Backend)\b")
 FORCED_BLOCK_SIZE = VllmLine(
-    " block size to ", r"(?:Forcing|Setting) (?:kv cache|attention) block size to (\d+)"
+    " block size to ", r"(?:Forcing|Setting) (?:kv cache|attention) block size to (\d{1,18})"
 )
 ASCEND_BLOCK_SIZE_INFO = VllmLine(
     "Block size is set to 128", r"Block size is set to 128 if prefix cache or chunked prefill"

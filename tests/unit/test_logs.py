@@ -850,3 +850,13 @@ def test_an_error_the_start_up_survived_is_not_a_failure() -> None:
     )
     assert facts.error_kind is None and facts.error is None
     assert any("start-up completed" in note for note in facts.notes)
+
+
+def test_notes_quote_capped_numbers() -> None:
+    # a count is at most 18 digits (MAX_INT_DIGITS): a note never quotes a 60 kB run of digits
+    facts = parse_startup_log(
+        "Overriding num_gpu_blocks=" + "9" * 60_000 + " with num_gpu_blocks_override=512"
+    )
+    assert all(len(note) < 500 for note in facts.notes)
+    reduced = parse_startup_log("Auto-fit max_model_len: reduced from " + "9" * 60_000 + " to 4096")
+    assert all(len(note) < 500 for note in reduced.notes)
