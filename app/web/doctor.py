@@ -15,6 +15,7 @@ from urllib.parse import parse_qsl
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from markupsafe import Markup, escape
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException
@@ -26,6 +27,7 @@ from app.core.errors import PlannerError
 from app.core.logs import MAX_LOG_CHARS, Evidence, MetricsFacts
 from app.core.text import N_, TextList
 from app.core.text import Message as TextMessage
+from app.core.verdicts import VERDICTS
 from app.web.format import gib, integer, percent
 from app.web.i18n import _, page_lang, t, tr, tr_list
 from app.web.pages import wants_fragment
@@ -220,15 +222,9 @@ async def api_diagnose(request: Request) -> Response:
 
 
 TONES = {"ok": "ok", "info": "info", "warn": "warn", "fail": "bad", "unknown": "unknown"}
-VERDICT_VIEW = {
-    "fits": ("ok", N_("Fits")),
-    "s_bound": ("bad", N_("S-side: one sequence is too long")),
-    "n_bound": ("warn", N_("N-side: the concurrency does not fit")),
-    "budget_bound": ("bad", N_("Budget: no room for a KV pool")),
-    "unknown": ("unknown", N_("Nothing to diagnose")),
-}
 SOURCE_LABELS = {
     "hint": N_("chosen"),
+    "printed_name": N_("named in the log"),
     "printed_total": N_("matched to the printed total"),
     "replay": N_("inferred from the KV pool"),
     "custom": N_("custom, of the printed size"),
@@ -297,7 +293,7 @@ class ResultView:
     verdict: str
     tone: str
     title: str
-    headline: str
+    headline: Markup
     remedies: list[str]
     steps: list[StepView]
     comparison: list[RowView]
@@ -305,6 +301,7 @@ class ResultView:
     planner_url: str | None
     planner_note: str | None
     identity: list[tuple[str, str]]
+    device_reasoning: list[str]
     notes: list[str]
 
 
@@ -406,6 +403,20 @@ def _trial_views(diagnosis: Diagnosis) -> list[TrialView]:
     return views
 
 
+VLLM_ERROR_PARAM = "error"  # diagnose/verdict.py: the failure's own line, as vLLM printed it
+
+
+def _quoting_vllm_error(headline: str) -> Markup:
+    """The headline in the page's language, with vLLM's quoted error kept verbatim (not translated)."""
+    if not isinstance(headline, TextMessage) or VLLM_ERROR_PARAM not in headline.params:
+        return escape(tr(headline))
+    marker = "\x00error\x00"
+    params = {**headline.params, VLLM_ERROR_PARAM: marker}
+    sentence = escape(tr(TextMessage(headline.msgid, **params)))
+    quoted = Markup('<q translate="no">{}</q>').format(headline.params[VLLM_ERROR_PARAM])
+    return Markup(sentence.replace(marker, quoted))
+
+
 def _step_view(number: int, step: Step, diagnosis: Diagnosis) -> StepView:
     return StepView(
         number=number,
@@ -420,8 +431,8 @@ def _step_view(number: int, step: Step, diagnosis: Diagnosis) -> StepView:
 
 
 def result_view(request: Request, diagnosis: Diagnosis) -> ResultView:
-    tone, title_id = VERDICT_VIEW[diagnosis.verdict]
-    title = _(title_id)
+    info = VERDICTS[diagnosis.verdict]
+    tone, title = info.tone, _(info.label)
     url = planner_url(request, diagnosis, page_lang())
     planner_note = None
     if url is not None and "model" not in diagnosis.planner_inputs:
@@ -435,13 +446,22 @@ def result_view(request: Request, diagnosis: Diagnosis) -> ResultView:
             else "—",
         ),
         ("vLLM", diagnosis.facts.vllm_version or diagnosis.vllm_version_used or "—"),
+        (
+            t("Parallelism"),
+            t(
+                "TP {tp} × PP {pp}",
+                tp=diagnosis.facts.tensor_parallel_size or 1,
+                pp=diagnosis.facts.pipeline_parallel_size or 1,
+            ),
+        ),
+        (t("KV cache dtype"), diagnosis.facts.kv_cache_dtype or "auto"),
         (t("Target concurrency N"), str(diagnosis.target_concurrency)),
     ]
     return ResultView(
         verdict=diagnosis.verdict,
         tone=tone,
         title=title,
-        headline=tr(diagnosis.headline),
+        headline=_quoting_vllm_error(diagnosis.headline),
         remedies=tr_list(diagnosis.remedies),
         steps=[_step_view(i, step, diagnosis) for i, step in enumerate(diagnosis.steps, start=1)],
         comparison=[_row_view(row) for row in diagnosis.comparison],
@@ -449,6 +469,7 @@ def result_view(request: Request, diagnosis: Diagnosis) -> ResultView:
         planner_url=url,
         planner_note=planner_note,
         identity=identity,
+        device_reasoning=tr_list(diagnosis.device_reasoning),
         notes=tr_list(diagnosis.notes),
     )
 

@@ -19,6 +19,7 @@ from app.core.errors import PlannerError
 from app.core.recommend import utilization_ceiling
 from app.core.result import ErrorKind, Estimate, Range
 from app.core.specs import GIB, KV_CACHE_DTYPES, LayerKind, ModelSpec
+from app.core.verdicts import remedies
 from app.core.versions import KNOWN_VERSIONS, rules_for
 from app.web import svg
 from app.web.format import gib, human_tokens, integer, percent
@@ -497,12 +498,7 @@ def verdict_view(est: Estimate, target: int, *, derived_len: int | None = None) 
                 "After weights, activations and the rest, the KV pool is {kv_cache_bytes} — not even one sequence fits at any length worth serving. Shortening max_model_len does not help.",
                 kv_cache_bytes=gib(est.kv_cache_bytes),
             ),
-            (
-                t("Raise --gpu-memory-utilization (keep room for the prefill peak)"),
-                t("Raise --tensor-parallel-size so each device holds fewer weights"),
-                t("Lower --max-num-batched-tokens to flatten the prefill peak"),
-                t("Use a quantized checkpoint"),
-            ),
+            tuple(tr_list(remedies("budget_bound"))),
         )
     if est.verdict == "s_bound":
         return VerdictView(
@@ -515,12 +511,7 @@ def verdict_view(est: Estimate, target: int, *, derived_len: int | None = None) 
                 kv_cache_bytes=gib(est.kv_cache_bytes),
                 largest=largest,
             ),
-            (
-                t("Lower --max-model-len to {largest} or less", largest=largest),
-                t("--kv-cache-dtype fp8 (b: 2 → 1 byte)"),
-                t("Raise --tensor-parallel-size"),
-                t("Raise --gpu-memory-utilization"),
-            ),
+            tuple(tr_list(remedies("s_bound", largest=largest if est.estimated_max_model_len else None))),
         )
     if est.verdict == "n_bound":
         return VerdictView(
@@ -534,12 +525,7 @@ def verdict_view(est: Estimate, target: int, *, derived_len: int | None = None) 
                 s=s,
                 target=target,
             ),
-            (
-                t("Lower the target concurrency or --max-num-seqs"),
-                t("Lower --max-model-len"),
-                t("--kv-cache-dtype fp8"),
-                t("Raise --tensor-parallel-size or add replicas"),
-            ),
+            tuple(tr_list(remedies("n_bound"))),
         )
     return VerdictView(
         "fits",

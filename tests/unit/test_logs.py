@@ -695,3 +695,168 @@ def test_rank_prefixes(rank0: str, other: str) -> None:
     assert facts.kv_cache_bytes == 20 * GIB
     assert facts.kv_cache_bytes_min_rank == gib(19.5)
     assert "ranks printed different KV cache memory; the smallest one sets the block count" in facts.notes
+
+
+# --------------------------------------------------------------------------------------------
+# failures, stages and lines added for issue 13 (templates confirmed in vLLM 0.19.0's source)
+
+
+def test_profiling_only_block_override_is_not_a_fact() -> None:
+    # 0.18/0.19 size a minimal KV cache with available memory 0 while profiling CUDA graphs
+    # (gpu_model_runner._init_minimal_kv_cache_for_profiling), printing this before the real sizing
+    facts = parse_startup_log(
+        "INFO [kv_cache_utils.py:830] Overriding num_gpu_blocks=0 with num_gpu_blocks_override=512\n"
+        "INFO [gpu_worker.py:356] Available KV cache memory: 26.43 GiB\n"
+        "INFO [kv_cache_utils.py:1307] GPU KV cache size: 216,512 tokens\n"
+    )
+    assert facts.num_gpu_blocks is None
+    assert facts.kv_tokens == 216_512
+    assert any("profiling CUDA graphs" in note for note in facts.notes)
+    # a user's own override (computed blocks > 0) is still the block count
+    user = parse_startup_log("Overriding num_gpu_blocks=9000 with num_gpu_blocks_override=512\n")
+    assert user.num_gpu_blocks == 512
+
+
+def test_banner_max_model_len_fp8_line_and_pp() -> None:
+    facts = parse_startup_log(
+        "(APIServer pid=1) INFO [utils.py:299]  ▄▄ ▄█ █     █     █ ▀▄▀ █  version 0.20.2\n"
+        "(APIServer pid=1) INFO [utils.py:299]   █▄█▀ █     █     █     █  model   Qwen/Qwen3-8B\n"
+        "(APIServer pid=1) INFO [model.py:1678] Using max model len 40960\n"
+        "(APIServer pid=1) INFO [cache.py:228] Using fp8 data type to store kv cache. It reduces the GPU memory "
+        "footprint and boosts the performance.\n"
+        "(EngineCore pid=2) INFO [core.py:106] Initializing a V1 LLM engine (v0.20.2) with config: "
+        "model='Qwen/Qwen3-8B', tensor_parallel_size=2, pipeline_parallel_size=2, kv_cache_dtype=fp8_e4m3\n"
+    )
+    assert (facts.vllm_version, facts.model, facts.max_model_len) == ("0.20.2", "Qwen/Qwen3-8B", 40960)
+    assert (facts.tensor_parallel_size, facts.pipeline_parallel_size) == (2, 2)
+    assert facts.kv_cache_dtype == "fp8_e4m3"  # the config line beats the generic "fp8" of the INFO line
+    only_info = parse_startup_log("INFO [cache.py:228] Using fp8 data type to store kv cache. It reduces …\n")
+    assert only_info.kv_cache_dtype == "fp8"
+
+
+def test_oom_kind_follows_the_stage() -> None:
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+    load_stage = parse_startup_log("INFO Starting to load model meta-llama/Llama-3.1-70B...\n" + oom)
+    assert load_stage.error_kind == "load_oom"
+    graph_stage = parse_startup_log(
+        "INFO Model loading took 14.99 GiB memory and 42.3 seconds\n"
+        "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):  40%|████ | 20/51\n" + oom
+    )
+    assert graph_stage.error_kind == "graph_oom"
+    profile_stage = parse_startup_log("INFO Model loading took 14.99 GiB memory and 42.3 seconds\n" + oom)
+    assert profile_stage.error_kind == "torch_oom"
+    after_start = parse_startup_log(
+        "INFO Available KV cache memory: 26.43 GiB\nINFO:     Application startup complete.\n" + oom
+    )
+    assert after_start.error_kind is None  # a serving-time OOM is not a start-up failure
+
+
+def test_generic_failure_is_replaced_by_a_specific_cause() -> None:
+    facts = parse_startup_log(
+        "(EngineCore pid=1) ERROR [core.py:1108] EngineCore failed to start.\n"
+        "(EngineCore pid=1) ERROR [core.py:1108] Traceback (most recent call last):\n"
+        "(EngineCore pid=1) ERROR [core.py:1108] ValueError: No available memory for the cache blocks. Try "
+        "increasing `gpu_memory_utilization` when initializing the engine.\n"
+    )
+    assert facts.error_kind == "no_blocks"
+    generic = parse_startup_log(
+        "(EngineCore pid=1) ERROR [core.py:1108] EngineCore failed to start.\n"
+        "(EngineCore pid=1) ERROR [core.py:1108] Traceback (most recent call last):\n"
+        "(EngineCore pid=1) ERROR [core.py:1108] KeyError: 'model.layers.0.mlp.experts.w13_weight'\n"
+    )
+    assert generic.error_kind == "startup_failed"
+    # the traceback's closing exception names the root cause better than "EngineCore failed to start."
+    assert generic.error == "KeyError: 'model.layers.0.mlp.experts.w13_weight'"
+
+
+# --------------------------------------------------------------------------------------------
+# linear time (issue 19): each rule's own prefix followed by a long run of one character class
+
+
+CHARACTER_CLASSES = ("7", "a", " ", ".", ",", "'", "1a.,= (\"'-")
+
+
+def _best_of(repeats: int, text: str) -> float:
+    import time
+
+    best = math.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        parse_startup_log(text)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+@pytest.mark.parametrize("chars", CHARACTER_CLASSES)
+def test_every_rule_is_linear_in_its_line(chars: str) -> None:
+    # 8× the input must cost well under 8² = 64× the time: a generous ratio of 32 (no absolute bound).
+    from app.core.logs import RULES
+
+    def total(size: int) -> float:
+        return sum(_best_of(3, rule.needle + " (" + chars * (size // len(chars))) for rule in RULES)
+
+    small, large = total(4_000), total(32_000)
+    assert large / small < 32
+
+
+def test_metrics_label_is_linear() -> None:
+    import time
+
+    def cost(size: int) -> float:
+        best = math.inf
+        for _ in range(3):
+            start = time.perf_counter()
+            parse_metrics("vllm:cache_config_info{" + "a" * size + '="1"} 1\n')
+            best = min(best, time.perf_counter() - start)
+        return best
+
+    assert cost(32_000) / cost(4_000) < 32
+
+
+def test_long_lines_are_cut_and_captures_capped() -> None:
+    from app.core.logs import MAX_ERROR_CHARS, MAX_LINE_CHARS, MAX_VALUE_CHARS
+
+    facts = parse_startup_log("ValueError: No available memory for the cache blocks. " + "x" * 200_000)
+    assert facts.error is not None and len(facts.error) <= MAX_ERROR_CHARS
+    long_model = parse_startup_log(
+        "Initializing an LLM engine (v0.6.6) with config: model='" + "m" * 9000 + "'"
+    )
+    assert long_model.model is not None and len(long_model.model) <= MAX_VALUE_CHARS
+    beyond = parse_startup_log("x" * MAX_LINE_CHARS + " Available KV cache memory: 9.00 GiB")
+    assert beyond.kv_cache_bytes is None  # past the line cap, not read
+
+
+def test_docker_command_and_device_name() -> None:
+    # the vllm/vllm-openai image's entrypoint is `vllm serve`: flags after the image are vLLM's
+    facts = parse_startup_log(
+        "docker run --runtime nvidia --gpus all \\\n"
+        "    -v ~/.cache/huggingface:/root/.cache/huggingface \\\n"
+        "    -p 8000:8000 --ipc=host \\\n"
+        "    vllm/vllm-openai:v0.10.1 \\\n"
+        "    --model Qwen/Qwen3-8B --tensor-parallel-size 2 --max-model-len 32768\n"
+        "GPU 0: NVIDIA A100-SXM4-80GB\n"
+    )
+    assert (facts.model, facts.tensor_parallel_size, facts.max_model_len) == ("Qwen/Qwen3-8B", 2, 32768)
+    assert facts.device_name == "NVIDIA A100-SXM4-80GB"
+    other_image = parse_startup_log("docker run -p 80:80 nginx:latest --model x --max-model-len 5\n")
+    assert other_image.model is None and other_image.max_model_len is None
+
+
+def test_an_error_the_start_up_survived_is_not_a_failure() -> None:
+    facts = parse_startup_log(
+        "(EngineCore pid=1) ERROR [registry.py:1] ModuleNotFoundError: No module named 'flash_attn_3'\n"
+        "(EngineCore pid=1) INFO [gpu_worker.py:356] Available KV cache memory: 26.43 GiB\n"
+        "(EngineCore pid=1) INFO [core.py:272] init engine (profile, create kv cache, warmup model) took 22 s\n"
+    )
+    assert facts.error_kind is None and facts.error is None
+    assert any("start-up completed" in note for note in facts.notes)
+
+
+def test_notes_quote_capped_numbers() -> None:
+    # a count is at most 18 digits (MAX_INT_DIGITS): a note never quotes a 60 kB run of digits
+    facts = parse_startup_log(
+        "Overriding num_gpu_blocks=" + "9" * 60_000 + " with num_gpu_blocks_override=512"
+    )
+    assert all(len(note) < 500 for note in facts.notes)
+    reduced = parse_startup_log("Auto-fit max_model_len: reduced from " + "9" * 60_000 + " to 4096")
+    assert all(len(note) < 500 for note in reduced.notes)

@@ -188,11 +188,33 @@ def test_api_random_bytes_never_500(client: TestClient) -> None:
     assert r.status_code == 200 and r.json()["verdict"] == "unknown"
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in DATA.glob("*")))
+@pytest.mark.parametrize("name", sorted(p.name for p in DATA.glob("*") if p.is_file()))
 def test_api_every_fixture_answers_200(client: TestClient, name: str) -> None:
     r = client.post("/api/diagnose", content=load(name))
     assert r.status_code == 200
     assert r.json()["verdict"] in ("fits", "s_bound", "n_bound", "budget_bound")
+
+
+REAL_VERDICTS = {
+    "ascend_qwen3_14b_negative_kv.log": "budget_bound",
+    "tpu_v1_131k_estimate_5632.log": "s_bound",
+    "v1_0.13.0_h20_qwen25_72b_fp8_load_oom.log": "load_oom",
+    "v1_graph_capture_cuda_error_oom.log": "graph_oom",
+    "v1_spark_gpt_oss_120b_enginecore_failed.log": "failed",
+    "v1_0.15.1_banner_llama_8k.log": "fits",
+}
+
+
+@pytest.mark.parametrize(("name", "verdict"), sorted(REAL_VERDICTS.items()))
+def test_page_renders_real_logs_with_their_verdict(client: TestClient, name: str, verdict: str) -> None:
+    # the page (not only the API) for logs no one here wrote (tests/data/logs/real/sources.json)
+    from app.core.verdicts import VERDICTS
+
+    text = (DATA / "real" / name).read_text(encoding="utf-8")
+    r = client.post("/doctor", data={"log": text})
+    assert r.status_code == 200
+    assert f'data-verdict="{verdict}"' in r.text
+    assert f"verdict-{VERDICTS[verdict].tone}" in r.text
 
 
 def test_api_under_a_prefix(prefixed: TestClient) -> None:

@@ -107,9 +107,10 @@ def test_doctor_reads_dev_builds_and_survives_a_version_of_thousands_of_digits(c
         "/api/diagnose", content=log.replace("version 0.19.0", "version 0.19.2rc1.dev8+g4b7f5ea1a")
     )
     assert dev.status_code == 200 and dev.json()["vllm_version_used"] == "0.19.0"
+    # the log parser captures at most 64 characters of a version (app/core/vllm_text.py VERSION), so a
+    # printed 0.19.<thousands of digits> reads as a 0.19 patch release: 0.19's rules, no 5xx
     long = client.post("/api/diagnose", content=log.replace("version 0.19.0", "version " + LONG))
-    assert long.status_code == 200
-    assert any("is too long" in note for note in long.json()["notes"])
+    assert long.status_code == 200 and long.json()["vllm_version_used"] == "0.19.0"
 
 
 def test_cli_takes_the_same_versions(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,4 +1,4 @@
-"""Read what vLLM printed: a pasted start-up log or a Prometheus scrape, turned into typed facts.
+"""Read a pasted vLLM start-up log into typed facts (the Prometheus side is :mod:`app.core.logs.metrics`).
 
 Pure parsing, no I/O. Every template recognised here is quoted in the reference
 (``/work/shared/reference/vllm-accounting.md``): §4 for log lines and errors, §8 for metrics,
@@ -21,21 +21,43 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from app.core import vllm_text as vt
+from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
+from app.core.logs.reading import (
+    ANSI,
+    LINE_BREAK,
+    MAX_INT_DIGITS,
+    MAX_LOG_CHARS,
+    float_of,
+    gib_bytes,
+    int_of,
+)
 from app.core.text import Msg, Text
+from app.core.vllm_text import VllmLine
 
-GIB = 2**30
-MAX_LOG_CHARS = 5_000_000  # a whole multi-rank DEBUG start-up log is ~1-2 MB; refuse anything larger
 MAX_EVIDENCE_CHARS = 2_000  # evidence keeps the printed line, clipped so one giant line stays small
+# The longest real line is the engine-config / "non-default args" line (a few KB, more with a large
+# --hf-overrides); anything past this is cut before a rule sees it, so no line costs more than this.
+MAX_LINE_CHARS = 65_536
+MAX_VALUE_CHARS = 512  # a captured string (model id, dtype, backend) longer than this is not vLLM's
+MAX_ERROR_CHARS = 2_000  # an error message is kept up to this
+MAX_COMMAND_LINES = 64  # a pasted `vllm serve … \` command spans at most this many continued lines
 MAX_ARGS_EVAL_CHARS = 200_000  # ast.literal_eval is only tried on "non-default args" dicts up to this size
-MAX_INT_DIGITS = 18  # counts above 10**18 are not vLLM output; also keeps int() clear of its digit limit
-MAX_ABS_GIB = 1e6  # a million GiB per device: anything larger is garbage, not memory
-KV_BOUND_USAGE = 0.9  # seed 五步: "gpu_cache_usage_perc 长期贴近 1 且 num_requests_waiting 持续大于零"
 
 EngineName = Literal["v0", "v1"]
 ErrorKind = Literal[
-    "no_blocks", "max_len_too_long", "load_oom", "startup_free_memory", "torch_oom", "autofit_failed"
+    "no_blocks",  # "No available memory for the cache blocks", or a pool printed as ≤ 0 (vllm-ascend)
+    "max_len_too_long",
+    "load_oom",  # out of memory while the weights load
+    "graph_oom",  # out of memory while CUDA / NPU graphs are captured
+    "startup_free_memory",
+    "torch_oom",  # out of memory elsewhere (the profile run)
+    "autofit_failed",
+    "startup_failed",  # a traceback / "EngineCore failed to start" with no recognised cause
 ]
+# where the start-up was when a line came: an out-of-memory is classified by it
+Stage = Literal["start", "load", "profile", "graph", "ready"]
 
 
 class Evidence(BaseModel):
@@ -103,6 +125,7 @@ class LogFacts(BaseModel):
     # backend and device (reference §5, §9)
     attention_backend: str | None = None
     device_type: str | None = None
+    device_name: str | None = None  # "NVIDIA H100 80GB HBM3" when the paste names the card
     is_ascend: bool = False
     # bookkeeping
     runs_found: int = 0
@@ -115,36 +138,13 @@ class LogFacts(BaseModel):
 # numbers
 
 
-def _int(text: str) -> int | None:
-    digits = text.replace(",", "").replace("_", "").strip()
-    if not digits.isascii() or not digits.isdigit() or len(digits) > MAX_INT_DIGITS:
-        return None
-    return int(digits)
-
-
-def _float(text: str) -> float | None:
-    try:
-        value = float(text.replace(",", "").strip())
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
-
-
-def _gib_bytes(text: str) -> int | None:
-    """A printed GiB (or old "GB", which vLLM computes as bytes / 2**30) figure as integer bytes."""
-    gib = _float(text)
-    if gib is None or abs(gib) > MAX_ABS_GIB:
-        return None
-    return round(gib * GIB)
-
-
 def _as_int(value: object) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
         return value if abs(value) < 10**MAX_INT_DIGITS else None
     if isinstance(value, str):
-        return _int(value)
+        return int_of(value)
     return None
 
 
@@ -155,7 +155,7 @@ def _as_float(value: object) -> float | None:
         as_float = float(value)
         return as_float if math.isfinite(as_float) else None
     if isinstance(value, str):
-        return _float(value)
+        return float_of(value)
     return None
 
 
@@ -169,7 +169,7 @@ def _as_bool(value: object) -> bool | None:
 
 def _as_str(value: object) -> str | None:
     if isinstance(value, str):
-        text = value.strip().strip("'\"")
+        text = value.strip().strip("'\"")[:MAX_VALUE_CHARS]
         return text if text and text != "None" else None
     if isinstance(value, bool | int | float):
         return str(value)
@@ -179,8 +179,6 @@ def _as_str(value: object) -> str | None:
 # --------------------------------------------------------------------------------------------
 # line clean-up and rank prefixes
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _PROCESS = re.compile(
     r"\((?P<name>(?:Worker|VllmWorker|EngineCore|APIServer|ApiServer|RayWorkerWrapper)\w*)"
     r"(?P<rest>(?:\s+\w+=[\w.:-]*)*)\)"
@@ -191,6 +189,26 @@ _RANK_ARG = re.compile(r"\brank=(\d+)")
 RANK_ZERO = 2  # driver / rank 0 / no prefix: its line wins
 RANK_UNKNOWN = 1  # a worker whose rank the prefix does not say
 RANK_OTHER = 0  # a worker known not to be rank 0
+
+
+_WORKER_RANKS = re.compile(r"^\((?:Worker|VllmWorker)\w{0,8}?((?:_(?:TP|PP|DP|EP|DCP|PCP)\d{1,4}){1,6})\b")
+_RANK_PART = re.compile(r"(TP|PP)(\d{1,4})")
+
+
+def _worker_ranks(line: str, ln: _Line, run: _Run) -> None:
+    """`(Worker_TP1_PP1 pid=…)`: the highest TP / PP rank seen + 1 is at least the parallel size."""
+    found = _WORKER_RANKS.match(line)
+    if found is None:
+        return
+    for kind, number in _RANK_PART.findall(found.group(1)):
+        name = "tensor_parallel_size" if kind == "TP" else "pipeline_parallel_size"
+        size = int(number) + 1
+        current = run.get(name)
+        slot = run.slots.get(name)
+        if slot is not None and slot.priority[0] > SOURCE_FALLBACK:
+            continue  # the configuration line says it
+        if not isinstance(current, int) or size > current:
+            run.put(name, size, ln, source=SOURCE_FALLBACK)
 
 
 def _rank_priority(line: str) -> int:
@@ -249,6 +267,9 @@ class _Run:
     notes: list[str] = field(default_factory=list)
     recognised: int = 0
     seen_kv: bool = False
+    stage: Stage = "start"
+    in_traceback: bool = False
+    saw_loading: bool = False
 
     def put(
         self, name: str, value: object, line: _Line, *, source: int = SOURCE_PRIMARY, mode: Mode = "last"
@@ -295,8 +316,7 @@ class _Rule:
     run_start: bool = False
 
 
-G = r"(-?\d+(?:\.\d+)?)"  # %.2f / %.4f / format_gib (reference §0: str(round(x, 2)), may be negative)
-N = r"(\d{1,3}(?:,\d{3})+|\d+)"  # %d or "{:,}" token counts (a trailing ", " is not a digit group)
+G = vt.GIB_NUMBER  # a printed GiB figure (see app.core.vllm_text)
 
 
 # --------------------------------------------------------------------------------------------
@@ -304,41 +324,45 @@ N = r"(\d{1,3}(?:,\d{3})+|\d+)"  # %d or "{:,}" token counts (a trailing ", " is
 
 
 def _weights(m: re.Match[str], ln: _Line, run: _Run) -> None:
-    run.put("weights_bytes", _gib_bytes(m.group(1)), ln)
+    run.put("weights_bytes", gib_bytes(m.group(1)), ln)
+    run.stage = "profile"
 
 
 def _v0_budget(m: re.Match[str], ln: _Line, run: _Run) -> None:
-    run.put("device_total_bytes", _gib_bytes(m.group(1)), ln)
-    run.put("gpu_memory_utilization", _float(m.group(2)), ln, source=SOURCE_FALLBACK)  # 2 decimals only
+    run.put("device_total_bytes", gib_bytes(m.group(1)), ln)
+    run.put("gpu_memory_utilization", float_of(m.group(2)), ln, source=SOURCE_FALLBACK)  # 2 decimals only
     run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
 
 
 def _v0_partition(m: re.Match[str], ln: _Line, run: _Run) -> None:
-    run.put("weights_bytes", _gib_bytes(m.group(1)), ln, source=SOURCE_SECONDARY)
-    run.put("non_torch_bytes", _gib_bytes(m.group(2)), ln)
-    run.put("activation_peak_bytes", _gib_bytes(m.group(3)), ln)
+    run.put("weights_bytes", gib_bytes(m.group(1)), ln, source=SOURCE_SECONDARY)
+    run.put("non_torch_bytes", gib_bytes(m.group(2)), ln)
+    run.put("activation_peak_bytes", gib_bytes(m.group(3)), ln)
     _kv_memory(m.group(4), ln, run)
     run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
 
 
+_PROFILE_VALUE = re.compile(vt.PROFILE_VALUE)
+
+
 def _v0_profiling_results(m: re.Match[str], ln: _Line, run: _Run) -> None:
     """0.6.4/0.6.5 one-line "Memory profiling results: total_gpu_memory=…GiB …" (peak includes weights)."""
-    values = dict(re.findall(r"(\w+)=(-?\d+(?:\.\d+)?)", m.group(0)))
+    values = dict(_PROFILE_VALUE.findall(m.group(0)))
     total = values.get("total_gpu_memory") or values.get("total_npu_memory")
-    run.put("device_total_bytes", None if total is None else _gib_bytes(total), ln)
+    run.put("device_total_bytes", None if total is None else gib_bytes(total), ln)
     non_torch = values.get("non_torch_memory")
-    run.put("non_torch_bytes", None if non_torch is None else _gib_bytes(non_torch), ln)
+    run.put("non_torch_bytes", None if non_torch is None else gib_bytes(non_torch), ln)
     kv = values.get("kv_cache_size")
     if kv is not None:
         _kv_memory(kv, ln, run)
     util = values.get("gpu_memory_utilization")
-    run.put("gpu_memory_utilization", None if util is None else _float(util), ln, source=SOURCE_FALLBACK)
+    run.put("gpu_memory_utilization", None if util is None else float_of(util), ln, source=SOURCE_FALLBACK)
     run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
     run.note(Text("this vLLM prints peak_torch_memory (weights + activation) instead of the activation peak"))
 
 
 def _kv_memory(printed: str, ln: _Line, run: _Run) -> None:
-    value = _gib_bytes(printed)
+    value = gib_bytes(printed)
     if value is None:
         return
     run.put("kv_cache_bytes", value, ln)
@@ -351,32 +375,32 @@ def _available_kv(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 
 def _kv_reserved(m: re.Match[str], ln: _Line, run: _Run) -> None:
-    run.put("device_free_at_start_bytes", _gib_bytes(m.group(1)), ln, source=SOURCE_SECONDARY)
+    run.put("device_free_at_start_bytes", gib_bytes(m.group(1)), ln, source=SOURCE_SECONDARY)
     _kv_memory(m.group(2), ln, run)
     run.put("kv_cache_memory_specified", True, ln)
     run.note(Text("KV cache size was set by --kv-cache-memory-bytes; gpu_memory_utilization did not size it"))
 
 
 def _v1_profiling(m: re.Match[str], ln: _Line, run: _Run) -> None:
-    run.put("non_kv_cache_bytes", _gib_bytes(m.group(1)), ln)
-    run.put("activation_peak_bytes", _gib_bytes(m.group(2)), ln)
+    run.put("non_kv_cache_bytes", gib_bytes(m.group(1)), ln)
+    run.put("activation_peak_bytes", gib_bytes(m.group(2)), ln)
     if m.group(3) == "non-torch forward increase memory":
-        run.put("non_torch_bytes", _gib_bytes(m.group(4)), ln)
+        run.put("non_torch_bytes", gib_bytes(m.group(4)), ln)
     else:
-        run.put("total_consumed_bytes", _gib_bytes(m.group(4)), ln)
-    run.put("weights_bytes", _gib_bytes(m.group(5)), ln, source=SOURCE_SECONDARY)
+        run.put("total_consumed_bytes", gib_bytes(m.group(4)), ln)
+    run.put("weights_bytes", gib_bytes(m.group(5)), ln, source=SOURCE_SECONDARY)
     run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
 
 
 def _free_at_start(m: re.Match[str], ln: _Line, run: _Run) -> None:
-    run.put("device_free_at_start_bytes", _gib_bytes(m.group(1)), ln)
-    run.put("device_total_bytes", _gib_bytes(m.group(2)), ln)
+    run.put("device_free_at_start_bytes", gib_bytes(m.group(1)), ln)
+    run.put("device_total_bytes", gib_bytes(m.group(2)), ln)
     rest = m.string[m.end() :]
     if rest.lstrip().startswith("is less than desired"):
         _error("startup_free_memory", m, ln, run)
-    desired = re.search(r"(?:desired|Desired) GPU memory utilization (?:is )?\(" + G, rest)
+    desired = re.search(vt.DESIRED_UTILIZATION, rest)
     if desired is not None:
-        run.put("gpu_memory_utilization", _float(desired.group(1)), ln, source=SOURCE_FALLBACK)
+        run.put("gpu_memory_utilization", float_of(desired.group(1)), ln, source=SOURCE_FALLBACK)
     _usage_summary(rest, ln, run)
 
 
@@ -392,32 +416,37 @@ def _usage_summary(rest: str, ln: _Line, run: _Run) -> None:
     for name, label in terms.items():
         found = re.search(G + r" GiB " + label, rest)
         if found is not None:
-            run.put(name, _gib_bytes(found.group(1)), ln, source=SOURCE_FALLBACK)
-    suggestion = re.search(r"--kv-cache-memory=(\d+)", rest)
+            run.put(name, gib_bytes(found.group(1)), ln, source=SOURCE_FALLBACK)
+    if re.search(r"for (?:NPU|ACL) graph memory", rest) is not None:
+        run.put("is_ascend", True, ln)
+        run.put("device_type", "NPU", ln, source=SOURCE_FALLBACK)
+    suggestion = re.search(r"--kv-cache-memory=(\d{1,18})", rest)
     if suggestion is not None:
-        run.put("kv_cache_memory_suggestion_bytes", _int(suggestion.group(1)), ln)
+        run.put("kv_cache_memory_suggestion_bytes", int_of(suggestion.group(1)), ln)
     in_use = re.search(r"Current kv cache memory in use is " + G + " GiB", rest)
     if in_use is not None:
-        run.put("kv_cache_bytes", _gib_bytes(in_use.group(1)), ln, source=SOURCE_FALLBACK)
+        run.put("kv_cache_bytes", gib_bytes(in_use.group(1)), ln, source=SOURCE_FALLBACK)
 
 
 def _graph_captured(m: re.Match[str], ln: _Line, run: _Run) -> None:
     # 0.33.0's V2 runner prints this twice (profiling capture, then the real one): the last one wins
-    run.put("cuda_graph_bytes", _gib_bytes(m.group(1)), ln)
+    run.put("cuda_graph_bytes", gib_bytes(m.group(1)), ln)
+    if run.stage == "graph":
+        run.stage = "profile"
 
 
 def _graph_pool(m: re.Match[str], ln: _Line, run: _Run) -> None:
-    run.put("cuda_graph_bytes", _gib_bytes(m.group(1)), ln, source=SOURCE_FORCED)
-    run.put("cuda_graph_estimate_bytes", _gib_bytes(m.group(2)), ln, source=SOURCE_SECONDARY)
+    run.put("cuda_graph_bytes", gib_bytes(m.group(1)), ln, source=SOURCE_FORCED)
+    run.put("cuda_graph_estimate_bytes", gib_bytes(m.group(2)), ln, source=SOURCE_SECONDARY)
 
 
 def _graph_estimate(m: re.Match[str], ln: _Line, run: _Run) -> None:
-    run.put("cuda_graph_estimate_bytes", _gib_bytes(m.group(1)), ln)
+    run.put("cuda_graph_estimate_bytes", gib_bytes(m.group(1)), ln)
 
 
 def _graph_equivalence(m: re.Match[str], ln: _Line, run: _Run) -> None:
-    run.put("gpu_memory_utilization", _float(m.group(1)), ln, source=SOURCE_SECONDARY)
-    run.put("gpu_memory_utilization_without_cuda_graph", _float(m.group(2)), ln)
+    run.put("gpu_memory_utilization", float_of(m.group(1)), ln, source=SOURCE_SECONDARY)
+    run.put("gpu_memory_utilization_without_cuda_graph", float_of(m.group(2)), ln)
 
 
 # --------------------------------------------------------------------------------------------
@@ -440,16 +469,21 @@ def _device_word(word: str | None) -> str | None:
 
 def _blocks(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("device_type", _device(m.group(1)), ln, source=SOURCE_SECONDARY)
-    run.put("num_gpu_blocks", _int(m.group(2)), ln, mode="min")
+    run.put("num_gpu_blocks", int_of(m.group(2)), ln, mode="min")
     if m.group(3) is not None:
-        run.put("num_cpu_blocks", _int(m.group(3)), ln, mode="min")
+        run.put("num_cpu_blocks", int_of(m.group(3)), ln, mode="min")
         run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
     else:
         run.put("engine", "v1", ln, source=SOURCE_FALLBACK)  # V1 0.6.6 / 0.7.3 print no CPU blocks
 
 
 def _blocks_override(m: re.Match[str], ln: _Line, run: _Run) -> None:
-    run.put("num_gpu_blocks", _int(m.group(2)), ln, source=SOURCE_FORCED)
+    if m.group(1) == "0":
+        # 0.18/0.19 allocate a minimal KV cache (available memory 0) to profile CUDA graphs: the
+        # override printed then is not the pool the engine runs with
+        run.note(Text("'Overriding num_gpu_blocks=0' was printed while profiling CUDA graphs; ignored"))
+        return
+    run.put("num_gpu_blocks", int_of(m.group(2)), ln, source=SOURCE_FORCED)
     run.note(
         Text(
             "num_gpu_blocks_override replaced {computed} computed blocks with {forced}",
@@ -466,14 +500,14 @@ def _kv_size(m: re.Match[str], ln: _Line, run: _Run) -> None:
         run.put("device_type", _device(prefix.split()[0]), ln)
         if "host" in prefix:
             run.note(Text("part of the KV pool is host-resident (HiSparse): 'GPU + host KV cache size'"))
-    run.put("kv_tokens", _int(m.group(2)), ln, mode="min")
+    run.put("kv_tokens", int_of(m.group(2)), ln, mode="min")
     run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
 
 
 def _concurrency(m: re.Match[str], ln: _Line, run: _Run) -> None:
-    tokens = _int(m.group(1))
+    tokens = int_of(m.group(1))
     run.put("max_concurrency_tokens_per_request", tokens, ln)
-    run.put("max_concurrency", _float(m.group(2)), ln, mode="min")
+    run.put("max_concurrency", float_of(m.group(2)), ln, mode="min")
     run.put("max_model_len", tokens, ln, source=SOURCE_FALLBACK)
 
 
@@ -481,16 +515,17 @@ def _concurrency(m: re.Match[str], ln: _Line, run: _Run) -> None:
 # handlers: errors (reference §4.4)
 
 
-def _error(kind: ErrorKind, m: re.Match[str], ln: _Line, run: _Run) -> None:
-    text = m.string[m.start() :].strip()
-    run.put("error", text, ln, mode="first")
-    run.put("error_kind", kind, ln, mode="first")
+def _error(kind: ErrorKind, m: re.Match[str], ln: _Line, run: _Run, *, source: int = SOURCE_PRIMARY) -> None:
+    """A failure; a specific kind (SOURCE_PRIMARY) beats a generic one (SOURCE_FALLBACK) in any order."""
+    text = m.string[m.start() :].strip()[:MAX_ERROR_CHARS]
+    run.put("error", text, ln, source=source, mode="first")
+    run.put("error_kind", kind, ln, source=source, mode="first")
 
 
 def _v0_too_long(m: re.Match[str], ln: _Line, run: _Run) -> None:
     _error("max_len_too_long", m, ln, run)
-    run.put("max_model_len", _int(m.group(1)), ln, source=SOURCE_SECONDARY)
-    tokens = _int(m.group(2))
+    run.put("max_model_len", int_of(m.group(1)), ln, source=SOURCE_SECONDARY)
+    tokens = int_of(m.group(2))
     run.put("kv_tokens", tokens, ln, source=SOURCE_SECONDARY, mode="min")
     # V0 fails when max_model_len > block_size × num_gpu_blocks, so that product is the longest L that fits
     run.put("estimated_max_model_len", tokens, ln, mode="first")
@@ -499,36 +534,42 @@ def _v0_too_long(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 def _v1_too_long(m: re.Match[str], ln: _Line, run: _Run) -> None:
     _error("max_len_too_long", m, ln, run)
-    run.put("max_model_len", _int(m.group(1)), ln, source=SOURCE_SECONDARY)
-    run.put("kv_cache_needed_bytes", _gib_bytes(m.group(2)), ln, mode="first")
-    available = _gib_bytes(m.group(3))
+    run.put("max_model_len", int_of(m.group(1)), ln, source=SOURCE_SECONDARY)
+    run.put("kv_cache_needed_bytes", gib_bytes(m.group(2)), ln, mode="first")
+    available = gib_bytes(m.group(3))
     run.put("kv_cache_bytes", available, ln, source=SOURCE_SECONDARY)
     if m.group(4) is not None:
-        run.put("estimated_max_model_len", _int(m.group(4)), ln, mode="first")
+        run.put("estimated_max_model_len", int_of(m.group(4)), ln, mode="first")
     elif re.search(r"Based on the available memory,\s+Try", m.string[m.end() :]) is not None:
         run.note(Text("vLLM 0.8.5 drops the estimated maximum model length from this error (a known bug)"))
     run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
 
 
+_OOM_KIND_BY_STAGE: dict[Stage, ErrorKind] = {"load": "load_oom", "graph": "graph_oom"}
+
+
 def _torch_oom(m: re.Match[str], ln: _Line, run: _Run) -> None:
     if "Failed to load model" in m.string[: m.start()]:
         return  # the 0.33.0 load error quotes the torch error: that rule already took the line
-    _error("torch_oom", m, ln, run)
+    if run.stage == "ready":
+        run.note(Text("an out-of-memory error came after the start-up completed; the start-up is read"))
+        return
+    _error(_OOM_KIND_BY_STAGE.get(run.stage, "torch_oom"), m, ln, run)
     run.put("device_type", _device(m.group(1)), ln, source=SOURCE_FALLBACK)
-    capacity = re.search(r"total capacity of " + G + r" GiB", m.group(0))
+    capacity = re.search(vt.TOTAL_CAPACITY, m.group(0))
     if capacity is not None:
-        run.put("device_total_bytes", _gib_bytes(capacity.group(1)), ln, source=SOURCE_SECONDARY)
+        run.put("device_total_bytes", gib_bytes(capacity.group(1)), ln, source=SOURCE_SECONDARY)
 
 
 def _autofit_reduced(m: re.Match[str], ln: _Line, run: _Run) -> None:
-    run.put("max_model_len", _int(m.group(2)), ln, source=SOURCE_FORCED)
+    run.put("max_model_len", int_of(m.group(2)), ln, source=SOURCE_FORCED)
     run.note(
         Text("auto-fit lowered max_model_len from {before} to {after}", before=m.group(1), after=m.group(2))
     )
 
 
 def _autofit_fits(m: re.Match[str], ln: _Line, run: _Run) -> None:
-    run.put("max_model_len", _int(m.group(1)), ln, source=SOURCE_FORCED)
+    run.put("max_model_len", int_of(m.group(1)), ln, source=SOURCE_FORCED)
 
 
 # --------------------------------------------------------------------------------------------
@@ -595,7 +636,8 @@ def _put_config(pairs: Iterable[tuple[str, object]], ln: _Line, run: _Run, sourc
 def _engine_config(m: re.Match[str], ln: _Line, run: _Run) -> None:
     flavour, version = m.group(1), m.group(2)
     run.put("engine", "v1" if flavour == "V1 " else "v0", ln)
-    run.put("vllm_version", version.strip().removeprefix("v"), ln, source=SOURCE_SECONDARY)
+    if version is not None:  # V0 before 0.6 prints "Initializing an LLM engine with config:" alone
+        run.put("vllm_version", version.strip().removeprefix("v"), ln, source=SOURCE_SECONDARY)
     body = m.string[m.end() :]
     pairs = ((km.group("key"), km.group("value")) for km in _KEY_VALUE.finditer(body))
     _put_config(pairs, ln, run, SOURCE_SECONDARY + 1)
@@ -624,11 +666,106 @@ def _args_namespace(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 
 def _scheduler_default(m: re.Match[str], ln: _Line, run: _Run) -> None:
-    run.put(m.group(1), _int(m.group(2)), ln, source=SOURCE_FALLBACK)
+    run.put(m.group(1), int_of(m.group(2)), ln, source=SOURCE_FALLBACK)
 
 
 def _server_version(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("vllm_version", m.group(1).removeprefix("v"), ln)
+    if m.lastindex is not None and m.lastindex >= 2 and m.group(2):
+        run.put("model", _as_str(m.group(2)), ln, source=SOURCE_SECONDARY)
+
+
+def _banner_model(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("model", _as_str(m.group(1)), ln, source=SOURCE_SECONDARY)
+
+
+def _max_model_len(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("max_model_len", int_of(m.group(1)), ln)
+
+
+def _fp8_kv(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("kv_cache_dtype", "fp8", ln, source=SOURCE_FALLBACK)  # the line does not say which fp8
+
+
+def _stage(stage: Stage) -> Handler:
+    def handle(m: re.Match[str], ln: _Line, run: _Run) -> None:
+        if stage == "load" and run.stage not in ("start", "load"):
+            return  # a load_model frame after the weights loaded is not the load stage
+        if run.stage != "ready" or stage == "ready":
+            run.stage = stage
+
+    return handle
+
+
+def _saw_loading(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """Shard progress goes to stderr, so it may land after the error it preceded: read at the end too."""
+    run.saw_loading = True
+    if run.stage == "start":
+        run.stage = "load"
+
+
+def _traceback(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.in_traceback = True
+    _failure(m, ln, run)
+
+
+def _failure(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """A start-up failure with no recognised cause (yet): a more specific error replaces it."""
+    if run.stage == "ready":
+        run.note(Text("an error came after the start-up completed; the start-up is read"))
+        return
+    if "raise " in ln.text or m.string[: m.start()].endswith(('"', "'")):
+        return  # the traceback's quoted source line, not the message
+    _error("startup_failed", m, ln, run, source=SOURCE_FALLBACK)
+
+
+def _exception(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """``SomeError: message`` closing a traceback: the first one names the root cause."""
+    if not run.in_traceback and "ERROR" not in ln.text and run.get("error_kind") is None:
+        return
+    if run.stage == "ready":
+        return
+    _error("startup_failed", m, ln, run, source=SOURCE_SECONDARY)
+
+
+_SERVE_TO_FACTS = (
+    "max_model_len",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "gpu_memory_utilization",
+    "kv_cache_dtype",
+    "block_size",
+    "max_num_seqs",
+    "max_num_batched_tokens",
+    "enforce_eager",
+    "enable_prefix_caching",
+    "quantization",
+    "dtype",
+)
+
+
+def _command(text: str, ln: _Line, run: _Run) -> None:
+    """A `vllm serve …` command pasted with the log: what was asked for, below what vLLM printed."""
+    if text.startswith(("docker", "sudo docker")):
+        image = _DOCKER_IMAGE.search(text)
+        if image is None:
+            return  # a container that is not vLLM's image
+        text = text[image.end() :]
+    try:
+        parsed = parse_serve_command(text)
+    except PlannerError as exc:
+        run.note(Text("the pasted command could not be read ({message})", message=exc.message))
+        return
+    run.put("model", _as_str(parsed.model), ln, source=SOURCE_FALLBACK)
+    given = parsed.serve.model_fields_set
+    for name in _SERVE_TO_FACTS:
+        if name in given:
+            value = getattr(parsed.serve, name)
+            if name in ("kv_cache_dtype", "dtype") and value == "auto":
+                continue
+            run.put(name, value, ln, source=SOURCE_FALLBACK)
+    if "kv_cache_memory_bytes" in given:
+        run.put("kv_cache_memory_specified", True, ln, source=SOURCE_FALLBACK)
 
 
 def _platform(m: re.Match[str], ln: _Line, run: _Run) -> None:
@@ -639,7 +776,7 @@ def _platform(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 
 def _forced_block_size(m: re.Match[str], ln: _Line, run: _Run) -> None:
-    size = _int(m.group(1))
+    size = int_of(m.group(1))
     run.put("block_size_forced", size, ln)
     run.put("block_size", size, ln, source=SOURCE_FORCED)
 
@@ -709,6 +846,11 @@ def _backend(m: re.Match[str], ln: _Line, run: _Run) -> None:
         run.put("device_type", "NPU", ln, source=SOURCE_FALLBACK)
 
 
+def _device_name(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("device_name", m.group(1).strip(), ln, mode="first")
+    run.put("device_type", "GPU", ln, source=SOURCE_FALLBACK)
+
+
 def _ascend_marker(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("is_ascend", True, ln)
     run.put("device_type", "NPU", ln, source=SOURCE_FALLBACK)
@@ -718,8 +860,8 @@ def _ascend_marker(m: re.Match[str], ln: _Line, run: _Run) -> None:
 # the rule table, run in order on every line (reference §4)
 
 
-def _rule(needle: str, pattern: str, handle: Handler, *, kv: bool = False, run_start: bool = False) -> _Rule:
-    return _Rule(needle, re.compile(pattern), handle, kv=kv, run_start=run_start)
+def _rule(line: VllmLine, handle: Handler, *, kv: bool = False, run_start: bool = False) -> _Rule:
+    return _Rule(line.needle, re.compile(line.pattern), handle, kv=kv, run_start=run_start)
 
 
 def _err(kind: ErrorKind) -> Handler:
@@ -731,169 +873,67 @@ def _err(kind: ErrorKind) -> Handler:
 
 RULES: tuple[_Rule, ...] = (
     # run boundaries and configuration
-    _rule(
-        "server version", r"vLLM (?:API )?server version:?\s+(v?\d[\w.+-]*)", _server_version, run_start=True
-    ),
-    _rule("non-default args", r"non-default args:\s*(\{.*)", _non_default_args, run_start=True),
-    _rule("args: Namespace(", r"args: Namespace\(", _args_namespace, run_start=True),
-    _rule(
-        "LLM engine",
-        r"Initializing an? (V1 |V0 )?LLM engine \(([^)]{1,64})\) with config:",
-        _engine_config,
-        run_start=True,
-    ),
-    _rule(
-        "Setting max_num_",
-        r"Setting (max_num_batched_tokens|max_num_seqs) to (\d+) for",
-        _scheduler_default,
-    ),
-    _rule(
-        "Chunked prefill is enabled",
-        r"Chunked prefill is enabled with (max_num_batched_tokens)=(\d+)",
-        _scheduler_default,
-    ),
-    _rule("detected platform", r"detected platform (\w+)", _platform),
+    _rule(vt.SERVER_VERSION, _server_version, run_start=True),
+    _rule(vt.BANNER_VERSION, _server_version, run_start=True),
+    _rule(vt.BANNER_MODEL, _banner_model),
+    _rule(vt.MAX_MODEL_LEN, _max_model_len),
+    _rule(vt.FP8_KV, _fp8_kv),
+    _rule(vt.NON_DEFAULT_ARGS, _non_default_args, run_start=True),
+    _rule(vt.ARGS_NAMESPACE, _args_namespace, run_start=True),
+    _rule(vt.ENGINE_CONFIG, _engine_config, run_start=True),
+    _rule(vt.SCHEDULER_DEFAULT, _scheduler_default),
+    _rule(vt.CHUNKED_PREFILL, _scheduler_default),
+    _rule(vt.PLATFORM, _platform),
     # model loading (§4.1)
-    _rule(" took ", r"(?:Loading model weights|Model loading) took " + G + r" Gi?B", _weights, kv=True),
-    _rule(
-        "Failed to load model", r"Failed to load model - not enough \w+ memory\..*", _err("load_oom"), kv=True
-    ),
+    _rule(vt.WEIGHTS, _weights, kv=True),
+    _rule(vt.LOAD_FAILED, _err("load_oom"), kv=True),
     # memory profiling (§4.2)
-    _rule(
-        "total_gpu_memory (",
-        r"total_gpu_memory \(" + G + r"\s*GiB\) x gpu_memory_utilization \(" + G + r"\)",
-        _v0_budget,
-        kv=True,
-    ),
-    _rule(
-        "model weights take",
-        r"model weights take " + G + r"\s*GiB; non_torch_memory takes " + G + r"\s*GiB; "
-        r"PyTorch activation peak memory takes " + G + r"\s*GiB; "
-        r"the rest of the memory reserved for KV Cache is " + G + r"\s*GiB",
-        _v0_partition,
-        kv=True,
-    ),
-    _rule("Memory profiling results:", r"Memory profiling results:.*", _v0_profiling_results, kv=True),
-    _rule(
-        "Total non KV cache memory",
-        r"Total non KV cache memory: " + G + r"\s*GiB; torch peak memory increase: " + G + r"\s*GiB; "
-        r"(non-torch forward increase memory|total consumed \(from mem_get_info\)): " + G + r"\s*GiB; "
-        r"weights memory: " + G + r"\s*GiB",
-        _v1_profiling,
-        kv=True,
-    ),
-    _rule("Available KV cache memory", r"Available KV cache memory: " + G + r" GiB", _available_kv, kv=True),
-    _rule(
-        "as specified by kv_cache_memory_bytes",
-        r"Initial free memory:? " + G + r"\s*GiB, reserved " + G + r"\s*GiB (?:memory )?for KV Cache",
-        _kv_reserved,
-        kv=True,
-    ),
-    _rule(
-        "Free memory on device",
-        r"Free memory on device(?: [^\s(]+)? \(" + G + "/" + G + r" GiB\) on startup",
-        _free_at_start,
-        kv=True,
-    ),
-    _rule(
-        "Graph capturing finished",
-        r"Graph capturing finished in \d+ secs?, took " + G + r" GiB",
-        _graph_captured,
-        kv=True,
-    ),
-    _rule(
-        "graph pool memory",
-        r"graph pool memory: " + G + r" GiB \(actual\), " + G + r" GiB \(estimated\)",
-        _graph_pool,
-        kv=True,
-    ),
-    _rule(
-        "Estimated CUDA graph memory",
-        r"Estimated CUDA graph memory: " + G + r" GiB",
-        _graph_estimate,
-        kv=True,
-    ),
-    _rule(
-        "is equivalent to --gpu-memory-utilization",
-        r"current --gpu-memory-utilization=" + G + r" is equivalent to --gpu-memory-utilization=" + G,
-        _graph_equivalence,
-        kv=True,
-    ),
+    _rule(vt.V0_BUDGET, _v0_budget, kv=True),
+    _rule(vt.V0_PARTITION, _v0_partition, kv=True),
+    _rule(vt.V0_PROFILING_RESULTS, _v0_profiling_results, kv=True),
+    _rule(vt.V1_PROFILING, _v1_profiling, kv=True),
+    _rule(vt.AVAILABLE_KV, _available_kv, kv=True),
+    _rule(vt.KV_RESERVED, _kv_reserved, kv=True),
+    _rule(vt.FREE_AT_START, _free_at_start, kv=True),
+    _rule(vt.GRAPH_CAPTURED, _graph_captured, kv=True),
+    _rule(vt.GRAPH_POOL, _graph_pool, kv=True),
+    _rule(vt.GRAPH_ESTIMATE, _graph_estimate, kv=True),
+    _rule(vt.GRAPH_EQUIVALENCE, _graph_equivalence, kv=True),
     # blocks and capacity (§4.3)
-    _rule(" blocks: ", r"# (\w+) blocks: (\d+)(?:, # CPU blocks: (\d+))?", _blocks, kv=True),
-    _rule(
-        "num_gpu_blocks_override",
-        r"Overriding num_gpu_blocks=(\d+) with num_gpu_blocks_override=(\d+)",
-        _blocks_override,
-        kv=True,
-    ),
-    _rule("KV cache size:", r"(?:\b(\w+(?: \+ host)?) )?KV cache size: " + N + r" tokens", _kv_size, kv=True),
-    _rule(
-        "Maximum concurrency for",
-        r"Maximum concurrency for " + N + r" tokens per request: (\d+(?:\.\d+)?)\s*x",
-        _concurrency,
-        kv=True,
-    ),
-    _rule(
-        "Auto-fit max_model_len: reduced",
-        r"Auto-fit max_model_len: reduced from (\d+) to (\d+)",
-        _autofit_reduced,
-        kv=True,
-    ),
-    _rule(
-        "Auto-fit max_model_len: full",
-        r"Auto-fit max_model_len: full model context length (\d+) fits",
-        _autofit_fits,
-        kv=True,
-    ),
+    _rule(vt.BLOCKS, _blocks, kv=True),
+    _rule(vt.BLOCKS_OVERRIDE, _blocks_override, kv=True),
+    _rule(vt.KV_SIZE, _kv_size, kv=True),
+    _rule(vt.CONCURRENCY, _concurrency, kv=True),
+    _rule(vt.AUTOFIT_REDUCED, _autofit_reduced, kv=True),
+    _rule(vt.AUTOFIT_FITS, _autofit_fits, kv=True),
     # errors (§4.4)
-    _rule(
-        "No available memory for the cache blocks",
-        r"No available memory for the cache blocks\..*",
-        _err("no_blocks"),
-        kv=True,
-    ),
-    _rule(
-        "is larger than the maximum number of tokens",
-        r"The model's max seq len \((\d+)\) is larger than the maximum number of tokens "
-        r"that can be stored in KV cache \((\d+)\)\..*",
-        _v0_too_long,
-        kv=True,
-    ),
-    _rule(
-        "To serve at least one request",
-        r"To serve at least one request with the models?'s max seq len \((\d+)\), \(?"
-        + G
-        + r" Gi?B KV cache is needed, which is larger than the available KV cache memory \("
-        + G
-        + r" Gi?B\)\.(?:\s*Based on the available memory, the estimated maximum model length is (\d+)\.)?",
-        _v1_too_long,
-        kv=True,
-    ),
-    _rule(
-        "Cannot auto-fit max_model_len", r"Cannot auto-fit max_model_len.*", _err("autofit_failed"), kv=True
-    ),
-    _rule(" out of memory.", r"\b(CUDA|NPU|XPU|HIP) out of memory\..*", _torch_oom, kv=True),
+    _rule(vt.NO_BLOCKS, _err("no_blocks"), kv=True),
+    _rule(vt.V0_TOO_LONG, _v0_too_long, kv=True),
+    _rule(vt.V1_TOO_LONG, _v1_too_long, kv=True),
+    _rule(vt.AUTOFIT_FAILED, _err("autofit_failed"), kv=True),
+    _rule(vt.TORCH_OOM, _torch_oom, kv=True),
+    # failures with no recognised cause, and where the start-up was (an OOM is classified by it)
+    _rule(vt.TRACEBACK, _traceback),
+    _rule(vt.ENGINE_CORE_FAILED, _failure),
+    _rule(vt.ENGINE_INIT_FAILED, _failure),
+    _rule(vt.ERROR_LINE, _exception),
+    _rule(vt.EXCEPTION_LINE, _exception),
+    _rule(vt.LOAD_START, _stage("load")),
+    _rule(vt.LOAD_FRAME, _stage("load")),
+    _rule(vt.GRAPH_CAPTURE, _stage("graph")),
+    _rule(vt.GRAPH_CAPTURE_CALL, _stage("graph")),
+    _rule(vt.GRAPH_CAPTURE_END, _stage("graph")),
+    _rule(vt.SHARD_PROGRESS, _saw_loading),
+    _rule(vt.STARTUP_COMPLETE, _stage("ready")),
+    _rule(vt.ENGINE_READY, _stage("ready")),
     # attention backend and block size (§5, §9)
-    _rule(
-        "Using ",
-        r"\bUsing (?!backend\b)((?:AttentionBackendEnum\.)?[A-Za-z][\w ]{0,40}?)"
-        r"(?: attention)? [Bb]ackend\b",
-        _backend,
-    ),
-    _rule("Using Ascend", r"\bUsing (Ascend\w*Backend)\b", _backend),
-    _rule(
-        " block size to ",
-        r"(?:Forcing|Setting) (?:kv cache|attention) block size to (\d+)",
-        _forced_block_size,
-    ),
-    _rule(
-        "Block size is set to 128",
-        r"Block size is set to 128 if prefix cache or chunked prefill",
-        _ascend_block_size,
-    ),
-    _rule("block size must be set to 128", r"block size must be set to 128", _ascend_block_size),
-    _rule("ascend", r"vllm[_-]ascend|torch_npu", _ascend_marker),
+    _rule(vt.BACKEND, _backend),
+    _rule(vt.ASCEND_BACKEND, _backend),
+    _rule(vt.FORCED_BLOCK_SIZE, _forced_block_size),
+    _rule(vt.ASCEND_BLOCK_SIZE_INFO, _ascend_block_size),
+    _rule(vt.ASCEND_BLOCK_SIZE_RULE, _ascend_block_size),
+    _rule(vt.ASCEND_MARKER, _ascend_marker),
+    _rule(vt.DEVICE_NAME, _device_name),
 )
 
 
@@ -920,10 +960,36 @@ def parse_startup_log(text: str) -> LogFacts:
         )
     run = _Run()
     runs = 0
-    for index, raw in enumerate(_LINE_BREAK.split(text)):
-        line = _ANSI.sub("", raw).strip()
+    command: list[str] = []  # a `vllm serve … \` command still being continued
+    command_line: _Line | None = None
+    for index, raw in enumerate(LINE_BREAK.split(text)):
+        line = ANSI.sub("", raw[:MAX_LINE_CHARS]).strip()
+        if command_line is not None:
+            command.append(line.removesuffix("\\"))
+            if not line.endswith("\\") or len(command) >= MAX_COMMAND_LINES:
+                _command(" ".join(command), command_line, run)
+                command, command_line = [], None
+            continue
         if not line:
             continue
+        start = _COMMAND.search(line) if "vllm" in line else None
+        if start is None and "docker run" in line:
+            start = _DOCKER_START.search(line)
+        if start is not None:
+            if runs == 0:
+                runs = 1
+            elif run.seen_kv:
+                run = _Run()
+                runs += 1
+            ln = _Line(no=index + 1, text=line, rank=RANK_ZERO)
+            run.recognised += 1
+            if line.endswith("\\"):
+                command, command_line = [start.group(1).removesuffix("\\")], ln
+            else:
+                _command(start.group(1), ln, run)
+            continue
+        if line.startswith("(") and ("_TP" in line[:40] or "_PP" in line[:40]):
+            _worker_ranks(line, _Line(no=index + 1, text=line, rank=RANK_UNKNOWN), run)
         matched = [(rule, m) for rule in RULES if rule.needle in line and (m := rule.pattern.search(line))]
         if not matched:
             continue
@@ -937,10 +1003,31 @@ def parse_startup_log(text: str) -> LogFacts:
             rule.handle(m, ln, run)
             run.seen_kv = run.seen_kv or rule.kv
         run.recognised += 1
+    if command_line is not None:
+        _command(" ".join(command), command_line, run)
     return _facts(run, runs)
 
 
+# `docker run … vllm/vllm-openai[:tag] --model X --flags`: the image's entrypoint is `vllm serve`
+_DOCKER_START = re.compile(r"^(?:[$#>]\s*)?((?:sudo )?docker run\b.*)")
+_DOCKER_IMAGE = re.compile(r"(?:^|\s)\S{0,200}vllm/vllm-openai(?::\S{1,64})?(?=\s|$)")
+# a command line as typed (optionally after a shell prompt and VAR=value prefixes), never a log line
+_COMMAND = re.compile(
+    r"^(?:[$#>]\s*)?((?:[A-Za-z_]\w{0,63}=\S{0,256}\s+){0,16}"
+    r"(?:vllm serve|python3? -m vllm\.entrypoints\.openai\.api_server)\b.*)"
+)
+
+
 def _facts(run: _Run, runs: int) -> LogFacts:
+    if run.get("error_kind") == "startup_failed" and run.stage == "ready":
+        # an error or traceback printed before "init engine … took" / "Application startup complete"
+        # that the start-up survived (an optional import, a retried download): not a failure
+        run.slots.pop("error", None)
+        run.slots.pop("error_kind", None)
+        run.note(Text("an error was printed during the start-up, but the start-up completed"))
+    if run.get("error_kind") == "torch_oom" and run.saw_loading and run.get("weights_bytes") is None:
+        # an OOM with shard loading in the paste and no "Loading model weights took": the load failed
+        run.slots["error_kind"].value = "load_oom"
     if runs > 1:
         run.notes.insert(0, Text("{runs} runs found; using the last one", runs=runs))
     values: dict[str, object] = {name: slot.value for name, slot in run.slots.items()}
@@ -951,6 +1038,13 @@ def _facts(run: _Run, runs: int) -> LogFacts:
         evidence["kv_cache_bytes_min_rank"] = low_evidence
         if low_value != values.get("kv_cache_bytes"):
             run.note(Text("ranks printed different KV cache memory; the smallest one sets the block count"))
+        current_kind = values.get("error_kind")
+        if low_value <= 0 and (current_kind is None or current_kind == "startup_failed"):
+            # vLLM raises "No available memory for the cache blocks" for a pool ≤ 0 (reference §4.4);
+            # vllm-ascend prints the negative figure first ("Available KV cache memory: -0.87 GiB")
+            values["error_kind"], values["error"] = "no_blocks", low_evidence.text
+            evidence["error_kind"] = evidence["error"] = low_evidence
+            run.note(Text("the KV pool is printed as zero or negative: no block can be allocated"))
     util, util_without = (
         values.get("gpu_memory_utilization"),
         values.get("gpu_memory_utilization_without_cuda_graph"),
@@ -987,187 +1081,3 @@ def _build(values: dict[str, object], evidence: dict[str, Evidence], extra: dict
                 values.pop(name)
                 evidence.pop(name, None)
     return LogFacts.model_validate(extra)
-
-
-# --------------------------------------------------------------------------------------------
-# Prometheus metrics (reference §8)
-
-MetricsVerdict = Literal["kv_bound", "not_kv_bound"]
-
-
-class MetricsFacts(BaseModel):
-    """What a Prometheus scrape of a vLLM server says about KV pressure.
-
-    Counters and request gauges are **summed across label sets** (engines, models, DP ranks);
-    ``kv_usage`` is the **highest** value of any engine, because a usage fraction cannot be summed
-    and the busiest engine is the one that is KV-bound; ``num_gpu_blocks`` from
-    ``vllm:cache_config_info`` is summed across engines, ``block_size`` and
-    ``gpu_memory_utilization`` are the first engine's.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    kv_usage: float | None = None
-    num_requests_running: float | None = None
-    num_requests_waiting: float | None = None
-    num_requests_swapped: float | None = None
-    preemptions: float | None = None
-    prefix_cache_hits: float | None = None
-    prefix_cache_queries: float | None = None
-    prefix_hit_rate: float | None = None
-    num_gpu_blocks: int | None = None
-    block_size: int | None = None
-    gpu_memory_utilization: float | None = None
-    verdict: MetricsVerdict = "not_kv_bound"
-    reading: Msg = ""
-    samples_read: int = 0
-
-
-_SAMPLE = re.compile(
-    r"^(?P<name>[A-Za-z_:][\w:]*)\s*(?:\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)(?:\s+-?\d+)?\s*$"
-)
-_LABEL = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
-_METRIC_NAMES = {
-    "kv_usage": ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
-    "num_requests_running": ("vllm:num_requests_running",),
-    "num_requests_waiting": ("vllm:num_requests_waiting",),
-    "num_requests_swapped": ("vllm:num_requests_swapped",),
-    "preemptions": ("vllm:num_preemptions_total", "vllm:num_preemptions"),
-    "prefix_cache_hits": (
-        "vllm:prefix_cache_hits_total",
-        "vllm:prefix_cache_hits",
-        "vllm:gpu_prefix_cache_hits_total",
-        "vllm:gpu_prefix_cache_hits",
-    ),
-    "prefix_cache_queries": (
-        "vllm:prefix_cache_queries_total",
-        "vllm:prefix_cache_queries",
-        "vllm:gpu_prefix_cache_queries_total",
-        "vllm:gpu_prefix_cache_queries",
-    ),
-    "hit_rate_gauge": ("vllm:gpu_prefix_cache_hit_rate",),
-}
-PERCENT_SCALE = 100.0  # a usage above 1 is taken as a 0-100 percentage (vLLM itself exports 0..1)
-
-
-@dataclass
-class _Samples:
-    by_name: dict[str, list[float]] = field(default_factory=dict)
-    cache_config: list[dict[str, str]] = field(default_factory=list)
-    count: int = 0
-
-
-def _scrape(text: str) -> _Samples:
-    samples = _Samples()
-    for raw in _LINE_BREAK.split(text[:MAX_LOG_CHARS]):
-        line = raw.strip()
-        if not line.startswith("vllm:"):
-            continue
-        m = _SAMPLE.match(line)
-        if m is None:
-            continue
-        value = _float(m.group("value"))  # NaN / ±Inf are dropped here
-        if value is None:
-            continue
-        samples.count += 1
-        name = m.group("name")
-        if name == "vllm:cache_config_info":
-            samples.cache_config.append(dict(_LABEL.findall(m.group("labels") or "")))
-        else:
-            samples.by_name.setdefault(name, []).append(value)
-    return samples
-
-
-def _first_present(samples: _Samples, names: tuple[str, ...]) -> list[float] | None:
-    for name in names:
-        if name in samples.by_name:
-            return samples.by_name[name]
-    return None
-
-
-def parse_metrics(text: str) -> MetricsFacts:
-    """Read a Prometheus text exposition of vLLM's metrics (reference §8); never raises.
-
-    See :class:`MetricsFacts` for how several engines / label sets are combined. The verdict is
-    ``kv_bound`` when KV usage ≥ :data:`KV_BOUND_USAGE` and requests are waiting (seed, 五步).
-    """
-    samples = _scrape(text)
-    sums: dict[str, float | None] = {}
-    for key, names in _METRIC_NAMES.items():
-        found = _first_present(samples, names)
-        sums[key] = None if found is None else sum(found)
-    usage_values = _first_present(samples, _METRIC_NAMES["kv_usage"])
-    kv_usage = None
-    if usage_values:
-        kv_usage = max(usage_values)
-        if kv_usage > 1.0:
-            kv_usage = kv_usage / PERCENT_SCALE
-    hits, queries = sums["prefix_cache_hits"], sums["prefix_cache_queries"]
-    hit_rate = None
-    if hits is not None and queries:
-        hit_rate = hits / queries
-    else:
-        gauge = _first_present(samples, _METRIC_NAMES["hit_rate_gauge"])
-        if gauge:
-            hit_rate = sum(gauge) / len(gauge)
-    blocks = [b for info in samples.cache_config if (b := _int(info.get("num_gpu_blocks", ""))) is not None]
-    first = samples.cache_config[0] if samples.cache_config else {}
-    waiting = sums["num_requests_waiting"]
-    verdict: MetricsVerdict = (
-        "kv_bound"
-        if kv_usage is not None and kv_usage >= KV_BOUND_USAGE and (waiting or 0) > 0
-        else "not_kv_bound"
-    )
-    return MetricsFacts(
-        kv_usage=kv_usage,
-        num_requests_running=sums["num_requests_running"],
-        num_requests_waiting=waiting,
-        num_requests_swapped=sums["num_requests_swapped"],
-        preemptions=sums["preemptions"],
-        prefix_cache_hits=hits,
-        prefix_cache_queries=queries,
-        prefix_hit_rate=hit_rate,
-        num_gpu_blocks=sum(blocks) if blocks else None,
-        block_size=_int(first.get("block_size", "")),
-        gpu_memory_utilization=_float(first.get("gpu_memory_utilization", "x")),
-        verdict=verdict,
-        reading=_reading(verdict, kv_usage, waiting, sums["preemptions"]),
-        samples_read=samples.count,
-    )
-
-
-def _reading(
-    verdict: MetricsVerdict, kv_usage: float | None, waiting: float | None, preempt: float | None
-) -> str:
-    if kv_usage is None:
-        return (
-            "No KV-cache usage metric (vllm:kv_cache_usage_perc or vllm:gpu_cache_usage_perc) in the scrape."
-        )
-    usage = Text("KV cache usage is {kv_usage:.0%}", kv_usage=kv_usage)
-    queue = (
-        Text("no waiting-requests metric")
-        if waiting is None
-        else Text("{waiting:g} requests waiting", waiting=waiting)
-    )
-    extra = "" if not preempt else Text("; {preempt:g} preemptions so far", preempt=preempt)
-    if verdict == "kv_bound":
-        return Text(
-            "{usage} with {queue}{extra}: concurrency is limited by the KV pool. Shorten max_model_len, use an fp8 KV cache, raise TP or gpu_memory_utilization.",
-            usage=usage,
-            queue=queue,
-            extra=extra,
-        )
-    if kv_usage >= KV_BOUND_USAGE:
-        return Text(
-            "{usage} but {queue}{extra}: the pool is full yet nothing queues, so KV is not the limit now.",
-            usage=usage,
-            queue=queue,
-            extra=extra,
-        )
-    return Text(
-        "{usage} with {queue}{extra}: below {bound:.0%}, the KV pool is not the bottleneck.",
-        usage=usage,
-        queue=queue,
-        extra=extra,
-        bound=KV_BOUND_USAGE,
-    )

@@ -1,0 +1,591 @@
+"""Case recovery: what configuration, model, version and device a pasted log describes.
+
+Only the catalog is consulted (a pasted path never opens a file); the device is the hinted one,
+the catalog device nearest the printed total among those the log does not rule out, or the one whose
+replayed KV pool matches the log's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from app.core import catalog
+from app.core.diagnose.model import (
+    BACKEND_MIN_SM,
+    BF16_MIN_SM,
+    CUDA_GRAPHS_BUDGETED_FROM,
+    DEFAULT_BLOCK_SIZE,
+    DEVICE_MATCH_TOLERANCE_BYTES,
+    LAST_V0_VERSION,
+    MAX_EXCERPT_ERROR_CHARS,
+    V0_FALLBACK_VERSION,
+    DeviceSource,
+)
+from app.core.errors import PlannerError, UnknownModelError
+from app.core.estimate import estimate
+from app.core.logs import Evidence, LogFacts
+from app.core.plan import apply_quantization_flag, custom_device
+from app.core.result import Estimate
+from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, ModelSpec, ServeConfig
+from app.core.text import Text
+from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS, parse_version, rules_for
+
+# --------------------------------------------------------------------------------------------
+# small helpers
+
+
+def fmt_gib(num_bytes: float) -> str:
+    return f"{num_bytes / GIB:,.2f} GiB"
+
+
+def clip(text: str, limit: int = MAX_EXCERPT_ERROR_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the same split as app.core.logs, so line numbers agree
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
+_LOADING_MODEL = re.compile(r"Starting to load model (\S+?)(?:\.\.\.|\s*$)")
+_ARGS_BLOCK_SIZE = re.compile(r"(?:'block_size':\s*|\bblock_size=)(\d{1,5})\b")
+MAX_SCAN_LINES = 200_000  # the two fallback scans below stop after this many lines
+
+
+def _scan(text: str, needle: str, pattern: re.Pattern[str]) -> tuple[str, Evidence] | None:
+    """First match of ``pattern`` on a line holding ``needle``: (group 1, the line as evidence)."""
+    for index, raw in enumerate(_LINE_BREAK.split(text, maxsplit=MAX_SCAN_LINES)):
+        if needle not in raw:
+            continue
+        line = _ANSI.sub("", raw).strip()
+        found = pattern.search(line)
+        if found is not None:
+            return found.group(1), Evidence(line_no=index + 1, text=line[:2000])
+    return None
+
+
+def evidence_of(facts: LogFacts, *names: str) -> list[Evidence]:
+    seen: dict[int, Evidence] = {}
+    for name in names:
+        ev = facts.evidence.get(name)
+        if ev is not None:
+            seen.setdefault(ev.line_no, ev)
+    return [seen[no] for no in sorted(seen)]
+
+
+def _safe_estimate(
+    *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, version: str | None, target: int | None
+) -> Estimate | None:
+    """The estimator, or None when this combination is one it refuses (or a value it cannot model)."""
+    try:
+        return estimate(
+            model=model, device=device, serve=serve, vllm_version=version, target_concurrency=target
+        )
+    except (PlannerError, ValueError, ArithmeticError):
+        return None
+
+
+# --------------------------------------------------------------------------------------------
+# recovering the configuration
+
+
+@dataclass
+class Case:
+    """Everything resolved from the paste; the steps read it."""
+
+    facts: LogFacts
+    evidence_model: Evidence | None
+    model_name: str | None
+    model: ModelSpec | None
+    model_key: str | None  # the string that resolved in the catalog
+    version: str | None
+    serve: ServeConfig | None
+    requested_block_size: int | None
+    device: DeviceSpec | None
+    device_source: DeviceSource
+    prediction: Estimate | None
+    target: int
+    target_given: bool
+    notes: list[str] = field(default_factory=list)
+    device_reasoning: list[str] = field(default_factory=list)
+
+    # --- derived numbers -------------------------------------------------------------------
+    @property
+    def max_model_len(self) -> int | None:
+        value = self.facts.max_model_len
+        return value if value is not None and value > 0 else None
+
+    @property
+    def printed_pool(self) -> int | None:
+        """The KV pool that sized the blocks: the smallest rank's, 0 when vLLM found no blocks."""
+        f = self.facts
+        value = f.kv_cache_bytes_min_rank if f.kv_cache_bytes_min_rank is not None else f.kv_cache_bytes
+        if value is None and (f.num_gpu_blocks == 0 or f.error_kind == "no_blocks"):
+            return 0
+        return value
+
+    @property
+    def pool(self) -> int | None:
+        """The printed pool or, when only tokens are printed (0.7/0.8), tokens × the spec's bytes/token."""
+        printed = self.printed_pool
+        if printed is not None:
+            return printed
+        tokens = self.facts.kv_tokens
+        if tokens is not None and self.prediction is not None and self.facts.error is None:
+            return tokens * self.prediction.kv_bytes_per_token
+        return None
+
+    @property
+    def graphs_budgeted(self) -> bool:
+        """The CUDA-graph estimate came out of the budget before KV sizing (0.20+, reference §2.6)."""
+        version = self.facts.vllm_version
+        if version is None:
+            return False
+        try:
+            return parse_version(version) >= CUDA_GRAPHS_BUDGETED_FROM
+        except PlannerError:
+            return False
+
+    @property
+    def block_size(self) -> int:
+        f = self.facts
+        if f.block_size_forced:
+            return f.block_size_forced
+        if self.prediction is not None:
+            return self.prediction.block_size
+        return f.block_size or self.requested_block_size or DEFAULT_BLOCK_SIZE
+
+    @property
+    def blocks(self) -> int | None:
+        """Blocks as printed (V0) or as tokens ÷ block size (V1 prints tokens only)."""
+        f = self.facts
+        if f.num_gpu_blocks is not None:
+            return f.num_gpu_blocks
+        if f.kv_tokens is not None and f.error_kind is None:
+            return f.kv_tokens // self.block_size
+        return None
+
+    @property
+    def pool_tokens(self) -> int | None:
+        f = self.facts
+        if f.kv_tokens is not None:
+            return f.kv_tokens
+        if f.num_gpu_blocks is not None:
+            return f.num_gpu_blocks * self.block_size
+        return None
+
+    def per_token(self) -> tuple[int | None, str]:
+        """KV bytes per token per device, and where the figure came from."""
+        if self.prediction is not None and self.prediction.kv_bytes_per_token > 0:
+            return self.prediction.kv_bytes_per_token, Text("model spec (2 × L × H_kv/TP × D × b)")
+        f, pool, tokens = self.facts, self.pool, self.pool_tokens
+        if pool and tokens:
+            return round(pool / tokens), Text("log: KV pool ÷ pool tokens")
+        if f.kv_cache_needed_bytes and self.max_model_len:
+            return round(f.kv_cache_needed_bytes / self.max_model_len), Text("log: KV needed ÷ max_model_len")
+        return None, Text("not derivable from the paste")
+
+    def bytes_per_block(self) -> tuple[int | None, str]:
+        if self.prediction is not None and self.prediction.bytes_per_block > 0:
+            return self.prediction.bytes_per_block, Text("model spec")
+        f, pool = self.facts, self.pool
+        if pool and f.num_gpu_blocks:
+            return pool // f.num_gpu_blocks, Text("log: pool ÷ blocks")
+        per_token, _ = self.per_token()
+        if per_token:
+            return per_token * self.block_size, Text(
+                "per-token bytes × block size {block_size}", block_size=self.block_size
+            )
+        return None, ""
+
+    def reached_concurrency(self) -> float | None:
+        """Requests of max_model_len tokens the pool holds: printed, or pool tokens ÷ S."""
+        f = self.facts
+        if f.error is not None:
+            return None
+        if f.max_concurrency is not None:
+            return f.max_concurrency
+        tokens, length = self.pool_tokens, self.max_model_len
+        if tokens is not None and length:
+            return round(tokens / length, 2)
+        return None
+
+    @property
+    def started(self) -> bool | None:
+        f = self.facts
+        if f.error is not None:
+            return False
+        printed = (f.kv_tokens, f.num_gpu_blocks, f.max_concurrency, f.kv_cache_bytes)
+        if any(v is not None for v in printed) or f.kv_cache_memory_suggestion_bytes is not None:
+            return True  # the suggestion line is printed after KV sizing and graph capture
+        return None
+
+
+def _resolve_model(name: str | None, quantization: str | None) -> tuple[ModelSpec | None, str | None, str]:
+    """The catalog model for a log's model id (a local path is tried by its folder name too).
+
+    Only the catalog is consulted: a pasted path must never open a file on this server.
+    """
+    if not name:
+        return None, None, ""
+    candidates = [name]
+    tail = name.rstrip("/").rsplit("/", 1)[-1]
+    if tail and tail != name and (name.startswith(("/", ".", "~")) or name.count("/") > 1):
+        candidates.append(tail)
+    for key in candidates:
+        try:
+            spec = catalog.find_model(key)
+        except UnknownModelError:
+            continue
+        except PlannerError as exc:  # the catalog itself failed to load: say so, do not blame the log
+            return (
+                None,
+                None,
+                Text(
+                    "the model catalog could not be read ({field}: {message})",
+                    field=exc.field,
+                    message=exc.message,
+                ),
+            )
+        note = (
+            ""
+            if key == name
+            else Text(
+                "model {name!r} was matched to the catalog by its folder name {key!r}", name=name, key=key
+            )
+        )
+        try:
+            spec = apply_quantization_flag(spec, quantization)
+        except PlannerError as exc:
+            note = f"{note}; {exc.message}" if note else exc.message
+        return spec, key, note
+    return (
+        None,
+        None,
+        Text("model {name!r} is not in the catalog: the prediction and the planner link need it", name=name),
+    )
+
+
+def _version(facts: LogFacts) -> tuple[str | None, str]:
+    """The release whose rules replay this log, and a note when it had to be guessed."""
+    printed = facts.vllm_version
+    if printed is not None:
+        try:
+            rules = rules_for(printed)
+        except PlannerError as exc:
+            return None, Text(
+                "{message}; predicted with {default_version}",
+                message=exc.message,
+                default_version=DEFAULT_VERSION,
+            )
+        if facts.engine == "v0" and rules.engine == "v1":
+            return LAST_V0_VERSION, (
+                Text(
+                    "vLLM {printed} ran the V0 engine here; predicted with {last_v0_version}'s V0 rules",
+                    printed=printed,
+                    last_v0_version=LAST_V0_VERSION,
+                )
+            )
+        return rules.version, ""
+    if facts.engine == "v0":
+        return (
+            V0_FALLBACK_VERSION,
+            Text(
+                "the log prints no version; its V0 lines were replayed as {v0_fallback_version}",
+                v0_fallback_version=V0_FALLBACK_VERSION,
+            ),
+        )
+    return None, Text(
+        "the log prints no version; predicted with {default_version}", default_version=DEFAULT_VERSION
+    )
+
+
+def link_version(version: str | None) -> str | None:
+    """The newest release the planner offers that is not newer than ``version``."""
+    if version is None:
+        return None
+    try:
+        wanted = parse_version(version)
+    except PlannerError:
+        return None
+    older = [v for v in KNOWN_VERSIONS if parse_version(v) <= wanted]
+    return older[-1] if older else None
+
+
+SERVE_FIELDS = (
+    "max_model_len",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "gpu_memory_utilization",
+    "max_num_seqs",
+    "max_num_batched_tokens",
+    "enable_prefix_caching",
+    "quantization",
+)
+
+
+def _serve(facts: LogFacts, requested_block_size: int | None) -> tuple[ServeConfig | None, list[str]]:
+    """The `vllm serve` flags the log shows; a value ServeConfig refuses is dropped and reported."""
+    data: dict[str, Any] = {
+        name: getattr(facts, name) for name in SERVE_FIELDS if getattr(facts, name) is not None
+    }
+    if facts.kv_cache_dtype in KV_CACHE_DTYPES:
+        data["kv_cache_dtype"] = facts.kv_cache_dtype
+    if facts.dtype in ("bfloat16", "float16", "float32", "half"):
+        data["dtype"] = facts.dtype
+    if facts.enforce_eager is not None:
+        data["enforce_eager"] = facts.enforce_eager
+    if requested_block_size is not None:
+        data["block_size"] = requested_block_size
+    dropped: list[str] = []
+    for _ in range(len(data) + 1):
+        try:
+            return ServeConfig.model_validate(data), dropped
+        except ValidationError as exc:
+            bad = {str(err["loc"][0]) for err in exc.errors() if err["loc"]} & data.keys()
+            if not bad:
+                break
+            for name in sorted(bad):
+                dropped.append(
+                    Text(
+                        "{name}={name2!r} from the log is outside what the planner models",
+                        name=name,
+                        name2=data.pop(name),
+                    )
+                )
+    return None, dropped
+
+
+def _platforms(facts: LogFacts) -> tuple[str, ...]:
+    if facts.is_ascend or facts.device_type == "NPU":
+        return ("npu",)
+    if facts.device_type in (None, "GPU"):
+        return ("cuda", "rocm")
+    return (facts.device_type.lower(),)
+
+
+def _ruled_out(device: DeviceSpec, facts: LogFacts) -> str | None:
+    """Why the log rules this device out (a dtype or backend it cannot run), or None."""
+    sm = device.sm
+    if sm is None or device.platform != "cuda":
+        return None
+    if facts.dtype == "bfloat16" and sm < BF16_MIN_SM:
+        return Text(
+            "{id}: bfloat16 needs compute capability ≥ {need} (it has {cap})",
+            id=device.id,
+            need=BF16_MIN_SM / 10,
+            cap=device.compute_capability,
+        )
+    need = BACKEND_MIN_SM.get(facts.attention_backend or "")
+    if need is not None and sm < need:
+        return Text(
+            "{id}: {backend} needs compute capability ≥ {need} (it has {cap})",
+            id=device.id,
+            backend=facts.attention_backend,
+            need=need / 10,
+            cap=device.compute_capability,
+        )
+    return None
+
+
+def _candidates(facts: LogFacts) -> tuple[list[DeviceSpec], list[str]]:
+    """Catalog devices of the log's platform that can run what it printed, and why others cannot."""
+    kept: list[DeviceSpec] = []
+    reasons: list[str] = []
+    for device in catalog.list_devices():
+        if device.platform not in _platforms(facts):
+            continue
+        reason = _ruled_out(device, facts)
+        if reason is None:
+            kept.append(device)
+        else:
+            reasons.append(reason)
+    return kept, reasons
+
+
+def _nearest_device(total: int, candidates: list[DeviceSpec]) -> tuple[DeviceSpec | None, list[str]]:
+    close = sorted(
+        (abs(d.memory_total_bytes - total), i, d)
+        for i, d in enumerate(candidates)
+        if abs(d.memory_total_bytes - total) <= DEVICE_MATCH_TOLERANCE_BYTES
+    )
+    if not close:
+        return None, []
+    best = close[0][2]
+    others = [d.id for _, _, d in close[1:] if d.memory_total_bytes != best.memory_total_bytes]
+    same = [d.id for _, _, d in close[1:] if d.memory_total_bytes == best.memory_total_bytes]
+    return best, others + same
+
+
+def _replay_device(
+    facts: LogFacts, model: ModelSpec, serve: ServeConfig, version: str | None, pool: int | None
+) -> tuple[DeviceSpec | None, str]:
+    """No total printed: the catalog device whose predicted KV pool is closest to the log's."""
+    best: tuple[float, int, DeviceSpec] | None = None
+    for i, device in enumerate(_candidates(facts)[0]):
+        est = _safe_estimate(model=model, device=device, serve=serve, version=version, target=None)
+        if est is None:
+            continue
+        if pool is not None:
+            gap = abs(est.kv_cache_bytes - pool)
+        elif facts.kv_tokens is not None:
+            gap = abs(est.kv_tokens - facts.kv_tokens) * est.kv_bytes_per_token
+        else:
+            return None, ""
+        if best is None or (gap, i) < (best[0], best[1]):
+            best = (gap, i, device)
+    if best is None or best[0] > DEVICE_MATCH_TOLERANCE_BYTES:
+        return (
+            None,
+            Text(
+                "the log prints no device total and no catalog device reproduces its KV pool; pass a device"
+            ),
+        )
+    return best[2], (
+        Text(
+            "the log prints no device total; {id} was inferred by replaying this configuration on every catalog device (predicted KV pool within {best} of the log's) — pass a device to be sure",
+            id=best[2].id,
+            best=fmt_gib(best[0]),
+        )
+    )
+
+
+def _with_total(device: DeviceSpec, total: int | None) -> DeviceSpec:
+    """The run's own total (what the runtime printed) beats the catalog's typical figure for the device."""
+    if total is None or total <= 0:
+        return device
+    return device.model_copy(update={"memory_total_bytes": total})
+
+
+def _named_device(facts: LogFacts) -> DeviceSpec | None:
+    """The catalog device whose torch name the paste prints ("GPU 0: NVIDIA H100 80GB HBM3")."""
+    if not facts.device_name:
+        return None
+    try:
+        return catalog.find_device(facts.device_name)
+    except PlannerError:
+        return None
+
+
+def _device(
+    facts: LogFacts,
+    hint: str | None,
+    model: ModelSpec | None,
+    serve: ServeConfig | None,
+    version: str | None,
+    pool: int | None,
+) -> tuple[DeviceSpec | None, DeviceSource, str]:
+    total = facts.device_total_bytes
+    if hint and hint.strip():
+        hinted = catalog.find_device(hint)  # an unknown hint is the caller's error (field "device")
+        return _with_total(hinted, total), "hint", ""
+    named = _named_device(facts)
+    if named is not None:
+        note = Text("the paste names the card ({name}): {id}", name=facts.device_name, id=named.id)
+        return _with_total(named, total), "printed_name", note
+    if total is not None and total > 0:
+        candidates, _ = _candidates(facts)
+        best, others = _nearest_device(total, candidates)
+        if best is not None:
+            note = Text(
+                "the card reports {total}: matched to {id} ({memory_total_bytes})",
+                total=fmt_gib(total),
+                id=best.id,
+                memory_total_bytes=fmt_gib(best.memory_total_bytes),
+            )
+            if others:
+                note += Text(
+                    "; also within 1.5 GiB: {others} — pass a device to choose", others=", ".join(others[:4])
+                )
+            return _with_total(best, total), "printed_total", note
+        try:
+            return (
+                custom_device(total / GIB),
+                "custom",
+                (
+                    Text(
+                        "no catalog device has {total}; predicted on a custom device of that size",
+                        total=fmt_gib(total),
+                    )
+                ),
+            )
+        except PlannerError:
+            return None, "none", ""
+    if model is not None and serve is not None and ((pool is not None and pool > 0) or facts.kv_tokens):
+        device, note = _replay_device(facts, model, serve, version, pool)
+        return device, ("replay" if device is not None else "none"), note
+    return None, "none", ""
+
+
+def recover_case(log_text: str, facts: LogFacts, target: int | None, device_hint: str | None) -> Case:
+    notes: list[str] = list(facts.notes)
+    model_name, evidence_model = facts.model, None
+    if model_name is None and log_text:
+        found = _scan(log_text, "Starting to load model", _LOADING_MODEL)
+        if found is not None:
+            model_name, evidence_model = found
+    requested_block_size = facts.block_size if facts.block_size_forced is None else None
+    if facts.block_size_forced is not None and log_text:
+        found_size = _scan(log_text, "args", _ARGS_BLOCK_SIZE)
+        requested_block_size = int(found_size[0]) if found_size is not None else None
+    model, model_key, model_note = _resolve_model(model_name, facts.quantization)
+    if model_note:
+        notes.append(model_note)
+    version, version_note = _version(facts) if model is not None else (None, "")
+    if version_note:
+        notes.append(version_note)
+    serve, dropped = _serve(facts, requested_block_size)
+    notes.extend(dropped)
+    pool_hint = (
+        facts.kv_cache_bytes_min_rank if facts.kv_cache_bytes_min_rank is not None else facts.kv_cache_bytes
+    )
+    device, device_source, device_note = _device(facts, device_hint, model, serve, version, pool_hint)
+    reasoning = [device_note] if device_note else []
+    if device_source == "hint" and device is not None:
+        reasoning.append(Text("{id} was chosen in the form", id=device.id))
+        conflict = _ruled_out(device, facts)
+        if conflict is not None:
+            notes.append(Text("the chosen device does not match the log: {conflict}", conflict=conflict))
+    elif device_source in ("printed_name", "printed_total", "replay", "none"):
+        reasoning.extend(_candidates(facts)[1][:6])
+    n = target if target is not None and target > 0 else 1
+    prediction = None
+    if model is not None and device is not None and serve is not None:
+        prediction = _safe_estimate(model=model, device=device, serve=serve, version=version, target=n)
+        if prediction is None:
+            notes.append(Text("the planner refuses this configuration, so there is no prediction to compare"))
+    return Case(
+        facts=facts,
+        evidence_model=evidence_model,
+        model_name=model_name,
+        model=model,
+        model_key=model_key,
+        version=version,
+        serve=serve,
+        requested_block_size=requested_block_size,
+        device=device,
+        device_source=device_source,
+        prediction=prediction,
+        target=n,
+        target_given=target is not None and target > 0,
+        notes=notes,
+        device_reasoning=reasoning,
+    )
+
+
+def replay_over_pool(case: Case, **changes: int) -> Estimate | None:
+    """The estimator over the log's own KV pool (``--kv-cache-memory-bytes`` = the printed pool)."""
+    if case.model is None or case.device is None or case.serve is None:
+        return None
+    update: dict[str, Any] = dict(changes)
+    pool = case.pool
+    if pool is not None:
+        update["kv_cache_memory_bytes"] = max(0, pool)
+    try:
+        serve = ServeConfig.model_validate({**case.serve.model_dump(), **update})
+    except ValidationError:
+        return None
+    return _safe_estimate(
+        model=case.model, device=case.device, serve=serve, version=case.version, target=None
+    )

@@ -1,0 +1,237 @@
+"""The verdict and the whole diagnosis: failures first, then step 4's cause, then the metrics."""
+
+from __future__ import annotations
+
+from app.core import catalog
+from app.core.diagnose.case import (
+    Case,
+    clip,
+    link_version,
+    recover_case,
+)
+from app.core.diagnose.comparison import (
+    comparison,
+)
+from app.core.diagnose.model import (
+    Diagnosis,
+    DiagnosisFacts,
+    Overall,
+)
+from app.core.diagnose.steps import (
+    cause_of,
+    largest_fitting,
+    step_budget,
+    step_cause,
+    step_demand,
+    step_fallbacks,
+    step_kv_lines,
+    trial_as_configured,
+    trial_half_length,
+    trial_one_sequence,
+)
+from app.core.logs import LogFacts, MetricsFacts, parse_metrics, parse_startup_log
+from app.core.specs import GIB
+from app.core.text import Text
+from app.core.verdicts import remedies
+
+# --------------------------------------------------------------------------------------------
+# the whole diagnosis
+
+
+def _facts(case: Case) -> DiagnosisFacts:
+    f = case.facts
+    return DiagnosisFacts(
+        vllm_version=f.vllm_version,
+        engine=f.engine,
+        model=case.model_name,
+        max_model_len=case.max_model_len,
+        tensor_parallel_size=f.tensor_parallel_size,
+        pipeline_parallel_size=f.pipeline_parallel_size,
+        gpu_memory_utilization=f.gpu_memory_utilization,
+        dtype=f.dtype,
+        kv_cache_dtype=f.kv_cache_dtype,
+        block_size=f.block_size,
+        max_num_seqs=f.max_num_seqs,
+        attention_backend=f.attention_backend,
+        device_type=f.device_type,
+        device_total_bytes=f.device_total_bytes,
+        weights_bytes=f.weights_bytes,
+        activation_peak_bytes=f.activation_peak_bytes,
+        non_torch_bytes=f.non_torch_bytes,
+        kv_cache_bytes=f.kv_cache_bytes,
+        num_gpu_blocks=f.num_gpu_blocks,
+        kv_tokens=f.kv_tokens,
+        max_concurrency=f.max_concurrency,
+        estimated_max_model_len=f.estimated_max_model_len,
+        error=f.error,
+        error_kind=f.error_kind,
+    )
+
+
+def _planner_inputs(case: Case) -> dict[str, str]:
+    """Planner query parameters (the permalink's names) for the recovered configuration."""
+    out: dict[str, str] = {}
+    if case.model_key is not None:
+        out["model"] = case.model_key
+    if case.device is not None and case.device_source != "custom":
+        out["device"] = case.device.id
+    printed = case.facts.device_total_bytes
+    catalog_total = (
+        catalog.find_device(case.device.id).memory_total_bytes
+        if case.device is not None and case.device_source != "custom"
+        else None
+    )
+    if printed is not None and printed != catalog_total:
+        # the runtime's own total beats the catalog's typical figure (H100: 79.19 printed vs 79.1)
+        out["device_memory_gib"] = f"{printed / GIB:.2f}"
+    version_for_link = link_version(case.version or case.facts.vllm_version)
+    if version_for_link is not None:
+        out["vllm_version"] = version_for_link
+    if case.serve is not None:
+        serve = case.serve.model_dump(exclude_defaults=True)
+        for name in (
+            "max_model_len",
+            "tensor_parallel_size",
+            "pipeline_parallel_size",
+            "gpu_memory_utilization",
+            "kv_cache_dtype",
+            "block_size",
+            "max_num_seqs",
+            "max_num_batched_tokens",
+            "enforce_eager",
+            "enable_prefix_caching",
+        ):
+            value = serve.get(name)
+            if value is not None:
+                out[name] = str(value).lower() if isinstance(value, bool) else str(value)
+    if case.target_given:
+        out["target_concurrency"] = str(case.target)
+    return out
+
+
+def _headline(case: Case, verdict: Overall, metrics: MetricsFacts | None) -> str:
+    length = case.max_model_len
+    s = f"{length:,}" if length else "max_model_len"
+    reached = case.reached_concurrency()
+    if verdict == "fits":
+        if reached is not None:
+            return Text(
+                "Fits: the KV pool holds {reached:.2f} requests of {s} tokens (target {target}).",
+                reached=reached,
+                s=s,
+                target=case.target,
+            )
+        return Text("Fits: the KV pool is not the limit.")
+    if verdict == "s_bound":
+        est = case.facts.estimated_max_model_len
+        fit = Text("; about {est:,} tokens fit", est=est) if est else ""
+        return Text("S-side: max_model_len {s} is too long for this KV pool{fit}.", s=s, fit=fit)
+    if verdict == "n_bound":
+        if reached is not None:
+            return Text(
+                "N-side: it starts, but the pool holds {reached:.2f} requests of {s} tokens, below the target {target}.",
+                reached=reached,
+                s=s,
+                target=case.target,
+            )
+        if metrics is not None and metrics.verdict == "kv_bound":
+            return Text("N-side: the KV pool is full and requests wait — concurrency is bound by the pool.")
+        return Text("N-side: one sequence fits, the target concurrency does not.")
+    if verdict == "budget_bound":
+        return Text(
+            "Budget: weights and activation leave (almost) no KV pool — no useful context length starts."
+        )
+    error = clip(case.facts.error or "")
+    if verdict == "load_oom":
+        return Text("Out of memory while loading the weights: {error}", error=error)
+    if verdict == "graph_oom":
+        return Text("Out of memory while capturing CUDA graphs: {error}", error=error)
+    if verdict == "failed":
+        return Text(
+            "The start-up failed: {error} — the log does not show a KV, weight or graph cause; paste the lines before the first traceback.",
+            error=error,
+        )
+    if case.facts.recognised_lines:
+        return Text(
+            "Unknown: the log was read but stops before it says whether vLLM started (no KV-cache line, no error); paste it up to 'init engine' or to the error."
+        )
+    return Text(
+        "Nothing recognised: paste the `vllm serve` start-up log (from 'vLLM API server version' to 'init engine', or to the error) and/or a /metrics scrape."
+    )
+
+
+def _remedies(case: Case, verdict: Overall) -> list[str]:
+    largest = case.facts.estimated_max_model_len
+    if verdict == "s_bound" and largest is None:
+        largest, _, _ = largest_fitting(case)
+    return remedies(verdict, largest=f"{largest:,}" if largest else None, cause=case.facts.error_kind)
+
+
+def _apply_metrics(
+    verdict: Overall, metrics: MetricsFacts | None, has_log: bool, notes: list[str]
+) -> Overall:
+    if metrics is None:
+        return verdict
+    if metrics.verdict == "kv_bound" and verdict in ("fits", "unknown"):
+        if has_log:
+            notes.append(
+                Text("the log fits the target, but the metrics show a full KV pool with requests waiting")
+            )
+        return "n_bound"
+    if verdict == "unknown" and not has_log and metrics.kv_usage is not None:
+        return "fits"
+    return verdict
+
+
+def diagnose(
+    *,
+    log_text: str | None,
+    metrics_text: str | None,
+    target_concurrency: int | None = None,
+    device_hint: str | None = None,
+) -> Diagnosis:
+    """The seed's five-step diagnosis of a pasted start-up log and/or Prometheus scrape."""
+    log_text = log_text or ""
+    facts = parse_startup_log(log_text) if log_text.strip() else LogFacts()
+    metrics = parse_metrics(metrics_text) if metrics_text and metrics_text.strip() else None
+    pasted_metrics_as_log = False
+    if facts.recognised_lines == 0 and log_text.strip() and metrics is None:
+        as_metrics = parse_metrics(log_text)
+        if as_metrics.samples_read:
+            metrics, pasted_metrics_as_log = as_metrics, True
+    if metrics is not None and metrics.samples_read == 0:
+        metrics = None
+    case = recover_case(log_text, facts, target_concurrency, device_hint)
+    if pasted_metrics_as_log:
+        case.notes.append(Text("the paste is a Prometheus scrape, so it was read as metrics"))
+    has_log = facts.recognised_lines > 0
+    trials = [trial_as_configured(case), trial_half_length(case), trial_one_sequence(case)]
+    cause = cause_of(case, trials) if has_log else "unknown"
+    verdict = _apply_metrics(cause, metrics, has_log, case.notes)
+    steps = [
+        step_kv_lines(case),
+        step_budget(case),
+        step_demand(case),
+        step_cause(case, trials, cause),
+        step_fallbacks(case),
+    ]
+    return Diagnosis(
+        facts=_facts(case),
+        verdict=verdict,
+        headline=_headline(case, verdict, metrics),
+        remedies=_remedies(case, verdict),
+        steps=steps,
+        trials=trials,
+        metrics=metrics,
+        prediction=case.prediction,
+        comparison=comparison(case),
+        model_id=case.model.name if case.model is not None else None,
+        device_id=case.device.id if case.device is not None else None,
+        device_source=case.device_source,
+        device_reasoning=case.device_reasoning,
+        vllm_version_used=case.prediction.vllm_version if case.prediction is not None else None,
+        target_concurrency=case.target,
+        planner_inputs=_planner_inputs(case),
+        recognised=has_log or metrics is not None,
+        notes=case.notes,
+    )
