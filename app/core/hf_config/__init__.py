@@ -25,7 +25,16 @@ from app.core.hf_config.coerce import (
     _config_error,
     _split_configs,
 )
-from app.core.hf_config.geometry import _dtype, _geometry, _layers, _max_model_len, derive_max_model_len
+from app.core.hf_config.geometry import (
+    _dtype,
+    _geometry,
+    _layers,
+    _max_model_len,
+    derive_max_model_len,
+    indexer_bytes_per_token,
+    layer_attention,
+    mamba_ssm_dtype,
+)
 from app.core.hf_config.params import ParamBreakdown, _breakdown, _moe, _tied, count_params, param_breakdown
 from app.core.hf_config.quantization import _quantization
 from app.core.specs import ModelSpec
@@ -146,6 +155,9 @@ def _model_spec(
         attention_chunk_tokens=layers.chunk,
         mla=geometry.mla,
         mamba=layers.mamba,
+        layer_attention=layer_attention(cfgs, geometry, layers),
+        indexer_bytes_per_token=indexer_bytes_per_token(cfgs),
+        mamba_ssm_dtype=mamba_ssm_dtype(cfgs),
         params_total=params_total,
         params_active=params_active,
         torch_dtype=dtype,

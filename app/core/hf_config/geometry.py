@@ -26,7 +26,7 @@ from app.core.hf_config.coerce import (
     _required_int,
     _split_configs,
 )
-from app.core.specs import LayerKind, MambaKind, MambaSpec, MLASpec
+from app.core.specs import AttentionShape, LayerKind, MambaKind, MambaSpec, MLASpec
 from app.core.text import Text
 
 DEFAULT_MAX_MODEL_LEN = 2048  # vLLM `_get_and_verify_max_len`: no length key -> 2048 + warning
@@ -74,6 +74,20 @@ HYBRID_PATTERN_CHARS: dict[str, LayerKind] = {
     "-": LayerKind.NONE,  # MLP-only block
     "E": LayerKind.NONE,  # MoE-only block (Nemotron-3)
 }
+# vLLM caches MLA latents only for these model types (model_arch_config_convertor.is_deepseek_mla,
+# 0.19.0/0.33.0); any other config with kv_lora_rank (MiniCPM3) gets plain attention whose K is
+# qk_nope + qk_rope wide, V zero-padded to the same width, one KV head per query head (minicpm3.py).
+MLA_MODEL_TYPES = frozenset(
+    {"deepseek_v2", "deepseek_v3", "deepseek_v32", "deepseek_v4", "deepseek_mtp", "kimi_k2", "kimi_linear"}
+    | {"longcat_flash", "pangu_ultra_moe", "glm_moe_dsa", "glm5_next", "glm5_next_text", "glm4_moe_lite"}
+    | {"bailing_hybrid", "dots3_note", "axk1", "k3_dspark", "hy_v4"}
+)
+# Attention-free state-space models (vLLM MambaModelArchConfigConvertor: head size 0, no KV heads).
+ATTENTION_FREE_MODEL_TYPES = frozenset({"mamba", "mamba2", "falcon_mamba"})
+# DeepSeek-V3.2 / GLM-5 lightning indexer cache (deepseek_v2.py Indexer): index_head_dim fp8 bytes plus
+# one fp32 scale (4 B) per quant block of 128 values, stored as uint8 per token per layer.
+INDEXER_QUANT_BLOCK = 128
+INDEXER_SCALE_BYTES = 4
 DTYPE_NAMES: dict[str, Literal["bfloat16", "float16", "float32"]] = {
     "bfloat16": "bfloat16",
     "bf16": "bfloat16",
@@ -106,6 +120,29 @@ class _Geometry:
     mla: MLASpec | None
     q_lora_rank: int | None
     qk_nope_head_dim: int
+    latent_kv_rank: int | None = None  # kv_lora_rank of a non-MLA-cached model (MiniCPM3): params only
+
+
+def _check_kv_heads(*, heads: int, kv_heads: int) -> None:
+    """The loaders' head checks: grouped-query attention needs heads = k x kv_heads."""
+    if kv_heads > heads:
+        raise ConfigError(
+            "num_key_value_heads",
+            Text(
+                "{kv_heads} KV heads but only {heads} attention heads; the model cannot be built",
+                kv_heads=kv_heads,
+                heads=heads,
+            ),
+        )
+    if heads % kv_heads:
+        raise ConfigError(
+            "num_key_value_heads",
+            Text(
+                "{heads} attention heads are not a multiple of {kv_heads} KV heads",
+                heads=heads,
+                kv_heads=kv_heads,
+            ),
+        )
 
 
 def _num_kv_heads(cfgs: _Configs, num_heads: int) -> int:
@@ -121,17 +158,69 @@ def _num_kv_heads(cfgs: _Configs, num_heads: int) -> int:
     return num_heads if kv is None else kv
 
 
+def is_attention_free(cfgs: _Configs) -> bool:
+    return cfgs.text_model_type in ATTENTION_FREE_MODEL_TYPES
+
+
 def _geometry(cfgs: _Configs) -> _Geometry:
     text = cfgs.text
     num_layers = _required_int(text, ("num_hidden_layers", "n_layer", "num_layers"), maximum=MAX_LAYERS)
     hidden = _required_int(text, ("hidden_size", "n_embd", "d_model"))
-    heads = _required_int(text, ("num_attention_heads", "n_head", "num_heads"))
     vocab = _required_int(text, ("vocab_size", "padded_vocab_size"))
-    kv_heads = _num_kv_heads(cfgs, heads)
     ffn = _first_int(text, ("intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim"), minimum=0)
     intermediate = DEFAULT_FFN_MULTIPLIER * hidden if ffn is None else ffn
+    if is_attention_free(cfgs):
+        # No attention: ModelSpec still wants head counts for TP checks, so the mixer's own heads are
+        # used (Mamba-2 `num_heads`; Mamba-1 has none and is sharded over d_inner: one "head").
+        mixer_heads = _int(text, "num_heads") or 1
+        return _Geometry(
+            num_layers=num_layers,
+            hidden_size=hidden,
+            num_heads=mixer_heads,
+            num_kv_heads=mixer_heads,
+            head_size=1,
+            head_size_v=1,
+            qk_head_dim=0,
+            v_head_dim=0,
+            vocab_size=vocab,
+            intermediate_size=0,
+            mla=None,
+            q_lora_rank=None,
+            qk_nope_head_dim=0,
+        )
+    heads = _required_int(text, ("num_attention_heads", "n_head", "num_heads"))
+    kv_heads = _num_kv_heads(cfgs, heads)
+    block_kv = _block_kv_heads(text, heads)
+    if block_kv:  # NemotronNasModelArchConfigConvertor: the first attention block's KV heads
+        kv_heads = next(kv for kv in block_kv if kv)
 
     kv_lora_rank = _int(text, "kv_lora_rank")
+    if kv_lora_rank is not None and cfgs.text_model_type not in MLA_MODEL_TYPES:
+        # MiniCPM3: latent projections, but vLLM builds Attention(heads, qk_nope + qk_rope,
+        # num_kv_heads=heads) and pads V to that width, so the cache is plain multi-head attention.
+        qk_dim = (_int(text, "qk_nope_head_dim", minimum=0) or 0) + (
+            _int(text, "qk_rope_head_dim", minimum=0) or 0
+        )
+        if qk_dim == 0:
+            raise ConfigError("qk_nope_head_dim", Text("qk_nope_head_dim + qk_rope_head_dim must be > 0"))
+        return _Geometry(
+            num_layers=num_layers,
+            hidden_size=hidden,
+            num_heads=heads,
+            num_kv_heads=heads,
+            head_size=qk_dim,
+            head_size_v=qk_dim,
+            qk_head_dim=qk_dim,
+            v_head_dim=_int(text, "v_head_dim") or qk_dim,
+            vocab_size=vocab,
+            intermediate_size=intermediate,
+            mla=None,
+            q_lora_rank=_int(text, "q_lora_rank"),
+            qk_nope_head_dim=_int(text, "qk_nope_head_dim", minimum=0) or 0,
+            latent_kv_rank=kv_lora_rank,
+        )
+    if kv_lora_rank is None:
+        _check_kv_heads(heads=heads, kv_heads=kv_heads)
     if kv_lora_rank is not None:
         # MLA (DeepSeek-V2/V3, Kimi-K2): detected by the config field, never by architecture name.
         # vLLM caches one latent "head" of kv_lora_rank + qk_rope_head_dim per token per layer.
@@ -221,11 +310,49 @@ def _pattern_kinds(
     return kinds
 
 
+def _block_attention(blocks: Sequence[Any], index: int) -> Mapping[str, Any]:
+    block = _as_mapping("block_configs", blocks[index])
+    attention = block.get("attention")
+    return {} if attention is None else _as_mapping("block_configs", attention)
+
+
+def _block_ffn(blocks: Sequence[Any], index: int) -> Mapping[str, Any]:
+    block = _as_mapping("block_configs", blocks[index])
+    ffn = block.get("ffn")
+    return {} if ffn is None else _as_mapping("block_configs", ffn)
+
+
+def check_offset_below_period(*, offset_key: str, offset: int, period_key: str, period: int) -> None:
+    """transformers JambaConfig refuses an offset that is not below its period."""
+    if offset >= period:
+        raise ConfigError(
+            offset_key,
+            Text(
+                "{offset_key} {offset} must be less than {period_key} {period} (transformers refuses this config)",
+                offset_key=offset_key,
+                offset=offset,
+                period_key=period_key,
+                period=period,
+            ),
+        )
+
+
 def _explicit_layer_kinds(text: Mapping[str, Any], num_layers: int) -> list[LayerKind] | None:
     """Layer kinds spelled out per layer by the config, or None."""
     if _present(text, "layer_types"):
         return _pattern_kinds(
             "layer_types", _as_list("layer_types", text["layer_types"]), num_layers, LAYER_TYPE_NAMES
+        )
+    if _present(text, "block_configs"):  # Nemotron-NAS / DeciLM: attention.no_op blocks have none
+        blocks = _as_list("block_configs", text["block_configs"])
+        kinds = ["none" if _block_attention(blocks, i).get("no_op") else "full" for i in range(len(blocks))]
+        return _pattern_kinds(
+            "block_configs", kinds, num_layers, {"none": LayerKind.NONE, "full": LayerKind.FULL}
+        )
+    if _present(text, "hybrid_layer_pattern"):  # MiMo-V2: 1 = sliding-window layer, 0 = full
+        values = _as_list("hybrid_layer_pattern", text["hybrid_layer_pattern"])
+        return _pattern_kinds(
+            "hybrid_layer_pattern", values, num_layers, {1: LayerKind.SLIDING, 0: LayerKind.FULL}
         )
     if _present(text, "hybrid_override_pattern"):  # Nemotron-H
         pattern = _as_str("hybrid_override_pattern", text["hybrid_override_pattern"])
@@ -239,6 +366,9 @@ def _explicit_layer_kinds(text: Mapping[str, Any], num_layers: int) -> list[Laye
     if _present(text, "attn_layer_period"):  # Jamba: attention where i % period == offset
         period = _as_int("attn_layer_period", text["attn_layer_period"], minimum=1, maximum=MAX_LAYERS)
         offset = _int(text, "attn_layer_offset", minimum=0, maximum=MAX_LAYERS) or 0
+        check_offset_below_period(
+            offset_key="attn_layer_offset", offset=offset, period_key="attn_layer_period", period=period
+        )
         return [LayerKind.FULL if i % period == offset else LayerKind.MAMBA for i in range(num_layers)]
     if _present(text, "full_attention_interval") and _present(text, "linear_num_value_heads"):
         # Qwen3-Next: every `interval`-th layer is full attention, the rest Gated DeltaNet.
@@ -276,6 +406,8 @@ def _sliding_layer_kinds(cfgs: _Configs, num_layers: int) -> list[LayerKind]:
 
 
 def _sliding_window(text: Mapping[str, Any]) -> int | None:
+    if _present(text, "hybrid_layer_pattern") and _present(text, "sliding_window_size"):
+        return _int(text, "sliding_window_size", maximum=MAX_POSITIONS)  # MiMo-V2 (mimo_v2.py)
     window = _int(text, "sliding_window", maximum=MAX_POSITIONS)
     # Qwen2/2.5/3: sliding_window is written but inert while use_sliding_window is false.
     if window is not None and "use_sliding_window" in text and not _flag(text, "use_sliding_window"):
@@ -285,6 +417,24 @@ def _sliding_window(text: Mapping[str, Any]) -> int | None:
 
 def _mamba_spec(cfgs: _Configs, geometry: _Geometry) -> MambaSpec:
     text = cfgs.text
+    if cfgs.text_model_type == "mamba2":  # Mamba2Config: d_inner = expand x hidden (vLLM mamba2.py)
+        expand = _int(text, "expand", maximum=1024) or 2
+        return MambaSpec(
+            kind=MambaKind.MAMBA2,
+            intermediate_size=expand * geometry.hidden_size,
+            state_size=_required_int(text, ("state_size",)),
+            conv_kernel=_required_int(text, ("conv_kernel",)),
+            n_groups=_int(text, "n_groups") or 1,
+            num_heads=_required_int(text, ("num_heads",)),
+            head_dim=_required_int(text, ("head_dim",)),
+        )
+    if cfgs.text_model_type in ("mamba", "falcon_mamba"):  # MambaConfig: intermediate_size is d_inner
+        return MambaSpec(
+            kind=MambaKind.MAMBA1,
+            intermediate_size=_required_int(text, ("intermediate_size",)),
+            state_size=_required_int(text, ("state_size",)),
+            conv_kernel=_required_int(text, ("conv_kernel",)),
+        )
     if _present(text, "linear_num_value_heads") or _present(text, "linear_key_head_dim"):
         return MambaSpec(  # Gated DeltaNet (Qwen3-Next)
             kind=MambaKind.GATED_DELTA_NET,
@@ -328,6 +478,8 @@ def _layers(cfgs: _Configs, geometry: _Geometry) -> _Layers:
     text = cfgs.text
     num_layers = geometry.num_layers
     kinds = _explicit_layer_kinds(text, num_layers)
+    if is_attention_free(cfgs):
+        kinds = [LayerKind.MAMBA] * num_layers
     window = _sliding_window(text)
     if kinds is None:
         kinds = [LayerKind.FULL] * num_layers if window is None else _sliding_layer_kinds(cfgs, num_layers)
@@ -343,6 +495,9 @@ def _layers(cfgs: _Configs, geometry: _Geometry) -> _Layers:
             raise ConfigError(
                 "attention_chunk_size", Text("chunked layers are declared but the size is missing")
             )
+    shared = _int(text, "num_kv_shared_layers", minimum=0, maximum=num_layers) or 0
+    if shared:  # Gemma-3n / Gemma-4: the last layers reuse an earlier layer's cache (no KV spec)
+        kinds = kinds[: num_layers - shared] + [LayerKind.SHARED] * shared
     mamba = _mamba_spec(cfgs, geometry) if LayerKind.MAMBA in present else None
     return _Layers(
         kinds=tuple(kinds),
@@ -412,3 +567,98 @@ def _dtype(cfgs: _Configs) -> tuple[Literal["bfloat16", "float16", "float32"], b
                 raise ConfigError(key, Text("unsupported dtype {name!r}", name=name))
             return DTYPE_NAMES[name], False
     return "bfloat16", True
+
+
+# ----------------------------------------------------------------------------------------------
+# Layers whose attention differs (per-layer KV heads / head sizes) and the extra caches
+# ----------------------------------------------------------------------------------------------
+
+
+def _block_kv_heads(text: Mapping[str, Any], heads: int) -> list[int]:
+    """Nemotron-NAS block_configs: heads // n_heads_in_group per block, 0 for no-op attention."""
+    if not _present(text, "block_configs"):
+        return []
+    blocks = _as_list("block_configs", text["block_configs"])
+    out = []
+    for index in range(len(blocks)):
+        attention = _block_attention(blocks, index)
+        if attention.get("no_op"):
+            out.append(0)
+            continue
+        if attention.get("replace_with_linear"):
+            raise ConfigError(
+                "block_configs",
+                Text("block {index}: attention replace_with_linear is not built by vLLM", index=index),
+            )
+        group = _as_int("block_configs", attention.get("n_heads_in_group"), minimum=1, maximum=heads)
+        if heads % group:
+            raise ConfigError(
+                "block_configs",
+                Text(
+                    "block {index}: n_heads_in_group {group} does not divide {heads} heads",
+                    index=index,
+                    group=group,
+                    heads=heads,
+                ),
+            )
+        out.append(heads // group)
+    if not any(out):
+        # vLLM's convertor raises "Could not determine the number of key-value attention heads"
+        raise ConfigError("block_configs", Text("no block has attention"))
+    return out
+
+
+def layer_attention(
+    cfgs: _Configs, geometry: _Geometry, layers: _Layers
+) -> tuple[AttentionShape, ...] | None:
+    """Per-layer cached attention shape when layers differ; None when every layer is the same."""
+    text = cfgs.text
+    base = AttentionShape(
+        kv_heads=geometry.num_kv_heads, head_size=geometry.head_size, head_size_v=geometry.head_size_v
+    )
+    shapes: list[AttentionShape] | None = None
+    if _present(text, "block_configs"):
+        kvs = _block_kv_heads(text, geometry.num_heads)
+        shapes = [base.model_copy(update={"kv_heads": kv}) if kv else base for kv in kvs]
+    elif cfgs.text_model_type.startswith("gemma4"):
+        # gemma4.py (0.19.0): full-attention layers use global_head_dim, and with attention_k_eq_v
+        # num_global_key_value_heads; sliding layers head_dim / num_key_value_heads.
+        full_head = _int(text, "global_head_dim") or geometry.head_size
+        full_kv = geometry.num_kv_heads
+        if _flag(text, "attention_k_eq_v"):
+            full_kv = _int(text, "num_global_key_value_heads") or full_kv
+        full = AttentionShape(kv_heads=full_kv, head_size=full_head, head_size_v=full_head)
+        shapes = [full if kind == LayerKind.FULL else base for kind in layers.kinds]
+    elif _present(text, "hybrid_layer_pattern") and _present(text, "swa_head_dim"):
+        # mimo_v2.py: sliding layers have their own KV heads and head sizes (swa_*)
+        swa_head = _required_int(text, ("swa_head_dim",))
+        swa = AttentionShape(
+            kv_heads=_int(text, "swa_num_key_value_heads") or geometry.num_kv_heads,
+            head_size=swa_head,
+            head_size_v=_int(text, "swa_v_head_dim") or swa_head,
+        )
+        shapes = [swa if kind == LayerKind.SLIDING else base for kind in layers.kinds]
+    if shapes is None or all(shape == base for shape in shapes):
+        return None
+    return tuple(shapes)
+
+
+def indexer_bytes_per_token(cfgs: _Configs) -> int:
+    """DeepSeek-V3.2 / GLM-5 sparse attention: index_head_dim fp8 values + a 4-byte scale per 128."""
+    text = cfgs.text
+    if not _present(text, "index_topk"):
+        return 0
+    head = _required_int(text, ("index_head_dim",))
+    return head + head // INDEXER_QUANT_BLOCK * INDEXER_SCALE_BYTES
+
+
+def mamba_ssm_dtype(cfgs: _Configs) -> Literal["bfloat16", "float16", "float32"] | None:
+    """config.json's SSM-state dtype: `mamba_ssm_dtype` (Qwen3.5) or `mamba_ssm_cache_dtype` (Nemotron-H)."""
+    for key in ("mamba_ssm_dtype", "mamba_ssm_cache_dtype"):
+        value = _lookup(cfgs, key)
+        if value is not None and value != "auto":
+            name = _as_str(key, value).removeprefix("torch.")
+            if name not in DTYPE_NAMES:
+                raise ConfigError(key, Text("unsupported dtype {name!r}", name=name))
+            return DTYPE_NAMES[name]
+    return None

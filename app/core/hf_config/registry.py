@@ -54,7 +54,7 @@ def releases_read() -> tuple[str, ...]:
     return tuple(data["releases_read"])
 
 
-def check_architecture(*, architecture: str, model_type: str, version: Version) -> list[Text]:
+def check_architecture(*, architecture: str, model_type: str, version: Version) -> list[str]:
     """Raise :class:`ConfigError` when vLLM ``version`` cannot load ``architecture``; else warnings.
 
     Releases between two that were read are bracketed: an architecture first listed by 0.14.0 and
