@@ -14,6 +14,7 @@ from app.core.hf_config.coerce import (
     MAX_EXPERTS,
     MAX_LAYERS,
     _as_bool,
+    _as_float,
     _as_int,
     _as_list,
     _config_error,
@@ -25,8 +26,16 @@ from app.core.hf_config.coerce import (
     _present,
     _split_configs,
 )
-from app.core.hf_config.geometry import _Geometry, _geometry, _Layers, _layers
-from app.core.specs import LayerKind, MambaKind, MambaSpec
+from app.core.hf_config.geometry import (
+    _block_ffn,
+    _Geometry,
+    _geometry,
+    _Layers,
+    _layers,
+    is_attention_free,
+    layer_attention,
+)
+from app.core.specs import AttentionShape, LayerKind, MambaKind, MambaSpec
 
 # Models whose MLP is up -> act -> down (two matrices), not gated (three). Parameter count only.
 UNGATED_MLP_MODEL_TYPES = frozenset(
@@ -38,6 +47,7 @@ QKV_BIAS_MODEL_TYPES = frozenset({"qwen2", "qwen2_moe"})
 # Models with per-head RMSNorm on q and k (head_dim weights each). Parameter count only.
 QK_NORM_MODEL_TYPES = frozenset({"qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma3"})
 # Gated attention output (q_proj emits query + gate) — Qwen3-Next full-attention layers.
+NAS_FFN_MULTIPLE = 256  # nemotron_nas.py _find_multiple(intermediate_size, 256)
 GATED_ATTENTION_MODEL_TYPES = frozenset({"qwen3_next"})
 
 
@@ -129,7 +139,13 @@ def _moe(cfgs: _Configs, geometry: _Geometry) -> _Moe | None:
         shared_size, n_shared = geometry.intermediate_size, 1
 
     is_moe_layer: Callable[[int], bool]
-    if _present(text, "first_k_dense_replace") or _present(text, "moe_layer_freq"):
+    if isinstance(text.get("moe_layer_freq"), list | tuple):  # MiMo-V2: one 0/1 flag per layer
+        flags = [
+            _as_int("moe_layer_freq", value, minimum=0, maximum=1)
+            for value in _as_list("moe_layer_freq", text["moe_layer_freq"])
+        ]
+        is_moe_layer = lambda i: i < len(flags) and flags[i] == 1  # noqa: E731
+    elif _present(text, "first_k_dense_replace") or _present(text, "moe_layer_freq"):
         first_dense = _int(text, "first_k_dense_replace", minimum=0, maximum=MAX_LAYERS) or 0
         freq = _int(text, "moe_layer_freq", maximum=MAX_LAYERS) or 1
         is_moe_layer = lambda i: i >= first_dense and i % freq == 0  # noqa: E731
@@ -156,6 +172,13 @@ def _attention_params(cfgs: _Configs, g: _Geometry) -> tuple[int, int]:
     """(standard attention layer params, MLA layer params) — one of them is used per model."""
     text = cfgs.text
     h = g.hidden_size
+    if g.latent_kv_rank is not None:  # MiniCPM3: MLA-style projections, plain attention cache
+        rank, rope = g.latent_kv_rank, g.qk_head_dim - g.qk_nope_head_dim
+        q = h * g.num_heads * g.qk_head_dim
+        if g.q_lora_rank:
+            q = h * g.q_lora_rank + g.q_lora_rank + g.q_lora_rank * g.num_heads * g.qk_head_dim
+        kv = h * (rank + rope) + rank + rank * g.num_heads * (g.qk_nope_head_dim + g.v_head_dim)
+        return q + kv + g.num_heads * g.v_head_dim * h, 0
     if g.mla is not None:
         rank, rope = g.mla.kv_lora_rank, g.mla.qk_rope_head_dim
         if g.q_lora_rank:  # q_a_proj + q_a_layernorm + q_b_proj
@@ -245,20 +268,34 @@ def _breakdown(cfgs: _Configs, g: _Geometry, layers: _Layers, moe: _Moe | None) 
         dense_mlp_size = _int(cfgs.text, "intermediate_size_mlp", minimum=0) or g.intermediate_size
     attention_params, mla_params = _attention_params(cfgs, g)
     mixer_params = _mixer_params(layers.mamba, cfgs, g) if layers.mamba is not None else 0
-    # Nemotron-H counts mixer and MLP blocks as separate "layers" with one norm each.
-    separate_blocks = _present(cfgs.text, "hybrid_override_pattern")
+    # Nemotron-H counts mixer and MLP blocks as separate "layers" with one norm each; pure Mamba
+    # models have one mixer and one norm per layer.
+    pattern = str(cfgs.text.get("hybrid_override_pattern") or "")
+    separate_blocks = bool(pattern) or is_attention_free(cfgs)
+    shapes = layer_attention(cfgs, g, layers)
+    block_ffn = _block_ffn_sizes(cfgs, g)
 
     attention = mixer = mlp = experts = experts_active = router = norms = 0
     for index, kind in enumerate(layers.kinds):
         if kind == LayerKind.MLA:
             attention += mla_params
-        elif kind in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED):
-            attention += attention_params
+        elif kind in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED, LayerKind.SHARED):
+            attention += attention_params if shapes is None else _shape_params(g, shapes[index])
         elif kind == LayerKind.MAMBA:
             mixer += mixer_params
+        if block_ffn:  # Nemotron-NAS: per-block FFN (0 = no-op), a norm before each present sub-block
+            norms += h * ((kind != LayerKind.NONE) + (block_ffn[index] > 0))
+            mlp += matrices * h * block_ffn[index]
+            continue
         if separate_blocks:
             norms += h
-            if kind == LayerKind.NONE:
+            if pattern and pattern[index] == "E" and moe is not None:
+                routed, shared, gate = _nemotron_h_moe(cfgs, moe)
+                experts += moe.num_experts * routed
+                experts_active += moe.top_k * routed
+                mlp += shared
+                router += gate
+            elif kind == LayerKind.NONE:
                 mlp += matrices * h * g.intermediate_size
             continue
         norms += 2 * h  # input and post-attention norms
@@ -283,6 +320,49 @@ def _breakdown(cfgs: _Configs, g: _Geometry, layers: _Layers, moe: _Moe | None) 
         norms=norms + h,  # + final norm
         is_moe=moe is not None,
     )
+
+
+def _shape_params(g: _Geometry, shape: AttentionShape) -> int:
+    """q/k/v/o of one attention layer with its own KV heads and head sizes (biases, norms ignored)."""
+    h = g.hidden_size
+    q = g.num_heads * shape.head_size
+    kv = shape.kv_heads * (shape.head_size + shape.head_size_v)
+    return h * (q + kv) + g.num_heads * shape.head_size_v * h
+
+
+def _block_ffn_sizes(cfgs: _Configs, g: _Geometry) -> list[int]:
+    """Nemotron-NAS FFN width per block (nemotron_nas.py): int(2 * ffn_mult * hidden / 3) rounded up
+    to a multiple of 256, or the block's intermediate_size; 0 for a no-op FFN."""
+    text = cfgs.text
+    if not _present(text, "block_configs"):
+        return []
+    blocks = _as_list("block_configs", text["block_configs"])
+    sizes = []
+    for index in range(len(blocks)):
+        ffn = _block_ffn(blocks, index)
+        if ffn.get("no_op"):
+            sizes.append(0)
+        elif ffn.get("ffn_mult") is not None:
+            width = int(2 * _as_float("block_configs", ffn["ffn_mult"]) * g.hidden_size / 3)
+            sizes.append(-(-width // NAS_FFN_MULTIPLE) * NAS_FFN_MULTIPLE)
+        else:
+            sizes.append(_as_int("block_configs", ffn.get("intermediate_size"), minimum=0, maximum=MAX_DIM))
+    return sizes
+
+
+def _nemotron_h_moe(cfgs: _Configs, moe: _Moe) -> tuple[int, int, int]:
+    """(params of one routed expert, shared experts, router) of a Nemotron-H 'E' block (nemotron_h.py):
+    ungated relu2 experts over hidden (or moe_latent_size with fc1/fc2 latent projections), shared
+    experts of moe_shared_expert_intermediate_size, a router with a score-correction bias."""
+    text = cfgs.text
+    h = _as_int("hidden_size", text["hidden_size"], minimum=1, maximum=MAX_DIM)
+    latent = _int(text, "moe_latent_size")
+    width = latent or h
+    routed = 2 * width * moe.expert_size
+    shared_size = _int(text, "moe_shared_expert_intermediate_size", minimum=0) or 0
+    n_shared = _int(text, "n_shared_experts", minimum=0, maximum=MAX_EXPERTS) or 0
+    shared = 2 * h * shared_size * n_shared + (2 * h * latent if latent else 0)
+    return routed, shared, h * moe.num_experts + moe.num_experts
 
 
 def param_breakdown(config: Mapping[str, Any]) -> ParamBreakdown:
