@@ -59,6 +59,13 @@ FLASHMLA = Backend("FLASHMLA", fixed_sizes=(64,), kv_dtypes=FP8_E4M3, min_sm=90,
 FLASHINFER_MLA = Backend("FLASHINFER_MLA", fixed_sizes=(32, 64), kv_dtypes=FP8_E4M3, min_sm=100, max_sm=109)
 CUTLASS_MLA = Backend("CUTLASS_MLA", fixed_sizes=(128,), kv_dtypes=FP8_E4M3, min_sm=100, max_sm=109)
 TRITON_MLA = Backend("TRITON_MLA", multiple_of=16, kv_dtypes=FP8_E4M3)
+# Sparse MLA (DeepSeek-V3.2 / GLM-5 indexer): only these accept is_sparse (0.19.0 flashmla_sparse.py,
+# flashinfer_mla_sparse.py; platforms/cuda.py priorities)
+FP8_DS_MLA = frozenset({"fp8_ds_mla"})
+FLASHMLA_SPARSE = Backend("FLASHMLA_SPARSE", fixed_sizes=(64,), kv_dtypes=FP8_DS_MLA, min_sm=90, max_sm=109)
+FLASHINFER_MLA_SPARSE = Backend(
+    "FLASHINFER_MLA_SPARSE", fixed_sizes=(32, 64), kv_dtypes=FP8_E4M3 | FP8_DS_MLA, min_sm=100, max_sm=109
+)
 ROCM_ATTN = Backend("ROCM_ATTN", multiple_of=16, kv_dtypes=FP8_ALL)
 ROCM_AITER_MLA = Backend("ROCM_AITER_MLA", multiple_of=1, kv_dtypes=FP8_ALL)
 
@@ -83,8 +90,19 @@ def allowed_block_sizes(rules: VersionRules) -> tuple[int, ...] | None:
     return None
 
 
-def _cuda_candidates(model: ModelSpec, sm: int, rules: VersionRules) -> list[Backend]:
+def _cuda_candidates(
+    model: ModelSpec, sm: int, rules: VersionRules, kv_cache_dtype: str = "auto"
+) -> list[Backend]:
     v = rules.version_tuple
+    if model.mla is not None and model.indexer_bytes_per_token:
+        # sparse MLA: FlashInfer's first on SM100 for fp8 KV or <= 16 heads (0.19.0 cuda.py)
+        if (
+            sm >= 100
+            and v >= (0, 19, 0)
+            and (kv_cache_dtype.startswith("fp8") or model.num_attention_heads <= 16)
+        ):
+            return [FLASHINFER_MLA_SPARSE, FLASHMLA_SPARSE]
+        return [FLASHMLA_SPARSE, FLASHINFER_MLA_SPARSE]
     if model.mla is not None:
         if v < (0, 15, 0):
             # 0.11.0: CUTLASS_MLA on SM100, FlashMLA otherwise (needs SM90), Triton MLA as the fallback
@@ -200,7 +218,7 @@ def resolve_backend(
         return BackendChoice(name=device.platform.upper(), block_size=user_block or DEFAULT_BLOCK_SIZE)
 
     sm = device.sm or 80
-    candidates = _cuda_candidates(model, sm, rules)
+    candidates = _cuda_candidates(model, sm, rules, kv_dtype)
     backend, rejected = _first_accepting(candidates, sm=sm, kv_cache_dtype=kv_dtype, block_size=user_block)
     if backend is None:
         field_name = "kv_cache_dtype" if kv_dtype != "auto" else "block_size"

@@ -48,6 +48,7 @@ CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
     "qwen3_moe": {"use_sliding_window": False},
     "qwen3_next": {"full_attention_interval": 4},
     "llama4_text": {"interleave_moe_layer_step": 1},
+    "nemotron_h": {"conv_kernel": 4},  # NemotronHConfig default (mamba conv kernel)
 }
 # Multimodal wrappers whose text tower config is the one vLLM sizes (vLLM get_hf_text_config).
 TEXT_CONFIG_KEYS = ("text_config", "llm_config", "language_config")

@@ -270,7 +270,7 @@ def _breakdown(cfgs: _Configs, g: _Geometry, layers: _Layers, moe: _Moe | None) 
     mixer_params = _mixer_params(layers.mamba, cfgs, g) if layers.mamba is not None else 0
     # Nemotron-H counts mixer and MLP blocks as separate "layers" with one norm each; pure Mamba
     # models have one mixer and one norm per layer.
-    pattern = str(cfgs.text.get("hybrid_override_pattern") or "")
+    pattern = _nemotron_h_blocks(cfgs)
     separate_blocks = bool(pattern) or is_attention_free(cfgs)
     shapes = layer_attention(cfgs, g, layers)
     block_ffn = _block_ffn_sizes(cfgs, g)
@@ -348,6 +348,20 @@ def _block_ffn_sizes(cfgs: _Configs, g: _Geometry) -> list[int]:
         else:
             sizes.append(_as_int("block_configs", ffn.get("intermediate_size"), minimum=0, maximum=MAX_DIM))
     return sizes
+
+
+def _nemotron_h_blocks(cfgs: _Configs) -> str:
+    """Nemotron-H block letters (M mamba, * attention, - MLP, E MoE), from hybrid_override_pattern or
+    the newer layers_block_type list; "" for other models."""
+    text = cfgs.text
+    if _present(text, "hybrid_override_pattern"):
+        return str(text["hybrid_override_pattern"])
+    if cfgs.text_model_type == "nemotron_h" and _present(text, "layers_block_type"):
+        letters = {"mamba": "M", "attention": "*", "mlp": "-", "moe": "E"}
+        return "".join(
+            letters.get(str(kind), "?") for kind in _as_list("layers_block_type", text["layers_block_type"])
+        )
+    return ""
 
 
 def _nemotron_h_moe(cfgs: _Configs, moe: _Moe) -> tuple[int, int, int]:
