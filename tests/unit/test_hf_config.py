@@ -151,7 +151,7 @@ def test_falcon_7b_multi_query_has_one_kv_head() -> None:
 
 
 def test_kv_head_aliases() -> None:
-    base = {"num_hidden_layers": 2, "n_embd": 256, "n_head": 8, "vocab_size": 100}
+    base = {"model_type": "falcon", "num_hidden_layers": 2, "n_embd": 256, "n_head": 8, "vocab_size": 100}
     assert model_spec_from_hf_config(base, name="x").num_kv_heads == 8  # defaults to heads
     assert model_spec_from_hf_config(base | {"n_head_kv": 2}, name="x").num_kv_heads == 2
     assert model_spec_from_hf_config(base | {"multi_query": True}, name="x").num_kv_heads == 1

@@ -117,6 +117,14 @@ def _model_spec(
     confidence: str,
 ) -> ModelSpec:
     cfgs = _split_configs(config)
+    if not _architecture(cfgs.top) and not cfgs.model_type:
+        # vLLM: "No model architectures are specified"; transformers cannot pick a config class either
+        raise ConfigError(
+            "architectures",
+            Text(
+                "config.json has neither `architectures` nor `model_type`; vLLM cannot tell what model it is"
+            ),
+        )
     geometry = _geometry(cfgs)
     layers = _layers(cfgs, geometry)
     moe = _moe(cfgs, geometry)

@@ -18,7 +18,9 @@ from app.core.errors import ConfigError
 from app.core.text import Text
 
 ARCHITECTURES_FILE = Path(__file__).with_name("vllm_architectures.json")
-SPELLING_CUTOFF = 0.8  # difflib ratio above which an unknown name is taken as a misspelling
+SPELLING_CUTOFF = 0.8
+# configs the planner builds itself from model-card fields (app/web/resolve.card_config): no registry
+SYNTHETIC_MODEL_TYPES = frozenset({"card"})  # difflib ratio above which an unknown name is taken as a misspelling
 
 Version = tuple[int, int, int]
 
@@ -60,6 +62,8 @@ def check_architecture(*, architecture: str, model_type: str, version: Version) 
     Releases between two that were read are bracketed: an architecture first listed by 0.14.0 and
     absent from 0.11.0 is refused for <= 0.11.x, accepted with a warning for 0.12-0.13.
     """
+    if not architecture and not model_type:
+        return []  # a spec built from a model card or by hand, not from a config.json
     if not architecture:
         # vLLM's registry: "No model architectures are specified" (transformers fills model_type only)
         return [
@@ -69,6 +73,8 @@ def check_architecture(*, architecture: str, model_type: str, version: Version) 
                 model_type=model_type,
             )
         ]
+    if model_type in SYNTHETIC_MODEL_TYPES:
+        return []
     table = architecture_table()
     row = table.get(architecture)
     if row is None:
