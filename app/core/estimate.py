@@ -801,7 +801,18 @@ def _terms(
     layers = stage.layout.num_kv_layers
     L = res.max_model_len
     terms: list[Term] = []
-    if model.mla is not None:
+    if model.layer_attention is not None or model.indexer_bytes_per_token:
+        # layers with their own KV heads / head sizes, or an indexer cache: summed per layer (kv.py)
+        per_token = stage.layout.kv_bytes_per_token
+        terms.append(
+            Term(
+                name=Text("KV bytes per token per device (summed over layers that differ)"),
+                formula=f"Σ layers (page of one layer ÷ block) = {per_token:,}",
+                value=f"{per_token:,} B",
+                exact=True,
+            )
+        )
+    elif model.mla is not None:
         per_token = model.mla.latent_size * kv_dtype_bytes * layers
         terms.append(
             Term(
