@@ -86,7 +86,7 @@ def test_real_config_sizing_matches_vllm(
 def test_real_configs_all_checked() -> None:
     # every file in the set has a row above (a new file without one would not be judged)
     files = sorted(p.name.removesuffix(".config.json") for p in REAL.glob("*.config.json"))
-    assert files == sorted(name for name, *_ in CASES)
+    assert files == sorted([name for name, *_ in CASES] + ["state-spaces__mamba-2.8b-hf"])
 
 
 def test_llama_3_1_8b_parameters_by_hand() -> None:
@@ -127,3 +127,27 @@ def test_nemotron_h_ssm_dtype_follows_the_release() -> None:
         rules=rules_for("0.11.0"),
     )
     assert layout.block_size == 1_072
+
+
+def test_mamba_2_8b_is_attention_free_state_only() -> None:
+    # vLLM serves the float32 config as bf16 (--dtype auto downcasts float32); mamba_cache_dtype auto
+    # follows it. State per layer (mamba1_state_shape, TP 1): conv 5,120 x (4 - 1) = 15,360 +
+    # ssm 5,120 x 16 = 81,920 -> 97,280 x 2 B = 194,560 B; no attention, 0 KV bytes per token.
+    spec = model_spec_from_hf_config(_config("state-spaces__mamba-2.8b-hf"), name="mamba")
+    layout = K.build_layout(
+        model=spec,
+        layer_range=(0, spec.num_layers),
+        tensor_parallel_size=1,
+        block_size=16,
+        kv_cache_dtype="auto",
+        model_dtype="bfloat16",
+        rules=RULES,
+    )
+    assert layout.kv_bytes_per_token == 0
+    assert layout.page_size_bytes == 194_560
+    assert [g.num_layers for g in layout.groups] == [64]
+    # parameters: mixer per layer = in_proj 2,560 x 10,240 = 26,214,400 + conv 5,120 x 4 + 5,120
+    # + x_proj 5,120 x (160 + 32) = 983,040 + dt_proj 160 x 5,120 + 5,120 + A_log 5,120 x 16 + D 5,120
+    # + out_proj 5,120 x 2,560 = 41,241,600; + norm 2,560 -> 41,244,160 x 64 = 2,639,626,240;
+    # tied embedding 50,280 x 2,560 = 128,716,800; final norm 2,560.
+    assert param_breakdown(_config("state-spaces__mamba-2.8b-hf")).total == 2_768_345_600

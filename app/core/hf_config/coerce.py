@@ -48,7 +48,9 @@ CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
     "qwen3_moe": {"use_sliding_window": False},
     "qwen3_next": {"full_attention_interval": 4},
     "llama4_text": {"interleave_moe_layer_step": 1},
-    "nemotron_h": {"conv_kernel": 4},  # NemotronHConfig default (mamba conv kernel)
+    "nemotron_h": {"conv_kernel": 4},
+    "mamba": {"tie_word_embeddings": True},  # MambaConfig default
+    "falcon_mamba": {"tie_word_embeddings": True},  # NemotronHConfig default (mamba conv kernel)
 }
 # Multimodal wrappers whose text tower config is the one vLLM sizes (vLLM get_hf_text_config).
 TEXT_CONFIG_KEYS = ("text_config", "llm_config", "language_config")

@@ -210,7 +210,7 @@ def _mixer_params(spec: MambaSpec, cfgs: _Configs, g: _Geometry) -> int:
     h = g.hidden_size
     if spec.kind == MambaKind.MAMBA1:
         d_inner, state, kernel = spec.intermediate_size, spec.state_size, spec.conv_kernel
-        dt_rank_raw = cfgs.text.get("mamba_dt_rank")
+        dt_rank_raw = cfgs.text.get("mamba_dt_rank", cfgs.text.get("time_step_rank"))
         if dt_rank_raw is None or dt_rank_raw == "auto":
             dt_rank = math.ceil(h / 16)  # Mamba default: ceil(hidden_size / 16)
         else:
@@ -225,8 +225,7 @@ def _mixer_params(spec: MambaSpec, cfgs: _Configs, g: _Geometry) -> int:
             + d_inner * state
             + d_inner  # A_log, D
             + d_inner * h  # out_proj
-            + dt_rank
-            + 2 * state  # Jamba's dt/B/C layernorms
+            + (dt_rank + 2 * state if cfgs.text_model_type == "jamba" else 0)  # Jamba's dt/B/C norms
         )
     if spec.kind == MambaKind.MAMBA2:
         d_inner, heads = spec.intermediate_size, spec.num_heads
