@@ -222,6 +222,17 @@ def test_gemma4_full_layers_have_their_own_geometry_and_unified_page() -> None:
     assert layout.bytes_per_block == 262_144
 
 
+def test_gemma4_per_layer_config_spelling() -> None:
+    # newer configs list the full layers' overrides in text_config.per_layer_config instead of
+    # global_head_dim / num_global_key_value_heads; same layout as above.
+    text = gemma4()
+    for key in ("global_head_dim", "num_global_key_value_heads", "attention_k_eq_v"):
+        del text[key]
+    text["per_layer_config"] = {"05": {"head_dim": 512, "num_key_value_heads": 4}}
+    spec = model_spec_from_hf_config(text, name="g4")
+    assert layout_of(spec).kv_bytes_per_token == 90_112
+
+
 # --- MiMo-V2-Flash: SWA layers with their own heads, list-valued moe_layer_freq ------------------------
 
 

@@ -638,6 +638,24 @@ def layer_attention(
             head_size_v=_int(text, "swa_v_head_dim") or swa_head,
         )
         shapes = [swa if kind == LayerKind.SLIDING else base for kind in layers.kinds]
+    if _present(text, "per_layer_config"):
+        # newer transformers spell the differing layers out: {"05": {"head_dim": 512,
+        # "num_key_value_heads": 2}, ...} (vLLM 0.33 model_arch_config reads per_layer_config[i])
+        shapes = shapes or [base] * geometry.num_layers
+        for key, override in _as_mapping("per_layer_config", text["per_layer_config"]).items():
+            index = _as_int(
+                "per_layer_config",
+                int(key) if str(key).isdigit() else -1,
+                minimum=0,
+                maximum=geometry.num_layers - 1,
+            )
+            entry = _as_mapping("per_layer_config", override)
+            head = _int(entry, "head_dim") or shapes[index].head_size
+            shapes[index] = AttentionShape(
+                kv_heads=_int(entry, "num_key_value_heads") or shapes[index].kv_heads,
+                head_size=head,
+                head_size_v=head,
+            )
     if shapes is None or all(shape == base for shape in shapes):
         return None
     return tuple(shapes)
