@@ -86,7 +86,8 @@ def test_real_config_sizing_matches_vllm(
 def test_real_configs_all_checked() -> None:
     # every file in the set has a row above (a new file without one would not be judged)
     files = sorted(p.name.removesuffix(".config.json") for p in REAL.glob("*.config.json"))
-    assert files == sorted([name for name, *_ in CASES] + ["state-spaces__mamba-2.8b-hf"])
+    others = ["state-spaces__mamba-2.8b-hf", "gemma4-unified-48-layers.text-tower"]
+    assert files == sorted([name for name, *_ in CASES] + others)
 
 
 def test_llama_3_1_8b_parameters_by_hand() -> None:
@@ -151,3 +152,28 @@ def test_mamba_2_8b_is_attention_free_state_only() -> None:
     # + out_proj 5,120 x 2,560 = 41,241,600; + norm 2,560 -> 41,244,160 x 64 = 2,639,626,240;
     # tied embedding 50,280 x 2,560 = 128,716,800; final norm 2,560.
     assert param_breakdown(_config("state-spaces__mamba-2.8b-hf")).total == 2_768_345_600
+
+
+def test_gemma4_unified_full_layers_have_their_own_geometry() -> None:
+    # Gemma4UnifiedForConditionalGeneration: first in vLLM 0.24.0's registry; text tower = gemma4.py.
+    # sliding layers: 8 KV heads x 256: 2 x 8 x 256 x 2 = 8,192 B/token; full layers (attention_k_eq_v):
+    # num_global_key_value_heads 1 x global_head_dim 512: 2 x 1 x 512 x 2 = 2,048 B/token.
+    # KV/token = 40 x 8,192 + 8 x 2,048 = 344,064 B.
+    spec = model_spec_from_hf_config(_config("gemma4-unified-48-layers.text-tower"), name="g4u")
+    layout = K.build_layout(
+        model=spec,
+        layer_range=(0, spec.num_layers),
+        tensor_parallel_size=1,
+        block_size=16,
+        kv_cache_dtype="auto",
+        model_dtype="bfloat16",
+        rules=rules_for("0.24.0"),
+    )
+    assert layout.kv_bytes_per_token == 344_064
+    # pages: sliding 16 x 8,192 = 131,072; full 16 x 2,048 = 32,768 -> full blocks x4 = 64 tokens
+    # (unify_kv_cache_spec_page_size). Groups of min(40, 8) = 8: 5 sliding + 1 full.
+    assert [g.num_layers for g in layout.groups] == [8] * 6
+    assert {g.page_size_bytes for g in layout.groups} == {131_072}
+    assert [g.block_size_tokens for g in layout.groups if g.kind.value == "full"] == [64]
+    assert layout.bytes_per_block == 8 * 131_072
+    assert spec.max_model_len_derived == 262_144
