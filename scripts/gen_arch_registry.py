@@ -60,16 +60,37 @@ def registry_of(source: str) -> dict[str, tuple[str, str]]:
     return found
 
 
+def previously_supported(source: str) -> dict[str, str]:
+    """``_PREVIOUSLY_SUPPORTED_MODELS``: architecture -> last release that supported it (vLLM's own words)."""
+    for node in ast.parse(source).body:
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "_PREVIOUSLY_SUPPORTED_MODELS" for t in node.targets)
+            and isinstance(node.value, ast.Dict)
+        ):
+            return {
+                key.value: value.value
+                for key, value in zip(node.value.keys, node.value.values, strict=True)
+                if isinstance(key, ast.Constant)
+                and isinstance(key.value, str)
+                and isinstance(value, ast.Constant)
+                and isinstance(value.value, str)
+            }
+    return {}
+
+
 def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__)
         return 2
     releases: dict[str, dict[str, tuple[str, str]]] = {}
+    sources: dict[str, str] = {}
     for arg in argv:
         version, _, root = arg.partition("=")
-        source = (Path(root) / REGISTRY_PATH).read_text(encoding="utf-8")
-        releases[version] = registry_of(source)
+        sources[version] = (Path(root) / REGISTRY_PATH).read_text(encoding="utf-8")
+        releases[version] = registry_of(sources[version])
     order = sorted(releases, key=_version_key)
+    supported_until = previously_supported(sources[order[-1]])
     architectures: dict[str, dict[str, str | None]] = {}
     for arch in sorted({a for reg in releases.values() for a in reg}):
         present = [v for v in order if arch in releases[v]]
@@ -82,6 +103,8 @@ def main(argv: list[str]) -> int:
             "last_listed": last if last != order[-1] else None,  # None: still in the newest release read
             "registry": newest[0],
             "module": newest[1],
+            # vLLM's _PREVIOUSLY_SUPPORTED_MODELS (newest release read): "supported until vX"
+            "supported_until": supported_until.get(arch),
         }
     data = {
         "provenance": (

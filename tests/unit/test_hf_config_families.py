@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 
 from app.core import kv as K
-from app.core.catalog import find_device
+from app.core.catalog import find_device, find_model
 from app.core.errors import ConfigError
 from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config, param_breakdown
+from app.core.hf_config.registry import check_architecture
 from app.core.specs import LayerKind, ModelSpec, ServeConfig
 from app.core.versions import rules_for
 
@@ -401,3 +402,27 @@ def test_unknown_architecture_is_refused() -> None:
     spec = model_spec_from_hf_config(config, name="new")
     with pytest.raises(ConfigError, match="in no vLLM model registry"):
         estimate(model=spec, device=find_device("h100"), serve=ServeConfig(), vllm_version="0.19.0")
+
+
+def test_architecture_vllm_dropped_is_refused_with_vllms_words() -> None:
+    # vLLM 0.33.0 registry.py _PREVIOUSLY_SUPPORTED_MODELS: "MiniMaxM1ForCausalLM": "0.23.0"
+    spec = find_model("MiniMaxAI/MiniMax-M1-80k")
+    with pytest.raises(ConfigError, match=r"supported in vLLM until v0\.23\.0"):
+        estimate(
+            model=spec,
+            device=find_device("h200"),
+            serve=ServeConfig(tensor_parallel_size=8),
+            vllm_version="0.33.0",
+        )
+    with pytest.raises(ConfigError, match=r"until v0\.23\.0"):
+        estimate(
+            model=spec,
+            device=find_device("h200"),
+            serve=ServeConfig(tensor_parallel_size=8),
+            vllm_version="0.24.0",
+        )
+    # ...and 0.21.0 still has it
+    assert (
+        check_architecture(architecture=spec.architecture, model_type=spec.model_type, version=(0, 21, 0))
+        == []
+    )

@@ -34,6 +34,7 @@ class ArchitectureReleases:
     first_listed: str  # oldest release read that lists it
     absent_in: str | None  # newest release read before ``first_listed`` (None: listed by the oldest)
     last_listed: str | None  # newest release read that lists it, when it was later removed
+    supported_until: str | None  # vLLM's own _PREVIOUSLY_SUPPORTED_MODELS entry, when it has one
 
 
 def _version(text: str) -> Version:
@@ -46,7 +47,10 @@ def architecture_table() -> dict[str, ArchitectureReleases]:
     data = json.loads(ARCHITECTURES_FILE.read_text(encoding="utf-8"))
     return {
         name: ArchitectureReleases(
-            first_listed=row["first_listed"], absent_in=row["absent_in"], last_listed=row["last_listed"]
+            first_listed=row["first_listed"],
+            absent_in=row["absent_in"],
+            last_listed=row["last_listed"],
+            supported_until=row.get("supported_until"),
         )
         for name, row in data["architectures"].items()
     }
@@ -113,7 +117,22 @@ def check_architecture(*, architecture: str, model_type: str, version: Version) 
                 absent=row.absent_in,
             ),
         )
-    if row.last_listed is not None and version[:2] > _version(row.last_listed)[:2]:
+    if row.supported_until is not None and version > _version(row.supported_until):
+        raise ConfigError(
+            "architectures",
+            Text(
+                "Model architecture {architecture} was supported in vLLM until v{until}, and is not supported "
+                "anymore (vLLM {version} refuses it).",
+                architecture=architecture,
+                until=row.supported_until,
+                version=shown,
+            ),
+        )
+    if (
+        row.supported_until is None
+        and row.last_listed is not None
+        and version[:2] > _version(row.last_listed)[:2]
+    ):
         raise ConfigError(
             "architectures",
             Text(
