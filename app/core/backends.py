@@ -59,6 +59,13 @@ FLASHMLA = Backend("FLASHMLA", fixed_sizes=(64,), kv_dtypes=FP8_E4M3, min_sm=90,
 FLASHINFER_MLA = Backend("FLASHINFER_MLA", fixed_sizes=(32, 64), kv_dtypes=FP8_E4M3, min_sm=100, max_sm=109)
 CUTLASS_MLA = Backend("CUTLASS_MLA", fixed_sizes=(128,), kv_dtypes=FP8_E4M3, min_sm=100, max_sm=109)
 TRITON_MLA = Backend("TRITON_MLA", multiple_of=16, kv_dtypes=FP8_E4M3)
+# Sparse MLA (DeepSeek-V3.2 / GLM-5 indexer): only these accept is_sparse (0.19.0 flashmla_sparse.py,
+# flashinfer_mla_sparse.py; platforms/cuda.py priorities)
+FP8_DS_MLA = frozenset({"fp8_ds_mla"})
+FLASHMLA_SPARSE = Backend("FLASHMLA_SPARSE", fixed_sizes=(64,), kv_dtypes=FP8_DS_MLA, min_sm=90, max_sm=109)
+FLASHINFER_MLA_SPARSE = Backend(
+    "FLASHINFER_MLA_SPARSE", fixed_sizes=(32, 64), kv_dtypes=FP8_E4M3 | FP8_DS_MLA, min_sm=100, max_sm=109
+)
 ROCM_ATTN = Backend("ROCM_ATTN", multiple_of=16, kv_dtypes=FP8_ALL)
 ROCM_AITER_MLA = Backend("ROCM_AITER_MLA", multiple_of=1, kv_dtypes=FP8_ALL)
 
@@ -95,10 +102,26 @@ def allowed_block_sizes(rules: VersionRules) -> tuple[int, ...] | None:
     return rules.block_size_choices
 
 
+SPARSE_MLA_FLASHINFER_MAX_HEADS = 16  # 0.19.0 platforms/cuda.py: FlashInfer sparse MLA for <= 16 heads
+
+
 def cuda_candidates(*, mla: bool, sm: int, rules: VersionRules) -> list[Backend]:
     """This version's priority list for the model kind on a device of capability ``sm`` (versions.py)."""
     row = next(p for p in rules.backend_priorities if p.mla == mla and sm >= p.min_sm)
     return [BACKENDS[name] for name in row.backends]
+
+
+def sparse_mla_candidates(
+    *, sm: int, rules: VersionRules, kv_cache_dtype: str, num_heads: int
+) -> list[Backend]:
+    """DeepSeek-V3.2 / GLM-5 sparse MLA (0.19.0 platforms/cuda.py): FlashInfer's sparse MLA first on SM100
+    for an fp8 KV cache or at most 16 heads, FlashMLA's sparse kernel otherwise."""
+    flashinfer_first = rules.sparse_mla_flashinfer_on_sm100 and sm >= 100
+    if flashinfer_first and (
+        kv_cache_dtype.startswith("fp8") or num_heads <= SPARSE_MLA_FLASHINFER_MAX_HEADS
+    ):
+        return [FLASHINFER_MLA_SPARSE, FLASHMLA_SPARSE]
+    return [FLASHMLA_SPARSE, FLASHINFER_MLA_SPARSE]
 
 
 def _first_accepting(
@@ -200,7 +223,12 @@ def resolve_backend(
         return BackendChoice(name=device.platform.upper(), block_size=user_block or DEFAULT_BLOCK_SIZE)
 
     sm = device.sm or 80
-    candidates = cuda_candidates(mla=model.mla is not None, sm=sm, rules=rules)
+    if model.mla is not None and model.indexer_bytes_per_token:
+        candidates = sparse_mla_candidates(
+            sm=sm, rules=rules, kv_cache_dtype=kv_dtype, num_heads=model.num_attention_heads
+        )
+    else:
+        candidates = cuda_candidates(mla=model.mla is not None, sm=sm, rules=rules)
     backend, rejected = _first_accepting(candidates, sm=sm, kv_cache_dtype=kv_dtype, block_size=user_block)
     if backend is None:
         field_name = "kv_cache_dtype" if kv_dtype != "auto" else "block_size"

@@ -115,6 +115,16 @@ def per_token_equation(
     """vLLM's per-device KV bytes per token: the attention layers' page ÷ B, summed. The geometry
     (2 × H_kv × D × b, or the MLA latent × b) is shown when it is what the page holds; otherwise (fp8 MLA
     entries with their scales, V0's aligned MLA entry) the page itself."""
+    if model.layer_attention is not None:
+        # layers with their own KV heads / head sizes (Gemma-4 full layers, Nemotron-NAS blocks): vLLM sums
+        # each layer's page ÷ its group's block size (kv.py _layout_per_layer); one product would be false
+        return Equation(
+            "kv_bytes_per_token",
+            Text("KV bytes per token per device (summed over layers that differ)"),
+            Text("Σ over attention layers of page ÷ B"),
+            _int(kv_bytes_per_token),
+            f"{_int(kv_bytes_per_token)} B",
+        )
     layers = attention_layers(groups)
     page = next((g.page_size_bytes for g in groups if g.kind != MAMBA_KIND), 0)
     per_layer = page // block_size if block_size else 0

@@ -10,6 +10,7 @@ from app.core import extras as X
 from app.core import kv as K
 from app.core.backends import resolve_backend
 from app.core.errors import InvalidServeConfigError
+from app.core.hf_config.registry import check_architecture
 from app.core.result import ErrorKind, Estimate, KVGroup, Range, Term, Verdict
 from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
@@ -529,7 +530,9 @@ def _estimate(
 ) -> Estimate:
     validate_parallel(model=model, serve=serve)
     res, backend_lines, warnings = resolve(model=model, device=device, serve=serve, rules=rules)
-    warnings = list(warnings)
+    warnings = list(warnings) + check_architecture(
+        architecture=model.architecture, model_type=model.model_type, version=rules.version_tuple
+    )
     L = res.max_model_len
     too_long_error = long_max_model_len_error(
         rules=rules,

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.core.errors import ConfigError
 from app.core.specs import DTYPE_BYTES, LayerKind, MambaKind, MambaSpec, ModelSpec
+from app.core.text import Text
 from app.core.versions import VersionRules
 
 KV_TENSORS_PER_LAYER = 2  # one K and one V cache per attention layer (seed: 2 x H_kv x D x S x b)
@@ -50,8 +52,14 @@ def mla_page_bytes(*, block_size: int, latent_size: int, dtype_bytes: int, kv_ca
     return block_size * latent_size * dtype_bytes
 
 
-def mamba_state_bytes(*, mamba: MambaSpec, tensor_parallel_size: int, dtype_bytes: int) -> int:
-    """Recurrent state of one layer for one request (reference §3.2, MambaStateShapeCalculator)."""
+def mamba_state_bytes(
+    *, mamba: MambaSpec, tensor_parallel_size: int, dtype_bytes: int, ssm_dtype_bytes: int | None = None
+) -> int:
+    """Recurrent state of one layer for one request (reference §3.2, MambaStateShapeCalculator).
+
+    The conv state takes the cache dtype; the SSM (temporal) state ``ssm_dtype_bytes`` when
+    mamba_ssm_cache_dtype is set (MambaStateDtypeCalculator), else the same dtype.
+    """
     tp = tensor_parallel_size
     m = mamba
     if m.kind == MambaKind.MAMBA1:
@@ -68,7 +76,32 @@ def mamba_state_bytes(*, mamba: MambaSpec, tensor_parallel_size: int, dtype_byte
     else:  # linear attention (MiniMax lightning)
         conv = 0
         ssm = (m.num_heads // tp) * m.head_dim * m.head_dim
-    return (conv + ssm) * dtype_bytes
+    return conv * dtype_bytes + ssm * (dtype_bytes if ssm_dtype_bytes is None else ssm_dtype_bytes)
+
+
+# Architectures whose SSM-state dtype vLLM sets from the config (models/config.py
+# VerifyAndUpdateConfig); from which release, and the default, are rules fields (versions.py).
+NEMOTRON_H_ARCHITECTURES = frozenset(
+    {"NemotronHForCausalLM", "NemotronHPuzzleForCausalLM", "NemotronH_Nano_VL_V2"}
+)
+QWEN3_5_ARCHITECTURES = frozenset(
+    {"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen3_5ForCausalLM"}
+    | {"Qwen3_5MoeForCausalLM"}
+)
+
+
+def mamba_ssm_dtype_bytes(*, model: ModelSpec, rules: VersionRules) -> int | None:
+    """Bytes of the SSM state's dtype when vLLM overrides it for this model, else None (auto)."""
+    default = rules.nemotron_h_ssm_dtype_default
+    if model.architecture in NEMOTRON_H_ARCHITECTURES and default is not None:
+        return DTYPE_BYTES[model.mamba_ssm_dtype or default]
+    if (
+        model.architecture in QWEN3_5_ARCHITECTURES
+        and rules.qwen3_5_reads_ssm_dtype
+        and model.mamba_ssm_dtype
+    ):
+        return DTYPE_BYTES[model.mamba_ssm_dtype]
+    return None
 
 
 @dataclass(frozen=True)
@@ -80,6 +113,17 @@ class Group:
     page_size_bytes: int  # per layer per block
     window_tokens: int | None = None
     chunk_tokens: int | None = None
+    # when this group's block holds more tokens than the layout's (page sizes unified, §3.4)
+    block_size_tokens: int | None = None
+    # one page per layer when the group's layers differ (UniformTypeKVCacheSpecs); else all page_size_bytes
+    layer_pages_bytes: tuple[int, ...] = ()
+
+    @property
+    def bytes_per_block(self) -> int:
+        """One block of every layer of the group."""
+        return (
+            sum(self.layer_pages_bytes) if self.layer_pages_bytes else self.page_size_bytes * self.num_layers
+        )
 
 
 @dataclass(frozen=True)
@@ -114,11 +158,15 @@ def _attention_layer_page(
     model: ModelSpec, *, block_size: int, tp: int, kv_dtype: str, dtype_bytes: int
 ) -> int:
     if model.mla is not None:
-        return mla_page_bytes(
-            block_size=block_size,
-            latent_size=model.mla.latent_size,
-            dtype_bytes=dtype_bytes,
-            kv_cache_dtype=kv_dtype,
+        # + the sparse-attention indexer's uint8 cache, same block table (one UniformType group)
+        return (
+            mla_page_bytes(
+                block_size=block_size,
+                latent_size=model.mla.latent_size,
+                dtype_bytes=dtype_bytes,
+                kv_cache_dtype=kv_dtype,
+            )
+            + block_size * model.indexer_bytes_per_token
         )
     heads = kv_heads_per_rank(total_kv_heads=model.num_kv_heads, tensor_parallel_size=tp)
     return attention_page_bytes(
@@ -162,10 +210,25 @@ def build_layout(
 
     per_token_bytes = (page // block_size) * n_attn if block_size else 0
 
+    if model.layer_attention is not None and n_attn and not n_mamba:
+        return _layout_per_layer(
+            model=model,
+            kinds=kinds,
+            first=layer_range[0],
+            block_size=block_size,
+            rules=rules,
+            tp=tp,
+            dtype_bytes=dtype_bytes,
+        )
     mamba_page = 0
     if n_mamba and model.mamba is not None:
         mamba_dtype = DTYPE_BYTES[model_dtype]  # mamba_cache_dtype auto -> model dtype
-        mamba_page = mamba_state_bytes(mamba=model.mamba, tensor_parallel_size=tp, dtype_bytes=mamba_dtype)
+        mamba_page = mamba_state_bytes(
+            mamba=model.mamba,
+            tensor_parallel_size=tp,
+            dtype_bytes=mamba_dtype,
+            ssm_dtype_bytes=mamba_ssm_dtype_bytes(model=model, rules=rules),
+        )
         if n_attn:
             # raise the attention block so one attention page holds at least one mamba state (§3.4)
             per_token_page = page_at(1)
@@ -253,6 +316,119 @@ def build_layout(
     )
 
 
+def _layout_per_layer(
+    *,
+    model: ModelSpec,
+    kinds: list[LayerKind],
+    first: int,
+    block_size: int,
+    rules: VersionRules,
+    tp: int,
+    dtype_bytes: int,
+) -> KVLayout:
+    """Attention layers whose KV heads / head sizes differ (``ModelSpec.layer_attention``).
+
+    vLLM (v1/core/kv_cache_utils.get_kv_cache_groups): layers of one type with different pages form
+    one group of per-layer pages (UniformTypeKVCacheSpecs, 0.11+); several types with different pages
+    are unified by raising the block size of the smaller pages (unify_kv_cache_spec_page_size), which
+    must divide the largest, then grouped as usual.
+    """
+    assert model.layer_attention is not None
+    shapes = model.layer_attention
+
+    def page(index: int, bs: int) -> int:
+        shape = shapes[first + index]
+        return attention_page_bytes(
+            block_size=bs,
+            kv_heads=kv_heads_per_rank(total_kv_heads=shape.kv_heads, tensor_parallel_size=tp),
+            head_size_k=shape.head_size,
+            head_size_v=shape.head_size_v,
+            dtype_bytes=dtype_bytes,
+        )
+
+    attn_kinds = {LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED}
+    buckets: dict[tuple[LayerKind, int | None, int | None], list[int]] = {}
+    for index, kind in enumerate(kinds):
+        if kind not in attn_kinds:
+            continue
+        if not rules.hybrid_allocator:
+            kind = LayerKind.FULL  # before the hybrid allocator every attention layer is full
+        window = model.sliding_window_tokens if kind == LayerKind.SLIDING else None
+        chunk = model.attention_chunk_tokens if kind == LayerKind.CHUNKED else None
+        buckets.setdefault((kind, window, chunk), []).append(index)
+    per_token = sum(page(i, 1) for layers in buckets.values() for i in layers)
+    num_layers = sum(len(layers) for layers in buckets.values())
+    if len(buckets) == 1:
+        (kind, window, chunk), layers = next(iter(buckets.items()))
+        pages = tuple(page(i, block_size) for i in layers)
+        group = Group(
+            kind=kind,
+            num_layers=len(layers),
+            page_size_bytes=max(pages),
+            window_tokens=window,
+            chunk_tokens=chunk,
+            layer_pages_bytes=() if len(set(pages)) == 1 else pages,
+        )
+        return KVLayout(
+            block_size=block_size,
+            groups=(group,),
+            bytes_per_block=group.bytes_per_block,
+            kv_bytes_per_token=per_token,
+            num_kv_layers=num_layers,
+        )
+    bucket_pages: dict[tuple[LayerKind, int | None, int | None], int] = {}
+    for key, layers in buckets.items():
+        distinct = {page(i, block_size) for i in layers}
+        if len(distinct) > 1:
+            raise ConfigError(
+                "config",
+                Text("layers of one attention type with different KV shapes next to another type: not sized"),
+            )
+        bucket_pages[key] = distinct.pop()
+    max_page = max(bucket_pages.values())
+    for key, bucket_page in bucket_pages.items():
+        if max_page % bucket_page:
+            # vLLM: NotImplementedError "The page size of the layer is not divisible by the maximum page size"
+            raise ConfigError(
+                "config",
+                Text(
+                    "{kind} layers' page ({page:,} B) does not divide the largest page ({max_page:,} B); "
+                    "vLLM cannot unify the page sizes",
+                    kind=key[0].value,
+                    page=bucket_page,
+                    max_page=max_page,
+                ),
+            )
+    counts = [len(layers) for layers in buckets.values()]
+    group_size = min(counts)
+    ratio_limit = rules.group_size_max_ratio
+    if ratio_limit is not None and max(counts) < ratio_limit * min(counts):
+        group_size = max(counts)
+    out: list[Group] = []
+    for (kind, window, chunk), layers in buckets.items():
+        ratio = max_page // bucket_pages[(kind, window, chunk)]
+        n_groups = cdiv(len(layers), group_size)
+        base, extra = divmod(len(layers), n_groups)
+        for i in range(n_groups):
+            out.append(
+                Group(
+                    kind=kind,
+                    num_layers=base + (1 if i < extra else 0),
+                    page_size_bytes=max_page,
+                    window_tokens=window,
+                    chunk_tokens=chunk,
+                    block_size_tokens=block_size * ratio if ratio > 1 else None,
+                )
+            )
+    return KVLayout(
+        block_size=block_size,
+        groups=tuple(out),
+        bytes_per_block=group_size * max_page,
+        kv_bytes_per_token=per_token,
+        num_kv_layers=num_layers,
+    )
+
+
 def blocks_per_request(
     *, group: Group, max_model_len: int, block_size: int, inflight_tokens: int, prefix_caching: bool
 ) -> int:
@@ -274,7 +450,7 @@ def request_blocks(
         blocks_per_request(
             group=g,
             max_model_len=max_model_len,
-            block_size=layout.block_size,
+            block_size=g.block_size_tokens or layout.block_size,
             inflight_tokens=inflight_tokens,
             prefix_caching=prefix_caching,
         )
@@ -364,9 +540,7 @@ def needed_from_blocks(
     if rules.needed_formula == "v0":
         return cdiv(max_model_len, layout.block_size) * layout.bytes_per_block
     if rules.needed_formula == "sum_layers":
-        return sum(
-            b * g.page_size_bytes * g.num_layers for b, g in zip(per_group, layout.groups, strict=True)
-        )
+        return sum(b * g.bytes_per_block for b, g in zip(per_group, layout.groups, strict=True))
     if rules.needed_formula == "first_group":
         return layout.bytes_per_block * per_group[0]
     return layout.bytes_per_block * sum(per_group)

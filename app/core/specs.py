@@ -77,6 +77,15 @@ class MambaSpec(Frozen):
     value_head_dim: int = 0
 
 
+class AttentionShape(Frozen):
+    """One attention layer's cached geometry, for models whose layers differ (Gemma-4 full vs sliding
+    layers, MiMo-V2 SWA layers, Nemotron-NAS blocks): total KV heads and K/V head sizes."""
+
+    kv_heads: int = Field(gt=0)
+    head_size: int = Field(gt=0)
+    head_size_v: int = Field(gt=0)
+
+
 class QuantMethod(StrEnum):
     FP8 = "fp8"  # 8-bit float weights, per-tensor/channel or 128x128 block scales
     INT8 = "int8"  # w8a8 / w8a16 integer
@@ -118,6 +127,12 @@ class ModelSpec(Frozen):
     attention_chunk_tokens: int | None = Field(default=None, gt=0)
     mla: MLASpec | None = None
     mamba: MambaSpec | None = None
+    # per layer, only when attention layers differ in KV heads or head size (None: all as above)
+    layer_attention: tuple[AttentionShape, ...] | None = None
+    # DeepSeek-V3.2 / GLM-5 sparse attention: the indexer's own cache, bytes per token per MLA layer
+    indexer_bytes_per_token: int = Field(default=0, ge=0)
+    # config.json's mamba_ssm_dtype / mamba_ssm_cache_dtype (the SSM state's dtype; None: not given)
+    mamba_ssm_dtype: DType | None = None
     params_total: int = Field(gt=0)
     params_active: int | None = None
     torch_dtype: DType = "bfloat16"
@@ -152,6 +167,14 @@ class ModelSpec(Frozen):
             raise ValueError(Text("MLA layers need the mla block"))
         if LayerKind.MAMBA in kinds and self.mamba is None:
             raise ValueError(Text("mamba layers need the mamba block"))
+        if self.layer_attention is not None and len(self.layer_attention) != self.num_layers:
+            raise ValueError(
+                Text(
+                    "layer_attention has {entries} entries but num_layers is {num_layers}",
+                    entries=len(self.layer_attention),
+                    num_layers=self.num_layers,
+                )
+            )
         return self
 
     @property

@@ -141,6 +141,11 @@ class VersionRules:
     autofit_log: Literal["gpu_memory", "kv_cache_memory"]  # wording of the auto-fit line
     # wording of the ValueError for --max-model-len above the derived maximum (estimate._too_long_error)
     max_len_error_wording: Literal["incorrect_outputs", "caution"]
+    sparse_mla_flashinfer_on_sm100: bool  # sparse MLA (V3.2/GLM-5) prefers FlashInfer's kernel on SM100
+    # Mamba SSM state dtype overrides (kv.mamba_ssm_dtype_bytes): Nemotron-H's default when the config
+    # names none (None: the model dtype), and whether Qwen3.5 reads `mamba_ssm_dtype` from its config
+    nemotron_h_ssm_dtype_default: Literal["float16", "float32"] | None
+    qwen3_5_reads_ssm_dtype: bool
     # The planner's own: activation/graph models were calibrated on logs of these releases (docs/model.md).
     measured_parts_calibrated: bool
 
@@ -207,6 +212,9 @@ BASE = VersionRules(
     v0_blocks_word="GPU",  # 0.6.6 "# GPU blocks: %d, # CPU blocks: %d"
     autofit_log="gpu_memory",
     max_len_error_wording="incorrect_outputs",  # 0.6.6 and 0.8.5 config.py _get_and_verify_max_len
+    sparse_mla_flashinfer_on_sm100=False,
+    nemotron_h_ssm_dtype_default=None,
+    qwen3_5_reads_ssm_dtype=False,
     measured_parts_calibrated=False,
 )
 
@@ -286,6 +294,7 @@ CHANGELOG: tuple[Change, ...] = (
             "block_size_choices": (1, 8, 16, 32, 64, 128, 256),
             "has_fp8_ds_mla": True,
             "free_memory_device": "device cuda:0 ",
+            "nemotron_h_ssm_dtype_default": "float16",  # NemotronHForCausalLMConfig appears (0.14.0)
         },
     ),
     Change(
@@ -304,7 +313,16 @@ CHANGELOG: tuple[Change, ...] = (
     Change(
         "0.17.0",
         "calibration llmd-versionsweep-*: Qwen3-14B activation 5.64 GiB on 0.15/0.16, 2.23 GiB on 0.17/0.18",
-        {"sampler_logit_copies": _SAMPLER_COPIES},
+        {
+            "sampler_logit_copies": _SAMPLER_COPIES,
+            "qwen3_5_reads_ssm_dtype": True,  # Qwen3_5ForConditionalGenerationConfig reads mamba_ssm_dtype
+        },
+    ),
+    Change(
+        "0.19.0",
+        "0.19.0 platforms/cuda.py: sparse MLA (DeepSeek-V3.2, GLM-5) takes FLASHINFER_MLA_SPARSE first on SM100 "
+        "for an fp8 KV cache or <= 16 heads",
+        {"sparse_mla_flashinfer_on_sm100": True},
     ),
     Change(
         "0.20.0",
@@ -320,6 +338,7 @@ CHANGELOG: tuple[Change, ...] = (
             "block_size_choices": None,
             "block_size_log": "setting_for_backends",
             "has_swap_space_flag": False,
+            "nemotron_h_ssm_dtype_default": "float32",  # DEFAULT_MAMBA_SSM_CACHE_DTYPE (0.20.2 read)
         },
     ),
     Change(

@@ -104,19 +104,21 @@ def test_mla_models_cache_one_576_latent(model_id: str, heads: int) -> None:
     assert set(spec.layer_kinds) == {LayerKind.MLA}
 
 
-def test_mla_detected_by_config_field_not_architecture_name() -> None:
-    # A DeepSeek architecture name without kv_lora_rank is plain attention...
+def test_mla_needs_an_mla_model_type_and_kv_lora_rank() -> None:
+    # vLLM is_deepseek_mla (model_arch_config_convertor, 0.19.0/0.33.0): the model type must be one of
+    # DeepSeek's family AND kv_lora_rank set. A DeepSeek config without kv_lora_rank is plain attention...
     config = catalog_config("deepseek-ai/DeepSeek-V2-Lite")
     config["kv_lora_rank"] = None
     plain = model_spec_from_hf_config(config, name="no-mla")
     assert plain.mla is None
     assert set(plain.layer_kinds) == {LayerKind.FULL}
-    # ...and a Llama architecture name with kv_lora_rank is MLA.
+    # ...and kv_lora_rank on another model type (MiniCPM3's shape) is plain attention too: vLLM's
+    # minicpm3.py builds Attention(heads, qk_nope + qk_rope, num_kv_heads=heads), V padded to that width.
     llama = catalog_config("meta-llama/Llama-3.1-8B")
     llama.update(kv_lora_rank=256, qk_rope_head_dim=32, qk_nope_head_dim=64, v_head_dim=64)
-    mla = model_spec_from_hf_config(llama, name="llama-mla")
-    assert mla.mla is not None
-    assert mla.head_size == 256 + 32
+    latent = model_spec_from_hf_config(llama, name="llama-latent")
+    assert latent.mla is None
+    assert (latent.num_kv_heads, latent.head_size, latent.head_size_v) == (32, 64 + 32, 64 + 32)
 
 
 # --- KV heads ---------------------------------------------------------------------------------------
@@ -137,12 +139,19 @@ def test_falcon_7b_multi_query_has_one_kv_head() -> None:
     assert spec.num_kv_heads == 1
     assert spec.head_size == 4544 // 71 == 64
     # multi_query beats num_kv_heads only for old-architecture Falcon
-    new_arch = fixture("falcon-7b.config.json") | {"new_decoder_architecture": True, "num_kv_heads": 8}
+    # (64 heads here: 71 heads over 8 KV heads is not a model the loaders can build, see below)
+    new_arch = fixture("falcon-7b.config.json") | {
+        "new_decoder_architecture": True,
+        "num_kv_heads": 8,
+        "num_attention_heads": 64,
+    }
     assert model_spec_from_hf_config(new_arch, name="x").num_kv_heads == 8
+    with pytest.raises(ConfigError, match="not a multiple of 8 KV heads"):
+        model_spec_from_hf_config(new_arch | {"num_attention_heads": 71}, name="x")
 
 
 def test_kv_head_aliases() -> None:
-    base = {"num_hidden_layers": 2, "n_embd": 256, "n_head": 8, "vocab_size": 100}
+    base = {"model_type": "falcon", "num_hidden_layers": 2, "n_embd": 256, "n_head": 8, "vocab_size": 100}
     assert model_spec_from_hf_config(base, name="x").num_kv_heads == 8  # defaults to heads
     assert model_spec_from_hf_config(base | {"n_head_kv": 2}, name="x").num_kv_heads == 2
     assert model_spec_from_hf_config(base | {"multi_query": True}, name="x").num_kv_heads == 1

@@ -1,0 +1,177 @@
+"""A Hugging Face ``config.json`` -> :class:`ModelSpec`, following vLLM's own rules.
+
+Everything here is a pure function of the JSON object. Rules are cited where they come from:
+``vllm-accounting.md`` (the reference read from released vLLM sdists), vLLM's
+``ModelConfig`` (``get_head_size``, ``get_total_num_kv_heads``, ``_get_and_verify_max_len``) and the
+transformers config classes whose defaults fill keys that a config.json leaves out.
+
+Any JSON object may come in (a pasted config, a fuzzer's dict); the only exception that leaves
+this module is :class:`ConfigError`, naming the JSON key at fault.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, cast
+
+from pydantic import ValidationError
+
+from app.core.errors import ConfigError
+from app.core.hf_config.coerce import (
+    _as_int,
+    _as_list,
+    _as_mapping,
+    _as_str,
+    _config_error,
+    _split_configs,
+)
+from app.core.hf_config.geometry import (
+    _dtype,
+    _geometry,
+    _layers,
+    _max_model_len,
+    derive_max_model_len,
+    indexer_bytes_per_token,
+    layer_attention,
+    mamba_ssm_dtype,
+)
+from app.core.hf_config.params import ParamBreakdown, _breakdown, _moe, _tied, count_params, param_breakdown
+from app.core.hf_config.quantization import _quantization
+from app.core.specs import ModelSpec
+from app.core.text import Text
+
+__all__ = [
+    "ParamBreakdown",
+    "count_params",
+    "derive_max_model_len",
+    "model_spec_from_hf_config",
+    "param_breakdown",
+]
+
+CONFIDENCES = ("verified", "likely", "recalled", "user")
+
+
+# ----------------------------------------------------------------------------------------------
+# Public entry point
+# ----------------------------------------------------------------------------------------------
+
+
+def _architecture(top: Mapping[str, Any]) -> str:
+    value = top.get("architectures")
+    if value is None:
+        return ""
+    archs = _as_list("architectures", value)
+    return _as_str("architectures", archs[0]) if archs else ""
+
+
+def _weights_bytes(index: Mapping[str, Any] | None) -> int | None:
+    if index is None:
+        return None
+    metadata = _as_mapping("safetensors_index", _as_mapping("safetensors_index", index).get("metadata"))
+    if metadata.get("total_size") is None:
+        raise ConfigError("safetensors_index", Text("metadata.total_size missing"))
+    return _as_int("safetensors_index", metadata["total_size"], minimum=1, maximum=2**60)
+
+
+def model_spec_from_hf_config(
+    config: Mapping[str, Any],
+    *,
+    name: str,
+    params_total: int | None = None,
+    params_active: int | None = None,
+    safetensors_index: Mapping[str, Any] | None = None,
+    source: str = "",
+    confidence: str = "user",
+) -> ModelSpec:
+    """Turn a config.json object into a ModelSpec the way vLLM reads it.
+
+    ``params_total``/``params_active`` override the count from the config (model-card figures);
+    ``safetensors_index`` is a model.safetensors.index.json object giving the exact weight bytes.
+    """
+    if confidence not in CONFIDENCES:
+        raise ConfigError(
+            "confidence", Text("must be one of {confidences}", confidences=", ".join(CONFIDENCES))
+        )
+    try:
+        return _model_spec(
+            config,
+            name=name,
+            params_total=params_total,
+            params_active=params_active,
+            safetensors_index=safetensors_index,
+            source=source,
+            confidence=confidence,
+        )
+    except ValidationError as exc:
+        raise _config_error(exc) from exc
+
+
+def _model_spec(
+    config: Mapping[str, Any],
+    *,
+    name: str,
+    params_total: int | None,
+    params_active: int | None,
+    safetensors_index: Mapping[str, Any] | None,
+    source: str,
+    confidence: str,
+) -> ModelSpec:
+    cfgs = _split_configs(config)
+    if not _architecture(cfgs.top) and not cfgs.model_type:
+        # vLLM: "No model architectures are specified"; transformers cannot pick a config class either
+        raise ConfigError(
+            "architectures",
+            Text(
+                "config.json has neither `architectures` nor `model_type`; vLLM cannot tell what model it is"
+            ),
+        )
+    geometry = _geometry(cfgs)
+    layers = _layers(cfgs, geometry)
+    moe = _moe(cfgs, geometry)
+    breakdown_cache: list[ParamBreakdown] = []
+
+    def breakdown() -> ParamBreakdown:
+        if not breakdown_cache:
+            breakdown_cache.append(_breakdown(cfgs, geometry, layers, moe))
+        return breakdown_cache[0]
+
+    if params_total is None:
+        params_total = breakdown().total
+        if params_active is None:
+            params_active = breakdown().active
+    dtype, dtype_assumed = _dtype(cfgs)
+    return ModelSpec(
+        name=name,
+        architecture=_architecture(cfgs.top),
+        model_type=cfgs.model_type,
+        num_layers=geometry.num_layers,
+        hidden_size=geometry.hidden_size,
+        intermediate_size=geometry.intermediate_size,
+        moe_intermediate_size=moe.expert_size if moe else 0,
+        num_experts=moe.num_experts if moe else 0,
+        num_experts_per_tok=moe.top_k if moe else 0,
+        num_shared_experts=moe.num_shared if moe else 0,
+        num_attention_heads=geometry.num_heads,
+        num_kv_heads=geometry.num_kv_heads,
+        head_size=geometry.head_size,
+        head_size_v=geometry.head_size_v,
+        vocab_size=geometry.vocab_size,
+        tie_word_embeddings=_tied(cfgs),
+        max_model_len_derived=_max_model_len(cfgs),
+        layer_kinds=layers.kinds,
+        sliding_window_tokens=layers.sliding_window,
+        attention_chunk_tokens=layers.chunk,
+        mla=geometry.mla,
+        mamba=layers.mamba,
+        layer_attention=layer_attention(cfgs, geometry, layers),
+        indexer_bytes_per_token=indexer_bytes_per_token(cfgs),
+        mamba_ssm_dtype=mamba_ssm_dtype(cfgs),
+        params_total=params_total,
+        params_active=params_active,
+        torch_dtype=dtype,
+        dtype_assumed=dtype_assumed,
+        quantization=_quantization(cfgs, geometry, breakdown),
+        weights_bytes_exact=_weights_bytes(safetensors_index),
+        source=source,
+        confidence=cast(Literal["verified", "likely", "recalled", "user"], confidence),
+    )

@@ -1,0 +1,190 @@
+"""Reading typed values out of an arbitrary JSON object, and the text tower with class defaults.
+
+Any JSON object may come in (a pasted config, a fuzzer's dict); the only exception that leaves
+this package is :class:`ConfigError`, naming the JSON key at fault.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from app.core.errors import ConfigError
+from app.core.text import Text
+
+# --- sanity bounds: real models are far inside these; they stop absurd input from allocating
+# --- a billion-entry layer list or overflowing a float.
+MAX_LAYERS = 10_000  # largest real decoder stacks have ~200 layers (Nemotron-H 118 "layers")
+MAX_DIM = 100_000_000  # hidden / FFN / vocab / head sizes (largest real vocab ~262k)
+MAX_POSITIONS = 2**40  # position limits (largest real: 10,485,760 for Llama-4-Scout)
+MAX_EXPERTS = 1_000_000
+
+GEMMA3_SLIDING_WINDOW_PATTERN = 6  # Gemma3TextConfig default: 5 local layers per global layer
+
+# transformers config-class defaults for keys that real config.json files leave out. The values
+# are what `AutoConfig` would fill in (reference model_configs.md; e.g. gemma-3's text_config lists
+# neither vocab_size nor max_position_embeddings, falcon-40b has no FFN or position key).
+CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma": {"tie_word_embeddings": True},
+    "gemma2": {"tie_word_embeddings": True},
+    "gemma3_text": {
+        "tie_word_embeddings": True,
+        "vocab_size": 262_208,
+        "max_position_embeddings": 131_072,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 4,
+        "head_dim": 256,
+        "sliding_window": 4096,
+        "sliding_window_pattern": GEMMA3_SLIDING_WINDOW_PATTERN,
+    },
+    "falcon": {"tie_word_embeddings": True, "max_position_embeddings": 2048},
+    "qwen2": {"use_sliding_window": False},
+    "qwen2_moe": {"use_sliding_window": False},
+    "qwen3": {"use_sliding_window": False},
+    "qwen3_moe": {"use_sliding_window": False},
+    "qwen3_next": {"full_attention_interval": 4},
+    "llama4_text": {"interleave_moe_layer_step": 1},
+    "nemotron_h": {"conv_kernel": 4},
+    "mamba": {"tie_word_embeddings": True},  # MambaConfig default
+    "falcon_mamba": {"tie_word_embeddings": True},  # NemotronHConfig default (mamba conv kernel)
+}
+# Multimodal wrappers whose text tower config is the one vLLM sizes (vLLM get_hf_text_config).
+TEXT_CONFIG_KEYS = ("text_config", "llm_config", "language_config")
+
+# ----------------------------------------------------------------------------------------------
+# Reading typed values out of an arbitrary JSON object
+# ----------------------------------------------------------------------------------------------
+
+
+def _as_int(key: str, value: Any, *, minimum: int, maximum: int) -> int:
+    """A JSON integer (or integral float) within [minimum, maximum]; bools are not integers."""
+    if isinstance(value, bool):
+        raise ConfigError(key, Text("must be an integer, got {value!r}", value=value))
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ConfigError(key, Text("must be an integer, got {value!r}", value=value))
+        value = int(value)
+    if not isinstance(value, int):
+        raise ConfigError(key, Text("must be an integer, got {name}", name=type(value).__name__))
+    if value < minimum or value > maximum:
+        raise ConfigError(
+            key,
+            Text(
+                "must be between {minimum} and {maximum}, got {value}",
+                minimum=minimum,
+                maximum=maximum,
+                value=value,
+            ),
+        )
+    return value
+
+
+def _as_float(key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(key, Text("must be a number, got {name}", name=type(value).__name__))
+    result = float(value)
+    if not math.isfinite(result):
+        raise ConfigError(key, Text("must be finite, got {value!r}", value=value))
+    return result
+
+
+def _as_bool(key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(key, Text("must be true or false, got {value!r}", value=value))
+    return value
+
+
+def _as_str(key: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(key, Text("must be a string, got {name}", name=type(value).__name__))
+    return value
+
+
+def _as_mapping(key: str, value: Any) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(key, Text("must be an object, got {name}", name=type(value).__name__))
+    return value
+
+
+def _as_list(key: str, value: Any) -> Sequence[Any]:
+    if not isinstance(value, list | tuple):
+        raise ConfigError(key, Text("must be a list, got {name}", name=type(value).__name__))
+    return value
+
+
+def _present(cfg: Mapping[str, Any], key: str) -> bool:
+    return cfg.get(key) is not None
+
+
+def _int(cfg: Mapping[str, Any], key: str, *, minimum: int = 1, maximum: int = MAX_DIM) -> int | None:
+    """The integer at ``key``, or None when the key is absent or null."""
+    value = cfg.get(key)
+    if value is None:
+        return None
+    return _as_int(key, value, minimum=minimum, maximum=maximum)
+
+
+def _first_int(
+    cfg: Mapping[str, Any], keys: Sequence[str], *, minimum: int = 1, maximum: int = MAX_DIM
+) -> int | None:
+    """The first of ``keys`` that is present (vLLM/transformers alias lists)."""
+    for key in keys:
+        if _present(cfg, key):
+            return _as_int(key, cfg[key], minimum=minimum, maximum=maximum)
+    return None
+
+
+def _required_int(cfg: Mapping[str, Any], keys: Sequence[str], *, maximum: int = MAX_DIM) -> int:
+    value = _first_int(cfg, keys, maximum=maximum)
+    if value is None:
+        raise ConfigError(keys[0], "missing")
+    return value
+
+
+def _flag(cfg: Mapping[str, Any], key: str, *, default: bool = False) -> bool:
+    value = cfg.get(key)
+    return default if value is None else _as_bool(key, value)
+
+
+# ----------------------------------------------------------------------------------------------
+# The text config, with class defaults filled in
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Configs:
+    top: Mapping[str, Any]
+    text: Mapping[str, Any]  # text tower (== top for text-only models), class defaults applied
+    model_type: str  # top-level model_type
+    text_model_type: str
+
+
+def _split_configs(config: Any) -> _Configs:
+    top = _as_mapping("config", config)
+    top_type = _as_str("model_type", top["model_type"]) if _present(top, "model_type") else ""
+    text: Mapping[str, Any] = top
+    for key in TEXT_CONFIG_KEYS:
+        if _present(top, key):
+            text = _as_mapping(key, top[key])
+            break
+    text_type = _as_str("model_type", text["model_type"]) if _present(text, "model_type") else top_type
+    defaults = CLASS_DEFAULTS.get(text_type, {})
+    merged = {**defaults, **{k: v for k, v in text.items() if v is not None}}
+    return _Configs(top=top, text=merged, model_type=top_type, text_model_type=text_type)
+
+
+def _lookup(cfgs: _Configs, key: str) -> Any:
+    """A key read from the text tower first, then the top level (dtype, quantization, tying)."""
+    if _present(cfgs.text, key):
+        return cfgs.text[key]
+    return cfgs.top.get(key)
+
+
+def _config_error(exc: ValidationError) -> ConfigError:
+    error = exc.errors()[0]
+    field = str(error["loc"][0]) if error["loc"] else "config"
+    return ConfigError(field, error["msg"])

@@ -1,0 +1,399 @@
+"""Parameter count from a config.json: embeddings, attention, mixers, MLPs, experts, norms."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from app.core.hf_config.coerce import (
+    MAX_DIM,
+    MAX_EXPERTS,
+    MAX_LAYERS,
+    _as_bool,
+    _as_float,
+    _as_int,
+    _as_list,
+    _config_error,
+    _Configs,
+    _first_int,
+    _flag,
+    _int,
+    _lookup,
+    _present,
+    _split_configs,
+)
+from app.core.hf_config.geometry import (
+    _block_ffn,
+    _Geometry,
+    _geometry,
+    _Layers,
+    _layers,
+    is_attention_free,
+    layer_attention,
+)
+from app.core.specs import AttentionShape, LayerKind, MambaKind, MambaSpec
+
+# Models whose MLP is up -> act -> down (two matrices), not gated (three). Parameter count only.
+UNGATED_MLP_MODEL_TYPES = frozenset(
+    {"falcon", "phi", "gpt2", "gpt_neox", "gptj", "gpt_bigcode", "bloom", "opt", "mpt", "starcoder2"}
+    | {"nemotron", "nemotron_h"}
+)
+# Models with q/k/v biases even though config.json has no bias key (Qwen2 family).
+QKV_BIAS_MODEL_TYPES = frozenset({"qwen2", "qwen2_moe"})
+# Models with per-head RMSNorm on q and k (head_dim weights each). Parameter count only.
+QK_NORM_MODEL_TYPES = frozenset({"qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma3"})
+# Gated attention output (q_proj emits query + gate) — Qwen3-Next full-attention layers.
+NAS_FFN_MULTIPLE = 256  # nemotron_nas.py _find_multiple(intermediate_size, 256)
+GATED_ATTENTION_MODEL_TYPES = frozenset({"qwen3_next"})
+
+
+# ----------------------------------------------------------------------------------------------
+# Parameter count
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ParamBreakdown:
+    """Parameter counts by part. ``experts`` is every routed expert; ``experts_active`` top-k."""
+
+    embedding: int
+    lm_head: int
+    attention: int
+    mixer: int  # mamba / linear-attention / gated-delta-net mixers
+    mlp: int  # dense MLPs and shared experts
+    experts: int
+    experts_active: int
+    router: int
+    norms: int
+    is_moe: bool
+
+    @property
+    def total(self) -> int:
+        return (
+            self.embedding
+            + self.lm_head
+            + self.attention
+            + self.mixer
+            + self.mlp
+            + self.experts
+            + self.router
+            + self.norms
+        )
+
+    @property
+    def active(self) -> int | None:
+        if not self.is_moe:
+            return None
+        return self.total - self.experts + self.experts_active
+
+    @property
+    def non_embedding(self) -> int:
+        return self.total - self.embedding - self.lm_head
+
+
+@dataclass(frozen=True)
+class _Moe:
+    num_experts: int
+    top_k: int
+    expert_size: int
+    num_shared: int
+    shared_size: int  # total FFN width of the shared expert(s), gated
+    shared_gate: bool  # Qwen2-MoE / Qwen3-Next sigmoid gate on the shared expert
+    is_moe_layer: Callable[[int], bool]
+
+
+def _moe(cfgs: _Configs, geometry: _Geometry) -> _Moe | None:
+    text = cfgs.text
+    experts = _first_int(
+        text,
+        ("n_routed_experts", "num_local_experts", "num_experts", "moe_num_experts"),
+        minimum=0,
+        maximum=MAX_EXPERTS,
+    )
+    if not experts:
+        return None
+    top_k = _first_int(text, ("num_experts_per_tok", "experts_per_token", "moe_k", "moe_top_k"), minimum=0)
+    top_k = min(top_k or 1, experts)
+    moe_size = _int(text, "moe_intermediate_size", minimum=0)
+    expert_size = geometry.intermediate_size if moe_size is None else moe_size
+    shared_size, shared_gate = 0, False
+    n_shared = (
+        _first_int(text, ("n_shared_experts", "num_shared_experts"), minimum=0, maximum=MAX_EXPERTS) or 0
+    )
+    if n_shared:
+        shared_size = n_shared * expert_size  # DeepSeek / GLM: n shared experts of the expert size
+    elif _present(text, "shared_expert_intermediate_size"):  # Qwen-MoE: one gated shared expert
+        shared_size = _as_int(
+            "shared_expert_intermediate_size",
+            text["shared_expert_intermediate_size"],
+            minimum=0,
+            maximum=MAX_DIM,
+        )
+        shared_gate = shared_size > 0
+        n_shared = int(shared_gate)
+    elif "llama4" in cfgs.text_model_type:  # Llama-4: one shared expert per MoE layer
+        shared_size, n_shared = geometry.intermediate_size, 1
+
+    is_moe_layer: Callable[[int], bool]
+    if isinstance(text.get("moe_layer_freq"), list | tuple):  # MiMo-V2: one 0/1 flag per layer
+        flags = [
+            _as_int("moe_layer_freq", value, minimum=0, maximum=1)
+            for value in _as_list("moe_layer_freq", text["moe_layer_freq"])
+        ]
+        is_moe_layer = lambda i: i < len(flags) and flags[i] == 1  # noqa: E731
+    elif _present(text, "first_k_dense_replace") or _present(text, "moe_layer_freq"):
+        first_dense = _int(text, "first_k_dense_replace", minimum=0, maximum=MAX_LAYERS) or 0
+        freq = _int(text, "moe_layer_freq", maximum=MAX_LAYERS) or 1
+        is_moe_layer = lambda i: i >= first_dense and i % freq == 0  # noqa: E731
+    elif _present(text, "interleave_moe_layer_step"):  # Llama-4: layers step-1, 2*step-1, ...
+        step = _as_int(
+            "interleave_moe_layer_step", text["interleave_moe_layer_step"], minimum=1, maximum=MAX_LAYERS
+        )
+        is_moe_layer = lambda i: (i + 1) % step == 0  # noqa: E731
+    elif _present(text, "expert_layer_period"):  # Jamba
+        period = _as_int("expert_layer_period", text["expert_layer_period"], minimum=1, maximum=MAX_LAYERS)
+        offset = _int(text, "expert_layer_offset", minimum=0, maximum=MAX_LAYERS) or 0
+        is_moe_layer = lambda i: i % period == offset  # noqa: E731
+    else:  # Qwen-MoE: decoder_sparse_step and mlp_only_layers; others all-MoE
+        step = _int(text, "decoder_sparse_step", maximum=MAX_LAYERS) or 1
+        dense_only = set()
+        if _present(text, "mlp_only_layers"):
+            for value in _as_list("mlp_only_layers", text["mlp_only_layers"]):
+                dense_only.add(_as_int("mlp_only_layers", value, minimum=0, maximum=MAX_LAYERS))
+        is_moe_layer = lambda i: i not in dense_only and (i + 1) % step == 0  # noqa: E731
+    return _Moe(experts, top_k, expert_size, n_shared, shared_size, shared_gate, is_moe_layer)
+
+
+def _attention_params(cfgs: _Configs, g: _Geometry) -> tuple[int, int]:
+    """(standard attention layer params, MLA layer params) — one of them is used per model."""
+    text = cfgs.text
+    h = g.hidden_size
+    if g.latent_kv_rank is not None:  # MiniCPM3: MLA-style projections, plain attention cache
+        rank, rope = g.latent_kv_rank, g.qk_head_dim - g.qk_nope_head_dim
+        q = h * g.num_heads * g.qk_head_dim
+        if g.q_lora_rank:
+            q = h * g.q_lora_rank + g.q_lora_rank + g.q_lora_rank * g.num_heads * g.qk_head_dim
+        kv = h * (rank + rope) + rank + rank * g.num_heads * (g.qk_nope_head_dim + g.v_head_dim)
+        return q + kv + g.num_heads * g.v_head_dim * h, 0
+    if g.mla is not None:
+        rank, rope = g.mla.kv_lora_rank, g.mla.qk_rope_head_dim
+        if g.q_lora_rank:  # q_a_proj + q_a_layernorm + q_b_proj
+            q = h * g.q_lora_rank + g.q_lora_rank + g.q_lora_rank * g.num_heads * g.qk_head_dim
+        else:
+            q = h * g.num_heads * g.qk_head_dim
+        kv = h * (rank + rope) + rank + rank * g.num_heads * (g.qk_nope_head_dim + g.v_head_dim)
+        o = g.num_heads * g.v_head_dim * h
+        return 0, q + kv + o
+    q_width = g.num_heads * g.head_size
+    if cfgs.text_model_type in GATED_ATTENTION_MODEL_TYPES:
+        q_width *= 2  # query + output gate
+    k_width = g.num_kv_heads * g.head_size
+    v_width = g.num_kv_heads * g.head_size_v
+    params = h * (q_width + k_width + v_width) + g.num_heads * g.head_size_v * h
+    qkv_bias = _flag(text, "attention_bias") or _flag(text, "bias") or _flag(text, "qkv_bias")
+    if qkv_bias or cfgs.text_model_type in QKV_BIAS_MODEL_TYPES:
+        params += q_width + k_width + v_width
+    if (
+        _flag(text, "use_qk_norm")
+        or _flag(text, "qk_layernorm")
+        or cfgs.text_model_type in QK_NORM_MODEL_TYPES
+    ):
+        params += 2 * g.head_size
+    return params, 0
+
+
+def _mixer_params(spec: MambaSpec, cfgs: _Configs, g: _Geometry) -> int:
+    h = g.hidden_size
+    if spec.kind == MambaKind.MAMBA1:
+        d_inner, state, kernel = spec.intermediate_size, spec.state_size, spec.conv_kernel
+        dt_rank_raw = cfgs.text.get("mamba_dt_rank", cfgs.text.get("time_step_rank"))
+        if dt_rank_raw is None or dt_rank_raw == "auto":
+            dt_rank = math.ceil(h / 16)  # Mamba default: ceil(hidden_size / 16)
+        else:
+            dt_rank = _as_int("mamba_dt_rank", dt_rank_raw, minimum=1, maximum=MAX_DIM)
+        return (
+            h * 2 * d_inner  # in_proj (x and z)
+            + d_inner * kernel
+            + d_inner  # depthwise conv + bias
+            + d_inner * (dt_rank + 2 * state)  # x_proj -> dt, B, C
+            + dt_rank * d_inner
+            + d_inner  # dt_proj
+            + d_inner * state
+            + d_inner  # A_log, D
+            + d_inner * h  # out_proj
+            + (dt_rank + 2 * state if cfgs.text_model_type == "jamba" else 0)  # Jamba's dt/B/C norms
+        )
+    if spec.kind == MambaKind.MAMBA2:
+        d_inner, heads = spec.intermediate_size, spec.num_heads
+        conv_dim = d_inner + 2 * spec.n_groups * spec.state_size
+        return (
+            h * (d_inner + conv_dim + heads)
+            + conv_dim * (spec.conv_kernel + 1)
+            + 3 * heads
+            + d_inner
+            + d_inner * h
+        )
+    if spec.kind == MambaKind.GATED_DELTA_NET:
+        k_dim = spec.key_heads * spec.key_head_dim
+        v_dim = spec.value_heads * spec.value_head_dim
+        return (
+            h * (2 * k_dim + 2 * v_dim)  # in_proj_qkvz
+            + h * 2 * spec.value_heads  # in_proj_ba
+            + (2 * k_dim + v_dim) * spec.conv_kernel  # conv1d
+            + 2 * spec.value_heads  # dt_bias, A_log
+            + spec.value_head_dim  # gated RMSNorm
+            + v_dim * h  # out_proj
+        )
+    width = spec.num_heads * spec.head_dim  # lightning attention: qkv, output gate, out, norm
+    return h * 3 * width + h * width + width * h + width
+
+
+def _tied(cfgs: _Configs) -> bool:
+    value = _lookup(cfgs, "tie_word_embeddings")
+    # Missing key: decoder config classes default to untied, except those listed in CLASS_DEFAULTS.
+    return False if value is None else _as_bool("tie_word_embeddings", value)
+
+
+def _breakdown(cfgs: _Configs, g: _Geometry, layers: _Layers, moe: _Moe | None) -> ParamBreakdown:
+    h = g.hidden_size
+    gated = cfgs.text_model_type not in UNGATED_MLP_MODEL_TYPES
+    matrices = 3 if gated else 2
+    dense_mlp_size = g.intermediate_size
+    if moe is not None and "llama4" in cfgs.text_model_type:
+        dense_mlp_size = _int(cfgs.text, "intermediate_size_mlp", minimum=0) or g.intermediate_size
+    attention_params, mla_params = _attention_params(cfgs, g)
+    mixer_params = _mixer_params(layers.mamba, cfgs, g) if layers.mamba is not None else 0
+    # Nemotron-H counts mixer and MLP blocks as separate "layers" with one norm each; pure Mamba
+    # models have one mixer and one norm per layer.
+    pattern = _nemotron_h_blocks(cfgs)
+    separate_blocks = bool(pattern) or is_attention_free(cfgs)
+    shapes = layer_attention(cfgs, g, layers)
+    block_ffn = _block_ffn_sizes(cfgs, g)
+
+    attention = mixer = mlp = experts = experts_active = router = norms = 0
+    for index, kind in enumerate(layers.kinds):
+        if kind == LayerKind.MLA:
+            attention += mla_params
+        elif kind in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED, LayerKind.SHARED):
+            attention += attention_params if shapes is None else _shape_params(g, shapes[index])
+        elif kind == LayerKind.MAMBA:
+            mixer += mixer_params
+        if block_ffn:  # Nemotron-NAS: per-block FFN (0 = no-op), a norm before each present sub-block
+            norms += h * ((kind != LayerKind.NONE) + (block_ffn[index] > 0))
+            mlp += matrices * h * block_ffn[index]
+            continue
+        if separate_blocks:
+            norms += h
+            if pattern and pattern[index] == "E" and moe is not None:
+                routed, shared, gate = _nemotron_h_moe(cfgs, moe)
+                experts += moe.num_experts * routed
+                experts_active += moe.top_k * routed
+                mlp += shared
+                router += gate
+            elif kind == LayerKind.NONE:
+                mlp += matrices * h * g.intermediate_size
+            continue
+        norms += 2 * h  # input and post-attention norms
+        if moe is not None and moe.is_moe_layer(index):
+            per_expert = 3 * h * moe.expert_size
+            experts += moe.num_experts * per_expert
+            experts_active += moe.top_k * per_expert
+            mlp += 3 * h * moe.shared_size + (h if moe.shared_gate else 0)
+            router += h * moe.num_experts
+        else:
+            mlp += matrices * h * dense_mlp_size
+    embedding = g.vocab_size * h
+    return ParamBreakdown(
+        embedding=embedding,
+        lm_head=0 if _tied(cfgs) else embedding,
+        attention=attention,
+        mixer=mixer,
+        mlp=mlp,
+        experts=experts,
+        experts_active=experts_active,
+        router=router,
+        norms=norms + h,  # + final norm
+        is_moe=moe is not None,
+    )
+
+
+def _shape_params(g: _Geometry, shape: AttentionShape) -> int:
+    """q/k/v/o of one attention layer with its own KV heads and head sizes (biases, norms ignored)."""
+    h = g.hidden_size
+    q = g.num_heads * shape.head_size
+    kv = shape.kv_heads * (shape.head_size + shape.head_size_v)
+    return h * (q + kv) + g.num_heads * shape.head_size_v * h
+
+
+def _block_ffn_sizes(cfgs: _Configs, g: _Geometry) -> list[int]:
+    """Nemotron-NAS FFN width per block (nemotron_nas.py): int(2 * ffn_mult * hidden / 3) rounded up
+    to a multiple of 256, or the block's intermediate_size; 0 for a no-op FFN."""
+    text = cfgs.text
+    if not _present(text, "block_configs"):
+        return []
+    blocks = _as_list("block_configs", text["block_configs"])
+    sizes = []
+    for index in range(len(blocks)):
+        ffn = _block_ffn(blocks, index)
+        if ffn.get("no_op"):
+            sizes.append(0)
+        elif ffn.get("ffn_mult") is not None:
+            width = int(2 * _as_float("block_configs", ffn["ffn_mult"]) * g.hidden_size / 3)
+            sizes.append(-(-width // NAS_FFN_MULTIPLE) * NAS_FFN_MULTIPLE)
+        else:
+            sizes.append(_as_int("block_configs", ffn.get("intermediate_size"), minimum=0, maximum=MAX_DIM))
+    return sizes
+
+
+def _nemotron_h_blocks(cfgs: _Configs) -> str:
+    """Nemotron-H block letters (M mamba, * attention, - MLP, E MoE), from hybrid_override_pattern or
+    the newer layers_block_type list; "" for other models."""
+    text = cfgs.text
+    if _present(text, "hybrid_override_pattern"):
+        return str(text["hybrid_override_pattern"])
+    if cfgs.text_model_type == "nemotron_h" and _present(text, "layers_block_type"):
+        letters = {"mamba": "M", "attention": "*", "mlp": "-", "moe": "E"}
+        return "".join(
+            letters.get(str(kind), "?") for kind in _as_list("layers_block_type", text["layers_block_type"])
+        )
+    return ""
+
+
+def _nemotron_h_moe(cfgs: _Configs, moe: _Moe) -> tuple[int, int, int]:
+    """(params of one routed expert, shared experts, router) of a Nemotron-H 'E' block (nemotron_h.py):
+    ungated relu2 experts over hidden (or moe_latent_size with fc1/fc2 latent projections), shared
+    experts of moe_shared_expert_intermediate_size, a router with a score-correction bias."""
+    text = cfgs.text
+    h = _as_int("hidden_size", text["hidden_size"], minimum=1, maximum=MAX_DIM)
+    latent = _int(text, "moe_latent_size")
+    width = latent or h
+    routed = 2 * width * moe.expert_size
+    shared_size = _int(text, "moe_shared_expert_intermediate_size", minimum=0) or 0
+    n_shared = _int(text, "n_shared_experts", minimum=0, maximum=MAX_EXPERTS) or 0
+    shared = 2 * h * shared_size * n_shared + (2 * h * latent if latent else 0)
+    return routed, shared, h * moe.num_experts + moe.num_experts
+
+
+def param_breakdown(config: Mapping[str, Any]) -> ParamBreakdown:
+    """Parameters by part, counted from the config (no MTP layers, no vision tower)."""
+    cfgs = _split_configs(config)
+    geometry = _geometry(cfgs)
+    try:
+        return _breakdown(cfgs, geometry, _layers(cfgs, geometry), _moe(cfgs, geometry))
+    except ValidationError as exc:
+        raise _config_error(exc) from exc
+
+
+def count_params(config: Mapping[str, Any]) -> tuple[int, int | None]:
+    """(total, active per token) counted from a config.json; active is None for dense models.
+
+    Counts input embedding, lm_head unless tied, attention (incl. MLA low-rank projections),
+    MLPs, routed and shared experts, routers, mamba/linear mixers and norms. Excludes MTP/nextn
+    layers, vision towers and quantization scales. Active includes the embedding and lm_head.
+    """
+    breakdown = param_breakdown(config)
+    return breakdown.total, breakdown.active
