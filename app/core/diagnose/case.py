@@ -17,7 +17,6 @@ from app.core import catalog
 from app.core.diagnose.model import (
     BACKEND_MIN_SM,
     BF16_MIN_SM,
-    CUDA_GRAPHS_BUDGETED_FROM,
     DEFAULT_BLOCK_SIZE,
     DEVICE_MATCH_TOLERANCE_BYTES,
     LAST_V0_VERSION,
@@ -143,7 +142,7 @@ class Case:
         if version is None:
             return False
         try:
-            return parse_version(version) >= CUDA_GRAPHS_BUDGETED_FROM
+            return rules_for(version).cuda_graph_budgeted
         except PlannerError:
             return False
 

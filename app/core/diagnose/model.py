@@ -6,11 +6,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from app.core.backends import DEFAULT_BLOCK_SIZE as BACKEND_DEFAULT_BLOCK_SIZE
 from app.core.logs import Evidence, MetricsFacts
 from app.core.result import Estimate
 from app.core.specs import GIB
 from app.core.text import Msg
 from app.core.verdicts import VerdictKey
+from app.core.versions import KNOWN_VERSIONS, LAST_V0_RELEASE
 
 FEW_BLOCKS = 10  # seed step 1: "块数为零或个位数" — zero or a single-digit number of blocks
 # a printed total within 1.5 GiB of a catalog device is taken to be that device (the doctor's brief)
@@ -20,10 +22,10 @@ ACTIVATION_GAP_BYTES = GIB  # same for the activation peak
 DEVICE_TOTAL_GAP_BYTES = GIB // 2  # the card reports a total this far from the catalog's
 WEIGHTS_GAP_FRACTION = 0.05  # weights 5 % off params × b ÷ TP: another dtype, quantization or model
 WEIGHTS_HEAVY_SHARE = 0.8  # weights above 80 % of the budget: reduce weights first (seed step 2)
-DEFAULT_BLOCK_SIZE = 16  # vLLM's --block-size default (seed; reference §5.1)
-V0_FALLBACK_VERSION = "0.6.6"  # oldest release the planner offers: V0 logs that print no version
-LAST_V0_VERSION = "0.7.3"  # V0 was the default engine before 0.8.0 (reference §1)
-CUDA_GRAPHS_BUDGETED_FROM = (0, 20, 0)  # graphs are subtracted before KV sizing from 0.20 (reference §2.6)
+# vLLM's per-release facts live in versions.py and backends.py; these names say what the doctor uses them for
+DEFAULT_BLOCK_SIZE = BACKEND_DEFAULT_BLOCK_SIZE  # --block-size when nothing else says (reference §5.1)
+V0_FALLBACK_VERSION = KNOWN_VERSIONS[0]  # oldest release the planner offers: V0 logs that print no version
+LAST_V0_VERSION = LAST_V0_RELEASE  # the newest offered release whose default engine is V0 (reference §1)
 MAX_EXCERPT_ERROR_CHARS = 240  # an error quoted in a trial's detail is clipped to this
 
 # A length worth serving (seed step 4: "S when some useful length fits, budget only when none does"):

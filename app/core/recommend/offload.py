@@ -8,8 +8,8 @@ from app.core.recommend.engine import Context, gib_text
 from app.core.recommend.parallel import BYTES_PER_GB
 from app.core.specs import GIB, DeviceSpec, ServeConfig
 from app.core.text import Text
+from app.core.versions import V0_DEFAULT_SWAP_GIB
 
-V0_DEFAULT_SWAP_GIB = 4  # V0 --swap-space default, per GPU (reference §7)
 # --- --cpu-offload-gb: weights streamed from host memory every forward step --------------------------
 PCIE_GEN4_GB_PER_S = 25  # achievable host-to-device copy rate of a PCIe Gen4 x16 link (32 GB/s raw)
 PCIE_GEN5_GB_PER_S = 50  # PCIe Gen5 x16 (64 GB/s raw)

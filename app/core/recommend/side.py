@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from app.core.errors import PlannerError
-from app.core.estimate import V0_CHUNKED_PREFILL_ABOVE
 from app.core.recommend.engine import Context, gib_text
 from app.core.specs import ServeConfig
 from app.core.text import Text
+from app.core.versions import default_chunked_prefill
 
 # --- side levers --------------------------------------------------------------------------------------
 MIN_BATCHED_TOKENS = 2048  # vLLM's smallest API-server default for --max-num-batched-tokens (§7)
@@ -20,9 +20,7 @@ MIN_BATCHED_TOKENS = 2048  # vLLM's smallest API-server default for --max-num-ba
 def _chunked_prefill_on(ctx: Context) -> bool:
     if ctx.serve.enable_chunked_prefill is not None:
         return ctx.serve.enable_chunked_prefill
-    if ctx.rules.engine == "v0":
-        return ctx.now.max_model_len > V0_CHUNKED_PREFILL_ABOVE
-    return True
+    return default_chunked_prefill(ctx.rules, max_model_len=ctx.now.max_model_len)
 
 
 def not_met(ctx: Context) -> bool:
