@@ -21,6 +21,8 @@ import html
 import json
 import math
 import re
+from array import array
+from itertools import accumulate
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
@@ -62,28 +64,34 @@ _RAW_HEADERS = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in S
 _OWN_NAMES = {name for name, _ in _RAW_HEADERS}
 _DROPPED = {b"access-control-allow-origin", b"access-control-allow-credentials"}
 
-# A JSON string literal (escapes included); what is left once strings are gone is structure.
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+# Linear passes (each regex below matches left to right and never rescans what it consumed):
+_JSON_ESCAPE = re.compile(rb"\\.", re.S)  # a backslash and the byte it escapes
+_JSON_STRING = re.compile(rb'"[^"]*"')  # once escapes are gone, a string runs to the next quote
 _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
-_INNERMOST = re.compile(rb"\[\]|\{\}")
+_OPEN_CLOSE = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # +1 / -1 as signed bytes
+
+
+def json_depth(data: bytes | str) -> int:
+    """How deep JSON text nests arrays/objects, in linear time (every pass is C-speed).
+
+    Escape pairs go first (so an escaped quote never ends a string), then strings, then everything
+    but brackets; the depth is the largest running sum of +1 per opening and -1 per closing bracket.
+    Unbalanced openings (invalid JSON) count too, because ``json.loads("[" * 100_000)`` recurses
+    before it notices the brackets never close. A backslash outside a string is invalid JSON that the
+    parser rejects where it stands, so whatever it hides from this count is never reached.
+    """
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    structure = _JSON_STRING.sub(b"", _JSON_ESCAPE.sub(b"", raw)).translate(None, _NOT_BRACKET)
+    steps = array("b", structure.translate(_OPEN_CLOSE))
+    return max(0, max(accumulate(steps), default=0))
 
 
 def json_depth_exceeds(data: bytes | str, limit: int = MAX_JSON_DEPTH) -> bool:
-    """True when JSON text nests arrays/objects deeper than ``limit`` (linear, C-speed passes).
-
-    Strings are removed, then every innermost ``[]``/``{}`` pair is removed per pass: the number of
-    passes is the nesting depth. Unbalanced leftovers (invalid JSON) count as depth too, because
-    ``json.loads("[" * 100_000)`` recurses before it notices the brackets never close.
-    """
+    """True when JSON text nests arrays/objects deeper than ``limit`` (see ``json_depth``)."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if raw.count(b"[") + raw.count(b"{") <= limit:
         return False
-    brackets = _JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKET)
-    for _ in range(limit):
-        brackets, removed = _INNERMOST.subn(b"", brackets)
-        if not removed:
-            return len(brackets) > limit
-    return bool(brackets)
+    return json_depth(raw) > limit
 
 
 def check_json_text(text: str, limit: int = MAX_JSON_DEPTH) -> None:
