@@ -8,7 +8,6 @@ Names are the `vllm serve` flags in snake_case so a permalink reads like the com
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -24,6 +23,7 @@ from pydantic import (
     field_validator,
 )
 
+from app.core import numbers
 from app.core.command import human_readable_int
 from app.core.errors import PlannerError
 from app.core.plan import MAX_DEVICE_MEMORY_GIB, MIN_DEVICE_MEMORY_GIB
@@ -41,9 +41,6 @@ CONFIG_JSON_MAX_CHARS = 65_536
 ATTENTION_KINDS = ("full", "sliding", "mla", "hybrid")
 CARD_DTYPES = ("bfloat16", "float16", "float32")
 
-# Parameter counts on the model card: "8B", "70b", "671B", "1.5B", "405e9" (always decimal).
-_PARAM_COUNT = re.compile(r"(\d+(?:\.\d+)?)\s*([kKmMbBtT]?)")
-_PARAM_SCALE = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
 
 TRUE_WORDS = frozenset({"1", "true", "on", "yes"})
 FALSE_WORDS = frozenset({"0", "false", "off", "no"})
@@ -62,11 +59,7 @@ def parse_human_int(value: object) -> object:
 def parse_param_count(value: object) -> object:
     if not isinstance(value, str):
         return value
-    match = _PARAM_COUNT.fullmatch(value.strip().replace("_", "").replace(",", ""))
-    if match is None:
-        return value.strip()
-    number, suffix = match.groups()
-    return int(float(number) * _PARAM_SCALE[suffix.lower()])
+    return numbers.parse_count(value)  # bounded, ASCII digits only: a ValueError is a 422 naming the field
 
 
 def _blank_to_none(value: object) -> object:
@@ -107,9 +100,19 @@ def _lang(value: object) -> object:
     return value
 
 
+def _int_or_none(value: object) -> object:
+    value = _blank_to_none(value)
+    return numbers.parse_int(value) if isinstance(value, str) else value
+
+
+def _float_or_none(value: object) -> object:
+    value = _blank_to_none(value)
+    return numbers.parse_float(value) if isinstance(value, str) else value
+
+
 def opt_int(low: int, high: int, *, human: bool = False) -> Any:
     """An optional bounded int; blank means None (vLLM's default); ``human`` also takes `32k`/`32K`."""
-    before = _human_int_or_none if human else _blank_to_none
+    before = _human_int_or_none if human else _int_or_none
     return Annotated[Annotated[int, Field(ge=low, le=high)] | None, BeforeValidator(before)]
 
 
@@ -117,7 +120,9 @@ def _param_count_or_none(value: object) -> object:
     return parse_param_count(_blank_to_none(value))
 
 
-OptUtilization = Annotated[Annotated[float, Field(gt=0.0, le=1.0)] | None, BeforeValidator(_blank_to_none)]
+OptUtilization = Annotated[
+    Annotated[float, Field(gt=0.0, le=1.0, allow_inf_nan=False)] | None, BeforeValidator(_float_or_none)
+]
 OptStr = Annotated[str | None, BeforeValidator(_blank_to_none)]
 Flag = Annotated[bool, BeforeValidator(_bool_word)]
 TriState = Annotated[bool | None, BeforeValidator(_tri_state)]
@@ -157,8 +162,9 @@ class PlannerParams(BaseModel):
     # the total the runtime reports (a log's "total_gpu_memory" / "Free memory on device (…/T GiB)"),
     # overriding the catalog's typical figure for this device
     device_memory_gib: Annotated[
-        Annotated[float, Field(ge=MIN_DEVICE_MEMORY_GIB, le=MAX_DEVICE_MEMORY_GIB)] | None,
-        BeforeValidator(_blank_to_none),
+        Annotated[float, Field(ge=MIN_DEVICE_MEMORY_GIB, le=MAX_DEVICE_MEMORY_GIB, allow_inf_nan=False)]
+        | None,
+        BeforeValidator(_float_or_none),
     ] = None
     vllm_version: OptStr = None
     max_model_len: opt_int(16, 10_000_000, human=True) = None

@@ -199,7 +199,7 @@ class SecurityMiddleware:
             return
 
         declared = _header(scope, b"content-length")
-        if declared.isdigit() and int(declared) > self.max_body_bytes:
+        if declared.isascii() and declared.isdigit() and int(declared) > self.max_body_bytes:
             if int(declared) <= DRAIN_LIMIT_BYTES:
                 await _drain(receive, DRAIN_LIMIT_BYTES)
             await self._refuse(scope, send_with_headers, 413, self._too_large(int(declared)))

@@ -40,12 +40,18 @@ class WorkloadTooLargeError(PlannerError):
 
 
 def too_much_work(*, needed: int, limit: int, at_least: bool) -> WorkloadTooLargeError:
-    template = (
-        "this workload needs at least {needed:,} simulator steps; the limit is {limit:,} — fewer requests, shorter prompts or a larger max_num_batched_tokens"
-        if at_least
-        else "this workload needs more than {limit:,} simulator steps (preemptions recompute prompts); the limit is {limit:,} — fewer requests or shorter lengths"
-    )
-    return WorkloadTooLargeError(Text(template, needed=needed, limit=limit), needed=needed, limit=limit)
+    if at_least:
+        message = Text(
+            "this workload needs at least {needed:,} simulator steps; the limit is {limit:,} — fewer requests, shorter prompts or a larger max_num_batched_tokens",
+            needed=needed,
+            limit=limit,
+        )
+    else:
+        message = Text(
+            "this workload needs more than {limit:,} simulator steps (preemptions recompute prompts); the limit is {limit:,} — fewer requests or shorter lengths",
+            limit=limit,
+        )
+    return WorkloadTooLargeError(message, needed=needed, limit=limit)
 
 
 def out_of_time(*, seconds: float, work: int) -> WorkloadTooLargeError:

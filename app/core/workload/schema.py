@@ -15,6 +15,10 @@ from app.core.text import Msg, Text
 MAX_NUM_REQUESTS = 100_000  # keeps one simulation well under a few seconds (bench/workload.py)
 MAX_SERIES_POINTS = 400  # the time series is downsampled (stride doubling) to at most this many points
 DEFAULT_PREFIX_GROUP = "default"
+# Shares are relative weights: a million to one is any mix worth simulating, and a finite sum of
+# 32 shares (random.choices adds them up) then stays far from float overflow.
+MAX_SHARE = 1e6
+MAX_LENGTH_TOKENS = 10_000_000  # as max_model_len's own bound
 
 BindingLimit = Literal["kv_pool", "max_num_seqs", "max_model_len", "none"]
 RejectReason = Literal["max_model_len", "kv_pool"]
@@ -29,8 +33,8 @@ class UniformLength(FrozenModel):
     """Token counts uniformly distributed on the integers [low, high]."""
 
     dist: Literal["uniform"]
-    low: int = Field(ge=1)
-    high: int = Field(ge=1, le=10_000_000)
+    low: int = Field(ge=1, le=MAX_LENGTH_TOKENS)
+    high: int = Field(ge=1, le=MAX_LENGTH_TOKENS)
 
     @model_validator(mode="after")
     def _ordered(self) -> UniformLength:
@@ -43,10 +47,10 @@ class LognormalLength(FrozenModel):
     """round(median x exp(sigma x N(0, 1))), clamped to [min, max] — long-tailed lengths."""
 
     dist: Literal["lognormal"]
-    median: int = Field(ge=1)
-    sigma: float = Field(ge=0.0, le=4.0)
-    max: int = Field(ge=1, le=10_000_000)
-    min: int = Field(default=1, ge=1)
+    median: int = Field(ge=1, le=MAX_LENGTH_TOKENS)
+    sigma: float = Field(ge=0.0, le=4.0, allow_inf_nan=False)
+    max: int = Field(ge=1, le=MAX_LENGTH_TOKENS)
+    min: int = Field(default=1, ge=1, le=MAX_LENGTH_TOKENS)
 
     @model_validator(mode="after")
     def _ordered(self) -> LognormalLength:
@@ -63,7 +67,7 @@ class LognormalLength(FrozenModel):
 
 
 LengthDist = (
-    Annotated[int, Field(ge=1, le=10_000_000)]
+    Annotated[int, Field(ge=1, le=MAX_LENGTH_TOKENS)]
     | Annotated[UniformLength | LognormalLength, Field(discriminator="dist")]
 )
 
@@ -92,10 +96,10 @@ class RequestClass(FrozenModel):
     ``prompt_tokens`` counts the whole prompt, shared prefix included.
     """
 
-    share: float = Field(gt=0.0)
+    share: float = Field(gt=0.0, le=MAX_SHARE, allow_inf_nan=False)
     prompt_tokens: LengthDist
     output_tokens: LengthDist
-    shared_prefix_tokens: int = Field(default=0, ge=0)
+    shared_prefix_tokens: int = Field(default=0, ge=0, le=MAX_LENGTH_TOKENS)
     prefix_group: str = Field(default=DEFAULT_PREFIX_GROUP, min_length=1, max_length=64)
 
     @model_validator(mode="after")
@@ -118,7 +122,9 @@ class WorkloadSpec(FrozenModel):
     classes: list[RequestClass] = Field(min_length=1, max_length=32)
     num_requests: int = Field(ge=1, le=MAX_NUM_REQUESTS)
     concurrency: int | None = Field(default=None, ge=1, le=MAX_NUM_REQUESTS)  # closed loop
-    arrival_rate: float | None = Field(default=None, ge=1e-4, le=1e4)  # requests per step, Poisson
+    arrival_rate: float | None = Field(
+        default=None, ge=1e-4, le=1e4, allow_inf_nan=False
+    )  # requests per step, Poisson
     seed: int = 0
 
     @model_validator(mode="after")
