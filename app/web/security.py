@@ -17,6 +17,7 @@ ServerErrorMiddleware, so every response it sees gets the headers — 404s, stat
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import math
@@ -36,6 +37,11 @@ MAX_BODY_BYTES = 6 * 2**20
 # beyond it the connection is simply closed.
 DRAIN_LIMIT_BYTES = 128 * 2**20
 MAX_JSON_DEPTH = 64
+# A body must keep coming: a chunk at least every BODY_CHUNK_TIMEOUT_S and the whole of it within
+# BODY_TIMEOUT_S (6 MiB in 60 s is 100 KiB/s, far below any intranet link), else a 408. This bounds
+# how long a slow client holds a connection and its buffered body when the server is exposed directly.
+BODY_CHUNK_TIMEOUT_S = 15.0
+BODY_TIMEOUT_S = 60.0
 
 CONTENT_SECURITY_POLICY = "; ".join(
     (
@@ -175,9 +181,18 @@ async def _drain(receive: Receive, budget_bytes: int) -> None:
 class SecurityMiddleware:
     """Security headers on every response; body cap and JSON/UTF-8 checks on every request body."""
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int = MAX_BODY_BYTES) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        max_body_bytes: int = MAX_BODY_BYTES,
+        *,
+        body_chunk_timeout_s: float = BODY_CHUNK_TIMEOUT_S,
+        body_timeout_s: float = BODY_TIMEOUT_S,
+    ) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.body_chunk_timeout_s = body_chunk_timeout_s
+        self.body_timeout_s = body_timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -206,8 +221,15 @@ class SecurityMiddleware:
             return
         chunks: list[bytes] = []
         size = 0
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.body_timeout_s
         while True:
-            message = await receive()
+            wait_s = min(self.body_chunk_timeout_s, deadline - loop.time())
+            try:
+                message = await asyncio.wait_for(receive(), timeout=max(wait_s, 0.0))
+            except TimeoutError:
+                await self._refuse(scope, send_with_headers, 408, self._too_slow(size))
+                return
             if message["type"] == "http.disconnect":
                 return
             chunk = message.get("body", b"")
@@ -237,6 +259,12 @@ class SecurityMiddleware:
 
         await self.app(scope, replay, send_with_headers)
 
+    def _too_slow(self, size: int) -> str:
+        return (
+            f"the request body stalled after {size:,} bytes; send it within {self.body_timeout_s:g} s, "
+            f"with no pause over {self.body_chunk_timeout_s:g} s"
+        )
+
     def _too_large(self, size: int) -> str:
         return (
             f"the request body has {size:,} bytes or more; the limit is "
@@ -244,7 +272,7 @@ class SecurityMiddleware:
         )
 
     async def _refuse(self, scope: Scope, send: Send, status: int, message: str) -> None:
-        kind = "too_large" if status == 413 else "invalid_body"
+        kind = {413: "too_large", 408: "timeout"}.get(status, "invalid_body")
         if _is_api(scope):
             payload = {"detail": [{"loc": ["body"], "msg": message, "type": kind}]}
             body = json.dumps(payload).encode()
