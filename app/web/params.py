@@ -7,7 +7,10 @@ Names are the `vllm serve` flags in snake_case so a permalink reads like the com
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -38,6 +41,10 @@ DEFAULT_MODEL = "meta-llama/Llama-3.1-8B"
 DEFAULT_DEVICE = "nvidia-h100-sxm-80gb"
 # A pasted config.json rides in the permalink; 64 KiB is ~20x a large real config.
 CONFIG_JSON_MAX_CHARS = 65_536
+# Permalinks carry a config.json deflated (pack_config_json): level 9 is ~1 ms on 64 KiB, once per link.
+PACKED_CONFIG_PREFIX = "z:"
+PACK_LEVEL = 9
+UNPACKED_MAX_BYTES = 4 * CONFIG_JSON_MAX_CHARS  # UTF-8 takes at most 4 bytes a character
 ATTENTION_KINDS = ("full", "sliding", "mla", "hybrid")
 CARD_DTYPES = ("bfloat16", "float16", "float32")
 
@@ -110,6 +117,45 @@ def _float_or_none(value: object) -> object:
     return numbers.parse_float(value) if isinstance(value, str) else value
 
 
+def compact_config_json(text: str) -> str:
+    """Re-serialise a pasted config.json without whitespace so permalinks stay as short as possible."""
+    return json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
+
+
+def pack_config_json(text: str) -> str:
+    """The permalink's form of a config.json: ``z:`` + base64url(deflate(compact JSON)).
+
+    A pasted config.json starts with ``{``, so the prefix is unambiguous and older links that carry
+    the JSON itself keep working. Real configs deflate 4-10x (a 25 KiB one to ~3 KiB), so a permalink
+    stays far below the URL limits of browsers and proxies, and the page echoes less (every link on
+    it carries the config). Stateless on purpose: no server-side store to fill or to lose.
+    """
+    packed = zlib.compress(compact_config_json(text).encode("utf-8"), PACK_LEVEL)
+    return PACKED_CONFIG_PREFIX + base64.urlsafe_b64encode(packed).rstrip(b"=").decode("ascii")
+
+
+def unpack_config_json(value: object) -> object:
+    """``z:…`` back to the JSON text, bounded: at most CONFIG_JSON_MAX_CHARS in and ~4x that out."""
+    if not isinstance(value, str) or not value.startswith(PACKED_CONFIG_PREFIX):
+        return value
+    data = value[len(PACKED_CONFIG_PREFIX) :].strip()
+    if len(data) > CONFIG_JSON_MAX_CHARS:
+        raise ValueError(
+            Text("a packed config (z:…) of at most {limit:,} characters", limit=CONFIG_JSON_MAX_CHARS)
+        )
+    try:
+        raw = base64.urlsafe_b64decode(data + "=" * (-len(data) % 4))
+        inflater = zlib.decompressobj()
+        text = inflater.decompress(raw, UNPACKED_MAX_BYTES)  # a deflate bomb stops here
+        if inflater.unconsumed_tail or not inflater.eof:
+            raise ValueError(Text("a packed config (z:…) that does not unpack to at most 64 KiB of JSON"))
+        return text.decode("utf-8")
+    except (binascii.Error, zlib.error, UnicodeDecodeError) as exc:
+        raise ValueError(
+            Text("a packed config (z:…) that does not unpack to at most 64 KiB of JSON")
+        ) from exc
+
+
 def opt_int(low: int, high: int, *, human: bool = False) -> Any:
     """An optional bounded int; blank means None (vLLM's default); ``human`` also takes `32k`/`32K`."""
     before = _human_int_or_none if human else _int_or_none
@@ -178,7 +224,9 @@ class PlannerParams(BaseModel):
     max_num_batched_tokens: opt_int(1, 10_000_000, human=True) = None
     enforce_eager: Flag = False
     enable_prefix_caching: TriState = None
-    config_json: Annotated[str, Field(max_length=CONFIG_JSON_MAX_CHARS)] = ""
+    config_json: Annotated[
+        str, BeforeValidator(unpack_config_json), Field(max_length=CONFIG_JSON_MAX_CHARS)
+    ] = ""
     # The model card: a model described by hand (used when layers, KV heads, head size and
     # parameters are all given and no config.json is pasted).
     card_layers: opt_int(1, 1024) = None
@@ -309,11 +357,6 @@ def parse_strict(query: Mapping[str, str] | Iterable[tuple[str, str]]) -> Strict
     return StrictPlannerParams.model_validate(dict(items))
 
 
-def compact_config_json(text: str) -> str:
-    """Re-serialise a pasted config.json without whitespace so permalinks stay as short as possible."""
-    return json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
-
-
 def query_items(params: PlannerParams) -> list[tuple[str, str]]:
     """The non-default fields, in declaration order, as strings (``v`` always first)."""
     items: list[tuple[str, str]] = [("v", str(LINK_FORMAT_VERSION))]
@@ -326,7 +369,7 @@ def query_items(params: PlannerParams) -> list[tuple[str, str]]:
         if isinstance(value, bool):
             text = "true" if value else "false"
         elif name == "config_json":
-            text = compact_config_json(value)
+            text = pack_config_json(value)
         else:
             text = str(value)
         items.append((name, text))

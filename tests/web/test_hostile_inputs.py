@@ -123,3 +123,68 @@ def test_json_with_a_huge_integer(client) -> None:  # type: ignore[no-untyped-de
     raw = json.dumps({"max_model_len": 1}).replace("1", "7" * 5000).encode()
     response = client.post("/api/estimate", content=raw, headers={"content-type": "application/json"})
     assert 400 <= response.status_code < 500
+
+
+def _big_config() -> str:
+    from tests.web.conftest import LLAMA_31_8B_CONFIG
+
+    # ~30 KB, like a config with a long id2label table: over what a GET form could carry (~30 KiB).
+    return json.dumps(
+        dict(LLAMA_31_8B_CONFIG, id2label={str(i): f"LABEL_{i}" for i in range(1200)}), indent=2
+    )
+
+
+def test_a_large_config_travels_by_post_with_a_short_permalink(client) -> None:  # type: ignore[no-untyped-def]
+    from app.web.params import compact_config_json, unpack_config_json
+
+    config = _big_config()
+    assert len(config) > 29_000
+    response = client.post(
+        "/", data={"v": "1", "config_json": config, "max_model_len": "8192"}, headers={"HX-Request": "true"}
+    )
+    assert response.status_code == 200
+    link = response.headers["HX-Replace-Url"]
+    assert "config_json=z%3A" in link
+    assert len(link) < len(config) / 3  # deflated: 29.5 KB of JSON -> ~8 KB of link
+    # the permalink gives the same page
+    from urllib.parse import parse_qsl, urlsplit
+
+    packed = dict(parse_qsl(urlsplit(link).query))["config_json"]
+    assert unpack_config_json(packed) == compact_config_json(config)
+    again = client.get(link)
+    assert again.status_code == 200 and "pasted config.json" in again.text
+    # the fragment echoes the config only packed (no raw copy), once per link
+    assert "LABEL_1199" not in response.text
+    assert len(response.content) < 3 * len(config) + 30_000
+
+
+@pytest.mark.parametrize("packed", ["z:!!!", "z:" + "A" * 70_000, "z:eJzLSM3JyQcABiwCFQ"])
+def test_bad_packed_configs_name_the_field(client, packed: str) -> None:  # type: ignore[no-untyped-def]
+    response = client.post("/api/estimate", json={"config_json": packed})
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["loc"][-1] == "config_json"
+
+
+def test_a_deflate_bomb_stops_at_the_cap(client) -> None:  # type: ignore[no-untyped-def]
+    import base64
+    import zlib
+
+    bomb = zlib.compress(b'{"a":"' + b"x" * 50_000_000 + b'"}', 9)  # 50 MB in ~50 KB
+    packed = "z:" + base64.urlsafe_b64encode(bomb).decode()
+    response = client.post("/api/estimate", json={"config_json": packed[:60_000]})
+    assert response.status_code == 422
+
+
+def test_html_routes_answer_html_errors(client) -> None:  # type: ignore[no-untyped-def]
+    response = client.post("/doctor", content=b"zz", headers={"content-type": "multipart/form-data"})
+    assert 400 <= response.status_code < 500
+    assert response.headers["content-type"].startswith("text/html")
+    response = client.get("/no-such-page")
+    assert response.status_code == 404 and response.headers["content-type"].startswith("text/html")
+    response = client.get("/api/no-such")
+    assert response.status_code == 404 and response.headers["content-type"].startswith("application/json")
+
+
+def test_slash_redirects_are_relative(client) -> None:  # type: ignore[no-untyped-def]
+    response = client.get("/explore/?a=1", headers={"host": "evil.example"}, follow_redirects=False)
+    assert response.status_code == 308 and response.headers["location"] == "/explore?a=1"
