@@ -159,6 +159,7 @@ class _Simulator:
         self.unscheduled = workload.num_requests - len(self.arrivals)  # closed loop: not yet given a slot
 
         self.finished = 0
+        self.settled = 0  # finished + rejected
         self.rejected: dict[str, int] = {}
         self.preemptions = 0
         self.blocked: dict[BlockedBy, int] = {"kv_pool": 0, "max_num_seqs": 0, "max_num_batched_tokens": 0}
@@ -288,6 +289,7 @@ class _Simulator:
                 self.waiting.append(req)
                 continue
             self.rejected[reason] = self.rejected.get(reason, 0) + 1
+            self.settled += 1
             if self.unscheduled:
                 self.unscheduled -= 1
                 self.arrivals.appendleft(step)  # closed loop stays full: the next request comes now
@@ -414,6 +416,7 @@ class _Simulator:
             self._release(req, computed, step)
             del self.running[req.rid]
             self.finished += 1
+            self.settled += 1
             if self.unscheduled:
                 self.unscheduled -= 1
                 self.arrivals.append(step + 1)
@@ -591,7 +594,7 @@ class _Simulator:
         step = 0
         while True:
             self._arrive(step)
-            if self.finished + sum(self.rejected.values()) == self.num_requests:
+            if self.settled == self.num_requests:
                 return step
             self.work += 1
             if self.work >= self.next_clock_check:
