@@ -188,3 +188,13 @@ def test_html_routes_answer_html_errors(client) -> None:  # type: ignore[no-unty
 def test_slash_redirects_are_relative(client) -> None:  # type: ignore[no-untyped-def]
     response = client.get("/explore/?a=1", headers={"host": "evil.example"}, follow_redirects=False)
     assert response.status_code == 308 and response.headers["location"] == "/explore?a=1"
+
+
+def test_the_explorer_form_posts_a_large_config_too(client) -> None:  # type: ignore[no-untyped-def]
+    config = _big_config()
+    data = {"v": "1", "config_json": config, "preset": "many_short", "num_requests": "100"}
+    response = client.post("/explore", data=data, headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    link = response.headers["HX-Replace-Url"]
+    assert link.startswith("/explore?") and "config_json=z%3A" in link
+    assert "LABEL_1199" not in response.text  # the fragment carries the config only packed
