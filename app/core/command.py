@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app.core import numbers
 from app.core.errors import PlannerError
 from app.core.specs import ServeConfig
 from app.core.text import Text
@@ -27,25 +28,13 @@ from app.core.versions import rules_for
 MAX_COMMAND_CHARS = 100_000
 ALLOW_LONG_ENV = "VLLM_ALLOW_LONG_MAX_MODEL_LEN"  # vllm/envs.py: "1" or "true" lets a long length start
 
-# vLLM's human_readable_int: lower-case suffixes are decimal, upper-case binary (reference §7)
-_DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
-_BINARY = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
-
 
 def human_readable_int(text: str, *, field_name: str) -> int:
-    """'32k' -> 32000, '32K' -> 32768, '25.6k' -> 25600, '8192' -> 8192."""
-    value = text.strip().replace("_", "").replace(",", "")
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)([kmgtKMGT]?)", value)
-    if not match:
-        raise PlannerError(
-            field_name, Text("not a whole number: {text!r} (examples: 8192, 32k, 128K)", text=text)
-        )
-    number, suffix = float(match[1]), match[2]
-    scale = _DECIMAL.get(suffix) or _BINARY.get(suffix) or 1
-    result = number * scale
-    if result != int(result):
-        raise PlannerError(field_name, Text("{text!r} is not a whole number of tokens", text=text))
-    return int(result)
+    """'32k' -> 32000, '32K' -> 32768, '25.6k' -> 25600, '8192' -> 8192 (bounded: app.core.numbers)."""
+    try:
+        return numbers.parse_human_int(text)
+    except ValueError as exc:
+        raise PlannerError(field_name, exc.args[0]) from exc
 
 
 # flag -> (ServeConfig field, kind)
@@ -238,14 +227,14 @@ def parse_serve_args(
             values[field_name] = human_readable_int(raw, field_name=field_name)
         elif kind == "int":
             try:
-                values[field_name] = int(raw)
+                values[field_name] = numbers.parse_int(raw)
             except ValueError as exc:
-                raise PlannerError(field_name, Text("not a whole number: {raw!r}", raw=raw)) from exc
+                raise PlannerError(field_name, exc.args[0]) from exc
         elif kind == "float":
             try:
-                values[field_name] = float(raw)
+                values[field_name] = numbers.parse_float(raw)
             except ValueError as exc:
-                raise PlannerError(field_name, Text("not a number: {raw!r}", raw=raw)) from exc
+                raise PlannerError(field_name, exc.args[0]) from exc
         else:
             values[field_name] = raw
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import html
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -12,6 +13,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -19,7 +21,7 @@ from app.core.catalog import list_devices, list_models
 from app.core.errors import PlannerError
 from app.web import api, doctor, explore, pages, recommend_api
 from app.web.i18n import LanguageMiddleware, _, tr
-from app.web.security import SECURITY_HEADERS, SecurityMiddleware, json_safe
+from app.web.security import ECHO_MAX_CHARS, SECURITY_HEADERS, SecurityMiddleware, json_safe
 from app.web.templating import STATIC_DIR, Renderer
 from app.web.validation import localized
 
@@ -47,6 +49,43 @@ class RootPathMiddleware:
                 scope["path"] = self.root_path + path
                 scope["raw_path"] = self.root_path.encode() + scope.get("raw_path", path.encode())
         await self.app(scope, receive, send)
+
+
+class RelativeSlashRedirect:
+    """``/explore/`` -> ``/explore`` with a *relative* Location (never built from the Host header).
+
+    Starlette's own slash redirect writes an absolute URL from ``Host``, so ``Host: evil.example``
+    made ``/explore/`` redirect to ``http://evil.example/explore``; it is turned off
+    (``redirect_slashes=False``) in favour of this. Leading slashes collapse to one, so ``//evil.example/``
+    cannot become the protocol-relative ``//evil.example``.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope.get("path", "")
+        root: str = scope.get("root_path", "") or ""
+        inner = path.removeprefix(root) if root and path.startswith(root) else path
+        if (
+            scope["type"] != "http"
+            or scope["method"] not in ("GET", "HEAD")
+            or not inner.endswith("/")
+            or inner == "/"
+        ):
+            await self.app(scope, receive, send)
+            return
+        target = "/" + (root + inner).strip("/")
+        query: bytes = scope.get("query_string", b"")
+        location = target + ("?" + query.decode("latin-1") if query else "")
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 308,
+                "headers": [(b"location", location.encode("latin-1")), (b"content-length", b"0")],
+            }
+        )
+        await send({"type": "http.response.body", "body": b""})
 
 
 class GZipByKind:
@@ -104,9 +143,11 @@ def create_app(root_path: str = "") -> FastAPI:
         redoc_url=None,
     )
     app.state.renderer = renderer
+    app.router.redirect_slashes = False  # RelativeSlashRedirect does it without trusting Host
     # Middleware runs outermost-last-added: RootPath (outermost) -> Security -> GZip -> Language -> routes.
     app.add_middleware(LanguageMiddleware)
     app.add_middleware(GZipByKind)
+    app.add_middleware(RelativeSlashRedirect)
     app.add_middleware(SecurityMiddleware)
     if root_path:
         app.add_middleware(RootPathMiddleware, root_path=root_path)
@@ -138,6 +179,17 @@ def create_app(root_path: str = "") -> FastAPI:
             }
         ]
         return JSONResponse({"detail": detail}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        # JSON on the API (as FastAPI's default), an HTML page everywhere else: a malformed form POSTed
+        # to /doctor or a 404 in the browser must not answer JSON on an HTML route.
+        headers = dict(exc.headers or {})
+        if request.url.path.startswith(f"{root_path}/api") or request.url.path.endswith("openapi.json"):
+            return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=headers)
+        message = html.escape(str(exc.detail)[:ECHO_MAX_CHARS])
+        body = f'<!doctype html><title>{exc.status_code}</title><p class="problem" role="alert">{message}</p>'
+        return HTMLResponse(body, status_code=exc.status_code, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> Response:

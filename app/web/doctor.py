@@ -21,6 +21,7 @@ from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException
 from starlette.types import Message
 
+from app.core import numbers
 from app.core.catalog import find_device, list_devices
 from app.core.diagnose import ComparisonRow, Diagnosis, Step, diagnose
 from app.core.errors import PlannerError
@@ -58,7 +59,7 @@ class BodyTooLargeError(Exception):
 async def read_limited(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
     """The request body, refused as soon as it passes ``limit`` bytes (declared or streamed)."""
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
+    if declared.isascii() and declared.isdigit() and int(declared) > limit:
         raise BodyTooLargeError(int(declared))
     chunks: list[bytes] = []
     size = 0
@@ -499,10 +500,13 @@ def doctor_page(request: Request) -> Response:
 
 
 def _target(raw: str) -> tuple[int | None, Problem | None]:
-    text = raw.strip().replace(",", "").replace("_", "")
-    if not text:
+    if not raw.strip():
         return None, None
-    if not text.isdigit() or not 1 <= int(text) <= MAX_TARGET_CONCURRENCY:
+    try:
+        value = numbers.parse_int(raw)  # bounded, ASCII digits only ("²" is not 2)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_TARGET_CONCURRENCY:
         return None, Problem(
             "target_concurrency",
             t(
@@ -510,7 +514,7 @@ def _target(raw: str) -> tuple[int | None, Problem | None]:
                 max_target_concurrency=MAX_TARGET_CONCURRENCY,
             ),
         )
-    return int(text), None
+    return value, None
 
 
 async def _file_text(upload: UploadFile) -> tuple[str, Problem | None]:

@@ -148,6 +148,17 @@ async def planner(request: Request) -> Response:
     return render_planner(request, view)
 
 
+@router.post("/", name="planner_post", response_class=HTMLResponse)
+async def planner_post(request: Request) -> Response:
+    """The planner form by POST: what a GET carries, in the body, so a pasted config.json of up to
+    64 KiB travels whatever the URL limits (the permalink carries it deflated: ``params.pack_config_json``)."""
+    form = await request.form()
+    items = [(key, value) for key, value in form.multi_items() if isinstance(value, str)]
+    params, problems = parse_lenient(items)
+    view = build_view(request, params, problems, lazy=wants_fragment(request))
+    return render_planner(request, view)
+
+
 # The bodies of the results' closed <details>: /part/<name> renders block part_<name> of _partials/results.html.
 PARTS = ("curve", "versions", "terms")
 

@@ -7,8 +7,10 @@ Names are the `vllm serve` flags in snake_case so a permalink reads like the com
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
-import re
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -25,6 +27,7 @@ from pydantic import (
     field_validator,
 )
 
+from app.core import numbers
 from app.core.command import human_readable_int
 from app.core.errors import PlannerError
 from app.core.plan import MAX_DEVICE_MEMORY_GIB, MIN_DEVICE_MEMORY_GIB
@@ -39,13 +42,14 @@ DEFAULT_MODEL = "meta-llama/Llama-3.1-8B"
 DEFAULT_DEVICE = "nvidia-h100-sxm-80gb"
 # A pasted config.json rides in the permalink; 64 KiB is ~20x a large real config.
 CONFIG_JSON_MAX_CHARS = 65_536
+# Permalinks carry a config.json deflated (pack_config_json): level 9 is ~1 ms on 64 KiB, once per link.
+PACKED_CONFIG_PREFIX = "z:"
+PACK_LEVEL = 9
+UNPACKED_MAX_BYTES = 4 * CONFIG_JSON_MAX_CHARS  # UTF-8 takes at most 4 bytes a character
 ATTENTION_KINDS = ("full", "sliding", "mla", "hybrid")
 CARD_DTYPES = ("bfloat16", "float16", "float32")
 DEFAULT_LORA_RANK = ServeConfig.model_fields["max_lora_rank"].default  # vLLM's --max-lora-rank default
 
-# Parameter counts on the model card: "8B", "70b", "671B", "1.5B", "405e9" (always decimal).
-_PARAM_COUNT = re.compile(r"(\d+(?:\.\d+)?)\s*([kKmMbBtT]?)")
-_PARAM_SCALE = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
 
 TRUE_WORDS = frozenset({"1", "true", "on", "yes"})
 FALSE_WORDS = frozenset({"0", "false", "off", "no"})
@@ -64,11 +68,7 @@ def parse_human_int(value: object) -> object:
 def parse_param_count(value: object) -> object:
     if not isinstance(value, str):
         return value
-    match = _PARAM_COUNT.fullmatch(value.strip().replace("_", "").replace(",", ""))
-    if match is None:
-        return value.strip()
-    number, suffix = match.groups()
-    return int(float(number) * _PARAM_SCALE[suffix.lower()])
+    return numbers.parse_count(value)  # bounded, ASCII digits only: a ValueError is a 422 naming the field
 
 
 def _blank_to_none(value: object) -> object:
@@ -77,16 +77,16 @@ def _blank_to_none(value: object) -> object:
     return value
 
 
-def _blank_to_zero(value: object) -> object:
-    return 0.0 if _blank_to_none(value) is None else value
+def _float_or_zero(value: object) -> object:
+    return 0.0 if _blank_to_none(value) is None else _float_or_none(value)
 
 
-def _blank_to_one(value: object) -> object:
-    return 1 if _blank_to_none(value) is None else value
+def _int_or_one(value: object) -> object:
+    return 1 if _blank_to_none(value) is None else _int_or_none(value)
 
 
-def _blank_to_lora_rank(value: object) -> object:
-    return DEFAULT_LORA_RANK if _blank_to_none(value) is None else value
+def _int_or_lora_rank(value: object) -> object:
+    return DEFAULT_LORA_RANK if _blank_to_none(value) is None else _int_or_none(value)
 
 
 def _human_int_or_none(value: object) -> object:
@@ -121,9 +121,58 @@ def _lang(value: object) -> object:
     return value
 
 
+def _int_or_none(value: object) -> object:
+    value = _blank_to_none(value)
+    return numbers.parse_int(value) if isinstance(value, str) else value
+
+
+def _float_or_none(value: object) -> object:
+    value = _blank_to_none(value)
+    return numbers.parse_float(value) if isinstance(value, str) else value
+
+
+def compact_config_json(text: str) -> str:
+    """Re-serialise a pasted config.json without whitespace so permalinks stay as short as possible."""
+    return json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
+
+
+def pack_config_json(text: str) -> str:
+    """The permalink's form of a config.json: ``z:`` + base64url(deflate(compact JSON)).
+
+    A pasted config.json starts with ``{``, so the prefix is unambiguous and older links that carry
+    the JSON itself keep working. Real configs deflate 4-10x (a 25 KiB one to ~3 KiB), so a permalink
+    stays far below the URL limits of browsers and proxies, and the page echoes less (every link on
+    it carries the config). Stateless on purpose: no server-side store to fill or to lose.
+    """
+    packed = zlib.compress(compact_config_json(text).encode("utf-8"), PACK_LEVEL)
+    return PACKED_CONFIG_PREFIX + base64.urlsafe_b64encode(packed).rstrip(b"=").decode("ascii")
+
+
+def unpack_config_json(value: object) -> object:
+    """``z:…`` back to the JSON text, bounded: at most CONFIG_JSON_MAX_CHARS in and ~4x that out."""
+    if not isinstance(value, str) or not value.startswith(PACKED_CONFIG_PREFIX):
+        return value
+    data = value[len(PACKED_CONFIG_PREFIX) :].strip()
+    if len(data) > CONFIG_JSON_MAX_CHARS:
+        raise ValueError(
+            Text("a packed config (z:…) of at most {limit:,} characters", limit=CONFIG_JSON_MAX_CHARS)
+        )
+    try:
+        raw = base64.urlsafe_b64decode(data + "=" * (-len(data) % 4))
+        inflater = zlib.decompressobj()
+        text = inflater.decompress(raw, UNPACKED_MAX_BYTES)  # a deflate bomb stops here
+        if inflater.unconsumed_tail or not inflater.eof:
+            raise ValueError(Text("a packed config (z:…) that does not unpack to at most 64 KiB of JSON"))
+        return text.decode("utf-8")
+    except (binascii.Error, zlib.error, UnicodeDecodeError) as exc:
+        raise ValueError(
+            Text("a packed config (z:…) that does not unpack to at most 64 KiB of JSON")
+        ) from exc
+
+
 def opt_int(low: int, high: int, *, human: bool = False) -> Any:
     """An optional bounded int; blank means None (vLLM's default); ``human`` also takes `32k`/`32K`."""
-    before = _human_int_or_none if human else _blank_to_none
+    before = _human_int_or_none if human else _int_or_none
     return Annotated[Annotated[int, Field(ge=low, le=high)] | None, BeforeValidator(before)]
 
 
@@ -131,7 +180,12 @@ def _param_count_or_none(value: object) -> object:
     return parse_param_count(_blank_to_none(value))
 
 
-OptUtilization = Annotated[Annotated[float, Field(gt=0.0, le=1.0)] | None, BeforeValidator(_blank_to_none)]
+OptGiB = Annotated[
+    Annotated[float, Field(ge=0.0, le=100_000.0, allow_inf_nan=False)] | None, BeforeValidator(_float_or_none)
+]
+OptUtilization = Annotated[
+    Annotated[float, Field(gt=0.0, le=1.0, allow_inf_nan=False)] | None, BeforeValidator(_float_or_none)
+]
 OptStr = Annotated[str | None, BeforeValidator(_blank_to_none)]
 Flag = Annotated[bool, BeforeValidator(_bool_word)]
 ExtrasJson = Annotated[str, Field(max_length=2_000)]  # `--speculative-config` / `--limit-mm-per-prompt` JSON
@@ -173,8 +227,9 @@ class PlannerParams(BaseModel):
     # the total the runtime reports (a log's "total_gpu_memory" / "Free memory on device (…/T GiB)"),
     # overriding the catalog's typical figure for this device
     device_memory_gib: Annotated[
-        Annotated[float, Field(ge=MIN_DEVICE_MEMORY_GIB, le=MAX_DEVICE_MEMORY_GIB)] | None,
-        BeforeValidator(_blank_to_none),
+        Annotated[float, Field(ge=MIN_DEVICE_MEMORY_GIB, le=MAX_DEVICE_MEMORY_GIB, allow_inf_nan=False)]
+        | None,
+        BeforeValidator(_float_or_none),
     ] = None
     vllm_version: OptStr = None
     max_model_len: opt_int(16, 10_000_000, human=True) = None
@@ -195,26 +250,26 @@ class PlannerParams(BaseModel):
     ] = None
     dtype: Literal["auto", "bfloat16", "float16", "float32", "half"] = "auto"
     kv_cache_memory_bytes: opt_int(0, 2**50, human=True) = None
-    cpu_offload_gb: Annotated[float, BeforeValidator(_blank_to_zero), Field(ge=0.0, le=100_000.0)] = 0.0
-    swap_space_gib: Annotated[
-        Annotated[float, Field(ge=0.0, le=100_000.0)] | None, BeforeValidator(_blank_to_none)
-    ] = None
-    kv_offloading_size_gib: Annotated[
-        Annotated[float, Field(ge=0.0, le=100_000.0)] | None, BeforeValidator(_blank_to_none)
-    ] = None
+    cpu_offload_gb: Annotated[
+        float, BeforeValidator(_float_or_zero), Field(ge=0.0, le=100_000.0, allow_inf_nan=False)
+    ] = 0.0
+    swap_space_gib: OptGiB = None
+    kv_offloading_size_gib: OptGiB = None
     # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 in vLLM's environment
     allow_long_max_model_len: Flag = False
     # extras (app/core/extras.py): speculative decoding, LoRA slots, DP/EP, multimodal limits
     speculative_config: ExtrasJson = ""
     enable_lora: Flag = False
-    max_loras: Annotated[int, BeforeValidator(_blank_to_one), Field(ge=1, le=1024)] = 1
-    max_lora_rank: Annotated[int, BeforeValidator(_blank_to_lora_rank), Field(ge=1, le=1024)] = 16
+    max_loras: Annotated[int, BeforeValidator(_int_or_one), Field(ge=1, le=1024)] = 1
+    max_lora_rank: Annotated[int, BeforeValidator(_int_or_lora_rank), Field(ge=1, le=1024)] = 16
     max_cpu_loras: opt_int(1, 100_000) = None
     fully_sharded_loras: Flag = False
-    data_parallel_size: Annotated[int, BeforeValidator(_blank_to_one), Field(ge=1, le=1024)] = 1
+    data_parallel_size: Annotated[int, BeforeValidator(_int_or_one), Field(ge=1, le=1024)] = 1
     enable_expert_parallel: Flag = False
     limit_mm_per_prompt: ExtrasJson = ""
-    config_json: Annotated[str, Field(max_length=CONFIG_JSON_MAX_CHARS)] = ""
+    config_json: Annotated[
+        str, BeforeValidator(unpack_config_json), Field(max_length=CONFIG_JSON_MAX_CHARS)
+    ] = ""
     # The model card: a model described by hand (used when layers, KV heads, head size and
     # parameters are all given and no config.json is pasted).
     card_layers: opt_int(1, 1024) = None
@@ -394,11 +449,6 @@ def parse_strict(query: Mapping[str, str] | Iterable[tuple[str, str]]) -> Strict
     return StrictPlannerParams.model_validate(dict(items))
 
 
-def compact_config_json(text: str) -> str:
-    """Re-serialise a pasted config.json without whitespace so permalinks stay as short as possible."""
-    return json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
-
-
 def query_items(params: PlannerParams) -> list[tuple[str, str]]:
     """The non-default fields, in declaration order, as strings (``v`` always first)."""
     items: list[tuple[str, str]] = [("v", str(LINK_FORMAT_VERSION))]
@@ -411,7 +461,7 @@ def query_items(params: PlannerParams) -> list[tuple[str, str]]:
         if isinstance(value, bool):
             text = "true" if value else "false"
         elif name == "config_json":
-            text = compact_config_json(value)
+            text = pack_config_json(value)
         else:
             text = str(value)
         items.append((name, text))

@@ -1,31 +1,48 @@
-"""Run the web app with uvicorn (``kvplan serve`` calls this)."""
+"""Run the web app with uvicorn (``kvplan serve`` calls this), with its limits set through uvicorn's
+supported options only (docs/security.md):
+
+- the HTTP/1.1 parser is h11 with ``h11_max_incomplete_event_size``: a request line plus headers over
+  ``MAX_HEADER_BYTES`` is refused (400) before it is parsed, so a 256 MiB header costs nothing;
+- idle keep-alive connections close after ``KEEP_ALIVE_TIMEOUT_S``;
+- at most ``MAX_CONNECTIONS_PER_WORKER`` connections plus tasks per worker (more get a 503), which bounds
+  memory whatever clients do;
+- a request body that stalls gets a 408 (``app.web.security``: the body is read by the app, with a
+  deadline per chunk).
+
+What uvicorn cannot do is time out a client that sends its *headers* slowly: deployed for a whole
+intranet, put the documented nginx in front (``client_header_timeout``; tests/e2e/test_nginx.py).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import selectors
 import socket
-import time
 from contextlib import suppress
 from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from app.web.app import create_app
 
 ROOT_PATH_ENV = "KVPLAN_ROOT_PATH"  # carries the prefix to worker processes
+# Request line + headers: browsers send ~1-2 KiB; nginx's large_client_header_buffers is 4 x 8 KiB.
+MAX_HEADER_BYTES = 64 * 2**10
+KEEP_ALIVE_TIMEOUT_S = 5  # uvicorn's default, stated: an idle connection is closed after this
+# Connections + in-flight requests one worker holds before answering 503: ~4x the 64-connection load
+# goal per worker, and a bounded amount of memory (each holds at most a 6 MiB body).
+MAX_CONNECTIONS_PER_WORKER = 256
 
 
-class NoDelayHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol (the C parser; ~2x less per-request overhead than h11 here) with
-    TCP_NODELAY on every connection.
+class NoDelayH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with TCP_NODELAY on every connection (through the ``http`` option).
 
     With ``--workers`` > 1 uvicorn binds the listening socket itself as ``socket.socket(family)``
     (protocol number 0), and asyncio only sets TCP_NODELAY on sockets whose protocol is TCP — so
     every response met Nagle + delayed ACK: +40 ms per request on loopback (measured, bench/load).
+    ``connection_made`` is asyncio's public protocol callback; this calls uvicorn's own after it.
     """
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -36,57 +53,16 @@ class NoDelayHttpToolsProtocol(HttpToolsProtocol):
         super().connection_made(transport)
 
 
-class _PassTimer:
-    """Wraps the loop's selector to note the CPU the loop spent between two waits (one pass)."""
-
-    def __init__(self, inner: selectors.BaseSelector) -> None:
-        self._inner = inner
-        self._cpu_at_wake = time.process_time()
-        self.last_pass_cpu_s = 0.0
-
-    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
-        self.last_pass_cpu_s = time.process_time() - self._cpu_at_wake  # the work since the last wake-up
-        events = self._inner.select(timeout)
-        self._cpu_at_wake = time.process_time()
-        return events
-
-    def __getattr__(self, name: str) -> Any:  # register, modify, unregister, get_key, get_map, close
-        return getattr(self._inner, name)
-
-
-class BalancedAcceptLoop(asyncio.SelectorEventLoop):
-    """asyncio's loop, admitting pending connections at the pace the worker serves requests.
-
-    With ``--workers`` the processes share one listening socket. Stock asyncio accepts everything
-    pending when it wakes, so a burst of connections (a proxy's keep-alive pool, a load generator)
-    lands on whichever worker woke first: wrk's 16 connections split 5/11, 6/10, 8/8 between two
-    workers, and the worker holding 11 answers ~40 % slower than an even split.
-
-    Here a wake-up accepts one connection plus one for every ``CPU_PER_EXTRA_S`` of CPU the previous
-    pass of the loop took. An idle worker takes one, leaving the next to the other idle worker; a
-    worker busy with many connections still admits new ones as fast as it serves them (one per pass
-    was measured at p99 3.9 s for 64 connections on one worker: each waited whole passes).
-    """
-
-    CPU_PER_EXTRA_S = 0.005  # about one planner fragment
-
-    def __init__(self) -> None:
-        self._pass_timer = _PassTimer(selectors.DefaultSelector())
-        super().__init__(selector=self._pass_timer)  # type: ignore[arg-type]
-
-    def _accept_connection(  # type: ignore[override]
-        self, protocol_factory: Any, sock: Any, sslcontext: Any = None, server: Any = None,
-        backlog: int = 100, *rest: Any,
-    ) -> None:  # fmt: skip
-        take = self.connections_to_take(backlog)
-        super()._accept_connection(protocol_factory, sock, sslcontext, server, take, *rest)  # type: ignore[misc]
-
-    def connections_to_take(self, backlog: int = 100) -> int:
-        """How many pending connections this wake-up accepts (at most ``backlog``, asyncio's own cap)."""
-        return min(backlog, 1 + int(self._pass_timer.last_pass_cpu_s / self.CPU_PER_EXTRA_S))
-
-
-LOOP = "app.web.server:BalancedAcceptLoop"  # uvicorn's loop option takes a factory by import path
+def server_options() -> dict[str, Any]:
+    """uvicorn's options for ``kvplan serve`` (every limit above), shared with the tests."""
+    return {
+        "http": NoDelayH11Protocol,
+        "h11_max_incomplete_event_size": MAX_HEADER_BYTES,
+        "timeout_keep_alive": KEEP_ALIVE_TIMEOUT_S,
+        "limit_concurrency": MAX_CONNECTIONS_PER_WORKER,
+        "loop": "asyncio",  # uvloop starved connections under overload here: p99 2.5 s at 64 connections vs 0.13 s
+        "access_log": True,
+    }
 
 
 def app_from_env() -> FastAPI:
@@ -104,18 +80,7 @@ def run(*, host: str, port: int, root_path: str, workers: int) -> None:
             host=host,
             port=port,
             workers=workers,
-            access_log=True,
-            http=NoDelayHttpToolsProtocol,
-            # workers share the socket; asyncio underneath (uvloop starved connections under overload
-            # here: p99 2.5 s at 64 connections against 0.13 s)
-            loop=LOOP,
+            **server_options(),
         )
     else:
-        uvicorn.run(
-            create_app(root_path=root_path),
-            host=host,
-            port=port,
-            access_log=True,
-            http=NoDelayHttpToolsProtocol,
-            loop="asyncio",  # alone on its socket: taking every waiting connection at once is right
-        )
+        uvicorn.run(create_app(root_path=root_path), host=host, port=port, **server_options())

@@ -47,6 +47,11 @@ http {{
     fastcgi_temp_path {dir}/fastcgi;
     uwsgi_temp_path {dir}/uwsgi;
     scgi_temp_path {dir}/scgi;
+    # docs/security.md: what uvicorn cannot bound on its own (a client sending its headers slowly)
+    client_header_timeout {header_timeout}s;
+    client_body_timeout 15s;
+    large_client_header_buffers 4 16k;
+    send_timeout 30s;
     server {{
         listen 127.0.0.1:{port};
         server_name localhost;
@@ -57,10 +62,14 @@ http {{
             proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
             proxy_set_header X-Forwarded-Proto $scheme;
             client_max_body_size 6m;
+            proxy_read_timeout 30s;
         }}
     }}
 }}
 """
+
+
+HEADER_TIMEOUT_S = 2  # 10 s in docs/security.md; short here so the test is quick
 
 
 @dataclass
@@ -90,7 +99,16 @@ def nginx(prefixed_server: LiveServer) -> Iterator[Nginx]:
         directory = Path(tmp)
         user = "user root;" if os.geteuid() == 0 else ""
         conf = directory / "nginx.conf"
-        conf.write_text(CONFIG.format(user=user, dir=tmp, port=port, prefix=PREFIX, upstream=upstream))
+        conf.write_text(
+            CONFIG.format(
+                user=user,
+                dir=tmp,
+                port=port,
+                prefix=PREFIX,
+                upstream=upstream,
+                header_timeout=HEADER_TIMEOUT_S,
+            )
+        )
         proc = subprocess.Popen(
             [NGINX, "-c", str(conf), "-p", tmp, "-e", str(directory / "error.log")],
             stdin=subprocess.DEVNULL,
@@ -225,3 +243,36 @@ def test_body_limits_through_the_proxy(nginx: Nginx) -> None:
     assert status == 422 and '"pad"' in body  # the app's answer: unknown field, not nginx's 413
     status, _ = _post(nginx.base + "/api/estimate", b"x" * 7 * 2**20)
     assert status == 413
+
+
+def _raw(origin: str, data: bytes, pause_s: float = 0.0) -> tuple[bytes, float]:
+    """Send ``data`` (then wait ``pause_s`` without finishing the request); what came back and when."""
+    import socket
+
+    parts = urlsplit(origin)
+    started = time.monotonic()
+    with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 80), timeout=15) as conn:
+        conn.sendall(data)
+        chunks = []
+        try:
+            while chunk := conn.recv(65536):
+                chunks.append(chunk)
+        except OSError:
+            pass
+    return b"".join(chunks), time.monotonic() - started
+
+
+def test_slow_headers_are_cut_by_the_proxy(nginx: Nginx) -> None:
+    # A client that never finishes its headers: nginx closes it after client_header_timeout.
+    answer, seconds = _raw(nginx.origin, f"GET {PREFIX}/healthz HTTP/1.1\r\nHost: x\r\n".encode())
+    assert HEADER_TIMEOUT_S <= seconds < HEADER_TIMEOUT_S + 5
+    assert b" 200 " not in answer
+
+
+def test_oversized_headers_are_refused_by_the_proxy(nginx: Nginx) -> None:
+    # One header line over a 16k buffer: nginx answers 400 (Request Header Or Cookie Too Large).
+    request = (
+        f"GET {PREFIX}/healthz HTTP/1.1\r\nHost: x\r\nX-Big: {'a' * 20_000}\r\nConnection: close\r\n\r\n"
+    )
+    answer, _ = _raw(nginx.origin, request.encode())
+    assert answer.startswith(b"HTTP/1.1 400") or answer.startswith(b"HTTP/1.1 494")

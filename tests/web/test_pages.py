@@ -160,8 +160,8 @@ def test_pasted_config_json_drives_the_numbers(client):
         target_concurrency=1,
     )
     assert page_numbers(r.text) == expected_numbers(est)
-    # the permalink carries the config compacted
-    assert "config_json=%7B%22architectures%22" in r.text
+    # the permalink carries the config packed: z: + base64url(deflate(compact JSON))
+    assert "config_json=z%3A" in r.text
 
 
 def test_budget_overrun_renders_red(client):

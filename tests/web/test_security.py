@@ -25,6 +25,7 @@ from app.web.security import (
     MAX_BODY_BYTES,
     MAX_JSON_DEPTH,
     SECURITY_HEADERS,
+    json_depth,
     json_depth_exceeds,
 )
 from tests.web.conftest import LLAMA_31_8B_CONFIG
@@ -445,3 +446,27 @@ def test_healthz_answers_get_and_head() -> None:
     assert client.get("/healthz").json() == {"status": "ok"}
     head = client.head("/healthz")
     assert head.status_code == 200 and head.content == b""
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet='ab"\\[]{}\n\u00e9', max_size=8),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.text(alphabet='k"\\[{', max_size=4), children, max_size=3)
+    ),
+    max_leaves=20,
+)
+
+
+def _true_depth(value: object) -> int:
+    if isinstance(value, list):
+        return 1 + max((_true_depth(v) for v in value), default=0)
+    if isinstance(value, dict):
+        return 1 + max((_true_depth(v) for v in value.values()), default=0)
+    return 0
+
+
+@given(value=_JSON_VALUES, ascii_only=st.booleans())
+def test_json_depth_is_exact_on_valid_json(value: object, ascii_only: bool) -> None:
+    # Strings full of quotes, backslashes and brackets: the linear scan must count only structure.
+    assert json_depth(json.dumps(value, ensure_ascii=ascii_only)) == _true_depth(value)

@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
+from app.core import numbers
 from app.core.text import Text
 from app.core.workload import (
     MAX_NUM_REQUESTS,
@@ -65,9 +66,11 @@ EXTRA_KEY_FIELDS = (
 
 # ---- the compact workload encoding: wl=share:prompt:output[:prefix[:group]];… -------------------
 
-_FIXED = re.compile(r"\d+")
-_UNIFORM = re.compile(r"(\d+)-(\d+)")
-_LOGNORMAL = re.compile(r"(\d+)~(\d+(?:\.\d+)?)~(\d+)(?:~(\d+))?")
+# ASCII digits only ([0-9], not \d: int() would take Arabic-Indic digits); lengths go through the
+# shared bounded parser (app.core.numbers), so a 400-digit length is a message, not a huge int.
+_FIXED = re.compile(r"[0-9]+")
+_UNIFORM = re.compile(r"([0-9]+)-([0-9]+)")
+_LOGNORMAL = re.compile(r"([0-9]+)~([0-9]+(?:\.[0-9]+)?)~([0-9]+)(?:~([0-9]+))?")
 _GROUP = re.compile(r"[A-Za-z0-9_-]{1,64}")
 WL_HELP = Text(
     "One class per “;”: share:prompt:output[:shared_prefix[:group]]. A length is N (fixed), LOW-HIGH (uniform) or MEDIAN~SIGMA~MAX (lognormal). Example: 0.9:300~0.6~3000:150;0.1:20000-28000:500"
@@ -77,16 +80,18 @@ WL_HELP = Text(
 def parse_length(text: str) -> LengthDist:
     """``512`` fixed, ``100-2000`` uniform, ``300~0.6~3000[~MIN]`` lognormal; ValueError otherwise."""
     if _FIXED.fullmatch(text):
-        return int(text)
+        return numbers.parse_int(text)
     if match := _UNIFORM.fullmatch(text):
-        return UniformLength(dist="uniform", low=int(match[1]), high=int(match[2]))
+        return UniformLength(
+            dist="uniform", low=numbers.parse_int(match[1]), high=numbers.parse_int(match[2])
+        )
     if match := _LOGNORMAL.fullmatch(text):
         return LognormalLength(
             dist="lognormal",
-            median=int(match[1]),
-            sigma=float(match[2]),
-            max=int(match[3]),
-            min=int(match[4]) if match[4] else 1,
+            median=numbers.parse_int(match[1]),
+            sigma=numbers.parse_float(match[2]),
+            max=numbers.parse_int(match[3]),
+            min=numbers.parse_int(match[4]) if match[4] else 1,
         )
     raise ValueError(Text("length {text!r} is not N, LOW-HIGH or MEDIAN~SIGMA~MAX", text=text))
 
@@ -126,12 +131,12 @@ def parse_classes(text: str) -> list[RequestClass]:
             )
         try:
             data: dict[str, Any] = {
-                "share": float(parts[0]),
+                "share": numbers.parse_float(parts[0]),
                 "prompt_tokens": parse_length(parts[1]),
                 "output_tokens": parse_length(parts[2]),
             }
             if len(parts) >= 4 and parts[3]:
-                data["shared_prefix_tokens"] = int(parts[3])
+                data["shared_prefix_tokens"] = numbers.parse_int(parts[3])
             if len(parts) == 5:
                 if not _GROUP.fullmatch(parts[4]):
                     raise ValueError(
@@ -201,8 +206,8 @@ TypicalLengths = Annotated[
 ]
 HumanTokens = Annotated[int, BeforeValidator(parse_human_int), Field(ge=0, le=10_000_000)]
 OptRate = Annotated[
-    Annotated[float, Field(ge=1e-4, le=1e4)] | None,
-    BeforeValidator(lambda v: None if isinstance(v, str) and not v.strip() else v),
+    Annotated[float, Field(ge=1e-4, le=1e4, allow_inf_nan=False)] | None,
+    BeforeValidator(lambda v: (numbers.parse_float(v) if v.strip() else None) if isinstance(v, str) else v),
 ]
 
 
@@ -269,7 +274,7 @@ class WorkloadRequest(StrictPlannerParams):
     preset: str | None = None
     num_requests: int | None = Field(default=None, ge=1, le=MAX_PAGE_REQUESTS)
     concurrency: int | None = Field(default=None, ge=1, le=MAX_NUM_REQUESTS)
-    arrival_rate: float | None = Field(default=None, ge=1e-4, le=1e4)
+    arrival_rate: float | None = Field(default=None, ge=1e-4, le=1e4, allow_inf_nan=False)
     seed: int = Field(default=0, ge=0, le=2**32 - 1)
 
     @field_validator("preset")

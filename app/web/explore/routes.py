@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
 
 from app.core.errors import PlannerError
 from app.core.estimate import sizing_for
@@ -49,7 +50,19 @@ api_router = APIRouter(prefix="/api", tags=["api"])
 
 @router.get("/explore", name="explore", response_class=HTMLResponse)
 def explore_page(request: Request) -> Response:
-    params, problems = parse_explore_lenient(request.query_params.multi_items())
+    return _explore(request, request.query_params.multi_items())
+
+
+@router.post("/explore", name="explore_post", response_class=HTMLResponse)
+async def explore_post(request: Request) -> Response:
+    """The explorer's form by POST (a pasted config.json rides along; the permalink packs it)."""
+    form = await request.form()
+    items = [(key, value) for key, value in form.multi_items() if isinstance(value, str)]
+    return await run_in_threadpool(_explore, request, items)  # a simulation: off the event loop
+
+
+def _explore(request: Request, items: list[tuple[str, str]]) -> Response:
+    params, problems = parse_explore_lenient(items)
     view = build_view(request, params, problems)
     renderer = request.app.state.renderer
     context = {"view": view, "hidden": hidden_inputs(view.params)}

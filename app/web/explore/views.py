@@ -647,9 +647,9 @@ def _workload_section(
             arrival_rate=params.arrival_rate,
             seed=params.seed,
         )
+        result = simulate(workload=spec, engine=engine)  # bounded: WorkloadTooLargeError is a PlannerError
     except PlannerError as exc:
         return None, Problem(exc.field, exc.message), params, problems
-    result = simulate(workload=spec, engine=engine)
     edit = params.model_copy(
         update={
             "preset": CUSTOM,

@@ -29,192 +29,33 @@ the requests that start, finish or are preempted in it, and quiet steps are skip
 from __future__ import annotations
 
 import heapq
-import math
 import random
+import time
+from bisect import bisect_right
 from collections import deque
-from typing import Annotated, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from itertools import accumulate
 
 from app.core.blocks import NULL_BLOCKS
-from app.core.text import Msg, Text
-
-MAX_NUM_REQUESTS = 100_000  # keeps one simulation well under a few seconds (bench/workload.py)
-MAX_SERIES_POINTS = 400  # the time series is downsampled (stride doubling) to at most this many points
-DEFAULT_PREFIX_GROUP = "default"
-
-BindingLimit = Literal["kv_pool", "max_num_seqs", "max_model_len", "none"]
-RejectReason = Literal["max_model_len", "kv_pool"]
-BlockedBy = Literal["kv_pool", "max_num_seqs", "max_num_batched_tokens"]
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class UniformLength(_Frozen):
-    """Token counts uniformly distributed on the integers [low, high]."""
-
-    dist: Literal["uniform"]
-    low: int = Field(ge=1)
-    high: int = Field(ge=1, le=10_000_000)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> UniformLength:
-        if self.low > self.high:
-            raise ValueError(Text("low ({low}) must be <= high ({high})", low=self.low, high=self.high))
-        return self
-
-
-class LognormalLength(_Frozen):
-    """round(median x exp(sigma x N(0, 1))), clamped to [min, max] — long-tailed lengths."""
-
-    dist: Literal["lognormal"]
-    median: int = Field(ge=1)
-    sigma: float = Field(ge=0.0, le=4.0)
-    max: int = Field(ge=1, le=10_000_000)
-    min: int = Field(default=1, ge=1)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> LognormalLength:
-        if not self.min <= self.median <= self.max:
-            raise ValueError(
-                Text(
-                    "need min <= median <= max, got {min}, {median}, {max}",
-                    min=self.min,
-                    median=self.median,
-                    max=self.max,
-                )
-            )
-        return self
-
-
-LengthDist = (
-    Annotated[int, Field(ge=1, le=10_000_000)]
-    | Annotated[UniformLength | LognormalLength, Field(discriminator="dist")]
+from app.core.text import Text
+from app.core.workload.budget import (
+    DEADLINE_CHECK_EVERY,
+    MAX_SIMULATION_SECONDS,
+    MAX_SIMULATION_WORK,
+    out_of_time,
+    prefill_steps_needed,
+    too_much_work,
 )
-
-
-def length_bounds(dist: LengthDist) -> tuple[int, int]:
-    """The smallest and largest token count a length distribution can produce."""
-    if isinstance(dist, int):
-        return dist, dist
-    if isinstance(dist, UniformLength):
-        return dist.low, dist.high
-    return dist.min, dist.max
-
-
-def sample_length(dist: LengthDist, rng: random.Random) -> int:
-    if isinstance(dist, int):
-        return dist
-    if isinstance(dist, UniformLength):
-        return rng.randint(dist.low, dist.high)
-    value = round(dist.median * math.exp(dist.sigma * rng.normalvariate(0.0, 1.0)))
-    return min(max(value, dist.min), dist.max)
-
-
-class RequestClass(_Frozen):
-    """A kind of request: its share of the traffic, its lengths and the prefix it shares.
-
-    ``prompt_tokens`` counts the whole prompt, shared prefix included.
-    """
-
-    share: float = Field(gt=0.0)
-    prompt_tokens: LengthDist
-    output_tokens: LengthDist
-    shared_prefix_tokens: int = Field(default=0, ge=0)
-    prefix_group: str = Field(default=DEFAULT_PREFIX_GROUP, min_length=1, max_length=64)
-
-    @model_validator(mode="after")
-    def _prefix_inside_prompt(self) -> RequestClass:
-        shortest, _ = length_bounds(self.prompt_tokens)
-        if self.shared_prefix_tokens > shortest:
-            raise ValueError(
-                Text(
-                    "shared_prefix_tokens ({shared_prefix_tokens}) exceeds the shortest prompt ({shortest})",
-                    shared_prefix_tokens=self.shared_prefix_tokens,
-                    shortest=shortest,
-                )
-            )
-        return self
-
-
-class WorkloadSpec(_Frozen):
-    """Request classes, how many requests, and how they arrive (closed or open loop)."""
-
-    classes: list[RequestClass] = Field(min_length=1, max_length=32)
-    num_requests: int = Field(ge=1, le=MAX_NUM_REQUESTS)
-    concurrency: int | None = Field(default=None, ge=1, le=MAX_NUM_REQUESTS)  # closed loop
-    arrival_rate: float | None = Field(default=None, ge=1e-4, le=1e4)  # requests per step, Poisson
-    seed: int = 0
-
-    @model_validator(mode="after")
-    def _one_arrival_mode(self) -> WorkloadSpec:
-        if (self.concurrency is None) == (self.arrival_rate is None):
-            raise ValueError(
-                Text("give exactly one of concurrency (closed loop) or arrival_rate (open loop)")
-            )
-        return self
-
-
-class EngineParams(_Frozen):
-    """The vLLM engine knobs the simulation depends on."""
-
-    num_gpu_blocks: int = Field(ge=NULL_BLOCKS + 1, le=100_000_000)  # as logged: includes the null block
-    block_size: int = Field(ge=1, le=16_384)
-    max_num_seqs: int = Field(ge=1, le=65_536)
-    max_model_len: int = Field(ge=1, le=100_000_000)
-    max_num_batched_tokens: int = Field(ge=1, le=100_000_000)
-    enable_prefix_caching: bool = True
-
-    @model_validator(mode="after")
-    def _budget_covers_decodes(self) -> EngineParams:
-        # vLLM's SchedulerConfig refuses max_num_batched_tokens < max_num_seqs.
-        if self.max_num_batched_tokens < self.max_num_seqs:
-            raise ValueError(
-                Text(
-                    "max_num_batched_tokens ({max_num_batched_tokens}) must be >= max_num_seqs ({max_num_seqs})",
-                    max_num_batched_tokens=self.max_num_batched_tokens,
-                    max_num_seqs=self.max_num_seqs,
-                )
-            )
-        return self
-
-
-class KVSeries(_Frozen):
-    """Downsampled per-step state after the step's finished requests are freed (as vLLM reports)."""
-
-    step: list[int]
-    kv_usage: list[float]  # 1 - free / (num_gpu_blocks - 1), vLLM's kv_cache_usage_perc
-    running: list[int]
-    waiting: list[int]
-
-
-class WorkloadResult(_Frozen):
-    """What the simulation observed. Step quantities are taken at the forward pass of each step."""
-
-    num_gpu_blocks: int
-    usable_blocks: int  # num_gpu_blocks - NULL_BLOCKS
-    block_size: int
-    steps: int
-    finished: int
-    rejected: int
-    rejected_by_reason: dict[str, int]
-    preemptions: int
-    peak_blocks_used: int
-    peak_kv_usage: float
-    mean_kv_usage: float
-    max_running: int
-    mean_running: float
-    mean_waiting: float
-    admission_blocked_steps: dict[BlockedBy, int]  # steps whose FIFO admission stopped, by what stopped it
-    prefix_tokens_hit: int
-    prompt_tokens_queried: int
-    prefix_hit_rate: float
-    fragmentation_waste_fraction: float
-    binding_limit: BindingLimit
-    binding_explanation: Msg
-    series: KVSeries
+from app.core.workload.schema import (
+    MAX_SERIES_POINTS,
+    BindingLimit,
+    BlockedBy,
+    EngineParams,
+    KVSeries,
+    RejectReason,
+    WorkloadResult,
+    WorkloadSpec,
+    sample_length,
+)
 
 
 class SimulationInvariantError(RuntimeError):
@@ -278,8 +119,22 @@ def _cdiv(a: int, b: int) -> int:
 
 
 class _Simulator:
-    def __init__(self, workload: WorkloadSpec, engine: EngineParams, check_invariants: bool) -> None:
+    def __init__(
+        self,
+        workload: WorkloadSpec,
+        engine: EngineParams,
+        check_invariants: bool,
+        *,
+        max_work: int = MAX_SIMULATION_WORK,
+        max_seconds: float = MAX_SIMULATION_SECONDS,
+    ) -> None:
         self.engine = engine
+        self.max_work = max_work
+        self.max_seconds = max_seconds
+        self.work = 0  # stepped steps + closed-form spans (budget.py)
+        self.next_clock_check = DEADLINE_CHECK_EVERY
+        self._span_pref: list[int] = [0]
+        self._span_cycle = 0
         self.block_size = engine.block_size
         self.usable = engine.num_gpu_blocks - NULL_BLOCKS
         self.check_invariants = check_invariants
@@ -304,6 +159,7 @@ class _Simulator:
         self.unscheduled = workload.num_requests - len(self.arrivals)  # closed loop: not yet given a slot
 
         self.finished = 0
+        self.settled = 0  # finished + rejected
         self.rejected: dict[str, int] = {}
         self.preemptions = 0
         self.blocked: dict[BlockedBy, int] = {"kv_pool": 0, "max_num_seqs": 0, "max_num_batched_tokens": 0}
@@ -433,6 +289,7 @@ class _Simulator:
                 self.waiting.append(req)
                 continue
             self.rejected[reason] = self.rejected.get(reason, 0) + 1
+            self.settled += 1
             if self.unscheduled:
                 self.unscheduled -= 1
                 self.arrivals.appendleft(step)  # closed loop stays full: the next request comes now
@@ -559,6 +416,7 @@ class _Simulator:
             self._release(req, computed, step)
             del self.running[req.rid]
             self.finished += 1
+            self.settled += 1
             if self.unscheduled:
                 self.unscheduled -= 1
                 self.arrivals.append(step + 1)
@@ -649,22 +507,18 @@ class _Simulator:
                 self.blocked[reason] += span
             self._record(step, span)
             return until
-        block_size, bucket, usable = self.block_size, self.bucket, self.usable
+        block_size, usable = self.block_size, self.usable
         free = self._free_blocks()
         used = usable - free
         running, waiting = len(self.running), len(self.waiting)
-        allocated = sum_allocated = 0  # blocks allocated so far in the span, and its sum over steps
-        t = step
-        while t < until:
-            need = bucket[t % block_size]
-            if allocated + need > free:
-                break  # this step must preempt: leave it to the full scheduler
-            allocated += need
-            sum_allocated += allocated
-            if t % self.stride == 0:
-                self._sample(t, (used + allocated) / usable, running, waiting)
-            t += 1
-        span = t - step
+        span, allocated, sum_allocated = self._decode_span(step, until - step, free)
+        t = step + span
+        # one sample per stride point, with the blocks allocated through that step
+        sample_at = -(-step // self.stride) * self.stride
+        while sample_at < t:
+            through = self._allocated_through(sample_at - step + 1)
+            self._sample(sample_at, (used + through) / usable, running, waiting)
+            sample_at = -(-(sample_at + 1) // self.stride) * self.stride
         if not span:
             return step
         n_dec, private_blocks, written = self.n_dec, self.private_blocks, self.private_written
@@ -689,14 +543,62 @@ class _Simulator:
             self.blocked[reason] += span
         return t
 
+    def _decode_span(self, step: int, limit: int, free: int) -> tuple[int, int, int]:
+        """The decode-only steps from ``step`` the pool covers without preempting (at most ``limit``).
+
+        Returns (steps k, blocks allocated by them, the sum over j = 1..k of the blocks allocated by
+        the first j). Step t allocates ``bucket[t % B]`` blocks, so the allocation is periodic with
+        period B and adds ``n_dec`` per period: with ``pref[r]`` the blocks of the first r steps of a
+        period, the first j steps allocate ``(j // B) * n_dec + pref[j % B]``. Cost O(min(limit, B)).
+        """
+        block_size, n_dec = self.block_size, self.n_dec
+        start = step % block_size
+        if limit <= block_size:  # short: step through it
+            pref = [0]
+            for offset in range(limit):
+                need = self.bucket[(start + offset) % block_size]
+                if pref[-1] + need > free:
+                    break
+                pref.append(pref[-1] + need)
+            self._span_pref = pref
+            self._span_cycle = 0
+            return len(pref) - 1, pref[-1], sum(pref)
+        pref = list(accumulate(self.bucket[start:] + self.bucket[:start], initial=0))  # B + 1 entries
+        self._span_pref = pref
+        self._span_cycle = n_dec
+        cycles = free // n_dec
+        rest = bisect_right(pref, free - cycles * n_dec, 0, block_size) - 1
+        span = min(limit, cycles * block_size + rest)
+        # sum over j = 0..span of allocated(j): whole periods, then the first part of the last one
+        periods, tail = divmod(span + 1, block_size)
+        sums = list(accumulate(pref[:block_size], initial=0))  # sums[r] = pref[0] + ... + pref[r - 1]
+        total = (
+            n_dec * block_size * periods * (periods - 1) // 2
+            + periods * sums[block_size]
+            + tail * periods * n_dec
+            + sums[tail]
+        )
+        return span, self._allocated_through(span), total
+
+    def _allocated_through(self, steps: int) -> int:
+        """Blocks allocated by the first ``steps`` steps of the span ``_decode_span`` just measured."""
+        if not self._span_cycle:
+            return self._span_pref[steps]
+        periods, rest = divmod(steps, self.block_size)
+        return periods * self._span_cycle + self._span_pref[rest]
+
     # ---- driver -------------------------------------------------------------------------------
 
     def run(self) -> int:
+        started = time.thread_time()
         step = 0
         while True:
             self._arrive(step)
-            if self.finished + sum(self.rejected.values()) == self.num_requests:
+            if self.settled == self.num_requests:
                 return step
+            self.work += 1
+            if self.work >= self.next_clock_check:
+                self._check_budget(started)
             forward = self._fast_forward(step)
             if forward > step:
                 step = forward
@@ -711,6 +613,30 @@ class _Simulator:
             if self.check_invariants:
                 self._check(step)
             step += 1
+
+    def _check_budget(self, started: float) -> None:
+        """Stop a run that went over its work budget or its CPU-time deadline (this thread's CPU, so other requests do not count) (budget.py)."""
+        self.next_clock_check = self.work + DEADLINE_CHECK_EVERY
+        if self.work > self.max_work:
+            raise too_much_work(needed=self.work, limit=self.max_work, at_least=False)
+        if time.thread_time() - started > self.max_seconds:
+            raise out_of_time(seconds=self.max_seconds, work=self.work)
+
+    def check_work_needed(self) -> int:
+        """Refuse, before the first step, a workload whose prefills alone exceed the budget."""
+        engine, block_size = self.engine, self.block_size
+        uncached = (
+            max(1, req.prompt - req.prefix_blocks * block_size)
+            for req in self.pending
+            if req.prompt + req.output <= engine.max_model_len
+            and _cdiv(req.prompt + req.output - 1, block_size) <= self.usable
+        )
+        needed = prefill_steps_needed(
+            uncached_prompt_tokens=uncached, max_num_batched_tokens=engine.max_num_batched_tokens
+        )
+        if needed > self.max_work:
+            raise too_much_work(needed=needed, limit=self.max_work, at_least=True)
+        return needed
 
     def _check(self, step: int) -> None:
         block_size = self.block_size
@@ -825,141 +751,21 @@ def _binding_limit(
 
 
 def simulate(
-    *, workload: WorkloadSpec, engine: EngineParams, check_invariants: bool = False
+    *,
+    workload: WorkloadSpec,
+    engine: EngineParams,
+    check_invariants: bool = False,
+    max_work: int = MAX_SIMULATION_WORK,
+    max_seconds: float = MAX_SIMULATION_SECONDS,
 ) -> WorkloadResult:
     """Run ``workload`` through a vLLM-V1-like scheduler with ``engine``'s pool and limits.
 
     Deterministic: the same spec (seed included) gives the same result. ``check_invariants``
-    recounts every block after each step (slow; for tests).
+    recounts every block after each step (slow; for tests). A workload that needs more than
+    ``max_work`` steps (known before the run from its prefills, or met during it) or more than
+    ``max_seconds`` of CPU raises ``WorkloadTooLargeError`` (budget.py).
     """
-    sim = _Simulator(workload, engine, check_invariants)
+    sim = _Simulator(workload, engine, check_invariants, max_work=max_work, max_seconds=max_seconds)
+    sim.check_work_needed()
     steps = sim.run()
     return sim.result(steps)
-
-
-class WorkloadPreset(_Frozen):
-    """One of the seed's 触发场景 rows as a runnable workload (lengths are illustrative)."""
-
-    key: str
-    label_zh: str
-    description: Msg
-    hits_first: Msg  # the seed's 先受阻的方面, in English
-    spec: WorkloadSpec
-
-
-def _preset(
-    key: str, label_zh: str, description: str, hits_first: str, spec: dict[str, Any]
-) -> WorkloadPreset:
-    return WorkloadPreset(
-        key=key,
-        label_zh=label_zh,
-        description=description,
-        hits_first=hits_first,
-        spec=WorkloadSpec.model_validate(spec),
-    )
-
-
-WORKLOAD_PRESETS: dict[str, WorkloadPreset] = {
-    p.key: p
-    for p in (
-        _preset(
-            "long_single",
-            "超长上下文单请求",
-            Text("Long-document QA / whole-repo prompts, one at a time: S is close to the limit."),
-            Text("a single sequence does not fit (max_model_len, or the whole pool)"),
-            {
-                "classes": [
-                    {
-                        "share": 1.0,
-                        "prompt_tokens": {"dist": "uniform", "low": 60_000, "high": 126_000},
-                        "output_tokens": {"dist": "uniform", "low": 256, "high": 2048},
-                    }
-                ],
-                "num_requests": 20,
-                "concurrency": 1,
-            },
-        ),
-        _preset(
-            "mixed_long_short",
-            "长短交错",
-            Text("A few long requests among many short ones: the long ones hold most of the pool."),
-            Text("concurrency is pushed down: short requests cannot get in (kv_pool)"),
-            {
-                "classes": [
-                    {
-                        "share": 0.1,
-                        "prompt_tokens": {"dist": "uniform", "low": 12_000, "high": 28_000},
-                        "output_tokens": {"dist": "uniform", "low": 256, "high": 1024},
-                    },
-                    {
-                        "share": 0.9,
-                        "prompt_tokens": {"dist": "lognormal", "median": 400, "sigma": 0.8, "max": 4000},
-                        "output_tokens": {"dist": "lognormal", "median": 200, "sigma": 0.7, "max": 2000},
-                    },
-                ],
-                "num_requests": 1000,
-                "concurrency": 128,
-            },
-        ),
-        _preset(
-            "many_short",
-            "高并发短请求",
-            Text("Chat-sized requests at high concurrency: S is small, N is large."),
-            Text("starts fine but concurrency stalls: N x S exceeds the pool (kv_pool) or max_num_seqs"),
-            {
-                "classes": [
-                    {
-                        "share": 1.0,
-                        "prompt_tokens": {"dist": "lognormal", "median": 300, "sigma": 0.6, "max": 3000},
-                        "output_tokens": {"dist": "lognormal", "median": 150, "sigma": 0.6, "max": 1500},
-                    }
-                ],
-                "num_requests": 2000,
-                "concurrency": 512,
-            },
-        ),
-        _preset(
-            "shared_prefix",
-            "高前缀复用",
-            Text("A fixed system prompt plus varying questions, two tenants with their own prompts."),
-            Text("memory without benefit when the prefix is not full blocks or its hash varies"),
-            {
-                "classes": [
-                    {
-                        "share": 0.7,
-                        "prompt_tokens": {"dist": "uniform", "low": 2030, "high": 2400},
-                        "output_tokens": {"dist": "lognormal", "median": 150, "sigma": 0.6, "max": 1500},
-                        "shared_prefix_tokens": 2000,
-                        "prefix_group": "tenant_a",
-                    },
-                    {
-                        "share": 0.3,
-                        "prompt_tokens": {"dist": "uniform", "low": 1230, "high": 1600},
-                        "output_tokens": {"dist": "lognormal", "median": 150, "sigma": 0.6, "max": 1500},
-                        "shared_prefix_tokens": 1200,
-                        "prefix_group": "tenant_b",
-                    },
-                ],
-                "num_requests": 2000,
-                "concurrency": 256,
-            },
-        ),
-        _preset(
-            "long_output",
-            "长输出生成",
-            Text("Short prompts, long generations (reports, code): S keeps growing while decoding."),
-            Text("usage climbs during decode until running requests are preempted (kv_pool)"),
-            {
-                "classes": [
-                    {
-                        "share": 1.0,
-                        "prompt_tokens": {"dist": "lognormal", "median": 500, "sigma": 0.5, "max": 4000},
-                        "output_tokens": {"dist": "uniform", "low": 4000, "high": 8000},
-                    }
-                ],
-                "num_requests": 500,
-                "concurrency": 128,
-            },
-        ),
-    )
-}
