@@ -67,6 +67,27 @@ def quantized_bytes_per_param(quant: QuantSpec) -> float:
     return INT4_BYTES + 1 / NVFP4_BLOCK
 
 
+ROUTED_EXPERT_MATRICES = 3  # gate, up, down of each routed expert (gpt-oss fuses gate_up: same count)
+
+
+def routed_expert_params(model: ModelSpec) -> int:
+    """Parameters of the routed experts. With the active count known: total - active = the experts a
+    token skips, (1 - k/E) of them; otherwise layers x experts x 3 x hidden x expert width (which
+    overcounts models whose first layers are dense)."""
+    if not model.num_experts:
+        return 0
+    if model.params_active and model.num_experts_per_tok < model.num_experts:
+        skipped = max(0, model.params_total - model.params_active)
+        return int(skipped / (1 - model.num_experts_per_tok / model.num_experts))
+    return (
+        model.num_layers
+        * model.num_experts
+        * ROUTED_EXPERT_MATRICES
+        * model.hidden_size
+        * model.moe_intermediate_size
+    )
+
+
 def weights_bytes_for_stage(
     *,
     model: ModelSpec,
@@ -98,6 +119,12 @@ def weights_bytes_for_stage(
     else:
         body_bytes = body_params * dtype_bytes_exact
     total = body_bytes * share / tp
+    dp = serve.data_parallel_size
+    if dp > 1 and body_params > 0:
+        # vLLM shards the routed experts over data x tensor ranks (EP, or TP of the experts when
+        # --enable-expert-parallel is off); attention and the rest stay replicated per DP rank
+        experts = min(routed_expert_params(model), body_params)
+        total -= body_bytes * (experts / body_params) * share / tp * (1 - 1 / dp)
     if is_first:
         total += embed_params * dtype_bytes / tp
     if is_last and (not model.tie_word_embeddings or not is_first):
