@@ -25,6 +25,14 @@ QUANTIZATION_FLAGS: dict[str, QuantSpec] = {
     "mxfp4": QuantSpec(method=QuantMethod.MXFP4, source_name="mxfp4"),
     "modelopt_fp4": QuantSpec(method=QuantMethod.NVFP4, source_name="modelopt_fp4"),
     "ascend": QuantSpec(method=QuantMethod.INT8, source_name="ascend"),
+    "fp_quant": QuantSpec(method=QuantMethod.MXFP4, source_name="fp_quant"),
+    "experts_int8": QuantSpec(method=QuantMethod.INT8, source_name="experts_int8"),
+    # what people type for a format rather than a vLLM method name
+    "nvfp4": QuantSpec(method=QuantMethod.NVFP4, group_size=16, source_name="modelopt_fp4"),
+    "int4": QuantSpec(method=QuantMethod.INT4, group_size=128, source_name="compressed-tensors"),
+    "w4a16": QuantSpec(method=QuantMethod.INT4, group_size=128, source_name="compressed-tensors"),
+    "int8": QuantSpec(method=QuantMethod.INT8, source_name="compressed-tensors"),
+    "w8a8": QuantSpec(method=QuantMethod.INT8, source_name="compressed-tensors"),
 }
 
 

@@ -26,7 +26,7 @@ from pydantic import (
 
 from app.core.command import human_readable_int
 from app.core.errors import PlannerError
-from app.core.plan import MAX_DEVICE_MEMORY_GIB, MIN_DEVICE_MEMORY_GIB
+from app.core.plan import MAX_DEVICE_MEMORY_GIB, MIN_DEVICE_MEMORY_GIB, QUANTIZATION_FLAGS
 from app.core.specs import KVCacheDType
 from app.core.text import Text
 from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS
@@ -145,6 +145,23 @@ def _power_of_two(value: int) -> int:
 TensorParallelSize = Annotated[int, Field(ge=1, le=MAX_TENSOR_PARALLEL), AfterValidator(_power_of_two)]
 
 
+def _quantization_name(value: object) -> object:
+    """`--quantization`: vLLM's method names plus the aliases people type (nvfp4, int4); blank = none."""
+    value = _blank_to_none(value)
+    if isinstance(value, str):
+        name = value.strip().lower()
+        if name not in QUANTIZATION_FLAGS:
+            raise ValueError(
+                Text(
+                    "unknown --quantization {quantization!r}; known: {quantization_flags}",
+                    quantization=value,
+                    quantization_flags=", ".join(sorted(QUANTIZATION_FLAGS)),
+                )
+            )
+        return name
+    return value
+
+
 class PlannerParams(BaseModel):
     """Every input of the planner page and of /api/estimate. ``None`` = vLLM's default."""
 
@@ -191,6 +208,13 @@ class PlannerParams(BaseModel):
     # The page's language (app.web.i18n): written only when it is not English, so English links are
     # unchanged; an unknown value reads as "not given" (the cookie or Accept-Language decide).
     lang: Annotated[Literal["en", "zh"] | None, BeforeValidator(_lang)] = None
+    # issue 14 (performance): the weight format flag, data/expert parallel, and the speed workload
+    quantization: Annotated[str | None, BeforeValidator(_quantization_name)] = None
+    data_parallel_size: Annotated[int, Field(ge=1, le=1024)] = 1
+    enable_expert_parallel: Flag = False
+    input_tokens: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=10_000_000)] = 1024
+    output_tokens: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=10_000_000)] = 1024
+    concurrency: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=65_536)] = 16
 
     @field_validator("vllm_version")
     @classmethod

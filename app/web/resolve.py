@@ -13,6 +13,7 @@ from typing import Any, Literal
 from app.core.catalog import find_device, find_model
 from app.core.errors import ConfigError, PlannerError, UnknownDeviceError, UnknownModelError
 from app.core.hf_config import model_spec_from_hf_config
+from app.core.plan import QUANTIZATION_FLAGS, apply_quantization_flag
 from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.web.i18n import page_lang
@@ -134,6 +135,10 @@ def serve_config(params: PlannerParams) -> ServeConfig:
         max_num_batched_tokens=params.max_num_batched_tokens,
         enforce_eager=params.enforce_eager,
         enable_prefix_caching=params.enable_prefix_caching,
+        # the method vLLM knows for an alias (nvfp4 -> modelopt_fp4), so the command stays runnable
+        quantization=QUANTIZATION_FLAGS[params.quantization].source_name if params.quantization else None,
+        data_parallel_size=params.data_parallel_size,
+        enable_expert_parallel=params.enable_expert_parallel,
     )
 
 
@@ -148,6 +153,7 @@ def resolve_strict(params: PlannerParams) -> Resolved:
         if source_is_card(params) or exc.field == "config_json":
             raise
         raise ConfigError("config_json", f"{exc.field}: {exc.message}") from exc
+    model = apply_quantization_flag(model, params.quantization)  # a checkpoint's own format wins
     device = find_device(params.device)
     if params.device_memory_gib is not None:
         device = device.model_copy(update={"memory_total_bytes": round(params.device_memory_gib * GIB)})

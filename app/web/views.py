@@ -16,6 +16,7 @@ from app.core.catalog import list_devices, list_models
 from app.core.command import render_serve_command
 from app.core.errors import PlannerError
 from app.core.kv import KV_TENSORS_PER_LAYER, kv_heads_per_rank
+from app.core.plan import QUANTIZATION_FLAGS
 from app.core.result import Estimate, Range
 from app.core.specs import GIB, KV_CACHE_DTYPES, LayerKind, ModelSpec
 from app.core.versions import KNOWN_VERSIONS, rules_for
@@ -126,6 +127,10 @@ class FormState:
     tp_sizes: tuple[Option, ...]
     open_config: bool
     open_card: bool
+    # the Speed workload (issue 14): concurrency slider stops and the --quantization choices
+    concurrency_stops: tuple[int, ...] = ()
+    concurrency_index: int = 0
+    quantization_names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -228,7 +233,18 @@ def form_state(
         tp_sizes=TP_OPTIONS,
         open_config=bool(params.config_json),
         open_card=params.card_started,
+        concurrency_stops=(conc := concurrency_stops(params.concurrency)),
+        concurrency_index=conc.index(params.concurrency),
+        quantization_names=tuple(sorted(QUANTIZATION_FLAGS)),
     )
+
+
+CONCURRENCY_STOPS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)  # the Speed slider (log2)
+
+
+def concurrency_stops(value: int) -> tuple[int, ...]:
+    """The slider's stops, with the current value among them (a typed 48 gets its own stop)."""
+    return tuple(sorted({*CONCURRENCY_STOPS, value}))
 
 
 def kv_layer_count(model: ModelSpec) -> int:
