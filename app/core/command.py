@@ -68,6 +68,10 @@ _FLAGS: dict[str, tuple[str, str]] = {
     "--cpu-offload-gb": ("cpu_offload_gb", "float"),
     "--swap-space": ("swap_space_gib", "float"),
     "--kv-offloading-size": ("kv_offloading_size_gib", "float"),
+    "--data-parallel-size": ("data_parallel_size", "int"),
+    "-dp": ("data_parallel_size", "int"),
+    "--enable-expert-parallel": ("enable_expert_parallel", "flag"),
+    "-ep": ("enable_expert_parallel", "flag"),
 }
 _VALUELESS_UNKNOWN_PREFIXES = ("--enable-", "--disable-", "--no-", "--trust-remote-code")
 
@@ -220,6 +224,10 @@ def render_serve_command(
         parts.append("--enable-chunked-prefill")
     if serve.quantization:
         parts.append(f"--quantization {serve.quantization}")
+    if serve.data_parallel_size > 1:
+        parts.append(f"--data-parallel-size {serve.data_parallel_size}")
+    if serve.enable_expert_parallel:
+        parts.append("--enable-expert-parallel")
     if serve.dtype != "auto":
         parts.append(f"--dtype {serve.dtype}")
     if serve.kv_cache_memory_bytes is not None and v >= (0, 10, 0):
