@@ -13,6 +13,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+import perf_accuracy  # bench/perf_accuracy.py (this script's folder is on sys.path)
+
 from app import calibration
 from app.core.errors import PlannerError
 from app.core.estimate import estimate
@@ -203,6 +205,7 @@ def report() -> str:
             lambda r: f"TP{r.case.serve.tensor_parallel_size}×PP{r.case.serve.pipeline_parallel_size}",
         ),
         "",
+        perf_accuracy.section(),  # the performance model's held-out errors (bench/perf_accuracy.py)
         "## Every record",
         "",
         *table_lines(data),
