@@ -17,6 +17,7 @@ from markupsafe import Markup, escape
 from app.core.errors import PlannerError
 from app.core.perf.predict import CurvePoint, Performance
 from app.core.result import Range
+from app.core.text import Text
 from app.web import views
 from app.web.i18n import t, tr
 from app.web.pages import permalink, wants_fragment
@@ -37,6 +38,11 @@ TPOT_COLOUR = "#c05621"
 CLIFF_COLOUR = "#c53030"
 GRID_COLOUR = "#d7d7de"
 Y_TICKS = 4
+LIMIT_LABELS = {
+    "clients": Text("the number of clients"),
+    "max_num_seqs": Text("--max-num-seqs"),
+    "kv_pool": Text("the KV pool"),
+}
 
 
 @dataclass(frozen=True)
@@ -154,7 +160,8 @@ def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None)
         parts.append(
             f'<line id="kv-cliff" x1="{cx:.1f}" y1="{MARGIN_TOP}" x2="{cx:.1f}" y2="{MARGIN_TOP + plot_h}" '
             f'stroke="{CLIFF_COLOUR}" stroke-width="2" stroke-dasharray="8 6"/>'
-            f'<text x="{cx - 6:.1f}" y="{MARGIN_TOP + 16}" text-anchor="end" font-size="16" '
+            f'<text x="{cx + (-6 if cx > CHART_WIDTH / 2 else 6):.1f}" y="{MARGIN_TOP + 16}" '
+            f'text-anchor="{"end" if cx > CHART_WIDTH / 2 else "start"}" font-size="16" '
             f'fill="{CLIFF_COLOUR}">{label}</text>'
         )
     here = min(curve, key=lambda p: abs(p.concurrency - concurrency))
@@ -189,7 +196,7 @@ def speed_view(perf: Performance) -> SpeedView:
             requests=_number(perf.requests_per_s.expected),
             per_user=_number(perf.per_user_tokens_per_s.expected),
             running=perf.running_requests,
-            limit=perf.limit,
+            limit=tr(LIMIT_LABELS.get(perf.limit, perf.limit)),
         )
     )
     if perf.kv_limited_from_concurrency is None:

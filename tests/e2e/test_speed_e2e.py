@@ -13,7 +13,7 @@ from tests.e2e.conftest import LiveServer, Tab
 pytestmark = pytest.mark.e2e
 
 START = (
-    "/?v=1&model=nvidia/Llama-3.1-70B-Instruct-FP8&device=h200&vllm_version=0.19.0&max_model_len=9280"
+    "/?v=1&model=nvidia/Llama-3.1-70B-Instruct-FP8&device=nvidia-h200-141gb&vllm_version=0.19.0&max_model_len=9280"
     "&input_tokens=1024&output_tokens=8192&concurrency=16"
 )
 

@@ -192,6 +192,11 @@ def performance(
     with_curve: bool = True,
 ) -> Performance:
     validate_workload(workload, max_model_len=estimate.max_model_len)
+    if not estimate.fits or estimate.num_gpu_blocks <= 0:
+        raise PlannerError(
+            "max_model_len" if estimate.verdict == "s_bound" else "gpu_memory_utilization",
+            Text("vLLM would not start with these settings, so there is no speed to show: make it fit first."),
+        )
     family, widen = device_family(device)
     family, fit = fit_for(family=family, vllm_version=estimate.vllm_version)
     physics = step_physics(estimate=estimate, model=model, device=device, serve=serve)
