@@ -18,9 +18,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import fit_perf as F  # noqa: E402
+import fit_perf as F
 
-TARGETS = {"answered": 0.90, "tpot_median": 0.15, "tpot_p90": 0.35, "ttft_median": 0.35, "throughput_median": 0.15}
+TARGETS = {
+    "answered": 0.90,
+    "tpot_median": 0.15,
+    "tpot_p90": 0.35,
+    "ttft_median": 0.35,
+    "throughput_median": 0.15,
+}
 FIT_ITERATIONS = 40  # Nelder-Mead iterations per refit (the shipped fit uses bench/fit_perf.py's default)
 
 
