@@ -195,7 +195,9 @@ def performance(
     if not estimate.fits or estimate.num_gpu_blocks <= 0:
         raise PlannerError(
             "max_model_len" if estimate.verdict == "s_bound" else "gpu_memory_utilization",
-            Text("vLLM would not start with these settings, so there is no speed to show: make it fit first."),
+            Text(
+                "vLLM would not start with these settings, so there is no speed to show: make it fit first."
+            ),
         )
     family, widen = device_family(device)
     family, fit = fit_for(family=family, vllm_version=estimate.vllm_version)
