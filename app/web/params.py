@@ -162,6 +162,9 @@ def _quantization_name(value: object) -> object:
     return value
 
 
+DEFAULT_SPEED_CONCURRENCY = 16  # the Speed section's clients when the permalink has none
+
+
 class PlannerParams(BaseModel):
     """Every input of the planner page and of /api/estimate. ``None`` = vLLM's default."""
 
@@ -214,7 +217,8 @@ class PlannerParams(BaseModel):
     enable_expert_parallel: Flag = False
     input_tokens: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=10_000_000)] = 1024
     output_tokens: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=10_000_000)] = 1024
-    concurrency: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=65_536)] = 16
+    # blank = DEFAULT_SPEED_CONCURRENCY; the same key as the explorer's closed-loop clients (same meaning)
+    concurrency: opt_int(1, 65_536, human=True) = None
 
     @field_validator("vllm_version")
     @classmethod
@@ -249,6 +253,10 @@ class PlannerParams(BaseModel):
         if not isinstance(parsed, dict):
             raise ValueError(Text("expected a JSON object like the model's config.json"))
         return value
+
+    @property
+    def speed_concurrency(self) -> int:
+        return self.concurrency or DEFAULT_SPEED_CONCURRENCY
 
     @property
     def resolved_version(self) -> str:

@@ -23,7 +23,9 @@ router = APIRouter(prefix="/api", tags=["api"])
 
 def workload_of(params: PlannerParams) -> Workload:
     return Workload(
-        input_tokens=params.input_tokens, output_tokens=params.output_tokens, concurrency=params.concurrency
+        input_tokens=params.input_tokens,
+        output_tokens=params.output_tokens,
+        concurrency=params.speed_concurrency,
     )
 
 

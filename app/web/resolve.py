@@ -123,6 +123,14 @@ def _model(params: PlannerParams) -> tuple[ModelSpec, str, ModelSource]:
     return find_model(params.model), params.model, "catalog"
 
 
+def _vllm_quantization_name(name: str | None) -> str | None:
+    """An alias as the method vLLM knows (nvfp4 -> modelopt_fp4); other names unchanged."""
+    if not name:
+        return None
+    known = QUANTIZATION_FLAGS.get(name.lower())
+    return known.source_name if known is not None else name
+
+
 def serve_config(params: PlannerParams) -> ServeConfig:
     return ServeConfig(
         max_model_len=params.max_model_len,
@@ -136,7 +144,7 @@ def serve_config(params: PlannerParams) -> ServeConfig:
         enforce_eager=params.enforce_eager,
         enable_prefix_caching=params.enable_prefix_caching,
         # the method vLLM knows for an alias (nvfp4 -> modelopt_fp4), so the command stays runnable
-        quantization=QUANTIZATION_FLAGS[params.quantization].source_name if params.quantization else None,
+        quantization=_vllm_quantization_name(params.quantization),
         data_parallel_size=params.data_parallel_size,
         enable_expert_parallel=params.enable_expert_parallel,
     )

@@ -23,7 +23,7 @@ from app.core.versions import KNOWN_VERSIONS, rules_for
 from app.web import svg
 from app.web.format import gib, human_tokens, integer, percent
 from app.web.i18n import _, t, tr, tr_list
-from app.web.params import TENSOR_PARALLEL_SIZES, FieldProblem, PlannerParams
+from app.web.params import DEFAULT_SPEED_CONCURRENCY, TENSOR_PARALLEL_SIZES, FieldProblem, PlannerParams
 from app.web.resolve import Resolved
 from app.web.version_notes import VersionNote, version_notes
 
@@ -221,6 +221,7 @@ def form_state(
         placeholders={
             "max_model_len": str(derived_len),
             "gpu_memory_utilization": f"{default_util:g}",
+            "concurrency": str(DEFAULT_SPEED_CONCURRENCY),
         },
         slider_values=stops,
         slider_index=nearest_index(stops, effective_len),
@@ -233,8 +234,8 @@ def form_state(
         tp_sizes=TP_OPTIONS,
         open_config=bool(params.config_json),
         open_card=params.card_started,
-        concurrency_stops=(conc := concurrency_stops(params.concurrency)),
-        concurrency_index=conc.index(params.concurrency),
+        concurrency_stops=(conc := concurrency_stops(params.speed_concurrency)),
+        concurrency_index=conc.index(params.speed_concurrency),
         quantization_names=tuple(sorted(QUANTIZATION_FLAGS)),
     )
 
