@@ -3,6 +3,7 @@
 kvplan estimate MODEL [vllm serve flags…] (--device ID | --device-memory-gib X) [--vllm-version V] [--json]
                 [--allow-long-max-model-len]   (as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)
 kvplan estimate --device h100 -- vllm serve MODEL --flags…
+kvplan perf MODEL [vllm serve flags…] --device ID --input-len N --output-len N --concurrency C [--json]
 kvplan models | kvplan devices
 kvplan serve [--host H] [--port P] [--root-path /prefix] [--workers N]
 """
@@ -20,12 +21,16 @@ from app.core import catalog
 from app.core.command import parse_serve_args, parse_serve_command
 from app.core.errors import PlannerError
 from app.core.estimate import estimate
+from app.core.perf.predict import Performance, performance
+from app.core.perf.schedule import Workload
 from app.core.plan import apply_quantization_flag, resolve_device, resolve_model
-from app.core.result import Estimate
-from app.core.specs import GIB
+from app.core.result import Estimate, Range
+from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
 
 # kvplan's own options inside `estimate`; everything else is a `vllm serve` flag
 _OWN_VALUED = {"--device", "--device-memory-gib", "--vllm-version", "--target-concurrency"}
+# `kvplan perf`'s workload (what `vllm bench serve --random-input-len/--random-output-len/--max-concurrency` sets)
+_PERF_VALUED = {"--input-len": 1024, "--output-len": 1024, "--concurrency": 16}
 _OWN_FLAGS = {"--json", "--allow-long-max-model-len"}
 
 
@@ -61,6 +66,10 @@ def _number(text: str, field: str, kind: type[float] | type[int]) -> float:
 
 
 def run_estimate(argv: list[str]) -> Estimate:
+    return _inputs(argv)[3]
+
+
+def _inputs(argv: list[str]) -> tuple[ModelSpec, DeviceSpec, ServeConfig, Estimate]:
     if "--" in argv:
         cut = argv.index("--")
         own, extra = _split_own(argv[:cut])
@@ -87,7 +96,7 @@ def run_estimate(argv: list[str]) -> Estimate:
         own.get("--device"), float(_number(memory, "device_memory_gib", float)) if memory else None
     )
     target = own.get("--target-concurrency")
-    return estimate(
+    est = estimate(
         model=model,
         device=device,
         serve=parsed.serve,
@@ -95,6 +104,61 @@ def run_estimate(argv: list[str]) -> Estimate:
         target_concurrency=int(_number(target, "target_concurrency", int)) if target else None,
         max_model_len_auto=parsed.max_model_len_auto,
     )
+    return model, device, parsed.serve, est
+
+
+def run_perf(argv: list[str]) -> Performance:
+    """`kvplan perf`: the estimate's exact pool plus the speed model at one workload."""
+    workload: dict[str, int] = dict(_PERF_VALUED)
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        name, eq, inline = argv[i].partition("=")
+        if name in _PERF_VALUED and "--" not in argv[:i]:
+            field = name.lstrip("-").replace("-", "_")
+            if not eq and i + 1 >= len(argv):
+                raise PlannerError(field, f"{name} needs a value")
+            text = inline if eq else argv[i + 1]
+            workload[name] = int(_number(text, field, int))
+            i += 1 if eq else 2
+            continue
+        rest.append(argv[i])
+        i += 1
+    model, device, serve, est = _inputs(rest)
+    return performance(
+        estimate=est,
+        model=model,
+        device=device,
+        serve=serve,
+        workload=Workload(
+            input_tokens=workload["--input-len"],
+            output_tokens=workload["--output-len"],
+            concurrency=workload["--concurrency"],
+        ),
+    )
+
+
+def _print_perf(perf: Performance) -> None:
+    def band(name: str, r: Range, unit: str) -> None:
+        print(f"  {name:22s} {r.expected:10.1f} {unit:9s} ({r.low:.1f}-{r.high:.1f})")
+
+    print(
+        f"{perf.concurrency} clients x ({perf.input_tokens:,} in + {perf.output_tokens:,} out) · "
+        f"basis {perf.basis} ({perf.family})"
+    )
+    band("TTFT", perf.ttft_ms, "ms")
+    band("TPOT", perf.tpot_ms, "ms")
+    band("output throughput", perf.output_tokens_per_s, "tokens/s")
+    band("requests", perf.requests_per_s, "req/s")
+    band("per user", perf.per_user_tokens_per_s, "tokens/s")
+    cliff = perf.kv_limited_from_concurrency
+    print(
+        f"  running at once        {perf.running_requests} per rank (limited by {perf.limit}); "
+        + ("no KV cliff" if cliff is None else f"KV cliff at {cliff} clients")
+        + (" · KV-LIMITED" if perf.kv_limited else "")
+    )
+    for note in perf.notes:
+        print(f"  note: {note}")
 
 
 def _quote(arg: str) -> str:
@@ -198,6 +262,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(json.dumps(est.model_dump(), indent=2))
             else:
                 _print_human(est)
+            return 0
+        if command == "perf":
+            if any(a in ("-h", "--help") for a in rest):
+                print(__doc__)
+                return 0
+            perf = run_perf([a for a in rest if a != "--json"])
+            if "--json" in rest:
+                print(json.dumps(perf.model_dump(), indent=2))
+            else:
+                _print_perf(perf)
             return 0
         if command == "models":
             _cmd_models()

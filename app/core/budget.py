@@ -114,6 +114,22 @@ def mxfp4_expert_padding_bytes(
     return int(extra_params * quantized_bytes_per_param(quant))
 
 
+GATED_MLP_MATRICES = 3  # gate, up, down of each routed expert (gpt-oss fuses gate_up: same count)
+
+
+def routed_expert_params(model: ModelSpec) -> int:
+    """Routed-expert parameters (what expert and data parallelism split): E x 3 x hidden x moe_inter per
+    MoE layer. The number of MoE layers is the most that fit in the body's parameters (DeepSeek-V3's three
+    leading dense layers are not in the spec: 59 of 61 are counted for its 58, ~2 % high)."""
+    if not model.num_experts or not model.moe_intermediate_size:
+        return 0
+    per_layer = model.num_experts * GATED_MLP_MATRICES * model.hidden_size * model.moe_intermediate_size
+    embed_params = model.vocab_size * model.hidden_size
+    body = model.params_total - model.vision_params - embed_params * (1 if model.tie_word_embeddings else 2)
+    layers = min(model.num_layers, max(0, body) // per_layer)
+    return layers * per_layer
+
+
 def weights_bytes_for_stage(
     *,
     model: ModelSpec,
@@ -151,6 +167,13 @@ def weights_bytes_for_stage(
     else:
         body_bytes = body_params * dtype_bytes_exact
     total = body_bytes * share / tp
+    dp = serve.data_parallel_size
+    if dp > 1 and body_params > 0:
+        # vLLM shards the routed experts over data x tensor ranks (EP, or TP of the experts flattened over
+        # DP x TP when --enable-expert-parallel is off: 0.19.0 fused_moe/config.py
+        # flatten_tp_across_dp_and_pcp); attention and the rest stay replicated per DP rank
+        experts = min(routed_expert_params(model), body_params)
+        total -= body_bytes * (experts / body_params) * share / tp * (1 - 1 / dp)
     if is_first:
         total += embed_params * dtype_bytes / tp
     if is_last and (not model.tie_word_embeddings or not is_first):

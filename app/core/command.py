@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from app.core import numbers
 from app.core.errors import PlannerError
+from app.core.plan import vllm_quantization_name
 from app.core.specs import ServeConfig
 from app.core.text import Text
 from app.core.versions import rules_for
@@ -73,6 +74,7 @@ _FLAGS: dict[str, tuple[str, str]] = {
     "--data-parallel-size": ("data_parallel_size", "int"),
     "-dp": ("data_parallel_size", "int"),
     "--enable-expert-parallel": ("enable_expert_parallel", "flag"),
+    "-ep": ("enable_expert_parallel", "flag"),
 }
 FLAGS_FILE = Path(__file__).with_name("vllm_flags.json")  # scripts/gen_vllm_flags.py, from vLLM's parser
 SUGGESTION_CUTOFF = 0.75  # difflib ratio: one or two letters swapped, dropped or respelt
@@ -310,7 +312,11 @@ def render_serve_command(
     elif serve.enable_chunked_prefill and not always_chunked:
         parts.append("--enable-chunked-prefill")
     if serve.quantization:
-        parts.append(f"--quantization {serve.quantization}")
+        parts.append(f"--quantization {vllm_quantization_name(serve.quantization)}")
+    if serve.data_parallel_size > 1:
+        parts.append(f"--data-parallel-size {serve.data_parallel_size}")
+    if serve.enable_expert_parallel:
+        parts.append("--enable-expert-parallel")
     if serve.dtype != "auto":
         parts.append(f"--dtype {serve.dtype}")
     if serve.kv_cache_memory_bytes is not None and rules.has_kv_cache_memory_bytes_flag:

@@ -44,7 +44,7 @@ MTP_LAYERS_BY_MODEL_TYPE: dict[str, int] = {
 }
 MTP_EH_PROJ_INPUTS = 2  # eh_proj: Linear(2 x hidden -> hidden) joins the embedding and the hidden state
 ATTENTION_PARAMS_PER_HIDDEN_SQ = 4  # q, k, v, o projections ~ 4 x hidden^2 (an estimate for MTP layers)
-GATED_MLP_MATRICES = 3  # gate, up, down
+GATED_MLP_MATRICES = B.GATED_MLP_MATRICES  # gate, up, down
 
 # --- LoRA (vllm/lora/layers/*.py create_lora_weights, 0.19.0) ----------------------------------------
 # architectures whose class declares embedding_modules {"embed_tokens", "lm_head"}: vLLM then wraps the
@@ -418,35 +418,23 @@ def _lora(
 # ------------------------------------------------------------------------------------------------
 
 
-def routed_expert_params(model: ModelSpec) -> int:
-    """Routed-expert parameters (the part expert parallelism splits): E x 3 x hidden x moe_inter per MoE
-    layer. The number of MoE layers is the most that fit in the body's parameters (DeepSeek-V3's three
-    leading dense layers are not in the spec: 59 of 61 are counted for its 58, ~2 % high)."""
-    if not model.num_experts or not model.moe_intermediate_size:
-        return 0
-    per_layer = model.num_experts * GATED_MLP_MATRICES * model.hidden_size * model.moe_intermediate_size
-    body = (
-        model.params_total
-        - model.vision_params
-        - _embed_params(model) * (1 if model.tie_word_embeddings else 2)
-    )
-    layers = min(model.num_layers, max(0, body) // per_layer)
-    return layers * per_layer
-
-
 def expert_parallel_weights_delta(
     *, model: ModelSpec, serve: ServeConfig, layer_range: tuple[int, int], is_first: bool, is_last: bool
 ) -> tuple[int, int]:
     """(weights delta per device, routed-expert bytes per device) under --enable-expert-parallel.
 
     EP size = TP x DP (vllm/distributed/parallel_state.py): each rank keeps ceil(E / EP) experts whole
-    (vllm/model_executor/layers/fused_moe/layer.py determine_expert_map) instead of 1/TP of every expert;
-    attention, dense layers, shared experts and embeddings stay split by TP only (replicated over DP)."""
+    (vllm/model_executor/layers/fused_moe/layer.py determine_expert_map) instead of 1/(TP x DP) of every
+    expert, which is what the weights already hold without EP (budget.py: fused_moe/config.py flattens the
+    experts' TP over DP x TP); attention, dense layers, shared experts and embeddings stay split by TP only
+    (replicated over DP)."""
     tp, dp = serve.tensor_parallel_size, serve.data_parallel_size
-    experts = routed_expert_params(model)
+    experts = B.routed_expert_params(model)
     if not experts:
         return 0, 0
-    unsplit = serve.model_copy(update={"tensor_parallel_size": 1, "cpu_offload_gb": 0.0})
+    unsplit = serve.model_copy(
+        update={"tensor_parallel_size": 1, "data_parallel_size": 1, "cpu_offload_gb": 0.0}
+    )
     body_one = B.weights_bytes_for_stage(
         model=model,
         serve=unsplit,
@@ -460,7 +448,7 @@ def expert_parallel_weights_delta(
     ep = tp * dp
     local = math.ceil(model.num_experts / ep)
     with_ep = expert_bytes_stage * local // model.num_experts
-    without = expert_bytes_stage // tp
+    without = expert_bytes_stage // (tp * dp)
     return with_ep - without, with_ep
 
 
@@ -479,7 +467,9 @@ def _parallel(
             inside_profile=True,
             flag="--data-parallel-size",
             source=_src("v1/engine/core.py (one engine per DP rank)"),
-            note=Text("every DP rank is a full copy (weights split by TP only) with its own KV pool"),
+            note=Text(
+                "every DP rank has its own KV pool; attention and dense layers are split by TP only, the routed experts over DP × TP"
+            ),
         )
     if not model.num_experts:
         raise InvalidServeConfigError(

@@ -25,6 +25,14 @@ QUANTIZATION_FLAGS: dict[str, QuantSpec] = {
     "mxfp4": QuantSpec(method=QuantMethod.MXFP4, source_name="mxfp4"),
     "modelopt_fp4": QuantSpec(method=QuantMethod.NVFP4, source_name="modelopt_fp4"),
     "ascend": QuantSpec(method=QuantMethod.INT8, source_name="ascend"),
+    "fp_quant": QuantSpec(method=QuantMethod.MXFP4, source_name="fp_quant"),
+    "experts_int8": QuantSpec(method=QuantMethod.INT8, source_name="experts_int8"),
+    # what people type for a format rather than a vLLM method name
+    "nvfp4": QuantSpec(method=QuantMethod.NVFP4, group_size=16, source_name="modelopt_fp4"),
+    "int4": QuantSpec(method=QuantMethod.INT4, group_size=128, source_name="compressed-tensors"),
+    "w4a16": QuantSpec(method=QuantMethod.INT4, group_size=128, source_name="compressed-tensors"),
+    "int8": QuantSpec(method=QuantMethod.INT8, source_name="compressed-tensors"),
+    "w8a8": QuantSpec(method=QuantMethod.INT8, source_name="compressed-tensors"),
 }
 
 
@@ -37,6 +45,15 @@ def resolve_model(name_or_path: str) -> ModelSpec:
     if ("/" in text or text.endswith(".json")) and path.exists():
         return catalog.load_model_config_file(path)
     return catalog.find_model(text)
+
+
+def vllm_quantization_name(name: str | None) -> str | None:
+    """An alias as the method vLLM knows (nvfp4 -> modelopt_fp4), so a rendered command runs; other names
+    unchanged."""
+    if not name:
+        return None
+    known = QUANTIZATION_FLAGS.get(name.lower())
+    return known.source_name if known is not None else name
 
 
 def apply_quantization_flag(model: ModelSpec, quantization: str | None) -> ModelSpec:

@@ -196,6 +196,7 @@ class DeviceSpec(Frozen):
     fp8_kv: bool = False  # fp8 KV cache usable with the default backend of this device
     int8_kv: bool = False  # Ascend INT8 (C8) KV through the quantization description
     memory_bandwidth_tbps: float | None = None
+    bf16_dense_tflops: float | None = None  # dense BF16 tensor TFLOPS (performance model)
     interconnect: str = ""
     interconnect_gbps: float | None = None  # per-device bidirectional bandwidth, GB/s
     typical_node_devices: int = Field(default=8, gt=0)
@@ -289,7 +290,9 @@ class ServeConfig(Frozen):
     cpu_offload_gb: float = Field(default=0.0, ge=0.0, le=100_000.0)
     swap_space_gib: float | None = Field(default=None, ge=0.0, le=100_000.0)
     kv_offloading_size_gib: float | None = Field(default=None, ge=0.0, le=100_000.0)
-    data_parallel_size: int = Field(default=1, ge=1)
+    # --data-parallel-size: replicas of the attention (each with its own KV pool); the routed experts are
+    # split over data x tensor ranks (whole experts with --enable-expert-parallel, budget.py / extras.py)
+    data_parallel_size: int = Field(default=1, ge=1, le=1024)
     enable_expert_parallel: bool = False
     # extras (app/core/extras.py): speculative decoding, LoRA slots, multimodal limits
     speculative_config: SpeculativeConfig | None = None

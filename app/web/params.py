@@ -30,7 +30,7 @@ from pydantic import (
 from app.core import numbers
 from app.core.command import human_readable_int
 from app.core.errors import PlannerError
-from app.core.plan import MAX_DEVICE_MEMORY_GIB, MIN_DEVICE_MEMORY_GIB
+from app.core.plan import MAX_DEVICE_MEMORY_GIB, MIN_DEVICE_MEMORY_GIB, QUANTIZATION_FLAGS
 from app.core.specs import KVCacheDType, ServeConfig
 from app.core.text import Text
 from app.core.versions import DEFAULT_VERSION, resolve_version
@@ -214,6 +214,26 @@ def _power_of_two(value: int) -> int:
 TensorParallelSize = Annotated[int, Field(ge=1, le=MAX_TENSOR_PARALLEL), AfterValidator(_power_of_two)]
 
 
+def _quantization_name(value: object) -> object:
+    """`--quantization`: vLLM's method names plus the aliases people type (nvfp4, int4); blank = none."""
+    value = _blank_to_none(value)
+    if isinstance(value, str):
+        name = value.strip().lower()
+        if name not in QUANTIZATION_FLAGS:
+            raise ValueError(
+                Text(
+                    "unknown --quantization {quantization!r}; known: {quantization_flags}",
+                    quantization=value,
+                    quantization_flags=", ".join(sorted(QUANTIZATION_FLAGS)),
+                )
+            )
+        return name
+    return value
+
+
+DEFAULT_SPEED_CONCURRENCY = 16  # the Speed section's clients when the permalink has none
+
+
 class PlannerParams(BaseModel):
     """Every input of the planner page and of /api/estimate. ``None`` = vLLM's default."""
 
@@ -245,9 +265,6 @@ class PlannerParams(BaseModel):
     enable_prefix_caching: TriState = None
     # the rest of ServeConfig, so every configuration one endpoint returns another accepts
     enable_chunked_prefill: TriState = None
-    quantization: Annotated[
-        Annotated[str, Field(min_length=1, max_length=50)] | None, BeforeValidator(_blank_to_none)
-    ] = None
     dtype: Literal["auto", "bfloat16", "float16", "float32", "half"] = "auto"
     kv_cache_memory_bytes: opt_int(0, 2**50, human=True) = None
     cpu_offload_gb: Annotated[
@@ -288,6 +305,12 @@ class PlannerParams(BaseModel):
     # The page's language (app.web.i18n): written only when it is not English, so English links are
     # unchanged; an unknown value reads as "not given" (the cookie or Accept-Language decide).
     lang: Annotated[Literal["en", "zh"] | None, BeforeValidator(_lang)] = None
+    # issue 14 (performance): the weight format flag, data/expert parallel, and the speed workload
+    quantization: Annotated[str | None, BeforeValidator(_quantization_name)] = None
+    input_tokens: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=10_000_000)] = 1024
+    output_tokens: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=10_000_000)] = 1024
+    # blank = DEFAULT_SPEED_CONCURRENCY; the same key as the explorer's closed-loop clients (same meaning)
+    concurrency: opt_int(1, 65_536, human=True) = None
 
     @field_validator("vllm_version")
     @classmethod
@@ -334,6 +357,10 @@ class PlannerParams(BaseModel):
         if not isinstance(parsed, dict):
             raise ValueError(Text("expected a JSON object like the model's config.json"))
         return value
+
+    @property
+    def speed_concurrency(self) -> int:
+        return self.concurrency or DEFAULT_SPEED_CONCURRENCY
 
     @property
     def resolved_version(self) -> str:

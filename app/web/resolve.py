@@ -138,7 +138,7 @@ def resolve_strict(params: PlannerParams) -> Resolved:
         if source_is_card(params) or exc.field == "config_json":
             raise
         raise ConfigError("config_json", f"{exc.field}: {exc.message}") from exc
-    model = apply_quantization_flag(model, params.quantization)
+    model = apply_quantization_flag(model, params.quantization)  # a checkpoint's own format wins
     device = find_device(params.device)
     if params.device_memory_gib is not None:
         device = device.model_copy(update={"memory_total_bytes": round(params.device_memory_gib * GIB)})

@@ -16,6 +16,7 @@ from app.core import equations as E
 from app.core.catalog import list_devices, list_models
 from app.core.command import render_serve_command
 from app.core.errors import PlannerError
+from app.core.plan import QUANTIZATION_FLAGS
 from app.core.recommend import utilization_ceiling
 from app.core.result import ErrorKind, Estimate, Range
 from app.core.specs import GIB, KV_CACHE_DTYPES, LayerKind, ModelSpec
@@ -24,7 +25,7 @@ from app.core.versions import KNOWN_VERSIONS, rules_for
 from app.web import svg
 from app.web.format import gib, human_tokens, integer, percent
 from app.web.i18n import _, t, tr, tr_list
-from app.web.params import TENSOR_PARALLEL_SIZES, FieldProblem, PlannerParams
+from app.web.params import DEFAULT_SPEED_CONCURRENCY, TENSOR_PARALLEL_SIZES, FieldProblem, PlannerParams
 from app.web.resolve import Resolved
 from app.web.version_notes import VersionNote, version_notes
 
@@ -126,6 +127,10 @@ class FormState:
     tp_sizes: tuple[Option, ...]
     open_config: bool
     open_card: bool
+    # the Speed workload (issue 14): concurrency slider stops and the --quantization choices
+    concurrency_stops: tuple[int, ...] = ()
+    concurrency_index: int = 0
+    quantization_names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -236,6 +241,7 @@ def form_state(
             "devices": str(params.tensor_parallel_size * params.pipeline_parallel_size),
             "max_model_len": str(derived_len),
             "gpu_memory_utilization": f"{default_util:g}",
+            "concurrency": str(DEFAULT_SPEED_CONCURRENCY),
         },
         slider_values=stops,
         slider_index=nearest_index(stops, effective_len),
@@ -248,7 +254,18 @@ def form_state(
         tp_sizes=TP_OPTIONS,
         open_config=bool(params.config_json),
         open_card=params.card_started,
+        concurrency_stops=(conc := concurrency_stops(params.speed_concurrency)),
+        concurrency_index=conc.index(params.speed_concurrency),
+        quantization_names=tuple(sorted(QUANTIZATION_FLAGS)),
     )
+
+
+CONCURRENCY_STOPS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)  # the Speed slider (log2)
+
+
+def concurrency_stops(value: int) -> tuple[int, ...]:
+    """The slider's stops, with the current value among them (a typed 48 gets its own stop)."""
+    return tuple(sorted({*CONCURRENCY_STOPS, value}))
 
 
 def kv_layer_count(model: ModelSpec) -> int:

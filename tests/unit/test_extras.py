@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.core import budget as B
 from app.core import extras as X
 from app.core.catalog import find_device, find_model
 from app.core.errors import InvalidServeConfigError
@@ -187,7 +188,7 @@ def test_dp8_ep_on_deepseek_v3_sits_between_tp8_and_the_unsplit_share() -> None:
     (671,026,419,200 - 2 x 129,280 x 7168) // 11,274,289,152 = 59 -> 665,183,059,968 params.
     MLA bytes per token do not depend on the layout: 61 x 576 x 2 = 70,272."""
     model = find_model("deepseek-ai/DeepSeek-V3")
-    assert X.routed_expert_params(model) == 59 * 11_274_289_152
+    assert B.routed_expert_params(model) == 59 * 11_274_289_152
     h200 = find_device("H200")
 
     def run(**flags: object) -> Estimate:
@@ -206,10 +207,17 @@ def test_dp8_ep_on_deepseek_v3_sits_between_tp8_and_the_unsplit_share() -> None:
     assert abs(item.device_bytes * 8 - experts_unsplit) <= 8
 
 
-def test_dp_without_ep_is_a_full_copy_per_rank() -> None:
+def test_dp_without_ep_splits_the_routed_experts_over_dp_x_tp() -> None:
+    """Without --enable-expert-parallel vLLM still shards the MoE layers over every DP x TP rank (0.19.0
+    model_executor/layers/fused_moe/config.py FusedMoEParallelConfig.flatten_tp_across_dp_and_pcp);
+    attention and embeddings stay whole per DP rank. Qwen3-30B-A3B: 48 layers x 128 experts x 3 x 2048
+    x 768 = 28,991,029,248 routed params = 57,982,058,496 B in bf16; DP 4 keeps a quarter of them:
+    61,064,245,248 - 57,982,058,496 x 3/4 = 17,577,701,376 B."""
     plain = _est("Qwen/Qwen3-30B-A3B")
     dp = _est("Qwen/Qwen3-30B-A3B", data_parallel_size=4)
-    assert dp.weights_bytes == plain.weights_bytes
+    assert plain.weights_bytes == 61_064_245_248
+    assert dp.weights_bytes == 61_064_245_248 - 57_982_058_496 * 3 // 4 == 17_577_701_376
+    assert dp.kv_bytes_per_token == plain.kv_bytes_per_token  # each DP rank holds its own KV pool
     assert _item(dp, "data_parallel").device_bytes == 0
 
 

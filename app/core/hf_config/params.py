@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app.core.errors import ConfigError
 from app.core.hf_config.coerce import (
     MAX_DIM,
     MAX_EXPERTS,
@@ -36,6 +37,7 @@ from app.core.hf_config.geometry import (
     layer_attention,
 )
 from app.core.specs import AttentionShape, LayerKind, MambaKind, MambaSpec
+from app.core.text import Text
 
 # Models whose MLP is up -> act -> down (two matrices), not gated (three). Parameter count only.
 UNGATED_MLP_MODEL_TYPES = frozenset(
@@ -270,6 +272,16 @@ def _breakdown(cfgs: _Configs, g: _Geometry, layers: _Layers, moe: _Moe | None) 
     # Nemotron-H counts mixer and MLP blocks as separate "layers" with one norm each; pure Mamba
     # models have one mixer and one norm per layer.
     pattern = _nemotron_h_blocks(cfgs)
+    if pattern and len(pattern) != len(layers.kinds):
+        # NemotronHConfig needs one block letter per layer; the layer kinds came from another key
+        raise ConfigError(
+            "hybrid_override_pattern",
+            Text(
+                "has {values} entries but the model has {num_layers} layers",
+                values=len(pattern),
+                num_layers=len(layers.kinds),
+            ),
+        )
     separate_blocks = bool(pattern) or is_attention_free(cfgs)
     shapes = layer_attention(cfgs, g, layers)
     block_ffn = _block_ffn_sizes(cfgs, g)

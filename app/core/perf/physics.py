@@ -1,0 +1,267 @@
+"""What one engine step of `vllm serve` costs on one device, from the planner's own accounting.
+
+Coefficient-free: :func:`step_physics` turns an :class:`~app.core.result.Estimate` (weights per device,
+KV bytes per token, the pool) plus the model and device into byte, FLOP and collective counts;
+:func:`step_seconds` turns those into seconds with a device family's fitted coefficients
+(``coefficients.json``, fitted by ``bench/fit_perf.py`` on measured runs only).
+
+Step time = per-step overhead + bytes read / effective bandwidth + FLOPs / effective compute
++ per-layer collectives (latency + bytes over the interconnect). A decode step reads every dense
+weight once, only the experts some token of the step routes to, and the KV of every running
+context; a prefill chunk is mostly FLOPs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from app.core import budget as B
+from app.core.result import Estimate
+from app.core.specs import DeviceSpec, ModelSpec, QuantMethod, ServeConfig
+
+TERA = 10**12
+GIGA = 10**9
+FLOPS_PER_MAC = 2  # one multiply-accumulate = 2 floating-point operations
+ATTENTION_MATMULS = 2  # Q·K^T and P·V, each one MAC per (head dim x context token)
+ALLREDUCES_PER_LAYER = 2  # Megatron TP: after attention's o_proj and after the MLP's down_proj
+ALLTOALLS_PER_MOE_LAYER = 2  # expert parallel: dispatch and combine
+ACTIVATION_BYTES = 2  # bf16 hidden states on the wire
+RING_FACTOR_NUMERATOR = 2  # ring all-reduce moves 2 (n-1)/n of the buffer per rank
+INTERCONNECT_DIRECTIONS = 2  # catalog figures are bidirectional; one direction carries a ring step
+FP8_TENSOR_CORE_SM = 89  # Ada/Hopper: FP8 tensor cores (2x BF16 rate)
+INT8_TENSOR_CORE_SM = 80  # Ampere+: INT8 tensor cores (2x BF16 rate)
+FP4_TENSOR_CORE_SM = 100  # Blackwell: FP4 tensor cores (4x BF16 rate); below it FP4 weights are upcast
+LOW_PRECISION_SPEEDUP = 2.0  # FP8/INT8 tensor-core rate over BF16 (vendor data sheets)
+FP4_SPEEDUP = 4.0  # FP4 tensor-core rate over BF16 on Blackwell (data sheet: 9 vs 2.25 PFLOPS dense on B200)
+DEFAULT_BF16_TFLOPS = 989.0  # an H100-class device when the catalog has no figure (extrapolated anyway)
+DEFAULT_BANDWIDTH_TBPS = 3.35
+DEFAULT_INTERCONNECT_GBPS = 900.0
+
+
+class WeightFormat(StrEnum):
+    """How weights are stored and multiplied (what changes bytes read and tensor-core rate)."""
+
+    BF16 = "bf16"
+    FP8 = "fp8"  # W8A8 fp8 on SM89+, weight-only (Marlin) below
+    INT8 = "int8"  # W8A8 int8 (compressed-tensors w8a8, SmoothQuant)
+    INT4 = "int4"  # weight-only int4 (AWQ, GPTQ, compressed-tensors w4a16): BF16 math
+    MXFP4 = "mxfp4"
+    NVFP4 = "nvfp4"
+
+
+_FORMAT_OF_METHOD = {
+    QuantMethod.FP8: WeightFormat.FP8,
+    QuantMethod.INT8: WeightFormat.INT8,
+    QuantMethod.INT4: WeightFormat.INT4,
+    QuantMethod.MXFP4: WeightFormat.MXFP4,
+    QuantMethod.NVFP4: WeightFormat.NVFP4,
+}
+
+
+def weight_format(model: ModelSpec) -> WeightFormat:
+    if model.quantization is None:
+        return WeightFormat.BF16
+    return _FORMAT_OF_METHOD[model.quantization.method]
+
+
+def compute_speedup(*, fmt: WeightFormat, device: DeviceSpec) -> float:
+    """Tensor-core rate of this weight format over BF16 on this device (1 = the math runs in BF16)."""
+    sm = device.sm or 0
+    if device.platform != "cuda":
+        return LOW_PRECISION_SPEEDUP if fmt in (WeightFormat.FP8, WeightFormat.INT8) else 1.0
+    if fmt == WeightFormat.FP8 and sm >= FP8_TENSOR_CORE_SM:
+        return LOW_PRECISION_SPEEDUP
+    if fmt == WeightFormat.INT8 and sm >= INT8_TENSOR_CORE_SM:
+        return LOW_PRECISION_SPEEDUP
+    if fmt in (WeightFormat.MXFP4, WeightFormat.NVFP4) and sm >= FP4_TENSOR_CORE_SM:
+        return FP4_SPEEDUP
+    return 1.0
+
+
+@dataclass(frozen=True)
+class StepPhysics:
+    """Counts for one device of one data-parallel rank; no fitted number in here."""
+
+    dense_weight_bytes: int  # read once per step whatever the batch
+    expert_weight_bytes: int  # routed experts on this device (read only where a token goes)
+    num_experts: int  # routed experts of the model (0 = dense)
+    experts_per_token: int
+    kv_bytes_per_token: int  # per context token, summed over this device's layers
+    gemm_flops_per_token: float  # 2 x active dense parameters on this device (+ lm_head)
+    expert_flops_per_token: float  # 2 x the routed experts' active parameters on this device
+    attention_flops_per_context_token: float  # per new token, per token of its context
+    peak_flops_per_s: float  # BF16 dense rate x the format's tensor-core speedup
+    bandwidth_bytes_per_s: float
+    collectives_per_step: int  # TP all-reduces + EP all-to-alls on this device per step
+    collective_bytes_per_token: float  # bytes one token puts on the wire per collective
+    link_bytes_per_s: float  # one direction of the device's interconnect
+    layers_on_device: int
+    moe_layers_on_device: int
+    tensor_parallel_size: int
+    data_parallel_size: int
+    moe_tokens_scale: int  # experts see this many times the rank's tokens (EP across DP ranks)
+    weight_format: WeightFormat
+
+
+def _expert_byte_fraction(model: ModelSpec) -> float:
+    """Share of the checkpoint's weight bytes that are routed experts."""
+    experts = B.routed_expert_params(model)
+    if not experts:
+        return 0.0
+    rest = max(0, model.params_total - experts)
+    dtype_bytes = float(model.weight_dtype_bytes)
+    quant = model.quantization
+    expert_b = rest_b = dtype_bytes
+    if quant is not None:
+        q = B.quantized_bytes_per_param(quant)
+        expert_b = q
+        rest_b = q if quant.quantized_fraction >= 1.0 else dtype_bytes
+    total = experts * expert_b + rest * rest_b
+    return min(1.0, experts * expert_b / total) if total > 0 else 0.0
+
+
+def step_physics(
+    *, estimate: Estimate, model: ModelSpec, device: DeviceSpec, serve: ServeConfig
+) -> StepPhysics:
+    tp = estimate.tensor_parallel_size
+    pp = estimate.pipeline_parallel_size
+    dp = serve.data_parallel_size
+    fraction = _expert_byte_fraction(model)
+    # the estimate's weights already hold 1/dp of the experts per device when dp > 1 (budget.py)
+    expert_share = fraction / dp / (fraction / dp + 1 - fraction) if dp > 1 and fraction else fraction
+    expert_bytes = estimate.weights_bytes * expert_share
+    dense_bytes = estimate.weights_bytes * (1 - expert_share)
+    active = model.params_active or model.params_total
+    embed = model.vocab_size * model.hidden_size
+    body_active = max(0, active - embed * (1 if model.tie_word_embeddings else 2))
+    experts_active = B.routed_expert_params(model) * model.num_experts_per_tok / max(model.num_experts, 1)
+    dense_active = max(0.0, body_active - experts_active)
+    gemm = FLOPS_PER_MAC * (dense_active / pp + embed) / tp  # the lm_head runs on every token sampled
+    expert_gemm = FLOPS_PER_MAC * experts_active / pp / tp
+    layers = model.num_layers / pp
+    head_dims = model.num_attention_heads * (model.head_size + model.head_size_v) / 2
+    if model.mla is not None:
+        head_dims = model.num_attention_heads * (model.mla.latent_size + model.mla.kv_lora_rank) / 2
+    attention = FLOPS_PER_MAC * ATTENTION_MATMULS * layers * head_dims / tp
+    collectives = 0
+    if tp > 1:
+        collectives += ALLREDUCES_PER_LAYER * int(layers)
+    if model.num_experts and dp > 1:
+        # the experts see every DP rank's tokens: all-to-all (EP) or all-gather + reduce-scatter
+        collectives += ALLTOALLS_PER_MOE_LAYER * int(layers)
+    ring = RING_FACTOR_NUMERATOR * (tp - 1) / tp if tp > 1 else 1.0
+    fmt = weight_format(model)
+    tflops = device.bf16_dense_tflops or DEFAULT_BF16_TFLOPS
+    return StepPhysics(
+        dense_weight_bytes=int(dense_bytes),
+        expert_weight_bytes=int(expert_bytes),
+        num_experts=model.num_experts,
+        experts_per_token=model.num_experts_per_tok,
+        kv_bytes_per_token=estimate.kv_bytes_per_token,
+        gemm_flops_per_token=gemm,
+        expert_flops_per_token=expert_gemm,
+        attention_flops_per_context_token=attention,
+        peak_flops_per_s=tflops * TERA * compute_speedup(fmt=fmt, device=device),
+        bandwidth_bytes_per_s=(device.memory_bandwidth_tbps or DEFAULT_BANDWIDTH_TBPS) * TERA,
+        collectives_per_step=collectives,
+        collective_bytes_per_token=model.hidden_size * ACTIVATION_BYTES * ring,
+        link_bytes_per_s=(device.interconnect_gbps or DEFAULT_INTERCONNECT_GBPS)
+        * GIGA
+        / INTERCONNECT_DIRECTIONS,
+        layers_on_device=int(layers),
+        moe_layers_on_device=int(layers) if model.num_experts else 0,
+        tensor_parallel_size=tp,
+        data_parallel_size=dp,
+        moe_tokens_scale=dp if model.num_experts else 1,
+        weight_format=fmt,
+    )
+
+
+def touched_expert_fraction(*, num_experts: int, experts_per_token: int, tokens: float) -> float:
+    """Expected share of experts at least one of ``tokens`` routes to (uniform routing):
+    1 - (1 - k/E)^tokens. One token reads k of E experts; a batch of hundreds reads them all."""
+    if num_experts <= 0:
+        return 1.0
+    miss = 1.0 - experts_per_token / num_experts
+    return 1.0 - float(miss ** max(tokens, 1.0))
+
+
+@dataclass(frozen=True)
+class Coefficients:
+    """A device family's fitted efficiencies (see coefficients.json for where each came from)."""
+
+    bandwidth_efficiency: float  # achieved / data-sheet memory bandwidth
+    compute_efficiency: float  # achieved / data-sheet tensor rate (dense GEMMs and attention)
+    moe_compute_efficiency: float  # the same for the routed experts' grouped GEMMs
+    step_overhead_s: float  # scheduler, sampling, launch per engine step
+    layer_overhead_s: float  # per decoder layer on the device: kernel latency floors that TP does not divide
+    moe_layer_overhead_s: float  # extra per MoE layer: router, top-k, permute and combine kernels
+    collective_latency_s: float  # per all-reduce / all-to-all, independent of size
+    prefill_queue_factor: float  # share of the other clients' prefill a new request waits behind
+    ttft_overhead_s: float  # API server, tokenisation and the first token's way back, per request
+
+
+@dataclass(frozen=True)
+class StepCost:
+    seconds: float
+    memory_seconds: float
+    compute_seconds: float
+    dense_compute_seconds: float
+    expert_compute_seconds: float
+    collective_seconds: float
+    bytes_read: float
+    flops: float
+
+
+def step_seconds(
+    *,
+    physics: StepPhysics,
+    coefficients: Coefficients,
+    decode_tokens: float,
+    prefill_tokens: float,
+    decode_context_tokens: float,
+    prefill_context_tokens: float,
+) -> StepCost:
+    """One engine step on one device: ``decode_tokens`` sequences each adding a token with
+    ``decode_context_tokens`` of context, plus ``prefill_tokens`` of prompt chunks whose tokens
+    see ``prefill_context_tokens`` of context on average."""
+    tokens = decode_tokens + prefill_tokens
+    touched = touched_expert_fraction(
+        num_experts=physics.num_experts,
+        experts_per_token=physics.experts_per_token,
+        tokens=tokens * physics.moe_tokens_scale,
+    )
+    bytes_read = (
+        physics.dense_weight_bytes
+        + physics.expert_weight_bytes * touched
+        + physics.kv_bytes_per_token * (decode_tokens * decode_context_tokens + prefill_tokens)
+    )
+    dense_flops = tokens * physics.gemm_flops_per_token + physics.attention_flops_per_context_token * (
+        decode_tokens * decode_context_tokens + prefill_tokens * prefill_context_tokens
+    )
+    expert_flops = tokens * physics.expert_flops_per_token
+    flops = dense_flops + expert_flops
+    memory = bytes_read / (physics.bandwidth_bytes_per_s * coefficients.bandwidth_efficiency)
+    dense_compute = dense_flops / (physics.peak_flops_per_s * coefficients.compute_efficiency)
+    expert_compute = expert_flops / (physics.peak_flops_per_s * coefficients.moe_compute_efficiency)
+    compute = dense_compute + expert_compute
+    collective = physics.collectives_per_step * (
+        coefficients.collective_latency_s
+        + tokens * physics.collective_bytes_per_token / physics.link_bytes_per_s
+    )
+    return StepCost(
+        seconds=coefficients.step_overhead_s
+        + physics.layers_on_device * coefficients.layer_overhead_s
+        + physics.moe_layers_on_device * coefficients.moe_layer_overhead_s
+        + memory
+        + compute
+        + collective,
+        memory_seconds=memory,
+        compute_seconds=compute,
+        dense_compute_seconds=dense_compute,
+        expert_compute_seconds=expert_compute,
+        collective_seconds=collective,
+        bytes_read=bytes_read,
+        flops=flops,
+    )
