@@ -327,3 +327,12 @@ class ServeConfig(Frozen):
     # the environment variable VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: accept --max-model-len above the model's
     # derived maximum (vLLM refuses it otherwise)
     allow_long_max_model_len: bool = False
+
+    def __hash__(self) -> int:
+        """Frozen and hashable like every spec (the recommender caches estimates by configuration): the
+        one dict field, ``limit_mm_per_prompt``, hashes as its sorted items."""
+        limits = self.limit_mm_per_prompt
+        items = tuple(sorted(limits.items())) if limits is not None else None
+        return hash(
+            tuple(items if name == "limit_mm_per_prompt" else value for name, value in self.__dict__.items())
+        )
