@@ -3,6 +3,8 @@
 kvplan estimate MODEL [vllm serve flags…] (--device ID | --device-memory-gib X) [--vllm-version V] [--json]
                 [--allow-long-max-model-len]   (as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)
 kvplan estimate --device h100 -- vllm serve MODEL --flags…
+    MODEL: a catalog id or alias, a path to a config.json, or with KVPLAN_ALLOW_HUB=1 a hub id
+    (org/name[@revision], read from HF_ENDPOINT as the web does: app/hub.py)
 kvplan models | kvplan devices
 kvplan serve [--host H] [--port P] [--root-path /prefix] [--workers N]
 """
@@ -16,13 +18,14 @@ import shlex
 import sys
 from collections.abc import Sequence
 
+from app import hub
 from app.core import catalog
 from app.core.command import parse_serve_args, parse_serve_command
-from app.core.errors import PlannerError
+from app.core.errors import PlannerError, UnknownModelError
 from app.core.estimate import estimate
 from app.core.plan import apply_quantization_flag, resolve_device, resolve_model
 from app.core.result import Estimate
-from app.core.specs import GIB
+from app.core.specs import GIB, ModelSpec
 
 # kvplan's own options inside `estimate`; everything else is a `vllm serve` flag
 _OWN_VALUED = {"--device", "--device-memory-gib", "--vllm-version", "--target-concurrency"}
@@ -81,7 +84,7 @@ def run_estimate(argv: list[str]) -> Estimate:
         parsed.serve = parsed.serve.model_copy(update={"allow_long_max_model_len": True})
     if not parsed.model:
         raise PlannerError("model", "no model given (an HF id, an alias, or a path to config.json)")
-    model = apply_quantization_flag(resolve_model(parsed.model), parsed.serve.quantization)
+    model = apply_quantization_flag(_model(parsed.model), parsed.serve.quantization)
     memory = own.get("--device-memory-gib")
     device = resolve_device(
         own.get("--device"), float(_number(memory, "device_memory_gib", float)) if memory else None
@@ -95,6 +98,18 @@ def run_estimate(argv: list[str]) -> Estimate:
         target_concurrency=int(_number(target, "target_concurrency", int)) if target else None,
         max_model_len_auto=parsed.max_model_len_auto,
     )
+
+
+def _model(name: str) -> ModelSpec:
+    """A path to a config.json or a catalog id; with KVPLAN_ALLOW_HUB=1 an id the catalog lacks is read
+    from HF_ENDPOINT as the web does (app/hub.py: the same cache, limits and messages)."""
+    try:
+        return resolve_model(name)
+    except UnknownModelError:
+        spec, fetched = hub.find_model_or_fetch(name.strip())  # re-raises without the opt-in
+        if fetched:
+            print(f"note: {spec.name} read from {hub.endpoint()} (KVPLAN_ALLOW_HUB=1)", file=sys.stderr)
+        return spec
 
 
 def _quote(arg: str) -> str:
