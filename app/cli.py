@@ -4,6 +4,8 @@ kvplan estimate MODEL [vllm serve flags…] (--device ID | --device-memory-gib X
                 [--allow-long-max-model-len]   (as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)
 kvplan estimate --device h100 -- vllm serve MODEL --flags…
 kvplan perf MODEL [vllm serve flags…] --device ID --input-len N --output-len N --concurrency C [--json]
+    MODEL: a catalog id or alias, a path to a config.json, or with KVPLAN_ALLOW_HUB=1 a hub id
+    (org/name[@revision], read from HF_ENDPOINT as the web does: app/hub.py)
 kvplan models | kvplan devices
 kvplan serve [--host H] [--port P] [--root-path /prefix] [--workers N]
 """
@@ -17,9 +19,10 @@ import shlex
 import sys
 from collections.abc import Sequence
 
+from app import hub
 from app.core import catalog
 from app.core.command import parse_serve_args, parse_serve_command
-from app.core.errors import PlannerError
+from app.core.errors import PlannerError, UnknownModelError
 from app.core.estimate import estimate
 from app.core.perf.predict import Performance, performance
 from app.core.perf.schedule import Workload
@@ -90,7 +93,7 @@ def _inputs(argv: list[str]) -> tuple[ModelSpec, DeviceSpec, ServeConfig, Estima
         parsed.serve = parsed.serve.model_copy(update={"allow_long_max_model_len": True})
     if not parsed.model:
         raise PlannerError("model", "no model given (an HF id, an alias, or a path to config.json)")
-    model = apply_quantization_flag(resolve_model(parsed.model), parsed.serve.quantization)
+    model = apply_quantization_flag(_model(parsed.model), parsed.serve.quantization)
     memory = own.get("--device-memory-gib")
     device = resolve_device(
         own.get("--device"), float(_number(memory, "device_memory_gib", float)) if memory else None
@@ -159,6 +162,18 @@ def _print_perf(perf: Performance) -> None:
     )
     for note in perf.notes:
         print(f"  note: {note}")
+
+
+def _model(name: str) -> ModelSpec:
+    """A path to a config.json or a catalog id; with KVPLAN_ALLOW_HUB=1 an id the catalog lacks is read
+    from HF_ENDPOINT as the web does (app/hub.py: the same cache, limits and messages)."""
+    try:
+        return resolve_model(name)
+    except UnknownModelError:
+        spec, fetched = hub.find_model_or_fetch(name.strip())  # re-raises without the opt-in
+        if fetched:
+            print(f"note: {spec.name} read from {hub.endpoint()} (KVPLAN_ALLOW_HUB=1)", file=sys.stderr)
+        return spec
 
 
 def _quote(arg: str) -> str:

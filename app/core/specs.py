@@ -227,6 +227,35 @@ KVCacheDType = Literal["auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5
 
 
 SpecMethod = Literal["draft_model", "eagle", "eagle3", "mtp", "ngram", "suffix"]
+# `--speculative-config` keys vLLM 0.19.0 accepts (config/speculative.py SpeculativeConfig) that do not
+# move memory here: accepted and ignored, so a real command is read whole
+VLLM_SPEC_KEYS_WITHOUT_MEMORY = frozenset(
+    {
+        "enforce_eager",
+        "tensor_parallel_size",
+        "quantization",
+        "moe_backend",
+        "max_model_len",
+        "revision",
+        "code_revision",
+        "disable_padded_drafter_batch",
+        "use_local_argmax_reduction",
+        "prompt_lookup_max",
+        "prompt_lookup_min",
+        "speculative_token_tree",
+        "parallel_drafting",
+        "suffix_decoding_max_tree_depth",
+        "suffix_decoding_max_cached_requests",
+        "suffix_decoding_max_spec_factor",
+        "suffix_decoding_min_token_prob",
+        "rejection_sample_method",
+        "synthetic_acceptance_rate",
+        "disable_by_batch_size",  # older releases (0.6-0.9) only
+        "acceptance_method",  # older releases (0.6-0.9) only
+    }
+)
+MTP_METHOD_SUFFIX = "_mtp"  # deepseek_mtp, mimo_mtp, qwen3_next_mtp, ... (0.19.0 MTPModelTypes)
+NGRAM_GPU_METHOD = "ngram_gpu"  # 0.19.0 NgramGPUTypes: the same proposer on the GPU, no weights
 
 
 def _json_object_text(value: object) -> object:
@@ -249,6 +278,23 @@ class SpeculativeConfig(Frozen):
     model: str | None = Field(default=None, max_length=300)
     num_speculative_tokens: int = Field(default=1, ge=1, le=64)
     draft_tensor_parallel_size: int | None = Field(default=None, ge=1, le=1024)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _vllm_keys(cls, value: Any) -> Any:
+        """vLLM's own spellings: its other keys move no memory and are accepted (real commands carry
+        prompt_lookup_max and friends); the per-model MTP method names are "mtp" (0.19.0 config/speculative.py
+        `MTPModelTypes`, renamed in `__post_init__`), ngram_gpu is ngram."""
+        if not isinstance(value, dict):
+            return value
+        out = {k: v for k, v in value.items() if k not in VLLM_SPEC_KEYS_WITHOUT_MEMORY}
+        method = out.get("method")
+        if isinstance(method, str):
+            if method.endswith(MTP_METHOD_SUFFIX):
+                out["method"] = "mtp"
+            elif method == NGRAM_GPU_METHOD:
+                out["method"] = "ngram"
+        return out
 
     @model_validator(mode="after")
     def _needs_model(self) -> SpeculativeConfig:
@@ -330,3 +376,12 @@ class ServeConfig(Frozen):
     # the environment variable VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: accept --max-model-len above the model's
     # derived maximum (vLLM refuses it otherwise)
     allow_long_max_model_len: bool = False
+
+    def __hash__(self) -> int:
+        """Frozen and hashable like every spec (the recommender caches estimates by configuration): the
+        one dict field, ``limit_mm_per_prompt``, hashes as its sorted items."""
+        limits = self.limit_mm_per_prompt
+        items = tuple(sorted(limits.items())) if limits is not None else None
+        return hash(
+            tuple(items if name == "limit_mm_per_prompt" else value for name, value in self.__dict__.items())
+        )

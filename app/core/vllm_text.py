@@ -70,6 +70,10 @@ ENGINE_CONFIG = VllmLine(
     "Initializing a V1 LLM engine (v%s) with config: %s",
     "v1/engine/core.py; V0 before 0.6 prints no version",
 )
+# the engine-config line's `speculative_config=` value: SpeculativeConfig.__repr__ (0.19.0
+# config/speculative.py; the same since 0.9), e.g. "SpeculativeConfig(method='eagle3',
+# model='yuhuili/EAGLE3-LLaMA3.1-Instruct-8B', num_spec_tokens=3)"; model is None for ngram/suffix
+SPECULATIVE_REPR = r"SpeculativeConfig\(method='?([\w.-]{1,64})'?, model=(?:'\s*([^']{0,512})'|None), num_spec_tokens=(\d{1,4})\)"
 SCHEDULER_DEFAULT = VllmLine(
     "Setting max_num_", r"Setting (max_num_batched_tokens|max_num_seqs) to (\d{1,18}) for"
 )

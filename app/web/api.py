@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from app.core.catalog import list_devices, list_models
 from app.web.i18n import gettext
 from app.web.params import StrictPlannerParams, parse_strict, to_query
-from app.web.resolve import estimate_for, resolve_strict
+from app.web.resolve import estimate_for, prefetch_hub_model, resolve_strict
 
 router = APIRouter(prefix="/api", tags=["api"])
 
@@ -39,12 +39,14 @@ async def estimate_get(request: Request) -> dict[str, Any]:
         raise RequestValidationError(
             [{**err, "loc": ("query", *err["loc"])} for err in exc.errors(include_url=False)]
         ) from exc
+    await prefetch_hub_model(params)
     return _estimate_payload(params)
 
 
 @router.post("/estimate", name="api_estimate_post")
 async def estimate_post(params: StrictPlannerParams) -> dict[str, Any]:
     """The same parameters as a JSON object."""
+    await prefetch_hub_model(params)
     return _estimate_payload(params)
 
 

@@ -30,7 +30,7 @@ from app.web.params import (
     with_serve,
 )
 from app.web.recommend_api import build_view as recommendation_view
-from app.web.resolve import Resolved, estimate_for, resolve_lenient
+from app.web.resolve import Resolved, estimate_for, prefetch_hub_model, resolve_lenient
 from app.web.templating import url_path
 
 router = APIRouter()
@@ -138,6 +138,7 @@ def render_planner(request: Request, view: views.PlannerView) -> Response:
 @router.get("/", name="planner", response_class=HTMLResponse)
 async def planner(request: Request) -> Response:
     params, problems = parse_lenient(request.query_params.multi_items())
+    await prefetch_hub_model(params)
     ignored = request.query_params.get(NOTE_IGNORED_FLAGS, "")
     notices = (
         (t("Flags of the pasted command that do not move memory were left out: {flags}", flags=ignored),)
@@ -155,6 +156,7 @@ async def planner_post(request: Request) -> Response:
     form = await request.form()
     items = [(key, value) for key, value in form.multi_items() if isinstance(value, str)]
     params, problems = parse_lenient(items)
+    await prefetch_hub_model(params)
     view = build_view(request, params, problems, lazy=wants_fragment(request))
     return render_planner(request, view)
 
@@ -173,6 +175,7 @@ async def planner_part(request: Request, part: str) -> Response:
     params, problems = parse_lenient(request.query_params.multi_items())
     if not wants_fragment(request):
         return RedirectResponse(permalink(request, params), status_code=303)
+    await prefetch_hub_model(params)
     view = build_view(request, params, problems)
     if view.result is None:
         return render_planner(request, view)  # the inputs no longer start: the verdict says why

@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from app import hub
+from app.cli import main
 from app.resources import Data, directory
 from app.web.app import create_app
 from tests.web.conftest import TestClient
@@ -33,6 +34,7 @@ LLAMA_8B_INDEX_TOTAL_SIZE = 16_060_522_496
 LLAMA_8B_KV_BYTES_PER_TOKEN = 131_072
 REPO = "acme/Llama-3.1-8B-support-ft"  # not in the catalog
 CONFIG_PATH = f"/{REPO}/resolve/main/config.json"
+GATE_SECONDS = 30.0  # a gated stand-in request is answered after this even if the test never opens it
 INDEX_PATH = f"/{REPO}/resolve/main/model.safetensors.index.json"
 
 
@@ -44,6 +46,9 @@ class StandIn:
     requests: list[tuple[str, str | None]] = field(default_factory=list)
     delay_seconds: float = 0.0
     base: str = ""
+    # when set, a request is held until the test sets it (at most GATE_SECONDS): "slow" without a clock
+    gate: threading.Event | None = None
+    answered: int = 0  # requests answered so far
 
     def json(self, path: str, data: Any, status: int = 200) -> None:
         self.routes[path] = (status, json.dumps(data).encode(), {"Content-Type": "application/json"})
@@ -55,6 +60,8 @@ def _serve(standin: StandIn) -> Iterator[StandIn]:
             standin.requests.append((self.path, self.headers.get("Authorization")))
             if standin.delay_seconds:
                 time.sleep(standin.delay_seconds)
+            if standin.gate is not None:
+                standin.gate.wait(GATE_SECONDS)
             status, body, headers = standin.routes.get(self.path, (404, b"Entry not found", {}))
             self.send_response(status)
             for key, value in headers.items():
@@ -62,6 +69,7 @@ def _serve(standin: StandIn) -> Iterator[StandIn]:
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+            standin.answered += 1
 
         def log_message(self, *args: Any) -> None:
             pass
@@ -274,3 +282,78 @@ def test_the_page_says_where_the_model_came_from(client: TestClient, opted_in: S
     zh_client = TestClient(create_app())  # its own: lang=zh sets a cookie
     page = zh_client.get("/", params={"v": 1, "model": REPO, "device": "h100", "lang": "zh"}).text
     assert f"模型 {REPO} 从模型仓库读取（{opted_in.base}{CONFIG_PATH}）" in page
+
+
+# --- the CLI, and the event loop ---------------------------------------------------------------------
+
+
+def test_the_cli_plans_a_hub_id_like_the_web(opted_in: StandIn, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["estimate", REPO, "--device", "h100", "--max-model-len", "8192", "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    result = json.loads(captured.out)
+    assert result["weights_bytes"] == LLAMA_8B_INDEX_TOTAL_SIZE
+    assert result["kv_bytes_per_token"] == LLAMA_8B_KV_BYTES_PER_TOKEN
+    assert f"read from {opted_in.base}" in captured.err
+    assert [path for path, _ in opted_in.requests] == [CONFIG_PATH, INDEX_PATH]
+    # the same numbers as the catalog's own Llama-3.1-8B, from the terminal
+    assert (
+        main(["estimate", "meta-llama/Llama-3.1-8B", "--device", "h100", "--max-model-len", "8192", "--json"])
+        == 0
+    )
+    catalog = json.loads(capsys.readouterr().out)
+    assert (result["num_gpu_blocks"], result["kv_tokens"]) == (
+        catalog["num_gpu_blocks"],
+        catalog["kv_tokens"],
+    )
+    # the `-- vllm serve …` form reads the same cache: no new request
+    assert (
+        main(
+            ["estimate", "--device", "h100", "--json", "--", "vllm", "serve", REPO, "--max-model-len", "8192"]
+        )
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)["weights_bytes"] == LLAMA_8B_INDEX_TOTAL_SIZE
+    assert len(opted_in.requests) == 2
+
+
+def test_the_cli_without_the_opt_in_fetches_nothing(
+    standin: StandIn, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("KVPLAN_ALLOW_HUB", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", standin.base)
+    standin.json(CONFIG_PATH, LLAMA_CONFIG)
+    assert main(["estimate", REPO, "--device", "h100"]) == 2
+    assert f"unknown model '{REPO}'" in capsys.readouterr().err
+    assert standin.requests == []
+
+
+def test_the_cli_says_why_a_fetch_failed(opted_in: StandIn, capsys: pytest.CaptureFixture[str]) -> None:
+    opted_in.routes[CONFIG_PATH] = (401, b'{"error":"Access to model is restricted"}', {})
+    assert main(["estimate", REPO, "--device", "h100"]) == 2
+    assert "gated or private model needs HF_TOKEN" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/api/estimate?device=h100&max_model_len=8192&model=", "/?v=1&device=h100&model="],
+    ids=["api", "page"],
+)
+def test_a_slow_first_fetch_does_not_stall_the_event_loop(opted_in: StandIn, path: str) -> None:
+    """The stand-in holds the config.json request until the test opens the gate. One event loop serves
+    every request (TestClient as a context manager runs the app on one portal): while the fetch waits,
+    /healthz must answer. Were the fetch on the loop, /healthz would wait for it, and the fetch would
+    finish (or time out) first: the ordering below is the test, no clock is read."""
+    opted_in.gate = threading.Event()
+    with TestClient(create_app()) as client:
+        slow: dict[str, int] = {}
+        worker = threading.Thread(target=lambda: slow.update(status=client.get(path + REPO).status_code))
+        worker.start()
+        while not opted_in.requests:  # the fetch has reached the hub and is held there
+            time.sleep(0.01)
+        health = client.get("/healthz")
+        assert health.status_code == 200
+        assert opted_in.answered == 0 and "status" not in slow  # the fetch is still held
+        opted_in.gate.set()
+        worker.join(GATE_SECONDS)
+    assert slow["status"] == 200

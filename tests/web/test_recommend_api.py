@@ -176,3 +176,28 @@ def test_partial_renders_the_view() -> None:
     assert 'data-key="tensor_parallel_size"' in html and "step-applied" in html
     assert "Nearest reachable" in html and "vllm serve" in html
     assert "20,480" in html  # KV bytes per token per device after TP8 with fp8, formatted in Python
+
+
+def test_text_only_mode_through_the_api_and_limits_never_500(client: TestClient) -> None:
+    """Qwen2.5-VL-7B on one L4 at 32,768 x 3 (the unit test's case, tests/unit/test_recommend_extras.py):
+    the recommender turns the tower off, and the final configuration carries the flag as /api/estimate
+    takes it. A configuration holding limit_mm_per_prompt used to be an unhashable cache key: a 500."""
+    body = {
+        "model": "Qwen/Qwen2.5-VL-7B-Instruct",
+        "device": "nvidia-l4-24gb",
+        "vllm_version": "0.19.0",
+        "target_max_model_len": 32768,
+        "target_concurrency": 3,
+        "devices_per_node": 1,
+        "allow_fp8_kv": False,
+        "preference": "latency",
+        "max_num_seqs": 3,
+        "max_num_batched_tokens": 8192,
+        "gpu_memory_utilization": 0.95,
+    }
+    data = post(client, **body).json()
+    step = next(s for s in data["steps"] if s["key"] == "limit_mm_per_prompt")
+    assert step["applied"] and "Frees 1.27 GiB per device" in step["effect"]
+    assert data["meets_target"] and data["final"]["limit_mm_per_prompt"] == '{"image":0,"video":0}'
+    with_limits = post(client, **{**body, "limit_mm_per_prompt": '{"image": 2}'})
+    assert with_limits.status_code == 200, with_limits.text

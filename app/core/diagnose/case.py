@@ -312,32 +312,53 @@ def link_version(version: str | None) -> str | None:
     return older[-1] if older else None
 
 
-SERVE_FIELDS = (
-    "max_model_len",
-    "tensor_parallel_size",
-    "pipeline_parallel_size",
-    "gpu_memory_utilization",
-    "max_num_seqs",
-    "max_num_batched_tokens",
-    "enable_prefix_caching",
-    "quantization",
-)
+# ServeConfig fields a log does not carry as such: the doctor replays over the printed pool rather than
+# take --kv-cache-memory-bytes, and VLLM_ALLOW_LONG_MAX_MODEL_LEN is an environment variable
+NOT_FROM_LOG = frozenset({"kv_cache_memory_bytes", "allow_long_max_model_len"})
+# read below with a check of their own (a value vLLM printed that the planner's type does not take)
+CHECKED_FIELDS = frozenset({"kv_cache_dtype", "dtype", "block_size"})
+# one planner-parameter model (issue 13): every other flag the log shows reaches the prediction, under
+# the name LogFacts shares with ServeConfig (a test holds LogFacts to that)
+SERVE_FIELDS = tuple(name for name in ServeConfig.model_fields if name not in NOT_FROM_LOG)
+
+
+def _draft_in_catalog(data: dict[str, Any]) -> str:
+    """The draft of a logged --speculative-config, by its catalog name (a local path by its folder name);
+    a draft the catalog lacks is left out of the prediction, and the note says so."""
+    spec = data.get("speculative_config")
+    if not isinstance(spec, dict) or not isinstance(spec.get("model"), str):
+        return ""
+    name = spec["model"]
+    draft, key, _ = _resolve_model(name, None)
+    if draft is None or key is None:
+        data.pop("speculative_config")
+        return Text(
+            "draft model {name!r} is not in the catalog: the prediction leaves its weights and KV out",
+            name=name,
+        )
+    data["speculative_config"] = {**spec, "model": key}
+    if key != name:
+        return Text("draft model {name!r} was matched to the catalog as {key!r}", name=name, key=key)
+    return ""
 
 
 def _serve(facts: LogFacts, requested_block_size: int | None) -> tuple[ServeConfig | None, list[str]]:
     """The `vllm serve` flags the log shows; a value ServeConfig refuses is dropped and reported."""
     data: dict[str, Any] = {
-        name: getattr(facts, name) for name in SERVE_FIELDS if getattr(facts, name) is not None
+        name: getattr(facts, name)
+        for name in SERVE_FIELDS
+        if name not in CHECKED_FIELDS and getattr(facts, name) is not None
     }
     if facts.kv_cache_dtype in KV_CACHE_DTYPES:
         data["kv_cache_dtype"] = facts.kv_cache_dtype
     if facts.dtype in ("bfloat16", "float16", "float32", "half"):
         data["dtype"] = facts.dtype
-    if facts.enforce_eager is not None:
-        data["enforce_eager"] = facts.enforce_eager
     if requested_block_size is not None:
         data["block_size"] = requested_block_size
     dropped: list[str] = []
+    draft_note = _draft_in_catalog(data)
+    if draft_note:
+        dropped.append(draft_note)
     for _ in range(len(data) + 1):
         try:
             return ServeConfig.model_validate(data), dropped

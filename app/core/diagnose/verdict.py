@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from app.core import catalog
 from app.core.diagnose.case import (
     Case,
@@ -88,21 +90,12 @@ def _planner_inputs(case: Case) -> dict[str, str]:
     if version_for_link is not None:
         out["vllm_version"] = version_for_link
     if case.serve is not None:
-        serve = case.serve.model_dump(exclude_defaults=True)
-        for name in (
-            "max_model_len",
-            "tensor_parallel_size",
-            "pipeline_parallel_size",
-            "gpu_memory_utilization",
-            "kv_cache_dtype",
-            "block_size",
-            "max_num_seqs",
-            "max_num_batched_tokens",
-            "enforce_eager",
-            "enable_prefix_caching",
-        ):
-            value = serve.get(name)
-            if value is not None:
+        # every flag the prediction used, so the planner link plans the same configuration (extras too)
+        serve = case.serve.model_dump(exclude_defaults=True, exclude_none=True)
+        for name, value in serve.items():
+            if isinstance(value, dict):
+                out[name] = json.dumps(value, separators=(",", ":"))
+            else:
                 out[name] = str(value).lower() if isinstance(value, bool) else str(value)
     if case.target_given:
         out["target_concurrency"] = str(case.target)

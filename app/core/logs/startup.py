@@ -13,11 +13,12 @@ Neither parser raises on any string (fuzz-tested), except that a start-up log lo
 from __future__ import annotations
 
 import ast
+import json
 import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -33,6 +34,7 @@ from app.core.logs.reading import (
     gib_bytes,
     int_of,
 )
+from app.core.specs import ServeConfig, SpeculativeConfig
 from app.core.text import Msg, Text
 from app.core.vllm_text import VllmLine
 
@@ -44,6 +46,7 @@ MAX_VALUE_CHARS = 512  # a captured string (model id, dtype, backend) longer tha
 MAX_ERROR_CHARS = 2_000  # an error message is kept up to this
 MAX_COMMAND_LINES = 64  # a pasted `vllm serve … \` command spans at most this many continued lines
 MAX_ARGS_EVAL_CHARS = 200_000  # ast.literal_eval is only tried on "non-default args" dicts up to this size
+MAX_OBJECT_CHARS = 1_024  # a printed speculative_config / limit_mm_per_prompt value is far shorter
 
 EngineName = Literal["v0", "v1"]
 ErrorKind = Literal[
@@ -97,6 +100,20 @@ class LogFacts(BaseModel):
     max_num_seqs: int | None = None
     max_num_batched_tokens: int | None = None
     kv_cache_memory_specified: bool | None = None  # --kv-cache-memory-bytes was used
+    enable_chunked_prefill: bool | None = None
+    cpu_offload_gb: float | None = None
+    swap_space_gib: float | None = None  # V0 --swap-space (GiB)
+    kv_offloading_size_gib: float | None = None  # --kv-offloading-size (GiB)
+    # the extras (app/core/extras.py), named like ServeConfig's fields so the doctor's prediction gets them
+    data_parallel_size: int | None = None
+    enable_expert_parallel: bool | None = None
+    speculative_config: dict[str, Any] | None = None  # --speculative-config as vLLM printed it
+    enable_lora: bool | None = None
+    max_loras: int | None = None
+    max_lora_rank: int | None = None
+    max_cpu_loras: int | None = None
+    fully_sharded_loras: bool | None = None
+    limit_mm_per_prompt: dict[str, int] | None = None
     # the memory budget, per GPU (reference §2, §4.2)
     device_total_bytes: int | None = None
     device_free_at_start_bytes: int | None = None
@@ -576,6 +593,54 @@ def _autofit_fits(m: re.Match[str], ln: _Line, run: _Run) -> None:
 # handlers: configuration, version, backend
 
 
+_SPEC_REPR = re.compile(vt.SPECULATIVE_REPR)
+
+
+def _object_text(text: str) -> object:
+    """A printed dict: Python's repr ("non-default args", Namespace) or JSON (a command line)."""
+    if len(text) > MAX_OBJECT_CHARS or not text.startswith("{"):
+        return None
+    try:
+        return ast.literal_eval(text)
+    except Exception:  # literal_eval raises many types on arbitrary text; JSON is tried next
+        pass
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _as_speculative(value: object) -> dict[str, Any] | None:
+    """--speculative-config as printed: a dict (args), the engine line's SpeculativeConfig(...) repr."""
+    if isinstance(value, str):
+        text = value.strip()
+        found = _SPEC_REPR.fullmatch(text)
+        if found is not None:
+            spec: dict[str, Any] = {"method": found.group(1), "num_speculative_tokens": int(found.group(3))}
+            if found.group(2):
+                spec["model"] = found.group(2).strip()
+            return spec
+        value = _object_text(text)
+    if isinstance(value, dict) and value:
+        return {str(k): v for k, v in value.items()}
+    return None
+
+
+def _as_limits(value: object) -> dict[str, int] | None:
+    """--limit-mm-per-prompt as printed: {"image": 0} or, 0.11+, {"image": {"count": 0, ...}}."""
+    if isinstance(value, str):
+        value = _object_text(value.strip())
+    if not isinstance(value, dict):
+        return None
+    limits: dict[str, int] = {}
+    for key, item in value.items():
+        count = item.get("count") if isinstance(item, dict) else item
+        if isinstance(count, bool) or not isinstance(count, int):
+            return None
+        limits[str(key)] = count
+    return limits
+
+
 _CONFIG_KEYS: dict[str, tuple[str, Callable[[object], object]]] = {
     # key as printed (engine config / args) -> (LogFacts field, converter)
     "model": ("model", _as_str),
@@ -594,7 +659,30 @@ _CONFIG_KEYS: dict[str, tuple[str, Callable[[object], object]]] = {
     "max_num_batched_tokens": ("max_num_batched_tokens", _as_int),
     "kv_cache_memory_bytes": ("kv_cache_memory_specified", lambda v: _as_int(v) is not None or None),
     "device_config": ("device_type", lambda v: _device_word(_as_str(v))),
+    "enable_chunked_prefill": ("enable_chunked_prefill", _as_bool),
+    "chunked_prefill_enabled": ("enable_chunked_prefill", _as_bool),  # the engine line before 0.11
+    "cpu_offload_gb": ("cpu_offload_gb", _as_float),
+    "swap_space": ("swap_space_gib", _as_float),
+    "kv_offloading_size": ("kv_offloading_size_gib", _as_float),
+    # the extras: data_parallel_size and speculative_config are on 0.19.0's engine-config line
+    # (config/vllm.py VllmConfig.__str__); the LoRA and multimodal flags only in "non-default args"
+    "data_parallel_size": ("data_parallel_size", _as_int),
+    "enable_expert_parallel": ("enable_expert_parallel", _as_bool),
+    "speculative_config": ("speculative_config", _as_speculative),
+    "enable_lora": ("enable_lora", _as_bool),
+    "max_loras": ("max_loras", _as_int),
+    "max_lora_rank": ("max_lora_rank", _as_int),
+    "max_cpu_loras": ("max_cpu_loras", _as_int),
+    "fully_sharded_loras": ("fully_sharded_loras", _as_bool),
+    "limit_mm_per_prompt": ("limit_mm_per_prompt", _as_limits),
 }
+# the two values that are objects: key=SpeculativeConfig(...) / key={...} on the engine-config and
+# Namespace lines, 'key': {...} in a "non-default args" dict literal_eval could not read
+_OBJECT_KEYS = r"(?P<key>speculative_config|limit_mm_per_prompt)"
+_OBJECT_VALUE = re.compile(
+    r"(?<![\w.'])" + _OBJECT_KEYS + r"=(?P<value>SpeculativeConfig\([^()]{0,1024}\)|\{[^{}]{0,1024}\})"
+)
+_OBJECT_ITEM = re.compile(r"'" + _OBJECT_KEYS + r"':\s*(?P<value>\{[^{}]{0,1024}\})")
 _KEY_VALUE = re.compile(
     r"(?<![\w.'])(?P<key>" + "|".join(_CONFIG_KEYS) + r")=(?P<value>'(?:[^'\\]|\\.)*'|\"[^\"]*\"|[^,()\s]+)"
 )
@@ -622,9 +710,12 @@ def _put_config(pairs: Iterable[tuple[str, object]], ln: _Line, run: _Run, sourc
         seen.add(key)
         name, convert = _CONFIG_KEYS[key]
         value = convert(_clean_config_value(key, raw))
-        if name in ("max_model_len", "tensor_parallel_size", "pipeline_parallel_size") and (
-            not isinstance(value, int) or value <= 0
-        ):
+        if name in (
+            "max_model_len",
+            "tensor_parallel_size",
+            "pipeline_parallel_size",
+            "data_parallel_size",
+        ) and (not isinstance(value, int) or value <= 0):
             continue  # max_model_len -1 means "auto" (reference §7): the auto-fit line says the result
         if name == "dtype" and value == "auto":
             continue
@@ -641,6 +732,8 @@ def _engine_config(m: re.Match[str], ln: _Line, run: _Run) -> None:
     body = m.string[m.end() :]
     pairs = ((km.group("key"), km.group("value")) for km in _KEY_VALUE.finditer(body))
     _put_config(pairs, ln, run, SOURCE_SECONDARY + 1)
+    objects = ((om.group("key"), om.group("value")) for om in _OBJECT_VALUE.finditer(body))
+    _put_config(objects, ln, run, SOURCE_SECONDARY + 1)
 
 
 def _non_default_args(m: re.Match[str], ln: _Line, run: _Run) -> None:
@@ -656,6 +749,8 @@ def _non_default_args(m: re.Match[str], ln: _Line, run: _Run) -> None:
         pairs: Iterable[tuple[str, object]] = ((str(k), v) for k, v in parsed.items())
     else:  # a value repr literal_eval cannot read (an enum, a config object): fall back to a regex
         pairs = ((dm.group("key"), dm.group("value")) for dm in _DICT_ITEM.finditer(body))
+        objects = ((om.group("key"), om.group("value")) for om in _OBJECT_ITEM.finditer(body))
+        _put_config(objects, ln, run, SOURCE_SECONDARY)
     _put_config(pairs, ln, run, SOURCE_SECONDARY)
 
 
@@ -663,6 +758,8 @@ def _args_namespace(m: re.Match[str], ln: _Line, run: _Run) -> None:
     body = m.string[m.end() :]
     pairs = ((km.group("key"), km.group("value")) for km in _KEY_VALUE.finditer(body))
     _put_config(pairs, ln, run, SOURCE_SECONDARY)
+    objects = ((om.group("key"), om.group("value")) for om in _OBJECT_VALUE.finditer(body))
+    _put_config(objects, ln, run, SOURCE_SECONDARY)
 
 
 def _scheduler_default(m: re.Match[str], ln: _Line, run: _Run) -> None:
@@ -728,20 +825,9 @@ def _exception(m: re.Match[str], ln: _Line, run: _Run) -> None:
     _error("startup_failed", m, ln, run, source=SOURCE_SECONDARY)
 
 
-_SERVE_TO_FACTS = (
-    "max_model_len",
-    "tensor_parallel_size",
-    "pipeline_parallel_size",
-    "gpu_memory_utilization",
-    "kv_cache_dtype",
-    "block_size",
-    "max_num_seqs",
-    "max_num_batched_tokens",
-    "enforce_eager",
-    "enable_prefix_caching",
-    "quantization",
-    "dtype",
-)
+# every ServeConfig flag a pasted command gives reaches the facts under its own name (LogFacts names its
+# configuration fields like ServeConfig); --kv-cache-memory-bytes is only noted as used
+_SERVE_TO_FACTS = tuple(name for name in ServeConfig.model_fields if name in LogFacts.model_fields)
 
 
 def _command(text: str, ln: _Line, run: _Run) -> None:
@@ -763,6 +849,8 @@ def _command(text: str, ln: _Line, run: _Run) -> None:
             value = getattr(parsed.serve, name)
             if name in ("kv_cache_dtype", "dtype") and value == "auto":
                 continue
+            if isinstance(value, SpeculativeConfig):
+                value = value.model_dump(exclude_none=True)
             run.put(name, value, ln, source=SOURCE_FALLBACK)
     if "kv_cache_memory_bytes" in given:
         run.put("kv_cache_memory_specified", True, ln, source=SOURCE_FALLBACK)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -200,7 +201,11 @@ def gib_text(num_bytes: float) -> str:
 
 
 def _serve_value(serve: ServeConfig, est: Estimate, name: str) -> object:
-    """A flag as it takes effect: the user's value or the version's default."""
+    """A flag as it takes effect: the user's value or the version's default (objects as `vllm serve` JSON)."""
+    if name == "speculative_config" and serve.speculative_config is not None:
+        return json.dumps(serve.speculative_config.model_dump(exclude_none=True), separators=(",", ":"))
+    if name == "limit_mm_per_prompt" and serve.limit_mm_per_prompt is not None:
+        return json.dumps(serve.limit_mm_per_prompt, separators=(",", ":"))
     resolved = {
         "max_model_len": est.max_model_len,
         "gpu_memory_utilization": est.gpu_memory_utilization,

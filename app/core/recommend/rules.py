@@ -1,10 +1,21 @@
-"""The remedy table as data: the seed's order S -> KV dtype -> TP (-> PP) -> utilization -> offload, and the side rows."""
+"""The remedy table as data: the seed's order S -> KV dtype -> TP (-> PP) -> utilization -> offload, and the side rows.
+
+Where the extras rows sit (the seed's table has no row for them): after every seed lever that keeps
+the deployment's features (S, KV dtype, TP, PP, utilization) and the prefill side rows, and before
+offload, which the seed puts last ("最后才动 … --swap-space") and applies only when it meets the
+target. They remove something the user configured on purpose, so they come after the levers that
+cost only devices or throughput; among themselves the cheapest first: a draft costs only speed
+(outputs are identical), fewer LoRA slots cost adapters in one batch, text-only mode costs a whole
+input type, so that last row, like offload, is applied only when it reaches the target.
+"""
 
 from __future__ import annotations
 
 from app.core.recommend.engine import Rule
 from app.core.recommend.kv_dtype import dtype_candidates, dtype_check, dtype_cost, dtype_effect
 from app.core.recommend.length import len_candidates, len_check, len_cost, len_effect
+from app.core.recommend.lora import lora_candidates, lora_cost, lora_effect, lora_relevant
+from app.core.recommend.multimodal import mm_candidates, mm_cost, mm_effect, mm_relevant
 from app.core.recommend.offload import offload_candidates, offload_check, offload_cost, offload_effect
 from app.core.recommend.parallel import (
     pp_candidates,
@@ -42,6 +53,7 @@ from app.core.recommend.side import (
     seqs_lower_relevant,
     seqs_relevant,
 )
+from app.core.recommend.speculative import spec_candidates, spec_cost, spec_effect, spec_relevant
 from app.core.recommend.utilization import util_candidates, util_check, util_cost, util_effect
 from app.core.text import Text
 
@@ -140,6 +152,41 @@ RULES: tuple[Rule, ...] = (
         search="monotone",
         side=True,
         relevant=mnbt_relevant,
+    ),
+    Rule(
+        "speculative_config",
+        Text("No speculative draft (--speculative-config)"),
+        ("speculative_config",),
+        lambda _c: None,
+        spec_candidates,
+        spec_effect,
+        spec_cost,
+        side=True,
+        relevant=spec_relevant,
+    ),
+    Rule(
+        "lora",
+        Text("Fewer or smaller LoRA slots (--max-loras, --max-lora-rank)"),
+        ("max_loras", "max_lora_rank"),
+        lambda _c: None,
+        lora_candidates,
+        lora_effect,
+        lora_cost,
+        search="monotone",
+        side=True,
+        relevant=lora_relevant,
+    ),
+    Rule(
+        "limit_mm_per_prompt",
+        Text("Text-only mode (--limit-mm-per-prompt)"),
+        ("limit_mm_per_prompt",),
+        lambda _c: None,
+        mm_candidates,
+        mm_effect,
+        mm_cost,
+        must_meet=True,
+        side=True,
+        relevant=mm_relevant,
     ),
     Rule(
         "offload",

@@ -218,12 +218,17 @@ def recommend(
 
 # --- the prune pass -----------------------------------------------------------------------------------
 
-# Levers whose cost is worth undoing once later steps meet the target, costliest first: offload slows
-# every token, fp8 KV costs accuracy, each TP/PP rank is a device, a higher utilization risks an OOM, and
-# smaller prefill batches cost prefill throughput. The rows that set the target itself (S, N) stay.
+# Levers whose cost is worth undoing once later steps meet the target, costliest first: text-only mode
+# and fewer LoRA slots take away what the deployment offers, offload slows every token, fp8 KV costs
+# accuracy, no draft costs the speculative speed-up (outputs unchanged), each TP/PP rank is a device, a
+# higher utilization risks an OOM, and smaller prefill batches cost prefill throughput. The rows that
+# set the target itself (S, N) stay.
 PRUNE_ORDER: tuple[str, ...] = (
+    "limit_mm_per_prompt",
+    "lora",
     "offload",
     "kv_cache_dtype",
+    "speculative_config",
     "pipeline_parallel_size",
     "tensor_parallel_size",
     "gpu_memory_utilization",
