@@ -481,11 +481,12 @@ def plan_fleet(
     target: Target,
     limits: Limits | None = None,
     model_label: str | None = None,
+    quantization: str | None = None,
 ) -> FleetPlan:
     """Every layout that starts, sized for the load, ranked by cost; ``best`` meets the SLO if any does.
 
     ``model`` is the checkpoint as published (without a --quantization flag applied): the search adds
-    the formats itself. ``serve`` holds the flags that are not searched (max_model_len, utilization…).
+    the formats itself, or only ``quantization`` when one is given (the user fixed the format). ``serve`` holds the flags that are not searched (max_model_len, utilization…).
     """
     limits = limits or Limits()
     node = limits.devices_per_node or device.typical_node_devices
@@ -499,7 +500,9 @@ def plan_fleet(
     layouts = [
         Layout(tp, pp, quant, kv)
         for tp, pp in pairs
-        for quant in weight_formats(model=model, device=device, limits=limits)
+        for quant in (
+            [quantization] if quantization else weight_formats(model=model, device=device, limits=limits)
+        )
         for kv in dtypes
     ][:MAX_LAYOUTS]
     label = model_label or model.name
