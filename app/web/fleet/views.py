@@ -61,6 +61,7 @@ class CandidateRow:
     rank: int
     layout: str
     weights: str
+    weights_flag: str
     kv_cache_dtype: str
     max_num_seqs: int
     replicas: int
@@ -148,7 +149,8 @@ def _row(
     return CandidateRow(
         rank=rank,
         layout=_layout(c),
-        weights=c.weight_format + (f" (--quantization {c.quantization})" if c.quantization else ""),
+        weights=c.weight_format,
+        weights_flag=f"--quantization {c.quantization}" if c.quantization else t("the checkpoint's own"),
         kv_cache_dtype=c.kv_cache_dtype,
         max_num_seqs=c.max_num_seqs,
         replicas=c.replicas,
