@@ -39,14 +39,17 @@ def fleet_for(params: FleetParams) -> FleetResult:
 
 def planner_params(params: FleetParams, candidate: Candidate) -> PlannerParams:
     """The planner's inputs for one replica of ``candidate``: its flags, and the Speed section at its
-    operating point (the same input/output tokens and clients), so the planner shows the same numbers."""
+    operating point (the same input/output tokens and clients), so the planner shows the same numbers.
+
+    The planner's target concurrency stays the user's: it counts sequences of max_model_len tokens,
+    while the fleet's clients send input + output tokens (usually far fewer), so setting it to the
+    clients would show a false "does not fit because of N" on a layout that serves them."""
     base = params.planner()
     applied = with_serve(base, candidate.serve)
     return applied.model_copy(
         update={
             "devices": None,  # one replica: TP x PP devices
             "concurrency": candidate.concurrency_per_replica,
-            "target_concurrency": candidate.concurrency_per_replica,
             "input_tokens": params.input_tokens,
             "output_tokens": params.output_tokens,
         }
