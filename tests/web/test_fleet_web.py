@@ -8,6 +8,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
+from tests.web.conftest import TestClient
+
 BODY: dict[str, Any] = {
     "model": "meta-llama/Llama-3.1-70B",
     "device": "nvidia-h100-sxm-80gb",
@@ -139,7 +141,9 @@ def test_page_names_a_bad_field_and_keeps_going(client: Any) -> None:
 
 
 def test_page_in_chinese(client: Any) -> None:
-    response = client.get("/fleet?lang=zh")
+    # its own client: lang=zh sets the language cookie, which must not leak into the shared one
+    zh = TestClient(client.app)
+    response = zh.get("/fleet?lang=zh")
     assert response.status_code == 200
     assert "集群规模" in response.text
     assert "lang=zh" in response.text.split('id="permalink" href="')[1].split('"')[0]
