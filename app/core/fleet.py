@@ -489,6 +489,16 @@ def plan_fleet(
     the formats itself, or only ``quantization`` when one is given (the user fixed the format). ``serve`` holds the flags that are not searched (max_model_len, utilization…).
     """
     limits = limits or Limits()
+    longest = serve.max_model_len or model.max_model_len_derived
+    if target.input_tokens + target.output_tokens > longest:
+        raise PlannerError(
+            "output_tokens",
+            Text(
+                "input + output tokens ({total:,}) exceed max_model_len ({max_model_len:,}): vLLM rejects such requests",
+                total=target.input_tokens + target.output_tokens,
+                max_model_len=longest,
+            ),
+        )
     node = limits.devices_per_node or device.typical_node_devices
     pairs = parallel_choices(
         devices_per_node=node,

@@ -98,6 +98,7 @@ def test_permalinks_open_the_planner_on_the_same_numbers(client: Any, answer: di
         ({"device": "no-such-gpu"}, "device"),
         ({"tensor_parallel_size": 3}, "tensor_parallel_size"),
         ({"typo_field": 1}, "typo_field"),
+        ({"input_tokens": 8000, "output_tokens": 1000}, "output_tokens"),  # 9,000 > max_model_len 8,192
     ],
 )
 def test_bad_input_is_a_422_naming_the_field(client: Any, change: dict[str, Any], field: str) -> None:
