@@ -545,8 +545,9 @@ def plan_fleet(
     if over:
         notes.append(
             Text(
-                "{count} layouts would need more than the {available} devices available.",
+                "{count} of {total} layouts would need more than the {available} devices available.",
                 count=over,
+                total=len(candidates),
                 available=target.devices_available,
             )
         )

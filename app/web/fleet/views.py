@@ -74,6 +74,7 @@ class CandidateRow:
     meets_slo: bool
     meets_slo_with_margin: bool
     slo_text: str
+    extrapolated: bool
     cost_per_hour: str
     cost_per_million: str
     headroom: str
@@ -167,6 +168,7 @@ def _row(
         else t("meets (expected)")
         if c.meets_slo
         else t("misses"),
+        extrapolated=c.basis != "calibrated",
         cost_per_hour=money(c.cost_per_hour),
         cost_per_million=money(c.cost_per_million_output_tokens),
         headroom=f"{c.headroom * 100:.0f}%",
