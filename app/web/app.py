@@ -19,7 +19,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.core.catalog import list_devices, list_models
 from app.core.errors import PlannerError
-from app.web import api, doctor, explore, pages, perf_api, perf_view, recommend_api
+from app.web import api, doctor, explore, fleet, pages, perf_api, perf_view, recommend_api
 from app.web.i18n import LanguageMiddleware, _, tr
 from app.web.security import ECHO_MAX_CHARS, SECURITY_HEADERS, SecurityMiddleware, json_safe
 from app.web.templating import STATIC_DIR, Renderer
@@ -160,6 +160,8 @@ def create_app(root_path: str = "") -> FastAPI:
     app.include_router(explore.router)
     app.include_router(explore.api_router)
     app.include_router(doctor.router)
+    app.include_router(fleet.router)
+    app.include_router(fleet.api_router)
     app.include_router(api.docs_router)
 
     @app.get("/healthz", name="healthz", tags=["ops"])

@@ -1,0 +1,77 @@
+"""Fleet routes: `GET /fleet` (page, or the results block for htmx), `POST /fleet` (the form), and
+`POST /api/fleet` (JSON: the planner's parameters plus the load, the SLO, the devices and the price)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from app.core.fleet import Candidate
+from app.web.fleet.params import FleetParams, StrictFleetParams, fleet_query, parse_fleet_lenient
+from app.web.fleet.service import fleet_for, planner_params
+from app.web.fleet.views import build_view
+from app.web.pages import wants_fragment
+from app.web.params import to_query
+from app.web.templating import url_path
+
+router = APIRouter()
+api_router = APIRouter(prefix="/api", tags=["api"])
+
+
+@router.get("/fleet", name="fleet", response_class=HTMLResponse)
+async def fleet_page(request: Request) -> Response:
+    return await run_in_threadpool(_fleet, request, list(request.query_params.multi_items()))
+
+
+@router.post("/fleet", name="fleet_post", response_class=HTMLResponse)
+async def fleet_post(request: Request) -> Response:
+    """The fleet form by POST (a pasted config.json rides along; the permalink packs it)."""
+    form = await request.form()
+    items = [(key, value) for key, value in form.multi_items() if isinstance(value, str)]
+    return await run_in_threadpool(_fleet, request, items)  # the search: off the event loop
+
+
+def _fleet(request: Request, items: list[tuple[str, str]]) -> Response:
+    params, problems = parse_fleet_lenient(items)
+    view = build_view(request, params, problems)
+    renderer = request.app.state.renderer
+    context = {"view": view}
+    headers = {"Vary": "HX-Request"}
+    if wants_fragment(request):
+        body = renderer.block("fleet.html", "results", request, context)
+        headers["HX-Replace-Url"] = view.permalink
+    else:
+        body = renderer.page("fleet.html", request, context)
+    return HTMLResponse(body, status_code=422 if view.error else 200, headers=headers)
+
+
+def candidate_json(request: Request, params: FleetParams, c: Candidate) -> dict[str, Any]:
+    return {
+        **c.model_dump(),
+        "permalink": f"{url_path(request, 'planner')}?{to_query(planner_params(params, c))}",
+    }
+
+
+@api_router.post("/fleet", name="api_fleet")
+def fleet_api(request: Request, params: StrictFleetParams) -> dict[str, Any]:
+    """Every layout that starts, sized for the load and ranked by cost; ``best`` meets the SLO if any does."""
+    result = fleet_for(params)
+    plan = result.plan
+    return {
+        "candidates": [candidate_json(request, params, c) for c in plan.candidates],
+        "best": candidate_json(request, params, plan.best) if plan.best is not None else None,
+        "best_meets_slo": plan.best_meets_slo,
+        "why_none": plan.why_none,
+        "notes": plan.notes,
+        "layouts_tried": plan.layouts_tried,
+        "layouts_started": plan.layouts_started,
+        "inputs": {
+            "model": result.resolved.model_label,
+            "device": result.resolved.device.id,
+            "vllm_version": result.resolved.vllm_version,
+            "query": fleet_query(params),
+        },
+    }

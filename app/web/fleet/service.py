@@ -1,0 +1,56 @@
+"""The one fleet call of the web layer: resolve the planner's inputs, run the core search, and build
+each candidate's planner parameters (its permalink opens the planner on the same numbers)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.core.fleet import Candidate, FleetPlan, plan_fleet
+from app.web.fleet.params import FleetParams
+from app.web.params import PlannerParams, with_serve
+from app.web.resolve import Resolved, resolve_strict
+
+
+@dataclass(frozen=True)
+class FleetResult:
+    resolved: Resolved
+    plan: FleetPlan
+
+
+def fleet_for(params: FleetParams) -> FleetResult:
+    """The search for ``params``; a PlannerError (unknown model, bad config) propagates naming its field.
+
+    The model is resolved as published: the search adds the weight formats itself, or only the one
+    the user fixed with ``quantization``.
+    """
+    resolved = resolve_strict(params.model_copy(update={"quantization": None}))
+    plan = plan_fleet(
+        model=resolved.model,
+        device=resolved.device,
+        serve=resolved.serve,
+        vllm_version=resolved.vllm_version,
+        target=params.target(),
+        limits=params.limits(),
+        model_label=resolved.model_label,
+        quantization=params.quantization,
+    )
+    return FleetResult(resolved, plan)
+
+
+def planner_params(params: FleetParams, candidate: Candidate) -> PlannerParams:
+    """The planner's inputs for one replica of ``candidate``: its flags, and the Speed section at its
+    operating point (the same input/output tokens and clients), so the planner shows the same numbers.
+
+    The planner's target concurrency stays the user's: it counts sequences of max_model_len tokens,
+    while the fleet's clients send input + output tokens (usually far fewer), so setting it to the
+    clients would show a false "does not fit because of N" on a layout that serves them."""
+    base = params.planner()
+    applied = with_serve(base, candidate.serve)
+    return applied.model_copy(
+        update={
+            "devices": None,  # one replica: TP x PP devices
+            "concurrency": candidate.concurrency_per_replica,
+            "input_tokens": params.input_tokens,
+            "output_tokens": params.output_tokens,
+        }
+    )

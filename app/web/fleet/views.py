@@ -1,0 +1,375 @@
+"""The fleet page's view model: everything the template shows is decided here (no arithmetic in Jinja),
+and the cost-against-load chart is server-rendered SVG."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from fastapi import Request
+from markupsafe import Markup, escape
+
+from app.core.errors import PlannerError
+from app.core.fleet import Candidate, cost_at_load
+from app.core.text import Text
+from app.web.fleet.params import FLEET_FIELDS, FleetParams, fleet_query
+from app.web.fleet.service import fleet_for, planner_params
+from app.web.format import gib
+from app.web.i18n import page_lang, t, tr
+from app.web.params import FieldProblem, query_items, to_query
+from app.web.perf_view import _number as speed_number  # the Speed section's format: the numbers read alike
+from app.web.templating import url_path
+from app.web.views import Option, Problem, catalog_options, error_of, problems_of, version_options
+
+MAX_TABLE_ROWS = 15  # the ranked table shows the cheapest; /api/fleet returns every candidate
+CHART_LAYOUTS = 4  # cost curves for the cheapest distinct layouts meeting the SLO
+CHART_LOAD_FACTOR = 2.0  # the chart's load axis runs to twice the target load
+CHART_POINTS = 60
+CHART_WIDTH = 1000
+CHART_HEIGHT = 340
+MARGIN_LEFT = 80
+MARGIN_RIGHT = 24
+MARGIN_TOP = 24
+MARGIN_BOTTOM = 56
+Y_TICKS = 4
+GRID_COLOUR = "#d7d7de"
+TARGET_COLOUR = "#c53030"
+SERIES_COLOURS = ("#2b6cb0", "#c05621", "#2f855a", "#6b46c1")
+BINDING_LABELS = {
+    "kv_pool": Text("KV pool"),
+    "max_num_seqs": Text("max_num_seqs"),
+    "compute": Text("compute"),
+    "slo": Text("SLO"),
+}
+# Planner fields the fleet form does not show, carried as hidden inputs so the round trip keeps them.
+FORM_FIELDS = frozenset(
+    {
+        "model",
+        "device",
+        "vllm_version",
+        "max_model_len",
+        "gpu_memory_utilization",
+        "input_tokens",
+        "output_tokens",
+    }
+    | set(FLEET_FIELDS)
+)
+
+
+@dataclass(frozen=True)
+class CandidateRow:
+    rank: int
+    layout: str
+    weights: str
+    weights_flag: str
+    kv_cache_dtype: str
+    max_num_seqs: int
+    replicas: int
+    devices_per_replica: int
+    devices_total: int
+    concurrency: int
+    requests_per_s: str
+    ttft_ms: str
+    tpot_ms: str
+    meets_slo: bool
+    meets_slo_with_margin: bool
+    slo_text: str
+    extrapolated: bool
+    cost_per_hour: str
+    cost_per_million: str
+    headroom: str
+    binding: str
+    binding_reason: str
+    kv_cache: str
+    weights_gib: str
+    accuracy_costs: tuple[str, ...]
+    command: str
+    planner_link: str
+    is_best: bool
+    within_devices: bool
+
+
+@dataclass(frozen=True)
+class BestView:
+    meets_slo: bool
+    summary: str
+    why_none: str
+
+
+@dataclass(frozen=True)
+class FleetView:
+    params: FleetParams
+    values: dict[str, str]
+    hidden: tuple[tuple[str, str], ...]
+    permalink: str
+    query: str
+    problems: tuple[Problem, ...]
+    error: Problem | None
+    rows: tuple[CandidateRow, ...]
+    more_rows: int
+    best: BestView | None
+    notes: tuple[str, ...]
+    chart: Markup
+    chart_table: tuple[tuple[str, tuple[str, ...]], ...]
+    chart_loads: tuple[str, ...]
+    model_label: str
+    device_name: str
+    models: tuple[Option, ...]
+    devices: tuple[Option, ...]
+    versions: tuple[Option, ...]
+
+
+def money(value: float) -> str:
+    return f"{value:,.2f}"
+
+
+def _values(params: FleetParams) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, value in params.model_dump().items():
+        if value is None:
+            out[name] = ""
+        elif isinstance(value, bool):
+            out[name] = "true" if value else "false"
+        elif isinstance(value, float):
+            out[name] = f"{value:g}"
+        else:
+            out[name] = str(value)
+    return out
+
+
+def _layout(c: Candidate) -> str:
+    if c.pipeline_parallel_size > 1:
+        return t("TP {tp} × PP {pp}", tp=c.tensor_parallel_size, pp=c.pipeline_parallel_size)
+    return t("TP {tp}", tp=c.tensor_parallel_size)
+
+
+def _row(
+    request: Request, params: FleetParams, c: Candidate, rank: int, best: Candidate | None
+) -> CandidateRow:
+    link = f"{url_path(request, 'planner')}?{to_query(planner_params(params, c))}"
+    return CandidateRow(
+        rank=rank,
+        layout=_layout(c),
+        weights=c.weight_format,
+        weights_flag=f"--quantization {c.quantization}" if c.quantization else t("the checkpoint's own"),
+        kv_cache_dtype=c.kv_cache_dtype,
+        max_num_seqs=c.max_num_seqs,
+        replicas=c.replicas,
+        devices_per_replica=c.devices_per_replica,
+        devices_total=c.devices_total,
+        concurrency=c.concurrency_per_replica,
+        requests_per_s=speed_number(c.requests_per_s_per_replica),
+        ttft_ms=speed_number(c.ttft_ms),
+        tpot_ms=speed_number(c.tpot_ms),
+        meets_slo=c.meets_slo,
+        meets_slo_with_margin=c.meets_slo_with_margin,
+        slo_text=t("meets, with margin")
+        if c.meets_slo_with_margin
+        else t("meets (expected)")
+        if c.meets_slo
+        else t("misses"),
+        extrapolated=c.basis != "calibrated",
+        cost_per_hour=money(c.cost_per_hour),
+        cost_per_million=money(c.cost_per_million_output_tokens),
+        headroom=f"{c.headroom * 100:.0f}%",
+        binding=tr(BINDING_LABELS[c.binding]),
+        binding_reason=tr(c.binding_reason),
+        kv_cache=gib(c.kv_cache_bytes),
+        weights_gib=gib(c.weights_bytes),
+        accuracy_costs=tuple(tr(x) for x in c.accuracy_costs),
+        command=c.command,
+        planner_link=link,
+        is_best=c is best,
+        within_devices=c.within_devices_available,
+    )
+
+
+def _ticks(top: float) -> list[float]:
+    if top <= 0:
+        return [0.0, 1.0]
+    step = 10 ** math.floor(math.log10(top / Y_TICKS))
+    for factor in (1, 2, 5, 10):
+        if top / (step * factor) <= Y_TICKS:
+            step *= factor
+            break
+    return [step * i for i in range(int(top / step) + 2)]
+
+
+def chart_series(
+    params: FleetParams, candidates: list[Candidate]
+) -> list[tuple[Candidate, list[tuple[float, float]]]]:
+    """Cost per hour against load (0 to twice the target) for the cheapest distinct layouts meeting the SLO."""
+    seen: set[tuple[int, int, str | None, str]] = set()
+    chosen: list[Candidate] = []
+    for c in candidates:
+        key = (c.tensor_parallel_size, c.pipeline_parallel_size, c.quantization, c.kv_cache_dtype)
+        if c.meets_slo and key not in seen:
+            seen.add(key)
+            chosen.append(c)
+        if len(chosen) == CHART_LAYOUTS:
+            break
+    top = params.requests_per_s * CHART_LOAD_FACTOR
+    loads = [top * (i + 1) / CHART_POINTS for i in range(CHART_POINTS)]
+    return [
+        (
+            c,
+            [
+                (
+                    load,
+                    cost_at_load(c, requests_per_s=load, price_per_device_hour=params.price_per_device_hour),
+                )
+                for load in loads
+            ],
+        )
+        for c in chosen
+    ]
+
+
+def cost_chart(params: FleetParams, series: list[tuple[Candidate, list[tuple[float, float]]]]) -> Markup:
+    """Step lines: each layout's cost per hour as the load grows (one more replica at each step)."""
+    if not series:
+        return Markup("")
+    plot_w = CHART_WIDTH - MARGIN_LEFT - MARGIN_RIGHT
+    plot_h = CHART_HEIGHT - MARGIN_TOP - MARGIN_BOTTOM
+    x_top = params.requests_per_s * CHART_LOAD_FACTOR
+    y_ticks = _ticks(max(cost for _, points in series for _, cost in points))
+    y_top = y_ticks[-1] or 1.0
+
+    def x(load: float) -> float:
+        return MARGIN_LEFT + load / x_top * plot_w
+
+    def y(cost: float) -> float:
+        return MARGIN_TOP + plot_h - cost / y_top * plot_h
+
+    title = escape(t("Cost per hour against load"))
+    desc = escape(
+        t(
+            "Cost per hour of the cheapest layouts meeting the SLO, from 0 to {top} requests/s; the red line is the target load.",
+            top=speed_number(x_top),
+        )
+    )
+    parts = [
+        f'<svg class="fleet-chart" viewBox="0 0 {CHART_WIDTH} {CHART_HEIGHT}" role="img" '
+        f'aria-labelledby="fleet-chart-title fleet-chart-desc" xmlns="http://www.w3.org/2000/svg">',
+        f'<title id="fleet-chart-title">{title}</title><desc id="fleet-chart-desc">{desc}</desc>',
+    ]
+    for tick in y_ticks:
+        ty = y(tick)
+        parts.append(
+            f'<line x1="{MARGIN_LEFT}" y1="{ty:.1f}" x2="{CHART_WIDTH - MARGIN_RIGHT}" y2="{ty:.1f}" '
+            f'stroke="{GRID_COLOUR}" stroke-width="1"/>'
+            f'<text x="{MARGIN_LEFT - 8}" y="{ty + 5:.1f}" text-anchor="end" font-size="16">{money(tick)}</text>'
+        )
+    for i in range(5):
+        load = x_top * i / 4
+        parts.append(
+            f'<text x="{x(load):.1f}" y="{CHART_HEIGHT - MARGIN_BOTTOM + 22}" text-anchor="middle" font-size="15">'
+            f"{speed_number(load)}</text>"
+        )
+    parts.append(
+        f'<text x="{MARGIN_LEFT + plot_w / 2:.1f}" y="{CHART_HEIGHT - 8}" text-anchor="middle" font-size="16">'
+        f"{escape(t('requests/s'))}</text>"
+    )
+    for index, (c, points) in enumerate(series):
+        path: list[str] = [f"{x(0):.1f},{y(points[0][1]):.1f}"]
+        previous = points[0][1]
+        for load, cost in points:
+            if cost != previous:
+                path.append(f"{x(load):.1f},{y(previous):.1f}")
+            path.append(f"{x(load):.1f},{y(cost):.1f}")
+            previous = cost
+        colour = SERIES_COLOURS[index % len(SERIES_COLOURS)]
+        label = escape(_series_label(c))
+        parts.append(
+            f'<polyline class="fleet-series" points="{" ".join(path)}" fill="none" stroke="{colour}" stroke-width="3">'
+            f"<title>{label}</title></polyline>"
+            f'<text x="{MARGIN_LEFT + 10}" y="{MARGIN_TOP + 18 + 20 * index}" font-size="15" fill="{colour}">{label}</text>'
+        )
+    tx = x(params.requests_per_s)
+    parts.append(
+        f'<line id="fleet-target" x1="{tx:.1f}" y1="{MARGIN_TOP}" x2="{tx:.1f}" y2="{MARGIN_TOP + plot_h}" '
+        f'stroke="{TARGET_COLOUR}" stroke-width="2" stroke-dasharray="8 6"/>'
+    )
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def _series_label(c: Candidate) -> str:
+    extras = [c.weight_format, c.kv_cache_dtype if c.kv_cache_dtype != "auto" else ""]
+    return " · ".join([_layout(c), *(e for e in extras if e)])
+
+
+def hidden_inputs(params: FleetParams) -> tuple[tuple[str, str], ...]:
+    return tuple((k, v) for k, v in query_items(params) if k not in FORM_FIELDS and k != "v")
+
+
+def build_view(request: Request, params: FleetParams, problems: list[FieldProblem]) -> FleetView:
+    params = params.model_copy(update={"lang": page_lang()})
+    query = fleet_query(params)
+    models, devices, versions = catalog_options()
+    rows: tuple[CandidateRow, ...] = ()
+    best_view: BestView | None = None
+    notes: tuple[str, ...] = ()
+    error: Problem | None = None
+    chart = Markup("")
+    chart_table: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    chart_loads: tuple[str, ...] = ()
+    more = 0
+    model_label, device_name = params.model, params.device
+    try:
+        result = fleet_for(params)
+        plan = result.plan
+        model_label, device_name = result.resolved.model_label, result.resolved.device.name
+        shown = plan.candidates[:MAX_TABLE_ROWS]
+        if plan.best is not None and plan.best not in shown:
+            shown = [*shown, plan.best]
+        rows = tuple(_row(request, params, c, i + 1, plan.best) for i, c in enumerate(shown))
+        more = len(plan.candidates) - len(shown)
+        if plan.best is not None:
+            b = plan.best
+            summary = t(
+                "{replicas} × {layout} = {devices} devices, {cost} per hour ({per_million} per million output tokens); {concurrency} clients per replica, TTFT {ttft} ms, TPOT {tpot} ms.",
+                replicas=b.replicas,
+                layout=_layout(b),
+                devices=b.devices_total,
+                cost=money(b.cost_per_hour),
+                per_million=money(b.cost_per_million_output_tokens),
+                concurrency=b.concurrency_per_replica,
+                ttft=speed_number(b.ttft_ms),
+                tpot=speed_number(b.tpot_ms),
+            )
+            best_view = BestView(plan.best_meets_slo, summary, tr(plan.why_none) if plan.why_none else "")
+        elif plan.why_none:
+            best_view = BestView(False, "", tr(plan.why_none))
+        notes = tuple(tr(n) for n in plan.notes)
+        series = chart_series(params, plan.candidates)
+        chart = cost_chart(params, series)
+        if series:
+            picks = range(0, CHART_POINTS, CHART_POINTS // 6)
+            chart_loads = tuple(speed_number(series[0][1][i][0]) for i in picks)
+            chart_table = tuple(
+                (_series_label(c), tuple(money(points[i][1]) for i in picks)) for c, points in series
+            )
+    except PlannerError as exc:
+        error = error_of(exc)
+    return FleetView(
+        params=params,
+        values=_values(params),
+        hidden=hidden_inputs(params),
+        permalink=f"{url_path(request, 'fleet')}?{query}",
+        query=query,
+        problems=problems_of(problems),
+        error=error,
+        rows=rows,
+        more_rows=more,
+        best=best_view,
+        notes=notes,
+        chart=chart,
+        chart_table=chart_table,
+        chart_loads=chart_loads,
+        model_label=model_label,
+        device_name=device_name,
+        models=models,
+        devices=devices,
+        versions=version_options(versions, params.vllm_version),
+    )
