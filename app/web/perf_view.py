@@ -137,6 +137,8 @@ def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None)
             f'fill="{TPOT_COLOUR}">{_number(tick)}</text>'
         )
     for p in curve:
+        if p.concurrency & (p.concurrency - 1):
+            continue  # the axis labels the powers of two; the cliff's own point is labelled on its line
         px = x(p.concurrency)
         parts.append(
             f'<text x="{px:.1f}" y="{CHART_HEIGHT - MARGIN_BOTTOM + 22}" text-anchor="middle" font-size="15">'
