@@ -166,10 +166,16 @@ def compare_query(params: PlannerParams, a: str, b: str) -> str:
     return f"{to_query(params.model_copy(update={'vllm_version': None}))}&{urlencode({'a': a, 'b': b})}"
 
 
-def compare_link(request: Request, params: PlannerParams) -> str:
+def compare_versions(params: PlannerParams) -> str:
+    """The versions the planner's compare link names: the chosen one and its partner (``a=…&b=…``)."""
     chosen = params.resolved_version
     partner = COMPARE_PARTNER if chosen != COMPARE_PARTNER else DEFAULT_VERSION
-    return f"{url_path(request, 'compare')}?{compare_query(params, chosen, partner)}"
+    return urlencode({"a": chosen, "b": partner})
+
+
+def compare_link(request: Request, params: PlannerParams) -> str:
+    without_version = to_query(params.model_copy(update={"vllm_version": None}))
+    return f"{url_path(request, 'compare')}?{without_version}&{compare_versions(params)}"
 
 
 def _versions(request: Request) -> tuple[str, str, list[FieldProblem]]:

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import escape
 from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
 
 from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
@@ -95,7 +96,13 @@ def build_view(
     try:
         est, curve = _estimate(resolved)
         result = views.result_view(
-            resolved, est, curve, link, compare_link=compare.compare_link(request, params), details=not lazy
+            resolved,
+            est,
+            curve,
+            link,
+            compare_link=compare.compare_link(request, params),
+            compare_versions=compare.compare_versions(params),
+            details=not lazy,
         )
         effective_len = est.max_model_len
     except PlannerError as exc:
@@ -163,14 +170,26 @@ async def planner_post(request: Request) -> Response:
 PARTS = ("curve", "versions", "terms")
 
 
+async def state_items(request: Request) -> list[tuple[str, str]]:
+    """The planner's inputs a lazy section was asked for: the query of a GET, or the ``state`` field
+    of a POST (the fragment's one copy of the permalink query, ``#planner-state``, sent by
+    ``hx-include`` so a pasted config.json is not repeated in every section's URL)."""
+    if request.method == "GET":
+        return request.query_params.multi_items()
+    form = await request.form()
+    state = form.get("state")
+    return parse_qsl(state, keep_blank_values=True) if isinstance(state, str) else []
+
+
 @router.get("/part/{part}", name="planner_part", response_class=HTMLResponse)
+@router.post("/part/{part}", name="planner_part_post", response_class=HTMLResponse, include_in_schema=False)
 async def planner_part(request: Request, part: str) -> Response:
     """One closed section of the results, fetched by htmx when the user opens it. Outside htmx the
     planner page itself has every section inline, so a browser is sent there."""
     if part not in PARTS:
         message = t("part: no such section {part!r} (one of {parts})", part=part[:40], parts=", ".join(PARTS))
         return HTMLResponse(f"<p>{escape(message)}</p>", status_code=404)
-    params, problems = parse_lenient(request.query_params.multi_items())
+    params, problems = parse_lenient(await state_items(request))
     if not wants_fragment(request):
         return RedirectResponse(permalink(request, params), status_code=303)
     view = build_view(request, params, problems)
@@ -216,13 +235,22 @@ def _params_with(params: PlannerParams, serve: ServeConfig) -> PlannerParams:
 
 
 @router.get("/recommend", name="recommend_fragment", response_class=HTMLResponse)
-def recommend_fragment(request: Request) -> Response:  # slow: thread pool, off the event loop
+@router.post(
+    "/recommend", name="recommend_fragment_post", response_class=HTMLResponse, include_in_schema=False
+)
+async def recommend_fragment(request: Request) -> Response:
     """The remedy walk for the planner's inputs: target = its max_model_len and target concurrency.
 
     Loaded by the results block after it renders (so a slider move never waits for it); without
     JavaScript the same URL is a full page.
     """
-    params, problems = parse_lenient(request.query_params.multi_items())
+    # slow: the walk runs in the thread pool, off the event loop; by POST the inputs are ``state``
+    items = await state_items(request)
+    return await run_in_threadpool(_recommend_fragment, request, items)
+
+
+def _recommend_fragment(request: Request, items: list[tuple[str, str]]) -> Response:
+    params, problems = parse_lenient(items)
     resolved, more = resolve_lenient(params)
     params = resolved.params
     renderer = request.app.state.renderer

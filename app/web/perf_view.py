@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from markupsafe import Markup, escape
+from starlette.concurrency import run_in_threadpool
 
 from app.core.errors import PlannerError
 from app.core.perf.predict import CurvePoint, Performance
@@ -20,7 +21,7 @@ from app.core.result import Range
 from app.core.text import Text
 from app.web import views
 from app.web.i18n import t, tr
-from app.web.pages import permalink, wants_fragment
+from app.web.pages import permalink, state_items, wants_fragment
 from app.web.params import parse_lenient
 from app.web.perf_api import performance_for
 from app.web.resolve import resolve_lenient
@@ -239,9 +240,16 @@ def speed_view(perf: Performance) -> SpeedView:
 
 
 @router.get("/speed", name="speed_fragment", response_class=HTMLResponse)
-def speed_fragment(request: Request) -> Response:
+@router.post("/speed", name="speed_fragment_post", response_class=HTMLResponse, include_in_schema=False)
+async def speed_fragment(request: Request) -> Response:
     """The Speed section for the planner's inputs (block ``speed`` for htmx, a full page otherwise)."""
-    params, problems = parse_lenient(request.query_params.multi_items())
+    # by POST the ``state`` field carries the inputs (pages.state_items); computed in the thread pool
+    items = await state_items(request)
+    return await run_in_threadpool(_speed_fragment, request, items)
+
+
+def _speed_fragment(request: Request, items: list[tuple[str, str]]) -> Response:
+    params, problems = parse_lenient(items)
     resolved, more = resolve_lenient(params)
     context: dict[str, object] = {
         "problems": views.problems_of(problems + more),

@@ -156,6 +156,7 @@ class ResultView:
     borderline: BorderlineView | None
     version_notes: tuple[VersionNote, ...]
     compare_link: str
+    compare_versions: str  # its a=…&b=… (a fragment's link is completed from #planner-state)
     version_line: str = ""  # the doctor builds its own ResultView without one
 
 
@@ -573,7 +574,7 @@ def block_math(est: Estimate) -> tuple[Symbol, ...]:
     )
 
 
-def markdown_summary(resolved: Resolved, est: Estimate, verdict: VerdictView, permalink: str) -> str:
+def markdown_summary(resolved: Resolved, est: Estimate, verdict: VerdictView) -> str:
     p = resolved.params
     rows = [
         (_("model"), resolved.model_label),
@@ -590,8 +591,9 @@ def markdown_summary(resolved: Resolved, est: Estimate, verdict: VerdictView, pe
         (t("KV cache size"), t("{kv_tokens} tokens", kv_tokens=integer(est.kv_tokens))),
         (t("max concurrency"), f"{est.max_concurrency:.2f}x"),
     ]
-    lines = ["| | |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows), "", permalink]
-    return "\n".join(lines)
+    # the permalink follows as the last line: app.js appends it when copying (data-copy-link), as an
+    # absolute URL, so the page carries the (possibly large) query once, in #permalink
+    return "\n".join(["| | |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows), ""])
 
 
 def result_view(
@@ -601,6 +603,7 @@ def result_view(
     permalink: str,
     *,
     compare_link: str = "",
+    compare_versions: str = "",
     details: bool = True,
 ) -> ResultView:
     """``details=False`` leaves out what only the closed <details> sections show (the curve as a table,
@@ -721,13 +724,14 @@ def result_view(
         multi_node_hint=multi_node,
         fleet=fleet,
         model_note=model_note,
-        markdown=markdown_summary(resolved, est, verdict, permalink),
+        markdown=markdown_summary(resolved, est, verdict),
         curve_rows=tuple((integer(s), f"{c:.2f}") for s, c in curve) if details else (),
         estimate=est,
         headline=headline_numbers(est),
         borderline=borderline_view(est),
         version_notes=version_notes(rules_for(est.vllm_version)) if details else (),
         compare_link=compare_link,
+        compare_versions=compare_versions,
         version_line=version_line(est),
     )
 

@@ -165,6 +165,17 @@ def test_closed_sections_load_when_opened_and_stay_open(live_server: LiveServer,
     expect(page.locator("#curve-details")).to_have_attribute("open", "")
     expect(page.locator("#curve-table tbody tr")).to_have_count(24)
     expect(page.locator("#curve-table")).not_to_have_text(rows_before)
+    # the fragment carried the inputs once (#planner-state); app.js completed the links from it
+    expect(page.locator("#explore-link")).to_have_attribute(
+        "href", re.compile(r"^/explore\?v=1&.*kv_cache_dtype=fp8")
+    )
+    compare = page.locator("#compare-link")
+    expect(compare).to_have_attribute(
+        "href", re.compile(r"^/compare\?v=1&.*kv_cache_dtype=fp8.*&a=0\.11\.0&b=0\.19\.0$")
+    )
+    assert "vllm_version" not in (compare.get_attribute("href") or "")
+    compare.click()
+    expect(page).to_have_url(re.compile(r"/compare\?.*kv_cache_dtype=fp8.*a=0\.11\.0&b=0\.19\.0"))
     assert_all_local(tab, live_server.origin)
 
 
