@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.core.estimate import capacity_curve, estimate
 from app.web.app import create_app, warm_up
-from app.web.params import parse_lenient
-from app.web.resolve import resolve_lenient
+from app.web.planner.params import parse_lenient
+from app.web.planner.service import resolve_lenient
 
 LENGTHS = (2048, 4096, 8192, 16384, 32768, 65536, 131072)
 

@@ -19,9 +19,15 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.core.catalog import list_devices, list_models
 from app.core.errors import PlannerError
-from app.web import api, doctor, explore, pages, perf_api, perf_view, recommend_api
+from app.web import explore
+from app.web.doctor import routes as doctor
 from app.web.i18n import LanguageMiddleware, _, tr
+from app.web.planner import api
+from app.web.planner import routes as pages
+from app.web.recommend import api as recommend_api
 from app.web.security import ECHO_MAX_CHARS, SECURITY_HEADERS, SecurityMiddleware, json_safe
+from app.web.speed import api as perf_api
+from app.web.speed import routes as perf_view
 from app.web.templating import STATIC_DIR, Renderer
 from app.web.validation import localized
 

@@ -10,8 +10,8 @@ import pytest
 from playwright.sync_api import expect
 
 from app.core.estimate import estimate
-from app.web.params import parse_lenient
-from app.web.resolve import resolve_lenient
+from app.web.planner.params import parse_lenient
+from app.web.planner.service import resolve_lenient
 from tests.e2e.conftest import PREFIX, LiveServer, Tab
 from tests.web.conftest import LLAMA_31_8B_CONFIG
 from tests.web.helpers import NUMBER_IDS, expected_numbers

@@ -20,9 +20,9 @@ from app.core.diagnose import diagnose
 from app.core.estimate import estimate
 from app.core.logs import MAX_LOG_CHARS
 from app.web.app import create_app
-from app.web.doctor import MAX_BODY_BYTES
-from app.web.params import parse_lenient
-from app.web.resolve import resolve_lenient
+from app.web.doctor.routes import MAX_BODY_BYTES
+from app.web.planner.params import parse_lenient
+from app.web.planner.service import resolve_lenient
 from tests.web.helpers import expected_numbers, page_numbers, text_of
 
 with warnings.catch_warnings():

@@ -14,7 +14,7 @@ from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.specs import ServeConfig
 from app.web.app import create_app
-from app.web.params import DEFAULT_DEVICE, DEFAULT_MODEL, FIELD_NAMES, parse_lenient, to_query
+from app.web.planner.params import DEFAULT_DEVICE, DEFAULT_MODEL, FIELD_NAMES, parse_lenient, to_query
 from tests.conftest import in_own_thread
 from tests.web.conftest import LLAMA_31_8B_CONFIG, LLAMA_31_70B_CONFIG, TestClient
 from tests.web.helpers import expected_numbers, page_numbers, text_of

@@ -12,7 +12,7 @@ from starlette.exceptions import StarletteDeprecationWarning
 from app.core import catalog
 from app.core.recommend import recommend
 from app.core.specs import ServeConfig
-from app.web.recommend_api import build_view, router
+from app.web.recommend.api import build_view, router
 from app.web.templating import make_environment
 
 with warnings.catch_warnings():

@@ -19,27 +19,27 @@ from app.core.workload import (
     WORKLOAD_PRESETS,
     simulate,
 )
-from app.web.explore.compute import (
+from app.web.explore.params import (
+    BlocksQuery,
+    WorkloadRequest,
+    parse_explore_lenient,
+)
+from app.web.explore.service import (
     _estimate,
     block_sizes,
     engine_for,
     prefix_result,
     workload_spec,
 )
-from app.web.explore.params import (
-    BlocksQuery,
-    WorkloadRequest,
-    parse_explore_lenient,
-)
 from app.web.explore.views import (
     build_view,
     hidden_inputs,
 )
-from app.web.pages import wants_fragment
-from app.web.params import (
+from app.web.planner.params import (
     StrictPlannerParams,
 )
-from app.web.resolve import Resolved, resolve_strict
+from app.web.planner.routes import wants_fragment
+from app.web.planner.service import Resolved, resolve_strict
 
 router = APIRouter()
 api_router = APIRouter(prefix="/api", tags=["api"])

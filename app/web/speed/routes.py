@@ -19,12 +19,12 @@ from app.core.errors import PlannerError
 from app.core.perf.predict import CurvePoint, Performance
 from app.core.result import Range
 from app.core.text import Text
-from app.web import views
 from app.web.i18n import t, tr
-from app.web.pages import permalink, state_items, wants_fragment
-from app.web.params import parse_lenient
-from app.web.perf_api import performance_for
-from app.web.resolve import resolve_lenient
+from app.web.planner import views
+from app.web.planner.params import parse_lenient
+from app.web.planner.routes import permalink, state_items, wants_fragment
+from app.web.planner.service import resolve_lenient
+from app.web.speed.api import performance_for
 
 router = APIRouter()
 

@@ -11,8 +11,8 @@ from pydantic import ValidationError
 
 from app.core.catalog import list_devices, list_models
 from app.web.i18n import gettext
-from app.web.params import StrictPlannerParams, parse_strict, to_query
-from app.web.resolve import estimate_for, resolve_strict
+from app.web.planner.params import StrictPlannerParams, parse_strict, to_query
+from app.web.planner.service import estimate_for, resolve_strict
 
 router = APIRouter(prefix="/api", tags=["api"])
 

@@ -20,7 +20,7 @@ from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.hub import find_model_or_fetch
 from app.web.i18n import page_lang
-from app.web.params import CARD_REQUIRED, DEFAULTS, FieldProblem, PlannerParams, serve_config
+from app.web.planner.params import CARD_REQUIRED, DEFAULTS, FieldProblem, PlannerParams, serve_config
 
 ModelSource = Literal["catalog", "config", "card", "hub"]
 PASTED_MODEL_NAME = "pasted-config"

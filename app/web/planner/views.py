@@ -22,12 +22,17 @@ from app.core.result import ErrorKind, Estimate, Range
 from app.core.specs import GIB, KV_CACHE_DTYPES, LayerKind, ModelSpec
 from app.core.verdicts import remedies
 from app.core.versions import KNOWN_VERSIONS, rules_for
-from app.web import svg
 from app.web.format import gib, human_tokens, integer, percent
 from app.web.i18n import _, t, tr, tr_list
-from app.web.params import DEFAULT_SPEED_CONCURRENCY, TENSOR_PARALLEL_SIZES, FieldProblem, PlannerParams
-from app.web.resolve import Resolved
-from app.web.version_notes import VersionNote, version_notes
+from app.web.planner import svg
+from app.web.planner.params import (
+    DEFAULT_SPEED_CONCURRENCY,
+    TENSOR_PARALLEL_SIZES,
+    FieldProblem,
+    PlannerParams,
+)
+from app.web.planner.service import Resolved
+from app.web.planner.version_notes import VersionNote, version_notes
 
 # Layer kinds that hold a per-token KV cache and so count as L in the seed's formula.
 KV_LAYER_KINDS = frozenset({LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED, LayerKind.MLA})

@@ -31,8 +31,8 @@ from app.core.text import Message as TextMessage
 from app.core.verdicts import VERDICTS
 from app.web.format import gib, integer, percent
 from app.web.i18n import _, page_lang, t, tr, tr_list
-from app.web.pages import wants_fragment
-from app.web.params import parse_lenient, to_query
+from app.web.planner.params import parse_lenient, to_query
+from app.web.planner.routes import wants_fragment
 from app.web.templating import url_path
 
 router = APIRouter()

@@ -15,8 +15,8 @@ from fastapi import APIRouter
 from app.core.estimate import estimate
 from app.core.perf.predict import Performance, performance
 from app.core.perf.schedule import Workload
-from app.web.params import PlannerParams, StrictPlannerParams, to_query
-from app.web.resolve import Resolved, resolve_strict
+from app.web.planner.params import PlannerParams, StrictPlannerParams, to_query
+from app.web.planner.service import Resolved, resolve_strict
 
 router = APIRouter(prefix="/api", tags=["api"])
 

@@ -1,7 +1,7 @@
 """Compare two vLLM versions: one configuration through `estimate()` for each, side by side.
 
 `GET /compare?<planner params>&a=0.19.0&b=0.33.0`. Rows whose values differ are flagged, each with a
-one-line reason built from the `VersionRules` the two releases differ in (app/web/version_notes.py)
+one-line reason built from the `VersionRules` the two releases differ in (app/web/planner/version_notes.py)
 and from the rows it depends on. Bad inputs never fail the page: each is named in a banner and
 replaced by its default, as on the planner.
 """
@@ -19,12 +19,12 @@ from app.core.errors import PlannerError
 from app.core.result import Estimate
 from app.core.text import COMMA, SEMICOLON, Text, TextList
 from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS, resolve_version, rules_for
-from app.web import views
 from app.web.format import gib, integer
-from app.web.params import FieldProblem, PlannerParams, parse_lenient, query_items, to_query
-from app.web.resolve import Resolved, estimate_for, resolve_lenient
+from app.web.planner import views
+from app.web.planner.params import FieldProblem, PlannerParams, parse_lenient, query_items, to_query
+from app.web.planner.service import Resolved, estimate_for, resolve_lenient
+from app.web.planner.version_notes import RuleDifference, rule_differences
 from app.web.templating import url_path
-from app.web.version_notes import RuleDifference, rule_differences
 
 router = APIRouter()
 

@@ -33,7 +33,7 @@ from app.web.explore.params import (
     BlockFields,
     _first_message,
 )
-from app.web.resolve import Resolved
+from app.web.planner.service import Resolved
 
 # ---- computing ---------------------------------------------------------------------------------
 

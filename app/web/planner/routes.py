@@ -19,9 +19,11 @@ from app.core.specs import ServeConfig
 from app.core.text import N_
 from app.core.versions import default_gpu_memory_utilization
 from app.resources import Data, directory
-from app.web import compare, i18n, markdown, views
+from app.web import i18n, markdown
+from app.web.compare import routes as compare
 from app.web.i18n import _, t
-from app.web.params import (
+from app.web.planner import views
+from app.web.planner.params import (
     FieldProblem,
     PlannerParams,
     parse_lenient,
@@ -30,8 +32,8 @@ from app.web.params import (
     to_query,
     with_serve,
 )
-from app.web.recommend_api import build_view as recommendation_view
-from app.web.resolve import Resolved, estimate_for, resolve_lenient
+from app.web.planner.service import Resolved, estimate_for, resolve_lenient
+from app.web.recommend.api import build_view as recommendation_view
 from app.web.templating import url_path
 
 router = APIRouter()

@@ -19,8 +19,8 @@ from app.core.recommend import Recommendation, Snapshot, recommend
 from app.core.specs import ServeConfig
 from app.web.format import gib, integer
 from app.web.i18n import t, tr, tr_list
-from app.web.params import SERVE_FIELDS, PlannerParams, StrictPlannerParams, with_serve
-from app.web.resolve import Resolved, resolve_strict
+from app.web.planner.params import SERVE_FIELDS, PlannerParams, StrictPlannerParams, with_serve
+from app.web.planner.service import Resolved, resolve_strict
 
 router = APIRouter(prefix="/api", tags=["api"])
 
@@ -30,7 +30,7 @@ MAX_NODES = 1024
 
 
 class RecommendRequest(StrictPlannerParams):
-    """The /api/estimate parameters (one model: app.web.params) plus the target and the room the
+    """The /api/estimate parameters (one model: app.web.planner.params) plus the target and the room the
     recommender has. ``target_max_model_len`` defaults to ``max_model_len`` (else the model's maximum)."""
 
     target_max_model_len: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
