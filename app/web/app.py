@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.core.catalog import list_devices, list_models
 from app.core.errors import PlannerError
 from app.web import explore
+from app.web.compare import routes as compare
 from app.web.doctor import routes as doctor
 from app.web.i18n import LanguageMiddleware, _, tr
 from app.web.planner import api
@@ -158,6 +159,7 @@ def create_app(root_path: str = "") -> FastAPI:
     if root_path:
         app.add_middleware(RootPathMiddleware, root_path=root_path)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    app.include_router(compare.router)
     app.include_router(pages.router)
     app.include_router(api.router)
     app.include_router(recommend_api.router)

@@ -30,10 +30,10 @@ from app.core.text import N_, TextList
 from app.core.text import Message as TextMessage
 from app.core.verdicts import VERDICTS
 from app.web.format import gib, integer, percent
+from app.web.forms import Option, Problem
 from app.web.i18n import _, page_lang, t, tr, tr_list
 from app.web.planner.params import parse_lenient, to_query
-from app.web.planner.routes import wants_fragment
-from app.web.templating import url_path
+from app.web.templating import url_path, wants_fragment
 
 router = APIRouter()
 
@@ -106,13 +106,6 @@ class DiagnoseInput(BaseModel):
     metrics: str | None = None
     target_concurrency: int | None = Field(default=None, ge=1, le=MAX_TARGET_CONCURRENCY)
     device: str | None = Field(default=None, max_length=100)
-
-
-@dataclass(frozen=True)
-class Problem:
-    field: str
-    message: str
-    status: int = 422
 
 
 def _check_sizes(data: DiagnoseInput) -> Problem | None:
@@ -304,12 +297,6 @@ class ResultView:
     identity: list[tuple[str, str]]
     device_reasoning: list[str]
     notes: list[str]
-
-
-@dataclass(frozen=True)
-class Option:
-    value: str
-    label: str
 
 
 @dataclass(frozen=True)

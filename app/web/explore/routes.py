@@ -25,7 +25,6 @@ from app.web.explore.params import (
     parse_explore_lenient,
 )
 from app.web.explore.service import (
-    _estimate,
     block_sizes,
     engine_for,
     prefix_result,
@@ -38,8 +37,8 @@ from app.web.explore.views import (
 from app.web.planner.params import (
     StrictPlannerParams,
 )
-from app.web.planner.routes import wants_fragment
-from app.web.planner.service import Resolved, resolve_strict
+from app.web.planner.service import Resolved, estimate_for, resolve_strict
+from app.web.templating import wants_fragment
 
 router = APIRouter()
 api_router = APIRouter(prefix="/api", tags=["api"])
@@ -99,7 +98,7 @@ def blocks_api(request: Request) -> dict[str, Any]:
     except ValidationError as exc:
         raise _query_error(exc) from exc
     resolved = _resolve_api(query)
-    est = _estimate(resolved)
+    est = estimate_for(resolved)
     sizes = block_sizes(resolved, est, query)
     caching = sizing_for(
         model=resolved.model, device=resolved.device, serve=resolved.serve, vllm_version=resolved.vllm_version
@@ -142,7 +141,7 @@ def workload_api(body: WorkloadRequest) -> dict[str, Any]:
             "classes", Text("give exactly one of classes (a list of request classes) or preset")
         )
     resolved = _resolve_api(body, body.quantization)
-    est = _estimate(resolved)
+    est = estimate_for(resolved)
     engine = engine_for(resolved, est)
     spec = workload_spec(
         preset=WORKLOAD_PRESETS[body.preset] if body.preset else None,

@@ -51,21 +51,21 @@ from app.web.explore.params import (
 from app.web.explore.service import (
     BlockSizes,
     PrefixResult,
-    _estimate,
     block_sizes,
     engine_for,
     prefix_result,
     workload_spec,
 )
 from app.web.format import gib, integer, percent
+from app.web.forms import Option, Problem, problems_of
 from app.web.planner.params import (
     FieldProblem,
     PlannerParams,
     query_items,
     to_query,
 )
-from app.web.planner.service import Resolved, resolve_lenient
-from app.web.planner.views import Option, Problem, catalog_options, problems_of, version_options
+from app.web.planner.service import Resolved, estimate_for, resolve_lenient
+from app.web.planner.views import catalog_options, version_options
 from app.web.templating import url_path
 
 # ---- view models -------------------------------------------------------------------------------
@@ -542,7 +542,7 @@ def _sections(request: Request, params: ExploreParams, problems: list[FieldProbl
     params = ExploreParams.model_validate({**params.model_dump(), **resolved.params.model_dump()})
     resolved = dataclasses.replace(resolved, params=params)
     try:
-        est = _estimate(resolved)
+        est = estimate_for(resolved)
     except PlannerError as exc:
         return _Sections(params, problems, error=Problem(exc.field, exc.message))
     engine_line = Text(

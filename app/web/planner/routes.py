@@ -12,34 +12,32 @@ from starlette.concurrency import run_in_threadpool
 
 from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
-from app.core.estimate import capacity_curve
 from app.core.recommend import recommend
-from app.core.result import Estimate
 from app.core.specs import ServeConfig
 from app.core.text import N_
 from app.core.versions import default_gpu_memory_utilization
 from app.resources import Data, directory
 from app.web import i18n, markdown
-from app.web.compare import routes as compare
+from app.web.compare import params as compare
+from app.web.forms import Problem, error_of, problems_of
 from app.web.i18n import _, t
 from app.web.planner import views
 from app.web.planner.params import (
     FieldProblem,
     PlannerParams,
     parse_lenient,
+    permalink,
     replace,
     serve_values,
+    state_items,
     to_query,
     with_serve,
 )
-from app.web.planner.service import Resolved, estimate_for, resolve_lenient
+from app.web.planner.service import estimate_with_curve, resolve_lenient
 from app.web.recommend.api import build_view as recommendation_view
-from app.web.templating import url_path
+from app.web.templating import wants_fragment
 
 router = APIRouter()
-# The compare view lives in its own module; wiring it here keeps the planner's link to it valid
-# wherever pages.router is mounted.
-router.include_router(compare.router)
 DOCS_DIR = directory(Data.DOCS)
 # Generated reports served as pages: route name -> (file, page title).
 DOC_PAGES = {
@@ -49,32 +47,6 @@ DOC_PAGES = {
 COMMAND_MAX_CHARS = 20_000
 # Query keys that are messages for one page view, never part of the permalink.
 NOTE_IGNORED_FLAGS = "ignored_flags"
-
-
-def wants_fragment(request: Request) -> bool:
-    """htmx asks for the block, except when restoring history (then it needs the whole page)."""
-    return (
-        request.headers.get("HX-Request") == "true"
-        and request.headers.get("HX-History-Restore-Request") != "true"
-    )
-
-
-def permalink(request: Request, params: PlannerParams, query: str | None = None) -> str:
-    """The planner URL for ``params`` (``query``: their ``to_query``, when the caller has it already)."""
-    return f"{url_path(request, 'planner')}?{to_query(params) if query is None else query}"
-
-
-def _estimate(resolved: Resolved) -> tuple[Estimate, list[tuple[int, float]]]:
-    est = estimate_for(resolved)
-    curve = capacity_curve(
-        model=resolved.model,
-        device=resolved.device,
-        serve=resolved.serve,
-        vllm_version=resolved.vllm_version,
-        points=views.CURVE_POINTS,
-        base=est,
-    )
-    return est, curve
 
 
 def build_view(
@@ -94,9 +66,9 @@ def build_view(
     query = to_query(params)
     link = permalink(request, params, query)
     result: views.ResultView | None = None
-    error: views.Problem | None = None
+    error: Problem | None = None
     try:
-        est, curve = _estimate(resolved)
+        est, curve = estimate_with_curve(resolved)
         result = views.result_view(
             resolved,
             est,
@@ -108,7 +80,7 @@ def build_view(
         )
         effective_len = est.max_model_len
     except PlannerError as exc:
-        error = views.error_of(exc)
+        error = error_of(exc)
         effective_len = params.max_model_len or resolved.model.max_model_len_derived
     form = views.form_state(
         params,
@@ -120,12 +92,12 @@ def build_view(
         params=params,
         query=query,
         permalink=link,
-        problems=views.problems_of(problems),
+        problems=problems_of(problems),
         form=form,
         result=result,
         error=error,
         command_text=command_text,
-        command_error=views.error_of(command_error) if command_error else None,
+        command_error=error_of(command_error) if command_error else None,
         notices=notices,
         lazy=lazy,
     )
@@ -170,17 +142,6 @@ async def planner_post(request: Request) -> Response:
 
 # The bodies of the results' closed <details>: /part/<name> renders block part_<name> of _partials/results.html.
 PARTS = ("curve", "versions", "terms")
-
-
-async def state_items(request: Request) -> list[tuple[str, str]]:
-    """The planner's inputs a lazy section was asked for: the query of a GET, or the ``state`` field
-    of a POST (the fragment's one copy of the permalink query, ``#planner-state``, sent by
-    ``hx-include`` so a pasted config.json is not repeated in every section's URL)."""
-    if request.method == "GET":
-        return request.query_params.multi_items()
-    form = await request.form()
-    state = form.get("state")
-    return parse_qsl(state, keep_blank_values=True) if isinstance(state, str) else []
 
 
 @router.get("/part/{part}", name="planner_part", response_class=HTMLResponse)
@@ -258,7 +219,7 @@ def _recommend_fragment(request: Request, items: list[tuple[str, str]]) -> Respo
     renderer = request.app.state.renderer
     target_len = params.max_model_len or resolved.model.max_model_len_derived
     context: dict[str, object] = {
-        "problems": views.problems_of(problems + more),
+        "problems": problems_of(problems + more),
         "back": permalink(request, params),
         "view": None,
         "error": None,
@@ -278,7 +239,7 @@ def _recommend_fragment(request: Request, items: list[tuple[str, str]]) -> Respo
         )
         status = 200
     except PlannerError as exc:
-        context["error"] = views.error_of(exc)
+        context["error"] = error_of(exc)
         status = 422
     if wants_fragment(request):
         body = renderer.block("recommend.html", "recommendation", request, context)

@@ -15,7 +15,6 @@ from markupsafe import Markup
 from app.core import equations as E
 from app.core.catalog import list_devices, list_models
 from app.core.command import render_serve_command
-from app.core.errors import PlannerError
 from app.core.plan import QUANTIZATION_FLAGS
 from app.core.recommend import utilization_ceiling
 from app.core.result import ErrorKind, Estimate, Range
@@ -23,12 +22,12 @@ from app.core.specs import GIB, KV_CACHE_DTYPES, LayerKind, ModelSpec
 from app.core.verdicts import remedies
 from app.core.versions import KNOWN_VERSIONS, rules_for
 from app.web.format import gib, human_tokens, integer, percent
+from app.web.forms import Option, Problem
 from app.web.i18n import _, t, tr, tr_list
 from app.web.planner import svg
 from app.web.planner.params import (
     DEFAULT_SPEED_CONCURRENCY,
     TENSOR_PARALLEL_SIZES,
-    FieldProblem,
     PlannerParams,
 )
 from app.web.planner.service import Resolved
@@ -38,14 +37,7 @@ from app.web.planner.version_notes import VersionNote, version_notes
 KV_LAYER_KINDS = frozenset({LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED, LayerKind.MLA})
 SLIDER_MIN_TOKENS = 256
 SLIDER_MAX_TOKENS = 4 * 2**20  # 4M tokens, beyond every catalogued model's window
-CURVE_POINTS = 24
 UTILIZATION_STEP = 0.01  # suggestions are rounded up to whole percent
-
-
-@dataclass(frozen=True)
-class Option:
-    value: str
-    label: str
 
 
 @dataclass(frozen=True)
@@ -107,12 +99,6 @@ class FormulaView:
     exact_line: str
     comparison: str
     note: str
-
-
-@dataclass(frozen=True)
-class Problem:
-    field: str
-    message: str
 
 
 @dataclass(frozen=True)
@@ -739,11 +725,3 @@ def result_view(
         compare_versions=compare_versions,
         version_line=version_line(est),
     )
-
-
-def problems_of(items: list[FieldProblem]) -> tuple[Problem, ...]:
-    return tuple(Problem(p.field, tr(p.message)) for p in items)
-
-
-def error_of(exc: PlannerError) -> Problem:
-    return Problem(exc.field, tr(exc.message))

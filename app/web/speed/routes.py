@@ -19,12 +19,12 @@ from app.core.errors import PlannerError
 from app.core.perf.predict import CurvePoint, Performance
 from app.core.result import Range
 from app.core.text import Text
+from app.web.forms import error_of, problems_of
 from app.web.i18n import t, tr
-from app.web.planner import views
-from app.web.planner.params import parse_lenient
-from app.web.planner.routes import permalink, state_items, wants_fragment
+from app.web.planner.params import parse_lenient, permalink, state_items
 from app.web.planner.service import resolve_lenient
 from app.web.speed.api import performance_for
+from app.web.templating import wants_fragment
 
 router = APIRouter()
 
@@ -243,7 +243,7 @@ def speed_view(perf: Performance) -> SpeedView:
 @router.post("/speed", name="speed_fragment_post", response_class=HTMLResponse, include_in_schema=False)
 async def speed_fragment(request: Request) -> Response:
     """The Speed section for the planner's inputs (block ``speed`` for htmx, a full page otherwise)."""
-    # by POST the ``state`` field carries the inputs (pages.state_items); computed in the thread pool
+    # by POST the ``state`` field carries the inputs (planner.params.state_items); computed in the thread pool
     items = await state_items(request)
     return await run_in_threadpool(_speed_fragment, request, items)
 
@@ -252,7 +252,7 @@ def _speed_fragment(request: Request, items: list[tuple[str, str]]) -> Response:
     params, problems = parse_lenient(items)
     resolved, more = resolve_lenient(params)
     context: dict[str, object] = {
-        "problems": views.problems_of(problems + more),
+        "problems": problems_of(problems + more),
         "back": permalink(request, resolved.params),
         "speed": None,
         "error": None,
@@ -261,7 +261,7 @@ def _speed_fragment(request: Request, items: list[tuple[str, str]]) -> Response:
     try:
         context["speed"] = speed_view(performance_for(resolved))
     except PlannerError as exc:
-        context["error"] = views.error_of(exc)
+        context["error"] = error_of(exc)
         status = 422
     renderer = request.app.state.renderer
     if wants_fragment(request):
