@@ -8,19 +8,13 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import escape
 from pydantic import ValidationError
-from starlette.concurrency import run_in_threadpool
 
 from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
-from app.core.recommend import recommend
-from app.core.specs import ServeConfig
-from app.core.text import N_
 from app.core.versions import default_gpu_memory_utilization
-from app.resources import Data, directory
-from app.web import i18n, markdown
 from app.web.compare import params as compare
 from app.web.forms import Problem, error_of, problems_of
-from app.web.i18n import _, t
+from app.web.i18n import t
 from app.web.planner import views
 from app.web.planner.params import (
     FieldProblem,
@@ -31,19 +25,11 @@ from app.web.planner.params import (
     serve_values,
     state_items,
     to_query,
-    with_serve,
 )
 from app.web.planner.service import estimate_with_curve, resolve_lenient
-from app.web.recommend.api import build_view as recommendation_view
 from app.web.templating import wants_fragment
 
 router = APIRouter()
-DOCS_DIR = directory(Data.DOCS)
-# Generated reports served as pages: route name -> (file, page title).
-DOC_PAGES = {
-    "accuracy_report": ("accuracy.md", N_("Accuracy against real vLLM logs")),
-    "model_notes": ("model.md", N_("How the planner models what vLLM measures")),
-}
 COMMAND_MAX_CHARS = 20_000
 # Query keys that are messages for one page view, never part of the permalink.
 NOTE_IGNORED_FLAGS = "ignored_flags"
@@ -187,89 +173,3 @@ def fill_from_command(request: Request, command: str = Form(""), state: str = Fo
     if request.headers.get("HX-Request") == "true":
         return Response(status_code=204, headers={"HX-Redirect": target})
     return RedirectResponse(target, status_code=303)
-
-
-def _params_with(params: PlannerParams, serve: ServeConfig) -> PlannerParams:
-    """The planner's inputs with a recommended configuration applied (what a step's permalink carries);
-    a device count given by hand grows to hold the new TP × PP (blank follows TP × PP by itself)."""
-    applied = with_serve(params, serve)
-    ranks = serve.tensor_parallel_size * serve.pipeline_parallel_size
-    return applied.model_copy(update={"devices": max(params.devices, ranks) if params.devices else None})
-
-
-@router.get("/recommend", name="recommend_fragment", response_class=HTMLResponse)
-@router.post(
-    "/recommend", name="recommend_fragment_post", response_class=HTMLResponse, include_in_schema=False
-)
-async def recommend_fragment(request: Request) -> Response:
-    """The remedy walk for the planner's inputs: target = its max_model_len and target concurrency.
-
-    Loaded by the results block after it renders (so a slider move never waits for it); without
-    JavaScript the same URL is a full page.
-    """
-    # slow: the walk runs in the thread pool, off the event loop; by POST the inputs are ``state``
-    items = await state_items(request)
-    return await run_in_threadpool(_recommend_fragment, request, items)
-
-
-def _recommend_fragment(request: Request, items: list[tuple[str, str]]) -> Response:
-    params, problems = parse_lenient(items)
-    resolved, more = resolve_lenient(params)
-    params = resolved.params
-    renderer = request.app.state.renderer
-    target_len = params.max_model_len or resolved.model.max_model_len_derived
-    context: dict[str, object] = {
-        "problems": problems_of(problems + more),
-        "back": permalink(request, params),
-        "view": None,
-        "error": None,
-    }
-    try:
-        rec = recommend(
-            model=resolved.model,
-            device=resolved.device,
-            serve=resolved.serve,
-            vllm_version=resolved.vllm_version,
-            target_max_model_len=target_len,
-            target_concurrency=params.target_concurrency,
-            devices_per_node=max(params.device_count, resolved.device.typical_node_devices),
-        )
-        context["view"] = recommendation_view(
-            rec, lambda serve: permalink(request, _params_with(params, serve))
-        )
-        status = 200
-    except PlannerError as exc:
-        context["error"] = error_of(exc)
-        status = 422
-    if wants_fragment(request):
-        body = renderer.block("recommend.html", "recommendation", request, context)
-    else:
-        body = renderer.page("recommend.html", request, context)
-    return HTMLResponse(body, status_code=status, headers={"Vary": "HX-Request"})
-
-
-def render_doc(request: Request, name: str) -> Response:
-    filename, title_id = DOC_PAGES[name]
-    title = _(title_id)
-    # docs/<lang>/<file> when the page is shown in that language (docs/zh/model.md), else docs/<file>
-    translated = DOCS_DIR / i18n.current() / filename
-    path = translated if i18n.current() != i18n.DEFAULT and translated.is_file() else DOCS_DIR / filename
-    renderer = request.app.state.renderer
-    if not path.is_file():
-        body = renderer.page("doc_page.html", request, {"title": title, "body": None, "source": filename})
-        return HTMLResponse(body, status_code=404)
-    source = path.relative_to(DOCS_DIR).as_posix()
-    context = {"title": title, "body": markdown.render(path.read_text(encoding="utf-8")), "source": source}
-    return HTMLResponse(renderer.page("doc_page.html", request, context))
-
-
-@router.get("/accuracy", name="accuracy_report", response_class=HTMLResponse)
-def accuracy_report(request: Request) -> Response:
-    """docs/accuracy.md (generated by bench/accuracy.py --write) as a page."""
-    return render_doc(request, "accuracy_report")
-
-
-@router.get("/model", name="model_notes", response_class=HTMLResponse)
-def model_notes(request: Request) -> Response:
-    """docs/model.md: how each measured partition is modelled, and the bands."""
-    return render_doc(request, "model_notes")

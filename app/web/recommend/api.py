@@ -7,97 +7,20 @@ field; pydantic errors are 422 too; nothing here turns bad input into a 500.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from fastapi import APIRouter, HTTPException
-from pydantic import Field
 
 from app.core.errors import PlannerError
-from app.core.recommend import Recommendation, Snapshot, recommend
-from app.core.specs import ServeConfig
-from app.web.format import gib, integer
-from app.web.i18n import t, tr, tr_list
-from app.web.planner.params import SERVE_FIELDS, PlannerParams, StrictPlannerParams, with_serve
-from app.web.planner.service import Resolved, resolve_strict
+from app.web.i18n import tr
+from app.web.recommend.params import RecommendRequest
+from app.web.recommend.service import payload, run
 
 router = APIRouter(prefix="/api", tags=["api"])
-
-MAX_TOKENS = 10_000_000  # ServeConfig.max_model_len's upper bound
-MAX_DEVICES_PER_NODE = 1024
-MAX_NODES = 1024
-
-
-class RecommendRequest(StrictPlannerParams):
-    """The /api/estimate parameters (one model: app.web.planner.params) plus the target and the room the
-    recommender has. ``target_max_model_len`` defaults to ``max_model_len`` (else the model's maximum)."""
-
-    target_max_model_len: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
-    devices_per_node: int | None = Field(default=None, ge=1, le=MAX_DEVICES_PER_NODE)
-    nodes: int = Field(default=1, ge=1, le=MAX_NODES)
-    allow_fp8_kv: bool = True
-    preference: Literal["latency", "throughput"] = "throughput"
-
-
-# What the recommender adds to the planner's parameters (not part of a configuration).
-RECOMMEND_ONLY = frozenset(RecommendRequest.model_fields) - frozenset(PlannerParams.model_fields)
 
 
 def _unprocessable(field: str, message: str) -> HTTPException:
     return HTTPException(status_code=422, detail=[{"loc": ["body", field], "msg": message}])
-
-
-def run(body: RecommendRequest) -> tuple[Resolved, Recommendation]:
-    """Resolve the inputs as /api/estimate does and run the recommender; PlannerError propagates."""
-    resolved = resolve_strict(body)
-    target_len = body.target_max_model_len or body.max_model_len or resolved.model.max_model_len_derived
-    rec = recommend(
-        model=resolved.model,
-        device=resolved.device,
-        serve=resolved.serve,
-        vllm_version=resolved.vllm_version,
-        target_max_model_len=target_len,
-        target_concurrency=body.target_concurrency,
-        devices_per_node=body.devices_per_node,
-        nodes=body.nodes,
-        allow_fp8_kv=body.allow_fp8_kv,
-        preference=body.preference,
-    )
-    return resolved, rec
-
-
-def final_params(resolved: Resolved, rec: Recommendation) -> dict[str, Any]:
-    """The final configuration as /api/estimate parameters: POST it there unchanged."""
-    params = PlannerParams.model_validate(
-        {k: v for k, v in resolved.params.model_dump().items() if k not in RECOMMEND_ONLY}
-    )
-    applied = with_serve(params, rec.final)
-    if applied.devices is not None:
-        ranks = rec.final.tensor_parallel_size * rec.final.pipeline_parallel_size
-        applied = applied.model_copy(update={"devices": max(applied.devices, ranks)})
-    out = applied.model_dump(exclude_defaults=True, exclude={"lang", "v"})
-    out.update(
-        {name: getattr(applied, name) for name in ("model", "device", *SERVE_FIELDS)},
-        vllm_version=resolved.vllm_version,
-    )
-    return out
-
-
-def payload(resolved: Resolved, rec: Recommendation) -> dict[str, Any]:
-    return {
-        "target_max_model_len": rec.target_max_model_len,
-        "target_concurrency": rec.target_concurrency,
-        "steps": [step.model_dump() for step in rec.steps],
-        "final": final_params(resolved, rec),
-        "meets_target": rec.meets_target,
-        "impossible_reason": rec.impossible_reason,
-        "best_len_at_target_concurrency": rec.best_len_at_target_concurrency,
-        "best_concurrency_at_target_len": rec.best_concurrency_at_target_len,
-        "command": rec.command,
-        "bisection": rec.bisection.model_dump(),
-        "warnings": rec.warnings,
-    }
 
 
 @router.post("/recommend", name="api_recommend")
@@ -108,97 +31,3 @@ def recommend_post(body: RecommendRequest) -> dict[str, Any]:
     except PlannerError as exc:
         raise _unprocessable(exc.field, tr(exc.message)) from exc
     return payload(resolved, rec)
-
-
-# --- view model for templates/_recommend.html ----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SnapshotView:
-    concurrency_at_target: str  # "10.06x"
-    largest_len_at_target: str  # "82,432"
-    kv_tokens: str
-    kv_pool: str  # "50.30 GiB"
-    kv_bytes_per_token: str
-
-
-@dataclass(frozen=True)
-class StepView:
-    key: str
-    label: str
-    applied: bool
-    reason: str
-    effect: str
-    cost: str
-    before: SnapshotView
-    after: SnapshotView
-    link: str  # planner permalink with this step's configuration applied ("" when not applicable)
-    undone: bool = False  # applied, then undone by the prune pass
-    undone_reason: str = ""
-
-
-@dataclass(frozen=True)
-class RecommendationView:
-    tone: Literal["good", "bad"]
-    meets_target: bool
-    target_len: str
-    target_concurrency: str
-    steps: list[StepView]
-    impossible_reason: str | None
-    best_len: str
-    best_concurrency: str
-    command: str
-    bisection_verdict: str
-    bisection_explanation: str
-    warnings: list[str]
-    final_link: str
-
-
-def _snapshot_view(snap: Snapshot) -> SnapshotView:
-    return SnapshotView(
-        concurrency_at_target=f"{snap.concurrency_at_target_len:.2f}x",
-        largest_len_at_target=integer(snap.largest_len_at_target_concurrency),
-        kv_tokens=integer(snap.kv_tokens),
-        kv_pool=gib(snap.kv_cache_bytes) if snap.kv_cache_bytes >= 0 else t("none (over budget)"),
-        kv_bytes_per_token=integer(snap.kv_bytes_per_token),
-    )
-
-
-def build_view(
-    rec: Recommendation, link_for: Callable[[ServeConfig], str] | None = None
-) -> RecommendationView:
-    """``link_for`` turns a configuration into a planner permalink (the page passes it; the API does not)."""
-
-    def link(serve: ServeConfig) -> str:
-        return link_for(serve) if link_for is not None else ""
-
-    return RecommendationView(
-        tone="good" if rec.meets_target else "bad",
-        meets_target=rec.meets_target,
-        target_len=integer(rec.target_max_model_len),
-        target_concurrency=integer(rec.target_concurrency),
-        steps=[
-            StepView(
-                key=s.key,
-                label=tr(s.label),
-                applied=s.applied,
-                reason=tr(s.reason),
-                effect=tr(s.effect),
-                cost=tr(s.cost),
-                before=_snapshot_view(s.before),
-                after=_snapshot_view(s.after),
-                link=link(s.serve) if s.applied and not s.undone else "",
-                undone=s.undone,
-                undone_reason=tr(s.undone_reason) if s.undone_reason else "",
-            )
-            for s in rec.steps
-        ],
-        impossible_reason=tr(rec.impossible_reason) if rec.impossible_reason is not None else None,
-        best_len=integer(rec.best_len_at_target_concurrency),
-        best_concurrency=integer(rec.best_concurrency_at_target_len),
-        command=rec.command,
-        bisection_verdict=rec.bisection.verdict,
-        bisection_explanation=tr(rec.bisection.explanation),
-        warnings=tr_list(rec.warnings),
-        final_link=link(rec.final),
-    )

@@ -1,0 +1,28 @@
+"""The speed for the planner's inputs: the exact pool from the shared estimate call, then app.core.perf."""
+
+from __future__ import annotations
+
+from app.core.perf.predict import Performance, performance
+from app.core.perf.schedule import Workload
+from app.web.planner.params import PlannerParams
+from app.web.planner.service import Resolved, estimate_for
+
+
+def workload_of(params: PlannerParams) -> Workload:
+    return Workload(
+        input_tokens=params.input_tokens,
+        output_tokens=params.output_tokens,
+        concurrency=params.speed_concurrency,
+    )
+
+
+def performance_for(resolved: Resolved, *, with_curve: bool = True) -> Performance:
+    """The estimate (the exact pool) and the speed on top of it; PlannerError propagates."""
+    return performance(
+        estimate=estimate_for(resolved),
+        model=resolved.model,
+        device=resolved.device,
+        serve=resolved.serve,
+        workload=workload_of(resolved.params),
+        with_curve=with_curve,
+    )

@@ -1,0 +1,223 @@
+"""The Speed section's view model: the three numbers with bands, the KV-cliff line and the chart (server-rendered SVG)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from markupsafe import Markup, escape
+
+from app.core.perf.predict import CurvePoint, Performance
+from app.core.result import Range
+from app.core.text import Text
+from app.web.i18n import t, tr
+
+CHART_WIDTH = 1000  # viewBox units; the SVG scales to its container
+CHART_HEIGHT = 320
+MARGIN_LEFT = 80
+MARGIN_RIGHT = 80
+MARGIN_TOP = 24
+MARGIN_BOTTOM = 52
+THROUGHPUT_COLOUR = "#2b6cb0"
+TPOT_COLOUR = "#c05621"
+CLIFF_COLOUR = "#c53030"
+GRID_COLOUR = "#d7d7de"
+Y_TICKS = 4
+LIMIT_LABELS = {
+    "clients": Text("the number of clients"),
+    "max_num_seqs": Text("--max-num-seqs"),
+    "kv_pool": Text("the KV pool"),
+}
+
+
+@dataclass(frozen=True)
+class SpeedNumber:
+    key: str  # ttft / tpot / throughput
+    label: str
+    value: str
+    band: str
+
+
+@dataclass(frozen=True)
+class SpeedView:
+    numbers: tuple[SpeedNumber, ...]
+    badge: str  # "calibrated" / "extrapolated", translated
+    calibrated: bool
+    secondary: str  # requests/s and per-user tokens/s
+    kv_line: str  # where the KV cliff is, or that the pool never limits
+    kv_limited: bool
+    notes: tuple[str, ...]
+    chart: Markup
+    table: tuple[tuple[str, str, str, str, bool], ...]  # concurrency, TTFT, TPOT, tokens/s, kv-limited
+
+
+def _number(value: float) -> str:
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def _band(r: Range) -> str:
+    return f"{_number(r.low)}–{_number(r.high)}"
+
+
+def _ticks(top: float) -> list[float]:
+    if top <= 0:
+        return [0.0]
+    step = 10 ** math.floor(math.log10(top / Y_TICKS))
+    for factor in (1, 2, 5, 10):
+        if top / (step * factor) <= Y_TICKS:
+            step *= factor
+            break
+    return [step * i for i in range(int(top / step) + 2)]
+
+
+def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None) -> Markup:
+    """Output tokens/s (left axis) and TPOT (right axis) against concurrency on a log2 axis."""
+    if not curve:
+        return Markup("")
+    plot_w = CHART_WIDTH - MARGIN_LEFT - MARGIN_RIGHT
+    plot_h = CHART_HEIGHT - MARGIN_TOP - MARGIN_BOTTOM
+    lo, hi = math.log2(curve[0].concurrency), math.log2(curve[-1].concurrency)
+    span = max(hi - lo, 1e-9)
+    thr_ticks = _ticks(max(p.output_tokens_per_s for p in curve))
+    tpot_ticks = _ticks(max(p.tpot_ms for p in curve))
+    thr_top, tpot_top = thr_ticks[-1] or 1.0, tpot_ticks[-1] or 1.0
+
+    def x(c: float) -> float:
+        return MARGIN_LEFT + (math.log2(c) - lo) / span * plot_w
+
+    def y(value: float, top: float) -> float:
+        return MARGIN_TOP + plot_h - value / top * plot_h
+
+    title = escape(tr(t("Throughput and TPOT against concurrency")))
+    desc = escape(
+        tr(
+            t(
+                "Output tokens per second (blue, left axis) and time per output token in ms (orange, right axis) "
+                "for 1 to {top} concurrent clients; the red line marks where the KV pool stops holding every request.",
+                top=curve[-1].concurrency,
+            )
+        )
+    )
+    parts = [
+        f'<svg class="speed-chart" viewBox="0 0 {CHART_WIDTH} {CHART_HEIGHT}" role="img" '
+        f'aria-labelledby="speed-chart-title speed-chart-desc" xmlns="http://www.w3.org/2000/svg">',
+        f'<title id="speed-chart-title">{title}</title><desc id="speed-chart-desc">{desc}</desc>',
+    ]
+    for tick in thr_ticks:
+        ty = y(tick, thr_top)
+        parts.append(
+            f'<line x1="{MARGIN_LEFT}" y1="{ty:.1f}" x2="{CHART_WIDTH - MARGIN_RIGHT}" y2="{ty:.1f}" '
+            f'stroke="{GRID_COLOUR}" stroke-width="1"/>'
+            f'<text x="{MARGIN_LEFT - 8}" y="{ty + 5:.1f}" text-anchor="end" font-size="16" '
+            f'fill="{THROUGHPUT_COLOUR}">{_number(tick)}</text>'
+        )
+    for tick in tpot_ticks:
+        ty = y(tick, tpot_top)
+        parts.append(
+            f'<text x="{CHART_WIDTH - MARGIN_RIGHT + 8}" y="{ty + 5:.1f}" font-size="16" '
+            f'fill="{TPOT_COLOUR}">{_number(tick)}</text>'
+        )
+    for p in curve:
+        px = x(p.concurrency)
+        parts.append(
+            f'<text x="{px:.1f}" y="{CHART_HEIGHT - MARGIN_BOTTOM + 22}" text-anchor="middle" font-size="15">'
+            f"{p.concurrency}</text>"
+        )
+    parts.append(
+        f'<text x="{MARGIN_LEFT + plot_w / 2:.1f}" y="{CHART_HEIGHT - 8}" text-anchor="middle" font-size="16">'
+        f"{escape(tr(t('concurrent clients')))}</text>"
+    )
+    for key, colour, top, attr in (
+        ("throughput", THROUGHPUT_COLOUR, thr_top, "output_tokens_per_s"),
+        ("tpot", TPOT_COLOUR, tpot_top, "tpot_ms"),
+    ):
+        points = " ".join(f"{x(p.concurrency):.1f},{y(getattr(p, attr), top):.1f}" for p in curve)
+        parts.append(
+            f'<polyline class="speed-{key}" points="{points}" fill="none" stroke="{colour}" stroke-width="3"/>'
+        )
+    if cliff is not None and curve[0].concurrency <= cliff <= curve[-1].concurrency:
+        cx = x(cliff)
+        label = escape(tr(t("KV cliff at {cliff}", cliff=cliff)))
+        parts.append(
+            f'<line id="kv-cliff" x1="{cx:.1f}" y1="{MARGIN_TOP}" x2="{cx:.1f}" y2="{MARGIN_TOP + plot_h}" '
+            f'stroke="{CLIFF_COLOUR}" stroke-width="2" stroke-dasharray="8 6"/>'
+            f'<text x="{cx + (-6 if cx > CHART_WIDTH / 2 else 6):.1f}" y="{MARGIN_TOP + 16}" '
+            f'text-anchor="{"end" if cx > CHART_WIDTH / 2 else "start"}" font-size="16" '
+            f'fill="{CLIFF_COLOUR}">{label}</text>'
+        )
+    here = min(curve, key=lambda p: abs(p.concurrency - concurrency))
+    parts.append(
+        f'<circle cx="{x(here.concurrency):.1f}" cy="{y(here.output_tokens_per_s, thr_top):.1f}" r="7" '
+        f'fill="{THROUGHPUT_COLOUR}"/><circle cx="{x(here.concurrency):.1f}" '
+        f'cy="{y(here.tpot_ms, tpot_top):.1f}" r="7" fill="{TPOT_COLOUR}"/>'
+    )
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def speed_view(perf: Performance) -> SpeedView:
+    calibrated = perf.basis == "calibrated"
+    numbers = (
+        SpeedNumber(
+            "ttft", tr(t("Time to first token (ms)")), _number(perf.ttft_ms.expected), _band(perf.ttft_ms)
+        ),
+        SpeedNumber(
+            "tpot", tr(t("Time per output token (ms)")), _number(perf.tpot_ms.expected), _band(perf.tpot_ms)
+        ),
+        SpeedNumber(
+            "throughput",
+            tr(t("Output tokens/s (this replica)")),
+            _number(perf.output_tokens_per_s.expected),
+            _band(perf.output_tokens_per_s),
+        ),
+    )
+    secondary = tr(
+        t(
+            "{requests} requests/s; {per_user} tokens/s per user while decoding; {running} requests run at once per rank (limited by {limit}).",
+            requests=_number(perf.requests_per_s.expected),
+            per_user=_number(perf.per_user_tokens_per_s.expected),
+            running=perf.running_requests,
+            limit=tr(LIMIT_LABELS.get(perf.limit, perf.limit)),
+        )
+    )
+    if perf.kv_limited_from_concurrency is None:
+        kv_line = tr(t("The KV pool holds every request up to max_num_seqs: no KV cliff for this workload."))
+    elif perf.kv_limited:
+        kv_line = tr(
+            t(
+                "KV-limited: from {cliff} concurrent clients the pool cannot hold every request; latency jumps.",
+                cliff=perf.kv_limited_from_concurrency,
+            )
+        )
+    else:
+        kv_line = tr(
+            t(
+                "The KV cliff is at {cliff} concurrent clients: beyond it vLLM preempts and requests queue.",
+                cliff=perf.kv_limited_from_concurrency,
+            )
+        )
+    table = tuple(
+        (
+            str(p.concurrency),
+            _number(p.ttft_ms),
+            _number(p.tpot_ms),
+            _number(p.output_tokens_per_s),
+            p.kv_limited,
+        )
+        for p in perf.curve
+    )
+    return SpeedView(
+        numbers=numbers,
+        badge=tr(t("calibrated")) if calibrated else tr(t("extrapolated")),
+        calibrated=calibrated,
+        secondary=secondary,
+        kv_line=kv_line,
+        kv_limited=perf.kv_limited,
+        notes=tuple(tr(n) for n in perf.notes),
+        chart=speed_chart(perf.curve, concurrency=perf.concurrency, cliff=perf.kv_limited_from_concurrency),
+        table=table,
+    )
