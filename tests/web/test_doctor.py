@@ -20,7 +20,7 @@ from app.core.diagnose import diagnose
 from app.core.estimate import estimate
 from app.core.logs import MAX_LOG_CHARS
 from app.web.app import create_app
-from app.web.doctor.routes import MAX_BODY_BYTES
+from app.web.doctor.params import MAX_BODY_BYTES
 from app.web.planner.params import parse_lenient
 from app.web.planner.service import resolve_lenient
 from tests.web.helpers import expected_numbers, page_numbers, text_of
