@@ -6,7 +6,6 @@ import dataclasses
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
@@ -39,6 +38,7 @@ from app.web.planner.params import (
 )
 from app.web.planner.service import Resolved, estimate_for, resolve_strict
 from app.web.templating import wants_fragment
+from app.web.validation import query_error
 
 router = APIRouter()
 api_router = APIRouter(prefix="/api", tags=["api"])
@@ -74,15 +74,6 @@ def _explore(request: Request, items: list[tuple[str, str]]) -> Response:
     return HTMLResponse(body, status_code=422 if view.error else 200, headers=headers)
 
 
-def _query_error(exc: ValidationError) -> RequestValidationError:
-    return RequestValidationError(
-        [
-            {**err, "loc": ("query", *err["loc"])}
-            for err in exc.errors(include_url=False, include_context=False)
-        ]
-    )
-
-
 def _resolve_api(params: StrictPlannerParams, quantization: str | None = None) -> Resolved:
     resolved = resolve_strict(params)
     if quantization:
@@ -96,7 +87,7 @@ def blocks_api(request: Request) -> dict[str, Any]:
     try:
         query = BlocksQuery.model_validate(dict(request.query_params.multi_items()))
     except ValidationError as exc:
-        raise _query_error(exc) from exc
+        raise query_error(exc) from exc
     resolved = _resolve_api(query)
     est = estimate_for(resolved)
     sizes = block_sizes(resolved, est, query)
