@@ -7,14 +7,16 @@ and one ``Problem`` for every banner line, inline error and API detail the pages
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from app.core.errors import PlannerError
 from app.web.i18n import tr
 from app.web.planner.params import FieldProblem
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(NamedTuple):
+    """One choice of a <select> or <datalist>: a pair, so templates may pass literal (value, label) pairs too."""
+
     value: str
     label: str
 

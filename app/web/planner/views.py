@@ -26,6 +26,7 @@ from app.web.forms import Option, Problem
 from app.web.i18n import _, t, tr, tr_list
 from app.web.planner import svg
 from app.web.planner.params import (
+    CARD_DTYPES,
     DEFAULT_SPEED_CONCURRENCY,
     TENSOR_PARALLEL_SIZES,
     PlannerParams,
@@ -121,7 +122,8 @@ class FormState:
     # the Speed workload (issue 14): concurrency slider stops and the --quantization choices
     concurrency_stops: tuple[int, ...] = ()
     concurrency_index: int = 0
-    quantization_names: tuple[str, ...] = ()
+    quantizations: tuple[Option, ...] = ()
+    card_dtypes: tuple[Option, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -248,7 +250,8 @@ def form_state(
         open_card=params.card_started,
         concurrency_stops=(conc := concurrency_stops(params.speed_concurrency)),
         concurrency_index=conc.index(params.speed_concurrency),
-        quantization_names=tuple(sorted(QUANTIZATION_FLAGS)),
+        quantizations=tuple(Option(q, q) for q in sorted(QUANTIZATION_FLAGS)),
+        card_dtypes=tuple(Option(d, d) for d in CARD_DTYPES),
     )
 
 
