@@ -41,13 +41,23 @@ def doctor_app(root_path: str = "") -> FastAPI:
 
 
 @pytest.fixture(scope="module")
-def client() -> TestClient:
-    return TestClient(doctor_app())
+def app() -> FastAPI:
+    return doctor_app()
 
 
 @pytest.fixture(scope="module")
-def prefixed() -> TestClient:
-    return TestClient(doctor_app(PREFIX))
+def prefixed_app() -> FastAPI:
+    return doctor_app(PREFIX)
+
+
+@pytest.fixture
+def client(app: FastAPI) -> TestClient:  # a client per test: its cookies (the language) stay in it
+    return TestClient(app)
+
+
+@pytest.fixture
+def prefixed(prefixed_app: FastAPI) -> TestClient:
+    return TestClient(prefixed_app)
 
 
 def load(name: str) -> str:

@@ -56,7 +56,7 @@ PAGES = (
 )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def zh() -> TestClient:
     return TestClient(APP, cookies={"lang": "zh"})
 

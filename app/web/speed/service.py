@@ -3,17 +3,8 @@
 from __future__ import annotations
 
 from app.core.perf.predict import Performance, performance
-from app.core.perf.schedule import Workload
-from app.web.planner.params import PlannerParams
 from app.web.planner.service import Resolved, estimate_for
-
-
-def workload_of(params: PlannerParams) -> Workload:
-    return Workload(
-        input_tokens=params.input_tokens,
-        output_tokens=params.output_tokens,
-        concurrency=params.speed_concurrency,
-    )
+from app.web.speed.params import workload_of
 
 
 def performance_for(resolved: Resolved, *, with_curve: bool = True) -> Performance:
