@@ -59,7 +59,6 @@ def build_view(
             resolved,
             est,
             curve,
-            link,
             compare_link=compare.compare_link(request, params),
             compare_versions=compare.compare_versions(params),
             details=not lazy,

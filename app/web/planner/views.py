@@ -594,7 +594,6 @@ def result_view(
     resolved: Resolved,
     est: Estimate,
     curve: list[tuple[int, float]],
-    permalink: str,
     *,
     compare_link: str = "",
     compare_versions: str = "",
