@@ -6,34 +6,8 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qsl, urlsplit
 
-from app.core.catalog import find_device, find_model
-from app.core.estimate import estimate
-from app.core.result import Estimate, Range
-from app.core.specs import GIB, ServeConfig
-from tests.web.helpers import text_of
-
-LLAMA = "meta-llama/Llama-3.1-8B"
-H100 = "nvidia-h100-sxm-80gb"
-# The brief's borderline case: Llama-3.1-8B on one H100 at utilization 0.3, max_model_len set to the
-# estimated maximum for that budget (checked below with estimate() itself).
-BORDERLINE_UTIL = 0.3
-
-
-def run(
-    *, model: str = LLAMA, version: str | None = None, target: int | None = None, **serve: object
-) -> Estimate:
-    return estimate(
-        model=find_model(model),
-        device=find_device(H100),
-        serve=ServeConfig(**serve),
-        vllm_version=version,
-        target_concurrency=target,
-    )
-
-
-def gib_range(r: Range) -> str:
-    """Formatted independently of the view: "5.01 – 6.44 GiB"."""
-    return f"{r.low / GIB:,.2f} – {r.high / GIB:,.2f} GiB"
+from app.core.specs import GIB
+from tests.web.helpers import gib_range, text_of, version_estimate
 
 
 def test_planner_links_to_compare(client):
@@ -48,7 +22,7 @@ def test_planner_links_to_compare(client):
 
 
 def test_compare_shows_both_versions_from_the_core(client):
-    a, b = run(version="0.19.0", target=1), run(version="0.33.0", target=1)
+    a, b = version_estimate(version="0.19.0", target=1), version_estimate(version="0.33.0", target=1)
     r = client.get("/compare?v=1&a=0.19.0&b=0.33.0")
     assert r.status_code == 200
     page = r.text
@@ -79,8 +53,8 @@ def test_compare_with_explicit_utilization_does_not_blame_the_default(client):
     assert text_of(page, "c-utilization-a") == text_of(page, "c-utilization-b") == "0.8 (set)"
     assert 'id="why-utilization"' not in page
     a, b = (
-        run(version="0.19.0", gpu_memory_utilization=0.8),
-        run(version="0.33.0", gpu_memory_utilization=0.8),
+        version_estimate(version="0.19.0", gpu_memory_utilization=0.8),
+        version_estimate(version="0.33.0", gpu_memory_utilization=0.8),
     )
     assert text_of(page, "c-kv-a") == f"{a.kv_cache_bytes / GIB:,.2f} GiB"
     assert text_of(page, "c-kv-b") == f"{b.kv_cache_bytes / GIB:,.2f} GiB"

@@ -7,34 +7,15 @@ import re
 
 import pytest
 
-from app.core.catalog import find_device, find_model
-from app.core.estimate import estimate
-from app.core.result import Estimate, Range
-from app.core.specs import GIB, ServeConfig
-from tests.web.helpers import text_of
+from app.core.specs import GIB
+from tests.web.helpers import gib_range, text_of, version_estimate
 
-LLAMA = "meta-llama/Llama-3.1-8B"
-H100 = "nvidia-h100-sxm-80gb"
 # The brief's borderline case: Llama-3.1-8B on one H100 at utilization 0.3, max_model_len set to the
 # estimated maximum for that budget (checked below with estimate() itself).
 BORDERLINE_UTIL = 0.3
 
 
-def run(
-    *, model: str = LLAMA, version: str | None = None, target: int | None = None, **serve: object
-) -> Estimate:
-    return estimate(
-        model=find_model(model),
-        device=find_device(H100),
-        serve=ServeConfig(**serve),
-        vllm_version=version,
-        target_concurrency=target,
-    )
-
-
-def gib_range(r: Range) -> str:
-    """Formatted independently of the view: "5.01 – 6.44 GiB"."""
-    return f"{r.low / GIB:,.2f} – {r.high / GIB:,.2f} GiB"
+run = version_estimate
 
 
 @pytest.fixture(scope="module")
