@@ -10,17 +10,37 @@ from app.web.planner.service import Resolved, resolve_strict
 from app.web.recommend.params import RECOMMEND_ONLY, RecommendRequest, params_with
 
 
-def run(body: RecommendRequest) -> tuple[Resolved, Recommendation]:
-    """Resolve the inputs as /api/estimate does and run the recommender; PlannerError propagates."""
-    resolved = resolve_strict(body)
-    target_len = body.target_max_model_len or body.max_model_len or resolved.model.max_model_len_derived
-    rec = recommend(
+def recommend_for(
+    resolved: Resolved,
+    *,
+    target_max_model_len: int | None = None,
+    devices_per_node: int | None = None,
+    **room: Any,
+) -> Recommendation:
+    """The one recommender call of the web features: the resolved inputs, the target length (default
+    the inputs' max_model_len, else the model's maximum) and their target concurrency; ``room``: the
+    API's nodes, allow_fp8_kv and preference. PlannerError propagates."""
+    params = resolved.params
+    return recommend(
         model=resolved.model,
         device=resolved.device,
         serve=resolved.serve,
         vllm_version=resolved.vllm_version,
-        target_max_model_len=target_len,
-        target_concurrency=body.target_concurrency,
+        target_max_model_len=target_max_model_len
+        or params.max_model_len
+        or resolved.model.max_model_len_derived,
+        target_concurrency=params.target_concurrency,
+        devices_per_node=devices_per_node,
+        **room,
+    )
+
+
+def run(body: RecommendRequest) -> tuple[Resolved, Recommendation]:
+    """Resolve the inputs as /api/estimate does and run the recommender with the body's room."""
+    resolved = resolve_strict(body)
+    rec = recommend_for(
+        resolved,
+        target_max_model_len=body.target_max_model_len,
         devices_per_node=body.devices_per_node,
         nodes=body.nodes,
         allow_fp8_kv=body.allow_fp8_kv,
@@ -30,17 +50,9 @@ def run(body: RecommendRequest) -> tuple[Resolved, Recommendation]:
 
 
 def run_for_planner(resolved: Resolved) -> Recommendation:
-    """The planner's section: target = its max_model_len and target concurrency, the node the device
-    usually comes in (or the devices given, when more)."""
-    params = resolved.params
-    return recommend(
-        model=resolved.model,
-        device=resolved.device,
-        serve=resolved.serve,
-        vllm_version=resolved.vllm_version,
-        target_max_model_len=params.max_model_len or resolved.model.max_model_len_derived,
-        target_concurrency=params.target_concurrency,
-        devices_per_node=max(params.device_count, resolved.device.typical_node_devices),
+    """The planner's section: the node the device usually comes in (or the devices given, when more)."""
+    return recommend_for(
+        resolved, devices_per_node=max(resolved.params.device_count, resolved.device.typical_node_devices)
     )
 
 
