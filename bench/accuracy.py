@@ -14,10 +14,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from app import calibration
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: bench.calibration
+
 from app.core.errors import PlannerError
 from app.core.estimate import estimate
 from app.core.specs import GIB, LayerKind, ModelSpec
+from bench import calibration
 
 FIELDS = (
     ("weights_gib", "weights_bytes"),

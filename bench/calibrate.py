@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import itertools
 import statistics
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
-from app import calibration
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: bench.calibration
+
 from app.core import budget as B
 from app.core.estimate import resolve, validate_parallel
 from app.core.specs import DTYPE_BYTES, GIB
 from app.core.versions import rules_for
+from bench import calibration
 
 
 @dataclass

@@ -21,10 +21,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
+from app.core import catalog
 from app.core.estimate import capacity_curve, estimate
+from app.core.recommend import recommend
+from app.core.specs import ServeConfig
 from app.web.app import create_app, warm_up
-from app.web.params import parse_lenient
-from app.web.resolve import resolve_lenient
+from app.web.planner.params import parse_lenient
+from app.web.planner.service import resolve_lenient
 
 LENGTHS = (2048, 4096, 8192, 16384, 32768, 65536, 131072)
 
@@ -147,11 +150,33 @@ def bench_browser(moves: int) -> None:
     report("browser slider key -> htmx afterSettle, measured in the page (performance.now)", in_page)
 
 
+def bench_recommend(runs: int) -> None:
+    """The whole remedy walk for Llama-3.1-70B on two H100 nodes at 128K x 32 (was a wall-clock
+    assertion in tests/unit/test_recommend.py: < 0.5 s, ~30-70 ms measured)."""
+    model = catalog.find_model("meta-llama/Llama-3.1-70B-Instruct")
+    device = catalog.find_device("nvidia-h100-sxm-80gb")
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        recommend(
+            model=model,
+            device=device,
+            serve=ServeConfig(),
+            vllm_version="0.33.0",
+            target_max_model_len=131_072,
+            target_concurrency=32,
+            nodes=2,
+        )
+        samples.append(time.perf_counter() - start)
+    report("recommend (70B, 2 nodes, 128K x 32)", samples)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--moves", type=int, default=20)
     args = parser.parse_args()
+    bench_recommend(20)
     bench_server(args.requests)
     bench_browser(args.moves)
 

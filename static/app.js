@@ -46,11 +46,22 @@
     }
   }
 
+  function textOf(source) {
+    if (source.tagName === "A") {
+      return source.getAttribute("href");
+    }
+    return "value" in source ? source.value : source.textContent;
+  }
+
   function copyText(button) {
     var source = document.getElementById(button.dataset.copy);
-    var text = "value" in source ? source.value : source.textContent;
+    var text = textOf(source);
     if (button.dataset.copyAsUrl) {
       text = new URL(text, window.location.href).href;
+    }
+    if (button.dataset.copyLink) {  // e.g. the Markdown summary ends with the permalink
+      var link = document.getElementById(button.dataset.copyLink);
+      text += "\n" + new URL(link.getAttribute("href"), window.location.href).href;
     }
     var done = function () {
       button.dataset.copied = "true";
@@ -59,10 +70,33 @@
     if (navigator.clipboard && window.isSecureContext) {
       navigator.clipboard.writeText(text).then(done, function () {});
     } else {
-      source.select();
+      var scratch = document.createElement("textarea");
+      scratch.value = text;
+      scratch.className = "visually-hidden";
+      document.body.appendChild(scratch);
+      scratch.select();
       document.execCommand("copy");
+      scratch.remove();
       done();
     }
+  }
+
+  // A fragment carries the inputs once (#planner-state); its links to other views of the same inputs
+  // come with their path only (data-state-link) and are completed here.
+  function completeStateLinks() {
+    var state = document.getElementById("planner-state");
+    if (!state) {
+      return;
+    }
+    document.querySelectorAll("a[data-state-link]").forEach(function (a) {
+      var query = new URLSearchParams(state.value);
+      if (a.dataset.stateDrop) {
+        query.delete(a.dataset.stateDrop);
+      }
+      var extra = new URLSearchParams(a.dataset.stateExtra || "");
+      extra.forEach(function (value, key) { query.set(key, value); });
+      a.setAttribute("href", a.dataset.stateLink + "?" + query.toString());
+    });
   }
 
   document.addEventListener("input", function (event) {
@@ -89,6 +123,7 @@
   });
   document.addEventListener("htmx:afterSettle", function (event) {
     syncFromServer();
+    completeStateLinks();
     if (event.detail.target && event.detail.target.id === "results") {
       reopen.forEach(function (id) {
         var details = document.getElementById(id);

@@ -19,9 +19,17 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.core.catalog import list_devices, list_models
 from app.core.errors import PlannerError
-from app.web import api, doctor, explore, fleet, pages, perf_api, perf_view, recommend_api
+from app.web import explore, fleet, reports
+from app.web.compare import routes as compare
+from app.web.doctor import routes as doctor
 from app.web.i18n import LanguageMiddleware, _, tr
+from app.web.planner import api
+from app.web.planner import routes as pages
+from app.web.recommend import api as recommend_api
+from app.web.recommend import routes as recommend_routes
 from app.web.security import ECHO_MAX_CHARS, SECURITY_HEADERS, SecurityMiddleware, json_safe
+from app.web.speed import api as perf_api
+from app.web.speed import routes as perf_view
 from app.web.templating import STATIC_DIR, Renderer
 from app.web.validation import localized
 
@@ -152,7 +160,10 @@ def create_app(root_path: str = "") -> FastAPI:
     if root_path:
         app.add_middleware(RootPathMiddleware, root_path=root_path)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    app.include_router(compare.router)
     app.include_router(pages.router)
+    app.include_router(recommend_routes.router)
+    app.include_router(reports.router)
     app.include_router(api.router)
     app.include_router(recommend_api.router)
     app.include_router(perf_api.router)

@@ -110,6 +110,14 @@ def make_environment(lang: str | None = None) -> jinja2.Environment:
     return env
 
 
+def wants_fragment(request: Request) -> bool:
+    """htmx asks for the block, except when restoring history (then it needs the whole page)."""
+    return (
+        request.headers.get("HX-Request") == "true"
+        and request.headers.get("HX-History-Restore-Request") != "true"
+    )
+
+
 MAX_URL_PATHS_PER_APP = 4096  # routes x path parameters x root paths: far fewer in practice
 
 

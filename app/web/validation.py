@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+
 from app.core.text import N_, Message, Text
 from app.web.i18n import tr
 
@@ -94,3 +97,11 @@ def localized(errors: list[Any]) -> list[dict[str, Any]]:
             item["ctx"] = {**ctx, "error": str(ctx["error"])}
         out.append(item)
     return out
+
+
+def query_error(exc: ValidationError) -> RequestValidationError:
+    """A query string's validation errors as FastAPI's own (``loc`` starting at "query"): the one
+    path every JSON route's bad query takes, answered by the app's handler through ``localized``."""
+    return RequestValidationError(
+        [{**err, "loc": ("query", *err["loc"])} for err in exc.errors(include_url=False)]
+    )

@@ -15,8 +15,8 @@ from playwright.sync_api import Browser, expect
 
 from app.core.diagnose import diagnose
 from app.core.estimate import estimate
-from app.web.params import parse_lenient
-from app.web.resolve import resolve_lenient
+from app.web.planner.params import parse_lenient
+from app.web.planner.service import resolve_lenient
 from tests.e2e.conftest import ARTIFACTS, PREFIX, LiveServer, Tab
 from tests.web.helpers import NUMBER_IDS, expected_numbers
 

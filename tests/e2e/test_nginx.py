@@ -208,8 +208,8 @@ def test_browser_through_nginx(nginx: Nginx, browser: Browser) -> None:
         before = page.inner_text("#n-max-model-len")
         slider = page.locator("#f-mml-slider")
         slider.focus()
-        with page.expect_response(
-            lambda r: "max_model_len=" in r.url and r.request.headers.get("hx-request") == "true"
+        with page.expect_response(  # the form's fragment: POSTed to the planner (the inputs in the body)
+            lambda r: urlsplit(r.url).path == PREFIX + "/" and r.request.headers.get("hx-request") == "true"
         ):
             page.keyboard.press("ArrowRight")
         page.wait_for_function("() => !window.location.search.includes('max_model_len=8192')")

@@ -10,8 +10,8 @@ import pytest
 from playwright.sync_api import expect
 
 from app.core.estimate import estimate
-from app.web.params import parse_lenient
-from app.web.resolve import resolve_lenient
+from app.web.planner.params import parse_lenient
+from app.web.planner.service import resolve_lenient
 from tests.e2e.conftest import PREFIX, LiveServer, Tab
 from tests.web.conftest import LLAMA_31_8B_CONFIG
 from tests.web.helpers import NUMBER_IDS, expected_numbers
@@ -165,6 +165,17 @@ def test_closed_sections_load_when_opened_and_stay_open(live_server: LiveServer,
     expect(page.locator("#curve-details")).to_have_attribute("open", "")
     expect(page.locator("#curve-table tbody tr")).to_have_count(24)
     expect(page.locator("#curve-table")).not_to_have_text(rows_before)
+    # the fragment carried the inputs once (#planner-state); app.js completed the links from it
+    expect(page.locator("#explore-link")).to_have_attribute(
+        "href", re.compile(r"^/explore\?v=1&.*kv_cache_dtype=fp8")
+    )
+    compare = page.locator("#compare-link")
+    expect(compare).to_have_attribute(
+        "href", re.compile(r"^/compare\?v=1&.*kv_cache_dtype=fp8.*&a=0\.11\.0&b=0\.19\.0$")
+    )
+    assert "vllm_version" not in (compare.get_attribute("href") or "")
+    compare.click()
+    expect(page).to_have_url(re.compile(r"/compare\?.*kv_cache_dtype=fp8.*a=0\.11\.0&b=0\.19\.0"))
     assert_all_local(tab, live_server.origin)
 
 

@@ -59,7 +59,7 @@ def test_two_workers_under_a_prefix_serve_pages_fragments_and_the_api() -> None:
         status, fragment, headers = _get(base + "/?v=1&max_model_len=16384", {"HX-Request": "true"})
         assert status == 200 and "<html" not in fragment and 'id="verdict"' in fragment
         assert headers["hx-replace-url"] == f"{PREFIX}/?v=1&max_model_len=16384"
-        assert f'hx-get="{PREFIX}/part/curve?' in fragment
+        assert f'hx-post="{PREFIX}/part/curve"' in fragment
         # 16 clients at once: all answered (the balanced accept hands connections to both workers)
         with ThreadPoolExecutor(16) as pool:
             statuses = list(

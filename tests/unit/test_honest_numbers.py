@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import statistics
 
-from app import calibration
 from app.core import catalog
 from app.core.estimate import estimate
 from app.core.specs import GIB, ServeConfig
+from bench import calibration
 
 
 def test_kv_range_covers_real_logs_and_stays_narrow() -> None:

@@ -19,8 +19,8 @@ from app.core.recommend import recommend
 from app.core.specs import ServeConfig
 from app.core.text import Message, Text, TextList, translate
 from app.web import i18n
-from app.web.i18n_scan import english_words, hard_coded, visible_text
 from app.web.templating import TEMPLATES_DIR, make_environment
+from tests.i18n_scan import english_words, hard_coded, visible_text
 
 ROOT = Path(__file__).resolve().parents[2]
 PO = ROOT / "app" / "i18n" / "zh" / "LC_MESSAGES" / "messages.po"

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from app import calibration
 from app.core import budget as B
 from app.core import catalog
 from app.core.estimate import estimate
 from app.core.specs import GIB, ServeConfig
+from bench import calibration
 
 # ------------------------------------------------------------------------------------------------
 # fused-MoE workspace

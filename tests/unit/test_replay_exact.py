@@ -11,10 +11,10 @@ import math
 
 import pytest
 
-from app import calibration
 from app.core import kv as K
 from app.core.estimate import sizing_for
 from app.core.specs import GIB
+from bench import calibration
 
 
 def _replayable() -> list[calibration.Case]:

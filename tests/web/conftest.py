@@ -6,6 +6,7 @@ import warnings
 from typing import Any
 
 import pytest
+from fastapi import FastAPI
 from starlette.exceptions import StarletteDeprecationWarning
 
 from app.web.app import create_app
@@ -49,10 +50,22 @@ LLAMA_31_70B_CONFIG: dict[str, Any] = {
 
 
 @pytest.fixture(scope="session")
-def client() -> TestClient:
-    return TestClient(create_app())
+def web_app() -> FastAPI:
+    return create_app()
 
 
 @pytest.fixture(scope="session")
-def prefixed_client() -> TestClient:
-    return TestClient(create_app(root_path="/tools/kvplan"))
+def prefixed_app() -> FastAPI:
+    return create_app(root_path="/tools/kvplan")
+
+
+# One app per session (building it is the slow part), a client per test: a client keeps cookies, so a
+# shared one let a test's lang=zh answer (it sets the language cookie) turn every later test Chinese.
+@pytest.fixture
+def client(web_app: FastAPI) -> TestClient:
+    return TestClient(web_app)
+
+
+@pytest.fixture
+def prefixed_client(prefixed_app: FastAPI) -> TestClient:
+    return TestClient(prefixed_app)

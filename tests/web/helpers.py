@@ -5,7 +5,10 @@ from __future__ import annotations
 import html
 import re
 
-from app.core.result import Estimate
+from app.core.catalog import find_device, find_model
+from app.core.estimate import estimate
+from app.core.result import Estimate, Range
+from app.core.specs import GIB, ServeConfig
 from app.web.format import gib, integer
 
 NUMBER_IDS = ("n-kv-bytes", "n-kv-tokens", "n-concurrency", "n-max-model-len")
@@ -31,3 +34,25 @@ def expected_numbers(est: Estimate) -> dict[str, str]:
         "n-concurrency": f"{est.max_concurrency:.2f}x",
         "n-max-model-len": integer(est.max_model_len),
     }
+
+
+LLAMA = "meta-llama/Llama-3.1-8B"
+H100 = "nvidia-h100-sxm-80gb"
+
+
+def version_estimate(
+    *, model: str = LLAMA, version: str | None = None, target: int | None = None, **serve: object
+) -> Estimate:
+    """estimate() on one H100 for a catalog model, a release and some flags (what a page must agree with)."""
+    return estimate(
+        model=find_model(model),
+        device=find_device(H100),
+        serve=ServeConfig(**serve),
+        vllm_version=version,
+        target_concurrency=target,
+    )
+
+
+def gib_range(r: Range) -> str:
+    """Formatted independently of the view: "5.01 – 6.44 GiB"."""
+    return f"{r.low / GIB:,.2f} – {r.high / GIB:,.2f} GiB"

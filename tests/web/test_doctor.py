@@ -20,9 +20,9 @@ from app.core.diagnose import diagnose
 from app.core.estimate import estimate
 from app.core.logs import MAX_LOG_CHARS
 from app.web.app import create_app
-from app.web.doctor import MAX_BODY_BYTES
-from app.web.params import parse_lenient
-from app.web.resolve import resolve_lenient
+from app.web.doctor.params import MAX_BODY_BYTES
+from app.web.planner.params import parse_lenient
+from app.web.planner.service import resolve_lenient
 from tests.web.helpers import expected_numbers, page_numbers, text_of
 
 with warnings.catch_warnings():
@@ -41,13 +41,23 @@ def doctor_app(root_path: str = "") -> FastAPI:
 
 
 @pytest.fixture(scope="module")
-def client() -> TestClient:
-    return TestClient(doctor_app())
+def app() -> FastAPI:
+    return doctor_app()
 
 
 @pytest.fixture(scope="module")
-def prefixed() -> TestClient:
-    return TestClient(doctor_app(PREFIX))
+def prefixed_app() -> FastAPI:
+    return doctor_app(PREFIX)
+
+
+@pytest.fixture
+def client(app: FastAPI) -> TestClient:  # a client per test: its cookies (the language) stay in it
+    return TestClient(app)
+
+
+@pytest.fixture
+def prefixed(prefixed_app: FastAPI) -> TestClient:
+    return TestClient(prefixed_app)
 
 
 def load(name: str) -> str:

@@ -34,8 +34,13 @@ def _app() -> FastAPI:
 
 
 @pytest.fixture(scope="module")
-def ec() -> TestClient:
-    return TestClient(_app())
+def explore_app() -> FastAPI:
+    return _app()
+
+
+@pytest.fixture
+def ec(explore_app: FastAPI) -> TestClient:  # a client per test: its cookies (the language) stay in it
+    return TestClient(explore_app)
 
 
 def _rows(page: str, table_id: str) -> list[list[str]]:

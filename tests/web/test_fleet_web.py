@@ -43,8 +43,8 @@ ISSUE_FIELDS = {
 
 
 @pytest.fixture(scope="module")
-def answer(client: Any) -> dict[str, Any]:
-    response = client.post("/api/fleet", json=BODY)
+def answer(web_app: Any) -> dict[str, Any]:
+    response = TestClient(web_app).post("/api/fleet", json=BODY)
     assert response.status_code == 200, response.text
     return dict(response.json())
 

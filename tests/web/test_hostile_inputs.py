@@ -136,7 +136,7 @@ def _big_config() -> str:
 
 
 def test_a_large_config_travels_by_post_with_a_short_permalink(client) -> None:  # type: ignore[no-untyped-def]
-    from app.web.params import compact_config_json, unpack_config_json
+    from app.web.planner.params import compact_config_json, unpack_config_json
 
     config = _big_config()
     assert len(config) > 29_000
@@ -154,11 +154,17 @@ def test_a_large_config_travels_by_post_with_a_short_permalink(client) -> None: 
     assert unpack_config_json(packed) == compact_config_json(config)
     again = client.get(link)
     assert again.status_code == 200 and "pasted config.json" in again.text
-    # the fragment echoes the config only packed (no raw copy), once per link: today 13 links and
-    # lazy sections carry the ~8 KB packed form (bounded by the link count, not by the paste)
+    # the fragment echoes the config only packed (no raw copy) and twice: #planner-state (which the
+    # lazy sections post and app.js completes the links from) and the permalink (was 13 copies, 123 KB)
     assert "LABEL_1199" not in response.text
-    assert 1 <= response.text.count(packed[2:]) <= 13
-    assert len(response.content) < 14 * len(packed) + 20_000
+    assert response.text.count(packed[2:]) == 2
+    assert len(response.content) < 2.5 * len(packed) + 40_000
+    # the lazy sections get the inputs from that one copy, by POST
+    query = link.split("?", 1)[1]
+    for path in ("/speed", "/recommend", "/part/versions"):
+        section = client.post(path, data={"state": query}, headers={"HX-Request": "true"})
+        by_url = client.get(f"{path}?{query}", headers={"HX-Request": "true"})
+        assert section.status_code == 200 and section.text == by_url.text, path
 
 
 @pytest.mark.parametrize("packed", ["z:!!!", "z:" + "A" * 70_000, "z:eJzLSM3JyQcABiwCFQ"])

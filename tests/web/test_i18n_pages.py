@@ -5,7 +5,7 @@ without editing this file) in several states — models of each attention kind, 
 Ascend device, a length that does not start, an unknown model, each workload preset, every closed
 section, and the doctor on every real log in tests/data/logs. What may stay English is code (flags,
 metric and field names, ``<code>``/``<pre>``), vLLM's own log and error text (quoted), and proper
-names (model ids, device names); see ``app.web.i18n_scan.english_sentences``.
+names (model ids, device names); see ``tests.i18n_scan.english_sentences``.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import pytest
 from app.core.catalog import list_devices, list_models
 from app.core.workload import WORKLOAD_PRESETS
 from app.web.app import create_app
-from app.web.i18n_scan import english_sentences
-from app.web.pages import PARTS
+from app.web.planner.routes import PARTS
+from tests.i18n_scan import english_sentences
 from tests.web.conftest import TestClient
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
@@ -56,7 +56,7 @@ PAGES = (
 )
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def zh() -> TestClient:
     return TestClient(APP, cookies={"lang": "zh"})
 

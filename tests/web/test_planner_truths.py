@@ -11,7 +11,7 @@ from app.core.catalog import find_device, find_model
 from app.core.estimate import estimate
 from app.core.recommend import utilization_ceiling
 from app.core.specs import ServeConfig
-from app.web.views import borderline_view
+from app.web.planner.views import borderline_view
 from tests.unit.test_equations import holds
 
 from .conftest import TestClient

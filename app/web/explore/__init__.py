@@ -4,7 +4,7 @@
 ``POST /api/workload`` are its JSON twins. The planner's parameters (``PlannerParams``) ride in
 the same query string, so a planner permalink opens here unchanged and "Back to planner" keeps
 them. All arithmetic is the core's (``app.core.blocks``, ``app.core.workload``, the estimator);
-this package only chooses inputs (params), runs the core (compute), formats (views) and serves (routes).
+this package only chooses inputs (params), runs the core (service), formats (views) and serves (routes).
 """
 
 from app.core.workload import WORKLOAD_PRESETS

@@ -20,7 +20,7 @@ from app.core.workload import (
     UniformLength,
 )
 from app.web.i18n import tr
-from app.web.params import (
+from app.web.planner.params import (
     FieldProblem,
     Flag,
     PlannerParams,

@@ -6,7 +6,6 @@ import dataclasses
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
@@ -19,27 +18,27 @@ from app.core.workload import (
     WORKLOAD_PRESETS,
     simulate,
 )
-from app.web.explore.compute import (
-    _estimate,
-    block_sizes,
-    engine_for,
-    prefix_result,
-    workload_spec,
-)
 from app.web.explore.params import (
     BlocksQuery,
     WorkloadRequest,
     parse_explore_lenient,
 )
+from app.web.explore.service import (
+    block_sizes,
+    engine_for,
+    prefix_result,
+    workload_spec,
+)
 from app.web.explore.views import (
     build_view,
     hidden_inputs,
 )
-from app.web.pages import wants_fragment
-from app.web.params import (
+from app.web.planner.params import (
     StrictPlannerParams,
 )
-from app.web.resolve import Resolved, resolve_strict
+from app.web.planner.service import Resolved, estimate_for, resolve_strict
+from app.web.templating import wants_fragment
+from app.web.validation import query_error
 
 router = APIRouter()
 api_router = APIRouter(prefix="/api", tags=["api"])
@@ -75,15 +74,6 @@ def _explore(request: Request, items: list[tuple[str, str]]) -> Response:
     return HTMLResponse(body, status_code=422 if view.error else 200, headers=headers)
 
 
-def _query_error(exc: ValidationError) -> RequestValidationError:
-    return RequestValidationError(
-        [
-            {**err, "loc": ("query", *err["loc"])}
-            for err in exc.errors(include_url=False, include_context=False)
-        ]
-    )
-
-
 def _resolve_api(params: StrictPlannerParams, quantization: str | None = None) -> Resolved:
     resolved = resolve_strict(params)
     if quantization:
@@ -97,9 +87,9 @@ def blocks_api(request: Request) -> dict[str, Any]:
     try:
         query = BlocksQuery.model_validate(dict(request.query_params.multi_items()))
     except ValidationError as exc:
-        raise _query_error(exc) from exc
+        raise query_error(exc) from exc
     resolved = _resolve_api(query)
-    est = _estimate(resolved)
+    est = estimate_for(resolved)
     sizes = block_sizes(resolved, est, query)
     caching = sizing_for(
         model=resolved.model, device=resolved.device, serve=resolved.serve, vllm_version=resolved.vllm_version
@@ -142,7 +132,7 @@ def workload_api(body: WorkloadRequest) -> dict[str, Any]:
             "classes", Text("give exactly one of classes (a list of request classes) or preset")
         )
     resolved = _resolve_api(body, body.quantization)
-    est = _estimate(resolved)
+    est = estimate_for(resolved)
     engine = engine_for(resolved, est)
     spec = workload_spec(
         preset=WORKLOAD_PRESETS[body.preset] if body.preset else None,

@@ -29,16 +29,7 @@ from app.core.workload import (
     WorkloadSpec,
     simulate,
 )
-from app.web import explore_svg
-from app.web.explore.compute import (
-    BlockSizes,
-    PrefixResult,
-    _estimate,
-    block_sizes,
-    engine_for,
-    prefix_result,
-    workload_spec,
-)
+from app.web.explore import svg as explore_svg
 from app.web.explore.params import (
     CUSTOM,
     DEFAULT_CUSTOM_WL,
@@ -57,16 +48,25 @@ from app.web.explore.params import (
     parse_classes,
     planner_params,
 )
+from app.web.explore.service import (
+    BlockSizes,
+    PrefixResult,
+    block_sizes,
+    engine_for,
+    prefix_result,
+    workload_spec,
+)
 from app.web.format import gib, integer, percent
-from app.web.params import (
+from app.web.forms import Option, Problem, problems_of
+from app.web.planner.params import (
     FieldProblem,
     PlannerParams,
     query_items,
     to_query,
 )
-from app.web.resolve import Resolved, resolve_lenient
+from app.web.planner.service import Resolved, estimate_for, resolve_lenient
+from app.web.planner.views import catalog_options, version_options
 from app.web.templating import url_path
-from app.web.views import Option, Problem, catalog_options, problems_of, version_options
 
 # ---- view models -------------------------------------------------------------------------------
 
@@ -542,7 +542,7 @@ def _sections(request: Request, params: ExploreParams, problems: list[FieldProbl
     params = ExploreParams.model_validate({**params.model_dump(), **resolved.params.model_dump()})
     resolved = dataclasses.replace(resolved, params=params)
     try:
-        est = _estimate(resolved)
+        est = estimate_for(resolved)
     except PlannerError as exc:
         return _Sections(params, problems, error=Problem(exc.field, exc.message))
     engine_line = Text(

@@ -16,7 +16,7 @@ from pydantic import BeforeValidator, ConfigDict, Field, ValidationError
 
 from app.core import numbers
 from app.core.fleet import MAX_DEVICES_TOTAL, Limits, Target
-from app.web.params import (
+from app.web.planner.params import (
     FieldProblem,
     Flag,
     PlannerParams,

@@ -13,9 +13,8 @@ from app.core.fleet import Candidate
 from app.web.fleet.params import FleetParams, StrictFleetParams, fleet_query, parse_fleet_lenient
 from app.web.fleet.service import fleet_for, planner_params
 from app.web.fleet.views import build_view
-from app.web.pages import wants_fragment
-from app.web.params import to_query
-from app.web.templating import url_path
+from app.web.planner.params import to_query
+from app.web.templating import url_path, wants_fragment
 
 router = APIRouter()
 api_router = APIRouter(prefix="/api", tags=["api"])

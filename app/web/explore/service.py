@@ -17,7 +17,7 @@ from app.core.blocks import (
     prefix_memory_saved_bytes,
 )
 from app.core.errors import InvalidServeConfigError, PlannerError
-from app.core.estimate import estimate, sizing_for
+from app.core.estimate import sizing_for
 from app.core.result import ErrorKind, Estimate
 from app.core.text import Text
 from app.core.workload import (
@@ -33,20 +33,9 @@ from app.web.explore.params import (
     BlockFields,
     _first_message,
 )
-from app.web.resolve import Resolved
+from app.web.planner.service import Resolved, estimate_for
 
 # ---- computing ---------------------------------------------------------------------------------
-
-
-def _estimate(resolved: Resolved, **serve_changes: Any) -> Estimate:
-    serve = resolved.serve.model_copy(update=serve_changes) if serve_changes else resolved.serve
-    return estimate(
-        model=resolved.model,
-        device=resolved.device,
-        serve=serve,
-        vllm_version=resolved.vllm_version,
-        target_concurrency=resolved.params.target_concurrency,
-    )
 
 
 def backend_rule(name: str) -> str:
@@ -74,13 +63,13 @@ class BlockSizes:
 
 def block_sizes(resolved: Resolved, est: Estimate, fields: BlockFields) -> BlockSizes:
     """Each candidate --block-size through the estimator: refused, forced, fallen back, or accepted."""
-    default = est if resolved.serve.block_size is None else _estimate(resolved, block_size=None)
+    default = est if resolved.serve.block_size is None else estimate_for(resolved, block_size=None)
     candidates = sorted({*DISPLAY_BLOCK_SIZES, default.block_size, est.block_size})
     per_size: dict[int, int] = {}
     notes: dict[int, str] = {}
     for size in candidates:
         try:
-            at = _estimate(resolved, block_size=size)
+            at = estimate_for(resolved, block_size=size)
         except InvalidServeConfigError as exc:
             notes[size] = exc.message
             if exc.message.startswith("no attention backend"):  # name the rule, not the whole search

@@ -12,40 +12,11 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from app.core.estimate import estimate
-from app.core.perf.predict import Performance, performance
-from app.core.perf.schedule import Workload
-from app.web.params import PlannerParams, StrictPlannerParams, to_query
-from app.web.resolve import Resolved, resolve_strict
+from app.web.planner.params import StrictPlannerParams, to_query
+from app.web.planner.service import resolve_strict
+from app.web.speed.service import performance_for
 
 router = APIRouter(prefix="/api", tags=["api"])
-
-
-def workload_of(params: PlannerParams) -> Workload:
-    return Workload(
-        input_tokens=params.input_tokens,
-        output_tokens=params.output_tokens,
-        concurrency=params.speed_concurrency,
-    )
-
-
-def performance_for(resolved: Resolved, *, with_curve: bool = True) -> Performance:
-    """The estimate (the exact pool) and the speed on top of it; PlannerError propagates."""
-    est = estimate(
-        model=resolved.model,
-        device=resolved.device,
-        serve=resolved.serve,
-        vllm_version=resolved.vllm_version,
-        target_concurrency=resolved.params.target_concurrency,
-    )
-    return performance(
-        estimate=est,
-        model=resolved.model,
-        device=resolved.device,
-        serve=resolved.serve,
-        workload=workload_of(resolved.params),
-        with_curve=with_curve,
-    )
 
 
 @router.post("/performance", name="api_performance")

@@ -12,7 +12,8 @@ from starlette.exceptions import StarletteDeprecationWarning
 from app.core import catalog
 from app.core.recommend import recommend
 from app.core.specs import ServeConfig
-from app.web.recommend_api import build_view, router
+from app.web.recommend.api import router
+from app.web.recommend.views import build_view
 from app.web.templating import make_environment
 
 with warnings.catch_warnings():

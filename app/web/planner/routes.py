@@ -11,67 +11,28 @@ from pydantic import ValidationError
 
 from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
-from app.core.estimate import capacity_curve
-from app.core.recommend import recommend
-from app.core.result import Estimate
-from app.core.specs import ServeConfig
-from app.core.text import N_
 from app.core.versions import default_gpu_memory_utilization
-from app.resources import Data, directory
-from app.web import compare, i18n, markdown, views
-from app.web.i18n import _, t
-from app.web.params import (
+from app.web.compare import params as compare
+from app.web.forms import Problem, error_of, problems_of
+from app.web.i18n import t
+from app.web.planner import views
+from app.web.planner.params import (
     FieldProblem,
     PlannerParams,
     parse_lenient,
+    permalink,
     replace,
     serve_values,
+    state_items,
     to_query,
-    with_serve,
 )
-from app.web.recommend_api import build_view as recommendation_view
-from app.web.resolve import Resolved, estimate_for, prefetch_hub_model, resolve_lenient
-from app.web.templating import url_path
+from app.web.planner.service import estimate_with_curve, prefetch_hub_model, resolve_lenient
+from app.web.templating import wants_fragment
 
 router = APIRouter()
-# The compare view lives in its own module; wiring it here keeps the planner's link to it valid
-# wherever pages.router is mounted.
-router.include_router(compare.router)
-DOCS_DIR = directory(Data.DOCS)
-# Generated reports served as pages: route name -> (file, page title).
-DOC_PAGES = {
-    "accuracy_report": ("accuracy.md", N_("Accuracy against real vLLM logs")),
-    "model_notes": ("model.md", N_("How the planner models what vLLM measures")),
-}
 COMMAND_MAX_CHARS = 20_000
 # Query keys that are messages for one page view, never part of the permalink.
 NOTE_IGNORED_FLAGS = "ignored_flags"
-
-
-def wants_fragment(request: Request) -> bool:
-    """htmx asks for the block, except when restoring history (then it needs the whole page)."""
-    return (
-        request.headers.get("HX-Request") == "true"
-        and request.headers.get("HX-History-Restore-Request") != "true"
-    )
-
-
-def permalink(request: Request, params: PlannerParams, query: str | None = None) -> str:
-    """The planner URL for ``params`` (``query``: their ``to_query``, when the caller has it already)."""
-    return f"{url_path(request, 'planner')}?{to_query(params) if query is None else query}"
-
-
-def _estimate(resolved: Resolved) -> tuple[Estimate, list[tuple[int, float]]]:
-    est = estimate_for(resolved)
-    curve = capacity_curve(
-        model=resolved.model,
-        device=resolved.device,
-        serve=resolved.serve,
-        vllm_version=resolved.vllm_version,
-        points=views.CURVE_POINTS,
-        base=est,
-    )
-    return est, curve
 
 
 def build_view(
@@ -91,15 +52,20 @@ def build_view(
     query = to_query(params)
     link = permalink(request, params, query)
     result: views.ResultView | None = None
-    error: views.Problem | None = None
+    error: Problem | None = None
     try:
-        est, curve = _estimate(resolved)
+        est, curve = estimate_with_curve(resolved)
         result = views.result_view(
-            resolved, est, curve, link, compare_link=compare.compare_link(request, params), details=not lazy
+            resolved,
+            est,
+            curve,
+            compare_link=compare.compare_link(request, params),
+            compare_versions=compare.compare_versions(params),
+            details=not lazy,
         )
         effective_len = est.max_model_len
     except PlannerError as exc:
-        error = views.error_of(exc)
+        error = error_of(exc)
         effective_len = params.max_model_len or resolved.model.max_model_len_derived
     form = views.form_state(
         params,
@@ -111,12 +77,12 @@ def build_view(
         params=params,
         query=query,
         permalink=link,
-        problems=views.problems_of(problems),
+        problems=problems_of(problems),
         form=form,
         result=result,
         error=error,
         command_text=command_text,
-        command_error=views.error_of(command_error) if command_error else None,
+        command_error=error_of(command_error) if command_error else None,
         notices=notices,
         lazy=lazy,
     )
@@ -166,13 +132,14 @@ PARTS = ("curve", "versions", "terms")
 
 
 @router.get("/part/{part}", name="planner_part", response_class=HTMLResponse)
+@router.post("/part/{part}", name="planner_part_post", response_class=HTMLResponse, include_in_schema=False)
 async def planner_part(request: Request, part: str) -> Response:
     """One closed section of the results, fetched by htmx when the user opens it. Outside htmx the
     planner page itself has every section inline, so a browser is sent there."""
     if part not in PARTS:
         message = t("part: no such section {part!r} (one of {parts})", part=part[:40], parts=", ".join(PARTS))
         return HTMLResponse(f"<p>{escape(message)}</p>", status_code=404)
-    params, problems = parse_lenient(request.query_params.multi_items())
+    params, problems = parse_lenient(await state_items(request))
     if not wants_fragment(request):
         return RedirectResponse(permalink(request, params), status_code=303)
     await prefetch_hub_model(params)
@@ -208,80 +175,3 @@ def fill_from_command(request: Request, command: str = Form(""), state: str = Fo
     if request.headers.get("HX-Request") == "true":
         return Response(status_code=204, headers={"HX-Redirect": target})
     return RedirectResponse(target, status_code=303)
-
-
-def _params_with(params: PlannerParams, serve: ServeConfig) -> PlannerParams:
-    """The planner's inputs with a recommended configuration applied (what a step's permalink carries);
-    a device count given by hand grows to hold the new TP × PP (blank follows TP × PP by itself)."""
-    applied = with_serve(params, serve)
-    ranks = serve.tensor_parallel_size * serve.pipeline_parallel_size
-    return applied.model_copy(update={"devices": max(params.devices, ranks) if params.devices else None})
-
-
-@router.get("/recommend", name="recommend_fragment", response_class=HTMLResponse)
-def recommend_fragment(request: Request) -> Response:  # slow: thread pool, off the event loop
-    """The remedy walk for the planner's inputs: target = its max_model_len and target concurrency.
-
-    Loaded by the results block after it renders (so a slider move never waits for it); without
-    JavaScript the same URL is a full page.
-    """
-    params, problems = parse_lenient(request.query_params.multi_items())
-    resolved, more = resolve_lenient(params)
-    params = resolved.params
-    renderer = request.app.state.renderer
-    target_len = params.max_model_len or resolved.model.max_model_len_derived
-    context: dict[str, object] = {
-        "problems": views.problems_of(problems + more),
-        "back": permalink(request, params),
-        "view": None,
-        "error": None,
-    }
-    try:
-        rec = recommend(
-            model=resolved.model,
-            device=resolved.device,
-            serve=resolved.serve,
-            vllm_version=resolved.vllm_version,
-            target_max_model_len=target_len,
-            target_concurrency=params.target_concurrency,
-            devices_per_node=max(params.device_count, resolved.device.typical_node_devices),
-        )
-        context["view"] = recommendation_view(
-            rec, lambda serve: permalink(request, _params_with(params, serve))
-        )
-        status = 200
-    except PlannerError as exc:
-        context["error"] = views.error_of(exc)
-        status = 422
-    if wants_fragment(request):
-        body = renderer.block("recommend.html", "recommendation", request, context)
-    else:
-        body = renderer.page("recommend.html", request, context)
-    return HTMLResponse(body, status_code=status, headers={"Vary": "HX-Request"})
-
-
-def render_doc(request: Request, name: str) -> Response:
-    filename, title_id = DOC_PAGES[name]
-    title = _(title_id)
-    # docs/<lang>/<file> when the page is shown in that language (docs/zh/model.md), else docs/<file>
-    translated = DOCS_DIR / i18n.current() / filename
-    path = translated if i18n.current() != i18n.DEFAULT and translated.is_file() else DOCS_DIR / filename
-    renderer = request.app.state.renderer
-    if not path.is_file():
-        body = renderer.page("doc_page.html", request, {"title": title, "body": None, "source": filename})
-        return HTMLResponse(body, status_code=404)
-    source = path.relative_to(DOCS_DIR).as_posix()
-    context = {"title": title, "body": markdown.render(path.read_text(encoding="utf-8")), "source": source}
-    return HTMLResponse(renderer.page("doc_page.html", request, context))
-
-
-@router.get("/accuracy", name="accuracy_report", response_class=HTMLResponse)
-def accuracy_report(request: Request) -> Response:
-    """docs/accuracy.md (generated by bench/accuracy.py --write) as a page."""
-    return render_doc(request, "accuracy_report")
-
-
-@router.get("/model", name="model_notes", response_class=HTMLResponse)
-def model_notes(request: Request) -> Response:
-    """docs/model.md: how each measured partition is modelled, and the bands."""
-    return render_doc(request, "model_notes")

@@ -1,37 +1,24 @@
-"""Compare two vLLM versions: one configuration through `estimate()` for each, side by side.
-
-`GET /compare?<planner params>&a=0.19.0&b=0.33.0`. Rows whose values differ are flagged, each with a
-one-line reason built from the `VersionRules` the two releases differ in (app/web/version_notes.py)
-and from the rows it depends on. Bad inputs never fail the page: each is named in a banner and
-replaced by its default, as on the planner.
-"""
+"""The compare view model: rows of both estimates, which differ and why, the two verdict columns."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import urlencode
 
-from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi import Request
 
 from app.core.errors import PlannerError
 from app.core.result import Estimate
 from app.core.text import COMMA, SEMICOLON, Text, TextList
-from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS, resolve_version, rules_for
-from app.web import views
+from app.core.versions import KNOWN_VERSIONS, rules_for
+from app.web.compare.params import VERSION_KEYS, parse_versions
 from app.web.format import gib, integer
-from app.web.params import FieldProblem, PlannerParams, parse_lenient, query_items, to_query
-from app.web.resolve import Resolved, estimate_for, resolve_lenient
+from app.web.forms import Option, Problem, error_of, problems_of
+from app.web.planner import views
+from app.web.planner.params import PlannerParams, parse_lenient, query_items, to_query
+from app.web.planner.service import estimate_for, resolve_lenient
+from app.web.planner.version_notes import RuleDifference, rule_differences
 from app.web.templating import url_path
-from app.web.version_notes import RuleDifference, rule_differences
-
-router = APIRouter()
-
-# The default partner: the release the calibration logs come from (docs/accuracy.md); when that is
-# the version already chosen, the newest release.
-COMPARE_PARTNER = "0.19.0"
-VERSION_KEYS = ("a", "b")
 
 
 @dataclass(frozen=True)
@@ -150,41 +137,15 @@ class SideBySide:
 
 @dataclass(frozen=True)
 class CompareView:
-    problems: tuple[views.Problem, ...]
+    problems: tuple[Problem, ...]
     a: str
     b: str
-    versions: tuple[views.Option, ...]
+    versions: tuple[Option, ...]
     hidden: tuple[tuple[str, str], ...]  # the planner inputs, carried by the version form
     title: str
     result: SideBySide
     differences: tuple[RuleDifference, ...]
-    error: views.Problem | None
-
-
-def compare_query(params: PlannerParams, a: str, b: str) -> str:
-    """The planner's permalink query without its version, plus the two versions compared."""
-    return f"{to_query(params.model_copy(update={'vllm_version': None}))}&{urlencode({'a': a, 'b': b})}"
-
-
-def compare_link(request: Request, params: PlannerParams) -> str:
-    chosen = params.resolved_version
-    partner = COMPARE_PARTNER if chosen != COMPARE_PARTNER else DEFAULT_VERSION
-    return f"{url_path(request, 'compare')}?{compare_query(params, chosen, partner)}"
-
-
-def _versions(request: Request) -> tuple[str, str, list[FieldProblem]]:
-    problems: list[FieldProblem] = []
-    chosen = {"a": COMPARE_PARTNER, "b": DEFAULT_VERSION}
-    for key in VERSION_KEYS:
-        value = request.query_params.get(key, "").strip()
-        if not value:
-            continue
-        try:
-            chosen[key] = resolve_version(value).requested  # any release, as on the planner
-        except PlannerError as exc:
-            shown = value if len(value) <= 60 else value[:57] + "..."
-            problems.append(FieldProblem(key, shown, exc.message))
-    return chosen["a"], chosen["b"], problems
+    error: Problem | None
 
 
 def _reason(
@@ -207,10 +168,6 @@ def _reason(
     return (
         TextList(SEMICOLON, parts) if parts else Text("the modelled constants differ between these releases")
     )
-
-
-def _estimate(resolved: Resolved, version: str) -> Estimate:
-    return estimate_for(resolved, vllm_version=version)
 
 
 def side_by_side(
@@ -252,23 +209,26 @@ def side_by_side(
 
 def build_view(request: Request) -> CompareView:
     params, problems = parse_lenient(request.query_params.multi_items())
-    a, b, version_problems = _versions(request)
+    a, b, version_problems = parse_versions(request)
     resolved, more = resolve_lenient(params)
     params = resolved.params
     diffs = {d.key: d for d in rule_differences(rules_for(a), rules_for(b))}
-    error: views.Problem | None = None
+    error: Problem | None = None
     try:
         result = side_by_side(
-            request, params, ((a, _estimate(resolved, a)), (b, _estimate(resolved, b))), diffs
+            request,
+            params,
+            ((a, estimate_for(resolved, vllm_version=a)), (b, estimate_for(resolved, vllm_version=b))),
+            diffs,
         )
     except PlannerError as exc:
-        result, error = SideBySide(), views.error_of(exc)
+        result, error = SideBySide(), error_of(exc)
     return CompareView(
-        problems=views.problems_of(problems + version_problems + more),
+        problems=problems_of(problems + version_problems + more),
         a=a,
         b=b,
         versions=views.version_options(
-            views.version_options(tuple(views.Option(v, v) for v in reversed(KNOWN_VERSIONS)), a), b
+            views.version_options(tuple(Option(v, v) for v in reversed(KNOWN_VERSIONS)), a), b
         ),
         hidden=tuple((k, v) for k, v in query_items(params) if k != "vllm_version"),
         title=Text(
@@ -281,10 +241,3 @@ def build_view(request: Request) -> CompareView:
         differences=tuple(diffs.values()),
         error=error,
     )
-
-
-@router.get("/compare", name="compare", response_class=HTMLResponse)
-def compare(request: Request) -> Response:
-    view = build_view(request)
-    body = request.app.state.renderer.page("compare.html", request, {"view": view})
-    return HTMLResponse(body, status_code=422 if view.error else 200)

@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from app import hub
 from app.core.catalog import find_device
 from app.core.errors import ConfigError, PlannerError, UnknownDeviceError, UnknownModelError
-from app.core.estimate import estimate
+from app.core.estimate import capacity_curve, estimate
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.plan import apply_quantization_flag
 from app.core.result import Estimate
@@ -24,7 +24,7 @@ from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.hub import find_model_or_fetch
 from app.web.i18n import page_lang
-from app.web.params import CARD_REQUIRED, DEFAULTS, FieldProblem, PlannerParams, serve_config
+from app.web.planner.params import CARD_REQUIRED, DEFAULTS, FieldProblem, PlannerParams, serve_config
 
 ModelSource = Literal["catalog", "config", "card", "hub"]
 PASTED_MODEL_NAME = "pasted-config"
@@ -35,6 +35,7 @@ CARD_DEFAULT_MAX_LEN = 131_072  # 128K, what most current cards declare
 CARD_INCOMPLETE = Text("the model card needs layers, KV heads, head size and parameters")
 # Hybrid models on the card: one full-attention layer after every N-1 sliding ones (Gemma-3 uses 6).
 CARD_HYBRID_PERIOD = 6
+CURVE_POINTS = 24  # the planner's capacity chart: max_model_len from 512 to the model's limit
 
 
 CARD_FIELDS = tuple(name for name in PlannerParams.model_fields if name.startswith("card_"))
@@ -206,3 +207,17 @@ def estimate_for(resolved: Resolved, *, vllm_version: str | None = None, **serve
         vllm_version=vllm_version or resolved.vllm_version,
         target_concurrency=resolved.params.target_concurrency,
     )
+
+
+def estimate_with_curve(resolved: Resolved) -> tuple[Estimate, list[tuple[int, float]]]:
+    """The planner's estimate and its capacity chart (concurrency at ``CURVE_POINTS`` lengths)."""
+    est = estimate_for(resolved)
+    curve = capacity_curve(
+        model=resolved.model,
+        device=resolved.device,
+        serve=resolved.serve,
+        vllm_version=resolved.vllm_version,
+        points=CURVE_POINTS,
+        base=est,
+    )
+    return est, curve

@@ -1,6 +1,6 @@
 """Server-rendered SVG for the explore page: simulated time series (KV usage; running vs waiting).
 
-Geometry only, like ``app.web.svg``: values arrive already decided by the view model, colours come
+Geometry only, like ``app.web.planner.svg``: values arrive already decided by the view model, colours come
 from CSS classes. Each chart has role="img", a <title> and a <desc> with ids unique on the page
 (two charts share the page), and the page puts a table next to it as the text alternative.
 """

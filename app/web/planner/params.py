@@ -14,7 +14,7 @@ import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 from pydantic import (
     AfterValidator,
@@ -26,6 +26,7 @@ from pydantic import (
     ValidationInfo,
     field_validator,
 )
+from starlette.requests import Request
 
 from app.core import numbers
 from app.core.command import human_readable_int
@@ -35,6 +36,7 @@ from app.core.specs import KVCacheDType, ServeConfig
 from app.core.text import Text
 from app.core.versions import DEFAULT_VERSION, resolve_version
 from app.web.security import check_json_text
+from app.web.templating import url_path
 from app.web.validation import message_of
 
 LINK_FORMAT_VERSION = 1
@@ -505,3 +507,19 @@ def replace(params: PlannerParams, **changes: Any) -> PlannerParams:
     data = params.model_dump()
     data.update(changes)
     return PlannerParams.model_validate(data)
+
+
+def permalink(request: Request, params: PlannerParams, query: str | None = None) -> str:
+    """The planner URL for ``params`` (``query``: their ``to_query``, when the caller has it already)."""
+    return f"{url_path(request, 'planner')}?{to_query(params) if query is None else query}"
+
+
+async def state_items(request: Request) -> list[tuple[str, str]]:
+    """The planner's inputs a section was asked for: the query of a GET, or the ``state`` field of a
+    POST (the fragment's one copy of the permalink query, ``#planner-state``, sent by ``hx-include``
+    so a pasted config.json is not repeated in every section's URL)."""
+    if request.method == "GET":
+        return request.query_params.multi_items()
+    form = await request.form()
+    state = form.get("state")
+    return parse_qsl(state, keep_blank_values=True) if isinstance(state, str) else []

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse
 from pydantic import ValidationError
 
 from app.core.catalog import list_devices, list_models
 from app.web.i18n import gettext
-from app.web.params import StrictPlannerParams, parse_strict, to_query
-from app.web.resolve import estimate_for, prefetch_hub_model, resolve_strict
+from app.web.planner.params import StrictPlannerParams, parse_strict, to_query
+from app.web.planner.service import estimate_for, prefetch_hub_model, resolve_strict
+from app.web.validation import query_error
 
 router = APIRouter(prefix="/api", tags=["api"])
 
@@ -36,9 +36,7 @@ async def estimate_get(request: Request) -> dict[str, Any]:
     try:
         params = parse_strict(request.query_params.multi_items())
     except ValidationError as exc:
-        raise RequestValidationError(
-            [{**err, "loc": ("query", *err["loc"])} for err in exc.errors(include_url=False)]
-        ) from exc
+        raise query_error(exc) from exc
     await prefetch_hub_model(params)
     return _estimate_payload(params)
 

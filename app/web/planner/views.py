@@ -15,32 +15,30 @@ from markupsafe import Markup
 from app.core import equations as E
 from app.core.catalog import list_devices, list_models
 from app.core.command import render_serve_command
-from app.core.errors import PlannerError
 from app.core.plan import QUANTIZATION_FLAGS
 from app.core.recommend import utilization_ceiling
 from app.core.result import ErrorKind, Estimate, Range
 from app.core.specs import GIB, KV_CACHE_DTYPES, LayerKind, ModelSpec
 from app.core.verdicts import remedies
 from app.core.versions import KNOWN_VERSIONS, rules_for
-from app.web import svg
 from app.web.format import gib, human_tokens, integer, percent
+from app.web.forms import Option, Problem
 from app.web.i18n import _, t, tr, tr_list
-from app.web.params import DEFAULT_SPEED_CONCURRENCY, TENSOR_PARALLEL_SIZES, FieldProblem, PlannerParams
-from app.web.resolve import Resolved
-from app.web.version_notes import VersionNote, version_notes
+from app.web.planner import svg
+from app.web.planner.params import (
+    CARD_DTYPES,
+    DEFAULT_SPEED_CONCURRENCY,
+    TENSOR_PARALLEL_SIZES,
+    PlannerParams,
+)
+from app.web.planner.service import Resolved
+from app.web.planner.version_notes import VersionNote, version_notes
 
 # Layer kinds that hold a per-token KV cache and so count as L in the seed's formula.
 KV_LAYER_KINDS = frozenset({LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED, LayerKind.MLA})
 SLIDER_MIN_TOKENS = 256
 SLIDER_MAX_TOKENS = 4 * 2**20  # 4M tokens, beyond every catalogued model's window
-CURVE_POINTS = 24
 UTILIZATION_STEP = 0.01  # suggestions are rounded up to whole percent
-
-
-@dataclass(frozen=True)
-class Option:
-    value: str
-    label: str
 
 
 @dataclass(frozen=True)
@@ -105,12 +103,6 @@ class FormulaView:
 
 
 @dataclass(frozen=True)
-class Problem:
-    field: str
-    message: str
-
-
-@dataclass(frozen=True)
 class FormState:
     """What the inputs show; empty strings where vLLM's default applies (the placeholder shows it)."""
 
@@ -130,7 +122,8 @@ class FormState:
     # the Speed workload (issue 14): concurrency slider stops and the --quantization choices
     concurrency_stops: tuple[int, ...] = ()
     concurrency_index: int = 0
-    quantization_names: tuple[str, ...] = ()
+    quantizations: tuple[Option, ...] = ()
+    card_dtypes: tuple[Option, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -156,6 +149,7 @@ class ResultView:
     borderline: BorderlineView | None
     version_notes: tuple[VersionNote, ...]
     compare_link: str
+    compare_versions: str  # its a=…&b=… (a fragment's link is completed from #planner-state)
     version_line: str = ""  # the doctor builds its own ResultView without one
 
 
@@ -256,7 +250,8 @@ def form_state(
         open_card=params.card_started,
         concurrency_stops=(conc := concurrency_stops(params.speed_concurrency)),
         concurrency_index=conc.index(params.speed_concurrency),
-        quantization_names=tuple(sorted(QUANTIZATION_FLAGS)),
+        quantizations=tuple(Option(q, q) for q in sorted(QUANTIZATION_FLAGS)),
+        card_dtypes=tuple(Option(d, d) for d in CARD_DTYPES),
     )
 
 
@@ -573,7 +568,7 @@ def block_math(est: Estimate) -> tuple[Symbol, ...]:
     )
 
 
-def markdown_summary(resolved: Resolved, est: Estimate, verdict: VerdictView, permalink: str) -> str:
+def markdown_summary(resolved: Resolved, est: Estimate, verdict: VerdictView) -> str:
     p = resolved.params
     rows = [
         (_("model"), resolved.model_label),
@@ -590,17 +585,18 @@ def markdown_summary(resolved: Resolved, est: Estimate, verdict: VerdictView, pe
         (t("KV cache size"), t("{kv_tokens} tokens", kv_tokens=integer(est.kv_tokens))),
         (t("max concurrency"), f"{est.max_concurrency:.2f}x"),
     ]
-    lines = ["| | |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows), "", permalink]
-    return "\n".join(lines)
+    # the permalink follows as the last line: app.js appends it when copying (data-copy-link), as an
+    # absolute URL, so the page carries the (possibly large) query once, in #permalink
+    return "\n".join(["| | |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows), ""])
 
 
 def result_view(
     resolved: Resolved,
     est: Estimate,
     curve: list[tuple[int, float]],
-    permalink: str,
     *,
     compare_link: str = "",
+    compare_versions: str = "",
     details: bool = True,
 ) -> ResultView:
     """``details=False`` leaves out what only the closed <details> sections show (the curve as a table,
@@ -721,20 +717,13 @@ def result_view(
         multi_node_hint=multi_node,
         fleet=fleet,
         model_note=model_note,
-        markdown=markdown_summary(resolved, est, verdict, permalink),
+        markdown=markdown_summary(resolved, est, verdict),
         curve_rows=tuple((integer(s), f"{c:.2f}") for s, c in curve) if details else (),
         estimate=est,
         headline=headline_numbers(est),
         borderline=borderline_view(est),
         version_notes=version_notes(rules_for(est.vllm_version)) if details else (),
         compare_link=compare_link,
+        compare_versions=compare_versions,
         version_line=version_line(est),
     )
-
-
-def problems_of(items: list[FieldProblem]) -> tuple[Problem, ...]:
-    return tuple(Problem(p.field, tr(p.message)) for p in items)
-
-
-def error_of(exc: PlannerError) -> Problem:
-    return Problem(exc.field, tr(exc.message))

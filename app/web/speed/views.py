@@ -1,31 +1,16 @@
-"""The planner's "Speed" section: TTFT, TPOT and throughput with bands, and the concurrency chart.
-
-``GET /speed?<planner query>`` renders block ``speed`` of templates/speed.html (the results block loads
-it right after it renders, like the recommendation; without JavaScript the same URL is a full page).
-Everything the template shows is decided here; the chart is server-rendered SVG.
-"""
+"""The Speed section's view model: the three numbers with bands, the KV-cliff line and the chart (server-rendered SVG)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, Response
 from markupsafe import Markup, escape
 
-from app.core.errors import PlannerError
 from app.core.perf.predict import CurvePoint, Performance
 from app.core.result import Range
 from app.core.text import Text
-from app.web import views
 from app.web.i18n import t, tr
-from app.web.pages import permalink, wants_fragment
-from app.web.params import parse_lenient
-from app.web.perf_api import performance_for
-from app.web.resolve import resolve_lenient
-
-router = APIRouter()
 
 CHART_WIDTH = 1000  # viewBox units; the SVG scales to its container
 CHART_HEIGHT = 320
@@ -238,28 +223,3 @@ def speed_view(perf: Performance) -> SpeedView:
         chart=speed_chart(perf.curve, concurrency=perf.concurrency, cliff=perf.kv_limited_from_concurrency),
         table=table,
     )
-
-
-@router.get("/speed", name="speed_fragment", response_class=HTMLResponse)
-def speed_fragment(request: Request) -> Response:
-    """The Speed section for the planner's inputs (block ``speed`` for htmx, a full page otherwise)."""
-    params, problems = parse_lenient(request.query_params.multi_items())
-    resolved, more = resolve_lenient(params)
-    context: dict[str, object] = {
-        "problems": views.problems_of(problems + more),
-        "back": permalink(request, resolved.params),
-        "speed": None,
-        "error": None,
-    }
-    status = 200
-    try:
-        context["speed"] = speed_view(performance_for(resolved))
-    except PlannerError as exc:
-        context["error"] = views.error_of(exc)
-        status = 422
-    renderer = request.app.state.renderer
-    if wants_fragment(request):
-        body = renderer.block("speed.html", "speed", request, context)
-    else:
-        body = renderer.page("speed.html", request, context)
-    return HTMLResponse(body, status_code=status, headers={"Vary": "HX-Request"})

@@ -14,7 +14,7 @@ from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.specs import ServeConfig
 from app.web.app import create_app
-from app.web.params import DEFAULT_DEVICE, DEFAULT_MODEL, FIELD_NAMES, parse_lenient, to_query
+from app.web.planner.params import DEFAULT_DEVICE, DEFAULT_MODEL, FIELD_NAMES, parse_lenient, to_query
 from tests.conftest import in_own_thread
 from tests.web.conftest import LLAMA_31_8B_CONFIG, LLAMA_31_70B_CONFIG, TestClient
 from tests.web.helpers import expected_numbers, page_numbers, text_of
@@ -244,7 +244,7 @@ def test_prefix_every_url(prefixed_client):
     assert local and all(u.startswith("/tools/kvplan/") for u in local), local
     frag = prefixed_client.get("/tools/kvplan/?max_model_len=8192", headers=HX)
     assert frag.headers["hx-replace-url"].startswith("/tools/kvplan/?v=1")
-    lazy = re.findall(r'hx-get="([^"]+)"', frag.text)
+    lazy = re.findall(r'hx-post="([^"]+)"', frag.text)
     assert len(lazy) == 5 and all(u.startswith("/tools/kvplan/") for u in lazy), (
         lazy
     )  # 3 parts + recommend + speed
@@ -305,8 +305,10 @@ def test_fragment_leaves_closed_sections_to_load_on_opening(client) -> None:  # 
     query = response.headers["hx-replace-url"].removeprefix("/?").replace("&", "&amp;")
     for part, table in (("curve", "curve-table"), ("versions", "version-notes"), ("terms", "terms-table")):
         assert f'id="{table}"' in full and f'id="{table}"' not in frag
-        assert f'hx-get="/part/{part}?{query}" hx-trigger="toggle once"' in frag
-        assert f'hx-get="/part/{part}' not in full  # a page (also without JavaScript) has them inline
+        # the section posts the fragment's one copy of the inputs (#planner-state), not its own query
+        assert f'hx-post="/part/{part}" hx-include="#planner-state" hx-trigger="toggle once"' in frag
+        assert f'hx-post="/part/{part}' not in full  # a page (also without JavaScript) has them inline
+    assert frag.count(query) == 2  # #planner-state and the permalink
     # what a slider move transfers shrinks by the three tables (~6 KB of 22 KB before gzip)
     assert len(frag) < len(full) - 5000
 
@@ -319,6 +321,16 @@ def test_a_lazy_section_is_what_the_page_shows_inline(client, part, table) -> No
     r = client.get(f"/part/{part}?v=1&max_model_len=32768&vllm_version=0.19.0", headers=HX)
     assert r.status_code == 200 and "<html" not in r.text
     assert text_of(r.text, table) == text_of(full, table)
+
+
+@pytest.mark.parametrize("path", ["/part/curve", "/part/versions", "/part/terms", "/speed", "/recommend"])
+def test_a_lazy_section_posted_with_the_state_is_the_one_got_by_query(client, path) -> None:  # type: ignore[no-untyped-def]
+    # the fragment's sections post #planner-state (the permalink query) instead of carrying it in their URL
+    query = "v=1&max_model_len=32768&vllm_version=0.19.0"
+    got = client.get(f"{path}?{query}", headers=HX)
+    posted = client.post(path, data={"state": query}, headers=HX)
+    assert posted.status_code == got.status_code == 200
+    assert posted.text == got.text
 
 
 def test_lazy_section_content(client) -> None:  # type: ignore[no-untyped-def]

@@ -1,0 +1,1 @@
+"""Compare: the planner's inputs under two vLLM releases, side by side, with the rules that differ."""

@@ -1,0 +1,45 @@
+"""The diagnosis of the doctor's inputs (app.core.diagnose) and the planner link it leads to."""
+
+from __future__ import annotations
+
+from app.core.diagnose import Diagnosis, diagnose
+from app.core.errors import PlannerError
+from app.core.logs import MAX_LOG_CHARS
+from app.web.doctor.params import LOG_FIELD, DiagnoseInput
+from app.web.forms import Problem
+from app.web.i18n import t
+
+
+def check_sizes(data: DiagnoseInput) -> Problem | None:
+    for name, text in ((LOG_FIELD, data.log), ("metrics", data.metrics)):
+        if text is not None and len(text) > MAX_LOG_CHARS:
+            return Problem(
+                name,
+                t(
+                    "{text:,} characters; the limit is {max_log_chars:,}",
+                    text=len(text),
+                    max_log_chars=MAX_LOG_CHARS,
+                ),
+                413,
+            )
+    if not (data.log or "").strip() and not (data.metrics or "").strip():
+        return Problem(LOG_FIELD, "empty: paste a vLLM start-up log (or a /metrics scrape)")
+    return None
+
+
+def run(data: DiagnoseInput) -> tuple[Diagnosis | None, Problem | None]:
+    problem = check_sizes(data)
+    if problem is not None:
+        return None, problem
+    try:
+        return (
+            diagnose(
+                log_text=data.log,
+                metrics_text=data.metrics,
+                target_concurrency=data.target_concurrency,
+                device_hint=data.device or None,
+            ),
+            None,
+        )
+    except PlannerError as exc:
+        return None, Problem(exc.field, exc.message, 413 if exc.field == LOG_FIELD else 422)

@@ -1,0 +1,284 @@
+"""The doctor page's view model: typed, so the template holds no arithmetic."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from fastapi import Request
+from markupsafe import Markup, escape
+
+from app.core.catalog import list_devices
+from app.core.diagnose import ComparisonRow, Diagnosis, Step
+from app.core.logs import Evidence, MetricsFacts
+from app.core.text import N_, TextList
+from app.core.text import Message as TextMessage
+from app.core.verdicts import VERDICTS
+from app.web.format import gib, integer, percent
+from app.web.forms import Option, Problem
+from app.web.i18n import _, page_lang, t, tr, tr_list
+from app.web.planner.params import parse_lenient, to_query
+from app.web.templating import url_path
+
+EXCERPT_LINE_CHARS = 400  # a quoted log line is clipped to this on the page (the JSON keeps 2,000)
+
+
+TONES = {"ok": "ok", "info": "info", "warn": "warn", "fail": "bad", "unknown": "unknown"}
+SOURCE_LABELS = {
+    "hint": N_("chosen"),
+    "printed_name": N_("named in the log"),
+    "printed_total": N_("matched to the printed total"),
+    "replay": N_("inferred from the KV pool"),
+    "custom": N_("custom, of the printed size"),
+    "none": N_("unknown"),
+}
+
+
+# Who answered a step-4 trial (Trial.source), as the page words it.
+TRIAL_SOURCES = {
+    "log": N_("log"),
+    "planner": N_("planner"),
+    "arithmetic": N_("arithmetic"),
+    "none": N_("none"),
+}
+
+
+@dataclass(frozen=True)
+class ExcerptLine:
+    line_no: str  # "" for a gap marker
+    text: str
+    gap: bool = False
+
+
+@dataclass(frozen=True)
+class TrialView:
+    label: str
+    outcome: str
+    tone: str
+    source: str
+    detail: str
+    verbatim: bool = False  # the detail is vLLM's own error text (quoted as printed, not translated)
+
+
+@dataclass(frozen=True)
+class StepView:
+    number: int
+    key: str
+    title: str
+    verdict: str
+    tone: str
+    explanation: str
+    excerpt: list[ExcerptLine]
+    trials: list[TrialView] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RowView:
+    key: str
+    label: str
+    actual: str
+    predicted: str
+    gap: str
+    note: str | None
+
+
+@dataclass(frozen=True)
+class MetricsView:
+    verdict: str
+    tone: str
+    reading: str
+    rows: list[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class ResultView:
+    verdict: str
+    tone: str
+    title: str
+    headline: Markup
+    remedies: list[str]
+    steps: list[StepView]
+    comparison: list[RowView]
+    metrics: MetricsView | None
+    planner_url: str | None
+    planner_note: str | None
+    identity: list[tuple[str, str]]
+    device_reasoning: list[str]
+    notes: list[str]
+
+
+@dataclass(frozen=True)
+class DoctorForm:
+    log: str = ""
+    metrics: str = ""
+    target_concurrency: str = ""
+    device: str = ""
+    devices: list[Option] = field(default_factory=list)
+    file_name: str = ""
+
+
+@dataclass(frozen=True)
+class DoctorView:
+    form: DoctorForm
+    problems: list[Problem]
+    result: ResultView | None
+
+
+def excerpt(evidence: Iterable[Evidence]) -> list[ExcerptLine]:
+    """Evidence lines in order, with a gap marker between lines that are not adjacent."""
+    lines: list[ExcerptLine] = []
+    previous: int | None = None
+    for ev in sorted({e.line_no: e for e in evidence}.values(), key=lambda e: e.line_no):
+        if previous is not None and ev.line_no > previous + 1:
+            lines.append(ExcerptLine(line_no="", text="…", gap=True))
+        text = ev.text if len(ev.text) <= EXCERPT_LINE_CHARS else ev.text[: EXCERPT_LINE_CHARS - 1] + "…"
+        lines.append(ExcerptLine(line_no=str(ev.line_no), text=text))
+        previous = ev.line_no
+    return lines
+
+
+def _value(unit: str, value: float | None, *, signed: bool = False) -> str:
+    if value is None:
+        return "—"
+    if unit == "bytes" and round(value / 2**30, 2) == 0:
+        value = 0  # no "-0.00 GiB"
+    sign = "+" if signed and value > 0 else ""
+    if unit == "bytes":
+        return sign + gib(value)
+    if unit == "ratio":
+        return f"{sign}{value:.2f}x"
+    return sign + integer(value)
+
+
+def _row_view(row: ComparisonRow) -> RowView:
+    return RowView(
+        key=row.key,
+        label=tr(row.label),
+        actual=_value(row.unit, row.actual),
+        predicted=_value(row.unit, row.predicted),
+        gap=_value(row.unit, row.gap, signed=True),
+        note=tr(row.note) if row.note is not None else None,
+    )
+
+
+def _metrics_view(metrics: MetricsFacts | None) -> MetricsView | None:
+    if metrics is None:
+        return None
+    rows: list[tuple[str, str]] = []
+    if metrics.kv_usage is not None:
+        rows.append((t("KV cache usage"), percent(metrics.kv_usage)))
+    for label, value in (
+        (t("Requests running"), metrics.num_requests_running),
+        (t("Requests waiting"), metrics.num_requests_waiting),
+        (_("Preemptions"), metrics.preemptions),
+    ):
+        if value is not None:
+            rows.append((label, integer(value)))
+    if metrics.prefix_hit_rate is not None:
+        rows.append((t("Prefix-cache hit rate"), percent(metrics.prefix_hit_rate)))
+    if metrics.num_gpu_blocks is not None:
+        rows.append((t("GPU blocks (cache_config_info)"), integer(metrics.num_gpu_blocks)))
+    bound = metrics.verdict == "kv_bound"
+    return MetricsView(
+        verdict=t("bound by the KV pool") if bound else t("not bound by the KV pool"),
+        tone="warn" if bound else "ok",
+        reading=tr(metrics.reading),
+        rows=rows,
+    )
+
+
+def _trial_views(diagnosis: Diagnosis) -> list[TrialView]:
+    views = []
+    for trial in diagnosis.trials:
+        outcome, tone = {True: (_("starts"), "ok"), False: (_("fails"), "bad"), None: ("?", "unknown")}[
+            trial.starts
+        ]
+        source = _(TRIAL_SOURCES.get(trial.source, trial.source))
+        verbatim = bool(trial.detail) and not isinstance(trial.detail, TextMessage | TextList)
+        views.append(TrialView(tr(trial.label), outcome, tone, source, tr(trial.detail), verbatim))
+    return views
+
+
+VLLM_ERROR_PARAM = "error"  # diagnose/verdict.py: the failure's own line, as vLLM printed it
+
+
+def _quoting_vllm_error(headline: str) -> Markup:
+    """The headline in the page's language, with vLLM's quoted error kept verbatim (not translated)."""
+    if not isinstance(headline, TextMessage) or VLLM_ERROR_PARAM not in headline.params:
+        return escape(tr(headline))
+    marker = "\x00error\x00"
+    params = {**headline.params, VLLM_ERROR_PARAM: marker}
+    sentence = escape(tr(TextMessage(headline.msgid, **params)))
+    quoted = Markup('<q translate="no">{}</q>').format(headline.params[VLLM_ERROR_PARAM])
+    return Markup(sentence.replace(marker, quoted))
+
+
+def _step_view(number: int, step: Step, diagnosis: Diagnosis) -> StepView:
+    return StepView(
+        number=number,
+        key=step.key,
+        title=tr(step.title),
+        verdict=tr(step.verdict),
+        tone=TONES[step.status],
+        explanation=tr(step.explanation),
+        excerpt=excerpt(step.evidence),
+        trials=_trial_views(diagnosis) if step.key == "cause" else [],
+    )
+
+
+def result_view(request: Request, diagnosis: Diagnosis) -> ResultView:
+    info = VERDICTS[diagnosis.verdict]
+    tone, title = info.tone, _(info.label)
+    url = planner_url(request, diagnosis, page_lang())
+    planner_note = None
+    if url is not None and "model" not in diagnosis.planner_inputs:
+        planner_note = t("The log's model is not in the catalog: the planner opens with its default model.")
+    identity = [
+        (_("Model"), diagnosis.model_id or diagnosis.facts.model or "—"),
+        (
+            _("Device"),
+            f"{diagnosis.device_id} ({_(SOURCE_LABELS[diagnosis.device_source])})"
+            if diagnosis.device_id
+            else "—",
+        ),
+        ("vLLM", diagnosis.facts.vllm_version or diagnosis.vllm_version_used or "—"),
+        (
+            t("Parallelism"),
+            t(
+                "TP {tp} × PP {pp}",
+                tp=diagnosis.facts.tensor_parallel_size or 1,
+                pp=diagnosis.facts.pipeline_parallel_size or 1,
+            ),
+        ),
+        (t("KV cache dtype"), diagnosis.facts.kv_cache_dtype or "auto"),
+        (t("Target concurrency N"), str(diagnosis.target_concurrency)),
+    ]
+    return ResultView(
+        verdict=diagnosis.verdict,
+        tone=tone,
+        title=title,
+        headline=_quoting_vllm_error(diagnosis.headline),
+        remedies=tr_list(diagnosis.remedies),
+        steps=[_step_view(i, step, diagnosis) for i, step in enumerate(diagnosis.steps, start=1)],
+        comparison=[_row_view(row) for row in diagnosis.comparison],
+        metrics=_metrics_view(diagnosis.metrics),
+        planner_url=url,
+        planner_note=planner_note,
+        identity=identity,
+        device_reasoning=tr_list(diagnosis.device_reasoning),
+        notes=tr_list(diagnosis.notes),
+    )
+
+
+def planner_url(request: Request, diagnosis: Diagnosis, lang: str | None = None) -> str | None:
+    """A relative permalink to the planner prefilled with what the log says (None if it says nothing).
+
+    ``lang``: the page's language for the link (the API's link is language-neutral)."""
+    if not diagnosis.planner_inputs:
+        return None
+    params, _ = parse_lenient(diagnosis.planner_inputs)
+    return f"{url_path(request, 'planner')}?{to_query(params.model_copy(update={'lang': lang}))}"
+
+
+def device_options() -> list[Option]:
+    return [Option("", t("detect from the log")), *(Option(d.id, d.name) for d in list_devices())]

@@ -1,0 +1,33 @@
+"""`POST /api/recommend`: the remedy table of app.core.recommend as JSON, plus its view model.
+
+The body is the /api/estimate parameters plus the target (S*, N*) and what the recommender may use
+(devices per node, nodes, fp8 KV, latency or throughput). Every domain error is a 422 naming the body
+field; pydantic errors are 422 too; nothing here turns bad input into a 500.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException
+
+from app.core.errors import PlannerError
+from app.web.i18n import tr
+from app.web.recommend.params import RecommendRequest
+from app.web.recommend.service import payload, run
+
+router = APIRouter(prefix="/api", tags=["api"])
+
+
+def _unprocessable(field: str, message: str) -> HTTPException:
+    return HTTPException(status_code=422, detail=[{"loc": ["body", field], "msg": message}])
+
+
+@router.post("/recommend", name="api_recommend")
+def recommend_post(body: RecommendRequest) -> dict[str, Any]:
+    """Which flags to change, in the seed's order, to hold N* sequences of S* tokens."""
+    try:
+        resolved, rec = run(body)
+    except PlannerError as exc:
+        raise _unprocessable(exc.field, tr(exc.message)) from exc
+    return payload(resolved, rec)

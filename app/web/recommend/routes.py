@@ -1,0 +1,58 @@
+"""``/recommend``: the remedy walk for the planner's inputs, as the planner's section or a page."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from app.core.errors import PlannerError
+from app.web.forms import error_of, problems_of
+from app.web.planner.params import parse_lenient, permalink, state_items
+from app.web.planner.service import resolve_lenient
+from app.web.recommend.params import params_with
+from app.web.recommend.service import run_for_planner
+from app.web.recommend.views import build_view
+from app.web.templating import wants_fragment
+
+router = APIRouter()
+
+
+@router.get("/recommend", name="recommend_fragment", response_class=HTMLResponse)
+@router.post(
+    "/recommend", name="recommend_fragment_post", response_class=HTMLResponse, include_in_schema=False
+)
+async def recommend_fragment(request: Request) -> Response:
+    """The remedy walk for the planner's inputs: target = its max_model_len and target concurrency.
+
+    Loaded by the results block after it renders (so a slider move never waits for it); without
+    JavaScript the same URL is a full page.
+    """
+    # slow: the walk runs in the thread pool, off the event loop; by POST the inputs are ``state``
+    items = await state_items(request)
+    return await run_in_threadpool(_recommend_fragment, request, items)
+
+
+def _recommend_fragment(request: Request, items: list[tuple[str, str]]) -> Response:
+    params, problems = parse_lenient(items)
+    resolved, more = resolve_lenient(params)
+    params = resolved.params
+    renderer = request.app.state.renderer
+    context: dict[str, object] = {
+        "problems": problems_of(problems + more),
+        "back": permalink(request, params),
+        "view": None,
+        "error": None,
+    }
+    try:
+        rec = run_for_planner(resolved)
+        context["view"] = build_view(rec, lambda serve: permalink(request, params_with(params, serve)))
+        status = 200
+    except PlannerError as exc:
+        context["error"] = error_of(exc)
+        status = 422
+    if wants_fragment(request):
+        body = renderer.block("recommend.html", "recommendation", request, context)
+    else:
+        body = renderer.page("recommend.html", request, context)
+    return HTMLResponse(body, status_code=status, headers={"Vary": "HX-Request"})

@@ -1,0 +1,86 @@
+"""The recommender run for the API's body or the planner's inputs, and its JSON payload."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.core.recommend import Recommendation, recommend
+from app.web.planner.params import SERVE_FIELDS, PlannerParams
+from app.web.planner.service import Resolved, resolve_strict
+from app.web.recommend.params import RECOMMEND_ONLY, RecommendRequest, params_with
+
+
+def recommend_for(
+    resolved: Resolved,
+    *,
+    target_max_model_len: int | None = None,
+    devices_per_node: int | None = None,
+    **room: Any,
+) -> Recommendation:
+    """The one recommender call of the web features: the resolved inputs, the target length (default
+    the inputs' max_model_len, else the model's maximum) and their target concurrency; ``room``: the
+    API's nodes, allow_fp8_kv and preference. PlannerError propagates."""
+    params = resolved.params
+    return recommend(
+        model=resolved.model,
+        device=resolved.device,
+        serve=resolved.serve,
+        vllm_version=resolved.vllm_version,
+        target_max_model_len=target_max_model_len
+        or params.max_model_len
+        or resolved.model.max_model_len_derived,
+        target_concurrency=params.target_concurrency,
+        devices_per_node=devices_per_node,
+        **room,
+    )
+
+
+def run(body: RecommendRequest) -> tuple[Resolved, Recommendation]:
+    """Resolve the inputs as /api/estimate does and run the recommender with the body's room."""
+    resolved = resolve_strict(body)
+    rec = recommend_for(
+        resolved,
+        target_max_model_len=body.target_max_model_len,
+        devices_per_node=body.devices_per_node,
+        nodes=body.nodes,
+        allow_fp8_kv=body.allow_fp8_kv,
+        preference=body.preference,
+    )
+    return resolved, rec
+
+
+def run_for_planner(resolved: Resolved) -> Recommendation:
+    """The planner's section: the node the device usually comes in (or the devices given, when more)."""
+    return recommend_for(
+        resolved, devices_per_node=max(resolved.params.device_count, resolved.device.typical_node_devices)
+    )
+
+
+def final_params(resolved: Resolved, rec: Recommendation) -> dict[str, Any]:
+    """The final configuration as /api/estimate parameters: POST it there unchanged."""
+    params = PlannerParams.model_validate(
+        {k: v for k, v in resolved.params.model_dump().items() if k not in RECOMMEND_ONLY}
+    )
+    applied = params_with(params, rec.final)
+    out = applied.model_dump(exclude_defaults=True, exclude={"lang", "v"})
+    out.update(
+        {name: getattr(applied, name) for name in ("model", "device", *SERVE_FIELDS)},
+        vllm_version=resolved.vllm_version,
+    )
+    return out
+
+
+def payload(resolved: Resolved, rec: Recommendation) -> dict[str, Any]:
+    return {
+        "target_max_model_len": rec.target_max_model_len,
+        "target_concurrency": rec.target_concurrency,
+        "steps": [step.model_dump() for step in rec.steps],
+        "final": final_params(resolved, rec),
+        "meets_target": rec.meets_target,
+        "impossible_reason": rec.impossible_reason,
+        "best_len_at_target_concurrency": rec.best_len_at_target_concurrency,
+        "best_concurrency_at_target_len": rec.best_concurrency_at_target_len,
+        "command": rec.command,
+        "bisection": rec.bisection.model_dump(),
+        "warnings": rec.warnings,
+    }

@@ -1,0 +1,103 @@
+"""The recommendation's view model (templates/recommend.html, templates/_recommend.html)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from app.core.recommend import Recommendation, Snapshot
+from app.core.specs import ServeConfig
+from app.web.format import gib, integer
+from app.web.i18n import t, tr, tr_list
+
+
+@dataclass(frozen=True)
+class SnapshotView:
+    concurrency_at_target: str  # "10.06x"
+    largest_len_at_target: str  # "82,432"
+    kv_tokens: str
+    kv_pool: str  # "50.30 GiB"
+    kv_bytes_per_token: str
+
+
+@dataclass(frozen=True)
+class StepView:
+    key: str
+    label: str
+    applied: bool
+    reason: str
+    effect: str
+    cost: str
+    before: SnapshotView
+    after: SnapshotView
+    link: str  # planner permalink with this step's configuration applied ("" when not applicable)
+    undone: bool = False  # applied, then undone by the prune pass
+    undone_reason: str = ""
+
+
+@dataclass(frozen=True)
+class RecommendationView:
+    tone: Literal["good", "bad"]
+    meets_target: bool
+    target_len: str
+    target_concurrency: str
+    steps: list[StepView]
+    impossible_reason: str | None
+    best_len: str
+    best_concurrency: str
+    command: str
+    bisection_verdict: str
+    bisection_explanation: str
+    warnings: list[str]
+    final_link: str
+
+
+def _snapshot_view(snap: Snapshot) -> SnapshotView:
+    return SnapshotView(
+        concurrency_at_target=f"{snap.concurrency_at_target_len:.2f}x",
+        largest_len_at_target=integer(snap.largest_len_at_target_concurrency),
+        kv_tokens=integer(snap.kv_tokens),
+        kv_pool=gib(snap.kv_cache_bytes) if snap.kv_cache_bytes >= 0 else t("none (over budget)"),
+        kv_bytes_per_token=integer(snap.kv_bytes_per_token),
+    )
+
+
+def build_view(
+    rec: Recommendation, link_for: Callable[[ServeConfig], str] | None = None
+) -> RecommendationView:
+    """``link_for`` turns a configuration into a planner permalink (the page passes it; the API does not)."""
+
+    def link(serve: ServeConfig) -> str:
+        return link_for(serve) if link_for is not None else ""
+
+    return RecommendationView(
+        tone="good" if rec.meets_target else "bad",
+        meets_target=rec.meets_target,
+        target_len=integer(rec.target_max_model_len),
+        target_concurrency=integer(rec.target_concurrency),
+        steps=[
+            StepView(
+                key=s.key,
+                label=tr(s.label),
+                applied=s.applied,
+                reason=tr(s.reason),
+                effect=tr(s.effect),
+                cost=tr(s.cost),
+                before=_snapshot_view(s.before),
+                after=_snapshot_view(s.after),
+                link=link(s.serve) if s.applied and not s.undone else "",
+                undone=s.undone,
+                undone_reason=tr(s.undone_reason) if s.undone_reason else "",
+            )
+            for s in rec.steps
+        ],
+        impossible_reason=tr(rec.impossible_reason) if rec.impossible_reason is not None else None,
+        best_len=integer(rec.best_len_at_target_concurrency),
+        best_concurrency=integer(rec.best_concurrency_at_target_len),
+        command=rec.command,
+        bisection_verdict=rec.bisection.verdict,
+        bisection_explanation=tr(rec.bisection.explanation),
+        warnings=tr_list(rec.warnings),
+        final_link=link(rec.final),
+    )

@@ -1,0 +1,54 @@
+"""The planner's "Speed" section: TTFT, TPOT and throughput with bands, and the concurrency chart.
+
+``GET /speed?<planner query>`` renders block ``speed`` of templates/speed.html (the results block loads
+it right after it renders, like the recommendation; without JavaScript the same URL is a full page).
+Everything the template shows is decided here; the chart is server-rendered SVG.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from app.core.errors import PlannerError
+from app.web.forms import error_of, problems_of
+from app.web.planner.params import parse_lenient, permalink, state_items
+from app.web.planner.service import resolve_lenient
+from app.web.speed.service import performance_for
+from app.web.speed.views import speed_view
+from app.web.templating import wants_fragment
+
+router = APIRouter()
+
+
+@router.get("/speed", name="speed_fragment", response_class=HTMLResponse)
+@router.post("/speed", name="speed_fragment_post", response_class=HTMLResponse, include_in_schema=False)
+async def speed_fragment(request: Request) -> Response:
+    """The Speed section for the planner's inputs (block ``speed`` for htmx, a full page otherwise)."""
+    # by POST the ``state`` field carries the inputs (planner.params.state_items); computed in the thread pool
+    items = await state_items(request)
+    return await run_in_threadpool(_speed_fragment, request, items)
+
+
+def _speed_fragment(request: Request, items: list[tuple[str, str]]) -> Response:
+    params, problems = parse_lenient(items)
+    resolved, more = resolve_lenient(params)
+    context: dict[str, object] = {
+        "problems": problems_of(problems + more),
+        "back": permalink(request, resolved.params),
+        "speed": None,
+        "error": None,
+    }
+    status = 200
+    try:
+        context["speed"] = speed_view(performance_for(resolved))
+    except PlannerError as exc:
+        context["error"] = error_of(exc)
+        status = 422
+    renderer = request.app.state.renderer
+    if wants_fragment(request):
+        body = renderer.block("speed.html", "speed", request, context)
+    else:
+        body = renderer.page("speed.html", request, context)
+    return HTMLResponse(body, status_code=status, headers={"Vary": "HX-Request"})

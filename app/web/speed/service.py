@@ -1,0 +1,19 @@
+"""The speed for the planner's inputs: the exact pool from the shared estimate call, then app.core.perf."""
+
+from __future__ import annotations
+
+from app.core.perf.predict import Performance, performance
+from app.web.planner.service import Resolved, estimate_for
+from app.web.speed.params import workload_of
+
+
+def performance_for(resolved: Resolved, *, with_curve: bool = True) -> Performance:
+    """The estimate (the exact pool) and the speed on top of it; PlannerError propagates."""
+    return performance(
+        estimate=estimate_for(resolved),
+        model=resolved.model,
+        device=resolved.device,
+        serve=resolved.serve,
+        workload=workload_of(resolved.params),
+        with_curve=with_curve,
+    )

@@ -1,0 +1,76 @@
+"""The layers and the web layout, as the README's Layout section states them.
+
+- app.core is pure: loading every one of its modules loads no app.web module and no web framework.
+- Every web feature is a package app/web/<feature>/ of params, service, views, routes (api: its JSON
+  twin), and a feature's routes are leaves: no module imports another module's routes.
+- Development-only code (the calibration-set loader, the i18n scanner) is not in the shipped package.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+WEB = ROOT / "app" / "web"
+FEATURES = ("planner", "compare", "doctor", "explore", "recommend", "speed")
+FRAMEWORKS = ("fastapi", "starlette", "jinja2", "uvicorn")
+
+
+def test_core_loads_no_web_module_and_no_web_framework() -> None:
+    code = (
+        "import importlib, pkgutil, sys, app.core\n"
+        "for info in pkgutil.walk_packages(app.core.__path__, 'app.core.'):\n"
+        "    importlib.import_module(info.name)\n"
+        "core = [m for m in sys.modules if m.startswith('app.core')]\n"
+        "web = [m for m in sys.modules if m.startswith('app.web')]\n"
+        f"frameworks = [m for m in {FRAMEWORKS!r} if m in sys.modules]\n"
+        "print(len(core)); print(','.join(web)); print(','.join(frameworks))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    loaded, web, frameworks = out.stdout.splitlines()
+    # every package of the core was walked (diagnose, hf_config, logs, perf, recommend, workload and more)
+    assert int(loaded) >= 50
+    assert web == "" and frameworks == ""
+
+
+def test_every_web_feature_has_the_one_shape() -> None:
+    for feature in FEATURES:
+        package = WEB / feature
+        modules = {p.stem for p in package.glob("*.py")}
+        assert {"__init__", "params", "views", "routes"} <= modules, (feature, sorted(modules))
+    # a feature whose only computation is the shared estimate call has no service module of its own
+    assert all(
+        (WEB / f / "service.py").is_file() for f in ("planner", "doctor", "explore", "recommend", "speed")
+    )
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_routes_are_leaves() -> None:
+    # only the app factory assembles routers; a feature reaches another through its params/service/views
+    for path in WEB.rglob("*.py"):
+        if path.name == "app.py" or path.name == "__init__.py":
+            continue
+        own = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        routes = {m for m in _imports(path) if m.endswith((".routes", ".api")) and m != own}
+        assert not routes, (path.relative_to(ROOT).as_posix(), sorted(routes))
+
+
+def test_development_code_is_not_shipped() -> None:
+    assert not (ROOT / "app" / "calibration.py").exists()
+    assert not (WEB / "i18n_scan.py").exists()
+    shipped = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "app").rglob("*.py"))
+    assert "bench.calibration" not in shipped and "tests.i18n_scan" not in shipped
