@@ -29,6 +29,7 @@ from app.web.params import (
     to_query,
     with_serve,
 )
+from app.web.perf_api import workload_of
 from app.web.recommend_api import build_view as recommendation_view
 from app.web.resolve import Resolved, estimate_for, prefetch_hub_model, resolve_lenient
 from app.web.templating import url_path
@@ -245,6 +246,7 @@ def recommend_fragment(request: Request) -> Response:  # slow: thread pool, off 
             target_max_model_len=target_len,
             target_concurrency=params.target_concurrency,
             devices_per_node=max(params.device_count, resolved.device.typical_node_devices),
+            workload=workload_of(params),
         )
         context["view"] = recommendation_view(
             rec, lambda serve: permalink(request, _params_with(params, serve))
