@@ -42,8 +42,24 @@ def _point(perf: Performance) -> SpeedPoint:
     )
 
 
+def not_modelled(serve: ServeConfig) -> str | None:
+    """Why performance() cannot price this configuration, or None.
+
+    It has no term for weights streamed from host memory (--cpu-offload-gb: it would see fewer bytes
+    per device and predict a *faster* step) nor for a speculative draft's accepted tokens.
+    """
+    if serve.cpu_offload_gb > 0:
+        return Text("CPU weight offload is not in the performance model")
+    if serve.speculative_config is not None:
+        return Text("speculative decoding is not in the performance model")
+    return None
+
+
 def speed_point(eng: Engine, serve: ServeConfig) -> tuple[SpeedPoint | None, str | None]:
-    """The configuration's speed, or None and why (it does not start; the workload does not fit)."""
+    """The configuration's speed, or None and why (it does not start; the workload does not fit; the
+    performance model does not cover it)."""
+    if (why := not_modelled(serve)) is not None:
+        return None, why
     try:
         est = eng.at(serve)
     except PlannerError:
