@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.core.command import render_serve_command
 from app.core.errors import PlannerError
 from app.core.estimate import estimate
+from app.core.perf.cost import device_hours_per_million_output_tokens
 from app.core.perf.physics import weight_format
 from app.core.perf.predict import Performance, performance
 from app.core.perf.schedule import Workload
@@ -53,8 +54,6 @@ CONCURRENCY_PROBES = 2 * MAX_CONCURRENCY_PER_REPLICA.bit_length() + 2  # doublin
 MAX_DEVICES_TOTAL = 100_000
 # A doubling of clients that adds less than this share of requests/s: the replica is saturated (compute binds).
 SATURATION_GAIN = 0.05
-SECONDS_PER_HOUR = 3600
-TOKENS_PER_MILLION = 1_000_000
 FP8_WEIGHTS_MIN_SM = 89  # fp8 tensor cores: Ada (8.9) and Hopper (9.0) onwards
 INT4_WEIGHTS_MIN_SM = 80  # the Marlin int4 kernels need Ampere (8.0) or later
 NVFP4_WEIGHTS_MIN_SM = 100  # FP4 tensor cores: Blackwell
@@ -415,7 +414,6 @@ def _candidate(
     replicas = replicas_for(target.requests_per_s, per_replica)
     devices_total = replicas * ev.layout.devices
     cost = devices_total * target.price_per_device_hour
-    tokens_per_hour = target.requests_per_s * target.output_tokens * SECONDS_PER_HOUR
     capacity = replicas * per_replica
     return Candidate(
         serve=ev.serve,
@@ -440,7 +438,10 @@ def _candidate(
         meets_slo_with_margin=perf.ttft_ms.high <= target.slo_ttft_ms
         and perf.tpot_ms.high <= target.slo_tpot_ms,
         cost_per_hour=cost,
-        cost_per_million_output_tokens=cost / tokens_per_hour * TOKENS_PER_MILLION,
+        cost_per_million_output_tokens=target.price_per_device_hour
+        * device_hours_per_million_output_tokens(
+            devices=devices_total, output_tokens_per_s=target.requests_per_s * target.output_tokens
+        ),
         headroom=capacity / target.requests_per_s - 1,
         binding=ev.point.binding,
         binding_reason=ev.point.binding_reason,

@@ -26,3 +26,12 @@ def human_tokens(tokens: int) -> str:
     if tokens >= 10_000:
         return f"{tokens / 1000:.0f}k"
     return str(tokens)
+
+
+def speed_number(value: float) -> str:
+    """A speed figure as the Speed section shows it: 1,850 / 31.2 / 4.12 (ms, tokens/s, requests/s)."""
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"

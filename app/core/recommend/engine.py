@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 from app.core.errors import PlannerError
 from app.core.estimate import estimate
+from app.core.perf.predict import Performance, performance
+from app.core.perf.schedule import Workload
 from app.core.recommend.model import Preference, Search, Snapshot
 from app.core.result import Estimate
 from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
@@ -31,6 +33,7 @@ class Engine:
         vllm_version: str | None,
         target_len: int,
         target_conc: int,
+        workload: Workload | None = None,
     ) -> None:
         self.model = model
         self.device = device
@@ -40,6 +43,8 @@ class Engine:
         self.target_conc = target_conc
         self._estimates: dict[ServeConfig, Estimate | PlannerError] = {}
         self._snapshots: dict[ServeConfig, Snapshot] = {}
+        self.workload = workload  # the planner's speed workload (None: no speed effects)
+        self._speeds: dict[ServeConfig, Performance | PlannerError] = {}
 
     def at(self, serve: ServeConfig) -> Estimate:
         """The core's estimate; raises the PlannerError vLLM's refusal maps to."""
@@ -52,6 +57,29 @@ class Engine:
             except PlannerError as exc:
                 found = exc
             self._estimates[serve] = found
+        if isinstance(found, PlannerError):
+            raise found
+        return found
+
+    def speed(self, serve: ServeConfig) -> Performance:
+        """performance() at the speed workload, the configuration at its own max_model_len (cached,
+        without the concurrency curve); raises the PlannerError of a configuration with no speed."""
+        if self.workload is None:
+            raise ValueError("the engine was built without a speed workload")
+        found = self._speeds.get(serve)
+        if found is None:
+            try:
+                found = performance(
+                    estimate=self.at(serve),
+                    model=self.model,
+                    device=self.device,
+                    serve=serve,
+                    workload=self.workload,
+                    with_curve=False,
+                )
+            except PlannerError as exc:
+                found = exc
+            self._speeds[serve] = found
         if isinstance(found, PlannerError):
             raise found
         return found

@@ -6,6 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from app.core.perf.predict import Basis
+from app.core.perf.schedule import Workload
+from app.core.result import Range
 from app.core.specs import ServeConfig
 from app.core.text import Msg
 
@@ -37,6 +40,47 @@ class Snapshot(Frozen):
     activation_peak_bytes: int
 
 
+class SpeedPoint(Frozen):
+    """performance() of one configuration at the planner's speed workload (app.core.perf.predict)."""
+
+    ttft_ms: Range
+    tpot_ms: Range
+    output_tokens_per_s: Range  # the whole replica
+    kv_limited: bool
+    basis: Basis
+
+
+class StepSpeed(Frozen):
+    """The step's speed effect: before -> after at the speed workload (None: no speed, why in the note)."""
+
+    before: SpeedPoint | None
+    after: SpeedPoint | None  # the configuration the step chose or tried; ``before`` when it tried none
+    basis: Basis | None  # "extrapolated" when either side is; None when neither side has a speed
+    changed: bool  # the step changes the configuration (applied, or a candidate it tried and refused)
+    before_note: Msg | None = None
+    after_note: Msg | None = None
+
+
+class LayoutCost(Frozen):
+    """One configuration that meets the target, priced in device-hours for the same load."""
+
+    serve: ServeConfig
+    devices: int  # TP x PP x DP: one replica
+    output_tokens_per_s: float  # expected, the whole replica, at the speed workload
+    device_hours_per_million_output_tokens: float
+    basis: Basis
+    recommended: bool  # the recommendation's final configuration
+
+
+class Cheapest(Frozen):
+    """Which of the layouts that meet the target is cheapest to run (the final one and at most two others)."""
+
+    layouts: list[LayoutCost]  # cheapest first
+    serve: ServeConfig  # the cheapest's configuration
+    recommended_is_cheapest: bool
+    sentence: Msg
+
+
 class Step(Frozen):
     key: str
     label: Msg
@@ -50,6 +94,7 @@ class Step(Frozen):
     # applied, then undone by the prune pass: a later step met the target without it
     undone: bool = False
     undone_reason: Msg | None = None
+    speed: StepSpeed | None = None  # None when the recommendation ran without a speed workload
 
 
 class BisectionProbe(Frozen):
@@ -86,3 +131,5 @@ class Recommendation(Frozen):
     command: str
     bisection: Bisection
     warnings: list[Msg]
+    speed_workload: Workload | None = None  # the clients each step's speed is predicted for
+    cheapest: Cheapest | None = None  # when the final configuration and an alternative both meet the target

@@ -8,10 +8,12 @@ from dataclasses import dataclass
 
 from app.core.command import render_serve_command
 from app.core.errors import PlannerError
+from app.core.perf.schedule import Workload
 from app.core.recommend.bisection import bisection_for
 from app.core.recommend.engine import Context, Engine, Rule, changes_text, progress_text
 from app.core.recommend.model import Preference, Recommendation, Search, Step
 from app.core.recommend.rules import RULES
+from app.core.recommend.speed import cheapest, step_speed
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import COMMA, SEMICOLON, Text, TextList
 
@@ -82,6 +84,7 @@ def _run_rule(rule: Rule, ctx: Context) -> Step | None:
             before=before,
             after=before,
             serve=current,
+            speed=step_speed(eng, before=current, after=tried),
         )
 
     reason = rule.check(ctx)
@@ -125,6 +128,7 @@ def _run_rule(rule: Rule, ctx: Context) -> Step | None:
         before=before,
         after=eng.snapshot(choice.chosen),
         serve=choice.chosen,
+        speed=step_speed(eng, before=current, after=choice.chosen),
     )
     ctx.serve = choice.chosen
     return step
@@ -142,8 +146,13 @@ def recommend(
     nodes: int = 1,
     allow_fp8_kv: bool = True,
     preference: Preference = "throughput",
+    workload: Workload | None = None,
 ) -> Recommendation:
-    """Walk :data:`RULES` in order from ``serve`` toward S* x N*; raises PlannerError for unusable input."""
+    """Walk :data:`RULES` in order from ``serve`` toward S* x N*; raises PlannerError for unusable input.
+
+    With a ``workload`` (the planner's speed clients), every step carries its speed effect and the
+    recommendation says which layout meeting the target is cheapest to run (app.core.recommend.speed).
+    """
     if target_max_model_len < 1:
         raise PlannerError("target_max_model_len", Text("must be at least 1 token"))
     if target_concurrency < 1:
@@ -159,6 +168,7 @@ def recommend(
         vllm_version=vllm_version,
         target_len=target_max_model_len,
         target_conc=target_concurrency,
+        workload=workload,
     )
     eng.at(serve)  # the starting point itself must be something vLLM accepts
     if serve.max_model_len is None:
@@ -173,6 +183,7 @@ def recommend(
         preference=preference,
     )
     steps = [step for rule in RULES if (step := _run_rule(rule, ctx)) is not None]
+    unpruned = ctx.serve
     steps = _prune(ctx, steps, start=serve)
     final = ctx.serve
     snap = eng.snapshot(final)
@@ -213,6 +224,8 @@ def recommend(
         command=render_serve_command(model=model.name, serve=final, vllm_version=vllm_version),
         bisection=bisection_for(eng, serve),
         warnings=warnings,
+        speed_workload=workload,
+        cheapest=cheapest(ctx, start=serve, unpruned=unpruned),
     )
 
 

@@ -14,12 +14,14 @@ from app.core.fleet import Candidate, cost_at_load
 from app.core.text import Text
 from app.web.fleet.params import FLEET_FIELDS, FleetParams, fleet_query
 from app.web.fleet.service import fleet_for, planner_params
-from app.web.format import gib
+from app.web.format import (
+    gib,
+    speed_number,  # the Speed section's format: the numbers read alike
+)
 from app.web.forms import Option, Problem, error_of, problems_of
 from app.web.i18n import page_lang, t, tr
 from app.web.planner.params import FieldProblem, query_items, to_query
 from app.web.planner.views import catalog_options, version_options
-from app.web.speed.views import _number as speed_number  # the Speed section's format: the numbers read alike
 from app.web.templating import url_path
 
 MAX_TABLE_ROWS = 15  # the ranked table shows the cheapest; /api/fleet returns every candidate

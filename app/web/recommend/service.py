@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from app.core.recommend import Recommendation, recommend
+from app.core.specs import ServeConfig
 from app.web.planner.params import SERVE_FIELDS, PlannerParams
 from app.web.planner.service import Resolved, resolve_strict
 from app.web.recommend.params import RECOMMEND_ONLY, RecommendRequest, params_with
+from app.web.speed.params import workload_of
 
 
 def recommend_for(
@@ -22,6 +24,7 @@ def recommend_for(
     API's nodes, allow_fp8_kv and preference. PlannerError propagates."""
     params = resolved.params
     return recommend(
+        workload=workload_of(params),
         model=resolved.model,
         device=resolved.device,
         serve=resolved.serve,
@@ -58,10 +61,15 @@ def run_for_planner(resolved: Resolved) -> Recommendation:
 
 def final_params(resolved: Resolved, rec: Recommendation) -> dict[str, Any]:
     """The final configuration as /api/estimate parameters: POST it there unchanged."""
+    return params_for(resolved, rec.final)
+
+
+def params_for(resolved: Resolved, serve: ServeConfig) -> dict[str, Any]:
+    """A configuration the recommender reached as /api/estimate parameters (the planner's inputs with it)."""
     params = PlannerParams.model_validate(
         {k: v for k, v in resolved.params.model_dump().items() if k not in RECOMMEND_ONLY}
     )
-    applied = params_with(params, rec.final)
+    applied = params_with(params, serve)
     out = applied.model_dump(exclude_defaults=True, exclude={"lang", "v"})
     out.update(
         {name: getattr(applied, name) for name in ("model", "device", *SERVE_FIELDS)},
@@ -83,4 +91,21 @@ def payload(resolved: Resolved, rec: Recommendation) -> dict[str, Any]:
         "command": rec.command,
         "bisection": rec.bisection.model_dump(),
         "warnings": rec.warnings,
+        "speed_workload": rec.speed_workload,
+        "cheapest": _cheapest_payload(resolved, rec),
+    }
+
+
+def _cheapest_payload(resolved: Resolved, rec: Recommendation) -> dict[str, Any] | None:
+    """The layouts meeting the target, cheapest first, each with its /api/estimate parameters."""
+    if rec.cheapest is None:
+        return None
+    return {
+        "sentence": rec.cheapest.sentence,
+        "recommended_is_cheapest": rec.cheapest.recommended_is_cheapest,
+        "params": params_for(resolved, rec.cheapest.serve),
+        "layouts": [
+            {**c.model_dump(exclude={"serve"}), "params": params_for(resolved, c.serve)}
+            for c in rec.cheapest.layouts
+        ],
     }

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from app.core.recommend import Recommendation, Snapshot
+from app.core.recommend.model import SpeedPoint, StepSpeed
 from app.core.specs import ServeConfig
-from app.web.format import gib, integer
+from app.web.format import gib, integer, speed_number
 from app.web.i18n import t, tr, tr_list
 
 
@@ -34,6 +35,7 @@ class StepView:
     link: str  # planner permalink with this step's configuration applied ("" when not applicable)
     undone: bool = False  # applied, then undone by the prune pass
     undone_reason: str = ""
+    speed: str = ""  # "Speed: TPOT 30.4 → 19.3 ms, …" ("" when the step changes no configuration)
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,9 @@ class RecommendationView:
     bisection_explanation: str
     warnings: list[str]
     final_link: str
+    speed_workload: str = ""  # the clients the steps' speeds are predicted for
+    cheapest: str = ""  # which layout meeting the target is cheapest to run
+    cheapest_link: str = ""  # the planner with it ("" when it is the recommended one)
 
 
 def _snapshot_view(snap: Snapshot) -> SnapshotView:
@@ -61,6 +66,49 @@ def _snapshot_view(snap: Snapshot) -> SnapshotView:
         kv_pool=gib(snap.kv_cache_bytes) if snap.kv_cache_bytes >= 0 else t("none (over budget)"),
         kv_bytes_per_token=integer(snap.kv_bytes_per_token),
     )
+
+
+def _side(point: SpeedPoint) -> dict[str, str]:
+    return {
+        "tpot": speed_number(point.tpot_ms.expected),
+        "ttft": speed_number(point.ttft_ms.expected),
+        "tps": speed_number(point.output_tokens_per_s.expected),
+    }
+
+
+def speed_line(speed: StepSpeed | None) -> str:
+    """One line per step: TPOT, TTFT and output tokens/s before → after, and the basis."""
+    if speed is None or not speed.changed:
+        return ""
+    basis = t("calibrated") if speed.basis == "calibrated" else t("extrapolated")
+    old, new = speed.before, speed.after
+    if old is not None and new is not None:
+        b, a = _side(old), _side(new)
+        return t(
+            "Speed: TPOT {tpot_before} → {tpot_after} ms, TTFT {ttft_before} → {ttft_after} ms, {tps_before} → {tps_after} output tokens/s ({basis}).",
+            tpot_before=b["tpot"],
+            tpot_after=a["tpot"],
+            ttft_before=b["ttft"],
+            ttft_after=a["ttft"],
+            tps_before=b["tps"],
+            tps_after=a["tps"],
+            basis=basis,
+        )
+    if new is not None:
+        return t(
+            "Speed: before, {why}; after, TPOT {tpot} ms, TTFT {ttft} ms, {tps} output tokens/s ({basis}).",
+            why=tr(speed.before_note),
+            basis=basis,
+            **_side(new),
+        )
+    if old is not None:
+        return t(
+            "Speed: before, TPOT {tpot} ms, TTFT {ttft} ms, {tps} output tokens/s ({basis}); after, {why}.",
+            why=tr(speed.after_note),
+            basis=basis,
+            **_side(old),
+        )
+    return t("Speed: no prediction ({why}).", why=tr(speed.after_note or speed.before_note))
 
 
 def build_view(
@@ -89,6 +137,7 @@ def build_view(
                 link=link(s.serve) if s.applied and not s.undone else "",
                 undone=s.undone,
                 undone_reason=tr(s.undone_reason) if s.undone_reason else "",
+                speed=speed_line(s.speed),
             )
             for s in rec.steps
         ],
@@ -100,4 +149,16 @@ def build_view(
         bisection_explanation=tr(rec.bisection.explanation),
         warnings=tr_list(rec.warnings),
         final_link=link(rec.final),
+        speed_workload=t(
+            "Speed effects are predicted for {concurrency} concurrent clients of {input_tokens} input / {output_tokens} output tokens (the Speed section's workload), per replica.",
+            concurrency=integer(rec.speed_workload.concurrency),
+            input_tokens=integer(rec.speed_workload.input_tokens),
+            output_tokens=integer(rec.speed_workload.output_tokens),
+        )
+        if rec.speed_workload is not None
+        else "",
+        cheapest=tr(rec.cheapest.sentence) if rec.cheapest is not None else "",
+        cheapest_link=link(rec.cheapest.serve)
+        if rec.cheapest is not None and not rec.cheapest.recommended_is_cheapest
+        else "",
     )

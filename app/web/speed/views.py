@@ -10,6 +10,7 @@ from markupsafe import Markup, escape
 from app.core.perf.predict import CurvePoint, Performance
 from app.core.result import Range
 from app.core.text import Text
+from app.web.format import speed_number as _number
 from app.web.i18n import t, tr
 
 CHART_WIDTH = 1000  # viewBox units; the SVG scales to its container
@@ -49,14 +50,6 @@ class SpeedView:
     notes: tuple[str, ...]
     chart: Markup
     table: tuple[tuple[str, str, str, str, bool], ...]  # concurrency, TTFT, TPOT, tokens/s, kv-limited
-
-
-def _number(value: float) -> str:
-    if value >= 100:
-        return f"{value:,.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}"
 
 
 def _band(r: Range) -> str:
