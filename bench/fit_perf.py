@@ -6,7 +6,9 @@
 Data: bench/data/perf/vllm_perf_measured.csv (aiconfigurator's silicon_sample vLLM rows, Apache-2.0; see
 its README). Rows used: `mode == agg` with a complete layout; exact duplicates (same model, system,
 precision, layout, lengths, concurrency, version) averaged into one run. Disaggregated rows are another
-serving system and are left out.
+serving system and are left out. InferenceMAX rows (dated result files and database dumps) are planned
+with that harness's launch settings, which the rows do not record: FP8 KV cache for NVIDIA's FP8/NVFP4
+checkpoints, --max-num-seqs = concurrency, and DP-attention layouts as data-parallel ranks of tp / dp GPUs.
 
 Per family (hopper: H100/H200; blackwell: B200/B300/GB200) seven coefficients are fitted by Nelder-Mead on
 log-parameters, minimising the squared log error of TPOT plus half that of TTFT: memory-bandwidth
@@ -32,9 +34,9 @@ sys.path.insert(0, str(ROOT))
 from app.core.catalog import find_device, find_model  # noqa: E402
 from app.core.errors import PlannerError  # noqa: E402
 from app.core.estimate import estimate  # noqa: E402
-from app.core.perf.physics import Coefficients, StepPhysics, step_physics, step_seconds  # noqa: E402
+from app.core.perf.physics import Coefficients, StepPhysics, step_physics  # noqa: E402
 from app.core.perf.predict import COEFFICIENTS_FILE, device_family, version_band  # noqa: E402
-from app.core.perf.schedule import Workload, point_at  # noqa: E402
+from app.core.perf.schedule import Workload, mean_step, point_at  # noqa: E402
 from app.core.result import Estimate  # noqa: E402
 from app.core.specs import ModelSpec, QuantMethod, QuantSpec, ServeConfig  # noqa: E402
 
@@ -114,6 +116,7 @@ class Run:
     concurrency: int
     ttft_ms: float
     tpot_ms: float
+    source: str = ""
     model: ModelSpec | None = None
     estimate: Estimate | None = None
     physics: StepPhysics | None = None
@@ -125,6 +128,20 @@ class Run:
     def throughput(self) -> float:
         """README: concurrency x osl / ((ttft + (osl - 1) x tpot) / 1000)."""
         return self.concurrency * self.osl / ((self.ttft_ms + (self.osl - 1) * self.tpot_ms) / 1000)
+
+
+# InferenceMAX's launch recipes (what its rows do not record): NVIDIA's FP8/NVFP4 checkpoints are served
+# with their FP8 KV-cache scales (--kv-cache-dtype fp8) and --max-num-seqs equal to the concurrency, and
+# its "TP n, EP n, DP-attention" layouts are n GPUs as n data-parallel ranks with attention TP 1
+# (aiconfigurator's row lists tp_size = n and attention_dp_size = n for them).
+IMAX_FP8_KV_PRECISIONS = ("fp8", "fp4")
+IMAX_BF16_KV_MODELS = ("openai/gpt-oss-120b",)  # native MXFP4 checkpoint, no FP8 KV scales
+
+
+def is_inferencemax(source: str) -> bool:
+    """InferenceMAX runs: its dated result files (`source_file=2026-…csv`) and database dumps; NVIDIA's
+    own sweeps name an `aic-auto-gap-analysis` or `kimi-k2.5-gap-analysis` source file."""
+    return source.startswith(("db-dump", "source_file=2026-"))
 
 
 def _int(text: str, default: int = 1) -> int:
@@ -162,6 +179,8 @@ def load_runs(path: Path = DATA) -> list[Run]:
         # attention DP: given, or implied by an MoE layout wider than TP (moe_tp x moe_ep GPUs)
         moe_gpus = _int(first["moe_tp_size"], 0) * _int(first["moe_ep_size"], 0)
         dp = max(_int(first["attention_dp_size"]), moe_gpus // tp if moe_gpus > tp else 1)
+        if is_inferencemax(first["silicon_data_source"]) and dp > 1 and tp % dp == 0:
+            tp //= dp  # DP-attention: the row's tp_size counts the GPUs, each rank has tp / dp of them
         runs.append(
             Run(
                 ids=[r["id"] for r in rows],
@@ -177,6 +196,7 @@ def load_runs(path: Path = DATA) -> list[Run]:
                 concurrency=int(first["batch_size"]),
                 ttft_ms=statistics.fmean(float(r["silicon_ttft_ms"]) for r in rows),
                 tpot_ms=statistics.fmean(float(r["silicon_tpot_ms"]) for r in rows),
+                source=first["silicon_data_source"],
             )
         )
     return runs
@@ -206,13 +226,20 @@ def prepare(runs: Iterable[Run]) -> list[Run]:
             continue
         device = find_device(SYSTEMS[run.system])
         model = model_for(run)
+        imax = is_inferencemax(run.source)
+        fp8_kv = (
+            imax and run.precision in IMAX_FP8_KV_PRECISIONS and run.model_path not in IMAX_BF16_KV_MODELS
+        )
         serve = ServeConfig(
             tensor_parallel_size=run.tp,
             data_parallel_size=run.dp,
             enable_expert_parallel=run.ep,
             max_model_len=run.isl + run.osl + MAX_MODEL_LEN_SLACK,
+            kv_cache_dtype="fp8" if fp8_kv else "auto",
+            max_num_seqs=run.concurrency if imax else None,
         )
         key = (
+            serve,
             run.model_path,
             run.precision,
             run.system,
@@ -362,13 +389,14 @@ def _step_features(run: Run, coefficients: Coefficients) -> tuple[list[float], f
         workload=Workload(input_tokens=run.isl, output_tokens=run.osl, concurrency=run.concurrency),
     )
     unit = Coefficients(1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    cost = step_seconds(
+    cost = mean_step(
         physics=run.physics,
         coefficients=unit,
         decode_tokens=point.decode_batch,
         prefill_tokens=point.prefill_tokens_per_step,
+        input_tokens=run.isl,
+        max_num_batched_tokens=run.estimate.max_num_batched_tokens,
         decode_context_tokens=run.isl + run.osl / 2,
-        prefill_context_tokens=run.isl / 2,
     )
     features = [
         cost.memory_seconds,

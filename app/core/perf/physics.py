@@ -37,6 +37,7 @@ FP4_SPEEDUP = 4.0  # FP4 tensor-core rate over BF16 on Blackwell (data sheet: 9 
 DEFAULT_BF16_TFLOPS = 989.0  # an H100-class device when the catalog has no figure (extrapolated anyway)
 DEFAULT_BANDWIDTH_TBPS = 3.35
 DEFAULT_INTERCONNECT_GBPS = 900.0
+WINDOWED_KINDS = ("sliding", "chunked")  # layers whose attention reads at most the window's KV
 
 
 class WeightFormat(StrEnum):
@@ -88,6 +89,8 @@ class StepPhysics:
     num_experts: int  # routed experts of the model (0 = dense)
     experts_per_token: int
     kv_bytes_per_token: int  # per context token, summed over this device's layers
+    windowed_kv_share: float  # share of those bytes in sliding/chunked layers (they read only the window)
+    kv_window_tokens: int  # the window those layers read (0 = none)
     gemm_flops_per_token: float  # 2 x active dense parameters on this device (+ lm_head)
     expert_flops_per_token: float  # 2 x the routed experts' active parameters on this device
     attention_flops_per_context_token: float  # per new token, per token of its context
@@ -152,6 +155,10 @@ def step_physics(
         collectives += ALLTOALLS_PER_MOE_LAYER * int(layers)
     ring = RING_FACTOR_NUMERATOR * (tp - 1) / tp if tp > 1 else 1.0
     fmt = weight_format(model)
+    windowed = sum(
+        g.page_size_bytes * g.num_layers / g.block_size for g in estimate.groups if g.kind in WINDOWED_KINDS
+    )
+    window = model.sliding_window_tokens or model.attention_chunk_tokens or 0
     tflops = device.bf16_dense_tflops or DEFAULT_BF16_TFLOPS
     return StepPhysics(
         dense_weight_bytes=int(dense_bytes),
@@ -159,6 +166,10 @@ def step_physics(
         num_experts=model.num_experts,
         experts_per_token=model.num_experts_per_tok,
         kv_bytes_per_token=estimate.kv_bytes_per_token,
+        windowed_kv_share=min(1.0, windowed / estimate.kv_bytes_per_token)
+        if estimate.kv_bytes_per_token
+        else 0.0,
+        kv_window_tokens=window if windowed else 0,
         gemm_flops_per_token=gemm,
         expert_flops_per_token=expert_gemm,
         attention_flops_per_context_token=attention,
@@ -185,6 +196,15 @@ def touched_expert_fraction(*, num_experts: int, experts_per_token: int, tokens:
         return 1.0
     miss = 1.0 - experts_per_token / num_experts
     return 1.0 - float(miss ** max(tokens, 1.0))
+
+
+def attended_context(*, physics: StepPhysics, context_tokens: float) -> float:
+    """The context a token's attention reads, averaged over the layers: full layers read all of it,
+    sliding-window (and chunked local) layers at most the window (gpt-oss: every other layer, 128)."""
+    if not physics.kv_window_tokens:
+        return context_tokens
+    share = physics.windowed_kv_share
+    return (1 - share) * context_tokens + share * min(context_tokens, float(physics.kv_window_tokens))
 
 
 @dataclass(frozen=True)
@@ -227,6 +247,8 @@ def step_seconds(
     ``decode_context_tokens`` of context, plus ``prefill_tokens`` of prompt chunks whose tokens
     see ``prefill_context_tokens`` of context on average."""
     tokens = decode_tokens + prefill_tokens
+    decode_context_tokens = attended_context(physics=physics, context_tokens=decode_context_tokens)
+    prefill_context_tokens = attended_context(physics=physics, context_tokens=prefill_context_tokens)
     touched = touched_expert_fraction(
         num_experts=physics.num_experts,
         experts_per_token=physics.experts_per_token,
@@ -264,4 +286,22 @@ def step_seconds(
         collective_seconds=collective,
         bytes_read=bytes_read,
         flops=flops,
+    )
+
+
+def blend_costs(*, plain: StepCost, with_chunk: StepCost, share: float) -> StepCost:
+    """The mean of steps of which ``share`` carry a prompt chunk and the rest only decode: chunked
+    prefill puts a prompt's chunk into a few steps, not a sliver of it into every step (a sliver would
+    make every decode step touch every expert and pay for the prompt's KV writes)."""
+    keep = 1.0 - share
+    return StepCost(
+        seconds=keep * plain.seconds + share * with_chunk.seconds,
+        memory_seconds=keep * plain.memory_seconds + share * with_chunk.memory_seconds,
+        compute_seconds=keep * plain.compute_seconds + share * with_chunk.compute_seconds,
+        dense_compute_seconds=keep * plain.dense_compute_seconds + share * with_chunk.dense_compute_seconds,
+        expert_compute_seconds=keep * plain.expert_compute_seconds
+        + share * with_chunk.expert_compute_seconds,
+        collective_seconds=keep * plain.collective_seconds + share * with_chunk.collective_seconds,
+        bytes_read=keep * plain.bytes_read + share * with_chunk.bytes_read,
+        flops=keep * plain.flops + share * with_chunk.flops,
     )
