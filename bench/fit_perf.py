@@ -83,10 +83,13 @@ PARAM_NAMES = (
     "layer_overhead_s",
     "moe_layer_overhead_s",
     "collective_latency_s",
+    "link_efficiency",
+    "token_overhead_s",
+    "exchange_efficiency",
     "prefill_queue_factor",
     "ttft_overhead_s",
 )
-START = (0.7, 0.4, 0.2, 0.002, 20e-6, 20e-6, 10e-6, 0.1, 0.03)
+START = (0.7, 0.4, 0.2, 0.002, 20e-6, 20e-6, 10e-6, 0.5, 5e-6, 0.1, 0.1, 0.03)
 BOUNDS = (
     (0.05, 1.0),
     (0.02, 1.0),
@@ -95,10 +98,14 @@ BOUNDS = (
     (0.0, 5e-4),
     (0.0, 5e-4),
     (0.0, 2e-4),
+    (0.01, 1.0),
+    (0.0, 2e-4),
+    (1e-3, 1.0),
     (1e-4, 2.0),
     (1e-4, 1.0),
 )
 NELDER_MEAD_ITERATIONS = 60
+STEP_PARAMS = 10  # the first ten are the step's (linear least squares); the last two TTFT's
 
 
 @dataclass
@@ -378,7 +385,7 @@ LINEAR_ROUNDS = 3
 POLISH_FACTOR = 8  # Nelder-Mead iterations of the joint polish, per TTFT-fit iteration
 
 
-def _step_features(run: Run, coefficients: Coefficients) -> tuple[list[float], float]:
+def _step_features(run: Run, coefficients: Coefficients) -> list[float]:
     """TPOT = overhead + memory/eta_bw + compute/eta_c + layers x o_layer + collectives x latency + wire time:
     linear in (1/eta_bw, 1/eta_c, overhead, o_layer, latency) at the run's decode batch and prefill mix."""
     assert run.physics is not None and run.estimate is not None
@@ -388,7 +395,7 @@ def _step_features(run: Run, coefficients: Coefficients) -> tuple[list[float], f
         estimate=run.estimate,
         workload=Workload(input_tokens=run.isl, output_tokens=run.osl, concurrency=run.concurrency),
     )
-    unit = Coefficients(1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    unit = Coefficients(1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0)
     cost = mean_step(
         physics=run.physics,
         coefficients=unit,
@@ -406,23 +413,61 @@ def _step_features(run: Run, coefficients: Coefficients) -> tuple[list[float], f
         float(run.physics.layers_on_device),
         float(run.physics.moe_layers_on_device),
         float(run.physics.collectives_per_step),
+        cost.wire_seconds,
+        point.decode_batch,
+        cost.exchange_seconds,
     ]
-    return features, cost.collective_seconds
+    return features
 
 
-def fit_family(runs: Sequence[Run], iterations: int = NELDER_MEAD_ITERATIONS) -> Coefficients:
+# Shrinkage: a family's coefficients are pulled toward the fit on every run (all families pooled, the
+# device data sheets carrying the differences) with the weight of PRIOR_RUNS runs. Few models per family
+# (the 0.12 Hopper runs have three) must not buy a free per-layer overhead per model: leaving one out
+# would then swing every coefficient.
+PRIOR_RUNS = 8.0
+# deviation scale of each coefficient in the prior (relative to |pooled| + this), PARAM_NAMES order
+PRIOR_SCALES = (0.1, 0.1, 0.1, 2e-4, 1e-5, 1e-5, 1e-5, 0.1, 5e-6, 0.02, 0.02, 0.01)
+INVERSE_PRIOR_SCALE = 0.2  # the same for the linear step's unknowns that are 1 / efficiency
+INVERTED = (0, 1, 2, 7, 9)  # positions of efficiencies among the step coefficients (fitted as 1 / eta)
+
+
+def _prior_penalty(coefficients: Coefficients, prior: Coefficients | None, runs: int) -> float:
+    if prior is None:
+        return 0.0
+    total = 0.0
+    for name, scale in zip(PARAM_NAMES, PRIOR_SCALES, strict=True):
+        x, x0 = getattr(coefficients, name), getattr(prior, name)
+        total += ((x - x0) / (abs(x0) + scale)) ** 2
+    return PRIOR_RUNS * total / max(1, runs)
+
+
+def fit_family(
+    runs: Sequence[Run], iterations: int = NELDER_MEAD_ITERATIONS, prior: Coefficients | None = None
+) -> Coefficients:
     """Step coefficients by non-negative least squares on relative TPOT error; then the two TTFT
-    coefficients by Nelder-Mead with the step fixed."""
+    coefficients by Nelder-Mead with the step fixed; then every coefficient on the robust loss. With a
+    ``prior`` each stage also pays for moving away from it (shrinkage toward the pooled fit)."""
     current = _coefficients(START)
+    prior_rows: list[list[float]] = []
+    prior_targets: list[float] = []
+    if prior is not None:
+        weight = math.sqrt(PRIOR_RUNS)
+        for i, name in enumerate(PARAM_NAMES[:STEP_PARAMS]):
+            value = getattr(prior, name)
+            u0, scale = (1 / value, INVERSE_PRIOR_SCALE) if i in INVERTED else (value, PRIOR_SCALES[i])
+            row = [0.0] * STEP_PARAMS
+            row[i] = weight / (abs(u0) + scale)
+            prior_rows.append(row)
+            prior_targets.append(weight * u0 / (abs(u0) + scale))
     for _ in range(LINEAR_ROUNDS):
-        rows, targets = [], []
+        rows, targets = list(prior_rows), list(prior_targets)
         for run in runs:
-            features, wire = _step_features(run, current)
+            features = _step_features(run, current)
             measured = run.tpot_ms / 1000
             rows.append([f / measured for f in features])
-            targets.append((measured - wire) / measured)
-        inv_bw, inv_c, inv_moe, overhead, layer, moe_layer, latency = _nonnegative_least_squares(
-            rows, targets
+            targets.append(1.0)
+        inv_bw, inv_c, inv_moe, overhead, layer, moe_layer, latency, inv_link, per_token, inv_exchange = (
+            _nonnegative_least_squares(rows, targets)
         )
         current = _coefficients(
             [
@@ -433,14 +478,18 @@ def fit_family(runs: Sequence[Run], iterations: int = NELDER_MEAD_ITERATIONS) ->
                 layer,
                 moe_layer,
                 latency,
+                1 / inv_link if inv_link > 0 else BOUNDS[7][1],
+                per_token,
+                1 / inv_exchange if inv_exchange > 0 else BOUNDS[9][1],
                 current.prefill_queue_factor,
                 current.ttft_overhead_s,
             ]
         )
-        step = [getattr(current, name) for name in PARAM_NAMES[:7]]
+        step = [getattr(current, name) for name in PARAM_NAMES[:STEP_PARAMS]]
 
         def objective(x: list[float], step: list[float] = step) -> float:
-            return loss(runs, _coefficients([*step, math.exp(x[0]), math.exp(x[1])]))
+            trial = _coefficients([*step, math.exp(x[0]), math.exp(x[1])])
+            return loss(runs, trial) + _prior_penalty(trial, prior, len(runs))
 
         best = nelder_mead(
             objective, [math.log(current.prefill_queue_factor), math.log(current.ttft_overhead_s)], iterations
@@ -451,7 +500,8 @@ def fit_family(runs: Sequence[Run], iterations: int = NELDER_MEAD_ITERATIONS) ->
     start = [math.log(max(getattr(current, name), floor)) for name in PARAM_NAMES]
 
     def joint(x: list[float]) -> float:
-        return loss(runs, _coefficients([math.exp(v) for v in x]))
+        trial = _coefficients([math.exp(v) for v in x])
+        return loss(runs, trial) + _prior_penalty(trial, prior, len(runs))
 
     best = nelder_mead(joint, start, iterations * POLISH_FACTOR)
     return _coefficients([math.exp(v) for v in best])
@@ -471,7 +521,10 @@ def fit_all(runs: Sequence[Run], iterations: int = NELDER_MEAD_ITERATIONS) -> di
     by_family: dict[str, list[Run]] = defaultdict(list)
     for run in runs:
         by_family[run.family].append(run)
-    return {family: fit_family(members, iterations) for family, members in sorted(by_family.items())}
+    pooled = fit_family(runs, iterations) if PRIOR_RUNS > 0 and len(by_family) > 1 else None
+    return {
+        family: fit_family(members, iterations, prior=pooled) for family, members in sorted(by_family.items())
+    }
 
 
 def family_record(family: str, runs: Sequence[Run], coefficients: Coefficients) -> dict[str, object]:

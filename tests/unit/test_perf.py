@@ -36,6 +36,9 @@ UNIT = Coefficients(
     layer_overhead_s=0.0,
     moe_layer_overhead_s=0.0,
     collective_latency_s=0.0,
+    link_efficiency=1.0,
+    token_overhead_s=0.0,
+    exchange_efficiency=1.0,
     prefill_queue_factor=0.0,
     ttft_overhead_s=0.0,
 )
