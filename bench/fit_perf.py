@@ -10,10 +10,14 @@ serving system and are left out. InferenceMAX rows (dated result files and datab
 with that harness's launch settings, which the rows do not record: FP8 KV cache for NVIDIA's FP8/NVFP4
 checkpoints, --max-num-seqs = concurrency, and DP-attention layouts as data-parallel ranks of tp / dp GPUs.
 
-Per family (hopper: H100/H200; blackwell: B200/B300/GB200) seven coefficients are fitted by Nelder-Mead on
-log-parameters, minimising the squared log error of TPOT plus half that of TTFT: memory-bandwidth
-efficiency, tensor-core efficiency, per-step overhead, per-collective latency and the prefill queue
-factor and the per-request TTFT overhead, plus the per-layer overhead. Everything else (bytes, FLOPs, pool size) is the planner's own accounting.
+Per family (hopper: H100/H200 on vLLM >= 0.15; hopper@<0.15: the 0.12 runs; blackwell: B200/B300/GB200)
+twelve coefficients: memory-bandwidth, tensor-core and expert-GEMM efficiencies, per-step, per-layer,
+per-MoE-layer and per-decode-token overheads, per-collective latency, the link efficiency of the TP
+all-reduce bytes and of the DP expert exchange, the prefill queue factor and the per-request TTFT
+overhead. The ten step coefficients by non-negative least squares on relative TPOT error, the two TTFT
+ones by Nelder-Mead, then every one on a robust loss of the log errors. Each family is shrunk toward
+the fit on all runs (PRIOR_RUNS runs' weight) so that three models per family cannot each buy their own
+overhead. Everything else (bytes, FLOPs, pool size) is the planner's own accounting.
 """
 
 from __future__ import annotations

@@ -176,6 +176,42 @@ def test_data_parallel_shards_the_experts_over_every_rank() -> None:
     assert dp4.num_gpu_blocks > single.num_gpu_blocks
 
 
+def test_collective_bytes_tp_all_reduce_and_dp_expert_exchange_worked_by_hand() -> None:
+    # MiniMax-M2.5 (62 layers, hidden 3,072; one token's hidden state = 3,072 x 2 B = 6,144 B).
+    # TP4: 2 all-reduces per layer, ring 2 x 3/4 of the buffer: 2 x 62 x 6,144 x 1.5 = 1,142,784 B per token.
+    # DP4 (attention TP1, experts over the 4 ranks): a gather and a reduce-scatter per MoE layer, each
+    # moving the other 3 ranks' tokens: 2 x 62 x 6,144 x 3 = 2,285,568 B per token of the rank.
+    model, device, serve, est = _setup(
+        "MiniMaxAI/MiniMax-M2.5", "b200", tensor_parallel_size=4, max_model_len=4096
+    )
+    tp4 = step_physics(estimate=est, model=model, device=device, serve=serve)
+    assert model.num_layers == 62 and model.hidden_size == 3072
+    assert tp4.collective_bytes_per_token == pytest.approx(1_142_784)
+    assert tp4.exchange_bytes_per_token == 0 and tp4.collectives_per_step == 124
+    model, device, serve, est = _setup(
+        "MiniMaxAI/MiniMax-M2.5",
+        "b200",
+        data_parallel_size=4,
+        enable_expert_parallel=True,
+        max_model_len=4096,
+    )
+    dp4 = step_physics(estimate=est, model=model, device=device, serve=serve)
+    assert dp4.collective_bytes_per_token == 0
+    assert dp4.exchange_bytes_per_token == pytest.approx(2_285_568)
+    # 10 decode tokens at the data-sheet link (B200 NVLink 1,800 GB/s, 900 GB/s a direction), η = 1:
+    # 10 x 2,285,568 / 900e9 = 25.40 us of exchange; and 10 x token_overhead_s of per-token work
+    cost = step_seconds(
+        physics=dp4,
+        coefficients=UNIT,
+        decode_tokens=10,
+        prefill_tokens=0,
+        decode_context_tokens=0,
+        prefill_context_tokens=0,
+    )
+    assert dp4.link_bytes_per_s == pytest.approx(900e9)
+    assert cost.exchange_seconds == pytest.approx(10 * 2_285_568 / 900e9)
+
+
 def test_kv_cliff_is_where_the_exact_pool_stops_holding_every_request() -> None:
     # Llama-3.1-70B FP8 on one H200: a request of 1,024 + 8,192 tokens holds cdiv(9,216, 16) = 576 blocks;
     # the pool holds (blocks - 1 null block) // 576 of them; one more client and vLLM must preempt.
