@@ -119,8 +119,8 @@ def section() -> str:
         f"In-sample (all runs fitted): TPOT median {_stats(inside['tpot'])[0]:.0%}, p90 {_stats(inside['tpot'])[1]:.0%}; "
         f"TTFT median {_stats(inside['ttft'])[0]:.0%}; throughput median {_stats(inside['throughput'])[0]:.0%}.",
         "",
-        f"Random {RANDOM_HOLDOUT_SHARE:.0%} of the runs held out (refit on the rest, seeds "
-        f"{', '.join(map(str, RANDOM_HOLDOUT_SEEDS))}, {len(rand['tpot'])} predictions pooled; closest to how the "
+        f"Random {RANDOM_HOLDOUT_SHARE:.0%} of the runs held out (refit on the rest; seeds "
+        f"{', '.join(map(str, RANDOM_HOLDOUT_SEEDS))}; {len(rand['tpot'])} predictions pooled; closest to how the "
         f"model is judged — other runs of the same kinds): TPOT median {_stats(rand['tpot'])[0]:.0%}, "
         f"p90 {_stats(rand['tpot'])[1]:.0%}; TTFT median {_stats(rand['ttft'])[0]:.0%}; "
         f"throughput median {_stats(rand['throughput'])[0]:.0%}.",
