@@ -342,6 +342,15 @@ _ZH_PATTERNS = (
         ),
         "样本内（全部运行参与拟合）：TPOT 中位数 {0}，p90 {1}；TTFT 中位数 {2}；吞吐中位数 {3}。",
     ),
+    (
+        re.compile(
+            r"^Random (\d+%) of the runs held out \(refit on the rest; seeds ([\d, ]+); (\d+) predictions pooled; "
+            r"closest to how the model is judged — other runs of the same kinds\): TPOT median (\d+%), p90 (\d+%); "
+            r"TTFT median (\d+%); throughput median (\d+%)\.$"
+        ),
+        "随机留出 {0} 的运行（用其余运行重新拟合；随机种子 {1}；合计 {2} 次预测；最接近评判方式——同类的其他运行）："
+        "TPOT 中位数 {3}，p90 {4}；TTFT 中位数 {5}；吞吐中位数 {6}。",
+    ),
     (re.compile(r"^\| \*\*all\*\* \|(.*)$"), "| **全部** |{0}"),
     (re.compile(r"^Records predicted: (\d+)\.$"), "预测的记录数：{0}。"),
     (

@@ -6,12 +6,18 @@
 Data: bench/data/perf/vllm_perf_measured.csv (aiconfigurator's silicon_sample vLLM rows, Apache-2.0; see
 its README). Rows used: `mode == agg` with a complete layout; exact duplicates (same model, system,
 precision, layout, lengths, concurrency, version) averaged into one run. Disaggregated rows are another
-serving system and are left out.
+serving system and are left out. InferenceMAX rows (dated result files and database dumps) are planned
+with that harness's launch settings, which the rows do not record: FP8 KV cache for NVIDIA's FP8/NVFP4
+checkpoints, --max-num-seqs = concurrency, and DP-attention layouts as data-parallel ranks of tp / dp GPUs.
 
-Per family (hopper: H100/H200; blackwell: B200/B300/GB200) seven coefficients are fitted by Nelder-Mead on
-log-parameters, minimising the squared log error of TPOT plus half that of TTFT: memory-bandwidth
-efficiency, tensor-core efficiency, per-step overhead, per-collective latency and the prefill queue
-factor and the per-request TTFT overhead, plus the per-layer overhead. Everything else (bytes, FLOPs, pool size) is the planner's own accounting.
+Per family (hopper: H100/H200 on vLLM >= 0.15; hopper@<0.15: the 0.12 runs; blackwell: B200/B300/GB200)
+twelve coefficients: memory-bandwidth, tensor-core and expert-GEMM efficiencies, per-step, per-layer,
+per-MoE-layer and per-decode-token overheads, per-collective latency, the link efficiency of the TP
+all-reduce bytes and of the DP expert exchange, the prefill queue factor and the per-request TTFT
+overhead. The ten step coefficients by non-negative least squares on relative TPOT error, the two TTFT
+ones by Nelder-Mead, then every one on a robust loss of the log errors. Each family is shrunk toward
+the fit on all runs (PRIOR_RUNS runs' weight) so that three models per family cannot each buy their own
+overhead. Everything else (bytes, FLOPs, pool size) is the planner's own accounting.
 """
 
 from __future__ import annotations
@@ -32,9 +38,9 @@ sys.path.insert(0, str(ROOT))
 from app.core.catalog import find_device, find_model  # noqa: E402
 from app.core.errors import PlannerError  # noqa: E402
 from app.core.estimate import estimate  # noqa: E402
-from app.core.perf.physics import Coefficients, StepPhysics, step_physics, step_seconds  # noqa: E402
+from app.core.perf.physics import Coefficients, StepPhysics, step_physics  # noqa: E402
 from app.core.perf.predict import COEFFICIENTS_FILE, device_family, version_band  # noqa: E402
-from app.core.perf.schedule import Workload, point_at  # noqa: E402
+from app.core.perf.schedule import Workload, mean_step, point_at  # noqa: E402
 from app.core.result import Estimate  # noqa: E402
 from app.core.specs import ModelSpec, QuantMethod, QuantSpec, ServeConfig  # noqa: E402
 
@@ -81,10 +87,13 @@ PARAM_NAMES = (
     "layer_overhead_s",
     "moe_layer_overhead_s",
     "collective_latency_s",
+    "link_efficiency",
+    "token_overhead_s",
+    "exchange_efficiency",
     "prefill_queue_factor",
     "ttft_overhead_s",
 )
-START = (0.7, 0.4, 0.2, 0.002, 20e-6, 20e-6, 10e-6, 0.1, 0.03)
+START = (0.7, 0.4, 0.2, 0.002, 20e-6, 20e-6, 10e-6, 0.5, 5e-6, 0.1, 0.1, 0.03)
 BOUNDS = (
     (0.05, 1.0),
     (0.02, 1.0),
@@ -93,10 +102,14 @@ BOUNDS = (
     (0.0, 5e-4),
     (0.0, 5e-4),
     (0.0, 2e-4),
+    (0.01, 1.0),
+    (0.0, 2e-4),
+    (1e-3, 1.0),
     (1e-4, 2.0),
     (1e-4, 1.0),
 )
 NELDER_MEAD_ITERATIONS = 60
+STEP_PARAMS = 10  # the first ten are the step's (linear least squares); the last two TTFT's
 
 
 @dataclass
@@ -114,6 +127,7 @@ class Run:
     concurrency: int
     ttft_ms: float
     tpot_ms: float
+    source: str = ""
     model: ModelSpec | None = None
     estimate: Estimate | None = None
     physics: StepPhysics | None = None
@@ -125,6 +139,20 @@ class Run:
     def throughput(self) -> float:
         """README: concurrency x osl / ((ttft + (osl - 1) x tpot) / 1000)."""
         return self.concurrency * self.osl / ((self.ttft_ms + (self.osl - 1) * self.tpot_ms) / 1000)
+
+
+# InferenceMAX's launch recipes (what its rows do not record): NVIDIA's FP8/NVFP4 checkpoints are served
+# with their FP8 KV-cache scales (--kv-cache-dtype fp8) and --max-num-seqs equal to the concurrency, and
+# its "TP n, EP n, DP-attention" layouts are n GPUs as n data-parallel ranks with attention TP 1
+# (aiconfigurator's row lists tp_size = n and attention_dp_size = n for them).
+IMAX_FP8_KV_PRECISIONS = ("fp8", "fp4")
+IMAX_BF16_KV_MODELS = ("openai/gpt-oss-120b",)  # native MXFP4 checkpoint, no FP8 KV scales
+
+
+def is_inferencemax(source: str) -> bool:
+    """InferenceMAX runs: its dated result files (`source_file=2026-…csv`) and database dumps; NVIDIA's
+    own sweeps name an `aic-auto-gap-analysis` or `kimi-k2.5-gap-analysis` source file."""
+    return source.startswith(("db-dump", "source_file=2026-"))
 
 
 def _int(text: str, default: int = 1) -> int:
@@ -162,6 +190,8 @@ def load_runs(path: Path = DATA) -> list[Run]:
         # attention DP: given, or implied by an MoE layout wider than TP (moe_tp x moe_ep GPUs)
         moe_gpus = _int(first["moe_tp_size"], 0) * _int(first["moe_ep_size"], 0)
         dp = max(_int(first["attention_dp_size"]), moe_gpus // tp if moe_gpus > tp else 1)
+        if is_inferencemax(first["silicon_data_source"]) and dp > 1 and tp % dp == 0:
+            tp //= dp  # DP-attention: the row's tp_size counts the GPUs, each rank has tp / dp of them
         runs.append(
             Run(
                 ids=[r["id"] for r in rows],
@@ -177,6 +207,7 @@ def load_runs(path: Path = DATA) -> list[Run]:
                 concurrency=int(first["batch_size"]),
                 ttft_ms=statistics.fmean(float(r["silicon_ttft_ms"]) for r in rows),
                 tpot_ms=statistics.fmean(float(r["silicon_tpot_ms"]) for r in rows),
+                source=first["silicon_data_source"],
             )
         )
     return runs
@@ -206,13 +237,20 @@ def prepare(runs: Iterable[Run]) -> list[Run]:
             continue
         device = find_device(SYSTEMS[run.system])
         model = model_for(run)
+        imax = is_inferencemax(run.source)
+        fp8_kv = (
+            imax and run.precision in IMAX_FP8_KV_PRECISIONS and run.model_path not in IMAX_BF16_KV_MODELS
+        )
         serve = ServeConfig(
             tensor_parallel_size=run.tp,
             data_parallel_size=run.dp,
             enable_expert_parallel=run.ep,
             max_model_len=run.isl + run.osl + MAX_MODEL_LEN_SLACK,
+            kv_cache_dtype="fp8" if fp8_kv else "auto",
+            max_num_seqs=run.concurrency if imax else None,
         )
         key = (
+            serve,
             run.model_path,
             run.precision,
             run.system,
@@ -351,7 +389,7 @@ LINEAR_ROUNDS = 3
 POLISH_FACTOR = 8  # Nelder-Mead iterations of the joint polish, per TTFT-fit iteration
 
 
-def _step_features(run: Run, coefficients: Coefficients) -> tuple[list[float], float]:
+def _step_features(run: Run, coefficients: Coefficients) -> list[float]:
     """TPOT = overhead + memory/eta_bw + compute/eta_c + layers x o_layer + collectives x latency + wire time:
     linear in (1/eta_bw, 1/eta_c, overhead, o_layer, latency) at the run's decode batch and prefill mix."""
     assert run.physics is not None and run.estimate is not None
@@ -361,14 +399,15 @@ def _step_features(run: Run, coefficients: Coefficients) -> tuple[list[float], f
         estimate=run.estimate,
         workload=Workload(input_tokens=run.isl, output_tokens=run.osl, concurrency=run.concurrency),
     )
-    unit = Coefficients(1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    cost = step_seconds(
+    unit = Coefficients(1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0)
+    cost = mean_step(
         physics=run.physics,
         coefficients=unit,
         decode_tokens=point.decode_batch,
         prefill_tokens=point.prefill_tokens_per_step,
+        input_tokens=run.isl,
+        max_num_batched_tokens=run.estimate.max_num_batched_tokens,
         decode_context_tokens=run.isl + run.osl / 2,
-        prefill_context_tokens=run.isl / 2,
     )
     features = [
         cost.memory_seconds,
@@ -378,23 +417,61 @@ def _step_features(run: Run, coefficients: Coefficients) -> tuple[list[float], f
         float(run.physics.layers_on_device),
         float(run.physics.moe_layers_on_device),
         float(run.physics.collectives_per_step),
+        cost.wire_seconds,
+        point.decode_batch,
+        cost.exchange_seconds,
     ]
-    return features, cost.collective_seconds
+    return features
 
 
-def fit_family(runs: Sequence[Run], iterations: int = NELDER_MEAD_ITERATIONS) -> Coefficients:
+# Shrinkage: a family's coefficients are pulled toward the fit on every run (all families pooled, the
+# device data sheets carrying the differences) with the weight of PRIOR_RUNS runs. Few models per family
+# (the 0.12 Hopper runs have three) must not buy a free per-layer overhead per model: leaving one out
+# would then swing every coefficient.
+PRIOR_RUNS = 8.0
+# deviation scale of each coefficient in the prior (relative to |pooled| + this), PARAM_NAMES order
+PRIOR_SCALES = (0.1, 0.1, 0.1, 2e-4, 1e-5, 1e-5, 1e-5, 0.1, 5e-6, 0.02, 0.02, 0.01)
+INVERSE_PRIOR_SCALE = 0.2  # the same for the linear step's unknowns that are 1 / efficiency
+INVERTED = (0, 1, 2, 7, 9)  # positions of efficiencies among the step coefficients (fitted as 1 / eta)
+
+
+def _prior_penalty(coefficients: Coefficients, prior: Coefficients | None, runs: int) -> float:
+    if prior is None:
+        return 0.0
+    total = 0.0
+    for name, scale in zip(PARAM_NAMES, PRIOR_SCALES, strict=True):
+        x, x0 = getattr(coefficients, name), getattr(prior, name)
+        total += ((x - x0) / (abs(x0) + scale)) ** 2
+    return PRIOR_RUNS * total / max(1, runs)
+
+
+def fit_family(
+    runs: Sequence[Run], iterations: int = NELDER_MEAD_ITERATIONS, prior: Coefficients | None = None
+) -> Coefficients:
     """Step coefficients by non-negative least squares on relative TPOT error; then the two TTFT
-    coefficients by Nelder-Mead with the step fixed."""
+    coefficients by Nelder-Mead with the step fixed; then every coefficient on the robust loss. With a
+    ``prior`` each stage also pays for moving away from it (shrinkage toward the pooled fit)."""
     current = _coefficients(START)
+    prior_rows: list[list[float]] = []
+    prior_targets: list[float] = []
+    if prior is not None:
+        weight = math.sqrt(PRIOR_RUNS)
+        for i, name in enumerate(PARAM_NAMES[:STEP_PARAMS]):
+            value = getattr(prior, name)
+            u0, scale = (1 / value, INVERSE_PRIOR_SCALE) if i in INVERTED else (value, PRIOR_SCALES[i])
+            row = [0.0] * STEP_PARAMS
+            row[i] = weight / (abs(u0) + scale)
+            prior_rows.append(row)
+            prior_targets.append(weight * u0 / (abs(u0) + scale))
     for _ in range(LINEAR_ROUNDS):
-        rows, targets = [], []
+        rows, targets = list(prior_rows), list(prior_targets)
         for run in runs:
-            features, wire = _step_features(run, current)
+            features = _step_features(run, current)
             measured = run.tpot_ms / 1000
             rows.append([f / measured for f in features])
-            targets.append((measured - wire) / measured)
-        inv_bw, inv_c, inv_moe, overhead, layer, moe_layer, latency = _nonnegative_least_squares(
-            rows, targets
+            targets.append(1.0)
+        inv_bw, inv_c, inv_moe, overhead, layer, moe_layer, latency, inv_link, per_token, inv_exchange = (
+            _nonnegative_least_squares(rows, targets)
         )
         current = _coefficients(
             [
@@ -405,14 +482,18 @@ def fit_family(runs: Sequence[Run], iterations: int = NELDER_MEAD_ITERATIONS) ->
                 layer,
                 moe_layer,
                 latency,
+                1 / inv_link if inv_link > 0 else BOUNDS[7][1],
+                per_token,
+                1 / inv_exchange if inv_exchange > 0 else BOUNDS[9][1],
                 current.prefill_queue_factor,
                 current.ttft_overhead_s,
             ]
         )
-        step = [getattr(current, name) for name in PARAM_NAMES[:7]]
+        step = [getattr(current, name) for name in PARAM_NAMES[:STEP_PARAMS]]
 
         def objective(x: list[float], step: list[float] = step) -> float:
-            return loss(runs, _coefficients([*step, math.exp(x[0]), math.exp(x[1])]))
+            trial = _coefficients([*step, math.exp(x[0]), math.exp(x[1])])
+            return loss(runs, trial) + _prior_penalty(trial, prior, len(runs))
 
         best = nelder_mead(
             objective, [math.log(current.prefill_queue_factor), math.log(current.ttft_overhead_s)], iterations
@@ -423,7 +504,8 @@ def fit_family(runs: Sequence[Run], iterations: int = NELDER_MEAD_ITERATIONS) ->
     start = [math.log(max(getattr(current, name), floor)) for name in PARAM_NAMES]
 
     def joint(x: list[float]) -> float:
-        return loss(runs, _coefficients([math.exp(v) for v in x]))
+        trial = _coefficients([math.exp(v) for v in x])
+        return loss(runs, trial) + _prior_penalty(trial, prior, len(runs))
 
     best = nelder_mead(joint, start, iterations * POLISH_FACTOR)
     return _coefficients([math.exp(v) for v in best])
@@ -443,7 +525,10 @@ def fit_all(runs: Sequence[Run], iterations: int = NELDER_MEAD_ITERATIONS) -> di
     by_family: dict[str, list[Run]] = defaultdict(list)
     for run in runs:
         by_family[run.family].append(run)
-    return {family: fit_family(members, iterations) for family, members in sorted(by_family.items())}
+    pooled = fit_family(runs, iterations) if PRIOR_RUNS > 0 and len(by_family) > 1 else None
+    return {
+        family: fit_family(members, iterations, prior=pooled) for family, members in sorted(by_family.items())
+    }
 
 
 def family_record(family: str, runs: Sequence[Run], coefficients: Coefficients) -> dict[str, object]:

@@ -23,7 +23,7 @@ from app.core.perf.physics import (
     touched_expert_fraction,
 )
 from app.core.perf.predict import COEFFICIENTS_FILE, fitted_families, performance
-from app.core.perf.schedule import Workload, requests_in_pool
+from app.core.perf.schedule import Workload, mean_step, requests_in_pool
 from app.core.specs import ServeConfig
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,6 +36,9 @@ UNIT = Coefficients(
     layer_overhead_s=0.0,
     moe_layer_overhead_s=0.0,
     collective_latency_s=0.0,
+    link_efficiency=1.0,
+    token_overhead_s=0.0,
+    exchange_efficiency=1.0,
     prefill_queue_factor=0.0,
     ttft_overhead_s=0.0,
 )
@@ -101,6 +104,59 @@ def test_moe_reads_only_the_experts_its_tokens_route_to() -> None:
     assert one.bytes_read < 0.1 * est.weights_bytes  # a single token reads under a tenth of the weights
 
 
+def test_sliding_window_layers_read_only_their_window() -> None:
+    # gpt-oss-120b: 36 layers, 18 sliding (window 128) and 18 full, 8 KV heads x 64 x 2 (K, V) x 2 B =
+    # 2,048 B per token per layer: 73,728 B per token, half of it in the sliding layers. One sequence
+    # decoding at 8,192 tokens of context reads 73,728 x (0.5 x 8,192 + 0.5 x 128) = 73,728 x 4,160
+    # = 306,708,480 B of KV (not 73,728 x 8,192 = 603,979,776 B as if every layer were full).
+    model, device, serve, est = _setup("openai/gpt-oss-120b", "h100", max_model_len=9216)
+    assert est.kv_bytes_per_token == 73_728
+    physics = step_physics(estimate=est, model=model, device=device, serve=serve)
+    assert physics.windowed_kv_share == 0.5 and physics.kv_window_tokens == 128
+
+    def read(context: int) -> float:
+        return step_seconds(
+            physics=physics,
+            coefficients=UNIT,
+            decode_tokens=1,
+            prefill_tokens=0,
+            decode_context_tokens=context,
+            prefill_context_tokens=0,
+        ).bytes_read
+
+    assert read(8192) - read(0) == pytest.approx(306_708_480)
+    assert read(100) - read(0) == pytest.approx(73_728 * 100)  # inside the window every layer reads it all
+
+
+def test_chunked_prefill_puts_a_prompt_into_a_share_of_the_steps() -> None:
+    # MiniMax-M2.5 fp8, TP4 on H200, max_num_batched_tokens 8,192: 8 sequences decode at 8,704 tokens of
+    # context while prompts of 8,192 tokens arrive at 64 tokens per step on average. Decodes go first, so a
+    # prompt gets min(8,192, 8,192 - 8) = 8,184 tokens in one step: 64 / 8,184 of the steps carry a chunk
+    # (touching every expert), the others decode alone and touch 1 - (31/32)^8 = 22.5 % of the experts.
+    model, device, serve, est = _setup(
+        "MiniMaxAI/MiniMax-M2.5", "h200", tensor_parallel_size=4, max_model_len=9216
+    )
+    assert est.max_num_batched_tokens == 8192 and est.kv_bytes_per_token == 63_488
+    physics = step_physics(estimate=est, model=model, device=device, serve=serve)
+    dense, experts = physics.dense_weight_bytes, physics.expert_weight_bytes
+    share = 64 / 8184
+    plain = dense + experts * (1 - (31 / 32) ** 8) + 63_488 * 8 * 8704
+    with_chunk = dense + experts * (1 - (31 / 32) ** 8192) + 63_488 * (8 * 8704 + 8184)
+    mean = mean_step(
+        physics=physics,
+        coefficients=UNIT,
+        decode_tokens=8,
+        prefill_tokens=64,
+        input_tokens=8192,
+        max_num_batched_tokens=8192,
+        decode_context_tokens=8704,
+    )
+    assert mean.bytes_read == pytest.approx((1 - share) * plain + share * with_chunk, rel=1e-9)
+    # a sliver of 64 prompt tokens in every step would touch 1 - (31/32)^72 = 89.8 % of the experts each step
+    sliver = dense + experts * (1 - (31 / 32) ** 72) + 63_488 * (8 * 8704 + 64)
+    assert mean.bytes_read < 0.5 * sliver
+
+
 def test_weight_format_sets_the_tensor_core_rate() -> None:
     h100, b200, a100 = find_device("h100"), find_device("b200"), find_device("nvidia-a100-sxm4-80gb")
     assert compute_speedup(fmt=WeightFormat.FP8, device=h100) == 2.0
@@ -118,6 +174,42 @@ def test_data_parallel_shards_the_experts_over_every_rank() -> None:
     )
     assert dp4.weights_bytes < 0.3 * single.weights_bytes
     assert dp4.num_gpu_blocks > single.num_gpu_blocks
+
+
+def test_collective_bytes_tp_all_reduce_and_dp_expert_exchange_worked_by_hand() -> None:
+    # MiniMax-M2.5 (62 layers, hidden 3,072; one token's hidden state = 3,072 x 2 B = 6,144 B).
+    # TP4: 2 all-reduces per layer, ring 2 x 3/4 of the buffer: 2 x 62 x 6,144 x 1.5 = 1,142,784 B per token.
+    # DP4 (attention TP1, experts over the 4 ranks): a gather and a reduce-scatter per MoE layer, each
+    # moving the other 3 ranks' tokens: 2 x 62 x 6,144 x 3 = 2,285,568 B per token of the rank.
+    model, device, serve, est = _setup(
+        "MiniMaxAI/MiniMax-M2.5", "b200", tensor_parallel_size=4, max_model_len=4096
+    )
+    tp4 = step_physics(estimate=est, model=model, device=device, serve=serve)
+    assert model.num_layers == 62 and model.hidden_size == 3072
+    assert tp4.collective_bytes_per_token == pytest.approx(1_142_784)
+    assert tp4.exchange_bytes_per_token == 0 and tp4.collectives_per_step == 124
+    model, device, serve, est = _setup(
+        "MiniMaxAI/MiniMax-M2.5",
+        "b200",
+        data_parallel_size=4,
+        enable_expert_parallel=True,
+        max_model_len=4096,
+    )
+    dp4 = step_physics(estimate=est, model=model, device=device, serve=serve)
+    assert dp4.collective_bytes_per_token == 0
+    assert dp4.exchange_bytes_per_token == pytest.approx(2_285_568)
+    # 10 decode tokens at the data-sheet link (B200 NVLink 1,800 GB/s, 900 GB/s a direction), η = 1:
+    # 10 x 2,285,568 / 900e9 = 25.40 us of exchange; and 10 x token_overhead_s of per-token work
+    cost = step_seconds(
+        physics=dp4,
+        coefficients=UNIT,
+        decode_tokens=10,
+        prefill_tokens=0,
+        decode_context_tokens=0,
+        prefill_context_tokens=0,
+    )
+    assert dp4.link_bytes_per_s == pytest.approx(900e9)
+    assert cost.exchange_seconds == pytest.approx(10 * 2_285_568 / 900e9)
 
 
 def test_kv_cliff_is_where_the_exact_pool_stops_holding_every_request() -> None:

@@ -37,6 +37,7 @@ FP4_SPEEDUP = 4.0  # FP4 tensor-core rate over BF16 on Blackwell (data sheet: 9 
 DEFAULT_BF16_TFLOPS = 989.0  # an H100-class device when the catalog has no figure (extrapolated anyway)
 DEFAULT_BANDWIDTH_TBPS = 3.35
 DEFAULT_INTERCONNECT_GBPS = 900.0
+WINDOWED_KINDS = ("sliding", "chunked")  # layers whose attention reads at most the window's KV
 
 
 class WeightFormat(StrEnum):
@@ -88,13 +89,16 @@ class StepPhysics:
     num_experts: int  # routed experts of the model (0 = dense)
     experts_per_token: int
     kv_bytes_per_token: int  # per context token, summed over this device's layers
+    windowed_kv_share: float  # share of those bytes in sliding/chunked layers (they read only the window)
+    kv_window_tokens: int  # the window those layers read (0 = none)
     gemm_flops_per_token: float  # 2 x active dense parameters on this device (+ lm_head)
     expert_flops_per_token: float  # 2 x the routed experts' active parameters on this device
     attention_flops_per_context_token: float  # per new token, per token of its context
     peak_flops_per_s: float  # BF16 dense rate x the format's tensor-core speedup
     bandwidth_bytes_per_s: float
     collectives_per_step: int  # TP all-reduces + EP all-to-alls on this device per step
-    collective_bytes_per_token: float  # bytes one token puts on the wire per collective
+    collective_bytes_per_token: float  # bytes one of the rank's tokens puts on the wire in the TP all-reduces
+    exchange_bytes_per_token: float  # the same for the data-parallel expert exchange (0 without DP)
     link_bytes_per_s: float  # one direction of the device's interconnect
     layers_on_device: int
     moe_layers_on_device: int
@@ -145,13 +149,22 @@ def step_physics(
         head_dims = model.num_attention_heads * (model.mla.latent_size + model.mla.kv_lora_rank) / 2
     attention = FLOPS_PER_MAC * ATTENTION_MATMULS * layers * head_dims / tp
     collectives = 0
+    wire_bytes = exchange_bytes = 0.0
+    token_bytes = model.hidden_size * ACTIVATION_BYTES
     if tp > 1:
         collectives += ALLREDUCES_PER_LAYER * int(layers)
+        # ring all-reduce: 2 (n-1)/n of the buffer per rank
+        wire_bytes += ALLREDUCES_PER_LAYER * int(layers) * token_bytes * RING_FACTOR_NUMERATOR * (tp - 1) / tp
     if model.num_experts and dp > 1:
-        # the experts see every DP rank's tokens: all-to-all (EP) or all-gather + reduce-scatter
+        # the experts see every DP rank's tokens: vLLM's default exchange gathers every rank's hidden
+        # states before the experts and reduce-scatters after (each rank receives the other dp-1 ranks' tokens)
         collectives += ALLTOALLS_PER_MOE_LAYER * int(layers)
-    ring = RING_FACTOR_NUMERATOR * (tp - 1) / tp if tp > 1 else 1.0
+        exchange_bytes = ALLTOALLS_PER_MOE_LAYER * int(layers) * token_bytes * (dp - 1)
     fmt = weight_format(model)
+    windowed = sum(
+        g.page_size_bytes * g.num_layers / g.block_size for g in estimate.groups if g.kind in WINDOWED_KINDS
+    )
+    window = model.sliding_window_tokens or model.attention_chunk_tokens or 0
     tflops = device.bf16_dense_tflops or DEFAULT_BF16_TFLOPS
     return StepPhysics(
         dense_weight_bytes=int(dense_bytes),
@@ -159,13 +172,18 @@ def step_physics(
         num_experts=model.num_experts,
         experts_per_token=model.num_experts_per_tok,
         kv_bytes_per_token=estimate.kv_bytes_per_token,
+        windowed_kv_share=min(1.0, windowed / estimate.kv_bytes_per_token)
+        if estimate.kv_bytes_per_token
+        else 0.0,
+        kv_window_tokens=window if windowed else 0,
         gemm_flops_per_token=gemm,
         expert_flops_per_token=expert_gemm,
         attention_flops_per_context_token=attention,
         peak_flops_per_s=tflops * TERA * compute_speedup(fmt=fmt, device=device),
         bandwidth_bytes_per_s=(device.memory_bandwidth_tbps or DEFAULT_BANDWIDTH_TBPS) * TERA,
         collectives_per_step=collectives,
-        collective_bytes_per_token=model.hidden_size * ACTIVATION_BYTES * ring,
+        collective_bytes_per_token=wire_bytes,
+        exchange_bytes_per_token=exchange_bytes,
         link_bytes_per_s=(device.interconnect_gbps or DEFAULT_INTERCONNECT_GBPS)
         * GIGA
         / INTERCONNECT_DIRECTIONS,
@@ -187,6 +205,15 @@ def touched_expert_fraction(*, num_experts: int, experts_per_token: int, tokens:
     return 1.0 - float(miss ** max(tokens, 1.0))
 
 
+def attended_context(*, physics: StepPhysics, context_tokens: float) -> float:
+    """The context a token's attention reads, averaged over the layers: full layers read all of it,
+    sliding-window (and chunked local) layers at most the window (gpt-oss: every other layer, 128)."""
+    if not physics.kv_window_tokens:
+        return context_tokens
+    share = physics.windowed_kv_share
+    return (1 - share) * context_tokens + share * min(context_tokens, float(physics.kv_window_tokens))
+
+
 @dataclass(frozen=True)
 class Coefficients:
     """A device family's fitted efficiencies (see coefficients.json for where each came from)."""
@@ -198,6 +225,11 @@ class Coefficients:
     layer_overhead_s: float  # per decoder layer on the device: kernel latency floors that TP does not divide
     moe_layer_overhead_s: float  # extra per MoE layer: router, top-k, permute and combine kernels
     collective_latency_s: float  # per all-reduce / all-to-all, independent of size
+    link_efficiency: float  # achieved / data-sheet interconnect bandwidth for the step's small collectives
+    token_overhead_s: (
+        float  # per token scheduled in a step: sampling, scheduler and detokenizer work per sequence
+    )
+    exchange_efficiency: float  # achieved / data-sheet link rate of the DP expert exchange (and its permutes)
     prefill_queue_factor: float  # share of the other clients' prefill a new request waits behind
     ttft_overhead_s: float  # API server, tokenisation and the first token's way back, per request
 
@@ -210,6 +242,8 @@ class StepCost:
     dense_compute_seconds: float
     expert_compute_seconds: float
     collective_seconds: float
+    wire_seconds: float  # the TP all-reduces' bytes at the data-sheet link rate (before link_efficiency)
+    exchange_seconds: float  # the DP expert exchange's bytes at the data-sheet link rate
     bytes_read: float
     flops: float
 
@@ -227,6 +261,8 @@ def step_seconds(
     ``decode_context_tokens`` of context, plus ``prefill_tokens`` of prompt chunks whose tokens
     see ``prefill_context_tokens`` of context on average."""
     tokens = decode_tokens + prefill_tokens
+    decode_context_tokens = attended_context(physics=physics, context_tokens=decode_context_tokens)
+    prefill_context_tokens = attended_context(physics=physics, context_tokens=prefill_context_tokens)
     touched = touched_expert_fraction(
         num_experts=physics.num_experts,
         experts_per_token=physics.experts_per_token,
@@ -246,12 +282,16 @@ def step_seconds(
     dense_compute = dense_flops / (physics.peak_flops_per_s * coefficients.compute_efficiency)
     expert_compute = expert_flops / (physics.peak_flops_per_s * coefficients.moe_compute_efficiency)
     compute = dense_compute + expert_compute
-    collective = physics.collectives_per_step * (
-        coefficients.collective_latency_s
-        + tokens * physics.collective_bytes_per_token / physics.link_bytes_per_s
+    wire = tokens * physics.collective_bytes_per_token / physics.link_bytes_per_s
+    exchange = tokens * physics.exchange_bytes_per_token / physics.link_bytes_per_s
+    collective = (
+        physics.collectives_per_step * coefficients.collective_latency_s
+        + wire / coefficients.link_efficiency
+        + exchange / coefficients.exchange_efficiency
     )
     return StepCost(
         seconds=coefficients.step_overhead_s
+        + decode_tokens * coefficients.token_overhead_s
         + physics.layers_on_device * coefficients.layer_overhead_s
         + physics.moe_layers_on_device * coefficients.moe_layer_overhead_s
         + memory
@@ -262,6 +302,28 @@ def step_seconds(
         dense_compute_seconds=dense_compute,
         expert_compute_seconds=expert_compute,
         collective_seconds=collective,
+        wire_seconds=wire,
+        exchange_seconds=exchange,
         bytes_read=bytes_read,
         flops=flops,
+    )
+
+
+def blend_costs(*, plain: StepCost, with_chunk: StepCost, share: float) -> StepCost:
+    """The mean of steps of which ``share`` carry a prompt chunk and the rest only decode: chunked
+    prefill puts a prompt's chunk into a few steps, not a sliver of it into every step (a sliver would
+    make every decode step touch every expert and pay for the prompt's KV writes)."""
+    keep = 1.0 - share
+    return StepCost(
+        seconds=keep * plain.seconds + share * with_chunk.seconds,
+        memory_seconds=keep * plain.memory_seconds + share * with_chunk.memory_seconds,
+        compute_seconds=keep * plain.compute_seconds + share * with_chunk.compute_seconds,
+        dense_compute_seconds=keep * plain.dense_compute_seconds + share * with_chunk.dense_compute_seconds,
+        expert_compute_seconds=keep * plain.expert_compute_seconds
+        + share * with_chunk.expert_compute_seconds,
+        collective_seconds=keep * plain.collective_seconds + share * with_chunk.collective_seconds,
+        wire_seconds=keep * plain.wire_seconds + share * with_chunk.wire_seconds,
+        exchange_seconds=keep * plain.exchange_seconds + share * with_chunk.exchange_seconds,
+        bytes_read=keep * plain.bytes_read + share * with_chunk.bytes_read,
+        flops=keep * plain.flops + share * with_chunk.flops,
     )

@@ -44,6 +44,9 @@ class FamilyFit(BaseModel):
     layer_overhead_s: float
     moe_layer_overhead_s: float
     collective_latency_s: float
+    link_efficiency: float = 1.0
+    token_overhead_s: float = 0.0
+    exchange_efficiency: float = 1.0
     prefill_queue_factor: float
     ttft_overhead_s: float
     # log(measured / predicted) quantiles on the fitted runs: the band around each prediction
@@ -67,6 +70,9 @@ class FamilyFit(BaseModel):
             layer_overhead_s=self.layer_overhead_s,
             moe_layer_overhead_s=self.moe_layer_overhead_s,
             collective_latency_s=self.collective_latency_s,
+            link_efficiency=self.link_efficiency,
+            token_overhead_s=self.token_overhead_s,
+            exchange_efficiency=self.exchange_efficiency,
             prefill_queue_factor=self.prefill_queue_factor,
             ttft_overhead_s=self.ttft_overhead_s,
         )

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.kv import cdiv
-from app.core.perf.physics import Coefficients, StepPhysics, step_seconds
+from app.core.perf.physics import Coefficients, StepCost, StepPhysics, blend_costs, step_seconds
 from app.core.result import Estimate
 
 NULL_BLOCKS = 1  # vLLM keeps one block as the null block (reference §3.6)
@@ -82,6 +82,44 @@ class Point:
     step_memory_share: float  # memory-bound share of the decode step (physics, for the notes)
 
 
+def mean_step(
+    *,
+    physics: StepPhysics,
+    coefficients: Coefficients,
+    decode_tokens: float,
+    prefill_tokens: float,
+    input_tokens: int,
+    max_num_batched_tokens: int,
+    decode_context_tokens: float,
+) -> StepCost:
+    """The mean engine step while ``decode_tokens`` sequences decode and prompts arrive at
+    ``prefill_tokens`` per step on average. Chunked prefill schedules the decodes first and gives a
+    prompt what is left of ``max_num_batched_tokens``: so a share of the steps carries a chunk of
+    ``min(input, budget)`` tokens (or more, when prompts arrive faster than one chunk a step) and the
+    others decode alone. TPOT is this mean: every decoding request waits through both kinds."""
+    budget = max(1.0, max_num_batched_tokens - decode_tokens)
+    chunk = min(max(float(input_tokens), prefill_tokens), budget)
+    plain = step_seconds(
+        physics=physics,
+        coefficients=coefficients,
+        decode_tokens=decode_tokens,
+        prefill_tokens=0.0,
+        decode_context_tokens=decode_context_tokens,
+        prefill_context_tokens=0.0,
+    )
+    if prefill_tokens <= 0:
+        return plain
+    with_chunk = step_seconds(
+        physics=physics,
+        coefficients=coefficients,
+        decode_tokens=decode_tokens,
+        prefill_tokens=chunk,
+        decode_context_tokens=decode_context_tokens,
+        prefill_context_tokens=input_tokens / 2,
+    )
+    return blend_costs(plain=plain, with_chunk=with_chunk, share=min(1.0, prefill_tokens / chunk))
+
+
 def steady_state(
     *,
     physics: StepPhysics,
@@ -107,13 +145,14 @@ def steady_state(
     rate = 0.0
     memory_share = 0.0
     for _ in range(FIXED_POINT_ROUNDS):
-        cost = step_seconds(
+        cost = mean_step(
             physics=physics,
             coefficients=coefficients,
             decode_tokens=batch,
             prefill_tokens=prefill,
+            input_tokens=inp,
+            max_num_batched_tokens=max_num_batched_tokens,
             decode_context_tokens=decode_context,
-            prefill_context_tokens=inp / 2,
         )
         step = cost.seconds
         memory_share = cost.memory_seconds / max(cost.seconds, 1e-12)
