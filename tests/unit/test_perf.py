@@ -309,3 +309,40 @@ def test_coefficients_are_data_with_the_rows_they_came_from() -> None:
         assert 0 < family["bandwidth_efficiency"] <= 1 and 0 < family["compute_efficiency"] <= 1
         rows = [row_id for residual in family["residuals"] for row_id in residual["rows"]]
         assert rows and set(rows) <= ids  # every fitted run is a row of the shared file
+
+
+def test_cpu_offload_streams_the_offloaded_weights_over_pcie_every_step() -> None:
+    # --cpu-offload-gb 4 on Llama-3.1-8B: 4 GiB = 4,294,967,296 B leave the device (budget.py) and are read
+    # from pinned host memory in every forward pass (vLLM 0.19.0 maybe_offload_to_cpu, UVA): at one
+    # direction of PCIe 5.0 x16, 64e9 B/s, that adds 4,294,967,296 / 64e9 = 67.109 ms to each step, while
+    # the device reads 4 GiB less at 3.35 TB/s: 4,294,967,296 / 3.35e12 = 1.2821 ms less.
+    model, device, serve, est = _setup("meta-llama/Llama-3.1-8B", "h100", max_model_len=8192)
+    _, _, offload_serve, offload_est = _setup(
+        "meta-llama/Llama-3.1-8B", "h100", max_model_len=8192, cpu_offload_gb=4
+    )
+    assert est.weights_bytes - offload_est.weights_bytes == 4_294_967_296
+
+    def step(cfg: ServeConfig, e: object) -> float:
+        physics = step_physics(estimate=e, model=model, device=device, serve=cfg)  # type: ignore[arg-type]
+        return step_seconds(
+            physics=physics,
+            coefficients=UNIT,
+            decode_tokens=4,
+            prefill_tokens=0,
+            decode_context_tokens=2048,
+            prefill_context_tokens=0,
+        ).seconds
+
+    assert step(offload_serve, offload_est) - step(serve, est) == pytest.approx(
+        67.109e-3 - 1.2821e-3, rel=1e-3
+    )
+    perf = performance(
+        estimate=offload_est,
+        model=model,
+        device=device,
+        serve=offload_serve,
+        workload=Workload(input_tokens=1024, output_tokens=1024, concurrency=4),
+        with_curve=False,
+    )
+    assert perf.basis == "extrapolated"
+    assert any("--cpu-offload-gb 4" in note for note in perf.notes)

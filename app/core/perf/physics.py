@@ -18,7 +18,7 @@ from enum import StrEnum
 
 from app.core import budget as B
 from app.core.result import Estimate
-from app.core.specs import DeviceSpec, ModelSpec, QuantMethod, ServeConfig
+from app.core.specs import GIB, DeviceSpec, ModelSpec, QuantMethod, ServeConfig
 
 TERA = 10**12
 GIGA = 10**9
@@ -37,6 +37,10 @@ FP4_SPEEDUP = 4.0  # FP4 tensor-core rate over BF16 on Blackwell (data sheet: 9 
 DEFAULT_BF16_TFLOPS = 989.0  # an H100-class device when the catalog has no figure (extrapolated anyway)
 DEFAULT_BANDWIDTH_TBPS = 3.35
 DEFAULT_INTERCONNECT_GBPS = 900.0
+# --cpu-offload-gb keeps that many GiB of weights in pinned host memory that the GPU reads over PCIe in
+# every forward pass (vLLM 0.19.0 model_executor/models/utils.py maybe_offload_to_cpu: UVA views of
+# pinned CPU tensors); one direction of PCIe 5.0 x16, nominal. Not fitted: no measured offload run.
+HOST_LINK_BYTES_PER_S = 64 * 10**9
 WINDOWED_KINDS = ("sliding", "chunked")  # layers whose attention reads at most the window's KV
 
 
@@ -106,6 +110,8 @@ class StepPhysics:
     data_parallel_size: int
     moe_tokens_scale: int  # experts see this many times the rank's tokens (EP across DP ranks)
     weight_format: WeightFormat
+    host_weight_bytes: int = 0  # --cpu-offload-gb: weights read from host memory every forward pass
+    host_link_bytes_per_s: float = HOST_LINK_BYTES_PER_S
 
 
 def _expert_byte_fraction(model: ModelSpec) -> float:
@@ -193,6 +199,7 @@ def step_physics(
         data_parallel_size=dp,
         moe_tokens_scale=dp if model.num_experts else 1,
         weight_format=fmt,
+        host_weight_bytes=int(serve.cpu_offload_gb * GIB),
     )
 
 
@@ -296,7 +303,8 @@ def step_seconds(
         + physics.moe_layers_on_device * coefficients.moe_layer_overhead_s
         + memory
         + compute
-        + collective,
+        + collective
+        + physics.host_weight_bytes / physics.host_link_bytes_per_s,
         memory_seconds=memory,
         compute_seconds=compute,
         dense_compute_seconds=dense_compute,

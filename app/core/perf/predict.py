@@ -250,6 +250,23 @@ def performance(
     if serve.pipeline_parallel_size > 1:
         widen *= WIDEN_OUTSIDE_FIT
         notes.append(Text("Pipeline parallel runs were not measured: stage bubbles are not modelled."))
+    if serve.cpu_offload_gb > 0:
+        widen *= WIDEN_OUTSIDE_FIT
+        notes.append(
+            Text(
+                "--cpu-offload-gb {gib:g}: those weights cross PCIe (about 64 GB/s) in every forward pass, "
+                "which the step time includes; no measured offload run, so it is extrapolated.",
+                gib=serve.cpu_offload_gb,
+            )
+        )
+    if serve.speculative_config is not None or serve.enable_lora:
+        widen *= WIDEN_OUTSIDE_FIT
+        notes.append(
+            Text(
+                "Speculative decoding and LoRA adapters are not in the speed model: their memory is counted, "
+                "their effect on speed is not."
+            )
+        )
     basis: Basis = "calibrated" if widen == 1.0 else "extrapolated"
     point = _point(physics=physics, fit=fit, estimate=estimate, workload=workload)
     cliff = kv_cliff(estimate=estimate, physics=physics, workload=workload)
