@@ -48,6 +48,9 @@ UNGATED_MLP_MODEL_TYPES = frozenset(
 QKV_BIAS_MODEL_TYPES = frozenset({"qwen2", "qwen2_moe"})
 # Models with per-head RMSNorm on q and k (head_dim weights each). Parameter count only.
 QK_NORM_MODEL_TYPES = frozenset({"qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma3"})
+# Gemma-2/3 decoder layers have four norms (input, post-attention, pre- and post-feedforward;
+# vLLM gemma2.py / gemma3.py Gemma*DecoderLayer), the others two. gemma-2-9b: 9,241,705,984.
+FOUR_NORM_MODEL_TYPES = frozenset({"gemma2", "gemma3_text", "gemma3"})
 # Gated attention output (q_proj emits query + gate) — Qwen3-Next full-attention layers.
 NAS_FFN_MULTIPLE = 256  # nemotron_nas.py _find_multiple(intermediate_size, 256)
 GATED_ATTENTION_MODEL_TYPES = frozenset({"qwen3_next"})
@@ -256,7 +259,7 @@ def _mixer_params(spec: MambaSpec, cfgs: _Configs, g: _Geometry) -> int:
 
 def _tied(cfgs: _Configs) -> bool:
     value = _lookup(cfgs, "tie_word_embeddings")
-    # Missing key: decoder config classes default to untied, except those listed in CLASS_DEFAULTS.
+    # Missing key: the config class default (CLASS_DEFAULTS, TIED_BY_DEFAULT_MODEL_TYPES), else untied.
     return False if value is None else _as_bool("tie_word_embeddings", value)
 
 
@@ -309,7 +312,7 @@ def _breakdown(cfgs: _Configs, g: _Geometry, layers: _Layers, moe: _Moe | None) 
             elif kind == LayerKind.NONE:
                 mlp += matrices * h * g.intermediate_size
             continue
-        norms += 2 * h  # input and post-attention norms
+        norms += (4 if cfgs.text_model_type in FOUR_NORM_MODEL_TYPES else 2) * h  # input, post-attn
         if moe is not None and moe.is_moe_layer(index):
             per_expert = 3 * h * moe.expert_size
             experts += moe.num_experts * per_expert

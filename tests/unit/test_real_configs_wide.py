@@ -1,0 +1,157 @@
+"""A wider set of real config.json files (tests/data/configs/real, sources in SOURCES.md): 20 more
+architectures, sized the way vLLM 0.19.0 sizes them, with the numbers worked by hand from vLLM's
+code (config/model.py `_get_and_verify_max_len`, v1/core/kv_cache_utils.py grouping,
+v1/kv_cache_interface.py pages, the model files) in the comments.
+
+Row: KV bytes per token (every attention layer, TP 1, `auto` KV in the model dtype: 2 B for bf16
+and fp16), block size, page of one layer, (kind, layers) per KV group, derived max_model_len.
+Plain attention: kv/token = 2 (K, V) x layers x kv_heads x head_dim x 2 B; page = 16 x 2 x kv x hd x 2.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.core import kv as K
+from app.core.hf_config import model_spec_from_hf_config, param_breakdown
+from app.core.versions import rules_for
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "configs" / "real"
+RULES = rules_for("0.19.0")
+
+
+def _config(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((REAL / f"{name}.config.json").read_text(encoding="utf-8"))
+    return data
+
+
+F, S, M, A = "full", "sliding", "mla", "mamba"
+
+CASES = [
+    # Mistral v0.3: 2 x 32 x 8 x 128 x 2 = 131,072; sliding_window null -> full; 32,768 positions
+    ("mistralai__Mistral-7B-v0.3", 131_072, 16, 65_536, [(F, 32)], 32_768),
+    # Mixtral: same attention as Mistral; experts carry no cache
+    ("mistralai__Mixtral-8x7B-v0.1", 131_072, 16, 65_536, [(F, 32)], 32_768),
+    # Ministral-3 (Mistral3ForConditionalGeneration): text tower 2 x 26 x 8 x 128 x 2 = 106,496;
+    # yarn: derived = original_max_position_embeddings 16,384 x factor 16 = 262,144
+    ("mistralai__Ministral-3-3B-Reasoning-2512", 106_496, 16, 65_536, [(F, 26)], 262_144),
+    # Qwen1.5-MoE: MHA 16 KV heads: 2 x 24 x 16 x 128 x 2 = 196,608; page 16 x 2 x 16 x 128 x 2
+    ("Qwen__Qwen1.5-MoE-A2.7B", 196_608, 16, 131_072, [(F, 24)], 32_768),
+    # DeepSeek-V2-Lite MLA: one latent of kv_lora_rank 512 + rope 64 = 576 per layer:
+    # 27 x 576 x 2 = 31,104; page 16 x 576 x 2 = 18,432; yarn 4,096 x 40 = 163,840
+    ("deepseek-ai__DeepSeek-V2-Lite", 31_104, 16, 18_432, [(M, 27)], 163_840),
+    # DeepSeek-MoE 16B (MHA): 2 x 28 x 16 x 128 x 2 = 229,376
+    ("deepseek-ai__deepseek-moe-16b-base", 229_376, 16, 131_072, [(F, 28)], 4_096),
+    # StableLM-3B: head 2,560 / 32 = 80: 2 x 32 x 32 x 80 x 2 = 327,680; page 16 x 2 x 32 x 80 x 2
+    ("stabilityai__stablelm-3b-4e1t", 327_680, 16, 163_840, [(F, 32)], 4_096),
+    # Baichuan2-7B (MHA, no num_key_value_heads): 2 x 32 x 32 x 128 x 2 = 524,288
+    ("baichuan-inc__Baichuan2-7B-Base", 524_288, 16, 262_144, [(F, 32)], 4_096),
+    # ChatGLM3: multi_query_group_num 2 KV heads x kv_channels 128: 2 x 28 x 2 x 128 x 2 = 28,672;
+    # max length from `seq_length` (one of vLLM's possible_keys)
+    ("THUDM__chatglm3-6b", 28_672, 16, 16_384, [(F, 28)], 8_192),
+    # InternLM2.5: 2 x 32 x 8 x 128 x 2 = 131,072; rope "dynamic" x2 is scaled: 32,768 x 2
+    ("internlm__internlm2_5-7b", 131_072, 16, 65_536, [(F, 32)], 65_536),
+    # StarCoder2: sliding_window 4,096 on every layer (Attention takes cache_config.sliding_window):
+    # one sliding group; 2 x 32 x 4 x 128 x 2 = 65,536
+    ("bigcode__starcoder2-7b", 65_536, 16, 32_768, [(S, 32)], 16_384),
+    # GPTBigCode multi_query: 1 KV head x 2,048 / 16 = 128: 2 x 24 x 1 x 128 x 2 = 12,288
+    ("bigcode__gpt_bigcode-santacoder", 12_288, 16, 8_192, [(F, 24)], 2_048),
+    # Cohere (aya-23): 2 x 32 x 8 x 128 x 2 = 131,072 (fp16, also 2 B)
+    ("CohereForAI__aya-23-8B", 131_072, 16, 65_536, [(F, 32)], 8_192),
+    # MiniCPM: head 2,304 / 36 = 64: 2 x 40 x 36 x 64 x 2 = 368,640; page 16 x 2 x 36 x 64 x 2
+    ("openbmb__MiniCPM-2B-sft-bf16", 368_640, 16, 147_456, [(F, 40)], 4_096),
+    # Gemma-2: even layers sliding (4,096), odd full: 13 + 13 / 21 + 21 / 23 + 23.
+    # 2b: 2 x 26 x 4 x 256 x 2 = 106,496; 9b: 2 x 42 x 8 x 256 x 2 = 344,064;
+    # 27b: 2 x 46 x 16 x 128 x 2 = 376,832 (page 16 x 2 x 16 x 128 x 2 = 131,072)
+    ("google__gemma-2-2b", 106_496, 16, 65_536, [(S, 13), (F, 13)], 8_192),
+    ("google__gemma-2-9b", 344_064, 16, 131_072, [(S, 21), (F, 21)], 8_192),
+    ("google__gemma-2-27b", 376_832, 16, 131_072, [(S, 23), (F, 23)], 8_192),
+    # Gemma-3 1B: every 6th layer full (5, 11, 17, 23): 22 sliding + 4 full; 2 x 26 x 1 x 256 x 2
+    # = 26,624. Group size min(22, 4) = 4 (22 >= 1.5 x 4): sliding in cdiv(22, 4) = 6 groups
+    # layers[i::6] -> 4, 4, 4, 4, 3, 3; full 1 group of 4.
+    (
+        "google__gemma-3-1b-it",
+        26_624,
+        16,
+        16_384,
+        [(S, 4), (S, 4), (S, 4), (S, 4), (S, 3), (S, 3), (F, 4)],
+        32_768,
+    ),
+    # Qwen3-Next: 12 full (every 4th) + 36 gated-delta-net layers. KV 2 x 12 x 2 x 256 x 2 = 24,576.
+    # GDN state (TP 1): conv (16 x 128 x 2 + 32 x 128 = 8,192) x (4 - 1) = 24,576 + temporal
+    # 32 x 128 x 128 = 524,288 -> 548,864 x 2 B = 1,097,728 B. Attention block raised to hold it:
+    # 16 x cdiv(1,097,728, 16 x 2,048) = 16 x 34 = 544; page 544 x 2,048 = 1,114,112.
+    # Groups of min(36, 12) = 12: 3 mamba + 1 full.
+    (
+        "Qwen__Qwen3-Next-80B-A3B-Thinking",
+        24_576,
+        544,
+        1_114_112,
+        [(A, 12), (A, 12), (A, 12), (F, 12)],
+        262_144,
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "per_token", "block", "page", "groups", "max_len"), CASES)
+def test_wide_real_config_sizing_matches_vllm(
+    name: str, per_token: int, block: int, page: int, groups: list[tuple[str, int]], max_len: int
+) -> None:
+    spec = model_spec_from_hf_config(_config(name), name=name)
+    layout = K.build_layout(
+        model=spec,
+        layer_range=(0, spec.num_layers),
+        tensor_parallel_size=1,
+        block_size=16,
+        kv_cache_dtype="auto",
+        model_dtype=spec.torch_dtype,
+        rules=RULES,
+    )
+    assert layout.kv_bytes_per_token == per_token
+    assert layout.block_size == block
+    assert layout.page_size_bytes == page
+    assert [(g.kind.value, g.num_layers) for g in layout.groups] == groups
+    assert spec.max_model_len_derived == max_len
+
+
+# Parameter counts against the models' published counts (the safetensors totals shown on the
+# model pages), worked by hand where the arithmetic is short.
+PARAMS = [
+    # embed 32,768 x 4,096 = 134,217,728 (x2 untied); layer: q/o 2 x 4,096^2 + k/v 2 x 4,096 x 1,024
+    # + MLP 3 x 4,096 x 14,336 + 2 norms = 218,112,000; x 32 + 2 x 134,217,728 + 4,096
+    ("mistralai__Mistral-7B-v0.3", 7_248_023_552),
+    # Mixtral-8x7B: 46.7B published; 8 experts x 3 x 4,096 x 14,336 per layer + router 4,096 x 8
+    ("mistralai__Mixtral-8x7B-v0.1", 46_702_792_704),
+    # DeepSeek-V2-Lite: 15.7B published (model card "16B total")
+    ("deepseek-ai__DeepSeek-V2-Lite", 15_706_484_224),
+    # Gemma-2/3: four norms per layer (input, post-attn, pre/post-feedforward), tied embeddings.
+    # gemma-2-2b: published 2,614,341,888; 9b: 9,241,705,984; 27b: 27,227,128,320; 3-1b: 999,885,952
+    ("google__gemma-2-2b", 2_614_341_888),
+    ("google__gemma-2-9b", 9_241_705_984),
+    ("google__gemma-2-27b", 27_227_128_320),
+    ("google__gemma-3-1b-it", 999_885_952),
+    # aya-23-8B: CohereConfig ties by default (key absent): 8.03B, not 9.08B with a second
+    # 256,000 x 4,096 = 1,048,576,000 head
+    ("CohereForAI__aya-23-8B", 8_028_164_096),
+]
+
+
+@pytest.mark.parametrize(("name", "total"), PARAMS)
+def test_wide_real_config_parameters(name: str, total: int) -> None:
+    assert param_breakdown(_config(name)).total == total
+
+
+def test_config_class_default_ties_the_head() -> None:
+    # GPTBigCodeConfig and Starcoder2Config do not declare tie_word_embeddings: PretrainedConfig's
+    # default True applies and vLLM's lm_head is the embedding. santacoder: 49,280 x 2,048 =
+    # 100,925,440 parameters not counted twice.
+    parts = param_breakdown(_config("bigcode__gpt_bigcode-santacoder"))
+    assert parts.lm_head == 0
+    assert parts.embedding == 100_925_440
+    assert param_breakdown(_config("bigcode__starcoder2-7b")).lm_head == 0
+    # a class that declares False stays untied (Mistral)
+    assert param_breakdown(_config("mistralai__Mistral-7B-v0.3")).lm_head == 134_217_728
