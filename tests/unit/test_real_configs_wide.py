@@ -81,6 +81,12 @@ CASES = [
         [(S, 4), (S, 4), (S, 4), (S, 4), (S, 3), (S, 3), (F, 4)],
         32_768,
     ),
+    # Phi-3.5-mini: MHA, head 3,072 / 32 = 96: 2 x 32 x 32 x 96 x 2 = 393,216; page 16 x 2 x 32 x 96 x 2
+    # = 196,608. sliding_window 262,144 makes every layer sliding (Attention falls back to
+    # cache_config.sliding_window). longrope does not scale: derived 131,072.
+    ("microsoft__Phi-3.5-mini-instruct", 393_216, 16, 196_608, [(S, 32)], 131_072),
+    # Phi-4-mini: 24 heads of 128, 8 KV heads: 2 x 32 x 8 x 128 x 2 = 131,072
+    ("microsoft__Phi-4-mini-instruct", 131_072, 16, 65_536, [(S, 32)], 131_072),
     # Qwen3-Next: 12 full (every 4th) + 36 gated-delta-net layers. KV 2 x 12 x 2 x 256 x 2 = 24,576.
     # GDN state (TP 1): conv (16 x 128 x 2 + 32 x 128 = 8,192) x (4 - 1) = 24,576 + temporal
     # 32 x 128 x 128 = 524,288 -> 548,864 x 2 B = 1,097,728 B. Attention block raised to hold it:
@@ -137,6 +143,9 @@ PARAMS = [
     # aya-23-8B: CohereConfig ties by default (key absent): 8.03B, not 9.08B with a second
     # 256,000 x 4,096 = 1,048,576,000 head
     ("CohereForAI__aya-23-8B", 8_028_164_096),
+    # Phi-3.5-mini 3,821,079,552 and Phi-4-mini 3,836,021,760 (tied, vocab 200,064) published
+    ("microsoft__Phi-3.5-mini-instruct", 3_821_079_552),
+    ("microsoft__Phi-4-mini-instruct", 3_836_021_760),
 ]
 
 
@@ -155,3 +164,45 @@ def test_config_class_default_ties_the_head() -> None:
     assert param_breakdown(_config("bigcode__starcoder2-7b")).lm_head == 0
     # a class that declares False stays untied (Mistral)
     assert param_breakdown(_config("mistralai__Mistral-7B-v0.3")).lm_head == 134_217_728
+
+
+def _estimate(name: str, version: str, **serve: Any) -> Any:
+    from app.core.catalog import find_device
+    from app.core.estimate import estimate
+    from app.core.specs import ServeConfig
+
+    spec = model_spec_from_hf_config(_config(name), name=name)
+    return estimate(
+        model=spec, device=find_device("h100"), serve=ServeConfig(**serve), vllm_version=version
+    )
+
+
+def test_longrope_serves_the_original_length_when_none_is_given() -> None:
+    # 0.14.0+ _get_and_verify_max_len: max_model_len None and a longrope rope -> the config's
+    # original_max_position_embeddings (4,096), not the derived 131,072 (0.11.0 still took 131,072)
+    assert _estimate("microsoft__Phi-4-mini-instruct", "0.19.0").max_model_len == 4_096
+    assert _estimate("microsoft__Phi-4-mini-instruct", "0.33.0").max_model_len == 4_096
+    assert _estimate("microsoft__Phi-4-mini-instruct", "0.11.0").max_model_len == 131_072
+    # a length the user gives is kept, up to the derived maximum without a warning
+    est = _estimate("microsoft__Phi-4-mini-instruct", "0.19.0", max_model_len=131_072)
+    assert est.max_model_len == 131_072
+    assert not any("derived maximum" in str(w) for w in est.warnings)
+
+
+def test_yarn_rule_follows_the_release() -> None:
+    # A Qwen2.5 config with the model card's yarn override: max_position_embeddings 32,768,
+    # rope yarn factor 4 over original 32,768. 0.19.0 (<= 0.27.1): 32,768 x 4 = 131,072;
+    # 0.30.0+: yarn does not scale, 32,768.
+    from app.core.estimate import model_for_release
+
+    config = json.loads(
+        (REAL.parent / "qwen2.5-7b-instruct-yarn.config.json").read_text(encoding="utf-8")
+    )
+    spec = model_spec_from_hf_config(config, name="q")
+    assert spec.max_model_len_derived == 32_768
+    assert model_for_release(model=spec, rules=RULES).max_model_len_derived == 131_072
+    assert model_for_release(model=spec, rules=rules_for("0.27.1")).max_model_len_derived == 131_072
+    assert model_for_release(model=spec, rules=rules_for("0.30.0")).max_model_len_derived == 32_768
+    # configs whose max_position_embeddings already equals original x factor agree in every release
+    v2 = model_spec_from_hf_config(_config("deepseek-ai__DeepSeek-V2-Lite"), name="v2")
+    assert v2.max_model_len_yarn_scaled is None
