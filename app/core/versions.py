@@ -303,6 +303,12 @@ CHANGELOG: tuple[Change, ...] = (
         },
     ),
     Change(
+        "0.14.0",
+        "0.14.0 config/model.py _get_and_verify_max_len: with no --max-model-len (or -1) a LongRoPE model "
+        "(Phi-3/Phi-4) serves original_max_position_embeddings, not the derived maximum (absent in 0.11.0)",
+        {"longrope_default_original": True},
+    ),
+    Change(
         "0.15.0",
         "MLA priorities of the V1 selector after 0.14 (§5.2, confirmed on 0.19.0 DeepSeek logs: FLASH_ATTN_MLA "
         "on SM90); the planner's activation and graph models are calibrated on 0.15+ logs (docs/model.md)",
@@ -362,6 +368,12 @@ CHANGELOG: tuple[Change, ...] = (
         {"null_block_in_check": True, "merged_capacity_line": True},
     ),
     Change(
+        "0.30.0",
+        "0.30.0 config/model.py _get_and_verify_max_len: yarn joins the rope types whose factor does not "
+        "scale the derived length (0.27.1 and older: original_max_position_embeddings x factor)",
+        {"yarn_scales_max_len": False},
+    ),
+    Change(
         "0.33.0",
         "0.33.0 arg_utils.get_batch_defaults: >= 160 GiB -> 16384 / 1024; >= 70 GiB and not a100 and not GB10 "
         "(capability 12.1) -> 8192 / 1024 (absent in 0.19.0); FLASHINFER_MLA first on SM100 (§5.2); hybrid "
@@ -388,18 +400,6 @@ CHANGELOG: tuple[Change, ...] = (
             "free_memory_check_with_kv_bytes": True,
             "autofit_log": "kv_cache_memory",
         },
-    ),
-    Change(
-        "0.14.0",
-        "0.14.0 config/model.py _get_and_verify_max_len: with no --max-model-len (or -1) a LongRoPE model "
-        "(Phi-3/Phi-4) serves original_max_position_embeddings, not the derived maximum (absent in 0.11.0)",
-        {"longrope_default_original": True},
-    ),
-    Change(
-        "0.30.0",
-        "0.30.0 config/model.py _get_and_verify_max_len: yarn joins the rope types whose factor does not "
-        "scale the derived length (0.27.1 and older: original_max_position_embeddings x factor)",
-        {"yarn_scales_max_len": False},
     ),
 )
 

@@ -87,6 +87,29 @@ CASES = [
     ("microsoft__Phi-3.5-mini-instruct", 393_216, 16, 196_608, [(S, 32)], 131_072),
     # Phi-4-mini: 24 heads of 128, 8 KV heads: 2 x 32 x 8 x 128 x 2 = 131,072
     ("microsoft__Phi-4-mini-instruct", 131_072, 16, 65_536, [(S, 32)], 131_072),
+    # Gemma-3 12B (multimodal; text tower sized): layer_types 5 sliding : 1 full -> 40 + 8;
+    # 2 x 48 x 8 x 256 x 2 = 393,216. Groups of min(40, 8) = 8: 5 sliding + 1 full. gemma3 skips the
+    # rope factor (linear x8): 131,072.
+    (
+        "google__gemma-3-12b-it",
+        393_216,
+        16,
+        131_072,
+        [(S, 8), (S, 8), (S, 8), (S, 8), (S, 8), (F, 8)],
+        131_072,
+    ),
+    # Llama-4 Scout: every 4th layer NoPE/global (12 full), the others chunked local attention of
+    # 8,192 (36): 2 x 48 x 8 x 128 x 2 = 196,608. Groups of 12: 3 chunked + 1 full (the hybrid
+    # manager is allowed: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE defaults to 1).
+    # llama3 rope does not scale: 10,485,760.
+    (
+        "meta-llama__Llama-4-Scout-17B-16E-Instruct",
+        196_608,
+        16,
+        65_536,
+        [("chunked", 12), ("chunked", 12), ("chunked", 12), (F, 12)],
+        10_485_760,
+    ),
     # Qwen3-Next: 12 full (every 4th) + 36 gated-delta-net layers. KV 2 x 12 x 2 x 256 x 2 = 24,576.
     # GDN state (TP 1): conv (16 x 128 x 2 + 32 x 128 = 8,192) x (4 - 1) = 24,576 + temporal
     # 32 x 128 x 128 = 524,288 -> 548,864 x 2 B = 1,097,728 B. Attention block raised to hold it:
