@@ -87,6 +87,13 @@ CASES = [
     ("microsoft__Phi-3.5-mini-instruct", 393_216, 16, 196_608, [(S, 32)], 131_072),
     # Phi-4-mini: 24 heads of 128, 8 KV heads: 2 x 32 x 8 x 128 x 2 = 131,072
     ("microsoft__Phi-4-mini-instruct", 131_072, 16, 65_536, [(S, 32)], 131_072),
+    # Llama-3.2-1B: head_dim 64: 2 x 16 x 8 x 64 x 2 = 32,768; page 16 x 2 x 8 x 64 x 2 = 32,768
+    ("meta-llama__Llama-3.2-1B", 32_768, 16, 32_768, [(F, 16)], 131_072),
+    # SmolLM2-360M: head 960 / 15 = 64, 5 KV heads: 2 x 32 x 5 x 64 x 2 = 40,960; page 20,480
+    ("HuggingFaceTB__SmolLM2-360M", 40_960, 16, 20_480, [(F, 32)], 8_192),
+    # Qwen2-0.5B: head 896 / 14 = 64, 2 KV heads: 2 x 24 x 2 x 64 x 2 = 12,288; page 8,192;
+    # use_sliding_window false: full
+    ("Qwen__Qwen2-0.5B", 12_288, 16, 8_192, [(F, 24)], 32_768),
     # Gemma-3 12B (multimodal; text tower sized): layer_types 5 sliding : 1 full -> 40 + 8;
     # 2 x 48 x 8 x 256 x 2 = 393,216. Groups of min(40, 8) = 8: 5 sliding + 1 full. gemma3 skips the
     # rope factor (linear x8): 131,072.
@@ -166,6 +173,10 @@ PARAMS = [
     # aya-23-8B: CohereConfig ties by default (key absent): 8.03B, not 9.08B with a second
     # 256,000 x 4,096 = 1,048,576,000 head
     ("CohereForAI__aya-23-8B", 8_028_164_096),
+    # Llama-3.2-1B 1,235,814,400; SmolLM2-360M 361,821,120; Qwen2-0.5B 494,032,768 (all tied)
+    ("meta-llama__Llama-3.2-1B", 1_235_814_400),
+    ("HuggingFaceTB__SmolLM2-360M", 361_821_120),
+    ("Qwen__Qwen2-0.5B", 494_032_768),
     # Phi-3.5-mini 3,821,079,552 and Phi-4-mini 3,836,021,760 (tied, vocab 200,064) published
     ("microsoft__Phi-3.5-mini-instruct", 3_821_079_552),
     ("microsoft__Phi-4-mini-instruct", 3_836_021_760),
