@@ -206,9 +206,7 @@ def _estimate(name: str, version: str, **serve: Any) -> Any:
     from app.core.specs import ServeConfig
 
     spec = model_spec_from_hf_config(_config(name), name=name)
-    return estimate(
-        model=spec, device=find_device("h100"), serve=ServeConfig(**serve), vllm_version=version
-    )
+    return estimate(model=spec, device=find_device("h100"), serve=ServeConfig(**serve), vllm_version=version)
 
 
 def test_longrope_serves_the_original_length_when_none_is_given() -> None:
@@ -229,9 +227,7 @@ def test_yarn_rule_follows_the_release() -> None:
     # 0.30.0+: yarn does not scale, 32,768.
     from app.core.estimate import model_for_release
 
-    config = json.loads(
-        (REAL.parent / "qwen2.5-7b-instruct-yarn.config.json").read_text(encoding="utf-8")
-    )
+    config = json.loads((REAL.parent / "qwen2.5-7b-instruct-yarn.config.json").read_text(encoding="utf-8"))
     spec = model_spec_from_hf_config(config, name="q")
     assert spec.max_model_len_derived == 32_768
     assert model_for_release(model=spec, rules=RULES).max_model_len_derived == 131_072
