@@ -117,6 +117,10 @@ CASES = [
         [("chunked", 12), ("chunked", 12), ("chunked", 12), (F, 12)],
         10_485_760,
     ),
+    # gpt-oss-120b: layer_types alternate sliding (window 128) and full, 18 + 18; head_dim 64, 8 KV
+    # heads: 2 x 36 x 8 x 64 x 2 = 73,728; page 16 x 2 x 8 x 64 x 2 = 32,768. 18 < 1.5 x 18: group
+    # size 18, one group each. No torch_dtype: float32 default, served as bf16. yarn 4,096 x 32.
+    ("openai__gpt-oss-120b", 73_728, 16, 32_768, [(S, 18), (F, 18)], 131_072),
     # Qwen3-Next: 12 full (every 4th) + 36 gated-delta-net layers. KV 2 x 12 x 2 x 256 x 2 = 24,576.
     # GDN state (TP 1): conv (16 x 128 x 2 + 32 x 128 = 8,192) x (4 - 1) = 24,576 + temporal
     # 32 x 128 x 128 = 524,288 -> 548,864 x 2 B = 1,097,728 B. Attention block raised to hold it:
@@ -177,6 +181,9 @@ PARAMS = [
     ("meta-llama__Llama-3.2-1B", 1_235_814_400),
     ("HuggingFaceTB__SmolLM2-360M", 361_821_120),
     ("Qwen__Qwen2-0.5B", 494_032_768),
+    # gpt-oss-120b: 116,829,156,672 published (model card 116.83B): the 36 x 128 expert biases
+    # (2 x 2,880 + 2,880), router biases, sinks and o_proj biases included
+    ("openai__gpt-oss-120b", 116_829_156_672),
     # Phi-3.5-mini 3,821,079,552 and Phi-4-mini 3,836,021,760 (tied, vocab 200,064) published
     ("microsoft__Phi-3.5-mini-instruct", 3_821_079_552),
     ("microsoft__Phi-4-mini-instruct", 3_836_021_760),
