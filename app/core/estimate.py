@@ -112,10 +112,26 @@ def validate_parallel(*, model: ModelSpec, serve: ServeConfig) -> None:
         )
 
 
+def model_for_release(*, model: ModelSpec, rules: VersionRules) -> ModelSpec:
+    """The model with the derived maximum length of ``rules``' release (its yarn rule)."""
+    derived = model.max_model_len_for(yarn_scales_max_len=rules.yarn_scales_max_len)
+    if derived == model.max_model_len_derived:
+        return model
+    return model.model_copy(update={"max_model_len_derived": derived})
+
+
+def default_max_model_len(*, model: ModelSpec, rules: VersionRules) -> int:
+    """The length vLLM serves when --max-model-len is not given (LongRoPE: original, 0.14+)."""
+    return model.default_max_model_len_for(
+        yarn_scales_max_len=rules.yarn_scales_max_len,
+        longrope_default_original=rules.longrope_default_original,
+    )
+
+
 def resolve(
     *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, rules: VersionRules
 ) -> tuple[Resolved, list[str], list[str]]:
-    max_model_len = serve.max_model_len or model.max_model_len_derived
+    max_model_len = serve.max_model_len or default_max_model_len(model=model, rules=rules)
     util = serve.gpu_memory_utilization or rules.default_gpu_memory_utilization
     chunked = serve.enable_chunked_prefill
     if chunked is None:
@@ -442,6 +458,7 @@ def estimate(
     """
     version = resolve_version(vllm_version)
     rules = version.rules
+    model = model_for_release(model=model, rules=rules)
     if max_model_len_auto and rules.has_auto_fit:
         est = _auto_fit(model=model, device=device, serve=serve, rules=rules, target=target_concurrency)
     else:
@@ -462,7 +479,7 @@ def _as_requested(est: Estimate, version: ResolvedVersion) -> Estimate:
 def _auto_fit(
     *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, rules: VersionRules, target: int | None
 ) -> Estimate:
-    full = model.max_model_len_derived
+    full = default_max_model_len(model=model, rules=rules)  # -1 starts from the default length
     probe = _estimate(
         model=model,
         device=device,
@@ -901,7 +918,8 @@ def capacity_curve(
     sizing = sizing_for(model=model, device=device, serve=serve, vllm_version=vllm_version)
     layout = sizing.layout
     prefix_caching = sizing.resolved.prefix_caching  # the length does not change it
-    low, high = 512, max(1024, model.max_model_len_derived)
+    derived = model.max_model_len_for(yarn_scales_max_len=rules.yarn_scales_max_len)
+    low, high = 512, max(1024, derived)
     out: list[tuple[int, float]] = []
     for i in range(points):
         length = round(low * (high / low) ** (i / max(1, points - 1)))

@@ -122,6 +122,12 @@ class ModelSpec(Frozen):
     vocab_size: int = Field(gt=0)
     tie_word_embeddings: bool = False
     max_model_len_derived: int = Field(gt=0)  # vLLM's derived max length (rope factor rules)
+    # the derived length under vLLM <= 0.27.1, where a yarn rope gives original_max_position_embeddings
+    # x factor (None: the same as max_model_len_derived); see max_model_len_for
+    max_model_len_yarn_scaled: int | None = Field(default=None, gt=0)
+    # LongRoPE (Phi-3/Phi-4): the length vLLM 0.14+ serves when --max-model-len is not given
+    # (original_max_position_embeddings); None: the derived maximum
+    max_model_len_longrope_default: int | None = Field(default=None, gt=0)
     layer_kinds: tuple[LayerKind, ...]
     sliding_window_tokens: int | None = Field(default=None, gt=0)
     attention_chunk_tokens: int | None = Field(default=None, gt=0)
@@ -180,6 +186,18 @@ class ModelSpec(Frozen):
     @property
     def weight_dtype_bytes(self) -> int:
         return DTYPE_BYTES[self.torch_dtype]
+
+    def max_model_len_for(self, *, yarn_scales_max_len: bool) -> int:
+        """vLLM's derived maximum length under a release's rope rule (VersionRules.yarn_scales_max_len)."""
+        if yarn_scales_max_len and self.max_model_len_yarn_scaled is not None:
+            return self.max_model_len_yarn_scaled
+        return self.max_model_len_derived
+
+    def default_max_model_len_for(self, *, yarn_scales_max_len: bool, longrope_default_original: bool) -> int:
+        """The length vLLM serves when --max-model-len is not given (LongRoPE: the original one, 0.14+)."""
+        if longrope_default_original and self.max_model_len_longrope_default is not None:
+            return self.max_model_len_longrope_default
+        return self.max_model_len_for(yarn_scales_max_len=yarn_scales_max_len)
 
 
 Platform = Literal["cuda", "rocm", "npu", "hpu", "tpu", "neuron", "cpu"]

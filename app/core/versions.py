@@ -148,6 +148,11 @@ class VersionRules:
     qwen3_5_reads_ssm_dtype: bool
     # The planner's own: activation/graph models were calibrated on logs of these releases (docs/model.md).
     measured_parts_calibrated: bool
+    # config/model.py _get_and_verify_max_len: a yarn rope derives original_max_position_embeddings x
+    # factor (<= 0.27.1; 0.30.0+ leaves max_position_embeddings as it is), and with no --max-model-len
+    # a LongRoPE model serves original_max_position_embeddings (0.14.0+; 0.11.0 served the derived one)
+    yarn_scales_max_len: bool = True
+    longrope_default_original: bool = False
 
 
 # Sampler peak in fp32-logit copies, fitted by bench/calibrate.py (docs/model.md): 3.75 on 39 real
@@ -298,6 +303,12 @@ CHANGELOG: tuple[Change, ...] = (
         },
     ),
     Change(
+        "0.14.0",
+        "0.14.0 config/model.py _get_and_verify_max_len: with no --max-model-len (or -1) a LongRoPE model "
+        "(Phi-3/Phi-4) serves original_max_position_embeddings, not the derived maximum (absent in 0.11.0)",
+        {"longrope_default_original": True},
+    ),
+    Change(
         "0.15.0",
         "MLA priorities of the V1 selector after 0.14 (§5.2, confirmed on 0.19.0 DeepSeek logs: FLASH_ATTN_MLA "
         "on SM90); the planner's activation and graph models are calibrated on 0.15+ logs (docs/model.md)",
@@ -355,6 +366,12 @@ CHANGELOG: tuple[Change, ...] = (
         "0.30.0",
         "0.30.0: null block left out of the capacity check (§3.6), merged capacity line (§4.3)",
         {"null_block_in_check": True, "merged_capacity_line": True},
+    ),
+    Change(
+        "0.30.0",
+        "0.30.0 config/model.py _get_and_verify_max_len: yarn joins the rope types whose factor does not "
+        "scale the derived length (0.27.1 and older: original_max_position_embeddings x factor)",
+        {"yarn_scales_max_len": False},
     ),
     Change(
         "0.33.0",

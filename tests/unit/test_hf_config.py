@@ -333,13 +333,16 @@ def test_native_fp8_block_quantization() -> None:
 
 
 def test_gpt_oss_mxfp4_fraction_is_experts_over_non_embedding() -> None:
-    # experts = 24 layers x 32 experts x 3 x 2880 x 2880 = 19,110,297,600
-    # non-embedding = 20,908,050,240 total - 2 x 201,088 x 2,880 = 19,749,783,360 -> 0.96762
+    # experts = 24 layers x 32 experts x 3 x 2880 x 2880 = 19,110,297,600 (their biases stay bf16)
+    # total 20,914,757,184 (the published count: biased experts 24 x 32 x (2 x 2880 + 2880), router
+    # bias 24 x 32, sinks 24 x 64, o_proj bias 24 x 2880 included);
+    # non-embedding = 20,914,757,184 - 2 x 201,088 x 2,880 = 19,756,490,304 -> 0.96729
     spec = spec_of("openai/gpt-oss-20b")
     assert spec.quantization is not None
     assert spec.quantization.method == QuantMethod.MXFP4
     assert spec.quantization.group_size == 32
-    assert spec.quantization.quantized_fraction == pytest.approx(19_110_297_600 / 19_749_783_360)
+    assert spec.quantization.quantized_fraction == pytest.approx(19_110_297_600 / 19_756_490_304)
+    assert spec.params_total == 20_914_757_184
 
 
 def test_compressed_tensors_w4a16() -> None:

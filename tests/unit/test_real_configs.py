@@ -17,6 +17,7 @@ import pytest
 from app.core import kv as K
 from app.core.hf_config import model_spec_from_hf_config, param_breakdown
 from app.core.versions import rules_for
+from tests.unit.test_real_configs_wide import CASES as WIDE_CASES
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "configs" / "real"
 RULES = rules_for("0.19.0")
@@ -87,7 +88,8 @@ def test_real_configs_all_checked() -> None:
     # every file in the set has a row above (a new file without one would not be judged)
     files = sorted(p.name.removesuffix(".config.json") for p in REAL.glob("*.config.json"))
     others = ["state-spaces__mamba-2.8b-hf", "gemma4-unified-48-layers.text-tower"]
-    assert files == sorted([name for name, *_ in CASES] + others)
+    wide = [name for name, *_ in WIDE_CASES]  # tests/unit/test_real_configs_wide.py
+    assert files == sorted([name for name, *_ in CASES] + others + wide)
 
 
 def test_llama_3_1_8b_parameters_by_hand() -> None:

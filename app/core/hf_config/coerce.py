@@ -52,6 +52,33 @@ CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
     "mamba": {"tie_word_embeddings": True},  # MambaConfig default
     "falcon_mamba": {"tie_word_embeddings": True},  # NemotronHConfig default (mamba conv kernel)
 }
+# Decoder config classes whose `tie_word_embeddings` defaults to True (transformers 4.57: declared
+# True, or not declared so PretrainedConfig's default True applies). Every other decoder class
+# declares False. A config.json that omits the key is tied for these (e.g. aya-23-8B: 8.03B
+# parameters, not 9.08B; starcoder2-7b: 7.17B).
+TIED_BY_DEFAULT_MODEL_TYPES = (
+    "bloom",
+    "cohere",
+    "cohere2",
+    "ernie4_5",
+    "ernie4_5_moe",
+    "gemma3n_text",
+    "gpt2",
+    "gpt_bigcode",
+    "gpt_neo",
+    "jetmoe",
+    "lfm2",
+    "mpt",
+    "opt",
+    "recurrent_gemma",
+    "smollm3",
+    "starcoder2",
+    "vaultgemma",
+    "zamba",
+    "zamba2",
+)
+for _model_type in TIED_BY_DEFAULT_MODEL_TYPES:
+    CLASS_DEFAULTS.setdefault(_model_type, {}).setdefault("tie_word_embeddings", True)
 # Multimodal wrappers whose text tower config is the one vLLM sizes (vLLM get_hf_text_config).
 TEXT_CONFIG_KEYS = ("text_config", "llm_config", "language_config")
 

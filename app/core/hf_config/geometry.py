@@ -517,7 +517,31 @@ def derive_max_model_len(config: Mapping[str, Any]) -> int:
     return _max_model_len(_split_configs(config))
 
 
-def _max_model_len(cfgs: _Configs) -> int:
+def _yarn_scaled_max_model_len(cfgs: _Configs) -> int | None:
+    """The derived length under vLLM <= 0.27.1's yarn rule, when it differs (else None)."""
+    scaled = _max_model_len(cfgs, yarn_scales=True)
+    return None if scaled == _max_model_len(cfgs) else scaled
+
+
+def _longrope_default_max_model_len(cfgs: _Configs) -> int | None:
+    """vLLM 0.14+: with no --max-model-len a LongRoPE model (rope type "longrope", or legacy "su" that
+    vLLM renames) serves the config's top-level original_max_position_embeddings (default: derived)."""
+    text = cfgs.text
+    rope_key = "rope_scaling" if _present(text, "rope_scaling") else "rope_parameters"
+    rope = text.get(rope_key)
+    if rope is None:
+        return None
+    rope = _as_mapping(rope_key, rope)
+    rope_type = rope.get("rope_type", rope.get("type"))
+    if rope_type not in ("longrope", "su") or not _present(cfgs.top, "original_max_position_embeddings"):
+        return None
+    value = cfgs.top["original_max_position_embeddings"]
+    return _as_int("original_max_position_embeddings", value, minimum=1, maximum=MAX_POSITIONS)
+
+
+def _max_model_len(cfgs: _Configs, *, yarn_scales: bool = False) -> int:
+    """The derived length; ``yarn_scales``: vLLM <= 0.27.1's rule, where a yarn rope derives
+    original_max_position_embeddings x factor instead of leaving max_position_embeddings as it is."""
     text = cfgs.text
     lengths = [
         _as_int(key, text[key], minimum=1, maximum=MAX_POSITIONS)
@@ -533,7 +557,12 @@ def _max_model_len(cfgs: _Configs) -> int:
         rope_type = rope.get("rope_type", rope.get("type"))
         if rope_type is not None:
             rope_type = _as_str(rope_key, rope_type)
-        if rope_type not in ROPE_TYPES_NOT_SCALING_LEN:
+        yarn_scaled = yarn_scales and rope_type == "yarn"
+        if yarn_scaled and _present(rope, "original_max_position_embeddings"):
+            derived = float(
+                _as_int(rope_key, rope["original_max_position_embeddings"], minimum=1, maximum=MAX_POSITIONS)
+            )
+        if yarn_scaled or rope_type not in ROPE_TYPES_NOT_SCALING_LEN:
             factor = _as_float(rope_key, rope["factor"]) if _present(rope, "factor") else 1.0
             if factor <= 0:
                 raise ConfigError(rope_key, Text("factor must be positive, got {factor}", factor=factor))

@@ -48,6 +48,14 @@ UNGATED_MLP_MODEL_TYPES = frozenset(
 QKV_BIAS_MODEL_TYPES = frozenset({"qwen2", "qwen2_moe"})
 # Models with per-head RMSNorm on q and k (head_dim weights each). Parameter count only.
 QK_NORM_MODEL_TYPES = frozenset({"qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma3"})
+# gpt-oss: attention sinks (one per head), biased experts (gate_up 2 x I + down H per expert) and a
+# biased router (vLLM gpt_oss.py; transformers GptOssExperts / GptOssTopKRouter). 116,829,156,672
+# parameters for gpt-oss-120b.
+ATTENTION_SINK_MODEL_TYPES = frozenset({"gpt_oss"})
+BIASED_EXPERT_MODEL_TYPES = frozenset({"gpt_oss"})
+# Gemma-2/3 decoder layers have four norms (input, post-attention, pre- and post-feedforward;
+# vLLM gemma2.py / gemma3.py Gemma*DecoderLayer), the others two. gemma-2-9b: 9,241,705,984.
+FOUR_NORM_MODEL_TYPES = frozenset({"gemma2", "gemma3_text", "gemma3"})
 # Gated attention output (q_proj emits query + gate) — Qwen3-Next full-attention layers.
 NAS_FFN_MULTIPLE = 256  # nemotron_nas.py _find_multiple(intermediate_size, 256)
 GATED_ATTENTION_MODEL_TYPES = frozenset({"qwen3_next"})
@@ -72,6 +80,9 @@ class ParamBreakdown:
     router: int
     norms: int
     is_moe: bool
+    # gpt-oss: routed experts' biases, kept in bf16 beside the quantized matrices (all / top-k)
+    expert_biases: int = 0
+    expert_biases_active: int = 0
 
     @property
     def total(self) -> int:
@@ -84,13 +95,16 @@ class ParamBreakdown:
             + self.experts
             + self.router
             + self.norms
+            + self.expert_biases
         )
 
     @property
     def active(self) -> int | None:
         if not self.is_moe:
             return None
-        return self.total - self.experts + self.experts_active
+        return (
+            self.total - self.experts - self.expert_biases + self.experts_active + self.expert_biases_active
+        )
 
     @property
     def non_embedding(self) -> int:
@@ -199,6 +213,10 @@ def _attention_params(cfgs: _Configs, g: _Geometry) -> tuple[int, int]:
     qkv_bias = _flag(text, "attention_bias") or _flag(text, "bias") or _flag(text, "qkv_bias")
     if qkv_bias or cfgs.text_model_type in QKV_BIAS_MODEL_TYPES:
         params += q_width + k_width + v_width
+    if _flag(text, "attention_bias") or _flag(text, "bias"):
+        params += h  # the same flag biases o_proj (Llama/gpt-oss attention_bias, InternLM2 bias)
+    if cfgs.text_model_type in ATTENTION_SINK_MODEL_TYPES:
+        params += g.num_heads  # one learned sink logit per head
     if (
         _flag(text, "use_qk_norm")
         or _flag(text, "qk_layernorm")
@@ -256,7 +274,7 @@ def _mixer_params(spec: MambaSpec, cfgs: _Configs, g: _Geometry) -> int:
 
 def _tied(cfgs: _Configs) -> bool:
     value = _lookup(cfgs, "tie_word_embeddings")
-    # Missing key: decoder config classes default to untied, except those listed in CLASS_DEFAULTS.
+    # Missing key: the config class default (CLASS_DEFAULTS, TIED_BY_DEFAULT_MODEL_TYPES), else untied.
     return False if value is None else _as_bool("tie_word_embeddings", value)
 
 
@@ -287,6 +305,7 @@ def _breakdown(cfgs: _Configs, g: _Geometry, layers: _Layers, moe: _Moe | None) 
     block_ffn = _block_ffn_sizes(cfgs, g)
 
     attention = mixer = mlp = experts = experts_active = router = norms = 0
+    expert_biases = expert_biases_active = 0
     for index, kind in enumerate(layers.kinds):
         if kind == LayerKind.MLA:
             attention += mla_params
@@ -309,13 +328,17 @@ def _breakdown(cfgs: _Configs, g: _Geometry, layers: _Layers, moe: _Moe | None) 
             elif kind == LayerKind.NONE:
                 mlp += matrices * h * g.intermediate_size
             continue
-        norms += 2 * h  # input and post-attention norms
+        norms += (4 if cfgs.text_model_type in FOUR_NORM_MODEL_TYPES else 2) * h  # input, post-attn
         if moe is not None and moe.is_moe_layer(index):
             per_expert = 3 * h * moe.expert_size
+            biased = cfgs.text_model_type in BIASED_EXPERT_MODEL_TYPES
+            if biased:
+                expert_biases += moe.num_experts * (2 * moe.expert_size + h)
+                expert_biases_active += moe.top_k * (2 * moe.expert_size + h)
             experts += moe.num_experts * per_expert
             experts_active += moe.top_k * per_expert
             mlp += 3 * h * moe.shared_size + (h if moe.shared_gate else 0)
-            router += h * moe.num_experts
+            router += h * moe.num_experts + (moe.num_experts if biased else 0)
         else:
             mlp += matrices * h * dense_mlp_size
     embedding = g.vocab_size * h
@@ -330,6 +353,8 @@ def _breakdown(cfgs: _Configs, g: _Geometry, layers: _Layers, moe: _Moe | None) 
         router=router,
         norms=norms + h,  # + final norm
         is_moe=moe is not None,
+        expert_biases=expert_biases,
+        expert_biases_active=expert_biases_active,
     )
 
 
