@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -18,6 +19,8 @@ from app.web.planner.params import DEFAULT_DEVICE, DEFAULT_MODEL, FIELD_NAMES, p
 from tests.conftest import in_own_thread
 from tests.web.conftest import LLAMA_31_8B_CONFIG, LLAMA_31_70B_CONFIG, TestClient
 from tests.web.helpers import expected_numbers, page_numbers, text_of
+
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 HX = {"HX-Request": "true"}
 
@@ -442,3 +445,17 @@ def test_fragments_are_deflated_fast_and_static_files_harder() -> None:
     assert b'id="verdict"' in gzip.decompress(body)
     headers, body = _raw_get(app, "/static/app.css")
     assert headers[b"content-encoding"] == b"gzip" and body[8] == 0
+
+
+def test_a_longrope_model_defaults_to_its_original_length_on_the_page_and_in_the_recommender(client) -> None:  # type: ignore[no-untyped-def]
+    """Phi-4-mini's published config: max_position_embeddings 131,072, LongRoPE with
+    original_max_position_embeddings 4,096. From vLLM 0.14.0 a blank --max-model-len serves the original
+    4,096 (config/model.py; tests/unit/test_real_configs_wide.py), so the form's placeholder and the
+    recommender's default target are 4,096 too, not the 131,072 maximum."""
+    config = (DATA / "configs" / "real" / "microsoft__Phi-4-mini-instruct.config.json").read_text(
+        encoding="utf-8"
+    )
+    page = client.post("/", data={"config_json": config, "vllm_version": "0.19.0"}).text
+    assert 'placeholder="4096" title="Tokens' in page
+    rec = client.post("/api/recommend", json={"config_json": config, "vllm_version": "0.19.0"})
+    assert rec.status_code == 200 and rec.json()["target_max_model_len"] == 4096

@@ -66,10 +66,10 @@ def build_view(
         effective_len = est.max_model_len
     except PlannerError as exc:
         error = error_of(exc)
-        effective_len = params.max_model_len or resolved.model.max_model_len_derived
+        effective_len = params.max_model_len or resolved.default_len
     form = views.form_state(
         params,
-        derived_len=resolved.model.max_model_len_derived,
+        derived_len=resolved.derived_len,
         effective_len=effective_len,
         default_util=default_gpu_memory_utilization(resolved.vllm_version),
     )

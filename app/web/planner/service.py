@@ -16,12 +16,13 @@ from starlette.concurrency import run_in_threadpool
 from app import hub
 from app.core.catalog import find_device
 from app.core.errors import ConfigError, PlannerError, UnknownDeviceError, UnknownModelError
-from app.core.estimate import capacity_curve, estimate
+from app.core.estimate import capacity_curve, default_max_model_len, estimate, model_for_release
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.plan import apply_quantization_flag
 from app.core.result import Estimate
 from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
+from app.core.versions import rules_for
 from app.hub import find_model_or_fetch
 from app.web.i18n import page_lang
 from app.web.planner.params import CARD_REQUIRED, DEFAULTS, FieldProblem, PlannerParams, serve_config
@@ -71,6 +72,17 @@ class Resolved:
     device: DeviceSpec
     serve: ServeConfig
     vllm_version: str
+
+    @property
+    def derived_len(self) -> int:
+        """The model's maximum length under this release's rules (its yarn rule: estimate.py)."""
+        rules = rules_for(self.vllm_version)
+        return model_for_release(model=self.model, rules=rules).max_model_len_derived
+
+    @property
+    def default_len(self) -> int:
+        """The length this release serves when --max-model-len is not given (LongRoPE: the original)."""
+        return default_max_model_len(model=self.model, rules=rules_for(self.vllm_version))
 
 
 def card_config(params: PlannerParams) -> dict[str, Any]:

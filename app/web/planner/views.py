@@ -233,7 +233,7 @@ def form_state(
         values=values,
         placeholders={
             "devices": str(params.tensor_parallel_size * params.pipeline_parallel_size),
-            "max_model_len": str(derived_len),
+            "max_model_len": str(effective_len),  # what a blank field serves (LongRoPE: the original)
             "gpu_memory_utilization": f"{default_util:g}",
             "concurrency": str(DEFAULT_SPEED_CONCURRENCY),
         },
@@ -603,7 +603,7 @@ def result_view(
     the version notes, every term), for a fragment that loads those when they are opened."""
     params = resolved.params
     rows, segments, overrun = partition_rows(est, quantized=resolved.model.quantization is not None)
-    verdict = verdict_view(est, params.target_concurrency, derived_len=resolved.model.max_model_len_derived)
+    verdict = verdict_view(est, params.target_concurrency, derived_len=resolved.derived_len)
     demand = E.kv_demand_bytes(
         kv_bytes_per_token=est.kv_bytes_per_token,
         max_model_len=est.max_model_len,

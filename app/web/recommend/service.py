@@ -29,9 +29,7 @@ def recommend_for(
         device=resolved.device,
         serve=resolved.serve,
         vllm_version=resolved.vllm_version,
-        target_max_model_len=target_max_model_len
-        or params.max_model_len
-        or resolved.model.max_model_len_derived,
+        target_max_model_len=target_max_model_len or params.max_model_len or resolved.default_len,
         target_concurrency=params.target_concurrency,
         devices_per_node=devices_per_node,
         **room,
