@@ -215,6 +215,19 @@ V1_TOO_LONG = VllmLine(
     + r" Gi?B\)\.(?:\s*Based on the available memory, the estimated maximum model length is (\d{1,18})\.)?",
     source="v1/core/kv_cache_utils.py::check_enough_kv_cache_memory",
 )
+# The same error wrapped over several lines (a terminal, a quote in a thread): each part read on its own.
+V1_TOO_LONG_HEAD = VllmLine(
+    "To serve at least one request",
+    r"To serve at least one request with the models?'s max seq len \((\d{1,18})\),?\s*$",
+)
+V1_TOO_LONG_NEEDED = VllmLine(
+    "KV cache is needed, which is larger",
+    G + r" Gi?B KV cache is needed, which is larger than the available KV cache memory \(" + G + r" Gi?B\)",
+)
+V1_ESTIMATED_LEN = VllmLine(
+    "the estimated maximum model length is",
+    r"the estimated maximum model length is (\d{1,18})",
+)
 AUTOFIT_FAILED = VllmLine("Cannot auto-fit max_model_len", r"Cannot auto-fit max_model_len.*")
 TORCH_OOM = VllmLine(" out of memory", r"\b(CUDA|NPU|XPU|HIP)(?: error:)? out of memory\b.*")
 TOTAL_CAPACITY = r"total capacity of " + G + r" GiB"

@@ -596,6 +596,22 @@ def _v1_too_long(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
 
 
+def _v1_too_long_head(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """The first line of a wrapped "To serve at least one request …" error: the start failed on S."""
+    _error("max_len_too_long", m, ln, run)
+    run.put("max_model_len", int_of(m.group(1)), ln, source=SOURCE_SECONDARY)
+    run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
+
+
+def _v1_too_long_needed(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("kv_cache_needed_bytes", gib_bytes(m.group(1)), ln, mode="first")
+    run.put("kv_cache_bytes", gib_bytes(m.group(2)), ln, source=SOURCE_SECONDARY)
+
+
+def _v1_estimated_len(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("estimated_max_model_len", int_of(m.group(1)), ln, mode="first")
+
+
 _OOM_KIND_BY_STAGE: dict[Stage, ErrorKind] = {
     "load": "load_oom",
     "kv_alloc": "kv_alloc_oom",
@@ -1042,6 +1058,9 @@ RULES: tuple[_Rule, ...] = (
     _rule(vt.NO_BLOCKS, _err("no_blocks"), kv=True),
     _rule(vt.V0_TOO_LONG, _v0_too_long, kv=True),
     _rule(vt.V1_TOO_LONG, _v1_too_long, kv=True),
+    _rule(vt.V1_TOO_LONG_HEAD, _v1_too_long_head, kv=True),
+    _rule(vt.V1_TOO_LONG_NEEDED, _v1_too_long_needed, kv=True),
+    _rule(vt.V1_ESTIMATED_LEN, _v1_estimated_len, kv=True),
     _rule(vt.AUTOFIT_FAILED, _err("autofit_failed"), kv=True),
     _rule(vt.TORCH_OOM, _torch_oom, kv=True),
     # failures with no recognised cause, and where the start-up was (an OOM is classified by it)
@@ -1163,7 +1182,9 @@ def _facts(run: _Run, runs: int) -> LogFacts:
         run.slots["error_kind"].value = "load_oom"
     if "error_kind" in run.slots and run.stage not in ("start", "ready"):
         # the traceback's frames come after its first line: the stage they reached is where it failed
-        run.slots["failure_stage"] = _Slot(run.stage, run.slots["error_kind"].evidence, (SOURCE_PRIMARY, RANK_ZERO))
+        run.slots["failure_stage"] = _Slot(
+            run.stage, run.slots["error_kind"].evidence, (SOURCE_PRIMARY, RANK_ZERO)
+        )
     if runs > 1:
         run.notes.insert(0, Text("{runs} runs found; using the last one", runs=runs))
     values: dict[str, object] = {name: slot.value for name, slot in run.slots.items()}
