@@ -218,11 +218,12 @@ V1_TOO_LONG = VllmLine(
 # The same error wrapped over several lines (a terminal, a quote in a thread): each part read on its own.
 V1_TOO_LONG_HEAD = VllmLine(
     "To serve at least one request",
-    r"To serve at least one request with the models?'s max seq len \((\d{1,18})\),?\s*$",
+    r"To serve at least one request with the models?'s max seq len \((\d{1,18})\)(?:,\s?\(?" + G + r" Gi?B)?",
 )
-V1_TOO_LONG_NEEDED = VllmLine(
-    "KV cache is needed, which is larger",
-    G + r" Gi?B KV cache is needed, which is larger than the available KV cache memory \(" + G + r" Gi?B\)",
+V1_TOO_LONG_NEEDED = VllmLine("KV cache is needed", G + r" Gi?B KV cache is needed")
+V1_TOO_LONG_AVAILABLE = VllmLine(
+    "larger than the available KV cache memory",
+    r"larger than the available KV cache memory \(" + G + r" Gi?B\)",
 )
 V1_ESTIMATED_LEN = VllmLine(
     "the estimated maximum model length is",
@@ -262,7 +263,7 @@ GRAPH_CAPTURE = VllmLine(
 # _allocate_kv_cache_tensors (gpu_model_runner.py; vllm-ascend model_runner_v1.py), V0 _init_cache_engine
 KV_ALLOCATION = VllmLine(
     "_c",
-    r"\b(?:_allocate_kv_cache_tensors|initialize_kv_cache_tensors|_init_cache_engine)\b"
+    r"\b(?:_allocate_kv_cache(?:_tensors)?|initialize_kv_cache_tensors|_init_cache_engine)\b"
     r"|\bin (?:initialize_from_config|initialize_kv_cache|initialize_cache)\b",
 )
 GRAPH_CAPTURE_CALL = VllmLine("cuda.graph(", r"\btorch\.cuda\.graph\(")

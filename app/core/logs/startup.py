@@ -597,15 +597,20 @@ def _v1_too_long(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 
 def _v1_too_long_head(m: re.Match[str], ln: _Line, run: _Run) -> None:
-    """The first line of a wrapped "To serve at least one request …" error: the start failed on S."""
+    """The head of a "To serve at least one request …" error, whole or wrapped: the start failed on S."""
     _error("max_len_too_long", m, ln, run)
     run.put("max_model_len", int_of(m.group(1)), ln, source=SOURCE_SECONDARY)
+    if m.group(2) is not None:
+        run.put("kv_cache_needed_bytes", gib_bytes(m.group(2)), ln, mode="first")
     run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
 
 
 def _v1_too_long_needed(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("kv_cache_needed_bytes", gib_bytes(m.group(1)), ln, mode="first")
-    run.put("kv_cache_bytes", gib_bytes(m.group(2)), ln, source=SOURCE_SECONDARY)
+
+
+def _v1_too_long_available(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("kv_cache_bytes", gib_bytes(m.group(1)), ln, source=SOURCE_SECONDARY)
 
 
 def _v1_estimated_len(m: re.Match[str], ln: _Line, run: _Run) -> None:
@@ -1060,6 +1065,7 @@ RULES: tuple[_Rule, ...] = (
     _rule(vt.V1_TOO_LONG, _v1_too_long, kv=True),
     _rule(vt.V1_TOO_LONG_HEAD, _v1_too_long_head, kv=True),
     _rule(vt.V1_TOO_LONG_NEEDED, _v1_too_long_needed, kv=True),
+    _rule(vt.V1_TOO_LONG_AVAILABLE, _v1_too_long_available, kv=True),
     _rule(vt.V1_ESTIMATED_LEN, _v1_estimated_len, kv=True),
     _rule(vt.AUTOFIT_FAILED, _err("autofit_failed"), kv=True),
     _rule(vt.TORCH_OOM, _torch_oom, kv=True),
@@ -1138,7 +1144,7 @@ def parse_startup_log(text: str) -> LogFacts:
             if line.endswith("\\"):
                 command, command_line = [start.group(1).removesuffix("\\")], ln
             else:
-                _command(start.group(1), ln, run)
+                _command(start.group(1).rstrip("`"), ln, run)  # a command quoted as `inline code`
             continue
         if line.startswith("(") and ("_TP" in line[:40] or "_PP" in line[:40]):
             _worker_ranks(line, _Line(no=index + 1, text=line, rank=RANK_UNKNOWN), run)
@@ -1163,9 +1169,10 @@ def parse_startup_log(text: str) -> LogFacts:
 # `docker run … vllm/vllm-openai[:tag] --model X --flags`: the image's entrypoint is `vllm serve`
 _DOCKER_START = re.compile(r"^(?:[$#>]\s*)?((?:sudo )?docker run\b.*)")
 _DOCKER_IMAGE = re.compile(r"(?:^|\s)\S{0,200}vllm/vllm-openai(?::\S{1,64})?(?=\s|$)")
-# a command line as typed (optionally after a shell prompt and VAR=value prefixes), never a log line
+# a command line as typed (optionally after a shell prompt or a markdown backtick, and VAR=value
+# prefixes), never a log line
 _COMMAND = re.compile(
-    r"^(?:[$#>]\s*)?((?:[A-Za-z_]\w{0,63}=\S{0,256}\s+){0,16}"
+    r"^(?:[$#>`]\s*)?((?:[A-Za-z_]\w{0,63}=\S{0,256}\s+){0,16}"
     r"(?:vllm serve|python3? -m vllm\.entrypoints\.openai\.api_server)\b.*)"
 )
 
