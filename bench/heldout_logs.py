@@ -23,9 +23,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root
 
+from app.core import catalog
 from app.core.diagnose import Diagnosis, diagnose
+from app.core.estimate import estimate
 from app.core.logs import parse_startup_log
-from app.core.specs import GIB
+from app.core.specs import GIB, ServeConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DIR = ROOT / "tests" / "data" / "logs" / "heldout"
@@ -65,7 +67,27 @@ class Scored:
         return self.verdict == self.expected_verdict
 
 
-def score(path: Path, expect: dict[str, object], model_class: str) -> Scored:
+def from_thread(planner: dict[str, object]) -> tuple[float, float]:
+    """The planner's pool and tokens for the configuration the thread states (model, device, release,
+    flags) when the quoted lines do not name it: sources.json "planner"."""
+    flags = {k: v for k, v in planner.items() if k not in ("model", "device", "vllm_version")}
+    est = estimate(
+        model=catalog.find_model(str(planner["model"])),
+        device=catalog.find_device(str(planner["device"])),
+        serve=ServeConfig.model_validate(flags),
+        vllm_version=str(planner["vllm_version"]),
+    )
+    return float(est.kv_cache_bytes), float(est.kv_tokens)
+
+
+def pair(row: object) -> tuple[float, float] | None:
+    actual, predicted = getattr(row, "actual", None), getattr(row, "predicted", None)
+    return None if actual is None or predicted is None else (actual, predicted)
+
+
+def score(
+    path: Path, expect: dict[str, object], model_class: str, planner: dict[str, object] | None = None
+) -> Scored:
     text = path.read_text(encoding="utf-8")
     d: Diagnosis = diagnose(log_text=text, metrics_text=None, target_concurrency=None, device_hint=None)
     facts = parse_startup_log(text).model_dump()
@@ -78,8 +100,12 @@ def score(path: Path, expect: dict[str, object], model_class: str) -> Scored:
     absent: list[str] = expect.get("absent", [])  # type: ignore[assignment]
     false_claims = [f"{name}={facts[name]!r}" for name in absent if facts.get(name) is not None]
     rows = {row.key: row for row in d.comparison}
-    pool = rows.get("kv_cache_bytes")
-    tokens = rows.get("kv_tokens")
+    pool, tokens = pair(rows.get("kv_cache_bytes")), pair(rows.get("kv_tokens"))
+    if planner is not None and pool is None:
+        predicted_pool, predicted_tokens = from_thread(planner)
+        printed_pool, printed_tokens = facts.get("kv_cache_bytes"), facts.get("kv_tokens")
+        pool = None if printed_pool is None else (float(printed_pool), predicted_pool)
+        tokens = None if printed_tokens is None else (float(printed_tokens), predicted_tokens)
     return Scored(
         name=path.name,
         model_class=model_class,
@@ -89,12 +115,8 @@ def score(path: Path, expect: dict[str, object], model_class: str) -> Scored:
         facts_read=len(wanted) - len(missed),
         missed=missed,
         false_claims=false_claims,
-        pool=None
-        if pool is None or pool.actual is None or pool.predicted is None
-        else (pool.actual, pool.predicted),
-        tokens=None
-        if tokens is None or tokens.actual is None or tokens.predicted is None
-        else (tokens.actual, tokens.predicted),
+        pool=pool,
+        tokens=tokens,
     )
 
 
@@ -104,7 +126,7 @@ def run(directory: Path) -> list[Scored]:
     for name, entry in sources.items():
         if name.startswith("_"):
             continue
-        out.append(score(directory / name, entry["expect"], entry.get("class") or "?"))
+        out.append(score(directory / name, entry["expect"], entry.get("class") or "?", entry.get("planner")))
     return out
 
 

@@ -153,3 +153,42 @@ def test_fp8_kv_dtype_from_the_scaling_factor_warning() -> None:
     facts, d = read("v1_hybrid_qwen38_27b_nvfp4_a6000_block_1568.log")
     assert (facts.kv_cache_dtype, facts.block_size, facts.weights_bytes) == ("fp8_e4m3", 1568, gib(19.75))
     assert d.verdict == "unknown"  # the quote stops before KV sizing
+
+
+def test_kv_lines_quoted_above_the_engine_config_are_one_start_up() -> None:
+    # club-3090#295 quotes "GPU KV cache size: 620,944 tokens" / "Maximum concurrency for 262,144 tokens per
+    # request: 2.37x" first, then the "non-default args" line of the same start-up. Before: the args line
+    # opened a "second run" with no KV line, and the verdict was "unknown".
+    facts, d = read("v1_qwen36_27b_int4_tp2_mtp_fp8e5m2_fits.log")
+    assert facts.runs_found == 1
+    assert (facts.kv_tokens, facts.max_concurrency, facts.max_model_len) == (620_944, 2.37, 262_144)
+    assert (facts.tensor_parallel_size, facts.kv_cache_dtype) == (2, "fp8_e5m2")
+    assert facts.speculative_config == {"method": "mtp", "num_speculative_tokens": 3}
+    assert d.verdict == "fits"
+
+
+def test_a_second_headed_start_up_is_still_read_alone() -> None:
+    # two start-ups, each with its own engine-config line: the last one is read, its KV lines only
+    first = "INFO 01-01 00:00:00 [core.py:1] Initializing a V1 LLM engine (v0.19.0) with config: model='a'\n"
+    first += "INFO 01-01 00:00:01 [gpu_worker.py:1] Available KV cache memory: 10.00 GiB\n"
+    second = "INFO 01-01 00:01:00 [core.py:1] Initializing a V1 LLM engine (v0.19.0) with config: model='b'\n"
+    facts = parse_startup_log(first + second)
+    assert facts.runs_found == 2 and facts.model == "b" and facts.kv_cache_bytes is None
+
+
+def test_moe_kv_bytes_per_token_equals_the_printed_need() -> None:
+    # recipes#12: "To serve at least one request with the models's max seq len (262144), (62.00 GiB KV cache
+    # is needed". 62.00 GiB = 66,571,993,088 B; ÷ 262,144 tokens = 253,952 B per token. Qwen3-Coder-480B-A35B:
+    # 62 layers × 2 (K, V) × 8 KV heads × 128 head size × 2 B (bf16) = 253,952 (DP + EP: no TP split of heads)
+    from app.core import catalog
+    from app.core.estimate import estimate
+    from app.core.specs import ServeConfig
+
+    facts, _ = read("v1_0.10.1_qwen3_coder_480b_fp8_dp8_ep_est_205728.log")
+    est = estimate(
+        model=catalog.find_model("Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8"),
+        device=catalog.find_device("nvidia-h20-3e-141gb"),
+        serve=ServeConfig(data_parallel_size=8, enable_expert_parallel=True, max_model_len=262_144),
+        vllm_version="0.10.1",
+    )
+    assert facts.kv_cache_needed_bytes == gib(62.00) == est.kv_bytes_per_token * 262_144

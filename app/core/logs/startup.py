@@ -300,6 +300,7 @@ class _Run:
     in_traceback: bool = False
     saw_loading: bool = False
     worker_ranks: dict[str, set[int]] = field(default_factory=dict)  # TP / PP ranks seen in prefixes
+    headed: bool = False  # a run-start line (engine config, args, server version, command) began it
 
     def put(
         self, name: str, value: object, line: _Line, *, source: int = SOURCE_PRIMARY, mode: Mode = "last"
@@ -1117,6 +1118,7 @@ def parse_startup_log(text: str) -> LogFacts:
             ),
         )
     run = _Run()
+    previous: _Run | None = None  # the run before the last one, for a quote pasted out of order
     runs = 0
     command: list[str] = []  # a `vllm serve … \` command still being continued
     command_line: _Line | None = None
@@ -1137,8 +1139,9 @@ def parse_startup_log(text: str) -> LogFacts:
             if runs == 0:
                 runs = 1
             elif run.seen_kv:
-                run = _Run()
+                run, previous = _Run(), run
                 runs += 1
+            run.headed = True
             ln = _Line(no=index + 1, text=line, rank=RANK_ZERO)
             run.recognised += 1
             if line.endswith("\\"):
@@ -1154,8 +1157,10 @@ def parse_startup_log(text: str) -> LogFacts:
         if runs == 0:
             runs = 1
         elif run.seen_kv and any(rule.run_start for rule, _ in matched):
-            run = _Run()
+            run, previous = _Run(), run
             runs += 1
+        if any(rule.run_start for rule, _ in matched):
+            run.headed = True
         ln = _Line(no=index + 1, text=line, rank=_rank_priority(line))
         for rule, m in matched:
             rule.handle(m, ln, run)
@@ -1163,6 +1168,13 @@ def parse_startup_log(text: str) -> LogFacts:
         run.recognised += 1
     if command_line is not None:
         _command(" ".join(command), command_line, run)
+    if previous is not None and not previous.headed and not run.seen_kv and "error_kind" not in run.slots:
+        # KV lines with no header of their own, then only configuration: one start-up quoted out of
+        # order (a thread pasting the KV lines above the engine config), not a second start-up
+        for name, slot in run.slots.items():
+            previous.slots.setdefault(name, slot)
+        previous.recognised += run.recognised
+        run, runs = previous, runs - 1
     return _facts(run, runs)
 
 
