@@ -162,6 +162,11 @@ CAUSE_REMEDIES: dict[str, tuple[Remedy, ...]] = {
         Remedy(N_("Free the device from other processes")),
         Remedy(N_("Lower --gpu-memory-utilization to at most the free share the log prints")),
     ),
+    # out of memory allocating the pool vLLM sized: something outside its accounting holds memory
+    "kv_alloc_oom": (
+        Remedy(N_("Lower --gpu-memory-utilization so the pool fits in the memory that is actually free")),
+        Remedy(N_("Free the device from other processes")),
+    ),
 }
 
 

@@ -55,6 +55,12 @@ MAX_MODEL_LEN = VllmLine(
     "Using max model len %s",
     "config/model.py (0.19.0)",
 )
+# printed only for an fp8 KV cache whose checkpoint carries no q / k / v scales (layers/quantization/kv_cache.py)
+KV_SCALE_DTYPE = VllmLine(
+    "KV cache scaling factor",
+    r"Using KV cache scaling factor [\d.]{1,16} for (fp8_e4m3|fp8_e5m2|fp8)\b",
+    source="model_executor/layers/quantization/kv_cache.py",
+)
 FP8_KV = VllmLine(
     "fp8 data type to store kv cache",
     r"Using fp8 data type to store kv cache",
@@ -103,6 +109,15 @@ V0_PARTITION = VllmLine(
     r"the rest of the memory reserved for KV Cache is " + G + r"\s*GiB",
 )
 V0_PROFILING_RESULTS = VllmLine("Memory profiling results:", r"Memory profiling results:.*")
+# The same results one per line, name and value apart (worker.py, vllm#10511, Dec 2024, between the
+# one-line form above and the "the current vLLM instance can use" form): `total_gpu_memory     79.22GiB`.
+# Each row starts with a fixed name and ends the line, so the search is linear.
+V0_PROFILING_ROW = VllmLine(
+    "  ",
+    r"(?<!\w)(total_gpu_memory|gpu_memory_utilization|model weights take|non_torch_memory"
+    r"|PyTorch activation peak memory|available_kv_cache_memory)[ \t]{2,64}" + G + r"(?:\s?GiB)?$",
+    source="worker.py::determine_num_available_blocks (vllm#10511)",
+)
 PROFILE_VALUE = r"(?<!\w)(\w{1,64})=(-?\d+(?:\.\d+)?)"  # key=value inside that line; a key starts a word
 V1_PROFILING = VllmLine(
     "Total non KV cache memory",
@@ -200,9 +215,25 @@ V1_TOO_LONG = VllmLine(
     + r" Gi?B\)\.(?:\s*Based on the available memory, the estimated maximum model length is (\d{1,18})\.)?",
     source="v1/core/kv_cache_utils.py::check_enough_kv_cache_memory",
 )
+# The same error wrapped over several lines (a terminal, a quote in a thread): each part read on its own.
+V1_TOO_LONG_HEAD = VllmLine(
+    "To serve at least one request",
+    r"To serve at least one request with the models?'s max seq len \((\d{1,18})\)(?:,\s?\(?" + G + r" Gi?B)?",
+)
+V1_TOO_LONG_NEEDED = VllmLine("KV cache is needed", G + r" Gi?B KV cache is needed")
+V1_TOO_LONG_AVAILABLE = VllmLine(
+    "larger than the available KV cache memory",
+    r"larger than the available KV cache memory \(" + G + r" Gi?B\)",
+)
+V1_ESTIMATED_LEN = VllmLine(
+    "the estimated maximum model length is",
+    r"the estimated maximum model length is (\d{1,18})",
+)
 AUTOFIT_FAILED = VllmLine("Cannot auto-fit max_model_len", r"Cannot auto-fit max_model_len.*")
 TORCH_OOM = VllmLine(" out of memory", r"\b(CUDA|NPU|XPU|HIP)(?: error:)? out of memory\b.*")
 TOTAL_CAPACITY = r"total capacity of " + G + r" GiB"
+# torch_npu's form: "NPU out of memory. Tried to allocate 2.57 GiB (NPU 0; 60.96 GiB total capacity; …)"
+NPU_TOTAL_CAPACITY = G + r" GiB total capacity"
 
 # --- failures and stages: where the start-up was when it failed ------------------------------
 TRACEBACK = VllmLine("Traceback (most recent call last)", r"Traceback \(most recent call last\)")
@@ -226,7 +257,14 @@ SHARD_PROGRESS = VllmLine("Loading safetensors checkpoint shards", r"Loading saf
 GRAPH_CAPTURE = VllmLine(
     "aptur",
     r"[Cc]apturing (?:CUDA graphs?|cudagraphs?|the model for CUDA graphs|ACL ?graphs?|NPU graphs?)"
-    r"|\bin (?:capture_model|_capture_cudagraphs|capture)\b",
+    r"|\bin (?:capture_model|_capture_cudagraphs|capture)\b|\.capture_model\(",
+)
+# allocating the KV tensors, after the pool was sized: V1 initialize_from_config → initialize_kv_cache →
+# _allocate_kv_cache_tensors (gpu_model_runner.py; vllm-ascend model_runner_v1.py), V0 _init_cache_engine
+KV_ALLOCATION = VllmLine(
+    "_c",
+    r"\b(?:_allocate_kv_cache(?:_tensors)?|initialize_kv_cache_tensors|_init_cache_engine)\b"
+    r"|\bin (?:initialize_from_config|initialize_kv_cache|initialize_cache)\b",
 )
 GRAPH_CAPTURE_CALL = VllmLine("cuda.graph(", r"\btorch\.cuda\.graph\(")
 GRAPH_CAPTURE_END = VllmLine(" in capture_end", r"\bin capture_end\b")

@@ -33,8 +33,9 @@ MAX_EXCERPT_ERROR_CHARS = 240  # an error quoted in a trial's detail is clipped 
 # For a short S the seed's own test applies: half of S is useful.
 MIN_USEFUL_LEN_TOKENS = 1024
 # Errors that say the budget, not the length, is short (reference §4.4): no shorter S helps. An
-# out-of-memory in the profile run is the activation peak (max_num_batched_tokens), not S.
-BUDGET_ERRORS = frozenset({"no_blocks", "startup_free_memory", "autofit_failed", "torch_oom"})
+# out-of-memory in the profile run is the activation peak (max_num_batched_tokens), not S; one while
+# allocating the sized pool is memory outside vLLM's accounting, and the pool does not depend on S.
+BUDGET_ERRORS = frozenset({"no_blocks", "startup_free_memory", "autofit_failed", "torch_oom", "kv_alloc_oom"})
 # Failures that are their own verdict: the KV pool is not (or not yet) the question.
 FAILURE_VERDICTS: dict[str, VerdictKey] = {
     "load_oom": "load_oom",

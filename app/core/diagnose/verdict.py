@@ -33,7 +33,7 @@ from app.core.diagnose.steps import (
 )
 from app.core.logs import LogFacts, MetricsFacts, parse_metrics, parse_startup_log
 from app.core.specs import GIB
-from app.core.text import Text
+from app.core.text import N_, Text
 from app.core.verdicts import remedies
 
 # --------------------------------------------------------------------------------------------
@@ -102,6 +102,14 @@ def _planner_inputs(case: Case) -> dict[str, str]:
     return out
 
 
+# where a failure with no recognised cause happened, read from the traceback's frames
+FAILURE_STAGE_TEXT: dict[str, str] = {
+    "load": N_("while loading the weights"),
+    "kv_alloc": N_("while allocating the KV cache"),
+    "graph": N_("while capturing CUDA graphs"),
+}
+
+
 def _headline(case: Case, verdict: Overall, metrics: MetricsFacts | None) -> str:
     length = case.max_model_len
     s = f"{length:,}" if length else "max_model_len"
@@ -130,15 +138,27 @@ def _headline(case: Case, verdict: Overall, metrics: MetricsFacts | None) -> str
         if metrics is not None and metrics.verdict == "kv_bound":
             return Text("N-side: the KV pool is full and requests wait — concurrency is bound by the pool.")
         return Text("N-side: one sequence fits, the target concurrency does not.")
+    error = clip(case.facts.error or "")
+    if verdict == "budget_bound" and case.facts.error_kind == "kv_alloc_oom":
+        return Text(
+            "Budget: out of memory while allocating the KV pool vLLM had sized — memory outside its accounting (another process, the runtime) holds the difference, and no shorter context changes the pool: {error}",
+            error=error,
+        )
     if verdict == "budget_bound":
         return Text(
             "Budget: weights and activation leave (almost) no KV pool — no useful context length starts."
         )
-    error = clip(case.facts.error or "")
     if verdict == "load_oom":
         return Text("Out of memory while loading the weights: {error}", error=error)
     if verdict == "graph_oom":
         return Text("Out of memory while capturing CUDA graphs: {error}", error=error)
+    stage = FAILURE_STAGE_TEXT.get(case.facts.failure_stage or "")
+    if verdict == "failed" and stage is not None:
+        return Text(
+            "The start-up failed {stage}: {error} — not a memory cause the doctor recognises; the last line of the traceback names the error.",
+            stage=Text(stage),
+            error=error,
+        )
     if verdict == "failed":
         return Text(
             "The start-up failed: {error} — the log does not show a KV, weight or graph cause; paste the lines before the first traceback.",

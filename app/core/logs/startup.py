@@ -56,11 +56,12 @@ ErrorKind = Literal[
     "graph_oom",  # out of memory while CUDA / NPU graphs are captured
     "startup_free_memory",
     "torch_oom",  # out of memory elsewhere (the profile run)
+    "kv_alloc_oom",  # out of memory allocating the KV tensors, after the pool was sized
     "autofit_failed",
     "startup_failed",  # a traceback / "EngineCore failed to start" with no recognised cause
 ]
 # where the start-up was when a line came: an out-of-memory is classified by it
-Stage = Literal["start", "load", "profile", "graph", "ready"]
+Stage = Literal["start", "load", "profile", "kv_alloc", "graph", "ready"]
 
 
 class Evidence(BaseModel):
@@ -137,6 +138,7 @@ class LogFacts(BaseModel):
     # failure (reference §4.4)
     error: str | None = None
     error_kind: ErrorKind | None = None
+    failure_stage: Stage | None = None  # where the start-up was when it failed (a traceback's frames say)
     estimated_max_model_len: int | None = None
     kv_cache_needed_bytes: int | None = None  # V1: KV one max-length request needs
     # backend and device (reference §5, §9)
@@ -203,6 +205,7 @@ _PROCESS = re.compile(
 _PROCESS_NUMBERS = re.compile(r"(?:TP|PP|DP|EP|DCP|PCP)(\d+)")
 _RANK_ARG = re.compile(r"\brank=(\d+)")
 
+MAX_RANKS_TRACKED = 1_024  # more ranks than any deployment has: a hostile paste cannot grow the set
 RANK_ZERO = 2  # driver / rank 0 / no prefix: its line wins
 RANK_UNKNOWN = 1  # a worker whose rank the prefix does not say
 RANK_OTHER = 0  # a worker known not to be rank 0
@@ -213,13 +216,22 @@ _RANK_PART = re.compile(r"(TP|PP)(\d{1,4})")
 
 
 def _worker_ranks(line: str, ln: _Line, run: _Run) -> None:
-    """`(Worker_TP1_PP1 pid=…)`: the highest TP / PP rank seen + 1 is at least the parallel size."""
+    """`(Worker_TP1_PP1 pid=…)`: once ranks 0 … n−1 have all printed, the parallel size is at least n.
+
+    A lone `Worker_TP2` (a quoted excerpt) says only that the size is above 2, not that it is 3, so the
+    size is read from the ranks only when none below the highest is missing.
+    """
     found = _WORKER_RANKS.match(line)
     if found is None:
         return
     for kind, number in _RANK_PART.findall(found.group(1)):
         name = "tensor_parallel_size" if kind == "TP" else "pipeline_parallel_size"
-        size = int(number) + 1
+        seen = run.worker_ranks.setdefault(kind, set())
+        if len(seen) < MAX_RANKS_TRACKED:
+            seen.add(int(number))
+        size = max(seen) + 1
+        if len(seen) != size or size < 2:
+            continue  # a gap below the highest rank; or TP0 alone (the suffix is printed only for a size > 1)
         current = run.get(name)
         slot = run.slots.get(name)
         if slot is not None and slot.priority[0] > SOURCE_FALLBACK:
@@ -287,6 +299,8 @@ class _Run:
     stage: Stage = "start"
     in_traceback: bool = False
     saw_loading: bool = False
+    worker_ranks: dict[str, set[int]] = field(default_factory=dict)  # TP / PP ranks seen in prefixes
+    headed: bool = False  # a run-start line (engine config, args, server version, command) began it
 
     def put(
         self, name: str, value: object, line: _Line, *, source: int = SOURCE_PRIMARY, mode: Mode = "last"
@@ -376,6 +390,27 @@ def _v0_profiling_results(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("gpu_memory_utilization", None if util is None else float_of(util), ln, source=SOURCE_FALLBACK)
     run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
     run.note(Text("this vLLM prints peak_torch_memory (weights + activation) instead of the activation peak"))
+
+
+_PROFILE_ROW_FIELDS = {
+    "total_gpu_memory": "device_total_bytes",
+    "model weights take": "weights_bytes",
+    "non_torch_memory": "non_torch_bytes",
+    "PyTorch activation peak memory": "activation_peak_bytes",
+}
+
+
+def _v0_profiling_row(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """One row of the one-per-line "Memory profiling results:" table (vllm#10511)."""
+    name, value = m.group(1), m.group(2)
+    if name == "available_kv_cache_memory":
+        _kv_memory(value, ln, run)
+    elif name == "gpu_memory_utilization":
+        run.put("gpu_memory_utilization", float_of(value), ln, source=SOURCE_FALLBACK)  # 2 decimals only
+    else:
+        source = SOURCE_SECONDARY if name == "model weights take" else SOURCE_PRIMARY
+        run.put(_PROFILE_ROW_FIELDS[name], gib_bytes(value), ln, source=source)
+    run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
 
 
 def _kv_memory(printed: str, ln: _Line, run: _Run) -> None:
@@ -562,7 +597,32 @@ def _v1_too_long(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
 
 
-_OOM_KIND_BY_STAGE: dict[Stage, ErrorKind] = {"load": "load_oom", "graph": "graph_oom"}
+def _v1_too_long_head(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """The head of a "To serve at least one request …" error, whole or wrapped: the start failed on S."""
+    _error("max_len_too_long", m, ln, run)
+    run.put("max_model_len", int_of(m.group(1)), ln, source=SOURCE_SECONDARY)
+    if m.group(2) is not None:
+        run.put("kv_cache_needed_bytes", gib_bytes(m.group(2)), ln, mode="first")
+    run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
+
+
+def _v1_too_long_needed(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("kv_cache_needed_bytes", gib_bytes(m.group(1)), ln, mode="first")
+
+
+def _v1_too_long_available(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("kv_cache_bytes", gib_bytes(m.group(1)), ln, source=SOURCE_SECONDARY)
+
+
+def _v1_estimated_len(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("estimated_max_model_len", int_of(m.group(1)), ln, mode="first")
+
+
+_OOM_KIND_BY_STAGE: dict[Stage, ErrorKind] = {
+    "load": "load_oom",
+    "kv_alloc": "kv_alloc_oom",
+    "graph": "graph_oom",
+}
 
 
 def _torch_oom(m: re.Match[str], ln: _Line, run: _Run) -> None:
@@ -573,7 +633,7 @@ def _torch_oom(m: re.Match[str], ln: _Line, run: _Run) -> None:
         return
     _error(_OOM_KIND_BY_STAGE.get(run.stage, "torch_oom"), m, ln, run)
     run.put("device_type", _device(m.group(1)), ln, source=SOURCE_FALLBACK)
-    capacity = re.search(vt.TOTAL_CAPACITY, m.group(0))
+    capacity = re.search(vt.TOTAL_CAPACITY, m.group(0)) or re.search(vt.NPU_TOTAL_CAPACITY, m.group(0))
     if capacity is not None:
         run.put("device_total_bytes", gib_bytes(capacity.group(1)), ln, source=SOURCE_SECONDARY)
 
@@ -780,6 +840,10 @@ def _max_model_len(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("max_model_len", int_of(m.group(1)), ln)
 
 
+def _kv_scale_dtype(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("kv_cache_dtype", m.group(1), ln, source=SOURCE_FALLBACK)
+
+
 def _fp8_kv(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("kv_cache_dtype", "fp8", ln, source=SOURCE_FALLBACK)  # the line does not say which fp8
 
@@ -966,6 +1030,7 @@ RULES: tuple[_Rule, ...] = (
     _rule(vt.BANNER_MODEL, _banner_model),
     _rule(vt.MAX_MODEL_LEN, _max_model_len),
     _rule(vt.FP8_KV, _fp8_kv),
+    _rule(vt.KV_SCALE_DTYPE, _kv_scale_dtype),
     _rule(vt.NON_DEFAULT_ARGS, _non_default_args, run_start=True),
     _rule(vt.ARGS_NAMESPACE, _args_namespace, run_start=True),
     _rule(vt.ENGINE_CONFIG, _engine_config, run_start=True),
@@ -979,6 +1044,7 @@ RULES: tuple[_Rule, ...] = (
     _rule(vt.V0_BUDGET, _v0_budget, kv=True),
     _rule(vt.V0_PARTITION, _v0_partition, kv=True),
     _rule(vt.V0_PROFILING_RESULTS, _v0_profiling_results, kv=True),
+    _rule(vt.V0_PROFILING_ROW, _v0_profiling_row, kv=True),
     _rule(vt.V1_PROFILING, _v1_profiling, kv=True),
     _rule(vt.AVAILABLE_KV, _available_kv, kv=True),
     _rule(vt.KV_RESERVED, _kv_reserved, kv=True),
@@ -998,6 +1064,10 @@ RULES: tuple[_Rule, ...] = (
     _rule(vt.NO_BLOCKS, _err("no_blocks"), kv=True),
     _rule(vt.V0_TOO_LONG, _v0_too_long, kv=True),
     _rule(vt.V1_TOO_LONG, _v1_too_long, kv=True),
+    _rule(vt.V1_TOO_LONG_HEAD, _v1_too_long_head, kv=True),
+    _rule(vt.V1_TOO_LONG_NEEDED, _v1_too_long_needed, kv=True),
+    _rule(vt.V1_TOO_LONG_AVAILABLE, _v1_too_long_available, kv=True),
+    _rule(vt.V1_ESTIMATED_LEN, _v1_estimated_len, kv=True),
     _rule(vt.AUTOFIT_FAILED, _err("autofit_failed"), kv=True),
     _rule(vt.TORCH_OOM, _torch_oom, kv=True),
     # failures with no recognised cause, and where the start-up was (an OOM is classified by it)
@@ -1008,6 +1078,7 @@ RULES: tuple[_Rule, ...] = (
     _rule(vt.EXCEPTION_LINE, _exception),
     _rule(vt.LOAD_START, _stage("load")),
     _rule(vt.LOAD_FRAME, _stage("load")),
+    _rule(vt.KV_ALLOCATION, _stage("kv_alloc")),
     _rule(vt.GRAPH_CAPTURE, _stage("graph")),
     _rule(vt.GRAPH_CAPTURE_CALL, _stage("graph")),
     _rule(vt.GRAPH_CAPTURE_END, _stage("graph")),
@@ -1047,6 +1118,7 @@ def parse_startup_log(text: str) -> LogFacts:
             ),
         )
     run = _Run()
+    previous: _Run | None = None  # the run before the last one, for a quote pasted out of order
     runs = 0
     command: list[str] = []  # a `vllm serve … \` command still being continued
     command_line: _Line | None = None
@@ -1067,14 +1139,15 @@ def parse_startup_log(text: str) -> LogFacts:
             if runs == 0:
                 runs = 1
             elif run.seen_kv:
-                run = _Run()
+                run, previous = _Run(), run
                 runs += 1
+            run.headed = True
             ln = _Line(no=index + 1, text=line, rank=RANK_ZERO)
             run.recognised += 1
             if line.endswith("\\"):
                 command, command_line = [start.group(1).removesuffix("\\")], ln
             else:
-                _command(start.group(1), ln, run)
+                _command(start.group(1).rstrip("`"), ln, run)  # a command quoted as `inline code`
             continue
         if line.startswith("(") and ("_TP" in line[:40] or "_PP" in line[:40]):
             _worker_ranks(line, _Line(no=index + 1, text=line, rank=RANK_UNKNOWN), run)
@@ -1084,8 +1157,10 @@ def parse_startup_log(text: str) -> LogFacts:
         if runs == 0:
             runs = 1
         elif run.seen_kv and any(rule.run_start for rule, _ in matched):
-            run = _Run()
+            run, previous = _Run(), run
             runs += 1
+        if any(rule.run_start for rule, _ in matched):
+            run.headed = True
         ln = _Line(no=index + 1, text=line, rank=_rank_priority(line))
         for rule, m in matched:
             rule.handle(m, ln, run)
@@ -1093,15 +1168,23 @@ def parse_startup_log(text: str) -> LogFacts:
         run.recognised += 1
     if command_line is not None:
         _command(" ".join(command), command_line, run)
+    if previous is not None and not previous.headed and not run.seen_kv and "error_kind" not in run.slots:
+        # KV lines with no header of their own, then only configuration: one start-up quoted out of
+        # order (a thread pasting the KV lines above the engine config), not a second start-up
+        for name, slot in run.slots.items():
+            previous.slots.setdefault(name, slot)
+        previous.recognised += run.recognised
+        run, runs = previous, runs - 1
     return _facts(run, runs)
 
 
 # `docker run … vllm/vllm-openai[:tag] --model X --flags`: the image's entrypoint is `vllm serve`
 _DOCKER_START = re.compile(r"^(?:[$#>]\s*)?((?:sudo )?docker run\b.*)")
 _DOCKER_IMAGE = re.compile(r"(?:^|\s)\S{0,200}vllm/vllm-openai(?::\S{1,64})?(?=\s|$)")
-# a command line as typed (optionally after a shell prompt and VAR=value prefixes), never a log line
+# a command line as typed (optionally after a shell prompt or a markdown backtick, and VAR=value
+# prefixes), never a log line
 _COMMAND = re.compile(
-    r"^(?:[$#>]\s*)?((?:[A-Za-z_]\w{0,63}=\S{0,256}\s+){0,16}"
+    r"^(?:[$#>`]\s*)?((?:[A-Za-z_]\w{0,63}=\S{0,256}\s+){0,16}"
     r"(?:vllm serve|python3? -m vllm\.entrypoints\.openai\.api_server)\b.*)"
 )
 
@@ -1116,6 +1199,11 @@ def _facts(run: _Run, runs: int) -> LogFacts:
     if run.get("error_kind") == "torch_oom" and run.saw_loading and run.get("weights_bytes") is None:
         # an OOM with shard loading in the paste and no "Loading model weights took": the load failed
         run.slots["error_kind"].value = "load_oom"
+    if "error_kind" in run.slots and run.stage not in ("start", "ready"):
+        # the traceback's frames come after its first line: the stage they reached is where it failed
+        run.slots["failure_stage"] = _Slot(
+            run.stage, run.slots["error_kind"].evidence, (SOURCE_PRIMARY, RANK_ZERO)
+        )
     if runs > 1:
         run.notes.insert(0, Text("{runs} runs found; using the last one", runs=runs))
     values: dict[str, object] = {name: slot.value for name, slot in run.slots.items()}
