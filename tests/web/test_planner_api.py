@@ -11,7 +11,14 @@ from hypothesis import strategies as st
 from app.core.catalog import find_device, find_model
 from app.core.estimate import estimate
 from app.core.specs import ServeConfig
-from app.web.planner.params import DEFAULT_DEVICE, DEFAULT_MODEL, FIELD_NAMES
+from app.web.planner.params import (
+    DEFAULT_DEVICE,
+    DEFAULT_MODEL,
+    FIELD_NAMES,
+    PlannerParams,
+    serve_config,
+    serve_values,
+)
 from tests.web.conftest import LLAMA_31_8B_CONFIG
 
 
@@ -28,6 +35,13 @@ def test_get_estimate_equals_the_core(client):
     assert {k: v for k, v in body.items() if k != "inputs"} == json.loads(est.model_dump_json())
     assert body["inputs"]["query"] == "v=1&max_model_len=32768&target_concurrency=3&tensor_parallel_size=2"
     assert body["inputs"]["model_source"] == "catalog"
+
+
+def test_every_serve_flag_is_a_planner_parameter_of_the_same_name():
+    # params <-> ServeConfig is derived from ServeConfig's fields (app/web/planner/params.py), never listed
+    assert set(ServeConfig.model_fields) <= set(FIELD_NAMES)
+    serve = ServeConfig(max_model_len=8192, tensor_parallel_size=2, kv_cache_dtype="fp8")
+    assert serve_config(PlannerParams(**serve_values(serve))) == serve
 
 
 def test_post_equals_get(client):

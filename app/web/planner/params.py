@@ -396,7 +396,7 @@ CARD_REQUIRED = ("card_layers", "card_kv_heads", "card_head_size", "card_params"
 FIELD_NAMES: tuple[str, ...] = tuple(PlannerParams.model_fields)
 DEFAULTS = PlannerParams()
 # The `vllm serve` flags: every ServeConfig field is a planner parameter of the same name and meaning
-# (tests/web/test_params_model.py holds this), so params <-> ServeConfig is derived, never listed by hand.
+# (tests/web/test_planner_api.py holds this), so params <-> ServeConfig is derived, never listed by hand.
 SERVE_FIELDS: tuple[str, ...] = tuple(ServeConfig.model_fields)
 
 
