@@ -27,7 +27,6 @@ from app.core.result import Estimate
 NULL_BLOCKS = 1  # vLLM keeps one block as the null block (reference §3.6)
 FIXED_POINT_ROUNDS = 4  # the decode batch <-> step time loop settles in a few rounds
 ADMISSION_WAIT_STEPS = 0.5  # a request arrives on average half a step before the next schedule
-SEC_PER_MS = 1000.0
 KINDS_BOUNDED_BY_WINDOW = ("sliding", "chunked")
 KINDS_FIXED_STATE = ("mamba",)
 

@@ -18,11 +18,6 @@ COMPARE_PARTNER = "0.19.0"
 VERSION_KEYS = ("a", "b")
 
 
-def compare_query(params: PlannerParams, a: str, b: str) -> str:
-    """The planner's permalink query without its version, plus the two versions compared."""
-    return f"{to_query(params.model_copy(update={'vllm_version': None}))}&{urlencode({'a': a, 'b': b})}"
-
-
 def compare_versions(params: PlannerParams) -> str:
     """The versions the planner's compare link names: the chosen one and its partner (``a=…&b=…``)."""
     chosen = params.resolved_version

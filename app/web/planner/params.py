@@ -48,7 +48,6 @@ CONFIG_JSON_MAX_CHARS = 65_536
 PACKED_CONFIG_PREFIX = "z:"
 PACK_LEVEL = 9
 UNPACKED_MAX_BYTES = 4 * CONFIG_JSON_MAX_CHARS  # UTF-8 takes at most 4 bytes a character
-ATTENTION_KINDS = ("full", "sliding", "mla", "hybrid")
 CARD_DTYPES = ("bfloat16", "float16", "float32")
 DEFAULT_LORA_RANK = ServeConfig.model_fields["max_lora_rank"].default  # vLLM's --max-lora-rank default
 
