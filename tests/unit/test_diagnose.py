@@ -144,6 +144,17 @@ def test_fp8kv_221k_error_unknown_model_is_s_side_from_the_log_alone() -> None:
     assert d.planner_inputs["max_model_len"] == "221000"
     assert d.planner_inputs["kv_cache_dtype"] == "fp8"
     assert any("not in the catalog" in note for note in d.notes)
+    assert d.planner_inputs["vllm_version"] == "0.11.0"
+
+
+def test_planner_link_names_the_release_whose_rules_replay_the_log() -> None:
+    # the same log printing 0.20.0 (not a release the planner lists): the doctor plans it with its
+    # bracket's rules, 0.20.2 (same minor series), and its planner link must say the same release,
+    # also when the model is not in the catalog (it used to snap down to 0.19.0, other rules)
+    text = load("v1_0.11.0_fp8kv_221k_error.log").replace("server version 0.11.0", "server version 0.20.0", 1)
+    d = diagnose(log_text=text, metrics_text=None)
+    assert d.facts.vllm_version == "0.20.0" and d.model_id is None
+    assert d.planner_inputs["vllm_version"] == "0.20.2"
 
 
 def test_no_blocks_is_budget_bound() -> None:

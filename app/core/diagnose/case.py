@@ -31,7 +31,7 @@ from app.core.plan import apply_quantization_flag, custom_device
 from app.core.result import Estimate
 from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
-from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS, parse_version, rules_for
+from app.core.versions import DEFAULT_VERSION, rules_for
 
 # --------------------------------------------------------------------------------------------
 # small helpers
@@ -266,7 +266,7 @@ def _resolve_model(name: str | None, quantization: str | None) -> tuple[ModelSpe
     )
 
 
-def _version(facts: LogFacts) -> tuple[str | None, str]:
+def replay_version(facts: LogFacts) -> tuple[str | None, str]:
     """The release whose rules replay this log, and a note when it had to be guessed."""
     printed = facts.vllm_version
     if printed is not None:
@@ -298,18 +298,6 @@ def _version(facts: LogFacts) -> tuple[str | None, str]:
     return None, Text(
         "the log prints no version; predicted with {default_version}", default_version=DEFAULT_VERSION
     )
-
-
-def link_version(version: str | None) -> str | None:
-    """The newest release the planner offers that is not newer than ``version``."""
-    if version is None:
-        return None
-    try:
-        wanted = parse_version(version)
-    except PlannerError:
-        return None
-    older = [v for v in KNOWN_VERSIONS if parse_version(v) <= wanted]
-    return older[-1] if older else None
 
 
 # ServeConfig fields a log does not carry as such: the doctor replays over the printed pool rather than
@@ -552,7 +540,7 @@ def recover_case(log_text: str, facts: LogFacts, target: int | None, device_hint
     model, model_key, model_note = _resolve_model(model_name, facts.quantization)
     if model_note:
         notes.append(model_note)
-    version, version_note = _version(facts) if model is not None else (None, "")
+    version, version_note = replay_version(facts) if model is not None else (None, "")
     if version_note:
         notes.append(version_note)
     serve, dropped = _serve(facts, requested_block_size)

@@ -8,8 +8,8 @@ from app.core import catalog
 from app.core.diagnose.case import (
     Case,
     clip,
-    link_version,
     recover_case,
+    replay_version,
 )
 from app.core.diagnose.comparison import (
     comparison,
@@ -86,7 +86,9 @@ def _planner_inputs(case: Case) -> dict[str, str]:
     if printed is not None and printed != catalog_total:
         # the runtime's own total beats the catalog's typical figure (H100: 79.19 printed vs 79.1)
         out["device_memory_gib"] = f"{printed / GIB:.2f}"
-    version_for_link = link_version(case.version or case.facts.vllm_version)
+    # the release whose rules the doctor replays (case.version when a model was found), so the planner
+    # plans the log under the same rules: a printed 0.20.0 is planned as 0.20.2, not snapped down to 0.19.0
+    version_for_link = replay_version(case.facts)[0]
     if version_for_link is not None:
         out["vllm_version"] = version_for_link
     if case.serve is not None:
