@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from app.core.specs import GIB
 
 
@@ -35,3 +37,16 @@ def speed_number(value: float) -> str:
     if value >= 10:
         return f"{value:.1f}"
     return f"{value:.2f}"
+
+
+def axis_ticks(top: float, count: int) -> list[float]:
+    """A chart axis from 0 past ``top`` in steps of 1, 2, 5 or 10 x 10^k, at most ``count`` steps to ``top``
+    (the Speed section's and the fleet chart's); an all-zero axis still gets a 0-1 scale."""
+    if top <= 0:
+        return [0.0, 1.0]
+    step = 10 ** math.floor(math.log10(top / count))
+    for factor in (1, 2, 5, 10):
+        if top / (step * factor) <= count:
+            step *= factor
+            break
+    return [step * i for i in range(int(top / step) + 2)]

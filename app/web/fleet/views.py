@@ -3,7 +3,6 @@ and the cost-against-load chart is server-rendered SVG."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from fastapi import Request
@@ -15,6 +14,7 @@ from app.core.text import Text
 from app.web.fleet.params import FLEET_FIELDS, FleetParams, fleet_query
 from app.web.fleet.service import fleet_for, planner_params
 from app.web.format import (
+    axis_ticks,
     gib,
     speed_number,  # the Speed section's format: the numbers read alike
 )
@@ -187,17 +187,6 @@ def _row(
     )
 
 
-def _ticks(top: float) -> list[float]:
-    if top <= 0:
-        return [0.0, 1.0]
-    step = 10 ** math.floor(math.log10(top / Y_TICKS))
-    for factor in (1, 2, 5, 10):
-        if top / (step * factor) <= Y_TICKS:
-            step *= factor
-            break
-    return [step * i for i in range(int(top / step) + 2)]
-
-
 def chart_series(
     params: FleetParams, candidates: list[Candidate]
 ) -> list[tuple[Candidate, list[tuple[float, float]]]]:
@@ -235,7 +224,7 @@ def cost_chart(params: FleetParams, series: list[tuple[Candidate, list[tuple[flo
     plot_w = CHART_WIDTH - MARGIN_LEFT - MARGIN_RIGHT
     plot_h = CHART_HEIGHT - MARGIN_TOP - MARGIN_BOTTOM
     x_top = params.requests_per_s * CHART_LOAD_FACTOR
-    y_ticks = _ticks(max(cost for _, points in series for _, cost in points))
+    y_ticks = axis_ticks(max(cost for _, points in series for _, cost in points), Y_TICKS)
     y_top = y_ticks[-1] or 1.0
 
     def x(load: float) -> float:

@@ -10,6 +10,7 @@ from markupsafe import Markup, escape
 from app.core.perf.predict import CurvePoint, Performance
 from app.core.result import Range
 from app.core.text import Text
+from app.web.format import axis_ticks
 from app.web.format import speed_number as _number
 from app.web.i18n import t, tr
 
@@ -56,17 +57,6 @@ def _band(r: Range) -> str:
     return f"{_number(r.low)}–{_number(r.high)}"
 
 
-def _ticks(top: float) -> list[float]:
-    if top <= 0:
-        return [0.0]
-    step = 10 ** math.floor(math.log10(top / Y_TICKS))
-    for factor in (1, 2, 5, 10):
-        if top / (step * factor) <= Y_TICKS:
-            step *= factor
-            break
-    return [step * i for i in range(int(top / step) + 2)]
-
-
 def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None) -> Markup:
     """Output tokens/s (left axis) and TPOT (right axis) against concurrency on a log2 axis."""
     if not curve:
@@ -75,8 +65,8 @@ def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None)
     plot_h = CHART_HEIGHT - MARGIN_TOP - MARGIN_BOTTOM
     lo, hi = math.log2(curve[0].concurrency), math.log2(curve[-1].concurrency)
     span = max(hi - lo, 1e-9)
-    thr_ticks = _ticks(max(p.output_tokens_per_s for p in curve))
-    tpot_ticks = _ticks(max(p.tpot_ms for p in curve))
+    thr_ticks = axis_ticks(max(p.output_tokens_per_s for p in curve), Y_TICKS)
+    tpot_ticks = axis_ticks(max(p.tpot_ms for p in curve), Y_TICKS)
     thr_top, tpot_top = thr_ticks[-1] or 1.0, tpot_ticks[-1] or 1.0
 
     def x(c: float) -> float:
