@@ -45,8 +45,9 @@ def _point(perf: Performance) -> SpeedPoint:
 def not_modelled(serve: ServeConfig) -> str | None:
     """Why performance() cannot price this configuration, or None.
 
-    It has no term for weights streamed from host memory (--cpu-offload-gb: it would see fewer bytes
-    per device and predict a *faster* step) nor for a speculative draft's accepted tokens.
+    It has no term for a speculative draft's accepted tokens. Weights streamed from host memory
+    (--cpu-offload-gb) it prices only as extrapolated PCIe traffic (physics.host_weight_bytes, no
+    measured offload run), so no step effect is shown for them either.
     """
     if serve.cpu_offload_gb > 0:
         return Text("CPU weight offload is not in the performance model")
