@@ -23,13 +23,13 @@ from app.web import explore, fleet, reports
 from app.web.compare import routes as compare
 from app.web.doctor import routes as doctor
 from app.web.i18n import LanguageMiddleware, _, tr
-from app.web.planner import api
-from app.web.planner import routes as pages
+from app.web.planner import api as planner_api
+from app.web.planner import routes as planner_routes
 from app.web.recommend import api as recommend_api
 from app.web.recommend import routes as recommend_routes
 from app.web.security import ECHO_MAX_CHARS, SECURITY_HEADERS, SecurityMiddleware, json_safe
-from app.web.speed import api as perf_api
-from app.web.speed import routes as perf_view
+from app.web.speed import api as speed_api
+from app.web.speed import routes as speed_routes
 from app.web.templating import STATIC_DIR, Renderer
 from app.web.validation import localized
 
@@ -161,19 +161,19 @@ def create_app(root_path: str = "") -> FastAPI:
         app.add_middleware(RootPathMiddleware, root_path=root_path)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.include_router(compare.router)
-    app.include_router(pages.router)
+    app.include_router(planner_routes.router)
     app.include_router(recommend_routes.router)
     app.include_router(reports.router)
-    app.include_router(api.router)
+    app.include_router(planner_api.router)
     app.include_router(recommend_api.router)
-    app.include_router(perf_api.router)
-    app.include_router(perf_view.router)
+    app.include_router(speed_api.router)
+    app.include_router(speed_routes.router)
     app.include_router(explore.router)
     app.include_router(explore.api_router)
     app.include_router(doctor.router)
     app.include_router(fleet.router)
     app.include_router(fleet.api_router)
-    app.include_router(api.docs_router)
+    app.include_router(planner_api.docs_router)
 
     @app.get("/healthz", name="healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:
