@@ -26,8 +26,8 @@ from app.core.catalog import find_device, find_model
 from app.core.perf.schedule import Workload
 from app.core.recommend import recommend
 from app.core.specs import ServeConfig
-from app.web import pages
 from app.web.app import create_app, warm_up
+from app.web.recommend import service as recommend_service
 
 WORKLOAD = Workload(input_tokens=1024, output_tokens=1024, concurrency=16)  # the Speed section's default
 # (model, device, start, S*, N*): TP 2 -> fp8 -> TP 4; fp8 then TP 8 then the prune pass; an MoE on B200
@@ -73,13 +73,13 @@ def bench_fragment(n: int) -> None:
     warm_up(app.state.renderer)
     loop = asyncio.new_event_loop()
     headers = [(b"host", b"127.0.0.1"), (b"accept-encoding", b"gzip"), (b"hx-request", b"true")]
-    with_speed = pages.workload_of
+    with_speed = recommend_service.workload_of
     variants = (("without speed", lambda _params: None), ("with speed", with_speed))
     samples: dict[str, list[float]] = {label: [] for label, _ in variants}
     try:
         for i in range(n):
             for run, (label, workload_of) in enumerate(variants):
-                pages.workload_of = workload_of  # type: ignore[assignment]
+                recommend_service.workload_of = workload_of  # type: ignore[assignment]
                 query = QUERY.format(length=8192 + LENGTH_STEP * (2 * i + run))
                 t0 = time.perf_counter()
                 status = _asgi_get(loop, app, "/recommend", query, headers)
@@ -87,7 +87,7 @@ def bench_fragment(n: int) -> None:
                 if status != 200:
                     raise SystemExit(f"/recommend answered {status}")
     finally:
-        pages.workload_of = with_speed
+        recommend_service.workload_of = with_speed
     for label, taken in samples.items():
         report(f"GET /recommend fragment {label} (ASGI, all middleware)", taken)
 
