@@ -46,11 +46,9 @@ def not_modelled(serve: ServeConfig) -> str | None:
     """Why performance() cannot price this configuration, or None.
 
     It has no term for a speculative draft's accepted tokens. Weights streamed from host memory
-    (--cpu-offload-gb) it prices only as extrapolated PCIe traffic (physics.host_weight_bytes, no
-    measured offload run), so no step effect is shown for them either.
+    (--cpu-offload-gb) it prices as PCIe traffic every step (physics.host_weight_bytes; extrapolated,
+    no measured offload run), so an offload step shows its slowdown with that basis.
     """
-    if serve.cpu_offload_gb > 0:
-        return Text("CPU weight offload is not in the performance model")
     if serve.speculative_config is not None:
         return Text("speculative decoding is not in the performance model")
     return None
