@@ -511,6 +511,10 @@ def test_real_ascend_negative_kv_is_budget_bound_never_fits() -> None:
     assert d.facts.model == "/models/Qwen3-14B/"
     assert (trial(d, "as_configured").starts, trial(d, "half_length").starts) == (False, False)
     assert step(d, "kv_lines").status == "fail"
+    # the folder name matched Qwen/Qwen3-14B, but no device is printed, so step 3 says what is missing
+    # truthfully (not "model unknown")
+    demand = step(d, "demand")
+    assert demand.status == "unknown" and "the device is unknown" in demand.explanation
 
 
 def test_real_ascend_usage_line_reads_total_weights_graphs_and_suggestion() -> None:

@@ -272,11 +272,15 @@ def step_demand(case: Case) -> Step:
     per_token, source = case.per_token()
     length, n, pool = case.max_model_len, case.target, case.pool
     if per_token is None or length is None:
-        missing = (
-            "max_model_len"
-            if length is None
-            else Text("the KV bytes per token (model unknown, no pool/tokens)")
-        )
+        if length is None:
+            missing: str = "max_model_len"
+        elif case.model is not None:
+            # the model is known but no prediction was made (no device to size its KV layout on)
+            missing = Text(
+                "the KV bytes per token (the device is unknown, and the log prints no pool/tokens)"
+            )
+        else:
+            missing = Text("the KV bytes per token (model unknown, no pool/tokens)")
         return Step(
             key="demand",
             title=title,
