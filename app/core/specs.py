@@ -218,6 +218,9 @@ class DeviceSpec(Frozen):
     interconnect: str = ""
     interconnect_gbps: float | None = None  # per-device bidirectional bandwidth, GB/s
     typical_node_devices: int = Field(default=8, gt=0)
+    # CPU and GPU share one memory pool (GB10 / DGX Spark): the OS and its page cache live in the same
+    # bytes, so gpu_memory_utilization is not a hard bound there (vllm#46307, #56824)
+    unified_memory: bool = False
     aliases: tuple[str, ...] = ()
     notes: str = ""
     confidence: str = ""

@@ -132,6 +132,15 @@ AVAILABLE_KV = VllmLine(
     "Available KV cache memory: %s GiB",
     "v1/worker/gpu_worker.py (0.19.0)",
 )
+# vllm-ascend v0.7.3 … v0.14.0rc1 prints its budget in bytes, with no unit: the KV pool (total × u − peak,
+# clamped at 0 from v0.9; the unclamped float before) and the device total (torch.npu.mem_get_info()[1]).
+# From v0.15.0rc1 it prints upstream's "Available KV cache memory: %.2f GiB" instead.
+ASCEND_BUDGET = VllmLine(
+    "total memory: ",
+    r"Available memory: (-?\d{1,20}(?:\.\d{1,20})?), total memory: (\d{1,20})\b",
+    'f"Available memory: {available_kv_cache_memory}, total memory: {total_npu_memory}"',
+    "vllm_ascend/worker/worker_v1.py / worker.py::NPUWorker.determine_available_memory (v0.9.1, v0.11.0, v0.13.0rc3)",
+)
 KV_RESERVED = VllmLine(
     "as specified by kv_cache_memory_bytes",
     r"Initial free memory:? " + G + r"\s*GiB, reserved " + G + r"\s*GiB (?:memory )?for KV Cache",
@@ -234,6 +243,22 @@ TORCH_OOM = VllmLine(" out of memory", r"\b(CUDA|NPU|XPU|HIP)(?: error:)? out of
 TOTAL_CAPACITY = r"total capacity of " + G + r" GiB"
 # torch_npu's form: "NPU out of memory. Tried to allocate 2.57 GiB (NPU 0; 60.96 GiB total capacity; …)"
 NPU_TOTAL_CAPACITY = G + r" GiB total capacity"
+
+# --- device faults: the start-up dies on the device, not on a memory budget ------------------
+# torch's CUDA / HIP error text ("CUDA error: an illegal memory access was encountered"), the ROCm runtime's
+# HSA messages ("HW Exception by GPU node-4 (Agent handle: 0x…) reason :GPU Hang", "Memory access fault by
+# GPU node-1 …"), a process killed with a core dump, and torch_npu's operator errors ("NPU function error:
+# call aclnnAddRmsNormQuant failed, error code is 561000"; "ERR00100 PTA call acl api failed").
+ILLEGAL_ADDRESS = VllmLine(
+    "illegal memory access", r"(?:\b\w{1,8} error: )?an illegal memory access was encountered.*"
+)
+GPU_HANG = VllmLine("HW Exception by GPU", r"HW Exception by GPU node-\d{1,4}\b.{0,200}")
+MEMORY_ACCESS_FAULT = VllmLine(
+    "Memory access fault by GPU", r"Memory access fault by GPU node-\d{1,4}\b.{0,300}"
+)
+CORE_DUMPED = VllmLine("core dumped", r"\w{0,40}(?: \w{1,20}){0,3} \(core dumped\)")
+NPU_FUNCTION_ERROR = VllmLine("NPU function error", r"NPU function error: .*")
+ACL_CALL_FAILED = VllmLine("call acl api failed", r"\bERR\d{5} \w{1,16} call acl api failed.*")
 
 # --- failures and stages: where the start-up was when it failed ------------------------------
 TRACEBACK = VllmLine("Traceback (most recent call last)", r"Traceback \(most recent call last\)")

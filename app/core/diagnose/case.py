@@ -412,6 +412,32 @@ def _candidates(facts: LogFacts) -> tuple[list[DeviceSpec], list[str]]:
     return kept, reasons
 
 
+def _ambiguous_device(total: int, tied: list[DeviceSpec]) -> DeviceSpec:
+    """Several catalog cards report this very total: a device of the printed size that names none of them.
+    It keeps what the cards agree on (platform, compute capability, fp8 KV) and, where they differ, the
+    custom device's stated assumption (SM 9.0 CUDA)."""
+    base = custom_device(total / GIB)
+    first = tied[0]
+    agree = all(
+        (d.platform, d.compute_capability, d.fp8_kv)
+        == (first.platform, first.compute_capability, first.fp8_kv)
+        for d in tied
+    )
+    update: dict[str, Any] = {"memory_total_bytes": total}
+    if agree:
+        update |= {
+            "platform": first.platform,
+            "compute_capability": first.compute_capability,
+            "fp8_kv": first.fp8_kv,
+        }
+    return base.model_copy(update=update)
+
+
+def _exact_ties(best: DeviceSpec, candidates: list[DeviceSpec]) -> list[DeviceSpec]:
+    """Candidates whose catalog total is the best match's own: the printed total cannot tell them apart."""
+    return [d for d in candidates if d.memory_total_bytes == best.memory_total_bytes]
+
+
 def _nearest_device(total: int, candidates: list[DeviceSpec]) -> tuple[DeviceSpec | None, list[str]]:
     close = sorted(
         (abs(d.memory_total_bytes - total), i, d)
@@ -495,6 +521,15 @@ def _device(
     if total is not None and total > 0:
         candidates, _ = _candidates(facts)
         best, others = _nearest_device(total, candidates)
+        tied = _exact_ties(best, candidates) if best is not None else []
+        if best is not None and len(tied) > 1:
+            note = Text(
+                "the card reports {total}, and {count} catalog cards report that very total ({ids}): the log does not say which one it ran on, so none is guessed — the prediction uses a device of the printed size; pass a device to choose",
+                total=fmt_gib(total),
+                count=len(tied),
+                ids=", ".join(d.id for d in tied[:6]),
+            )
+            return _ambiguous_device(total, tied), "ambiguous", note
         if best is not None:
             note = Text(
                 "the card reports {total}: matched to {id} ({memory_total_bytes})",
@@ -555,7 +590,7 @@ def recover_case(log_text: str, facts: LogFacts, target: int | None, device_hint
         conflict = _ruled_out(device, facts)
         if conflict is not None:
             notes.append(Text("the chosen device does not match the log: {conflict}", conflict=conflict))
-    elif device_source in ("printed_name", "printed_total", "replay", "none"):
+    elif device_source in ("printed_name", "printed_total", "ambiguous", "replay", "none"):
         reasoning.extend(_candidates(facts)[1][:6])
     n = target if target is not None and target > 0 else 1
     prediction = None

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.core import vllm_text as vt
-from app.core.command import parse_serve_command
+from app.core.command import ParsedCommand, compose_command, parse_serve_args, parse_serve_command
 from app.core.errors import PlannerError
 from app.core.logs.reading import (
     ANSI,
@@ -38,6 +38,7 @@ from app.core.specs import ServeConfig, SpeculativeConfig
 from app.core.text import Msg, Text
 from app.core.vllm_text import VllmLine
 
+BOX_BORDER = "│┃|"  # a log viewer (k9s, kubectl in a TUI) frames each line in box-drawing bars
 MAX_EVIDENCE_CHARS = 2_000  # evidence keeps the printed line, clipped so one giant line stays small
 # The longest real line is the engine-config / "non-default args" line (a few KB, more with a large
 # --hf-overrides); anything past this is cut before a rule sees it, so no line costs more than this.
@@ -58,10 +59,13 @@ ErrorKind = Literal[
     "torch_oom",  # out of memory elsewhere (the profile run)
     "kv_alloc_oom",  # out of memory allocating the KV tensors, after the pool was sized
     "autofit_failed",
+    "device_fault",  # illegal memory access, GPU hang / memory access fault, a core dump: not a budget
+    "npu_error",  # an Ascend operator or ACL call failed (torch_npu "NPU function error", ERR… call acl api failed)
     "startup_failed",  # a traceback / "EngineCore failed to start" with no recognised cause
 ]
 # where the start-up was when a line came: an out-of-memory is classified by it
-Stage = Literal["start", "load", "profile", "kv_alloc", "graph", "ready"]
+# "sized": the KV pool was sized (its size lines printed); next come the allocation and the graph capture
+Stage = Literal["start", "load", "profile", "sized", "kv_alloc", "graph", "ready"]
 
 
 class Evidence(BaseModel):
@@ -426,6 +430,17 @@ def _available_kv(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
 
 
+def _ascend_budget(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """vllm-ascend ≤ v0.14: "Available memory: <bytes>, total memory: <bytes>" (the KV pool and the total)."""
+    available = float_of(m.group(1))
+    run.put("device_total_bytes", int_of(m.group(2)), ln)
+    if available is not None:
+        run.put("kv_cache_bytes", int(available), ln)
+        run.kv_readings.append((int(available), ln.evidence))
+    run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
+    _ascend_marker(m, ln, run)
+
+
 def _kv_reserved(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("device_free_at_start_bytes", gib_bytes(m.group(1)), ln, source=SOURCE_SECONDARY)
     _kv_memory(m.group(2), ln, run)
@@ -475,9 +490,14 @@ def _usage_summary(rest: str, ln: _Line, run: _Run) -> None:
     suggestion = re.search(r"--kv-cache-memory=(\d{1,18})", rest)
     if suggestion is not None:
         run.put("kv_cache_memory_suggestion_bytes", int_of(suggestion.group(1)), ln)
-    in_use = re.search(r"Current kv cache memory in use is " + G + " GiB", rest)
+    in_use = re.search(r"Current (?:kv|KV) cache memory(?: in use is|:) " + G + " GiB", rest)
     if in_use is not None:
-        run.put("kv_cache_bytes", gib_bytes(in_use.group(1)), ln, source=SOURCE_FALLBACK)
+        pool = gib_bytes(in_use.group(1))
+        run.put("kv_cache_bytes", pool, ln, source=SOURCE_FALLBACK)
+        slot = run.slots.get("kv_cache_bytes")
+        if pool is not None and slot is not None and slot.priority[0] == SOURCE_FALLBACK:
+            # no "Available KV cache memory" line: each rank's own figure, the smallest sets the blocks
+            run.kv_readings.append((pool, ln.evidence))
 
 
 def _graph_captured(m: re.Match[str], ln: _Line, run: _Run) -> None:
@@ -519,7 +539,14 @@ def _device_word(word: str | None) -> str | None:
     return _device(word) if word is not None and word.lower() in _KNOWN_DEVICES else None
 
 
+def _sized(run: _Run) -> None:
+    """A KV size line: the pool was sized, so a later failure is in the allocation or the graph capture."""
+    if run.stage in ("start", "load", "profile"):
+        run.stage = "sized"
+
+
 def _blocks(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    _sized(run)
     run.put("device_type", _device(m.group(1)), ln, source=SOURCE_SECONDARY)
     run.put("num_gpu_blocks", int_of(m.group(2)), ln, mode="min")
     if m.group(3) is not None:
@@ -547,6 +574,7 @@ def _blocks_override(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 def _kv_size(m: re.Match[str], ln: _Line, run: _Run) -> None:
     # 0.10.2/0.11.0 print one line per worker before the cross-worker minimum: keep the smallest
+    _sized(run)
     prefix = m.group(1)
     if prefix is not None:
         run.put("device_type", _device(prefix.split()[0]), ln)
@@ -557,6 +585,7 @@ def _kv_size(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 
 def _concurrency(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    _sized(run)
     tokens = int_of(m.group(1))
     run.put("max_concurrency_tokens_per_request", tokens, ln)
     run.put("max_concurrency", float_of(m.group(2)), ln, mode="min")
@@ -636,6 +665,20 @@ def _torch_oom(m: re.Match[str], ln: _Line, run: _Run) -> None:
     capacity = re.search(vt.TOTAL_CAPACITY, m.group(0)) or re.search(vt.NPU_TOTAL_CAPACITY, m.group(0))
     if capacity is not None:
         run.put("device_total_bytes", gib_bytes(capacity.group(1)), ln, source=SOURCE_SECONDARY)
+
+
+def _fault(kind: ErrorKind) -> Handler:
+    """A device fault or an NPU operator error: a failure of its own kind, with the stage it reached."""
+
+    def handle(m: re.Match[str], ln: _Line, run: _Run) -> None:
+        if run.stage == "ready":
+            run.note(Text("a device error came after the start-up completed; the start-up is read"))
+            return
+        _error(kind, m, ln, run)
+        if kind == "npu_error":
+            _ascend_marker(m, ln, run)
+
+    return handle
 
 
 def _autofit_reduced(m: re.Match[str], ln: _Line, run: _Run) -> None:
@@ -906,6 +949,20 @@ def _command(text: str, ln: _Line, run: _Run) -> None:
     except PlannerError as exc:
         run.note(Text("the pasted command could not be read ({message})", message=exc.message))
         return
+    _apply_command(parsed, ln, run)
+
+
+def _compose(tokens: list[str], ln: _Line, run: _Run) -> None:
+    """A docker compose service's `command:` (the vllm/vllm-openai image runs `vllm serve` with it)."""
+    try:
+        parsed = parse_serve_args(tokens)
+    except PlannerError as exc:
+        run.note(Text("the pasted command could not be read ({message})", message=exc.message))
+        return
+    _apply_command(parsed, ln, run)
+
+
+def _apply_command(parsed: ParsedCommand, ln: _Line, run: _Run) -> None:
     run.put("model", _as_str(parsed.model), ln, source=SOURCE_FALLBACK)
     given = parsed.serve.model_fields_set
     for name in _SERVE_TO_FACTS:
@@ -1047,6 +1104,7 @@ RULES: tuple[_Rule, ...] = (
     _rule(vt.V0_PROFILING_ROW, _v0_profiling_row, kv=True),
     _rule(vt.V1_PROFILING, _v1_profiling, kv=True),
     _rule(vt.AVAILABLE_KV, _available_kv, kv=True),
+    _rule(vt.ASCEND_BUDGET, _ascend_budget, kv=True),
     _rule(vt.KV_RESERVED, _kv_reserved, kv=True),
     _rule(vt.FREE_AT_START, _free_at_start, kv=True),
     _rule(vt.GRAPH_CAPTURED, _graph_captured, kv=True),
@@ -1070,6 +1128,12 @@ RULES: tuple[_Rule, ...] = (
     _rule(vt.V1_ESTIMATED_LEN, _v1_estimated_len, kv=True),
     _rule(vt.AUTOFIT_FAILED, _err("autofit_failed"), kv=True),
     _rule(vt.TORCH_OOM, _torch_oom, kv=True),
+    _rule(vt.ILLEGAL_ADDRESS, _fault("device_fault"), kv=True),
+    _rule(vt.GPU_HANG, _fault("device_fault"), kv=True),
+    _rule(vt.MEMORY_ACCESS_FAULT, _fault("device_fault"), kv=True),
+    _rule(vt.CORE_DUMPED, _fault("device_fault"), kv=True),
+    _rule(vt.NPU_FUNCTION_ERROR, _fault("npu_error"), kv=True),
+    _rule(vt.ACL_CALL_FAILED, _fault("npu_error"), kv=True),
     # failures with no recognised cause, and where the start-up was (an OOM is classified by it)
     _rule(vt.TRACEBACK, _traceback),
     _rule(vt.ENGINE_CORE_FAILED, _failure),
@@ -1122,8 +1186,24 @@ def parse_startup_log(text: str) -> LogFacts:
     runs = 0
     command: list[str] = []  # a `vllm serve … \` command still being continued
     command_line: _Line | None = None
-    for index, raw in enumerate(LINE_BREAK.split(text)):
-        line = ANSI.sub("", raw[:MAX_LINE_CHARS]).strip()
+    lines = LINE_BREAK.split(text)
+    compose_image = _COMPOSE_IMAGE.search(text) is not None if "image:" in text else False
+    skip_to = 0  # lines a compose `command:` block already read
+    for index, raw in enumerate(lines):
+        if index < skip_to:
+            continue
+        if "command:" in raw and (compose_image or "vllm" in raw):
+            block = compose_command(
+                [ANSI.sub("", r[:MAX_LINE_CHARS]) for r in lines[index : index + 2 * MAX_COMMAND_LINES]]
+            )
+            if block is not None and any(t.startswith("--") for t in block[0]):
+                runs = max(runs, 1)
+                run.headed = True
+                run.recognised += 1
+                _compose(block[0], _Line(no=index + 1, text=raw.strip(), rank=RANK_ZERO), run)
+                skip_to = index + block[1]
+                continue
+        line = ANSI.sub("", raw[:MAX_LINE_CHARS]).strip().strip(BOX_BORDER).strip()
         if command_line is not None:
             command.append(line.removesuffix("\\"))
             if not line.endswith("\\") or len(command) >= MAX_COMMAND_LINES:
@@ -1178,6 +1258,8 @@ def parse_startup_log(text: str) -> LogFacts:
     return _facts(run, runs)
 
 
+# a compose file whose service runs vLLM's image (`image: vllm/vllm-openai:latest`, vllm-ascend's quay image)
+_COMPOSE_IMAGE = re.compile(r"(?m)^[ \t]{0,64}image:[ \t]{0,8}\S{0,200}vllm")
 # `docker run … vllm/vllm-openai[:tag] --model X --flags`: the image's entrypoint is `vllm serve`
 _DOCKER_START = re.compile(r"^(?:[$#>]\s*)?((?:sudo )?docker run\b.*)")
 _DOCKER_IMAGE = re.compile(r"(?:^|\s)\S{0,200}vllm/vllm-openai(?::\S{1,64})?(?=\s|$)")
@@ -1185,7 +1267,8 @@ _DOCKER_IMAGE = re.compile(r"(?:^|\s)\S{0,200}vllm/vllm-openai(?::\S{1,64})?(?=\
 # prefixes), never a log line
 _COMMAND = re.compile(
     r"^(?:[$#>`]\s*)?((?:[A-Za-z_]\w{0,63}=\S{0,256}\s+){0,16}"
-    r"(?:vllm serve|python3? -m vllm\.entrypoints\.openai\.api_server)\b.*)"
+    r"(?:(?:nohup|exec) )?(?:vllm serve|(?:\S{0,200}/)?python(?:\d{1,2}(?:\.\d{1,2})?)?(?: -[A-Za-z]{1,3}){0,4} -m "
+    r"vllm\.entrypoints\.(?:openai\.)?api_server)\b.*)"
 )
 
 
@@ -1208,6 +1291,10 @@ def _facts(run: _Run, runs: int) -> LogFacts:
         run.notes.insert(0, Text("{runs} runs found; using the last one", runs=runs))
     values: dict[str, object] = {name: slot.value for name, slot in run.slots.items()}
     evidence = {name: slot.evidence for name, slot in run.slots.items()}
+    if values.get("is_ascend") and values.get("device_type") != "NPU":
+        # vllm-ascend on a vLLM before 0.30 prints "GPU KV cache size"; the device is still an NPU
+        values["device_type"] = "NPU"
+        evidence["device_type"] = evidence["is_ascend"]
     if run.kv_readings:
         low_value, low_evidence = min(run.kv_readings, key=lambda reading: reading[0])
         values["kv_cache_bytes_min_rank"] = low_value
