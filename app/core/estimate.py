@@ -231,7 +231,9 @@ def _stages(
             act_dtype_bytes=DTYPE_BYTES[dtype],
         )
         non_torch = B.non_torch_bytes(
-            tensor_parallel_size=serve.tensor_parallel_size, pipeline_parallel_size=pp
+            tensor_parallel_size=serve.tensor_parallel_size,
+            pipeline_parallel_size=pp,
+            platform=device.platform,
         )
         graphs = B.cuda_graph_bytes(
             num_layers_on_rank=layer_range[1] - layer_range[0],
@@ -244,6 +246,9 @@ def _stages(
             kv_bytes = requested - weights - act - non_torch
             if rules.cuda_graph_budgeted and device.platform in ("cuda", "rocm"):
                 kv_bytes -= graphs
+            if rules.budget_style == "v1_peak":
+                # V1 0.7.3 / 0.8.5: non-torch = (T - free) - torch allocated, other processes included (§2.4)
+                kv_bytes -= int(serve.device_memory_used_gib * GIB)
         stages.append(
             Stage(
                 index=i,
@@ -353,20 +358,65 @@ def _starts(
     return kv_cache_bytes > 0 and needed <= kv_cache_bytes - null_block
 
 
-def _free_memory_error(*, rules: VersionRules, device: DeviceSpec, util: float, requested: int) -> str | None:
-    """The 0.10.2+ start-up check: free memory at the snapshot must cover total x utilization."""
+def _free_memory_error(
+    *, rules: VersionRules, device: DeviceSpec, util: float, requested: int, used_by_others: int
+) -> str | None:
+    """The 0.10.2+ start-up check: free memory at the snapshot (the total less the runtime's context and
+    what other processes hold) must cover total x utilization. vLLM prints both sizes as round(x, 2)
+    (0.11.0 `GiB = lambda b: round(b / GiB_bytes, 2)`, 0.14+ `format_gib`), so 79.1, not 79.10."""
     if not rules.free_memory_check:
         return None
     total = device.memory_total_bytes
-    free = total - B.CUDA_CONTEXT_BYTES
+    free = total - B.CUDA_CONTEXT_BYTES - used_by_others
     if free >= requested:
         return None
     where = rules.free_memory_device
     return (
-        f"Free memory on {where}({free / GIB:.2f}/{total / GIB:.2f} GiB) on startup is less than desired GPU memory "
-        f"utilization ({util}, {requested / GIB:.2f} GiB). Decrease GPU memory utilization or reduce GPU memory used "
-        "by other processes."
+        f"Free memory on {where}({format_gib(free, 'round2')}/{format_gib(total, 'round2')} GiB) on startup is less "
+        f"than desired GPU memory utilization ({util}, {format_gib(requested, 'round2')} GiB). Decrease GPU memory "
+        "utilization or reduce GPU memory used by other processes."
     )
+
+
+def _device_warnings(
+    *, device: DeviceSpec, serve: ServeConfig, rules: VersionRules, requested: int
+) -> list[str]:
+    """What the device's situation changes that vLLM's arithmetic does not show."""
+    out: list[str] = []
+    if device.unified_memory:
+        out.append(
+            Text(
+                "{name} has unified memory: the OS, its page cache and every other process share the {total:.2f} GiB with the GPU, so gpu_memory_utilization is not a hard bound there (vllm#46307, #56824) — the profile run and graph capture can push the whole host out of memory. Leave more than the usual headroom (users run 0.80-0.87) and drop the page cache before starting.",
+                name=device.name,
+                total=device.memory_total_bytes / GIB,
+            )
+        )
+    if device.platform == "npu" and not serve.enforce_eager:
+        out.append(
+            Text(
+                "vllm-ascend captures its ACL graphs after it sizes the KV pool and does not budget them (vllm_ascend/worker/worker.py; the start-up log's usage line reports them as 'GiB for NPU graph memory'): they must fit in the {slack:.2f} GiB outside gpu_memory_utilization. The planner does not model their size on Ascend.",
+                slack=(device.memory_total_bytes - requested) / GIB,
+            )
+        )
+    used = int(serve.device_memory_used_gib * GIB)
+    if used and not rules.free_memory_check and rules.budget_style == "v1_peak":
+        out.append(
+            Text(
+                "vLLM {version} has no start-up free-memory check; it counts the {used:.2f} GiB other processes hold as its own non-torch memory, so the KV pool is that much smaller.",
+                version=rules.version,
+                used=used / GIB,
+            )
+        )
+    elif used and not rules.free_memory_check:
+        out.append(
+            Text(
+                "vLLM {version} neither checks nor subtracts the {used:.2f} GiB other processes hold: total x utilization ({requested:.2f} GiB) must still fit beside them, or the KV allocation runs out of memory.",
+                version=rules.version,
+                used=used / GIB,
+                requested=requested / GIB,
+            )
+        )
+    return out
 
 
 def _log_lines(
@@ -616,7 +666,11 @@ def _estimate(
     error_kind: ErrorKind | None = ErrorKind.MAX_LEN_ABOVE_DERIVED if error else None
     if error is None and (serve.kv_cache_memory_bytes is None or rules.free_memory_check_with_kv_bytes):
         error = _free_memory_error(
-            rules=rules, device=device, util=res.gpu_memory_utilization, requested=requested
+            rules=rules,
+            device=device,
+            util=res.gpu_memory_utilization,
+            requested=requested,
+            used_by_others=int(serve.device_memory_used_gib * GIB),
         )
         error_kind = ErrorKind.STARTUP_FREE_MEMORY if error else None
     if error is None:
@@ -693,6 +747,7 @@ def _estimate(
                 ratio=model.other_revision_kv_heads / model.num_kv_heads,
             )
         )
+    warnings.extend(_device_warnings(device=device, serve=serve, rules=rules, requested=requested))
     if model.dtype_assumed:
         warnings.append(
             Text("config.json has no torch_dtype: read as float32 and served in 16 bits under --dtype auto.")

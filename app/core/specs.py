@@ -357,6 +357,9 @@ class ServeConfig(Frozen):
     cpu_offload_gb: float = Field(default=0.0, ge=0.0, le=100_000.0)
     swap_space_gib: float | None = Field(default=None, ge=0.0, le=100_000.0)
     kv_offloading_size_gib: float | None = Field(default=None, ge=0.0, le=100_000.0)
+    # memory other processes already hold on each device when vLLM starts (nvidia-smi / npu-smi "used"),
+    # not a vLLM flag: vLLM 0.10.2+ refuses to start when free < total x utilization (reference §2.1)
+    device_memory_used_gib: float = Field(default=0.0, ge=0.0, le=100_000.0)
     # --data-parallel-size: replicas of the attention (each with its own KV pool); the routed experts are
     # split over data x tensor ranks (whole experts with --enable-expert-parallel, budget.py / extras.py)
     data_parallel_size: int = Field(default=1, ge=1, le=1024)

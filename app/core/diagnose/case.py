@@ -302,7 +302,7 @@ def replay_version(facts: LogFacts) -> tuple[str | None, str]:
 
 # ServeConfig fields a log does not carry as such: the doctor replays over the printed pool rather than
 # take --kv-cache-memory-bytes, and VLLM_ALLOW_LONG_MAX_MODEL_LEN is an environment variable
-NOT_FROM_LOG = frozenset({"kv_cache_memory_bytes", "allow_long_max_model_len"})
+NOT_FROM_LOG = frozenset({"kv_cache_memory_bytes", "allow_long_max_model_len", "device_memory_used_gib"})
 # read below with a check of their own (a value vLLM printed that the planner's type does not take)
 CHECKED_FIELDS = frozenset({"kv_cache_dtype", "dtype", "block_size"})
 # one planner-parameter model (issue 13): every other flag the log shows reaches the prediction, under
