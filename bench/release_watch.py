@@ -152,17 +152,22 @@ def _strip_docstrings(node: ast.AST) -> ast.AST:
     return node
 
 
+def _bound_names(stmt: ast.stmt) -> set[str]:
+    """The names a def, class or (annotated) assignment binds."""
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {stmt.name}
+    if isinstance(stmt, ast.Assign):
+        return {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+        return {stmt.target.id}
+    return set()
+
+
 def _named(body: Sequence[ast.stmt], name: str) -> ast.stmt | None:
     """The def / class / assignment of ``name`` in a body (the last one wins, as Python's binding does)."""
     hit: ast.stmt | None = None
     for stmt in body:
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and stmt.name == name:
-            hit = stmt
-        elif isinstance(stmt, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == name for t in stmt.targets
-        ):
-            hit = stmt
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name:
+        if name in _bound_names(stmt):
             hit = stmt
         elif isinstance(stmt, ast.If):  # a name defined under `if TYPE_CHECKING` / a version switch
             hit = _named(stmt.body, name) or _named(stmt.orelse, name) or hit

@@ -1,0 +1,104 @@
+"""Devices and situations the planner now expresses (issue 22 item 6): memory other processes hold,
+Ascend's HCCL buffers inside the budget, unified-memory devices. Numbers worked by hand in comments."""
+
+from __future__ import annotations
+
+from app.core import budget as B
+from app.core.catalog import find_device, find_model
+from app.core.estimate import estimate
+from app.core.specs import GIB, ServeConfig
+
+LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def plan(version: str, used_gib: float, util: float | None = None, device: str = "h100"):  # type: ignore[no-untyped-def]
+    return estimate(
+        model=find_model(LLAMA_8B),
+        device=find_device(device),
+        serve=ServeConfig(max_model_len=8192, device_memory_used_gib=used_gib, gpu_memory_utilization=util),
+        vllm_version=version,
+    )
+
+
+def test_memory_held_by_others_raises_vllms_free_memory_error_033() -> None:
+    # H100 catalog total 79.1 GiB (84,932,978,278 B). 0.33.0: requested = ceil(T x 0.92) = 72.77 GiB;
+    # free at the snapshot = 79.1 - 0.5 (context) - 10 (others) = 68.6 GiB < 72.77 -> refused.
+    # v1/worker/utils.py::request_memory (0.33.0) prints format_gib sizes: "68.6", "79.1", "72.77".
+    e = plan("0.33.0", 10)
+    assert not e.fits and e.error_kind == "startup_free_memory"
+    assert e.error == (
+        "Free memory on device cuda:0 (68.6/79.1 GiB) on startup is less than desired GPU memory utilization "
+        "(0.92, 72.77 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes."
+    )
+
+
+def test_free_memory_error_text_of_0110() -> None:
+    # 0.11.0 v1/worker/gpu_worker.py::Worker.init_device: no device id, round(x, 2) sizes, u = 0.9 default:
+    # 79.1 x 0.9 = 71.19 GiB requested; 79.1 - 0.5 - 10 = 68.6 free
+    e = plan("0.11.0", 10)
+    assert e.error == (
+        "Free memory on device (68.6/79.1 GiB) on startup is less than desired GPU memory utilization "
+        "(0.9, 71.19 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes."
+    )
+
+
+def test_room_beside_the_other_process_starts() -> None:
+    # 79.1 - 0.5 - 5 = 73.6 GiB free >= 79.1 x 0.9 = 71.19 requested: starts, and the pool is not reduced
+    # (vLLM >= 0.10.2 does not subtract other processes' memory, reference §2.1)
+    e, alone = plan("0.33.0", 5, util=0.9), plan("0.33.0", 0, util=0.9)
+    assert e.fits and e.kv_cache_bytes == alone.kv_cache_bytes
+
+
+def test_v1_085_counts_other_processes_as_non_torch() -> None:
+    # 0.8.5 Worker.determine_available_memory: non_torch = (T - free) - torch allocated, so 10 GiB held by
+    # another process comes out of the KV pool byte for byte; no start-up check in that release
+    e, alone = plan("0.8.5", 10), plan("0.8.5", 0)
+    assert e.fits and alone.kv_cache_bytes - e.kv_cache_bytes == 10 * GIB
+    assert any("no start-up free-memory check" in w for w in e.warnings)
+
+
+def test_hccl_buffers_per_communicator_on_ascend() -> None:
+    mib = 2**20
+    base = round(0.13 * GIB)  # vllm-ascend#8289, TP 1: "0.13 GiB for non-torch memory"
+    assert B.non_torch_bytes(tensor_parallel_size=1, pipeline_parallel_size=1, platform="npu") == base
+    # TP 2: world + TP communicators, 2 x 200 MiB each -> 0.13 GiB + 800 MiB = 0.911 GiB
+    # (the 310P log of vllm-ascend#10122 prints 1.05 and 1.00 GiB at TP 2)
+    tp2 = B.non_torch_bytes(tensor_parallel_size=2, pipeline_parallel_size=1, platform="npu")
+    assert tp2 == base + 2 * 2 * 200 * mib
+    assert abs(tp2 / GIB - 1.0) < 0.15
+    # TP 2 x PP 2: world, TP and PP communicators
+    assert (
+        B.non_torch_bytes(tensor_parallel_size=2, pipeline_parallel_size=2, platform="npu")
+        == base + 3 * 400 * mib
+    )
+    # CUDA keeps its fitted NCCL terms: 1.944 + 2 x 0.0665 GiB at TP 2
+    assert B.non_torch_bytes(tensor_parallel_size=2, pipeline_parallel_size=1) == int(1.944 * GIB) + 2 * int(
+        0.0665 * GIB
+    )
+
+
+def test_ascend_plan_uses_hccl_and_says_acl_graphs_are_outside_the_budget() -> None:
+    e = estimate(
+        model=find_model(LLAMA_8B),
+        device=find_device("910b"),
+        serve=ServeConfig(max_model_len=8192, tensor_parallel_size=2),
+        vllm_version="0.33.0",
+    )
+    assert e.non_torch_bytes == round(0.13 * GIB) + 800 * 2**20
+    assert any("ACL graphs" in w for w in e.warnings)
+
+
+def test_unified_memory_device_warns_that_utilization_is_not_a_bound() -> None:
+    gb10 = find_device("dgx-spark")
+    assert gb10.unified_memory and gb10.memory_total_bytes == round(121.69 * GIB)
+    e = plan("0.33.0", 0, device="gb10")
+    assert any("unified memory" in w and "vllm#46307" in w for w in e.warnings)
+    assert not any("unified memory" in w for w in plan("0.33.0", 0).warnings)  # the H100 is not
+
+
+def test_new_devices_in_the_catalog() -> None:
+    # 310P: 43.24 GiB as printed (vllm-ascend#10122); 950PR estimated from 131072 MB (recipes#793)
+    p310 = find_device("310p")
+    assert (p310.platform, p310.memory_total_bytes) == ("npu", round(43.24 * GIB))
+    assert find_device("atlas-300i-duo") is p310
+    assert find_device("950pr").memory_total_bytes == round(121.92 * GIB)  # 128 x 60.96 / 64
