@@ -246,8 +246,8 @@ def _stages(
             kv_bytes = requested - weights - act - non_torch
             if rules.cuda_graph_budgeted and device.platform in ("cuda", "rocm"):
                 kv_bytes -= graphs
-            if rules.budget_style == "v1_peak":
-                # V1 0.7.3 / 0.8.5: non-torch = (T - free) - torch allocated, other processes included (§2.4)
+            if _others_in_pool(rules=rules, device=device):
+                # non-torch = (T - free) - torch allocated, other processes included (§2.4, §9)
                 kv_bytes -= int(serve.device_memory_used_gib * GIB)
         stages.append(
             Stage(
@@ -358,19 +358,35 @@ def _starts(
     return kv_cache_bytes > 0 and needed <= kv_cache_bytes - null_block
 
 
+def _free_check(*, rules: VersionRules, device: DeviceSpec) -> tuple[bool, str]:
+    """Whether this release refuses to start on too little free memory, and how it names the device:
+    vLLM 0.10.2+ (versions.py), vllm-ascend from v0.15 with vLLM 0.11's device-less wording."""
+    if device.platform == "npu":
+        return rules.ascend_budget == "profile", "device "
+    return rules.free_memory_check, rules.free_memory_device
+
+
+def _others_in_pool(*, rules: VersionRules, device: DeviceSpec) -> bool:
+    """Other processes' memory counted as this instance's non-torch memory (so it leaves the KV pool):
+    vLLM V1 0.7.3 / 0.8.5 (§2.4) and vllm-ascend up to v0.14 (reference §9)."""
+    if device.platform == "npu":
+        return rules.engine == "v1" and rules.ascend_budget == "peak"
+    return rules.budget_style == "v1_peak"
+
+
 def _free_memory_error(
     *, rules: VersionRules, device: DeviceSpec, util: float, requested: int, used_by_others: int
 ) -> str | None:
     """The 0.10.2+ start-up check: free memory at the snapshot (the total less the runtime's context and
     what other processes hold) must cover total x utilization. vLLM prints both sizes as round(x, 2)
     (0.11.0 `GiB = lambda b: round(b / GiB_bytes, 2)`, 0.14+ `format_gib`), so 79.1, not 79.10."""
-    if not rules.free_memory_check:
+    check, where = _free_check(rules=rules, device=device)
+    if not check:
         return None
     total = device.memory_total_bytes
     free = total - B.CUDA_CONTEXT_BYTES - used_by_others
     if free >= requested:
         return None
-    where = rules.free_memory_device
     return (
         f"Free memory on {where}({format_gib(free, 'round2')}/{format_gib(total, 'round2')} GiB) on startup is less "
         f"than desired GPU memory utilization ({util}, {format_gib(requested, 'round2')} GiB). Decrease GPU memory "
@@ -399,7 +415,8 @@ def _device_warnings(
             )
         )
     used = int(serve.device_memory_used_gib * GIB)
-    if used and not rules.free_memory_check and rules.budget_style == "v1_peak":
+    checked, _ = _free_check(rules=rules, device=device)
+    if used and not checked and _others_in_pool(rules=rules, device=device):
         out.append(
             Text(
                 "vLLM {version} has no start-up free-memory check; it counts the {used:.2f} GiB other processes hold as its own non-torch memory, so the KV pool is that much smaller.",
@@ -407,7 +424,7 @@ def _device_warnings(
                 used=used / GIB,
             )
         )
-    elif used and not rules.free_memory_check:
+    elif used and not checked:
         out.append(
             Text(
                 "vLLM {version} neither checks nor subtracts the {used:.2f} GiB other processes hold: total x utilization ({requested:.2f} GiB) must still fit beside them, or the KV allocation runs out of memory.",
@@ -468,7 +485,15 @@ def _log_lines(
             f"--gpu-memory-utilization to {min(round(u + ratio, 4), 1.0):.4f}. To disable, set "
             "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0."
         )
-    if rules.budget_style == "v1_profile":
+    if device.platform == "npu" and rules.engine == "v1":
+        # vllm-ascend's own lines (vllm_ascend/worker/worker.py): bytes with no unit up to v0.14, then %.2f GiB
+        if rules.ascend_budget == "peak":
+            lines.append(
+                f"Available memory: {max(0, stage.kv_cache_bytes)}, total memory: {device.memory_total_bytes}"
+            )
+        else:
+            lines.append(f"Available KV cache memory: {stage.kv_cache_bytes / GIB:.2f} GiB")
+    elif rules.budget_style == "v1_profile":
         if rules.format_gib_style == "fixed2":
             lines.append(f"Available KV cache memory: {stage.kv_cache_bytes / GIB:.2f} GiB")
         else:
@@ -617,7 +642,9 @@ def _estimate(
         )
     total = device.memory_total_bytes
     requested = B.requested_bytes(
-        total_bytes=total, utilization=res.gpu_memory_utilization, use_ceil=rules.requested_uses_ceil
+        total_bytes=total,
+        utilization=res.gpu_memory_utilization,
+        use_ceil=rules.requested_uses_ceil and device.platform != "npu",  # vllm-ascend: T x u (§9)
     )
     stages = _stages(model=model, device=device, serve=serve, rules=rules, res=res, requested=requested)
     binding = min(stages, key=lambda s: (s.num_blocks, s.kv_cache_bytes))
@@ -665,6 +692,7 @@ def _estimate(
     error: str | None = too_long_error
     error_kind: ErrorKind | None = ErrorKind.MAX_LEN_ABOVE_DERIVED if error else None
     if error is None and (serve.kv_cache_memory_bytes is None or rules.free_memory_check_with_kv_bytes):
+        # (the vLLM checks run on every platform; _free_memory_error knows vllm-ascend's own)
         error = _free_memory_error(
             rules=rules,
             device=device,

@@ -148,6 +148,13 @@ class VersionRules:
     qwen3_5_reads_ssm_dtype: bool
     # The planner's own: activation/graph models were calibrated on logs of these releases (docs/model.md).
     measured_parts_calibrated: bool
+    # vllm-ascend's worker (vllm_ascend/worker/worker.py NPUWorker, its releases track vLLM's): "peak" up to
+    # v0.14 — KV = T x u - (torch peak + non-torch), non-torch = (T - free) - torch allocated, so other
+    # processes' memory comes out of the pool, no start-up free-memory check, "Available memory: <bytes>,
+    # total memory: <bytes>"; "profile" from v0.15.0rc1 — upstream's memory_profiling with the 0.11-style
+    # sum, the free-memory check with the device-less 0.11 text, "Available KV cache memory: %.2f GiB".
+    # Both take requested = T x u without ceil (reference §9).
+    ascend_budget: Literal["peak", "profile"] = "peak"
     # config/model.py _get_and_verify_max_len: a yarn rope derives original_max_position_embeddings x
     # factor (<= 0.27.1; 0.30.0+ leaves max_position_embeddings as it is), and with no --max-model-len
     # a LongRoPE model serves original_max_position_embeddings (0.14.0+; 0.11.0 served the derived one)
@@ -320,6 +327,14 @@ CHANGELOG: tuple[Change, ...] = (
             ),
             "measured_parts_calibrated": True,
         },
+    ),
+    Change(
+        "0.15.0",
+        "vllm-ascend v0.15.0rc1 vllm_ascend/worker/worker.py NPUWorker._init_device: MemorySnapshot, "
+        "requested_memory = total x utilization and the 'Free memory on device (…) is less than desired GPU "
+        "memory utilization' check; NPUWorker.determine_available_memory prints 'Available KV cache memory: "
+        "%.2f GiB' (v0.14.0rc1 printed 'Available memory: …, total memory: …' and subtracted other processes)",
+        {"ascend_budget": "profile"},
     ),
     Change(
         "0.17.0",

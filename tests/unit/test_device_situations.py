@@ -102,3 +102,34 @@ def test_new_devices_in_the_catalog() -> None:
     assert (p310.platform, p310.memory_total_bytes) == ("npu", round(43.24 * GIB))
     assert find_device("atlas-300i-duo") is p310
     assert find_device("950pr").memory_total_bytes == round(121.92 * GIB)  # 128 x 60.96 / 64
+
+
+def ascend(version: str, used_gib: float):  # type: ignore[no-untyped-def]
+    return estimate(
+        model=find_model("Qwen/Qwen2.5-7B-Instruct"),
+        device=find_device("910b"),
+        serve=ServeConfig(max_model_len=32768, gpu_memory_utilization=0.9, device_memory_used_gib=used_gib),
+        vllm_version=version,
+    )
+
+
+def test_vllm_ascend_up_to_014_takes_other_processes_out_of_the_pool() -> None:
+    # vllm-ascend v0.13.0rc3 NPUWorker.determine_available_memory: KV = T x u - peak, peak includes
+    # (T - free) - torch allocated, i.e. the 20 GiB a second server holds (vllm-ascend#4404's situation);
+    # no free-memory check; requested = T x u without ceil: int(65,455,301,591 x 0.9) = 58,909,771,431
+    e, alone = ascend("0.14.0", 20), ascend("0.14.0", 0)
+    assert e.fits and e.budget_bytes == 58_909_771_431
+    assert alone.kv_cache_bytes - e.kv_cache_bytes == 20 * GIB
+    assert f"Available memory: {e.kv_cache_bytes}, total memory: 65455301591" in e.log_lines
+
+
+def test_vllm_ascend_from_015_refuses_with_its_own_wording() -> None:
+    # v0.15.0rc1 NPUWorker._init_device: free = 60.96 - 0.5 - 20 = 40.46 GiB < 0.9 x 60.96 = 54.86 GiB;
+    # the message is vLLM 0.11's, without a device id, sizes as round(x, 2)
+    e = ascend("0.15.0", 20)
+    assert e.error_kind == "startup_free_memory"
+    assert e.error == (
+        "Free memory on device (40.46/60.96 GiB) on startup is less than desired GPU memory utilization "
+        "(0.9, 54.86 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes."
+    )
+    assert ascend("0.15.0", 0).fits
