@@ -133,3 +133,24 @@ def test_vllm_ascend_from_015_refuses_with_its_own_wording() -> None:
         "(0.9, 54.86 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes."
     )
     assert ascend("0.15.0", 0).fits
+
+
+def test_a_hybrid_requests_blocks_are_shown_per_kv_group() -> None:
+    from app.core import equations as E
+    from app.core.versions import rules_for
+
+    # Gemma 3 27B at S = 32,768, B = 16: five sliding groups and one full group (0.33.0); the full group
+    # needs ⌈32,768 ÷ 16⌉ = 2,048 blocks, and the concurrency divides the pool by the sum of all groups'
+    est = estimate(
+        model=find_model("google/gemma-3-27b-it"),
+        device=find_device("h100"),
+        serve=ServeConfig(max_model_len=32768),
+        vllm_version="0.33.0",
+    )
+    rows = [
+        eq for eq in E.block_equations(est, rules_for("0.33.0")) if eq.key.startswith("blocks_per_request_")
+    ]
+    assert len(rows) == len(est.groups) > 1
+    full = [eq for eq in rows if "(full," in eq.name]
+    assert [eq.formula for eq in full] == ["⌈S ÷ B⌉ = ⌈32,768 ÷ 16⌉"] and full[0].value == "2,048"
+    assert sum(int(eq.value.replace(",", "")) for eq in rows) == sum(g.blocks_per_request for g in est.groups)
