@@ -24,6 +24,7 @@ from app.core.versions import (
     VersionRules,
     default_chunked_prefill,
     format_gib,
+    graphs_budgeted,
     resolve_version,
     rules_for,
 )
@@ -244,7 +245,7 @@ def _stages(
             kv_bytes = serve.kv_cache_memory_bytes
         else:
             kv_bytes = requested - weights - act - non_torch
-            if rules.cuda_graph_budgeted and device.platform in ("cuda", "rocm"):
+            if graphs_budgeted(rules=rules, platform=device.platform):
                 kv_bytes -= graphs
             if _others_in_pool(rules=rules, device=device):
                 # non-torch = (T - free) - torch allocated, other processes included (§2.4, §9)
@@ -473,7 +474,7 @@ def _log_lines(
         lines.append(f"# {word} blocks: {num_blocks}, # CPU blocks: {cpu_blocks}")
         lines.append(f"Maximum concurrency for {L} tokens per request: {concurrency:.2f}x")
         return lines
-    if rules.cuda_graph_budgeted and stage.cuda_graph_bytes > 0:
+    if graphs_budgeted(rules=rules, platform=device.platform) and stage.cuda_graph_bytes > 0:
         total = device.memory_total_bytes
         u = res.gpu_memory_utilization
         ratio = stage.cuda_graph_bytes / total
@@ -754,7 +755,7 @@ def _estimate(
 
     slack = total - requested
     if (
-        not rules.cuda_graph_budgeted
+        not graphs_budgeted(rules=rules, platform=device.platform)
         and binding.cuda_graph_bytes > slack - B.CUDA_CONTEXT_BYTES
         and not error
     ):
@@ -850,7 +851,7 @@ def _estimate(
         activation_peak_bytes=binding.activation_peak_bytes,
         non_torch_bytes=binding.non_torch_bytes,
         cuda_graph_bytes=binding.cuda_graph_bytes,
-        cuda_graph_budgeted=rules.cuda_graph_budgeted and device.platform in ("cuda", "rocm"),
+        cuda_graph_budgeted=graphs_budgeted(rules=rules, platform=device.platform),
         kv_cache_bytes=binding.kv_cache_bytes,
         unused_bytes=slack,
         kv_bytes_per_token=layout.kv_bytes_per_token,
@@ -900,7 +901,7 @@ def _ranges(
         cuda_graph_bytes=stage.cuda_graph_bytes,
         quantized=model.quantization is not None,
         calibrated=calibrated,
-        cuda_graph_budgeted=rules.cuda_graph_budgeted,
+        cuda_graph_budgeted=graphs_budgeted(rules=rules, platform=device.platform),
     )
     layout = stage.layout
 

@@ -154,3 +154,20 @@ def test_a_hybrid_requests_blocks_are_shown_per_kv_group() -> None:
     full = [eq for eq in rows if "(full," in eq.name]
     assert [eq.formula for eq in full] == ["⌈S ÷ B⌉ = ⌈32,768 ÷ 16⌉"] and full[0].value == "2,048"
     assert sum(int(eq.value.replace(",", "")) for eq in rows) == sum(g.blocks_per_request for g in est.groups)
+
+
+def test_rocm_hipgraphs_are_budgeted_from_0260_only() -> None:
+    # v1/worker/gpu_worker.py: 0.19.0/0.20.x skip ROCm (`not current_platform.is_rocm()`), 0.21.0-0.25.1
+    # require `is_cuda()`, 0.26.0 `is_cuda_alike()`: on an MI300X the graph estimate leaves the pool only
+    # from 0.26.0, while an H100 has it subtracted from 0.21.0 on (the default-on release)
+    def kv(version: str, device: str) -> tuple[bool, int, int]:
+        e = plan(version, 0, device=device)
+        return e.cuda_graph_budgeted, e.kv_cache_bytes, e.cuda_graph_bytes
+
+    for version in ("0.21.0", "0.24.0", "0.25.1"):
+        assert kv(version, "mi300x")[0] is False and kv(version, "h100")[0] is True
+    budgeted, pool, graphs = kv("0.26.0", "mi300x")
+    unbudgeted_pool = kv("0.24.0", "mi300x")[1]
+    assert (
+        budgeted and graphs > 0 and unbudgeted_pool - pool == graphs
+    )  # 0.24 and 0.26 share every other rule

@@ -31,7 +31,7 @@ from app.core.plan import apply_quantization_flag, custom_device
 from app.core.result import Estimate
 from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
-from app.core.versions import DEFAULT_VERSION, rules_for
+from app.core.versions import DEFAULT_VERSION, graphs_budgeted, rules_for
 
 # --------------------------------------------------------------------------------------------
 # small helpers
@@ -141,8 +141,9 @@ class Case:
         version = self.facts.vllm_version
         if version is None:
             return False
+        platform = self.device.platform if self.device is not None else "cuda"
         try:
-            return rules_for(version).cuda_graph_budgeted
+            return graphs_budgeted(rules=rules_for(version), platform=platform)
         except PlannerError:
             return False
 
