@@ -952,6 +952,18 @@ def _command(text: str, ln: _Line, run: _Run) -> None:
     _apply_command(parsed, ln, run)
 
 
+def _compose_block(lines: list[str], index: int, compose_image: bool) -> tuple[list[str], int] | None:
+    """A compose `command:` at ``lines[index]`` under a vLLM image (or naming vllm): its arguments and
+    the lines it spans; None when it is not one or gives no flag."""
+    if not (compose_image or "vllm" in lines[index]):
+        return None
+    window = [ANSI.sub("", r[:MAX_LINE_CHARS]) for r in lines[index : index + 2 * MAX_COMMAND_LINES]]
+    block = compose_command(window)
+    if block is None or not any(t.startswith("--") for t in block[0]):
+        return None
+    return block
+
+
 def _compose(tokens: list[str], ln: _Line, run: _Run) -> None:
     """A docker compose service's `command:` (the vllm/vllm-openai image runs `vllm serve` with it)."""
     try:
@@ -1192,17 +1204,14 @@ def parse_startup_log(text: str) -> LogFacts:
     for index, raw in enumerate(lines):
         if index < skip_to:
             continue
-        if "command:" in raw and (compose_image or "vllm" in raw):
-            block = compose_command(
-                [ANSI.sub("", r[:MAX_LINE_CHARS]) for r in lines[index : index + 2 * MAX_COMMAND_LINES]]
-            )
-            if block is not None and any(t.startswith("--") for t in block[0]):
-                runs = max(runs, 1)
-                run.headed = True
-                run.recognised += 1
-                _compose(block[0], _Line(no=index + 1, text=raw.strip(), rank=RANK_ZERO), run)
-                skip_to = index + block[1]
-                continue
+        block = _compose_block(lines, index, compose_image) if "command:" in raw else None
+        if block is not None:
+            runs = max(runs, 1)
+            run.headed = True
+            run.recognised += 1
+            _compose(block[0], _Line(no=index + 1, text=raw.strip(), rank=RANK_ZERO), run)
+            skip_to = index + block[1]
+            continue
         line = ANSI.sub("", raw[:MAX_LINE_CHARS]).strip().strip(BOX_BORDER).strip()
         if command_line is not None:
             command.append(line.removesuffix("\\"))
