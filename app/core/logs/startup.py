@@ -955,9 +955,13 @@ def _command(text: str, ln: _Line, run: _Run) -> None:
 def _compose_block(lines: list[str], index: int, compose_image: bool) -> tuple[list[str], int] | None:
     """A compose `command:` at ``lines[index]`` under a vLLM image (or naming vllm): its arguments and
     the lines it spans; None when it is not one or gives no flag."""
-    if not (compose_image or "vllm" in lines[index]):
+    head = lines[index][:MAX_LINE_CHARS]
+    if _COMPOSE_KEY.match(head) is None or not (compose_image or "vllm" in head):
         return None
-    window = [ANSI.sub("", r[:MAX_LINE_CHARS]) for r in lines[index : index + 2 * MAX_COMMAND_LINES]]
+    window = [
+        ANSI.sub("", head),
+        *(r[:MAX_LINE_CHARS] for r in lines[index + 1 : index + 2 * MAX_COMMAND_LINES]),
+    ]
     block = compose_command(window)
     if block is None or not any(t.startswith("--") for t in block[0]):
         return None
@@ -1267,6 +1271,7 @@ def parse_startup_log(text: str) -> LogFacts:
     return _facts(run, runs)
 
 
+_COMPOSE_KEY = re.compile(r"[ \t]{0,64}(?:-[ \t]+)?command:")  # a YAML `command:` key, not a log line
 # a compose file whose service runs vLLM's image (`image: vllm/vllm-openai:latest`, vllm-ascend's quay image)
 _COMPOSE_IMAGE = re.compile(r"(?m)^[ \t]{0,64}image:[ \t]{0,8}\S{0,200}vllm")
 # `docker run … vllm/vllm-openai[:tag] --model X --flags`: the image's entrypoint is `vllm serve`
