@@ -147,3 +147,18 @@ def test_h100_and_a100_totals_are_ambiguous_not_guessed() -> None:
         "nvidia-h100-sxm-80gb" in d.device_reasoning[0] and "nvidia-a100-sxm4-80gb" in d.device_reasoning[0]
     )
     assert "device" not in d.planner_inputs and d.planner_inputs["device_memory_gib"] == "79.19"
+
+
+def test_free_memory_refusal_is_replayed_with_the_memory_others_held() -> None:
+    # "Free memory on device cuda:0 (70.5/79.19 GiB) … (0.9, 71.27 GiB)": 79.19 − 70.5 − 0.5 (the runtime's
+    # own context) = 8.19 GiB held by another process; the planner, given that, prints vLLM's own refusal
+    log = (
+        "(APIServer pid=1) INFO 05-01 10:00:00 [utils.py:1] non-default args: {'model': "
+        "'meta-llama/Llama-3.1-8B-Instruct', 'gpu_memory_utilization': 0.9}\n"
+        "(EngineCore pid=2) ERROR 05-01 10:00:05 [core.py:1] ValueError: Free memory on device cuda:0 "
+        "(70.5/79.19 GiB) on startup is less than desired GPU memory utilization (0.9, 71.27 GiB). Decrease GPU "
+        "memory utilization or reduce GPU memory used by other processes.\n"
+    )
+    d = diagnose(log_text=log, metrics_text=None)
+    assert d.verdict == "budget_bound" and d.planner_inputs["device_memory_used_gib"] == "8.19"
+    assert d.prediction is not None and d.prediction.error == log.split("ValueError: ")[1].strip()

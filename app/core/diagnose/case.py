@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from app.core import catalog
+from app.core.budget import CUDA_CONTEXT_BYTES
 from app.core.diagnose.model import (
     BACKEND_MIN_SM,
     BF16_MIN_SM,
@@ -366,6 +367,20 @@ def _serve(facts: LogFacts, requested_block_size: int | None) -> tuple[ServeConf
     return None, dropped
 
 
+# below this the "used" memory at the snapshot is the runtime's own (context, handles), not another process
+HELD_BY_OTHERS_MIN_BYTES = GIB // 4
+
+
+def held_by_others(facts: LogFacts) -> int | None:
+    """Memory other processes held when vLLM started: total − free at the snapshot − the runtime's context
+    (budget.CUDA_CONTEXT_BYTES); None when the log does not print both or the rest is the runtime's own."""
+    total, free = facts.device_total_bytes, facts.device_free_at_start_bytes
+    if total is None or free is None:
+        return None
+    held = total - free - CUDA_CONTEXT_BYTES
+    return held if held >= HELD_BY_OTHERS_MIN_BYTES else None
+
+
 def _platforms(facts: LogFacts) -> tuple[str, ...]:
     if facts.is_ascend or facts.device_type == "NPU":
         return ("npu",)
@@ -581,6 +596,17 @@ def recover_case(log_text: str, facts: LogFacts, target: int | None, device_hint
         notes.append(version_note)
     serve, dropped = _serve(facts, requested_block_size)
     notes.extend(dropped)
+    held = held_by_others(facts)
+    if serve is not None and held:
+        serve = serve.model_copy(update={"device_memory_used_gib": round(held / GIB, 2)})
+        notes.append(
+            Text(
+                "the device had {free} free of {total} when vLLM started: about {held} was held by other processes (planned as such)",
+                free=fmt_gib(facts.device_free_at_start_bytes or 0),
+                total=fmt_gib(facts.device_total_bytes or 0),
+                held=fmt_gib(held),
+            )
+        )
     pool_hint = (
         facts.kv_cache_bytes_min_rank if facts.kv_cache_bytes_min_rank is not None else facts.kv_cache_bytes
     )
