@@ -322,8 +322,14 @@ def markdown(report: Report, package: str) -> str:
             f"### {version}: {len(here)} cited name(s) changed" if here else f"### {version}: none changed"
         )
         lines.append("")
-        for c in here:
+        for c in (c for c in here if not c.key.endswith(" (module)")):
             lines.append(f"- **{c.kind}** `{c.key}` — re-check {', '.join(c.cited_at[:4])}")
+        modules = [c.key.removesuffix(" (module)") for c in here if c.key.endswith(" (module)")]
+        if modules:
+            lines.append(
+                "- files cited without a name, changed somewhere inside: "
+                + ", ".join(f"`{m}`" for m in modules)
+            )
         lines.append("")
     lines += [
         "## Fingerprints",

@@ -321,3 +321,9 @@ ASCEND_BLOCK_SIZE_INFO = VllmLine(
 )
 ASCEND_BLOCK_SIZE_RULE = VllmLine("block size must be set to 128", r"block size must be set to 128")
 ASCEND_MARKER = VllmLine("ascend", r"vllm[_-]ascend|torch_npu")
+# more lines only an Ascend run prints: vllm-ascend's 310P modules ("[worker_310p.py:141] Skip warm-up atb ops
+# for 310P device."), its Ascend* classes (AscendScheduler, AscendConfig), a torch device "npu:0", HCCL
+ASCEND_310P = VllmLine("310p", r"\w{0,40}_310p\.py|\b310P\b")
+ASCEND_CLASS = VllmLine("Ascend", r"\bAscend[A-Z]\w{0,60}")
+NPU_DEVICE = VllmLine("npu:", r"\bnpu:\d{1,3}\b")
+HCCL = VllmLine("HCCL", r"\bHCCL\w{0,40}")

@@ -1172,6 +1172,10 @@ RULES: tuple[_Rule, ...] = (
     _rule(vt.ASCEND_BLOCK_SIZE_INFO, _ascend_block_size),
     _rule(vt.ASCEND_BLOCK_SIZE_RULE, _ascend_block_size),
     _rule(vt.ASCEND_MARKER, _ascend_marker),
+    _rule(vt.ASCEND_310P, _ascend_marker),
+    _rule(vt.ASCEND_CLASS, _ascend_marker),
+    _rule(vt.NPU_DEVICE, _ascend_marker),
+    _rule(vt.HCCL, _ascend_marker),
     _rule(vt.DEVICE_NAME, _device_name),
 )
 
