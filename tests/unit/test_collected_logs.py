@@ -162,3 +162,10 @@ def test_free_memory_refusal_is_replayed_with_the_memory_others_held() -> None:
     d = diagnose(log_text=log, metrics_text=None)
     assert d.verdict == "budget_bound" and d.planner_inputs["device_memory_used_gib"] == "8.19"
     assert d.prediction is not None and d.prediction.error == log.split("ValueError: ")[1].strip()
+
+
+def test_device_faults_get_their_own_remedies() -> None:
+    # not "raise --gpu-memory-utilization": the fault is a kernel / driver one (vllm-windows#72)
+    _, d = read("v1_windows_0.25_pp_illegal_memory_access.log")
+    assert d.remedies[0].startswith("Rerun with CUDA_LAUNCH_BLOCKING=1")
+    assert not any("gpu-memory-utilization" in r for r in d.remedies)
