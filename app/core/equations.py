@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.kv import KV_TENSORS_PER_LAYER, kv_heads_per_rank
-from app.core.result import Estimate, KVGroup, Term
-from app.core.specs import GIB, ModelSpec
+from app.core.result import ErrorKind, Estimate, KVGroup, Term
+from app.core.specs import GIB, ModelSpec, ServeConfig
 from app.core.text import Msg, Text
 from app.core.versions import ConcurrencyFormula, NeededFormula, TokensFormula, VersionRules
 
@@ -392,3 +392,36 @@ def block_equations(est: Estimate, rules: VersionRules) -> list[Equation]:
         )
     )
     return out
+
+
+def working_terms(
+    *, model: ModelSpec, serve: ServeConfig, est: Estimate, rules: VersionRules, target: int
+) -> list[Term]:
+    """The working, with the user's numbers substituted (seed formula, then vLLM's block math)."""
+    per_token = per_token_equation(
+        model=model,
+        groups=est.groups,
+        tensor_parallel_size=serve.tensor_parallel_size,
+        kv_dtype_bytes=est.kv_dtype_bytes_per_element,
+        block_size=est.block_size,
+        kv_bytes_per_token=est.kv_bytes_per_token,
+    )
+    demand = demand_equation(
+        kv_bytes_per_token=est.kv_bytes_per_token, max_model_len=est.max_model_len, concurrency=target
+    )
+    pool = pool_equation(
+        total_bytes=est.device_total_bytes,
+        utilization=est.gpu_memory_utilization,
+        budget_bytes=est.budget_bytes,
+        weights_bytes=est.weights_bytes,
+        activation_bytes=est.activation_peak_bytes,
+        non_torch_bytes=est.non_torch_bytes,
+        cuda_graph_bytes=est.cuda_graph_bytes,
+        graphs_budgeted=est.cuda_graph_budgeted,
+        kv_cache_bytes=est.kv_cache_bytes,
+        kv_cache_memory_flag=serve.kv_cache_memory_bytes is not None,
+    )
+    if est.error_kind == ErrorKind.LOAD_OOM:
+        return [per_token.term(), demand.term()]  # vLLM dies loading the weights: no pool, no blocks
+    block = [eq for eq in block_equations(est, rules) if not eq.approximate]
+    return [eq.term() for eq in (per_token, demand, pool, *block)]

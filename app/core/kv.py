@@ -596,3 +596,20 @@ def estimate_max_model_len(
         else:
             hi = mid
     return lo
+
+
+def one_request_starts(
+    *, rules: VersionRules, layout: KVLayout, kv_cache_bytes: int, needed: int, max_model_len: int
+) -> bool:
+    """This version's start-up capacity check for one request of max_model_len (reference §3.6, §4.4):
+    V0 compares tokens (blocks x B) with the length; V1 compares the bytes a request needs with the pool,
+    less the null block from 0.30.
+
+    E.g. 0.33.0, Llama-3.1-8B on an L4: a pool of about 3.6 GiB; one request of 131,072 tokens
+    needs 8,192 blocks x 2 MiB = 16 GiB -> False; at 8,192 tokens it needs 1 GiB -> True.
+    """
+    if rules.engine == "v0":
+        blocks = num_blocks_for(available_bytes=kv_cache_bytes, layout=layout)
+        return blocks > 0 and blocks * layout.block_size >= max_model_len
+    null_block = layout.bytes_per_block if rules.null_block_in_check else 0
+    return kv_cache_bytes > 0 and needed <= kv_cache_bytes - null_block
