@@ -579,6 +579,26 @@ def _estimate(
     )
 
 
+def _groups(*, layout: kv.KVLayout, flags: ResolvedFlags, capacity: Capacity) -> list[KVGroup]:
+    """The binding stage's KV-cache groups with the blocks one request of --max-model-len takes in each."""
+    per_request = kv.request_blocks(
+        layout=layout,
+        max_model_len=flags.max_model_len,
+        inflight_tokens=capacity.inflight_tokens,
+        prefix_caching=flags.prefix_caching,
+    )
+    return [
+        KVGroup(
+            kind=str(group.kind),
+            num_layers=group.num_layers,
+            block_size=layout.block_size,
+            page_size_bytes=group.page_size_bytes,
+            blocks_per_request=blocks,
+        )
+        for group, blocks in zip(layout.groups, per_request, strict=True)
+    ]
+
+
 def _assemble(
     *,
     model: ModelSpec,
@@ -598,25 +618,7 @@ def _assemble(
     """The typed answer: partitions of the binding stage, its groups, the bands and the working."""
     layout, max_model_len = binding.layout, flags.max_model_len
     total = device.memory_total_bytes
-    groups = [
-        KVGroup(
-            kind=str(group.kind),
-            num_layers=group.num_layers,
-            block_size=layout.block_size,
-            page_size_bytes=group.page_size_bytes,
-            blocks_per_request=blocks,
-        )
-        for group, blocks in zip(
-            layout.groups,
-            kv.request_blocks(
-                layout=layout,
-                max_model_len=max_model_len,
-                inflight_tokens=capacity.inflight_tokens,
-                prefix_caching=flags.prefix_caching,
-            ),
-            strict=True,
-        )
-    ]
+    groups = _groups(layout=layout, flags=flags, capacity=capacity)
     ranges, borderline, safe_len = ranges_for(
         layout=layout,
         rules=rules,
