@@ -13,13 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core.kv import KV_TENSORS_PER_LAYER, kv_heads_per_rank
+from app.core.kv import KV_TENSORS_PER_LAYER, kind_spec, kv_heads_per_rank
 from app.core.result import ErrorKind, Estimate, KVGroup, Term
 from app.core.specs import GIB, ModelSpec, ServeConfig
 from app.core.text import Msg, Text
 from app.core.versions import ConcurrencyFormula, NeededFormula, TokensFormula, VersionRules
-
-MAMBA_KIND = "mamba"  # KVGroup.kind of a recurrent-state group: no per-token KV
 
 # How each release computes what it prints (VersionRules fields), worded once: the version notes list
 # them and the block math uses them as the generic side of its equations.
@@ -82,7 +80,7 @@ def _gib_number(num_bytes: float) -> str:
 
 def attention_layers(groups: list[KVGroup]) -> int:
     """Layers of this rank that cache K and V per token (Mamba layers keep a fixed state instead)."""
-    return sum(g.num_layers for g in groups if g.kind != MAMBA_KIND)
+    return sum(g.num_layers for g in groups if kind_spec(g.kind).attention)
 
 
 def kv_demand_bytes(*, kv_bytes_per_token: int, max_model_len: int, concurrency: int) -> int:
@@ -126,7 +124,7 @@ def per_token_equation(
             f"{_int(kv_bytes_per_token)} B",
         )
     layers = attention_layers(groups)
-    page = next((g.page_size_bytes for g in groups if g.kind != MAMBA_KIND), 0)
+    page = next((g.page_size_bytes for g in groups if kind_spec(g.kind).attention), 0)
     per_layer = page // block_size if block_size else 0
     name = Text("KV bytes per token per device")
     if model.mla is not None and per_layer == model.mla.latent_size * kv_dtype_bytes:
@@ -281,7 +279,7 @@ def block_equations(est: Estimate, rules: VersionRules) -> list[Equation]:
     per_layer_block = _layers_per_block(est)
     pool = max(0, est.kv_cache_bytes)
     out: list[Equation] = []
-    attn = next((g for g in est.groups if g.kind != MAMBA_KIND), None)
+    attn = next((g for g in est.groups if kind_spec(g.kind).attention), None)
     if attn is not None and page % b == 0:
         per_token_layer = page // b
         out.append(

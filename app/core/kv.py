@@ -6,6 +6,7 @@ Everything here is arithmetic vLLM itself performs once it knows the available K
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.core.errors import ConfigError
@@ -104,6 +105,125 @@ def mamba_ssm_dtype_bytes(*, model: ModelSpec, rules: VersionRules) -> int | Non
     return None
 
 
+class KindSpec:
+    """What one layer kind caches, as vLLM's KVCacheSpec classes say it (v1/kv_cache_interface.py):
+    whether it holds KV at all, how its layers are bucketed into groups, its page, and the blocks one
+    request of a given length takes (``max_memory_usage_bytes`` / page, reference §3.3).
+
+    A new kind is one subclass registered in :data:`KIND_SPECS` (and its ``LayerKind`` value).
+    """
+
+    kind: LayerKind
+    holds_kv = True  # has a spec of its own (SHARED reuses another layer's, NONE has no attention)
+    attention = True  # pages of K and V (or an MLA latent) per token, not a recurrent state
+    per_head_pages = True  # the page is KV heads x head sizes (False: MLA's one latent)
+    whole_sequence = False  # keeps every token of the sequence (the seed's S tokens per layer)
+
+    def bucket(self, model: ModelSpec) -> tuple[LayerKind, int | None, int | None]:
+        """(kind, window, chunk): layers with the same key may share a group (§3.4)."""
+        return (self.kind, None, None)
+
+    def page_bytes(self, *, attention_page: int, mamba_page: int) -> int:
+        """One block of one layer, given the model's attention page and its (padded) recurrent state."""
+        return attention_page
+
+    def blocks_per_request(
+        self, *, group: Group, max_model_len: int, block_size: int, inflight_tokens: int, prefix_caching: bool
+    ) -> int:
+        """E.g. full attention at 8,192 tokens in blocks of 16: cdiv(8192, 16) = 512 blocks."""
+        return cdiv(max_model_len, block_size)
+
+
+class FullAttention(KindSpec):
+    kind = LayerKind.FULL
+    whole_sequence = True
+
+
+class MLAAttention(KindSpec):
+    kind = LayerKind.MLA
+    per_head_pages = False
+    whole_sequence = True
+
+
+class SlidingWindow(KindSpec):
+    kind = LayerKind.SLIDING
+
+    def bucket(self, model: ModelSpec) -> tuple[LayerKind, int | None, int | None]:
+        return (self.kind, model.sliding_window_tokens, None)
+
+    def blocks_per_request(
+        self, *, group: Group, max_model_len: int, block_size: int, inflight_tokens: int, prefix_caching: bool
+    ) -> int:
+        """SlidingWindowSpec: cdiv(min(W - 1 + in-flight, L), B) + 1, e.g. W 128, 16,384 in flight, L 131,072,
+        B 16 -> cdiv(16,511, 16) + 1 = 1,033 blocks."""
+        if group.window_tokens is None:
+            return cdiv(max_model_len, block_size)
+        return cdiv(min(group.window_tokens - 1 + inflight_tokens, max_model_len), block_size) + 1
+
+
+class ChunkedLocal(KindSpec):
+    kind = LayerKind.CHUNKED
+
+    def bucket(self, model: ModelSpec) -> tuple[LayerKind, int | None, int | None]:
+        return (self.kind, None, model.attention_chunk_tokens)
+
+    def blocks_per_request(
+        self, *, group: Group, max_model_len: int, block_size: int, inflight_tokens: int, prefix_caching: bool
+    ) -> int:
+        """ChunkedLocalAttentionSpec: cdiv(min(chunk + in-flight, L), B), e.g. chunk 8,192, 8,192 in flight,
+        L 131,072, B 16 -> 1,024 blocks."""
+        if group.chunk_tokens is None:
+            return cdiv(max_model_len, block_size)
+        return cdiv(min(group.chunk_tokens + inflight_tokens, max_model_len), block_size)
+
+
+class Mamba(KindSpec):
+    kind = LayerKind.MAMBA
+    attention = False
+    per_head_pages = False
+
+    def page_bytes(self, *, attention_page: int, mamba_page: int) -> int:
+        return mamba_page
+
+    def blocks_per_request(
+        self, *, group: Group, max_model_len: int, block_size: int, inflight_tokens: int, prefix_caching: bool
+    ) -> int:
+        return 2 if prefix_caching else 1  # "align" mode keeps a checkpoint block; "none" one state
+
+
+class SharedCache(KindSpec):
+    kind = LayerKind.SHARED
+    holds_kv = attention = per_head_pages = False
+
+
+class NoCache(KindSpec):
+    kind = LayerKind.NONE
+    holds_kv = attention = per_head_pages = False
+
+
+KIND_SPECS: dict[LayerKind, KindSpec] = {
+    spec.kind: spec
+    for spec in (
+        FullAttention(),
+        MLAAttention(),
+        SlidingWindow(),
+        ChunkedLocal(),
+        Mamba(),
+        SharedCache(),
+        NoCache(),
+    )
+}
+
+
+def kind_spec(kind: LayerKind | str) -> KindSpec:
+    return KIND_SPECS[LayerKind(kind)]
+
+
+def attention_layer_count(kinds: list[LayerKind]) -> int:
+    """Layers that cache K and V per token (the seed's L): e.g. 12 full + 12 sliding + 4 Mamba -> 24."""
+    return sum(1 for kind in kinds if KIND_SPECS[kind].attention and KIND_SPECS[kind].holds_kv)
+
+
 @dataclass(frozen=True)
 class Group:
     """A KV-cache group: layers of one kind sharing a block table."""
@@ -123,6 +243,26 @@ class Group:
         """One block of every layer of the group."""
         return (
             sum(self.layer_pages_bytes) if self.layer_pages_bytes else self.page_size_bytes * self.num_layers
+        )
+
+    @property
+    def spec(self) -> KindSpec:
+        return KIND_SPECS[self.kind]
+
+    @property
+    def holds_kv(self) -> bool:
+        return self.spec.holds_kv
+
+    def blocks_per_request(
+        self, *, max_model_len: int, block_size: int, inflight_tokens: int, prefix_caching: bool
+    ) -> int:
+        """`cdiv(max_memory_usage_bytes(spec), page)` for one request at max_model_len (reference §3.3)."""
+        return self.spec.blocks_per_request(
+            group=self,
+            max_model_len=max_model_len,
+            block_size=block_size,
+            inflight_tokens=inflight_tokens,
+            prefix_caching=prefix_caching,
         )
 
 
@@ -178,6 +318,55 @@ def _attention_layer_page(
     )
 
 
+Bucket = tuple[LayerKind, int | None, int | None]  # (kind, window, chunk): see KindSpec.bucket
+
+
+def _group_size(counts: list[int], rules: VersionRules) -> int:
+    """Layers per group (§3.4): the smallest bucket, or the largest where buckets are close (0.33.0's
+    "12 sw + 13 full -> pad to (13, 13)"; 12 sw + 36 full -> 12 a group, so 1 + 3 groups)."""
+    group_size = min(counts)
+    ratio = rules.group_size_max_ratio
+    if ratio is not None and max(counts) < ratio * min(counts):
+        group_size = max(counts)
+    return group_size
+
+
+def _split_bucket(
+    *, bucket: Bucket, count: int, group_size: int, page_size_bytes: int, block_size_tokens: int | None = None
+) -> list[Group]:
+    """One bucket's layers split into cdiv(count, group_size) groups as even as vLLM makes them."""
+    kind, window, chunk = bucket
+    n_groups = cdiv(count, group_size)
+    base, extra = divmod(count, n_groups)
+    return [
+        Group(
+            kind=kind,
+            num_layers=base + (1 if i < extra else 0),
+            page_size_bytes=page_size_bytes,
+            window_tokens=window,
+            chunk_tokens=chunk,
+            block_size_tokens=block_size_tokens,
+        )
+        for i in range(n_groups)
+    ]
+
+
+def _mamba_page(
+    *, model: ModelSpec, rules: VersionRules, tp: int, model_dtype: str, attention_page_per_token: int
+) -> tuple[int, int]:
+    """(Mamba state bytes, the smallest attention block that holds one): a hybrid's attention block is
+    raised in steps of 16 until one attention page holds a Mamba state (§3.4)."""
+    assert model.mamba is not None
+    state = mamba_state_bytes(
+        mamba=model.mamba,
+        tensor_parallel_size=tp,
+        dtype_bytes=DTYPE_BYTES[model_dtype],  # mamba_cache_dtype auto -> model dtype
+        ssm_dtype_bytes=mamba_ssm_dtype_bytes(model=model, rules=rules),
+    )
+    per_token = max(1, attention_page_per_token)
+    return state, HYBRID_BLOCK_ALIGN_TOKENS * cdiv(state, HYBRID_BLOCK_ALIGN_TOKENS * per_token)
+
+
 def build_layout(
     *,
     model: ModelSpec,
@@ -188,13 +377,17 @@ def build_layout(
     model_dtype: str,
     rules: VersionRules,
 ) -> KVLayout:
-    """Page sizes and hybrid grouping for the layers of one pipeline stage (reference §3.2-§3.5)."""
+    """Page sizes and hybrid grouping for the layers of one pipeline stage (reference §3.2-§3.5).
+
+    E.g. 32 full-attention layers, 8 KV heads of 128, bf16, B = 16: page 16 x 8 x 256 x 2 = 65,536 B,
+    one group, 32 x 65,536 = 2,097,152 B a block, 131,072 B a token; 12 full + 12 sliding (W = 128,
+    8 heads of 64): two groups of 12, page 32,768 B, 393,216 B a block.
+    """
     dtype_bytes = kv_dtype_bytes(kv_cache_dtype=kv_cache_dtype, model_dtype=model_dtype)
     tp = tensor_parallel_size
-    kinds = [k for k in model.layer_kinds[layer_range[0] : layer_range[1]]]
-    attn_kinds = {LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED, LayerKind.MLA}
-    n_attn = sum(1 for k in kinds if k in attn_kinds)
-    n_mamba = sum(1 for k in kinds if k == LayerKind.MAMBA)
+    kinds = list(model.layer_kinds[layer_range[0] : layer_range[1]])
+    n_attn = attention_layer_count(kinds)
+    n_mamba = sum(1 for k in kinds if KIND_SPECS[k].holds_kv and not KIND_SPECS[k].attention)
 
     def page_at(bs: int) -> int:
         return _attention_layer_page(
@@ -207,9 +400,7 @@ def build_layout(
         page = block_size * entry
     else:
         page = page_at(block_size)
-
     per_token_bytes = (page // block_size) * n_attn if block_size else 0
-
     if model.layer_attention is not None and n_attn and not n_mamba:
         return _layout_per_layer(
             model=model,
@@ -222,22 +413,18 @@ def build_layout(
         )
     mamba_page = 0
     if n_mamba and model.mamba is not None:
-        mamba_dtype = DTYPE_BYTES[model_dtype]  # mamba_cache_dtype auto -> model dtype
-        mamba_page = mamba_state_bytes(
-            mamba=model.mamba,
-            tensor_parallel_size=tp,
-            dtype_bytes=mamba_dtype,
-            ssm_dtype_bytes=mamba_ssm_dtype_bytes(model=model, rules=rules),
+        mamba_page, needed_block = _mamba_page(
+            model=model,
+            rules=rules,
+            tp=tp,
+            model_dtype=model_dtype,
+            attention_page_per_token=page_at(1) if n_attn else 1,
         )
         if n_attn:
-            # raise the attention block so one attention page holds at least one mamba state (§3.4)
-            per_token_page = page_at(1)
-            needed = HYBRID_BLOCK_ALIGN_TOKENS * cdiv(mamba_page, HYBRID_BLOCK_ALIGN_TOKENS * per_token_page)
-            if needed > block_size:
-                block_size = needed
+            if needed_block > block_size:
+                block_size = needed_block
                 page = page_at(block_size)
             mamba_page = page  # padded to the attention page
-
     if not rules.hybrid_allocator:
         # Before the hybrid allocator every attention layer is sized as full attention.
         groups: tuple[Group, ...] = (Group(kind=LayerKind.FULL, num_layers=n_attn, page_size_bytes=page),)
@@ -248,135 +435,54 @@ def build_layout(
             kv_bytes_per_token=per_token_bytes,
             num_kv_layers=n_attn,
         )
-
-    buckets: dict[tuple[LayerKind, int | None, int | None], int] = {}
-    for k in kinds:
-        key: tuple[LayerKind, int | None, int | None]
-        if k in (LayerKind.FULL, LayerKind.MLA):
-            key = (k, None, None)
-        elif k == LayerKind.SLIDING:
-            key = (k, model.sliding_window_tokens, None)
-        elif k == LayerKind.CHUNKED:
-            key = (k, None, model.attention_chunk_tokens)
-        elif k == LayerKind.MAMBA:
-            key = (k, None, None)
-        else:
-            continue  # SHARED (reuses another layer's cache) and NONE: no KV spec
-        buckets[key] = buckets.get(key, 0) + 1
+    buckets: dict[Bucket, int] = {}
+    for kind in kinds:
+        if KIND_SPECS[kind].holds_kv:
+            key = KIND_SPECS[kind].bucket(model)
+            buckets[key] = buckets.get(key, 0) + 1
     if not buckets:
         return KVLayout(
             block_size=block_size, groups=(), bytes_per_block=0, kv_bytes_per_token=0, num_kv_layers=0
         )
 
     def page_of(kind: LayerKind) -> int:
-        return mamba_page if kind == LayerKind.MAMBA else page
+        return KIND_SPECS[kind].page_bytes(attention_page=page, mamba_page=mamba_page)
 
     if len(buckets) == 1:
-        (kind, window, chunk), count = next(iter(buckets.items()))
-        group = Group(
-            kind=kind,
-            num_layers=count,
-            page_size_bytes=page_of(kind),
-            window_tokens=window,
-            chunk_tokens=chunk,
-        )
+        ((bucket, count),) = buckets.items()
         return KVLayout(
             block_size=block_size,
-            groups=(group,),
-            bytes_per_block=page_of(kind) * count,
+            groups=tuple(
+                _split_bucket(
+                    bucket=bucket, count=count, group_size=count, page_size_bytes=page_of(bucket[0])
+                )
+            ),
+            bytes_per_block=page_of(bucket[0]) * count,
             kv_bytes_per_token=per_token_bytes,
             num_kv_layers=count,
         )
-
-    counts = list(buckets.values())
-    group_size = min(counts)
-    ratio = rules.group_size_max_ratio
-    if ratio is not None and max(counts) < ratio * min(counts):
-        group_size = max(counts)  # e.g. "12 sw + 13 full" -> 13 (0.33.0)
-    out: list[Group] = []
-    for (kind, window, chunk), count in buckets.items():
-        n_groups = cdiv(count, group_size)
-        base, extra = divmod(count, n_groups)
-        for i in range(n_groups):
-            out.append(
-                Group(
-                    kind=kind,
-                    num_layers=base + (1 if i < extra else 0),
-                    page_size_bytes=page_of(kind),
-                    window_tokens=window,
-                    chunk_tokens=chunk,
-                )
-            )
+    group_size = _group_size(list(buckets.values()), rules)
+    out = [
+        group
+        for bucket, count in buckets.items()
+        for group in _split_bucket(
+            bucket=bucket, count=count, group_size=group_size, page_size_bytes=page_of(bucket[0])
+        )
+    ]
     return KVLayout(
         block_size=block_size,
         groups=tuple(out),
         bytes_per_block=group_size * page,
         kv_bytes_per_token=per_token_bytes,
-        num_kv_layers=sum(counts),
+        num_kv_layers=sum(buckets.values()),
     )
 
 
-def _layout_per_layer(
-    *,
-    model: ModelSpec,
-    kinds: list[LayerKind],
-    first: int,
-    block_size: int,
-    rules: VersionRules,
-    tp: int,
-    dtype_bytes: int,
-) -> KVLayout:
-    """Attention layers whose KV heads / head sizes differ (``ModelSpec.layer_attention``).
-
-    vLLM (v1/core/kv_cache_utils.get_kv_cache_groups): layers of one type with different pages form
-    one group of per-layer pages (UniformTypeKVCacheSpecs, 0.11+); several types with different pages
-    are unified by raising the block size of the smaller pages (unify_kv_cache_spec_page_size), which
-    must divide the largest, then grouped as usual.
-    """
-    assert model.layer_attention is not None
-    shapes = model.layer_attention
-
-    def page(index: int, bs: int) -> int:
-        shape = shapes[first + index]
-        return attention_page_bytes(
-            block_size=bs,
-            kv_heads=kv_heads_per_rank(total_kv_heads=shape.kv_heads, tensor_parallel_size=tp),
-            head_size_k=shape.head_size,
-            head_size_v=shape.head_size_v,
-            dtype_bytes=dtype_bytes,
-        )
-
-    attn_kinds = {LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED}
-    buckets: dict[tuple[LayerKind, int | None, int | None], list[int]] = {}
-    for index, kind in enumerate(kinds):
-        if kind not in attn_kinds:
-            continue
-        if not rules.hybrid_allocator:
-            kind = LayerKind.FULL  # before the hybrid allocator every attention layer is full
-        window = model.sliding_window_tokens if kind == LayerKind.SLIDING else None
-        chunk = model.attention_chunk_tokens if kind == LayerKind.CHUNKED else None
-        buckets.setdefault((kind, window, chunk), []).append(index)
-    per_token = sum(page(i, 1) for layers in buckets.values() for i in layers)
-    num_layers = sum(len(layers) for layers in buckets.values())
-    if len(buckets) == 1:
-        (kind, window, chunk), layers = next(iter(buckets.items()))
-        pages = tuple(page(i, block_size) for i in layers)
-        group = Group(
-            kind=kind,
-            num_layers=len(layers),
-            page_size_bytes=max(pages),
-            window_tokens=window,
-            chunk_tokens=chunk,
-            layer_pages_bytes=() if len(set(pages)) == 1 else pages,
-        )
-        return KVLayout(
-            block_size=block_size,
-            groups=(group,),
-            bytes_per_block=group.bytes_per_block,
-            kv_bytes_per_token=per_token,
-            num_kv_layers=num_layers,
-        )
-    bucket_pages: dict[tuple[LayerKind, int | None, int | None], int] = {}
+def _unified_pages(
+    buckets: dict[Bucket, list[int]], page: Callable[[int, int], int], block_size: int
+) -> dict[Bucket, int]:
+    """Each bucket's one page; vLLM's unify_kv_cache_spec_page_size needs every page to divide the largest."""
+    bucket_pages: dict[Bucket, int] = {}
     for key, layers in buckets.items():
         distinct = {page(i, block_size) for i in layers}
         if len(distinct) > 1:
@@ -399,27 +505,81 @@ def _layout_per_layer(
                     max_page=max_page,
                 ),
             )
-    counts = [len(layers) for layers in buckets.values()]
-    group_size = min(counts)
-    ratio_limit = rules.group_size_max_ratio
-    if ratio_limit is not None and max(counts) < ratio_limit * min(counts):
-        group_size = max(counts)
+    return bucket_pages
+
+
+def _layout_per_layer(
+    *,
+    model: ModelSpec,
+    kinds: list[LayerKind],
+    first: int,
+    block_size: int,
+    rules: VersionRules,
+    tp: int,
+    dtype_bytes: int,
+) -> KVLayout:
+    """Attention layers whose KV heads / head sizes differ (``ModelSpec.layer_attention``).
+
+    vLLM (v1/core/kv_cache_utils.get_kv_cache_groups): layers of one type with different pages form
+    one group of per-layer pages (UniformTypeKVCacheSpecs, 0.11+); several types with different pages
+    are unified by raising the block size of the smaller pages (unify_kv_cache_spec_page_size), which
+    must divide the largest, then grouped as usual. E.g. 8 full layers of 8 KV heads and 24 sliding
+    layers of 2 heads (head 128, bf16, B 16): pages 65,536 and 16,384 B, the sliding block raised to
+    64 tokens so both pages are 65,536 B.
+    """
+    assert model.layer_attention is not None
+    shapes = model.layer_attention
+
+    def page(index: int, bs: int) -> int:
+        shape = shapes[first + index]
+        return attention_page_bytes(
+            block_size=bs,
+            kv_heads=kv_heads_per_rank(total_kv_heads=shape.kv_heads, tensor_parallel_size=tp),
+            head_size_k=shape.head_size,
+            head_size_v=shape.head_size_v,
+            dtype_bytes=dtype_bytes,
+        )
+
+    buckets: dict[Bucket, list[int]] = {}
+    for index, kind in enumerate(kinds):
+        if not (KIND_SPECS[kind].holds_kv and KIND_SPECS[kind].per_head_pages):
+            continue
+        # before the hybrid allocator every attention layer is full
+        key = KIND_SPECS[kind if rules.hybrid_allocator else LayerKind.FULL].bucket(model)
+        buckets.setdefault(key, []).append(index)
+    per_token = sum(page(i, 1) for layers in buckets.values() for i in layers)
+    num_layers = sum(len(layers) for layers in buckets.values())
+    if len(buckets) == 1:
+        (((kind, window, chunk), layers),) = buckets.items()
+        pages = tuple(page(i, block_size) for i in layers)
+        group = Group(
+            kind=kind,
+            num_layers=len(layers),
+            page_size_bytes=max(pages),
+            window_tokens=window,
+            chunk_tokens=chunk,
+            layer_pages_bytes=() if len(set(pages)) == 1 else pages,
+        )
+        return KVLayout(
+            block_size=block_size,
+            groups=(group,),
+            bytes_per_block=group.bytes_per_block,
+            kv_bytes_per_token=per_token,
+            num_kv_layers=num_layers,
+        )
+    bucket_pages = _unified_pages(buckets, page, block_size)
+    max_page = max(bucket_pages.values())
+    group_size = _group_size([len(layers) for layers in buckets.values()], rules)
     out: list[Group] = []
-    for (kind, window, chunk), layers in buckets.items():
-        ratio = max_page // bucket_pages[(kind, window, chunk)]
-        n_groups = cdiv(len(layers), group_size)
-        base, extra = divmod(len(layers), n_groups)
-        for i in range(n_groups):
-            out.append(
-                Group(
-                    kind=kind,
-                    num_layers=base + (1 if i < extra else 0),
-                    page_size_bytes=max_page,
-                    window_tokens=window,
-                    chunk_tokens=chunk,
-                    block_size_tokens=block_size * ratio if ratio > 1 else None,
-                )
-            )
+    for bucket, layers in buckets.items():
+        ratio = max_page // bucket_pages[bucket]
+        out += _split_bucket(
+            bucket=bucket,
+            count=len(layers),
+            group_size=group_size,
+            page_size_bytes=max_page,
+            block_size_tokens=block_size * ratio if ratio > 1 else None,
+        )
     return KVLayout(
         block_size=block_size,
         groups=tuple(out),
@@ -432,15 +592,14 @@ def _layout_per_layer(
 def blocks_per_request(
     *, group: Group, max_model_len: int, block_size: int, inflight_tokens: int, prefix_caching: bool
 ) -> int:
-    """`cdiv(max_memory_usage_bytes(spec), page)` for one request at max_model_len (reference §3.3)."""
-    length = max_model_len
-    if group.kind == LayerKind.SLIDING and group.window_tokens is not None:
-        return cdiv(min(group.window_tokens - 1 + inflight_tokens, length), block_size) + 1
-    if group.kind == LayerKind.CHUNKED and group.chunk_tokens is not None:
-        return cdiv(min(group.chunk_tokens + inflight_tokens, length), block_size)
-    if group.kind == LayerKind.MAMBA:
-        return 2 if prefix_caching else 1  # "align" mode keeps a checkpoint block; "none" one state
-    return cdiv(length, block_size)
+    """`cdiv(max_memory_usage_bytes(spec), page)` for one request at max_model_len (reference §3.3), by the
+    group's kind (:class:`KindSpec`): e.g. full attention at 8,192 tokens in blocks of 16 -> 512."""
+    return group.blocks_per_request(
+        max_model_len=max_model_len,
+        block_size=block_size,
+        inflight_tokens=inflight_tokens,
+        prefix_caching=prefix_caching,
+    )
 
 
 def request_blocks(

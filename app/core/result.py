@@ -7,8 +7,23 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from app.core.extras import ExtraItem
 from app.core.text import Msg
+
+
+class ExtraItem(BaseModel):
+    """One consumer of the ledger. Bytes are per device (device) and for the whole server (host)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str  # stable key: "draft_model", "lora_slots", "expert_parallel", ...
+    label: Msg
+    device_bytes: int
+    host_bytes: int
+    inside_profile: bool
+    flag: str
+    source: str
+    note: Msg = ""
+
 
 Verdict = Literal["fits", "s_bound", "n_bound", "budget_bound"]
 
@@ -61,6 +76,11 @@ class Estimate(BaseModel):
     """Per device of the tightest rank; integers in bytes (the CLI's --json object)."""
 
     model_config = ConfigDict(frozen=True)
+
+    @property
+    def ranks(self) -> int:
+        """Devices one replica spans: TP x PP."""
+        return self.tensor_parallel_size * self.pipeline_parallel_size
 
     # inputs as resolved (defaults filled in for the chosen vLLM version)
     model: str

@@ -337,6 +337,11 @@ class SpeculativeConfig(Frozen):
 class ServeConfig(Frozen):
     """The `vllm serve` flags that move memory. ``None`` means "vLLM's default for this version"."""
 
+    @property
+    def ranks(self) -> int:
+        """Devices one replica spans: TP x PP (e.g. TP 4, PP 2 -> 8); data parallelism multiplies it."""
+        return self.tensor_parallel_size * self.pipeline_parallel_size
+
     max_model_len: int | None = Field(default=None, ge=1, le=10_000_000)
     tensor_parallel_size: int = Field(default=1, ge=1, le=1024)
     pipeline_parallel_size: int = Field(default=1, ge=1, le=256)
