@@ -310,43 +310,51 @@ def block_equations(est: Estimate, rules: VersionRules) -> list[Equation]:
             _int(est.num_gpu_blocks),
         )
     )
-    sum_text = _sum_of(tuple(_int(g.blocks_per_request) for g in est.groups))
-    if rules.concurrency_formula == "blocks_x_block_size_div_len":
-        conc = Equation(
-            "max_concurrency",
-            Text("max concurrency"),
-            CONCURRENCY_FORMULA[rules.concurrency_formula],
-            f"{_int(est.num_gpu_blocks)} × {b} ÷ {_int(s)}",
-            f"{est.max_concurrency:.2f}x",
+    conc = _concurrency_equation(est, rules, page)
+    tokens = _tokens_equation(est, rules, page, conc)
+    out += [tokens, conc]
+    out.append(
+        Equation(
+            "tail_waste",
+            Text("tail waste"),
+            "B ÷ (2S)",
+            f"{b} ÷ (2 × {_int(s)}) × 100",
+            f"{b / (2 * s) * 100:.2f}%",
+            approximate=True,
         )
+    )
+    return out
+
+
+def _concurrency_equation(est: Estimate, rules: VersionRules, page: int) -> Equation:
+    """Maximum concurrency as the release divides: e.g. 30,720 blocks ÷ 512 blocks a request = 60.00x."""
+    blocks = _int(est.num_gpu_blocks)
+    if rules.concurrency_formula == "blocks_x_block_size_div_len":
+        expression = f"{blocks} × {est.block_size} ÷ {_int(est.max_model_len)}"
     elif rules.concurrency_formula == "one_cdiv_over_sum":
         weighted = _sum_of(
             tuple(f"{_int(g.blocks_per_request)} × {_int(g.page_size_bytes)}" for g in est.groups)
         )
-        conc = Equation(
-            "max_concurrency",
-            Text("max concurrency"),
-            CONCURRENCY_FORMULA[rules.concurrency_formula],
-            f"{_int(est.num_gpu_blocks)} ÷ ⌈{weighted} ÷ {_int(page)}⌉",
-            f"{est.max_concurrency:.2f}x",
-        )
+        expression = f"{blocks} ÷ ⌈{weighted} ÷ {_int(page)}⌉"
     else:
-        conc = Equation(
-            "max_concurrency",
-            Text("max concurrency"),
-            CONCURRENCY_FORMULA[rules.concurrency_formula],
-            f"{_int(est.num_gpu_blocks)} ÷ {sum_text}",
-            f"{est.max_concurrency:.2f}x",
-        )
-    tokens_name = Text("tokens")
+        expression = f"{blocks} ÷ {_sum_of(tuple(_int(g.blocks_per_request) for g in est.groups))}"
+    return Equation(
+        "max_concurrency",
+        Text("max concurrency"),
+        CONCURRENCY_FORMULA[rules.concurrency_formula],
+        expression,
+        f"{est.max_concurrency:.2f}x",
+    )
+
+
+def _tokens_equation(est: Estimate, rules: VersionRules, page: int, conc: Equation) -> Equation:
+    """The "KV cache size" tokens as the release computes them: e.g. int(60.0 × 8,192) = 491,520."""
+    b, s = est.block_size, est.max_model_len
+    formula = TOKENS_FORMULA["blocks_x_block_size"]  # V0 prints no tokens line: the pool's own size
+    if rules.tokens_formula in ("blocks_div_groups", "concurrency_x_len"):
+        formula = TOKENS_FORMULA[rules.tokens_formula]
     if rules.tokens_formula == "blocks_div_groups":
-        tokens = Equation(
-            "kv_tokens",
-            tokens_name,
-            TOKENS_FORMULA[rules.tokens_formula],
-            f"⌊{_int(est.num_gpu_blocks)} ÷ {len(est.groups)}⌋ × {b}",
-            _int(est.kv_tokens),
-        )
+        expression = f"⌊{_int(est.num_gpu_blocks)} ÷ {len(est.groups)}⌋ × {b}"
     elif rules.tokens_formula == "concurrency_x_len":
         # vLLM prints int(concurrency × S) with the unrounded concurrency, in floating point: when the
         # exact product is a whole number the float one can fall just below it (53,736 ÷ 6,250 ×
@@ -363,33 +371,9 @@ def block_equations(est: Estimate, rules: VersionRules) -> list[Equation]:
             if exact == est.kv_tokens or not denominator
             else f"⌊{est.num_gpu_blocks / denominator:.17g} × {_int(s)}⌋"
         )
-        tokens = Equation(
-            "kv_tokens",
-            tokens_name,
-            TOKENS_FORMULA[rules.tokens_formula],
-            expression,
-            _int(est.kv_tokens),
-        )
     else:
-        tokens = Equation(
-            "kv_tokens",
-            tokens_name,
-            TOKENS_FORMULA["blocks_x_block_size"],  # V0 prints no tokens line: the pool's own size
-            f"{_int(est.num_gpu_blocks)} × {b}",
-            _int(est.kv_tokens),
-        )
-    out += [tokens, conc]
-    out.append(
-        Equation(
-            "tail_waste",
-            Text("tail waste"),
-            "B ÷ (2S)",
-            f"{b} ÷ (2 × {_int(s)}) × 100",
-            f"{b / (2 * s) * 100:.2f}%",
-            approximate=True,
-        )
-    )
-    return out
+        expression = f"{_int(est.num_gpu_blocks)} × {b}"
+    return Equation("kv_tokens", Text("tokens"), formula, expression, _int(est.kv_tokens))
 
 
 def working_terms(

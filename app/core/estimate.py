@@ -238,6 +238,20 @@ def _auto_fit(
 
 
 @dataclass(frozen=True)
+class Setup:
+    """One estimate's inputs after vLLM's defaults, with every stage's budget and the one that binds."""
+
+    model: ModelSpec
+    device: DeviceSpec
+    serve: ServeConfig
+    rules: VersionRules
+    flags: ResolvedFlags
+    requested: int  # bytes: total x utilization as this release rounds it
+    stages: list[Stage]
+    binding: Stage  # fewest blocks (then smallest pool): the stage whose numbers vLLM prints
+
+
+@dataclass(frozen=True)
 class Capacity:
     """What the binding stage's KV pool holds at --max-model-len (reference §3.5-§3.7)."""
 
@@ -250,9 +264,8 @@ class Capacity:
     starts: bool
 
 
-def _capacity(
-    *, model: ModelSpec, serve: ServeConfig, rules: VersionRules, flags: ResolvedFlags, binding: Stage
-) -> Capacity:
+def _capacity(setup: Setup) -> Capacity:
+    model, serve, rules, flags, binding = setup.model, setup.serve, setup.rules, setup.flags, setup.binding
     layout, max_model_len = binding.layout, flags.max_model_len
     inflight = _inflight_tokens(
         rules=rules,
@@ -316,21 +329,12 @@ class Refusal:
     text: str
 
 
-def _first_refusal(
-    *,
-    model: ModelSpec,
-    device: DeviceSpec,
-    serve: ServeConfig,
-    rules: VersionRules,
-    flags: ResolvedFlags,
-    stages: list[Stage],
-    binding: Stage,
-    capacity: Capacity,
-    requested: int,
-) -> Refusal | None:
+def _first_refusal(setup: Setup, capacity: Capacity) -> Refusal | None:
     """vLLM's checks in the order it runs them: the engine config (a length above the model's maximum,
     unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1), the free memory when the worker starts (0.10.2+), loading
     the weights, then the KV capacity after profiling."""
+    model, device, serve, rules, flags = setup.model, setup.device, setup.serve, setup.rules, setup.flags
+    stages, binding, requested = setup.stages, setup.binding, setup.requested
     max_model_len, total = flags.max_model_len, device.memory_total_bytes
     if max_model_len > model.max_model_len_derived and not serve.allow_long_max_model_len:
         text = vllm_text.long_max_model_len_error(
@@ -371,19 +375,11 @@ def _first_refusal(
 
 
 def _printed_lines(
-    *,
-    device: DeviceSpec,
-    serve: ServeConfig,
-    rules: VersionRules,
-    flags: ResolvedFlags,
-    binding: Stage,
-    capacity: Capacity,
-    requested: int,
-    refusal: Refusal | None,
-    backend_lines: list[str],
+    setup: Setup, capacity: Capacity, refusal: Refusal | None, backend_lines: list[str]
 ) -> list[str]:
     """The log of this start-up: refused before loading (only the error), dies loading (backend lines and
     the OOM), or profiles (the memory lines, then the error if the pool is too small)."""
+    device, serve, rules, flags, binding = setup.device, setup.serve, setup.rules, setup.flags, setup.binding
     if refusal is not None and refusal.kind in (
         ErrorKind.MAX_LEN_ABOVE_DERIVED,
         ErrorKind.STARTUP_FREE_MEMORY,
@@ -397,15 +393,10 @@ def _printed_lines(
         swap = serve.swap_space_gib if serve.swap_space_gib is not None else V0_DEFAULT_SWAP_GIB
         cpu_blocks = int(swap * GIB) // layout.bytes_per_block
     printed = vllm_text.PrintedStage(
+        parts=binding,
         total_bytes=device.memory_total_bytes,
         utilization=flags.gpu_memory_utilization,
-        requested_bytes=requested,
-        weights_bytes=binding.weights_bytes,
-        non_torch_bytes=binding.non_torch_bytes,
-        activation_peak_bytes=binding.activation_peak_bytes,
-        cuda_graph_bytes=binding.cuda_graph_bytes,
-        kv_cache_bytes=binding.kv_cache_bytes,
-        num_blocks=binding.num_blocks,
+        requested_bytes=setup.requested,
         cpu_blocks=cpu_blocks,
         kv_tokens=capacity.kv_tokens,
         concurrency=capacity.concurrency,
@@ -419,18 +410,10 @@ def _printed_lines(
     return [*lines, refusal.text] if refusal is not None else lines
 
 
-def _warnings(
-    *,
-    model: ModelSpec,
-    device: DeviceSpec,
-    serve: ServeConfig,
-    rules: VersionRules,
-    flags: ResolvedFlags,
-    binding: Stage,
-    requested: int,
-    refusal: Refusal | None,
-) -> list[str]:
+def _warnings(setup: Setup, refusal: Refusal | None) -> list[str]:
     """The planner's own cautions (translated), after the backend's and the architecture registry's."""
+    model, device, serve, rules, flags = setup.model, setup.device, setup.serve, setup.rules, setup.flags
+    binding, requested = setup.binding, setup.requested
     out: list[str] = []
     total = device.memory_total_bytes
     if model.max_model_len_derived < flags.max_model_len and serve.allow_long_max_model_len:
@@ -518,63 +501,36 @@ def _estimate(
         use_ceil=rules.requested_uses_ceil,
     )
     stages = _stages(model=model, device=device, serve=serve, rules=rules, flags=flags, requested=requested)
-    binding = min(stages, key=lambda stage: (stage.num_blocks, stage.kv_cache_bytes))
-    capacity = _capacity(model=model, serve=serve, rules=rules, flags=flags, binding=binding)
-    refusal = _first_refusal(
+    setup = Setup(
         model=model,
         device=device,
         serve=serve,
         rules=rules,
         flags=flags,
+        requested=requested,
         stages=stages,
-        binding=binding,
-        capacity=capacity,
-        requested=requested,
+        binding=min(stages, key=lambda stage: (stage.num_blocks, stage.kv_cache_bytes)),
     )
-    lines = _printed_lines(
-        device=device,
-        serve=serve,
-        rules=rules,
-        flags=flags,
-        binding=binding,
-        capacity=capacity,
-        requested=requested,
-        refusal=refusal,
-        backend_lines=backend_lines,
+    capacity = _capacity(setup)
+    refusal = _first_refusal(setup, capacity)
+    architecture = check_architecture(
+        architecture=model.architecture, model_type=model.model_type, version=rules.version_tuple
     )
-    warnings = [
-        *backend_warnings,
-        *check_architecture(
-            architecture=model.architecture, model_type=model.model_type, version=rules.version_tuple
-        ),
-        *_warnings(
-            model=model,
-            device=device,
-            serve=serve,
-            rules=rules,
-            flags=flags,
-            binding=binding,
-            requested=requested,
-            refusal=refusal,
-        ),
-    ]
     target = target_concurrency or 1
     verdict = _verdict(
-        capacity=capacity, refusal=refusal, binding=binding, max_model_len=flags.max_model_len, target=target
+        capacity=capacity,
+        refusal=refusal,
+        binding=setup.binding,
+        max_model_len=flags.max_model_len,
+        target=target,
     )
     return _assemble(
-        model=model,
-        device=device,
-        serve=serve,
-        rules=rules,
-        flags=flags,
-        binding=binding,
-        capacity=capacity,
-        requested=requested,
-        refusal=refusal,
+        setup,
+        capacity,
+        refusal,
         verdict=verdict,
-        lines=lines,
-        warnings=warnings,
+        lines=_printed_lines(setup, capacity, refusal, backend_lines),
+        warnings=[*backend_warnings, *architecture, *_warnings(setup, refusal)],
         target=target,
     )
 
@@ -600,22 +556,18 @@ def _groups(*, layout: kv.KVLayout, flags: ResolvedFlags, capacity: Capacity) ->
 
 
 def _assemble(
-    *,
-    model: ModelSpec,
-    device: DeviceSpec,
-    serve: ServeConfig,
-    rules: VersionRules,
-    flags: ResolvedFlags,
-    binding: Stage,
+    setup: Setup,
     capacity: Capacity,
-    requested: int,
     refusal: Refusal | None,
+    *,
     verdict: Verdict,
     lines: list[str],
     warnings: list[str],
     target: int,
 ) -> Estimate:
     """The typed answer: partitions of the binding stage, its groups, the bands and the working."""
+    model, device, serve, rules, flags = setup.model, setup.device, setup.serve, setup.rules, setup.flags
+    binding, requested = setup.binding, setup.requested
     layout, max_model_len = binding.layout, flags.max_model_len
     total = device.memory_total_bytes
     groups = _groups(layout=layout, flags=flags, capacity=capacity)

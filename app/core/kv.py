@@ -425,6 +425,30 @@ def build_layout(
                 block_size = needed_block
                 page = page_at(block_size)
             mamba_page = page  # padded to the attention page
+    return _grouped_layout(
+        model=model,
+        kinds=kinds,
+        rules=rules,
+        block_size=block_size,
+        page=page,
+        mamba_page=mamba_page,
+        n_attn=n_attn,
+        per_token_bytes=per_token_bytes,
+    )
+
+
+def _grouped_layout(
+    *,
+    model: ModelSpec,
+    kinds: list[LayerKind],
+    rules: VersionRules,
+    block_size: int,
+    page: int,
+    mamba_page: int,
+    n_attn: int,
+    per_token_bytes: int,
+) -> KVLayout:
+    """The layers bucketed by kind (window, chunk) and split into groups of one size (§3.4)."""
     if not rules.hybrid_allocator:
         # Before the hybrid allocator every attention layer is sized as full attention.
         groups: tuple[Group, ...] = (Group(kind=LayerKind.FULL, num_layers=n_attn, page_size_bytes=page),)

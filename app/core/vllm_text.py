@@ -15,6 +15,7 @@ with a literal is only tried where that literal is.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from app.core.versions import VersionRules, format_gib
 
@@ -324,19 +325,31 @@ _TRY_UTIL = "Try increasing `gpu_memory_utilization`"
 _TRY_UTIL_OR_LEN = _TRY_UTIL + " or decreasing `max_model_len` when initializing the engine."
 
 
+class StageNumbers(Protocol):
+    """The binding worker's partition (bytes per device), as the estimator's Stage carries it."""
+
+    @property
+    def weights_bytes(self) -> int: ...
+    @property
+    def non_torch_bytes(self) -> int: ...
+    @property
+    def activation_peak_bytes(self) -> int: ...
+    @property
+    def cuda_graph_bytes(self) -> int: ...
+    @property
+    def kv_cache_bytes(self) -> int: ...
+    @property
+    def num_blocks(self) -> int: ...
+
+
 @dataclass(frozen=True)
 class PrintedStage:
-    """The numbers of the binding worker that vLLM's start-up log prints (bytes are per device)."""
+    """The numbers of the binding worker that vLLM's start-up log prints."""
 
+    parts: StageNumbers
     total_bytes: int
     utilization: float
     requested_bytes: int
-    weights_bytes: int
-    non_torch_bytes: int
-    activation_peak_bytes: int
-    cuda_graph_bytes: int
-    kv_cache_bytes: int
-    num_blocks: int
     cpu_blocks: int
     kv_tokens: int | None  # None where the release prints no "KV cache size" line
     concurrency: float
@@ -360,20 +373,20 @@ def _v0_lines(*, rules: VersionRules, stage: PrintedStage) -> list[str]:
         "Memory profiling takes … seconds\n"
         f"the current vLLM instance can use total_gpu_memory ({stage.total_bytes / GIB:.2f}GiB) x "
         f"gpu_memory_utilization ({stage.utilization:.2f}) = {stage.requested_bytes / GIB:.2f}GiB\n"
-        f"model weights take {stage.weights_bytes / GIB:.2f}GiB; non_torch_memory takes "
-        f"{stage.non_torch_bytes / GIB:.2f}GiB; PyTorch activation peak memory takes "
-        f"{stage.activation_peak_bytes / GIB:.2f}GiB; the rest of the memory reserved for KV Cache is "
-        f"{stage.kv_cache_bytes / GIB:.2f}GiB.",
-        f"# {word} blocks: {stage.num_blocks}, # CPU blocks: {stage.cpu_blocks}",
+        f"model weights take {stage.parts.weights_bytes / GIB:.2f}GiB; non_torch_memory takes "
+        f"{stage.parts.non_torch_bytes / GIB:.2f}GiB; PyTorch activation peak memory takes "
+        f"{stage.parts.activation_peak_bytes / GIB:.2f}GiB; the rest of the memory reserved for KV Cache is "
+        f"{stage.parts.kv_cache_bytes / GIB:.2f}GiB.",
+        f"# {word} blocks: {stage.parts.num_blocks}, # CPU blocks: {stage.cpu_blocks}",
         f"Maximum concurrency for {stage.max_model_len} tokens per request: {stage.concurrency:.2f}x",
     ]
 
 
 def _graph_profile_lines(*, stage: PrintedStage) -> list[str]:
     """0.20.2+ gpu_model_runner.py when CUDA graphs are budgeted (§4.2): equivalent = round(u - cg/T, 4)."""
-    u, ratio = stage.utilization, stage.cuda_graph_bytes / stage.total_bytes
+    u, ratio = stage.utilization, stage.parts.cuda_graph_bytes / stage.total_bytes
     return [
-        f"Estimated CUDA graph memory: {stage.cuda_graph_bytes / GIB:.2f} GiB total",
+        f"Estimated CUDA graph memory: {stage.parts.cuda_graph_bytes / GIB:.2f} GiB total",
         "CUDA graph memory profiling is enabled (default since v0.21.0). The current "
         f"--gpu-memory-utilization={u:.4f} is equivalent to --gpu-memory-utilization={round(u - ratio, 4):.4f} "
         "without CUDA graph memory profiling. To maintain the same effective KV cache size as before, increase "
@@ -401,13 +414,13 @@ def startup_lines(*, rules: VersionRules, stage: PrintedStage) -> list[str]:
     448,656 tokens, Maximum concurrency for 8,192 tokens per request: 54.77x", "Graph capturing
     finished in … secs, took 0.91 GiB" (tests/unit/test_estimate_text_golden.py pins every bracket).
     """
-    lines = [weights_line(rules=rules, weights_bytes=stage.weights_bytes)]
+    lines = [weights_line(rules=rules, weights_bytes=stage.parts.weights_bytes)]
     if rules.engine == "v0":
         return [*lines, *_v0_lines(rules=rules, stage=stage)]
-    if rules.cuda_graph_budgeted and stage.cuda_graph_bytes > 0:
+    if rules.cuda_graph_budgeted and stage.parts.cuda_graph_bytes > 0:
         lines += _graph_profile_lines(stage=stage)
     if rules.budget_style == "v1_profile":
-        kv = stage.kv_cache_bytes
+        kv = stage.parts.kv_cache_bytes
         shown = (
             f"{kv / GIB:.2f}"
             if rules.format_gib_style == "fixed2"
@@ -416,8 +429,8 @@ def startup_lines(*, rules: VersionRules, stage: PrintedStage) -> list[str]:
         lines.append(f"Available KV cache memory: {shown} GiB")
     if stage.kv_tokens is not None:
         lines += _capacity_lines(rules=rules, stage=stage, kv_tokens=stage.kv_tokens)
-    if stage.cuda_graph_bytes > 0:
-        lines.append(f"Graph capturing finished in … secs, took {stage.cuda_graph_bytes / GIB:.2f} GiB")
+    if stage.parts.cuda_graph_bytes > 0:
+        lines.append(f"Graph capturing finished in … secs, took {stage.parts.cuda_graph_bytes / GIB:.2f} GiB")
     return lines
 
 

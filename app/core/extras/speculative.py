@@ -14,6 +14,7 @@ from app.core.text import Text
 
 # --- speculative decoding ---------------------------------------------------------------------------
 # methods that propose from the prompt/output text alone: no weights, no KV (config/speculative.py)
+SPECULATIVE_FLAG = "--speculative-config"
 TEXT_ONLY_METHODS = frozenset({"ngram", "suffix"})
 # EAGLE heads reuse the target's embedding (and, for EAGLE-1, its lm_head) when the shapes match
 # (v1/spec_decode/eagle.py `load_model`: "Sharing target model embedding weights with the draft model")
@@ -122,9 +123,9 @@ def speculative_draft(
     model_dtype: str,
     is_last: bool,
 ) -> _Draft | None:
+    """What speculative decoding adds on one stage: nothing for n-gram/suffix, the model's own MTP layers,
+    or a separate draft (EAGLE, draft model) with its weights and KV layers in the target's block table."""
     method = spec.resolved_method
-    tp = serve.tensor_parallel_size
-    flag = "--speculative-config"
     if method in TEXT_ONLY_METHODS:
         item = ExtraItem(
             name="speculative",
@@ -132,48 +133,70 @@ def speculative_draft(
             device_bytes=0,
             host_bytes=0,
             inside_profile=True,
-            flag=flag,
+            flag=SPECULATIVE_FLAG,
             source=src("v1/spec_decode/ngram_proposer.py"),
             note=Text("proposes from the tokens already seen: no weights, no KV cache"),
         )
         return _Draft(weights_bytes=0, kv_layers=0, page_bytes=0, item=item)
-    draft_tp = _draft_tp(spec=spec, tp=tp)
-    dtype_bytes = DTYPE_BYTES[model_dtype]
+    _draft_tp(spec=spec, tp=serve.tensor_parallel_size)  # vLLM checks the draft's TP for MTP too
     if method == "mtp":
-        layers = MTP_LAYERS_BY_MODEL_TYPE.get(model.model_type)
-        if layers is None:
-            raise InvalidServeConfigError(
-                "speculative_config",
-                Text("{name} has no multi-token-prediction layers for method mtp", name=model.name),
-            )
-        params = layers * mtp_layer_params(model)
-        # the MTP block sits after the last decoder layer: on the last pipeline stage only
-        weights = params * dtype_bytes // tp if is_last else 0
-        if model.quantization is not None:
-            weights = int(params * B.quantized_bytes_per_param(model.quantization)) // tp if is_last else 0
-        page = _attention_page(
-            draft=model,
-            block_size=block_size,
-            tp=tp,
-            kv_cache_dtype=serve.kv_cache_dtype,
-            model_dtype=model_dtype,
+        return _mtp_draft(
+            model=model, serve=serve, block_size=block_size, model_dtype=model_dtype, is_last=is_last
         )
-        kv_layers = layers if is_last else 0
-        item = ExtraItem(
-            name="speculative",
-            label=Text("MTP draft ({layers} layer(s) of the model itself)", layers=layers),
-            device_bytes=weights + kv_layers * page // block_size,
-            host_bytes=0,
-            inside_profile=True,
-            flag=flag,
-            source=src("model_executor/models/deepseek_mtp.py, v1/spec_decode/eagle.py"),
-            note=Text(
-                "weights ≈ {params:.2f} B params (experts exact, attention ≈ 4·h²), embedding and head shared; KV {per_token} B per token in the same block table",
-                params=params / 1e9,
-                per_token=kv_layers * page // block_size,
-            ),
+    return _separate_draft(
+        model=model, serve=serve, spec=spec, block_size=block_size, model_dtype=model_dtype
+    )
+
+
+def _mtp_draft(
+    *, model: ModelSpec, serve: ServeConfig, block_size: int, model_dtype: str, is_last: bool
+) -> _Draft:
+    """The model's own multi-token-prediction layers, on the last pipeline stage (deepseek_mtp.py)."""
+    tp = serve.tensor_parallel_size
+    dtype_bytes = DTYPE_BYTES[model_dtype]
+    layers = MTP_LAYERS_BY_MODEL_TYPE.get(model.model_type)
+    if layers is None:
+        raise InvalidServeConfigError(
+            "speculative_config",
+            Text("{name} has no multi-token-prediction layers for method mtp", name=model.name),
         )
-        return _Draft(weights_bytes=weights, kv_layers=kv_layers, page_bytes=page, item=item)
+    params = layers * mtp_layer_params(model)
+    # the MTP block sits after the last decoder layer: on the last pipeline stage only
+    weights = params * dtype_bytes // tp if is_last else 0
+    if model.quantization is not None:
+        weights = int(params * B.quantized_bytes_per_param(model.quantization)) // tp if is_last else 0
+    page = _attention_page(
+        draft=model,
+        block_size=block_size,
+        tp=tp,
+        kv_cache_dtype=serve.kv_cache_dtype,
+        model_dtype=model_dtype,
+    )
+    kv_layers = layers if is_last else 0
+    item = ExtraItem(
+        name="speculative",
+        label=Text("MTP draft ({layers} layer(s) of the model itself)", layers=layers),
+        device_bytes=weights + kv_layers * page // block_size,
+        host_bytes=0,
+        inside_profile=True,
+        flag=SPECULATIVE_FLAG,
+        source=src("model_executor/models/deepseek_mtp.py, v1/spec_decode/eagle.py"),
+        note=Text(
+            "weights ≈ {params:.2f} B params (experts exact, attention ≈ 4·h²), embedding and head shared; KV {per_token} B per token in the same block table",
+            params=params / 1e9,
+            per_token=kv_layers * page // block_size,
+        ),
+    )
+    return _Draft(weights_bytes=weights, kv_layers=kv_layers, page_bytes=page, item=item)
+
+
+def _separate_draft(
+    *, model: ModelSpec, serve: ServeConfig, spec: SpeculativeConfig, block_size: int, model_dtype: str
+) -> _Draft:
+    """A draft model of its own (EAGLE heads, a small model): its weights at the draft's TP and its
+    attention layers' pages in every target block."""
+    method = spec.resolved_method
+    draft_tp = _draft_tp(spec=spec, tp=serve.tensor_parallel_size)
     assert spec.model is not None  # checked by SpeculativeConfig
     draft = _find_draft(spec.model)
     params = draft.params_total
@@ -226,7 +249,7 @@ def speculative_draft(
         device_bytes=weights + per_token,
         host_bytes=0,
         inside_profile=True,
-        flag=flag,
+        flag=SPECULATIVE_FLAG,
         source=src(f"{source}, v1/worker/gpu_model_runner.py load_model, v1/core/kv_cache_utils.py"),
         note=note,
     )
