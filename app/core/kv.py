@@ -27,7 +27,10 @@ ONE_BYTE_KV_DTYPES = frozenset({"fp8", "fp8_e4m3", "fp8_e5m2", "int8"})
 
 
 def kv_dtype_bytes(*, kv_cache_dtype: str, model_dtype: str) -> int:
-    """Bytes per cached element: `auto` follows the model (serving) dtype; fp8/int8 are one byte."""
+    """Bytes per cached element: `auto` follows the model (serving) dtype; fp8/int8 are one byte.
+
+    E.g. ("auto", "bfloat16") -> 2; ("fp8", "bfloat16") -> 1; ("fp8_ds_mla", …) -> 1.
+    """
     if kv_cache_dtype == "auto":
         return DTYPE_BYTES[model_dtype]
     if kv_cache_dtype in ONE_BYTE_KV_DTYPES or kv_cache_dtype == "fp8_ds_mla":
@@ -36,19 +39,29 @@ def kv_dtype_bytes(*, kv_cache_dtype: str, model_dtype: str) -> int:
 
 
 def kv_heads_per_rank(*, total_kv_heads: int, tensor_parallel_size: int) -> int:
-    """`max(1, H_kv // TP)`: heads are replicated when TP exceeds them (reference §3.1)."""
+    """`max(1, H_kv // TP)`: heads are replicated when TP exceeds them (reference §3.1).
+
+    E.g. 8 KV heads at TP 4 -> 2 per rank; at TP 16 -> 1 (each head held by two ranks).
+    """
     return max(1, total_kv_heads // tensor_parallel_size)
 
 
 def attention_page_bytes(
     *, block_size: int, kv_heads: int, head_size_k: int, head_size_v: int, dtype_bytes: int
 ) -> int:
-    """One block of one layer: `B x heads x (hk + hv) x b` (reference §3.2)."""
+    """One block of one layer: `B x heads x (hk + hv) x b` (reference §3.2).
+
+    E.g. Llama-3.1-8B, B 16, 8 heads, hk = hv = 128, bf16: 16 x 8 x 256 x 2 = 65,536 B.
+    """
     return block_size * kv_heads * (head_size_k + head_size_v) * dtype_bytes
 
 
 def mla_page_bytes(*, block_size: int, latent_size: int, dtype_bytes: int, kv_cache_dtype: str) -> int:
-    """MLA caches one latent per token (kv_lora_rank + rope dims), replicated on every TP rank."""
+    """MLA caches one latent per token (kv_lora_rank + rope dims), replicated on every TP rank.
+
+    E.g. DeepSeek-V3, B 64, latent 512 + 64 = 576, bf16: 64 x 576 x 2 = 73,728 B; fp8_ds_mla packs a
+    token in 656 B: 64 x 656 = 41,984 B.
+    """
     if kv_cache_dtype == "fp8_ds_mla":
         return block_size * FP8_DS_MLA_BYTES_PER_TOKEN
     return block_size * latent_size * dtype_bytes
@@ -164,7 +177,10 @@ class KVLayout:
 
 
 def stage_layer_ranges(*, num_layers: int, pipeline_parallel_size: int) -> list[tuple[int, int]]:
-    """vLLM's `get_pp_indices`: even split, the remainder to the stages before the last one."""
+    """vLLM's `get_pp_indices`: even split, the remainder to the stages before the last one.
+
+    E.g. 61 layers over 4 stages: [(0, 15), (15, 30), (30, 46), (46, 61)] (15, 15, 16, 15 layers).
+    """
     pp = pipeline_parallel_size
     sizes = [num_layers // pp] * pp
     for i in range(2, num_layers % pp + 2):
@@ -524,7 +540,10 @@ def request_blocks(
 
 
 def num_blocks_for(*, available_bytes: int, layout: KVLayout) -> int:
-    """`available // bytes_per_block`, clamped at zero (reference §3.5)."""
+    """`available // bytes_per_block`, clamped at zero (reference §3.5).
+
+    E.g. 60 GiB over 2,097,152 B a block (32 layers x 65,536 B) -> 30,720 blocks; a negative pool -> 0.
+    """
     if layout.bytes_per_block <= 0 or available_bytes <= 0:
         return 0
     return available_bytes // layout.bytes_per_block
@@ -539,7 +558,10 @@ def max_concurrency_for(
     prefix_caching: bool,
     rules: VersionRules,
 ) -> float:
-    """What "Maximum concurrency for L tokens per request: X x" prints (reference §3.7)."""
+    """What "Maximum concurrency for L tokens per request: X x" prints (reference §3.7).
+
+    E.g. 30,720 blocks of 16 tokens, one full-attention group, L 8,192 (512 blocks a request): 60.00x.
+    """
     if not layout.groups or max_model_len <= 0:
         return 0.0
     per_group = request_blocks(
@@ -572,7 +594,11 @@ def concurrency_from_blocks(
 def kv_tokens_for(
     *, num_blocks: int, layout: KVLayout, max_concurrency: float, max_model_len: int, rules: VersionRules
 ) -> int | None:
-    """What "GPU KV cache size: N tokens" prints; None for versions that print no such line."""
+    """What "GPU KV cache size: N tokens" prints; None for versions that print no such line.
+
+    E.g. 30,720 blocks of 16 at 60.00x and L 8,192: int(60.0 x 8,192) = 491,520 (0.20+); 30,720 x 16 =
+    491,520 in 0.19 (the same here; they differ for sliding-window groups).
+    """
     if rules.tokens_formula == "none":
         return None
     if rules.tokens_formula == "blocks_x_block_size":
@@ -586,7 +612,11 @@ def kv_tokens_for(
 def needed_bytes(
     *, layout: KVLayout, max_model_len: int, inflight_tokens: int, prefix_caching: bool, rules: VersionRules
 ) -> int:
-    """Memory one request of max_model_len needs, as each version's capacity check computes it (§3.6)."""
+    """Memory one request of max_model_len needs, as each version's capacity check computes it (§3.6).
+
+    E.g. Llama-3.1-8B at 131,072 tokens, B 16: 8,192 blocks x 2,097,152 B = 16 GiB (0.33.0 prints
+    "16.0 GiB KV cache is needed").
+    """
     per_group = request_blocks(
         layout=layout,
         max_model_len=max_model_len,
@@ -625,6 +655,8 @@ def estimate_max_model_len(
     The answer is vLLM's; the search starts from a proportional guess (needed bytes grow about linearly
     in L) and brackets it by doubling steps before bisecting, so it takes ~6-10 evaluations of
     ``needed_bytes`` instead of ~log2(upper). Exact because needed(L) never decreases with L.
+
+    E.g. 0.33.0, Llama-3.1-8B on an L4 with a 3.6 GiB pool: 29,504 (the length vLLM's error names).
     """
 
     def need(length: int) -> int:
