@@ -87,7 +87,6 @@ OVER_FUNCTION_LIMIT = {
     "app/core/fleet.py:plan_fleet": "speed / deploy",
     "app/core/backends.py:resolve_backend": "configs",
     "app/core/diagnose/steps.py:step_budget": "ascend",
-    "app/core/hf_config/geometry.py:_geometry": "configs",
 }
 OVER_MODULE_LIMIT = {"app/core/logs/startup.py": "ascend / hostile"}
 
