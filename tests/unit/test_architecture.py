@@ -86,7 +86,6 @@ OVER_FUNCTION_LIMIT = {
     "app/web/planner/views.py:result_view": "kernel / pagefix",
     "app/core/fleet.py:plan_fleet": "speed / deploy",
     "app/core/backends.py:resolve_backend": "configs",
-    "app/core/diagnose/steps.py:step_budget": "ascend",
 }
 OVER_MODULE_LIMIT = {"app/core/logs/startup.py": "ascend / hostile"}
 
