@@ -153,7 +153,7 @@ def strip_program(tokens: list[str]) -> list[str]:
 # docker compose: `command:` as a string (`command: --model X`), a flow list (`command: ["--model", "X"]`),
 # a folded / literal block (`command: >` then indented lines) or a block list (`- --model` / `- X`). The
 # vllm/vllm-openai image's entrypoint is `vllm serve`, so the arguments are `vllm serve`'s.
-_COMPOSE_COMMAND = re.compile(r"^(?P<indent>[ \t]{0,64})(?:-[ \t]+)?command:[ \t]*(?P<rest>.{0,100000})$")
+_COMPOSE_COMMAND = re.compile(r"^(?P<indent>[ \t]{0,64})(?:-[ \t]+)?command:[ \t]*(?P<rest>.*)$")
 MAX_COMPOSE_LINES = 256  # a compose service's command list is far shorter
 
 
