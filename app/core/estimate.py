@@ -19,12 +19,14 @@ from app.core.defaults import default_max_num_batched_tokens as default_max_num_
 from app.core.defaults import default_max_num_seqs as default_max_num_seqs
 from app.core.defaults import model_for_release as model_for_release
 from app.core.defaults import resolve as resolve
+from app.core.defaults import validate_devices as validate_devices
 from app.core.defaults import validate_parallel as validate_parallel
 from app.core.hf_config.registry import check_architecture
 from app.core.result import ErrorKind, Estimate, KVGroup, Verdict
 from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.uncertainty import ranges_for
+from app.core.verdicts import classify
 from app.core.versions import V0_CHUNKED_PREFILL_ABOVE as V0_CHUNKED_PREFILL_ABOVE  # recommend.py reads it
 from app.core.versions import (
     V0_DEFAULT_SWAP_GIB,
@@ -39,9 +41,6 @@ MAX_MODEL_LEN_CEILING = 10_000_000
 # the capacity chart's length axis: from 512 tokens to the model's maximum, and at least to 1,024
 CURVE_SHORTEST_LEN = 512
 CURVE_LONGEST_LEN_AT_LEAST = 1024
-# The shortest context still worth serving: one prefill chunk at vLLM's smallest API-server default
-# --max-num-batched-tokens (reference §7). A pool that holds less is "budget-bound", not "S-bound".
-USEFUL_CONTEXT_TOKENS = 2048
 # failures that do not depend on max_model_len (the capacity curve cannot reuse one estimate's pool)
 ALWAYS_FAILS = frozenset({ErrorKind.STARTUP_FREE_MEMORY, ErrorKind.LOAD_OOM})
 
@@ -175,12 +174,17 @@ def estimate(
     vllm_version: str | None = None,
     target_concurrency: int | None = None,
     max_model_len_auto: bool = False,
+    devices: int | None = None,
 ) -> Estimate:
     """Predict vLLM's start-up numbers for one configuration (per device of the tightest rank).
+
+    ``devices``: how many the user has (None: TP × PP); fewer than TP × PP is vLLM's refusal
+    (:func:`validate_devices`, an InvalidServeConfigError naming ``devices``).
 
     ``max_model_len_auto`` is `--max-model-len auto` (0.14+): vLLM binary-searches the largest length
     that fits the KV pool, up to the model's own maximum, and logs what it did (reference §3.6, §4.3).
     """
+    validate_devices(serve=serve, devices=devices)
     version = resolve_version(vllm_version)
     rules = version.rules
     model = model_for_release(model=model, rules=rules)
@@ -221,7 +225,7 @@ def _auto_fit(
             update={
                 "fits": False,
                 "error": text,
-                "verdict": "budget_bound",
+                "verdict": "load_oom" if probe.verdict == "load_oom" else "budget_bound",
                 "log_lines": [*probe.log_lines[:-1], text] if probe.error else [*probe.log_lines, text],
             }
         )
@@ -389,7 +393,8 @@ def _printed_lines(
     ):
         return [refusal.text]  # refused before any weight is loaded
     if refusal is not None and refusal.kind == ErrorKind.LOAD_OOM:
-        return [*backend_lines, refusal.text]  # nothing is profiled
+        # dies loading the weights, after vLLM's "Starting to load model" line: nothing is profiled
+        return [*backend_lines, vllm_text.load_start_line(model=setup.model.name), refusal.text]
     layout = binding.layout
     cpu_blocks = 0
     if rules.swap_space_used and layout.bytes_per_block:
@@ -468,24 +473,18 @@ def _warnings(setup: Setup, refusal: Refusal | None) -> list[str]:
 def _verdict(
     *, capacity: Capacity, refusal: Refusal | None, binding: Stage, max_model_len: int, target: int
 ) -> Verdict:
-    """The seed's verdict for this estimate (app/core/verdicts.py holds its words)."""
+    """The seed's verdict for this estimate: the one rule the doctor shares (verdicts.classify)."""
     error_kind = refusal.kind if refusal else None
-    if refusal is None and capacity.concurrency >= target:
-        return "fits"
-    if refusal is None:
-        return "n_bound"
-    if error_kind == ErrorKind.MAX_LEN_ABOVE_DERIVED:
-        return "s_bound"  # refused for the length alone
-    if (
-        binding.kv_cache_bytes > 0
-        and capacity.largest_len >= min(max_model_len // 2, USEFUL_CONTEXT_TOKENS)
-        and error_kind not in (ErrorKind.STARTUP_FREE_MEMORY, ErrorKind.LOAD_OOM)
-    ):
-        # the seed's step 4: the length binds when a shorter one worth serving starts (halving
-        # --max-model-len is the quick test, vLLM's own estimate the exact one); the budget binds
-        # only when the pool holds next to nothing
-        return "s_bound"
-    return "budget_bound"
+    return classify(
+        failure="load_oom" if error_kind == ErrorKind.LOAD_OOM else None,
+        starts=refusal is None,
+        reached=capacity.concurrency,
+        target=target,
+        length_refused=error_kind == ErrorKind.MAX_LEN_ABOVE_DERIVED,  # refused for the length alone
+        largest_len=capacity.largest_len,
+        max_model_len=max_model_len,
+        budget_short=binding.kv_cache_bytes <= 0 or error_kind == ErrorKind.STARTUP_FREE_MEMORY,
+    )
 
 
 def _estimate(

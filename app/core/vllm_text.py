@@ -235,6 +235,13 @@ V1_ESTIMATED_LEN = VllmLine(
     "the estimated maximum model length is",
     r"the estimated maximum model length is (\d{1,18})",
 )
+# the engine config's refusal of a --max-model-len above the model's own maximum (estimate.py prints it)
+LEN_ABOVE_DERIVED = VllmLine(
+    "is greater than the derived max_model_len",
+    r"User-specified max_model_len \((\d{1,18})\) is greater than the derived max_model_len",
+    "User-specified max_model_len (%s) is greater than the derived max_model_len (%s=%s or model_max_length=%s in model's config.json).",
+    "config/model.py::_get_and_verify_max_len (0.19.0)",
+)
 AUTOFIT_FAILED = VllmLine("Cannot auto-fit max_model_len", r"Cannot auto-fit max_model_len.*")
 TORCH_OOM = VllmLine(" out of memory", r"\b(CUDA|NPU|XPU|HIP)(?: error:)? out of memory\b.*")
 TOTAL_CAPACITY = r"total capacity of " + G + r" GiB"
@@ -542,6 +549,11 @@ def load_oom_error(*, platform: str, total_bytes: int) -> str:
         f"{exc}: {kind} out of memory. Tried to allocate … GiB. GPU 0 has a total capacity of "
         f"{total_bytes / GIB:.2f} GiB of which … MiB is free."
     )
+
+
+def load_start_line(*, model: str) -> str:
+    """v1/worker/gpu_model_runner.py load_model's first line (read back by :data:`LOAD_START`)."""
+    return f"Starting to load model {model}..."
 
 
 def autofit_line(*, rules: VersionRules, full: int, length: int, kv_cache_bytes: int) -> str:
