@@ -9,6 +9,11 @@ ServerErrorMiddleware, so every response it sees gets the headers — 404s, stat
   base.html), nosniff, no referrer, no framing, same-origin opener. No CORS header is ever sent.
 - Bodies: at most ``MAX_BODY_BYTES`` (6 MiB: the doctor takes a 5 MiB log plus form framing);
   larger is a 413 naming ``body``, before the app reads anything.
+- Headers, before anything parses them: a request line plus headers over ``MAX_HEADER_BYTES`` (64 KiB)
+  is a 431 (h11's own limit only counts what is still buffered, so a 120 KB header that arrived in
+  one read used to pass); a ``Cookie`` header over ``MAX_COOKIE_BYTES`` (4 KiB) is dropped, as if
+  absent, so no cookie parser sees it (CPython's cookie unquoting, used by Starlette and
+  ``http.cookies``, is quadratic before 3.11.10 / 3.12.6: a 62 KB quoted cookie cost 5 s of CPU).
 - JSON bodies (``application/json``, ``*+json``): must be UTF-8 and nested at most
   ``MAX_JSON_DEPTH`` deep, else a 422 naming ``body`` — Python's JSON parser would otherwise recurse
   until RecursionError. Urlencoded forms must be UTF-8 too. A body without a content type is left to
@@ -36,6 +41,11 @@ MAX_BODY_BYTES = 6 * 2**20
 # beyond it the connection is simply closed.
 DRAIN_LIMIT_BYTES = 128 * 2**20
 MAX_JSON_DEPTH = 64
+# Request line + headers: browsers send ~1-2 KiB; nginx's large_client_header_buffers is 4 x 8 KiB.
+MAX_HEADER_BYTES = 64 * 2**10
+# A browser keeps one cookie of ours (lang=xx, 7 bytes); 4 KiB is what RFC 6265 §6.1 asks a browser to
+# support per cookie, and quadratic unquoting of 4 KiB costs ~20 ms at worst.
+MAX_COOKIE_BYTES = 4 * 2**10
 # A body must keep coming: a chunk at least every BODY_CHUNK_TIMEOUT_S and the whole of it within
 # BODY_TIMEOUT_S (6 MiB in 60 s is 100 KiB/s, far below any intranet link), else a 408. This bounds
 # how long a slow client holds a connection and its buffered body when the server is exposed directly.
@@ -131,6 +141,23 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+def header_bytes(scope: Scope) -> int:
+    """The request line plus headers as sent on the wire (``GET /p?q HTTP/1.1``, ``name: value`` lines)."""
+    line = len(scope.get("method", "")) + len(scope.get("raw_path") or b"") + 12
+    query: bytes = scope.get("query_string", b"")
+    line += len(query) + 1 if query else 0
+    return line + sum(len(key) + len(value) + 4 for key, value in scope.get("headers", ()))
+
+
+def without_large_cookie(scope: Scope) -> Scope:
+    """``scope`` without its Cookie headers when together they exceed ``MAX_COOKIE_BYTES``."""
+    headers = scope.get("headers", ())
+    cookie_bytes = sum(len(value) for key, value in headers if key == b"cookie")
+    if cookie_bytes <= MAX_COOKIE_BYTES:
+        return scope
+    return {**scope, "headers": [(key, value) for key, value in headers if key != b"cookie"]}
+
+
 def _header(scope: Scope, name: bytes) -> str:
     for key, value in scope.get("headers", ()):
         if key == name:
@@ -201,6 +228,7 @@ class SecurityMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        scope = without_large_cookie(scope)
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -212,6 +240,14 @@ class SecurityMiddleware:
                 message = {**message, "headers": headers + _RAW_HEADERS}
             await send(message)
 
+        size = header_bytes(scope)
+        if size > MAX_HEADER_BYTES:
+            message = (
+                f"the request line and headers have {size:,} bytes; the limit is {MAX_HEADER_BYTES:,} bytes "
+                f"({MAX_HEADER_BYTES // 2**10} KiB): send long inputs in a POST body"
+            )
+            await self._refuse(scope, send_with_headers, 431, message)
+            return
         if scope["method"] in ("GET", "HEAD", "OPTIONS", "DELETE") and not _header(scope, b"content-length"):
             await self.app(scope, receive, send_with_headers)
             return
@@ -275,13 +311,15 @@ class SecurityMiddleware:
         )
 
     async def _refuse(self, scope: Scope, send: Send, status: int, message: str) -> None:
-        kind = {413: "too_large", 408: "timeout"}.get(status, "invalid_body")
+        kind = {413: "too_large", 408: "timeout", 431: "headers_too_large"}.get(status, "invalid_body")
         if _is_api(scope):
-            payload = {"detail": [{"loc": ["body"], "msg": message, "type": kind}]}
+            where = "header" if status == 431 else "body"
+            payload = {"detail": [{"loc": [where], "msg": message, "type": kind}]}
             body = json.dumps(payload).encode()
             content_type = b"application/json"
         else:
-            body = f'<p class="problem" role="alert">body: {html.escape(message)}</p>'.encode()
+            where = "header" if status == 431 else "body"
+            body = f'<p class="problem" role="alert">{where}: {html.escape(message)}</p>'.encode()
             content_type = b"text/html; charset=utf-8"
         await send(
             {
