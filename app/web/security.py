@@ -26,21 +26,21 @@ import asyncio
 import html
 import json
 import math
-from array import array
-from itertools import accumulate
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.core.jsontext import MAX_JSON_DEPTH, json_depth, json_depth_exceeds
 from app.core.text import Text
+
+__all__ = ["MAX_JSON_DEPTH", "json_depth", "json_depth_exceeds"]
 
 MAX_BODY_BYTES = 6 * 2**20
 # An over-limit body is read and thrown away up to this much before the 413 goes out, so a client still
 # uploading (a browser posting a 50 MB paste) receives the message instead of a reset connection;
 # beyond it the connection is simply closed.
 DRAIN_LIMIT_BYTES = 128 * 2**20
-MAX_JSON_DEPTH = 64
 # Request line + headers: browsers send ~1-2 KiB; nginx's large_client_header_buffers is 4 x 8 KiB.
 MAX_HEADER_BYTES = 64 * 2**10
 # A browser keeps one cookie of ours (lang=xx, 7 bytes); 4 KiB is what RFC 6265 §6.1 asks a browser to
@@ -78,39 +78,6 @@ SECURITY_HEADERS: dict[str, str] = {
 _RAW_HEADERS = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in SECURITY_HEADERS.items()]
 _OWN_NAMES = {name for name, _ in _RAW_HEADERS}
 _DROPPED = {b"access-control-allow-origin", b"access-control-allow-credentials"}
-
-_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
-_OPEN_CLOSE = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # +1 / -1 as signed bytes
-
-
-def json_depth(data: bytes | str) -> int:
-    """How deep JSON text nests arrays/objects, in linear time (each pass is one C-speed scan).
-
-    1. Escapes that matter go first: ``\\\\`` pairs, then ``\\"`` (left to right, as JSON pairs them),
-       so an escaped quote never ends a string.
-    2. The quotes left alternate open/close: the text outside strings is every other piece of a
-       split on ``"``.
-    3. Of that, only brackets are kept; the depth is the largest running sum of +1 per opening and
-       -1 per closing bracket.
-
-    Unbalanced openings (invalid JSON) count too, because ``json.loads("[" * 100_000)`` recurses
-    before it notices the brackets never close. A backslash outside a string is invalid JSON that
-    the parser rejects where it stands, so whatever it hides from this count is never reached.
-    The regex this replaces restarted inside escaped quotes: quadratic (32 kB took 2.9 s).
-    """
-    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    unescaped = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
-    outside = b"".join(unescaped.split(b'"')[0::2])
-    steps = array("b", outside.translate(None, _NOT_BRACKET).translate(_OPEN_CLOSE))
-    return max(0, max(accumulate(steps), default=0))
-
-
-def json_depth_exceeds(data: bytes | str, limit: int = MAX_JSON_DEPTH) -> bool:
-    """True when JSON text nests arrays/objects deeper than ``limit`` (see ``json_depth``)."""
-    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    if raw.count(b"[") + raw.count(b"{") <= limit:
-        return False
-    return json_depth(raw) > limit
 
 
 def check_json_text(text: str, limit: int = MAX_JSON_DEPTH) -> None:

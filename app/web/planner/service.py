@@ -7,11 +7,8 @@ head sizes, sliding windows and MLA live in one place.
 
 from __future__ import annotations
 
-from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, Literal
-
-from starlette.concurrency import run_in_threadpool
 
 from app import hub
 from app.core.catalog import find_device
@@ -150,8 +147,7 @@ async def prefetch_hub_model(params: PlannerParams) -> None:
     failure, with its message) in app.hub's memory cache. Nothing happens without KVPLAN_ALLOW_HUB=1."""
     if not hub.enabled() or params.config_json or params.has_card:
         return
-    with suppress(PlannerError):  # the resolve raises it again, from app.hub's failure cache
-        await run_in_threadpool(find_model_or_fetch, params.model)
+    await hub.prefetch(params.model)  # waits on app.hub's own pool, holding no thread of the request pool
 
 
 def resolve_strict(params: PlannerParams) -> Resolved:
