@@ -37,7 +37,6 @@ import hashlib
 import http.client
 import json
 import os
-import re
 import socket
 import tempfile
 import threading
@@ -53,6 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.core import regex
 from app.core.catalog import CONFIG_FILE_NAME, SAFETENSORS_INDEX_FILE_NAME, find_model
 from app.core.errors import PlannerError, UnknownModelError
 from app.core.hf_config import model_spec_from_hf_config
@@ -99,9 +99,9 @@ CACHE_FORMAT = 1
 
 # HF repository ids: "org/name", letters, digits, "-", "_", "." (no "..", no leading dot), matched whole.
 _REPO_PART = r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}"
-_REPO_RE = re.compile(rf"({_REPO_PART})/({_REPO_PART})")
-_REVISION_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}")
-_COMMIT_RE = re.compile(r"[0-9a-f]{40}")
+_REPO_RE = regex.compile(rf"({_REPO_PART})/({_REPO_PART})")
+_REVISION_RE = regex.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}")
+_COMMIT_RE = regex.compile(r"[0-9a-f]{40}")
 
 
 class HubError(PlannerError):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 import shlex
 from dataclasses import dataclass, field
 from functools import cache
@@ -19,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app.core import numbers
+from app.core import numbers, regex
 from app.core.errors import PlannerError
 from app.core.plan import vllm_quantization_name
 from app.core.specs import ServeConfig
@@ -142,7 +141,7 @@ def _tokens(text: str) -> list[str]:
             "command",
             Text("longer than {max_command_chars:,} characters", max_command_chars=MAX_COMMAND_CHARS),
         )
-    joined = re.sub(r"\\\s*\n", " ", text)
+    joined = regex.sub(r"\\\s*\n", " ", text)
     joined = "\n".join(line for line in joined.splitlines() if not line.lstrip().startswith("#"))
     try:
         return shlex.split(joined)
@@ -156,7 +155,7 @@ def parse_serve_command(text: str, *, vllm_version: str | None = None) -> Parsed
     # an env-var prefix and the program: `CUDA_VISIBLE_DEVICES=0 vllm serve` / `python -m …api_server`;
     # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is read (it decides whether a long --max-model-len starts)
     env: dict[str, str] = {}
-    while tokens and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", tokens[0]):
+    while tokens and regex.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", tokens[0]):
         name, _, value = tokens.pop(0).partition("=")
         env[name] = value
     if tokens[:2] == ["vllm", "serve"]:
