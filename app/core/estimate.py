@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core import budget as B
+from app.core import deadline
 from app.core import equations as E
 from app.core import extras as X
 from app.core import kv as K
@@ -190,6 +191,7 @@ def _stages(
     quant = model.quantization
     stages = []
     for i, layer_range in enumerate(ranges):
+        deadline.check()  # a request's CPU budget (app.core.deadline), checked once per stage
         is_first, is_last = i == 0, i == pp - 1
         layout = K.build_layout(
             model=model,

@@ -26,13 +26,15 @@ import asyncio
 import html
 import json
 import math
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.core.deadline import cpu_budget
 from app.core.jsontext import MAX_JSON_DEPTH, json_depth, json_depth_exceeds
-from app.core.text import Text
+from app.core.text import N_, Text
 
 __all__ = ["MAX_JSON_DEPTH", "json_depth", "json_depth_exceeds"]
 
@@ -89,6 +91,42 @@ def check_json_text(text: str, limit: int = MAX_JSON_DEPTH) -> None:
 
 
 ECHO_MAX_CHARS = 200  # an error echoes at most this much of the offending input
+
+
+@dataclass(frozen=True)
+class WorkBudget:
+    """The CPU one request may spend computing (app.core.deadline), and what to shrink past it."""
+
+    seconds: float
+    field: str
+    advice: str
+
+
+# By path (under the root path). Searches and simulations get 3 s (the issue's bar is 4 s of server
+# CPU for them, 2 s for everything else); the rest 1.5 s. Every real input takes a fraction: the
+# catalog's largest model at the largest fleet is ~0.3 s, a preset simulation at its cap < 1 s.
+_LAYERS_ADVICE = N_("a pasted config with fewer layers, or a smaller pipeline_parallel_size")
+WORK_BUDGETS: dict[str, WorkBudget] = {
+    "/api/recommend": WorkBudget(
+        3.0, "nodes", N_("fewer nodes or devices per node, or a pasted config with fewer layers")
+    ),
+    "/recommend": WorkBudget(3.0, "config_json", _LAYERS_ADVICE),
+    "/api/fleet": WorkBudget(3.0, "config_json", _LAYERS_ADVICE),
+    "/fleet": WorkBudget(3.0, "config_json", _LAYERS_ADVICE),
+    "/explore": WorkBudget(3.0, "config_json", _LAYERS_ADVICE),
+    "/api/workload": WorkBudget(3.0, "config_json", _LAYERS_ADVICE),
+    "/doctor": WorkBudget(1.5, "log", N_("a shorter log")),
+    "/api/diagnose": WorkBudget(1.5, "log", N_("a shorter log")),
+}
+DEFAULT_WORK_BUDGET = WorkBudget(1.5, "config_json", _LAYERS_ADVICE)
+
+
+def work_budget(scope: Scope) -> WorkBudget:
+    path: str = scope.get("path", "")
+    root: str = scope.get("root_path", "") or ""
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    return WORK_BUDGETS.get(path.rstrip("/") or "/", DEFAULT_WORK_BUDGET)
 
 
 def json_safe(value: Any) -> Any:
@@ -196,6 +234,12 @@ class SecurityMiddleware:
             await self.app(scope, receive, send)
             return
         scope = without_large_cookie(scope)
+        budget = work_budget(scope)
+        # the budget travels in the request's context, into the thread pool with it
+        with cpu_budget(seconds=budget.seconds, field=budget.field, advice=Text(budget.advice)):
+            await self._serve(scope, receive, send)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
