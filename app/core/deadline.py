@@ -8,8 +8,8 @@ estimate cost its layer count. An entry point opens a budget::
     with cpu_budget(seconds=3.0, field="nodes", advice=Text("fewer nodes or devices per node")):
         ...  # every pipeline stage app.core.estimate computes checks it
 
-and a computation still running past it raises :class:`WorkBudgetError` (a PlannerError, so a 4xx
-naming ``field`` and saying what to shrink). The clock is ``time.thread_time``: the CPU of the
+and a computation still running past it raises :class:`WorkBudgetError` (a 4xx naming ``field`` and
+saying what to shrink). The clock is ``time.thread_time``: the CPU of the
 request's own thread, so other requests running at the same time do not count against it. Without
 an open budget (the CLI, the tests of the core) ``check`` does nothing. The web opens one per request
 (``app.web.security.SecurityMiddleware``, by path); a thread is timed from its first check, so the
@@ -24,7 +24,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from app.core.errors import PlannerError
 from app.core.text import Text
 
 
@@ -41,8 +40,17 @@ class _Budget:
 _current: ContextVar[_Budget | None] = ContextVar("kvplan_cpu_budget", default=None)
 
 
-class WorkBudgetError(PlannerError):
-    """The computation needed more CPU than its budget: the message names what to shrink."""
+class WorkBudgetError(Exception):
+    """The computation needed more CPU than its budget: the message names what to shrink.
+
+    Not a PlannerError on purpose: the core catches PlannerError to mean "vLLM refuses this candidate"
+    (the recommender and the fleet search try the next one), which would turn a spent budget into a
+    wrong answer. The web answers it as a 422 naming ``field`` (app.web.app)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
 
 
 @contextmanager

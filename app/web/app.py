@@ -18,6 +18,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.core.catalog import list_devices, list_models
+from app.core.deadline import WorkBudgetError
 from app.core.errors import PlannerError
 from app.web import explore, fleet, reports
 from app.web.compare import routes as compare
@@ -194,6 +195,18 @@ def create_app(root_path: str = "") -> FastAPI:
             }
         ]
         return JSONResponse({"detail": detail}, status_code=422)
+
+    @app.exception_handler(WorkBudgetError)
+    async def work_budget_error(request: Request, exc: WorkBudgetError) -> Response:
+        # a request that computed past its CPU budget (app.core.deadline): a 422 naming what to shrink,
+        # JSON on the API, the problem paragraph on a page or fragment (htmx swaps a 422)
+        message = tr(exc.message)
+        if request.url.path.startswith(f"{root_path}/api"):
+            where = "query" if request.method == "GET" else "body"
+            detail = [{"loc": [where, exc.field], "msg": message, "type": "work_budget"}]
+            return JSONResponse({"detail": detail}, status_code=422)
+        body = f'<p class="problem" role="alert">{html.escape(exc.field)}: {html.escape(message)}</p>'
+        return HTMLResponse(body, status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:

@@ -19,7 +19,17 @@ import app
 from app.core import regex
 
 ROOT = Path(__file__).resolve().parents[2]
-MATCHING_FUNCTIONS = {"compile", "search", "match", "fullmatch", "sub", "subn", "split", "findall", "finditer"}
+MATCHING_FUNCTIONS = {
+    "compile",
+    "search",
+    "match",
+    "fullmatch",
+    "sub",
+    "subn",
+    "split",
+    "findall",
+    "finditer",
+}
 # RE2's time is at most ~its program size per input character (its DFA, usually, one step). Counted
 # repeats expand: the largest here, "serving model (\\S{1,512})", is 6,067 instructions.
 MAX_PROGRAM_SIZE = 10_000
