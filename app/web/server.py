@@ -36,6 +36,11 @@ KEEP_ALIVE_TIMEOUT_S = 5  # uvicorn's default, stated: an idle connection is clo
 # Connections + in-flight requests one worker holds before answering 503: ~4x the 64-connection load
 # goal per worker, and a bounded amount of memory (each holds at most a 6 MiB body).
 MAX_CONNECTIONS_PER_WORKER = 256
+# uvicorn's supervisor kills a worker that does not answer its health ping (or finish starting) within
+# this long; its default, 5 s, killed both workers in a loop on a loaded 2-core machine (start-up took
+# 8 s of wall time at a load average of 10) and would kill a busy worker with everyone's requests on it.
+# A worker's ping is answered by its own thread, so only a hung process misses a minute of them.
+WORKER_HEALTHCHECK_TIMEOUT_S = 60
 
 
 class NoDelayH11Protocol(H11Protocol):
@@ -62,6 +67,7 @@ def server_options() -> dict[str, Any]:
         "h11_max_incomplete_event_size": MAX_HEADER_BYTES,
         "timeout_keep_alive": KEEP_ALIVE_TIMEOUT_S,
         "limit_concurrency": MAX_CONNECTIONS_PER_WORKER,
+        "timeout_worker_healthcheck": WORKER_HEALTHCHECK_TIMEOUT_S,
         "loop": "asyncio",  # uvloop starved connections under overload here: p99 2.5 s at 64 connections vs 0.13 s
         "access_log": True,
     }
