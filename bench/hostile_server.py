@@ -17,6 +17,7 @@ All inputs are our own, of the shapes the issue names.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -34,8 +35,6 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench" / "load"))
-import contextlib
-
 import run as load  # noqa: E402  (bench/load/run.py: free_port, _children, stop_server)
 
 WORKERS = 2
