@@ -749,6 +749,16 @@ async def prefetch(model_id: str) -> None:
         waiting.cancel()  # only this wait: the fetch itself is running and ends at its deadline
 
 
+async def prefetch_items(items: list[tuple[str, str]]) -> None:
+    """``prefetch`` for a route that has only the raw form or query items: the model id, unless a pasted
+    config or a model card (which win over it) is given."""
+    if not enabled() or any(key == "config_json" or key.startswith("card_") for key, value in items if value):
+        return
+    model = next((value for key, value in reversed(items) if key == "model"), "")
+    if model:
+        await prefetch(model)
+
+
 def clear_memory() -> None:
     """Forget what this process fetched and refill the rate bucket (tests; the disk cache stays)."""
     global _bucket
