@@ -33,6 +33,7 @@ Every failure is a :class:`HubError` on the ``model`` field: a 4xx with a senten
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import hashlib
 import http.client
 import json
@@ -45,9 +46,10 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections import OrderedDict
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -564,7 +566,7 @@ def evict_disk_cache(directory: Path, *, max_bytes: int | None = None, max_files
     entries: list[tuple[float, int, Path]] = []
     with suppress(OSError), os.scandir(directory) as it:
         for item in it:
-            if item.name.endswith((".json", ".tmp")) and item.is_file(follow_symlinks=False):
+            if item.name.endswith((".json", ".tmp", ".lock")) and item.is_file(follow_symlinks=False):
                 with suppress(OSError):
                     stat = item.stat(follow_symlinks=False)
                     entries.append((stat.st_mtime, stat.st_size, Path(item.path)))
@@ -645,25 +647,56 @@ def _convert(ref: HubRef, fetched: Fetched) -> ModelSpec:
         ) from exc
 
 
+@contextmanager
+def _across_workers(path: Path) -> Iterator[None]:
+    """An advisory lock on ``path``'s id, held while it is fetched: single flight across the worker
+    processes of one server (they share the disk cache). Waits at most a fetch's time; without a
+    writable cache directory it is skipped (each process then fetches on its own)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path.with_suffix(".lock"), "a+b")  # noqa: SIM115 - held across the yield
+    except OSError:
+        yield
+        return
+    try:
+        waited_until = time.monotonic() + TOTAL_SECONDS + WAIT_MARGIN_SECONDS
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() > waited_until:
+                    break  # the other worker's fetch is past its own deadline: go ahead
+                time.sleep(0.05)
+        yield
+    finally:
+        handle.close()  # releases the lock
+
+
+def _fetch_and_cache(base: str, ref: HubRef, path: Path) -> Fetched:
+    """The network fetch (one token of the rate limit), written to the disk cache."""
+    if not _bucket.take():
+        rate = format(FETCH_RATE_PER_S, "g")
+        raise HubError(
+            Text(
+                "too many models fetched from the hub just now (at most {rate} a second); try {model} again in a few seconds",
+                rate=rate,
+                model=ref.label,
+            ),
+            transient=True,
+        )
+    stats["network_fetches"] += 1
+    fetched = fetch(ref, base=base)
+    _write_cache(path, fetched)
+    return fetched
+
+
 def _load(base: str, ref: HubRef, key: _Key) -> ModelSpec:
     """On the hub's pool: the disk cache, else the network (one rate token), then the memory caches."""
     try:
         path = _cache_file(base, ref)
-        fetched = _read_cache(path, ref)
-        if fetched is None:
-            if not _bucket.take():
-                rate = format(FETCH_RATE_PER_S, "g")
-                raise HubError(
-                    Text(
-                        "too many models fetched from the hub just now (at most {rate} a second); try {model} again in a few seconds",
-                        rate=rate,
-                        model=ref.label,
-                    ),
-                    transient=True,
-                )
-            stats["network_fetches"] += 1
-            fetched = fetch(ref, base=base)
-            _write_cache(path, fetched)
+        with _across_workers(path):  # another worker fetching the same id: wait, then read its cache entry
+            fetched = _read_cache(path, ref) or _fetch_and_cache(base, ref, path)
         spec = _convert(ref, fetched)
     except HubError as exc:
         with _lock:

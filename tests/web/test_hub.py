@@ -553,3 +553,35 @@ def test_no_failure_message_names_the_endpoint(client: TestClient, opted_in: Sta
     response = _estimate(client, REPO)
     assert response.status_code == 422
     assert REPO in response.text and opted_in.base not in response.text and "127.0.0.1" not in response.text
+
+
+def test_workers_of_one_server_fetch_an_id_once(tmp_path: Path) -> None:
+    """Worker processes share the disk cache; an advisory lock on the id makes the second wait for the
+    first's entry instead of fetching again. (Two open files in one process lock like two processes.)"""
+    path = tmp_path / "entry.json"
+    order: list[str] = []
+    inside = threading.Event()
+    release = threading.Event()
+
+    def first() -> None:
+        with hub._across_workers(path):
+            order.append("first in")
+            inside.set()
+            release.wait(GATE_SECONDS)
+            order.append("first out")
+
+    def second() -> None:
+        with hub._across_workers(path):
+            order.append("second in")
+
+    a = threading.Thread(target=first)
+    a.start()
+    inside.wait(GATE_SECONDS)
+    b = threading.Thread(target=second)
+    b.start()
+    b.join(0.3)  # the second is still waiting for the lock
+    assert order == ["first in"]
+    release.set()
+    a.join(GATE_SECONDS)
+    b.join(GATE_SECONDS)
+    assert order == ["first in", "first out", "second in"]
