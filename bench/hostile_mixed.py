@@ -42,12 +42,14 @@ ORDINARY: list[tuple[str, str, dict[str, str], str]] = [
 
 
 def _lua() -> str:
-    lines = ["local reqs = {}"]
+    # built in init(): wrk.format adds the Host header, which is known only once the script is loaded
+    lines = ["local reqs = {}", "init = function(args)"]
     for i, (method, path, headers, body) in enumerate(ORDINARY, start=1):
         hdrs = ", ".join(f'["{k}"] = "{v}"' for k, v in {"Accept-Encoding": "gzip", **headers}.items())
         lua_body = f"[==[{body}]==]" if body else "nil"
-        lines.append(f'reqs[{i}] = wrk.format("{method}", [==[{path}]==], {{{hdrs}}}, {lua_body})')
+        lines.append(f'  reqs[{i}] = wrk.format("{method}", [==[{path}]==], {{{hdrs}}}, {lua_body})')
     lines += [
+        "end",
         "local i = 0",
         "request = function() i = i % #reqs + 1; return reqs[i] end",
         "done = function(summary, latency, requests)",
