@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import html
 import logging
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -142,8 +143,15 @@ def warm_up(renderer: Renderer) -> None:
 REQUEST_THREADS = 8
 
 
+# How long a thread holds the GIL while another waits for it (CPython's default 5 ms). The event loop
+# (accepting, /healthz, every async route's first step) waits behind the computing threads for its
+# turn; 1 ms makes that wait 5x shorter for ~1 % more switching.
+GIL_SWITCH_INTERVAL_S = 0.001
+
+
 def limit_threads() -> None:
     anyio.to_thread.current_default_thread_limiter().total_tokens = REQUEST_THREADS
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
 
 
 def create_app(root_path: str = "") -> FastAPI:
