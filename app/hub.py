@@ -792,22 +792,6 @@ async def prefetch_items(items: list[tuple[str, str]]) -> None:
         await prefetch(model)
 
 
-def clear_memory() -> None:
-    """Forget what this process fetched and refill the rate bucket (tests; the disk cache stays)."""
-    global _bucket
-    with _lock:
-        _specs.clear()
-        _failures.clear()
-        _bucket = _Bucket(FETCH_RATE_PER_S, FETCH_BURST)
-        stats["network_fetches"] = 0
-
-
-def memory_sizes() -> dict[str, int]:
-    """How many entries the memory caches hold (bounded: SPEC_CACHE_ENTRIES, FAILURE_CACHE_ENTRIES)."""
-    with _lock:
-        return {"specs": len(_specs), "failures": len(_failures), "in_flight": len(_inflight)}
-
-
 def find_model_or_fetch(model_id: str) -> tuple[ModelSpec, bool]:
     """The catalog's spec; with the opt-in, a hub spec for an id the catalog lacks.
 

@@ -253,11 +253,11 @@ class SecurityMiddleware:
 
         size = header_bytes(scope)
         if size > MAX_HEADER_BYTES:
-            message = (
+            too_long = (
                 f"the request line and headers have {size:,} bytes; the limit is {MAX_HEADER_BYTES:,} bytes "
                 f"({MAX_HEADER_BYTES // 2**10} KiB): send long inputs in a POST body"
             )
-            await self._refuse(scope, send_with_headers, 431, message)
+            await self._refuse(scope, send_with_headers, 431, too_long)
             return
         if scope["method"] in ("GET", "HEAD", "OPTIONS", "DELETE") and not _header(scope, b"content-length"):
             await self.app(scope, receive, send_with_headers)
