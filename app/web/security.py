@@ -26,6 +26,8 @@ import asyncio
 import html
 import json
 import math
+import weakref
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_to_bytes
@@ -43,6 +45,13 @@ MAX_BODY_BYTES = 6 * 2**20
 # uploading (a browser posting a 50 MB paste) receives the message instead of a reset connection;
 # beyond it the connection is simply closed.
 DRAIN_LIMIT_BYTES = 128 * 2**20
+# A request whose body plus query exceeds this is "large" (a 5 MiB log, a pasted 60 KB config; the
+# planner's own requests are ~1-3 KB, a real config.json ~1-20 KB): one at a time per worker, the
+# others wait for it holding no thread. Large inputs are what makes a request cost up to its CPU
+# budget, so a flood of them takes one thread of a worker, not all eight, and small requests keep
+# their share of the CPU (the 64-connection mixed load with attackers, bench/hostile_mixed.py).
+LARGE_REQUEST_BYTES = 32 * 2**10
+LARGE_REQUESTS_AT_ONCE = 1
 # Request line + headers: browsers send ~1-2 KiB; nginx's large_client_header_buffers is 4 x 8 KiB.
 MAX_HEADER_BYTES = 64 * 2**10
 # A browser keeps one cookie of ours (lang=xx, 7 bytes); 4 KiB is what RFC 6265 §6.1 asks a browser to
@@ -228,6 +237,9 @@ class SecurityMiddleware:
         self.max_body_bytes = max_body_bytes
         self.body_chunk_timeout_s = body_chunk_timeout_s
         self.body_timeout_s = body_timeout_s
+        self._large_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -260,7 +272,8 @@ class SecurityMiddleware:
             await self._refuse(scope, send_with_headers, 431, too_long)
             return
         if scope["method"] in ("GET", "HEAD", "OPTIONS", "DELETE") and not _header(scope, b"content-length"):
-            await self.app(scope, receive, send_with_headers)
+            async with self._gate(len(scope.get("query_string", b""))):
+                await self.app(scope, receive, send_with_headers)
             return
 
         declared = _header(scope, b"content-length")
@@ -307,7 +320,18 @@ class SecurityMiddleware:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()  # after the body: wait for the client's disconnect
 
-        await self.app(scope, replay, send_with_headers)
+        async with self._gate(len(body) + len(scope.get("query_string", b""))):
+            await self.app(scope, replay, send_with_headers)
+
+    def _gate(self, input_bytes: int) -> AbstractAsyncContextManager[Any]:
+        """One large request at a time per worker (module doc); a small one passes at once."""
+        if input_bytes <= LARGE_REQUEST_BYTES:
+            return nullcontext()
+        loop = asyncio.get_running_loop()
+        gate = self._large_gates.get(loop)
+        if gate is None:
+            gate = self._large_gates[loop] = asyncio.Semaphore(LARGE_REQUESTS_AT_ONCE)
+        return gate
 
     def _too_slow(self, size: int) -> str:
         return (
