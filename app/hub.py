@@ -38,7 +38,6 @@ import hashlib
 import http.client
 import json
 import os
-import socket
 import tempfile
 import threading
 import time
@@ -54,6 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app import hub_transport as transport
 from app.core import regex
 from app.core.catalog import CONFIG_FILE_NAME, SAFETENSORS_INDEX_FILE_NAME, find_model
 from app.core.errors import PlannerError, UnknownModelError
@@ -61,6 +61,7 @@ from app.core.hf_config import model_spec_from_hf_config
 from app.core.jsontext import MAX_JSON_DEPTH, json_depth_exceeds
 from app.core.specs import ModelSpec
 from app.core.text import Text
+from app.hub_transport import Deadline, OffOriginError
 
 ENV_ALLOW = "KVPLAN_ALLOW_HUB"
 ENV_ENDPOINT = "HF_ENDPOINT"  # the variable huggingface_hub reads, so mirrors are set the same way
@@ -80,7 +81,6 @@ CONFIG_MAX_BYTES = 1 << 20
 INDEX_SCAN_BYTES = 1 << 20
 METADATA_MAX_BYTES = 64 << 10
 READ_CHUNK_BYTES = 64 << 10
-MAX_REDIRECTS = 3
 # Fetches in flight at once, each on its own thread of the hub's pool (not the request pool).
 FETCH_WORKERS = 8
 # Network fetches (2 files each) across all clients: 4 a second with a burst of 16 is far above a
@@ -159,99 +159,6 @@ def file_url(base: str, ref: HubRef, filename: str) -> str:
 # ----------------------------------------------------------------------------------------------
 
 
-class _Deadline:
-    """The end of one fetch: every socket it opens is shut down when the time is up, whatever it waits on."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.at = time.monotonic() + seconds
-        self.expired = False
-        self._lock = threading.Lock()
-        self._sockets: list[socket.socket] = []
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def remaining(self) -> float:
-        return self.at - time.monotonic()
-
-    def watch(self, sock: socket.socket) -> None:
-        with self._lock:
-            self._sockets.append(sock)
-            expired = self.expired
-        if expired:
-            _shut(sock)
-
-    def _expire(self) -> None:
-        with self._lock:
-            self.expired = True
-            sockets = list(self._sockets)
-        for sock in sockets:
-            _shut(sock)
-
-    def cancel(self) -> None:
-        self._timer.cancel()
-
-
-def _shut(sock: socket.socket) -> None:
-    with suppress(OSError):
-        sock.shutdown(socket.SHUT_RDWR)  # a blocked recv in the fetching thread returns at once
-
-
-def _opener(deadline: _Deadline, origin: tuple[str, str]) -> urllib.request.OpenerDirector:
-    """urllib with connections whose socket the deadline watches (proxies from the environment still apply)."""
-
-    def per_operation() -> float:
-        return max(0.01, min(TIMEOUT_SECONDS, deadline.remaining()))
-
-    class _Connection(http.client.HTTPConnection):
-        def connect(self) -> None:
-            self.timeout = per_operation()
-            super().connect()
-            deadline.watch(self.sock)
-
-    class _TlsConnection(http.client.HTTPSConnection):
-        def connect(self) -> None:
-            self.timeout = per_operation()
-            super().connect()
-            deadline.watch(self.sock)
-
-    class _Http(urllib.request.HTTPHandler):
-        def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-            return self.do_open(_Connection, req)
-
-    class _Https(urllib.request.HTTPSHandler):
-        def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-            return self.do_open(_TlsConnection, req, context=getattr(self, "_context", None))
-
-    return urllib.request.build_opener(_Http(), _Https(), _SameOriginRedirects(origin))
-
-
-class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
-    max_redirections = MAX_REDIRECTS
-
-    def __init__(self, origin: tuple[str, str]) -> None:
-        self.origin = origin
-
-    def redirect_request(
-        self,
-        req: urllib.request.Request,
-        fp: Any,
-        code: int,
-        msg: str,
-        headers: Any,
-        newurl: str,
-    ) -> urllib.request.Request | None:
-        target = urllib.parse.urlsplit(newurl)
-        if (target.scheme, target.netloc) != self.origin:
-            raise _OffOrigin()
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
-class _OffOrigin(Exception):
-    """A redirect to another scheme or host (turned into a HubError naming the file)."""
-
-
 @dataclass(frozen=True)
 class _File:
     """One file of one model, as messages name it: ``config.json of acme/model``."""
@@ -262,14 +169,14 @@ class _File:
 
 
 def _get(
-    file: _File, *, deadline: _Deadline, max_bytes: int, token: str | None, enough: Any = None
+    file: _File, *, deadline: Deadline, max_bytes: int, token: str | None, enough: Any = None
 ) -> bytes | None:
     """The body of ``file``; None for a 404 (file absent). Anything else unusable raises HubError.
 
     ``enough(body) -> bool``: stop reading early once it says the bytes so far are all that is needed.
     """
     parts = urllib.parse.urlsplit(file.url)
-    opener = _opener(deadline, (parts.scheme, parts.netloc))
+    opener = transport.opener(deadline, (parts.scheme, parts.netloc), timeout_s=TIMEOUT_SECONDS)
     request = urllib.request.Request(file.url, headers={"User-Agent": "kvplan", "Accept": "application/json"})
     if token:  # redirects stay on this origin (_SameOriginRedirects), so the token may follow them
         request.add_header("Authorization", f"Bearer {token}")
@@ -293,7 +200,7 @@ def _get(
         if exc.code == 404:
             return None
         raise _http_status(file, exc.code) from None
-    except _OffOrigin:
+    except OffOriginError:
         raise HubError(
             Text(
                 "{model}: the hub redirected {file} to another host; only the configured endpoint is contacted",
@@ -306,7 +213,9 @@ def _get(
             raise _timed_out(file, deadline.seconds) from None
         reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
         if isinstance(reason, TimeoutError):
-            raise _timed_out(file, TIMEOUT_SECONDS) from None
+            # a read's timeout is the smaller of TIMEOUT_SECONDS and what is left of the whole fetch
+            capped = deadline.remaining() < TIMEOUT_SECONDS
+            raise _timed_out(file, deadline.seconds if capped else TIMEOUT_SECONDS) from None
         why = getattr(reason, "strerror", None) or type(reason).__name__
         raise HubError(
             Text("{model}: the hub cannot be reached ({reason})", model=file.ref.label, reason=why)
@@ -439,7 +348,7 @@ def leading_metadata(head: bytes) -> tuple[bool, bytes | None]:
     return True, value[:end]
 
 
-def _index_metadata(file: _File, *, deadline: _Deadline, token: str | None) -> dict[str, Any] | None:
+def _index_metadata(file: _File, *, deadline: Deadline, token: str | None) -> dict[str, Any] | None:
     """``metadata`` of the index (only ``total_size`` kept), None without an index or a leading metadata."""
     found: list[bytes | None] = []
 
@@ -481,7 +390,7 @@ def fetch(ref: HubRef, *, base: str, seconds: float | None = None) -> Fetched:
     at the deadline)."""
     token = os.environ.get(ENV_TOKEN, "").strip() or None
     config_file = _File(ref, CONFIG_FILE_NAME, file_url(base, ref, CONFIG_FILE_NAME))
-    deadline = _Deadline(TOTAL_SECONDS if seconds is None else seconds)
+    deadline = Deadline(TOTAL_SECONDS if seconds is None else seconds)
     try:
         body = _get(config_file, deadline=deadline, max_bytes=CONFIG_MAX_BYTES, token=token)
         if body is None:

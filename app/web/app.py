@@ -154,6 +154,19 @@ def limit_threads() -> None:
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
 
 
+async def work_budget_error(request: Request, exc: WorkBudgetError) -> Response:
+    """A request that computed past its CPU budget (app.core.deadline): a 422 naming what to shrink,
+    JSON on the API, the problem paragraph on a page or fragment (htmx swaps a 422)."""
+    message = tr(exc.message)
+    root: str = request.scope.get("root_path", "") or ""
+    if request.url.path.removeprefix(root).startswith("/api"):
+        where = "query" if request.method == "GET" else "body"
+        detail = [{"loc": [where, exc.field], "msg": message, "type": "work_budget"}]
+        return JSONResponse({"detail": detail}, status_code=422)
+    body = f'<p class="problem" role="alert">{html.escape(exc.field)}: {html.escape(message)}</p>'
+    return HTMLResponse(body, status_code=422)
+
+
 def create_app(root_path: str = "") -> FastAPI:
     """``root_path``: the URL prefix the app is served under (``/tools/kvplan``), "" at the root."""
     renderer = Renderer()
@@ -217,17 +230,7 @@ def create_app(root_path: str = "") -> FastAPI:
         ]
         return JSONResponse({"detail": detail}, status_code=422)
 
-    @app.exception_handler(WorkBudgetError)
-    async def work_budget_error(request: Request, exc: WorkBudgetError) -> Response:
-        # a request that computed past its CPU budget (app.core.deadline): a 422 naming what to shrink,
-        # JSON on the API, the problem paragraph on a page or fragment (htmx swaps a 422)
-        message = tr(exc.message)
-        if request.url.path.startswith(f"{root_path}/api"):
-            where = "query" if request.method == "GET" else "body"
-            detail = [{"loc": [where, exc.field], "msg": message, "type": "work_budget"}]
-            return JSONResponse({"detail": detail}, status_code=422)
-        body = f'<p class="problem" role="alert">{html.escape(exc.field)}: {html.escape(message)}</p>'
-        return HTMLResponse(body, status_code=422)
+    app.add_exception_handler(WorkBudgetError, work_budget_error)  # type: ignore[arg-type]
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
