@@ -4,8 +4,8 @@ Each :class:`ServeFlag` names the :class:`app.core.specs.ServeConfig` field, the
 (canonical first), what kind of value it takes, its bounds, and the keys vLLM prints for it on its
 engine-config, ``args: Namespace(...)`` and "non-default args" lines. From this one table come:
 
-- the bounds of ``ServeConfig``'s fields (``bounds(...)``, an ``Annotated`` constraint) and of the web
-  parameters (:func:`serve_bounds`);
+- the bounds of ``ServeConfig``'s fields and of the web parameters' serve fields (:func:`bounds`, an
+  ``Annotated`` constraint; a page may add a stricter page-only limit after it, never a looser one);
 - the command parser's flag map (:data:`PARSE_KINDS`, app/core/command.py);
 - the renderer (:func:`render_flags`), which writes a flag only when it differs from vLLM's default for
   the release (the default from ``VersionRules`` where it depends on one);
@@ -242,17 +242,6 @@ def bounds(field: str) -> Interval:
     """The table's bounds of one field, as the constraint ServeConfig's annotation carries."""
     flag = FLAGS_BY_FIELD[field]
     return Interval(ge=flag.ge, gt=flag.gt, le=flag.le)
-
-
-def serve_bounds() -> dict[str, dict[str, float]]:
-    """Every numeric serve field's bounds (``{"ge": 1, "le": 1024}``), for the web parameters: a page may
-    be stricter (a page-only limit stays a web validator), never looser."""
-    out: dict[str, dict[str, float]] = {}
-    for flag in SERVE_FLAGS:
-        limits = {name: value for name in ("ge", "gt", "le") if (value := getattr(flag, name)) is not None}
-        if limits:
-            out[flag.field] = limits
-    return out
 
 
 def render_flags(serve: ServeConfig, rules: VersionRules) -> list[str]:

@@ -3,12 +3,17 @@ parser, the renderer and the log reader's keys (issue 25 item 2)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from app.core import serve_flags
 from app.core.command import parse_serve_command, render_serve_command
 from app.core.logs import startup
 from app.core.specs import ServeConfig, SpeculativeConfig
+from app.web.inputs.params import PlannerParams
 
-ENV_ONLY = {"allow_long_max_model_len"}  # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, an environment variable
+# not `vllm serve` flags: VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (an environment variable) and the memory other
+# processes hold on the device (nvidia-smi "used")
+ENV_ONLY = {"allow_long_max_model_len", "device_memory_used_gib"}
 
 
 def test_every_serve_field_has_one_row() -> None:
@@ -18,15 +23,55 @@ def test_every_serve_field_has_one_row() -> None:
     assert set(rows) == fields
 
 
-def test_servconfig_bounds_are_the_table_s() -> None:
+def _limits(interval: object) -> dict[str, float]:
+    return {k: v for k in ("ge", "gt", "le") if (v := getattr(interval, k)) is not None}
+
+
+def test_serveconfig_bounds_are_the_table_s() -> None:
     # max_model_len >= 1 and <= 10,000,000; TP <= 1024; utilization in (0, 1]
-    bounds = serve_flags.serve_bounds()
-    assert bounds["max_model_len"] == {"ge": 1, "le": 10_000_000}
-    assert bounds["tensor_parallel_size"] == {"ge": 1, "le": 1024}
-    assert bounds["gpu_memory_utilization"] == {"gt": 0.0, "le": 1.0}
-    for field, limits in bounds.items():
-        (interval,) = ServeConfig.model_fields[field].metadata
-        assert {k: v for k in ("ge", "gt", "le") if (v := getattr(interval, k)) is not None} == limits
+    assert _limits(serve_flags.bounds("max_model_len")) == {"ge": 1, "le": 10_000_000}
+    assert _limits(serve_flags.bounds("tensor_parallel_size")) == {"ge": 1, "le": 1024}
+    assert _limits(serve_flags.bounds("gpu_memory_utilization")) == {"gt": 0.0, "le": 1.0}
+    for flag in serve_flags.SERVE_FLAGS:
+        metadata = ServeConfig.model_fields[flag.field].metadata
+        wanted = _limits(serve_flags.bounds(flag.field))
+        assert (_limits(metadata[0]) if metadata else {}) == wanted, flag.field
+
+
+# JSON-schema names, and the raw constraint names pydantic shows behind a before-validator
+_SCHEMA_KEYS = {
+    "minimum": "minimum",
+    "ge": "minimum",
+    "exclusiveMinimum": "exclusiveMinimum",
+    "gt": "exclusiveMinimum",
+}
+_SCHEMA_KEYS |= {"maximum": "maximum", "le": "maximum"}
+
+
+def _schema_bounds(schema: dict[str, Any]) -> dict[str, float]:
+    for option in schema.get("anyOf", [schema]):
+        found = {_SCHEMA_KEYS[k]: v for k, v in option.items() if k in _SCHEMA_KEYS}
+        if found:
+            return found
+    return {}
+
+
+def test_web_serve_fields_are_never_looser_than_the_table() -> None:
+    # page-only limits only tighten: the slider's 16-token floor, TP <= 256 (a power of two)
+    properties = PlannerParams.model_json_schema()["properties"]
+    for flag in serve_flags.SERVE_FLAGS:
+        if flag.field not in properties or flag.kind in ("flag", "json", "choice", "text"):
+            continue
+        web = _schema_bounds(properties[flag.field])
+        assert web, flag.field
+        if flag.ge is not None:
+            assert web["minimum"] >= flag.ge, flag.field
+        if flag.gt is not None:
+            assert web["exclusiveMinimum"] >= flag.gt, flag.field
+        if flag.le is not None:
+            assert web["maximum"] <= flag.le, flag.field
+    assert _schema_bounds(properties["max_model_len"])["minimum"] == 16
+    assert _schema_bounds(properties["tensor_parallel_size"])["maximum"] == 256
 
 
 def test_every_spelling_parses_to_its_field() -> None:
