@@ -153,6 +153,15 @@ def _with_lora(inner: Renderer) -> Renderer:
     return render
 
 
+def _mm_processor_cache(serve: ServeConfig, rules: VersionRules) -> list[str]:
+    from app.core.command import release_flags  # the command module imports this table
+
+    value, default = serve.mm_processor_cache_gb, type(serve).model_fields["mm_processor_cache_gb"].default
+    if value == default or "--mm-processor-cache-gb" not in release_flags(rules.version):
+        return []  # the default, or a release without the flag (before 0.10)
+    return [f"--mm-processor-cache-gb {value:g}"]
+
+
 def _nothing(serve: ServeConfig, rules: VersionRules) -> list[str]:
     return []
 
@@ -216,6 +225,8 @@ SERVE_FLAGS: tuple[ServeFlag, ...] = (
     ServeFlag("fully_sharded_loras", ("--fully-sharded-loras",), "flag", ("fully_sharded_loras",),
               render=_with_lora(_switch("fully_sharded_loras"))),
     ServeFlag("limit_mm_per_prompt", ("--limit-mm-per-prompt",), "json", ("limit_mm_per_prompt",), render=_limits),
+    ServeFlag("mm_processor_cache_gb", ("--mm-processor-cache-gb",), "float", ("mm_processor_cache_gb",),
+              ge=0.0, le=MAX_HOST_GIB, render=_mm_processor_cache),
 )
 # fmt: on
 FLAGS_BY_FIELD: dict[str, ServeFlag] = {flag.field: flag for flag in SERVE_FLAGS}

@@ -112,3 +112,26 @@ def test_render_then_parse_round_trips_and_writes_each_flag_once() -> None:
     parsed = parse_serve_command(text, vllm_version="0.33.0")
     assert parsed.model == "meta-llama/Llama-3.1-8B"
     assert parsed.serve == serve
+
+
+def test_a_new_memory_moving_flag_is_one_row_plus_its_rule() -> None:
+    # --mm-processor-cache-gb (vllm/config/multimodal.py, default 4 GiB, from 0.10): the host cache is held
+    # once per API process and once per engine core: 1 API server + 1 DP rank -> 2 x 1 GiB = 2 GiB
+    from app.core.catalog import find_device, find_model
+    from app.core.estimate import estimate
+    from app.core.logs import parse_startup_log
+
+    serve = ServeConfig(mm_processor_cache_gb=1)
+    model, device = find_model("google/gemma-3-4b-it"), find_device("nvidia-h100-sxm-80gb")
+    est = estimate(model=model, device=device, serve=serve, vllm_version="0.33.0")
+    (item,) = [i for i in est.extras if i.name == "multimodal"]
+    assert item.host_bytes == 2 * 2**30
+    default = estimate(model=model, device=device, serve=ServeConfig(), vllm_version="0.33.0")
+    assert [i.host_bytes for i in default.extras if i.name == "multimodal"] == [8 * 2**30]  # 2 x 4 GiB
+    text = render_serve_command(model=model.name, serve=serve, vllm_version="0.33.0")
+    assert "--mm-processor-cache-gb 1" in text
+    assert parse_serve_command(text, vllm_version="0.33.0").serve == serve
+    # 0.8.5 has no such flag: not written
+    assert "--mm-processor-cache-gb" not in render_serve_command(model="m", serve=serve, vllm_version="0.8.5")
+    facts = parse_startup_log("INFO non-default args: {'model': 'x', 'mm_processor_cache_gb': 1}")
+    assert facts.mm_processor_cache_gb == 1.0

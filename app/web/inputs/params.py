@@ -81,6 +81,13 @@ def _float_or_zero(value: object) -> object:
     return 0.0 if _blank_to_none(value) is None else _float_or_none(value)
 
 
+DEFAULT_MM_PROCESSOR_CACHE_GIB = float(ServeConfig.model_fields["mm_processor_cache_gb"].default)
+
+
+def _float_or_mm_cache(value: object) -> object:
+    return DEFAULT_MM_PROCESSOR_CACHE_GIB if _blank_to_none(value) is None else _float_or_none(value)
+
+
 def _int_or_one(value: object) -> object:
     return 1 if _blank_to_none(value) is None else _int_or_none(value)
 
@@ -322,6 +329,12 @@ class PlannerParams(BaseModel):
     data_parallel_size: Annotated[int, BeforeValidator(_int_or_one), bounds("data_parallel_size")] = 1
     enable_expert_parallel: Flag = False
     limit_mm_per_prompt: ExtrasJson = ""
+    mm_processor_cache_gb: Annotated[
+        float,
+        BeforeValidator(_float_or_mm_cache),
+        bounds("mm_processor_cache_gb"),
+        Field(allow_inf_nan=False),
+    ] = DEFAULT_MM_PROCESSOR_CACHE_GIB
     config_json: Annotated[
         str, BeforeValidator(unpack_config_json), Field(max_length=CONFIG_JSON_MAX_CHARS)
     ] = ""
