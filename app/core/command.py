@@ -52,16 +52,21 @@ def _flag_releases() -> tuple[tuple[tuple[int, ...], frozenset[str]], ...]:
     )
 
 
-def vllm_flags(vllm_version: str | None) -> frozenset[str]:
-    """The options `vllm serve` of this release accepts: those of the newest release read at or before it
-    (the oldest read for anything older), plus the flags the planner itself reads."""
+def release_flags(vllm_version: str | None) -> frozenset[str]:
+    """The options `vllm serve` of this release has: those of the newest release read at or before it
+    (the oldest read for anything older)."""
     wanted = rules_for(vllm_version).version_tuple
     releases = _flag_releases()
     chosen = releases[0][1]
     for version, flags in releases:
         if version <= wanted:
             chosen = flags
-    return chosen | frozenset(_FLAGS)
+    return chosen
+
+
+def vllm_flags(vllm_version: str | None) -> frozenset[str]:
+    """The options the parser accepts for this release: the release's own, plus the flags the planner reads."""
+    return release_flags(vllm_version) | frozenset(_FLAGS)
 
 
 def _canonical_flag(name: str, known: frozenset[str]) -> str:

@@ -108,6 +108,7 @@ class LogFacts(BaseModel):
     cpu_offload_gb: float | None = None
     swap_space_gib: float | None = None  # V0 --swap-space (GiB)
     kv_offloading_size_gib: float | None = None  # --kv-offloading-size (GiB)
+    mm_processor_cache_gb: float | None = None  # --mm-processor-cache-gb (GiB, "non-default args")
     # the extras (app/core/extras.py), named like ServeConfig's fields so the doctor's prediction gets them
     data_parallel_size: int | None = None
     enable_expert_parallel: bool | None = None
