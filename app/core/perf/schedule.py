@@ -143,30 +143,42 @@ def steady_state(
     step = own = 0.0
     rate = 0.0
     memory_share = 0.0
+    # pipeline parallel: a token crosses the pp stages in turn (a stage step each, plus a hop between
+    # stages). vLLM's V1 scheduler does not schedule a request again while its step is in flight
+    # (scheduler.py: "PP>1 and we have already scheduled all prompt tokens but they are not finished
+    # yet"), so the running set moves through the stages as one batch: a request's token interval is
+    # pp stage steps of the whole batch. PP buys room (twice the KV pool per replica), not speed.
+    pp = physics.pipeline_parallel_size
+    inflight = 1.0
+    hops = (pp - 1) * coefficients.collective_latency_s
     for _ in range(FIXED_POINT_ROUNDS):
         cost = mean_step(
             physics=physics,
             coefficients=coefficients,
-            decode_tokens=batch,
-            prefill_tokens=prefill,
+            decode_tokens=batch / inflight,
+            prefill_tokens=prefill / inflight,
             input_tokens=inp,
             max_num_batched_tokens=max_num_batched_tokens,
             decode_context_tokens=decode_context,
         )
-        step = cost.seconds
+        step = pp * cost.seconds + hops
         memory_share = cost.memory_seconds / max(cost.seconds, 1e-12)
-        chunk_budget = max(1.0, max_num_batched_tokens - batch)
+        chunk_budget = max(1.0, max_num_batched_tokens - batch / inflight)
         chunks = cdiv(inp, int(chunk_budget))
         chunk = min(float(inp), chunk_budget)
-        chunk_step = step_seconds(
-            physics=physics,
-            coefficients=coefficients,
-            decode_tokens=batch,
-            prefill_tokens=chunk,
-            decode_context_tokens=decode_context,
-            prefill_context_tokens=inp / 2,
-        ).seconds
-        per_prefill_token = (
+        chunk_step = (
+            pp
+            * step_seconds(
+                physics=physics,
+                coefficients=coefficients,
+                decode_tokens=batch / inflight,
+                prefill_tokens=chunk,
+                decode_context_tokens=decode_context,
+                prefill_context_tokens=inp / 2,
+            ).seconds
+            + hops
+        )
+        per_prefill_token = pp * (
             step_seconds(
                 physics=physics,
                 coefficients=coefficients,
@@ -188,7 +200,7 @@ def steady_state(
         cycle = own + decode_steps * step
         rate = running / cycle
         # chunked prefill: decodes are scheduled first, prompts take what is left of the budget
-        rate = min(rate, max_num_batched_tokens / ((inp + decode_steps) * step))
+        rate = min(rate, inflight * max_num_batched_tokens / ((inp + decode_steps) * step))
         batch = max(1.0, min(float(running), rate * decode_steps * step)) if decode_steps else 1.0
         prefill = rate * inp * step
     ttft = own

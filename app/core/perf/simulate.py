@@ -14,9 +14,9 @@ Per data-parallel rank (the rank's share of the prompts, the clients and the rat
   ``max_num_seqs`` allows and their scheduled tokens' blocks are free; a prompt longer than the budget
   is prefilled in chunks over several steps. The shared ``random_prefix_len`` prefix is computed once;
   later prompts start from its cached full blocks (prefix caching on, vLLM's default).
-* **time**: a step costs :func:`app.core.perf.rates.stage_seconds`; with pipeline parallel the running
-  set is split into up to ``pp`` micro-batches in flight and a token crosses every stage in turn (one
-  cycle = pp stage steps of a micro-batch, plus a hop per stage boundary).
+* **time**: a step costs :func:`app.core.perf.rates.stage_seconds`; with pipeline parallel a token
+  crosses every stage in turn (pp stage steps plus a hop per stage boundary): the scheduler does not
+  reschedule a request whose step is in flight, so the running set moves through as one batch.
 * **speed**: runs of decode-only steps between events (a finish, a block boundary, a send) are
   summed in closed form (the step is affine in the context, which grows by one token per sequence
   per step), so 1,000 prompts cost a few thousand evaluations, not a million.
@@ -183,9 +183,10 @@ class _Engine:
         return self.n_dec * attended(self.r, total / self.n_dec)
 
     def cycle_seconds(self, decode: float, context: float, prefill: float, prefill_context: float) -> float:
-        """One token for every running request: pp stage steps of a micro-batch of 1/m of the work."""
+        """One token for every running request: the batch crosses the pp stages in turn (vLLM does not
+        reschedule a request while its step is in flight, so the running set is one micro-batch)."""
         pp = self.lim.pipeline_stages
-        m = float(max(1, min(pp, self.running)))
+        m = 1.0
         stage = stage_seconds(
             self.r,
             decode_tokens=decode / m,
@@ -265,8 +266,7 @@ class _Engine:
 
     def step(self) -> None:
         """One scheduler step with prompt work in it (or with a preemption to make)."""
-        m = max(1, min(self.lim.pipeline_stages, self.running + len(self.waiting)))
-        budget = self.lim.max_num_batched_tokens * m
+        budget = self.lim.max_num_batched_tokens
         preempted = self.schedule_decoders()
         budget -= self.n_dec
         chunks: list[tuple[int, int]] = []
@@ -354,7 +354,7 @@ class _Engine:
         if steps <= 0:
             return False
         pp, n = self.lim.pipeline_stages, self.n_dec
-        m = float(max(1, min(pp, self.running)))
+        m = 1.0
         r = self.r
         slope_share = 1.0
         if r.window_tokens and (self.ctx_offset + n * self.g) / n >= r.window_tokens:
