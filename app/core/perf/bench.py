@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict
 from app.core.perf.bench_args import BenchArgs, request_lengths, send_times
 from app.core.perf.physics import Coefficients, StepPhysics
 from app.core.perf.rates import StepRates, rates_of, stage_seconds
-from app.core.perf.simulate import EngineLimits, SimResult, run
 from app.core.perf.schedule import KINDS_BOUNDED_BY_WINDOW, KINDS_FIXED_STATE, NULL_BLOCKS
+from app.core.perf.simulate import EngineLimits, SimResult, run
 from app.core.result import Estimate, Range
 
 MS_PER_S = 1000.0
@@ -111,7 +111,11 @@ def _weighted_mean_median(samples: list[tuple[float, float]]) -> tuple[float, fl
 
 def engine_limits(*, estimate: Estimate, coefficients: Coefficients, prefix_cache: bool) -> EngineLimits:
     growth = sum(1 for g in estimate.groups if g.kind not in (*KINDS_BOUNDED_BY_WINDOW, *KINDS_FIXED_STATE))
-    fixed = sum(g.blocks_per_request for g in estimate.groups if g.kind in (*KINDS_BOUNDED_BY_WINDOW, *KINDS_FIXED_STATE))
+    fixed = sum(
+        g.blocks_per_request
+        for g in estimate.groups
+        if g.kind in (*KINDS_BOUNDED_BY_WINDOW, *KINDS_FIXED_STATE)
+    )
     return EngineLimits(
         max_num_seqs=estimate.max_num_seqs,
         max_num_batched_tokens=estimate.max_num_batched_tokens,
@@ -165,7 +169,9 @@ def simulate_bench(
     itl_mean, itl_median = _weighted_mean_median(res.itl_samples)
     done = len(res.e2el_s)
     mean_ttft = sum(res.ttft_s) / max(1, len(res.ttft_s))
-    lone = coefficients.ttft_overhead_s + _lone_prefill_s(rates=rates, limits=limits, prompt=sum(prompts) / len(prompts))
+    lone = coefficients.ttft_overhead_s + _lone_prefill_s(
+        rates=rates, limits=limits, prompt=sum(prompts) / len(prompts)
+    )
     values = {
         "mean_ttft_ms": mean_ttft * MS_PER_S,
         "median_ttft_ms": percentile(res.ttft_s, 50) * MS_PER_S,
@@ -207,14 +213,20 @@ def _lone_prefill_s(*, rates: StepRates, limits: EngineLimits, prompt: float) ->
     return limits.pipeline_stages * seconds
 
 
-def banded(point: BenchPoint, *, args: BenchArgs, bands: dict[str, tuple[float, float]], widen: float) -> BenchResult:
+def banded(
+    point: BenchPoint, *, args: BenchArgs, bands: dict[str, tuple[float, float]], widen: float
+) -> BenchResult:
     """Each expected figure with its band: exp(p10 x widen) .. exp(p90 x widen) of the log residuals
     (measured / predicted) on runs from sources the fit did not see."""
     ranges = {}
     for key in RESULT_KEYS:
         low_log, high_log = bands[BAND_OF_KEY[key]]
         v = point.values[key]
-        ranges[key] = Range(low=v * math.exp(min(0.0, low_log) * widen), expected=v, high=v * math.exp(max(0.0, high_log) * widen))
+        ranges[key] = Range(
+            low=v * math.exp(min(0.0, low_log) * widen),
+            expected=v,
+            high=v * math.exp(max(0.0, high_log) * widen),
+        )
     return BenchResult(
         args=args,
         **ranges,

@@ -78,7 +78,9 @@ class BenchArgs(BaseModel):
         )
 
 
-def _uniform_lengths(rng: random.Random, *, center: int, ratio: float, count: int, floor_one: bool) -> list[int]:
+def _uniform_lengths(
+    rng: random.Random, *, center: int, ratio: float, count: int, floor_one: bool
+) -> list[int]:
     low, high = math.floor(center * (1 - ratio)), math.ceil(center * (1 + ratio))
     if floor_one:
         low, high = max(low, 1), max(high, 1)
@@ -96,7 +98,11 @@ def _sharegpt_lengths(rng: random.Random, count: int) -> tuple[list[int], list[i
     while len(prompts) < count:
         p = round(rng.lognormvariate(mu_in, sigma))
         o = round(rng.lognormvariate(mu_out, sigma))
-        if SHAREGPT_MIN_LEN <= p <= SHAREGPT_MAX_PROMPT and o >= SHAREGPT_MIN_LEN and p + o <= SHAREGPT_MAX_TOTAL:
+        if (
+            SHAREGPT_MIN_LEN <= p <= SHAREGPT_MAX_PROMPT
+            and o >= SHAREGPT_MIN_LEN
+            and p + o <= SHAREGPT_MAX_TOTAL
+        ):
             prompts.append(p)
             outputs.append(o)
     return prompts, outputs
@@ -108,10 +114,18 @@ def request_lengths(args: BenchArgs) -> tuple[list[int], list[int]]:
     if args.dataset_name == "sharegpt":
         return _sharegpt_lengths(rng, args.num_prompts)
     inputs = _uniform_lengths(
-        rng, center=args.random_input_len, ratio=args.random_range_ratio, count=args.num_prompts, floor_one=False
+        rng,
+        center=args.random_input_len,
+        ratio=args.random_range_ratio,
+        count=args.num_prompts,
+        floor_one=False,
     )
     outputs = _uniform_lengths(
-        rng, center=args.random_output_len, ratio=args.random_range_ratio, count=args.num_prompts, floor_one=True
+        rng,
+        center=args.random_output_len,
+        ratio=args.random_range_ratio,
+        count=args.num_prompts,
+        floor_one=True,
     )
     return [args.random_prefix_len + max(1, n) for n in inputs], outputs
 

@@ -75,7 +75,12 @@ class _Engine:
     """One rank's scheduler state; methods are the scheduler's phases."""
 
     def __init__(
-        self, rates: StepRates, limits: EngineLimits, prompts: list[int], outputs: list[int], overhead_s: float
+        self,
+        rates: StepRates,
+        limits: EngineLimits,
+        prompts: list[int],
+        outputs: list[int],
+        overhead_s: float,
     ) -> None:
         n = len(prompts)
         self.r, self.lim = rates, limits
@@ -105,7 +110,9 @@ class _Engine:
         self.res = SimResult([], [], [], [], 0.0, sum(prompts), sum(outputs), 0, 0, 0, 0.0, 0.0, 0)
         self.done = 0
         self.completions: list[float] = []
-        self.admit_blocked = False  # the queue's head waits for blocks: only a finish or preemption frees them
+        self.admit_blocked = (
+            False  # the queue's head waits for blocks: only a finish or preemption frees them
+        )
 
     # ---- blocks -------------------------------------------------------------------------------------
     def blocks_for(self, tokens: int) -> int:
@@ -394,7 +401,9 @@ def run(
     """Simulate one rank's benchmark; lists are per request in send order."""
     eng = _Engine(rates, limits, prompts, outputs, overhead_s)
     eng.prefix_tokens = prefix_tokens
-    eng.prefix_blocks = limits.growth_groups * (prefix_tokens // limits.block_size) if limits.prefix_cache else 0
+    eng.prefix_blocks = (
+        limits.growth_groups * (prefix_tokens // limits.block_size) if limits.prefix_cache else 0
+    )
     n = len(prompts)
     slots: deque[float] = deque([0.0] * (max_concurrency or n))
     ready: deque[tuple[float, int]] = deque()  # sent, not yet at the scheduler
