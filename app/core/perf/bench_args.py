@@ -30,6 +30,7 @@ DEFAULT_NUM_PROMPTS = 1000
 DEFAULT_INPUT_LEN = 1024
 DEFAULT_OUTPUT_LEN = 128
 MAX_PROMPTS = 100_000
+MIN_REQUEST_RATE = 0.001  # requests/s: slower runs last days (and lose float precision in the clock)
 # ShareGPT_V3_unfiltered_cleaned_split after vLLM's filter, Llama-3 tokenizer: 1,000 prompts print
 # about 215k input and 198k generated tokens in pasted runs (e.g. vLLM issue 4702 and the vLLM
 # performance benchmarks' sharegpt rows): means 215 and 198 tokens per request. Log-normal widths
@@ -49,7 +50,7 @@ class BenchArgs(BaseModel):
 
     num_prompts: int = Field(default=DEFAULT_NUM_PROMPTS, ge=1, le=MAX_PROMPTS)
     max_concurrency: int | None = Field(default=None, ge=1, le=65_536)
-    request_rate: float = Field(default=math.inf, gt=0)
+    request_rate: float = Field(default=math.inf, ge=MIN_REQUEST_RATE)
     burstiness: float = Field(default=1.0, gt=0, le=1000)
     dataset_name: Literal["random", "sharegpt"] = "random"
     random_input_len: int = Field(default=DEFAULT_INPUT_LEN, ge=1, le=10_000_000)

@@ -13,7 +13,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.perf.bench import BAND_OF_KEY, RESULT_KEYS
 
@@ -53,7 +53,7 @@ def log_residuals(runs: list[RunComparison]) -> dict[str, list[list[float]]]:
         per: dict[str, list[float]] = {g: [] for g in BAND_GROUPS}
         for key in RESULT_KEYS:
             m, p = run.measured.get(key), run.predicted.get(key)
-            if m is not None and p is not None and m > 0 and p > 0:
+            if m is not None and p is not None and 0 < m < math.inf and 0 < p < math.inf:
                 per[BAND_OF_KEY[key]].append(math.log(m / p))
         for group, values in per.items():
             if values:
@@ -76,3 +76,25 @@ def fit_cluster(runs: list[RunComparison]) -> ClusterFit:
         width = max(left) if len(left) > 1 else 0.0
         spread[group] = max(MIN_LOG_SPREAD, width) * (1 + 1 / math.sqrt(len(per_run)))
     return ClusterFit(runs=len(runs), factors=factors, log_spread=spread)
+
+
+class MeasuredKeys(BaseModel):
+    """What one `vllm bench serve` run printed, under vLLM's result keys (any subset)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mean_ttft_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    median_ttft_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    p99_ttft_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    mean_tpot_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    median_tpot_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    p99_tpot_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    mean_itl_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    median_itl_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    mean_e2el_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    output_throughput: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    request_throughput: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    total_token_throughput: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+    def values(self) -> dict[str, float]:
+        return {k: v for k, v in self.model_dump().items() if v is not None}

@@ -22,7 +22,7 @@ _LABELS = {
     "output token throughput (tok/s)": "output_throughput",
     "total token throughput (tok/s)": "total_token_throughput",
     **{
-        f"{stat} {name} (ms)": f"{key_stat}_{name.lower()}_ms"
+        f"{stat} {name.lower()} (ms)": f"{key_stat}_{name.lower()}_ms"
         for name in ("TTFT", "TPOT", "ITL", "E2EL")
         for stat, key_stat in (("mean", "mean"), ("median", "median"), ("p99", "p99"))
     },

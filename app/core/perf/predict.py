@@ -14,9 +14,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.core.errors import PlannerError
 from app.core.perf.bench import BAND_OF_KEY, BenchResult, banded, simulate_bench
 from app.core.perf.bench_args import BenchArgs
-from app.core.perf.cluster import ClusterFit
+from app.core.perf.cluster import ClusterFit, RunComparison
 from app.core.perf.physics import Coefficients, StepPhysics, step_physics
 from app.core.perf.schedule import Point, Workload, point_at, requests_in_pool
+from app.core.perf.simulate import SimulationError
 from app.core.result import Estimate, Range
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Msg, Text
@@ -364,13 +365,21 @@ def bench_serve(
                 max_model_len=estimate.max_model_len,
             ),
         )
-    point = simulate_bench(
-        estimate=estimate,
-        physics=physics,
-        coefficients=fit.coefficients(),
-        args=args,
-        prefix_cache=serve.enable_prefix_caching is not False,
-    )
+    try:
+        point = simulate_bench(
+            estimate=estimate,
+            physics=physics,
+            coefficients=fit.coefficients(),
+            args=args,
+            prefix_cache=serve.enable_prefix_caching is not False,
+        )
+    except SimulationError:
+        raise PlannerError(
+            "bench.num_prompts",
+            Text(
+                "this benchmark is too large to simulate here (or never finishes on this pool): use fewer prompts"
+            ),
+        ) from None
     scaled = {k: v * scale[BAND_OF_KEY[k]] for k, v in point.values.items()}
     return banded(point.model_copy(update={"values": scaled}), args=args, bands=bands, widen=widen)
 
@@ -466,3 +475,25 @@ def performance(
         bench=bench_result,
         calibrated_runs=cluster.runs if cluster else 0,
     )
+
+
+def compare_run(
+    *,
+    estimate: Estimate,
+    model: ModelSpec,
+    device: DeviceSpec,
+    serve: ServeConfig,
+    args: BenchArgs,
+    measured: dict[str, float],
+) -> RunComparison:
+    """One of your measured runs against what the shipped model predicts for it."""
+    _family, fit = fit_for(family=device_family(device)[0], vllm_version=estimate.vllm_version)
+    physics = step_physics(estimate=estimate, model=model, device=device, serve=serve)
+    point = simulate_bench(
+        estimate=estimate,
+        physics=physics,
+        coefficients=fit.coefficients(),
+        args=args,
+        prefix_cache=serve.enable_prefix_caching is not False,
+    )
+    return RunComparison(predicted=point.values, measured=measured)

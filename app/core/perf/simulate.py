@@ -37,6 +37,11 @@ from app.core.perf.rates import StepRates, attended, expert_seconds, stage_secon
 
 WAITING, PREFILL, DECODE, DONE = 0, 1, 2, 3
 STALL_LIMIT = 10_000  # loop turns without the clock moving: only a request the pool can never hold
+MAX_TURNS = 400_000  # work budget: a 10,000-prompt run takes ~40,000 turns; thrashing past the cliff more
+
+
+class SimulationError(Exception):
+    """The run cannot be simulated (it would never finish, or exceeds the work budget)."""
 
 
 @dataclass(frozen=True)
@@ -343,14 +348,19 @@ class _Engine:
         return self.lim.growth_groups * total
 
     def steps_within_pool(self, steps: int) -> int:
+        """How many of the next ``steps`` decode steps the free blocks cover (whole block cycles in
+        closed form, then at most one cycle step by step)."""
         if self.blocks_over(steps) <= self.free:
             return steps
         bs = self.lim.block_size
-        used = 0
-        for j in range(steps):
+        per_cycle = self.lim.growth_groups * self.n_dec
+        cycles = min(steps // bs, self.free // per_cycle) if per_cycle else steps // bs
+        used, j = cycles * per_cycle, cycles * bs
+        while j < steps:
             used += self.lim.growth_groups * self.phase[(-(self.g + j)) % bs]
             if used > self.free:
                 return j
+            j += 1
         return steps
 
     def fast_forward(self, until_s: float) -> bool:
@@ -370,11 +380,11 @@ class _Engine:
         base = self.cycle_seconds(n, context, 0.0, 0.0)  # the first step's seconds
         growth = pp * r.per_context_token_s * slope_share * n / m  # seconds added per step
         if until_s < math.inf:
-            gap = until_s - self.t
+            gap = max(0.0, until_s - self.t)
             # smallest k with k base + growth k (k - 1) / 2 >= gap
             if growth > 0:
                 b = base - growth / 2
-                k = math.ceil((-b + math.sqrt(b * b + 2 * growth * gap)) / growth)
+                k = math.ceil((-b + math.sqrt(max(0.0, b * b + 2 * growth * gap))) / growth)
             else:
                 k = math.ceil(gap / base)
             steps = max(1, min(steps, k))
@@ -408,12 +418,13 @@ def run(
     slots: deque[float] = deque([0.0] * (max_concurrency or n))
     ready: deque[tuple[float, int]] = deque()  # sent, not yet at the scheduler
     nxt = 0
-    stalled = 0
+    stalled = turns = 0
     while eng.done < n:
         stalled = stalled + 1 if eng.t == eng.res.duration_s else 0
+        turns += 1
         eng.res.duration_s = eng.t
-        if stalled > STALL_LIMIT:
-            raise RuntimeError("benchmark simulation made no progress")  # a request larger than the pool
+        if stalled > STALL_LIMIT or turns > MAX_TURNS or not math.isfinite(eng.t):
+            raise SimulationError("no progress" if stalled > STALL_LIMIT else "work budget")
         while eng.completions:  # a completion frees a client slot at its time
             slots.append(eng.completions.pop())
         while nxt < n and slots and send_at[nxt] <= eng.t:

@@ -16,6 +16,7 @@ from pydantic import BeforeValidator, ConfigDict, Field, ValidationError
 
 from app.core import numbers
 from app.core.fleet import MAX_DEVICES_TOTAL, Limits, Target
+from app.web.measured_runs import MAX_MEASURED_RUNS, MeasuredRun
 from app.web.planner.params import (
     FieldProblem,
     Flag,
@@ -112,6 +113,9 @@ class StrictFleetParams(FleetParams):
     """The API's reading: an unknown key is an error, not a silently ignored typo."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
+    # your cluster's `vllm bench serve` runs (app/web/measured_runs.py): every figure scaled by them
+    measured_runs: list[MeasuredRun] = Field(default_factory=list, max_length=MAX_MEASURED_RUNS)
 
 
 FLEET_FIELDS: tuple[str, ...] = tuple(
