@@ -54,7 +54,7 @@ def log_residuals(runs: list[RunComparison]) -> dict[str, list[list[float]]]:
         for key in RESULT_KEYS:
             m, p = run.measured.get(key), run.predicted.get(key)
             if m is not None and p is not None and 0 < m < math.inf and 0 < p < math.inf:
-                per[BAND_OF_KEY[key]].append(math.log(m / p))
+                per[BAND_OF_KEY[key]].append(math.log(m) - math.log(p))
         for group, values in per.items():
             if values:
                 out[group].append(values)
