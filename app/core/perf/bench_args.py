@@ -11,8 +11,8 @@ Semantics read from vLLM 0.19.0's vllm/benchmarks/serve.py and datasets.py (fact
   the same with ``max(1, ...)``; the prompt is ``random_prefix_len`` shared tokens + that input (the
   same prefix for every prompt, so prefix caching hits it).
 * sharegpt: the conversations' own lengths after vLLM's filter (prompt 4..1024 tokens, prompt + output
-  <= 2048, output >= 4); modelled here as a log-normal pair fitted to the means that real runs print
-  (see SHAREGPT_* below), truncated by the same filter.
+  <= 2048, output >= 4); modelled here as an assumed log-normal pair (SHAREGPT_* below), truncated by
+  the same filter.
 * ``ignore_eos`` false lets a model stop before ``max_tokens``; random-token prompts rarely hit EOS
   early, so lengths are taken as drawn (said in the notes when ignore_eos is false).
 """
@@ -31,10 +31,9 @@ DEFAULT_INPUT_LEN = 1024
 DEFAULT_OUTPUT_LEN = 128
 MAX_PROMPTS = 100_000
 MIN_REQUEST_RATE = 0.001  # requests/s: slower runs last days (and lose float precision in the clock)
-# ShareGPT_V3_unfiltered_cleaned_split after vLLM's filter, Llama-3 tokenizer: 1,000 prompts print
-# about 215k input and 198k generated tokens in pasted runs (e.g. vLLM issue 4702 and the vLLM
-# performance benchmarks' sharegpt rows): means 215 and 198 tokens per request. Log-normal widths
-# are assumptions (the conversations span 4 to 1,024 prompt tokens), documented as such.
+# ShareGPT_V3_unfiltered_cleaned_split after vLLM's filter: an ASSUMED distribution (not yet checked
+# against pasted runs' printed totals): log-normal prompt and output lengths with means of about 215 and
+# 198 tokens, width 1.0 in log space, truncated by the filter. docs/performance.md says so.
 SHAREGPT_INPUT_MEAN = 215.0
 SHAREGPT_OUTPUT_MEAN = 198.0
 SHAREGPT_LOG_SIGMA = 1.0
