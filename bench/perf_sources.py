@@ -30,6 +30,7 @@ from app.core.catalog import find_device, find_model
 from app.core.estimate import estimate
 from app.core.perf.bench import simulate_bench
 from app.core.perf.bench_args import BenchArgs
+from app.core.perf.cluster import RunComparison, fit_cluster
 from app.core.perf.physics import step_physics
 from app.core.perf.predict import device_family, fit_for, fitted_families
 from app.core.specs import ServeConfig
@@ -41,7 +42,7 @@ IMAX_RANGE_RATIO = 0.8  # jyothisambolu/InferenceMAX README: RANDOM_RANGE_RATIO 
 IMAX_PROMPTS_PER_CLIENT = 10
 
 
-def shared_runs() -> list[tuple[str, dict[str, float], dict[str, float]]]:
+def shared_runs() -> list[tuple[str, dict[str, float], dict[str, float], str]]:
     out = []
     fams = fitted_families()
     for run in F.prepare(F.load_runs()):
@@ -64,11 +65,12 @@ def shared_runs() -> list[tuple[str, dict[str, float], dict[str, float]]]:
             "mean_ttft_ms": run.ttft_ms,
             "output_throughput": run.throughput,
         }
-        out.append((SHARED, point.values, measured))
+        cluster = f"{run.system} {run.model_path} {run.precision} tp{run.tp} dp{run.dp} {run.version}"
+        out.append((SHARED, point.values, measured, cluster))
     return out
 
 
-def other_runs() -> list[tuple[str, dict[str, float], dict[str, float]]]:
+def other_runs() -> list[tuple[str, dict[str, float], dict[str, float], str]]:
     out = []
     for line in SOURCES.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
@@ -85,7 +87,9 @@ def other_runs() -> list[tuple[str, dict[str, float], dict[str, float]]]:
             random_output_len=row["random_output_len"],
         )
         point = simulate_bench(estimate=est, physics=physics, coefficients=fit.coefficients(), args=args)
-        out.append((row["source"], point.values, row["measured"]))
+        out.append(
+            (row["source"], point.values, row["measured"], f"{row['device']} {row['model']} tp{row['tp']}")
+        )
     return out
 
 
@@ -96,7 +100,7 @@ def quantile(values: list[float], q: float) -> float:
 def main() -> int:
     runs = shared_runs() + other_runs()
     by_source: dict[str, list[tuple[dict[str, float], dict[str, float]]]] = defaultdict(list)
-    for source, predicted, measured in runs:
+    for source, predicted, measured, _ in runs:
         by_source[source].append((predicted, measured))
     pooled: dict[str, list[tuple[float, bool, float]]] = defaultdict(list)
     print(f"{len(runs)} runs from {len(by_source)} sources")
@@ -139,7 +143,39 @@ def main() -> int:
             f"  {kind}: median |error| {statistics.median(e for e, _, _ in errs):.1%}, median predicted/measured "
             f"{statistics.median(r for _, _, r in errs):.2f}, inside the band {sum(i for _, i, _ in errs) / len(errs):.0%}"
         )
+    within_cluster(runs)
     return 0
+
+
+def within_cluster(runs: list[tuple[str, dict[str, float], dict[str, float], str]]) -> None:
+    """measured_runs as a user gives them: calibrated on the other runs of the same cluster and model
+    (app.core.perf.cluster.fit_cluster), the left-out run's error."""
+    clusters: dict[tuple[str, str], list[RunComparison]] = defaultdict(list)
+    for source, predicted, measured, cluster in runs:
+        clusters[(source, cluster)].append(RunComparison(predicted=predicted, measured=measured))
+    errors: dict[str, list[float]] = defaultdict(list)
+    inside: dict[str, list[bool]] = defaultdict(list)
+    for (source, _), members in sorted(clusters.items()):
+        if len(members) < 2:
+            continue
+        for i, left in enumerate(members):
+            fit = fit_cluster(members[:i] + members[i + 1 :])
+            for kind, key in KEYS.items():
+                if key not in left.measured:
+                    continue
+                expected = left.predicted[key] * fit.factor(kind)
+                lo, hi = fit.band(kind)
+                for label in (kind, f"{kind} [{source}]"):
+                    errors[label].append(abs(expected - left.measured[key]) / left.measured[key])
+                    inside[label].append(
+                        expected * math.exp(lo) <= left.measured[key] <= expected * math.exp(hi)
+                    )
+    print("calibrated on the other runs of the same cluster and model (leave one run out, measured_runs):")
+    for kind, errs in errors.items():
+        print(
+            f"  {kind}: {len(errs)} runs, median |error| {statistics.median(errs):.1%}, "
+            f"inside the band {sum(inside[kind]) / len(inside[kind]):.0%}"
+        )
 
 
 if __name__ == "__main__":
