@@ -118,7 +118,9 @@ def test_random_lengths_follow_vllm_bounds() -> None:
     )
     prompts, outputs = request_lengths(args)
     assert min(prompts) >= 249 and max(prompts) <= 1850
-    assert min(outputs) >= 1 and max(outputs) <= 18  # floor(10 x 0.19999999999999996) = 1, ceil(10 x 1.8) = 18
+    assert (
+        min(outputs) >= 1 and max(outputs) <= 18
+    )  # floor(10 x 0.19999999999999996) = 1, ceil(10 x 1.8) = 18
     assert abs(sum(prompts) / len(prompts) - 1050) < 25
 
 
@@ -208,3 +210,15 @@ def test_preemption_past_the_cliff(llama70: tuple) -> None:
     args = BenchArgs(num_prompts=600, max_concurrency=512, random_input_len=1800, random_output_len=2000)
     point = simulate_bench(estimate=est, physics=physics, coefficients=coefficients, args=args)
     assert point.regime == "kv_pool" and point.preemptions > 0 and point.recomputed_tokens > 0
+
+
+def test_sharegpt_lengths_have_a_real_runs_means() -> None:
+    # vLLM PR 18566: 1,000 ShareGPT prompts printed 229,711 input and 203,068 generated tokens (means
+    # 230 and 203); the filter keeps prompts of 4..1,024 tokens and prompt + output <= 2,048
+    prompts, outputs = request_lengths(BenchArgs(dataset_name="sharegpt", num_prompts=5000))
+    assert abs(sum(prompts) / 5000 - 230) < 15 and abs(sum(outputs) / 5000 - 203) < 15
+    assert (
+        min(prompts) >= 4
+        and max(prompts) <= 1024
+        and max(p + o for p, o in zip(prompts, outputs, strict=True)) <= 2048
+    )

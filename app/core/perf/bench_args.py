@@ -11,8 +11,8 @@ Semantics read from vLLM 0.19.0's vllm/benchmarks/serve.py and datasets.py (fact
   the same with ``max(1, ...)``; the prompt is ``random_prefix_len`` shared tokens + that input (the
   same prefix for every prompt, so prefix caching hits it).
 * sharegpt: the conversations' own lengths after vLLM's filter (prompt 4..1024 tokens, prompt + output
-  <= 2048, output >= 4); modelled here as an assumed log-normal pair (SHAREGPT_* below), truncated by
-  the same filter.
+  <= 2048, output >= 4); modelled here as a log-normal pair with a real run's means (SHAREGPT_*
+  below), truncated by the same filter.
 * ``ignore_eos`` false lets a model stop before ``max_tokens``; random-token prompts rarely hit EOS
   early, so lengths are taken as drawn (said in the notes when ignore_eos is false).
 """
@@ -31,12 +31,12 @@ DEFAULT_INPUT_LEN = 1024
 DEFAULT_OUTPUT_LEN = 128
 MAX_PROMPTS = 100_000
 MIN_REQUEST_RATE = 0.001  # requests/s: slower runs last days (and lose float precision in the clock)
-# ShareGPT_V3_unfiltered_cleaned_split after vLLM's filter: an ASSUMED distribution (not yet checked
-# against pasted runs' printed totals): log-normal prompt and output lengths with means of about 215 and
-# 198 tokens, width 1.0 in log space, truncated by the filter. docs/performance.md says so.
-SHAREGPT_INPUT_MEAN = 215.0
-SHAREGPT_OUTPUT_MEAN = 198.0
-SHAREGPT_LOG_SIGMA = 1.0
+# ShareGPT after vLLM's filter: log-normal prompt and output lengths whose means are a pasted run's
+# printed totals over its 1,000 prompts (vLLM PR 18566, Llama-3.1-8B-Instruct tokenizer: 229,711
+# input and 203,068 generated tokens -> 230 and 203); the width (0.7 in log space) is an assumption.
+SHAREGPT_INPUT_MEAN = 230.0
+SHAREGPT_OUTPUT_MEAN = 203.0
+SHAREGPT_LOG_SIGMA = 0.7  # with the filter's truncation: drawn means 226 / 203 (5,000 draws)
 SHAREGPT_MIN_LEN = 4
 SHAREGPT_MAX_PROMPT = 1024
 SHAREGPT_MAX_TOTAL = 2048
