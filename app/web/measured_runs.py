@@ -13,8 +13,8 @@ from app.core.perf.paste import bench_fields, parse_paste
 from app.core.perf.predict import compare_run
 from app.core.perf.simulate import SimulationError
 from app.core.text import Text
-from app.web.planner.params import StrictPlannerParams
-from app.web.planner.service import estimate_for, resolve_strict
+from app.web.inputs.params import StrictPlannerParams
+from app.web.inputs.resolve import estimate_for, resolve_strict
 
 MAX_MEASURED_RUNS = 64
 MAX_PASTE_CHARS = 200_000

@@ -17,9 +17,10 @@ from fastapi import APIRouter
 from pydantic import ConfigDict, Field
 
 from app.core.perf.bench_args import BenchArgs
+from app.web.inputs.links import to_query
+from app.web.inputs.params import StrictPlannerParams
+from app.web.inputs.resolve import resolve_strict
 from app.web.measured_runs import MAX_MEASURED_RUNS, MeasuredRun, cluster_of
-from app.web.planner.params import StrictPlannerParams, to_query
-from app.web.planner.service import resolve_strict
 from app.web.speed.service import performance_for
 
 router = APIRouter(prefix="/api", tags=["api"])

@@ -5,8 +5,8 @@ from __future__ import annotations
 from app.core.perf.bench_args import BenchArgs
 from app.core.perf.cluster import ClusterFit
 from app.core.perf.predict import Performance, performance
-from app.web.planner.service import Resolved, estimate_for
-from app.web.speed.params import workload_of
+from app.web.inputs.params import workload_of
+from app.web.inputs.resolve import Resolved, estimate_for
 
 
 def performance_for(
