@@ -1,0 +1,247 @@
+"""One run's facts with precedence: printed numbers, rank prefixes, the line and rule types."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from app.core import regex
+from app.core import vllm_text as vt
+from app.core.logs.reading import (
+    MAX_INT_DIGITS,
+    float_of,
+    int_of,
+)
+from app.core.logs.startup.facts import (
+    MAX_ERROR_CHARS,
+    MAX_EVIDENCE_CHARS,
+    MAX_VALUE_CHARS,
+    ErrorKind,
+    Evidence,
+    Stage,
+)
+
+# --------------------------------------------------------------------------------------------
+# numbers
+
+
+def _as_int(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if abs(value) < 10**MAX_INT_DIGITS else None
+    if isinstance(value, str):
+        return int_of(value)
+    return None
+
+
+def _as_float(value: object) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        as_float = float(value)
+        return as_float if math.isfinite(as_float) else None
+    if isinstance(value, str):
+        return float_of(value)
+    return None
+
+
+def _as_bool(value: object) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value in ("True", "False"):
+        return value == "True"
+    return None
+
+
+def _as_str(value: object) -> str | None:
+    if isinstance(value, str):
+        text = value.strip().strip("'\"")[:MAX_VALUE_CHARS]
+        return text if text and text != "None" else None
+    if isinstance(value, bool | int | float):
+        return str(value)
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# line clean-up and rank prefixes
+
+_PROCESS = regex.compile(
+    r"\((?P<name>(?:Worker|VllmWorker|EngineCore|APIServer|ApiServer|RayWorkerWrapper)\w*)"
+    r"(?P<rest>(?:\s+\w+=[\w.:-]*)*)\)"
+)
+_PROCESS_NUMBERS = regex.compile(r"(?:TP|PP|DP|EP|DCP|PCP)(\d+)")
+_RANK_ARG = regex.compile(r"\brank=(\d+)")
+
+MAX_RANKS_TRACKED = 1_024  # more ranks than any deployment has: a hostile paste cannot grow the set
+RANK_ZERO = 2  # driver / rank 0 / no prefix: its line wins
+RANK_UNKNOWN = 1  # a worker whose rank the prefix does not say
+RANK_OTHER = 0  # a worker known not to be rank 0
+
+
+_WORKER_RANKS = regex.compile(r"^\((?:Worker|VllmWorker)\w{0,8}?((?:_(?:TP|PP|DP|EP|DCP|PCP)\d{1,4}){1,6})\b")
+_RANK_PART = regex.compile(r"(TP|PP)(\d{1,4})")
+
+
+def _worker_ranks(line: str, ln: _Line, run: _Run) -> None:
+    """`(Worker_TP1_PP1 pid=…)`: once ranks 0 … n−1 have all printed, the parallel size is at least n.
+
+    A lone `Worker_TP2` (a quoted excerpt) says only that the size is above 2, not that it is 3, so the
+    size is read from the ranks only when none below the highest is missing.
+    """
+    found = _WORKER_RANKS.match(line)
+    if found is None:
+        return
+    for kind, number in _RANK_PART.findall(found.group(1)):
+        name = "tensor_parallel_size" if kind == "TP" else "pipeline_parallel_size"
+        seen = run.worker_ranks.setdefault(kind, set())
+        if len(seen) < MAX_RANKS_TRACKED:
+            seen.add(int(number))
+        size = max(seen) + 1
+        if len(seen) != size or size < 2:
+            continue  # a gap below the highest rank; or TP0 alone (the suffix is printed only for a size > 1)
+        current = run.get(name)
+        slot = run.slots.get(name)
+        if slot is not None and slot.priority[0] > SOURCE_FALLBACK:
+            continue  # the configuration line says it
+        if not isinstance(current, int) or size > current:
+            run.put(name, size, ln, source=SOURCE_FALLBACK)
+
+
+def _rank_priority(line: str) -> int:
+    """Rank 0 (or the driver, which prints without a worker prefix) outranks other workers."""
+    match = _PROCESS.search(line, 0, 200)
+    if match is None:
+        return RANK_ZERO
+    name, rest = match.group("name"), match.group("rest")
+    rank = _RANK_ARG.search(rest)
+    if rank is not None:
+        return RANK_ZERO if rank.group(1) == "0" else RANK_OTHER
+    numbers = _PROCESS_NUMBERS.findall(name)
+    if numbers:
+        return RANK_ZERO if all(n.strip("0") == "" for n in numbers) else RANK_OTHER
+    if name.startswith(("EngineCore", "APIServer", "ApiServer")):
+        return RANK_ZERO
+    if name.startswith(("VllmWorkerProcess", "RayWorkerWrapper")):
+        return RANK_OTHER  # V0 multiprocessing / Ray workers are never the driver (rank 0)
+    return RANK_UNKNOWN
+
+
+@dataclass(frozen=True)
+class _Line:
+    no: int
+    text: str
+    rank: int
+
+    @property
+    def evidence(self) -> Evidence:
+        return Evidence(line_no=self.no, text=self.text[:MAX_EVIDENCE_CHARS])
+
+
+# --------------------------------------------------------------------------------------------
+# the accumulator: one run's facts, with precedence
+
+
+SOURCE_FORCED = 4  # a line saying the value was overridden (forced block size, auto-fit result)
+SOURCE_PRIMARY = 3  # the line whose job is to print this value
+SOURCE_SECONDARY = 2  # a value repeated inside another message (profiling summary, error text)
+SOURCE_FALLBACK = 1  # inferred from context (engine from line style, L from the concurrency line)
+
+Mode = Literal["last", "first", "min"]
+
+
+@dataclass
+class _Slot:
+    value: object
+    evidence: Evidence
+    priority: tuple[int, int]
+
+
+@dataclass
+class _Run:
+    slots: dict[str, _Slot] = field(default_factory=dict)
+    kv_readings: list[tuple[int, Evidence]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    recognised: int = 0
+    seen_kv: bool = False
+    stage: Stage = "start"
+    in_traceback: bool = False
+    saw_loading: bool = False
+    worker_ranks: dict[str, set[int]] = field(default_factory=dict)  # TP / PP ranks seen in prefixes
+    headed: bool = False  # a run-start line (engine config, args, server version, command) began it
+
+    def put(
+        self, name: str, value: object, line: _Line, *, source: int = SOURCE_PRIMARY, mode: Mode = "last"
+    ) -> None:
+        if value is None:
+            return
+        priority = (source, line.rank)
+        current = self.slots.get(name)
+        if current is not None:
+            if priority < current.priority:
+                return
+            if priority == current.priority:
+                if mode == "first":
+                    return
+                if mode == "min" and _sort_key(value) >= _sort_key(current.value):
+                    return
+        self.slots[name] = _Slot(value, line.evidence, priority)
+
+    def get(self, name: str) -> object:
+        slot = self.slots.get(name)
+        return None if slot is None else slot.value
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+
+def _sort_key(value: object) -> float:
+    number = _as_float(value)
+    return math.inf if number is None else number
+
+
+Handler = Callable[[re.Match[str], _Line, _Run], None]
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """One recognised template: a cheap substring gate, the regex, what to do with a match."""
+
+    needle: str
+    pattern: re.Pattern[str]
+    handle: Handler
+    kv: bool = False  # a KV / memory line: a later run-start line begins a new run
+    run_start: bool = False
+
+
+_DEVICE_WORDS = {"gpu": "GPU", "cuda": "GPU", "rocm": "GPU", "hip": "GPU"}
+
+
+def _device(word: str) -> str:
+    return _DEVICE_WORDS.get(word.lower(), word.upper())
+
+
+_KNOWN_DEVICES = ("cuda", "rocm", "npu", "xpu", "cpu", "tpu", "hpu", "neuron")
+
+
+def _device_word(word: str | None) -> str | None:
+    return _device(word) if word is not None and word.lower() in _KNOWN_DEVICES else None
+
+
+def _error(kind: ErrorKind, m: re.Match[str], ln: _Line, run: _Run, *, source: int = SOURCE_PRIMARY) -> None:
+    """A failure; a specific kind (SOURCE_PRIMARY) beats a generic one (SOURCE_FALLBACK) in any order."""
+    text = m.string[m.start() :].strip()[:MAX_ERROR_CHARS]
+    run.put("error", text, ln, source=source, mode="first")
+    run.put("error_kind", kind, ln, source=source, mode="first")
+
+
+def _ascend_marker(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("is_ascend", True, ln)
+    run.put("device_type", "NPU", ln, source=SOURCE_FALLBACK)
+
+
+G = vt.GIB_NUMBER  # a printed GiB figure (see app.core.vllm_text)

@@ -1,0 +1,424 @@
+"""Handlers for the configuration lines: engine config, non-default args, pasted commands, version, backend."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from app.core import regex
+from app.core import vllm_text as vt
+from app.core.command import ParsedCommand, compose_command, parse_serve_args, parse_serve_command
+from app.core.errors import PlannerError
+from app.core.logs.reading import (
+    int_of,
+    strip_ansi,
+)
+from app.core.logs.startup.accumulator import (
+    SOURCE_FALLBACK,
+    SOURCE_FORCED,
+    SOURCE_SECONDARY,
+    Handler,
+    _as_bool,
+    _as_float,
+    _as_int,
+    _as_str,
+    _device,
+    _device_word,
+    _error,
+    _Line,
+    _Run,
+)
+from app.core.logs.startup.facts import (
+    MAX_ARGS_EVAL_CHARS,
+    MAX_COMMAND_LINES,
+    MAX_LINE_CHARS,
+    MAX_OBJECT_CHARS,
+    LogFacts,
+    Stage,
+)
+from app.core.serve_flags import FlagKind, printed_keys
+from app.core.specs import ServeConfig, SpeculativeConfig
+from app.core.text import Text
+
+# --------------------------------------------------------------------------------------------
+# handlers: configuration, version, backend
+
+
+_SPEC_REPR = regex.compile(vt.SPECULATIVE_REPR)
+
+
+def _object_text(text: str) -> object:
+    """A printed dict: Python's repr ("non-default args", Namespace) or JSON (a command line)."""
+    if len(text) > MAX_OBJECT_CHARS or not text.startswith("{"):
+        return None
+    try:
+        return ast.literal_eval(text)
+    except Exception:  # literal_eval raises many types on arbitrary text; JSON is tried next
+        pass
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _as_speculative(value: object) -> dict[str, Any] | None:
+    """--speculative-config as printed: a dict (args), the engine line's SpeculativeConfig(...) repr."""
+    if isinstance(value, str):
+        text = value.strip()
+        found = _SPEC_REPR.fullmatch(text)
+        if found is not None:
+            spec: dict[str, Any] = {"method": found.group(1), "num_speculative_tokens": int(found.group(3))}
+            if found.group(2):
+                spec["model"] = found.group(2).strip()
+            return spec
+        value = _object_text(text)
+    if isinstance(value, dict) and value:
+        return {str(k): v for k, v in value.items()}
+    return None
+
+
+def _as_limits(value: object) -> dict[str, int] | None:
+    """--limit-mm-per-prompt as printed: {"image": 0} or, 0.11+, {"image": {"count": 0, ...}}."""
+    if isinstance(value, str):
+        value = _object_text(value.strip())
+    if not isinstance(value, dict):
+        return None
+    limits: dict[str, int] = {}
+    for key, item in value.items():
+        count = item.get("count") if isinstance(item, dict) else item
+        if isinstance(count, bool) or not isinstance(count, int):
+            return None
+        limits[str(key)] = count
+    return limits
+
+
+_KIND_CONVERTERS: dict[FlagKind, Callable[[object], object]] = {
+    "len": _as_int,
+    "int": _as_int,
+    "hint": _as_int,
+    "float": _as_float,
+    "flag": _as_bool,
+    "choice": _as_str,
+    "text": _as_str,
+}
+# the serve fields whose printed value reads into another LogFacts field or needs its own reader
+_SPECIAL_KEYS: dict[str, tuple[str, Callable[[object], object]]] = {
+    "kv_cache_memory_bytes": ("kv_cache_memory_specified", lambda v: _as_int(v) is not None or None),
+    "speculative_config": ("speculative_config", _as_speculative),
+    "limit_mm_per_prompt": ("limit_mm_per_prompt", _as_limits),
+}
+# key as printed (engine config / args) -> (LogFacts field, converter): the flag table's printed keys
+# (app/core/serve_flags.py) plus the two that are not flags
+_CONFIG_KEYS: dict[str, tuple[str, Callable[[object], object]]] = {
+    "model": ("model", _as_str),
+    "device_config": ("device_type", lambda v: _device_word(_as_str(v))),
+    **{
+        key: _SPECIAL_KEYS.get(field) or (field, _KIND_CONVERTERS[kind])
+        for key, (field, kind) in printed_keys().items()
+    },
+}
+# the two values that are objects: key=SpeculativeConfig(...) / key={...} on the engine-config and
+# Namespace lines, 'key': {...} in a "non-default args" dict literal_eval could not read
+_OBJECT_KEYS = r"(?P<key>speculative_config|limit_mm_per_prompt)"
+_OBJECT_VALUE = regex.compile(
+    r"(?<![\w.'])" + _OBJECT_KEYS + r"=(?P<value>SpeculativeConfig\([^()]{0,1024}\)|\{[^{}]{0,1024}\})"
+)
+_OBJECT_ITEM = regex.compile(r"'" + _OBJECT_KEYS + r"':\s*(?P<value>\{[^{}]{0,1024}\})")
+_KEY_VALUE = regex.compile(
+    r"(?<![\w.'])(?P<key>" + "|".join(_CONFIG_KEYS) + r")=(?P<value>'(?:[^'\\]|\\.)*'|\"[^\"]*\"|[^,()\s]+)"
+)
+_DICT_ITEM = regex.compile(
+    r"'(?P<key>" + "|".join(_CONFIG_KEYS) + r")':\s*(?P<value>'(?:[^'\\]|\\.)*'|[^,}\s]+)"
+)
+
+
+def _clean_config_value(key: str, raw: object) -> object:
+    value: object = raw
+    if isinstance(raw, str):
+        value = raw.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        if key == "dtype" and isinstance(value, str):
+            value = value.removeprefix("torch.")
+    return value
+
+
+def _put_config(pairs: Iterable[tuple[str, object]], ln: _Line, run: _Run, source: int) -> None:
+    seen: set[str] = set()
+    for key, raw in pairs:
+        if key in seen or key not in _CONFIG_KEYS:
+            continue
+        seen.add(key)
+        name, convert = _CONFIG_KEYS[key]
+        value = convert(_clean_config_value(key, raw))
+        if name in (
+            "max_model_len",
+            "tensor_parallel_size",
+            "pipeline_parallel_size",
+            "data_parallel_size",
+        ) and (not isinstance(value, int) or value <= 0):
+            continue  # max_model_len -1 means "auto" (reference §7): the auto-fit line says the result
+        if name == "dtype" and value == "auto":
+            continue
+        run.put(name, value, ln, source=source)
+        if name == "device_type" and value == "NPU":
+            run.put("is_ascend", True, ln)
+
+
+def _engine_config(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    flavour, version = m.group(1), m.group(2)
+    run.put("engine", "v1" if flavour == "V1 " else "v0", ln)
+    if version is not None:  # V0 before 0.6 prints "Initializing an LLM engine with config:" alone
+        run.put("vllm_version", version.strip().removeprefix("v"), ln, source=SOURCE_SECONDARY)
+    body = m.string[m.end() :]
+    pairs = ((km.group("key"), km.group("value")) for km in _KEY_VALUE.finditer(body))
+    _put_config(pairs, ln, run, SOURCE_SECONDARY + 1)
+    objects = ((om.group("key"), om.group("value")) for om in _OBJECT_VALUE.finditer(body))
+    _put_config(objects, ln, run, SOURCE_SECONDARY + 1)
+
+
+def _non_default_args(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    body = m.string[m.start(1) :].strip()
+    parsed: object = None
+    if len(body) <= MAX_ARGS_EVAL_CHARS:
+        end = body.rfind("}")
+        try:
+            parsed = ast.literal_eval(body[: end + 1])
+        except Exception:  # literal_eval raises many types on arbitrary text; the regex fallback follows
+            parsed = None
+    if isinstance(parsed, dict):
+        pairs: Iterable[tuple[str, object]] = ((str(k), v) for k, v in parsed.items())
+    else:  # a value repr literal_eval cannot read (an enum, a config object): fall back to a regex
+        pairs = ((dm.group("key"), dm.group("value")) for dm in _DICT_ITEM.finditer(body))
+        objects = ((om.group("key"), om.group("value")) for om in _OBJECT_ITEM.finditer(body))
+        _put_config(objects, ln, run, SOURCE_SECONDARY)
+    _put_config(pairs, ln, run, SOURCE_SECONDARY)
+
+
+def _args_namespace(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    body = m.string[m.end() :]
+    pairs = ((km.group("key"), km.group("value")) for km in _KEY_VALUE.finditer(body))
+    _put_config(pairs, ln, run, SOURCE_SECONDARY)
+    objects = ((om.group("key"), om.group("value")) for om in _OBJECT_VALUE.finditer(body))
+    _put_config(objects, ln, run, SOURCE_SECONDARY)
+
+
+def _scheduler_default(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put(m.group(1), int_of(m.group(2)), ln, source=SOURCE_FALLBACK)
+
+
+def _server_version(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("vllm_version", m.group(1).removeprefix("v"), ln)
+    if m.lastindex is not None and m.lastindex >= 2 and m.group(2):
+        run.put("model", _as_str(m.group(2)), ln, source=SOURCE_SECONDARY)
+
+
+def _banner_model(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("model", _as_str(m.group(1)), ln, source=SOURCE_SECONDARY)
+
+
+def _max_model_len(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("max_model_len", int_of(m.group(1)), ln)
+
+
+def _kv_scale_dtype(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("kv_cache_dtype", m.group(1), ln, source=SOURCE_FALLBACK)
+
+
+def _fp8_kv(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("kv_cache_dtype", "fp8", ln, source=SOURCE_FALLBACK)  # the line does not say which fp8
+
+
+def _stage(stage: Stage) -> Handler:
+    def handle(m: re.Match[str], ln: _Line, run: _Run) -> None:
+        if stage == "load" and run.stage not in ("start", "load"):
+            return  # a load_model frame after the weights loaded is not the load stage
+        if run.stage != "ready" or stage == "ready":
+            run.stage = stage
+
+    return handle
+
+
+def _saw_loading(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """Shard progress goes to stderr, so it may land after the error it preceded: read at the end too."""
+    run.saw_loading = True
+    if run.stage == "start":
+        run.stage = "load"
+
+
+def _traceback(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.in_traceback = True
+    _failure(m, ln, run)
+
+
+def _failure(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """A start-up failure with no recognised cause (yet): a more specific error replaces it."""
+    if run.stage == "ready":
+        run.note(Text("an error came after the start-up completed; the start-up is read"))
+        return
+    if "raise " in ln.text or m.string[: m.start()].endswith(('"', "'")):
+        return  # the traceback's quoted source line, not the message
+    _error("startup_failed", m, ln, run, source=SOURCE_FALLBACK)
+
+
+def _exception(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """``SomeError: message`` closing a traceback: the first one names the root cause."""
+    if not run.in_traceback and "ERROR" not in ln.text and run.get("error_kind") is None:
+        return
+    if run.stage == "ready":
+        return
+    _error("startup_failed", m, ln, run, source=SOURCE_SECONDARY)
+
+
+# every ServeConfig flag a pasted command gives reaches the facts under its own name (LogFacts names its
+# configuration fields like ServeConfig); --kv-cache-memory-bytes is only noted as used
+_SERVE_TO_FACTS = tuple(name for name in ServeConfig.model_fields if name in LogFacts.model_fields)
+
+
+def _command(text: str, ln: _Line, run: _Run) -> None:
+    """A `vllm serve …` command pasted with the log: what was asked for, below what vLLM printed."""
+    if text.startswith(("docker", "sudo docker")):
+        image = _DOCKER_IMAGE.search(text)
+        if image is None:
+            return  # a container that is not vLLM's image
+        text = text[image.end() :]
+    try:
+        parsed = parse_serve_command(text)
+    except PlannerError as exc:
+        run.note(Text("the pasted command could not be read ({message})", message=exc.message))
+        return
+    _apply_command(parsed, ln, run)
+
+
+def _compose_block(lines: list[str], index: int, compose_image: bool) -> tuple[list[str], int] | None:
+    """A compose `command:` at ``lines[index]`` under a vLLM image (or naming vllm): its arguments and
+    the lines it spans; None when it is not one or gives no flag."""
+    head = lines[index][:MAX_LINE_CHARS]
+    if _COMPOSE_KEY.match(head) is None or not (compose_image or "vllm" in head):
+        return None
+    window = [
+        strip_ansi(head),
+        *(r[:MAX_LINE_CHARS] for r in lines[index + 1 : index + 2 * MAX_COMMAND_LINES]),
+    ]
+    block = compose_command(window)
+    if block is None or not any(t.startswith("--") for t in block[0]):
+        return None
+    return block
+
+
+def _compose(tokens: list[str], ln: _Line, run: _Run) -> None:
+    """A docker compose service's `command:` (the vllm/vllm-openai image runs `vllm serve` with it)."""
+    try:
+        parsed = parse_serve_args(tokens)
+    except PlannerError as exc:
+        run.note(Text("the pasted command could not be read ({message})", message=exc.message))
+        return
+    _apply_command(parsed, ln, run)
+
+
+def _apply_command(parsed: ParsedCommand, ln: _Line, run: _Run) -> None:
+    run.put("model", _as_str(parsed.model), ln, source=SOURCE_FALLBACK)
+    given = parsed.serve.model_fields_set
+    for name in _SERVE_TO_FACTS:
+        if name in given:
+            value = getattr(parsed.serve, name)
+            if name in ("kv_cache_dtype", "dtype") and value == "auto":
+                continue
+            if isinstance(value, SpeculativeConfig):
+                value = value.model_dump(exclude_none=True)
+            run.put(name, value, ln, source=SOURCE_FALLBACK)
+    if "kv_cache_memory_bytes" in given:
+        run.put("kv_cache_memory_specified", True, ln, source=SOURCE_FALLBACK)
+
+
+def _platform(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    device = _device(m.group(1))
+    run.put("device_type", device, ln, source=SOURCE_FALLBACK)
+    if device == "NPU":
+        run.put("is_ascend", True, ln)
+
+
+def _forced_block_size(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    size = int_of(m.group(1))
+    run.put("block_size_forced", size, ln)
+    run.put("block_size", size, ln, source=SOURCE_FORCED)
+
+
+def _ascend_block_size(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("block_size_forced", ASCEND_BLOCK_SIZE, ln)
+    run.put("block_size", ASCEND_BLOCK_SIZE, ln, source=SOURCE_FORCED)
+    run.put("is_ascend", True, ln)
+    run.put("device_type", "NPU", ln, source=SOURCE_FALLBACK)
+
+
+ASCEND_BLOCK_SIZE = 128  # vllm_ascend/utils.py::refresh_block_size (reference §9)
+
+# human-readable backend names (V0 selector, V1 ≤0.10 "on V1 engine") -> enum-like names (reference §5.2)
+_BACKEND_NAMES = {
+    "flashattention": "FLASH_ATTN",
+    "flashattn": "FLASH_ATTN",
+    "flashinfer": "FLASHINFER",
+    "xformers": "XFORMERS",
+    "flashmla": "FLASHMLA",
+    "flashmlasparse": "FLASHMLA_SPARSE",
+    "tritonmla": "TRITON_MLA",
+    "cutlassmla": "CUTLASS_MLA",
+    "flashinfermla": "FLASHINFER_MLA",
+    "flashattentionmla": "FLASH_ATTN_MLA",
+    "flashattnmla": "FLASH_ATTN_MLA",
+    "triton": "TRITON_ATTN",
+    "tritonattention": "TRITON_ATTN",
+    "flexattention": "FLEX_ATTENTION",
+    "torchsdpa": "TORCH_SDPA",
+    "pallas": "PALLAS",
+    "ipex": "IPEX",
+    "rocmflashattention": "ROCM_FLASH",
+    "rocmattention": "ROCM_ATTN",
+    "rocmaiterfa": "ROCM_AITER_FA",
+    "rocmaitermla": "ROCM_AITER_MLA",
+    "ascend": "ASCEND",
+    "ascendattention": "ASCEND",
+    "ascendattentionbackend": "ASCEND",
+    "ascendmla": "ASCEND_MLA",
+    "ascendmlabackend": "ASCEND_MLA",
+    "ascendsfa": "ASCEND_SFA",
+    "ascendsfabackend": "ASCEND_SFA",
+}
+_ENUM_BACKEND = regex.compile(
+    r"^(?:FLASH|TRITON|ROCM_|XFORMERS|TORCH_SDPA|FLEX_|PALLAS|CPU_|CUTLASS_|TREE_ATTN|TURBOQUANT|"
+    r"TOKENSPEED_|IPEX|ASCEND|DIFFERENTIAL_|CUSTOM)"
+)
+_NOT_DECODER_ATTENTION = regex.compile(
+    r"MoE|moe|encoder|vit |MultiHeadAttention|MMEncoder|sampl|all2all|GEMM"
+)
+
+
+def _backend(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    if _NOT_DECODER_ATTENTION.search(ln.text) is not None:
+        return
+    raw = m.group(1).strip()
+    name: str | None
+    if "_" in raw or (raw.isupper() and len(raw) > 2):
+        enum = raw.removeprefix("AttentionBackendEnum.").removesuffix("_VLLM_V1").upper()
+        name = enum if _ENUM_BACKEND.match(enum) else None
+    else:
+        name = _BACKEND_NAMES.get(regex.sub(r"[\s_-]+", "", raw).lower())
+    if name is None:
+        return
+    run.put("attention_backend", name, ln)
+    if name.startswith("ASCEND"):
+        run.put("is_ascend", True, ln)
+        run.put("device_type", "NPU", ln, source=SOURCE_FALLBACK)
+
+
+def _device_name(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("device_name", m.group(1).strip(), ln, mode="first")
+    run.put("device_type", "GPU", ln, source=SOURCE_FALLBACK)
+
+
+_COMPOSE_KEY = regex.compile(r"[ \t]{0,64}(?:-[ \t]+)?command:")  # a YAML `command:` key, not a log line
+# `docker run … vllm/vllm-openai[:tag] …`: the image whose entrypoint is `vllm serve`
+_DOCKER_IMAGE = regex.compile(r"(?:^|\s)\S{0,200}vllm/vllm-openai(?::\S{1,64})?(?=\s|$)")

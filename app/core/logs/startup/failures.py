@@ -1,0 +1,122 @@
+"""Handlers for the errors vLLM prints when a start-up fails (reference §4.4)."""
+
+from __future__ import annotations
+
+import re
+
+from app.core import regex
+from app.core import vllm_text as vt
+from app.core.logs.reading import (
+    gib_bytes,
+    int_of,
+)
+from app.core.logs.startup.accumulator import (
+    SOURCE_FALLBACK,
+    SOURCE_FORCED,
+    SOURCE_SECONDARY,
+    Handler,
+    _ascend_marker,
+    _device,
+    _error,
+    _Line,
+    _Run,
+)
+from app.core.logs.startup.facts import ErrorKind, Stage
+from app.core.text import Text
+
+# --------------------------------------------------------------------------------------------
+# handlers: errors (reference §4.4)
+
+
+def _v0_too_long(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    _error("max_len_too_long", m, ln, run)
+    run.put("max_model_len", int_of(m.group(1)), ln, source=SOURCE_SECONDARY)
+    tokens = int_of(m.group(2))
+    run.put("kv_tokens", tokens, ln, source=SOURCE_SECONDARY, mode="min")
+    # V0 fails when max_model_len > block_size × num_gpu_blocks, so that product is the longest L that fits
+    run.put("estimated_max_model_len", tokens, ln, mode="first")
+    run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
+
+
+def _len_above_derived(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    _error("max_len_above_derived", m, ln, run)
+    run.put("max_model_len", int_of(m.group(1)), ln, source=SOURCE_SECONDARY)
+
+
+def _v1_too_long(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    _error("max_len_too_long", m, ln, run)
+    run.put("max_model_len", int_of(m.group(1)), ln, source=SOURCE_SECONDARY)
+    run.put("kv_cache_needed_bytes", gib_bytes(m.group(2)), ln, mode="first")
+    available = gib_bytes(m.group(3))
+    run.put("kv_cache_bytes", available, ln, source=SOURCE_SECONDARY)
+    if m.group(4) is not None:
+        run.put("estimated_max_model_len", int_of(m.group(4)), ln, mode="first")
+    elif regex.search(r"Based on the available memory,\s+Try", m.string[m.end() :]) is not None:
+        run.note(Text("vLLM 0.8.5 drops the estimated maximum model length from this error (a known bug)"))
+    run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
+
+
+def _v1_too_long_head(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """The head of a "To serve at least one request …" error, whole or wrapped: the start failed on S."""
+    _error("max_len_too_long", m, ln, run)
+    run.put("max_model_len", int_of(m.group(1)), ln, source=SOURCE_SECONDARY)
+    if m.group(2) is not None:
+        run.put("kv_cache_needed_bytes", gib_bytes(m.group(2)), ln, mode="first")
+    run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
+
+
+def _v1_too_long_needed(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("kv_cache_needed_bytes", gib_bytes(m.group(1)), ln, mode="first")
+
+
+def _v1_too_long_available(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("kv_cache_bytes", gib_bytes(m.group(1)), ln, source=SOURCE_SECONDARY)
+
+
+def _v1_estimated_len(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("estimated_max_model_len", int_of(m.group(1)), ln, mode="first")
+
+
+_OOM_KIND_BY_STAGE: dict[Stage, ErrorKind] = {
+    "load": "load_oom",
+    "kv_alloc": "kv_alloc_oom",
+    "graph": "graph_oom",
+}
+
+
+def _torch_oom(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    if "Failed to load model" in m.string[: m.start()]:
+        return  # the 0.33.0 load error quotes the torch error: that rule already took the line
+    if run.stage == "ready":
+        run.note(Text("an out-of-memory error came after the start-up completed; the start-up is read"))
+        return
+    _error(_OOM_KIND_BY_STAGE.get(run.stage, "torch_oom"), m, ln, run)
+    run.put("device_type", _device(m.group(1)), ln, source=SOURCE_FALLBACK)
+    capacity = regex.search(vt.TOTAL_CAPACITY, m.group(0)) or regex.search(vt.NPU_TOTAL_CAPACITY, m.group(0))
+    if capacity is not None:
+        run.put("device_total_bytes", gib_bytes(capacity.group(1)), ln, source=SOURCE_SECONDARY)
+
+
+def _fault(kind: ErrorKind) -> Handler:
+    """A device fault or an NPU operator error: a failure of its own kind, with the stage it reached."""
+
+    def handle(m: re.Match[str], ln: _Line, run: _Run) -> None:
+        if run.stage == "ready":
+            run.note(Text("a device error came after the start-up completed; the start-up is read"))
+            return
+        _error(kind, m, ln, run)
+        if kind == "npu_error":
+            _ascend_marker(m, ln, run)
+
+    return handle
+
+
+def _autofit_reduced(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("max_model_len", int_of(m.group(2)), ln, source=SOURCE_FORCED)
+    run.note(
+        Text("auto-fit lowered max_model_len from {before} to {after}", before=m.group(1), after=m.group(2))
+    )
+
+
+def _autofit_fits(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("max_model_len", int_of(m.group(1)), ln, source=SOURCE_FORCED)

@@ -1,0 +1,210 @@
+"""The parser: split a paste into runs, run the rules on every line, build the facts of the last run."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from app.core import regex
+from app.core.errors import PlannerError
+from app.core.logs.reading import (
+    MAX_LOG_CHARS,
+    numbered_lines,
+    strip_ansi,
+)
+from app.core.logs.startup.accumulator import (
+    RANK_UNKNOWN,
+    RANK_ZERO,
+    SOURCE_PRIMARY,
+    _Line,
+    _rank_priority,
+    _Run,
+    _Slot,
+    _worker_ranks,
+)
+from app.core.logs.startup.config import _command, _compose, _compose_block
+from app.core.logs.startup.facts import BOX_BORDER, MAX_COMMAND_LINES, MAX_LINE_CHARS, Evidence, LogFacts
+from app.core.logs.startup.rules import RULES
+from app.core.text import Text
+
+# --------------------------------------------------------------------------------------------
+# the parser
+
+
+def parse_startup_log(text: str) -> LogFacts:
+    """Turn a pasted vLLM start-up log (any version in reference §4, vllm-ascend §9) into facts.
+
+    Several runs pasted together are split where an engine-init / "vLLM API server version" /
+    "non-default args" line follows KV lines; only the last run is read (``runs_found`` says how
+    many). Rank prefixes, ANSI colours, CRLF and log headers are tolerated. Never raises, except
+    :class:`PlannerError` for input longer than :data:`MAX_LOG_CHARS`.
+    """
+    if len(text) > MAX_LOG_CHARS:
+        raise PlannerError(
+            "log",
+            Text(
+                "the pasted log has {text:,} characters; the limit is {max_log_chars:,}",
+                text=len(text),
+                max_log_chars=MAX_LOG_CHARS,
+            ),
+        )
+    run = _Run()
+    previous: _Run | None = None  # the run before the last one, for a quote pasted out of order
+    runs = 0
+    command: list[str] = []  # a `vllm serve … \` command still being continued
+    command_line: _Line | None = None
+    rules = tuple(rule for rule in RULES if rule.needle in text)  # one C-speed scan per rule, not per line
+    numbered = numbered_lines(text)
+    raws = [raw for _, raw in numbered] if "command:" in text else []
+    compose_image = _COMPOSE_IMAGE.search(text) is not None if "image:" in text else False
+    skip_to = 0  # lines a compose `command:` block already read
+    for position, (index, raw) in enumerate(numbered):
+        if position < skip_to:
+            continue
+        block = _compose_block(raws, position, compose_image) if "command:" in raw else None
+        if block is not None:
+            runs = max(runs, 1)
+            run.headed = True
+            run.recognised += 1
+            _compose(block[0], _Line(no=index + 1, text=raw.strip(), rank=RANK_ZERO), run)
+            skip_to = position + block[1]
+            continue
+        line = strip_ansi(raw[:MAX_LINE_CHARS]).strip().strip(BOX_BORDER).strip()
+        if command_line is not None:
+            command.append(line.removesuffix("\\"))
+            if not line.endswith("\\") or len(command) >= MAX_COMMAND_LINES:
+                _command(" ".join(command), command_line, run)
+                command, command_line = [], None
+            continue
+        if not line:
+            continue
+        start = _COMMAND.search(line) if "vllm" in line else None
+        if start is None and "docker run" in line:
+            start = _DOCKER_START.search(line)
+        if start is not None:
+            if runs == 0:
+                runs = 1
+            elif run.seen_kv:
+                run, previous = _Run(), run
+                runs += 1
+            run.headed = True
+            ln = _Line(no=index + 1, text=line, rank=RANK_ZERO)
+            run.recognised += 1
+            if line.endswith("\\"):
+                command, command_line = [start.group(1).removesuffix("\\")], ln
+            else:
+                _command(start.group(1).rstrip("`"), ln, run)  # a command quoted as `inline code`
+            continue
+        if line.startswith("(") and ("_TP" in line[:40] or "_PP" in line[:40]):
+            _worker_ranks(line, _Line(no=index + 1, text=line, rank=RANK_UNKNOWN), run)
+        matched = [(rule, m) for rule in rules if rule.needle in line and (m := rule.pattern.search(line))]
+        if not matched:
+            continue
+        if runs == 0:
+            runs = 1
+        elif run.seen_kv and any(rule.run_start for rule, _ in matched):
+            run, previous = _Run(), run
+            runs += 1
+        if any(rule.run_start for rule, _ in matched):
+            run.headed = True
+        ln = _Line(no=index + 1, text=line, rank=_rank_priority(line))
+        for rule, m in matched:
+            rule.handle(m, ln, run)
+            run.seen_kv = run.seen_kv or rule.kv
+        run.recognised += 1
+    if command_line is not None:
+        _command(" ".join(command), command_line, run)
+    if previous is not None and not previous.headed and not run.seen_kv and "error_kind" not in run.slots:
+        # KV lines with no header of their own, then only configuration: one start-up quoted out of
+        # order (a thread pasting the KV lines above the engine config), not a second start-up
+        for name, slot in run.slots.items():
+            previous.slots.setdefault(name, slot)
+        previous.recognised += run.recognised
+        run, runs = previous, runs - 1
+    return _facts(run, runs)
+
+
+# a compose file whose service runs vLLM's image (`image: vllm/vllm-openai:latest`, vllm-ascend's quay image)
+_COMPOSE_IMAGE = regex.compile(r"(?m)^[ \t]{0,64}image:[ \t]{0,8}\S{0,200}vllm")
+# `docker run … vllm/vllm-openai[:tag] --model X --flags`: the image's entrypoint is `vllm serve`
+_DOCKER_START = regex.compile(r"^(?:[$#>]\s*)?((?:sudo )?docker run\b.*)")
+# a command line as typed (optionally after a shell prompt or a markdown backtick, and VAR=value
+# prefixes), never a log line
+_COMMAND = regex.compile(
+    r"^(?:[$#>`]\s*)?((?:[A-Za-z_]\w*=\S*\s+)*"  # RE2 (linear): env assignments before the command
+    r"(?:(?:nohup|exec) )?(?:vllm serve|(?:\S*/)?python(?:\d{1,2}(?:\.\d{1,2})?)?(?: -[A-Za-z]{1,3}){0,4} -m "
+    r"vllm\.entrypoints\.(?:openai\.)?api_server)\b.*)"
+)
+
+
+def _facts(run: _Run, runs: int) -> LogFacts:
+    if run.get("error_kind") == "startup_failed" and run.stage == "ready":
+        # an error or traceback printed before "init engine … took" / "Application startup complete"
+        # that the start-up survived (an optional import, a retried download): not a failure
+        run.slots.pop("error", None)
+        run.slots.pop("error_kind", None)
+        run.note(Text("an error was printed during the start-up, but the start-up completed"))
+    if run.get("error_kind") == "torch_oom" and run.saw_loading and run.get("weights_bytes") is None:
+        # an OOM with shard loading in the paste and no "Loading model weights took": the load failed
+        run.slots["error_kind"].value = "load_oom"
+    if "error_kind" in run.slots and run.stage not in ("start", "ready"):
+        # the traceback's frames come after its first line: the stage they reached is where it failed
+        run.slots["failure_stage"] = _Slot(
+            run.stage, run.slots["error_kind"].evidence, (SOURCE_PRIMARY, RANK_ZERO)
+        )
+    if runs > 1:
+        run.notes.insert(0, Text("{runs} runs found; using the last one", runs=runs))
+    values: dict[str, object] = {name: slot.value for name, slot in run.slots.items()}
+    evidence = {name: slot.evidence for name, slot in run.slots.items()}
+    if values.get("is_ascend") and values.get("device_type") != "NPU":
+        # vllm-ascend on a vLLM before 0.30 prints "GPU KV cache size"; the device is still an NPU
+        values["device_type"] = "NPU"
+        evidence["device_type"] = evidence["is_ascend"]
+    if run.kv_readings:
+        low_value, low_evidence = min(run.kv_readings, key=lambda reading: reading[0])
+        values["kv_cache_bytes_min_rank"] = low_value
+        evidence["kv_cache_bytes_min_rank"] = low_evidence
+        if low_value != values.get("kv_cache_bytes"):
+            run.note(Text("ranks printed different KV cache memory; the smallest one sets the block count"))
+        current_kind = values.get("error_kind")
+        if low_value <= 0 and (current_kind is None or current_kind == "startup_failed"):
+            # vLLM raises "No available memory for the cache blocks" for a pool ≤ 0 (reference §4.4);
+            # vllm-ascend prints the negative figure first ("Available KV cache memory: -0.87 GiB")
+            values["error_kind"], values["error"] = "no_blocks", low_evidence.text
+            evidence["error_kind"] = evidence["error"] = low_evidence
+            run.note(Text("the KV pool is printed as zero or negative: no block can be allocated"))
+    util, util_without = (
+        values.get("gpu_memory_utilization"),
+        values.get("gpu_memory_utilization_without_cuda_graph"),
+    )
+    total = values.get("device_total_bytes")
+    if (
+        "cuda_graph_estimate_bytes" not in values
+        and isinstance(util, float)
+        and isinstance(util_without, float)
+        and isinstance(total, int)
+    ):
+        # the equivalence line prints round(u − cg/T, 4) (reference §4.2), so cg ≈ (u − equivalent) × T
+        values["cuda_graph_estimate_bytes"] = round((util - util_without) * total)
+        evidence["cuda_graph_estimate_bytes"] = evidence["gpu_memory_utilization_without_cuda_graph"]
+        run.note(
+            Text(
+                "cuda_graph_estimate_bytes derived from the --gpu-memory-utilization equivalence line × total"
+            )
+        )
+    extra: dict[str, object] = {"runs_found": runs, "recognised_lines": run.recognised, "notes": run.notes}
+    return _build(values, evidence, extra)
+
+
+def _build(values: dict[str, object], evidence: dict[str, Evidence], extra: dict[str, object]) -> LogFacts:
+    """Validate; a value of the wrong shape (not expected, but input is arbitrary) is dropped, not raised."""
+    for _ in range(len(values) + 1):
+        try:
+            return LogFacts.model_validate({**values, **extra, "evidence": evidence})
+        except ValidationError as exc:
+            bad = {str(err["loc"][0]) for err in exc.errors() if err["loc"]} & values.keys()
+            if not bad:
+                break
+            for name in bad:
+                values.pop(name)
+                evidence.pop(name, None)
+    return LogFacts.model_validate(extra)
