@@ -1,13 +1,13 @@
-"""`kvplan`: the estimator from a terminal, and the web server.
+"""`kv-planner`: the estimator from a terminal, and the web server.
 
-kvplan estimate MODEL [vllm serve flags…] (--device ID | --device-memory-gib X) [--vllm-version V] [--json]
+kv-planner estimate MODEL [vllm serve flags…] (--device ID | --device-memory-gib X) [--vllm-version V] [--json]
                 [--allow-long-max-model-len]   (as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)
-kvplan estimate --device h100 -- vllm serve MODEL --flags…
-kvplan perf MODEL [vllm serve flags…] --device ID --input-len N --output-len N --concurrency C [--json]
+kv-planner estimate --device h100 -- vllm serve MODEL --flags…
+kv-planner perf MODEL [vllm serve flags…] --device ID --input-len N --output-len N --concurrency C [--json]
     MODEL: a catalog id or alias, a path to a config.json, or with KVPLAN_ALLOW_HUB=1 a hub id
     (org/name[@revision], read from HF_ENDPOINT as the web does: app/hub.py)
-kvplan models | kvplan devices
-kvplan serve [--host H] [--port P] [--root-path /prefix] [--workers N]
+kv-planner models | kv-planner devices
+kv-planner serve [--host H] [--port P] [--root-path /prefix] [--workers N]
 """
 
 from __future__ import annotations
@@ -30,15 +30,15 @@ from app.core.plan import apply_quantization_flag, resolve_device, resolve_model
 from app.core.result import Estimate, Range
 from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
 
-# kvplan's own options inside `estimate`; everything else is a `vllm serve` flag
+# kv-planner's own options inside `estimate`; everything else is a `vllm serve` flag
 _OWN_VALUED = {"--device", "--device-memory-gib", "--vllm-version", "--target-concurrency"}
-# `kvplan perf`'s workload (what `vllm bench serve --random-input-len/--random-output-len/--max-concurrency` sets)
+# `kv-planner perf`'s workload (what `vllm bench serve --random-input-len/--random-output-len/--max-concurrency` sets)
 _PERF_VALUED = {"--input-len": 1024, "--output-len": 1024, "--concurrency": 16}
 _OWN_FLAGS = {"--json", "--allow-long-max-model-len"}
 
 
 def _split_own(argv: list[str]) -> tuple[dict[str, str], list[str]]:
-    """kvplan's own options (values by flag; `--json` is read by main) and the `vllm serve` flags."""
+    """kv-planner's own options (values by flag; `--json` is read by main) and the `vllm serve` flags."""
     own: dict[str, str] = {}
     rest: list[str] = []
     i = 0
@@ -111,7 +111,7 @@ def _inputs(argv: list[str]) -> tuple[ModelSpec, DeviceSpec, ServeConfig, Estima
 
 
 def run_perf(argv: list[str]) -> Performance:
-    """`kvplan perf`: the estimate's exact pool plus the speed model at one workload."""
+    """`kv-planner perf`: the estimate's exact pool plus the speed model at one workload."""
     workload: dict[str, int] = dict(_PERF_VALUED)
     rest: list[str] = []
     i = 0
@@ -295,7 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _cmd_devices()
             return 0
         if command == "serve":
-            parser = argparse.ArgumentParser(prog="kvplan serve", allow_abbrev=False)
+            parser = argparse.ArgumentParser(prog="kv-planner serve", allow_abbrev=False)
             parser.add_argument("--host", default="127.0.0.1")
             parser.add_argument("--port", type=int, default=8000)
             parser.add_argument("--root-path", default="")
@@ -315,7 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PlannerError as exc:
         print(f"error: {exc.field}: {exc.message}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # `kvplan … | head`
+    except BrokenPipeError:  # `kv-planner … | head`
         return 0
     print(f"error: unknown command {command!r}\n{__doc__}", file=sys.stderr)
     return 2

@@ -1,4 +1,4 @@
-"""The wheel as a user installs it: `pip wheel .`, a fresh venv outside the checkout, `kvplan serve`
+"""The wheel as a user installs it: `pip wheel .`, a fresh venv outside the checkout, `kv-planner serve`
 from an unrelated directory, driven over HTTP.
 
 Dependencies come from pip's usual sources (its cache after `make`), pinned by requirements.lock.
@@ -51,7 +51,7 @@ def _get(url: str) -> tuple[int, bytes, dict[str, str]]:
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheelhouse")
     _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(ROOT), "-w", str(out)], cwd=out)
-    (found,) = out.glob("kvplan-*.whl")
+    (found,) = out.glob("kv_planner-*.whl")
     return found
 
 
@@ -70,7 +70,7 @@ def served(venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     proc = subprocess.Popen(
-        [str(venv / "bin" / "kvplan"), "serve", "--port", str(port), "--workers", "1"],
+        [str(venv / "bin" / "kv-planner"), "serve", "--port", str(port), "--workers", "1"],
         cwd=elsewhere,
         env=env,
         stdout=subprocess.PIPE,
@@ -87,7 +87,7 @@ def served(venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
                     break
             except OSError:
                 pass
-            assert time.monotonic() < deadline, "the installed kvplan did not answer /healthz"
+            assert time.monotonic() < deadline, "the installed kv-planner did not answer /healthz"
             time.sleep(0.2)
         yield base
     finally:
