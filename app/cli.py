@@ -6,6 +6,10 @@ kv-planner estimate --device h100 -- vllm serve MODEL --flags…
 kv-planner perf MODEL [vllm serve flags…] --device ID --input-len N --output-len N --concurrency C [--json]
     MODEL: a catalog id or alias, a path to a config.json, or with KVPLAN_ALLOW_HUB=1 a hub id
     (org/name[@revision], read from HF_ENDPOINT as the web does: app/hub.py)
+kv-planner deploy MODEL [vllm serve flags…] --device ID [--vllm-version V]
+                --target command|docker|compose|kubernetes|helm [--replicas N]
+    the same configuration as a `docker run` line, a compose file, a Kubernetes Deployment + Service
+    or values for the vLLM production-stack Helm chart (image pinned to the release)
 kv-planner models | kv-planner devices
 kv-planner serve [--host H] [--port P] [--root-path /prefix] [--workers N]
 """
@@ -20,7 +24,7 @@ import sys
 from collections.abc import Sequence
 
 from app import hub
-from app.core import catalog
+from app.core import catalog, deploy
 from app.core.command import parse_serve_args, parse_serve_command
 from app.core.errors import PlannerError, UnknownModelError
 from app.core.estimate import estimate
@@ -139,6 +143,44 @@ def run_perf(argv: list[str]) -> Performance:
             concurrency=workload["--concurrency"],
         ),
     )
+
+
+# `kv-planner deploy`'s own options (the rest is what `estimate` reads)
+_DEPLOY_VALUED = {"--target": "kubernetes", "--replicas": "1"}
+
+
+def run_deploy(argv: list[str]) -> str:
+    """`kv-planner deploy`: the estimate's configuration as one deployment artifact (app/core/deploy.py)."""
+    own = dict(_DEPLOY_VALUED)
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        name, eq, inline = argv[i].partition("=")
+        if name in _DEPLOY_VALUED and "--" not in argv[:i]:
+            if not eq and i + 1 >= len(argv):
+                raise PlannerError(name.lstrip("-"), f"{name} needs a value")
+            own[name] = inline if eq else argv[i + 1]
+            i += 1 if eq else 2
+            continue
+        rest.append(argv[i])
+        i += 1
+    target = own["--target"]
+    if target not in deploy.TARGETS:
+        raise PlannerError("target", f"unknown target {target!r}; one of {', '.join(deploy.TARGETS)}")
+    replicas = int(_number(own["--replicas"], "replicas", int))
+    if replicas < 1:
+        raise PlannerError("replicas", "at least 1")
+    model, device, serve, est = _inputs(rest)
+    plan = deploy.Plan(
+        model_label=model.name,  # the catalog's id (what vLLM downloads), or the config's name
+        model=model,
+        device=device,
+        serve=serve,
+        estimate=est,
+        vllm_version=est.vllm_version,
+        replicas=replicas,
+    )
+    return deploy.render(target, plan)
 
 
 def _print_perf(perf: Performance) -> None:
@@ -287,6 +329,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(json.dumps(perf.model_dump(), indent=2))
             else:
                 _print_perf(perf)
+            return 0
+        if command == "deploy":
+            if any(a in ("-h", "--help") for a in rest):
+                print(__doc__)
+                return 0
+            sys.stdout.write(run_deploy(rest))
             return 0
         if command == "models":
             _cmd_models()

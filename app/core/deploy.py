@@ -589,18 +589,27 @@ def render_helm(plan: Plan) -> str:
     return _header(header) + _yaml(helm_values(plan))
 
 
+def _warning(plan: Plan) -> str:
+    """A first comment line when the planner predicts vLLM will not start this configuration."""
+    est = plan.estimate
+    if est.fits:
+        return ""
+    reason = " ".join((est.error or str(est.verdict)).split())
+    return f"# WARNING: the planner predicts vLLM does not start this configuration: {reason}\n"
+
+
 def render(target: str, plan: Plan) -> str:
     """One deployment artifact as text (MEDIA_TYPES gives its media type)."""
-    if target == "command":
-        return command_text(plan) + "\n"
-    if target == "docker":
-        return render_docker(plan)
-    if target == "compose":
-        return render_compose(plan)
-    if target == "kubernetes":
-        return render_kubernetes(plan)
-    if target == "helm":
-        return render_helm(plan)
+    renderers = {
+        "command": lambda p: command_text(p) + "\n",
+        "docker": render_docker,
+        "compose": render_compose,
+        "kubernetes": render_kubernetes,
+        "helm": render_helm,
+    }
+    renderer = renderers.get(target)
+    if renderer is not None:
+        return _warning(plan) + renderer(plan)
     raise PlannerError(
         "target",
         Text("unknown target {target!r}; one of {targets}", target=target[:40], targets=", ".join(TARGETS)),

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from starlette.concurrency import run_in_threadpool
 
 from app import hub
+from app.core import deploy
 from app.core.catalog import find_device
 from app.core.errors import ConfigError, PlannerError, UnknownDeviceError, UnknownModelError
 from app.core.estimate import capacity_curve, default_max_model_len, estimate, model_for_release
@@ -233,3 +234,16 @@ def estimate_with_curve(resolved: Resolved) -> tuple[Estimate, list[tuple[int, f
         base=est,
     )
     return est, curve
+
+
+def deploy_plan(resolved: Resolved, est: Estimate, *, replicas: int = 1) -> deploy.Plan:
+    """What the deployment targets are rendered from: the resolved inputs and their estimate."""
+    return deploy.Plan(
+        model_label=resolved.model_label,
+        model=resolved.model,
+        device=resolved.device,
+        serve=resolved.serve,
+        estimate=est,
+        vllm_version=resolved.vllm_version,
+        replicas=replicas,
+    )
