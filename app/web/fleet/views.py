@@ -4,15 +4,17 @@ and the cost-against-load chart is server-rendered SVG."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from fastapi import Request
 from markupsafe import Markup, escape
 
 from app.core.errors import PlannerError
-from app.core.fleet import Candidate, cost_at_load
+from app.core.fleet import Candidate, FleetPlan, cost_at_load
 from app.core.text import Text
 from app.web.fleet.params import FLEET_FIELDS, FleetParams, fleet_query
-from app.web.fleet.service import fleet_for, planner_params
+from app.web.fleet.service import fleet_for, planner_params, point_params
+from app.web.fleet.svg import COLOURS, ChartPoint, pareto_chart
 from app.web.format import (
     axis_ticks,
     gib,
@@ -93,6 +95,27 @@ class CandidateRow:
 
 
 @dataclass(frozen=True)
+class ParetoRow:
+    layout: str
+    colour: int  # the legend's swatch class (pareto-c<n>, static/fleet.css)
+    concurrency: int
+    per_user: str
+    per_device: str
+    ttft_ms: str
+    tpot_ms: str
+    meets_slo: bool
+    planner_link: str
+
+
+@dataclass(frozen=True)
+class ParetoView:
+    chart: Markup
+    rows: tuple[ParetoRow, ...]
+    legend: tuple[tuple[int, str], ...]  # (swatch class number, layout)
+    slo_text: str
+
+
+@dataclass(frozen=True)
 class BestView:
     meets_slo: bool
     summary: str
@@ -115,6 +138,7 @@ class FleetView:
     chart: Markup
     chart_table: tuple[tuple[str, tuple[str, ...]], ...]
     chart_loads: tuple[str, ...]
+    pareto: ParetoView | None
     model_label: str
     device_name: str
     models: tuple[Option, ...]
@@ -140,7 +164,20 @@ def _values(params: FleetParams) -> dict[str, str]:
     return out
 
 
-def _layout(c: Candidate) -> str:
+class LayoutLike(Protocol):
+    """A candidate or a frontier point: both name their parallel layout and formats alike."""
+
+    @property
+    def tensor_parallel_size(self) -> int: ...
+    @property
+    def pipeline_parallel_size(self) -> int: ...
+    @property
+    def weight_format(self) -> str: ...
+    @property
+    def kv_cache_dtype(self) -> str: ...
+
+
+def _layout(c: LayoutLike) -> str:
     if c.pipeline_parallel_size > 1:
         return t("TP {tp} × PP {pp}", tp=c.tensor_parallel_size, pp=c.pipeline_parallel_size)
     return t("TP {tp}", tp=c.tensor_parallel_size)
@@ -286,9 +323,57 @@ def cost_chart(params: FleetParams, series: list[tuple[Candidate, list[tuple[flo
     return Markup("".join(parts))
 
 
-def _series_label(c: Candidate) -> str:
+def _series_label(c: LayoutLike) -> str:
     extras = [c.weight_format, c.kv_cache_dtype if c.kv_cache_dtype != "auto" else ""]
     return " · ".join([_layout(c), *(e for e in extras if e)])
+
+
+def pareto_view(request: Request, params: FleetParams, plan: FleetPlan) -> ParetoView | None:
+    """The frontier as a chart (each point links to its planner view), its table and its legend."""
+    if not plan.pareto:
+        return None
+    groups: dict[str, int] = {}
+    chart_points: list[ChartPoint] = []
+    rows: list[ParetoRow] = []
+    for p in plan.pareto:
+        layout = _series_label(p)
+        group = groups.setdefault(layout, len(groups))
+        link = f"{url_path(request, 'planner')}?{to_query(point_params(params, p.serve, p.concurrency))}"
+        per_user, per_device = speed_number(p.tokens_per_s_per_user), speed_number(p.tokens_per_s_per_device)
+        label = t(
+            "{layout}, {clients} clients: {per_user} tokens/s per user, {per_device} tokens/s per device",
+            layout=layout,
+            clients=p.concurrency,
+            per_user=per_user,
+            per_device=per_device,
+        )
+        chart_points.append(
+            ChartPoint(p.tokens_per_s_per_user, p.tokens_per_s_per_device, group, label, link, p.meets_slo)
+        )
+        rows.append(
+            ParetoRow(
+                layout=layout,
+                colour=group % len(COLOURS),
+                concurrency=p.concurrency,
+                per_user=per_user,
+                per_device=per_device,
+                ttft_ms=speed_number(p.ttft_ms),
+                tpot_ms=speed_number(p.tpot_ms),
+                meets_slo=p.meets_slo,
+                planner_link=link,
+            )
+        )
+    slo = plan.pareto_slo_tokens_per_s_per_user
+    return ParetoView(
+        chart=pareto_chart(chart_points, slo_per_user=slo, slo_tpot_ms=params.slo_tpot_ms),
+        rows=tuple(rows),
+        legend=tuple((g % len(COLOURS), layout) for layout, g in groups.items()),
+        slo_text=t(
+            "Both axes are logarithmic. The TPOT SLO of {tpot} ms is {speed} tokens/s per user: filled points meet the SLO (TTFT and TPOT), hollow ones miss it. Each point opens the planner on that layout and client count.",
+            tpot=speed_number(params.slo_tpot_ms),
+            speed=speed_number(slo),
+        ),
+    )
 
 
 def hidden_inputs(params: FleetParams) -> tuple[tuple[str, str], ...]:
@@ -306,6 +391,7 @@ def build_view(request: Request, params: FleetParams, problems: list[FieldProble
     chart = Markup("")
     chart_table: tuple[tuple[str, tuple[str, ...]], ...] = ()
     chart_loads: tuple[str, ...] = ()
+    pareto: ParetoView | None = None
     more = 0
     model_label, device_name = params.model, params.device
     try:
@@ -334,6 +420,7 @@ def build_view(request: Request, params: FleetParams, problems: list[FieldProble
         elif plan.why_none:
             best_view = BestView(False, "", tr(plan.why_none))
         notes = tuple(tr(n) for n in plan.notes)
+        pareto = pareto_view(request, params, plan)
         series = chart_series(params, plan.candidates)
         chart = cost_chart(params, series)
         if series:
@@ -359,6 +446,7 @@ def build_view(request: Request, params: FleetParams, problems: list[FieldProble
         chart=chart,
         chart_table=chart_table,
         chart_loads=chart_loads,
+        pareto=pareto,
         model_label=model_label,
         device_name=device_name,
         models=models,
