@@ -26,7 +26,8 @@ class UnknownModelError(PlannerError):
         super().__init__(
             "model",
             Text(
-                "unknown model {model_id!r}; see `kv-planner models` or paste its config.json", model_id=model_id
+                "unknown model {model_id!r}; see `kv-planner models` or paste its config.json",
+                model_id=model_id,
             ),
         )
         self.model_id = model_id
