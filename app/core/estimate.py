@@ -15,6 +15,7 @@ from app.core.result import ErrorKind, Estimate, KVGroup, Range, Term, Verdict
 from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.uncertainty import CUDA_GRAPH_BAND, bands_for
+from app.core.verdicts import classify
 from app.core.versions import (
     SMALL_DEVICE_MAX_NUM_BATCHED_TOKENS,
     SMALL_DEVICE_MAX_NUM_SEQS,
@@ -31,9 +32,6 @@ from app.core.versions import V0_CHUNKED_PREFILL_ABOVE as V0_CHUNKED_PREFILL_ABO
 
 MAX_MODEL_LEN_CEILING = 10_000_000
 DOCS_URL = "https://docs.vllm.ai/en/latest/configuration/conserving_memory/"
-# The shortest context still worth serving: one prefill chunk at vLLM's smallest API-server default
-# --max-num-batched-tokens (reference §7). A pool that holds less is "budget-bound", not "S-bound".
-USEFUL_CONTEXT_TOKENS = 2048
 # failures that do not depend on max_model_len (the capacity curve cannot reuse one estimate's pool)
 ALWAYS_FAILS = frozenset({ErrorKind.STARTUP_FREE_MEMORY, ErrorKind.LOAD_OOM})
 
@@ -109,6 +107,22 @@ def validate_parallel(*, model: ModelSpec, serve: ServeConfig) -> None:
         raise InvalidServeConfigError(
             "pipeline_parallel_size",
             Text("{pp} stages for {num_layers} layers", pp=pp, num_layers=model.num_layers),
+        )
+
+
+def validate_devices(*, serve: ServeConfig, devices: int | None) -> None:
+    """TP × PP ranks need as many devices: with fewer, vLLM refuses before loading anything
+    (config/parallel.py, 0.19.0–0.33.0: "World size (8) is larger than the number of available GPUs
+    (4) in this node."). ``devices`` None: one replica's worth is assumed, nothing to check."""
+    ranks = serve.tensor_parallel_size * serve.pipeline_parallel_size
+    if devices is not None and devices < ranks:
+        raise InvalidServeConfigError(
+            "devices",
+            Text(
+                "TP × PP = {ranks} ranks need {ranks} devices and {devices} are given: vLLM refuses to start (World size ({ranks}) is larger than the number of available GPUs ({devices}) in this node). Lower --tensor-parallel-size or --pipeline-parallel-size, or give more devices.",
+                ranks=ranks,
+                devices=devices,
+            ),
         )
 
 
@@ -450,12 +464,17 @@ def estimate(
     vllm_version: str | None = None,
     target_concurrency: int | None = None,
     max_model_len_auto: bool = False,
+    devices: int | None = None,
 ) -> Estimate:
     """Predict vLLM's start-up numbers for one configuration (per device of the tightest rank).
+
+    ``devices``: how many the user has (None: TP × PP); fewer than TP × PP is vLLM's refusal
+    (:func:`validate_devices`, an InvalidServeConfigError naming ``devices``).
 
     ``max_model_len_auto`` is `--max-model-len auto` (0.14+): vLLM binary-searches the largest length
     that fits the KV pool, up to the model's own maximum, and logs what it did (reference §3.6, §4.3).
     """
+    validate_devices(serve=serve, devices=devices)
     version = resolve_version(vllm_version)
     rules = version.rules
     model = model_for_release(model=model, rules=rules)
@@ -501,7 +520,7 @@ def _auto_fit(
             update={
                 "fits": False,
                 "error": text,
-                "verdict": "budget_bound",
+                "verdict": "load_oom" if probe.verdict == "load_oom" else "budget_bound",
                 "log_lines": [*probe.log_lines[:-1], text] if probe.error else [*probe.log_lines, text],
             }
         )
@@ -659,7 +678,8 @@ def _estimate(
     if error_kind in (ErrorKind.MAX_LEN_ABOVE_DERIVED, ErrorKind.STARTUP_FREE_MEMORY):
         lines = [error or ""]  # refused before any weight is loaded
     elif error_kind == ErrorKind.LOAD_OOM:
-        lines = [*backend_lines, error or ""]  # dies loading the weights: nothing is profiled
+        # dies loading the weights, after vLLM's "Starting to load model" line: nothing is profiled
+        lines = [*backend_lines, f"Starting to load model {model.name}...", error or ""]
         warnings.append(
             Text(
                 "The weights of one rank ({weights:.2f} GiB) are larger than the device ({total:.2f} GiB): vLLM runs out of memory while loading them, before it sizes any KV cache.",
@@ -699,24 +719,16 @@ def _estimate(
         )
 
     target = target_concurrency or 1
-    verdict: Verdict
-    if error is None and concurrency >= target:
-        verdict = "fits"
-    elif error is None:
-        verdict = "n_bound"
-    elif error_kind == ErrorKind.MAX_LEN_ABOVE_DERIVED:
-        verdict = "s_bound"  # refused for the length alone
-    elif (
-        binding.kv_cache_bytes > 0
-        and largest >= min(L // 2, USEFUL_CONTEXT_TOKENS)
-        and error_kind not in (ErrorKind.STARTUP_FREE_MEMORY, ErrorKind.LOAD_OOM)
-    ):
-        # the seed's step 4: the length binds when a shorter one worth serving starts (halving
-        # --max-model-len is the quick test, vLLM's own estimate the exact one); the budget binds
-        # only when the pool holds next to nothing
-        verdict = "s_bound"
-    else:
-        verdict = "budget_bound"
+    verdict: Verdict = classify(
+        failure="load_oom" if error_kind == ErrorKind.LOAD_OOM else None,
+        starts=error is None,
+        reached=concurrency,
+        target=target,
+        length_refused=error_kind == ErrorKind.MAX_LEN_ABOVE_DERIVED,  # refused for the length alone
+        largest_len=largest,
+        max_model_len=L,
+        budget_short=binding.kv_cache_bytes <= 0 or error_kind == ErrorKind.STARTUP_FREE_MEMORY,
+    )
 
     groups = [
         KVGroup(

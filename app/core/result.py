@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from app.core.extras import ExtraItem
 from app.core.text import Msg
+from app.core.verdicts import VerdictKey
 
-Verdict = Literal["fits", "s_bound", "n_bound", "budget_bound"]
+# one vocabulary with the doctor (app.core.verdicts.VERDICTS); the planner answers fits, s_bound,
+# n_bound, budget_bound or load_oom
+Verdict = VerdictKey
 
 
 class ErrorKind(StrEnum):

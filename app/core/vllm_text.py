@@ -229,6 +229,13 @@ V1_ESTIMATED_LEN = VllmLine(
     "the estimated maximum model length is",
     r"the estimated maximum model length is (\d{1,18})",
 )
+# the engine config's refusal of a --max-model-len above the model's own maximum (estimate.py prints it)
+LEN_ABOVE_DERIVED = VllmLine(
+    "is greater than the derived max_model_len",
+    r"User-specified max_model_len \((\d{1,18})\) is greater than the derived max_model_len",
+    "User-specified max_model_len (%s) is greater than the derived max_model_len (%s=%s or model_max_length=%s in model's config.json).",
+    "config/model.py::_get_and_verify_max_len (0.19.0)",
+)
 AUTOFIT_FAILED = VllmLine("Cannot auto-fit max_model_len", r"Cannot auto-fit max_model_len.*")
 TORCH_OOM = VllmLine(" out of memory", r"\b(CUDA|NPU|XPU|HIP)(?: error:)? out of memory\b.*")
 TOTAL_CAPACITY = r"total capacity of " + G + r" GiB"

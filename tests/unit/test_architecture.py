@@ -3,6 +3,9 @@
 - app.core is pure: loading every one of its modules loads no app.web module and no web framework.
 - Every web feature is a package app/web/<feature>/ of params, service, views, routes (api: its JSON
   twin), and a feature's routes are leaves: no module imports another module's routes.
+- Features are leaves too: no module of one feature imports another feature, and the shared web
+  modules (app/web/*.py and the kernel app/web/inputs/) import no feature; what two features share
+  lives in the kernel.
 - Development-only code (the calibration-set loader, the i18n scanner) is not in the shipped package.
 """
 
@@ -15,7 +18,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 WEB = ROOT / "app" / "web"
-FEATURES = ("planner", "compare", "doctor", "explore", "recommend", "speed")
+FEATURES = ("planner", "compare", "doctor", "explore", "fleet", "recommend", "speed")
+KERNEL = "inputs"  # app/web/inputs/: parameters, lenient parser, resolve/estimate, options, links, problems
+# features whose only inputs are the kernel's PlannerParams have no params module of their own
+NO_OWN_PARAMS = frozenset({"planner", "speed"})
 FRAMEWORKS = ("fastapi", "starlette", "jinja2", "uvicorn")
 
 
@@ -36,11 +42,17 @@ def test_core_loads_no_web_module_and_no_web_framework() -> None:
     assert web == "" and frameworks == ""
 
 
+def test_every_web_package_is_a_feature_or_the_kernel() -> None:
+    packages = {p.parent.name for p in WEB.glob("*/__init__.py")}
+    assert packages == {*FEATURES, KERNEL}
+
+
 def test_every_web_feature_has_the_one_shape() -> None:
     for feature in FEATURES:
         package = WEB / feature
         modules = {p.stem for p in package.glob("*.py")}
-        assert {"__init__", "params", "views", "routes"} <= modules, (feature, sorted(modules))
+        shape = {"__init__", "views", "routes"} | (set() if feature in NO_OWN_PARAMS else {"params"})
+        assert shape <= modules, (feature, sorted(modules))
     # a feature whose only computation is the shared estimate call has no service module of its own
     assert all(
         (WEB / f / "service.py").is_file() for f in ("planner", "doctor", "explore", "recommend", "speed")
@@ -67,6 +79,27 @@ def test_routes_are_leaves() -> None:
         own = ".".join(path.relative_to(ROOT).with_suffix("").parts)
         routes = {m for m in _imports(path) if m.endswith((".routes", ".api")) and m != own}
         assert not routes, (path.relative_to(ROOT).as_posix(), sorted(routes))
+
+
+def _feature_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["app", "web"] and parts[2] in FEATURES else None
+
+
+def test_no_feature_imports_another_feature() -> None:
+    for path in WEB.rglob("*.py"):
+        if path.parent == WEB and path.name == "app.py":
+            continue  # the app factory assembles every feature's routers
+        own = _feature_of(".".join(path.relative_to(ROOT).with_suffix("").parts))
+        others = {m for m in _imports(path) if _feature_of(m) not in (None, own)}
+        assert not others, (path.relative_to(ROOT).as_posix(), sorted(others))
+
+
+def test_the_architecture_check_sees_a_feature_import() -> None:
+    assert _feature_of("app.web.compare.params") == "compare"
+    assert _feature_of("app.web.inputs.params") is None and _feature_of("app.web.format") is None
+    # what compare/views.py imported before the kernel (`from app.web.planner import views`)
+    assert _feature_of("app.web.planner") == _feature_of("app.web.planner.views") == "planner"
 
 
 def test_development_code_is_not_shipped() -> None:

@@ -13,7 +13,6 @@ from app.core.diagnose.model import (
     BUDGET_ERRORS,
     FAILURE_VERDICTS,
     FEW_BLOCKS,
-    MIN_USEFUL_LEN_TOKENS,
     WEIGHTS_GAP_FRACTION,
     WEIGHTS_HEAVY_SHARE,
     Overall,
@@ -23,7 +22,7 @@ from app.core.diagnose.model import (
     TrialSource,
 )
 from app.core.text import SEMICOLON, SPACE, Text, TextList
-from app.core.verdicts import VERDICTS
+from app.core.verdicts import VERDICTS, classify, shorter_length_starts, useful_length
 
 # --------------------------------------------------------------------------------------------
 # step 1: the KV lines
@@ -375,11 +374,6 @@ def trial_as_configured(case: Case) -> Trial:
     )
 
 
-def _useful_length(length: int) -> int:
-    """The shortest max_model_len worth serving when S does not start: 1k tokens, or half of a short S."""
-    return max(1, min(MIN_USEFUL_LEN_TOKENS, length // 2))
-
-
 def largest_fitting(case: Case) -> tuple[int | None, TrialSource, str]:
     """The longest max_model_len the log's pool starts: vLLM's printed estimate, else the planner's
     replay over the log's pool, else pool ÷ KV bytes per token."""
@@ -418,11 +412,17 @@ def largest_fitting(case: Case) -> tuple[int | None, TrialSource, str]:
     return None, "none", ""
 
 
-def trial_half_length(case: Case) -> Trial:
-    """Seed step 4's S trial: does some useful, shorter max_model_len start?"""
+def budget_short(case: Case) -> bool:
+    """The log's error is about the budget (reference §4.4), or it prints no pool: no length helps."""
+    return case.facts.error_kind in BUDGET_ERRORS or (case.pool is not None and case.pool <= 0)
+
+
+def trial_half_length(case: Case, largest: tuple[int | None, TrialSource, str]) -> Trial:
+    """Seed step 4's S trial: does some useful, shorter max_model_len start? (``largest``: from
+    :func:`largest_fitting`; the rule is app.core.verdicts.shorter_length_starts, the planner's)."""
     f = case.facts
     length = case.max_model_len
-    useful = _useful_length(length) if length is not None else 0
+    useful = useful_length(length) if length is not None else 0
     label = (
         Text("A shorter --max-model-len (≥ {useful:,} tokens)", useful=useful)
         if length is not None
@@ -432,7 +432,7 @@ def trial_half_length(case: Case) -> Trial:
         return Trial(
             key="half_length", label=label, starts=True, source="log", detail=Text("it already starts at S")
         )
-    if f.error_kind in BUDGET_ERRORS or (case.pool is not None and case.pool <= 0):
+    if budget_short(case):
         return Trial(
             key="half_length",
             label=label,
@@ -440,15 +440,13 @@ def trial_half_length(case: Case) -> Trial:
             source="log",
             detail=Text("the error is about the budget, not the length"),
         )
-    if length is None or f.error_kind in FAILURE_VERDICTS:
-        return Trial(key="half_length", label=label, starts=None, source="none", detail="")
-    largest, source, detail = largest_fitting(case)
-    if largest is None:
+    largest_len, source, detail = largest
+    if length is None or f.error_kind in FAILURE_VERDICTS or largest_len is None:
         return Trial(key="half_length", label=label, starts=None, source="none", detail="")
     return Trial(
         key="half_length",
         label=label,
-        starts=largest >= useful,
+        starts=shorter_length_starts(largest_len=largest_len, max_model_len=length),
         source=source,
         detail=detail,
     )
@@ -494,25 +492,27 @@ def trial_one_sequence(case: Case) -> Trial:
     return Trial(key="one_sequence", label=label, starts=None, source="none", detail="")
 
 
-def cause_of(case: Case, trials: list[Trial]) -> Overall:
-    as_configured, half, one = trials
-    failure = FAILURE_VERDICTS.get(case.facts.error_kind or "")
-    if failure is not None:
-        return failure
-    if as_configured.starts is None:
-        return "unknown"
+def cause_of(case: Case, trials: list[Trial], largest_len: int | None) -> Overall:
+    """The verdict by the planner's own rule (app.core.verdicts.classify), from what the log says;
+    ``trials``: as configured, the S trial (shown), the N trial; ``largest_len``: the largest length
+    that starts (:func:`largest_fitting`)."""
+    as_configured, _, one = trials
+    reached = None
     if as_configured.starts:
         reached = case.reached_concurrency()
         if reached is None and case.prediction is not None and not case.started:
             reached = case.prediction.max_concurrency
-        return "n_bound" if reached is not None and reached < case.target else "fits"
-    if half.starts:
-        return "s_bound"
-    if one.starts:
-        return "n_bound"
-    if half.starts is None and one.starts is None:
-        return "unknown"
-    return "budget_bound"
+    return classify(
+        failure=FAILURE_VERDICTS.get(case.facts.error_kind or ""),
+        starts=as_configured.starts,
+        reached=reached,
+        target=case.target,
+        length_refused=case.facts.error_kind == "max_len_above_derived",
+        largest_len=largest_len,
+        max_model_len=case.max_model_len,
+        budget_short=budget_short(case),
+        one_sequence_starts=one.starts,
+    )
 
 
 def step_cause(case: Case, trials: list[Trial], cause: Overall) -> Step:

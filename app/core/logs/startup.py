@@ -52,6 +52,7 @@ EngineName = Literal["v0", "v1"]
 ErrorKind = Literal[
     "no_blocks",  # "No available memory for the cache blocks", or a pool printed as ≤ 0 (vllm-ascend)
     "max_len_too_long",
+    "max_len_above_derived",  # --max-model-len above the model's maximum: refused for the length alone
     "load_oom",  # out of memory while the weights load
     "graph_oom",  # out of memory while CUDA / NPU graphs are captured
     "startup_free_memory",
@@ -584,6 +585,11 @@ def _v0_too_long(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
 
 
+def _len_above_derived(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    _error("max_len_above_derived", m, ln, run)
+    run.put("max_model_len", int_of(m.group(1)), ln, source=SOURCE_SECONDARY)
+
+
 def _v1_too_long(m: re.Match[str], ln: _Line, run: _Run) -> None:
     _error("max_len_too_long", m, ln, run)
     run.put("max_model_len", int_of(m.group(1)), ln, source=SOURCE_SECONDARY)
@@ -1069,6 +1075,7 @@ RULES: tuple[_Rule, ...] = (
     _rule(vt.V1_TOO_LONG_AVAILABLE, _v1_too_long_available, kv=True),
     _rule(vt.V1_ESTIMATED_LEN, _v1_estimated_len, kv=True),
     _rule(vt.AUTOFIT_FAILED, _err("autofit_failed"), kv=True),
+    _rule(vt.LEN_ABOVE_DERIVED, _len_above_derived),
     _rule(vt.TORCH_OOM, _torch_oom, kv=True),
     # failures with no recognised cause, and where the start-up was (an OOM is classified by it)
     _rule(vt.TRACEBACK, _traceback),

@@ -57,15 +57,11 @@ from app.web.explore.service import (
     workload_spec,
 )
 from app.web.format import gib, integer, percent
-from app.web.forms import Option, Problem, problems_of
-from app.web.planner.params import (
-    FieldProblem,
-    PlannerParams,
-    query_items,
-    to_query,
-)
-from app.web.planner.service import Resolved, estimate_for, resolve_lenient
-from app.web.planner.views import catalog_options, version_options
+from app.web.inputs.links import query_items, to_query
+from app.web.inputs.options import Option, catalog_options, version_options
+from app.web.inputs.params import PlannerParams
+from app.web.inputs.problems import Problem, problems_of
+from app.web.inputs.resolve import Resolved, estimate_for, resolve_lenient
 from app.web.templating import url_path
 
 # ---- view models -------------------------------------------------------------------------------
@@ -523,7 +519,7 @@ def hidden_inputs(params: ExploreParams) -> list[tuple[str, str]]:
 @dataclass(frozen=True)
 class _Sections:
     params: ExploreParams
-    problems: list[FieldProblem]
+    problems: list[Problem]
     error: Problem | None = None
     engine_line: str = ""
     blocks: BlocksView | None = None
@@ -532,7 +528,7 @@ class _Sections:
     workload_error: Problem | None = None
 
 
-def _sections(request: Request, params: ExploreParams, problems: list[FieldProblem]) -> _Sections:
+def _sections(request: Request, params: ExploreParams, problems: list[Problem]) -> _Sections:
     """Resolve the inputs and compute the three sections; a PlannerError becomes the page's error."""
     try:
         resolved, more = resolve_lenient(params)
@@ -562,7 +558,7 @@ def _sections(request: Request, params: ExploreParams, problems: list[FieldProbl
     return _Sections(params, problems, None, engine_line, blocks, prefix, workload, workload_error)
 
 
-def build_view(request: Request, params: ExploreParams, problems: list[FieldProblem]) -> ExploreView:
+def build_view(request: Request, params: ExploreParams, problems: list[Problem]) -> ExploreView:
     sec = _sections(request, params, problems)
     params = sec.params
     models, devices, versions = catalog_options()
@@ -593,8 +589,8 @@ def build_view(request: Request, params: ExploreParams, problems: list[FieldProb
 
 
 def _prefix_section(
-    resolved: Resolved, params: ExploreParams, est: Estimate, sizes: BlockSizes, problems: list[FieldProblem]
-) -> tuple[PrefixView, ExploreParams, list[FieldProblem]]:
+    resolved: Resolved, params: ExploreParams, est: Estimate, sizes: BlockSizes, problems: list[Problem]
+) -> tuple[PrefixView, ExploreParams, list[Problem]]:
     caching = sizing_for(
         model=resolved.model, device=resolved.device, serve=resolved.serve, vllm_version=resolved.vllm_version
     ).resolved.prefix_caching
@@ -607,7 +603,7 @@ def _prefix_section(
             caching_enabled=caching,
         )
     except PlannerError as exc:  # request_tokens below the shared prefix: drop it and say so
-        problems = [*problems, FieldProblem(exc.field, str(getattr(params, exc.field, "")), exc.message)]
+        problems = [*problems, Problem(exc.field, str(getattr(params, exc.field, "")), exc.message)]
         params = params.model_copy(update={"request_tokens": None, "mm_item_start_token": None})
         result = prefix_result(
             params,
@@ -625,15 +621,15 @@ def _prefix_section(
 
 
 def _workload_section(
-    request: Request, resolved: Resolved, params: ExploreParams, est: Estimate, problems: list[FieldProblem]
-) -> tuple[WorkloadView | None, Problem | None, ExploreParams, list[FieldProblem]]:
+    request: Request, resolved: Resolved, params: ExploreParams, est: Estimate, problems: list[Problem]
+) -> tuple[WorkloadView | None, Problem | None, ExploreParams, list[Problem]]:
     preset = WORKLOAD_PRESETS.get(params.preset)
     classes = None if preset else parse_classes(params.wl or DEFAULT_CUSTOM_WL)
     concurrency = params.concurrency
     if params.arrival_rate is not None and concurrency is not None:
         problems = [
             *problems,
-            FieldProblem("concurrency", str(concurrency), Text("ignored: arrival_rate is set (open loop)")),
+            Problem("concurrency", str(concurrency), Text("ignored: arrival_rate is set (open loop)")),
         ]
         params = params.model_copy(update={"concurrency": None})
         concurrency = None

@@ -15,8 +15,11 @@ from app.core import deploy
 from app.core.catalog import list_devices, list_models
 from app.core.fleet import MAX_DEVICES_TOTAL
 from app.web.i18n import gettext
-from app.web.planner.params import StrictPlannerParams, parse_strict, to_query
-from app.web.planner.service import deploy_plan, estimate_for, prefetch_hub_model, resolve_strict
+from app.web.inputs.links import to_query
+from app.web.inputs.params import StrictPlannerParams, parse_strict
+from app.web.inputs.resolve import estimate_for, prefetch_hub_model, resolve_strict
+from app.web.planner.service import deploy_plan
+from app.web.templating import render
 from app.web.validation import query_error
 
 # Query keys of the API routes themselves, not planner parameters (parse_strict refuses unknown keys).
@@ -135,5 +138,4 @@ def api_docs(request: Request) -> HTMLResponse:
         for path, ops in schema["paths"].items()
         for method, op in ops.items()
     ]
-    body = request.app.state.renderer.page("docs.html", request, {"endpoints": endpoints})
-    return HTMLResponse(body)
+    return render(request, "docs.html", None, {"endpoints": endpoints})
