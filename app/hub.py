@@ -149,7 +149,7 @@ def _get(url: str, *, max_bytes: int, token: str | None) -> bytes | None:
     """The body of ``url``; None for a 404 (file absent). Anything else unusable raises HubError."""
     parts = urllib.parse.urlsplit(url)
     opener = urllib.request.build_opener(_SameOriginRedirects((parts.scheme, parts.netloc)))
-    request = urllib.request.Request(url, headers={"User-Agent": "kvplan", "Accept": "application/json"})
+    request = urllib.request.Request(url, headers={"User-Agent": "kv-planner", "Accept": "application/json"})
     if token:  # redirects stay on this origin (_SameOriginRedirects), so the token may follow them
         request.add_header("Authorization", f"Bearer {token}")
     started = time.monotonic()

@@ -121,7 +121,7 @@ def test_the_installed_app_imports_from_the_venv_not_the_checkout(venv: Path, tm
     assert not out[1].startswith(str(ROOT))
 
 
-def test_installed_kvplan_serves_the_page_its_static_files_and_the_api(served: str) -> None:
+def test_installed_kv_planner_serves_the_page_its_static_files_and_the_api(served: str) -> None:
     status, body, _ = _get(served + "/?v=1&model=meta-llama/Llama-3.1-8B&device=h100&max_model_len=8192")
     page = body.decode()
     assert status == 200 and 'id="verdict"' in page
