@@ -3,7 +3,9 @@ deployment link carrying its replicas."""
 
 from __future__ import annotations
 
+import html
 import itertools
+import re
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -66,3 +68,13 @@ def test_a_layouts_deploy_link_carries_its_replicas(client: TestClient, answer: 
     assert container["resources"]["requests"]["nvidia.com/gpu"] == str(devices)
     helm = client.get(best["deploy"].replace("target=kubernetes", "target=helm")).text
     assert yaml.safe_load(helm)["servingEngineSpec"]["modelSpec"][0]["replicaCount"] == best["replicas"]
+
+
+def test_the_page_links_each_layout_to_its_manifests_with_its_replicas(client: TestClient) -> None:
+    page = client.get("/fleet", params={k: str(v) for k, v in BODY.items()}).text
+    best = client.post("/api/fleet", json=BODY).json()["best"]
+    links = re.findall(r'<a class="deploy-link" href="([^"]+)">Kubernetes</a>', page)
+    assert links
+    deployment = next(yaml.safe_load_all(client.get(html.unescape(links[0])).text))
+    assert deployment["spec"]["replicas"] == best["replicas"]  # the first detail is the best layout
+    assert "svg" in page and 'class="pareto-chart"' in page and 'id="pareto-slo"' in page

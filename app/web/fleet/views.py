@@ -40,6 +40,8 @@ Y_TICKS = 4
 GRID_COLOUR = "#d7d7de"
 TARGET_COLOUR = "#c53030"
 SERIES_COLOURS = ("#2b6cb0", "#c05621", "#2f855a", "#6b46c1")
+# A layout's manifests (GET /api/deploy) with its replica count; names of formats, not sentences.
+DEPLOY_TARGETS = (("kubernetes", "Kubernetes"), ("helm", "Helm"), ("compose", "compose"))
 BINDING_LABELS = {
     "kv_pool": Text("KV pool"),
     "max_num_seqs": Text("max_num_seqs"),
@@ -90,6 +92,7 @@ class CandidateRow:
     accuracy_costs: tuple[str, ...]
     command: str
     planner_link: str
+    deploy_links: tuple[tuple[str, str], ...]  # (label, /api/deploy URL with the layout's replicas)
     is_best: bool
     within_devices: bool
 
@@ -186,7 +189,9 @@ def _layout(c: LayoutLike) -> str:
 def _row(
     request: Request, params: FleetParams, c: Candidate, rank: int, best: Candidate | None
 ) -> CandidateRow:
-    link = f"{url_path(request, 'planner')}?{to_query(planner_params(params, c))}"
+    query = to_query(planner_params(params, c))
+    link = f"{url_path(request, 'planner')}?{query}"
+    deploy = url_path(request, "api_deploy")
     return CandidateRow(
         rank=rank,
         layout=_layout(c),
@@ -219,6 +224,10 @@ def _row(
         accuracy_costs=tuple(tr(x) for x in c.accuracy_costs),
         command=c.command,
         planner_link=link,
+        deploy_links=tuple(
+            (label, f"{deploy}?{query}&replicas={c.replicas}&target={target}")
+            for target, label in DEPLOY_TARGETS
+        ),
         is_best=c is best,
         within_devices=c.within_devices_available,
     )
