@@ -43,14 +43,17 @@ def _check_non_negative(field: str, value: int) -> None:
 
 
 def blocks_for_tokens(*, tokens: int, block_size: int) -> int:
-    """Blocks a sequence of ``tokens`` occupies: ceil(tokens / block_size)."""
+    """Blocks a sequence of ``tokens`` occupies: ceil(tokens / block_size). E.g. 1,000 tokens, B 16 -> 63."""
     _check_non_negative("tokens", tokens)
     _check_block_size(block_size)
     return -(-tokens // block_size)
 
 
 def full_blocks(*, tokens: int, block_size: int) -> int:
-    """Whole blocks inside ``tokens`` (the ones the prefix cache can hash): floor(tokens / block_size)."""
+    """Whole blocks inside ``tokens`` (the ones the prefix cache can hash): floor(tokens / block_size).
+
+    E.g. 1,000 tokens, B 16 -> 62 (the 63rd block holds 8 tokens and is not hashed).
+    """
     _check_non_negative("tokens", tokens)
     _check_block_size(block_size)
     return tokens // block_size
@@ -183,6 +186,9 @@ def prefix_memory_saved_bytes(
     The full blocks are held once instead of N times: saved = full_blocks x (N - 1) x bytes_per_block.
     Assumes every request has at least one token beyond the prefix (else the last-token cap of
     :func:`prefix_cache_hit` removes one more block from the sharing).
+
+    E.g. a 1,000-token prefix, B 16 (62 full blocks), 8 requests, 2 MiB a block: 62 x 7 x 2,097,152 =
+    910,163,968 B.
     """
     _check_non_negative("num_requests", num_requests)
     _check_non_negative("bytes_per_block", bytes_per_block)

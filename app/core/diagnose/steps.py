@@ -178,70 +178,13 @@ def step_budget(case: Case) -> Step:
     if weights is not None:
         lines.append(Text("Weights {weights} (log).", weights=fmt_gib(weights)))
     if expected is not None:
-        check = ""
-        if weights is not None and expected > 0:
-            off = (weights - expected) / expected
-            check = (
-                Text(
-                    " — the log's weights are {off:+.0%} off: another dtype, quantization or model?", off=off
-                )
-                if abs(off) > WEIGHTS_GAP_FRACTION
-                else Text(" — matches the log.")
-            )
-        lines.append(
-            Text(
-                "Expected ≈ {expected_how} = {expected}{check}",
-                expected_how=expected_how,
-                expected=fmt_gib(expected),
-                check=check,
-            )
-        )
+        lines.append(_expected_weights_line(expected, expected_how, weights))
     weights = weights if weights is not None else expected
     pool = case.pool
-    graphs = (f.cuda_graph_estimate_bytes or 0) if case.graphs_budgeted else 0
     status: StepStatus = "info"
     verdict = Text("budget not printed")
     if budget is not None and weights is not None and pool is not None:
-        non_torch = f.non_torch_bytes
-        rest = budget - weights - max(pool, 0) - graphs - (non_torch or 0)
-        label = (
-            Text("activation and workspace")
-            if non_torch is not None
-            else Text("activation, workspace and non-torch")
-        )
-        terms = Text(
-            "{budget} − weights {weights} − KV {pool}",
-            budget=fmt_gib(budget),
-            weights=fmt_gib(weights),
-            pool=fmt_gib(max(pool, 0)),
-        )
-        if non_torch is not None:
-            terms += Text(" − non-torch {non_torch}", non_torch=fmt_gib(non_torch))
-        if graphs:
-            terms += Text(" − CUDA graphs {graphs}", graphs=fmt_gib(graphs))
-        lines.append(
-            Text("The difference is {label}: {terms} = {rest}.", label=label, terms=terms, rest=fmt_gib(rest))
-        )
-        if f.activation_peak_bytes is not None:
-            lines.append(
-                Text(
-                    "The log's own activation peak: {activation_peak_bytes}.",
-                    activation_peak_bytes=fmt_gib(f.activation_peak_bytes),
-                )
-            )
-        share = weights / budget if budget > 0 else 1.0
-        verdict = Text("weights {share:.0%} of budget", share=share)
-        if weights >= budget:
-            status, verdict = "fail", Text("weights exceed the budget")
-            lines.append(Text("The weights alone do not fit the budget: quantize them or raise TP."))
-        elif share >= WEIGHTS_HEAVY_SHARE or pool <= 0:
-            status = "fail" if pool <= 0 else "warn"
-            lines.append(
-                Text("Weights take most of the budget: reduce weight memory first (quantization, higher TP).")
-            )
-        else:
-            status = "ok"
-            lines.append(Text("KV gets {pool:.0%} of the budget.", pool=max(pool, 0) / budget))
+        status, verdict = _budget_partition(case, budget=budget, weights=weights, pool=pool, lines=lines)
     elif weights is not None and pool is not None:
         verdict = Text("weights {weights} · KV {pool}", weights=fmt_gib(weights), pool=fmt_gib(max(pool, 0)))
         lines.append(
@@ -258,6 +201,75 @@ def step_budget(case: Case) -> Step:
         explanation=TextList(SPACE, lines),
         evidence=ev,
     )
+
+
+def _expected_weights_line(expected: int, expected_how: str, weights: int | None) -> str:
+    """What the weights should be, and whether the log's figure matches it (WEIGHTS_GAP_FRACTION)."""
+    check = ""
+    if weights is not None and expected > 0:
+        off = (weights - expected) / expected
+        check = (
+            Text(" — the log's weights are {off:+.0%} off: another dtype, quantization or model?", off=off)
+            if abs(off) > WEIGHTS_GAP_FRACTION
+            else Text(" — matches the log.")
+        )
+    return Text(
+        "Expected ≈ {expected_how} = {expected}{check}",
+        expected_how=expected_how,
+        expected=fmt_gib(expected),
+        check=check,
+    )
+
+
+def _budget_partition(
+    case: Case, *, budget: int, weights: int, pool: int, lines: list[str]
+) -> tuple[StepStatus, str]:
+    """Budget − weights − KV (− non-torch − graphs) = what activation took, and whether the weights
+    leave the KV cache room; appends the sentences to ``lines``, returns the status and verdict."""
+    f = case.facts
+    graphs = (f.cuda_graph_estimate_bytes or 0) if case.graphs_budgeted else 0
+    status: StepStatus
+    non_torch = f.non_torch_bytes
+    rest = budget - weights - max(pool, 0) - graphs - (non_torch or 0)
+    label = (
+        Text("activation and workspace")
+        if non_torch is not None
+        else Text("activation, workspace and non-torch")
+    )
+    terms = Text(
+        "{budget} − weights {weights} − KV {pool}",
+        budget=fmt_gib(budget),
+        weights=fmt_gib(weights),
+        pool=fmt_gib(max(pool, 0)),
+    )
+    if non_torch is not None:
+        terms += Text(" − non-torch {non_torch}", non_torch=fmt_gib(non_torch))
+    if graphs:
+        terms += Text(" − CUDA graphs {graphs}", graphs=fmt_gib(graphs))
+    lines.append(
+        Text("The difference is {label}: {terms} = {rest}.", label=label, terms=terms, rest=fmt_gib(rest))
+    )
+    if f.activation_peak_bytes is not None:
+        lines.append(
+            Text(
+                "The log's own activation peak: {activation_peak_bytes}.",
+                activation_peak_bytes=fmt_gib(f.activation_peak_bytes),
+            )
+        )
+    share = weights / budget if budget > 0 else 1.0
+    verdict = Text("weights {share:.0%} of budget", share=share)
+    if weights >= budget:
+        status, verdict = "fail", Text("weights exceed the budget")
+        lines.append(Text("The weights alone do not fit the budget: quantize them or raise TP."))
+    elif share >= WEIGHTS_HEAVY_SHARE or pool <= 0:
+        status = "fail" if pool <= 0 else "warn"
+        lines.append(
+            Text("Weights take most of the budget: reduce weight memory first (quantization, higher TP).")
+        )
+    else:
+        status = "ok"
+        lines.append(Text("KV gets {pool:.0%} of the budget.", pool=max(pool, 0) / budget))
+    return status, verdict
 
 
 # --------------------------------------------------------------------------------------------

@@ -432,24 +432,7 @@ def workload_view(
             "closed loop: {integer} clients, each sends its next request when one ends",
             integer=integer(spec.concurrency or 0),
         )
-    metrics = (
-        Metric("w-max-running", Text("Concurrency reached (max running)"), integer(result.max_running)),
-        Metric("w-mean-running", Text("Mean running"), f"{result.mean_running:.1f}"),
-        Metric("w-preemptions", "Preemptions", integer(result.preemptions)),
-        Metric("w-mean-waiting", Text("Mean waiting"), f"{result.mean_waiting:.1f}"),
-        Metric("w-max-waiting", Text("Max waiting"), integer(max_waiting)),
-        Metric("w-peak-kv", Text("Peak KV usage"), percent(result.peak_kv_usage)),
-        Metric("w-prefix-hit", Text("Prefix hit rate"), percent(result.prefix_hit_rate)),
-        Metric(
-            "w-fragmentation", Text("Fragmentation waste"), percent(result.fragmentation_waste_fraction, 2)
-        ),
-        Metric(
-            "w-finished",
-            Text("Finished / rejected"),
-            f"{integer(result.finished)} / {integer(result.rejected)}",
-        ),
-        Metric("w-steps", "Steps", integer(result.steps)),
-    )
+    metrics = _workload_metrics(result, max_waiting=max_waiting)
     blocked = ", ".join(f"{k} {integer(v)}" for k, v in result.admission_blocked_steps.items())
     summary = Text(
         "{usage_desc} {rw_desc} Steps on which admission stopped, by cause: {blocked}.",
@@ -473,19 +456,44 @@ def workload_view(
         rw_chart=rw_chart,
         summary=summary,
         series_rows=_series_table(result),
-        engine=(
-            Text(
-                "{num_gpu_blocks} blocks of {block_size} tokens, max_num_seqs {max_num_seqs}, max_num_batched_tokens {max_num_batched_tokens}, max_model_len {max_model_len}, prefix caching {value}, {num_requests} requests, seed {seed}",
-                num_gpu_blocks=integer(engine.num_gpu_blocks),
-                block_size=engine.block_size,
-                max_num_seqs=integer(engine.max_num_seqs),
-                max_num_batched_tokens=integer(engine.max_num_batched_tokens),
-                max_model_len=integer(engine.max_model_len),
-                value="on" if engine.enable_prefix_caching else "off",
-                num_requests=integer(spec.num_requests),
-                seed=spec.seed,
-            )
+        engine=_engine_text(engine, spec),
+    )
+
+
+def _workload_metrics(result: WorkloadResult, *, max_waiting: int) -> tuple[Metric, ...]:
+    """The simulation's headline numbers, in the order the page lists them."""
+    return (
+        Metric("w-max-running", Text("Concurrency reached (max running)"), integer(result.max_running)),
+        Metric("w-mean-running", Text("Mean running"), f"{result.mean_running:.1f}"),
+        Metric("w-preemptions", "Preemptions", integer(result.preemptions)),
+        Metric("w-mean-waiting", Text("Mean waiting"), f"{result.mean_waiting:.1f}"),
+        Metric("w-max-waiting", Text("Max waiting"), integer(max_waiting)),
+        Metric("w-peak-kv", Text("Peak KV usage"), percent(result.peak_kv_usage)),
+        Metric("w-prefix-hit", Text("Prefix hit rate"), percent(result.prefix_hit_rate)),
+        Metric(
+            "w-fragmentation", Text("Fragmentation waste"), percent(result.fragmentation_waste_fraction, 2)
         ),
+        Metric(
+            "w-finished",
+            Text("Finished / rejected"),
+            f"{integer(result.finished)} / {integer(result.rejected)}",
+        ),
+        Metric("w-steps", "Steps", integer(result.steps)),
+    )
+
+
+def _engine_text(engine: EngineParams, spec: WorkloadSpec) -> str:
+    """The engine the simulation ran, in one sentence."""
+    return Text(
+        "{num_gpu_blocks} blocks of {block_size} tokens, max_num_seqs {max_num_seqs}, max_num_batched_tokens {max_num_batched_tokens}, max_model_len {max_model_len}, prefix caching {value}, {num_requests} requests, seed {seed}",
+        num_gpu_blocks=integer(engine.num_gpu_blocks),
+        block_size=engine.block_size,
+        max_num_seqs=integer(engine.max_num_seqs),
+        max_num_batched_tokens=integer(engine.max_num_batched_tokens),
+        max_model_len=integer(engine.max_model_len),
+        value="on" if engine.enable_prefix_caching else "off",
+        num_requests=integer(spec.num_requests),
+        seed=spec.seed,
     )
 
 

@@ -13,10 +13,11 @@ from markupsafe import Markup
 
 from app.core import equations as E
 from app.core.command import render_serve_command
+from app.core.kv import attention_layer_count, kind_spec
 from app.core.plan import QUANTIZATION_FLAGS
 from app.core.recommend import utilization_ceiling
 from app.core.result import ErrorKind, Estimate, Range
-from app.core.specs import KV_CACHE_DTYPES, LayerKind, ModelSpec
+from app.core.specs import KV_CACHE_DTYPES, ModelSpec
 from app.core.text import Text
 from app.core.versions import rules_for
 from app.web.format import gib, gib_range, human_tokens, integer, percent
@@ -30,7 +31,6 @@ from app.web.verdict import VerdictView, verdict_view
 from app.web.version_notes import VersionNote, version_notes
 
 # Layer kinds that hold a per-token KV cache and so count as L in the seed's formula.
-KV_LAYER_KINDS = frozenset({LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED, LayerKind.MLA})
 SLIDER_MIN_TOKENS = 256
 SLIDER_MAX_TOKENS = 4 * 2**20  # 4M tokens, beyond every catalogued model's window
 UTILIZATION_STEP = 0.01  # suggestions are rounded up to whole percent
@@ -235,7 +235,7 @@ def concurrency_stops(value: int) -> tuple[int, ...]:
 
 
 def kv_layer_count(model: ModelSpec) -> int:
-    return sum(1 for kind in model.layer_kinds if kind in KV_LAYER_KINDS)
+    return attention_layer_count(list(model.layer_kinds))
 
 
 def formula_view(model: ModelSpec, est: Estimate, target: int) -> FormulaView:
@@ -247,7 +247,7 @@ def formula_view(model: ModelSpec, est: Estimate, target: int) -> FormulaView:
         kv_bytes_per_token=est.kv_bytes_per_token, max_model_len=est.max_model_len, concurrency=target
     )
     notes = []
-    if set(model.layer_kinds) - {LayerKind.FULL, LayerKind.MLA}:
+    if not all(kind_spec(kind).whole_sequence for kind in model.layer_kinds):
         notes.append(
             t(
                 "Sliding-window, chunked and recurrent layers cache less than S tokens each, so vLLM's exact figure is below the formula's."
@@ -526,7 +526,7 @@ def result_view(
         y_label=t("max concurrency (log)"),
         target_label=t("target N = {target_concurrency}", target_concurrency=params.target_concurrency),
     )
-    ranks = est.tensor_parallel_size * est.pipeline_parallel_size
+    ranks = est.ranks
     per_node = resolved.device.typical_node_devices
     multi_node = ""
     if ranks > per_node:

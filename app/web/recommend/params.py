@@ -34,5 +34,5 @@ def params_with(params: PlannerParams, serve: ServeConfig) -> PlannerParams:
     API's ``final`` carry); a device count given by hand grows to hold the new TP × PP (blank follows
     TP × PP by itself)."""
     applied = with_serve(params, serve)
-    ranks = serve.tensor_parallel_size * serve.pipeline_parallel_size
+    ranks = serve.ranks
     return applied.model_copy(update={"devices": max(params.devices, ranks) if params.devices else None})
