@@ -507,6 +507,17 @@ _HELM_KEYS = {
 }
 
 
+def _is_number(text: str, kind: type) -> bool:
+    """A chart key takes the flag's value only as its type (`--max-model-len auto` stays in extraArgs)."""
+    if kind is str:
+        return True
+    try:
+        kind(text)
+    except ValueError:
+        return False
+    return True
+
+
 def helm_values(plan: Plan) -> dict[str, Any]:
 
     argv = serve_argv(plan)
@@ -518,7 +529,7 @@ def helm_values(plan: Plan) -> dict[str, Any]:
         token = flags[i]
         takes_value = i + 1 < len(flags) and not flags[i + 1].startswith("-")
         key = _HELM_KEYS.get(token)
-        if key is not None and takes_value:
+        if key is not None and takes_value and _is_number(flags[i + 1], key[1]):
             name, kind = key
             config[name] = kind(flags[i + 1])
             i += 2

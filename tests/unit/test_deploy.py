@@ -249,3 +249,14 @@ def test_a_device_without_a_vllm_image_and_an_unknown_target_are_refused_by_name
     with pytest.raises(PlannerError) as exc:
         deploy.render("nomad", plan)
     assert exc.value.field == "target"
+
+
+def test_an_auto_length_stays_a_flag_in_the_helm_values() -> None:
+    """`--max-model-len auto` (vLLM >= 0.12's fit-to-memory) is no integer: the chart key is left out and
+    the flag goes verbatim to extraArgs, so the chart writes exactly the command's arguments."""
+    plan = plan_for(max_model_len=None)
+    plan = deploy.Plan(**{**plan.__dict__, "max_model_len_auto": True, "vllm_version": "0.19.0"})
+    (values,) = documents("helm", plan)
+    config = values["servingEngineSpec"]["modelSpec"][0]["vllmConfig"]
+    assert "maxModelLen" not in config and config["extraArgs"][:2] == ["--max-model-len", "auto"]
+    assert helm_errors(values) == []
