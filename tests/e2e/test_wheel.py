@@ -114,6 +114,17 @@ def test_the_wheel_carries_every_data_file_of_the_repository(wheel: Path) -> Non
     } <= names
 
 
+def test_the_distribution_and_its_command_are_kv_planner(wheel: Path, venv: Path) -> None:
+    """Not `kvplan`: that name is an unrelated project's on PyPI (issue 26)."""
+    assert wheel.name == "kv_planner-0.1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as whl:
+        metadata = whl.read("kv_planner-0.1.0.dist-info/METADATA").decode()
+        entry_points = whl.read("kv_planner-0.1.0.dist-info/entry_points.txt").decode()
+    assert "\nName: kv-planner\n" in metadata
+    assert "kv-planner = app.cli:main" in entry_points and "kvplan =" not in entry_points
+    assert (venv / "bin" / "kv-planner").is_file() and not (venv / "bin" / "kvplan").exists()
+
+
 def test_the_installed_app_imports_from_the_venv_not_the_checkout(venv: Path, tmp_path: Path) -> None:
     code = "import app, app.resources as r; print(app.__file__); print(r.directory(r.Data.TEMPLATES))"
     out = _run([str(venv / "bin" / "python"), "-c", code], cwd=tmp_path).split("\n")
