@@ -541,6 +541,8 @@ def helm_values(plan: Plan) -> dict[str, Any]:
         i += 1
     # the chart mounts its memory-backed /dev/shm only when tensorParallelSize is set: always set it
     config["tensorParallelSize"] = plan.serve.tensor_parallel_size
+    # the utilization the plan was sized with (the release's default when the command leaves it out)
+    config.setdefault("gpuMemoryUtilization", plan.estimate.gpu_memory_utilization)
     prefix = plan.serve.enable_prefix_caching
     config["enablePrefixCaching"] = (
         prefix if prefix is not None else rules_for(plan.vllm_version).prefix_caching_default

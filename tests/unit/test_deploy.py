@@ -113,6 +113,7 @@ def test_compose_kubernetes_and_helm_parse_pin_the_release_and_carry_the_flags()
     # when tensorParallelSize is set); the rest of the command goes verbatim
     config = spec["vllmConfig"]
     assert config["maxModelLen"] == 32768 and config["tensorParallelSize"] == 4
+    assert config["gpuMemoryUtilization"] == 0.9  # vLLM 0.19.0's default, what the plan was sized with
     assert config["extraArgs"] == ["--kv-cache-dtype", "fp8"]
     assert values["servingEngineSpec"]["startupProbe"]["httpGet"] == {"path": "/health", "port": 8000}
 
