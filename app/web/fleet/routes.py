@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from app import hub
 from app.core.fleet import Candidate
 from app.core.pareto import ParetoPoint
 from app.web.fleet.params import FleetParams, StrictFleetParams, fleet_query, parse_fleet_lenient
@@ -23,13 +24,16 @@ api_router = APIRouter(prefix="/api", tags=["api"])
 
 @router.get("/fleet", name="fleet", response_class=HTMLResponse)
 async def fleet_page(request: Request) -> Response:
-    return await run_in_threadpool(_fleet, request, list(request.query_params.multi_items()))
+    items = list(request.query_params.multi_items())
+    await hub.prefetch_items(items)  # a hub id's fetch is awaited here, holding no thread
+    return await run_in_threadpool(_fleet, request, items)
 
 
 @router.post("/fleet", name="fleet_post", response_class=HTMLResponse)
 async def fleet_post(request: Request) -> Response:
     """The fleet form by POST (a pasted config.json rides along; the permalink packs it)."""
     items = await form_items(request)
+    await hub.prefetch_items(items)
     return await run_in_threadpool(_fleet, request, items)  # the search: off the event loop
 
 

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
 
 from app.core import deploy
 from app.core.catalog import list_devices, list_models
@@ -67,7 +68,7 @@ async def estimate_get(request: Request, format: FormatQuery = "json") -> dict[s
     """Query parameters as on the page (`/?…` permalinks work here unchanged); `format=yaml` for YAML."""
     params = _strict_query(request, FORMAT_KEY)
     await prefetch_hub_model(params)
-    payload = _estimate_payload(params)
+    payload = await run_in_threadpool(_estimate_payload, params)  # off the event loop
     return as_yaml(payload) if format == "yaml" else payload
 
 
@@ -77,7 +78,7 @@ async def estimate_post(
 ) -> dict[str, Any] | Response:
     """The same parameters as a JSON object."""
     await prefetch_hub_model(params)
-    payload = _estimate_payload(params)
+    payload = await run_in_threadpool(_estimate_payload, params)  # off the event loop
     return as_yaml(payload) if format == "yaml" else payload
 
 
@@ -96,9 +97,13 @@ async def deploy_get(
     Deployment + Service, or values for the vLLM production-stack Helm chart (the planner's parameters)."""
     params = _strict_query(request, *DEPLOY_KEYS)
     await prefetch_hub_model(params)
+    text = await run_in_threadpool(_deploy_text, params, target, replicas)  # off the event loop
+    return Response(text, media_type=deploy.MEDIA_TYPES[target])
+
+
+def _deploy_text(params: StrictPlannerParams, target: deploy.Target, replicas: int) -> str:
     resolved = resolve_strict(params)
-    plan = deploy_plan(resolved, estimate_for(resolved), replicas=replicas)
-    return Response(deploy.render(target, plan), media_type=deploy.MEDIA_TYPES[target])
+    return deploy.render(target, deploy_plan(resolved, estimate_for(resolved), replicas=replicas))
 
 
 @router.get("/models", name="api_models")
