@@ -29,6 +29,7 @@ from app.core.command import render_serve_command
 from app.core.errors import PlannerError
 from app.core.estimate import estimate
 from app.core.pareto import ParetoPoint, frontier, slo_tokens_per_s_per_user
+from app.core.perf.cluster import ClusterFit
 from app.core.perf.cost import device_hours_per_million_output_tokens
 from app.core.perf.physics import weight_format
 from app.core.perf.predict import Performance, performance
@@ -82,6 +83,7 @@ class Target(BaseModel):
     slo_tpot_ms: float = Field(gt=0, le=1e9)
     devices_available: int = Field(ge=1, le=MAX_DEVICES_TOTAL)
     price_per_device_hour: float = Field(ge=0, le=1e6)
+    cluster: ClusterFit | None = None  # your measured runs' factors (every speed figure scaled by them)
 
 
 class Candidate(BaseModel):
@@ -252,6 +254,7 @@ def operating_point(
                     input_tokens=target.input_tokens, output_tokens=target.output_tokens, concurrency=c
                 ),
                 with_curve=False,
+                cluster=target.cluster,
             )
         return cache[c]
 

@@ -16,6 +16,7 @@ from app.web.fleet.params import FleetParams, StrictFleetParams, fleet_query, pa
 from app.web.fleet.service import fleet_for, planner_params, point_params
 from app.web.fleet.views import build_view
 from app.web.inputs.links import form_items, to_query
+from app.web.measured_runs import cluster_of
 from app.web.templating import render, url_path
 
 router = APIRouter()
@@ -67,7 +68,7 @@ def pareto_json(request: Request, params: FleetParams, p: ParetoPoint) -> dict[s
 @api_router.post("/fleet", name="api_fleet")
 def fleet_api(request: Request, params: StrictFleetParams) -> dict[str, Any]:
     """Every layout that starts, sized for the load and ranked by cost; ``best`` meets the SLO if any does."""
-    result = fleet_for(params)
+    result = fleet_for(params, cluster=cluster_of(params.measured_runs))
     plan = result.plan
     return {
         "candidates": [candidate_json(request, params, c) for c in plan.candidates],
