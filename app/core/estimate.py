@@ -8,11 +8,11 @@ from app.core import budget as B
 from app.core import equations as E
 from app.core import extras as X
 from app.core import kv as K
-from app.core.backends import resolve_backend
+from app.core.backends import hybrid_align, resolve_backend
 from app.core.errors import InvalidServeConfigError
 from app.core.hf_config.registry import check_architecture
 from app.core.result import ErrorKind, Estimate, KVGroup, Range, Term, Verdict
-from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, ModelSpec, ServeConfig
+from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, LayerKind, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.uncertainty import CUDA_GRAPH_BAND, bands_for
 from app.core.versions import (
@@ -28,6 +28,7 @@ from app.core.versions import (
     rules_for,
 )
 from app.core.versions import V0_CHUNKED_PREFILL_ABOVE as V0_CHUNKED_PREFILL_ABOVE  # recommend.py reads it
+from app.core.vllm_text import mamba_blocks_error
 
 MAX_MODEL_LEN_CEILING = 10_000_000
 DOCS_URL = "https://docs.vllm.ai/en/latest/configuration/conserving_memory/"
@@ -50,6 +51,7 @@ class Resolved:
     chunked_prefill: bool
     block_size: int
     backend: str
+    hybrid: K.HybridAlign = K.DEFAULT_HYBRID_ALIGN  # a hybrid model's block alignment (backends.hybrid_align)
 
 
 def batch_tier(*, device: DeviceSpec, rules: VersionRules) -> BatchTier | None:
@@ -128,6 +130,16 @@ def default_max_model_len(*, model: ModelSpec, rules: VersionRules) -> int:
     )
 
 
+def default_prefix_caching(*, model: ModelSpec, rules: VersionRules) -> bool:
+    """`--enable-prefix-caching` when not given (ModelConfig.is_prefix_caching_supported): on in V1, but off
+    for attention-free Mamba models, and for hybrids (attention + Mamba) before 0.26 (versions.py)."""
+    if not rules.prefix_caching_default or LayerKind.MAMBA not in model.layer_kinds:
+        return rules.prefix_caching_default
+    if all(kind in (LayerKind.MAMBA, LayerKind.NONE) for kind in model.layer_kinds):
+        return False  # "Attention free models do not support prefix caching"
+    return rules.hybrid_prefix_caching_default
+
+
 def resolve(
     *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, rules: VersionRules
 ) -> tuple[Resolved, list[str], list[str]]:
@@ -138,7 +150,7 @@ def resolve(
         chunked = default_chunked_prefill(rules, max_model_len=max_model_len)
     prefix = serve.enable_prefix_caching
     if prefix is None:
-        prefix = rules.prefix_caching_default
+        prefix = default_prefix_caching(model=model, rules=rules)
     mns = serve.max_num_seqs or default_max_num_seqs(device=device, rules=rules)
     mnbt = serve.max_num_batched_tokens or default_max_num_batched_tokens(
         device=device, rules=rules, max_model_len=max_model_len, max_num_seqs=mns, chunked_prefill=chunked
@@ -156,6 +168,9 @@ def resolve(
             chunked_prefill=chunked,
             block_size=backend.block_size,
             backend=backend.name,
+            hybrid=hybrid_align(
+                model=model, device=device, rules=rules, choice=backend, prefix_caching=prefix
+            ),
         ),
         backend.log_lines,
         backend.warnings,
@@ -199,6 +214,7 @@ def _stages(
             kv_cache_dtype=serve.kv_cache_dtype,
             model_dtype=dtype,
             rules=rules,
+            hybrid=res.hybrid,
         )
         extra = X.stage_extras(
             model=model,
@@ -351,6 +367,25 @@ def _starts(
         return blocks > 0 and blocks * layout.block_size >= max_model_len
     null_block = layout.bytes_per_block if rules.null_block_in_check else 0
     return kv_cache_bytes > 0 and needed <= kv_cache_bytes - null_block
+
+
+def _mamba_blocks_error(
+    *,
+    rules: VersionRules,
+    model: ModelSpec,
+    device: DeviceSpec,
+    serve: ServeConfig,
+    res: Resolved,
+    num_blocks: int,
+) -> str | None:
+    """0.20.2+ CompilationConfig.resolve_cudagraph_mode_and_sizes, at CUDA-graph capture (after the KV pool is
+    allocated): with full CUDA graphs (the default FULL_AND_PIECEWISE; none under --enforce-eager) a model with
+    Mamba layers needs one block per decode sequence, so max_num_seqs above the pool's num_blocks is refused."""
+    if not rules.mamba_block_check or serve.enforce_eager or device.platform not in ("cuda", "rocm"):
+        return None
+    if LayerKind.MAMBA not in model.layer_kinds or res.max_num_seqs <= num_blocks:
+        return None
+    return mamba_blocks_error(max_num_seqs=res.max_num_seqs, num_blocks=num_blocks)
 
 
 def _free_memory_error(*, rules: VersionRules, device: DeviceSpec, util: float, requested: int) -> str | None:
@@ -640,6 +675,12 @@ def _estimate(
             tokens_capacity=tokens_capacity,
         )
 
+    if error is None:
+        error = _mamba_blocks_error(
+            rules=rules, model=model, device=device, serve=serve, res=res, num_blocks=num_blocks
+        )
+        error_kind = ErrorKind.MAMBA_BLOCKS if error else None
+
     cpu_blocks = 0
     if rules.swap_space_used and layout.bytes_per_block:
         swap = serve.swap_space_gib if serve.swap_space_gib is not None else V0_DEFAULT_SWAP_GIB
@@ -706,6 +747,8 @@ def _estimate(
         verdict = "n_bound"
     elif error_kind == ErrorKind.MAX_LEN_ABOVE_DERIVED:
         verdict = "s_bound"  # refused for the length alone
+    elif error_kind == ErrorKind.MAMBA_BLOCKS:
+        verdict = "n_bound"  # refused for the number of sequences: max_num_seqs above the Mamba blocks
     elif (
         binding.kv_cache_bytes > 0
         and largest >= min(L // 2, USEFUL_CONTEXT_TOKENS)
@@ -993,6 +1036,7 @@ def sizing_for(
         kv_cache_dtype=serve.kv_cache_dtype,
         model_dtype=B.serving_dtype(model=model, serve=serve),
         rules=rules,
+        hybrid=res.hybrid,
     )
     last = len(ranges) - 1
     layout = X.with_draft_kv(

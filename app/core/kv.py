@@ -105,6 +105,25 @@ def mamba_ssm_dtype_bytes(*, model: ModelSpec, rules: VersionRules) -> int | Non
 
 
 @dataclass(frozen=True)
+class HybridAlign:
+    """How vLLM sizes the attention block of a hybrid (attention + Mamba) model, worked out per release and
+    backend by :func:`app.core.backends.hybrid_align`.
+
+    ``step_tokens``: the attention block is the smallest multiple of this whose page holds one Mamba state
+    (0.19.0 models/config.py HybridAttentionMambaModelConfig: 16; 0.20+ platforms/interface.py
+    Platform._align_hybrid_block_size: the backend's kernel alignment, lcm'd with the checkpoint grid in
+    0.33). ``checkpoint_blocks``: MambaSpec.num_prefill_checkpoint_blocks, one more block a request holds
+    per Mamba group in "align" mode (0.32+ Mamba-2, 0.33 Gated DeltaNet on FlashInfer).
+    """
+
+    step_tokens: int = HYBRID_BLOCK_ALIGN_TOKENS
+    checkpoint_blocks: int = 0
+
+
+DEFAULT_HYBRID_ALIGN = HybridAlign()
+
+
+@dataclass(frozen=True)
 class Group:
     """A KV-cache group: layers of one kind sharing a block table."""
 
@@ -117,6 +136,7 @@ class Group:
     block_size_tokens: int | None = None
     # one page per layer when the group's layers differ (UniformTypeKVCacheSpecs); else all page_size_bytes
     layer_pages_bytes: tuple[int, ...] = ()
+    checkpoint_blocks: int = 0  # Mamba groups: MambaSpec.num_prefill_checkpoint_blocks ("align" mode)
 
     @property
     def bytes_per_block(self) -> int:
@@ -187,8 +207,12 @@ def build_layout(
     kv_cache_dtype: str,
     model_dtype: str,
     rules: VersionRules,
+    hybrid: HybridAlign = DEFAULT_HYBRID_ALIGN,
 ) -> KVLayout:
-    """Page sizes and hybrid grouping for the layers of one pipeline stage (reference §3.2-§3.5)."""
+    """Page sizes and hybrid grouping for the layers of one pipeline stage (reference §3.2-§3.5).
+
+    ``hybrid``: the block alignment of an attention + Mamba model (:class:`HybridAlign`).
+    """
     dtype_bytes = kv_dtype_bytes(kv_cache_dtype=kv_cache_dtype, model_dtype=model_dtype)
     tp = tensor_parallel_size
     kinds = [k for k in model.layer_kinds[layer_range[0] : layer_range[1]]]
@@ -231,8 +255,11 @@ def build_layout(
         )
         if n_attn:
             # raise the attention block so one attention page holds at least one mamba state (§3.4)
-            per_token_page = page_at(1)
-            needed = HYBRID_BLOCK_ALIGN_TOKENS * cdiv(mamba_page, HYBRID_BLOCK_ALIGN_TOKENS * per_token_page)
+            needed = hybrid_block_size(
+                mamba_page_bytes=mamba_page,
+                attention_page_1_token_bytes=page_at(1),
+                step_tokens=hybrid.step_tokens,
+            )
             if needed > block_size:
                 block_size = needed
                 page = page_at(block_size)
@@ -279,6 +306,7 @@ def build_layout(
             page_size_bytes=page_of(kind),
             window_tokens=window,
             chunk_tokens=chunk,
+            checkpoint_blocks=hybrid.checkpoint_blocks if kind == LayerKind.MAMBA else 0,
         )
         return KVLayout(
             block_size=block_size,
@@ -305,6 +333,7 @@ def build_layout(
                     page_size_bytes=page_of(kind),
                     window_tokens=window,
                     chunk_tokens=chunk,
+                    checkpoint_blocks=hybrid.checkpoint_blocks if kind == LayerKind.MAMBA else 0,
                 )
             )
     return KVLayout(
@@ -314,6 +343,12 @@ def build_layout(
         kv_bytes_per_token=per_token_bytes,
         num_kv_layers=sum(counts),
     )
+
+
+def hybrid_block_size(*, mamba_page_bytes: int, attention_page_1_token_bytes: int, step_tokens: int) -> int:
+    """The smallest multiple of ``step_tokens`` whose attention page holds one Mamba state:
+    ``step x cdiv(mamba_page, step x page_1_token)`` (0.33.0 Platform._align_hybrid_block_size)."""
+    return step_tokens * cdiv(mamba_page_bytes, step_tokens * attention_page_1_token_bytes)
 
 
 def _layout_per_layer(
@@ -439,7 +474,8 @@ def blocks_per_request(
     if group.kind == LayerKind.CHUNKED and group.chunk_tokens is not None:
         return cdiv(min(group.chunk_tokens + inflight_tokens, length), block_size)
     if group.kind == LayerKind.MAMBA:
-        return 2 if prefix_caching else 1  # "align" mode keeps a checkpoint block; "none" one state
+        # MambaSpec.max_memory_usage_bytes: "align" mode 2 + checkpoint blocks, "none" one state
+        return 2 + group.checkpoint_blocks if prefix_caching else 1
     return cdiv(length, block_size)
 
 

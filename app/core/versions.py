@@ -47,8 +47,10 @@ KNOWN_VERSIONS: tuple[str, ...] = (
     "0.20.2",
     "0.21.0",
     "0.24.0",
+    "0.26.0",
     "0.27.1",
     "0.30.0",
+    "0.32.0",
     "0.33.0",
 )
 DEFAULT_VERSION = "0.33.0"  # newest release the reference covers (§0)
@@ -153,6 +155,25 @@ class VersionRules:
     # a LongRoPE model serves original_max_position_embeddings (0.14.0+; 0.11.0 served the derived one)
     yarn_scales_max_len: bool = True
     longrope_default_original: bool = False
+    # Hybrid attention + Mamba models (kv.hybrid_block_size). "model_config": 0.19's
+    # HybridAttentionMambaModelConfig raises the block in steps of 16 (MLA: 64, CUTLASS_MLA 128);
+    # "platform": 0.20+ Platform._align_hybrid_block_size, steps of max(the backend's smallest kernel
+    # block, the block size), at least ``hybrid_mla_min_block`` for MLA hybrids, and (0.33) the lcm with
+    # the Mamba layers' prefill-checkpoint alignment when prefix caching puts Mamba in "align" mode.
+    hybrid_align: Literal["model_config", "platform"] = "model_config"
+    hybrid_mla_min_block: int = 0
+    hybrid_checkpoint_lcm: bool = False
+    # ModelConfig.is_prefix_caching_supported: hybrid (attention + Mamba) models default prefix caching
+    # on (0.26+); before, off unless --enable-prefix-caching is given.
+    hybrid_prefix_caching_default: bool = False
+    # MambaSpec.num_prefill_checkpoint_blocks = 1 (one more block per request in "align" mode): Mamba-2
+    # mixers from 0.32 (mamba_mixer2.get_kv_cache_spec), Gated DeltaNet with FlashInfer's prefill from
+    # 0.33 (qwen_gdn_linear_attn.get_kv_cache_spec)
+    mamba2_checkpoint_block: bool = False
+    gdn_checkpoint_block: bool = False
+    # CompilationConfig.resolve_cudagraph_mode_and_sizes (0.20.2+): with full CUDA graphs a Mamba model
+    # refuses max_num_seqs above the pool's blocks ("max_num_seqs (N) exceeds available Mamba cache blocks")
+    mamba_block_check: bool = False
 
 
 # Sampler peak in fp32-logit copies, fitted by bench/calibrate.py (docs/model.md): 3.75 on 39 real
@@ -353,6 +374,29 @@ CHANGELOG: tuple[Change, ...] = (
         },
     ),
     Change(
+        "0.20.0",
+        "0.20.2 platforms/interface.py Platform._align_hybrid_block_size (new; runs from "
+        "update_block_size_for_backend after the model is built): a hybrid's attention block is raised in steps "
+        "of max(the first backend's smallest kernel block, block_size), not 0.19.0's fixed 16 "
+        "(models/config.py HybridAttentionMambaModelConfig); config/compilation.py "
+        "CompilationConfig.resolve_cudagraph_mode_and_sizes: 'max_num_seqs (%d) exceeds available Mamba cache "
+        "blocks (%d)' with full CUDA graphs (absent in 0.19.0)",
+        {"hybrid_align": "platform", "mamba_block_check": True},
+    ),
+    Change(
+        "0.26.0",
+        "0.26.0 config/model.py ModelConfig.is_prefix_caching_supported: 'Generative hybrid models support prefix "
+        "caching.' (0.25.1: 'Hybrid models do not support prefix caching'), so hybrids default to Mamba 'align' "
+        "mode (models/config.py MambaModelConfig)",
+        {"hybrid_prefix_caching_default": True},
+    ),
+    Change(
+        "0.27.0",
+        "0.27.1 platforms/interface.py Platform._align_hybrid_block_size: MLA hybrids align to at least 128 "
+        "('TRTLLM/FlashInfer MLA decode kernels require ... 128'); absent in 0.26.0",
+        {"hybrid_mla_min_block": 128},
+    ),
+    Change(
         "0.27.0",
         "0.27.1: max_concurrent_batches x MNBT in-flight tokens (§3.3), sum-of-cdivs concurrency (§3.7), "
         "error text 'model's' and the CPU-backend note (§4.4); absent in 0.24.0",
@@ -372,6 +416,21 @@ CHANGELOG: tuple[Change, ...] = (
         "0.30.0 config/model.py _get_and_verify_max_len: yarn joins the rope types whose factor does not "
         "scale the derived length (0.27.1 and older: original_max_position_embeddings x factor)",
         {"yarn_scales_max_len": False},
+    ),
+    Change(
+        "0.32.0",
+        "0.32.0 model_executor/layers/mamba/mamba_mixer2.py MambaMixer2.get_kv_cache_spec: "
+        "num_prefill_checkpoint_blocks=1, so v1/kv_cache_interface.py MambaSpec.max_memory_usage_bytes in 'align' "
+        "mode is 3 pages (2 + spec + checkpoint; 0.29.0 added the term, no Mamba-2 layer set it before 0.32.0)",
+        {"mamba2_checkpoint_block": True},
+    ),
+    Change(
+        "0.33.0",
+        "0.33.0 platforms/interface.py Platform._align_hybrid_block_size: in 'align' mode the alignment is the lcm "
+        "with get_mamba_prefill_checkpoint_alignment (FLASHINFER_GDN_CHECKPOINT_ALIGNMENT = 64 for Gated DeltaNet "
+        "on FlashInfer's prefill: SM90, or SM100/SM120 with linear_key_head_dim 128); qwen_gdn_linear_attn.py "
+        "GatedDeltaNetAttention.get_kv_cache_spec adds one checkpoint block per request",
+        {"hybrid_checkpoint_lcm": True, "gdn_checkpoint_block": True},
     ),
     Change(
         "0.33.0",
