@@ -12,7 +12,7 @@ from app.core.backends import hybrid_align, resolve_backend
 from app.core.errors import InvalidServeConfigError
 from app.core.hf_config.registry import check_architecture
 from app.core.result import ErrorKind, Estimate, KVGroup, Range, Term, Verdict
-from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, LayerKind, ModelSpec, ServeConfig
+from app.core.specs import DTYPE_BYTES, GIB, KV_CACHE_DTYPES, DeviceSpec, LayerKind, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.uncertainty import CUDA_GRAPH_BAND, bands_for
 from app.core.versions import (
@@ -494,13 +494,41 @@ def estimate(
     version = resolve_version(vllm_version)
     rules = version.rules
     model = model_for_release(model=model, rules=rules)
+    from_checkpoint = checkpoint_kv_cache_dtype(model=model, serve=serve, rules=rules)
+    if from_checkpoint is not None:
+        serve = serve.model_copy(update={"kv_cache_dtype": from_checkpoint})
     if max_model_len_auto and rules.has_auto_fit:
         est = _auto_fit(model=model, device=device, serve=serve, rules=rules, target=target_concurrency)
     else:
         est = _estimate(
             model=model, device=device, serve=serve, rules=rules, target_concurrency=target_concurrency
         )
+    if from_checkpoint is not None:
+        est = est.model_copy(update={"kv_cache_dtype_from_checkpoint": True})
+    quant = model.quantization
+    if quant is not None and quant.kv_cache_dtype == "nvfp4" and serve.kv_cache_dtype == "auto":
+        note = Text(
+            "The checkpoint declares an NVFP4 KV cache, which vLLM uses under --kv-cache-dtype auto where a "
+            "backend takes it (FlashInfer on SM100); the planner does not size NVFP4 KV and shows the model dtype."
+        )
+        est = est.model_copy(update={"warnings": [*est.warnings, note]})
     return _as_requested(est, version)
+
+
+def checkpoint_kv_cache_dtype(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -> str | None:
+    """The KV dtype `--kv-cache-dtype auto` resolves to from the checkpoint's quantization config, when this
+    release honours it (versions.py), else None. An NVFP4 KV cache is not sized by the planner: None (the
+    caller warns)."""
+    quant = model.quantization
+    if serve.kv_cache_dtype != "auto" or quant is None or quant.kv_cache_dtype is None:
+        return None
+    if quant.source_name == "compressed-tensors":
+        honoured = rules.checkpoint_kv_dtype_compressed_tensors
+    else:
+        honoured = rules.checkpoint_kv_dtype_modelopt
+    if not honoured or quant.kv_cache_dtype not in KV_CACHE_DTYPES:
+        return None
+    return quant.kv_cache_dtype
 
 
 def _as_requested(est: Estimate, version: ResolvedVersion) -> Estimate:
@@ -1024,6 +1052,9 @@ def sizing_for(
     """KV layout of the last pipeline stage (the one that binds: it also holds lm_head and the sampler)."""
     rules = rules_for(vllm_version)
     validate_parallel(model=model, serve=serve)
+    from_checkpoint = checkpoint_kv_cache_dtype(model=model, serve=serve, rules=rules)
+    if from_checkpoint is not None:
+        serve = serve.model_copy(update={"kv_cache_dtype": from_checkpoint})
     res, _, _ = resolve(model=model, device=device, serve=serve, rules=rules)
     ranges = K.stage_layer_ranges(
         num_layers=model.num_layers, pipeline_parallel_size=serve.pipeline_parallel_size

@@ -73,6 +73,9 @@ class Estimate(BaseModel):
     gpu_memory_utilization: float
     kv_cache_dtype: str
     kv_dtype_bytes_per_element: int
+    kv_cache_dtype_from_checkpoint: bool = (
+        False  # `auto` took the dtype the checkpoint's quantization declares
+    )
     max_num_seqs: int
     max_num_batched_tokens: int
     attention_backend: str

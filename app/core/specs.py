@@ -100,6 +100,10 @@ class QuantSpec(Frozen):
     # Fraction of the non-embedding parameters that are quantized (gpt-oss quantizes only experts).
     quantized_fraction: float = Field(default=1.0, ge=0.0, le=1.0)
     source_name: str = ""  # as vLLM would name it: "fp8", "compressed-tensors", "gptq_marlin", ...
+    # The KV cache dtype the checkpoint declares, which `--kv-cache-dtype auto` then uses (ModelOpt
+    # kv_cache_quant_algo / kv_cache_scheme -> "fp8_e4m3" or "nvfp4"; compressed-tensors kv_cache_scheme
+    # -> "fp8"); None when it declares none. Whether a release honours it is a rules field (versions.py).
+    kv_cache_dtype: str | None = None
 
 
 class ModelSpec(Frozen):

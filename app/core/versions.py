@@ -46,6 +46,7 @@ KNOWN_VERSIONS: tuple[str, ...] = (
     "0.19.0",
     "0.20.2",
     "0.21.0",
+    "0.22.1",
     "0.24.0",
     "0.26.0",
     "0.27.1",
@@ -174,6 +175,11 @@ class VersionRules:
     # CompilationConfig.resolve_cudagraph_mode_and_sizes (0.20.2+): with full CUDA graphs a Mamba model
     # refuses max_num_seqs above the pool's blocks ("max_num_seqs (N) exceeds available Mamba cache blocks")
     mamba_block_check: bool = False
+    # `--kv-cache-dtype auto` takes the KV dtype a checkpoint declares (QuantSpec.kv_cache_dtype): ModelOpt
+    # kv_cache_quant_algo / kv_cache_scheme from 0.14 (utils/torch_utils.py resolve_kv_cache_dtype_string,
+    # absent in 0.11.0), compressed-tensors kv_cache_scheme from 0.22 (attention.py Attention.__init__)
+    checkpoint_kv_dtype_modelopt: bool = False
+    checkpoint_kv_dtype_compressed_tensors: bool = False
 
 
 # Sampler peak in fp32-logit copies, fitted by bench/calibrate.py (docs/model.md): 3.75 on 39 real
@@ -321,6 +327,8 @@ CHANGELOG: tuple[Change, ...] = (
             "has_fp8_ds_mla": True,
             "free_memory_device": "device cuda:0 ",
             "nemotron_h_ssm_dtype_default": "float16",  # NemotronHForCausalLMConfig appears (0.14.0)
+            # engine/arg_utils.py create_engine_config: resolve_kv_cache_dtype_string (absent in 0.11.0)
+            "checkpoint_kv_dtype_modelopt": True,
         },
     ),
     Change(
@@ -382,6 +390,12 @@ CHANGELOG: tuple[Change, ...] = (
         "CompilationConfig.resolve_cudagraph_mode_and_sizes: 'max_num_seqs (%d) exceeds available Mamba cache "
         "blocks (%d)' with full CUDA graphs (absent in 0.19.0)",
         {"hybrid_align": "platform", "mamba_block_check": True},
+    ),
+    Change(
+        "0.22.0",
+        "0.22.1 model_executor/layers/attention/attention.py Attention.__init__: a compressed-tensors checkpoint "
+        "that declares kv_cache_scheme sets cache_dtype 'fp8' when --kv-cache-dtype is auto (absent in 0.21.0)",
+        {"checkpoint_kv_dtype_compressed_tensors": True},
     ),
     Change(
         "0.26.0",
