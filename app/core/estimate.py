@@ -494,16 +494,16 @@ def estimate(
     version = resolve_version(vllm_version)
     rules = version.rules
     model = model_for_release(model=model, rules=rules)
-    from_checkpoint = checkpoint_kv_cache_dtype(model=model, serve=serve, rules=rules)
-    if from_checkpoint is not None:
-        serve = serve.model_copy(update={"kv_cache_dtype": from_checkpoint})
+    resolved_kv = checkpoint_kv_cache_dtype(model=model, serve=serve, rules=rules, device=device)
+    if resolved_kv is not None:
+        serve = serve.model_copy(update={"kv_cache_dtype": resolved_kv[0]})
     if max_model_len_auto and rules.has_auto_fit:
         est = _auto_fit(model=model, device=device, serve=serve, rules=rules, target=target_concurrency)
     else:
         est = _estimate(
             model=model, device=device, serve=serve, rules=rules, target_concurrency=target_concurrency
         )
-    if from_checkpoint is not None:
+    if resolved_kv is not None and resolved_kv[1]:
         est = est.model_copy(update={"kv_cache_dtype_from_checkpoint": True})
     quant = model.quantization
     if quant is not None and quant.kv_cache_dtype == "nvfp4" and serve.kv_cache_dtype == "auto":
@@ -515,12 +515,28 @@ def estimate(
     return _as_requested(est, version)
 
 
-def checkpoint_kv_cache_dtype(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -> str | None:
-    """The KV dtype `--kv-cache-dtype auto` resolves to from the checkpoint's quantization config, when this
-    release honours it (versions.py), else None. An NVFP4 KV cache is not sized by the planner: None (the
-    caller warns)."""
+GLM_DSA_ARCHITECTURES = frozenset({"GlmMoeDsaForCausalLM"})
+SM100_FAMILY = 10  # is_device_capability_family(100): capability 10.x
+
+
+def checkpoint_kv_cache_dtype(
+    *, model: ModelSpec, serve: ServeConfig, rules: VersionRules, device: DeviceSpec | None = None
+) -> tuple[str, bool] | None:
+    """(the KV dtype `--kv-cache-dtype auto` resolves to, whether it came from the checkpoint's quantization
+    config) when this release changes it (versions.py), else None: the checkpoint's declared dtype, or a
+    model's own default (GLM-MoE-DSA on SM10x). An NVFP4 KV cache is not sized here: None (the caller warns)."""
     quant = model.quantization
-    if serve.kv_cache_dtype != "auto" or quant is None or quant.kv_cache_dtype is None:
+    if serve.kv_cache_dtype != "auto":
+        return None
+    if (
+        model.architecture in GLM_DSA_ARCHITECTURES
+        and rules.glm_dsa_fp8_kv_on_sm100
+        and device is not None
+        and device.platform == "cuda"
+        and (device.sm or 0) // 10 == SM100_FAMILY
+    ):
+        return "fp8_e4m3", False  # models/config.py GlmMoeDsaForCausalLM (0.32+)
+    if quant is None or quant.kv_cache_dtype is None:
         return None
     if quant.source_name == "compressed-tensors":
         honoured = rules.checkpoint_kv_dtype_compressed_tensors
@@ -528,7 +544,7 @@ def checkpoint_kv_cache_dtype(*, model: ModelSpec, serve: ServeConfig, rules: Ve
         honoured = rules.checkpoint_kv_dtype_modelopt
     if not honoured or quant.kv_cache_dtype not in KV_CACHE_DTYPES:
         return None
-    return quant.kv_cache_dtype
+    return quant.kv_cache_dtype, True
 
 
 def _as_requested(est: Estimate, version: ResolvedVersion) -> Estimate:
@@ -1052,9 +1068,9 @@ def sizing_for(
     """KV layout of the last pipeline stage (the one that binds: it also holds lm_head and the sampler)."""
     rules = rules_for(vllm_version)
     validate_parallel(model=model, serve=serve)
-    from_checkpoint = checkpoint_kv_cache_dtype(model=model, serve=serve, rules=rules)
-    if from_checkpoint is not None:
-        serve = serve.model_copy(update={"kv_cache_dtype": from_checkpoint})
+    resolved_kv = checkpoint_kv_cache_dtype(model=model, serve=serve, rules=rules, device=device)
+    if resolved_kv is not None:
+        serve = serve.model_copy(update={"kv_cache_dtype": resolved_kv[0]})
     res, _, _ = resolve(model=model, device=device, serve=serve, rules=rules)
     ranges = K.stage_layer_ranges(
         num_layers=model.num_layers, pipeline_parallel_size=serve.pipeline_parallel_size

@@ -234,6 +234,17 @@ def build_layout(
 
     per_token_bytes = (page // block_size) * n_attn if block_size else 0
 
+    if (
+        model.mla is not None
+        and model.indexer_layers is not None
+        and model.indexer_bytes_per_token
+        and rules.indexer_on_some_layers
+        and rules.hybrid_allocator
+        and set(kinds) <= {LayerKind.MLA, LayerKind.NONE}
+    ):
+        return _layout_indexer_on_some_layers(
+            model=model, kinds=kinds, first=layer_range[0], block_size=block_size, page=page
+        )
     if model.layer_attention is not None and n_attn and not n_mamba:
         return _layout_per_layer(
             model=model,
@@ -342,6 +353,36 @@ def build_layout(
         bytes_per_block=group_size * page,
         kv_bytes_per_token=per_token_bytes,
         num_kv_layers=sum(counts),
+    )
+
+
+def _layout_indexer_on_some_layers(
+    *, model: ModelSpec, kinds: list[LayerKind], first: int, block_size: int, page: int
+) -> KVLayout:
+    """MLA layers, an indexer cache on some (GLM-5.2): the MLA and indexer specs are both MLAAttentionSpec
+    of one block size, so vLLM puts them in one UniformTypeKVCacheSpecs group whose block is the sum of
+    every layer's page (kv_cache_utils.get_kv_cache_groups, 0.24+)."""
+    assert model.indexer_layers is not None
+    index_page = block_size * model.indexer_bytes_per_token
+    latent_page = page - index_page  # _attention_layer_page adds the indexer to every MLA page
+    kept = set(model.indexer_layers)
+    pages = tuple(
+        latent_page + (index_page if first + i in kept else 0)
+        for i, kind in enumerate(kinds)
+        if kind == LayerKind.MLA
+    )
+    group = Group(
+        kind=LayerKind.MLA,
+        num_layers=len(pages),
+        page_size_bytes=max(pages),
+        layer_pages_bytes=pages if len(set(pages)) > 1 else (),
+    )
+    return KVLayout(
+        block_size=block_size,
+        groups=(group,),
+        bytes_per_block=sum(pages),
+        kv_bytes_per_token=sum(pages) // block_size,
+        num_kv_layers=len(pages),
     )
 
 

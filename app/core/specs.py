@@ -141,6 +141,9 @@ class ModelSpec(Frozen):
     layer_attention: tuple[AttentionShape, ...] | None = None
     # DeepSeek-V3.2 / GLM-5 sparse attention: the indexer's own cache, bytes per token per MLA layer
     indexer_bytes_per_token: int = Field(default=0, ge=0)
+    # The layers that carry a sparse-attention indexer cache when only some do (GLM-5.2 index_topk_freq);
+    # None: every MLA layer (the release rule is versions.py indexer_on_some_layers)
+    indexer_layers: tuple[int, ...] | None = None
     # config.json's mamba_ssm_dtype / mamba_ssm_cache_dtype (the SSM state's dtype; None: not given)
     mamba_ssm_dtype: DType | None = None
     params_total: int = Field(gt=0)

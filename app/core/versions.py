@@ -179,6 +179,11 @@ class VersionRules:
     # kv_cache_quant_algo / kv_cache_scheme from 0.14 (utils/torch_utils.py resolve_kv_cache_dtype_string,
     # absent in 0.11.0), compressed-tensors kv_cache_scheme from 0.22 (attention.py Attention.__init__)
     checkpoint_kv_dtype_modelopt: bool = False
+    # deepseek_v2.py DeepseekV2MLAAttention (0.24+): layers IndexCache skips (index_topk_freq / pattern)
+    # build no indexer, so only ModelSpec.indexer_layers carry its cache; 0.22.1 built one on every layer
+    indexer_on_some_layers: bool = False
+    # models/config.py GlmMoeDsaForCausalLM.verify_and_update_config (0.32+): `auto` KV is fp8_e4m3 on SM10x
+    glm_dsa_fp8_kv_on_sm100: bool = False
     checkpoint_kv_dtype_compressed_tensors: bool = False
 
 
@@ -398,6 +403,13 @@ CHANGELOG: tuple[Change, ...] = (
         {"checkpoint_kv_dtype_compressed_tensors": True},
     ),
     Change(
+        "0.24.0",
+        "0.24.0 model_executor/models/deepseek_v2.py DeepseekV2MLAAttention: 'if self.is_v32 and (not _skip_topk "
+        "or is_mtp_layer)' builds the indexer (and its cache) only on the layers index_topk_freq / "
+        "index_topk_pattern keep, index_skip_topk_offset default 2 (0.23.0: an indexer on every layer)",
+        {"indexer_on_some_layers": True},
+    ),
+    Change(
         "0.26.0",
         "0.26.0 config/model.py ModelConfig.is_prefix_caching_supported: 'Generative hybrid models support prefix "
         "caching.' (0.25.1: 'Hybrid models do not support prefix caching'), so hybrids default to Mamba 'align' "
@@ -435,8 +447,10 @@ CHANGELOG: tuple[Change, ...] = (
         "0.32.0",
         "0.32.0 model_executor/layers/mamba/mamba_mixer2.py MambaMixer2.get_kv_cache_spec: "
         "num_prefill_checkpoint_blocks=1, so v1/kv_cache_interface.py MambaSpec.max_memory_usage_bytes in 'align' "
-        "mode is 3 pages (2 + spec + checkpoint; 0.29.0 added the term, no Mamba-2 layer set it before 0.32.0)",
-        {"mamba2_checkpoint_block": True},
+        "mode is 3 pages (2 + spec + checkpoint; 0.29.0 added the term, no Mamba-2 layer set it before 0.32.0); "
+        "models/config.py GlmMoeDsaForCausalLM: 'Using fp8 kv-cache for GlmMoeDsaForCausalLM on SM10x' under auto "
+        "(absent in 0.31.0)",
+        {"mamba2_checkpoint_block": True, "glm_dsa_fp8_kv_on_sm100": True},
     ),
     Change(
         "0.33.0",

@@ -34,6 +34,7 @@ from app.core.hf_config.geometry import (
     _yarn_scaled_max_model_len,
     derive_max_model_len,
     indexer_bytes_per_token,
+    indexer_layers,
     layer_attention,
     mamba_ssm_dtype,
 )
@@ -176,6 +177,7 @@ def _model_spec(
         mamba=layers.mamba,
         layer_attention=layer_attention(cfgs, geometry, layers),
         indexer_bytes_per_token=indexer_bytes_per_token(cfgs),
+        indexer_layers=indexer_layers(cfgs, geometry.num_layers),
         mamba_ssm_dtype=mamba_ssm_dtype(cfgs),
         params_total=params_total,
         params_active=params_active,

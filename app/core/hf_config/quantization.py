@@ -99,10 +99,21 @@ MODELOPT_KV_DTYPES = {"fp8": "fp8_e4m3", "nvfp4": "nvfp4"}
 FP8_BITS, FP4_BITS = 8, 4
 
 
-def _is_modelopt(q: Mapping[str, Any]) -> bool:
-    """hf_quant_config.json has no quant_method: vLLM knows it by its producer (model_arch_config_convertor)."""
+def _modelopt_producer(q: Mapping[str, Any]) -> bool:
+    """hf_quant_config.json has no quant_method: 0.33.0 model_arch_config_convertor
+    _normalize_quantization_config names it modelopt* from its producer (or the legacy
+    `modelopt_quant_config`); only then does resolve_kv_cache_dtype_string read its KV algo."""
     producer = q.get("producer")
-    return isinstance(producer, Mapping) and producer.get("name") == "modelopt"
+    inner = q.get("quantization")
+    legacy = isinstance(inner, Mapping) and "modelopt_quant_config" in inner
+    return (isinstance(producer, Mapping) and producer.get("name") == "modelopt") or legacy
+
+
+def _is_modelopt(q: Mapping[str, Any]) -> bool:
+    """A ModelOpt config vLLM's ModelOpt*Config.override_quantization_method claims: a producer, or a
+    `quantization` block with a quant_algo (hf_quant_config.json written without a producer)."""
+    inner = q.get("quantization")
+    return _modelopt_producer(q) or (isinstance(inner, Mapping) and inner.get("quant_algo") is not None)
 
 
 def _modelopt_kv_dtype(q: Mapping[str, Any], inner: Mapping[str, Any]) -> str | None:
@@ -125,34 +136,43 @@ def _modelopt_kv_dtype(q: Mapping[str, Any], inner: Mapping[str, Any]) -> str | 
     return None
 
 
-def _modelopt(q: Mapping[str, Any], hidden: int) -> QuantSpec:
+# MIXED_PRECISION: module names of the MLP / experts, which hold most of a decoder's parameters
+MLP_MODULE_MARKERS = ("mlp", "experts", "moe", "ffn", "feed_forward")
+
+
+def _mixed_precision_algo(layers: Any) -> str:
+    """The algo of the most MLP / expert modules in `quantized_layers` (else of the most modules)."""
+    mlp: dict[str, int] = {}
+    every: dict[str, int] = {}
+    for module, entry in _as_mapping("quantized_layers", layers or {}).items():
+        entry_algo = _as_mapping("quantized_layers", entry).get("quant_algo")
+        name = _as_str("quantized_layers", entry_algo).upper() if entry_algo is not None else ""
+        every[name] = every.get(name, 0) + 1
+        if any(marker in str(module) for marker in MLP_MODULE_MARKERS):
+            mlp[name] = mlp.get(name, 0) + 1
+    counts = mlp or every
+    if not counts:
+        raise ConfigError("quantization_config", Text("MIXED_PRECISION without quantized_layers"))
+    return max(counts, key=lambda name: counts[name])
+
+
+def _modelopt(q: Mapping[str, Any], hidden: int, *, reads_kv: bool) -> QuantSpec:
     """ModelOpt, in config.json (`quant_method: modelopt*`) or hf_quant_config.json (`producer`,
     `quantization`). MIXED_PRECISION lists an algo per layer (`quantized_layers`): the planner sizes the
-    weights with the algo of the most layers (the routed experts', which hold most parameters)."""
+    weights with the algo of most MLP / expert modules (they hold most of the parameters)."""
     inner_raw = q.get("quantization")
     inner = _as_mapping("quantization_config", inner_raw) if inner_raw is not None else q
     algo = _as_str("quantization_config", inner.get("quant_algo", "")).upper()
-    kv = _modelopt_kv_dtype(q, inner)
+    kv = _modelopt_kv_dtype(q, inner) if reads_kv else None
+    source = None
     if algo == "MIXED_PRECISION":
-        layers = inner.get("quantized_layers", q.get("quantized_layers"))
-        counts: dict[str, int] = {}
-        for entry in _as_mapping("quantized_layers", layers or {}).values():
-            entry_algo = _as_mapping("quantized_layers", entry).get("quant_algo")
-            name = _as_str("quantized_layers", entry_algo).upper() if entry_algo is not None else ""
-            counts[name] = counts.get(name, 0) + 1
-        if not counts:
-            raise ConfigError("quantization_config", Text("MIXED_PRECISION without quantized_layers"))
-        algo = max(counts, key=lambda name: counts[name])
-        if algo not in MODELOPT_ALGOS:
-            raise ConfigError("quantized_layers", Text("unsupported modelopt quant_algo {algo!r}", algo=algo))
-        method, _ = MODELOPT_ALGOS[algo]
-        group = NVFP4_GROUP_SIZE if method == QuantMethod.NVFP4 else hidden
-        return QuantSpec(method=method, group_size=group, source_name="modelopt_mixed", kv_cache_dtype=kv)
+        algo = _mixed_precision_algo(inner.get("quantized_layers", q.get("quantized_layers")))
+        source = "modelopt_mixed"
     if algo not in MODELOPT_ALGOS:
         raise ConfigError("quantization_config", Text("unsupported modelopt quant_algo {algo!r}", algo=algo))
     method, name = MODELOPT_ALGOS[algo]
     group = NVFP4_GROUP_SIZE if method == QuantMethod.NVFP4 else hidden
-    return QuantSpec(method=method, group_size=group, source_name=name, kv_cache_dtype=kv)
+    return QuantSpec(method=method, group_size=group, source_name=source or name, kv_cache_dtype=kv)
 
 
 def _quantization(
@@ -208,7 +228,7 @@ def _quantization(
             source_name="mxfp4",
         )
     if method.startswith("modelopt") or _is_modelopt(q):
-        return _modelopt(q, hidden)
+        return _modelopt(q, hidden, reads_kv=method.startswith("modelopt") or _modelopt_producer(q))
     if method == "bitsandbytes":
         if _flag(q, "load_in_8bit"):
             return QuantSpec(method=QuantMethod.INT8, group_size=hidden, source_name=method)
