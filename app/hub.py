@@ -34,7 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.core.catalog import CONFIG_FILE_NAME, SAFETENSORS_INDEX_FILE_NAME, find_model
+from app.core.catalog import (
+    CONFIG_FILE_NAME,
+    HF_QUANT_CONFIG_FILE_NAME,
+    SAFETENSORS_INDEX_FILE_NAME,
+    find_model,
+)
 from app.core.errors import PlannerError, UnknownModelError
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.specs import ModelSpec
@@ -49,9 +54,11 @@ DEFAULT_REVISION = "main"
 # One socket operation (connect, or a read) may wait this long; a whole file at most TOTAL.
 TIMEOUT_SECONDS = 5.0
 TOTAL_SECONDS = 10.0
-# The largest real config.json files are ~10 KiB (multimodal ones with nested vision configs ~20 KiB);
+# Most config.json files are ~10 KiB, but ModelOpt MIXED_PRECISION checkpoints list a quant_algo per layer
+# in config.json or hf_quant_config.json: nvidia/MiniMax-M3-NVFP4's are 3.0 MB each (tests/data/configs/current);
 # a safetensors index lists every tensor: DeepSeek-V3's (91,991 tensors) is ~8.9 MiB.
-CONFIG_MAX_BYTES = 1 << 20
+CONFIG_MAX_BYTES = 8 << 20
+
 INDEX_MAX_BYTES = 32 << 20
 READ_CHUNK_BYTES = 64 << 10
 MAX_REDIRECTS = 3
@@ -219,6 +226,9 @@ class Fetched:
     config: dict[str, Any]
     index_metadata: dict[str, Any] | None  # model.safetensors.index.json "metadata", None if absent
     source: str  # the config.json URL
+    hf_quant_config: dict[str, Any] | None = (
+        None  # hf_quant_config.json, read when config.json has no quantization
+    )
 
 
 def fetch(ref: HubRef, *, base: str) -> Fetched:
@@ -243,7 +253,12 @@ def fetch(ref: HubRef, *, base: str) -> Fetched:
         if not isinstance(raw, dict) or raw.get("total_size") is None:
             raise HubError(Text("{url} has no metadata.total_size", url=index_url))
         metadata = {"total_size": raw["total_size"]}
-    return Fetched(config=config, index_metadata=metadata, source=config_url)
+    hf_quant = None
+    if config.get("quantization_config") is None:  # vLLM reads the side file only then
+        quant_url = file_url(base, ref, HF_QUANT_CONFIG_FILE_NAME)
+        quant_body = _get(quant_url, max_bytes=CONFIG_MAX_BYTES, token=token)
+        hf_quant = _json_object(quant_url, quant_body) if quant_body is not None else None
+    return Fetched(config=config, index_metadata=metadata, source=config_url, hf_quant_config=hf_quant)
 
 
 def cache_dir() -> Path:
@@ -274,7 +289,10 @@ def _read_cache(path: Path, ref: HubRef) -> Fetched | None:
         return None
     if metadata is not None and not isinstance(metadata, dict):
         return None
-    return Fetched(config=config, index_metadata=metadata, source=source)
+    hf_quant = entry.get("hf_quant_config")
+    if hf_quant is not None and not isinstance(hf_quant, dict):
+        return None
+    return Fetched(config=config, index_metadata=metadata, source=source, hf_quant_config=hf_quant)
 
 
 def _write_cache(path: Path, fetched: Fetched) -> None:
@@ -284,6 +302,7 @@ def _write_cache(path: Path, fetched: Fetched) -> None:
         "source": fetched.source,
         "config": fetched.config,
         "index_metadata": fetched.index_metadata,
+        "hf_quant_config": fetched.hf_quant_config,
     }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -317,7 +336,11 @@ def hub_model(ref: HubRef) -> ModelSpec:
             _write_cache(path, fetched)
         index = {"metadata": fetched.index_metadata} if fetched.index_metadata is not None else None
         spec = model_spec_from_hf_config(
-            fetched.config, name=ref.label, safetensors_index=index, source=fetched.source
+            fetched.config,
+            name=ref.label,
+            safetensors_index=index,
+            hf_quant_config=fetched.hf_quant_config,
+            source=fetched.source,
         )
     except HubError as exc:
         with _lock:
