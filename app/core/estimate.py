@@ -207,7 +207,24 @@ def estimate(
             "backend takes it (FlashInfer on SM100); the planner does not size NVFP4 KV and shows the model dtype."
         )
         est = est.model_copy(update={"warnings": [*est.warnings, note]})
+    if model.model_type in UNSIZED_CACHE_MODEL_TYPES:
+        note = Text(
+            "{model_type}: vLLM {version} sizes this model's cache with rules the planner does not model yet "
+            "({what}); the KV numbers shown are those of plain attention layers and are not exact.",
+            model_type=model.model_type,
+            version=rules.version,
+            what=UNSIZED_CACHE_MODEL_TYPES[model.model_type],
+        )
+        est = est.model_copy(update={"warnings": [*est.warnings, note]})
     return _as_requested(est, version)
+
+
+# Model types whose 0.33.0 cache the planner knows it does not size (vllm/models/deepseek_v4: compressed
+# KV per compress_ratios with its own block sizes; vllm/models/kimi_k3: KDA linear-attention state beside MLA)
+UNSIZED_CACHE_MODEL_TYPES = {
+    "deepseek_v4": Text("a compressed cache per layer (compress_ratios), not a sliding window"),
+    "kimi_k3": Text("KDA linear-attention state beside MLA layers"),
+}
 
 
 GLM_DSA_ARCHITECTURES = frozenset({"GlmMoeDsaForCausalLM"})
