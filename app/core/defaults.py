@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from app.core.backends import hybrid_align, resolve_backend
 from app.core.errors import InvalidServeConfigError
 from app.core.kv import DEFAULT_HYBRID_ALIGN, HybridAlign
-from app.core.specs import GIB, DeviceSpec, LayerKind, ModelSpec, ServeConfig
+from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, LayerKind, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.versions import (
     SMALL_DEVICE_MAX_NUM_BATCHED_TOKENS,
@@ -176,3 +176,35 @@ def validate_devices(*, serve: ServeConfig, devices: int | None) -> None:
                 devices=devices,
             ),
         )
+
+
+GLM_DSA_ARCHITECTURES = frozenset({"GlmMoeDsaForCausalLM"})
+SM100_FAMILY = 10  # is_device_capability_family(100): capability 10.x
+
+
+def checkpoint_kv_cache_dtype(
+    *, model: ModelSpec, serve: ServeConfig, rules: VersionRules, device: DeviceSpec | None = None
+) -> tuple[str, bool] | None:
+    """(the KV dtype `--kv-cache-dtype auto` resolves to, whether it came from the checkpoint's quantization
+    config) when this release changes it (versions.py), else None: the checkpoint's declared dtype, or a
+    model's own default (GLM-MoE-DSA on SM10x). An NVFP4 KV cache is not sized here: None (the caller warns)."""
+    quant = model.quantization
+    if serve.kv_cache_dtype != "auto":
+        return None
+    if (
+        model.architecture in GLM_DSA_ARCHITECTURES
+        and rules.glm_dsa_fp8_kv_on_sm100
+        and device is not None
+        and device.platform == "cuda"
+        and (device.sm or 0) // 10 == SM100_FAMILY
+    ):
+        return "fp8_e4m3", False  # models/config.py GlmMoeDsaForCausalLM (0.32+)
+    if quant is None or quant.kv_cache_dtype is None:
+        return None
+    if quant.source_name == "compressed-tensors":
+        honoured = rules.checkpoint_kv_dtype_compressed_tensors
+    else:
+        honoured = rules.checkpoint_kv_dtype_modelopt
+    if not honoured or quant.kv_cache_dtype not in KV_CACHE_DTYPES:
+        return None
+    return quant.kv_cache_dtype, True

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from app.core import budget, equations, extras, kv, vllm_text
 from app.core.defaults import ResolvedFlags as ResolvedFlags
 from app.core.defaults import batch_tier as batch_tier
+from app.core.defaults import checkpoint_kv_cache_dtype
 from app.core.defaults import default_max_model_len as default_max_model_len
 from app.core.defaults import default_max_num_batched_tokens as default_max_num_batched_tokens
 from app.core.defaults import default_max_num_seqs as default_max_num_seqs
@@ -23,7 +24,7 @@ from app.core.defaults import validate_devices as validate_devices
 from app.core.defaults import validate_parallel as validate_parallel
 from app.core.hf_config.registry import check_architecture
 from app.core.result import ErrorKind, Estimate, KVGroup, Verdict
-from app.core.specs import DTYPE_BYTES, GIB, KV_CACHE_DTYPES, DeviceSpec, LayerKind, ModelSpec, ServeConfig
+from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, LayerKind, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.uncertainty import ranges_for
 from app.core.verdicts import classify
@@ -225,38 +226,6 @@ UNSIZED_CACHE_MODEL_TYPES = {
     "deepseek_v4": Text("a compressed cache per layer (compress_ratios), not a sliding window"),
     "kimi_k3": Text("KDA linear-attention state beside MLA layers"),
 }
-
-
-GLM_DSA_ARCHITECTURES = frozenset({"GlmMoeDsaForCausalLM"})
-SM100_FAMILY = 10  # is_device_capability_family(100): capability 10.x
-
-
-def checkpoint_kv_cache_dtype(
-    *, model: ModelSpec, serve: ServeConfig, rules: VersionRules, device: DeviceSpec | None = None
-) -> tuple[str, bool] | None:
-    """(the KV dtype `--kv-cache-dtype auto` resolves to, whether it came from the checkpoint's quantization
-    config) when this release changes it (versions.py), else None: the checkpoint's declared dtype, or a
-    model's own default (GLM-MoE-DSA on SM10x). An NVFP4 KV cache is not sized here: None (the caller warns)."""
-    quant = model.quantization
-    if serve.kv_cache_dtype != "auto":
-        return None
-    if (
-        model.architecture in GLM_DSA_ARCHITECTURES
-        and rules.glm_dsa_fp8_kv_on_sm100
-        and device is not None
-        and device.platform == "cuda"
-        and (device.sm or 0) // 10 == SM100_FAMILY
-    ):
-        return "fp8_e4m3", False  # models/config.py GlmMoeDsaForCausalLM (0.32+)
-    if quant is None or quant.kv_cache_dtype is None:
-        return None
-    if quant.source_name == "compressed-tensors":
-        honoured = rules.checkpoint_kv_dtype_compressed_tensors
-    else:
-        honoured = rules.checkpoint_kv_dtype_modelopt
-    if not honoured or quant.kv_cache_dtype not in KV_CACHE_DTYPES:
-        return None
-    return quant.kv_cache_dtype, True
 
 
 def _as_requested(est: Estimate, version: ResolvedVersion) -> Estimate:
