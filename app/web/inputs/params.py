@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import json
 import zlib
 from collections.abc import Iterable, Mapping
@@ -29,6 +30,7 @@ from pydantic import (
 from app.core import numbers
 from app.core.command import human_readable_int
 from app.core.errors import PlannerError
+from app.core.hf_config.reduce import planner_config
 from app.core.perf.schedule import Workload
 from app.core.plan import MAX_DEVICE_MEMORY_GIB, MIN_DEVICE_MEMORY_GIB, QUANTIZATION_FLAGS
 from app.core.serve_flags import bounds
@@ -41,9 +43,12 @@ from app.web.validation import message_of
 LINK_FORMAT_VERSION: Literal[1] = 1
 DEFAULT_MODEL = "meta-llama/Llama-3.1-8B"
 DEFAULT_DEVICE = "nvidia-h100-sxm-80gb"
-# A pasted config.json rides in the permalink; 64 KiB is ~20x a large real config.
-CONFIG_JSON_MAX_CHARS = 65_536
-# Permalinks carry a config.json deflated (pack_config_json): level 9 is ~1 ms on 64 KiB, once per link.
+# A pasted config.json (POST): real ones reach 3 MB (ModelOpt MIXED_PRECISION lists every module:
+# nvidia/MiniMax-M3-NVFP4, tests/data/configs/current); json.loads is linear and the depth is checked first.
+CONFIG_JSON_MAX_CHARS = 4 * 2**20
+# Permalinks carry the config cut to what the planner reads (hf_config.reduce.planner_config), deflated
+# (pack_config_json): that MiniMax-M3 config packs to ~2 KB. A packed value is at most this long.
+PACKED_CONFIG_MAX_CHARS = 65_536
 PACKED_CONFIG_PREFIX = "z:"
 PACK_LEVEL = 9
 UNPACKED_MAX_BYTES = 4 * CONFIG_JSON_MAX_CHARS  # UTF-8 takes at most 4 bytes a character
@@ -139,8 +144,14 @@ def _float_or_none(value: object) -> object:
 
 
 def compact_config_json(text: str) -> str:
-    """Re-serialise a pasted config.json without whitespace so permalinks stay as short as possible."""
-    return json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
+    """A pasted config.json cut to what the planner reads (planner_config: the same ModelSpec) and
+    re-serialised without whitespace, so permalinks stay as short as possible."""
+    config = json.loads(text)
+    if isinstance(config, dict):
+        # a config the planner refuses travels as it is, to be refused again with its message
+        with contextlib.suppress(PlannerError):
+            config = planner_config(config)
+    return json.dumps(config, separators=(",", ":"), ensure_ascii=False)
 
 
 def pack_config_json(text: str) -> str:
@@ -160,20 +171,20 @@ def unpack_config_json(value: object) -> object:
     if not isinstance(value, str) or not value.startswith(PACKED_CONFIG_PREFIX):
         return value
     data = value[len(PACKED_CONFIG_PREFIX) :].strip()
-    if len(data) > CONFIG_JSON_MAX_CHARS:
+    if len(data) > PACKED_CONFIG_MAX_CHARS:
         raise ValueError(
-            Text("a packed config (z:…) of at most {limit:,} characters", limit=CONFIG_JSON_MAX_CHARS)
+            Text("a packed config (z:…) of at most {limit:,} characters", limit=PACKED_CONFIG_MAX_CHARS)
         )
     try:
         raw = base64.urlsafe_b64decode(data + "=" * (-len(data) % 4))
         inflater = zlib.decompressobj()
         text = inflater.decompress(raw, UNPACKED_MAX_BYTES)  # a deflate bomb stops here
         if inflater.unconsumed_tail or not inflater.eof:
-            raise ValueError(Text("a packed config (z:…) that does not unpack to at most 64 KiB of JSON"))
+            raise ValueError(Text("a packed config (z:…) that does not unpack to at most 16 MiB of JSON"))
         return text.decode("utf-8")
     except (binascii.Error, zlib.error, UnicodeDecodeError) as exc:
         raise ValueError(
-            Text("a packed config (z:…) that does not unpack to at most 64 KiB of JSON")
+            Text("a packed config (z:…) that does not unpack to at most 16 MiB of JSON")
         ) from exc
 
 

@@ -274,7 +274,9 @@ def formula_view(model: ModelSpec, est: Estimate, target: int) -> FormulaView:
             Symbol("H_kv", t("KV heads per layer"), heads_text),
             Symbol("D", t("head size"), str(seed.head_size)),
             Symbol("S", t("tokens per sequence (max_model_len)"), integer(est.max_model_len)),
-            Symbol("b", t("bytes per KV element"), str(est.kv_dtype_bytes_per_element)),
+            Symbol(
+                "b", t("bytes per KV element"), f"{est.kv_dtype_bytes_per_element} ({kv_dtype_label(est)})"
+            ),
             Symbol("N", t("concurrent sequences (target)"), str(target)),
             Symbol("TP", "tensor_parallel_size", str(tp)),
         ),
@@ -447,6 +449,13 @@ def block_math(est: Estimate) -> tuple[Symbol, ...]:
     )
 
 
+def kv_dtype_label(est: Estimate) -> str:
+    """The KV dtype planned: `fp8_e4m3 (from the checkpoint)` when `auto` took the checkpoint's declared one."""
+    if est.kv_cache_dtype_from_checkpoint:
+        return t("{dtype} (from the checkpoint)", dtype=est.kv_cache_dtype)
+    return est.kv_cache_dtype
+
+
 def markdown_summary(resolved: Resolved, est: Estimate, verdict: VerdictView) -> str:
     p = resolved.params
     rows = [
@@ -457,7 +466,7 @@ def markdown_summary(resolved: Resolved, est: Estimate, verdict: VerdictView) ->
         (t("target concurrency"), str(p.target_concurrency)),
         (t("tensor / pipeline parallel"), f"{est.tensor_parallel_size} / {est.pipeline_parallel_size}"),
         ("gpu_memory_utilization", f"{est.gpu_memory_utilization:g}"),
-        ("kv_cache_dtype", est.kv_cache_dtype),
+        ("kv_cache_dtype", kv_dtype_label(est)),
         (_("verdict"), verdict.headline),
         (t("weights per device"), gib(est.weights_bytes)),
         (t("KV cache pool"), t("never sized") if never_sized(est) else gib(est.kv_cache_bytes)),
