@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.web.app import create_app
-from app.web.planner.params import FIELD_NAMES
+from app.web.inputs.params import FIELD_NAMES
 from app.web.security import (
     CONTENT_SECURITY_POLICY,
     MAX_BODY_BYTES,
@@ -268,7 +268,7 @@ def test_out_of_bounds_is_422_on_the_api_and_inline_on_the_page(
 
 
 def test_config_json_too_long_is_a_field_error(safe_client: TestClient) -> None:
-    from app.web.planner.params import CONFIG_JSON_MAX_CHARS
+    from app.web.inputs.params import CONFIG_JSON_MAX_CHARS
 
     big = json.dumps({**LLAMA_31_8B_CONFIG, "pad": "x" * CONFIG_JSON_MAX_CHARS})
     response = safe_client.post("/api/estimate", json={"model": "m", "config_json": big})
