@@ -171,7 +171,7 @@ def _headline(case: Case, verdict: Overall, metrics: MetricsFacts | None) -> str
             "Unknown: the log was read but stops before it says whether vLLM started (no KV-cache line, no error); paste it up to 'init engine' or to the error."
         )
     return Text(
-        "Nothing recognised: paste the `vllm serve` start-up log (from 'vLLM API server version' to 'init engine', or to the error) and/or a /metrics scrape."
+        "Nothing recognised: paste the vllm serve start-up log (from 'vLLM API server version' to 'init engine', or to the error) and/or a /metrics scrape."
     )
 
 

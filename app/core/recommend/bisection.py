@@ -8,7 +8,7 @@ from app.core.errors import PlannerError
 from app.core.recommend.engine import Engine, gib_text
 from app.core.recommend.model import Bisection, BisectionProbe, BisectionVerdict
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
-from app.core.text import Text
+from app.core.text import N_, Plural, Text
 
 # --- bisection (seed, diagnosis step 4) ----------------------------------------------------------------
 
@@ -46,8 +46,14 @@ def bisection_for(eng: Engine, serve: ServeConfig) -> Bisection:
         verdict, text = (
             "fits",
             (
-                Text(
-                    "It starts and holds {demand} sequence(s) of {max_model_len:,} tokens ({max_concurrency:.2f}x).",
+                Plural(
+                    demand,
+                    N_(
+                        "It starts and holds {demand} sequence of {max_model_len:,} tokens ({max_concurrency:.2f}x)."
+                    ),
+                    N_(
+                        "It starts and holds {demand} sequences of {max_model_len:,} tokens ({max_concurrency:.2f}x)."
+                    ),
                     demand=demand,
                     max_model_len=as_given.max_model_len,
                     max_concurrency=as_given.max_concurrency,

@@ -19,6 +19,7 @@ from app.core.plan import QUANTIZATION_FLAGS
 from app.core.recommend import utilization_ceiling
 from app.core.result import ErrorKind, Estimate, Range
 from app.core.specs import GIB, KV_CACHE_DTYPES, LayerKind, ModelSpec
+from app.core.text import N_, Plural
 from app.core.verdicts import remedies
 from app.core.versions import KNOWN_VERSIONS, rules_for
 from app.web.format import gib, human_tokens, integer, percent
@@ -659,20 +660,32 @@ def result_view(
         )
     replicas = E.replicas(devices=params.device_count, ranks=ranks)
     if replicas >= 1:
-        fleet = t(
-            "⌊devices {devices} ÷ (TP × PP = {ranks})⌋ = {replicas} replica(s) → {replicas} × {per_replica:.2f} = {max_concurrency:.2f} concurrent sequences of {max_model_len} tokens",
-            devices=params.device_count,
-            ranks=ranks,
-            replicas=replicas,
-            per_replica=est.max_concurrency,
-            max_concurrency=E.fleet_concurrency(replicas=replicas, per_replica=est.max_concurrency),
-            max_model_len=integer(est.max_model_len),
+        fleet = tr(
+            Plural(
+                replicas,
+                N_(
+                    "⌊devices {devices} ÷ (TP × PP = {ranks})⌋ = {replicas} replica → {replicas} × {per_replica:.2f} = {max_concurrency:.2f} concurrent sequences of {max_model_len} tokens"
+                ),
+                N_(
+                    "⌊devices {devices} ÷ (TP × PP = {ranks})⌋ = {replicas} replicas → {replicas} × {per_replica:.2f} = {max_concurrency:.2f} concurrent sequences of {max_model_len} tokens"
+                ),
+                devices=params.device_count,
+                ranks=ranks,
+                replicas=replicas,
+                per_replica=est.max_concurrency,
+                max_concurrency=E.fleet_concurrency(replicas=replicas, per_replica=est.max_concurrency),
+                max_model_len=integer(est.max_model_len),
+            )
         )
     else:
-        fleet = t(
-            "TP × PP = {ranks} needs more than the {devices} device(s) given",
-            ranks=ranks,
-            devices=params.device_count,
+        fleet = tr(
+            Plural(
+                params.device_count,
+                N_("TP × PP = {ranks} needs more than the {devices} device given"),
+                N_("TP × PP = {ranks} needs more than the {devices} devices given"),
+                ranks=ranks,
+                devices=params.device_count,
+            )
         )
     if est.error:
         log_title = t("What vLLM would print (start-up fails)")
