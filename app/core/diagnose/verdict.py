@@ -31,8 +31,8 @@ from app.core.diagnose.steps import (
     trial_half_length,
     trial_one_sequence,
 )
-from app.core.logs import LogFacts, MetricsFacts, parse_metrics, parse_startup_log
 from app.core.errors import PlannerError
+from app.core.logs import LogFacts, MetricsFacts, parse_metrics, parse_startup_log
 from app.core.specs import GIB
 from app.core.text import N_, Text
 from app.core.verdicts import remedies
@@ -106,9 +106,9 @@ def _planner_inputs(case: Case) -> dict[str, str]:
     # 0.10.1.1 is "vLLM 0.10.1.1 (rules of 0.10.2)" there); else the replayed release (a V0 run of a V1
     # release), and the page says why (app.web.doctor.views.planner_version_note)
     version_for_link = replay_version(case.facts)[0]
-    printed = case.facts.vllm_version
-    if printed is not None and version_for_link is not None and _same_rules(printed, version_for_link):
-        version_for_link = printed
+    printed_version = case.facts.vllm_version
+    if printed_version and version_for_link and _same_rules(printed_version, version_for_link):
+        version_for_link = printed_version
     if version_for_link is not None:
         out["vllm_version"] = version_for_link
     if case.serve is not None:
