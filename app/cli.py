@@ -13,6 +13,7 @@ kvplan serve [--host H] [--port P] [--root-path /prefix] [--workers N]
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import shlex
@@ -21,7 +22,7 @@ from collections.abc import Sequence
 
 from app import hub
 from app.core import catalog
-from app.core.command import parse_serve_args, parse_serve_command
+from app.core.command import human_readable_int, parse_serve_args, parse_serve_command, vllm_flags
 from app.core.errors import PlannerError, UnknownModelError
 from app.core.estimate import estimate
 from app.core.perf.predict import Performance, performance
@@ -29,12 +30,28 @@ from app.core.perf.schedule import Workload
 from app.core.plan import apply_quantization_flag, resolve_device, resolve_model
 from app.core.result import Estimate, Range
 from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
+from app.core.verdicts import VERDICTS
 
 # kvplan's own options inside `estimate`; everything else is a `vllm serve` flag
 _OWN_VALUED = {"--device", "--device-memory-gib", "--vllm-version", "--target-concurrency"}
 # `kvplan perf`'s workload (what `vllm bench serve --random-input-len/--random-output-len/--max-concurrency` sets)
 _PERF_VALUED = {"--input-len": 1024, "--output-len": 1024, "--concurrency": 16}
 _OWN_FLAGS = {"--json", "--allow-long-max-model-len"}
+_OWN_NAMES = sorted(_OWN_VALUED | _OWN_FLAGS | set(_PERF_VALUED))
+_OWN_SUGGESTION_CUTOFF = 0.75  # "--devce" -> "--device" (0.92), "--concurency" -> "--concurrency" (0.96)
+
+
+def _own_typos(tokens: list[str], vllm_version: str | None) -> None:
+    """A flag `vllm serve` does not have but that is close to one of kvplan's own is kvplan's typo: say so
+    (it used to read as "vllm serve: error: unrecognized arguments: --devce", with no suggestion)."""
+    known = vllm_flags(vllm_version)
+    for token in tokens:
+        name = token.partition("=")[0]
+        if not name.startswith("--") or name in known or "--" + name[2:].replace("_", "-") in known:
+            continue
+        close = difflib.get_close_matches(name, _OWN_NAMES, n=1, cutoff=_OWN_SUGGESTION_CUTOFF)
+        if close:
+            raise PlannerError("option", f"unknown kvplan option {name} (did you mean {close[0]}?)")
 
 
 def _split_own(argv: list[str]) -> tuple[dict[str, str], list[str]]:
@@ -84,6 +101,7 @@ def _inputs(argv: list[str]) -> tuple[ModelSpec, DeviceSpec, ServeConfig, Estima
             raise PlannerError("command", f"put vllm flags after `--`: {' '.join(extra)}")
     else:
         own, rest = _split_own(argv)
+        _own_typos(rest, own.get("--vllm-version"))
         parsed = parse_serve_args(rest, vllm_version=own.get("--vllm-version"))
     if parsed.unknown_flags:
         print(
@@ -122,7 +140,8 @@ def run_perf(argv: list[str]) -> Performance:
             if not eq and i + 1 >= len(argv):
                 raise PlannerError(field, f"{name} needs a value")
             text = inline if eq else argv[i + 1]
-            workload[name] = int(_number(text, field, int))
+            # 2k = 2,000 and 2K = 2,048, as --max-model-len takes them (vLLM's human-readable ints)
+            workload[name] = human_readable_int(text, field_name=field)
             i += 1 if eq else 2
             continue
         rest.append(argv[i])
@@ -206,7 +225,7 @@ def _print_human(est: Estimate) -> None:
         f"{est.max_concurrency:.2f}x"
     )
     print(
-        f"  verdict             {est.verdict}"
+        f"  verdict             {VERDICTS[est.verdict].label}"
         + (
             f" · largest max_model_len that starts: {est.estimated_max_model_len:,}"
             if est.estimated_max_model_len is not None

@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl, urlencode
 
 from pydantic import (
     AfterValidator,
+    AliasChoices,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -189,7 +190,17 @@ OptUtilization = Annotated[
 ]
 OptStr = Annotated[str | None, BeforeValidator(_blank_to_none)]
 Flag = Annotated[bool, BeforeValidator(_bool_word)]
-ExtrasJson = Annotated[str, Field(max_length=2_000)]  # `--speculative-config` / `--limit-mm-per-prompt` JSON
+
+
+def _json_text(value: object) -> object:
+    """A JSON object as vLLM's Python API takes it (a dict) or as the flag's text: kept as compact text."""
+    if isinstance(value, dict):
+        return json.dumps(value, separators=(",", ":"))
+    return value
+
+
+# `--speculative-config` / `--limit-mm-per-prompt`: JSON text, or (in a JSON body) the object itself
+ExtrasJson = Annotated[str, BeforeValidator(_json_text), Field(max_length=2_000)]
 TriState = Annotated[bool | None, BeforeValidator(_tri_state)]
 ParamCount = Annotated[Annotated[int, Field(ge=1, le=10**14)] | None, BeforeValidator(_param_count_or_none)]
 
@@ -271,8 +282,13 @@ class PlannerParams(BaseModel):
     cpu_offload_gb: Annotated[
         float, BeforeValidator(_float_or_zero), Field(ge=0.0, le=100_000.0, allow_inf_nan=False)
     ] = 0.0
-    swap_space_gib: OptGiB = None
-    kv_offloading_size_gib: OptGiB = None
+    # vLLM's own names (--swap-space, --kv-offloading-size, both in GiB) are taken as well
+    swap_space_gib: OptGiB = Field(
+        default=None, validation_alias=AliasChoices("swap_space_gib", "swap_space")
+    )
+    kv_offloading_size_gib: OptGiB = Field(
+        default=None, validation_alias=AliasChoices("kv_offloading_size_gib", "kv_offloading_size")
+    )
     # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 in vLLM's environment
     allow_long_max_model_len: Flag = False
     # extras (app/core/extras.py): speculative decoding, LoRA slots, DP/EP, multimodal limits
