@@ -40,6 +40,15 @@ KV_LAYER_KINDS = frozenset({LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED
 SLIDER_MIN_TOKENS = 256
 SLIDER_MAX_TOKENS = 4 * 2**20  # 4M tokens, beyond every catalogued model's window
 UTILIZATION_STEP = 0.01  # suggestions are rounded up to whole percent
+# What a catalog entry's confidence means (model_specs/*.yaml ``confidence``; scripts/gen_model_specs.py)
+CONFIDENCE_TEXT = {
+    "verified": N_("verified: its config.json matches the published file"),
+    "likely": N_("likely: its config.json comes from the public model card, not checked field by field"),
+    "recalled": N_(
+        "recalled: its config.json was not read from the published file but filled in from a related "
+        "model's verified config; paste the real config.json to be sure"
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -700,7 +709,7 @@ def result_view(
         "catalog": t(
             "Catalog model {model_label} ({confidence})",
             model_label=resolved.model_label,
-            confidence=resolved.model.confidence,
+            confidence=_(CONFIDENCE_TEXT.get(resolved.model.confidence, resolved.model.confidence)),
         ),
         "config": t("Model from the pasted config.json"),
         "card": t("Model from the model card"),

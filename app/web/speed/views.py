@@ -112,9 +112,10 @@ def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None)
             f'<text x="{px:.1f}" y="{CHART_HEIGHT - MARGIN_BOTTOM + 22}" text-anchor="middle" font-size="15">'
             f"{p.concurrency}</text>"
         )
+    x_title = escape(t("concurrent clients"))  # outside the f-string, where the extractor sees it
     parts.append(
         f'<text x="{MARGIN_LEFT + plot_w / 2:.1f}" y="{CHART_HEIGHT - 8}" text-anchor="middle" font-size="16">'
-        f"{escape(tr(t('concurrent clients')))}</text>"
+        f"{x_title}</text>"
     )
     for key, colour, top, attr in (
         ("throughput", THROUGHPUT_COLOUR, thr_top, "output_tokens_per_s"),
