@@ -86,3 +86,20 @@ def test_fleet_in_chinese_says_checkpoint_in_chinese() -> None:
     text = _visible(_zh().get(FLEET).text)
     assert "checkpoint" not in text.lower()
     assert "检查点" in text
+
+
+def test_no_translated_literal_hides_inside_an_f_string() -> None:
+    """The extractor does not read f-string fields, so ``f"{t('concurrent clients')}"`` never reached the
+    catalog and stayed English on Chinese pages; a translated literal is bound to a name first."""
+    import io
+    import tokenize
+    from pathlib import Path
+
+    inside = re.compile(r"""\{[^{}]*\b(?:t|_|gettext|Text|N_)\(\s*['"]""")
+    found = []
+    for path in sorted((Path(__file__).resolve().parents[2] / "app").rglob("*.py")):
+        for tok in tokenize.generate_tokens(io.StringIO(path.read_text(encoding="utf-8")).readline):
+            is_f = tok.type == tokenize.STRING and tok.string.lstrip("rbRB").lower().startswith("f")
+            if is_f and inside.search(tok.string):
+                found.append(f"{path.name}:{tok.start[0]}")
+    assert not found, found
