@@ -340,13 +340,6 @@ def hub_model(ref: HubRef) -> ModelSpec:
     return spec
 
 
-def clear_memory() -> None:
-    """Forget what this process fetched (tests; the disk cache stays)."""
-    with _lock:
-        _specs.clear()
-        _failures.clear()
-
-
 def find_model_or_fetch(model_id: str) -> tuple[ModelSpec, bool]:
     """The catalog's spec; with the opt-in, a hub spec for an id the catalog lacks.
 

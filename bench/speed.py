@@ -26,8 +26,9 @@ from app.core.estimate import capacity_curve, estimate
 from app.core.recommend import recommend
 from app.core.specs import ServeConfig
 from app.web.app import create_app, warm_up
-from app.web.planner.params import parse_lenient
-from app.web.planner.service import resolve_lenient
+from app.web.inputs.lenient import parse_lenient
+from app.web.inputs.params import PlannerParams
+from app.web.inputs.resolve import resolve_lenient
 
 LENGTHS = (2048, 4096, 8192, 16384, 32768, 65536, 131072)
 
@@ -93,7 +94,7 @@ def bench_server(requests: int) -> None:
         report(name, samples)
     loop.close()
 
-    params, _ = parse_lenient([("max_model_len", "32768"), ("target_concurrency", "8")])
+    params, _ = parse_lenient(PlannerParams, [("max_model_len", "32768"), ("target_concurrency", "8")])
     resolved, _ = resolve_lenient(params)
     kwargs = {
         "model": resolved.model,

@@ -1,4 +1,5 @@
-"""Finds English text in templates that does not go through ``_()`` (used by tests/unit/test_i18n.py).
+"""Finds English text in templates that does not go through ``_()`` (used by tests/unit/test_i18n.py),
+and :func:`using`, which runs a block in one language (requests get theirs from the middleware).
 
 Each template is lexed with jinja2's own lexer; only ``data`` tokens (text outside ``{{ }}`` and
 ``{% %}``) are looked at. HTML tags are dropped, but the user-visible attributes (``title``,
@@ -9,9 +10,13 @@ flag names, units, numbers, punctuation and a short whitelist of names that are 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import jinja2
+
+from app.web import i18n
 
 # Words that stay as they are in every language: product and technology names, units, symbols.
 CODE_WORDS = frozenset(
@@ -167,3 +172,13 @@ def english_sentences(html: str, names: tuple[str, ...] = ()) -> list[str]:
                 found.append(" ".join(run))
             run = []
     return found
+
+
+@contextmanager
+def using(lang: str) -> Iterator[None]:
+    """Run a block in ``lang`` (a test's stand-in for the language middleware)."""
+    token = i18n._active.set(lang if lang in i18n.LANGUAGES else i18n.DEFAULT)
+    try:
+        yield
+    finally:
+        i18n._active.reset(token)

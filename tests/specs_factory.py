@@ -3,7 +3,9 @@ Llama-3.1-8B/70B, gpt-oss-20b, DeepSeek-V3; H100 80GB at the runtime-visible 79.
 
 from __future__ import annotations
 
+from app.core import kv as K
 from app.core.specs import GIB, DeviceSpec, LayerKind, MLASpec, ModelSpec, QuantMethod, QuantSpec
+from app.core.versions import rules_for
 
 H100 = DeviceSpec(
     id="h100-like",
@@ -90,4 +92,19 @@ def deepseek_v3_like(*, fp8_weights: bool = False) -> ModelSpec:
         mla=MLASpec(kv_lora_rank=512, qk_rope_head_dim=64),
         params_total=671_000_000_000,
         quantization=QuantSpec(method=QuantMethod.FP8) if fp8_weights else None,
+    )
+
+
+def layout(
+    model: ModelSpec, *, version: str, tp: int = 1, kv_dtype: str = "auto", block: int = 16
+) -> K.KVLayout:
+    """The KV layout of the whole model on one rank (a test's shortcut to kv.build_layout)."""
+    return K.build_layout(
+        model=model,
+        layer_range=(0, model.num_layers),
+        tensor_parallel_size=tp,
+        block_size=block,
+        kv_cache_dtype=kv_dtype,
+        model_dtype="bfloat16",
+        rules=rules_for(version),
     )

@@ -43,14 +43,17 @@ def _check_non_negative(field: str, value: int) -> None:
 
 
 def blocks_for_tokens(*, tokens: int, block_size: int) -> int:
-    """Blocks a sequence of ``tokens`` occupies: ceil(tokens / block_size)."""
+    """Blocks a sequence of ``tokens`` occupies: ceil(tokens / block_size). E.g. 1,000 tokens, B 16 -> 63."""
     _check_non_negative("tokens", tokens)
     _check_block_size(block_size)
     return -(-tokens // block_size)
 
 
 def full_blocks(*, tokens: int, block_size: int) -> int:
-    """Whole blocks inside ``tokens`` (the ones the prefix cache can hash): floor(tokens / block_size)."""
+    """Whole blocks inside ``tokens`` (the ones the prefix cache can hash): floor(tokens / block_size).
+
+    E.g. 1,000 tokens, B 16 -> 62 (the 63rd block holds 8 tokens and is not hashed).
+    """
     _check_non_negative("tokens", tokens)
     _check_block_size(block_size)
     return tokens // block_size
@@ -69,36 +72,13 @@ def expected_tail_waste_fraction(*, seq_tokens: int, block_size: int) -> float:
 
     The last block of a sequence is, on average, half used, so about B/2 slots of S are wasted.
     (Exactly, for lengths spread uniformly over a whole number of blocks, the mean waste is
-    (B - 1) / 2 slots; see :func:`mean_tail_waste_tokens_uniform`.) S=8192, B=16 gives
+    (B - 1) / 2 slots; tests/unit/test_blocks.py checks it.) S=8192, B=16 gives
     16 / 16384 = 0.098 %: large blocks cost little on long sequences and a lot on short ones.
     """
     _check_block_size(block_size)
     if seq_tokens < 1:
         raise PlannerError("seq_tokens", Text("must be >= 1, got {seq_tokens}", seq_tokens=seq_tokens))
     return block_size / (2 * seq_tokens)
-
-
-def mean_tail_waste_tokens_uniform(*, low_tokens: int, high_tokens: int, block_size: int) -> float:
-    """Exact mean tail waste over sequence lengths uniformly distributed on [low, high] (integers).
-
-    The waste (-S) mod B repeats with period B and sums to 0 + 1 + ... + (B-1) = B(B-1)/2 over
-    each period, so only the partial period is summed term by term (at most B - 1 terms).
-    """
-    _check_block_size(block_size)
-    if low_tokens < 0 or high_tokens < low_tokens:
-        raise PlannerError(
-            "low_tokens",
-            Text(
-                "need 0 <= low <= high, got [{low_tokens}, {high_tokens}]",
-                low_tokens=low_tokens,
-                high_tokens=high_tokens,
-            ),
-        )
-    count = high_tokens - low_tokens + 1
-    periods, rest = divmod(count, block_size)
-    total = periods * block_size * (block_size - 1) // 2
-    total += sum((-s) % block_size for s in range(high_tokens - rest + 1, high_tokens + 1))
-    return total / count
 
 
 class PrefixHit(BaseModel):
@@ -214,6 +194,9 @@ def prefix_memory_saved_bytes(
     The full blocks are held once instead of N times: saved = full_blocks x (N - 1) x bytes_per_block.
     Assumes every request has at least one token beyond the prefix (else the last-token cap of
     :func:`prefix_cache_hit` removes one more block from the sharing).
+
+    E.g. a 1,000-token prefix, B 16 (62 full blocks), 8 requests, 2 MiB a block: 62 x 7 x 2,097,152 =
+    910,163,968 B.
     """
     _check_non_negative("num_requests", num_requests)
     _check_non_negative("bytes_per_block", bytes_per_block)

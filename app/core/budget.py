@@ -142,7 +142,10 @@ def weights_bytes_for_stage(
 ) -> int:
     """Weights on one device of one stage: decoder layers split by TP and PP; embeddings on the first
     stage, lm_head on the last (vocab-parallel, so also split by TP); quantization applies to the
-    decoder body only (embeddings, lm_head and norms stay in the serving dtype)."""
+    decoder body only (embeddings, lm_head and norms stay in the serving dtype).
+
+    E.g. Llama-3.1-8B in bf16 on one device (TP 1, PP 1): 16,060,522,496 B, which vLLM prints as "Model
+    loading took 14.96 GiB" (the golden texts of tests/unit/test_estimate_text_golden.py)."""
     tp = serve.tensor_parallel_size
     dtype_bytes = DTYPE_BYTES[serving_dtype(model=model, serve=serve)]
     embed_params = model.vocab_size * model.hidden_size
@@ -190,7 +193,10 @@ def weights_bytes_for_stage(
 
 
 def mlp_width_per_rank(*, model: ModelSpec, tensor_parallel_size: int) -> int:
-    """Widest per-token MLP intermediate on one rank: the dense MLP or the routed experts' share."""
+    """Widest per-token MLP intermediate on one rank: the dense MLP or the routed experts' share.
+
+    E.g. Llama-3.1-8B (intermediate 14,336) at TP 2 -> 7,168.
+    """
     dense = model.intermediate_size
     moe = 0
     if model.num_experts:
@@ -223,7 +229,11 @@ MOE_WORKSPACE_ALIGN_BYTES = 256  # v1/worker/workspace.py: each simultaneous buf
 def moe_workspace_bytes(
     *, model: ModelSpec, tensor_parallel_size: int, num_tokens: int, act_dtype_bytes: int
 ) -> int:
-    """The fused-MoE workspace the profile run leaves allocated (see the constants' comment above)."""
+    """The fused-MoE workspace the profile run leaves allocated (see the constants' comment above).
+
+    E.g. Qwen3-30B-A3B (top-8 of 128 experts, I 768, K 2,048), TP 1, 8,192 tokens, bf16: 65,536 rows x
+    max(768, 2,048) x 2 = 256 MiB, plus 65,536 x max(1,536, 2,048) x 2 = 256 MiB -> 512 MiB.
+    """
     if not model.num_experts or not model.moe_intermediate_size:
         return 0
     inter = model.moe_intermediate_size // tensor_parallel_size
@@ -272,7 +282,12 @@ def activation_peak_bytes(
     is_first_stage: bool = True,
     act_dtype_bytes: int,
 ) -> int:
-    """Model of vLLM's "torch peak memory increase" during the profile run (reference §2.5)."""
+    """Model of vLLM's "torch peak memory increase" during the profile run (reference §2.5).
+
+    The larger of the forward pass (tokens x (MLP width + hidden) terms) and the sampler's logits (rows x
+    vocab x 4 B x copies), plus what stays held (MoE workspace, encoder outputs) and a base. E.g.
+    Llama-3.1-8B, 8,192 batched tokens, 1,024 sequences, bf16, 0.33.0's sampler: 2,023,699,251 B.
+    """
     tokens = max_num_batched_tokens
     tp = serve.tensor_parallel_size
     if model.num_experts:
@@ -296,7 +311,10 @@ def activation_peak_bytes(
 
 
 def non_torch_bytes(*, tensor_parallel_size: int, pipeline_parallel_size: int) -> int:
-    """Model of "non-torch forward increase memory": communication buffers grow with TP."""
+    """Model of "non-torch forward increase memory": communication buffers grow with TP.
+
+    E.g. TP 1 -> 256 MiB (268,435,456 B); PP 2 alone -> 75,161,927 B; TP 2 -> 2,230,161,767 B.
+    """
     if tensor_parallel_size > 1:
         return NON_TORCH_TP_BASE_BYTES + NON_TORCH_TP_PER_RANK_BYTES * tensor_parallel_size
     if pipeline_parallel_size > 1:
@@ -305,7 +323,10 @@ def non_torch_bytes(*, tensor_parallel_size: int, pipeline_parallel_size: int) -
 
 
 def cuda_graph_capture_sizes(*, max_num_seqs: int) -> int:
-    """Number of default capture sizes: [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16)."""
+    """Number of default capture sizes: [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16).
+
+    E.g. max_num_seqs 256 or more -> 51 sizes (3 + 31 + 17, up to 512); 128 -> 35 (3 + 31 + 1).
+    """
     limit = min(max_num_seqs * 2, CUDA_GRAPH_MAX_CAPTURE)
     sizes = [s for s in (1, 2, 4) if s <= limit]
     sizes += list(range(8, min(256, limit + 1), 8))
@@ -315,7 +336,10 @@ def cuda_graph_capture_sizes(*, max_num_seqs: int) -> int:
 
 def cuda_graph_bytes(*, num_layers_on_rank: int, max_num_seqs: int, enforce_eager: bool) -> int:
     """Model of "Graph capturing finished … took X GiB": pool overhead + per-layer buffers, scaled by
-    how many batch sizes are captured relative to the default 51 (max_num_seqs >= 256)."""
+    how many batch sizes are captured relative to the default 51 (max_num_seqs >= 256).
+
+    E.g. 32 layers on the rank, max_num_seqs 1,024: 978,006,999 B (0.91 GiB, as the golden 8B logs print).
+    """
     if enforce_eager:
         return 0
     full = cuda_graph_capture_sizes(max_num_seqs=CUDA_GRAPH_MAX_CAPTURE)
@@ -324,6 +348,9 @@ def cuda_graph_bytes(*, num_layers_on_rank: int, max_num_seqs: int, enforce_eage
 
 
 def requested_bytes(*, total_bytes: int, utilization: float, use_ceil: bool) -> int:
-    """`ceil(T x u)` from 0.14, the plain product before (reference §2.1)."""
+    """`ceil(T x u)` from 0.14, the plain product before (reference §2.1).
+
+    E.g. an H100's 84,932,978,278 B at 0.92: 78,138,340,015.76 -> 78,138,340,016 (ceil) or ...015 (int).
+    """
     product = total_bytes * utilization
     return math.ceil(product) if use_ceil else int(product)

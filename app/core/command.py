@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from app.core import numbers
 from app.core.errors import PlannerError
-from app.core.plan import vllm_quantization_name
+from app.core.serve_flags import PARSE_KINDS, render_flags
 from app.core.specs import ServeConfig
 from app.core.text import Text
 from app.core.versions import rules_for
@@ -38,44 +38,8 @@ def human_readable_int(text: str, *, field_name: str) -> int:
         raise PlannerError(field_name, exc.args[0]) from exc
 
 
-# flag -> (ServeConfig field, kind)
-_FLAGS: dict[str, tuple[str, str]] = {
-    "--max-model-len": ("max_model_len", "len"),
-    "--tensor-parallel-size": ("tensor_parallel_size", "int"),
-    "-tp": ("tensor_parallel_size", "int"),
-    "--pipeline-parallel-size": ("pipeline_parallel_size", "int"),
-    "-pp": ("pipeline_parallel_size", "int"),
-    "--gpu-memory-utilization": ("gpu_memory_utilization", "float"),
-    "--kv-cache-dtype": ("kv_cache_dtype", "str"),
-    "--block-size": ("block_size", "int"),
-    "--max-num-seqs": ("max_num_seqs", "int"),
-    "--max-num-batched-tokens": ("max_num_batched_tokens", "hint"),
-    "--enforce-eager": ("enforce_eager", "flag"),
-    "--enable-prefix-caching": ("enable_prefix_caching", "flag"),
-    "--no-enable-prefix-caching": ("enable_prefix_caching", "noflag"),
-    "--enable-chunked-prefill": ("enable_chunked_prefill", "flag"),
-    "--no-enable-chunked-prefill": ("enable_chunked_prefill", "noflag"),
-    "--quantization": ("quantization", "str"),
-    "-q": ("quantization", "str"),
-    "--dtype": ("dtype", "str"),
-    "--kv-cache-memory-bytes": ("kv_cache_memory_bytes", "hint"),
-    "--kv-cache-memory": ("kv_cache_memory_bytes", "hint"),
-    "--cpu-offload-gb": ("cpu_offload_gb", "float"),
-    "--swap-space": ("swap_space_gib", "float"),
-    "--kv-offloading-size": ("kv_offloading_size_gib", "float"),
-    # extras (app/core/extras.py)
-    "--speculative-config": ("speculative_config", "str"),
-    "--enable-lora": ("enable_lora", "flag"),
-    "--max-loras": ("max_loras", "int"),
-    "--max-lora-rank": ("max_lora_rank", "int"),
-    "--max-cpu-loras": ("max_cpu_loras", "int"),
-    "--fully-sharded-loras": ("fully_sharded_loras", "flag"),
-    "--limit-mm-per-prompt": ("limit_mm_per_prompt", "str"),
-    "--data-parallel-size": ("data_parallel_size", "int"),
-    "-dp": ("data_parallel_size", "int"),
-    "--enable-expert-parallel": ("enable_expert_parallel", "flag"),
-    "-ep": ("enable_expert_parallel", "flag"),
-}
+# flag -> (ServeConfig field, how its value is read): derived from the one flag table
+_FLAGS = PARSE_KINDS
 FLAGS_FILE = Path(__file__).with_name("vllm_flags.json")  # scripts/gen_vllm_flags.py, from vLLM's parser
 SUGGESTION_CUTOFF = 0.75  # difflib ratio: one or two letters swapped, dropped or respelt
 
@@ -248,86 +212,14 @@ def parse_serve_args(
     return ParsedCommand(model=model, serve=serve, unknown_flags=unknown, max_model_len_auto=auto)
 
 
-def extras_flags(serve: ServeConfig) -> list[str]:
-    """The extras flags (app/core/extras.py) that differ from vLLM's defaults, as `vllm serve` spells them."""
-    parts: list[str] = []
-    if serve.speculative_config is not None:
-        spec = serve.speculative_config.model_dump(exclude_none=True, exclude_defaults=True)
-        spec.setdefault("num_speculative_tokens", serve.speculative_config.num_speculative_tokens)
-        parts.append(f"--speculative-config {shlex.quote(json.dumps(spec, separators=(',', ':')))}")
-    if serve.enable_lora:
-        parts.append("--enable-lora")
-        parts.append(f"--max-loras {serve.max_loras} --max-lora-rank {serve.max_lora_rank}")
-        if serve.max_cpu_loras is not None:
-            parts.append(f"--max-cpu-loras {serve.max_cpu_loras}")
-        if serve.fully_sharded_loras:
-            parts.append("--fully-sharded-loras")
-    if serve.data_parallel_size != 1:
-        parts.append(f"--data-parallel-size {serve.data_parallel_size}")
-    if serve.enable_expert_parallel:
-        parts.append("--enable-expert-parallel")
-    if serve.limit_mm_per_prompt is not None:
-        limits = json.dumps(serve.limit_mm_per_prompt, separators=(",", ":"))
-        parts.append(f"--limit-mm-per-prompt {shlex.quote(limits)}")
-    return parts
-
-
 def render_serve_command(
     *, model: str, serve: ServeConfig, vllm_version: str | None, max_model_len_auto: bool = False
 ) -> str:
     """`vllm serve MODEL` plus only the non-default flags, one per line like the seed's example."""
     rules = rules_for(vllm_version)
-    parts: list[str] = []
+    parts = render_flags(serve, rules)  # app/core/serve_flags.py, in the table's order
     if max_model_len_auto and rules.has_auto_fit:
-        parts.append("--max-model-len auto")
-    elif serve.max_model_len is not None:
-        parts.append(f"--max-model-len {serve.max_model_len}")
-    if serve.tensor_parallel_size != 1:
-        parts.append(f"--tensor-parallel-size {serve.tensor_parallel_size}")
-    if serve.pipeline_parallel_size != 1:
-        parts.append(f"--pipeline-parallel-size {serve.pipeline_parallel_size}")
-    if (
-        serve.gpu_memory_utilization is not None
-        and serve.gpu_memory_utilization != rules.default_gpu_memory_utilization
-    ):
-        parts.append(f"--gpu-memory-utilization {serve.gpu_memory_utilization:g}")
-    if serve.kv_cache_dtype not in ("auto", "int8"):
-        parts.append(f"--kv-cache-dtype {serve.kv_cache_dtype}")
-    if serve.block_size is not None:
-        parts.append(f"--block-size {serve.block_size}")
-    if serve.max_num_seqs is not None:
-        parts.append(f"--max-num-seqs {serve.max_num_seqs}")
-    if serve.max_num_batched_tokens is not None:
-        parts.append(f"--max-num-batched-tokens {serve.max_num_batched_tokens}")
-    if serve.enforce_eager:
-        parts.append("--enforce-eager")
-    default_prefix = rules.prefix_caching_default
-    if serve.enable_prefix_caching is not None and serve.enable_prefix_caching != default_prefix:
-        parts.append(
-            "--enable-prefix-caching" if serve.enable_prefix_caching else "--no-enable-prefix-caching"
-        )
-    always_chunked = rules.chunked_prefill_auto_above is None  # V1; V0 decides by the length
-    if serve.enable_chunked_prefill is False and always_chunked:
-        parts.append("--no-enable-chunked-prefill")
-    elif serve.enable_chunked_prefill and not always_chunked:
-        parts.append("--enable-chunked-prefill")
-    if serve.quantization:
-        parts.append(f"--quantization {vllm_quantization_name(serve.quantization)}")
-    if serve.data_parallel_size > 1:
-        parts.append(f"--data-parallel-size {serve.data_parallel_size}")
-    if serve.enable_expert_parallel:
-        parts.append("--enable-expert-parallel")
-    if serve.dtype != "auto":
-        parts.append(f"--dtype {serve.dtype}")
-    if serve.kv_cache_memory_bytes is not None and rules.has_kv_cache_memory_bytes_flag:
-        parts.append(f"--kv-cache-memory-bytes {serve.kv_cache_memory_bytes}")
-    if serve.cpu_offload_gb:
-        parts.append(f"--cpu-offload-gb {serve.cpu_offload_gb:g}")
-    if serve.swap_space_gib is not None and rules.swap_space_used:
-        parts.append(f"--swap-space {serve.swap_space_gib:g}")
-    if serve.kv_offloading_size_gib and rules.has_kv_offloading_flags:
-        parts.append(f"--kv-offloading-size {serve.kv_offloading_size_gib:g} --kv-offloading-backend native")
-    parts.extend(extras_flags(serve))
+        parts = ["--max-model-len auto", *(p for p in parts if not p.startswith("--max-model-len "))]
     head = f"vllm serve {shlex.quote(model)}"
     if serve.allow_long_max_model_len:
         head = f"{ALLOW_LONG_ENV}=1 {head}"

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core.kv import KV_TENSORS_PER_LAYER, kv_heads_per_rank
-from app.core.result import Estimate, KVGroup, Term
-from app.core.specs import GIB, ModelSpec
+from app.core.kv import KV_TENSORS_PER_LAYER, kind_spec, kv_heads_per_rank
+from app.core.result import ErrorKind, Estimate, KVGroup, Term
+from app.core.specs import GIB, ModelSpec, ServeConfig
 from app.core.text import Msg, Text
 from app.core.versions import ConcurrencyFormula, NeededFormula, TokensFormula, VersionRules
-
-MAMBA_KIND = "mamba"  # KVGroup.kind of a recurrent-state group: no per-token KV
 
 # How each release computes what it prints (VersionRules fields), worded once: the version notes list
 # them and the block math uses them as the generic side of its equations.
@@ -82,7 +80,7 @@ def _gib_number(num_bytes: float) -> str:
 
 def attention_layers(groups: list[KVGroup]) -> int:
     """Layers of this rank that cache K and V per token (Mamba layers keep a fixed state instead)."""
-    return sum(g.num_layers for g in groups if g.kind != MAMBA_KIND)
+    return sum(g.num_layers for g in groups if kind_spec(g.kind).attention)
 
 
 def kv_demand_bytes(*, kv_bytes_per_token: int, max_model_len: int, concurrency: int) -> int:
@@ -126,7 +124,7 @@ def per_token_equation(
             f"{_int(kv_bytes_per_token)} B",
         )
     layers = attention_layers(groups)
-    page = next((g.page_size_bytes for g in groups if g.kind != MAMBA_KIND), 0)
+    page = next((g.page_size_bytes for g in groups if kind_spec(g.kind).attention), 0)
     per_layer = page // block_size if block_size else 0
     name = Text("KV bytes per token per device")
     if model.mla is not None and per_layer == model.mla.latent_size * kv_dtype_bytes:
@@ -281,7 +279,7 @@ def block_equations(est: Estimate, rules: VersionRules) -> list[Equation]:
     per_layer_block = _layers_per_block(est)
     pool = max(0, est.kv_cache_bytes)
     out: list[Equation] = []
-    attn = next((g for g in est.groups if g.kind != MAMBA_KIND), None)
+    attn = next((g for g in est.groups if kind_spec(g.kind).attention), None)
     if attn is not None and page % b == 0:
         per_token_layer = page // b
         out.append(
@@ -312,43 +310,51 @@ def block_equations(est: Estimate, rules: VersionRules) -> list[Equation]:
             _int(est.num_gpu_blocks),
         )
     )
-    sum_text = _sum_of(tuple(_int(g.blocks_per_request) for g in est.groups))
-    if rules.concurrency_formula == "blocks_x_block_size_div_len":
-        conc = Equation(
-            "max_concurrency",
-            Text("max concurrency"),
-            CONCURRENCY_FORMULA[rules.concurrency_formula],
-            f"{_int(est.num_gpu_blocks)} × {b} ÷ {_int(s)}",
-            f"{est.max_concurrency:.2f}x",
+    conc = _concurrency_equation(est, rules, page)
+    tokens = _tokens_equation(est, rules, page, conc)
+    out += [tokens, conc]
+    out.append(
+        Equation(
+            "tail_waste",
+            Text("tail waste"),
+            "B ÷ (2S)",
+            f"{b} ÷ (2 × {_int(s)}) × 100",
+            f"{b / (2 * s) * 100:.2f}%",
+            approximate=True,
         )
+    )
+    return out
+
+
+def _concurrency_equation(est: Estimate, rules: VersionRules, page: int) -> Equation:
+    """Maximum concurrency as the release divides: e.g. 30,720 blocks ÷ 512 blocks a request = 60.00x."""
+    blocks = _int(est.num_gpu_blocks)
+    if rules.concurrency_formula == "blocks_x_block_size_div_len":
+        expression = f"{blocks} × {est.block_size} ÷ {_int(est.max_model_len)}"
     elif rules.concurrency_formula == "one_cdiv_over_sum":
         weighted = _sum_of(
             tuple(f"{_int(g.blocks_per_request)} × {_int(g.page_size_bytes)}" for g in est.groups)
         )
-        conc = Equation(
-            "max_concurrency",
-            Text("max concurrency"),
-            CONCURRENCY_FORMULA[rules.concurrency_formula],
-            f"{_int(est.num_gpu_blocks)} ÷ ⌈{weighted} ÷ {_int(page)}⌉",
-            f"{est.max_concurrency:.2f}x",
-        )
+        expression = f"{blocks} ÷ ⌈{weighted} ÷ {_int(page)}⌉"
     else:
-        conc = Equation(
-            "max_concurrency",
-            Text("max concurrency"),
-            CONCURRENCY_FORMULA[rules.concurrency_formula],
-            f"{_int(est.num_gpu_blocks)} ÷ {sum_text}",
-            f"{est.max_concurrency:.2f}x",
-        )
-    tokens_name = Text("tokens")
+        expression = f"{blocks} ÷ {_sum_of(tuple(_int(g.blocks_per_request) for g in est.groups))}"
+    return Equation(
+        "max_concurrency",
+        Text("max concurrency"),
+        CONCURRENCY_FORMULA[rules.concurrency_formula],
+        expression,
+        f"{est.max_concurrency:.2f}x",
+    )
+
+
+def _tokens_equation(est: Estimate, rules: VersionRules, page: int, conc: Equation) -> Equation:
+    """The "KV cache size" tokens as the release computes them: e.g. int(60.0 × 8,192) = 491,520."""
+    b, s = est.block_size, est.max_model_len
+    formula = TOKENS_FORMULA["blocks_x_block_size"]  # V0 prints no tokens line: the pool's own size
+    if rules.tokens_formula in ("blocks_div_groups", "concurrency_x_len"):
+        formula = TOKENS_FORMULA[rules.tokens_formula]
     if rules.tokens_formula == "blocks_div_groups":
-        tokens = Equation(
-            "kv_tokens",
-            tokens_name,
-            TOKENS_FORMULA[rules.tokens_formula],
-            f"⌊{_int(est.num_gpu_blocks)} ÷ {len(est.groups)}⌋ × {b}",
-            _int(est.kv_tokens),
-        )
+        expression = f"⌊{_int(est.num_gpu_blocks)} ÷ {len(est.groups)}⌋ × {b}"
     elif rules.tokens_formula == "concurrency_x_len":
         # vLLM prints int(concurrency × S) with the unrounded concurrency, in floating point: when the
         # exact product is a whole number the float one can fall just below it (53,736 ÷ 6,250 ×
@@ -365,30 +371,39 @@ def block_equations(est: Estimate, rules: VersionRules) -> list[Equation]:
             if exact == est.kv_tokens or not denominator
             else f"⌊{est.num_gpu_blocks / denominator:.17g} × {_int(s)}⌋"
         )
-        tokens = Equation(
-            "kv_tokens",
-            tokens_name,
-            TOKENS_FORMULA[rules.tokens_formula],
-            expression,
-            _int(est.kv_tokens),
-        )
     else:
-        tokens = Equation(
-            "kv_tokens",
-            tokens_name,
-            TOKENS_FORMULA["blocks_x_block_size"],  # V0 prints no tokens line: the pool's own size
-            f"{_int(est.num_gpu_blocks)} × {b}",
-            _int(est.kv_tokens),
-        )
-    out += [tokens, conc]
-    out.append(
-        Equation(
-            "tail_waste",
-            Text("tail waste"),
-            "B ÷ (2S)",
-            f"{b} ÷ (2 × {_int(s)}) × 100",
-            f"{b / (2 * s) * 100:.2f}%",
-            approximate=True,
-        )
+        expression = f"{_int(est.num_gpu_blocks)} × {b}"
+    return Equation("kv_tokens", Text("tokens"), formula, expression, _int(est.kv_tokens))
+
+
+def working_terms(
+    *, model: ModelSpec, serve: ServeConfig, est: Estimate, rules: VersionRules, target: int
+) -> list[Term]:
+    """The working, with the user's numbers substituted (seed formula, then vLLM's block math)."""
+    per_token = per_token_equation(
+        model=model,
+        groups=est.groups,
+        tensor_parallel_size=serve.tensor_parallel_size,
+        kv_dtype_bytes=est.kv_dtype_bytes_per_element,
+        block_size=est.block_size,
+        kv_bytes_per_token=est.kv_bytes_per_token,
     )
-    return out
+    demand = demand_equation(
+        kv_bytes_per_token=est.kv_bytes_per_token, max_model_len=est.max_model_len, concurrency=target
+    )
+    pool = pool_equation(
+        total_bytes=est.device_total_bytes,
+        utilization=est.gpu_memory_utilization,
+        budget_bytes=est.budget_bytes,
+        weights_bytes=est.weights_bytes,
+        activation_bytes=est.activation_peak_bytes,
+        non_torch_bytes=est.non_torch_bytes,
+        cuda_graph_bytes=est.cuda_graph_bytes,
+        graphs_budgeted=est.cuda_graph_budgeted,
+        kv_cache_bytes=est.kv_cache_bytes,
+        kv_cache_memory_flag=serve.kv_cache_memory_bytes is not None,
+    )
+    if est.error_kind == ErrorKind.LOAD_OOM:
+        return [per_token.term(), demand.term()]  # vLLM dies loading the weights: no pool, no blocks
+    block = [eq for eq in block_equations(est, rules) if not eq.approximate]
+    return [eq.term() for eq in (per_token, demand, pool, *block)]

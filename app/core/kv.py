@@ -6,9 +6,15 @@ Everything here is arithmetic vLLM itself performs once it knows the available K
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.core.errors import ConfigError
+from app.core.kinds import KIND_SPECS as KIND_SPECS
+from app.core.kinds import KindSpec as KindSpec
+from app.core.kinds import attention_layer_count as attention_layer_count
+from app.core.kinds import cdiv as cdiv
+from app.core.kinds import kind_spec as kind_spec
 from app.core.specs import DTYPE_BYTES, LayerKind, MambaKind, MambaSpec, ModelSpec
 from app.core.text import Text
 from app.core.versions import VersionRules
@@ -20,12 +26,11 @@ HYBRID_BLOCK_ALIGN_TOKENS = 16  # attention block size raised in steps of 16 for
 ONE_BYTE_KV_DTYPES = frozenset({"fp8", "fp8_e4m3", "fp8_e5m2", "int8"})
 
 
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
-
-
 def kv_dtype_bytes(*, kv_cache_dtype: str, model_dtype: str) -> int:
-    """Bytes per cached element: `auto` follows the model (serving) dtype; fp8/int8 are one byte."""
+    """Bytes per cached element: `auto` follows the model (serving) dtype; fp8/int8 are one byte.
+
+    E.g. ("auto", "bfloat16") -> 2; ("fp8", "bfloat16") -> 1; ("fp8_ds_mla", …) -> 1.
+    """
     if kv_cache_dtype == "auto":
         return DTYPE_BYTES[model_dtype]
     if kv_cache_dtype in ONE_BYTE_KV_DTYPES or kv_cache_dtype == "fp8_ds_mla":
@@ -34,19 +39,29 @@ def kv_dtype_bytes(*, kv_cache_dtype: str, model_dtype: str) -> int:
 
 
 def kv_heads_per_rank(*, total_kv_heads: int, tensor_parallel_size: int) -> int:
-    """`max(1, H_kv // TP)`: heads are replicated when TP exceeds them (reference §3.1)."""
+    """`max(1, H_kv // TP)`: heads are replicated when TP exceeds them (reference §3.1).
+
+    E.g. 8 KV heads at TP 4 -> 2 per rank; at TP 16 -> 1 (each head held by two ranks).
+    """
     return max(1, total_kv_heads // tensor_parallel_size)
 
 
 def attention_page_bytes(
     *, block_size: int, kv_heads: int, head_size_k: int, head_size_v: int, dtype_bytes: int
 ) -> int:
-    """One block of one layer: `B x heads x (hk + hv) x b` (reference §3.2)."""
+    """One block of one layer: `B x heads x (hk + hv) x b` (reference §3.2).
+
+    E.g. Llama-3.1-8B, B 16, 8 heads, hk = hv = 128, bf16: 16 x 8 x 256 x 2 = 65,536 B.
+    """
     return block_size * kv_heads * (head_size_k + head_size_v) * dtype_bytes
 
 
 def mla_page_bytes(*, block_size: int, latent_size: int, dtype_bytes: int, kv_cache_dtype: str) -> int:
-    """MLA caches one latent per token (kv_lora_rank + rope dims), replicated on every TP rank."""
+    """MLA caches one latent per token (kv_lora_rank + rope dims), replicated on every TP rank.
+
+    E.g. DeepSeek-V3, B 64, latent 512 + 64 = 576, bf16: 64 x 576 x 2 = 73,728 B; fp8_ds_mla packs a
+    token in 656 B: 64 x 656 = 41,984 B.
+    """
     if kv_cache_dtype == "fp8_ds_mla":
         return block_size * FP8_DS_MLA_BYTES_PER_TOKEN
     return block_size * latent_size * dtype_bytes
@@ -125,6 +140,26 @@ class Group:
             sum(self.layer_pages_bytes) if self.layer_pages_bytes else self.page_size_bytes * self.num_layers
         )
 
+    @property
+    def spec(self) -> KindSpec:
+        return KIND_SPECS[self.kind]
+
+    @property
+    def holds_kv(self) -> bool:
+        return self.spec.holds_kv
+
+    def blocks_per_request(
+        self, *, max_model_len: int, block_size: int, inflight_tokens: int, prefix_caching: bool
+    ) -> int:
+        """`cdiv(max_memory_usage_bytes(spec), page)` for one request at max_model_len (reference §3.3)."""
+        return self.spec.blocks_per_request(
+            group=self,
+            max_model_len=max_model_len,
+            block_size=block_size,
+            inflight_tokens=inflight_tokens,
+            prefix_caching=prefix_caching,
+        )
+
 
 @dataclass(frozen=True)
 class KVLayout:
@@ -142,7 +177,10 @@ class KVLayout:
 
 
 def stage_layer_ranges(*, num_layers: int, pipeline_parallel_size: int) -> list[tuple[int, int]]:
-    """vLLM's `get_pp_indices`: even split, the remainder to the stages before the last one."""
+    """vLLM's `get_pp_indices`: even split, the remainder to the stages before the last one.
+
+    E.g. 61 layers over 4 stages: [(0, 15), (15, 30), (30, 46), (46, 61)] (15, 15, 16, 15 layers).
+    """
     pp = pipeline_parallel_size
     sizes = [num_layers // pp] * pp
     for i in range(2, num_layers % pp + 2):
@@ -178,6 +216,55 @@ def _attention_layer_page(
     )
 
 
+Bucket = tuple[LayerKind, int | None, int | None]  # (kind, window, chunk): see KindSpec.bucket
+
+
+def _group_size(counts: list[int], rules: VersionRules) -> int:
+    """Layers per group (§3.4): the smallest bucket, or the largest where buckets are close (0.33.0's
+    "12 sw + 13 full -> pad to (13, 13)"; 12 sw + 36 full -> 12 a group, so 1 + 3 groups)."""
+    group_size = min(counts)
+    ratio = rules.group_size_max_ratio
+    if ratio is not None and max(counts) < ratio * min(counts):
+        group_size = max(counts)
+    return group_size
+
+
+def _split_bucket(
+    *, bucket: Bucket, count: int, group_size: int, page_size_bytes: int, block_size_tokens: int | None = None
+) -> list[Group]:
+    """One bucket's layers split into cdiv(count, group_size) groups as even as vLLM makes them."""
+    kind, window, chunk = bucket
+    n_groups = cdiv(count, group_size)
+    base, extra = divmod(count, n_groups)
+    return [
+        Group(
+            kind=kind,
+            num_layers=base + (1 if i < extra else 0),
+            page_size_bytes=page_size_bytes,
+            window_tokens=window,
+            chunk_tokens=chunk,
+            block_size_tokens=block_size_tokens,
+        )
+        for i in range(n_groups)
+    ]
+
+
+def _mamba_page(
+    *, model: ModelSpec, rules: VersionRules, tp: int, model_dtype: str, attention_page_per_token: int
+) -> tuple[int, int]:
+    """(Mamba state bytes, the smallest attention block that holds one): a hybrid's attention block is
+    raised in steps of 16 until one attention page holds a Mamba state (§3.4)."""
+    assert model.mamba is not None
+    state = mamba_state_bytes(
+        mamba=model.mamba,
+        tensor_parallel_size=tp,
+        dtype_bytes=DTYPE_BYTES[model_dtype],  # mamba_cache_dtype auto -> model dtype
+        ssm_dtype_bytes=mamba_ssm_dtype_bytes(model=model, rules=rules),
+    )
+    per_token = max(1, attention_page_per_token)
+    return state, HYBRID_BLOCK_ALIGN_TOKENS * cdiv(state, HYBRID_BLOCK_ALIGN_TOKENS * per_token)
+
+
 def build_layout(
     *,
     model: ModelSpec,
@@ -188,13 +275,17 @@ def build_layout(
     model_dtype: str,
     rules: VersionRules,
 ) -> KVLayout:
-    """Page sizes and hybrid grouping for the layers of one pipeline stage (reference §3.2-§3.5)."""
+    """Page sizes and hybrid grouping for the layers of one pipeline stage (reference §3.2-§3.5).
+
+    E.g. 32 full-attention layers, 8 KV heads of 128, bf16, B = 16: page 16 x 8 x 256 x 2 = 65,536 B,
+    one group, 32 x 65,536 = 2,097,152 B a block, 131,072 B a token; 12 full + 12 sliding (W = 128,
+    8 heads of 64): two groups of 12, page 32,768 B, 393,216 B a block.
+    """
     dtype_bytes = kv_dtype_bytes(kv_cache_dtype=kv_cache_dtype, model_dtype=model_dtype)
     tp = tensor_parallel_size
-    kinds = [k for k in model.layer_kinds[layer_range[0] : layer_range[1]]]
-    attn_kinds = {LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED, LayerKind.MLA}
-    n_attn = sum(1 for k in kinds if k in attn_kinds)
-    n_mamba = sum(1 for k in kinds if k == LayerKind.MAMBA)
+    kinds = list(model.layer_kinds[layer_range[0] : layer_range[1]])
+    n_attn = attention_layer_count(kinds)
+    n_mamba = sum(1 for k in kinds if KIND_SPECS[k].holds_kv and not KIND_SPECS[k].attention)
 
     def page_at(bs: int) -> int:
         return _attention_layer_page(
@@ -207,9 +298,7 @@ def build_layout(
         page = block_size * entry
     else:
         page = page_at(block_size)
-
     per_token_bytes = (page // block_size) * n_attn if block_size else 0
-
     if model.layer_attention is not None and n_attn and not n_mamba:
         return _layout_per_layer(
             model=model,
@@ -222,22 +311,42 @@ def build_layout(
         )
     mamba_page = 0
     if n_mamba and model.mamba is not None:
-        mamba_dtype = DTYPE_BYTES[model_dtype]  # mamba_cache_dtype auto -> model dtype
-        mamba_page = mamba_state_bytes(
-            mamba=model.mamba,
-            tensor_parallel_size=tp,
-            dtype_bytes=mamba_dtype,
-            ssm_dtype_bytes=mamba_ssm_dtype_bytes(model=model, rules=rules),
+        mamba_page, needed_block = _mamba_page(
+            model=model,
+            rules=rules,
+            tp=tp,
+            model_dtype=model_dtype,
+            attention_page_per_token=page_at(1) if n_attn else 1,
         )
         if n_attn:
-            # raise the attention block so one attention page holds at least one mamba state (§3.4)
-            per_token_page = page_at(1)
-            needed = HYBRID_BLOCK_ALIGN_TOKENS * cdiv(mamba_page, HYBRID_BLOCK_ALIGN_TOKENS * per_token_page)
-            if needed > block_size:
-                block_size = needed
+            if needed_block > block_size:
+                block_size = needed_block
                 page = page_at(block_size)
             mamba_page = page  # padded to the attention page
+    return _grouped_layout(
+        model=model,
+        kinds=kinds,
+        rules=rules,
+        block_size=block_size,
+        page=page,
+        mamba_page=mamba_page,
+        n_attn=n_attn,
+        per_token_bytes=per_token_bytes,
+    )
 
+
+def _grouped_layout(
+    *,
+    model: ModelSpec,
+    kinds: list[LayerKind],
+    rules: VersionRules,
+    block_size: int,
+    page: int,
+    mamba_page: int,
+    n_attn: int,
+    per_token_bytes: int,
+) -> KVLayout:
+    """The layers bucketed by kind (window, chunk) and split into groups of one size (§3.4)."""
     if not rules.hybrid_allocator:
         # Before the hybrid allocator every attention layer is sized as full attention.
         groups: tuple[Group, ...] = (Group(kind=LayerKind.FULL, num_layers=n_attn, page_size_bytes=page),)
@@ -248,135 +357,54 @@ def build_layout(
             kv_bytes_per_token=per_token_bytes,
             num_kv_layers=n_attn,
         )
-
-    buckets: dict[tuple[LayerKind, int | None, int | None], int] = {}
-    for k in kinds:
-        key: tuple[LayerKind, int | None, int | None]
-        if k in (LayerKind.FULL, LayerKind.MLA):
-            key = (k, None, None)
-        elif k == LayerKind.SLIDING:
-            key = (k, model.sliding_window_tokens, None)
-        elif k == LayerKind.CHUNKED:
-            key = (k, None, model.attention_chunk_tokens)
-        elif k == LayerKind.MAMBA:
-            key = (k, None, None)
-        else:
-            continue  # SHARED (reuses another layer's cache) and NONE: no KV spec
-        buckets[key] = buckets.get(key, 0) + 1
+    buckets: dict[Bucket, int] = {}
+    for kind in kinds:
+        if KIND_SPECS[kind].holds_kv:
+            key = KIND_SPECS[kind].bucket(model)
+            buckets[key] = buckets.get(key, 0) + 1
     if not buckets:
         return KVLayout(
             block_size=block_size, groups=(), bytes_per_block=0, kv_bytes_per_token=0, num_kv_layers=0
         )
 
     def page_of(kind: LayerKind) -> int:
-        return mamba_page if kind == LayerKind.MAMBA else page
+        return KIND_SPECS[kind].page_bytes(attention_page=page, mamba_page=mamba_page)
 
     if len(buckets) == 1:
-        (kind, window, chunk), count = next(iter(buckets.items()))
-        group = Group(
-            kind=kind,
-            num_layers=count,
-            page_size_bytes=page_of(kind),
-            window_tokens=window,
-            chunk_tokens=chunk,
-        )
+        ((bucket, count),) = buckets.items()
         return KVLayout(
             block_size=block_size,
-            groups=(group,),
-            bytes_per_block=page_of(kind) * count,
+            groups=tuple(
+                _split_bucket(
+                    bucket=bucket, count=count, group_size=count, page_size_bytes=page_of(bucket[0])
+                )
+            ),
+            bytes_per_block=page_of(bucket[0]) * count,
             kv_bytes_per_token=per_token_bytes,
             num_kv_layers=count,
         )
-
-    counts = list(buckets.values())
-    group_size = min(counts)
-    ratio = rules.group_size_max_ratio
-    if ratio is not None and max(counts) < ratio * min(counts):
-        group_size = max(counts)  # e.g. "12 sw + 13 full" -> 13 (0.33.0)
-    out: list[Group] = []
-    for (kind, window, chunk), count in buckets.items():
-        n_groups = cdiv(count, group_size)
-        base, extra = divmod(count, n_groups)
-        for i in range(n_groups):
-            out.append(
-                Group(
-                    kind=kind,
-                    num_layers=base + (1 if i < extra else 0),
-                    page_size_bytes=page_of(kind),
-                    window_tokens=window,
-                    chunk_tokens=chunk,
-                )
-            )
+    group_size = _group_size(list(buckets.values()), rules)
+    out = [
+        group
+        for bucket, count in buckets.items()
+        for group in _split_bucket(
+            bucket=bucket, count=count, group_size=group_size, page_size_bytes=page_of(bucket[0])
+        )
+    ]
     return KVLayout(
         block_size=block_size,
         groups=tuple(out),
         bytes_per_block=group_size * page,
         kv_bytes_per_token=per_token_bytes,
-        num_kv_layers=sum(counts),
+        num_kv_layers=sum(buckets.values()),
     )
 
 
-def _layout_per_layer(
-    *,
-    model: ModelSpec,
-    kinds: list[LayerKind],
-    first: int,
-    block_size: int,
-    rules: VersionRules,
-    tp: int,
-    dtype_bytes: int,
-) -> KVLayout:
-    """Attention layers whose KV heads / head sizes differ (``ModelSpec.layer_attention``).
-
-    vLLM (v1/core/kv_cache_utils.get_kv_cache_groups): layers of one type with different pages form
-    one group of per-layer pages (UniformTypeKVCacheSpecs, 0.11+); several types with different pages
-    are unified by raising the block size of the smaller pages (unify_kv_cache_spec_page_size), which
-    must divide the largest, then grouped as usual.
-    """
-    assert model.layer_attention is not None
-    shapes = model.layer_attention
-
-    def page(index: int, bs: int) -> int:
-        shape = shapes[first + index]
-        return attention_page_bytes(
-            block_size=bs,
-            kv_heads=kv_heads_per_rank(total_kv_heads=shape.kv_heads, tensor_parallel_size=tp),
-            head_size_k=shape.head_size,
-            head_size_v=shape.head_size_v,
-            dtype_bytes=dtype_bytes,
-        )
-
-    attn_kinds = {LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED}
-    buckets: dict[tuple[LayerKind, int | None, int | None], list[int]] = {}
-    for index, kind in enumerate(kinds):
-        if kind not in attn_kinds:
-            continue
-        if not rules.hybrid_allocator:
-            kind = LayerKind.FULL  # before the hybrid allocator every attention layer is full
-        window = model.sliding_window_tokens if kind == LayerKind.SLIDING else None
-        chunk = model.attention_chunk_tokens if kind == LayerKind.CHUNKED else None
-        buckets.setdefault((kind, window, chunk), []).append(index)
-    per_token = sum(page(i, 1) for layers in buckets.values() for i in layers)
-    num_layers = sum(len(layers) for layers in buckets.values())
-    if len(buckets) == 1:
-        (kind, window, chunk), layers = next(iter(buckets.items()))
-        pages = tuple(page(i, block_size) for i in layers)
-        group = Group(
-            kind=kind,
-            num_layers=len(layers),
-            page_size_bytes=max(pages),
-            window_tokens=window,
-            chunk_tokens=chunk,
-            layer_pages_bytes=() if len(set(pages)) == 1 else pages,
-        )
-        return KVLayout(
-            block_size=block_size,
-            groups=(group,),
-            bytes_per_block=group.bytes_per_block,
-            kv_bytes_per_token=per_token,
-            num_kv_layers=num_layers,
-        )
-    bucket_pages: dict[tuple[LayerKind, int | None, int | None], int] = {}
+def _unified_pages(
+    buckets: dict[Bucket, list[int]], page: Callable[[int, int], int], block_size: int
+) -> dict[Bucket, int]:
+    """Each bucket's one page; vLLM's unify_kv_cache_spec_page_size needs every page to divide the largest."""
+    bucket_pages: dict[Bucket, int] = {}
     for key, layers in buckets.items():
         distinct = {page(i, block_size) for i in layers}
         if len(distinct) > 1:
@@ -399,27 +427,81 @@ def _layout_per_layer(
                     max_page=max_page,
                 ),
             )
-    counts = [len(layers) for layers in buckets.values()]
-    group_size = min(counts)
-    ratio_limit = rules.group_size_max_ratio
-    if ratio_limit is not None and max(counts) < ratio_limit * min(counts):
-        group_size = max(counts)
+    return bucket_pages
+
+
+def _layout_per_layer(
+    *,
+    model: ModelSpec,
+    kinds: list[LayerKind],
+    first: int,
+    block_size: int,
+    rules: VersionRules,
+    tp: int,
+    dtype_bytes: int,
+) -> KVLayout:
+    """Attention layers whose KV heads / head sizes differ (``ModelSpec.layer_attention``).
+
+    vLLM (v1/core/kv_cache_utils.get_kv_cache_groups): layers of one type with different pages form
+    one group of per-layer pages (UniformTypeKVCacheSpecs, 0.11+); several types with different pages
+    are unified by raising the block size of the smaller pages (unify_kv_cache_spec_page_size), which
+    must divide the largest, then grouped as usual. E.g. 8 full layers of 8 KV heads and 24 sliding
+    layers of 2 heads (head 128, bf16, B 16): pages 65,536 and 16,384 B, the sliding block raised to
+    64 tokens so both pages are 65,536 B.
+    """
+    assert model.layer_attention is not None
+    shapes = model.layer_attention
+
+    def page(index: int, bs: int) -> int:
+        shape = shapes[first + index]
+        return attention_page_bytes(
+            block_size=bs,
+            kv_heads=kv_heads_per_rank(total_kv_heads=shape.kv_heads, tensor_parallel_size=tp),
+            head_size_k=shape.head_size,
+            head_size_v=shape.head_size_v,
+            dtype_bytes=dtype_bytes,
+        )
+
+    buckets: dict[Bucket, list[int]] = {}
+    for index, kind in enumerate(kinds):
+        if not (KIND_SPECS[kind].holds_kv and KIND_SPECS[kind].per_head_pages):
+            continue
+        # before the hybrid allocator every attention layer is full
+        key = KIND_SPECS[kind if rules.hybrid_allocator else LayerKind.FULL].bucket(model)
+        buckets.setdefault(key, []).append(index)
+    per_token = sum(page(i, 1) for layers in buckets.values() for i in layers)
+    num_layers = sum(len(layers) for layers in buckets.values())
+    if len(buckets) == 1:
+        (((kind, window, chunk), layers),) = buckets.items()
+        pages = tuple(page(i, block_size) for i in layers)
+        group = Group(
+            kind=kind,
+            num_layers=len(layers),
+            page_size_bytes=max(pages),
+            window_tokens=window,
+            chunk_tokens=chunk,
+            layer_pages_bytes=() if len(set(pages)) == 1 else pages,
+        )
+        return KVLayout(
+            block_size=block_size,
+            groups=(group,),
+            bytes_per_block=group.bytes_per_block,
+            kv_bytes_per_token=per_token,
+            num_kv_layers=num_layers,
+        )
+    bucket_pages = _unified_pages(buckets, page, block_size)
+    max_page = max(bucket_pages.values())
+    group_size = _group_size([len(layers) for layers in buckets.values()], rules)
     out: list[Group] = []
-    for (kind, window, chunk), layers in buckets.items():
-        ratio = max_page // bucket_pages[(kind, window, chunk)]
-        n_groups = cdiv(len(layers), group_size)
-        base, extra = divmod(len(layers), n_groups)
-        for i in range(n_groups):
-            out.append(
-                Group(
-                    kind=kind,
-                    num_layers=base + (1 if i < extra else 0),
-                    page_size_bytes=max_page,
-                    window_tokens=window,
-                    chunk_tokens=chunk,
-                    block_size_tokens=block_size * ratio if ratio > 1 else None,
-                )
-            )
+    for bucket, layers in buckets.items():
+        ratio = max_page // bucket_pages[bucket]
+        out += _split_bucket(
+            bucket=bucket,
+            count=len(layers),
+            group_size=group_size,
+            page_size_bytes=max_page,
+            block_size_tokens=block_size * ratio if ratio > 1 else None,
+        )
     return KVLayout(
         block_size=block_size,
         groups=tuple(out),
@@ -432,15 +514,14 @@ def _layout_per_layer(
 def blocks_per_request(
     *, group: Group, max_model_len: int, block_size: int, inflight_tokens: int, prefix_caching: bool
 ) -> int:
-    """`cdiv(max_memory_usage_bytes(spec), page)` for one request at max_model_len (reference §3.3)."""
-    length = max_model_len
-    if group.kind == LayerKind.SLIDING and group.window_tokens is not None:
-        return cdiv(min(group.window_tokens - 1 + inflight_tokens, length), block_size) + 1
-    if group.kind == LayerKind.CHUNKED and group.chunk_tokens is not None:
-        return cdiv(min(group.chunk_tokens + inflight_tokens, length), block_size)
-    if group.kind == LayerKind.MAMBA:
-        return 2 if prefix_caching else 1  # "align" mode keeps a checkpoint block; "none" one state
-    return cdiv(length, block_size)
+    """`cdiv(max_memory_usage_bytes(spec), page)` for one request at max_model_len (reference §3.3), by the
+    group's kind (:class:`KindSpec`): e.g. full attention at 8,192 tokens in blocks of 16 -> 512."""
+    return group.blocks_per_request(
+        max_model_len=max_model_len,
+        block_size=block_size,
+        inflight_tokens=inflight_tokens,
+        prefix_caching=prefix_caching,
+    )
 
 
 def request_blocks(
@@ -459,7 +540,10 @@ def request_blocks(
 
 
 def num_blocks_for(*, available_bytes: int, layout: KVLayout) -> int:
-    """`available // bytes_per_block`, clamped at zero (reference §3.5)."""
+    """`available // bytes_per_block`, clamped at zero (reference §3.5).
+
+    E.g. 60 GiB over 2,097,152 B a block (32 layers x 65,536 B) -> 30,720 blocks; a negative pool -> 0.
+    """
     if layout.bytes_per_block <= 0 or available_bytes <= 0:
         return 0
     return available_bytes // layout.bytes_per_block
@@ -474,7 +558,10 @@ def max_concurrency_for(
     prefix_caching: bool,
     rules: VersionRules,
 ) -> float:
-    """What "Maximum concurrency for L tokens per request: X x" prints (reference §3.7)."""
+    """What "Maximum concurrency for L tokens per request: X x" prints (reference §3.7).
+
+    E.g. 30,720 blocks of 16 tokens, one full-attention group, L 8,192 (512 blocks a request): 60.00x.
+    """
     if not layout.groups or max_model_len <= 0:
         return 0.0
     per_group = request_blocks(
@@ -507,7 +594,11 @@ def concurrency_from_blocks(
 def kv_tokens_for(
     *, num_blocks: int, layout: KVLayout, max_concurrency: float, max_model_len: int, rules: VersionRules
 ) -> int | None:
-    """What "GPU KV cache size: N tokens" prints; None for versions that print no such line."""
+    """What "GPU KV cache size: N tokens" prints; None for versions that print no such line.
+
+    E.g. 30,720 blocks of 16 at 60.00x and L 8,192: int(60.0 x 8,192) = 491,520 (0.20+); 30,720 x 16 =
+    491,520 in 0.19 (the same here; they differ for sliding-window groups).
+    """
     if rules.tokens_formula == "none":
         return None
     if rules.tokens_formula == "blocks_x_block_size":
@@ -521,7 +612,11 @@ def kv_tokens_for(
 def needed_bytes(
     *, layout: KVLayout, max_model_len: int, inflight_tokens: int, prefix_caching: bool, rules: VersionRules
 ) -> int:
-    """Memory one request of max_model_len needs, as each version's capacity check computes it (§3.6)."""
+    """Memory one request of max_model_len needs, as each version's capacity check computes it (§3.6).
+
+    E.g. Llama-3.1-8B at 131,072 tokens, B 16: 8,192 blocks x 2,097,152 B = 16 GiB (0.33.0 prints
+    "16.0 GiB KV cache is needed").
+    """
     per_group = request_blocks(
         layout=layout,
         max_model_len=max_model_len,
@@ -560,6 +655,8 @@ def estimate_max_model_len(
     The answer is vLLM's; the search starts from a proportional guess (needed bytes grow about linearly
     in L) and brackets it by doubling steps before bisecting, so it takes ~6-10 evaluations of
     ``needed_bytes`` instead of ~log2(upper). Exact because needed(L) never decreases with L.
+
+    E.g. 0.33.0, Llama-3.1-8B on an L4 with a 3.6 GiB pool: 29,504 (the length vLLM's error names).
     """
 
     def need(length: int) -> int:
@@ -596,3 +693,20 @@ def estimate_max_model_len(
         else:
             hi = mid
     return lo
+
+
+def one_request_starts(
+    *, rules: VersionRules, layout: KVLayout, kv_cache_bytes: int, needed: int, max_model_len: int
+) -> bool:
+    """This version's start-up capacity check for one request of max_model_len (reference §3.6, §4.4):
+    V0 compares tokens (blocks x B) with the length; V1 compares the bytes a request needs with the pool,
+    less the null block from 0.30.
+
+    E.g. 0.33.0, Llama-3.1-8B on an L4: a pool of about 3.6 GiB; one request of 131,072 tokens
+    needs 8,192 blocks x 2 MiB = 16 GiB -> False; at 8,192 tokens it needs 1 GiB -> True.
+    """
+    if rules.engine == "v0":
+        blocks = num_blocks_for(available_bytes=kv_cache_bytes, layout=layout)
+        return blocks > 0 and blocks * layout.block_size >= max_model_len
+    null_block = layout.bytes_per_block if rules.null_block_in_check else 0
+    return kv_cache_bytes > 0 and needed <= kv_cache_bytes - null_block

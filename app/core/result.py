@@ -3,14 +3,31 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from app.core.extras import ExtraItem
 from app.core.text import Msg
+from app.core.verdicts import VerdictKey
 
-Verdict = Literal["fits", "s_bound", "n_bound", "budget_bound"]
+
+class ExtraItem(BaseModel):
+    """One consumer of the ledger. Bytes are per device (device) and for the whole server (host)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str  # stable key: "draft_model", "lora_slots", "expert_parallel", ...
+    label: Msg
+    device_bytes: int
+    host_bytes: int
+    inside_profile: bool
+    flag: str
+    source: str
+    note: Msg = ""
+
+
+# one vocabulary with the doctor (app.core.verdicts.VERDICTS); the planner answers fits, s_bound,
+# n_bound, budget_bound or load_oom
+Verdict = VerdictKey
 
 
 class ErrorKind(StrEnum):
@@ -61,6 +78,11 @@ class Estimate(BaseModel):
     """Per device of the tightest rank; integers in bytes (the CLI's --json object)."""
 
     model_config = ConfigDict(frozen=True)
+
+    @property
+    def ranks(self) -> int:
+        """Devices one replica spans: TP x PP."""
+        return self.tensor_parallel_size * self.pipeline_parallel_size
 
     # inputs as resolved (defaults filled in for the chosen vLLM version)
     model: str

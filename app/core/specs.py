@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from app.core.serve_flags import bounds
 from app.core.text import Text
 
 GIB = 2**30
@@ -337,33 +338,39 @@ class SpeculativeConfig(Frozen):
 class ServeConfig(Frozen):
     """The `vllm serve` flags that move memory. ``None`` means "vLLM's default for this version"."""
 
-    max_model_len: int | None = Field(default=None, ge=1, le=10_000_000)
-    tensor_parallel_size: int = Field(default=1, ge=1, le=1024)
-    pipeline_parallel_size: int = Field(default=1, ge=1, le=256)
-    gpu_memory_utilization: float | None = Field(default=None, gt=0.0, le=1.0)
+    @property
+    def ranks(self) -> int:
+        """Devices one replica spans: TP x PP (e.g. TP 4, PP 2 -> 8); data parallelism multiplies it."""
+        return self.tensor_parallel_size * self.pipeline_parallel_size
+
+    # bounds: one row each in app/core/serve_flags.py (the flag table the parser, renderer and log reader share)
+    max_model_len: Annotated[int | None, bounds("max_model_len")] = None
+    tensor_parallel_size: Annotated[int, bounds("tensor_parallel_size")] = 1
+    pipeline_parallel_size: Annotated[int, bounds("pipeline_parallel_size")] = 1
+    gpu_memory_utilization: Annotated[float | None, bounds("gpu_memory_utilization")] = None
     kv_cache_dtype: KVCacheDType = "auto"
-    block_size: int | None = Field(default=None, ge=1, le=16384)
-    max_num_seqs: int | None = Field(default=None, ge=1, le=65536)
-    max_num_batched_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+    block_size: Annotated[int | None, bounds("block_size")] = None
+    max_num_seqs: Annotated[int | None, bounds("max_num_seqs")] = None
+    max_num_batched_tokens: Annotated[int | None, bounds("max_num_batched_tokens")] = None
     enforce_eager: bool = False
     enable_prefix_caching: bool | None = None
     enable_chunked_prefill: bool | None = None
     quantization: str | None = None
     dtype: Literal["auto", "bfloat16", "float16", "float32", "half"] = "auto"
-    kv_cache_memory_bytes: int | None = Field(default=None, ge=0)
-    cpu_offload_gb: float = Field(default=0.0, ge=0.0, le=100_000.0)
-    swap_space_gib: float | None = Field(default=None, ge=0.0, le=100_000.0)
-    kv_offloading_size_gib: float | None = Field(default=None, ge=0.0, le=100_000.0)
+    kv_cache_memory_bytes: Annotated[int | None, bounds("kv_cache_memory_bytes")] = None
+    cpu_offload_gb: Annotated[float, bounds("cpu_offload_gb")] = 0.0
+    swap_space_gib: Annotated[float | None, bounds("swap_space_gib")] = None
+    kv_offloading_size_gib: Annotated[float | None, bounds("kv_offloading_size_gib")] = None
     # --data-parallel-size: replicas of the attention (each with its own KV pool); the routed experts are
-    # split over data x tensor ranks (whole experts with --enable-expert-parallel, budget.py / extras.py)
-    data_parallel_size: int = Field(default=1, ge=1, le=1024)
+    # split over data x tensor ranks (whole experts with --enable-expert-parallel, budget.py / extras/)
+    data_parallel_size: Annotated[int, bounds("data_parallel_size")] = 1
     enable_expert_parallel: bool = False
-    # extras (app/core/extras.py): speculative decoding, LoRA slots, multimodal limits
+    # extras (app/core/extras/): speculative decoding, LoRA slots, multimodal limits
     speculative_config: SpeculativeConfig | None = None
     enable_lora: bool = False
-    max_loras: int = Field(default=1, ge=1, le=1024)
-    max_lora_rank: int = Field(default=16, ge=1, le=1024)
-    max_cpu_loras: int | None = Field(default=None, ge=1, le=100_000)
+    max_loras: Annotated[int, bounds("max_loras")] = 1
+    max_lora_rank: Annotated[int, bounds("max_lora_rank")] = 16
+    max_cpu_loras: Annotated[int | None, bounds("max_cpu_loras")] = None
     fully_sharded_loras: bool = False
     limit_mm_per_prompt: dict[str, int] | None = None
 

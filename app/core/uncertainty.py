@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.core import kv
+from app.core.result import Range
 from app.core.specs import GIB
+from app.core.versions import VersionRules
 
 
 @dataclass(frozen=True)
@@ -65,3 +68,80 @@ def bands_for(
         non_torch=NON_TORCH_BAND.width(0),
         cuda_graph=CUDA_GRAPH_BAND.width(cuda_graph_bytes) if cuda_graph_budgeted and cuda_graph_bytes else 0,
     )
+
+
+def ranges_for(
+    *,
+    layout: kv.KVLayout,
+    rules: VersionRules,
+    weights_bytes: int,
+    activation_bytes: int,
+    non_torch_bytes: int,
+    cuda_graph_bytes: int,
+    kv_cache_bytes: int,
+    quantized: bool,
+    calibrated: bool,
+    max_model_len: int,
+    inflight_tokens: int,
+    prefix_caching: bool,
+    needed_bytes: int,
+    upper: int,
+) -> tuple[dict[str, Range], bool, int]:
+    """Low / expected / high for the modelled parts and for the exact numbers that follow from them, whether
+    the start is borderline (it starts at one end of the pool's band and not at the other), and the longest
+    length that starts at the low end."""
+    bands = bands_for(
+        weights_bytes=weights_bytes,
+        activation_bytes=activation_bytes,
+        cuda_graph_bytes=cuda_graph_bytes,
+        quantized=quantized,
+        calibrated=calibrated,
+        cuda_graph_budgeted=rules.cuda_graph_budgeted,
+    )
+
+    def span(value: int, width: int) -> Range:
+        return Range(low=max(0, value - width), expected=value, high=value + width)
+
+    kv_low, kv_high = kv_cache_bytes - bands.kv_delta, kv_cache_bytes + bands.kv_delta
+    out = {
+        "weights_bytes": span(weights_bytes, bands.weights),
+        "activation_peak_bytes": span(activation_bytes, bands.activation),
+        "non_torch_bytes": span(non_torch_bytes, bands.non_torch),
+        "cuda_graph_bytes": span(cuda_graph_bytes, CUDA_GRAPH_BAND.width(cuda_graph_bytes)),
+        "kv_cache_bytes": Range(low=kv_low, expected=kv_cache_bytes, high=kv_high),
+    }
+    per_group = kv.request_blocks(
+        layout=layout,
+        max_model_len=max_model_len,
+        inflight_tokens=inflight_tokens,
+        prefix_caching=prefix_caching,
+    )
+    tokens, concurrency = [], []
+    for pool in (kv_low, kv_cache_bytes, kv_high):
+        blocks = kv.num_blocks_for(available_bytes=pool, layout=layout)
+        conc = kv.concurrency_from_blocks(
+            num_blocks=blocks, layout=layout, per_group=per_group, max_model_len=max_model_len, rules=rules
+        )
+        printed = kv.kv_tokens_for(
+            num_blocks=blocks, layout=layout, max_concurrency=conc, max_model_len=max_model_len, rules=rules
+        )
+        tokens.append(float(printed if printed is not None else blocks * layout.block_size))
+        concurrency.append(round(conc, 2))
+    out["kv_tokens"] = Range(low=tokens[0], expected=tokens[1], high=tokens[2])
+    out["max_concurrency"] = Range(low=concurrency[0], expected=concurrency[1], high=concurrency[2])
+    fits_low, fits_high = (
+        kv.one_request_starts(
+            rules=rules, layout=layout, kv_cache_bytes=pool, needed=needed_bytes, max_model_len=max_model_len
+        )
+        for pool in (kv_low, kv_high)
+    )
+    null_block = layout.bytes_per_block if rules.null_block_in_check else 0
+    safe = kv.estimate_max_model_len(
+        available_bytes=max(0, kv_low - null_block),
+        layout=layout,
+        inflight_tokens=inflight_tokens,
+        prefix_caching=prefix_caching,
+        rules=rules,
+        upper=upper,
+    )
+    return out, fits_low != fits_high, safe

@@ -8,6 +8,10 @@ Remedy order follows the seed's 处置 table (先压 S，再考虑 KV 数据类�
 KV-bound verdicts; the failure verdicts' order is: the cheapest change that removes the cause first.
 A remedy may name ``{largest}`` (the largest max_model_len that starts); :func:`remedies` uses its
 ``without`` wording when that number is not known.
+
+:func:`classify` is the one rule that picks the verdict: the planner (app/core/estimate.py) calls it
+with its predicted start-up, the doctor (app/core/diagnose/steps.py) with what the log says, so the
+doctor reading the planner's own log returns the planner's verdict (tests/unit/test_verdicts.py).
 """
 
 from __future__ import annotations
@@ -21,6 +25,88 @@ VerdictKey = Literal[
     "fits", "s_bound", "n_bound", "budget_bound", "load_oom", "graph_oom", "failed", "unknown"
 ]
 Tone = Literal["ok", "warn", "bad", "unknown"]
+# the verdicts of a start that failed for a reason other than the KV pool (the pool is not the question)
+FailureKey = Literal["load_oom", "graph_oom", "failed"]
+
+# Seed step 4 ("把 --max-model-len 减半再试，能起 → 单序列过长（S侧）"): a failed start is S-bound when a
+# shorter length worth serving starts. The seed's test is half of S; for a long S the shorter length
+# need not be half, only useful: at least one prefill chunk at vLLM's smallest `vllm serve` default
+# --max-num-batched-tokens, 2,048 tokens (reference §7, the fallback tier of get_batch_defaults). A
+# pool that holds less serves nothing real, so the verdict is the budget. (For S ≤ 4,096 this is
+# exactly the seed's halving test; the doctor's former 1,024 contradicted the seed's halving for
+# S = 8,192 pools holding 1,232–1,664 tokens, the review's three disagreements.)
+USEFUL_LENGTH_TOKENS = 2048
+
+
+def useful_length(max_model_len: int) -> int:
+    """The shortest max_model_len worth serving when S does not start: half of S, at most 2,048 tokens.
+
+    >>> useful_length(8192), useful_length(3000), useful_length(1)
+    (2048, 1500, 1)
+    """
+    return max(1, min(max_model_len // 2, USEFUL_LENGTH_TOKENS))
+
+
+def shorter_length_starts(
+    *, largest_len: int | None, max_model_len: int | None, budget_short: bool = False
+) -> bool | None:
+    """Seed step 4's S trial: does a useful, shorter max_model_len start? (None: not known).
+
+    ``largest_len`` is the largest max_model_len that starts (vLLM's own estimate or a replay);
+    ``budget_short`` says the failure is about the budget (no pool, free memory), so no length helps.
+    Llama-3.1-70B on one H100 at TP 2, utilization 0.884, S 8,192: 1,664 tokens start, 1,664 < 2,048,
+    so False (budget-bound).
+    """
+    if budget_short:
+        return False
+    if largest_len is None or max_model_len is None:
+        return None
+    return largest_len >= useful_length(max_model_len)
+
+
+def classify(
+    *,
+    starts: bool | None,
+    largest_len: int | None,
+    max_model_len: int | None,
+    reached: float | None,
+    target: int,
+    failure: FailureKey | None = None,
+    length_refused: bool = False,
+    budget_short: bool = False,
+    one_sequence_starts: bool | None = False,
+) -> VerdictKey:
+    """The verdict of one start, for the planner and the doctor alike (seed steps 1 and 4).
+
+    - ``failure``: the start died for a reason that is its own verdict (weights, graphs, other);
+    - ``starts``: vLLM starts as configured (None: not known → "unknown");
+    - ``reached`` / ``target``: the concurrency the pool holds at S and the one asked for;
+    - ``length_refused``: vLLM refused the length alone (above the model's maximum) → S-bound;
+    - ``largest_len`` / ``max_model_len`` / ``budget_short``: the S trial (:func:`shorter_length_starts`);
+    - ``one_sequence_starts``: the N trial (--max-num-seqs 1). vLLM's start-up check is one request of
+      S tokens, so when S fails it fails too unless something else (graphs, sampler) moved.
+
+    Worked example: S 8,192, pool for 1,664 tokens, 1 sequence wanted → "budget_bound"; the same pool
+    at S 1,024 starts and holds 1.62 sequences, so with 4 wanted → "n_bound".
+    """
+    if failure is not None:
+        return failure
+    if starts is None:
+        return "unknown"
+    if starts:
+        return "n_bound" if reached is not None and reached < target else "fits"
+    if length_refused:
+        return "s_bound"
+    shorter = shorter_length_starts(
+        largest_len=largest_len, max_model_len=max_model_len, budget_short=budget_short
+    )
+    if shorter:
+        return "s_bound"
+    if one_sequence_starts:
+        return "n_bound"
+    if shorter is None and one_sequence_starts is None:
+        return "unknown"
+    return "budget_bound"
 
 
 @dataclass(frozen=True)
@@ -161,6 +247,14 @@ CAUSE_REMEDIES: dict[str, tuple[Remedy, ...]] = {
     "startup_free_memory": (
         Remedy(N_("Free the device from other processes")),
         Remedy(N_("Lower --gpu-memory-utilization to at most the free share the log prints")),
+    ),
+    # the engine config refuses a --max-model-len above the model's own maximum ({largest}: that maximum)
+    "max_len_above_derived": (
+        Remedy(
+            N_("Lower --max-model-len to {largest} or less"),
+            N_("Lower --max-model-len (the most direct fix)"),
+        ),
+        Remedy(N_("Or set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 if the model really handles longer inputs")),
     ),
     # out of memory allocating the pool vLLM sized: something outside its accounting holds memory
     "kv_alloc_oom": (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from app.core.result import Range
 from app.core.specs import GIB
 
 
@@ -50,3 +51,8 @@ def axis_ticks(top: float, count: int) -> list[float]:
             step *= factor
             break
     return [step * i for i in range(int(top / step) + 2)]
+
+
+def gib_range(r: Range) -> str:
+    """A band as "1.20 – 1.46 GiB"."""
+    return f"{r.low / GIB:,.2f} – {gib(r.high)}"

@@ -14,8 +14,7 @@ The .po file is compiled in memory at import (no committed .mo to drift out of s
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from contextvars import ContextVar
 from functools import cache
 from http.cookies import SimpleCookie
@@ -97,16 +96,6 @@ def resolve(*, query: str | None, cookie: str | None, accept: str | None) -> str
 
 def current() -> str:
     return _active.get()
-
-
-@contextmanager
-def using(lang: str) -> Iterator[None]:
-    """Run a block in ``lang`` (tests, the CLI); requests get theirs from the middleware."""
-    token = _active.set(lang if lang in LANGUAGES else DEFAULT)
-    try:
-        yield
-    finally:
-        _active.reset(token)
 
 
 def gettext(message: str) -> str:

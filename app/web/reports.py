@@ -9,6 +9,7 @@ from app.core.text import N_
 from app.resources import Data, directory
 from app.web import i18n, markdown
 from app.web.i18n import _
+from app.web.templating import render
 
 router = APIRouter()
 DOCS_DIR = directory(Data.DOCS)
@@ -25,13 +26,13 @@ def render_doc(request: Request, name: str) -> Response:
     # docs/<lang>/<file> when the page is shown in that language (docs/zh/model.md), else docs/<file>
     translated = DOCS_DIR / i18n.current() / filename
     path = translated if i18n.current() != i18n.DEFAULT and translated.is_file() else DOCS_DIR / filename
-    renderer = request.app.state.renderer
     if not path.is_file():
-        body = renderer.page("doc_page.html", request, {"title": title, "body": None, "source": filename})
-        return HTMLResponse(body, status_code=404)
+        return render(
+            request, "doc_page.html", None, {"title": title, "body": None, "source": filename}, status=404
+        )
     source = path.relative_to(DOCS_DIR).as_posix()
     context = {"title": title, "body": markdown.render(path.read_text(encoding="utf-8")), "source": source}
-    return HTMLResponse(renderer.page("doc_page.html", request, context))
+    return render(request, "doc_page.html", None, context)
 
 
 @router.get("/accuracy", name="accuracy_report", response_class=HTMLResponse)

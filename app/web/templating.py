@@ -23,6 +23,7 @@ from jinja2.lexer import (
     TokenStream,
 )
 from starlette.requests import Request
+from starlette.responses import HTMLResponse
 
 from app.core.text import Message, TextList
 from app.resources import Data, directory
@@ -168,3 +169,27 @@ class Renderer:
         template = self.env.get_template(name)
         ctx = template.new_context(self._context(request, context, page=False))
         return "".join(template.blocks[block](ctx))
+
+
+def render(
+    request: Request,
+    template: str,
+    block: str | None,
+    context: dict[str, Any],
+    *,
+    status: int = 200,
+    replace_url: str | None = None,
+) -> HTMLResponse:
+    """The one page-or-fragment response of every route: htmx gets ``block`` of ``template`` (and,
+    with ``replace_url``, the address bar set to the permalink), anything else the whole page — a
+    history restore too (:func:`wants_fragment`). ``Vary: HX-Request`` so a cache keeps them apart;
+    ``block`` None: the route has no fragment."""
+    renderer: Renderer = request.app.state.renderer
+    headers = {"Vary": "HX-Request"}
+    if block is not None and wants_fragment(request):
+        body = renderer.block(template, block, request, context)
+        if replace_url is not None:
+            headers["HX-Replace-Url"] = replace_url
+    else:
+        body = renderer.page(template, request, context)
+    return HTMLResponse(body, status_code=status, headers=headers)

@@ -15,8 +15,9 @@ from playwright.sync_api import Browser, expect
 
 from app.core.diagnose import diagnose
 from app.core.estimate import estimate
-from app.web.planner.params import parse_lenient
-from app.web.planner.service import resolve_lenient
+from app.web.inputs.lenient import parse_lenient
+from app.web.inputs.params import PlannerParams
+from app.web.inputs.resolve import resolve_lenient
 from tests.e2e.conftest import ARTIFACTS, PREFIX, LiveServer, Tab
 from tests.web.helpers import NUMBER_IDS, expected_numbers
 
@@ -30,7 +31,7 @@ PLANNER_TIMEOUT_MS = 15_000  # the planner page computes a capacity curve; allow
 
 
 def planner_numbers_from_core(url: str) -> dict[str, str]:
-    params, _ = parse_lenient(parse_qsl(urlsplit(url).query, keep_blank_values=True))
+    params, _ = parse_lenient(PlannerParams, parse_qsl(urlsplit(url).query, keep_blank_values=True))
     resolved, _ = resolve_lenient(params)
     est = estimate(
         model=resolved.model,

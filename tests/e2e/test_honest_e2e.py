@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from app.core.catalog import find_device, find_model
 from app.core.estimate import estimate
 from app.core.specs import ServeConfig
-from app.web.planner.params import DEFAULT_DEVICE, DEFAULT_MODEL
+from app.web.inputs.params import DEFAULT_DEVICE, DEFAULT_MODEL
 from tests.e2e.conftest import LiveServer, Tab
 
 pytestmark = pytest.mark.e2e

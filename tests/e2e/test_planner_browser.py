@@ -10,8 +10,9 @@ import pytest
 from playwright.sync_api import expect
 
 from app.core.estimate import estimate
-from app.web.planner.params import parse_lenient
-from app.web.planner.service import resolve_lenient
+from app.web.inputs.lenient import parse_lenient
+from app.web.inputs.params import PlannerParams
+from app.web.inputs.resolve import resolve_lenient
 from tests.e2e.conftest import PREFIX, LiveServer, Tab
 from tests.web.conftest import LLAMA_31_8B_CONFIG
 from tests.web.helpers import NUMBER_IDS, expected_numbers
@@ -25,7 +26,7 @@ def numbers(tab: Tab) -> dict[str, str]:
 
 def core_numbers(url: str) -> dict[str, str]:
     """What the core says for the inputs in this URL (the page must show exactly this)."""
-    params, _ = parse_lenient(parse_qsl(urlsplit(url).query, keep_blank_values=True))
+    params, _ = parse_lenient(PlannerParams, parse_qsl(urlsplit(url).query, keep_blank_values=True))
     resolved, _ = resolve_lenient(params)
     est = estimate(
         model=resolved.model,

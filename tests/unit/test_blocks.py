@@ -12,7 +12,6 @@ from app.core.blocks import (
     blocks_for_tokens,
     expected_tail_waste_fraction,
     full_blocks,
-    mean_tail_waste_tokens_uniform,
     prefix_cache_hit,
     prefix_memory_saved_bytes,
     tail_waste_tokens,
@@ -42,6 +41,20 @@ def test_expected_tail_waste_fraction_is_b_over_2s() -> None:
     # seed: B / (2S) with S=8192, B=16 -> 16 / 16384 = 0.0009765625, i.e. 0.098 %
     assert expected_tail_waste_fraction(seq_tokens=8192, block_size=16) == 16 / 16384
     assert f"{expected_tail_waste_fraction(seq_tokens=8192, block_size=16):.3%}" == "0.098%"
+
+
+def mean_tail_waste_tokens_uniform(*, low_tokens: int, high_tokens: int, block_size: int) -> float:
+    """Exact mean tail waste over sequence lengths uniformly distributed on [low, high] (integers).
+
+    The waste (-S) mod B repeats with period B and sums to 0 + 1 + ... + (B-1) = B(B-1)/2 over
+    each period, so only the partial period is summed term by term (at most B - 1 terms). The check
+    of the seed's B / (2S): (B - 1) / 2 slots exactly over whole periods.
+    """
+    count = high_tokens - low_tokens + 1
+    periods, rest = divmod(count, block_size)
+    total = periods * block_size * (block_size - 1) // 2
+    total += sum((-s) % block_size for s in range(high_tokens - rest + 1, high_tokens + 1))
+    return total / count
 
 
 def test_mean_tail_waste_over_uniform_lengths() -> None:

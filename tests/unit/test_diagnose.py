@@ -82,7 +82,8 @@ def test_rtx3090_29k_error_is_s_side() -> None:
     assert d.vllm_version_used == "0.6.6"  # no version printed: V0 lines replayed with the oldest V0 release
     assert (trial(d, "as_configured").starts, trial(d, "as_configured").source) == (False, "log")
     assert (trial(d, "half_length").starts, trial(d, "half_length").source) == (True, "log")
-    assert trial(d, "half_length").label == "A shorter --max-model-len (≥ 1,024 tokens)"
+    # the useful length: min(29,000 // 2, 2,048) = 2,048 (app.core.verdicts.USEFUL_LENGTH_TOKENS)
+    assert trial(d, "half_length").label == "A shorter --max-model-len (≥ 2,048 tokens)"
     # step 1: 1,478 blocks × 16 tokens = 23,648 tokens; 2 MiB per block from the spec
     s1 = step(d, "kv_lines")
     # vLLM refused: 23,648 tokens cannot hold one request of 29,000 (issue 24 item 8: not a green step)
@@ -550,7 +551,7 @@ def test_real_tpu_error_23x_too_long_is_s_bound_from_vllms_estimate() -> None:
 
 def test_real_1m_error_without_estimate_is_s_bound_by_arithmetic() -> None:
     # vllm#16118: S = 1,048,576 needs 24.00 GiB, 9.97 GiB available, no estimate printed.
-    # Per token: 24 GiB ÷ 1,048,576 = 24,576 B; 9.97 GiB = 10,705,205,985 B ÷ 24,576 = 435,595 tokens ≥ 1,024.
+    # Per token: 24 GiB ÷ 1,048,576 = 24,576 B; 9.97 GiB = 10,705,205,985 B ÷ 24,576 = 435,595 tokens ≥ 2,048.
     d = real("v1_1m_no_estimate.log")
     assert d.verdict == "s_bound"
     assert trial(d, "half_length").source == "arithmetic"
@@ -559,7 +560,7 @@ def test_real_1m_error_without_estimate_is_s_bound_by_arithmetic() -> None:
 
 
 def test_real_v0_old_error_is_s_bound() -> None:
-    # vllm#2418: "max seq len (4096) is larger than … (3664)": 3,664 tokens fit ≥ min(1,024, 2,048).
+    # vllm#2418: "max seq len (4096) is larger than … (3664)": 3,664 tokens fit ≥ min(2,048, 4,096 // 2 = 2,048).
     d = real("v0_old_4096_gt_3664.log")
     assert d.verdict == "s_bound"
     assert (d.facts.max_model_len, d.facts.estimated_max_model_len) == (4096, 3664)

@@ -20,7 +20,7 @@ from app.core.specs import ServeConfig
 from app.core.text import Message, Text, TextList, translate
 from app.web import i18n
 from app.web.templating import TEMPLATES_DIR, make_environment
-from tests.i18n_scan import english_words, hard_coded, visible_text
+from tests.i18n_scan import english_words, hard_coded, using, visible_text
 
 ROOT = Path(__file__).resolve().parents[2]
 PO = ROOT / "app" / "i18n" / "zh" / "LC_MESSAGES" / "messages.po"
@@ -137,7 +137,7 @@ def test_a_recommendation_renders_in_chinese_with_flags_verbatim() -> None:
         target_max_model_len=131072,
         target_concurrency=64,
     )
-    with i18n.using("zh"):
+    with using("zh"):
         labels = [i18n.tr(s.label) for s in rec.steps]
         reasons = [i18n.tr(s.reason) for s in rec.steps]
         explanation = i18n.tr(rec.bisection.explanation)
@@ -151,7 +151,7 @@ def test_a_recommendation_renders_in_chinese_with_flags_verbatim() -> None:
 def test_a_diagnosis_renders_in_chinese_with_log_lines_verbatim() -> None:
     log = (LOGS / "multi_run_fp8kv.log").read_text(encoding="utf-8")
     diagnosis = diagnose(log_text=log, metrics_text=None, target_concurrency=64)
-    with i18n.using("zh"):
+    with using("zh"):
         headline = i18n.tr(diagnosis.headline)
         titles = [i18n.tr(s.title) for s in diagnosis.steps]
         explanations = [i18n.tr(s.explanation) for s in diagnosis.steps]
@@ -166,6 +166,6 @@ def test_a_diagnosis_renders_in_chinese_with_log_lines_verbatim() -> None:
 
 
 def test_planner_errors_translate() -> None:
-    with i18n.using("zh"):
+    with using("zh"):
         assert i18n.tr(UnknownModelError("nope/x").message).startswith("未知模型 'nope/x'")
     assert UnknownModelError("nope/x").message.startswith("unknown model 'nope/x'")

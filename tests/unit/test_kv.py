@@ -5,24 +5,9 @@ from __future__ import annotations
 import pytest
 
 from app.core import kv as K
-from app.core.estimate import estimate
-from app.core.specs import GIB, ModelSpec, ServeConfig
+from app.core.specs import GIB, ServeConfig
 from app.core.versions import rules_for
-from tests.specs_factory import H100, deepseek_v3_like, dense, gpt_oss_like
-
-
-def layout(
-    model: ModelSpec, *, version: str, tp: int = 1, kv_dtype: str = "auto", block: int = 16
-) -> K.KVLayout:
-    return K.build_layout(
-        model=model,
-        layer_range=(0, model.num_layers),
-        tensor_parallel_size=tp,
-        block_size=block,
-        kv_cache_dtype=kv_dtype,
-        model_dtype="bfloat16",
-        rules=rules_for(version),
-    )
+from tests.specs_factory import deepseek_v3_like, dense, gpt_oss_like, layout
 
 
 def test_seed_example_one_gib_per_sequence() -> None:
@@ -141,82 +126,6 @@ def test_pp_stage_split_gives_remainder_to_earlier_stages() -> None:
 def test_fp8_halves_the_page() -> None:
     # seed: fp8 takes b from 2 to 1, occupancy roughly halves: page 65,536 -> 32,768
     assert layout(dense(), version="0.33.0", kv_dtype="fp8").page_size_bytes == 32_768
-
-
-def test_dtype_float32_doubles_auto_kv() -> None:
-    # `--dtype float32` with `--kv-cache-dtype auto`: 4-byte KV -> 2 x 32 x 8 x 128 x 4 = 262,144 B/token
-    est = estimate(
-        model=dense(),
-        device=H100,
-        serve=ServeConfig(max_model_len=4096, dtype="float32"),
-        vllm_version="0.33.0",
-    )
-    assert est.kv_bytes_per_token == 262_144
-    assert est.kv_dtype_bytes_per_element == 4
-
-
-def test_too_long_error_text_and_estimate_0_33() -> None:
-    # A pool that cannot hold one 131,072-token request: the error names both sizes and vLLM's
-    # binary-searched estimate, which must itself fit: needed(L*) <= available - one block (null block).
-    est = estimate(
-        model=dense(),
-        device=H100,
-        serve=ServeConfig(max_model_len=131_072, gpu_memory_utilization=0.3),
-        vllm_version="0.33.0",
-    )
-    assert not est.fits
-    assert est.error is not None
-    assert est.error.startswith(
-        "To serve at least one request with the model's max seq len (131072), (16.0 GiB KV"
-    )
-    largest = est.estimated_max_model_len
-    assert largest is not None and 0 < largest < 131_072
-    check = est.kv_cache_bytes - est.bytes_per_block  # 0.30+: the null block is held back
-    lay = layout(dense(), version="0.33.0")
-    rules = rules_for("0.33.0")
-
-    def needed(length: int) -> int:
-        return K.needed_bytes(
-            layout=lay, max_model_len=length, inflight_tokens=16_384, prefix_caching=True, rules=rules
-        )
-
-    assert needed(largest) <= check < needed(largest + 1)
-    # full attention needs cdiv(L, 16) blocks of 2 MiB: the answer is a whole number of blocks of tokens
-    assert largest % 16 == 0
-    assert f"the estimated maximum model length is {largest}." in est.error
-
-
-def test_v0_error_text_uses_blocks_times_block_size() -> None:
-    est = estimate(
-        model=dense(),
-        device=H100,
-        serve=ServeConfig(max_model_len=131_072, gpu_memory_utilization=0.3),
-        vllm_version="0.6.6",
-    )
-    assert est.error is not None
-    tokens = est.num_gpu_blocks * 16
-    assert est.error.startswith(
-        f"The model's max seq len (131072) is larger than the maximum number of tokens that can be stored in KV "
-        f"cache ({tokens})."
-    )
-
-
-def test_capacity_curve_equals_full_estimates() -> None:
-    # the fast curve must give exactly what a full estimate at each length gives
-    from app.core.estimate import capacity_curve
-
-    for version in ("0.6.6", "0.19.0", "0.33.0"):
-        serve = ServeConfig(max_model_len=8192, gpu_memory_utilization=0.5)
-        for length, conc in capacity_curve(
-            model=gpt_oss_like(), device=H100, serve=serve, vllm_version=version, points=10
-        ):
-            full = estimate(
-                model=gpt_oss_like(),
-                device=H100,
-                serve=serve.model_copy(update={"max_model_len": length}),
-                vllm_version=version,
-            )
-            assert conc == (full.max_concurrency if full.fits else 0.0), (version, length)
 
 
 def _bisect_max_model_len(*, available_bytes: int, layout: K.KVLayout, upper: int, **kw: object) -> int:

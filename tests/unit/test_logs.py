@@ -443,7 +443,8 @@ def test_auto_fit_reduces_max_model_len() -> None:
     assert facts.model == "Qwen/Qwen3-8B"
     assert "auto-fit lowered max_model_len from 131072 to 98304" in facts.notes
     # the note stays a translatable sentence through the LogFacts model (the doctor shows it in Chinese)
-    from app.web.i18n import tr, using
+    from app.web.i18n import tr
+    from tests.i18n_scan import using
 
     with using("zh"):
         assert [tr(n) for n in facts.notes] == ["自动适配把 max_model_len 从 131072 降到了 98304"]

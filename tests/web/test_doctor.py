@@ -21,8 +21,9 @@ from app.core.estimate import estimate
 from app.core.logs import MAX_LOG_CHARS
 from app.web.app import create_app
 from app.web.doctor.params import MAX_BODY_BYTES
-from app.web.planner.params import parse_lenient
-from app.web.planner.service import resolve_lenient
+from app.web.inputs.lenient import parse_lenient
+from app.web.inputs.params import PlannerParams
+from app.web.inputs.resolve import resolve_lenient
 from tests.web.helpers import expected_numbers, page_numbers, text_of
 
 with warnings.catch_warnings():
@@ -363,7 +364,7 @@ def test_open_in_planner_shows_the_recovered_configuration(client: TestClient) -
     body = client.post("/api/diagnose", json={"log": load(H100_LOG), "target_concurrency": 32}).json()
     planner = client.get(body["planner_url"])
     assert planner.status_code == 200
-    params, problems = parse_lenient(parse_qsl(urlsplit(body["planner_url"]).query))
+    params, problems = parse_lenient(PlannerParams, parse_qsl(urlsplit(body["planner_url"]).query))
     assert problems == []
     assert params.max_model_len == 8192 and params.model == "meta-llama/Llama-3.1-8B-Instruct"
     resolved, _ = resolve_lenient(params)

@@ -136,7 +136,7 @@ def _big_config() -> str:
 
 
 def test_a_large_config_travels_by_post_with_a_short_permalink(client) -> None:  # type: ignore[no-untyped-def]
-    from app.web.planner.params import compact_config_json, unpack_config_json
+    from app.web.inputs.params import compact_config_json, unpack_config_json
 
     config = _big_config()
     assert len(config) > 29_000

@@ -26,6 +26,14 @@ from app.resources import Data, directory
 from app.web.app import create_app
 from tests.web.conftest import TestClient
 
+
+def clear_memory() -> None:
+    """Forget what this process fetched from the hub (a new process; the disk cache stays)."""
+    with hub._lock:
+        hub._specs.clear()
+        hub._failures.clear()
+
+
 LLAMA_CONFIG: dict[str, Any] = yaml.safe_load(
     (directory(Data.MODEL_SPECS) / "meta_llama_llama_3.1_8b.yaml").read_text(encoding="utf-8")
 )["config"]
@@ -102,11 +110,11 @@ def opted_in(standin: StandIn, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("HF_ENDPOINT", standin.base)
     monkeypatch.setenv("KVPLAN_HUB_CACHE", str(tmp_path / "hub-cache"))
     monkeypatch.delenv("HF_TOKEN", raising=False)
-    hub.clear_memory()
+    clear_memory()
     standin.json(CONFIG_PATH, LLAMA_CONFIG)
     standin.json(INDEX_PATH, {"metadata": {"total_size": LLAMA_8B_INDEX_TOTAL_SIZE}, "weight_map": {}})
     yield standin
-    hub.clear_memory()
+    clear_memory()
 
 
 def _estimate(client: TestClient, model: str) -> Any:
@@ -159,7 +167,7 @@ def test_fetched_models_are_cached_in_memory_and_on_disk(client: TestClient, opt
     assert _estimate(client, REPO).status_code == 200
     assert _estimate(client, REPO).status_code == 200
     assert len(opted_in.requests) == 2  # config + index, once
-    hub.clear_memory()  # a new process: the disk cache answers
+    clear_memory()  # a new process: the disk cache answers
     assert _estimate(client, REPO).status_code == 200
     assert len(opted_in.requests) == 2
     (entry,) = hub.cache_dir().glob("*.json")
@@ -185,7 +193,7 @@ def test_a_gated_model_needs_hf_token_which_is_sent_to_the_endpoint(
     # with a token the hub answers (here: the stand-in only checks that it arrived)
     opted_in.json(CONFIG_PATH, LLAMA_CONFIG)
     monkeypatch.setenv("HF_TOKEN", "hf_test_token")
-    hub.clear_memory()
+    clear_memory()
     assert _estimate(client, REPO).status_code == 200
     assert opted_in.requests[-1][1] == "Bearer hf_test_token"
 
@@ -230,7 +238,7 @@ def test_a_corrupt_cache_entry_is_fetched_again(client: TestClient, opted_in: St
     assert _estimate(client, REPO).status_code == 200
     (entry,) = hub.cache_dir().glob("*.json")
     entry.write_text('{"format": 1, "fetched_at": 1e18, "config": {"a": 1}}')  # no source
-    hub.clear_memory()
+    clear_memory()
     assert _estimate(client, REPO).status_code == 200
     assert len(opted_in.requests) == 4  # config + index, twice
 
@@ -245,20 +253,20 @@ def test_a_missing_model_a_huge_file_and_a_slow_hub_each_get_a_clear_message(
     )
 
     opted_in.routes[CONFIG_PATH] = (200, b" " * (hub.CONFIG_MAX_BYTES + 1), {})
-    hub.clear_memory()
+    clear_memory()
     response = _estimate(client, REPO)
     assert response.status_code == 422 and "is larger than 1,048,576 bytes" in response.text
 
     opted_in.json(CONFIG_PATH, LLAMA_CONFIG)
     monkeypatch.setattr(hub, "TIMEOUT_SECONDS", 0.2)
     opted_in.delay_seconds = 1.0
-    hub.clear_memory()
+    clear_memory()
     response = _estimate(client, REPO)
     assert response.status_code == 422 and "did not answer within 0.2 s" in response.text
 
     opted_in.delay_seconds = 0.0
     opted_in.routes[CONFIG_PATH] = (200, b"[1, 2]", {})
-    hub.clear_memory()
+    clear_memory()
     response = _estimate(client, REPO)
     assert response.status_code == 422 and "top level must be a JSON object" in response.text
 

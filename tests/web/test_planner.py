@@ -15,7 +15,9 @@ from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.specs import ServeConfig
 from app.web.app import create_app
-from app.web.planner.params import DEFAULT_DEVICE, DEFAULT_MODEL, FIELD_NAMES, parse_lenient, to_query
+from app.web.inputs.lenient import parse_lenient
+from app.web.inputs.links import to_query
+from app.web.inputs.params import DEFAULT_DEVICE, DEFAULT_MODEL, FIELD_NAMES, PlannerParams
 from tests.conftest import in_own_thread
 from tests.web.conftest import LLAMA_31_8B_CONFIG, LLAMA_31_70B_CONFIG, TestClient
 from tests.web.helpers import expected_numbers, page_numbers, text_of
@@ -63,19 +65,20 @@ def test_page_numbers_equal_the_core_estimate(client):
 
 def test_permalink_round_trip(client):
     params, problems = parse_lenient(
+        PlannerParams,
         {
             "max_model_len": "32k",
             "tensor_parallel_size": "2",
             "enforce_eager": "on",
             "enable_prefix_caching": "false",
-        }
+        },
     )
     assert problems == []
     query = to_query(params)
     assert query == (
         "v=1&max_model_len=32000&tensor_parallel_size=2&enforce_eager=true&enable_prefix_caching=false"
     )
-    again, _ = parse_lenient(dict(pair.split("=") for pair in query.split("&")))
+    again, _ = parse_lenient(PlannerParams, dict(pair.split("=") for pair in query.split("&")))
     assert again == params
     page = client.get("/?" + query).text
     assert f'href="/?{query.replace("&", "&amp;")}"' in page  # the page links to itself
@@ -172,7 +175,8 @@ def test_budget_overrun_renders_red(client):
         "/?" + urlencode({"config_json": json.dumps(LLAMA_31_70B_CONFIG), "max_model_len": "8192"})
     )
     assert r.status_code == 200
-    assert 'data-verdict="budget_bound"' in r.text
+    # 70.6B × 2 B = 141 GB of weights on one 80 GB H100: it dies loading them (the doctor's load_oom)
+    assert 'data-verdict="load_oom"' in r.text and "verdict-bad" in r.text
     assert 'class="seg seg-overrun"' in r.text
     assert "over budget by" in r.text
 

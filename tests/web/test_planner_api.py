@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from app.core.catalog import find_device, find_model
 from app.core.estimate import estimate
 from app.core.specs import ServeConfig
-from app.web.planner.params import (
+from app.web.inputs.params import (
     DEFAULT_DEVICE,
     DEFAULT_MODEL,
     FIELD_NAMES,

@@ -94,7 +94,7 @@ def test_weights_larger_than_the_device_fail_while_loading(client: TestClient) -
     # DeepSeek-V3 on one H100: 626.67 GiB of weights on a 79.10 GiB device. vLLM never reaches profiling,
     # so there is no "Available KV cache memory: -557.63 GiB" line.
     r = client.get("/api/estimate", params={"model": "deepseek-ai/DeepSeek-V3", "max_model_len": 4096}).json()
-    assert r["error_kind"] == "load_oom" and r["verdict"] == "budget_bound"
+    assert r["error_kind"] == "load_oom" and r["verdict"] == "load_oom"
     assert not any("Available KV cache memory" in line for line in r["log_lines"])
     assert r["log_lines"][-1].startswith("torch.OutOfMemoryError: CUDA out of memory.")
     page = client.get("/", params={"model": "deepseek-ai/DeepSeek-V3", "max_model_len": 4096}).text
@@ -227,3 +227,17 @@ def test_an_empty_pool_stays_budget_bound() -> None:
         vllm_version="0.19.0",
     )
     assert est.kv_cache_bytes < 2048 * est.kv_bytes_per_token and est.verdict == "budget_bound"
+
+
+def test_too_few_devices_is_a_refusal_not_a_green_fits(client: TestClient) -> None:
+    # TP 8 on 4 devices: vLLM raises "World size (8) is larger than the number of available GPUs (4)"
+    query = {"v": "1", "model": "meta-llama/Llama-3.1-70B", "devices": "4", "tensor_parallel_size": "8"}
+    page = client.get("/", params=query)
+    assert page.status_code == 422
+    assert "data-verdict=" not in page.text  # no verdict box at all, let alone a green one
+    assert "World size (8) is larger than the number of available GPUs (4)" in html.unescape(page.text)
+    api = client.get("/api/estimate", params=query)
+    assert api.status_code == 422
+    assert "devices" in api.text and "World size (8)" in api.text
+    # 8 devices: it starts (TP 8 × 17.6 GB of weights per H100)
+    assert client.get("/api/estimate", params={**query, "devices": "8"}).json()["verdict"] == "fits"

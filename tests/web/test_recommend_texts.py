@@ -94,8 +94,7 @@ def test_plural_picks_the_form_by_count() -> None:
 
 # vLLM's own log lines and messages, quoted as vLLM prints them ("backend(s)", "proc(s)")
 VLLM_QUOTES = ("app/core/vllm_text.py", "app/core/versions.py", "app/core/backends.py")
-# app/core/extras.py is being moved into a package (engineer corestruct); its "layer(s)" follow there
-PENDING = ("app/core/extras.py",)
+PENDING: tuple[str, ...] = ()
 MARKUP_FREE = ("app/core/recommend/", "app/core/fleet.py", "app/core/diagnose/", "app/web/", "templates/")
 
 

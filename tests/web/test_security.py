@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.web.app import create_app
-from app.web.planner.params import FIELD_NAMES
+from app.web.inputs.params import FIELD_NAMES
 from app.web.security import (
     CONTENT_SECURITY_POLICY,
     MAX_BODY_BYTES,

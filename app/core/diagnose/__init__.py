@@ -32,7 +32,6 @@ The verdict vocabulary (labels, tones, remedies) is :mod:`app.core.verdicts`.
 
 from app.core.diagnose.model import (
     DEVICE_MATCH_TOLERANCE_BYTES,
-    MIN_USEFUL_LEN_TOKENS,
     ComparisonRow,
     Diagnosis,
     DiagnosisFacts,
@@ -44,7 +43,6 @@ from app.core.diagnose.verdict import diagnose
 
 __all__ = [
     "DEVICE_MATCH_TOLERANCE_BYTES",
-    "MIN_USEFUL_LEN_TOKENS",
     "ComparisonRow",
     "Diagnosis",
     "DiagnosisFacts",

@@ -11,7 +11,7 @@ from app.core.logs import Evidence, MetricsFacts
 from app.core.result import Estimate
 from app.core.specs import GIB
 from app.core.text import Msg
-from app.core.verdicts import VerdictKey
+from app.core.verdicts import FailureKey, VerdictKey
 from app.core.versions import KNOWN_VERSIONS, LAST_V0_RELEASE
 
 FEW_BLOCKS = 10  # seed step 1: "块数为零或个位数" — zero or a single-digit number of blocks
@@ -28,16 +28,12 @@ V0_FALLBACK_VERSION = KNOWN_VERSIONS[0]  # oldest release the planner offers: V0
 LAST_V0_VERSION = LAST_V0_RELEASE  # the newest offered release whose default engine is V0 (reference §1)
 MAX_EXCERPT_ERROR_CHARS = 240  # an error quoted in a trial's detail is clipped to this
 
-# A length worth serving (seed step 4: "S when some useful length fits, budget only when none does"):
-# a chat turn with a system prompt is about 1k tokens; a shorter max_model_len serves nothing real.
-# For a short S the seed's own test applies: half of S is useful.
-MIN_USEFUL_LEN_TOKENS = 1024
 # Errors that say the budget, not the length, is short (reference §4.4): no shorter S helps. An
 # out-of-memory in the profile run is the activation peak (max_num_batched_tokens), not S; one while
 # allocating the sized pool is memory outside vLLM's accounting, and the pool does not depend on S.
 BUDGET_ERRORS = frozenset({"no_blocks", "startup_free_memory", "autofit_failed", "torch_oom", "kv_alloc_oom"})
 # Failures that are their own verdict: the KV pool is not (or not yet) the question.
-FAILURE_VERDICTS: dict[str, VerdictKey] = {
+FAILURE_VERDICTS: dict[str, FailureKey] = {
     "load_oom": "load_oom",
     "graph_oom": "graph_oom",
     "startup_failed": "failed",

@@ -13,7 +13,6 @@ from app.core.diagnose.model import (
     BUDGET_ERRORS,
     FAILURE_VERDICTS,
     FEW_BLOCKS,
-    MIN_USEFUL_LEN_TOKENS,
     WEIGHTS_GAP_FRACTION,
     WEIGHTS_HEAVY_SHARE,
     Overall,
@@ -24,7 +23,7 @@ from app.core.diagnose.model import (
 )
 from app.core.logs import Evidence
 from app.core.text import SEMICOLON, SPACE, Text, TextList
-from app.core.verdicts import VERDICTS
+from app.core.verdicts import VERDICTS, classify, shorter_length_starts, useful_length
 
 # --------------------------------------------------------------------------------------------
 # step 1: the KV lines
@@ -213,70 +212,13 @@ def step_budget(case: Case) -> Step:
     if weights is not None:
         lines.append(Text("Weights {weights} (log).", weights=fmt_gib(weights)))
     if expected is not None:
-        check = ""
-        if weights is not None and expected > 0:
-            off = (weights - expected) / expected
-            check = (
-                Text(
-                    " — the log's weights are {off:+.0%} off: another dtype, quantization or model?", off=off
-                )
-                if abs(off) > WEIGHTS_GAP_FRACTION
-                else Text(" — matches the log.")
-            )
-        lines.append(
-            Text(
-                "Expected ≈ {expected_how} = {expected}{check}",
-                expected_how=expected_how,
-                expected=fmt_gib(expected),
-                check=check,
-            )
-        )
+        lines.append(_expected_weights_line(expected, expected_how, weights))
     weights = weights if weights is not None else expected
     pool = case.pool
-    graphs = (f.cuda_graph_estimate_bytes or 0) if case.graphs_budgeted else 0
     status: StepStatus = "info"
     verdict = Text("budget not printed")
     if budget is not None and weights is not None and pool is not None:
-        non_torch = f.non_torch_bytes
-        rest = budget - weights - max(pool, 0) - graphs - (non_torch or 0)
-        label = (
-            Text("activation and workspace")
-            if non_torch is not None
-            else Text("activation, workspace and non-torch")
-        )
-        terms = Text(
-            "{budget} − weights {weights} − KV {pool}",
-            budget=fmt_gib(budget),
-            weights=fmt_gib(weights),
-            pool=fmt_gib(max(pool, 0)),
-        )
-        if non_torch is not None:
-            terms += Text(" − non-torch {non_torch}", non_torch=fmt_gib(non_torch))
-        if graphs:
-            terms += Text(" − CUDA graphs {graphs}", graphs=fmt_gib(graphs))
-        lines.append(
-            Text("The difference is {label}: {terms} = {rest}.", label=label, terms=terms, rest=fmt_gib(rest))
-        )
-        if f.activation_peak_bytes is not None:
-            lines.append(
-                Text(
-                    "The log's own activation peak: {activation_peak_bytes}.",
-                    activation_peak_bytes=fmt_gib(f.activation_peak_bytes),
-                )
-            )
-        share = weights / budget if budget > 0 else 1.0
-        verdict = Text("weights {share:.0%} of budget", share=share)
-        if weights >= budget:
-            status, verdict = "fail", Text("weights exceed the budget")
-            lines.append(Text("The weights alone do not fit the budget: quantize them or raise TP."))
-        elif share >= WEIGHTS_HEAVY_SHARE or pool <= 0:
-            status = "fail" if pool <= 0 else "warn"
-            lines.append(
-                Text("Weights take most of the budget: reduce weight memory first (quantization, higher TP).")
-            )
-        else:
-            status = "ok"
-            lines.append(Text("KV gets {pool:.0%} of the budget.", pool=max(pool, 0) / budget))
+        status, verdict = _budget_partition(case, budget=budget, weights=weights, pool=pool, lines=lines)
     elif weights is not None and pool is not None:
         verdict = Text("weights {weights} · KV {pool}", weights=fmt_gib(weights), pool=fmt_gib(max(pool, 0)))
         lines.append(
@@ -293,6 +235,75 @@ def step_budget(case: Case) -> Step:
         explanation=TextList(SPACE, lines),
         evidence=ev,
     )
+
+
+def _expected_weights_line(expected: int, expected_how: str, weights: int | None) -> str:
+    """What the weights should be, and whether the log's figure matches it (WEIGHTS_GAP_FRACTION)."""
+    check = ""
+    if weights is not None and expected > 0:
+        off = (weights - expected) / expected
+        check = (
+            Text(" — the log's weights are {off:+.0%} off: another dtype, quantization or model?", off=off)
+            if abs(off) > WEIGHTS_GAP_FRACTION
+            else Text(" — matches the log.")
+        )
+    return Text(
+        "Expected ≈ {expected_how} = {expected}{check}",
+        expected_how=expected_how,
+        expected=fmt_gib(expected),
+        check=check,
+    )
+
+
+def _budget_partition(
+    case: Case, *, budget: int, weights: int, pool: int, lines: list[str]
+) -> tuple[StepStatus, str]:
+    """Budget − weights − KV (− non-torch − graphs) = what activation took, and whether the weights
+    leave the KV cache room; appends the sentences to ``lines``, returns the status and verdict."""
+    f = case.facts
+    graphs = (f.cuda_graph_estimate_bytes or 0) if case.graphs_budgeted else 0
+    status: StepStatus
+    non_torch = f.non_torch_bytes
+    rest = budget - weights - max(pool, 0) - graphs - (non_torch or 0)
+    label = (
+        Text("activation and workspace")
+        if non_torch is not None
+        else Text("activation, workspace and non-torch")
+    )
+    terms = Text(
+        "{budget} − weights {weights} − KV {pool}",
+        budget=fmt_gib(budget),
+        weights=fmt_gib(weights),
+        pool=fmt_gib(max(pool, 0)),
+    )
+    if non_torch is not None:
+        terms += Text(" − non-torch {non_torch}", non_torch=fmt_gib(non_torch))
+    if graphs:
+        terms += Text(" − CUDA graphs {graphs}", graphs=fmt_gib(graphs))
+    lines.append(
+        Text("The difference is {label}: {terms} = {rest}.", label=label, terms=terms, rest=fmt_gib(rest))
+    )
+    if f.activation_peak_bytes is not None:
+        lines.append(
+            Text(
+                "The log's own activation peak: {activation_peak_bytes}.",
+                activation_peak_bytes=fmt_gib(f.activation_peak_bytes),
+            )
+        )
+    share = weights / budget if budget > 0 else 1.0
+    verdict = Text("weights {share:.0%} of budget", share=share)
+    if weights >= budget:
+        status, verdict = "fail", Text("weights exceed the budget")
+        lines.append(Text("The weights alone do not fit the budget: quantize them or raise TP."))
+    elif share >= WEIGHTS_HEAVY_SHARE or pool <= 0:
+        status = "fail" if pool <= 0 else "warn"
+        lines.append(
+            Text("Weights take most of the budget: reduce weight memory first (quantization, higher TP).")
+        )
+    else:
+        status = "ok"
+        lines.append(Text("KV gets {pool:.0%} of the budget.", pool=max(pool, 0) / budget))
+    return status, verdict
 
 
 # --------------------------------------------------------------------------------------------
@@ -409,11 +420,6 @@ def trial_as_configured(case: Case) -> Trial:
     )
 
 
-def _useful_length(length: int) -> int:
-    """The shortest max_model_len worth serving when S does not start: 1k tokens, or half of a short S."""
-    return max(1, min(MIN_USEFUL_LEN_TOKENS, length // 2))
-
-
 def largest_fitting(case: Case) -> tuple[int | None, TrialSource, str]:
     """The longest max_model_len the log's pool starts: vLLM's printed estimate, else the planner's
     replay over the log's pool, else pool ÷ KV bytes per token."""
@@ -452,11 +458,17 @@ def largest_fitting(case: Case) -> tuple[int | None, TrialSource, str]:
     return None, "none", ""
 
 
-def trial_half_length(case: Case) -> Trial:
-    """Seed step 4's S trial: does some useful, shorter max_model_len start?"""
+def budget_short(case: Case) -> bool:
+    """The log's error is about the budget (reference §4.4), or it prints no pool: no length helps."""
+    return case.facts.error_kind in BUDGET_ERRORS or (case.pool is not None and case.pool <= 0)
+
+
+def trial_half_length(case: Case, largest: tuple[int | None, TrialSource, str]) -> Trial:
+    """Seed step 4's S trial: does some useful, shorter max_model_len start? (``largest``: from
+    :func:`largest_fitting`; the rule is app.core.verdicts.shorter_length_starts, the planner's)."""
     f = case.facts
     length = case.max_model_len
-    useful = _useful_length(length) if length is not None else 0
+    useful = useful_length(length) if length is not None else 0
     label = (
         Text("A shorter --max-model-len (≥ {useful:,} tokens)", useful=useful)
         if length is not None
@@ -466,7 +478,7 @@ def trial_half_length(case: Case) -> Trial:
         return Trial(
             key="half_length", label=label, starts=True, source="log", detail=Text("it already starts at S")
         )
-    if f.error_kind in BUDGET_ERRORS or (case.pool is not None and case.pool <= 0):
+    if budget_short(case):
         return Trial(
             key="half_length",
             label=label,
@@ -474,15 +486,13 @@ def trial_half_length(case: Case) -> Trial:
             source="log",
             detail=Text("the error is about the budget, not the length"),
         )
-    if length is None or f.error_kind in FAILURE_VERDICTS:
-        return Trial(key="half_length", label=label, starts=None, source="none", detail="")
-    largest, source, detail = largest_fitting(case)
-    if largest is None:
+    largest_len, source, detail = largest
+    if length is None or f.error_kind in FAILURE_VERDICTS or largest_len is None:
         return Trial(key="half_length", label=label, starts=None, source="none", detail="")
     return Trial(
         key="half_length",
         label=label,
-        starts=largest >= useful,
+        starts=shorter_length_starts(largest_len=largest_len, max_model_len=length),
         source=source,
         detail=detail,
     )
@@ -528,25 +538,27 @@ def trial_one_sequence(case: Case) -> Trial:
     return Trial(key="one_sequence", label=label, starts=None, source="none", detail="")
 
 
-def cause_of(case: Case, trials: list[Trial]) -> Overall:
-    as_configured, half, one = trials
-    failure = FAILURE_VERDICTS.get(case.facts.error_kind or "")
-    if failure is not None:
-        return failure
-    if as_configured.starts is None:
-        return "unknown"
+def cause_of(case: Case, trials: list[Trial], largest_len: int | None) -> Overall:
+    """The verdict by the planner's own rule (app.core.verdicts.classify), from what the log says;
+    ``trials``: as configured, the S trial (shown), the N trial; ``largest_len``: the largest length
+    that starts (:func:`largest_fitting`)."""
+    as_configured, _, one = trials
+    reached = None
     if as_configured.starts:
         reached = case.reached_concurrency()
         if reached is None and case.prediction is not None and not case.started:
             reached = case.prediction.max_concurrency
-        return "n_bound" if reached is not None and reached < case.target else "fits"
-    if half.starts:
-        return "s_bound"
-    if one.starts:
-        return "n_bound"
-    if half.starts is None and one.starts is None:
-        return "unknown"
-    return "budget_bound"
+    return classify(
+        failure=FAILURE_VERDICTS.get(case.facts.error_kind or ""),
+        starts=as_configured.starts,
+        reached=reached,
+        target=case.target,
+        length_refused=case.facts.error_kind == "max_len_above_derived",
+        largest_len=largest_len,
+        max_model_len=case.max_model_len,
+        budget_short=budget_short(case),
+        one_sequence_starts=one.starts,
+    )
 
 
 def step_cause(case: Case, trials: list[Trial], cause: Overall) -> Step:

@@ -240,8 +240,9 @@ def diagnose(
     if pasted_metrics_as_log:
         case.notes.append(Text("the paste is a Prometheus scrape, so it was read as metrics"))
     has_log = facts.recognised_lines > 0
-    trials = [trial_as_configured(case), trial_half_length(case), trial_one_sequence(case)]
-    cause = cause_of(case, trials) if has_log else "unknown"
+    largest = largest_fitting(case)
+    trials = [trial_as_configured(case), trial_half_length(case, largest), trial_one_sequence(case)]
+    cause = cause_of(case, trials, largest[0]) if has_log else "unknown"
     verdict = _apply_metrics(cause, metrics, has_log, case.notes)
     steps = [
         step_kv_lines(case),

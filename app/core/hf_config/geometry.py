@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 from app.core.errors import ConfigError
@@ -169,20 +170,18 @@ def _geometry(cfgs: _Configs) -> _Geometry:
     vocab = _required_int(text, ("vocab_size", "padded_vocab_size"))
     ffn = _first_int(text, ("intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim"), minimum=0)
     intermediate = DEFAULT_FFN_MULTIPLIER * hidden if ffn is None else ffn
+    make = partial(_Geometry, num_layers=num_layers, hidden_size=hidden, vocab_size=vocab)
     if is_attention_free(cfgs):
         # No attention: ModelSpec still wants head counts for TP checks, so the mixer's own heads are
         # used (Mamba-2 `num_heads`; Mamba-1 has none and is sharded over d_inner: one "head").
         mixer_heads = _int(text, "num_heads") or 1
-        return _Geometry(
-            num_layers=num_layers,
-            hidden_size=hidden,
+        return make(
             num_heads=mixer_heads,
             num_kv_heads=mixer_heads,
             head_size=1,
             head_size_v=1,
             qk_head_dim=0,
             v_head_dim=0,
-            vocab_size=vocab,
             intermediate_size=0,
             mla=None,
             q_lora_rank=None,
@@ -193,61 +192,12 @@ def _geometry(cfgs: _Configs) -> _Geometry:
     block_kv = _block_kv_heads(text, heads)
     if block_kv:  # NemotronNasModelArchConfigConvertor: the first attention block's KV heads
         kv_heads = next(kv for kv in block_kv if kv)
-
     kv_lora_rank = _int(text, "kv_lora_rank")
-    if kv_lora_rank is not None and cfgs.text_model_type not in MLA_MODEL_TYPES:
-        # MiniCPM3: latent projections, but vLLM builds Attention(heads, qk_nope + qk_rope,
-        # num_kv_heads=heads) and pads V to that width, so the cache is plain multi-head attention.
-        qk_dim = (_int(text, "qk_nope_head_dim", minimum=0) or 0) + (
-            _int(text, "qk_rope_head_dim", minimum=0) or 0
-        )
-        if qk_dim == 0:
-            raise ConfigError("qk_nope_head_dim", Text("qk_nope_head_dim + qk_rope_head_dim must be > 0"))
-        return _Geometry(
-            num_layers=num_layers,
-            hidden_size=hidden,
-            num_heads=heads,
-            num_kv_heads=heads,
-            head_size=qk_dim,
-            head_size_v=qk_dim,
-            qk_head_dim=qk_dim,
-            v_head_dim=_int(text, "v_head_dim") or qk_dim,
-            vocab_size=vocab,
-            intermediate_size=intermediate,
-            mla=None,
-            q_lora_rank=_int(text, "q_lora_rank"),
-            qk_nope_head_dim=_int(text, "qk_nope_head_dim", minimum=0) or 0,
-            latent_kv_rank=kv_lora_rank,
-        )
-    if kv_lora_rank is None:
-        _check_kv_heads(heads=heads, kv_heads=kv_heads)
     if kv_lora_rank is not None:
-        # MLA (DeepSeek-V2/V3, Kimi-K2): detected by the config field, never by architecture name.
-        # vLLM caches one latent "head" of kv_lora_rank + qk_rope_head_dim per token per layer.
-        rope = _int(text, "qk_rope_head_dim", minimum=0)
-        if rope is None:
-            raise ConfigError("qk_rope_head_dim", Text("missing (needed with kv_lora_rank)"))
-        nope = _int(text, "qk_nope_head_dim", minimum=0) or 0
-        v_dim = _int(text, "v_head_dim") or (nope + rope)
-        if nope + rope == 0:
-            raise ConfigError("qk_nope_head_dim", Text("qk_nope_head_dim + qk_rope_head_dim must be > 0"))
-        mla = MLASpec(kv_lora_rank=kv_lora_rank, qk_rope_head_dim=rope)
-        return _Geometry(
-            num_layers=num_layers,
-            hidden_size=hidden,
-            num_heads=heads,
-            num_kv_heads=kv_heads,
-            head_size=mla.latent_size,
-            head_size_v=mla.latent_size,
-            qk_head_dim=nope + rope,
-            v_head_dim=v_dim,
-            vocab_size=vocab,
-            intermediate_size=intermediate,
-            mla=mla,
-            q_lora_rank=_int(text, "q_lora_rank"),
-            qk_nope_head_dim=nope,
+        return _latent_geometry(
+            cfgs, make, heads=heads, kv_heads=kv_heads, kv_lora_rank=kv_lora_rank, intermediate=intermediate
         )
-
+    _check_kv_heads(heads=heads, kv_heads=kv_heads)
     # vLLM get_head_size: explicit head_dim wins (Qwen3, gemma-2/3, Mistral-Small, gpt-oss...),
     # then `hidden_size_per_head` (PLaMo), else hidden_size // num_attention_heads.
     head = _first_int(text, ("head_dim", "attention_head_dim", "hidden_size_per_head"))
@@ -260,20 +210,73 @@ def _geometry(cfgs: _Configs) -> _Geometry:
             )
     # v_head_dim only for non-MLA models that declare a different V size (rare).
     head_v = _int(text, "v_head_dim") or head
-    return _Geometry(
-        num_layers=num_layers,
-        hidden_size=hidden,
+    return make(
         num_heads=heads,
         num_kv_heads=kv_heads,
         head_size=head,
         head_size_v=head_v,
         qk_head_dim=head,
         v_head_dim=head_v,
-        vocab_size=vocab,
         intermediate_size=intermediate,
         mla=None,
         q_lora_rank=None,
         qk_nope_head_dim=0,
+    )
+
+
+def _latent_geometry(
+    cfgs: _Configs,
+    make: Callable[..., _Geometry],
+    *,
+    heads: int,
+    kv_heads: int,
+    kv_lora_rank: int,
+    intermediate: int,
+) -> _Geometry:
+    """A config with `kv_lora_rank`: MLA (DeepSeek-V2/V3, Kimi-K2), or MiniCPM3's latent projections
+    over a plain multi-head cache. Detected by the config field, never by architecture name."""
+    text = cfgs.text
+    if cfgs.text_model_type not in MLA_MODEL_TYPES:
+        # MiniCPM3: latent projections, but vLLM builds Attention(heads, qk_nope + qk_rope,
+        # num_kv_heads=heads) and pads V to that width, so the cache is plain multi-head attention.
+        qk_dim = (_int(text, "qk_nope_head_dim", minimum=0) or 0) + (
+            _int(text, "qk_rope_head_dim", minimum=0) or 0
+        )
+        if qk_dim == 0:
+            raise ConfigError("qk_nope_head_dim", Text("qk_nope_head_dim + qk_rope_head_dim must be > 0"))
+        return make(
+            num_heads=heads,
+            num_kv_heads=heads,
+            head_size=qk_dim,
+            head_size_v=qk_dim,
+            qk_head_dim=qk_dim,
+            v_head_dim=_int(text, "v_head_dim") or qk_dim,
+            intermediate_size=intermediate,
+            mla=None,
+            q_lora_rank=_int(text, "q_lora_rank"),
+            qk_nope_head_dim=_int(text, "qk_nope_head_dim", minimum=0) or 0,
+            latent_kv_rank=kv_lora_rank,
+        )
+    # vLLM caches one latent "head" of kv_lora_rank + qk_rope_head_dim per token per layer.
+    rope = _int(text, "qk_rope_head_dim", minimum=0)
+    if rope is None:
+        raise ConfigError("qk_rope_head_dim", Text("missing (needed with kv_lora_rank)"))
+    nope = _int(text, "qk_nope_head_dim", minimum=0) or 0
+    v_dim = _int(text, "v_head_dim") or (nope + rope)
+    if nope + rope == 0:
+        raise ConfigError("qk_nope_head_dim", Text("qk_nope_head_dim + qk_rope_head_dim must be > 0"))
+    mla = MLASpec(kv_lora_rank=kv_lora_rank, qk_rope_head_dim=rope)
+    return make(
+        num_heads=heads,
+        num_kv_heads=kv_heads,
+        head_size=mla.latent_size,
+        head_size_v=mla.latent_size,
+        qk_head_dim=nope + rope,
+        v_head_dim=v_dim,
+        intermediate_size=intermediate,
+        mla=mla,
+        q_lora_rank=_int(text, "q_lora_rank"),
+        qk_nope_head_dim=nope,
     )
 
 

@@ -19,7 +19,7 @@ from app.core.text import Text
 
 ARCHITECTURES_FILE = Path(__file__).with_name("vllm_architectures.json")
 SPELLING_CUTOFF = 0.8
-# configs the planner builds itself from model-card fields (app/web/planner/service.card_config): no registry
+# configs the planner builds itself from model-card fields (app/web/inputs/resolve.card_config): no registry
 SYNTHETIC_MODEL_TYPES = frozenset(
     {"card"}
 )  # difflib ratio above which an unknown name is taken as a misspelling

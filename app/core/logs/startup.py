@@ -34,6 +34,7 @@ from app.core.logs.reading import (
     gib_bytes,
     int_of,
 )
+from app.core.serve_flags import FlagKind, printed_keys
 from app.core.specs import ServeConfig, SpeculativeConfig
 from app.core.text import Msg, Text
 from app.core.vllm_text import VllmLine
@@ -52,6 +53,7 @@ EngineName = Literal["v0", "v1"]
 ErrorKind = Literal[
     "no_blocks",  # "No available memory for the cache blocks", or a pool printed as ≤ 0 (vllm-ascend)
     "max_len_too_long",
+    "max_len_above_derived",  # --max-model-len above the model's maximum: refused for the length alone
     "load_oom",  # out of memory while the weights load
     "graph_oom",  # out of memory while CUDA / NPU graphs are captured
     "startup_free_memory",
@@ -584,6 +586,11 @@ def _v0_too_long(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
 
 
+def _len_above_derived(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    _error("max_len_above_derived", m, ln, run)
+    run.put("max_model_len", int_of(m.group(1)), ln, source=SOURCE_SECONDARY)
+
+
 def _v1_too_long(m: re.Match[str], ln: _Line, run: _Run) -> None:
     _error("max_len_too_long", m, ln, run)
     run.put("max_model_len", int_of(m.group(1)), ln, source=SOURCE_SECONDARY)
@@ -701,40 +708,30 @@ def _as_limits(value: object) -> dict[str, int] | None:
     return limits
 
 
-_CONFIG_KEYS: dict[str, tuple[str, Callable[[object], object]]] = {
-    # key as printed (engine config / args) -> (LogFacts field, converter)
-    "model": ("model", _as_str),
-    "max_seq_len": ("max_model_len", _as_int),
-    "max_model_len": ("max_model_len", _as_int),
-    "tensor_parallel_size": ("tensor_parallel_size", _as_int),
-    "pipeline_parallel_size": ("pipeline_parallel_size", _as_int),
-    "gpu_memory_utilization": ("gpu_memory_utilization", _as_float),
-    "kv_cache_dtype": ("kv_cache_dtype", _as_str),
-    "block_size": ("block_size", _as_int),
-    "quantization": ("quantization", _as_str),
-    "dtype": ("dtype", _as_str),
-    "enforce_eager": ("enforce_eager", _as_bool),
-    "enable_prefix_caching": ("enable_prefix_caching", _as_bool),
-    "max_num_seqs": ("max_num_seqs", _as_int),
-    "max_num_batched_tokens": ("max_num_batched_tokens", _as_int),
+_KIND_CONVERTERS: dict[FlagKind, Callable[[object], object]] = {
+    "len": _as_int,
+    "int": _as_int,
+    "hint": _as_int,
+    "float": _as_float,
+    "flag": _as_bool,
+    "choice": _as_str,
+    "text": _as_str,
+}
+# the serve fields whose printed value reads into another LogFacts field or needs its own reader
+_SPECIAL_KEYS: dict[str, tuple[str, Callable[[object], object]]] = {
     "kv_cache_memory_bytes": ("kv_cache_memory_specified", lambda v: _as_int(v) is not None or None),
-    "device_config": ("device_type", lambda v: _device_word(_as_str(v))),
-    "enable_chunked_prefill": ("enable_chunked_prefill", _as_bool),
-    "chunked_prefill_enabled": ("enable_chunked_prefill", _as_bool),  # the engine line before 0.11
-    "cpu_offload_gb": ("cpu_offload_gb", _as_float),
-    "swap_space": ("swap_space_gib", _as_float),
-    "kv_offloading_size": ("kv_offloading_size_gib", _as_float),
-    # the extras: data_parallel_size and speculative_config are on 0.19.0's engine-config line
-    # (config/vllm.py VllmConfig.__str__); the LoRA and multimodal flags only in "non-default args"
-    "data_parallel_size": ("data_parallel_size", _as_int),
-    "enable_expert_parallel": ("enable_expert_parallel", _as_bool),
     "speculative_config": ("speculative_config", _as_speculative),
-    "enable_lora": ("enable_lora", _as_bool),
-    "max_loras": ("max_loras", _as_int),
-    "max_lora_rank": ("max_lora_rank", _as_int),
-    "max_cpu_loras": ("max_cpu_loras", _as_int),
-    "fully_sharded_loras": ("fully_sharded_loras", _as_bool),
     "limit_mm_per_prompt": ("limit_mm_per_prompt", _as_limits),
+}
+# key as printed (engine config / args) -> (LogFacts field, converter): the flag table's printed keys
+# (app/core/serve_flags.py) plus the two that are not flags
+_CONFIG_KEYS: dict[str, tuple[str, Callable[[object], object]]] = {
+    "model": ("model", _as_str),
+    "device_config": ("device_type", lambda v: _device_word(_as_str(v))),
+    **{
+        key: _SPECIAL_KEYS.get(field) or (field, _KIND_CONVERTERS[kind])
+        for key, (field, kind) in printed_keys().items()
+    },
 }
 # the two values that are objects: key=SpeculativeConfig(...) / key={...} on the engine-config and
 # Namespace lines, 'key': {...} in a "non-default args" dict literal_eval could not read
@@ -1069,6 +1066,7 @@ RULES: tuple[_Rule, ...] = (
     _rule(vt.V1_TOO_LONG_AVAILABLE, _v1_too_long_available, kv=True),
     _rule(vt.V1_ESTIMATED_LEN, _v1_estimated_len, kv=True),
     _rule(vt.AUTOFIT_FAILED, _err("autofit_failed"), kv=True),
+    _rule(vt.LEN_ABOVE_DERIVED, _len_above_derived),
     _rule(vt.TORCH_OOM, _torch_oom, kv=True),
     # failures with no recognised cause, and where the start-up was (an OOM is classified by it)
     _rule(vt.TRACEBACK, _traceback),

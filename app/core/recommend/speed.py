@@ -162,7 +162,7 @@ def _cost(eng: Engine, serve: ServeConfig, *, recommended: bool) -> LayoutCost |
     point, _why = speed_point(eng, serve)
     if point is None or point.output_tokens_per_s.expected <= 0:
         return None
-    devices = serve.tensor_parallel_size * serve.pipeline_parallel_size * serve.data_parallel_size
+    devices = serve.ranks * serve.data_parallel_size
     tokens_per_s = point.output_tokens_per_s.expected
     return LayoutCost(
         serve=serve,

@@ -10,15 +10,18 @@ from fastapi import Request
 from app.core.errors import PlannerError
 from app.core.result import Estimate
 from app.core.text import COMMA, SEMICOLON, Text, TextList
-from app.core.versions import KNOWN_VERSIONS, rules_for
+from app.core.versions import rules_for
 from app.web.compare.params import VERSION_KEYS, parse_versions
-from app.web.format import gib, integer
-from app.web.forms import Option, Problem, error_of, problems_of
-from app.web.planner import views
-from app.web.planner.params import PlannerParams, parse_lenient, query_items, to_query
-from app.web.planner.service import estimate_for, resolve_lenient
-from app.web.planner.version_notes import RuleDifference, rule_differences
+from app.web.format import gib, gib_range, integer
+from app.web.inputs.lenient import parse_lenient
+from app.web.inputs.links import query_items, to_query
+from app.web.inputs.options import Option, release_options, version_options
+from app.web.inputs.params import PlannerParams
+from app.web.inputs.problems import Problem, error_of, problems_of
+from app.web.inputs.resolve import estimate_for, resolve_lenient
 from app.web.templating import url_path
+from app.web.verdict import verdict_view
+from app.web.version_notes import RuleDifference, rule_differences
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,7 @@ def _graphs(est: Estimate, _: PlannerParams) -> str:
 
 def _kv_range(est: Estimate, _: PlannerParams) -> str:
     pool = est.ranges.get("kv_cache_bytes")
-    return views.gib_range(pool) if pool else "—"
+    return gib_range(pool) if pool else "—"
 
 
 def _largest(est: Estimate, _: PlannerParams) -> str:
@@ -188,7 +191,7 @@ def side_by_side(
     planner = url_path(request, "planner")
     columns = []
     for slot, (version, est) in zip(VERSION_KEYS, pair, strict=True):
-        verdict = views.verdict_view(est, params.target_concurrency)
+        verdict = verdict_view(est, params.target_concurrency)
         lines = tuple(est.log_lines)
         if est.error and est.error not in lines:
             lines = (*lines, est.error)
@@ -208,7 +211,7 @@ def side_by_side(
 
 
 def build_view(request: Request) -> CompareView:
-    params, problems = parse_lenient(request.query_params.multi_items())
+    params, problems = parse_lenient(PlannerParams, request.query_params.multi_items())
     a, b, version_problems = parse_versions(request)
     resolved, more = resolve_lenient(params)
     params = resolved.params
@@ -227,9 +230,7 @@ def build_view(request: Request) -> CompareView:
         problems=problems_of(problems + version_problems + more),
         a=a,
         b=b,
-        versions=views.version_options(
-            views.version_options(tuple(Option(v, v) for v in reversed(KNOWN_VERSIONS)), a), b
-        ),
+        versions=version_options(version_options(release_options(), a), b),
         hidden=tuple((k, v) for k, v in query_items(params) if k != "vllm_version"),
         title=Text(
             "{model_label} on {name} × {devices}",

@@ -15,8 +15,8 @@ from app.core import numbers
 from app.core.catalog import find_device
 from app.core.errors import PlannerError
 from app.web.doctor.views import DoctorForm, device_options
-from app.web.forms import Problem
 from app.web.i18n import t
+from app.web.inputs.problems import Problem
 
 # The log parser refuses more than MAX_LOG_CHARS (5,000,000) characters; the body may carry that
 # plus JSON escaping or multipart framing and a metrics scrape, so the body limit is 5 MiB.

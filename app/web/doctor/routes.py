@@ -8,8 +8,6 @@ and every bad input is a 4xx naming its field — never a 500.
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.formparsers import MultiPartException
@@ -24,9 +22,9 @@ from app.web.doctor.params import (
 )
 from app.web.doctor.service import run
 from app.web.doctor.views import DoctorForm, DoctorView, device_options, planner_url, result_view
-from app.web.forms import Problem
 from app.web.i18n import _, t, tr
-from app.web.templating import wants_fragment
+from app.web.inputs.problems import Problem
+from app.web.templating import render, wants_fragment
 
 router = APIRouter()
 
@@ -49,7 +47,7 @@ async def api_diagnose(request: Request) -> Response:
     try:
         body = await read_limited(request)
     except BodyTooLargeError as exc:
-        return _error(Problem(LOG_FIELD, too_large_message(exc.size), 413))
+        return _error(Problem(LOG_FIELD, too_large_message(exc.size), status=413))
     data = api_input(request, body)
     if isinstance(data, Problem):
         return _error(data)
@@ -61,20 +59,14 @@ async def api_diagnose(request: Request) -> Response:
     return JSONResponse(payload)
 
 
-def render(request: Request, view: DoctorView, status: int = 200) -> HTMLResponse:
-    renderer = request.app.state.renderer
-    context: dict[str, Any] = {"view": view}
-    if wants_fragment(request):
-        body = renderer.block("doctor.html", "results", request, context)
-    else:
-        body = renderer.page("doctor.html", request, context)
-    return HTMLResponse(body, status_code=status, headers={"Vary": "HX-Request"})
+def render_doctor(request: Request, view: DoctorView, status: int = 200) -> HTMLResponse:
+    return render(request, "doctor.html", "results", {"view": view}, status=status)
 
 
 @router.get("/doctor", name="doctor", response_class=HTMLResponse)
 def doctor_page(request: Request) -> Response:
     view = DoctorView(form=DoctorForm(devices=device_options()), problems=[], result=None)
-    return render(request, view)
+    return render_doctor(request, view)
 
 
 @router.post("/doctor", name="doctor_submit", response_class=HTMLResponse)
@@ -86,19 +78,19 @@ async def doctor_submit(request: Request) -> Response:
     except BodyTooLargeError as exc:
         # htmx swaps only 2xx/422 (base.html), so its answer is a 422 carrying the same message
         status = 422 if wants_fragment(request) else 413
-        view = DoctorView(empty_form, [Problem(LOG_FIELD, too_large_message(exc.size), 413)], None)
-        return render(request, view, status)
+        view = DoctorView(empty_form, [Problem(LOG_FIELD, too_large_message(exc.size), status=413)], None)
+        return render_doctor(request, view, status)
     try:
         submitted = await read_form(request, body)
     except (HTTPException, MultiPartException) as exc:
         message = str(getattr(exc, "detail", None) or getattr(exc, "message", "") or t("unreadable form"))
-        return render(request, DoctorView(empty_form, [Problem(LOG_FIELD, message)], None), 422)
+        return render_doctor(request, DoctorView(empty_form, [Problem(LOG_FIELD, message)], None), 422)
     if submitted.data is None:
-        return render(request, DoctorView(submitted.form, submitted.problems, None), 422)
+        return render_doctor(request, DoctorView(submitted.form, submitted.problems, None), 422)
     diagnosis, problem = run(submitted.data)
     if problem is not None or diagnosis is None:
         problems = [problem] if problem is not None else []
         status = 413 if problem is not None and problem.status == 413 and not wants_fragment(request) else 422
-        return render(request, DoctorView(submitted.form, problems, None), status)
+        return render_doctor(request, DoctorView(submitted.form, problems, None), status)
     view = DoctorView(form=submitted.form, problems=[], result=result_view(request, diagnosis))
-    return render(request, view)
+    return render_doctor(request, view)

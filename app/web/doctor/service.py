@@ -6,8 +6,8 @@ from app.core.diagnose import Diagnosis, diagnose
 from app.core.errors import PlannerError
 from app.core.logs import MAX_LOG_CHARS
 from app.web.doctor.params import LOG_FIELD, DiagnoseInput
-from app.web.forms import Problem
 from app.web.i18n import t
+from app.web.inputs.problems import Problem
 
 
 def check_sizes(data: DiagnoseInput) -> Problem | None:
@@ -20,7 +20,7 @@ def check_sizes(data: DiagnoseInput) -> Problem | None:
                     text=len(text),
                     max_log_chars=MAX_LOG_CHARS,
                 ),
-                413,
+                status=413,
             )
     if not (data.log or "").strip() and not (data.metrics or "").strip():
         return Problem(LOG_FIELD, "empty: paste a vLLM start-up log (or a /metrics scrape)")
@@ -42,4 +42,4 @@ def run(data: DiagnoseInput) -> tuple[Diagnosis | None, Problem | None]:
             None,
         )
     except PlannerError as exc:
-        return None, Problem(exc.field, exc.message, 413 if exc.field == LOG_FIELD else 422)
+        return None, Problem(exc.field, exc.message, status=413 if exc.field == LOG_FIELD else 422)

@@ -15,9 +15,12 @@ from app.core.text import N_, TextList
 from app.core.text import Message as TextMessage
 from app.core.verdicts import VERDICTS
 from app.web.format import gib, integer, percent
-from app.web.forms import Option, Problem
 from app.web.i18n import _, page_lang, t, tr, tr_list
-from app.web.planner.params import parse_lenient, to_query
+from app.web.inputs.lenient import parse_lenient
+from app.web.inputs.links import to_query
+from app.web.inputs.options import Option
+from app.web.inputs.params import PlannerParams
+from app.web.inputs.problems import Problem
 from app.web.templating import url_path
 
 EXCERPT_LINE_CHARS = 400  # a quoted log line is clipped to this on the page (the JSON keeps 2,000)
@@ -295,7 +298,7 @@ def planner_url(request: Request, diagnosis: Diagnosis, lang: str | None = None)
     ``lang``: the page's language for the link (the API's link is language-neutral)."""
     if not diagnosis.planner_inputs:
         return None
-    params, _ = parse_lenient(diagnosis.planner_inputs)
+    params, _ = parse_lenient(PlannerParams, diagnosis.planner_inputs)
     return f"{url_path(request, 'planner')}?{to_query(params.model_copy(update={'lang': lang}))}"
 
 

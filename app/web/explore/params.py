@@ -20,21 +20,27 @@ from app.core.workload import (
     UniformLength,
 )
 from app.web.i18n import tr
-from app.web.planner.params import (
-    FieldProblem,
+from app.web.inputs.lenient import parse_lenient
+from app.web.inputs.links import query_items
+from app.web.inputs.params import (
+    INT_OR_NONE,
     Flag,
+    OptBlockSize,
+    OptTokenIndex,
+    OptTokens,
     PlannerParams,
     StrictPlannerParams,
-    opt_int,
     parse_human_int,
-    query_items,
 )
+from app.web.inputs.problems import Problem
 from app.web.validation import message_of
 
 # The page runs the simulation inside the request; 20,000 requests keep it well under a second
 # on the presets' shapes (the core itself allows MAX_NUM_REQUESTS). The API uses the same cap.
 MAX_PAGE_REQUESTS = 20_000
 MAX_CLIENT_CONCURRENCY = 65_536  # closed-loop clients; vLLM's own max_num_seqs tops out here too
+OptPageRequests = Annotated[Annotated[int, Field(ge=1, le=MAX_PAGE_REQUESTS)] | None, INT_OR_NONE]
+OptClients = Annotated[Annotated[int, Field(ge=1, le=MAX_CLIENT_CONCURRENCY)] | None, INT_OR_NONE]
 WL_MAX_CHARS = 2_000
 MAX_TYPICAL_LENGTHS = 16
 # A chat turn, a short document, a long document: three lengths where B/(2S) differs visibly.
@@ -216,13 +222,13 @@ class BlockFields(BaseModel):
 
     typical_lengths: TypicalLengths = DEFAULT_TYPICAL_LENGTHS
     shared_prefix_tokens: HumanTokens = DEFAULT_SHARED_PREFIX_TOKENS
-    request_tokens: opt_int(1, 10_000_000, human=True) = None  # caps the hit at request - 1 token
+    request_tokens: OptTokens = None  # caps the hit at request - 1 token
     lora: Flag = False
     mm: Flag = False
     cache_salt: Flag = False
-    mm_item_start_token: opt_int(0, 10_000_000) = None
+    mm_item_start_token: OptTokenIndex = None
     num_requests_sharing: Annotated[int, Field(ge=1, le=65_536)] = DEFAULT_NUM_REQUESTS_SHARING
-    prefix_block_size: opt_int(1, 16_384) = None  # None: the engine's effective block size
+    prefix_block_size: OptBlockSize = None  # None: the engine's effective block size
 
     @property
     def extra_keys_differ(self) -> tuple[str, ...]:
@@ -234,8 +240,8 @@ class WorkloadFields(BaseModel):
 
     preset: Annotated[str, BeforeValidator(lambda v: v.strip() if isinstance(v, str) else v)] = DEFAULT_PRESET
     wl: Annotated[str, Field(max_length=WL_MAX_CHARS)] = ""
-    num_requests: opt_int(1, MAX_PAGE_REQUESTS) = None
-    concurrency: opt_int(1, MAX_CLIENT_CONCURRENCY) = None
+    num_requests: OptPageRequests = None
+    concurrency: OptClients = None
     arrival_rate: OptRate = None
     seed: Annotated[int, Field(ge=0, le=2**32 - 1)] = 0
 
@@ -298,35 +304,12 @@ EXPLORE_DEFAULTS = ExploreParams()
 
 def parse_explore_lenient(
     query: Mapping[str, str] | Iterable[tuple[str, str]],
-) -> tuple[ExploreParams, list[FieldProblem]]:
+) -> tuple[ExploreParams, list[Problem]]:
     """Never fails: a field that does not validate is reported and falls back to its default.
 
     A blank value means "default" for fields whose default is not None (a cleared box).
     """
-    items = query.items() if isinstance(query, Mapping) else query
-    fields = ExploreParams.model_fields
-    raw: dict[str, Any] = {}
-    for key, value in items:
-        if key not in fields:
-            continue
-        if isinstance(value, str) and not value.strip() and fields[key].default is not None:
-            raw.pop(key, None)
-            continue
-        raw[key] = value  # a repeated key: the last one wins
-    problems: list[FieldProblem] = []
-    for _ in range(len(fields) + 1):
-        try:
-            return ExploreParams.model_validate(raw), problems
-        except ValidationError as exc:
-            for error in exc.errors():
-                name = str(error["loc"][0]) if error["loc"] else ""
-                if name in raw:
-                    text = str(raw.pop(name))
-                    message = message_of(error)
-                    problems.append(
-                        FieldProblem(name, text if len(text) <= 60 else text[:57] + "...", message)
-                    )
-    return ExploreParams(), problems  # unreachable: each round drops at least one field
+    return parse_lenient(ExploreParams, query, blank_is_default=True)
 
 
 def planner_params(params: PlannerParams) -> PlannerParams:

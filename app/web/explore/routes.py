@@ -33,11 +33,9 @@ from app.web.explore.views import (
     build_view,
     hidden_inputs,
 )
-from app.web.planner.params import (
-    StrictPlannerParams,
-)
-from app.web.planner.service import Resolved, estimate_for, resolve_strict
-from app.web.templating import wants_fragment
+from app.web.inputs.params import StrictPlannerParams
+from app.web.inputs.resolve import Resolved, estimate_for, resolve_strict
+from app.web.templating import render
 from app.web.validation import query_error
 
 router = APIRouter()
@@ -63,15 +61,9 @@ async def explore_post(request: Request) -> Response:
 def _explore(request: Request, items: list[tuple[str, str]]) -> Response:
     params, problems = parse_explore_lenient(items)
     view = build_view(request, params, problems)
-    renderer = request.app.state.renderer
     context = {"view": view, "hidden": hidden_inputs(view.params)}
-    headers = {"Vary": "HX-Request"}
-    if wants_fragment(request):
-        body = renderer.block("explore.html", "results", request, context)
-        headers["HX-Replace-Url"] = view.permalink
-    else:
-        body = renderer.page("explore.html", request, context)
-    return HTMLResponse(body, status_code=422 if view.error else 200, headers=headers)
+    status = 422 if view.error else 200
+    return render(request, "explore.html", "results", context, status=status, replace_url=view.permalink)
 
 
 def _resolve_api(params: StrictPlannerParams, quantization: str | None = None) -> Resolved:

@@ -33,7 +33,7 @@ from app.web.explore.params import (
     BlockFields,
     _first_message,
 )
-from app.web.planner.service import Resolved, estimate_for
+from app.web.inputs.resolve import Resolved, estimate_for
 
 # ---- computing ---------------------------------------------------------------------------------
 

@@ -57,15 +57,11 @@ from app.web.explore.service import (
     workload_spec,
 )
 from app.web.format import gib, integer, percent
-from app.web.forms import Option, Problem, problems_of
-from app.web.planner.params import (
-    FieldProblem,
-    PlannerParams,
-    query_items,
-    to_query,
-)
-from app.web.planner.service import Resolved, estimate_for, resolve_lenient
-from app.web.planner.views import catalog_options, version_options
+from app.web.inputs.links import query_items, to_query
+from app.web.inputs.options import Option, catalog_options, version_options
+from app.web.inputs.params import PlannerParams
+from app.web.inputs.problems import Problem, problems_of
+from app.web.inputs.resolve import Resolved, estimate_for, resolve_lenient
 from app.web.templating import url_path
 
 # ---- view models -------------------------------------------------------------------------------
@@ -436,24 +432,7 @@ def workload_view(
             "closed loop: {integer} clients, each sends its next request when one ends",
             integer=integer(spec.concurrency or 0),
         )
-    metrics = (
-        Metric("w-max-running", Text("Concurrency reached (max running)"), integer(result.max_running)),
-        Metric("w-mean-running", Text("Mean running"), f"{result.mean_running:.1f}"),
-        Metric("w-preemptions", Text("Preemptions"), integer(result.preemptions)),
-        Metric("w-mean-waiting", Text("Mean waiting"), f"{result.mean_waiting:.1f}"),
-        Metric("w-max-waiting", Text("Max waiting"), integer(max_waiting)),
-        Metric("w-peak-kv", Text("Peak KV usage"), percent(result.peak_kv_usage)),
-        Metric("w-prefix-hit", Text("Prefix hit rate"), percent(result.prefix_hit_rate)),
-        Metric(
-            "w-fragmentation", Text("Fragmentation waste"), percent(result.fragmentation_waste_fraction, 2)
-        ),
-        Metric(
-            "w-finished",
-            Text("Finished / rejected"),
-            f"{integer(result.finished)} / {integer(result.rejected)}",
-        ),
-        Metric("w-steps", Text("Steps"), integer(result.steps)),
-    )
+    metrics = _workload_metrics(result, max_waiting=max_waiting)
     blocked = ", ".join(f"{k} {integer(v)}" for k, v in result.admission_blocked_steps.items())
     summary = Text(
         "{usage_desc} {rw_desc} Steps on which admission stopped, by cause: {blocked}.",
@@ -477,19 +456,44 @@ def workload_view(
         rw_chart=rw_chart,
         summary=summary,
         series_rows=_series_table(result),
-        engine=(
-            Text(
-                "{num_gpu_blocks} blocks of {block_size} tokens, max_num_seqs {max_num_seqs}, max_num_batched_tokens {max_num_batched_tokens}, max_model_len {max_model_len}, prefix caching {value}, {num_requests} requests, random seed {seed}",
-                num_gpu_blocks=integer(engine.num_gpu_blocks),
-                block_size=engine.block_size,
-                max_num_seqs=integer(engine.max_num_seqs),
-                max_num_batched_tokens=integer(engine.max_num_batched_tokens),
-                max_model_len=integer(engine.max_model_len),
-                value="on" if engine.enable_prefix_caching else "off",
-                num_requests=integer(spec.num_requests),
-                seed=spec.seed,
-            )
+        engine=_engine_text(engine, spec),
+    )
+
+
+def _workload_metrics(result: WorkloadResult, *, max_waiting: int) -> tuple[Metric, ...]:
+    """The simulation's headline numbers, in the order the page lists them."""
+    return (
+        Metric("w-max-running", Text("Concurrency reached (max running)"), integer(result.max_running)),
+        Metric("w-mean-running", Text("Mean running"), f"{result.mean_running:.1f}"),
+        Metric("w-preemptions", Text("Preemptions"), integer(result.preemptions)),
+        Metric("w-mean-waiting", Text("Mean waiting"), f"{result.mean_waiting:.1f}"),
+        Metric("w-max-waiting", Text("Max waiting"), integer(max_waiting)),
+        Metric("w-peak-kv", Text("Peak KV usage"), percent(result.peak_kv_usage)),
+        Metric("w-prefix-hit", Text("Prefix hit rate"), percent(result.prefix_hit_rate)),
+        Metric(
+            "w-fragmentation", Text("Fragmentation waste"), percent(result.fragmentation_waste_fraction, 2)
         ),
+        Metric(
+            "w-finished",
+            Text("Finished / rejected"),
+            f"{integer(result.finished)} / {integer(result.rejected)}",
+        ),
+        Metric("w-steps", Text("Steps"), integer(result.steps)),
+    )
+
+
+def _engine_text(engine: EngineParams, spec: WorkloadSpec) -> str:
+    """The engine the simulation ran, in one sentence."""
+    return Text(
+        "{num_gpu_blocks} blocks of {block_size} tokens, max_num_seqs {max_num_seqs}, max_num_batched_tokens {max_num_batched_tokens}, max_model_len {max_model_len}, prefix caching {value}, {num_requests} requests, random seed {seed}",
+        num_gpu_blocks=integer(engine.num_gpu_blocks),
+        block_size=engine.block_size,
+        max_num_seqs=integer(engine.max_num_seqs),
+        max_num_batched_tokens=integer(engine.max_num_batched_tokens),
+        max_model_len=integer(engine.max_model_len),
+        value="on" if engine.enable_prefix_caching else "off",
+        num_requests=integer(spec.num_requests),
+        seed=spec.seed,
     )
 
 
@@ -523,7 +527,7 @@ def hidden_inputs(params: ExploreParams) -> list[tuple[str, str]]:
 @dataclass(frozen=True)
 class _Sections:
     params: ExploreParams
-    problems: list[FieldProblem]
+    problems: list[Problem]
     error: Problem | None = None
     engine_line: str = ""
     blocks: BlocksView | None = None
@@ -532,7 +536,7 @@ class _Sections:
     workload_error: Problem | None = None
 
 
-def _sections(request: Request, params: ExploreParams, problems: list[FieldProblem]) -> _Sections:
+def _sections(request: Request, params: ExploreParams, problems: list[Problem]) -> _Sections:
     """Resolve the inputs and compute the three sections; a PlannerError becomes the page's error."""
     try:
         resolved, more = resolve_lenient(params)
@@ -562,7 +566,7 @@ def _sections(request: Request, params: ExploreParams, problems: list[FieldProbl
     return _Sections(params, problems, None, engine_line, blocks, prefix, workload, workload_error)
 
 
-def build_view(request: Request, params: ExploreParams, problems: list[FieldProblem]) -> ExploreView:
+def build_view(request: Request, params: ExploreParams, problems: list[Problem]) -> ExploreView:
     sec = _sections(request, params, problems)
     params = sec.params
     models, devices, versions = catalog_options()
@@ -593,8 +597,8 @@ def build_view(request: Request, params: ExploreParams, problems: list[FieldProb
 
 
 def _prefix_section(
-    resolved: Resolved, params: ExploreParams, est: Estimate, sizes: BlockSizes, problems: list[FieldProblem]
-) -> tuple[PrefixView, ExploreParams, list[FieldProblem]]:
+    resolved: Resolved, params: ExploreParams, est: Estimate, sizes: BlockSizes, problems: list[Problem]
+) -> tuple[PrefixView, ExploreParams, list[Problem]]:
     caching = sizing_for(
         model=resolved.model, device=resolved.device, serve=resolved.serve, vllm_version=resolved.vllm_version
     ).resolved.prefix_caching
@@ -607,7 +611,7 @@ def _prefix_section(
             caching_enabled=caching,
         )
     except PlannerError as exc:  # request_tokens below the shared prefix: drop it and say so
-        problems = [*problems, FieldProblem(exc.field, str(getattr(params, exc.field, "")), exc.message)]
+        problems = [*problems, Problem(exc.field, str(getattr(params, exc.field, "")), exc.message)]
         params = params.model_copy(update={"request_tokens": None, "mm_item_start_token": None})
         result = prefix_result(
             params,
@@ -625,15 +629,15 @@ def _prefix_section(
 
 
 def _workload_section(
-    request: Request, resolved: Resolved, params: ExploreParams, est: Estimate, problems: list[FieldProblem]
-) -> tuple[WorkloadView | None, Problem | None, ExploreParams, list[FieldProblem]]:
+    request: Request, resolved: Resolved, params: ExploreParams, est: Estimate, problems: list[Problem]
+) -> tuple[WorkloadView | None, Problem | None, ExploreParams, list[Problem]]:
     preset = WORKLOAD_PRESETS.get(params.preset)
     classes = None if preset else parse_classes(params.wl or DEFAULT_CUSTOM_WL)
     concurrency = params.concurrency
     if params.arrival_rate is not None and concurrency is not None:
         problems = [
             *problems,
-            FieldProblem("concurrency", str(concurrency), Text("ignored: arrival_rate is set (open loop)")),
+            Problem("concurrency", str(concurrency), Text("ignored: arrival_rate is set (open loop)")),
         ]
         params = params.model_copy(update={"concurrency": None})
         concurrency = None

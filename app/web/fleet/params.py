@@ -9,22 +9,17 @@ is a 422) and the permalink. Numbers typed as text go through the shared bounded
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import urlencode
 
-from pydantic import BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BeforeValidator, ConfigDict, Field
 
 from app.core import numbers
 from app.core.fleet import MAX_DEVICES_TOTAL, Limits, Target
-from app.web.planner.params import (
-    FieldProblem,
-    Flag,
-    PlannerParams,
-    opt_int,
-    parse_human_int,
-    query_items,
-)
-from app.web.validation import message_of
+from app.web.inputs.lenient import parse_lenient
+from app.web.inputs.links import query_items
+from app.web.inputs.params import INT_OR_NONE, Flag, PlannerParams, parse_human_int
+from app.web.inputs.problems import Problem
 
 # The issue's example: 20 requests/s of 2k in / 256 out, TTFT under 2 s, TPOT under 50 ms.
 DEFAULT_INPUT_TOKENS = 2048
@@ -50,13 +45,14 @@ def _int(value: object) -> object:
     return numbers.parse_int(value) if isinstance(value, str) else value
 
 
-def _float_field(low: float, high: float, *, strict_low: bool) -> Any:
-    bound = (
-        Field(gt=low, le=high, allow_inf_nan=False)
-        if strict_low
-        else Field(ge=low, le=high, allow_inf_nan=False)
-    )
-    return Annotated[float, BeforeValidator(_float), bound]
+OptDevicesPerNode = Annotated[Annotated[int, Field(ge=1, le=MAX_DEVICES_PER_NODE)] | None, INT_OR_NONE]
+FLOAT_TEXT = BeforeValidator(_float)
+# the load and the SLO: above zero; the price: zero or more (a device already paid for)
+RequestsPerS = Annotated[float, FLOAT_TEXT, Field(gt=0.0, le=MAX_REQUESTS_PER_S, allow_inf_nan=False)]
+SloMs = Annotated[float, FLOAT_TEXT, Field(gt=0.0, le=MAX_SLO_MS, allow_inf_nan=False)]
+PricePerDeviceHour = Annotated[
+    float, FLOAT_TEXT, Field(ge=0.0, le=MAX_PRICE_PER_DEVICE_HOUR, allow_inf_nan=False)
+]
 
 
 class FleetParams(PlannerParams):
@@ -70,18 +66,16 @@ class FleetParams(PlannerParams):
     output_tokens: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=10_000_000)] = (
         DEFAULT_OUTPUT_TOKENS
     )
-    requests_per_s: _float_field(0.0, MAX_REQUESTS_PER_S, strict_low=True) = DEFAULT_REQUESTS_PER_S
-    slo_ttft_ms: _float_field(0.0, MAX_SLO_MS, strict_low=True) = DEFAULT_SLO_TTFT_MS
-    slo_tpot_ms: _float_field(0.0, MAX_SLO_MS, strict_low=True) = DEFAULT_SLO_TPOT_MS
+    requests_per_s: RequestsPerS = DEFAULT_REQUESTS_PER_S
+    slo_ttft_ms: SloMs = DEFAULT_SLO_TTFT_MS
+    slo_tpot_ms: SloMs = DEFAULT_SLO_TPOT_MS
     devices_available: Annotated[int, BeforeValidator(_int), Field(ge=1, le=MAX_DEVICES_TOTAL)] = (
         DEFAULT_DEVICES_AVAILABLE
     )
-    price_per_device_hour: _float_field(0.0, MAX_PRICE_PER_DEVICE_HOUR, strict_low=False) = (
-        SAMPLE_PRICE_PER_DEVICE_HOUR
-    )
+    price_per_device_hour: PricePerDeviceHour = SAMPLE_PRICE_PER_DEVICE_HOUR
     no_fp8_kv: Flag = False
     no_quantized_weights: Flag = False
-    devices_per_node: opt_int(1, MAX_DEVICES_PER_NODE) = None
+    devices_per_node: OptDevicesPerNode = None
 
     def target(self) -> Target:
         return Target(
@@ -122,27 +116,9 @@ FLEET_DEFAULTS = FleetParams()
 
 def parse_fleet_lenient(
     query: Mapping[str, str] | Iterable[tuple[str, str]],
-) -> tuple[FleetParams, list[FieldProblem]]:
+) -> tuple[FleetParams, list[Problem]]:
     """Never fails: each field that does not validate is dropped (-> default) and reported."""
-    items = query.items() if isinstance(query, Mapping) else query
-    raw: dict[str, Any] = {k: v for k, v in items if k in FleetParams.model_fields}
-    problems: list[FieldProblem] = []
-    for _ in range(len(FleetParams.model_fields) + 1):
-        try:
-            return FleetParams.model_validate(raw), problems
-        except ValidationError as exc:
-            for error in exc.errors():
-                name = str(error["loc"][0]) if error["loc"] else ""
-                if name in raw:
-                    value = str(raw.pop(name))
-                    problems.append(
-                        FieldProblem(
-                            field=name,
-                            value=value[:57] + "..." if len(value) > 60 else value,
-                            message=message_of(error),
-                        )
-                    )
-    return FleetParams(), problems  # unreachable in practice: each round removes a field
+    return parse_lenient(FleetParams, query)
 
 
 def fleet_query(params: FleetParams) -> str:

@@ -13,8 +13,8 @@ from app.core.fleet import Candidate
 from app.web.fleet.params import FleetParams, StrictFleetParams, fleet_query, parse_fleet_lenient
 from app.web.fleet.service import fleet_for, planner_params
 from app.web.fleet.views import build_view
-from app.web.planner.params import to_query
-from app.web.templating import url_path, wants_fragment
+from app.web.inputs.links import to_query
+from app.web.templating import render, url_path
 
 router = APIRouter()
 api_router = APIRouter(prefix="/api", tags=["api"])
@@ -36,15 +36,8 @@ async def fleet_post(request: Request) -> Response:
 def _fleet(request: Request, items: list[tuple[str, str]]) -> Response:
     params, problems = parse_fleet_lenient(items)
     view = build_view(request, params, problems)
-    renderer = request.app.state.renderer
-    context = {"view": view}
-    headers = {"Vary": "HX-Request"}
-    if wants_fragment(request):
-        body = renderer.block("fleet.html", "results", request, context)
-        headers["HX-Replace-Url"] = view.permalink
-    else:
-        body = renderer.page("fleet.html", request, context)
-    return HTMLResponse(body, status_code=422 if view.error else 200, headers=headers)
+    status = 422 if view.error else 200
+    return render(request, "fleet.html", "results", {"view": view}, status=status, replace_url=view.permalink)
 
 
 def candidate_json(request: Request, params: FleetParams, c: Candidate) -> dict[str, Any]:

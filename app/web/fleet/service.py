@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from app.core.fleet import Candidate, FleetPlan, plan_fleet
 from app.web.fleet.params import FleetParams
-from app.web.planner.params import PlannerParams, with_serve
-from app.web.planner.service import Resolved, resolve_strict
+from app.web.inputs.params import PlannerParams, with_serve
+from app.web.inputs.resolve import Resolved, resolve_strict
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,10 @@ from app.web.format import (
     gib,
     speed_number,  # the Speed section's format: the numbers read alike
 )
-from app.web.forms import Option, Problem, error_of, problems_of
 from app.web.i18n import page_lang, t, tr
-from app.web.planner.params import FieldProblem, query_items, to_query
-from app.web.planner.views import catalog_options, version_options
+from app.web.inputs.links import query_items, to_query
+from app.web.inputs.options import Option, catalog_options, version_options
+from app.web.inputs.problems import Problem, error_of, problems_of
 from app.web.templating import url_path
 
 MAX_TABLE_ROWS = 15  # the ranked table shows the cheapest; /api/fleet returns every candidate
@@ -296,7 +296,7 @@ def hidden_inputs(params: FleetParams) -> tuple[tuple[str, str], ...]:
     return tuple((k, v) for k, v in query_items(params) if k not in FORM_FIELDS and k != "v")
 
 
-def build_view(request: Request, params: FleetParams, problems: list[FieldProblem]) -> FleetView:
+def build_view(request: Request, params: FleetParams, problems: list[Problem]) -> FleetView:
     params = params.model_copy(update={"lang": page_lang()})
     query = fleet_query(params)
     models, devices, versions = catalog_options()

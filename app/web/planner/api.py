@@ -10,8 +10,10 @@ from pydantic import ValidationError
 
 from app.core.catalog import list_devices, list_models
 from app.web.i18n import gettext
-from app.web.planner.params import StrictPlannerParams, parse_strict, to_query
-from app.web.planner.service import estimate_for, prefetch_hub_model, resolve_strict
+from app.web.inputs.links import to_query
+from app.web.inputs.params import StrictPlannerParams, parse_strict
+from app.web.inputs.resolve import estimate_for, prefetch_hub_model, resolve_strict
+from app.web.templating import render
 from app.web.validation import query_error
 
 router = APIRouter(prefix="/api", tags=["api"])
@@ -85,5 +87,4 @@ def api_docs(request: Request) -> HTMLResponse:
         for path, ops in schema["paths"].items()
         for method, op in ops.items()
     ]
-    body = request.app.state.renderer.page("docs.html", request, {"endpoints": endpoints})
-    return HTMLResponse(body)
+    return render(request, "docs.html", None, {"endpoints": endpoints})

@@ -12,22 +12,15 @@ from pydantic import ValidationError
 from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
 from app.core.versions import default_gpu_memory_utilization
-from app.web.compare import params as compare
-from app.web.forms import Problem, error_of, problems_of
 from app.web.i18n import t
+from app.web.inputs.lenient import parse_lenient
+from app.web.inputs.links import compare_link, compare_versions, permalink, state_items, to_query
+from app.web.inputs.params import PlannerParams, replace, serve_values
+from app.web.inputs.problems import Problem, error_of, problems_of
+from app.web.inputs.resolve import prefetch_hub_model, resolve_lenient
 from app.web.planner import views
-from app.web.planner.params import (
-    FieldProblem,
-    PlannerParams,
-    parse_lenient,
-    permalink,
-    replace,
-    serve_values,
-    state_items,
-    to_query,
-)
-from app.web.planner.service import estimate_with_curve, prefetch_hub_model, resolve_lenient
-from app.web.templating import wants_fragment
+from app.web.planner.service import estimate_with_curve
+from app.web.templating import render, wants_fragment
 
 router = APIRouter()
 COMMAND_MAX_CHARS = 20_000
@@ -38,7 +31,7 @@ NOTE_IGNORED_FLAGS = "ignored_flags"
 def build_view(
     request: Request,
     params: PlannerParams,
-    problems: list[FieldProblem],
+    problems: list[Problem],
     *,
     command_text: str = "",
     command_error: PlannerError | None = None,
@@ -59,8 +52,8 @@ def build_view(
             resolved,
             est,
             curve,
-            compare_link=compare.compare_link(request, params),
-            compare_versions=compare.compare_versions(params),
+            compare_link=compare_link(request, params),
+            compare_versions=compare_versions(params),
             details=not lazy,
         )
         effective_len = est.max_model_len
@@ -89,21 +82,15 @@ def build_view(
 
 
 def render_planner(request: Request, view: views.PlannerView) -> Response:
-    renderer = request.app.state.renderer
-    context = {"view": view}
-    if wants_fragment(request):
-        body = renderer.block("planner.html", "results", request, context)
-        headers = {"Vary": "HX-Request", "HX-Replace-Url": view.permalink}
-    else:
-        body = renderer.page("planner.html", request, context)
-        headers = {"Vary": "HX-Request"}
     status = 422 if view.error or view.command_error else 200
-    return HTMLResponse(body, status_code=status, headers=headers)
+    return render(
+        request, "planner.html", "results", {"view": view}, status=status, replace_url=view.permalink
+    )
 
 
 @router.get("/", name="planner", response_class=HTMLResponse)
 async def planner(request: Request) -> Response:
-    params, problems = parse_lenient(request.query_params.multi_items())
+    params, problems = parse_lenient(PlannerParams, request.query_params.multi_items())
     await prefetch_hub_model(params)
     ignored = request.query_params.get(NOTE_IGNORED_FLAGS, "")
     notices = (
@@ -121,7 +108,7 @@ async def planner_post(request: Request) -> Response:
     64 KiB travels whatever the URL limits (the permalink carries it deflated: ``params.pack_config_json``)."""
     form = await request.form()
     items = [(key, value) for key, value in form.multi_items() if isinstance(value, str)]
-    params, problems = parse_lenient(items)
+    params, problems = parse_lenient(PlannerParams, items)
     await prefetch_hub_model(params)
     view = build_view(request, params, problems, lazy=wants_fragment(request))
     return render_planner(request, view)
@@ -139,21 +126,20 @@ async def planner_part(request: Request, part: str) -> Response:
     if part not in PARTS:
         message = t("part: no such section {part!r} (one of {parts})", part=part[:40], parts=", ".join(PARTS))
         return HTMLResponse(f"<p>{escape(message)}</p>", status_code=404)
-    params, problems = parse_lenient(await state_items(request))
+    params, problems = parse_lenient(PlannerParams, await state_items(request))
     if not wants_fragment(request):
         return RedirectResponse(permalink(request, params), status_code=303)
     await prefetch_hub_model(params)
     view = build_view(request, params, problems)
     if view.result is None:
         return render_planner(request, view)  # the inputs no longer start: the verdict says why
-    body = request.app.state.renderer.block("_partials/results.html", f"part_{part}", request, {"view": view})
-    return HTMLResponse(body, headers={"Vary": "HX-Request"})
+    return render(request, "_partials/results.html", f"part_{part}", {"view": view})
 
 
 @router.post("/command", name="fill_from_command", response_class=HTMLResponse)
 def fill_from_command(request: Request, command: str = Form(""), state: str = Form("")) -> Response:
     """Parse a pasted `vllm serve` command over the current inputs and redirect to the filled page."""
-    params, problems = parse_lenient(parse_qsl(state, keep_blank_values=True))
+    params, problems = parse_lenient(PlannerParams, parse_qsl(state, keep_blank_values=True))
     command = command[:COMMAND_MAX_CHARS]
     try:
         parsed = parse_serve_command(command, vllm_version=params.resolved_version)

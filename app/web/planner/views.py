@@ -8,35 +8,29 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import cache
 
 from markupsafe import Markup
 
 from app.core import equations as E
-from app.core.catalog import list_devices, list_models
 from app.core.command import render_serve_command
+from app.core.kv import attention_layer_count, kind_spec
 from app.core.plan import QUANTIZATION_FLAGS
 from app.core.recommend import utilization_ceiling
 from app.core.result import ErrorKind, Estimate, Range
-from app.core.specs import GIB, KV_CACHE_DTYPES, LayerKind, ModelSpec
+from app.core.specs import KV_CACHE_DTYPES, ModelSpec
 from app.core.text import N_, Plural
-from app.core.verdicts import remedies
-from app.core.versions import KNOWN_VERSIONS, rules_for
-from app.web.format import gib, human_tokens, integer, percent
-from app.web.forms import Option, Problem
+from app.core.versions import rules_for
+from app.web.format import gib, gib_range, human_tokens, integer, percent
 from app.web.i18n import _, t, tr, tr_list
+from app.web.inputs.options import TP_OPTIONS, Option, catalog_options, version_options
+from app.web.inputs.params import CARD_DTYPES, DEFAULT_SPEED_CONCURRENCY, PlannerParams
+from app.web.inputs.problems import Problem
+from app.web.inputs.resolve import Resolved
 from app.web.planner import svg
-from app.web.planner.params import (
-    CARD_DTYPES,
-    DEFAULT_SPEED_CONCURRENCY,
-    TENSOR_PARALLEL_SIZES,
-    PlannerParams,
-)
-from app.web.planner.service import Resolved
-from app.web.planner.version_notes import VersionNote, version_notes
+from app.web.verdict import VerdictView, verdict_view
+from app.web.version_notes import VersionNote, version_notes
 
 # Layer kinds that hold a per-token KV cache and so count as L in the seed's formula.
-KV_LAYER_KINDS = frozenset({LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED, LayerKind.MLA})
 SLIDER_MIN_TOKENS = 256
 SLIDER_MAX_TOKENS = 4 * 2**20  # 4M tokens, beyond every catalogued model's window
 UTILIZATION_STEP = 0.01  # suggestions are rounded up to whole percent
@@ -83,15 +77,6 @@ class BorderlineView:
     safe_len: str  # "" when no length starts at the low end
     raise_util_by: str  # "" when raising utilization cannot cover the band
     raise_util_to: str
-
-
-@dataclass(frozen=True)
-class VerdictView:
-    key: str  # fits / s_bound / n_bound / budget_bound
-    tone: str  # ok / warn / bad (a CSS class)
-    headline: str
-    detail: str
-    remedies: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -203,31 +188,6 @@ def nearest_index(values: tuple[int, ...], target: int) -> int:
     return min(range(len(values)), key=lambda i: abs(values[i] - target))
 
 
-@cache
-def catalog_options() -> tuple[tuple[Option, ...], tuple[Option, ...], tuple[Option, ...]]:
-    """The form's model, device and version lists: the catalogs are fixed for the process's life."""
-    models = tuple(
-        Option(alias, entry.id if alias != entry.id else entry.description)
-        for entry in list_models()
-        for alias in (entry.id, *entry.aliases)
-    )
-    devices = tuple(Option(d.id, d.name) for d in list_devices())
-    versions = tuple(Option(v, v) for v in reversed(KNOWN_VERSIONS))
-    return models, devices, versions
-
-
-TP_OPTIONS = tuple(Option(str(n), str(n)) for n in TENSOR_PARALLEL_SIZES)
-
-
-def version_options(known: tuple[Option, ...], chosen: str | None) -> tuple[Option, ...]:
-    """The known releases, plus the one in the link when it is another (it stays selected, with the
-    release whose rules plan it): `0.23.0 → rules of 0.21.0`."""
-    if chosen is None or any(o.value == chosen for o in known):
-        return known
-    label = t("{requested} (rules of {release})", requested=chosen, release=rules_for(chosen).version)
-    return (Option(chosen, label), *known)
-
-
 def form_state(
     params: PlannerParams, *, derived_len: int, effective_len: int, default_util: float
 ) -> FormState:
@@ -274,7 +234,7 @@ def concurrency_stops(value: int) -> tuple[int, ...]:
 
 
 def kv_layer_count(model: ModelSpec) -> int:
-    return sum(1 for kind in model.layer_kinds if kind in KV_LAYER_KINDS)
+    return attention_layer_count(list(model.layer_kinds))
 
 
 def formula_view(model: ModelSpec, est: Estimate, target: int) -> FormulaView:
@@ -286,7 +246,7 @@ def formula_view(model: ModelSpec, est: Estimate, target: int) -> FormulaView:
         kv_bytes_per_token=est.kv_bytes_per_token, max_model_len=est.max_model_len, concurrency=target
     )
     notes = []
-    if set(model.layer_kinds) - {LayerKind.FULL, LayerKind.MLA}:
+    if not all(kind_spec(kind).whole_sequence for kind in model.layer_kinds):
         notes.append(
             t(
                 "Sliding-window, chunked and recurrent layers cache less than S tokens each, so vLLM's exact figure is below the formula's."
@@ -332,10 +292,6 @@ def formula_view(model: ModelSpec, est: Estimate, target: int) -> FormulaView:
         else t("{exact_need} {verb} KV pool {pool}", exact_need=gib(exact_need), verb=verb, pool=gib(pool)),
         note=" ".join(notes),
     )
-
-
-def gib_range(r: Range) -> str:
-    return f"{r.low / GIB:,.2f} – {gib(r.high)}"
 
 
 def band_of(r: Range) -> str:
@@ -476,93 +432,6 @@ def borderline_view(est: Estimate) -> BorderlineView | None:
     )
 
 
-def verdict_view(est: Estimate, target: int, *, derived_len: int | None = None) -> VerdictView:
-    s = integer(est.max_model_len)
-    largest = integer(est.estimated_max_model_len) if est.estimated_max_model_len else _("none")
-    if est.error_kind == ErrorKind.MAX_LEN_ABOVE_DERIVED:
-        maximum = integer(derived_len) if derived_len else "?"
-        return VerdictView(
-            "s_bound",
-            "bad",
-            t("Does not start: max_model_len is above the model's maximum"),
-            t(
-                "vLLM refuses --max-model-len {s} above the model's derived maximum ({maximum}) unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; past the trained context the outputs may be wrong.",
-                s=s,
-                maximum=maximum,
-            ),
-            (
-                t("Lower --max-model-len to {maximum} or less", maximum=maximum),
-                t("Or set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 if the model really handles longer inputs"),
-            ),
-        )
-    if est.error_kind == ErrorKind.LOAD_OOM:
-        return VerdictView(
-            "budget_bound",
-            "bad",
-            t("Does not start: the weights do not fit the device"),
-            t(
-                "Each rank holds {weights} of weights on a {total} device: vLLM runs out of memory while loading them, before any KV cache is sized.",
-                weights=gib(est.weights_bytes),
-                total=gib(est.device_total_bytes),
-            ),
-            (
-                t("Raise --tensor-parallel-size so each device holds fewer weights"),
-                t("Use a quantized checkpoint"),
-                t("Use a device with more memory"),
-            ),
-        )
-    if est.verdict == "budget_bound":
-        return VerdictView(
-            "budget_bound",
-            "bad",
-            t("Does not start: the budget is eaten by weights & activations"),
-            t(
-                "After weights, activations and the rest, the KV pool is {kv_cache_bytes} — not even one sequence fits at any length worth serving. Shortening max_model_len does not help.",
-                kv_cache_bytes=gib(est.kv_cache_bytes),
-            ),
-            tuple(tr_list(remedies("budget_bound"))),
-        )
-    if est.verdict == "s_bound":
-        return VerdictView(
-            "s_bound",
-            "bad",
-            t("Does not start because of S: one sequence is too long"),
-            t(
-                "One sequence of max_model_len = {s} tokens needs more KV than the pool holds ({kv_cache_bytes}). Largest max_model_len that starts: {largest}.",
-                s=s,
-                kv_cache_bytes=gib(est.kv_cache_bytes),
-                largest=largest,
-            ),
-            tuple(tr_list(remedies("s_bound", largest=largest if est.estimated_max_model_len else None))),
-        )
-    if est.verdict == "n_bound":
-        return VerdictView(
-            "n_bound",
-            "warn",
-            t("Starts, but does not fit because of N: too many concurrent sequences"),
-            t(
-                "The pool holds {kv_tokens} tokens: {max_concurrency:.2f} sequences of {s} tokens at once, fewer than the target {target}. vLLM starts; the rest of the requests queue.",
-                kv_tokens=integer(est.kv_tokens),
-                max_concurrency=est.max_concurrency,
-                s=s,
-                target=target,
-            ),
-            tuple(tr_list(remedies("n_bound"))),
-        )
-    return VerdictView(
-        "fits",
-        "ok",
-        _("Fits"),
-        t(
-            "vLLM starts; the KV pool holds {kv_tokens} tokens = {max_concurrency:.2f} concurrent sequences of {s} tokens (target {target}).",
-            kv_tokens=integer(est.kv_tokens),
-            max_concurrency=est.max_concurrency,
-            s=s,
-            target=target,
-        ),
-    )
-
-
 def block_math(est: Estimate) -> tuple[Symbol, ...]:
     """vLLM's block arithmetic for this layout and version (app.core.equations), translated; none when
     vLLM dies before it sizes the pool."""
@@ -656,7 +525,7 @@ def result_view(
         y_label=t("max concurrency (log)"),
         target_label=t("target N = {target_concurrency}", target_concurrency=params.target_concurrency),
     )
-    ranks = est.tensor_parallel_size * est.pipeline_parallel_size
+    ranks = est.ranks
     per_node = resolved.device.typical_node_devices
     multi_node = ""
     if ranks > per_node:
@@ -667,35 +536,25 @@ def result_view(
             per_node=per_node,
             nodes=nodes,
         )
+    # ≥ 1: fewer devices than TP × PP is refused before any estimate (estimate.validate_devices)
     replicas = E.replicas(devices=params.device_count, ranks=ranks)
-    if replicas >= 1:
-        fleet = tr(
-            Plural(
-                replicas,
-                N_(
-                    "⌊devices {devices} ÷ (TP × PP = {ranks})⌋ = {replicas} replica → {replicas} × {per_replica:.2f} = {max_concurrency:.2f} concurrent sequences of {max_model_len} tokens"
-                ),
-                N_(
-                    "⌊devices {devices} ÷ (TP × PP = {ranks})⌋ = {replicas} replicas → {replicas} × {per_replica:.2f} = {max_concurrency:.2f} concurrent sequences of {max_model_len} tokens"
-                ),
-                devices=params.device_count,
-                ranks=ranks,
-                replicas=replicas,
-                per_replica=est.max_concurrency,
-                max_concurrency=E.fleet_concurrency(replicas=replicas, per_replica=est.max_concurrency),
-                max_model_len=integer(est.max_model_len),
-            )
+    fleet = tr(
+        Plural(
+            replicas,
+            N_(
+                "⌊devices {devices} ÷ (TP × PP = {ranks})⌋ = {replicas} replica → {replicas} × {per_replica:.2f} = {max_concurrency:.2f} concurrent sequences of {max_model_len} tokens"
+            ),
+            N_(
+                "⌊devices {devices} ÷ (TP × PP = {ranks})⌋ = {replicas} replicas → {replicas} × {per_replica:.2f} = {max_concurrency:.2f} concurrent sequences of {max_model_len} tokens"
+            ),
+            devices=params.device_count,
+            ranks=ranks,
+            replicas=replicas,
+            per_replica=est.max_concurrency,
+            max_concurrency=E.fleet_concurrency(replicas=replicas, per_replica=est.max_concurrency),
+            max_model_len=integer(est.max_model_len),
         )
-    else:
-        fleet = tr(
-            Plural(
-                params.device_count,
-                N_("TP × PP = {ranks} needs more than the {devices} device given"),
-                N_("TP × PP = {ranks} needs more than the {devices} devices given"),
-                ranks=ranks,
-                devices=params.device_count,
-            )
-        )
+    )
     if est.error:
         log_title = t("What vLLM would print (start-up fails)")
         log_lines = tuple(est.log_lines) if est.error in est.log_lines else (*est.log_lines, est.error)

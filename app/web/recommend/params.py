@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from app.core.specs import ServeConfig
-from app.web.planner.params import PlannerParams, StrictPlannerParams, with_serve
+from app.web.inputs.params import PlannerParams, StrictPlannerParams, with_serve
 
 MAX_TOKENS = 10_000_000  # ServeConfig.max_model_len's upper bound
 MAX_DEVICES_PER_NODE = 1024
@@ -15,7 +15,7 @@ MAX_NODES = 1024
 
 
 class RecommendRequest(StrictPlannerParams):
-    """The /api/estimate parameters (one model: app.web.planner.params) plus the target and the room the
+    """The /api/estimate parameters (one model: app.web.inputs.params) plus the target and the room the
     recommender has. ``target_max_model_len`` defaults to ``max_model_len`` (else the model's maximum)."""
 
     target_max_model_len: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
@@ -34,5 +34,5 @@ def params_with(params: PlannerParams, serve: ServeConfig) -> PlannerParams:
     API's ``final`` carry); a device count given by hand grows to hold the new TP × PP (blank follows
     TP × PP by itself)."""
     applied = with_serve(params, serve)
-    ranks = serve.tensor_parallel_size * serve.pipeline_parallel_size
+    ranks = serve.ranks
     return applied.model_copy(update={"devices": max(params.devices, ranks) if params.devices else None})

@@ -7,13 +7,15 @@ from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from app.core.errors import PlannerError
-from app.web.forms import error_of, problems_of
-from app.web.planner.params import parse_lenient, permalink, state_items
-from app.web.planner.service import resolve_lenient
+from app.web.inputs.lenient import parse_lenient
+from app.web.inputs.links import permalink, state_items
+from app.web.inputs.params import PlannerParams
+from app.web.inputs.problems import error_of, problems_of
+from app.web.inputs.resolve import resolve_lenient
 from app.web.recommend.params import params_with
 from app.web.recommend.service import run_for_planner
 from app.web.recommend.views import build_view
-from app.web.templating import wants_fragment
+from app.web.templating import render
 
 router = APIRouter()
 
@@ -34,10 +36,9 @@ async def recommend_fragment(request: Request) -> Response:
 
 
 def _recommend_fragment(request: Request, items: list[tuple[str, str]]) -> Response:
-    params, problems = parse_lenient(items)
+    params, problems = parse_lenient(PlannerParams, items)
     resolved, more = resolve_lenient(params)
     params = resolved.params
-    renderer = request.app.state.renderer
     context: dict[str, object] = {
         "problems": problems_of(problems + more),
         "back": permalink(request, params),
@@ -51,8 +52,4 @@ def _recommend_fragment(request: Request, items: list[tuple[str, str]]) -> Respo
     except PlannerError as exc:
         context["error"] = error_of(exc)
         status = 422
-    if wants_fragment(request):
-        body = renderer.block("recommend.html", "recommendation", request, context)
-    else:
-        body = renderer.page("recommend.html", request, context)
-    return HTMLResponse(body, status_code=status, headers={"Vary": "HX-Request"})
+    return render(request, "recommend.html", "recommendation", context, status=status)

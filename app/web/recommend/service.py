@@ -6,10 +6,9 @@ from typing import Any
 
 from app.core.recommend import Recommendation, recommend
 from app.core.specs import ServeConfig
-from app.web.planner.params import SERVE_FIELDS, PlannerParams
-from app.web.planner.service import Resolved, resolve_strict
+from app.web.inputs.params import SERVE_FIELDS, PlannerParams, workload_of
+from app.web.inputs.resolve import Resolved, resolve_strict
 from app.web.recommend.params import RECOMMEND_ONLY, RecommendRequest, params_with
-from app.web.speed.params import workload_of
 
 
 def recommend_for(

@@ -12,8 +12,9 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from app.web.planner.params import StrictPlannerParams, to_query
-from app.web.planner.service import resolve_strict
+from app.web.inputs.links import to_query
+from app.web.inputs.params import StrictPlannerParams
+from app.web.inputs.resolve import resolve_strict
 from app.web.speed.service import performance_for
 
 router = APIRouter(prefix="/api", tags=["api"])

@@ -12,12 +12,14 @@ from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from app.core.errors import PlannerError
-from app.web.forms import error_of, problems_of
-from app.web.planner.params import parse_lenient, permalink, state_items
-from app.web.planner.service import resolve_lenient
+from app.web.inputs.lenient import parse_lenient
+from app.web.inputs.links import permalink, state_items
+from app.web.inputs.params import PlannerParams
+from app.web.inputs.problems import error_of, problems_of
+from app.web.inputs.resolve import resolve_lenient
 from app.web.speed.service import performance_for
 from app.web.speed.views import speed_view
-from app.web.templating import wants_fragment
+from app.web.templating import render
 
 router = APIRouter()
 
@@ -26,13 +28,13 @@ router = APIRouter()
 @router.post("/speed", name="speed_fragment_post", response_class=HTMLResponse, include_in_schema=False)
 async def speed_fragment(request: Request) -> Response:
     """The Speed section for the planner's inputs (block ``speed`` for htmx, a full page otherwise)."""
-    # by POST the ``state`` field carries the inputs (planner.params.state_items); computed in the thread pool
+    # by POST the ``state`` field carries the inputs (app.web.inputs.links.state_items); computed in the thread pool
     items = await state_items(request)
     return await run_in_threadpool(_speed_fragment, request, items)
 
 
 def _speed_fragment(request: Request, items: list[tuple[str, str]]) -> Response:
-    params, problems = parse_lenient(items)
+    params, problems = parse_lenient(PlannerParams, items)
     resolved, more = resolve_lenient(params)
     context: dict[str, object] = {
         "problems": problems_of(problems + more),
@@ -46,9 +48,4 @@ def _speed_fragment(request: Request, items: list[tuple[str, str]]) -> Response:
     except PlannerError as exc:
         context["error"] = error_of(exc)
         status = 422
-    renderer = request.app.state.renderer
-    if wants_fragment(request):
-        body = renderer.block("speed.html", "speed", request, context)
-    else:
-        body = renderer.page("speed.html", request, context)
-    return HTMLResponse(body, status_code=status, headers={"Vary": "HX-Request"})
+    return render(request, "speed.html", "speed", context, status=status)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from app.core.perf.predict import Performance, performance
-from app.web.planner.service import Resolved, estimate_for
-from app.web.speed.params import workload_of
+from app.web.inputs.params import workload_of
+from app.web.inputs.resolve import Resolved, estimate_for
 
 
 def performance_for(resolved: Resolved, *, with_curve: bool = True) -> Performance:

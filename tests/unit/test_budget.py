@@ -1,4 +1,4 @@
-"""The profiling peak of MoE, vision-language and hybrid models (issue 16 item 5).
+"""app.core.budget: the profiling peak of MoE, vision-language and hybrid models (issue 16 item 5).
 
 Hand-worked terms from vLLM 0.19.0's code (the arithmetic is in each comment), then regression checks on
 named real start-up logs: the record inputs and the printed figures are written out here with their

@@ -1,5 +1,6 @@
-"""The planner's query parameters: one pydantic model, a lenient parser for the page, a strict one
-for the API, and the permalink encoder.
+"""The planner's parameters, which every feature reads its inputs with: one pydantic model (lenient
+for the pages, ``StrictPlannerParams`` for the API), its field types, and the mapping to the core's
+ServeConfig. The lenient parser is app.web.inputs.lenient, the permalinks app.web.inputs.links.
 
 Names are the `vllm serve` flags in snake_case so a permalink reads like the command it describes.
 ``v`` versions the link format; a test keeps a stored link from the first release working.
@@ -12,9 +13,7 @@ import binascii
 import json
 import zlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal
-from urllib.parse import parse_qsl, urlencode
 
 from pydantic import (
     AfterValidator,
@@ -27,20 +26,19 @@ from pydantic import (
     ValidationInfo,
     field_validator,
 )
-from starlette.requests import Request
 
 from app.core import numbers
 from app.core.command import human_readable_int
 from app.core.errors import PlannerError
+from app.core.perf.schedule import Workload
 from app.core.plan import MAX_DEVICE_MEMORY_GIB, MIN_DEVICE_MEMORY_GIB, QUANTIZATION_FLAGS
 from app.core.specs import KVCacheDType, ServeConfig
 from app.core.text import Text
 from app.core.versions import DEFAULT_VERSION, resolve_version
 from app.web.security import check_json_text
-from app.web.templating import url_path
 from app.web.validation import message_of
 
-LINK_FORMAT_VERSION = 1
+LINK_FORMAT_VERSION: Literal[1] = 1
 DEFAULT_MODEL = "meta-llama/Llama-3.1-8B"
 DEFAULT_DEVICE = "nvidia-h100-sxm-80gb"
 # A pasted config.json rides in the permalink; 64 KiB is ~20x a large real config.
@@ -172,10 +170,25 @@ def unpack_config_json(value: object) -> object:
         ) from exc
 
 
-def opt_int(low: int, high: int, *, human: bool = False) -> Any:
-    """An optional bounded int; blank means None (vLLM's default); ``human`` also takes `32k`/`32K`."""
-    before = _human_int_or_none if human else _int_or_none
-    return Annotated[Annotated[int, Field(ge=low, le=high)] | None, BeforeValidator(before)]
+# Optional bounded ints: blank means None (vLLM's default); the "human" ones also take `32k` / `32K`.
+# One named type per bound, so mypy sees ``int | None`` and pydantic the bounds.
+HUMAN_OR_NONE = BeforeValidator(_human_int_or_none)
+INT_OR_NONE = BeforeValidator(_int_or_none)
+MAX_TOKENS = 10_000_000  # lengths and token counts a form takes (the core's MAX_MODEL_LEN_CEILING)
+MAX_SEQS = 65_536  # vLLM's --max-num-seqs tops out here; closed-loop clients too
+OptMaxModelLen = Annotated[Annotated[int, Field(ge=16, le=MAX_TOKENS)] | None, HUMAN_OR_NONE]
+OptTokens = Annotated[Annotated[int, Field(ge=1, le=MAX_TOKENS)] | None, HUMAN_OR_NONE]
+OptSeqs = Annotated[Annotated[int, Field(ge=1, le=MAX_SEQS)] | None, HUMAN_OR_NONE]
+OptBytes = Annotated[Annotated[int, Field(ge=0, le=2**50)] | None, HUMAN_OR_NONE]
+OptBlockSize = Annotated[Annotated[int, Field(ge=1, le=16_384)] | None, INT_OR_NONE]
+OptCpuLoras = Annotated[Annotated[int, Field(ge=1, le=100_000)] | None, INT_OR_NONE]
+OptLayersOrHeads = Annotated[Annotated[int, Field(ge=1, le=1024)] | None, INT_OR_NONE]
+OptHeadSize = Annotated[Annotated[int, Field(ge=1, le=4096)] | None, INT_OR_NONE]
+OptRopeDim = Annotated[Annotated[int, Field(ge=0, le=4096)] | None, INT_OR_NONE]
+OptLoraRank = Annotated[Annotated[int, Field(ge=1, le=65_536)] | None, INT_OR_NONE]
+OptHiddenSize = Annotated[Annotated[int, Field(ge=1, le=1_000_000)] | None, INT_OR_NONE]
+OptVocabSize = Annotated[Annotated[int, Field(ge=1, le=MAX_TOKENS)] | None, INT_OR_NONE]
+OptTokenIndex = Annotated[Annotated[int, Field(ge=0, le=MAX_TOKENS)] | None, INT_OR_NONE]
 
 
 def _param_count_or_none(value: object) -> object:
@@ -264,21 +277,21 @@ class PlannerParams(BaseModel):
         BeforeValidator(_float_or_none),
     ] = None
     vllm_version: OptStr = None
-    max_model_len: opt_int(16, 10_000_000, human=True) = None
+    max_model_len: OptMaxModelLen = None
     target_concurrency: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=65_536)] = 1
-    max_num_seqs: opt_int(1, 65_536, human=True) = None
+    max_num_seqs: OptSeqs = None
     gpu_memory_utilization: OptUtilization = None
     kv_cache_dtype: KVCacheDType = "auto"
     tensor_parallel_size: TensorParallelSize = 1
     pipeline_parallel_size: Annotated[int, Field(ge=1, le=256)] = 1
-    block_size: opt_int(1, 16_384) = None
-    max_num_batched_tokens: opt_int(1, 10_000_000, human=True) = None
+    block_size: OptBlockSize = None
+    max_num_batched_tokens: OptTokens = None
     enforce_eager: Flag = False
     enable_prefix_caching: TriState = None
     # the rest of ServeConfig, so every configuration one endpoint returns another accepts
     enable_chunked_prefill: TriState = None
     dtype: Literal["auto", "bfloat16", "float16", "float32", "half"] = "auto"
-    kv_cache_memory_bytes: opt_int(0, 2**50, human=True) = None
+    kv_cache_memory_bytes: OptBytes = None
     cpu_offload_gb: Annotated[
         float, BeforeValidator(_float_or_zero), Field(ge=0.0, le=100_000.0, allow_inf_nan=False)
     ] = 0.0
@@ -296,7 +309,7 @@ class PlannerParams(BaseModel):
     enable_lora: Flag = False
     max_loras: Annotated[int, BeforeValidator(_int_or_one), Field(ge=1, le=1024)] = 1
     max_lora_rank: Annotated[int, BeforeValidator(_int_or_lora_rank), Field(ge=1, le=1024)] = 16
-    max_cpu_loras: opt_int(1, 100_000) = None
+    max_cpu_loras: OptCpuLoras = None
     fully_sharded_loras: Flag = False
     data_parallel_size: Annotated[int, BeforeValidator(_int_or_one), Field(ge=1, le=1024)] = 1
     enable_expert_parallel: Flag = False
@@ -306,19 +319,19 @@ class PlannerParams(BaseModel):
     ] = ""
     # The model card: a model described by hand (used when layers, KV heads, head size and
     # parameters are all given and no config.json is pasted).
-    card_layers: opt_int(1, 1024) = None
-    card_kv_heads: opt_int(1, 1024) = None
-    card_head_size: opt_int(1, 4096) = None
+    card_layers: OptLayersOrHeads = None
+    card_kv_heads: OptLayersOrHeads = None
+    card_head_size: OptHeadSize = None
     card_params: ParamCount = None
     card_dtype: Literal["bfloat16", "float16", "float32"] = "bfloat16"
     card_attention: Literal["full", "sliding", "mla", "hybrid"] = "full"
-    card_window: opt_int(1, 10_000_000, human=True) = None
-    card_kv_lora_rank: opt_int(1, 65_536) = None
-    card_rope_dim: opt_int(0, 4096) = None
-    card_heads: opt_int(1, 1024) = None
-    card_hidden_size: opt_int(1, 1_000_000) = None
-    card_vocab_size: opt_int(1, 10_000_000) = None
-    card_max_len: opt_int(16, 10_000_000, human=True) = None
+    card_window: OptTokens = None
+    card_kv_lora_rank: OptLoraRank = None
+    card_rope_dim: OptRopeDim = None
+    card_heads: OptLayersOrHeads = None
+    card_hidden_size: OptHiddenSize = None
+    card_vocab_size: OptVocabSize = None
+    card_max_len: OptMaxModelLen = None
     # The page's language (app.web.i18n): written only when it is not English, so English links are
     # unchanged; an unknown value reads as "not given" (the cookie or Accept-Language decide).
     lang: Annotated[Literal["en", "zh"] | None, BeforeValidator(_lang)] = None
@@ -327,7 +340,7 @@ class PlannerParams(BaseModel):
     input_tokens: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=10_000_000)] = 1024
     output_tokens: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=10_000_000)] = 1024
     # blank = DEFAULT_SPEED_CONCURRENCY; the same key as the explorer's closed-loop clients (same meaning)
-    concurrency: opt_int(1, 65_536, human=True) = None
+    concurrency: OptSeqs = None
 
     @field_validator("vllm_version")
     @classmethod
@@ -444,77 +457,10 @@ def _as_param(name: str, value: object) -> object:
     return value
 
 
-@dataclass(frozen=True)
-class FieldProblem:
-    """One input that could not be used; the page names it in a banner."""
-
-    field: str
-    value: str
-    message: str
-
-
-def _last_values(query: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[str, str]:
-    items = query.items() if isinstance(query, Mapping) else query
-    out: dict[str, str] = {}
-    for key, value in items:
-        if key in PlannerParams.model_fields:
-            out[key] = value  # a repeated key: the last one wins, as with argparse
-    return out
-
-
-def _short(value: object) -> str:
-    text = str(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def parse_lenient(
-    query: Mapping[str, str] | Iterable[tuple[str, str]],
-) -> tuple[PlannerParams, list[FieldProblem]]:
-    """Never fails: each field that does not validate is dropped (-> default) and reported."""
-    raw: dict[str, Any] = _last_values(query)
-    problems: list[FieldProblem] = []
-    for _ in range(len(FIELD_NAMES) + 1):
-        try:
-            return PlannerParams.model_validate(raw), problems
-        except ValidationError as exc:
-            for error in exc.errors():
-                name = str(error["loc"][0]) if error["loc"] else ""
-                if name not in raw:
-                    continue
-                problems.append(
-                    FieldProblem(field=name, value=_short(raw.pop(name)), message=message_of(error))
-                )
-    return PlannerParams(), problems  # unreachable in practice: each round removes a field
-
-
 def parse_strict(query: Mapping[str, str] | Iterable[tuple[str, str]]) -> StrictPlannerParams:
     """For the API: raises pydantic's ValidationError naming each bad field (and unknown keys)."""
     items = list(query.items() if isinstance(query, Mapping) else query)
     return StrictPlannerParams.model_validate(dict(items))
-
-
-def query_items(params: PlannerParams) -> list[tuple[str, str]]:
-    """The non-default fields, in declaration order, as strings (``v`` always first)."""
-    items: list[tuple[str, str]] = [("v", str(LINK_FORMAT_VERSION))]
-    for name in FIELD_NAMES:
-        if name == "v":
-            continue
-        value = getattr(params, name)
-        if value == getattr(DEFAULTS, name):
-            continue
-        if isinstance(value, bool):
-            text = "true" if value else "false"
-        elif name == "config_json":
-            text = pack_config_json(value)
-        else:
-            text = str(value)
-        items.append((name, text))
-    return items
-
-
-def to_query(params: PlannerParams) -> str:
-    """The permalink's query string: defaults omitted, ``v=1`` always present."""
-    return urlencode(query_items(params))
 
 
 def replace(params: PlannerParams, **changes: Any) -> PlannerParams:
@@ -524,17 +470,10 @@ def replace(params: PlannerParams, **changes: Any) -> PlannerParams:
     return PlannerParams.model_validate(data)
 
 
-def permalink(request: Request, params: PlannerParams, query: str | None = None) -> str:
-    """The planner URL for ``params`` (``query``: their ``to_query``, when the caller has it already)."""
-    return f"{url_path(request, 'planner')}?{to_query(params) if query is None else query}"
-
-
-async def state_items(request: Request) -> list[tuple[str, str]]:
-    """The planner's inputs a section was asked for: the query of a GET, or the ``state`` field of a
-    POST (the fragment's one copy of the permalink query, ``#planner-state``, sent by ``hx-include``
-    so a pasted config.json is not repeated in every section's URL)."""
-    if request.method == "GET":
-        return request.query_params.multi_items()
-    form = await request.form()
-    state = form.get("state")
-    return parse_qsl(state, keep_blank_values=True) if isinstance(state, str) else []
+def workload_of(params: PlannerParams) -> Workload:
+    """The Speed section's workload: the planner's own fields (input and output tokens, clients)."""
+    return Workload(
+        input_tokens=params.input_tokens,
+        output_tokens=params.output_tokens,
+        concurrency=params.speed_concurrency,
+    )

@@ -1,0 +1,163 @@
+"""`vllm serve`'s flags after this release's defaults for the device (reference §7), and the parallel
+layout checks vLLM's engine config runs before anything is loaded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.core.backends import resolve_backend
+from app.core.errors import InvalidServeConfigError
+from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
+from app.core.text import Text
+from app.core.versions import (
+    SMALL_DEVICE_MAX_NUM_BATCHED_TOKENS,
+    SMALL_DEVICE_MAX_NUM_SEQS,
+    BatchTier,
+    VersionRules,
+    default_chunked_prefill,
+)
+
+
+@dataclass(frozen=True)
+class ResolvedFlags:
+    """The flags after vLLM's defaults for this version and device have been applied."""
+
+    max_model_len: int
+    gpu_memory_utilization: float
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    prefix_caching: bool
+    chunked_prefill: bool
+    block_size: int
+    backend: str
+
+
+def batch_tier(*, device: DeviceSpec, rules: VersionRules) -> BatchTier | None:
+    """The first of this version's `get_batch_defaults` tiers the device falls in (versions.py)."""
+    for tier in rules.batch_tiers:
+        if device.memory_total_bytes < tier.min_device_gib * GIB:
+            continue
+        if tier.excluded_names and any(word in device.name.lower() for word in tier.excluded_names):
+            continue
+        if device.compute_capability in tier.excluded_capabilities:
+            continue
+        return tier
+    return None
+
+
+def default_max_num_seqs(*, device: DeviceSpec, rules: VersionRules) -> int:
+    tier = batch_tier(device=device, rules=rules)
+    return tier.max_num_seqs if tier else SMALL_DEVICE_MAX_NUM_SEQS
+
+
+def default_max_num_batched_tokens(
+    *, device: DeviceSpec, rules: VersionRules, max_model_len: int, max_num_seqs: int, chunked_prefill: bool
+) -> int:
+    """`vllm serve` (API server) defaults, reference §7."""
+    tier = batch_tier(device=device, rules=rules)
+    value = tier.max_num_batched_tokens if tier else SMALL_DEVICE_MAX_NUM_BATCHED_TOKENS
+    if not chunked_prefill:
+        value = max(max_model_len, value)
+    return min(max_num_seqs * max_model_len, value)
+
+
+def validate_devices(*, serve: ServeConfig, devices: int | None) -> None:
+    """TP × PP ranks need as many devices: with fewer, vLLM refuses before loading anything
+    (config/parallel.py, 0.19.0–0.33.0: "World size (8) is larger than the number of available GPUs
+    (4) in this node."). ``devices`` None: one replica's worth is assumed, nothing to check."""
+    ranks = serve.ranks
+    if devices is not None and devices < ranks:
+        raise InvalidServeConfigError(
+            "devices",
+            Text(
+                "TP × PP = {ranks} ranks need {ranks} devices and {devices} are given: vLLM refuses to start (World size ({ranks}) is larger than the number of available GPUs ({devices}) in this node). Lower --tensor-parallel-size or --pipeline-parallel-size, or give more devices.",
+                ranks=ranks,
+                devices=devices,
+            ),
+        )
+
+
+def validate_parallel(*, model: ModelSpec, serve: ServeConfig) -> None:
+    tp, pp = serve.tensor_parallel_size, serve.pipeline_parallel_size
+    if model.num_attention_heads % tp:
+        raise InvalidServeConfigError(
+            "tensor_parallel_size",
+            Text(
+                "{tp} does not divide the {num_attention_heads} attention heads of {name}",
+                tp=tp,
+                num_attention_heads=model.num_attention_heads,
+                name=model.name,
+            ),
+        )
+    if model.mla is None:
+        kv = model.num_kv_heads
+        if (kv >= tp and kv % tp) or (kv < tp and tp % kv):
+            raise InvalidServeConfigError(
+                "tensor_parallel_size",
+                Text(
+                    "{tp} and the {kv} KV heads of {name} do not divide each other",
+                    tp=tp,
+                    kv=kv,
+                    name=model.name,
+                ),
+            )
+    if pp > model.num_layers:
+        raise InvalidServeConfigError(
+            "pipeline_parallel_size",
+            Text("{pp} stages for {num_layers} layers", pp=pp, num_layers=model.num_layers),
+        )
+
+
+def model_for_release(*, model: ModelSpec, rules: VersionRules) -> ModelSpec:
+    """The model with the derived maximum length of ``rules``' release (its yarn rule)."""
+    derived = model.max_model_len_for(yarn_scales_max_len=rules.yarn_scales_max_len)
+    if derived == model.max_model_len_derived:
+        return model
+    return model.model_copy(update={"max_model_len_derived": derived})
+
+
+def default_max_model_len(*, model: ModelSpec, rules: VersionRules) -> int:
+    """The length vLLM serves when --max-model-len is not given (LongRoPE: original, 0.14+)."""
+    return model.default_max_model_len_for(
+        yarn_scales_max_len=rules.yarn_scales_max_len,
+        longrope_default_original=rules.longrope_default_original,
+    )
+
+
+def resolve(
+    *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, rules: VersionRules
+) -> tuple[ResolvedFlags, list[str], list[str]]:
+    """The flags as vLLM runs them, with the backend's log lines and warnings."""
+    max_model_len = serve.max_model_len or default_max_model_len(model=model, rules=rules)
+    util = serve.gpu_memory_utilization or rules.default_gpu_memory_utilization
+    chunked = serve.enable_chunked_prefill
+    if chunked is None:
+        chunked = default_chunked_prefill(rules, max_model_len=max_model_len)
+    prefix = serve.enable_prefix_caching
+    if prefix is None:
+        prefix = rules.prefix_caching_default
+    max_num_seqs = serve.max_num_seqs or default_max_num_seqs(device=device, rules=rules)
+    max_num_batched_tokens = serve.max_num_batched_tokens or default_max_num_batched_tokens(
+        device=device,
+        rules=rules,
+        max_model_len=max_model_len,
+        max_num_seqs=max_num_seqs,
+        chunked_prefill=chunked,
+    )
+    backend = resolve_backend(
+        model=model, device=device, serve=serve, rules=rules, prefix_caching=prefix, chunked_prefill=chunked
+    )
+    return (
+        ResolvedFlags(
+            max_model_len=max_model_len,
+            gpu_memory_utilization=util,
+            max_num_seqs=max_num_seqs,
+            max_num_batched_tokens=max_num_batched_tokens,
+            prefix_caching=prefix,
+            chunked_prefill=chunked,
+            block_size=backend.block_size,
+            backend=backend.name,
+        ),
+        backend.log_lines,
+        backend.warnings,
+    )

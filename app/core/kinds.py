@@ -1,0 +1,140 @@
+"""Layer kinds on their specs, as vLLM's KVCacheSpec classes carry them (v1/kv_cache_interface.py).
+
+Each kind says whether it holds KV at all, how its layers bucket into KV-cache groups, its page, and the
+blocks one request takes; app/core/kv.py dispatches on these instead of on `LayerKind` literals. A new
+kind (a compressed cache, an indexer, a new linear attention) is one subclass registered in
+:data:`KIND_SPECS` plus its ``LayerKind`` value.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from app.core.specs import LayerKind, ModelSpec
+
+if TYPE_CHECKING:  # kv.Group carries a kind; the kinds only read its window and chunk
+    from app.core.kv import Group
+
+
+def cdiv(a: int, b: int) -> int:
+    """Ceiling division, vLLM's `cdiv`: cdiv(131072, 16) = 8192, cdiv(8193, 16) = 513."""
+    return -(-a // b)
+
+
+class KindSpec:
+    """What one layer kind caches, as vLLM's KVCacheSpec classes say it (v1/kv_cache_interface.py):
+    whether it holds KV at all, how its layers are bucketed into groups, its page, and the blocks one
+    request of a given length takes (``max_memory_usage_bytes`` / page, reference §3.3).
+
+    A new kind is one subclass registered in :data:`KIND_SPECS` (and its ``LayerKind`` value).
+    """
+
+    kind: LayerKind
+    holds_kv = True  # has a spec of its own (SHARED reuses another layer's, NONE has no attention)
+    attention = True  # pages of K and V (or an MLA latent) per token, not a recurrent state
+    per_head_pages = True  # the page is KV heads x head sizes (False: MLA's one latent)
+    whole_sequence = False  # keeps every token of the sequence (the seed's S tokens per layer)
+
+    def bucket(self, model: ModelSpec) -> tuple[LayerKind, int | None, int | None]:
+        """(kind, window, chunk): layers with the same key may share a group (§3.4)."""
+        return (self.kind, None, None)
+
+    def page_bytes(self, *, attention_page: int, mamba_page: int) -> int:
+        """One block of one layer, given the model's attention page and its (padded) recurrent state."""
+        return attention_page
+
+    def blocks_per_request(
+        self, *, group: Group, max_model_len: int, block_size: int, inflight_tokens: int, prefix_caching: bool
+    ) -> int:
+        """E.g. full attention at 8,192 tokens in blocks of 16: cdiv(8192, 16) = 512 blocks."""
+        return cdiv(max_model_len, block_size)
+
+
+class FullAttention(KindSpec):
+    kind = LayerKind.FULL
+    whole_sequence = True
+
+
+class MLAAttention(KindSpec):
+    kind = LayerKind.MLA
+    per_head_pages = False
+    whole_sequence = True
+
+
+class SlidingWindow(KindSpec):
+    kind = LayerKind.SLIDING
+
+    def bucket(self, model: ModelSpec) -> tuple[LayerKind, int | None, int | None]:
+        return (self.kind, model.sliding_window_tokens, None)
+
+    def blocks_per_request(
+        self, *, group: Group, max_model_len: int, block_size: int, inflight_tokens: int, prefix_caching: bool
+    ) -> int:
+        """SlidingWindowSpec: cdiv(min(W - 1 + in-flight, L), B) + 1, e.g. W 128, 16,384 in flight, L 131,072,
+        B 16 -> cdiv(16,511, 16) + 1 = 1,033 blocks."""
+        if group.window_tokens is None:
+            return cdiv(max_model_len, block_size)
+        return cdiv(min(group.window_tokens - 1 + inflight_tokens, max_model_len), block_size) + 1
+
+
+class ChunkedLocal(KindSpec):
+    kind = LayerKind.CHUNKED
+
+    def bucket(self, model: ModelSpec) -> tuple[LayerKind, int | None, int | None]:
+        return (self.kind, None, model.attention_chunk_tokens)
+
+    def blocks_per_request(
+        self, *, group: Group, max_model_len: int, block_size: int, inflight_tokens: int, prefix_caching: bool
+    ) -> int:
+        """ChunkedLocalAttentionSpec: cdiv(min(chunk + in-flight, L), B), e.g. chunk 8,192, 8,192 in flight,
+        L 131,072, B 16 -> 1,024 blocks."""
+        if group.chunk_tokens is None:
+            return cdiv(max_model_len, block_size)
+        return cdiv(min(group.chunk_tokens + inflight_tokens, max_model_len), block_size)
+
+
+class Mamba(KindSpec):
+    kind = LayerKind.MAMBA
+    attention = False
+    per_head_pages = False
+
+    def page_bytes(self, *, attention_page: int, mamba_page: int) -> int:
+        return mamba_page
+
+    def blocks_per_request(
+        self, *, group: Group, max_model_len: int, block_size: int, inflight_tokens: int, prefix_caching: bool
+    ) -> int:
+        return 2 if prefix_caching else 1  # "align" mode keeps a checkpoint block; "none" one state
+
+
+class SharedCache(KindSpec):
+    kind = LayerKind.SHARED
+    holds_kv = attention = per_head_pages = False
+
+
+class NoCache(KindSpec):
+    kind = LayerKind.NONE
+    holds_kv = attention = per_head_pages = False
+
+
+KIND_SPECS: dict[LayerKind, KindSpec] = {
+    spec.kind: spec
+    for spec in (
+        FullAttention(),
+        MLAAttention(),
+        SlidingWindow(),
+        ChunkedLocal(),
+        Mamba(),
+        SharedCache(),
+        NoCache(),
+    )
+}
+
+
+def kind_spec(kind: LayerKind | str) -> KindSpec:
+    return KIND_SPECS[LayerKind(kind)]
+
+
+def attention_layer_count(kinds: list[LayerKind]) -> int:
+    """Layers that cache K and V per token (the seed's L): e.g. 12 full + 12 sliding + 4 Mamba -> 24."""
+    return sum(1 for kind in kinds if KIND_SPECS[kind].attention and KIND_SPECS[kind].holds_kv)

@@ -1,0 +1,269 @@
+"""The `vllm serve` flags the planner reads, one declaration each (issue 25 item 2).
+
+Each :class:`ServeFlag` names the :class:`app.core.specs.ServeConfig` field, the command-line spellings
+(canonical first), what kind of value it takes, its bounds, and the keys vLLM prints for it on its
+engine-config, ``args: Namespace(...)`` and "non-default args" lines. From this one table come:
+
+- the bounds of ``ServeConfig``'s fields (``bounds(...)``, an ``Annotated`` constraint) and of the web
+  parameters (:func:`serve_bounds`);
+- the command parser's flag map (:data:`PARSE_KINDS`, app/core/command.py);
+- the renderer (:func:`render_flags`), which writes a flag only when it differs from vLLM's default for
+  the release (the default from ``VersionRules`` where it depends on one);
+- the log reader's keys (:func:`printed_keys`, app/core/logs/startup.py).
+
+A new flag that moves memory is one row here plus its rule (the ServeConfig field and what reads it).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from annotated_types import Interval
+
+if TYPE_CHECKING:  # the table is imported by specs.py, so the types it renders are only annotations
+    from app.core.specs import ServeConfig
+    from app.core.versions import VersionRules
+
+# len: an integer that may be human-readable ("32k") or "auto"/-1; hint: human-readable integer;
+# flag: a boolean switch (with an optional --no- form); json: a JSON object; choice / text: a word
+FlagKind = Literal["len", "int", "hint", "float", "flag", "json", "choice", "text"]
+Renderer = Callable[["ServeConfig", "VersionRules"], list[str]]
+
+
+@dataclass(frozen=True)
+class ServeFlag:
+    field: str  # the ServeConfig field
+    spellings: tuple[str, ...]  # canonical first, then vLLM's aliases
+    kind: FlagKind
+    printed: tuple[str, ...] = ()  # keys of the engine-config / args lines (vllm/config/vllm.py __str__)
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    negation: str | None = None  # the --no- spelling of a boolean flag (argparse BooleanOptionalAction)
+    render: Renderer | None = None  # how it is written, when the generic "flag value" is not enough
+
+    @property
+    def flag(self) -> str:
+        return self.spellings[0]
+
+
+def _plain(field: str, fmt: str = "{}") -> Renderer:
+    """`--flag value` when the field is set and differs from ServeConfig's default."""
+
+    def render(serve: ServeConfig, rules: VersionRules) -> list[str]:
+        value = getattr(serve, field)
+        if value is None or value == type(serve).model_fields[field].default:
+            return []
+        return [f"{FLAGS_BY_FIELD[field].flag} {fmt.format(value)}"]
+
+    return render
+
+
+def _switch(field: str) -> Renderer:
+    def render(serve: ServeConfig, rules: VersionRules) -> list[str]:
+        return [FLAGS_BY_FIELD[field].flag] if getattr(serve, field) else []
+
+    return render
+
+
+def _utilization(serve: ServeConfig, rules: VersionRules) -> list[str]:
+    value = serve.gpu_memory_utilization
+    if value is None or value == rules.default_gpu_memory_utilization:
+        return []
+    return [f"--gpu-memory-utilization {value:g}"]
+
+
+def _kv_cache_dtype(serve: ServeConfig, rules: VersionRules) -> list[str]:
+    # int8 is vllm-ascend's C8 KV cache, set by its quantization config, not a --kv-cache-dtype value
+    # (recommend/kv_dtype.py explains it)
+    return [] if serve.kv_cache_dtype in ("auto", "int8") else [f"--kv-cache-dtype {serve.kv_cache_dtype}"]
+
+
+def _prefix_caching(serve: ServeConfig, rules: VersionRules) -> list[str]:
+    value = serve.enable_prefix_caching
+    if value is None or value == rules.prefix_caching_default:
+        return []
+    return ["--enable-prefix-caching" if value else "--no-enable-prefix-caching"]
+
+
+def _chunked_prefill(serve: ServeConfig, rules: VersionRules) -> list[str]:
+    always_chunked = rules.chunked_prefill_auto_above is None  # V1; V0 decides by the length
+    if serve.enable_chunked_prefill is False and always_chunked:
+        return ["--no-enable-chunked-prefill"]
+    if serve.enable_chunked_prefill and not always_chunked:
+        return ["--enable-chunked-prefill"]
+    return []
+
+
+def _quantization(serve: ServeConfig, rules: VersionRules) -> list[str]:
+    from app.core.plan import vllm_quantization_name  # plan imports the specs, which import this table
+
+    return [f"--quantization {vllm_quantization_name(serve.quantization)}"] if serve.quantization else []
+
+
+def _kv_cache_memory(serve: ServeConfig, rules: VersionRules) -> list[str]:
+    value = serve.kv_cache_memory_bytes
+    return (
+        [f"--kv-cache-memory-bytes {value}"]
+        if value is not None and rules.has_kv_cache_memory_bytes_flag
+        else []
+    )
+
+
+def _swap_space(serve: ServeConfig, rules: VersionRules) -> list[str]:
+    value = serve.swap_space_gib
+    return [f"--swap-space {value:g}"] if value is not None and rules.swap_space_used else []
+
+
+def _kv_offloading(serve: ServeConfig, rules: VersionRules) -> list[str]:
+    value = serve.kv_offloading_size_gib
+    if not value or not rules.has_kv_offloading_flags:
+        return []
+    return [f"--kv-offloading-size {value:g} --kv-offloading-backend native"]
+
+
+def _json_text(value: object) -> str:
+    return shlex.quote(json.dumps(value, separators=(",", ":")))
+
+
+def _speculative(serve: ServeConfig, rules: VersionRules) -> list[str]:
+    spec = serve.speculative_config
+    if spec is None:
+        return []
+    data = spec.model_dump(exclude_none=True, exclude_defaults=True)
+    data.setdefault("num_speculative_tokens", spec.num_speculative_tokens)
+    return [f"--speculative-config {_json_text(data)}"]
+
+
+def _lora_slots(serve: ServeConfig, rules: VersionRules) -> list[str]:
+    # the slot count and rank size the preallocated LoRA buffers: written together, with --enable-lora
+    return (
+        [f"--max-loras {serve.max_loras} --max-lora-rank {serve.max_lora_rank}"] if serve.enable_lora else []
+    )
+
+
+def _with_lora(inner: Renderer) -> Renderer:
+    def render(serve: ServeConfig, rules: VersionRules) -> list[str]:
+        return inner(serve, rules) if serve.enable_lora else []
+
+    return render
+
+
+def _nothing(serve: ServeConfig, rules: VersionRules) -> list[str]:
+    return []
+
+
+def _limits(serve: ServeConfig, rules: VersionRules) -> list[str]:
+    limits = serve.limit_mm_per_prompt
+    return [] if limits is None else [f"--limit-mm-per-prompt {_json_text(limits)}"]
+
+
+MAX_MODEL_LEN_LIMIT = 10_000_000  # tokens: above any model's context (the longest are ~10M)
+MAX_RANKS = 1024  # TP or DP ranks one server spans: far above the largest NVL/SuperPOD domain
+MAX_STAGES = 256  # pipeline stages: no model has more decoder layers than this splits usefully
+MAX_HOST_GIB = 100_000.0  # host memory flags in GiB: 100 TB, far above any server
+
+# fmt: off
+SERVE_FLAGS: tuple[ServeFlag, ...] = (
+    ServeFlag("max_model_len", ("--max-model-len",), "len", ("max_seq_len", "max_model_len"),
+              ge=1, le=MAX_MODEL_LEN_LIMIT, render=_plain("max_model_len")),
+    ServeFlag("tensor_parallel_size", ("--tensor-parallel-size", "-tp"), "int", ("tensor_parallel_size",),
+              ge=1, le=MAX_RANKS, render=_plain("tensor_parallel_size")),
+    ServeFlag("pipeline_parallel_size", ("--pipeline-parallel-size", "-pp"), "int", ("pipeline_parallel_size",),
+              ge=1, le=MAX_STAGES, render=_plain("pipeline_parallel_size")),
+    ServeFlag("gpu_memory_utilization", ("--gpu-memory-utilization",), "float", ("gpu_memory_utilization",),
+              gt=0.0, le=1.0, render=_utilization),
+    ServeFlag("kv_cache_dtype", ("--kv-cache-dtype",), "choice", ("kv_cache_dtype",), render=_kv_cache_dtype),
+    ServeFlag("block_size", ("--block-size",), "int", ("block_size",), ge=1, le=16384, render=_plain("block_size")),
+    ServeFlag("max_num_seqs", ("--max-num-seqs",), "int", ("max_num_seqs",), ge=1, le=65536,
+              render=_plain("max_num_seqs")),
+    ServeFlag("max_num_batched_tokens", ("--max-num-batched-tokens",), "hint", ("max_num_batched_tokens",),
+              ge=1, le=MAX_MODEL_LEN_LIMIT, render=_plain("max_num_batched_tokens")),
+    ServeFlag("enforce_eager", ("--enforce-eager",), "flag", ("enforce_eager",), render=_switch("enforce_eager")),
+    ServeFlag("enable_prefix_caching", ("--enable-prefix-caching",), "flag", ("enable_prefix_caching",),
+              negation="--no-enable-prefix-caching", render=_prefix_caching),
+    ServeFlag("enable_chunked_prefill", ("--enable-chunked-prefill",), "flag",
+              ("enable_chunked_prefill", "chunked_prefill_enabled"),  # the engine line before 0.11
+              negation="--no-enable-chunked-prefill", render=_chunked_prefill),
+    ServeFlag("quantization", ("--quantization", "-q"), "text", ("quantization",), render=_quantization),
+    ServeFlag("data_parallel_size", ("--data-parallel-size", "-dp"), "int", ("data_parallel_size",),
+              ge=1, le=MAX_RANKS, render=_plain("data_parallel_size")),
+    ServeFlag("enable_expert_parallel", ("--enable-expert-parallel", "-ep"), "flag", ("enable_expert_parallel",),
+              render=_switch("enable_expert_parallel")),
+    ServeFlag("dtype", ("--dtype",), "choice", ("dtype",), render=_plain("dtype")),
+    ServeFlag("kv_cache_memory_bytes", ("--kv-cache-memory-bytes", "--kv-cache-memory"), "hint",
+              ("kv_cache_memory_bytes",), ge=0, render=_kv_cache_memory),
+    ServeFlag("cpu_offload_gb", ("--cpu-offload-gb",), "float", ("cpu_offload_gb",), ge=0.0, le=MAX_HOST_GIB,
+              render=_plain("cpu_offload_gb", "{:g}")),
+    ServeFlag("swap_space_gib", ("--swap-space",), "float", ("swap_space",), ge=0.0, le=MAX_HOST_GIB,
+              render=_swap_space),
+    ServeFlag("kv_offloading_size_gib", ("--kv-offloading-size",), "float", ("kv_offloading_size",),
+              ge=0.0, le=MAX_HOST_GIB, render=_kv_offloading),
+    # the extras (app/core/extras/): data_parallel_size and speculative_config are on 0.19.0's
+    # engine-config line (config/vllm.py VllmConfig.__str__); the LoRA and multimodal flags only in
+    # "non-default args"
+    ServeFlag("speculative_config", ("--speculative-config",), "json", ("speculative_config",), render=_speculative),
+    ServeFlag("enable_lora", ("--enable-lora",), "flag", ("enable_lora",), render=_switch("enable_lora")),
+    ServeFlag("max_loras", ("--max-loras",), "int", ("max_loras",), ge=1, le=1024, render=_lora_slots),
+    ServeFlag("max_lora_rank", ("--max-lora-rank",), "int", ("max_lora_rank",), ge=1, le=1024,
+              render=_nothing),  # written with --max-loras
+    ServeFlag("max_cpu_loras", ("--max-cpu-loras",), "int", ("max_cpu_loras",), ge=1, le=100_000,
+              render=_with_lora(_plain("max_cpu_loras"))),
+    ServeFlag("fully_sharded_loras", ("--fully-sharded-loras",), "flag", ("fully_sharded_loras",),
+              render=_with_lora(_switch("fully_sharded_loras"))),
+    ServeFlag("limit_mm_per_prompt", ("--limit-mm-per-prompt",), "json", ("limit_mm_per_prompt",), render=_limits),
+)
+# fmt: on
+FLAGS_BY_FIELD: dict[str, ServeFlag] = {flag.field: flag for flag in SERVE_FLAGS}
+
+# the parser's map: every spelling -> (field, how its value is read)
+ParseKind = Literal["len", "int", "hint", "float", "flag", "noflag", "str"]
+_PARSE_KIND: dict[FlagKind, ParseKind] = {
+    "len": "len",
+    "int": "int",
+    "hint": "hint",
+    "float": "float",
+    "flag": "flag",
+    "json": "str",
+    "choice": "str",
+    "text": "str",
+}
+PARSE_KINDS: dict[str, tuple[str, ParseKind]] = {
+    **{spelling: (f.field, _PARSE_KIND[f.kind]) for f in SERVE_FLAGS for spelling in f.spellings},
+    **{f.negation: (f.field, "noflag") for f in SERVE_FLAGS if f.negation},
+}
+
+
+def bounds(field: str) -> Interval:
+    """The table's bounds of one field, as the constraint ServeConfig's annotation carries."""
+    flag = FLAGS_BY_FIELD[field]
+    return Interval(ge=flag.ge, gt=flag.gt, le=flag.le)
+
+
+def serve_bounds() -> dict[str, dict[str, float]]:
+    """Every numeric serve field's bounds (``{"ge": 1, "le": 1024}``), for the web parameters: a page may
+    be stricter (a page-only limit stays a web validator), never looser."""
+    out: dict[str, dict[str, float]] = {}
+    for flag in SERVE_FLAGS:
+        limits = {name: value for name in ("ge", "gt", "le") if (value := getattr(flag, name)) is not None}
+        if limits:
+            out[flag.field] = limits
+    return out
+
+
+def render_flags(serve: ServeConfig, rules: VersionRules) -> list[str]:
+    """Every flag that differs from vLLM's default for ``rules``' release, in the table's order."""
+    parts: list[str] = []
+    for flag in SERVE_FLAGS:
+        assert flag.render is not None
+        parts += flag.render(serve, rules)
+    return parts
+
+
+def printed_keys() -> dict[str, tuple[str, FlagKind]]:
+    """Keys vLLM prints for these flags -> (field, kind): the log reader's half of the table."""
+    return {key: (flag.field, flag.kind) for flag in SERVE_FLAGS for key in flag.printed}

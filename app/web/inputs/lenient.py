@@ -1,0 +1,56 @@
+"""The pages' reading of their inputs: never fails; each field that does not validate is dropped
+(its default is used) and reported as a :class:`Problem` naming it. One loop for every feature's
+parameter model (the planner's, the explorer's, the fleet's)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from app.web.inputs.problems import Problem, shown_value
+from app.web.validation import message_of
+
+Model = TypeVar("Model", bound=BaseModel)
+Query = Mapping[str, str] | Iterable[tuple[str, str]]
+
+
+def known_values(model: type[BaseModel], query: Query, *, blank_is_default: bool = False) -> dict[str, Any]:
+    """The query's values for ``model``'s fields; a repeated key: the last one wins, as with argparse.
+
+    ``blank_is_default``: a blank value of a field whose default is not None means "the default" (a
+    cleared box), instead of being validated.
+    """
+    fields = model.model_fields
+    raw: dict[str, Any] = {}
+    for key, value in query.items() if isinstance(query, Mapping) else query:
+        if key not in fields:
+            continue
+        if (
+            blank_is_default
+            and isinstance(value, str)
+            and not value.strip()
+            and fields[key].default is not None
+        ):
+            raw.pop(key, None)
+            continue
+        raw[key] = value
+    return raw
+
+
+def parse_lenient(
+    model: type[Model], query: Query, *, blank_is_default: bool = False
+) -> tuple[Model, list[Problem]]:
+    """``model`` from ``query``, dropping (and reporting) each field that does not validate."""
+    raw = known_values(model, query, blank_is_default=blank_is_default)
+    problems: list[Problem] = []
+    for _ in range(len(model.model_fields) + 1):
+        try:
+            return model.model_validate(raw), problems
+        except ValidationError as exc:
+            for error in exc.errors():
+                name = str(error["loc"][0]) if error["loc"] else ""
+                if name in raw:
+                    problems.append(Problem(name, message_of(error), value=shown_value(raw.pop(name))))
+    return model(), problems  # unreachable in practice: each round removes a field

@@ -1,0 +1,73 @@
+"""Permalinks: a page's inputs as the query string that reproduces them, and back.
+
+Names are the `vllm serve` flags in snake_case so a permalink reads like the command it describes;
+defaults are omitted and ``v`` (the link format) always comes first. The compare view's link, which
+the planner shows, is built here too, so neither feature imports the other.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl, urlencode
+
+from starlette.requests import Request
+
+from app.core.versions import DEFAULT_VERSION
+from app.web.inputs.params import DEFAULTS, FIELD_NAMES, LINK_FORMAT_VERSION, PlannerParams, pack_config_json
+from app.web.templating import url_path
+
+# The compare view's default partner: the release the calibration logs come from (docs/accuracy.md);
+# when that is the version already chosen, the newest release.
+COMPARE_PARTNER = "0.19.0"
+
+
+def query_items(params: PlannerParams) -> list[tuple[str, str]]:
+    """The non-default fields, in declaration order, as strings (``v`` always first)."""
+    items: list[tuple[str, str]] = [("v", str(LINK_FORMAT_VERSION))]
+    for name in FIELD_NAMES:
+        if name == "v":
+            continue
+        value = getattr(params, name)
+        if value == getattr(DEFAULTS, name):
+            continue
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif name == "config_json":
+            text = pack_config_json(value)
+        else:
+            text = str(value)
+        items.append((name, text))
+    return items
+
+
+def to_query(params: PlannerParams) -> str:
+    """The permalink's query string: defaults omitted, ``v=1`` always present."""
+    return urlencode(query_items(params))
+
+
+def permalink(request: Request, params: PlannerParams, query: str | None = None) -> str:
+    """The planner URL for ``params`` (``query``: their ``to_query``, when the caller has it already)."""
+    return f"{url_path(request, 'planner')}?{to_query(params) if query is None else query}"
+
+
+async def state_items(request: Request) -> list[tuple[str, str]]:
+    """The planner's inputs a section was asked for: the query of a GET, or the ``state`` field of a
+    POST (the fragment's one copy of the permalink query, ``#planner-state``, sent by ``hx-include``
+    so a pasted config.json is not repeated in every section's URL)."""
+    if request.method == "GET":
+        return request.query_params.multi_items()
+    form = await request.form()
+    state = form.get("state")
+    return parse_qsl(state, keep_blank_values=True) if isinstance(state, str) else []
+
+
+def compare_versions(params: PlannerParams) -> str:
+    """The versions the planner's compare link names: the chosen one and its partner (``a=…&b=…``)."""
+    chosen = params.resolved_version
+    partner = COMPARE_PARTNER if chosen != COMPARE_PARTNER else DEFAULT_VERSION
+    return urlencode({"a": chosen, "b": partner})
+
+
+def compare_link(request: Request, params: PlannerParams) -> str:
+    """The compare view for the same inputs, the chosen release against its partner."""
+    without_version = to_query(params.model_copy(update={"vllm_version": None}))
+    return f"{url_path(request, 'compare')}?{without_version}&{compare_versions(params)}"

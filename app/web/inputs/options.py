@@ -1,0 +1,48 @@
+"""The choices every feature's form offers: one ``Option`` per <select> or <datalist> entry, the
+catalog's models, devices and releases, and a release from a link that is not in the list."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import NamedTuple
+
+from app.core.catalog import list_devices, list_models
+from app.core.versions import KNOWN_VERSIONS, rules_for
+from app.web.i18n import t
+from app.web.inputs.params import TENSOR_PARALLEL_SIZES
+
+
+class Option(NamedTuple):
+    """One choice of a <select> or <datalist>: a pair, so templates may pass literal (value, label) pairs too."""
+
+    value: str
+    label: str
+
+
+@cache
+def catalog_options() -> tuple[tuple[Option, ...], tuple[Option, ...], tuple[Option, ...]]:
+    """The form's model, device and version lists: the catalogs are fixed for the process's life."""
+    models = tuple(
+        Option(alias, entry.id if alias != entry.id else entry.description)
+        for entry in list_models()
+        for alias in (entry.id, *entry.aliases)
+    )
+    devices = tuple(Option(d.id, d.name) for d in list_devices())
+    return models, devices, release_options()
+
+
+def release_options() -> tuple[Option, ...]:
+    """The known releases, newest first."""
+    return tuple(Option(v, v) for v in reversed(KNOWN_VERSIONS))
+
+
+TP_OPTIONS = tuple(Option(str(n), str(n)) for n in TENSOR_PARALLEL_SIZES)
+
+
+def version_options(known: tuple[Option, ...], chosen: str | None) -> tuple[Option, ...]:
+    """The known releases, plus the one in the link when it is another (it stays selected, with the
+    release whose rules plan it): `0.23.0 → rules of 0.21.0`."""
+    if chosen is None or any(o.value == chosen for o in known):
+        return known
+    label = t("{requested} (rules of {release})", requested=chosen, release=rules_for(chosen).version)
+    return (Option(chosen, label), *known)

@@ -1,0 +1,223 @@
+"""From validated parameters to the core's inputs (ModelSpec, DeviceSpec, ServeConfig), and the one
+estimate call every web feature makes.
+
+The model comes from, in order: a pasted config.json, a complete model card, the catalog.
+Both the config and the card go through the core's HF-config reader, so vLLM's rules for
+head sizes, sliding windows and MLA live in one place.
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from starlette.concurrency import run_in_threadpool
+
+from app import hub
+from app.core.catalog import find_device
+from app.core.errors import ConfigError, PlannerError, UnknownDeviceError, UnknownModelError
+from app.core.estimate import default_max_model_len, estimate, model_for_release
+from app.core.hf_config import model_spec_from_hf_config
+from app.core.plan import apply_quantization_flag
+from app.core.result import Estimate
+from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
+from app.core.text import Text
+from app.core.versions import rules_for
+from app.hub import find_model_or_fetch
+from app.web.i18n import page_lang
+from app.web.inputs.params import CARD_REQUIRED, DEFAULTS, PlannerParams, serve_config
+from app.web.inputs.problems import Problem
+
+ModelSource = Literal["catalog", "config", "card", "hub"]
+PASTED_MODEL_NAME = "pasted-config"
+CARD_MODEL_NAME = "model-card"
+# Fallbacks for card fields a user may leave blank; each only moves the activation model a little.
+CARD_DEFAULT_VOCAB = 32_000  # Llama-2 vocabulary, the smallest common one
+CARD_DEFAULT_MAX_LEN = 131_072  # 128K, what most current cards declare
+CARD_INCOMPLETE = Text("the model card needs layers, KV heads, head size and parameters")
+# Hybrid models on the card: one full-attention layer after every N-1 sliding ones (Gemma-3 uses 6).
+CARD_HYBRID_PERIOD = 6
+
+
+CARD_FIELDS = tuple(name for name in PlannerParams.model_fields if name.startswith("card_"))
+CARD_FIELD_OF_HF_KEY = {
+    "num_hidden_layers": "card_layers",
+    "num_key_value_heads": "card_kv_heads",
+    "head_dim": "card_head_size",
+    "num_attention_heads": "card_heads",
+    "hidden_size": "card_hidden_size",
+    "vocab_size": "card_vocab_size",
+    "sliding_window": "card_window",
+    "layer_types": "card_attention",
+    "kv_lora_rank": "card_kv_lora_rank",
+    "qk_rope_head_dim": "card_rope_dim",
+    "torch_dtype": "card_dtype",
+    "max_position_embeddings": "card_max_len",
+}
+
+
+def _missing_card_field(params: PlannerParams) -> str | None:
+    """The first required card field left blank when the card was started and nothing else given."""
+    if params.config_json or not params.card_started or params.has_card:
+        return None
+    return next(name for name in CARD_REQUIRED if getattr(params, name) is None)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    params: PlannerParams
+    model: ModelSpec
+    model_label: str
+    model_source: ModelSource
+    device: DeviceSpec
+    serve: ServeConfig
+    vllm_version: str
+
+    @property
+    def derived_len(self) -> int:
+        """The model's maximum length under this release's rules (its yarn rule: estimate.py)."""
+        rules = rules_for(self.vllm_version)
+        return model_for_release(model=self.model, rules=rules).max_model_len_derived
+
+    @property
+    def default_len(self) -> int:
+        """The length this release serves when --max-model-len is not given (LongRoPE: the original)."""
+        return default_max_model_len(model=self.model, rules=rules_for(self.vllm_version))
+
+
+def card_config(params: PlannerParams) -> dict[str, Any]:
+    """An HF-style config.json built from the model card fields."""
+    assert params.card_layers and params.card_kv_heads and params.card_head_size  # has_card checked
+    heads = params.card_heads or params.card_kv_heads
+    config: dict[str, Any] = {
+        "architectures": ["CardForCausalLM"],
+        "model_type": "card",
+        "num_hidden_layers": params.card_layers,
+        "num_attention_heads": heads,
+        "num_key_value_heads": params.card_kv_heads,
+        "head_dim": params.card_head_size,
+        "hidden_size": params.card_hidden_size or heads * params.card_head_size,
+        "vocab_size": params.card_vocab_size or CARD_DEFAULT_VOCAB,
+        "intermediate_size": 4 * (params.card_hidden_size or heads * params.card_head_size),
+        "max_position_embeddings": params.card_max_len or CARD_DEFAULT_MAX_LEN,
+        "torch_dtype": params.card_dtype,
+    }
+    if params.card_attention in ("sliding", "hybrid"):
+        if params.card_window is None:
+            raise ConfigError("card_window", Text("sliding and hybrid attention need the window size"))
+        config["sliding_window"] = params.card_window
+        config["layer_types"] = [
+            "full_attention"
+            if params.card_attention == "hybrid" and (i + 1) % CARD_HYBRID_PERIOD == 0
+            else "sliding_attention"
+            for i in range(params.card_layers)
+        ]
+    if params.card_attention == "mla":
+        if params.card_kv_lora_rank is None:
+            raise ConfigError("card_kv_lora_rank", Text("MLA needs kv_lora_rank (512 for DeepSeek-V3)"))
+        config["model_type"] = "deepseek_v3"
+        config["architectures"] = ["DeepseekV3ForCausalLM"]
+        config["kv_lora_rank"] = params.card_kv_lora_rank
+        config["qk_rope_head_dim"] = params.card_rope_dim if params.card_rope_dim is not None else 64
+        config["qk_nope_head_dim"] = params.card_head_size
+        config["v_head_dim"] = params.card_head_size
+    return config
+
+
+def _model(params: PlannerParams) -> tuple[ModelSpec, str, ModelSource]:
+    config = params.config_dict
+    if config is not None:
+        label = params.model if params.model != DEFAULTS.model else PASTED_MODEL_NAME
+        return model_spec_from_hf_config(config, name=label), label, "config"
+    if params.has_card:
+        try:
+            spec = model_spec_from_hf_config(
+                card_config(params), name=CARD_MODEL_NAME, params_total=params.card_params
+            )
+        except ConfigError as exc:
+            if exc.field.startswith("card_"):
+                raise
+            field = CARD_FIELD_OF_HF_KEY.get(exc.field, "card_layers")
+            raise ConfigError(field, exc.message) from exc
+        return spec, CARD_MODEL_NAME, "card"
+    model, fetched = find_model_or_fetch(params.model)  # the hub only with KVPLAN_ALLOW_HUB=1 (app/hub.py)
+    return model, params.model, "hub" if fetched else "catalog"
+
+
+async def prefetch_hub_model(params: PlannerParams) -> None:
+    """Async routes call this before resolving: a hub id's first fetch (seconds, over the network) runs
+    in a worker thread, so the event loop keeps serving; the resolve that follows finds the spec (or the
+    failure, with its message) in app.hub's memory cache. Nothing happens without KVPLAN_ALLOW_HUB=1."""
+    if not hub.enabled() or params.config_json or params.has_card:
+        return
+    with suppress(PlannerError):  # the resolve raises it again, from app.hub's failure cache
+        await run_in_threadpool(find_model_or_fetch, params.model)
+
+
+def resolve_strict(params: PlannerParams) -> Resolved:
+    """For the API: any unusable input raises a PlannerError naming its field."""
+    missing = _missing_card_field(params)
+    if missing is not None:
+        raise ConfigError(missing, CARD_INCOMPLETE)
+    try:
+        model, label, source = _model(params)
+    except ConfigError as exc:
+        if source_is_card(params) or exc.field == "config_json":
+            raise
+        raise ConfigError("config_json", f"{exc.field}: {exc.message}") from exc
+    model = apply_quantization_flag(model, params.quantization)  # a checkpoint's own format wins
+    device = find_device(params.device)
+    if params.device_memory_gib is not None:
+        device = device.model_copy(update={"memory_total_bytes": round(params.device_memory_gib * GIB)})
+    if params.device != device.id:  # an alias (910b, a100, mi300x): the form and the link show the id
+        params = params.model_copy(update={"device": device.id})
+    return Resolved(params, model, label, source, device, serve_config(params), params.resolved_version)
+
+
+def source_is_card(params: PlannerParams) -> bool:
+    return not params.config_json and params.has_card
+
+
+def resolve_lenient(params: PlannerParams) -> tuple[Resolved, list[Problem]]:
+    """For the page: an unusable model source or device falls back to the default and is reported."""
+    problems: list[Problem] = []
+    # the page's permalinks carry the language it is shown in (omitted for English)
+    params = params.model_copy(update={"lang": page_lang()})
+    no_card = {name: getattr(DEFAULTS, name) for name in CARD_FIELDS}  # defaults, not None (card_dtype…)
+    missing = _missing_card_field(params)
+    if missing is not None:
+        problems.append(Problem(missing, CARD_INCOMPLETE))
+        params = params.model_copy(update=no_card)
+    for _ in range(4):
+        try:
+            return resolve_strict(params), problems
+        except UnknownModelError as exc:
+            problems.append(Problem("model", exc.message, value=params.model))
+            params = params.model_copy(update={"model": DEFAULTS.model})
+        except UnknownDeviceError as exc:
+            problems.append(Problem("device", exc.message, value=params.device))
+            params = params.model_copy(update={"device": DEFAULTS.device})
+        except ConfigError as exc:
+            problems.append(Problem(exc.field, exc.message))
+            params = params.model_copy(update={"config_json": ""} if params.config_json else no_card)
+        except PlannerError as exc:  # a flag the core refuses (an unknown --quantization)
+            if exc.field not in PlannerParams.model_fields:
+                raise
+            problems.append(Problem(exc.field, exc.message, value=str(getattr(params, exc.field))))
+            params = params.model_copy(update={exc.field: getattr(DEFAULTS, exc.field)})
+    raise PlannerError("model", Text("no usable model"))  # unreachable: the defaults always resolve
+
+
+def estimate_for(resolved: Resolved, *, vllm_version: str | None = None, **serve_changes: Any) -> Estimate:
+    """The one estimate call of the web features: the resolved inputs, optionally another release or
+    some flags changed (the explorer's what-ifs, the compare view's second version)."""
+    serve = resolved.serve.model_copy(update=serve_changes) if serve_changes else resolved.serve
+    return estimate(
+        model=resolved.model,
+        device=resolved.device,
+        serve=serve,
+        vllm_version=vllm_version or resolved.vllm_version,
+        target_concurrency=resolved.params.target_concurrency,
+        devices=resolved.params.devices,
+    )

@@ -1,0 +1,82 @@
+"""The verdict box every page shows for an estimate: key, tone, label and remedies from
+app.core.verdicts.VERDICTS (the doctor's words too); only the sentence built from the estimate's
+numbers is written here. Shared by the planner and the compare view."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.core.result import ErrorKind, Estimate
+from app.core.verdicts import VERDICTS, remedies
+from app.web.format import gib, integer
+from app.web.i18n import _, t, tr_list
+
+
+@dataclass(frozen=True)
+class VerdictView:
+    key: str  # fits / s_bound / n_bound / budget_bound
+    tone: str  # ok / warn / bad (a CSS class)
+    headline: str
+    detail: str
+    remedies: tuple[str, ...] = ()
+
+
+def verdict_view(est: Estimate, target: int, *, derived_len: int | None = None) -> VerdictView:
+    """The verdict box: key, tone, label and remedies from app.core.verdicts.VERDICTS (the doctor's
+    words too); only the sentence built from this estimate's numbers is written here."""
+    info = VERDICTS[est.verdict]
+    largest = integer(est.estimated_max_model_len) if est.estimated_max_model_len else None
+    cause: str | None = None
+    if est.error_kind == ErrorKind.MAX_LEN_ABOVE_DERIVED:
+        cause, largest = ErrorKind.MAX_LEN_ABOVE_DERIVED.value, integer(derived_len) if derived_len else None
+    return VerdictView(
+        info.key,
+        info.tone,
+        _(info.label),
+        _verdict_detail(est, target, derived_len=derived_len),
+        tuple(tr_list(remedies(info.key, largest=largest, cause=cause))),
+    )
+
+
+def _verdict_detail(est: Estimate, target: int, *, derived_len: int | None) -> str:
+    """The verdict's one sentence with this estimate's numbers."""
+    s = integer(est.max_model_len)
+    if est.error_kind == ErrorKind.MAX_LEN_ABOVE_DERIVED:
+        return t(
+            "vLLM refuses --max-model-len {s} above the model's derived maximum ({maximum}) unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; past the trained context the outputs may be wrong.",
+            s=s,
+            maximum=integer(derived_len) if derived_len else "?",
+        )
+    if est.verdict == "load_oom":
+        return t(
+            "Each rank holds {weights} of weights on a {total} device: vLLM runs out of memory while loading them, before any KV cache is sized.",
+            weights=gib(est.weights_bytes),
+            total=gib(est.device_total_bytes),
+        )
+    if est.verdict == "budget_bound":
+        return t(
+            "After weights, activations and the rest, the KV pool is {kv_cache_bytes} — not even one sequence fits at any length worth serving. Shortening max_model_len does not help.",
+            kv_cache_bytes=gib(est.kv_cache_bytes),
+        )
+    if est.verdict == "s_bound":
+        return t(
+            "One sequence of max_model_len = {s} tokens needs more KV than the pool holds ({kv_cache_bytes}). Largest max_model_len that starts: {largest}.",
+            s=s,
+            kv_cache_bytes=gib(est.kv_cache_bytes),
+            largest=integer(est.estimated_max_model_len) if est.estimated_max_model_len else _("none"),
+        )
+    numbers = {
+        "kv_tokens": integer(est.kv_tokens),
+        "max_concurrency": est.max_concurrency,
+        "s": s,
+        "target": target,
+    }
+    if est.verdict == "n_bound":
+        return t(
+            "The pool holds {kv_tokens} tokens: {max_concurrency:.2f} sequences of {s} tokens at once, fewer than the target {target}. vLLM starts; the rest of the requests queue.",
+            **numbers,
+        )
+    return t(
+        "vLLM starts; the KV pool holds {kv_tokens} tokens = {max_concurrency:.2f} concurrent sequences of {s} tokens (target {target}).",
+        **numbers,
+    )

@@ -1,0 +1,147 @@
+"""The exact text the estimator prints as vLLM would, pinned before app/core/estimate.py was split (issue 25).
+
+Every ``log_lines`` entry and ``error`` of one estimate per rules bracket (a model that fits, one whose
+length is too long for the pool, one with no room for a single block), and the refusals: a length above
+the model's maximum, weights above the device, free memory below the requested budget, and the
+`--max-model-len auto` lines. The expected strings are in tests/data/golden/estimate_text.json,
+recorded from the estimator at commit f8a22e2 (before the move) and read against the templates of
+/work/shared/reference/vllm-accounting.md §4.1-§4.4 (release by release); the checks below also read
+the pinned lines back with the log parser's own patterns (app/core/vllm_text.py), so a template and its
+pattern cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from app.core import vllm_text as T
+from app.core.catalog import find_device, find_model
+from app.core.estimate import estimate
+from app.core.result import Estimate
+from app.core.specs import ServeConfig
+from app.core.versions import KNOWN_VERSIONS, rules_for
+
+GOLDEN = Path(__file__).parents[1] / "data" / "golden" / "estimate_text.json"
+LLAMA_8B, LLAMA_70B = "meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-70B"
+
+
+@dataclass(frozen=True)
+class Case:
+    model: str
+    device: str
+    version: str
+    serve: dict[str, object]
+    auto: bool = False
+
+
+def _cases() -> dict[str, Case]:
+    cases: dict[str, Case] = {}
+    for version in KNOWN_VERSIONS:
+        # fits: 8B on an H100 at 8,192 tokens (every bracket's capacity lines)
+        cases[f"fits-{version}"] = Case(LLAMA_8B, "nvidia-h100-sxm-80gb", version, {"max_model_len": 8192})
+        # too long: 8B at its full 131,072 tokens on a 24 GB L4 (the "To serve at least one request" error)
+        cases[f"too-long-{version}"] = Case(LLAMA_8B, "nvidia-l4-24gb", version, {"max_model_len": 131_072})
+        # no blocks: 8B's ~15 GiB of weights in 40 % of an L4 (9.4 GiB): no memory for the cache blocks
+        cases[f"no-blocks-{version}"] = Case(
+            LLAMA_8B, "nvidia-l4-24gb", version, {"max_model_len": 8192, "gpu_memory_utilization": 0.4}
+        )
+    for version in ("0.8.5", "0.19.0", "0.33.0"):  # both wordings of _get_and_verify_max_len
+        cases[f"above-model-max-{version}"] = Case(
+            LLAMA_8B, "nvidia-h100-sxm-80gb", version, {"max_model_len": 200_000}
+        )
+    for device in ("nvidia-l4-24gb", "huawei-ascend-910b4-32gb"):  # CUDA and NPU wording of the OOM
+        cases[f"weights-above-device-{device}"] = Case(LLAMA_70B, device, "0.33.0", {"max_model_len": 8192})
+    for version in ("0.10.2", "0.14.0", "0.33.0"):  # free memory (80 GiB - 0.5 GiB context) < 80 x 0.999
+        cases[f"free-memory-{version}"] = Case(
+            LLAMA_8B, "nvidia-h100-sxm-80gb", version, {"gpu_memory_utilization": 0.999}
+        )
+    for version in ("0.14.0", "0.33.0"):  # both auto-fit wordings
+        cases[f"auto-full-{version}"] = Case(LLAMA_8B, "nvidia-h100-sxm-80gb", version, {}, auto=True)
+        cases[f"auto-reduced-{version}"] = Case(LLAMA_8B, "nvidia-l4-24gb", version, {}, auto=True)
+        cases[f"auto-none-{version}"] = Case(
+            LLAMA_8B, "nvidia-l4-24gb", version, {"gpu_memory_utilization": 0.7}, auto=True
+        )
+    cases["npu-fits-0.33.0"] = Case(LLAMA_8B, "huawei-ascend-910b-64gb", "0.33.0", {"max_model_len": 8192})
+    return cases
+
+
+CASES = _cases()
+
+
+def run(case: Case) -> Estimate:
+    return estimate(
+        model=find_model(case.model),
+        device=find_device(case.device),
+        serve=ServeConfig.model_validate(case.serve),
+        vllm_version=case.version,
+        max_model_len_auto=case.auto,
+    )
+
+
+def _golden() -> dict[str, dict[str, object]]:
+    data: dict[str, dict[str, object]] = json.loads(GOLDEN.read_text())
+    return data
+
+
+def test_every_case_is_pinned() -> None:
+    assert set(_golden()) == set(CASES)
+
+
+@pytest.mark.parametrize("key", list(CASES))
+def test_text_is_exactly_as_pinned(key: str) -> None:
+    est = run(CASES[key])
+    want = _golden()[key]
+    assert est.log_lines == want["log_lines"]
+    assert est.error == want["error"]
+    assert (str(est.error_kind) if est.error_kind else None) == want["error_kind"]
+
+
+def _matches(pattern: T.VllmLine | str, text: str) -> bool:
+    regex = pattern.pattern if isinstance(pattern, T.VllmLine) else pattern
+    return re.search(regex, text) is not None
+
+
+@pytest.mark.parametrize("version", KNOWN_VERSIONS)
+def test_pinned_lines_read_back_with_the_parser_patterns(version: str) -> None:
+    golden = _golden()
+    rules = rules_for(version)
+    fits = golden[f"fits-{version}"]["log_lines"]
+    assert isinstance(fits, list)
+    text = "\n".join(fits)
+    assert _matches(T.WEIGHTS, text)  # §4.1: "Loading model weights took" / "Model loading took"
+    assert _matches(T.CONCURRENCY, text)  # §4.3
+    if rules.engine == "v0":
+        assert _matches(T.BLOCKS, text) and _matches(T.V0_PARTITION, text)  # §4.2, §4.3
+    else:
+        assert _matches(T.KV_SIZE, text)
+    too_long = golden[f"too-long-{version}"]["error"]
+    assert isinstance(too_long, str)
+    assert _matches(T.V0_TOO_LONG if rules.engine == "v0" else T.V1_TOO_LONG, too_long)  # §4.4
+    no_blocks = golden[f"no-blocks-{version}"]["error"]
+    assert isinstance(no_blocks, str)
+    assert _matches(T.NO_BLOCKS, no_blocks)
+
+
+def test_refusals_read_back_with_the_parser_patterns() -> None:
+    golden = _golden()
+    for key, want in golden.items():
+        error = want["error"]
+        if key.startswith("free-memory"):
+            assert isinstance(error, str) and _matches(T.FREE_AT_START, error)
+            assert _matches(T.DESIRED_UTILIZATION, error)
+        if key.startswith("weights-above-device"):
+            assert isinstance(error, str) and _matches(T.TORCH_OOM, error)
+            assert _matches(T.TOTAL_CAPACITY, error)
+        if key.startswith("auto-none"):
+            assert isinstance(error, str) and _matches(T.AUTOFIT_FAILED, error)
+        if key.startswith("auto-reduced"):
+            lines = want["log_lines"]
+            assert isinstance(lines, list) and _matches(T.AUTOFIT_REDUCED, lines[0])
+        if key.startswith("auto-full"):
+            lines = want["log_lines"]
+            assert isinstance(lines, list) and _matches(T.AUTOFIT_FITS, lines[0])
