@@ -260,6 +260,7 @@ class Capacity:
     """What the binding stage's KV pool holds at --max-model-len (reference §3.5-§3.7)."""
 
     inflight_tokens: int
+    per_group: list[int]  # blocks one request of --max-model-len takes in each KV-cache group
     concurrency: float
     kv_tokens: int | None  # as the release prints it ("KV cache size"); None where it prints none
     check_bytes: int  # the pool the capacity check compares with (less the null block from 0.30)
@@ -276,12 +277,17 @@ def _capacity(setup: Setup) -> Capacity:
         max_num_batched_tokens=flags.max_num_batched_tokens,
         pipeline_parallel_size=serve.pipeline_parallel_size,
     )
-    concurrency = kv.max_concurrency_for(
-        num_blocks=binding.num_blocks,
+    per_group = kv.request_blocks(
         layout=layout,
         max_model_len=max_model_len,
         inflight_tokens=inflight,
         prefix_caching=flags.prefix_caching,
+    )
+    concurrency = kv.concurrency_from_blocks(
+        num_blocks=binding.num_blocks,
+        layout=layout,
+        per_group=per_group,
+        max_model_len=max_model_len,
         rules=rules,
     )
     kv_tokens = kv.kv_tokens_for(
@@ -292,12 +298,8 @@ def _capacity(setup: Setup) -> Capacity:
         rules=rules,
     )
     check_bytes = binding.kv_cache_bytes - (layout.bytes_per_block if rules.null_block_in_check else 0)
-    needed = kv.needed_bytes(
-        layout=layout,
-        max_model_len=max_model_len,
-        inflight_tokens=inflight,
-        prefix_caching=flags.prefix_caching,
-        rules=rules,
+    needed = kv.needed_from_blocks(
+        layout=layout, per_group=per_group, max_model_len=max_model_len, rules=rules
     )
     largest = kv.estimate_max_model_len(
         available_bytes=max(0, check_bytes),
@@ -316,6 +318,7 @@ def _capacity(setup: Setup) -> Capacity:
     )
     return Capacity(
         inflight_tokens=inflight,
+        per_group=per_group,
         concurrency=concurrency,
         kv_tokens=kv_tokens,
         check_bytes=check_bytes,
@@ -391,7 +394,7 @@ def _printed_lines(
         return [refusal.text]  # refused before any weight is loaded
     if refusal is not None and refusal.kind == ErrorKind.LOAD_OOM:
         # dies loading the weights, after vLLM's "Starting to load model" line: nothing is profiled
-        return [*backend_lines, f"Starting to load model {setup.model.name}...", refusal.text]
+        return [*backend_lines, vllm_text.load_start_line(model=setup.model.name), refusal.text]
     layout = binding.layout
     cpu_blocks = 0
     if rules.swap_space_used and layout.bytes_per_block:
@@ -534,14 +537,8 @@ def _estimate(
     )
 
 
-def _groups(*, layout: kv.KVLayout, flags: ResolvedFlags, capacity: Capacity) -> list[KVGroup]:
+def _groups(*, layout: kv.KVLayout, capacity: Capacity) -> list[KVGroup]:
     """The binding stage's KV-cache groups with the blocks one request of --max-model-len takes in each."""
-    per_request = kv.request_blocks(
-        layout=layout,
-        max_model_len=flags.max_model_len,
-        inflight_tokens=capacity.inflight_tokens,
-        prefix_caching=flags.prefix_caching,
-    )
     return [
         KVGroup(
             kind=str(group.kind),
@@ -550,7 +547,7 @@ def _groups(*, layout: kv.KVLayout, flags: ResolvedFlags, capacity: Capacity) ->
             page_size_bytes=group.page_size_bytes,
             blocks_per_request=blocks,
         )
-        for group, blocks in zip(layout.groups, per_request, strict=True)
+        for group, blocks in zip(layout.groups, capacity.per_group, strict=True)
     ]
 
 
@@ -569,7 +566,7 @@ def _assemble(
     binding, requested = setup.binding, setup.requested
     layout, max_model_len = binding.layout, flags.max_model_len
     total = device.memory_total_bytes
-    groups = _groups(layout=layout, flags=flags, capacity=capacity)
+    groups = _groups(layout=layout, capacity=capacity)
     ranges, borderline, safe_len = ranges_for(
         layout=layout,
         rules=rules,

@@ -18,8 +18,8 @@ class ExtraItem(BaseModel):
     name: str  # stable key: "draft_model", "lora_slots", "expert_parallel", ...
     label: Msg
     device_bytes: int
-    host_bytes: int
-    inside_profile: bool
+    host_bytes: int = 0
+    inside_profile: bool = True  # vLLM's profiling run sees it (so it shrinks the KV pool)
     flag: str
     source: str
     note: Msg = ""

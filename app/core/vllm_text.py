@@ -551,6 +551,11 @@ def load_oom_error(*, platform: str, total_bytes: int) -> str:
     )
 
 
+def load_start_line(*, model: str) -> str:
+    """v1/worker/gpu_model_runner.py load_model's first line (read back by :data:`LOAD_START`)."""
+    return f"Starting to load model {model}..."
+
+
 def autofit_line(*, rules: VersionRules, full: int, length: int, kv_cache_bytes: int) -> str:
     """§4.3 auto-fit: e.g. 0.33.0, 131,072 reduced to 29,504 with 3.6 GiB -> "Auto-fit max_model_len: reduced
     from 131072 to 29504 to fit in available KV cache memory (3.6 GiB GPU)"; 0.14.0 says "GPU memory"."""

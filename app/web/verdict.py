@@ -14,7 +14,7 @@ from app.web.i18n import _, t, tr_list
 
 @dataclass(frozen=True)
 class VerdictView:
-    key: str  # fits / s_bound / n_bound / budget_bound
+    key: str  # a key of app.core.verdicts.VERDICTS: fits / s_bound / n_bound / budget_bound / load_oom
     tone: str  # ok / warn / bad (a CSS class)
     headline: str
     detail: str

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core.blocks import (
@@ -66,6 +66,7 @@ def test_mean_tail_waste_over_uniform_lengths() -> None:
     assert mean_tail_waste_tokens_uniform(low_tokens=1, high_tokens=5, block_size=4) == 9 / 5
 
 
+@settings(deadline=None)  # a shared machine's scheduling is not what this checks
 @given(
     low=st.integers(min_value=0, max_value=500),
     span=st.integers(min_value=0, max_value=300),

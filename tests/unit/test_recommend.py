@@ -122,8 +122,8 @@ def test_gqa_70b_needs_fp8_then_tp8() -> None:
     assert allreduce_bytes_per_token(tensor_parallel_size=8, hidden_size=8192, num_layers=80) == 4_587_520
     # at 900/2 GB/s each way: 4,587,520 / 450e9 s = 10.2 µs
     assert "10.2 µs" in tp.cost
-    # the original (bf16, TP1) does not start at any length: budget-bound
-    assert rec.bisection.verdict == "budget_bound"
+    # the original (bf16, TP1) dies loading 141 GB of weights on 79.1 GiB: the planner's load_oom
+    assert rec.bisection.verdict == "load_oom"
 
 
 def test_smallest_tp_that_meets_the_target() -> None:
@@ -477,8 +477,9 @@ def test_bisection_n_bound() -> None:
 
 
 def test_bisection_budget_bound_and_fits() -> None:
+    # 70B in bf16 on one 79.1 GiB device: the weights alone do not fit (load OOM, the verdict box's word)
     b = bisect(model=llama70(), device=H100, serve=ServeConfig(max_model_len=8192), vllm_version="0.33.0")
-    assert b.verdict == "budget_bound" and b.probes[0].kv_cache_bytes < 0
+    assert b.verdict == "load_oom" and b.probes[0].kv_cache_bytes < 0
     ok = bisect(
         model=llama8(),
         device=H100,

@@ -62,7 +62,8 @@ def test_recommend_70b_fp8_then_tp(client: TestClient) -> None:
         and final["kv_cache_dtype"] == "fp8"
     )
     assert data["command"].startswith(f"vllm serve {LLAMA_70B}")
-    assert data["bisection"]["verdict"] == "budget_bound"
+    # as given (bf16, TP 1): 141 GB of weights on one H100, the planner's load_oom
+    assert data["bisection"]["verdict"] == "load_oom"
     assert [p["name"] for p in data["bisection"]["probes"]] == ["as_given", "half_len", "one_seq"]
 
 

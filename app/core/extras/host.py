@@ -69,7 +69,6 @@ def host_items(
                 label=Text("Weights offloaded to host ({gib:g} GiB per device)", gib=serve.cpu_offload_gb),
                 device_bytes=0,
                 host_bytes=int(serve.cpu_offload_gb * GIB) * world_size,
-                inside_profile=True,
                 flag="--cpu-offload-gb",
                 source=src("model_executor/models/utils.py maybe_offload_to_cpu"),
                 note=Text("taken off each device's weights; streamed back over PCIe every step"),

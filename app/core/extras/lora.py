@@ -102,7 +102,6 @@ def lora_item(
         ),
         device_bytes=device,
         host_bytes=cpu_loras * full * dtype,
-        inside_profile=True,
         flag="--enable-lora --max-loras --max-lora-rank --max-cpu-loras --fully-sharded-loras",
         source=src(
             "lora/layers/base_linear.py, lora/layers/column_parallel_linear.py, lora/layers/fused_moe.py, lora/model_manager.py"

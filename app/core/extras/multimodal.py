@@ -25,8 +25,6 @@ def multimodal_extras(
             name="multimodal",
             label=Text("Vision tower (not loaded)"),
             device_bytes=0,
-            host_bytes=0,
-            inside_profile=True,
             flag="--limit-mm-per-prompt",
             source=src("model_executor/models/interfaces.py _mark_tower_model, multimodal/registry.py"),
             note=Text(
@@ -43,7 +41,6 @@ def multimodal_extras(
         label=Text("Vision tower and encoder cache"),
         device_bytes=tower + encoder_cache,
         host_bytes=host,
-        inside_profile=True,
         flag="--limit-mm-per-prompt --mm-processor-cache-gb",
         source=src("v1/core/encoder_cache_manager.py, config/multimodal.py, multimodal/registry.py"),
         note=Text(

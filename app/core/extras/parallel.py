@@ -61,8 +61,6 @@ def parallel_extras(
             name="data_parallel",
             label=Text("Data parallel × {dp}", dp=dp),
             device_bytes=0,
-            host_bytes=0,
-            inside_profile=True,
             flag="--data-parallel-size",
             source=src("v1/engine/core.py (one engine per DP rank)"),
             note=Text(
@@ -81,8 +79,6 @@ def parallel_extras(
         name="expert_parallel",
         label=Text("Expert parallel (EP {ep} = TP × DP)", ep=ep),
         device_bytes=held,
-        host_bytes=0,
-        inside_profile=True,
         flag="--enable-expert-parallel --data-parallel-size",
         source=src("model_executor/layers/fused_moe/layer.py, config/parallel.py"),
         note=Text(

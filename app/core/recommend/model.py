@@ -11,9 +11,10 @@ from app.core.perf.schedule import Workload
 from app.core.result import Range
 from app.core.specs import ServeConfig
 from app.core.text import Msg
+from app.core.verdicts import VerdictKey
 
 Preference = Literal["latency", "throughput"]
-BisectionVerdict = Literal["fits", "s_bound", "n_bound", "budget_bound"]
+BisectionVerdict = VerdictKey  # the planner's verdict (app.core.verdicts), the probes its evidence
 Search = Literal["always", "first_meeting", "monotone"]
 
 

@@ -33,6 +33,7 @@ from app.web.explore.views import (
     build_view,
     hidden_inputs,
 )
+from app.web.inputs.links import form_items
 from app.web.inputs.params import StrictPlannerParams
 from app.web.inputs.resolve import Resolved, estimate_for, resolve_strict
 from app.web.templating import render
@@ -53,8 +54,7 @@ def explore_page(request: Request) -> Response:
 @router.post("/explore", name="explore_post", response_class=HTMLResponse)
 async def explore_post(request: Request) -> Response:
     """The explorer's form by POST (a pasted config.json rides along; the permalink packs it)."""
-    form = await request.form()
-    items = [(key, value) for key, value in form.multi_items() if isinstance(value, str)]
+    items = await form_items(request)
     return await run_in_threadpool(_explore, request, items)  # a simulation: off the event loop
 
 

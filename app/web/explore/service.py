@@ -18,7 +18,7 @@ from app.core.blocks import (
 )
 from app.core.errors import InvalidServeConfigError, PlannerError
 from app.core.estimate import sizing_for
-from app.core.result import ErrorKind, Estimate
+from app.core.result import Estimate
 from app.core.text import Text
 from app.core.workload import (
     EngineParams,
@@ -150,13 +150,8 @@ def prefix_result(
 def engine_for(resolved: Resolved, est: Estimate) -> EngineParams:
     """The simulator's engine from the estimate; a PlannerError naming the field when vLLM would not start."""
     if not est.fits or est.num_gpu_blocks < 2:
-        # A pool that holds some shorter length points at S; no pool at all at the budget.
-        budget = (
-            est.kv_cache_bytes <= 0
-            or not est.estimated_max_model_len
-            or est.error_kind in (ErrorKind.STARTUP_FREE_MEMORY, ErrorKind.LOAD_OOM)
-        )
-        field = "gpu_memory_utilization" if budget else "max_model_len"
+        # the planner's verdict (app.core.verdicts.classify) names the field: S-bound points at the length
+        field = "max_model_len" if est.verdict == "s_bound" else "gpu_memory_utilization"
         raise PlannerError(
             field, Text("vLLM would not start, so there is nothing to simulate: {error}", error=est.error)
         )

@@ -13,7 +13,7 @@ from app.core.fleet import Candidate
 from app.web.fleet.params import FleetParams, StrictFleetParams, fleet_query, parse_fleet_lenient
 from app.web.fleet.service import fleet_for, planner_params
 from app.web.fleet.views import build_view
-from app.web.inputs.links import to_query
+from app.web.inputs.links import form_items, to_query
 from app.web.templating import render, url_path
 
 router = APIRouter()
@@ -28,8 +28,7 @@ async def fleet_page(request: Request) -> Response:
 @router.post("/fleet", name="fleet_post", response_class=HTMLResponse)
 async def fleet_post(request: Request) -> Response:
     """The fleet form by POST (a pasted config.json rides along; the permalink packs it)."""
-    form = await request.form()
-    items = [(key, value) for key, value in form.multi_items() if isinstance(value, str)]
+    items = await form_items(request)
     return await run_in_threadpool(_fleet, request, items)  # the search: off the event loop
 
 

@@ -49,6 +49,12 @@ def permalink(request: Request, params: PlannerParams, query: str | None = None)
     return f"{url_path(request, 'planner')}?{to_query(params) if query is None else query}"
 
 
+async def form_items(request: Request) -> list[tuple[str, str]]:
+    """A POSTed form's text fields, in order (what a GET carries in its query)."""
+    form = await request.form()
+    return [(key, value) for key, value in form.multi_items() if isinstance(value, str)]
+
+
 async def state_items(request: Request) -> list[tuple[str, str]]:
     """The planner's inputs a section was asked for: the query of a GET, or the ``state`` field of a
     POST (the fragment's one copy of the permalink query, ``#planner-state``, sent by ``hx-include``

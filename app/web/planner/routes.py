@@ -14,7 +14,7 @@ from app.core.errors import PlannerError
 from app.core.versions import default_gpu_memory_utilization
 from app.web.i18n import t
 from app.web.inputs.lenient import parse_lenient
-from app.web.inputs.links import compare_link, compare_versions, permalink, state_items, to_query
+from app.web.inputs.links import compare_link, compare_versions, form_items, permalink, state_items, to_query
 from app.web.inputs.params import PlannerParams, replace, serve_values
 from app.web.inputs.problems import Problem, error_of, problems_of
 from app.web.inputs.resolve import prefetch_hub_model, resolve_lenient
@@ -106,8 +106,7 @@ async def planner(request: Request) -> Response:
 async def planner_post(request: Request) -> Response:
     """The planner form by POST: what a GET carries, in the body, so a pasted config.json of up to
     64 KiB travels whatever the URL limits (the permalink carries it deflated: ``params.pack_config_json``)."""
-    form = await request.form()
-    items = [(key, value) for key, value in form.multi_items() if isinstance(value, str)]
+    items = await form_items(request)
     params, problems = parse_lenient(PlannerParams, items)
     await prefetch_hub_model(params)
     view = build_view(request, params, problems, lazy=wants_fragment(request))

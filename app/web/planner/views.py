@@ -30,7 +30,6 @@ from app.web.planner import svg
 from app.web.verdict import VerdictView, verdict_view
 from app.web.version_notes import VersionNote, version_notes
 
-# Layer kinds that hold a per-token KV cache and so count as L in the seed's formula.
 SLIDER_MIN_TOKENS = 256
 SLIDER_MAX_TOKENS = 4 * 2**20  # 4M tokens, beyond every catalogued model's window
 UTILIZATION_STEP = 0.01  # suggestions are rounded up to whole percent
