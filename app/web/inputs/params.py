@@ -339,7 +339,7 @@ class PlannerParams(BaseModel):
     quantization: Annotated[str | None, BeforeValidator(_quantization_name)] = None
     input_tokens: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=10_000_000)] = 1024
     output_tokens: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=10_000_000)] = 1024
-    # blank = DEFAULT_SPEED_CONCURRENCY; the same key as the explorer's closed-loop clients (same meaning)
+    # blank = the target concurrency when given, else DEFAULT_SPEED_CONCURRENCY; the same key as the explorer's closed-loop clients (same meaning)
     concurrency: OptSeqs = None
 
     @field_validator("vllm_version")
@@ -390,7 +390,13 @@ class PlannerParams(BaseModel):
 
     @property
     def speed_concurrency(self) -> int:
-        return self.concurrency or DEFAULT_SPEED_CONCURRENCY
+        """The clients the Speed section models: the count given, else the target concurrency N when one
+        is given (one N on the page: N = 64 used to model 16 clients), else 16."""
+        if self.concurrency:
+            return self.concurrency
+        if "target_concurrency" in self.model_fields_set:
+            return self.target_concurrency
+        return DEFAULT_SPEED_CONCURRENCY
 
     @property
     def resolved_version(self) -> str:
