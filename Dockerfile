@@ -7,7 +7,8 @@
 # See docs/deploy.md (compose behind nginx under a sub-path). The server makes no outbound request
 # unless KVPLAN_ALLOW_HUB=1 (then only to HF_ENDPOINT).
 
-ARG PYTHON_IMAGE=python:3.11-slim-bookworm
+# 3.13: CPython's cookie parser is quadratic before 3.11.10 / 3.12.6 / 3.13.0 (docs/security.md)
+ARG PYTHON_IMAGE=python:3.13-slim-bookworm
 
 FROM ${PYTHON_IMAGE} AS build
 WORKDIR /src

@@ -4,8 +4,12 @@ STAMP := .venv/.installed
 
 .PHONY: serve test unit e2e lint bench accuracy browser wheel
 
+# .venv is built with the newest CPython that has the cookie fix (3.11.10+, 3.12.6+, 3.13+), found by
+# scripts/find_python.py on PATH and in pyenv (`make PYTHON=/path/to/python3` overrides); a .venv made
+# with an unpatched one is rebuilt. Why: docs/security.md, "The Python floor".
 $(STAMP): pyproject.toml requirements.lock
-	test -x $(PY) || python3 -m venv .venv
+	@python3 scripts/find_python.py --check-venv .venv || rm -rf .venv
+	test -x $(PY) || "$$(python3 scripts/find_python.py)" -m venv .venv
 	$(PY) -m pip install -q -r requirements.lock
 	$(PY) -m pip install -q --no-deps -e .
 	touch $(STAMP)

@@ -20,11 +20,15 @@ import shlex
 import sys
 from collections.abc import Sequence
 
+from pydantic import ValidationError
+
 from app import hub
 from app.core import catalog
 from app.core.command import human_readable_int, parse_serve_args, parse_serve_command, vllm_flags
 from app.core.errors import PlannerError, UnknownModelError
 from app.core.estimate import estimate
+from app.core.perf.bench import RESULT_KEYS
+from app.core.perf.bench_args import BenchArgs
 from app.core.perf.predict import Performance, performance
 from app.core.perf.schedule import Workload
 from app.core.plan import apply_quantization_flag, resolve_device, resolve_model
@@ -37,7 +41,22 @@ _OWN_VALUED = {"--device", "--device-memory-gib", "--vllm-version", "--target-co
 # `kvplan perf`'s workload (what `vllm bench serve --random-input-len/--random-output-len/--max-concurrency` sets)
 _PERF_VALUED = {"--input-len": 1024, "--output-len": 1024, "--concurrency": 16}
 _OWN_FLAGS = {"--json", "--allow-long-max-model-len"}
-_OWN_NAMES = sorted(_OWN_VALUED | _OWN_FLAGS | set(_PERF_VALUED))
+# `kvplan perf --num-prompts ...`: `vllm bench serve`'s own arguments (any of them turns the simulated
+# benchmark on; its result keys are printed under vLLM's names)
+_BENCH_VALUED = {
+    "--num-prompts",
+    "--max-concurrency",
+    "--request-rate",
+    "--burstiness",
+    "--dataset-name",
+    "--random-input-len",
+    "--random-output-len",
+    "--random-range-ratio",
+    "--random-prefix-len",
+    "--seed",
+}
+
+_OWN_NAMES = sorted(_OWN_VALUED | _OWN_FLAGS | set(_PERF_VALUED) | _BENCH_VALUED)
 _OWN_SUGGESTION_CUTOFF = 0.75  # "--devce" -> "--device" (0.92), "--concurency" -> "--concurrency" (0.96)
 
 
@@ -131,10 +150,22 @@ def _inputs(argv: list[str]) -> tuple[ModelSpec, DeviceSpec, ServeConfig, Estima
 def run_perf(argv: list[str]) -> Performance:
     """`kvplan perf`: the estimate's exact pool plus the speed model at one workload."""
     workload: dict[str, int] = dict(_PERF_VALUED)
+    bench: dict[str, str | bool] = {}
     rest: list[str] = []
     i = 0
     while i < len(argv):
         name, eq, inline = argv[i].partition("=")
+        if name == "--ignore-eos" and "--" not in argv[:i]:
+            bench["ignore_eos"] = True
+            i += 1
+            continue
+        if name in _BENCH_VALUED and "--" not in argv[:i]:
+            field = name.lstrip("-").replace("-", "_")
+            if not eq and i + 1 >= len(argv):
+                raise PlannerError(field, f"{name} needs a value")
+            bench[field] = inline if eq else argv[i + 1]
+            i += 1 if eq else 2
+            continue
         if name in _PERF_VALUED and "--" not in argv[:i]:
             field = name.lstrip("-").replace("-", "_")
             if not eq and i + 1 >= len(argv):
@@ -147,6 +178,11 @@ def run_perf(argv: list[str]) -> Performance:
         rest.append(argv[i])
         i += 1
     model, device, serve, est = _inputs(rest)
+    try:
+        bench_args = BenchArgs.model_validate(bench) if bench else None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise PlannerError(str(first["loc"][0]) if first["loc"] else "bench", first["msg"]) from None
     return performance(
         estimate=est,
         model=model,
@@ -157,6 +193,7 @@ def run_perf(argv: list[str]) -> Performance:
             output_tokens=workload["--output-len"],
             concurrency=workload["--concurrency"],
         ),
+        bench=bench_args,
     )
 
 
@@ -179,6 +216,13 @@ def _print_perf(perf: Performance) -> None:
         + ("no KV cliff" if cliff is None else f"KV cliff at {cliff} clients")
         + (" · KV-LIMITED" if perf.kv_limited else "")
     )
+    if perf.bench is not None:
+        print(
+            f"  vllm bench serve (simulated; {perf.bench.regime} binds, {perf.bench.preemptions} preemptions):"
+        )
+        for key in RESULT_KEYS:
+            r = getattr(perf.bench, key)
+            print(f"    {key:24s} {r.expected:10.2f} ({r.low:.2f}-{r.high:.2f})")
     for note in perf.notes:
         print(f"  note: {note}")
 

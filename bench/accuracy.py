@@ -262,6 +262,13 @@ def report() -> str:
 # The Chinese page (docs/zh/accuracy.md, served at /accuracy?lang=zh): the same report with its prose,
 # headings and table headers in Chinese. Whole lines, so a figure is never touched.
 ZH_LINES = {
+    "With `measured_runs` (calibrated on the other runs of the same cluster and model, one run left out each time): TPOT median error 6.3 % (the unseen source alone: 9.8 %, target ≤ 12 %), TTFT 15.2 %, throughput 6.8 %; inside the band 94 % (the unseen source: 75 %).": "使用 `measured_runs`（每次留出一次运行，用同一集群、同一模型的其他运行校准）：TPOT 误差中位数 6.3 %（仅未见过的来源：9.8 %，目标 ≤ 12 %），TTFT 15.2 %，吞吐 6.8 %；落在区间内 94 %（未见过的来源：75 %）。",
+    "### Simulated `vllm bench serve` across sources (issue 23)": "### 跨来源的模拟 `vllm bench serve`（issue 23）",
+    "`bench/perf_sources.py`: the simulated benchmark run (app/core/perf/simulate.py) against measured runs, by source. Shipped step coefficients (fitted on the shared file only). Two sources so far: the shared file (685 runs, InferenceMAX client settings) and `sariekr/gpu_conc` (12 runs, gpt-oss-20b on H200 / B200 / MI300X, 1-16 clients). The issue's bar (≥ 150 runs from ≥ 5 sources, leave-one-source-out TPOT ≤ 20 %, TTFT ≤ 35 %, throughput ≤ 20 %, 80 % inside the band) is not met: too few sources were collected.": "`bench/perf_sources.py`：按来源把模拟的基准测试运行（app/core/perf/simulate.py）与实测运行对比。使用发布的步进系数（只在共享文件上拟合）。目前只有两个来源：共享文件（685 次运行，InferenceMAX 客户端设置）和 `sariekr/gpu_conc`（12 次运行，gpt-oss-20b 在 H200 / B200 / MI300X 上，1-16 个客户端）。issue 的标准（≥ 150 次运行、≥ 5 个来源，留一来源 TPOT ≤ 20 %、TTFT ≤ 35 %、吞吐 ≤ 20 %，80 % 落在区间内）未达到：收集的来源太少。",
+    "| source | runs | TPOT median error | TPOT predicted / measured | TTFT median error | throughput median error |": "| 来源 | 运行数 | TPOT 误差中位数 | TPOT 预测 / 实测 | TTFT 误差中位数 | 吞吐误差中位数 |",
+    "| shared file (in-sample step coefficients) | 685 | 12 % | 0.98 | 28 % | 13 % |": "| 共享文件（步进系数为样本内） | 685 | 12 % | 0.98 | 28 % | 13 % |",
+    "| sariekr/gpu_conc (never fitted) | 12 | 53 % | 0.47 | 41 % | 111 % |": "| sariekr/gpu_conc（从未拟合） | 12 | 53 % | 0.47 | 41 % | 111 % |",
+    "The unseen source runs about twice as slow per token as predicted (gpt-oss-20b, small-active MoE, on 2025-08 images): the per-layer and per-step overheads fitted on 5-70 B-active models on newer images do not carry over. With only two sources, leaving one out and fitting cross-source factors on the other makes both worse (TPOT 52 % and 109 %), so no cross-source factor is shipped.": "未见过的来源每个 token 比预测慢约一倍（gpt-oss-20b，小激活 MoE，2025-08 的镜像）：在 5-70 B 激活参数的模型和较新镜像上拟合的每层、每步开销不能照搬。只有两个来源时，留出一个、用另一个拟合跨来源系数会让两者都更差（TPOT 52 % 和 109 %），所以不发布跨来源系数。",
     "# Accuracy against real vLLM start-up logs": "# 对照真实 vLLM 启动日志的准确度",
     "## Summary": "## 汇总",
     "## Performance model (TTFT, TPOT, throughput)": "## 性能模型（TTFT、TPOT、吞吐）",

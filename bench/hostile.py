@@ -1,7 +1,9 @@
-"""Hostile inputs of each class from issue 19, one request at a time; prints status and server time.
+"""Hostile inputs of each class from issues 19 and 27, one request at a time; prints status and server time.
 
     .venv/bin/python bench/hostile.py                        # in-process (the ASGI app, no network)
     .venv/bin/python bench/hostile.py --url http://127.0.0.1:8100   # a running server
+    .venv/bin/python bench/hostile.py --regex     # every regex of app/: growth from n to 4n (issue 27)
+    .venv/bin/python bench/hostile.py --server    # N1-N13 against a real 2-worker server (bench/hostile_server.py)
 
 Every case must answer 2xx or a clear 4xx (never 5xx) within 2 s of server time, 4 s for
 simulations. In-process the time is the app's own; against a server it is the loopback round trip
@@ -17,6 +19,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -166,7 +169,134 @@ def cases() -> list[Case]:
                              "vocab_size": 128256, "max_position_embeddings": 131072, "torch_dtype": "bfloat16",
                              "padding": "x" * 60_000})  # fmt: skip
     out.append(_form("protocol", "60 KB config.json by POST /", "/", {"config_json": big_config}))
+    out.extend(issue27_cases())
     return out
+
+
+def issue27_cases() -> list[Case]:
+    """Issue 27's inputs that need no hub (bench/hostile_server.py runs all of them against a server)."""
+    out: list[Case] = []
+    cookie = 'lang="' + "\\a" * 31_000 + '"'  # 62 KB, quoted: CPython's unquote is quadratic before 3.11.10
+    for path in ("/healthz", "/", "/api/estimate"):
+        out.append(
+            Case("issue 27", f"N1 62 KB quoted cookie on {path}", "GET", path, headers={"cookie": cookie})
+        )
+    line = "vllm:a" + " " * 8000 + "b" + " " * 8000 + "c\n"
+    out.append(
+        _json(
+            "issue 27", "N2 metrics, 300 lines of 2 x 8,000 spaces", "/api/diagnose", {"metrics": line * 300}
+        )
+    )
+    out.append(Case("issue 27", "N2 the same as a text/plain log", "POST", "/api/diagnose", (line * 300).encode(),
+                    {"content-type": "text/plain"}))  # fmt: skip
+    moe = {"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 2048,
+           "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "num_hidden_layers": 10_000,
+           "intermediate_size": 6144, "moe_intermediate_size": 768, "num_experts": 128, "num_experts_per_tok": 8,
+           "vocab_size": 151936, "max_position_embeddings": 40960, "torch_dtype": "bfloat16",
+           "mlp_only_layers": [], "padding": "x" * 58_000}  # fmt: skip
+    body = {"config_json": json.dumps(moe), "device": "h100", "nodes": 1024, "devices_per_node": 1024,
+            "max_model_len": 32768, "target_concurrency": 64, "enable_lora": True, "max_loras": 8}  # fmt: skip
+    out.append(_json("issue 27", "N3 recommend 1,024 x 1,024 x 10,000-layer MoE", "/api/recommend", body,
+                     simulation=True))  # fmt: skip
+    fragment = {k: str(v) for k, v in body.items() if k not in ("nodes", "devices_per_node")}
+    out.append(_get("issue 27", "N3 the recommend fragment (GET)", "/recommend", fragment,
+                    headers={"HX-Request": "true"}, simulation=True))  # fmt: skip
+    for path in ("/api/estimate", "/", "/explore", "/fleet"):
+        out.append(_get("issue 27", f"N7 id ok/a\\n@main on {path}", path, {"model": "ok/a\n@main"}))
+    out.append(
+        Case(
+            "issue 27",
+            "N8 one header of 120,000 bytes",
+            "GET",
+            "/healthz",
+            headers={"x-filler": "a" * 120_000},
+        )
+    )
+    out.append(Case("issue 27", "N10 5 MB of y to /api/diagnose", "POST", "/api/diagnose", b"y\n" * 2_500_000,
+                    {"content-type": "text/plain"}))  # fmt: skip
+    out.append(_json("issue 27", "N11 7,500 unknown parameters (API)", "/api/estimate",
+                     {f"unknown_{i}": 1 for i in range(7_500)}))  # fmt: skip
+    out.append(
+        _get("issue 27", "N11 5,000 unknown parameters (page)", "/", [(f"{i:x}", "") for i in range(5_000)])
+    )
+    return out
+
+
+def regex_growth(n: int = 2_000) -> int:
+    """Every compiled pattern of app/, on strings built from its own structure: each quantifier in turn
+    repeated n and 4n times (the others at their minimum), then a character that makes the match fail.
+    Linear time grows ~4x from n to 4n, quadratic ~16x; prints the worst ratio per pattern, returns how
+    many exceed 8x."""
+    import importlib
+    import pkgutil
+    import re._constants as C  # type: ignore[import-not-found]
+    import re._parser as P  # type: ignore[import-not-found]
+
+    import app
+    from app.core import regex
+
+    for module in pkgutil.walk_packages(app.__path__, "app."):
+        importlib.import_module(module.name)
+    repeats = {C.MAX_REPEAT, C.MIN_REPEAT}
+
+    def one_char(av: Any) -> str:
+        chars = regex._class(av)
+        return next(
+            (c for c in "a 7.,:-_x" if ord(c) in chars),
+            chr(min(c for c in chars if c < 256) if chars else 97),
+        )
+
+    def build(items: Any, target: int, times: int, counter: list[int]) -> str:
+        out = []
+        for op, av in items:
+            if op is C.LITERAL:
+                out.append(chr(av))
+            elif op is C.IN:
+                out.append(one_char(av))
+            elif op is C.ANY or op is C.NOT_LITERAL:
+                out.append("a")
+            elif op in repeats:
+                mine = counter[0]
+                counter[0] += 1
+                body = build(av[2], target, times, counter)
+                count = times if mine == target else av[0]
+                out.append(body * (count if av[1] == C.MAXREPEAT else min(count, av[1])))
+            elif op is C.SUBPATTERN:
+                out.append(build(av[-1], target, times, counter))
+            elif op is C.BRANCH:
+                out.append(build(av[1][0], target, times, counter))
+        return "".join(out)
+
+    def seconds(pattern: Any, text: str) -> float:
+        best = float("inf")
+        for _ in range(5):  # the best of five: the machine is shared
+            start = time.perf_counter()
+            pattern.search(text)
+            best = min(best, time.perf_counter() - start)
+        return best
+
+    bad = 0
+    rows = []
+    for compiled in regex.PATTERNS.values():
+        pattern = regex.cached(compiled.pattern)
+        parsed = list(P.parse(compiled.pattern))
+        quantifiers = build(parsed, -1, 0, counter := [0]) and counter[0]
+        worst = 0.0
+        for target in range(counter[0] or quantifiers):
+            small = build(parsed, target, n, [0]) + "\x00"
+            large = build(parsed, target, 4 * n, [0]) + "\x00"
+            base = seconds(pattern, small)
+            if base > 0:
+                worst = max(worst, seconds(pattern, large) / max(base, 1e-6))
+        rows.append((worst, compiled.engine, compiled.pattern))
+        bad += worst > 8.0
+    rows.sort(reverse=True)
+    for worst, engine, text in rows[:12]:
+        print(f"{worst:6.1f}x  {engine:<3}  {text[:90]}")
+    print(
+        f"{len(rows)} patterns, {sum(1 for r in rows if r[1] == 're2')} on RE2; {bad} grew more than 8x from n={n:,} to {4 * n:,}"
+    )
+    return bad
 
 
 def run_in_process() -> Callable[[Case], tuple[int, float, int, str]]:
@@ -223,7 +353,19 @@ def main() -> None:
     parser.add_argument(
         "--all", action="store_true", help="print every case, not only the slowest and the bad"
     )
+    parser.add_argument("--regex", action="store_true", help="only: every pattern's growth ratio (issue 27)")
+    parser.add_argument(
+        "--server", action="store_true", help="only: N1-N13 against a real server (bench/hostile_server.py)"
+    )
     args = parser.parse_args()
+    if args.regex:
+        sys.exit(1 if regex_growth() else 0)
+    if args.server:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import hostile_server
+
+        sys.argv = [sys.argv[0]]
+        sys.exit(hostile_server.main())
     send = run_over_http(args.url) if args.url else run_in_process()
     bad = 0
     worst: dict[str, float] = {}

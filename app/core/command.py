@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 import shlex
 from dataclasses import dataclass, field
 from functools import cache
@@ -19,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app.core import numbers
+from app.core import numbers, regex
 from app.core.errors import PlannerError
 from app.core.serve_flags import PARSE_KINDS, render_flags
 from app.core.specs import ServeConfig
@@ -53,16 +52,21 @@ def _flag_releases() -> tuple[tuple[tuple[int, ...], frozenset[str]], ...]:
     )
 
 
-def vllm_flags(vllm_version: str | None) -> frozenset[str]:
-    """The options `vllm serve` of this release accepts: those of the newest release read at or before it
-    (the oldest read for anything older), plus the flags the planner itself reads."""
+def release_flags(vllm_version: str | None) -> frozenset[str]:
+    """The options `vllm serve` of this release has: those of the newest release read at or before it
+    (the oldest read for anything older)."""
     wanted = rules_for(vllm_version).version_tuple
     releases = _flag_releases()
     chosen = releases[0][1]
     for version, flags in releases:
         if version <= wanted:
             chosen = flags
-    return chosen | frozenset(_FLAGS)
+    return chosen
+
+
+def vllm_flags(vllm_version: str | None) -> frozenset[str]:
+    """The options the parser accepts for this release: the release's own, plus the flags the planner reads."""
+    return release_flags(vllm_version) | frozenset(_FLAGS)
 
 
 def _canonical_flag(name: str, known: frozenset[str]) -> str:
@@ -106,7 +110,7 @@ def _tokens(text: str) -> list[str]:
             "command",
             Text("longer than {max_command_chars:,} characters", max_command_chars=MAX_COMMAND_CHARS),
         )
-    joined = re.sub(r"\\\s*\n", " ", text)
+    joined = regex.sub(r"\\\s*\n", " ", text)
     joined = "\n".join(line for line in joined.splitlines() if not line.lstrip().startswith("#"))
     try:
         return shlex.split(joined)
@@ -120,7 +124,7 @@ def parse_serve_command(text: str, *, vllm_version: str | None = None) -> Parsed
     # an env-var prefix and the program: `CUDA_VISIBLE_DEVICES=0 vllm serve` / `python -m …api_server`;
     # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is read (it decides whether a long --max-model-len starts)
     env: dict[str, str] = {}
-    while tokens and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", tokens[0]):
+    while tokens and regex.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", tokens[0]):
         name, _, value = tokens.pop(0).partition("=")
         env[name] = value
     if tokens[:2] == ["vllm", "serve"]:

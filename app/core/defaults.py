@@ -61,6 +61,22 @@ def default_max_num_batched_tokens(
     return min(max_num_seqs * max_model_len, value)
 
 
+def validate_devices(*, serve: ServeConfig, devices: int | None) -> None:
+    """TP × PP ranks need as many devices: with fewer, vLLM refuses before loading anything
+    (config/parallel.py, 0.19.0–0.33.0: "World size (8) is larger than the number of available GPUs
+    (4) in this node."). ``devices`` None: one replica's worth is assumed, nothing to check."""
+    ranks = serve.ranks
+    if devices is not None and devices < ranks:
+        raise InvalidServeConfigError(
+            "devices",
+            Text(
+                "TP × PP = {ranks} ranks need {ranks} devices and {devices} are given: vLLM refuses to start (World size ({ranks}) is larger than the number of available GPUs ({devices}) in this node). Lower --tensor-parallel-size or --pipeline-parallel-size, or give more devices.",
+                ranks=ranks,
+                devices=devices,
+            ),
+        )
+
+
 def validate_parallel(*, model: ModelSpec, serve: ServeConfig) -> None:
     tp, pp = serve.tensor_parallel_size, serve.pipeline_parallel_size
     if model.num_attention_heads % tp:
@@ -145,19 +161,3 @@ def resolve(
         backend.log_lines,
         backend.warnings,
     )
-
-
-def validate_devices(*, serve: ServeConfig, devices: int | None) -> None:
-    """TP × PP ranks need as many devices: with fewer, vLLM refuses before loading anything
-    (config/parallel.py, 0.19.0–0.33.0: "World size (8) is larger than the number of available GPUs
-    (4) in this node."). ``devices`` None: one replica's worth is assumed, nothing to check."""
-    ranks = serve.ranks
-    if devices is not None and devices < ranks:
-        raise InvalidServeConfigError(
-            "devices",
-            Text(
-                "TP × PP = {ranks} ranks need {ranks} devices and {devices} are given: vLLM refuses to start (World size ({ranks}) is larger than the number of available GPUs ({devices}) in this node). Lower --tensor-parallel-size or --pipeline-parallel-size, or give more devices.",
-                ranks=ranks,
-                devices=devices,
-            ),
-        )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core import budget, equations, extras, kv, vllm_text
+from app.core import budget, deadline, equations, extras, kv, vllm_text
 from app.core.defaults import ResolvedFlags as ResolvedFlags
 from app.core.defaults import batch_tier as batch_tier
 from app.core.defaults import default_max_model_len as default_max_model_len
@@ -107,6 +107,7 @@ def _stages(
     graph_platform = device.platform in ("cuda", "rocm")
     stages = []
     for index, layer_range in enumerate(ranges):
+        deadline.check()  # a request's CPU budget (app.core.deadline), checked once per stage
         is_first, is_last = index == 0, index == pipeline_size - 1
         layout, stage_extras = _stage_layout(
             model=model, serve=serve, rules=rules, flags=flags, layer_range=layer_range, index=index

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.core.command import render_serve_command
 from app.core.errors import PlannerError
 from app.core.estimate import estimate
+from app.core.perf.cluster import ClusterFit
 from app.core.perf.cost import device_hours_per_million_output_tokens
 from app.core.perf.physics import weight_format
 from app.core.perf.predict import Performance, performance
@@ -81,6 +82,7 @@ class Target(BaseModel):
     slo_tpot_ms: float = Field(gt=0, le=1e9)
     devices_available: int = Field(ge=1, le=MAX_DEVICES_TOTAL)
     price_per_device_hour: float = Field(ge=0, le=1e6)
+    cluster: ClusterFit | None = None  # your measured runs' factors (every speed figure scaled by them)
 
 
 class Candidate(BaseModel):
@@ -246,6 +248,7 @@ def operating_point(
                     input_tokens=target.input_tokens, output_tokens=target.output_tokens, concurrency=c
                 ),
                 with_curve=False,
+                cluster=target.cluster,
             )
         return cache[c]
 

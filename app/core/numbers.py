@@ -10,9 +10,9 @@ Integers are exact (``decimal``), so ``25.6k`` is 25,600 and not 25,600.00000000
 from __future__ import annotations
 
 import math
-import re
 from decimal import Decimal, InvalidOperation
 
+from app.core import regex
 from app.core.text import Text
 
 # The longest number anyone means: 10^14 parameters is 15 digits, a float with its exponent ~25.
@@ -26,9 +26,9 @@ BINARY_SUFFIXES = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 # Parameter counts on a model card: "8B", "1.5b", "671B" (always decimal; b = billion).
 COUNT_SUFFIXES = {"k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
 
-_PLAIN_INT = re.compile(r"[+]?[0-9]+", re.ASCII)
-_HUMAN_INT = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]?)", re.ASCII)
-_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?", re.ASCII)
+_PLAIN_INT = regex.compile(r"[+]?[0-9]+")
+_HUMAN_INT = regex.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]?)")
+_FLOAT = regex.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?")
 
 
 def _clean(text: str) -> str:

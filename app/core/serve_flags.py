@@ -4,8 +4,8 @@ Each :class:`ServeFlag` names the :class:`app.core.specs.ServeConfig` field, the
 (canonical first), what kind of value it takes, its bounds, and the keys vLLM prints for it on its
 engine-config, ``args: Namespace(...)`` and "non-default args" lines. From this one table come:
 
-- the bounds of ``ServeConfig``'s fields (``bounds(...)``, an ``Annotated`` constraint) and of the web
-  parameters (:func:`serve_bounds`);
+- the bounds of ``ServeConfig``'s fields and of the web parameters' serve fields (:func:`bounds`, an
+  ``Annotated`` constraint; a page may add a stricter page-only limit after it, never a looser one);
 - the command parser's flag map (:data:`PARSE_KINDS`, app/core/command.py);
 - the renderer (:func:`render_flags`), which writes a flag only when it differs from vLLM's default for
   the release (the default from ``VersionRules`` where it depends on one);
@@ -153,6 +153,15 @@ def _with_lora(inner: Renderer) -> Renderer:
     return render
 
 
+def _mm_processor_cache(serve: ServeConfig, rules: VersionRules) -> list[str]:
+    from app.core.command import release_flags  # the command module imports this table
+
+    value, default = serve.mm_processor_cache_gb, type(serve).model_fields["mm_processor_cache_gb"].default
+    if value == default or "--mm-processor-cache-gb" not in release_flags(rules.version):
+        return []  # the default, or a release without the flag (before 0.10)
+    return [f"--mm-processor-cache-gb {value:g}"]
+
+
 def _nothing(serve: ServeConfig, rules: VersionRules) -> list[str]:
     return []
 
@@ -216,6 +225,8 @@ SERVE_FLAGS: tuple[ServeFlag, ...] = (
     ServeFlag("fully_sharded_loras", ("--fully-sharded-loras",), "flag", ("fully_sharded_loras",),
               render=_with_lora(_switch("fully_sharded_loras"))),
     ServeFlag("limit_mm_per_prompt", ("--limit-mm-per-prompt",), "json", ("limit_mm_per_prompt",), render=_limits),
+    ServeFlag("mm_processor_cache_gb", ("--mm-processor-cache-gb",), "float", ("mm_processor_cache_gb",),
+              ge=0.0, le=MAX_HOST_GIB, render=_mm_processor_cache),
 )
 # fmt: on
 FLAGS_BY_FIELD: dict[str, ServeFlag] = {flag.field: flag for flag in SERVE_FLAGS}
@@ -242,17 +253,6 @@ def bounds(field: str) -> Interval:
     """The table's bounds of one field, as the constraint ServeConfig's annotation carries."""
     flag = FLAGS_BY_FIELD[field]
     return Interval(ge=flag.ge, gt=flag.gt, le=flag.le)
-
-
-def serve_bounds() -> dict[str, dict[str, float]]:
-    """Every numeric serve field's bounds (``{"ge": 1, "le": 1024}``), for the web parameters: a page may
-    be stricter (a page-only limit stays a web validator), never looser."""
-    out: dict[str, dict[str, float]] = {}
-    for flag in SERVE_FLAGS:
-        limits = {name: value for name in ("ge", "gt", "le") if (value := getattr(flag, name)) is not None}
-        if limits:
-            out[flag.field] = limits
-    return out
 
 
 def render_flags(serve: ServeConfig, rules: VersionRules) -> list[str]:

@@ -373,6 +373,9 @@ class ServeConfig(Frozen):
     max_cpu_loras: Annotated[int | None, bounds("max_cpu_loras")] = None
     fully_sharded_loras: bool = False
     limit_mm_per_prompt: dict[str, int] | None = None
+    # --mm-processor-cache-gb: the multimodal processor cache on the host, per API process and per engine
+    # core (vllm/config/multimodal.py mm_processor_cache_gb, default 4 GiB since 0.10; 0 disables it)
+    mm_processor_cache_gb: Annotated[float, bounds("mm_processor_cache_gb")] = 4.0
 
     @field_validator("speculative_config", mode="before")
     @classmethod

@@ -5,9 +5,11 @@ from __future__ import annotations
 import gc
 import html
 import logging
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
@@ -18,6 +20,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.core.catalog import list_devices, list_models
+from app.core.deadline import WorkBudgetError
 from app.core.errors import PlannerError
 from app.web import explore, fleet, reports
 from app.web.compare import routes as compare
@@ -133,6 +136,37 @@ def warm_up(renderer: Renderer) -> None:
     gc.freeze()
 
 
+# Threads computing for requests at once, per worker (anyio's default is 40). The work is CPU-bound
+# Python: more threads than this only queue for the GIL, and the event loop waits behind every one of
+# them for its turn (~5 ms each: 40 threads kept /healthz 0.2-0.5 s behind 50 concurrent estimates).
+# Requests beyond it wait for a thread without holding one; hub fetches have their own pool (app.hub).
+REQUEST_THREADS = 8
+
+
+# How long a thread holds the GIL while another waits for it (CPython's default 5 ms). The event loop
+# (accepting, /healthz, every async route's first step) waits behind the computing threads for its
+# turn; 1 ms makes that wait 5x shorter for ~1 % more switching.
+GIL_SWITCH_INTERVAL_S = 0.001
+
+
+def limit_threads() -> None:
+    anyio.to_thread.current_default_thread_limiter().total_tokens = REQUEST_THREADS
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
+
+
+async def work_budget_error(request: Request, exc: WorkBudgetError) -> Response:
+    """A request that computed past its CPU budget (app.core.deadline): a 422 naming what to shrink,
+    JSON on the API, the problem paragraph on a page or fragment (htmx swaps a 422)."""
+    message = tr(exc.message)
+    root: str = request.scope.get("root_path", "") or ""
+    if request.url.path.removeprefix(root).startswith("/api"):
+        where = "query" if request.method == "GET" else "body"
+        detail = [{"loc": [where, exc.field], "msg": message, "type": "work_budget"}]
+        return JSONResponse({"detail": detail}, status_code=422)
+    body = f'<p class="problem" role="alert">{html.escape(exc.field)}: {html.escape(message)}</p>'
+    return HTMLResponse(body, status_code=422)
+
+
 def create_app(root_path: str = "") -> FastAPI:
     """``root_path``: the URL prefix the app is served under (``/tools/kvplan``), "" at the root."""
     renderer = Renderer()
@@ -140,6 +174,7 @@ def create_app(root_path: str = "") -> FastAPI:
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         warm_up(renderer)
+        limit_threads()
         yield
 
     app = FastAPI(
@@ -194,6 +229,8 @@ def create_app(root_path: str = "") -> FastAPI:
             }
         ]
         return JSONResponse({"detail": detail}, status_code=422)
+
+    app.add_exception_handler(WorkBudgetError, work_budget_error)  # type: ignore[arg-type]
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:

@@ -123,9 +123,14 @@ def tr_list(values: Iterable[object]) -> list[str]:
     return [tr(v) for v in values]
 
 
+# The language switch repeats the page's query in each link; a page has ~40 parameters, so more are
+# not echoed (7,500 unknown keys made a 200 KB page of links).
+SWITCH_MAX_PAIRS = 64
+
+
 def switch_links(url: str, query: Iterable[tuple[str, str]]) -> list[tuple[str, str, str, bool]]:
     """The header's language switch: (code, native name, same URL with ``lang`` set, is current)."""
-    kept = [(k, v) for k, v in query if k != QUERY_KEY]
+    kept = [(k, v) for k, v in query if k != QUERY_KEY][:SWITCH_MAX_PAIRS]
     return [
         (code, NATIVE_NAMES[code], f"{url}?{urlencode([*kept, (QUERY_KEY, code)])}", code == current())
         for code in LANGUAGES

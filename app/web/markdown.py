@@ -5,20 +5,20 @@ the output are the ones written here. No dependency: the two files are generated
 
 from __future__ import annotations
 
-import re
-
 from markupsafe import Markup, escape
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
-_TABLE_RULE = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
-_BULLET = re.compile(r"^[-*]\s+(.*)$")
-_CODE_SPAN = re.compile(r"`([^`]+)`")
-_BOLD = re.compile(r"\*\*([^*]+)\*\*")
+from app.core import regex
+
+_HEADING = regex.compile(r"^(#{1,6})\s+(.*)$")
+_TABLE_RULE = regex.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
+_BULLET = regex.compile(r"^[-*]\s+(.*)$")
+_CODE_SPAN = regex.compile(r"`([^`]+)`")
+_BOLD = regex.compile(r"\*\*([^*]+)\*\*")
 
 
 def _slug(text: str) -> str:
     # letters and digits of any script stay (a Chinese heading gets a Chinese anchor, not an empty id)
-    return re.sub(r"[\W_]+", "-", text.lower()).strip("-")
+    return regex.sub(r"[\W_]+", "-", text.lower()).strip("-")
 
 
 def inline(text: str) -> str:

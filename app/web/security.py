@@ -9,6 +9,11 @@ ServerErrorMiddleware, so every response it sees gets the headers — 404s, stat
   base.html), nosniff, no referrer, no framing, same-origin opener. No CORS header is ever sent.
 - Bodies: at most ``MAX_BODY_BYTES`` (6 MiB: the doctor takes a 5 MiB log plus form framing);
   larger is a 413 naming ``body``, before the app reads anything.
+- Headers, before anything parses them: a request line plus headers over ``MAX_HEADER_BYTES`` (64 KiB)
+  is a 431 (h11's own limit only counts what is still buffered, so a 120 KB header that arrived in
+  one read used to pass); a ``Cookie`` header over ``MAX_COOKIE_BYTES`` (4 KiB) is dropped, as if
+  absent, so no cookie parser sees it (CPython's cookie unquoting, used by Starlette and
+  ``http.cookies``, is quadratic before 3.11.10 / 3.12.6: a 62 KB quoted cookie cost 5 s of CPU).
 - JSON bodies (``application/json``, ``*+json``): must be UTF-8 and nested at most
   ``MAX_JSON_DEPTH`` deep, else a 422 naming ``body`` — Python's JSON parser would otherwise recurse
   until RecursionError. Urlencoded forms must be UTF-8 too. A body without a content type is left to
@@ -21,21 +26,37 @@ import asyncio
 import html
 import json
 import math
-from array import array
-from itertools import accumulate
+import weakref
+from contextlib import AbstractAsyncContextManager, nullcontext
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.core.text import Text
+from app.core.deadline import cpu_budget
+from app.core.jsontext import MAX_JSON_DEPTH, json_depth, json_depth_exceeds
+from app.core.text import N_, Text
+
+__all__ = ["MAX_JSON_DEPTH", "json_depth", "json_depth_exceeds"]
 
 MAX_BODY_BYTES = 6 * 2**20
 # An over-limit body is read and thrown away up to this much before the 413 goes out, so a client still
 # uploading (a browser posting a 50 MB paste) receives the message instead of a reset connection;
 # beyond it the connection is simply closed.
 DRAIN_LIMIT_BYTES = 128 * 2**20
-MAX_JSON_DEPTH = 64
+# A request whose body plus query exceeds this is "large" (a 5 MiB log, a pasted 60 KB config; the
+# planner's own requests are ~1-3 KB, a real config.json ~1-20 KB): one at a time per worker, the
+# others wait for it holding no thread. Large inputs are what makes a request cost up to its CPU
+# budget, so a flood of them takes one thread of a worker, not all eight, and small requests keep
+# their share of the CPU (the 64-connection mixed load with attackers, bench/hostile_mixed.py).
+LARGE_REQUEST_BYTES = 32 * 2**10
+LARGE_REQUESTS_AT_ONCE = 1
+# Request line + headers: browsers send ~1-2 KiB; nginx's large_client_header_buffers is 4 x 8 KiB.
+MAX_HEADER_BYTES = 64 * 2**10
+# A browser keeps one cookie of ours (lang=xx, 7 bytes); 4 KiB is what RFC 6265 §6.1 asks a browser to
+# support per cookie, and quadratic unquoting of 4 KiB costs ~20 ms at worst.
+MAX_COOKIE_BYTES = 4 * 2**10
 # A body must keep coming: a chunk at least every BODY_CHUNK_TIMEOUT_S and the whole of it within
 # BODY_TIMEOUT_S (6 MiB in 60 s is 100 KiB/s, far below any intranet link), else a 408. This bounds
 # how long a slow client holds a connection and its buffered body when the server is exposed directly.
@@ -69,39 +90,6 @@ _RAW_HEADERS = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in S
 _OWN_NAMES = {name for name, _ in _RAW_HEADERS}
 _DROPPED = {b"access-control-allow-origin", b"access-control-allow-credentials"}
 
-_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
-_OPEN_CLOSE = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # +1 / -1 as signed bytes
-
-
-def json_depth(data: bytes | str) -> int:
-    """How deep JSON text nests arrays/objects, in linear time (each pass is one C-speed scan).
-
-    1. Escapes that matter go first: ``\\\\`` pairs, then ``\\"`` (left to right, as JSON pairs them),
-       so an escaped quote never ends a string.
-    2. The quotes left alternate open/close: the text outside strings is every other piece of a
-       split on ``"``.
-    3. Of that, only brackets are kept; the depth is the largest running sum of +1 per opening and
-       -1 per closing bracket.
-
-    Unbalanced openings (invalid JSON) count too, because ``json.loads("[" * 100_000)`` recurses
-    before it notices the brackets never close. A backslash outside a string is invalid JSON that
-    the parser rejects where it stands, so whatever it hides from this count is never reached.
-    The regex this replaces restarted inside escaped quotes: quadratic (32 kB took 2.9 s).
-    """
-    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    unescaped = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
-    outside = b"".join(unescaped.split(b'"')[0::2])
-    steps = array("b", outside.translate(None, _NOT_BRACKET).translate(_OPEN_CLOSE))
-    return max(0, max(accumulate(steps), default=0))
-
-
-def json_depth_exceeds(data: bytes | str, limit: int = MAX_JSON_DEPTH) -> bool:
-    """True when JSON text nests arrays/objects deeper than ``limit`` (see ``json_depth``)."""
-    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    if raw.count(b"[") + raw.count(b"{") <= limit:
-        return False
-    return json_depth(raw) > limit
-
 
 def check_json_text(text: str, limit: int = MAX_JSON_DEPTH) -> None:
     """For validators of pasted JSON (config.json): ValueError when nested deeper than ``limit``."""
@@ -112,6 +100,42 @@ def check_json_text(text: str, limit: int = MAX_JSON_DEPTH) -> None:
 
 
 ECHO_MAX_CHARS = 200  # an error echoes at most this much of the offending input
+
+
+@dataclass(frozen=True)
+class WorkBudget:
+    """The CPU one request may spend computing (app.core.deadline), and what to shrink past it."""
+
+    seconds: float
+    field: str
+    advice: str
+
+
+# By path (under the root path). Searches and simulations get 3 s (the issue's bar is 4 s of server
+# CPU for them, 2 s for everything else); the rest 1.5 s. Every real input takes a fraction: the
+# catalog's largest model at the largest fleet is ~0.3 s, a preset simulation at its cap < 1 s.
+_LAYERS_ADVICE = N_("a pasted config with fewer layers, or a smaller pipeline_parallel_size")
+WORK_BUDGETS: dict[str, WorkBudget] = {
+    "/api/recommend": WorkBudget(
+        3.0, "nodes", N_("fewer nodes or devices per node, or a pasted config with fewer layers")
+    ),
+    "/recommend": WorkBudget(3.0, "config_json", _LAYERS_ADVICE),
+    "/api/fleet": WorkBudget(3.0, "config_json", _LAYERS_ADVICE),
+    "/fleet": WorkBudget(3.0, "config_json", _LAYERS_ADVICE),
+    "/explore": WorkBudget(3.0, "config_json", _LAYERS_ADVICE),
+    "/api/workload": WorkBudget(3.0, "config_json", _LAYERS_ADVICE),
+    "/doctor": WorkBudget(1.5, "log", N_("a shorter log")),
+    "/api/diagnose": WorkBudget(1.5, "log", N_("a shorter log")),
+}
+DEFAULT_WORK_BUDGET = WorkBudget(1.5, "config_json", _LAYERS_ADVICE)
+
+
+def work_budget(scope: Scope) -> WorkBudget:
+    path: str = scope.get("path", "")
+    root: str = scope.get("root_path", "") or ""
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    return WORK_BUDGETS.get(path.rstrip("/") or "/", DEFAULT_WORK_BUDGET)
 
 
 def json_safe(value: Any) -> Any:
@@ -129,6 +153,23 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [json_safe(v) for v in value]
     return value
+
+
+def header_bytes(scope: Scope) -> int:
+    """The request line plus headers as sent on the wire (``GET /p?q HTTP/1.1``, ``name: value`` lines)."""
+    line = len(scope.get("method", "")) + len(scope.get("raw_path") or b"") + 12
+    query: bytes = scope.get("query_string", b"")
+    line += len(query) + 1 if query else 0
+    return line + sum(len(key) + len(value) + 4 for key, value in scope.get("headers", ()))
+
+
+def without_large_cookie(scope: Scope) -> Scope:
+    """``scope`` without its Cookie headers when together they exceed ``MAX_COOKIE_BYTES``."""
+    headers = scope.get("headers", ())
+    cookie_bytes = sum(len(value) for key, value in headers if key == b"cookie")
+    if cookie_bytes <= MAX_COOKIE_BYTES:
+        return scope
+    return {**scope, "headers": [(key, value) for key, value in headers if key != b"cookie"]}
 
 
 def _header(scope: Scope, name: bytes) -> str:
@@ -196,11 +237,21 @@ class SecurityMiddleware:
         self.max_body_bytes = max_body_bytes
         self.body_chunk_timeout_s = body_chunk_timeout_s
         self.body_timeout_s = body_timeout_s
+        self._large_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        scope = without_large_cookie(scope)
+        budget = work_budget(scope)
+        # the budget travels in the request's context, into the thread pool with it
+        with cpu_budget(seconds=budget.seconds, field=budget.field, advice=Text(budget.advice)):
+            await self._serve(scope, receive, send)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -212,8 +263,17 @@ class SecurityMiddleware:
                 message = {**message, "headers": headers + _RAW_HEADERS}
             await send(message)
 
+        size = header_bytes(scope)
+        if size > MAX_HEADER_BYTES:
+            too_long = (
+                f"the request line and headers have {size:,} bytes; the limit is {MAX_HEADER_BYTES:,} bytes "
+                f"({MAX_HEADER_BYTES // 2**10} KiB): send long inputs in a POST body"
+            )
+            await self._refuse(scope, send_with_headers, 431, too_long)
+            return
         if scope["method"] in ("GET", "HEAD", "OPTIONS", "DELETE") and not _header(scope, b"content-length"):
-            await self.app(scope, receive, send_with_headers)
+            async with self._gate(len(scope.get("query_string", b""))):
+                await self.app(scope, receive, send_with_headers)
             return
 
         declared = _header(scope, b"content-length")
@@ -260,7 +320,18 @@ class SecurityMiddleware:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()  # after the body: wait for the client's disconnect
 
-        await self.app(scope, replay, send_with_headers)
+        async with self._gate(len(body) + len(scope.get("query_string", b""))):
+            await self.app(scope, replay, send_with_headers)
+
+    def _gate(self, input_bytes: int) -> AbstractAsyncContextManager[Any]:
+        """One large request at a time per worker (module doc); a small one passes at once."""
+        if input_bytes <= LARGE_REQUEST_BYTES:
+            return nullcontext()
+        loop = asyncio.get_running_loop()
+        gate = self._large_gates.get(loop)
+        if gate is None:
+            gate = self._large_gates[loop] = asyncio.Semaphore(LARGE_REQUESTS_AT_ONCE)
+        return gate
 
     def _too_slow(self, size: int) -> str:
         return (
@@ -275,13 +346,15 @@ class SecurityMiddleware:
         )
 
     async def _refuse(self, scope: Scope, send: Send, status: int, message: str) -> None:
-        kind = {413: "too_large", 408: "timeout"}.get(status, "invalid_body")
+        kind = {413: "too_large", 408: "timeout", 431: "headers_too_large"}.get(status, "invalid_body")
         if _is_api(scope):
-            payload = {"detail": [{"loc": ["body"], "msg": message, "type": kind}]}
+            where = "header" if status == 431 else "body"
+            payload = {"detail": [{"loc": [where], "msg": message, "type": kind}]}
             body = json.dumps(payload).encode()
             content_type = b"application/json"
         else:
-            body = f'<p class="problem" role="alert">body: {html.escape(message)}</p>'.encode()
+            where = "header" if status == 431 else "body"
+            body = f'<p class="problem" role="alert">{where}: {html.escape(message)}</p>'.encode()
             content_type = b"text/html; charset=utf-8"
         await send(
             {

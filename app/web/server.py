@@ -2,7 +2,8 @@
 supported options only (docs/security.md):
 
 - the HTTP/1.1 parser is h11 with ``h11_max_incomplete_event_size``: a request line plus headers over
-  ``MAX_HEADER_BYTES`` is refused (400) before it is parsed, so a 256 MiB header costs nothing;
+  ``MAX_HEADER_BYTES`` is refused (400) before it is parsed, so a 256 MiB header costs nothing; h11 counts
+  only what is still buffered, so the app checks the same total itself (431, ``app.web.security``);
 - idle keep-alive connections close after ``KEEP_ALIVE_TIMEOUT_S``;
 - at most ``MAX_CONNECTIONS_PER_WORKER`` connections plus tasks per worker (more get a 503), which bounds
   memory whatever clients do;
@@ -26,14 +27,20 @@ from fastapi import FastAPI
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from app.web.app import create_app
+from app.web.security import MAX_HEADER_BYTES
+
+__all__ = ["MAX_HEADER_BYTES", "app_from_env", "run", "server_options"]
 
 ROOT_PATH_ENV = "KVPLAN_ROOT_PATH"  # carries the prefix to worker processes
-# Request line + headers: browsers send ~1-2 KiB; nginx's large_client_header_buffers is 4 x 8 KiB.
-MAX_HEADER_BYTES = 64 * 2**10
 KEEP_ALIVE_TIMEOUT_S = 5  # uvicorn's default, stated: an idle connection is closed after this
 # Connections + in-flight requests one worker holds before answering 503: ~4x the 64-connection load
 # goal per worker, and a bounded amount of memory (each holds at most a 6 MiB body).
 MAX_CONNECTIONS_PER_WORKER = 256
+# uvicorn's supervisor kills a worker that does not answer its health ping (or finish starting) within
+# this long; its default, 5 s, killed both workers in a loop on a loaded 2-core machine (start-up took
+# 8 s of wall time at a load average of 10) and would kill a busy worker with everyone's requests on it.
+# A worker's ping is answered by its own thread, so only a hung process misses a minute of them.
+WORKER_HEALTHCHECK_TIMEOUT_S = 60
 
 
 class NoDelayH11Protocol(H11Protocol):
@@ -60,6 +67,7 @@ def server_options() -> dict[str, Any]:
         "h11_max_incomplete_event_size": MAX_HEADER_BYTES,
         "timeout_keep_alive": KEEP_ALIVE_TIMEOUT_S,
         "limit_concurrency": MAX_CONNECTIONS_PER_WORKER,
+        "timeout_worker_healthcheck": WORKER_HEALTHCHECK_TIMEOUT_S,
         "loop": "asyncio",  # uvloop starved connections under overload here: p99 2.5 s at 64 connections vs 0.13 s
         "access_log": True,
     }

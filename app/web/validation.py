@@ -86,10 +86,28 @@ def message_of(error: Mapping[str, Any]) -> str:
     return text if text == english else english
 
 
+# A 422 lists at most this many errors, then one line saying how many more: 7,500 unknown keys used
+# to answer a 764 KB 422 (an amplification of the request ~10x); now ~2 KB whatever the request.
+ECHO_MAX_ERRORS = 8
+
+
+def _more(rest: list[Any]) -> dict[str, Any]:
+    unknown = sum(1 for error in rest if error.get("type") == "extra_forbidden")
+    if unknown == len(rest):
+        text = Text("and {count} more unknown parameters (not listed)", count=format(unknown, ","))
+    else:
+        text = Text("and {count} more errors (not listed)", count=format(len(rest), ","))
+    root = rest[0].get("loc", ())[:1] if rest else ()
+    return {"loc": list(root), "msg": tr(text), "type": "too_many_errors", "ctx": {"more": len(rest)}}
+
+
 def localized(errors: list[Any]) -> list[dict[str, Any]]:
     """Pydantic errors for a JSON body: ``msg`` in the request's language, and the original exception
-    in ``ctx`` (not JSON) reduced to its text."""
+    in ``ctx`` (not JSON) reduced to its text. At most ``ECHO_MAX_ERRORS`` are listed, then how many more."""
     out: list[dict[str, Any]] = []
+    if len(errors) > ECHO_MAX_ERRORS:
+        rest = errors[ECHO_MAX_ERRORS:]
+        return [*localized(errors[:ECHO_MAX_ERRORS]), _more(rest)]
     for error in errors:
         item = {**error, "msg": tr(message_of(error))}
         ctx = error.get("ctx")

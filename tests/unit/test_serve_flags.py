@@ -3,12 +3,17 @@ parser, the renderer and the log reader's keys (issue 25 item 2)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from app.core import serve_flags
 from app.core.command import parse_serve_command, render_serve_command
 from app.core.logs import startup
 from app.core.specs import ServeConfig, SpeculativeConfig
+from app.web.inputs.params import PlannerParams
 
-ENV_ONLY = {"allow_long_max_model_len"}  # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, an environment variable
+# not `vllm serve` flags: VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (an environment variable) and the memory other
+# processes hold on the device (nvidia-smi "used")
+ENV_ONLY = {"allow_long_max_model_len", "device_memory_used_gib"}
 
 
 def test_every_serve_field_has_one_row() -> None:
@@ -18,15 +23,55 @@ def test_every_serve_field_has_one_row() -> None:
     assert set(rows) == fields
 
 
-def test_servconfig_bounds_are_the_table_s() -> None:
+def _limits(interval: object) -> dict[str, float]:
+    return {k: v for k in ("ge", "gt", "le") if (v := getattr(interval, k)) is not None}
+
+
+def test_serveconfig_bounds_are_the_table_s() -> None:
     # max_model_len >= 1 and <= 10,000,000; TP <= 1024; utilization in (0, 1]
-    bounds = serve_flags.serve_bounds()
-    assert bounds["max_model_len"] == {"ge": 1, "le": 10_000_000}
-    assert bounds["tensor_parallel_size"] == {"ge": 1, "le": 1024}
-    assert bounds["gpu_memory_utilization"] == {"gt": 0.0, "le": 1.0}
-    for field, limits in bounds.items():
-        (interval,) = ServeConfig.model_fields[field].metadata
-        assert {k: v for k in ("ge", "gt", "le") if (v := getattr(interval, k)) is not None} == limits
+    assert _limits(serve_flags.bounds("max_model_len")) == {"ge": 1, "le": 10_000_000}
+    assert _limits(serve_flags.bounds("tensor_parallel_size")) == {"ge": 1, "le": 1024}
+    assert _limits(serve_flags.bounds("gpu_memory_utilization")) == {"gt": 0.0, "le": 1.0}
+    for flag in serve_flags.SERVE_FLAGS:
+        metadata = ServeConfig.model_fields[flag.field].metadata
+        wanted = _limits(serve_flags.bounds(flag.field))
+        assert (_limits(metadata[0]) if metadata else {}) == wanted, flag.field
+
+
+# JSON-schema names, and the raw constraint names pydantic shows behind a before-validator
+_SCHEMA_KEYS = {
+    "minimum": "minimum",
+    "ge": "minimum",
+    "exclusiveMinimum": "exclusiveMinimum",
+    "gt": "exclusiveMinimum",
+}
+_SCHEMA_KEYS |= {"maximum": "maximum", "le": "maximum"}
+
+
+def _schema_bounds(schema: dict[str, Any]) -> dict[str, float]:
+    for option in schema.get("anyOf", [schema]):
+        found = {_SCHEMA_KEYS[k]: v for k, v in option.items() if k in _SCHEMA_KEYS}
+        if found:
+            return found
+    return {}
+
+
+def test_web_serve_fields_are_never_looser_than_the_table() -> None:
+    # page-only limits only tighten: the slider's 16-token floor, TP <= 256 (a power of two)
+    properties = PlannerParams.model_json_schema()["properties"]
+    for flag in serve_flags.SERVE_FLAGS:
+        if flag.field not in properties or flag.kind in ("flag", "json", "choice", "text"):
+            continue
+        web = _schema_bounds(properties[flag.field])
+        assert web, flag.field
+        if flag.ge is not None:
+            assert web["minimum"] >= flag.ge, flag.field
+        if flag.gt is not None:
+            assert web["exclusiveMinimum"] >= flag.gt, flag.field
+        if flag.le is not None:
+            assert web["maximum"] <= flag.le, flag.field
+    assert _schema_bounds(properties["max_model_len"])["minimum"] == 16
+    assert _schema_bounds(properties["tensor_parallel_size"])["maximum"] == 256
 
 
 def test_every_spelling_parses_to_its_field() -> None:
@@ -67,3 +112,26 @@ def test_render_then_parse_round_trips_and_writes_each_flag_once() -> None:
     parsed = parse_serve_command(text, vllm_version="0.33.0")
     assert parsed.model == "meta-llama/Llama-3.1-8B"
     assert parsed.serve == serve
+
+
+def test_a_new_memory_moving_flag_is_one_row_plus_its_rule() -> None:
+    # --mm-processor-cache-gb (vllm/config/multimodal.py, default 4 GiB, from 0.10): the host cache is held
+    # once per API process and once per engine core: 1 API server + 1 DP rank -> 2 x 1 GiB = 2 GiB
+    from app.core.catalog import find_device, find_model
+    from app.core.estimate import estimate
+    from app.core.logs import parse_startup_log
+
+    serve = ServeConfig(mm_processor_cache_gb=1)
+    model, device = find_model("google/gemma-3-4b-it"), find_device("nvidia-h100-sxm-80gb")
+    est = estimate(model=model, device=device, serve=serve, vllm_version="0.33.0")
+    (item,) = [i for i in est.extras if i.name == "multimodal"]
+    assert item.host_bytes == 2 * 2**30
+    default = estimate(model=model, device=device, serve=ServeConfig(), vllm_version="0.33.0")
+    assert [i.host_bytes for i in default.extras if i.name == "multimodal"] == [8 * 2**30]  # 2 x 4 GiB
+    text = render_serve_command(model=model.name, serve=serve, vllm_version="0.33.0")
+    assert "--mm-processor-cache-gb 1" in text
+    assert parse_serve_command(text, vllm_version="0.33.0").serve == serve
+    # 0.8.5 has no such flag: not written
+    assert "--mm-processor-cache-gb" not in render_serve_command(model="m", serve=serve, vllm_version="0.8.5")
+    facts = parse_startup_log("INFO non-default args: {'model': 'x', 'mm_processor_cache_gb': 1}")
+    assert facts.mm_processor_cache_gb == 1.0

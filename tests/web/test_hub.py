@@ -8,7 +8,9 @@ transformers docs print for the Llama-3 8B index).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -28,10 +30,18 @@ from tests.web.conftest import TestClient
 
 
 def clear_memory() -> None:
-    """Forget what this process fetched from the hub (a new process; the disk cache stays)."""
+    """Forget what this process fetched from the hub and refill its rate bucket (a new process; the
+    disk cache stays)."""
     with hub._lock:
         hub._specs.clear()
         hub._failures.clear()
+        hub._bucket = hub._Bucket(hub.FETCH_RATE_PER_S, hub.FETCH_BURST)
+        hub.stats["network_fetches"] = 0
+
+
+def memory_sizes() -> dict[str, int]:
+    with hub._lock:
+        return {"specs": len(hub._specs), "failures": len(hub._failures), "in_flight": len(hub._inflight)}
 
 
 LLAMA_CONFIG: dict[str, Any] = yaml.safe_load(
@@ -57,6 +67,9 @@ class StandIn:
     # when set, a request is held until the test sets it (at most GATE_SECONDS): "slow" without a clock
     gate: threading.Event | None = None
     answered: int = 0  # requests answered so far
+    # when set, every answer is a 200 whose body drips one byte per this many seconds (until stopped)
+    drip_seconds: float = 0.0
+    stop: threading.Event = field(default_factory=threading.Event)
 
     def json(self, path: str, data: Any, status: int = 200) -> None:
         self.routes[path] = (status, json.dumps(data).encode(), {"Content-Type": "application/json"})
@@ -70,6 +83,9 @@ def _serve(standin: StandIn) -> Iterator[StandIn]:
                 time.sleep(standin.delay_seconds)
             if standin.gate is not None:
                 standin.gate.wait(GATE_SECONDS)
+            if standin.drip_seconds:
+                self._drip()
+                return
             status, body, headers = standin.routes.get(self.path, (404, b"Entry not found", {}))
             self.send_response(status)
             for key, value in headers.items():
@@ -79,10 +95,23 @@ def _serve(standin: StandIn) -> Iterator[StandIn]:
             self.wfile.write(body)
             standin.answered += 1
 
+        def _drip(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            with contextlib.suppress(OSError):
+                while not standin.stop.wait(standin.drip_seconds):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class Server(ThreadingHTTPServer):
+        def handle_error(self, request: Any, client_address: Any) -> None:
+            pass  # a client that stopped reading early (the index's metadata was enough) is not an error
+
+    server = Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     standin.base = f"http://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -90,6 +119,7 @@ def _serve(standin: StandIn) -> Iterator[StandIn]:
     try:
         yield standin
     finally:
+        standin.stop.set()
         server.shutdown()
         server.server_close()
 
@@ -206,7 +236,8 @@ def test_a_redirect_to_another_host_is_refused_and_never_followed(
     opted_in.routes[CONFIG_PATH] = (302, b"", {"Location": other_host.base + CONFIG_PATH})
     response = _estimate(client, REPO)
     assert response.status_code == 422
-    assert "to another host" in response.text and f"only {opted_in.base} is contacted" in response.text
+    assert f"{REPO}: the hub redirected config.json to another host" in response.text
+    assert opted_in.base not in response.text and other_host.base not in response.text  # no URL named
     assert other_host.requests == []
 
 
@@ -262,7 +293,7 @@ def test_a_missing_model_a_huge_file_and_a_slow_hub_each_get_a_clear_message(
     opted_in.delay_seconds = 1.0
     clear_memory()
     response = _estimate(client, REPO)
-    assert response.status_code == 422 and "did not answer within 0.2 s" in response.text
+    assert response.status_code == 422 and "did not answer config.json within 0.2 s" in response.text
 
     opted_in.delay_seconds = 0.0
     opted_in.routes[CONFIG_PATH] = (200, b"[1, 2]", {})
@@ -365,3 +396,208 @@ def test_a_slow_first_fetch_does_not_stall_the_event_loop(opted_in: StandIn, pat
         opted_in.gate.set()
         worker.join(GATE_SECONDS)
     assert slow["status"] == 200
+
+
+# --- the hub as a client that cannot be turned against the server (issue 27) --------------------------
+
+
+@pytest.mark.parametrize("model", ["ok/a\n@main", "ok/a@main\n", "ok/a\n", "ok/a@ma\nin", "ok/a@main\x00"])
+def test_an_id_with_a_line_break_is_a_4xx_not_a_fetch(
+    client: TestClient, opted_in: StandIn, model: str
+) -> None:
+    assert hub.parse_ref(model.replace("\n", "").replace("\x00", "")) is not None  # the rest is an id
+    assert hub.parse_ref(model) is None or model.strip() != model  # strip() drops only a trailing \n
+    for path in ("/api/estimate", "/"):
+        response = client.get(path, params={"model": model, "device": "h100"})
+        assert response.status_code in (200, 422), response.text  # the page shows the error inline
+    assert all("\n" not in path for path, _ in opted_in.requests)
+
+
+def test_a_deeply_nested_config_is_refused_before_it_is_parsed(client: TestClient, opted_in: StandIn) -> None:
+    opted_in.routes[CONFIG_PATH] = (200, b"[" * 1_000_000, {})  # json.loads: RecursionError, a 500 before
+    response = _estimate(client, REPO)
+    assert response.status_code == 422
+    assert f"{REPO}: config.json is nested deeper than 64 levels; not read" in response.text
+
+
+def test_only_the_leading_metadata_of_the_index_is_parsed(
+    client: TestClient, opted_in: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index of 10^5 tensors (4.4 MB): its metadata comes first, so the weight map is never parsed."""
+    weight_map = {f"model.layers.{i}.weight": "model-00001-of-00009.safetensors" for i in range(100_000)}
+    index = {"metadata": {"total_size": LLAMA_8B_INDEX_TOTAL_SIZE}, "weight_map": weight_map}
+    opted_in.json(INDEX_PATH, index)
+    assert len(opted_in.routes[INDEX_PATH][1]) > hub.INDEX_SCAN_BYTES
+    parsed: list[int] = []
+    real_loads = json.loads
+
+    def counting_loads(text: str | bytes, **kw: Any) -> Any:
+        parsed.append(len(text))
+        return real_loads(text, **kw)
+
+    monkeypatch.setattr(hub.json, "loads", counting_loads)
+    response = _estimate(client, REPO)
+    assert response.status_code == 200, response.text
+    assert response.json()["weights_bytes"] == LLAMA_8B_INDEX_TOTAL_SIZE
+    assert max(parsed) < 20_000  # the config (~1 KB) and '{"total_size": 16060522496}', nothing larger
+
+
+def test_an_index_whose_metadata_is_not_first_gives_weights_from_the_parameter_count() -> None:
+    assert hub.leading_metadata(b' {"metadata": {"total_size": 5}, "weight_map": {') == (
+        True,
+        b'{"total_size": 5}',
+    )
+    assert hub.leading_metadata(b'{"metad') == (False, None)  # more bytes may complete it
+    assert hub.leading_metadata(b'{"weight_map": {"a": "b"}, "metadata": {}}') == (True, None)
+    assert hub.leading_metadata(b'{"metadata": {"format": "pt", "note": "a } in a string"}}') == (
+        True,
+        b'{"format": "pt", "note": "a } in a string"}',
+    )
+
+
+def test_fifty_requests_for_one_id_cause_one_fetch(opted_in: StandIn) -> None:
+    opted_in.gate = threading.Event()
+    results: list[object] = []
+
+    def ask() -> None:
+        try:
+            results.append(hub.hub_model(hub.HubRef(REPO, "main")).weights_bytes_exact)
+        except hub.HubError as exc:
+            results.append(exc)
+
+    threads = [threading.Thread(target=ask) for _ in range(50)]
+    for thread in threads:
+        thread.start()
+    while not opted_in.requests:
+        time.sleep(0.01)
+    opted_in.gate.set()
+    for thread in threads:
+        thread.join(GATE_SECONDS)
+    assert results == [LLAMA_8B_INDEX_TOTAL_SIZE] * 50
+    assert [path for path, _ in opted_in.requests] == [CONFIG_PATH, INDEX_PATH]
+    assert hub.stats["network_fetches"] >= 1 and memory_sizes()["in_flight"] == 0
+
+
+def test_with_every_fetch_worker_busy_a_new_id_is_refused_at_once(
+    client: TestClient, opted_in: StandIn
+) -> None:
+    opted_in.gate = threading.Event()
+    held = [hub.spec_future(hub.HubRef(f"acme/held-{i}", "main")) for i in range(hub.FETCH_WORKERS)]
+    response = _estimate(client, "acme/one-more")
+    assert response.status_code == 422
+    assert f"the hub is busy with {hub.FETCH_WORKERS} other models; try acme/one-more again" in response.text
+    opted_in.gate.set()
+    for future in held:
+        with contextlib.suppress(hub.HubError):
+            future.result(GATE_SECONDS)
+    assert _estimate(client, "acme/one-more").status_code == 422  # busy was not remembered: asked again
+    assert "was not found on the hub" in _estimate(client, "acme/one-more").text
+
+
+def test_a_hub_that_drips_bytes_is_cut_off_at_the_total_deadline(opted_in: StandIn) -> None:
+    """One byte every 0.05 s never trips the 5 s per-read timeout; only the socket deadline ends it."""
+    opted_in.drip_seconds = 0.05
+    with pytest.raises(hub.HubError, match=rf"{REPO}: the hub did not answer config.json within 1 s"):
+        hub.fetch(hub.HubRef(REPO, "main"), base=opted_in.base, seconds=1.0)
+    assert len(opted_in.requests) <= 1  # config.json only (on a loaded machine it may not be logged yet)
+
+
+def test_a_hub_that_never_answers_is_a_4xx_naming_the_id(
+    client: TestClient, opted_in: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opted_in.gate = threading.Event()  # never set: the stand-in holds every request
+    monkeypatch.setattr(hub, "TOTAL_SECONDS", 0.5)
+    response = _estimate(client, REPO)
+    assert response.status_code == 422
+    assert f"{REPO}: the hub did not answer config.json within 0.5 s" in response.text
+    assert opted_in.base not in response.text
+    opted_in.gate.set()
+
+
+def test_the_outbound_fetch_rate_is_limited_across_ids(
+    client: TestClient, opted_in: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hub, "_bucket", hub._Bucket(rate=0.0, burst=3))
+    statuses = [_estimate(client, f"acme/id-{i}").status_code for i in range(5)]
+    assert statuses == [422] * 5
+    assert len(opted_in.requests) == 3  # config.json (a 404) for the first three ids only
+    response = _estimate(client, "acme/id-4")
+    assert "too many models fetched from the hub just now (at most 4 a second); try acme/id-4 again" in (
+        response.text
+    )
+
+
+def test_memory_caches_are_bounded(opted_in: StandIn, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hub, "_bucket", hub._Bucket(rate=0.0, burst=100))  # the rate is not tested here
+    monkeypatch.setattr(hub, "FAILURE_CACHE_ENTRIES", 10)
+    monkeypatch.setattr(hub, "SPEC_CACHE_ENTRIES", 3)
+    for i in range(30):
+        with contextlib.suppress(hub.HubError):
+            hub.hub_model(hub.HubRef(f"acme/missing-{i}", "main"))
+    for i in range(5):
+        opted_in.json(f"/acme/ok-{i}/resolve/main/config.json", LLAMA_CONFIG)
+        hub.hub_model(hub.HubRef(f"acme/ok-{i}", "main"))
+    sizes = memory_sizes()
+    assert (sizes["failures"], sizes["specs"], sizes["in_flight"]) == (10, 3, 0)
+
+
+def test_the_disk_cache_is_capped_and_the_oldest_go_first(tmp_path: Path) -> None:
+    for i in range(20):
+        entry = tmp_path / f"{i:02d}.json"
+        entry.write_bytes(b"x" * 1000)
+        os.utime(entry, (1_000_000 + i, 1_000_000 + i))
+    assert hub.evict_disk_cache(tmp_path, max_bytes=1 << 20, max_files=10) == 11  # down to 90 %: 9 files
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{i:02d}.json" for i in range(11, 20)]
+    assert hub.evict_disk_cache(tmp_path, max_bytes=5000, max_files=100) == 5  # 9,000 B -> 4,000 B ≤ 4,500
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{i:02d}.json" for i in range(16, 20)]
+
+
+def test_the_disk_cache_stays_under_its_cap_over_many_ids(
+    opted_in: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hub, "_bucket", hub._Bucket(rate=0.0, burst=100))
+    monkeypatch.setattr(hub, "DISK_CACHE_MAX_FILES", 10)
+    for i in range(25):
+        opted_in.json(f"/acme/ok-{i}/resolve/main/config.json", LLAMA_CONFIG)
+        hub.hub_model(hub.HubRef(f"acme/ok-{i}", "main"))
+    assert len(list(hub.cache_dir().glob("*.json"))) <= 10
+
+
+@pytest.mark.parametrize("status", [404, 500, 401])
+def test_no_failure_message_names_the_endpoint(client: TestClient, opted_in: StandIn, status: int) -> None:
+    opted_in.routes[CONFIG_PATH] = (status, b"{}", {})
+    response = _estimate(client, REPO)
+    assert response.status_code == 422
+    assert REPO in response.text and opted_in.base not in response.text and "127.0.0.1" not in response.text
+
+
+def test_workers_of_one_server_fetch_an_id_once(tmp_path: Path) -> None:
+    """Worker processes share the disk cache; an advisory lock on the id makes the second wait for the
+    first's entry instead of fetching again. (Two open files in one process lock like two processes.)"""
+    path = tmp_path / "entry.json"
+    order: list[str] = []
+    inside = threading.Event()
+    release = threading.Event()
+
+    def first() -> None:
+        with hub._across_workers(path):
+            order.append("first in")
+            inside.set()
+            release.wait(GATE_SECONDS)
+            order.append("first out")
+
+    def second() -> None:
+        with hub._across_workers(path):
+            order.append("second in")
+
+    a = threading.Thread(target=first)
+    a.start()
+    inside.wait(GATE_SECONDS)
+    b = threading.Thread(target=second)
+    b.start()
+    b.join(0.3)  # the second is still waiting for the lock
+    assert order == ["first in"]
+    release.set()
+    a.join(GATE_SECONDS)
+    b.join(GATE_SECONDS)
+    assert order == ["first in", "first out", "second in"]

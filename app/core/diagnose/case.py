@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app.core import catalog
+from app.core import catalog, regex
 from app.core.diagnose.model import (
     BACKEND_MIN_SM,
     BF16_MIN_SM,
@@ -27,6 +27,7 @@ from app.core.diagnose.model import (
 from app.core.errors import PlannerError, UnknownModelError
 from app.core.estimate import estimate
 from app.core.logs import Evidence, LogFacts
+from app.core.logs.reading import split_lines, strip_ansi
 from app.core.plan import apply_quantization_flag, custom_device
 from app.core.result import Estimate
 from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, ModelSpec, ServeConfig
@@ -45,19 +46,17 @@ def clip(text: str, limit: int = MAX_EXCERPT_ERROR_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the same split as app.core.logs, so line numbers agree
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
-_LOADING_MODEL = re.compile(r"Starting to load model (\S+?)(?:\.\.\.|\s*$)")
-_ARGS_BLOCK_SIZE = re.compile(r"(?:'block_size':\s*|\bblock_size=)(\d{1,5})\b")
+_LOADING_MODEL = regex.compile(r"Starting to load model (\S+?)(?:\.\.\.|\s*$)")
+_ARGS_BLOCK_SIZE = regex.compile(r"(?:'block_size':\s*|\bblock_size=)(\d{1,5})\b")
 MAX_SCAN_LINES = 200_000  # the two fallback scans below stop after this many lines
 
 
 def _scan(text: str, needle: str, pattern: re.Pattern[str]) -> tuple[str, Evidence] | None:
     """First match of ``pattern`` on a line holding ``needle``: (group 1, the line as evidence)."""
-    for index, raw in enumerate(_LINE_BREAK.split(text, maxsplit=MAX_SCAN_LINES)):
+    for index, raw in enumerate(split_lines(text, maxsplit=MAX_SCAN_LINES)):  # as app.core.logs splits
         if needle not in raw:
             continue
-        line = _ANSI.sub("", raw).strip()
+        line = strip_ansi(raw).strip()
         found = pattern.search(line)
         if found is not None:
             return found.group(1), Evidence(line_no=index + 1, text=line[:2000])

@@ -8,7 +8,6 @@ from app.core.specs import DTYPE_BYTES, GIB, ModelSpec, ServeConfig
 from app.core.text import Text
 
 # --- multimodal (vllm/config/multimodal.py, 0.19.0) ----------------------------------------------
-MM_PROCESSOR_CACHE_GIB = 4  # mm_processor_cache_gb default, per API process and per engine core
 API_SERVER_COUNT = 1  # `vllm serve` default --api-server-count
 
 
@@ -35,7 +34,7 @@ def multimodal_extras(
     # the encoder cache holds max(encoder_cache_size, largest item) embeddings of hidden size; the profile
     # run fills it with a dummy batch, so vLLM's measured peak includes it
     encoder_cache = max_num_batched_tokens * model.hidden_size * dtype
-    host = int(MM_PROCESSOR_CACHE_GIB * GIB) * (API_SERVER_COUNT + serve.data_parallel_size)
+    host = int(serve.mm_processor_cache_gb * GIB) * (API_SERVER_COUNT + serve.data_parallel_size)
     return 0, ExtraItem(
         name="multimodal",
         label=Text("Vision tower and encoder cache"),
@@ -47,6 +46,6 @@ def multimodal_extras(
             "tower {tower:.2f} GiB per device (in the weights); encoder cache ≈ {cache:.2f} GiB (max_num_batched_tokens embeddings, inside the profiled peak); host processor cache {proc} GiB × (API servers + DP ranks)",
             tower=tower / GIB,
             cache=encoder_cache / GIB,
-            proc=MM_PROCESSOR_CACHE_GIB,
+            proc=f"{serve.mm_processor_cache_gb:g}",
         ),
     )

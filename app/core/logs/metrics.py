@@ -6,13 +6,13 @@ and both key and value are length-capped, so a 20 kB label costs microseconds, n
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from app.core.logs.reading import LINE_BREAK, MAX_LOG_CHARS, float_of, int_of
+from app.core import regex
+from app.core.logs.reading import MAX_LOG_CHARS, float_of, int_of, numbered_lines
 from app.core.text import Msg, Text
 
 # a sample line is a metric name, a few labels and a number: real ones are < 1 kB (cache_config_info
@@ -51,10 +51,11 @@ class MetricsFacts(BaseModel):
     samples_read: int = 0
 
 
-_SAMPLE = re.compile(
+_SAMPLE = regex.compile(
     r"^(?P<name>[A-Za-z_:][\w:]*)\s*(?:\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)(?:\s+-?\d+)?\s*$"
 )
-_LABEL = re.compile(r'(?<!\w)(\w{1,64})\s*=\s*"((?:[^"\\]|\\.){0,256})"')  # a key starts at a word start
+# RE2 (linear); the leftmost match of ``\w+`` starts at a word start, so a key is a whole word
+_LABEL = regex.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
 _METRIC_NAMES = {
     "kv_usage": ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"),
     "num_requests_running": ("vllm:num_requests_running",),
@@ -87,7 +88,7 @@ class _Samples:
 
 def _scrape(text: str) -> _Samples:
     samples = _Samples()
-    for raw in LINE_BREAK.split(text[:MAX_LOG_CHARS]):
+    for _, raw in numbered_lines(text[:MAX_LOG_CHARS]):
         line = raw[:MAX_SAMPLE_CHARS].strip()
         if not line.startswith("vllm:"):
             continue

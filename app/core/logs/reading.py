@@ -9,15 +9,40 @@ its digit limit.
 from __future__ import annotations
 
 import math
-import re
+
+from app.core import regex
 
 GIB = 2**30
 MAX_LOG_CHARS = 5_000_000  # a whole multi-rank DEBUG start-up log is ~1-2 MB; refuse anything larger
 MAX_INT_DIGITS = 18  # counts above 10**18 are not vLLM output
 MAX_ABS_GIB = 1e6  # a million GiB per device: anything larger is garbage, not memory
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
-LINE_BREAK = re.compile(r"\r\n|\r|\n")
+ANSI = regex.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
+
+
+def split_lines(text: str, maxsplit: int = -1) -> list[str]:
+    """``text`` split at CRLF, CR or LF (not at the other breaks ``str.splitlines`` knows): string
+    methods, linear and in C — a 5 MB paste of 2.5 million lines is split in ~0.1 s."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n", maxsplit)
+
+
+# Real multi-rank DEBUG start-up logs are ~20,000 lines; 5 MB of "y\n" is 2.5 million. Beyond this
+# many lines only the first and the last half are read (the start-up's head and the error at its end).
+MAX_LOG_LINES = 200_000
+
+
+def numbered_lines(text: str, max_lines: int = MAX_LOG_LINES) -> list[tuple[int, str]]:
+    """(0-based line number, line) of ``text``: all of them, or the first and last ``max_lines // 2``."""
+    lines = split_lines(text)
+    if len(lines) <= max_lines:
+        return list(enumerate(lines))
+    half = max_lines // 2
+    return [*enumerate(lines[:half]), *enumerate(lines[-half:], start=len(lines) - half)]
+
+
+def strip_ansi(line: str) -> str:
+    """``line`` without ANSI colour and cursor codes (most lines have none: no regex for them)."""
+    return ANSI.sub("", line) if "\x1b" in line else line
 
 
 def int_of(text: str) -> int | None:

@@ -22,17 +22,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from app.core import regex
 from app.core import vllm_text as vt
 from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
 from app.core.logs.reading import (
-    ANSI,
-    LINE_BREAK,
     MAX_INT_DIGITS,
     MAX_LOG_CHARS,
     float_of,
     gib_bytes,
     int_of,
+    numbered_lines,
+    strip_ansi,
 )
 from app.core.serve_flags import FlagKind, printed_keys
 from app.core.specs import ServeConfig, SpeculativeConfig
@@ -107,6 +108,7 @@ class LogFacts(BaseModel):
     cpu_offload_gb: float | None = None
     swap_space_gib: float | None = None  # V0 --swap-space (GiB)
     kv_offloading_size_gib: float | None = None  # --kv-offloading-size (GiB)
+    mm_processor_cache_gb: float | None = None  # --mm-processor-cache-gb (GiB, "non-default args")
     # the extras (app/core/extras.py), named like ServeConfig's fields so the doctor's prediction gets them
     data_parallel_size: int | None = None
     enable_expert_parallel: bool | None = None
@@ -200,12 +202,12 @@ def _as_str(value: object) -> str | None:
 # --------------------------------------------------------------------------------------------
 # line clean-up and rank prefixes
 
-_PROCESS = re.compile(
+_PROCESS = regex.compile(
     r"\((?P<name>(?:Worker|VllmWorker|EngineCore|APIServer|ApiServer|RayWorkerWrapper)\w*)"
     r"(?P<rest>(?:\s+\w+=[\w.:-]*)*)\)"
 )
-_PROCESS_NUMBERS = re.compile(r"(?:TP|PP|DP|EP|DCP|PCP)(\d+)")
-_RANK_ARG = re.compile(r"\brank=(\d+)")
+_PROCESS_NUMBERS = regex.compile(r"(?:TP|PP|DP|EP|DCP|PCP)(\d+)")
+_RANK_ARG = regex.compile(r"\brank=(\d+)")
 
 MAX_RANKS_TRACKED = 1_024  # more ranks than any deployment has: a hostile paste cannot grow the set
 RANK_ZERO = 2  # driver / rank 0 / no prefix: its line wins
@@ -213,8 +215,8 @@ RANK_UNKNOWN = 1  # a worker whose rank the prefix does not say
 RANK_OTHER = 0  # a worker known not to be rank 0
 
 
-_WORKER_RANKS = re.compile(r"^\((?:Worker|VllmWorker)\w{0,8}?((?:_(?:TP|PP|DP|EP|DCP|PCP)\d{1,4}){1,6})\b")
-_RANK_PART = re.compile(r"(TP|PP)(\d{1,4})")
+_WORKER_RANKS = regex.compile(r"^\((?:Worker|VllmWorker)\w{0,8}?((?:_(?:TP|PP|DP|EP|DCP|PCP)\d{1,4}){1,6})\b")
+_RANK_PART = regex.compile(r"(TP|PP)(\d{1,4})")
 
 
 def _worker_ranks(line: str, ln: _Line, run: _Run) -> None:
@@ -375,7 +377,7 @@ def _v0_partition(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
 
 
-_PROFILE_VALUE = re.compile(vt.PROFILE_VALUE)
+_PROFILE_VALUE = regex.compile(vt.PROFILE_VALUE)
 
 
 def _v0_profiling_results(m: re.Match[str], ln: _Line, run: _Run) -> None:
@@ -452,7 +454,7 @@ def _free_at_start(m: re.Match[str], ln: _Line, run: _Run) -> None:
     rest = m.string[m.end() :]
     if rest.lstrip().startswith("is less than desired"):
         _error("startup_free_memory", m, ln, run)
-    desired = re.search(vt.DESIRED_UTILIZATION, rest)
+    desired = regex.search(vt.DESIRED_UTILIZATION, rest)
     if desired is not None:
         run.put("gpu_memory_utilization", float_of(desired.group(1)), ln, source=SOURCE_FALLBACK)
     _usage_summary(rest, ln, run)
@@ -468,16 +470,16 @@ def _usage_summary(rest: str, ln: _Line, run: _Run) -> None:
         "cuda_graph_bytes": r"for (?:CUDAGraph|NPU graph|\w+ graph) memory",
     }
     for name, label in terms.items():
-        found = re.search(G + r" GiB " + label, rest)
+        found = regex.search(G + r" GiB " + label, rest)
         if found is not None:
             run.put(name, gib_bytes(found.group(1)), ln, source=SOURCE_FALLBACK)
-    if re.search(r"for (?:NPU|ACL) graph memory", rest) is not None:
+    if regex.search(r"for (?:NPU|ACL) graph memory", rest) is not None:
         run.put("is_ascend", True, ln)
         run.put("device_type", "NPU", ln, source=SOURCE_FALLBACK)
-    suggestion = re.search(r"--kv-cache-memory=(\d{1,18})", rest)
+    suggestion = regex.search(r"--kv-cache-memory=(\d{1,18})", rest)
     if suggestion is not None:
         run.put("kv_cache_memory_suggestion_bytes", int_of(suggestion.group(1)), ln)
-    in_use = re.search(r"Current kv cache memory in use is " + G + " GiB", rest)
+    in_use = regex.search(r"Current kv cache memory in use is " + G + " GiB", rest)
     if in_use is not None:
         run.put("kv_cache_bytes", gib_bytes(in_use.group(1)), ln, source=SOURCE_FALLBACK)
 
@@ -599,7 +601,7 @@ def _v1_too_long(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("kv_cache_bytes", available, ln, source=SOURCE_SECONDARY)
     if m.group(4) is not None:
         run.put("estimated_max_model_len", int_of(m.group(4)), ln, mode="first")
-    elif re.search(r"Based on the available memory,\s+Try", m.string[m.end() :]) is not None:
+    elif regex.search(r"Based on the available memory,\s+Try", m.string[m.end() :]) is not None:
         run.note(Text("vLLM 0.8.5 drops the estimated maximum model length from this error (a known bug)"))
     run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
 
@@ -640,7 +642,7 @@ def _torch_oom(m: re.Match[str], ln: _Line, run: _Run) -> None:
         return
     _error(_OOM_KIND_BY_STAGE.get(run.stage, "torch_oom"), m, ln, run)
     run.put("device_type", _device(m.group(1)), ln, source=SOURCE_FALLBACK)
-    capacity = re.search(vt.TOTAL_CAPACITY, m.group(0)) or re.search(vt.NPU_TOTAL_CAPACITY, m.group(0))
+    capacity = regex.search(vt.TOTAL_CAPACITY, m.group(0)) or regex.search(vt.NPU_TOTAL_CAPACITY, m.group(0))
     if capacity is not None:
         run.put("device_total_bytes", gib_bytes(capacity.group(1)), ln, source=SOURCE_SECONDARY)
 
@@ -660,7 +662,7 @@ def _autofit_fits(m: re.Match[str], ln: _Line, run: _Run) -> None:
 # handlers: configuration, version, backend
 
 
-_SPEC_REPR = re.compile(vt.SPECULATIVE_REPR)
+_SPEC_REPR = regex.compile(vt.SPECULATIVE_REPR)
 
 
 def _object_text(text: str) -> object:
@@ -736,14 +738,14 @@ _CONFIG_KEYS: dict[str, tuple[str, Callable[[object], object]]] = {
 # the two values that are objects: key=SpeculativeConfig(...) / key={...} on the engine-config and
 # Namespace lines, 'key': {...} in a "non-default args" dict literal_eval could not read
 _OBJECT_KEYS = r"(?P<key>speculative_config|limit_mm_per_prompt)"
-_OBJECT_VALUE = re.compile(
+_OBJECT_VALUE = regex.compile(
     r"(?<![\w.'])" + _OBJECT_KEYS + r"=(?P<value>SpeculativeConfig\([^()]{0,1024}\)|\{[^{}]{0,1024}\})"
 )
-_OBJECT_ITEM = re.compile(r"'" + _OBJECT_KEYS + r"':\s*(?P<value>\{[^{}]{0,1024}\})")
-_KEY_VALUE = re.compile(
+_OBJECT_ITEM = regex.compile(r"'" + _OBJECT_KEYS + r"':\s*(?P<value>\{[^{}]{0,1024}\})")
+_KEY_VALUE = regex.compile(
     r"(?<![\w.'])(?P<key>" + "|".join(_CONFIG_KEYS) + r")=(?P<value>'(?:[^'\\]|\\.)*'|\"[^\"]*\"|[^,()\s]+)"
 )
-_DICT_ITEM = re.compile(
+_DICT_ITEM = regex.compile(
     r"'(?P<key>" + "|".join(_CONFIG_KEYS) + r")':\s*(?P<value>'(?:[^'\\]|\\.)*'|[^,}\s]+)"
 )
 
@@ -970,11 +972,13 @@ _BACKEND_NAMES = {
     "ascendsfa": "ASCEND_SFA",
     "ascendsfabackend": "ASCEND_SFA",
 }
-_ENUM_BACKEND = re.compile(
+_ENUM_BACKEND = regex.compile(
     r"^(?:FLASH|TRITON|ROCM_|XFORMERS|TORCH_SDPA|FLEX_|PALLAS|CPU_|CUTLASS_|TREE_ATTN|TURBOQUANT|"
     r"TOKENSPEED_|IPEX|ASCEND|DIFFERENTIAL_|CUSTOM)"
 )
-_NOT_DECODER_ATTENTION = re.compile(r"MoE|moe|encoder|vit |MultiHeadAttention|MMEncoder|sampl|all2all|GEMM")
+_NOT_DECODER_ATTENTION = regex.compile(
+    r"MoE|moe|encoder|vit |MultiHeadAttention|MMEncoder|sampl|all2all|GEMM"
+)
 
 
 def _backend(m: re.Match[str], ln: _Line, run: _Run) -> None:
@@ -986,7 +990,7 @@ def _backend(m: re.Match[str], ln: _Line, run: _Run) -> None:
         enum = raw.removeprefix("AttentionBackendEnum.").removesuffix("_VLLM_V1").upper()
         name = enum if _ENUM_BACKEND.match(enum) else None
     else:
-        name = _BACKEND_NAMES.get(re.sub(r"[\s_-]+", "", raw).lower())
+        name = _BACKEND_NAMES.get(regex.sub(r"[\s_-]+", "", raw).lower())
     if name is None:
         return
     run.put("attention_backend", name, ln)
@@ -1010,7 +1014,7 @@ def _ascend_marker(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 
 def _rule(line: VllmLine, handle: Handler, *, kv: bool = False, run_start: bool = False) -> _Rule:
-    return _Rule(line.needle, re.compile(line.pattern), handle, kv=kv, run_start=run_start)
+    return _Rule(line.needle, regex.compile(line.pattern), handle, kv=kv, run_start=run_start)
 
 
 def _err(kind: ErrorKind) -> Handler:
@@ -1120,8 +1124,9 @@ def parse_startup_log(text: str) -> LogFacts:
     runs = 0
     command: list[str] = []  # a `vllm serve … \` command still being continued
     command_line: _Line | None = None
-    for index, raw in enumerate(LINE_BREAK.split(text)):
-        line = ANSI.sub("", raw[:MAX_LINE_CHARS]).strip()
+    rules = tuple(rule for rule in RULES if rule.needle in text)  # one C-speed scan per rule, not per line
+    for index, raw in numbered_lines(text):
+        line = strip_ansi(raw[:MAX_LINE_CHARS]).strip()
         if command_line is not None:
             command.append(line.removesuffix("\\"))
             if not line.endswith("\\") or len(command) >= MAX_COMMAND_LINES:
@@ -1149,7 +1154,7 @@ def parse_startup_log(text: str) -> LogFacts:
             continue
         if line.startswith("(") and ("_TP" in line[:40] or "_PP" in line[:40]):
             _worker_ranks(line, _Line(no=index + 1, text=line, rank=RANK_UNKNOWN), run)
-        matched = [(rule, m) for rule in RULES if rule.needle in line and (m := rule.pattern.search(line))]
+        matched = [(rule, m) for rule in rules if rule.needle in line and (m := rule.pattern.search(line))]
         if not matched:
             continue
         if runs == 0:
@@ -1177,12 +1182,12 @@ def parse_startup_log(text: str) -> LogFacts:
 
 
 # `docker run … vllm/vllm-openai[:tag] --model X --flags`: the image's entrypoint is `vllm serve`
-_DOCKER_START = re.compile(r"^(?:[$#>]\s*)?((?:sudo )?docker run\b.*)")
-_DOCKER_IMAGE = re.compile(r"(?:^|\s)\S{0,200}vllm/vllm-openai(?::\S{1,64})?(?=\s|$)")
+_DOCKER_START = regex.compile(r"^(?:[$#>]\s*)?((?:sudo )?docker run\b.*)")
+_DOCKER_IMAGE = regex.compile(r"(?:^|\s)\S{0,200}vllm/vllm-openai(?::\S{1,64})?(?=\s|$)")
 # a command line as typed (optionally after a shell prompt or a markdown backtick, and VAR=value
 # prefixes), never a log line
-_COMMAND = re.compile(
-    r"^(?:[$#>`]\s*)?((?:[A-Za-z_]\w{0,63}=\S{0,256}\s+){0,16}"
+_COMMAND = regex.compile(
+    r"^(?:[$#>`]\s*)?((?:[A-Za-z_]\w*=\S*\s+)*"  # RE2 (linear): env assignments before the command
     r"(?:vllm serve|python3? -m vllm\.entrypoints\.openai\.api_server)\b.*)"
 )
 

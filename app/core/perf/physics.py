@@ -112,6 +112,7 @@ class StepPhysics:
     weight_format: WeightFormat
     host_weight_bytes: int = 0  # --cpu-offload-gb: weights read from host memory every forward pass
     host_link_bytes_per_s: float = HOST_LINK_BYTES_PER_S
+    pipeline_parallel_size: int = 1  # the counts above are one stage's; a token crosses every stage
 
 
 def _expert_byte_fraction(model: ModelSpec) -> float:
@@ -200,6 +201,7 @@ def step_physics(
         moe_tokens_scale=dp if model.num_experts else 1,
         weight_format=fmt,
         host_weight_bytes=int(serve.cpu_offload_gb * GIB),
+        pipeline_parallel_size=pp,
     )
 
 

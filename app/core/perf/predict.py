@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Literal
@@ -11,8 +12,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.errors import PlannerError
+from app.core.perf.bench import BAND_OF_KEY, BenchResult, banded, simulate_bench
+from app.core.perf.bench_args import BenchArgs
+from app.core.perf.cluster import ClusterFit, RunComparison
 from app.core.perf.physics import Coefficients, StepPhysics, step_physics
 from app.core.perf.schedule import Point, Workload, point_at, requests_in_pool
+from app.core.perf.simulate import SimulationError
 from app.core.result import Estimate, Range
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Msg, Text
@@ -149,6 +154,8 @@ class Performance(BaseModel):
     concurrency: int
     notes: list[Msg] = Field(default_factory=list)
     curve: list[CurvePoint] = Field(default_factory=list)
+    bench: BenchResult | None = None  # the simulated `vllm bench serve` run, when its arguments were given
+    calibrated_runs: int = 0  # > 0: figures scaled by your cluster's measured runs
 
 
 def _band(expected: float, low_log: float, high_log: float, widen: float) -> Range:
@@ -188,48 +195,47 @@ def _point(*, physics: StepPhysics, fit: FamilyFit, estimate: Estimate, workload
     return point_at(physics=physics, coefficients=fit.coefficients(), estimate=estimate, workload=workload)
 
 
-def performance(
+def _formats_measured(family: str) -> set[str]:
+    """Weight formats measured on any version band of the family, and bf16 (the reference format: its
+    tensor rate is the data sheet's own) once any NVIDIA family has measured bf16 runs."""
+    fits = fitted_families()
+    formats = {f for key, fit in fits.items() if key.split("@")[0] == family for f in fit.weight_formats}
+    if any("bf16" in fit.weight_formats for fit in fits.values()):
+        formats.add("bf16")
+    return formats
+
+
+def _basis_notes(
     *,
-    estimate: Estimate,
-    model: ModelSpec,
     device: DeviceSpec,
+    model: ModelSpec,
     serve: ServeConfig,
-    workload: Workload,
-    with_curve: bool = True,
-) -> Performance:
-    validate_workload(workload, max_model_len=estimate.max_model_len)
-    if not estimate.fits or estimate.num_gpu_blocks <= 0:
-        raise PlannerError(
-            "max_model_len" if estimate.verdict == "s_bound" else "gpu_memory_utilization",
+    fit: FamilyFit,
+    family: str,
+    physics: StepPhysics,
+) -> tuple[float, list[Msg]]:
+    """How far outside the measured runs this configuration is (band widening) and the notes saying so."""
+    base, widen = device_family(device)
+    notes: list[Msg] = []
+    if widen > 1.0 and device.platform == "cuda":
+        notes.append(
             Text(
-                "vLLM would not start with these settings, so there is no speed to show: make it fit first."
-            ),
+                "No measured runs on {device}: {family} coefficients are used, bands widened.",
+                device=device.name,
+                family=family,
+            )
         )
-    family, widen = device_family(device)
-    family, fit = fit_for(family=family, vllm_version=estimate.vllm_version)
-    physics = step_physics(estimate=estimate, model=model, device=device, serve=serve)
-    notes: list[str] = []
-    if widen > 1.0:
-        if device.platform == "cuda":
-            notes.append(
-                Text(
-                    "No measured runs on {device}: {family} coefficients are used, bands widened.",
-                    device=device.name,
-                    family=family,
-                )
+    elif widen > 1.0:
+        notes.append(
+            Text(
+                "No measured runs on {vendor} devices: NVIDIA {family} coefficients are used with the device's "
+                "data-sheet bandwidth and TFLOPS; treat the figures as a rough guide (bands widened 3x).",
+                vendor=device.vendor,
+                family=family,
             )
-        else:
-            notes.append(
-                Text(
-                    "No measured runs on {vendor} devices: NVIDIA {family} coefficients are used with the device's "
-                    "data-sheet bandwidth and TFLOPS; treat the figures as a rough guide (bands widened 3x).",
-                    vendor=device.vendor,
-                    family=family,
-                )
-            )
+        )
     active = model.params_active or model.params_total
-    lo, hi = fit.active_params_min / SIZE_SPAN_FACTOR, fit.active_params_max * SIZE_SPAN_FACTOR
-    if not lo <= active <= hi:
+    if not fit.active_params_min / SIZE_SPAN_FACTOR <= active <= fit.active_params_max * SIZE_SPAN_FACTOR:
         widen *= WIDEN_OUTSIDE_FIT
         notes.append(
             Text(
@@ -239,7 +245,7 @@ def performance(
                 high=fit.active_params_max / 1e9,
             )
         )
-    if physics.weight_format.value not in fit.weight_formats:
+    if physics.weight_format.value not in _formats_measured(base):
         widen *= WIDEN_OUTSIDE_FIT
         notes.append(
             Text(
@@ -249,7 +255,13 @@ def performance(
         )
     if serve.pipeline_parallel_size > 1:
         widen *= WIDEN_OUTSIDE_FIT
-        notes.append(Text("Pipeline parallel runs were not measured: stage bubbles are not modelled."))
+        notes.append(
+            Text(
+                "Pipeline parallel: a token crosses the {pp} stages in turn, so TPOT and TTFT do not fall with PP "
+                "(it buys KV room, not speed); no measured PP run, so extrapolated.",
+                pp=serve.pipeline_parallel_size,
+            )
+        )
     if serve.cpu_offload_gb > 0:
         widen *= WIDEN_OUTSIDE_FIT
         notes.append(
@@ -267,71 +279,221 @@ def performance(
                 "their effect on speed is not."
             )
         )
-    basis: Basis = "calibrated" if widen == 1.0 else "extrapolated"
+    return widen, notes
+
+
+def _limit_note(*, estimate: Estimate, workload: Workload, point: Point, cliff: int | None) -> Msg | None:
+    if cliff is not None and workload.concurrency >= cliff:
+        tokens = workload.input_tokens + workload.output_tokens
+        return Text(
+            "KV-limited from {cliff} concurrent requests: the pool holds {full} requests of {tokens:,} tokens per "
+            "rank, so vLLM preempts and clients queue; about {running} run at once (recomputation after "
+            "preemption is not added: latency can be worse).",
+            cliff=cliff,
+            full=requests_in_pool(estimate=estimate, tokens=tokens),
+            running=point.running,
+            tokens=tokens,
+        )
+    if point.limit == "max_num_seqs":
+        return Text(
+            "max_num_seqs ({max_num_seqs}) caps the running batch: the other clients queue.",
+            max_num_seqs=estimate.max_num_seqs,
+        )
+    return None
+
+
+def _curve(
+    *,
+    physics: StepPhysics,
+    fit: FamilyFit,
+    estimate: Estimate,
+    workload: Workload,
+    cliff: int | None,
+    scale: dict[str, float],
+) -> list[CurvePoint]:
+    curve = []
+    for c in sorted({*CURVE_CONCURRENCIES, workload.concurrency, *([cliff] if cliff else [])}):
+        p = _point(physics=physics, fit=fit, estimate=estimate, workload=replace(workload, concurrency=c))
+        curve.append(
+            CurvePoint(
+                concurrency=c,
+                ttft_ms=p.ttft_s * MS_PER_S * scale["ttft"],
+                tpot_ms=p.tpot_s * MS_PER_S * scale["tpot"],
+                output_tokens_per_s=p.output_tokens_per_s * scale["throughput"],
+                kv_limited=cliff is not None and c >= cliff,
+            )
+        )
+    return curve
+
+
+def bench_bands(fit: FamilyFit, cluster: ClusterFit | None) -> dict[str, tuple[float, float]]:
+    """Bands of the simulated benchmark: your cluster's spread, else the out-of-source residual
+    quantiles that bench/perf_sources.py fitted (leave-one-source-out), else the family's own."""
+    if cluster is not None:
+        return {g: cluster.band(g) for g in ("tpot", "ttft", "throughput")}
+    stored = source_bands()
+    if stored:
+        return stored
+    return _bands(fit, None, kv_limited=False)
+
+
+@cache
+def source_bands() -> dict[str, tuple[float, float]]:
+    raw = json.loads(COEFFICIENTS_FILE.read_text(encoding="utf-8")).get("bench_bands", {})
+    return {group: (float(lo), float(hi)) for group, (lo, hi) in raw.items()}
+
+
+def bench_serve(
+    *,
+    estimate: Estimate,
+    physics: StepPhysics,
+    fit: FamilyFit,
+    serve: ServeConfig,
+    args: BenchArgs,
+    bands: dict[str, tuple[float, float]],
+    widen: float,
+    scale: dict[str, float],
+) -> BenchResult:
+    """The simulated `vllm bench serve` run with its bands (and your cluster's factors)."""
+    longest = args.max_request_tokens()
+    if longest > estimate.max_model_len:
+        raise PlannerError(
+            "bench.random_input_len",
+            Text(
+                "the benchmark's longest request ({tokens:,} tokens) exceeds max_model_len ({max_model_len:,})",
+                tokens=longest,
+                max_model_len=estimate.max_model_len,
+            ),
+        )
+    try:
+        point = simulate_bench(
+            estimate=estimate,
+            physics=physics,
+            coefficients=fit.coefficients(),
+            args=args,
+            prefix_cache=serve.enable_prefix_caching is not False,
+        )
+    except SimulationError:
+        raise PlannerError(
+            "bench.num_prompts",
+            Text(
+                "this benchmark is too large to simulate here (or never finishes on this pool): use fewer prompts"
+            ),
+        ) from None
+    scaled = {k: v * scale[BAND_OF_KEY[k]] for k, v in point.values.items()}
+    return banded(point.model_copy(update={"values": scaled}), args=args, bands=bands, widen=widen)
+
+
+def _bands(fit: FamilyFit, cluster: ClusterFit | None, *, kv_limited: bool) -> dict[str, tuple[float, float]]:
+    """(low, high) log quantiles per kind of figure: the family's held-out residuals, or your cluster's."""
+    if cluster is not None:
+        return {g: cluster.band(g) for g in ("tpot", "ttft", "throughput")}
+    ttft_high = fit.ttft_log_p90 * (KV_LIMITED_BAND_WIDEN if kv_limited else 1.0)
+    return {
+        "tpot": (fit.tpot_log_p10, fit.tpot_log_p90),
+        "ttft": (fit.ttft_log_p10, ttft_high),
+        "throughput": (fit.throughput_log_p10, fit.throughput_log_p90),
+    }
+
+
+def performance(
+    *,
+    estimate: Estimate,
+    model: ModelSpec,
+    device: DeviceSpec,
+    serve: ServeConfig,
+    workload: Workload,
+    with_curve: bool = True,
+    bench: BenchArgs | None = None,
+    cluster: ClusterFit | None = None,
+) -> Performance:
+    """The steady state at ``workload`` (and, with ``bench``, the simulated `vllm bench serve` run)."""
+    validate_workload(workload, max_model_len=estimate.max_model_len)
+    if not estimate.fits or estimate.num_gpu_blocks <= 0:
+        raise PlannerError(
+            "max_model_len" if estimate.verdict == "s_bound" else "gpu_memory_utilization",
+            Text(
+                "vLLM would not start with these settings, so there is no speed to show: make it fit first."
+            ),
+        )
+    family, fit = fit_for(family=device_family(device)[0], vllm_version=estimate.vllm_version)
+    physics = step_physics(estimate=estimate, model=model, device=device, serve=serve)
+    widen, notes = _basis_notes(
+        device=device, model=model, serve=serve, fit=fit, family=family, physics=physics
+    )
+    scale = {g: (cluster.factor(g) if cluster else 1.0) for g in ("tpot", "ttft", "throughput")}
+    if cluster is not None:
+        widen = 1.0
+        notes.insert(
+            0,
+            Text(
+                "Calibrated on your {n} runs: every figure is scaled by this cluster's measured factors.",
+                n=cluster.runs,
+            ),
+        )
     point = _point(physics=physics, fit=fit, estimate=estimate, workload=workload)
     cliff = kv_cliff(estimate=estimate, physics=physics, workload=workload)
     kv_limited = cliff is not None and workload.concurrency >= cliff
-    if kv_limited:
-        notes.append(
-            Text(
-                "KV-limited from {cliff} concurrent requests: the pool holds {full} requests of {tokens:,} tokens per "
-                "rank, so vLLM preempts and clients queue; about {running} run at once (recomputation after "
-                "preemption is not added: latency can be worse).",
-                cliff=cliff,
-                full=requests_in_pool(
-                    estimate=estimate, tokens=workload.input_tokens + workload.output_tokens
-                ),
-                running=point.running,
-                tokens=workload.input_tokens + workload.output_tokens,
-            )
+    limit_note = _limit_note(estimate=estimate, workload=workload, point=point, cliff=cliff)
+    notes.extend([limit_note] if limit_note else [])
+    bands = _bands(fit, cluster, kv_limited=kv_limited)
+    tpot = _band(point.tpot_s * MS_PER_S * scale["tpot"], *bands["tpot"], widen)
+    thr = point.output_tokens_per_s * scale["throughput"]
+    bench_result = None
+    if bench is not None:
+        bench_result = bench_serve(
+            estimate=estimate,
+            physics=physics,
+            fit=fit,
+            serve=serve,
+            args=bench,
+            bands=bench_bands(fit, cluster),
+            widen=widen,
+            scale=scale,
         )
-    elif point.limit == "max_num_seqs":
-        notes.append(
-            Text(
-                "max_num_seqs ({max_num_seqs}) caps the running batch: the other clients queue.",
-                max_num_seqs=estimate.max_num_seqs,
-            )
-        )
-    ttft_high = fit.ttft_log_p90 * (KV_LIMITED_BAND_WIDEN if kv_limited else 1.0)
-    tpot = _band(point.tpot_s * MS_PER_S, fit.tpot_log_p10, fit.tpot_log_p90, widen)
-    throughput = _band(point.output_tokens_per_s, fit.throughput_log_p10, fit.throughput_log_p90, widen)
-    requests = _band(point.requests_per_s, fit.throughput_log_p10, fit.throughput_log_p90, widen)
-    per_user = Range(low=MS_PER_S / tpot.high, expected=MS_PER_S / tpot.expected, high=MS_PER_S / tpot.low)
-    curve: list[CurvePoint] = []
-    if with_curve:
-        for c in sorted({*CURVE_CONCURRENCIES, workload.concurrency, *([cliff] if cliff else [])}):
-            p = _point(
-                physics=physics,
-                fit=fit,
-                estimate=estimate,
-                workload=Workload(
-                    input_tokens=workload.input_tokens, output_tokens=workload.output_tokens, concurrency=c
-                ),
-            )
-            curve.append(
-                CurvePoint(
-                    concurrency=c,
-                    ttft_ms=p.ttft_s * MS_PER_S,
-                    tpot_ms=p.tpot_s * MS_PER_S,
-                    output_tokens_per_s=p.output_tokens_per_s,
-                    kv_limited=cliff is not None and c >= cliff,
-                )
-            )
     return Performance(
-        ttft_ms=_band(point.ttft_s * MS_PER_S, fit.ttft_log_p10, ttft_high, widen),
+        ttft_ms=_band(point.ttft_s * MS_PER_S * scale["ttft"], *bands["ttft"], widen),
         tpot_ms=tpot,
-        output_tokens_per_s=throughput,
-        requests_per_s=requests,
-        per_user_tokens_per_s=per_user,
+        output_tokens_per_s=_band(thr, *bands["throughput"], widen),
+        requests_per_s=_band(point.requests_per_s * scale["throughput"], *bands["throughput"], widen),
+        per_user_tokens_per_s=Range(
+            low=MS_PER_S / tpot.high, expected=MS_PER_S / tpot.expected, high=MS_PER_S / tpot.low
+        ),
         kv_limited=kv_limited,
         kv_limited_from_concurrency=cliff,
         running_requests=point.running,
         limit=point.limit,
-        basis=basis,
+        basis="calibrated" if widen == 1.0 else "extrapolated",
         family=family,
         input_tokens=workload.input_tokens,
         output_tokens=workload.output_tokens,
         concurrency=workload.concurrency,
         notes=notes,
-        curve=curve,
+        curve=_curve(physics=physics, fit=fit, estimate=estimate, workload=workload, cliff=cliff, scale=scale)
+        if with_curve
+        else [],
+        bench=bench_result,
+        calibrated_runs=cluster.runs if cluster else 0,
     )
+
+
+def compare_run(
+    *,
+    estimate: Estimate,
+    model: ModelSpec,
+    device: DeviceSpec,
+    serve: ServeConfig,
+    args: BenchArgs,
+    measured: dict[str, float],
+) -> RunComparison:
+    """One of your measured runs against what the shipped model predicts for it."""
+    _family, fit = fit_for(family=device_family(device)[0], vllm_version=estimate.vllm_version)
+    physics = step_physics(estimate=estimate, model=model, device=device, serve=serve)
+    point = simulate_bench(
+        estimate=estimate,
+        physics=physics,
+        coefficients=fit.coefficients(),
+        args=args,
+        prefix_cache=serve.enable_prefix_caching is not False,
+    )
+    return RunComparison(predicted=point.values, measured=measured)

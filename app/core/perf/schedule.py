@@ -143,6 +143,13 @@ def steady_state(
     step = own = 0.0
     rate = 0.0
     memory_share = 0.0
+    # pipeline parallel: a token crosses the pp stages in turn (a stage step each, plus a hop between
+    # stages). vLLM's V1 scheduler does not schedule a request again while its step is in flight
+    # (scheduler.py: "PP>1 and we have already scheduled all prompt tokens but they are not finished
+    # yet"), so the running set moves through the stages as one batch: a request's token interval is
+    # pp stage steps of the whole batch. PP buys room (twice the KV pool per replica), not speed.
+    pp = physics.pipeline_parallel_size
+    hops = (pp - 1) * coefficients.collective_latency_s
     for _ in range(FIXED_POINT_ROUNDS):
         cost = mean_step(
             physics=physics,
@@ -153,37 +160,17 @@ def steady_state(
             max_num_batched_tokens=max_num_batched_tokens,
             decode_context_tokens=decode_context,
         )
-        step = cost.seconds
+        step = pp * cost.seconds + hops
         memory_share = cost.memory_seconds / max(cost.seconds, 1e-12)
-        chunk_budget = max(1.0, max_num_batched_tokens - batch)
-        chunks = cdiv(inp, int(chunk_budget))
-        chunk = min(float(inp), chunk_budget)
-        chunk_step = step_seconds(
+        own = _own_ttft(
             physics=physics,
             coefficients=coefficients,
-            decode_tokens=batch,
-            prefill_tokens=chunk,
-            decode_context_tokens=decode_context,
-            prefill_context_tokens=inp / 2,
-        ).seconds
-        per_prefill_token = (
-            step_seconds(
-                physics=physics,
-                coefficients=coefficients,
-                decode_tokens=0,
-                prefill_tokens=chunk,
-                decode_context_tokens=0,
-                prefill_context_tokens=inp / 2,
-            ).seconds
-            - coefficients.step_overhead_s
-            - physics.layers_on_device * coefficients.layer_overhead_s
-            - physics.moe_layers_on_device * coefficients.moe_layer_overhead_s
-        ) / chunk
-        own = (
-            coefficients.ttft_overhead_s
-            + ADMISSION_WAIT_STEPS * step
-            + chunks * chunk_step
-            + coefficients.prefill_queue_factor * (running - 1) * inp * per_prefill_token
+            batch=batch,
+            step=step,
+            input_tokens=inp,
+            max_num_batched_tokens=max_num_batched_tokens,
+            decode_context=decode_context,
+            running=running,
         )
         cycle = own + decode_steps * step
         rate = running / cycle
@@ -206,6 +193,55 @@ def steady_state(
         decode_batch=batch,
         prefill_tokens_per_step=prefill,
         step_memory_share=memory_share,
+    )
+
+
+def _own_ttft(
+    *,
+    physics: StepPhysics,
+    coefficients: Coefficients,
+    batch: float,
+    step: float,
+    input_tokens: int,
+    max_num_batched_tokens: int,
+    decode_context: float,
+    running: int,
+) -> float:
+    """A request's TTFT without the client queue: the API overhead, half a step's wait, its own chunks
+    (each crossing every pipeline stage) and a fitted share of the other clients' prefill."""
+    pp = physics.pipeline_parallel_size
+    hops = (pp - 1) * coefficients.collective_latency_s
+    inp = input_tokens
+    chunk_budget = max(1.0, max_num_batched_tokens - batch)
+    chunks = cdiv(inp, int(chunk_budget))
+    chunk = min(float(inp), chunk_budget)
+    with_decodes = step_seconds(
+        physics=physics,
+        coefficients=coefficients,
+        decode_tokens=batch,
+        prefill_tokens=chunk,
+        decode_context_tokens=decode_context,
+        prefill_context_tokens=inp / 2,
+    )
+    alone = step_seconds(
+        physics=physics,
+        coefficients=coefficients,
+        decode_tokens=0,
+        prefill_tokens=chunk,
+        decode_context_tokens=0,
+        prefill_context_tokens=inp / 2,
+    )
+    fixed = (
+        coefficients.step_overhead_s
+        + physics.layers_on_device * coefficients.layer_overhead_s
+        + physics.moe_layers_on_device * coefficients.moe_layer_overhead_s
+    )
+    per_prefill_token = pp * (alone.seconds - fixed) / chunk
+    return (
+        coefficients.ttft_overhead_s
+        + ADMISSION_WAIT_STEPS * step
+        + chunks * (pp * with_decodes.seconds + hops)
+        + coefficients.prefill_queue_factor * (running - 1) * inp * per_prefill_token
     )
 
 

@@ -179,13 +179,16 @@ def pp_check(ctx: Context) -> str | None:
 
 
 def pp_candidates(ctx: Context) -> list[ServeConfig]:
+    """PP sizes above the current one: powers of two, then the largest that fits (one stage per node,
+    at most one layer per stage) — ~log2(nodes) sizes, not one per node (1,024 nodes x a 10,000-layer
+    config was 72 s of CPU, issue 27)."""
     tp, pp0 = ctx.serve.tensor_parallel_size, ctx.serve.pipeline_parallel_size
     limit = ctx.devices_per_node * ctx.nodes
-    return [
-        ctx.serve.model_copy(update={"pipeline_parallel_size": pp})
-        for pp in range(pp0 + 1, ctx.nodes + 1)
-        if tp * pp <= limit and pp <= ctx.model.num_layers
-    ]
+    largest = min(ctx.nodes, ctx.model.num_layers, limit // tp)
+    sizes = [pp for pp in _powers_of_two(pp0, largest)]
+    if largest > pp0 and largest not in sizes:
+        sizes.append(largest)
+    return [ctx.serve.model_copy(update={"pipeline_parallel_size": pp}) for pp in sizes]
 
 
 def pp_effect(ctx: Context, chosen: ServeConfig | None) -> str:

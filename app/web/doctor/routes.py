@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
 from starlette.formparsers import MultiPartException
 
 from app.web.doctor.params import (
     LOG_FIELD,
     BodyTooLargeError,
+    Submitted,
     api_input,
     read_form,
     read_limited,
@@ -48,6 +50,10 @@ async def api_diagnose(request: Request) -> Response:
         body = await read_limited(request)
     except BodyTooLargeError as exc:
         return _error(Problem(LOG_FIELD, too_large_message(exc.size), status=413))
+    return await run_in_threadpool(_api_diagnose, request, body)  # parsing 5 MiB: off the event loop
+
+
+def _api_diagnose(request: Request, body: bytes) -> Response:
     data = api_input(request, body)
     if isinstance(data, Problem):
         return _error(data)
@@ -85,6 +91,10 @@ async def doctor_submit(request: Request) -> Response:
     except (HTTPException, MultiPartException) as exc:
         message = str(getattr(exc, "detail", None) or getattr(exc, "message", "") or t("unreadable form"))
         return render_doctor(request, DoctorView(empty_form, [Problem(LOG_FIELD, message)], None), 422)
+    return await run_in_threadpool(_doctor_result, request, submitted)  # parsing: off the event loop
+
+
+def _doctor_result(request: Request, submitted: Submitted) -> Response:
     if submitted.data is None:
         return render_doctor(request, DoctorView(submitted.form, submitted.problems, None), 422)
     diagnosis, problem = run(submitted.data)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
-from app.core import numbers
+from app.core import numbers, regex
 from app.core.text import Text
 from app.core.workload import (
     MAX_NUM_REQUESTS,
@@ -74,10 +73,10 @@ EXTRA_KEY_FIELDS = (
 
 # ASCII digits only ([0-9], not \d: int() would take Arabic-Indic digits); lengths go through the
 # shared bounded parser (app.core.numbers), so a 400-digit length is a message, not a huge int.
-_FIXED = re.compile(r"[0-9]+")
-_UNIFORM = re.compile(r"([0-9]+)-([0-9]+)")
-_LOGNORMAL = re.compile(r"([0-9]+)~([0-9]+(?:\.[0-9]+)?)~([0-9]+)(?:~([0-9]+))?")
-_GROUP = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_FIXED = regex.compile(r"[0-9]+")
+_UNIFORM = regex.compile(r"([0-9]+)-([0-9]+)")
+_LOGNORMAL = regex.compile(r"([0-9]+)~([0-9]+(?:\.[0-9]+)?)~([0-9]+)(?:~([0-9]+))?")
+_GROUP = regex.compile(r"[A-Za-z0-9_-]{1,64}")
 WL_HELP = Text(
     "One class per “;”: share:prompt:output[:shared_prefix[:group]]. A length is N (fixed), LOW-HIGH (uniform) or MEDIAN~SIGMA~MAX (lognormal). Example: 0.9:300~0.6~3000:150;0.1:20000-28000:500"
 )
@@ -120,7 +119,7 @@ def _first_message(exc: ValidationError) -> str:
 
 def parse_classes(text: str) -> list[RequestClass]:
     """The ``wl`` query value as request classes; ValueError names the class and the problem."""
-    compact = re.sub(r"\s+", "", text)
+    compact = regex.sub(r"\s+", "", text)
     chunks = [chunk for chunk in compact.split(";") if chunk]
     if not chunks:
         raise ValueError(Text("no request class given"))
@@ -188,7 +187,7 @@ def describe_length(dist: LengthDist) -> str:
 
 def _lengths(value: object) -> object:
     if isinstance(value, str):
-        items = [item for item in re.split(r"[,\s]+", value.strip()) if item]
+        items = [item for item in regex.split(r"[,\s]+", value.strip()) if item]
         return [parse_human_int(item) for item in items]
     return value
 

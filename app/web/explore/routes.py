@@ -10,6 +10,7 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
+from app import hub
 from app.core.errors import PlannerError
 from app.core.estimate import sizing_for
 from app.core.plan import apply_quantization_flag
@@ -47,14 +48,17 @@ api_router = APIRouter(prefix="/api", tags=["api"])
 
 
 @router.get("/explore", name="explore", response_class=HTMLResponse)
-def explore_page(request: Request) -> Response:
-    return _explore(request, request.query_params.multi_items())
+async def explore_page(request: Request) -> Response:
+    items = list(request.query_params.multi_items())
+    await hub.prefetch_items(items)  # a hub id's fetch is awaited here, holding no thread
+    return await run_in_threadpool(_explore, request, items)  # a simulation: off the event loop
 
 
 @router.post("/explore", name="explore_post", response_class=HTMLResponse)
 async def explore_post(request: Request) -> Response:
     """The explorer's form by POST (a pasted config.json rides along; the permalink packs it)."""
     items = await form_items(request)
+    await hub.prefetch_items(items)
     return await run_in_threadpool(_explore, request, items)  # a simulation: off the event loop
 
 

@@ -20,6 +20,7 @@ from app.web.inputs.lenient import parse_lenient
 from app.web.inputs.links import query_items
 from app.web.inputs.params import INT_OR_NONE, Flag, PlannerParams, parse_human_int
 from app.web.inputs.problems import Problem
+from app.web.measured_runs import MAX_MEASURED_RUNS, MeasuredRun
 
 # The issue's example: 20 requests/s of 2k in / 256 out, TTFT under 2 s, TPOT under 50 ms.
 DEFAULT_INPUT_TOKENS = 2048
@@ -106,6 +107,9 @@ class StrictFleetParams(FleetParams):
     """The API's reading: an unknown key is an error, not a silently ignored typo."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
+    # your cluster's `vllm bench serve` runs (app/web/measured_runs.py): every figure scaled by them
+    measured_runs: list[MeasuredRun] = Field(default_factory=list, max_length=MAX_MEASURED_RUNS)
 
 
 FLEET_FIELDS: tuple[str, ...] = tuple(

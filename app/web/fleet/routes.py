@@ -9,11 +9,13 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from app import hub
 from app.core.fleet import Candidate
 from app.web.fleet.params import FleetParams, StrictFleetParams, fleet_query, parse_fleet_lenient
 from app.web.fleet.service import fleet_for, planner_params
 from app.web.fleet.views import build_view
 from app.web.inputs.links import form_items, to_query
+from app.web.measured_runs import cluster_of
 from app.web.templating import render, url_path
 
 router = APIRouter()
@@ -22,13 +24,16 @@ api_router = APIRouter(prefix="/api", tags=["api"])
 
 @router.get("/fleet", name="fleet", response_class=HTMLResponse)
 async def fleet_page(request: Request) -> Response:
-    return await run_in_threadpool(_fleet, request, list(request.query_params.multi_items()))
+    items = list(request.query_params.multi_items())
+    await hub.prefetch_items(items)  # a hub id's fetch is awaited here, holding no thread
+    return await run_in_threadpool(_fleet, request, items)
 
 
 @router.post("/fleet", name="fleet_post", response_class=HTMLResponse)
 async def fleet_post(request: Request) -> Response:
     """The fleet form by POST (a pasted config.json rides along; the permalink packs it)."""
     items = await form_items(request)
+    await hub.prefetch_items(items)
     return await run_in_threadpool(_fleet, request, items)  # the search: off the event loop
 
 
@@ -49,7 +54,7 @@ def candidate_json(request: Request, params: FleetParams, c: Candidate) -> dict[
 @api_router.post("/fleet", name="api_fleet")
 def fleet_api(request: Request, params: StrictFleetParams) -> dict[str, Any]:
     """Every layout that starts, sized for the load and ranked by cost; ``best`` meets the SLO if any does."""
-    result = fleet_for(params)
+    result = fleet_for(params, cluster=cluster_of(params.measured_runs))
     plan = result.plan
     return {
         "candidates": [candidate_json(request, params, c) for c in plan.candidates],

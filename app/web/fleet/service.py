@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.fleet import Candidate, FleetPlan, plan_fleet
+from app.core.perf.cluster import ClusterFit
 from app.web.fleet.params import FleetParams
 from app.web.inputs.params import PlannerParams, with_serve
 from app.web.inputs.resolve import Resolved, resolve_strict
@@ -17,7 +18,7 @@ class FleetResult:
     plan: FleetPlan
 
 
-def fleet_for(params: FleetParams) -> FleetResult:
+def fleet_for(params: FleetParams, *, cluster: ClusterFit | None = None) -> FleetResult:
     """The search for ``params``; a PlannerError (unknown model, bad config) propagates naming its field.
 
     The model is resolved as published: the search adds the weight formats itself, or only the one
@@ -29,7 +30,7 @@ def fleet_for(params: FleetParams) -> FleetResult:
         device=resolved.device,
         serve=resolved.serve,
         vllm_version=resolved.vllm_version,
-        target=params.target(),
+        target=params.target().model_copy(update={"cluster": cluster}),
         limits=params.limits(),
         model_label=resolved.model_label,
         quantization=params.quantization,

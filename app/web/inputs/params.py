@@ -32,6 +32,7 @@ from app.core.command import human_readable_int
 from app.core.errors import PlannerError
 from app.core.perf.schedule import Workload
 from app.core.plan import MAX_DEVICE_MEMORY_GIB, MIN_DEVICE_MEMORY_GIB, QUANTIZATION_FLAGS
+from app.core.serve_flags import bounds
 from app.core.specs import KVCacheDType, ServeConfig
 from app.core.text import Text
 from app.core.versions import DEFAULT_VERSION, resolve_version
@@ -79,6 +80,13 @@ def _blank_to_none(value: object) -> object:
 
 def _float_or_zero(value: object) -> object:
     return 0.0 if _blank_to_none(value) is None else _float_or_none(value)
+
+
+DEFAULT_MM_PROCESSOR_CACHE_GIB = float(ServeConfig.model_fields["mm_processor_cache_gb"].default)
+
+
+def _float_or_mm_cache(value: object) -> object:
+    return DEFAULT_MM_PROCESSOR_CACHE_GIB if _blank_to_none(value) is None else _float_or_none(value)
 
 
 def _int_or_one(value: object) -> object:
@@ -179,9 +187,7 @@ MAX_SEQS = 65_536  # vLLM's --max-num-seqs tops out here; closed-loop clients to
 OptMaxModelLen = Annotated[Annotated[int, Field(ge=16, le=MAX_TOKENS)] | None, HUMAN_OR_NONE]
 OptTokens = Annotated[Annotated[int, Field(ge=1, le=MAX_TOKENS)] | None, HUMAN_OR_NONE]
 OptSeqs = Annotated[Annotated[int, Field(ge=1, le=MAX_SEQS)] | None, HUMAN_OR_NONE]
-OptBytes = Annotated[Annotated[int, Field(ge=0, le=2**50)] | None, HUMAN_OR_NONE]
 OptBlockSize = Annotated[Annotated[int, Field(ge=1, le=16_384)] | None, INT_OR_NONE]
-OptCpuLoras = Annotated[Annotated[int, Field(ge=1, le=100_000)] | None, INT_OR_NONE]
 OptLayersOrHeads = Annotated[Annotated[int, Field(ge=1, le=1024)] | None, INT_OR_NONE]
 OptHeadSize = Annotated[Annotated[int, Field(ge=1, le=4096)] | None, INT_OR_NONE]
 OptRopeDim = Annotated[Annotated[int, Field(ge=0, le=4096)] | None, INT_OR_NONE]
@@ -189,18 +195,27 @@ OptLoraRank = Annotated[Annotated[int, Field(ge=1, le=65_536)] | None, INT_OR_NO
 OptHiddenSize = Annotated[Annotated[int, Field(ge=1, le=1_000_000)] | None, INT_OR_NONE]
 OptVocabSize = Annotated[Annotated[int, Field(ge=1, le=MAX_TOKENS)] | None, INT_OR_NONE]
 OptTokenIndex = Annotated[Annotated[int, Field(ge=0, le=MAX_TOKENS)] | None, INT_OR_NONE]
+# The serve fields take their bounds from the one flag table (app/core/serve_flags.py, the bounds
+# ServeConfig has); a page-only limit is a stricter constraint after it (pydantic keeps the last):
+# the length slider's 16-token floor, at most 1 PiB of --kv-cache-memory-bytes, TP a power of two <= 256.
+PAGE_MIN_MAX_MODEL_LEN = 16
+PAGE_MAX_KV_CACHE_BYTES = 2**50
+ServeMaxModelLen = Annotated[
+    Annotated[int, bounds("max_model_len"), Field(ge=PAGE_MIN_MAX_MODEL_LEN)] | None, HUMAN_OR_NONE
+]
+ServeSeqs = Annotated[Annotated[int, bounds("max_num_seqs")] | None, HUMAN_OR_NONE]
+ServeBatchedTokens = Annotated[Annotated[int, bounds("max_num_batched_tokens")] | None, HUMAN_OR_NONE]
+ServeKvCacheBytes = Annotated[
+    Annotated[int, bounds("kv_cache_memory_bytes"), Field(le=PAGE_MAX_KV_CACHE_BYTES)] | None, HUMAN_OR_NONE
+]
+ServeBlockSize = Annotated[Annotated[int, bounds("block_size")] | None, INT_OR_NONE]
+ServeCpuLoras = Annotated[Annotated[int, bounds("max_cpu_loras")] | None, INT_OR_NONE]
 
 
 def _param_count_or_none(value: object) -> object:
     return parse_param_count(_blank_to_none(value))
 
 
-OptGiB = Annotated[
-    Annotated[float, Field(ge=0.0, le=100_000.0, allow_inf_nan=False)] | None, BeforeValidator(_float_or_none)
-]
-OptUtilization = Annotated[
-    Annotated[float, Field(gt=0.0, le=1.0, allow_inf_nan=False)] | None, BeforeValidator(_float_or_none)
-]
 OptStr = Annotated[str | None, BeforeValidator(_blank_to_none)]
 Flag = Annotated[bool, BeforeValidator(_bool_word)]
 
@@ -236,7 +251,23 @@ def _power_of_two(value: int) -> int:
     return value
 
 
-TensorParallelSize = Annotated[int, Field(ge=1, le=MAX_TENSOR_PARALLEL), AfterValidator(_power_of_two)]
+TensorParallelSize = Annotated[
+    int, bounds("tensor_parallel_size"), Field(le=MAX_TENSOR_PARALLEL), AfterValidator(_power_of_two)
+]
+
+
+ServeUtilization = Annotated[
+    Annotated[float, bounds("gpu_memory_utilization"), Field(allow_inf_nan=False)] | None,
+    BeforeValidator(_float_or_none),
+]
+ServeSwapGiB = Annotated[
+    Annotated[float, bounds("swap_space_gib"), Field(allow_inf_nan=False)] | None,
+    BeforeValidator(_float_or_none),
+]
+ServeOffloadGiB = Annotated[
+    Annotated[float, bounds("kv_offloading_size_gib"), Field(allow_inf_nan=False)] | None,
+    BeforeValidator(_float_or_none),
+]
 
 
 def _quantization_name(value: object) -> object:
@@ -277,29 +308,29 @@ class PlannerParams(BaseModel):
         BeforeValidator(_float_or_none),
     ] = None
     vllm_version: OptStr = None
-    max_model_len: OptMaxModelLen = None
+    max_model_len: ServeMaxModelLen = None
     target_concurrency: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=65_536)] = 1
-    max_num_seqs: OptSeqs = None
-    gpu_memory_utilization: OptUtilization = None
+    max_num_seqs: ServeSeqs = None
+    gpu_memory_utilization: ServeUtilization = None
     kv_cache_dtype: KVCacheDType = "auto"
     tensor_parallel_size: TensorParallelSize = 1
-    pipeline_parallel_size: Annotated[int, Field(ge=1, le=256)] = 1
-    block_size: OptBlockSize = None
-    max_num_batched_tokens: OptTokens = None
+    pipeline_parallel_size: Annotated[int, bounds("pipeline_parallel_size")] = 1
+    block_size: ServeBlockSize = None
+    max_num_batched_tokens: ServeBatchedTokens = None
     enforce_eager: Flag = False
     enable_prefix_caching: TriState = None
     # the rest of ServeConfig, so every configuration one endpoint returns another accepts
     enable_chunked_prefill: TriState = None
     dtype: Literal["auto", "bfloat16", "float16", "float32", "half"] = "auto"
-    kv_cache_memory_bytes: OptBytes = None
+    kv_cache_memory_bytes: ServeKvCacheBytes = None
     cpu_offload_gb: Annotated[
-        float, BeforeValidator(_float_or_zero), Field(ge=0.0, le=100_000.0, allow_inf_nan=False)
+        float, BeforeValidator(_float_or_zero), bounds("cpu_offload_gb"), Field(allow_inf_nan=False)
     ] = 0.0
     # vLLM's own names (--swap-space, --kv-offloading-size, both in GiB) are taken as well
-    swap_space_gib: OptGiB = Field(
+    swap_space_gib: ServeSwapGiB = Field(
         default=None, validation_alias=AliasChoices("swap_space_gib", "swap_space")
     )
-    kv_offloading_size_gib: OptGiB = Field(
+    kv_offloading_size_gib: ServeOffloadGiB = Field(
         default=None, validation_alias=AliasChoices("kv_offloading_size_gib", "kv_offloading_size")
     )
     # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 in vLLM's environment
@@ -307,13 +338,19 @@ class PlannerParams(BaseModel):
     # extras (app/core/extras.py): speculative decoding, LoRA slots, DP/EP, multimodal limits
     speculative_config: ExtrasJson = ""
     enable_lora: Flag = False
-    max_loras: Annotated[int, BeforeValidator(_int_or_one), Field(ge=1, le=1024)] = 1
-    max_lora_rank: Annotated[int, BeforeValidator(_int_or_lora_rank), Field(ge=1, le=1024)] = 16
-    max_cpu_loras: OptCpuLoras = None
+    max_loras: Annotated[int, BeforeValidator(_int_or_one), bounds("max_loras")] = 1
+    max_lora_rank: Annotated[int, BeforeValidator(_int_or_lora_rank), bounds("max_lora_rank")] = 16
+    max_cpu_loras: ServeCpuLoras = None
     fully_sharded_loras: Flag = False
-    data_parallel_size: Annotated[int, BeforeValidator(_int_or_one), Field(ge=1, le=1024)] = 1
+    data_parallel_size: Annotated[int, BeforeValidator(_int_or_one), bounds("data_parallel_size")] = 1
     enable_expert_parallel: Flag = False
     limit_mm_per_prompt: ExtrasJson = ""
+    mm_processor_cache_gb: Annotated[
+        float,
+        BeforeValidator(_float_or_mm_cache),
+        bounds("mm_processor_cache_gb"),
+        Field(allow_inf_nan=False),
+    ] = DEFAULT_MM_PROCESSOR_CACHE_GIB
     config_json: Annotated[
         str, BeforeValidator(unpack_config_json), Field(max_length=CONFIG_JSON_MAX_CHARS)
     ] = ""

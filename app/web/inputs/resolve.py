@@ -8,11 +8,8 @@ head sizes, sliding windows and MLA live in one place.
 
 from __future__ import annotations
 
-from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, Literal
-
-from starlette.concurrency import run_in_threadpool
 
 from app import hub
 from app.core.catalog import find_device
@@ -161,12 +158,12 @@ def config_name(config: dict[str, Any]) -> str:
 
 async def prefetch_hub_model(params: PlannerParams) -> None:
     """Async routes call this before resolving: a hub id's first fetch (seconds, over the network) runs
-    in a worker thread, so the event loop keeps serving; the resolve that follows finds the spec (or the
-    failure, with its message) in app.hub's memory cache. Nothing happens without KVPLAN_ALLOW_HUB=1."""
+    on app.hub's own pool and is awaited here, holding no thread of the request pool; the resolve that
+    follows finds the spec (or the failure, with its message) in app.hub's memory cache. Nothing happens
+    without KVPLAN_ALLOW_HUB=1."""
     if not hub.enabled() or params.config_json or params.has_card:
         return
-    with suppress(PlannerError):  # the resolve raises it again, from app.hub's failure cache
-        await run_in_threadpool(find_model_or_fetch, params.model)
+    await hub.prefetch(params.model)
 
 
 def resolve_strict(params: PlannerParams) -> Resolved:

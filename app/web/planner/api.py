@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
 
 from app.core.catalog import list_devices, list_models
 from app.web.i18n import gettext
@@ -40,14 +41,14 @@ async def estimate_get(request: Request) -> dict[str, Any]:
     except ValidationError as exc:
         raise query_error(exc) from exc
     await prefetch_hub_model(params)
-    return _estimate_payload(params)
+    return await run_in_threadpool(_estimate_payload, params)  # off the event loop
 
 
 @router.post("/estimate", name="api_estimate_post")
 async def estimate_post(params: StrictPlannerParams) -> dict[str, Any]:
     """The same parameters as a JSON object."""
     await prefetch_hub_model(params)
-    return _estimate_payload(params)
+    return await run_in_threadpool(_estimate_payload, params)
 
 
 @router.get("/models", name="api_models")

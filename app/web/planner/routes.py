@@ -8,6 +8,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import escape
 from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
 
 from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
@@ -98,6 +99,12 @@ async def planner(request: Request) -> Response:
         if ignored
         else ()
     )
+    return await run_in_threadpool(_planner_page, request, params, problems, notices)  # off the event loop
+
+
+def _planner_page(
+    request: Request, params: PlannerParams, problems: list[Problem], notices: tuple[str, ...] = ()
+) -> Response:
     view = build_view(request, params, problems, notices=notices, lazy=wants_fragment(request))
     return render_planner(request, view)
 
@@ -109,8 +116,7 @@ async def planner_post(request: Request) -> Response:
     items = await form_items(request)
     params, problems = parse_lenient(PlannerParams, items)
     await prefetch_hub_model(params)
-    view = build_view(request, params, problems, lazy=wants_fragment(request))
-    return render_planner(request, view)
+    return await run_in_threadpool(_planner_page, request, params, problems)
 
 
 # The bodies of the results' closed <details>: /part/<name> renders block part_<name> of _partials/results.html.
@@ -129,6 +135,10 @@ async def planner_part(request: Request, part: str) -> Response:
     if not wants_fragment(request):
         return RedirectResponse(permalink(request, params), status_code=303)
     await prefetch_hub_model(params)
+    return await run_in_threadpool(_planner_part, request, part, params, problems)
+
+
+def _planner_part(request: Request, part: str, params: PlannerParams, problems: list[Problem]) -> Response:
     view = build_view(request, params, problems)
     if view.result is None:
         return render_planner(request, view)  # the inputs no longer start: the verdict says why

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from app import hub
 from app.core.errors import PlannerError
 from app.web.inputs.lenient import parse_lenient
 from app.web.inputs.links import permalink, state_items
@@ -32,6 +33,7 @@ async def recommend_fragment(request: Request) -> Response:
     """
     # slow: the walk runs in the thread pool, off the event loop; by POST the inputs are ``state``
     items = await state_items(request)
+    await hub.prefetch_items(items)  # a hub id's fetch is awaited here, holding no thread
     return await run_in_threadpool(_recommend_fragment, request, items)
 
 

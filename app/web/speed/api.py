@@ -1,9 +1,12 @@
 """`POST /api/performance`: TTFT, TPOT and throughput for the planner's parameters plus a workload.
 
 The body is the /api/estimate parameters (strict: an unknown key is a 422) with ``input_tokens``,
-``output_tokens`` and ``concurrency``. The answer is app.core.perf's :class:`Performance`: each speed
-as ``{low, expected, high}``, whether the KV pool limits and from which concurrency, the basis
-(calibrated on measured runs, or extrapolated) and plain notes. Domain errors are 422s naming the field.
+``output_tokens`` and ``concurrency``; optionally ``bench`` (`vllm bench serve`'s own arguments:
+num_prompts, max_concurrency, request_rate, burstiness, dataset_name, random_* and ignore_eos), which
+adds the simulated run's result keys under vLLM's names, and ``measured_runs`` (your cluster's runs,
+app/web/speed/measured.py), which scales every figure by your cluster's factors. The answer is
+app.core.perf's :class:`Performance`: each speed as ``{low, expected, high}``, whether the KV pool
+limits and from which concurrency, the basis and plain notes. Domain errors are 422s naming the field.
 """
 
 from __future__ import annotations
@@ -11,20 +14,30 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
+from pydantic import ConfigDict, Field
 
+from app.core.perf.bench_args import BenchArgs
 from app.web.inputs.links import to_query
 from app.web.inputs.params import StrictPlannerParams
 from app.web.inputs.resolve import resolve_strict
+from app.web.measured_runs import MAX_MEASURED_RUNS, MeasuredRun, cluster_of
 from app.web.speed.service import performance_for
 
 router = APIRouter(prefix="/api", tags=["api"])
 
 
+class PerformanceRequest(StrictPlannerParams):
+    model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
+
+    bench: BenchArgs | None = None
+    measured_runs: list[MeasuredRun] = Field(default_factory=list, max_length=MAX_MEASURED_RUNS)
+
+
 @router.post("/performance", name="api_performance")
-def performance_post(params: StrictPlannerParams) -> dict[str, Any]:
+def performance_post(params: PerformanceRequest) -> dict[str, Any]:
     """TTFT / TPOT / throughput bands for `vllm bench serve --max-concurrency C`-style closed-loop clients."""
     resolved = resolve_strict(params)
-    perf = performance_for(resolved)
+    perf = performance_for(resolved, bench=params.bench, cluster=cluster_of(params.measured_runs))
     return {
         **perf.model_dump(),
         "inputs": {

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from app import hub
 from app.core.errors import PlannerError
 from app.web.inputs.lenient import parse_lenient
 from app.web.inputs.links import permalink, state_items
@@ -30,6 +31,7 @@ async def speed_fragment(request: Request) -> Response:
     """The Speed section for the planner's inputs (block ``speed`` for htmx, a full page otherwise)."""
     # by POST the ``state`` field carries the inputs (app.web.inputs.links.state_items); computed in the thread pool
     items = await state_items(request)
+    await hub.prefetch_items(items)  # a hub id's fetch is awaited here, holding no thread
     return await run_in_threadpool(_speed_fragment, request, items)
 
 

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from app.core.perf.bench_args import BenchArgs
+from app.core.perf.cluster import ClusterFit
 from app.core.perf.predict import Performance, performance
 from app.web.inputs.params import workload_of
 from app.web.inputs.resolve import Resolved, estimate_for
 
 
-def performance_for(resolved: Resolved, *, with_curve: bool = True) -> Performance:
+def performance_for(
+    resolved: Resolved,
+    *,
+    with_curve: bool = True,
+    bench: BenchArgs | None = None,
+    cluster: ClusterFit | None = None,
+) -> Performance:
     """The estimate (the exact pool) and the speed on top of it; PlannerError propagates."""
     return performance(
         estimate=estimate_for(resolved),
@@ -16,4 +24,6 @@ def performance_for(resolved: Resolved, *, with_curve: bool = True) -> Performan
         serve=resolved.serve,
         workload=workload_of(resolved.params),
         with_curve=with_curve,
+        bench=bench,
+        cluster=cluster,
     )

@@ -1,0 +1,238 @@
+"""What `vllm bench serve` prints, simulated: its result keys with bands, and which regime binds.
+
+:func:`bench_serve` draws the benchmark's requests (bench_args), simulates one data-parallel rank's
+share on the exact pool (simulate.run) and turns the per-request times into vLLM's metrics
+(serve.py calculate_metrics: numpy means, medians and linear-interpolated percentiles).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from app.core.perf.bench_args import BenchArgs, request_lengths, send_times
+from app.core.perf.physics import Coefficients, StepPhysics
+from app.core.perf.rates import StepRates, rates_of, stage_seconds
+from app.core.perf.schedule import KINDS_BOUNDED_BY_WINDOW, KINDS_FIXED_STATE, NULL_BLOCKS
+from app.core.perf.simulate import EngineLimits, SimResult, run
+from app.core.result import Estimate, Range
+
+MS_PER_S = 1000.0
+P99 = 99.0
+MEMORY_BOUND_SHARE = 0.5  # decode steps whose memory-bound part is at least this share: bandwidth binds
+QUEUE_FACTOR = 3.0  # mean TTFT this many times a lone request's: the queue binds
+Regime = Literal["compute", "memory_bandwidth", "kv_pool", "queue"]
+# vLLM's result keys this answers, in serve.py's order (bench/ and the API use the same names)
+LATENCY_KEYS = (
+    "mean_ttft_ms",
+    "median_ttft_ms",
+    "p99_ttft_ms",
+    "mean_tpot_ms",
+    "median_tpot_ms",
+    "p99_tpot_ms",
+    "mean_itl_ms",
+    "median_itl_ms",
+    "mean_e2el_ms",
+)
+THROUGHPUT_KEYS = ("output_throughput", "request_throughput", "total_token_throughput")
+RESULT_KEYS = LATENCY_KEYS + THROUGHPUT_KEYS
+# which fitted residual band each key takes (TTFT-like, TPOT-like, throughput-like)
+BAND_OF_KEY = {
+    **{k: "ttft" for k in ("mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms")},
+    **{k: "tpot" for k in ("mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms", "mean_itl_ms", "median_itl_ms")},
+    "mean_e2el_ms": "tpot",
+    **{k: "throughput" for k in THROUGHPUT_KEYS},
+}
+
+
+class BenchPoint(BaseModel):
+    """The simulated run's expected figures (one number per vLLM result key) and what bound it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    values: dict[str, float]
+    regime: Regime
+    preemptions: int
+    recomputed_tokens: int
+    max_running: int  # per rank, the most requests the engine ran at once
+    duration_s: float
+
+
+class BenchResult(BaseModel):
+    """`vllm bench serve`'s result keys, each {low, expected, high}."""
+
+    model_config = ConfigDict(frozen=True)
+
+    args: BenchArgs
+    mean_ttft_ms: Range
+    median_ttft_ms: Range
+    p99_ttft_ms: Range
+    mean_tpot_ms: Range
+    median_tpot_ms: Range
+    p99_tpot_ms: Range
+    mean_itl_ms: Range
+    median_itl_ms: Range
+    mean_e2el_ms: Range
+    output_throughput: Range
+    request_throughput: Range
+    total_token_throughput: Range
+    regime: Regime
+    preemptions: int
+    recomputed_tokens: int
+    max_running: int
+    duration_s: float
+
+
+def percentile(values: list[float], q: float) -> float:
+    """numpy.percentile's default (linear interpolation between the closest ranks)."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    pos = q / 100 * (len(ordered) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def _weighted_mean_median(samples: list[tuple[float, float]]) -> tuple[float, float]:
+    total = sum(w for _, w in samples)
+    if total <= 0:
+        return 0.0, 0.0
+    mean = sum(v * w for v, w in samples) / total
+    acc = 0.0
+    for value, weight in sorted(samples):
+        acc += weight
+        if acc >= total / 2:
+            return mean, value
+    return mean, samples[-1][0]
+
+
+def engine_limits(*, estimate: Estimate, coefficients: Coefficients, prefix_cache: bool) -> EngineLimits:
+    growth = sum(1 for g in estimate.groups if g.kind not in (*KINDS_BOUNDED_BY_WINDOW, *KINDS_FIXED_STATE))
+    fixed = sum(
+        g.blocks_per_request
+        for g in estimate.groups
+        if g.kind in (*KINDS_BOUNDED_BY_WINDOW, *KINDS_FIXED_STATE)
+    )
+    return EngineLimits(
+        max_num_seqs=estimate.max_num_seqs,
+        max_num_batched_tokens=estimate.max_num_batched_tokens,
+        pool_blocks=max(0, estimate.num_gpu_blocks - NULL_BLOCKS),
+        block_size=estimate.block_size,
+        growth_groups=max(growth, 1 if not estimate.groups else growth),
+        fixed_blocks=fixed,
+        prefix_cache=prefix_cache,
+        pipeline_stages=estimate.pipeline_parallel_size,
+        stage_hop_s=coefficients.collective_latency_s,
+    )
+
+
+def _regime(res: SimResult, *, mean_ttft_s: float, lone_ttft_s: float) -> Regime:
+    if res.preemptions or res.kv_full_steps:
+        return "kv_pool"
+    if mean_ttft_s > QUEUE_FACTOR * lone_ttft_s:
+        return "queue"
+    if res.busy_s > 0 and res.memory_s >= MEMORY_BOUND_SHARE * res.busy_s:
+        return "memory_bandwidth"
+    return "compute"
+
+
+def simulate_bench(
+    *,
+    estimate: Estimate,
+    physics: StepPhysics,
+    coefficients: Coefficients,
+    args: BenchArgs,
+    prefix_cache: bool = True,
+) -> BenchPoint:
+    """The expected figures of one `vllm bench serve` run against this configuration."""
+    dp = physics.data_parallel_size
+    prompts, outputs = request_lengths(args)
+    sends = send_times(args, count=len(prompts), rate=args.request_rate)
+    # one rank's share: every dp-th request (vLLM's DP front end spreads them evenly)
+    prompts, outputs, sends = prompts[::dp], outputs[::dp], sends[::dp]
+    concurrency = math.ceil(args.max_concurrency / dp) if args.max_concurrency else None
+    limits = engine_limits(estimate=estimate, coefficients=coefficients, prefix_cache=prefix_cache)
+    rates = rates_of(physics=physics, coefficients=coefficients)
+    res = run(
+        rates=rates,
+        limits=limits,
+        prompts=prompts,
+        outputs=outputs,
+        send_at=sends,
+        max_concurrency=concurrency,
+        overhead_s=coefficients.ttft_overhead_s,
+        prefix_tokens=args.random_prefix_len if args.dataset_name == "random" else 0,
+    )
+    itl_mean, itl_median = _weighted_mean_median(res.itl_samples)
+    done = len(res.e2el_s)
+    mean_ttft = sum(res.ttft_s) / max(1, len(res.ttft_s))
+    lone = coefficients.ttft_overhead_s + _lone_prefill_s(
+        rates=rates, limits=limits, prompt=sum(prompts) / len(prompts)
+    )
+    values = {
+        "mean_ttft_ms": mean_ttft * MS_PER_S,
+        "median_ttft_ms": percentile(res.ttft_s, 50) * MS_PER_S,
+        "p99_ttft_ms": percentile(res.ttft_s, P99) * MS_PER_S,
+        "mean_tpot_ms": sum(res.tpot_s) / max(1, len(res.tpot_s)) * MS_PER_S,
+        "median_tpot_ms": percentile(res.tpot_s, 50) * MS_PER_S,
+        "p99_tpot_ms": percentile(res.tpot_s, P99) * MS_PER_S,
+        "mean_itl_ms": itl_mean * MS_PER_S,
+        "median_itl_ms": itl_median * MS_PER_S,
+        "mean_e2el_ms": sum(res.e2el_s) / max(1, done) * MS_PER_S,
+        "output_throughput": dp * res.output_tokens / res.duration_s,
+        "request_throughput": dp * done / res.duration_s,
+        "total_token_throughput": dp * (res.input_tokens + res.output_tokens) / res.duration_s,
+    }
+    return BenchPoint(
+        values=values,
+        regime=_regime(res, mean_ttft_s=mean_ttft, lone_ttft_s=lone),
+        preemptions=res.preemptions * dp,
+        recomputed_tokens=res.recomputed_tokens * dp,
+        max_running=res.max_running,
+        duration_s=res.duration_s,
+    )
+
+
+def _lone_prefill_s(*, rates: StepRates, limits: EngineLimits, prompt: float) -> float:
+    """A lone request's prefill (its chunks on an idle engine): the TTFT with no queue."""
+    budget = limits.max_num_batched_tokens
+    chunks = max(1, math.ceil(prompt / budget))
+    chunk = prompt / chunks
+    seconds = 0.0
+    for c in range(chunks):
+        seconds += stage_seconds(
+            rates,
+            decode_tokens=0.0,
+            decode_context_sum=0.0,
+            prefill_tokens=chunk,
+            prefill_context_sum=chunk * (c * chunk + chunk / 2),
+        )
+    return limits.pipeline_stages * seconds
+
+
+def banded(
+    point: BenchPoint, *, args: BenchArgs, bands: dict[str, tuple[float, float]], widen: float
+) -> BenchResult:
+    """Each expected figure with its band: exp(p10 x widen) .. exp(p90 x widen) of the log residuals
+    (measured / predicted) on runs from sources the fit did not see."""
+    ranges = {}
+    for key in RESULT_KEYS:
+        low_log, high_log = bands[BAND_OF_KEY[key]]
+        v = point.values[key]
+        ranges[key] = Range(
+            low=v * math.exp(min(0.0, low_log) * widen),
+            expected=v,
+            high=v * math.exp(max(0.0, high_log) * widen),
+        )
+    return BenchResult(
+        args=args,
+        **ranges,
+        regime=point.regime,
+        preemptions=point.preemptions,
+        recomputed_tokens=point.recomputed_tokens,
+        max_running=point.max_running,
+        duration_s=point.duration_s,
+    )

@@ -1,0 +1,149 @@
+"""`vllm bench serve`'s arguments (its names and defaults) and the request lengths it draws.
+
+Semantics read from vLLM 0.19.0's vllm/benchmarks/serve.py and datasets.py (facts, not code):
+
+* ``request_rate`` inf sends every prompt at t = 0; a number draws the gaps from a gamma distribution
+  of shape ``burstiness`` and scale ``1 / (rate x burstiness)`` (burstiness 1 = Poisson), then rescales
+  the gaps so that the last prompt leaves at ``num_prompts / rate``.
+* ``max_concurrency`` is a semaphore: a prompt waits for a free slot *before* its clock starts (TTFT
+  and E2EL are measured from the send, not from the scheduled arrival).
+* random dataset: input lengths uniform on the integers ``[floor(L (1 - r)), ceil(L (1 + r))]``, output
+  the same with ``max(1, ...)``; the prompt is ``random_prefix_len`` shared tokens + that input (the
+  same prefix for every prompt, so prefix caching hits it).
+* sharegpt: the conversations' own lengths after vLLM's filter (prompt 4..1024 tokens, prompt + output
+  <= 2048, output >= 4); modelled here as a log-normal pair with a real run's means (SHAREGPT_*
+  below), truncated by the same filter.
+* ``ignore_eos`` false lets a model stop before ``max_tokens``; random-token prompts rarely hit EOS
+  early, so lengths are taken as drawn (said in the notes when ignore_eos is false).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+# vllm/benchmarks/datasets.py RandomDataset defaults and serve.py's argument defaults (0.19.0)
+DEFAULT_NUM_PROMPTS = 1000
+DEFAULT_INPUT_LEN = 1024
+DEFAULT_OUTPUT_LEN = 128
+MAX_PROMPTS = 100_000
+MIN_REQUEST_RATE = 0.001  # requests/s: slower runs last days (and lose float precision in the clock)
+# ShareGPT after vLLM's filter: log-normal prompt and output lengths whose means are a pasted run's
+# printed totals over its 1,000 prompts (vLLM PR 18566, Llama-3.1-8B-Instruct tokenizer: 229,711
+# input and 203,068 generated tokens -> 230 and 203); the width (0.7 in log space) is an assumption.
+SHAREGPT_INPUT_MEAN = 230.0
+SHAREGPT_OUTPUT_MEAN = 203.0
+SHAREGPT_LOG_SIGMA = 0.7  # with the filter's truncation: drawn means 226 / 203 (5,000 draws)
+SHAREGPT_MIN_LEN = 4
+SHAREGPT_MAX_PROMPT = 1024
+SHAREGPT_MAX_TOTAL = 2048
+
+
+class BenchArgs(BaseModel):
+    """The `vllm bench serve` arguments the simulation reads (its own names)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    num_prompts: int = Field(default=DEFAULT_NUM_PROMPTS, ge=1, le=MAX_PROMPTS)
+    max_concurrency: int | None = Field(default=None, ge=1, le=65_536)
+    request_rate: float = Field(default=math.inf, ge=MIN_REQUEST_RATE)
+    burstiness: float = Field(default=1.0, gt=0)  # inf: constant gaps (serve.py)
+    dataset_name: Literal["random", "sharegpt"] = "random"
+    random_input_len: int = Field(default=DEFAULT_INPUT_LEN, ge=1, le=10_000_000)
+    random_output_len: int = Field(default=DEFAULT_OUTPUT_LEN, ge=1, le=10_000_000)
+    random_range_ratio: float = Field(default=0.0, ge=0.0, lt=1.0)
+    random_prefix_len: int = Field(default=0, ge=0, le=10_000_000)
+    ignore_eos: bool = False
+    seed: int = Field(default=0, ge=0, le=2**31)
+
+    @field_validator("request_rate", mode="before")
+    @classmethod
+    def _rate(cls, value: object) -> object:
+        if isinstance(value, str) and value.strip().lower() in ("inf", "infinity"):
+            return math.inf
+        return value
+
+    def max_request_tokens(self) -> int:
+        """The longest prompt + output this benchmark can send (what max_model_len must admit)."""
+        if self.dataset_name == "sharegpt":
+            return SHAREGPT_MAX_TOTAL
+        r = self.random_range_ratio
+        return (
+            self.random_prefix_len
+            + math.ceil(self.random_input_len * (1 + r))
+            + math.ceil(self.random_output_len * (1 + r))
+        )
+
+
+def _uniform_lengths(
+    rng: random.Random, *, center: int, ratio: float, count: int, floor_one: bool
+) -> list[int]:
+    low, high = math.floor(center * (1 - ratio)), math.ceil(center * (1 + ratio))
+    if floor_one:
+        low, high = max(low, 1), max(high, 1)
+    if low == high:
+        return [low] * count
+    return [rng.randint(low, high) for _ in range(count)]
+
+
+def _sharegpt_lengths(rng: random.Random, count: int) -> tuple[list[int], list[int]]:
+    sigma = SHAREGPT_LOG_SIGMA
+    mu_in = math.log(SHAREGPT_INPUT_MEAN) - sigma**2 / 2
+    mu_out = math.log(SHAREGPT_OUTPUT_MEAN) - sigma**2 / 2
+    prompts: list[int] = []
+    outputs: list[int] = []
+    while len(prompts) < count:
+        p = round(rng.lognormvariate(mu_in, sigma))
+        o = round(rng.lognormvariate(mu_out, sigma))
+        if (
+            SHAREGPT_MIN_LEN <= p <= SHAREGPT_MAX_PROMPT
+            and o >= SHAREGPT_MIN_LEN
+            and p + o <= SHAREGPT_MAX_TOTAL
+        ):
+            prompts.append(p)
+            outputs.append(o)
+    return prompts, outputs
+
+
+def request_lengths(args: BenchArgs) -> tuple[list[int], list[int]]:
+    """(prompt tokens, output tokens) per request, drawn as the benchmark draws them."""
+    rng = random.Random(args.seed)
+    if args.dataset_name == "sharegpt":
+        return _sharegpt_lengths(rng, args.num_prompts)
+    inputs = _uniform_lengths(
+        rng,
+        center=args.random_input_len,
+        ratio=args.random_range_ratio,
+        count=args.num_prompts,
+        floor_one=False,
+    )
+    outputs = _uniform_lengths(
+        rng,
+        center=args.random_output_len,
+        ratio=args.random_range_ratio,
+        count=args.num_prompts,
+        floor_one=True,
+    )
+    return [args.random_prefix_len + max(1, n) for n in inputs], outputs
+
+
+def send_times(args: BenchArgs, *, count: int, rate: float) -> list[float]:
+    """When each prompt is scheduled to leave the client (before the concurrency semaphore)."""
+    if math.isinf(rate):
+        return [0.0] * count
+    rng = random.Random(args.seed + 1)
+    if math.isinf(args.burstiness):
+        gaps = [1.0 / rate] * count
+    else:
+        theta = 1.0 / (rate * args.burstiness)
+        gaps = [rng.gammavariate(args.burstiness, theta) for _ in range(count)]
+    times: list[float] = []
+    total = 0.0
+    for gap in gaps:
+        total += gap
+        times.append(total)
+    scale = (count / rate) / times[-1] if times[-1] > 0 else 1.0  # serve.py rescales to N / rate
+    return [t * scale for t in times]

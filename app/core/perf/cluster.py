@@ -1,0 +1,100 @@
+"""Your own cluster: fit its factors on the `vllm bench serve` runs you measured there.
+
+Each measured run is simulated with the shipped coefficients (bench.simulate_bench on the planner's
+estimate of the configuration it ran); the cluster's factor for TPOT-like keys (TPOT, ITL, E2EL),
+TTFT-like keys and throughput keys is the median of log(measured / predicted) over the keys the runs
+report, and the band is the spread of what is left (at least MIN_LOG_SPREAD: a few runs cannot
+promise more than 5 %). Every speed figure then says "calibrated on your N runs".
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.core.perf.bench import BAND_OF_KEY, RESULT_KEYS
+
+MIN_LOG_SPREAD = 0.05  # about 5 %: run-to-run noise of one benchmark on one cluster
+BAND_GROUPS = ("tpot", "ttft", "throughput")
+
+
+class ClusterFit(BaseModel):
+    """Multiplicative factors (measured / modelled) per kind of figure, and their log spread."""
+
+    model_config = ConfigDict(frozen=True)
+
+    runs: int
+    factors: dict[str, float]
+    log_spread: dict[str, float]
+
+    def factor(self, group: str) -> float:
+        return self.factors.get(group, 1.0)
+
+    def band(self, group: str) -> tuple[float, float]:
+        spread = self.log_spread.get(group, MIN_LOG_SPREAD)
+        return -spread, spread
+
+
+@dataclass(frozen=True)
+class RunComparison:
+    """One measured run: what the model predicts for it and what was measured (vLLM's keys)."""
+
+    predicted: dict[str, float]
+    measured: dict[str, float]
+
+
+def log_residuals(runs: list[RunComparison]) -> dict[str, list[list[float]]]:
+    """Per band group, per run, log(measured / predicted) of each key both have."""
+    out: dict[str, list[list[float]]] = {g: [] for g in BAND_GROUPS}
+    for run in runs:
+        per: dict[str, list[float]] = {g: [] for g in BAND_GROUPS}
+        for key in RESULT_KEYS:
+            m, p = run.measured.get(key), run.predicted.get(key)
+            if m is not None and p is not None and 0 < m < math.inf and 0 < p < math.inf:
+                per[BAND_OF_KEY[key]].append(math.log(m) - math.log(p))
+        for group, values in per.items():
+            if values:
+                out[group].append(values)
+    return out
+
+
+def fit_cluster(runs: list[RunComparison]) -> ClusterFit:
+    residuals = log_residuals(runs)
+    factors: dict[str, float] = {}
+    spread: dict[str, float] = {}
+    for group, per_run in residuals.items():
+        if not per_run:
+            continue
+        run_means = [statistics.fmean(v) for v in per_run]
+        centre = statistics.median(run_means)
+        factors[group] = math.exp(centre)
+        left = [abs(v - centre) for v in run_means]
+        # a single run has no spread of its own: the band stays at the floor, widened for few runs
+        width = max(left) if len(left) > 1 else 0.0
+        spread[group] = max(MIN_LOG_SPREAD, width) * (1 + 1 / math.sqrt(len(per_run)))
+    return ClusterFit(runs=len(runs), factors=factors, log_spread=spread)
+
+
+class MeasuredKeys(BaseModel):
+    """What one `vllm bench serve` run printed, under vLLM's result keys (any subset)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mean_ttft_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    median_ttft_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    p99_ttft_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    mean_tpot_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    median_tpot_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    p99_tpot_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    mean_itl_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    median_itl_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    mean_e2el_ms: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    output_throughput: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    request_throughput: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    total_token_throughput: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+    def values(self) -> dict[str, float]:
+        return {k: v for k, v in self.model_dump().items() if v is not None}

@@ -1,0 +1,129 @@
+"""Read a pasted `vllm bench serve` result: the printed "Serving Benchmark Result" block or the
+``--save-result`` JSON. Labels and keys are vLLM 0.19.0's (vllm/benchmarks/serve.py); what the paste
+says about the benchmark itself (prompts, concurrency, rate, mean lengths) becomes BenchArgs.
+
+A bad paste raises PlannerError naming the line it could not read.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from app.core.errors import PlannerError
+from app.core.perf.bench import RESULT_KEYS
+from app.core.text import Text
+
+FIELD = "measured_runs"
+# printed label -> result key (serve.py's print lines; "Total Token" is the older capitalisation)
+_LABELS = {
+    "request throughput (req/s)": "request_throughput",
+    "output token throughput (tok/s)": "output_throughput",
+    "total token throughput (tok/s)": "total_token_throughput",
+    **{
+        f"{stat} {name.lower()} (ms)": f"{key_stat}_{name.lower()}_ms"
+        for name in ("TTFT", "TPOT", "ITL", "E2EL")
+        for stat, key_stat in (("mean", "mean"), ("median", "median"), ("p99", "p99"))
+    },
+}
+_ARGS = {
+    "successful requests": "completed",
+    "maximum request concurrency": "max_concurrency",
+    "max request concurrency": "max_concurrency",
+    "traffic request rate": "request_rate",
+    "burstiness factor": "burstiness",
+    "total input tokens": "total_input_tokens",
+    "total generated tokens": "total_output_tokens",
+}
+_IGNORED = (
+    "failed requests",
+    "benchmark duration (s)",
+    "peak output token throughput (tok/s)",
+    "peak concurrent requests",
+    "request rate configured (rps)",
+    "request goodput (req/s)",
+    "backend",
+)
+
+
+def _number(text: str, *, line_no: int, line: str) -> float:
+    head = text.strip().split()[0] if text.strip() else ""
+    if head.lower() in ("inf", "infinity"):
+        return math.inf
+    if head.lower() in ("none", "not"):
+        return math.nan
+    try:
+        return float(head)
+    except ValueError:
+        raise PlannerError(
+            FIELD, Text("line {n}: cannot read a number in {line!r}", n=line_no, line=line.strip()[:120])
+        ) from None
+
+
+def parse_printed(text: str) -> dict[str, Any]:
+    """The printed block (and the 'Traffic request rate' / 'Maximum request concurrency' lines vLLM
+    prints just before it) as one flat dict of result keys and benchmark facts."""
+    found: dict[str, Any] = {}
+    for n, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip().lstrip("#").strip()
+        if ":" not in line or line.startswith(("=", "-")):
+            continue
+        label, _, value = line.partition(":")
+        key = label.strip().lower()
+        if key in _LABELS:
+            found[_LABELS[key]] = _number(value, line_no=n, line=raw)
+        elif key in _ARGS:
+            found[_ARGS[key]] = _number(value, line_no=n, line=raw)
+        elif (
+            key.startswith(("p", "mean ", "median ", "std ")) and key.endswith("(ms)") and key not in _IGNORED
+        ):
+            continue  # other percentiles: not among the answered keys
+    if not any(k in found for k in RESULT_KEYS):
+        raise PlannerError(
+            FIELD,
+            Text("no 'Serving Benchmark Result' figures found (expected lines like 'Mean TPOT (ms): 12.3')"),
+        )
+    return found
+
+
+def parse_paste(text: str) -> dict[str, Any]:
+    """A --save-result JSON object or a printed block."""
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            data = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise PlannerError(
+                FIELD, Text("line {n}: not valid JSON ({msg})", n=exc.lineno, msg=exc.msg)
+            ) from None
+        if not isinstance(data, dict) or not any(k in data for k in RESULT_KEYS):
+            raise PlannerError(FIELD, Text("the JSON has none of vLLM's result keys (mean_ttft_ms, ...)"))
+        return data
+    return parse_printed(text)
+
+
+def bench_fields(found: dict[str, Any]) -> tuple[dict[str, Any], dict[str, float]]:
+    """(BenchArgs fields, measured result keys) from a parsed paste."""
+    measured = {
+        k: float(found[k])
+        for k in RESULT_KEYS
+        if isinstance(found.get(k), int | float) and found[k] == found[k]
+    }
+    completed = found.get("completed") or found.get("num_prompts")
+    args: dict[str, Any] = {}
+    if completed:
+        args["num_prompts"] = int(completed)
+        if found.get("total_input_tokens"):
+            args["random_input_len"] = max(1, round(found["total_input_tokens"] / completed))
+        if found.get("total_output_tokens"):
+            args["random_output_len"] = max(1, round(found["total_output_tokens"] / completed))
+    concurrency = found.get("max_concurrency")
+    if isinstance(concurrency, int | float) and concurrency == concurrency and not math.isinf(concurrency):
+        args["max_concurrency"] = int(concurrency)
+    rate = found.get("request_rate")
+    if isinstance(rate, int | float) and rate == rate:
+        args["request_rate"] = float(rate)
+    if isinstance(found.get("burstiness"), int | float):
+        args["burstiness"] = float(found["burstiness"])
+    return args, measured
