@@ -29,6 +29,22 @@ NON_TORCH_TP_BASE_BYTES = int(1.944 * GIB)  # TP>1: NCCL + custom all-reduce; 2.
 NON_TORCH_TP_PER_RANK_BYTES = int(0.0665 * GIB)  # solves TP2 mean 2.077 and TP4 2.21
 NON_TORCH_PP_ONLY_BYTES = int(0.07 * GIB)  # PP>1 with TP=1: 0.07 GiB on the real PP2 log
 
+# --- Ascend: HCCL buffers (memory outside torch, inside vllm-ascend's budget) -----------------------
+# vllm-ascend takes its memory snapshot before it initialises the distributed environment
+# (vllm_ascend/worker/worker.py NPUWorker._init_device, v0.18.0 / v0.23.0: MemorySnapshot, then
+# _init_worker_distributed_environment), so the HCCL communicators' buffers land in non_torch_increase,
+# inside gpu_memory_utilization — unlike vLLM >= 0.11 on CUDA, where NCCL is set up before the snapshot.
+# CANN: each communicator takes 2 x HCCL_BUFFSIZE, default 200 MB (reference ascend-rocm-notes §5.1,
+# hiascend envref_07_0080). Communicators a rank joins that carry traffic: the world group and the TP
+# group when TP > 1, the PP group when PP > 1. Checked on two real logs: TP 1 prints 0.13 GiB of non-torch
+# memory (vllm-ascend#8289), TP 2 on a 310P 1.05 / 1.00 GiB (vllm-ascend#10122; this model: 0.13 + 2 x 2 x
+# 200 MiB = 0.91 GiB).
+HCCL_BUFFSIZE_DEFAULT_BYTES = 200 * 2**20  # HCCL_BUFFSIZE default (MB), CANN envref_07_0080
+HCCL_BUFFERS_PER_COMMUNICATOR = 2
+NPU_NON_TORCH_BASE_BYTES = round(
+    0.13 * GIB
+)  # TP 1, no HCCL traffic: vllm-ascend#8289 "0.13 GiB for non-torch"
+
 # --- CUDA graphs ------------------------------------------------------------------------------------
 CUDA_GRAPH_BASE_BYTES = int(0.3966 * GIB)  # pool overhead independent of depth (bench/calibrate.py, 37 logs)
 CUDA_GRAPH_PER_LAYER_BYTES = int(0.01607 * GIB)  # per-layer buffers over all capture sizes (same fit)
@@ -310,11 +326,26 @@ def activation_peak_bytes(
     return int(max(forward, sampler)) + held + ACTIVATION_BASE_BYTES
 
 
-def non_torch_bytes(*, tensor_parallel_size: int, pipeline_parallel_size: int) -> int:
-    """Model of "non-torch forward increase memory": communication buffers grow with TP.
+def hccl_communicators(*, tensor_parallel_size: int, pipeline_parallel_size: int) -> int:
+    """HCCL communicators one rank holds buffers for: world (when > 1 rank), TP (> 1), PP (> 1)."""
+    world = tensor_parallel_size * pipeline_parallel_size
+    return (world > 1) + (tensor_parallel_size > 1) + (pipeline_parallel_size > 1)
+
+
+def non_torch_bytes(*, tensor_parallel_size: int, pipeline_parallel_size: int, platform: str = "cuda") -> int:
+    """Model of "non-torch forward increase memory": communication buffers grow with TP. On Ascend the
+    HCCL buffers are inside the budget (see the constants above); on CUDA / ROCm the fitted NCCL terms.
 
     E.g. TP 1 -> 256 MiB (268,435,456 B); PP 2 alone -> 75,161,927 B; TP 2 -> 2,230,161,767 B.
     """
+    if platform == "npu":
+        communicators = hccl_communicators(
+            tensor_parallel_size=tensor_parallel_size, pipeline_parallel_size=pipeline_parallel_size
+        )
+        return (
+            NPU_NON_TORCH_BASE_BYTES
+            + communicators * HCCL_BUFFERS_PER_COMMUNICATOR * HCCL_BUFFSIZE_DEFAULT_BYTES
+        )
     if tensor_parallel_size > 1:
         return NON_TORCH_TP_BASE_BYTES + NON_TORCH_TP_PER_RANK_BYTES * tensor_parallel_size
     if pipeline_parallel_size > 1:

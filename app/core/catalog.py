@@ -29,6 +29,8 @@ from app.resources import Data, directory
 
 MODEL_SPECS_DIR = directory(Data.MODEL_SPECS)
 DEVICES_FILE = directory(Data.DEVICE_SPECS) / "devices.yaml"
+# hand-curated devices the generated file lacks (310P, 950, GB10): read after it, same schema
+ADDED_DEVICES_FILE = directory(Data.DEVICE_SPECS) / "devices_added.yaml"
 CONFIG_FILE_NAME = "config.json"
 SAFETENSORS_INDEX_FILE_NAME = "model.safetensors.index.json"
 
@@ -325,11 +327,13 @@ class _DeviceIndex:
 
 @cache
 def _device_index() -> _DeviceIndex:
-    try:
-        file = DevicesFile.model_validate(_read_yaml(DEVICES_FILE))
-    except ValidationError as exc:
-        raise ConfigError("device_specs", f"{DEVICES_FILE.name}: {exc}") from exc
-    devices = tuple(DeviceSpec(**entry.model_dump(exclude={"sources"})) for entry in file.devices)
+    entries: list[DeviceFileEntry] = []
+    for path in (DEVICES_FILE, ADDED_DEVICES_FILE):
+        try:
+            entries.extend(DevicesFile.model_validate(_read_yaml(path)).devices)
+        except ValidationError as exc:
+            raise ConfigError("device_specs", f"{path.name}: {exc}") from exc
+    devices = tuple(DeviceSpec(**entry.model_dump(exclude={"sources"})) for entry in entries)
     by_key: dict[str, DeviceSpec] = {}
     for device in devices:
         for name in (device.id, *device.aliases):

@@ -127,13 +127,76 @@ def parse_serve_command(text: str, *, vllm_version: str | None = None) -> Parsed
     while tokens and regex.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", tokens[0]):
         name, _, value = tokens.pop(0).partition("=")
         env[name] = value
-    if tokens[:2] == ["vllm", "serve"]:
-        tokens = tokens[2:]
-    elif tokens and tokens[0] in ("python", "python3") and "-m" in tokens[:3]:
-        tokens = tokens[3:]
-    elif tokens and tokens[0] == "vllm":
+    tokens = strip_program(tokens)
+    if tokens and tokens[0] == "vllm":
         raise PlannerError("command", Text("expected `vllm serve MODEL …`"))
     return parse_serve_args(tokens, env=env, vllm_version=vllm_version)
+
+
+# `python3 -m vllm.entrypoints.openai.api_server`, `/usr/bin/python3.11 -u -m …`, `nohup python -m …`
+_LAUNCHERS = frozenset({"nohup", "exec", "time", "command"})
+_PYTHON = regex.compile(r"(?:\S*/)?python(?:\d+(?:\.\d+)?)?")
+MAX_PYTHON_OPTIONS = 4  # `python -u -O -m …`: interpreter options before -m
+
+
+def strip_program(tokens: list[str]) -> list[str]:
+    """The arguments after the program: `vllm serve`, or python's `-m vllm.entrypoints.openai.api_server`
+    (any interpreter path or version, a few interpreter options, a `nohup` / `exec` launcher)."""
+    while tokens and tokens[0] in _LAUNCHERS:
+        tokens = tokens[1:]
+    if tokens[:2] == ["vllm", "serve"]:
+        return tokens[2:]
+    if tokens and _PYTHON.fullmatch(tokens[0]):
+        head = tokens[1 : 2 + MAX_PYTHON_OPTIONS]
+        if "-m" in head:
+            module_at = head.index("-m") + 2  # tokens[0] is python, then the options, "-m", the module
+            return tokens[module_at + 1 :]
+    return tokens
+
+
+# docker compose: `command:` as a string (`command: --model X`), a flow list (`command: ["--model", "X"]`),
+# a folded / literal block (`command: >` then indented lines) or a block list (`- --model` / `- X`). The
+# vllm/vllm-openai image's entrypoint is `vllm serve`, so the arguments are `vllm serve`'s.
+_COMPOSE_COMMAND = regex.compile(r"^(?P<indent>[ \t]{0,64})(?:-[ \t]+)?command:[ \t]*(?P<rest>.*)$")
+MAX_COMPOSE_LINES = 256  # a compose service's command list is far shorter
+
+
+def compose_command(lines: list[str]) -> tuple[list[str], int] | None:
+    """``lines[0]`` is a compose `command:` key: its argument tokens and how many lines it spans, or None
+    when the line is not one. The key's own indentation ends the block (YAML)."""
+    found = _COMPOSE_COMMAND.match(lines[0]) if lines else None
+    if found is None:
+        return None
+    indent, rest = len(found.group("indent")), found.group("rest").strip()
+    used = 1
+    items: list[str] = []
+    block: list[str] = []
+    for line in lines[1:MAX_COMPOSE_LINES]:
+        stripped = line.strip()
+        if stripped and len(line) - len(line.lstrip()) <= indent:
+            break
+        used += 1
+        if stripped.startswith("- "):
+            items.append(_yaml_scalar(stripped[2:].strip()))
+        elif stripped and not stripped.startswith("#"):
+            block.append(stripped)
+    try:
+        if rest.startswith("["):
+            parsed = json.loads(rest)
+            tokens = [str(t) for t in parsed] if isinstance(parsed, list) else []
+        elif rest in ("", ">", "|", ">-", "|-"):
+            tokens = items if items else shlex.split(" ".join(block))
+        else:
+            tokens = shlex.split(_yaml_scalar(rest))
+    except ValueError:
+        return None
+    return strip_program(tokens), used
+
+
+def _yaml_scalar(text: str) -> str:
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
 
 
 def parse_serve_args(

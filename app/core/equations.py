@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from app.core.kv import KV_TENSORS_PER_LAYER, kind_spec, kv_heads_per_rank
 from app.core.result import ErrorKind, Estimate, KVGroup, Term
 from app.core.specs import GIB, ModelSpec, ServeConfig
-from app.core.text import Msg, Text
+from app.core.text import N_, Msg, Text
 from app.core.versions import ConcurrencyFormula, NeededFormula, TokensFormula, VersionRules
 
 # How each release computes what it prints (VersionRules fields), worded once: the version notes list
@@ -266,6 +266,40 @@ def _layers_per_block(est: Estimate) -> int:
     return est.bytes_per_block // page if page else 0
 
 
+# what one request needs in each kind of group (kv.blocks_per_request, reference §3.3)
+_GROUP_BLOCKS_FORMULA = {
+    "full": N_("⌈S ÷ B⌉"),
+    "mla": N_("⌈S ÷ B⌉"),
+    "sliding": N_("⌈min(window − 1 + tokens in flight, S) ÷ B⌉ + 1"),
+    "chunked": N_("⌈min(chunk + tokens in flight, S) ÷ B⌉"),
+    "mamba": N_("one state block (and its prefix-caching checkpoint blocks)"),
+}
+
+
+def _group_blocks(est: Estimate) -> list[Equation]:
+    """A hybrid request's blocks, group by group: the sum the concurrency divides by."""
+    out: list[Equation] = []
+    s = est.max_model_len
+    for i, g in enumerate(est.groups, start=1):
+        n = g.blocks_per_request
+        full = g.kind in ("full", "mla") and -(-s // g.block_size) == n
+        out.append(
+            Equation(
+                f"blocks_per_request_{i}",
+                Text(
+                    "blocks per request, group {i} ({kind}, {layers} layers)",
+                    i=i,
+                    kind=g.kind,
+                    layers=g.num_layers,
+                ),
+                Text(_GROUP_BLOCKS_FORMULA.get(g.kind, N_("this group's blocks for one request"))),
+                f"⌈{_int(s)} ÷ {g.block_size}⌉" if full else _int(n),
+                _int(n),
+            )
+        )
+    return out
+
+
 def block_equations(est: Estimate, rules: VersionRules) -> list[Equation]:
     """Page → block → num_blocks → tokens → concurrency, as this version computes them for this layout.
 
@@ -310,6 +344,8 @@ def block_equations(est: Estimate, rules: VersionRules) -> list[Equation]:
             _int(est.num_gpu_blocks),
         )
     )
+    if several:
+        out.extend(_group_blocks(est))
     conc = _concurrency_equation(est, rules, page)
     tokens = _tokens_equation(est, rules, page, conc)
     out += [tokens, conc]

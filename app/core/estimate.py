@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core import budget, deadline, equations, extras, kv, vllm_text
+from app.core import budget, deadline, equations, extras, kv, situations, vllm_text
 from app.core.defaults import ResolvedFlags as ResolvedFlags
 from app.core.defaults import batch_tier as batch_tier
 from app.core.defaults import default_max_model_len as default_max_model_len
@@ -33,6 +33,7 @@ from app.core.versions import (
     ResolvedVersion,
     VersionRules,
     default_chunked_prefill,
+    graphs_budgeted,
     resolve_version,
     rules_for,
 )
@@ -131,7 +132,9 @@ def _stages(
             act_dtype_bytes=DTYPE_BYTES[budget.serving_dtype(model=model, serve=serve)],
         )
         non_torch = budget.non_torch_bytes(
-            tensor_parallel_size=serve.tensor_parallel_size, pipeline_parallel_size=pipeline_size
+            tensor_parallel_size=serve.tensor_parallel_size,
+            pipeline_parallel_size=pipeline_size,
+            platform=device.platform,
         )
         graphs = budget.cuda_graph_bytes(
             num_layers_on_rank=layer_range[1] - layer_range[0],
@@ -142,8 +145,11 @@ def _stages(
             kv_bytes = serve.kv_cache_memory_bytes
         else:
             kv_bytes = requested - weights - activation - non_torch
-            if rules.cuda_graph_budgeted and graph_platform:
+            if graphs_budgeted(rules=rules, platform=device.platform):
                 kv_bytes -= graphs
+            if situations.others_in_pool(rules=rules, device=device):
+                # non-torch = (T - free) - torch allocated, other processes included (§2.4, §9)
+                kv_bytes -= situations.used_by_others_bytes(serve)
         stages.append(
             Stage(
                 index=index,
@@ -349,11 +355,12 @@ def _first_refusal(setup: Setup, capacity: Capacity) -> Refusal | None:
             rules=rules, max_model_len=max_model_len, derived=model.max_model_len_derived
         )
         return Refusal(ErrorKind.MAX_LEN_ABOVE_DERIVED, text)
-    free = total - budget.CUDA_CONTEXT_BYTES
+    free = total - budget.CUDA_CONTEXT_BYTES - situations.used_by_others_bytes(serve)
     checks_free = serve.kv_cache_memory_bytes is None or rules.free_memory_check_with_kv_bytes
-    if checks_free and rules.free_memory_check and free < requested:
+    free_check, where = situations.free_check(rules=rules, device=device)
+    if checks_free and free_check and free < requested:
         text = vllm_text.free_memory_error(
-            rules=rules,
+            where=where,
             total_bytes=total,
             free_bytes=free,
             utilization=flags.gpu_memory_utilization,
@@ -443,7 +450,7 @@ def _warnings(setup: Setup, refusal: Refusal | None) -> list[str]:
         )
     slack = total - requested
     if (
-        not rules.cuda_graph_budgeted
+        not graphs_budgeted(rules=rules, platform=device.platform)
         and binding.cuda_graph_bytes > slack - budget.CUDA_CONTEXT_BYTES
         and refusal is None
     ):
@@ -464,6 +471,7 @@ def _warnings(setup: Setup, refusal: Refusal | None) -> list[str]:
                 ratio=model.other_revision_kv_heads / model.num_kv_heads,
             )
         )
+    out += situations.device_warnings(device=device, serve=serve, rules=rules, requested=requested)
     if model.dtype_assumed:
         out.append(
             Text("config.json has no torch_dtype: read as float32 and served in 16 bits under --dtype auto.")
@@ -501,7 +509,7 @@ def _estimate(
     requested = budget.requested_bytes(
         total_bytes=device.memory_total_bytes,
         utilization=flags.gpu_memory_utilization,
-        use_ceil=rules.requested_uses_ceil,
+        use_ceil=situations.requested_uses_ceil(rules=rules, device=device),
     )
     stages = _stages(model=model, device=device, serve=serve, rules=rules, flags=flags, requested=requested)
     setup = Setup(
@@ -583,6 +591,7 @@ def _assemble(
         prefix_caching=flags.prefix_caching,
         needed_bytes=capacity.needed_bytes,
         upper=min(max(max_model_len, model.max_model_len_derived), MAX_MODEL_LEN_CEILING),
+        graphs_budgeted=graphs_budgeted(rules=rules, platform=device.platform),
     )
     kv_dtype_bytes = kv.kv_dtype_bytes(
         kv_cache_dtype=serve.kv_cache_dtype, model_dtype=budget.serving_dtype(model=model, serve=serve)
@@ -607,7 +616,7 @@ def _assemble(
         activation_peak_bytes=binding.activation_peak_bytes,
         non_torch_bytes=binding.non_torch_bytes,
         cuda_graph_bytes=binding.cuda_graph_bytes,
-        cuda_graph_budgeted=rules.cuda_graph_budgeted and device.platform in ("cuda", "rocm"),
+        cuda_graph_budgeted=graphs_budgeted(rules=rules, platform=device.platform),
         kv_cache_bytes=binding.kv_cache_bytes,
         unused_bytes=total - requested,
         kv_bytes_per_token=layout.kv_bytes_per_token,

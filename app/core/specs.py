@@ -219,6 +219,9 @@ class DeviceSpec(Frozen):
     interconnect: str = ""
     interconnect_gbps: float | None = None  # per-device bidirectional bandwidth, GB/s
     typical_node_devices: int = Field(default=8, gt=0)
+    # CPU and GPU share one memory pool (GB10 / DGX Spark): the OS and its page cache live in the same
+    # bytes, so gpu_memory_utilization is not a hard bound there (vllm#46307, #56824)
+    unified_memory: bool = False
     aliases: tuple[str, ...] = ()
     notes: str = ""
     confidence: str = ""
@@ -361,6 +364,9 @@ class ServeConfig(Frozen):
     cpu_offload_gb: Annotated[float, bounds("cpu_offload_gb")] = 0.0
     swap_space_gib: Annotated[float | None, bounds("swap_space_gib")] = None
     kv_offloading_size_gib: Annotated[float | None, bounds("kv_offloading_size_gib")] = None
+    # memory other processes already hold on each device when vLLM starts (nvidia-smi / npu-smi "used"),
+    # not a vLLM flag: vLLM 0.10.2+ refuses to start when free < total x utilization (reference §2.1)
+    device_memory_used_gib: float = Field(default=0.0, ge=0.0, le=100_000.0)
     # --data-parallel-size: replicas of the attention (each with its own KV pool); the routed experts are
     # split over data x tensor ranks (whole experts with --enable-expert-parallel, budget.py / extras/)
     data_parallel_size: Annotated[int, bounds("data_parallel_size")] = 1

@@ -86,6 +86,7 @@ def ranges_for(
     prefix_caching: bool,
     needed_bytes: int,
     upper: int,
+    graphs_budgeted: bool,
 ) -> tuple[dict[str, Range], bool, int]:
     """Low / expected / high for the modelled parts and for the exact numbers that follow from them, whether
     the start is borderline (it starts at one end of the pool's band and not at the other), and the longest
@@ -96,7 +97,7 @@ def ranges_for(
         cuda_graph_bytes=cuda_graph_bytes,
         quantized=quantized,
         calibrated=calibrated,
-        cuda_graph_budgeted=rules.cuda_graph_budgeted,
+        cuda_graph_budgeted=graphs_budgeted,  # versions.graphs_budgeted: per release and platform
     )
 
     def span(value: int, width: int) -> Range:

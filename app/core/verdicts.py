@@ -256,6 +256,29 @@ CAUSE_REMEDIES: dict[str, tuple[Remedy, ...]] = {
         ),
         Remedy(N_("Or set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 if the model really handles longer inputs")),
     ),
+    # the device faulted (illegal memory access, GPU hang, core dump): a kernel, driver or firmware bug —
+    # no memory setting is the fix, so these first find the kernel, then step around graphs and backends
+    "device_fault": (
+        Remedy(
+            N_(
+                "Rerun with CUDA_LAUNCH_BLOCKING=1 (HIP_LAUNCH_BLOCKING=1 on ROCm) so the error names the failing kernel"
+            )
+        ),
+        Remedy(N_("Try --enforce-eager (no graph capture) and another --attention-backend")),
+        Remedy(
+            N_(
+                "Check the driver / ROCm version against the vLLM release, and search vLLM's issues for the error"
+            )
+        ),
+    ),
+    # an Ascend operator or ACL call failed (torch_npu "NPU function error … error code is N")
+    "npu_error": (
+        Remedy(
+            N_("Check that CANN, torch_npu and vllm-ascend are the versions the vllm-ascend release names")
+        ),
+        Remedy(N_("Try --enforce-eager (no ACL graph capture)")),
+        Remedy(N_("Search vllm-ascend's issues for the operator and the error code")),
+    ),
     # out of memory allocating the pool vLLM sized: something outside its accounting holds memory
     "kv_alloc_oom": (
         Remedy(N_("Lower --gpu-memory-utilization so the pool fits in the memory that is actually free")),

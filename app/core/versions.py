@@ -47,6 +47,7 @@ KNOWN_VERSIONS: tuple[str, ...] = (
     "0.20.2",
     "0.21.0",
     "0.24.0",
+    "0.26.0",
     "0.27.1",
     "0.30.0",
     "0.33.0",
@@ -148,6 +149,16 @@ class VersionRules:
     qwen3_5_reads_ssm_dtype: bool
     # The planner's own: activation/graph models were calibrated on logs of these releases (docs/model.md).
     measured_parts_calibrated: bool
+    # vllm-ascend's worker (vllm_ascend/worker/worker.py NPUWorker, its releases track vLLM's): "peak" up to
+    # v0.14 — KV = T x u - (torch peak + non-torch), non-torch = (T - free) - torch allocated, so other
+    # processes' memory comes out of the pool, no start-up free-memory check, "Available memory: <bytes>,
+    # total memory: <bytes>"; "profile" from v0.15.0rc1 — upstream's memory_profiling with the 0.11-style
+    # sum, the free-memory check with the device-less 0.11 text, "Available KV cache memory: %.2f GiB".
+    # Both take requested = T x u without ceil (reference §9).
+    ascend_budget: Literal["peak", "profile"] = "peak"
+    # ROCm: the CUDA-graph (hipGraph) estimate is subtracted before KV sizing only from 0.26.0; before, the
+    # graphs are captured after the pool is sized, in the 1 - u slack (v1/worker/gpu_worker.py, see 0.26.0)
+    rocm_cuda_graph_budgeted: bool = False
     # config/model.py _get_and_verify_max_len: a yarn rope derives original_max_position_embeddings x
     # factor (<= 0.27.1; 0.30.0+ leaves max_position_embeddings as it is), and with no --max-model-len
     # a LongRoPE model serves original_max_position_embeddings (0.14.0+; 0.11.0 served the derived one)
@@ -322,6 +333,14 @@ CHANGELOG: tuple[Change, ...] = (
         },
     ),
     Change(
+        "0.15.0",
+        "vllm-ascend v0.15.0rc1 vllm_ascend/worker/worker.py NPUWorker._init_device: MemorySnapshot, "
+        "requested_memory = total x utilization and the 'Free memory on device (…) is less than desired GPU "
+        "memory utilization' check; NPUWorker.determine_available_memory prints 'Available KV cache memory: "
+        "%.2f GiB' (v0.14.0rc1 printed 'Available memory: …, total memory: …' and subtracted other processes)",
+        {"ascend_budget": "profile"},
+    ),
+    Change(
         "0.17.0",
         "calibration llmd-versionsweep-*: Qwen3-14B activation 5.64 GiB on 0.15/0.16, 2.23 GiB on 0.17/0.18",
         {
@@ -351,6 +370,13 @@ CHANGELOG: tuple[Change, ...] = (
             "has_swap_space_flag": False,
             "nemotron_h_ssm_dtype_default": "float32",  # DEFAULT_MAMBA_SSM_CACHE_DTYPE (0.20.2 read)
         },
+    ),
+    Change(
+        "0.26.0",
+        "0.26.0 v1/worker/gpu_worker.py Worker.determine_available_memory: profile_cudagraph_memory() runs when "
+        "current_platform.is_cuda_alike() (CUDA and ROCm); 0.21.0-0.25.1 required is_cuda(), 0.19.0-0.20.2 "
+        "skipped ROCm ('graph pool handles and mem_get_info behave differently'). Read from the wheels.",
+        {"rocm_cuda_graph_budgeted": True},
     ),
     Change(
         "0.27.0",
@@ -523,6 +549,16 @@ LAST_V0_RELEASE = next(v for v in reversed(KNOWN_VERSIONS) if _rules_of(v).engin
 def rules_for(version: str | None) -> VersionRules:
     """The rules that plan ``version`` (its bracket's); None means DEFAULT_VERSION."""
     return resolve_version(version).rules
+
+
+def graphs_budgeted(*, rules: VersionRules, platform: str) -> bool:
+    """The CUDA-graph estimate comes out of the budget before KV sizing: CUDA from 0.20 (§2.6), ROCm's
+    hipGraphs from 0.26.0; never on other platforms (vllm-ascend captures ACL graphs after sizing)."""
+    if platform == "cuda":
+        return rules.cuda_graph_budgeted
+    if platform == "rocm":
+        return rules.cuda_graph_budgeted and rules.rocm_cuda_graph_budgeted
+    return False
 
 
 def default_chunked_prefill(rules: VersionRules, *, max_model_len: int) -> bool:

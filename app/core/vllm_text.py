@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from app.core.versions import VersionRules, format_gib
+from app.core.versions import VersionRules, format_gib, graphs_budgeted
 
 GIB = 2**30  # vLLM divides by 2**30 and prints "GiB" (reference §0); "GB" in 0.6.6 means the same
 
@@ -138,6 +138,15 @@ AVAILABLE_KV = VllmLine(
     "Available KV cache memory: %s GiB",
     "v1/worker/gpu_worker.py (0.19.0)",
 )
+# vllm-ascend v0.7.3 … v0.14.0rc1 prints its budget in bytes, with no unit: the KV pool (total × u − peak,
+# clamped at 0 from v0.9; the unclamped float before) and the device total (torch.npu.mem_get_info()[1]).
+# From v0.15.0rc1 it prints upstream's "Available KV cache memory: %.2f GiB" instead.
+ASCEND_BUDGET = VllmLine(
+    "total memory: ",
+    r"Available memory: (-?\d{1,20}(?:\.\d{1,20})?), total memory: (\d{1,20})\b",
+    'f"Available memory: {available_kv_cache_memory}, total memory: {total_npu_memory}"',
+    "vllm_ascend/worker/worker_v1.py / worker.py::NPUWorker.determine_available_memory (v0.9.1, v0.11.0, v0.13.0rc3)",
+)
 KV_RESERVED = VllmLine(
     "as specified by kv_cache_memory_bytes",
     r"Initial free memory:? " + G + r"\s*GiB, reserved " + G + r"\s*GiB (?:memory )?for KV Cache",
@@ -248,6 +257,22 @@ TOTAL_CAPACITY = r"total capacity of " + G + r" GiB"
 # torch_npu's form: "NPU out of memory. Tried to allocate 2.57 GiB (NPU 0; 60.96 GiB total capacity; …)"
 NPU_TOTAL_CAPACITY = G + r" GiB total capacity"
 
+# --- device faults: the start-up dies on the device, not on a memory budget ------------------
+# torch's CUDA / HIP error text ("CUDA error: an illegal memory access was encountered"), the ROCm runtime's
+# HSA messages ("HW Exception by GPU node-4 (Agent handle: 0x…) reason :GPU Hang", "Memory access fault by
+# GPU node-1 …"), a process killed with a core dump, and torch_npu's operator errors ("NPU function error:
+# call aclnnAddRmsNormQuant failed, error code is 561000"; "ERR00100 PTA call acl api failed").
+ILLEGAL_ADDRESS = VllmLine(
+    "illegal memory access", r"(?:\b\w{1,8} error: )?an illegal memory access was encountered.*"
+)
+GPU_HANG = VllmLine("HW Exception by GPU", r"HW Exception by GPU node-\d{1,4}\b.{0,200}")
+MEMORY_ACCESS_FAULT = VllmLine(
+    "Memory access fault by GPU", r"Memory access fault by GPU node-\d{1,4}\b.{0,300}"
+)
+CORE_DUMPED = VllmLine("core dumped", r"\w{0,40}(?: \w{1,20}){0,3} \(core dumped\)")
+NPU_FUNCTION_ERROR = VllmLine("NPU function error", r"NPU function error: .*")
+ACL_CALL_FAILED = VllmLine("call acl api failed", r"\bERR\d{5} \w{1,16} call acl api failed.*")
+
 # --- failures and stages: where the start-up was when it failed ------------------------------
 TRACEBACK = VllmLine("Traceback (most recent call last)", r"Traceback \(most recent call last\)")
 ENGINE_CORE_FAILED = VllmLine(
@@ -309,6 +334,12 @@ ASCEND_BLOCK_SIZE_INFO = VllmLine(
 )
 ASCEND_BLOCK_SIZE_RULE = VllmLine("block size must be set to 128", r"block size must be set to 128")
 ASCEND_MARKER = VllmLine("ascend", r"vllm[_-]ascend|torch_npu")
+# more lines only an Ascend run prints: vllm-ascend's 310P modules ("[worker_310p.py:141] Skip warm-up atb ops
+# for 310P device."), its Ascend* classes (AscendScheduler, AscendConfig), a torch device "npu:0", HCCL
+ASCEND_310P = VllmLine("310p", r"\w{0,40}_310p\.py|\b310P\b")
+ASCEND_CLASS = VllmLine("Ascend", r"\bAscend[A-Z]\w{0,60}")
+NPU_DEVICE = VllmLine("npu:", r"\bnpu:\d{1,3}\b")
+HCCL = VllmLine("HCCL", r"\bHCCL\w{0,40}")
 
 
 # --- what the estimator prints, in each release's words (reference §4; read back by the above) ---
@@ -424,9 +455,16 @@ def startup_lines(*, rules: VersionRules, stage: PrintedStage) -> list[str]:
     lines = [weights_line(rules=rules, weights_bytes=stage.parts.weights_bytes)]
     if rules.engine == "v0":
         return [*lines, *_v0_lines(rules=rules, stage=stage)]
-    if rules.cuda_graph_budgeted and stage.parts.cuda_graph_bytes > 0:
+    if graphs_budgeted(rules=rules, platform=stage.platform) and stage.parts.cuda_graph_bytes > 0:
         lines += _graph_profile_lines(stage=stage)
-    if rules.budget_style == "v1_profile":
+    if stage.platform == "npu":
+        # vllm-ascend's own lines (vllm_ascend/worker/worker.py): bytes with no unit up to v0.14, then %.2f GiB
+        kv_bytes = stage.parts.kv_cache_bytes
+        if rules.ascend_budget == "peak":
+            lines.append(f"Available memory: {max(0, kv_bytes)}, total memory: {stage.total_bytes}")
+        else:
+            lines.append(f"Available KV cache memory: {kv_bytes / GIB:.2f} GiB")
+    elif rules.budget_style == "v1_profile":
         kv = stage.parts.kv_cache_bytes
         shown = (
             f"{kv / GIB:.2f}"
@@ -508,15 +546,16 @@ def too_small_error(
 
 
 def free_memory_error(
-    *, rules: VersionRules, total_bytes: int, free_bytes: int, utilization: float, requested_bytes: int
+    *, where: str, total_bytes: int, free_bytes: int, utilization: float, requested_bytes: int
 ) -> str:
     """0.10.2+ start-up check (§2.2): e.g. H100 79.10 GiB, free 78.60, u = 0.999 (79.02 GiB) -> "Free memory
-    on device cuda:0 (78.60/79.10 GiB) on startup is less than desired GPU memory utilization (0.999,
-    79.02 GiB). …" ("device " alone before 0.14)."""
+    on device cuda:0 (78.6/79.1 GiB) on startup is less than desired GPU memory utilization (0.999,
+    79.02 GiB). …" (``where``: "device cuda:0 " from 0.14, "device " before and on vllm-ascend). Sizes are
+    round(x, 2) as vLLM prints them: 0.11.0 ``GiB = lambda b: round(b / GiB_bytes, 2)``, 0.14+ format_gib."""
     return (
-        f"Free memory on {rules.free_memory_device}({free_bytes / GIB:.2f}/{total_bytes / GIB:.2f} GiB) on startup "
-        f"is less than desired GPU memory utilization ({utilization}, {requested_bytes / GIB:.2f} GiB). Decrease "
-        "GPU memory utilization or reduce GPU memory used by other processes."
+        f"Free memory on {where}({format_gib(free_bytes, 'round2')}/{format_gib(total_bytes, 'round2')} GiB) on "
+        f"startup is less than desired GPU memory utilization ({utilization}, {format_gib(requested_bytes, 'round2')}"
+        " GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes."
     )
 
 

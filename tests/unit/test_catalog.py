@@ -266,8 +266,10 @@ def test_devices_file_validates_and_skips_server_skus() -> None:
     data = yaml.safe_load((REPO_ROOT / "device_specs" / "devices.yaml").read_text(encoding="utf-8"))
     DevicesFile.model_validate(data)
     ids = {device.id for device in list_devices()}
-    # 51 reference entries - 2 Atlas whole-server SKUs - TPU v7x (no planner_total_gib) = 48
-    assert len(ids) == 48
+    # 51 reference entries - 2 Atlas whole-server SKUs - TPU v7x (no planner_total_gib) = 48, plus the
+    # three of devices_added.yaml (310P, 950PR, GB10)
+    assert len(ids) == 48 + 3
+    assert {"huawei-ascend-310p", "huawei-ascend-950pr", "nvidia-gb10"} <= ids
     assert not ids & {"huawei-atlas-800i-a2", "huawei-atlas-800i-a3", "google-tpu-v7x"}
 
 

@@ -22,6 +22,7 @@ from app.core.diagnose import (
 )
 from app.core.errors import UnknownDeviceError
 from app.core.estimate import estimate
+from app.core.plan import custom_device
 from app.core.specs import ServeConfig
 from app.core.versions import resolve_version
 
@@ -224,33 +225,50 @@ def test_h100_019_target_32_facts_steps_and_prediction() -> None:
     assert "CUDA graphs" not in s2.explanation
     assert "The log's own activation peak: 1.89 GiB." in s2.explanation
     assert step(d, "fallbacks").verdict == "no fallback seen"
-    # the prediction is the planner's estimate of the same configuration on the matched device, at the
-    # total this run printed ("Free memory on device (78.68/79.19 GiB)") rather than the catalog's 79.1
-    assert d.device_id == "nvidia-h100-sxm-80gb" and d.device_source == "printed_total"
+    # the prediction is the planner's estimate of the same configuration at the total this run printed
+    # ("Free memory on device (78.68/79.19 GiB)"); six catalog cards (H100 SXM / PCIe, H800, A100 SXM /
+    # PCIe, A800) report that 79.1 GiB, so none is guessed: a device of the printed size (its stated
+    # assumption, SM 9.0 CUDA, plans memory as the H100 would)
+    assert d.device_id == "custom-79.19gib" and d.device_source == "ambiguous"
+    assert any("nvidia-a100-sxm4-80gb" in note and "none is guessed" in note for note in d.device_reasoning)
     model = find_model(LLAMA_8B)
-    printed_total = find_device("nvidia-h100-sxm-80gb").model_copy(
+    printed_total = custom_device(79.19).model_copy(update={"memory_total_bytes": round(79.19 * GIB)})
+    as_h100 = find_device("nvidia-h100-sxm-80gb").model_copy(
         update={"memory_total_bytes": round(79.19 * GIB)}
     )
     assert d.facts.device_total_bytes == printed_total.memory_total_bytes
+    expected_serve = ServeConfig(
+        max_model_len=8192,
+        gpu_memory_utilization=0.95,
+        max_num_seqs=1024,
+        max_num_batched_tokens=8192,
+        enable_prefix_caching=False,
+        dtype="bfloat16",
+        kv_cache_dtype="auto",
+        tensor_parallel_size=1,
+        pipeline_parallel_size=1,
+        enforce_eager=False,
+    )
     expected = estimate(
         model=model,
         device=printed_total,
-        serve=ServeConfig(
-            max_model_len=8192,
-            gpu_memory_utilization=0.95,
-            max_num_seqs=1024,
-            max_num_batched_tokens=8192,
-            enable_prefix_caching=False,
-            dtype="bfloat16",
-            kv_cache_dtype="auto",
-            tensor_parallel_size=1,
-            pipeline_parallel_size=1,
-            enforce_eager=False,
-        ),
+        serve=expected_serve,
         vllm_version="0.19.0",
         target_concurrency=32,
     )
     assert d.prediction == expected
+    # the unnamed device plans memory exactly as the H100 would (same platform, SM 9.0, fp8 KV)
+    h100_expected = estimate(
+        model=model,
+        device=as_h100,
+        serve=expected_serve,
+        vllm_version="0.19.0",
+        target_concurrency=32,
+    )
+    assert (h100_expected.kv_cache_bytes, h100_expected.num_gpu_blocks) == (
+        expected.kv_cache_bytes,
+        expected.num_gpu_blocks,
+    )
     rows = {r.key: r for r in d.comparison}
     assert rows["kv_cache_bytes"].actual == gib(58.11)
     assert rows["kv_cache_bytes"].predicted == expected.kv_cache_bytes
@@ -532,7 +550,9 @@ def test_real_ascend_usage_line_reads_total_weights_graphs_and_suggestion() -> N
     assert d.facts.activation_peak_bytes == gib(0.22)
     assert d.facts.non_torch_bytes == gib(0.13)
     assert d.facts.device_type == "NPU"  # "NPU graph memory": an Ascend device, matched among NPUs only
-    assert d.device_id == "huawei-ascend-910b-64gb" and d.device_source == "printed_total"
+    # the 910B and the 910C (one A3 die) both report 60.96 GiB: the log does not say which, none is guessed
+    assert (d.device_id, d.device_source) == ("custom-61.27gib", "ambiguous")
+    assert "huawei-ascend-910c" in d.device_reasoning[0] and "nvidia" not in d.device_reasoning[0]
     assert d.verdict == "fits"  # the line is printed after KV sizing and graph capture
 
 

@@ -8,6 +8,11 @@ recorded from the estimator at commit f8a22e2 (before the move) and read against
 /work/shared/reference/vllm-accounting.md §4.1-§4.4 (release by release); the checks below also read
 the pinned lines back with the log parser's own patterns (app/core/vllm_text.py), so a template and its
 pattern cannot drift apart.
+
+Changed on purpose since (issue 22, the ascend branch): the free-memory refusal prints its sizes as vLLM
+does, round(x, 2) — 0.11.0 `GiB = lambda b: round(b / GiB_bytes, 2)`, 0.14+ `format_gib` — so "78.6/79.1",
+not "78.60/79.10"; the NPU plan counts vllm-ascend's own budget (no ceil, HCCL non-torch: 40.49 GiB, not
+40.37); 0.26.0 is a bracket of its own (its lines here equal 0.24.0's: only ROCm's graph rule differs).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from app.core import catalog, regex
+from app.core.budget import CUDA_CONTEXT_BYTES
 from app.core.diagnose.model import (
     BACKEND_MIN_SM,
     BF16_MIN_SM,
@@ -32,7 +33,7 @@ from app.core.plan import apply_quantization_flag, custom_device
 from app.core.result import Estimate
 from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
-from app.core.versions import DEFAULT_VERSION, rules_for
+from app.core.versions import DEFAULT_VERSION, graphs_budgeted, rules_for
 
 # --------------------------------------------------------------------------------------------
 # small helpers
@@ -140,8 +141,9 @@ class Case:
         version = self.facts.vllm_version
         if version is None:
             return False
+        platform = self.device.platform if self.device is not None else "cuda"
         try:
-            return rules_for(version).cuda_graph_budgeted
+            return graphs_budgeted(rules=rules_for(version), platform=platform)
         except PlannerError:
             return False
 
@@ -301,7 +303,7 @@ def replay_version(facts: LogFacts) -> tuple[str | None, str]:
 
 # ServeConfig fields a log does not carry as such: the doctor replays over the printed pool rather than
 # take --kv-cache-memory-bytes, and VLLM_ALLOW_LONG_MAX_MODEL_LEN is an environment variable
-NOT_FROM_LOG = frozenset({"kv_cache_memory_bytes", "allow_long_max_model_len"})
+NOT_FROM_LOG = frozenset({"kv_cache_memory_bytes", "allow_long_max_model_len", "device_memory_used_gib"})
 # read below with a check of their own (a value vLLM printed that the planner's type does not take)
 CHECKED_FIELDS = frozenset({"kv_cache_dtype", "dtype", "block_size"})
 # one planner-parameter model (issue 13): every other flag the log shows reaches the prediction, under
@@ -364,6 +366,21 @@ def _serve(facts: LogFacts, requested_block_size: int | None) -> tuple[ServeConf
     return None, dropped
 
 
+# Below this, the used memory at the snapshot is the runtime's own: a fresh 310P shows 1.0 GiB in use
+# (vllm-ascend#10122: 42.24 free of 43.24 GiB), an H100 0.51 GiB (78.68 of 79.19, the 0.19.0 log)
+HELD_BY_OTHERS_MIN_BYTES = GIB
+
+
+def held_by_others(facts: LogFacts) -> int | None:
+    """Memory other processes held when vLLM started: total − free at the snapshot − the runtime's context
+    (budget.CUDA_CONTEXT_BYTES); None when the log does not print both or the rest may be the runtime's own."""
+    total, free = facts.device_total_bytes, facts.device_free_at_start_bytes
+    if total is None or free is None:
+        return None
+    held = total - free - CUDA_CONTEXT_BYTES
+    return held if held >= HELD_BY_OTHERS_MIN_BYTES else None
+
+
 def _platforms(facts: LogFacts) -> tuple[str, ...]:
     if facts.is_ascend or facts.device_type == "NPU":
         return ("npu",)
@@ -409,6 +426,32 @@ def _candidates(facts: LogFacts) -> tuple[list[DeviceSpec], list[str]]:
         else:
             reasons.append(reason)
     return kept, reasons
+
+
+def _ambiguous_device(total: int, tied: list[DeviceSpec]) -> DeviceSpec:
+    """Several catalog cards report this very total: a device of the printed size that names none of them.
+    It keeps what the cards agree on (platform, compute capability, fp8 KV) and, where they differ, the
+    custom device's stated assumption (SM 9.0 CUDA)."""
+    base = custom_device(total / GIB)
+    first = tied[0]
+    agree = all(
+        (d.platform, d.compute_capability, d.fp8_kv)
+        == (first.platform, first.compute_capability, first.fp8_kv)
+        for d in tied
+    )
+    update: dict[str, Any] = {"memory_total_bytes": total}
+    if agree:
+        update |= {
+            "platform": first.platform,
+            "compute_capability": first.compute_capability,
+            "fp8_kv": first.fp8_kv,
+        }
+    return base.model_copy(update=update)
+
+
+def _exact_ties(best: DeviceSpec, candidates: list[DeviceSpec]) -> list[DeviceSpec]:
+    """Candidates whose catalog total is the best match's own: the printed total cannot tell them apart."""
+    return [d for d in candidates if d.memory_total_bytes == best.memory_total_bytes]
 
 
 def _nearest_device(total: int, candidates: list[DeviceSpec]) -> tuple[DeviceSpec | None, list[str]]:
@@ -494,6 +537,15 @@ def _device(
     if total is not None and total > 0:
         candidates, _ = _candidates(facts)
         best, others = _nearest_device(total, candidates)
+        tied = _exact_ties(best, candidates) if best is not None else []
+        if best is not None and len(tied) > 1:
+            note = Text(
+                "the card reports {total}, and {count} catalog cards report that very total ({ids}): the log does not say which one it ran on, so none is guessed — the prediction uses a device of the printed size; pass a device to choose",
+                total=fmt_gib(total),
+                count=len(tied),
+                ids=", ".join(d.id for d in tied[:6]),
+            )
+            return _ambiguous_device(total, tied), "ambiguous", note
         if best is not None:
             note = Text(
                 "the card reports {total}: matched to {id} ({memory_total_bytes})",
@@ -544,6 +596,17 @@ def recover_case(log_text: str, facts: LogFacts, target: int | None, device_hint
         notes.append(version_note)
     serve, dropped = _serve(facts, requested_block_size)
     notes.extend(dropped)
+    held = held_by_others(facts)
+    if serve is not None and held:
+        serve = serve.model_copy(update={"device_memory_used_gib": round(held / GIB, 2)})
+        notes.append(
+            Text(
+                "the device had {free} free of {total} when vLLM started: about {held} was held by other processes (planned as such)",
+                free=fmt_gib(facts.device_free_at_start_bytes or 0),
+                total=fmt_gib(facts.device_total_bytes or 0),
+                held=fmt_gib(held),
+            )
+        )
     pool_hint = (
         facts.kv_cache_bytes_min_rank if facts.kv_cache_bytes_min_rank is not None else facts.kv_cache_bytes
     )
@@ -554,7 +617,7 @@ def recover_case(log_text: str, facts: LogFacts, target: int | None, device_hint
         conflict = _ruled_out(device, facts)
         if conflict is not None:
             notes.append(Text("the chosen device does not match the log: {conflict}", conflict=conflict))
-    elif device_source in ("printed_name", "printed_total", "replay", "none"):
+    elif device_source in ("printed_name", "printed_total", "ambiguous", "replay", "none"):
         reasoning.extend(_candidates(facts)[1][:6])
     n = target if target is not None and target > 0 else 1
     prediction = None

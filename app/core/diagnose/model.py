@@ -37,6 +37,8 @@ FAILURE_VERDICTS: dict[str, FailureKey] = {
     "load_oom": "load_oom",
     "graph_oom": "graph_oom",
     "startup_failed": "failed",
+    "device_fault": "failed",  # illegal memory access, GPU hang, core dump: a fault, not a budget
+    "npu_error": "failed",  # an Ascend operator / ACL call failed
 }
 # what a device must offer for a fact the log prints (vLLM's own checks; device catalog capabilities)
 BF16_MIN_SM = (
@@ -54,7 +56,7 @@ StepStatus = Literal["ok", "info", "warn", "fail", "unknown"]
 StepKey = Literal["kv_lines", "budget", "demand", "cause", "fallbacks"]
 TrialKey = Literal["as_configured", "half_length", "one_sequence"]
 TrialSource = Literal["log", "planner", "arithmetic", "none"]
-DeviceSource = Literal["hint", "printed_name", "printed_total", "replay", "custom", "none"]
+DeviceSource = Literal["hint", "printed_name", "printed_total", "ambiguous", "replay", "custom", "none"]
 Unit = Literal["bytes", "count", "tokens", "ratio"]
 
 

@@ -91,14 +91,11 @@ def _planner_inputs(case: Case) -> dict[str, str]:
     out: dict[str, str] = {}
     if case.model_key is not None:
         out["model"] = case.model_key
-    if case.device is not None and case.device_source != "custom":
+    named = case.device is not None and case.device_source not in ("custom", "ambiguous")
+    if case.device is not None and named:
         out["device"] = case.device.id
     printed = case.facts.device_total_bytes
-    catalog_total = (
-        catalog.find_device(case.device.id).memory_total_bytes
-        if case.device is not None and case.device_source != "custom"
-        else None
-    )
+    catalog_total = catalog.find_device(case.device.id).memory_total_bytes if case.device and named else None
     if printed is not None and printed != catalog_total:
         # the runtime's own total beats the catalog's typical figure (H100: 79.19 printed vs 79.1)
         out["device_memory_gib"] = f"{printed / GIB:.2f}"
@@ -127,8 +124,19 @@ def _planner_inputs(case: Case) -> dict[str, str]:
 # where a failure with no recognised cause happened, read from the traceback's frames
 FAILURE_STAGE_TEXT: dict[str, str] = {
     "load": N_("while loading the weights"),
+    "profile": N_("during the profile run, before the KV pool was sized"),
+    "sized": N_("after the KV pool was sized (allocating it or capturing graphs)"),
     "kv_alloc": N_("while allocating the KV cache"),
     "graph": N_("while capturing CUDA graphs"),
+}
+
+
+# the failures that are the device's, not the budget's (app.core.logs ErrorKind)
+DEVICE_FAULT_TEXT: dict[str, str] = {
+    "device_fault": N_(
+        "a device fault (illegal memory access, GPU hang or a crash with a core dump) — a kernel, driver or firmware problem"
+    ),
+    "npu_error": N_("an Ascend operator or ACL call failed — a CANN / torch_npu / kernel problem"),
 }
 
 
@@ -175,6 +183,14 @@ def _headline(case: Case, verdict: Overall, metrics: MetricsFacts | None) -> str
     if verdict == "graph_oom":
         return Text("Out of memory while capturing CUDA graphs: {error}", error=error)
     stage = FAILURE_STAGE_TEXT.get(case.facts.failure_stage or "")
+    fault = DEVICE_FAULT_TEXT.get(case.facts.error_kind or "")
+    if verdict == "failed" and fault is not None:
+        return Text(
+            "The start-up failed {stage}: {fault} ({error}) — not a memory budget; more memory or a shorter context does not fix it.",
+            stage=Text(stage) if stage is not None else Text("before it was ready"),
+            fault=Text(fault),
+            error=error,
+        )
     if verdict == "failed" and stage is not None:
         return Text(
             "The start-up failed {stage}: {error} — not a memory cause the doctor recognises; the last line of the traceback names the error.",

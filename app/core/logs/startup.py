@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.core import regex
 from app.core import vllm_text as vt
-from app.core.command import parse_serve_command
+from app.core.command import ParsedCommand, compose_command, parse_serve_args, parse_serve_command
 from app.core.errors import PlannerError
 from app.core.logs.reading import (
     MAX_INT_DIGITS,
@@ -40,6 +40,7 @@ from app.core.specs import ServeConfig, SpeculativeConfig
 from app.core.text import Msg, Text
 from app.core.vllm_text import VllmLine
 
+BOX_BORDER = "│┃|"  # a log viewer (k9s, kubectl in a TUI) frames each line in box-drawing bars
 MAX_EVIDENCE_CHARS = 2_000  # evidence keeps the printed line, clipped so one giant line stays small
 # The longest real line is the engine-config / "non-default args" line (a few KB, more with a large
 # --hf-overrides); anything past this is cut before a rule sees it, so no line costs more than this.
@@ -61,10 +62,13 @@ ErrorKind = Literal[
     "torch_oom",  # out of memory elsewhere (the profile run)
     "kv_alloc_oom",  # out of memory allocating the KV tensors, after the pool was sized
     "autofit_failed",
+    "device_fault",  # illegal memory access, GPU hang / memory access fault, a core dump: not a budget
+    "npu_error",  # an Ascend operator or ACL call failed (torch_npu "NPU function error", ERR… call acl api failed)
     "startup_failed",  # a traceback / "EngineCore failed to start" with no recognised cause
 ]
 # where the start-up was when a line came: an out-of-memory is classified by it
-Stage = Literal["start", "load", "profile", "kv_alloc", "graph", "ready"]
+# "sized": the KV pool was sized (its size lines printed); next come the allocation and the graph capture
+Stage = Literal["start", "load", "profile", "sized", "kv_alloc", "graph", "ready"]
 
 
 class Evidence(BaseModel):
@@ -430,6 +434,17 @@ def _available_kv(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
 
 
+def _ascend_budget(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """vllm-ascend ≤ v0.14: "Available memory: <bytes>, total memory: <bytes>" (the KV pool and the total)."""
+    available = float_of(m.group(1))
+    run.put("device_total_bytes", int_of(m.group(2)), ln)
+    if available is not None:
+        run.put("kv_cache_bytes", int(available), ln)
+        run.kv_readings.append((int(available), ln.evidence))
+    run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
+    _ascend_marker(m, ln, run)
+
+
 def _kv_reserved(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("device_free_at_start_bytes", gib_bytes(m.group(1)), ln, source=SOURCE_SECONDARY)
     _kv_memory(m.group(2), ln, run)
@@ -479,9 +494,14 @@ def _usage_summary(rest: str, ln: _Line, run: _Run) -> None:
     suggestion = regex.search(r"--kv-cache-memory=(\d{1,18})", rest)
     if suggestion is not None:
         run.put("kv_cache_memory_suggestion_bytes", int_of(suggestion.group(1)), ln)
-    in_use = regex.search(r"Current kv cache memory in use is " + G + " GiB", rest)
+    in_use = regex.search(r"Current (?:kv|KV) cache memory(?: in use is|:) " + G + " GiB", rest)
     if in_use is not None:
-        run.put("kv_cache_bytes", gib_bytes(in_use.group(1)), ln, source=SOURCE_FALLBACK)
+        pool = gib_bytes(in_use.group(1))
+        run.put("kv_cache_bytes", pool, ln, source=SOURCE_FALLBACK)
+        slot = run.slots.get("kv_cache_bytes")
+        if pool is not None and slot is not None and slot.priority[0] == SOURCE_FALLBACK:
+            # no "Available KV cache memory" line: each rank's own figure, the smallest sets the blocks
+            run.kv_readings.append((pool, ln.evidence))
 
 
 def _graph_captured(m: re.Match[str], ln: _Line, run: _Run) -> None:
@@ -523,7 +543,14 @@ def _device_word(word: str | None) -> str | None:
     return _device(word) if word is not None and word.lower() in _KNOWN_DEVICES else None
 
 
+def _sized(run: _Run) -> None:
+    """A KV size line: the pool was sized, so a later failure is in the allocation or the graph capture."""
+    if run.stage in ("start", "load", "profile"):
+        run.stage = "sized"
+
+
 def _blocks(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    _sized(run)
     run.put("device_type", _device(m.group(1)), ln, source=SOURCE_SECONDARY)
     run.put("num_gpu_blocks", int_of(m.group(2)), ln, mode="min")
     if m.group(3) is not None:
@@ -551,6 +578,7 @@ def _blocks_override(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 def _kv_size(m: re.Match[str], ln: _Line, run: _Run) -> None:
     # 0.10.2/0.11.0 print one line per worker before the cross-worker minimum: keep the smallest
+    _sized(run)
     prefix = m.group(1)
     if prefix is not None:
         run.put("device_type", _device(prefix.split()[0]), ln)
@@ -561,6 +589,7 @@ def _kv_size(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 
 def _concurrency(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    _sized(run)
     tokens = int_of(m.group(1))
     run.put("max_concurrency_tokens_per_request", tokens, ln)
     run.put("max_concurrency", float_of(m.group(2)), ln, mode="min")
@@ -645,6 +674,20 @@ def _torch_oom(m: re.Match[str], ln: _Line, run: _Run) -> None:
     capacity = regex.search(vt.TOTAL_CAPACITY, m.group(0)) or regex.search(vt.NPU_TOTAL_CAPACITY, m.group(0))
     if capacity is not None:
         run.put("device_total_bytes", gib_bytes(capacity.group(1)), ln, source=SOURCE_SECONDARY)
+
+
+def _fault(kind: ErrorKind) -> Handler:
+    """A device fault or an NPU operator error: a failure of its own kind, with the stage it reached."""
+
+    def handle(m: re.Match[str], ln: _Line, run: _Run) -> None:
+        if run.stage == "ready":
+            run.note(Text("a device error came after the start-up completed; the start-up is read"))
+            return
+        _error(kind, m, ln, run)
+        if kind == "npu_error":
+            _ascend_marker(m, ln, run)
+
+    return handle
 
 
 def _autofit_reduced(m: re.Match[str], ln: _Line, run: _Run) -> None:
@@ -905,6 +948,36 @@ def _command(text: str, ln: _Line, run: _Run) -> None:
     except PlannerError as exc:
         run.note(Text("the pasted command could not be read ({message})", message=exc.message))
         return
+    _apply_command(parsed, ln, run)
+
+
+def _compose_block(lines: list[str], index: int, compose_image: bool) -> tuple[list[str], int] | None:
+    """A compose `command:` at ``lines[index]`` under a vLLM image (or naming vllm): its arguments and
+    the lines it spans; None when it is not one or gives no flag."""
+    head = lines[index][:MAX_LINE_CHARS]
+    if _COMPOSE_KEY.match(head) is None or not (compose_image or "vllm" in head):
+        return None
+    window = [
+        strip_ansi(head),
+        *(r[:MAX_LINE_CHARS] for r in lines[index + 1 : index + 2 * MAX_COMMAND_LINES]),
+    ]
+    block = compose_command(window)
+    if block is None or not any(t.startswith("--") for t in block[0]):
+        return None
+    return block
+
+
+def _compose(tokens: list[str], ln: _Line, run: _Run) -> None:
+    """A docker compose service's `command:` (the vllm/vllm-openai image runs `vllm serve` with it)."""
+    try:
+        parsed = parse_serve_args(tokens)
+    except PlannerError as exc:
+        run.note(Text("the pasted command could not be read ({message})", message=exc.message))
+        return
+    _apply_command(parsed, ln, run)
+
+
+def _apply_command(parsed: ParsedCommand, ln: _Line, run: _Run) -> None:
     run.put("model", _as_str(parsed.model), ln, source=SOURCE_FALLBACK)
     given = parsed.serve.model_fields_set
     for name in _SERVE_TO_FACTS:
@@ -1048,6 +1121,7 @@ RULES: tuple[_Rule, ...] = (
     _rule(vt.V0_PROFILING_ROW, _v0_profiling_row, kv=True),
     _rule(vt.V1_PROFILING, _v1_profiling, kv=True),
     _rule(vt.AVAILABLE_KV, _available_kv, kv=True),
+    _rule(vt.ASCEND_BUDGET, _ascend_budget, kv=True),
     _rule(vt.KV_RESERVED, _kv_reserved, kv=True),
     _rule(vt.FREE_AT_START, _free_at_start, kv=True),
     _rule(vt.GRAPH_CAPTURED, _graph_captured, kv=True),
@@ -1072,6 +1146,12 @@ RULES: tuple[_Rule, ...] = (
     _rule(vt.AUTOFIT_FAILED, _err("autofit_failed"), kv=True),
     _rule(vt.LEN_ABOVE_DERIVED, _len_above_derived),
     _rule(vt.TORCH_OOM, _torch_oom, kv=True),
+    _rule(vt.ILLEGAL_ADDRESS, _fault("device_fault"), kv=True),
+    _rule(vt.GPU_HANG, _fault("device_fault"), kv=True),
+    _rule(vt.MEMORY_ACCESS_FAULT, _fault("device_fault"), kv=True),
+    _rule(vt.CORE_DUMPED, _fault("device_fault"), kv=True),
+    _rule(vt.NPU_FUNCTION_ERROR, _fault("npu_error"), kv=True),
+    _rule(vt.ACL_CALL_FAILED, _fault("npu_error"), kv=True),
     # failures with no recognised cause, and where the start-up was (an OOM is classified by it)
     _rule(vt.TRACEBACK, _traceback),
     _rule(vt.ENGINE_CORE_FAILED, _failure),
@@ -1094,6 +1174,10 @@ RULES: tuple[_Rule, ...] = (
     _rule(vt.ASCEND_BLOCK_SIZE_INFO, _ascend_block_size),
     _rule(vt.ASCEND_BLOCK_SIZE_RULE, _ascend_block_size),
     _rule(vt.ASCEND_MARKER, _ascend_marker),
+    _rule(vt.ASCEND_310P, _ascend_marker),
+    _rule(vt.ASCEND_CLASS, _ascend_marker),
+    _rule(vt.NPU_DEVICE, _ascend_marker),
+    _rule(vt.HCCL, _ascend_marker),
     _rule(vt.DEVICE_NAME, _device_name),
 )
 
@@ -1125,8 +1209,22 @@ def parse_startup_log(text: str) -> LogFacts:
     command: list[str] = []  # a `vllm serve … \` command still being continued
     command_line: _Line | None = None
     rules = tuple(rule for rule in RULES if rule.needle in text)  # one C-speed scan per rule, not per line
-    for index, raw in numbered_lines(text):
-        line = strip_ansi(raw[:MAX_LINE_CHARS]).strip()
+    numbered = numbered_lines(text)
+    raws = [raw for _, raw in numbered] if "command:" in text else []
+    compose_image = _COMPOSE_IMAGE.search(text) is not None if "image:" in text else False
+    skip_to = 0  # lines a compose `command:` block already read
+    for position, (index, raw) in enumerate(numbered):
+        if position < skip_to:
+            continue
+        block = _compose_block(raws, position, compose_image) if "command:" in raw else None
+        if block is not None:
+            runs = max(runs, 1)
+            run.headed = True
+            run.recognised += 1
+            _compose(block[0], _Line(no=index + 1, text=raw.strip(), rank=RANK_ZERO), run)
+            skip_to = position + block[1]
+            continue
+        line = strip_ansi(raw[:MAX_LINE_CHARS]).strip().strip(BOX_BORDER).strip()
         if command_line is not None:
             command.append(line.removesuffix("\\"))
             if not line.endswith("\\") or len(command) >= MAX_COMMAND_LINES:
@@ -1181,6 +1279,9 @@ def parse_startup_log(text: str) -> LogFacts:
     return _facts(run, runs)
 
 
+_COMPOSE_KEY = regex.compile(r"[ \t]{0,64}(?:-[ \t]+)?command:")  # a YAML `command:` key, not a log line
+# a compose file whose service runs vLLM's image (`image: vllm/vllm-openai:latest`, vllm-ascend's quay image)
+_COMPOSE_IMAGE = regex.compile(r"(?m)^[ \t]{0,64}image:[ \t]{0,8}\S{0,200}vllm")
 # `docker run … vllm/vllm-openai[:tag] --model X --flags`: the image's entrypoint is `vllm serve`
 _DOCKER_START = regex.compile(r"^(?:[$#>]\s*)?((?:sudo )?docker run\b.*)")
 _DOCKER_IMAGE = regex.compile(r"(?:^|\s)\S{0,200}vllm/vllm-openai(?::\S{1,64})?(?=\s|$)")
@@ -1188,7 +1289,8 @@ _DOCKER_IMAGE = regex.compile(r"(?:^|\s)\S{0,200}vllm/vllm-openai(?::\S{1,64})?(
 # prefixes), never a log line
 _COMMAND = regex.compile(
     r"^(?:[$#>`]\s*)?((?:[A-Za-z_]\w*=\S*\s+)*"  # RE2 (linear): env assignments before the command
-    r"(?:vllm serve|python3? -m vllm\.entrypoints\.openai\.api_server)\b.*)"
+    r"(?:(?:nohup|exec) )?(?:vllm serve|(?:\S*/)?python(?:\d{1,2}(?:\.\d{1,2})?)?(?: -[A-Za-z]{1,3}){0,4} -m "
+    r"vllm\.entrypoints\.(?:openai\.)?api_server)\b.*)"
 )
 
 
@@ -1211,6 +1313,10 @@ def _facts(run: _Run, runs: int) -> LogFacts:
         run.notes.insert(0, Text("{runs} runs found; using the last one", runs=runs))
     values: dict[str, object] = {name: slot.value for name, slot in run.slots.items()}
     evidence = {name: slot.evidence for name, slot in run.slots.items()}
+    if values.get("is_ascend") and values.get("device_type") != "NPU":
+        # vllm-ascend on a vLLM before 0.30 prints "GPU KV cache size"; the device is still an NPU
+        values["device_type"] = "NPU"
+        evidence["device_type"] = evidence["is_ascend"]
     if run.kv_readings:
         low_value, low_evidence = min(run.kv_readings, key=lambda reading: reading[0])
         values["kv_cache_bytes_min_rank"] = low_value

@@ -31,6 +31,7 @@ SOURCE_LABELS = {
     "hint": N_("chosen"),
     "printed_name": N_("named in the log"),
     "printed_total": N_("matched to the printed total"),
+    "ambiguous": N_("ambiguous: several catalog cards report this total"),
     "replay": N_("inferred from the KV pool"),
     "custom": N_("custom, of the printed size"),
     "none": N_("unknown"),
@@ -236,6 +237,12 @@ def result_view(request: Request, diagnosis: Diagnosis) -> ResultView:
     notes = []
     if url is not None and "model" not in diagnosis.planner_inputs:
         notes.append(t("The log's model is not in the catalog: the planner opens with its default model."))
+    elif url is not None and diagnosis.device_source == "ambiguous":
+        notes.append(
+            t(
+                "The log does not say which card it ran on (several report this total): the planner opens with a device of the printed size — choose the card there."
+            )
+        )
     if url is not None:
         notes.extend(planner_version_note(diagnosis))
     planner_note = " ".join(notes) or None

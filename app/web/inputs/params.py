@@ -333,6 +333,10 @@ class PlannerParams(BaseModel):
     kv_offloading_size_gib: ServeOffloadGiB = Field(
         default=None, validation_alias=AliasChoices("kv_offloading_size_gib", "kv_offloading_size")
     )
+    # memory other processes hold on each device when vLLM starts (not a vLLM flag)
+    device_memory_used_gib: Annotated[
+        float, BeforeValidator(_float_or_zero), Field(ge=0.0, le=100_000.0, allow_inf_nan=False)
+    ] = 0.0
     # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 in vLLM's environment
     allow_long_max_model_len: Flag = False
     # extras (app/core/extras.py): speculative decoding, LoRA slots, DP/EP, multimodal limits

@@ -1,0 +1,88 @@
+"""The device's situation, beyond its size: memory other processes hold, unified memory, Ascend's
+own budget and graphs (issue 22 items 4 and 6).
+
+Pure rules over a release's :class:`~app.core.versions.VersionRules` and the device; the estimator
+(app/core/estimate.py) applies them. Every fact is read from the code of the release named:
+
+- vLLM 0.10.2+ refuses to start when the free memory at its snapshot is below ``total x u``
+  (``v1/worker/utils.py::request_memory``, reference §2.1); memory held by other processes counts
+  against that free memory, not against the pool;
+- V1 0.7.3 / 0.8.5 (``Worker.determine_available_memory``, §2.4) and vllm-ascend up to v0.14
+  (``NPUWorker.determine_available_memory``, §9) have no such check: their non-torch term is
+  ``(total - free) - torch allocated``, so another process's memory comes out of the KV pool;
+- vllm-ascend from v0.15 refuses with vLLM 0.11's wording (no device id);
+- vllm-ascend captures ACL graphs after it sizes the pool and never budgets them.
+"""
+
+from __future__ import annotations
+
+from app.core.specs import GIB, DeviceSpec, ServeConfig
+from app.core.text import Text
+from app.core.versions import VersionRules
+
+ASCEND_FREE_MEMORY_DEVICE = "device "  # vllm_ascend/worker/worker.py (v0.15.0rc1 … v0.23.0): no device id
+
+
+def used_by_others_bytes(serve: ServeConfig) -> int:
+    return int(serve.device_memory_used_gib * GIB)
+
+
+def free_check(*, rules: VersionRules, device: DeviceSpec) -> tuple[bool, str]:
+    """Whether this release refuses to start on too little free memory, and how it names the device."""
+    if device.platform == "npu":
+        return rules.ascend_budget == "profile", ASCEND_FREE_MEMORY_DEVICE
+    return rules.free_memory_check, rules.free_memory_device
+
+
+def others_in_pool(*, rules: VersionRules, device: DeviceSpec) -> bool:
+    """Other processes' memory counted as this instance's non-torch memory (it leaves the KV pool)."""
+    if device.platform == "npu":
+        return rules.engine == "v1" and rules.ascend_budget == "peak"
+    return rules.budget_style == "v1_peak"
+
+
+def requested_uses_ceil(*, rules: VersionRules, device: DeviceSpec) -> bool:
+    """`ceil(T x u)` from vLLM 0.14; vllm-ascend keeps the plain product (NPUWorker, reference §9)."""
+    return rules.requested_uses_ceil and device.platform != "npu"
+
+
+def device_warnings(
+    *, device: DeviceSpec, serve: ServeConfig, rules: VersionRules, requested: int
+) -> list[str]:
+    """What the device's situation changes that vLLM's arithmetic does not show."""
+    out: list[str] = []
+    if device.unified_memory:
+        out.append(
+            Text(
+                "{name} has unified memory: the OS, its page cache and every other process share the {total:.2f} GiB with the GPU, so gpu_memory_utilization is not a hard bound there (vllm#46307, #56824) — the profile run and graph capture can push the whole host out of memory. Leave more than the usual headroom (users run 0.80-0.87) and drop the page cache before starting.",
+                name=device.name,
+                total=device.memory_total_bytes / GIB,
+            )
+        )
+    if device.platform == "npu" and not serve.enforce_eager:
+        out.append(
+            Text(
+                "vllm-ascend captures its ACL graphs after it sizes the KV pool and does not budget them (vllm_ascend/worker/worker.py; the start-up log's usage line reports them as 'GiB for NPU graph memory'): they must fit in the {slack:.2f} GiB outside gpu_memory_utilization. The planner does not model their size on Ascend.",
+                slack=(device.memory_total_bytes - requested) / GIB,
+            )
+        )
+    used = used_by_others_bytes(serve)
+    checked, _ = free_check(rules=rules, device=device)
+    if used and not checked and others_in_pool(rules=rules, device=device):
+        out.append(
+            Text(
+                "vLLM {version} has no start-up free-memory check; it counts the {used:.2f} GiB other processes hold as its own non-torch memory, so the KV pool is that much smaller.",
+                version=rules.version,
+                used=used / GIB,
+            )
+        )
+    elif used and not checked:
+        out.append(
+            Text(
+                "vLLM {version} neither checks nor subtracts the {used:.2f} GiB other processes hold: total x utilization ({requested:.2f} GiB) must still fit beside them, or the KV allocation runs out of memory.",
+                version=rules.version,
+                used=used / GIB,
+                requested=requested / GIB,
+            )
+        )
+    return out

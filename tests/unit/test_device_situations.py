@@ -1,0 +1,173 @@
+"""Devices and situations the planner now expresses (issue 22 item 6): memory other processes hold,
+Ascend's HCCL buffers inside the budget, unified-memory devices. Numbers worked by hand in comments."""
+
+from __future__ import annotations
+
+from app.core import budget as B
+from app.core.catalog import find_device, find_model
+from app.core.estimate import estimate
+from app.core.specs import GIB, ServeConfig
+
+LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def plan(version: str, used_gib: float, util: float | None = None, device: str = "h100"):  # type: ignore[no-untyped-def]
+    return estimate(
+        model=find_model(LLAMA_8B),
+        device=find_device(device),
+        serve=ServeConfig(max_model_len=8192, device_memory_used_gib=used_gib, gpu_memory_utilization=util),
+        vllm_version=version,
+    )
+
+
+def test_memory_held_by_others_raises_vllms_free_memory_error_033() -> None:
+    # H100 catalog total 79.1 GiB (84,932,978,278 B). 0.33.0: requested = ceil(T x 0.92) = 72.77 GiB;
+    # free at the snapshot = 79.1 - 0.5 (context) - 10 (others) = 68.6 GiB < 72.77 -> refused.
+    # v1/worker/utils.py::request_memory (0.33.0) prints format_gib sizes: "68.6", "79.1", "72.77".
+    e = plan("0.33.0", 10)
+    assert not e.fits and e.error_kind == "startup_free_memory"
+    assert e.error == (
+        "Free memory on device cuda:0 (68.6/79.1 GiB) on startup is less than desired GPU memory utilization "
+        "(0.92, 72.77 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes."
+    )
+
+
+def test_free_memory_error_text_of_0110() -> None:
+    # 0.11.0 v1/worker/gpu_worker.py::Worker.init_device: no device id, round(x, 2) sizes, u = 0.9 default:
+    # 79.1 x 0.9 = 71.19 GiB requested; 79.1 - 0.5 - 10 = 68.6 free
+    e = plan("0.11.0", 10)
+    assert e.error == (
+        "Free memory on device (68.6/79.1 GiB) on startup is less than desired GPU memory utilization "
+        "(0.9, 71.19 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes."
+    )
+
+
+def test_room_beside_the_other_process_starts() -> None:
+    # 79.1 - 0.5 - 5 = 73.6 GiB free >= 79.1 x 0.9 = 71.19 requested: starts, and the pool is not reduced
+    # (vLLM >= 0.10.2 does not subtract other processes' memory, reference §2.1)
+    e, alone = plan("0.33.0", 5, util=0.9), plan("0.33.0", 0, util=0.9)
+    assert e.fits and e.kv_cache_bytes == alone.kv_cache_bytes
+
+
+def test_v1_085_counts_other_processes_as_non_torch() -> None:
+    # 0.8.5 Worker.determine_available_memory: non_torch = (T - free) - torch allocated, so 10 GiB held by
+    # another process comes out of the KV pool byte for byte; no start-up check in that release
+    e, alone = plan("0.8.5", 10), plan("0.8.5", 0)
+    assert e.fits and alone.kv_cache_bytes - e.kv_cache_bytes == 10 * GIB
+    assert any("no start-up free-memory check" in w for w in e.warnings)
+
+
+def test_hccl_buffers_per_communicator_on_ascend() -> None:
+    mib = 2**20
+    base = round(0.13 * GIB)  # vllm-ascend#8289, TP 1: "0.13 GiB for non-torch memory"
+    assert B.non_torch_bytes(tensor_parallel_size=1, pipeline_parallel_size=1, platform="npu") == base
+    # TP 2: world + TP communicators, 2 x 200 MiB each -> 0.13 GiB + 800 MiB = 0.911 GiB
+    # (the 310P log of vllm-ascend#10122 prints 1.05 and 1.00 GiB at TP 2)
+    tp2 = B.non_torch_bytes(tensor_parallel_size=2, pipeline_parallel_size=1, platform="npu")
+    assert tp2 == base + 2 * 2 * 200 * mib
+    assert abs(tp2 / GIB - 1.0) < 0.15
+    # TP 2 x PP 2: world, TP and PP communicators
+    assert (
+        B.non_torch_bytes(tensor_parallel_size=2, pipeline_parallel_size=2, platform="npu")
+        == base + 3 * 400 * mib
+    )
+    # CUDA keeps its fitted NCCL terms: 1.944 + 2 x 0.0665 GiB at TP 2
+    assert B.non_torch_bytes(tensor_parallel_size=2, pipeline_parallel_size=1) == int(1.944 * GIB) + 2 * int(
+        0.0665 * GIB
+    )
+
+
+def test_ascend_plan_uses_hccl_and_says_acl_graphs_are_outside_the_budget() -> None:
+    e = estimate(
+        model=find_model(LLAMA_8B),
+        device=find_device("910b"),
+        serve=ServeConfig(max_model_len=8192, tensor_parallel_size=2),
+        vllm_version="0.33.0",
+    )
+    assert e.non_torch_bytes == round(0.13 * GIB) + 800 * 2**20
+    assert any("ACL graphs" in w for w in e.warnings)
+
+
+def test_unified_memory_device_warns_that_utilization_is_not_a_bound() -> None:
+    gb10 = find_device("dgx-spark")
+    assert gb10.unified_memory and gb10.memory_total_bytes == round(121.69 * GIB)
+    e = plan("0.33.0", 0, device="gb10")
+    assert any("unified memory" in w and "vllm#46307" in w for w in e.warnings)
+    assert not any("unified memory" in w for w in plan("0.33.0", 0).warnings)  # the H100 is not
+
+
+def test_new_devices_in_the_catalog() -> None:
+    # 310P: 43.24 GiB as printed (vllm-ascend#10122); 950PR estimated from 131072 MB (recipes#793)
+    p310 = find_device("310p")
+    assert (p310.platform, p310.memory_total_bytes) == ("npu", round(43.24 * GIB))
+    assert find_device("atlas-300i-duo") is p310
+    assert find_device("950pr").memory_total_bytes == round(121.92 * GIB)  # 128 x 60.96 / 64
+
+
+def ascend(version: str, used_gib: float):  # type: ignore[no-untyped-def]
+    return estimate(
+        model=find_model("Qwen/Qwen2.5-7B-Instruct"),
+        device=find_device("910b"),
+        serve=ServeConfig(max_model_len=32768, gpu_memory_utilization=0.9, device_memory_used_gib=used_gib),
+        vllm_version=version,
+    )
+
+
+def test_vllm_ascend_up_to_014_takes_other_processes_out_of_the_pool() -> None:
+    # vllm-ascend v0.13.0rc3 NPUWorker.determine_available_memory: KV = T x u - peak, peak includes
+    # (T - free) - torch allocated, i.e. the 20 GiB a second server holds (vllm-ascend#4404's situation);
+    # no free-memory check; requested = T x u without ceil: int(65,455,301,591 x 0.9) = 58,909,771,431
+    e, alone = ascend("0.14.0", 20), ascend("0.14.0", 0)
+    assert e.fits and e.budget_bytes == 58_909_771_431
+    assert alone.kv_cache_bytes - e.kv_cache_bytes == 20 * GIB
+    assert f"Available memory: {e.kv_cache_bytes}, total memory: 65455301591" in e.log_lines
+
+
+def test_vllm_ascend_from_015_refuses_with_its_own_wording() -> None:
+    # v0.15.0rc1 NPUWorker._init_device: free = 60.96 - 0.5 - 20 = 40.46 GiB < 0.9 x 60.96 = 54.86 GiB;
+    # the message is vLLM 0.11's, without a device id, sizes as round(x, 2)
+    e = ascend("0.15.0", 20)
+    assert e.error_kind == "startup_free_memory"
+    assert e.error == (
+        "Free memory on device (40.46/60.96 GiB) on startup is less than desired GPU memory utilization "
+        "(0.9, 54.86 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes."
+    )
+    assert ascend("0.15.0", 0).fits
+
+
+def test_a_hybrid_requests_blocks_are_shown_per_kv_group() -> None:
+    from app.core import equations as E
+    from app.core.versions import rules_for
+
+    # Gemma 3 27B at S = 32,768, B = 16: five sliding groups and one full group (0.33.0); the full group
+    # needs ⌈32,768 ÷ 16⌉ = 2,048 blocks, and the concurrency divides the pool by the sum of all groups'
+    est = estimate(
+        model=find_model("google/gemma-3-27b-it"),
+        device=find_device("h100"),
+        serve=ServeConfig(max_model_len=32768),
+        vllm_version="0.33.0",
+    )
+    rows = [
+        eq for eq in E.block_equations(est, rules_for("0.33.0")) if eq.key.startswith("blocks_per_request_")
+    ]
+    assert len(rows) == len(est.groups) > 1
+    full = [eq for eq in rows if "(full," in eq.name]
+    assert [eq.formula for eq in full] == ["⌈S ÷ B⌉ = ⌈32,768 ÷ 16⌉"] and full[0].value == "2,048"
+    assert sum(int(eq.value.replace(",", "")) for eq in rows) == sum(g.blocks_per_request for g in est.groups)
+
+
+def test_rocm_hipgraphs_are_budgeted_from_0260_only() -> None:
+    # v1/worker/gpu_worker.py: 0.19.0/0.20.x skip ROCm (`not current_platform.is_rocm()`), 0.21.0-0.25.1
+    # require `is_cuda()`, 0.26.0 `is_cuda_alike()`: on an MI300X the graph estimate leaves the pool only
+    # from 0.26.0, while an H100 has it subtracted from 0.21.0 on (the default-on release)
+    def kv(version: str, device: str) -> tuple[bool, int, int]:
+        e = plan(version, 0, device=device)
+        return e.cuda_graph_budgeted, e.kv_cache_bytes, e.cuda_graph_bytes
+
+    for version in ("0.21.0", "0.24.0", "0.25.1"):
+        assert kv(version, "mi300x")[0] is False and kv(version, "h100")[0] is True
+    budgeted, pool, graphs = kv("0.26.0", "mi300x")
+    unbudgeted_pool = kv("0.24.0", "mi300x")[1]
+    assert (
+        budgeted and graphs > 0 and unbudgeted_pool - pool == graphs
+    )  # 0.24 and 0.26 share every other rule
