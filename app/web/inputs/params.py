@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
+    AliasChoices,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -228,7 +229,17 @@ def _param_count_or_none(value: object) -> object:
 
 OptStr = Annotated[str | None, BeforeValidator(_blank_to_none)]
 Flag = Annotated[bool, BeforeValidator(_bool_word)]
-ExtrasJson = Annotated[str, Field(max_length=2_000)]  # `--speculative-config` / `--limit-mm-per-prompt` JSON
+
+
+def _json_text(value: object) -> object:
+    """A JSON object as vLLM's Python API takes it (a dict) or as the flag's text: kept as compact text."""
+    if isinstance(value, dict):
+        return json.dumps(value, separators=(",", ":"))
+    return value
+
+
+# `--speculative-config` / `--limit-mm-per-prompt`: JSON text, or (in a JSON body) the object itself
+ExtrasJson = Annotated[str, BeforeValidator(_json_text), Field(max_length=2_000)]
 TriState = Annotated[bool | None, BeforeValidator(_tri_state)]
 ParamCount = Annotated[Annotated[int, Field(ge=1, le=10**14)] | None, BeforeValidator(_param_count_or_none)]
 
@@ -326,8 +337,13 @@ class PlannerParams(BaseModel):
     cpu_offload_gb: Annotated[
         float, BeforeValidator(_float_or_zero), bounds("cpu_offload_gb"), Field(allow_inf_nan=False)
     ] = 0.0
-    swap_space_gib: ServeSwapGiB = None
-    kv_offloading_size_gib: ServeOffloadGiB = None
+    # vLLM's own names (--swap-space, --kv-offloading-size, both in GiB) are taken as well
+    swap_space_gib: ServeSwapGiB = Field(
+        default=None, validation_alias=AliasChoices("swap_space_gib", "swap_space")
+    )
+    kv_offloading_size_gib: ServeOffloadGiB = Field(
+        default=None, validation_alias=AliasChoices("kv_offloading_size_gib", "kv_offloading_size")
+    )
     # memory other processes hold on each device when vLLM starts (not a vLLM flag)
     device_memory_used_gib: Annotated[
         float, BeforeValidator(_float_or_zero), Field(ge=0.0, le=100_000.0, allow_inf_nan=False)
@@ -375,7 +391,7 @@ class PlannerParams(BaseModel):
     quantization: Annotated[str | None, BeforeValidator(_quantization_name)] = None
     input_tokens: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=10_000_000)] = 1024
     output_tokens: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=10_000_000)] = 1024
-    # blank = DEFAULT_SPEED_CONCURRENCY; the same key as the explorer's closed-loop clients (same meaning)
+    # blank = the target concurrency when given, else DEFAULT_SPEED_CONCURRENCY; the same key as the explorer's closed-loop clients (same meaning)
     concurrency: OptSeqs = None
 
     @field_validator("vllm_version")
@@ -426,7 +442,13 @@ class PlannerParams(BaseModel):
 
     @property
     def speed_concurrency(self) -> int:
-        return self.concurrency or DEFAULT_SPEED_CONCURRENCY
+        """The clients the Speed section models: the count given, else the target concurrency N when one
+        is given (one N on the page: N = 64 used to model 16 clients), else 16."""
+        if self.concurrency:
+            return self.concurrency
+        if "target_concurrency" in self.model_fields_set:
+            return self.target_concurrency
+        return DEFAULT_SPEED_CONCURRENCY
 
     @property
     def resolved_version(self) -> str:
