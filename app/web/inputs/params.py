@@ -51,6 +51,8 @@ CONFIG_JSON_MAX_CHARS = 4 * 2**20
 # (pack_config_json): that MiniMax-M3 config packs to ~2 KB. A packed value is at most this long.
 PACKED_CONFIG_MAX_CHARS = 65_536
 PACKED_CONFIG_PREFIX = "z:"
+PACKED_FIELDS = ("config_json", "my_runs")  # long pasted texts the permalink carries deflated
+MY_RUNS_MAX_CHARS = 65_536  # pasted bench results: ~40 printed blocks
 PACK_LEVEL = 9
 UNPACKED_MAX_BYTES = 4 * CONFIG_JSON_MAX_CHARS  # UTF-8 takes at most 4 bytes a character
 CARD_DTYPES = ("bfloat16", "float16", "float32")
@@ -163,7 +165,12 @@ def pack_config_json(text: str) -> str:
     stays far below the URL limits of browsers and proxies, and the page echoes less (every link on
     it carries the config). Stateless on purpose: no server-side store to fill or to lose.
     """
-    packed = zlib.compress(compact_config_json(text).encode("utf-8"), PACK_LEVEL)
+    return pack_text(compact_config_json(text))
+
+
+def pack_text(text: str) -> str:
+    """``z:`` + base64url(deflate(text)): how a permalink carries a long pasted text (unpack_config_json reads it)."""
+    packed = zlib.compress(text.encode("utf-8"), PACK_LEVEL)
     return PACKED_CONFIG_PREFIX + base64.urlsafe_b64encode(packed).rstrip(b"=").decode("ascii")
 
 
@@ -240,6 +247,8 @@ def _json_text(value: object) -> object:
 
 # `--speculative-config` / `--limit-mm-per-prompt`: JSON text, or (in a JSON body) the object itself
 ExtrasJson = Annotated[str, BeforeValidator(_json_text), Field(max_length=2_000)]
+OptInt = Annotated[int | None, BeforeValidator(_blank_to_none)]
+OptFloat = Annotated[float | None, BeforeValidator(_blank_to_none)]
 TriState = Annotated[bool | None, BeforeValidator(_tri_state)]
 ParamCount = Annotated[Annotated[int, Field(ge=1, le=10**14)] | None, BeforeValidator(_param_count_or_none)]
 
@@ -393,6 +402,20 @@ class PlannerParams(BaseModel):
     output_tokens: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=10_000_000)] = 1024
     # blank = the target concurrency when given, else DEFAULT_SPEED_CONCURRENCY; the same key as the explorer's closed-loop clients (same meaning)
     concurrency: OptSeqs = None
+    # issue 23: `vllm bench serve`'s arguments under its own names (blank = its default; checked by
+    # app.core.perf.bench_args.BenchArgs, app/web/speed/service.py) and your own runs' pasted results
+    bench_serve: Flag = False
+    num_prompts: OptInt = None
+    max_concurrency: OptInt = None
+    request_rate: OptFloat = None  # "inf" reads as float("inf"), vLLM's default
+    burstiness: OptFloat = None
+    random_input_len: OptInt = None
+    random_output_len: OptInt = None
+    random_range_ratio: OptFloat = None
+    random_prefix_len: OptInt = None
+    dataset_name: Annotated[Literal["random", "sharegpt"] | None, BeforeValidator(_blank_to_none)] = None
+    ignore_eos: Flag = False
+    my_runs: Annotated[str, BeforeValidator(unpack_config_json), Field(max_length=MY_RUNS_MAX_CHARS)] = ""
 
     @field_validator("vllm_version")
     @classmethod

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
+from app.core.perf.bench import RESULT_KEYS, BenchResult
 from app.core.perf.predict import CurvePoint, Performance
 from app.core.result import Range
 from app.core.text import Text
@@ -33,6 +34,23 @@ LIMIT_LABELS = {
 }
 
 
+REGIME_LABELS = {
+    "compute": Text("compute: the batches' matrix work binds"),
+    "memory_bandwidth": Text("memory bandwidth: reading weights and KV each step binds"),
+    "kv_pool": Text("the KV pool: requests wait for blocks or are preempted"),
+    "queue": Text("the queue: prompts wait for the running ones"),
+}
+
+
+@dataclass(frozen=True)
+class BenchView:
+    """The simulated `vllm bench serve` run: its result keys (vLLM's names) as expected (low–high)."""
+
+    rows: tuple[tuple[str, str, str], ...]  # key, expected, low–high
+    regime: str
+    summary: str
+
+
 @dataclass(frozen=True)
 class SpeedNumber:
     key: str  # ttft / tpot / throughput
@@ -52,6 +70,8 @@ class SpeedView:
     notes: tuple[str, ...]
     chart: Markup
     table: tuple[tuple[str, str, str, str, bool], ...]  # concurrency, TTFT, TPOT, tokens/s, kv-limited
+    bench: BenchView | None = None
+    runs_tag: str = ""  # "calibrated on your N runs" beside every figure, when runs were pasted
 
 
 PHONE_TICKS = 6  # more x ticks than this: a phone shows every other label
@@ -178,6 +198,23 @@ def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None)
     return Markup("".join(parts))
 
 
+def bench_view(result: BenchResult) -> BenchView:
+    rows = tuple((key, _number((band := getattr(result, key)).expected), _band(band)) for key in RESULT_KEYS)
+    args = result.args
+    rate = "inf" if math.isinf(args.request_rate) else _number(args.request_rate)
+    summary = tr(
+        t(
+            "{prompts} prompts, request rate {rate}, max concurrency {concurrency}; simulated duration {duration} s, {preemptions} preemptions.",
+            prompts=args.num_prompts,
+            rate=rate,
+            concurrency=args.max_concurrency if args.max_concurrency is not None else tr(t("unlimited")),
+            duration=_number(result.duration_s),
+            preemptions=result.preemptions,
+        )
+    )
+    return BenchView(rows=rows, regime=tr(REGIME_LABELS[result.regime]), summary=summary)
+
+
 def speed_view(perf: Performance) -> SpeedView:
     calibrated = perf.basis == "calibrated"
     numbers = (
@@ -239,4 +276,6 @@ def speed_view(perf: Performance) -> SpeedView:
         notes=tuple(tr(n) for n in perf.notes),
         chart=speed_chart(perf.curve, concurrency=perf.concurrency, cliff=perf.kv_limited_from_concurrency),
         table=table,
+        bench=bench_view(perf.bench) if perf.bench is not None else None,
+        runs_tag=tr(t("calibrated on your {n} runs", n=perf.calibrated_runs)) if perf.calibrated_runs else "",
     )
