@@ -20,8 +20,12 @@ browser:
 	@# a CJK font so Chromium renders the Chinese pages (tests/e2e/test_i18n_e2e.py screenshots)
 	@test -f /usr/share/fonts/truetype/wqy/wqy-zenhei.ttc || (apt-get update -qq && apt-get install -y -qq fonts-wqy-zenhei >/dev/null)
 
+# `make serve PORT=9000 HOST=0.0.0.0` (defaults: 127.0.0.1:8000)
+PORT ?= 8000
+HOST ?= 127.0.0.1
+
 serve: $(STAMP)
-	.venv/bin/kv-planner serve --host 127.0.0.1 --port 8000
+	.venv/bin/kv-planner serve --host $(HOST) --port $(PORT)
 
 test: $(STAMP) browser
 	$(PY) -m ruff check app tests bench

@@ -17,6 +17,7 @@ kv-planner serve [--host H] [--port P] [--root-path /prefix] [--workers N]
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import os
 import shlex
@@ -27,7 +28,7 @@ from pydantic import ValidationError
 
 from app import hub
 from app.core import catalog, deploy
-from app.core.command import parse_serve_args, parse_serve_command
+from app.core.command import human_readable_int, parse_serve_args, parse_serve_command, vllm_flags
 from app.core.errors import PlannerError, UnknownModelError
 from app.core.estimate import estimate
 from app.core.perf.bench import RESULT_KEYS
@@ -37,6 +38,7 @@ from app.core.perf.schedule import Workload
 from app.core.plan import apply_quantization_flag, resolve_device, resolve_model
 from app.core.result import Estimate, Range
 from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
+from app.core.verdicts import VERDICTS
 
 # kv-planner's own options inside `estimate`; everything else is a `vllm serve` flag
 _OWN_VALUED = {"--device", "--device-memory-gib", "--vllm-version", "--target-concurrency"}
@@ -57,6 +59,22 @@ _BENCH_VALUED = {
     "--random-prefix-len",
     "--seed",
 }
+
+_OWN_NAMES = sorted(_OWN_VALUED | _OWN_FLAGS | set(_PERF_VALUED) | _BENCH_VALUED)
+_OWN_SUGGESTION_CUTOFF = 0.75  # "--devce" -> "--device" (0.92), "--concurency" -> "--concurrency" (0.96)
+
+
+def _own_typos(tokens: list[str], vllm_version: str | None) -> None:
+    """A flag `vllm serve` does not have but that is close to one of kv-planner's own is its typo: say so
+    (it used to read as "vllm serve: error: unrecognized arguments: --devce", with no suggestion)."""
+    known = vllm_flags(vllm_version)
+    for token in tokens:
+        name = token.partition("=")[0]
+        if not name.startswith("--") or name in known or "--" + name[2:].replace("_", "-") in known:
+            continue
+        close = difflib.get_close_matches(name, _OWN_NAMES, n=1, cutoff=_OWN_SUGGESTION_CUTOFF)
+        if close:
+            raise PlannerError("option", f"unknown kv-planner option {name} (did you mean {close[0]}?)")
 
 
 def _split_own(argv: list[str]) -> tuple[dict[str, str], list[str]]:
@@ -106,6 +124,7 @@ def _inputs(argv: list[str]) -> tuple[ModelSpec, DeviceSpec, ServeConfig, Estima
             raise PlannerError("command", f"put vllm flags after `--`: {' '.join(extra)}")
     else:
         own, rest = _split_own(argv)
+        _own_typos(rest, own.get("--vllm-version"))
         parsed = parse_serve_args(rest, vllm_version=own.get("--vllm-version"))
     if parsed.unknown_flags:
         print(
@@ -156,7 +175,8 @@ def run_perf(argv: list[str]) -> Performance:
             if not eq and i + 1 >= len(argv):
                 raise PlannerError(field, f"{name} needs a value")
             text = inline if eq else argv[i + 1]
-            workload[name] = int(_number(text, field, int))
+            # 2k = 2,000 and 2K = 2,048, as --max-model-len takes them (vLLM's human-readable ints)
+            workload[name] = human_readable_int(text, field_name=field)
             i += 1 if eq else 2
             continue
         rest.append(argv[i])
@@ -291,7 +311,7 @@ def _print_human(est: Estimate) -> None:
         f"{est.max_concurrency:.2f}x"
     )
     print(
-        f"  verdict             {est.verdict}"
+        f"  verdict             {VERDICTS[est.verdict].label}"
         + (
             f" · largest max_model_len that starts: {est.estimated_max_model_len:,}"
             if est.estimated_max_model_len is not None

@@ -55,7 +55,12 @@ from typing import Any
 
 from app import hub_transport as transport
 from app.core import regex
-from app.core.catalog import CONFIG_FILE_NAME, SAFETENSORS_INDEX_FILE_NAME, find_model
+from app.core.catalog import (
+    CONFIG_FILE_NAME,
+    HF_QUANT_CONFIG_FILE_NAME,
+    SAFETENSORS_INDEX_FILE_NAME,
+    find_model,
+)
 from app.core.errors import PlannerError, UnknownModelError
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.jsontext import MAX_JSON_DEPTH, json_depth_exceeds
@@ -74,8 +79,9 @@ TIMEOUT_SECONDS = 5.0
 TOTAL_SECONDS = 10.0
 # A request waits for a fetch a little longer than the fetch may take (its socket is shut at TOTAL).
 WAIT_MARGIN_SECONDS = 1.0
-# The largest real config.json files are ~10 KiB (multimodal ones with nested vision configs ~20 KiB).
-CONFIG_MAX_BYTES = 1 << 20
+# Most config.json files are ~10 KiB, but ModelOpt MIXED_PRECISION checkpoints list a quant_algo per module
+# in config.json or hf_quant_config.json: nvidia/MiniMax-M3-NVFP4's are 3.0 MB each (tests/data/configs/current).
+CONFIG_MAX_BYTES = 8 << 20
 # A safetensors index starts with its metadata ({"metadata": {"total_size": …}, "weight_map": …}, as
 # huggingface_hub and transformers write it); only that object is read, from at most the first MiB.
 INDEX_SCAN_BYTES = 1 << 20
@@ -385,6 +391,7 @@ class Fetched:
     config: dict[str, Any]
     index_metadata: dict[str, Any] | None  # model.safetensors.index.json "metadata", None if absent
     source: str  # the config.json URL
+    hf_quant_config: dict[str, Any] | None = None  # read only when config.json has no quantization_config
 
 
 def fetch(ref: HubRef, *, base: str, seconds: float | None = None) -> Fetched:
@@ -405,9 +412,14 @@ def fetch(ref: HubRef, *, base: str, seconds: float | None = None) -> Fetched:
         config = _json_object(config_file, body)
         index_file = _File(ref, SAFETENSORS_INDEX_FILE_NAME, file_url(base, ref, SAFETENSORS_INDEX_FILE_NAME))
         metadata = _index_metadata(index_file, deadline=deadline, token=token)
+        hf_quant = None
+        if config.get("quantization_config") is None:  # vLLM reads the side file only then (ModelOpt <= 0.29)
+            quant_file = _File(ref, HF_QUANT_CONFIG_FILE_NAME, file_url(base, ref, HF_QUANT_CONFIG_FILE_NAME))
+            quant_body = _get(quant_file, deadline=deadline, max_bytes=CONFIG_MAX_BYTES, token=token)
+            hf_quant = _json_object(quant_file, quant_body) if quant_body is not None else None
     finally:
         deadline.cancel()
-    return Fetched(config=config, index_metadata=metadata, source=config_file.url)
+    return Fetched(config=config, index_metadata=metadata, source=config_file.url, hf_quant_config=hf_quant)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -447,7 +459,10 @@ def _read_cache(path: Path, ref: HubRef) -> Fetched | None:
         return None
     if metadata is not None and not isinstance(metadata, dict):
         return None
-    return Fetched(config=config, index_metadata=metadata, source=source)
+    hf_quant = entry.get("hf_quant_config")
+    if hf_quant is not None and not isinstance(hf_quant, dict):
+        return None
+    return Fetched(config=config, index_metadata=metadata, source=source, hf_quant_config=hf_quant)
 
 
 def _write_cache(path: Path, fetched: Fetched) -> None:
@@ -457,6 +472,7 @@ def _write_cache(path: Path, fetched: Fetched) -> None:
         "source": fetched.source,
         "config": fetched.config,
         "index_metadata": fetched.index_metadata,
+        "hf_quant_config": fetched.hf_quant_config,
     }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -543,7 +559,11 @@ def _convert(ref: HubRef, fetched: Fetched) -> ModelSpec:
     index = {"metadata": fetched.index_metadata} if fetched.index_metadata is not None else None
     try:
         return model_spec_from_hf_config(
-            fetched.config, name=ref.label, safetensors_index=index, source=fetched.source
+            fetched.config,
+            name=ref.label,
+            safetensors_index=index,
+            hf_quant_config=fetched.hf_quant_config,
+            source=fetched.source,
         )
     except HubError:
         raise

@@ -8,10 +8,12 @@ report that as a fallback, which is step 5 of the seed's diagnosis.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from app.core.errors import InvalidServeConfigError
-from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
+from app.core.kv import HybridAlign
+from app.core.specs import DeviceSpec, LayerKind, MambaKind, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.versions import VersionRules
 
@@ -36,6 +38,10 @@ class Backend:
         if self.fixed_sizes:
             return block_size in self.fixed_sizes
         return self.multiple_of is None or block_size % self.multiple_of == 0
+
+    def min_kernel_block(self) -> int:
+        """The smallest kernel block it declares (`min(s.base if MultipleOf else s)`, interface.py)."""
+        return min(self.fixed_sizes) if self.fixed_sizes else (self.multiple_of or 1)
 
     def preferred_block(self) -> int:
         if self.accepts_block(DEFAULT_BLOCK_SIZE):
@@ -74,6 +80,7 @@ ROCM_AITER_MLA = Backend("ROCM_AITER_MLA", multiple_of=1, kv_dtypes=FP8_ALL)
 class BackendChoice:
     name: str
     block_size: int
+    min_kernel_block: int = DEFAULT_BLOCK_SIZE  # the chosen backend's smallest kernel block
     log_lines: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -243,7 +250,11 @@ def resolve_backend(
             + (Text(" with block_size={user_block}", user_block=user_block) if user_block else "")
             + Text("; tried {join}", join=", ".join(c.name for c in candidates)),
         )
-    choice = BackendChoice(name=backend.name, block_size=user_block or backend.preferred_block())
+    choice = BackendChoice(
+        name=backend.name,
+        block_size=user_block or backend.preferred_block(),
+        min_kernel_block=backend.min_kernel_block(),
+    )
     preferred, _ = _first_accepting(candidates, sm=sm, kv_cache_dtype="auto", block_size=None)
     if preferred is not None and preferred.name != backend.name:
         choice.warnings.append(
@@ -262,3 +273,60 @@ def resolve_backend(
         elif backend is FLASHMLA:
             choice.log_lines.append("Forcing kv cache block size to 64 for FlashMLA backend.")
     return choice
+
+
+# 0.19.0 models/config.py HybridAttentionMambaModelConfig: the step an MLA hybrid's block is raised in
+# (64; 128 with CUTLASS_MLA); other hybrids 16
+V0_19_MLA_HYBRID_STEP = 64
+V0_19_CUTLASS_MLA_HYBRID_STEP = 128
+# 0.33.0 v1/attention/backends/gdn_attn.py FLASHINFER_GDN_CHECKPOINT_ALIGNMENT: FlashInfer's GDN prefill
+# emits states on a 64-token grid
+FLASHINFER_GDN_CHECKPOINT_ALIGNMENT = 64
+FLASHINFER_GDN_HEAD_K_DIM = 128  # Blackwell (SM10x / SM12x) needs linear_key_head_dim 128 (and CUDA >= 13)
+
+
+def gdn_uses_flashinfer_prefill(*, model: ModelSpec, device: DeviceSpec) -> bool:
+    """0.33.0 qwen_gdn_linear_attn._resolve_gdn_prefill_backend ("auto"): FlashInfer's GDN prefill on SM90,
+    or on SM10x / SM12x with linear_key_head_dim 128 (the CUDA >= 13 condition is assumed met: the PyPI
+    wheels of 0.33.0 pin torch 2.14); Triton/FLA elsewhere (ROCm, XPU, older GPUs)."""
+    mamba = model.mamba
+    if device.platform != "cuda" or mamba is None or mamba.kind != MambaKind.GATED_DELTA_NET:
+        return False
+    sm = device.sm or 0
+    if sm == 90:
+        return True
+    return sm // 10 in (10, 12) and mamba.key_head_dim == FLASHINFER_GDN_HEAD_K_DIM
+
+
+def hybrid_align(
+    *, model: ModelSpec, device: DeviceSpec, rules: VersionRules, choice: BackendChoice, prefix_caching: bool
+) -> HybridAlign:
+    """How this release aligns a hybrid (attention + Mamba) model's block on this backend (kv.HybridAlign).
+
+    0.19.0 (models/config.py HybridAttentionMambaModelConfig): steps of 16, MLA 64 (CUTLASS_MLA 128).
+    0.20+ (platforms/interface.py Platform._align_hybrid_block_size): steps of max(the backend's smallest
+    kernel block, block_size); MLA hybrids at least 128 (0.27+); in "align" mode (prefix caching on) the
+    lcm with the Mamba layers' checkpoint alignment (0.33: 64 for Gated DeltaNet on FlashInfer's prefill,
+    none for other Mamba layers, which declare no alignment).
+    """
+    if LayerKind.MAMBA not in model.layer_kinds or model.mamba is None:
+        return HybridAlign()
+    flashinfer_gdn = gdn_uses_flashinfer_prefill(model=model, device=device)
+    checkpoint_blocks = 0
+    if (rules.mamba2_checkpoint_block and model.mamba.kind == MambaKind.MAMBA2) or (
+        rules.gdn_checkpoint_block and flashinfer_gdn
+    ):
+        checkpoint_blocks = 1
+    if device.platform == "npu":
+        return HybridAlign(checkpoint_blocks=checkpoint_blocks)  # vllm-ascend sizes its own (not read here)
+    if rules.hybrid_align == "model_config":
+        step = DEFAULT_BLOCK_SIZE
+        if model.mla is not None:
+            step = V0_19_CUTLASS_MLA_HYBRID_STEP if choice.name == "CUTLASS_MLA" else V0_19_MLA_HYBRID_STEP
+        return HybridAlign(step_tokens=step, checkpoint_blocks=checkpoint_blocks)
+    step = max(choice.min_kernel_block, choice.block_size)
+    if model.mla is not None and rules.hybrid_mla_min_block:
+        step = max(step, rules.hybrid_mla_min_block)
+    if prefix_caching and rules.hybrid_checkpoint_lcm and flashinfer_gdn:
+        step = math.lcm(step, FLASHINFER_GDN_CHECKPOINT_ALIGNMENT)
+    return HybridAlign(step_tokens=step, checkpoint_blocks=checkpoint_blocks)

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from app.core.errors import PlannerError
-from app.core.text import Msg, Text
+from app.core.text import N_, Msg, Plural, Text
 
 # vLLM's BlockPool permanently holds back one block as the "null block" (reference §3.5), so a pool
 # of num_gpu_blocks serves num_gpu_blocks - 1 blocks to requests.
@@ -131,12 +131,18 @@ def prefix_cache_hit(
         )
 
     hit_blocks = shared_prefix_tokens // block_size
-    reason = Text(
-        "{hit_blocks} full block(s) of {block_size} tokens", hit_blocks=hit_blocks, block_size=block_size
+    reason = Plural(
+        hit_blocks,
+        N_("{hit_blocks} full block of {block_size} tokens"),
+        N_("{hit_blocks} full blocks of {block_size} tokens"),
+        hit_blocks=hit_blocks,
+        block_size=block_size,
     )
     if shared_prefix_tokens % block_size:
-        reason += Text(
-            "; the partial block of {shared_prefix_tokens} token(s) is never hashed",
+        reason += Plural(
+            shared_prefix_tokens % block_size,
+            N_("; the partial block of {shared_prefix_tokens} token is never hashed"),
+            N_("; the partial block of {shared_prefix_tokens} tokens is never hashed"),
             shared_prefix_tokens=shared_prefix_tokens % block_size,
         )
     if request_tokens is not None:
@@ -145,8 +151,10 @@ def prefix_cache_hit(
         cap_blocks = (request_tokens - LAST_TOKENS_ALWAYS_RECOMPUTED) // block_size
         if cap_blocks < hit_blocks:
             hit_blocks = cap_blocks
-            reason = Text(
-                "capped at {cap_blocks} block(s): the last token of the request is always recomputed",
+            reason = Plural(
+                cap_blocks,
+                N_("capped at {cap_blocks} block: the last token of the request is always recomputed"),
+                N_("capped at {cap_blocks} blocks: the last token of the request is always recomputed"),
                 cap_blocks=cap_blocks,
             )
 

@@ -167,13 +167,20 @@ def weights_bytes_for_stage(
     embed_params = model.vocab_size * model.hidden_size
     body_params = max(0, model.params_total - embed_params * (1 if model.tie_word_embeddings else 2))
     share = (layer_range[1] - layer_range[0]) / model.num_layers
-    if model.weights_bytes_exact is not None and quant is None:
-        # exact checkpoint size: split it the same way as the parameter count
-        scale = model.weights_bytes_exact / (model.params_total * model.weight_dtype_bytes)
-        dtype_bytes_exact = dtype_bytes * scale
-    else:
-        dtype_bytes_exact = float(dtype_bytes)
-    if quant is not None:
+    exact_body_bytes: float | None = None
+    if model.weights_bytes_exact is not None:
+        # model.safetensors.index.json total_size: every tensor as stored. The embeddings (and an untied
+        # lm_head) are vocab x hidden in the checkpoint dtype; the rest is the decoder body, split by TP and
+        # PP. An unquantized checkpoint is loaded in the serving dtype (--dtype auto: as stored, float32
+        # downcast); a quantized body is loaded as stored.
+        embed_tensors = 1 if model.tie_word_embeddings else 2
+        stored_body = max(
+            0, model.weights_bytes_exact - embed_params * embed_tensors * model.weight_dtype_bytes
+        )
+        exact_body_bytes = stored_body * (dtype_bytes / model.weight_dtype_bytes if quant is None else 1.0)
+    if exact_body_bytes is not None:
+        body_bytes = exact_body_bytes
+    elif quant is not None:
         # the vision tower and projector stay in the serving dtype: quantized VL checkpoints list them in
         # the quantization config's ignore list (llm-compressor recipes: "re:vision_tower.*",
         # "re:multi_modal_projector.*"), which vLLM 0.19.0 honours with UnquantizedLinearMethod
@@ -184,7 +191,7 @@ def weights_bytes_for_stage(
             quant.quantized_fraction * q_bytes + (1 - quant.quantized_fraction) * dtype_bytes
         ) + tower * dtype_bytes
     else:
-        body_bytes = body_params * dtype_bytes_exact
+        body_bytes = float(body_params * dtype_bytes)
     total = body_bytes * share / tp
     dp = serve.data_parallel_size
     if dp > 1 and body_params > 0:

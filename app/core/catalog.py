@@ -33,6 +33,7 @@ DEVICES_FILE = directory(Data.DEVICE_SPECS) / "devices.yaml"
 ADDED_DEVICES_FILE = directory(Data.DEVICE_SPECS) / "devices_added.yaml"
 CONFIG_FILE_NAME = "config.json"
 SAFETENSORS_INDEX_FILE_NAME = "model.safetensors.index.json"
+HF_QUANT_CONFIG_FILE_NAME = "hf_quant_config.json"
 
 
 class ModelSpecFile(Frozen):
@@ -293,9 +294,19 @@ def load_model_config_file(path: Path) -> ModelSpec:
             raise ConfigError(
                 "config_file", Text("{index_path}: top level must be a JSON object", index_path=index_path)
             )
+    hf_quant = None
+    quant_path = config_path.parent / HF_QUANT_CONFIG_FILE_NAME
+    if quant_path.is_file():  # older ModelOpt checkpoints (vLLM reads it when config.json has none)
+        hf_quant = _read_json(quant_path)
+        if not isinstance(hf_quant, dict):
+            raise ConfigError(
+                "config_file", Text("{index_path}: top level must be a JSON object", index_path=quant_path)
+            )
     raw_name = config.get("_name_or_path")
     name = raw_name if isinstance(raw_name, str) and raw_name else config_path.parent.name
-    return model_spec_from_hf_config(config, name=name, safetensors_index=index, source=str(config_path))
+    return model_spec_from_hf_config(
+        config, name=name, safetensors_index=index, hf_quant_config=hf_quant, source=str(config_path)
+    )
 
 
 def _read_json(path: Path) -> Any:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core.backends import resolve_backend
+from app.core.backends import hybrid_align, resolve_backend
 from app.core.errors import InvalidServeConfigError
-from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
+from app.core.kv import DEFAULT_HYBRID_ALIGN, HybridAlign
+from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, LayerKind, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.versions import (
     SMALL_DEVICE_MAX_NUM_BATCHED_TOKENS,
@@ -30,6 +31,7 @@ class ResolvedFlags:
     chunked_prefill: bool
     block_size: int
     backend: str
+    hybrid: HybridAlign = DEFAULT_HYBRID_ALIGN  # a hybrid model's block alignment (backends.hybrid_align)
 
 
 def batch_tier(*, device: DeviceSpec, rules: VersionRules) -> BatchTier | None:
@@ -124,6 +126,16 @@ def default_max_model_len(*, model: ModelSpec, rules: VersionRules) -> int:
     )
 
 
+def default_prefix_caching(*, model: ModelSpec, rules: VersionRules) -> bool:
+    """`--enable-prefix-caching` when not given (ModelConfig.is_prefix_caching_supported): on in V1, but off
+    for attention-free Mamba models, and for hybrids (attention + Mamba) before 0.26 (versions.py)."""
+    if not rules.prefix_caching_default or LayerKind.MAMBA not in model.layer_kinds:
+        return rules.prefix_caching_default
+    if all(kind in (LayerKind.MAMBA, LayerKind.NONE) for kind in model.layer_kinds):
+        return False  # "Attention free models do not support prefix caching"
+    return rules.hybrid_prefix_caching_default
+
+
 def resolve(
     *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, rules: VersionRules
 ) -> tuple[ResolvedFlags, list[str], list[str]]:
@@ -135,7 +147,7 @@ def resolve(
         chunked = default_chunked_prefill(rules, max_model_len=max_model_len)
     prefix = serve.enable_prefix_caching
     if prefix is None:
-        prefix = rules.prefix_caching_default
+        prefix = default_prefix_caching(model=model, rules=rules)
     max_num_seqs = serve.max_num_seqs or default_max_num_seqs(device=device, rules=rules)
     max_num_batched_tokens = serve.max_num_batched_tokens or default_max_num_batched_tokens(
         device=device,
@@ -157,7 +169,42 @@ def resolve(
             chunked_prefill=chunked,
             block_size=backend.block_size,
             backend=backend.name,
+            hybrid=hybrid_align(
+                model=model, device=device, rules=rules, choice=backend, prefix_caching=prefix
+            ),
         ),
         backend.log_lines,
         backend.warnings,
     )
+
+
+GLM_DSA_ARCHITECTURES = frozenset({"GlmMoeDsaForCausalLM"})
+SM100_FAMILY = 10  # is_device_capability_family(100): capability 10.x
+
+
+def checkpoint_kv_cache_dtype(
+    *, model: ModelSpec, serve: ServeConfig, rules: VersionRules, device: DeviceSpec | None = None
+) -> tuple[str, bool] | None:
+    """(the KV dtype `--kv-cache-dtype auto` resolves to, whether it came from the checkpoint's quantization
+    config) when this release changes it (versions.py), else None: the checkpoint's declared dtype, or a
+    model's own default (GLM-MoE-DSA on SM10x). An NVFP4 KV cache is not sized here: None (the caller warns)."""
+    quant = model.quantization
+    if serve.kv_cache_dtype != "auto":
+        return None
+    if (
+        model.architecture in GLM_DSA_ARCHITECTURES
+        and rules.glm_dsa_fp8_kv_on_sm100
+        and device is not None
+        and device.platform == "cuda"
+        and (device.sm or 0) // 10 == SM100_FAMILY
+    ):
+        return "fp8_e4m3", False  # models/config.py GlmMoeDsaForCausalLM (0.32+)
+    if quant is None or quant.kv_cache_dtype is None:
+        return None
+    if quant.source_name == "compressed-tensors":
+        honoured = rules.checkpoint_kv_dtype_compressed_tensors
+    else:
+        honoured = rules.checkpoint_kv_dtype_modelopt
+    if not honoured or quant.kv_cache_dtype not in KV_CACHE_DTYPES:
+        return None
+    return quant.kv_cache_dtype, True

@@ -113,9 +113,12 @@ def per_token_equation(
     """vLLM's per-device KV bytes per token: the attention layers' page ÷ B, summed. The geometry
     (2 × H_kv × D × b, or the MLA latent × b) is shown when it is what the page holds; otherwise (fp8 MLA
     entries with their scales, V0's aligned MLA entry) the page itself."""
-    if model.layer_attention is not None:
-        # layers with their own KV heads / head sizes (Gemma-4 full layers, Nemotron-NAS blocks): vLLM sums
-        # each layer's page ÷ its group's block size (kv.py _layout_per_layer); one product would be false
+    layers = attention_layers(groups)
+    page = next((g.page_size_bytes for g in groups if kind_spec(g.kind).attention), 0)
+    if model.layer_attention is not None or layers * page != kv_bytes_per_token * block_size:
+        # layers with their own KV heads / head sizes (Gemma-4 full layers, Nemotron-NAS blocks) or their own
+        # extra cache (GLM-5.2's indexers on some layers only): vLLM sums each layer's page ÷ its group's
+        # block size (kv.py _layout_per_layer); one product would be false
         return Equation(
             "kv_bytes_per_token",
             Text("KV bytes per token per device (summed over layers that differ)"),
@@ -123,8 +126,6 @@ def per_token_equation(
             _int(kv_bytes_per_token),
             f"{_int(kv_bytes_per_token)} B",
         )
-    layers = attention_layers(groups)
-    page = next((g.page_size_bytes for g in groups if kind_spec(g.kind).attention), 0)
     per_layer = page // block_size if block_size else 0
     name = Text("KV bytes per token per device")
     if model.mla is not None and per_layer == model.mla.latent_size * kv_dtype_bytes:
@@ -326,12 +327,17 @@ def block_equations(est: Estimate, rules: VersionRules) -> list[Equation]:
             )
         )
     several = len(est.groups) > 1
+    if page * per_layer_block == est.bytes_per_block:
+        block_formula: Msg = Text("page × layers per group") if several else Text("page × layers")
+        block_expression = f"{_int(page)} × {per_layer_block}"
+    else:  # layers whose pages differ within a group (GLM-5.2's indexer layers): their pages summed
+        block_formula, block_expression = Text("Σ over layers of page"), _int(est.bytes_per_block)
     out.append(
         Equation(
             "bytes_per_block",
             Text("bytes per block"),
-            Text("page × layers per group") if several else Text("page × layers"),
-            f"{_int(page)} × {per_layer_block}",
+            block_formula,
+            block_expression,
             f"{_int(est.bytes_per_block)} B",
         )
     )

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from app.core import budget, deadline, equations, extras, kv, situations, vllm_text
 from app.core.defaults import ResolvedFlags as ResolvedFlags
 from app.core.defaults import batch_tier as batch_tier
+from app.core.defaults import checkpoint_kv_cache_dtype
 from app.core.defaults import default_max_model_len as default_max_model_len
 from app.core.defaults import default_max_num_batched_tokens as default_max_num_batched_tokens
 from app.core.defaults import default_max_num_seqs as default_max_num_seqs
@@ -23,7 +24,7 @@ from app.core.defaults import validate_devices as validate_devices
 from app.core.defaults import validate_parallel as validate_parallel
 from app.core.hf_config.registry import check_architecture
 from app.core.result import ErrorKind, Estimate, KVGroup, Verdict
-from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, ModelSpec, ServeConfig
+from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, LayerKind, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.uncertainty import ranges_for
 from app.core.verdicts import classify
@@ -78,6 +79,7 @@ def _stage_layout(
         kv_cache_dtype=serve.kv_cache_dtype,
         model_dtype=model_dtype,
         rules=rules,
+        hybrid=flags.hybrid,
     )
     stage_extras = extras.stage_extras(
         model=model,
@@ -195,13 +197,42 @@ def estimate(
     version = resolve_version(vllm_version)
     rules = version.rules
     model = model_for_release(model=model, rules=rules)
+    resolved_kv = checkpoint_kv_cache_dtype(model=model, serve=serve, rules=rules, device=device)
+    if resolved_kv is not None:
+        serve = serve.model_copy(update={"kv_cache_dtype": resolved_kv[0]})
     if max_model_len_auto and rules.has_auto_fit:
         est = _auto_fit(model=model, device=device, serve=serve, rules=rules, target=target_concurrency)
     else:
         est = _estimate(
             model=model, device=device, serve=serve, rules=rules, target_concurrency=target_concurrency
         )
+    if resolved_kv is not None and resolved_kv[1]:
+        est = est.model_copy(update={"kv_cache_dtype_from_checkpoint": True})
+    quant = model.quantization
+    if quant is not None and quant.kv_cache_dtype == "nvfp4" and serve.kv_cache_dtype == "auto":
+        note = Text(
+            "The checkpoint declares an NVFP4 KV cache, which vLLM uses under --kv-cache-dtype auto where a "
+            "backend takes it (FlashInfer on SM100); the planner does not size NVFP4 KV and shows the model dtype."
+        )
+        est = est.model_copy(update={"warnings": [*est.warnings, note]})
+    if model.model_type in UNSIZED_CACHE_MODEL_TYPES:
+        note = Text(
+            "{model_type}: vLLM {version} sizes this model's cache with rules the planner does not model yet "
+            "({what}); the KV numbers shown are those of plain attention layers and are not exact.",
+            model_type=model.model_type,
+            version=rules.version,
+            what=UNSIZED_CACHE_MODEL_TYPES[model.model_type],
+        )
+        est = est.model_copy(update={"warnings": [*est.warnings, note]})
     return _as_requested(est, version)
+
+
+# Model types whose 0.33.0 cache the planner knows it does not size (vllm/models/deepseek_v4: compressed
+# KV per compress_ratios with its own block sizes; vllm/models/kimi_k3: KDA linear-attention state beside MLA)
+UNSIZED_CACHE_MODEL_TYPES = {
+    "deepseek_v4": Text("a compressed cache per layer (compress_ratios), not a sliding window"),
+    "kimi_k3": Text("KDA linear-attention state beside MLA layers"),
+}
 
 
 def _as_requested(est: Estimate, version: ResolvedVersion) -> Estimate:
@@ -373,7 +404,7 @@ def _first_refusal(setup: Setup, capacity: Capacity) -> Refusal | None:
             ErrorKind.LOAD_OOM, vllm_text.load_oom_error(platform=device.platform, total_bytes=total)
         )
     if capacity.starts:
-        return None
+        return _mamba_blocks_refusal(setup)
     v0 = rules.engine == "v0"
     no_memory = binding.num_blocks <= 0 if v0 else binding.kv_cache_bytes <= 0
     text = vllm_text.too_small_error(
@@ -387,6 +418,20 @@ def _first_refusal(setup: Setup, capacity: Capacity) -> Refusal | None:
         tokens_capacity=binding.num_blocks * binding.layout.block_size,
     )
     return Refusal(ErrorKind.NO_BLOCKS if no_memory else ErrorKind.MAX_LEN_TOO_LONG, text)
+
+
+def _mamba_blocks_refusal(setup: Setup) -> Refusal | None:
+    """0.20.2+ CompilationConfig.resolve_cudagraph_mode_and_sizes, at CUDA-graph capture (after the KV pool is
+    allocated): with full CUDA graphs (the default FULL_AND_PIECEWISE; none under --enforce-eager) a model with
+    Mamba layers needs one block per decode sequence, so max_num_seqs above the pool's num_blocks is refused."""
+    rules, serve, model, flags = setup.rules, setup.serve, setup.model, setup.flags
+    if not rules.mamba_block_check or serve.enforce_eager or setup.device.platform not in ("cuda", "rocm"):
+        return None
+    num_blocks = setup.binding.num_blocks
+    if LayerKind.MAMBA not in model.layer_kinds or flags.max_num_seqs <= num_blocks:
+        return None
+    text = vllm_text.mamba_blocks_error(max_num_seqs=flags.max_num_seqs, num_blocks=num_blocks)
+    return Refusal(ErrorKind.MAMBA_BLOCKS, text)
 
 
 def _printed_lines(
@@ -484,6 +529,8 @@ def _verdict(
 ) -> Verdict:
     """The seed's verdict for this estimate: the one rule the doctor shares (verdicts.classify)."""
     error_kind = refusal.kind if refusal else None
+    if error_kind == ErrorKind.MAMBA_BLOCKS:
+        return "n_bound"  # refused for the number of sequences: max_num_seqs above the Mamba blocks
     return classify(
         failure="load_oom" if error_kind == ErrorKind.LOAD_OOM else None,
         starts=refusal is None,
@@ -725,6 +772,9 @@ def sizing_for(
     """KV layout of the last pipeline stage (the one that binds: it also holds lm_head and the sampler)."""
     rules = rules_for(vllm_version)
     validate_parallel(model=model, serve=serve)
+    resolved_kv = checkpoint_kv_cache_dtype(model=model, serve=serve, rules=rules, device=device)
+    if resolved_kv is not None:
+        serve = serve.model_copy(update={"kv_cache_dtype": resolved_kv[0]})
     flags, _, _ = resolve(model=model, device=device, serve=serve, rules=rules)
     ranges = kv.stage_layer_ranges(
         num_layers=model.num_layers, pipeline_parallel_size=serve.pipeline_parallel_size

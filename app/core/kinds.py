@@ -104,7 +104,8 @@ class Mamba(KindSpec):
     def blocks_per_request(
         self, *, group: Group, max_model_len: int, block_size: int, inflight_tokens: int, prefix_caching: bool
     ) -> int:
-        return 2 if prefix_caching else 1  # "align" mode keeps a checkpoint block; "none" one state
+        # MambaSpec.max_memory_usage_bytes: "align" mode 2 + checkpoint blocks (0.32+), "none" one state
+        return 2 + group.checkpoint_blocks if prefix_caching else 1
 
 
 class SharedCache(KindSpec):

@@ -120,6 +120,25 @@ def mamba_ssm_dtype_bytes(*, model: ModelSpec, rules: VersionRules) -> int | Non
 
 
 @dataclass(frozen=True)
+class HybridAlign:
+    """How vLLM sizes the attention block of a hybrid (attention + Mamba) model, worked out per release and
+    backend by :func:`app.core.backends.hybrid_align`.
+
+    ``step_tokens``: the attention block is the smallest multiple of this whose page holds one Mamba state
+    (0.19.0 models/config.py HybridAttentionMambaModelConfig: 16; 0.20+ platforms/interface.py
+    Platform._align_hybrid_block_size: the backend's kernel alignment, lcm'd with the checkpoint grid in
+    0.33). ``checkpoint_blocks``: MambaSpec.num_prefill_checkpoint_blocks, one more block a request holds
+    per Mamba group in "align" mode (0.32+ Mamba-2, 0.33 Gated DeltaNet on FlashInfer).
+    """
+
+    step_tokens: int = HYBRID_BLOCK_ALIGN_TOKENS
+    checkpoint_blocks: int = 0
+
+
+DEFAULT_HYBRID_ALIGN = HybridAlign()
+
+
+@dataclass(frozen=True)
 class Group:
     """A KV-cache group: layers of one kind sharing a block table."""
 
@@ -132,6 +151,7 @@ class Group:
     block_size_tokens: int | None = None
     # one page per layer when the group's layers differ (UniformTypeKVCacheSpecs); else all page_size_bytes
     layer_pages_bytes: tuple[int, ...] = ()
+    checkpoint_blocks: int = 0  # Mamba groups: MambaSpec.num_prefill_checkpoint_blocks ("align" mode)
 
     @property
     def bytes_per_block(self) -> int:
@@ -230,7 +250,13 @@ def _group_size(counts: list[int], rules: VersionRules) -> int:
 
 
 def _split_bucket(
-    *, bucket: Bucket, count: int, group_size: int, page_size_bytes: int, block_size_tokens: int | None = None
+    *,
+    bucket: Bucket,
+    count: int,
+    group_size: int,
+    page_size_bytes: int,
+    block_size_tokens: int | None = None,
+    checkpoint_blocks: int = 0,
 ) -> list[Group]:
     """One bucket's layers split into cdiv(count, group_size) groups as even as vLLM makes them."""
     kind, window, chunk = bucket
@@ -244,16 +270,24 @@ def _split_bucket(
             window_tokens=window,
             chunk_tokens=chunk,
             block_size_tokens=block_size_tokens,
+            checkpoint_blocks=checkpoint_blocks if kind == LayerKind.MAMBA else 0,
         )
         for i in range(n_groups)
     ]
 
 
 def _mamba_page(
-    *, model: ModelSpec, rules: VersionRules, tp: int, model_dtype: str, attention_page_per_token: int
+    *,
+    model: ModelSpec,
+    rules: VersionRules,
+    tp: int,
+    model_dtype: str,
+    attention_page_per_token: int,
+    step_tokens: int = HYBRID_BLOCK_ALIGN_TOKENS,
 ) -> tuple[int, int]:
     """(Mamba state bytes, the smallest attention block that holds one): a hybrid's attention block is
-    raised in steps of 16 until one attention page holds a Mamba state (§3.4)."""
+    raised in steps of ``step_tokens`` (:class:`HybridAlign`) until one attention page holds a Mamba state
+    (§3.4): ``step x cdiv(mamba_page, step x page_1_token)`` (0.33.0 Platform._align_hybrid_block_size)."""
     assert model.mamba is not None
     state = mamba_state_bytes(
         mamba=model.mamba,
@@ -262,7 +296,7 @@ def _mamba_page(
         ssm_dtype_bytes=mamba_ssm_dtype_bytes(model=model, rules=rules),
     )
     per_token = max(1, attention_page_per_token)
-    return state, HYBRID_BLOCK_ALIGN_TOKENS * cdiv(state, HYBRID_BLOCK_ALIGN_TOKENS * per_token)
+    return state, step_tokens * cdiv(state, step_tokens * per_token)
 
 
 def build_layout(
@@ -274,8 +308,10 @@ def build_layout(
     kv_cache_dtype: str,
     model_dtype: str,
     rules: VersionRules,
+    hybrid: HybridAlign = DEFAULT_HYBRID_ALIGN,
 ) -> KVLayout:
-    """Page sizes and hybrid grouping for the layers of one pipeline stage (reference §3.2-§3.5).
+    """Page sizes and hybrid grouping for the layers of one pipeline stage (reference §3.2-§3.5);
+    ``hybrid``: the block alignment of an attention + Mamba model (:class:`HybridAlign`).
 
     E.g. 32 full-attention layers, 8 KV heads of 128, bf16, B = 16: page 16 x 8 x 256 x 2 = 65,536 B,
     one group, 32 x 65,536 = 2,097,152 B a block, 131,072 B a token; 12 full + 12 sliding (W = 128,
@@ -299,6 +335,17 @@ def build_layout(
     else:
         page = page_at(block_size)
     per_token_bytes = (page // block_size) * n_attn if block_size else 0
+    if (
+        model.mla is not None
+        and model.indexer_layers is not None
+        and model.indexer_bytes_per_token
+        and rules.indexer_on_some_layers
+        and rules.hybrid_allocator
+        and set(kinds) <= {LayerKind.MLA, LayerKind.NONE}
+    ):
+        return _layout_indexer_on_some_layers(
+            model=model, kinds=kinds, first=layer_range[0], block_size=block_size, page=page
+        )
     if model.layer_attention is not None and n_attn and not n_mamba:
         return _layout_per_layer(
             model=model,
@@ -317,6 +364,7 @@ def build_layout(
             tp=tp,
             model_dtype=model_dtype,
             attention_page_per_token=page_at(1) if n_attn else 1,
+            step_tokens=hybrid.step_tokens,
         )
         if n_attn:
             if needed_block > block_size:
@@ -332,6 +380,7 @@ def build_layout(
         mamba_page=mamba_page,
         n_attn=n_attn,
         per_token_bytes=per_token_bytes,
+        checkpoint_blocks=hybrid.checkpoint_blocks,
     )
 
 
@@ -345,6 +394,7 @@ def _grouped_layout(
     mamba_page: int,
     n_attn: int,
     per_token_bytes: int,
+    checkpoint_blocks: int = 0,
 ) -> KVLayout:
     """The layers bucketed by kind (window, chunk) and split into groups of one size (§3.4)."""
     if not rules.hybrid_allocator:
@@ -376,7 +426,11 @@ def _grouped_layout(
             block_size=block_size,
             groups=tuple(
                 _split_bucket(
-                    bucket=bucket, count=count, group_size=count, page_size_bytes=page_of(bucket[0])
+                    bucket=bucket,
+                    count=count,
+                    group_size=count,
+                    page_size_bytes=page_of(bucket[0]),
+                    checkpoint_blocks=checkpoint_blocks,
                 )
             ),
             bytes_per_block=page_of(bucket[0]) * count,
@@ -388,7 +442,11 @@ def _grouped_layout(
         group
         for bucket, count in buckets.items()
         for group in _split_bucket(
-            bucket=bucket, count=count, group_size=group_size, page_size_bytes=page_of(bucket[0])
+            bucket=bucket,
+            count=count,
+            group_size=group_size,
+            page_size_bytes=page_of(bucket[0]),
+            checkpoint_blocks=checkpoint_blocks,
         )
     ]
     return KVLayout(
@@ -508,6 +566,36 @@ def _layout_per_layer(
         bytes_per_block=group_size * max_page,
         kv_bytes_per_token=per_token,
         num_kv_layers=num_layers,
+    )
+
+
+def _layout_indexer_on_some_layers(
+    *, model: ModelSpec, kinds: list[LayerKind], first: int, block_size: int, page: int
+) -> KVLayout:
+    """MLA layers, an indexer cache on some (GLM-5.2): the MLA and indexer specs are both MLAAttentionSpec
+    of one block size, so vLLM puts them in one UniformTypeKVCacheSpecs group whose block is the sum of
+    every layer's page (kv_cache_utils.get_kv_cache_groups, 0.24+)."""
+    assert model.indexer_layers is not None
+    index_page = block_size * model.indexer_bytes_per_token
+    latent_page = page - index_page  # _attention_layer_page adds the indexer to every MLA page
+    kept = set(model.indexer_layers)
+    pages = tuple(
+        latent_page + (index_page if first + i in kept else 0)
+        for i, kind in enumerate(kinds)
+        if kind == LayerKind.MLA
+    )
+    group = Group(
+        kind=LayerKind.MLA,
+        num_layers=len(pages),
+        page_size_bytes=max(pages),
+        layer_pages_bytes=pages if len(set(pages)) > 1 else (),
+    )
+    return KVLayout(
+        block_size=block_size,
+        groups=(group,),
+        bytes_per_block=sum(pages),
+        kv_bytes_per_token=sum(pages) // block_size,
+        num_kv_layers=len(pages),
     )
 
 

@@ -41,6 +41,7 @@ class ErrorKind(StrEnum):
     LOAD_OOM = "load_oom"  # the weights alone do not fit the device: OOM while loading them
     NO_BLOCKS = "no_blocks"  # "No available memory for the cache blocks"
     MAX_LEN_TOO_LONG = "max_len_too_long"  # one request of max_model_len needs more KV than the pool
+    MAMBA_BLOCKS = "mamba_blocks"  # 0.20.2+: full CUDA graphs need a Mamba block per decode sequence
 
 
 class Term(BaseModel):
@@ -94,6 +95,9 @@ class Estimate(BaseModel):
     gpu_memory_utilization: float
     kv_cache_dtype: str
     kv_dtype_bytes_per_element: int
+    kv_cache_dtype_from_checkpoint: bool = (
+        False  # `auto` took the dtype the checkpoint's quantization declares
+    )
     max_num_seqs: int
     max_num_batched_tokens: int
     attention_backend: str

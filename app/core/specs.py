@@ -101,6 +101,10 @@ class QuantSpec(Frozen):
     # Fraction of the non-embedding parameters that are quantized (gpt-oss quantizes only experts).
     quantized_fraction: float = Field(default=1.0, ge=0.0, le=1.0)
     source_name: str = ""  # as vLLM would name it: "fp8", "compressed-tensors", "gptq_marlin", ...
+    # The KV cache dtype the checkpoint declares, which `--kv-cache-dtype auto` then uses (ModelOpt
+    # kv_cache_quant_algo / kv_cache_scheme -> "fp8_e4m3" or "nvfp4"; compressed-tensors kv_cache_scheme
+    # -> "fp8"); None when it declares none. Whether a release honours it is a rules field (versions.py).
+    kv_cache_dtype: str | None = None
 
 
 class ModelSpec(Frozen):
@@ -138,6 +142,9 @@ class ModelSpec(Frozen):
     layer_attention: tuple[AttentionShape, ...] | None = None
     # DeepSeek-V3.2 / GLM-5 sparse attention: the indexer's own cache, bytes per token per MLA layer
     indexer_bytes_per_token: int = Field(default=0, ge=0)
+    # The layers that carry a sparse-attention indexer cache when only some do (GLM-5.2 index_topk_freq);
+    # None: every MLA layer (the release rule is versions.py indexer_on_some_layers)
+    indexer_layers: tuple[int, ...] | None = None
     # config.json's mamba_ssm_dtype / mamba_ssm_cache_dtype (the SSM state's dtype; None: not given)
     mamba_ssm_dtype: DType | None = None
     params_total: int = Field(gt=0)

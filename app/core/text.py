@@ -31,6 +31,15 @@ def Text(msgid: str, /, **params: object) -> str:
     return Message(msgid, **params)
 
 
+def Plural(count: int, one: str, many: str, /, **params: object) -> str:
+    """``Text(one)`` when ``count`` is 1, else ``Text(many)``: "1 node", "2 nodes" (never "node(s)").
+
+    Both ids are marked with ``N_`` at the call so the catalog holds them: ``Plural(n, N_("{n} node"),
+    N_("{n} nodes"), n=n)``; Chinese translates both the same way.
+    """
+    return Message(one if count == 1 else many, **params)
+
+
 class Message(str):
     """An English sentence built from ``msgid.format(**params)`` that remembers both."""
 

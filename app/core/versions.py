@@ -46,10 +46,12 @@ KNOWN_VERSIONS: tuple[str, ...] = (
     "0.19.0",
     "0.20.2",
     "0.21.0",
+    "0.22.1",
     "0.24.0",
     "0.26.0",
     "0.27.1",
     "0.30.0",
+    "0.32.0",
     "0.33.0",
 )
 DEFAULT_VERSION = "0.33.0"  # newest release the reference covers (§0)
@@ -164,6 +166,35 @@ class VersionRules:
     # a LongRoPE model serves original_max_position_embeddings (0.14.0+; 0.11.0 served the derived one)
     yarn_scales_max_len: bool = True
     longrope_default_original: bool = False
+    # Hybrid attention + Mamba models (kv.hybrid_block_size). "model_config": 0.19's
+    # HybridAttentionMambaModelConfig raises the block in steps of 16 (MLA: 64, CUTLASS_MLA 128);
+    # "platform": 0.20+ Platform._align_hybrid_block_size, steps of max(the backend's smallest kernel
+    # block, the block size), at least ``hybrid_mla_min_block`` for MLA hybrids, and (0.33) the lcm with
+    # the Mamba layers' prefill-checkpoint alignment when prefix caching puts Mamba in "align" mode.
+    hybrid_align: Literal["model_config", "platform"] = "model_config"
+    hybrid_mla_min_block: int = 0
+    hybrid_checkpoint_lcm: bool = False
+    # ModelConfig.is_prefix_caching_supported: hybrid (attention + Mamba) models default prefix caching
+    # on (0.26+); before, off unless --enable-prefix-caching is given.
+    hybrid_prefix_caching_default: bool = False
+    # MambaSpec.num_prefill_checkpoint_blocks = 1 (one more block per request in "align" mode): Mamba-2
+    # mixers from 0.32 (mamba_mixer2.get_kv_cache_spec), Gated DeltaNet with FlashInfer's prefill from
+    # 0.33 (qwen_gdn_linear_attn.get_kv_cache_spec)
+    mamba2_checkpoint_block: bool = False
+    gdn_checkpoint_block: bool = False
+    # CompilationConfig.resolve_cudagraph_mode_and_sizes (0.20.2+): with full CUDA graphs a Mamba model
+    # refuses max_num_seqs above the pool's blocks ("max_num_seqs (N) exceeds available Mamba cache blocks")
+    mamba_block_check: bool = False
+    # `--kv-cache-dtype auto` takes the KV dtype a checkpoint declares (QuantSpec.kv_cache_dtype): ModelOpt
+    # kv_cache_quant_algo / kv_cache_scheme from 0.14 (utils/torch_utils.py resolve_kv_cache_dtype_string,
+    # absent in 0.11.0), compressed-tensors kv_cache_scheme from 0.22 (attention.py Attention.__init__)
+    checkpoint_kv_dtype_modelopt: bool = False
+    # deepseek_v2.py DeepseekV2MLAAttention (0.24+): layers IndexCache skips (index_topk_freq / pattern)
+    # build no indexer, so only ModelSpec.indexer_layers carry its cache; 0.22.1 built one on every layer
+    indexer_on_some_layers: bool = False
+    # models/config.py GlmMoeDsaForCausalLM.verify_and_update_config (0.32+): `auto` KV is fp8_e4m3 on SM10x
+    glm_dsa_fp8_kv_on_sm100: bool = False
+    checkpoint_kv_dtype_compressed_tensors: bool = False
 
 
 # Sampler peak in fp32-logit copies, fitted by bench/calibrate.py (docs/model.md): 3.75 on 39 real
@@ -311,6 +342,8 @@ CHANGELOG: tuple[Change, ...] = (
             "has_fp8_ds_mla": True,
             "free_memory_device": "device cuda:0 ",
             "nemotron_h_ssm_dtype_default": "float16",  # NemotronHForCausalLMConfig appears (0.14.0)
+            # engine/arg_utils.py create_engine_config: resolve_kv_cache_dtype_string (absent in 0.11.0)
+            "checkpoint_kv_dtype_modelopt": True,
         },
     ),
     Change(
@@ -372,11 +405,43 @@ CHANGELOG: tuple[Change, ...] = (
         },
     ),
     Change(
+        "0.20.0",
+        "0.20.2 platforms/interface.py Platform._align_hybrid_block_size (new; runs from "
+        "update_block_size_for_backend after the model is built): a hybrid's attention block is raised in steps "
+        "of max(the first backend's smallest kernel block, block_size), not 0.19.0's fixed 16 "
+        "(models/config.py HybridAttentionMambaModelConfig); config/compilation.py "
+        "CompilationConfig.resolve_cudagraph_mode_and_sizes: 'max_num_seqs (%d) exceeds available Mamba cache "
+        "blocks (%d)' with full CUDA graphs (absent in 0.19.0)",
+        {"hybrid_align": "platform", "mamba_block_check": True},
+    ),
+    Change(
+        "0.22.0",
+        "0.22.1 model_executor/layers/attention/attention.py Attention.__init__: a compressed-tensors checkpoint "
+        "that declares kv_cache_scheme sets cache_dtype 'fp8' when --kv-cache-dtype is auto (absent in 0.21.0)",
+        {"checkpoint_kv_dtype_compressed_tensors": True},
+    ),
+    Change(
+        "0.24.0",
+        "0.24.0 model_executor/models/deepseek_v2.py DeepseekV2MLAAttention: 'if self.is_v32 and (not _skip_topk "
+        "or is_mtp_layer)' builds the indexer (and its cache) only on the layers index_topk_freq / "
+        "index_topk_pattern keep, index_skip_topk_offset default 2 (0.23.0: an indexer on every layer)",
+        {"indexer_on_some_layers": True},
+    ),
+    Change(
         "0.26.0",
+        "0.26.0 config/model.py ModelConfig.is_prefix_caching_supported: 'Generative hybrid models support prefix "
+        "caching.' (0.25.1: 'Hybrid models do not support prefix caching'), so hybrids default to Mamba 'align' "
+        "mode (models/config.py MambaModelConfig). "
         "0.26.0 v1/worker/gpu_worker.py Worker.determine_available_memory: profile_cudagraph_memory() runs when "
         "current_platform.is_cuda_alike() (CUDA and ROCm); 0.21.0-0.25.1 required is_cuda(), 0.19.0-0.20.2 "
         "skipped ROCm ('graph pool handles and mem_get_info behave differently'). Read from the wheels.",
-        {"rocm_cuda_graph_budgeted": True},
+        {"hybrid_prefix_caching_default": True, "rocm_cuda_graph_budgeted": True},
+    ),
+    Change(
+        "0.27.0",
+        "0.27.1 platforms/interface.py Platform._align_hybrid_block_size: MLA hybrids align to at least 128 "
+        "('TRTLLM/FlashInfer MLA decode kernels require ... 128'); absent in 0.26.0",
+        {"hybrid_mla_min_block": 128},
     ),
     Change(
         "0.27.0",
@@ -398,6 +463,23 @@ CHANGELOG: tuple[Change, ...] = (
         "0.30.0 config/model.py _get_and_verify_max_len: yarn joins the rope types whose factor does not "
         "scale the derived length (0.27.1 and older: original_max_position_embeddings x factor)",
         {"yarn_scales_max_len": False},
+    ),
+    Change(
+        "0.32.0",
+        "0.32.0 model_executor/layers/mamba/mamba_mixer2.py MambaMixer2.get_kv_cache_spec: "
+        "num_prefill_checkpoint_blocks=1, so v1/kv_cache_interface.py MambaSpec.max_memory_usage_bytes in 'align' "
+        "mode is 3 pages (2 + spec + checkpoint; 0.29.0 added the term, no Mamba-2 layer set it before 0.32.0); "
+        "models/config.py GlmMoeDsaForCausalLM: 'Using fp8 kv-cache for GlmMoeDsaForCausalLM on SM10x' under auto "
+        "(absent in 0.31.0)",
+        {"mamba2_checkpoint_block": True, "glm_dsa_fp8_kv_on_sm100": True},
+    ),
+    Change(
+        "0.33.0",
+        "0.33.0 platforms/interface.py Platform._align_hybrid_block_size: in 'align' mode the alignment is the lcm "
+        "with get_mamba_prefill_checkpoint_alignment (FLASHINFER_GDN_CHECKPOINT_ALIGNMENT = 64 for Gated DeltaNet "
+        "on FlashInfer's prefill: SM90, or SM100/SM120 with linear_key_head_dim 128); qwen_gdn_linear_attn.py "
+        "GatedDeltaNetAttention.get_kv_cache_spec adds one checkpoint block per request",
+        {"hybrid_checkpoint_lcm": True, "gdn_checkpoint_block": True},
     ),
     Change(
         "0.33.0",

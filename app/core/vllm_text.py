@@ -244,6 +244,23 @@ V1_ESTIMATED_LEN = VllmLine(
     "the estimated maximum model length is",
     r"the estimated maximum model length is (\d{1,18})",
 )
+# 0.20.2+ config/compilation.py CompilationConfig.resolve_cudagraph_mode_and_sizes, with full CUDA graphs
+# and Mamba layers, when max_num_seqs > kv_cache_config.num_blocks (the text is the same 0.20.2 ... 0.33.0)
+MAMBA_BLOCKS = VllmLine(
+    "exceeds available Mamba cache blocks",
+    r"max_num_seqs \((\d{1,18})\) exceeds available Mamba cache blocks \((\d{1,18})\)",
+    "max_num_seqs ({max_num_seqs}) exceeds available Mamba cache blocks ({num_blocks}). Each decode sequence "
+    "requires one Mamba cache block, so CUDA graph capture cannot proceed. Please lower max_num_seqs to at "
+    "most {num_blocks} or increase gpu_memory_utilization.",
+    "config/compilation.py::CompilationConfig.resolve_cudagraph_mode_and_sizes (0.20.2 ... 0.33.0)",
+)
+
+
+def mamba_blocks_error(*, max_num_seqs: int, num_blocks: int) -> str:
+    """vLLM's ValueError text for max_num_seqs above a Mamba model's blocks (:data:`MAMBA_BLOCKS`)."""
+    return MAMBA_BLOCKS.printed.format(max_num_seqs=max_num_seqs, num_blocks=num_blocks)
+
+
 # the engine config's refusal of a --max-model-len above the model's own maximum (estimate.py prints it)
 LEN_ABOVE_DERIVED = VllmLine(
     "is greater than the derived max_model_len",

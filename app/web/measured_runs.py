@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 
+from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
 from app.core.perf.bench_args import BenchArgs
 from app.core.perf.cluster import ClusterFit, MeasuredKeys, RunComparison, fit_cluster
@@ -13,7 +14,7 @@ from app.core.perf.paste import bench_fields, parse_paste
 from app.core.perf.predict import compare_run
 from app.core.perf.simulate import SimulationError
 from app.core.text import Text
-from app.web.inputs.params import StrictPlannerParams
+from app.web.inputs.params import StrictPlannerParams, serve_values
 from app.web.inputs.resolve import estimate_for, resolve_strict
 
 MAX_MEASURED_RUNS = 64
@@ -72,3 +73,79 @@ def cluster_of(runs: list[MeasuredRun]) -> ClusterFit | None:
                 f"measured_runs[{i}].bench", Text("this run cannot be simulated on the planned pool")
             ) from None
     return fit_cluster(comparisons)
+
+
+PAGE_FIELD = "my_runs"  # the planner page's "Your own runs" box
+SERVE_PREFIXES = ("vllm serve", "python -m vllm", "python3 -m vllm")
+RESULT_HEADER = "serving benchmark result"
+FIGURE_UNITS = ("(ms):", "(tok/s):", "(req/s):")  # a line of figures: the next header starts another run
+
+
+def _chunks(text: str) -> list[tuple[str | None, int, list[str]]]:
+    """The box's runs: (the serve command above it, its first line number, its lines). A `vllm serve`
+    line applies to the runs below it; a JSON line (--save-result) is one run; a 'Serving Benchmark
+    Result' header after figures starts the next run."""
+    runs: list[tuple[str | None, int, list[str]]] = []
+    command: str | None = None
+    current: list[str] = []
+    start = 1
+
+    def close() -> None:
+        if any(line.strip() for line in current):
+            runs.append((command, start, list(current)))
+        current.clear()
+
+    for n, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if line.lower().startswith(SERVE_PREFIXES):
+            close()
+            command, start = line, n + 1
+        elif line.startswith("{") or (
+            RESULT_HEADER in line.lower() and any(unit in x for x in current for unit in FIGURE_UNITS)
+        ):
+            close()
+            start = n
+            current.append(raw)
+            if line.startswith("{"):
+                close()
+                start = n + 1
+        else:
+            if not current:
+                start = n
+            current.append(raw)
+    close()
+    return runs
+
+
+def page_runs(text: str, base: StrictPlannerParams, bench: BenchArgs | None) -> list[MeasuredRun]:
+    """The pasted runs of the page's box as measured runs of ``base``'s configuration, each changed by
+    the serve command above it; a bad paste is a PlannerError on ``my_runs`` naming the box's line."""
+    runs: list[MeasuredRun] = []
+    data = {**base.model_dump(), "my_runs": ""}
+    for command, start, lines in _chunks(text)[:MAX_MEASURED_RUNS]:
+        params = base
+        if command is not None:
+            try:
+                parsed = parse_serve_command(command, vllm_version=base.vllm_version)
+            except PlannerError as exc:
+                raise PlannerError(
+                    PAGE_FIELD, Text("line {n}: {msg}", n=start - 1, msg=exc.message)
+                ) from None
+            params = StrictPlannerParams.model_validate(
+                {**data, **serve_values(parsed.serve), **({"model": parsed.model} if parsed.model else {})}
+            )
+        # padded so that a line number in the paste's message is the box's own line number
+        paste = "\n" * (start - 1) + "\n".join(lines)
+        try:
+            bench_fields(parse_paste(paste if not lines[0].lstrip().startswith("{") else lines[0]))
+        except PlannerError as exc:
+            message = exc.message
+            if lines[0].lstrip().startswith("{"):
+                message = Text("line {n}: not a --save-result JSON object", n=start)
+            raise PlannerError(PAGE_FIELD, message) from None
+        runs.append(
+            MeasuredRun.model_validate(
+                {**params.model_dump(), "my_runs": "", "paste": paste, "bench": bench or BenchArgs()}
+            )
+        )
+    return runs

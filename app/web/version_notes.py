@@ -71,7 +71,7 @@ def _log_wording(rules: VersionRules) -> str:
 
 # (key, topic, value reader, sentence). The reader is what "differs" compares between two releases.
 ASPECTS: tuple[tuple[str, str, Callable[[VersionRules], object], Callable[[VersionRules], str]], ...] = (
-    ("engine", "Engine", lambda r: r.engine, lambda r: r.engine.upper()),
+    ("engine", Text("Engine"), lambda r: r.engine, lambda r: r.engine.upper()),
     (
         "default_util",
         Text("Default --gpu-memory-utilization"),

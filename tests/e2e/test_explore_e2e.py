@@ -33,12 +33,12 @@ def test_pick_a_preset_then_reopen_the_url(live_server: LiveServer, tab: Tab):
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)  # CSP too
     page.goto(live_server.base + "/explore")
     expect(page.locator("#chart-kv")).to_be_visible()
-    expect(page.locator("#w-title")).to_contain_text("长短交错")
+    expect(page.locator("#w-title")).to_contain_text("Long and short mixed")
     before = metrics(tab)
 
-    page.locator("label", has_text="高并发短请求").click()
+    page.locator("label", has_text="Many short requests").click()
     expect(page).to_have_url(re.compile(r"preset=many_short"))
-    expect(page.locator("#w-title")).to_contain_text("高并发短请求")
+    expect(page.locator("#w-title")).to_contain_text("Many short requests")
     expect(page.locator("#chart-kv")).to_be_visible()
     expect(page.locator("#chart-rw")).to_be_visible()
     expect(page.locator("#chart-rw polyline.series-running")).to_have_count(1)
@@ -50,7 +50,7 @@ def test_pick_a_preset_then_reopen_the_url(live_server: LiveServer, tab: Tab):
     # the address bar is the permalink: a fresh load shows the same numbers
     url = page.url
     page.goto(url)
-    expect(page.locator("#w-title")).to_contain_text("高并发短请求")
+    expect(page.locator("#w-title")).to_contain_text("Many short requests")
     assert metrics(tab) == after
     assert page.locator('input[name="preset"][value="many_short"]').is_checked()
 

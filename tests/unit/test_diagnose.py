@@ -24,6 +24,7 @@ from app.core.errors import UnknownDeviceError
 from app.core.estimate import estimate
 from app.core.plan import custom_device
 from app.core.specs import ServeConfig
+from app.core.versions import resolve_version
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "logs"
 GIB = 2**30
@@ -86,9 +87,10 @@ def test_rtx3090_29k_error_is_s_side() -> None:
     assert trial(d, "half_length").label == "A shorter --max-model-len (≥ 2,048 tokens)"
     # step 1: 1,478 blocks × 16 tokens = 23,648 tokens; 2 MiB per block from the spec
     s1 = step(d, "kv_lines")
-    assert s1.status == "ok" and s1.verdict == "1,478 blocks · 2.89 GiB"
-    assert "2.00 MiB per block" in s1.explanation
-    assert [e.line_no for e in s1.evidence] == [5, 6, 7, 11]
+    # vLLM refused: 23,648 tokens cannot hold one request of 29,000 (issue 24 item 8: not a green step)
+    assert s1.status == "fail" and s1.verdict == "1,478 blocks · 2.89 GiB: too small for one request"
+    assert "2.00 MiB per block" in s1.explanation and "Too small for one request" in s1.explanation
+    assert [e.line_no for e in s1.evidence][:4] == [5, 6, 7, 11]
     # step 2: budget 23.58 GiB × 0.9 = 21.22 GiB; weights 14.99; the rest after KV 2.89 and non-torch 0.35
     s2 = step(d, "budget")
     budget = round(gib(23.58) * 0.9)
@@ -151,12 +153,15 @@ def test_fp8kv_221k_error_unknown_model_is_s_side_from_the_log_alone() -> None:
 
 def test_planner_link_names_the_release_whose_rules_replay_the_log() -> None:
     # the same log printing 0.20.0 (not a release the planner lists): the doctor plans it with its
-    # bracket's rules, 0.20.2 (same minor series), and its planner link must say the same release,
-    # also when the model is not in the catalog (it used to snap down to 0.19.0, other rules)
+    # bracket's rules, 0.20.2 (same minor series), and its planner link must plan the same rules,
+    # also when the model is not in the catalog (it used to snap down to 0.19.0, other rules). The link
+    # carries the printed 0.20.0, which the planner plans as "0.20.0 (rules of 0.20.2)" (issue 24 item 8)
     text = load("v1_0.11.0_fp8kv_221k_error.log").replace("server version 0.11.0", "server version 0.20.0", 1)
     d = diagnose(log_text=text, metrics_text=None)
     assert d.facts.vllm_version == "0.20.0" and d.model_id is None
-    assert d.planner_inputs["vllm_version"] == "0.20.2"
+    assert d.planner_inputs["vllm_version"] == "0.20.0"
+    assert resolve_version(d.planner_inputs["vllm_version"]).rules.version == "0.20.2"
+    assert d.planner_version_note is None
 
 
 def test_no_blocks_is_budget_bound() -> None:

@@ -109,10 +109,10 @@ def test_lora_slots_are_halved_until_the_target_is_met_and_the_draft_is_then_pru
     assert lora.before.weights_bytes - lora.after.weights_bytes == 7_116_161_024
     assert "Frees 6.63 GiB per device" in lora.effect and "13.25 GiB → 6.63 GiB" in lora.effect
     assert "LoRA slots (8 × rank 128)" in lora.effect
-    assert "At most 4 adapter(s) in one batch (was 8)" in lora.cost
+    assert "At most 4 adapters in one batch (was 8)" in lora.cost
     assert "rank above" not in lora.cost  # the rank was not lowered
     draft = _step(rec, "speculative_config")
-    assert draft.applied and draft.undone
+    assert draft.undone and not draft.applied  # undone: not in the final configuration
     assert draft.undone_reason is not None and "max_loras 8 → 4" in draft.undone_reason
     assert rec.meets_target
     assert rec.final.speculative_config is not None and rec.final.max_loras == 4

@@ -26,10 +26,11 @@ def test_fp8_kv_is_undone_once_tp8_alone_meets_the_target() -> None:
     # = 40 GiB of KV, which the ~50 GiB pool per H100 at TP 8 holds. fp8 (applied first, when TP 1 had
     # no pool at all) is then an accuracy cost for nothing.
     rec = _run(8)
-    by_key = {s.key: s for s in rec.steps if s.applied}
+    by_key = {s.key: s for s in rec.steps}
+    assert by_key["tensor_parallel_size"].applied
     assert by_key["tensor_parallel_size"].serve.tensor_parallel_size == 8
     fp8 = by_key["kv_cache_dtype"]
-    assert fp8.undone and "tensor_parallel_size 1 → 8" in fp8.undone_reason
+    assert fp8.undone and not fp8.applied and "tensor_parallel_size 1 → 8" in fp8.undone_reason
     assert "kv_cache_dtype fp8 → auto" in fp8.undone_reason
     assert rec.meets_target and rec.final.kv_cache_dtype == "auto" and rec.final.tensor_parallel_size == 8
     assert "--kv-cache-dtype" not in rec.command

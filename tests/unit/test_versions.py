@@ -28,7 +28,7 @@ from tests.specs_factory import H100, dense
         ("0.6.4.post1", "0.6.4.post1", (0, 6, 4), "0.6.6"),
         ("v0.11.2", "0.11.2", (0, 11, 2), "0.11.0"),  # the git tag spelling, normalized
         (" 0.13.0 ", "0.13.0", (0, 13, 0), "0.11.0"),  # no 0.12/0.13 was read: the older known series
-        ("0.23.0", "0.23.0", (0, 23, 0), "0.21.0"),
+        ("0.23.0", "0.23.0", (0, 23, 0), "0.22.1"),
         ("0.27.0", "0.27.0", (0, 27, 0), "0.27.1"),  # same minor series as the known 0.27.1
         ("0.33.0", "0.33.0", (0, 33, 0), "0.33.0"),
         ("0.19", "0.19", (0, 19, 0), "0.19.0"),
@@ -58,8 +58,8 @@ def test_newer_than_the_newest_known_uses_its_rules_with_a_note() -> None:
 
 def test_the_estimate_says_which_rules_planned_it() -> None:
     est = estimate(model=dense(), device=H100, serve=ServeConfig(), vllm_version="v0.23.0")
-    assert (est.vllm_version, est.vllm_rules_version) == ("0.23.0", "0.21.0")
-    same = estimate(model=dense(), device=H100, serve=ServeConfig(), vllm_version="0.21.0")
+    assert (est.vllm_version, est.vllm_rules_version) == ("0.23.0", "0.22.1")
+    same = estimate(model=dense(), device=H100, serve=ServeConfig(), vllm_version="0.22.1")
     assert est.model_dump(exclude={"vllm_version"}) == same.model_dump(exclude={"vllm_version"})
     newer = estimate(model=dense(), device=H100, serve=ServeConfig(), vllm_version="0.40.0")
     assert newer.vllm_rules_version == "0.33.0" and newer.warnings[0].startswith("vLLM 0.40.0 is newer")

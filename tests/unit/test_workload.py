@@ -313,7 +313,13 @@ def test_presets_cover_the_seed_table() -> None:
         "long_output",
     }
     for key, preset in WORKLOAD_PRESETS.items():
-        assert preset.key == key and preset.description and preset.hits_first and preset.label_zh
+        assert (
+            preset.key == key
+            and preset.description
+            and preset.hits_first
+            and preset.label
+            and preset.label_zh
+        )
         WorkloadSpec.model_validate(preset.spec.model_dump())  # round-trips as a plain dict
 
 

@@ -86,8 +86,8 @@ def test_page_renders_with_defaults(ec):
     for section in ('id="block-table"', 'id="prefix-calc"', 'id="workload-numbers"'):
         assert section in page
     assert 'id="banner"' not in page
-    # the five seed shapes with their Chinese labels, the default one picked
-    for label in ("超长上下文单请求", "长短交错", "高并发短请求", "高前缀复用", "长输出生成"):
+    # the five seed shapes with their English labels (Chinese on the Chinese page), the default one picked
+    for label in ("One very long request", "Long and short mixed", "Many short requests", "Shared prefixes"):
         assert label in page
     assert re.search(r'value="mixed_long_short" checked', page)
     # both charts are accessible images with their own titles
@@ -338,7 +338,7 @@ def test_page_workload_matches_api(ec):
     assert text_of(page, "w-max-running") == f"{data['max_running']:,}"
     assert text_of(page, "w-preemptions") == f"{data['preemptions']:,}"
     assert text_of(page, "w-binding-limit") == data["binding_limit"] == "kv_pool"
-    assert "长输出生成" in text_of(page, "w-title")
+    assert text_of(page, "w-title").startswith("Long outputs — ")
 
 
 def test_open_loop_arrivals(ec):

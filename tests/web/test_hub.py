@@ -51,9 +51,12 @@ LLAMA_8B_INDEX_TOTAL_SIZE = 16_060_522_496
 # 2 (K and V) x 32 layers x 8 KV heads x 128 head size x 2 bytes (bf16)
 LLAMA_8B_KV_BYTES_PER_TOKEN = 131_072
 REPO = "acme/Llama-3.1-8B-support-ft"  # not in the catalog
+CURRENT = Path(__file__).resolve().parents[1] / "data" / "configs" / "current"
 CONFIG_PATH = f"/{REPO}/resolve/main/config.json"
 GATE_SECONDS = 30.0  # a gated stand-in request is answered after this even if the test never opens it
 INDEX_PATH = f"/{REPO}/resolve/main/model.safetensors.index.json"
+# asked for only when config.json has no quantization_config (vLLM transformers_utils/config.py); 404 here
+QUANT_PATH = f"/{REPO}/resolve/main/hf_quant_config.json"
 
 
 @dataclass
@@ -172,7 +175,7 @@ def test_an_id_the_catalog_lacks_is_planned_from_the_fetched_config(
     assert result["inputs"]["model_source"] == "hub"
     assert result["weights_bytes"] == LLAMA_8B_INDEX_TOTAL_SIZE
     assert result["kv_bytes_per_token"] == LLAMA_8B_KV_BYTES_PER_TOKEN
-    assert [path for path, _ in opted_in.requests] == [CONFIG_PATH, INDEX_PATH]
+    assert [path for path, _ in opted_in.requests] == [CONFIG_PATH, INDEX_PATH, QUANT_PATH]
     # the same estimate as the catalog's own Llama-3.1-8B
     catalog = _estimate(client, "meta-llama/Llama-3.1-8B").json()
     assert (result["num_gpu_blocks"], result["kv_tokens"]) == (
@@ -189,20 +192,33 @@ def test_weights_come_from_the_index_total_size_when_there_is_one(opted_in: Stan
     commit = "0123456789abcdef0123456789abcdef01234567"
     opted_in.json(f"/{REPO}/resolve/{commit}/config.json", LLAMA_CONFIG)
     other = hub.hub_model(hub.HubRef(REPO, commit))
-    assert opted_in.requests[-1][0] == f"/{REPO}/resolve/{commit}/model.safetensors.index.json"
+    assert opted_in.requests[-2][0] == f"/{REPO}/resolve/{commit}/model.safetensors.index.json"
     assert other.weights_bytes_exact is None and other.params_total == 8_030_261_248
 
 
 def test_fetched_models_are_cached_in_memory_and_on_disk(client: TestClient, opted_in: StandIn) -> None:
     assert _estimate(client, REPO).status_code == 200
     assert _estimate(client, REPO).status_code == 200
-    assert len(opted_in.requests) == 2  # config + index, once
+    assert len(opted_in.requests) == 3  # config + index + hf_quant_config.json (404), once
     clear_memory()  # a new process: the disk cache answers
     assert _estimate(client, REPO).status_code == 200
-    assert len(opted_in.requests) == 2
+    assert len(opted_in.requests) == 3
     (entry,) = hub.cache_dir().glob("*.json")
     cached = json.loads(entry.read_text())
     assert cached["index_metadata"] == {"total_size": LLAMA_8B_INDEX_TOTAL_SIZE}  # not the weight map
+
+
+def test_an_hf_quant_config_beside_the_config_sets_the_kv_dtype(opted_in: StandIn) -> None:
+    # nvidia/Llama-3.1-70B-Instruct-FP8's hf_quant_config.json (tests/data/configs/current): producer
+    # modelopt, quant_algo FP8, kv_cache_quant_algo FP8 -> vLLM 0.33.0 plans `auto` KV as fp8_e4m3
+    quant = json.loads(
+        (CURRENT / "nvidia--Llama-3.1-70B-Instruct-FP8_hf_quant_config.json").read_text(encoding="utf-8")
+    )
+    commit = "89abcdef0123456789abcdef0123456789abcdef"
+    opted_in.json(f"/{REPO}/resolve/{commit}/config.json", LLAMA_CONFIG)
+    opted_in.json(f"/{REPO}/resolve/{commit}/hf_quant_config.json", quant)
+    spec = hub.hub_model(hub.HubRef(REPO, commit))
+    assert spec.quantization is not None and spec.quantization.kv_cache_dtype == "fp8_e4m3"
 
 
 def test_a_revision_is_addressed_as_the_hub_does(client: TestClient, opted_in: StandIn) -> None:
@@ -271,7 +287,7 @@ def test_a_corrupt_cache_entry_is_fetched_again(client: TestClient, opted_in: St
     entry.write_text('{"format": 1, "fetched_at": 1e18, "config": {"a": 1}}')  # no source
     clear_memory()
     assert _estimate(client, REPO).status_code == 200
-    assert len(opted_in.requests) == 4  # config + index, twice
+    assert len(opted_in.requests) == 6  # config + index + hf_quant_config.json, twice
 
 
 def test_a_missing_model_a_huge_file_and_a_slow_hub_each_get_a_clear_message(
@@ -286,7 +302,7 @@ def test_a_missing_model_a_huge_file_and_a_slow_hub_each_get_a_clear_message(
     opted_in.routes[CONFIG_PATH] = (200, b" " * (hub.CONFIG_MAX_BYTES + 1), {})
     clear_memory()
     response = _estimate(client, REPO)
-    assert response.status_code == 422 and "is larger than 1,048,576 bytes" in response.text
+    assert response.status_code == 422 and "is larger than 8,388,608 bytes" in response.text
 
     opted_in.json(CONFIG_PATH, LLAMA_CONFIG)
     monkeypatch.setattr(hub, "TIMEOUT_SECONDS", 0.2)
@@ -334,7 +350,7 @@ def test_the_cli_plans_a_hub_id_like_the_web(opted_in: StandIn, capsys: pytest.C
     assert result["weights_bytes"] == LLAMA_8B_INDEX_TOTAL_SIZE
     assert result["kv_bytes_per_token"] == LLAMA_8B_KV_BYTES_PER_TOKEN
     assert f"read from {opted_in.base}" in captured.err
-    assert [path for path, _ in opted_in.requests] == [CONFIG_PATH, INDEX_PATH]
+    assert [path for path, _ in opted_in.requests] == [CONFIG_PATH, INDEX_PATH, QUANT_PATH]
     # the same numbers as the catalog's own Llama-3.1-8B, from the terminal
     assert (
         main(["estimate", "meta-llama/Llama-3.1-8B", "--device", "h100", "--max-model-len", "8192", "--json"])
@@ -353,7 +369,7 @@ def test_the_cli_plans_a_hub_id_like_the_web(opted_in: StandIn, capsys: pytest.C
         == 0
     )
     assert json.loads(capsys.readouterr().out)["weights_bytes"] == LLAMA_8B_INDEX_TOTAL_SIZE
-    assert len(opted_in.requests) == 2
+    assert len(opted_in.requests) == 3
 
 
 def test_the_cli_without_the_opt_in_fetches_nothing(
@@ -474,7 +490,7 @@ def test_fifty_requests_for_one_id_cause_one_fetch(opted_in: StandIn) -> None:
     for thread in threads:
         thread.join(GATE_SECONDS)
     assert results == [LLAMA_8B_INDEX_TOTAL_SIZE] * 50
-    assert [path for path, _ in opted_in.requests] == [CONFIG_PATH, INDEX_PATH]
+    assert [path for path, _ in opted_in.requests] == [CONFIG_PATH, INDEX_PATH, QUANT_PATH]
     assert hub.stats["network_fetches"] >= 1 and memory_sizes()["in_flight"] == 0
 
 

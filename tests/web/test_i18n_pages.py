@@ -10,6 +10,7 @@ names (model ids, device names); see ``tests.i18n_scan.english_sentences``.
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import pytest
@@ -17,12 +18,18 @@ import pytest
 from app.core.catalog import list_devices, list_models
 from app.core.workload import WORKLOAD_PRESETS
 from app.web.app import create_app
+from app.web.inputs.resolve import MODEL_PLACEHOLDER
 from app.web.planner.routes import PARTS
 from tests.i18n_scan import english_sentences
 from tests.web.conftest import TestClient
 
 LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
-NAMES = tuple(d.name for d in list_devices()) + tuple(n for m in list_models() for n in (m.id, *m.aliases))
+# the command's stand-in for a model id the user has to fill in is a name like the ids (issue 24 item 2)
+NAMES = (
+    tuple(d.name for d in list_devices())
+    + tuple(n for m in list_models() for n in (m.id, *m.aliases))
+    + (MODEL_PLACEHOLDER, html.escape(MODEL_PLACEHOLDER))
+)
 APP = create_app()
 NOT_PAGES = {"/healthz", "/openapi.json", "/part/{part}"}
 
@@ -34,6 +41,9 @@ PLANNER_STATES = [
     "/?v=1&device=910b&tensor_parallel_size=2",  # Ascend
     "/?v=1&max_model_len=9999999",  # a rejected value
     "/?v=1&model=nonexistent/model",  # an unknown model
+    # the Speed section's vllm bench serve table, a pasted run and a bad one (issue 23)
+    "/speed?v=1&bench_serve=true&num_prompts=100&max_concurrency=8&my_runs=Mean+TPOT+(ms):+9.5",
+    "/speed?v=1&num_prompts=100&my_runs=Mean+TPOT+(ms):+fast",
     "/?v=1&card_layers=32&card_kv_heads=8&card_head_size=128&card_params=8b",  # the model card
 ]
 

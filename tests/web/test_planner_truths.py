@@ -54,14 +54,14 @@ def test_devices_default_to_one_replica_of_tp_times_pp(client: TestClient) -> No
     # ⌊8 devices ÷ (TP × PP = 8)⌋ = 1 replica, not "needs more than the 1 device(s) given"
     assert "needs more than" not in r.text
     fleet = re.search(r'<p class="fleet">(.*?)</p>', html.unescape(r.text)).group(1)
-    assert fleet.startswith("⌊devices 8 ÷ (TP × PP = 8)⌋ = 1 replica(s) → 1 × ")
+    assert fleet.startswith("⌊devices 8 ÷ (TP × PP = 8)⌋ = 1 replica → 1 × ")
     per, total = re.search(r"→ 1 × ([\d.]+) = ([\d.]+) concurrent", fleet).groups()
     assert holds(f"1 × {per}", total)  # the fleet line is an equation too
     # 12 devices: ⌊12 ÷ 8⌋ = 1 whole replica (the old "12 ÷ 8 = 1" was false as written)
     r12 = client.get(
         "/", params={"model": "meta-llama/Llama-3.1-70B-Instruct", "tensor_parallel_size": 8, "devices": 12}
     )
-    assert "⌊devices 12 ÷ (TP × PP = 8)⌋ = 1 replica(s)" in html.unescape(r12.text)
+    assert "⌊devices 12 ÷ (TP × PP = 8)⌋ = 1 replica →" in html.unescape(r12.text)
 
 
 def test_max_model_len_above_the_models_maximum_is_refused_with_vllms_message(client: TestClient) -> None:

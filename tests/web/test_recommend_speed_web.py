@@ -71,8 +71,9 @@ def test_api_steps_carry_speed_objects(client: Any) -> None:
 
 def test_api_speed_defaults_to_the_speed_sections_workload(client: Any) -> None:
     data = client.post("/api/recommend", json=BODY).json()
-    # app/web/planner/params.py: 1,024 in / 1,024 out, DEFAULT_SPEED_CONCURRENCY = 16 clients
-    assert data["speed_workload"] == {"input_tokens": 1024, "output_tokens": 1024, "concurrency": 16}
+    # app/web/inputs/params.py: 1,024 in / 1,024 out, and the target concurrency N = 64 as the clients
+    # (one N on the page, issue 24 item 5; DEFAULT_SPEED_CONCURRENCY = 16 only when no N is given)
+    assert data["speed_workload"] == {"input_tokens": 1024, "output_tokens": 1024, "concurrency": 64}
 
 
 def test_api_cheapest_is_permalink_ready(client: Any) -> None:
@@ -109,7 +110,7 @@ def test_panel_shows_each_step_speed_and_the_cheapest(client: Any) -> None:
     html = response.text
     lines = re.findall(r'<p class="step-speed">([^<]*)</p>', html)
     assert len(lines) == 2  # the two applied steps: fp8 KV, then TP 4
-    workload = Workload(input_tokens=1024, output_tokens=1024, concurrency=16)
+    workload = Workload(input_tokens=1024, output_tokens=1024, concurrency=64)  # N = 64 of QUERY
     before = _perf(ServeConfig(max_model_len=8192, tensor_parallel_size=2, kv_cache_dtype="fp8"), workload)
     after = _perf(ServeConfig(max_model_len=8192, tensor_parallel_size=4, kv_cache_dtype="fp8"), workload)
     expected = (
@@ -119,7 +120,7 @@ def test_panel_shows_each_step_speed_and_the_cheapest(client: Any) -> None:
         "output tokens/s (calibrated)."  # bf16 on H100 counts as measured (issue 23)
     )
     assert lines[1] == expected
-    assert "16 concurrent clients of 1,024 input / 1,024 output tokens" in html
+    assert "64 concurrent clients of 1,024 input / 1,024 output tokens" in html
     assert 'id="recommend-cheapest"' in html and "is the cheapest to run" in html
     assert 'id="recommend-cheapest-link"' not in html  # the cheapest is the recommended one
 
@@ -151,5 +152,5 @@ def test_panel_in_chinese(client: Any) -> None:
     lines = re.findall(r'<p class="step-speed">([^<]*)</p>', html)
     assert lines and all(line.startswith("速度：TPOT ") for line in lines)
     assert lines[1].endswith("token/秒（已校准）。")  # "calibrated" in the Speed section's word (bf16 H100)
-    assert "速度变化按 16 个并发客户端" in html
+    assert "速度变化按 64 个并发客户端" in html
     assert "推荐配置（TP 4，fp8 KV cache）运行成本最低" in html

@@ -268,10 +268,25 @@ def test_out_of_bounds_is_422_on_the_api_and_inline_on_the_page(
 
 
 def test_config_json_too_long_is_a_field_error(safe_client: TestClient) -> None:
-    big = json.dumps({**LLAMA_31_8B_CONFIG, "pad": "x" * 70_000})
+    from app.web.inputs.params import CONFIG_JSON_MAX_CHARS
+
+    big = json.dumps({**LLAMA_31_8B_CONFIG, "pad": "x" * CONFIG_JSON_MAX_CHARS})
     response = safe_client.post("/api/estimate", json={"model": "m", "config_json": big})
     assert response.status_code == 422
     assert response.json()["detail"][0]["loc"] == ["body", "config_json"]
+
+
+def test_real_configs_of_a_few_mib_are_planned(safe_client: TestClient) -> None:
+    # nvidia/Qwen3.6-27B-NVFP4 (88,567 B) and nvidia/MiniMax-M3-NVFP4 (3,087,083 B) config.json, as published
+    # (tests/data/configs/current): over the old 64 KiB paste limit, both planned
+    current = Path(__file__).resolve().parents[1] / "data" / "configs" / "current"
+    for name in ("nvidia--Qwen3.6-27B-NVFP4_config.json", "nvidia--MiniMax-M3-NVFP4_config.json"):
+        text = (current / name).read_text(encoding="utf-8")
+        response = safe_client.post(
+            "/api/estimate",
+            json={"model": "m", "config_json": text, "device": "nvidia-b200", "tensor_parallel_size": 8},
+        )
+        assert response.status_code == 200, response.text[:300]
 
 
 # --- request bodies -----------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ BASE = "/api/estimate?model=meta-llama/Llama-3.1-8B-Instruct&device=nvidia-h100-
     [
         ("0.11.2", "0.11.2", "0.11.0"),
         ("0.13.0", "0.13.0", "0.11.0"),
-        ("0.23.0", "0.23.0", "0.21.0"),
+        ("0.23.0", "0.23.0", "0.22.1"),
         ("0.10.1.1", "0.10.1.1", "0.10.2"),
         ("v0.11.2", "0.11.2", "0.11.0"),
         ("0.14.0rc2+cu130", "0.14.0rc2+cu130", "0.14.0"),
@@ -79,8 +79,8 @@ def test_api_refuses_with_a_422_naming_the_field(client: TestClient, bad: str) -
 def test_page_shows_the_rules_used_and_keeps_the_version_selected(client: TestClient) -> None:
     r = client.get("/", params={"vllm_version": "0.23.0"})
     assert r.status_code == 200
-    assert "vLLM 0.23.0 (rules of 0.21.0)" in r.text
-    assert '<option value="0.23.0" selected>0.23.0 (rules of 0.21.0)</option>' in r.text
+    assert "vLLM 0.23.0 (rules of 0.22.1)" in r.text
+    assert '<option value="0.23.0" selected>0.23.0 (rules of 0.22.1)</option>' in r.text
     assert 'id="banner"' not in r.text
     # a known release: no extra option, no "rules of"
     known = client.get("/", params={"vllm_version": "0.21.0"}).text
@@ -97,7 +97,7 @@ def test_page_refuses_a_huge_version_with_a_banner(client: TestClient) -> None:
 def test_compare_takes_any_version(client: TestClient) -> None:
     r = client.get("/compare", params={"a": "0.23.0", "b": "v0.13.0"})
     assert r.status_code == 200 and 'id="banner"' not in r.text
-    assert '<option value="0.23.0" selected>0.23.0 (rules of 0.21.0)</option>' in r.text
+    assert '<option value="0.23.0" selected>0.23.0 (rules of 0.22.1)</option>' in r.text
 
 
 def test_doctor_reads_dev_builds_and_survives_a_version_of_thousands_of_digits(client: TestClient) -> None:
@@ -117,6 +117,6 @@ def test_cli_takes_the_same_versions(capsys: pytest.CaptureFixture[str]) -> None
     code = main(["estimate", "llama-3.1-8b", "--device", "h100", "--vllm-version", "0.23.0", "--json"])
     assert code == 0
     data = json.loads(capsys.readouterr().out)
-    assert (data["vllm_version"], data["vllm_rules_version"]) == ("0.23.0", "0.21.0")
+    assert (data["vllm_version"], data["vllm_rules_version"]) == ("0.23.0", "0.22.1")
     assert main(["estimate", "llama-3.1-8b", "--device", "h100", "--vllm-version", "0.5.4"]) != 0
     assert "vllm_version: vLLM 0.5.4 is older than 0.6" in capsys.readouterr().err

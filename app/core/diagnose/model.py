@@ -141,5 +141,7 @@ class Diagnosis(Frozen):
     vllm_version_used: str | None  # the release whose rules the prediction used
     target_concurrency: int  # N used in steps 3 and 4 (1 when none was given)
     planner_inputs: dict[str, str]  # planner query parameters recovered from the log
+    # why planner_inputs' vllm_version is not the printed one (a V0 run of a V1 release), else None
+    planner_version_note: Msg | None = None
     recognised: bool  # anything at all was read from the paste
     notes: list[Msg]

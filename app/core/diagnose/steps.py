@@ -21,6 +21,7 @@ from app.core.diagnose.model import (
     Trial,
     TrialSource,
 )
+from app.core.logs import Evidence
 from app.core.text import SEMICOLON, SPACE, Text, TextList
 from app.core.verdicts import VERDICTS, classify, shorter_length_starts, useful_length
 
@@ -100,12 +101,45 @@ def step_kv_lines(case: Case) -> Step:
     )
     if pool is not None and blocks is not None:
         verdict += f" · {fmt_gib(pool)}"
+    if f.error_kind == "max_len_too_long":
+        # vLLM's own check failed: "To serve at least one request with the models's max seq len …"
+        return _too_small_for_one_request(case, title, summary, verdict, ev)
     return Step(
         key="kv_lines",
         title=title,
         verdict=verdict,
         status="ok",
         explanation=Text("{summary} Enough blocks: the budget left room for a KV pool.", summary=summary),
+        evidence=ev,
+    )
+
+
+def _too_small_for_one_request(
+    case: Case, title: str, summary: str, verdict: str, ev: list[Evidence]
+) -> Step:
+    """Step 1 when vLLM refused to start because one request of max_model_len does not fit the pool."""
+    f = case.facts
+    lines = {e.line_no for e in ev}
+    ev = [*ev, *(e for e in evidence_of(f, "error") if e.line_no not in lines)]  # vLLM's refusal itself
+    needed = f.kv_cache_needed_bytes
+    if needed is not None and f.max_model_len is not None:
+        why = Text(
+            "{summary} Too small for one request: one sequence of max_model_len {max_model_len:,} needs {needed} of KV, so vLLM refused to start (step 3 says what to change).",
+            summary=summary,
+            max_model_len=f.max_model_len,
+            needed=fmt_gib(needed),
+        )
+    else:
+        why = Text(
+            "{summary} Too small for one request of max_model_len, so vLLM refused to start (step 3 says what to change).",
+            summary=summary,
+        )
+    return Step(
+        key="kv_lines",
+        title=title,
+        verdict=Text("{verdict}: too small for one request", verdict=verdict),
+        status="fail",
+        explanation=why,
         evidence=ev,
     )
 

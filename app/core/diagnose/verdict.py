@@ -31,10 +31,12 @@ from app.core.diagnose.steps import (
     trial_half_length,
     trial_one_sequence,
 )
+from app.core.errors import PlannerError
 from app.core.logs import LogFacts, MetricsFacts, parse_metrics, parse_startup_log
 from app.core.specs import GIB
 from app.core.text import N_, Text
 from app.core.verdicts import remedies
+from app.core.versions import resolve_version
 
 # --------------------------------------------------------------------------------------------
 # the whole diagnosis
@@ -70,6 +72,20 @@ def _facts(case: Case) -> DiagnosisFacts:
     )
 
 
+def _same_rules(printed: str, replayed: str) -> bool:
+    try:
+        return resolve_version(printed).rules.version == replayed
+    except PlannerError:
+        return False
+
+
+def _version_note(case: Case, inputs: dict[str, str]) -> str | None:
+    printed, linked = case.facts.vllm_version, inputs.get("vllm_version")
+    if printed is None or linked is None or printed == linked:
+        return None
+    return replay_version(case.facts)[1] or None
+
+
 def _planner_inputs(case: Case) -> dict[str, str]:
     """Planner query parameters (the permalink's names) for the recovered configuration."""
     out: dict[str, str] = {}
@@ -83,9 +99,13 @@ def _planner_inputs(case: Case) -> dict[str, str]:
     if printed is not None and printed != catalog_total:
         # the runtime's own total beats the catalog's typical figure (H100: 79.19 printed vs 79.1)
         out["device_memory_gib"] = f"{printed / GIB:.2f}"
-    # the release whose rules the doctor replays (case.version when a model was found), so the planner
-    # plans the log under the same rules: a printed 0.20.0 is planned as 0.20.2, not snapped down to 0.19.0
+    # the release the log printed when the planner plans it under the rules the doctor replays (a printed
+    # 0.10.1.1 is "vLLM 0.10.1.1 (rules of 0.10.2)" there); else the replayed release (a V0 run of a V1
+    # release), and the page says why (app.web.doctor.views.planner_version_note)
     version_for_link = replay_version(case.facts)[0]
+    printed_version = case.facts.vllm_version
+    if printed_version and version_for_link and _same_rules(printed_version, version_for_link):
+        version_for_link = printed_version
     if version_for_link is not None:
         out["vllm_version"] = version_for_link
     if case.serve is not None:
@@ -187,7 +207,7 @@ def _headline(case: Case, verdict: Overall, metrics: MetricsFacts | None) -> str
             "Unknown: the log was read but stops before it says whether vLLM started (no KV-cache line, no error); paste it up to 'init engine' or to the error."
         )
     return Text(
-        "Nothing recognised: paste the `vllm serve` start-up log (from 'vLLM API server version' to 'init engine', or to the error) and/or a /metrics scrape."
+        "Nothing recognised: paste the vllm serve start-up log (from 'vLLM API server version' to 'init engine', or to the error) and/or a /metrics scrape."
     )
 
 
@@ -263,7 +283,8 @@ def diagnose(
         device_reasoning=case.device_reasoning,
         vllm_version_used=case.prediction.vllm_version if case.prediction is not None else None,
         target_concurrency=case.target,
-        planner_inputs=_planner_inputs(case),
+        planner_inputs=(inputs := _planner_inputs(case)),
+        planner_version_note=_version_note(case, inputs),
         recognised=has_log or metrics is not None,
         notes=case.notes,
     )

@@ -10,7 +10,7 @@ from app.core.errors import InvalidServeConfigError, PlannerError
 from app.core.extras.common import embed_params, src
 from app.core.result import ExtraItem
 from app.core.specs import DTYPE_BYTES, GIB, ModelSpec, ServeConfig, SpeculativeConfig
-from app.core.text import Text
+from app.core.text import N_, Plural, Text
 
 # --- speculative decoding ---------------------------------------------------------------------------
 # methods that propose from the prompt/output text alone: no weights, no KV (config/speculative.py)
@@ -173,7 +173,12 @@ def _mtp_draft(
     kv_layers = layers if is_last else 0
     item = ExtraItem(
         name="speculative",
-        label=Text("MTP draft ({layers} layer(s) of the model itself)", layers=layers),
+        label=Plural(
+            layers,
+            N_("MTP draft ({layers} layer of the model itself)"),
+            N_("MTP draft ({layers} layers of the model itself)"),
+            layers=layers,
+        ),
         device_bytes=weights + kv_layers * page // block_size,
         flag=SPECULATIVE_FLAG,
         source=src("model_executor/models/deepseek_mtp.py, v1/spec_decode/eagle.py"),
@@ -224,16 +229,28 @@ def _separate_draft(
     per_token = kv_layers * page // block_size
     source = "v1/spec_decode/draft_model.py" if method == "draft_model" else "v1/spec_decode/eagle.py"
     if shared:
-        note = Text(
-            "weights {weights:.2f} GiB per device at draft TP {draft_tp}, embedding shared with the target; its {layers} attention layer(s) add {per_token:,} B per token to every KV block (one block table, UniformTypeKVCacheSpecs)",
+        note = Plural(
+            kv_layers,
+            N_(
+                "weights {weights:.2f} GiB per device at draft TP {draft_tp}, embedding shared with the target; its {layers} attention layer adds {per_token:,} B per token to every KV block (one block table, UniformTypeKVCacheSpecs)"
+            ),
+            N_(
+                "weights {weights:.2f} GiB per device at draft TP {draft_tp}, embedding shared with the target; its {layers} attention layers add {per_token:,} B per token to every KV block (one block table, UniformTypeKVCacheSpecs)"
+            ),
             weights=weights / GIB,
             draft_tp=draft_tp,
             layers=kv_layers,
             per_token=per_token,
         )
     else:
-        note = Text(
-            "weights {weights:.2f} GiB per device at draft TP {draft_tp}; its {layers} attention layer(s) add {per_token:,} B per token to every KV block (one block table, UniformTypeKVCacheSpecs)",
+        note = Plural(
+            kv_layers,
+            N_(
+                "weights {weights:.2f} GiB per device at draft TP {draft_tp}; its {layers} attention layer adds {per_token:,} B per token to every KV block (one block table, UniformTypeKVCacheSpecs)"
+            ),
+            N_(
+                "weights {weights:.2f} GiB per device at draft TP {draft_tp}; its {layers} attention layers add {per_token:,} B per token to every KV block (one block table, UniformTypeKVCacheSpecs)"
+            ),
             weights=weights / GIB,
             draft_tp=draft_tp,
             layers=kv_layers,

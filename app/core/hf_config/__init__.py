@@ -34,6 +34,7 @@ from app.core.hf_config.geometry import (
     _yarn_scaled_max_model_len,
     derive_max_model_len,
     indexer_bytes_per_token,
+    indexer_layers,
     layer_attention,
     mamba_ssm_dtype,
 )
@@ -82,13 +83,16 @@ def model_spec_from_hf_config(
     params_total: int | None = None,
     params_active: int | None = None,
     safetensors_index: Mapping[str, Any] | None = None,
+    hf_quant_config: Mapping[str, Any] | None = None,
     source: str = "",
     confidence: str = "user",
 ) -> ModelSpec:
     """Turn a config.json object into a ModelSpec the way vLLM reads it.
 
     ``params_total``/``params_active`` override the count from the config (model-card figures);
-    ``safetensors_index`` is a model.safetensors.index.json object giving the exact weight bytes.
+    ``safetensors_index`` is a model.safetensors.index.json object giving the exact weight bytes;
+    ``hf_quant_config`` an hf_quant_config.json object (older ModelOpt checkpoints), read as vLLM does
+    when config.json has no quantization_config.
     """
     if confidence not in CONFIDENCES:
         raise ConfigError(
@@ -101,6 +105,7 @@ def model_spec_from_hf_config(
             params_total=params_total,
             params_active=params_active,
             safetensors_index=safetensors_index,
+            hf_quant_config=hf_quant_config,
             source=source,
             confidence=confidence,
         )
@@ -115,10 +120,13 @@ def _model_spec(
     params_total: int | None,
     params_active: int | None,
     safetensors_index: Mapping[str, Any] | None,
+    hf_quant_config: Mapping[str, Any] | None,
     source: str,
     confidence: str,
 ) -> ModelSpec:
     cfgs = _split_configs(config)
+    if hf_quant_config is not None:
+        hf_quant_config = _as_mapping("hf_quant_config", hf_quant_config)
     if not _architecture(cfgs.top) and not cfgs.model_type:
         # vLLM: "No model architectures are specified"; transformers cannot pick a config class either
         raise ConfigError(
@@ -169,12 +177,13 @@ def _model_spec(
         mamba=layers.mamba,
         layer_attention=layer_attention(cfgs, geometry, layers),
         indexer_bytes_per_token=indexer_bytes_per_token(cfgs),
+        indexer_layers=indexer_layers(cfgs, geometry.num_layers),
         mamba_ssm_dtype=mamba_ssm_dtype(cfgs),
         params_total=params_total,
         params_active=params_active,
         torch_dtype=dtype,
         dtype_assumed=dtype_assumed,
-        quantization=_quantization(cfgs, geometry, breakdown),
+        quantization=_quantization(cfgs, geometry, breakdown, hf_quant_config),
         weights_bytes_exact=_weights_bytes(safetensors_index),
         source=source,
         confidence=cast(Literal["verified", "likely", "recalled", "user"], confidence),

@@ -201,7 +201,30 @@ def _split_configs(config: Any) -> _Configs:
     text_type = _as_str("model_type", text["model_type"]) if _present(text, "model_type") else top_type
     defaults = CLASS_DEFAULTS.get(text_type, {})
     merged = {**defaults, **{k: v for k, v in text.items() if v is not None}}
+    _derive_transformers_fields(merged)
     return _Configs(top=top, text=merged, model_type=top_type, text_model_type=text_type)
+
+
+# Per-layer lists whose length is the layer count when num_hidden_layers is left out (transformers'
+# NemotronHConfig derives num_hidden_layers from layers_block_type; hybrid_override_pattern likewise)
+LAYER_LIST_KEYS = ("layers_block_type", "hybrid_override_pattern", "layer_types")
+
+
+def _derive_transformers_fields(text: dict[str, Any]) -> None:
+    """Fields newer transformers config classes derive instead of storing (filled in place):
+    num_hidden_layers from a per-layer list, and a per-layer `moe_intermediate_size` list taken as its
+    mean over the MoE layers (the planner sizes one expert width; the routed-expert parameter total is kept)."""
+    if text.get("num_hidden_layers") is None:
+        for key in LAYER_LIST_KEYS:
+            value = text.get(key)
+            if isinstance(value, list | str) and 0 < len(value) <= MAX_LAYERS:
+                text["num_hidden_layers"] = len(value)
+                break
+    widths = text.get("moe_intermediate_size")
+    if isinstance(widths, list):
+        sizes = [_as_int("moe_intermediate_size", w, minimum=0, maximum=MAX_DIM) for w in widths]
+        moe = [w for w in sizes if w > 0]
+        text["moe_intermediate_size"] = sum(moe) // len(moe) if moe else 0
 
 
 def _lookup(cfgs: _Configs, key: str) -> Any:

@@ -55,6 +55,7 @@ LLAMA4_NOPE_LAYER_INTERVAL = 4  # Llama4TextConfig default: every 4th layer is N
 
 LAYER_TYPE_NAMES: dict[str, LayerKind] = {
     "full_attention": LayerKind.FULL,
+    "deepseek_sparse_attention": LayerKind.FULL,  # GLM-5.2: MLA with an indexer (MLA when kv_lora_rank)
     "attention": LayerKind.FULL,
     "global": LayerKind.FULL,
     "sliding_attention": LayerKind.SLIDING,
@@ -526,17 +527,31 @@ def _yarn_scaled_max_model_len(cfgs: _Configs) -> int | None:
     return None if scaled == _max_model_len(cfgs) else scaled
 
 
-def _longrope_default_max_model_len(cfgs: _Configs) -> int | None:
-    """vLLM 0.14+: with no --max-model-len a LongRoPE model (rope type "longrope", or legacy "su" that
-    vLLM renames) serves the config's top-level original_max_position_embeddings (default: derived)."""
-    text = cfgs.text
+def _rope_dicts(text: Mapping[str, Any]) -> tuple[str, list[Mapping[str, Any]]]:
+    """The rope parameter dicts, one per layer type when nested (0.33.0 transformers_utils/config.py
+    iter_rope_parameters: Gemma-4's {"full_attention": {...}, "sliding_attention": {...}})."""
     rope_key = "rope_scaling" if _present(text, "rope_scaling") else "rope_parameters"
     rope = text.get(rope_key)
     if rope is None:
-        return None
+        return rope_key, []
     rope = _as_mapping(rope_key, rope)
+    if rope and all(isinstance(value, Mapping) for value in rope.values()):
+        return rope_key, [value for value in rope.values() if value]
+    return rope_key, [rope] if rope else []
+
+
+def _rope_type(rope_key: str, rope: Mapping[str, Any]) -> str | None:
     rope_type = rope.get("rope_type", rope.get("type"))
-    if rope_type not in ("longrope", "su") or not _present(cfgs.top, "original_max_position_embeddings"):
+    return None if rope_type is None else _as_str(rope_key, rope_type)
+
+
+def _longrope_default_max_model_len(cfgs: _Configs) -> int | None:
+    """vLLM 0.14+: with no --max-model-len a LongRoPE model (rope type "longrope", or legacy "su" that
+    vLLM renames) serves the config's top-level original_max_position_embeddings (default: derived)."""
+    rope_key, ropes = _rope_dicts(cfgs.text)
+    if not any(_rope_type(rope_key, rope) in ("longrope", "su") for rope in ropes):
+        return None
+    if not _present(cfgs.top, "original_max_position_embeddings"):
         return None
     value = cfgs.top["original_max_position_embeddings"]
     return _as_int("original_max_position_embeddings", value, minimum=1, maximum=MAX_POSITIONS)
@@ -544,7 +559,9 @@ def _longrope_default_max_model_len(cfgs: _Configs) -> int | None:
 
 def _max_model_len(cfgs: _Configs, *, yarn_scales: bool = False) -> int:
     """The derived length; ``yarn_scales``: vLLM <= 0.27.1's rule, where a yarn rope derives
-    original_max_position_embeddings x factor instead of leaving max_position_embeddings as it is."""
+    original_max_position_embeddings x factor instead of leaving max_position_embeddings as it is.
+    With several rope dicts (per layer type) the factor of the last scaling one applies, as 0.33.0's
+    _get_and_verify_max_len loops over them."""
     text = cfgs.text
     lengths = [
         _as_int(key, text[key], minimum=1, maximum=MAX_POSITIONS)
@@ -552,24 +569,24 @@ def _max_model_len(cfgs: _Configs, *, yarn_scales: bool = False) -> int:
         if _present(text, key)
     ]
     derived = float(min(lengths)) if lengths else float(DEFAULT_MAX_MODEL_LEN)
-    rope_key = "rope_scaling" if _present(text, "rope_scaling") else "rope_parameters"
-    rope = text.get(rope_key)
+    rope_key, ropes = _rope_dicts(text)
     is_gemma3 = "gemma3" in cfgs.model_type or "gemma3" in cfgs.text_model_type
-    if rope is not None and not is_gemma3:
-        rope = _as_mapping(rope_key, rope)
-        rope_type = rope.get("rope_type", rope.get("type"))
-        if rope_type is not None:
-            rope_type = _as_str(rope_key, rope_type)
-        yarn_scaled = yarn_scales and rope_type == "yarn"
-        if yarn_scaled and _present(rope, "original_max_position_embeddings"):
-            derived = float(
-                _as_int(rope_key, rope["original_max_position_embeddings"], minimum=1, maximum=MAX_POSITIONS)
-            )
-        if yarn_scaled or rope_type not in ROPE_TYPES_NOT_SCALING_LEN:
-            factor = _as_float(rope_key, rope["factor"]) if _present(rope, "factor") else 1.0
-            if factor <= 0:
-                raise ConfigError(rope_key, Text("factor must be positive, got {factor}", factor=factor))
-            derived *= factor
+    if ropes and not is_gemma3:
+        factor = 1.0
+        for rope in ropes:
+            rope_type = _rope_type(rope_key, rope)
+            yarn_scaled = yarn_scales and rope_type == "yarn"
+            if yarn_scaled and _present(rope, "original_max_position_embeddings"):
+                derived = float(
+                    _as_int(
+                        rope_key, rope["original_max_position_embeddings"], minimum=1, maximum=MAX_POSITIONS
+                    )
+                )
+            if yarn_scaled or rope_type not in ROPE_TYPES_NOT_SCALING_LEN:
+                factor = _as_float(rope_key, rope["factor"]) if _present(rope, "factor") else factor
+        if factor <= 0:
+            raise ConfigError(rope_key, Text("factor must be positive, got {factor}", factor=factor))
+        derived *= factor
     if not math.isfinite(derived) or derived > MAX_POSITIONS:
         raise ConfigError(rope_key, Text("derived max_model_len is implausibly large"))
     result = int(derived)
@@ -700,6 +717,30 @@ def indexer_bytes_per_token(cfgs: _Configs) -> int:
         return 0
     head = _required_int(text, ("index_head_dim",))
     return head + head // INDEXER_QUANT_BLOCK * INDEXER_SCALE_BYTES
+
+
+DEFAULT_INDEX_SKIP_TOPK_OFFSET = 2  # 0.33.0 deepseek_v2.py getattr(config, "index_skip_topk_offset", 2)
+
+
+def indexer_layers(cfgs: _Configs, num_layers: int) -> tuple[int, ...] | None:
+    """Layers that build an indexer (IndexCache, 0.24+ deepseek_v2.py DeepseekV2MLAAttention): with
+    `index_topk_pattern` those not marked "S"; else those where max(i - index_skip_topk_offset + 1, 0) %
+    index_topk_freq == 0. None when every layer has one (index_topk_freq 1, no pattern)."""
+    text = cfgs.text
+    if not _present(text, "index_topk"):
+        return None
+    pattern = text.get("index_topk_pattern")
+    freq = _int(text, "index_topk_freq", maximum=MAX_LAYERS) or 1
+    if pattern is None and freq == 1:
+        return None
+    if pattern is not None:
+        marks = _as_list("index_topk_pattern", list(pattern) if isinstance(pattern, str) else pattern)
+        kept = [i for i in range(num_layers) if not (i < len(marks) and marks[i] == "S")]
+    else:
+        offset = _int(text, "index_skip_topk_offset", minimum=0, maximum=MAX_LAYERS)
+        offset = DEFAULT_INDEX_SKIP_TOPK_OFFSET if offset is None else offset
+        kept = [i for i in range(num_layers) if max(i - offset + 1, 0) % freq == 0]
+    return tuple(kept)
 
 
 def mamba_ssm_dtype(cfgs: _Configs) -> Literal["bfloat16", "float16", "float32"] | None:

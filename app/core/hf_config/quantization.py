@@ -47,32 +47,147 @@ def _compressed_tensors(q: Mapping[str, Any], hidden: int) -> QuantSpec:
     groups = _as_mapping("quantization_config", q.get("config_groups"))
     if not groups:
         raise ConfigError("quantization_config", Text("compressed-tensors config_groups is empty"))
-    group = _as_mapping("quantization_config", next(iter(groups.values())))
+    group = _as_mapping("quantization_config", _largest_group(groups))
     weights = _as_mapping("quantization_config", group.get("weights"))
     bits = _int_bits("quantization_config", weights.get("num_bits"))
     kind = weights.get("type", "int")
     group_size = _group_size("quantization_config", weights.get("group_size"), per_channel=hidden)
     name = "compressed-tensors"
+    # Attention.__init__ (0.22+): a checkpoint that declares a kv_cache_scheme gets an fp8 KV cache under auto
+    kv = "fp8" if q.get("kv_cache_scheme") is not None else None
     if kind == "float" and bits == 8:
-        return QuantSpec(method=QuantMethod.FP8, group_size=group_size, source_name=name)
+        return QuantSpec(method=QuantMethod.FP8, group_size=group_size, source_name=name, kv_cache_dtype=kv)
     if kind == "float" and bits == 4:
-        return QuantSpec(method=QuantMethod.NVFP4, group_size=NVFP4_GROUP_SIZE, source_name=name)
+        return QuantSpec(
+            method=QuantMethod.NVFP4, group_size=NVFP4_GROUP_SIZE, source_name=name, kv_cache_dtype=kv
+        )
     if kind == "int" and bits == 8:
-        return QuantSpec(method=QuantMethod.INT8, group_size=group_size, source_name=name)
+        return QuantSpec(method=QuantMethod.INT8, group_size=group_size, source_name=name, kv_cache_dtype=kv)
     if kind == "int" and bits == 4:
-        return QuantSpec(method=QuantMethod.INT4, group_size=group_size, source_name=name)
+        return QuantSpec(method=QuantMethod.INT4, group_size=group_size, source_name=name, kv_cache_dtype=kv)
     raise ConfigError(
         "quantization_config",
         Text("unsupported compressed-tensors weights: {kind} {bits}-bit", kind=kind, bits=bits),
     )
 
 
+def _largest_group(groups: Mapping[str, Any]) -> Any:
+    """The config group that covers the most modules (its `targets`), e.g. the NVFP4 experts of a
+    checkpoint whose attention is FP8; ties keep the first, as compressed-tensors lists them."""
+    best, best_count = None, -1
+    for value in groups.values():
+        group = _as_mapping("quantization_config", value)
+        targets = group.get("targets")
+        count = len(_as_list("quantization_config", targets)) if targets is not None else 0
+        if count > best_count:
+            best, best_count = value, count
+    return best
+
+
+# ModelOpt quant_algo -> (weight format, vLLM's method name); 0.33.0 modelopt.py LINEAR_ALGOS
+MODELOPT_ALGOS: dict[str, tuple[QuantMethod, str]] = {
+    "FP8": (QuantMethod.FP8, "modelopt"),
+    "FP8_PER_CHANNEL_PER_TOKEN": (QuantMethod.FP8, "modelopt"),
+    "FP8_PB_WO": (QuantMethod.FP8, "modelopt"),
+    "FP8_BLOCK_SCALES": (QuantMethod.FP8, "modelopt"),
+    "NVFP4": (QuantMethod.NVFP4, "modelopt_fp4"),
+    "W4A16_NVFP4": (QuantMethod.NVFP4, "modelopt_fp4"),
+    "MXFP8": (QuantMethod.FP8, "modelopt_mxfp8"),
+}
+# 0.33.0 utils/torch_utils.py MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP (kv_cache_quant_algo, lower-cased)
+MODELOPT_KV_DTYPES = {"fp8": "fp8_e4m3", "nvfp4": "nvfp4"}
+FP8_BITS, FP4_BITS = 8, 4
+
+
+def _modelopt_producer(q: Mapping[str, Any]) -> bool:
+    """hf_quant_config.json has no quant_method: 0.33.0 model_arch_config_convertor
+    _normalize_quantization_config names it modelopt* from its producer (or the legacy
+    `modelopt_quant_config`); only then does resolve_kv_cache_dtype_string read its KV algo."""
+    producer = q.get("producer")
+    inner = q.get("quantization")
+    legacy = isinstance(inner, Mapping) and "modelopt_quant_config" in inner
+    return (isinstance(producer, Mapping) and producer.get("name") == "modelopt") or legacy
+
+
+def _is_modelopt(q: Mapping[str, Any]) -> bool:
+    """A ModelOpt config vLLM's ModelOpt*Config.override_quantization_method claims: a producer, or a
+    `quantization` block with a quant_algo (hf_quant_config.json written without a producer)."""
+    inner = q.get("quantization")
+    return _modelopt_producer(q) or (isinstance(inner, Mapping) and inner.get("quant_algo") is not None)
+
+
+def _modelopt_kv_dtype(q: Mapping[str, Any], inner: Mapping[str, Any]) -> str | None:
+    """0.33.0 utils/torch_utils.py get_kv_cache_quant_algo_string: kv_cache_scheme (a dict) or
+    kv_cache_quant_algo (a string), inner `quantization` block first; unknown values fall back to auto."""
+    kv = (
+        inner.get("kv_cache_scheme")
+        or q.get("kv_cache_scheme")
+        or inner.get("kv_cache_quant_algo")
+        or q.get("kv_cache_quant_algo")
+    )
+    if isinstance(kv, Mapping):
+        if kv.get("type") != "float":
+            return None
+        if kv.get("num_bits") == FP8_BITS and kv.get("dynamic") is False:
+            return MODELOPT_KV_DTYPES["fp8"]
+        return MODELOPT_KV_DTYPES["nvfp4"] if kv.get("num_bits") == FP4_BITS else None
+    if isinstance(kv, str):
+        return MODELOPT_KV_DTYPES.get(kv.lower())
+    return None
+
+
+# MIXED_PRECISION: module names of the MLP / experts, which hold most of a decoder's parameters
+MLP_MODULE_MARKERS = ("mlp", "experts", "moe", "ffn", "feed_forward")
+
+
+def _mixed_precision_algo(layers: Any) -> str:
+    """The algo of the most MLP / expert modules in `quantized_layers` (else of the most modules)."""
+    mlp: dict[str, int] = {}
+    every: dict[str, int] = {}
+    for module, entry in _as_mapping("quantized_layers", layers or {}).items():
+        entry_algo = _as_mapping("quantized_layers", entry).get("quant_algo")
+        name = _as_str("quantized_layers", entry_algo).upper() if entry_algo is not None else ""
+        every[name] = every.get(name, 0) + 1
+        if any(marker in str(module) for marker in MLP_MODULE_MARKERS):
+            mlp[name] = mlp.get(name, 0) + 1
+    counts = mlp or every
+    if not counts:
+        raise ConfigError("quantization_config", Text("MIXED_PRECISION without quantized_layers"))
+    return max(counts, key=lambda name: counts[name])
+
+
+def _modelopt(q: Mapping[str, Any], hidden: int, *, reads_kv: bool) -> QuantSpec:
+    """ModelOpt, in config.json (`quant_method: modelopt*`) or hf_quant_config.json (`producer`,
+    `quantization`). MIXED_PRECISION lists an algo per layer (`quantized_layers`): the planner sizes the
+    weights with the algo of most MLP / expert modules (they hold most of the parameters)."""
+    inner_raw = q.get("quantization")
+    inner = _as_mapping("quantization_config", inner_raw) if inner_raw is not None else q
+    algo = _as_str("quantization_config", inner.get("quant_algo", "")).upper()
+    kv = _modelopt_kv_dtype(q, inner) if reads_kv else None
+    source = None
+    if algo == "MIXED_PRECISION":
+        algo = _mixed_precision_algo(inner.get("quantized_layers", q.get("quantized_layers")))
+        source = "modelopt_mixed"
+    if algo not in MODELOPT_ALGOS:
+        raise ConfigError("quantization_config", Text("unsupported modelopt quant_algo {algo!r}", algo=algo))
+    method, name = MODELOPT_ALGOS[algo]
+    group = NVFP4_GROUP_SIZE if method == QuantMethod.NVFP4 else hidden
+    return QuantSpec(method=method, group_size=group, source_name=source or name, kv_cache_dtype=kv)
+
+
 def _quantization(
-    cfgs: _Configs, geometry: _Geometry, breakdown: Callable[[], ParamBreakdown]
+    cfgs: _Configs,
+    geometry: _Geometry,
+    breakdown: Callable[[], ParamBreakdown],
+    hf_quant_config: Mapping[str, Any] | None = None,
 ) -> QuantSpec | None:
     raw = _lookup(cfgs, "quantization_config")
     if raw is None:
         raw = _lookup(cfgs, "compression_config")  # older compressed-tensors checkpoints
+    if raw is None:
+        # 0.33.0 transformers_utils/config.py: ModelOpt <= 0.29 saves hf_quant_config.json beside config.json,
+        # read only when config.json has no quantization_config
+        raw = hf_quant_config
     if raw is None:
         return None
     q = _as_mapping("quantization_config", raw)
@@ -112,17 +227,8 @@ def _quantization(
             quantized_fraction=min(1.0, fraction),
             source_name="mxfp4",
         )
-    if method == "modelopt":
-        inner = q.get("quantization")
-        algo_source = _as_mapping("quantization_config", inner) if inner is not None else q
-        algo = _as_str("quantization_config", algo_source.get("quant_algo", "")).upper()
-        if algo == "NVFP4":
-            return QuantSpec(
-                method=QuantMethod.NVFP4, group_size=NVFP4_GROUP_SIZE, source_name="modelopt_fp4"
-            )
-        if algo == "FP8":
-            return QuantSpec(method=QuantMethod.FP8, group_size=hidden, source_name="modelopt")
-        raise ConfigError("quantization_config", Text("unsupported modelopt quant_algo {algo!r}", algo=algo))
+    if method.startswith("modelopt") or _is_modelopt(q):
+        return _modelopt(q, hidden, reads_kv=method.startswith("modelopt") or _modelopt_producer(q))
     if method == "bitsandbytes":
         if _flag(q, "load_in_8bit"):
             return QuantSpec(method=QuantMethod.INT8, group_size=hidden, source_name=method)

@@ -10,7 +10,7 @@ from app.core.recommend.engine import Engine, gib_text
 from app.core.recommend.model import Bisection, BisectionProbe
 from app.core.result import ErrorKind, Estimate
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
-from app.core.text import Text
+from app.core.text import N_, Plural, Text
 
 # --- bisection (seed, diagnosis step 4) ----------------------------------------------------------------
 
@@ -63,8 +63,12 @@ def _explanation(
 ) -> str:
     """The verdict in the experiments' terms: each sentence says only what its probes show."""
     if planned.verdict == "fits":
-        return Text(
-            "It starts and holds {demand} sequence(s) of {max_model_len:,} tokens ({max_concurrency:.2f}x).",
+        return Plural(
+            demand,
+            N_("It starts and holds {demand} sequence of {max_model_len:,} tokens ({max_concurrency:.2f}x)."),
+            N_(
+                "It starts and holds {demand} sequences of {max_model_len:,} tokens ({max_concurrency:.2f}x)."
+            ),
             demand=demand,
             max_model_len=as_given.max_model_len,
             max_concurrency=as_given.max_concurrency,

@@ -72,7 +72,7 @@ def dtype_cost(ctx: Context, chosen: ServeConfig | None) -> str:
             "Quantization error of INT8 KV with per-channel scales from ModelSlim calibration; needs a C8-quantized checkpoint and block_size a multiple of 32 (128 on Ascend)."
         )
     text = Text(
-        "Quantization error: `fp8` is fp8_e4m3 (3 mantissa bits, range ±448) with per-tensor scales (from the checkpoint, else 1.0); fp8_e5m2 keeps more range but only 2 mantissa bits. Check accuracy on long contexts. The attention backend must support an fp8 KV cache"
+        "Quantization error: fp8 is fp8_e4m3 (3 mantissa bits, range ±448) with per-tensor scales (from the checkpoint, else 1.0); fp8_e5m2 keeps more range but only 2 mantissa bits. Check accuracy on long contexts. The attention backend must support an fp8 KV cache"
     )
     if chosen is not None:
         old, new = ctx.now.attention_backend, ctx.engine.at(chosen).attention_backend

@@ -11,7 +11,7 @@ from app.core.recommend.engine import Context
 from app.core.recommend.ledger import freed_effect, frees_ledger_bytes
 from app.core.recommend.side import not_met
 from app.core.specs import ServeConfig
-from app.core.text import Text
+from app.core.text import N_, Plural, Text
 
 LORA_ITEM = "lora_slots"  # the ledger's line (app/core/extras.py)
 # --max-lora-rank accepts only these (vllm/config/lora.py MaxLoRARanks, 0.19.0)
@@ -50,8 +50,14 @@ def lora_cost(ctx: Context, chosen: ServeConfig | None) -> str:
         return Text(
             "Fewer adapters in one batch, or a lower largest rank: adapters of a higher rank can no longer be loaded."
         )
-    text = Text(
-        "At most {max_loras} adapter(s) in one batch (was {max_loras_before}): requests for other adapters wait until a slot is free and their adapter is loaded from host memory.",
+    text = Plural(
+        chosen.max_loras,
+        N_(
+            "At most {max_loras} adapter in one batch (was {max_loras_before}): requests for other adapters wait until a slot is free and their adapter is loaded from host memory."
+        ),
+        N_(
+            "At most {max_loras} adapters in one batch (was {max_loras_before}): requests for other adapters wait until a slot is free and their adapter is loaded from host memory."
+        ),
         max_loras=chosen.max_loras,
         max_loras_before=serve.max_loras,
     )

@@ -85,14 +85,14 @@ class Cheapest(Frozen):
 class Step(Frozen):
     key: str
     label: Msg
-    applied: bool
+    applied: bool  # in the final configuration (False for a step the prune pass undid)
     reason: Msg
     effect: Msg
     cost: Msg
     before: Snapshot
     after: Snapshot
     serve: ServeConfig  # the configuration after this step
-    # applied, then undone by the prune pass: a later step met the target without it
+    # applied during the walk, then undone by the prune pass: a later step met the target without it
     undone: bool = False
     undone_reason: Msg | None = None
     speed: StepSpeed | None = None  # None when the recommendation ran without a speed workload

@@ -27,7 +27,7 @@ def pcie_gb_per_s(device: DeviceSpec) -> int:
 def offload_check(ctx: Context) -> str | None:
     if ctx.preference == "latency":
         return Text(
-            "Not applied: the preference is latency, and --cpu-offload-gb streams weights over PCIe on every step; CPU KV tiers (--swap-space / --kv-offloading-size) add no GPU blocks."
+            "The preference is latency, and --cpu-offload-gb streams weights over PCIe on every step; CPU KV tiers (--swap-space / --kv-offloading-size) add no GPU blocks."
         )
     if ctx.now.weights_bytes < GIB:
         return Text("Less than 1 GiB of weights per device: nothing worth offloading.")

@@ -15,7 +15,7 @@ from app.core.recommend.model import Preference, Recommendation, Search, Step
 from app.core.recommend.rules import RULES
 from app.core.recommend.speed import cheapest, step_speed
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
-from app.core.text import COMMA, SEMICOLON, Text, TextList
+from app.core.text import COMMA, N_, SEMICOLON, Plural, Text, TextList
 
 # --- the runner ---------------------------------------------------------------------------------------
 
@@ -96,7 +96,7 @@ def _run_rule(rule: Rule, ctx: Context) -> Step | None:
     if choice.chosen is not None and rule.must_meet and not eng.meets(choice.chosen):
         return skipped(
             Text(
-                "Not applied: even {ctx} does not reach the target ({ctx2}), and this lever is only worth its cost when it does.",
+                "even {ctx} does not reach the target ({ctx2}), and this lever is only worth its cost when it does.",
                 ctx=changes_text(ctx, current, choice.chosen),
                 ctx2=progress_text(ctx, choice.chosen),
             ),
@@ -105,10 +105,10 @@ def _run_rule(rule: Rule, ctx: Context) -> Step | None:
     if choice.chosen is None:
         if choice.tried is None:
             refused = TextList(SEMICOLON, choice.refusals) if choice.refusals else Text("no candidate")
-            return skipped(Text("Not applied: vLLM would refuse it ({refused}).", refused=refused))
+            return skipped(Text("vLLM would refuse it ({refused}).", refused=refused))
         return skipped(
             Text(
-                "Not applied: {ctx} does not move toward the target ({ctx2}).",
+                "{ctx} does not move toward the target ({ctx2}).",
                 ctx=changes_text(ctx, current, choice.tried),
                 ctx2=progress_text(ctx, choice.tried),
             ),
@@ -190,14 +190,20 @@ def recommend(
     best_n = math.floor(snap.concurrency_at_target_len)
     impossible = None
     if not snap.meets_target:
-        impossible = Text(
-            "{target_concurrency} sequences of {target_max_model_len:,} tokens do not fit on {per_node} × {name} ({nodes} node(s) of {per_node2}) with the steps allowed. Nearest reachable: {best_n} sequences at {target_max_model_len:,} tokens, or {largest_len_at_target_concurrency:,} tokens at {target_concurrency} sequences. Add nodes, use a device with more memory, or relax the target.",
-            target_concurrency=target_concurrency,
-            target_max_model_len=target_max_model_len,
-            per_node=per_node * nodes,
+        where = Plural(
+            nodes,
+            N_("{devices} × {name} (one node of {per_node})"),
+            N_("{devices} × {name} ({nodes} nodes of {per_node})"),
+            devices=per_node * nodes,
             name=device.name,
             nodes=nodes,
-            per_node2=per_node,
+            per_node=per_node,
+        )
+        impossible = Text(
+            "{target_concurrency} sequences of {target_max_model_len:,} tokens do not fit on {where} with the steps allowed. Nearest reachable: {best_n} sequences at {target_max_model_len:,} tokens, or {largest_len_at_target_concurrency:,} tokens at {target_concurrency} sequences. Add nodes, use a device with more memory, or relax the target.",
+            target_concurrency=target_concurrency,
+            target_max_model_len=target_max_model_len,
+            where=where,
             best_n=best_n,
             largest_len_at_target_concurrency=snap.largest_len_at_target_concurrency,
         )
@@ -279,6 +285,7 @@ def _prune(ctx: Context, steps: list[Step], *, start: ServeConfig) -> list[Step]
         once = TextList(COMMA, [changes_text(ctx, before_of[j], out[j].serve) for j in later])
         out[i] = step.model_copy(
             update={
+                "applied": False,  # not in the final configuration: the page and the API must not say applied
                 "undone": True,
                 "undone_reason": Text(
                     "Not needed once {later}: undone ({changes}); the target is still met.",

@@ -12,18 +12,20 @@ class WorkloadPreset(FrozenModel):
     """One of the seed's 触发场景 rows as a runnable workload (lengths are illustrative)."""
 
     key: str
-    label_zh: str
+    label: Msg  # the scenario's name (Chinese: the seed's own 触发场景 name, in the catalog)
+    label_zh: str  # the seed's name, as it is written there
     description: Msg
     hits_first: Msg  # the seed's 先受阻的方面, in English
     spec: WorkloadSpec
 
 
 def _preset(
-    key: str, label_zh: str, description: str, hits_first: str, spec: dict[str, Any]
+    key: str, label: tuple[str, str], description: str, hits_first: str, spec: dict[str, Any]
 ) -> WorkloadPreset:
     return WorkloadPreset(
         key=key,
-        label_zh=label_zh,
+        label=label[0],
+        label_zh=label[1],
         description=description,
         hits_first=hits_first,
         spec=WorkloadSpec.model_validate(spec),
@@ -35,7 +37,7 @@ WORKLOAD_PRESETS: dict[str, WorkloadPreset] = {
     for p in (
         _preset(
             "long_single",
-            "超长上下文单请求",
+            (Text("One very long request"), "超长上下文单请求"),
             Text("Long-document QA / whole-repo prompts, one at a time: S is close to the limit."),
             Text("a single sequence does not fit (max_model_len, or the whole pool)"),
             {
@@ -52,7 +54,7 @@ WORKLOAD_PRESETS: dict[str, WorkloadPreset] = {
         ),
         _preset(
             "mixed_long_short",
-            "长短交错",
+            (Text("Long and short mixed"), "长短交错"),
             Text("A few long requests among many short ones: the long ones hold most of the pool."),
             Text("concurrency is pushed down: short requests cannot get in (kv_pool)"),
             {
@@ -74,7 +76,7 @@ WORKLOAD_PRESETS: dict[str, WorkloadPreset] = {
         ),
         _preset(
             "many_short",
-            "高并发短请求",
+            (Text("Many short requests"), "高并发短请求"),
             Text("Chat-sized requests at high concurrency: S is small, N is large."),
             Text("starts fine but concurrency stalls: N x S exceeds the pool (kv_pool) or max_num_seqs"),
             {
@@ -91,7 +93,7 @@ WORKLOAD_PRESETS: dict[str, WorkloadPreset] = {
         ),
         _preset(
             "shared_prefix",
-            "高前缀复用",
+            (Text("Shared prefixes"), "高前缀复用"),
             Text("A fixed system prompt plus varying questions, two tenants with their own prompts."),
             Text("memory without benefit when the prefix is not full blocks or its hash varies"),
             {
@@ -117,7 +119,7 @@ WORKLOAD_PRESETS: dict[str, WorkloadPreset] = {
         ),
         _preset(
             "long_output",
-            "长输出生成",
+            (Text("Long outputs"), "长输出生成"),
             Text("Short prompts, long generations (reports, code): S keeps growing while decoding."),
             Text("usage climbs during decode until running requests are preempted (kv_pool)"),
             {

@@ -36,7 +36,7 @@ from collections import deque
 from itertools import accumulate
 
 from app.core.blocks import NULL_BLOCKS
-from app.core.text import Text
+from app.core.text import N_, Plural, Text
 from app.core.workload.budget import (
     DEADLINE_CHECK_EVERY,
     MAX_SIMULATION_SECONDS,
@@ -722,24 +722,35 @@ def _binding_limit(
        memory one).
     """
     pool, seqs = blocked["kv_pool"], blocked["max_num_seqs"]
-    counts = Text(
-        "admission stopped by the KV pool on {pool} step(s), by max_num_seqs on {seqs}", pool=pool, seqs=seqs
+    counts = Plural(
+        pool,
+        N_("admission stopped by the KV pool on {pool} step, by max_num_seqs on {seqs}"),
+        N_("admission stopped by the KV pool on {pool} steps, by max_num_seqs on {seqs}"),
+        pool=pool,
+        seqs=seqs,
     )
     if rejected.get("max_model_len"):
         return (
             "max_model_len",
-            Text(
-                "{rejected} request(s) longer than max_model_len were rejected",
+            Plural(
+                rejected["max_model_len"],
+                N_("{rejected} request longer than max_model_len was rejected"),
+                N_("{rejected} requests longer than max_model_len were rejected"),
                 rejected=rejected["max_model_len"],
             ),
         )
     if rejected.get("kv_pool"):
-        return "kv_pool", Text(
-            "{rejected} request(s) need more blocks than the whole pool", rejected=rejected["kv_pool"]
+        return "kv_pool", Plural(
+            rejected["kv_pool"],
+            N_("{rejected} request needs more blocks than the whole pool"),
+            N_("{rejected} requests need more blocks than the whole pool"),
+            rejected=rejected["kv_pool"],
         )
     if preemptions:
-        return "kv_pool", Text(
-            "{preemptions} preemption(s) for lack of free blocks; {counts}",
+        return "kv_pool", Plural(
+            preemptions,
+            N_("{preemptions} preemption for lack of free blocks; {counts}"),
+            N_("{preemptions} preemptions for lack of free blocks; {counts}"),
             preemptions=preemptions,
             counts=counts,
         )

@@ -234,13 +234,18 @@ def result_view(request: Request, diagnosis: Diagnosis) -> ResultView:
     info = VERDICTS[diagnosis.verdict]
     tone, title = info.tone, _(info.label)
     url = planner_url(request, diagnosis, page_lang())
-    planner_note = None
+    notes = []
     if url is not None and "model" not in diagnosis.planner_inputs:
-        planner_note = t("The log's model is not in the catalog: the planner opens with its default model.")
+        notes.append(t("The log's model is not in the catalog: the planner opens with its default model."))
     elif url is not None and diagnosis.device_source == "ambiguous":
-        planner_note = t(
-            "The log does not say which card it ran on (several report this total): the planner opens with a device of the printed size — choose the card there."
+        notes.append(
+            t(
+                "The log does not say which card it ran on (several report this total): the planner opens with a device of the printed size — choose the card there."
+            )
         )
+    if url is not None:
+        notes.extend(planner_version_note(diagnosis))
+    planner_note = " ".join(notes) or None
     identity = [
         (_("Model"), diagnosis.model_id or diagnosis.facts.model or "—"),
         (
@@ -276,6 +281,22 @@ def result_view(request: Request, diagnosis: Diagnosis) -> ResultView:
         device_reasoning=tr_list(diagnosis.device_reasoning),
         notes=tr_list(diagnosis.notes),
     )
+
+
+def planner_version_note(diagnosis: Diagnosis) -> list[str]:
+    """Why the link's release differs from the one the log printed (a V0 run of a V1 release)."""
+    printed, linked = diagnosis.facts.vllm_version, diagnosis.planner_inputs.get("vllm_version")
+    if printed is None or linked is None or printed == linked:
+        return []
+    why = tr(diagnosis.planner_version_note) if diagnosis.planner_version_note else t("same rules")
+    return [
+        t(
+            "The log says vLLM {printed}; the planner opens with {linked}, the release whose rules replay it ({why}).",
+            printed=printed,
+            linked=linked,
+            why=why,
+        )
+    ]
 
 
 def planner_url(request: Request, diagnosis: Diagnosis, lang: str | None = None) -> str | None:

@@ -60,7 +60,7 @@ SERIES_TABLE_ROWS = 20  # rows of the charts' table alternative
 SEED_EXAMPLE_BLOCK_SIZE = 4
 SEED_EXAMPLE_SHARED = (10, 14)
 SEED_MISPRINT_NOTE = Text(
-    "The seed text says “两条请求共享 14 个 token、block size 为 4 时，只有前 8 个 token 命中”. 14 shared tokens at B = 4 are 3 full blocks: 12 tokens hit and 2 are recomputed. Its own explanation (“第三块只对上 2/4”) describes 10 shared tokens: 2 full blocks = 8 tokens hit."
+    "The reference guide (the Chinese KV-cache guide this planner follows) says “两条请求共享 14 个 token、block size 为 4 时，只有前 8 个 token 命中”. 14 shared tokens at B = 4 are 3 full blocks: 12 tokens hit and 2 are recomputed. Its own explanation (“第三块只对上 2/4”) describes 10 shared tokens: 2 full blocks = 8 tokens hit."
 )
 EXTRA_KEY_FIELDS = (
     ("lora", Text("LoRA adapter ID")),

@@ -135,7 +135,7 @@ class PrefixView:
 @dataclass(frozen=True)
 class PresetView:
     key: str
-    label_zh: str
+    label: str
     description: str
     hits_first: str
     checked: bool
@@ -441,7 +441,7 @@ def workload_view(
         blocked=blocked,
     )
     return WorkloadView(
-        title=Text("{label} — {description}", label=preset.label_zh, description=preset.description)
+        title=Text("{label} — {description}", label=preset.label, description=preset.description)
         if preset
         else Text("Custom request classes"),
         hits_first=preset.hits_first if preset else "",
@@ -465,7 +465,7 @@ def _workload_metrics(result: WorkloadResult, *, max_waiting: int) -> tuple[Metr
     return (
         Metric("w-max-running", Text("Concurrency reached (max running)"), integer(result.max_running)),
         Metric("w-mean-running", Text("Mean running"), f"{result.mean_running:.1f}"),
-        Metric("w-preemptions", "Preemptions", integer(result.preemptions)),
+        Metric("w-preemptions", Text("Preemptions"), integer(result.preemptions)),
         Metric("w-mean-waiting", Text("Mean waiting"), f"{result.mean_waiting:.1f}"),
         Metric("w-max-waiting", Text("Max waiting"), integer(max_waiting)),
         Metric("w-peak-kv", Text("Peak KV usage"), percent(result.peak_kv_usage)),
@@ -478,14 +478,14 @@ def _workload_metrics(result: WorkloadResult, *, max_waiting: int) -> tuple[Metr
             Text("Finished / rejected"),
             f"{integer(result.finished)} / {integer(result.rejected)}",
         ),
-        Metric("w-steps", "Steps", integer(result.steps)),
+        Metric("w-steps", Text("Steps"), integer(result.steps)),
     )
 
 
 def _engine_text(engine: EngineParams, spec: WorkloadSpec) -> str:
     """The engine the simulation ran, in one sentence."""
     return Text(
-        "{num_gpu_blocks} blocks of {block_size} tokens, max_num_seqs {max_num_seqs}, max_num_batched_tokens {max_num_batched_tokens}, max_model_len {max_model_len}, prefix caching {value}, {num_requests} requests, seed {seed}",
+        "{num_gpu_blocks} blocks of {block_size} tokens, max_num_seqs {max_num_seqs}, max_num_batched_tokens {max_num_batched_tokens}, max_model_len {max_model_len}, prefix caching {value}, {num_requests} requests, random seed {seed}",
         num_gpu_blocks=integer(engine.num_gpu_blocks),
         block_size=engine.block_size,
         max_num_seqs=integer(engine.max_num_seqs),
@@ -583,7 +583,7 @@ def build_view(request: Request, params: ExploreParams, problems: list[Problem])
         workload=sec.workload,
         workload_error=sec.workload_error,
         presets=tuple(
-            PresetView(p.key, p.label_zh, p.description, p.hits_first, p.key == params.preset)
+            PresetView(p.key, p.label, p.description, p.hits_first, p.key == params.preset)
             for p in WORKLOAD_PRESETS.values()
         ),
         models=models,

@@ -272,6 +272,7 @@ def cost_chart(params: FleetParams, series: list[tuple[Candidate, list[tuple[flo
     x_top = params.requests_per_s * CHART_LOAD_FACTOR
     y_ticks = axis_ticks(max(cost for _, points in series for _, cost in points), Y_TICKS)
     y_top = y_ticks[-1] or 1.0
+    rps_title = escape(t("requests/s"))  # outside the f-string, where the extractor sees it
 
     def x(load: float) -> float:
         return MARGIN_LEFT + load / x_top * plot_w
@@ -306,7 +307,7 @@ def cost_chart(params: FleetParams, series: list[tuple[Candidate, list[tuple[flo
         )
     parts.append(
         f'<text x="{MARGIN_LEFT + plot_w / 2:.1f}" y="{CHART_HEIGHT - 8}" text-anchor="middle" font-size="16">'
-        f"{escape(t('requests/s'))}</text>"
+        f"{rps_title}</text>"
     )
     for index, (c, points) in enumerate(series):
         path: list[str] = [f"{x(0):.1f},{y(points[0][1]):.1f}"]

@@ -12,7 +12,15 @@ from urllib.parse import parse_qsl, urlencode
 from starlette.requests import Request
 
 from app.core.versions import DEFAULT_VERSION
-from app.web.inputs.params import DEFAULTS, FIELD_NAMES, LINK_FORMAT_VERSION, PlannerParams, pack_config_json
+from app.web.inputs.params import (
+    DEFAULTS,
+    FIELD_NAMES,
+    LINK_FORMAT_VERSION,
+    PACKED_FIELDS,
+    PlannerParams,
+    pack_config_json,
+    pack_text,
+)
 from app.web.templating import url_path
 
 # The compare view's default partner: the release the calibration logs come from (docs/accuracy.md);
@@ -33,6 +41,8 @@ def query_items(params: PlannerParams) -> list[tuple[str, str]]:
             text = "true" if value else "false"
         elif name == "config_json":
             text = pack_config_json(value)
+        elif name in PACKED_FIELDS:
+            text = pack_text(value)
         else:
             text = str(value)
         items.append((name, text))

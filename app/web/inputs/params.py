@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import json
 import zlib
 from collections.abc import Iterable, Mapping
@@ -17,6 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
+    AliasChoices,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -29,6 +31,7 @@ from pydantic import (
 from app.core import numbers
 from app.core.command import human_readable_int
 from app.core.errors import PlannerError
+from app.core.hf_config.reduce import planner_config
 from app.core.perf.schedule import Workload
 from app.core.plan import MAX_DEVICE_MEMORY_GIB, MIN_DEVICE_MEMORY_GIB, QUANTIZATION_FLAGS
 from app.core.serve_flags import bounds
@@ -41,10 +44,15 @@ from app.web.validation import message_of
 LINK_FORMAT_VERSION: Literal[1] = 1
 DEFAULT_MODEL = "meta-llama/Llama-3.1-8B"
 DEFAULT_DEVICE = "nvidia-h100-sxm-80gb"
-# A pasted config.json rides in the permalink; 64 KiB is ~20x a large real config.
-CONFIG_JSON_MAX_CHARS = 65_536
-# Permalinks carry a config.json deflated (pack_config_json): level 9 is ~1 ms on 64 KiB, once per link.
+# A pasted config.json (POST): real ones reach 3 MB (ModelOpt MIXED_PRECISION lists every module:
+# nvidia/MiniMax-M3-NVFP4, tests/data/configs/current); json.loads is linear and the depth is checked first.
+CONFIG_JSON_MAX_CHARS = 4 * 2**20
+# Permalinks carry the config cut to what the planner reads (hf_config.reduce.planner_config), deflated
+# (pack_config_json): that MiniMax-M3 config packs to ~2 KB. A packed value is at most this long.
+PACKED_CONFIG_MAX_CHARS = 65_536
 PACKED_CONFIG_PREFIX = "z:"
+PACKED_FIELDS = ("config_json", "my_runs")  # long pasted texts the permalink carries deflated
+MY_RUNS_MAX_CHARS = 65_536  # pasted bench results: ~40 printed blocks
 PACK_LEVEL = 9
 UNPACKED_MAX_BYTES = 4 * CONFIG_JSON_MAX_CHARS  # UTF-8 takes at most 4 bytes a character
 CARD_DTYPES = ("bfloat16", "float16", "float32")
@@ -139,8 +147,14 @@ def _float_or_none(value: object) -> object:
 
 
 def compact_config_json(text: str) -> str:
-    """Re-serialise a pasted config.json without whitespace so permalinks stay as short as possible."""
-    return json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
+    """A pasted config.json cut to what the planner reads (planner_config: the same ModelSpec) and
+    re-serialised without whitespace, so permalinks stay as short as possible."""
+    config = json.loads(text)
+    if isinstance(config, dict):
+        # a config the planner refuses travels as it is, to be refused again with its message
+        with contextlib.suppress(PlannerError):
+            config = planner_config(config)
+    return json.dumps(config, separators=(",", ":"), ensure_ascii=False)
 
 
 def pack_config_json(text: str) -> str:
@@ -151,7 +165,12 @@ def pack_config_json(text: str) -> str:
     stays far below the URL limits of browsers and proxies, and the page echoes less (every link on
     it carries the config). Stateless on purpose: no server-side store to fill or to lose.
     """
-    packed = zlib.compress(compact_config_json(text).encode("utf-8"), PACK_LEVEL)
+    return pack_text(compact_config_json(text))
+
+
+def pack_text(text: str) -> str:
+    """``z:`` + base64url(deflate(text)): how a permalink carries a long pasted text (unpack_config_json reads it)."""
+    packed = zlib.compress(text.encode("utf-8"), PACK_LEVEL)
     return PACKED_CONFIG_PREFIX + base64.urlsafe_b64encode(packed).rstrip(b"=").decode("ascii")
 
 
@@ -160,20 +179,20 @@ def unpack_config_json(value: object) -> object:
     if not isinstance(value, str) or not value.startswith(PACKED_CONFIG_PREFIX):
         return value
     data = value[len(PACKED_CONFIG_PREFIX) :].strip()
-    if len(data) > CONFIG_JSON_MAX_CHARS:
+    if len(data) > PACKED_CONFIG_MAX_CHARS:
         raise ValueError(
-            Text("a packed config (z:…) of at most {limit:,} characters", limit=CONFIG_JSON_MAX_CHARS)
+            Text("a packed config (z:…) of at most {limit:,} characters", limit=PACKED_CONFIG_MAX_CHARS)
         )
     try:
         raw = base64.urlsafe_b64decode(data + "=" * (-len(data) % 4))
         inflater = zlib.decompressobj()
         text = inflater.decompress(raw, UNPACKED_MAX_BYTES)  # a deflate bomb stops here
         if inflater.unconsumed_tail or not inflater.eof:
-            raise ValueError(Text("a packed config (z:…) that does not unpack to at most 64 KiB of JSON"))
+            raise ValueError(Text("a packed config (z:…) that does not unpack to at most 16 MiB of JSON"))
         return text.decode("utf-8")
     except (binascii.Error, zlib.error, UnicodeDecodeError) as exc:
         raise ValueError(
-            Text("a packed config (z:…) that does not unpack to at most 64 KiB of JSON")
+            Text("a packed config (z:…) that does not unpack to at most 16 MiB of JSON")
         ) from exc
 
 
@@ -217,7 +236,19 @@ def _param_count_or_none(value: object) -> object:
 
 OptStr = Annotated[str | None, BeforeValidator(_blank_to_none)]
 Flag = Annotated[bool, BeforeValidator(_bool_word)]
-ExtrasJson = Annotated[str, Field(max_length=2_000)]  # `--speculative-config` / `--limit-mm-per-prompt` JSON
+
+
+def _json_text(value: object) -> object:
+    """A JSON object as vLLM's Python API takes it (a dict) or as the flag's text: kept as compact text."""
+    if isinstance(value, dict):
+        return json.dumps(value, separators=(",", ":"))
+    return value
+
+
+# `--speculative-config` / `--limit-mm-per-prompt`: JSON text, or (in a JSON body) the object itself
+ExtrasJson = Annotated[str, BeforeValidator(_json_text), Field(max_length=2_000)]
+OptInt = Annotated[int | None, BeforeValidator(_blank_to_none)]
+OptFloat = Annotated[float | None, BeforeValidator(_blank_to_none)]
 TriState = Annotated[bool | None, BeforeValidator(_tri_state)]
 ParamCount = Annotated[Annotated[int, Field(ge=1, le=10**14)] | None, BeforeValidator(_param_count_or_none)]
 
@@ -315,8 +346,13 @@ class PlannerParams(BaseModel):
     cpu_offload_gb: Annotated[
         float, BeforeValidator(_float_or_zero), bounds("cpu_offload_gb"), Field(allow_inf_nan=False)
     ] = 0.0
-    swap_space_gib: ServeSwapGiB = None
-    kv_offloading_size_gib: ServeOffloadGiB = None
+    # vLLM's own names (--swap-space, --kv-offloading-size, both in GiB) are taken as well
+    swap_space_gib: ServeSwapGiB = Field(
+        default=None, validation_alias=AliasChoices("swap_space_gib", "swap_space")
+    )
+    kv_offloading_size_gib: ServeOffloadGiB = Field(
+        default=None, validation_alias=AliasChoices("kv_offloading_size_gib", "kv_offloading_size")
+    )
     # memory other processes hold on each device when vLLM starts (not a vLLM flag)
     device_memory_used_gib: Annotated[
         float, BeforeValidator(_float_or_zero), Field(ge=0.0, le=100_000.0, allow_inf_nan=False)
@@ -364,8 +400,22 @@ class PlannerParams(BaseModel):
     quantization: Annotated[str | None, BeforeValidator(_quantization_name)] = None
     input_tokens: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=10_000_000)] = 1024
     output_tokens: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=10_000_000)] = 1024
-    # blank = DEFAULT_SPEED_CONCURRENCY; the same key as the explorer's closed-loop clients (same meaning)
+    # blank = the target concurrency when given, else DEFAULT_SPEED_CONCURRENCY; the same key as the explorer's closed-loop clients (same meaning)
     concurrency: OptSeqs = None
+    # issue 23: `vllm bench serve`'s arguments under its own names (blank = its default; checked by
+    # app.core.perf.bench_args.BenchArgs, app/web/speed/service.py) and your own runs' pasted results
+    bench_serve: Flag = False
+    num_prompts: OptInt = None
+    max_concurrency: OptInt = None
+    request_rate: OptFloat = None  # "inf" reads as float("inf"), vLLM's default
+    burstiness: OptFloat = None
+    random_input_len: OptInt = None
+    random_output_len: OptInt = None
+    random_range_ratio: OptFloat = None
+    random_prefix_len: OptInt = None
+    dataset_name: Annotated[Literal["random", "sharegpt"] | None, BeforeValidator(_blank_to_none)] = None
+    ignore_eos: Flag = False
+    my_runs: Annotated[str, BeforeValidator(unpack_config_json), Field(max_length=MY_RUNS_MAX_CHARS)] = ""
 
     @field_validator("vllm_version")
     @classmethod
@@ -415,7 +465,13 @@ class PlannerParams(BaseModel):
 
     @property
     def speed_concurrency(self) -> int:
-        return self.concurrency or DEFAULT_SPEED_CONCURRENCY
+        """The clients the Speed section models: the count given, else the target concurrency N when one
+        is given (one N on the page: N = 64 used to model 16 clients), else 16."""
+        if self.concurrency:
+            return self.concurrency
+        if "target_concurrency" in self.model_fields_set:
+            return self.target_concurrency
+        return DEFAULT_SPEED_CONCURRENCY
 
     @property
     def resolved_version(self) -> str:

@@ -27,8 +27,13 @@ from app.web.inputs.params import CARD_REQUIRED, DEFAULTS, PlannerParams, serve_
 from app.web.inputs.problems import Problem
 
 ModelSource = Literal["catalog", "config", "card", "hub"]
-PASTED_MODEL_NAME = "pasted-config"
-CARD_MODEL_NAME = "model-card"
+# The command's model when the user named none: a visible placeholder they must fill in (issue 24 item 2:
+# `vllm serve pasted-config` / `vllm serve model-card` looked runnable and were not)
+MODEL_PLACEHOLDER = "<model path or id>"
+PASTED_MODEL_NAME = MODEL_PLACEHOLDER
+CARD_MODEL_NAME = MODEL_PLACEHOLDER
+NAME_OR_PATH_KEY = "_name_or_path"  # transformers writes the repo id or local path into a saved config.json
+MAX_NAME_CHARS = 300  # PlannerParams.model's own limit
 # Fallbacks for card fields a user may leave blank; each only moves the activation model a little.
 CARD_DEFAULT_VOCAB = 32_000  # Llama-2 vocabulary, the smallest common one
 CARD_DEFAULT_MAX_LEN = 131_072  # 128K, what most current cards declare
@@ -125,7 +130,7 @@ def card_config(params: PlannerParams) -> dict[str, Any]:
 def _model(params: PlannerParams) -> tuple[ModelSpec, str, ModelSource]:
     config = params.config_dict
     if config is not None:
-        label = params.model if params.model != DEFAULTS.model else PASTED_MODEL_NAME
+        label = params.model if params.model != DEFAULTS.model else config_name(config)
         return model_spec_from_hf_config(config, name=label), label, "config"
     if params.has_card:
         try:
@@ -137,9 +142,18 @@ def _model(params: PlannerParams) -> tuple[ModelSpec, str, ModelSource]:
                 raise
             field = CARD_FIELD_OF_HF_KEY.get(exc.field, "card_layers")
             raise ConfigError(field, exc.message) from exc
-        return spec, CARD_MODEL_NAME, "card"
+        label = params.model if params.model != DEFAULTS.model else CARD_MODEL_NAME
+        return spec, label, "card"
     model, fetched = find_model_or_fetch(params.model)  # the hub only with KVPLAN_ALLOW_HUB=1 (app/hub.py)
     return model, params.model, "hub" if fetched else "catalog"
+
+
+def config_name(config: dict[str, Any]) -> str:
+    """The model a pasted config.json names (its ``_name_or_path``), else the placeholder."""
+    name = config.get(NAME_OR_PATH_KEY)
+    if isinstance(name, str) and name.strip() and len(name) <= MAX_NAME_CHARS and "\n" not in name:
+        return name.strip()
+    return PASTED_MODEL_NAME
 
 
 async def prefetch_hub_model(params: PlannerParams) -> None:
@@ -163,6 +177,8 @@ def resolve_strict(params: PlannerParams) -> Resolved:
         if source_is_card(params) or exc.field == "config_json":
             raise
         raise ConfigError("config_json", f"{exc.field}: {exc.message}") from exc
+    if label not in (params.model, MODEL_PLACEHOLDER):  # a config's _name_or_path: the box and link carry it
+        params = params.model_copy(update={"model": label})
     model = apply_quantization_flag(model, params.quantization)  # a checkpoint's own format wins
     device = find_device(params.device)
     if params.device_memory_gib is not None:

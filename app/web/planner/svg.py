@@ -23,18 +23,21 @@ def _text(value: object) -> Markup:
 
 
 BAR_WIDTH = 1000  # viewBox units; the SVG scales to its container
-BAR_HEIGHT = 150
-BAR_Y = 40
+BAR_HEIGHT = 182  # room above for the budget label and below for the demand label at phone size
+BAR_Y = 52
 BAR_H = 56
 BAR_DEMAND_H = 12  # the S x N demand band along the bottom of the KV segment
 MIN_LABEL_WIDTH = 110  # a segment narrower than this gets no inside label (the table has it)
 
 CHART_WIDTH = 1000
-CHART_HEIGHT = 360
-CHART_MARGIN_LEFT = 70
+CHART_HEIGHT = 400
+CHART_MARGIN_LEFT = 130  # the rotated y title, then tick labels at the phone's larger text (app.css)
 CHART_MARGIN_RIGHT = 24
+Y_TITLE_X = 20  # the rotated y-axis title's centre line, left of the tick labels
+PHONE_TICKS = 6  # more x ticks than this: a phone shows every other label
+LABEL_CHAR_UNITS = 16  # viewBox units per character of a 30-unit label (the phone's size), for fitting
 CHART_MARGIN_TOP = 20
-CHART_MARGIN_BOTTOM = 56
+CHART_MARGIN_BOTTOM = 80
 CHART_Y_FLOOR = 0.1  # concurrency below this is drawn on the bottom edge (nothing fits)
 
 
@@ -110,16 +113,14 @@ def partition_bar(
         parts.append(
             f'<rect class="kv-demand{" kv-demand-over" if over else ""}" x="{_fmt(x0)}" y="{band_y}" '
             f'width="{_fmt(max(x1 - x0, 1))}" height="{BAR_DEMAND_H}">'
-            f"<title>{_text(kv_demand_label)}</title></rect>"
-            f'<text class="demand-label{" over" if over else ""}" x="{_fmt(x0 + 4)}" '
-            f'y="{BAR_Y + BAR_H + 44}">{_text(kv_demand_label)}</text>'
+            f"<title>{_text(kv_demand_label)}</title></rect>" + _demand_label(kv_demand_label, x0, over)
         )
     if overrun_bytes > 0:
         x0, x1 = x_of(budget_bytes), x_of(budget_bytes + overrun_bytes)
         parts.append(
             f'<rect class="seg seg-overrun" x="{_fmt(x0)}" y="{BAR_Y - 6}" width="{_fmt(max(x1 - x0, 2))}" '
             f'height="{BAR_H + 12}" fill="url(#hatch)"><title>{_text(overrun_label)}</title></rect>'
-            f'<text class="overrun-label" x="{_fmt(min(x1, BAR_WIDTH - 4))}" y="{BAR_Y + BAR_H + 44}" '
+            f'<text class="overrun-label" x="{_fmt(min(x1, BAR_WIDTH - 4))}" y="{BAR_Y + BAR_H + 60}" '
             f'text-anchor="end">{_text(overrun_label)}</text>'
         )
     bx = x_of(budget_bytes)
@@ -139,6 +140,18 @@ def partition_bar(
     )
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+def _demand_label(label: str, x0: float, over: bool) -> str:
+    """Under the KV segment from its left edge, or ending at the bar's right edge when it would run past it
+    ("S × N need 96.0 GiB > pool" started at x 775 of 1000 and was cut to "> po")."""
+    text = tr(label)
+    fits = x0 + 4 + len(text) * LABEL_CHAR_UNITS <= BAR_WIDTH - 4
+    x, anchor = (x0 + 4, "start") if fits else (BAR_WIDTH - 4, "end")
+    return (
+        f'<text class="demand-label{" over" if over else ""}" x="{_fmt(x)}" y="{BAR_Y + BAR_H + 60}" '
+        f'text-anchor="{anchor}">{escape(text)}</text>'
+    )
 
 
 def _log_ticks(low: float, high: float, base: int) -> list[float]:
@@ -189,11 +202,16 @@ def capacity_chart(
         f'<title id="chart-title">{_text(title)}</title><desc id="chart-desc">{_text(desc)}</desc>',
         f'<rect class="plot-bg" x="{left}" y="{top}" width="{right - left}" height="{bottom - top}"/>',
     ]
-    for tick in _log_ticks(x_lo, x_hi, 2):
+    x_ticks = _log_ticks(x_lo, x_hi, 2)
+    for index, tick in enumerate(x_ticks):
         x = px(tick)
+        # the last label ends at the right edge instead of running past it ("128K" was cut); a phone shows
+        # every other label, so its larger text does not run together
+        anchor = "end" if x > right - 30 else "middle"
+        minor = " tick-minor" if index % 2 and len(x_ticks) > PHONE_TICKS else ""
         parts.append(
             f'<line class="grid" x1="{_fmt(x)}" x2="{_fmt(x)}" y1="{top}" y2="{bottom}"/>'
-            f'<text class="axis-label" x="{_fmt(x)}" y="{bottom + 22}" text-anchor="middle">'
+            f'<text class="axis-label{minor}" x="{_fmt(x)}" y="{bottom + 26}" text-anchor="{anchor}">'
             f"{human_tokens(int(tick))}</text>"
         )
     for tick in _log_ticks(y_lo, y_hi, 10):
@@ -206,8 +224,9 @@ def capacity_chart(
     parts.append(
         f'<text class="axis-title" x="{(left + right) / 2}" y="{CHART_HEIGHT - 8}" text-anchor="middle">'
         f"{_text(x_label)}</text>"
-        f'<text class="axis-title" x="16" y="{(top + bottom) / 2}" text-anchor="middle" '
-        f'transform="rotate(-90 16 {(top + bottom) / 2})">{_text(y_label)}</text>'
+        f'<text class="axis-title" x="{Y_TITLE_X}" y="{(top + bottom) / 2}" text-anchor="middle" '
+        f'dominant-baseline="middle" transform="rotate(-90 {Y_TITLE_X} {(top + bottom) / 2})">'
+        f"{_text(y_label)}</text>"
     )
     ty = py(target_concurrency)
     parts.append(

@@ -18,14 +18,14 @@ from app.core.plan import QUANTIZATION_FLAGS
 from app.core.recommend import utilization_ceiling
 from app.core.result import ErrorKind, Estimate, Range
 from app.core.specs import KV_CACHE_DTYPES, ModelSpec
-from app.core.text import Text
+from app.core.text import N_, Plural, Text
 from app.core.versions import rules_for
 from app.web.format import gib, gib_range, human_tokens, integer, percent
 from app.web.i18n import _, t, tr, tr_list
 from app.web.inputs.options import TP_OPTIONS, Option, catalog_options, version_options
-from app.web.inputs.params import CARD_DTYPES, DEFAULT_SPEED_CONCURRENCY, PlannerParams
+from app.web.inputs.params import CARD_DTYPES, PlannerParams
 from app.web.inputs.problems import Problem
-from app.web.inputs.resolve import Resolved
+from app.web.inputs.resolve import MODEL_PLACEHOLDER, Resolved
 from app.web.planner import svg
 from app.web.verdict import VerdictView, verdict_view
 from app.web.version_notes import VersionNote, version_notes
@@ -33,6 +33,15 @@ from app.web.version_notes import VersionNote, version_notes
 SLIDER_MIN_TOKENS = 256
 SLIDER_MAX_TOKENS = 4 * 2**20  # 4M tokens, beyond every catalogued model's window
 UTILIZATION_STEP = 0.01  # suggestions are rounded up to whole percent
+# What a catalog entry's confidence means (model_specs/*.yaml ``confidence``; scripts/gen_model_specs.py)
+CONFIDENCE_TEXT = {
+    "verified": N_("verified: its config.json matches the published file"),
+    "likely": N_("likely: its config.json comes from the public model card, not checked field by field"),
+    "recalled": N_(
+        "recalled: its config.json was not read from the published file but filled in from a related "
+        "model's verified config; paste the real config.json to be sure"
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -205,7 +214,7 @@ def form_state(
             "devices": str(params.tensor_parallel_size * params.pipeline_parallel_size),
             "max_model_len": str(effective_len),  # what a blank field serves (LongRoPE: the original)
             "gpu_memory_utilization": f"{default_util:g}",
-            "concurrency": str(DEFAULT_SPEED_CONCURRENCY),
+            "concurrency": str(params.speed_concurrency),
         },
         slider_values=stops,
         slider_index=nearest_index(stops, effective_len),
@@ -274,7 +283,9 @@ def formula_view(model: ModelSpec, est: Estimate, target: int) -> FormulaView:
             Symbol("H_kv", t("KV heads per layer"), heads_text),
             Symbol("D", t("head size"), str(seed.head_size)),
             Symbol("S", t("tokens per sequence (max_model_len)"), integer(est.max_model_len)),
-            Symbol("b", t("bytes per KV element"), str(est.kv_dtype_bytes_per_element)),
+            Symbol(
+                "b", t("bytes per KV element"), f"{est.kv_dtype_bytes_per_element} ({kv_dtype_label(est)})"
+            ),
             Symbol("N", t("concurrent sequences (target)"), str(target)),
             Symbol("TP", "tensor_parallel_size", str(tp)),
         ),
@@ -447,6 +458,13 @@ def block_math(est: Estimate) -> tuple[Symbol, ...]:
     )
 
 
+def kv_dtype_label(est: Estimate) -> str:
+    """The KV dtype planned: `fp8_e4m3 (from the checkpoint)` when `auto` took the checkpoint's declared one."""
+    if est.kv_cache_dtype_from_checkpoint:
+        return t("{dtype} (from the checkpoint)", dtype=est.kv_cache_dtype)
+    return est.kv_cache_dtype
+
+
 def markdown_summary(resolved: Resolved, est: Estimate, verdict: VerdictView) -> str:
     p = resolved.params
     rows = [
@@ -457,7 +475,7 @@ def markdown_summary(resolved: Resolved, est: Estimate, verdict: VerdictView) ->
         (t("target concurrency"), str(p.target_concurrency)),
         (t("tensor / pipeline parallel"), f"{est.tensor_parallel_size} / {est.pipeline_parallel_size}"),
         ("gpu_memory_utilization", f"{est.gpu_memory_utilization:g}"),
-        ("kv_cache_dtype", est.kv_cache_dtype),
+        ("kv_cache_dtype", kv_dtype_label(est)),
         (_("verdict"), verdict.headline),
         (t("weights per device"), gib(est.weights_bytes)),
         (t("KV cache pool"), t("never sized") if never_sized(est) else gib(est.kv_cache_bytes)),
@@ -467,6 +485,37 @@ def markdown_summary(resolved: Resolved, est: Estimate, verdict: VerdictView) ->
     # the permalink follows as the last line: app.js appends it when copying (data-copy-link), as an
     # absolute URL, so the page carries the (possibly large) query once, in #permalink
     return "\n".join(["| | |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows), ""])
+
+
+def _model_note(resolved: Resolved) -> str:
+    """Where the model came from; when the user named none, that the command's placeholder is theirs to fill."""
+    source = resolved.model_source
+    if source == "catalog":
+        return t(
+            "Catalog model {model_label} ({confidence})",
+            model_label=resolved.model_label,
+            confidence=_(CONFIDENCE_TEXT.get(resolved.model.confidence, resolved.model.confidence)),
+        )
+    if source == "hub":
+        return t(
+            "Model {model_label} read from the hub ({source})",
+            model_label=resolved.model_label,
+            source=resolved.model.source,
+        )
+    placeholder = resolved.model_label == MODEL_PLACEHOLDER
+    if source == "config" and placeholder:
+        return t(
+            "Model from the pasted config.json, which names no model: replace {placeholder} in the command with its path or hub id (or type it in the Model box).",
+            placeholder=MODEL_PLACEHOLDER,
+        )
+    if source == "config":
+        return t("Model {model_label} from the pasted config.json", model_label=resolved.model_label)
+    if placeholder:
+        return t(
+            "Model from the model card: replace {placeholder} in the command with its path or hub id (or type it in the Model box).",
+            placeholder=MODEL_PLACEHOLDER,
+        )
+    return t("Model {model_label} from the model card", model_label=resolved.model_label)
 
 
 def result_view(
@@ -538,14 +587,22 @@ def result_view(
         )
     # ≥ 1: fewer devices than TP × PP is refused before any estimate (estimate.validate_devices)
     replicas = E.replicas(devices=params.device_count, ranks=ranks)
-    fleet = t(
-        "⌊devices {devices} ÷ (TP × PP = {ranks})⌋ = {replicas} replica(s) → {replicas} × {per_replica:.2f} = {max_concurrency:.2f} concurrent sequences of {max_model_len} tokens",
-        devices=params.device_count,
-        ranks=ranks,
-        replicas=replicas,
-        per_replica=est.max_concurrency,
-        max_concurrency=E.fleet_concurrency(replicas=replicas, per_replica=est.max_concurrency),
-        max_model_len=integer(est.max_model_len),
+    fleet = tr(
+        Plural(
+            replicas,
+            N_(
+                "⌊devices {devices} ÷ (TP × PP = {ranks})⌋ = {replicas} replica → {replicas} × {per_replica:.2f} = {max_concurrency:.2f} concurrent sequences of {max_model_len} tokens"
+            ),
+            N_(
+                "⌊devices {devices} ÷ (TP × PP = {ranks})⌋ = {replicas} replicas → {replicas} × {per_replica:.2f} = {max_concurrency:.2f} concurrent sequences of {max_model_len} tokens"
+            ),
+            devices=params.device_count,
+            ranks=ranks,
+            replicas=replicas,
+            per_replica=est.max_concurrency,
+            max_concurrency=E.fleet_concurrency(replicas=replicas, per_replica=est.max_concurrency),
+            max_model_len=integer(est.max_model_len),
+        )
     )
     if est.error:
         log_title = t("What vLLM would print (start-up fails)")
@@ -556,20 +613,7 @@ def result_view(
     command = render_serve_command(
         model=resolved.model_label, serve=resolved.serve, vllm_version=resolved.vllm_version
     )
-    model_note = {
-        "catalog": t(
-            "Catalog model {model_label} ({confidence})",
-            model_label=resolved.model_label,
-            confidence=resolved.model.confidence,
-        ),
-        "config": t("Model from the pasted config.json"),
-        "card": t("Model from the model card"),
-        "hub": t(
-            "Model {model_label} read from the hub ({source})",
-            model_label=resolved.model_label,
-            source=resolved.model.source,
-        ),
-    }[resolved.model_source]
+    model_note = _model_note(resolved)
     return ResultView(
         verdict=verdict,
         partition=rows,

@@ -33,7 +33,7 @@ class StepView:
     before: SnapshotView
     after: SnapshotView
     link: str  # planner permalink with this step's configuration applied ("" when not applicable)
-    undone: bool = False  # applied, then undone by the prune pass
+    undone: bool = False  # applied during the walk, then undone by the prune pass (not applied)
     undone_reason: str = ""
     speed: str = ""  # "Speed: TPOT 30.4 → 19.3 ms, …" ("" when the step changes no configuration)
 
@@ -134,7 +134,7 @@ def build_view(
                 cost=tr(s.cost),
                 before=_snapshot_view(s.before),
                 after=_snapshot_view(s.after),
-                link=link(s.serve) if s.applied and not s.undone else "",
+                link=link(s.serve) if s.applied else "",
                 undone=s.undone,
                 undone_reason=tr(s.undone_reason) if s.undone_reason else "",
                 speed=speed_line(s.speed),

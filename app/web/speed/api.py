@@ -20,8 +20,8 @@ from app.core.perf.bench_args import BenchArgs
 from app.web.inputs.links import to_query
 from app.web.inputs.params import StrictPlannerParams
 from app.web.inputs.resolve import resolve_strict
-from app.web.measured_runs import MAX_MEASURED_RUNS, MeasuredRun, cluster_of
-from app.web.speed.service import performance_for
+from app.web.measured_runs import MAX_MEASURED_RUNS, MeasuredRun, cluster_of, page_runs
+from app.web.speed.service import bench_of, performance_for
 
 router = APIRouter(prefix="/api", tags=["api"])
 
@@ -37,7 +37,13 @@ class PerformanceRequest(StrictPlannerParams):
 def performance_post(params: PerformanceRequest) -> dict[str, Any]:
     """TTFT / TPOT / throughput bands for `vllm bench serve --max-concurrency C`-style closed-loop clients."""
     resolved = resolve_strict(params)
-    perf = performance_for(resolved, bench=params.bench, cluster=cluster_of(params.measured_runs))
+    # the page's own fields (bench_serve, num_prompts, ..., my_runs) are read here too, so no key is ignored
+    bench = params.bench or bench_of(params)
+    runs = [
+        *params.measured_runs,
+        *(page_runs(params.my_runs, params, bench) if params.my_runs.strip() else []),
+    ]
+    perf = performance_for(resolved, bench=bench, cluster=cluster_of(runs))
     return {
         **perf.model_dump(),
         "inputs": {

@@ -18,7 +18,7 @@ from app.web.inputs.links import permalink, state_items
 from app.web.inputs.params import PlannerParams
 from app.web.inputs.problems import error_of, problems_of
 from app.web.inputs.resolve import resolve_lenient
-from app.web.speed.service import performance_for
+from app.web.speed.service import bench_of, page_cluster, performance_for
 from app.web.speed.views import speed_view
 from app.web.templating import render
 
@@ -43,10 +43,21 @@ def _speed_fragment(request: Request, items: list[tuple[str, str]]) -> Response:
         "back": permalink(request, resolved.params),
         "speed": None,
         "error": None,
+        "bench_error": None,
+        "runs_error": None,
     }
     status = 200
+    bench, cluster = None, None
     try:
-        context["speed"] = speed_view(performance_for(resolved))
+        bench = bench_of(resolved.params)
+    except PlannerError as exc:  # shown beside the section, which still answers without the benchmark
+        context["bench_error"] = error_of(exc)
+    try:
+        cluster = page_cluster(resolved.params, bench)
+    except PlannerError as exc:
+        context["runs_error"] = error_of(exc)
+    try:
+        context["speed"] = speed_view(performance_for(resolved, bench=bench, cluster=cluster))
     except PlannerError as exc:
         context["error"] = error_of(exc)
         status = 422

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
+from app.core.perf.bench import RESULT_KEYS, BenchResult
 from app.core.perf.predict import CurvePoint, Performance
 from app.core.result import Range
 from app.core.text import Text
@@ -15,11 +16,12 @@ from app.web.format import speed_number as _number
 from app.web.i18n import t, tr
 
 CHART_WIDTH = 1000  # viewBox units; the SVG scales to its container
-CHART_HEIGHT = 320
-MARGIN_LEFT = 80
-MARGIN_RIGHT = 80
-MARGIN_TOP = 24
-MARGIN_BOTTOM = 52
+CHART_HEIGHT = 400
+MARGIN_LEFT = 120  # room for "10,000" at the phone's larger text (static/app.css)
+MARGIN_RIGHT = 110
+MARGIN_TOP = 118  # two legend rows, then each axis's unit above its ticks
+MARGIN_BOTTOM = 64
+LEGEND_ROWS = (30, 66)  # baselines of the legend's two rows
 THROUGHPUT_COLOUR = "#2b6cb0"
 TPOT_COLOUR = "#c05621"
 CLIFF_COLOUR = "#c53030"
@@ -30,6 +32,23 @@ LIMIT_LABELS = {
     "max_num_seqs": Text("--max-num-seqs"),
     "kv_pool": Text("the KV pool"),
 }
+
+
+REGIME_LABELS = {
+    "compute": Text("compute: the batches' matrix work binds"),
+    "memory_bandwidth": Text("memory bandwidth: reading weights and KV each step binds"),
+    "kv_pool": Text("the KV pool: requests wait for blocks or are preempted"),
+    "queue": Text("the queue: prompts wait for the running ones"),
+}
+
+
+@dataclass(frozen=True)
+class BenchView:
+    """The simulated `vllm bench serve` run: its result keys (vLLM's names) as expected (low–high)."""
+
+    rows: tuple[tuple[str, str, str], ...]  # key, expected, low–high
+    regime: str
+    summary: str
 
 
 @dataclass(frozen=True)
@@ -51,6 +70,38 @@ class SpeedView:
     notes: tuple[str, ...]
     chart: Markup
     table: tuple[tuple[str, str, str, str, bool], ...]  # concurrency, TTFT, TPOT, tokens/s, kv-limited
+    bench: BenchView | None = None
+    runs_tag: str = ""  # "calibrated on your N runs" beside every figure, when runs were pasted
+
+
+PHONE_TICKS = 6  # more x ticks than this: a phone shows every other label
+
+
+def _tick(value: float) -> str:
+    return "0" if value == 0 else _number(value)
+
+
+def _legend_and_axis_titles() -> list[str]:
+    """Which line is which, on which axis, and each axis's unit above its ticks."""
+    rows = (
+        (THROUGHPUT_COLOUR, t("Output tokens/s of the replica (left axis)")),
+        (TPOT_COLOUR, t("Time per output token, ms (right axis)")),
+    )
+    out = [
+        f'<line x1="{MARGIN_LEFT}" y1="{row - 8}" x2="{MARGIN_LEFT + 40}" y2="{row - 8}" stroke="{colour}" '
+        f'stroke-width="5"/><text class="legend" x="{MARGIN_LEFT + 52}" y="{row}" font-size="17">'
+        f"{escape(label)}</text>"
+        for row, (colour, label) in zip(LEGEND_ROWS, rows, strict=True)
+    ]
+    unit_y = MARGIN_TOP - 14
+    left_unit, right_unit = escape(t("tokens/s")), escape(t("ms"))  # outside the f-string: extracted
+    out.append(
+        f'<text class="axis-unit" x="4" y="{unit_y}" font-size="16" '
+        f'fill="{THROUGHPUT_COLOUR}">{left_unit}</text>'
+        f'<text class="axis-unit" x="{CHART_WIDTH - 4}" y="{unit_y}" text-anchor="end" font-size="16" '
+        f'fill="{TPOT_COLOUR}">{right_unit}</text>'
+    )
+    return out
 
 
 def _band(r: Range) -> str:
@@ -89,6 +140,7 @@ def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None)
         f'<svg class="speed-chart" viewBox="0 0 {CHART_WIDTH} {CHART_HEIGHT}" role="img" '
         f'aria-labelledby="speed-chart-title speed-chart-desc" xmlns="http://www.w3.org/2000/svg">',
         f'<title id="speed-chart-title">{title}</title><desc id="speed-chart-desc">{desc}</desc>',
+        *_legend_and_axis_titles(),
     ]
     for tick in thr_ticks:
         ty = y(tick, thr_top)
@@ -96,25 +148,27 @@ def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None)
             f'<line x1="{MARGIN_LEFT}" y1="{ty:.1f}" x2="{CHART_WIDTH - MARGIN_RIGHT}" y2="{ty:.1f}" '
             f'stroke="{GRID_COLOUR}" stroke-width="1"/>'
             f'<text x="{MARGIN_LEFT - 8}" y="{ty + 5:.1f}" text-anchor="end" font-size="16" '
-            f'fill="{THROUGHPUT_COLOUR}">{_number(tick)}</text>'
+            f'fill="{THROUGHPUT_COLOUR}">{_tick(tick)}</text>'
         )
     for tick in tpot_ticks:
         ty = y(tick, tpot_top)
         parts.append(
             f'<text x="{CHART_WIDTH - MARGIN_RIGHT + 8}" y="{ty + 5:.1f}" font-size="16" '
-            f'fill="{TPOT_COLOUR}">{_number(tick)}</text>'
+            f'fill="{TPOT_COLOUR}">{_tick(tick)}</text>'
         )
-    for p in curve:
-        if p.concurrency & (p.concurrency - 1):
-            continue  # the axis labels the powers of two; the cliff's own point is labelled on its line
-        px = x(p.concurrency)
+    powers = [p.concurrency for p in curve if not p.concurrency & (p.concurrency - 1)]
+    for index, clients in enumerate(powers):
+        # the axis labels the powers of two (the cliff's own point is labelled on its line); a phone
+        # shows every other one, so the larger text does not run together
+        minor = ' class="tick-minor"' if index % 2 and len(powers) > PHONE_TICKS else ""
         parts.append(
-            f'<text x="{px:.1f}" y="{CHART_HEIGHT - MARGIN_BOTTOM + 22}" text-anchor="middle" font-size="15">'
-            f"{p.concurrency}</text>"
+            f'<text{minor} x="{x(clients):.1f}" y="{CHART_HEIGHT - MARGIN_BOTTOM + 26}" text-anchor="middle" '
+            f'font-size="15">{clients}</text>'
         )
+    x_title = escape(t("concurrent clients"))  # outside the f-string, where the extractor sees it
     parts.append(
         f'<text x="{MARGIN_LEFT + plot_w / 2:.1f}" y="{CHART_HEIGHT - 8}" text-anchor="middle" font-size="16">'
-        f"{escape(tr(t('concurrent clients')))}</text>"
+        f"{x_title}</text>"
     )
     for key, colour, top, attr in (
         ("throughput", THROUGHPUT_COLOUR, thr_top, "output_tokens_per_s"),
@@ -142,6 +196,23 @@ def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None)
     )
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+def bench_view(result: BenchResult) -> BenchView:
+    rows = tuple((key, _number((band := getattr(result, key)).expected), _band(band)) for key in RESULT_KEYS)
+    args = result.args
+    rate = "inf" if math.isinf(args.request_rate) else _number(args.request_rate)
+    summary = tr(
+        t(
+            "{prompts} prompts, request rate {rate}, max concurrency {concurrency}; simulated duration {duration} s, {preemptions} preemptions.",
+            prompts=args.num_prompts,
+            rate=rate,
+            concurrency=args.max_concurrency if args.max_concurrency is not None else tr(t("unlimited")),
+            duration=_number(result.duration_s),
+            preemptions=result.preemptions,
+        )
+    )
+    return BenchView(rows=rows, regime=tr(REGIME_LABELS[result.regime]), summary=summary)
 
 
 def speed_view(perf: Performance) -> SpeedView:
@@ -205,4 +276,6 @@ def speed_view(perf: Performance) -> SpeedView:
         notes=tuple(tr(n) for n in perf.notes),
         chart=speed_chart(perf.curve, concurrency=perf.concurrency, cliff=perf.kv_limited_from_concurrency),
         table=table,
+        bench=bench_view(perf.bench) if perf.bench is not None else None,
+        runs_tag=tr(t("calibrated on your {n} runs", n=perf.calibrated_runs)) if perf.calibrated_runs else "",
     )

@@ -1,0 +1,212 @@
+"""Current config.json / hf_quant_config.json files (tests/data/configs/current, sources in SOURCES.md)
+planned at vLLM 0.33.0, against numbers worked by hand from the 0.33.0 wheel's code:
+v1/kv_cache_interface.py pages, platforms/interface.py Platform._align_hybrid_block_size and
+update_block_size_for_backend, platforms/cuda.py backend priorities, utils/torch_utils.py
+resolve_kv_cache_dtype_string (the checkpoint's KV dtype under `auto`), config/model.py
+_get_and_verify_max_len, deepseek_v2.py IndexCache, models/config.py GlmMoeDsaForCausalLM.
+
+Row: file, device, TP, KV bytes per token (all attention layers of one rank), block size, page of
+one layer, bytes per block, (kind, layers) per group, derived max_model_len, backend, KV dtype.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.core.catalog import find_device
+from app.core.estimate import estimate
+from app.core.hf_config import model_spec_from_hf_config
+from app.core.specs import ModelSpec, QuantMethod, ServeConfig
+
+CURRENT = Path(__file__).resolve().parents[1] / "data" / "configs" / "current"
+
+
+def _spec(name: str) -> ModelSpec:
+    config: dict[str, Any] = json.loads((CURRENT / f"{name}_config.json").read_text(encoding="utf-8"))
+    quant_path = CURRENT / f"{name}_hf_quant_config.json"
+    hf_quant = json.loads(quant_path.read_text(encoding="utf-8")) if quant_path.exists() else None
+    return model_spec_from_hf_config(config, name=name, hf_quant_config=hf_quant)
+
+
+def _est(name: str, device: str, tp: int, version: str = "0.33.0", **serve: Any) -> Any:
+    return estimate(
+        model=_spec(name),
+        device=find_device(device),
+        serve=ServeConfig(tensor_parallel_size=tp, max_model_len=8_192, **serve),
+        vllm_version=version,
+    )
+
+
+F, M, A, S, C = "full", "mla", "mamba", "sliding", "chunked"
+
+CASES = [
+    # hf_quant_config.json (producer modelopt): kv_cache_quant_algo FP8 -> fp8_e4m3 (MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP).
+    # TP 4: 8 // 4 = 2 KV heads x (128 + 128) x 1 B = 512 B a layer; x 80 = 40,960; page 16 x 512 = 8,192;
+    # FLASH_ATTN takes fp8 on SM90 (FA3); llama3 rope does not scale: 131,072
+    (
+        "nvidia--Llama-3.1-70B-Instruct-FP8",
+        "h100",
+        4,
+        (40_960, 16, 8_192, 80 * 8_192, [(F, 80)], 131_072, "FLASH_ATTN", "fp8_e4m3"),
+    ),
+    # config.json quantization_config with producer modelopt and kv_cache_scheme "FP8" (a string): fp8_e4m3.
+    # 8 x 256 x 1 B = 2,048 a layer x 64 = 131,072; page 32,768
+    (
+        "Qwen--Qwen3-32B-FP8-Static-PerTensor",
+        "h100",
+        1,
+        (131_072, 16, 32_768, 64 * 32_768, [(F, 64)], 40_960, "FLASH_ATTN", "fp8_e4m3"),
+    ),
+    # NVFP4 weights, kv_cache_quant_algo FP8. TP 4: 4 // 4 = 1 head x 256 x 1 B = 256 x 94 = 24,064; page
+    # 4,096; SM100 priorities: FLASHINFER first, block 16 in [16, 32, 64]
+    (
+        "nvidia--Qwen3-235B-A22B-NVFP4",
+        "b200",
+        4,
+        (24_064, 16, 4_096, 94 * 4_096, [(F, 94)], 40_960, "FLASHINFER", "fp8_e4m3"),
+    ),
+    # Qwen3.5-27B: 64 layers, full every 4th (16) + 48 Gated DeltaNet. Attention 4 x 512 x 2 B = 4,096 a
+    # layer, x 16 = 65,536. GDN (TP 1): conv (2 x 128 x 16 + 128 x 48 = 10,240) x 3 = 30,720 bf16 = 61,440 B;
+    # ssm 48 x 128 x 128 = 786,432 x 4 B (mamba_ssm_dtype float32) = 3,145,728 -> 3,207,168 B. SM90: FlashInfer
+    # GDN prefill, step lcm(16, 64) = 64: 64 x cdiv(3,207,168, 64 x 4,096) = 64 x 13 = 832; page 832 x 4,096
+    (
+        "Qwen--Qwen3.5-27B",
+        "h100",
+        1,
+        (
+            65_536,
+            832,
+            3_407_872,
+            16 * 3_407_872,
+            [(A, 16), (A, 16), (A, 16), (F, 16)],
+            262_144,
+            "FLASH_ATTN",
+            "auto",
+        ),
+    ),
+    # Nemotron-3 Ultra: no num_hidden_layers, 108 layers_block_type entries (48 mamba, 48 moe, 12 attention).
+    # TP 8: attention max(1, 2 // 8) = 1 x 256 x 2 B = 512 x 12 = 6,144. Mamba-2: 8 groups % 8 = 0; conv
+    # (256 x 64 + 2 x 8 x 128) / 8 = 2,304 x 3 = 6,912 x 2 B = 13,824; ssm 256 / 8 x 64 x 128 = 262,144 x 4 B
+    # (mamba_ssm_cache_dtype float32) = 1,048,576 -> 1,062,400 B; step max(16, 16): 16 x cdiv(1,062,400,
+    # 8,192) = 16 x 130 = 2,080; page 2,080 x 512 = 1,064,960; groups of 12: 4 mamba + 1 full
+    (
+        "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16",
+        "b200",
+        8,
+        (
+            6_144,
+            2_080,
+            1_064_960,
+            12 * 1_064_960,
+            [(A, 12), (A, 12), (A, 12), (A, 12), (F, 12)],
+            262_144,
+            "FLASHINFER",
+            "auto",
+        ),
+    ),
+    # GLM-5.2: 78 MLA layers; IndexCache index_topk_freq 4, offset 3 -> indexers on layers 0, 1, 2, 6, 10, ..,
+    # 74 (21); GlmMoeDsaForCausalLM: auto -> fp8_e4m3 on SM10x; MLA latent 576 x 1 B on 78 layers + indexer 128
+    # + 128 // 128 x 4 = 132 B on 21: 44,928 + 2,772 = 47,700; FLASHINFER_MLA_SPARSE MultipleOf(32) -> 32;
+    # one uniform-type group: 32 x 47,700 = 1,526,400 a block; rope default: 1,048,576
+    (
+        "zai-org--GLM-5.2-FP8",
+        "b200",
+        8,
+        (47_700, 32, 32 * (576 + 132), 1_526_400, [(M, 78)], 1_048_576, "FLASHINFER_MLA_SPARSE", "fp8_e4m3"),
+    ),
+    # gpt-oss-120b: 18 sliding (128) + 18 full, 8 x (64 + 64) x 2 B = 2,048 a layer x 36 = 73,728; page
+    # 32,768; groups 18 + 18; yarn does not scale from 0.30.0: 131,072
+    (
+        "openai--gpt-oss-120b",
+        "h100",
+        1,
+        (73_728, 16, 32_768, 18 * 32_768, [(S, 18), (F, 18)], 131_072, "FLASH_ATTN", "auto"),
+    ),
+    # Llama-4 Scout TP 4: 8 // 4 = 2 x 256 x 2 B = 1,024 a layer x 48 = 49,152; page 16,384; 36 chunked + 12
+    # full -> groups of 12; llama3 rope: 10,485,760
+    (
+        "meta-llama--Llama-4-Scout-17B-16E-Instruct",
+        "h100",
+        4,
+        (
+            49_152,
+            16,
+            16_384,
+            12 * 16_384,
+            [(C, 12), (C, 12), (C, 12), (F, 12)],
+            10_485_760,
+            "FLASH_ATTN",
+            "auto",
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "device", "tp", "expected"), CASES)
+def test_current_config_at_0_33(name: str, device: str, tp: int, expected: tuple[Any, ...]) -> None:
+    per_token, block, page, per_block, groups, max_len, backend, kv_dtype = expected
+    est = _est(name, device, tp)
+    assert est.kv_bytes_per_token == per_token
+    assert est.block_size == block
+    assert est.groups[0].page_size_bytes == page or {g.page_size_bytes for g in est.groups} == {page}
+    assert est.bytes_per_block == per_block
+    assert [(g.kind, g.num_layers) for g in est.groups] == groups
+    assert _spec(name).max_model_len_derived == max_len
+    assert est.attention_backend == backend
+    assert est.kv_cache_dtype == kv_dtype
+
+
+def test_checkpoint_kv_dtype_follows_the_release() -> None:
+    # utils/torch_utils.py resolve_kv_cache_dtype_string is absent in 0.11.0: auto is the model's bf16
+    # (2 B: 131,072 x 2 = 262,144 B a token); from 0.14.0 it is the checkpoint's fp8_e4m3
+    old = _est("Qwen--Qwen3-32B-FP8-Static-PerTensor", "h100", 1, version="0.11.0")
+    assert (old.kv_cache_dtype, old.kv_bytes_per_token, old.kv_cache_dtype_from_checkpoint) == (
+        "auto",
+        262_144,
+        False,
+    )
+    new = _est("Qwen--Qwen3-32B-FP8-Static-PerTensor", "h100", 1)
+    assert new.kv_cache_dtype_from_checkpoint and new.kv_dtype_bytes_per_element == 1
+    # an explicit --kv-cache-dtype wins over the checkpoint's
+    explicit = _est("Qwen--Qwen3-32B-FP8-Static-PerTensor", "h100", 1, kv_cache_dtype="bfloat16")
+    assert (explicit.kv_cache_dtype, explicit.kv_bytes_per_token) == ("bfloat16", 262_144)
+
+
+def test_producerless_hf_quant_config_keeps_auto_kv() -> None:
+    # Nemotron-3 Super FP8's hf_quant_config.json has no producer: ModelOptFp8Config claims the weights
+    # (override_quantization_method: quant_algo FP8), but quant_method stays "" after
+    # _normalize_quantization_config, so get_kv_cache_quant_algo_string reads no KV algo: auto = bf16
+    spec = _spec("nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8")
+    assert spec.quantization is not None and spec.quantization.method == QuantMethod.FP8
+    assert spec.quantization.kv_cache_dtype is None
+    # a producer makes the same block read: Llama-3.1-70B-FP8's hf_quant_config.json
+    llama = _spec("nvidia--Llama-3.1-70B-Instruct-FP8").quantization
+    assert llama is not None and llama.kv_cache_dtype == "fp8_e4m3" and llama.source_name == "modelopt"
+
+
+def test_mixed_precision_reads_the_mlp_algo() -> None:
+    # Qwen3.6-27B-NVFP4 (88 KB config.json): MIXED_PRECISION, 208 FP8 + 193 W4A16_NVFP4 modules; the MLP
+    # modules are W4A16_NVFP4, the attention / linear-attention projections FP8; kv_cache_scheme 8-bit float
+    spec = _spec("nvidia--Qwen3.6-27B-NVFP4")
+    assert spec.quantization is not None
+    assert (spec.quantization.method, spec.quantization.source_name) == (QuantMethod.NVFP4, "modelopt_mixed")
+    assert spec.quantization.kv_cache_dtype == "fp8_e4m3"
+
+
+def test_glm_5_2_indexers_on_some_layers_by_release() -> None:
+    # 0.22.1 deepseek_v2.py built an indexer on every layer: 78 x (576 + 132) = 55,224 B a token (fp8 is
+    # given here: the SM10x auto -> fp8 rule is 0.32+); 0.24.0+ only the 21 IndexCache keeps
+    old = _est("zai-org--GLM-5.2-FP8", "b200", 8, version="0.22.1", kv_cache_dtype="fp8")
+    assert old.kv_bytes_per_token == 55_224
+    new = _est("zai-org--GLM-5.2-FP8", "b200", 8, version="0.24.0", kv_cache_dtype="fp8")
+    assert new.kv_bytes_per_token == 47_700
+
+
+def test_per_layer_rope_parameters_are_read() -> None:
+    # Gemma-4 nests rope_parameters per layer type ({"full_attention": {...}, "sliding_attention": {...}}):
+    # iter_rope_parameters yields both; neither scales (proportional / default have no factor) -> 262,144
+    assert _spec("google--gemma-4-26B-A4B").max_model_len_derived == 262_144

@@ -1,0 +1,51 @@
+"""/api/estimate takes vLLM's shapes and names (issue 24 item 12)."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+
+GIB = 2**30
+BASE = {"model": "meta-llama/Llama-3.1-8B", "device": "h100"}
+# vLLM's Python API takes speculative_config as a dict: LLM(..., speculative_config={"method": "ngram", …})
+NGRAM = {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4}
+
+
+def test_json_object_flags_are_taken_as_objects_and_as_text(client: TestClient) -> None:
+    as_object = client.post("/api/estimate", json={**BASE, "speculative_config": NGRAM})
+    as_text = client.post(
+        "/api/estimate",
+        json={
+            **BASE,
+            "speculative_config": '{"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4}',
+        },
+    )
+    assert as_object.status_code == as_text.status_code == 200, as_object.text
+    a, b = as_object.json(), as_text.json()
+    assert [e["name"] for e in a["extras"]] == ["speculative"] and a["extras"] == b["extras"]
+    assert a["kv_cache_bytes"] == b["kv_cache_bytes"]
+
+
+def test_limit_mm_per_prompt_as_an_object(client: TestClient) -> None:
+    body = {"model": "Qwen/Qwen2.5-VL-7B-Instruct", "device": "h100"}
+    as_object = client.post("/api/estimate", json={**body, "limit_mm_per_prompt": {"image": 0, "video": 0}})
+    as_text = client.post("/api/estimate", json={**body, "limit_mm_per_prompt": '{"image": 0, "video": 0}'})
+    assert as_object.status_code == as_text.status_code == 200, as_object.text
+    assert as_object.json()["kv_cache_bytes"] == as_text.json()["kv_cache_bytes"]
+    assert as_object.json()["inputs"]["limit_mm_per_prompt"] == '{"image":0,"video":0}'
+
+
+def test_a_bad_object_is_a_422_naming_the_field(client: TestClient) -> None:
+    r = client.post("/api/estimate", json={**BASE, "speculative_config": {"method": "no-such-method"}})
+    assert r.status_code == 422
+    assert r.json()["detail"][0]["loc"][-1] == "speculative_config"
+
+
+def test_vllms_flag_names_for_host_tiers(client: TestClient) -> None:
+    # --kv-offloading-size 8 (GiB, vLLM's name) is the planner's kv_offloading_size_gib
+    for name in ("kv_offloading_size", "kv_offloading_size_gib"):
+        r = client.post("/api/estimate", json={**BASE, name: 8})
+        assert r.status_code == 200, r.text
+        kv = next(e for e in r.json()["extras"] if e["name"] == "kv_offloading")
+        assert kv["host_bytes"] == 8 * GIB
+    r = client.get("/api/estimate", params={**BASE, "kv_offloading_size": 8})
+    assert r.status_code == 200 and r.json()["inputs"]["kv_offloading_size_gib"] == 8.0
