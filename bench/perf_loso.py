@@ -14,6 +14,9 @@ only, every source weighted equally so the 685-run shared file does not outvote 
   closed-loop output throughput / s (one physical knob instead of three).
 * ``step+overhead``: the step factor and a per-request overhead on TTFT (client tokenisation, HTTP,
   detokenisation; ms, >= 0), which also lengthens the closed loop's E2E latency.
+* ``step-cost``: a fixed cost added to every engine step (scheduler, sampling, launch and MoE routing
+  time that the shipped roofline fit, made on one harness, does not see): TPOT + c, TTFT + c, and each
+  request's E2E latency + c per decode step.
 
 Bands: the 10th and 90th percentiles of *out-of-source* log residuals, made by a nested
 leave-one-source-out inside the training sources (each training source predicted by a correction
@@ -39,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import perf_sources as P
 
 KEYS = P.KEYS  # kind -> vLLM result key
-MODES = ("none", "per-kind", "step", "step+overhead")
+MODES = ("none", "per-kind", "step", "step+overhead", "step-cost")
 BAND_LOW_Q = 0.10
 BAND_HIGH_Q = 0.90
 
@@ -57,6 +60,7 @@ class Correction:
     step: float = 1.0  # multiplies step time
     overhead_ms: float = 0.0  # added to every request's TTFT
     kind_factor: tuple[tuple[str, float], ...] = ()  # per-kind mode only
+    step_cost_ms: float = 0.0  # step-cost mode: added to every engine step
 
     def apply(self, predicted: dict[str, float]) -> dict[str, float]:
         out = dict(predicted)
@@ -67,6 +71,8 @@ class Correction:
                     out[key] = out[key] * factor
             return out
         tpot, ttft = predicted.get(KEYS["tpot"]), predicted.get(KEYS["ttft"])
+        if self.mode == "step-cost":
+            return self._with_step_cost(predicted, out)
         if tpot is not None:
             out[KEYS["tpot"]] = tpot * self.step
         if ttft is not None:
@@ -76,6 +82,20 @@ class Correction:
         if thr is not None and e2el and e2el > 0:
             # a closed loop's throughput is inversely proportional to its requests' E2E latency
             out[KEYS["throughput"]] = thr * e2el / (e2el * self.step + self.overhead_ms)
+        return out
+
+
+    def _with_step_cost(self, predicted: dict[str, float], out: dict[str, float]) -> dict[str, float]:
+        tpot, ttft = predicted.get(KEYS["tpot"]), predicted.get(KEYS["ttft"])
+        e2el, thr = predicted.get("mean_e2el_ms"), predicted.get(KEYS["throughput"])
+        c = self.step_cost_ms
+        if tpot is not None:
+            out[KEYS["tpot"]] = tpot + c
+        if ttft is not None:
+            out[KEYS["ttft"]] = ttft + c
+        if tpot and ttft is not None and e2el and thr is not None:
+            steps = max(0.0, (e2el - ttft) / tpot)  # decode steps of a mean request
+            out[KEYS["throughput"]] = thr * e2el / (e2el + c * (steps + 1))
         return out
 
 
@@ -105,6 +125,16 @@ def fit(mode: str, train: dict[str, list[Run]]) -> Correction:
             for kind in KEYS
         )
         return Correction(mode=mode, kind_factor=factors)
+    if mode == "step-cost":
+        gaps = [
+            [
+                r.measured[KEYS["tpot"]] - r.predicted[KEYS["tpot"]]
+                for r in rows
+                if KEYS["tpot"] in r.measured and KEYS["tpot"] in r.predicted
+            ]
+            for rows in train.values()
+        ]
+        return Correction(mode=mode, step_cost_ms=max(0.0, _source_median(gaps)))
     step = math.exp(_source_median([_log_ratios(rows, "tpot", ident) for rows in train.values()]))
     if mode == "step":
         return Correction(mode=mode, step=step)
@@ -204,10 +234,14 @@ def load() -> dict[str, list[Run]]:
     return dict(by_source)
 
 
+def _pct(x: float) -> str:
+    return f"{x * 100:.0f} %"
+
+
 def _fmt(sc: Scores | None) -> str:
     if sc is None:
         return "–"
-    return f"{sc.error:.0%} ({sc.ratio:.2f}×, {sc.inside:.0%})"
+    return f"{_pct(sc.error)} ({sc.ratio:.2f}×, {_pct(sc.inside)})"
 
 
 def markdown(results: dict[str, dict[str, dict[str, Scores]]], by_source: dict[str, list[Run]]) -> str:
@@ -218,7 +252,7 @@ def markdown(results: dict[str, dict[str, dict[str, Scores]]], by_source: dict[s
     for mode, result in results.items():
         for source, cells in result.items():
             lines.append(
-                f"| {mode} | {source} | {len(by_source[source])} | {_fmt(cells.get('tpot'))} | "
+                f"| `{mode}` | `{source}` | {len(by_source[source])} | {_fmt(cells.get('tpot'))} | "
                 f"{_fmt(cells.get('ttft'))} | {_fmt(cells.get('throughput'))} |"
             )
     lines += [
@@ -230,8 +264,8 @@ def markdown(results: dict[str, dict[str, dict[str, Scores]]], by_source: dict[s
         err = [source_weighted(result, k, lambda s: s.error) for k in KEYS]
         ins = [source_weighted(result, k, lambda s: s.inside) for k in KEYS]
         lines.append(
-            f"| {mode} | {len(result)} | {err[0]:.0%} | {err[1]:.0%} | {err[2]:.0%} | "
-            f"{ins[0]:.0%} | {ins[1]:.0%} | {ins[2]:.0%} |"
+            f"| `{mode}` | {len(result)} | {_pct(err[0])} | {_pct(err[1])} | {_pct(err[2])} | "
+            f"{_pct(ins[0])} | {_pct(ins[1])} | {_pct(ins[2])} |"
         )
     return "\n".join(lines)
 
