@@ -84,7 +84,6 @@ class Correction:
             out[KEYS["throughput"]] = thr * e2el / (e2el * self.step + self.overhead_ms)
         return out
 
-
     def _with_step_cost(self, predicted: dict[str, float], out: dict[str, float]) -> dict[str, float]:
         tpot, ttft = predicted.get(KEYS["tpot"]), predicted.get(KEYS["ttft"])
         e2el, thr = predicted.get("mean_e2el_ms"), predicted.get(KEYS["throughput"])
@@ -217,7 +216,9 @@ def loso(mode: str, by_source: dict[str, list[Run]]) -> dict[str, dict[str, Scor
     return out
 
 
-def source_weighted(result: dict[str, dict[str, Scores]], kind: str, field: Callable[[Scores], float]) -> float:
+def source_weighted(
+    result: dict[str, dict[str, Scores]], kind: str, field: Callable[[Scores], float]
+) -> float:
     values = [field(cells[kind]) for cells in result.values() if kind in cells]
     return statistics.mean(values) if values else float("nan")
 
@@ -277,7 +278,10 @@ def main(argv: list[str]) -> int:
     if "--markdown" in argv:
         print(markdown(results, by_source))
         return 0
-    print(f"{total} runs from {len(by_source)} sources: " + ", ".join(f"{s} {len(r)}" for s, r in by_source.items()))
+    print(
+        f"{total} runs from {len(by_source)} sources: "
+        + ", ".join(f"{s} {len(r)}" for s, r in by_source.items())
+    )
     for mode, result in results.items():
         print(f"[{mode}] objective {objective(result):.3f} (source-weighted sum of median errors)")
         for source, cells in result.items():
