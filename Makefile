@@ -21,7 +21,7 @@ browser:
 	@test -f /usr/share/fonts/truetype/wqy/wqy-zenhei.ttc || (apt-get update -qq && apt-get install -y -qq fonts-wqy-zenhei >/dev/null)
 
 serve: $(STAMP)
-	.venv/bin/kvplan serve --host 127.0.0.1 --port 8000
+	.venv/bin/kv-planner serve --host 127.0.0.1 --port 8000
 
 test: $(STAMP) browser
 	$(PY) -m ruff check app tests bench
@@ -42,6 +42,6 @@ bench: $(STAMP)
 accuracy: $(STAMP)
 	$(PY) bench/accuracy.py
 
-# dist/kvplan-*.whl: templates, static files, specs, docs and translations inside (docs/deploy.md)
+# dist/kv_planner-*.whl: templates, static files, specs, docs and translations inside (docs/deploy.md)
 wheel: $(STAMP)
 	$(PY) -m pip wheel -q --no-deps . -w dist

@@ -1,13 +1,17 @@
-"""`kvplan`: the estimator from a terminal, and the web server.
+"""`kv-planner`: the estimator from a terminal, and the web server.
 
-kvplan estimate MODEL [vllm serve flags…] (--device ID | --device-memory-gib X) [--vllm-version V] [--json]
+kv-planner estimate MODEL [vllm serve flags…] (--device ID | --device-memory-gib X) [--vllm-version V] [--json]
                 [--allow-long-max-model-len]   (as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)
-kvplan estimate --device h100 -- vllm serve MODEL --flags…
-kvplan perf MODEL [vllm serve flags…] --device ID --input-len N --output-len N --concurrency C [--json]
+kv-planner estimate --device h100 -- vllm serve MODEL --flags…
+kv-planner perf MODEL [vllm serve flags…] --device ID --input-len N --output-len N --concurrency C [--json]
     MODEL: a catalog id or alias, a path to a config.json, or with KVPLAN_ALLOW_HUB=1 a hub id
     (org/name[@revision], read from HF_ENDPOINT as the web does: app/hub.py)
-kvplan models | kvplan devices
-kvplan serve [--host H] [--port P] [--root-path /prefix] [--workers N]
+kv-planner deploy MODEL [vllm serve flags…] --device ID [--vllm-version V]
+                --target command|docker|compose|kubernetes|helm [--replicas N]
+    the same configuration as a `docker run` line, a compose file, a Kubernetes Deployment + Service
+    or values for the vLLM production-stack Helm chart (image pinned to the release)
+kv-planner models | kv-planner devices
+kv-planner serve [--host H] [--port P] [--root-path /prefix] [--workers N]
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from collections.abc import Sequence
 from pydantic import ValidationError
 
 from app import hub
-from app.core import catalog
+from app.core import catalog, deploy
 from app.core.command import parse_serve_args, parse_serve_command
 from app.core.errors import PlannerError, UnknownModelError
 from app.core.estimate import estimate
@@ -34,9 +38,9 @@ from app.core.plan import apply_quantization_flag, resolve_device, resolve_model
 from app.core.result import Estimate, Range
 from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
 
-# kvplan's own options inside `estimate`; everything else is a `vllm serve` flag
+# kv-planner's own options inside `estimate`; everything else is a `vllm serve` flag
 _OWN_VALUED = {"--device", "--device-memory-gib", "--vllm-version", "--target-concurrency"}
-# `kvplan perf`'s workload (what `vllm bench serve --random-input-len/--random-output-len/--max-concurrency` sets)
+# `kv-planner perf`'s workload (what `vllm bench serve --random-input-len/--random-output-len/--max-concurrency` sets)
 _PERF_VALUED = {"--input-len": 1024, "--output-len": 1024, "--concurrency": 16}
 _OWN_FLAGS = {"--json", "--allow-long-max-model-len"}
 # `kvplan perf --num-prompts ...`: `vllm bench serve`'s own arguments (any of them turns the simulated
@@ -56,7 +60,7 @@ _BENCH_VALUED = {
 
 
 def _split_own(argv: list[str]) -> tuple[dict[str, str], list[str]]:
-    """kvplan's own options (values by flag; `--json` is read by main) and the `vllm serve` flags."""
+    """kv-planner's own options (values by flag; `--json` is read by main) and the `vllm serve` flags."""
     own: dict[str, str] = {}
     rest: list[str] = []
     i = 0
@@ -129,7 +133,7 @@ def _inputs(argv: list[str]) -> tuple[ModelSpec, DeviceSpec, ServeConfig, Estima
 
 
 def run_perf(argv: list[str]) -> Performance:
-    """`kvplan perf`: the estimate's exact pool plus the speed model at one workload."""
+    """`kv-planner perf`: the estimate's exact pool plus the speed model at one workload."""
     workload: dict[str, int] = dict(_PERF_VALUED)
     bench: dict[str, str | bool] = {}
     rest: list[str] = []
@@ -175,6 +179,44 @@ def run_perf(argv: list[str]) -> Performance:
         ),
         bench=bench_args,
     )
+
+
+# `kv-planner deploy`'s own options (the rest is what `estimate` reads)
+_DEPLOY_VALUED = {"--target": "kubernetes", "--replicas": "1"}
+
+
+def run_deploy(argv: list[str]) -> str:
+    """`kv-planner deploy`: the estimate's configuration as one deployment artifact (app/core/deploy.py)."""
+    own = dict(_DEPLOY_VALUED)
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        name, eq, inline = argv[i].partition("=")
+        if name in _DEPLOY_VALUED and "--" not in argv[:i]:
+            if not eq and i + 1 >= len(argv):
+                raise PlannerError(name.lstrip("-"), f"{name} needs a value")
+            own[name] = inline if eq else argv[i + 1]
+            i += 1 if eq else 2
+            continue
+        rest.append(argv[i])
+        i += 1
+    target = own["--target"]
+    if target not in deploy.TARGETS:
+        raise PlannerError("target", f"unknown target {target!r}; one of {', '.join(deploy.TARGETS)}")
+    replicas = int(_number(own["--replicas"], "replicas", int))
+    if replicas < 1:
+        raise PlannerError("replicas", "at least 1")
+    model, device, serve, est = _inputs(rest)
+    plan = deploy.Plan(
+        model_label=model.name,  # the catalog's id (what vLLM downloads), or the config's name
+        model=model,
+        device=device,
+        serve=serve,
+        estimate=est,
+        vllm_version=est.vllm_version,
+        replicas=replicas,
+    )
+    return deploy.render(target, plan)
 
 
 def _print_perf(perf: Performance) -> None:
@@ -331,6 +373,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 _print_perf(perf)
             return 0
+        if command == "deploy":
+            if any(a in ("-h", "--help") for a in rest):
+                print(__doc__)
+                return 0
+            sys.stdout.write(run_deploy(rest))
+            return 0
         if command == "models":
             _cmd_models()
             return 0
@@ -338,7 +386,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _cmd_devices()
             return 0
         if command == "serve":
-            parser = argparse.ArgumentParser(prog="kvplan serve", allow_abbrev=False)
+            parser = argparse.ArgumentParser(prog="kv-planner serve", allow_abbrev=False)
             parser.add_argument("--host", default="127.0.0.1")
             parser.add_argument("--port", type=int, default=8000)
             parser.add_argument("--root-path", default="")
@@ -358,7 +406,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PlannerError as exc:
         print(f"error: {exc.field}: {exc.message}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # `kvplan … | head`
+    except BrokenPipeError:  # `kv-planner … | head`
         return 0
     print(f"error: unknown command {command!r}\n{__doc__}", file=sys.stderr)
     return 2

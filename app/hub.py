@@ -177,7 +177,9 @@ def _get(
     """
     parts = urllib.parse.urlsplit(file.url)
     opener = transport.opener(deadline, (parts.scheme, parts.netloc), timeout_s=TIMEOUT_SECONDS)
-    request = urllib.request.Request(file.url, headers={"User-Agent": "kvplan", "Accept": "application/json"})
+    request = urllib.request.Request(
+        file.url, headers={"User-Agent": "kv-planner", "Accept": "application/json"}
+    )
     if token:  # redirects stay on this origin (_SameOriginRedirects), so the token may follow them
         request.add_header("Authorization", f"Bearer {token}")
     try:

@@ -42,7 +42,7 @@ class Data(Enum):
 
 @cache
 def directory(data: Data) -> Path:
-    """The directory holding ``data``, wherever kvplan is installed."""
+    """The directory holding ``data``, wherever kv-planner is installed."""
     try:
         found = resources.files(data.package)
     except ModuleNotFoundError:
@@ -50,8 +50,8 @@ def directory(data: Data) -> Path:
         if fallback.is_dir():
             return fallback
         raise RuntimeError(
-            f"kvplan's {data.checkout_folder} data is missing: install the package (pip install kvplan-*.whl)"
+            f"kv-planner's {data.checkout_folder} data is missing: install the package (pip install kv_planner-*.whl)"
         ) from None
     if not isinstance(found, Path) or not found.is_dir():
-        raise RuntimeError(f"kvplan's {data.package} must be installed on a file system, found {found!r}")
+        raise RuntimeError(f"kv-planner's {data.package} must be installed on a file system, found {found!r}")
     return found

@@ -1,4 +1,4 @@
-"""Issue 27's attacks N1-N13 against a real `kvplan serve` (2 workers, loopback, hub on, a stand-in hub).
+"""Issue 27's attacks N1-N13 against a real `kv-planner serve` (2 workers, loopback, hub on, a stand-in hub).
 
     .venv/bin/python bench/hostile_server.py            # every attack, one class at a time
     .venv/bin/python bench/hostile_server.py --mixed    # + the 64-connection mixed load, with and without attackers
@@ -155,7 +155,7 @@ def start_server(port: int, hub: Hub, cache: str) -> Any:
         answered = answered + 1 if request(port, "GET", "/healthz", timeout=5)[0] == 200 else 0
         time.sleep(0.3)
     if answered < 10:
-        raise RuntimeError("kvplan serve did not answer /healthz")
+        raise RuntimeError("kv-planner serve did not answer /healthz")
     time.sleep(5.0)  # the second worker may still be warming up
     for _ in range(6):
         request(port, "GET", "/?v=1&model=meta-llama%2FLlama-3.1-8B", headers={"HX-Request": "true"})

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/version_memory.py [--port 8140] [--count 40] [--size 1048576]
 
-Starts `kvplan serve --workers 1` on the port, warms it with one ordinary start-up log, then posts
+Starts `kv-planner serve --workers 1` on the port, warms it with one ordinary start-up log, then posts
 ``count`` start-up logs to /api/diagnose whose `vLLM API server version` is a distinct string of
 ``size`` characters (and the same strings as `vllm_version` to /api/estimate), and prints the
 worker's resident memory (VmRSS) before and after, the growth, and every status code seen.
@@ -71,7 +71,7 @@ def main() -> None:
     base = f"http://127.0.0.1:{args.port}"
     log = LOG.read_text(encoding="utf-8")
     server = subprocess.Popen(
-        [str(ROOT / ".venv" / "bin" / "kvplan"), "serve", "--port", str(args.port), "--workers", "1"],
+        [str(ROOT / ".venv" / "bin" / "kv-planner"), "serve", "--port", str(args.port), "--workers", "1"],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

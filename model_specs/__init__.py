@@ -1,1 +1,1 @@
-"""Package data of kvplan: the wheel installs this folder as app.model_specs (pyproject.toml, app/resources.py)."""
+"""Package data of kv-planner: the wheel installs this folder as app.model_specs (pyproject.toml, app/resources.py)."""

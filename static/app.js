@@ -54,6 +54,11 @@
   }
 
   function copyText(button) {
+    if (button.dataset.copyFetch) {  // the estimate as JSON / YAML: the API's answer for these inputs
+      var api = document.getElementById(button.dataset.copyFetch);
+      fetchText(api.getAttribute("href")).then(function (text) { writeClipboard(button, text); }, function () {});
+      return;
+    }
     var source = document.getElementById(button.dataset.copy);
     var text = textOf(source);
     if (button.dataset.copyAsUrl) {
@@ -63,6 +68,44 @@
       var link = document.getElementById(button.dataset.copyLink);
       text += "\n" + new URL(link.getAttribute("href"), window.location.href).href;
     }
+    writeClipboard(button, text);
+  }
+
+  function fetchText(href) {
+    return window.fetch(href, { credentials: "same-origin" }).then(function (response) {
+      return response.ok ? response.text() : Promise.reject(new Error(String(response.status)));
+    });
+  }
+
+  // The command card's tabs: the command, or the same configuration as a deployment (GET /api/deploy).
+  var activeTab = "command";
+
+  function selectTab(tab) {
+    var list = tab.closest("[role=tablist]");
+    if (!list) {
+      return;
+    }
+    list.querySelectorAll("[role=tab]").forEach(function (other) {
+      var selected = other === tab;
+      other.setAttribute("aria-selected", selected ? "true" : "false");
+      var panel = document.getElementById(other.getAttribute("aria-controls"));
+      if (panel) {
+        panel.hidden = !selected;
+      }
+    });
+    activeTab = tab.id.replace(/^tab-/, "");
+    var panel = document.getElementById(tab.getAttribute("aria-controls"));
+    var pre = panel ? panel.querySelector("pre.deploy-text") : null;
+    if (pre && tab.getAttribute("href") && pre.dataset.loaded !== tab.getAttribute("href")) {
+      var href = tab.getAttribute("href");
+      fetchText(href).then(function (text) {
+        pre.textContent = text;
+        pre.dataset.loaded = href;
+      }, function () {});
+    }
+  }
+
+  function writeClipboard(button, text) {
     var done = function () {
       button.dataset.copied = "true";
       window.setTimeout(function () { delete button.dataset.copied; }, 1500);
@@ -111,6 +154,11 @@
     if (button) {
       copyText(button);
     }
+    var tab = event.target.closest(".deploy-tab");
+    if (tab) {
+      event.preventDefault();  // without JavaScript a tab is a link to the text itself
+      selectTab(tab);
+    }
   });
   // A slider move replaces the results; sections the user had opened open again (a lazy one then
   // fetches its body for the new inputs: opening fires its "toggle" trigger).
@@ -124,6 +172,12 @@
   document.addEventListener("htmx:afterSettle", function (event) {
     syncFromServer();
     completeStateLinks();
+    if (activeTab !== "command") {  // the new results show the tab that was open, for the new inputs
+      var again = document.getElementById("tab-" + activeTab);
+      if (again) {
+        selectTab(again);
+      }
+    }
     if (event.detail.target && event.detail.target.id === "results") {
       reopen.forEach(function (id) {
         var details = document.getElementById(id);

@@ -26,7 +26,8 @@ class UnknownModelError(PlannerError):
         super().__init__(
             "model",
             Text(
-                "unknown model {model_id!r}; see `kvplan models` or paste its config.json", model_id=model_id
+                "unknown model {model_id!r}; see `kv-planner models` or paste its config.json",
+                model_id=model_id,
             ),
         )
         self.model_id = model_id
@@ -35,7 +36,7 @@ class UnknownModelError(PlannerError):
 class UnknownDeviceError(PlannerError):
     def __init__(self, device_id: str) -> None:
         super().__init__(
-            "device", Text("unknown device {device_id!r}; see `kvplan devices`", device_id=device_id)
+            "device", Text("unknown device {device_id!r}; see `kv-planner devices`", device_id=device_id)
         )
         self.device_id = device_id
 

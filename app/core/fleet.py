@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.core.command import render_serve_command
 from app.core.errors import PlannerError
 from app.core.estimate import estimate
+from app.core.pareto import ParetoPoint, frontier, slo_tokens_per_s_per_user
 from app.core.perf.cluster import ClusterFit
 from app.core.perf.cost import device_hours_per_million_output_tokens
 from app.core.perf.physics import weight_format
@@ -133,6 +134,10 @@ class FleetPlan(BaseModel):
     notes: list[Msg] = Field(default_factory=list)
     layouts_tried: int
     layouts_started: int
+    # output tokens/s per device against tokens/s per user over every (layout, clients) the search
+    # evaluated: the non-dominated points (app/core/pareto.py), and the SLO's per-user speed
+    pareto: list[ParetoPoint] = Field(default_factory=list)
+    pareto_slo_tokens_per_s_per_user: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -220,6 +225,7 @@ class OperatingPoint:
     meets_slo: bool
     binding: Binding
     binding_reason: str
+    probes: tuple[tuple[int, Performance], ...] = ()  # every client count evaluated, ascending
 
 
 def _meets(perf: Performance, target: Target) -> bool:
@@ -270,6 +276,7 @@ def operating_point(
                 ttft=first.ttft_ms.expected,
                 tpot=first.tpot_ms.expected,
             ),
+            ((1, first),),
         )
     lo, hi = 1, upper + 1  # lo meets; hi does not (or is past the search's end)
     probe = 2
@@ -318,7 +325,7 @@ def operating_point(
     else:
         binding = "compute"
         reason = Text("the search's end: {c} clients per replica still meet the SLO", c=lo)
-    return OperatingPoint(lo, best, True, binding, reason)
+    return OperatingPoint(lo, best, True, binding, reason, tuple(sorted(cache.items())))
 
 
 @dataclass(frozen=True)
@@ -521,6 +528,7 @@ def plan_fleet(
     ][:MAX_LAYOUTS]
     label = model_label or model.name
     candidates: list[Candidate] = []
+    evaluated: list[Evaluated] = []
     for layout in layouts:
         ev = _evaluate(
             layout=layout,
@@ -532,6 +540,7 @@ def plan_fleet(
         )
         if ev is None:
             continue
+        evaluated.append(ev)
         candidates.append(
             _candidate(
                 ev,
@@ -600,7 +609,57 @@ def plan_fleet(
         notes=notes,
         layouts_tried=len(layouts),
         layouts_started=len(candidates),
+        pareto=pareto_points(evaluated, target=target, vllm_version=vllm_version, model_label=label),
+        pareto_slo_tokens_per_s_per_user=slo_tokens_per_s_per_user(target.slo_tpot_ms),
     )
+
+
+def _pareto_point(ev: Evaluated, clients: int, perf: Performance, *, target: Target) -> ParetoPoint:
+    layout = ev.layout
+    weights = weight_format(ev.model).value
+    return ParetoPoint(
+        tokens_per_s_per_device=perf.output_tokens_per_s.expected / layout.devices,
+        tokens_per_s_per_user=perf.per_user_tokens_per_s.expected,
+        layout=(
+            f"TP {layout.tensor_parallel_size} × PP {layout.pipeline_parallel_size}, "
+            f"weights {weights}, KV {layout.kv_cache_dtype}"
+        ),
+        tensor_parallel_size=layout.tensor_parallel_size,
+        pipeline_parallel_size=layout.pipeline_parallel_size,
+        data_parallel_size=ev.serve.data_parallel_size,
+        devices_per_replica=layout.devices,
+        quantization=layout.quantization,
+        weight_format=weights,
+        kv_cache_dtype=layout.kv_cache_dtype,
+        concurrency=clients,
+        ttft_ms=perf.ttft_ms.expected,
+        tpot_ms=perf.tpot_ms.expected,
+        meets_slo=_meets(perf, target),
+        serve=ev.serve,
+        command="",
+    )
+
+
+def pareto_points(
+    evaluated: list[Evaluated], *, target: Target, vllm_version: str | None, model_label: str
+) -> list[ParetoPoint]:
+    """The frontier over every client count each started layout was probed at (no new performance
+    call); the command is rendered for the frontier's points only."""
+    kept = frontier(
+        [
+            _pareto_point(ev, clients, perf, target=target)
+            for ev in evaluated
+            for clients, perf in ev.point.probes
+        ]
+    )
+    return [
+        p.model_copy(
+            update={
+                "command": render_serve_command(model=model_label, serve=p.serve, vllm_version=vllm_version)
+            }
+        )
+        for p in kept
+    ]
 
 
 def _miss(c: Candidate, target: Target) -> float:

@@ -1,4 +1,4 @@
-"""Run the web app with uvicorn (``kvplan serve`` calls this), with its limits set through uvicorn's
+"""Run the web app with uvicorn (``kv-planner serve`` calls this), with its limits set through uvicorn's
 supported options only (docs/security.md):
 
 - the HTTP/1.1 parser is h11 with ``h11_max_incomplete_event_size``: a request line plus headers over
@@ -61,7 +61,7 @@ class NoDelayH11Protocol(H11Protocol):
 
 
 def server_options() -> dict[str, Any]:
-    """uvicorn's options for ``kvplan serve`` (every limit above), shared with the tests."""
+    """uvicorn's options for ``kv-planner serve`` (every limit above), shared with the tests."""
     return {
         "http": NoDelayH11Protocol,
         "h11_max_incomplete_event_size": MAX_HEADER_BYTES,

@@ -1,4 +1,4 @@
-"""Load benchmark: wrk against `kvplan serve` on loopback, 1 and 2 workers, 1/16/64 connections.
+"""Load benchmark: wrk against `kv-planner serve` on loopback, 1 and 2 workers, 1/16/64 connections.
 
     .venv/bin/python bench/load/run.py [--duration 5] [--connections 1,16,64] [--workers 1,2]
 
@@ -62,7 +62,7 @@ def start_server(workers: int, port: int) -> subprocess.Popen[bytes]:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"kvplan serve exited with {proc.returncode}")
+            raise RuntimeError(f"kv-planner serve exited with {proc.returncode}")
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as r:
                 if r.status == 200:
@@ -71,7 +71,7 @@ def start_server(workers: int, port: int) -> subprocess.Popen[bytes]:
             time.sleep(0.1)
     else:
         proc.terminate()
-        raise RuntimeError("kvplan serve did not answer /healthz in 30 s")
+        raise RuntimeError("kv-planner serve did not answer /healthz in 30 s")
     # /healthz answers once the first worker is up; the others may still be warming up (spec files,
     # templates: ~1 s of CPU each). Wait for the server's processes to go quiet, then touch both
     # endpoints, so no measurement shares the cores with a start-up.

@@ -45,7 +45,7 @@ def test_dockerfile_keeps_its_promises() -> None:
     assert re.search(r"python:3\.13-slim", DOCKERFILE) and all(b == "${PYTHON_IMAGE}" for b in bases)
     # the wheel, with the locked versions
     (install,) = [a for a in _instruction("RUN") if "pip install" in a]
-    assert "-c /tmp/requirements.lock /wheels/kvplan-*.whl" in install
+    assert "-c /tmp/requirements.lock /wheels/kv_planner-*.whl" in install
     # a non-root user
     (user,) = _instruction("USER")
     assert user.split(":")[0] not in ("0", "root")
@@ -54,7 +54,7 @@ def test_dockerfile_keeps_its_promises() -> None:
     assert "/healthz" in health
     (cmd,) = _instruction("CMD")
     script = json.loads(cmd)[2]
-    assert '--root-path "${KVPLAN_ROOT_PATH}"' in script and script.startswith("exec kvplan serve")
+    assert '--root-path "${KVPLAN_ROOT_PATH}"' in script and script.startswith("exec kv-planner serve")
 
 
 def _builder() -> str | None:
@@ -71,7 +71,7 @@ def test_the_image_builds_runs_as_non_root_and_serves_under_a_prefix() -> None:
     builder = _builder()
     if builder is None:
         pytest.skip("no working container builder here (`docker info` / `podman info` fail): image not built")
-    tag = f"kvplan-test:{uuid.uuid4().hex[:8]}"
+    tag = f"kv-planner-test:{uuid.uuid4().hex[:8]}"
     build = subprocess.run(
         [builder, "build", "-t", tag, str(ROOT)], capture_output=True, text=True, timeout=900
     )
@@ -79,7 +79,7 @@ def test_the_image_builds_runs_as_non_root_and_serves_under_a_prefix() -> None:
         pytest.skip(f"the builder cannot fetch the base image here: {build.stderr.strip()[-300:]}")
     assert build.returncode == 0, build.stderr[-3000:]
     port = _free_port()
-    name = f"kvplan-test-{uuid.uuid4().hex[:8]}"
+    name = f"kv-planner-test-{uuid.uuid4().hex[:8]}"
     run = [
         builder,
         "run",

@@ -95,7 +95,7 @@ def nginx(prefixed_server: LiveServer) -> Iterator[Nginx]:
         pytest.skip("nginx is not installed (apt-get install nginx; `make test` does it)")
     upstream = urlsplit(prefixed_server.origin).port
     port = _free_port()
-    with tempfile.TemporaryDirectory(prefix="kvplan-nginx-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="kv-planner-nginx-") as tmp:
         directory = Path(tmp)
         user = "user root;" if os.geteuid() == 0 else ""
         conf = directory / "nginx.conf"

@@ -1,4 +1,4 @@
-"""`kvplan serve` as deployed: the real CLI, two worker processes sharing the port, under a prefix."""
+"""`kv-planner serve` as deployed: the real CLI, two worker processes sharing the port, under a prefix."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def test_two_workers_under_a_prefix_serve_pages_fragments_and_the_api() -> None:
                     break
             except OSError:
                 pass
-            assert time.monotonic() < deadline, "kvplan serve did not answer /healthz"
+            assert time.monotonic() < deadline, "kv-planner serve did not answer /healthz"
             time.sleep(0.2)
         # the workers learnt the prefix from the parent (KVPLAN_ROOT_PATH): every link carries it
         status, page, _ = _get(base + "/?v=1&max_model_len=32768")

@@ -1,4 +1,4 @@
-"""The wheel as a user installs it: `pip wheel .`, a fresh venv outside the checkout, `kvplan serve`
+"""The wheel as a user installs it: `pip wheel .`, a fresh venv outside the checkout, `kv-planner serve`
 from an unrelated directory, driven over HTTP.
 
 Dependencies come from pip's usual sources (its cache after `make`), pinned by requirements.lock.
@@ -51,7 +51,7 @@ def _get(url: str) -> tuple[int, bytes, dict[str, str]]:
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheelhouse")
     _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(ROOT), "-w", str(out)], cwd=out)
-    (found,) = out.glob("kvplan-*.whl")
+    (found,) = out.glob("kv_planner-*.whl")
     return found
 
 
@@ -70,7 +70,7 @@ def served(venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     proc = subprocess.Popen(
-        [str(venv / "bin" / "kvplan"), "serve", "--port", str(port), "--workers", "1"],
+        [str(venv / "bin" / "kv-planner"), "serve", "--port", str(port), "--workers", "1"],
         cwd=elsewhere,
         env=env,
         stdout=subprocess.PIPE,
@@ -87,7 +87,7 @@ def served(venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
                     break
             except OSError:
                 pass
-            assert time.monotonic() < deadline, "the installed kvplan did not answer /healthz"
+            assert time.monotonic() < deadline, "the installed kv-planner did not answer /healthz"
             time.sleep(0.2)
         yield base
     finally:
@@ -114,6 +114,17 @@ def test_the_wheel_carries_every_data_file_of_the_repository(wheel: Path) -> Non
     } <= names
 
 
+def test_the_distribution_and_its_command_are_kv_planner(wheel: Path, venv: Path) -> None:
+    """Not `kvplan`: that name is an unrelated project's on PyPI (issue 26)."""
+    assert wheel.name == "kv_planner-0.1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as whl:
+        metadata = whl.read("kv_planner-0.1.0.dist-info/METADATA").decode()
+        entry_points = whl.read("kv_planner-0.1.0.dist-info/entry_points.txt").decode()
+    assert "\nName: kv-planner\n" in metadata
+    assert "kv-planner = app.cli:main" in entry_points and "kvplan =" not in entry_points
+    assert (venv / "bin" / "kv-planner").is_file() and not (venv / "bin" / "kvplan").exists()
+
+
 def test_the_installed_app_imports_from_the_venv_not_the_checkout(venv: Path, tmp_path: Path) -> None:
     code = "import app, app.resources as r; print(app.__file__); print(r.directory(r.Data.TEMPLATES))"
     out = _run([str(venv / "bin" / "python"), "-c", code], cwd=tmp_path).split("\n")
@@ -121,7 +132,7 @@ def test_the_installed_app_imports_from_the_venv_not_the_checkout(venv: Path, tm
     assert not out[1].startswith(str(ROOT))
 
 
-def test_installed_kvplan_serves_the_page_its_static_files_and_the_api(served: str) -> None:
+def test_installed_kv_planner_serves_the_page_its_static_files_and_the_api(served: str) -> None:
     status, body, _ = _get(served + "/?v=1&model=meta-llama/Llama-3.1-8B&device=h100&max_model_len=8192")
     page = body.decode()
     assert status == 200 and 'id="verdict"' in page

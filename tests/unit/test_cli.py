@@ -1,4 +1,4 @@
-"""The `kvplan` command: the same numbers as the core, one clear line and a non-zero exit on bad input."""
+"""The `kv-planner` command: the same numbers as the core, one clear line and a non-zero exit on bad input."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`kvplan serve`'s limits, through uvicorn's supported options, against a live uvicorn in a thread."""
+"""`kv-planner serve`'s limits, through uvicorn's supported options, against a live uvicorn in a thread."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""POST /api/performance, the page's Speed fragment, the new planner inputs, and `kvplan perf`."""
+"""POST /api/performance, the page's Speed fragment, the new planner inputs, and `kv-planner perf`."""
 
 from __future__ import annotations
 

@@ -43,7 +43,7 @@ def _find_draft(name: str) -> ModelSpec:
     except PlannerError as exc:
         raise InvalidServeConfigError(
             "speculative_config",
-            Text("unknown draft model {name!r}; see `kvplan models`", name=name),
+            Text("unknown draft model {name!r}; see `kv-planner models`", name=name),
         ) from exc
 
 

@@ -134,7 +134,7 @@ class CurvePoint(BaseModel):
 
 
 class Performance(BaseModel):
-    """The answer of POST /api/performance (and `kvplan perf --json`)."""
+    """The answer of POST /api/performance (and `kv-planner perf --json`)."""
 
     model_config = ConfigDict(frozen=True)
 

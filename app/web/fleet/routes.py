@@ -11,8 +11,9 @@ from starlette.concurrency import run_in_threadpool
 
 from app import hub
 from app.core.fleet import Candidate
+from app.core.pareto import ParetoPoint
 from app.web.fleet.params import FleetParams, StrictFleetParams, fleet_query, parse_fleet_lenient
-from app.web.fleet.service import fleet_for, planner_params
+from app.web.fleet.service import fleet_for, planner_params, point_params
 from app.web.fleet.views import build_view
 from app.web.inputs.links import form_items, to_query
 from app.web.measured_runs import cluster_of
@@ -45,10 +46,23 @@ def _fleet(request: Request, items: list[tuple[str, str]]) -> Response:
 
 
 def candidate_json(request: Request, params: FleetParams, c: Candidate) -> dict[str, Any]:
+    query = to_query(planner_params(params, c))
     return {
         **c.model_dump(),
-        "permalink": f"{url_path(request, 'planner')}?{to_query(planner_params(params, c))}",
+        "permalink": f"{url_path(request, 'planner')}?{query}",
+        # the layout's manifests with its replicas (target=command|docker|compose|kubernetes|helm)
+        "deploy": deploy_link(request, query, c.replicas),
     }
+
+
+def deploy_link(request: Request, planner_query: str, replicas: int, target: str = "kubernetes") -> str:
+    return f"{url_path(request, 'api_deploy')}?{planner_query}&replicas={replicas}&target={target}"
+
+
+def pareto_json(request: Request, params: FleetParams, p: ParetoPoint) -> dict[str, Any]:
+    """A frontier point with its planner view (the Speed section at that point's clients)."""
+    planner = point_params(params, p.serve, p.concurrency)
+    return {**p.model_dump(), "permalink": f"{url_path(request, 'planner')}?{to_query(planner)}"}
 
 
 @api_router.post("/fleet", name="api_fleet")
@@ -64,6 +78,8 @@ def fleet_api(request: Request, params: StrictFleetParams) -> dict[str, Any]:
         "notes": plan.notes,
         "layouts_tried": plan.layouts_tried,
         "layouts_started": plan.layouts_started,
+        "pareto": [pareto_json(request, params, p) for p in plan.pareto],
+        "pareto_slo_tokens_per_s_per_user": plan.pareto_slo_tokens_per_s_per_user,
         "inputs": {
             "model": result.resolved.model_label,
             "device": result.resolved.device.id,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from app.core.fleet import Candidate, FleetPlan, plan_fleet
 from app.core.perf.cluster import ClusterFit
+from app.core.specs import ServeConfig
 from app.web.fleet.params import FleetParams
 from app.web.inputs.params import PlannerParams, with_serve
 from app.web.inputs.resolve import Resolved, resolve_strict
@@ -45,12 +46,17 @@ def planner_params(params: FleetParams, candidate: Candidate) -> PlannerParams:
     The planner's target concurrency stays the user's: it counts sequences of max_model_len tokens,
     while the fleet's clients send input + output tokens (usually far fewer), so setting it to the
     clients would show a false "does not fit because of N" on a layout that serves them."""
-    base = params.planner()
-    applied = with_serve(base, candidate.serve)
+    return point_params(params, candidate.serve, candidate.concurrency_per_replica)
+
+
+def point_params(params: FleetParams, serve: ServeConfig, concurrency: int) -> PlannerParams:
+    """The planner's inputs for one replica with ``serve``'s flags, its Speed section at ``concurrency``
+    clients of the fleet's input/output tokens (a candidate's operating point, a frontier point)."""
+    applied = with_serve(params.planner(), serve)
     return applied.model_copy(
         update={
             "devices": None,  # one replica: TP x PP devices
-            "concurrency": candidate.concurrency_per_replica,
+            "concurrency": concurrency,
             "input_tokens": params.input_tokens,
             "output_tokens": params.output_tokens,
         }

@@ -4,15 +4,17 @@ and the cost-against-load chart is server-rendered SVG."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from fastapi import Request
 from markupsafe import Markup, escape
 
 from app.core.errors import PlannerError
-from app.core.fleet import Candidate, cost_at_load
+from app.core.fleet import Candidate, FleetPlan, cost_at_load
 from app.core.text import Text
 from app.web.fleet.params import FLEET_FIELDS, FleetParams, fleet_query
-from app.web.fleet.service import fleet_for, planner_params
+from app.web.fleet.service import fleet_for, planner_params, point_params
+from app.web.fleet.svg import COLOURS, ChartPoint, pareto_chart
 from app.web.format import (
     axis_ticks,
     gib,
@@ -38,6 +40,8 @@ Y_TICKS = 4
 GRID_COLOUR = "#d7d7de"
 TARGET_COLOUR = "#c53030"
 SERIES_COLOURS = ("#2b6cb0", "#c05621", "#2f855a", "#6b46c1")
+# A layout's manifests (GET /api/deploy) with its replica count; names of formats, not sentences.
+DEPLOY_TARGETS = (("kubernetes", "Kubernetes"), ("helm", "Helm"), ("compose", "compose"))
 BINDING_LABELS = {
     "kv_pool": Text("KV pool"),
     "max_num_seqs": Text("max_num_seqs"),
@@ -88,8 +92,30 @@ class CandidateRow:
     accuracy_costs: tuple[str, ...]
     command: str
     planner_link: str
+    deploy_links: tuple[tuple[str, str], ...]  # (label, /api/deploy URL with the layout's replicas)
     is_best: bool
     within_devices: bool
+
+
+@dataclass(frozen=True)
+class ParetoRow:
+    layout: str
+    colour: int  # the legend's swatch class (pareto-c<n>, static/fleet.css)
+    concurrency: int
+    per_user: str
+    per_device: str
+    ttft_ms: str
+    tpot_ms: str
+    meets_slo: bool
+    planner_link: str
+
+
+@dataclass(frozen=True)
+class ParetoView:
+    chart: Markup
+    rows: tuple[ParetoRow, ...]
+    legend: tuple[tuple[int, str], ...]  # (swatch class number, layout)
+    slo_text: str
 
 
 @dataclass(frozen=True)
@@ -115,6 +141,7 @@ class FleetView:
     chart: Markup
     chart_table: tuple[tuple[str, tuple[str, ...]], ...]
     chart_loads: tuple[str, ...]
+    pareto: ParetoView | None
     model_label: str
     device_name: str
     models: tuple[Option, ...]
@@ -140,7 +167,20 @@ def _values(params: FleetParams) -> dict[str, str]:
     return out
 
 
-def _layout(c: Candidate) -> str:
+class LayoutLike(Protocol):
+    """A candidate or a frontier point: both name their parallel layout and formats alike."""
+
+    @property
+    def tensor_parallel_size(self) -> int: ...
+    @property
+    def pipeline_parallel_size(self) -> int: ...
+    @property
+    def weight_format(self) -> str: ...
+    @property
+    def kv_cache_dtype(self) -> str: ...
+
+
+def _layout(c: LayoutLike) -> str:
     if c.pipeline_parallel_size > 1:
         return t("TP {tp} × PP {pp}", tp=c.tensor_parallel_size, pp=c.pipeline_parallel_size)
     return t("TP {tp}", tp=c.tensor_parallel_size)
@@ -149,7 +189,9 @@ def _layout(c: Candidate) -> str:
 def _row(
     request: Request, params: FleetParams, c: Candidate, rank: int, best: Candidate | None
 ) -> CandidateRow:
-    link = f"{url_path(request, 'planner')}?{to_query(planner_params(params, c))}"
+    query = to_query(planner_params(params, c))
+    link = f"{url_path(request, 'planner')}?{query}"
+    deploy = url_path(request, "api_deploy")
     return CandidateRow(
         rank=rank,
         layout=_layout(c),
@@ -182,6 +224,10 @@ def _row(
         accuracy_costs=tuple(tr(x) for x in c.accuracy_costs),
         command=c.command,
         planner_link=link,
+        deploy_links=tuple(
+            (label, f"{deploy}?{query}&replicas={c.replicas}&target={target}")
+            for target, label in DEPLOY_TARGETS
+        ),
         is_best=c is best,
         within_devices=c.within_devices_available,
     )
@@ -286,9 +332,57 @@ def cost_chart(params: FleetParams, series: list[tuple[Candidate, list[tuple[flo
     return Markup("".join(parts))
 
 
-def _series_label(c: Candidate) -> str:
+def _series_label(c: LayoutLike) -> str:
     extras = [c.weight_format, c.kv_cache_dtype if c.kv_cache_dtype != "auto" else ""]
     return " · ".join([_layout(c), *(e for e in extras if e)])
+
+
+def pareto_view(request: Request, params: FleetParams, plan: FleetPlan) -> ParetoView | None:
+    """The frontier as a chart (each point links to its planner view), its table and its legend."""
+    if not plan.pareto:
+        return None
+    groups: dict[str, int] = {}
+    chart_points: list[ChartPoint] = []
+    rows: list[ParetoRow] = []
+    for p in plan.pareto:
+        layout = _series_label(p)
+        group = groups.setdefault(layout, len(groups))
+        link = f"{url_path(request, 'planner')}?{to_query(point_params(params, p.serve, p.concurrency))}"
+        per_user, per_device = speed_number(p.tokens_per_s_per_user), speed_number(p.tokens_per_s_per_device)
+        label = t(
+            "{layout}, {clients} clients: {per_user} tokens/s per user, {per_device} tokens/s per device",
+            layout=layout,
+            clients=p.concurrency,
+            per_user=per_user,
+            per_device=per_device,
+        )
+        chart_points.append(
+            ChartPoint(p.tokens_per_s_per_user, p.tokens_per_s_per_device, group, label, link, p.meets_slo)
+        )
+        rows.append(
+            ParetoRow(
+                layout=layout,
+                colour=group % len(COLOURS),
+                concurrency=p.concurrency,
+                per_user=per_user,
+                per_device=per_device,
+                ttft_ms=speed_number(p.ttft_ms),
+                tpot_ms=speed_number(p.tpot_ms),
+                meets_slo=p.meets_slo,
+                planner_link=link,
+            )
+        )
+    slo = plan.pareto_slo_tokens_per_s_per_user
+    return ParetoView(
+        chart=pareto_chart(chart_points, slo_per_user=slo, slo_tpot_ms=params.slo_tpot_ms),
+        rows=tuple(rows),
+        legend=tuple((g % len(COLOURS), layout) for layout, g in groups.items()),
+        slo_text=t(
+            "Both axes are logarithmic. The TPOT SLO of {tpot} ms is {speed} tokens/s per user: filled points meet the SLO (TTFT and TPOT), hollow ones miss it. Each point opens the planner on that layout and client count.",
+            tpot=speed_number(params.slo_tpot_ms),
+            speed=speed_number(slo),
+        ),
+    )
 
 
 def hidden_inputs(params: FleetParams) -> tuple[tuple[str, str], ...]:
@@ -306,6 +400,7 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
     chart = Markup("")
     chart_table: tuple[tuple[str, tuple[str, ...]], ...] = ()
     chart_loads: tuple[str, ...] = ()
+    pareto: ParetoView | None = None
     more = 0
     model_label, device_name = params.model, params.device
     try:
@@ -334,6 +429,7 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         elif plan.why_none:
             best_view = BestView(False, "", tr(plan.why_none))
         notes = tuple(tr(n) for n in plan.notes)
+        pareto = pareto_view(request, params, plan)
         series = chart_series(params, plan.candidates)
         chart = cost_chart(params, series)
         if series:
@@ -359,6 +455,7 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         chart=chart,
         chart_table=chart_table,
         chart_loads=chart_loads,
+        pareto=pareto,
         model_label=model_label,
         device_name=device_name,
         models=models,

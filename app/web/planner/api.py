@@ -2,20 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+import yaml  # type: ignore[import-untyped]  # no types-PyYAML in the lock file
+from fastapi import APIRouter, Query, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
+from app.core import deploy
 from app.core.catalog import list_devices, list_models
+from app.core.fleet import MAX_DEVICES_TOTAL
 from app.web.i18n import gettext
 from app.web.inputs.links import to_query
 from app.web.inputs.params import StrictPlannerParams, parse_strict
 from app.web.inputs.resolve import estimate_for, prefetch_hub_model, resolve_strict
+from app.web.planner.service import deploy_plan
 from app.web.templating import render
 from app.web.validation import query_error
+
+# Query keys of the API routes themselves, not planner parameters (parse_strict refuses unknown keys).
+FORMAT_KEY = "format"
+DEPLOY_KEYS = ("target", "replicas")
+Format = Literal["json", "yaml"]
+FormatQuery = Annotated[Format, Query(description="json (default) or yaml")]
+TargetQuery = Annotated[deploy.Target, Query(description="command, docker, compose, kubernetes or helm")]
+ReplicasQuery = Annotated[int, Query(ge=1, le=MAX_DEVICES_TOTAL, description="replicas (the fleet's layout)")]
 
 router = APIRouter(prefix="/api", tags=["api"])
 
@@ -33,22 +47,63 @@ def _estimate_payload(params: StrictPlannerParams) -> dict[str, Any]:
     return {**est.model_dump(), "inputs": inputs}
 
 
-@router.get("/estimate", name="api_estimate_get")
-async def estimate_get(request: Request) -> dict[str, Any]:
-    """Query parameters as on the page (`/?…` permalinks work here unchanged)."""
+def _strict_query(request: Request, *own: str) -> StrictPlannerParams:
+    """The planner's parameters of a GET, without the route's own keys (``own``)."""
+    items = [(k, v) for k, v in request.query_params.multi_items() if k not in own]
     try:
-        params = parse_strict(request.query_params.multi_items())
+        return parse_strict(items)
     except ValidationError as exc:
         raise query_error(exc) from exc
+
+
+def as_yaml(payload: dict[str, Any]) -> Response:
+    """The JSON answer as YAML (the same keys and values), for a ticket or a GitOps repository."""
+    plain = json.loads(json.dumps(jsonable_encoder(payload)))  # Text and enums become plain str
+    text = yaml.safe_dump(plain, sort_keys=False, allow_unicode=True, width=4096)
+    return Response(text, media_type="application/yaml")
+
+
+@router.get("/estimate", name="api_estimate_get", response_model=None)
+async def estimate_get(request: Request, format: FormatQuery = "json") -> dict[str, Any] | Response:
+    """Query parameters as on the page (`/?…` permalinks work here unchanged); `format=yaml` for YAML."""
+    params = _strict_query(request, FORMAT_KEY)
     await prefetch_hub_model(params)
-    return await run_in_threadpool(_estimate_payload, params)  # off the event loop
+    payload = await run_in_threadpool(_estimate_payload, params)  # off the event loop
+    return as_yaml(payload) if format == "yaml" else payload
 
 
-@router.post("/estimate", name="api_estimate_post")
-async def estimate_post(params: StrictPlannerParams) -> dict[str, Any]:
+@router.post("/estimate", name="api_estimate_post", response_model=None)
+async def estimate_post(
+    params: StrictPlannerParams, format: FormatQuery = "json"
+) -> dict[str, Any] | Response:
     """The same parameters as a JSON object."""
     await prefetch_hub_model(params)
-    return await run_in_threadpool(_estimate_payload, params)
+    payload = await run_in_threadpool(_estimate_payload, params)  # off the event loop
+    return as_yaml(payload) if format == "yaml" else payload
+
+
+@router.get(
+    "/deploy",
+    name="api_deploy",
+    response_class=Response,
+    responses={200: {"content": {"text/plain": {}, "application/yaml": {}}}},
+)
+async def deploy_get(
+    request: Request,
+    target: TargetQuery = "kubernetes",
+    replicas: ReplicasQuery = 1,
+) -> Response:
+    """The planned configuration as a deployment: the command, `docker run`, compose, a Kubernetes
+    Deployment + Service, or values for the vLLM production-stack Helm chart (the planner's parameters)."""
+    params = _strict_query(request, *DEPLOY_KEYS)
+    await prefetch_hub_model(params)
+    text = await run_in_threadpool(_deploy_text, params, target, replicas)  # off the event loop
+    return Response(text, media_type=deploy.MEDIA_TYPES[target])
+
+
+def _deploy_text(params: StrictPlannerParams, target: deploy.Target, replicas: int) -> str:
+    resolved = resolve_strict(params)
+    return deploy.render(target, deploy_plan(resolved, estimate_for(resolved), replicas=replicas))
 
 
 @router.get("/models", name="api_models")

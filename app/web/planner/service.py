@@ -1,7 +1,8 @@
-"""The planner's estimate and its capacity chart."""
+"""The planner's estimate, its capacity chart, and what the deployment targets are rendered from."""
 
 from __future__ import annotations
 
+from app.core import deploy
 from app.core.estimate import capacity_curve
 from app.core.result import Estimate
 from app.web.inputs.resolve import Resolved, estimate_for
@@ -21,3 +22,16 @@ def estimate_with_curve(resolved: Resolved) -> tuple[Estimate, list[tuple[int, f
         base=est,
     )
     return est, curve
+
+
+def deploy_plan(resolved: Resolved, est: Estimate, *, replicas: int = 1) -> deploy.Plan:
+    """What the deployment targets (app/core/deploy.py) are rendered from: the inputs and their estimate."""
+    return deploy.Plan(
+        model_label=resolved.model_label,
+        model=resolved.model,
+        device=resolved.device,
+        serve=resolved.serve,
+        estimate=est,
+        vllm_version=resolved.vllm_version,
+        replicas=replicas,
+    )

@@ -18,6 +18,7 @@ from app.core.plan import QUANTIZATION_FLAGS
 from app.core.recommend import utilization_ceiling
 from app.core.result import ErrorKind, Estimate, Range
 from app.core.specs import KV_CACHE_DTYPES, ModelSpec
+from app.core.text import Text
 from app.core.versions import rules_for
 from app.web.format import gib, gib_range, human_tokens, integer, percent
 from app.web.i18n import _, t, tr, tr_list
@@ -135,6 +136,16 @@ class ResultView:
     compare_link: str
     compare_versions: str  # its a=…&b=… (a fragment's link is completed from #planner-state)
     version_line: str = ""  # the doctor builds its own ResultView without one
+    deploy_tabs: tuple[tuple[str, str], ...] = ()  # (target, label) beside the command
+
+
+# The command card's tabs: the same configuration as the deployment targets of GET /api/deploy.
+DEPLOY_TABS = (
+    ("docker", Text("docker run")),
+    ("compose", Text("compose")),
+    ("kubernetes", Text("Kubernetes")),
+    ("helm", Text("Helm (production-stack)")),
+)
 
 
 def version_line(est: Estimate) -> str:
@@ -588,4 +599,5 @@ def result_view(
         compare_link=compare_link,
         compare_versions=compare_versions,
         version_line=version_line(est),
+        deploy_tabs=tuple((target, tr(label)) for target, label in DEPLOY_TABS),
     )
