@@ -40,6 +40,7 @@ KEYS = {"tpot": "mean_tpot_ms", "ttft": "mean_ttft_ms", "throughput": "output_th
 SHARED = "shared file (aiconfigurator silicon_sample)"
 IMAX_RANGE_RATIO = 0.8  # jyothisambolu/InferenceMAX README: RANDOM_RANGE_RATIO 0.8, num_prompts = CONC x 10
 IMAX_PROMPTS_PER_CLIENT = 10
+GPU_MEMORY_UTILIZATION_DEFAULT = 0.9  # vllm serve --gpu-memory-utilization default
 
 
 def shared_runs() -> list[tuple[str, dict[str, float], dict[str, float], str]]:
@@ -76,13 +77,19 @@ def other_runs() -> list[tuple[str, dict[str, float], dict[str, float], str]]:
         row = json.loads(line)
         model, device = find_model(row["model"]), find_device(row["device"])
         length = row["random_input_len"] + row["random_output_len"] + 64
-        serve = ServeConfig(tensor_parallel_size=row["tp"], max_model_len=length)
+        serve = ServeConfig(
+            tensor_parallel_size=row["tp"],
+            max_model_len=length,
+            gpu_memory_utilization=row.get("gpu_memory_utilization", GPU_MEMORY_UTILIZATION_DEFAULT),
+        )
         est = estimate(model=model, device=device, serve=serve, vllm_version="0.19.0")
         physics = step_physics(estimate=est, model=model, device=device, serve=serve)
         fit = fit_for(family=device_family(device)[0], vllm_version="0.19.0")[1]
+        rate = row.get("request_rate", "inf")
         args = BenchArgs(
             num_prompts=row["num_prompts"],
-            max_concurrency=row["max_concurrency"],
+            max_concurrency=row.get("max_concurrency"),
+            request_rate=math.inf if rate == "inf" else float(rate),
             random_input_len=row["random_input_len"],
             random_output_len=row["random_output_len"],
         )

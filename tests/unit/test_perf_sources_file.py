@@ -1,0 +1,71 @@
+"""bench/data/perf/sources.jsonl: the measured runs from outside the shared file parse, carry their
+provenance and never come from the sources issue 23 keeps for evaluation."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from app.core.catalog import find_device, find_model
+from app.core.perf.bench_args import BenchArgs
+
+SOURCES = Path(__file__).resolve().parents[2] / "bench" / "data" / "perf" / "sources.jsonl"
+# issue 23: "Kept for evaluation — do not read or fit on these"
+FORBIDDEN = (
+    "gpustack",
+    "performance-lab",
+    "dennislee22/vllm-benchmarking",
+    "inferencex/blob/",  # InferenceX's experimental/ sweeps (any InferenceX file path is refused)
+    "inferencex/tree/",
+    "experimental/",
+    "inferencex/pull/1061",
+    "vllm/pull/43232",
+)
+RESULT_KEYS = {"mean_ttft_ms", "mean_tpot_ms", "output_throughput", "median_ttft_ms", "median_tpot_ms"}
+
+
+def _rows() -> list[dict[str, object]]:
+    return [json.loads(line) for line in SOURCES.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_every_row_parses_and_names_its_source_and_url() -> None:
+    rows = _rows()
+    # 12 sariekr/gpu_conc + 13 tenstorrent GPU reference + 1 vllm-ascend#1605 (README's table)
+    assert len(rows) == 26
+    assert len({r["source"] for r in rows}) == 3
+    for row in rows:
+        assert isinstance(row["source"], str) and row["source"]
+        url = row["url"]
+        assert isinstance(url, str) and url.startswith("https://github.com/")
+        find_model(str(row["model"]))  # raises on a model the catalog does not have
+        find_device(str(row["device"]))
+        measured = row["measured"]
+        assert isinstance(measured, dict) and measured and set(measured) <= RESULT_KEYS
+        assert all(isinstance(v, float | int) and v > 0 for v in measured.values())
+        rate = row.get("request_rate", "inf")
+        BenchArgs(  # the bench arguments are valid `vllm bench serve` arguments
+            num_prompts=row["num_prompts"],
+            max_concurrency=row.get("max_concurrency"),
+            request_rate=math.inf if rate == "inf" else float(str(rate)),
+            random_input_len=row["random_input_len"],
+            random_output_len=row["random_output_len"],
+        )
+
+
+def test_no_row_comes_from_a_source_kept_for_evaluation() -> None:
+    for row in _rows():
+        text = f"{row['url']} {row['source']}".lower()
+        assert not any(bad in text for bad in FORBIDDEN), row["url"]
+
+
+def test_the_forbidden_list_catches_what_it_names() -> None:
+    # not vacuous: each kept-for-evaluation origin, as a URL, is caught by the same check
+    for url in (
+        "https://docs.gpustack.ai/latest/performance-lab/gpt-oss-120b/h100",
+        "https://github.com/dennislee22/vLLM-benchmarking/blob/main/README.md",
+        "https://github.com/SemiAnalysisAI/InferenceX/blob/main/experimental/x.json",
+        "https://github.com/SemiAnalysisAI/InferenceX/pull/1061",
+        "https://github.com/vllm-project/vllm/pull/43232",
+    ):
+        assert any(bad in url.lower() for bad in FORBIDDEN), url
