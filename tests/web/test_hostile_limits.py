@@ -157,4 +157,20 @@ def test_large_requests_share_one_slot_per_worker() -> None:
         async with first:
             assert first.locked()  # a second large request would wait here, holding no thread
 
-    asyncio.run(gates())
+    # in a thread of its own: after the Playwright tier a loop may already run in this one
+    # (asyncio.run then refuses to start: "cannot be called from a running event loop")
+    import threading
+
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            asyncio.run(gates())
+        except BaseException as error:  # re-raised in the test's own thread below
+            errors.append(error)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join()
+    if errors:
+        raise errors[0]
