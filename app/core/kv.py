@@ -15,6 +15,7 @@ from app.core.kinds import KindSpec as KindSpec
 from app.core.kinds import attention_layer_count as attention_layer_count
 from app.core.kinds import cdiv as cdiv
 from app.core.kinds import kind_spec as kind_spec
+from app.core.layers import attention_layers, kind_counts, state_layers
 from app.core.specs import DTYPE_BYTES, LayerKind, MambaKind, MambaSpec, ModelSpec
 from app.core.text import Text
 from app.core.versions import VersionRules
@@ -319,9 +320,9 @@ def build_layout(
     """
     dtype_bytes = kv_dtype_bytes(kv_cache_dtype=kv_cache_dtype, model_dtype=model_dtype)
     tp = tensor_parallel_size
-    kinds = list(model.layer_kinds[layer_range[0] : layer_range[1]])
-    n_attn = attention_layer_count(kinds)
-    n_mamba = sum(1 for k in kinds if KIND_SPECS[k].holds_kv and not KIND_SPECS[k].attention)
+    counts = kind_counts(model=model, layer_range=layer_range)  # O(distinct kinds), not O(layers)
+    n_attn = attention_layers(counts)
+    n_mamba = state_layers(counts)
 
     def page_at(bs: int) -> int:
         return _attention_layer_page(
@@ -341,15 +342,19 @@ def build_layout(
         and model.indexer_bytes_per_token
         and rules.indexer_on_some_layers
         and rules.hybrid_allocator
-        and set(kinds) <= {LayerKind.MLA, LayerKind.NONE}
+        and set(counts) <= {LayerKind.MLA, LayerKind.NONE}
     ):
         return _layout_indexer_on_some_layers(
-            model=model, kinds=kinds, first=layer_range[0], block_size=block_size, page=page
+            model=model,
+            kinds=_stage_kinds(model, layer_range),
+            first=layer_range[0],
+            block_size=block_size,
+            page=page,
         )
     if model.layer_attention is not None and n_attn and not n_mamba:
         return _layout_per_layer(
             model=model,
-            kinds=kinds,
+            kinds=_stage_kinds(model, layer_range),
             first=layer_range[0],
             block_size=block_size,
             rules=rules,
@@ -373,7 +378,7 @@ def build_layout(
             mamba_page = page  # padded to the attention page
     return _grouped_layout(
         model=model,
-        kinds=kinds,
+        counts=counts,
         rules=rules,
         block_size=block_size,
         page=page,
@@ -384,10 +389,15 @@ def build_layout(
     )
 
 
+def _stage_kinds(model: ModelSpec, layer_range: tuple[int, int]) -> list[LayerKind]:
+    """The stage's layers one by one, for the layouts that differ per layer (shapes, indexer layers)."""
+    return list(model.layer_kinds[layer_range[0] : layer_range[1]])
+
+
 def _grouped_layout(
     *,
     model: ModelSpec,
-    kinds: list[LayerKind],
+    counts: dict[LayerKind, int],
     rules: VersionRules,
     block_size: int,
     page: int,
@@ -396,7 +406,8 @@ def _grouped_layout(
     per_token_bytes: int,
     checkpoint_blocks: int = 0,
 ) -> KVLayout:
-    """The layers bucketed by kind (window, chunk) and split into groups of one size (§3.4)."""
+    """The layers bucketed by kind (window, chunk) and split into groups of one size (§3.4); ``counts``:
+    the stage's layers folded by kind (one bucket evaluation per kind, not per layer)."""
     if not rules.hybrid_allocator:
         # Before the hybrid allocator every attention layer is sized as full attention.
         groups: tuple[Group, ...] = (Group(kind=LayerKind.FULL, num_layers=n_attn, page_size_bytes=page),)
@@ -408,10 +419,10 @@ def _grouped_layout(
             num_kv_layers=n_attn,
         )
     buckets: dict[Bucket, int] = {}
-    for kind in kinds:
+    for kind, count in counts.items():
         if KIND_SPECS[kind].holds_kv:
             key = KIND_SPECS[kind].bucket(model)
-            buckets[key] = buckets.get(key, 0) + 1
+            buckets[key] = buckets.get(key, 0) + count
     if not buckets:
         return KVLayout(
             block_size=block_size, groups=(), bytes_per_block=0, kv_bytes_per_token=0, num_kv_layers=0

@@ -1,0 +1,100 @@
+"""A model's decoder layers folded by kind: a stage's per-kind counts in O(distinct kinds), not O(layers).
+
+An estimate used to walk every layer of every pipeline stage to bucket it by kind (kv.build_layout), and
+the recommender and the fleet search make dozens of estimates: a pasted config of 10,000 identical MoE
+layers cost 10,000 bucket evaluations per estimate, 840,000 per recommendation (issue 27, N3). Layers of
+one kind are interchangeable for the KV layout — a group is a bucket key and a count (§3.4) — so the
+model's ``layer_kinds`` are folded once into the positions of each kind, and a stage's counts are read
+with two bisections per kind present in the model.
+
+E.g. 10,000 layers alternating five sliding, one full: two kinds; the stage of layers [0, 5,000) holds
+``{SLIDING: 4,167, FULL: 833}`` (5,000 = 833 x 6 + 2, the two left over are sliding), in the order the
+kinds first appear in the stage — the order vLLM forms its groups in.
+
+The fold is made once per ``layer_kinds`` tuple (held by identity: ``model_copy`` keeps the tuple, so the
+recommender's variants of one model share it) and kept in a small LRU.
+"""
+
+from __future__ import annotations
+
+import threading
+from bisect import bisect_left
+from collections import OrderedDict
+
+from app.core.kinds import KIND_SPECS
+from app.core.specs import LayerKind, ModelSpec
+
+# Distinct models folded at once per process: the recommender and the fleet search use one or two (the
+# model and its draft), a page a few; a pasted config is one more per request.
+FOLD_CACHE_ENTRIES = 64
+
+
+class LayerFold:
+    """The positions of each kind in one model's ``layer_kinds`` (made in one pass)."""
+
+    __slots__ = ("layer_kinds", "positions")
+
+    def __init__(self, layer_kinds: tuple[LayerKind, ...]) -> None:
+        self.layer_kinds = layer_kinds
+        positions: dict[LayerKind, list[int]] = {}
+        for index, kind in enumerate(layer_kinds):
+            positions.setdefault(kind, []).append(index)
+        self.positions = positions
+
+    def counts(self, *, start: int, stop: int) -> dict[LayerKind, int]:
+        """The kinds of layers ``[start, stop)`` with their counts, in order of first appearance there."""
+        found: list[tuple[int, LayerKind, int]] = []
+        for kind, where in self.positions.items():
+            first = bisect_left(where, start)
+            count = bisect_left(where, stop, lo=first) - first
+            if count:
+                found.append((where[first], kind, count))
+        found.sort()
+        return {kind: count for _, kind, count in found}
+
+    def has(self, kind: LayerKind) -> bool:
+        return kind in self.positions
+
+
+_lock = threading.Lock()
+_folds: OrderedDict[int, LayerFold] = OrderedDict()
+
+
+def fold(model: ModelSpec) -> LayerFold:
+    """The fold of ``model.layer_kinds``, made on first use and then kept (by the tuple's identity)."""
+    layer_kinds = model.layer_kinds
+    key = id(layer_kinds)
+    with _lock:
+        cached = _folds.get(key)
+        if cached is not None and cached.layer_kinds is layer_kinds:  # the id of a live tuple: its own
+            _folds.move_to_end(key)
+            return cached
+    made = LayerFold(layer_kinds)
+    with _lock:
+        _folds[key] = made
+        _folds.move_to_end(key)
+        while len(_folds) > FOLD_CACHE_ENTRIES:
+            _folds.popitem(last=False)
+    return made
+
+
+def kind_counts(*, model: ModelSpec, layer_range: tuple[int, int]) -> dict[LayerKind, int]:
+    """``{kind: layers}`` of the stage ``layer_range``, in order of first appearance (see the module doc)."""
+    return fold(model).counts(start=layer_range[0], stop=layer_range[1])
+
+
+def attention_layers(counts: dict[LayerKind, int]) -> int:
+    """Layers that cache K and V per token (kinds.attention_layer_count, from folded counts)."""
+    return sum(n for kind, n in counts.items() if KIND_SPECS[kind].attention and KIND_SPECS[kind].holds_kv)
+
+
+def state_layers(counts: dict[LayerKind, int]) -> int:
+    """Layers that hold a recurrent state rather than K and V (Mamba, linear attention)."""
+    return sum(
+        n for kind, n in counts.items() if KIND_SPECS[kind].holds_kv and not KIND_SPECS[kind].attention
+    )
+
+
+def model_counts(model: ModelSpec) -> dict[LayerKind, int]:
+    """``{kind: layers}`` over the whole model."""
+    return kind_counts(model=model, layer_range=(0, model.num_layers))
