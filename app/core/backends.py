@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from app.core.errors import InvalidServeConfigError
 from app.core.kv import HybridAlign
+from app.core.layers import has_kind
 from app.core.specs import DeviceSpec, LayerKind, MambaKind, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.versions import VersionRules
@@ -309,7 +310,7 @@ def hybrid_align(
     lcm with the Mamba layers' checkpoint alignment (0.33: 64 for Gated DeltaNet on FlashInfer's prefill,
     none for other Mamba layers, which declare no alignment).
     """
-    if LayerKind.MAMBA not in model.layer_kinds or model.mamba is None:
+    if model.mamba is None or not has_kind(model, LayerKind.MAMBA):  # the fold: no scan of every layer
         return HybridAlign()
     flashinfer_gdn = gdn_uses_flashinfer_prefill(model=model, device=device)
     checkpoint_blocks = 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.core import layers
 from app.core.backends import hybrid_align, resolve_backend
 from app.core.errors import InvalidServeConfigError
 from app.core.kv import DEFAULT_HYBRID_ALIGN, HybridAlign
@@ -129,9 +130,9 @@ def default_max_model_len(*, model: ModelSpec, rules: VersionRules) -> int:
 def default_prefix_caching(*, model: ModelSpec, rules: VersionRules) -> bool:
     """`--enable-prefix-caching` when not given (ModelConfig.is_prefix_caching_supported): on in V1, but off
     for attention-free Mamba models, and for hybrids (attention + Mamba) before 0.26 (versions.py)."""
-    if not rules.prefix_caching_default or LayerKind.MAMBA not in model.layer_kinds:
+    if not rules.prefix_caching_default or not layers.has_kind(model, LayerKind.MAMBA):
         return rules.prefix_caching_default
-    if all(kind in (LayerKind.MAMBA, LayerKind.NONE) for kind in model.layer_kinds):
+    if layers.fold(model).kinds() <= {LayerKind.MAMBA, LayerKind.NONE}:
         return False  # "Attention free models do not support prefix caching"
     return rules.hybrid_prefix_caching_default
 

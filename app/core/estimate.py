@@ -9,9 +9,9 @@ prints are in :mod:`app.core.vllm_text`, beside the patterns that read them back
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from app.core import budget, deadline, equations, extras, kv, situations, vllm_text
+from app.core import budget, deadline, equations, extras, kv, layers, situations, vllm_text
 from app.core.defaults import ResolvedFlags as ResolvedFlags
 from app.core.defaults import batch_tier as batch_tier
 from app.core.defaults import checkpoint_kv_cache_dtype
@@ -104,14 +104,20 @@ def _stages(
     flags: ResolvedFlags,
     requested: int,
 ) -> list[Stage]:
-    """Each pipeline stage's budget as vLLM profiles it on that stage's worker (reference §2)."""
+    """Each pipeline stage's budget as vLLM profiles it on that stage's worker (reference §2); a stage of
+    the same shape as one before it (layers.stage_shape) is that stage's budget under its own index."""
     pipeline_size = serve.pipeline_parallel_size
     ranges = kv.stage_layer_ranges(num_layers=model.num_layers, pipeline_parallel_size=pipeline_size)
     graph_platform = device.platform in ("cuda", "rocm")
     stages = []
+    by_shape: dict[tuple[object, ...], Stage] = {}
     for index, layer_range in enumerate(ranges):
         deadline.check()  # a request's CPU budget (app.core.deadline), checked once per stage
         is_first, is_last = index == 0, index == pipeline_size - 1
+        shape = layers.stage_shape(model=model, layer_range=layer_range, is_first=is_first, is_last=is_last)
+        if shape is not None and shape in by_shape:
+            stages.append(replace(by_shape[shape], index=index))
+            continue
         layout, stage_extras = _stage_layout(
             model=model, serve=serve, rules=rules, flags=flags, layer_range=layer_range, index=index
         )
@@ -165,6 +171,8 @@ def _stages(
                 extras=stage_extras,
             )
         )
+        if shape is not None:
+            by_shape[shape] = stages[-1]
     return stages
 
 
@@ -428,7 +436,7 @@ def _mamba_blocks_refusal(setup: Setup) -> Refusal | None:
     if not rules.mamba_block_check or serve.enforce_eager or setup.device.platform not in ("cuda", "rocm"):
         return None
     num_blocks = setup.binding.num_blocks
-    if LayerKind.MAMBA not in model.layer_kinds or flags.max_num_seqs <= num_blocks:
+    if not layers.has_kind(model, LayerKind.MAMBA) or flags.max_num_seqs <= num_blocks:
         return None
     text = vllm_text.mamba_blocks_error(max_num_seqs=flags.max_num_seqs, num_blocks=num_blocks)
     return Refusal(ErrorKind.MAMBA_BLOCKS, text)

@@ -15,7 +15,7 @@ from app.core.kinds import KindSpec as KindSpec
 from app.core.kinds import attention_layer_count as attention_layer_count
 from app.core.kinds import cdiv as cdiv
 from app.core.kinds import kind_spec as kind_spec
-from app.core.layers import attention_layers, kind_counts, state_layers
+from app.core.layers import stage_counts
 from app.core.specs import DTYPE_BYTES, LayerKind, MambaKind, MambaSpec, ModelSpec
 from app.core.text import Text
 from app.core.versions import VersionRules
@@ -320,9 +320,7 @@ def build_layout(
     """
     dtype_bytes = kv_dtype_bytes(kv_cache_dtype=kv_cache_dtype, model_dtype=model_dtype)
     tp = tensor_parallel_size
-    counts = kind_counts(model=model, layer_range=layer_range)  # O(distinct kinds), not O(layers)
-    n_attn = attention_layers(counts)
-    n_mamba = state_layers(counts)
+    counts, n_attn, n_mamba = stage_counts(model=model, layer_range=layer_range)  # O(kinds), not O(layers)
 
     def page_at(bs: int) -> int:
         return _attention_layer_page(
@@ -344,17 +342,14 @@ def build_layout(
         and rules.hybrid_allocator
         and set(counts) <= {LayerKind.MLA, LayerKind.NONE}
     ):
+        kinds = list(model.layer_kinds[layer_range[0] : layer_range[1]])  # this and the next: per layer
         return _layout_indexer_on_some_layers(
-            model=model,
-            kinds=_stage_kinds(model, layer_range),
-            first=layer_range[0],
-            block_size=block_size,
-            page=page,
+            model=model, kinds=kinds, first=layer_range[0], block_size=block_size, page=page
         )
     if model.layer_attention is not None and n_attn and not n_mamba:
         return _layout_per_layer(
             model=model,
-            kinds=_stage_kinds(model, layer_range),
+            kinds=list(model.layer_kinds[layer_range[0] : layer_range[1]]),
             first=layer_range[0],
             block_size=block_size,
             rules=rules,
@@ -389,11 +384,6 @@ def build_layout(
     )
 
 
-def _stage_kinds(model: ModelSpec, layer_range: tuple[int, int]) -> list[LayerKind]:
-    """The stage's layers one by one, for the layouts that differ per layer (shapes, indexer layers)."""
-    return list(model.layer_kinds[layer_range[0] : layer_range[1]])
-
-
 def _grouped_layout(
     *,
     model: ModelSpec,
@@ -406,8 +396,7 @@ def _grouped_layout(
     per_token_bytes: int,
     checkpoint_blocks: int = 0,
 ) -> KVLayout:
-    """The layers bucketed by kind (window, chunk) and split into groups of one size (§3.4); ``counts``:
-    the stage's layers folded by kind (one bucket evaluation per kind, not per layer)."""
+    """The layers (``counts``: folded by kind) bucketed by kind (window, chunk), split into groups of one size (§3.4)."""
     if not rules.hybrid_allocator:
         # Before the hybrid allocator every attention layer is sized as full attention.
         groups: tuple[Group, ...] = (Group(kind=LayerKind.FULL, num_layers=n_attn, page_size_bytes=page),)

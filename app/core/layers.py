@@ -55,6 +55,9 @@ class LayerFold:
     def has(self, kind: LayerKind) -> bool:
         return kind in self.positions
 
+    def kinds(self) -> frozenset[LayerKind]:
+        return frozenset(self.positions)
+
 
 _lock = threading.Lock()
 _folds: OrderedDict[int, LayerFold] = OrderedDict()
@@ -98,3 +101,29 @@ def state_layers(counts: dict[LayerKind, int]) -> int:
 def model_counts(model: ModelSpec) -> dict[LayerKind, int]:
     """``{kind: layers}`` over the whole model."""
     return kind_counts(model=model, layer_range=(0, model.num_layers))
+
+
+def stage_shape(
+    *, model: ModelSpec, layer_range: tuple[int, int], is_first: bool, is_last: bool
+) -> tuple[object, ...] | None:
+    """What a pipeline stage's budget depends on: its layer count, its layers folded by kind and whether
+    it holds the embeddings or the head (app.core.estimate's stages, app.core.budget's weights, the
+    extras' ledger read no more of the layer range). Stages of one shape have one budget, so 1,024
+    stages of a 10,000-layer model are computed as 3 or 4 (10,000 = 1,024 x 9 + 784: the first, the
+    last, and the middle ones of 9 or 10 layers). None when layers differ one by one (per-layer
+    attention shapes, an indexer on some layers): then each stage is its own."""
+    if model.layer_attention is not None or model.indexer_layers is not None:
+        return None
+    counts = kind_counts(model=model, layer_range=layer_range)
+    return (layer_range[1] - layer_range[0], tuple(counts.items()), is_first, is_last)
+
+
+def stage_counts(*, model: ModelSpec, layer_range: tuple[int, int]) -> tuple[dict[LayerKind, int], int, int]:
+    """For kv.build_layout: the stage's ``kind_counts``, its attention layers and its state layers."""
+    counts = kind_counts(model=model, layer_range=layer_range)
+    return counts, attention_layers(counts), state_layers(counts)
+
+
+def has_kind(model: ModelSpec, kind: LayerKind) -> bool:
+    """``kind in model.layer_kinds``, from the fold (O(1), not a scan of every layer)."""
+    return fold(model).has(kind)
