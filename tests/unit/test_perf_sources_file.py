@@ -33,7 +33,7 @@ RUNS_PER_SOURCE = {
     "sariekr/gpu_conc": 12,
     "tenstorrent/tt-inference-server GPU reference runs": 13,
     "vllm-project/vllm-ascend#1605": 1,
-    "dstackai/benchmarks": 44,
+    "dstackai/benchmarks": 62,
 }
 DATASETS = {"random", "sharegpt", "sonnet", "custom"}
 
