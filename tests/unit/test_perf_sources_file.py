@@ -34,6 +34,8 @@ RUNS_PER_SOURCE = {
     "tenstorrent/tt-inference-server GPU reference runs": 13,
     "vllm-project/vllm-ascend#1605": 1,
     "dstackai/benchmarks": 62,
+    "vllm-project/recipes": 2,
+    "vllm-project/vllm#9722": 2,
 }
 DATASETS = {"random", "sharegpt", "sonnet", "custom"}
 
