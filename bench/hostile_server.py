@@ -40,6 +40,7 @@ import run as load  # noqa: E402  (bench/load/run.py: free_port, _children, stop
 WORKERS = 2
 FETCH_RATE, FETCH_BURST = 4.0, 16  # app.hub's FETCH_RATE_PER_S and FETCH_BURST, per worker
 PROBE_EVERY_S = 0.02
+QUIET_S = 10.0
 N4_ROUNDS, N4_PAUSE_S = 10, 0.5  # N4 repeated on 10 ids, so its prober p99 is read from ~200 samples, not ~15
 GOAL_CPU_S, GOAL_SEARCH_CPU_S, GOAL_PROBE_P99_MS = 2.0, 4.0, 100.0
 LLAMA = {
@@ -489,6 +490,15 @@ def hub_attacks(port: int, pid: int, hub: Hub, cache: str) -> list[Outcome]:
         notes[1] += f", allowed {allowed:.1f}/s"
         return results, notes, fetches <= allowed * 1.05 and rss1 - rss0 < 100 and files1 <= 2048
 
+    def quiet() -> tuple[list[tuple[int, bytes, float]], list[str], bool]:
+        time.sleep(QUIET_S)
+        return (
+            [request(port, "GET", "/healthz")],
+            ["no attack: what the machine's own load costs the prober"],
+            True,
+        )
+
+    timed("control: the prober alone, 10 s", quiet)
     timed("N4 50 concurrent requests, one id, 10^6-key index", one_id)
     timed("N4 control: the same client, /healthz only", one_id_control)
     timed("N6 a hub that never answers / drips a byte per 4 s", never)
