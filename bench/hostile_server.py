@@ -5,7 +5,10 @@
     .venv/bin/python bench/hostile.py --server          # the same, from the hostile-inputs bench
 
 For each attack: the server's CPU (its processes' utime + stime from /proc, the whole attack), the
-slowest request, the statuses, and the p99 of a /healthz prober polling every 20 ms during the attack.
+slowest request, the statuses, the p99 of a /healthz prober polling every 20 ms during the attack from
+a process of its own (its CPU printed too), and this process's CPU (the attack's client threads and the
+stand-in hub). Controls beside the floods: the prober alone, and the N4 / N5 clients sending /healthz
+instead — what the machine and the client's connections alone cost the prober.
 The hub cases also print what the stand-in hub saw (fetches per id, outbound requests per second) and
 the worker RSS and disk cache before and after. The goal (issue 27): CPU ≤ 2 s per request (4 s for a
 search or a simulation), no 5xx, prober p99 < 100 ms; a hub that never answers → a 4xx within 12 s;
