@@ -285,7 +285,12 @@ def _command(text: str, ln: _Line, run: _Run) -> None:
         if image is None:
             return  # a container that is not vLLM's image
         text = text[image.end() :]
-    _apply_command(lambda: parse_serve_command(text), ln, run)
+    try:
+        parsed = parse_serve_command(text)
+    except PlannerError as exc:
+        run.note(Text("the pasted command could not be read ({message})", message=exc.message))
+        return
+    _apply_command(parsed, ln, run)
 
 
 def _compose_block(lines: list[str], index: int, compose_image: bool) -> tuple[list[str], int] | None:
@@ -306,16 +311,15 @@ def _compose_block(lines: list[str], index: int, compose_image: bool) -> tuple[l
 
 def _compose(tokens: list[str], ln: _Line, run: _Run) -> None:
     """A docker compose service's `command:` (the vllm/vllm-openai image runs `vllm serve` with it)."""
-    _apply_command(lambda: parse_serve_args(tokens), ln, run)
-
-
-def _apply_command(parse: Callable[[], ParsedCommand], ln: _Line, run: _Run) -> None:
-    """The flags ``parse()`` reads from a pasted command, as facts; a command it cannot read is noted."""
     try:
-        parsed = parse()
+        parsed = parse_serve_args(tokens)
     except PlannerError as exc:
         run.note(Text("the pasted command could not be read ({message})", message=exc.message))
         return
+    _apply_command(parsed, ln, run)
+
+
+def _apply_command(parsed: ParsedCommand, ln: _Line, run: _Run) -> None:
     run.put("model", _as_str(parsed.model), ln, source=SOURCE_FALLBACK)
     given = parsed.serve.model_fields_set
     for name in _SERVE_TO_FACTS:
