@@ -32,7 +32,7 @@ from app.core.pareto import ParetoPoint, frontier, slo_tokens_per_s_per_user
 from app.core.perf.cluster import ClusterFit
 from app.core.perf.cost import device_hours_per_million_output_tokens
 from app.core.perf.physics import weight_format
-from app.core.perf.predict import Performance, performance
+from app.core.perf.predict import Performance, performance, validate_workload
 from app.core.perf.schedule import Workload
 from app.core.plan import apply_quantization_flag
 from app.core.recommend.engine import Context, Engine
@@ -483,20 +483,6 @@ def rank_key(c: Candidate) -> tuple[bool, bool, float, int, bool, float]:
     )
 
 
-def _check_request_fits(*, target: Target, longest_tokens: int) -> None:
-    """vLLM rejects a request whose prompt plus output exceeds max_model_len, so no layout can serve it."""
-    total = target.input_tokens + target.output_tokens
-    if total > longest_tokens:
-        raise PlannerError(
-            "output_tokens",
-            Text(
-                "input + output tokens ({total:,}) exceed max_model_len ({max_model_len:,}): vLLM rejects such requests",
-                total=total,
-                max_model_len=longest_tokens,
-            ),
-        )
-
-
 def _layouts(
     *,
     pairs: list[tuple[int, int]],
@@ -593,7 +579,11 @@ def plan_fleet(
     the formats itself, or only ``quantization`` when one is given (the user fixed the format). ``serve`` holds the flags that are not searched (max_model_len, utilization…).
     """
     limits = limits or Limits()
-    _check_request_fits(target=target, longest_tokens=serve.max_model_len or model.max_model_len_derived)
+    # vLLM rejects a request longer than max_model_len: the one length rule of the performance model
+    validate_workload(
+        Workload(input_tokens=target.input_tokens, output_tokens=target.output_tokens, concurrency=1),
+        max_model_len=serve.max_model_len or model.max_model_len_derived,
+    )
     node = limits.devices_per_node or device.typical_node_devices
     pairs = parallel_choices(
         devices_per_node=node,
