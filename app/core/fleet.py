@@ -337,19 +337,25 @@ class Evaluated:
     point: OperatingPoint
 
 
-def _evaluate(
-    *,
-    layout: Layout,
-    base_model: ModelSpec,
-    device: DeviceSpec,
-    base_serve: ServeConfig,
-    vllm_version: str | None,
-    target: Target,
-) -> Evaluated | None:
+@dataclass(frozen=True)
+class _Search:
+    """What every layout of one search shares."""
+
+    model: ModelSpec  # the checkpoint as published (the layout adds its weight format)
+    device: DeviceSpec
+    serve: ServeConfig  # the flags not searched; quantization None, data parallel 1
+    vllm_version: str | None
+    target: Target
+    limits: Limits
+    model_label: str  # what the commands name
+
+
+def _evaluate(search: _Search, layout: Layout) -> Evaluated | None:
     """The layout's best operating point: ``max_num_seqs`` as given, then lowered to the operating
     concurrency (which frees the CUDA-graph and sampler memory sized by it) when that serves more."""
-    model = apply_quantization_flag(base_model, layout.quantization)
-    serve = base_serve.model_copy(
+    device, vllm_version, target = search.device, search.vllm_version, search.target
+    model = apply_quantization_flag(search.model, layout.quantization)
+    serve = search.serve.model_copy(
         update={
             "tensor_parallel_size": layout.tensor_parallel_size,
             "pipeline_parallel_size": layout.pipeline_parallel_size,
@@ -376,7 +382,7 @@ def _evaluate(
         ):
             found = here
         if (
-            base_serve.max_num_seqs is not None
+            search.serve.max_num_seqs is not None
             or point.concurrency >= est.max_num_seqs
             or not point.meets_slo
         ):
@@ -409,16 +415,8 @@ def accuracy_costs(
     return costs
 
 
-def _candidate(
-    ev: Evaluated,
-    *,
-    target: Target,
-    device: DeviceSpec,
-    vllm_version: str | None,
-    limits: Limits,
-    base_kv_dtype: str,
-    model_label: str,
-) -> Candidate:
+def _candidate(search: _Search, ev: Evaluated) -> Candidate:
+    target = search.target
     perf = ev.point.perf
     per_replica = perf.requests_per_s.expected
     replicas = replicas_for(target.requests_per_s, per_replica)
@@ -427,7 +425,9 @@ def _candidate(
     capacity = replicas * per_replica
     return Candidate(
         serve=ev.serve,
-        command=render_serve_command(model=model_label, serve=ev.serve, vllm_version=vllm_version),
+        command=render_serve_command(
+            model=search.model_label, serve=ev.serve, vllm_version=search.vllm_version
+        ),
         tensor_parallel_size=ev.layout.tensor_parallel_size,
         pipeline_parallel_size=ev.layout.pipeline_parallel_size,
         quantization=ev.layout.quantization,
@@ -461,11 +461,11 @@ def _candidate(
         basis=perf.basis,
         accuracy_costs=accuracy_costs(
             model=ev.model,
-            device=device,
+            device=search.device,
             serve=ev.serve,
-            vllm_version=vllm_version,
-            limits=limits,
-            base_kv_dtype=base_kv_dtype,
+            vllm_version=search.vllm_version,
+            limits=search.limits,
+            base_kv_dtype=search.serve.kv_cache_dtype,
         ),
         within_devices_available=devices_total <= target.devices_available,
     )
@@ -601,32 +601,9 @@ def plan_fleet(
         ),
     )
     label = model_label or model.name
-    candidates: list[Candidate] = []
-    evaluated: list[Evaluated] = []
-    for layout in layouts:
-        ev = _evaluate(
-            layout=layout,
-            base_model=model,
-            device=device,
-            base_serve=base,
-            vllm_version=vllm_version,
-            target=target,
-        )
-        if ev is None:
-            continue
-        evaluated.append(ev)
-        candidates.append(
-            _candidate(
-                ev,
-                target=target,
-                device=device,
-                vllm_version=vllm_version,
-                limits=limits,
-                base_kv_dtype=base.kv_cache_dtype,
-                model_label=label,
-            )
-        )
-    candidates.sort(key=rank_key)
+    search = _Search(model, device, base, vllm_version, target, limits, label)
+    evaluated = [ev for layout in layouts if (ev := _evaluate(search, layout)) is not None]
+    candidates = sorted((_candidate(search, ev) for ev in evaluated), key=rank_key)
     best, meets, why = _pick_best(candidates, target=target)
     return FleetPlan(
         candidates=candidates,
