@@ -391,19 +391,18 @@ def _evaluate(search: _Search, layout: Layout) -> Evaluated | None:
     return found
 
 
-def accuracy_costs(
-    *,
-    model: ModelSpec,
-    device: DeviceSpec,
-    serve: ServeConfig,
-    vllm_version: str | None,
-    limits: Limits,
-    base_kv_dtype: str,
-) -> list[str]:
+def _accuracy_costs(search: _Search, ev: Evaluated) -> list[str]:
     """The accuracy price of the layout, in the recommender's words for the KV dtype."""
     costs: list[str] = []
-    if serve.kv_cache_dtype != base_kv_dtype:
-        ctx = _kv_context(model=model, device=device, serve=serve, vllm_version=vllm_version, limits=limits)
+    serve = ev.serve
+    if serve.kv_cache_dtype != search.serve.kv_cache_dtype:
+        ctx = _kv_context(
+            model=ev.model,
+            device=search.device,
+            serve=serve,
+            vllm_version=search.vllm_version,
+            limits=search.limits,
+        )
         costs.append(dtype_cost(ctx, None))
     if serve.quantization:
         costs.append(
@@ -459,14 +458,7 @@ def _candidate(search: _Search, ev: Evaluated) -> Candidate:
         weights_bytes=ev.est.weights_bytes,
         kv_limited_from_concurrency=perf.kv_limited_from_concurrency,
         basis=perf.basis,
-        accuracy_costs=accuracy_costs(
-            model=ev.model,
-            device=search.device,
-            serve=ev.serve,
-            vllm_version=search.vllm_version,
-            limits=search.limits,
-            base_kv_dtype=search.serve.kv_cache_dtype,
-        ),
+        accuracy_costs=_accuracy_costs(search, ev),
         within_devices_available=devices_total <= target.devices_available,
     )
 
