@@ -410,6 +410,9 @@ class PrintedStage:
     concurrency: float
     max_model_len: int
     platform: str
+    # False when the start dies before capture: the Mamba-block check (MAMBA_BLOCKS) raises in
+    # gpu_model_runner.initialize_kv_cache -> initialize_attn_backend, after the KV size lines (0.33.0)
+    graphs_captured: bool = True
 
 
 def weights_line(*, rules: VersionRules, weights_bytes: int) -> str:
@@ -491,7 +494,7 @@ def startup_lines(*, rules: VersionRules, stage: PrintedStage) -> list[str]:
         lines.append(f"Available KV cache memory: {shown} GiB")
     if stage.kv_tokens is not None:
         lines += _capacity_lines(rules=rules, stage=stage, kv_tokens=stage.kv_tokens)
-    if stage.parts.cuda_graph_bytes > 0:
+    if stage.parts.cuda_graph_bytes > 0 and stage.graphs_captured:
         lines.append(f"Graph capturing finished in … secs, took {stage.parts.cuda_graph_bytes / GIB:.2f} GiB")
     return lines
 
