@@ -31,6 +31,10 @@ def verdict_view(est: Estimate, target: int, *, derived_len: int | None = None) 
         cause, largest = ErrorKind.MAX_LEN_ABOVE_DERIVED.value, integer(derived_len) if derived_len else None
     if est.error_kind == ErrorKind.MAMBA_BLOCKS:
         cause, largest = ErrorKind.MAMBA_BLOCKS.value, integer(est.num_gpu_blocks)  # the most sequences
+    if est.error_kind == ErrorKind.STARTUP_FREE_MEMORY:
+        cause = (
+            ErrorKind.STARTUP_FREE_MEMORY.value
+        )  # raising the utilization, budget's first remedy, is worse
     return VerdictView(
         info.key,
         info.tone,
@@ -54,6 +58,11 @@ def _verdict_detail(est: Estimate, target: int, *, derived_len: int | None) -> s
             "vLLM refuses to start: --max-num-seqs {seqs} exceeds the pool's {blocks} Mamba cache blocks, and with full CUDA graphs each decode sequence needs one. Up to {blocks} sequences start; --enforce-eager skips the check.",
             seqs=integer(est.max_num_seqs),
             blocks=integer(est.num_gpu_blocks),
+        )
+    if est.error_kind == ErrorKind.STARTUP_FREE_MEMORY:
+        return t(
+            "vLLM refuses to start before loading the weights: memory other processes hold leaves less free than --gpu-memory-utilization asks for. vLLM's error: {error}",
+            error=est.error or "",
         )
     if est.verdict == "load_oom":
         return t(
