@@ -73,6 +73,7 @@ def test_a_torch_npu_path_marks_an_ascend_log() -> None:
     facts, d = read("ascend_dsv4_flash_w8a8_tp8_kv_16_96_engine_failed.log")
     assert facts.is_ascend and facts.device_type == "NPU"
     assert facts.tensor_parallel_size is None  # TP0 and TP7 prefixes only: the size is not established
+    assert d.verdict == "failed" and d.device_id is None  # no total printed: no card is guessed
     # without a marker the same engine failure names no device (vllm-ascend#9087: worker.py lines only)
     other, _ = read("ascend_dsv4_dp_ep_kv_28_73_engine_failed.log")
     assert other.device_type is None and not other.is_ascend
