@@ -46,6 +46,12 @@ def test_memory_held_by_others_has_a_control_and_gives_vllms_refusal(client):
     assert "Free the device from other processes" in box.group(0)
     assert "Raise --gpu-memory-utilization" not in box.group(0)
     assert _permalink(page)["device_memory_used_gib"] == ["10.0"]
+    # refused before loading: no KV pool, tokens or concurrency is ever sized, so none is shown as a number
+    # (the estimate's own pool of this configuration would be ~50 GiB and 160x: numbers of a start that never was)
+    assert "never sized: vLLM refuses to start: other processes hold the memory it asks for" in page
+    for key in ("kv-bytes", "kv-tokens", "concurrency"):
+        shown = re.search(rf'<dd id="n-{key}">([^<]*)</dd>', page)
+        assert shown is not None and shown.group(1) in ("never sized", "—"), key
 
 
 def test_memory_held_by_others_blank_is_none_and_a_bad_value_is_named(client):
