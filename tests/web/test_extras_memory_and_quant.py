@@ -52,6 +52,9 @@ def test_memory_held_by_others_has_a_control_and_gives_vllms_refusal(client):
     for key in ("kv-bytes", "kv-tokens", "concurrency"):
         shown = re.search(rf'<dd id="n-{key}">([^<]*)</dd>', page)
         assert shown is not None and shown.group(1) in ("never sized", "—"), key
+    assert (
+        "concurrent sequences of" not in page
+    )  # no replica line multiplies a concurrency that is never sized
 
 
 def test_memory_held_by_others_blank_is_none_and_a_bad_value_is_named(client):

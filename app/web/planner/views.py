@@ -335,7 +335,7 @@ def partition_rows(
     their band from ``Estimate.ranges`` (weights only when quantized: scales the count may miss).
     """
     total = est.device_total_bytes
-    kv = max(0, est.kv_cache_bytes)
+    kv = 0 if never_sized(est) else max(0, est.kv_cache_bytes)
     graphs_in_slack = 0 if est.cuda_graph_budgeted else est.cuda_graph_bytes
     unused = max(0, est.unused_bytes - graphs_in_slack)
     graph_note = (
@@ -594,6 +594,8 @@ def multi_node_hint(*, ranks: int, per_node: int) -> str:
 
 def fleet_line(est: Estimate, *, devices: int) -> str:
     """The devices as whole replicas of TP × PP, and the concurrency they hold together."""
+    if never_sized(est):
+        return ""  # no replica starts, so no concurrency to multiply
     # ≥ 1: fewer devices than TP × PP is refused before any estimate (estimate.validate_devices)
     replicas = E.replicas(devices=devices, ranks=est.ranks)
     return tr(
