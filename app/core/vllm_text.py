@@ -269,6 +269,16 @@ MAMBA_BLOCKS = VllmLine(
 )
 
 
+# 0.19.x config/compilation.py CompilationConfig.adjust_cudagraph_sizes_for_mamba_cache, called with the pool's
+# kv_cache_config.num_blocks: capture sizes above the blocks are dropped (0.20.2 raises MAMBA_BLOCKS instead)
+MAMBA_CAPPED = VllmLine(
+    "to fit Mamba cache blocks (",
+    r"Capping cudagraph capture sizes from max (\d{1,9}) to (\d{1,9}) to fit Mamba cache blocks \((\d{1,18}) blocks available\)",
+    "Capping cudagraph capture sizes from max %d to %d to fit Mamba cache blocks (%d blocks available). ...",
+    "config/compilation.py::CompilationConfig.adjust_cudagraph_sizes_for_mamba_cache (0.19.0, 0.19.1)",
+)
+
+
 def mamba_blocks_error(*, max_num_seqs: int, num_blocks: int) -> str:
     """vLLM's ValueError text for max_num_seqs above a Mamba model's blocks (:data:`MAMBA_BLOCKS`)."""
     return MAMBA_BLOCKS.printed.format(max_num_seqs=max_num_seqs, num_blocks=num_blocks)

@@ -222,6 +222,19 @@ def _blocks(m: re.Match[str], ln: _Line, run: _Run) -> None:
         run.put("engine", "v1", ln, source=SOURCE_FALLBACK)  # V1 0.6.6 / 0.7.3 print no CPU blocks
 
 
+def _mamba_capped(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """0.19.x: the capture sizes capped to the pool's blocks, which the warning prints (the pool's num_blocks)."""
+    run.put("num_gpu_blocks", int_of(m.group(3)), ln, source=SOURCE_SECONDARY)
+    run.note(
+        Text(
+            "vLLM capped the CUDA-graph capture sizes from {before} to {after} to fit {blocks} Mamba cache blocks: decode batches above {after} run without CUDA graphs",
+            before=m.group(1),
+            after=m.group(2),
+            blocks=m.group(3),
+        )
+    )
+
+
 def _blocks_override(m: re.Match[str], ln: _Line, run: _Run) -> None:
     if m.group(1) == "0":
         # 0.18/0.19 allocate a minimal KV cache (available memory 0) to profile CUDA graphs: the

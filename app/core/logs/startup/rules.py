@@ -57,6 +57,7 @@ from app.core.logs.startup.memory import (
     _graph_pool,
     _kv_reserved,
     _kv_size,
+    _mamba_capped,
     _v0_budget,
     _v0_partition,
     _v0_profiling_results,
@@ -117,6 +118,7 @@ RULES: tuple[_Rule, ...] = (
     # blocks and capacity (§4.3)
     _rule(vt.BLOCKS, _blocks, kv=True),
     _rule(vt.BLOCKS_OVERRIDE, _blocks_override, kv=True),
+    _rule(vt.MAMBA_CAPPED, _mamba_capped, kv=True),
     _rule(vt.KV_SIZE, _kv_size, kv=True),
     _rule(vt.CONCURRENCY, _concurrency, kv=True),
     _rule(vt.AUTOFIT_REDUCED, _autofit_reduced, kv=True),
