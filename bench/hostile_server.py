@@ -411,6 +411,17 @@ def hub_attacks(port: int, pid: int, hub: Hub, cache: str) -> list[Outcome]:
                          f"(goal 1 per worker: {WORKERS} workers)",
                          f"worker RSS {rss0:.0f} -> {rss1:.0f} MB"], max(fetches) <= WORKERS  # fmt: skip
 
+    def one_id_catalog() -> tuple[list[tuple[int, bytes, float]], list[str], bool]:
+        results: list[tuple[int, bytes, float]] = []
+        for _ in range(N4_ROUNDS):
+            results += concurrent(["/api/estimate?model=meta-llama%2FLlama-3.1-8B&device=h100"] * 50)
+            time.sleep(N4_PAUSE_S)
+        return (
+            results,
+            ["the client of N4 asking for a catalog model: 50 ordinary estimates at once, no hub"],
+            True,
+        )
+
     def one_id_control() -> tuple[list[tuple[int, bytes, float]], list[str], bool]:
         results: list[tuple[int, bytes, float]] = []
         for _ in range(N4_ROUNDS):
@@ -504,6 +515,7 @@ def hub_attacks(port: int, pid: int, hub: Hub, cache: str) -> list[Outcome]:
     timed("control: the prober alone, 10 s", quiet)
     timed("N4 50 concurrent requests, one id, 10^6-key index", one_id)
     timed("N4 control: the same client, /healthz only", one_id_control)
+    timed("N4 control: the same client, a catalog model", one_id_catalog)
     timed("N6 a hub that never answers / drips a byte per 4 s", never)
     timed("N6 60 concurrent distinct never-answering ids", sixty)
     timed("N5/N13 3,000 distinct ids", many)
