@@ -18,6 +18,7 @@ recommender's variants of one model share it) and kept in a small LRU.
 from __future__ import annotations
 
 import threading
+import typing
 from bisect import bisect_left
 from collections import OrderedDict
 
@@ -110,12 +111,28 @@ def stage_shape(
     it holds the embeddings or the head (app.core.estimate's stages, app.core.budget's weights, the
     extras' ledger read no more of the layer range). Stages of one shape have one budget, so 1,024
     stages of a 10,000-layer model are computed as 3 or 4 (10,000 = 1,024 x 9 + 784: the first, the
-    last, and the middle ones of 9 or 10 layers). None when layers differ one by one (per-layer
-    attention shapes, an indexer on some layers): then each stage is its own."""
-    if model.layer_attention is not None or model.indexer_layers is not None:
+    last, and the middle ones of 9 or 10 layers). None when a model says anything layer by layer
+    besides the kinds (:data:`PER_LAYER_FIELDS`): then each stage is its own."""
+    if any(getattr(model, name) is not None for name in PER_LAYER_FIELDS):
         return None
     counts = kind_counts(model=model, layer_range=layer_range)
     return (layer_range[1] - layer_range[0], tuple(counts.items()), is_first, is_last)
+
+
+def _per_layer_fields() -> tuple[str, ...]:
+    """ModelSpec's tuple fields besides ``layer_kinds``: what a config says layer by layer (per-layer
+    attention shapes, the indexer's layers, and any such list a new family adds), read off the class so
+    a new one cannot be missed."""
+    names = []
+    for name, info in ModelSpec.model_fields.items():
+        annotation = info.annotation
+        options = (annotation, *typing.get_args(annotation))
+        if name != "layer_kinds" and any(typing.get_origin(option) is tuple for option in options):
+            names.append(name)
+    return tuple(names)
+
+
+PER_LAYER_FIELDS = _per_layer_fields()
 
 
 def stage_counts(*, model: ModelSpec, layer_range: tuple[int, int]) -> tuple[dict[LayerKind, int], int, int]:

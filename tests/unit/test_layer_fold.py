@@ -115,6 +115,17 @@ def test_stages_of_one_shape_share_a_key() -> None:
     assert len(set(shapes)) == 3  # the first (embeddings), the middle two, the last (the head)
 
 
+def test_a_model_that_says_anything_layer_by_layer_is_not_folded_by_stage() -> None:
+    # ModelSpec's tuple fields besides layer_kinds are per-layer lists (read off the class)
+    assert {"layer_attention", "indexer_layers"} <= set(layers.PER_LAYER_FIELDS)
+    assert "aliases" not in layers.PER_LAYER_FIELDS and "layer_kinds" not in layers.PER_LAYER_FIELDS
+    model = gemma3_10k()
+    shapes = tuple(AttentionShape(kv_heads=8, head_size=256, head_size_v=256) for _ in range(LAYERS))
+    per_layer = model.model_copy(update={"layer_attention": shapes})
+    assert layers.stage_shape(model=per_layer, layer_range=(0, 10), is_first=True, is_last=False) is None
+    assert layers.stage_shape(model=model, layer_range=(0, 10), is_first=True, is_last=False) is not None
+
+
 # --- the same numbers -------------------------------------------------------------------------------------
 
 
