@@ -177,6 +177,7 @@ class PlannerView:
     error: Problem | None
     command_text: str = ""
     command_error: Problem | None = None
+    command_problems: tuple[Problem, ...] = ()  # a refused paste: every problem, where the verdict goes
     notices: tuple[str, ...] = field(default=())
     # a slider move's fragment: closed <details> bodies are fetched on opening (/part/<name>)
     lazy: bool = False
