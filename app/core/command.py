@@ -87,11 +87,6 @@ def flag_suggestion(name: str, known: frozenset[str]) -> str | None:
     return close[0] if close else None
 
 
-def unrecognized_flag_message(name: str, known: frozenset[str]) -> str:
-    """argparse's refusal ("unrecognized arguments"), with the nearest flag of this release."""
-    return unrecognized_flags_message([name], known)
-
-
 def unrecognized_flags_message(names: list[str], known: frozenset[str]) -> str:
     """argparse's one refusal line naming every unrecognized argument, each with the nearest flag of
     this release: "vllm serve: error: unrecognized arguments: --max-modle-len (did you mean

@@ -1,15 +1,17 @@
-"""The verdict box every page shows for an estimate: key, tone, label and remedies from
+"""The verdict box every page shows for an estimate: key, tone and label from
 app.core.verdicts.VERDICTS (the doctor's words too); only the sentence built from the estimate's
-numbers is written here. Shared by the planner and the compare view."""
+numbers is written here. Shared by the planner and the compare view. What to change is not the
+verdict's list here: the planner's box shows the recommendation's steps (Recommendation.changes), the
+same ones its "What to change, in order" applies."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from app.core.result import ErrorKind, Estimate
-from app.core.verdicts import VERDICTS, remedies
+from app.core.verdicts import VERDICTS
 from app.web.format import gib, integer
-from app.web.i18n import _, t, tr_list
+from app.web.i18n import _, t
 
 
 @dataclass(frozen=True)
@@ -18,23 +20,14 @@ class VerdictView:
     tone: str  # ok / warn / bad (a CSS class)
     headline: str
     detail: str
-    remedies: tuple[str, ...] = ()
 
 
 def verdict_view(est: Estimate, target: int, *, derived_len: int | None = None) -> VerdictView:
-    """The verdict box: key, tone, label and remedies from app.core.verdicts.VERDICTS (the doctor's
-    words too); only the sentence built from this estimate's numbers is written here."""
+    """The verdict box: key, tone and label from app.core.verdicts.VERDICTS (the doctor's words too);
+    only the sentence built from this estimate's numbers is written here."""
     info = VERDICTS[est.verdict]
-    largest = integer(est.estimated_max_model_len) if est.estimated_max_model_len else None
-    cause: str | None = None
-    if est.error_kind == ErrorKind.MAX_LEN_ABOVE_DERIVED:
-        cause, largest = ErrorKind.MAX_LEN_ABOVE_DERIVED.value, integer(derived_len) if derived_len else None
     return VerdictView(
-        info.key,
-        info.tone,
-        _(info.label),
-        _verdict_detail(est, target, derived_len=derived_len),
-        tuple(tr_list(remedies(info.key, largest=largest, cause=cause))),
+        info.key, info.tone, _(info.label), _verdict_detail(est, target, derived_len=derived_len)
     )
 
 

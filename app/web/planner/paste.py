@@ -29,7 +29,9 @@ NOTE_IMAGE = "image"  # the container image the paste ran
 PASTE_KEY = "command"  # a refused paste, carried so its errors can be reloaded and shared
 NOTE_KEYS = (NOTE_IGNORED_FLAGS, NOTE_IGNORED_ARGS, NOTE_IMAGE, PASTE_KEY)
 URL_PASTE_MAX_CHARS = 4096  # a refused paste longer than this is shown in place, not put in the URL
-RESULT_ANCHOR = "#results"  # the page opens at the result column (notes, verdict or the errors), on a phone too
+RESULT_ANCHOR = (
+    "#results"  # the page opens at the result column (notes, verdict or the errors), on a phone too
+)
 
 # What a URL must not carry from a paste: secret values (`-e HF_TOKEN=hf_…`, `--api-key sk-…`)
 _SECRET_ASSIGNMENT = regex.compile(

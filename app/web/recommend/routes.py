@@ -33,11 +33,13 @@ async def recommend_fragment(request: Request) -> Response:
     """
     # slow: the walk runs in the thread pool, off the event loop; by POST the inputs are ``state``
     items = await state_items(request)
+    # the planner's verdict box asks for its "Change, in this order" list with it (swapped out of band)
+    changes = request.method == "POST" and (await request.form()).get("verdict_changes") == "1"
     await hub.prefetch_items(items)  # a hub id's fetch is awaited here, holding no thread
-    return await run_in_threadpool(_recommend_fragment, request, items)
+    return await run_in_threadpool(_recommend_fragment, request, items, changes)
 
 
-def _recommend_fragment(request: Request, items: list[tuple[str, str]]) -> Response:
+def _recommend_fragment(request: Request, items: list[tuple[str, str]], changes: bool = False) -> Response:
     params, problems = parse_lenient(PlannerParams, items)
     resolved, more = resolve_lenient(params)
     params = resolved.params
@@ -46,6 +48,7 @@ def _recommend_fragment(request: Request, items: list[tuple[str, str]]) -> Respo
         "back": permalink(request, params),
         "view": None,
         "error": None,
+        "verdict_changes": changes,
     }
     try:
         rec = run_for_planner(resolved)
