@@ -196,42 +196,57 @@ def parse_serve_command(text: str, *, vllm_version: str | None = None) -> Parsed
 
 def parse_pasted(text: str, *, vllm_version: str | None = None) -> ParsedCommand:
     """What people paste in a "vllm serve command" box: a command (:func:`parse_serve_command`) or a
-    docker compose service whose ``command:`` holds the arguments (:func:`compose_command`)."""
+    docker compose service whose ``command:`` holds the arguments (:func:`compose_command`). Of several
+    services, the one whose ``command:`` gives flags (`--model …`) is vLLM's."""
     _check_length(text)
-    lines = text.splitlines()
-    at = next((i for i, line in enumerate(lines[:MAX_COMPOSE_SCAN]) if _COMPOSE_COMMAND.match(line)), None)
-    if at is None:
+    lines = text.splitlines()[:MAX_COMPOSE_SCAN]
+    keys = [i for i, line in enumerate(lines) if _COMPOSE_COMMAND.match(line)]
+    if not keys:
         return parse_serve_command(text, vllm_version=vllm_version)
-    block = compose_command(lines[at:])
-    if block is None:
+    blocks = [(at, block) for at in keys if (block := compose_command(lines[at:])) is not None]
+    if not blocks:
         raise PlannerError("command", Text("cannot read the compose file's command:"))
-    image = _COMPOSE_IMAGE_KEY.search(text)
-    wrapper = _image_wrapper(image.group(1) if image else "", ignored=_compose_keys(lines, at))
-    env = {ALLOW_LONG_ENV: "1"} if _COMPOSE_ALLOW_LONG.search(text) else {}
-    parsed = parse_serve_args(block[0], env=env, vllm_version=wrapper.release or vllm_version)
+    at, (tokens, _) = next(((a, b) for a, b in blocks if any(t.startswith("--") for t in b[0])), blocks[0])
+    service = _service(lines, at)
+    image = next((m.group(1) for line in service if (m := _COMPOSE_IMAGE_KEY.match(line))), "")
+    ignored = tuple(key + ":" for key in _service_keys(service, lines[at]) if key not in ("command", "image"))
+    wrapper = _image_wrapper(image, ignored=ignored)
+    env = {ALLOW_LONG_ENV: "1"} if any(_COMPOSE_ALLOW_LONG.search(line) for line in service) else {}
+    parsed = parse_serve_args(tokens, env=env, vllm_version=wrapper.release or vllm_version)
     parsed.wrapper = wrapper
     return parsed
 
 
 MAX_COMPOSE_SCAN = 512  # lines of a pasted compose file searched for its `command:` key
-_COMPOSE_IMAGE_KEY = regex.compile(r"(?m)^[ \t]{0,64}image:[ \t]{0,8}[\"']?([^\s\"']{1,200})")
+_COMPOSE_IMAGE_KEY = regex.compile(r"^[ \t]{0,64}image:[ \t]{0,8}[\"']?([^\s\"']{1,200})")
 _COMPOSE_ALLOW_LONG = regex.compile(
     r"VLLM_ALLOW_LONG_MAX_MODEL_LEN[\"']?[ \t]{0,4}[=:][ \t]{0,4}[\"']?(?:1|true)\b"
 )
 _YAML_KEY = regex.compile(r"^([ \t]{0,64})(?:-[ \t]+)?([A-Za-z_][\w.-]{0,63}):")
 
 
-def _compose_keys(lines: list[str], at: int) -> tuple[str, ...]:
-    """The compose service's other keys (ports, volumes, ipc, deploy, …): the ones beside its
-    ``command:`` at the same indentation; none of them is a vLLM argument."""
-    key = _YAML_KEY.match(lines[at])
-    indent = len(key.group(1)) if key else 0
-    keys: list[str] = []
-    for line in lines[:MAX_COMPOSE_SCAN]:
-        found = _YAML_KEY.match(line)
-        if found and len(found.group(1)) == indent and found.group(2) not in ("command", "image"):
-            keys.append(found.group(2) + ":")
-    return tuple(dict.fromkeys(keys))
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _service(lines: list[str], at: int) -> list[str]:
+    """The lines of the compose service whose key ``lines[at]`` is: the run around it indented at least
+    as deep (YAML: a shallower line closes the mapping)."""
+    depth = _indent(lines[at])
+    start = at
+    while start > 0 and (not lines[start - 1].strip() or _indent(lines[start - 1]) >= depth):
+        start -= 1
+    end = at + 1
+    while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) >= depth):
+        end += 1
+    return lines[start:end]
+
+
+def _service_keys(service: list[str], key_line: str) -> list[str]:
+    """The service's keys (ports, volumes, ipc, deploy, …): those at its ``command:`` key's depth."""
+    depth = _indent(key_line)
+    keys = [m.group(2) for line in service if (m := _YAML_KEY.match(line)) and len(m.group(1)) == depth]
+    return list(dict.fromkeys(keys))
 
 
 # `docker run` / `podman run` options that take no value; every other option takes one (`-p 8000:8000`,

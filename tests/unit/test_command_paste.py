@@ -192,3 +192,28 @@ def test_the_log_reader_reads_docker_run_with_the_same_reader() -> None:
         "    --model Qwen/Qwen3-8B --max-model-len 65536\n"
     )
     assert (facts.model, facts.max_model_len) == ("Qwen/Qwen3-8B", 65536)
+
+
+def test_of_two_compose_services_vllms_is_read() -> None:
+    compose = """\
+services:
+  proxy:
+    image: nginx:latest
+    command: nginx -g 'daemon off;'
+    ports: ["80:80"]
+  vllm:
+    image: vllm/vllm-openai:v0.19.0
+    ipc: host
+    environment:
+      VLLM_ALLOW_LONG_MAX_MODEL_LEN: "1"
+    command:
+      - --model
+      - Qwen/Qwen3-8B
+      - --max-model-len
+      - "65536"
+"""
+    parsed = parse_pasted(compose)
+    assert (parsed.model, parsed.serve.max_model_len) == ("Qwen/Qwen3-8B", 65536)
+    assert parsed.wrapper.release == "0.19.0"  # its own image, not the proxy's
+    assert parsed.wrapper.ignored == ("ipc:", "environment:")
+    assert parsed.serve.allow_long_max_model_len is True

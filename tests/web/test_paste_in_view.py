@@ -222,3 +222,10 @@ def test_a_fitting_configuration_has_no_list_and_asks_for_none(client: TestClien
     assert "verdict_changes" not in re.search(r'<div id="recommend-slot"[^>]*>', page).group(0)
     rec = client.post("/recommend", data={"state": "v=1&max_model_len=8192"}, headers=HX).text
     assert 'id="verdict-changes"' not in rec  # nothing swapped out of band when not asked
+
+
+def test_a_good_paste_keeps_secret_flag_values_out_of_its_notes(client: TestClient) -> None:
+    # --api-key is a real vLLM flag that does not move memory: named as ignored, its value never in the URL
+    location = _paste(client, "vllm serve Qwen/Qwen3-8B --api-key sk-live-42 --port 8000")
+    assert "sk-live-42" not in location
+    assert parse_qs(urlsplit(location).query)["ignored_flags"] == ["--api-key <redacted> --port 8000"]

@@ -37,7 +37,8 @@ RESULT_ANCHOR = (
 _SECRET_ASSIGNMENT = regex.compile(
     r"(?i)(\b[A-Z0-9_]{0,64}(?:TOKEN|KEY|SECRET|PASSWORD)[A-Z0-9_]{0,64}=)[^\s\"']+"
 )
-_SECRET_FLAG = regex.compile(r"(--(?:api-key|hf-token)(?:=|\s+))[^\s\"']+")
+_SECRET_FLAG = regex.compile(r"(--(?:api-key|hf-token|ssl-keyfile-password)(?:=|\s+))[^\s\"']+")
+_HF_TOKEN = regex.compile(r"\bhf_[A-Za-z0-9]{20,64}\b")  # a Hugging Face token written anywhere
 REDACTED = "<redacted>"
 
 
@@ -64,16 +65,22 @@ def read_paste(params: PlannerParams, command: str) -> PasteRead:
         first = exc.errors()[0]
         raise PlannerError(str(first["loc"][0]) if first["loc"] else "command", first["msg"]) from exc
     notes = {
-        NOTE_IGNORED_FLAGS: " ".join(parsed.unknown_flags),
+        NOTE_IGNORED_FLAGS: redact(" ".join(parsed.unknown_flags)),  # `--api-key sk-…` is a real flag
         NOTE_IGNORED_ARGS: " ".join(parsed.wrapper.ignored),
         NOTE_IMAGE: parsed.wrapper.image,
     }
     return PasteRead(filled, urlencode({k: v for k, v in notes.items() if v}))
 
 
+def redact(text: str) -> str:
+    """``text`` with secret values replaced (what a URL may carry of a paste)."""
+    text = _SECRET_ASSIGNMENT.sub(r"\1" + REDACTED, text)
+    return _HF_TOKEN.sub(REDACTED, _SECRET_FLAG.sub(r"\1" + REDACTED, text))
+
+
 def url_copy(command: str) -> str | None:
     """The refused paste as its URL carries it: secret values replaced; None when too long for a URL."""
-    text = _SECRET_FLAG.sub(r"\1" + REDACTED, _SECRET_ASSIGNMENT.sub(r"\1" + REDACTED, command))
+    text = redact(command)
     return text if len(text) <= URL_PASTE_MAX_CHARS else None
 
 
