@@ -35,13 +35,22 @@ PLATFORM = (
 )
 
 
-def _paste(page: Page, base: str, command: str, lang: str) -> None:
+def _paste(
+    tab: Tab, base: str, command: str, lang: str, size: dict[str, int]
+) -> tuple[Page, dict[str, list[str]]]:
+    """Paste ``command`` in the box and press "Fill the form": the page it lands on and its URL's query
+    (the landing is never /command: the address bar holds a URL that reproduces the page)."""
+    page = tab.page
+    page.set_viewport_size(size)
     page.goto(base + ("/?lang=zh" if lang == "zh" else "/"))
     page.locator("#command-form summary").click()
     page.locator("#f-command").fill(command)
     with page.expect_navigation():
         page.locator("#fill-command").click()
     page.wait_for_load_state("load")
+    url = urlsplit(page.url)
+    assert url.path == "/" and url.fragment == "results", page.url  # opens at the result column
+    return page, parse_qs(url.query)
 
 
 def _in_viewport(page: Page, selector: str, size: dict[str, int]) -> None:
@@ -55,17 +64,19 @@ def _shot(page: Page, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"))
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("size", SIZES, ids=["desktop", "phone"])
+EVERY_VIEW = pytest.mark.parametrize(
+    ("size", "lang"),
+    [(s, lang) for s in SIZES for lang in ("en", "zh")],
+    ids=[f"{w}-{lang}" for w in ("desktop", "phone") for lang in ("en", "zh")],
+)
+
+
+@EVERY_VIEW
 def test_a_refused_paste_is_in_view_and_shareable(
     live_server: LiveServer, tab: Tab, size: dict[str, int], lang: str
 ) -> None:
-    page = tab.page
-    page.set_viewport_size(size)
-    _paste(page, live_server.base, TYPOS, lang)
-    url = urlsplit(page.url)
-    assert url.path == "/" and url.fragment == "results"  # never /command
-    assert parse_qs(url.query)["command"] == [TYPOS]
+    page, query = _paste(tab, live_server.base, TYPOS, lang, size)
+    assert query["command"] == [TYPOS]
     verdict = page.locator("#verdict")
     expect(verdict).to_have_attribute("data-verdict", "command_refused")
     _in_viewport(page, "#verdict", size)
@@ -90,17 +101,12 @@ def test_a_refused_paste_is_in_view_and_shareable(
     again.close()
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("size", SIZES, ids=["desktop", "phone"])
+@EVERY_VIEW
 def test_a_good_paste_lands_on_the_permalink(
     live_server: LiveServer, tab: Tab, size: dict[str, int], lang: str
 ) -> None:
-    page = tab.page
-    page.set_viewport_size(size)
-    _paste(page, live_server.base, GOOD, lang)
-    url = urlsplit(page.url)
-    assert url.path == "/" and "command" not in parse_qs(url.query)
-    query = parse_qs(url.query)
+    page, query = _paste(tab, live_server.base, GOOD, lang, size)
+    assert "command" not in query
     assert query["model"] == ["Qwen/Qwen3-8B"] and query["vllm_version"] == ["0.19.0"]
     assert query["max_model_len"] == ["32768"]
     # the page's own permalink is this URL without its one-view notes
