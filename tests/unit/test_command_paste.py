@@ -217,3 +217,13 @@ services:
     assert parsed.wrapper.release == "0.19.0"  # its own image, not the proxy's
     assert parsed.wrapper.ignored == ("ipc:", "environment:")
     assert parsed.serve.allow_long_max_model_len is True
+
+
+def test_the_cli_takes_a_docker_run_after_the_double_dash(capsys: pytest.CaptureFixture[str]) -> None:
+    from app.cli import main
+
+    code = main(["estimate", "--device", "h100", "--", *DOCKER.split(), "--max-num-seqs", "8"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "note: not vLLM arguments, ignored: --gpus all -p 8000:8000" in err
+    assert "Qwen/Qwen3-8B" in out and "vLLM 0.19.0" in out  # the image tag's release
