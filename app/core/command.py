@@ -130,15 +130,6 @@ class CommandError(PlannerError):
 _VALUELESS_UNKNOWN_PREFIXES = ("--enable-", "--disable-", "--no-", "--trust-remote-code")
 
 
-@dataclass
-class ParsedCommand:
-    model: str | None
-    serve: ServeConfig
-    unknown_flags: list[str] = field(default_factory=list)
-    max_model_len_auto: bool = False
-    wrapper: Wrapper = field(default_factory=lambda: Wrapper())
-
-
 @dataclass(frozen=True)
 class Wrapper:
     """What a paste wrapped vLLM's arguments in: a container image (and the release its tag names) and
@@ -147,6 +138,15 @@ class Wrapper:
     image: str = ""
     release: str | None = None  # "0.19.0" from vllm/vllm-openai:v0.19.0; None when the tag names none
     ignored: tuple[str, ...] = ()
+
+
+@dataclass
+class ParsedCommand:
+    model: str | None
+    serve: ServeConfig
+    unknown_flags: list[str] = field(default_factory=list)
+    max_model_len_auto: bool = False
+    wrapper: Wrapper = field(default_factory=Wrapper)
 
 
 class NotVllmImageError(PlannerError):
