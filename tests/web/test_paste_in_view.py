@@ -229,3 +229,10 @@ def test_a_good_paste_keeps_secret_flag_values_out_of_its_notes(client: TestClie
     location = _paste(client, "vllm serve Qwen/Qwen3-8B --api-key sk-live-42 --port 8000")
     assert "sk-live-42" not in location
     assert parse_qs(urlsplit(location).query)["ignored_flags"] == ["--api-key <redacted> --port 8000"]
+
+
+def test_an_empty_paste_changes_nothing(client: TestClient) -> None:
+    # on main an empty box reset every flag the form had (here TP 2) to vLLM's default
+    r = client.post("/command", data={"command": "  ", "state": "v=1&tensor_parallel_size=2"})
+    assert r.status_code == 422 and r.url.path == "/"
+    assert "nothing was pasted" in _results(r.text)

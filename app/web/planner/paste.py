@@ -53,6 +53,8 @@ class PasteRead:
 def read_paste(params: PlannerParams, command: str) -> PasteRead:
     """``command`` over ``params``: its flags replace the form's vLLM flags, its model the model, the
     image tag's release the release. PlannerError (a CommandError naming every problem) when refused."""
+    if not command.strip():  # an empty box would reset every flag to vLLM's default
+        raise PlannerError("command", Text("nothing was pasted: paste a vllm serve command first"))
     parsed = parse_pasted(command, vllm_version=params.resolved_version)
     changes = serve_values(parsed.serve)
     if parsed.model:
