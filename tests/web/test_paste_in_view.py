@@ -236,3 +236,12 @@ def test_an_empty_paste_changes_nothing(client: TestClient) -> None:
     r = client.post("/command", data={"command": "  ", "state": "v=1&tensor_parallel_size=2"})
     assert r.status_code == 422 and r.url.path == "/"
     assert "nothing was pasted" in _results(r.text)
+
+
+def test_the_verdict_boxs_link_does_not_echo_the_inputs_again(client: TestClient) -> None:
+    # a slider move's fragment carries the inputs twice (#planner-state and the permalink), however
+    # long a pasted config makes them; the verdict box's placeholder link is completed by app.js
+    response = client.get("/?v=1&" + CASES[2], headers={"HX-Request": "true"})
+    query = response.headers["hx-replace-url"].removeprefix("/?").replace("&", "&amp;")
+    assert 'id="verdict-changes"' in response.text
+    assert response.text.count(query) == 2
