@@ -179,15 +179,21 @@ def test_the_verdict_box_lists_the_recommendations_steps(client: TestClient, que
     assert 'id="verdict-changes"' in box  # the slot the recommendation fills
     # the verdict's own fixed list is gone ("Lower the target concurrency or --max-num-seqs" …)
     assert '<ol class="remedies">' not in box
+    # the slot asks for the list, tagged with the inputs the box shows; the answer carries the tag back
+    # (static/app.js swaps in only an answer for the inputs on screen)
+    tag = re.search(r'id="verdict-changes" class="verdict-changes" data-for="([0-9a-f]{8})"', box)
     slot = re.search(r'<div id="recommend-slot"[^>]*>', page)
-    assert slot is not None and "verdict_changes" in slot.group(0)
+    assert tag is not None and slot is not None
+    assert f'hx-vals=\'{{"verdict_changes": "{tag.group(1)}"}}\'' in slot.group(0)
     state = html.unescape(
         re.search(r'id="planner-state" name="state" form="command-form" value="([^"]*)"', page).group(1)
     )
-    rec = client.post("/recommend", data={"state": state, "verdict_changes": "1"}, headers=HX)
+    rec = client.post("/recommend", data={"state": state, "verdict_changes": tag.group(1)}, headers=HX)
     assert rec.status_code == 200
     oob = re.search(
-        r'<div id="verdict-changes" class="verdict-changes" hx-swap-oob="true">(.*?)</div>', rec.text, re.S
+        rf'<div id="verdict-changes" class="verdict-changes" data-for="{tag.group(1)}" hx-swap-oob="true">(.*?)</div>',
+        rec.text,
+        re.S,
     )
     assert oob is not None
     listed = [_text(li) for li in re.findall(r"<li>(.*?)</li>", oob.group(1), re.S)]
