@@ -13,7 +13,7 @@ import re
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from tests.e2e.conftest import ARTIFACTS, LiveServer, Tab
 
@@ -146,3 +146,35 @@ def test_the_verdict_box_lists_the_recommendations_steps(live_server: LiveServer
         for h in page.locator("#recommend li.step-applied h4").all_inner_texts()
     ]
     assert page.locator("#verdict-changes ol.remedies li").all_inner_texts() == applied
+
+
+def test_a_late_recommendation_does_not_overwrite_the_list(live_server: LiveServer, tab: Tab) -> None:
+    # N 64 lists three steps, N 16 one (fp8 alone reaches 16 of the 10.79-sequence pool's ×2). The first
+    # recommendation (for N 64) is held back until the one for N 16 has filled the box; its late answer
+    # must not put the N 64 list back over the N 16 verdict.
+    page = tab.page
+    page.set_viewport_size(DESKTOP)
+    held: list[Route] = []
+
+    def hold_the_first(route: Route) -> None:
+        if not held:
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route("**/recommend", hold_the_first)
+    page.goto(live_server.base + PLATFORM)
+    expect(page.locator("#verdict")).to_have_attribute("data-verdict", "n_bound")
+    for _ in range(100):
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert held, "the page asked for no recommendation"
+    page.locator("#f-target").fill("16")
+    listed = page.locator("#verdict-changes ol.remedies li")
+    expect(listed).to_have_count(1, timeout=15000)
+    expect(listed.first).to_have_text("Quantize the KV cache (--kv-cache-dtype)")
+    with page.expect_response(lambda r: r.request is held[0].request):
+        held[0].continue_()
+    page.wait_for_function("() => !document.querySelector('.htmx-request')")
+    expect(listed).to_have_count(1)
