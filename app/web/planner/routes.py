@@ -92,10 +92,10 @@ def render_planner(request: Request, view: views.PlannerView) -> Response:
 @router.get("/", name="planner", response_class=HTMLResponse)
 async def planner(request: Request) -> Response:
     params, problems = parse_lenient(PlannerParams, request.query_params.multi_items())
+    await prefetch_hub_model(params)
     command = request.query_params.get(paste.PASTE_KEY)
     if command is not None:  # a refused paste's own permalink (or a paste shared as a link)
         return await run_in_threadpool(_pasted, request, params, problems, command[:COMMAND_MAX_CHARS])
-    await prefetch_hub_model(params)
     notices = paste.paste_notes(dict(request.query_params))
     return await run_in_threadpool(_planner_page, request, params, problems, notices)  # off the event loop
 
