@@ -36,6 +36,7 @@ RUNS_PER_SOURCE = {
     "dstackai/benchmarks": 62,
     "vllm-project/recipes": 2,
     "vllm-project/vllm#9722": 2,
+    "cssnoeasy/a100-vllm-benchmark-blog": 14,
 }
 DATASETS = {"random", "sharegpt", "sonnet", "custom"}
 
