@@ -37,6 +37,7 @@ RUNS_PER_SOURCE = {
     "vllm-project/recipes": 2,
     "vllm-project/vllm#9722": 2,
     "cssnoeasy/a100-vllm-benchmark-blog": 14,
+    "vllm-project/vllm-ascend Kimi-K2-Thinking tutorial": 8,
 }
 DATASETS = {"random", "sharegpt", "sonnet", "custom"}
 
