@@ -38,6 +38,7 @@ RUNS_PER_SOURCE = {
     "vllm-project/vllm#9722": 2,
     "cssnoeasy/a100-vllm-benchmark-blog": 14,
     "vllm-project/vllm-ascend Kimi-K2-Thinking tutorial": 8,
+    "wang-junjian/wang-junjian.github.io vLLM T4 post": 13,
 }
 DATASETS = {"random", "sharegpt", "sonnet", "custom"}
 
