@@ -36,7 +36,7 @@ RUNS_PER_SOURCE = {
     "dstackai/benchmarks": 62,
     "vllm-project/recipes": 2,
     "vllm-project/vllm#9722": 2,
-    "cssnoeasy/a100-vllm-benchmark-blog": 14,
+    "cssnoeasy/a100-vllm-benchmark-blog": 16,
     "vllm-project/vllm-ascend Kimi-K2-Thinking tutorial": 8,
     "wang-junjian/wang-junjian.github.io vLLM T4 post": 13,
 }
