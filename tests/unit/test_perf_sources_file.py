@@ -39,6 +39,8 @@ RUNS_PER_SOURCE = {
     "cssnoeasy/a100-vllm-benchmark-blog": 16,
     "vllm-project/vllm-ascend Kimi-K2-Thinking tutorial": 8,
     "wang-junjian/wang-junjian.github.io vLLM T4 post": 13,
+    "vllm-project/vllm#20469": 1,
+    "vllm-project/vllm#17788": 1,
 }
 DATASETS = {"random", "sharegpt", "sonnet", "custom"}
 
