@@ -34,7 +34,7 @@ RUNS_PER_SOURCE = {
     "tenstorrent/tt-inference-server GPU reference runs": 32,
     "vllm-project/vllm-ascend#1605": 1,
     "dstackai/benchmarks": 62,
-    "vllm-project/recipes": 2,
+    "vllm-project/recipes": 5,
     "vllm-project/vllm#9722": 2,
     "cssnoeasy/a100-vllm-benchmark-blog": 16,
     "vllm-project/vllm-ascend Kimi-K2-Thinking tutorial": 8,
