@@ -41,6 +41,7 @@ RUNS_PER_SOURCE = {
     "wang-junjian/wang-junjian.github.io vLLM T4 post": 13,
     "vllm-project/vllm#20469": 1,
     "vllm-project/vllm#17788": 1,
+    "nerdalert/vllm-bench-automation": 12,
 }
 DATASETS = {"random", "sharegpt", "sonnet", "custom"}
 
