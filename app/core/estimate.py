@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from app.core import budget, deadline, equations, extras, kv, situations, vllm_text
 from app.core.defaults import ResolvedFlags as ResolvedFlags
 from app.core.defaults import batch_tier as batch_tier
-from app.core.defaults import checkpoint_kv_cache_dtype
+from app.core.defaults import checkpoint_kv_cache_dtype, serve_as_run
 from app.core.defaults import default_max_model_len as default_max_model_len
 from app.core.defaults import default_max_num_batched_tokens as default_max_num_batched_tokens
 from app.core.defaults import default_max_num_seqs as default_max_num_seqs
@@ -553,6 +553,7 @@ def _estimate(
 ) -> Estimate:
     validate_parallel(model=model, serve=serve)
     flags, backend_lines, backend_warnings = resolve(model=model, device=device, serve=serve, rules=rules)
+    serve = serve_as_run(serve=serve, flags=flags)
     requested = budget.requested_bytes(
         total_bytes=device.memory_total_bytes,
         utilization=flags.gpu_memory_utilization,
@@ -776,6 +777,7 @@ def sizing_for(
     if resolved_kv is not None:
         serve = serve.model_copy(update={"kv_cache_dtype": resolved_kv[0]})
     flags, _, _ = resolve(model=model, device=device, serve=serve, rules=rules)
+    serve = serve_as_run(serve=serve, flags=flags)
     ranges = kv.stage_layer_ranges(
         num_layers=model.num_layers, pipeline_parallel_size=serve.pipeline_parallel_size
     )

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from app.core.catalog import find_device
+from app.core.errors import InvalidServeConfigError
 from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.specs import ModelSpec, QuantMethod, ServeConfig
@@ -118,6 +119,28 @@ CASES = [
         8,
         (47_700, 32, 32 * (576 + 132), 1_526_400, [(M, 78)], 1_048_576, "FLASHINFER_MLA_SPARSE", "fp8_e4m3"),
     ),
+    # NVFP4 GLM-5 on H100 (issue 22: was refused "no backend accepts fp8_e4m3"). hf_quant_config.json (producer
+    # modelopt) kv_cache_quant_algo FP8 -> fp8_e4m3 (utils/torch_utils.py MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP).
+    # platforms/cuda.py _get_backend_priorities, SM90 sparse tail: FLASH_ATTN_MLA_SPARSE (flashattn_mla_sparse.py
+    # supports_combination: FP16/BF16 only) and FLASHMLA_SPARSE (supported_kv_cache_dtypes auto, bfloat16,
+    # fp8_ds_mla, fp8, nvfp4_ds_mla: no fp8_e4m3) refuse it; FLASHINFER_MLA_SPARSE_SM90 takes fp8_e4m3 and keeps
+    # it (mla_attention.py _canonicalize_sparse_mla_kv_cache_dtype rewrites only FLASHMLA_SPARSE's), kernel block
+    # MultipleOf(64) -> 64. 78 layers, no index_topk_freq: latent 576 x 1 B + indexer 128 + 128 // 128 x 4 = 132 on
+    # every layer = 708 B a token-layer x 78 = 55,224; page 64 x 708 = 45,312; block 78 x 45,312 = 3,534,336
+    (
+        "nvidia--GLM-5-NVFP4",
+        "h100",
+        8,
+        (55_224, 64, 45_312, 3_534_336, [(M, 78)], 202_752, "FLASHINFER_MLA_SPARSE_SM90", "fp8_e4m3"),
+    ),
+    # DeepSeek-V3.2-NVFP4 on H100, the same path: 61 x 708 = 43,188; 61 x 45,312 = 2,764,032; yarn x 40 of 4,096 =
+    # max_position_embeddings 163,840 either way
+    (
+        "nvidia--DeepSeek-V3.2-NVFP4",
+        "h100",
+        8,
+        (43_188, 64, 45_312, 2_764_032, [(M, 61)], 163_840, "FLASHINFER_MLA_SPARSE_SM90", "fp8_e4m3"),
+    ),
     # gpt-oss-120b: 18 sliding (128) + 18 full, 8 x (64 + 64) x 2 B = 2,048 a layer x 36 = 73,728; page
     # 32,768; groups 18 + 18; yarn does not scale from 0.30.0: 131,072
     (
@@ -210,3 +233,38 @@ def test_per_layer_rope_parameters_are_read() -> None:
     # Gemma-4 nests rope_parameters per layer type ({"full_attention": {...}, "sliding_attention": {...}}):
     # iter_rope_parameters yields both; neither scales (proportional / default have no factor) -> 262,144
     assert _spec("google--gemma-4-26B-A4B").max_model_len_derived == 262_144
+
+
+def test_sparse_mla_fp8_backends_by_release() -> None:
+    # GLM-5-NVFP4 (checkpoint fp8_e4m3) on H100: 0.27.1 has no FLASHINFER_MLA_SPARSE_SM90 and FLASHMLA_SPARSE does
+    # not list fp8_e4m3, so vLLM finds no backend (refused); 0.30.0 adds it (versions.py)
+    with pytest.raises(InvalidServeConfigError):
+        _est("nvidia--GLM-5-NVFP4", "h100", 8, version="0.27.1")
+    assert (
+        _est("nvidia--GLM-5-NVFP4", "h100", 8, version="0.30.0").attention_backend
+        == "FLASHINFER_MLA_SPARSE_SM90"
+    )
+    # an explicit --kv-cache-dtype fp8 is FLASHMLA_SPARSE's alias for fp8_ds_mla (0.19.0 and 0.33.0
+    # flashmla_sparse.py; the layer runs fp8_ds_mla, mla_attention.py): 656 + 132 = 788 B x 61 = 48,068 a
+    # token, page 64 x 788 = 50,432. On SM90 it is also the first backend that takes fp8 at 0.33.0
+    # (FLASH_ATTN_MLA_SPARSE is 16-bit only)
+    for version in ("0.19.0", "0.33.0"):
+        est = _est("deepseek-ai--DeepSeek-V3.2", "h100", 8, version=version, kv_cache_dtype="fp8")
+        assert (est.attention_backend, est.kv_cache_dtype, est.kv_bytes_per_token) == (
+            "FLASHMLA_SPARSE",
+            "fp8_ds_mla",
+            48_068,
+        )
+        assert est.groups[0].page_size_bytes == 50_432
+    # a bf16 cache on H100 at 0.33.0: FLASH_ATTN_MLA_SPARSE first (0.26.0+), MultipleOf(64) -> 64;
+    # 576 x 2 + 132 = 1,284 B x 61 = 78,324
+    auto = _est("deepseek-ai--DeepSeek-V3.2", "h100", 8)
+    assert (auto.attention_backend, auto.block_size, auto.kv_bytes_per_token) == (
+        "FLASH_ATTN_MLA_SPARSE",
+        64,
+        78_324,
+    )
+    # on B200 an explicit fp8_ds_mla skips FlashInfer's sparse kernel ("SM10 does not support fp8_ds_mla",
+    # flashinfer_mla_sparse.py) for FLASHMLA_SPARSE, block 64
+    ds = _est("deepseek-ai--DeepSeek-V3.2", "b200", 8, kv_cache_dtype="fp8_ds_mla")
+    assert (ds.attention_backend, ds.block_size) == ("FLASHMLA_SPARSE", 64)
