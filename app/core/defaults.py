@@ -32,7 +32,7 @@ class ResolvedFlags:
     block_size: int
     backend: str
     hybrid: HybridAlign = DEFAULT_HYBRID_ALIGN  # a hybrid model's block alignment (backends.hybrid_align)
-    kv_cache_dtype: str | None = None  # set when the backend runs another cache dtype (sparse MLA fp8 -> fp8_ds_mla)
+    kv_cache_dtype: str | None = None  # the cache dtype the backend runs, when it differs (fp8 -> fp8_ds_mla)
 
 
 def serve_as_run(*, serve: ServeConfig, flags: ResolvedFlags) -> ServeConfig:
