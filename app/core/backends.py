@@ -368,6 +368,27 @@ def gdn_uses_flashinfer_prefill(*, model: ModelSpec, device: DeviceSpec) -> bool
     return sm // 10 in (10, 12) and mamba.key_head_dim == FLASHINFER_GDN_HEAD_K_DIM
 
 
+# 0.32.0+ model_executor/layers/mamba/kda_checkpoint.py kda_prefill_checkpoint_alignment: FlashKDA's prefill
+# exports states every 16 tokens; kimi_k3/nvidia/kda.py is_flashkda_supported: CUDA SM9x / SM10x / SM12x,
+# head_dim 128, bf16 activations, a bounded gate (resolve_kda_prefill_backend "auto" takes it then)
+FLASHKDA_CHECKPOINT_ALIGNMENT = 16
+FLASHKDA_HEAD_DIM = 128
+FLASHKDA_SM_MAJORS = (9, 10, 12)
+
+
+def kda_uses_flashkda(*, model: ModelSpec, device: DeviceSpec) -> bool:
+    """Whether Kimi's KDA layers prefill with FlashKDA (and so export prefill checkpoints)."""
+    mamba = model.mamba
+    if device.platform != "cuda" or mamba is None or mamba.kind != MambaKind.KDA:
+        return False
+    return (
+        (device.sm or 0) // 10 in FLASHKDA_SM_MAJORS
+        and mamba.head_dim == FLASHKDA_HEAD_DIM
+        and model.torch_dtype in ("bfloat16", "float32")  # served in bf16 under --dtype auto
+        and mamba.bounded_gate
+    )
+
+
 def hybrid_align(
     *, model: ModelSpec, device: DeviceSpec, rules: VersionRules, choice: BackendChoice, prefix_caching: bool
 ) -> HybridAlign:
@@ -382,9 +403,12 @@ def hybrid_align(
     if LayerKind.MAMBA not in model.layer_kinds or model.mamba is None:
         return HybridAlign()
     flashinfer_gdn = gdn_uses_flashinfer_prefill(model=model, device=device)
+    flashkda = rules.kda_checkpoint_block and kda_uses_flashkda(model=model, device=device)
     checkpoint_blocks = 0
-    if (rules.mamba2_checkpoint_block and model.mamba.kind == MambaKind.MAMBA2) or (
-        rules.gdn_checkpoint_block and flashinfer_gdn
+    if (
+        (rules.mamba2_checkpoint_block and model.mamba.kind == MambaKind.MAMBA2)
+        or (rules.gdn_checkpoint_block and flashinfer_gdn)
+        or flashkda
     ):
         checkpoint_blocks = 1
     if device.platform == "npu":
@@ -399,4 +423,6 @@ def hybrid_align(
         step = max(step, rules.hybrid_mla_min_block)
     if prefix_caching and rules.hybrid_checkpoint_lcm and flashinfer_gdn:
         step = math.lcm(step, FLASHINFER_GDN_CHECKPOINT_ALIGNMENT)
+    if prefix_caching and rules.hybrid_checkpoint_lcm and flashkda:
+        step = math.lcm(step, FLASHKDA_CHECKPOINT_ALIGNMENT)
     return HybridAlign(step_tokens=step, checkpoint_blocks=checkpoint_blocks)

@@ -228,10 +228,9 @@ def estimate(
 
 
 # Model types whose 0.33.0 cache the planner knows it does not size (vllm/models/deepseek_v4: compressed
-# KV per compress_ratios with its own block sizes; vllm/models/kimi_k3: KDA linear-attention state beside MLA)
+# KV per compress_ratios with its own block sizes)
 UNSIZED_CACHE_MODEL_TYPES = {
     "deepseek_v4": Text("a compressed cache per layer (compress_ratios), not a sliding window"),
-    "kimi_k3": Text("KDA linear-attention state beside MLA layers"),
 }
 
 

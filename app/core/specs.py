@@ -57,6 +57,7 @@ class MambaKind(StrEnum):
     MAMBA2 = "mamba2"
     GATED_DELTA_NET = "gated_delta_net"
     LINEAR_ATTENTION = "linear_attention"
+    KDA = "kda"  # Kimi Delta Attention (Kimi-Linear, Kimi-K3): num_heads x head_dim, conv_kernel
 
 
 class MambaSpec(Frozen):
@@ -76,6 +77,7 @@ class MambaSpec(Frozen):
     key_head_dim: int = 0
     value_heads: int = 0
     value_head_dim: int = 0
+    bounded_gate: bool = False  # KDA: linear_attn_config.gate_lower_bound is set (FlashKDA needs it)
 
 
 class AttentionShape(Frozen):

@@ -182,6 +182,9 @@ class VersionRules:
     # 0.33 (qwen_gdn_linear_attn.get_kv_cache_spec)
     mamba2_checkpoint_block: bool = False
     gdn_checkpoint_block: bool = False
+    kda_checkpoint_block: bool = (
+        False  # Kimi KDA on FlashKDA: kimi_k3/nvidia/kda.py get_kv_cache_spec (0.32+)
+    )
     # CompilationConfig.resolve_cudagraph_mode_and_sizes (0.20.2+): with full CUDA graphs a Mamba model
     # refuses max_num_seqs above the pool's blocks ("max_num_seqs (N) exceeds available Mamba cache blocks")
     mamba_block_check: bool = False
@@ -493,6 +496,13 @@ CHANGELOG: tuple[Change, ...] = (
         "models/config.py GlmMoeDsaForCausalLM: 'Using fp8 kv-cache for GlmMoeDsaForCausalLM on SM10x' under auto "
         "(absent in 0.31.0)",
         {"mamba2_checkpoint_block": True, "glm_dsa_fp8_kv_on_sm100": True},
+    ),
+    Change(
+        "0.32.0",
+        "0.32.0 kimi_k3/nvidia/kda.py KimiK3DeltaAttention.get_kv_cache_spec: num_prefill_checkpoint_blocks = 1 and "
+        "prefill_checkpoint_alignment 16 (model_executor/layers/mamba/kda_checkpoint.py, new) when the KDA prefill "
+        "runs on FlashKDA (is_flashkda_supported: SM9x/10x/12x, head_dim 128, bf16, a bounded gate); absent in 0.30.0",
+        {"kda_checkpoint_block": True},
     ),
     Change(
         "0.33.0",

@@ -141,6 +141,30 @@ CASES = [
         8,
         (43_188, 64, 45_312, 2_764_032, [(M, 61)], 163_840, "FLASHINFER_MLA_SPARSE_SM90", "fp8_e4m3"),
     ),
+    # Kimi-K3 (text_config linear_attn_config): transformers_utils/configs/kimi_linear.py is_kda_layer(i) =
+    # (i + 1) in kda_layers -> 69 KDA layers, the other 24 MLA (kimi_k3/nvidia/mla.py head_size = kv_lora_rank
+    # 512 + qk_rope_head_dim 64 = 576, bf16: 1,152 B a token-layer x 24 = 27,648). KDA state at TP 8
+    # (mamba_utils.kda_state_shape / kda_state_dtype): conv (3 x 96 x 128 / 8 = 4,608) x (4 - 1) = 13,824 bf16
+    # = 27,648 B; recurrent 96 / 8 x 128 x 128 = 196,608 float32 = 786,432 B -> 814,080 B. FlashKDA prefill
+    # (SM90, head_dim 128, bf16, gate_lower_bound set): prefill_checkpoint_alignment 16. Platform.
+    # _align_hybrid_block_size: max(FLASH_ATTN_MLA's 16, 16), MLA hybrid >= 128, lcm(128, 16) = 128;
+    # 128 x cdiv(814,080, 128 x 1,152) = 128 x 6 = 768; page 768 x 1,152 = 884,736 (the KDA page padded to it).
+    # Groups (kv_cache_utils): min(24, 69) = 24 a group -> 3 KDA groups of 23 + 1 MLA of 24; 24 x 884,736 a block
+    (
+        "moonshotai--Kimi-K3",
+        "h100",
+        8,
+        (
+            27_648,
+            768,
+            884_736,
+            24 * 884_736,
+            [(A, 23), (A, 23), (A, 23), (M, 24)],
+            1_048_576,
+            "FLASH_ATTN_MLA",
+            "auto",
+        ),
+    ),
     # gpt-oss-120b: 18 sliding (128) + 18 full, 8 x (64 + 64) x 2 B = 2,048 a layer x 36 = 73,728; page
     # 32,768; groups 18 + 18; yarn does not scale from 0.30.0: 131,072
     (
@@ -268,3 +292,14 @@ def test_sparse_mla_fp8_backends_by_release() -> None:
     # flashinfer_mla_sparse.py) for FLASHMLA_SPARSE, block 64
     ds = _est("deepseek-ai--DeepSeek-V3.2", "b200", 8, kv_cache_dtype="fp8_ds_mla")
     assert (ds.attention_backend, ds.block_size) == ("FLASHMLA_SPARSE", 64)
+
+
+def test_kimi_k3_kda_blocks_per_request_by_release() -> None:
+    # v1/kv_cache_interface.py MambaSpec.max_memory_usage_bytes in "align" mode (prefix caching on, the hybrid
+    # default from 0.26): 2 + num_prefill_checkpoint_blocks pages. FlashKDA's checkpoint block arrives in 0.32.0
+    # (kda_checkpoint.py): 3 a KDA group; 0.30.0: 2. MLA: cdiv(8,192, 768) = 11
+    for version, kda_blocks in (("0.30.0", 2), ("0.33.0", 3)):
+        est = _est("moonshotai--Kimi-K3", "h100", 8, version=version)
+        assert [g.blocks_per_request for g in est.groups] == [kda_blocks] * 3 + [11]
+    # no cache warning is left: the KDA state is sized
+    assert not any("does not model" in str(w) for w in _est("moonshotai--Kimi-K3", "h100", 8).warnings)
