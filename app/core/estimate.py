@@ -572,7 +572,11 @@ def _estimate(
     capacity = _capacity(setup)
     refusal = _first_refusal(setup, capacity)
     architecture = check_architecture(
-        architecture=model.architecture, model_type=model.model_type, version=rules.version_tuple
+        architecture=model.architecture,
+        model_type=model.model_type,
+        version=rules.version_tuple,
+        transformers_fallback_read=rules.transformers_fallback,
+        remote_code=model.remote_code,
     )
     target = target_concurrency or 1
     verdict = _verdict(

@@ -115,6 +115,7 @@ class ModelSpec(Frozen):
     name: str
     architecture: str = ""
     model_type: str = ""
+    remote_code: bool = False  # config.json has an auto_map (code vLLM runs with --trust-remote-code)
     num_layers: int = Field(gt=0)
     hidden_size: int = Field(gt=0)
     intermediate_size: int = Field(ge=0)

@@ -202,6 +202,10 @@ class VersionRules:
     # tail of the MLA list (0.19.0: FLASHMLA_SPARSE; 0.26.0: FLASH_ATTN_MLA_SPARSE first; 0.30.0: then
     # FLASHINFER_MLA_SPARSE_SM90, the one that takes an fp8_e4m3 cache); on SM100 with a bf16 cache and
     # <= 16 heads, FLASH_ATTN_MLA_SPARSE_FA4 ahead of FlashInfer's sparse kernel (0.33.0)
+    # model_executor/models/registry.py inspect_model_cls under --model-impl auto: an architecture outside vLLM's
+    # registry falls back to the Transformers modeling backend when transformers has a compatible class
+    # (_try_resolve_transformers); read for 0.33.0 with its transformers 5.20.2 (hf_config/transformers_fallback.json)
+    transformers_fallback: bool = False
     sparse_mla_sm90: tuple[str, ...] = ("FLASHMLA_SPARSE",)
     sparse_mla_fa4_small_heads: bool = False
 
@@ -518,6 +522,16 @@ CHANGELOG: tuple[Change, ...] = (
         "tries FLASH_ATTN_MLA_SPARSE_FA4 (flashattn_mla_sparse.py: auto / bfloat16, head 576, MultipleOf(64)) "
         "before FLASHINFER_MLA_SPARSE (absent in 0.32.0)",
         {"sparse_mla_fa4_small_heads": True},
+    ),
+    Change(
+        "0.33.0",
+        "0.33.0 model_executor/models/registry.py _ModelRegistry.inspect_model_cls / _try_resolve_transformers and "
+        "transformers_utils/config.py HFConfigParser.parse, with transformers 5.20.2 (the newest 0.33.0 allows): a "
+        "config whose model_type neither vLLM's _CONFIG_REGISTRY nor transformers' CONFIG_MAPPING knows fails to "
+        "parse; an unregistered architecture that transformers exports with a backend-compatible attention is "
+        "served by the Transformers backend; any other is 'Model architectures [...] are not supported for now' "
+        "(scripts/gen_transformers_fallback.py; earlier releases: not read, refused as before)",
+        {"transformers_fallback": True},
     ),
     Change(
         "0.33.0",

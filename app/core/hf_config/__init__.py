@@ -154,6 +154,7 @@ def _model_spec(
         name=name,
         architecture=_architecture(cfgs.top),
         model_type=cfgs.model_type,
+        remote_code=bool(cfgs.top.get("auto_map")),
         num_layers=geometry.num_layers,
         hidden_size=geometry.hidden_size,
         intermediate_size=geometry.intermediate_size,
