@@ -67,7 +67,11 @@ def test_an_architecture_transformers_has_is_served_by_the_transformers_backend(
     # Rule test on a real config with its architecture renamed: HeliumForCausalLM is in no vLLM registry but
     # transformers 5.20.2 exports it (models/helium/modeling_helium.py calls ALL_ATTENTION_FUNCTIONS.get_interface),
     # so 0.33.0 serves it as TransformersForCausalLM; the planner plans it and says so
-    config = {**_config("meta-llama__Llama-3.1-8B"), "architectures": ["HeliumForCausalLM"], "model_type": "helium"}
+    config = {
+        **_config("meta-llama__Llama-3.1-8B"),
+        "architectures": ["HeliumForCausalLM"],
+        "model_type": "helium",
+    }
     est = _plan(config)
     assert est.fits
     assert any("Transformers modeling backend" in str(w) for w in est.warnings)
@@ -75,7 +79,11 @@ def test_an_architecture_transformers_has_is_served_by_the_transformers_backend(
     with pytest.raises(ConfigError):
         _plan(config, version="0.32.0")
     # remote code (auto_map) goes the same way at 0.33.0; a name nothing knows does not
-    remote = {**config, "architectures": ["NoSuchModelForCausalLM"], "auto_map": {"AutoModelForCausalLM": "m.M"}}
+    remote = {
+        **config,
+        "architectures": ["NoSuchModelForCausalLM"],
+        "auto_map": {"AutoModelForCausalLM": "m.M"},
+    }
     assert any("auto_map" in str(w) for w in _plan(remote).warnings)
     with pytest.raises(ConfigError):
         _plan({**config, "architectures": ["NoSuchModelForCausalLM"]})
