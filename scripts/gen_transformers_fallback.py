@@ -77,11 +77,12 @@ def model_types(vllm: Path, transformers: Path) -> list[str]:
 
 def _exported(tree: ast.Module) -> list[str]:
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+            and isinstance(node.value, ast.List | ast.Tuple)
         ):
-            if isinstance(node.value, ast.List | ast.Tuple):
-                return [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+            return [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
     return []
 
 
