@@ -277,12 +277,43 @@ def _no_backend_error(
     )
 
 
+DSV4_BLOCK_SIZE = 256  # models/deepseek_v4/sparse_mla.py DeepseekV4SparseMLABackend kernel block
+DSV4_FLASHMLA_SM_MAJORS = (
+    9,
+    10,
+)  # nvidia/model.py _select_dsv4_attn_cls: FlashMLA off SM12 (FlashInfer there)
+
+
+def _dsv4_choice(*, serve: ServeConfig) -> BackendChoice:
+    """DeepSeek-V4 on SM90/SM100 (0.33.0 nvidia/model.py _select_dsv4_attn_cls -> DeepseekV4FlashMLAAttention):
+    its fp8_ds_mla layout takes `auto` and any fp8 dtype as fp8_ds_mla (attention.py
+    _resolve_dsv4_kv_cache_dtype) and refuses a 16-bit cache."""
+    kv_dtype = serve.kv_cache_dtype
+    if kv_dtype != "auto" and not kv_dtype.startswith("fp8"):
+        raise InvalidServeConfigError(
+            "kv_cache_dtype",
+            Text(
+                "DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got {kv_dtype}. Please set "
+                "`--kv-cache-dtype fp8` or select a backend that supports bfloat16 KV cache.",
+                kv_dtype=kv_dtype,
+            ),
+        )
+    return BackendChoice(
+        name="FLASHMLA_SPARSE_DSV4",
+        block_size=serve.block_size or DSV4_BLOCK_SIZE,
+        min_kernel_block=DSV4_BLOCK_SIZE,
+        kv_cache_dtype="fp8_ds_mla",
+    )
+
+
 def _cuda_choice(
     *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, rules: VersionRules
 ) -> BackendChoice:
     """The first backend of this release's priority list that takes the device, the KV dtype and the block."""
     kv_dtype, user_block = serve.kv_cache_dtype, serve.block_size
     sm = device.sm or 80
+    if model.compress_ratios is not None and rules.dsv4_cache and sm // 10 in DSV4_FLASHMLA_SM_MAJORS:
+        return _dsv4_choice(serve=serve)
     sparse = model.mla is not None and bool(model.indexer_bytes_per_token)
     if sparse:
         candidates = sparse_mla_candidates(

@@ -215,7 +215,7 @@ def estimate(
             "backend takes it (FlashInfer on SM100); the planner does not size NVFP4 KV and shows the model dtype."
         )
         est = est.model_copy(update={"warnings": [*est.warnings, note]})
-    if model.model_type in UNSIZED_CACHE_MODEL_TYPES:
+    if model.model_type in UNSIZED_CACHE_MODEL_TYPES and est.attention_backend not in SIZED_BACKENDS:
         note = Text(
             "{model_type}: vLLM {version} sizes this model's cache with rules the planner does not model yet "
             "({what}); the KV numbers shown are those of plain attention layers and are not exact.",
@@ -229,6 +229,7 @@ def estimate(
 
 # Model types whose 0.33.0 cache the planner knows it does not size (vllm/models/deepseek_v4: compressed
 # KV per compress_ratios with its own block sizes)
+SIZED_BACKENDS = frozenset({"FLASHMLA_SPARSE_DSV4"})  # where kv_dsv4.py sizes the V4 cache (0.33.0)
 UNSIZED_CACHE_MODEL_TYPES = {
     "deepseek_v4": Text("a compressed cache per layer (compress_ratios), not a sliding window"),
 }

@@ -15,6 +15,7 @@ from app.core.kinds import KindSpec as KindSpec
 from app.core.kinds import attention_layer_count as attention_layer_count
 from app.core.kinds import cdiv as cdiv
 from app.core.kinds import kind_spec as kind_spec
+from app.core.kv_dsv4 import COMPRESSED_BLOCK_TOKENS, packed_groups
 from app.core.mamba_state import NEMOTRON_H_ARCHITECTURES as NEMOTRON_H_ARCHITECTURES
 from app.core.mamba_state import QWEN3_5_ARCHITECTURES as QWEN3_5_ARCHITECTURES
 from app.core.mamba_state import mamba_ssm_dtype_bytes as mamba_ssm_dtype_bytes
@@ -269,6 +270,8 @@ def build_layout(
     one group, 32 x 65,536 = 2,097,152 B a block, 131,072 B a token; 12 full + 12 sliding (W = 128,
     8 heads of 64): two groups of 12, page 32,768 B, 393,216 B a block.
     """
+    if model.compress_ratios is not None and kv_cache_dtype == "fp8_ds_mla" and rules.dsv4_cache:
+        return _layout_dsv4(model=model, layer_range=layer_range)
     dtype_bytes = kv_dtype_bytes(kv_cache_dtype=kv_cache_dtype, model_dtype=model_dtype)
     tp = tensor_parallel_size
     kinds = list(model.layer_kinds[layer_range[0] : layer_range[1]])
@@ -518,6 +521,38 @@ def _layout_per_layer(
         bytes_per_block=group_size * max_page,
         kv_bytes_per_token=per_token,
         num_kv_layers=num_layers,
+    )
+
+
+def _layout_dsv4(*, model: ModelSpec, layer_range: tuple[int, int]) -> KVLayout:
+    """DeepSeek-V4 in the fp8_ds_mla layout (app/core/kv_dsv4.py): packed groups of one block pool, a block
+    as wide as the widest group; the compressed caches' block (256 tokens) is the layout's block size."""
+    assert model.compress_ratios is not None
+    ratios = model.compress_ratios[layer_range[0] : layer_range[1]]
+    packed = packed_groups(
+        ratios=ratios,
+        window=model.sliding_window_tokens or 0,
+        head_dim=model.head_size,
+        indexer_bytes=model.indexer_bytes_per_token,
+    )
+    groups = tuple(
+        Group(
+            kind=g.kind,
+            num_layers=len(g.pages),
+            page_size_bytes=max(g.pages),
+            window_tokens=g.window,
+            block_size_tokens=g.block_tokens,
+            layer_pages_bytes=g.pages if len(set(g.pages)) > 1 else (),
+        )
+        for g in packed
+    )
+    full = sum(g.bytes_per_block for g in groups if g.kind == LayerKind.MLA)
+    return KVLayout(
+        block_size=COMPRESSED_BLOCK_TOKENS,
+        groups=groups,
+        bytes_per_block=max(g.bytes_per_block for g in groups),
+        kv_bytes_per_token=full // COMPRESSED_BLOCK_TOKENS,  # the caches that grow with the sequence
+        num_kv_layers=len(ratios),
     )
 
 

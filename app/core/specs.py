@@ -148,6 +148,9 @@ class ModelSpec(Frozen):
     # The layers that carry a sparse-attention indexer cache when only some do (GLM-5.2 index_topk_freq);
     # None: every MLA layer (the release rule is versions.py indexer_on_some_layers)
     indexer_layers: tuple[int, ...] | None = None
+    # DeepSeek-V4: each layer's compress ratio (0 = sliding window only, 4 = CSA with an indexer, 128 = HCA);
+    # config.json compress_ratios, as transformers' DeepseekV4Config maps it to layer_types
+    compress_ratios: tuple[int, ...] | None = None
     # config.json's mamba_ssm_dtype / mamba_ssm_cache_dtype (the SSM state's dtype; None: not given)
     mamba_ssm_dtype: DType | None = None
     params_total: int = Field(gt=0)

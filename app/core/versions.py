@@ -206,6 +206,8 @@ class VersionRules:
     # registry falls back to the Transformers modeling backend when transformers has a compatible class
     # (_try_resolve_transformers); read for 0.33.0 with its transformers 5.20.2 (hf_config/transformers_fallback.json)
     transformers_fallback: bool = False
+    # DeepSeek-V4's caches sized as 0.33.0 packs them (app/core/kv_dsv4.py); 0.20.2-0.32 were not read (warned)
+    dsv4_cache: bool = False
     sparse_mla_sm90: tuple[str, ...] = ("FLASHMLA_SPARSE",)
     sparse_mla_fa4_small_heads: bool = False
 
@@ -532,6 +534,17 @@ CHANGELOG: tuple[Change, ...] = (
         "served by the Transformers backend; any other is 'Model architectures [...] are not supported for now' "
         "(scripts/gen_transformers_fallback.py; earlier releases: not read, refused as before)",
         {"transformers_fallback": True},
+    ),
+    Change(
+        "0.33.0",
+        "0.33.0 models/deepseek_v4 (attention.py, compressor.py, nvidia/model.py _select_dsv4_attn_cls), "
+        "v1/attention/backends/mla/sparse_swa.py DeepseekV4SWACache, v1/kv_cache_interface.py (MLAAttentionSpec "
+        "tokens_per_state, SlidingWindowMLASpec, _apply_alignment_padding) and v1/core/kv_cache_planning.py "
+        "_get_packed_kv_cache_groups / _get_kv_cache_bytes_per_block: DeepSeek-V4 on SM90/SM100 runs "
+        "FLASHMLA_SPARSE_DSV4 in the fp8_ds_mla layout (auto -> fp8_ds_mla), per-layer sliding-window, compressed, "
+        "indexer and compressor-state caches packed block-outermost (the releases 0.20.2-0.32.0 that serve V4 were "
+        "not read: their estimates keep the warning)",
+        {"dsv4_cache": True},
     ),
     Change(
         "0.33.0",

@@ -303,3 +303,47 @@ def test_kimi_k3_kda_blocks_per_request_by_release() -> None:
         assert [g.blocks_per_request for g in est.groups] == [kda_blocks] * 3 + [11]
     # no cache warning is left: the KDA state is sized
     assert not any("does not model" in str(w) for w in _est("moonshotai--Kimi-K3", "h100", 8).warnings)
+
+
+def test_deepseek_v4_flash_cache_at_0_33() -> None:
+    # DeepSeek-V4-Flash (43 layers; compress_ratios 0, 0 then 4 / 128 alternating, ending 4: 21 CSA, 20 HCA) at
+    # TP 8 on an H100. models/deepseek_v4/nvidia/model.py _select_dsv4_attn_cls -> DeepseekV4FlashMLAAttention
+    # (SM90), fp8_ds_mla layout: auto -> fp8_ds_mla (attention.py _resolve_dsv4_kv_cache_dtype). Pages, rounded up to
+    # 576 B (kv_cache_interface.py _apply_alignment_padding):
+    #   sliding-window cache (sparse_swa.py DeepseekV4SWACache, 64-token blocks, window 128): 64 x 584 = 37,376
+    #     -> 37,440, on all 43 layers;
+    #   compressed cache (MLAAttentionSpec, block 256): CSA 256 / 4 = 64 x 584 -> 37,440, HCA 256 / 128 = 2 x 584 =
+    #     1,168 -> 1,728; indexer (CSA): 64 x (128 + 4) = 8,448 -> 8,640;
+    #   compressor states (compressor.py CompressorStateCache, float32): CSA block 4 x 2 x 2 x 512 x 4 B = 32,768
+    #     -> 32,832 and its indexer's 4 x 2 x 2 x 128 x 4 = 8,192 -> 8,640 (window 8); HCA block 8 x 2 x 512 x 4 =
+    #     32,768 -> 32,832 (window 128).
+    # kv_cache_planning._get_packed_kv_cache_groups: buckets sliding (43 x 37,440), full (21 + 20 + 21 pages),
+    # CSA states (21 + 21), HCA states (20). Balanced buckets' repeats [43, 21, 20], floor 21 (the two-page CSA
+    # bucket): _approximate_gcd -> 22 (padding 1 + 1 + 2); the sliding bucket splits cdiv(43, 22) = 2 ways (22, 21).
+    # Widths: 22 x 37,440 = 823,680; full 21 x 37,440 + 20 x 1,728 + 21 x 8,640 = 1,002,240; CSA states
+    # 21 x 32,832 + 21 x 8,640 = 870,912; HCA 20 x 32,832 = 656,640 -> a block is 1,002,240 B. One request of
+    # 8,192 tokens with 8,192 in flight: sliding cdiv(min(127 + 8,192, 8,192), 64) + 1 = 129 (x 2), full
+    # cdiv(8,192, 256) = 32, CSA states cdiv(8,192, 4) + 1 = 2,049, HCA cdiv(8,192, 8) + 1 = 1,025
+    est = _est("deepseek-ai--DeepSeek-V4-Flash", "h100", 8)
+    assert (est.attention_backend, est.kv_cache_dtype, est.block_size) == (
+        "FLASHMLA_SPARSE_DSV4",
+        "fp8_ds_mla",
+        256,
+    )
+    assert est.bytes_per_block == 1_002_240
+    assert [(g.kind, g.num_layers, g.blocks_per_request) for g in est.groups] == [
+        (S, 22, 129),
+        (S, 21, 129),
+        (M, 62, 32),
+        (S, 42, 2_049),
+        (S, 20, 1_025),
+    ]
+    assert est.max_concurrency == round(est.num_gpu_blocks / (129 + 129 + 32 + 2_049 + 1_025), 2)
+    assert not any("does not model" in str(w) for w in est.warnings)
+    # a 16-bit cache is refused as vLLM refuses it; 0.32.0 (not read) keeps the planner's warning
+    with pytest.raises(InvalidServeConfigError):
+        _est("deepseek-ai--DeepSeek-V4-Flash", "h100", 8, kv_cache_dtype="bfloat16")
+    assert any(
+        "does not model" in str(w)
+        for w in _est("deepseek-ai--DeepSeek-V4-Flash", "h100", 8, version="0.32.0").warnings
+    )

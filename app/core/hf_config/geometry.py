@@ -732,6 +732,23 @@ def indexer_bytes_per_token(cfgs: _Configs) -> int:
     return head + head // INDEXER_QUANT_BLOCK * INDEXER_SCALE_BYTES
 
 
+DSV4_COMPRESS_RATIOS = frozenset({0, 4, 128})  # transformers deepseek_v4 _COMPRESS_RATIO_TO_LAYER_TYPE
+
+
+def compress_ratios(cfgs: _Configs, num_layers: int) -> tuple[int, ...] | None:
+    """DeepSeek-V4's per-layer compress ratios (config.json ``compress_ratios``, one per decoder layer)."""
+    text = cfgs.text
+    if "deepseek_v4" not in cfgs.text_model_type or not _present(text, "compress_ratios"):
+        return None
+    values = _as_list("compress_ratios", text["compress_ratios"])[:num_layers]
+    ratios = tuple(_as_int("compress_ratios", v, minimum=0, maximum=MAX_POSITIONS) for v in values)
+    if len(ratios) != num_layers or not set(ratios) <= DSV4_COMPRESS_RATIOS:
+        raise ConfigError(
+            "compress_ratios", Text("needs one of 0, 4, 128 per layer ({n} layers)", n=num_layers)
+        )
+    return ratios
+
+
 DEFAULT_INDEX_SKIP_TOPK_OFFSET = 2  # 0.33.0 deepseek_v2.py getattr(config, "index_skip_topk_offset", 2)
 
 
