@@ -43,7 +43,7 @@ def _round_up(value: int, step: int) -> int:
 
 @dataclass(frozen=True)
 class Bucket:
-    """Layers of one spec type: their kind, window, block tokens and one page per layer."""
+    """Layers of one spec type (a bucket, or a KV-cache group cut from one): kind, window, block tokens, pages."""
 
     kind: LayerKind
     window: int | None
@@ -62,14 +62,6 @@ class Bucket:
     def repeats(self) -> int:
         """get_max_layers_per_page_size: the most layers sharing one page size."""
         return max(self.per_page.values())
-
-
-@dataclass(frozen=True)
-class PackedGroup:
-    kind: LayerKind
-    window: int | None
-    block_tokens: int
-    pages: tuple[int, ...]
 
 
 def _buckets(
@@ -117,24 +109,22 @@ def approximate_gcd(values: list[int], *, lower_bound: int) -> int:
     return best
 
 
-def _split(bucket: Bucket, groups: int) -> list[PackedGroup]:
+def _split(bucket: Bucket, groups: int) -> list[Bucket]:
     if groups == 1:
-        return [PackedGroup(bucket.kind, bucket.window, bucket.block_tokens, bucket.pages)]
+        return [bucket]
     by_page: dict[int, list[int]] = {}
     for page in bucket.pages:
         by_page.setdefault(page, []).append(page)
     repeats = list(zip(*by_page.values(), strict=False))
     return [
-        PackedGroup(
+        Bucket(
             bucket.kind, bucket.window, bucket.block_tokens, tuple(p for r in repeats[i::groups] for p in r)
         )
         for i in range(groups)
     ]
 
 
-def packed_groups(
-    *, ratios: tuple[int, ...], window: int, head_dim: int, indexer_bytes: int
-) -> list[PackedGroup]:
+def packed_groups(*, ratios: tuple[int, ...], window: int, head_dim: int, indexer_bytes: int) -> list[Bucket]:
     """The KV-cache groups of one pipeline stage's layers (``ratios``), as _get_packed_kv_cache_groups forms them."""
     index_head = indexer_bytes * 128 // 132 if indexer_bytes else 0  # index_head_dim back from head + scales
     buckets = _buckets(
@@ -155,7 +145,7 @@ def packed_groups(
         return repeats is None and bucket.kind == LayerKind.SLIDING
 
     anchor = max(widest(b, len(b.pages) if is_state(b) else count(b)) for b in buckets)
-    out: list[PackedGroup] = []
+    out: list[Bucket] = []
     for bucket in buckets:
         n = count(bucket)
         if is_state(bucket):
