@@ -9,7 +9,7 @@ prints are in :mod:`app.core.vllm_text`, beside the patterns that read them back
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from app.core import budget, deadline, equations, extras, kv, layers, situations, vllm_text
 from app.core.defaults import ResolvedFlags as ResolvedFlags
@@ -104,20 +104,17 @@ def _stages(
     flags: ResolvedFlags,
     requested: int,
 ) -> list[Stage]:
-    """Each pipeline stage's budget as vLLM profiles it on that stage's worker (reference §2); a stage of
-    the same shape as one before it (layers.stage_shape) is that stage's budget under its own index."""
+    """Each pipeline stage's budget as vLLM profiles it on that stage's worker (reference §2), once per shape."""
     pipeline_size = serve.pipeline_parallel_size
     ranges = kv.stage_layer_ranges(num_layers=model.num_layers, pipeline_parallel_size=pipeline_size)
     graph_platform = device.platform in ("cuda", "rocm")
     stages = []
-    by_shape: dict[tuple[object, ...], Stage] = {}
-    for index, layer_range in enumerate(ranges):
+    fold = layers.StageFold(
+        model=model, ranges=ranges
+    )  # stages of one shape share a budget (app.core.layers)
+    for index, layer_range in fold.new_stages():
         deadline.check()  # a request's CPU budget (app.core.deadline), checked once per stage
         is_first, is_last = index == 0, index == pipeline_size - 1
-        shape = layers.stage_shape(model=model, layer_range=layer_range, is_first=is_first, is_last=is_last)
-        if shape is not None and shape in by_shape:
-            stages.append(replace(by_shape[shape], index=index))
-            continue
         layout, stage_extras = _stage_layout(
             model=model, serve=serve, rules=rules, flags=flags, layer_range=layer_range, index=index
         )
@@ -170,9 +167,7 @@ def _stages(
                 extras=stage_extras,
             )
         )
-        if shape is not None:
-            by_shape[shape] = stages[-1]
-    return stages
+    return fold.expand(stages)
 
 
 def _inflight_tokens(*, rules: VersionRules, max_num_batched_tokens: int, pipeline_parallel_size: int) -> int:

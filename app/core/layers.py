@@ -21,9 +21,17 @@ import threading
 import typing
 from bisect import bisect_left
 from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING, TypeVar
 
 from app.core.kinds import KIND_SPECS
 from app.core.specs import LayerKind, ModelSpec
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_Stage = TypeVar("_Stage", bound="DataclassInstance")  # app.core.estimate.Stage (a dataclass with an index)
 
 # Distinct models folded at once per process: the recommender and the fleet search use one or two (the
 # model and its draft), a page a few; a pasted config is one more per request.
@@ -106,17 +114,46 @@ def model_counts(model: ModelSpec) -> dict[LayerKind, int]:
 
 def stage_shape(
     *, model: ModelSpec, layer_range: tuple[int, int], is_first: bool, is_last: bool
-) -> tuple[object, ...] | None:
+) -> tuple[object, ...]:
     """What a pipeline stage's budget depends on: its layer count, its layers folded by kind and whether
     it holds the embeddings or the head (app.core.estimate's stages, app.core.budget's weights, the
     extras' ledger read no more of the layer range). Stages of one shape have one budget, so 1,024
     stages of a 10,000-layer model are computed as 3 or 4 (10,000 = 1,024 x 9 + 784: the first, the
-    last, and the middle ones of 9 or 10 layers). None when a model says anything layer by layer
-    besides the kinds (:data:`PER_LAYER_FIELDS`): then each stage is its own."""
+    last, and the middle ones of 9 or 10 layers). When a model says anything layer by layer besides the
+    kinds (:data:`PER_LAYER_FIELDS`) the shape is the layer range itself: each stage is its own."""
     if any(getattr(model, name) is not None for name in PER_LAYER_FIELDS):
-        return None
+        return ("layers", layer_range, is_first, is_last)
     counts = kind_counts(model=model, layer_range=layer_range)
     return (layer_range[1] - layer_range[0], tuple(counts.items()), is_first, is_last)
+
+
+class StageFold:
+    """A model's pipeline stages folded by :func:`stage_shape`: ``new_stages`` yields the (index, layer
+    range) of each stage whose shape is new, the caller computes those, and ``expand`` gives every stage,
+    a repeated shape as its first stage's result under its own ``index``."""
+
+    def __init__(self, *, model: ModelSpec, ranges: list[tuple[int, int]]) -> None:
+        last = len(ranges) - 1
+        shapes = [
+            stage_shape(model=model, layer_range=r, is_first=i == 0, is_last=i == last)
+            for i, r in enumerate(ranges)
+        ]
+        first_of: dict[tuple[object, ...], int] = {}
+        self.first = [first_of.setdefault(shape, i) for i, shape in enumerate(shapes)]
+        self.ranges = ranges
+
+    def new_stages(self) -> Iterator[tuple[int, tuple[int, int]]]:
+        for index, layer_range in enumerate(self.ranges):
+            if self.first[index] == index:
+                yield index, layer_range
+
+    def expand(self, computed: list[_Stage]) -> list[_Stage]:
+        """``computed``: one result per stage ``new_stages`` yielded, in order."""
+        by_first = dict(zip((i for i, first in enumerate(self.first) if first == i), computed, strict=True))
+        return [
+            by_first[index] if first == index else replace(by_first[first], index=index)
+            for index, first in enumerate(self.first)
+        ]
 
 
 def _per_layer_fields() -> tuple[str, ...]:

@@ -75,12 +75,18 @@ def _per_layer_counts(*, model: ModelSpec, layer_range: tuple[int, int]) -> dict
     return counts
 
 
+def _each_stage_its_own(
+    *, model: ModelSpec, layer_range: tuple[int, int], is_first: bool, is_last: bool
+) -> Any:
+    return (layer_range, is_first, is_last)
+
+
 def _both(monkeypatch: pytest.MonkeyPatch, compute: Any) -> tuple[Any, Any]:
     """``compute()`` folded, then layer by layer and stage by stage as before the fold."""
     folded = compute()
     with monkeypatch.context() as patch:
         patch.setattr(layers, "kind_counts", _per_layer_counts)
-        patch.setattr(layers, "stage_shape", lambda **_: None)
+        patch.setattr(layers, "stage_shape", _each_stage_its_own)
         walked = compute()
     return folded, walked
 
@@ -122,8 +128,17 @@ def test_a_model_that_says_anything_layer_by_layer_is_not_folded_by_stage() -> N
     model = gemma3_10k()
     shapes = tuple(AttentionShape(kv_heads=8, head_size=256, head_size_v=256) for _ in range(LAYERS))
     per_layer = model.model_copy(update={"layer_attention": shapes})
-    assert layers.stage_shape(model=per_layer, layer_range=(0, 10), is_first=True, is_last=False) is None
-    assert layers.stage_shape(model=model, layer_range=(0, 10), is_first=True, is_last=False) is not None
+
+    # layers [6, 12) and [12, 18) hold 5 sliding + 1 full each: one shape when only the kinds differ, two
+    # when the model lists something per layer
+    def shapes(of: ModelSpec) -> set[Any]:
+        return {
+            layers.stage_shape(model=of, layer_range=r, is_first=False, is_last=False)
+            for r in [(6, 12), (12, 18)]
+        }
+
+    assert len(shapes(model)) == 1
+    assert len(shapes(per_layer)) == 2
 
 
 # --- the same numbers -------------------------------------------------------------------------------------
