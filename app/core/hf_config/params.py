@@ -209,7 +209,8 @@ def _attention_params(cfgs: _Configs, g: _Geometry) -> tuple[int, int]:
         q_width *= 2  # query + output gate
     k_width = g.num_kv_heads * g.head_size
     v_width = g.num_kv_heads * g.head_size_v
-    params = h * (q_width + k_width + v_width) + g.num_heads * g.head_size_v * h
+    params = h * (k_width + v_width) + _low_rank_q_params(text, h, q_width)
+    params += _low_rank_o_params(text, h, g.num_heads * g.head_size_v)
     qkv_bias = _flag(text, "attention_bias") or _flag(text, "bias") or _flag(text, "qkv_bias")
     if qkv_bias or cfgs.text_model_type in QKV_BIAS_MODEL_TYPES:
         params += q_width + k_width + v_width
@@ -224,6 +225,28 @@ def _attention_params(cfgs: _Configs, g: _Geometry) -> tuple[int, int]:
     ):
         params += 2 * g.head_size
     return params, 0
+
+
+def _low_rank_q_params(text: Mapping[str, Any], h: int, q_width: int) -> int:
+    """The query projection: h x q, or through a q_lora_rank bottleneck (q_a, its RMSNorm, q_b) on
+    attention that is not MLA — DeepSeek-V4 (0.33.0 models/deepseek_v4/attention.py: fused_wqa_wkv's
+    q_lora_rank rows, q_norm, wq_b q_lora_rank x heads x head_dim)."""
+    rank = _int(text, "q_lora_rank", minimum=0)
+    if not rank:
+        return h * q_width
+    return h * rank + rank + rank * q_width
+
+
+def _low_rank_o_params(text: Mapping[str, Any], h: int, o_width: int) -> int:
+    """The output projection: heads x head_dim_v x h, or grouped low-rank (o_lora_rank per o_groups
+    group): DeepSeek-V4 wo_a (heads x head_dim / groups -> groups x o_lora_rank, i.e. heads x head_dim x
+    o_lora_rank) and wo_b (groups x o_lora_rank -> h), 0.33.0 models/deepseek_v4/attention.py.
+    E.g. V4-Flash: 32,768 x 1,024 + 8 x 1,024 x 4,096 = 67,108,864 instead of 134,217,728."""
+    rank = _int(text, "o_lora_rank", minimum=0)
+    groups = _int(text, "o_groups", minimum=0)
+    if not rank or not groups:
+        return o_width * h
+    return o_width * rank + groups * rank * h
 
 
 def _mixer_params(spec: MambaSpec, cfgs: _Configs, g: _Geometry) -> int:
