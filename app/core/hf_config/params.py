@@ -32,6 +32,7 @@ from app.core.hf_config.geometry import (
     _geometry,
     _Layers,
     _layers,
+    indexer_layers,
     is_attention_free,
     layer_attention,
     nas_block_parts,
@@ -249,6 +250,47 @@ def _low_rank_o_params(text: Mapping[str, Any], h: int, o_width: int) -> int:
     return o_width * rank + groups * rank * h
 
 
+V4_OVERLAP_RATIO = 4  # 0.33.0 models/deepseek_v4/compressor.py: overlap = compress_ratio == 4, coff = 2
+
+
+def _compressor_params(h: int, dim: int, ratio: int) -> int:
+    """One DeepseekCompressor (0.33.0 models/deepseek_v4/compressor.py): fused_wkv_wgate h x 2 coff dim,
+    ape ratio x coff dim, an RMSNorm of dim."""
+    coff = 2 if ratio == V4_OVERLAP_RATIO else 1
+    return h * 2 * coff * dim + ratio * coff * dim + dim
+
+
+def _sparse_attention_params(cfgs: _Configs, g: _Geometry, num_layers: int) -> int:
+    """Indexer and compressor weights beside the attention projections.
+
+    DeepSeek-V4 (`compress_ratios`, 0.33.0 models/deepseek_v4/attention.py): a compressor on every layer
+    with ratio > 1; on ratio-4 layers also an indexer (wq_b q_lora_rank x index heads x index_head_dim,
+    weights_proj h x index heads, its own ratio-4 compressor of index_head_dim). DeepSeek-V3.2 / GLM-5
+    (`index_topk`, 0.33.0 deepseek_v2.py Indexer): wq_b, wk + weights_proj h x (index_head_dim + heads),
+    k_norm LayerNorm (weight + bias), on the layers that build one (:func:`indexer_layers`)."""
+    text = cfgs.text
+    h = g.hidden_size
+    heads = _int(text, "index_n_heads", minimum=0) or 0
+    dim = _int(text, "index_head_dim", minimum=0) or 0
+    q_rank = _int(text, "q_lora_rank", minimum=0) or 0
+    if _present(text, "compress_ratios"):
+        head = _int(text, "head_dim", minimum=1) or g.head_size
+        total = 0
+        for value in _as_list("compress_ratios", text["compress_ratios"])[:num_layers]:
+            ratio = _as_int("compress_ratios", value, minimum=0, maximum=MAX_DIM)
+            if ratio <= 1:
+                continue
+            total += _compressor_params(h, head, ratio)
+            if ratio == V4_OVERLAP_RATIO and heads and dim:
+                total += q_rank * heads * dim + h * heads + _compressor_params(h, dim, ratio)
+        return total
+    if not (_present(text, "index_topk") and heads and dim):
+        return 0
+    built = indexer_layers(cfgs, num_layers)
+    count = num_layers if built is None else len(built)
+    return count * (q_rank * heads * dim + h * (dim + heads) + 2 * dim)
+
+
 def _mixer_params(spec: MambaSpec, cfgs: _Configs, g: _Geometry) -> int:
     h = g.hidden_size
     if spec.kind == MambaKind.MAMBA1:
@@ -364,6 +406,7 @@ def _breakdown(cfgs: _Configs, g: _Geometry, layers: _Layers, moe: _Moe | None) 
             router += h * moe.num_experts + (moe.num_experts if biased else 0)
         else:
             mlp += matrices * h * dense_mlp_size
+    attention += _sparse_attention_params(cfgs, g, len(layers.kinds))
     embedding = g.vocab_size * h
     return ParamBreakdown(
         embedding=embedding,
