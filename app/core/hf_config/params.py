@@ -206,8 +206,10 @@ def _attention_params(cfgs: _Configs, g: _Geometry) -> tuple[int, int]:
         o = g.num_heads * g.v_head_dim * h
         return 0, q + kv + o
     q_width = g.num_heads * g.head_size
-    if cfgs.text_model_type in GATED_ATTENTION_MODEL_TYPES:
-        q_width *= 2  # query + output gate
+    if cfgs.text_model_type in GATED_ATTENTION_MODEL_TYPES or _flag(text, "attn_output_gate"):
+        # query + output gate (Qwen3-Next by type; Qwen3.5 / 3.6 say attn_output_gate: true, 0.33.0
+        # qwen3_next.py Qwen3NextAttention q_proj width num_heads x head_dim x (1 + attn_output_gate))
+        q_width *= 2
     k_width = g.num_kv_heads * g.head_size
     v_width = g.num_kv_heads * g.head_size_v
     params = h * (k_width + v_width) + _low_rank_q_params(text, h, q_width)
