@@ -94,10 +94,10 @@ def quantized_body_bytes(*, quant: QuantSpec, body_params: int, tower_params: in
     MXFP4 / NVFP4 experts beside FP8 linears), the rest `quantized_fraction` quantized.
 
     E.g. DeepSeek-V4-Flash: 277,025,390,592 routed-expert parameters x (0.5 + 1/32) B (MXFP4) =
-    147,169,738,752 B, plus the other 12,850,655,232 body parameters x 1 B (FP8)."""
+    147,169,738,752 B, plus the other 6,304,046,208 body parameters x 1 B (FP8)."""
     q_bytes = quantized_bytes_per_param(quant)
     tower = min(tower_params, body_params)
-    rest = body_params - tower
+    rest: float = body_params - tower
     experts = 0.0
     if quant.expert_method is not None:
         experts = rest * quant.expert_fraction
