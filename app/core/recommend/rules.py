@@ -73,6 +73,21 @@ from app.core.text import Text
 
 # --- the table ----------------------------------------------------------------------------------------
 
+# vLLM runs at most max_num_seqs sequences: raised to N* first, and again at the end when a Mamba-block
+# refusal lowered it and the levers between grew the pool enough (seqs_relevant says when)
+ALLOW_N_STAR = Rule(
+    "max_num_seqs",
+    Text("Allow N* sequences (--max-num-seqs)"),
+    ("max_num_seqs",),
+    lambda _c: None,
+    seqs_candidates,
+    seqs_effect,
+    seqs_cost,
+    search="always",
+    side=True,
+    relevant=seqs_relevant,
+)
+
 # The first three rows fix a refusal the KV levers do not address (app.core.recommend.refusals), each
 # relevant only while the configuration fails that check; the seed's order follows.
 RULES: tuple[Rule, ...] = (
@@ -112,18 +127,7 @@ RULES: tuple[Rule, ...] = (
         side=True,
         relevant=long_relevant,
     ),
-    Rule(
-        "max_num_seqs",
-        Text("Allow N* sequences (--max-num-seqs)"),
-        ("max_num_seqs",),
-        lambda _c: None,
-        seqs_candidates,
-        seqs_effect,
-        seqs_cost,
-        search="always",
-        side=True,
-        relevant=seqs_relevant,
-    ),
+    ALLOW_N_STAR,
     Rule(
         "max_model_len",
         Text("Set S to the target (--max-model-len)"),
@@ -251,6 +255,9 @@ RULES: tuple[Rule, ...] = (
         search="monotone",
         must_meet=True,
     ),
+    # after a Mamba-block refusal lowered --max-num-seqs below N*: the levers above grew the pool, so
+    # N* sequences may now have their blocks (vLLM checks max_num_seqs against them again)
+    ALLOW_N_STAR,
     Rule(
         "block_size",
         Text("Block size (--block-size)"),
