@@ -57,10 +57,10 @@ from app.web.explore.service import (
     workload_spec,
 )
 from app.web.format import gib, integer, percent
-from app.web.inputs.links import query_items, to_query
+from app.web.inputs.links import query_items, to_query, with_typed
 from app.web.inputs.options import Option, catalog_options, version_options
 from app.web.inputs.params import PlannerParams
-from app.web.inputs.problems import Problem, problems_of
+from app.web.inputs.problems import Problem, problems_of, typed_values
 from app.web.inputs.resolve import Resolved, estimate_for, resolve_lenient
 from app.web.templating import url_path
 
@@ -539,7 +539,7 @@ class _Sections:
 def _sections(request: Request, params: ExploreParams, problems: list[Problem]) -> _Sections:
     """Resolve the inputs and compute the three sections; a PlannerError becomes the page's error."""
     try:
-        resolved, more = resolve_lenient(params)
+        resolved, more = resolve_lenient(params, problems)
     except PlannerError as exc:  # the catalogue itself is unusable: nothing to fall back to
         return _Sections(params, problems, error=Problem(exc.field, exc.message))
     problems = problems + more
@@ -572,8 +572,8 @@ def build_view(request: Request, params: ExploreParams, problems: list[Problem])
     models, devices, versions = catalog_options()
     return ExploreView(
         params=params,
-        values=_values(params),
-        permalink=f"{url_path(request, 'explore')}?{explore_query(params)}",
+        values=typed_values(_values(params), sec.problems),
+        permalink=f"{url_path(request, 'explore')}?{with_typed(explore_query(params), sec.problems)}",
         planner_link=f"{url_path(request, 'planner')}?{to_query(planner_params(params))}",
         problems=problems_of(sec.problems),
         error=sec.error,
