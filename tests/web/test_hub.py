@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -617,3 +618,20 @@ def test_workers_of_one_server_fetch_an_id_once(tmp_path: Path) -> None:
     a.join(GATE_SECONDS)
     b.join(GATE_SECONDS)
     assert order == ["first in", "first out", "second in"]
+
+
+def test_with_the_hub_on_a_model_it_lacks_is_an_error_state_not_the_default(
+    client: TestClient, opted_in: StandIn
+) -> None:
+    """Issue 24 item 1 with the hub on: the hub's 404 stops the page (it used to plan Llama-3.1-8B), and a
+    name that is no hub id gets "did you mean" and the paste box, not the advice to turn the hub on."""
+    response = client.get("/", params={"v": 1, "model": "acme/no-such-model", "device": "h100"})
+    assert response.status_code == 422
+    shown = re.sub(r'placeholder="[^"]*"', "", response.text)  # the paste box's greyed example is no result
+    assert "data-verdict=" not in shown and "vllm serve meta-llama" not in shown
+    assert 'data-unusable="model"' in response.text and "was not found" in response.text
+    response = client.get("/", params={"v": 1, "model": "Qwen3-30B-A3B-Instruct"})
+    assert response.status_code == 422  # no "/": not a hub id, never fetched
+    page = response.text
+    assert "Did you mean Qwen/Qwen3-30B-A3B" in page and "Hugging Face id (org/name)" in page
+    assert "KVPLAN_ALLOW_HUB=1" not in page

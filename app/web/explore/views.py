@@ -611,7 +611,8 @@ def _prefix_section(
             caching_enabled=caching,
         )
     except PlannerError as exc:  # request_tokens below the shared prefix: drop it and say so
-        problems = [*problems, Problem(exc.field, str(getattr(params, exc.field, "")), exc.message)]
+        value = str(getattr(params, exc.field, ""))  # a combination the section resolves itself, and says
+        problems = [*problems, Problem(exc.field, exc.message, value=value, stops=False)]
         params = params.model_copy(update={"request_tokens": None, "mm_item_start_token": None})
         result = prefix_result(
             params,
@@ -637,7 +638,12 @@ def _workload_section(
     if params.arrival_rate is not None and concurrency is not None:
         problems = [
             *problems,
-            Problem("concurrency", str(concurrency), Text("ignored: arrival_rate is set (open loop)")),
+            Problem(
+                "concurrency",
+                Text("ignored: arrival_rate is set (open loop)"),
+                value=str(concurrency),
+                stops=False,  # a combination the section resolves itself, and says
+            ),
         ]
         params = params.model_copy(update={"concurrency": None})
         concurrency = None

@@ -160,11 +160,18 @@ def unknown_model_message(model_id: str, *, api: bool = False) -> str:
             )
         )
         return TextList(SEMICOLON, parts)
-    parts = [Text("unknown model {model_id!r}: it is not in the catalog, so nothing is computed for it.", model_id=model_id)]
+    parts = [
+        Text(
+            "unknown model {model_id!r}: it is not in the catalog, so nothing is computed for it.",
+            model_id=model_id,
+        )
+    ]
     if near:
         parts.append(Text("Did you mean {models}?", models=", ".join(near)))
     parts.append(
-        Text("Otherwise give its Hugging Face id (org/name), or paste its config.json under “Paste config.json”.")
+        Text(
+            "Otherwise give its Hugging Face id (org/name), or paste its config.json under “Paste config.json”."
+        )
         if hub.enabled()
         else Text(
             "Otherwise paste its config.json under “Paste config.json” (below the inputs), or start the planner with KVPLAN_ALLOW_HUB=1 to read it from the Hugging Face hub."

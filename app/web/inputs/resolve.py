@@ -228,7 +228,9 @@ def _resolve_standing_in(
         try:
             return resolve_strict(params)
         except UnknownModelError as exc:
-            problems.append(Problem("model", unknown_model_message(exc.model_id), value=shown_value(params.model)))
+            problems.append(
+                Problem("model", unknown_model_message(exc.model_id), value=shown_value(params.model))
+            )
             typed.setdefault("model", params.model)
             params = params.model_copy(update={"model": DEFAULTS.model})
         except UnknownDeviceError as exc:
