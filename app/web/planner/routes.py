@@ -77,6 +77,8 @@ def build_view(
         default_util=default_gpu_memory_utilization(resolved.vllm_version),
     )
     form = dataclasses.replace(form, values=typed_values(form.values, problems))  # "thirty" stays in its box
+    if resolved.unusable:  # the default model's length is no hint for a model the page could not use
+        form = dataclasses.replace(form, placeholders={**form.placeholders, "max_model_len": ""})
     return views.PlannerView(
         params=params,
         query=query,
