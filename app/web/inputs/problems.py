@@ -32,6 +32,9 @@ PRESENTATION_FIELDS = frozenset({"lang", "v"})
 SUGGESTIONS = 3
 SUGGESTION_CUTOFF = 0.6
 VARIANT_SEPARATORS = "-_."  # "Qwen3-30B-A3B" + "-Instruct-2507": a variant of a catalog model
+# Only this much of a typed id is compared: twice the longest catalog name (46 characters), so a
+# 300-character id costs what a plausible one does (difflib's ratio is quadratic in the lengths).
+SUGGESTION_QUERY_CHARS = 96
 
 
 @dataclass(frozen=True)
@@ -119,18 +122,28 @@ def _is_variant(query: str, base: str) -> bool:
     return len(query) > len(base) and query.startswith(base) and query[len(base)] in VARIANT_SEPARATORS
 
 
+def _similarity(matcher: difflib.SequenceMatcher[str], candidate: str) -> float:
+    """difflib's ratio of ``candidate`` to the matcher's query, 0 when its cheap upper bounds already
+    fall below the cut-off (as difflib.get_close_matches does)."""
+    matcher.set_seq1(candidate)
+    if matcher.real_quick_ratio() < SUGGESTION_CUTOFF or matcher.quick_ratio() < SUGGESTION_CUTOFF:
+        return 0.0
+    return matcher.ratio()
+
+
 def close_models(name: str) -> tuple[str, ...]:
     """The catalog ids (as written) closest to ``name``: catalog models it is a variant of (longest
     first), then by difflib similarity of the full names and of the short names (after the "/")."""
-    full = name.strip().lower()
+    full = name.strip().lower()[:SUGGESTION_QUERY_CHARS]
     short = full.rsplit("/", 1)[-1]
+    # the query is difflib's second sequence: its index is built once, each catalog name is the first
+    by_full, by_short = difflib.SequenceMatcher(None), difflib.SequenceMatcher(None)
+    by_full.set_seq2(full)
+    by_short.set_seq2(short)
     scored: dict[str, tuple[int, float, str]] = {}  # shown name's model key -> (variant length, ratio, shown)
     for low_full, low_short, shown in _catalog_names():
         variant = len(low_short) if _is_variant(short, low_short) else 0
-        ratio = max(
-            difflib.SequenceMatcher(None, full, low_full).ratio(),
-            difflib.SequenceMatcher(None, short, low_short).ratio(),
-        )
+        ratio = max(_similarity(by_full, low_full), _similarity(by_short, low_short))
         if not variant and ratio < SUGGESTION_CUTOFF:
             continue
         best = scored.get(low_short)
