@@ -162,17 +162,23 @@ def unknown_model_message(model_id: str, *, api: bool = False) -> str:
     is computed for it, the closest catalog ids, and how to give the model instead."""
     near = close_models(model_id)
     if api:
-        parts = [Text("unknown model {model_id!r}", model_id=model_id)]
-        if near:
-            parts.append(Text("did you mean {models}?", models=", ".join(near)))
-        parts.append(
-            Text("or send its config.json as config_json")
+        named = (
+            Text(
+                "unknown model {model_id!r} (did you mean {models}?)",
+                model_id=model_id,
+                models=", ".join(near),
+            )
+            if near
+            else Text("unknown model {model_id!r}", model_id=model_id)
+        )
+        how = (
+            Text("send its config.json as config_json")
             if hub.enabled()
             else Text(
-                "or send its config.json as config_json, or start the server with KVPLAN_ALLOW_HUB=1 to read it from the Hugging Face hub"
+                "send its config.json as config_json, or start the server with KVPLAN_ALLOW_HUB=1 to read it from the Hugging Face hub"
             )
         )
-        return TextList(SEMICOLON, parts)
+        return TextList(SEMICOLON, (named, how))
     parts = [
         Text(
             "unknown model {model_id!r}: it is not in the catalog, so nothing is computed for it.",
