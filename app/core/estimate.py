@@ -121,7 +121,6 @@ def _stages(
             layer_range=layer_range,
             is_first=is_first,
             is_last=is_last,
-            quant=model.quantization,
             device=device,
         )
         activation = budget.activation_peak_bytes(

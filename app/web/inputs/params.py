@@ -29,7 +29,6 @@ from pydantic import (
 )
 
 from app.core import numbers
-from app.core.command import human_readable_int
 from app.core.errors import PlannerError
 from app.core.hf_config.reduce import planner_config
 from app.core.perf.schedule import Workload
@@ -67,10 +66,7 @@ def parse_human_int(value: object) -> object:
     """`32k` -> 32000, `128K` -> 131072 (vLLM's human-readable ints); non-strings pass through."""
     if not isinstance(value, str):
         return value
-    try:
-        return human_readable_int(value, field_name="value")
-    except PlannerError as exc:
-        raise ValueError(exc.message) from exc
+    return numbers.parse_human_int(value)  # its ValueError names the problem; pydantic names the field
 
 
 def parse_param_count(value: object) -> object:
