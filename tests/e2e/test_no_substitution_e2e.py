@@ -70,6 +70,8 @@ def test_an_unknown_model_in_the_url_is_an_error_in_view(
         assert in_viewport(summary, size)
         summary.click()  # "Result ↓" goes to the error itself
         expect(verdict).to_be_in_viewport()
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"24-1-unknown-{lang}-phone-result.png"))
         page.evaluate("window.scrollTo(0, 0)")
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"24-1-unknown-{lang}-{kind}.png"))

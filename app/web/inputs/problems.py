@@ -193,7 +193,7 @@ def unknown_model_message(model_id: str, *, api: bool = False) -> str:
         )
         if hub.enabled()
         else Text(
-            "Otherwise paste its config.json under “Paste config.json” (below the inputs), or start the planner with KVPLAN_ALLOW_HUB=1 to read it from the Hugging Face hub."
+            "Otherwise paste its config.json under “Paste config.json” among the inputs, or start the planner with KVPLAN_ALLOW_HUB=1 to read it from the Hugging Face hub."
         )
     )
     return TextList(SPACE, parts)
