@@ -29,6 +29,12 @@ def verdict_view(est: Estimate, target: int, *, derived_len: int | None = None) 
     cause: str | None = None
     if est.error_kind == ErrorKind.MAX_LEN_ABOVE_DERIVED:
         cause, largest = ErrorKind.MAX_LEN_ABOVE_DERIVED.value, integer(derived_len) if derived_len else None
+    if est.error_kind == ErrorKind.MAMBA_BLOCKS:
+        cause, largest = ErrorKind.MAMBA_BLOCKS.value, integer(est.num_gpu_blocks)  # the most sequences
+    if est.error_kind == ErrorKind.STARTUP_FREE_MEMORY:
+        cause = (
+            ErrorKind.STARTUP_FREE_MEMORY.value
+        )  # raising the utilization, budget's first remedy, is worse
     return VerdictView(
         info.key,
         info.tone,
@@ -46,6 +52,17 @@ def _verdict_detail(est: Estimate, target: int, *, derived_len: int | None) -> s
             "vLLM refuses --max-model-len {s} above the model's derived maximum ({maximum}) unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; past the trained context the outputs may be wrong.",
             s=s,
             maximum=integer(derived_len) if derived_len else "?",
+        )
+    if est.error_kind == ErrorKind.MAMBA_BLOCKS:
+        return t(
+            "vLLM refuses to start: --max-num-seqs {seqs} exceeds the pool's {blocks} Mamba cache blocks, and with full CUDA graphs each decode sequence needs one. Up to {blocks} sequences start; --enforce-eager skips the check.",
+            seqs=integer(est.max_num_seqs),
+            blocks=integer(est.num_gpu_blocks),
+        )
+    if est.error_kind == ErrorKind.STARTUP_FREE_MEMORY:
+        return t(
+            "vLLM refuses to start before loading the weights: memory other processes hold leaves less free than --gpu-memory-utilization asks for. vLLM's error: {error}",
+            error=est.error or "",
         )
     if est.verdict == "load_oom":
         return t(
