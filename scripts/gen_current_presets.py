@@ -197,7 +197,9 @@ PRESETS: tuple[Preset, ...] = (
         ("kimi-k3",),
         "Kimi-K3: KDA linear attention + MLA hybrid, vision tower; compressed-tensors mxfp4 experts.",
         (
-            "KDA layers: the config reader plans every layer as MLA (issue 22: KDA state not modelled yet)",
+            "KDA layers' weights: counted from kimi_k3/nvidia/kda.py's projections (in_proj q/k/v/g/f_a/beta, f_b,"
+            " conv1d, o_proj); the in_proj alignment padding rows and the fp32 conv/dt_bias/A_log tensors are"
+            " counted at the model dtype",
             "params_total: counted with the experts at hidden_size 7168; the config's routed_expert_hidden_size"
             " 3584 (latent MoE) is not read, so the count (5.47T) is about twice the routed-expert weights",
         ),

@@ -32,6 +32,14 @@ class ResolvedFlags:
     block_size: int
     backend: str
     hybrid: HybridAlign = DEFAULT_HYBRID_ALIGN  # a hybrid model's block alignment (backends.hybrid_align)
+    kv_cache_dtype: str | None = None  # the cache dtype the backend runs, when it differs (fp8 -> fp8_ds_mla)
+
+
+def serve_as_run(*, serve: ServeConfig, flags: ResolvedFlags) -> ServeConfig:
+    """``serve`` with the KV cache dtype the chosen backend actually runs (BackendChoice.kv_cache_dtype)."""
+    if flags.kv_cache_dtype is None or flags.kv_cache_dtype == serve.kv_cache_dtype:
+        return serve
+    return serve.model_copy(update={"kv_cache_dtype": flags.kv_cache_dtype})
 
 
 def batch_tier(*, device: DeviceSpec, rules: VersionRules) -> BatchTier | None:
@@ -172,6 +180,7 @@ def resolve(
             hybrid=hybrid_align(
                 model=model, device=device, rules=rules, choice=backend, prefix_caching=prefix
             ),
+            kv_cache_dtype=backend.kv_cache_dtype,
         ),
         backend.log_lines,
         backend.warnings,

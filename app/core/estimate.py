@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from app.core import budget, deadline, equations, extras, kv, situations, vllm_text
 from app.core.defaults import ResolvedFlags as ResolvedFlags
 from app.core.defaults import batch_tier as batch_tier
-from app.core.defaults import checkpoint_kv_cache_dtype
+from app.core.defaults import checkpoint_kv_cache_dtype, serve_as_run
 from app.core.defaults import default_max_model_len as default_max_model_len
 from app.core.defaults import default_max_num_batched_tokens as default_max_num_batched_tokens
 from app.core.defaults import default_max_num_seqs as default_max_num_seqs
@@ -214,7 +214,7 @@ def estimate(
             "backend takes it (FlashInfer on SM100); the planner does not size NVFP4 KV and shows the model dtype."
         )
         est = est.model_copy(update={"warnings": [*est.warnings, note]})
-    if model.model_type in UNSIZED_CACHE_MODEL_TYPES:
+    if model.model_type in UNSIZED_CACHE_MODEL_TYPES and est.attention_backend not in SIZED_BACKENDS:
         note = Text(
             "{model_type}: vLLM {version} sizes this model's cache with rules the planner does not model yet "
             "({what}); the KV numbers shown are those of plain attention layers and are not exact.",
@@ -227,10 +227,10 @@ def estimate(
 
 
 # Model types whose 0.33.0 cache the planner knows it does not size (vllm/models/deepseek_v4: compressed
-# KV per compress_ratios with its own block sizes; vllm/models/kimi_k3: KDA linear-attention state beside MLA)
+# KV per compress_ratios with its own block sizes)
+SIZED_BACKENDS = frozenset({"FLASHMLA_SPARSE_DSV4"})  # where kv_dsv4.py sizes the V4 cache (0.33.0)
 UNSIZED_CACHE_MODEL_TYPES = {
     "deepseek_v4": Text("a compressed cache per layer (compress_ratios), not a sliding window"),
-    "kimi_k3": Text("KDA linear-attention state beside MLA layers"),
 }
 
 
@@ -554,6 +554,7 @@ def _estimate(
 ) -> Estimate:
     validate_parallel(model=model, serve=serve)
     flags, backend_lines, backend_warnings = resolve(model=model, device=device, serve=serve, rules=rules)
+    serve = serve_as_run(serve=serve, flags=flags)
     requested = budget.requested_bytes(
         total_bytes=device.memory_total_bytes,
         utilization=flags.gpu_memory_utilization,
@@ -573,7 +574,11 @@ def _estimate(
     capacity = _capacity(setup)
     refusal = _first_refusal(setup, capacity)
     architecture = check_architecture(
-        architecture=model.architecture, model_type=model.model_type, version=rules.version_tuple
+        architecture=model.architecture,
+        model_type=model.model_type,
+        version=rules.version_tuple,
+        transformers_fallback_read=rules.transformers_fallback,
+        remote_code=model.remote_code,
     )
     target = target_concurrency or 1
     verdict = _verdict(
@@ -777,6 +782,7 @@ def sizing_for(
     if resolved_kv is not None:
         serve = serve.model_copy(update={"kv_cache_dtype": resolved_kv[0]})
     flags, _, _ = resolve(model=model, device=device, serve=serve, rules=rules)
+    serve = serve_as_run(serve=serve, flags=flags)
     ranges = kv.stage_layer_ranges(
         num_layers=model.num_layers, pipeline_parallel_size=serve.pipeline_parallel_size
     )

@@ -268,6 +268,17 @@ def _mixer_params(spec: MambaSpec, cfgs: _Configs, g: _Geometry) -> int:
             + spec.value_head_dim  # gated RMSNorm
             + v_dim * h  # out_proj
         )
+    if spec.kind == MambaKind.KDA:  # kimi_k3/nvidia/kda.py KimiK3DeltaAttention
+        width, d, heads = spec.num_heads * spec.head_dim, spec.head_dim, spec.num_heads
+        return (
+            h * (4 * width + d + heads)  # in_proj_qkvgfab: q, k, v, g, f_a, beta
+            + d * width  # f_b_proj
+            + 3 * width * spec.conv_kernel  # conv1d over q, k, v
+            + width  # dt_bias
+            + heads  # A_log
+            + d  # o_norm
+            + width * h  # o_proj
+        )
     width = spec.num_heads * spec.head_dim  # lightning attention: qkv, output gate, out, norm
     return h * 3 * width + h * width + width * h + width
 

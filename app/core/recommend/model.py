@@ -134,3 +134,8 @@ class Recommendation(Frozen):
     warnings: list[Msg]
     speed_workload: Workload | None = None  # the clients each step's speed is predicted for
     cheapest: Cheapest | None = None  # when the final configuration and an alternative both meet the target
+
+    def changes(self) -> list[Step]:
+        """What to change, in order: the steps the final configuration keeps, in the walk's order (the
+        planner's verdict box lists these labels; the recommendation shows the same steps applied)."""
+        return [step for step in self.steps if step.applied and not step.undone]

@@ -7,6 +7,7 @@ core's Estimate, so the page, the Markdown copy and the tests read the same valu
 from __future__ import annotations
 
 import math
+import zlib
 from dataclasses import dataclass, field
 
 from markupsafe import Markup
@@ -177,9 +178,16 @@ class PlannerView:
     error: Problem | None
     command_text: str = ""
     command_error: Problem | None = None
+    command_problems: tuple[Problem, ...] = ()  # a refused paste: every problem, where the verdict goes
     notices: tuple[str, ...] = field(default=())
     # a slider move's fragment: closed <details> bodies are fetched on opening (/part/<name>)
     lazy: bool = False
+
+    @property
+    def state_tag(self) -> str:
+        """A short tag of these inputs: the recommendation echoes it on the verdict box's list, so a
+        late answer for inputs the page no longer shows is not swapped in (static/app.js)."""
+        return f"{zlib.crc32(self.query.encode()):08x}"
 
 
 def slider_lengths(extra: tuple[int, ...]) -> tuple[int, ...]:
