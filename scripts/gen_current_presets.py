@@ -113,44 +113,28 @@ PRESETS: tuple[Preset, ...] = (
         "deepseek-ai--DeepSeek-V4-Flash",
         ("deepseek-v4-flash",),
         "DeepSeek-V4: compressed KV (compress_ratios per layer) with a 128-token sliding window.",
-        (
-            "weights: config.json says expert_dtype fp4; the reader sizes every weight from quantization_config (block fp8), so the routed experts are planned at 1 B/param",
-            "KV: the compressed cache (compress_ratios) is planned as a 128-token sliding window (issue 22)",
-        ),
+        ("KV: the compressed cache (compress_ratios) is planned as a 128-token sliding window (issue 22)",),
         confidence="likely",
     ),
     Preset(
         "deepseek-ai--DeepSeek-V4-Pro",
         ("deepseek-v4-pro", "deepseek-v4"),
         "DeepSeek-V4 flagship.",
-        (
-            "weights: config.json says expert_dtype fp4; the reader sizes every weight from quantization_config (block fp8), so the routed experts are planned at 1 B/param",
-            "KV: the compressed cache (compress_ratios) is planned as a 128-token sliding window (issue 22)",
-        ),
+        ("KV: the compressed cache (compress_ratios) is planned as a 128-token sliding window (issue 22)",),
         confidence="likely",
     ),
     Preset(
         "nvidia--DeepSeek-V4-Flash-NVFP4",
         ("deepseek-v4-flash-nvfp4",),
         "ModelOpt NVFP4 experts of DeepSeek-V4-Flash.",
-        (
-            "weights: config.json quantization_config has quant_method fp8 with producer modelopt,"
-            " MIXED_PRECISION and moe_quant_algo NVFP4; the reader takes quant_method fp8 (block fp8),"
-            " so the NVFP4 experts are planned at 1 B/param",
-            "KV: the compressed cache (compress_ratios) is planned as a 128-token sliding window (issue 22)",
-        ),
+        ("KV: the compressed cache (compress_ratios) is planned as a 128-token sliding window (issue 22)",),
         confidence="likely",
     ),
     Preset(
         "nvidia--DeepSeek-V4-Pro-NVFP4",
         ("deepseek-v4-pro-nvfp4",),
         "ModelOpt NVFP4 experts of DeepSeek-V4-Pro.",
-        (
-            "weights: config.json quantization_config has quant_method fp8 with producer modelopt,"
-            " MIXED_PRECISION and moe_quant_algo NVFP4; the reader takes quant_method fp8 (block fp8),"
-            " so the NVFP4 experts are planned at 1 B/param",
-            "KV: the compressed cache (compress_ratios) is planned as a 128-token sliding window (issue 22)",
-        ),
+        ("KV: the compressed cache (compress_ratios) is planned as a 128-token sliding window (issue 22)",),
         confidence="likely",
     ),
     Preset(

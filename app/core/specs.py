@@ -107,6 +107,11 @@ class QuantSpec(Frozen):
     # kv_cache_quant_algo / kv_cache_scheme -> "fp8_e4m3" or "nvfp4"; compressed-tensors kv_cache_scheme
     # -> "fp8"); None when it declares none. Whether a release honours it is a rules field (versions.py).
     kv_cache_dtype: str | None = None
+    # Routed experts stored in another format than the other linears (DeepSeek-V4: MXFP4 or NVFP4 experts
+    # beside FP8 attention and shared experts); None: the experts are stored as `method`. expert_fraction
+    # is the routed experts' share of the non-embedding parameters.
+    expert_method: QuantMethod | None = None
+    expert_fraction: float = Field(default=0.0, ge=0.0, le=1.0)
 
 
 class ModelSpec(Frozen):
