@@ -27,6 +27,7 @@ from app.web import explore, fleet, reports
 from app.web.compare import routes as compare
 from app.web.doctor import routes as doctor
 from app.web.i18n import LanguageMiddleware, _, tr
+from app.web.inputs.problems import api_message
 from app.web.planner import api as planner_api
 from app.web.planner import routes as planner_routes
 from app.web.recommend import api as recommend_api
@@ -227,7 +228,7 @@ def create_app(root_path: str = "") -> FastAPI:
         detail = [
             {
                 "loc": ["query" if request.method == "GET" else "body", exc.field],
-                "msg": tr(exc.message),
+                "msg": api_message(exc),  # an unknown model: "did you mean" and how to send its config
                 "type": type(exc).__name__,
             }
         ]

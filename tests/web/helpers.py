@@ -56,3 +56,15 @@ def version_estimate(
 def gib_range(r: Range) -> str:
     """Formatted independently of the view: "5.01 – 6.44 GiB"."""
     return f"{r.low / GIB:,.2f} – {r.high / GIB:,.2f} GiB"
+
+
+def unusable_fields(page: str) -> list[str]:
+    """The inputs a page could not use, as its verdict names them (data-unusable); [] when it computed."""
+    match = re.search(r'id="verdict"[^>]*data-unusable="([^"]*)"', page)
+    return match.group(1).split() if match else []
+
+
+def unusable_block(page: str) -> str:
+    """The verdict's list of unusable inputs (HTML), where the page shows them instead of a result."""
+    start = page.index('data-unusable="')
+    return page[start : page.index("</ul>", start)]

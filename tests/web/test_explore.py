@@ -23,7 +23,7 @@ from fastapi import FastAPI
 from app.web import explore
 from app.web.app import create_app
 from tests.web.conftest import TestClient
-from tests.web.helpers import text_of
+from tests.web.helpers import text_of, unusable_block, unusable_fields
 
 HX = {"HX-Request": "true"}
 MIB = 2**20
@@ -350,13 +350,13 @@ def test_open_loop_arrivals(ec):
 # ---- bad inputs ----------------------------------------------------------------------------------
 
 
-def test_bad_page_inputs_give_a_banner_not_an_error(ec):
+def test_bad_page_inputs_stop_the_page_each_named(ec):
     r = ec.get(
         "/explore?typical_lengths=abc&num_requests=999999&preset=nope&shared_prefix_tokens=-4"
         "&seed=x&device=no-such-gpu&arrival_rate=0"
     )
-    assert r.status_code == 200
-    banner = text_of(r.text, "banner")
+    assert r.status_code == 422
+    banner = html.unescape(unusable_block(r.text))
     for field in (
         "typical_lengths",
         "num_requests",
@@ -368,14 +368,16 @@ def test_bad_page_inputs_give_a_banner_not_an_error(ec):
     ):
         assert field in banner
     assert "20000" in banner  # the cap is named
-    assert 'id="workload-numbers"' in r.text  # defaults were used
-    assert _permalink(r.text) == "/explore?v=1"
+    # nothing is simulated with defaults standing in (issue 24 item 1: it used to be)
+    assert 'id="workload-numbers"' not in r.text
+    link = _permalink(r.text)  # reopens the same error
+    assert "typical_lengths=abc" in link and "device=no-such-gpu" in link and "num_requests=999999" in link
 
 
 def test_bad_custom_classes_and_cross_field_problems(ec):
     r = ec.get("/explore?preset=custom&wl=1:abc:5")
-    assert "wl" in text_of(r.text, "banner") and "class 1" in text_of(r.text, "banner")
-    assert 'id="workload-numbers"' in r.text  # the default custom mix ran instead
+    assert r.status_code == 422 and unusable_fields(r.text) == ["wl"] and "class 1" in unusable_block(r.text)
+    assert 'id="workload-numbers"' not in r.text  # the default custom mix no longer runs instead
     r = ec.get("/explore?preset=custom&wl=1:100:10:200")  # prefix longer than the prompt
     assert "shared_prefix_tokens (200) exceeds the shortest prompt (100)" in html.unescape(r.text)
     r = ec.get("/explore?request_tokens=5&shared_prefix_tokens=10")

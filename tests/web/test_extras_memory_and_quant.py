@@ -60,7 +60,8 @@ def test_memory_held_by_others_blank_is_none_and_a_bad_value_is_named(client):
     page = client.get("/", params={"device_memory_used_gib": ""}).text
     assert '<details id="extras-details">' in page  # blank = nothing held: the fieldset stays closed
     bad = client.get("/", params={"device_memory_used_gib": "ten"})
-    assert bad.status_code == 200 and "device_memory_used_gib" in bad.text
+    # an unreadable number stops the page, named where the verdict would be (issue 24 item 1)
+    assert bad.status_code == 422 and 'data-unusable="device_memory_used_gib"' in bad.text
     api = client.get("/api/estimate", params={"device_memory_used_gib": "-1"})
     assert api.status_code == 422 and "device_memory_used_gib" in api.text
 

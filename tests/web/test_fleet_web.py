@@ -134,11 +134,12 @@ def test_page_fragment_and_form_post(client: Any) -> None:
     assert response.headers["HX-Replace-Url"].startswith("/fleet?")
 
 
-def test_page_names_a_bad_field_and_keeps_going(client: Any) -> None:
+def test_page_names_every_bad_field_and_searches_nothing(client: Any) -> None:
     response = client.get("/fleet?requests_per_s=1e999&slo_tpot_ms=abc")
-    assert response.status_code == 200
-    assert 'id="banner"' in response.text
+    assert response.status_code == 422  # it searched with the defaults in their place before issue 24
+    assert 'data-unusable="requests_per_s slo_tpot_ms"' in response.text
     assert "<code>requests_per_s</code>" in response.text and "<code>slo_tpot_ms</code>" in response.text
+    assert 'id="fleet-table"' not in response.text
 
 
 def test_page_in_chinese(client: Any) -> None:

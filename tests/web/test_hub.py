@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -680,3 +681,20 @@ def test_with_the_rate_reached_no_lock_file_is_made(
     clear_memory()  # a new process: memory gone, the disk cache kept, and no token left
     hub._bucket = hub._Bucket(rate=0.0, burst=0)
     assert hub.hub_model(hub.HubRef(REPO, "main")).weights_bytes_exact == LLAMA_8B_INDEX_TOTAL_SIZE
+
+
+def test_with_the_hub_on_a_model_it_lacks_is_an_error_state_not_the_default(
+    client: TestClient, opted_in: StandIn
+) -> None:
+    """Issue 24 item 1 with the hub on: the hub's 404 stops the page (it used to plan Llama-3.1-8B), and a
+    name that is no hub id gets "did you mean" and the paste box, not the advice to turn the hub on."""
+    response = client.get("/", params={"v": 1, "model": "acme/no-such-model", "device": "h100"})
+    assert response.status_code == 422
+    shown = re.sub(r'placeholder="[^"]*"', "", response.text)  # the paste box's greyed example is no result
+    assert "data-verdict=" not in shown and "vllm serve meta-llama" not in shown
+    assert 'data-unusable="model"' in response.text and "was not found" in response.text
+    response = client.get("/", params={"v": 1, "model": "Qwen3-30B-A3B-Instruct"})
+    assert response.status_code == 422  # no "/": not a hub id, never fetched
+    page = response.text
+    assert "Did you mean Qwen/Qwen3-30B-A3B" in page and "Hugging Face id (org/name)" in page
+    assert "KVPLAN_ALLOW_HUB=1" not in page

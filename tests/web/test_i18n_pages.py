@@ -41,6 +41,8 @@ PLANNER_STATES = [
     "/?v=1&device=910b&tensor_parallel_size=2",  # Ascend
     "/?v=1&max_model_len=9999999",  # a rejected value
     "/?v=1&model=nonexistent/model",  # an unknown model
+    "/?v=1&model=Qwen/Qwen3-30B-A3B-Instruct-2507",  # an unknown model with "did you mean" (issue 24)
+    "/fleet?requests_per_s=thirty",  # a number the fleet cannot read: nothing searched
     # the Speed section's vllm bench serve table, a pasted run and a bad one (issue 23)
     "/speed?v=1&bench_serve=true&num_prompts=100&max_concurrency=8&my_runs=Mean+TPOT+(ms):+9.5",
     "/speed?v=1&num_prompts=100&my_runs=Mean+TPOT+(ms):+fast",

@@ -151,7 +151,7 @@ def test_rejected_inputs_are_named_in_chinese_on_the_page_and_in_the_api() -> No
     page = c.get(
         "/?v=1&lang=zh&max_model_len=5&tensor_parallel_size=3&gpu_memory_utilization=1.5&model="
     ).text
-    banner = page[page.index('id="banner"') : page.index("</div>", page.index('id="banner"'))]
+    banner = page[page.index('data-unusable="') : page.index("</div>", page.index('data-unusable="'))]
     assert "<code>max_model_len</code>: 应大于或等于 16" in banner  # pydantic's greater_than_equal, ge=16
     assert "<code>tensor_parallel_size</code>: 必须是 2 的幂（1, 2, 4, 8, 16, 32, 64, 128, 256）" in banner
     assert "<code>gpu_memory_utilization</code>: 应小于或等于 1" in banner  # le=1.0 printed as pydantic does

@@ -20,7 +20,7 @@ from app.web.inputs.links import to_query
 from app.web.inputs.params import DEFAULT_DEVICE, DEFAULT_MODEL, FIELD_NAMES, PlannerParams
 from tests.conftest import in_own_thread
 from tests.web.conftest import LLAMA_31_8B_CONFIG, LLAMA_31_70B_CONFIG, TestClient
-from tests.web.helpers import expected_numbers, page_numbers, text_of
+from tests.web.helpers import expected_numbers, page_numbers, text_of, unusable_block, unusable_fields
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -125,26 +125,25 @@ def test_stored_v1_link_keeps_working(client):
         ("kv_cache_dtype", "fp7"),
     ],
 )
-def test_bad_value_gives_a_banner_naming_the_field(client, field, value):
+def test_bad_value_stops_the_page_naming_the_field(client, field, value):
     r = client.get("/?" + urlencode({field: value}))
-    assert r.status_code == 200
-    banner = r.text[r.text.index('id="banner"') : r.text.index("</div>", r.text.index('id="banner"'))]
-    assert f"<code>{field}</code>" in banner
-    # the rest of the page is computed with the default in its place
-    default = client.get("/").text
-    assert page_numbers(r.text) == page_numbers(default)
+    assert r.status_code == 422
+    assert unusable_fields(r.text) == [field]
+    assert f"<code>{field}</code>" in unusable_block(r.text)
+    # nothing is computed with the default in its place (issue 24 item 1: it used to be)
+    assert 'id="numbers"' not in r.text and "data-verdict=" not in r.text
 
 
 def test_tampered_permalink_with_garbage_everywhere(client):
     garbage = {name: "\u202e<script>x</script>%00" for name in FIELD_NAMES}
     r = client.get("/?" + urlencode(garbage))
-    assert r.status_code == 200
+    assert r.status_code == 422
     assert "<script>x</script>" not in r.text
     banner = r.text[r.text.index('id="banner"') : r.text.index("</div>", r.text.index('id="banner"'))]
-    named = set(re.findall(r"<code>(\w+)</code>", banner))
-    # every field that has a constraint is reported (free-text model/device are reported as unknown)
+    assert set(re.findall(r"<code>(\w+)</code>", banner)) == {"v"}  # the link format: falls back
+    named = set(unusable_fields(r.text))
+    # every other field that has a constraint stops the page (free-text model/device as unknown)
     assert {
-        "v",
         "max_model_len",
         "devices",
         "tensor_parallel_size",
@@ -199,8 +198,8 @@ def test_model_card_path(client):
 
 def test_incomplete_model_card_is_reported(client):
     r = client.get("/?card_layers=32&card_kv_heads=8")
-    assert r.status_code == 200
-    assert "<code>card_head_size</code>" in r.text
+    assert r.status_code == 422
+    assert unusable_fields(r.text) == ["card_head_size"]
 
 
 def test_pasted_command_fills_the_form(client):
@@ -266,11 +265,12 @@ def test_markdown_copy_text(client):
 
 
 def test_incomplete_card_falls_back_to_card_defaults_not_none(client) -> None:  # type: ignore[no-untyped-def]
-    # a card with only the layer count is incomplete: the page falls back to the catalog model and the
-    # card fields return to their defaults (card_dtype=bfloat16, card_attention=full), never "None"
+    # a card with only the layer count is incomplete: the page computes nothing, keeps what was typed
+    # (card_layers=32 in the box and the link) and the other card fields at their defaults, never "None"
     r = client.get("/?v=1&card_layers=32")
-    assert r.status_code == 200
+    assert r.status_code == 422 and unusable_fields(r.text) == ["card_kv_heads"]
     assert "card_dtype=None" not in r.text and "card_attention=None" not in r.text
+    assert 'id="c-layers" name="card_layers" type="text" inputmode="numeric" value="32"' in r.text
 
 
 def test_runtime_total_reproduces_a_real_log(client) -> None:  # type: ignore[no-untyped-def]
@@ -298,7 +298,7 @@ def test_device_memory_bounds(client) -> None:  # type: ignore[no-untyped-def]
         r = client.get(f"/api/estimate?device_memory_gib={bad}")
         assert r.status_code == 422 and "device_memory_gib" in r.text, bad
         page = client.get(f"/?device_memory_gib={bad}")
-        assert page.status_code == 200 and "device_memory_gib" in page.text, bad
+        assert page.status_code == 422 and unusable_fields(page.text) == ["device_memory_gib"], bad
 
 
 LAZY = "/?v=1&max_model_len=32768&vllm_version=0.19.0"
@@ -395,9 +395,9 @@ def test_tensor_parallel_is_a_choice_of_real_sizes(client) -> None:  # type: ign
         "256",
     ]
     assert '<option value="4" selected>' in select
-    # a tampered link with TP=3 names the field and falls back to 1
+    # a tampered link with TP=3 names the field and computes nothing (no fallback to 1)
     r = client.get("/?v=1&tensor_parallel_size=3")
-    assert r.status_code == 200
+    assert r.status_code == 422 and unusable_fields(r.text) == ["tensor_parallel_size"]
     assert "<code>tensor_parallel_size</code>: must be a power of two" in r.text
 
 

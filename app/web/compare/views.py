@@ -213,7 +213,7 @@ def side_by_side(
 def build_view(request: Request) -> CompareView:
     params, problems = parse_lenient(PlannerParams, request.query_params.multi_items())
     a, b, version_problems = parse_versions(request)
-    resolved, more = resolve_lenient(params)
+    resolved, more = resolve_lenient(params, [*problems, *version_problems])
     params = resolved.params
     diffs = {d.key: d for d in rule_differences(rules_for(a), rules_for(b))}
     error: Problem | None = None

@@ -57,10 +57,10 @@ from app.web.explore.service import (
     workload_spec,
 )
 from app.web.format import gib, integer, percent
-from app.web.inputs.links import form_values, query_items, to_query
+from app.web.inputs.links import form_values, query_items, to_query, with_typed
 from app.web.inputs.options import Option, catalog_options, version_options
 from app.web.inputs.params import PlannerParams
-from app.web.inputs.problems import Problem, problems_of
+from app.web.inputs.problems import Problem, problems_of, typed_values
 from app.web.inputs.resolve import Resolved, estimate_for, resolve_lenient
 from app.web.templating import url_path
 
@@ -524,7 +524,7 @@ class _Sections:
 def _sections(request: Request, params: ExploreParams, problems: list[Problem]) -> _Sections:
     """Resolve the inputs and compute the three sections; a PlannerError becomes the page's error."""
     try:
-        resolved, more = resolve_lenient(params)
+        resolved, more = resolve_lenient(params, problems)
     except PlannerError as exc:  # the catalogue itself is unusable: nothing to fall back to
         return _Sections(params, problems, error=Problem(exc.field, exc.message))
     problems = problems + more
@@ -557,8 +557,8 @@ def build_view(request: Request, params: ExploreParams, problems: list[Problem])
     models, devices, versions = catalog_options()
     return ExploreView(
         params=params,
-        values=form_values(params),
-        permalink=f"{url_path(request, 'explore')}?{explore_query(params)}",
+        values=typed_values(form_values(params), sec.problems),  # "abc" stays in its box
+        permalink=f"{url_path(request, 'explore')}?{with_typed(explore_query(params), sec.problems)}",
         planner_link=f"{url_path(request, 'planner')}?{to_query(planner_params(params))}",
         problems=problems_of(sec.problems),
         error=sec.error,
@@ -596,7 +596,8 @@ def _prefix_section(
             caching_enabled=caching,
         )
     except PlannerError as exc:  # request_tokens below the shared prefix: drop it and say so
-        problems = [*problems, Problem(exc.field, str(getattr(params, exc.field, "")), exc.message)]
+        value = str(getattr(params, exc.field, ""))  # a combination the section resolves itself, and says
+        problems = [*problems, Problem(exc.field, exc.message, value=value, stops=False)]
         params = params.model_copy(update={"request_tokens": None, "mm_item_start_token": None})
         result = prefix_result(
             params,
@@ -622,7 +623,12 @@ def _workload_section(
     if params.arrival_rate is not None and concurrency is not None:
         problems = [
             *problems,
-            Problem("concurrency", str(concurrency), Text("ignored: arrival_rate is set (open loop)")),
+            Problem(
+                "concurrency",
+                Text("ignored: arrival_rate is set (open loop)"),
+                value=str(concurrency),
+                stops=False,  # a combination the section resolves itself, and says
+            ),
         ]
         params = params.model_copy(update={"concurrency": None})
         concurrency = None

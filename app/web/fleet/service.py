@@ -10,6 +10,7 @@ from app.core.perf.cluster import ClusterFit
 from app.core.specs import ServeConfig
 from app.web.fleet.params import FleetParams
 from app.web.inputs.params import PlannerParams, with_serve
+from app.web.inputs.problems import Problem, UnusableInputs
 from app.web.inputs.resolve import Resolved, resolve_strict
 
 
@@ -19,12 +20,17 @@ class FleetResult:
     plan: FleetPlan
 
 
-def fleet_for(params: FleetParams, *, cluster: ClusterFit | None = None) -> FleetResult:
-    """The search for ``params``; a PlannerError (unknown model, bad config) propagates naming its field.
+def fleet_for(
+    params: FleetParams, *, cluster: ClusterFit | None = None, unusable: tuple[Problem, ...] = ()
+) -> FleetResult:
+    """The search for ``params``; a PlannerError (unknown model, bad config) propagates naming its field,
+    and the page's ``unusable`` inputs (a load it could not read) stop it before it runs.
 
     The model is resolved as published: the search adds the weight formats itself, or only the one
     the user fixed with ``quantization``.
     """
+    if unusable:
+        raise UnusableInputs(unusable)
     resolved = resolve_strict(params.model_copy(update={"quantization": None}))
     plan = plan_fleet(
         model=resolved.model,

@@ -21,9 +21,9 @@ from app.web.format import (
     speed_number,  # the Speed section's format: the numbers read alike
 )
 from app.web.i18n import page_lang, t, tr
-from app.web.inputs.links import form_values, query_items, to_query
+from app.web.inputs.links import form_values, query_items, to_query, with_typed
 from app.web.inputs.options import Option, catalog_options, version_options
-from app.web.inputs.problems import Problem, error_of, problems_of
+from app.web.inputs.problems import Problem, error_of, problems_of, stopping, typed_values
 from app.web.templating import url_path
 
 MAX_TABLE_ROWS = 15  # the ranked table shows the cheapest; /api/fleet returns every candidate
@@ -378,7 +378,7 @@ def hidden_inputs(params: FleetParams) -> tuple[tuple[str, str], ...]:
 
 def build_view(request: Request, params: FleetParams, problems: list[Problem]) -> FleetView:
     params = params.model_copy(update={"lang": page_lang()})
-    query = fleet_query(params)
+    query = with_typed(fleet_query(params), problems)  # a reload shows the same error
     models, devices, versions = catalog_options()
     rows: tuple[CandidateRow, ...] = ()
     best_view: BestView | None = None
@@ -391,7 +391,7 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
     more = 0
     model_label, device_name = params.model, params.device
     try:
-        result = fleet_for(params)
+        result = fleet_for(params, unusable=stopping(problems))
         plan = result.plan
         model_label, device_name = result.resolved.model_label, result.resolved.device.name
         shown = plan.candidates[:MAX_TABLE_ROWS]
@@ -429,7 +429,7 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         error = error_of(exc)
     return FleetView(
         params=params,
-        values=form_values(params),
+        values=typed_values(form_values(params), problems),  # "thirty" stays in its box
         hidden=hidden_inputs(params),
         permalink=f"{url_path(request, 'fleet')}?{query}",
         query=query,

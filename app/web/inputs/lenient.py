@@ -1,6 +1,8 @@
 """The pages' reading of their inputs: never fails; each field that does not validate is dropped
-(its default is used) and reported as a :class:`Problem` naming it. One loop for every feature's
-parameter model (the planner's, the explorer's, the fleet's)."""
+and reported as a :class:`Problem` naming it and echoing the value. One loop for every feature's
+parameter model (the planner's, the explorer's, the fleet's). A dropped field stops the page (nothing
+is computed with its default standing in: ``resolve_lenient`` / ``estimate_for``), except the
+presentation fields (``problems.PRESENTATION_FIELDS``: the language), which fall back."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from app.web.inputs.problems import Problem, shown_value
+from app.web.inputs.problems import PRESENTATION_FIELDS, Problem, shown_value
 from app.web.validation import message_of
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -52,5 +54,7 @@ def parse_lenient(
             for error in exc.errors():
                 name = str(error["loc"][0]) if error["loc"] else ""
                 if name in raw:
-                    problems.append(Problem(name, message_of(error), value=shown_value(raw.pop(name))))
+                    value = shown_value(raw.pop(name))
+                    stops = name not in PRESENTATION_FIELDS
+                    problems.append(Problem(name, message_of(error), value=value, stops=stops))
     return model(), problems  # unreachable in practice: each round removes a field

@@ -7,6 +7,7 @@ the planner shows, is built here too, so neither feature imports the other.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from urllib.parse import parse_qsl, urlencode
 
 from pydantic import BaseModel
@@ -23,6 +24,7 @@ from app.web.inputs.params import (
     pack_quant_config_json,
     pack_text,
 )
+from app.web.inputs.problems import Problem
 from app.web.templating import url_path
 
 # The compare view's default partner: the release the calibration logs come from (docs/accuracy.md);
@@ -73,6 +75,14 @@ def form_values(params: BaseModel) -> dict[str, str]:
 def to_query(params: PlannerParams) -> str:
     """The permalink's query string: defaults omitted, ``v=1`` always present."""
     return urlencode(query_items(params))
+
+
+def with_typed(query: str, problems: Iterable[Problem]) -> str:
+    """``query`` plus each unusable input as the user typed it, so the permalink (and the address bar
+    htmx sets to it) reopens the same error, never a result for the default standing in for it."""
+    present = {key for key, _ in parse_qsl(query, keep_blank_values=True)}
+    extra = [(p.field, p.value) for p in problems if p.stops and p.value and p.field not in present]
+    return f"{query}&{urlencode(extra)}" if extra else query
 
 
 def permalink(request: Request, params: PlannerParams, query: str | None = None) -> str:

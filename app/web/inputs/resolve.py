@@ -8,7 +8,8 @@ head sizes, sliding windows and MLA live in one place.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from app import hub
@@ -24,7 +25,7 @@ from app.core.versions import rules_for
 from app.hub import find_model_or_fetch
 from app.web.i18n import page_lang
 from app.web.inputs.params import CARD_REQUIRED, DEFAULTS, PlannerParams, serve_config
-from app.web.inputs.problems import Problem
+from app.web.inputs.problems import Problem, UnusableInputs, shown_value, stopping, unknown_model_message
 
 ModelSource = Literal["catalog", "config", "card", "hub"]
 # The command's model when the user named none: a visible placeholder they must fill in (issue 24 item 2:
@@ -75,6 +76,9 @@ class Resolved:
     device: DeviceSpec
     serve: ServeConfig
     vllm_version: str
+    # inputs the page could not use (resolve_lenient): the estimate refuses to run, nothing is computed
+    # for the defaults that stand in for them (they only give the form its scaffolding)
+    unusable: tuple[Problem, ...] = ()
 
     @property
     def derived_len(self) -> int:
@@ -200,39 +204,79 @@ def source_is_card(params: PlannerParams) -> bool:
     return not params.config_json and params.has_card
 
 
-def resolve_lenient(params: PlannerParams) -> tuple[Resolved, list[Problem]]:
-    """For the page: an unusable model source or device falls back to the default and is reported."""
+def resolve_lenient(params: PlannerParams, parsed: Sequence[Problem] = ()) -> tuple[Resolved, list[Problem]]:
+    """For the page: never raises. An unusable model source, device or flag is reported and the
+    defaults stand in for it only to build the form; ``parsed`` (the lenient parse's problems) and these
+    make the result ``unusable``, so :func:`estimate_for` refuses it. The params keep what the user
+    typed (the Model box, the pasted config, the permalink name the model asked for)."""
     problems: list[Problem] = []
     # the page's permalinks carry the language it is shown in (omitted for English)
     params = params.model_copy(update={"lang": page_lang()})
     no_card = {name: getattr(DEFAULTS, name) for name in CARD_FIELDS}  # defaults, not None (card_dtype…)
+    typed: dict[str, Any] = {}  # what the user gave for each input the defaults stand in for
     missing = _missing_card_field(params)
     if missing is not None:
         problems.append(Problem(missing, CARD_INCOMPLETE))
+        typed.update({name: getattr(params, name) for name in CARD_FIELDS})
         params = params.model_copy(update=no_card)
+    resolved = _resolve_standing_in(params, problems, typed, no_card)
+    if typed:
+        kept = resolved.params.model_copy(update=typed)
+        label = typed.get("model", resolved.model_label)
+        resolved = replace(resolved, params=kept, model_label=label)
+    unusable = stopping((*parsed, *problems))
+    return (replace(resolved, unusable=unusable) if unusable else resolved), problems
+
+
+def _resolve_standing_in(
+    params: PlannerParams, problems: list[Problem], typed: dict[str, Any], no_card: dict[str, Any]
+) -> Resolved:
+    """``resolve_strict`` with each input it refuses reported and replaced by its default."""
     for _ in range(4):
         try:
-            return resolve_strict(params), problems
+            return resolve_strict(params)
         except UnknownModelError as exc:
-            problems.append(Problem("model", exc.message, value=params.model))
+            problems.append(
+                Problem("model", unknown_model_message(exc.model_id), value=shown_value(params.model))
+            )
+            typed.setdefault("model", params.model)
             params = params.model_copy(update={"model": DEFAULTS.model})
         except UnknownDeviceError as exc:
-            problems.append(Problem("device", exc.message, value=params.device))
+            problems.append(Problem("device", exc.message, value=shown_value(params.device)))
+            typed.setdefault("device", params.device)
             params = params.model_copy(update={"device": DEFAULTS.device})
         except ConfigError as exc:
             problems.append(Problem(exc.field, exc.message))
-            params = params.model_copy(update={"config_json": ""} if params.config_json else no_card)
-        except PlannerError as exc:  # a flag the core refuses (an unknown --quantization)
+            if params.config_json:
+                typed.setdefault("config_json", params.config_json)
+                params = params.model_copy(update={"config_json": ""})
+            else:
+                typed.update({name: getattr(params, name) for name in CARD_FIELDS if name not in typed})
+                params = params.model_copy(update=no_card)
+        except PlannerError as exc:  # a flag the core refuses (an unknown --quantization), a hub failure
             if exc.field not in PlannerParams.model_fields:
                 raise
-            problems.append(Problem(exc.field, exc.message, value=str(getattr(params, exc.field))))
+            value = getattr(params, exc.field)
+            problems.append(Problem(exc.field, exc.message, value=shown_value(value)))
+            typed.setdefault(exc.field, value)
             params = params.model_copy(update={exc.field: getattr(DEFAULTS, exc.field)})
     raise PlannerError("model", Text("no usable model"))  # unreachable: the defaults always resolve
 
 
+def require_usable(resolved: Resolved) -> Resolved:
+    """``resolved``, unless it stands in for inputs the page could not use (then :class:`UnusableInputs`).
+    Every computation of a web feature starts here (estimate_for does; the recommender's and the
+    fleet's own core calls too)."""
+    if resolved.unusable:
+        raise UnusableInputs(resolved.unusable)
+    return resolved
+
+
 def estimate_for(resolved: Resolved, *, vllm_version: str | None = None, **serve_changes: Any) -> Estimate:
     """The one estimate call of the web features: the resolved inputs, optionally another release or
-    some flags changed (the explorer's what-ifs, the compare view's second version)."""
+    some flags changed (the explorer's what-ifs, the compare view's second version). Inputs the page
+    could not use (``resolved.unusable``) raise :class:`UnusableInputs`: nothing is computed for them."""
+    require_usable(resolved)
     serve = resolved.serve.model_copy(update=serve_changes) if serve_changes else resolved.serve
     return estimate(
         model=resolved.model,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from urllib.parse import parse_qsl, urlencode
 
 from fastapi import APIRouter, Form, Request
@@ -13,9 +14,17 @@ from app.core.errors import PlannerError
 from app.core.versions import default_gpu_memory_utilization
 from app.web.i18n import t
 from app.web.inputs.lenient import parse_lenient
-from app.web.inputs.links import compare_link, compare_versions, form_items, permalink, state_items, to_query
+from app.web.inputs.links import (
+    compare_link,
+    compare_versions,
+    form_items,
+    permalink,
+    state_items,
+    to_query,
+    with_typed,
+)
 from app.web.inputs.params import PlannerParams
-from app.web.inputs.problems import Problem, error_of, problems_of
+from app.web.inputs.problems import Problem, error_of, problems_of, typed_values
 from app.web.inputs.resolve import prefetch_hub_model, resolve_lenient
 from app.web.planner import paste, views
 from app.web.planner.service import estimate_with_curve
@@ -38,10 +47,10 @@ def build_view(
     """``lazy``: the view for a fragment, whose closed <details> bodies load when opened. With a
     ``command_error`` (a refused paste) nothing is estimated: the page shows the paste's problems where
     the verdict would be, never a verdict for the inputs the paste did not change."""
-    resolved, more = resolve_lenient(params)
+    resolved, more = resolve_lenient(params, problems)  # unusable inputs: estimate_for refuses them
     problems = problems + more
     params = resolved.params
-    query = to_query(params)
+    query = with_typed(to_query(params), problems)  # a reload shows the same error, not the default
     link = permalink(request, params, query)
     result: views.ResultView | None = None
     error: Problem | None = None
@@ -66,6 +75,9 @@ def build_view(
         effective_len=effective_len,
         default_util=default_gpu_memory_utilization(resolved.vllm_version),
     )
+    form = dataclasses.replace(form, values=typed_values(form.values, problems))  # "thirty" stays in its box
+    if resolved.unusable:  # the default model's length is no hint for a model the page could not use
+        form = dataclasses.replace(form, placeholders={**form.placeholders, "max_model_len": ""})
     return views.PlannerView(
         params=params,
         query=query,

@@ -12,7 +12,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException
 
 from app.core.errors import PlannerError
-from app.web.i18n import tr
+from app.web.inputs.problems import api_message
 from app.web.recommend.params import RecommendRequest
 from app.web.recommend.service import payload, run
 
@@ -29,5 +29,5 @@ def recommend_post(body: RecommendRequest) -> dict[str, Any]:
     try:
         resolved, rec = run(body)
     except PlannerError as exc:
-        raise _unprocessable(exc.field, tr(exc.message)) from exc
+        raise _unprocessable(exc.field, api_message(exc)) from exc
     return payload(resolved, rec)

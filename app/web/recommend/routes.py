@@ -44,7 +44,7 @@ async def recommend_fragment(request: Request) -> Response:
 
 def _recommend_fragment(request: Request, items: list[tuple[str, str]], changes: str = "") -> Response:
     params, problems = parse_lenient(PlannerParams, items)
-    resolved, more = resolve_lenient(params)
+    resolved, more = resolve_lenient(params, problems)
     params = resolved.params
     context: dict[str, object] = {
         "problems": problems_of(problems + more),

@@ -7,7 +7,7 @@ from typing import Any
 from app.core.recommend import Recommendation, recommend
 from app.core.specs import ServeConfig
 from app.web.inputs.params import SERVE_FIELDS, PlannerParams, workload_of
-from app.web.inputs.resolve import Resolved, resolve_strict
+from app.web.inputs.resolve import Resolved, require_usable, resolve_strict
 from app.web.recommend.params import RECOMMEND_ONLY, RecommendRequest, params_with
 
 
@@ -21,7 +21,7 @@ def recommend_for(
     """The one recommender call of the web features: the resolved inputs, the target length (default
     the inputs' max_model_len, else the model's maximum) and their target concurrency; ``room``: the
     API's nodes, allow_fp8_kv and preference. PlannerError propagates."""
-    params = resolved.params
+    params = require_usable(resolved).params
     return recommend(
         workload=workload_of(params),
         model=resolved.model,

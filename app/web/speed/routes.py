@@ -37,7 +37,7 @@ async def speed_fragment(request: Request) -> Response:
 
 def _speed_fragment(request: Request, items: list[tuple[str, str]]) -> Response:
     params, problems = parse_lenient(PlannerParams, items)
-    resolved, more = resolve_lenient(params)
+    resolved, more = resolve_lenient(params, problems)
     context: dict[str, object] = {
         "problems": problems_of(problems + more),
         "back": permalink(request, resolved.params),
