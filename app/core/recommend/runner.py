@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from app.core.command import render_serve_command
 from app.core.errors import PlannerError
+from app.core.perf.cluster import ClusterFit
 from app.core.perf.schedule import Workload
 from app.core.recommend.bisection import bisection_for
 from app.core.recommend.engine import Context, Engine, Rule, changes_text, progress_text
@@ -134,6 +135,16 @@ def _run_rule(rule: Rule, ctx: Context) -> Step | None:
     return step
 
 
+def _check_target(*, target_max_model_len: int, target_concurrency: int, nodes: int) -> None:
+    """The target and the room must be something to aim at (each error names its field)."""
+    if target_max_model_len < 1:
+        raise PlannerError("target_max_model_len", Text("must be at least 1 token"))
+    if target_concurrency < 1:
+        raise PlannerError("target_concurrency", Text("must be at least 1 sequence"))
+    if nodes < 1:
+        raise PlannerError("nodes", Text("must be at least 1"))
+
+
 def recommend(
     *,
     model: ModelSpec,
@@ -147,18 +158,16 @@ def recommend(
     allow_fp8_kv: bool = True,
     preference: Preference = "throughput",
     workload: Workload | None = None,
+    cluster: ClusterFit | None = None,
 ) -> Recommendation:
     """Walk :data:`RULES` in order from ``serve`` toward S* x N*; raises PlannerError for unusable input.
 
     With a ``workload`` (the planner's speed clients), every step carries its speed effect and the
     recommendation says which layout meeting the target is cheapest to run (app.core.recommend.speed).
     """
-    if target_max_model_len < 1:
-        raise PlannerError("target_max_model_len", Text("must be at least 1 token"))
-    if target_concurrency < 1:
-        raise PlannerError("target_concurrency", Text("must be at least 1 sequence"))
-    if nodes < 1:
-        raise PlannerError("nodes", Text("must be at least 1"))
+    _check_target(
+        target_max_model_len=target_max_model_len, target_concurrency=target_concurrency, nodes=nodes
+    )
     per_node = devices_per_node if devices_per_node is not None else device.typical_node_devices
     if per_node < 1:
         raise PlannerError("devices_per_node", Text("must be at least 1"))
@@ -169,6 +178,7 @@ def recommend(
         target_len=target_max_model_len,
         target_conc=target_concurrency,
         workload=workload,
+        cluster=cluster,
     )
     eng.at(serve)  # the starting point itself must be something vLLM accepts
     if serve.max_model_len is None:
@@ -231,6 +241,7 @@ def recommend(
         bisection=bisection_for(eng, serve),
         warnings=warnings,
         speed_workload=workload,
+        calibrated_runs=cluster.runs if cluster is not None and workload is not None else 0,
         cheapest=cheapest(ctx, start=serve, unpruned=unpruned),
     )
 
