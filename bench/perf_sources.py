@@ -20,6 +20,7 @@ import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -29,13 +30,28 @@ import fit_perf as F
 from app.core.catalog import find_device, find_model
 from app.core.estimate import estimate
 from app.core.perf.bench import simulate_bench
-from app.core.perf.bench_args import BenchArgs
-from app.core.perf.cluster import RunComparison, fit_cluster
+from app.core.perf.bench_args import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN, BenchArgs
+from app.core.perf.cluster import MeasuredKeys, RunComparison, fit_cluster
 from app.core.perf.physics import step_physics
 from app.core.perf.predict import device_family, fit_for, fitted_families
 from app.core.specs import ServeConfig
 
 SOURCES = Path(__file__).resolve().parent / "data" / "perf" / "sources.jsonl"
+SOURCES_DIR = Path(__file__).resolve().parent / "data" / "perf" / "sources"
+# ServeConfig fields a source may state under "server" (the rest of what it says stays in "harness")
+SERVE_FLAGS = frozenset(
+    {
+        "max_model_len",
+        "gpu_memory_utilization",
+        "kv_cache_dtype",
+        "max_num_seqs",
+        "max_num_batched_tokens",
+        "enable_prefix_caching",
+        "enable_chunked_prefill",
+        "enforce_eager",
+        "enable_expert_parallel",
+    }
+)
 KEYS = {"tpot": "mean_tpot_ms", "ttft": "mean_ttft_ms", "throughput": "output_throughput"}
 SHARED = "shared file (aiconfigurator silicon_sample)"
 IMAX_RANGE_RATIO = 0.8  # jyothisambolu/InferenceMAX README: RANDOM_RANGE_RATIO 0.8, num_prompts = CONC x 10
@@ -71,31 +87,73 @@ def shared_runs() -> list[tuple[str, dict[str, float], dict[str, float], str]]:
     return out
 
 
+def source_rows() -> list[dict[str, Any]]:
+    """Every measured run from outside the shared file: sources.jsonl plus one file per source in
+    bench/data/perf/sources/ (README.md there says where each came from)."""
+    files = [SOURCES, *sorted(SOURCES_DIR.glob("*.jsonl"))]
+    rows: list[dict[str, Any]] = []
+    for path in files:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                rows.append(json.loads(line))
+    return rows
+
+
+def bench_args(row: dict[str, Any]) -> BenchArgs:
+    """The run's `vllm bench serve` arguments. Datasets the simulation has no model of (sonnet, a custom
+    prompt list) run as random prompts of the run's own measured mean lengths (row: random_*_len)."""
+    rate = row.get("request_rate", "inf")
+    dataset = row.get("dataset_name", "random")
+    return BenchArgs(
+        num_prompts=row["num_prompts"],
+        max_concurrency=row.get("max_concurrency"),
+        request_rate=math.inf if rate == "inf" else float(rate),
+        burstiness=row.get("burstiness", 1.0),
+        dataset_name="sharegpt" if dataset == "sharegpt" else "random",
+        random_input_len=row.get("random_input_len", DEFAULT_INPUT_LEN),
+        random_output_len=row.get("random_output_len", DEFAULT_OUTPUT_LEN),
+        random_range_ratio=row.get("random_range_ratio", 0.0),
+        random_prefix_len=row.get("random_prefix_len", 0),
+        ignore_eos=bool(row.get("ignore_eos", False)),
+    )
+
+
+def serve_config(row: dict[str, Any], args: BenchArgs) -> ServeConfig:
+    """The server as the source states it (parallel layout and the flags it names); vLLM defaults otherwise."""
+    flags: dict[str, Any] = dict(row.get("server", {}))
+    flags = {k: v for k, v in flags.items() if k in SERVE_FLAGS}
+    flags.setdefault("max_model_len", args.max_request_tokens() + 64)
+    flags.setdefault(
+        "gpu_memory_utilization", row.get("gpu_memory_utilization", GPU_MEMORY_UTILIZATION_DEFAULT)
+    )
+    return ServeConfig(
+        tensor_parallel_size=row["tp"],
+        pipeline_parallel_size=row.get("pp", 1),
+        data_parallel_size=row.get("dp", 1),
+        **flags,
+    )
+
+
 def other_runs() -> list[tuple[str, dict[str, float], dict[str, float], str]]:
     out = []
-    for line in SOURCES.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        model, device = find_model(row["model"]), find_device(row["device"])
-        length = row["random_input_len"] + row["random_output_len"] + 64
-        serve = ServeConfig(
-            tensor_parallel_size=row["tp"],
-            max_model_len=length,
-            gpu_memory_utilization=row.get("gpu_memory_utilization", GPU_MEMORY_UTILIZATION_DEFAULT),
-        )
+    for row in source_rows():
+        model, device = find_model(str(row["model"])), find_device(str(row["device"]))
+        args = bench_args(row)
+        serve = serve_config(row, args)
         est = estimate(model=model, device=device, serve=serve, vllm_version="0.19.0")
         physics = step_physics(estimate=est, model=model, device=device, serve=serve)
         fit = fit_for(family=device_family(device)[0], vllm_version="0.19.0")[1]
-        rate = row.get("request_rate", "inf")
-        args = BenchArgs(
-            num_prompts=row["num_prompts"],
-            max_concurrency=row.get("max_concurrency"),
-            request_rate=math.inf if rate == "inf" else float(rate),
-            random_input_len=row["random_input_len"],
-            random_output_len=row["random_output_len"],
+        point = simulate_bench(
+            estimate=est,
+            physics=physics,
+            coefficients=fit.coefficients(),
+            args=args,
+            prefix_cache=serve.enable_prefix_caching is not False,
         )
-        point = simulate_bench(estimate=est, physics=physics, coefficients=fit.coefficients(), args=args)
+        # every key a user would paste (vLLM's result keys); the within-cluster check reads them all
+        measured = {k: float(v) for k, v in dict(row["measured"]).items() if k in MeasuredKeys.model_fields}
         out.append(
-            (row["source"], point.values, row["measured"], f"{row['device']} {row['model']} tp{row['tp']}")
+            (str(row["source"]), point.values, measured, f"{row['device']} {row['model']} tp{row['tp']}")
         )
     return out
 

@@ -10,7 +10,9 @@ from pathlib import Path
 from app.core.catalog import find_device, find_model
 from app.core.perf.bench_args import BenchArgs
 
-SOURCES = Path(__file__).resolve().parents[2] / "bench" / "data" / "perf" / "sources.jsonl"
+PERF = Path(__file__).resolve().parents[2] / "bench" / "data" / "perf"
+SOURCES = PERF / "sources.jsonl"
+SOURCES_DIR = PERF / "sources"  # one file per source (bench/data/perf/sources/README.md)
 # issue 23: "Kept for evaluation — do not read or fit on these"
 FORBIDDEN = (
     "gpustack",
@@ -22,18 +24,36 @@ FORBIDDEN = (
     "inferencex/pull/1061",
     "vllm/pull/43232",
 )
-RESULT_KEYS = {"mean_ttft_ms", "mean_tpot_ms", "output_throughput", "median_ttft_ms", "median_tpot_ms"}
+# vllm bench serve's result keys (vllm/benchmarks/serve.py, --save-result JSON)
+RESULT_KEYS = {
+    f"{stat}_{kind}_ms" for stat in ("mean", "median", "p99") for kind in ("ttft", "tpot", "itl", "e2el")
+} | {"output_throughput", "request_throughput", "total_token_throughput"}
+# runs per source, as the README tables list them
+RUNS_PER_SOURCE = {
+    "sariekr/gpu_conc": 12,
+    "tenstorrent/tt-inference-server GPU reference runs": 13,
+    "vllm-project/vllm-ascend#1605": 1,
+    "dstackai/benchmarks": 62,
+}
+DATASETS = {"random", "sharegpt", "sonnet", "custom"}
 
 
 def _rows() -> list[dict[str, object]]:
-    return [json.loads(line) for line in SOURCES.read_text(encoding="utf-8").splitlines() if line.strip()]
+    files = [SOURCES, *sorted(SOURCES_DIR.glob("*.jsonl"))]
+    return [
+        json.loads(line)
+        for path in files
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
 
 
 def test_every_row_parses_and_names_its_source_and_url() -> None:
     rows = _rows()
-    # 12 sariekr/gpu_conc + 13 tenstorrent GPU reference + 1 vllm-ascend#1605 (README's table)
-    assert len(rows) == 26
-    assert len({r["source"] for r in rows}) == 3
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[str(row["source"])] = counts.get(str(row["source"]), 0) + 1
+    assert counts == RUNS_PER_SOURCE
     for row in rows:
         assert isinstance(row["source"], str) and row["source"]
         url = row["url"]
@@ -44,12 +64,17 @@ def test_every_row_parses_and_names_its_source_and_url() -> None:
         assert isinstance(measured, dict) and measured and set(measured) <= RESULT_KEYS
         assert all(isinstance(v, float | int) and v > 0 for v in measured.values())
         rate = row.get("request_rate", "inf")
+        dataset = row.get("dataset_name", "random")
+        assert dataset in DATASETS
+        if dataset != "sharegpt":  # random, or the run's own mean lengths for a dataset not modelled
+            assert isinstance(row["random_input_len"], int) and isinstance(row["random_output_len"], int)
         BenchArgs(  # the bench arguments are valid `vllm bench serve` arguments
             num_prompts=row["num_prompts"],
             max_concurrency=row.get("max_concurrency"),
             request_rate=math.inf if rate == "inf" else float(str(rate)),
-            random_input_len=row["random_input_len"],
-            random_output_len=row["random_output_len"],
+            dataset_name="sharegpt" if dataset == "sharegpt" else "random",
+            random_input_len=row.get("random_input_len", 1024),
+            random_output_len=row.get("random_output_len", 128),
         )
 
 
