@@ -63,10 +63,23 @@ class Run:
     source: str
     predicted: dict[str, float]
     measured: dict[str, float]
-    # the predictions with the host's step work at each grid point (host modes), and the mean prompt
+    # the predictions with the host's step work at grid points (host modes), made when first asked for
     variants: dict[HostPoint, dict[str, float]] = field(default_factory=dict)
     prompt_tokens: float = 0.0
     shipped_ttft_overhead_ms: float = 0.0
+    context: P.RunContext | None = None
+    host_in_series: bool = False  # its vLLM did not overlap the host's work (async scheduling off)
+
+    def at(self, host: HostPoint) -> dict[str, float]:
+        """The prediction with this host work (simulated once, then kept)."""
+        if host not in self.variants:
+            ctx = self.context
+            if ctx is None or _host_never_binds(ctx, *host):
+                self.variants[host] = self.predicted
+            else:
+                coefficients = replace(ctx.coefficients, host_step_s=host[0], host_request_s=host[1])
+                self.variants[host] = ctx.simulate(coefficients)
+        return self.variants[host]
 
 
 @dataclass(frozen=True)
@@ -84,7 +97,7 @@ class Correction:
         """The run's prediction under this correction."""
         if not self.mode.startswith("host"):
             return self.apply(run.predicted)
-        out = dict(run.variants.get(self.host, run.predicted))
+        out = dict(run.at(self.host))
         if self.ttft_base_ms >= 0 and KEYS["ttft"] in out:
             shift = (
                 self.ttft_base_ms + self.ttft_per_token_ms * run.prompt_tokens - run.shipped_ttft_overhead_ms
@@ -207,10 +220,14 @@ TTFT_PER_TOKEN_GRID_MS = (0.0, 0.001, 0.002, 0.004, 0.008)
 
 def _fit_host(mode: str, train: dict[str, list[Run]]) -> Correction:
     """The grid point (and, for host+ttft, the TTFT overhead's base and per-prompt-token part) that
-    minimises the source-weighted error on the training sources."""
+    minimises the source-weighted error on the training sources. The host's work is chosen on the runs
+    whose vLLM ran it in series (async scheduling off): where it overlaps the device's (the shared file's
+    tuned harness) it is invisible until it outlasts the device's step."""
+    serial = {s: [r for r in rows if r.host_in_series] for s, rows in train.items()}
+    serial = {s: rows for s, rows in serial.items() if rows}
     best = min(
         (Correction(mode=mode, host=(hs, hr)) for hs in HOST_STEP_GRID for hr in HOST_REQUEST_GRID),
-        key=lambda c: _train_objective(train, c),
+        key=lambda c: _train_objective(serial or train, c),
     )
     if mode == "host":
         return best
@@ -326,25 +343,20 @@ def load() -> dict[str, list[Run]]:
     """Every run simulated as shipped and at every point of the host grid (the host modes)."""
     by_source: dict[str, list[Run]] = defaultdict(list)
     for ctx in P.shared_contexts() + P.other_contexts():
-        shipped = ctx.simulate()
-        variants = {
-            (hs, hr): shipped
-            if _host_never_binds(ctx, hs, hr)
-            else ctx.simulate(replace(ctx.coefficients, host_step_s=hs, host_request_s=hr))
-            for hs in HOST_STEP_GRID
-            for hr in HOST_REQUEST_GRID
-        }
         prompts = request_lengths(ctx.args)[0]
-        by_source[ctx.source].append(
-            Run(
-                ctx.source,
-                shipped,
-                ctx.measured,
-                variants,
-                sum(prompts) / len(prompts),
-                ctx.coefficients.ttft_overhead_s * 1000,
-            )
+        run = Run(
+            ctx.source,
+            ctx.simulate(),
+            ctx.measured,
+            prompt_tokens=sum(prompts) / len(prompts),
+            shipped_ttft_overhead_ms=ctx.coefficients.ttft_overhead_s * 1000,
+            context=ctx,
+            host_in_series=not ctx.physics.host_overlapped,
         )
+        if run.host_in_series:  # every grid point is tried on these
+            for host in ((hs, hr) for hs in HOST_STEP_GRID for hr in HOST_REQUEST_GRID):
+                run.at(host)
+        by_source[ctx.source].append(run)
     return dict(by_source)
 
 
