@@ -65,7 +65,7 @@ from app.core.errors import PlannerError, UnknownModelError
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.jsontext import MAX_JSON_DEPTH, json_depth_exceeds
 from app.core.specs import ModelSpec
-from app.core.text import Text
+from app.core.text import N_, Text
 from app.hub_transport import Deadline, OffOriginError
 
 ENV_ALLOW = "KVPLAN_ALLOW_HUB"
@@ -173,6 +173,10 @@ class _File:
     name: str
     url: str
 
+    def error(self, msgid: str, /, **params: object) -> HubError:
+        """A HubError about this file: ``msgid`` (marked with N_) names it as ``{model}`` and ``{file}``."""
+        return HubError(Text(msgid, model=self.ref.label, file=self.name, **params))
+
 
 def _get(
     file: _File, *, deadline: Deadline, max_bytes: int, token: str | None, enough: Any = None
@@ -209,11 +213,9 @@ def _get(
             return None
         raise _http_status(file, exc.code) from None
     except OffOriginError:
-        raise HubError(
-            Text(
-                "{model}: the hub redirected {file} to another host; only the configured endpoint is contacted",
-                model=file.ref.label,
-                file=file.name,
+        raise file.error(
+            N_(
+                "{model}: the hub redirected {file} to another host; only the configured endpoint is contacted"
             )
         ) from None
     except (TimeoutError, urllib.error.URLError, OSError, http.client.HTTPException) as exc:
@@ -225,71 +227,44 @@ def _get(
             capped = deadline.remaining() < TIMEOUT_SECONDS
             raise _timed_out(file, deadline.seconds if capped else TIMEOUT_SECONDS) from None
         why = getattr(reason, "strerror", None) or type(reason).__name__
-        raise HubError(
-            Text("{model}: the hub cannot be reached ({reason})", model=file.ref.label, reason=why)
-        ) from None
+        raise file.error(N_("{model}: the hub cannot be reached ({reason})"), reason=why) from None
 
 
 def _http_status(file: _File, status: int) -> HubError:
     if status in (401, 403):
-        return HubError(
-            Text(
-                "{model}: {file} answered {status}: a gated or private model needs HF_TOKEN (and its licence accepted on the hub)",
-                model=file.ref.label,
-                file=file.name,
-                status=status,
-            )
+        return file.error(
+            N_(
+                "{model}: {file} answered {status}: a gated or private model needs HF_TOKEN (and its licence accepted on the hub)"
+            ),
+            status=status,
         )
-    return HubError(
-        Text("{model}: {file} answered {status}", model=file.ref.label, file=file.name, status=status)
-    )
+    return file.error(N_("{model}: {file} answered {status}"), status=status)
 
 
 def _too_large(file: _File, max_bytes: int) -> HubError:
-    limit = format(max_bytes, ",")
-    return HubError(
-        Text(
-            "{model}: {file} is larger than {limit} bytes; not read",
-            model=file.ref.label,
-            file=file.name,
-            limit=limit,
-        )
+    return file.error(
+        N_("{model}: {file} is larger than {limit} bytes; not read"), limit=format(max_bytes, ",")
     )
 
 
 def _timed_out(file: _File, seconds_limit: float) -> HubError:
-    seconds = format(seconds_limit, "g")
-    return HubError(
-        Text(
-            "{model}: the hub did not answer {file} within {seconds} s",
-            model=file.ref.label,
-            file=file.name,
-            seconds=seconds,
-        )
+    return file.error(
+        N_("{model}: the hub did not answer {file} within {seconds} s"), seconds=format(seconds_limit, "g")
     )
 
 
 def _json_object(file: _File, body: bytes) -> dict[str, Any]:
     """``body`` as a JSON object; its nesting is checked first (json.loads recurses)."""
     if json_depth_exceeds(body):
-        raise HubError(
-            Text(
-                "{model}: {file} is nested deeper than {limit} levels; not read",
-                model=file.ref.label,
-                file=file.name,
-                limit=MAX_JSON_DEPTH,
-            )
+        raise file.error(
+            N_("{model}: {file} is nested deeper than {limit} levels; not read"), limit=MAX_JSON_DEPTH
         )
     try:
         data = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
-        raise HubError(
-            Text("{model}: {file} is not valid JSON", model=file.ref.label, file=file.name)
-        ) from None
+        raise file.error(N_("{model}: {file} is not valid JSON")) from None
     if not isinstance(data, dict):
-        raise HubError(
-            Text("{model}: {file}: top level must be a JSON object", model=file.ref.label, file=file.name)
-        )
+        raise file.error(N_("{model}: {file}: top level must be a JSON object"))
     return data
 
 
@@ -375,9 +350,7 @@ def _index_metadata(file: _File, *, deadline: Deadline, token: str | None) -> di
         return None
     raw = _json_object(file, found[0])
     if raw.get("total_size") is None:
-        raise HubError(
-            Text("{model}: {file} has no metadata.total_size", model=file.ref.label, file=file.name)
-        )
+        raise file.error(N_("{model}: {file} has no metadata.total_size"))
     return {"total_size": raw["total_size"]}
 
 

@@ -483,6 +483,99 @@ def rank_key(c: Candidate) -> tuple[bool, bool, float, int, bool, float]:
     )
 
 
+def _check_request_fits(*, target: Target, longest_tokens: int) -> None:
+    """vLLM rejects a request whose prompt plus output exceeds max_model_len, so no layout can serve it."""
+    total = target.input_tokens + target.output_tokens
+    if total > longest_tokens:
+        raise PlannerError(
+            "output_tokens",
+            Text(
+                "input + output tokens ({total:,}) exceed max_model_len ({max_model_len:,}): vLLM rejects such requests",
+                total=total,
+                max_model_len=longest_tokens,
+            ),
+        )
+
+
+def _layouts(
+    *,
+    pairs: list[tuple[int, int]],
+    weight_choices: list[str | None],
+    kv_choices: list[str],
+) -> list[Layout]:
+    """The searched grid, TP x PP outermost, cut at MAX_LAYOUTS (the bound the module docstring states)."""
+    return [Layout(tp, pp, quant, kv) for tp, pp in pairs for quant in weight_choices for kv in kv_choices][
+        :MAX_LAYOUTS
+    ]
+
+
+def _search_notes(
+    *,
+    candidates: list[Candidate],
+    layouts_tried: int,
+    target: Target,
+    tp_only_within_node: bool,
+    node_devices: int,
+) -> list[str]:
+    """What the search left out and why: over the devices available, did not start, PP not searched."""
+    notes: list[str] = []
+    over = sum(1 for c in candidates if not c.within_devices_available)
+    if over:
+        notes.append(
+            Text(
+                "{count} of {total} layouts would need more than the {available} devices available.",
+                count=over,
+                total=len(candidates),
+                available=target.devices_available,
+            )
+        )
+    if len(candidates) < layouts_tried:
+        notes.append(
+            Text(
+                "{count} of {total} layouts do not start (memory, or vLLM refuses the parallel layout) or cannot hold one request of {tokens:,} tokens.",
+                count=layouts_tried - len(candidates),
+                total=layouts_tried,
+                tokens=target.input_tokens + target.output_tokens,
+            )
+        )
+    if tp_only_within_node:
+        notes.append(
+            Text(
+                "Pipeline parallel across nodes is searched only when devices per node is given; TP stays within one node of {node} devices.",
+                node=node_devices,
+            )
+        )
+    return notes
+
+
+def _pick_best(candidates: list[Candidate], *, target: Target) -> tuple[Candidate | None, bool, str | None]:
+    """The cheapest candidate meeting the SLO within the devices; else the nearest miss and why.
+
+    Returns (best, whether it meets the SLO, why none does). ``candidates`` are sorted by ``rank_key``.
+    """
+    meeting = [c for c in candidates if c.meets_slo and c.within_devices_available]
+    if meeting:
+        return meeting[0], True, None
+    if not candidates:
+        return (
+            None,
+            False,
+            Text(
+                "No layout starts on this device: the model does not fit even at the largest TP within a node."
+            ),
+        )
+    best = min(
+        candidates,
+        key=lambda c: (
+            c.meets_slo is False,
+            not c.within_devices_available,
+            _miss(c, target),
+            c.devices_total,
+        ),
+    )
+    return best, False, _why_none(best, target)
+
+
 def plan_fleet(
     *,
     model: ModelSpec,
@@ -500,16 +593,7 @@ def plan_fleet(
     the formats itself, or only ``quantization`` when one is given (the user fixed the format). ``serve`` holds the flags that are not searched (max_model_len, utilization…).
     """
     limits = limits or Limits()
-    longest = serve.max_model_len or model.max_model_len_derived
-    if target.input_tokens + target.output_tokens > longest:
-        raise PlannerError(
-            "output_tokens",
-            Text(
-                "input + output tokens ({total:,}) exceed max_model_len ({max_model_len:,}): vLLM rejects such requests",
-                total=target.input_tokens + target.output_tokens,
-                max_model_len=longest,
-            ),
-        )
+    _check_request_fits(target=target, longest_tokens=serve.max_model_len or model.max_model_len_derived)
     node = limits.devices_per_node or device.typical_node_devices
     pairs = parallel_choices(
         devices_per_node=node,
@@ -517,15 +601,15 @@ def plan_fleet(
         devices_available=target.devices_available,
     )
     base = serve.model_copy(update={"quantization": None, "data_parallel_size": 1})
-    dtypes = kv_dtypes(model=model, device=device, serve=base, vllm_version=vllm_version, limits=limits)
-    layouts = [
-        Layout(tp, pp, quant, kv)
-        for tp, pp in pairs
-        for quant in (
+    layouts = _layouts(
+        pairs=pairs,
+        weight_choices=(
             [quantization] if quantization else weight_formats(model=model, device=device, limits=limits)
-        )
-        for kv in dtypes
-    ][:MAX_LAYOUTS]
+        ),
+        kv_choices=kv_dtypes(
+            model=model, device=device, serve=base, vllm_version=vllm_version, limits=limits
+        ),
+    )
     label = model_label or model.name
     candidates: list[Candidate] = []
     evaluated: list[Evaluated] = []
@@ -553,60 +637,20 @@ def plan_fleet(
             )
         )
     candidates.sort(key=rank_key)
-    notes: list[str] = []
-    over = sum(1 for c in candidates if not c.within_devices_available)
-    if over:
-        notes.append(
-            Text(
-                "{count} of {total} layouts would need more than the {available} devices available.",
-                count=over,
-                total=len(candidates),
-                available=target.devices_available,
-            )
-        )
-    if len(candidates) < len(layouts):
-        notes.append(
-            Text(
-                "{count} of {total} layouts do not start (memory, or vLLM refuses the parallel layout) or cannot hold one request of {tokens:,} tokens.",
-                count=len(layouts) - len(candidates),
-                total=len(layouts),
-                tokens=target.input_tokens + target.output_tokens,
-            )
-        )
-    if pairs and all(pp == 1 for _, pp in pairs) and limits.devices_per_node is None:
-        notes.append(
-            Text(
-                "Pipeline parallel across nodes is searched only when devices per node is given; TP stays within one node of {node} devices.",
-                node=node,
-            )
-        )
-    meeting = [c for c in candidates if c.meets_slo and c.within_devices_available]
-    best: Candidate | None
-    why: str | None = None
-    if meeting:
-        best = meeting[0]
-    elif candidates:
-        best = min(
-            candidates,
-            key=lambda c: (
-                c.meets_slo is False,
-                not c.within_devices_available,
-                _miss(c, target),
-                c.devices_total,
-            ),
-        )
-        why = _why_none(best, target)
-    else:
-        best = None
-        why = Text(
-            "No layout starts on this device: the model does not fit even at the largest TP within a node."
-        )
+    best, meets, why = _pick_best(candidates, target=target)
     return FleetPlan(
         candidates=candidates,
         best=best,
-        best_meets_slo=bool(meeting),
+        best_meets_slo=meets,
         why_none=why,
-        notes=notes,
+        notes=_search_notes(
+            candidates=candidates,
+            layouts_tried=len(layouts),
+            target=target,
+            # without a node size the grid is TP-only (parallel_choices), so PP was not searched
+            tp_only_within_node=bool(pairs) and limits.devices_per_node is None,
+            node_devices=node,
+        ),
         layouts_tried=len(layouts),
         layouts_started=len(candidates),
         pareto=pareto_points(evaluated, target=target, vllm_version=vllm_version, model_label=label),

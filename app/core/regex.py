@@ -173,19 +173,29 @@ def _unbounded(op: Any, av: Any) -> bool:
     return op in _REPEATS and av[1] == MAXREPEAT
 
 
-def _contains_variable_repeat(items: Any) -> bool:
+def _any_inside(items: Any, found: Callable[[Any, Any], bool], *, into_assertions: bool) -> bool:
+    """Whether ``found(op, av)`` holds for an item of ``items`` or of a repeat, group or branch inside
+    it (and of a look-around when ``into_assertions``)."""
     for op, av in items:
-        if _variable(op, av):
+        if found(op, av):
             return True
-        if op in _REPEATS and _contains_variable_repeat(av[2]):
-            return True
-        if op is sre_constants.SUBPATTERN and _contains_variable_repeat(av[-1]):
-            return True
-        if op is sre_constants.BRANCH and any(_contains_variable_repeat(alt) for alt in av[1]):
-            return True
-        if op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT) and _contains_variable_repeat(av[1]):
+        if op in _REPEATS:
+            inner = [av[2]]
+        elif op is sre_constants.SUBPATTERN:
+            inner = [av[-1]]
+        elif op is sre_constants.BRANCH:
+            inner = list(av[1])
+        elif into_assertions and op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            inner = [av[1]]
+        else:
+            continue
+        if any(_any_inside(part, found, into_assertions=into_assertions) for part in inner):
             return True
     return False
+
+
+def _contains_variable_repeat(items: Any) -> bool:
+    return _any_inside(items, _variable, into_assertions=True)
 
 
 def _nullable(op: Any, av: Any) -> bool:
@@ -255,16 +265,7 @@ def _guards(previous: Any, chars: frozenset[int]) -> bool:
 
 
 def _unbounded_inside(items: Any) -> bool:
-    for op, av in items:
-        if _unbounded(op, av):
-            return True
-        if op in _REPEATS and _unbounded_inside(av[2]):
-            return True
-        if op is sre_constants.SUBPATTERN and _unbounded_inside(av[-1]):
-            return True
-        if op is sre_constants.BRANCH and any(_unbounded_inside(alt) for alt in av[1]):
-            return True
-    return False
+    return _any_inside(items, _unbounded, into_assertions=False)
 
 
 def shape_problems(pattern: str) -> list[str]:

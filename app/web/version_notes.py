@@ -7,9 +7,11 @@ of `VersionRules`; "as in A – B" ranges are computed over `KNOWN_VERSIONS`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
+from operator import attrgetter
+from typing import Any
 
 from app.core import equations as E
 from app.core.text import Text
@@ -70,7 +72,22 @@ def _log_wording(rules: VersionRules) -> str:
 
 
 # (key, topic, value reader, sentence). The reader is what "differs" compares between two releases.
-ASPECTS: tuple[tuple[str, str, Callable[[VersionRules], object], Callable[[VersionRules], str]], ...] = (
+Aspect = tuple[str, str, Callable[[VersionRules], object], Callable[[VersionRules], str]]
+
+
+def _switch(key: str, topic: str, field: str, *, on: str, off: str) -> Aspect:
+    """An aspect read off one boolean field of VersionRules: the ``on`` sentence when it is set, else ``off``."""
+    read = attrgetter(field)
+    return (key, topic, read, lambda r: on if read(r) else off)
+
+
+def _worded(key: str, topic: str, field: str, wording: Mapping[Any, str]) -> Aspect:
+    """An aspect read off one field of VersionRules whose every value has its sentence in ``wording``."""
+    read = attrgetter(field)
+    return (key, topic, read, lambda r: wording[read(r)])
+
+
+ASPECTS: tuple[Aspect, ...] = (
     ("engine", Text("Engine"), lambda r: r.engine, lambda r: r.engine.upper()),
     (
         "default_util",
@@ -91,15 +108,12 @@ ASPECTS: tuple[tuple[str, str, Callable[[VersionRules], object], Callable[[Versi
             )
         ),
     ),
-    (
+    _switch(
         "cuda_graphs",
         Text("CUDA graphs"),
-        lambda r: r.cuda_graph_budgeted,
-        lambda r: (
-            Text("CUDA graphs subtracted from the budget before KV sizing")
-            if r.cuda_graph_budgeted
-            else Text("not subtracted: captured after KV sizing, out of the 1 − utilization slack")
-        ),
+        "cuda_graph_budgeted",
+        on=Text("CUDA graphs subtracted from the budget before KV sizing"),
+        off=Text("not subtracted: captured after KV sizing, out of the 1 − utilization slack"),
     ),
     (
         "sampler",
@@ -110,28 +124,15 @@ ASPECTS: tuple[tuple[str, str, Callable[[VersionRules], object], Callable[[Versi
             sampler_logit_copies=r.sampler_logit_copies,
         ),
     ),
-    (
+    _switch(
         "inflight",
         Text("In-flight tokens per request (prefix caching off)"),
-        lambda r: r.inflight_uses_batches,
-        lambda r: (
-            Text("max concurrent batches × --max-num-batched-tokens")
-            if r.inflight_uses_batches
-            else "--max-num-batched-tokens"
-        ),
+        "inflight_uses_batches",
+        on=Text("max concurrent batches × --max-num-batched-tokens"),
+        off="--max-num-batched-tokens",
     ),
-    (
-        "tokens",
-        Text("“GPU KV cache size” tokens"),
-        lambda r: r.tokens_formula,
-        lambda r: TOKENS_TEXT[r.tokens_formula],
-    ),
-    (
-        "concurrency",
-        Text("“Maximum concurrency”"),
-        lambda r: r.concurrency_formula,
-        lambda r: CONCURRENCY_TEXT[r.concurrency_formula],
-    ),
+    _worded("tokens", Text("“GPU KV cache size” tokens"), "tokens_formula", TOKENS_TEXT),
+    _worded("concurrency", Text("“Maximum concurrency”"), "concurrency_formula", CONCURRENCY_TEXT),
     (
         "needed",
         Text("Memory one request needs (sliding-window capacity)"),
@@ -141,22 +142,14 @@ ASPECTS: tuple[tuple[str, str, Callable[[VersionRules], object], Callable[[Versi
             + (Text("; sliding/chunked layers get their own KV groups") if r.hybrid_allocator else "")
         ),
     ),
-    (
+    _switch(
         "null_block",
         Text("Start-up capacity check"),
-        lambda r: r.null_block_in_check,
-        lambda r: (
-            Text("available − one null block must hold one request")
-            if r.null_block_in_check
-            else Text("available must hold one request")
-        ),
+        "null_block_in_check",
+        on=Text("available − one null block must hold one request"),
+        off=Text("available must hold one request"),
     ),
-    (
-        "weights_log",
-        Text("Weights log line"),
-        lambda r: r.weights_log,
-        lambda r: WEIGHTS_LOG_TEXT[r.weights_log],
-    ),
+    _worded("weights_log", Text("Weights log line"), "weights_log", WEIGHTS_LOG_TEXT),
     ("capacity_log", Text("Capacity log line"), _log_wording, _log_wording),
     (
         "gib_format",
@@ -165,25 +158,19 @@ ASPECTS: tuple[tuple[str, str, Callable[[VersionRules], object], Callable[[Versi
         lambda r: "%.2f (54.10)" if r.format_gib_style == "fixed2" else "round(x, 2) (54.1)",
     ),
     ("swap_space", "--swap-space", lambda r: _swap_space(r), _swap_space),
-    (
+    _switch(
         "offloading",
         "--kv-offloading-size",
-        lambda r: r.has_kv_offloading_flags,
-        lambda r: (
-            Text("available (KV offloading to CPU)")
-            if r.has_kv_offloading_flags
-            else Text("does not exist yet")
-        ),
+        "has_kv_offloading_flags",
+        on=Text("available (KV offloading to CPU)"),
+        off=Text("does not exist yet"),
     ),
-    (
+    _switch(
         "auto_fit",
         Text("--max-model-len auto"),
-        lambda r: r.has_auto_fit,
-        lambda r: (
-            Text("available: vLLM searches the largest length that fits")
-            if r.has_auto_fit
-            else Text("does not exist yet")
-        ),
+        "has_auto_fit",
+        on=Text("available: vLLM searches the largest length that fits"),
+        off=Text("does not exist yet"),
     ),
 )
 

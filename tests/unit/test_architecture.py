@@ -115,8 +115,6 @@ MAX_MODULE_LINES = 800
 # Still over the limit, each with the engineer whose files they are; the test fails when one is fixed
 # and not struck off, so the list only shrinks.
 OVER_FUNCTION_LIMIT = {
-    "app/web/planner/views.py:result_view": "kernel / pagefix",
-    "app/core/fleet.py:plan_fleet": "speed / deploy",
     "app/core/backends.py:resolve_backend": "configs",
 }
 OVER_MODULE_LIMIT: dict[str, str] = {}

@@ -31,9 +31,11 @@ RESULT_KEYS = {
 # runs per source, as the README tables list them
 RUNS_PER_SOURCE = {
     "sariekr/gpu_conc": 12,
-    "tenstorrent/tt-inference-server GPU reference runs": 13,
+    "tenstorrent/tt-inference-server GPU reference runs": 26,
     "vllm-project/vllm-ascend#1605": 1,
     "dstackai/benchmarks": 62,
+    "vllm-project/recipes": 2,
+    "vllm-project/vllm#9722": 2,
 }
 DATASETS = {"random", "sharegpt", "sonnet", "custom"}
 

@@ -314,16 +314,16 @@ def _pattern_kinds(
     return kinds
 
 
-def _block_attention(blocks: Sequence[Any], index: int) -> Mapping[str, Any]:
-    block = _as_mapping("block_configs", blocks[index])
-    attention = block.get("attention")
-    return {} if attention is None else _as_mapping("block_configs", attention)
-
-
-def _block_ffn(blocks: Sequence[Any], index: int) -> Mapping[str, Any]:
-    block = _as_mapping("block_configs", blocks[index])
-    ffn = block.get("ffn")
-    return {} if ffn is None else _as_mapping("block_configs", ffn)
+def nas_block_parts(text: Mapping[str, Any], part: Literal["attention", "ffn"]) -> list[Mapping[str, Any]]:
+    """Nemotron-NAS / DeciLM ``block_configs``: the ``attention`` or ``ffn`` entry of every block, in
+    order ({} where a block has none); [] for a config without block_configs."""
+    if not _present(text, "block_configs"):
+        return []
+    parts = []
+    for block in _as_list("block_configs", text["block_configs"]):
+        entry = _as_mapping("block_configs", block).get(part)
+        parts.append({} if entry is None else _as_mapping("block_configs", entry))
+    return parts
 
 
 def check_offset_below_period(*, offset_key: str, offset: int, period_key: str, period: int) -> None:
@@ -348,8 +348,7 @@ def _explicit_layer_kinds(text: Mapping[str, Any], num_layers: int) -> list[Laye
             "layer_types", _as_list("layer_types", text["layer_types"]), num_layers, LAYER_TYPE_NAMES
         )
     if _present(text, "block_configs"):  # Nemotron-NAS / DeciLM: attention.no_op blocks have none
-        blocks = _as_list("block_configs", text["block_configs"])
-        kinds = ["none" if _block_attention(blocks, i).get("no_op") else "full" for i in range(len(blocks))]
+        kinds = ["none" if a.get("no_op") else "full" for a in nas_block_parts(text, "attention")]
         return _pattern_kinds(
             "block_configs", kinds, num_layers, {"none": LayerKind.NONE, "full": LayerKind.FULL}
         )
@@ -627,10 +626,8 @@ def _block_kv_heads(text: Mapping[str, Any], heads: int) -> list[int]:
     """Nemotron-NAS block_configs: heads // n_heads_in_group per block, 0 for no-op attention."""
     if not _present(text, "block_configs"):
         return []
-    blocks = _as_list("block_configs", text["block_configs"])
     out = []
-    for index in range(len(blocks)):
-        attention = _block_attention(blocks, index)
+    for index, attention in enumerate(nas_block_parts(text, "attention")):
         if attention.get("no_op"):
             out.append(0)
             continue

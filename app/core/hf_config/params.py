@@ -28,13 +28,13 @@ from app.core.hf_config.coerce import (
     _split_configs,
 )
 from app.core.hf_config.geometry import (
-    _block_ffn,
     _Geometry,
     _geometry,
     _Layers,
     _layers,
     is_attention_free,
     layer_attention,
+    nas_block_parts,
 )
 from app.core.specs import AttentionShape, LayerKind, MambaKind, MambaSpec
 from app.core.text import Text
@@ -369,13 +369,8 @@ def _shape_params(g: _Geometry, shape: AttentionShape) -> int:
 def _block_ffn_sizes(cfgs: _Configs, g: _Geometry) -> list[int]:
     """Nemotron-NAS FFN width per block (nemotron_nas.py): int(2 * ffn_mult * hidden / 3) rounded up
     to a multiple of 256, or the block's intermediate_size; 0 for a no-op FFN."""
-    text = cfgs.text
-    if not _present(text, "block_configs"):
-        return []
-    blocks = _as_list("block_configs", text["block_configs"])
     sizes = []
-    for index in range(len(blocks)):
-        ffn = _block_ffn(blocks, index)
+    for ffn in nas_block_parts(cfgs.text, "ffn"):
         if ffn.get("no_op"):
             sizes.append(0)
         elif ffn.get("ffn_mult") is not None:

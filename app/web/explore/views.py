@@ -57,7 +57,7 @@ from app.web.explore.service import (
     workload_spec,
 )
 from app.web.format import gib, integer, percent
-from app.web.inputs.links import query_items, to_query
+from app.web.inputs.links import form_values, query_items, to_query
 from app.web.inputs.options import Option, catalog_options, version_options
 from app.web.inputs.params import PlannerParams
 from app.web.inputs.problems import Problem, problems_of
@@ -497,22 +497,6 @@ def _engine_text(engine: EngineParams, spec: WorkloadSpec) -> str:
     )
 
 
-def _values(params: ExploreParams) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for name, value in params.model_dump().items():
-        if value is None:
-            out[name] = ""
-        elif isinstance(value, bool):
-            out[name] = "true" if value else "false"
-        elif isinstance(value, tuple | list):
-            out[name] = ",".join(str(v) for v in value)
-        elif isinstance(value, float):
-            out[name] = f"{value:g}"
-        else:
-            out[name] = str(value)
-    return out
-
-
 HIDDEN_PLANNER_FIELDS = frozenset(
     {"devices", "target_concurrency", "pipeline_parallel_size", "enforce_eager", "config_json"}
     | {name for name in PlannerParams.model_fields if name.startswith("card_")}
@@ -572,7 +556,7 @@ def build_view(request: Request, params: ExploreParams, problems: list[Problem])
     models, devices, versions = catalog_options()
     return ExploreView(
         params=params,
-        values=_values(params),
+        values=form_values(params),
         permalink=f"{url_path(request, 'explore')}?{explore_query(params)}",
         planner_link=f"{url_path(request, 'planner')}?{to_query(planner_params(params))}",
         problems=problems_of(sec.problems),

@@ -21,7 +21,7 @@ from app.web.format import (
     speed_number,  # the Speed section's format: the numbers read alike
 )
 from app.web.i18n import page_lang, t, tr
-from app.web.inputs.links import query_items, to_query
+from app.web.inputs.links import form_values, query_items, to_query
 from app.web.inputs.options import Option, catalog_options, version_options
 from app.web.inputs.problems import Problem, error_of, problems_of
 from app.web.measured_runs import calibrated_caption
@@ -154,20 +154,6 @@ class FleetView:
 
 def money(value: float) -> str:
     return f"{value:,.2f}"
-
-
-def _values(params: FleetParams) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for name, value in params.model_dump().items():
-        if value is None:
-            out[name] = ""
-        elif isinstance(value, bool):
-            out[name] = "true" if value else "false"
-        elif isinstance(value, float):
-            out[name] = f"{value:g}"
-        else:
-            out[name] = str(value)
-    return out
 
 
 class LayoutLike(Protocol):
@@ -450,7 +436,7 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         error = error_of(exc)
     return FleetView(
         params=params,
-        values=_values(params),
+        values=form_values(params),
         hidden=hidden_inputs(params),
         permalink=f"{url_path(request, 'fleet')}?{query}",
         query=query,

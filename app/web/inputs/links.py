@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from urllib.parse import parse_qsl, urlencode
 
+from pydantic import BaseModel
 from starlette.requests import Request
 
 from app.core.versions import DEFAULT_VERSION
@@ -47,6 +48,23 @@ def query_items(params: PlannerParams) -> list[tuple[str, str]]:
             text = str(value)
         items.append((name, text))
     return items
+
+
+def form_values(params: BaseModel) -> dict[str, str]:
+    """Every field as its form input shows it: blank for None, true/false, lists comma-joined, floats %g."""
+    out: dict[str, str] = {}
+    for name, value in params.model_dump().items():
+        if value is None:
+            out[name] = ""
+        elif isinstance(value, bool):
+            out[name] = "true" if value else "false"
+        elif isinstance(value, tuple | list):
+            out[name] = ",".join(str(v) for v in value)
+        elif isinstance(value, float):
+            out[name] = f"{value:g}"
+        else:
+            out[name] = str(value)
+    return out
 
 
 def to_query(params: PlannerParams) -> str:

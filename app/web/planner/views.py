@@ -518,24 +518,12 @@ def _model_note(resolved: Resolved) -> str:
     return t("Model {model_label} from the model card", model_label=resolved.model_label)
 
 
-def result_view(
-    resolved: Resolved,
-    est: Estimate,
-    curve: list[tuple[int, float]],
-    *,
-    compare_link: str = "",
-    compare_versions: str = "",
-    details: bool = True,
-) -> ResultView:
-    """``details=False`` leaves out what only the closed <details> sections show (the curve as a table,
-    the version notes, every term), for a fragment that loads those when they are opened."""
-    params = resolved.params
+def memory_partition(resolved: Resolved, est: Estimate) -> tuple[tuple[PartitionRow, ...], Markup]:
+    """One device's memory: the partition rows and the bar that draws them, with the S × N demand mark."""
     rows, segments, overrun = partition_rows(est, quantized=resolved.model.quantization is not None)
-    verdict = verdict_view(est, params.target_concurrency, derived_len=resolved.derived_len)
+    target = resolved.params.target_concurrency
     demand = E.kv_demand_bytes(
-        kv_bytes_per_token=est.kv_bytes_per_token,
-        max_model_len=est.max_model_len,
-        concurrency=params.target_concurrency,
+        kv_bytes_per_token=est.kv_bytes_per_token, max_model_len=est.max_model_len, concurrency=target
     )
     bar = svg.partition_bar(
         segments=segments,
@@ -556,38 +544,48 @@ def result_view(
             + (_("≤ pool") if demand <= max(0, est.kv_cache_bytes) else _("> pool"))
         ),
     )
-    chart = svg.capacity_chart(
+    return rows, bar
+
+
+def capacity_chart(est: Estimate, curve: list[tuple[int, float]], *, target_concurrency: int) -> Markup:
+    """Maximum concurrency against max_model_len, with the current length and the target N marked."""
+    return svg.capacity_chart(
         curve=curve,
         current_len=est.max_model_len,
         current_concurrency=est.max_concurrency,
-        target_concurrency=params.target_concurrency,
+        target_concurrency=target_concurrency,
         title=t("Maximum concurrency against max_model_len"),
         desc=(
             t(
                 "At {max_model_len} tokens the pool holds {max_concurrency:.2f} sequences; target {target_concurrency}. Both axes logarithmic.",
                 max_model_len=human_tokens(est.max_model_len),
                 max_concurrency=est.max_concurrency,
-                target_concurrency=params.target_concurrency,
+                target_concurrency=target_concurrency,
             )
         ),
         x_label=t("max_model_len (tokens, log scale)"),
         y_label=t("max concurrency (log)"),
-        target_label=t("target N = {target_concurrency}", target_concurrency=params.target_concurrency),
+        target_label=t("target N = {target_concurrency}", target_concurrency=target_concurrency),
     )
-    ranks = est.ranks
-    per_node = resolved.device.typical_node_devices
-    multi_node = ""
-    if ranks > per_node:
-        nodes = -(-ranks // per_node)
-        multi_node = t(
-            "TP × PP = {ranks} devices is more than one node of {per_node}: this needs {nodes} nodes (Ray or multiprocessing across hosts). Keep TP within a node and use PP across nodes.",
-            ranks=ranks,
-            per_node=per_node,
-            nodes=nodes,
-        )
+
+
+def multi_node_hint(*, ranks: int, per_node: int) -> str:
+    """Empty within one node; else how many nodes TP × PP needs and how to lay it out."""
+    if ranks <= per_node:
+        return ""
+    return t(
+        "TP × PP = {ranks} devices is more than one node of {per_node}: this needs {nodes} nodes (Ray or multiprocessing across hosts). Keep TP within a node and use PP across nodes.",
+        ranks=ranks,
+        per_node=per_node,
+        nodes=-(-ranks // per_node),
+    )
+
+
+def fleet_line(est: Estimate, *, devices: int) -> str:
+    """The devices as whole replicas of TP × PP, and the concurrency they hold together."""
     # ≥ 1: fewer devices than TP × PP is refused before any estimate (estimate.validate_devices)
-    replicas = E.replicas(devices=params.device_count, ranks=ranks)
-    fleet = tr(
+    replicas = E.replicas(devices=devices, ranks=est.ranks)
+    return tr(
         Plural(
             replicas,
             N_(
@@ -596,44 +594,64 @@ def result_view(
             N_(
                 "⌊devices {devices} ÷ (TP × PP = {ranks})⌋ = {replicas} replicas → {replicas} × {per_replica:.2f} = {max_concurrency:.2f} concurrent sequences of {max_model_len} tokens"
             ),
-            devices=params.device_count,
-            ranks=ranks,
+            devices=devices,
+            ranks=est.ranks,
             replicas=replicas,
             per_replica=est.max_concurrency,
             max_concurrency=E.fleet_concurrency(replicas=replicas, per_replica=est.max_concurrency),
             max_model_len=integer(est.max_model_len),
         )
     )
-    if est.error:
-        log_title = t("What vLLM would print (start-up fails)")
-        log_lines = tuple(est.log_lines) if est.error in est.log_lines else (*est.log_lines, est.error)
-    else:
-        log_title = t("What vLLM would print")
-        log_lines = tuple(est.log_lines)
-    command = render_serve_command(
-        model=resolved.model_label, serve=resolved.serve, vllm_version=resolved.vllm_version
+
+
+def printed_log(est: Estimate) -> tuple[str, tuple[str, ...]]:
+    """The log's title and lines; a refusal's text ends the log once, as vLLM prints it last."""
+    if not est.error:
+        return t("What vLLM would print"), tuple(est.log_lines)
+    lines = tuple(est.log_lines) if est.error in est.log_lines else (*est.log_lines, est.error)
+    return t("What vLLM would print (start-up fails)"), lines
+
+
+def term_symbols(est: Estimate) -> tuple[Symbol, ...]:
+    """Every term of the estimate, the modelled ones marked."""
+    return tuple(
+        Symbol(tr(term.name), tr(term.formula), term.value + ("" if term.exact else _(" (modelled)")))
+        for term in est.terms
     )
-    model_note = _model_note(resolved)
+
+
+def result_view(
+    resolved: Resolved,
+    est: Estimate,
+    curve: list[tuple[int, float]],
+    *,
+    compare_link: str = "",
+    compare_versions: str = "",
+    details: bool = True,
+) -> ResultView:
+    """``details=False`` leaves out what only the closed <details> sections show (the curve as a table,
+    the version notes, every term), for a fragment that loads those when they are opened."""
+    params = resolved.params
+    rows, bar = memory_partition(resolved, est)
+    verdict = verdict_view(est, params.target_concurrency, derived_len=resolved.derived_len)
+    log_title, log_lines = printed_log(est)
     return ResultView(
         verdict=verdict,
         partition=rows,
         bar_svg=bar,
-        chart_svg=chart,
+        chart_svg=capacity_chart(est, curve, target_concurrency=params.target_concurrency),
         formula=formula_view(resolved.model, est, params.target_concurrency),
         block_math=block_math(est),
         log_title=log_title,
         log_lines=log_lines,
         warnings=tuple(tr_list(est.warnings)),
-        terms=tuple(
-            Symbol(tr(term.name), tr(term.formula), term.value + ("" if term.exact else _(" (modelled)")))
-            for term in est.terms
-        )
-        if details
-        else (),
-        command=command,
-        multi_node_hint=multi_node,
-        fleet=fleet,
-        model_note=model_note,
+        terms=term_symbols(est) if details else (),
+        command=render_serve_command(
+            model=resolved.model_label, serve=resolved.serve, vllm_version=resolved.vllm_version
+        ),
+        multi_node_hint=multi_node_hint(ranks=est.ranks, per_node=resolved.device.typical_node_devices),
+        fleet=fleet_line(est, devices=params.device_count),
+        model_note=_model_note(resolved),
         markdown=markdown_summary(resolved, est, verdict),
         curve_rows=tuple((integer(s), f"{c:.2f}") for s, c in curve) if details else (),
         estimate=est,
