@@ -45,6 +45,7 @@ import perf_sources as P
 
 from app.core.perf.bench_args import request_lengths
 from app.core.perf.rates import rates_of
+from app.core.versions import rules_for
 
 KEYS = P.KEYS  # kind -> vLLM result key
 MODES = ("none", "per-kind", "step", "step+overhead", "step-cost", "host", "host+ttft")
@@ -68,7 +69,9 @@ class Run:
     prompt_tokens: float = 0.0
     shipped_ttft_overhead_ms: float = 0.0
     context: P.RunContext | None = None
-    host_in_series: bool = False  # its vLLM did not overlap the host's work (async scheduling off)
+    # its vLLM's V1 engine ran the host's work in series (async scheduling off); V0 (before 0.8) is another
+    # engine whose host work is not V1's, so its runs do not choose the host's coefficients
+    host_in_series: bool = False
 
     def at(self, host: HostPoint) -> dict[str, float]:
         """The prediction with this host work (simulated once, then kept)."""
@@ -351,9 +354,10 @@ def load() -> dict[str, list[Run]]:
             prompt_tokens=sum(prompts) / len(prompts),
             shipped_ttft_overhead_ms=ctx.coefficients.ttft_overhead_s * 1000,
             context=ctx,
-            host_in_series=not ctx.physics.host_overlapped,
+            host_in_series=not ctx.physics.host_overlapped
+            and rules_for(ctx.estimate.vllm_version).engine == "v1",
         )
-        if run.host_in_series:  # every grid point is tried on these
+        if not ctx.physics.host_overlapped:  # every grid point is tried on these
             for host in ((hs, hr) for hs in HOST_STEP_GRID for hr in HOST_REQUEST_GRID):
                 run.at(host)
         by_source[ctx.source].append(run)

@@ -104,7 +104,7 @@ def shared_contexts() -> list[RunContext]:
             "output_throughput": run.throughput,
         }
         cluster = f"{run.system} {run.model_path} {run.precision} tp{run.tp} dp{run.dp} {run.version}"
-        coefficients = fams[run.family].coefficients()
+        coefficients = fams[run.family].bench_coefficients()
         out.append(RunContext(SHARED, run.estimate, run.physics, coefficients, args, True, measured, cluster))
     return out
 
@@ -192,7 +192,14 @@ def other_contexts() -> list[RunContext]:
         prefix_cache = serve.enable_prefix_caching is not False
         out.append(
             RunContext(
-                str(row["source"]), est, physics, fit.coefficients(), args, prefix_cache, measured, cluster
+                str(row["source"]),
+                est,
+                physics,
+                fit.bench_coefficients(),
+                args,
+                prefix_cache,
+                measured,
+                cluster,
             )
         )
     return out

@@ -93,8 +93,15 @@ class FamilyFit(BaseModel):
             token_overhead_s=self.token_overhead_s,
             exchange_efficiency=self.exchange_efficiency,
             prefill_queue_factor=self.prefill_queue_factor,
-            **{"ttft_overhead_s": self.ttft_overhead_s, **host_fit()},
+            ttft_overhead_s=self.ttft_overhead_s,
+            **host_fit(),
         )
+
+    def bench_coefficients(self) -> Coefficients:
+        """The simulated benchmark's: the same, with the per-request TTFT overhead bench/perf_loso.py
+        fitted across sources for the simulation (the steady state keeps the one fitted with its
+        prefill queue factor, which stands in for the queue the simulation has)."""
+        return replace(self.coefficients(), **bench_ttft_fit())
 
 
 @cache
@@ -102,13 +109,15 @@ def host_fit() -> dict[str, float]:
     """The host's per-step and per-request work (physics.Coefficients.host_*): one pair for every device
     family (it is CPU work), fitted across sources by bench/perf_loso.py; absent = 0."""
     raw = json.loads(COEFFICIENTS_FILE.read_text(encoding="utf-8")).get("host", {})
-    out = {
-        name: float(raw.get(name, 0.0))
-        for name in ("host_step_s", "host_request_s", "ttft_per_prompt_token_s")
-    }
-    if "ttft_overhead_s" in raw:  # the cross-source fit's per-request overhead replaces the family's
-        out["ttft_overhead_s"] = float(raw["ttft_overhead_s"])
-    return out
+    return {name: float(raw.get(name, 0.0)) for name in ("host_step_s", "host_request_s")}
+
+
+@cache
+def bench_ttft_fit() -> dict[str, float]:
+    """The simulation's per-request TTFT overhead (a base and a part per prompt token: the API server
+    tokenises the prompt), fitted across sources by bench/perf_loso.py; absent = the family's own."""
+    raw = json.loads(COEFFICIENTS_FILE.read_text(encoding="utf-8")).get("host", {})
+    return {name: float(raw[name]) for name in ("ttft_overhead_s", "ttft_per_prompt_token_s") if name in raw}
 
 
 @cache
@@ -413,7 +422,7 @@ def bench_serve(
         point = simulate_bench(
             estimate=estimate,
             physics=physics,
-            coefficients=fit.coefficients(),
+            coefficients=fit.bench_coefficients(),
             args=args,
             prefix_cache=serve.enable_prefix_caching is not False,
         )
@@ -562,7 +571,7 @@ def compare_run(
     point = simulate_bench(
         estimate=estimate,
         physics=physics,
-        coefficients=fit.coefficients(),
+        coefficients=fit.bench_coefficients(),
         args=args,
         prefix_cache=serve.enable_prefix_caching is not False,
     )
