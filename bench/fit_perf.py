@@ -267,8 +267,10 @@ def prepare(runs: Iterable[Run]) -> list[Run]:
             try:
                 est = estimate(model=model, device=device, serve=serve, vllm_version=run.version)
                 physics = step_physics(estimate=est, model=model, device=device, serve=serve)
-                if imax:  # its recipes pass --async-scheduling whatever the release's default
-                    physics = replace(physics, host_overlapped=True)
+                # InferenceMAX's recipes pass --async-scheduling whatever the release's default; NVIDIA's
+                # own sweeps (0.12 defaults) are the runs these coefficients are fitted on, so whatever host
+                # time they ran in series is inside the fitted overheads already: neither adds a host term
+                physics = replace(physics, host_overlapped=True)
                 _CACHE[key] = (est, physics)
             except PlannerError as exc:
                 _CACHE[key] = f"planner: {exc}"

@@ -161,8 +161,17 @@ def serve_config(row: dict[str, Any], args: BenchArgs) -> ServeConfig:
 
 
 # Releases current at a run's date, for rows that state a date but not the version (PyPI release dates:
-# 0.8.5 2025-04-28, 0.9.1 2025-06-10, 0.9.2 2025-07-08, 0.10.1 2025-08-18). gpt-oss needs 0.10.1.
-RELEASE_AT = (("Apr 2025", "0.8.5"), ("2025-06", "0.9.1"), ("2025-07", "0.9.2"), ("Aug 2025", "0.10.1"))
+# 0.8.5 2025-04-28, 0.9.1 2025-06-10, 0.9.2 2025-07-08, 0.10.1 2025-08-18, 0.11.0 2025-10-02). gpt-oss
+# needs 0.10.1.
+RELEASE_AT = (
+    ("Apr 2025", "0.8.5"),
+    ("2025-06", "0.9.1"),
+    ("2025-07", "0.9.2"),
+    ("Jul 2025", "0.9.2"),
+    ("Aug 2025", "0.10.1"),
+    ("Nov 2025", "0.11.0"),
+    ("late 2025", "0.11.0"),
+)
 DEFAULT_RUN_VERSION = "0.19.0"
 
 
@@ -170,7 +179,7 @@ def run_version(row: dict[str, Any]) -> str:
     """The vLLM release the run used: as stated (its leading version number), else the release current at
     the date the row states, else the planner's default."""
     stated = str(row.get("vllm_version", ""))
-    head = stated.split()[0] if stated.split() else ""
+    head = stated.split()[0].removeprefix("v") if stated.split() else ""
     if head[:1].isdigit():
         return head.split("+")[0]
     return next((version for when, version in RELEASE_AT if when in stated), DEFAULT_RUN_VERSION)
