@@ -45,6 +45,7 @@ import perf_sources as P
 
 from app.core.perf.bench_args import request_lengths
 from app.core.perf.rates import rates_of
+from app.core.perf.simulate import SimulationError
 from app.core.versions import rules_for
 
 KEYS = P.KEYS  # kind -> vLLM result key
@@ -350,9 +351,14 @@ def load() -> dict[str, list[Run]]:
     by_source: dict[str, list[Run]] = defaultdict(list)
     for ctx in P.shared_contexts() + P.other_contexts():
         prompts = request_lengths(ctx.args)[0]
+        try:
+            shipped = ctx.simulate()
+        except SimulationError as exc:  # the planned pool never holds one of its requests: say so, skip it
+            print(f"skipped ({exc}): {ctx.source}: {ctx.cluster} at {ctx.estimate.vllm_version}")
+            continue
         run = Run(
             ctx.source,
-            ctx.simulate(),
+            shipped,
             ctx.measured,
             prompt_tokens=sum(prompts) / len(prompts),
             shipped_ttft_overhead_ms=ctx.coefficients.ttft_overhead_s * 1000,

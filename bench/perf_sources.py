@@ -193,6 +193,9 @@ def other_contexts() -> list[RunContext]:
         serve = serve_config(row, args)
         version = run_version(row)
         est = estimate(model=model, device=device, serve=serve, vllm_version=version)
+        if not est.fits or est.num_gpu_blocks <= 0:  # the planner says this release would not start it
+            print(f"skipped (no KV pool at {version}): {row['source']}: {row['device']} {row['model']}")
+            continue
         physics = step_physics(estimate=est, model=model, device=device, serve=serve)
         fit = fit_for(family=device_family(device)[0], vllm_version=version)[1]
         # every key a user would paste (vLLM's result keys); the within-cluster check reads them all
