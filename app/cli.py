@@ -130,6 +130,10 @@ def _inputs(argv: list[str]) -> tuple[ModelSpec, DeviceSpec, ServeConfig, Estima
         print(
             f"note: ignored flags that do not move memory: {' '.join(parsed.unknown_flags)}", file=sys.stderr
         )
+    if parsed.wrapper.ignored:  # `-- docker run … vllm/vllm-openai:vX …`: docker's own options
+        print(f"note: not vLLM arguments, ignored: {' '.join(parsed.wrapper.ignored)}", file=sys.stderr)
+    if parsed.wrapper.release and "--vllm-version" not in own:  # the image tag names the release
+        own["--vllm-version"] = parsed.wrapper.release
     if "--allow-long-max-model-len" in own:  # as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 in vLLM's environment
         parsed.serve = parsed.serve.model_copy(update={"allow_long_max_model_len": True})
     if not parsed.model:

@@ -12,6 +12,7 @@ after the doctor and the measured parts were built; nothing is fitted on them. F
   issue-16 bars), by model class (dense / MoE / vision-language / hybrid).
 
     .venv/bin/python bench/heldout_logs.py [directory ...]   # default: tests/data/logs/heldout
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12   # the 2026-12 held-apart set
 """
 
 from __future__ import annotations

@@ -160,6 +160,16 @@
       selectTab(tab);
     }
   });
+  // The verdict box's "Change, in this order" comes with the recommendation, out of band; an answer
+  // for inputs the page no longer shows (a slow one overtaken by a slider move) is not swapped in.
+  document.addEventListener("htmx:oobBeforeSwap", function (event) {
+    var target = event.detail.target;
+    var incoming = event.detail.fragment && event.detail.fragment.firstElementChild;
+    if (target && target.id === "verdict-changes" && incoming &&
+        incoming.getAttribute("data-for") !== target.getAttribute("data-for")) {
+      event.detail.shouldSwap = false;
+    }
+  });
   // A slider move replaces the results; sections the user had opened open again (a lazy one then
   // fetches its body for the new inputs: opening fires its "toggle" trigger).
   var reopen = [];

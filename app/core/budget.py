@@ -153,7 +153,6 @@ def weights_bytes_for_stage(
     layer_range: tuple[int, int],
     is_first: bool,
     is_last: bool,
-    quant: QuantSpec | None,
     device: DeviceSpec | None = None,
 ) -> int:
     """Weights on one device of one stage: decoder layers split by TP and PP; embeddings on the first
@@ -162,6 +161,7 @@ def weights_bytes_for_stage(
 
     E.g. Llama-3.1-8B in bf16 on one device (TP 1, PP 1): 16,060,522,496 B, which vLLM prints as "Model
     loading took 14.96 GiB" (the golden texts of tests/unit/test_estimate_text_golden.py)."""
+    quant = model.quantization  # the checkpoint's (a --quantization flag is applied to the model first)
     tp = serve.tensor_parallel_size
     dtype_bytes = DTYPE_BYTES[serving_dtype(model=model, serve=serve)]
     embed_params = model.vocab_size * model.hidden_size

@@ -281,27 +281,12 @@ def find_model(name: str) -> ModelSpec:
 def load_model_config_file(path: Path) -> ModelSpec:
     """A ModelSpec from a config.json, or a folder holding config.json (+ safetensors index)."""
     config_path = path / CONFIG_FILE_NAME if path.is_dir() else path
-    config = _read_json(config_path)
-    if not isinstance(config, dict):
-        raise ConfigError(
-            "config_file", Text("{config_path}: top level must be a JSON object", config_path=config_path)
-        )
-    index = None
+    config = _read_json_object(config_path)
     index_path = config_path.parent / SAFETENSORS_INDEX_FILE_NAME
-    if index_path.is_file():
-        index = _read_json(index_path)
-        if not isinstance(index, dict):
-            raise ConfigError(
-                "config_file", Text("{index_path}: top level must be a JSON object", index_path=index_path)
-            )
-    hf_quant = None
+    index = _read_json_object(index_path) if index_path.is_file() else None
     quant_path = config_path.parent / HF_QUANT_CONFIG_FILE_NAME
-    if quant_path.is_file():  # older ModelOpt checkpoints (vLLM reads it when config.json has none)
-        hf_quant = _read_json(quant_path)
-        if not isinstance(hf_quant, dict):
-            raise ConfigError(
-                "config_file", Text("{index_path}: top level must be a JSON object", index_path=quant_path)
-            )
+    # older ModelOpt checkpoints (vLLM reads it when config.json has none)
+    hf_quant = _read_json_object(quant_path) if quant_path.is_file() else None
     raw_name = config.get("_name_or_path")
     name = raw_name if isinstance(raw_name, str) and raw_name else config_path.parent.name
     return model_spec_from_hf_config(
@@ -309,15 +294,20 @@ def load_model_config_file(path: Path) -> ModelSpec:
     )
 
 
-def _read_json(path: Path) -> Any:
+def _read_json_object(path: Path) -> dict[str, Any]:
+    """The JSON object in the file at ``path``; a ConfigError naming the file when it is unreadable,
+    not JSON, or not an object at the top level."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(
             "config_file", Text("{path}: cannot read ({value})", path=path, value=exc.strerror or exc)
         ) from exc
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError("config_file", Text("{path}: invalid JSON ({exc})", path=path, exc=exc)) from exc
+    if not isinstance(data, dict):
+        raise ConfigError("config_file", Text("{path}: top level must be a JSON object", path=path))
+    return data
 
 
 # ----------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from app.core import numbers, regex
 from app.core.errors import PlannerError
 from app.core.serve_flags import PARSE_KINDS, render_flags
 from app.core.specs import ServeConfig
-from app.core.text import Text
+from app.core.text import Text, TextList
 from app.core.versions import rules_for
 
 MAX_COMMAND_CHARS = 100_000
@@ -81,19 +81,63 @@ def _canonical_flag(name: str, known: frozenset[str]) -> str:
     return prefixed[0] if len(prefixed) == 1 else name
 
 
-def unrecognized_flag_message(name: str, known: frozenset[str]) -> str:
-    """argparse's refusal ("unrecognized arguments"), with the nearest flag of this release."""
+def flag_suggestion(name: str, known: frozenset[str]) -> str | None:
+    """The nearest flag of this release to a misspelt one (None when nothing is close)."""
     close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=SUGGESTION_CUTOFF)
-    if close:
-        return Text(
-            "vllm serve: error: unrecognized arguments: {flag} (did you mean {suggestion}?)",
-            flag=name,
-            suggestion=close[0],
+    return close[0] if close else None
+
+
+def unrecognized_flags_message(names: list[str], known: frozenset[str]) -> str:
+    """argparse's one refusal line naming every unrecognized argument, each with the nearest flag of
+    this release: "vllm serve: error: unrecognized arguments: --max-modle-len (did you mean
+    --max-model-len?) --tensor-paralel-size (did you mean --tensor-parallel-size?)"."""
+    parts = []
+    for name in names:
+        suggestion = flag_suggestion(name, known)
+        parts.append(
+            Text("{flag} (did you mean {suggestion}?)", flag=name, suggestion=suggestion)
+            if suggestion
+            else name
         )
-    return Text("vllm serve: error: unrecognized arguments: {flag}", flag=name)
+    return Text("vllm serve: error: unrecognized arguments: {flags}", flags=TextList(" ", parts))
+
+
+class CommandError(PlannerError):
+    """A paste vLLM's parser refuses, with every problem it has, not only the first: each unknown flag
+    (``unrecognized``: the flag and its nearest real one) and each value that cannot be read
+    (``problems``, each naming its field). One value problem alone keeps its own field."""
+
+    def __init__(
+        self,
+        *,
+        unrecognized: list[tuple[str, str | None]],
+        problems: list[PlannerError],
+        known: frozenset[str],
+        vllm_version: str | None = None,
+    ) -> None:
+        messages = [e.message for e in problems]
+        if len(problems) > 1 or unrecognized:  # each value problem says its field
+            messages = [e.field + ": " + e.message for e in problems]
+        if unrecognized:
+            messages.insert(0, unrecognized_flags_message([name for name, _ in unrecognized], known))
+        only = problems[0].field if len(problems) == 1 and not unrecognized else "command"
+        super().__init__(only, messages[0] if len(messages) == 1 else TextList("; ", messages))
+        self.unrecognized = unrecognized
+        self.problems = problems
+        self.vllm_version = vllm_version  # the release whose flags the paste was checked against
 
 
 _VALUELESS_UNKNOWN_PREFIXES = ("--enable-", "--disable-", "--no-", "--trust-remote-code")
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    """What a paste wrapped vLLM's arguments in: a container image (and the release its tag names) and
+    the arguments that are not vLLM's (docker's options, the compose service's other keys)."""
+
+    image: str = ""
+    release: str | None = None  # "0.19.0" from vllm/vllm-openai:v0.19.0; None when the tag names none
+    ignored: tuple[str, ...] = ()
 
 
 @dataclass
@@ -102,14 +146,23 @@ class ParsedCommand:
     serve: ServeConfig
     unknown_flags: list[str] = field(default_factory=list)
     max_model_len_auto: bool = False
+    wrapper: Wrapper = field(default_factory=Wrapper)
 
 
-def _tokens(text: str) -> list[str]:
+class NotVllmImageError(PlannerError):
+    """`docker run` of an image that is not vLLM's: its arguments are not `vllm serve`'s."""
+
+
+def _check_length(text: str) -> None:
     if len(text) > MAX_COMMAND_CHARS:
         raise PlannerError(
             "command",
             Text("longer than {max_command_chars:,} characters", max_command_chars=MAX_COMMAND_CHARS),
         )
+
+
+def _tokens(text: str) -> list[str]:
+    _check_length(text)
     joined = regex.sub(r"\\\s*\n", " ", text)
     joined = "\n".join(line for line in joined.splitlines() if not line.lstrip().startswith("#"))
     try:
@@ -119,7 +172,8 @@ def _tokens(text: str) -> list[str]:
 
 
 def parse_serve_command(text: str, *, vllm_version: str | None = None) -> ParsedCommand:
-    """A pasted `vllm serve MODEL --flags …` (or api_server form) → model id + ServeConfig."""
+    """A pasted `vllm serve MODEL --flags …` (or the api_server form, or `docker run … vllm/vllm-openai
+    …`) → model id + ServeConfig. A docker image tag that names a release decides which flags exist."""
     tokens = _tokens(text)
     # an env-var prefix and the program: `CUDA_VISIBLE_DEVICES=0 vllm serve` / `python -m …api_server`;
     # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is read (it decides whether a long --max-model-len starts)
@@ -127,10 +181,157 @@ def parse_serve_command(text: str, *, vllm_version: str | None = None) -> Parsed
     while tokens and regex.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", tokens[0]):
         name, _, value = tokens.pop(0).partition("=")
         env[name] = value
+    wrapper = Wrapper()
+    container = docker_run(tokens)
+    if container is not None:
+        tokens, container_env, wrapper = container
+        env.update(container_env)
     tokens = strip_program(tokens)
     if tokens and tokens[0] == "vllm":
         raise PlannerError("command", Text("expected `vllm serve MODEL …`"))
-    return parse_serve_args(tokens, env=env, vllm_version=vllm_version)
+    parsed = parse_serve_args(tokens, env=env, vllm_version=wrapper.release or vllm_version)
+    parsed.wrapper = wrapper
+    return parsed
+
+
+def parse_pasted(text: str, *, vllm_version: str | None = None) -> ParsedCommand:
+    """What people paste in a "vllm serve command" box: a command (:func:`parse_serve_command`) or a
+    docker compose service whose ``command:`` holds the arguments (:func:`compose_command`). Of several
+    services, the one whose ``command:`` gives flags (`--model …`) is vLLM's."""
+    _check_length(text)
+    lines = text.splitlines()[:MAX_COMPOSE_SCAN]
+    keys = [i for i, line in enumerate(lines) if _COMPOSE_COMMAND.match(line)]
+    if not keys:
+        return parse_serve_command(text, vllm_version=vllm_version)
+    blocks = [(at, block) for at in keys if (block := compose_command(lines[at:])) is not None]
+    if not blocks:
+        raise PlannerError("command", Text("cannot read the compose file's command:"))
+    at, (tokens, _) = next(((a, b) for a, b in blocks if any(t.startswith("--") for t in b[0])), blocks[0])
+    service = _service(lines, at)
+    image = next((m.group(1) for line in service if (m := _COMPOSE_IMAGE_KEY.match(line))), "")
+    ignored = tuple(key + ":" for key in _service_keys(service, lines[at]) if key not in ("command", "image"))
+    wrapper = _image_wrapper(image, ignored=ignored)
+    env = {ALLOW_LONG_ENV: "1"} if any(_COMPOSE_ALLOW_LONG.search(line) for line in service) else {}
+    parsed = parse_serve_args(tokens, env=env, vllm_version=wrapper.release or vllm_version)
+    parsed.wrapper = wrapper
+    return parsed
+
+
+MAX_COMPOSE_SCAN = 512  # lines of a pasted compose file searched for its `command:` key
+_COMPOSE_IMAGE_KEY = regex.compile(r"^[ \t]{0,64}image:[ \t]{0,8}[\"']?([^\s\"']{1,200})")
+_COMPOSE_ALLOW_LONG = regex.compile(
+    r"VLLM_ALLOW_LONG_MAX_MODEL_LEN[\"']?[ \t]{0,4}[=:][ \t]{0,4}[\"']?(?:1|true)\b"
+)
+_YAML_KEY = regex.compile(r"^([ \t]{0,64})(?:-[ \t]+)?([A-Za-z_][\w.-]{0,63}):")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _service(lines: list[str], at: int) -> list[str]:
+    """The lines of the compose service whose key ``lines[at]`` is: the run around it indented at least
+    as deep (YAML: a shallower line closes the mapping)."""
+    depth = _indent(lines[at])
+    start = at
+    while start > 0 and (not lines[start - 1].strip() or _indent(lines[start - 1]) >= depth):
+        start -= 1
+    end = at + 1
+    while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) >= depth):
+        end += 1
+    return lines[start:end]
+
+
+def _service_keys(service: list[str], key_line: str) -> list[str]:
+    """The service's keys (ports, volumes, ipc, deploy, …): those at its ``command:`` key's depth."""
+    depth = _indent(key_line)
+    keys = [m.group(2) for line in service if (m := _YAML_KEY.match(line)) and len(m.group(1)) == depth]
+    return list(dict.fromkeys(keys))
+
+
+# `docker run` / `podman run` options that take no value; every other option takes one (`-p 8000:8000`,
+# `--gpus all`, `-v a:b`, `--ipc host`), from `docker run --help`
+_DOCKER_VALUELESS = frozenset(
+    {
+        "-d", "--detach", "--rm", "-i", "--interactive", "-t", "--tty", "--privileged", "--init",
+        "--read-only", "-P", "--publish-all", "--oom-kill-disable", "--no-healthcheck", "-q", "--quiet",
+    }
+)  # fmt: skip
+_DOCKER_SHORT_GROUP = regex.compile(r"-[dit]{2,3}")  # `-it`, `-dit`
+_DOCKER_RUN = (("docker", "run"), ("podman", "run"), ("docker", "container", "run"))
+# images whose tag is a vLLM release (docker hub's vllm/vllm-openai and its ROCm build)
+_RELEASE_IMAGES = ("vllm/vllm-openai", "vllm/vllm-openai-rocm", "docker.io/vllm/vllm-openai")
+_RELEASE_TAG = regex.compile(r"v?(\d{1,3}\.\d{1,3}(?:\.\d{1,3}){0,2})(?:[-+][\w.-]{0,64})?")
+
+
+def docker_run(tokens: list[str]) -> tuple[list[str], dict[str, str], Wrapper] | None:
+    """``[sudo] docker|podman run [options] IMAGE [arguments]``: the arguments `vllm serve` gets (the
+    vllm/vllm-openai image's entrypoint is `vllm serve`; ``--entrypoint`` replaces it), the ``-e``
+    environment and the wrapper (image, release, docker's own options — values of ``-e`` are not kept,
+    they may be tokens). None when ``tokens`` are not a container run; NotVllmImageError for an image
+    that is not vLLM's."""
+    head = tokens[1:] if tokens[:1] == ["sudo"] else tokens
+    program = next((p for p in _DOCKER_RUN if tuple(head[: len(p)]) == p), None)
+    if program is None:
+        return None
+    rest = head[len(program) :]
+    ignored: list[str] = []
+    env: dict[str, str] = {}
+    entrypoint: list[str] = []
+    i = 0
+    while i < len(rest) and rest[i].startswith("-"):
+        option = rest[i]
+        i += 1
+        name, eq, value = option.partition("=")
+        if name in _DOCKER_VALUELESS or _DOCKER_SHORT_GROUP.fullmatch(name):
+            ignored.append(option)
+            continue
+        if not eq:
+            value = rest[i] if i < len(rest) else ""
+            i += 1
+        if name in ("-e", "--env"):
+            variable, _, setting = value.partition("=")
+            env[variable] = setting
+            if variable != ALLOW_LONG_ENV:
+                ignored.append(f"{name} {variable}")
+        elif name == "--entrypoint":
+            entrypoint = shlex.split(value)
+        else:
+            ignored.append(option if eq else f"{option} {value}")
+    if i >= len(rest):
+        raise PlannerError("command", Text("`docker run` names no image"))
+    image = rest[i]
+    wrapper = _image_wrapper(image, ignored=tuple(ignored))
+    return strip_program([*entrypoint, *rest[i + 1 :]]), env, wrapper
+
+
+def image_release(image: str) -> str | None:
+    """The vLLM release an image's tag names (vllm/vllm-openai:v0.19.0 → "0.19.0"), None when none."""
+    try:
+        return _image_wrapper(image, ignored=()).release
+    except NotVllmImageError:
+        return None
+
+
+def _image_wrapper(image: str, *, ignored: tuple[str, ...]) -> Wrapper:
+    """The image's release from its tag (vllm/vllm-openai:v0.19.0 → 0.19.0; `latest` names none)."""
+    if not image:
+        return Wrapper(ignored=ignored)
+    name = image.partition("@")[0]
+    repository, colon, tag = name.rpartition(":")
+    if not colon or "/" in tag:
+        repository, tag = name, ""
+    if "vllm" not in repository.rsplit("/", 1)[-1]:
+        raise NotVllmImageError(
+            "command",
+            Text(
+                "the image {image} is not vLLM's: paste the `vllm serve` arguments, or a `docker run` of "
+                "vllm/vllm-openai",
+                image=image[:200],
+            ),
+        )
+    found = _RELEASE_TAG.fullmatch(tag) if repository in _RELEASE_IMAGES else None
+    return Wrapper(image=image[:200], release=found.group(1) if found else None, ignored=ignored)
 
 
 # `python3 -m vllm.entrypoints.openai.api_server`, `/usr/bin/python3.11 -u -m …`, `nohup python -m …`
@@ -203,80 +404,106 @@ def parse_serve_args(
     tokens: list[str], *, env: dict[str, str] | None = None, vllm_version: str | None = None
 ) -> ParsedCommand:
     """``tokens`` after `vllm serve`. A flag this release of vLLM does not have is an error, as vLLM's
-    parser makes it; one it has that does not move memory is returned in ``unknown_flags``."""
+    parser makes it; one it has that does not move memory is returned in ``unknown_flags``. Every
+    problem is collected before the refusal (:class:`CommandError`), as argparse names every
+    unrecognized argument in its one error line."""
     known = vllm_flags(vllm_version)
     values: dict[str, Any] = {}
     if (env or {}).get(ALLOW_LONG_ENV, "").strip().lower() in ("1", "true"):
         values["allow_long_max_model_len"] = True
-    unknown: list[str] = []
-    model: str | None = None
-    auto = False
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        i += 1
+    read = _Reading(tokens)
+    while read.i < len(tokens):
+        token = tokens[read.i]
+        read.i += 1
         if not token.startswith("-"):
-            if model is None:
-                model = token
+            if read.model is None:
+                read.model = token
             else:
-                unknown.append(token)
+                read.unknown.append(token)
             continue
         name, eq, inline = token.partition("=")
         name = _canonical_flag(name, known)
         if name == "--model":
-            if eq:
-                model = inline
-            elif i < len(tokens):
-                model = tokens[i]
-                i += 1
+            read.model = inline if eq else read.next_value()
             continue
         spec = _FLAGS.get(name)
         if spec is None:
-            if name not in known:
-                raise PlannerError("command", unrecognized_flag_message(name, known))
-            unknown.append(token)
-            takes_value = not eq and not name.startswith(_VALUELESS_UNKNOWN_PREFIXES)
-            if takes_value and i < len(tokens) and not tokens[i].startswith("-"):
-                unknown.append(tokens[i])
-                i += 1
+            read.not_modelled(token, name, known, eq=bool(eq))
             continue
         field_name, kind = spec
         if kind in ("flag", "noflag"):
             values[field_name] = kind == "flag" if not eq else inline.lower() in ("1", "true", "yes")
             continue
-        if eq:
-            raw = inline
-        elif i < len(tokens):
-            raw = tokens[i]
-            i += 1
-        else:
-            raise PlannerError(field_name, Text("{name} needs a value", name=name))
-        if kind == "len":
-            if raw.strip().lower() in ("auto", "-1"):
-                auto = True
-                continue
-            values[field_name] = human_readable_int(raw, field_name=field_name)
-        elif kind == "hint":
-            values[field_name] = human_readable_int(raw, field_name=field_name)
-        elif kind == "int":
-            try:
-                values[field_name] = numbers.parse_int(raw)
-            except ValueError as exc:
-                raise PlannerError(field_name, exc.args[0]) from exc
-        elif kind == "float":
-            try:
-                values[field_name] = numbers.parse_float(raw)
-            except ValueError as exc:
-                raise PlannerError(field_name, exc.args[0]) from exc
-        else:
-            values[field_name] = raw
+        raw = inline if eq else read.next_value()
+        if raw is None:
+            read.problems.append(PlannerError(field_name, Text("{name} needs a value", name=name)))
+            continue
+        try:
+            if kind == "len" and raw.strip().lower() in ("auto", "-1"):
+                read.auto = True
+            else:
+                values[field_name] = _value(raw, kind=kind, field_name=field_name)
+        except PlannerError as exc:
+            read.problems.append(exc)
+    if read.unrecognized or read.problems:
+        raise CommandError(
+            unrecognized=read.unrecognized, problems=read.problems, known=known, vllm_version=vllm_version
+        )
     try:
         serve = ServeConfig(**values)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = str(first["loc"][0]) if first["loc"] else "command"
         raise PlannerError(loc, first["msg"]) from exc
-    return ParsedCommand(model=model, serve=serve, unknown_flags=unknown, max_model_len_auto=auto)
+    return ParsedCommand(
+        model=read.model, serve=serve, unknown_flags=read.unknown, max_model_len_auto=read.auto
+    )
+
+
+@dataclass
+class _Reading:
+    """The walk over `vllm serve`'s arguments: where it is and what it found so far."""
+
+    tokens: list[str]
+    i: int = 0
+    model: str | None = None
+    auto: bool = False
+    unknown: list[str] = field(default_factory=list)  # real flags that do not move memory
+    unrecognized: list[tuple[str, str | None]] = field(default_factory=list)  # (flag, nearest real one)
+    problems: list[PlannerError] = field(default_factory=list)
+
+    def next_value(self) -> str | None:
+        if self.i < len(self.tokens):
+            self.i += 1
+            return self.tokens[self.i - 1]
+        return None
+
+    def not_modelled(self, token: str, name: str, known: frozenset[str], *, eq: bool) -> None:
+        """A flag the planner does not read: kept (ignored) when vLLM has it, refused when it does not;
+        either way its value, when it has one, is skipped with it (so a typo's value is not the model)."""
+        takes_value = not eq and not name.startswith(_VALUELESS_UNKNOWN_PREFIXES)
+        value = []
+        if takes_value and self.i < len(self.tokens) and not self.tokens[self.i].startswith("-"):
+            value = [self.tokens[self.i]]
+            self.i += 1
+        if name in known:
+            self.unknown.extend([token, *value])
+        elif name not in (flag for flag, _ in self.unrecognized):
+            self.unrecognized.append((name, flag_suggestion(name, known)))
+
+
+def _value(raw: str, *, kind: str, field_name: str) -> Any:
+    """One flag's value read the way vLLM's parser reads it (``kind``: the flag table's)."""
+    if kind in ("len", "hint"):
+        return human_readable_int(raw, field_name=field_name)
+    try:
+        if kind == "int":
+            return numbers.parse_int(raw)
+        if kind == "float":
+            return numbers.parse_float(raw)
+    except ValueError as exc:
+        raise PlannerError(field_name, exc.args[0]) from exc
+    return raw
 
 
 def render_serve_command(

@@ -121,7 +121,6 @@ def _stages(
             layer_range=layer_range,
             is_first=is_first,
             is_last=is_last,
-            quant=model.quantization,
             device=device,
         )
         activation = budget.activation_peak_bytes(
@@ -406,7 +405,9 @@ def _first_refusal(setup: Setup, capacity: Capacity) -> Refusal | None:
     if capacity.starts:
         return _mamba_blocks_refusal(setup)
     v0 = rules.engine == "v0"
-    no_memory = binding.num_blocks <= 0 if v0 else binding.kv_cache_bytes <= 0
+    # V1 checks the pool less the null block from 0.30 (kv_cache_planning.check_enough_kv_cache_memory):
+    # "No available memory for the cache blocks" when that is ≤ 0, however the printed pool reads
+    no_memory = binding.num_blocks <= 0 if v0 else capacity.check_bytes <= 0
     text = vllm_text.too_small_error(
         rules=rules,
         no_memory=no_memory,
@@ -421,8 +422,8 @@ def _first_refusal(setup: Setup, capacity: Capacity) -> Refusal | None:
 
 
 def _mamba_blocks_refusal(setup: Setup) -> Refusal | None:
-    """0.20.2+ CompilationConfig.resolve_cudagraph_mode_and_sizes, at CUDA-graph capture (after the KV pool is
-    allocated): with full CUDA graphs (the default FULL_AND_PIECEWISE; none under --enforce-eager) a model with
+    """0.20.2+ CompilationConfig.resolve_cudagraph_mode_and_sizes, called from gpu_model_runner.initialize_kv_cache
+    (after the KV size lines, before the KV tensors are allocated and graphs captured): with full CUDA graphs (the default FULL_AND_PIECEWISE; none under --enforce-eager) a model with
     Mamba layers needs one block per decode sequence, so max_num_seqs above the pool's num_blocks is refused."""
     rules, serve, model, flags = setup.rules, setup.serve, setup.model, setup.flags
     if not rules.mamba_block_check or serve.enforce_eager or setup.device.platform not in ("cuda", "rocm"):
@@ -463,6 +464,7 @@ def _printed_lines(
         concurrency=capacity.concurrency,
         max_model_len=flags.max_model_len,
         platform=device.platform,
+        graphs_captured=refusal is None or refusal.kind != ErrorKind.MAMBA_BLOCKS,
     )
     lines = [
         *backend_lines,
@@ -529,14 +531,13 @@ def _verdict(
 ) -> Verdict:
     """The seed's verdict for this estimate: the one rule the doctor shares (verdicts.classify)."""
     error_kind = refusal.kind if refusal else None
-    if error_kind == ErrorKind.MAMBA_BLOCKS:
-        return "n_bound"  # refused for the number of sequences: max_num_seqs above the Mamba blocks
     return classify(
         failure="load_oom" if error_kind == ErrorKind.LOAD_OOM else None,
         starts=refusal is None,
         reached=capacity.concurrency,
         target=target,
         length_refused=error_kind == ErrorKind.MAX_LEN_ABOVE_DERIVED,  # refused for the length alone
+        sequences_refused=error_kind == ErrorKind.MAMBA_BLOCKS,  # max_num_seqs above the Mamba blocks
         largest_len=capacity.largest_len,
         max_model_len=max_model_len,
         budget_short=binding.kv_cache_bytes <= 0 or error_kind == ErrorKind.STARTUP_FREE_MEMORY,

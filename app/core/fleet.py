@@ -32,7 +32,7 @@ from app.core.pareto import ParetoPoint, frontier, slo_tokens_per_s_per_user
 from app.core.perf.cluster import ClusterFit
 from app.core.perf.cost import device_hours_per_million_output_tokens
 from app.core.perf.physics import weight_format
-from app.core.perf.predict import Performance, performance
+from app.core.perf.predict import Performance, performance, validate_workload
 from app.core.perf.schedule import Workload
 from app.core.plan import apply_quantization_flag
 from app.core.recommend.engine import Context, Engine
@@ -337,19 +337,25 @@ class Evaluated:
     point: OperatingPoint
 
 
-def _evaluate(
-    *,
-    layout: Layout,
-    base_model: ModelSpec,
-    device: DeviceSpec,
-    base_serve: ServeConfig,
-    vllm_version: str | None,
-    target: Target,
-) -> Evaluated | None:
+@dataclass(frozen=True)
+class _Search:
+    """What every layout of one search shares."""
+
+    model: ModelSpec  # the checkpoint as published (the layout adds its weight format)
+    device: DeviceSpec
+    serve: ServeConfig  # the flags not searched; quantization None, data parallel 1
+    vllm_version: str | None
+    target: Target
+    limits: Limits
+    model_label: str  # what the commands name
+
+
+def _evaluate(search: _Search, layout: Layout) -> Evaluated | None:
     """The layout's best operating point: ``max_num_seqs`` as given, then lowered to the operating
     concurrency (which frees the CUDA-graph and sampler memory sized by it) when that serves more."""
-    model = apply_quantization_flag(base_model, layout.quantization)
-    serve = base_serve.model_copy(
+    device, vllm_version, target = search.device, search.vllm_version, search.target
+    model = apply_quantization_flag(search.model, layout.quantization)
+    serve = search.serve.model_copy(
         update={
             "tensor_parallel_size": layout.tensor_parallel_size,
             "pipeline_parallel_size": layout.pipeline_parallel_size,
@@ -376,7 +382,7 @@ def _evaluate(
         ):
             found = here
         if (
-            base_serve.max_num_seqs is not None
+            search.serve.max_num_seqs is not None
             or point.concurrency >= est.max_num_seqs
             or not point.meets_slo
         ):
@@ -385,19 +391,18 @@ def _evaluate(
     return found
 
 
-def accuracy_costs(
-    *,
-    model: ModelSpec,
-    device: DeviceSpec,
-    serve: ServeConfig,
-    vllm_version: str | None,
-    limits: Limits,
-    base_kv_dtype: str,
-) -> list[str]:
+def _accuracy_costs(search: _Search, ev: Evaluated) -> list[str]:
     """The accuracy price of the layout, in the recommender's words for the KV dtype."""
     costs: list[str] = []
-    if serve.kv_cache_dtype != base_kv_dtype:
-        ctx = _kv_context(model=model, device=device, serve=serve, vllm_version=vllm_version, limits=limits)
+    serve = ev.serve
+    if serve.kv_cache_dtype != search.serve.kv_cache_dtype:
+        ctx = _kv_context(
+            model=ev.model,
+            device=search.device,
+            serve=serve,
+            vllm_version=search.vllm_version,
+            limits=search.limits,
+        )
         costs.append(dtype_cost(ctx, None))
     if serve.quantization:
         costs.append(
@@ -409,16 +414,8 @@ def accuracy_costs(
     return costs
 
 
-def _candidate(
-    ev: Evaluated,
-    *,
-    target: Target,
-    device: DeviceSpec,
-    vllm_version: str | None,
-    limits: Limits,
-    base_kv_dtype: str,
-    model_label: str,
-) -> Candidate:
+def _candidate(search: _Search, ev: Evaluated) -> Candidate:
+    target = search.target
     perf = ev.point.perf
     per_replica = perf.requests_per_s.expected
     replicas = replicas_for(target.requests_per_s, per_replica)
@@ -427,7 +424,9 @@ def _candidate(
     capacity = replicas * per_replica
     return Candidate(
         serve=ev.serve,
-        command=render_serve_command(model=model_label, serve=ev.serve, vllm_version=vllm_version),
+        command=render_serve_command(
+            model=search.model_label, serve=ev.serve, vllm_version=search.vllm_version
+        ),
         tensor_parallel_size=ev.layout.tensor_parallel_size,
         pipeline_parallel_size=ev.layout.pipeline_parallel_size,
         quantization=ev.layout.quantization,
@@ -459,14 +458,7 @@ def _candidate(
         weights_bytes=ev.est.weights_bytes,
         kv_limited_from_concurrency=perf.kv_limited_from_concurrency,
         basis=perf.basis,
-        accuracy_costs=accuracy_costs(
-            model=ev.model,
-            device=device,
-            serve=ev.serve,
-            vllm_version=vllm_version,
-            limits=limits,
-            base_kv_dtype=base_kv_dtype,
-        ),
+        accuracy_costs=_accuracy_costs(search, ev),
         within_devices_available=devices_total <= target.devices_available,
     )
 
@@ -481,20 +473,6 @@ def rank_key(c: Candidate) -> tuple[bool, bool, float, int, bool, float]:
         not c.meets_slo_with_margin,
         c.tpot_ms,
     )
-
-
-def _check_request_fits(*, target: Target, longest_tokens: int) -> None:
-    """vLLM rejects a request whose prompt plus output exceeds max_model_len, so no layout can serve it."""
-    total = target.input_tokens + target.output_tokens
-    if total > longest_tokens:
-        raise PlannerError(
-            "output_tokens",
-            Text(
-                "input + output tokens ({total:,}) exceed max_model_len ({max_model_len:,}): vLLM rejects such requests",
-                total=total,
-                max_model_len=longest_tokens,
-            ),
-        )
 
 
 def _layouts(
@@ -593,7 +571,11 @@ def plan_fleet(
     the formats itself, or only ``quantization`` when one is given (the user fixed the format). ``serve`` holds the flags that are not searched (max_model_len, utilization…).
     """
     limits = limits or Limits()
-    _check_request_fits(target=target, longest_tokens=serve.max_model_len or model.max_model_len_derived)
+    # vLLM rejects a request longer than max_model_len: the one length rule of the performance model
+    validate_workload(
+        Workload(input_tokens=target.input_tokens, output_tokens=target.output_tokens, concurrency=1),
+        max_model_len=serve.max_model_len or model.max_model_len_derived,
+    )
     node = limits.devices_per_node or device.typical_node_devices
     pairs = parallel_choices(
         devices_per_node=node,
@@ -611,32 +593,9 @@ def plan_fleet(
         ),
     )
     label = model_label or model.name
-    candidates: list[Candidate] = []
-    evaluated: list[Evaluated] = []
-    for layout in layouts:
-        ev = _evaluate(
-            layout=layout,
-            base_model=model,
-            device=device,
-            base_serve=base,
-            vllm_version=vllm_version,
-            target=target,
-        )
-        if ev is None:
-            continue
-        evaluated.append(ev)
-        candidates.append(
-            _candidate(
-                ev,
-                target=target,
-                device=device,
-                vllm_version=vllm_version,
-                limits=limits,
-                base_kv_dtype=base.kv_cache_dtype,
-                model_label=label,
-            )
-        )
-    candidates.sort(key=rank_key)
+    search = _Search(model, device, base, vllm_version, target, limits, label)
+    evaluated = [ev for layout in layouts if (ev := _evaluate(search, layout)) is not None]
+    candidates = sorted((_candidate(search, ev) for ev in evaluated), key=rank_key)
     best, meets, why = _pick_best(candidates, target=target)
     return FleetPlan(
         candidates=candidates,

@@ -73,6 +73,7 @@ def classify(
     target: int,
     failure: FailureKey | None = None,
     length_refused: bool = False,
+    sequences_refused: bool = False,
     budget_short: bool = False,
     one_sequence_starts: bool | None = False,
 ) -> VerdictKey:
@@ -82,6 +83,9 @@ def classify(
     - ``starts``: vLLM starts as configured (None: not known → "unknown");
     - ``reached`` / ``target``: the concurrency the pool holds at S and the one asked for;
     - ``length_refused``: vLLM refused the length alone (above the model's maximum) → S-bound;
+    - ``sequences_refused``: vLLM refused the number of sequences alone (0.20.2+ "max_num_seqs (N)
+      exceeds available Mamba cache blocks (M)": full CUDA graphs need a Mamba block per decode
+      sequence) → N-bound: the same pool serves at most M sequences;
     - ``largest_len`` / ``max_model_len`` / ``budget_short``: the S trial (:func:`shorter_length_starts`);
     - ``one_sequence_starts``: the N trial (--max-num-seqs 1). vLLM's start-up check is one request of
       S tokens, so when S fails it fails too unless something else (graphs, sampler) moved.
@@ -91,6 +95,8 @@ def classify(
     """
     if failure is not None:
         return failure
+    if sequences_refused:
+        return "n_bound"
     if starts is None:
         return "unknown"
     if starts:
@@ -278,6 +284,19 @@ CAUSE_REMEDIES: dict[str, tuple[Remedy, ...]] = {
         ),
         Remedy(N_("Try --enforce-eager (no ACL graph capture)")),
         Remedy(N_("Search vllm-ascend's issues for the operator and the error code")),
+    ),
+    # 0.20.2+ "max_num_seqs (N) exceeds available Mamba cache blocks (M)" ({largest}: M, the most sequences
+    # that start): full CUDA graphs need one Mamba block per decode sequence (config/compilation.py
+    # CompilationConfig.resolve_cudagraph_mode_and_sizes); eager mode skips the check; more memory, more blocks
+    "mamba_blocks": (
+        Remedy(
+            N_("Lower --max-num-seqs to {largest} or less (the pool's Mamba cache blocks)"),
+            N_("Lower --max-num-seqs to at most the pool's Mamba cache blocks"),
+        ),
+        Remedy(
+            N_("Or --enforce-eager: without full CUDA graphs vLLM does not make this check (slower decode)")
+        ),
+        Remedy(N_("Or give the pool more blocks: raise --gpu-memory-utilization or --tensor-parallel-size")),
     ),
     # out of memory allocating the pool vLLM sized: something outside its accounting holds memory
     "kv_alloc_oom": (

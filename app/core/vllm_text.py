@@ -93,6 +93,14 @@ CHUNKED_PREFILL = VllmLine(
     "Chunked prefill is enabled", r"Chunked prefill is enabled with (max_num_batched_tokens)=(\d{1,18})"
 )
 PLATFORM = VllmLine("detected platform", r"detected platform (\w+)", "Automatically detected platform %s.")
+# 0.2x entrypoints/cli/serve.py: with DP > 1 and no --api-server-count, one API server per DP rank (the "_local"
+# hybrid-LB wording names the local size, not the whole, and is not read)
+API_SERVER_DP = VllmLine(
+    "Defaulting api_server_count to data_parallel_size (",
+    r"Defaulting api_server_count to (data_parallel_size) \((\d{1,4})\)",
+    "Defaulting api_server_count to data_parallel_size (%d).",
+    "entrypoints/cli/serve.py (0.33.0)",
+)
 
 # --- model loading (reference §4.1) ---------------------------------------------------------
 WEIGHTS = VllmLine(
@@ -156,6 +164,11 @@ FREE_AT_START = VllmLine(
     r"Free memory on device(?: [^\s(]+)? \(" + G + "/" + G + r" GiB\) on startup",
 )
 DESIRED_UTILIZATION = r"(?:desired|Desired) GPU memory utilization (?:is )?\(" + G
+# the same clause at the head of a line: the free-memory error wrapped after "on startup is less" (a terminal,
+# a quote in a thread); its first figure is gpu_memory_utilization
+DESIRED_UTILIZATION_LINE = VllmLine(
+    "desired GPU memory utilization (", r"^(?:than )?desired GPU memory utilization \(" + G
+)
 GRAPH_CAPTURED = VllmLine(
     "Graph capturing finished",
     r"Graph capturing finished in \d+ secs?, took " + G + r" GiB",
@@ -256,6 +269,16 @@ MAMBA_BLOCKS = VllmLine(
 )
 
 
+# 0.19.x config/compilation.py CompilationConfig.adjust_cudagraph_sizes_for_mamba_cache, called with the pool's
+# kv_cache_config.num_blocks: capture sizes above the blocks are dropped (0.20.2 raises MAMBA_BLOCKS instead)
+MAMBA_CAPPED = VllmLine(
+    "to fit Mamba cache blocks (",
+    r"Capping cudagraph capture sizes from max (\d{1,9}) to (\d{1,9}) to fit Mamba cache blocks \((\d{1,18}) blocks available\)",
+    "Capping cudagraph capture sizes from max %d to %d to fit Mamba cache blocks (%d blocks available). ...",
+    "config/compilation.py::CompilationConfig.adjust_cudagraph_sizes_for_mamba_cache (0.19.0, 0.19.1)",
+)
+
+
 def mamba_blocks_error(*, max_num_seqs: int, num_blocks: int) -> str:
     """vLLM's ValueError text for max_num_seqs above a Mamba model's blocks (:data:`MAMBA_BLOCKS`)."""
     return MAMBA_BLOCKS.printed.format(max_num_seqs=max_num_seqs, num_blocks=num_blocks)
@@ -351,6 +374,7 @@ ASCEND_BLOCK_SIZE_INFO = VllmLine(
 )
 ASCEND_BLOCK_SIZE_RULE = VllmLine("block size must be set to 128", r"block size must be set to 128")
 ASCEND_MARKER = VllmLine("ascend", r"vllm[_-]ascend|torch_npu")
+TORCH_NPU = VllmLine("torch_npu", r"\btorch_npu\b")  # a torch_npu path or warning: the needle above misses it
 # more lines only an Ascend run prints: vllm-ascend's 310P modules ("[worker_310p.py:141] Skip warm-up atb ops
 # for 310P device."), its Ascend* classes (AscendScheduler, AscendConfig), a torch device "npu:0", HCCL
 ASCEND_310P = VllmLine("310p", r"\w{0,40}_310p\.py|\b310P\b")
@@ -410,6 +434,9 @@ class PrintedStage:
     concurrency: float
     max_model_len: int
     platform: str
+    # False when the start dies before capture: the Mamba-block check (MAMBA_BLOCKS) raises in
+    # gpu_model_runner.initialize_kv_cache -> initialize_attn_backend, after the KV size lines (0.33.0)
+    graphs_captured: bool = True
 
 
 def weights_line(*, rules: VersionRules, weights_bytes: int) -> str:
@@ -491,7 +518,7 @@ def startup_lines(*, rules: VersionRules, stage: PrintedStage) -> list[str]:
         lines.append(f"Available KV cache memory: {shown} GiB")
     if stage.kv_tokens is not None:
         lines += _capacity_lines(rules=rules, stage=stage, kv_tokens=stage.kv_tokens)
-    if stage.parts.cuda_graph_bytes > 0:
+    if stage.parts.cuda_graph_bytes > 0 and stage.graphs_captured:
         lines.append(f"Graph capturing finished in … secs, took {stage.parts.cuda_graph_bytes / GIB:.2f} GiB")
     return lines
 

@@ -1,6 +1,9 @@
-"""The verdict box every page shows for an estimate: key, tone, label and remedies from
+"""The verdict box every page shows for an estimate: key, tone and label from
 app.core.verdicts.VERDICTS (the doctor's words too); only the sentence built from the estimate's
-numbers is written here. Shared by the planner and the compare view."""
+numbers is written here. Shared by the planner and the compare view. What to change: for a refusal
+with a cause of its own, that cause's remedies (verdicts.CAUSE_REMEDIES); otherwise the planner's box
+shows the recommendation's steps (Recommendation.changes), the same ones its "What to change, in
+order" applies."""
 
 from __future__ import annotations
 
@@ -18,24 +21,36 @@ class VerdictView:
     tone: str  # ok / warn / bad (a CSS class)
     headline: str
     detail: str
+    # a refusal with a cause of its own (vLLM's free-memory, Mamba-block or length check): that cause's
+    # remedies. Empty otherwise: the box then lists the recommendation's steps (Recommendation.changes)
     remedies: tuple[str, ...] = ()
 
 
 def verdict_view(est: Estimate, target: int, *, derived_len: int | None = None) -> VerdictView:
-    """The verdict box: key, tone, label and remedies from app.core.verdicts.VERDICTS (the doctor's
-    words too); only the sentence built from this estimate's numbers is written here."""
+    """The verdict box: key, tone and label from app.core.verdicts.VERDICTS (the doctor's words too);
+    only the sentence built from this estimate's numbers is written here."""
     info = VERDICTS[est.verdict]
-    largest = integer(est.estimated_max_model_len) if est.estimated_max_model_len else None
-    cause: str | None = None
-    if est.error_kind == ErrorKind.MAX_LEN_ABOVE_DERIVED:
-        cause, largest = ErrorKind.MAX_LEN_ABOVE_DERIVED.value, integer(derived_len) if derived_len else None
+    cause, largest = _cause(est, derived_len)
     return VerdictView(
         info.key,
         info.tone,
         _(info.label),
         _verdict_detail(est, target, derived_len=derived_len),
-        tuple(tr_list(remedies(info.key, largest=largest, cause=cause))),
+        tuple(tr_list(remedies(info.key, largest=largest, cause=cause))) if cause else (),
     )
+
+
+def _cause(est: Estimate, derived_len: int | None) -> tuple[str | None, str | None]:
+    """A refusal whose fix is not the KV walk's (app.core.verdicts.CAUSE_REMEDIES) and the number its
+    first remedy names: vLLM refuses a length above the model's maximum, more sequences than Mamba cache
+    blocks, or a utilization above the free memory (raising it, the budget's usual remedy, is worse)."""
+    if est.error_kind == ErrorKind.MAX_LEN_ABOVE_DERIVED:
+        return ErrorKind.MAX_LEN_ABOVE_DERIVED.value, integer(derived_len) if derived_len else None
+    if est.error_kind == ErrorKind.MAMBA_BLOCKS:
+        return ErrorKind.MAMBA_BLOCKS.value, integer(est.num_gpu_blocks)  # the most sequences that start
+    if est.error_kind == ErrorKind.STARTUP_FREE_MEMORY:
+        return ErrorKind.STARTUP_FREE_MEMORY.value, None
+    return None, None
 
 
 def _verdict_detail(est: Estimate, target: int, *, derived_len: int | None) -> str:
@@ -46,6 +61,17 @@ def _verdict_detail(est: Estimate, target: int, *, derived_len: int | None) -> s
             "vLLM refuses --max-model-len {s} above the model's derived maximum ({maximum}) unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; past the trained context the outputs may be wrong.",
             s=s,
             maximum=integer(derived_len) if derived_len else "?",
+        )
+    if est.error_kind == ErrorKind.MAMBA_BLOCKS:
+        return t(
+            "vLLM refuses to start: --max-num-seqs {seqs} exceeds the pool's {blocks} Mamba cache blocks, and with full CUDA graphs each decode sequence needs one. Up to {blocks} sequences start; --enforce-eager skips the check.",
+            seqs=integer(est.max_num_seqs),
+            blocks=integer(est.num_gpu_blocks),
+        )
+    if est.error_kind == ErrorKind.STARTUP_FREE_MEMORY:
+        return t(
+            "vLLM refuses to start before loading the weights: memory other processes hold leaves less free than --gpu-memory-utilization asks for. vLLM's error: {error}",
+            error=est.error or "",
         )
     if est.verdict == "load_oom":
         return t(

@@ -154,7 +154,6 @@ def test_quantized_vl_checkpoint_keeps_the_tower_in_bf16() -> None:
         "layer_range": (0, model.num_layers),
         "is_first": True,
         "is_last": True,
-        "quant": model.quantization,
     }
     with_tower = B.weights_bytes_for_stage(model=model, **kwargs)
     text_only = B.weights_bytes_for_stage(model=model.model_copy(update={"vision_params": 0}), **kwargs)

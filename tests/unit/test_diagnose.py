@@ -641,6 +641,12 @@ def test_real_v1_018_cudagraph_estimate_fits() -> None:
     d = real("v1_0.18_cudagraph_estimate_131k.log")
     assert d.verdict == "fits"
     assert (d.facts.kv_tokens, d.facts.max_concurrency, d.facts.max_model_len) == (188_640, 5.23, 131_072)
+    # a hybrid: "Capping cudagraph capture sizes from max 512 to 352 to fit Mamba cache blocks (361 blocks
+    # available)" prints the pool's blocks (0.19 compilation.py adjust_cudagraph_sizes_for_mamba_cache), not
+    # 188,640 ÷ 16 = 11,790; a block is 17.36 GiB ÷ 361 = 49.24 MiB
+    assert d.facts.num_gpu_blocks == 361
+    assert step(d, "kv_lines").explanation.startswith("361 blocks (printed); 49.24 MiB per block")
+    assert any("capped the CUDA-graph capture sizes from 512 to 352" in n for n in d.notes)
 
 
 def test_real_multiline_command_with_env_prefix_gives_tp() -> None:

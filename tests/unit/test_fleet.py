@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.core.catalog import find_device, find_model
+from app.core.errors import PlannerError
 from app.core.estimate import estimate
 from app.core.fleet import (
     MAX_LAYOUTS,
@@ -339,3 +340,16 @@ def test_cost_at_load_steps_with_the_replicas() -> None:
     assert (
         cost_at_load(best, requests_per_s=r * 1.01, price_per_device_hour=1.0) == 2 * best.devices_per_replica
     )
+
+
+def test_a_request_longer_than_max_model_len_is_refused_before_any_layout() -> None:
+    # 8,000 in + 256 out = 8,256 tokens > --max-model-len 8,192: vLLM rejects every such request, so no
+    # layout is searched; the one length rule of the performance model says so, naming output_tokens
+    with pytest.raises(PlannerError) as refused:
+        plan(input_tokens=8000, output_tokens=256)
+    assert refused.value.field == "output_tokens"
+    assert refused.value.message == (
+        "input + output tokens (8,256) exceed max_model_len (8,192): vLLM rejects such requests"
+    )
+    # 7,936 + 256 = 8,192 exactly fits
+    assert plan(input_tokens=7936, output_tokens=256).layouts_tried > 0

@@ -31,11 +31,17 @@ RESULT_KEYS = {
 # runs per source, as the README tables list them
 RUNS_PER_SOURCE = {
     "sariekr/gpu_conc": 12,
-    "tenstorrent/tt-inference-server GPU reference runs": 26,
+    "tenstorrent/tt-inference-server GPU reference runs": 32,
     "vllm-project/vllm-ascend#1605": 1,
     "dstackai/benchmarks": 62,
-    "vllm-project/recipes": 2,
+    "vllm-project/recipes": 5,
     "vllm-project/vllm#9722": 2,
+    "cssnoeasy/a100-vllm-benchmark-blog": 16,
+    "vllm-project/vllm-ascend Kimi-K2-Thinking tutorial": 8,
+    "wang-junjian/wang-junjian.github.io vLLM T4 post": 13,
+    "vllm-project/vllm#20469": 1,
+    "vllm-project/vllm#17788": 1,
+    "nerdalert/vllm-bench-automation": 12,
 }
 DATASETS = {"random", "sharegpt", "sonnet", "custom"}
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from app.core import catalog
 from app.core.budget import CUDA_CONTEXT_BYTES, CUDA_GRAPH_BASE_BYTES, CUDA_GRAPH_PER_LAYER_BYTES
-from app.core.errors import InvalidServeConfigError
+from app.core.errors import InvalidServeConfigError, PlannerError
 from app.core.estimate import estimate, validate_parallel
 from app.core.recommend import (
     ACTIVATION_HEADROOM_BYTES,
@@ -459,6 +459,30 @@ def test_bisection_s_bound() -> None:
     as_given, half, _one = b.probes
     assert not as_given.starts and half.starts and half.max_model_len == 65_536
     assert b.verdict == "s_bound"
+
+
+def test_a_target_below_one_sequence_or_token_is_refused_by_name() -> None:
+    # the Engine owns the target S* x N*: bisect and recommend both get its refusal, naming the input
+    with pytest.raises(PlannerError) as no_sequence:
+        bisect(model=llama8(), device=H100, serve=ServeConfig(), vllm_version="0.33.0", target_concurrency=0)
+    assert (no_sequence.value.field, no_sequence.value.message) == (
+        "target_concurrency",
+        "must be at least 1 sequence",
+    )
+    with pytest.raises(PlannerError) as no_token:
+        recommend(
+            model=llama8(),
+            device=H100,
+            serve=ServeConfig(),
+            vllm_version="0.33.0",
+            target_max_model_len=0,
+            target_concurrency=1,
+            nodes=0,  # also wrong: the target is named first, as before
+        )
+    assert (no_token.value.field, no_token.value.message) == (
+        "target_max_model_len",
+        "must be at least 1 token",
+    )
 
 
 def test_bisection_n_bound() -> None:

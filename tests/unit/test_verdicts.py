@@ -116,23 +116,10 @@ GRID_LENGTHS = (2048, 8192, 65536)
 GRID_TARGET = 16  # sequences: some pools hold them (fits), some start with fewer (n_bound)
 
 
-MAMBA_REFUSAL_GAP = frozenset(
-    {
-        "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
-        "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8",
-        "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4",
-        "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-NVFP4",
-        "nvidia/Qwen3.5-122B-A10B-NVFP4",
-        "nvidia/Qwen3.6-27B-NVFP4",
-        "Qwen/Qwen3.5-27B",
-    }
-)
-
-
-@pytest.mark.xfail(strict=True, reason="the doctor does not read the Mamba-block refusal yet (known gap)")
 def test_the_doctor_reads_the_mamba_block_refusal_as_the_planner_does() -> None:
     # Qwen3.5-27B, H100, TP 1, utilization 0.906, S 2,048, target 16: the planner predicts vLLM 0.33's
-    # "max_num_seqs (1024) exceeds available Mamba cache blocks (...)" refusal and says n_bound
+    # "max_num_seqs (1024) exceeds available Mamba cache blocks (339)" refusal and says n_bound; the
+    # doctor reads the same numbers back (N from the error, M = the pool's blocks)
     serve = ServeConfig(tensor_parallel_size=1, gpu_memory_utilization=0.906, max_model_len=2048)
     est = estimate(
         model=find_model("Qwen/Qwen3.5-27B"),
@@ -142,7 +129,10 @@ def test_the_doctor_reads_the_mamba_block_refusal_as_the_planner_does() -> None:
     )
     assert est.error_kind == "mamba_blocks" and est.verdict == "n_bound"
     log = "\n".join(est.log_lines)
-    assert diagnose(log_text=log, metrics_text=None, target_concurrency=GRID_TARGET).verdict == "n_bound"
+    doctor = diagnose(log_text=log, metrics_text=None, target_concurrency=GRID_TARGET)
+    assert doctor.verdict == "n_bound"
+    assert (doctor.facts.error_kind, doctor.facts.max_num_seqs) == ("mamba_blocks", 1024)
+    assert doctor.facts.num_gpu_blocks == est.num_gpu_blocks == 339
 
 
 def test_the_doctor_reading_the_planners_log_returns_the_planners_verdict() -> None:
@@ -167,11 +157,9 @@ def test_the_doctor_reading_the_planners_log_returns_the_planners_verdict() -> N
             verdict = diagnose(log_text=log, metrics_text=None, target_concurrency=GRID_TARGET).verdict
             if verdict != est.verdict:
                 disagreements.append((entry.id, device_id, tp, util, length, est.verdict, verdict))
-    # Known gap, pinned below as a strict xfail: the doctor does not yet read vLLM's
-    # "max_num_seqs (N) exceeds available Mamba cache blocks (M)" refusal (0.20.2+), which the planner
-    # predicts for the 2026 hybrid presets (Qwen3.5/3.6, Nemotron-3); it reads the log as "fits".
-    known = [d for d in disagreements if d[0] in MAMBA_REFUSAL_GAP]
-    assert [d for d in disagreements if d not in known] == []
+    # every preset, the 2026 hybrids (Qwen3.5/3.6, Nemotron-3) included: their "max_num_seqs (N) exceeds
+    # available Mamba cache blocks (M)" refusal (0.20.2+) is n_bound on both sides
+    assert disagreements == []
     assert checked > 1000
     assert {
         "fits",

@@ -386,3 +386,18 @@ def test_open_in_planner_carries_the_printed_total(client: TestClient) -> None:
     body = client.post("/api/diagnose", json={"log": load(H100_LOG), "target_concurrency": 100}).json()
     assert "device_memory_gib=79.19" in body["planner_url"]
     assert body["prediction"]["device_total_bytes"] == round(79.19 * 2**30)
+
+
+def test_the_mamba_block_refusal_on_the_page_and_the_api(client: TestClient) -> None:
+    # NVIDIA-NeMo/RL#2620 (tests/data/logs/heldout-2026-12): max_num_seqs 1,024 over 658 Mamba cache blocks
+    text = (DATA / "heldout-2026-12" / "nv_mamba_nemotron_nano_v2_12b_grpo_1024_658.log").read_text(
+        encoding="utf-8"
+    )
+    body = client.post("/api/diagnose", content=text.encode()).json()
+    assert body["verdict"] == "n_bound"
+    assert (body["facts"]["max_num_seqs"], body["facts"]["num_gpu_blocks"]) == (1024, 658)
+    page = client.post("/doctor", data={"log": text}).text
+    assert "vLLM refused --max-num-seqs 1,024: the pool has 658 Mamba cache blocks" in page
+    assert "Lower --max-num-seqs to 658 or less" in page
+    zh = client.post("/doctor?lang=zh", data={"log": text}).text
+    assert "vLLM 拒绝了 --max-num-seqs 1,024：池中只有 658 个 Mamba 缓存块" in zh

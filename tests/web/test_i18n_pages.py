@@ -45,6 +45,12 @@ PLANNER_STATES = [
     "/speed?v=1&bench_serve=true&num_prompts=100&max_concurrency=8&my_runs=Mean+TPOT+(ms):+9.5",
     "/speed?v=1&num_prompts=100&my_runs=Mean+TPOT+(ms):+fast",
     "/?v=1&card_layers=32&card_kv_heads=8&card_head_size=128&card_params=8b",  # the model card
+    # a refused paste (every typo, in the verdict's place), a refused image, a good paste's notes (issue 24.9)
+    "/?v=1&command=vllm+serve+Qwen/Qwen3-8B+--max-modle-len+4096+--tensor-paralel-size+2+--max-model-len+x",
+    "/?v=1&command=docker+run+-p+80:80+nginx:latest+--model+m",
+    "/?v=1&model=Qwen%2FQwen3-8B&vllm_version=0.19.0&ignored_args=--gpus+all+-p+8000:8000"
+    "&image=vllm%2Fvllm-openai%3Av0.19.0&ignored_flags=--port+8000",
+    "/?v=1&image=vllm%2Fvllm-openai%3Alatest",
 ]
 
 

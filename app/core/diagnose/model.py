@@ -32,6 +32,10 @@ MAX_EXCERPT_ERROR_CHARS = 240  # an error quoted in a trial's detail is clipped 
 # out-of-memory in the profile run is the activation peak (max_num_batched_tokens), not S; one while
 # allocating the sized pool is memory outside vLLM's accounting, and the pool does not depend on S.
 BUDGET_ERRORS = frozenset({"no_blocks", "startup_free_memory", "autofit_failed", "torch_oom", "kv_alloc_oom"})
+# Errors that refuse the number of sequences, not the length or the budget: 0.20.2+ "max_num_seqs (N) exceeds
+# available Mamba cache blocks (M)" (config/compilation.py, full CUDA graphs need one Mamba block per decode
+# sequence). The pool was sized; up to M sequences start, so the verdict is the planner's: N-side.
+SEQUENCE_ERRORS = frozenset({"mamba_blocks"})
 # Failures that are their own verdict: the KV pool is not (or not yet) the question.
 FAILURE_VERDICTS: dict[str, FailureKey] = {
     "load_oom": "load_oom",

@@ -13,6 +13,7 @@ from app.core.diagnose.model import (
     BUDGET_ERRORS,
     FAILURE_VERDICTS,
     FEW_BLOCKS,
+    SEQUENCE_ERRORS,
     WEIGHTS_GAP_FRACTION,
     WEIGHTS_HEAVY_SHARE,
     Overall,
@@ -486,6 +487,15 @@ def trial_half_length(case: Case, largest: tuple[int | None, TrialSource, str]) 
             source="log",
             detail=Text("the error is about the budget, not the length"),
         )
+    if f.error_kind in SEQUENCE_ERRORS:
+        # the pool's blocks do not depend on S (the page size does not), so no length changes the check
+        return Trial(
+            key="half_length",
+            label=label,
+            starts=False,
+            source="log",
+            detail=Text("the error is about --max-num-seqs, not the length"),
+        )
     largest_len, source, detail = largest
     if length is None or f.error_kind in FAILURE_VERDICTS or largest_len is None:
         return Trial(key="half_length", label=label, starts=None, source="none", detail="")
@@ -503,6 +513,15 @@ def trial_one_sequence(case: Case) -> Trial:
     if case.started:
         return Trial(
             key="one_sequence", label=label, starts=True, source="log", detail=Text("it already starts")
+        )
+    blocks = case.facts.num_gpu_blocks
+    if case.facts.error_kind in SEQUENCE_ERRORS and blocks is not None:
+        return Trial(
+            key="one_sequence",
+            label=label,
+            starts=blocks >= 1,
+            source="log",
+            detail=Text("1 ≤ the {blocks:,} Mamba cache blocks the log prints", blocks=blocks),
         )
     if case.facts.error_kind in FAILURE_VERDICTS:
         return Trial(
@@ -554,6 +573,7 @@ def cause_of(case: Case, trials: list[Trial], largest_len: int | None) -> Overal
         reached=reached,
         target=case.target,
         length_refused=case.facts.error_kind == "max_len_above_derived",
+        sequences_refused=case.facts.error_kind in SEQUENCE_ERRORS,
         largest_len=largest_len,
         max_model_len=case.max_model_len,
         budget_short=budget_short(case),
@@ -564,6 +584,13 @@ def cause_of(case: Case, trials: list[Trial], largest_len: int | None) -> Overal
 def step_cause(case: Case, trials: list[Trial], cause: Overall) -> Step:
     info = VERDICTS[cause]
     badge, sentence = Text(info.badge), Text(info.cause)
+    f = case.facts
+    if f.error_kind in SEQUENCE_ERRORS and f.max_num_seqs is not None and f.num_gpu_blocks is not None:
+        sentence = Text(
+            "vLLM refused max_num_seqs {seqs:,}: the pool has {blocks:,} Mamba cache blocks, and with full CUDA graphs each decode sequence needs one; up to {blocks:,} sequences start.",
+            seqs=f.max_num_seqs,
+            blocks=f.num_gpu_blocks,
+        )
     rows = TextList(
         SEMICOLON,
         (
@@ -583,7 +610,7 @@ def step_cause(case: Case, trials: list[Trial], cause: Overall) -> Step:
         verdict=badge,
         status=status,
         explanation=Text("{sentence} {rows}.", sentence=sentence, rows=rows),
-        evidence=evidence_of(case.facts, "error", "estimated_max_model_len", "max_concurrency"),
+        evidence=evidence_of(f, "error", "estimated_max_model_len", "max_concurrency"),
     )
 
 

@@ -157,6 +157,12 @@ def _headline(case: Case, verdict: Overall, metrics: MetricsFacts | None) -> str
         est = case.facts.estimated_max_model_len
         fit = Text("; about {est:,} tokens fit", est=est) if est else ""
         return Text("S-side: max_model_len {s} is too long for this KV pool{fit}.", s=s, fit=fit)
+    if verdict == "n_bound" and case.facts.error_kind == "mamba_blocks":
+        return Text(
+            "N-side: vLLM refused --max-num-seqs {seqs}: the pool has {blocks} Mamba cache blocks, and with full CUDA graphs each decode sequence needs one — lower --max-num-seqs to {blocks} or less, use --enforce-eager, or give the pool more memory.",
+            seqs=_count(case.facts.max_num_seqs),
+            blocks=_count(case.facts.num_gpu_blocks),
+        )
     if verdict == "n_bound":
         if reached is not None:
             return Text(
@@ -211,8 +217,14 @@ def _headline(case: Case, verdict: Overall, metrics: MetricsFacts | None) -> str
     )
 
 
+def _count(value: int | None) -> str:
+    return f"{value:,}" if value is not None else "?"
+
+
 def _remedies(case: Case, verdict: Overall) -> list[str]:
     largest = case.facts.estimated_max_model_len
+    if case.facts.error_kind == "mamba_blocks":
+        largest = case.facts.num_gpu_blocks  # the most sequences that start
     if verdict == "s_bound" and largest is None:
         largest, _, _ = largest_fitting(case)
     return remedies(verdict, largest=f"{largest:,}" if largest else None, cause=case.facts.error_kind)

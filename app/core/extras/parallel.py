@@ -39,7 +39,6 @@ def expert_parallel_weights_delta(
         layer_range=layer_range,
         is_first=False,
         is_last=False,
-        quant=model.quantization,
     )
     body_params = model.params_total - embed_params(model) * (1 if model.tie_word_embeddings else 2)
     expert_bytes_stage = body_one * experts // max(1, body_params)  # all experts of this stage, unsplit

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from app.core.errors import PlannerError
 from app.core.estimate import estimate
 from app.core.recommend.engine import Engine, gib_text
 from app.core.recommend.model import Bisection, BisectionProbe
@@ -127,9 +126,7 @@ def bisect(
     "Runs" means it starts and holds ``target_concurrency`` sequences of its max_model_len (one sequence
     for the --max-num-seqs 1 probe).
     """
-    if target_concurrency < 1:
-        raise PlannerError("target_concurrency", Text("must be at least 1 sequence"))
-    eng = Engine(
+    eng = Engine(  # refuses a target below 1 sequence
         model=model,
         device=device,
         vllm_version=vllm_version,

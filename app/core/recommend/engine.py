@@ -37,6 +37,11 @@ class Engine:
         workload: Workload | None = None,
         cluster: ClusterFit | None = None,
     ) -> None:
+        # the target S* x N* the rules walk toward (named as the recommendation's inputs are)
+        if target_len < 1:
+            raise PlannerError("target_max_model_len", Text("must be at least 1 token"))
+        if target_conc < 1:
+            raise PlannerError("target_concurrency", Text("must be at least 1 sequence"))
         self.model = model
         self.device = device
         self.vllm_version = vllm_version

@@ -137,3 +137,8 @@ class Recommendation(Frozen):
     speed_workload: Workload | None = None  # the clients each step's speed is predicted for
     calibrated_runs: int = 0  # > 0: every speed figure is scaled by your cluster's measured runs
     cheapest: Cheapest | None = None  # when the final configuration and an alternative both meet the target
+
+    def changes(self) -> list[Step]:
+        """What to change, in order: the steps the final configuration keeps, in the walk's order (the
+        planner's verdict box lists these labels; the recommendation shows the same steps applied)."""
+        return [step for step in self.steps if step.applied and not step.undone]

@@ -135,16 +135,6 @@ def _run_rule(rule: Rule, ctx: Context) -> Step | None:
     return step
 
 
-def _check_target(*, target_max_model_len: int, target_concurrency: int, nodes: int) -> None:
-    """The target and the room must be something to aim at (each error names its field)."""
-    if target_max_model_len < 1:
-        raise PlannerError("target_max_model_len", Text("must be at least 1 token"))
-    if target_concurrency < 1:
-        raise PlannerError("target_concurrency", Text("must be at least 1 sequence"))
-    if nodes < 1:
-        raise PlannerError("nodes", Text("must be at least 1"))
-
-
 def recommend(
     *,
     model: ModelSpec,
@@ -165,13 +155,7 @@ def recommend(
     With a ``workload`` (the planner's speed clients), every step carries its speed effect and the
     recommendation says which layout meeting the target is cheapest to run (app.core.recommend.speed).
     """
-    _check_target(
-        target_max_model_len=target_max_model_len, target_concurrency=target_concurrency, nodes=nodes
-    )
-    per_node = devices_per_node if devices_per_node is not None else device.typical_node_devices
-    if per_node < 1:
-        raise PlannerError("devices_per_node", Text("must be at least 1"))
-    eng = Engine(
+    eng = Engine(  # refuses a target below 1 token or 1 sequence
         model=model,
         device=device,
         vllm_version=vllm_version,
@@ -180,6 +164,11 @@ def recommend(
         workload=workload,
         cluster=cluster,
     )
+    if nodes < 1:
+        raise PlannerError("nodes", Text("must be at least 1"))
+    per_node = devices_per_node if devices_per_node is not None else device.typical_node_devices
+    if per_node < 1:
+        raise PlannerError("devices_per_node", Text("must be at least 1"))
     eng.at(serve)  # the starting point itself must be something vLLM accepts
     if serve.max_model_len is None:
         # the same configuration, with the model's own maximum written out so the command states it

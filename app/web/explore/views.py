@@ -499,6 +499,7 @@ def _engine_text(engine: EngineParams, spec: WorkloadSpec) -> str:
 
 HIDDEN_PLANNER_FIELDS = frozenset(
     {"devices", "target_concurrency", "pipeline_parallel_size", "enforce_eager", "config_json"}
+    | {"hf_quant_config_json", "device_memory_used_gib"}
     | {name for name in PlannerParams.model_fields if name.startswith("card_")}
 )
 

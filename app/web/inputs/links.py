@@ -20,6 +20,7 @@ from app.web.inputs.params import (
     PACKED_FIELDS,
     PlannerParams,
     pack_config_json,
+    pack_quant_config_json,
     pack_text,
 )
 from app.web.templating import url_path
@@ -42,6 +43,8 @@ def query_items(params: PlannerParams) -> list[tuple[str, str]]:
             text = "true" if value else "false"
         elif name == "config_json":
             text = pack_config_json(value)
+        elif name == "hf_quant_config_json":
+            text = pack_quant_config_json(value)
         elif name in PACKED_FIELDS:
             text = pack_text(value)
         else:

@@ -29,7 +29,6 @@ from pydantic import (
 )
 
 from app.core import numbers
-from app.core.command import human_readable_int
 from app.core.errors import PlannerError
 from app.core.hf_config.reduce import planner_config
 from app.core.perf.schedule import Workload
@@ -51,7 +50,11 @@ CONFIG_JSON_MAX_CHARS = 4 * 2**20
 # (pack_config_json): that MiniMax-M3 config packs to ~2 KB. A packed value is at most this long.
 PACKED_CONFIG_MAX_CHARS = 65_536
 PACKED_CONFIG_PREFIX = "z:"
-PACKED_FIELDS = ("config_json", "my_runs")  # long pasted texts the permalink carries deflated
+PACKED_FIELDS = (
+    "config_json",
+    "hf_quant_config_json",
+    "my_runs",
+)  # long pasted texts the permalink carries deflated
 MY_RUNS_MAX_CHARS = 65_536  # pasted bench results: ~40 printed blocks
 PACK_LEVEL = 9
 UNPACKED_MAX_BYTES = 4 * CONFIG_JSON_MAX_CHARS  # UTF-8 takes at most 4 bytes a character
@@ -67,10 +70,7 @@ def parse_human_int(value: object) -> object:
     """`32k` -> 32000, `128K` -> 131072 (vLLM's human-readable ints); non-strings pass through."""
     if not isinstance(value, str):
         return value
-    try:
-        return human_readable_int(value, field_name="value")
-    except PlannerError as exc:
-        raise ValueError(exc.message) from exc
+    return numbers.parse_human_int(value)  # its ValueError names the problem; pydantic names the field
 
 
 def parse_param_count(value: object) -> object:
@@ -166,6 +166,16 @@ def pack_config_json(text: str) -> str:
     it carries the config). Stateless on purpose: no server-side store to fill or to lose.
     """
     return pack_text(compact_config_json(text))
+
+
+def pack_quant_config_json(text: str) -> str:
+    """The permalink's form of an hf_quant_config.json: its quantization block cut the way a config.json's
+    is (planner_config reads it as config.json's quantization_config), compact, deflated."""
+    quant = json.loads(text)
+    if isinstance(quant, dict):
+        with contextlib.suppress(PlannerError):
+            quant = planner_config({"quantization_config": quant})["quantization_config"]
+    return pack_text(json.dumps(quant, separators=(",", ":"), ensure_ascii=False))
 
 
 def pack_text(text: str) -> str:
@@ -378,6 +388,11 @@ class PlannerParams(BaseModel):
     config_json: Annotated[
         str, BeforeValidator(unpack_config_json), Field(max_length=CONFIG_JSON_MAX_CHARS)
     ] = ""
+    # an hf_quant_config.json pasted beside config.json (ModelOpt <= 0.29 checkpoints): vLLM reads it when
+    # config.json has no quantization_config (app.core.hf_config.quantization)
+    hf_quant_config_json: Annotated[
+        str, BeforeValidator(unpack_config_json), Field(max_length=CONFIG_JSON_MAX_CHARS)
+    ] = ""
     # The model card: a model described by hand (used when layers, KV heads, head size and
     # parameters are all given and no config.json is pasted).
     card_layers: OptLayersOrHeads = None
@@ -442,7 +457,7 @@ class PlannerParams(BaseModel):
                 raise ValueError(f"{where}: {message_of(first)}" if where else message_of(first)) from None
         return value
 
-    @field_validator("config_json")
+    @field_validator("config_json", "hf_quant_config_json")
     @classmethod
     def _json_object(cls, value: str) -> str:
         if not value:
@@ -493,6 +508,10 @@ class PlannerParams(BaseModel):
     @property
     def config_dict(self) -> dict[str, Any] | None:
         return json.loads(self.config_json) if self.config_json else None
+
+    @property
+    def hf_quant_dict(self) -> dict[str, Any] | None:
+        return json.loads(self.hf_quant_config_json) if self.hf_quant_config_json else None
 
 
 class StrictPlannerParams(PlannerParams):

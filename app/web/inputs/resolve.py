@@ -131,7 +131,15 @@ def _model(params: PlannerParams) -> tuple[ModelSpec, str, ModelSource]:
     config = params.config_dict
     if config is not None:
         label = params.model if params.model != DEFAULTS.model else config_name(config)
-        return model_spec_from_hf_config(config, name=label), label, "config"
+        spec = model_spec_from_hf_config(config, name=label, hf_quant_config=params.hf_quant_dict)
+        return spec, label, "config"
+    if params.hf_quant_config_json:
+        raise ConfigError(
+            "hf_quant_config_json",
+            Text(
+                "an hf_quant_config.json is read beside a pasted config.json: paste the model's config.json too"
+            ),
+        )
     if params.has_card:
         try:
             spec = model_spec_from_hf_config(

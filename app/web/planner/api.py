@@ -37,7 +37,7 @@ router = APIRouter(prefix="/api", tags=["api"])
 def _estimate_payload(params: StrictPlannerParams) -> dict[str, Any]:
     resolved = resolve_strict(params)
     est = estimate_for(resolved)
-    inputs = resolved.params.model_dump(exclude={"config_json", "lang"})
+    inputs = resolved.params.model_dump(exclude={"config_json", "hf_quant_config_json", "lang"})
     inputs.update(
         vllm_version=resolved.vllm_version,
         model=resolved.model_label,

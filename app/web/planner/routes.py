@@ -7,26 +7,22 @@ from urllib.parse import parse_qsl, urlencode
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import escape
-from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
 from app.core.versions import default_gpu_memory_utilization
 from app.web.i18n import t
 from app.web.inputs.lenient import parse_lenient
 from app.web.inputs.links import compare_link, compare_versions, form_items, permalink, state_items, to_query
-from app.web.inputs.params import PlannerParams, replace, serve_values
+from app.web.inputs.params import PlannerParams
 from app.web.inputs.problems import Problem, error_of, problems_of
 from app.web.inputs.resolve import prefetch_hub_model, resolve_lenient
-from app.web.planner import views
+from app.web.planner import paste, views
 from app.web.planner.service import estimate_with_curve
 from app.web.templating import render, wants_fragment
 
 router = APIRouter()
 COMMAND_MAX_CHARS = 20_000
-# Query keys that are messages for one page view, never part of the permalink.
-NOTE_IGNORED_FLAGS = "ignored_flags"
 
 
 def build_view(
@@ -39,7 +35,9 @@ def build_view(
     notices: tuple[str, ...] = (),
     lazy: bool = False,
 ) -> views.PlannerView:
-    """``lazy``: the view for a fragment, whose closed <details> bodies load when opened."""
+    """``lazy``: the view for a fragment, whose closed <details> bodies load when opened. With a
+    ``command_error`` (a refused paste) nothing is estimated: the page shows the paste's problems where
+    the verdict would be, never a verdict for the inputs the paste did not change."""
     resolved, more = resolve_lenient(params)
     problems = problems + more
     params = resolved.params
@@ -47,20 +45,21 @@ def build_view(
     link = permalink(request, params, query)
     result: views.ResultView | None = None
     error: Problem | None = None
-    try:
-        est, curve = estimate_with_curve(resolved)
-        result = views.result_view(
-            resolved,
-            est,
-            curve,
-            compare_link=compare_link(request, params),
-            compare_versions=compare_versions(params),
-            details=not lazy,
-        )
-        effective_len = est.max_model_len
-    except PlannerError as exc:
-        error = error_of(exc)
-        effective_len = params.max_model_len or resolved.default_len
+    effective_len = params.max_model_len or resolved.default_len
+    if command_error is None:  # a refused paste: no verdict for inputs other than the paste's
+        try:
+            est, curve = estimate_with_curve(resolved)
+            result = views.result_view(
+                resolved,
+                est,
+                curve,
+                compare_link=compare_link(request, params),
+                compare_versions=compare_versions(params),
+                details=not lazy,
+            )
+            effective_len = est.max_model_len
+        except PlannerError as exc:
+            error = error_of(exc)
     form = views.form_state(
         params,
         derived_len=resolved.derived_len,
@@ -77,6 +76,7 @@ def build_view(
         error=error,
         command_text=command_text,
         command_error=error_of(command_error) if command_error else None,
+        command_problems=paste.problems_of_paste(command_error, params) if command_error else (),
         notices=notices,
         lazy=lazy,
     )
@@ -93,12 +93,10 @@ def render_planner(request: Request, view: views.PlannerView) -> Response:
 async def planner(request: Request) -> Response:
     params, problems = parse_lenient(PlannerParams, request.query_params.multi_items())
     await prefetch_hub_model(params)
-    ignored = request.query_params.get(NOTE_IGNORED_FLAGS, "")
-    notices = (
-        (t("Flags of the pasted command that do not move memory were left out: {flags}", flags=ignored),)
-        if ignored
-        else ()
-    )
+    command = request.query_params.get(paste.PASTE_KEY)
+    if command is not None:  # a refused paste's own permalink (or a paste shared as a link)
+        return await run_in_threadpool(_pasted, request, params, problems, command[:COMMAND_MAX_CHARS])
+    notices = paste.paste_notes(dict(request.query_params))
     return await run_in_threadpool(_planner_page, request, params, problems, notices)  # off the event loop
 
 
@@ -147,26 +145,30 @@ def _planner_part(request: Request, part: str, params: PlannerParams, problems: 
 
 @router.post("/command", name="fill_from_command", response_class=HTMLResponse)
 def fill_from_command(request: Request, command: str = Form(""), state: str = Form("")) -> Response:
-    """Parse a pasted `vllm serve` command over the current inputs and redirect to the filled page."""
+    """Read a pasted command over the current inputs; the browser lands on a shareable URL either way:
+    the filled permalink, or (refused) the inputs' permalink with the paste, whose page shows every
+    problem where the verdict would be."""
     params, problems = parse_lenient(PlannerParams, parse_qsl(state, keep_blank_values=True))
-    command = command[:COMMAND_MAX_CHARS]
+    return _pasted(request, params, problems, command[:COMMAND_MAX_CHARS], posted=True)
+
+
+def _pasted(
+    request: Request, params: PlannerParams, problems: list[Problem], command: str, *, posted: bool = False
+) -> Response:
     try:
-        parsed = parse_serve_command(command, vllm_version=params.resolved_version)
-        changes = serve_values(parsed.serve)
-        if parsed.model:
-            changes["model"] = parsed.model
-        filled = replace(params, **changes)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        error = PlannerError(str(first["loc"][0]) if first["loc"] else "command", first["msg"])
-        view = build_view(request, params, problems, command_text=command, command_error=error)
-        return render_planner(request, view)
+        read = paste.read_paste(params, command)
     except PlannerError as exc:
+        carried = paste.url_copy(command)
+        if posted and carried is not None:
+            target = f"{permalink(request, params)}&{urlencode({paste.PASTE_KEY: carried})}"
+            return _go(request, target + paste.RESULT_ANCHOR)
         view = build_view(request, params, problems, command_text=command, command_error=exc)
         return render_planner(request, view)
-    target = permalink(request, filled)
-    if parsed.unknown_flags:
-        target += "&" + urlencode({NOTE_IGNORED_FLAGS: " ".join(parsed.unknown_flags)})
+    target = permalink(request, read.params)
+    return _go(request, (f"{target}&{read.notes}" if read.notes else target) + paste.RESULT_ANCHOR)
+
+
+def _go(request: Request, target: str) -> Response:
     if request.headers.get("HX-Request") == "true":
         return Response(status_code=204, headers={"HX-Redirect": target})
     return RedirectResponse(target, status_code=303)

@@ -7,6 +7,7 @@ core's Estimate, so the page, the Markdown copy and the tests read the same valu
 from __future__ import annotations
 
 import math
+import zlib
 from dataclasses import dataclass, field
 
 from markupsafe import Markup
@@ -177,9 +178,16 @@ class PlannerView:
     error: Problem | None
     command_text: str = ""
     command_error: Problem | None = None
+    command_problems: tuple[Problem, ...] = ()  # a refused paste: every problem, where the verdict goes
     notices: tuple[str, ...] = field(default=())
     # a slider move's fragment: closed <details> bodies are fetched on opening (/part/<name>)
     lazy: bool = False
+
+    @property
+    def state_tag(self) -> str:
+        """A short tag of these inputs: the recommendation echoes it on the verdict box's list, so a
+        late answer for inputs the page no longer shows is not swapped in (static/app.js)."""
+        return f"{zlib.crc32(self.query.encode()):08x}"
 
 
 def slider_lengths(extra: tuple[int, ...]) -> tuple[int, ...]:
@@ -296,9 +304,7 @@ def formula_view(model: ModelSpec, est: Estimate, target: int) -> FormulaView:
                 exact_need=gib(exact_need),
             )
         ),
-        comparison=t(
-            "{exact_need}: no KV pool (the weights do not fit the device)", exact_need=gib(exact_need)
-        )
+        comparison=t("{exact_need}: no KV pool ({why})", exact_need=gib(exact_need), why=never_sized_why(est))
         if never_sized(est)
         else t("{exact_need} {verb} KV pool {pool}", exact_need=gib(exact_need), verb=verb, pool=gib(pool)),
         note=" ".join(notes),
@@ -310,9 +316,22 @@ def band_of(r: Range) -> str:
     return f"±{gib(r.high - r.expected)}"
 
 
+# why no KV pool is ever computed or printed: vLLM dies loading the weights, or refuses before loading them
+# (the start-up free-memory check, 0.10.2+ v1/worker/utils.py request_memory)
+NEVER_SIZED_WHY = {
+    ErrorKind.LOAD_OOM: N_("the weights do not fit the device"),
+    ErrorKind.STARTUP_FREE_MEMORY: N_("vLLM refuses to start: other processes hold the memory it asks for"),
+}
+
+
 def never_sized(est: Estimate) -> bool:
     """vLLM dies loading the weights (or refuses before): no KV pool is ever computed or printed."""
-    return est.error_kind == ErrorKind.LOAD_OOM
+    return est.error_kind in NEVER_SIZED_WHY
+
+
+def never_sized_why(est: Estimate) -> str:
+    why = NEVER_SIZED_WHY.get(est.error_kind) if est.error_kind is not None else None
+    return t(why) if why is not None else ""
 
 
 def partition_rows(
@@ -324,7 +343,7 @@ def partition_rows(
     their band from ``Estimate.ranges`` (weights only when quantized: scales the count may miss).
     """
     total = est.device_total_bytes
-    kv = max(0, est.kv_cache_bytes)
+    kv = 0 if never_sized(est) else max(0, est.kv_cache_bytes)
     graphs_in_slack = 0 if est.cuda_graph_budgeted else est.cuda_graph_bytes
     unused = max(0, est.unused_bytes - graphs_in_slack)
     graph_note = (
@@ -361,7 +380,7 @@ def partition_rows(
     rows = tuple(
         PartitionRow(key, label, gib(num), percent(num / total), exact, note, *band_texts(key, exact))
         if not (key == "kv" and never_sized(est))
-        else PartitionRow(key, label, "—", "—", exact, t("never sized: the weights do not fit the device"))
+        else PartitionRow(key, label, "—", "—", exact, t("never sized: {why}", why=never_sized_why(est)))
         for key, label, num, exact, note in items
     )
     order = ["weights", "activation", "non-torch"]
@@ -402,18 +421,18 @@ def headline_numbers(est: Estimate) -> tuple[HeadlineNumber, ...]:
         HeadlineNumber(
             "kv-tokens",
             t("GPU KV cache size"),
-            t("{kv_tokens} tokens", kv_tokens=integer(est.kv_tokens)),
+            t("{kv_tokens} tokens", kv_tokens=integer(est.kv_tokens)) if not never_sized(est) else "—",
             "exact",
             "",
-            f"{integer(tokens.low)} – {integer(tokens.high)}" if tokens else "",
+            f"{integer(tokens.low)} – {integer(tokens.high)}" if tokens and not never_sized(est) else "",
         ),
         HeadlineNumber(
             "concurrency",
             t("Max concurrency at S"),
-            f"{est.max_concurrency:.2f}x",
+            f"{est.max_concurrency:.2f}x" if not never_sized(est) else "—",
             "exact",
             "",
-            f"{conc.low:.2f} – {conc.high:.2f}x" if conc else "",
+            f"{conc.low:.2f} – {conc.high:.2f}x" if conc and not never_sized(est) else "",
         ),
         HeadlineNumber("max-model-len", "max_model_len", integer(est.max_model_len), "input"),
     )
@@ -583,6 +602,8 @@ def multi_node_hint(*, ranks: int, per_node: int) -> str:
 
 def fleet_line(est: Estimate, *, devices: int) -> str:
     """The devices as whole replicas of TP × PP, and the concurrency they hold together."""
+    if never_sized(est):
+        return ""  # no replica starts, so no concurrency to multiply
     # ≥ 1: fewer devices than TP × PP is refused before any estimate (estimate.validate_devices)
     replicas = E.replicas(devices=devices, ranks=est.ranks)
     return tr(

@@ -7,6 +7,7 @@ from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from app import hub
+from app.core import regex
 from app.core.errors import PlannerError
 from app.web.inputs.lenient import parse_lenient
 from app.web.inputs.links import permalink, state_items
@@ -33,11 +34,15 @@ async def recommend_fragment(request: Request) -> Response:
     """
     # slow: the walk runs in the thread pool, off the event loop; by POST the inputs are ``state``
     items = await state_items(request)
+    # the planner's verdict box asks for its "Change, in this order" list with it (swapped out of band),
+    # naming the inputs it shows by a short tag the list carries back
+    tag = (await request.form()).get("verdict_changes") if request.method == "POST" else None
+    changes = tag if isinstance(tag, str) and regex.fullmatch(r"[0-9a-f]{1,16}", tag) else ""
     await hub.prefetch_items(items)  # a hub id's fetch is awaited here, holding no thread
-    return await run_in_threadpool(_recommend_fragment, request, items)
+    return await run_in_threadpool(_recommend_fragment, request, items, changes)
 
 
-def _recommend_fragment(request: Request, items: list[tuple[str, str]]) -> Response:
+def _recommend_fragment(request: Request, items: list[tuple[str, str]], changes: str = "") -> Response:
     params, problems = parse_lenient(PlannerParams, items)
     resolved, more = resolve_lenient(params)
     params = resolved.params
@@ -46,6 +51,7 @@ def _recommend_fragment(request: Request, items: list[tuple[str, str]]) -> Respo
         "back": permalink(request, params),
         "view": None,
         "error": None,
+        "verdict_changes": changes,
     }
     try:
         rec = run_for_planner(resolved)

@@ -54,6 +54,7 @@ class RecommendationView:
     bisection_explanation: str
     warnings: list[str]
     final_link: str
+    changes: tuple[str, ...] = ()  # the applied steps' labels in order: the planner's verdict box shows them
     speed_workload: str = ""  # the clients the steps' speeds are predicted for
     cheapest: str = ""  # which layout meeting the target is cheapest to run
     cheapest_link: str = ""  # the planner with it ("" when it is the recommended one)
@@ -154,6 +155,7 @@ def build_view(
         bisection_explanation=tr(rec.bisection.explanation),
         warnings=tr_list(rec.warnings),
         final_link=link(rec.final),
+        changes=tuple(tr(s.label) for s in rec.changes()),
         speed_workload=t(
             "Speed effects are predicted for {concurrency} concurrent clients of {input_tokens} input / {output_tokens} output tokens (the Speed section's workload), per replica.",
             concurrency=integer(rec.speed_workload.concurrency),

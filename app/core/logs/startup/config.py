@@ -10,7 +10,13 @@ from typing import Any
 
 from app.core import regex
 from app.core import vllm_text as vt
-from app.core.command import ParsedCommand, compose_command, parse_serve_args, parse_serve_command
+from app.core.command import (
+    NotVllmImageError,
+    ParsedCommand,
+    compose_command,
+    parse_serve_args,
+    parse_serve_command,
+)
 from app.core.errors import PlannerError
 from app.core.logs.reading import (
     int_of,
@@ -279,14 +285,12 @@ _SERVE_TO_FACTS = tuple(name for name in ServeConfig.model_fields if name in Log
 
 
 def _command(text: str, ln: _Line, run: _Run) -> None:
-    """A `vllm serve …` command pasted with the log: what was asked for, below what vLLM printed."""
-    if text.startswith(("docker", "sudo docker")):
-        image = _DOCKER_IMAGE.search(text)
-        if image is None:
-            return  # a container that is not vLLM's image
-        text = text[image.end() :]
+    """A `vllm serve …` command pasted with the log (or a `docker run` of vLLM's image, read by the
+    planner's own command reader): what was asked for, below what vLLM printed."""
     try:
         parsed = parse_serve_command(text)
+    except NotVllmImageError:
+        return  # a container that is not vLLM's image
     except PlannerError as exc:
         run.note(Text("the pasted command could not be read ({message})", message=exc.message))
         return
@@ -420,5 +424,3 @@ def _device_name(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 
 _COMPOSE_KEY = regex.compile(r"[ \t]{0,64}(?:-[ \t]+)?command:")  # a YAML `command:` key, not a log line
-# `docker run … vllm/vllm-openai[:tag] …`: the image whose entrypoint is `vllm serve`
-_DOCKER_IMAGE = regex.compile(r"(?:^|\s)\S{0,200}vllm/vllm-openai(?::\S{1,64})?(?=\s|$)")

@@ -29,6 +29,7 @@ ErrorKind = Literal[
     "startup_free_memory",
     "torch_oom",  # out of memory elsewhere (the profile run)
     "kv_alloc_oom",  # out of memory allocating the KV tensors, after the pool was sized
+    "mamba_blocks",  # 0.20.2+: "max_num_seqs (N) exceeds available Mamba cache blocks (M)" (full CUDA graphs)
     "autofit_failed",
     "device_fault",  # illegal memory access, GPU hang / memory access fault, a core dump: not a budget
     "npu_error",  # an Ascend operator or ACL call failed (torch_npu "NPU function error", ERR… call acl api failed)

@@ -73,6 +73,14 @@ def _v1_too_long_available(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("kv_cache_bytes", gib_bytes(m.group(1)), ln, source=SOURCE_SECONDARY)
 
 
+def _mamba_blocks(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """0.20.2+ "max_num_seqs (N) exceeds available Mamba cache blocks (M)": the pool was sized with M blocks
+    (kv_cache_config.num_blocks) and full CUDA graphs need one per decode sequence, so N > M is refused."""
+    _error("mamba_blocks", m, ln, run)
+    run.put("max_num_seqs", int_of(m.group(1)), ln, source=SOURCE_SECONDARY)
+    run.put("num_gpu_blocks", int_of(m.group(2)), ln, source=SOURCE_SECONDARY)
+
+
 def _v1_estimated_len(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("estimated_max_model_len", int_of(m.group(1)), ln, mode="first")
 

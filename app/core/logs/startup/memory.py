@@ -130,16 +130,25 @@ def _v1_profiling(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
 
 
+FREE_MEMORY_REFUSAL = "is less than desired"  # the start-up check's words after "on startup" (0.10.2+)
+
+
 def _free_at_start(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("device_free_at_start_bytes", gib_bytes(m.group(1)), ln)
     run.put("device_total_bytes", gib_bytes(m.group(2)), ln)
     rest = m.string[m.end() :]
-    if rest.lstrip().startswith("is less than desired"):
+    tail = rest.strip()
+    # the refusal, whole or wrapped after any part of its "is less than desired" (the next line goes on)
+    if tail.startswith(FREE_MEMORY_REFUSAL) or (tail and FREE_MEMORY_REFUSAL.startswith(tail)):
         _error("startup_free_memory", m, ln, run)
     desired = regex.search(vt.DESIRED_UTILIZATION, rest)
     if desired is not None:
         run.put("gpu_memory_utilization", float_of(desired.group(1)), ln, source=SOURCE_FALLBACK)
     _usage_summary(rest, ln, run)
+
+
+def _desired_utilization(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("gpu_memory_utilization", float_of(m.group(1)), ln, source=SOURCE_FALLBACK)
 
 
 def _usage_summary(rest: str, ln: _Line, run: _Run) -> None:
@@ -211,6 +220,19 @@ def _blocks(m: re.Match[str], ln: _Line, run: _Run) -> None:
         run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
     else:
         run.put("engine", "v1", ln, source=SOURCE_FALLBACK)  # V1 0.6.6 / 0.7.3 print no CPU blocks
+
+
+def _mamba_capped(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """0.19.x: the capture sizes capped to the pool's blocks, which the warning prints (the pool's num_blocks)."""
+    run.put("num_gpu_blocks", int_of(m.group(3)), ln, source=SOURCE_SECONDARY)
+    run.note(
+        Text(
+            "vLLM capped the CUDA-graph capture sizes from {before} to {after} to fit {blocks} Mamba cache blocks: decode batches above {after} run without CUDA graphs",
+            before=m.group(1),
+            after=m.group(2),
+            blocks=m.group(3),
+        )
+    )
 
 
 def _blocks_override(m: re.Match[str], ln: _Line, run: _Run) -> None:
