@@ -438,6 +438,13 @@ def _read_cache(path: Path, ref: HubRef) -> Fetched | None:
     return Fetched(config=config, index_metadata=metadata, source=source, hf_quant_config=hf_quant)
 
 
+# Written since this process last scanned the cache directory: files, bytes. evict_disk_cache lists and
+# stats every entry (2,048 files at the cap: ~10 ms of CPU holding the GIL), so it runs once a tenth of
+# either cap has been written since its last scan, not after every write; eviction takes the cache down
+# to 90 %, so it stays within its caps (plus a tenth per other worker process sharing the directory).
+_written_since_scan = [0, 0]
+
+
 def _write_cache(path: Path, fetched: Fetched) -> None:
     entry = {
         "format": CACHE_FORMAT,
@@ -451,10 +458,21 @@ def _write_cache(path: Path, fetched: Fetched) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as fh:
             json.dump(entry, fh)
+            written = fh.tell()
         os.replace(fh.name, path)
-        evict_disk_cache(path.parent)
     except OSError:
-        pass  # a read-only cache only costs a re-fetch
+        return  # a read-only cache only costs a re-fetch
+    with _lock:
+        _written_since_scan[0] += 2  # the entry and its lock file (_across_workers)
+        _written_since_scan[1] += written
+        due = (
+            _written_since_scan[0] >= max(1, DISK_CACHE_MAX_FILES // 10)
+            or _written_since_scan[1] >= DISK_CACHE_MAX_BYTES // 10
+        )
+        if due:
+            _written_since_scan[:] = [0, 0]
+    if due:
+        evict_disk_cache(path.parent)
 
 
 def evict_disk_cache(directory: Path, *, max_bytes: int | None = None, max_files: int | None = None) -> int:
@@ -500,15 +518,24 @@ class _Bucket:
         self.last = time.monotonic()
         self.lock = threading.Lock()
 
+    def _refill(self) -> None:
+        now = time.monotonic()
+        self.tokens = min(float(self.burst), self.tokens + (now - self.last) * self.rate)
+        self.last = now
+
     def take(self) -> bool:
         with self.lock:
-            now = time.monotonic()
-            self.tokens = min(float(self.burst), self.tokens + (now - self.last) * self.rate)
-            self.last = now
+            self._refill()
             if self.tokens < 1.0:
                 return False
             self.tokens -= 1.0
             return True
+
+    def has_token(self) -> bool:
+        """Whether ``take`` would succeed now (without taking)."""
+        with self.lock:
+            self._refill()
+            return self.tokens >= 1.0
 
 
 _Key = tuple[str, HubRef]
@@ -577,18 +604,22 @@ def _across_workers(path: Path) -> Iterator[None]:
         handle.close()  # releases the lock
 
 
+def _rate_reached(ref: HubRef) -> HubError:
+    rate = format(FETCH_RATE_PER_S, "g")
+    return HubError(
+        Text(
+            "too many models fetched from the hub just now (at most {rate} a second); try {model} again in a few seconds",
+            rate=rate,
+            model=ref.label,
+        ),
+        transient=True,
+    )
+
+
 def _fetch_and_cache(base: str, ref: HubRef, path: Path) -> Fetched:
     """The network fetch (one token of the rate limit), written to the disk cache."""
     if not _bucket.take():
-        rate = format(FETCH_RATE_PER_S, "g")
-        raise HubError(
-            Text(
-                "too many models fetched from the hub just now (at most {rate} a second); try {model} again in a few seconds",
-                rate=rate,
-                model=ref.label,
-            ),
-            transient=True,
-        )
+        raise _rate_reached(ref)
     stats["network_fetches"] += 1
     fetched = fetch(ref, base=base)
     _write_cache(path, fetched)
@@ -599,8 +630,14 @@ def _load(base: str, ref: HubRef, key: _Key) -> ModelSpec:
     """On the hub's pool: the disk cache, else the network (one rate token), then the memory caches."""
     try:
         path = _cache_file(base, ref)
-        with _across_workers(path):  # another worker fetching the same id: wait, then read its cache entry
-            fetched = _read_cache(path, ref) or _fetch_and_cache(base, ref, path)
+        # an entry on disk needs no lock; with the rate reached no lock file is made for a fetch that
+        # would be refused anyway (3,000 distinct ids made 2,630 lock files, N5)
+        fetched = _read_cache(path, ref)
+        if fetched is None and not _bucket.has_token():
+            raise _rate_reached(ref)
+        if fetched is None:
+            with _across_workers(path):  # another worker fetching this id: wait, then read its cache entry
+                fetched = _read_cache(path, ref) or _fetch_and_cache(base, ref, path)
         spec = _convert(ref, fetched)
     except HubError as exc:
         with _lock:
@@ -694,6 +731,13 @@ async def prefetch_items(items: list[tuple[str, str]]) -> None:
     model = next((value for key, value in reversed(items) if key == "model"), "")
     if model:
         await prefetch(model)
+
+
+def warm_up() -> None:
+    """At a worker's start, with the hub on: make the TLS context its fetches share (transport.tls_context),
+    so the first fetch does not parse the CA bundle while requests wait on the GIL."""
+    if enabled():
+        transport.tls_context()
 
 
 def find_model_or_fetch(model_id: str) -> tuple[ModelSpec, bool]:

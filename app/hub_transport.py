@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import http.client
 import socket
+import ssl
 import threading
 import time
 import urllib.parse
@@ -59,6 +60,24 @@ def shut(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)  # a blocked recv in the fetching thread returns at once
 
 
+_tls_lock = threading.Lock()
+_tls: list[ssl.SSLContext] = []
+
+
+def tls_context() -> ssl.SSLContext:
+    """The process's one TLS client context (the system's CA certificates), made on first use.
+
+    urllib's HTTPSHandler makes a new one per opener when given none: ``load_default_certs`` parses the
+    whole CA bundle, ~38 ms of CPU holding the GIL, once per file fetched — the event loop waited behind
+    it, so a flood of hub fetches (issue 27, N4/N5) put the /healthz prober's p99 at 200-500 ms, and it was
+    most of a fetch's CPU (141 ms a model: three files, three contexts). A context is safe to share across
+    threads; certificate checking is unchanged (``ssl.create_default_context``)."""
+    with _tls_lock:
+        if not _tls:
+            _tls.append(ssl.create_default_context())
+        return _tls[0]
+
+
 def opener(deadline: Deadline, origin: tuple[str, str], *, timeout_s: float) -> urllib.request.OpenerDirector:
     """urllib with connections whose socket the deadline watches (proxies from the environment still apply)."""
 
@@ -85,7 +104,8 @@ def opener(deadline: Deadline, origin: tuple[str, str], *, timeout_s: float) -> 
         def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
             return self.do_open(_TlsConnection, req, context=getattr(self, "_context", None))
 
-    return urllib.request.build_opener(_Http(), _Https(), _SameOriginRedirects(origin))
+    # an HTTPSHandler is always installed (build_opener would add a default one, with a context of its own)
+    return urllib.request.build_opener(_Http(), _Https(context=tls_context()), _SameOriginRedirects(origin))
 
 
 class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):

@@ -5,7 +5,10 @@
     .venv/bin/python bench/hostile.py --server          # the same, from the hostile-inputs bench
 
 For each attack: the server's CPU (its processes' utime + stime from /proc, the whole attack), the
-slowest request, the statuses, and the p99 of a /healthz prober polling every 20 ms during the attack.
+slowest request, the statuses, the p99 of a /healthz prober polling every 20 ms during the attack from
+a process of its own (its CPU printed too), and this process's CPU (the attack's client threads and the
+stand-in hub). Controls beside the floods: the prober alone, and the N4 / N5 clients sending /healthz
+instead — what the machine and the client's connections alone cost the prober.
 The hub cases also print what the stand-in hub saw (fetches per id, outbound requests per second) and
 the worker RSS and disk cache before and after. The goal (issue 27): CPU ≤ 2 s per request (4 s for a
 search or a simulation), no 5xx, prober p99 < 100 ms; a hub that never answers → a 4xx within 12 s;
@@ -40,6 +43,8 @@ import run as load  # noqa: E402  (bench/load/run.py: free_port, _children, stop
 WORKERS = 2
 FETCH_RATE, FETCH_BURST = 4.0, 16  # app.hub's FETCH_RATE_PER_S and FETCH_BURST, per worker
 PROBE_EVERY_S = 0.02
+QUIET_S = 10.0
+N4_ROUNDS, N4_PAUSE_S = 10, 0.5  # N4 repeated on 10 ids, so its prober p99 is read from ~200 samples, not ~15
 GOAL_CPU_S, GOAL_SEARCH_CPU_S, GOAL_PROBE_P99_MS = 2.0, 4.0, 100.0
 LLAMA = {
     "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
@@ -109,8 +114,8 @@ def start_hub() -> Hub:
             body: bytes | None = None
             if self.path.endswith("/config.json"):
                 body = b"[" * 10**6 if org == "deep" else json.dumps(LLAMA).encode()
-            elif org == "bigindex":
-                body = hub.big_index
+            elif org == "bigindex" and self.path.endswith("/model.safetensors.index.json"):
+                body = hub.big_index  # (hf_quant_config.json and the rest: 404, as a real repo without them)
             if body is None:
                 self.send_response(404)
                 self.send_header("Content-Length", "0")
@@ -209,25 +214,41 @@ def request(
         conn.close()
 
 
+def probe_main(port: int) -> None:
+    """The prober's own process (``--probe PORT``): /healthz every 20 ms on a new connection each, until
+    its stdin closes; then prints its latencies and its own CPU time as JSON."""
+    import resource
+
+    done = threading.Event()
+    threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).start()
+    samples: list[float] = []
+    while not done.is_set():
+        status, _, seconds = request(port, "GET", "/healthz", timeout=30)
+        samples.append(seconds if status == 200 else 30.0)
+        time.sleep(PROBE_EVERY_S)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"samples": samples, "cpu_s": usage.ru_utime + usage.ru_stime}))
+
+
 class Prober:
-    """/healthz every 20 ms on its own connections; latencies kept while ``active``."""
+    """/healthz every 20 ms from a process of its own (so the attack's client threads, the stand-in hub
+    and this process's GIL do not delay it), on new connections; latencies kept until ``p99_ms``."""
 
     def __init__(self, port: int) -> None:
-        self.port = port
-        self.samples: list[float] = []
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
+        import subprocess
 
-    def _run(self) -> None:
-        while not self.done.is_set():
-            status, _, seconds = request(self.port, "GET", "/healthz", timeout=30)
-            self.samples.append(seconds if status == 200 else 30.0)
-            time.sleep(PROBE_EVERY_S)
+        self.samples: list[float] = []
+        self.cpu_s = 0.0
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--probe", str(port)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        time.sleep(0.3)  # the interpreter's start
 
     def p99_ms(self) -> float:
-        self.done.set()
-        self.thread.join(35)
+        out, _ = self.proc.communicate("", timeout=60)
+        result = json.loads(out)
+        self.samples, self.cpu_s = result["samples"], result["cpu_s"]
         if not self.samples:
             return 0.0
         ordered = sorted(self.samples)
@@ -322,21 +343,26 @@ class Outcome:
     largest_bytes: int
     notes: list[str] = field(default_factory=list)
     ok: bool = True
+    client_cpu_s: float = 0.0  # this process: the attack's client threads and the stand-in hub
+    probes: int = 0
+    probe_cpu_s: float = 0.0
 
 
 def run_attack(port: int, pid: int, name: str, search: bool, calls: list[Any]) -> Outcome:
     prober = Prober(port)
     time.sleep(0.2)
-    cpu0 = server_cpu(pid)
+    cpu0, client0 = server_cpu(pid), time.process_time()
     results = [call(port) for call in calls]
     time.sleep(0.3)  # let the server finish its share of the CPU tick accounting
-    cpu = server_cpu(pid) - cpu0
+    cpu, client = server_cpu(pid) - cpu0, time.process_time() - client0
     p99 = prober.p99_ms()
     statuses = Counter(status for status, _, _ in results)
     out = Outcome(name, len(results), cpu, max(s for _, _, s in results), statuses, p99,
-                  max(len(body) for _, body, _ in results))  # fmt: skip
+                  max(len(body) for _, body, _ in results), client_cpu_s=client, probes=len(prober.samples),
+                  probe_cpu_s=prober.cpu_s)  # fmt: skip
     limit = GOAL_SEARCH_CPU_S if search else GOAL_CPU_S
     out.ok = cpu / len(results) <= limit and not any(s >= 500 for s in statuses) and p99 < GOAL_PROBE_P99_MS
+    print_outcomes([out])
     return out
 
 
@@ -345,15 +371,19 @@ def hub_attacks(port: int, pid: int, hub: Hub, cache: str) -> list[Outcome]:
 
     def timed(name: str, fn: Callable[[], tuple[list[tuple[int, bytes, float]], list[str], bool]]) -> None:
         prober = Prober(port)
-        cpu0 = server_cpu(pid)
+        cpu0, client0 = server_cpu(pid), time.process_time()
         results, notes, good = fn()
-        cpu = server_cpu(pid) - cpu0
+        cpu, client = server_cpu(pid) - cpu0, time.process_time() - client0
         p99 = prober.p99_ms()
         statuses = Counter(s for s, _, _ in results)
         out = Outcome(name, len(results), cpu, max(s for _, _, s in results), statuses, p99,
-                      max(len(b) for _, b, _ in results), notes)  # fmt: skip
+                      max(len(b) for _, b, _ in results), notes, client_cpu_s=client,
+                      probes=len(prober.samples), probe_cpu_s=prober.cpu_s)  # fmt: skip
         out.ok = good and not any(s >= 500 for s in statuses) and p99 < GOAL_PROBE_P99_MS
+        if "control" in name:  # what the client alone costs the prober: a reference, not a goal
+            out.ok = good
         outs.append(out)
+        print_outcomes([out])
 
     def concurrent(paths: list[str]) -> list[tuple[int, bytes, float]]:
         results: list[tuple[int, bytes, float]] = []
@@ -367,12 +397,41 @@ def hub_attacks(port: int, pid: int, hub: Hub, cache: str) -> list[Outcome]:
         return results
 
     def one_id() -> tuple[list[tuple[int, bytes, float]], list[str], bool]:
+        # N4_ROUNDS rounds of 50 concurrent requests, each round for a new id (so each fetches the
+        # 10^6-key index again), for enough prober samples to read a p99 from
         rss0 = worker_rss_mb(pid)
-        results = concurrent(["/api/estimate?model=bigindex%2Fm&device=h100"] * 50)
-        fetches = hub.count("/bigindex/m/resolve/main/config.json")
+        results: list[tuple[int, bytes, float]] = []
+        fetches = []
+        for k in range(N4_ROUNDS):
+            results += concurrent([f"/api/estimate?model=bigindex%2Fm{k}&device=h100"] * 50)
+            fetches.append(hub.count(f"/bigindex/m{k}/resolve/main/config.json"))
+            time.sleep(N4_PAUSE_S)
         rss1 = worker_rss_mb(pid)
-        return results, [f"config fetches {fetches} (goal 1 per worker: {WORKERS} workers)",
-                         f"worker RSS {rss0:.0f} -> {rss1:.0f} MB"], fetches <= WORKERS  # fmt: skip
+        return results, [f"{N4_ROUNDS} ids x 50: config fetches per id {max(fetches)} at most "
+                         f"(goal 1 per worker: {WORKERS} workers)",
+                         f"worker RSS {rss0:.0f} -> {rss1:.0f} MB"], max(fetches) <= WORKERS  # fmt: skip
+
+    def one_id_catalog() -> tuple[list[tuple[int, bytes, float]], list[str], bool]:
+        results: list[tuple[int, bytes, float]] = []
+        for _ in range(N4_ROUNDS):
+            results += concurrent(["/api/estimate?model=meta-llama%2FLlama-3.1-8B&device=h100"] * 50)
+            time.sleep(N4_PAUSE_S)
+        return (
+            results,
+            ["the client of N4 asking for a catalog model: 50 ordinary estimates at once, no hub"],
+            True,
+        )
+
+    def one_id_control() -> tuple[list[tuple[int, bytes, float]], list[str], bool]:
+        results: list[tuple[int, bytes, float]] = []
+        for _ in range(N4_ROUNDS):
+            results += concurrent(["/healthz"] * 50)
+            time.sleep(N4_PAUSE_S)
+        return (
+            results,
+            ["the client of N4 with /healthz for every request: its connections, no hub work"],
+            True,
+        )
 
     def never() -> tuple[list[tuple[int, bytes, float]], list[str], bool]:
         results = [request(port, "GET", "/api/estimate?model=never%2Fone&device=h100"),
@@ -401,17 +460,14 @@ def hub_attacks(port: int, pid: int, hub: Hub, cache: str) -> list[Outcome]:
             worst <= 2.0,
         )
 
-    def many() -> tuple[list[tuple[int, bytes, float]], list[str], bool]:
-        rss0, (files0, bytes0) = worker_rss_mb(pid), disk_cache(cache)
-        start = len(hub.requests)
-        t0 = time.monotonic()
+    def from_eight_threads(paths: list[str]) -> list[tuple[int, bytes, float]]:
         results: list[tuple[int, bytes, float]] = []
         lock = threading.Lock()
-        ids = iter(range(3_000))
+        todo = iter(paths)
 
         def loop() -> None:
-            for i in ids:
-                r = request(port, "GET", f"/api/estimate?model=fast{i}%2Fm&device=h100")
+            for path in todo:
+                r = request(port, "GET", path)
                 with lock:
                     results.append(r)
 
@@ -420,31 +476,61 @@ def hub_attacks(port: int, pid: int, hub: Hub, cache: str) -> list[Outcome]:
             t.start()
         for t in threads:
             t.join(600)
+        return results
+
+    def many_control() -> tuple[list[tuple[int, bytes, float]], list[str], bool]:
+        t0 = time.monotonic()
+        results = from_eight_threads(["/healthz"] * 3_000)
+        return (
+            results,
+            [f"the client of N5 with /healthz for every request: {time.monotonic() - t0:.1f} s"],
+            True,
+        )
+
+    def many() -> tuple[list[tuple[int, bytes, float]], list[str], bool]:
+        rss0, (files0, bytes0) = worker_rss_mb(pid), disk_cache(cache)
+        start = len(hub.requests)
+        t0 = time.monotonic()
+        results = from_eight_threads([f"/api/estimate?model=fast{i}%2Fm&device=h100" for i in range(3_000)])
         elapsed = time.monotonic() - t0
-        outbound = (len(hub.requests) - start) / elapsed
+        fetches = sum(1 for _, path in hub.requests[start:] if path.endswith("/config.json")) / elapsed
         rss1, (files1, bytes1) = worker_rss_mb(pid), disk_cache(cache)
         fetched = sum(1 for s, _, _ in results if s == 200)
         notes = [f"3,000 distinct ids in {elapsed:.1f} s: {fetched} planned, {len(results) - fetched} refused (4xx)",
-                 f"outbound requests to the hub {outbound:.1f}/s (4 fetches/s x 2 files at most)",
+                 f"fetches from the hub {fetches:.1f}/s (config.json, index, hf_quant_config.json each)",
                  f"worker RSS {rss0:.0f} -> {rss1:.0f} MB; disk cache {files0} -> {files1} files, "
                  f"{bytes0 / 2**20:.1f} -> {bytes1 / 2**20:.1f} MiB"]  # fmt: skip
-        allowed = (FETCH_RATE * elapsed + FETCH_BURST) * 2 * WORKERS / elapsed  # 2 files a fetch, per worker
+        allowed = (FETCH_RATE * elapsed + FETCH_BURST) * WORKERS / elapsed  # the rate is per worker
         notes[1] += f", allowed {allowed:.1f}/s"
-        return results, notes, outbound <= allowed * 1.05 and rss1 - rss0 < 100 and files1 <= 2048
+        return results, notes, fetches <= allowed * 1.05 and rss1 - rss0 < 100 and files1 <= 2048
 
+    def quiet() -> tuple[list[tuple[int, bytes, float]], list[str], bool]:
+        time.sleep(QUIET_S)
+        return (
+            [request(port, "GET", "/healthz")],
+            ["no attack: what the machine's own load costs the prober"],
+            True,
+        )
+
+    timed("control: the prober alone, 10 s", quiet)
     timed("N4 50 concurrent requests, one id, 10^6-key index", one_id)
+    timed("N4 control: the same client, /healthz only", one_id_control)
+    timed("N4 control: the same client, a catalog model", one_id_catalog)
     timed("N6 a hub that never answers / drips a byte per 4 s", never)
     timed("N6 60 concurrent distinct never-answering ids", sixty)
     timed("N5/N13 3,000 distinct ids", many)
+    timed("N5 control: the same client, /healthz only", many_control)
     return outs
 
 
 def print_outcomes(outs: list[Outcome]) -> None:
-    print(f"{'attack':<52} {'reqs':>4} {'CPU s':>6} {'CPU/req':>7} {'slowest':>8} {'probe p99':>9}  statuses")
+    print(f"{'attack':<52} {'reqs':>4} {'CPU s':>6} {'CPU/req':>7} {'slowest':>8} {'probe p99':>9} "
+          f"{'probes':>6} {'client CPU':>10} {'probe CPU':>9}  statuses")  # fmt: skip
     for o in outs:
         statuses = " ".join(f"{k}x{v}" for k, v in sorted(o.statuses.items()))
-        print(f"{o.name[:52]:<52} {o.requests:>4} {o.cpu_s:>6.2f} {o.cpu_s / o.requests:>7.2f} "
-              f"{o.slowest_s:>7.2f}s {o.probe_p99_ms:>7.1f}ms  {statuses}  {'ok' if o.ok else 'MISSED'}")  # fmt: skip
+        print(f"{o.name[:52]:<52} {o.requests:>4} {o.cpu_s:>6.2f} {o.cpu_s / o.requests:>7.3f} "
+              f"{o.slowest_s:>7.2f}s {o.probe_p99_ms:>7.1f}ms {o.probes:>6} {o.client_cpu_s:>9.2f}s "
+              f"{o.probe_cpu_s:>8.2f}s  {statuses}  {'ok' if o.ok else 'MISSED'}")  # fmt: skip
         for note in o.notes:
             print(f"    {note}")
 
@@ -454,7 +540,11 @@ def main() -> int:
     parser.add_argument("--mixed", action="store_true", help="also the 64-connection mixed load (needs wrk)")
     parser.add_argument("--only", default="", help="run the attacks whose name contains this")
     parser.add_argument("--no-hub", action="store_true", help="skip the hub attacks")
+    parser.add_argument("--probe", type=int, default=0, help=argparse.SUPPRESS)  # the prober's own process
     args = parser.parse_args()
+    if args.probe:
+        probe_main(args.probe)
+        return 0
     hub = start_hub()
     port = load.free_port()
     with tempfile.TemporaryDirectory() as cache:
@@ -466,6 +556,7 @@ def main() -> int:
                 not args.only or "N4" in args.only or "N5" in args.only or "N6" in args.only
             ):
                 outs += hub_attacks(port, proc.pid, hub, cache)
+            print("\nall attacks:")
             print_outcomes(outs)
             good = all(o.ok for o in outs)
             if args.mixed:

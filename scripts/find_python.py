@@ -64,7 +64,10 @@ def main(argv: list[str]) -> int:
             return 0
         version = version_of(str(venv_python))
         if version is not None and not patched(version) and best() is not None:
-            print(f"{argv[1]} runs Python {'.'.join(map(str, version))} (no cookie fix): rebuilding it", file=sys.stderr)
+            print(
+                f"{argv[1]} runs Python {'.'.join(map(str, version))} (no cookie fix): rebuilding it",
+                file=sys.stderr,
+            )
             return 1
         return 0
     override = os.environ.get("PYTHON", "").strip()

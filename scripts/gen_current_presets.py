@@ -113,44 +113,28 @@ PRESETS: tuple[Preset, ...] = (
         "deepseek-ai--DeepSeek-V4-Flash",
         ("deepseek-v4-flash",),
         "DeepSeek-V4: compressed KV (compress_ratios per layer) with a 128-token sliding window.",
-        (
-            "weights: config.json says expert_dtype fp4; the reader sizes every weight from quantization_config (block fp8), so the routed experts are planned at 1 B/param",
-            "KV: the compressed cache (compress_ratios) is planned as a 128-token sliding window (issue 22)",
-        ),
+        ("KV: the compressed cache (compress_ratios) is planned as a 128-token sliding window (issue 22)",),
         confidence="likely",
     ),
     Preset(
         "deepseek-ai--DeepSeek-V4-Pro",
         ("deepseek-v4-pro", "deepseek-v4"),
         "DeepSeek-V4 flagship.",
-        (
-            "weights: config.json says expert_dtype fp4; the reader sizes every weight from quantization_config (block fp8), so the routed experts are planned at 1 B/param",
-            "KV: the compressed cache (compress_ratios) is planned as a 128-token sliding window (issue 22)",
-        ),
+        ("KV: the compressed cache (compress_ratios) is planned as a 128-token sliding window (issue 22)",),
         confidence="likely",
     ),
     Preset(
         "nvidia--DeepSeek-V4-Flash-NVFP4",
         ("deepseek-v4-flash-nvfp4",),
         "ModelOpt NVFP4 experts of DeepSeek-V4-Flash.",
-        (
-            "weights: config.json quantization_config has quant_method fp8 with producer modelopt,"
-            " MIXED_PRECISION and moe_quant_algo NVFP4; the reader takes quant_method fp8 (block fp8),"
-            " so the NVFP4 experts are planned at 1 B/param",
-            "KV: the compressed cache (compress_ratios) is planned as a 128-token sliding window (issue 22)",
-        ),
+        ("KV: the compressed cache (compress_ratios) is planned as a 128-token sliding window (issue 22)",),
         confidence="likely",
     ),
     Preset(
         "nvidia--DeepSeek-V4-Pro-NVFP4",
         ("deepseek-v4-pro-nvfp4",),
         "ModelOpt NVFP4 experts of DeepSeek-V4-Pro.",
-        (
-            "weights: config.json quantization_config has quant_method fp8 with producer modelopt,"
-            " MIXED_PRECISION and moe_quant_algo NVFP4; the reader takes quant_method fp8 (block fp8),"
-            " so the NVFP4 experts are planned at 1 B/param",
-            "KV: the compressed cache (compress_ratios) is planned as a 128-token sliding window (issue 22)",
-        ),
+        ("KV: the compressed cache (compress_ratios) is planned as a 128-token sliding window (issue 22)",),
         confidence="likely",
     ),
     Preset(
@@ -197,7 +181,9 @@ PRESETS: tuple[Preset, ...] = (
         ("kimi-k3",),
         "Kimi-K3: KDA linear attention + MLA hybrid, vision tower; compressed-tensors mxfp4 experts.",
         (
-            "KDA layers: the config reader plans every layer as MLA (issue 22: KDA state not modelled yet)",
+            "KDA layers' weights: counted from kimi_k3/nvidia/kda.py's projections (in_proj q/k/v/g/f_a/beta, f_b,"
+            " conv1d, o_proj); the in_proj alignment padding rows and the fp32 conv/dt_bias/A_log tensors are"
+            " counted at the model dtype",
             "params_total: counted with the experts at hidden_size 7168; the config's routed_expert_hidden_size"
             " 3584 (latent MoE) is not read, so the count (5.47T) is about twice the routed-expert weights",
         ),

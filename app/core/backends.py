@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from app.core.errors import InvalidServeConfigError
 from app.core.kv import HybridAlign
+from app.core.layers import has_kind
 from app.core.specs import DeviceSpec, LayerKind, MambaKind, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.versions import VersionRules
@@ -65,13 +66,34 @@ FLASHMLA = Backend("FLASHMLA", fixed_sizes=(64,), kv_dtypes=FP8_E4M3, min_sm=90,
 FLASHINFER_MLA = Backend("FLASHINFER_MLA", fixed_sizes=(32, 64), kv_dtypes=FP8_E4M3, min_sm=100, max_sm=109)
 CUTLASS_MLA = Backend("CUTLASS_MLA", fixed_sizes=(128,), kv_dtypes=FP8_E4M3, min_sm=100, max_sm=109)
 TRITON_MLA = Backend("TRITON_MLA", multiple_of=16, kv_dtypes=FP8_E4M3)
-# Sparse MLA (DeepSeek-V3.2 / GLM-5 indexer): only these accept is_sparse (0.19.0 flashmla_sparse.py,
-# flashinfer_mla_sparse.py; platforms/cuda.py priorities)
+# Sparse MLA (DeepSeek-V3.2 / GLM-5 indexer): only these accept is_sparse. FLASHMLA_SPARSE lists "fp8" as an alias
+# for fp8_ds_mla (0.19.0 and 0.33.0 flashmla_sparse.py supported_kv_cache_dtypes) and the layer then runs the
+# 656 B fp8_ds_mla layout (0.19.0 mla_attention.py; 0.33.0 _canonicalize_sparse_mla_kv_cache_dtype);
+# FLASHINFER_MLA_SPARSE takes fp8 / fp8_e4m3 but not fp8_ds_mla (0.19.0 and 0.33.0 flashinfer_mla_sparse.py).
 FP8_DS_MLA = frozenset({"fp8_ds_mla"})
-FLASHMLA_SPARSE = Backend("FLASHMLA_SPARSE", fixed_sizes=(64,), kv_dtypes=FP8_DS_MLA, min_sm=90, max_sm=109)
-FLASHINFER_MLA_SPARSE = Backend(
-    "FLASHINFER_MLA_SPARSE", fixed_sizes=(32, 64), kv_dtypes=FP8_E4M3 | FP8_DS_MLA, min_sm=100, max_sm=109
+FLASHMLA_SPARSE = Backend(
+    "FLASHMLA_SPARSE", fixed_sizes=(64,), kv_dtypes=FP8_DS_MLA | {"fp8"}, min_sm=90, max_sm=109
 )
+FLASHINFER_MLA_SPARSE = Backend(
+    "FLASHINFER_MLA_SPARSE", fixed_sizes=(32, 64), kv_dtypes=FP8_E4M3, min_sm=100, max_sm=109
+)
+# 0.26.0+ flashattn_mla_sparse.py (SM90, 16-bit caches only) and 0.33.0's FA4 variant (SM100)
+FLASH_ATTN_MLA_SPARSE = Backend("FLASH_ATTN_MLA_SPARSE", multiple_of=64, min_sm=90, max_sm=99)
+FLASH_ATTN_MLA_SPARSE_FA4 = Backend("FLASH_ATTN_MLA_SPARSE_FA4", multiple_of=64, min_sm=100, max_sm=109)
+# 0.30.0+ flashinfer_mla_sparse_sm90.py: MultipleOf(64), auto / bfloat16 / fp8 / fp8_e4m3
+FLASHINFER_MLA_SPARSE_SM90 = Backend(
+    "FLASHINFER_MLA_SPARSE_SM90", multiple_of=64, kv_dtypes=FP8_E4M3, min_sm=90, max_sm=99
+)
+SPARSE_MLA_BACKENDS: dict[str, Backend] = {
+    b.name: b
+    for b in (
+        FLASHMLA_SPARSE,
+        FLASHINFER_MLA_SPARSE,
+        FLASH_ATTN_MLA_SPARSE,
+        FLASH_ATTN_MLA_SPARSE_FA4,
+        FLASHINFER_MLA_SPARSE_SM90,
+    )
+}
 ROCM_ATTN = Backend("ROCM_ATTN", multiple_of=16, kv_dtypes=FP8_ALL)
 ROCM_AITER_MLA = Backend("ROCM_AITER_MLA", multiple_of=1, kv_dtypes=FP8_ALL)
 
@@ -83,6 +105,9 @@ class BackendChoice:
     min_kernel_block: int = DEFAULT_BLOCK_SIZE  # the chosen backend's smallest kernel block
     log_lines: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    kv_cache_dtype: str | None = (
+        None  # the dtype the layers run when the backend changes it (fp8 -> fp8_ds_mla)
+    )
 
 
 BACKENDS: dict[str, Backend] = {
@@ -121,14 +146,30 @@ def cuda_candidates(*, mla: bool, sm: int, rules: VersionRules) -> list[Backend]
 def sparse_mla_candidates(
     *, sm: int, rules: VersionRules, kv_cache_dtype: str, num_heads: int
 ) -> list[Backend]:
-    """DeepSeek-V3.2 / GLM-5 sparse MLA (0.19.0 platforms/cuda.py): FlashInfer's sparse MLA first on SM100
-    for an fp8 KV cache or at most 16 heads, FlashMLA's sparse kernel otherwise."""
-    flashinfer_first = rules.sparse_mla_flashinfer_on_sm100 and sm >= 100
-    if flashinfer_first and (
-        kv_cache_dtype.startswith("fp8") or num_heads <= SPARSE_MLA_FLASHINFER_MAX_HEADS
-    ):
-        return [FLASHINFER_MLA_SPARSE, FLASHMLA_SPARSE]
-    return [FLASHMLA_SPARSE, FLASHINFER_MLA_SPARSE]
+    """DeepSeek-V3.2 / GLM-5 sparse MLA, platforms/cuda.py _get_backend_priorities. SM100 (0.19.0+): FlashInfer's
+    sparse kernel first for a quantized cache or at most 16 heads, FlashMLA's otherwise; 0.33.0 puts
+    FLASH_ATTN_MLA_SPARSE_FA4 first for a 16-bit cache at <= 16 heads. SM90: this release's sparse tail
+    (``rules.sparse_mla_sm90``)."""
+    quantized = kv_cache_dtype not in ("auto", "bfloat16", "float16")
+    if rules.sparse_mla_flashinfer_on_sm100 and sm >= 100:
+        small = num_heads <= SPARSE_MLA_FLASHINFER_MAX_HEADS
+        if quantized:
+            return [FLASHINFER_MLA_SPARSE, FLASHMLA_SPARSE]
+        if small and rules.sparse_mla_fa4_small_heads:
+            return [FLASH_ATTN_MLA_SPARSE_FA4, FLASHINFER_MLA_SPARSE, FLASHMLA_SPARSE]
+        if small:
+            return [FLASHINFER_MLA_SPARSE, FLASHMLA_SPARSE]
+        return [FLASHMLA_SPARSE, FLASHINFER_MLA_SPARSE]
+    return [SPARSE_MLA_BACKENDS[name] for name in rules.sparse_mla_sm90] + [FLASHINFER_MLA_SPARSE]
+
+
+def sparse_kv_cache_dtype(*, backend: Backend, kv_cache_dtype: str) -> str:
+    """The cache dtype the sparse MLA layer runs: FLASHMLA_SPARSE serves a quantized cache in DeepSeek's
+    fp8_ds_mla layout (0.19.0 mla_attention.py MLAAttention.__init__ "Automatically convert fp8 kv-cache format
+    to fp8_ds_mla"; 0.33.0 _canonicalize_sparse_mla_kv_cache_dtype); every other backend keeps the dtype."""
+    if backend is FLASHMLA_SPARSE and kv_cache_dtype not in ("auto", "bfloat16", "float16"):
+        return "fp8_ds_mla"
+    return kv_cache_dtype
 
 
 def _first_accepting(
@@ -148,17 +189,8 @@ def _first_accepting(
     return None, rejected
 
 
-def resolve_backend(
-    *,
-    model: ModelSpec,
-    device: DeviceSpec,
-    serve: ServeConfig,
-    rules: VersionRules,
-    prefix_caching: bool,
-    chunked_prefill: bool,
-) -> BackendChoice:
-    """Backend and effective block size; raises InvalidServeConfigError where vLLM would refuse."""
-    kv_dtype = serve.kv_cache_dtype
+def _check_flags(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -> None:
+    """The CLI's own refusals: --block-size outside this release's choices, fp8_ds_mla on a model without it."""
     user_block = serve.block_size
     choices = allowed_block_sizes(rules)
     if user_block is not None and choices is not None and user_block not in choices:
@@ -170,40 +202,43 @@ def resolve_backend(
                 choices=list(choices),
             ),
         )
-    if kv_dtype == "fp8_ds_mla" and (model.mla is None or not rules.has_fp8_ds_mla):
+    if serve.kv_cache_dtype == "fp8_ds_mla" and (model.mla is None or not rules.has_fp8_ds_mla):
         raise InvalidServeConfigError(
             "kv_cache_dtype",
             Text("fp8_ds_mla is only for sparse-MLA models (DeepSeek-V3.2 style) on vLLM >= 0.14"),
         )
 
-    if device.platform == "npu":
-        if kv_dtype.startswith("fp8"):
-            raise InvalidServeConfigError(
-                "kv_cache_dtype",
-                Text(
-                    "vllm-ascend has no fp8 --kv-cache-dtype path; INT8 (C8) KV comes from the ModelSlim quantization description (choose int8)"
-                ),
-            )
-        choice = BackendChoice(name="ASCEND_MLA" if model.mla else "ASCEND", block_size=ASCEND_BLOCK_SIZE)
-        if user_block is not None and user_block != ASCEND_BLOCK_SIZE:
-            if prefix_caching or chunked_prefill:
-                choice.log_lines.append(
-                    "Block size is set to 128 if prefix cache or chunked prefill is enabled."
-                )
-                choice.warnings.append(
-                    Text("--block-size {user_block} is forced to 128 by vllm-ascend.", user_block=user_block)
-                )
-            else:
-                choice.block_size = user_block
-                choice.warnings.append(
-                    Text("Ascend attention kernels take 128-token blocks; other sizes are untested.")
-                )
-        return choice
-    if kv_dtype == "int8":
-        raise InvalidServeConfigError(
-            "kv_cache_dtype", Text("INT8 KV cache is the Ascend (vllm-ascend C8) path only")
-        )
 
+def _npu_choice(
+    *, model: ModelSpec, serve: ServeConfig, prefix_caching: bool, chunked_prefill: bool
+) -> BackendChoice:
+    """vllm-ascend: 128-token blocks, forced when prefix caching or chunked prefill is on (reference §9)."""
+    kv_dtype, user_block = serve.kv_cache_dtype, serve.block_size
+    if kv_dtype.startswith("fp8"):
+        raise InvalidServeConfigError(
+            "kv_cache_dtype",
+            Text(
+                "vllm-ascend has no fp8 --kv-cache-dtype path; INT8 (C8) KV comes from the ModelSlim quantization description (choose int8)"
+            ),
+        )
+    choice = BackendChoice(name="ASCEND_MLA" if model.mla else "ASCEND", block_size=ASCEND_BLOCK_SIZE)
+    if user_block is not None and user_block != ASCEND_BLOCK_SIZE:
+        if prefix_caching or chunked_prefill:
+            choice.log_lines.append("Block size is set to 128 if prefix cache or chunked prefill is enabled.")
+            choice.warnings.append(
+                Text("--block-size {user_block} is forced to 128 by vllm-ascend.", user_block=user_block)
+            )
+        else:
+            choice.block_size = user_block
+            choice.warnings.append(
+                Text("Ascend attention kernels take 128-token blocks; other sizes are untested.")
+            )
+    return choice
+
+
+def _non_cuda_choice(*, model: ModelSpec, device: DeviceSpec, serve: ServeConfig) -> BackendChoice:
+    """ROCm, Gaudi and the other platforms: one backend each, no fallback walk."""
+    kv_dtype, user_block = serve.kv_cache_dtype, serve.block_size
     if device.platform == "rocm":
         rocm = ROCM_AITER_MLA if model.mla else ROCM_ATTN
         if user_block is not None and not rocm.accepts_block(user_block):
@@ -214,23 +249,74 @@ def resolve_backend(
                 ),
             )
         return BackendChoice(name=rocm.name, block_size=user_block or DEFAULT_BLOCK_SIZE)
-
     if device.platform == "hpu":
         if kv_dtype != "auto":
             raise InvalidServeConfigError(
                 "kv_cache_dtype", Text("Gaudi uses fp8_inc for quantized KV, not modelled here")
             )
         return BackendChoice(name="HPU_ATTN", block_size=user_block or HPU_BLOCK_SIZE)
+    if kv_dtype != "auto":
+        raise InvalidServeConfigError(
+            "kv_cache_dtype", Text("quantized KV is not modelled on {platform}", platform=device.platform)
+        )
+    return BackendChoice(name=device.platform.upper(), block_size=user_block or DEFAULT_BLOCK_SIZE)
 
-    if device.platform != "cuda":
-        if kv_dtype != "auto":
-            raise InvalidServeConfigError(
-                "kv_cache_dtype", Text("quantized KV is not modelled on {platform}", platform=device.platform)
-            )
-        return BackendChoice(name=device.platform.upper(), block_size=user_block or DEFAULT_BLOCK_SIZE)
 
+def _no_backend_error(
+    *, device: DeviceSpec, sm: int, kv_dtype: str, user_block: int | None, candidates: list[Backend]
+) -> InvalidServeConfigError:
+    return InvalidServeConfigError(
+        "kv_cache_dtype" if kv_dtype != "auto" else "block_size",
+        Text(
+            "no attention backend on {name} (sm {sm}) accepts kv_cache_dtype={kv_dtype}",
+            name=device.name,
+            sm=sm,
+            kv_dtype=kv_dtype,
+        )
+        + (Text(" with block_size={user_block}", user_block=user_block) if user_block else "")
+        + Text("; tried {join}", join=", ".join(c.name for c in candidates)),
+    )
+
+
+DSV4_BLOCK_SIZE = 256  # models/deepseek_v4/sparse_mla.py DeepseekV4SparseMLABackend kernel block
+DSV4_FLASHMLA_SM_MAJORS = (
+    9,
+    10,
+)  # nvidia/model.py _select_dsv4_attn_cls: FlashMLA off SM12 (FlashInfer there)
+
+
+def _dsv4_choice(*, serve: ServeConfig) -> BackendChoice:
+    """DeepSeek-V4 on SM90/SM100 (0.33.0 nvidia/model.py _select_dsv4_attn_cls -> DeepseekV4FlashMLAAttention):
+    its fp8_ds_mla layout takes `auto` and any fp8 dtype as fp8_ds_mla (attention.py
+    _resolve_dsv4_kv_cache_dtype) and refuses a 16-bit cache."""
+    kv_dtype = serve.kv_cache_dtype
+    if kv_dtype != "auto" and not kv_dtype.startswith("fp8"):
+        raise InvalidServeConfigError(
+            "kv_cache_dtype",
+            Text(
+                "DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got {kv_dtype}. Please set "
+                "`--kv-cache-dtype fp8` or select a backend that supports bfloat16 KV cache.",
+                kv_dtype=kv_dtype,
+            ),
+        )
+    return BackendChoice(
+        name="FLASHMLA_SPARSE_DSV4",
+        block_size=serve.block_size or DSV4_BLOCK_SIZE,
+        min_kernel_block=DSV4_BLOCK_SIZE,
+        kv_cache_dtype="fp8_ds_mla",
+    )
+
+
+def _cuda_choice(
+    *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, rules: VersionRules
+) -> BackendChoice:
+    """The first backend of this release's priority list that takes the device, the KV dtype and the block."""
+    kv_dtype, user_block = serve.kv_cache_dtype, serve.block_size
     sm = device.sm or 80
-    if model.mla is not None and model.indexer_bytes_per_token:
+    if model.compress_ratios is not None and rules.dsv4_cache and sm // 10 in DSV4_FLASHMLA_SM_MAJORS:
+        return _dsv4_choice(serve=serve)
+    sparse = model.mla is not None and bool(model.indexer_bytes_per_token)
+    if sparse:
         candidates = sparse_mla_candidates(
             sm=sm, rules=rules, kv_cache_dtype=kv_dtype, num_heads=model.num_attention_heads
         )
@@ -238,22 +324,14 @@ def resolve_backend(
         candidates = cuda_candidates(mla=model.mla is not None, sm=sm, rules=rules)
     backend, rejected = _first_accepting(candidates, sm=sm, kv_cache_dtype=kv_dtype, block_size=user_block)
     if backend is None:
-        field_name = "kv_cache_dtype" if kv_dtype != "auto" else "block_size"
-        raise InvalidServeConfigError(
-            field_name,
-            Text(
-                "no attention backend on {name} (sm {sm}) accepts kv_cache_dtype={kv_dtype}",
-                name=device.name,
-                sm=sm,
-                kv_dtype=kv_dtype,
-            )
-            + (Text(" with block_size={user_block}", user_block=user_block) if user_block else "")
-            + Text("; tried {join}", join=", ".join(c.name for c in candidates)),
+        raise _no_backend_error(
+            device=device, sm=sm, kv_dtype=kv_dtype, user_block=user_block, candidates=candidates
         )
     choice = BackendChoice(
         name=backend.name,
         block_size=user_block or backend.preferred_block(),
         min_kernel_block=backend.min_kernel_block(),
+        kv_cache_dtype=sparse_kv_cache_dtype(backend=backend, kv_cache_dtype=kv_dtype) if sparse else None,
     )
     preferred, _ = _first_accepting(candidates, sm=sm, kv_cache_dtype="auto", block_size=None)
     if preferred is not None and preferred.name != backend.name:
@@ -273,6 +351,30 @@ def resolve_backend(
         elif backend is FLASHMLA:
             choice.log_lines.append("Forcing kv cache block size to 64 for FlashMLA backend.")
     return choice
+
+
+def resolve_backend(
+    *,
+    model: ModelSpec,
+    device: DeviceSpec,
+    serve: ServeConfig,
+    rules: VersionRules,
+    prefix_caching: bool,
+    chunked_prefill: bool,
+) -> BackendChoice:
+    """Backend and effective block size; raises InvalidServeConfigError where vLLM would refuse."""
+    _check_flags(model=model, serve=serve, rules=rules)
+    if device.platform == "npu":
+        return _npu_choice(
+            model=model, serve=serve, prefix_caching=prefix_caching, chunked_prefill=chunked_prefill
+        )
+    if serve.kv_cache_dtype == "int8":
+        raise InvalidServeConfigError(
+            "kv_cache_dtype", Text("INT8 KV cache is the Ascend (vllm-ascend C8) path only")
+        )
+    if device.platform != "cuda":
+        return _non_cuda_choice(model=model, device=device, serve=serve)
+    return _cuda_choice(model=model, device=device, serve=serve, rules=rules)
 
 
 # 0.19.0 models/config.py HybridAttentionMambaModelConfig: the step an MLA hybrid's block is raised in
@@ -298,6 +400,27 @@ def gdn_uses_flashinfer_prefill(*, model: ModelSpec, device: DeviceSpec) -> bool
     return sm // 10 in (10, 12) and mamba.key_head_dim == FLASHINFER_GDN_HEAD_K_DIM
 
 
+# 0.32.0+ model_executor/layers/mamba/kda_checkpoint.py kda_prefill_checkpoint_alignment: FlashKDA's prefill
+# exports states every 16 tokens; kimi_k3/nvidia/kda.py is_flashkda_supported: CUDA SM9x / SM10x / SM12x,
+# head_dim 128, bf16 activations, a bounded gate (resolve_kda_prefill_backend "auto" takes it then)
+FLASHKDA_CHECKPOINT_ALIGNMENT = 16
+FLASHKDA_HEAD_DIM = 128
+FLASHKDA_SM_MAJORS = (9, 10, 12)
+
+
+def kda_uses_flashkda(*, model: ModelSpec, device: DeviceSpec) -> bool:
+    """Whether Kimi's KDA layers prefill with FlashKDA (and so export prefill checkpoints)."""
+    mamba = model.mamba
+    if device.platform != "cuda" or mamba is None or mamba.kind != MambaKind.KDA:
+        return False
+    return (
+        (device.sm or 0) // 10 in FLASHKDA_SM_MAJORS
+        and mamba.head_dim == FLASHKDA_HEAD_DIM
+        and model.torch_dtype in ("bfloat16", "float32")  # served in bf16 under --dtype auto
+        and mamba.bounded_gate
+    )
+
+
 def hybrid_align(
     *, model: ModelSpec, device: DeviceSpec, rules: VersionRules, choice: BackendChoice, prefix_caching: bool
 ) -> HybridAlign:
@@ -309,12 +432,15 @@ def hybrid_align(
     lcm with the Mamba layers' checkpoint alignment (0.33: 64 for Gated DeltaNet on FlashInfer's prefill,
     none for other Mamba layers, which declare no alignment).
     """
-    if LayerKind.MAMBA not in model.layer_kinds or model.mamba is None:
+    if model.mamba is None or not has_kind(model, LayerKind.MAMBA):  # the fold: no scan of every layer
         return HybridAlign()
     flashinfer_gdn = gdn_uses_flashinfer_prefill(model=model, device=device)
+    flashkda = rules.kda_checkpoint_block and kda_uses_flashkda(model=model, device=device)
     checkpoint_blocks = 0
-    if (rules.mamba2_checkpoint_block and model.mamba.kind == MambaKind.MAMBA2) or (
-        rules.gdn_checkpoint_block and flashinfer_gdn
+    if (
+        (rules.mamba2_checkpoint_block and model.mamba.kind == MambaKind.MAMBA2)
+        or (rules.gdn_checkpoint_block and flashinfer_gdn)
+        or flashkda
     ):
         checkpoint_blocks = 1
     if device.platform == "npu":
@@ -329,4 +455,6 @@ def hybrid_align(
         step = max(step, rules.hybrid_mla_min_block)
     if prefix_caching and rules.hybrid_checkpoint_lcm and flashinfer_gdn:
         step = math.lcm(step, FLASHINFER_GDN_CHECKPOINT_ALIGNMENT)
+    if prefix_caching and rules.hybrid_checkpoint_lcm and flashkda:
+        step = math.lcm(step, FLASHKDA_CHECKPOINT_ALIGNMENT)
     return HybridAlign(step_tokens=step, checkpoint_blocks=checkpoint_blocks)

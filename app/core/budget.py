@@ -71,16 +71,42 @@ def serving_dtype(*, model: ModelSpec, serve: ServeConfig) -> str:
     return serve.dtype
 
 
-def quantized_bytes_per_param(quant: QuantSpec) -> float:
-    if quant.method == QuantMethod.FP8:
+def method_bytes_per_param(*, method: QuantMethod, group_size: int) -> float:
+    """Stored bytes per parameter of one weight format, its scales included (MXFP4: 0.5 + 1/32)."""
+    if method == QuantMethod.FP8:
         return FP8_BYTES
-    if quant.method == QuantMethod.INT8:
+    if method == QuantMethod.INT8:
         return INT8_BYTES
-    if quant.method == QuantMethod.INT4:
-        return INT4_BYTES + FP16_SCALE_BYTES / quant.group_size
-    if quant.method == QuantMethod.MXFP4:
+    if method == QuantMethod.INT4:
+        return INT4_BYTES + FP16_SCALE_BYTES / group_size
+    if method == QuantMethod.MXFP4:
         return INT4_BYTES + 1 / MXFP4_BLOCK
     return INT4_BYTES + 1 / NVFP4_BLOCK
+
+
+def quantized_bytes_per_param(quant: QuantSpec) -> float:
+    return method_bytes_per_param(method=quant.method, group_size=quant.group_size)
+
+
+def quantized_body_bytes(*, quant: QuantSpec, body_params: int, tower_params: int, dtype_bytes: int) -> float:
+    """Decoder-body bytes of a quantized checkpoint (no index): the vision tower in the serving dtype,
+    routed experts in their own format when the checkpoint stores them differently (DeepSeek-V4's
+    MXFP4 / NVFP4 experts beside FP8 linears), the rest `quantized_fraction` quantized.
+
+    E.g. DeepSeek-V4-Flash: 277,025,390,592 routed-expert parameters x (0.5 + 1/32) B (MXFP4) =
+    147,169,738,752 B, plus the other 6,304,046,208 body parameters x 1 B (FP8)."""
+    q_bytes = quantized_bytes_per_param(quant)
+    tower = min(tower_params, body_params)
+    rest: float = body_params - tower
+    experts = 0.0
+    if quant.expert_method is not None:
+        experts = rest * quant.expert_fraction
+        rest -= experts
+    mixed = quant.quantized_fraction * q_bytes + (1 - quant.quantized_fraction) * dtype_bytes
+    body = rest * mixed + tower * dtype_bytes
+    if quant.expert_method is not None:
+        body += experts * method_bytes_per_param(method=quant.expert_method, group_size=quant.group_size)
+    return body
 
 
 # --- MXFP4 expert padding (vLLM 0.19.0) --------------------------------------------------------------
@@ -185,11 +211,9 @@ def weights_bytes_for_stage(
         # the quantization config's ignore list (llm-compressor recipes: "re:vision_tower.*",
         # "re:multi_modal_projector.*"), which vLLM 0.19.0 honours with UnquantizedLinearMethod
         # (model_executor/layers/quantization/compressed_tensors/compressed_tensors.py `ignore`)
-        q_bytes = quantized_bytes_per_param(quant)
-        tower = min(model.vision_params, body_params)
-        body_bytes = (body_params - tower) * (
-            quant.quantized_fraction * q_bytes + (1 - quant.quantized_fraction) * dtype_bytes
-        ) + tower * dtype_bytes
+        body_bytes = quantized_body_bytes(
+            quant=quant, body_params=body_params, tower_params=model.vision_params, dtype_bytes=dtype_bytes
+        )
     else:
         body_bytes = float(body_params * dtype_bytes)
     total = body_bytes * share / tp
@@ -199,7 +223,14 @@ def weights_bytes_for_stage(
         # DP x TP when --enable-expert-parallel is off: 0.19.0 fused_moe/config.py
         # flatten_tp_across_dp_and_pcp); attention and the rest stay replicated per DP rank
         experts = min(routed_expert_params(model), body_params)
-        total -= body_bytes * (experts / body_params) * share / tp * (1 - 1 / dp)
+        expert_share = experts / body_params
+        if quant is not None and quant.expert_method is not None and exact_body_bytes is None and body_bytes:
+            # experts in their own format: their share of the bytes, not of the parameters
+            expert_bytes = experts * method_bytes_per_param(
+                method=quant.expert_method, group_size=quant.group_size
+            )
+            expert_share = min(1.0, expert_bytes / body_bytes)
+        total -= body_bytes * expert_share * share / tp * (1 - 1 / dp)
     if is_first:
         total += embed_params * dtype_bytes / tp
     if is_last and (not model.tie_word_embeddings or not is_first):

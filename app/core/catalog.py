@@ -204,6 +204,7 @@ def _describe(spec: ModelSpec) -> str:
             MambaKind.MAMBA2: "Mamba-2",
             MambaKind.GATED_DELTA_NET: "Gated-DeltaNet",
             MambaKind.LINEAR_ATTENTION: Text("linear-attention"),
+            MambaKind.KDA: "KDA",
         }[spec.mamba.kind]
         attention = Text("{mixer} hybrid", mixer=mixer)
     elif spec.mla is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.core import layers
 from app.core.backends import hybrid_align, resolve_backend
 from app.core.errors import InvalidServeConfigError
 from app.core.kv import DEFAULT_HYBRID_ALIGN, HybridAlign
@@ -32,6 +33,14 @@ class ResolvedFlags:
     block_size: int
     backend: str
     hybrid: HybridAlign = DEFAULT_HYBRID_ALIGN  # a hybrid model's block alignment (backends.hybrid_align)
+    kv_cache_dtype: str | None = None  # the cache dtype the backend runs, when it differs (fp8 -> fp8_ds_mla)
+
+
+def serve_as_run(*, serve: ServeConfig, flags: ResolvedFlags) -> ServeConfig:
+    """``serve`` with the KV cache dtype the chosen backend actually runs (BackendChoice.kv_cache_dtype)."""
+    if flags.kv_cache_dtype is None or flags.kv_cache_dtype == serve.kv_cache_dtype:
+        return serve
+    return serve.model_copy(update={"kv_cache_dtype": flags.kv_cache_dtype})
 
 
 def batch_tier(*, device: DeviceSpec, rules: VersionRules) -> BatchTier | None:
@@ -129,9 +138,9 @@ def default_max_model_len(*, model: ModelSpec, rules: VersionRules) -> int:
 def default_prefix_caching(*, model: ModelSpec, rules: VersionRules) -> bool:
     """`--enable-prefix-caching` when not given (ModelConfig.is_prefix_caching_supported): on in V1, but off
     for attention-free Mamba models, and for hybrids (attention + Mamba) before 0.26 (versions.py)."""
-    if not rules.prefix_caching_default or LayerKind.MAMBA not in model.layer_kinds:
+    if not rules.prefix_caching_default or not layers.has_kind(model, LayerKind.MAMBA):
         return rules.prefix_caching_default
-    if all(kind in (LayerKind.MAMBA, LayerKind.NONE) for kind in model.layer_kinds):
+    if layers.fold(model).kinds() <= {LayerKind.MAMBA, LayerKind.NONE}:
         return False  # "Attention free models do not support prefix caching"
     return rules.hybrid_prefix_caching_default
 
@@ -172,6 +181,7 @@ def resolve(
             hybrid=hybrid_align(
                 model=model, device=device, rules=rules, choice=backend, prefix_caching=prefix
             ),
+            kv_cache_dtype=backend.kv_cache_dtype,
         ),
         backend.log_lines,
         backend.warnings,

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core import budget, deadline, equations, extras, kv, situations, vllm_text
+from app.core import budget, deadline, equations, extras, kv, layers, situations, vllm_text
 from app.core.defaults import ResolvedFlags as ResolvedFlags
 from app.core.defaults import batch_tier as batch_tier
-from app.core.defaults import checkpoint_kv_cache_dtype
+from app.core.defaults import checkpoint_kv_cache_dtype, serve_as_run
 from app.core.defaults import default_max_model_len as default_max_model_len
 from app.core.defaults import default_max_num_batched_tokens as default_max_num_batched_tokens
 from app.core.defaults import default_max_num_seqs as default_max_num_seqs
@@ -104,12 +104,15 @@ def _stages(
     flags: ResolvedFlags,
     requested: int,
 ) -> list[Stage]:
-    """Each pipeline stage's budget as vLLM profiles it on that stage's worker (reference §2)."""
+    """Each pipeline stage's budget as vLLM profiles it on that stage's worker (reference §2), once per shape."""
     pipeline_size = serve.pipeline_parallel_size
     ranges = kv.stage_layer_ranges(num_layers=model.num_layers, pipeline_parallel_size=pipeline_size)
     graph_platform = device.platform in ("cuda", "rocm")
     stages = []
-    for index, layer_range in enumerate(ranges):
+    fold = layers.StageFold(
+        model=model, ranges=ranges
+    )  # stages of one shape share a budget (app.core.layers)
+    for index, layer_range in fold.new_stages():
         deadline.check()  # a request's CPU budget (app.core.deadline), checked once per stage
         is_first, is_last = index == 0, index == pipeline_size - 1
         layout, stage_extras = _stage_layout(
@@ -164,7 +167,7 @@ def _stages(
                 extras=stage_extras,
             )
         )
-    return stages
+    return fold.expand(stages)
 
 
 def _inflight_tokens(*, rules: VersionRules, max_num_batched_tokens: int, pipeline_parallel_size: int) -> int:
@@ -214,7 +217,7 @@ def estimate(
             "backend takes it (FlashInfer on SM100); the planner does not size NVFP4 KV and shows the model dtype."
         )
         est = est.model_copy(update={"warnings": [*est.warnings, note]})
-    if model.model_type in UNSIZED_CACHE_MODEL_TYPES:
+    if model.model_type in UNSIZED_CACHE_MODEL_TYPES and est.attention_backend not in SIZED_BACKENDS:
         note = Text(
             "{model_type}: vLLM {version} sizes this model's cache with rules the planner does not model yet "
             "({what}); the KV numbers shown are those of plain attention layers and are not exact.",
@@ -227,10 +230,10 @@ def estimate(
 
 
 # Model types whose 0.33.0 cache the planner knows it does not size (vllm/models/deepseek_v4: compressed
-# KV per compress_ratios with its own block sizes; vllm/models/kimi_k3: KDA linear-attention state beside MLA)
+# KV per compress_ratios with its own block sizes)
+SIZED_BACKENDS = frozenset({"FLASHMLA_SPARSE_DSV4"})  # where kv_dsv4.py sizes the V4 cache (0.33.0)
 UNSIZED_CACHE_MODEL_TYPES = {
     "deepseek_v4": Text("a compressed cache per layer (compress_ratios), not a sliding window"),
-    "kimi_k3": Text("KDA linear-attention state beside MLA layers"),
 }
 
 
@@ -429,7 +432,7 @@ def _mamba_blocks_refusal(setup: Setup) -> Refusal | None:
     if not rules.mamba_block_check or serve.enforce_eager or setup.device.platform not in ("cuda", "rocm"):
         return None
     num_blocks = setup.binding.num_blocks
-    if LayerKind.MAMBA not in model.layer_kinds or flags.max_num_seqs <= num_blocks:
+    if not layers.has_kind(model, LayerKind.MAMBA) or flags.max_num_seqs <= num_blocks:
         return None
     text = vllm_text.mamba_blocks_error(max_num_seqs=flags.max_num_seqs, num_blocks=num_blocks)
     return Refusal(ErrorKind.MAMBA_BLOCKS, text)
@@ -554,6 +557,7 @@ def _estimate(
 ) -> Estimate:
     validate_parallel(model=model, serve=serve)
     flags, backend_lines, backend_warnings = resolve(model=model, device=device, serve=serve, rules=rules)
+    serve = serve_as_run(serve=serve, flags=flags)
     requested = budget.requested_bytes(
         total_bytes=device.memory_total_bytes,
         utilization=flags.gpu_memory_utilization,
@@ -573,7 +577,11 @@ def _estimate(
     capacity = _capacity(setup)
     refusal = _first_refusal(setup, capacity)
     architecture = check_architecture(
-        architecture=model.architecture, model_type=model.model_type, version=rules.version_tuple
+        architecture=model.architecture,
+        model_type=model.model_type,
+        version=rules.version_tuple,
+        transformers_fallback_read=rules.transformers_fallback,
+        remote_code=model.remote_code,
     )
     target = target_concurrency or 1
     verdict = _verdict(
@@ -777,6 +785,7 @@ def sizing_for(
     if resolved_kv is not None:
         serve = serve.model_copy(update={"kv_cache_dtype": resolved_kv[0]})
     flags, _, _ = resolve(model=model, device=device, serve=serve, rules=rules)
+    serve = serve_as_run(serve=serve, flags=flags)
     ranges = kv.stage_layer_ranges(
         num_layers=model.num_layers, pipeline_parallel_size=serve.pipeline_parallel_size
     )

@@ -15,7 +15,13 @@ from app.core.kinds import KindSpec as KindSpec
 from app.core.kinds import attention_layer_count as attention_layer_count
 from app.core.kinds import cdiv as cdiv
 from app.core.kinds import kind_spec as kind_spec
-from app.core.specs import DTYPE_BYTES, LayerKind, MambaKind, MambaSpec, ModelSpec
+from app.core.kv_dsv4 import COMPRESSED_BLOCK_TOKENS, packed_groups
+from app.core.layers import stage_counts
+from app.core.mamba_state import NEMOTRON_H_ARCHITECTURES as NEMOTRON_H_ARCHITECTURES
+from app.core.mamba_state import QWEN3_5_ARCHITECTURES as QWEN3_5_ARCHITECTURES
+from app.core.mamba_state import mamba_ssm_dtype_bytes as mamba_ssm_dtype_bytes
+from app.core.mamba_state import mamba_state_bytes as mamba_state_bytes
+from app.core.specs import DTYPE_BYTES, LayerKind, ModelSpec
 from app.core.text import Text
 from app.core.versions import VersionRules
 
@@ -65,58 +71,6 @@ def mla_page_bytes(*, block_size: int, latent_size: int, dtype_bytes: int, kv_ca
     if kv_cache_dtype == "fp8_ds_mla":
         return block_size * FP8_DS_MLA_BYTES_PER_TOKEN
     return block_size * latent_size * dtype_bytes
-
-
-def mamba_state_bytes(
-    *, mamba: MambaSpec, tensor_parallel_size: int, dtype_bytes: int, ssm_dtype_bytes: int | None = None
-) -> int:
-    """Recurrent state of one layer for one request (reference §3.2, MambaStateShapeCalculator).
-
-    The conv state takes the cache dtype; the SSM (temporal) state ``ssm_dtype_bytes`` when
-    mamba_ssm_cache_dtype is set (MambaStateDtypeCalculator), else the same dtype.
-    """
-    tp = tensor_parallel_size
-    m = mamba
-    if m.kind == MambaKind.MAMBA1:
-        conv = (m.intermediate_size // tp) * (m.conv_kernel - 1)
-        ssm = (m.intermediate_size // tp) * m.state_size
-    elif m.kind == MambaKind.MAMBA2:
-        groups = m.n_groups if m.n_groups % tp == 0 else m.n_groups + (tp - m.n_groups)
-        conv = ((m.intermediate_size + 2 * groups * m.state_size) // tp) * (m.conv_kernel - 1)
-        ssm = (m.num_heads // tp) * m.head_dim * m.state_size
-    elif m.kind == MambaKind.GATED_DELTA_NET:
-        conv_dim = 2 * m.key_head_dim * m.key_heads + m.value_head_dim * m.value_heads
-        conv = (conv_dim // tp) * (m.conv_kernel - 1)
-        ssm = (m.value_heads // tp) * m.value_head_dim * m.key_head_dim
-    else:  # linear attention (MiniMax lightning)
-        conv = 0
-        ssm = (m.num_heads // tp) * m.head_dim * m.head_dim
-    return conv * dtype_bytes + ssm * (dtype_bytes if ssm_dtype_bytes is None else ssm_dtype_bytes)
-
-
-# Architectures whose SSM-state dtype vLLM sets from the config (models/config.py
-# VerifyAndUpdateConfig); from which release, and the default, are rules fields (versions.py).
-NEMOTRON_H_ARCHITECTURES = frozenset(
-    {"NemotronHForCausalLM", "NemotronHPuzzleForCausalLM", "NemotronH_Nano_VL_V2"}
-)
-QWEN3_5_ARCHITECTURES = frozenset(
-    {"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen3_5ForCausalLM"}
-    | {"Qwen3_5MoeForCausalLM"}
-)
-
-
-def mamba_ssm_dtype_bytes(*, model: ModelSpec, rules: VersionRules) -> int | None:
-    """Bytes of the SSM state's dtype when vLLM overrides it for this model, else None (auto)."""
-    default = rules.nemotron_h_ssm_dtype_default
-    if model.architecture in NEMOTRON_H_ARCHITECTURES and default is not None:
-        return DTYPE_BYTES[model.mamba_ssm_dtype or default]
-    if (
-        model.architecture in QWEN3_5_ARCHITECTURES
-        and rules.qwen3_5_reads_ssm_dtype
-        and model.mamba_ssm_dtype
-    ):
-        return DTYPE_BYTES[model.mamba_ssm_dtype]
-    return None
 
 
 @dataclass(frozen=True)
@@ -317,11 +271,11 @@ def build_layout(
     one group, 32 x 65,536 = 2,097,152 B a block, 131,072 B a token; 12 full + 12 sliding (W = 128,
     8 heads of 64): two groups of 12, page 32,768 B, 393,216 B a block.
     """
+    if model.compress_ratios is not None and kv_cache_dtype == "fp8_ds_mla" and rules.dsv4_cache:
+        return _layout_dsv4(model=model, layer_range=layer_range)
     dtype_bytes = kv_dtype_bytes(kv_cache_dtype=kv_cache_dtype, model_dtype=model_dtype)
     tp = tensor_parallel_size
-    kinds = list(model.layer_kinds[layer_range[0] : layer_range[1]])
-    n_attn = attention_layer_count(kinds)
-    n_mamba = sum(1 for k in kinds if KIND_SPECS[k].holds_kv and not KIND_SPECS[k].attention)
+    counts, n_attn, n_mamba = stage_counts(model=model, layer_range=layer_range)  # O(kinds), not O(layers)
 
     def page_at(bs: int) -> int:
         return _attention_layer_page(
@@ -341,15 +295,16 @@ def build_layout(
         and model.indexer_bytes_per_token
         and rules.indexer_on_some_layers
         and rules.hybrid_allocator
-        and set(kinds) <= {LayerKind.MLA, LayerKind.NONE}
+        and set(counts) <= {LayerKind.MLA, LayerKind.NONE}
     ):
+        kinds = list(model.layer_kinds[layer_range[0] : layer_range[1]])  # this and the next: per layer
         return _layout_indexer_on_some_layers(
             model=model, kinds=kinds, first=layer_range[0], block_size=block_size, page=page
         )
     if model.layer_attention is not None and n_attn and not n_mamba:
         return _layout_per_layer(
             model=model,
-            kinds=kinds,
+            kinds=list(model.layer_kinds[layer_range[0] : layer_range[1]]),
             first=layer_range[0],
             block_size=block_size,
             rules=rules,
@@ -373,7 +328,7 @@ def build_layout(
             mamba_page = page  # padded to the attention page
     return _grouped_layout(
         model=model,
-        kinds=kinds,
+        counts=counts,
         rules=rules,
         block_size=block_size,
         page=page,
@@ -387,7 +342,7 @@ def build_layout(
 def _grouped_layout(
     *,
     model: ModelSpec,
-    kinds: list[LayerKind],
+    counts: dict[LayerKind, int],
     rules: VersionRules,
     block_size: int,
     page: int,
@@ -396,7 +351,7 @@ def _grouped_layout(
     per_token_bytes: int,
     checkpoint_blocks: int = 0,
 ) -> KVLayout:
-    """The layers bucketed by kind (window, chunk) and split into groups of one size (§3.4)."""
+    """The layers (``counts``: folded by kind) bucketed by kind (window, chunk), split into groups of one size (§3.4)."""
     if not rules.hybrid_allocator:
         # Before the hybrid allocator every attention layer is sized as full attention.
         groups: tuple[Group, ...] = (Group(kind=LayerKind.FULL, num_layers=n_attn, page_size_bytes=page),)
@@ -408,10 +363,10 @@ def _grouped_layout(
             num_kv_layers=n_attn,
         )
     buckets: dict[Bucket, int] = {}
-    for kind in kinds:
+    for kind, count in counts.items():
         if KIND_SPECS[kind].holds_kv:
             key = KIND_SPECS[kind].bucket(model)
-            buckets[key] = buckets.get(key, 0) + 1
+            buckets[key] = buckets.get(key, 0) + count
     if not buckets:
         return KVLayout(
             block_size=block_size, groups=(), bytes_per_block=0, kv_bytes_per_token=0, num_kv_layers=0
@@ -566,6 +521,38 @@ def _layout_per_layer(
         bytes_per_block=group_size * max_page,
         kv_bytes_per_token=per_token,
         num_kv_layers=num_layers,
+    )
+
+
+def _layout_dsv4(*, model: ModelSpec, layer_range: tuple[int, int]) -> KVLayout:
+    """DeepSeek-V4 in the fp8_ds_mla layout (app/core/kv_dsv4.py): packed groups of one block pool, a block
+    as wide as the widest group; the compressed caches' block (256 tokens) is the layout's block size."""
+    assert model.compress_ratios is not None
+    ratios = model.compress_ratios[layer_range[0] : layer_range[1]]
+    packed = packed_groups(
+        ratios=ratios,
+        window=model.sliding_window_tokens or 0,
+        head_dim=model.head_size,
+        indexer_bytes=model.indexer_bytes_per_token,
+    )
+    groups = tuple(
+        Group(
+            kind=g.kind,
+            num_layers=len(g.pages),
+            page_size_bytes=max(g.pages),
+            window_tokens=g.window,
+            block_size_tokens=g.block_tokens,
+            layer_pages_bytes=g.pages if len(set(g.pages)) > 1 else (),
+        )
+        for g in packed
+    )
+    full = sum(g.bytes_per_block for g in groups if g.kind == LayerKind.MLA)
+    return KVLayout(
+        block_size=COMPRESSED_BLOCK_TOKENS,
+        groups=groups,
+        bytes_per_block=max(g.bytes_per_block for g in groups),
+        kv_bytes_per_token=full // COMPRESSED_BLOCK_TOKENS,  # the caches that grow with the sequence
+        num_kv_layers=len(ratios),
     )
 
 

@@ -57,6 +57,7 @@ class MambaKind(StrEnum):
     MAMBA2 = "mamba2"
     GATED_DELTA_NET = "gated_delta_net"
     LINEAR_ATTENTION = "linear_attention"
+    KDA = "kda"  # Kimi Delta Attention (Kimi-Linear, Kimi-K3): num_heads x head_dim, conv_kernel
 
 
 class MambaSpec(Frozen):
@@ -76,6 +77,7 @@ class MambaSpec(Frozen):
     key_head_dim: int = 0
     value_heads: int = 0
     value_head_dim: int = 0
+    bounded_gate: bool = False  # KDA: linear_attn_config.gate_lower_bound is set (FlashKDA needs it)
 
 
 class AttentionShape(Frozen):
@@ -105,6 +107,11 @@ class QuantSpec(Frozen):
     # kv_cache_quant_algo / kv_cache_scheme -> "fp8_e4m3" or "nvfp4"; compressed-tensors kv_cache_scheme
     # -> "fp8"); None when it declares none. Whether a release honours it is a rules field (versions.py).
     kv_cache_dtype: str | None = None
+    # Routed experts stored in another format than the other linears (DeepSeek-V4: MXFP4 or NVFP4 experts
+    # beside FP8 attention and shared experts); None: the experts are stored as `method`. expert_fraction
+    # is the routed experts' share of the non-embedding parameters.
+    expert_method: QuantMethod | None = None
+    expert_fraction: float = Field(default=0.0, ge=0.0, le=1.0)
 
 
 class ModelSpec(Frozen):
@@ -113,6 +120,7 @@ class ModelSpec(Frozen):
     name: str
     architecture: str = ""
     model_type: str = ""
+    remote_code: bool = False  # config.json has an auto_map (code vLLM runs with --trust-remote-code)
     num_layers: int = Field(gt=0)
     hidden_size: int = Field(gt=0)
     intermediate_size: int = Field(ge=0)
@@ -145,6 +153,9 @@ class ModelSpec(Frozen):
     # The layers that carry a sparse-attention indexer cache when only some do (GLM-5.2 index_topk_freq);
     # None: every MLA layer (the release rule is versions.py indexer_on_some_layers)
     indexer_layers: tuple[int, ...] | None = None
+    # DeepSeek-V4: each layer's compress ratio (0 = sliding window only, 4 = CSA with an indexer, 128 = HCA);
+    # config.json compress_ratios, as transformers' DeepseekV4Config maps it to layer_types
+    compress_ratios: tuple[int, ...] | None = None
     # config.json's mamba_ssm_dtype / mamba_ssm_cache_dtype (the SSM state's dtype; None: not given)
     mamba_ssm_dtype: DType | None = None
     params_total: int = Field(gt=0)

@@ -185,6 +185,9 @@ class VersionRules:
     # 0.33 (qwen_gdn_linear_attn.get_kv_cache_spec)
     mamba2_checkpoint_block: bool = False
     gdn_checkpoint_block: bool = False
+    kda_checkpoint_block: bool = (
+        False  # Kimi KDA on FlashKDA: kimi_k3/nvidia/kda.py get_kv_cache_spec (0.32+)
+    )
     # CompilationConfig.resolve_cudagraph_mode_and_sizes (0.20.2+): with full CUDA graphs a Mamba model
     # refuses max_num_seqs above the pool's blocks ("max_num_seqs (N) exceeds available Mamba cache blocks")
     mamba_block_check: bool = False
@@ -198,6 +201,18 @@ class VersionRules:
     # models/config.py GlmMoeDsaForCausalLM.verify_and_update_config (0.32+): `auto` KV is fp8_e4m3 on SM10x
     glm_dsa_fp8_kv_on_sm100: bool = False
     checkpoint_kv_dtype_compressed_tensors: bool = False
+    # Sparse MLA (DeepSeek-V3.2 / GLM-5 indexer) on SM90, platforms/cuda.py _get_backend_priorities: the sparse
+    # tail of the MLA list (0.19.0: FLASHMLA_SPARSE; 0.26.0: FLASH_ATTN_MLA_SPARSE first; 0.30.0: then
+    # FLASHINFER_MLA_SPARSE_SM90, the one that takes an fp8_e4m3 cache); on SM100 with a bf16 cache and
+    # <= 16 heads, FLASH_ATTN_MLA_SPARSE_FA4 ahead of FlashInfer's sparse kernel (0.33.0)
+    # model_executor/models/registry.py inspect_model_cls under --model-impl auto: an architecture outside vLLM's
+    # registry falls back to the Transformers modeling backend when transformers has a compatible class
+    # (_try_resolve_transformers); read for 0.33.0 with its transformers 5.20.2 (hf_config/transformers_fallback.json)
+    transformers_fallback: bool = False
+    # DeepSeek-V4's caches sized as 0.33.0 packs them (app/core/kv_dsv4.py); 0.20.2-0.32 were not read (warned)
+    dsv4_cache: bool = False
+    sparse_mla_sm90: tuple[str, ...] = ("FLASHMLA_SPARSE",)
+    sparse_mla_fa4_small_heads: bool = False
 
 
 # Sampler peak in fp32-logit copies, fitted by bench/calibrate.py (docs/model.md): 3.75 on 39 real
@@ -448,6 +463,13 @@ CHANGELOG: tuple[Change, ...] = (
         {"hybrid_prefix_caching_default": True, "rocm_cuda_graph_budgeted": True},
     ),
     Change(
+        "0.26.0",
+        "0.26.0 platforms/cuda.py _get_backend_priorities: on SM90 the sparse-MLA tail is FLASH_ATTN_MLA_SPARSE, "
+        "FLASHMLA_SPARSE (0.24.0: FLASHMLA_SPARSE alone); v1/attention/backends/mla/flashattn_mla_sparse.py "
+        "FlashAttnMLASparseBackend: auto / float16 / bfloat16 caches only, kernel block 64",
+        {"sparse_mla_sm90": ("FLASH_ATTN_MLA_SPARSE", "FLASHMLA_SPARSE")},
+    ),
+    Change(
         "0.27.0",
         "0.27.1 platforms/interface.py Platform._align_hybrid_block_size: MLA hybrids align to at least 128 "
         "('TRTLLM/FlashInfer MLA decode kernels require ... 128'); absent in 0.26.0",
@@ -475,6 +497,14 @@ CHANGELOG: tuple[Change, ...] = (
         {"yarn_scales_max_len": False},
     ),
     Change(
+        "0.30.0",
+        "0.30.0 platforms/cuda.py _get_backend_priorities: FLASHINFER_MLA_SPARSE_SM90 after FLASHMLA_SPARSE on SM90 "
+        "(head size 576); flashinfer_mla_sparse_sm90.py FlashInferMLASparseSM90Backend takes auto / bfloat16 / fp8 / "
+        "fp8_e4m3, MultipleOf(64) (absent in 0.27.1), so a checkpoint's fp8_e4m3 KV (NVFP4 GLM-5, DeepSeek-V3.2) "
+        "runs there: FLASHMLA_SPARSE lists fp8 (its alias for fp8_ds_mla) but not fp8_e4m3",
+        {"sparse_mla_sm90": ("FLASH_ATTN_MLA_SPARSE", "FLASHMLA_SPARSE", "FLASHINFER_MLA_SPARSE_SM90")},
+    ),
+    Change(
         "0.32.0",
         "0.32.0 model_executor/layers/mamba/mamba_mixer2.py MambaMixer2.get_kv_cache_spec: "
         "num_prefill_checkpoint_blocks=1, so v1/kv_cache_interface.py MambaSpec.max_memory_usage_bytes in 'align' "
@@ -484,12 +514,47 @@ CHANGELOG: tuple[Change, ...] = (
         {"mamba2_checkpoint_block": True, "glm_dsa_fp8_kv_on_sm100": True},
     ),
     Change(
+        "0.32.0",
+        "0.32.0 kimi_k3/nvidia/kda.py KimiK3DeltaAttention.get_kv_cache_spec: num_prefill_checkpoint_blocks = 1 and "
+        "prefill_checkpoint_alignment 16 (model_executor/layers/mamba/kda_checkpoint.py, new) when the KDA prefill "
+        "runs on FlashKDA (is_flashkda_supported: SM9x/10x/12x, head_dim 128, bf16, a bounded gate); absent in 0.30.0",
+        {"kda_checkpoint_block": True},
+    ),
+    Change(
         "0.33.0",
         "0.33.0 platforms/interface.py Platform._align_hybrid_block_size: in 'align' mode the alignment is the lcm "
         "with get_mamba_prefill_checkpoint_alignment (FLASHINFER_GDN_CHECKPOINT_ALIGNMENT = 64 for Gated DeltaNet "
         "on FlashInfer's prefill: SM90, or SM100/SM120 with linear_key_head_dim 128); qwen_gdn_linear_attn.py "
         "GatedDeltaNetAttention.get_kv_cache_spec adds one checkpoint block per request",
         {"hybrid_checkpoint_lcm": True, "gdn_checkpoint_block": True},
+    ),
+    Change(
+        "0.33.0",
+        "0.33.0 platforms/cuda.py _get_backend_priorities: sparse MLA on SM100 with a bf16 cache and <= 16 heads "
+        "tries FLASH_ATTN_MLA_SPARSE_FA4 (flashattn_mla_sparse.py: auto / bfloat16, head 576, MultipleOf(64)) "
+        "before FLASHINFER_MLA_SPARSE (absent in 0.32.0)",
+        {"sparse_mla_fa4_small_heads": True},
+    ),
+    Change(
+        "0.33.0",
+        "0.33.0 model_executor/models/registry.py _ModelRegistry.inspect_model_cls / _try_resolve_transformers and "
+        "transformers_utils/config.py HFConfigParser.parse, with transformers 5.20.2 (the newest 0.33.0 allows): a "
+        "config whose model_type neither vLLM's _CONFIG_REGISTRY nor transformers' CONFIG_MAPPING knows fails to "
+        "parse; an unregistered architecture that transformers exports with a backend-compatible attention is "
+        "served by the Transformers backend; any other is 'Model architectures [...] are not supported for now' "
+        "(scripts/gen_transformers_fallback.py; earlier releases: not read, refused as before)",
+        {"transformers_fallback": True},
+    ),
+    Change(
+        "0.33.0",
+        "0.33.0 models/deepseek_v4 (attention.py, compressor.py, nvidia/model.py _select_dsv4_attn_cls), "
+        "v1/attention/backends/mla/sparse_swa.py DeepseekV4SWACache, v1/kv_cache_interface.py (MLAAttentionSpec "
+        "tokens_per_state, SlidingWindowMLASpec, _apply_alignment_padding) and v1/core/kv_cache_planning.py "
+        "_get_packed_kv_cache_groups / _get_kv_cache_bytes_per_block: DeepSeek-V4 on SM90/SM100 runs "
+        "FLASHMLA_SPARSE_DSV4 in the fp8_ds_mla layout (auto -> fp8_ds_mla), per-layer sliding-window, compressed, "
+        "indexer and compressor-state caches packed block-outermost (the releases 0.20.2-0.32.0 that serve V4 were "
+        "not read: their estimates keep the warning)",
+        {"dsv4_cache": True},
     ),
     Change(
         "0.33.0",

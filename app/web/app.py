@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from app import hub
 from app.core.catalog import list_devices, list_models
 from app.core.deadline import WorkBudgetError
 from app.core.errors import PlannerError
@@ -122,13 +123,15 @@ class GZipByKind:
 def warm_up(renderer: Renderer) -> None:
     """Everything a first request would otherwise pay for, done once per worker before it serves.
 
-    Reads the model and device spec files and compiles every template in every language. Then the
+    Reads the model and device spec files, makes the hub's TLS context (with the hub on) and compiles
+    every template in every language. Then the
     objects alive now (catalog, compiled templates, schemas) are moved out of the garbage collector's
     reach (``gc.freeze``): they live as long as the worker, and a full collection that had to walk
     them paused a request for ~50 ms (measured in-process; with the freeze ~8 ms).
     """
     list_models()
     list_devices()
+    hub.warm_up()
     for env in renderer.envs.values():
         for name in env.list_templates(extensions=["html"]):
             env.get_template(name)

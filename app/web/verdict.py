@@ -1,18 +1,18 @@
 """The verdict box every page shows for an estimate: key, tone and label from
 app.core.verdicts.VERDICTS (the doctor's words too); only the sentence built from the estimate's
-numbers is written here. Shared by the planner and the compare view. What to change: for a refusal
-with a cause of its own, that cause's remedies (verdicts.CAUSE_REMEDIES); otherwise the planner's box
-shows the recommendation's steps (Recommendation.changes), the same ones its "What to change, in
-order" applies."""
+numbers is written here. Shared by the planner and the compare view. What to change is not the
+verdict's list here: for every verdict, refusals included (the recommendation's first step fixes vLLM's
+free-memory, Mamba-block or length refusal, app.core.recommend.refusals), the planner's box shows the
+recommendation's steps (Recommendation.changes), the same ones its "What to change, in order" applies."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from app.core.result import ErrorKind, Estimate
-from app.core.verdicts import VERDICTS, remedies
+from app.core.verdicts import VERDICTS
 from app.web.format import gib, integer
-from app.web.i18n import _, t, tr_list
+from app.web.i18n import _, t
 
 
 @dataclass(frozen=True)
@@ -21,36 +21,15 @@ class VerdictView:
     tone: str  # ok / warn / bad (a CSS class)
     headline: str
     detail: str
-    # a refusal with a cause of its own (vLLM's free-memory, Mamba-block or length check): that cause's
-    # remedies. Empty otherwise: the box then lists the recommendation's steps (Recommendation.changes)
-    remedies: tuple[str, ...] = ()
 
 
 def verdict_view(est: Estimate, target: int, *, derived_len: int | None = None) -> VerdictView:
     """The verdict box: key, tone and label from app.core.verdicts.VERDICTS (the doctor's words too);
     only the sentence built from this estimate's numbers is written here."""
     info = VERDICTS[est.verdict]
-    cause, largest = _cause(est, derived_len)
     return VerdictView(
-        info.key,
-        info.tone,
-        _(info.label),
-        _verdict_detail(est, target, derived_len=derived_len),
-        tuple(tr_list(remedies(info.key, largest=largest, cause=cause))) if cause else (),
+        info.key, info.tone, _(info.label), _verdict_detail(est, target, derived_len=derived_len)
     )
-
-
-def _cause(est: Estimate, derived_len: int | None) -> tuple[str | None, str | None]:
-    """A refusal whose fix is not the KV walk's (app.core.verdicts.CAUSE_REMEDIES) and the number its
-    first remedy names: vLLM refuses a length above the model's maximum, more sequences than Mamba cache
-    blocks, or a utilization above the free memory (raising it, the budget's usual remedy, is worse)."""
-    if est.error_kind == ErrorKind.MAX_LEN_ABOVE_DERIVED:
-        return ErrorKind.MAX_LEN_ABOVE_DERIVED.value, integer(derived_len) if derived_len else None
-    if est.error_kind == ErrorKind.MAMBA_BLOCKS:
-        return ErrorKind.MAMBA_BLOCKS.value, integer(est.num_gpu_blocks)  # the most sequences that start
-    if est.error_kind == ErrorKind.STARTUP_FREE_MEMORY:
-        return ErrorKind.STARTUP_FREE_MEMORY.value, None
-    return None, None
 
 
 def _verdict_detail(est: Estimate, target: int, *, derived_len: int | None) -> str:

@@ -114,9 +114,7 @@ MAX_FUNCTION_LINES = 100  # from `def` to the end of the body, nested functions 
 MAX_MODULE_LINES = 800
 # Still over the limit, each with the engineer whose files they are; the test fails when one is fixed
 # and not struck off, so the list only shrinks.
-OVER_FUNCTION_LIMIT = {
-    "app/core/backends.py:resolve_backend": "configs",
-}
+OVER_FUNCTION_LIMIT: dict[str, str] = {}
 OVER_MODULE_LIMIT: dict[str, str] = {}
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from app.core.catalog import find_device
+from app.core.errors import InvalidServeConfigError
 from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.specs import ModelSpec, QuantMethod, ServeConfig
@@ -118,6 +119,52 @@ CASES = [
         8,
         (47_700, 32, 32 * (576 + 132), 1_526_400, [(M, 78)], 1_048_576, "FLASHINFER_MLA_SPARSE", "fp8_e4m3"),
     ),
+    # NVFP4 GLM-5 on H100 (issue 22: was refused "no backend accepts fp8_e4m3"). hf_quant_config.json (producer
+    # modelopt) kv_cache_quant_algo FP8 -> fp8_e4m3 (utils/torch_utils.py MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP).
+    # platforms/cuda.py _get_backend_priorities, SM90 sparse tail: FLASH_ATTN_MLA_SPARSE (flashattn_mla_sparse.py
+    # supports_combination: FP16/BF16 only) and FLASHMLA_SPARSE (supported_kv_cache_dtypes auto, bfloat16,
+    # fp8_ds_mla, fp8, nvfp4_ds_mla: no fp8_e4m3) refuse it; FLASHINFER_MLA_SPARSE_SM90 takes fp8_e4m3 and keeps
+    # it (mla_attention.py _canonicalize_sparse_mla_kv_cache_dtype rewrites only FLASHMLA_SPARSE's), kernel block
+    # MultipleOf(64) -> 64. 78 layers, no index_topk_freq: latent 576 x 1 B + indexer 128 + 128 // 128 x 4 = 132 on
+    # every layer = 708 B a token-layer x 78 = 55,224; page 64 x 708 = 45,312; block 78 x 45,312 = 3,534,336
+    (
+        "nvidia--GLM-5-NVFP4",
+        "h100",
+        8,
+        (55_224, 64, 45_312, 3_534_336, [(M, 78)], 202_752, "FLASHINFER_MLA_SPARSE_SM90", "fp8_e4m3"),
+    ),
+    # DeepSeek-V3.2-NVFP4 on H100, the same path: 61 x 708 = 43,188; 61 x 45,312 = 2,764,032; yarn x 40 of 4,096 =
+    # max_position_embeddings 163,840 either way
+    (
+        "nvidia--DeepSeek-V3.2-NVFP4",
+        "h100",
+        8,
+        (43_188, 64, 45_312, 2_764_032, [(M, 61)], 163_840, "FLASHINFER_MLA_SPARSE_SM90", "fp8_e4m3"),
+    ),
+    # Kimi-K3 (text_config linear_attn_config): transformers_utils/configs/kimi_linear.py is_kda_layer(i) =
+    # (i + 1) in kda_layers -> 69 KDA layers, the other 24 MLA (kimi_k3/nvidia/mla.py head_size = kv_lora_rank
+    # 512 + qk_rope_head_dim 64 = 576, bf16: 1,152 B a token-layer x 24 = 27,648). KDA state at TP 8
+    # (mamba_utils.kda_state_shape / kda_state_dtype): conv (3 x 96 x 128 / 8 = 4,608) x (4 - 1) = 13,824 bf16
+    # = 27,648 B; recurrent 96 / 8 x 128 x 128 = 196,608 float32 = 786,432 B -> 814,080 B. FlashKDA prefill
+    # (SM90, head_dim 128, bf16, gate_lower_bound set): prefill_checkpoint_alignment 16. Platform.
+    # _align_hybrid_block_size: max(FLASH_ATTN_MLA's 16, 16), MLA hybrid >= 128, lcm(128, 16) = 128;
+    # 128 x cdiv(814,080, 128 x 1,152) = 128 x 6 = 768; page 768 x 1,152 = 884,736 (the KDA page padded to it).
+    # Groups (kv_cache_utils): min(24, 69) = 24 a group -> 3 KDA groups of 23 + 1 MLA of 24; 24 x 884,736 a block
+    (
+        "moonshotai--Kimi-K3",
+        "h100",
+        8,
+        (
+            27_648,
+            768,
+            884_736,
+            24 * 884_736,
+            [(A, 23), (A, 23), (A, 23), (M, 24)],
+            1_048_576,
+            "FLASH_ATTN_MLA",
+            "auto",
+        ),
+    ),
     # gpt-oss-120b: 18 sliding (128) + 18 full, 8 x (64 + 64) x 2 B = 2,048 a layer x 36 = 73,728; page
     # 32,768; groups 18 + 18; yarn does not scale from 0.30.0: 131,072
     (
@@ -210,3 +257,93 @@ def test_per_layer_rope_parameters_are_read() -> None:
     # Gemma-4 nests rope_parameters per layer type ({"full_attention": {...}, "sliding_attention": {...}}):
     # iter_rope_parameters yields both; neither scales (proportional / default have no factor) -> 262,144
     assert _spec("google--gemma-4-26B-A4B").max_model_len_derived == 262_144
+
+
+def test_sparse_mla_fp8_backends_by_release() -> None:
+    # GLM-5-NVFP4 (checkpoint fp8_e4m3) on H100: 0.27.1 has no FLASHINFER_MLA_SPARSE_SM90 and FLASHMLA_SPARSE does
+    # not list fp8_e4m3, so vLLM finds no backend (refused); 0.30.0 adds it (versions.py)
+    with pytest.raises(InvalidServeConfigError):
+        _est("nvidia--GLM-5-NVFP4", "h100", 8, version="0.27.1")
+    assert (
+        _est("nvidia--GLM-5-NVFP4", "h100", 8, version="0.30.0").attention_backend
+        == "FLASHINFER_MLA_SPARSE_SM90"
+    )
+    # an explicit --kv-cache-dtype fp8 is FLASHMLA_SPARSE's alias for fp8_ds_mla (0.19.0 and 0.33.0
+    # flashmla_sparse.py; the layer runs fp8_ds_mla, mla_attention.py): 656 + 132 = 788 B x 61 = 48,068 a
+    # token, page 64 x 788 = 50,432. On SM90 it is also the first backend that takes fp8 at 0.33.0
+    # (FLASH_ATTN_MLA_SPARSE is 16-bit only)
+    for version in ("0.19.0", "0.33.0"):
+        est = _est("deepseek-ai--DeepSeek-V3.2", "h100", 8, version=version, kv_cache_dtype="fp8")
+        assert (est.attention_backend, est.kv_cache_dtype, est.kv_bytes_per_token) == (
+            "FLASHMLA_SPARSE",
+            "fp8_ds_mla",
+            48_068,
+        )
+        assert est.groups[0].page_size_bytes == 50_432
+    # a bf16 cache on H100 at 0.33.0: FLASH_ATTN_MLA_SPARSE first (0.26.0+), MultipleOf(64) -> 64;
+    # 576 x 2 + 132 = 1,284 B x 61 = 78,324
+    auto = _est("deepseek-ai--DeepSeek-V3.2", "h100", 8)
+    assert (auto.attention_backend, auto.block_size, auto.kv_bytes_per_token) == (
+        "FLASH_ATTN_MLA_SPARSE",
+        64,
+        78_324,
+    )
+    # on B200 an explicit fp8_ds_mla skips FlashInfer's sparse kernel ("SM10 does not support fp8_ds_mla",
+    # flashinfer_mla_sparse.py) for FLASHMLA_SPARSE, block 64
+    ds = _est("deepseek-ai--DeepSeek-V3.2", "b200", 8, kv_cache_dtype="fp8_ds_mla")
+    assert (ds.attention_backend, ds.block_size) == ("FLASHMLA_SPARSE", 64)
+
+
+def test_kimi_k3_kda_blocks_per_request_by_release() -> None:
+    # v1/kv_cache_interface.py MambaSpec.max_memory_usage_bytes in "align" mode (prefix caching on, the hybrid
+    # default from 0.26): 2 + num_prefill_checkpoint_blocks pages. FlashKDA's checkpoint block arrives in 0.32.0
+    # (kda_checkpoint.py): 3 a KDA group; 0.30.0: 2. MLA: cdiv(8,192, 768) = 11
+    for version, kda_blocks in (("0.30.0", 2), ("0.33.0", 3)):
+        est = _est("moonshotai--Kimi-K3", "h100", 8, version=version)
+        assert [g.blocks_per_request for g in est.groups] == [kda_blocks] * 3 + [11]
+    # no cache warning is left: the KDA state is sized
+    assert not any("does not model" in str(w) for w in _est("moonshotai--Kimi-K3", "h100", 8).warnings)
+
+
+def test_deepseek_v4_flash_cache_at_0_33() -> None:
+    # DeepSeek-V4-Flash (43 layers; compress_ratios 0, 0 then 4 / 128 alternating, ending 4: 21 CSA, 20 HCA) at
+    # TP 8 on an H100. models/deepseek_v4/nvidia/model.py _select_dsv4_attn_cls -> DeepseekV4FlashMLAAttention
+    # (SM90), fp8_ds_mla layout: auto -> fp8_ds_mla (attention.py _resolve_dsv4_kv_cache_dtype). Pages, rounded up to
+    # 576 B (kv_cache_interface.py _apply_alignment_padding):
+    #   sliding-window cache (sparse_swa.py DeepseekV4SWACache, 64-token blocks, window 128): 64 x 584 = 37,376
+    #     -> 37,440, on all 43 layers;
+    #   compressed cache (MLAAttentionSpec, block 256): CSA 256 / 4 = 64 x 584 -> 37,440, HCA 256 / 128 = 2 x 584 =
+    #     1,168 -> 1,728; indexer (CSA): 64 x (128 + 4) = 8,448 -> 8,640;
+    #   compressor states (compressor.py CompressorStateCache, float32): CSA block 4 x 2 x 2 x 512 x 4 B = 32,768
+    #     -> 32,832 and its indexer's 4 x 2 x 2 x 128 x 4 = 8,192 -> 8,640 (window 8); HCA block 8 x 2 x 512 x 4 =
+    #     32,768 -> 32,832 (window 128).
+    # kv_cache_planning._get_packed_kv_cache_groups: buckets sliding (43 x 37,440), full (21 + 20 + 21 pages),
+    # CSA states (21 + 21), HCA states (20). Balanced buckets' repeats [43, 21, 20], floor 21 (the two-page CSA
+    # bucket): _approximate_gcd -> 22 (padding 1 + 1 + 2); the sliding bucket splits cdiv(43, 22) = 2 ways (22, 21).
+    # Widths: 22 x 37,440 = 823,680; full 21 x 37,440 + 20 x 1,728 + 21 x 8,640 = 1,002,240; CSA states
+    # 21 x 32,832 + 21 x 8,640 = 870,912; HCA 20 x 32,832 = 656,640 -> a block is 1,002,240 B. One request of
+    # 8,192 tokens with 8,192 in flight: sliding cdiv(min(127 + 8,192, 8,192), 64) + 1 = 129 (x 2), full
+    # cdiv(8,192, 256) = 32, CSA states cdiv(8,192, 4) + 1 = 2,049, HCA cdiv(8,192, 8) + 1 = 1,025
+    est = _est("deepseek-ai--DeepSeek-V4-Flash", "h100", 8)
+    assert (est.attention_backend, est.kv_cache_dtype, est.block_size) == (
+        "FLASHMLA_SPARSE_DSV4",
+        "fp8_ds_mla",
+        256,
+    )
+    assert est.bytes_per_block == 1_002_240
+    assert [(g.kind, g.num_layers, g.blocks_per_request) for g in est.groups] == [
+        (S, 22, 129),
+        (S, 21, 129),
+        (M, 62, 32),
+        (S, 42, 2_049),
+        (S, 20, 1_025),
+    ]
+    assert est.max_concurrency == round(est.num_gpu_blocks / (129 + 129 + 32 + 2_049 + 1_025), 2)
+    assert not any("does not model" in str(w) for w in est.warnings)
+    # a 16-bit cache is refused as vLLM refuses it; 0.32.0 (not read) keeps the planner's warning
+    with pytest.raises(InvalidServeConfigError):
+        _est("deepseek-ai--DeepSeek-V4-Flash", "h100", 8, kv_cache_dtype="bfloat16")
+    assert any(
+        "does not model" in str(w)
+        for w in _est("deepseek-ai--DeepSeek-V4-Flash", "h100", 8, version="0.32.0").warnings
+    )

@@ -584,7 +584,9 @@ def test_recommendation_properties(
     )  # type: ignore[arg-type]
     # no recommended value is invalid: the final config (and every step's) estimates without raising
     final = estimate(model=model, device=device, serve=rec.final, vllm_version=version)
-    assert rec.final.max_model_len == target_len and final.max_model_len == target_len
+    # S is set to S*, unless S* is above the model's maximum: vLLM refuses that length, so it stays there
+    expected_len = min(target_len, model.max_model_len_derived)
+    assert rec.final.max_model_len == expected_len and final.max_model_len == expected_len
     if rec.meets_target:
         assert final.fits and final.max_concurrency >= target_conc and final.max_num_seqs >= target_conc
         assert rec.impossible_reason is None
@@ -615,3 +617,82 @@ def test_recommendation_properties(
         rec.final.tensor_parallel_size * rec.final.pipeline_parallel_size
         <= device.typical_node_devices * nodes
     )
+
+
+# --- refusals the KV walk does not address: the first step is the refusal's own fix (issue 24 item 5) --
+
+
+def _catalog_rec(name: str, serve: ServeConfig, length: int, conc: int) -> Recommendation:
+    return recommend(
+        model=catalog.find_model(name),
+        device=catalog.find_device("nvidia-h100-sxm-80gb"),
+        serve=serve,
+        vllm_version="0.33.0",
+        target_max_model_len=length,
+        target_concurrency=conc,
+    )
+
+
+def test_memory_held_by_others_lowers_the_utilization_to_the_free_share() -> None:
+    # H100 84,932,978,278 B (79.1 GiB), 10 GiB held by others: free = 79.1 - 0.5 (CUDA context) - 10
+    # = 68.6 GiB; 0.33.0 asks ceil(T x 0.92) = 72.77 GiB -> refused (v1/worker/utils.py request_memory).
+    # 68.6 / 79.1 = 0.867 -> 0.86: ceil(T x 0.86) = 68.03 GiB <= 68.6 passes; 0.87 = 68.82 GiB does not
+    rec = _catalog_rec(
+        "meta-llama/Llama-3.1-8B-Instruct",
+        ServeConfig(max_model_len=8192, device_memory_used_gib=10),
+        8192,
+        64,
+    )
+    first = rec.changes()[0]
+    assert first.key == "free_memory" and first.serve.gpu_memory_utilization == 0.86
+    assert first.before.fits is False and first.after.fits is True
+    assert "Or free the device" in first.cost
+    util = step(rec, "gpu_memory_utilization")  # the budget row never raises it above the free share
+    assert not util.applied and "free share of the device (0.86)" in util.reason
+    assert rec.final.gpu_memory_utilization == 0.86 and rec.meets_target  # then fp8 KV meets 64 x 8,192
+
+
+def test_more_sequences_than_mamba_blocks_lowers_max_num_seqs_to_the_blocks() -> None:
+    # Qwen3.5-27B, H100, 0.906, S 2,048: vLLM 0.33.0 refuses max_num_seqs 1,024 above 320 Mamba cache
+    # blocks (tests/unit/test_verdicts.py; 320 since the attn_output_gate weights count); at 320 it
+    # starts, and the sequences of 2,048 that fit are >= N* 16
+    rec = _catalog_rec(
+        "Qwen/Qwen3.5-27B", ServeConfig(gpu_memory_utilization=0.906, max_model_len=2048), 2048, 16
+    )
+    assert [s.key for s in rec.changes()] == ["mamba_blocks"]
+    assert rec.final.max_num_seqs == 320 and rec.meets_target
+    assert "--enforce-eager" in rec.changes()[0].cost
+
+
+def test_a_length_above_the_models_maximum_is_lowered_to_it() -> None:
+    # Llama-3.1-8B derives 131,072 (max_position_embeddings); 262,144 is refused without
+    # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, so the first step sets 131,072 and the target row says why it stops
+    rec = _catalog_rec("meta-llama/Llama-3.1-8B-Instruct", ServeConfig(max_model_len=262_144), 262_144, 4)
+    first = rec.changes()[0]
+    assert first.key == "max_model_len_derived" and first.serve.max_model_len == 131_072
+    assert not step(rec, "max_model_len").applied
+    assert rec.final.max_model_len == 131_072
+
+
+def test_no_refusal_no_refusal_row() -> None:
+    rec = _catalog_rec("meta-llama/Llama-3.1-8B-Instruct", ServeConfig(max_model_len=8192), 8192, 64)
+    assert not {"free_memory", "mamba_blocks", "max_model_len_derived"} & {s.key for s in rec.steps}
+
+
+def test_more_sequences_than_the_blocks_and_the_target_raises_them_again_once_the_pool_has_them() -> None:
+    # N* 400 > the 320 Mamba blocks at TP 1: the first step makes vLLM start (320), the walk grows the
+    # pool (TP 8: 835.75 sequences of 2,048 fit), and the last row allows N* = 400, which vLLM now accepts
+    rec = _catalog_rec(
+        "Qwen/Qwen3.5-27B", ServeConfig(gpu_memory_utilization=0.906, max_model_len=2048), 2048, 400
+    )
+    keys = [s.key for s in rec.changes()]
+    assert keys[0] == "mamba_blocks" and keys[-1] == "max_num_seqs"
+    assert rec.changes()[0].serve.max_num_seqs == 320
+    assert rec.final.max_num_seqs == 400 and rec.meets_target
+    final = estimate(
+        model=catalog.find_model("Qwen/Qwen3.5-27B"),
+        device=catalog.find_device("nvidia-h100-sxm-80gb"),
+        serve=rec.final,
+        vllm_version="0.33.0",
+    )
+    assert final.error is None and final.num_gpu_blocks >= 400

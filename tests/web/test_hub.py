@@ -617,3 +617,66 @@ def test_workers_of_one_server_fetch_an_id_once(tmp_path: Path) -> None:
     a.join(GATE_SECONDS)
     b.join(GATE_SECONDS)
     assert order == ["first in", "first out", "second in"]
+
+
+def test_every_fetch_shares_one_tls_context(opted_in: StandIn, monkeypatch: pytest.MonkeyPatch) -> None:
+    """urllib's HTTPSHandler made a TLS context per file when given none: the CA bundle parsed each time
+    (~38 ms of CPU holding the GIL), three times a model. Now one per process, made on first use."""
+    import ssl
+
+    made: list[ssl.SSLContext] = []
+    real = ssl.create_default_context
+
+    def counting(*args: Any, **kwargs: Any) -> ssl.SSLContext:
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(ssl, "create_default_context", counting)
+    monkeypatch.setattr(hub.transport, "_tls", [])
+    monkeypatch.setattr(hub, "_bucket", hub._Bucket(rate=0.0, burst=100))
+    for i in range(3):
+        opted_in.json(f"/acme/tls-{i}/resolve/main/config.json", LLAMA_CONFIG)
+        hub.hub_model(hub.HubRef(f"acme/tls-{i}", "main"))
+    # 3 models x 3 files (config.json, the index, hf_quant_config.json) asked for, one context made
+    assert sum(1 for path, _ in opted_in.requests if path.startswith("/acme/tls-")) == 9
+    assert len(made) == 1
+    opener = hub.transport.opener(hub.transport.Deadline(1.0), ("https", "example.org"), timeout_s=1.0)
+    contexts = {getattr(h, "_context", None) for h in opener.handlers if hasattr(h, "https_open")}
+    assert contexts == {made[0]} and len(made) == 1
+
+
+def test_the_disk_cache_is_scanned_once_a_tenth_of_its_cap_is_written(
+    opted_in: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Listing and stat-ing every entry after each write cost ~10 ms of CPU at 2,048 files; it runs once
+    a tenth of a cap has been written since the last scan, and the cache still stays within its cap."""
+    monkeypatch.setattr(hub, "_bucket", hub._Bucket(rate=0.0, burst=100))
+    monkeypatch.setattr(hub, "DISK_CACHE_MAX_FILES", 40)  # a scan every 4 files: 2 entries and their locks
+    monkeypatch.setattr(hub, "_written_since_scan", [0, 0])
+    scans: list[int] = []
+    real = hub.evict_disk_cache
+    monkeypatch.setattr(hub, "evict_disk_cache", lambda directory: scans.append(real(directory)) or 0)
+    for i in range(50):
+        opted_in.json(f"/acme/scan-{i}/resolve/main/config.json", LLAMA_CONFIG)
+        hub.hub_model(hub.HubRef(f"acme/scan-{i}", "main"))
+    assert len(scans) == 50 // 2  # 25 scans for 50 entries (was 50)
+    # each model leaves its entry and its lock file: 100 files, cut to 36 (90 % of 40) by a scan over 40,
+    # and at most 4 more written before the next
+    assert len(list(hub.cache_dir().iterdir())) <= 40
+
+
+def test_with_the_rate_reached_no_lock_file_is_made(
+    opted_in: StandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refused fetch (the rate reached) leaves nothing on disk: 3,000 distinct ids used to leave 2,630
+    lock files (N5). A model already on disk is read without a rate token."""
+    monkeypatch.setattr(hub, "_bucket", hub._Bucket(rate=0.0, burst=1))
+    hub.hub_model(hub.HubRef(REPO, "main"))  # the one token
+    files = sorted(p.name for p in hub.cache_dir().iterdir())
+    for i in range(20):
+        with pytest.raises(hub.HubError, match="too many models fetched"):
+            hub.hub_model(hub.HubRef(f"acme/refused-{i}", "main"))
+    assert sorted(p.name for p in hub.cache_dir().iterdir()) == files  # one entry and its lock file
+    clear_memory()  # a new process: memory gone, the disk cache kept, and no token left
+    hub._bucket = hub._Bucket(rate=0.0, burst=0)
+    assert hub.hub_model(hub.HubRef(REPO, "main")).weights_bytes_exact == LLAMA_8B_INDEX_TOTAL_SIZE

@@ -251,16 +251,3 @@ def test_the_verdict_boxs_link_does_not_echo_the_inputs_again(client: TestClient
     query = response.headers["hx-replace-url"].removeprefix("/?").replace("&", "&amp;")
     assert 'id="verdict-changes"' in response.text
     assert response.text.count(query) == 2
-
-
-def test_a_refusal_with_its_own_cause_keeps_its_remedies(client: TestClient) -> None:
-    # other processes hold 10 GiB of the H100: vLLM refuses before loading (free 68.6 < 72.77 GiB asked,
-    # tests/web/test_extras_memory_and_quant.py); the recommendation's walk would raise the utilization
-    page = client.get(
-        "/", params={"vllm_version": "0.33.0", "max_model_len": "8192", "device_memory_used_gib": "10"}
-    ).text
-    box = page[page.index('id="verdict"') : page.index('class="model-note"')]
-    items = [_text(li) for li in re.findall(r"<li>(.*?)</li>", box)]
-    assert items[0] == "Free the device from other processes"
-    slot = re.search(r'<div id="recommend-slot"[^>]*>', page)
-    assert slot is not None and "verdict_changes" not in slot.group(0)  # not replaced by the walk's list

@@ -196,3 +196,16 @@ def test_estimate_names_a_bad_extras_field(client):
     response = client.get("/api/estimate", params={"limit_mm_per_prompt": "{oops"})
     assert response.status_code == 422
     assert response.json()["detail"][0]["loc"][-1] == "limit_mm_per_prompt"
+
+
+def test_an_infinite_request_rate_is_echoed_as_vllms_inf(client):
+    # `vllm bench serve --request-rate inf` is vLLM's default (every prompt at t = 0). Strict JSON has no
+    # infinity: the echo of request_rate=inf (and burstiness=inf) in `inputs` was a 500 on main.
+    response = client.get("/api/estimate?bench_serve=true&request_rate=inf&burstiness=inf")
+    assert response.status_code == 200
+    inputs = response.json()["inputs"]
+    assert inputs["request_rate"] == "inf"
+    assert inputs["burstiness"] == "inf"
+    assert "request_rate=inf" in inputs["query"]  # the permalink round-trips it
+    again = client.get("/api/estimate?" + inputs["query"])
+    assert again.status_code == 200 and again.json()["inputs"]["request_rate"] == "inf"

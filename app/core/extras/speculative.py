@@ -8,6 +8,7 @@ from app.core import budget as B
 from app.core import kv as K
 from app.core.errors import InvalidServeConfigError, PlannerError
 from app.core.extras.common import embed_params, src
+from app.core.layers import attention_layers, model_counts
 from app.core.result import ExtraItem
 from app.core.specs import DTYPE_BYTES, GIB, ModelSpec, ServeConfig, SpeculativeConfig
 from app.core.text import N_, Plural, Text
@@ -93,7 +94,7 @@ def _attention_page(
 
 
 def _kv_layers(model: ModelSpec) -> int:
-    return K.attention_layer_count(list(model.layer_kinds))
+    return attention_layers(model_counts(model))
 
 
 def mtp_layer_params(model: ModelSpec) -> int:

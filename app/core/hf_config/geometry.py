@@ -373,6 +373,10 @@ def _explicit_layer_kinds(text: Mapping[str, Any], num_layers: int) -> list[Laye
             offset_key="attn_layer_offset", offset=offset, period_key="attn_layer_period", period=period
         )
         return [LayerKind.FULL if i % period == offset else LayerKind.MAMBA for i in range(num_layers)]
+    if _present(text, "linear_attn_config"):  # Kimi-Linear / Kimi-K3: is_kda_layer(i) = (i + 1) in kda_layers
+        kda = _as_mapping("linear_attn_config", text["linear_attn_config"]).get("kda_layers") or []
+        numbers = {_as_int("linear_attn_config.kda_layers", n, minimum=1, maximum=MAX_LAYERS) for n in kda}
+        return [LayerKind.MAMBA if i + 1 in numbers else LayerKind.FULL for i in range(num_layers)]
     if _present(text, "full_attention_interval") and _present(text, "linear_num_value_heads"):
         # Qwen3-Next: every `interval`-th layer is full attention, the rest Gated DeltaNet.
         interval = _as_int(
@@ -437,6 +441,15 @@ def _mamba_spec(cfgs: _Configs, geometry: _Geometry) -> MambaSpec:
             intermediate_size=_required_int(text, ("intermediate_size",)),
             state_size=_required_int(text, ("state_size",)),
             conv_kernel=_required_int(text, ("conv_kernel",)),
+        )
+    if _present(text, "linear_attn_config"):  # KDA (kimi_k3/nvidia/kda.py KimiK3DeltaAttention)
+        kda = _as_mapping("linear_attn_config", text["linear_attn_config"])
+        return MambaSpec(
+            kind=MambaKind.KDA,
+            num_heads=_required_int(kda, ("num_heads",)),
+            head_dim=_required_int(kda, ("head_dim",)),
+            conv_kernel=_required_int(kda, ("short_conv_kernel_size",)),
+            bounded_gate=kda.get("gate_lower_bound") is not None,
         )
     if _present(text, "linear_num_value_heads") or _present(text, "linear_key_head_dim"):
         return MambaSpec(  # Gated DeltaNet (Qwen3-Next)
@@ -714,6 +727,23 @@ def indexer_bytes_per_token(cfgs: _Configs) -> int:
         return 0
     head = _required_int(text, ("index_head_dim",))
     return head + head // INDEXER_QUANT_BLOCK * INDEXER_SCALE_BYTES
+
+
+DSV4_COMPRESS_RATIOS = frozenset({0, 4, 128})  # transformers deepseek_v4 _COMPRESS_RATIO_TO_LAYER_TYPE
+
+
+def compress_ratios(cfgs: _Configs, num_layers: int) -> tuple[int, ...] | None:
+    """DeepSeek-V4's per-layer compress ratios (config.json ``compress_ratios``, one per decoder layer)."""
+    text = cfgs.text
+    if "deepseek_v4" not in cfgs.text_model_type or not _present(text, "compress_ratios"):
+        return None
+    values = _as_list("compress_ratios", text["compress_ratios"])[:num_layers]
+    ratios = tuple(_as_int("compress_ratios", v, minimum=0, maximum=MAX_POSITIONS) for v in values)
+    if len(ratios) != num_layers or not set(ratios) <= DSV4_COMPRESS_RATIOS:
+        raise ConfigError(
+            "compress_ratios", Text("needs one of 0, 4, 128 per layer ({n} layers)", n=num_layers)
+        )
+    return ratios
 
 
 DEFAULT_INDEX_SKIP_TOPK_OFFSET = 2  # 0.33.0 deepseek_v2.py getattr(config, "index_skip_topk_offset", 2)

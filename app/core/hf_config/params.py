@@ -32,6 +32,7 @@ from app.core.hf_config.geometry import (
     _geometry,
     _Layers,
     _layers,
+    indexer_layers,
     is_attention_free,
     layer_attention,
     nas_block_parts,
@@ -205,11 +206,14 @@ def _attention_params(cfgs: _Configs, g: _Geometry) -> tuple[int, int]:
         o = g.num_heads * g.v_head_dim * h
         return 0, q + kv + o
     q_width = g.num_heads * g.head_size
-    if cfgs.text_model_type in GATED_ATTENTION_MODEL_TYPES:
-        q_width *= 2  # query + output gate
+    if cfgs.text_model_type in GATED_ATTENTION_MODEL_TYPES or _flag(text, "attn_output_gate"):
+        # query + output gate (Qwen3-Next by type; Qwen3.5 / 3.6 say attn_output_gate: true, 0.33.0
+        # qwen3_next.py Qwen3NextAttention q_proj width num_heads x head_dim x (1 + attn_output_gate))
+        q_width *= 2
     k_width = g.num_kv_heads * g.head_size
     v_width = g.num_kv_heads * g.head_size_v
-    params = h * (q_width + k_width + v_width) + g.num_heads * g.head_size_v * h
+    params = h * (k_width + v_width) + _low_rank_q_params(text, h, q_width)
+    params += _low_rank_o_params(text, h, g.num_heads * g.head_size_v)
     qkv_bias = _flag(text, "attention_bias") or _flag(text, "bias") or _flag(text, "qkv_bias")
     if qkv_bias or cfgs.text_model_type in QKV_BIAS_MODEL_TYPES:
         params += q_width + k_width + v_width
@@ -224,6 +228,69 @@ def _attention_params(cfgs: _Configs, g: _Geometry) -> tuple[int, int]:
     ):
         params += 2 * g.head_size
     return params, 0
+
+
+def _low_rank_q_params(text: Mapping[str, Any], h: int, q_width: int) -> int:
+    """The query projection: h x q, or through a q_lora_rank bottleneck (q_a, its RMSNorm, q_b) on
+    attention that is not MLA — DeepSeek-V4 (0.33.0 models/deepseek_v4/attention.py: fused_wqa_wkv's
+    q_lora_rank rows, q_norm, wq_b q_lora_rank x heads x head_dim)."""
+    rank = _int(text, "q_lora_rank", minimum=0)
+    if not rank:
+        return h * q_width
+    return h * rank + rank + rank * q_width
+
+
+def _low_rank_o_params(text: Mapping[str, Any], h: int, o_width: int) -> int:
+    """The output projection: heads x head_dim_v x h, or grouped low-rank (o_lora_rank per o_groups
+    group): DeepSeek-V4 wo_a (heads x head_dim / groups -> groups x o_lora_rank, i.e. heads x head_dim x
+    o_lora_rank) and wo_b (groups x o_lora_rank -> h), 0.33.0 models/deepseek_v4/attention.py.
+    E.g. V4-Flash: 32,768 x 1,024 + 8 x 1,024 x 4,096 = 67,108,864 instead of 134,217,728."""
+    rank = _int(text, "o_lora_rank", minimum=0)
+    groups = _int(text, "o_groups", minimum=0)
+    if not rank or not groups:
+        return o_width * h
+    return o_width * rank + groups * rank * h
+
+
+V4_OVERLAP_RATIO = 4  # 0.33.0 models/deepseek_v4/compressor.py: overlap = compress_ratio == 4, coff = 2
+
+
+def _compressor_params(h: int, dim: int, ratio: int) -> int:
+    """One DeepseekCompressor (0.33.0 models/deepseek_v4/compressor.py): fused_wkv_wgate h x 2 coff dim,
+    ape ratio x coff dim, an RMSNorm of dim."""
+    coff = 2 if ratio == V4_OVERLAP_RATIO else 1
+    return h * 2 * coff * dim + ratio * coff * dim + dim
+
+
+def _sparse_attention_params(cfgs: _Configs, g: _Geometry, num_layers: int) -> int:
+    """Indexer and compressor weights beside the attention projections.
+
+    DeepSeek-V4 (`compress_ratios`, 0.33.0 models/deepseek_v4/attention.py): a compressor on every layer
+    with ratio > 1; on ratio-4 layers also an indexer (wq_b q_lora_rank x index heads x index_head_dim,
+    weights_proj h x index heads, its own ratio-4 compressor of index_head_dim). DeepSeek-V3.2 / GLM-5
+    (`index_topk`, 0.33.0 deepseek_v2.py Indexer): wq_b, wk + weights_proj h x (index_head_dim + heads),
+    k_norm LayerNorm (weight + bias), on the layers that build one (:func:`indexer_layers`)."""
+    text = cfgs.text
+    h = g.hidden_size
+    heads = _int(text, "index_n_heads", minimum=0) or 0
+    dim = _int(text, "index_head_dim", minimum=0) or 0
+    q_rank = _int(text, "q_lora_rank", minimum=0) or 0
+    if _present(text, "compress_ratios"):
+        head = _int(text, "head_dim", minimum=1) or g.head_size
+        total = 0
+        for value in _as_list("compress_ratios", text["compress_ratios"])[:num_layers]:
+            ratio = _as_int("compress_ratios", value, minimum=0, maximum=MAX_DIM)
+            if ratio <= 1:
+                continue
+            total += _compressor_params(h, head, ratio)
+            if ratio == V4_OVERLAP_RATIO and heads and dim:
+                total += q_rank * heads * dim + h * heads + _compressor_params(h, dim, ratio)
+        return total
+    if not (_present(text, "index_topk") and heads and dim):
+        return 0
+    built = indexer_layers(cfgs, num_layers)
+    count = num_layers if built is None else len(built)
+    return count * (q_rank * heads * dim + h * (dim + heads) + 2 * dim)
 
 
 def _mixer_params(spec: MambaSpec, cfgs: _Configs, g: _Geometry) -> int:
@@ -267,6 +334,17 @@ def _mixer_params(spec: MambaSpec, cfgs: _Configs, g: _Geometry) -> int:
             + 2 * spec.value_heads  # dt_bias, A_log
             + spec.value_head_dim  # gated RMSNorm
             + v_dim * h  # out_proj
+        )
+    if spec.kind == MambaKind.KDA:  # kimi_k3/nvidia/kda.py KimiK3DeltaAttention
+        width, d, heads = spec.num_heads * spec.head_dim, spec.head_dim, spec.num_heads
+        return (
+            h * (4 * width + d + heads)  # in_proj_qkvgfab: q, k, v, g, f_a, beta
+            + d * width  # f_b_proj
+            + 3 * width * spec.conv_kernel  # conv1d over q, k, v
+            + width  # dt_bias
+            + heads  # A_log
+            + d  # o_norm
+            + width * h  # o_proj
         )
     width = spec.num_heads * spec.head_dim  # lightning attention: qkv, output gate, out, norm
     return h * 3 * width + h * width + width * h + width
@@ -341,6 +419,7 @@ def _breakdown(cfgs: _Configs, g: _Geometry, layers: _Layers, moe: _Moe | None) 
             router += h * moe.num_experts + (moe.num_experts if biased else 0)
         else:
             mlp += matrices * h * dense_mlp_size
+    attention += _sparse_attention_params(cfgs, g, len(layers.kinds))
     embedding = g.vocab_size * h
     return ParamBreakdown(
         embedding=embedding,

@@ -175,6 +175,35 @@ def _modelopt(q: Mapping[str, Any], hidden: int, *, reads_kv: bool) -> QuantSpec
     return QuantSpec(method=method, group_size=group, source_name=source or name, kv_cache_dtype=kv)
 
 
+# 0.33.0 models/deepseek_v4/quant_config.py DeepseekV4FP8Config: a deepseek_v4 checkpoint with
+# quant_method fp8 is "deepseek_v4_fp8" (override_quantization_method). Its linears (attention, shared
+# experts) are FP8 blocks; get_quant_method gives the routed experts Mxfp4MoEMethod when the config's
+# `expert_dtype` is "fp4" — the default when the key is missing — or ModelOptNvFp4FusedMoE when
+# quantization_config.moe_quant_algo is NVFP4; expert_dtype "fp8" (V4-Flash-Base) keeps them FP8.
+DEEPSEEK_V4_MODEL_TYPE = "deepseek_v4"
+DEEPSEEK_V4_DEFAULT_EXPERT_DTYPE = "fp4"
+
+
+def _deepseek_v4_fp8(
+    cfgs: _Configs, q: Mapping[str, Any], group: int, breakdown: Callable[[], ParamBreakdown]
+) -> QuantSpec:
+    expert_dtype = cfgs.text.get("expert_dtype", DEEPSEEK_V4_DEFAULT_EXPERT_DTYPE)
+    source = "deepseek_v4_fp8"
+    if expert_dtype != DEEPSEEK_V4_DEFAULT_EXPERT_DTYPE:
+        return QuantSpec(method=QuantMethod.FP8, group_size=group, source_name=source)
+    moe_algo = str(q.get("moe_quant_algo") or "").upper()
+    expert_method = QuantMethod.NVFP4 if moe_algo == "NVFP4" else QuantMethod.MXFP4
+    parts = breakdown()
+    fraction = parts.experts / parts.non_embedding if parts.experts and parts.non_embedding else 0.0
+    return QuantSpec(
+        method=QuantMethod.FP8,
+        group_size=group,
+        source_name=source,
+        expert_method=expert_method,
+        expert_fraction=min(1.0, fraction),
+    )
+
+
 def _quantization(
     cfgs: _Configs,
     geometry: _Geometry,
@@ -202,6 +231,8 @@ def _quantization(
             if block
             else hidden
         )
+        if method == "fp8" and cfgs.text_model_type == DEEPSEEK_V4_MODEL_TYPE:
+            return _deepseek_v4_fp8(cfgs, q, group, breakdown)
         return QuantSpec(method=QuantMethod.FP8, group_size=group, source_name=method)
     if method == "compressed-tensors":
         return _compressed_tensors(q, hidden)

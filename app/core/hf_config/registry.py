@@ -18,6 +18,7 @@ from app.core.errors import ConfigError
 from app.core.text import Text
 
 ARCHITECTURES_FILE = Path(__file__).with_name("vllm_architectures.json")
+FALLBACK_FILE = Path(__file__).with_name("transformers_fallback.json")  # scripts/gen_transformers_fallback.py
 SPELLING_CUTOFF = 0.8
 # configs the planner builds itself from model-card fields (app/web/inputs/resolve.card_config): no registry
 SYNTHETIC_MODEL_TYPES = frozenset(
@@ -62,11 +63,92 @@ def releases_read() -> tuple[str, ...]:
     return tuple(data["releases_read"])
 
 
-def check_architecture(*, architecture: str, model_type: str, version: Version) -> list[str]:
+@cache
+def transformers_fallback() -> tuple[frozenset[str], frozenset[str], str]:
+    """(model types a config may declare, classes the Transformers backend wraps, the transformers version)."""
+    data = json.loads(FALLBACK_FILE.read_text(encoding="utf-8"))
+    return (
+        frozenset(data["model_types"]),
+        frozenset(data["backend_architectures"]),
+        data["transformers_version"],
+    )
+
+
+def _unregistered(
+    *, architecture: str, model_type: str, remote_code: bool, table: dict[str, ArchitectureReleases]
+) -> list[str]:
+    """An architecture in no vLLM registry, as 0.33.0 treats it (versions.py transformers_fallback): the
+    Transformers backend when transformers has a compatible class or the config names remote code, else
+    vLLM's own refusal."""
+    _, backend_classes, transformers_version = transformers_fallback()
+    if architecture in backend_classes or remote_code:
+        return [
+            Text(
+                "{architecture} is not in vLLM's model registry; under --model-impl auto vLLM serves it "
+                "through the Transformers modeling backend ({how}). Planned as the plain attention layers "
+                "config.json describes.",
+                architecture=architecture,
+                how=Text("transformers {version} has the class", version=transformers_version)
+                if architecture in backend_classes
+                else Text("the config's auto_map code, with --trust-remote-code"),
+            )
+        ]
+    near = difflib.get_close_matches(architecture, list(table), n=1, cutoff=SPELLING_CUTOFF)
+    raise ConfigError(
+        "architectures",
+        Text(
+            "Model architectures [{architecture!r}] are not supported for now (vLLM's registry, and "
+            "transformers {version} has no such class for its Transformers backend)",
+            architecture=architecture,
+            version=transformers_version,
+        )
+        + (Text("; did you mean {near!r}?", near=near[0]) if near else ""),
+    )
+
+
+def _unparsed_model_type(*, model_type: str, known_architecture: bool, remote_code: bool) -> list[str]:
+    """transformers_utils/config.py HFConfigParser.parse: a model_type outside vLLM's _CONFIG_REGISTRY and
+    transformers' CONFIG_MAPPING is transformers' ValueError, unless auto_map names remote code."""
+    model_types, _, transformers_version = transformers_fallback()
+    if not model_type or model_type in model_types or model_type in SYNTHETIC_MODEL_TYPES:
+        return []
+    if remote_code or known_architecture:
+        # a registered architecture whose checkpoint ships its config class (Baichuan, InternLM2, ...): copies of
+        # config.json often drop the auto_map, so this is said, not refused
+        return [
+            Text(
+                "transformers {version} does not know model_type {model_type!r}: vLLM reads this config only "
+                "with the checkpoint's own configuration code (auto_map, --trust-remote-code).",
+                version=transformers_version,
+                model_type=model_type,
+            )
+        ]
+    raise ConfigError(
+        "model_type",
+        Text(
+            "The checkpoint you are trying to load has model type `{model_type}` but Transformers does not "
+            "recognize this architecture (transformers {version}, the newest vLLM allows; vLLM has no config "
+            "class for it and config.json names no auto_map code)",
+            model_type=model_type,
+            version=transformers_version,
+        ),
+    )
+
+
+def check_architecture(
+    *,
+    architecture: str,
+    model_type: str,
+    version: Version,
+    transformers_fallback_read: bool = False,
+    remote_code: bool = False,
+) -> list[str]:
     """Raise :class:`ConfigError` when vLLM ``version`` cannot load ``architecture``; else warnings.
 
     Releases between two that were read are bracketed: an architecture first listed by 0.14.0 and
-    absent from 0.11.0 is refused for <= 0.11.x, accepted with a warning for 0.12-0.13.
+    absent from 0.11.0 is refused for <= 0.11.x, accepted with a warning for 0.12-0.13. Where the release's
+    Transformers-backend fallback was read (``transformers_fallback_read``, 0.33.0) the config's model_type
+    and an unregistered architecture are judged as that release does.
     """
     if not architecture and not model_type:
         return []  # a spec built from a model card or by hand, not from a config.json
@@ -83,6 +165,15 @@ def check_architecture(*, architecture: str, model_type: str, version: Version) 
         return []
     table = architecture_table()
     row = table.get(architecture)
+    if transformers_fallback_read:
+        notes = _unparsed_model_type(
+            model_type=model_type, known_architecture=row is not None, remote_code=remote_code
+        )
+        if row is None:
+            return notes + _unregistered(
+                architecture=architecture, model_type=model_type, remote_code=remote_code, table=table
+            )
+        return notes + _registered(architecture=architecture, row=row, version=version)
     if row is None:
         near = difflib.get_close_matches(architecture, list(table), n=1, cutoff=SPELLING_CUTOFF)
         if near:
@@ -105,6 +196,11 @@ def check_architecture(*, architecture: str, model_type: str, version: Version) 
                 newest=releases_read()[-1],
             ),
         )
+    return _registered(architecture=architecture, row=row, version=version)
+
+
+def _registered(*, architecture: str, row: ArchitectureReleases, version: Version) -> list[str]:
+    """A registry architecture at ``version``: refused before it was added or after it was removed."""
     shown = ".".join(map(str, version))
     if row.absent_in is not None and version[:2] <= _version(row.absent_in)[:2]:
         raise ConfigError(

@@ -14,6 +14,14 @@ from app.core.text import Text
 def len_check(ctx: Context) -> str | None:
     if ctx.now.max_model_len == ctx.target_len:
         return Text("max_model_len is already the target {target_len:,}.", target_len=ctx.target_len)
+    maximum = ctx.model.max_model_len_derived
+    if ctx.target_len > maximum and not ctx.serve.allow_long_max_model_len:
+        return Text(
+            "S* {target_len:,} is above {name}'s derived maximum {maximum:,}: vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.",
+            target_len=ctx.target_len,
+            name=ctx.model.name,
+            maximum=maximum,
+        )
     return None
 
 

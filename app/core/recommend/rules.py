@@ -27,6 +27,20 @@ from app.core.recommend.parallel import (
     tp_cost,
     tp_effect,
 )
+from app.core.recommend.refusals import (
+    free_candidates,
+    free_cost,
+    free_effect,
+    free_relevant,
+    long_candidates,
+    long_cost,
+    long_effect,
+    long_relevant,
+    mamba_candidates,
+    mamba_cost,
+    mamba_effect,
+    mamba_relevant,
+)
 from app.core.recommend.side import (
     block_check,
     block_cost,
@@ -59,19 +73,61 @@ from app.core.text import Text
 
 # --- the table ----------------------------------------------------------------------------------------
 
+# vLLM runs at most max_num_seqs sequences: raised to N* first, and again at the end when a Mamba-block
+# refusal lowered it and the levers between grew the pool enough (seqs_relevant says when)
+ALLOW_N_STAR = Rule(
+    "max_num_seqs",
+    Text("Allow N* sequences (--max-num-seqs)"),
+    ("max_num_seqs",),
+    lambda _c: None,
+    seqs_candidates,
+    seqs_effect,
+    seqs_cost,
+    search="always",
+    side=True,
+    relevant=seqs_relevant,
+)
+
+# The first three rows fix a refusal the KV levers do not address (app.core.recommend.refusals), each
+# relevant only while the configuration fails that check; the seed's order follows.
 RULES: tuple[Rule, ...] = (
     Rule(
-        "max_num_seqs",
-        Text("Allow N* sequences (--max-num-seqs)"),
-        ("max_num_seqs",),
+        "free_memory",
+        Text("Lower the budget to the free memory (--gpu-memory-utilization)"),
+        ("gpu_memory_utilization",),
         lambda _c: None,
-        seqs_candidates,
-        seqs_effect,
-        seqs_cost,
+        free_candidates,
+        free_effect,
+        free_cost,
         search="always",
         side=True,
-        relevant=seqs_relevant,
+        relevant=free_relevant,
     ),
+    Rule(
+        "mamba_blocks",
+        Text("No more sequences than Mamba cache blocks (--max-num-seqs)"),
+        ("max_num_seqs",),
+        lambda _c: None,
+        mamba_candidates,
+        mamba_effect,
+        mamba_cost,
+        search="always",
+        side=True,
+        relevant=mamba_relevant,
+    ),
+    Rule(
+        "max_model_len_derived",
+        Text("Lower S to the model's maximum (--max-model-len)"),
+        ("max_model_len",),
+        lambda _c: None,
+        long_candidates,
+        long_effect,
+        long_cost,
+        search="always",
+        side=True,
+        relevant=long_relevant,
+    ),
+    ALLOW_N_STAR,
     Rule(
         "max_model_len",
         Text("Set S to the target (--max-model-len)"),
@@ -199,6 +255,9 @@ RULES: tuple[Rule, ...] = (
         search="monotone",
         must_meet=True,
     ),
+    # after a Mamba-block refusal lowered --max-num-seqs below N*: the levers above grew the pool, so
+    # N* sequences may now have their blocks (vLLM checks max_num_seqs against them again)
+    ALLOW_N_STAR,
     Rule(
         "block_size",
         Text("Block size (--block-size)"),

@@ -155,6 +155,10 @@ def recommend(
     With a ``workload`` (the planner's speed clients), every step carries its speed effect and the
     recommendation says which layout meeting the target is cheapest to run (app.core.recommend.speed).
     """
+    asked_len = target_max_model_len
+    if asked_len > model.max_model_len_derived and not serve.allow_long_max_model_len:
+        # vLLM refuses S* above the model's maximum (the length refusal): the walk aims at the maximum
+        target_max_model_len = model.max_model_len_derived
     eng = Engine(  # refuses a target below 1 token or 1 sequence
         model=model,
         device=device,
@@ -206,16 +210,7 @@ def recommend(
             best_n=best_n,
             largest_len_at_target_concurrency=snap.largest_len_at_target_concurrency,
         )
-    warnings = []
-    if target_max_model_len > model.max_model_len_derived:
-        warnings.append(
-            Text(
-                "S* {target_max_model_len:,} is above {name}'s derived maximum {max_model_len_derived:,}; vLLM needs VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.",
-                target_max_model_len=target_max_model_len,
-                name=model.name,
-                max_model_len_derived=model.max_model_len_derived,
-            )
-        )
+    warnings = _length_warnings(model, asked_len=asked_len, aimed_len=target_max_model_len)
     return Recommendation(
         target_max_model_len=target_max_model_len,
         target_concurrency=target_concurrency,
@@ -233,6 +228,22 @@ def recommend(
         calibrated_runs=cluster.runs if cluster is not None and workload is not None else 0,
         cheapest=cheapest(ctx, start=serve, unpruned=unpruned),
     )
+
+
+def _length_warnings(model: ModelSpec, *, asked_len: int, aimed_len: int) -> list[str]:
+    """S* above the model's derived maximum: vLLM needs VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (without it the
+    walk aims at the maximum)."""
+    if asked_len <= model.max_model_len_derived:
+        return []
+    text = Text(
+        "S* {target_max_model_len:,} is above {name}'s derived maximum {max_model_len_derived:,}; vLLM needs VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.",
+        target_max_model_len=asked_len,
+        name=model.name,
+        max_model_len_derived=model.max_model_len_derived,
+    )
+    if aimed_len != asked_len:
+        text += Text(" Without it, the recommendation aims at {maximum:,}.", maximum=aimed_len)
+    return [text]
 
 
 # --- the prune pass -----------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from app.core.errors import PlannerError
 from app.core.recommend.engine import Context, gib_text
+from app.core.result import ErrorKind
 from app.core.specs import ServeConfig
 from app.core.text import Text
 from app.core.versions import default_chunked_prefill
@@ -28,7 +29,15 @@ def not_met(ctx: Context) -> bool:
 
 
 def seqs_relevant(ctx: Context) -> bool:
-    return ctx.now.max_num_seqs < ctx.target_conc
+    """Below N*, unless N* sequences are more than the pool's Mamba blocks: vLLM refuses that start
+    (app.core.recommend.refusals), so the walk keeps the sequences that do start."""
+    if ctx.now.max_num_seqs >= ctx.target_conc:
+        return False
+    try:
+        raised = ctx.engine.at(seqs_candidates(ctx)[0])
+    except PlannerError:
+        return True  # the row's own step says why vLLM would refuse it
+    return raised.error_kind != ErrorKind.MAMBA_BLOCKS
 
 
 def seqs_candidates(ctx: Context) -> list[ServeConfig]:

@@ -6,6 +6,7 @@ import math
 
 from app.core.budget import CUDA_CONTEXT_BYTES
 from app.core.recommend.engine import Context, gib_text
+from app.core.recommend.refusals import free_utilization
 from app.core.result import Estimate
 from app.core.specs import GIB, ServeConfig
 from app.core.text import Text
@@ -62,6 +63,13 @@ def utilization_ceiling(est: Estimate) -> tuple[float, str]:
 def util_check(ctx: Context) -> str | None:
     ceiling, why = utilization_ceiling(ctx.now)
     current = ctx.now.gpu_memory_utilization
+    free = free_utilization(ctx)
+    if free is not None and current >= free:
+        return Text(
+            "gpu_memory_utilization is {current:g}, already at the free share of the device ({free:.2f}): other processes hold the rest, and vLLM refuses to start above it.",
+            current=current,
+            free=free,
+        )
     if current >= ceiling:
         return Text(
             "gpu_memory_utilization is {current:g}, already at or above the safe ceiling ({why}).",
@@ -73,6 +81,8 @@ def util_check(ctx: Context) -> str | None:
 
 def util_candidates(ctx: Context) -> list[ServeConfig]:
     ceiling, _ = utilization_ceiling(ctx.now)
+    free = free_utilization(ctx)  # never above what vLLM's free-memory check accepts
+    ceiling = ceiling if free is None else min(ceiling, free)
     start = math.floor(ctx.now.gpu_memory_utilization / UTILIZATION_STEP + 1e-9) + 1
     stop = round(ceiling / UTILIZATION_STEP)
     return [

@@ -12,6 +12,7 @@ import base64
 import binascii
 import contextlib
 import json
+import math
 import zlib
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal
@@ -25,6 +26,7 @@ from pydantic import (
     Field,
     ValidationError,
     ValidationInfo,
+    field_serializer,
     field_validator,
 )
 
@@ -431,6 +433,12 @@ class PlannerParams(BaseModel):
     dataset_name: Annotated[Literal["random", "sharegpt"] | None, BeforeValidator(_blank_to_none)] = None
     ignore_eos: Flag = False
     my_runs: Annotated[str, BeforeValidator(unpack_config_json), Field(max_length=MY_RUNS_MAX_CHARS)] = ""
+
+    @field_serializer("request_rate", "burstiness")
+    def _infinite_as_text(self, value: float | None) -> float | str | None:
+        """``inf`` (vLLM's default rate: every prompt at t = 0) as vLLM's own spelling: strict JSON has no
+        infinity, and the echo of a request that says ``request_rate=inf`` was a 500."""
+        return "inf" if value is not None and math.isinf(value) else value
 
     @field_validator("vllm_version")
     @classmethod

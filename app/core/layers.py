@@ -1,0 +1,183 @@
+"""A model's decoder layers folded by kind: a stage's per-kind counts in O(distinct kinds), not O(layers).
+
+An estimate used to walk every layer of every pipeline stage to bucket it by kind (kv.build_layout), and
+the recommender and the fleet search make dozens of estimates: a pasted config of 10,000 identical MoE
+layers cost 10,000 bucket evaluations per estimate, 840,000 per recommendation (issue 27, N3). Layers of
+one kind are interchangeable for the KV layout — a group is a bucket key and a count (§3.4) — so the
+model's ``layer_kinds`` are folded once into the positions of each kind, and a stage's counts are read
+with two bisections per kind present in the model.
+
+E.g. 10,000 layers alternating five sliding, one full: two kinds; the stage of layers [0, 5,000) holds
+``{SLIDING: 4,167, FULL: 833}`` (5,000 = 833 x 6 + 2, the two left over are sliding), in the order the
+kinds first appear in the stage — the order vLLM forms its groups in.
+
+The fold is made once per ``layer_kinds`` tuple (held by identity: ``model_copy`` keeps the tuple, so the
+recommender's variants of one model share it) and kept in a small LRU.
+"""
+
+from __future__ import annotations
+
+import threading
+import typing
+from bisect import bisect_left
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING, TypeVar
+
+from app.core.kinds import KIND_SPECS
+from app.core.specs import LayerKind, ModelSpec
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_Stage = TypeVar("_Stage", bound="DataclassInstance")  # app.core.estimate.Stage (a dataclass with an index)
+
+# Distinct models folded at once per process: the recommender and the fleet search use one or two (the
+# model and its draft), a page a few; a pasted config is one more per request.
+FOLD_CACHE_ENTRIES = 64
+
+
+class LayerFold:
+    """The positions of each kind in one model's ``layer_kinds`` (made in one pass)."""
+
+    __slots__ = ("layer_kinds", "positions")
+
+    def __init__(self, layer_kinds: tuple[LayerKind, ...]) -> None:
+        self.layer_kinds = layer_kinds
+        positions: dict[LayerKind, list[int]] = {}
+        for index, kind in enumerate(layer_kinds):
+            positions.setdefault(kind, []).append(index)
+        self.positions = positions
+
+    def counts(self, *, start: int, stop: int) -> dict[LayerKind, int]:
+        """The kinds of layers ``[start, stop)`` with their counts, in order of first appearance there."""
+        found: list[tuple[int, LayerKind, int]] = []
+        for kind, where in self.positions.items():
+            first = bisect_left(where, start)
+            count = bisect_left(where, stop, lo=first) - first
+            if count:
+                found.append((where[first], kind, count))
+        found.sort()
+        return {kind: count for _, kind, count in found}
+
+    def has(self, kind: LayerKind) -> bool:
+        return kind in self.positions
+
+    def kinds(self) -> frozenset[LayerKind]:
+        return frozenset(self.positions)
+
+
+_lock = threading.Lock()
+_folds: OrderedDict[int, LayerFold] = OrderedDict()
+
+
+def fold(model: ModelSpec) -> LayerFold:
+    """The fold of ``model.layer_kinds``, made on first use and then kept (by the tuple's identity)."""
+    layer_kinds = model.layer_kinds
+    key = id(layer_kinds)
+    with _lock:
+        cached = _folds.get(key)
+        if cached is not None and cached.layer_kinds is layer_kinds:  # the id of a live tuple: its own
+            _folds.move_to_end(key)
+            return cached
+    made = LayerFold(layer_kinds)
+    with _lock:
+        _folds[key] = made
+        _folds.move_to_end(key)
+        while len(_folds) > FOLD_CACHE_ENTRIES:
+            _folds.popitem(last=False)
+    return made
+
+
+def kind_counts(*, model: ModelSpec, layer_range: tuple[int, int]) -> dict[LayerKind, int]:
+    """``{kind: layers}`` of the stage ``layer_range``, in order of first appearance (see the module doc)."""
+    return fold(model).counts(start=layer_range[0], stop=layer_range[1])
+
+
+def attention_layers(counts: dict[LayerKind, int]) -> int:
+    """Layers that cache K and V per token (kinds.attention_layer_count, from folded counts)."""
+    return sum(n for kind, n in counts.items() if KIND_SPECS[kind].attention and KIND_SPECS[kind].holds_kv)
+
+
+def state_layers(counts: dict[LayerKind, int]) -> int:
+    """Layers that hold a recurrent state rather than K and V (Mamba, linear attention)."""
+    return sum(
+        n for kind, n in counts.items() if KIND_SPECS[kind].holds_kv and not KIND_SPECS[kind].attention
+    )
+
+
+def model_counts(model: ModelSpec) -> dict[LayerKind, int]:
+    """``{kind: layers}`` over the whole model."""
+    return kind_counts(model=model, layer_range=(0, model.num_layers))
+
+
+def stage_shape(
+    *, model: ModelSpec, layer_range: tuple[int, int], is_first: bool, is_last: bool
+) -> tuple[object, ...]:
+    """What a pipeline stage's budget depends on: its layer count, its layers folded by kind and whether
+    it holds the embeddings or the head (app.core.estimate's stages, app.core.budget's weights, the
+    extras' ledger read no more of the layer range). Stages of one shape have one budget, so 1,024
+    stages of a 10,000-layer model are computed as 3 or 4 (10,000 = 1,024 x 9 + 784: the first, the
+    last, and the middle ones of 9 or 10 layers). When a model says anything layer by layer besides the
+    kinds (:data:`PER_LAYER_FIELDS`) the shape is the layer range itself: each stage is its own."""
+    if any(getattr(model, name) is not None for name in PER_LAYER_FIELDS):
+        return ("layers", layer_range, is_first, is_last)
+    counts = kind_counts(model=model, layer_range=layer_range)
+    return (layer_range[1] - layer_range[0], tuple(counts.items()), is_first, is_last)
+
+
+class StageFold:
+    """A model's pipeline stages folded by :func:`stage_shape`: ``new_stages`` yields the (index, layer
+    range) of each stage whose shape is new, the caller computes those, and ``expand`` gives every stage,
+    a repeated shape as its first stage's result under its own ``index``."""
+
+    def __init__(self, *, model: ModelSpec, ranges: list[tuple[int, int]]) -> None:
+        last = len(ranges) - 1
+        shapes = [
+            stage_shape(model=model, layer_range=r, is_first=i == 0, is_last=i == last)
+            for i, r in enumerate(ranges)
+        ]
+        first_of: dict[tuple[object, ...], int] = {}
+        self.first = [first_of.setdefault(shape, i) for i, shape in enumerate(shapes)]
+        self.ranges = ranges
+
+    def new_stages(self) -> Iterator[tuple[int, tuple[int, int]]]:
+        for index, layer_range in enumerate(self.ranges):
+            if self.first[index] == index:
+                yield index, layer_range
+
+    def expand(self, computed: list[_Stage]) -> list[_Stage]:
+        """``computed``: one result per stage ``new_stages`` yielded, in order."""
+        by_first = dict(zip((i for i, first in enumerate(self.first) if first == i), computed, strict=True))
+        return [
+            by_first[index] if first == index else replace(by_first[first], index=index)
+            for index, first in enumerate(self.first)
+        ]
+
+
+def _per_layer_fields() -> tuple[str, ...]:
+    """ModelSpec's tuple fields besides ``layer_kinds``: what a config says layer by layer (per-layer
+    attention shapes, the indexer's layers, and any such list a new family adds), read off the class so
+    a new one cannot be missed."""
+    names = []
+    for name, info in ModelSpec.model_fields.items():
+        annotation = info.annotation
+        options = (annotation, *typing.get_args(annotation))
+        if name != "layer_kinds" and any(typing.get_origin(option) is tuple for option in options):
+            names.append(name)
+    return tuple(names)
+
+
+PER_LAYER_FIELDS = _per_layer_fields()
+
+
+def stage_counts(*, model: ModelSpec, layer_range: tuple[int, int]) -> tuple[dict[LayerKind, int], int, int]:
+    """For kv.build_layout: the stage's ``kind_counts``, its attention layers and its state layers."""
+    counts = kind_counts(model=model, layer_range=layer_range)
+    return counts, attention_layers(counts), state_layers(counts)
+
+
+def has_kind(model: ModelSpec, kind: LayerKind) -> bool:
+    """``kind in model.layer_kinds``, from the fold (O(1), not a scan of every layer)."""
+    return fold(model).has(kind)

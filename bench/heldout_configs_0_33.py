@@ -1,0 +1,78 @@
+"""The planner at vLLM 0.33.0 on held-apart current configs (tests/data/configs/heldout_0_33, SOURCES.md there):
+every quantity against what the wheel computes, worked by hand in expected.json. Prints a table and the score;
+a quantity vLLM's code gives but the planner does not size (null in expected.json) counts as a miss.
+
+    .venv/bin/python bench/heldout_configs_0_33.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from app.core.catalog import find_device  # noqa: E402
+from app.core.errors import PlannerError  # noqa: E402
+from app.core.estimate import estimate  # noqa: E402
+from app.core.hf_config import model_spec_from_hf_config  # noqa: E402
+from app.core.specs import ServeConfig  # noqa: E402
+
+HELD = REPO / "tests" / "data" / "configs" / "heldout_0_33"
+QUANTITIES = (
+    "backend",
+    "kv_cache_dtype",
+    "kv_bytes_per_token",
+    "block_size",
+    "page_size_bytes",
+    "groups",
+    "max_model_len_derived",
+)
+
+
+def planned(name: str, plan: dict[str, Any]) -> dict[str, Any] | str:
+    config = json.loads((HELD / f"{name}_config.json").read_text(encoding="utf-8"))
+    try:
+        spec = model_spec_from_hf_config(config, name=name)
+        est = estimate(
+            model=spec,
+            device=find_device(plan["device"]),
+            serve=ServeConfig(tensor_parallel_size=plan["tensor_parallel_size"], max_model_len=8_192),
+            vllm_version=plan["vllm_version"],
+        )
+    except PlannerError as err:
+        return f"refused: {err}"
+    return {
+        "backend": est.attention_backend,
+        "kv_cache_dtype": est.kv_cache_dtype,
+        "kv_bytes_per_token": est.kv_bytes_per_token,
+        "block_size": est.block_size,
+        "page_size_bytes": est.groups[0].page_size_bytes if est.groups else 0,
+        "groups": [[g.kind, g.num_layers] for g in est.groups],
+        "max_model_len_derived": spec.max_model_len_derived,
+    }
+
+
+def main() -> None:
+    plan = json.loads((HELD / "expected.json").read_text(encoding="utf-8"))
+    right = total = configs_exact = 0
+    for name, expected in plan["configs"].items():
+        got = planned(name, plan)
+        hits = 0
+        for key in QUANTITIES:
+            value = got.get(key) if isinstance(got, dict) else None
+            ok = expected[key] is not None and value == expected[key]
+            hits += ok
+            print(f"{name:42s} {key:22s} {'ok  ' if ok else 'MISS'} planner={value!r} vllm={expected[key]!r}")
+        if isinstance(got, str):
+            print(f"{name:42s} {got}")
+        right, total = right + hits, total + len(QUANTITIES)
+        configs_exact += hits == len(QUANTITIES)
+    print(f"\n{right}/{total} quantities exact; {configs_exact}/{len(plan['configs'])} configs exact on all")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""Write app/core/hf_config/transformers_fallback.json: what vLLM 0.33.0 can still load when its own registry
+lacks a config's architecture, read from the wheels with ``ast`` (nothing imported).
+
+    pip download --no-deps vllm==0.33.0 "transformers>=5.16.1,<5.21.0"   # 0.33.0 pins transformers
+    unzip -q vllm-0.33.0-*.whl 'vllm/*' -d VLLM ; unzip -q transformers-5.20.2-*.whl 'transformers/*' -d TF
+    .venv/bin/python scripts/gen_transformers_fallback.py VLLM/vllm TF/transformers
+
+Two lists:
+
+- ``model_types``: the ``model_type`` values a config.json may carry and still be parsed
+  (transformers_utils/config.py HFConfigParser.parse: vLLM's ``_CONFIG_REGISTRY``, the
+  ``_ARCHITECTURE_TO_MODEL_TYPE`` values, and transformers' ``CONFIG_MAPPING_NAMES``); any other is
+  transformers' "model type `X` but Transformers does not recognize this architecture" unless the
+  config's ``auto_map`` names remote code.
+- ``backend_architectures``: the model classes the Transformers modeling backend can wrap under
+  ``--model-impl auto`` (model_executor/models/registry.py _try_resolve_transformers: the class is a
+  top-level transformers name, and ``is_backend_compatible()`` (``_supports_attention_backend``) or
+  ``_can_set_attn_implementation()`` (no ``class *Attention*(nn.Module)`` in its module, or the module
+  calls ``ALL_ATTENTION_FUNCTIONS.get_interface(``) holds, both read from the module's source).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sys
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parents[1] / "app" / "core" / "hf_config" / "transformers_fallback.json"
+ATTENTION_CLASS = re.compile(r"^class \w*Attention\w*\(nn\.Module\):", re.MULTILINE)
+
+
+def _dict_keys(tree: ast.AST, name: str) -> set[str]:
+    """Keys of a module-level ``name = {...}`` / ``dict(...)`` / ``LazyConfigDict(...)`` / OrderedDict([...])."""
+    keys: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign | ast.AnnAssign):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if not any(isinstance(t, ast.Name) and t.id == name for t in targets) or node.value is None:
+            continue
+        value = node.value
+        if isinstance(value, ast.Dict):
+            keys |= {k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+        elif isinstance(value, ast.Call):
+            keys |= {kw.arg for kw in value.keywords if kw.arg}
+            for kw in value.keywords:  # **{"unlimited-ocr": ...}
+                if kw.arg is None and isinstance(kw.value, ast.Dict):
+                    keys |= {k.value for k in kw.value.keys if isinstance(k, ast.Constant)}
+            for arg in value.args:
+                if isinstance(arg, ast.List | ast.Tuple):
+                    for item in arg.elts:
+                        if isinstance(item, ast.Tuple) and isinstance(item.elts[0], ast.Constant):
+                            keys.add(item.elts[0].value)
+    return keys
+
+
+def _dict_values(tree: ast.AST, name: str) -> set[str]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AnnAssign | ast.Assign) and isinstance(node.value, ast.Dict):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                return {v.value for v in node.value.values if isinstance(v, ast.Constant)}
+    return set()
+
+
+def model_types(vllm: Path, transformers: Path) -> list[str]:
+    config_py = ast.parse((vllm / "transformers_utils" / "config.py").read_text(encoding="utf-8"))
+    found = _dict_keys(config_py, "_CONFIG_REGISTRY") | _dict_values(config_py, "_ARCHITECTURE_TO_MODEL_TYPE")
+    auto = transformers / "models" / "auto"
+    for path in (auto / "auto_mappings.py", auto / "configuration_auto.py"):
+        found |= _dict_keys(ast.parse(path.read_text(encoding="utf-8")), "CONFIG_MAPPING_NAMES")
+    found.add("gpt-sw3")
+    return sorted(found)
+
+
+def _exported(tree: ast.Module) -> list[str]:
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+            and isinstance(node.value, ast.List | ast.Tuple)
+        ):
+            return [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+    return []
+
+
+def backend_architectures(transformers: Path) -> list[str]:
+    names: set[str] = set()
+    for path in sorted((transformers / "models").glob("*/modeling_*.py")):
+        source = path.read_text(encoding="utf-8")
+        if ATTENTION_CLASS.search(source):
+            compatible = "ALL_ATTENTION_FUNCTIONS.get_interface(" in source
+        else:
+            compatible = True
+        compatible = compatible or "_supports_attention_backend = True" in source
+        if not compatible:
+            continue
+        tree = ast.parse(source)
+        classes = {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
+        names |= {n for n in _exported(tree) if n in classes and not n.endswith("PreTrainedModel")}
+    return sorted(names)
+
+
+def main() -> None:
+    vllm, transformers = Path(sys.argv[1]), Path(sys.argv[2])
+    data = {
+        "provenance": (
+            "Generated by scripts/gen_transformers_fallback.py from the vllm 0.33.0 wheel "
+            "(transformers_utils/config.py) and the transformers 5.20.2 wheel (models/auto, models/*/modeling_*.py), "
+            "the newest transformers 0.33.0 allows (Requires-Dist: transformers<5.21.0,>=5.16.1); read with ast."
+        ),
+        "vllm_release": "0.33.0",
+        "transformers_version": "5.20.2",
+        "model_types": model_types(vllm, transformers),
+        "backend_architectures": backend_architectures(transformers),
+    }
+    OUT.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    print(
+        f"{len(data['model_types'])} model types, {len(data['backend_architectures'])} backend classes -> {OUT}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,265 @@
+"""Layers folded by kind (app/core/layers.py): a 10,000-layer config costs what its distinct kinds cost,
+and gives the numbers the layer-by-layer walk gives (issue 27, N3).
+
+The configs are real ones (model_specs/: google/gemma-3-12b-it, NVIDIA-Nemotron-3-Nano-30B-A3B-BF16,
+Qwen3-MoE-shaped as bench/hostile_server.py's N3) with ``num_hidden_layers`` raised to 10,000: the layer
+pattern a config states (Gemma-3's sliding_window_pattern 6, Nemotron-H's hybrid_override_pattern) is
+repeated, as a pasted config can.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+import yaml
+
+from app.core import kinds, layers
+from app.core.catalog import find_device
+from app.core.estimate import estimate
+from app.core.fleet import Target, plan_fleet
+from app.core.hf_config import model_spec_from_hf_config
+from app.core.recommend.runner import recommend
+from app.core.specs import AttentionShape, LayerKind, ModelSpec, ServeConfig
+from app.resources import Data, directory
+
+H100 = find_device("nvidia-h100-sxm-80gb")
+LAYERS = 10_000
+
+
+def _config(spec_file: str) -> dict[str, Any]:
+    text = (directory(Data.MODEL_SPECS) / spec_file).read_text(encoding="utf-8")
+    return copy.deepcopy(yaml.safe_load(text)["config"])
+
+
+def gemma3_10k(num_layers: int = LAYERS) -> ModelSpec:
+    config = _config("google_gemma_3_12b_it.yaml")
+    config["text_config"]["num_hidden_layers"] = num_layers
+    return model_spec_from_hf_config(config, name="gemma-3-10k")
+
+
+def nemotron_h_10k() -> ModelSpec:
+    config = _config("nvidia_nvidia_nemotron_3_nano_30b_a3b_bf16.yaml")
+    pattern = config["hybrid_override_pattern"]  # 52 layers: M (Mamba), E (MoE, no cache), * (attention)
+    config["hybrid_override_pattern"] = (pattern * (LAYERS // len(pattern) + 1))[:LAYERS]
+    config["num_hidden_layers"] = LAYERS
+    return model_spec_from_hf_config(config, name="nemotron-h-10k")
+
+
+def qwen3_moe_10k() -> ModelSpec:
+    config = {
+        "architectures": ["Qwen3MoeForCausalLM"],
+        "model_type": "qwen3_moe",
+        "hidden_size": 2048,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 4,
+        "head_dim": 128,
+        "num_hidden_layers": LAYERS,
+        "intermediate_size": 6144,
+        "moe_intermediate_size": 768,
+        "num_experts": 128,
+        "num_experts_per_tok": 8,
+        "vocab_size": 151936,
+        "max_position_embeddings": 40960,
+        "torch_dtype": "bfloat16",
+    }
+    return model_spec_from_hf_config(config, name="qwen3-moe-10k")
+
+
+def _per_layer_counts(*, model: ModelSpec, layer_range: tuple[int, int]) -> dict[LayerKind, int]:
+    """The walk the fold replaced: every layer of the stage, one by one, in order."""
+    counts: dict[LayerKind, int] = {}
+    for kind in model.layer_kinds[layer_range[0] : layer_range[1]]:
+        counts[kind] = counts.get(kind, 0) + 1
+    return counts
+
+
+def _each_stage_its_own(
+    *, model: ModelSpec, layer_range: tuple[int, int], is_first: bool, is_last: bool
+) -> Any:
+    return (layer_range, is_first, is_last)
+
+
+def _both(monkeypatch: pytest.MonkeyPatch, compute: Any) -> tuple[Any, Any]:
+    """``compute()`` folded, then layer by layer and stage by stage as before the fold."""
+    folded = compute()
+    with monkeypatch.context() as patch:
+        patch.setattr(layers, "kind_counts", _per_layer_counts)
+        patch.setattr(layers, "stage_shape", _each_stage_its_own)
+        walked = compute()
+    return folded, walked
+
+
+# --- the fold itself, by hand ---------------------------------------------------------------------------
+
+
+def test_a_stage_counts_its_kinds_in_order_of_first_appearance() -> None:
+    # Gemma-3: every 6th layer full (indices 5, 11, ...), the rest sliding
+    model = gemma3_10k()
+    fold = layers.fold(model)
+    # [0, 5,000): 5,000 = 833 x 6 + 2 -> 833 full layers, 4,167 sliding; layer 0 is sliding, so it comes first
+    assert list(fold.counts(start=0, stop=5_000).items()) == [
+        (LayerKind.SLIDING, 4_167),
+        (LayerKind.FULL, 833),
+    ]
+    # [5, 12): layers 5 and 11 full, 6-10 sliding; layer 5 comes first
+    assert list(fold.counts(start=5, stop=12).items()) == [(LayerKind.FULL, 2), (LayerKind.SLIDING, 5)]
+    assert fold.counts(start=7, stop=7) == {}
+    assert layers.model_counts(model) == {LayerKind.SLIDING: 8_334, LayerKind.FULL: 1_666}  # 10,000 // 6
+    assert layers.fold(model) is fold  # made once per layer_kinds tuple
+
+
+def test_stages_of_one_shape_share_a_key() -> None:
+    model = qwen3_moe_10k()
+    ranges = [(0, 2_500), (2_500, 5_000), (5_000, 7_500), (7_500, 10_000)]
+    shapes = [
+        layers.stage_shape(model=model, layer_range=r, is_first=i == 0, is_last=i == 3)
+        for i, r in enumerate(ranges)
+    ]
+    assert shapes[1] == shapes[2] == (2_500, ((LayerKind.FULL, 2_500),), False, False)
+    assert len(set(shapes)) == 3  # the first (embeddings), the middle two, the last (the head)
+
+
+def test_a_model_that_says_anything_layer_by_layer_is_not_folded_by_stage() -> None:
+    # ModelSpec's tuple fields besides layer_kinds are per-layer lists (read off the class)
+    assert {"layer_attention", "indexer_layers"} <= set(layers.PER_LAYER_FIELDS)
+    assert "aliases" not in layers.PER_LAYER_FIELDS and "layer_kinds" not in layers.PER_LAYER_FIELDS
+    model = gemma3_10k()
+    shapes = tuple(AttentionShape(kv_heads=8, head_size=256, head_size_v=256) for _ in range(LAYERS))
+    per_layer = model.model_copy(update={"layer_attention": shapes})
+
+    # layers [6, 12) and [12, 18) hold 5 sliding + 1 full each: one shape when only the kinds differ, two
+    # when the model lists something per layer
+    def shapes(of: ModelSpec) -> set[Any]:
+        return {
+            layers.stage_shape(model=of, layer_range=r, is_first=False, is_last=False)
+            for r in [(6, 12), (12, 18)]
+        }
+
+    assert len(shapes(model)) == 1
+    assert len(shapes(per_layer)) == 2
+
+
+# --- the same numbers -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [gemma3_10k, nemotron_h_10k, qwen3_moe_10k])
+@pytest.mark.parametrize(("tp", "pp"), [(1, 1), (2, 4), (1, 7), (8, 64)])
+def test_an_estimate_folded_is_the_estimate_walked_layer_by_layer(
+    monkeypatch: pytest.MonkeyPatch, make: Any, tp: int, pp: int
+) -> None:
+    model = make()
+    serve = ServeConfig(tensor_parallel_size=tp, pipeline_parallel_size=pp, max_model_len=8192)
+    folded, walked = _both(
+        monkeypatch,
+        lambda: estimate(model=model, device=H100, serve=serve, target_concurrency=4).model_dump(),
+    )
+    assert folded == walked
+
+
+def test_the_qwen3_moe_10k_layout_by_hand() -> None:
+    # one group of 10,000 full-attention layers: page = B 16 x 4 KV heads x (128 + 128) x 2 B (bf16) =
+    # 32,768 B; a block 10,000 x 32,768 = 327,680,000 B; a token 2 x 10,000 x 4 x 128 x 2 = 20,480,000 B
+    est = estimate(model=qwen3_moe_10k(), device=H100, serve=ServeConfig(max_model_len=8192))
+    assert est.kv_bytes_per_token == 20_480_000
+    assert [(g.num_layers, g.page_size_bytes) for g in est.groups] == [(10_000, 32_768)]
+
+
+def test_a_recommendation_folded_is_the_one_walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = gemma3_10k(2_000)  # the walk it is compared with costs ~40 estimates x the layers
+
+    def run() -> Any:
+        return recommend(
+            model=model,
+            device=H100,
+            serve=ServeConfig(max_model_len=8192),
+            vllm_version="0.33.0",
+            target_max_model_len=32_768,
+            target_concurrency=16,
+            devices_per_node=8,
+        ).model_dump()
+
+    folded, walked = _both(monkeypatch, run)
+    assert folded == walked
+
+
+def test_a_fleet_plan_folded_is_the_one_walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = qwen3_moe_10k()
+    target = Target(
+        input_tokens=1024,
+        output_tokens=128,
+        requests_per_s=2.0,
+        slo_ttft_ms=1e8,
+        slo_tpot_ms=1e8,
+        devices_available=64,
+        price_per_device_hour=2.5,
+    )
+
+    def run() -> Any:
+        plan = plan_fleet(
+            model=model, device=H100, serve=ServeConfig(max_model_len=8192), vllm_version=None, target=target
+        )
+        return plan.model_dump()
+
+    folded, walked = _both(monkeypatch, run)
+    assert folded == walked
+
+
+# --- the cost: one evaluation per kind, not per layer -------------------------------------------------------
+
+
+def _count_bucket_calls(monkeypatch: pytest.MonkeyPatch) -> list[LayerKind]:
+    calls: list[LayerKind] = []
+    for spec in kinds.KIND_SPECS.values():
+        real = spec.bucket
+
+        def counted(model: ModelSpec, real: Any = real, kind: LayerKind = spec.kind) -> Any:
+            calls.append(kind)
+            return real(model)
+
+        monkeypatch.setattr(spec, "bucket", counted)
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("make", "distinct"),
+    [
+        (gemma3_10k, 2),
+        (nemotron_h_10k, 2),
+        (qwen3_moe_10k, 1),
+    ],  # Nemotron-H: Mamba and attention (E holds none)
+)
+def test_a_10000_layer_estimate_evaluates_each_kind_once(
+    monkeypatch: pytest.MonkeyPatch, make: Any, distinct: int
+) -> None:
+    model = make()
+    layers.fold(model)  # the fold itself is one pass when the config is read
+    calls = _count_bucket_calls(monkeypatch)
+    estimate(model=model, device=H100, serve=ServeConfig(max_model_len=8192))
+    assert len(calls) == distinct and len(set(calls)) == distinct  # was 10,000 (8,334 + 1,666 for Gemma-3)
+
+
+def test_pipeline_stages_of_one_shape_are_evaluated_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 10,000 layers over PP 64: 10,000 = 64 x 156 + 16, so 16 stages of 157 layers and 48 of 156 (vLLM's
+    # get_pp_indices gives one more to each of the 16 stages before the last); shapes: the first (156,
+    # the embeddings), 156 in the middle, 157 in the middle, the last (156, the head) -> 4 evaluations
+    # of the one kind, not 64 (nor 10,000)
+    model = qwen3_moe_10k()
+    layers.fold(model)
+    calls = _count_bucket_calls(monkeypatch)
+    est = estimate(model=model, device=H100, serve=ServeConfig(pipeline_parallel_size=64, max_model_len=8192))
+    assert est.pipeline_parallel_size == 64
+    assert len(calls) == 4
+
+
+def test_layers_whose_shapes_differ_are_still_walked_one_by_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The counter can fail, and where the fold does not reach: when attention layers differ in KV heads or
+    head size (``layer_attention``, Gemma-4 / MiMo-V2 / Nemotron-NAS), vLLM gives each layer its own page
+    and the layout is still made layer by layer (bounded by the request's CPU budget, not folded)."""
+    model = gemma3_10k()
+    shapes = tuple(AttentionShape(kv_heads=8, head_size=256, head_size_v=256) for _ in range(LAYERS))
+    per_layer = model.model_copy(update={"layer_attention": shapes})
+    calls = _count_bucket_calls(monkeypatch)
+    estimate(model=per_layer, device=H100, serve=ServeConfig(max_model_len=8192))
+    assert len(calls) == LAYERS  # every layer holds KV here

@@ -1,0 +1,81 @@
+"""The verdict box's "Change, in this order" equals the recommendation's "What to change, in order" on
+the three refusals the KV walk used to leave to the box (issue 24 item 5): both come from
+Recommendation.changes, whose first step is the refusal's own fix (app.core.recommend.refusals)."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+from fastapi.testclient import TestClient
+
+HX = {"HX-Request": "true", "HX-Target": "recommend-slot"}
+
+REFUSALS = [
+    # other processes hold 10 GiB of an H100 (79.1 GiB), vLLM 0.33.0 at its default 0.92: it asks for
+    # ceil(79.1 x 0.92) = 72.77 GiB but 79.1 - 0.5 (CUDA context) - 10 = 68.6 GiB is free -> refused.
+    # The fix: 68.6 / 79.1 = 0.867 -> 0.86 (0.86 x 79.1 = 68.03 GiB <= 68.6); never raised above it.
+    (
+        "vllm_version=0.33.0&max_model_len=8192&device_memory_used_gib=10",
+        "Lower the budget to the free memory (--gpu-memory-utilization)",
+        "--gpu-memory-utilization 0.86",
+    ),
+    # Qwen3.5-27B, H100, 0.906, S 2,048, N* 16: vLLM 0.33.0's "max_num_seqs (1024) exceeds available
+    # Mamba cache blocks (320)" (tests/unit/test_verdicts.py); 320 sequences start
+    (
+        "model=Qwen/Qwen3.5-27B&vllm_version=0.33.0&gpu_memory_utilization=0.906&max_model_len=2048"
+        "&target_concurrency=16",
+        "No more sequences than Mamba cache blocks (--max-num-seqs)",
+        "--max-num-seqs 320",
+    ),
+    # Llama-3.1-8B's derived maximum is 131,072 (max_position_embeddings); 262,144 is refused
+    (
+        "model=meta-llama/Llama-3.1-8B&vllm_version=0.33.0&max_model_len=262144&target_concurrency=4",
+        "Lower S to the model's maximum (--max-model-len)",
+        "--max-model-len 131072",
+    ),
+]
+
+
+def _text(fragment: str) -> str:
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", fragment))).strip()
+
+
+@pytest.mark.parametrize(("query", "first", "flag"), REFUSALS)
+def test_the_box_lists_the_recommendations_steps_on_a_refusal(
+    client: TestClient, query: str, first: str, flag: str
+) -> None:
+    page = client.get("/?v=1&" + query).text
+    box = page[page.index('id="verdict"') : page.index('class="model-note"')]
+    assert "vLLM refuses" in box
+    assert '<ol class="remedies">' not in box  # no list of the box's own
+    tag = re.search(r'id="verdict-changes" class="verdict-changes" data-for="([0-9a-f]{8})"', box)
+    slot = re.search(r'<div id="recommend-slot"[^>]*>', page)
+    assert tag is not None and slot is not None
+    assert f'hx-vals=\'{{"verdict_changes": "{tag.group(1)}"}}\'' in slot.group(0)
+    state = html.unescape(
+        re.search(r'id="planner-state" name="state" form="command-form" value="([^"]*)"', page).group(1)
+    )
+    rec = client.post("/recommend", data={"state": state, "verdict_changes": tag.group(1)}, headers=HX)
+    assert rec.status_code == 200
+    oob = re.search(r'<div id="verdict-changes"[^>]*hx-swap-oob="true">(.*?)</div>', rec.text, re.S)
+    assert oob is not None
+    listed = [_text(li) for li in re.findall(r"<li>(.*?)</li>", oob.group(1), re.S)]
+    applied = [
+        _text(h) for h in re.findall(r'<li class="step step-applied"[^>]*>\s*<h4>(.*?) — ', rec.text, re.S)
+    ]
+    assert listed == applied and listed[0] == first  # one list, the refusal's fix first
+    if "device_memory_used_gib" in query:  # raising the utilization would ask for more than is free
+        assert "Raise the budget (--gpu-memory-utilization)" not in listed
+    command = re.search(r'id="recommend-command"><code>(.*?)</code>', rec.text, re.S)
+    assert command is not None and flag in html.unescape(command.group(1))
+
+
+def test_the_free_memory_fix_reads_in_chinese(client: TestClient) -> None:
+    page = client.get("/?v=1&" + REFUSALS[0][0]).text
+    state = html.unescape(
+        re.search(r'id="planner-state" name="state" form="command-form" value="([^"]*)"', page).group(1)
+    )
+    rec = client.post("/recommend?lang=zh", data={"state": state, "verdict_changes": "1"}, headers=HX).text
+    assert "将预算降到空闲显存以内（--gpu-memory-utilization）" in rec
