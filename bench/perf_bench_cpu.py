@@ -43,7 +43,7 @@ def main() -> int:
         model, device = find_model(model_id), find_device(device_id)
         est = estimate(model=model, device=device, serve=serve, vllm_version="0.19.0")
         physics = step_physics(estimate=est, model=model, device=device, serve=serve)
-        coefficients = fit_for(family="hopper", vllm_version="0.19.0")[1].coefficients()
+        coefficients = fit_for(family="hopper", vllm_version="0.19.0")[1].bench_coefficients()
         print(
             f"{model_id} on {device_id} (TP {serve.tensor_parallel_size}), 1,024 in / 1,024 out, range ratio 0.8"
         )

@@ -19,6 +19,7 @@ import math
 import statistics
 import sys
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,9 @@ from app.core.estimate import estimate
 from app.core.perf.bench import simulate_bench
 from app.core.perf.bench_args import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN, BenchArgs
 from app.core.perf.cluster import MeasuredKeys, RunComparison, fit_cluster
-from app.core.perf.physics import step_physics
+from app.core.perf.physics import Coefficients, StepPhysics, step_physics
 from app.core.perf.predict import device_family, fit_for, fitted_families
+from app.core.result import Estimate
 from app.core.specs import ServeConfig
 
 SOURCES = Path(__file__).resolve().parent / "data" / "perf" / "sources.jsonl"
@@ -59,7 +61,32 @@ IMAX_PROMPTS_PER_CLIENT = 10
 GPU_MEMORY_UTILIZATION_DEFAULT = 0.9  # vllm serve --gpu-memory-utilization default
 
 
-def shared_runs() -> list[tuple[str, dict[str, float], dict[str, float], str]]:
+@dataclass(frozen=True)
+class RunContext:
+    """One measured run, ready to simulate: the planner's estimate and physics of its configuration, the
+    fitted family's coefficients, its bench arguments, and what was measured (vLLM's result keys)."""
+
+    source: str
+    estimate: Estimate
+    physics: StepPhysics
+    coefficients: Coefficients
+    args: BenchArgs
+    prefix_cache: bool
+    measured: dict[str, float]
+    cluster: str
+
+    def simulate(self, coefficients: Coefficients | None = None) -> dict[str, float]:
+        point = simulate_bench(
+            estimate=self.estimate,
+            physics=self.physics,
+            coefficients=coefficients or self.coefficients,
+            args=self.args,
+            prefix_cache=self.prefix_cache,
+        )
+        return point.values
+
+
+def shared_contexts() -> list[RunContext]:
     out = []
     fams = fitted_families()
     for run in F.prepare(F.load_runs()):
@@ -71,20 +98,19 @@ def shared_runs() -> list[tuple[str, dict[str, float], dict[str, float], str]]:
             random_output_len=run.osl,
             random_range_ratio=IMAX_RANGE_RATIO,
         )
-        point = simulate_bench(
-            estimate=run.estimate,
-            physics=run.physics,
-            coefficients=fams[run.family].coefficients(),
-            args=args,
-        )
         measured = {
             "mean_tpot_ms": run.tpot_ms,
             "mean_ttft_ms": run.ttft_ms,
             "output_throughput": run.throughput,
         }
         cluster = f"{run.system} {run.model_path} {run.precision} tp{run.tp} dp{run.dp} {run.version}"
-        out.append((SHARED, point.values, measured, cluster))
+        coefficients = fams[run.family].bench_coefficients()
+        out.append(RunContext(SHARED, run.estimate, run.physics, coefficients, args, True, measured, cluster))
     return out
+
+
+def shared_runs() -> list[tuple[str, dict[str, float], dict[str, float], str]]:
+    return [(c.source, c.simulate(), c.measured, c.cluster) for c in shared_contexts()]
 
 
 def source_rows() -> list[dict[str, Any]]:
@@ -134,28 +160,65 @@ def serve_config(row: dict[str, Any], args: BenchArgs) -> ServeConfig:
     )
 
 
-def other_runs() -> list[tuple[str, dict[str, float], dict[str, float], str]]:
+# Releases current at a run's date, for rows that state a date but not the version (PyPI release dates:
+# 0.8.5 2025-04-28, 0.9.1 2025-06-10, 0.9.2 2025-07-08, 0.10.1 2025-08-18, 0.11.0 2025-10-02). gpt-oss
+# needs 0.10.1.
+RELEASE_AT = (
+    ("Apr 2025", "0.8.5"),
+    ("2025-06", "0.9.1"),
+    ("2025-07", "0.9.2"),
+    ("Jul 2025", "0.9.2"),
+    ("Aug 2025", "0.10.1"),
+    ("Nov 2025", "0.11.0"),
+    ("late 2025", "0.11.0"),
+)
+DEFAULT_RUN_VERSION = "0.19.0"
+
+
+def run_version(row: dict[str, Any]) -> str:
+    """The vLLM release the run used: as stated (its leading version number), else the release current at
+    the date the row states, else the planner's default."""
+    stated = str(row.get("vllm_version", ""))
+    head = stated.split()[0].removeprefix("v") if stated.split() else ""
+    if head[:1].isdigit():
+        return head.split("+")[0]
+    return next((version for when, version in RELEASE_AT if when in stated), DEFAULT_RUN_VERSION)
+
+
+def other_contexts() -> list[RunContext]:
     out = []
     for row in source_rows():
         model, device = find_model(str(row["model"])), find_device(str(row["device"]))
         args = bench_args(row)
         serve = serve_config(row, args)
-        est = estimate(model=model, device=device, serve=serve, vllm_version="0.19.0")
+        version = run_version(row)
+        est = estimate(model=model, device=device, serve=serve, vllm_version=version)
+        if not est.fits or est.num_gpu_blocks <= 0:  # the planner says this release would not start it
+            print(f"skipped (no KV pool at {version}): {row['source']}: {row['device']} {row['model']}")
+            continue
         physics = step_physics(estimate=est, model=model, device=device, serve=serve)
-        fit = fit_for(family=device_family(device)[0], vllm_version="0.19.0")[1]
-        point = simulate_bench(
-            estimate=est,
-            physics=physics,
-            coefficients=fit.coefficients(),
-            args=args,
-            prefix_cache=serve.enable_prefix_caching is not False,
-        )
+        fit = fit_for(family=device_family(device)[0], vllm_version=version)[1]
         # every key a user would paste (vLLM's result keys); the within-cluster check reads them all
         measured = {k: float(v) for k, v in dict(row["measured"]).items() if k in MeasuredKeys.model_fields}
+        cluster = f"{row['device']} {row['model']} tp{row['tp']}"
+        prefix_cache = serve.enable_prefix_caching is not False
         out.append(
-            (str(row["source"]), point.values, measured, f"{row['device']} {row['model']} tp{row['tp']}")
+            RunContext(
+                str(row["source"]),
+                est,
+                physics,
+                fit.bench_coefficients(),
+                args,
+                prefix_cache,
+                measured,
+                cluster,
+            )
         )
     return out
+
+
+def other_runs() -> list[tuple[str, dict[str, float], dict[str, float], str]]:
+    return [(c.source, c.simulate(), c.measured, c.cluster) for c in other_contexts()]
 
 
 def quantile(values: list[float], q: float) -> float:

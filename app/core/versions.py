@@ -151,6 +151,9 @@ class VersionRules:
     qwen3_5_reads_ssm_dtype: bool
     # The planner's own: activation/graph models were calibrated on logs of these releases (docs/model.md).
     measured_parts_calibrated: bool
+    # --async-scheduling when not given: the scheduler prepares step N+1 while the device runs step N, so
+    # the host's per-step work overlaps the device's instead of adding to it (app/core/perf/physics.py)
+    async_scheduling_default: bool = False
     # vllm-ascend's worker (vllm_ascend/worker/worker.py NPUWorker, its releases track vLLM's): "peak" up to
     # v0.14 — KV = T x u - (torch peak + non-torch), non-torch = (T - free) - torch allocated, so other
     # processes' memory comes out of the pool, no start-up free-memory check, "Available memory: <bytes>,
@@ -366,6 +369,13 @@ CHANGELOG: tuple[Change, ...] = (
         "0.14.0 config/model.py _get_and_verify_max_len: with no --max-model-len (or -1) a LongRoPE model "
         "(Phi-3/Phi-4) serves original_max_position_embeddings, not the derived maximum (absent in 0.11.0)",
         {"longrope_default_original": True},
+    ),
+    Change(
+        "0.14.0",
+        "0.14.0 config/scheduler.py SchedulerConfig.async_scheduling default None, resolved in config/vllm.py "
+        "VllmConfig.__post_init__ to on unless pipeline_parallel_size > 1 or a non-EAGLE/MTP draft (0.11.0: "
+        "async_scheduling: bool = False, 'EXPERIMENTAL')",
+        {"async_scheduling_default": True},
     ),
     Change(
         "0.15.0",

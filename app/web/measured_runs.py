@@ -4,7 +4,7 @@ fields and ``bench``) with the measured keys under vLLM's names, or a ``paste`` 
 
 from __future__ import annotations
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, ValidationError
 
 from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
@@ -14,8 +14,10 @@ from app.core.perf.paste import bench_fields, parse_paste
 from app.core.perf.predict import compare_run
 from app.core.perf.simulate import SimulationError
 from app.core.text import Text
-from app.web.inputs.params import StrictPlannerParams, serve_values
+from app.web.i18n import t
+from app.web.inputs.params import PlannerParams, StrictPlannerParams, serve_values
 from app.web.inputs.resolve import estimate_for, resolve_strict
+from app.web.validation import message_of
 
 MAX_MEASURED_RUNS = 64
 MAX_PASTE_CHARS = 200_000
@@ -149,3 +151,51 @@ def page_runs(text: str, base: StrictPlannerParams, bench: BenchArgs | None) -> 
             )
         )
     return runs
+
+
+# the planner fields that are `vllm bench serve` arguments (same names as BenchArgs')
+BENCH_FIELDS = (
+    "num_prompts",
+    "max_concurrency",
+    "request_rate",
+    "burstiness",
+    "random_input_len",
+    "random_output_len",
+    "random_range_ratio",
+    "random_prefix_len",
+    "dataset_name",
+)
+
+
+def bench_of(params: PlannerParams) -> BenchArgs | None:
+    """The page's `vllm bench serve` arguments (None: the fieldset is off and no argument is given);
+    a bad argument is a PlannerError naming its field."""
+    given = {name: getattr(params, name) for name in BENCH_FIELDS if getattr(params, name) is not None}
+    if not (params.bench_serve or given or params.ignore_eos):
+        return None
+    try:
+        return BenchArgs.model_validate({**given, "ignore_eos": params.ignore_eos})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise PlannerError(".".join(str(p) for p in first["loc"]), message_of(first)) from None
+
+
+def page_cluster(params: PlannerParams, bench: BenchArgs | None) -> ClusterFit | None:
+    """Your cluster's factors from the page's "Your own runs" box (None when it is empty)."""
+    if not params.my_runs.strip():
+        return None
+    planner_fields = StrictPlannerParams.model_fields  # a fleet or recommend page adds its own fields
+    base = StrictPlannerParams.model_validate(
+        {k: v for k, v in params.model_dump().items() if k in planner_fields}
+    )
+    try:
+        return cluster_of(page_runs(params.my_runs, base, bench))
+    except PlannerError as exc:
+        if exc.field.startswith("measured_runs"):  # one of the box's runs: name the box
+            raise PlannerError(PAGE_FIELD, exc.message) from None
+        raise
+
+
+def calibrated_caption(runs: int) -> str:
+    """What every speed figure scaled by your cluster's runs says (the page's and the API's wording)."""
+    return t("calibrated on your {n} runs", n=runs) if runs else ""

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from app.core.perf.bench_args import BenchArgs, request_lengths, send_times
-from app.core.perf.physics import Coefficients, StepPhysics
+from app.core.perf.physics import Coefficients, StepPhysics, context_cv, lockstep_ranks
 from app.core.perf.rates import StepRates, rates_of, stage_seconds
 from app.core.perf.schedule import KINDS_BOUNDED_BY_WINDOW, KINDS_FIXED_STATE, NULL_BLOCKS
 from app.core.perf.simulate import EngineLimits, SimResult, run
@@ -23,7 +23,8 @@ MS_PER_S = 1000.0
 P99 = 99.0
 MEMORY_BOUND_SHARE = 0.5  # decode steps whose memory-bound part is at least this share: bandwidth binds
 QUEUE_FACTOR = 3.0  # mean TTFT this many times a lone request's: the queue binds
-Regime = Literal["compute", "memory_bandwidth", "kv_pool", "queue"]
+Regime = Literal["compute", "memory_bandwidth", "host", "kv_pool", "queue"]
+HOST_BOUND_SHARE = 0.5  # decode time whose steps the host's work paces, at least this share: the host binds
 # vLLM's result keys this answers, in serve.py's order (bench/ and the API use the same names)
 LATENCY_KEYS = (
     "mean_ttft_ms",
@@ -109,7 +110,14 @@ def _weighted_mean_median(samples: list[tuple[float, float]]) -> tuple[float, fl
     return mean, samples[-1][0]
 
 
-def engine_limits(*, estimate: Estimate, coefficients: Coefficients, prefix_cache: bool) -> EngineLimits:
+def engine_limits(
+    *,
+    estimate: Estimate,
+    coefficients: Coefficients,
+    prefix_cache: bool,
+    lockstep_ranks: int = 1,
+    context_cv: float = 0.0,
+) -> EngineLimits:
     growth = sum(1 for g in estimate.groups if g.kind not in (*KINDS_BOUNDED_BY_WINDOW, *KINDS_FIXED_STATE))
     fixed = sum(
         g.blocks_per_request
@@ -126,6 +134,8 @@ def engine_limits(*, estimate: Estimate, coefficients: Coefficients, prefix_cach
         prefix_cache=prefix_cache,
         pipeline_stages=estimate.pipeline_parallel_size,
         stage_hop_s=coefficients.collective_latency_s,
+        lockstep_ranks=lockstep_ranks,
+        context_cv=context_cv,
     )
 
 
@@ -134,6 +144,8 @@ def _regime(res: SimResult, *, mean_ttft_s: float, lone_ttft_s: float) -> Regime
         return "kv_pool"
     if mean_ttft_s > QUEUE_FACTOR * lone_ttft_s:
         return "queue"
+    if res.busy_s > 0 and res.host_s >= HOST_BOUND_SHARE * res.busy_s:
+        return "host"
     if res.busy_s > 0 and res.memory_s >= MEMORY_BOUND_SHARE * res.busy_s:
         return "memory_bandwidth"
     return "compute"
@@ -154,7 +166,16 @@ def simulate_bench(
     # one rank's share: every dp-th request (vLLM's DP front end spreads them evenly)
     prompts, outputs, sends = prompts[::dp], outputs[::dp], sends[::dp]
     concurrency = math.ceil(args.max_concurrency / dp) if args.max_concurrency else None
-    limits = engine_limits(estimate=estimate, coefficients=coefficients, prefix_cache=prefix_cache)
+    limits = engine_limits(
+        estimate=estimate,
+        coefficients=coefficients,
+        prefix_cache=prefix_cache,
+        lockstep_ranks=lockstep_ranks(physics),
+        context_cv=context_cv(
+            input_tokens=sum(prompts) / max(1, len(prompts)),
+            output_tokens=sum(outputs) / max(1, len(outputs)),
+        ),
+    )
     rates = rates_of(physics=physics, coefficients=coefficients)
     res = run(
         rates=rates,
@@ -164,14 +185,15 @@ def simulate_bench(
         send_at=sends,
         max_concurrency=concurrency,
         overhead_s=coefficients.ttft_overhead_s,
+        overhead_per_prompt_token_s=coefficients.ttft_per_prompt_token_s,
         prefix_tokens=args.random_prefix_len if args.dataset_name == "random" else 0,
     )
     itl_mean, itl_median = _weighted_mean_median(res.itl_samples)
     done = len(res.e2el_s)
     mean_ttft = sum(res.ttft_s) / max(1, len(res.ttft_s))
-    lone = coefficients.ttft_overhead_s + _lone_prefill_s(
-        rates=rates, limits=limits, prompt=sum(prompts) / len(prompts)
-    )
+    mean_prompt = sum(prompts) / len(prompts)
+    overhead = coefficients.ttft_overhead_s + coefficients.ttft_per_prompt_token_s * mean_prompt
+    lone = overhead + _lone_prefill_s(rates=rates, limits=limits, prompt=mean_prompt)
     values = {
         "mean_ttft_ms": mean_ttft * MS_PER_S,
         "median_ttft_ms": percentile(res.ttft_s, 50) * MS_PER_S,

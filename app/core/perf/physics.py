@@ -13,12 +13,15 @@ context; a prefill chunk is mostly FLOPs.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import StrEnum
+from statistics import NormalDist
 
 from app.core import budget as B
 from app.core.result import Estimate
 from app.core.specs import GIB, DeviceSpec, ModelSpec, QuantMethod, ServeConfig
+from app.core.versions import rules_for
 
 TERA = 10**12
 GIGA = 10**9
@@ -42,6 +45,20 @@ DEFAULT_INTERCONNECT_GBPS = 900.0
 # pinned CPU tensors); one direction of PCIe 5.0 x16, nominal. Not fitted: no measured offload run.
 HOST_LINK_BYTES_PER_S = 64 * 10**9
 WINDOWED_KINDS = ("sliding", "chunked")  # layers whose attention reads at most the window's KV
+# A tensor-parallel group wider than one node all-reduces over the hosts' network: one 400 Gb/s NIC per
+# GPU (NVIDIA DGX H100/B200 user guides: eight single-port ConnectX-7 InfiniBand NDR 400 Gb/s for the
+# compute fabric), 50 GB/s each way, instead of NVLink. Not fitted: no measured cross-host TP run.
+INTER_NODE_BYTES_PER_S = 400 * 10**9 // 8
+PCIE_CLASS_MAX_GBPS = 128.0  # catalog links at or below PCIe Gen5 x16 (bidirectional): no NVLink-class fabric
+
+
+def tp_crosses_hosts(*, device: DeviceSpec, serve: ServeConfig) -> bool:
+    return serve.tensor_parallel_size > max(1, device.typical_node_devices)
+
+
+def tp_over_pcie(*, device: DeviceSpec, serve: ServeConfig) -> bool:
+    gbps = device.interconnect_gbps
+    return serve.tensor_parallel_size > 1 and gbps is not None and gbps <= PCIE_CLASS_MAX_GBPS
 
 
 class WeightFormat(StrEnum):
@@ -113,6 +130,22 @@ class StepPhysics:
     host_weight_bytes: int = 0  # --cpu-offload-gb: weights read from host memory every forward pass
     host_link_bytes_per_s: float = HOST_LINK_BYTES_PER_S
     pipeline_parallel_size: int = 1  # the counts above are one stage's; a token crosses every stage
+    # async scheduling (vLLM's default from 0.14, off under PP and non-EAGLE drafts): the host prepares
+    # step N+1 while the device runs step N, so its work hides behind the device's up to the device's time
+    host_overlapped: bool = True
+
+
+def async_scheduling(*, vllm_version: str, serve: ServeConfig) -> bool:
+    """Whether vLLM overlaps the host's step work with the device's: the release's default (versions.py:
+    on from 0.14.0), which config/vllm.py turns off under pipeline parallel and for draft models other
+    than EAGLE/MTP (speculative decoding is not in the speed model: taken as off)."""
+    rules = rules_for(vllm_version)
+    return (
+        rules.async_scheduling_default
+        and rules.engine == "v1"
+        and serve.pipeline_parallel_size == 1
+        and serve.speculative_config is None
+    )
 
 
 def _expert_byte_fraction(model: ModelSpec) -> float:
@@ -173,6 +206,9 @@ def step_physics(
     )
     window = model.sliding_window_tokens or model.attention_chunk_tokens or 0
     tflops = device.bf16_dense_tflops or DEFAULT_BF16_TFLOPS
+    link = (device.interconnect_gbps or DEFAULT_INTERCONNECT_GBPS) * GIGA / INTERCONNECT_DIRECTIONS
+    if tp_crosses_hosts(device=device, serve=serve):
+        link = min(link, float(INTER_NODE_BYTES_PER_S))
     return StepPhysics(
         dense_weight_bytes=int(dense_bytes),
         expert_weight_bytes=int(expert_bytes),
@@ -191,9 +227,7 @@ def step_physics(
         collectives_per_step=collectives,
         collective_bytes_per_token=wire_bytes,
         exchange_bytes_per_token=exchange_bytes,
-        link_bytes_per_s=(device.interconnect_gbps or DEFAULT_INTERCONNECT_GBPS)
-        * GIGA
-        / INTERCONNECT_DIRECTIONS,
+        link_bytes_per_s=link,
         layers_on_device=int(layers),
         moe_layers_on_device=int(layers) if model.num_experts else 0,
         tensor_parallel_size=tp,
@@ -202,7 +236,36 @@ def step_physics(
         weight_format=fmt,
         host_weight_bytes=int(serve.cpu_offload_gb * GIB),
         pipeline_parallel_size=pp,
+        host_overlapped=async_scheduling(vllm_version=estimate.vllm_version, serve=serve),
     )
+
+
+# Blom (1958)'s approximation of the expected largest of n standard normal draws: the inverse normal CDF
+# at (n - 0.375) / (n + 0.25) (n = 2: 0.59, 4: 1.05, 8: 1.43; exact: 0.56, 1.03, 1.42).
+BLOM_ALPHA = 0.375
+UNIFORM_SD = 1 / math.sqrt(12)  # standard deviation of a uniform draw on [0, 1]
+
+
+def lockstep_factor(*, ranks: int, batch: float, context_cv: float) -> float:
+    """Data-parallel attention with shared experts steps in lockstep: every MoE layer's exchange waits for
+    every rank, so a step lasts as long as the slowest rank's attention. Each rank's KV read is the sum of
+    its ``batch`` requests' contexts (coefficient of variation ``context_cv`` each, independent), so the
+    slowest of ``ranks`` reads about 1 + z_ranks x cv / sqrt(batch) times the mean (z: Blom)."""
+    if ranks <= 1 or batch <= 0 or context_cv <= 0:
+        return 1.0
+    z = NormalDist().inv_cdf((ranks - BLOM_ALPHA) / (ranks + 1 - 2 * BLOM_ALPHA))
+    return 1.0 + z * context_cv / math.sqrt(batch)
+
+
+def context_cv(*, input_tokens: float, output_tokens: float) -> float:
+    """Spread of one decoding request's context, met at a uniform point of its life: input + U x output."""
+    mean = input_tokens + output_tokens / 2
+    return output_tokens * UNIFORM_SD / mean if mean > 0 else 0.0
+
+
+def lockstep_ranks(physics: StepPhysics) -> int:
+    """Ranks that step together: the data-parallel ranks of an MoE model (their experts are shared)."""
+    return physics.data_parallel_size if physics.num_experts and physics.data_parallel_size > 1 else 1
 
 
 def touched_expert_fraction(*, num_experts: int, experts_per_token: int, tokens: float) -> float:
@@ -241,6 +304,25 @@ class Coefficients:
     exchange_efficiency: float  # achieved / data-sheet link rate of the DP expert exchange (and its permutes)
     prefill_queue_factor: float  # share of the other clients' prefill a new request waits behind
     ttft_overhead_s: float  # API server, tokenisation and the first token's way back, per request
+    # the engine core's host work per step (schedule, prepare inputs, launch, sample bookkeeping, ship
+    # outputs to the API server), and per request in the step: fitted across sources (bench/perf_loso.py)
+    # on the runs whose vLLM did not overlap it (async scheduling off), zero for the shared file's fit
+    host_step_s: float = 0.0
+    host_request_s: float = 0.0
+    # the API server's work per prompt token before the request reaches the scheduler (tokenising the
+    # prompt text): with ttft_overhead_s, the per-request TTFT overhead; fitted across sources as above
+    ttft_per_prompt_token_s: float = 0.0
+
+
+def host_seconds(coefficients: Coefficients, *, requests: float) -> float:
+    """The host's work for one engine step of ``requests`` scheduled requests."""
+    return coefficients.host_step_s + coefficients.host_request_s * requests
+
+
+def with_host(*, device_s: float, host_s: float, overlapped: bool) -> float:
+    """One engine step: the device's time and the host's, overlapped (async scheduling: the slower of
+    the two sets the pace) or in series (the host schedules, then the device runs)."""
+    return max(device_s, host_s) if overlapped else device_s + host_s
 
 
 @dataclass(frozen=True)

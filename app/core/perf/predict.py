@@ -12,10 +12,24 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.errors import PlannerError
-from app.core.perf.bench import BAND_OF_KEY, BenchResult, banded, simulate_bench
+from app.core.perf.bench import (
+    BAND_OF_KEY,
+    MEMORY_BOUND_SHARE,
+    BenchResult,
+    Regime,
+    banded,
+    simulate_bench,
+)
 from app.core.perf.bench_args import BenchArgs
 from app.core.perf.cluster import ClusterFit, RunComparison
-from app.core.perf.physics import Coefficients, StepPhysics, step_physics
+from app.core.perf.physics import (
+    Coefficients,
+    StepPhysics,
+    host_seconds,
+    step_physics,
+    tp_crosses_hosts,
+    tp_over_pcie,
+)
 from app.core.perf.schedule import Point, Workload, point_at, requests_in_pool
 from app.core.perf.simulate import SimulationError
 from app.core.result import Estimate, Range
@@ -80,7 +94,30 @@ class FamilyFit(BaseModel):
             exchange_efficiency=self.exchange_efficiency,
             prefill_queue_factor=self.prefill_queue_factor,
             ttft_overhead_s=self.ttft_overhead_s,
+            **host_fit(),
         )
+
+    def bench_coefficients(self) -> Coefficients:
+        """The simulated benchmark's: the same, with the per-request TTFT overhead bench/perf_loso.py
+        fitted across sources for the simulation (the steady state keeps the one fitted with its
+        prefill queue factor, which stands in for the queue the simulation has)."""
+        return replace(self.coefficients(), **bench_ttft_fit())
+
+
+@cache
+def host_fit() -> dict[str, float]:
+    """The host's per-step and per-request work (physics.Coefficients.host_*): one pair for every device
+    family (it is CPU work), fitted across sources by bench/perf_loso.py; absent = 0."""
+    raw = json.loads(COEFFICIENTS_FILE.read_text(encoding="utf-8")).get("host", {})
+    return {name: float(raw.get(name, 0.0)) for name in ("host_step_s", "host_request_s")}
+
+
+@cache
+def bench_ttft_fit() -> dict[str, float]:
+    """The simulation's per-request TTFT overhead (a base and a part per prompt token: the API server
+    tokenises the prompt), fitted across sources by bench/perf_loso.py; absent = the family's own."""
+    raw = json.loads(COEFFICIENTS_FILE.read_text(encoding="utf-8")).get("host", {})
+    return {name: float(raw[name]) for name in ("ttft_overhead_s", "ttft_per_prompt_token_s") if name in raw}
 
 
 @cache
@@ -147,6 +184,9 @@ class Performance(BaseModel):
     kv_limited_from_concurrency: int | None  # smallest concurrency whose requests the pool cannot all hold
     running_requests: int  # per data-parallel rank
     limit: str  # clients / max_num_seqs / kv_pool
+    regime: Regime = (
+        "compute"  # what binds at this workload (compute, memory bandwidth, host, KV pool, queue)
+    )
     basis: Basis
     family: str
     input_tokens: int
@@ -262,6 +302,19 @@ def _basis_notes(
                 pp=serve.pipeline_parallel_size,
             )
         )
+    if tp_crosses_hosts(device=device, serve=serve) or tp_over_pcie(device=device, serve=serve):
+        widen *= WIDEN_OUTSIDE_FIT
+        notes.append(
+            Text(
+                "Tensor parallel {tp} all-reduces over {link} ({gbps:.0f} GB/s each way), not NVLink: its bytes "
+                "and latency are modelled at that rate; no measured run over such a link, so extrapolated.",
+                tp=serve.tensor_parallel_size,
+                link=Text("the hosts' network")
+                if tp_crosses_hosts(device=device, serve=serve)
+                else Text("PCIe"),
+                gbps=physics.link_bytes_per_s / 1e9,
+            )
+        )
     if serve.cpu_offload_gb > 0:
         widen *= WIDEN_OUTSIDE_FIT
         notes.append(
@@ -369,7 +422,7 @@ def bench_serve(
         point = simulate_bench(
             estimate=estimate,
             physics=physics,
-            coefficients=fit.coefficients(),
+            coefficients=fit.bench_coefficients(),
             args=args,
             prefix_cache=serve.enable_prefix_caching is not False,
         )
@@ -388,7 +441,12 @@ def _bands(fit: FamilyFit, cluster: ClusterFit | None, *, kv_limited: bool) -> d
     """(low, high) log quantiles per kind of figure: the family's held-out residuals, or your cluster's."""
     if cluster is not None:
         return {g: cluster.band(g) for g in ("tpot", "ttft", "throughput")}
-    ttft_high = fit.ttft_log_p90 * (KV_LIMITED_BAND_WIDEN if kv_limited else 1.0)
+    widen_high = KV_LIMITED_BAND_WIDEN if kv_limited else 1.0
+    stored = source_bands()
+    if stored:  # out-of-source residuals (bench/perf_loso.py): what a cluster the fit never saw shows
+        low, high = stored["ttft"]
+        return {**stored, "ttft": (low, high * widen_high)}
+    ttft_high = fit.ttft_log_p90 * widen_high
     return {
         "tpot": (fit.tpot_log_p10, fit.tpot_log_p90),
         "ttft": (fit.ttft_log_p10, ttft_high),
@@ -434,6 +492,9 @@ def performance(
     point = _point(physics=physics, fit=fit, estimate=estimate, workload=workload)
     cliff = kv_cliff(estimate=estimate, physics=physics, workload=workload)
     kv_limited = cliff is not None and workload.concurrency >= cliff
+    regime = steady_regime(
+        point=point, physics=physics, coefficients=fit.coefficients(), kv_limited=kv_limited
+    )
     limit_note = _limit_note(estimate=estimate, workload=workload, point=point, cliff=cliff)
     notes.extend([limit_note] if limit_note else [])
     bands = _bands(fit, cluster, kv_limited=kv_limited)
@@ -463,6 +524,7 @@ def performance(
         kv_limited_from_concurrency=cliff,
         running_requests=point.running,
         limit=point.limit,
+        regime=regime,
         basis="calibrated" if widen == 1.0 else "extrapolated",
         family=family,
         input_tokens=workload.input_tokens,
@@ -475,6 +537,23 @@ def performance(
         bench=bench_result,
         calibrated_runs=cluster.runs if cluster else 0,
     )
+
+
+def steady_regime(
+    *, point: Point, physics: StepPhysics, coefficients: Coefficients, kv_limited: bool
+) -> Regime:
+    """What binds the steady state: the KV pool past the cliff, the queue when clients wait for a
+    running slot, the host when its step work outlasts the device's, else memory bandwidth or compute by
+    the decode step's memory-bound share (the simulated benchmark's rule, bench._regime)."""
+    if kv_limited:
+        return "kv_pool"
+    if point.limit == "max_num_seqs":
+        return "queue"
+    host = host_seconds(coefficients, requests=point.decode_batch)
+    device = point.tpot_s if physics.host_overlapped else point.tpot_s - host
+    if host > device:
+        return "host"
+    return "memory_bandwidth" if point.step_memory_share >= MEMORY_BOUND_SHARE else "compute"
 
 
 def compare_run(
@@ -492,7 +571,7 @@ def compare_run(
     point = simulate_bench(
         estimate=estimate,
         physics=physics,
-        coefficients=fit.coefficients(),
+        coefficients=fit.bench_coefficients(),
         args=args,
         prefix_cache=serve.enable_prefix_caching is not False,
     )

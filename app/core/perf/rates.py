@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core.perf.physics import Coefficients, StepPhysics, touched_expert_fraction
+from app.core.perf.physics import Coefficients, StepPhysics, touched_expert_fraction, with_host
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,16 @@ class StepRates:
     memory_per_context_s: float  # the memory-bound part of per_context_token_s
     windowed_share: float  # share of KV in sliding/chunked layers
     window_tokens: int
+    host_step_s: float = 0.0  # the host's work per engine step (physics.Coefficients.host_step_s)
+    host_request_s: float = 0.0  # and per request scheduled in it
+    host_overlapped: bool = True  # async scheduling: the host's work hides behind the device's
+
+
+def engine_step_seconds(rates: StepRates, *, device_s: float, requests: float) -> float:
+    """One engine step of ``requests`` scheduled requests whose device work (every stage) takes
+    ``device_s``: the host's work overlapped with it or added to it (physics.with_host)."""
+    host = rates.host_step_s + rates.host_request_s * requests
+    return with_host(device_s=device_s, host_s=host, overlapped=rates.host_overlapped)
 
 
 def rates_of(*, physics: StepPhysics, coefficients: Coefficients) -> StepRates:
@@ -65,6 +75,9 @@ def rates_of(*, physics: StepPhysics, coefficients: Coefficients) -> StepRates:
         memory_per_context_s=physics.kv_bytes_per_token / bandwidth,
         windowed_share=physics.windowed_kv_share,
         window_tokens=physics.kv_window_tokens,
+        host_step_s=coefficients.host_step_s,
+        host_request_s=coefficients.host_request_s,
+        host_overlapped=physics.host_overlapped,
     )
 
 

@@ -21,7 +21,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.kv import cdiv
-from app.core.perf.physics import Coefficients, StepCost, StepPhysics, blend_costs, step_seconds
+from app.core.perf.physics import (
+    Coefficients,
+    StepCost,
+    StepPhysics,
+    blend_costs,
+    context_cv,
+    host_seconds,
+    lockstep_factor,
+    lockstep_ranks,
+    step_seconds,
+    with_host,
+)
 from app.core.result import Estimate
 
 NULL_BLOCKS = 1  # vLLM keeps one block as the null block (reference §3.6)
@@ -150,7 +161,9 @@ def steady_state(
     # pp stage steps of the whole batch. PP buys room (twice the KV pool per replica), not speed.
     pp = physics.pipeline_parallel_size
     hops = (pp - 1) * coefficients.collective_latency_s
+    ranks, spread = lockstep_ranks(physics), context_cv(input_tokens=inp, output_tokens=out)
     for _ in range(FIXED_POINT_ROUNDS):
+        lockstep = lockstep_factor(ranks=ranks, batch=batch, context_cv=spread)
         cost = mean_step(
             physics=physics,
             coefficients=coefficients,
@@ -158,9 +171,13 @@ def steady_state(
             prefill_tokens=prefill,
             input_tokens=inp,
             max_num_batched_tokens=max_num_batched_tokens,
-            decode_context_tokens=decode_context,
+            decode_context_tokens=decode_context * lockstep,
         )
-        step = pp * cost.seconds + hops
+        step = with_host(
+            device_s=pp * cost.seconds + hops,
+            host_s=host_seconds(coefficients, requests=batch),
+            overlapped=physics.host_overlapped,
+        )
         memory_share = cost.memory_seconds / max(cost.seconds, 1e-12)
         own = _own_ttft(
             physics=physics,
@@ -237,10 +254,16 @@ def _own_ttft(
         + physics.moe_layers_on_device * coefficients.moe_layer_overhead_s
     )
     per_prefill_token = pp * (alone.seconds - fixed) / chunk
+    chunk_step = with_host(
+        device_s=pp * with_decodes.seconds + hops,
+        host_s=host_seconds(coefficients, requests=batch + 1),
+        overlapped=physics.host_overlapped,
+    )
     return (
         coefficients.ttft_overhead_s
+        + coefficients.ttft_per_prompt_token_s * inp
         + ADMISSION_WAIT_STEPS * step
-        + chunks * (pp * with_decodes.seconds + hops)
+        + chunks * chunk_step
         + coefficients.prefill_queue_factor * (running - 1) * inp * per_prefill_token
     )
 

@@ -33,7 +33,8 @@ import math
 from collections import deque
 from dataclasses import dataclass
 
-from app.core.perf.rates import StepRates, attended, expert_seconds, stage_seconds
+from app.core.perf.physics import lockstep_factor
+from app.core.perf.rates import StepRates, attended, engine_step_seconds, expert_seconds, stage_seconds
 
 WAITING, PREFILL, DECODE, DONE = 0, 1, 2, 3
 STALL_LIMIT = 10_000  # loop turns without the clock moving: only a request the pool can never hold
@@ -57,6 +58,8 @@ class EngineLimits:
     prefix_cache: bool
     pipeline_stages: int
     stage_hop_s: float  # one activation hop between pipeline stages
+    lockstep_ranks: int = 1  # data-parallel MoE ranks that step together (physics.lockstep_factor)
+    context_cv: float = 0.0  # spread of one request's context (physics.context_cv)
 
 
 @dataclass
@@ -74,6 +77,7 @@ class SimResult:
     memory_s: float  # memory-bound seconds of the decode steps (for the regime)
     busy_s: float  # seconds of the decode steps
     kv_full_steps: int  # steps at which a block could not be allocated or a prompt not admitted for blocks
+    host_s: float = 0.0  # seconds of the steps whose host work outlasted their device work (for the regime)
 
 
 class _Engine:
@@ -194,15 +198,27 @@ class _Engine:
         total = self.ctx_offset + self.n_dec * self.g
         return self.n_dec * attended(self.r, total / self.n_dec)
 
-    def cycle_seconds(self, decode: float, context: float, prefill: float, prefill_context: float) -> float:
+    def cycle_seconds(
+        self, decode: float, context: float, prefill: float, prefill_context: float, requests: float
+    ) -> float:
         """One token for every running request: the batch crosses the pp stages in turn (vLLM does not
-        reschedule a request while its step is in flight, so the running set is one micro-batch)."""
+        reschedule a request while its step is in flight, so the running set is one micro-batch), and
+        the host's work for the step's ``requests`` overlaps it or adds to it (async scheduling)."""
+        device = self.device_seconds(decode, context, prefill, prefill_context)
+        self.host_bound = self.r.host_step_s + self.r.host_request_s * requests > device
+        return engine_step_seconds(self.r, device_s=device, requests=requests)
+
+    def device_seconds(self, decode: float, context: float, prefill: float, prefill_context: float) -> float:
+        """The device's part of one step: every pipeline stage in turn, and the hops between them."""
         pp = self.lim.pipeline_stages
         m = 1.0
+        lockstep = lockstep_factor(
+            ranks=self.lim.lockstep_ranks, batch=decode, context_cv=self.lim.context_cv
+        )
         stage = stage_seconds(
             self.r,
             decode_tokens=decode / m,
-            decode_context_sum=context / m,
+            decode_context_sum=context * lockstep / m,
             prefill_tokens=prefill / m,
             prefill_context_sum=prefill_context / m,
         )
@@ -275,6 +291,7 @@ class _Engine:
 
     prefix_tokens = 0
     prefix_blocks = 0
+    host_bound = False  # the last step's host work outlasted its device work
 
     def step(self) -> None:
         """One scheduler step with prompt work in it (or with a preemption to make)."""
@@ -291,7 +308,10 @@ class _Engine:
         prefill_context = sum(n * attended(self.r, self.computed[i] + n / 2) for i, n in chunks)
         if not decode and not prefill:
             return
-        seconds = self.cycle_seconds(decode, context, prefill, prefill_context)
+        self.host_bound = False
+        seconds = self.cycle_seconds(decode, context, prefill, prefill_context, decode + len(chunks))
+        if self.host_bound and decode:
+            self.res.host_s += seconds
         self.t += seconds
         if decode:
             self.free -= self.lim.growth_groups * self.phase[(-self.g) % self.lim.block_size]
@@ -377,8 +397,15 @@ class _Engine:
         if r.window_tokens and (self.ctx_offset + n * self.g) / n >= r.window_tokens:
             slope_share = 1.0 - r.windowed_share
         context = self.decode_context()
-        base = self.cycle_seconds(n, context, 0.0, 0.0)  # the first step's seconds
-        growth = pp * r.per_context_token_s * slope_share * n / m  # seconds added per step
+        base = self.cycle_seconds(n, context, 0.0, 0.0, n)  # the first step's seconds
+        lockstep = lockstep_factor(ranks=self.lim.lockstep_ranks, batch=n, context_cv=self.lim.context_cv)
+        growth = pp * r.per_context_token_s * slope_share * n * lockstep / m  # seconds added per step
+        device = self.device_seconds(n, context, 0.0, 0.0)
+        if r.host_overlapped and base > device:
+            # the host binds (async scheduling, a small step): constant steps until the device's
+            # growing step overtakes the host's, then the device's pace again
+            host_bound = math.ceil((base - device) / growth) if growth > 0 else steps
+            steps, growth = max(1, min(steps, host_bound)), 0.0
         if until_s < math.inf:
             gap = max(0.0, until_s - self.t)
             # smallest k with k base + growth k (k - 1) / 2 >= gap
@@ -389,6 +416,8 @@ class _Engine:
                 k = math.ceil(gap / base)
             steps = max(1, min(steps, k))
         seconds = steps * base + growth * steps * (steps - 1) / 2
+        if self.host_bound:  # set by the first step's cycle_seconds (the host's part is the same each step)
+            self.res.host_s += seconds
         self.free -= self.blocks_over(steps)
         self.record_decode(seconds, steps, context + slope_share * n * (steps - 1) / 2, n)
         self.t += seconds
@@ -407,6 +436,7 @@ def run(
     max_concurrency: int | None,
     overhead_s: float,
     prefix_tokens: int,
+    overhead_per_prompt_token_s: float = 0.0,
 ) -> SimResult:
     """Simulate one rank's benchmark; lists are per request in send order."""
     eng = _Engine(rates, limits, prompts, outputs, overhead_s)
@@ -430,7 +460,7 @@ def run(
         while nxt < n and slots and send_at[nxt] <= eng.t:
             at = max(send_at[nxt], slots.popleft())
             eng.sent[nxt] = at
-            ready.append((at + overhead_s, nxt))
+            ready.append((at + overhead_s + overhead_per_prompt_token_s * prompts[nxt], nxt))
             nxt += 1
         while ready and ready[0][0] <= eng.t:
             at, i = ready.popleft()

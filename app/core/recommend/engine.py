@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from app.core.errors import PlannerError
 from app.core.estimate import estimate
+from app.core.perf.cluster import ClusterFit
 from app.core.perf.predict import Performance, performance
 from app.core.perf.schedule import Workload
 from app.core.recommend.model import Preference, Search, Snapshot
@@ -34,6 +35,7 @@ class Engine:
         target_len: int,
         target_conc: int,
         workload: Workload | None = None,
+        cluster: ClusterFit | None = None,
     ) -> None:
         # the target S* x N* the rules walk toward (named as the recommendation's inputs are)
         if target_len < 1:
@@ -50,6 +52,7 @@ class Engine:
         self._snapshots: dict[ServeConfig, Snapshot] = {}
         self.workload = workload  # the planner's speed workload (None: no speed effects)
         self._speeds: dict[ServeConfig, Performance | PlannerError] = {}
+        self.cluster = cluster  # your measured runs' factors: every speed scaled by them
 
     def at(self, serve: ServeConfig) -> Estimate:
         """The core's estimate; raises the PlannerError vLLM's refusal maps to."""
@@ -81,6 +84,7 @@ class Engine:
                     serve=serve,
                     workload=self.workload,
                     with_curve=False,
+                    cluster=self.cluster,
                 )
             except PlannerError as exc:
                 found = exc

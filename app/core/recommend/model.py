@@ -49,6 +49,7 @@ class SpeedPoint(Frozen):
     output_tokens_per_s: Range  # the whole replica
     kv_limited: bool
     basis: Basis
+    calibrated_runs: int = 0  # > 0: scaled by your cluster's measured runs (measured_runs)
 
 
 class StepSpeed(Frozen):
@@ -71,6 +72,7 @@ class LayoutCost(Frozen):
     device_hours_per_million_output_tokens: float
     basis: Basis
     recommended: bool  # the recommendation's final configuration
+    calibrated_runs: int = 0  # > 0: its throughput is scaled by your cluster's measured runs
 
 
 class Cheapest(Frozen):
@@ -133,6 +135,7 @@ class Recommendation(Frozen):
     bisection: Bisection
     warnings: list[Msg]
     speed_workload: Workload | None = None  # the clients each step's speed is predicted for
+    calibrated_runs: int = 0  # > 0: every speed figure is scaled by your cluster's measured runs
     cheapest: Cheapest | None = None  # when the final configuration and an alternative both meet the target
 
     def changes(self) -> list[Step]:

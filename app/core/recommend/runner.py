@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from app.core.command import render_serve_command
 from app.core.errors import PlannerError
+from app.core.perf.cluster import ClusterFit
 from app.core.perf.schedule import Workload
 from app.core.recommend.bisection import bisection_for
 from app.core.recommend.engine import Context, Engine, Rule, changes_text, progress_text
@@ -147,6 +148,7 @@ def recommend(
     allow_fp8_kv: bool = True,
     preference: Preference = "throughput",
     workload: Workload | None = None,
+    cluster: ClusterFit | None = None,
 ) -> Recommendation:
     """Walk :data:`RULES` in order from ``serve`` toward S* x N*; raises PlannerError for unusable input.
 
@@ -164,6 +166,7 @@ def recommend(
         target_len=target_max_model_len,
         target_conc=target_concurrency,
         workload=workload,
+        cluster=cluster,
     )
     if nodes < 1:
         raise PlannerError("nodes", Text("must be at least 1"))
@@ -222,6 +225,7 @@ def recommend(
         bisection=bisection_for(eng, serve),
         warnings=warnings,
         speed_workload=workload,
+        calibrated_runs=cluster.runs if cluster is not None and workload is not None else 0,
         cheapest=cheapest(ctx, start=serve, unpruned=unpruned),
     )
 

@@ -39,6 +39,7 @@ def _point(perf: Performance) -> SpeedPoint:
         output_tokens_per_s=perf.output_tokens_per_s,
         kv_limited=perf.kv_limited,
         basis=perf.basis,
+        calibrated_runs=perf.calibrated_runs,
     )
 
 
@@ -173,6 +174,7 @@ def _cost(eng: Engine, serve: ServeConfig, *, recommended: bool) -> LayoutCost |
         ),
         basis=point.basis,
         recommended=recommended,
+        calibrated_runs=point.calibrated_runs,
     )
 
 

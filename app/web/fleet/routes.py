@@ -16,7 +16,7 @@ from app.web.fleet.params import FleetParams, StrictFleetParams, fleet_query, pa
 from app.web.fleet.service import fleet_for, planner_params, point_params
 from app.web.fleet.views import build_view
 from app.web.inputs.links import form_items, to_query
-from app.web.measured_runs import cluster_of
+from app.web.measured_runs import calibrated_caption, cluster_of
 from app.web.templating import render, url_path
 
 router = APIRouter()
@@ -45,10 +45,13 @@ def _fleet(request: Request, items: list[tuple[str, str]]) -> Response:
     return render(request, "fleet.html", "results", {"view": view}, status=status, replace_url=view.permalink)
 
 
-def candidate_json(request: Request, params: FleetParams, c: Candidate) -> dict[str, Any]:
+def candidate_json(request: Request, params: FleetParams, c: Candidate, runs: int = 0) -> dict[str, Any]:
     query = to_query(planner_params(params, c))
     return {
         **c.model_dump(),
+        # your measured runs scale this candidate's TTFT, TPOT and throughput ("" without runs)
+        "calibrated_runs": runs,
+        "speed_caption": calibrated_caption(runs),
         "permalink": f"{url_path(request, 'planner')}?{query}",
         # the layout's manifests with its replicas (target=command|docker|compose|kubernetes|helm)
         "deploy": deploy_link(request, query, c.replicas),
@@ -59,26 +62,33 @@ def deploy_link(request: Request, planner_query: str, replicas: int, target: str
     return f"{url_path(request, 'api_deploy')}?{planner_query}&replicas={replicas}&target={target}"
 
 
-def pareto_json(request: Request, params: FleetParams, p: ParetoPoint) -> dict[str, Any]:
+def pareto_json(request: Request, params: FleetParams, p: ParetoPoint, runs: int = 0) -> dict[str, Any]:
     """A frontier point with its planner view (the Speed section at that point's clients)."""
     planner = point_params(params, p.serve, p.concurrency)
-    return {**p.model_dump(), "permalink": f"{url_path(request, 'planner')}?{to_query(planner)}"}
+    return {
+        **p.model_dump(),
+        "permalink": f"{url_path(request, 'planner')}?{to_query(planner)}",
+        "calibrated_runs": runs,
+        "speed_caption": calibrated_caption(runs),
+    }
 
 
 @api_router.post("/fleet", name="api_fleet")
 def fleet_api(request: Request, params: StrictFleetParams) -> dict[str, Any]:
     """Every layout that starts, sized for the load and ranked by cost; ``best`` meets the SLO if any does."""
     result = fleet_for(params, cluster=cluster_of(params.measured_runs))
-    plan = result.plan
+    plan, runs = result.plan, result.calibrated_runs
     return {
-        "candidates": [candidate_json(request, params, c) for c in plan.candidates],
-        "best": candidate_json(request, params, plan.best) if plan.best is not None else None,
+        "calibrated_runs": runs,
+        "speed_caption": calibrated_caption(runs),
+        "candidates": [candidate_json(request, params, c, runs) for c in plan.candidates],
+        "best": candidate_json(request, params, plan.best, runs) if plan.best is not None else None,
         "best_meets_slo": plan.best_meets_slo,
         "why_none": plan.why_none,
         "notes": plan.notes,
         "layouts_tried": plan.layouts_tried,
         "layouts_started": plan.layouts_started,
-        "pareto": [pareto_json(request, params, p) for p in plan.pareto],
+        "pareto": [pareto_json(request, params, p, runs) for p in plan.pareto],
         "pareto_slo_tokens_per_s_per_user": plan.pareto_slo_tokens_per_s_per_user,
         "inputs": {
             "model": result.resolved.model_label,

@@ -12,12 +12,14 @@ from app.web.fleet.params import FleetParams
 from app.web.inputs.params import PlannerParams, with_serve
 from app.web.inputs.problems import Problem, UnusableInputs
 from app.web.inputs.resolve import Resolved, resolve_strict
+from app.web.measured_runs import bench_of, page_cluster
 
 
 @dataclass(frozen=True)
 class FleetResult:
     resolved: Resolved
     plan: FleetPlan
+    calibrated_runs: int = 0  # > 0: every speed figure is scaled by your cluster's measured runs
 
 
 def fleet_for(
@@ -27,10 +29,13 @@ def fleet_for(
     and the page's ``unusable`` inputs (a load it could not read) stop it before it runs.
 
     The model is resolved as published: the search adds the weight formats itself, or only the one
-    the user fixed with ``quantization``.
+    the user fixed with ``quantization``. Without ``cluster`` (the API's measured_runs) the page's
+    "Your own runs" box (``my_runs``) calibrates the speeds, as on the planner's Speed section.
     """
     if unusable:
         raise UnusableInputs(unusable)
+    if cluster is None:
+        cluster = page_cluster(params, bench_of(params))
     resolved = resolve_strict(params.model_copy(update={"quantization": None}))
     plan = plan_fleet(
         model=resolved.model,
@@ -42,7 +47,7 @@ def fleet_for(
         model_label=resolved.model_label,
         quantization=params.quantization,
     )
-    return FleetResult(resolved, plan)
+    return FleetResult(resolved, plan, cluster.runs if cluster is not None else 0)
 
 
 def planner_params(params: FleetParams, candidate: Candidate) -> PlannerParams:

@@ -24,6 +24,7 @@ from app.web.i18n import page_lang, t, tr
 from app.web.inputs.links import form_values, query_items, to_query, with_typed
 from app.web.inputs.options import Option, catalog_options, version_options
 from app.web.inputs.problems import Problem, error_of, problems_of, stopping, typed_values
+from app.web.measured_runs import calibrated_caption
 from app.web.templating import url_path
 
 MAX_TABLE_ROWS = 15  # the ranked table shows the cheapest; /api/fleet returns every candidate
@@ -58,6 +59,7 @@ FORM_FIELDS = frozenset(
         "gpu_memory_utilization",
         "input_tokens",
         "output_tokens",
+        "my_runs",
     }
     | set(FLEET_FIELDS)
 )
@@ -147,6 +149,7 @@ class FleetView:
     models: tuple[Option, ...]
     devices: tuple[Option, ...]
     versions: tuple[Option, ...]
+    calibrated: str = ""  # "calibrated on your N runs" beside every speed figure, when runs were pasted
 
 
 def money(value: float) -> str:
@@ -390,9 +393,11 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
     pareto: ParetoView | None = None
     more = 0
     model_label, device_name = params.model, params.device
+    calibrated = ""
     try:
         result = fleet_for(params, unusable=stopping(problems))
         plan = result.plan
+        calibrated = calibrated_caption(result.calibrated_runs)
         model_label, device_name = result.resolved.model_label, result.resolved.device.name
         shown = plan.candidates[:MAX_TABLE_ROWS]
         if plan.best is not None and plan.best not in shown:
@@ -412,6 +417,8 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
                 ttft=speed_number(b.ttft_ms),
                 tpot=speed_number(b.tpot_ms),
             )
+            if calibrated:
+                summary = f"{summary} ({calibrated})"
             best_view = BestView(plan.best_meets_slo, summary, tr(plan.why_none) if plan.why_none else "")
         elif plan.why_none:
             best_view = BestView(False, "", tr(plan.why_none))
@@ -448,4 +455,5 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         models=models,
         devices=devices,
         versions=version_options(versions, params.vllm_version),
+        calibrated=calibrated,
     )

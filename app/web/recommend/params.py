@@ -8,6 +8,7 @@ from pydantic import Field
 
 from app.core.specs import ServeConfig
 from app.web.inputs.params import PlannerParams, StrictPlannerParams, with_serve
+from app.web.measured_runs import MAX_MEASURED_RUNS, MeasuredRun
 
 MAX_TOKENS = 10_000_000  # ServeConfig.max_model_len's upper bound
 MAX_DEVICES_PER_NODE = 1024
@@ -23,6 +24,8 @@ class RecommendRequest(StrictPlannerParams):
     nodes: int = Field(default=1, ge=1, le=MAX_NODES)
     allow_fp8_kv: bool = True
     preference: Literal["latency", "throughput"] = "throughput"
+    # your cluster's `vllm bench serve` runs (app/web/measured_runs.py): every speed figure scaled by them
+    measured_runs: list[MeasuredRun] = Field(default_factory=list, max_length=MAX_MEASURED_RUNS)
 
 
 # What the recommender adds to the planner's parameters (not part of a configuration).

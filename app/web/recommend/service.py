@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.core.perf.cluster import ClusterFit
 from app.core.recommend import Recommendation, recommend
 from app.core.specs import ServeConfig
 from app.web.inputs.params import SERVE_FIELDS, PlannerParams, workload_of
 from app.web.inputs.resolve import Resolved, require_usable, resolve_strict
+from app.web.measured_runs import bench_of, calibrated_caption, cluster_of, page_cluster
 from app.web.recommend.params import RECOMMEND_ONLY, RecommendRequest, params_with
 
 
@@ -16,12 +18,16 @@ def recommend_for(
     *,
     target_max_model_len: int | None = None,
     devices_per_node: int | None = None,
+    cluster: ClusterFit | None = None,
     **room: Any,
 ) -> Recommendation:
     """The one recommender call of the web features: the resolved inputs, the target length (default
     the inputs' max_model_len, else the model's maximum) and their target concurrency; ``room``: the
-    API's nodes, allow_fp8_kv and preference. PlannerError propagates."""
+    API's nodes, allow_fp8_kv and preference. Without ``cluster`` (the API's measured_runs) the page's
+    "Your own runs" box (``my_runs``) calibrates every speed figure. PlannerError propagates."""
     params = require_usable(resolved).params
+    if cluster is None:
+        cluster = page_cluster(params, bench_of(params))
     return recommend(
         workload=workload_of(params),
         model=resolved.model,
@@ -31,6 +37,7 @@ def recommend_for(
         target_max_model_len=target_max_model_len or params.max_model_len or resolved.default_len,
         target_concurrency=params.target_concurrency,
         devices_per_node=devices_per_node,
+        cluster=cluster,
         **room,
     )
 
@@ -42,6 +49,7 @@ def run(body: RecommendRequest) -> tuple[Resolved, Recommendation]:
         resolved,
         target_max_model_len=body.target_max_model_len,
         devices_per_node=body.devices_per_node,
+        cluster=cluster_of(body.measured_runs),
         nodes=body.nodes,
         allow_fp8_kv=body.allow_fp8_kv,
         preference=body.preference,
@@ -89,6 +97,9 @@ def payload(resolved: Resolved, rec: Recommendation) -> dict[str, Any]:
         "bisection": rec.bisection.model_dump(),
         "warnings": rec.warnings,
         "speed_workload": rec.speed_workload,
+        # > 0: every speed figure (steps, cheapest layouts) is scaled by your measured runs
+        "calibrated_runs": rec.calibrated_runs,
+        "speed_caption": calibrated_caption(rec.calibrated_runs),
         "cheapest": _cheapest_payload(resolved, rec),
     }
 

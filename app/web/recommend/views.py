@@ -11,6 +11,7 @@ from app.core.recommend.model import SpeedPoint, StepSpeed
 from app.core.specs import ServeConfig
 from app.web.format import gib, integer, speed_number
 from app.web.i18n import t, tr, tr_list
+from app.web.measured_runs import calibrated_caption
 
 
 @dataclass(frozen=True)
@@ -77,11 +78,12 @@ def _side(point: SpeedPoint) -> dict[str, str]:
     }
 
 
-def speed_line(speed: StepSpeed | None) -> str:
-    """One line per step: TPOT, TTFT and output tokens/s before → after, and the basis."""
+def speed_line(speed: StepSpeed | None, calibrated: str = "") -> str:
+    """One line per step: TPOT, TTFT and output tokens/s before → after, and the basis ("calibrated on
+    your N runs" when your measured runs scale them)."""
     if speed is None or not speed.changed:
         return ""
-    basis = t("calibrated") if speed.basis == "calibrated" else t("extrapolated")
+    basis = calibrated or (t("calibrated") if speed.basis == "calibrated" else t("extrapolated"))
     old, new = speed.before, speed.after
     if old is not None and new is not None:
         b, a = _side(old), _side(new)
@@ -120,6 +122,9 @@ def build_view(
     def link(serve: ServeConfig) -> str:
         return link_for(serve) if link_for is not None else ""
 
+    calibrated = calibrated_caption(rec.calibrated_runs)
+    cheapest = tr(rec.cheapest.sentence) if rec.cheapest is not None else ""
+
     return RecommendationView(
         tone="good" if rec.meets_target else "bad",
         meets_target=rec.meets_target,
@@ -138,7 +143,7 @@ def build_view(
                 link=link(s.serve) if s.applied else "",
                 undone=s.undone,
                 undone_reason=tr(s.undone_reason) if s.undone_reason else "",
-                speed=speed_line(s.speed),
+                speed=speed_line(s.speed, calibrated),
             )
             for s in rec.steps
         ],
@@ -157,9 +162,10 @@ def build_view(
             input_tokens=integer(rec.speed_workload.input_tokens),
             output_tokens=integer(rec.speed_workload.output_tokens),
         )
+        + (f" ({calibrated})" if calibrated else "")
         if rec.speed_workload is not None
         else "",
-        cheapest=tr(rec.cheapest.sentence) if rec.cheapest is not None else "",
+        cheapest=f"{cheapest} ({calibrated})" if cheapest and calibrated else cheapest,
         cheapest_link=link(rec.cheapest.serve)
         if rec.cheapest is not None and not rec.cheapest.recommended_is_cheapest
         else "",

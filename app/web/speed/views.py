@@ -37,6 +37,9 @@ LIMIT_LABELS = {
 REGIME_LABELS = {
     "compute": Text("compute: the batches' matrix work binds"),
     "memory_bandwidth": Text("memory bandwidth: reading weights and KV each step binds"),
+    "host": Text(
+        "the host: vLLM's per-step CPU work (scheduling, input preparation, sampling) outlasts the device's step"
+    ),
     "kv_pool": Text("the KV pool: requests wait for blocks or are preempted"),
     "queue": Text("the queue: prompts wait for the running ones"),
 }
@@ -71,6 +74,7 @@ class SpeedView:
     chart: Markup
     table: tuple[tuple[str, str, str, str, bool], ...]  # concurrency, TTFT, TPOT, tokens/s, kv-limited
     bench: BenchView | None = None
+    regime: str = ""  # what binds the steady state (REGIME_LABELS)
     runs_tag: str = ""  # "calibrated on your N runs" beside every figure, when runs were pasted
 
 
@@ -277,5 +281,6 @@ def speed_view(perf: Performance) -> SpeedView:
         chart=speed_chart(perf.curve, concurrency=perf.concurrency, cliff=perf.kv_limited_from_concurrency),
         table=table,
         bench=bench_view(perf.bench) if perf.bench is not None else None,
+        regime=tr(REGIME_LABELS[perf.regime]),
         runs_tag=tr(t("calibrated on your {n} runs", n=perf.calibrated_runs)) if perf.calibrated_runs else "",
     )

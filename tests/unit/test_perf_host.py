@@ -1,0 +1,129 @@
+"""Physics added for issue 23 round 3: the host's per-step work (in series without async scheduling,
+overlapped with it), data-parallel MoE lockstep, tensor parallel across hosts, and the regime it names."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from app.core.catalog import find_device, find_model
+from app.core.estimate import estimate
+from app.core.perf.bench import simulate_bench
+from app.core.perf.bench_args import BenchArgs
+from app.core.perf.physics import (
+    INTER_NODE_BYTES_PER_S,
+    async_scheduling,
+    context_cv,
+    lockstep_factor,
+    step_physics,
+    with_host,
+)
+from app.core.perf.predict import fit_for, performance
+from app.core.perf.schedule import Workload
+from app.core.specs import ServeConfig
+
+SMALL = "Qwen/Qwen3-0.6B"
+A100 = "nvidia-a100-sxm4-80gb"
+# one client, 8 prompts of 128 in / 128 out: tenstorrent's GPU reference runs (bench/data/perf/sources.jsonl)
+ONE_CLIENT = BenchArgs(num_prompts=8, max_concurrency=1, random_input_len=128, random_output_len=128)
+
+
+def test_with_host_adds_in_series_and_overlaps_under_async() -> None:
+    # 1.0 ms of device work, 2.5 ms of host work: 3.5 ms in series, 2.5 ms overlapped (the host paces)
+    assert with_host(device_s=1.0e-3, host_s=2.5e-3, overlapped=False) == pytest.approx(3.5e-3)
+    assert with_host(device_s=1.0e-3, host_s=2.5e-3, overlapped=True) == pytest.approx(2.5e-3)
+    assert with_host(device_s=4.0e-3, host_s=2.5e-3, overlapped=True) == pytest.approx(4.0e-3)
+
+
+def test_async_scheduling_follows_the_release_and_pipeline_parallel() -> None:
+    # 0.11.0 config/scheduler.py: async_scheduling: bool = False; 0.14.0: None -> on unless PP > 1
+    assert async_scheduling(vllm_version="0.11.0", serve=ServeConfig()) is False
+    assert async_scheduling(vllm_version="0.14.0", serve=ServeConfig()) is True
+    assert async_scheduling(vllm_version="0.19.0", serve=ServeConfig(pipeline_parallel_size=2)) is False
+    assert async_scheduling(vllm_version="0.6.3", serve=ServeConfig()) is False  # the V0 engine
+
+
+def _small(version: str) -> tuple:
+    model, device = find_model(SMALL), find_device(A100)
+    serve = ServeConfig(max_model_len=512)
+    est = estimate(model=model, device=device, serve=serve, vllm_version=version)
+    physics = step_physics(estimate=est, model=model, device=device, serve=serve)
+    coefficients = fit_for(family="hopper", vllm_version=version)[1].coefficients()
+    return est, physics, coefficients
+
+
+def test_one_client_pays_the_host_step_in_series_before_0_14() -> None:
+    est, physics, coefficients = _small("0.11.0")
+    assert physics.host_overlapped is False
+    none = replace(coefficients, host_step_s=0.0, host_request_s=0.0)
+    host = replace(coefficients, host_step_s=2.0e-3, host_request_s=50e-6)
+    base = simulate_bench(estimate=est, physics=physics, coefficients=none, args=ONE_CLIENT).values
+    slow = simulate_bench(estimate=est, physics=physics, coefficients=host, args=ONE_CLIENT).values
+    # one request decoding alone: every decode step gains 2.0 ms + 1 x 0.05 ms = 2.05 ms
+    assert slow["mean_tpot_ms"] - base["mean_tpot_ms"] == pytest.approx(2.05, rel=1e-6)
+
+
+def test_async_scheduling_hides_the_host_behind_a_longer_device_step() -> None:
+    est, physics, coefficients = _small("0.19.0")
+    assert physics.host_overlapped is True
+    none = replace(coefficients, host_step_s=0.0, host_request_s=0.0)
+    base = simulate_bench(estimate=est, physics=physics, coefficients=none, args=ONE_CLIENT)
+    device_ms = base.values["mean_tpot_ms"]
+    # a host step shorter than the device's costs nothing; a longer one paces every decode step
+    hidden = replace(coefficients, host_step_s=0.5 * device_ms / 1000, host_request_s=0.0)
+    paced = replace(coefficients, host_step_s=2 * device_ms / 1000, host_request_s=0.0)
+    assert simulate_bench(estimate=est, physics=physics, coefficients=hidden, args=ONE_CLIENT).values[
+        "mean_tpot_ms"
+    ] == pytest.approx(device_ms, rel=1e-9)
+    host_bound = simulate_bench(estimate=est, physics=physics, coefficients=paced, args=ONE_CLIENT)
+    assert host_bound.values["mean_tpot_ms"] == pytest.approx(2 * device_ms, rel=1e-6)
+    assert host_bound.regime == "host" and base.regime != "host"
+
+
+def test_lockstep_factor_by_hand() -> None:
+    # 1,024 in / 1,024 out: one request's context is 1024 + U x 1024, sd 1024 / sqrt(12) = 295.6 around
+    # 1536: cv 0.19245. Four ranks of 16 requests: Blom's z_4 = inv_cdf(3.625 / 4.25) = 1.04913, so the
+    # slowest rank reads 1 + 1.04913 x 0.19245 / 4 = 1.05048 of the mean KV.
+    cv = context_cv(input_tokens=1024, output_tokens=1024)
+    assert cv == pytest.approx(0.19245, rel=1e-4)
+    assert lockstep_factor(ranks=4, batch=16, context_cv=cv) == pytest.approx(1.05048, rel=1e-4)
+    assert lockstep_factor(ranks=1, batch=16, context_cv=cv) == 1.0  # a dense model's ranks step alone
+
+
+def test_dp_moe_steps_at_the_slowest_rank(monkeypatch: pytest.MonkeyPatch) -> None:
+    model, device = find_model("Qwen/Qwen3-235B-A22B-FP8"), find_device("nvidia-h200-141gb")
+    serve = ServeConfig(data_parallel_size=4, enable_expert_parallel=True, max_model_len=2304)
+    est = estimate(model=model, device=device, serve=serve, vllm_version="0.19.0")
+    # 64 clients of 1,024 / 1,024 over 4 ranks: 16 decode per rank, so the KV read (and only it) is
+    # stretched by at most the factor worked by hand above, 1.0505
+    workload = Workload(input_tokens=1024, output_tokens=1024, concurrency=64)
+
+    def tpot() -> float:
+        return performance(
+            estimate=est, model=model, device=device, serve=serve, workload=workload, with_curve=False
+        ).tpot_ms.expected
+
+    lockstep = tpot()
+    monkeypatch.setattr("app.core.perf.schedule.lockstep_ranks", lambda physics: 1)
+    alone = tpot()
+    assert 1.0 < lockstep / alone < 1.0505
+
+
+def test_tp_across_hosts_all_reduces_over_the_network() -> None:
+    model, device = find_model("meta-llama/Llama-3.1-70B"), find_device("nvidia-h100-sxm-80gb")
+    serve = ServeConfig(tensor_parallel_size=16, max_model_len=4096)
+    est = estimate(model=model, device=device, serve=serve, vllm_version="0.19.0")
+    physics = step_physics(estimate=est, model=model, device=device, serve=serve)
+    # 16 > the 8 H100s of a node: one 400 Gb/s NIC per GPU, 50 GB/s each way (not NVLink's 450)
+    assert physics.link_bytes_per_s == INTER_NODE_BYTES_PER_S == 50 * 10**9
+    perf = performance(
+        estimate=est,
+        model=model,
+        device=device,
+        serve=serve,
+        workload=Workload(input_tokens=1024, output_tokens=256, concurrency=8),
+        with_curve=False,
+    )
+    assert perf.basis == "extrapolated"
+    assert any("the hosts' network" in str(note) or "all-reduces over" in str(note) for note in perf.notes)
