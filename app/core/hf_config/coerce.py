@@ -234,6 +234,12 @@ def _lookup(cfgs: _Configs, key: str) -> Any:
     return cfgs.top.get(key)
 
 
+def _lookup_flag(cfgs: _Configs, key: str) -> bool | None:
+    """A boolean key read as :func:`_lookup` reads it (text tower, then top level); None when absent."""
+    value = _lookup(cfgs, key)
+    return None if value is None else _as_bool(key, value)
+
+
 def _config_error(exc: ValidationError) -> ConfigError:
     error = exc.errors()[0]
     field = str(error["loc"][0]) if error["loc"] else "config"

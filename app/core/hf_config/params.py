@@ -14,7 +14,6 @@ from app.core.hf_config.coerce import (
     MAX_DIM,
     MAX_EXPERTS,
     MAX_LAYERS,
-    _as_bool,
     _as_float,
     _as_int,
     _as_list,
@@ -23,7 +22,7 @@ from app.core.hf_config.coerce import (
     _first_int,
     _flag,
     _int,
-    _lookup,
+    _lookup_flag,
     _present,
     _split_configs,
 )
@@ -351,9 +350,8 @@ def _mixer_params(spec: MambaSpec, cfgs: _Configs, g: _Geometry) -> int:
 
 
 def _tied(cfgs: _Configs) -> bool:
-    value = _lookup(cfgs, "tie_word_embeddings")
     # Missing key: the config class default (CLASS_DEFAULTS, TIED_BY_DEFAULT_MODEL_TYPES), else untied.
-    return False if value is None else _as_bool("tie_word_embeddings", value)
+    return _lookup_flag(cfgs, "tie_word_embeddings") is True
 
 
 def _breakdown(cfgs: _Configs, g: _Geometry, layers: _Layers, moe: _Moe | None) -> ParamBreakdown:

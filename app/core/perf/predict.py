@@ -15,6 +15,7 @@ from app.core.errors import PlannerError
 from app.core.perf.bench import (
     BAND_OF_KEY,
     MEMORY_BOUND_SHARE,
+    BenchPoint,
     BenchResult,
     Regime,
     banded,
@@ -419,13 +420,7 @@ def bench_serve(
             ),
         )
     try:
-        point = simulate_bench(
-            estimate=estimate,
-            physics=physics,
-            coefficients=fit.bench_coefficients(),
-            args=args,
-            prefix_cache=serve.enable_prefix_caching is not False,
-        )
+        point = _simulated(estimate=estimate, physics=physics, fit=fit, serve=serve, args=args)
     except SimulationError:
         raise PlannerError(
             "bench.num_prompts",
@@ -435,6 +430,20 @@ def bench_serve(
         ) from None
     scaled = {k: v * scale[BAND_OF_KEY[k]] for k, v in point.values.items()}
     return banded(point.model_copy(update={"values": scaled}), args=args, bands=bands, widen=widen)
+
+
+def _simulated(
+    *, estimate: Estimate, physics: StepPhysics, fit: FamilyFit, serve: ServeConfig, args: BenchArgs
+) -> BenchPoint:
+    """The run as the shipped coefficients simulate it: the server's prefix cache on unless turned off
+    (vLLM V1's default), for the page's benchmark and for each of your measured runs alike."""
+    return simulate_bench(
+        estimate=estimate,
+        physics=physics,
+        coefficients=fit.bench_coefficients(),
+        args=args,
+        prefix_cache=serve.enable_prefix_caching is not False,
+    )
 
 
 def _bands(fit: FamilyFit, cluster: ClusterFit | None, *, kv_limited: bool) -> dict[str, tuple[float, float]]:
@@ -568,11 +577,5 @@ def compare_run(
     """One of your measured runs against what the shipped model predicts for it."""
     _family, fit = fit_for(family=device_family(device)[0], vllm_version=estimate.vllm_version)
     physics = step_physics(estimate=estimate, model=model, device=device, serve=serve)
-    point = simulate_bench(
-        estimate=estimate,
-        physics=physics,
-        coefficients=fit.bench_coefficients(),
-        args=args,
-        prefix_cache=serve.enable_prefix_caching is not False,
-    )
+    point = _simulated(estimate=estimate, physics=physics, fit=fit, serve=serve, args=args)
     return RunComparison(predicted=point.values, measured=measured)
