@@ -4,42 +4,25 @@ device matching. Every number below is printed in the log it names."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
-from app.core.diagnose import diagnose
-from app.core.logs import parse_startup_log
+from app.core.diagnose import Diagnosis, diagnose
+from app.core.logs import LogFacts, parse_startup_log
 from app.core.specs import GIB
+from tests import log_sets
+from tests.log_sets import LOGS_DIR, check_log
 
-DIR = Path(__file__).resolve().parents[1] / "data" / "logs" / "collected"
-SOURCES = {
-    k: v for k, v in json.loads((DIR / "sources.json").read_text(encoding="utf-8")).items() if k[0] != "_"
-}
-
-
-def expected_value(value: object) -> object:
-    if isinstance(value, str) and value.endswith(" GiB"):
-        return round(float(value.removesuffix(" GiB")) * GIB)
-    return value
+DIR = LOGS_DIR / "collected"
+SOURCES = log_sets.sources(DIR)
 
 
 @pytest.mark.parametrize("name", sorted(SOURCES))
 def test_verdict_facts_and_nothing_claimed(name: str) -> None:
-    text = (DIR / name).read_text(encoding="utf-8")
-    expect = SOURCES[name]["expect"]
-    facts = parse_startup_log(text).model_dump()
-    assert diagnose(log_text=text, metrics_text=None).verdict == expect["verdict"]
-    for field, value in expect["facts"].items():
-        assert facts[field] == expected_value(value), field
-    for field in expect.get("absent", []):
-        assert facts[field] is None, field
+    check_log(DIR, name, SOURCES[name]["expect"])
 
 
-def read(name: str):  # type: ignore[no-untyped-def]
-    text = (DIR / name).read_text(encoding="utf-8")
-    return parse_startup_log(text), diagnose(log_text=text, metrics_text=None)
+def read(name: str) -> tuple[LogFacts, Diagnosis]:
+    return log_sets.read(DIR, name)
 
 
 def test_ascend_byte_budget_line_is_the_pool_and_the_total() -> None:
