@@ -246,6 +246,22 @@ VERDICTS: dict[VerdictKey, VerdictInfo] = {
 }
 
 
+# The input a refusal names, for messages that point at one field (the speed sections: no speed while
+# vLLM refuses): the cause's own flag where it has one, else the verdict's (S-side: max_model_len).
+CAUSE_FIELD: dict[str, str] = {
+    "mamba_blocks": "max_num_seqs",
+    "max_len_above_derived": "max_model_len",
+    "startup_free_memory": "gpu_memory_utilization",
+}
+
+
+def refusal_field(*, verdict: str, error_kind: str | None) -> str:
+    """``refusal_field(verdict="n_bound", error_kind="mamba_blocks")`` -> ``"max_num_seqs"``."""
+    if error_kind in CAUSE_FIELD:
+        return CAUSE_FIELD[error_kind]
+    return "max_model_len" if verdict == "s_bound" else "gpu_memory_utilization"
+
+
 # A cause the doctor reads from the log's error can need other remedies than its verdict's: vLLM
 # refuses to start when the device's free memory is below the requested share (another process holds
 # it), so raising --gpu-memory-utilization, the budget verdict's first remedy, makes it worse.

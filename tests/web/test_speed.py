@@ -121,3 +121,15 @@ def test_cli_perf(capsys: pytest.CaptureFixture[str]) -> None:
     assert "TPOT" in capsys.readouterr().out
     assert main(["perf", "llama-3.1-8b", "--device", "h100", "--concurrency", "lots"]) == 2
     assert "concurrency" in capsys.readouterr().err
+
+
+def test_no_speed_while_vllm_refuses_names_the_refusals_own_flag(client: Any) -> None:
+    # Qwen3.5-27B on one H100 at 0.33.0's defaults: vLLM refuses max_num_seqs 1,024 above the pool's
+    # Mamba cache blocks (tests/unit/test_verdicts.py), so the error names --max-num-seqs, not the budget
+    body = {"model": "Qwen/Qwen3.5-27B", "device": "h100", "max_model_len": 32768}
+    estimate = client.post("/api/estimate", json=body).json()
+    assert estimate["error_kind"] == "mamba_blocks"
+    response = client.post("/api/performance", json=body)
+    assert response.status_code == 422
+    detail = json.dumps(response.json()["detail"])
+    assert "max_num_seqs" in detail and "gpu_memory_utilization" not in detail

@@ -36,6 +36,7 @@ from app.core.perf.simulate import SimulationError
 from app.core.result import Estimate, Range
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Msg, Text
+from app.core.verdicts import refusal_field
 
 COEFFICIENTS_FILE = Path(__file__).with_name("coefficients.json")
 MS_PER_S = 1000.0
@@ -478,7 +479,7 @@ def performance(
     validate_workload(workload, max_model_len=estimate.max_model_len)
     if not estimate.fits or estimate.num_gpu_blocks <= 0:
         raise PlannerError(
-            "max_model_len" if estimate.verdict == "s_bound" else "gpu_memory_utilization",
+            refusal_field(verdict=estimate.verdict, error_kind=estimate.error_kind),
             Text(
                 "vLLM would not start with these settings, so there is no speed to show: make it fit first."
             ),
