@@ -42,7 +42,12 @@ class Snapshot(Frozen):
 
 
 class SpeedPoint(Frozen):
-    """performance() of one configuration at the planner's speed workload (app.core.perf.predict)."""
+    """performance() of one configuration at the planner's speed workload (app.core.perf.predict).
+
+    A subset of :class:`~app.core.perf.predict.Performance`: each field has its name there and is read
+    from it by name (``SpeedPoint.model_validate(perf, from_attributes=True)``), so no field is copied by
+    hand. E.g. a Performance with tpot_ms 21.5 ms expected gives a SpeedPoint with tpot_ms 21.5 ms.
+    """
 
     ttft_ms: Range
     tpot_ms: Range

@@ -33,14 +33,8 @@ COST_TIE_FRACTION = 0.05
 
 
 def _point(perf: Performance) -> SpeedPoint:
-    return SpeedPoint(
-        ttft_ms=perf.ttft_ms,
-        tpot_ms=perf.tpot_ms,
-        output_tokens_per_s=perf.output_tokens_per_s,
-        kv_limited=perf.kv_limited,
-        basis=perf.basis,
-        calibrated_runs=perf.calibrated_runs,
-    )
+    """The step table's few figures of one prediction: SpeedPoint's fields read from ``perf`` by name."""
+    return SpeedPoint.model_validate(perf, from_attributes=True)
 
 
 def not_modelled(serve: ServeConfig) -> str | None:
