@@ -103,54 +103,94 @@ class BackendPriority:
     backends: tuple[str, ...]
 
 
+# Sampler peak in fp32-logit copies, fitted by bench/calibrate.py (docs/model.md): 3.75 on 39 real
+# 0.19.0 H100 logs; 9.6 = (5.64 GiB - 0.05 GiB base) / 0.58 GiB of logits for Qwen3-14B on 0.15/0.16,
+# the only older-era evidence (so the forward-pass constants are shared, not refitted).
+_SAMPLER_COPIES = 3.75
+_SAMPLER_COPIES_OLD = 9.6
+
+# Backend name lists (order = vLLM's priority), shared by several entries below.
+_MLA_0_11 = ("CUTLASS_MLA", "FLASHMLA", "TRITON_MLA")
+_V1_ATTENTION = (
+    BackendPriority(
+        mla=False, min_sm=100, backends=("FLASHINFER", "FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION")
+    ),
+    BackendPriority(
+        mla=False, min_sm=0, backends=("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION")
+    ),
+)
+_MLA_SM90 = BackendPriority(
+    mla=True, min_sm=0, backends=("FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA")
+)
+
+
 @dataclass(frozen=True)
 class VersionRules:
-    version: str  # the known release these rules are (the bracket)
-    version_tuple: Version
-    engine: Literal["v0", "v1"]
-    default_gpu_memory_utilization: float
-    requested_uses_ceil: bool  # requested = ceil(T*u) (>=0.14) or the float product
-    budget_style: BudgetStyle
-    cuda_graph_budgeted: bool  # CUDA-graph estimate subtracted before KV sizing
-    hybrid_allocator: bool  # sliding/chunked/mamba layers get their own KV groups
-    tokens_formula: TokensFormula
-    concurrency_formula: ConcurrencyFormula
-    needed_formula: NeededFormula
-    inflight_uses_batches: bool  # IF = max_concurrent_batches x MNBT (>=0.27) instead of MNBT
-    null_block_in_check: bool  # capacity check uses available - bytes_per_block (>=0.30)
-    merged_capacity_line: bool  # one "KV cache size ..., Maximum concurrency ..." line (>=0.30)
-    format_gib_style: GibStyle  # %.2f or str(round(x, 2)) (>=0.14)
-    weights_log: WeightsLog
-    error_style: ErrorStyle
-    sampler_logit_copies: float  # profile-run sampler peak, in fp32 logits copies (see budget.py)
-    swap_space_used: bool  # V0 swap preemption; ignored by V1, removed in 0.20+
-    has_swap_space_flag: bool  # `--swap-space` still parsed (until 0.19)
-    has_kv_offloading_flags: bool  # --kv-offloading-size (0.14+)
-    has_auto_fit: bool  # --max-model-len auto / -1 (0.14+)
-    has_kv_cache_memory_bytes_flag: bool  # --kv-cache-memory-bytes (0.10+)
-    prefix_caching_default: bool  # --enable-prefix-caching when not given (V1: on, §6)
-    chunked_prefill_auto_above: int | None  # V0: on only above this max_model_len; None: always on (V1)
+    """The rules of one release. Each field's default is vLLM 0.6.6's (V0) behaviour, the base row
+    :data:`BASE`; a :data:`CHANGELOG` entry changes fields from its release on.
+
+    E.g. ``rules_for("0.33.0").default_gpu_memory_utilization`` is 0.92 (the 0.20.2 entry) and
+    ``BASE.default_gpu_memory_utilization`` 0.9 (the default below, §7).
+    """
+
+    version: str = "0.6.6"  # the known release these rules are (the bracket)
+    version_tuple: Version = (0, 6, 6)
+    engine: Literal["v0", "v1"] = "v0"
+    default_gpu_memory_utilization: float = 0.9  # §7: 0.9 through 0.14.0
+    requested_uses_ceil: bool = False  # requested = ceil(T*u) (>=0.14) or the float product
+    budget_style: BudgetStyle = "v0"
+    cuda_graph_budgeted: bool = False  # CUDA-graph estimate subtracted before KV sizing
+    hybrid_allocator: bool = False  # sliding/chunked/mamba layers get their own KV groups
+    tokens_formula: TokensFormula = "none"
+    concurrency_formula: ConcurrencyFormula = "blocks_x_block_size_div_len"
+    needed_formula: NeededFormula = "v0"
+    inflight_uses_batches: bool = False  # IF = max_concurrent_batches x MNBT (>=0.27) instead of MNBT
+    null_block_in_check: bool = False  # capacity check uses available - bytes_per_block (>=0.30)
+    merged_capacity_line: bool = False  # one "KV cache size ..., Maximum concurrency ..." line (>=0.30)
+    format_gib_style: GibStyle = "fixed2"  # %.2f or str(round(x, 2)) (>=0.14)
+    weights_log: WeightsLog = "took_gb"
+    error_style: ErrorStyle = "v0"
+    # profile-run sampler peak, in fp32 logits copies (see budget.py)
+    sampler_logit_copies: float = _SAMPLER_COPIES
+    swap_space_used: bool = True  # V0 swap preemption; ignored by V1, removed in 0.20+
+    has_swap_space_flag: bool = True  # `--swap-space` still parsed (until 0.19)
+    has_kv_offloading_flags: bool = False  # --kv-offloading-size (0.14+)
+    has_auto_fit: bool = False  # --max-model-len auto / -1 (0.14+)
+    has_kv_cache_memory_bytes_flag: bool = False  # --kv-cache-memory-bytes (0.10+)
+    prefix_caching_default: bool = False  # --enable-prefix-caching when not given (V1: on, §6)
+    # V0: on only above this max_model_len; None: always on (V1)
+    chunked_prefill_auto_above: int | None = V0_CHUNKED_PREFILL_ABOVE
     # `vllm serve` defaults by device: first matching tier, else the SMALL_DEVICE_* values
-    batch_tiers: tuple[BatchTier, ...]
-    block_size_choices: tuple[int, ...] | None  # `--block-size` choices; None = any positive int
-    backend_priorities: tuple[BackendPriority, ...]
-    has_fp8_ds_mla: bool  # `--kv-cache-dtype fp8_ds_mla` (sparse MLA) exists
-    block_size_log: Literal["flashmla_forcing", "setting_for_backends"]  # the line when B != 16
-    group_size_max_ratio: float | None  # hybrid groups: largest bucket as group size if max < ratio x min
-    free_memory_check: bool  # start-up "Free memory on device ... is less than desired" check
-    free_memory_device: str  # how that message names the device
-    free_memory_check_with_kv_bytes: bool  # the check also runs under --kv-cache-memory-bytes
-    v0_blocks_word: Literal["GPU", "platform"]  # V0 "# GPU blocks" or "# cuda blocks"
-    autofit_log: Literal["gpu_memory", "kv_cache_memory"]  # wording of the auto-fit line
+    # V0 0.6.6: 256 sequences; 2048 tokens with chunked prefill, else max(L, 2048) (§7)
+    batch_tiers: tuple[BatchTier, ...] = ()
+    # `--block-size` choices; None = any positive int; 0.6.6 arg_utils --block-size choices (§5.1)
+    block_size_choices: tuple[int, ...] | None = (8, 16, 32, 64, 128)
+    backend_priorities: tuple[BackendPriority, ...] = (
+        BackendPriority(mla=True, min_sm=0, backends=_MLA_0_11),
+        BackendPriority(mla=False, min_sm=0, backends=("FLASH_ATTN", "XFORMERS")),  # V0 selector
+    )
+    has_fp8_ds_mla: bool = False  # `--kv-cache-dtype fp8_ds_mla` (sparse MLA) exists
+    # the line when B != 16; 0.11.0 cuda.py "Forcing kv cache block size to 64 for FlashMLA backend."
+    block_size_log: Literal["flashmla_forcing", "setting_for_backends"] = "flashmla_forcing"
+    # hybrid groups: largest bucket as group size if max < ratio x min
+    group_size_max_ratio: float | None = None
+    free_memory_check: bool = False  # start-up "Free memory on device ... is less than desired" check
+    free_memory_device: str = "device "  # how that message names the device
+    free_memory_check_with_kv_bytes: bool = False  # the check also runs under --kv-cache-memory-bytes
+    # V0 "# GPU blocks" or "# cuda blocks"; 0.6.6 "# GPU blocks: %d, # CPU blocks: %d"
+    v0_blocks_word: Literal["GPU", "platform"] = "GPU"
+    autofit_log: Literal["gpu_memory", "kv_cache_memory"] = "gpu_memory"  # wording of the auto-fit line
     # wording of the ValueError for --max-model-len above the derived maximum (estimate._too_long_error)
-    max_len_error_wording: Literal["incorrect_outputs", "caution"]
-    sparse_mla_flashinfer_on_sm100: bool  # sparse MLA (V3.2/GLM-5) prefers FlashInfer's kernel on SM100
+    # 0.6.6 and 0.8.5 config.py _get_and_verify_max_len
+    max_len_error_wording: Literal["incorrect_outputs", "caution"] = "incorrect_outputs"
+    # sparse MLA (V3.2/GLM-5) prefers FlashInfer's kernel on SM100
+    sparse_mla_flashinfer_on_sm100: bool = False
     # Mamba SSM state dtype overrides (kv.mamba_ssm_dtype_bytes): Nemotron-H's default when the config
     # names none (None: the model dtype), and whether Qwen3.5 reads `mamba_ssm_dtype` from its config
-    nemotron_h_ssm_dtype_default: Literal["float16", "float32"] | None
-    qwen3_5_reads_ssm_dtype: bool
+    nemotron_h_ssm_dtype_default: Literal["float16", "float32"] | None = None
+    qwen3_5_reads_ssm_dtype: bool = False
     # The planner's own: activation/graph models were calibrated on logs of these releases (docs/model.md).
-    measured_parts_calibrated: bool
+    measured_parts_calibrated: bool = False
     # --async-scheduling when not given: the scheduler prepares step N+1 while the device runs step N, so
     # the host's per-step work overlaps the device's instead of adding to it (app/core/perf/physics.py)
     async_scheduling_default: bool = False
@@ -202,86 +242,25 @@ class VersionRules:
     glm_dsa_fp8_kv_on_sm100: bool = False
     checkpoint_kv_dtype_compressed_tensors: bool = False
     # Sparse MLA (DeepSeek-V3.2 / GLM-5 indexer) on SM90, platforms/cuda.py _get_backend_priorities: the sparse
+
     # tail of the MLA list (0.19.0: FLASHMLA_SPARSE; 0.26.0: FLASH_ATTN_MLA_SPARSE first; 0.30.0: then
     # FLASHINFER_MLA_SPARSE_SM90, the one that takes an fp8_e4m3 cache); on SM100 with a bf16 cache and
     # <= 16 heads, FLASH_ATTN_MLA_SPARSE_FA4 ahead of FlashInfer's sparse kernel (0.33.0)
     # model_executor/models/registry.py inspect_model_cls under --model-impl auto: an architecture outside vLLM's
+
     # registry falls back to the Transformers modeling backend when transformers has a compatible class
     # (_try_resolve_transformers); read for 0.33.0 with its transformers 5.20.2 (hf_config/transformers_fallback.json)
+
     transformers_fallback: bool = False
     # DeepSeek-V4's caches sized as 0.33.0 packs them (app/core/kv_dsv4.py); 0.20.2-0.32 were not read (warned)
+
     dsv4_cache: bool = False
     sparse_mla_sm90: tuple[str, ...] = ("FLASHMLA_SPARSE",)
     sparse_mla_fa4_small_heads: bool = False
 
 
-# Sampler peak in fp32-logit copies, fitted by bench/calibrate.py (docs/model.md): 3.75 on 39 real
-# 0.19.0 H100 logs; 9.6 = (5.64 GiB - 0.05 GiB base) / 0.58 GiB of logits for Qwen3-14B on 0.15/0.16,
-# the only older-era evidence (so the forward-pass constants are shared, not refitted).
-_SAMPLER_COPIES = 3.75
-_SAMPLER_COPIES_OLD = 9.6
-
-# Backend name lists (order = vLLM's priority), shared by several entries below.
-_MLA_0_11 = ("CUTLASS_MLA", "FLASHMLA", "TRITON_MLA")
-_V1_ATTENTION = (
-    BackendPriority(
-        mla=False, min_sm=100, backends=("FLASHINFER", "FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION")
-    ),
-    BackendPriority(
-        mla=False, min_sm=0, backends=("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION")
-    ),
-)
-_MLA_SM90 = BackendPriority(
-    mla=True, min_sm=0, backends=("FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA")
-)
-
-# vLLM 0.6 (V0), the first release the planner models (reference §0: 0.6.6.post1).
-BASE = VersionRules(
-    version="0.6.6",
-    version_tuple=(0, 6, 6),
-    engine="v0",
-    default_gpu_memory_utilization=0.9,  # §7: 0.9 through 0.14.0
-    requested_uses_ceil=False,
-    budget_style="v0",
-    cuda_graph_budgeted=False,
-    hybrid_allocator=False,
-    tokens_formula="none",
-    concurrency_formula="blocks_x_block_size_div_len",
-    needed_formula="v0",
-    inflight_uses_batches=False,
-    null_block_in_check=False,
-    merged_capacity_line=False,
-    format_gib_style="fixed2",
-    weights_log="took_gb",
-    error_style="v0",
-    sampler_logit_copies=_SAMPLER_COPIES,
-    swap_space_used=True,
-    has_swap_space_flag=True,
-    has_kv_offloading_flags=False,
-    has_auto_fit=False,
-    has_kv_cache_memory_bytes_flag=False,
-    prefix_caching_default=False,
-    chunked_prefill_auto_above=V0_CHUNKED_PREFILL_ABOVE,
-    batch_tiers=(),  # V0 0.6.6: 256 sequences; 2048 tokens with chunked prefill, else max(L, 2048) (§7)
-    block_size_choices=(8, 16, 32, 64, 128),  # 0.6.6 arg_utils --block-size choices (§5.1)
-    backend_priorities=(
-        BackendPriority(mla=True, min_sm=0, backends=_MLA_0_11),
-        BackendPriority(mla=False, min_sm=0, backends=("FLASH_ATTN", "XFORMERS")),  # V0 selector
-    ),
-    has_fp8_ds_mla=False,
-    block_size_log="flashmla_forcing",  # 0.11.0 cuda.py "Forcing kv cache block size to 64 for FlashMLA backend."
-    group_size_max_ratio=None,
-    free_memory_check=False,
-    free_memory_device="device ",
-    free_memory_check_with_kv_bytes=False,
-    v0_blocks_word="GPU",  # 0.6.6 "# GPU blocks: %d, # CPU blocks: %d"
-    autofit_log="gpu_memory",
-    max_len_error_wording="incorrect_outputs",  # 0.6.6 and 0.8.5 config.py _get_and_verify_max_len
-    sparse_mla_flashinfer_on_sm100=False,
-    nemotron_h_ssm_dtype_default=None,
-    qwen3_5_reads_ssm_dtype=False,
-    measured_parts_calibrated=False,
-)
+# vLLM 0.6 (V0), the first release the planner models (reference §0: 0.6.6.post1): the defaults above.
+BASE = VersionRules()
 
 
 @dataclass(frozen=True)
