@@ -203,6 +203,17 @@ class Context:
 
 
 TextFn = Callable[[Context, ServeConfig | None], str]
+# A row's effect or cost: worded from the context and the candidate, or one sentence that depends on neither.
+Explain = TextFn | str
+
+
+def explain(text: Explain, ctx: Context, chosen: ServeConfig | None) -> str:
+    """A row's effect or cost for the candidate it chose or tried (None: none).
+
+    A fixed sentence is returned as it is; a function is called, e.g. ``side.MNBT_EFFECT`` for 8,192 →
+    4,096 batched tokens names the activation peaks of both.
+    """
+    return text if isinstance(text, str) else text(ctx, chosen)
 
 
 @dataclass(frozen=True)
@@ -213,7 +224,8 @@ class Rule:
     order of increasing strength; ``search`` says how to pick: ``always`` takes the first (the row sets
     the user's own target), ``first_meeting`` scans for the first that meets the target (else the best
     improvement), ``monotone`` binary-searches a list whose strength grows monotonically.
-    ``effect``/``cost`` explain the row for the candidate it chose (or tried best; None if none).
+    ``effect``/``cost`` explain the row for the candidate it chose (or tried best; None if none): a
+    function of both, or a fixed sentence where the row's wording depends on neither (:func:`explain`).
     ``side`` rows are listed only where ``relevant`` says they can help.
     """
 
@@ -222,8 +234,8 @@ class Rule:
     fields: tuple[str, ...]
     check: Callable[[Context], str | None]
     candidates: Callable[[Context], list[ServeConfig]]
-    effect: TextFn
-    cost: TextFn
+    effect: Explain
+    cost: Explain
     search: Search = "first_meeting"
     must_meet: bool = False  # apply only a candidate that reaches the target (costly levers)
     side: bool = False

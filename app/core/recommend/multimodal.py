@@ -36,7 +36,6 @@ def mm_effect(ctx: Context, chosen: ServeConfig | None) -> str:
     return freed_effect(ctx, chosen, name=MULTIMODAL_ITEM)
 
 
-def mm_cost(ctx: Context, chosen: ServeConfig | None) -> str:
-    return Text(
-        "No image or video input: vLLM runs the model text-only and refuses requests that carry images or videos."
-    )
+MM_COST = Text(
+    "No image or video input: vLLM runs the model text-only and refuses requests that carry images or videos."
+)

@@ -100,10 +100,9 @@ def free_effect(ctx: Context, chosen: ServeConfig | None) -> str:
     )
 
 
-def free_cost(ctx: Context, chosen: ServeConfig | None) -> str:
-    return Text(
-        "A smaller budget leaves a smaller KV pool; the steps below can only add to it up to the free share, never above. Or free the device from the other processes (then the budget can stay as it was)."
-    )
+FREE_COST = Text(
+    "A smaller budget leaves a smaller KV pool; the steps below can only add to it up to the free share, never above. Or free the device from the other processes (then the budget can stay as it was)."
+)
 
 
 # --- 2. more sequences than Mamba cache blocks -------------------------------------------------------
@@ -144,10 +143,9 @@ def mamba_effect(ctx: Context, chosen: ServeConfig | None) -> str:
     )
 
 
-def mamba_cost(ctx: Context, chosen: ServeConfig | None) -> str:
-    return Text(
-        "At most that many sequences run at once; the rest queue. Or --enforce-eager: vLLM skips the check without full CUDA graphs, at the cost of slower decode (every step launches its kernels one by one)."
-    )
+MAMBA_COST = Text(
+    "At most that many sequences run at once; the rest queue. Or --enforce-eager: vLLM skips the check without full CUDA graphs, at the cost of slower decode (every step launches its kernels one by one)."
+)
 
 
 # --- 3. max_model_len above the model's maximum ----------------------------------------------------------

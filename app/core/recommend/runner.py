@@ -11,7 +11,7 @@ from app.core.errors import PlannerError
 from app.core.perf.cluster import ClusterFit
 from app.core.perf.schedule import Workload
 from app.core.recommend.bisection import bisection_for
-from app.core.recommend.engine import Context, Engine, Rule, changes_text, progress_text
+from app.core.recommend.engine import Context, Engine, Rule, changes_text, explain, progress_text
 from app.core.recommend.model import Preference, Recommendation, Search, Step
 from app.core.recommend.rules import RULES
 from app.core.recommend.speed import cheapest, step_speed
@@ -80,8 +80,8 @@ def _run_rule(rule: Rule, ctx: Context) -> Step | None:
             label=rule.label,
             applied=False,
             reason=reason,
-            effect=rule.effect(ctx, tried),
-            cost=rule.cost(ctx, tried),
+            effect=explain(rule.effect, ctx, tried),
+            cost=explain(rule.cost, ctx, tried),
             before=before,
             after=before,
             serve=current,
@@ -124,8 +124,8 @@ def _run_rule(rule: Rule, ctx: Context) -> Step | None:
             changes=changes_text(ctx, current, choice.chosen),
             progress=progress_text(ctx, choice.chosen),
         ),
-        effect=rule.effect(ctx, choice.chosen),
-        cost=rule.cost(ctx, choice.chosen),
+        effect=explain(rule.effect, ctx, choice.chosen),
+        cost=explain(rule.cost, ctx, choice.chosen),
         before=before,
         after=eng.snapshot(choice.chosen),
         serve=choice.chosen,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from app.core.errors import PlannerError
-from app.core.recommend.engine import Context, gib_text
+from app.core.recommend.engine import Context, TextFn, gib_text
 from app.core.result import ErrorKind
 from app.core.specs import ServeConfig
 from app.core.text import Text
@@ -129,35 +129,38 @@ def chunked_candidates(ctx: Context) -> list[ServeConfig]:
     return [ctx.serve.model_copy(update=update)]
 
 
-def _activation_effect(ctx: Context, chosen: ServeConfig | None, *, what: str) -> str:
-    if chosen is None:
-        return what
-    b, a = ctx.now, ctx.engine.at(chosen)
-    return Text(
-        "{what} max_num_batched_tokens {max_num_batched_tokens:,} → {max_num_batched_tokens2:,}: activation peak {activation_peak_bytes} → {activation_peak_bytes2} (frees {activation_peak_bytes3} for KV).",
-        what=what,
-        max_num_batched_tokens=b.max_num_batched_tokens,
-        max_num_batched_tokens2=a.max_num_batched_tokens,
-        activation_peak_bytes=gib_text(b.activation_peak_bytes),
-        activation_peak_bytes2=gib_text(a.activation_peak_bytes),
-        activation_peak_bytes3=gib_text(b.activation_peak_bytes - a.activation_peak_bytes),
+def activation_effect(what: str) -> TextFn:
+    """The effect of a lever that lowers the profile run's batched tokens: ``what`` says why, then the
+    peaks before and after, e.g. "... max_num_batched_tokens 16,384 → 8,192: activation peak 2.10 GiB →
+    1.05 GiB (frees 1.05 GiB for KV)." (the figures are the engine's estimates of both configurations)."""
+
+    def effect(ctx: Context, chosen: ServeConfig | None) -> str:
+        if chosen is None:
+            return what
+        b, a = ctx.now, ctx.engine.at(chosen)
+        return Text(
+            "{what} max_num_batched_tokens {max_num_batched_tokens:,} → {max_num_batched_tokens2:,}: activation peak {activation_peak_bytes} → {activation_peak_bytes2} (frees {activation_peak_bytes3} for KV).",
+            what=what,
+            max_num_batched_tokens=b.max_num_batched_tokens,
+            max_num_batched_tokens2=a.max_num_batched_tokens,
+            activation_peak_bytes=gib_text(b.activation_peak_bytes),
+            activation_peak_bytes2=gib_text(a.activation_peak_bytes),
+            activation_peak_bytes3=gib_text(b.activation_peak_bytes - a.activation_peak_bytes),
+        )
+
+    return effect
+
+
+CHUNKED_EFFECT = activation_effect(
+    Text(
+        "Without chunked prefill a whole max_model_len prompt is one batch, so the profile run peaks at max_num_batched_tokens ≥ max_model_len. Chunking lowers"
     )
+)
 
 
-def chunked_effect(ctx: Context, chosen: ServeConfig | None) -> str:
-    return _activation_effect(
-        ctx,
-        chosen,
-        what=Text(
-            "Without chunked prefill a whole max_model_len prompt is one batch, so the profile run peaks at max_num_batched_tokens ≥ max_model_len. Chunking lowers"
-        ),
-    )
-
-
-def chunked_cost(ctx: Context, chosen: ServeConfig | None) -> str:
-    return Text(
-        "Long prompts are prefilled in chunks mixed with decodes: scheduling is more complex and the attention backend (and, on V0, every other enabled feature) must support it."
-    )
+CHUNKED_COST = Text(
+    "Long prompts are prefilled in chunks mixed with decodes: scheduling is more complex and the attention backend (and, on V0, every other enabled feature) must support it."
+)
 
 
 def _mnbt_floor(ctx: Context) -> int:
@@ -184,20 +187,14 @@ def mnbt_candidates(ctx: Context) -> list[ServeConfig]:
     return out
 
 
-def mnbt_effect(ctx: Context, chosen: ServeConfig | None) -> str:
-    return _activation_effect(
-        ctx,
-        chosen,
-        what=Text(
-            "The profile run pushes max_num_batched_tokens through the model; fewer tokens, a lower peak:"
-        ),
-    )
+MNBT_EFFECT = activation_effect(
+    Text("The profile run pushes max_num_batched_tokens through the model; fewer tokens, a lower peak:")
+)
 
 
-def mnbt_cost(ctx: Context, chosen: ServeConfig | None) -> str:
-    return Text(
-        "Fewer prompt tokens per step: prefill throughput drops and long prompts take longer to their first token."
-    )
+MNBT_COST = Text(
+    "Fewer prompt tokens per step: prefill throughput drops and long prompts take longer to their first token."
+)
 
 
 def no_candidates(_ctx: Context) -> list[ServeConfig]:
@@ -219,10 +216,9 @@ def block_check(ctx: Context) -> str:
     )
 
 
-def block_effect(ctx: Context, chosen: ServeConfig | None) -> str:
-    return Text(
-        "Block size trades internal fragmentation (about B / 2S of a sequence, plus coarser prefix-cache hits) against block-table and scheduling overhead; at long S it barely moves capacity."
-    )
+BLOCK_EFFECT = Text(
+    "Block size trades internal fragmentation (about B / 2S of a sequence, plus coarser prefix-cache hits) against block-table and scheduling overhead; at long S it barely moves capacity."
+)
 
 
 def block_cost(ctx: Context, chosen: ServeConfig | None) -> str:
@@ -243,11 +239,9 @@ def prefix_check(ctx: Context) -> str:
     )
 
 
-def prefix_effect(ctx: Context, chosen: ServeConfig | None) -> str:
-    return Text("Shared prefixes are computed and stored once, in whole blocks.")
+PREFIX_EFFECT = Text("Shared prefixes are computed and stored once, in whole blocks.")
 
 
-def prefix_cost(ctx: Context, chosen: ServeConfig | None) -> str:
-    return Text(
-        "Only full blocks are cached, and LoRA ids, multimodal hashes or cache_salt in the block hash split otherwise equal prefixes."
-    )
+PREFIX_COST = Text(
+    "Only full blocks are cached, and LoRA ids, multimodal hashes or cache_salt in the block hash split otherwise equal prefixes."
+)
