@@ -8,6 +8,7 @@ real start-up logs (bench/calibrate.py, docs/model.md) — never per-model numbe
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, ModelSpec, QuantMethod, QuantSpec, ServeConfig
 
@@ -423,3 +424,18 @@ def requested_bytes(*, total_bytes: int, utilization: float, use_ceil: bool) -> 
     """
     product = total_bytes * utilization
     return math.ceil(product) if use_ceil else int(product)
+
+
+@dataclass(frozen=True)
+class StageNumbers:
+    """The binding worker's partition (bytes per device), as the estimator's Stage carries it: what the
+    start-up log prints (vllm_text.PrintedStage) and what the bands are drawn around (uncertainty.ranges_for).
+    ``kv_cache_bytes`` is what the budget leaves after the other four; ``num_blocks`` is that pool in pages.
+    """
+
+    weights_bytes: int
+    activation_peak_bytes: int
+    non_torch_bytes: int
+    cuda_graph_bytes: int
+    kv_cache_bytes: int
+    num_blocks: int

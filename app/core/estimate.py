@@ -48,15 +48,11 @@ ALWAYS_FAILS = frozenset({ErrorKind.STARTUP_FREE_MEMORY, ErrorKind.LOAD_OOM})
 
 
 @dataclass(frozen=True)
-class Stage:
+class Stage(budget.StageNumbers):
+    """One pipeline stage: its partition (budget.StageNumbers) with its index, KV layout and extras."""
+
     index: int
     layout: kv.KVLayout
-    weights_bytes: int
-    activation_peak_bytes: int
-    non_torch_bytes: int
-    cuda_graph_bytes: int
-    kv_cache_bytes: int
-    num_blocks: int
     extras: extras.StageExtras = extras.NO_EXTRAS
 
 
@@ -635,11 +631,7 @@ def _assemble(
     ranges, borderline, safe_len = ranges_for(
         layout=layout,
         rules=rules,
-        weights_bytes=binding.weights_bytes,
-        activation_bytes=binding.activation_peak_bytes,
-        non_torch_bytes=binding.non_torch_bytes,
-        cuda_graph_bytes=binding.cuda_graph_bytes,
-        kv_cache_bytes=binding.kv_cache_bytes,
+        parts=binding,
         quantized=model.quantization is not None,
         calibrated=device.platform == "cuda" and rules.measured_parts_calibrated,
         max_model_len=max_model_len,

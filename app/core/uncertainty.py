@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core import kv
+from app.core.budget import StageNumbers
 from app.core.result import Range
 from app.core.specs import GIB
 from app.core.versions import VersionRules
@@ -74,11 +75,7 @@ def ranges_for(
     *,
     layout: kv.KVLayout,
     rules: VersionRules,
-    weights_bytes: int,
-    activation_bytes: int,
-    non_torch_bytes: int,
-    cuda_graph_bytes: int,
-    kv_cache_bytes: int,
+    parts: StageNumbers,
     quantized: bool,
     calibrated: bool,
     max_model_len: int,
@@ -90,7 +87,9 @@ def ranges_for(
 ) -> tuple[dict[str, Range], bool, int]:
     """Low / expected / high for the modelled parts and for the exact numbers that follow from them, whether
     the start is borderline (it starts at one end of the pool's band and not at the other), and the longest
-    length that starts at the low end."""
+    length that starts at the low end (``parts``: the binding stage's partition)."""
+    weights_bytes, activation_bytes = parts.weights_bytes, parts.activation_peak_bytes
+    cuda_graph_bytes, kv_cache_bytes = parts.cuda_graph_bytes, parts.kv_cache_bytes
     bands = bands_for(
         weights_bytes=weights_bytes,
         activation_bytes=activation_bytes,
@@ -107,7 +106,7 @@ def ranges_for(
     out = {
         "weights_bytes": span(weights_bytes, bands.weights),
         "activation_peak_bytes": span(activation_bytes, bands.activation),
-        "non_torch_bytes": span(non_torch_bytes, bands.non_torch),
+        "non_torch_bytes": span(parts.non_torch_bytes, bands.non_torch),
         "cuda_graph_bytes": span(cuda_graph_bytes, CUDA_GRAPH_BAND.width(cuda_graph_bytes)),
         "kv_cache_bytes": Range(low=kv_low, expected=kv_cache_bytes, high=kv_high),
     }

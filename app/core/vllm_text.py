@@ -15,8 +15,8 @@ with a literal is only tried where that literal is.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
+from app.core.budget import StageNumbers
 from app.core.versions import VersionRules, format_gib, graphs_budgeted
 
 GIB = 2**30  # vLLM divides by 2**30 and prints "GiB" (reference §0); "GB" in 0.6.6 means the same
@@ -402,23 +402,6 @@ AUTOFIT_FAILED_TEXT = (
 )
 _TRY_UTIL = "Try increasing `gpu_memory_utilization`"
 _TRY_UTIL_OR_LEN = _TRY_UTIL + " or decreasing `max_model_len` when initializing the engine."
-
-
-class StageNumbers(Protocol):
-    """The binding worker's partition (bytes per device), as the estimator's Stage carries it."""
-
-    @property
-    def weights_bytes(self) -> int: ...
-    @property
-    def non_torch_bytes(self) -> int: ...
-    @property
-    def activation_peak_bytes(self) -> int: ...
-    @property
-    def cuda_graph_bytes(self) -> int: ...
-    @property
-    def kv_cache_bytes(self) -> int: ...
-    @property
-    def num_blocks(self) -> int: ...
 
 
 @dataclass(frozen=True)
