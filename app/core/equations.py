@@ -101,18 +101,16 @@ def fleet_concurrency(*, replicas: int, per_replica: float) -> float:
 # --- the seed's per-token formula ---------------------------------------------------------------------
 
 
-def per_token_equation(
-    *,
-    model: ModelSpec,
-    groups: list[KVGroup],
-    tensor_parallel_size: int,
-    kv_dtype_bytes: int,
-    block_size: int,
-    kv_bytes_per_token: int,
-) -> Equation:
+def per_token_equation(*, model: ModelSpec, est: Estimate) -> Equation:
     """vLLM's per-device KV bytes per token: the attention layers' page ÷ B, summed. The geometry
     (2 × H_kv × D × b, or the MLA latent × b) is shown when it is what the page holds; otherwise (fp8 MLA
-    entries with their scales, V0's aligned MLA entry) the page itself."""
+    entries with their scales, V0's aligned MLA entry) the page itself.
+
+    E.g. Llama-3.1-8B (32 layers, 8 KV heads of 128) at TP 1 with a bf16 cache: "2 × 32 × 8 × 128 × 2"
+    = 131,072 B per token.
+    """
+    groups, block_size, kv_bytes_per_token = est.groups, est.block_size, est.kv_bytes_per_token
+    kv_dtype_bytes, tensor_parallel_size = est.kv_dtype_bytes_per_element, est.tensor_parallel_size
     layers = attention_layers(groups)
     page = next((g.page_size_bytes for g in groups if kind_spec(g.kind).attention), 0)
     if model.layer_attention is not None or layers * page != kv_bytes_per_token * block_size:
@@ -211,20 +209,16 @@ def seed_formula(*, model: ModelSpec, est: Estimate, concurrency: int, kv_layers
 # --- the budget ---------------------------------------------------------------------------------------
 
 
-def pool_equation(
-    *,
-    total_bytes: int,
-    utilization: float,
-    budget_bytes: int,
-    weights_bytes: int,
-    activation_bytes: int,
-    non_torch_bytes: int,
-    cuda_graph_bytes: int,
-    graphs_budgeted: bool,
-    kv_cache_bytes: int,
-    kv_cache_memory_flag: bool,
-) -> Equation:
+def pool_equation(est: Estimate, *, kv_cache_memory_flag: bool) -> Equation:
+    """The KV pool as the budget leaves it: T × u − weights − activation − non-torch (− CUDA graphs where
+    the release budgets them), or the --kv-cache-memory-bytes the user set. T × u is shown as the product:
+    vLLM rounds it up to a byte from 0.14 on, within the shown rounding.
+
+    E.g. Llama-3.1-8B on one H100 (79.10 GiB), 0.33.0 defaults, S 8,192: "79.10 × 0.92 − 14.96 − 1.88 −
+    0.25 − 0.91" = 54.77 GiB (weights, activation peak, non-torch, CUDA graphs).
+    """
     name = Text("KV pool (available KV cache memory)")
+    kv_cache_bytes, cuda_graph_bytes = est.kv_cache_bytes, est.cuda_graph_bytes
     if kv_cache_memory_flag:
         return Equation(
             "kv_pool",
@@ -233,15 +227,14 @@ def pool_equation(
             f"{_int(kv_cache_bytes)} ÷ {_int(GIB)}",
             _gib(kv_cache_bytes),
         )
-    graphs = f" − {_gib_number(cuda_graph_bytes)}" if graphs_budgeted and cuda_graph_bytes else ""
+    graphs = f" − {_gib_number(cuda_graph_bytes)}" if est.cuda_graph_budgeted and cuda_graph_bytes else ""
     generic = "T × u − weights − activation − non-torch" + (" − CUDA graphs" if graphs else "")
-    del budget_bytes  # T × u, rounded up to a byte in 0.14+: within the shown rounding
     return Equation(
         "kv_pool",
         name,
         generic,
-        f"{_gib_number(total_bytes)} × {utilization:g} − {_gib_number(weights_bytes)} − "
-        f"{_gib_number(activation_bytes)} − {_gib_number(non_torch_bytes)}{graphs}",
+        f"{_gib_number(est.device_total_bytes)} × {est.gpu_memory_utilization:g} − {_gib_number(est.weights_bytes)} − "
+        f"{_gib_number(est.activation_peak_bytes)} − {_gib_number(est.non_torch_bytes)}{graphs}",
         _gib(kv_cache_bytes),
         exact=False,
     )
@@ -422,29 +415,11 @@ def working_terms(
     *, model: ModelSpec, serve: ServeConfig, est: Estimate, rules: VersionRules, target: int
 ) -> list[Term]:
     """The working, with the user's numbers substituted (seed formula, then vLLM's block math)."""
-    per_token = per_token_equation(
-        model=model,
-        groups=est.groups,
-        tensor_parallel_size=serve.tensor_parallel_size,
-        kv_dtype_bytes=est.kv_dtype_bytes_per_element,
-        block_size=est.block_size,
-        kv_bytes_per_token=est.kv_bytes_per_token,
-    )
+    per_token = per_token_equation(model=model, est=est)
     demand = demand_equation(
         kv_bytes_per_token=est.kv_bytes_per_token, max_model_len=est.max_model_len, concurrency=target
     )
-    pool = pool_equation(
-        total_bytes=est.device_total_bytes,
-        utilization=est.gpu_memory_utilization,
-        budget_bytes=est.budget_bytes,
-        weights_bytes=est.weights_bytes,
-        activation_bytes=est.activation_peak_bytes,
-        non_torch_bytes=est.non_torch_bytes,
-        cuda_graph_bytes=est.cuda_graph_bytes,
-        graphs_budgeted=est.cuda_graph_budgeted,
-        kv_cache_bytes=est.kv_cache_bytes,
-        kv_cache_memory_flag=serve.kv_cache_memory_bytes is not None,
-    )
+    pool = pool_equation(est, kv_cache_memory_flag=serve.kv_cache_memory_bytes is not None)
     if est.error_kind == ErrorKind.LOAD_OOM:
         return [per_token.term(), demand.term()]  # vLLM dies loading the weights: no pool, no blocks
     block = [eq for eq in block_equations(est, rules) if not eq.approximate]
