@@ -22,9 +22,10 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from app import hub
 from app.core import catalog, deploy
@@ -362,11 +363,29 @@ def _cmd_devices() -> None:
 
 
 MAX_WORKERS = 64
+Answer = TypeVar("Answer", bound=BaseModel)  # what `estimate` / `perf` print
 
 
 def default_workers() -> int:
     """One worker per CPU (a request is CPU-bound Python: one process can use one core), at most 4."""
     return max(1, min(4, os.cpu_count() or 1))
+
+
+def _help_asked(rest: list[str]) -> bool:
+    return any(a in ("-h", "--help") for a in rest)
+
+
+def _report(rest: list[str], run: Callable[[list[str]], Answer], show: Callable[[Answer], None]) -> int:
+    """`estimate` / `perf`: the answer as JSON with ``--json`` (wherever it stands), else the summary."""
+    if _help_asked(rest):
+        print(__doc__)
+        return 0
+    answer = run([a for a in rest if a != "--json"])
+    if "--json" in rest:
+        print(json.dumps(answer.model_dump(), indent=2))
+    else:
+        show(answer)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -377,28 +396,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     command, rest = args[0], args[1:]
     try:
         if command == "estimate":
-            if any(a in ("-h", "--help") for a in rest):
-                print(__doc__)
-                return 0
-            as_json = "--json" in rest
-            est = run_estimate(rest)
-            if as_json:
-                print(json.dumps(est.model_dump(), indent=2))
-            else:
-                _print_human(est)
-            return 0
+            return _report(rest, run_estimate, _print_human)
         if command == "perf":
-            if any(a in ("-h", "--help") for a in rest):
-                print(__doc__)
-                return 0
-            perf = run_perf([a for a in rest if a != "--json"])
-            if "--json" in rest:
-                print(json.dumps(perf.model_dump(), indent=2))
-            else:
-                _print_perf(perf)
-            return 0
+            return _report(rest, run_perf, _print_perf)
         if command == "deploy":
-            if any(a in ("-h", "--help") for a in rest):
+            if _help_asked(rest):
                 print(__doc__)
                 return 0
             sys.stdout.write(run_deploy(rest))
