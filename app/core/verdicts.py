@@ -4,9 +4,10 @@ The planner (``Estimate.verdict``) and the doctor (``Diagnosis.verdict``) answer
 the planner uses the first four keys, the doctor all of them (a start-up log can also fail while
 loading weights, while capturing CUDA graphs, or for a reason the log does not name).
 
-Remedy order follows the seed's 处置 table (先压 S，再考虑 KV 数据类型，再考虑 TP，最后才动利用率) for the
-KV-bound verdicts; the failure verdicts' order is: the cheapest change that removes the cause first.
-A remedy may name ``{largest}`` (the largest max_model_len that starts); :func:`remedies` uses its
+The rows are data, app/core/verdicts.yaml, validated at import (every verdict present, no unknown
+field). Remedy order follows the seed's 处置 table (先压 S，再考虑 KV 数据类型，再考虑 TP，最后才动利用率)
+for the KV-bound verdicts; the failure verdicts' order is: the cheapest change that removes the cause
+first. A remedy may name ``{largest}`` (the largest max_model_len that starts); :func:`remedies` uses its
 ``without`` wording when that number is not known.
 
 :func:`classify` is the one rule that picks the verdict: the planner (app/core/estimate.py) calls it
@@ -16,10 +17,13 @@ doctor reading the planner's own log returns the planner's verdict (tests/unit/t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from pathlib import Path
+from typing import Literal, get_args
 
-from app.core.text import N_, Text
+import yaml  # type: ignore[import-untyped]  # no types-PyYAML in the lock file
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from app.core.text import Text
 
 VerdictKey = Literal[
     "fits", "s_bound", "n_bound", "budget_bound", "load_oom", "graph_oom", "failed", "unknown"
@@ -115,14 +119,26 @@ def classify(
     return "budget_bound"
 
 
-@dataclass(frozen=True)
-class Remedy:
+class Remedy(BaseModel):
+    """One remedy: a message id that may name ``{largest}``, and the wording used without that number.
+
+    In verdicts.yaml a remedy is its sentence, or ``{text, without}`` when it names ``{largest}``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     text: str  # msgid; may use {largest}
     without: str = ""  # msgid used when {largest} is not known ("" = the same as text)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _sentence(cls, value: object) -> object:
+        return {"text": value} if isinstance(value, str) else value
 
-@dataclass(frozen=True)
-class VerdictInfo:
+
+class VerdictInfo(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     key: VerdictKey
     tone: Tone
     label: str  # msgid: the verdict as a title
@@ -132,118 +148,53 @@ class VerdictInfo:
     starts: bool | None  # does vLLM start under this verdict (None: not known)
 
 
+class _Row(BaseModel):
+    """A verdicts.yaml row: a VerdictInfo without its key (the row's name is the key)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tone: Tone
+    label: str
+    badge: str
+    cause: str
+    starts: bool | None
+    remedies: tuple[Remedy, ...]
+
+
+class _VerdictsFile(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    verdicts: dict[VerdictKey, _Row]
+    cause_remedies: dict[str, tuple[Remedy, ...]]
+
+    @model_validator(mode="after")
+    def _complete(self) -> _VerdictsFile:
+        missing = set(get_args(VerdictKey)) - set(self.verdicts)
+        if missing:
+            raise ValueError(f"verdicts.yaml lacks the verdicts {sorted(missing)}")
+        return self
+
+
+VERDICTS_FILE = Path(__file__).with_name("verdicts.yaml")
+_TABLE = _VerdictsFile.model_validate(yaml.safe_load(VERDICTS_FILE.read_text(encoding="utf-8")))
 VERDICTS: dict[VerdictKey, VerdictInfo] = {
-    "fits": VerdictInfo(
-        "fits",
-        "ok",
-        N_("Fits"),
-        N_("fits"),
-        N_("It starts and the pool holds the target concurrency at S."),
-        (),
-        True,
-    ),
-    "s_bound": VerdictInfo(
-        "s_bound",
-        "bad",
-        N_("S-side: one sequence is too long"),
-        N_("S-side"),
-        N_("A shorter --max-model-len starts: one sequence of S tokens is too long for the pool."),
-        (
-            Remedy(
-                N_("Lower --max-model-len to {largest} or less"),
-                N_("Lower --max-model-len (the most direct fix)"),
-            ),
-            Remedy(N_("--kv-cache-dtype fp8 (b: 2 → 1 byte)")),
-            Remedy(N_("Raise --tensor-parallel-size")),
-            Remedy(N_("Raise --gpu-memory-utilization")),
-        ),
-        False,
-    ),
-    "n_bound": VerdictInfo(
-        "n_bound",
-        "warn",
-        N_("N-side: the concurrency does not fit"),
-        N_("N-side"),
-        N_("It starts with one sequence; the concurrency is what the pool cannot hold."),
-        (
-            Remedy(N_("Lower the target concurrency or --max-num-seqs")),
-            Remedy(N_("Lower --max-model-len")),
-            Remedy(N_("--kv-cache-dtype fp8")),
-            Remedy(N_("Raise --tensor-parallel-size or add replicas")),
-        ),
-        True,
-    ),
-    "budget_bound": VerdictInfo(
-        "budget_bound",
-        "bad",
-        N_("Budget: no room for a KV pool"),
-        N_("budget"),
-        N_("No useful max_model_len starts, not even for one sequence: the budget itself is short."),
-        (
-            Remedy(N_("Raise --gpu-memory-utilization (keep room for the prefill peak)")),
-            Remedy(N_("Raise --tensor-parallel-size so each device holds fewer weights")),
-            Remedy(N_("Lower --max-num-batched-tokens to flatten the prefill peak")),
-            Remedy(N_("Use a quantized checkpoint")),
-        ),
-        False,
-    ),
-    "load_oom": VerdictInfo(
-        "load_oom",
-        "bad",
-        N_("Load OOM: the weights do not fit"),
-        N_("load OOM"),
-        N_("The device ran out of memory while loading the weights, before any KV sizing."),
-        (
-            Remedy(
-                N_(
-                    "Raise --tensor-parallel-size (or --pipeline-parallel-size) so each device loads fewer weights"
-                )
-            ),
-            Remedy(N_("Use a quantized checkpoint")),
-            Remedy(N_("Free the device from other processes")),
-        ),
-        False,
-    ),
-    "graph_oom": VerdictInfo(
-        "graph_oom",
-        "bad",
-        N_("Graph-capture OOM: no room for CUDA graphs"),
-        N_("graph-capture OOM"),
-        N_("The device ran out of memory while capturing CUDA graphs, after the KV pool was sized."),
-        (
-            Remedy(
-                N_(
-                    "Lower --gpu-memory-utilization to leave room for the graphs (before 0.20 they are captured outside the budget)"
-                )
-            ),
-            Remedy(N_("Capture fewer graphs: lower --max-num-seqs or max_cudagraph_capture_size")),
-            Remedy(N_("--enforce-eager (no CUDA graphs; slower decode)")),
-        ),
-        False,
-    ),
-    "failed": VerdictInfo(
-        "failed",
-        "bad",
-        N_("Failed to start: cause not recognised"),
-        N_("failed"),
-        N_("The start-up failed with an error that is not about the KV pool, the weights or the graphs."),
-        (
-            Remedy(
-                N_("Read the first error of the traceback; paste the whole log from the start to that error")
-            ),
-        ),
-        False,
-    ),
-    "unknown": VerdictInfo(
-        "unknown",
-        "unknown",
-        N_("Nothing to diagnose"),
-        N_("unknown"),
-        N_("The paste does not answer the trials."),
-        (),
-        None,
-    ),
+    key: VerdictInfo(key=key, **row.model_dump()) for key, row in _TABLE.verdicts.items()
 }
+# A cause the doctor reads from the log's error that needs other remedies than its verdict's (the
+# comments in verdicts.yaml say why for each).
+CAUSE_REMEDIES: dict[str, tuple[Remedy, ...]] = dict(_TABLE.cause_remedies)
+
+
+def message_ids() -> list[tuple[tuple[str, int], str]]:
+    """Every sentence of verdicts.yaml, for scripts/extract_messages.py (where, message id)."""
+    where = ("app/core/verdicts.yaml", 0)
+    texts: list[str] = []
+    for info in VERDICTS.values():
+        texts += [info.label, info.badge, info.cause]
+    for remedy_list in (*(info.remedies for info in VERDICTS.values()), *CAUSE_REMEDIES.values()):
+        for remedy in remedy_list:
+            texts += [remedy.text, remedy.without]
+    return [(where, text) for text in texts if text]
 
 
 # The input a refusal names, for messages that point at one field (the speed sections: no speed while
@@ -260,66 +211,6 @@ def refusal_field(*, verdict: str, error_kind: str | None) -> str:
     if error_kind in CAUSE_FIELD:
         return CAUSE_FIELD[error_kind]
     return "max_model_len" if verdict == "s_bound" else "gpu_memory_utilization"
-
-
-# A cause the doctor reads from the log's error can need other remedies than its verdict's: vLLM
-# refuses to start when the device's free memory is below the requested share (another process holds
-# it), so raising --gpu-memory-utilization, the budget verdict's first remedy, makes it worse.
-CAUSE_REMEDIES: dict[str, tuple[Remedy, ...]] = {
-    "startup_free_memory": (
-        Remedy(N_("Free the device from other processes")),
-        Remedy(N_("Lower --gpu-memory-utilization to at most the free share the log prints")),
-    ),
-    # the engine config refuses a --max-model-len above the model's own maximum ({largest}: that maximum)
-    "max_len_above_derived": (
-        Remedy(
-            N_("Lower --max-model-len to {largest} or less"),
-            N_("Lower --max-model-len (the most direct fix)"),
-        ),
-        Remedy(N_("Or set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 if the model really handles longer inputs")),
-    ),
-    # the device faulted (illegal memory access, GPU hang, core dump): a kernel, driver or firmware bug —
-    # no memory setting is the fix, so these first find the kernel, then step around graphs and backends
-    "device_fault": (
-        Remedy(
-            N_(
-                "Rerun with CUDA_LAUNCH_BLOCKING=1 (HIP_LAUNCH_BLOCKING=1 on ROCm) so the error names the failing kernel"
-            )
-        ),
-        Remedy(N_("Try --enforce-eager (no graph capture) and another --attention-backend")),
-        Remedy(
-            N_(
-                "Check the driver / ROCm version against the vLLM release, and search vLLM's issues for the error"
-            )
-        ),
-    ),
-    # an Ascend operator or ACL call failed (torch_npu "NPU function error … error code is N")
-    "npu_error": (
-        Remedy(
-            N_("Check that CANN, torch_npu and vllm-ascend are the versions the vllm-ascend release names")
-        ),
-        Remedy(N_("Try --enforce-eager (no ACL graph capture)")),
-        Remedy(N_("Search vllm-ascend's issues for the operator and the error code")),
-    ),
-    # 0.20.2+ "max_num_seqs (N) exceeds available Mamba cache blocks (M)" ({largest}: M, the most sequences
-    # that start): full CUDA graphs need one Mamba block per decode sequence (config/compilation.py
-    # CompilationConfig.resolve_cudagraph_mode_and_sizes); eager mode skips the check; more memory, more blocks
-    "mamba_blocks": (
-        Remedy(
-            N_("Lower --max-num-seqs to {largest} or less (the pool's Mamba cache blocks)"),
-            N_("Lower --max-num-seqs to at most the pool's Mamba cache blocks"),
-        ),
-        Remedy(
-            N_("Or --enforce-eager: without full CUDA graphs vLLM does not make this check (slower decode)")
-        ),
-        Remedy(N_("Or give the pool more blocks: raise --gpu-memory-utilization or --tensor-parallel-size")),
-    ),
-    # out of memory allocating the pool vLLM sized: something outside its accounting holds memory
-    "kv_alloc_oom": (
-        Remedy(N_("Lower --gpu-memory-utilization so the pool fits in the memory that is actually free")),
-        Remedy(N_("Free the device from other processes")),
-    ),
-}
 
 
 def remedies(key: VerdictKey, *, largest: str | None = None, cause: str | None = None) -> list[str]:

@@ -9,7 +9,10 @@ from __future__ import annotations
 import itertools
 
 import pytest
+import yaml  # type: ignore[import-untyped]
+from pydantic import ValidationError
 
+from app.core import verdicts
 from app.core.catalog import find_device, find_model, list_models
 from app.core.diagnose import diagnose
 from app.core.errors import PlannerError
@@ -199,3 +202,19 @@ def test_the_recommendations_bisection_names_the_planners_verdict() -> None:
                 disagreements.append((entry.id, tp, util, length, est.verdict, bisection.verdict))
     assert disagreements == []
     assert checked > 200
+
+
+def test_the_verdict_table_is_validated_data() -> None:
+    """app/core/verdicts.yaml is the table: a row missing or a field unknown is refused at load."""
+    data = yaml.safe_load(verdicts.VERDICTS_FILE.read_text(encoding="utf-8"))
+    assert verdicts._VerdictsFile.model_validate(data).verdicts.keys() == verdicts.VERDICTS.keys()
+    del data["verdicts"]["graph_oom"]
+    with pytest.raises(ValidationError, match="graph_oom"):
+        verdicts._VerdictsFile.model_validate(data)
+    data = yaml.safe_load(verdicts.VERDICTS_FILE.read_text(encoding="utf-8"))
+    data["verdicts"]["fits"]["colour"] = "green"
+    with pytest.raises(ValidationError, match="colour"):
+        verdicts._VerdictsFile.model_validate(data)
+    # the S-side's first remedy names the largest length, with its wording for when it is not known
+    assert verdicts.remedies("s_bound", largest="4,096")[0] == "Lower --max-model-len to 4,096 or less"
+    assert verdicts.remedies("s_bound")[0] == "Lower --max-model-len (the most direct fix)"
