@@ -6,6 +6,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
+import yaml  # type: ignore[import-untyped]
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
@@ -16,6 +17,7 @@ from app.core.workload import (
     EngineParams,
     WorkloadResult,
     WorkloadSpec,
+    presets,
     simulate,
 )
 
@@ -413,3 +415,19 @@ def test_fast_forward_changes_nothing(case: tuple[WorkloadSpec, EngineParams]) -
         exclude={"fragmentation_waste_fraction"}
     )
     assert fast.fragmentation_waste_fraction == pytest.approx(slow.fragmentation_waste_fraction)
+
+
+def test_the_presets_are_validated_data() -> None:
+    """app/core/workload/presets.yaml holds the seed's five 触发场景; a field the schema lacks is refused."""
+    assert list(presets.WORKLOAD_PRESETS) == [
+        "long_single",
+        "mixed_long_short",
+        "many_short",
+        "shared_prefix",
+        "long_output",
+    ]
+    assert presets.WORKLOAD_PRESETS["long_single"].label_zh == "超长上下文单请求"
+    data = yaml.safe_load(presets.PRESETS_FILE.read_text(encoding="utf-8"))
+    data["presets"][0]["spec"]["classes"][0]["prompt_tokens"]["mean"] = 1000
+    with pytest.raises(ValidationError, match="mean"):
+        presets._PresetsFile.model_validate(data)
