@@ -6,34 +6,29 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml  # type: ignore[import-untyped]  # no types-PyYAML in the lock file
+
 from app.core import catalog
 from app.core.errors import PlannerError
-from app.core.specs import GIB, DeviceSpec, ModelSpec, QuantMethod, QuantSpec
+from app.core.specs import GIB, DeviceSpec, ModelSpec, QuantSpec
 from app.core.text import Text
+
+QUANTIZATION_FLAGS_FILE = Path(__file__).with_name("quantization_flags.yaml")
+
+
+def _quantization_flags(path: Path) -> dict[str, QuantSpec]:
+    """`--quantization NAME` -> the QuantSpec vLLM plans with (quantization_flags.yaml, one row a name).
+
+    E.g. ``awq: {method: int4, group_size: 128}`` reads as int4 weights in groups of 128 that vLLM
+    reports as "awq"; ``nvfp4`` (a format people type) as modelopt_fp4 with groups of 16.
+    """
+    rows = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return {name: QuantSpec.model_validate({"source_name": name, **row}) for name, row in rows.items()}
+
 
 # `--quantization NAME` on an unquantized checkpoint: vLLM quantizes online (fp8) or expects a
 # quantized checkpoint (the rest). Names as vLLM spells them.
-QUANTIZATION_FLAGS: dict[str, QuantSpec] = {
-    "fp8": QuantSpec(method=QuantMethod.FP8, source_name="fp8"),
-    "fbgemm_fp8": QuantSpec(method=QuantMethod.FP8, source_name="fbgemm_fp8"),
-    "compressed-tensors": QuantSpec(method=QuantMethod.INT8, source_name="compressed-tensors"),
-    "awq": QuantSpec(method=QuantMethod.INT4, group_size=128, source_name="awq"),
-    "awq_marlin": QuantSpec(method=QuantMethod.INT4, group_size=128, source_name="awq_marlin"),
-    "gptq": QuantSpec(method=QuantMethod.INT4, group_size=128, source_name="gptq"),
-    "gptq_marlin": QuantSpec(method=QuantMethod.INT4, group_size=128, source_name="gptq_marlin"),
-    "bitsandbytes": QuantSpec(method=QuantMethod.INT4, group_size=64, source_name="bitsandbytes"),
-    "mxfp4": QuantSpec(method=QuantMethod.MXFP4, source_name="mxfp4"),
-    "modelopt_fp4": QuantSpec(method=QuantMethod.NVFP4, source_name="modelopt_fp4"),
-    "ascend": QuantSpec(method=QuantMethod.INT8, source_name="ascend"),
-    "fp_quant": QuantSpec(method=QuantMethod.MXFP4, source_name="fp_quant"),
-    "experts_int8": QuantSpec(method=QuantMethod.INT8, source_name="experts_int8"),
-    # what people type for a format rather than a vLLM method name
-    "nvfp4": QuantSpec(method=QuantMethod.NVFP4, group_size=16, source_name="modelopt_fp4"),
-    "int4": QuantSpec(method=QuantMethod.INT4, group_size=128, source_name="compressed-tensors"),
-    "w4a16": QuantSpec(method=QuantMethod.INT4, group_size=128, source_name="compressed-tensors"),
-    "int8": QuantSpec(method=QuantMethod.INT8, source_name="compressed-tensors"),
-    "w8a8": QuantSpec(method=QuantMethod.INT8, source_name="compressed-tensors"),
-}
+QUANTIZATION_FLAGS: dict[str, QuantSpec] = _quantization_flags(QUANTIZATION_FLAGS_FILE)
 
 
 def resolve_model(name_or_path: str) -> ModelSpec:

@@ -21,8 +21,8 @@ from app.core.catalog import find_device
 from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
 from app.core.estimate import estimate
-from app.core.plan import resolve_model
-from app.core.specs import ServeConfig
+from app.core.plan import QUANTIZATION_FLAGS, QUANTIZATION_FLAGS_FILE, _quantization_flags, resolve_model
+from app.core.specs import QuantMethod, ServeConfig
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "data" / "schemas"
 LLAMA_70B = "meta-llama/Llama-3.1-70B"
@@ -261,3 +261,12 @@ def test_an_auto_length_stays_a_flag_in_the_helm_values() -> None:
     config = values["servingEngineSpec"]["modelSpec"][0]["vllmConfig"]
     assert "maxModelLen" not in config and config["extraArgs"][:2] == ["--max-model-len", "auto"]
     assert helm_errors(values) == []
+
+
+def test_quantization_flags_are_validated_data() -> None:
+    """app/core/quantization_flags.yaml: a row's source_name is its key unless it names another."""
+    assert QUANTIZATION_FLAGS["gptq_marlin"].source_name == "gptq_marlin"
+    assert QUANTIZATION_FLAGS["gptq_marlin"].method == QuantMethod.INT4
+    assert QUANTIZATION_FLAGS["nvfp4"].source_name == "modelopt_fp4"
+    assert QUANTIZATION_FLAGS["nvfp4"].group_size == 16
+    assert _quantization_flags(QUANTIZATION_FLAGS_FILE) == QUANTIZATION_FLAGS
