@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core import layers
-from app.core.backends import hybrid_align, resolve_backend
+from app.core.backends import BackendChoice, hybrid_align, resolve_backend
 from app.core.errors import InvalidServeConfigError
 from app.core.kv import DEFAULT_HYBRID_ALIGN, HybridAlign
 from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, LayerKind, ModelSpec, ServeConfig
@@ -30,17 +30,16 @@ class ResolvedFlags:
     max_num_batched_tokens: int
     prefix_caching: bool
     chunked_prefill: bool
-    block_size: int
-    backend: str
+    choice: BackendChoice  # the attention backend vLLM picks: its name, block size and the KV dtype it runs
     hybrid: HybridAlign = DEFAULT_HYBRID_ALIGN  # a hybrid model's block alignment (backends.hybrid_align)
-    kv_cache_dtype: str | None = None  # the cache dtype the backend runs, when it differs (fp8 -> fp8_ds_mla)
 
 
 def serve_as_run(*, serve: ServeConfig, flags: ResolvedFlags) -> ServeConfig:
     """``serve`` with the KV cache dtype the chosen backend actually runs (BackendChoice.kv_cache_dtype)."""
-    if flags.kv_cache_dtype is None or flags.kv_cache_dtype == serve.kv_cache_dtype:
+    runs = flags.choice.kv_cache_dtype
+    if runs is None or runs == serve.kv_cache_dtype:
         return serve
-    return serve.model_copy(update={"kv_cache_dtype": flags.kv_cache_dtype})
+    return serve.model_copy(update={"kv_cache_dtype": runs})
 
 
 def batch_tier(*, device: DeviceSpec, rules: VersionRules) -> BatchTier | None:
@@ -176,12 +175,10 @@ def resolve(
             max_num_batched_tokens=max_num_batched_tokens,
             prefix_caching=prefix,
             chunked_prefill=chunked,
-            block_size=backend.block_size,
-            backend=backend.name,
+            choice=backend,
             hybrid=hybrid_align(
                 model=model, device=device, rules=rules, choice=backend, prefix_caching=prefix
             ),
-            kv_cache_dtype=backend.kv_cache_dtype,
         ),
         backend.log_lines,
         backend.warnings,
