@@ -15,7 +15,7 @@ from typing import Any, Literal
 from app import hub
 from app.core.catalog import find_device
 from app.core.errors import ConfigError, PlannerError, UnknownDeviceError, UnknownModelError
-from app.core.estimate import default_max_model_len, estimate, model_for_release
+from app.core.estimate import default_max_model_len, estimate
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.plan import apply_quantization_flag
 from app.core.result import Estimate
@@ -82,9 +82,11 @@ class Resolved:
 
     @property
     def derived_len(self) -> int:
-        """The model's maximum length under this release's rules (its yarn rule: estimate.py)."""
-        rules = rules_for(self.vllm_version)
-        return model_for_release(model=self.model, rules=rules).max_model_len_derived
+        """The model's maximum length under this release's yarn rule (ModelSpec.max_model_len_for, the
+        one rule the estimate's model_for_release applies too; no copy of the model is made)."""
+        return self.model.max_model_len_for(
+            yarn_scales_max_len=rules_for(self.vllm_version).yarn_scales_max_len
+        )
 
     @property
     def default_len(self) -> int:
