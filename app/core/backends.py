@@ -84,16 +84,6 @@ FLASH_ATTN_MLA_SPARSE_FA4 = Backend("FLASH_ATTN_MLA_SPARSE_FA4", multiple_of=64,
 FLASHINFER_MLA_SPARSE_SM90 = Backend(
     "FLASHINFER_MLA_SPARSE_SM90", multiple_of=64, kv_dtypes=FP8_E4M3, min_sm=90, max_sm=99
 )
-SPARSE_MLA_BACKENDS: dict[str, Backend] = {
-    b.name: b
-    for b in (
-        FLASHMLA_SPARSE,
-        FLASHINFER_MLA_SPARSE,
-        FLASH_ATTN_MLA_SPARSE,
-        FLASH_ATTN_MLA_SPARSE_FA4,
-        FLASHINFER_MLA_SPARSE_SM90,
-    )
-}
 ROCM_ATTN = Backend("ROCM_ATTN", multiple_of=16, kv_dtypes=FP8_ALL)
 ROCM_AITER_MLA = Backend("ROCM_AITER_MLA", multiple_of=1, kv_dtypes=FP8_ALL)
 
@@ -110,6 +100,8 @@ class BackendChoice:
     )
 
 
+# Every backend by the name vLLM gives it: the priority rows (VersionRules.backend_priorities) and the
+# sparse MLA tail (VersionRules.sparse_mla_sm90) name their backends here.
 BACKENDS: dict[str, Backend] = {
     b.name: b
     for b in (
@@ -125,6 +117,11 @@ BACKENDS: dict[str, Backend] = {
         TRITON_MLA,
         ROCM_ATTN,
         ROCM_AITER_MLA,
+        FLASHMLA_SPARSE,
+        FLASHINFER_MLA_SPARSE,
+        FLASH_ATTN_MLA_SPARSE,
+        FLASH_ATTN_MLA_SPARSE_FA4,
+        FLASHINFER_MLA_SPARSE_SM90,
     )
 }
 
@@ -160,7 +157,7 @@ def sparse_mla_candidates(
         if small:
             return [FLASHINFER_MLA_SPARSE, FLASHMLA_SPARSE]
         return [FLASHMLA_SPARSE, FLASHINFER_MLA_SPARSE]
-    return [SPARSE_MLA_BACKENDS[name] for name in rules.sparse_mla_sm90] + [FLASHINFER_MLA_SPARSE]
+    return [BACKENDS[name] for name in rules.sparse_mla_sm90] + [FLASHINFER_MLA_SPARSE]
 
 
 def sparse_kv_cache_dtype(*, backend: Backend, kv_cache_dtype: str) -> str:
