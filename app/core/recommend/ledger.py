@@ -6,9 +6,12 @@ computation of the draft, the LoRA slots or the tower.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from app.core.errors import PlannerError
 from app.core.extras import ExtraItem
-from app.core.recommend.engine import Context, gib_text
+from app.core.recommend.engine import Context, TextFn, gib_text
+from app.core.recommend.side import not_met
 from app.core.result import Estimate
 from app.core.specs import ServeConfig
 from app.core.text import Text
@@ -33,6 +36,28 @@ def frees_ledger_bytes(ctx: Context, name: str, candidates: list[ServeConfig]) -
     except PlannerError:
         return False
     return ledger_device_bytes(after, name) < ledger_device_bytes(ctx.now, name)
+
+
+def lever_relevant(
+    name: str, candidates: Callable[[Context], list[ServeConfig]]
+) -> Callable[[Context], bool]:
+    """A ledger lever's ``relevant``: the target is not met and its strongest candidate frees some of
+    the line ``name`` (e.g. "multimodal": text-only mode is listed only where the ledger holds a vision
+    tower that it would drop)."""
+
+    def relevant(ctx: Context) -> bool:
+        return not_met(ctx) and frees_ledger_bytes(ctx, name, candidates(ctx))
+
+    return relevant
+
+
+def lever_effect(name: str) -> TextFn:
+    """A ledger lever's ``effect``: :func:`freed_effect` of its line ``name``."""
+
+    def effect(ctx: Context, chosen: ServeConfig | None) -> str:
+        return freed_effect(ctx, chosen, name=name)
+
+    return effect
 
 
 def freed_effect(ctx: Context, chosen: ServeConfig | None, *, name: str) -> str:

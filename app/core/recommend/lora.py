@@ -8,8 +8,7 @@ halve the slots down to one, then lower the rank through the values vLLM accepts
 from __future__ import annotations
 
 from app.core.recommend.engine import Context
-from app.core.recommend.ledger import freed_effect, frees_ledger_bytes
-from app.core.recommend.side import not_met
+from app.core.recommend.ledger import lever_effect, lever_relevant
 from app.core.specs import ServeConfig
 from app.core.text import N_, Plural, Text
 
@@ -36,12 +35,10 @@ def lora_candidates(ctx: Context) -> list[ServeConfig]:
     return out
 
 
-def lora_relevant(ctx: Context) -> bool:
-    return not_met(ctx) and frees_ledger_bytes(ctx, LORA_ITEM, lora_candidates(ctx))
+lora_relevant = lever_relevant(LORA_ITEM, lora_candidates)
 
 
-def lora_effect(ctx: Context, chosen: ServeConfig | None) -> str:
-    return freed_effect(ctx, chosen, name=LORA_ITEM)
+lora_effect = lever_effect(LORA_ITEM)
 
 
 def lora_cost(ctx: Context, chosen: ServeConfig | None) -> str:

@@ -8,8 +8,7 @@ With every modality of a tower limited to 0, vLLM 0.19.0 does not load the tower
 from __future__ import annotations
 
 from app.core.recommend.engine import Context
-from app.core.recommend.ledger import freed_effect, frees_ledger_bytes
-from app.core.recommend.side import not_met
+from app.core.recommend.ledger import lever_effect, lever_relevant
 from app.core.specs import ServeConfig
 from app.core.text import Text
 
@@ -28,12 +27,10 @@ def mm_candidates(ctx: Context) -> list[ServeConfig]:
     return [ctx.serve.model_copy(update={"limit_mm_per_prompt": limits})]
 
 
-def mm_relevant(ctx: Context) -> bool:
-    return not_met(ctx) and frees_ledger_bytes(ctx, MULTIMODAL_ITEM, mm_candidates(ctx))
+mm_relevant = lever_relevant(MULTIMODAL_ITEM, mm_candidates)
 
 
-def mm_effect(ctx: Context, chosen: ServeConfig | None) -> str:
-    return freed_effect(ctx, chosen, name=MULTIMODAL_ITEM)
+mm_effect = lever_effect(MULTIMODAL_ITEM)
 
 
 MM_COST = Text(

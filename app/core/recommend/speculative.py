@@ -7,8 +7,7 @@ layers in every block); the outputs do not change, only the speed-up goes.
 from __future__ import annotations
 
 from app.core.recommend.engine import Context
-from app.core.recommend.ledger import freed_effect, frees_ledger_bytes
-from app.core.recommend.side import not_met
+from app.core.recommend.ledger import lever_effect, lever_relevant
 from app.core.specs import ServeConfig
 from app.core.text import Text
 
@@ -21,12 +20,10 @@ def spec_candidates(ctx: Context) -> list[ServeConfig]:
     return [ctx.serve.model_copy(update={"speculative_config": None})]
 
 
-def spec_relevant(ctx: Context) -> bool:
-    return not_met(ctx) and frees_ledger_bytes(ctx, SPECULATIVE_ITEM, spec_candidates(ctx))
+spec_relevant = lever_relevant(SPECULATIVE_ITEM, spec_candidates)
 
 
-def spec_effect(ctx: Context, chosen: ServeConfig | None) -> str:
-    return freed_effect(ctx, chosen, name=SPECULATIVE_ITEM)
+spec_effect = lever_effect(SPECULATIVE_ITEM)
 
 
 def spec_cost(ctx: Context, chosen: ServeConfig | None) -> str:
