@@ -359,7 +359,11 @@ def resolve_backend(
     prefix_caching: bool,
     chunked_prefill: bool,
 ) -> BackendChoice:
-    """Backend and effective block size; raises InvalidServeConfigError where vLLM would refuse."""
+    """Backend and effective block size; raises InvalidServeConfigError where vLLM would refuse.
+
+    E.g. under 0.33.0 with no flags: Llama-3.1-8B on an H100 (SM90) gets FLASH_ATTN with 16-token blocks,
+    on a B200 (SM100) FLASHINFER with 16; DeepSeek-V3 (MLA) at TP 8 on H100s FLASH_ATTN_MLA with 16.
+    """
     _check_flags(model=model, serve=serve, rules=rules)
     if device.platform == "npu":
         return _npu_choice(

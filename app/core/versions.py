@@ -683,13 +683,19 @@ LAST_V0_RELEASE = next(v for v in reversed(KNOWN_VERSIONS) if _rules_of(v).engin
 
 
 def rules_for(version: str | None) -> VersionRules:
-    """The rules that plan ``version`` (its bracket's); None means DEFAULT_VERSION."""
+    """The rules that plan ``version`` (its bracket's); None means DEFAULT_VERSION.
+
+    E.g. ``rules_for("0.23.1").version`` is "0.22.1" (its bracket) and ``rules_for(None).version`` "0.33.0".
+    """
     return resolve_version(version).rules
 
 
 def graphs_budgeted(*, rules: VersionRules, platform: str) -> bool:
     """The CUDA-graph estimate comes out of the budget before KV sizing: CUDA from 0.20 (§2.6), ROCm's
-    hipGraphs from 0.26.0; never on other platforms (vllm-ascend captures ACL graphs after sizing)."""
+    hipGraphs from 0.26.0; never on other platforms (vllm-ascend captures ACL graphs after sizing).
+
+    E.g. CUDA: False on 0.19.0, True on 0.33.0; ROCm: False on 0.24.0, True on 0.33.0; "npu": False.
+    """
     if platform == "cuda":
         return rules.cuda_graph_budgeted
     if platform == "rocm":
@@ -698,7 +704,10 @@ def graphs_budgeted(*, rules: VersionRules, platform: str) -> bool:
 
 
 def default_chunked_prefill(rules: VersionRules, *, max_model_len: int) -> bool:
-    """`--enable-chunked-prefill` when not given: always on in V1, above 32,768 tokens in V0 (§7)."""
+    """`--enable-chunked-prefill` when not given: always on in V1, above 32,768 tokens in V0 (§7).
+
+    E.g. 0.6.6 (V0): off at max_model_len 8,192, on at 65,536; 0.33.0: on at 8,192.
+    """
     above = rules.chunked_prefill_auto_above
     return True if above is None else max_model_len > above
 
@@ -708,7 +717,10 @@ def default_gpu_memory_utilization(version: str | None) -> float:
 
 
 def format_gib(num_bytes: float, style: GibStyle) -> str:
-    """How vLLM prints GiB: `%.2f` before 0.14, `str(round(x / 2**30, 2))` after (reference §0)."""
+    """How vLLM prints GiB: `%.2f` before 0.14, `str(round(x / 2**30, 2))` after (reference §0).
+
+    E.g. 54 GiB prints "54.00" (fixed2) and "54.0" (round2); 54.7734 GiB "54.77" in both.
+    """
     gib = num_bytes / 2**30
     if style == "fixed2":
         return f"{gib:.2f}"
