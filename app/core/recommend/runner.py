@@ -93,13 +93,17 @@ def _run_rule(rule: Rule, ctx: Context) -> Step | None:
         reason = Text("Not needed: the target is already met.")
     if reason is not None:
         return skipped(reason)
+
+    def skipped_after(why: str, tried: ServeConfig) -> Step:
+        """Skipped after trying ``tried``: ``why`` (a msgid) names its changes {ctx} and progress {ctx2}."""
+        text = Text(why, ctx=changes_text(ctx, current, tried), ctx2=progress_text(ctx, tried))
+        return skipped(text, tried)
+
     choice = _choose(eng, rule.search, rule.candidates(ctx), current)
     if choice.chosen is not None and rule.must_meet and not eng.meets(choice.chosen):
-        return skipped(
-            Text(
-                "even {ctx} does not reach the target ({ctx2}), and this lever is only worth its cost when it does.",
-                ctx=changes_text(ctx, current, choice.chosen),
-                ctx2=progress_text(ctx, choice.chosen),
+        return skipped_after(
+            N_(
+                "even {ctx} does not reach the target ({ctx2}), and this lever is only worth its cost when it does."
             ),
             choice.chosen,
         )
@@ -107,14 +111,7 @@ def _run_rule(rule: Rule, ctx: Context) -> Step | None:
         if choice.tried is None:
             refused = TextList(SEMICOLON, choice.refusals) if choice.refusals else Text("no candidate")
             return skipped(Text("vLLM would refuse it ({refused}).", refused=refused))
-        return skipped(
-            Text(
-                "{ctx} does not move toward the target ({ctx2}).",
-                ctx=changes_text(ctx, current, choice.tried),
-                ctx2=progress_text(ctx, choice.tried),
-            ),
-            choice.tried,
-        )
+        return skipped_after(N_("{ctx} does not move toward the target ({ctx2})."), choice.tried)
     step = Step(
         key=rule.key,
         label=rule.label,
