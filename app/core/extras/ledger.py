@@ -9,7 +9,7 @@ from app.core.extras.host import host_items
 from app.core.extras.lora import lora_item
 from app.core.extras.multimodal import multimodal_extras
 from app.core.extras.parallel import parallel_extras
-from app.core.extras.speculative import speculative_draft
+from app.core.extras.speculative import TargetCache, speculative_draft
 from app.core.result import ExtraItem
 from app.core.specs import ModelSpec, ServeConfig
 from app.core.versions import VersionRules
@@ -56,8 +56,9 @@ def stage_extras(
             model=model,
             serve=serve,
             spec=spec,
-            block_size=layout.block_size,
-            model_dtype=model_dtype,
+            cache=TargetCache(
+                block_size=layout.block_size, kv_cache_dtype=serve.kv_cache_dtype, model_dtype=model_dtype
+            ),
             is_last=is_last,
         )
         if draft is not None:

@@ -73,24 +73,36 @@ def _draft_tp(*, spec: SpeculativeConfig, tp: int) -> int:
     return draft_tp
 
 
-def _attention_page(
-    *, draft: ModelSpec, block_size: int, tp: int, kv_cache_dtype: str, model_dtype: str
-) -> int:
-    dtype_bytes = K.kv_dtype_bytes(kv_cache_dtype=kv_cache_dtype, model_dtype=model_dtype)
-    if draft.mla is not None:
-        return K.mla_page_bytes(
-            block_size=block_size,
-            latent_size=draft.mla.latent_size,
+@dataclass(frozen=True)
+class TargetCache:
+    """The target's KV cache format, which a draft's attention layers share: they get their pages in the
+    same block table (one block size, the --kv-cache-dtype, the model dtype under "auto")."""
+
+    block_size: int
+    kv_cache_dtype: str
+    model_dtype: str
+
+    def page_bytes(self, draft: ModelSpec, *, tp: int) -> int:
+        """One block of one of the draft's attention layers at TP ``tp``.
+
+        E.g. a Llama-3.1-8B-shaped draft (8 KV heads of 128) at TP 1 in bf16 blocks of 16:
+        2 x 8 x 128 x 2 B x 16 = 65,536 B.
+        """
+        dtype_bytes = K.kv_dtype_bytes(kv_cache_dtype=self.kv_cache_dtype, model_dtype=self.model_dtype)
+        if draft.mla is not None:
+            return K.mla_page_bytes(
+                block_size=self.block_size,
+                latent_size=draft.mla.latent_size,
+                dtype_bytes=dtype_bytes,
+                kv_cache_dtype=self.kv_cache_dtype,
+            )
+        return K.attention_page_bytes(
+            block_size=self.block_size,
+            kv_heads=K.kv_heads_per_rank(total_kv_heads=draft.num_kv_heads, tensor_parallel_size=tp),
+            head_size_k=draft.head_size,
+            head_size_v=draft.head_size_v,
             dtype_bytes=dtype_bytes,
-            kv_cache_dtype=kv_cache_dtype,
         )
-    return K.attention_page_bytes(
-        block_size=block_size,
-        kv_heads=K.kv_heads_per_rank(total_kv_heads=draft.num_kv_heads, tensor_parallel_size=tp),
-        head_size_k=draft.head_size,
-        head_size_v=draft.head_size_v,
-        dtype_bytes=dtype_bytes,
-    )
 
 
 def _kv_layers(model: ModelSpec) -> int:
@@ -120,8 +132,7 @@ def speculative_draft(
     model: ModelSpec,
     serve: ServeConfig,
     spec: SpeculativeConfig,
-    block_size: int,
-    model_dtype: str,
+    cache: TargetCache,
     is_last: bool,
 ) -> _Draft | None:
     """What speculative decoding adds on one stage: nothing for n-gram/suffix, the model's own MTP layers,
@@ -139,20 +150,14 @@ def speculative_draft(
         return _Draft(weights_bytes=0, kv_layers=0, page_bytes=0, item=item)
     _draft_tp(spec=spec, tp=serve.tensor_parallel_size)  # vLLM checks the draft's TP for MTP too
     if method == "mtp":
-        return _mtp_draft(
-            model=model, serve=serve, block_size=block_size, model_dtype=model_dtype, is_last=is_last
-        )
-    return _separate_draft(
-        model=model, serve=serve, spec=spec, block_size=block_size, model_dtype=model_dtype
-    )
+        return _mtp_draft(model=model, serve=serve, cache=cache, is_last=is_last)
+    return _separate_draft(model=model, serve=serve, spec=spec, cache=cache)
 
 
-def _mtp_draft(
-    *, model: ModelSpec, serve: ServeConfig, block_size: int, model_dtype: str, is_last: bool
-) -> _Draft:
+def _mtp_draft(*, model: ModelSpec, serve: ServeConfig, cache: TargetCache, is_last: bool) -> _Draft:
     """The model's own multi-token-prediction layers, on the last pipeline stage (deepseek_mtp.py)."""
-    tp = serve.tensor_parallel_size
-    dtype_bytes = DTYPE_BYTES[model_dtype]
+    tp, block_size = serve.tensor_parallel_size, cache.block_size
+    dtype_bytes = DTYPE_BYTES[cache.model_dtype]
     layers = MTP_LAYERS_BY_MODEL_TYPE.get(model.model_type)
     if layers is None:
         raise InvalidServeConfigError(
@@ -164,13 +169,7 @@ def _mtp_draft(
     weights = params * dtype_bytes // tp if is_last else 0
     if model.quantization is not None:
         weights = int(params * B.quantized_bytes_per_param(model.quantization)) // tp if is_last else 0
-    page = _attention_page(
-        draft=model,
-        block_size=block_size,
-        tp=tp,
-        kv_cache_dtype=serve.kv_cache_dtype,
-        model_dtype=model_dtype,
-    )
+    page = cache.page_bytes(model, tp=tp)
     kv_layers = layers if is_last else 0
     item = ExtraItem(
         name="speculative",
@@ -193,7 +192,7 @@ def _mtp_draft(
 
 
 def _separate_draft(
-    *, model: ModelSpec, serve: ServeConfig, spec: SpeculativeConfig, block_size: int, model_dtype: str
+    *, model: ModelSpec, serve: ServeConfig, spec: SpeculativeConfig, cache: TargetCache
 ) -> _Draft:
     """A draft model of its own (EAGLE heads, a small model): its weights at the draft's TP and its
     attention layers' pages in every target block."""
@@ -212,22 +211,16 @@ def _separate_draft(
         params -= embed_params(draft) * (1 if draft.tie_word_embeddings else 2)
         params = max(0, params)
         shared = True
-    dtype = DTYPE_BYTES[model_dtype]
+    dtype = DTYPE_BYTES[cache.model_dtype]
     if draft.quantization is not None:
         weights = int(params * B.quantized_bytes_per_param(draft.quantization)) // draft_tp
     else:
         weights = params * dtype // draft_tp
     fc_inputs = EAGLE_FC_INPUTS.get(method, 0)
     weights += fc_inputs * draft.hidden_size * draft.hidden_size * dtype  # replicated: not divided by TP
-    page = _attention_page(
-        draft=draft,
-        block_size=block_size,
-        tp=draft_tp,
-        kv_cache_dtype=serve.kv_cache_dtype,
-        model_dtype=model_dtype,
-    )
+    page = cache.page_bytes(draft, tp=draft_tp)
     kv_layers = _kv_layers(draft)
-    per_token = kv_layers * page // block_size
+    per_token = kv_layers * page // cache.block_size
     source = "v1/spec_decode/draft_model.py" if method == "draft_model" else "v1/spec_decode/eagle.py"
     if shared:
         note = Plural(
