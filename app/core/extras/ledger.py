@@ -50,21 +50,14 @@ def stage_extras(
     weights = 0
     kv_layers = 0
     page = 0
-    spec = serve.speculative_config
-    if spec is not None:
-        draft = speculative_draft(
-            model=model,
-            serve=serve,
-            spec=spec,
-            cache=TargetCache(
-                block_size=layout.block_size, kv_cache_dtype=serve.kv_cache_dtype, model_dtype=model_dtype
-            ),
-            is_last=is_last,
-        )
-        if draft is not None:
-            weights += draft.weights_bytes
-            kv_layers, page = draft.kv_layers, draft.page_bytes
-            items.append(draft.item)
+    cache = TargetCache(
+        block_size=layout.block_size, kv_cache_dtype=serve.kv_cache_dtype, model_dtype=model_dtype
+    )
+    draft = speculative_draft(model=model, serve=serve, cache=cache, is_last=is_last)
+    if draft is not None:
+        weights += draft.weights_bytes
+        kv_layers, page = draft.kv_layers, draft.page_bytes
+        items.append(draft.item)
     if serve.enable_lora:
         lora = lora_item(
             model=model,

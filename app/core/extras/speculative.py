@@ -128,15 +128,14 @@ def mtp_layer_params(model: ModelSpec) -> int:
 
 
 def speculative_draft(
-    *,
-    model: ModelSpec,
-    serve: ServeConfig,
-    spec: SpeculativeConfig,
-    cache: TargetCache,
-    is_last: bool,
+    *, model: ModelSpec, serve: ServeConfig, cache: TargetCache, is_last: bool
 ) -> _Draft | None:
-    """What speculative decoding adds on one stage: nothing for n-gram/suffix, the model's own MTP layers,
-    or a separate draft (EAGLE, draft model) with its weights and KV layers in the target's block table."""
+    """What --speculative-config adds on one stage: nothing without one, nothing for n-gram/suffix, the
+    model's own MTP layers, or a separate draft (EAGLE, draft model) with its weights and KV layers in
+    the target's block table."""
+    spec = serve.speculative_config
+    if spec is None:
+        return None
     method = spec.resolved_method
     if method in TEXT_ONLY_METHODS:
         item = ExtraItem(
