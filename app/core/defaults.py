@@ -81,6 +81,28 @@ def default_max_num_batched_tokens(
     return min(max_num_seqs * max_model_len, value)
 
 
+def batch_flags(
+    *, serve: ServeConfig, device: DeviceSpec, rules: VersionRules, max_model_len: int, max_num_seqs: int
+) -> tuple[bool, int]:
+    """--enable-chunked-prefill and --max-num-batched-tokens as vLLM runs them at ``max_model_len``: the
+    user's values, else this release's defaults (the batched tokens depend on the chunking).
+
+    E.g. an H100 with no flags: under 0.33.0 at 32,768 tokens and 1,024 sequences (True, 8,192); under
+    0.6.6 at 8,192 tokens and 256 sequences (False, 8,192): no chunking, so one whole prompt per batch.
+    """
+    chunked = serve.enable_chunked_prefill
+    if chunked is None:
+        chunked = default_chunked_prefill(rules, max_model_len=max_model_len)
+    tokens = serve.max_num_batched_tokens or default_max_num_batched_tokens(
+        device=device,
+        rules=rules,
+        max_model_len=max_model_len,
+        max_num_seqs=max_num_seqs,
+        chunked_prefill=chunked,
+    )
+    return chunked, tokens
+
+
 def validate_devices(*, serve: ServeConfig, devices: int | None) -> None:
     """TP × PP ranks need as many devices: with fewer, vLLM refuses before loading anything
     (config/parallel.py, 0.19.0–0.33.0: "World size (8) is larger than the number of available GPUs
@@ -166,19 +188,12 @@ def resolve(
     """
     max_model_len = serve.max_model_len or default_max_model_len(model=model, rules=rules)
     util = serve.gpu_memory_utilization or rules.default_gpu_memory_utilization
-    chunked = serve.enable_chunked_prefill
-    if chunked is None:
-        chunked = default_chunked_prefill(rules, max_model_len=max_model_len)
     prefix = serve.enable_prefix_caching
     if prefix is None:
         prefix = default_prefix_caching(model=model, rules=rules)
     max_num_seqs = serve.max_num_seqs or default_max_num_seqs(device=device, rules=rules)
-    max_num_batched_tokens = serve.max_num_batched_tokens or default_max_num_batched_tokens(
-        device=device,
-        rules=rules,
-        max_model_len=max_model_len,
-        max_num_seqs=max_num_seqs,
-        chunked_prefill=chunked,
+    chunked, max_num_batched_tokens = batch_flags(
+        serve=serve, device=device, rules=rules, max_model_len=max_model_len, max_num_seqs=max_num_seqs
     )
     backend = resolve_backend(
         model=model, device=device, serve=serve, rules=rules, prefix_caching=prefix, chunked_prefill=chunked

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from app.core import budget, deadline, equations, extras, kv, layers, situations, vllm_text
 from app.core.defaults import ResolvedFlags as ResolvedFlags
+from app.core.defaults import batch_flags, checkpoint_kv_cache_dtype, serve_as_run
 from app.core.defaults import batch_tier as batch_tier
-from app.core.defaults import checkpoint_kv_cache_dtype, serve_as_run
 from app.core.defaults import default_max_model_len as default_max_model_len
 from app.core.defaults import default_max_num_batched_tokens as default_max_num_batched_tokens
 from app.core.defaults import default_max_num_seqs as default_max_num_seqs
@@ -33,7 +33,6 @@ from app.core.versions import (
     V0_DEFAULT_SWAP_GIB,
     ResolvedVersion,
     VersionRules,
-    default_chunked_prefill,
     graphs_budgeted,
     resolve_version,
     rules_for,
@@ -717,15 +716,8 @@ def capacity_curve(
         length = round(low * (high / low) ** (i / max(1, points - 1)))
         length = max(16, length // 16 * 16)
         # only the batched-token default (V0 chunked-prefill switch, max_num_seqs x L cap) can move the budget
-        chunked = serve.enable_chunked_prefill
-        if chunked is None:
-            chunked = default_chunked_prefill(rules, max_model_len=length)
-        max_num_batched_tokens = serve.max_num_batched_tokens or default_max_num_batched_tokens(
-            device=device,
-            rules=rules,
-            max_model_len=length,
-            max_num_seqs=base.max_num_seqs,
-            chunked_prefill=chunked,
+        _chunked, max_num_batched_tokens = batch_flags(
+            serve=serve, device=device, rules=rules, max_model_len=length, max_num_seqs=base.max_num_seqs
         )
         if max_num_batched_tokens != base.max_num_batched_tokens or base.error_kind in ALWAYS_FAILS:
             update = serve.model_copy(update={"max_model_len": length})
