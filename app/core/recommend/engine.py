@@ -249,6 +249,18 @@ def gib_text(num_bytes: float) -> str:
     return Text("{num_bytes:.2f} GiB", num_bytes=num_bytes / GIB)
 
 
+def gib_changes(before: Estimate | Snapshot, after: Estimate | Snapshot, *fields: str) -> dict[str, str]:
+    """The placeholders of a "before → after" sentence, in GiB: ``{field}`` before, ``{field}2`` after.
+
+    E.g. ``gib_changes(b, a, "kv_cache_bytes")`` for a pool of 21,474,836,480 → 32,212,254,720 B gives
+    ``{"kv_cache_bytes": "20.00 GiB", "kv_cache_bytes2": "30.00 GiB"}``.
+    """
+    out: dict[str, str] = {}
+    for name in fields:
+        out[name], out[f"{name}2"] = gib_text(getattr(before, name)), gib_text(getattr(after, name))
+    return out
+
+
 def _serve_value(serve: ServeConfig, est: Estimate, name: str) -> object:
     """A flag as it takes effect: the user's value or the version's default (objects as `vllm serve` JSON)."""
     if name == "speculative_config" and serve.speculative_config is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from app.core.recommend.engine import Context, gib_text
+from app.core.recommend.engine import Context, gib_changes
 from app.core.recommend.parallel import BYTES_PER_GB
 from app.core.specs import GIB, DeviceSpec, ServeConfig
 from app.core.text import Text
@@ -66,10 +66,7 @@ def offload_effect(ctx: Context, chosen: ServeConfig | None) -> str:
         text += Text(
             " --cpu-offload-gb {cpu_offload_gb:g} moves that much of each device's weights to host memory: weights per device {weights_bytes} → {weights_bytes2}, KV pool {kv_cache_bytes} → {kv_cache_bytes2}.",
             cpu_offload_gb=chosen.cpu_offload_gb,
-            weights_bytes=gib_text(b.weights_bytes),
-            weights_bytes2=gib_text(a.weights_bytes),
-            kv_cache_bytes=gib_text(b.kv_cache_bytes),
-            kv_cache_bytes2=gib_text(a.kv_cache_bytes),
+            **gib_changes(b, a, "weights_bytes", "kv_cache_bytes"),
         )
     else:
         text += Text(" --cpu-offload-gb would free GPU memory for KV by moving weights to host memory.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from app.core.errors import InvalidServeConfigError
 from app.core.estimate import validate_parallel
 from app.core.kv import kv_heads_per_rank, stage_layer_ranges
-from app.core.recommend.engine import Context, gib_text
+from app.core.recommend.engine import Context, gib_changes
 from app.core.specs import ServeConfig
 from app.core.text import SEMICOLON, Text, TextList
 
@@ -91,8 +91,7 @@ def tp_effect(ctx: Context, chosen: ServeConfig | None) -> str:
     tp0, tp1 = ctx.serve.tensor_parallel_size, chosen.tensor_parallel_size
     weights = Text(
         "weights per device {weights_bytes} → {weights_bytes2}",
-        weights_bytes=gib_text(before.weights_bytes),
-        weights_bytes2=gib_text(after.weights_bytes),
+        **gib_changes(before, after, "weights_bytes"),
     )
     if model.mla is not None:
         return Text(
@@ -103,8 +102,7 @@ def tp_effect(ctx: Context, chosen: ServeConfig | None) -> str:
             kv_bytes_per_token2=after.kv_bytes_per_token,
             tp1=tp1,
             weights=weights,
-            kv_cache_bytes=gib_text(before.kv_cache_bytes),
-            kv_cache_bytes2=gib_text(after.kv_cache_bytes),
+            **gib_changes(before, after, "kv_cache_bytes"),
         )
     h0 = kv_heads_per_rank(total_kv_heads=model.num_kv_heads, tensor_parallel_size=tp0)
     h1 = kv_heads_per_rank(total_kv_heads=model.num_kv_heads, tensor_parallel_size=tp1)
@@ -207,8 +205,7 @@ def pp_effect(ctx: Context, chosen: ServeConfig | None) -> str:
         sizes=sizes,
         kv_bytes_per_token=before.kv_bytes_per_token,
         kv_bytes_per_token2=after.kv_bytes_per_token,
-        weights_bytes=gib_text(before.weights_bytes),
-        weights_bytes2=gib_text(after.weights_bytes),
+        **gib_changes(before, after, "weights_bytes"),
     )
 
 

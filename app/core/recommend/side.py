@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from app.core.errors import PlannerError
-from app.core.recommend.engine import Context, TextFn, gib_text
+from app.core.recommend.engine import Context, TextFn, gib_changes, gib_text
 from app.core.result import ErrorKind
 from app.core.specs import ServeConfig
 from app.core.text import Text
@@ -58,10 +58,7 @@ def seqs_cost(ctx: Context, chosen: ServeConfig | None) -> str:
     b, a = ctx.now, ctx.engine.at(chosen)
     return Text(
         "Larger batches: more CUDA-graph capture sizes ({cuda_graph_bytes} → {cuda_graph_bytes2}) and more sampler rows in the profile run (activation peak {activation_peak_bytes} → {activation_peak_bytes2}).",
-        cuda_graph_bytes=gib_text(b.cuda_graph_bytes),
-        cuda_graph_bytes2=gib_text(a.cuda_graph_bytes),
-        activation_peak_bytes=gib_text(b.activation_peak_bytes),
-        activation_peak_bytes2=gib_text(a.activation_peak_bytes),
+        **gib_changes(b, a, "cuda_graph_bytes", "activation_peak_bytes"),
     )
 
 
@@ -88,10 +85,7 @@ def seqs_lower_effect(ctx: Context, chosen: ServeConfig | None) -> str:
     return text + (
         Text(
             " Activation peak {activation_peak_bytes} → {activation_peak_bytes2}, CUDA graphs {cuda_graph_bytes} → {cuda_graph_bytes2} (frees {freed}).",
-            activation_peak_bytes=gib_text(b.activation_peak_bytes),
-            activation_peak_bytes2=gib_text(a.activation_peak_bytes),
-            cuda_graph_bytes=gib_text(b.cuda_graph_bytes),
-            cuda_graph_bytes2=gib_text(a.cuda_graph_bytes),
+            **gib_changes(b, a, "activation_peak_bytes", "cuda_graph_bytes"),
             freed=gib_text(freed),
         )
     )
@@ -143,8 +137,7 @@ def activation_effect(what: str) -> TextFn:
             what=what,
             max_num_batched_tokens=b.max_num_batched_tokens,
             max_num_batched_tokens2=a.max_num_batched_tokens,
-            activation_peak_bytes=gib_text(b.activation_peak_bytes),
-            activation_peak_bytes2=gib_text(a.activation_peak_bytes),
+            **gib_changes(b, a, "activation_peak_bytes"),
             activation_peak_bytes3=gib_text(b.activation_peak_bytes - a.activation_peak_bytes),
         )
 

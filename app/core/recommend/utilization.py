@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from app.core.budget import CUDA_CONTEXT_BYTES
-from app.core.recommend.engine import Context, gib_text
+from app.core.recommend.engine import Context, gib_changes, gib_text
 from app.core.recommend.refusals import free_utilization
 from app.core.result import Estimate
 from app.core.specs import GIB, ServeConfig
@@ -100,10 +100,7 @@ def util_effect(ctx: Context, chosen: ServeConfig | None) -> str:
     b, a = ctx.now, ctx.engine.at(chosen)
     return Text(
         "Budget T × u {budget_bytes} → {budget_bytes2}: KV pool {kv_cache_bytes} → {kv_cache_bytes2}. Safe ceiling: {why}.",
-        budget_bytes=gib_text(b.budget_bytes),
-        budget_bytes2=gib_text(a.budget_bytes),
-        kv_cache_bytes=gib_text(b.kv_cache_bytes),
-        kv_cache_bytes2=gib_text(a.kv_cache_bytes),
+        **gib_changes(b, a, "budget_bytes", "kv_cache_bytes"),
         why=why,
     )
 
