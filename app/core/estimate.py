@@ -452,14 +452,13 @@ def _printed_lines(
         cpu_blocks = int(swap * GIB) // layout.bytes_per_block
     printed = vllm_text.PrintedStage(
         parts=binding,
-        total_bytes=device.memory_total_bytes,
+        device=device,
         utilization=flags.gpu_memory_utilization,
         requested_bytes=setup.requested,
         cpu_blocks=cpu_blocks,
         kv_tokens=capacity.kv_tokens,
         concurrency=capacity.concurrency,
         max_model_len=flags.max_model_len,
-        platform=device.platform,
         graphs_captured=refusal is None or refusal.kind != ErrorKind.MAMBA_BLOCKS,
     )
     lines = [

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.budget import StageNumbers
+from app.core.specs import DeviceSpec
 from app.core.versions import VersionRules, format_gib, graphs_budgeted
 
 GIB = 2**30  # vLLM divides by 2**30 and prints "GiB" (reference §0); "GB" in 0.6.6 means the same
@@ -409,14 +410,13 @@ class PrintedStage:
     """The numbers of the binding worker that vLLM's start-up log prints."""
 
     parts: StageNumbers
-    total_bytes: int
+    device: DeviceSpec  # its memory_total_bytes (total_gpu_memory) and platform name the lines
     utilization: float
     requested_bytes: int
     cpu_blocks: int
     kv_tokens: int | None  # None where the release prints no "KV cache size" line
     concurrency: float
     max_model_len: int
-    platform: str
     # False when the start dies before capture: the Mamba-block check (MAMBA_BLOCKS) raises in
     # gpu_model_runner.initialize_kv_cache -> initialize_attn_backend, after the KV size lines (0.33.0)
     graphs_captured: bool = True
@@ -433,10 +433,10 @@ def weights_line(*, rules: VersionRules, weights_bytes: int) -> str:
 
 def _v0_lines(*, rules: VersionRules, stage: PrintedStage) -> list[str]:
     """V0 worker.py's profiling message (§4.2) and the executor's block and concurrency lines (§4.3)."""
-    word = "GPU" if rules.v0_blocks_word == "GPU" else stage.platform
+    word = "GPU" if rules.v0_blocks_word == "GPU" else stage.device.platform
     return [
         "Memory profiling takes … seconds\n"
-        f"the current vLLM instance can use total_gpu_memory ({stage.total_bytes / GIB:.2f}GiB) x "
+        f"the current vLLM instance can use total_gpu_memory ({stage.device.memory_total_bytes / GIB:.2f}GiB) x "
         f"gpu_memory_utilization ({stage.utilization:.2f}) = {stage.requested_bytes / GIB:.2f}GiB\n"
         f"model weights take {stage.parts.weights_bytes / GIB:.2f}GiB; non_torch_memory takes "
         f"{stage.parts.non_torch_bytes / GIB:.2f}GiB; PyTorch activation peak memory takes "
@@ -449,7 +449,7 @@ def _v0_lines(*, rules: VersionRules, stage: PrintedStage) -> list[str]:
 
 def _graph_profile_lines(*, stage: PrintedStage) -> list[str]:
     """0.20.2+ gpu_model_runner.py when CUDA graphs are budgeted (§4.2): equivalent = round(u - cg/T, 4)."""
-    u, ratio = stage.utilization, stage.parts.cuda_graph_bytes / stage.total_bytes
+    u, ratio = stage.utilization, stage.parts.cuda_graph_bytes / stage.device.memory_total_bytes
     return [
         f"Estimated CUDA graph memory: {stage.parts.cuda_graph_bytes / GIB:.2f} GiB total",
         "CUDA graph memory profiling is enabled (default since v0.21.0). The current "
@@ -466,7 +466,7 @@ def _capacity_lines(*, rules: VersionRules, stage: PrintedStage, kv_tokens: int)
     concurrency = f"Maximum concurrency for {length:,} tokens per request: {stage.concurrency:.2f}x"
     if not rules.merged_capacity_line:
         return [f"GPU KV cache size: {kv_tokens:,} tokens", concurrency]
-    platform = stage.platform
+    platform = stage.device.platform
     prefix = "GPU" if platform in ("cuda", "rocm") else platform.upper()
     return [f"{prefix} KV cache size: {kv_tokens:,} tokens, {concurrency}"]
 
@@ -482,13 +482,15 @@ def startup_lines(*, rules: VersionRules, stage: PrintedStage) -> list[str]:
     lines = [weights_line(rules=rules, weights_bytes=stage.parts.weights_bytes)]
     if rules.engine == "v0":
         return [*lines, *_v0_lines(rules=rules, stage=stage)]
-    if graphs_budgeted(rules=rules, platform=stage.platform) and stage.parts.cuda_graph_bytes > 0:
+    if graphs_budgeted(rules=rules, platform=stage.device.platform) and stage.parts.cuda_graph_bytes > 0:
         lines += _graph_profile_lines(stage=stage)
-    if stage.platform == "npu":
+    if stage.device.platform == "npu":
         # vllm-ascend's own lines (vllm_ascend/worker/worker.py): bytes with no unit up to v0.14, then %.2f GiB
         kv_bytes = stage.parts.kv_cache_bytes
         if rules.ascend_budget == "peak":
-            lines.append(f"Available memory: {max(0, kv_bytes)}, total memory: {stage.total_bytes}")
+            lines.append(
+                f"Available memory: {max(0, kv_bytes)}, total memory: {stage.device.memory_total_bytes}"
+            )
         else:
             lines.append(f"Available KV cache memory: {kv_bytes / GIB:.2f} GiB")
     elif rules.budget_style == "v1_profile":
