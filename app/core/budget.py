@@ -73,7 +73,11 @@ def serving_dtype(*, model: ModelSpec, serve: ServeConfig) -> str:
 
 
 def method_bytes_per_param(*, method: QuantMethod, group_size: int) -> float:
-    """Stored bytes per parameter of one weight format, its scales included (MXFP4: 0.5 + 1/32)."""
+    """Stored bytes per parameter of one weight format, its scales included.
+
+    E.g. FP8 and INT8 1.0; INT4 with an fp16 scale per group of 128: 0.5 + 2/128 = 0.515625; MXFP4
+    0.5 + 1/32 = 0.53125; NVFP4 0.5 + 1/16 = 0.5625.
+    """
     if method == QuantMethod.FP8:
         return FP8_BYTES
     if method == QuantMethod.INT8:

@@ -168,7 +168,10 @@ def default_max_model_len(*, model: ModelSpec, rules: VersionRules) -> int:
 
 def default_prefix_caching(*, model: ModelSpec, rules: VersionRules) -> bool:
     """`--enable-prefix-caching` when not given (ModelConfig.is_prefix_caching_supported): on in V1, but off
-    for attention-free Mamba models, and for hybrids (attention + Mamba) before 0.26 (versions.py)."""
+    for attention-free Mamba models, and for hybrids (attention + Mamba) before 0.26 (versions.py).
+
+    E.g. AI21-Jamba-1.5-Mini (attention + Mamba): off in 0.6.6 (V0) and 0.24.0, on in 0.26.0 and 0.33.0.
+    """
     if not rules.prefix_caching_default or not layers.has_kind(model, LayerKind.MAMBA):
         return rules.prefix_caching_default
     if layers.fold(model).kinds() <= {LayerKind.MAMBA, LayerKind.NONE}:
