@@ -11,38 +11,74 @@ a value's unit follows it (``B``, ``GiB``, ``x``, ``%``). ``approximate`` marks 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar, get_args
+
+import yaml  # type: ignore[import-untyped]  # no types-PyYAML in the lock file
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from app.core.kv import KV_TENSORS_PER_LAYER, kind_spec, kv_heads_per_rank
 from app.core.result import ErrorKind, Estimate, KVGroup, Term
 from app.core.specs import GIB, ModelSpec, ServeConfig
 from app.core.text import N_, Msg, Text
-from app.core.versions import ConcurrencyFormula, NeededFormula, TokensFormula, VersionRules
+from app.core.versions import BudgetStyle, ConcurrencyFormula, NeededFormula, TokensFormula, VersionRules
+
+FORMULAS_FILE = Path(__file__).with_name("formulas.yaml")
+
+
+class _Wordings(BaseModel):
+    """formulas.yaml: each VersionRules formula field's values, worded (every value, no other)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tokens_formula: dict[TokensFormula, str]
+    concurrency_formula: dict[ConcurrencyFormula, str]
+    needed_formula: dict[NeededFormula, str]
+    budget_style: dict[BudgetStyle, str]
+
+    @model_validator(mode="after")
+    def _every_value(self) -> _Wordings:
+        for name, values in _FIELD_VALUES.items():
+            missing = set(get_args(values)) - set(getattr(self, name))
+            if missing:
+                raise ValueError(f"formulas.yaml {name} lacks {sorted(missing)}")
+        return self
+
+
+_FIELD_VALUES: dict[str, Any] = {
+    "tokens_formula": TokensFormula,
+    "concurrency_formula": ConcurrencyFormula,
+    "needed_formula": NeededFormula,
+    "budget_style": BudgetStyle,
+}
+_Key = TypeVar("_Key", bound=str)
+
+
+def _worded(table: Mapping[_Key, str]) -> dict[_Key, Msg]:
+    return {key: Text(text) for key, text in table.items()}
+
 
 # How each release computes what it prints (VersionRules fields), worded once: the version notes list
 # them and the block math uses them as the generic side of its equations.
-TOKENS_FORMULA: dict[TokensFormula, Msg] = {
-    "none": Text("not printed (V0 prints “# GPU blocks: N”)"),
-    "blocks_x_block_size": Text("blocks × block_size"),
-    "blocks_div_groups": Text("⌊blocks ÷ KV groups⌋ × block_size"),
-    "concurrency_x_len": Text("⌊max concurrency × max_model_len⌋"),
-}
-CONCURRENCY_FORMULA: dict[ConcurrencyFormula, Msg] = {
-    "blocks_x_block_size_div_len": Text("blocks × block_size ÷ max_model_len"),
-    "one_cdiv_over_sum": Text("blocks ÷ ⌈Σ per-group memory of one request ÷ first group's page⌉"),
-    "sum_of_cdivs": Text("blocks ÷ Σ over groups of ⌈one request's blocks⌉"),
-}
-NEEDED_FORMULA: dict[NeededFormula, Msg] = {
-    "v0": Text("⌈S ÷ B⌉ blocks × bytes per block (every layer at full length)"),
-    "sum_layers": Text("Σ over layers of their blocks × page (sliding layers count only their window)"),
-    "first_group": Text("blocks of the first KV group × bytes per block (sliding groups ignored)"),
-    "all_groups": Text("Σ over all KV groups of their blocks × bytes per block"),
-}
-BUDGET_FORMULA: dict[str, Msg] = {
-    "v0": Text("V0 profile: total × utilization − peak memory of the profile run"),
-    "v1_peak": Text("total × utilization − (torch peak + non-torch)"),
-    "v1_profile": Text("total × utilization − weights − activation peak − non-torch"),
-}
+_WORDINGS = _Wordings.model_validate(yaml.safe_load(FORMULAS_FILE.read_text(encoding="utf-8")))
+TOKENS_FORMULA: dict[TokensFormula, Msg] = _worded(_WORDINGS.tokens_formula)
+CONCURRENCY_FORMULA: dict[ConcurrencyFormula, Msg] = _worded(_WORDINGS.concurrency_formula)
+NEEDED_FORMULA: dict[NeededFormula, Msg] = _worded(_WORDINGS.needed_formula)
+BUDGET_FORMULA: dict[BudgetStyle, Msg] = _worded(_WORDINGS.budget_style)
+
+
+def message_ids() -> list[tuple[tuple[str, int], str]]:
+    """Every wording of formulas.yaml, for scripts/extract_messages.py (where, message id)."""
+    where = ("app/core/formulas.yaml", 0)
+    tables = (
+        _WORDINGS.tokens_formula,
+        _WORDINGS.concurrency_formula,
+        _WORDINGS.needed_formula,
+        _WORDINGS.budget_style,
+    )
+    return [(where, text) for table in tables for text in table.values()]
 
 
 @dataclass(frozen=True)

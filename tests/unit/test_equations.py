@@ -13,6 +13,10 @@ import math
 import re
 from fractions import Fraction
 
+import pytest
+import yaml  # type: ignore[import-untyped]
+from pydantic import ValidationError
+
 from app.core import equations as E
 from app.core.catalog import find_device, find_model, list_models
 from app.core.errors import PlannerError
@@ -227,3 +231,16 @@ def test_tokens_follow_vllms_floating_point_product() -> None:
     tokens = next(eq for eq in E.block_equations(est, rules_for("0.21.0")) if eq.key == "kv_tokens")
     assert est.kv_tokens == 859_775
     assert tokens.expression == "⌊8.5977599999999992 × 100,000⌋" and holds(tokens.formula, tokens.value)
+
+
+def test_the_formula_wordings_are_validated_data() -> None:
+    """app/core/formulas.yaml words every value of the four VersionRules formula fields; a value left
+    unworded is refused at load (a release with a new formula cannot reach a page without its words)."""
+    data = yaml.safe_load(E.FORMULAS_FILE.read_text(encoding="utf-8"))
+    assert E.TOKENS_FORMULA["blocks_div_groups"] == "⌊blocks ÷ KV groups⌋ × block_size"
+    assert E.BUDGET_FORMULA[rules_for("0.33.0").budget_style] == (
+        "total × utilization − weights − activation peak − non-torch"
+    )
+    del data["needed_formula"]["first_group"]
+    with pytest.raises(ValidationError, match="first_group"):
+        E._Wordings.model_validate(data)
