@@ -238,7 +238,6 @@ def run_deploy(argv: list[str]) -> str:
         device=device,
         serve=serve,
         estimate=est,
-        vllm_version=est.vllm_version,
         replicas=replicas,
     )
     return deploy.render(target, plan)

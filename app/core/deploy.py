@@ -144,9 +144,14 @@ class Plan:
     device: DeviceSpec
     serve: ServeConfig
     estimate: Estimate
-    vllm_version: str
     replicas: int = 1
     max_model_len_auto: bool = False
+
+    @property
+    def vllm_version(self) -> str:
+        """The release the estimate planned, as the user gave it (``0.19.2rc1.dev8+g4b7f5ea1a``, or the
+        default): the image tag, the command's rules and the titles all name this one."""
+        return self.estimate.vllm_version
 
     @property
     def devices(self) -> int:

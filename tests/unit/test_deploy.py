@@ -44,7 +44,6 @@ def plan_for(
         device=spec,
         serve=serve,
         estimate=est,
-        vllm_version="0.19.0",
         replicas=replicas,
     )
 
@@ -256,7 +255,7 @@ def test_an_auto_length_stays_a_flag_in_the_helm_values() -> None:
     """`--max-model-len auto` (vLLM >= 0.12's fit-to-memory) is no integer: the chart key is left out and
     the flag goes verbatim to extraArgs, so the chart writes exactly the command's arguments."""
     plan = plan_for(max_model_len=None)
-    plan = deploy.Plan(**{**plan.__dict__, "max_model_len_auto": True, "vllm_version": "0.19.0"})
+    plan = deploy.Plan(**{**plan.__dict__, "max_model_len_auto": True})
     (values,) = documents("helm", plan)
     config = values["servingEngineSpec"]["modelSpec"][0]["vllmConfig"]
     assert "maxModelLen" not in config and config["extraArgs"][:2] == ["--max-model-len", "auto"]

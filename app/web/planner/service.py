@@ -32,6 +32,5 @@ def deploy_plan(resolved: Resolved, est: Estimate, *, replicas: int = 1) -> depl
         device=resolved.device,
         serve=resolved.serve,
         estimate=est,
-        vllm_version=resolved.vllm_version,
         replicas=replicas,
     )
