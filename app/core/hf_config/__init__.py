@@ -39,6 +39,7 @@ from app.core.hf_config.geometry import (
     layer_attention,
     mamba_ssm_dtype,
 )
+from app.core.hf_config.minimax_m3 import msa_block_size, msa_indexer_bytes_per_token, msa_indexer_layers
 from app.core.hf_config.mtp import loaded_bytes, mtp_layers, mtp_unquantized
 from app.core.hf_config.params import ParamBreakdown, _breakdown, _moe, _tied, count_params, param_breakdown
 from app.core.hf_config.quantization import _quantization
@@ -199,8 +200,10 @@ def _model_spec(
         mla=geometry.mla,
         mamba=layers.mamba,
         layer_attention=layer_attention(cfgs, geometry, layers),
-        indexer_bytes_per_token=indexer_bytes_per_token(cfgs),
-        indexer_layers=indexer_layers(cfgs, geometry.num_layers),
+        indexer_bytes_per_token=indexer_bytes_per_token(cfgs) or msa_indexer_bytes_per_token(cfgs),
+        indexer_layers=indexer_layers(cfgs, geometry.num_layers)
+        or msa_indexer_layers(cfgs, geometry.num_layers),
+        sparse_kernel_block=msa_block_size(cfgs),
         compress_ratios=compress_ratios(cfgs, geometry.num_layers),
         mamba_ssm_dtype=mamba_ssm_dtype(cfgs),
         params_total=params_total,
