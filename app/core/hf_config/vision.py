@@ -31,6 +31,9 @@ SIGLIP_DEFAULTS = {
 }
 # Gemma-3 (gemma3_mm.py Gemma3ForConditionalGeneration): a SigLIP tower and its projector
 SIGLIP_PROJECTOR_ARCHITECTURES = frozenset({"Gemma3ForConditionalGeneration"})
+# Mistral-Small-3.1 / Magistral-Small-2509 / Devstral-2 (mistral3.py): a Pixtral tower and its projector
+PIXTRAL_ARCHITECTURES = frozenset({"Mistral3ForConditionalGeneration"})
+PIXTRAL_MODEL_TYPES = frozenset({"pixtral"})
 
 
 def _block(hidden: int, intermediate: int) -> int:
@@ -105,6 +108,27 @@ def _siglip_tower(vision: Mapping[str, Any]) -> int:
     )
 
 
+def _pixtral_tower(vision: Mapping[str, Any], *, text_hidden: int, merge: int, projector_bias: bool) -> int:
+    """pixtral.py PixtralHFVisionModel and mistral3.py Mistral3MultiModalProjector: Conv2d patch embedding
+    (c x p x p -> h, no bias), ln_pre RMSNorm h, ``num_hidden_layers`` blocks of q/k/v/o 4 h^2 and a gated MLP
+    3 h i (no biases) with two RMSNorms; the projector's RMSNorm h, patch merger (h x merge^2 -> h, no bias),
+    linear_1 h x text and linear_2 text x text (biased with ``multimodal_projector_bias``).
+
+    E.g. Mistral-Small-3.1 (h 1,024, i 4,096, 24 layers, p 14, merge 2, text 5,120): 24 x 16,779,264 +
+    602,112 + 1,024 + (1,024 + 4,194,304 + 5,242,880 + 26,214,400) = 438,958,080."""
+    # defaults: transformers 5.20.2 models/pixtral/configuration_pixtral.py PixtralVisionConfig
+    h = _dim(vision, "hidden_size", default=1024)
+    inner = _dim(vision, "intermediate_size", default=4096)
+    layers = _dim(vision, "num_hidden_layers", default=24, minimum=0)
+    patch = _dim(vision, "patch_size", default=16)
+    channels = _dim(vision, "num_channels", default=3)
+    block = 4 * h * h + 3 * h * inner + 2 * h
+    projector = h + h * merge * merge * h + h * text_hidden + text_hidden * text_hidden
+    if projector_bias:
+        projector += 2 * text_hidden
+    return layers * block + channels * patch * patch * h + h + projector
+
+
 def vision_tower_params(cfgs: _Configs, *, architecture: str, text_hidden: int) -> int:
     """Parameters of the tower (and its projector) vLLM builds from ``vision_config``; 0 without one or
     for a layout not modelled here.
@@ -122,4 +146,10 @@ def vision_tower_params(cfgs: _Configs, *, architecture: str, text_hidden: int) 
             h = _dim(vision, "hidden_size", default=SIGLIP_DEFAULTS["hidden_size"])
             tower += h * text_hidden + h
         return tower
+    if vision.get("model_type") in PIXTRAL_MODEL_TYPES and architecture in PIXTRAL_ARCHITECTURES:
+        merge = _as_int(
+            "spatial_merge_size", cfgs.top.get("spatial_merge_size", 2), minimum=1, maximum=MAX_DIM
+        )
+        bias = cfgs.top.get("multimodal_projector_bias") is True
+        return _pixtral_tower(vision, text_hidden=text_hidden, merge=merge, projector_bias=bias)
     return 0
