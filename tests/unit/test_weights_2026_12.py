@@ -17,6 +17,7 @@ from app.core.budget import weights_bytes_for_stage
 from app.core.catalog import find_device
 from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config, param_breakdown
+from app.core.hf_config.mtp import mtp_unquantized
 from app.core.specs import GIB, ModelSpec, QuantMethod, ServeConfig
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "configs" / "weights-2026-12"
@@ -214,3 +215,12 @@ def test_vision_tower_counted_and_dropped_in_text_only_mode() -> None:
         return est.weights_bytes
 
     assert weights(None) - weights({"image": 0}) == 421_290_864 * 2
+
+
+def test_one_excluded_module_leaves_the_mtp_layer_quantized() -> None:
+    # "model.layers.61.mlp.gate" in an exclude list keeps the rest of layer 61 quantized; "model.layers.61*" or
+    # "model.layers.61.*" leaves the whole layer in the checkpoint dtype
+    assert not mtp_unquantized({"ignore": ["model.layers.61.mlp.gate"]}, num_layers=61)
+    assert mtp_unquantized({"quantization": {"exclude_modules": ["model.layers.61*"]}}, num_layers=61)
+    assert mtp_unquantized({"modules_to_not_convert": ["model.layers.61.*"]}, num_layers=61)
+    assert not mtp_unquantized({"ignore": ["model.layers.610*"]}, num_layers=61)

@@ -99,7 +99,9 @@ def mtp_unquantized(quant: Mapping[str, Any] | None, *, num_layers: int) -> bool
     checkpoint dtype: nvidia's ModelOpt DeepSeek checkpoints list ``model.layers.61*`` in
     ``exclude_modules``."""
     marker = f"layers.{num_layers}"
-    return any(name.rstrip("*").endswith(marker) or f"{marker}." in name for name in _names(quant))
+    # the whole layer: "model.layers.61*" / "model.layers.61.*" / "model.layers.61", not one module of it
+    # ("model.layers.61.mlp.gate" leaves the rest quantized)
+    return any(name.rstrip("*").rstrip(".").endswith(marker) for name in _names(quant))
 
 
 def loaded_bytes(
