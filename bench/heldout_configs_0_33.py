@@ -1,5 +1,5 @@
 """The planner at vLLM 0.33.0 on held-apart current configs (tests/data/configs/heldout_0_33 and heldout_0_33b,
-SOURCES.md in each): every quantity against what the wheel computes, worked by hand in expected.json. Prints a
+SOURCES.md in each): every quantity against what the wheel computes, worked by hand in expected*.json (one plan a file). Prints a
 table and the score per set; a quantity vLLM's code gives but the planner does not size (null in expected.json)
 counts as a miss. A `<name>_hf_quant_config.json` beside a config is passed as vLLM reads it.
 
@@ -60,9 +60,9 @@ def planned(held: Path, name: str, plan: dict[str, Any]) -> dict[str, Any] | str
     }
 
 
-def score(held: Path) -> tuple[int, int, int, int]:
-    """Print one set's table; return (quantities right, quantities, configs exact on all, configs)."""
-    plan = json.loads((held / "expected.json").read_text(encoding="utf-8"))
+def score(held: Path, expected_file: Path) -> tuple[int, int, int, int]:
+    """Print one plan's table; return (quantities right, quantities, configs exact on all, configs)."""
+    plan = json.loads(expected_file.read_text(encoding="utf-8"))
     right = total = configs_exact = 0
     for name, expected in plan["configs"].items():
         got = planned(held, name, plan)
@@ -77,7 +77,8 @@ def score(held: Path) -> tuple[int, int, int, int]:
         right, total = right + hits, total + len(QUANTITIES)
         configs_exact += hits == len(QUANTITIES)
     print(
-        f"{held.name}: {right}/{total} quantities exact; {configs_exact}/{len(plan['configs'])} configs exact on all\n"
+        f"{held.name} {plan['device']} TP {plan['tensor_parallel_size']}: {right}/{total} quantities exact; "
+        f"{configs_exact}/{len(plan['configs'])} configs exact on all\n"
     )
     return right, total, configs_exact, len(plan["configs"])
 
@@ -85,7 +86,8 @@ def score(held: Path) -> tuple[int, int, int, int]:
 def main() -> None:
     sums = [0, 0, 0, 0]
     for name in sys.argv[1:] or SETS:
-        sums = [a + b for a, b in zip(sums, score(CONFIGS / name), strict=True)]
+        for expected_file in sorted((CONFIGS / name).glob("expected*.json")):  # one plan a file
+            sums = [a + b for a, b in zip(sums, score(CONFIGS / name, expected_file), strict=True)]
     right, total, exact, configs = sums
     print(
         f"all: {right}/{total} quantities exact ({100 * right / max(total, 1):.1f} %); {exact}/{configs} configs exact"
