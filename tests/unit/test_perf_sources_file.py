@@ -42,6 +42,7 @@ RUNS_PER_SOURCE = {
     "vllm-project/vllm#20469": 1,
     "vllm-project/vllm#17788": 1,
     "nerdalert/vllm-bench-automation": 12,
+    "moreh-dev/mi355_benchmark": 40,
 }
 DATASETS = {"random", "sharegpt", "sonnet", "custom"}
 
