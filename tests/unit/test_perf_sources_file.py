@@ -43,6 +43,7 @@ RUNS_PER_SOURCE = {
     "vllm-project/vllm#17788": 1,
     "nerdalert/vllm-bench-automation": 12,
     "moreh-dev/mi355_benchmark": 40,
+    "wfwan/gpt-oss-mi300x": 2,
 }
 DATASETS = {"random", "sharegpt", "sonnet", "custom"}
 
