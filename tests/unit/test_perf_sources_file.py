@@ -44,6 +44,7 @@ RUNS_PER_SOURCE = {
     "nerdalert/vllm-bench-automation": 12,
     "moreh-dev/mi355_benchmark": 40,
     "wfwan/gpt-oss-mi300x": 2,
+    "vLLM and AITER MoE-tuning PR baselines": 4,
 }
 DATASETS = {"random", "sharegpt", "sonnet", "custom"}
 
