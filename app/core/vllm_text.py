@@ -331,6 +331,10 @@ ERROR_LINE = VllmLine("Error: ", r"\b[A-Z]\w{0,80}Error: .*")
 EXCEPTION_LINE = VllmLine("Exception: ", r"\b[A-Z]\w{0,80}Exception: .*")
 LOAD_START = VllmLine("Starting to load model", r"Starting to load model")
 LOAD_FRAME = VllmLine("load_model", r"\bin (?:load_model|load_weights)\b")
+# a traceback frame of the memory profile (the budget is being measured: weights loaded, no pool yet):
+# v1/executor/abstract.py / v1/worker/gpu_worker.py::determine_available_memory (V1), and the V0 worker's
+# determine_num_available_blocks; both run profile_run (0.9.2, 0.19.0)
+PROFILE_FRAME = VllmLine("in determine_", r"\bin determine_(?:available_memory|num_available_blocks)\b")
 SHARD_PROGRESS = VllmLine("Loading safetensors checkpoint shards", r"Loading safetensors checkpoint shards")
 GRAPH_CAPTURE = VllmLine(
     "aptur",
