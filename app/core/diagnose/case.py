@@ -148,22 +148,40 @@ class Case:
             return False
 
     @property
-    def block_size(self) -> int:
+    def block_size(self) -> int | None:
+        """The block size in effect: forced or printed, the planner's for the log's catalog model, or V0's
+        default 16 on a GPU (reference §5.1). None when nothing says it: V1 picks it per backend and model
+        (MLA 64, hybrids aligned to the Mamba page, vllm-ascend 128), so 16 is not assumed."""
         f = self.facts
         if f.block_size_forced:
             return f.block_size_forced
         if self.prediction is not None:
             return self.prediction.block_size
-        return f.block_size or self.requested_block_size or DEFAULT_BLOCK_SIZE
+        if f.block_size or self.requested_block_size:
+            return f.block_size or self.requested_block_size
+        if f.engine == "v0" and not f.is_ascend and f.device_type != "NPU":
+            return DEFAULT_BLOCK_SIZE
+        return None
+
+    @property
+    def uniform_pages(self) -> bool:
+        """Blocks and tokens convert by the block size: one KV group (or a model the catalog does not know
+        and a printed block size). A hybrid's or DeepSeek-V4's groups have pages of their own, and
+        vLLM's "GPU KV cache size" is then concurrency × max_model_len, not blocks × block size."""
+        return self.prediction is None or len(self.prediction.groups) <= 1
+
+    def _tokens_per_block(self) -> int | None:
+        return self.block_size if self.uniform_pages else None
 
     @property
     def blocks(self) -> int | None:
-        """Blocks as printed (V0) or as tokens ÷ block size (V1 prints tokens only)."""
+        """Blocks as printed (V0) or as tokens ÷ block size (V1 prints tokens only), when that holds."""
         f = self.facts
         if f.num_gpu_blocks is not None:
             return f.num_gpu_blocks
-        if f.kv_tokens is not None and f.error_kind is None:
-            return f.kv_tokens // self.block_size
+        size = self._tokens_per_block()
+        if f.kv_tokens is not None and f.error_kind is None and size:
+            return f.kv_tokens // size
         return None
 
     @property
@@ -171,8 +189,9 @@ class Case:
         f = self.facts
         if f.kv_tokens is not None:
             return f.kv_tokens
-        if f.num_gpu_blocks is not None:
-            return f.num_gpu_blocks * self.block_size
+        size = self._tokens_per_block()
+        if f.num_gpu_blocks is not None and size and f.error_kind != "mamba_blocks":
+            return f.num_gpu_blocks * size  # the Mamba refusal counts state blocks, not token pages
         return None
 
     def per_token(self) -> tuple[int | None, str]:
@@ -190,13 +209,12 @@ class Case:
         if self.prediction is not None and self.prediction.bytes_per_block > 0:
             return self.prediction.bytes_per_block, Text("model spec")
         f, pool = self.facts, self.pool
-        if pool and f.num_gpu_blocks:
+        if pool and f.num_gpu_blocks and f.error_kind != "mamba_blocks":
             return pool // f.num_gpu_blocks, Text("log: pool ÷ blocks")
         per_token, _ = self.per_token()
-        if per_token:
-            return per_token * self.block_size, Text(
-                "per-token bytes × block size {block_size}", block_size=self.block_size
-            )
+        size = self._tokens_per_block()
+        if per_token and size:
+            return per_token * size, Text("per-token bytes × block size {block_size}", block_size=size)
         return None, ""
 
     def reached_concurrency(self) -> float | None:

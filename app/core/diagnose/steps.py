@@ -52,7 +52,9 @@ def step_kv_lines(case: Case) -> Step:
             evidence=ev,
         )
     parts: list[str] = []
-    if blocks is not None:
+    if blocks is not None and f.error_kind == "mamba_blocks":
+        parts.append(Text("{blocks:,} Mamba cache blocks (printed)", blocks=blocks))
+    elif blocks is not None:
         how = (
             "printed"
             if f.num_gpu_blocks is not None
@@ -61,6 +63,8 @@ def step_kv_lines(case: Case) -> Step:
             )
         )
         parts.append(Text("{blocks:,} blocks ({how})", blocks=blocks, how=how))
+    elif tokens is not None:
+        parts.append(_no_block_count(case))
     if per_block is not None:
         parts.append(
             Text(
@@ -112,6 +116,17 @@ def step_kv_lines(case: Case) -> Step:
         status="ok",
         explanation=Text("{summary} Enough blocks: the budget left room for a KV pool.", summary=summary),
         evidence=ev,
+    )
+
+
+def _no_block_count(case: Case) -> str:
+    """V1 prints tokens, not blocks; dividing by a block size the log does not print would be a guess."""
+    if case.block_size is None:
+        return Text("block size not printed, so no block count is derived")
+    groups = len(case.prediction.groups) if case.prediction is not None else 0
+    return Text(
+        "{groups} KV groups with pages of their own: the tokens are not blocks × block size, so no block count is derived",
+        groups=groups,
     )
 
 
