@@ -144,7 +144,8 @@ def test_fp8kv_221k_error_unknown_model_is_s_side_from_the_log_alone() -> None:
     assert f"{per_token:,} B (log: KV needed ÷ max_model_len)" in s3.explanation
     assert s3.verdict == "10.12 GiB > pool 5.59 GiB"
     assert trial(d, "half_length").detail == "vLLM estimates 122,080 tokens fit"
-    assert "model" not in d.planner_inputs
+    # the link names the log's own model, so the planner says it does not know it (never its default)
+    assert d.planner_inputs["model"] == "/models/served-model"
     assert d.planner_inputs["max_model_len"] == "221000"
     assert d.planner_inputs["kv_cache_dtype"] == "fp8"
     assert any("not in the catalog" in note for note in d.notes)

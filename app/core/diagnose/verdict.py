@@ -89,8 +89,12 @@ def _version_note(case: Case, inputs: dict[str, str]) -> str | None:
 def _planner_inputs(case: Case) -> dict[str, str]:
     """Planner query parameters (the permalink's names) for the recovered configuration."""
     out: dict[str, str] = {}
-    if case.model_key is not None:
-        out["model"] = case.model_key
+    # the catalog id the log's model resolved to; else the model as the log names it, so the planner
+    # says it does not know it and asks for its config.json (never the planner's default model); a log
+    # that names none gives no "model" and the doctor page asks for it (app.web.doctor.views)
+    model = case.model_key or case.model_name
+    if model is not None:
+        out["model"] = model
     named = case.device is not None and case.device_source not in ("custom", "ambiguous")
     if case.device is not None and named:
         out["device"] = case.device.id
