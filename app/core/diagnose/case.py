@@ -20,6 +20,7 @@ from app.core.diagnose.model import (
     BF16_MIN_SM,
     DEFAULT_BLOCK_SIZE,
     DEVICE_MATCH_TOLERANCE_BYTES,
+    DEVICE_TIE_TOLERANCE_BYTES,
     LAST_V0_VERSION,
     MAX_EXCERPT_ERROR_CHARS,
     V0_FALLBACK_VERSION,
@@ -446,6 +447,24 @@ def _candidates(facts: LogFacts) -> tuple[list[DeviceSpec], list[str]]:
     return kept, reasons
 
 
+def _tie_note(total: int, tied: list[DeviceSpec]) -> str:
+    ids = ", ".join(d.id for d in tied[:6])
+    if len({d.memory_total_bytes for d in tied}) == 1:
+        return Text(
+            "the card reports {total}, and {count} catalog cards report that very total ({ids}): the log does not say which one it ran on, so none is guessed — the prediction uses a device of the printed size; pass a device to choose",
+            total=fmt_gib(total),
+            count=len(tied),
+            ids=ids,
+        )
+    return Text(
+        "the card reports {total}, and {count} catalog cards report a total within {tolerance} of it ({ids}), as much as one card's total moves between drivers: the log does not say which one it ran on, so none is guessed — the prediction uses a device of the printed size; pass a device to choose",
+        total=fmt_gib(total),
+        count=len(tied),
+        tolerance=fmt_gib(DEVICE_TIE_TOLERANCE_BYTES),
+        ids=ids,
+    )
+
+
 def _ambiguous_device(total: int, tied: list[DeviceSpec]) -> DeviceSpec:
     """Several catalog cards report this very total: a device of the printed size that names none of them.
     It keeps what the cards agree on (platform, compute capability, fp8 KV) and, where they differ, the
@@ -467,9 +486,12 @@ def _ambiguous_device(total: int, tied: list[DeviceSpec]) -> DeviceSpec:
     return base.model_copy(update=update)
 
 
-def _exact_ties(best: DeviceSpec, candidates: list[DeviceSpec]) -> list[DeviceSpec]:
-    """Candidates whose catalog total is the best match's own: the printed total cannot tell them apart."""
-    return [d for d in candidates if d.memory_total_bytes == best.memory_total_bytes]
+def _ties(total: int, best: DeviceSpec, candidates: list[DeviceSpec]) -> list[DeviceSpec]:
+    """Candidates the printed total cannot tell apart: the best match's own catalog total, or within a
+    driver's drift of the printed one (DEVICE_TIE_TOLERANCE_BYTES) as the best match is."""
+    if abs(best.memory_total_bytes - total) > DEVICE_TIE_TOLERANCE_BYTES:
+        return [d for d in candidates if d.memory_total_bytes == best.memory_total_bytes]
+    return [d for d in candidates if abs(d.memory_total_bytes - total) <= DEVICE_TIE_TOLERANCE_BYTES]
 
 
 def _nearest_device(total: int, candidates: list[DeviceSpec]) -> tuple[DeviceSpec | None, list[str]]:
@@ -555,15 +577,9 @@ def _device(
     if total is not None and total > 0:
         candidates, _ = _candidates(facts)
         best, others = _nearest_device(total, candidates)
-        tied = _exact_ties(best, candidates) if best is not None else []
+        tied = _ties(total, best, candidates) if best is not None else []
         if best is not None and len(tied) > 1:
-            note = Text(
-                "the card reports {total}, and {count} catalog cards report that very total ({ids}): the log does not say which one it ran on, so none is guessed — the prediction uses a device of the printed size; pass a device to choose",
-                total=fmt_gib(total),
-                count=len(tied),
-                ids=", ".join(d.id for d in tied[:6]),
-            )
-            return _ambiguous_device(total, tied), "ambiguous", note
+            return _ambiguous_device(total, tied), "ambiguous", _tie_note(total, tied)
         if best is not None:
             note = Text(
                 "the card reports {total}: matched to {id} ({memory_total_bytes})",
