@@ -65,3 +65,12 @@ def test_the_form_asking_for_the_model_is_in_chinese_on_the_chinese_page(client:
     page = _page(client, NO_MODEL, lang="zh")
     assert "日志没有写明模型" in page
     assert '<input type="hidden" name="lang" value="zh">' in page
+
+
+def test_the_identity_line_claims_no_parallelism_or_kv_dtype_the_log_does_not_print(
+    client: TestClient,
+) -> None:
+    # the Kunlun excerpt prints no TP, PP or KV cache dtype: "—", not vLLM's defaults "TP 1 × PP 1" / "auto"
+    note = re.search(r'<p class="model-note">(.*?)</p>', _page(client, NO_MODEL)).group(1)
+    assert "Parallelism: — · KV cache dtype: —" in note
+    assert "TP 1" not in note and "auto" not in note

@@ -262,15 +262,8 @@ def result_view(request: Request, diagnosis: Diagnosis) -> ResultView:
             else "—",
         ),
         ("vLLM", diagnosis.facts.vllm_version or diagnosis.vllm_version_used or "—"),
-        (
-            t("Parallelism"),
-            t(
-                "TP {tp} × PP {pp}",
-                tp=diagnosis.facts.tensor_parallel_size or 1,
-                pp=diagnosis.facts.pipeline_parallel_size or 1,
-            ),
-        ),
-        (t("KV cache dtype"), diagnosis.facts.kv_cache_dtype or "auto"),
+        (t("Parallelism"), _parallelism(diagnosis)),
+        (t("KV cache dtype"), diagnosis.facts.kv_cache_dtype or "—"),  # not printed: not claimed
         (t("Target concurrency N"), str(diagnosis.target_concurrency)),
     ]
     return ResultView(
@@ -289,6 +282,14 @@ def result_view(request: Request, diagnosis: Diagnosis) -> ResultView:
         device_reasoning=tr_list(diagnosis.device_reasoning),
         notes=tr_list(diagnosis.notes),
     )
+
+
+def _parallelism(diagnosis: Diagnosis) -> str:
+    """TP × PP as the log says them ("—" when it says neither; one said: the other is vLLM's default 1)."""
+    tp, pp = diagnosis.facts.tensor_parallel_size, diagnosis.facts.pipeline_parallel_size
+    if tp is None and pp is None:
+        return "—"
+    return t("TP {tp} × PP {pp}", tp=tp or 1, pp=pp or 1)
 
 
 def planner_version_note(diagnosis: Diagnosis) -> list[str]:
