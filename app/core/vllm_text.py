@@ -198,7 +198,7 @@ BLOCKS = VllmLine(
 )
 BLOCKS_OVERRIDE = VllmLine(
     "num_gpu_blocks_override",
-    r"Overriding num_gpu_blocks=(\d{1,18}) with num_gpu_blocks_override=(\d{1,18})",
+    r"Overriding num_gpu_blocks=(?P<computed>\d{1,18}) with num_gpu_blocks_override=(?P<forced>\d{1,18})",
     "Overriding num_gpu_blocks=%d with num_gpu_blocks_override=%d",
     "v1/core/kv_cache_utils.py::may_override_num_blocks (0.19.0)",
 )
@@ -273,7 +273,8 @@ MAMBA_BLOCKS = VllmLine(
 # kv_cache_config.num_blocks: capture sizes above the blocks are dropped (0.20.2 raises MAMBA_BLOCKS instead)
 MAMBA_CAPPED = VllmLine(
     "to fit Mamba cache blocks (",
-    r"Capping cudagraph capture sizes from max (\d{1,9}) to (\d{1,9}) to fit Mamba cache blocks \((\d{1,18}) blocks available\)",
+    r"Capping cudagraph capture sizes from max (?P<before>\d{1,9}) to (?P<after>\d{1,9}) to fit Mamba cache blocks "
+    r"\((?P<blocks>\d{1,18}) blocks available\)",
     "Capping cudagraph capture sizes from max %d to %d to fit Mamba cache blocks (%d blocks available). ...",
     "config/compilation.py::CompilationConfig.adjust_cudagraph_sizes_for_mamba_cache (0.19.0, 0.19.1)",
 )

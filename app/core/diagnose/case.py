@@ -174,26 +174,24 @@ class Case:
     def _tokens_per_block(self) -> int | None:
         return self.block_size if self.uniform_pages else None
 
+    def _blocks_and_tokens(self) -> tuple[int | None, int | None]:
+        """Blocks (V0 prints them) and pool tokens (V1 prints them) as printed, the other converted by
+        the block size when one is known and the pages are uniform."""
+        f = self.facts
+        blocks, tokens, size = f.num_gpu_blocks, f.kv_tokens, self._tokens_per_block()
+        if size and blocks is None and tokens is not None and f.error_kind is None:
+            blocks = tokens // size
+        if size and tokens is None and blocks is not None and f.error_kind != "mamba_blocks":
+            tokens = blocks * size  # the Mamba refusal counts state blocks, not token pages
+        return blocks, tokens
+
     @property
     def blocks(self) -> int | None:
-        """Blocks as printed (V0) or as tokens ÷ block size (V1 prints tokens only), when that holds."""
-        f = self.facts
-        if f.num_gpu_blocks is not None:
-            return f.num_gpu_blocks
-        size = self._tokens_per_block()
-        if f.kv_tokens is not None and f.error_kind is None and size:
-            return f.kv_tokens // size
-        return None
+        return self._blocks_and_tokens()[0]
 
     @property
     def pool_tokens(self) -> int | None:
-        f = self.facts
-        if f.kv_tokens is not None:
-            return f.kv_tokens
-        size = self._tokens_per_block()
-        if f.num_gpu_blocks is not None and size and f.error_kind != "mamba_blocks":
-            return f.num_gpu_blocks * size  # the Mamba refusal counts state blocks, not token pages
-        return None
+        return self._blocks_and_tokens()[1]
 
     def per_token(self) -> tuple[int | None, str]:
         """KV bytes per token per device, and where the figure came from."""
