@@ -148,13 +148,11 @@ def _headline(case: Case, verdict: Overall, metrics: MetricsFacts | None) -> str
     length = case.max_model_len
     s = f"{length:,}" if length else "max_model_len"
     reached = case.reached_concurrency()
+    held = {"reached": reached, "s": s, "target": case.target}  # what the pool holds, for either side
     if verdict == "fits":
         if reached is not None:
             return Text(
-                "Fits: the KV pool holds {reached:.2f} requests of {s} tokens (target {target}).",
-                reached=reached,
-                s=s,
-                target=case.target,
+                "Fits: the KV pool holds {reached:.2f} requests of {s} tokens (target {target}).", **held
             )
         return Text("Fits: the KV pool is not the limit.")
     if verdict == "s_bound":
@@ -171,9 +169,7 @@ def _headline(case: Case, verdict: Overall, metrics: MetricsFacts | None) -> str
         if reached is not None:
             return Text(
                 "N-side: it starts, but the pool holds {reached:.2f} requests of {s} tokens, below the target {target}.",
-                reached=reached,
-                s=s,
-                target=case.target,
+                **held,
             )
         if metrics is not None and metrics.verdict == "kv_bound":
             return Text("N-side: the KV pool is full and requests wait — concurrency is bound by the pool.")
