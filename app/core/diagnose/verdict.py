@@ -42,33 +42,18 @@ from app.core.versions import resolve_version
 # the whole diagnosis
 
 
+# DiagnosisFacts names the log's facts as LogFacts does; these two are the case's own reading
+_FROM_CASE = frozenset({"model", "max_model_len"})
+_FROM_LOG = frozenset(DiagnosisFacts.model_fields) - _FROM_CASE
+
+
 def _facts(case: Case) -> DiagnosisFacts:
-    f = case.facts
+    """The log's facts under the estimator's names: the model as the case found it (a path in the paste
+    too), and max_model_len only when positive."""
     return DiagnosisFacts(
-        vllm_version=f.vllm_version,
-        engine=f.engine,
+        **case.facts.model_dump(include=set(_FROM_LOG)),
         model=case.model_name,
         max_model_len=case.max_model_len,
-        tensor_parallel_size=f.tensor_parallel_size,
-        pipeline_parallel_size=f.pipeline_parallel_size,
-        gpu_memory_utilization=f.gpu_memory_utilization,
-        dtype=f.dtype,
-        kv_cache_dtype=f.kv_cache_dtype,
-        block_size=f.block_size,
-        max_num_seqs=f.max_num_seqs,
-        attention_backend=f.attention_backend,
-        device_type=f.device_type,
-        device_total_bytes=f.device_total_bytes,
-        weights_bytes=f.weights_bytes,
-        activation_peak_bytes=f.activation_peak_bytes,
-        non_torch_bytes=f.non_torch_bytes,
-        kv_cache_bytes=f.kv_cache_bytes,
-        num_gpu_blocks=f.num_gpu_blocks,
-        kv_tokens=f.kv_tokens,
-        max_concurrency=f.max_concurrency,
-        estimated_max_model_len=f.estimated_max_model_len,
-        error=f.error,
-        error_kind=f.error_kind,
     )
 
 
