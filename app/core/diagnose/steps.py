@@ -638,26 +638,21 @@ def step_fallbacks(case: Case) -> Step:
     found: list[str] = []
     checked: list[str] = []
     expected_backend = case.prediction.attention_backend if case.prediction is not None else None
-    if f.attention_backend is not None and expected_backend is not None:
-        if f.attention_backend != expected_backend:
+    if f.attention_backend is not None:
+        names = {"attention_backend": f.attention_backend, "expected_backend": expected_backend}
+        if expected_backend is None:
+            checked.append(
+                Text("backend {attention_backend} (no expectation: model or device unknown)", **names)
+            )
+        elif f.attention_backend != expected_backend:
             found.append(
                 Text(
                     "attention backend {attention_backend} was used where the planner expects {expected_backend} for this model, device and version",
-                    attention_backend=f.attention_backend,
-                    expected_backend=expected_backend,
+                    **names,
                 )
             )
         else:
-            checked.append(
-                Text("backend {attention_backend} as expected", attention_backend=f.attention_backend)
-            )
-    elif f.attention_backend is not None:
-        checked.append(
-            Text(
-                "backend {attention_backend} (no expectation: model or device unknown)",
-                attention_backend=f.attention_backend,
-            )
-        )
+            checked.append(Text("backend {attention_backend} as expected", **names))
     effective = f.block_size_forced
     if effective is None and f.num_gpu_blocks and f.kv_tokens and f.error_kind == "max_len_too_long":
         effective = f.kv_tokens // f.num_gpu_blocks  # V0: capacity = blocks × block size
