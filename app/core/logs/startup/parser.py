@@ -9,8 +9,8 @@ from pydantic import ValidationError
 from app.core import regex
 from app.core.errors import PlannerError
 from app.core.logs.reading import (
-    MAX_LOG_CHARS,
     numbered_lines,
+    over_limit,
     strip_ansi,
 )
 from app.core.logs.startup.accumulator import (
@@ -40,15 +40,9 @@ def parse_startup_log(text: str) -> LogFacts:
     many). Rank prefixes, ANSI colours, CRLF and log headers are tolerated. Never raises, except
     :class:`PlannerError` for input longer than :data:`MAX_LOG_CHARS`.
     """
-    if len(text) > MAX_LOG_CHARS:
-        raise PlannerError(
-            "log",
-            Text(
-                "the pasted log has {text:,} characters; the limit is {max_log_chars:,}",
-                text=len(text),
-                max_log_chars=MAX_LOG_CHARS,
-            ),
-        )
+    too_long = over_limit(text)
+    if too_long is not None:
+        raise PlannerError("log", too_long)
     run = _Run()
     previous: _Run | None = None  # the run before the last one, for a quote pasted out of order
     runs = 0
