@@ -386,6 +386,10 @@ ASCEND_310P = VllmLine("310p", r"\w{0,40}_310p\.py|\b310P\b")
 ASCEND_CLASS = VllmLine("Ascend", r"\bAscend[A-Z]\w{0,60}")
 NPU_DEVICE = VllmLine("npu:", r"\bnpu:\d{1,3}\b")
 HCCL = VllmLine("HCCL", r"\bHCCL\w{0,40}")
+# ACL (Ascend Computing Language) graphs are vllm-ascend's NPU graphs: "Starting to capture ACL graphs for
+# cases: …" and "Capturing ACL graphs (mixed prefill-decode, PIECEWISE)" as real vllm-ascend runs print them
+# (vllm-ascend#5917, #3508), vllm_ascend/utils.py's "… batch sizes for ACL graph" (ascend-0.13.0)
+ACL_GRAPH = VllmLine("ACL graph", r"\bACL graphs?\b")
 
 
 # --- what the estimator prints, in each release's words (reference §4; read back by the above) ---
