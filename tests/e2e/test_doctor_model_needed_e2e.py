@@ -22,12 +22,16 @@ UNKNOWN = LOGS / "nv_omni_a100_command_free_memory_0_49_of_79_32.log"  # vllm-om
 PLANNER_TIMEOUT_MS = 15_000
 
 
+def _diagnosed(tab: Tab, base: str, log: Path, verdict: str) -> None:
+    tab.page.goto(base + "/doctor")
+    tab.page.fill("#d-log", log.read_text())
+    tab.page.click("#d-submit")
+    expect(tab.page.locator("#doctor-verdict")).to_have_attribute("data-verdict", verdict)
+
+
 def test_a_log_naming_no_model_asks_for_it_then_opens_the_planner(live_server: LiveServer, tab: Tab) -> None:
     page = tab.page
-    page.goto(live_server.base + "/doctor")
-    page.fill("#d-log", NO_MODEL.read_text())
-    page.click("#d-submit")
-    expect(page.locator("#doctor-verdict")).to_have_attribute("data-verdict", "fits")
+    _diagnosed(tab, live_server.base, NO_MODEL, "fits")
     expect(page.locator("#open-planner")).to_have_count(0)
     expect(page.locator("#planner-needs-model")).to_contain_text("The log names no model")
     expect(page.locator("#step-1")).to_contain_text("block size not printed")
@@ -45,10 +49,7 @@ def test_a_log_naming_no_model_asks_for_it_then_opens_the_planner(live_server: L
 
 def test_a_model_the_catalog_lacks_opens_the_planners_error_state(live_server: LiveServer, tab: Tab) -> None:
     page = tab.page
-    page.goto(live_server.base + "/doctor")
-    page.fill("#d-log", UNKNOWN.read_text())
-    page.click("#d-submit")
-    expect(page.locator("#doctor-verdict")).to_have_attribute("data-verdict", "budget_bound")
+    _diagnosed(tab, live_server.base, UNKNOWN, "budget_bound")
     page.click("#open-planner")
     page.wait_for_url("**/?v=1&*", timeout=PLANNER_TIMEOUT_MS)
     expect(page.locator("#f-model")).to_have_value("/data/models/Qwen/Qwen3-Omni-30B-A3B-Instruct")

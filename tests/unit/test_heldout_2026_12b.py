@@ -9,8 +9,7 @@ from __future__ import annotations
 import pytest
 
 from app.core.command import CommandError, parse_serve_command
-from app.core.diagnose import Diagnosis
-from app.core.logs import LogFacts, parse_startup_log
+from app.core.logs import parse_startup_log
 from app.core.specs import GIB
 from tests import log_sets
 from tests.log_sets import LOGS_DIR, check_log
@@ -46,13 +45,9 @@ def test_verdict_facts_and_nothing_claimed(name: str) -> None:
     check_log(DIR, name, SOURCES[name]["expect"])
 
 
-def read(name: str) -> tuple[LogFacts, Diagnosis]:
-    return log_sets.read(DIR, name)
-
-
 def test_a_command_after_an_environment_line_and_with_a_plugin_flag_gives_its_model() -> None:
     # vllm-omni#276: "CUDA_VISIBLE_DEVICES=1,5 \" on a line of its own, then "vllm serve <path> \ --omni \ …"
-    facts, d = read("nv_omni_a100_command_free_memory_0_49_of_79_32.log")
+    facts, d = log_sets.read(DIR, "nv_omni_a100_command_free_memory_0_49_of_79_32.log")
     assert facts.model == "/data/models/Qwen/Qwen3-Omni-30B-A3B-Instruct"
     assert any("--omni" in note for note in facts.notes)  # said, not silently dropped
     assert (facts.device_free_at_start_bytes, facts.device_total_bytes) == (
@@ -70,14 +65,14 @@ def test_a_command_after_an_environment_line_and_with_a_plugin_flag_gives_its_mo
 def test_a_profile_frame_is_the_stage_a_worker_failure_reached() -> None:
     # vllm-ascend#1813 (310P): "File …/v1/executor/abstract.py, line 76, in determine_available_memory" then
     # "RuntimeError: Worker failed with error 'shape …'": the weights loaded, the budget was being measured
-    facts, d = read("ascend_310p_qwen3_30b_worker_failed_in_profile.log")
+    facts, d = log_sets.read(DIR, "ascend_310p_qwen3_30b_worker_failed_in_profile.log")
     assert (facts.error_kind, facts.failure_stage) == ("startup_failed", "profile")
     assert d.verdict == "failed" and facts.device_type is None  # no NPU word printed: none claimed
 
 
 def test_an_hsa_memory_access_fault_names_a_gpu() -> None:
     # vllm#35169: "Memory access fault by GPU node-5 (Agent handle: …)" at 88 % of the FULL decode capture
-    facts, d = read("rocm_step35_flash_memory_access_fault_in_graph_capture.log")
+    facts, d = log_sets.read(DIR, "rocm_step35_flash_memory_access_fault_in_graph_capture.log")
     assert (facts.error_kind, facts.failure_stage, facts.device_type) == ("device_fault", "graph", "GPU")
     assert d.verdict == "failed"
 
@@ -85,21 +80,21 @@ def test_an_hsa_memory_access_fault_names_a_gpu() -> None:
 def test_ascend_pool_lines_in_a_pod_log_with_caret_escaped_colours() -> None:
     # vllm-ascend#5917: "[mineru] ^[[0;36m(EngineCore_DP0 pid=3052)^[[0;0m INFO … Available memory: 23106324992,
     # total memory: 65452113920" — the second instance on the card prints "Available memory: 0"
-    first, d1 = read("ascend_one_card_instance1_fits_1880320_tokens.log")
+    first, d1 = log_sets.read(DIR, "ascend_one_card_instance1_fits_1880320_tokens.log")
     assert (first.kv_cache_bytes, first.device_total_bytes, first.kv_tokens) == (
         23106324992,
         65452113920,
         1880320,
     )
     assert d1.verdict == "fits" and d1.device_source == "ambiguous"  # 910B and 910C both report 60.96 GiB
-    second, d2 = read("ascend_one_card_instance2_available_memory_0.log")
+    second, d2 = log_sets.read(DIR, "ascend_one_card_instance2_available_memory_0.log")
     assert (second.kv_cache_bytes, second.error_kind, d2.verdict) == (0, "no_blocks", "budget_bound")
 
 
 def test_acl_graph_lines_mark_an_ascend_run() -> None:
     # vllm-ascend#3508: only "GPU KV cache size", "Starting to capture ACL graphs" and torch_npu-less rank
     # warnings; ACL (Ascend Computing Language) graphs are vllm-ascend's, so the device is an NPU
-    facts, d = read("ascend_acl_graph_capture_8192_fits_175360.log")
+    facts, d = log_sets.read(DIR, "ascend_acl_graph_capture_8192_fits_175360.log")
     assert (facts.device_type, facts.is_ascend, facts.kv_tokens) == ("NPU", True, 175360)
     assert d.verdict == "fits"
     assert parse_startup_log("Capturing CUDA graphs (decode, FULL): 100%").device_type is None
