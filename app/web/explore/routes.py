@@ -10,7 +10,6 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 
 from app.core.errors import PlannerError
-from app.core.estimate import sizing_for
 from app.core.plan import apply_quantization_flag
 from app.core.text import Text
 from app.core.workload import (
@@ -25,7 +24,7 @@ from app.web.explore.params import (
 from app.web.explore.service import (
     block_sizes,
     engine_for,
-    prefix_result,
+    prefix_for,
     workload_spec,
 )
 from app.web.explore.views import (
@@ -76,16 +75,7 @@ def blocks_api(request: Request) -> dict[str, Any]:
     resolved = _resolve_api(query)
     est = estimate_for(resolved)
     sizes = block_sizes(resolved, est, query)
-    caching = sizing_for(
-        model=resolved.model, device=resolved.device, serve=resolved.serve, vllm_version=resolved.vllm_version
-    ).resolved.prefix_caching
-    block_size = query.prefix_block_size or est.block_size
-    prefix = prefix_result(
-        query,
-        block_size=block_size,
-        bytes_per_block=sizes.bytes_per_block_at(block_size),
-        caching_enabled=caching,
-    )
+    prefix = prefix_for(resolved, query, est, sizes)
     return {
         "attention_backend": sizes.backend,
         "default_block_size": sizes.default_block_size,

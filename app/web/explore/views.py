@@ -17,7 +17,6 @@ from app.core.blocks import (
     tail_waste_tokens,
 )
 from app.core.errors import PlannerError
-from app.core.estimate import sizing_for
 from app.core.result import Estimate
 from app.core.specs import GIB, KV_CACHE_DTYPES, MIB
 from app.core.text import Text
@@ -53,7 +52,7 @@ from app.web.explore.service import (
     PrefixResult,
     block_sizes,
     engine_for,
-    prefix_result,
+    prefix_for,
     workload_spec,
 )
 from app.web.format import gib, integer, percent
@@ -584,27 +583,13 @@ def build_view(request: Request, params: ExploreParams, problems: list[Problem])
 def _prefix_section(
     resolved: Resolved, params: ExploreParams, est: Estimate, sizes: BlockSizes, problems: list[Problem]
 ) -> tuple[PrefixView, ExploreParams, list[Problem]]:
-    caching = sizing_for(
-        model=resolved.model, device=resolved.device, serve=resolved.serve, vllm_version=resolved.vllm_version
-    ).resolved.prefix_caching
-    block_size = params.prefix_block_size or est.block_size
     try:
-        result = prefix_result(
-            params,
-            block_size=block_size,
-            bytes_per_block=sizes.bytes_per_block_at(block_size),
-            caching_enabled=caching,
-        )
+        result = prefix_for(resolved, params, est, sizes)
     except PlannerError as exc:  # request_tokens below the shared prefix: drop it and say so
         value = str(getattr(params, exc.field, ""))  # a combination the section resolves itself, and says
         problems = [*problems, Problem(exc.field, exc.message, value=value, stops=False)]
         params = params.model_copy(update={"request_tokens": None, "mm_item_start_token": None})
-        result = prefix_result(
-            params,
-            block_size=block_size,
-            bytes_per_block=sizes.bytes_per_block_at(block_size),
-            caching_enabled=caching,
-        )
+        result = prefix_for(resolved, params, est, sizes)
     view = prefix_view(
         result,
         differing=params.extra_keys_differ,
