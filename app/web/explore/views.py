@@ -55,7 +55,7 @@ from app.web.explore.service import (
     prefix_for,
     workload_spec,
 )
-from app.web.format import gib, integer, percent
+from app.web.format import Figure, gib, integer, percent
 from app.web.inputs.links import form_values, query_items, to_query, with_typed
 from app.web.inputs.options import Option, catalog_options, version_options
 from app.web.inputs.params import PlannerParams
@@ -141,13 +141,6 @@ class PresetView:
 
 
 @dataclass(frozen=True)
-class Metric:
-    id: str
-    label: str
-    value: str
-
-
-@dataclass(frozen=True)
 class ClassRow:
     share: str
     prompt: str
@@ -163,7 +156,7 @@ class WorkloadView:
     classes: tuple[ClassRow, ...]
     classes_text: str
     edit_link: str
-    metrics: tuple[Metric, ...]
+    metrics: tuple[Figure, ...]
     binding_limit: str
     binding_explanation: str
     kv_chart: Markup
@@ -459,25 +452,25 @@ def workload_view(
     )
 
 
-def _workload_metrics(result: WorkloadResult, *, max_waiting: int) -> tuple[Metric, ...]:
+def _workload_metrics(result: WorkloadResult, *, max_waiting: int) -> tuple[Figure, ...]:
     """The simulation's headline numbers, in the order the page lists them."""
     return (
-        Metric("w-max-running", Text("Concurrency reached (max running)"), integer(result.max_running)),
-        Metric("w-mean-running", Text("Mean running"), f"{result.mean_running:.1f}"),
-        Metric("w-preemptions", Text("Preemptions"), integer(result.preemptions)),
-        Metric("w-mean-waiting", Text("Mean waiting"), f"{result.mean_waiting:.1f}"),
-        Metric("w-max-waiting", Text("Max waiting"), integer(max_waiting)),
-        Metric("w-peak-kv", Text("Peak KV usage"), percent(result.peak_kv_usage)),
-        Metric("w-prefix-hit", Text("Prefix hit rate"), percent(result.prefix_hit_rate)),
-        Metric(
+        Figure("w-max-running", Text("Concurrency reached (max running)"), integer(result.max_running)),
+        Figure("w-mean-running", Text("Mean running"), f"{result.mean_running:.1f}"),
+        Figure("w-preemptions", Text("Preemptions"), integer(result.preemptions)),
+        Figure("w-mean-waiting", Text("Mean waiting"), f"{result.mean_waiting:.1f}"),
+        Figure("w-max-waiting", Text("Max waiting"), integer(max_waiting)),
+        Figure("w-peak-kv", Text("Peak KV usage"), percent(result.peak_kv_usage)),
+        Figure("w-prefix-hit", Text("Prefix hit rate"), percent(result.prefix_hit_rate)),
+        Figure(
             "w-fragmentation", Text("Fragmentation waste"), percent(result.fragmentation_waste_fraction, 2)
         ),
-        Metric(
+        Figure(
             "w-finished",
             Text("Finished / rejected"),
             f"{integer(result.finished)} / {integer(result.rejected)}",
         ),
-        Metric("w-steps", Text("Steps"), integer(result.steps)),
+        Figure("w-steps", Text("Steps"), integer(result.steps)),
     )
 
 

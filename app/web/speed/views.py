@@ -11,7 +11,7 @@ from app.core.perf.bench import RESULT_KEYS, BenchResult
 from app.core.perf.predict import CurvePoint, Performance
 from app.core.result import Range
 from app.core.text import Text
-from app.web.format import axis_ticks
+from app.web.format import Figure, axis_ticks
 from app.web.format import speed_number as _number
 from app.web.i18n import t, tr
 
@@ -55,16 +55,8 @@ class BenchView:
 
 
 @dataclass(frozen=True)
-class SpeedNumber:
-    key: str  # ttft / tpot / throughput
-    label: str
-    value: str
-    band: str
-
-
-@dataclass(frozen=True)
 class SpeedView:
-    numbers: tuple[SpeedNumber, ...]
+    numbers: tuple[Figure, ...]
     badge: str  # "calibrated" / "extrapolated", translated
     calibrated: bool
     secondary: str  # requests/s and per-user tokens/s
@@ -222,17 +214,23 @@ def bench_view(result: BenchResult) -> BenchView:
 def speed_view(perf: Performance) -> SpeedView:
     calibrated = perf.basis == "calibrated"
     numbers = (
-        SpeedNumber(
-            "ttft", tr(t("Time to first token (ms)")), _number(perf.ttft_ms.expected), _band(perf.ttft_ms)
+        Figure(
+            "ttft",
+            tr(t("Time to first token (ms)")),
+            _number(perf.ttft_ms.expected),
+            band=_band(perf.ttft_ms),
         ),
-        SpeedNumber(
-            "tpot", tr(t("Time per output token (ms)")), _number(perf.tpot_ms.expected), _band(perf.tpot_ms)
+        Figure(
+            "tpot",
+            tr(t("Time per output token (ms)")),
+            _number(perf.tpot_ms.expected),
+            band=_band(perf.tpot_ms),
         ),
-        SpeedNumber(
+        Figure(
             "throughput",
             tr(t("Output tokens/s (this replica)")),
             _number(perf.output_tokens_per_s.expected),
-            _band(perf.output_tokens_per_s),
+            band=_band(perf.output_tokens_per_s),
         ),
     )
     secondary = tr(
