@@ -18,7 +18,7 @@ from app.core.blocks import (
 )
 from app.core.errors import PlannerError
 from app.core.result import Estimate
-from app.core.specs import GIB, KV_CACHE_DTYPES, MIB
+from app.core.specs import GIB, MIB
 from app.core.text import Text
 from app.core.workload import (
     WORKLOAD_PRESETS,
@@ -57,7 +57,7 @@ from app.web.explore.service import (
 )
 from app.web.format import Figure, gib, integer, percent
 from app.web.inputs.links import form_values, query_items, to_query, with_typed
-from app.web.inputs.options import Option, catalog_options, version_options
+from app.web.inputs.options import Choices, choices
 from app.web.inputs.params import PlannerParams
 from app.web.inputs.problems import Problem, problems_of, typed_values
 from app.web.inputs.resolve import Resolved, estimate_for, resolve_lenient
@@ -180,10 +180,7 @@ class ExploreView:
     workload: WorkloadView | None
     workload_error: Problem | None
     presets: tuple[PresetView, ...]
-    models: tuple[Option, ...]
-    devices: tuple[Option, ...]
-    versions: tuple[Option, ...]
-    kv_dtypes: tuple[Option, ...]
+    choices: Choices
     max_page_requests: str
     wl_help: str
     misprint_note: str
@@ -546,7 +543,6 @@ def _sections(request: Request, params: ExploreParams, problems: list[Problem]) 
 def build_view(request: Request, params: ExploreParams, problems: list[Problem]) -> ExploreView:
     sec = _sections(request, params, problems)
     params = sec.params
-    models, devices, versions = catalog_options()
     return ExploreView(
         params=params,
         values=typed_values(form_values(params), sec.problems),  # "abc" stays in its box
@@ -563,10 +559,7 @@ def build_view(request: Request, params: ExploreParams, problems: list[Problem])
             PresetView(p.key, p.label, p.description, p.hits_first, p.key == params.preset)
             for p in WORKLOAD_PRESETS.values()
         ),
-        models=models,
-        devices=devices,
-        versions=version_options(versions, params.vllm_version),
-        kv_dtypes=tuple(Option(d, d) for d in KV_CACHE_DTYPES),
+        choices=choices(params.vllm_version),
         max_page_requests=integer(MAX_PAGE_REQUESTS),
         wl_help=WL_HELP,
         misprint_note=SEED_MISPRINT_NOTE,

@@ -22,7 +22,7 @@ from app.web.format import (
 )
 from app.web.i18n import page_lang, t, tr
 from app.web.inputs.links import form_values, query_items, to_query, with_typed
-from app.web.inputs.options import Option, catalog_options, version_options
+from app.web.inputs.options import Choices, choices
 from app.web.inputs.problems import Problem, error_of, problems_of, stopping, typed_values
 from app.web.measured_runs import calibrated_caption
 from app.web.templating import url_path
@@ -146,9 +146,7 @@ class FleetView:
     pareto: ParetoView | None
     model_label: str
     device_name: str
-    models: tuple[Option, ...]
-    devices: tuple[Option, ...]
-    versions: tuple[Option, ...]
+    choices: Choices
     calibrated: str = ""  # "calibrated on your N runs" beside every speed figure, when runs were pasted
 
 
@@ -382,7 +380,6 @@ def hidden_inputs(params: FleetParams) -> tuple[tuple[str, str], ...]:
 def build_view(request: Request, params: FleetParams, problems: list[Problem]) -> FleetView:
     params = params.model_copy(update={"lang": page_lang()})
     query = with_typed(fleet_query(params), problems)  # a reload shows the same error
-    models, devices, versions = catalog_options()
     rows: tuple[CandidateRow, ...] = ()
     best_view: BestView | None = None
     notes: tuple[str, ...] = ()
@@ -452,8 +449,6 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         pareto=pareto,
         model_label=model_label,
         device_name=device_name,
-        models=models,
-        devices=devices,
-        versions=version_options(versions, params.vllm_version),
+        choices=choices(params.vllm_version),
         calibrated=calibrated,
     )

@@ -18,12 +18,12 @@ from app.core.kv import attention_layer_count, kind_spec
 from app.core.plan import QUANTIZATION_FLAGS
 from app.core.recommend import utilization_ceiling
 from app.core.result import ErrorKind, Estimate, Range
-from app.core.specs import KV_CACHE_DTYPES, ModelSpec
+from app.core.specs import ModelSpec
 from app.core.text import N_, Plural, Text
 from app.core.versions import rules_for
 from app.web.format import Figure, gib, gib_range, human_tokens, integer, percent
 from app.web.i18n import _, t, tr, tr_list
-from app.web.inputs.options import TP_OPTIONS, Option, catalog_options, version_options
+from app.web.inputs.options import TP_OPTIONS, Choices, Option, choices
 from app.web.inputs.params import CARD_DTYPES, PlannerParams
 from app.web.inputs.problems import Problem
 from app.web.inputs.resolve import MODEL_PLACEHOLDER, Resolved
@@ -88,10 +88,7 @@ class FormState:
     slider_index: int
     slider_max: int
     util_slider: str
-    models: tuple[Option, ...]
-    devices: tuple[Option, ...]
-    versions: tuple[Option, ...]
-    kv_dtypes: tuple[Option, ...]
+    choices: Choices
     tp_sizes: tuple[Option, ...]
     open_config: bool
     open_card: bool
@@ -196,7 +193,6 @@ def form_state(
         for name, value in params.model_dump().items()
     }
     stops = slider_lengths((derived_len, effective_len))
-    models, devices, versions = catalog_options()
     return FormState(
         values=values,
         placeholders={
@@ -209,10 +205,7 @@ def form_state(
         slider_index=nearest_index(stops, effective_len),
         slider_max=len(stops) - 1,
         util_slider=f"{params.gpu_memory_utilization or default_util:g}",
-        models=models,
-        devices=devices,
-        versions=version_options(versions, params.vllm_version),
-        kv_dtypes=tuple(Option(d, d) for d in KV_CACHE_DTYPES),
+        choices=choices(params.vllm_version),
         tp_sizes=TP_OPTIONS,
         open_config=bool(params.config_json),
         open_card=params.card_started,
