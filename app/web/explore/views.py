@@ -58,7 +58,7 @@ from app.web.explore.service import (
 from app.web.format import Figure, gib, integer, percent
 from app.web.inputs.links import form_values, query_items, to_query, with_typed
 from app.web.inputs.options import Choices, choices
-from app.web.inputs.params import PlannerParams
+from app.web.inputs.params import PlannerParams, same_named
 from app.web.inputs.problems import Problem, problems_of, typed_values
 from app.web.inputs.resolve import Resolved, estimate_for, resolve_lenient
 from app.web.templating import url_path
@@ -543,18 +543,13 @@ def _sections(request: Request, params: ExploreParams, problems: list[Problem]) 
 def build_view(request: Request, params: ExploreParams, problems: list[Problem]) -> ExploreView:
     sec = _sections(request, params, problems)
     params = sec.params
-    return ExploreView(
-        params=params,
+    return same_named(  # the sections (the engine line, blocks, prefix, workload, an error) as computed
+        ExploreView,
+        sec,
         values=typed_values(form_values(params), sec.problems),  # "abc" stays in its box
         permalink=f"{url_path(request, 'explore')}?{with_typed(explore_query(params), sec.problems)}",
         planner_link=f"{url_path(request, 'planner')}?{to_query(planner_params(params))}",
         problems=problems_of(sec.problems),
-        error=sec.error,
-        engine_line=sec.engine_line,
-        blocks=sec.blocks,
-        prefix=sec.prefix,
-        workload=sec.workload,
-        workload_error=sec.workload_error,
         presets=tuple(
             PresetView(p.key, p.label, p.description, p.hits_first, p.key == params.preset)
             for p in WORKLOAD_PRESETS.values()
