@@ -17,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from app import hub
 from app.core.catalog import find_device
 from app.core.errors import ConfigError, PlannerError, UnknownDeviceError, UnknownModelError
-from app.core.estimate import default_max_model_len, estimate, model_for_release
+from app.core.estimate import capacity_curve, default_max_model_len, estimate, model_for_release
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.plan import apply_quantization_flag
 from app.core.result import Estimate
@@ -296,4 +296,17 @@ def estimate_for(resolved: Resolved, *, vllm_version: str | None = None, **serve
         vllm_version=vllm_version or resolved.vllm_version,
         target_concurrency=resolved.params.target_concurrency,
         devices=resolved.params.devices,
+    )
+
+
+def capacity_curve_for(resolved: Resolved, base: Estimate, *, points: int) -> list[tuple[int, float]]:
+    """The core's capacity chart for the resolved inputs: concurrency at ``points`` max_model_len values
+    (log-spaced from 512 to the model's limit), reusing ``base``'s pool (the estimate of these inputs)."""
+    return capacity_curve(
+        model=resolved.model,
+        device=resolved.device,
+        serve=resolved.serve,
+        vllm_version=resolved.vllm_version,
+        points=points,
+        base=base,
     )

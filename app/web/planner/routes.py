@@ -24,13 +24,13 @@ from app.web.inputs.links import (
 )
 from app.web.inputs.params import PlannerParams
 from app.web.inputs.problems import Problem, error_of, problems_of, typed_values
-from app.web.inputs.resolve import computed, resolve_lenient
+from app.web.inputs.resolve import capacity_curve_for, computed, estimate_for, resolve_lenient
 from app.web.planner import paste, views
-from app.web.planner.service import estimate_with_curve
 from app.web.templating import render, render_view, wants_fragment
 
 router = APIRouter()
 COMMAND_MAX_CHARS = 20_000
+CURVE_POINTS = 24  # the capacity chart: max_model_len from 512 to the model's limit
 
 
 def build_view(
@@ -53,10 +53,11 @@ def build_view(
     link = permalink(request, params, query)
     result: views.ResultView | None = None
     error: Problem | None = None
-    effective_len = params.max_model_len or resolved.default_len
+    effective_len: int | None = None  # the length the estimate served (its default filled in)
     if command_error is None:  # a refused paste: no verdict for inputs other than the paste's
         try:
-            est, curve = estimate_with_curve(resolved)
+            est = estimate_for(resolved)
+            curve = capacity_curve_for(resolved, est, points=CURVE_POINTS)
             result = views.result_view(
                 resolved,
                 est,
@@ -71,7 +72,8 @@ def build_view(
     form = views.form_state(
         params,
         derived_len=resolved.derived_len,
-        effective_len=effective_len,
+        # without an estimate: the length asked for, else this release's default for the model
+        effective_len=effective_len or params.max_model_len or resolved.default_len,
         default_util=default_gpu_memory_utilization(resolved.vllm_version),
     )
     form = dataclasses.replace(form, values=typed_values(form.values, problems))  # "thirty" stays in its box
