@@ -33,6 +33,11 @@ def integer(value: int | float) -> str:
     return f"{int(value):,}"
 
 
+def money(value: float) -> str:
+    """A price: ``1234.5`` -> ``"1,234.50"``."""
+    return f"{value:,.2f}"
+
+
 def percent(fraction: float, digits: int = 1) -> str:
     return f"{fraction * 100:.{digits}f}%"
 

@@ -14,9 +14,11 @@ from app.core.text import Text
 from app.web.format import Figure, axis_ticks
 from app.web.format import speed_number as _number
 from app.web.i18n import t, tr
+from app.web.svg import Frame, chart
 
 CHART_WIDTH = 1000  # viewBox units; the SVG scales to its container
 CHART_HEIGHT = 400
+CHART_FRAME = Frame("speed-chart", CHART_WIDTH, CHART_HEIGHT, "speed-chart")
 MARGIN_LEFT = 120  # room for "10,000" at the phone's larger text (static/app.css)
 MARGIN_RIGHT = 110
 MARGIN_TOP = 118  # two legend rows, then each axis's unit above its ticks
@@ -132,12 +134,7 @@ def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None)
             )
         )
     )
-    parts = [
-        f'<svg class="speed-chart" viewBox="0 0 {CHART_WIDTH} {CHART_HEIGHT}" role="img" '
-        f'aria-labelledby="speed-chart-title speed-chart-desc" xmlns="http://www.w3.org/2000/svg">',
-        f'<title id="speed-chart-title">{title}</title><desc id="speed-chart-desc">{desc}</desc>',
-        *_legend_and_axis_titles(),
-    ]
+    parts = list(_legend_and_axis_titles())
     for tick in thr_ticks:
         ty = y(tick, thr_top)
         parts.append(
@@ -190,8 +187,7 @@ def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None)
         f'fill="{THROUGHPUT_COLOUR}"/><circle cx="{x(here.concurrency):.1f}" '
         f'cy="{y(here.tpot_ms, tpot_top):.1f}" r="7" fill="{TPOT_COLOUR}"/>'
     )
-    parts.append("</svg>")
-    return Markup("".join(parts))
+    return chart(CHART_FRAME, parts, title=title, desc=desc)
 
 
 def bench_view(result: BenchResult) -> BenchView:
