@@ -79,22 +79,37 @@ class FormulaView:
 
 
 @dataclass(frozen=True)
+class StopSlider:
+    """A range input over chosen stops (a log scale): the stops, and the one the value stands at."""
+
+    stops: tuple[int, ...]
+    index: int
+
+    @property
+    def last(self) -> int:
+        """The range input's max: its stops are indices 0 … last."""
+        return len(self.stops) - 1
+
+
+def stop_slider(stops: tuple[int, ...], value: int) -> StopSlider:
+    """``stops`` with the index nearest ``value``: (256, 384, 512), 400 -> index 1."""
+    return StopSlider(stops, nearest_index(stops, value))
+
+
+@dataclass(frozen=True)
 class FormState:
     """What the inputs show; empty strings where vLLM's default applies (the placeholder shows it)."""
 
     values: dict[str, str]
     placeholders: dict[str, str]
-    slider_values: tuple[int, ...]
-    slider_index: int
-    slider_max: int
+    length: StopSlider  # max_model_len: 2^k and 1.5 x 2^k, plus the model's own lengths
     util_slider: str
     choices: Choices
     tp_sizes: tuple[Option, ...]
     open_config: bool
     open_card: bool
-    # the Speed workload (issue 14): concurrency slider stops and the --quantization choices
-    concurrency_stops: tuple[int, ...] = ()
-    concurrency_index: int = 0
+    # the Speed workload (issue 14): the clients' slider and the --quantization choices
+    concurrency: StopSlider
     quantizations: tuple[Option, ...] = ()
     card_dtypes: tuple[Option, ...] = ()
 
@@ -192,7 +207,6 @@ def form_state(
         else ("true" if value is True else "false" if value is False else str(value))
         for name, value in params.model_dump().items()
     }
-    stops = slider_lengths((derived_len, effective_len))
     return FormState(
         values=values,
         placeholders={
@@ -201,16 +215,13 @@ def form_state(
             "gpu_memory_utilization": f"{default_util:g}",
             "concurrency": str(params.speed_concurrency),
         },
-        slider_values=stops,
-        slider_index=nearest_index(stops, effective_len),
-        slider_max=len(stops) - 1,
+        length=stop_slider(slider_lengths((derived_len, effective_len)), effective_len),
         util_slider=f"{params.gpu_memory_utilization or default_util:g}",
         choices=choices(params.vllm_version),
         tp_sizes=TP_OPTIONS,
         open_config=bool(params.config_json),
         open_card=params.card_started,
-        concurrency_stops=(conc := concurrency_stops(params.speed_concurrency)),
-        concurrency_index=conc.index(params.speed_concurrency),
+        concurrency=stop_slider(concurrency_stops(params.speed_concurrency), params.speed_concurrency),
         quantizations=tuple(Option(q, q) for q in sorted(QUANTIZATION_FLAGS)),
         card_dtypes=tuple(Option(d, d) for d in CARD_DTYPES),
     )
