@@ -13,15 +13,16 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+from app.core.text import Text
 from app.web.svg import Frame, chart, coordinate, escaped
 
 CHART_WIDTH = 1000  # viewBox units; the SVG scales to its container
 CHART_HEIGHT = 300
-STEP_FRAME = Frame("step-chart", CHART_WIDTH, CHART_HEIGHT, "step-chart")  # each chart names its own ids
 MARGIN_LEFT = 84  # room for '100%' at the phone-sized label font
 MARGIN_RIGHT = 24
 MARGIN_TOP = 34  # room for the legend above the plot
 MARGIN_BOTTOM = 56
+STEP_AXIS_LABEL = Text("scheduler step (one forward pass)")  # the x axis of every step chart
 TARGET_X_TICKS = 5  # about this many step ticks along the x axis
 LEGEND_SWATCH = 22  # length of the line drawn before each legend label
 LEGEND_GAP = 190  # horizontal room per legend entry
@@ -35,6 +36,37 @@ class Line:
     label: str
     values: Sequence[float]
     fill: bool = False  # shade the area under the line
+
+
+@dataclass(frozen=True)
+class StepChart:
+    """One of the simulation's charts over scheduler steps: its frame (its id, unique on the page, names
+    its title and desc), its title and its y axis."""
+
+    frame: Frame
+    title: str
+    y_label: str
+
+
+def _step_frame(chart_id: str) -> Frame:
+    return Frame(
+        "step-chart",
+        CHART_WIDTH,
+        CHART_HEIGHT,
+        chart_id,
+        left=MARGIN_LEFT,
+        right=MARGIN_RIGHT,
+        top=MARGIN_TOP,
+        bottom=MARGIN_BOTTOM,
+    )
+
+
+KV_USAGE_CHART = StepChart(
+    _step_frame("chart-kv"), Text("KV cache usage over simulated time"), Text("KV usage")
+)
+RUNNING_CHART = StepChart(
+    _step_frame("chart-rw"), Text("Running and waiting requests over simulated time"), Text("requests")
+)
 
 
 @dataclass(frozen=True)
@@ -63,21 +95,19 @@ def _tick_label(value: float) -> str:
 
 
 def step_chart(
-    *,
-    chart_id: str,
+    spec: StepChart,
     steps: Sequence[int],
     lines: Sequence[Line],
+    *,
     y_max: float,
     y_ticks: Sequence[tuple[float, str]],
-    title: str,
     desc: str,
-    x_label: str,
-    y_label: str,
     limit: Limit | None = None,
 ) -> Markup:
     """Lines over simulated scheduler steps; y from 0 to ``y_max`` (values above are clipped)."""
-    left, right = MARGIN_LEFT, CHART_WIDTH - MARGIN_RIGHT
-    top, bottom = MARGIN_TOP, CHART_HEIGHT - MARGIN_BOTTOM
+    frame = spec.frame
+    left, right = frame.left, frame.width - frame.right
+    top, bottom = frame.top, frame.height - frame.bottom
     x_hi = max(max(steps, default=0), 1)
     y_hi = y_max if y_max > 0 else 1.0
 
@@ -105,9 +135,9 @@ def step_chart(
         )
     parts.append(
         f'<text class="axis-title" x="{(left + right) / 2}" y="{CHART_HEIGHT - 8}" text-anchor="middle">'
-        f"{escaped(x_label)}</text>"
+        f"{escaped(STEP_AXIS_LABEL)}</text>"
         f'<text class="axis-title" x="16" y="{(top + bottom) / 2}" text-anchor="middle" '
-        f'transform="rotate(-90 16 {(top + bottom) / 2})">{escaped(y_label)}</text>'
+        f'transform="rotate(-90 16 {(top + bottom) / 2})">{escaped(spec.y_label)}</text>'
     )
     if limit is not None and 0 <= limit.value <= y_hi:
         y = py(limit.value)
@@ -132,4 +162,4 @@ def step_chart(
             f'<line class="series series-{key}" x1="{x}" x2="{x + LEGEND_SWATCH}" y1="14" y2="14"/>'
             f'<text class="legend-label" x="{x + LEGEND_SWATCH + 6}" y="20">{escaped(line.label)}</text>'
         )
-    return chart(STEP_FRAME, parts, title=title, desc=desc, element_id=chart_id)
+    return chart(frame, parts, title=spec.title, desc=desc, element_id=frame.label_id)

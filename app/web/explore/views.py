@@ -382,29 +382,23 @@ def workload_view(
         max_num_seqs=integer(engine.max_num_seqs),
     )
     kv_chart = explore_svg.step_chart(
-        chart_id="chart-kv",
-        steps=series.step,
-        lines=[explore_svg.Line("kv", Text("KV cache usage"), series.kv_usage, fill=True)],
+        explore_svg.KV_USAGE_CHART,
+        series.step,
+        [explore_svg.Line("kv", Text("KV cache usage"), series.kv_usage, fill=True)],
         y_max=1.0,
         y_ticks=pct_ticks,
-        title=Text("KV cache usage over simulated time"),
         desc=usage_desc,
-        x_label=Text("scheduler step (one forward pass)"),
-        y_label=Text("KV usage"),
     )
     rw_chart = explore_svg.step_chart(
-        chart_id="chart-rw",
-        steps=series.step,
-        lines=[
+        explore_svg.RUNNING_CHART,
+        series.step,
+        [
             explore_svg.Line("running", Text("running"), series.running),
             explore_svg.Line("waiting", Text("waiting"), series.waiting),
         ],
         y_max=y_top,
         y_ticks=conc_ticks,
-        title=Text("Running and waiting requests over simulated time"),
         desc=rw_desc,
-        x_label=Text("scheduler step (one forward pass)"),
-        y_label=Text("requests"),
         limit=explore_svg.Limit(
             engine.max_num_seqs,
             Text("max_num_seqs = {max_num_seqs}", max_num_seqs=integer(engine.max_num_seqs)),
