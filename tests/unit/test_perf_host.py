@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from app.core.catalog import find_device, find_model
+from app.core.command import parse_serve_command
 from app.core.estimate import estimate
 from app.core.perf.bench import simulate_bench
 from app.core.perf.bench_args import BenchArgs
@@ -16,12 +17,15 @@ from app.core.perf.physics import (
     async_scheduling,
     context_cv,
     lockstep_factor,
+    slower_device,
     step_physics,
     with_host,
 )
 from app.core.perf.predict import fit_for, performance
 from app.core.perf.schedule import Workload
+from app.core.serve_flags import render_flags
 from app.core.specs import ServeConfig
+from app.core.versions import rules_for
 
 SMALL = "Qwen/Qwen3-0.6B"
 A100 = "nvidia-a100-sxm4-80gb"
@@ -42,6 +46,58 @@ def test_async_scheduling_follows_the_release_and_pipeline_parallel() -> None:
     assert async_scheduling(vllm_version="0.14.0", serve=ServeConfig()) is True
     assert async_scheduling(vllm_version="0.19.0", serve=ServeConfig(pipeline_parallel_size=2)) is False
     assert async_scheduling(vllm_version="0.6.3", serve=ServeConfig()) is False  # the V0 engine
+
+
+@pytest.mark.parametrize(
+    ("flag", "version", "overlapped"),
+    [
+        ("--async-scheduling", "0.11.0", True),  # 0.10.2+ has the flag; off by default before 0.14.0
+        ("--no-async-scheduling", "0.19.0", False),  # on by default from 0.14.0
+        ("", "0.11.0", False),
+        ("", "0.19.0", True),
+    ],
+)
+def test_async_scheduling_read_from_a_pasted_command(flag: str, version: str, overlapped: bool) -> None:
+    parsed = parse_serve_command(f"vllm serve {SMALL} --max-model-len 512 {flag}", vllm_version=version)
+    assert parsed.serve.async_scheduling == ({"": None, "--async-scheduling": True}.get(flag, False))
+    model, device = find_model(SMALL), find_device(A100)
+    est = estimate(model=model, device=device, serve=parsed.serve, vllm_version=version)
+    assert (
+        step_physics(estimate=est, model=model, device=device, serve=parsed.serve).host_overlapped
+        is overlapped
+    )
+    # written back only where it differs from the release's default
+    rendered = render_flags(parsed.serve, rules_for(version))
+    assert ([flag] if flag else []) == [f for f in rendered if "async" in f]
+
+
+def test_async_scheduling_stays_off_where_vllm_cannot_overlap() -> None:
+    # PP > 1 and the V0 engine step the host in series whatever the flag says
+    assert (
+        async_scheduling(
+            vllm_version="0.19.0", serve=ServeConfig(pipeline_parallel_size=2, async_scheduling=True)
+        )
+        is False
+    )
+    assert async_scheduling(vllm_version="0.6.3", serve=ServeConfig(async_scheduling=True)) is False
+
+
+def test_slower_device_stretches_the_device_step_not_the_host() -> None:
+    est, physics, coefficients = _small("0.11.0")
+    none = replace(coefficients, host_step_s=0.0, host_request_s=0.0)
+    host = replace(coefficients, host_step_s=2.0e-3, host_request_s=50e-6)
+    base = simulate_bench(estimate=est, physics=physics, coefficients=none, args=ONE_CLIENT).values
+    slow = simulate_bench(
+        estimate=est, physics=physics, coefficients=slower_device(none, factor=2.0), args=ONE_CLIENT
+    ).values
+    # every device term twice as long: one request decoding alone has a TPOT twice the device's
+    assert slow["mean_tpot_ms"] == pytest.approx(2 * base["mean_tpot_ms"], rel=1e-6)
+    both = simulate_bench(
+        estimate=est, physics=physics, coefficients=slower_device(host, factor=2.0), args=ONE_CLIENT
+    ).values
+    # the host's 2.05 ms a step (in series at 0.11.0) is CPU work: not doubled
+    assert both["mean_tpot_ms"] - slow["mean_tpot_ms"] == pytest.approx(2.05, rel=1e-6)
+    assert slower_device(coefficients, factor=1.0) is coefficients
 
 
 def _small(version: str) -> tuple:

@@ -14,7 +14,7 @@ context; a prefill chunk is mostly FLOPs.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from statistics import NormalDist
 
@@ -136,16 +136,16 @@ class StepPhysics:
 
 
 def async_scheduling(*, vllm_version: str, serve: ServeConfig) -> bool:
-    """Whether vLLM overlaps the host's step work with the device's: the release's default (versions.py:
-    on from 0.14.0), which config/vllm.py turns off under pipeline parallel and for draft models other
-    than EAGLE/MTP (speculative decoding is not in the speed model: taken as off)."""
+    """Whether vLLM overlaps the host's step work with the device's: ``--async-scheduling`` /
+    ``--no-async-scheduling`` when given, else the release's default (versions.py: on from 0.14.0),
+    which config/vllm.py turns off for draft models other than EAGLE/MTP (speculative decoding is not in
+    the speed model: taken as off); off under pipeline parallel and on the V0 engine either way."""
     rules = rules_for(vllm_version)
-    return (
-        rules.async_scheduling_default
-        and rules.engine == "v1"
-        and serve.pipeline_parallel_size == 1
-        and serve.speculative_config is None
-    )
+    if rules.engine != "v1" or serve.pipeline_parallel_size != 1:
+        return False
+    if serve.async_scheduling is not None:
+        return serve.async_scheduling
+    return rules.async_scheduling_default and serve.speculative_config is None
 
 
 def _expert_byte_fraction(model: ModelSpec) -> float:
@@ -312,6 +312,29 @@ class Coefficients:
     # the API server's work per prompt token before the request reaches the scheduler (tokenising the
     # prompt text): with ttft_overhead_s, the per-request TTFT overhead; fitted across sources as above
     ttft_per_prompt_token_s: float = 0.0
+
+
+def slower_device(coefficients: Coefficients, *, factor: float) -> Coefficients:
+    """The same coefficients on a platform whose kernels reach ``1 / factor`` of what the fitted family's
+    reach on the same data-sheet bandwidth and tensor rate: every device term of the step (bytes, FLOPs,
+    wire, the per-step, per-layer and per-token floors) lasts ``factor`` times as long; the host's work
+    and the API server's TTFT overhead are CPU work and stay. Worked example: Hopper's fit on an MI300X
+    with factor 2.0 reads its 5.3 TB/s data sheet at 5.3 x 1.0 / 2 = 2.65 TB/s effective."""
+    if factor == 1.0:
+        return coefficients
+    return replace(
+        coefficients,
+        bandwidth_efficiency=coefficients.bandwidth_efficiency / factor,
+        compute_efficiency=coefficients.compute_efficiency / factor,
+        moe_compute_efficiency=coefficients.moe_compute_efficiency / factor,
+        link_efficiency=coefficients.link_efficiency / factor,
+        exchange_efficiency=coefficients.exchange_efficiency / factor,
+        step_overhead_s=coefficients.step_overhead_s * factor,
+        layer_overhead_s=coefficients.layer_overhead_s * factor,
+        moe_layer_overhead_s=coefficients.moe_layer_overhead_s * factor,
+        collective_latency_s=coefficients.collective_latency_s * factor,
+        token_overhead_s=coefficients.token_overhead_s * factor,
+    )
 
 
 def host_seconds(coefficients: Coefficients, *, requests: float) -> float:
