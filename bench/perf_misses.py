@@ -5,9 +5,8 @@ source, device, engine, model, regime and harness (closed loop / burst / rate, i
     .venv/bin/python bench/perf_misses.py --cache /tmp/runs.pkl  # reuse bench/perf_loso.py's saved runs
     .venv/bin/python bench/perf_misses.py --rows               # also every run outside the shared file
 
-Residual = log(measured / predicted) (positive: the model is optimistic, i.e. predicts a TPOT or TTFT
-below the measured one, or a throughput above it... for throughput the sign is flipped so that
-positive always means "too fast"). Each group prints runs, the median signed residual of TPOT, TTFT and
+Residual: log(measured / predicted) for TPOT and TTFT, log(predicted / measured) for throughput, so that
+a positive residual always means the model is too fast (optimistic). Each group prints runs, the median signed residual of TPOT, TTFT and
 output throughput, and the median |error| of each. Everything here is in-sample for the shared file's
 step coefficients and out-of-sample for the other sources (their runs never fitted a step coefficient).
 """
@@ -28,7 +27,6 @@ import perf_loso as L
 import perf_sources as P
 
 from app.core.perf.bench import simulate_bench
-from app.core.versions import rules_for
 
 KINDS = ("tpot", "ttft", "throughput")
 
@@ -40,8 +38,7 @@ def _too_fast(kind: str, predicted: float, measured: float) -> float:
 
 
 def _engine(ctx: P.RunContext) -> str:
-    engine = rules_for(ctx.estimate.vllm_version).engine
-    return f"{engine} {'async' if ctx.physics.host_overlapped else 'serial'}"
+    return f"{ctx.engine} {'async' if ctx.physics.host_overlapped else 'serial'}"
 
 
 def _harness(ctx: P.RunContext) -> str:

@@ -19,7 +19,7 @@ import math
 import statistics
 import sys
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from app.core.perf.physics import Coefficients, StepPhysics, step_physics
 from app.core.perf.predict import device_family, fit_for, fitted_families
 from app.core.result import Estimate
 from app.core.specs import ServeConfig
+from app.core.versions import rules_for
 
 SOURCES = Path(__file__).resolve().parent / "data" / "perf" / "sources.jsonl"
 SOURCES_DIR = Path(__file__).resolve().parent / "data" / "perf" / "sources"
@@ -52,6 +53,7 @@ SERVE_FLAGS = frozenset(
         "enable_chunked_prefill",
         "enforce_eager",
         "enable_expert_parallel",
+        "async_scheduling",
     }
 )
 KEYS = {"tpot": "mean_tpot_ms", "ttft": "mean_ttft_ms", "throughput": "output_throughput"}
@@ -74,6 +76,8 @@ class RunContext:
     prefix_cache: bool
     measured: dict[str, float]
     cluster: str
+    platform: str = "cuda"  # the device's: the cross-source platform factor (bench/perf_loso.py) goes by it
+    engine: str = "v1"  # the engine the run used: the release's, or V0 where the row says it was forced
 
     def simulate(self, coefficients: Coefficients | None = None) -> dict[str, float]:
         point = simulate_bench(
@@ -197,6 +201,9 @@ def other_contexts() -> list[RunContext]:
             print(f"skipped (no KV pool at {version}): {row['source']}: {row['device']} {row['model']}")
             continue
         physics = step_physics(estimate=est, model=model, device=device, serve=serve)
+        engine = str(row.get("engine", rules_for(version).engine)).lower()
+        if engine == "v0":  # VLLM_USE_V1=0 on a V1 release: the V0 engine runs the host in series
+            physics = replace(physics, host_overlapped=False)
         fit = fit_for(family=device_family(device)[0], vllm_version=version)[1]
         # every key a user would paste (vLLM's result keys); the within-cluster check reads them all
         measured = {k: float(v) for k, v in dict(row["measured"]).items() if k in MeasuredKeys.model_fields}
@@ -212,6 +219,8 @@ def other_contexts() -> list[RunContext]:
                 prefix_cache,
                 measured,
                 cluster,
+                device.platform,
+                engine,
             )
         )
     return out

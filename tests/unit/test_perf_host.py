@@ -183,3 +183,24 @@ def test_tp_across_hosts_all_reduces_over_the_network() -> None:
     )
     assert perf.basis == "extrapolated"
     assert any("the hosts' network" in str(note) or "all-reduces over" in str(note) for note in perf.notes)
+
+
+def test_enforce_eager_pays_each_layers_launch_in_every_step() -> None:
+    model, device = find_model(SMALL), find_device(A100)
+    version = "0.11.0"
+    coefficients = replace(
+        fit_for(family="hopper", vllm_version=version)[1].coefficients(), host_step_s=0.0, host_request_s=0.0
+    )
+    with_launch = replace(coefficients, eager_layer_s=100e-6)
+    tpot = {}
+    for eager in (False, True):
+        serve = ServeConfig(max_model_len=512, enforce_eager=eager)
+        est = estimate(model=model, device=device, serve=serve, vllm_version=version)
+        physics = step_physics(estimate=est, model=model, device=device, serve=serve)
+        assert physics.eager is eager
+        for name, coeffs in (("base", coefficients), ("launch", with_launch)):
+            run = simulate_bench(estimate=est, physics=physics, coefficients=coeffs, args=ONE_CLIENT)
+            tpot[(eager, name)] = run.values["mean_tpot_ms"]
+    # Qwen3-0.6B has 28 decoder layers: 28 x 0.1 ms = 2.8 ms more a decode step, only when eager
+    assert tpot[(True, "launch")] - tpot[(True, "base")] == pytest.approx(2.8, rel=1e-6)
+    assert tpot[(False, "launch")] == pytest.approx(tpot[(False, "base")], rel=1e-12)

@@ -133,6 +133,8 @@ class StepPhysics:
     # async scheduling (vLLM's default from 0.14, off under PP and non-EAGLE drafts): the host prepares
     # step N+1 while the device runs step N, so its work hides behind the device's up to the device's time
     host_overlapped: bool = True
+    # --enforce-eager: no CUDA/ACL graphs, every kernel of every layer launched from Python in the step
+    eager: bool = False
 
 
 def async_scheduling(*, vllm_version: str, serve: ServeConfig) -> bool:
@@ -237,6 +239,7 @@ def step_physics(
         host_weight_bytes=int(serve.cpu_offload_gb * GIB),
         pipeline_parallel_size=pp,
         host_overlapped=async_scheduling(vllm_version=estimate.vllm_version, serve=serve),
+        eager=serve.enforce_eager,
     )
 
 
@@ -312,6 +315,10 @@ class Coefficients:
     # the API server's work per prompt token before the request reaches the scheduler (tokenising the
     # prompt text): with ttft_overhead_s, the per-request TTFT overhead; fitted across sources as above
     ttft_per_prompt_token_s: float = 0.0
+    # --enforce-eager: the Python launch of one decoder layer's kernels, which CUDA graphs replay in one go;
+    # the device waits for it at small batches (launch-bound), so it adds to every step of every layer.
+    # Fitted across sources on the runs that state --enforce-eager (bench/perf_loso.py); CPU work.
+    eager_layer_s: float = 0.0
 
 
 def slower_device(coefficients: Coefficients, *, factor: float) -> Coefficients:
@@ -334,6 +341,17 @@ def slower_device(coefficients: Coefficients, *, factor: float) -> Coefficients:
         moe_layer_overhead_s=coefficients.moe_layer_overhead_s * factor,
         collective_latency_s=coefficients.collective_latency_s * factor,
         token_overhead_s=coefficients.token_overhead_s * factor,
+    )
+
+
+def layer_floor_s(*, physics: StepPhysics, coefficients: Coefficients) -> float:
+    """What every step pays per decoder layer on the device whatever it carries: the kernels' latency
+    floors (and the MoE layers' router, top-k and permute kernels), plus the eager launches when graphs
+    are off. E.g. 64 dense layers at 31.6 us, eager at 250 us a layer: 2.0 ms + 16 ms."""
+    eager = coefficients.eager_layer_s if physics.eager else 0.0
+    return (
+        physics.layers_on_device * (coefficients.layer_overhead_s + eager)
+        + physics.moe_layers_on_device * coefficients.moe_layer_overhead_s
     )
 
 
@@ -406,8 +424,7 @@ def step_seconds(
     return StepCost(
         seconds=coefficients.step_overhead_s
         + decode_tokens * coefficients.token_overhead_s
-        + physics.layers_on_device * coefficients.layer_overhead_s
-        + physics.moe_layers_on_device * coefficients.moe_layer_overhead_s
+        + layer_floor_s(physics=physics, coefficients=coefficients)
         + memory
         + compute
         + collective

@@ -28,6 +28,7 @@ from app.core.perf.physics import (
     blend_costs,
     context_cv,
     host_seconds,
+    layer_floor_s,
     lockstep_factor,
     lockstep_ranks,
     step_seconds,
@@ -255,11 +256,7 @@ def _own_ttft(
     alone = chunk_step(
         physics=physics, coefficients=coefficients, decodes=(0.0, 0.0), chunk=chunk, prompt=inp
     )
-    fixed = (
-        coefficients.step_overhead_s
-        + physics.layers_on_device * coefficients.layer_overhead_s
-        + physics.moe_layers_on_device * coefficients.moe_layer_overhead_s
-    )
+    fixed = coefficients.step_overhead_s + layer_floor_s(physics=physics, coefficients=coefficients)
     per_prefill_token = pp * (alone.seconds - fixed) / chunk
     chunked = with_host(
         device_s=pp * with_decodes.seconds + hops,
