@@ -54,6 +54,7 @@ SERVE_FLAGS = frozenset(
         "enforce_eager",
         "enable_expert_parallel",
         "async_scheduling",
+        "block_size",
     }
 )
 KEYS = {"tpot": "mean_tpot_ms", "ttft": "mean_ttft_ms", "throughput": "output_throughput"}
