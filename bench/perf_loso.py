@@ -533,6 +533,9 @@ def main(argv: list[str]) -> int:
     by_source = cached_load(argv)
     modes = argv[argv.index("--modes") + 1].split(",") if "--modes" in argv else list(MODES)
     results = {mode: loso(mode, by_source) for mode in modes}
+    if "--cache" in argv:  # keep the variants the fits simulated for the next call
+        with Path(argv[argv.index("--cache") + 1]).open("wb") as fh:
+            pickle.dump(by_source, fh)
     total = sum(len(r) for r in by_source.values())
     if "--markdown" in argv:
         print(markdown(results, by_source))

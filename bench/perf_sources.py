@@ -130,9 +130,21 @@ def source_rows() -> list[dict[str, Any]]:
     return rows
 
 
+def generated_len(row: dict[str, Any]) -> int | None:
+    """The mean output the run generated, where it printed its totals ("Total generated tokens",
+    "Successful requests") and let the model stop at its end-of-sequence token (no --ignore-eos) on
+    random prompts: what the benchmark ran, as the datasets below run at their printed means. E.g.
+    nerdalert's 80,945 tokens over 300 requests: 270 a request against the 500 asked for."""
+    total, completed = row.get("total_output_tokens"), row.get("completed")
+    if row.get("ignore_eos") or not total or not completed or row.get("dataset_name", "random") != "random":
+        return None
+    return max(1, round(float(total) / float(completed)))
+
+
 def bench_args(row: dict[str, Any]) -> BenchArgs:
     """The run's `vllm bench serve` arguments. Datasets the simulation has no model of (sonnet, a custom
-    prompt list) run as random prompts of the run's own measured mean lengths (row: random_*_len)."""
+    prompt list) run as random prompts of the run's own measured mean lengths (row: random_*_len); a
+    random run that stopped at EOS runs at the output length it generated (generated_len)."""
     rate = row.get("request_rate", "inf")
     dataset = row.get("dataset_name", "random")
     return BenchArgs(
@@ -142,7 +154,7 @@ def bench_args(row: dict[str, Any]) -> BenchArgs:
         burstiness=row.get("burstiness", 1.0),
         dataset_name="sharegpt" if dataset == "sharegpt" else "random",
         random_input_len=row.get("random_input_len", DEFAULT_INPUT_LEN),
-        random_output_len=row.get("random_output_len", DEFAULT_OUTPUT_LEN),
+        random_output_len=generated_len(row) or row.get("random_output_len", DEFAULT_OUTPUT_LEN),
         random_range_ratio=row.get("random_range_ratio", 0.0),
         random_prefix_len=row.get("random_prefix_len", 0),
         ignore_eos=bool(row.get("ignore_eos", False)),
