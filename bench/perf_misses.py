@@ -26,8 +26,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import perf_loso as L
 import perf_sources as P
 
-from app.core.perf.bench import simulate_bench
-
 KINDS = ("tpot", "ttft", "throughput")
 
 
@@ -49,14 +47,7 @@ def _harness(ctx: P.RunContext) -> str:
 
 
 def _regime(ctx: P.RunContext) -> str:
-    point = simulate_bench(
-        estimate=ctx.estimate,
-        physics=ctx.physics,
-        coefficients=ctx.coefficients,
-        args=ctx.args,
-        prefix_cache=ctx.prefix_cache,
-    )
-    return point.regime
+    return ctx.point().regime
 
 
 GROUPS: dict[str, Callable[[P.RunContext], str]] = {

@@ -30,7 +30,7 @@ import fit_perf as F
 
 from app.core.catalog import find_device, find_model
 from app.core.estimate import estimate
-from app.core.perf.bench import simulate_bench
+from app.core.perf.bench import BenchPoint, simulate_bench
 from app.core.perf.bench_args import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN, BenchArgs
 from app.core.perf.cluster import MeasuredKeys, RunComparison, fit_cluster
 from app.core.perf.physics import Coefficients, StepPhysics, step_physics
@@ -81,14 +81,17 @@ class RunContext:
     engine: str = "v1"  # the engine the run used: the release's, or V0 where the row says it was forced
 
     def simulate(self, coefficients: Coefficients | None = None) -> dict[str, float]:
-        point = simulate_bench(
+        return self.point(coefficients).values
+
+    def point(self, coefficients: Coefficients | None = None) -> BenchPoint:
+        """The simulated run (its figures, the regime that bound it, its preemptions)."""
+        return simulate_bench(
             estimate=self.estimate,
             physics=self.physics,
             coefficients=coefficients or self.coefficients,
             args=self.args,
             prefix_cache=self.prefix_cache,
         )
-        return point.values
 
 
 def shared_contexts() -> list[RunContext]:
