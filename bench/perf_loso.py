@@ -57,7 +57,7 @@ MODES = (
     "step-cost",
     "host",
     "host+ttft",
-    "host+ttft+platform",
+    "host+ttft+device",
     "physics",
 )
 BAND_LOW_Q = 0.10
@@ -68,8 +68,9 @@ BAND_HIGH_Q = 0.90
 HOST_STEP_GRID = (0.0, 0.5e-3, 1.0e-3, 1.5e-3, 2.0e-3, 2.5e-3, 3.0e-3)
 HOST_REQUEST_GRID = (0.0, 10e-6, 25e-6, 50e-6, 100e-6)
 HostPoint = tuple[float, float]
-# How much longer a platform's device work takes than the CUDA-fitted family's at the same data-sheet
-# rates (physics.slower_device), tried per platform outside CUDA on the training sources' runs of it
+# How much longer a device's work takes than the CUDA-fitted family's at the same data-sheet rates
+# (physics.slower_device), tried per device outside CUDA (ROCm, Ascend, ...: another kernel stack) on the
+# training sources' runs of that device
 PLATFORM_GRID = (1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 6.0, 8.0)
 CUDA = "cuda"
 # --enforce-eager: the Python launch of one decoder layer's kernels (physics.Coefficients.eager_layer_s),
@@ -90,7 +91,14 @@ class Run:
     # its vLLM's V1 engine ran the host's work in series (async scheduling off); V0 (before 0.8) is another
     # engine whose host work is not V1's, so its runs do not choose the host's coefficients
     host_in_series: bool = False
-    platform: str = CUDA  # the device's (cuda, rocm, npu, ...): the platform modes' factor applies by it
+    platform: str = CUDA  # the device's (cuda, rocm, npu, ...): outside CUDA a device-time factor applies
+
+    @property
+    def device_key(self) -> str:
+        """The device whose factor applies ("cuda" for every CUDA device: the family's own fit)."""
+        if self.platform == CUDA or self.context is None:
+            return CUDA
+        return self.context.cluster.split()[0]  # perf_sources: "<device id> <model> tp<n>"
 
     def at(self, host: HostPoint, factor: float = 1.0, eager_s: float = 0.0) -> dict[str, float]:
         """The prediction with this host work, platform device-time factor and eager launch time per layer
@@ -119,14 +127,14 @@ class Correction:
     host: HostPoint = (0.0, 0.0)  # host modes: the grid point of the host's step work
     ttft_base_ms: float = -1.0  # host+ttft: the per-request TTFT overhead (< 0: the shipped one)
     ttft_per_token_ms: float = 0.0  # and its part per prompt token (the API server tokenizes the prompt)
-    platform: tuple[tuple[str, float], ...] = ()  # host+ttft+platform: device-time factor per platform
+    platform: tuple[tuple[str, float], ...] = ()  # host+ttft+device, physics: device-time factor per device
     eager_layer_s: float = 0.0  # physics: the eager launch time per decoder layer
 
     def predict(self, run: Run) -> dict[str, float]:
         """The run's prediction under this correction."""
         if not self.mode.startswith("host"):
             return self.apply(run.predicted)
-        out = dict(run.at(self.host, dict(self.platform).get(run.platform, 1.0), self.eager_layer_s))
+        out = dict(run.at(self.host, dict(self.platform).get(run.device_key, 1.0), self.eager_layer_s))
         if self.ttft_base_ms >= 0 and KEYS["ttft"] in out:
             shift = (
                 self.ttft_base_ms + self.ttft_per_token_ms * run.prompt_tokens - run.shipped_ttft_overhead_ms
@@ -263,7 +271,7 @@ def _fit_host(mode: str, train: dict[str, list[Run]]) -> Correction:
     )
     if mode == "host":
         return best
-    platform = _fit_platform(train, best) if mode in ("host+ttft+platform", "physics") else ()
+    platform = _fit_device_time(train, best) if mode in ("host+ttft+device", "physics") else ()
     eager = _fit_eager(train, replace(best, platform=platform)) if mode == "physics" else 0.0
     return min(
         (
@@ -297,12 +305,13 @@ def _fit_eager(train: dict[str, list[Run]], base: Correction) -> float:
     )
 
 
-def _fit_platform(train: dict[str, list[Run]], host: Correction) -> tuple[tuple[str, float], ...]:
-    """Per platform outside CUDA that the training sources ran on: the device-time factor (grid) that
-    minimises the source-weighted TPOT + throughput error of those sources' runs on it."""
+def _fit_device_time(train: dict[str, list[Run]], host: Correction) -> tuple[tuple[str, float], ...]:
+    """Per device outside CUDA that the training sources ran on: the device-time factor (grid) that
+    minimises the source-weighted TPOT + throughput error of those sources' runs on it. A device no
+    training source ran keeps 1 (its data sheet at the family's efficiencies)."""
     out = []
-    for platform in sorted({r.platform for rows in train.values() for r in rows} - {CUDA}):
-        runs = {s: [r for r in rows if r.platform == platform] for s, rows in train.items()}
+    for platform in sorted({r.device_key for rows in train.values() for r in rows} - {CUDA}):
+        runs = {s: [r for r in rows if r.device_key == platform] for s, rows in train.items()}
         runs = {s: rows for s, rows in runs.items() if rows}
         factor = min(
             PLATFORM_GRID,
@@ -583,7 +592,7 @@ def write(correction: Correction, bands: dict[str, tuple[float, float]]) -> None
     if correction.eager_layer_s:
         host["eager_layer_s"] = correction.eager_layer_s
     payload["host"] = host
-    payload["platform_device_time"] = dict(correction.platform)
+    payload["device_time"] = dict(correction.platform)
     payload["host_fitted_by"] = f"bench/perf_loso.py --write: {correction.mode}, every source one vote"
     payload["bench_bands"] = {kind: [lo, hi] for kind, (lo, hi) in bands.items()}
     path.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")

@@ -83,7 +83,7 @@ class FamilyFit(BaseModel):
     weight_formats: tuple[str, ...]
     devices: tuple[str, ...]
 
-    # this platform's kernels against the fitted family's (physics.slower_device; fit_for sets it)
+    # this device's kernels against the fitted family's (physics.slower_device; fit_for sets it)
     device_time_factor: float = 1.0
 
     def coefficients(self) -> Coefficients:
@@ -122,11 +122,12 @@ def host_fit() -> dict[str, float]:
 
 
 @cache
-def platform_fit() -> dict[str, float]:
-    """Per platform outside CUDA (rocm, npu, ...), how much longer its device work takes than the fitted
-    family's at the same data-sheet rates (physics.slower_device), fitted across sources with the source
-    held out by bench/perf_loso.py; absent = 1 (the data sheet as CUDA reaches it)."""
-    raw = json.loads(COEFFICIENTS_FILE.read_text(encoding="utf-8")).get("platform_device_time", {})
+def device_time_fit() -> dict[str, float]:
+    """Per device outside CUDA (its catalog id: an MI300X, a 910B), how much longer its device work takes
+    than the fitted NVIDIA family's at the same data-sheet rates (physics.slower_device): its kernel
+    stack's achieved share of its data sheet, fitted across sources with the source held out by
+    bench/perf_loso.py; absent = 1 (the data sheet as the family reaches its own)."""
+    raw = json.loads(COEFFICIENTS_FILE.read_text(encoding="utf-8")).get("device_time", {})
     return {name: float(value) for name, value in raw.items()}
 
 
@@ -157,13 +158,13 @@ def version_band(vllm_version: str) -> str:
     return LEGACY_BAND_SUFFIX if tuple(parts) < LEGACY_BAND_BELOW else ""
 
 
-def fit_for(*, family: str, vllm_version: str, platform: str = "cuda") -> tuple[str, FamilyFit]:
+def fit_for(*, family: str, vllm_version: str, device: str = "") -> tuple[str, FamilyFit]:
     """The family's fit for this vLLM version band (falls back to the family's current band), on this
-    platform (its device-time factor from platform_fit)."""
+    device (its catalog id: its device-time factor from device_time_fit)."""
     fits = fitted_families()
     key = family + version_band(vllm_version)
     key = key if key in fits else family
-    factor = platform_fit().get(platform, 1.0)
+    factor = device_time_fit().get(device, 1.0)
     fit = fits[key] if factor == 1.0 else fits[key].model_copy(update={"device_time_factor": factor})
     return key, fit
 
@@ -294,6 +295,15 @@ def _basis_notes(
                 "data-sheet bandwidth and TFLOPS; treat the figures as a rough guide (bands widened 3x).",
                 vendor=device.vendor,
                 family=family,
+            )
+        )
+    if fit.device_time_factor != 1.0:
+        notes.append(
+            Text(
+                "{device}'s kernels take {factor:g}x the device time NVIDIA's reach at the same data-sheet rates "
+                "(fitted on public runs of this device, each source held out in turn).",
+                device=device.name,
+                factor=fit.device_time_factor,
             )
         )
     active = model.params_active or model.params_total
@@ -505,7 +515,7 @@ def performance(
             ),
         )
     family, fit = fit_for(
-        family=device_family(device)[0], vllm_version=estimate.vllm_version, platform=device.platform
+        family=device_family(device)[0], vllm_version=estimate.vllm_version, device=device.id
     )
     physics = step_physics(estimate=estimate, model=model, device=device, serve=serve)
     widen, notes = _basis_notes(
@@ -599,7 +609,7 @@ def compare_run(
 ) -> RunComparison:
     """One of your measured runs against what the shipped model predicts for it."""
     _family, fit = fit_for(
-        family=device_family(device)[0], vllm_version=estimate.vllm_version, platform=device.platform
+        family=device_family(device)[0], vllm_version=estimate.vllm_version, device=device.id
     )
     physics = step_physics(estimate=estimate, model=model, device=device, serve=serve)
     point = _simulated(estimate=estimate, physics=physics, fit=fit, serve=serve, args=args)
