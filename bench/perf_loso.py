@@ -73,6 +73,7 @@ HostPoint = tuple[float, float]
 # training sources' runs of that device
 PLATFORM_GRID = (1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 6.0, 8.0)
 CUDA = "cuda"
+HOST_MODES = ("host", "physics")  # the modes that re-simulate the runs (host work and what follows it)
 # --enforce-eager: the Python launch of one decoder layer's kernels (physics.Coefficients.eager_layer_s),
 # tried on the training sources' runs that state the flag: 0-400 us a layer
 EAGER_GRID = (0.0, 50e-6, 100e-6, 150e-6, 200e-6, 300e-6, 400e-6)
@@ -132,7 +133,7 @@ class Correction:
 
     def predict(self, run: Run) -> dict[str, float]:
         """The run's prediction under this correction."""
-        if not self.mode.startswith("host"):
+        if not self.mode.startswith(HOST_MODES):
             return self.apply(run.predicted)
         out = dict(run.at(self.host, dict(self.platform).get(run.device_key, 1.0), self.eager_layer_s))
         if self.ttft_base_ms >= 0 and KEYS["ttft"] in out:
@@ -200,7 +201,7 @@ def fit(mode: str, train: dict[str, list[Run]]) -> Correction:
     """The correction of this mode from these sources, each source one vote."""
     if mode == "none" or not train:
         return Correction(mode=mode)
-    if mode.startswith("host"):
+    if mode.startswith(HOST_MODES):
         return _fit_host(mode, train)
     ident = Correction(mode="none")
     if mode == "per-kind":
@@ -584,7 +585,7 @@ def write(correction: Correction, bands: dict[str, tuple[float, float]]) -> None
     path = Path(__file__).resolve().parents[1] / "app" / "core" / "perf" / "coefficients.json"
     payload = json.loads(path.read_text(encoding="utf-8"))
     host: dict[str, float] = {}
-    if correction.mode.startswith("host"):
+    if correction.mode.startswith(HOST_MODES):
         host = {"host_step_s": correction.host[0], "host_request_s": correction.host[1]}
         if correction.ttft_base_ms >= 0:
             host["ttft_overhead_s"] = correction.ttft_base_ms / 1000
