@@ -542,6 +542,8 @@ def cached_load(argv: list[str]) -> dict[str, list[Run]]:
 def main(argv: list[str]) -> int:
     by_source = cached_load(argv)
     modes = argv[argv.index("--modes") + 1].split(",") if "--modes" in argv else list(MODES)
+    if "--fit-only" in argv:  # the first of --modes, chosen by an earlier run: fit on all, band, write
+        return _fit_and_write(modes[0], by_source, write_it="--write" in argv)
     results = {mode: loso(mode, by_source) for mode in modes}
     if "--cache" in argv:  # keep the variants the fits simulated for the next call
         with Path(argv[argv.index("--cache") + 1]).open("wb") as fh:
@@ -560,13 +562,20 @@ def main(argv: list[str]) -> int:
             print(f"  held out {source}: " + "; ".join(f"{k} {_fmt(v)}" for k, v in cells.items()))
         print("\n".join(summary(result)))
     allowed = [m for m in modes if m == "none" or shared_tpot_error(results[m]) <= SHARED_TPOT_LIMIT]
+    if not allowed:
+        print(f"no mode keeps the shared file's TPOT <= {SHARED_TPOT_LIMIT:.0%}")
+        return 1
     best = min(allowed, key=lambda m: objective(results[m]))
-    final = fit(best, by_source)
-    bands = band(best, by_source)
     print(f"chosen by leave-one-source-out (shared file's TPOT <= {SHARED_TPOT_LIMIT:.0%}): {best}")
+    return _fit_and_write(best, by_source, write_it="--write" in argv)
+
+
+def _fit_and_write(mode: str, by_source: dict[str, list[Run]], *, write_it: bool) -> int:
+    final = fit(mode, by_source)
+    bands = band(mode, by_source)
     print(f"fitted on all sources: {final}")
     print(f"band (log offsets, nested out-of-source): {bands}")
-    if "--write" in argv:
+    if write_it:
         write(final, bands)
     return 0
 

@@ -21,7 +21,7 @@ from app.core.perf.physics import (
     step_physics,
     with_host,
 )
-from app.core.perf.predict import fit_for, performance
+from app.core.perf.predict import device_time_fit, fit_for, performance
 from app.core.perf.schedule import Workload
 from app.core.serve_flags import render_flags
 from app.core.specs import ServeConfig
@@ -189,7 +189,10 @@ def test_enforce_eager_pays_each_layers_launch_in_every_step() -> None:
     model, device = find_model(SMALL), find_device(A100)
     version = "0.11.0"
     coefficients = replace(
-        fit_for(family="hopper", vllm_version=version)[1].coefficients(), host_step_s=0.0, host_request_s=0.0
+        fit_for(family="hopper", vllm_version=version)[1].coefficients(),
+        host_step_s=0.0,
+        host_request_s=0.0,
+        eager_layer_s=0.0,
     )
     with_launch = replace(coefficients, eager_layer_s=100e-6)
     tpot = {}
@@ -204,3 +207,31 @@ def test_enforce_eager_pays_each_layers_launch_in_every_step() -> None:
     # Qwen3-0.6B has 28 decoder layers: 28 x 0.1 ms = 2.8 ms more a decode step, only when eager
     assert tpot[(True, "launch")] - tpot[(True, "base")] == pytest.approx(2.8, rel=1e-6)
     assert tpot[(False, "launch")] == pytest.approx(tpot[(False, "base")], rel=1e-12)
+
+
+def test_a_devices_kernel_factor_stretches_its_device_terms_only() -> None:
+    factors = device_time_fit()
+    # fitted by bench/perf_loso.py on the MI300X runs of dstackai, sariekr, the recipes and wfwan
+    mi300x = factors["amd-mi300x-192gb"]
+    assert mi300x > 1.0
+    plain = fit_for(family="hopper", vllm_version="0.19.0")[1].coefficients()
+    on = fit_for(family="hopper", vllm_version="0.19.0", device="amd-mi300x-192gb")[1].coefficients()
+    assert on.bandwidth_efficiency == pytest.approx(plain.bandwidth_efficiency / mi300x)
+    assert on.layer_overhead_s == pytest.approx(plain.layer_overhead_s * mi300x)
+    assert (on.host_step_s, on.ttft_overhead_s) == (plain.host_step_s, plain.ttft_overhead_s)  # CPU work
+    assert (
+        fit_for(family="hopper", vllm_version="0.19.0", device="nvidia-h100-sxm-80gb")[1].device_time_factor
+        == 1.0
+    )
+    model, device = find_model("meta-llama/Llama-3.1-70B"), find_device("amd-mi300x-192gb")
+    serve = ServeConfig(tensor_parallel_size=2, max_model_len=4096)
+    est = estimate(model=model, device=device, serve=serve, vllm_version="0.19.0")
+    perf = performance(
+        estimate=est,
+        model=model,
+        device=device,
+        serve=serve,
+        workload=Workload(input_tokens=1024, output_tokens=256, concurrency=8),
+        with_curve=False,
+    )
+    assert any("kernels take" in str(note) for note in perf.notes)
