@@ -167,20 +167,9 @@ def test_dp_moe_steps_at_the_slowest_rank(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_tp_across_hosts_all_reduces_over_the_network() -> None:
-    model, device = find_model("meta-llama/Llama-3.1-70B"), find_device("nvidia-h100-sxm-80gb")
-    serve = ServeConfig(tensor_parallel_size=16, max_model_len=4096)
-    est = estimate(model=model, device=device, serve=serve, vllm_version="0.19.0")
-    physics = step_physics(estimate=est, model=model, device=device, serve=serve)
+    physics, perf = _seventy_b(device="nvidia-h100-sxm-80gb", tp=16)
     # 16 > the 8 H100s of a node: one 400 Gb/s NIC per GPU, 50 GB/s each way (not NVLink's 450)
     assert physics.link_bytes_per_s == INTER_NODE_BYTES_PER_S == 50 * 10**9
-    perf = performance(
-        estimate=est,
-        model=model,
-        device=device,
-        serve=serve,
-        workload=Workload(input_tokens=1024, output_tokens=256, concurrency=8),
-        with_curve=False,
-    )
     assert perf.basis == "extrapolated"
     assert any("the hosts' network" in str(note) or "all-reduces over" in str(note) for note in perf.notes)
 
@@ -223,15 +212,17 @@ def test_a_devices_kernel_factor_stretches_its_device_terms_only() -> None:
         fit_for(family="hopper", vllm_version="0.19.0", device="nvidia-h100-sxm-80gb")[1].device_time_factor
         == 1.0
     )
-    model, device = find_model("meta-llama/Llama-3.1-70B"), find_device("amd-mi300x-192gb")
-    serve = ServeConfig(tensor_parallel_size=2, max_model_len=4096)
-    est = estimate(model=model, device=device, serve=serve, vllm_version="0.19.0")
-    perf = performance(
-        estimate=est,
-        model=model,
-        device=device,
-        serve=serve,
-        workload=Workload(input_tokens=1024, output_tokens=256, concurrency=8),
-        with_curve=False,
-    )
+    _physics, perf = _seventy_b(device="amd-mi300x-192gb", tp=2)
     assert any("kernels take" in str(note) for note in perf.notes)
+
+
+def _seventy_b(*, device: str, tp: int) -> tuple:
+    """Llama-3.1-70B at this TP, 8 clients of 1,024 in / 256 out: its step physics and its speed answer."""
+    model, dev = find_model("meta-llama/Llama-3.1-70B"), find_device(device)
+    serve = ServeConfig(tensor_parallel_size=tp, max_model_len=4096)
+    est = estimate(model=model, device=dev, serve=serve, vllm_version="0.19.0")
+    workload = Workload(input_tokens=1024, output_tokens=256, concurrency=8)
+    perf = performance(
+        estimate=est, model=model, device=dev, serve=serve, workload=workload, with_curve=False
+    )
+    return step_physics(estimate=est, model=model, device=dev, serve=serve), perf
