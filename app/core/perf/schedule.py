@@ -120,32 +120,15 @@ def mean_step(
     )
     if prefill_tokens <= 0:
         return plain
-    decodes = (decode_tokens, decode_context_tokens)
-    with_chunk = chunk_step(
-        physics=physics, coefficients=coefficients, decodes=decodes, chunk=chunk, prompt=input_tokens
-    )
-    return blend_costs(plain=plain, with_chunk=with_chunk, share=min(1.0, prefill_tokens / chunk))
-
-
-def chunk_step(
-    *,
-    physics: StepPhysics,
-    coefficients: Coefficients,
-    decodes: tuple[float, float],
-    chunk: float,
-    prompt: float,
-) -> StepCost:
-    """One step that carries ``chunk`` tokens of a ``prompt``-token prompt (each attending to half the
-    prompt on average) beside ``decodes`` = (decoding sequences, the context each reads). E.g. a whole
-    1,024-token prompt beside 8 sequences at 2,000 tokens: 1,032 tokens scheduled, prompt context 512."""
-    return step_seconds(
+    with_chunk = step_seconds(
         physics=physics,
         coefficients=coefficients,
-        decode_tokens=decodes[0],
+        decode_tokens=decode_tokens,
         prefill_tokens=chunk,
-        decode_context_tokens=decodes[1],
-        prefill_context_tokens=prompt / 2,
+        decode_context_tokens=decode_context_tokens,
+        prefill_context_tokens=input_tokens / 2,
     )
+    return blend_costs(plain=plain, with_chunk=with_chunk, share=min(1.0, prefill_tokens / chunk))
 
 
 def steady_state(
@@ -250,15 +233,25 @@ def _own_ttft(
     chunk_budget = max(1.0, max_num_batched_tokens - batch)
     chunks = cdiv(inp, int(chunk_budget))
     chunk = min(float(inp), chunk_budget)
-    with_decodes = chunk_step(
-        physics=physics, coefficients=coefficients, decodes=(batch, decode_context), chunk=chunk, prompt=inp
+    with_decodes = step_seconds(
+        physics=physics,
+        coefficients=coefficients,
+        decode_tokens=batch,
+        prefill_tokens=chunk,
+        decode_context_tokens=decode_context,
+        prefill_context_tokens=inp / 2,
     )
-    alone = chunk_step(
-        physics=physics, coefficients=coefficients, decodes=(0.0, 0.0), chunk=chunk, prompt=inp
+    alone = step_seconds(
+        physics=physics,
+        coefficients=coefficients,
+        decode_tokens=0,
+        prefill_tokens=chunk,
+        decode_context_tokens=0,
+        prefill_context_tokens=inp / 2,
     )
     fixed = coefficients.step_overhead_s + layer_floor_s(physics=physics, coefficients=coefficients)
     per_prefill_token = pp * (alone.seconds - fixed) / chunk
-    chunked = with_host(
+    chunk_step = with_host(
         device_s=pp * with_decodes.seconds + hops,
         host_s=host_seconds(coefficients, requests=batch + 1),
         overlapped=physics.host_overlapped,
@@ -267,7 +260,7 @@ def _own_ttft(
         coefficients.ttft_overhead_s
         + coefficients.ttft_per_prompt_token_s * inp
         + ADMISSION_WAIT_STEPS * step
-        + chunks * chunked
+        + chunks * chunk_step
         + coefficients.prefill_queue_factor * (running - 1) * inp * per_prefill_token
     )
 
