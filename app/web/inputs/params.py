@@ -354,6 +354,7 @@ class PlannerParams(BaseModel):
     enable_prefix_caching: TriState = None
     # the rest of ServeConfig, so every configuration one endpoint returns another accepts
     enable_chunked_prefill: TriState = None
+    async_scheduling: TriState = None  # --async-scheduling / --no-async-scheduling (speed only)
     dtype: Literal["auto", "bfloat16", "float16", "float32", "half"] = "auto"
     kv_cache_memory_bytes: ServeKvCacheBytes = None
     cpu_offload_gb: Annotated[
