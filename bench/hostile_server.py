@@ -145,14 +145,15 @@ def start_hub() -> Hub:
 # ---- the server, its CPU and memory ------------------------------------------------------------------
 
 
-def start_server(port: int, hub: Hub, cache: str) -> Any:
+def start_server(port: int, hub: Hub, cache: str, root: Path = ROOT) -> Any:
+    """``root``: the checkout whose app is served (``--root``: main's, for a baseline in the same minute)."""
     import subprocess
 
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "KVPLAN_ALLOW_HUB": "1", "HF_ENDPOINT": hub.base,
+    env = {**os.environ, "PYTHONPATH": str(root), "KVPLAN_ALLOW_HUB": "1", "HF_ENDPOINT": hub.base,
            "KVPLAN_HUB_CACHE": cache}  # fmt: skip
     env.pop("HF_TOKEN", None)
     cmd = [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
-    proc = subprocess.Popen([*cmd, "--workers", str(WORKERS)], cwd=ROOT, env=env,
+    proc = subprocess.Popen([*cmd, "--workers", str(WORKERS)], cwd=root, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     deadline = time.monotonic() + 300  # a loaded shared machine: workers took > 60 s to start
     answered = 0
@@ -366,10 +367,12 @@ def run_attack(port: int, pid: int, name: str, search: bool, calls: list[Any]) -
     return out
 
 
-def hub_attacks(port: int, pid: int, hub: Hub, cache: str) -> list[Outcome]:
+def hub_attacks(port: int, pid: int, hub: Hub, cache: str, only: str = "") -> list[Outcome]:
     outs: list[Outcome] = []
 
     def timed(name: str, fn: Callable[[], tuple[list[tuple[int, bytes, float]], list[str], bool]]) -> None:
+        if only not in name and not name.startswith("control"):
+            return
         prober = Prober(port)
         cpu0, client0 = server_cpu(pid), time.process_time()
         results, notes, good = fn()
@@ -540,22 +543,24 @@ def main() -> int:
     parser.add_argument("--mixed", action="store_true", help="also the 64-connection mixed load (needs wrk)")
     parser.add_argument("--only", default="", help="run the attacks whose name contains this")
     parser.add_argument("--no-hub", action="store_true", help="skip the hub attacks")
+    parser.add_argument("--port", type=int, default=0, help="the server's port (default: a free one)")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to serve (default: this one)")
     parser.add_argument("--probe", type=int, default=0, help=argparse.SUPPRESS)  # the prober's own process
     args = parser.parse_args()
     if args.probe:
         probe_main(args.probe)
         return 0
     hub = start_hub()
-    port = load.free_port()
+    port = args.port or load.free_port()
     with tempfile.TemporaryDirectory() as cache:
-        proc = start_server(port, hub, cache)
+        proc = start_server(port, hub, cache, args.root.resolve())
         try:
             outs = [run_attack(port, proc.pid, name, search, calls)
                     for name, (search, calls) in attacks(hub).items() if args.only in name]  # fmt: skip
             if not args.no_hub and (
                 not args.only or "N4" in args.only or "N5" in args.only or "N6" in args.only
             ):
-                outs += hub_attacks(port, proc.pid, hub, cache)
+                outs += hub_attacks(port, proc.pid, hub, cache, args.only)
             print("\nall attacks:")
             print_outcomes(outs)
             good = all(o.ok for o in outs)

@@ -27,7 +27,8 @@ import html
 import json
 import math
 import weakref
-from contextlib import AbstractAsyncContextManager, nullcontext
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_to_bytes
@@ -37,6 +38,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.core.deadline import cpu_budget
 from app.core.jsontext import MAX_JSON_DEPTH, json_depth, json_depth_exceeds
 from app.core.text import N_, Text
+from app.web import admission
 
 __all__ = ["MAX_JSON_DEPTH", "json_depth", "json_depth_exceeds"]
 
@@ -222,6 +224,29 @@ async def _drain(receive: Receive, budget_bytes: int) -> None:
             return
 
 
+def _secured(send: Send) -> Send:
+    """``send`` with the security headers on the response start (and no CORS header)."""
+
+    async def send_with_headers(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = [
+                (k, v)
+                for k, v in message.get("headers", [])
+                if k.lower() not in _DROPPED and k.lower() not in _OWN_NAMES
+            ]
+            message = {**message, "headers": headers + _RAW_HEADERS}
+        await send(message)
+
+    return send_with_headers
+
+
+def _over_share() -> str:
+    return (
+        f"this client already has {admission.MAX_IN_FLIGHT_PER_CLIENT} requests in progress on this "
+        f"worker; wait for them, then retry after {admission.RETRY_AFTER_S} s"
+    )
+
+
 class SecurityMiddleware:
     """Security headers on every response; body cap and JSON/UTF-8 checks on every request body."""
 
@@ -240,6 +265,9 @@ class SecurityMiddleware:
         self._large_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
         )
+        self._admissions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, admission.Admission] = (
+            weakref.WeakKeyDictionary()
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -247,22 +275,21 @@ class SecurityMiddleware:
             return
         scope = without_large_cookie(scope)
         budget = work_budget(scope)
+        if admission.is_exempt(scope):
+            with cpu_budget(seconds=budget.seconds, field=budget.field, advice=Text(budget.advice)):
+                await self._serve(scope, receive, send)
+            return
+        worker, client = self._admission(), admission.client_key(scope)
+        if worker.over_share(client):  # before anything reads the request
+            await self._refuse(scope, _secured(send), 429, _over_share())
+            return
         # the budget travels in the request's context, into the thread pool with it
         with cpu_budget(seconds=budget.seconds, field=budget.field, advice=Text(budget.advice)):
-            await self._serve(scope, receive, send)
+            async with worker.counted(client):
+                await self._serve(scope, receive, send)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = [
-                    (k, v)
-                    for k, v in message.get("headers", [])
-                    if k.lower() not in _DROPPED and k.lower() not in _OWN_NAMES
-                ]
-                message = {**message, "headers": headers + _RAW_HEADERS}
-            await send(message)
-
+        send_with_headers = _secured(send)
         size = header_bytes(scope)
         if size > MAX_HEADER_BYTES:
             too_long = (
@@ -272,7 +299,7 @@ class SecurityMiddleware:
             await self._refuse(scope, send_with_headers, 431, too_long)
             return
         if scope["method"] in ("GET", "HEAD", "OPTIONS", "DELETE") and not _header(scope, b"content-length"):
-            async with self._gate(len(scope.get("query_string", b""))):
+            async with self._admitted(scope, len(scope.get("query_string", b""))):
                 await self.app(scope, receive, send_with_headers)
             return
 
@@ -320,18 +347,31 @@ class SecurityMiddleware:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()  # after the body: wait for the client's disconnect
 
-        async with self._gate(len(body) + len(scope.get("query_string", b""))):
+        async with self._admitted(scope, len(body) + len(scope.get("query_string", b""))):
             await self.app(scope, replay, send_with_headers)
 
-    def _gate(self, input_bytes: int) -> AbstractAsyncContextManager[Any]:
-        """One large request at a time per worker (module doc); a small one passes at once."""
-        if input_bytes <= LARGE_REQUEST_BYTES:
-            return nullcontext()
+    def _admission(self) -> admission.Admission:
         loop = asyncio.get_running_loop()
-        gate = self._large_gates.get(loop)
-        if gate is None:
-            gate = self._large_gates[loop] = asyncio.Semaphore(LARGE_REQUESTS_AT_ONCE)
-        return gate
+        found = self._admissions.get(loop)
+        if found is None:
+            found = self._admissions[loop] = admission.Admission()
+        return found
+
+    @asynccontextmanager
+    async def _admitted(self, scope: Scope, input_bytes: int) -> AsyncIterator[None]:
+        """A slot of the worker's fair gate (app.web.admission) for the request's work; a large request
+        first waits for the worker's one large slot (module doc). /healthz and static files pass."""
+        if admission.is_exempt(scope):
+            yield
+            return
+        loop = asyncio.get_running_loop()
+        large: AbstractAsyncContextManager[Any] = nullcontext()
+        if input_bytes > LARGE_REQUEST_BYTES:
+            large = self._large_gates.get(loop) or self._large_gates.setdefault(
+                loop, asyncio.Semaphore(LARGE_REQUESTS_AT_ONCE)
+            )
+        async with large, admission.admitted(self._admission(), admission.client_key(scope)):
+            yield
 
     def _too_slow(self, size: int) -> str:
         return (
@@ -346,7 +386,9 @@ class SecurityMiddleware:
         )
 
     async def _refuse(self, scope: Scope, send: Send, status: int, message: str) -> None:
-        kind = {413: "too_large", 408: "timeout", 431: "headers_too_large"}.get(status, "invalid_body")
+        kind = {413: "too_large", 408: "timeout", 431: "headers_too_large", 429: "too_many_requests"}.get(
+            status, "invalid_body"
+        )
         if _is_api(scope):
             where = "header" if status == 431 else "body"
             payload = {"detail": [{"loc": [where], "msg": message, "type": kind}]}
@@ -364,6 +406,7 @@ class SecurityMiddleware:
                     (b"content-type", content_type),
                     (b"content-length", str(len(body)).encode()),
                     (b"connection", b"close"),
+                    *([(b"retry-after", str(admission.RETRY_AFTER_S).encode())] if status == 429 else []),
                 ],
             }
         )
