@@ -131,29 +131,37 @@ class Admission:
 
 
 @dataclass
-class _Slot:
+class Slot:
+    """A request's place in its worker's gate (``admitted``)."""
+
     admission: Admission
     client: str
     held: bool = False
 
+    def give_up(self) -> None:
+        """Done computing (the response starts): the next waiting client's turn. Idempotent."""
+        if self.held:
+            self.held = False
+            self.admission.gate.release()
 
-_current: ContextVar[_Slot | None] = ContextVar("admission_slot", default=None)
+
+_current: ContextVar[Slot | None] = ContextVar("admission_slot", default=None)
 
 
 @asynccontextmanager
-async def admitted(admission: Admission, client: str) -> AsyncIterator[None]:
-    """Hold one of the worker's slots for the request's work (its context sees it: ``stepped_aside``)."""
-    slot = _Slot(admission, client)
+async def admitted(admission: Admission, client: str) -> AsyncIterator[Slot]:
+    """Hold one of the worker's slots for the request's work (its context sees it: ``stepped_aside``),
+    until the block ends or ``Slot.give_up``."""
+    slot = Slot(admission, client)
     await admission.gate.acquire(client)
     slot.held = True
     token, hub_token = _current.set(slot), hub.network_wait.set(stepped_aside)
     try:
-        yield
+        yield slot
     finally:
         hub.network_wait.reset(hub_token)
         _current.reset(token)
-        if slot.held:
-            admission.gate.release()
+        slot.give_up()
 
 
 @asynccontextmanager

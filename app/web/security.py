@@ -10,10 +10,14 @@ ServerErrorMiddleware, so every response it sees gets the headers — 404s, stat
 - Bodies: at most ``MAX_BODY_BYTES`` (6 MiB: the doctor takes a 5 MiB log plus form framing);
   larger is a 413 naming ``body``, before the app reads anything.
 - Headers, before anything parses them: a request line plus headers over ``MAX_HEADER_BYTES`` (64 KiB)
-  is a 431 (h11's own limit only counts what is still buffered, so a 120 KB header that arrived in
-  one read used to pass); a ``Cookie`` header over ``MAX_COOKIE_BYTES`` (4 KiB) is dropped, as if
+  is a 431 (the protocol's own cap, ``server.BoundedHttpToolsProtocol``, only counts a head that is
+  still open, so a 120 KB header that arrived in one read would pass it); a ``Cookie`` header over ``MAX_COOKIE_BYTES`` (4 KiB) is dropped, as if
   absent, so no cookie parser sees it (CPython's cookie unquoting, used by Starlette and
   ``http.cookies``, is quadratic before 3.11.10 / 3.12.6: a 62 KB quoted cookie cost 5 s of CPU).
+- Admission (``app.web.admission``): a client with ``MAX_IN_FLIGHT_PER_CLIENT`` requests in flight
+  on the worker gets a 429 before its request is read; once its body is read, a request waits for one
+  of the worker's ``COMPUTING_AT_ONCE`` slots (the clients in turn), a large one first for the large
+  slot. ``/healthz`` and static files pass.
 - JSON bodies (``application/json``, ``*+json``): must be UTF-8 and nested at most
   ``MAX_JSON_DEPTH`` deep, else a 422 naming ``body`` — Python's JSON parser would otherwise recurse
   until RecursionError. Urlencoded forms must be UTF-8 too. A body without a content type is left to
@@ -28,7 +32,7 @@ import json
 import math
 import weakref
 from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_to_bytes
@@ -299,8 +303,8 @@ class SecurityMiddleware:
             await self._refuse(scope, send_with_headers, 431, too_long)
             return
         if scope["method"] in ("GET", "HEAD", "OPTIONS", "DELETE") and not _header(scope, b"content-length"):
-            async with self._admitted(scope, len(scope.get("query_string", b""))):
-                await self.app(scope, receive, send_with_headers)
+            async with self._admitted(scope, len(scope.get("query_string", b"")), send_with_headers) as reply:
+                await self.app(scope, receive, reply)
             return
 
         declared = _header(scope, b"content-length")
@@ -347,8 +351,10 @@ class SecurityMiddleware:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()  # after the body: wait for the client's disconnect
 
-        async with self._admitted(scope, len(body) + len(scope.get("query_string", b""))):
-            await self.app(scope, replay, send_with_headers)
+        async with self._admitted(
+            scope, len(body) + len(scope.get("query_string", b"")), send_with_headers
+        ) as reply:
+            await self.app(scope, replay, reply)
 
     def _admission(self) -> admission.Admission:
         loop = asyncio.get_running_loop()
@@ -358,20 +364,39 @@ class SecurityMiddleware:
         return found
 
     @asynccontextmanager
-    async def _admitted(self, scope: Scope, input_bytes: int) -> AsyncIterator[None]:
+    async def _admitted(self, scope: Scope, input_bytes: int, send: Send) -> AsyncIterator[Send]:
         """A slot of the worker's fair gate (app.web.admission) for the request's work; a large request
-        first waits for the worker's one large slot (module doc). /healthz and static files pass."""
+        first waits for the worker's one large slot (module doc). /healthz and static files pass.
+
+        Yields the ``send`` to use: both slots are given up when the response starts — it is computed
+        by then (no route streams) — so a client that does not read its answer holds none of them."""
         if admission.is_exempt(scope):
-            yield
+            yield send
             return
         loop = asyncio.get_running_loop()
-        large: AbstractAsyncContextManager[Any] = nullcontext()
+        large: asyncio.Semaphore | None = None
         if input_bytes > LARGE_REQUEST_BYTES:
             large = self._large_gates.get(loop) or self._large_gates.setdefault(
                 loop, asyncio.Semaphore(LARGE_REQUESTS_AT_ONCE)
             )
-        async with large, admission.admitted(self._admission(), admission.client_key(scope)):
-            yield
+        holding: list[asyncio.Semaphore] = []
+        if large is not None:
+            await large.acquire()
+            holding.append(large)
+        try:
+            async with admission.admitted(self._admission(), admission.client_key(scope)) as slot:
+
+                async def send_then_free(message: Message) -> None:
+                    if message["type"] == "http.response.start":
+                        slot.give_up()
+                        while holding:
+                            holding.pop().release()
+                    await send(message)
+
+                yield send_then_free
+        finally:
+            while holding:
+                holding.pop().release()
 
     def _too_slow(self, size: int) -> str:
         return (

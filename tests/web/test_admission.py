@@ -54,7 +54,10 @@ def _scope(path: str, client: str, query: bytes = b"") -> dict[str, Any]:
             "client": (client, 50_000)}  # fmt: skip
 
 
-async def _call(middleware: SecurityMiddleware, scope: dict[str, Any]) -> list[dict[str, Any]]:
+async def _call(
+    middleware: SecurityMiddleware, scope: dict[str, Any], unread: asyncio.Event | None = None
+) -> list[dict[str, Any]]:
+    """The answer's messages; ``unread``: the client reads no body until it is set (a slow reader)."""
     sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
@@ -62,6 +65,8 @@ async def _call(middleware: SecurityMiddleware, scope: dict[str, Any]) -> list[d
         return {}
 
     async def send(message: dict[str, Any]) -> None:
+        if unread is not None and message["type"] == "http.response.body":
+            await unread.wait()
         sent.append(message)
 
     await middleware(scope, receive, send)  # type: ignore[arg-type]
@@ -241,3 +246,25 @@ def test_large_requests_take_one_slot_at_a_time() -> None:
 
     _run(body)
     assert inner.most == 2
+
+
+def test_a_client_that_does_not_read_its_answer_holds_no_slot() -> None:
+    inner = Inner()
+
+    async def body() -> None:
+        middleware = SecurityMiddleware(inner)  # type: ignore[arg-type]
+        never_read = asyncio.Event()
+        big = b"x=" + b"a" * LARGE_REQUEST_BYTES  # large too: the large slot is given up as well
+        slow = [
+            asyncio.create_task(_call(middleware, _scope("/slow", "10.0.0.1", big + b"%d" % i), never_read))
+            for i in range(3)
+        ]
+        await _finish_all(inner)  # each computed its answer; the body waits for a reader that never reads
+        assert sum(1 for task in slow if not task.done()) == 3
+        other = asyncio.create_task(_call(middleware, _scope("/other", "10.0.0.1", big)))
+        await _finish_all(inner)
+        assert (await asyncio.wait_for(other, 5))[0]["status"] == 200  # both slots were free for it
+        never_read.set()
+        await asyncio.wait_for(asyncio.gather(*slow), 5)
+
+    _run(body)
