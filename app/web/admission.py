@@ -9,10 +9,11 @@ requests' framework work in the loop's queue and eight computing threads in the 
   holding nothing but a future. The loop then has at most two requests' work ahead of anything new,
   and the GIL at most two computing threads besides the loop. On a 2-worker server that is four
   requests computing on the machine at once, twice the cores of the machine this was measured on.
-- **Fair between clients**: waiting requests are queued per client (the ASGI ``client`` address,
-  which uvicorn sets from ``X-Forwarded-For`` behind a trusted proxy) and a freed slot goes to the
-  clients in turn, so one client's burst of 50 delays another client's request by at most one
-  request per other waiting client, not by 50.
+- **Fair between clients, by time**: waiting requests are queued per client (the ASGI ``client``
+  address, which uvicorn sets from ``X-Forwarded-For`` behind a trusted proxy) and a freed slot goes
+  to the waiting client whose requests have held the gate least (``FairGate``), so one client's burst
+  of 50 delays another client's request by about one request, not by 50, and a client sending
+  1-second requests does not get 200 times the worker of one sending 5 ms requests.
 - **A request waiting for the network holds no slot**: ``app.hub.network_wait`` is set to
   ``stepped_aside`` for each admitted request, so a hub fetch of up to 10 s is awaited outside the gate.
 - **Cheap refusal past a client's share**: a client with ``MAX_IN_FLIGHT_PER_CLIENT`` requests in
@@ -24,6 +25,7 @@ requests' framework work in the loop's queue and eight computing threads in the 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -59,20 +61,29 @@ def is_exempt(scope: Scope) -> bool:
 
 
 class FairGate:
-    """``slots`` holders at once; waiters queued per client, a freed slot handed to the clients in turn.
+    """``slots`` holders at once; a freed slot goes to the waiting client that has used the gate least.
 
-    Example: slots 1, client A holds it and queues a1, a2, then B queues b1. A's release hands the slot
-    to a1 (A's turn), a1's to b1 (A moved behind B), b1's to a2.
+    A client's use is the seconds its requests held a slot, counted while it has requests waiting or
+    holding one; a client that comes (back) starts level with the least-served active client, so it
+    gets no credit for its absence. Turns by *time*, not by request: a client whose requests cost 1 s
+    each gets as much of the worker as one whose requests cost 5 ms, not 200 times as much.
+
+    Example: slots 1; A's request holds it for 2 s, meanwhile A queues a1 and B queues b1 (B starts
+    level with A, at 0 s). The release hands the slot to b1 (B has used 0 s, A 2 s); if b1 holds it
+    3 s, a1 goes next (A 2 s < B 3 s).
     """
 
     def __init__(self, slots: int) -> None:
         self.free = slots
         self._queues: OrderedDict[str, deque[asyncio.Future[None]]] = OrderedDict()
+        self._used: dict[str, float] = {}  # seconds held, per active client
+        self._active: dict[str, int] = {}  # requests waiting or holding, per client
 
     def waiting(self) -> int:
         return sum(len(queue) for queue in self._queues.values())
 
     async def acquire(self, client: str) -> None:
+        self._enter(client)
         if self.free > 0 and not self._queues:
             self.free -= 1
             return
@@ -82,22 +93,37 @@ class FairGate:
             await ticket
         except asyncio.CancelledError:
             if ticket.done() and not ticket.cancelled():
-                self.release()  # handed the slot, then cancelled before it ran: pass the slot on
+                self.release(client, 0.0)  # handed the slot, then cancelled before it ran: pass it on
             else:
                 self._forget(client, ticket)
+                self._leave(client)
             raise
 
-    def release(self) -> None:
+    def release(self, client: str, seconds: float) -> None:
+        """``client``'s request gives up its slot after holding it ``seconds``."""
+        self._used[client] += seconds
+        self._leave(client)
         while self._queues:
-            client, queue = next(iter(self._queues.items()))
+            turn = min(self._queues, key=self._used.__getitem__)  # ties: the longest-waiting client
+            queue = self._queues[turn]
             ticket = queue.popleft()
-            del self._queues[client]
-            if queue:
-                self._queues[client] = queue  # behind every other waiting client
-            if not ticket.done():
+            if not queue:
+                del self._queues[turn]
+            if not ticket.done():  # (a cancelled one: its request is gone)
                 ticket.set_result(None)
                 return
         self.free += 1
+
+    def _enter(self, client: str) -> None:
+        if client not in self._active:
+            self._used[client] = min(self._used.values(), default=0.0)
+            self._active[client] = 0
+        self._active[client] += 1
+
+    def _leave(self, client: str) -> None:
+        self._active[client] -= 1
+        if not self._active[client]:
+            del self._active[client], self._used[client]
 
     def _forget(self, client: str, ticket: asyncio.Future[None]) -> None:
         queue = self._queues.get(client)
@@ -137,12 +163,18 @@ class Slot:
     admission: Admission
     client: str
     held: bool = False
+    since: float = 0.0
+
+    async def take(self) -> None:
+        await self.admission.gate.acquire(self.client)
+        self.held, self.since = True, time.monotonic()
 
     def give_up(self) -> None:
-        """Done computing (the response starts): the next waiting client's turn. Idempotent."""
+        """Done computing (the response starts), or waiting for the network: the next client's turn.
+        Idempotent."""
         if self.held:
             self.held = False
-            self.admission.gate.release()
+            self.admission.gate.release(self.client, time.monotonic() - self.since)
 
 
 _current: ContextVar[Slot | None] = ContextVar("admission_slot", default=None)
@@ -153,8 +185,7 @@ async def admitted(admission: Admission, client: str) -> AsyncIterator[Slot]:
     """Hold one of the worker's slots for the request's work (its context sees it: ``stepped_aside``),
     until the block ends or ``Slot.give_up``."""
     slot = Slot(admission, client)
-    await admission.gate.acquire(client)
-    slot.held = True
+    await slot.take()
     token, hub_token = _current.set(slot), hub.network_wait.set(stepped_aside)
     try:
         yield slot
@@ -172,10 +203,8 @@ async def stepped_aside() -> AsyncIterator[None]:
     if slot is None or not slot.held:
         yield
         return
-    slot.admission.gate.release()
-    slot.held = False
+    slot.give_up()
     try:
         yield
     finally:
-        await slot.admission.gate.acquire(slot.client)
-        slot.held = True
+        await slot.take()

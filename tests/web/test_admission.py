@@ -90,8 +90,9 @@ def _run(body: Callable[[], Awaitable[None]]) -> None:
     in_own_thread(lambda: asyncio.run(body()))  # type: ignore[arg-type]
 
 
-def test_a_freed_slot_goes_to_the_clients_in_turn() -> None:
-    # the FairGate docstring's example: slots 1; A holds it, queues a1 and a2, then B queues b1
+def test_a_freed_slot_goes_to_the_client_that_used_the_gate_least() -> None:
+    # the FairGate docstring's example: slots 1; A's request holds it 2 s while A queues a1, a2 and B
+    # queues b1; B starts level with A (0 s)
     order: list[str] = []
 
     async def body() -> None:
@@ -102,19 +103,53 @@ def test_a_freed_slot_goes_to_the_clients_in_turn() -> None:
             await gate.acquire(client)
             order.append(name)
 
-        tasks = [asyncio.create_task(wait("A", "a1")), asyncio.create_task(wait("A", "a2"))]
-        await _settle()
-        tasks.append(asyncio.create_task(wait("B", "b1")))
-        await _settle()
-        assert gate.waiting() == 3 and order == []
-        for _ in range(3):
-            gate.release()
+        tasks = []
+        for client, name in (("A", "a1"), ("A", "a2"), ("B", "b1")):
+            tasks.append(asyncio.create_task(wait(client, name)))
             await _settle()
-        gate.release()
-        assert gate.free == 1
+        assert gate.waiting() == 3 and order == []
+        gate.release("A", 2.0)  # A 2 s, B 0 s: B's turn
+        await _settle()
+        gate.release("B", 3.0)  # A 2 s, B 3 s: A's
+        await _settle()
+        gate.release("A", 0.5)  # A 2.5 s, and only A waits
+        await _settle()
+        gate.release("A", 0.5)
+        assert gate.free == 1 and gate.waiting() == 0
+        await asyncio.wait_for(asyncio.gather(*tasks), 5)
 
     _run(body)
-    assert order == ["a1", "b1", "a2"]  # A's first, then B (A went behind it), then A's second
+    assert order == ["b1", "a1", "a2"]
+
+
+def test_a_client_that_comes_back_gets_no_credit_for_its_absence() -> None:
+    order: list[str] = []
+
+    async def body() -> None:
+        gate = FairGate(1)
+        await gate.acquire("C")
+
+        async def wait(client: str, name: str) -> None:
+            await gate.acquire(client)
+            order.append(name)
+
+        tasks = [asyncio.create_task(wait("C", "c0"))]
+        await _settle()
+        gate.release("C", 10.0)  # C has used 10 s; c0 holds the slot
+        await _settle()
+        tasks.append(asyncio.create_task(wait("C", "c1")))
+        await _settle()
+        tasks.append(asyncio.create_task(wait("A", "a1")))  # A arrives level with C (10 s), not at 0
+        await _settle()
+        gate.release("C", 0.0)  # a tie: the client waiting longest (C) goes first
+        await _settle()
+        gate.release("C", 0.0)
+        await _settle()
+        gate.release("A", 0.0)
+        await asyncio.wait_for(asyncio.gather(*tasks), 5)
+
+    _run(body)
+    assert order == ["c0", "c1", "a1"]  # with A at 0 s it would have been c0, a1, c1
 
 
 def test_a_cancelled_waiter_is_forgotten_and_its_slot_passed_on() -> None:
@@ -127,10 +162,10 @@ def test_a_cancelled_waiter_is_forgotten_and_its_slot_passed_on() -> None:
         gone.cancel()
         await _settle()
         assert gate.waiting() == 1
-        gate.release()
+        gate.release("A", 0.1)
         await _settle()
         assert kept.done() and gate.free == 0
-        gate.release()
+        gate.release("B", 0.1)
         assert gate.free == 1
 
     _run(body)
@@ -167,17 +202,16 @@ def test_one_clients_burst_does_not_hold_back_another_clients_request() -> None:
         await _settle()
         other = asyncio.create_task(_call(middleware, _scope("/b", "10.0.0.2")))
         await _settle()
-        # the two slots hold the burst's first two, 48 of its requests wait, then B's: A is first in
-        # the ring (its third request goes in), then B's turn — B waits for two slots to free, not 50
-        for _ in range(2):
-            inner.gate_for(inner.inside[0]).set()
-            await _settle()
+        # the two slots hold the burst's first two, 48 of its requests wait, then B's: the first
+        # release is B's turn (A has used the gate for some time, B for none) — one request, not 48
+        inner.gate_for(inner.inside[0]).set()
+        await _settle()
         assert "b?" in inner.inside
         await _finish_all(inner)
         await asyncio.wait_for(asyncio.gather(*burst, other), 5)
 
     _run(body)
-    assert inner.admitted.index("b?") == 3  # fourth in, not 51st
+    assert inner.admitted.index("b?") == 2  # third in, not 51st
 
 
 def test_past_its_share_a_client_gets_a_429_before_its_request_is_read(
