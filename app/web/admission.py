@@ -5,10 +5,9 @@ and its gzip) and waits for its computing thread. A burst of 50 requests admitte
 requests' framework work in the loop's queue and eight computing threads in the GIL's, and a
 ``/healthz`` probe waited behind all of it (issue 27, N4: 118-318 ms). So:
 
-- **Two requests work at a time per worker** (``COMPUTING_AT_ONCE``); the others wait for a slot
-  holding nothing but a future. The loop then has at most two requests' work ahead of anything new,
-  and the GIL at most two computing threads besides the loop. On a 2-worker server that is four
-  requests computing on the machine at once, twice the cores of the machine this was measured on.
+- **At most ``COMPUTING_AT_ONCE`` (8) requests work at a time per worker**; the others wait for a
+  slot holding nothing but a future, so the loop has at most eight requests' framework work ahead of
+  anything new, and they are admitted in the order below rather than all at once.
 - **Fair between clients, by time**: waiting requests are queued per client (the ASGI ``client``
   address, which uvicorn sets from ``X-Forwarded-For`` behind a trusted proxy) and a freed slot goes
   to the waiting client whose requests have held the gate least (``FairGate``), so one client's burst
@@ -36,7 +35,10 @@ from starlette.types import Scope
 
 from app import hub
 
-COMPUTING_AT_ONCE = 2
+# Requests working at once per worker: app.REQUEST_THREADS, 8. Two made a lone burst's /healthz probe
+# faster, but with the mixed load's 16 attackers the ordinary requests fell to 3.3-3.8 req/s (with 4
+# too; 24.7 with 8, main 14.1) for a reason not found yet (docs/security.md, round 4).
+COMPUTING_AT_ONCE = 8
 # Half of a worker's 256 connection slots (server.MAX_CONNECTIONS_PER_WORKER): whatever one client
 # does, other clients keep the other half. The 64-connection load from one address stays far below it.
 MAX_IN_FLIGHT_PER_CLIENT = 128

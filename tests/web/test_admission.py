@@ -1,4 +1,4 @@
-"""app.web.admission through SecurityMiddleware: two requests work at a time per worker, the clients
+"""app.web.admission through SecurityMiddleware: COMPUTING_AT_ONCE requests work at a time per worker, the clients
 take turns, a client past its share gets a 429 before anything reads its request, a request waiting
 for the hub holds no slot, /healthz is never gated (docs/security.md, "Admission")."""
 
@@ -171,24 +171,24 @@ def test_a_cancelled_waiter_is_forgotten_and_its_slot_passed_on() -> None:
     _run(body)
 
 
-def test_two_requests_work_at_once_and_healthz_is_never_gated() -> None:
+def test_at_most_computing_at_once_requests_work_and_healthz_is_never_gated() -> None:
     inner = Inner()
 
     async def body() -> None:
         middleware = SecurityMiddleware(inner)  # type: ignore[arg-type]
         tasks = [asyncio.create_task(_call(middleware, _scope("/api/estimate", "10.0.0.1", b"n=%d" % i)))
-                 for i in range(10)]  # fmt: skip
+                 for i in range(20)]  # fmt: skip
         await _settle()
-        assert len(inner.inside) == admission.COMPUTING_AT_ONCE == 2
-        # the gate is full and eight wait: /healthz is answered anyway
+        assert len(inner.inside) == admission.COMPUTING_AT_ONCE == 8
+        # the gate is full and twelve wait: /healthz is answered anyway
         sent = await asyncio.wait_for(_call(middleware, _scope("/healthz", "10.0.0.1")), 5)
         assert sent[0]["status"] == 200
         await _finish_all(inner)
         await asyncio.wait_for(asyncio.gather(*tasks), 5)
 
     _run(body)
-    assert inner.most == 2
-    assert len([name for name in inner.admitted if name.startswith("api")]) == 10
+    assert inner.most == 8
+    assert len([name for name in inner.admitted if name.startswith("api")]) == 20
 
 
 def test_one_clients_burst_does_not_hold_back_another_clients_request() -> None:
@@ -202,8 +202,8 @@ def test_one_clients_burst_does_not_hold_back_another_clients_request() -> None:
         await _settle()
         other = asyncio.create_task(_call(middleware, _scope("/b", "10.0.0.2")))
         await _settle()
-        # the two slots hold the burst's first two, 48 of its requests wait, then B's: the first
-        # release is B's turn (A has used the gate for some time, B for none) — one request, not 48
+        # the eight slots hold the burst's first eight, 42 of its requests wait, then B's: the first
+        # release is B's turn (A has used the gate for some time, B for none) — one request, not 42
         inner.gate_for(inner.inside[0]).set()
         await _settle()
         assert "b?" in inner.inside
@@ -211,7 +211,7 @@ def test_one_clients_burst_does_not_hold_back_another_clients_request() -> None:
         await asyncio.wait_for(asyncio.gather(*burst, other), 5)
 
     _run(body)
-    assert inner.admitted.index("b?") == 2  # third in, not 51st
+    assert inner.admitted.index("b?") == 8  # ninth in, not 51st
 
 
 def test_past_its_share_a_client_gets_a_429_before_its_request_is_read(
@@ -250,10 +250,10 @@ def test_a_request_waiting_for_the_hub_holds_no_slot() -> None:
         middleware = SecurityMiddleware(inner)  # type: ignore[arg-type]
         waiting = [
             asyncio.create_task(_call(middleware, _scope("/hubwait", "10.0.0.1", b"%d" % i)))
-            for i in range(4)
+            for i in range(admission.COMPUTING_AT_ONCE + 2)
         ]
         await _settle()
-        assert len(inner.inside) == 4  # each stepped aside while it waits: all four got in
+        assert len(inner.inside) == 10  # each stepped aside while it waits: all ten got in, 8 slots
         plain = asyncio.create_task(_call(middleware, _scope("/plain", "10.0.0.1")))
         await _settle()
         assert "plain?" in inner.inside  # a slot was free for it
@@ -274,12 +274,15 @@ def test_large_requests_take_one_slot_at_a_time() -> None:
         ]
         small = asyncio.create_task(_call(middleware, _scope("/small", "10.0.0.1")))
         await _settle()
-        assert sorted(name.split("?")[0] for name in inner.inside) == ["large0", "small"]
+        assert sorted(name.split("?")[0] for name in inner.inside) == ["large0", "small"]  # large1 waits
         await _finish_all(inner)
         await asyncio.wait_for(asyncio.gather(*large, small), 5)
 
     _run(body)
-    assert inner.most == 2
+    assert inner.most == 2 and sorted(inner.admitted)[:2] == [
+        "large0?x=aaaaaaaaaaaaaaaaaa",
+        "large1?x=aaaaaaaaaaaaaaaaaa",
+    ]
 
 
 def test_a_client_that_does_not_read_its_answer_holds_no_slot() -> None:
