@@ -16,7 +16,7 @@ ServerErrorMiddleware, so every response it sees gets the headers — 404s, stat
   ``http.cookies``, is quadratic before 3.11.10 / 3.12.6: a 62 KB quoted cookie cost 5 s of CPU).
 - Admission (``app.web.admission``): a client with ``MAX_IN_FLIGHT_PER_CLIENT`` requests in flight
   on the worker gets a 429 before its request is read; once its body is read, a request waits for one
-  of the worker's ``COMPUTING_AT_ONCE`` slots (the clients in turn), a large one first for the large
+  of the worker's ``COMPUTING_AT_ONCE`` slots (the least-served client first), a large one first for the large
   slot. ``/healthz`` and static files pass.
 - JSON bodies (``application/json``, ``*+json``): must be UTF-8 and nested at most
   ``MAX_JSON_DEPTH`` deep, else a 422 naming ``body`` — Python's JSON parser would otherwise recurse
