@@ -52,6 +52,7 @@ SERVE_FLAGS = frozenset(
         "enable_chunked_prefill",
         "enforce_eager",
         "enable_expert_parallel",
+        "block_size",
     }
 )
 KEYS = {"tpot": "mean_tpot_ms", "ttft": "mean_ttft_ms", "throughput": "output_throughput"}

@@ -278,6 +278,7 @@ def _no_backend_error(
     )
 
 
+MINIMAX_M3_SPARSE_BACKEND = "MINIMAX_M3_SPARSE"  # MiniMaxM3SparseBackend.get_name (MSA subclasses keep it)
 DSV4_BLOCK_SIZE = 256  # models/deepseek_v4/sparse_mla.py DeepseekV4SparseMLABackend kernel block
 DSV4_FLASHMLA_SM_MAJORS = (
     9,
@@ -315,6 +316,14 @@ def _cuda_choice(
     sm = device.sm or 80
     if model.compress_ratios is not None and rules.dsv4_cache and sm // 10 in DSV4_FLASHMLA_SM_MAJORS:
         return _dsv4_choice(serve=serve)
+    if model.sparse_kernel_block is not None:
+        # MiniMax-M3 (models/minimax_m3/common/sparse_attention.py): MINIMAX_M3_SPARSE on every CUDA device
+        # (the SM100 MSA impl keeps its name), its one kernel block for every layer
+        return BackendChoice(
+            name=MINIMAX_M3_SPARSE_BACKEND,
+            block_size=serve.block_size or model.sparse_kernel_block,
+            min_kernel_block=model.sparse_kernel_block,
+        )
     sparse = model.mla is not None and bool(model.indexer_bytes_per_token)
     if sparse:
         candidates = sparse_mla_candidates(

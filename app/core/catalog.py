@@ -146,6 +146,10 @@ def _load_model_file(path: Path) -> _Model:
         spec = spec.model_copy(update={"other_revision_kv_heads": file.other_revision_kv_heads})
     if file.vision_params:
         spec = spec.model_copy(update={"vision_params": file.vision_params})
+    elif spec.vision_params:
+        # params_total is the text tower's; the tower counted from vision_config (hf_config/vision.py) is
+        # loaded with it, so it joins the total the weights come from
+        spec = spec.model_copy(update={"params_total": spec.params_total + spec.vision_params})
     return _Model(file=file, spec=spec)
 
 

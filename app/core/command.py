@@ -146,6 +146,7 @@ class ParsedCommand:
     serve: ServeConfig
     unknown_flags: list[str] = field(default_factory=list)
     max_model_len_auto: bool = False
+    unrecognized: list[str] = field(default_factory=list)  # flags this release lacks, read leniently
     wrapper: Wrapper = field(default_factory=Wrapper)
 
 
@@ -171,9 +172,12 @@ def _tokens(text: str) -> list[str]:
         raise PlannerError("command", Text("cannot split the command: {exc}", exc=exc)) from exc
 
 
-def parse_serve_command(text: str, *, vllm_version: str | None = None) -> ParsedCommand:
+def parse_serve_command(
+    text: str, *, vllm_version: str | None = None, lenient: bool = False
+) -> ParsedCommand:
     """A pasted `vllm serve MODEL --flags …` (or the api_server form, or `docker run … vllm/vllm-openai
-    …`) → model id + ServeConfig. A docker image tag that names a release decides which flags exist."""
+    …`) → model id + ServeConfig. A docker image tag that names a release decides which flags exist.
+    ``lenient``: see :func:`parse_serve_args`."""
     tokens = _tokens(text)
     # an env-var prefix and the program: `CUDA_VISIBLE_DEVICES=0 vllm serve` / `python -m …api_server`;
     # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is read (it decides whether a long --max-model-len starts)
@@ -189,7 +193,7 @@ def parse_serve_command(text: str, *, vllm_version: str | None = None) -> Parsed
     tokens = strip_program(tokens)
     if tokens and tokens[0] == "vllm":
         raise PlannerError("command", Text("expected `vllm serve MODEL …`"))
-    parsed = parse_serve_args(tokens, env=env, vllm_version=wrapper.release or vllm_version)
+    parsed = parse_serve_args(tokens, env=env, vllm_version=wrapper.release or vllm_version, lenient=lenient)
     parsed.wrapper = wrapper
     return parsed
 
@@ -401,12 +405,18 @@ def _yaml_scalar(text: str) -> str:
 
 
 def parse_serve_args(
-    tokens: list[str], *, env: dict[str, str] | None = None, vllm_version: str | None = None
+    tokens: list[str],
+    *,
+    env: dict[str, str] | None = None,
+    vllm_version: str | None = None,
+    lenient: bool = False,
 ) -> ParsedCommand:
     """``tokens`` after `vllm serve`. A flag this release of vLLM does not have is an error, as vLLM's
     parser makes it; one it has that does not move memory is returned in ``unknown_flags``. Every
     problem is collected before the refusal (:class:`CommandError`), as argparse names every
-    unrecognized argument in its one error line."""
+    unrecognized argument in its one error line. ``lenient`` (a command a log shows was run, by a
+    plugin's or a fork's parser: vllm-omni's `--omni`): such flags are skipped and listed in
+    ``unrecognized`` instead; a value that cannot be read is still refused."""
     known = vllm_flags(vllm_version)
     values: dict[str, Any] = {}
     if (env or {}).get(ALLOW_LONG_ENV, "").strip().lower() in ("1", "true"):
@@ -445,7 +455,7 @@ def parse_serve_args(
                 values[field_name] = _value(raw, kind=kind, field_name=field_name)
         except PlannerError as exc:
             read.problems.append(exc)
-    if read.unrecognized or read.problems:
+    if read.problems or (read.unrecognized and not lenient):
         raise CommandError(
             unrecognized=read.unrecognized, problems=read.problems, known=known, vllm_version=vllm_version
         )
@@ -456,7 +466,11 @@ def parse_serve_args(
         loc = str(first["loc"][0]) if first["loc"] else "command"
         raise PlannerError(loc, first["msg"]) from exc
     return ParsedCommand(
-        model=read.model, serve=serve, unknown_flags=read.unknown, max_model_len_auto=read.auto
+        model=read.model,
+        serve=serve,
+        unknown_flags=read.unknown,
+        max_model_len_auto=read.auto,
+        unrecognized=[name for name, _ in read.unrecognized],
     )
 
 

@@ -181,13 +181,16 @@ def _attention_layer_page(
             + block_size * model.indexer_bytes_per_token
         )
     heads = kv_heads_per_rank(total_kv_heads=model.num_kv_heads, tensor_parallel_size=tp)
-    return attention_page_bytes(
-        block_size=block_size,
-        kv_heads=heads,
-        head_size_k=model.head_size,
-        head_size_v=model.head_size_v,
-        dtype_bytes=dtype_bytes,
-    )
+    return (
+        attention_page_bytes(
+            block_size=block_size,
+            kv_heads=heads,
+            head_size_k=model.head_size,
+            head_size_v=model.head_size_v,
+            dtype_bytes=dtype_bytes,
+        )
+        + block_size * model.indexer_bytes_per_token
+    )  # MiniMax-M3's bf16 index keys, as for MLA above
 
 
 Bucket = tuple[LayerKind, int | None, int | None]  # (kind, window, chunk): see KindSpec.bucket
@@ -290,12 +293,12 @@ def build_layout(
         page = page_at(block_size)
     per_token_bytes = (page // block_size) * n_attn if block_size else 0
     if (
-        model.mla is not None
-        and model.indexer_layers is not None
+        model.indexer_layers is not None
         and model.indexer_bytes_per_token
-        and rules.indexer_on_some_layers
+        and (rules.indexer_on_some_layers or model.mla is None)
         and rules.hybrid_allocator
-        and set(counts) <= {LayerKind.MLA, LayerKind.NONE}
+        and len(set(counts) - {LayerKind.NONE}) == 1
+        and set(counts) <= {LayerKind.MLA, LayerKind.FULL, LayerKind.NONE}
     ):
         kinds = list(model.layer_kinds[layer_range[0] : layer_range[1]])  # this and the next: per layer
         return _layout_indexer_on_some_layers(
@@ -566,13 +569,14 @@ def _layout_indexer_on_some_layers(
     index_page = block_size * model.indexer_bytes_per_token
     latent_page = page - index_page  # _attention_layer_page adds the indexer to every MLA page
     kept = set(model.indexer_layers)
+    attention = LayerKind.MLA if model.mla is not None else LayerKind.FULL
     pages = tuple(
         latent_page + (index_page if first + i in kept else 0)
         for i, kind in enumerate(kinds)
-        if kind == LayerKind.MLA
+        if kind == attention
     )
     group = Group(
-        kind=LayerKind.MLA,
+        kind=attention,
         num_layers=len(pages),
         page_size_bytes=max(pages),
         layer_pages_bytes=pages if len(set(pages)) > 1 else (),

@@ -153,6 +153,8 @@ class ModelSpec(Frozen):
     # The layers that carry a sparse-attention indexer cache when only some do (GLM-5.2 index_topk_freq);
     # None: every MLA layer (the release rule is versions.py indexer_on_some_layers)
     indexer_layers: tuple[int, ...] | None = None
+    # a block-sparse attention backend's one kernel block (MiniMax-M3 MSA, hf_config/minimax_m3.py: 128)
+    sparse_kernel_block: int | None = Field(default=None, gt=0)
     # DeepSeek-V4: each layer's compress ratio (0 = sliding window only, 4 = CSA with an indexer, 128 = HCA);
     # config.json compress_ratios, as transformers' DeepseekV4Config maps it to layer_types
     compress_ratios: tuple[int, ...] | None = None

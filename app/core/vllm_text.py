@@ -198,7 +198,7 @@ BLOCKS = VllmLine(
 )
 BLOCKS_OVERRIDE = VllmLine(
     "num_gpu_blocks_override",
-    r"Overriding num_gpu_blocks=(\d{1,18}) with num_gpu_blocks_override=(\d{1,18})",
+    r"Overriding num_gpu_blocks=(?P<computed>\d{1,18}) with num_gpu_blocks_override=(?P<forced>\d{1,18})",
     "Overriding num_gpu_blocks=%d with num_gpu_blocks_override=%d",
     "v1/core/kv_cache_utils.py::may_override_num_blocks (0.19.0)",
 )
@@ -273,7 +273,8 @@ MAMBA_BLOCKS = VllmLine(
 # kv_cache_config.num_blocks: capture sizes above the blocks are dropped (0.20.2 raises MAMBA_BLOCKS instead)
 MAMBA_CAPPED = VllmLine(
     "to fit Mamba cache blocks (",
-    r"Capping cudagraph capture sizes from max (\d{1,9}) to (\d{1,9}) to fit Mamba cache blocks \((\d{1,18}) blocks available\)",
+    r"Capping cudagraph capture sizes from max (?P<before>\d{1,9}) to (?P<after>\d{1,9}) to fit Mamba cache blocks "
+    r"\((?P<blocks>\d{1,18}) blocks available\)",
     "Capping cudagraph capture sizes from max %d to %d to fit Mamba cache blocks (%d blocks available). ...",
     "config/compilation.py::CompilationConfig.adjust_cudagraph_sizes_for_mamba_cache (0.19.0, 0.19.1)",
 )
@@ -331,6 +332,10 @@ ERROR_LINE = VllmLine("Error: ", r"\b[A-Z]\w{0,80}Error: .*")
 EXCEPTION_LINE = VllmLine("Exception: ", r"\b[A-Z]\w{0,80}Exception: .*")
 LOAD_START = VllmLine("Starting to load model", r"Starting to load model")
 LOAD_FRAME = VllmLine("load_model", r"\bin (?:load_model|load_weights)\b")
+# a traceback frame of the memory profile (the budget is being measured: weights loaded, no pool yet):
+# v1/executor/abstract.py / v1/worker/gpu_worker.py::determine_available_memory (V1), and the V0 worker's
+# determine_num_available_blocks; both run profile_run (0.9.2, 0.19.0)
+PROFILE_FRAME = VllmLine("in determine_", r"\bin determine_(?:available_memory|num_available_blocks)\b")
 SHARD_PROGRESS = VllmLine("Loading safetensors checkpoint shards", r"Loading safetensors checkpoint shards")
 GRAPH_CAPTURE = VllmLine(
     "aptur",
@@ -381,6 +386,10 @@ ASCEND_310P = VllmLine("310p", r"\w{0,40}_310p\.py|\b310P\b")
 ASCEND_CLASS = VllmLine("Ascend", r"\bAscend[A-Z]\w{0,60}")
 NPU_DEVICE = VllmLine("npu:", r"\bnpu:\d{1,3}\b")
 HCCL = VllmLine("HCCL", r"\bHCCL\w{0,40}")
+# ACL (Ascend Computing Language) graphs are vllm-ascend's NPU graphs: "Starting to capture ACL graphs for
+# cases: …" and "Capturing ACL graphs (mixed prefill-decode, PIECEWISE)" as real vllm-ascend runs print them
+# (vllm-ascend#5917, #3508), vllm_ascend/utils.py's "… batch sizes for ACL graph" (ascend-0.13.0)
+ACL_GRAPH = VllmLine("ACL graph", r"\bACL graphs?\b")
 
 
 # --- what the estimator prints, in each release's words (reference §4; read back by the above) ---

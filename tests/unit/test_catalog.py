@@ -50,7 +50,9 @@ def test_every_model_file_validates(path: Path) -> None:
     file = ModelSpecFile.model_validate(data)
     config_keys = set(file.config) | set(file.config.get("text_config", {}))
     assert not config_keys & DERIVED_FIELDS
-    assert find_model(file.id).params_total == file.params_total + file.vision_params
+    spec = find_model(file.id)
+    # the file's vision_params, else the tower counted from vision_config (hf_config/vision.py)
+    assert spec.params_total == file.params_total + (file.vision_params or spec.vision_params)
     for alias in file.aliases:
         assert find_model(alias).num_layers == find_model(file.id).num_layers, alias
 
@@ -267,9 +269,15 @@ def test_devices_file_validates_and_skips_server_skus() -> None:
     DevicesFile.model_validate(data)
     ids = {device.id for device in list_devices()}
     # 51 reference entries - 2 Atlas whole-server SKUs - TPU v7x (no planner_total_gib) = 48, plus the
-    # three of devices_added.yaml (310P, 950PR, GB10)
-    assert len(ids) == 48 + 3
-    assert {"huawei-ascend-310p", "huawei-ascend-950pr", "nvidia-gb10"} <= ids
+    # five of devices_added.yaml (310P, 950PR, GB10, GH200 96GB and 144GB)
+    assert len(ids) == 48 + 5
+    assert {
+        "huawei-ascend-310p",
+        "huawei-ascend-950pr",
+        "nvidia-gb10",
+        "nvidia-gh200-96gb",
+        "nvidia-gh200-144gb",
+    } <= ids
     assert not ids & {"huawei-atlas-800i-a2", "huawei-atlas-800i-a3", "google-tpu-v7x"}
 
 

@@ -165,6 +165,18 @@ CASES = [
             "auto",
         ),
     ),
+    # nvidia/MiniMax-M3-NVFP4 (MiniMaxM3SparseForConditionalGeneration, models/minimax_m3/nvidia/model.py): every
+    # layer a GQA cache, 4 KV heads -> max(1, 4 // 8) = 1 x (128 + 128) x 2 B (MIXED_PRECISION, no KV algo:
+    # auto = bf16) = 512 B; the 57 layers with sparse_attention_freq 1 (3 .. 59) also an index-key cache,
+    # common/indexer.py MiniMaxM3IndexerCache: sparse_index_dim 128 x 2 B (bf16) = 256 B. 60 x 512 + 57 x 256 =
+    # 45,312 B a token; MiniMaxM3SparseBackend (MINIMAX_M3_SPARSE) kernel block [128] -> 128; one uniform-type
+    # group, sparse layers' page 128 x 768 = 98,304, a block 128 x 45,312 = 5,799,936; rope default: 1,048,576
+    (
+        "nvidia--MiniMax-M3-NVFP4",
+        "h100",
+        8,
+        (45_312, 128, 98_304, 5_799_936, [(F, 60)], 1_048_576, "MINIMAX_M3_SPARSE", "auto"),
+    ),
     # gpt-oss-120b: 18 sliding (128) + 18 full, 8 x (64 + 64) x 2 B = 2,048 a layer x 36 = 73,728; page
     # 32,768; groups 18 + 18; yarn does not scale from 0.30.0: 131,072
     (

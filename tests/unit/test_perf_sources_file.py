@@ -42,6 +42,9 @@ RUNS_PER_SOURCE = {
     "vllm-project/vllm#20469": 1,
     "vllm-project/vllm#17788": 1,
     "nerdalert/vllm-bench-automation": 12,
+    "moreh-dev/mi355_benchmark": 40,
+    "wfwan/gpt-oss-mi300x": 2,
+    "vLLM and AITER MoE-tuning PR baselines": 4,
 }
 DATASETS = {"random", "sharegpt", "sonnet", "custom"}
 

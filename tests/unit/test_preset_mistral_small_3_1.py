@@ -31,6 +31,10 @@ def test_preset_is_the_published_config() -> None:
     data = yaml.safe_load(PRESET.read_text(encoding="utf-8"))
     assert data["config"] == published and data["confidence"] == "verified"
     assert data["params_total"] == count_params(published)[0]
+    # the Pixtral tower and projector by hand (pixtral.py PixtralHFVisionModel, mistral3.py projector):
+    # 24 x (4 x 1,024^2 + 3 x 1,024 x 4,096 + 2 x 1,024) + patch conv 3 x 14^2 x 1,024 + ln_pre 1,024 +
+    # norm 1,024 + merger 4 x 1,024 x 1,024 + linear_1 1,024 x 5,120 + linear_2 5,120^2 = 438,958,080
+    assert find_model("mistral-small-3.1").vision_params == 438_958_080
     spec = find_model("mistral-small-3.1")
     assert spec.layer_kinds == model_spec_from_hf_config(published, name="m").layer_kinds
 

@@ -118,9 +118,10 @@ GRID_TARGET = 16  # sequences: some pools hold them (fits), some start with fewe
 
 def test_the_doctor_reads_the_mamba_block_refusal_as_the_planner_does() -> None:
     # Qwen3.5-27B, H100, TP 1, utilization 0.906, S 2,048, target 16: the planner predicts vLLM 0.33's
-    # "max_num_seqs (1024) exceeds available Mamba cache blocks (320)" refusal and says n_bound; the
+    # "max_num_seqs (1024) exceeds available Mamba cache blocks (302)" refusal and says n_bound; the
     # doctor reads the same numbers back (N from the error, M = the pool's blocks)
-    # (320 since the full-attention layers count their output gate, attn_output_gate: weights +1.0 GB)
+    # (302 since the vision tower counted from vision_config is in the weights: 460,730,096 x 2 B =
+    # 0.86 GiB = 16.9 blocks of 54,525,952 B, and its encoder outputs 8,192 x 5,120 x 2 B in the peak)
     serve = ServeConfig(tensor_parallel_size=1, gpu_memory_utilization=0.906, max_model_len=2048)
     est = estimate(
         model=find_model("Qwen/Qwen3.5-27B"),
@@ -133,7 +134,7 @@ def test_the_doctor_reads_the_mamba_block_refusal_as_the_planner_does() -> None:
     doctor = diagnose(log_text=log, metrics_text=None, target_concurrency=GRID_TARGET)
     assert doctor.verdict == "n_bound"
     assert (doctor.facts.error_kind, doctor.facts.max_num_seqs) == ("mamba_blocks", 1024)
-    assert doctor.facts.num_gpu_blocks == est.num_gpu_blocks == 320
+    assert doctor.facts.num_gpu_blocks == est.num_gpu_blocks == 302
 
 
 def test_the_doctor_reading_the_planners_log_returns_the_planners_verdict() -> None:

@@ -14,7 +14,10 @@ from typing import Any
 import pytest
 
 from app.core.budget import weights_bytes_for_stage
+from app.core.catalog import find_device
+from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config, param_breakdown
+from app.core.hf_config.mtp import mtp_unquantized
 from app.core.specs import GIB, ModelSpec, QuantMethod, ServeConfig
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "configs" / "weights-2026-12"
@@ -122,13 +125,102 @@ def test_deepseek_r1_index_holds_one_mtp_layer_more() -> None:
     assert moe_layer < rest < moe_layer + embeddings + 0.5 * GIB
 
 
-def test_qwen3_5_27b_gap_is_the_mtp_layer_and_the_vision_tower() -> None:
+def test_qwen3_5_27b_gap_is_the_mtp_layer() -> None:
     # attn_output_gate: q_proj 5,120 x 24 x 256 x 2 on each of the 16 full-attention layers
     model = _spec("Qwen--Qwen3.5-27B_config.json")
     parts = param_breakdown(_config("Qwen--Qwen3.5-27B_config.json"))
     assert parts.attention == 16 * (5_120 * 24 * 256 * 2 + 5_120 * 4 * 256 * 2 + 24 * 256 * 5_120)
-    rest = _total("Qwen3.5/3.6-27B layout")["total_size"] - _weights(model)  # 1,770,875,360 B
-    # by hand, bf16: the MTP layer (full attention 104,857,600 + MLP 3 x 5,120 x 17,408 + fc 2 x 5,120 x
-    # 5,120 = 424,673,280) and the vision tower (27 blocks x 15,239,504 + patch embed 1,770,624 + position
-    # embeddings 2,304 x 1,152 + merger 44,838,656 = 460,730,096): 885,403,376 parameters x 2 B
-    assert rest == pytest.approx(885_403_376 * 2, rel=1e-4)
+    # the vision tower is counted from vision_config (loaded with the model, qwen3_5.py builds
+    # Qwen3_VisionTransformer): 27 blocks x 15,239,504 + patch embed 3 x 2 x 16 x 16 x 1,152 + 1,152 =
+    # 1,770,624 + position embeddings 2,304 x 1,152 = 2,654,208 + merger (LayerNorm 2 x 1,152, fc1 4,608^2 +
+    # 4,608, fc2 4,608 x 5,120 + 5,120) 44,838,656 = 460,730,096
+    assert model.vision_params == 460_730_096
+    rest = _total("Qwen3.5/3.6-27B layout")["total_size"] - _weights(model)  # 849,415,168 B
+    # by hand, bf16: what is left is the MTP layer, which vLLM does not load (full attention 104,857,600 + MLP
+    # 3 x 5,120 x 17,408 + fc 2 x 5,120 x 5,120 = 424,673,280 and its norms)
+    assert rest == pytest.approx(424_673_280 * 2, rel=1e-4)
+
+
+def _indexed(name: str, total_size: int, hf_quant: dict[str, Any] | None = None) -> ModelSpec:
+    return model_spec_from_hf_config(
+        _config(name),
+        name=name,
+        safetensors_index={"metadata": {"total_size": total_size}},
+        hf_quant_config=hf_quant,
+    )
+
+
+@pytest.mark.parametrize(
+    ("checkpoint_id", "mtp_bytes"),
+    [
+        # MTP layer by hand (bf16): 27B full attention 104,857,600 + MLP 267,386,880 + 2 norms 10,240 =
+        # 372,254,720 decoder; fc 2 x 5,120^2 + 3 norms = 52,444,160 -> x 2 B = 849,397,760
+        ("Qwen3.5/3.6-27B layout", 849_397_760),
+        # 35B-A3B (hidden 2,048, 256 experts of 512, shared 512): attention 2,048 x (16 x 256 x 2 + 2 x 2 x
+        # 256) + 16 x 256 x 2,048 + q/k norms 512 = 27,263,488; experts 256 x 3 x 2,048 x 512 = 805,306,368;
+        # shared 3 x 2,048 x 512 + gate 2,048 = 3,147,776; router 524,288; 2 norms 4,096 -> 836,245,504 + fc
+        # 2 x 2,048^2 + 3 x 2,048 = 8,394,752 -> 844,640,256 x 2 B
+        ("Qwen/Qwen3.6-35B-A3B", 1_689_280_512),
+    ],
+)
+def test_index_total_size_less_the_mtp_layer_vllm_skips(checkpoint_id: str, mtp_bytes: int) -> None:
+    # qwen3_5.py WeightsMapper({"mtp.": None}): the mtp.* tensors are in total_size but not loaded; the
+    # vision tower is (not text-only). What is left equals the count from config.json alone (body + tower)
+    row = _total(checkpoint_id)
+    exact = _indexed(row["config"], row["total_size"]).weights_bytes_exact
+    assert exact == row["total_size"] - mtp_bytes
+    assert exact == pytest.approx(_weights(_spec(row["config"])), rel=1e-6)
+
+
+def test_deepseek_r1_index_less_layer_61() -> None:
+    # deepseek_v2.py load_weights skips layer 61 (get_spec_layer_idx_from_weight_name). Its decoder part
+    # (11,507,286,016 parameters) is FP8 like the body: (688,586,727,753 - 2 x 129,280 x 7,168 x 2 -
+    # 1,956,140,032 x 2) / (body + decoder) = 1.00042 B a parameter; eh_proj, norms and the embed_tokens /
+    # shared_head.head copies (1,956,140,032) in bf16
+    row = _total("deepseek-ai/DeepSeek-R1")
+    model = _indexed(row["config"], row["total_size"])
+    assert model.weights_bytes_exact == 673_162_303_026
+    # within 0.05 % of the 672,879,762,432 B counted from config.json alone (was +2.33 % with total_size)
+    assert _weights(model) / _weights(_spec(row["config"])) - 1 < 0.0005
+
+
+def test_mtp_layer_left_unquantized_is_subtracted_in_bf16() -> None:
+    # nvidia's DeepSeek-V3-0324-NVFP4 lists "model.layers.61*" in exclude_modules: its MTP layer is bf16
+    # (2 B a parameter) whatever the body's bytes per parameter
+    held = Path(__file__).resolve().parents[1] / "data" / "configs" / "heldout_0_33b"
+    config = json.loads((held / "nvidia--DeepSeek-V3-0324-NVFP4_config.json").read_text(encoding="utf-8"))
+    quant = json.loads(
+        (held / "nvidia--DeepSeek-V3-0324-NVFP4_hf_quant_config.json").read_text(encoding="utf-8")
+    )
+    total = 400_000_000_000  # any total: the subtraction does not depend on it once the layer is bf16
+    spec = model_spec_from_hf_config(
+        config, name="v3", safetensors_index={"metadata": {"total_size": total}}, hf_quant_config=quant
+    )
+    assert spec.weights_bytes_exact == total - (11_507_286_016 + 1_956_140_032) * 2
+
+
+def test_vision_tower_counted_and_dropped_in_text_only_mode() -> None:
+    # Gemma-3-12B (tests/data/configs/real): SigLIP 27 x 15,239,504 + patch 3 x 14^2 x 1,152 + 1,152 +
+    # 64^2 positions x 1,152 + post LayerNorm 2,304 = 416,866,032; projector 1,152 x 3,840 + 1,152 =
+    # 4,424,832 -> 421,290,864 parameters, in the weights unless every modality is limited to 0
+    # (text-only mode: the tower is not built, interfaces.py _mark_tower_model)
+    real = Path(__file__).resolve().parents[1] / "data" / "configs" / "real"
+    config = json.loads((real / "google__gemma-3-12b-it.config.json").read_text(encoding="utf-8"))
+    model = model_spec_from_hf_config(config, name="gemma-3-12b")
+    assert model.vision_params == 421_290_864
+
+    def weights(limits: dict[str, int] | None) -> int:
+        serve = ServeConfig(max_model_len=8_192, limit_mm_per_prompt=limits)
+        est = estimate(model=model, device=find_device("h100"), serve=serve, vllm_version="0.33.0")
+        return est.weights_bytes
+
+    assert weights(None) - weights({"image": 0}) == 421_290_864 * 2
+
+
+def test_one_excluded_module_leaves_the_mtp_layer_quantized() -> None:
+    # "model.layers.61.mlp.gate" in an exclude list keeps the rest of layer 61 quantized; "model.layers.61*" or
+    # "model.layers.61.*" leaves the whole layer in the checkpoint dtype
+    assert not mtp_unquantized({"ignore": ["model.layers.61.mlp.gate"]}, num_layers=61)
+    assert mtp_unquantized({"quantization": {"exclude_modules": ["model.layers.61*"]}}, num_layers=61)
+    assert mtp_unquantized({"modules_to_not_convert": ["model.layers.61.*"]}, num_layers=61)
+    assert not mtp_unquantized({"ignore": ["model.layers.610*"]}, num_layers=61)

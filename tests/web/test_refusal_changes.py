@@ -22,12 +22,12 @@ REFUSALS = [
         "--gpu-memory-utilization 0.86",
     ),
     # Qwen3.5-27B, H100, 0.906, S 2,048, N* 16: vLLM 0.33.0's "max_num_seqs (1024) exceeds available
-    # Mamba cache blocks (320)" (tests/unit/test_verdicts.py); 320 sequences start
+    # Mamba cache blocks (302)" (tests/unit/test_verdicts.py); 302 sequences start
     (
         "model=Qwen/Qwen3.5-27B&vllm_version=0.33.0&gpu_memory_utilization=0.906&max_model_len=2048"
         "&target_concurrency=16",
         "No more sequences than Mamba cache blocks (--max-num-seqs)",
-        "--max-num-seqs 320",
+        "--max-num-seqs 302",
     ),
     # Llama-3.1-8B's derived maximum is 131,072 (max_position_embeddings); 262,144 is refused
     (

@@ -20,6 +20,7 @@ from app.core.diagnose.model import (
     BF16_MIN_SM,
     DEFAULT_BLOCK_SIZE,
     DEVICE_MATCH_TOLERANCE_BYTES,
+    DEVICE_TIE_TOLERANCE_BYTES,
     LAST_V0_VERSION,
     MAX_EXCERPT_ERROR_CHARS,
     V0_FALLBACK_VERSION,
@@ -148,32 +149,49 @@ class Case:
             return False
 
     @property
-    def block_size(self) -> int:
+    def block_size(self) -> int | None:
+        """The block size in effect: forced or printed, the planner's for the log's catalog model, or V0's
+        default 16 on a GPU (reference §5.1). None when nothing says it: V1 picks it per backend and model
+        (MLA 64, hybrids aligned to the Mamba page, vllm-ascend 128), so 16 is not assumed."""
         f = self.facts
         if f.block_size_forced:
             return f.block_size_forced
         if self.prediction is not None:
             return self.prediction.block_size
-        return f.block_size or self.requested_block_size or DEFAULT_BLOCK_SIZE
+        if f.block_size or self.requested_block_size:
+            return f.block_size or self.requested_block_size
+        if f.engine == "v0" and not f.is_ascend and f.device_type != "NPU":
+            return DEFAULT_BLOCK_SIZE
+        return None
+
+    @property
+    def uniform_pages(self) -> bool:
+        """Blocks and tokens convert by the block size: one KV group (or a model the catalog does not know
+        and a printed block size). A hybrid's or DeepSeek-V4's groups have pages of their own, and
+        vLLM's "GPU KV cache size" is then concurrency × max_model_len, not blocks × block size."""
+        return self.prediction is None or len(self.prediction.groups) <= 1
+
+    def _tokens_per_block(self) -> int | None:
+        return self.block_size if self.uniform_pages else None
+
+    def _blocks_and_tokens(self) -> tuple[int | None, int | None]:
+        """Blocks (V0 prints them) and pool tokens (V1 prints them) as printed, the other converted by
+        the block size when one is known and the pages are uniform."""
+        f = self.facts
+        blocks, tokens, size = f.num_gpu_blocks, f.kv_tokens, self._tokens_per_block()
+        if size and blocks is None and tokens is not None and f.error_kind is None:
+            blocks = tokens // size
+        if size and tokens is None and blocks is not None and f.error_kind != "mamba_blocks":
+            tokens = blocks * size  # the Mamba refusal counts state blocks, not token pages
+        return blocks, tokens
 
     @property
     def blocks(self) -> int | None:
-        """Blocks as printed (V0) or as tokens ÷ block size (V1 prints tokens only)."""
-        f = self.facts
-        if f.num_gpu_blocks is not None:
-            return f.num_gpu_blocks
-        if f.kv_tokens is not None and f.error_kind is None:
-            return f.kv_tokens // self.block_size
-        return None
+        return self._blocks_and_tokens()[0]
 
     @property
     def pool_tokens(self) -> int | None:
-        f = self.facts
-        if f.kv_tokens is not None:
-            return f.kv_tokens
-        if f.num_gpu_blocks is not None:
-            return f.num_gpu_blocks * self.block_size
-        return None
+        return self._blocks_and_tokens()[1]
 
     def per_token(self) -> tuple[int | None, str]:
         """KV bytes per token per device, and where the figure came from."""
@@ -190,13 +208,12 @@ class Case:
         if self.prediction is not None and self.prediction.bytes_per_block > 0:
             return self.prediction.bytes_per_block, Text("model spec")
         f, pool = self.facts, self.pool
-        if pool and f.num_gpu_blocks:
+        if pool and f.num_gpu_blocks and f.error_kind != "mamba_blocks":
             return pool // f.num_gpu_blocks, Text("log: pool ÷ blocks")
         per_token, _ = self.per_token()
-        if per_token:
-            return per_token * self.block_size, Text(
-                "per-token bytes × block size {block_size}", block_size=self.block_size
-            )
+        size = self._tokens_per_block()
+        if per_token and size:
+            return per_token * size, Text("per-token bytes × block size {block_size}", block_size=size)
         return None, ""
 
     def reached_concurrency(self) -> float | None:
@@ -428,6 +445,24 @@ def _candidates(facts: LogFacts) -> tuple[list[DeviceSpec], list[str]]:
     return kept, reasons
 
 
+def _tie_note(total: int, tied: list[DeviceSpec]) -> str:
+    ids = ", ".join(d.id for d in tied[:6])
+    if len({d.memory_total_bytes for d in tied}) == 1:
+        return Text(
+            "the card reports {total}, and {count} catalog cards report that very total ({ids}): the log does not say which one it ran on, so none is guessed — the prediction uses a device of the printed size; pass a device to choose",
+            total=fmt_gib(total),
+            count=len(tied),
+            ids=ids,
+        )
+    return Text(
+        "the card reports {total}, and {count} catalog cards report a total within {tolerance} of it ({ids}), as much as one card's total moves between drivers: the log does not say which one it ran on, so none is guessed — the prediction uses a device of the printed size; pass a device to choose",
+        total=fmt_gib(total),
+        count=len(tied),
+        tolerance=fmt_gib(DEVICE_TIE_TOLERANCE_BYTES),
+        ids=ids,
+    )
+
+
 def _ambiguous_device(total: int, tied: list[DeviceSpec]) -> DeviceSpec:
     """Several catalog cards report this very total: a device of the printed size that names none of them.
     It keeps what the cards agree on (platform, compute capability, fp8 KV) and, where they differ, the
@@ -449,9 +484,12 @@ def _ambiguous_device(total: int, tied: list[DeviceSpec]) -> DeviceSpec:
     return base.model_copy(update=update)
 
 
-def _exact_ties(best: DeviceSpec, candidates: list[DeviceSpec]) -> list[DeviceSpec]:
-    """Candidates whose catalog total is the best match's own: the printed total cannot tell them apart."""
-    return [d for d in candidates if d.memory_total_bytes == best.memory_total_bytes]
+def _ties(total: int, best: DeviceSpec, candidates: list[DeviceSpec]) -> list[DeviceSpec]:
+    """Candidates the printed total cannot tell apart: the best match's own catalog total, or within a
+    driver's drift of the printed one (DEVICE_TIE_TOLERANCE_BYTES) as the best match is."""
+    if abs(best.memory_total_bytes - total) > DEVICE_TIE_TOLERANCE_BYTES:
+        return [d for d in candidates if d.memory_total_bytes == best.memory_total_bytes]
+    return [d for d in candidates if abs(d.memory_total_bytes - total) <= DEVICE_TIE_TOLERANCE_BYTES]
 
 
 def _nearest_device(total: int, candidates: list[DeviceSpec]) -> tuple[DeviceSpec | None, list[str]]:
@@ -537,15 +575,9 @@ def _device(
     if total is not None and total > 0:
         candidates, _ = _candidates(facts)
         best, others = _nearest_device(total, candidates)
-        tied = _exact_ties(best, candidates) if best is not None else []
+        tied = _ties(total, best, candidates) if best is not None else []
         if best is not None and len(tied) > 1:
-            note = Text(
-                "the card reports {total}, and {count} catalog cards report that very total ({ids}): the log does not say which one it ran on, so none is guessed — the prediction uses a device of the printed size; pass a device to choose",
-                total=fmt_gib(total),
-                count=len(tied),
-                ids=", ".join(d.id for d in tied[:6]),
-            )
-            return _ambiguous_device(total, tied), "ambiguous", note
+            return _ambiguous_device(total, tied), "ambiguous", _tie_note(total, tied)
         if best is not None:
             note = Text(
                 "the card reports {total}: matched to {id} ({memory_total_bytes})",

@@ -17,6 +17,9 @@ from app.core.versions import KNOWN_VERSIONS, LAST_V0_RELEASE
 FEW_BLOCKS = 10  # seed step 1: "块数为零或个位数" — zero or a single-digit number of blocks
 # a printed total within 1.5 GiB of a catalog device is taken to be that device (the doctor's brief)
 DEVICE_MATCH_TOLERANCE_BYTES = 3 * GIB // 2
+# catalog cards this close to the printed total cannot be told apart by it: one card's reported total moves
+# about this much between drivers (device_specs/devices.yaml: RTX 3090 23.69 -> 23.56 GiB, H200 139.72-139.81)
+DEVICE_TIE_TOLERANCE_BYTES = 3 * GIB // 20  # 0.15 GiB
 KV_GAP_BYTES = GIB  # KV pool off the prediction by more than 1 GiB is called out
 ACTIVATION_GAP_BYTES = GIB  # same for the activation peak
 DEVICE_TOTAL_GAP_BYTES = GIB // 2  # the card reports a total this far from the catalog's

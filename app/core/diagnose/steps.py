@@ -20,6 +20,7 @@ from app.core.diagnose.model import (
     Step,
     StepStatus,
     Trial,
+    TrialKey,
     TrialSource,
 )
 from app.core.logs import Evidence
@@ -52,7 +53,9 @@ def step_kv_lines(case: Case) -> Step:
             evidence=ev,
         )
     parts: list[str] = []
-    if blocks is not None:
+    if blocks is not None and f.error_kind == "mamba_blocks":
+        parts.append(Text("{blocks:,} Mamba cache blocks (printed)", blocks=blocks))
+    elif blocks is not None:
         how = (
             "printed"
             if f.num_gpu_blocks is not None
@@ -61,6 +64,8 @@ def step_kv_lines(case: Case) -> Step:
             )
         )
         parts.append(Text("{blocks:,} blocks ({how})", blocks=blocks, how=how))
+    elif tokens is not None:
+        parts.append(_no_block_count(case))
     if per_block is not None:
         parts.append(
             Text(
@@ -112,6 +117,17 @@ def step_kv_lines(case: Case) -> Step:
         status="ok",
         explanation=Text("{summary} Enough blocks: the budget left room for a KV pool.", summary=summary),
         evidence=ev,
+    )
+
+
+def _no_block_count(case: Case) -> str:
+    """V1 prints tokens, not blocks; dividing by a block size the log does not print would be a guess."""
+    if case.block_size is None:
+        return Text("block size not printed, so no block count is derived")
+    groups = len(case.prediction.groups) if case.prediction is not None else 0
+    return Text(
+        "{groups} KV groups with pages of their own: the tokens are not blocks × block size, so no block count is derived",
+        groups=groups,
     )
 
 
@@ -387,38 +403,40 @@ def step_demand(case: Case) -> Step:
 # step 4: S-side, N-side or budget
 
 
+# a trial's answer: does it start, who says so, and the detail (Trial's own fields but key and label)
+Answer = tuple[bool | None, TrialSource, str]
+
+
+def _trial(key: TrialKey, label: str, answer: Answer) -> Trial:
+    starts, source, detail = answer
+    return Trial(key=key, label=label, starts=starts, source=source, detail=detail)
+
+
 def trial_as_configured(case: Case) -> Trial:
-    f = case.facts
     label = (
         Text("As configured (S = {max_model_len:,})", max_model_len=case.max_model_len)
         if case.max_model_len
         else Text("As configured")
     )
+    return _trial("as_configured", label, _as_configured(case))
+
+
+def _as_configured(case: Case) -> Answer:
     if case.started is False:
-        return Trial(key="as_configured", label=label, starts=False, source="log", detail=clip(f.error or ""))
+        return False, "log", clip(case.facts.error or "")
     if case.started:
         reached = case.reached_concurrency()
         more = (
             Text("; holds {reached:.2f} requests of S tokens", reached=reached) if reached is not None else ""
         )
-        return Trial(
-            key="as_configured",
-            label=label,
-            starts=True,
-            source="log",
-            detail=Text("started{more}", more=more),
-        )
+        return True, "log", Text("started{more}", more=more)
     if case.prediction is not None:
-        return Trial(
-            key="as_configured",
-            label=label,
-            starts=case.prediction.fits,
-            source="planner",
-            detail=Text("the log stops before the KV lines; the planner's prediction"),
+        return (
+            case.prediction.fits,
+            "planner",
+            Text("the log stops before the KV lines; the planner's prediction"),
         )
-    return Trial(
-        key="as_configured", label=label, starts=None, source="none", detail=Text("the log does not say")
-    )
+    return None, "none", Text("the log does not say")
 
 
 def largest_fitting(case: Case) -> tuple[int | None, TrialSource, str]:
@@ -467,7 +485,6 @@ def budget_short(case: Case) -> bool:
 def trial_half_length(case: Case, largest: tuple[int | None, TrialSource, str]) -> Trial:
     """Seed step 4's S trial: does some useful, shorter max_model_len start? (``largest``: from
     :func:`largest_fitting`; the rule is app.core.verdicts.shorter_length_starts, the planner's)."""
-    f = case.facts
     length = case.max_model_len
     useful = useful_length(length) if length is not None else 0
     label = (
@@ -475,86 +492,48 @@ def trial_half_length(case: Case, largest: tuple[int | None, TrialSource, str]) 
         if length is not None
         else Text("A shorter --max-model-len")
     )
+    return _trial("half_length", label, _half_length(case, largest))
+
+
+def _half_length(case: Case, largest: tuple[int | None, TrialSource, str]) -> Answer:
+    f, length = case.facts, case.max_model_len
     if case.started:
-        return Trial(
-            key="half_length", label=label, starts=True, source="log", detail=Text("it already starts at S")
-        )
+        return True, "log", Text("it already starts at S")
     if budget_short(case):
-        return Trial(
-            key="half_length",
-            label=label,
-            starts=False,
-            source="log",
-            detail=Text("the error is about the budget, not the length"),
-        )
+        return False, "log", Text("the error is about the budget, not the length")
     if f.error_kind in SEQUENCE_ERRORS:
         # the pool's blocks do not depend on S (the page size does not), so no length changes the check
-        return Trial(
-            key="half_length",
-            label=label,
-            starts=False,
-            source="log",
-            detail=Text("the error is about --max-num-seqs, not the length"),
-        )
+        return False, "log", Text("the error is about --max-num-seqs, not the length")
     largest_len, source, detail = largest
     if length is None or f.error_kind in FAILURE_VERDICTS or largest_len is None:
-        return Trial(key="half_length", label=label, starts=None, source="none", detail="")
-    return Trial(
-        key="half_length",
-        label=label,
-        starts=shorter_length_starts(largest_len=largest_len, max_model_len=length),
-        source=source,
-        detail=detail,
-    )
+        return None, "none", ""
+    return shorter_length_starts(largest_len=largest_len, max_model_len=length), source, detail
 
 
 def trial_one_sequence(case: Case) -> Trial:
-    label = Text("Concurrency 1 (--max-num-seqs 1)")
+    return _trial("one_sequence", Text("Concurrency 1 (--max-num-seqs 1)"), _one_sequence(case))
+
+
+def _one_sequence(case: Case) -> Answer:
     if case.started:
-        return Trial(
-            key="one_sequence", label=label, starts=True, source="log", detail=Text("it already starts")
-        )
+        return True, "log", Text("it already starts")
     blocks = case.facts.num_gpu_blocks
     if case.facts.error_kind in SEQUENCE_ERRORS and blocks is not None:
-        return Trial(
-            key="one_sequence",
-            label=label,
-            starts=blocks >= 1,
-            source="log",
-            detail=Text("1 ≤ the {blocks:,} Mamba cache blocks the log prints", blocks=blocks),
-        )
+        return blocks >= 1, "log", Text("1 ≤ the {blocks:,} Mamba cache blocks the log prints", blocks=blocks)
     if case.facts.error_kind in FAILURE_VERDICTS:
-        return Trial(
-            key="one_sequence",
-            label=label,
-            starts=None,
-            source="none",
-            detail=Text("the failure is not about the KV pool"),
-        )
+        return None, "none", Text("the failure is not about the KV pool")
     replay = replay_over_pool(case, max_num_seqs=1)
     if replay is not None:
-        return Trial(
-            key="one_sequence",
-            label=label,
-            starts=replay.fits,
-            source="planner",
-            detail=Text("replayed over the log's pool") if replay.fits else clip(replay.error or ""),
-        )
+        detail = Text("replayed over the log's pool") if replay.fits else clip(replay.error or "")
+        return replay.fits, "planner", detail
     per_token, _ = case.per_token()
     pool, length = case.pool, case.max_model_len
     if pool is not None and pool <= 0:
-        return Trial(
-            key="one_sequence", label=label, starts=False, source="arithmetic", detail=Text("no KV pool")
-        )
+        return False, "arithmetic", Text("no KV pool")
     if per_token is not None and pool is not None and length is not None:
-        return Trial(
-            key="one_sequence",
-            label=label,
-            starts=pool >= per_token * length,
-            source="arithmetic",
-            detail=Text("vLLM's start-up check is one request of S tokens, so N does not change it"),
-        )
-    return Trial(key="one_sequence", label=label, starts=None, source="none", detail="")
+        once = Text("vLLM's start-up check is one request of S tokens, so N does not change it")
+        return pool >= per_token * length, "arithmetic", once
+    return None, "none", ""
 
 
 def cause_of(case: Case, trials: list[Trial], largest_len: int | None) -> Overall:
@@ -623,26 +602,21 @@ def step_fallbacks(case: Case) -> Step:
     found: list[str] = []
     checked: list[str] = []
     expected_backend = case.prediction.attention_backend if case.prediction is not None else None
-    if f.attention_backend is not None and expected_backend is not None:
-        if f.attention_backend != expected_backend:
+    if f.attention_backend is not None:
+        names = {"attention_backend": f.attention_backend, "expected_backend": expected_backend}
+        if expected_backend is None:
+            checked.append(
+                Text("backend {attention_backend} (no expectation: model or device unknown)", **names)
+            )
+        elif f.attention_backend != expected_backend:
             found.append(
                 Text(
                     "attention backend {attention_backend} was used where the planner expects {expected_backend} for this model, device and version",
-                    attention_backend=f.attention_backend,
-                    expected_backend=expected_backend,
+                    **names,
                 )
             )
         else:
-            checked.append(
-                Text("backend {attention_backend} as expected", attention_backend=f.attention_backend)
-            )
-    elif f.attention_backend is not None:
-        checked.append(
-            Text(
-                "backend {attention_backend} (no expectation: model or device unknown)",
-                attention_backend=f.attention_backend,
-            )
-        )
+            checked.append(Text("backend {attention_backend} as expected", **names))
     effective = f.block_size_forced
     if effective is None and f.num_gpu_blocks and f.kv_tokens and f.error_kind == "max_len_too_long":
         effective = f.kv_tokens // f.num_gpu_blocks  # V0: capacity = blocks × block size

@@ -42,33 +42,18 @@ from app.core.versions import resolve_version
 # the whole diagnosis
 
 
+# DiagnosisFacts names the log's facts as LogFacts does; these two are the case's own reading
+_FROM_CASE = frozenset({"model", "max_model_len"})
+_FROM_LOG = frozenset(DiagnosisFacts.model_fields) - _FROM_CASE
+
+
 def _facts(case: Case) -> DiagnosisFacts:
-    f = case.facts
+    """The log's facts under the estimator's names: the model as the case found it (a path in the paste
+    too), and max_model_len only when positive."""
     return DiagnosisFacts(
-        vllm_version=f.vllm_version,
-        engine=f.engine,
+        **case.facts.model_dump(include=set(_FROM_LOG)),
         model=case.model_name,
         max_model_len=case.max_model_len,
-        tensor_parallel_size=f.tensor_parallel_size,
-        pipeline_parallel_size=f.pipeline_parallel_size,
-        gpu_memory_utilization=f.gpu_memory_utilization,
-        dtype=f.dtype,
-        kv_cache_dtype=f.kv_cache_dtype,
-        block_size=f.block_size,
-        max_num_seqs=f.max_num_seqs,
-        attention_backend=f.attention_backend,
-        device_type=f.device_type,
-        device_total_bytes=f.device_total_bytes,
-        weights_bytes=f.weights_bytes,
-        activation_peak_bytes=f.activation_peak_bytes,
-        non_torch_bytes=f.non_torch_bytes,
-        kv_cache_bytes=f.kv_cache_bytes,
-        num_gpu_blocks=f.num_gpu_blocks,
-        kv_tokens=f.kv_tokens,
-        max_concurrency=f.max_concurrency,
-        estimated_max_model_len=f.estimated_max_model_len,
-        error=f.error,
-        error_kind=f.error_kind,
     )
 
 
@@ -89,8 +74,12 @@ def _version_note(case: Case, inputs: dict[str, str]) -> str | None:
 def _planner_inputs(case: Case) -> dict[str, str]:
     """Planner query parameters (the permalink's names) for the recovered configuration."""
     out: dict[str, str] = {}
-    if case.model_key is not None:
-        out["model"] = case.model_key
+    # the catalog id the log's model resolved to; else the model as the log names it, so the planner
+    # says it does not know it and asks for its config.json (never the planner's default model); a log
+    # that names none gives no "model" and the doctor page asks for it (app.web.doctor.views)
+    model = case.model_key or case.model_name
+    if model is not None:
+        out["model"] = model
     named = case.device is not None and case.device_source not in ("custom", "ambiguous")
     if case.device is not None and named:
         out["device"] = case.device.id
@@ -144,13 +133,11 @@ def _headline(case: Case, verdict: Overall, metrics: MetricsFacts | None) -> str
     length = case.max_model_len
     s = f"{length:,}" if length else "max_model_len"
     reached = case.reached_concurrency()
+    held = {"reached": reached, "s": s, "target": case.target}  # what the pool holds, for either side
     if verdict == "fits":
         if reached is not None:
             return Text(
-                "Fits: the KV pool holds {reached:.2f} requests of {s} tokens (target {target}).",
-                reached=reached,
-                s=s,
-                target=case.target,
+                "Fits: the KV pool holds {reached:.2f} requests of {s} tokens (target {target}).", **held
             )
         return Text("Fits: the KV pool is not the limit.")
     if verdict == "s_bound":
@@ -167,9 +154,7 @@ def _headline(case: Case, verdict: Overall, metrics: MetricsFacts | None) -> str
         if reached is not None:
             return Text(
                 "N-side: it starts, but the pool holds {reached:.2f} requests of {s} tokens, below the target {target}.",
-                reached=reached,
-                s=s,
-                target=case.target,
+                **held,
             )
         if metrics is not None and metrics.verdict == "kv_bound":
             return Text("N-side: the KV pool is full and requests wait — concurrency is bound by the pool.")

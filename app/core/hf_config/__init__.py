@@ -39,9 +39,12 @@ from app.core.hf_config.geometry import (
     layer_attention,
     mamba_ssm_dtype,
 )
+from app.core.hf_config.minimax_m3 import msa_block_size, msa_indexer_bytes_per_token, msa_indexer_layers
+from app.core.hf_config.mtp import loaded_bytes, mtp_layers, mtp_unquantized
 from app.core.hf_config.params import ParamBreakdown, _breakdown, _moe, _tied, count_params, param_breakdown
 from app.core.hf_config.quantization import _quantization
-from app.core.specs import ModelSpec
+from app.core.hf_config.vision import vision_tower_params
+from app.core.specs import DTYPE_BYTES, ModelSpec
 from app.core.text import Text
 
 __all__ = [
@@ -146,11 +149,30 @@ def _model_spec(
             breakdown_cache.append(_breakdown(cfgs, geometry, layers, moe))
         return breakdown_cache[0]
 
+    vision_params = vision_tower_params(
+        cfgs, architecture=_architecture(cfgs.top), text_hidden=geometry.hidden_size
+    )
     if params_total is None:
-        params_total = breakdown().total
+        params_total = breakdown().total + vision_params
         if params_active is None:
             params_active = breakdown().active
     dtype, dtype_assumed = _dtype(cfgs)
+    exact = _weights_bytes(safetensors_index)
+    mtp = mtp_layers(cfgs, geometry, moe, breakdown()) if exact is not None else None
+    if exact is not None and mtp is not None and mtp.count:
+        # total_size holds the MTP layers vLLM does not load (app/core/hf_config/mtp.py)
+        quant_cfg = (
+            cfgs.top.get("quantization_config") or cfgs.text.get("quantization_config") or hf_quant_config
+        )
+        exact = loaded_bytes(
+            total_size=exact,
+            mtp=mtp,
+            breakdown=breakdown(),
+            vision_params=vision_params,
+            dtype_bytes=DTYPE_BYTES[dtype],
+            mtp_in_checkpoint_dtype=not isinstance(quant_cfg, Mapping)
+            or mtp_unquantized(quant_cfg, num_layers=geometry.num_layers),
+        )
     return ModelSpec(
         name=name,
         architecture=_architecture(cfgs.top),
@@ -178,8 +200,10 @@ def _model_spec(
         mla=geometry.mla,
         mamba=layers.mamba,
         layer_attention=layer_attention(cfgs, geometry, layers),
-        indexer_bytes_per_token=indexer_bytes_per_token(cfgs),
-        indexer_layers=indexer_layers(cfgs, geometry.num_layers),
+        indexer_bytes_per_token=indexer_bytes_per_token(cfgs) or msa_indexer_bytes_per_token(cfgs),
+        indexer_layers=indexer_layers(cfgs, geometry.num_layers)
+        or msa_indexer_layers(cfgs, geometry.num_layers),
+        sparse_kernel_block=msa_block_size(cfgs),
         compress_ratios=compress_ratios(cfgs, geometry.num_layers),
         mamba_ssm_dtype=mamba_ssm_dtype(cfgs),
         params_total=params_total,
@@ -187,7 +211,8 @@ def _model_spec(
         torch_dtype=dtype,
         dtype_assumed=dtype_assumed,
         quantization=_quantization(cfgs, geometry, breakdown, hf_quant_config),
-        weights_bytes_exact=_weights_bytes(safetensors_index),
+        weights_bytes_exact=exact,
+        vision_params=vision_params,
         source=source,
         confidence=cast(Literal["verified", "likely", "recalled", "user"], confidence),
     )

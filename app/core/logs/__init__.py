@@ -8,7 +8,7 @@ The wording vLLM prints (each template's needle, regex and format string) is :mo
 """
 
 from app.core.logs.metrics import KV_BOUND_USAGE, MetricsFacts, MetricsVerdict, parse_metrics
-from app.core.logs.reading import GIB, MAX_LOG_CHARS
+from app.core.logs.reading import GIB, MAX_LOG_CHARS, over_limit
 from app.core.logs.startup import (
     MAX_ERROR_CHARS,
     MAX_EVIDENCE_CHARS,
@@ -35,6 +35,7 @@ __all__ = [
     "LogFacts",
     "MetricsFacts",
     "MetricsVerdict",
+    "over_limit",
     "parse_metrics",
     "parse_startup_log",
 ]

@@ -11,11 +11,23 @@ from __future__ import annotations
 import math
 
 from app.core import regex
+from app.core.text import Text
 
 GIB = 2**30
 MAX_LOG_CHARS = 5_000_000  # a whole multi-rank DEBUG start-up log is ~1-2 MB; refuse anything larger
 MAX_INT_DIGITS = 18  # counts above 10**18 are not vLLM output
 MAX_ABS_GIB = 1e6  # a million GiB per device: anything larger is garbage, not memory
+
+
+def over_limit(text: str | None) -> str | None:
+    """What to say of a paste over :data:`MAX_LOG_CHARS` (None within it): the one limit of a start-up
+    log and of a /metrics scrape, in the parser and in the doctor's form alike."""
+    if text is None or len(text) <= MAX_LOG_CHARS:
+        return None
+    return Text(
+        "{text:,} characters; the limit is {max_log_chars:,}", text=len(text), max_log_chars=MAX_LOG_CHARS
+    )
+
 
 ANSI = regex.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
 

@@ -4,24 +4,17 @@ from __future__ import annotations
 
 from app.core.diagnose import Diagnosis, diagnose
 from app.core.errors import PlannerError
-from app.core.logs import MAX_LOG_CHARS
+from app.core.logs import over_limit
 from app.web.doctor.params import LOG_FIELD, DiagnoseInput
-from app.web.i18n import t
+from app.web.i18n import tr
 from app.web.inputs.problems import Problem
 
 
 def check_sizes(data: DiagnoseInput) -> Problem | None:
     for name, text in ((LOG_FIELD, data.log), ("metrics", data.metrics)):
-        if text is not None and len(text) > MAX_LOG_CHARS:
-            return Problem(
-                name,
-                t(
-                    "{text:,} characters; the limit is {max_log_chars:,}",
-                    text=len(text),
-                    max_log_chars=MAX_LOG_CHARS,
-                ),
-                status=413,
-            )
+        too_long = over_limit(text)
+        if too_long is not None:
+            return Problem(name, tr(too_long), status=413)  # the page's language
     if not (data.log or "").strip() and not (data.metrics or "").strip():
         return Problem(LOG_FIELD, "empty: paste a vLLM start-up log (or a /metrics scrape)")
     return None

@@ -17,7 +17,7 @@ from app.core.verdicts import VERDICTS
 from app.web.format import gib, integer, percent
 from app.web.i18n import _, page_lang, t, tr, tr_list
 from app.web.inputs.lenient import parse_lenient
-from app.web.inputs.links import to_query
+from app.web.inputs.links import query_items, to_query
 from app.web.inputs.options import Option
 from app.web.inputs.params import PlannerParams
 from app.web.inputs.problems import Problem
@@ -106,6 +106,9 @@ class ResultView:
     metrics: MetricsView | None
     planner_url: str | None
     planner_note: str | None
+    # the log gave planner inputs but names no model: the page asks for it (a GET form to the planner
+    # carrying these fields), instead of a link that would plan the planner's default model
+    planner_fields: list[tuple[str, str]] | None
     identity: list[tuple[str, str]]
     device_reasoning: list[str]
     notes: list[str]
@@ -235,8 +238,12 @@ def result_view(request: Request, diagnosis: Diagnosis) -> ResultView:
     tone, title = info.tone, _(info.label)
     url = planner_url(request, diagnosis, page_lang())
     notes = []
-    if url is not None and "model" not in diagnosis.planner_inputs:
-        notes.append(t("The log's model is not in the catalog: the planner opens with its default model."))
+    if url is not None and diagnosis.model_id is None:
+        notes.append(
+            t(
+                "The log's model is not in the catalog: the planner opens on it, computes nothing and asks for its config.json."
+            )
+        )
     elif url is not None and diagnosis.device_source == "ambiguous":
         notes.append(
             t(
@@ -255,15 +262,8 @@ def result_view(request: Request, diagnosis: Diagnosis) -> ResultView:
             else "—",
         ),
         ("vLLM", diagnosis.facts.vllm_version or diagnosis.vllm_version_used or "—"),
-        (
-            t("Parallelism"),
-            t(
-                "TP {tp} × PP {pp}",
-                tp=diagnosis.facts.tensor_parallel_size or 1,
-                pp=diagnosis.facts.pipeline_parallel_size or 1,
-            ),
-        ),
-        (t("KV cache dtype"), diagnosis.facts.kv_cache_dtype or "auto"),
+        (t("Parallelism"), _parallelism(diagnosis)),
+        (t("KV cache dtype"), diagnosis.facts.kv_cache_dtype or "—"),  # not printed: not claimed
         (t("Target concurrency N"), str(diagnosis.target_concurrency)),
     ]
     return ResultView(
@@ -277,10 +277,19 @@ def result_view(request: Request, diagnosis: Diagnosis) -> ResultView:
         metrics=_metrics_view(diagnosis.metrics),
         planner_url=url,
         planner_note=planner_note,
+        planner_fields=planner_fields_without_model(diagnosis, page_lang()),
         identity=identity,
         device_reasoning=tr_list(diagnosis.device_reasoning),
         notes=tr_list(diagnosis.notes),
     )
+
+
+def _parallelism(diagnosis: Diagnosis) -> str:
+    """TP × PP as the log says them ("—" when it says neither; one said: the other is vLLM's default 1)."""
+    tp, pp = diagnosis.facts.tensor_parallel_size, diagnosis.facts.pipeline_parallel_size
+    if tp is None and pp is None:
+        return "—"
+    return t("TP {tp} × PP {pp}", tp=tp or 1, pp=pp or 1)
 
 
 def planner_version_note(diagnosis: Diagnosis) -> list[str]:
@@ -300,13 +309,24 @@ def planner_version_note(diagnosis: Diagnosis) -> list[str]:
 
 
 def planner_url(request: Request, diagnosis: Diagnosis, lang: str | None = None) -> str | None:
-    """A relative permalink to the planner prefilled with what the log says (None if it says nothing).
+    """A relative permalink to the planner prefilled with what the log says: None if it says nothing,
+    or names no model (the planner would plan its default model; :func:`planner_fields_without_model`).
 
     ``lang``: the page's language for the link (the API's link is language-neutral)."""
-    if not diagnosis.planner_inputs:
+    if "model" not in diagnosis.planner_inputs:
         return None
     params, _ = parse_lenient(PlannerParams, diagnosis.planner_inputs)
     return f"{url_path(request, 'planner')}?{to_query(params.model_copy(update={'lang': lang}))}"
+
+
+def planner_fields_without_model(
+    diagnosis: Diagnosis, lang: str | None = None
+) -> list[tuple[str, str]] | None:
+    """The planner inputs of a log that names no model, as the fields of a form that asks for it."""
+    if not diagnosis.planner_inputs or "model" in diagnosis.planner_inputs:
+        return None
+    params, _ = parse_lenient(PlannerParams, diagnosis.planner_inputs)
+    return [(k, v) for k, v in query_items(params.model_copy(update={"lang": lang})) if k != "model"]
 
 
 def device_options() -> list[Option]:

@@ -28,25 +28,23 @@ from app.core.logs.startup.facts import (
 # numbers
 
 
+def _numeric(value: object) -> int | float | str | None:
+    """A configuration value that may be a number: never a bool (``True`` is an ``int`` in Python)."""
+    return None if isinstance(value, bool) or not isinstance(value, int | float | str) else value
+
+
 def _as_int(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value if abs(value) < 10**MAX_INT_DIGITS else None
-    if isinstance(value, str):
-        return int_of(value)
-    return None
+    number = _numeric(value)
+    if isinstance(number, str):
+        return int_of(number)
+    return number if isinstance(number, int) and abs(number) < 10**MAX_INT_DIGITS else None
 
 
 def _as_float(value: object) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        as_float = float(value)
-        return as_float if math.isfinite(as_float) else None
-    if isinstance(value, str):
-        return float_of(value)
-    return None
+    number = _numeric(value)
+    if isinstance(number, str):
+        return float_of(number)
+    return float(number) if number is not None and math.isfinite(number) else None
 
 
 def _as_bool(value: object) -> bool | None:

@@ -238,10 +238,13 @@ def _fp8_kv(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("kv_cache_dtype", "fp8", ln, source=SOURCE_FALLBACK)  # the line does not say which fp8
 
 
+_BEFORE: dict[Stage, tuple[Stage, ...]] = {"load": ("start", "load"), "profile": ("start", "load", "profile")}
+
+
 def _stage(stage: Stage) -> Handler:
     def handle(m: re.Match[str], ln: _Line, run: _Run) -> None:
-        if stage == "load" and run.stage not in ("start", "load"):
-            return  # a load_model frame after the weights loaded is not the load stage
+        if stage in ("load", "profile") and run.stage not in _BEFORE[stage]:
+            return  # a frame of an earlier stage (load_model after the weights loaded) does not go back
         if run.stage != "ready" or stage == "ready":
             run.stage = stage
 
@@ -284,16 +287,29 @@ def _exception(m: re.Match[str], ln: _Line, run: _Run) -> None:
 _SERVE_TO_FACTS = tuple(name for name in ServeConfig.model_fields if name in LogFacts.model_fields)
 
 
-def _command(text: str, ln: _Line, run: _Run) -> None:
-    """A `vllm serve …` command pasted with the log (or a `docker run` of vLLM's image, read by the
-    planner's own command reader): what was asked for, below what vLLM printed."""
+def _read_command(source: str | list[str], ln: _Line, run: _Run) -> None:
+    """A command pasted with the log, read by the planner's one command reader (app/core/command.py): a
+    `vllm serve …` or `docker run` of vLLM's image as typed (``str``), or a compose service's `command:`
+    arguments (``list``; the vllm/vllm-openai image runs `vllm serve` with them). What was asked for
+    goes below what vLLM printed."""
     try:
-        parsed = parse_serve_command(text)
+        parsed = (
+            parse_serve_command(source, lenient=True)
+            if isinstance(source, str)
+            else parse_serve_args(source, lenient=True)
+        )
     except NotVllmImageError:
         return  # a container that is not vLLM's image
     except PlannerError as exc:
         run.note(Text("the pasted command could not be read ({message})", message=exc.message))
         return
+    if parsed.unrecognized:  # the log shows the command ran: a plugin's or a fork's own flags
+        run.note(
+            Text(
+                "the pasted command has flags vLLM's own parser does not know (a plugin's or a fork's), not read: {flags}",
+                flags=" ".join(parsed.unrecognized),
+            )
+        )
     _apply_command(parsed, ln, run)
 
 
@@ -311,16 +327,6 @@ def _compose_block(lines: list[str], index: int, compose_image: bool) -> tuple[l
     if block is None or not any(t.startswith("--") for t in block[0]):
         return None
     return block
-
-
-def _compose(tokens: list[str], ln: _Line, run: _Run) -> None:
-    """A docker compose service's `command:` (the vllm/vllm-openai image runs `vllm serve` with it)."""
-    try:
-        parsed = parse_serve_args(tokens)
-    except PlannerError as exc:
-        run.note(Text("the pasted command could not be read ({message})", message=exc.message))
-        return
-    _apply_command(parsed, ln, run)
 
 
 def _apply_command(parsed: ParsedCommand, ln: _Line, run: _Run) -> None:

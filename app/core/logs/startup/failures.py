@@ -105,8 +105,9 @@ def _torch_oom(m: re.Match[str], ln: _Line, run: _Run) -> None:
         run.put("device_total_bytes", gib_bytes(capacity.group(1)), ln, source=SOURCE_SECONDARY)
 
 
-def _fault(kind: ErrorKind) -> Handler:
-    """A device fault or an NPU operator error: a failure of its own kind, with the stage it reached."""
+def _fault(kind: ErrorKind, *, device: str | None = None) -> Handler:
+    """A device fault or an NPU operator error: a failure of its own kind, with the stage it reached.
+    ``device``: the kind of device the message names (the HSA runtime's "… by GPU node-N")."""
 
     def handle(m: re.Match[str], ln: _Line, run: _Run) -> None:
         if run.stage == "ready":
@@ -115,6 +116,8 @@ def _fault(kind: ErrorKind) -> Handler:
         _error(kind, m, ln, run)
         if kind == "npu_error":
             _ascend_marker(m, ln, run)
+        elif device is not None:
+            run.put("device_type", device, ln, source=SOURCE_FALLBACK)
 
     return handle
 

@@ -23,7 +23,7 @@ from app.core.logs.startup.accumulator import (
     _Line,
     _Run,
 )
-from app.core.text import Text
+from app.core.text import N_, Text
 
 # --------------------------------------------------------------------------------------------
 # handlers: memory budget
@@ -224,30 +224,22 @@ def _blocks(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 def _mamba_capped(m: re.Match[str], ln: _Line, run: _Run) -> None:
     """0.19.x: the capture sizes capped to the pool's blocks, which the warning prints (the pool's num_blocks)."""
-    run.put("num_gpu_blocks", int_of(m.group(3)), ln, source=SOURCE_SECONDARY)
-    run.note(
-        Text(
-            "vLLM capped the CUDA-graph capture sizes from {before} to {after} to fit {blocks} Mamba cache blocks: decode batches above {after} run without CUDA graphs",
-            before=m.group(1),
-            after=m.group(2),
-            blocks=m.group(3),
-        )
+    run.put("num_gpu_blocks", int_of(m.group("blocks")), ln, source=SOURCE_SECONDARY)
+    capped = N_(
+        "vLLM capped the CUDA-graph capture sizes from {before} to {after} to fit {blocks} Mamba cache blocks: decode batches above {after} run without CUDA graphs"
     )
+    run.note(Text(capped, **m.groupdict()))  # the sentence names the printed groups
 
 
 def _blocks_override(m: re.Match[str], ln: _Line, run: _Run) -> None:
-    if m.group(1) == "0":
+    if m.group("computed") == "0":
         # 0.18/0.19 allocate a minimal KV cache (available memory 0) to profile CUDA graphs: the
         # override printed then is not the pool the engine runs with
         run.note(Text("'Overriding num_gpu_blocks=0' was printed while profiling CUDA graphs; ignored"))
         return
-    run.put("num_gpu_blocks", int_of(m.group(2)), ln, source=SOURCE_FORCED)
+    run.put("num_gpu_blocks", int_of(m.group("forced")), ln, source=SOURCE_FORCED)
     run.note(
-        Text(
-            "num_gpu_blocks_override replaced {computed} computed blocks with {forced}",
-            computed=m.group(1),
-            forced=m.group(2),
-        )
+        Text(N_("num_gpu_blocks_override replaced {computed} computed blocks with {forced}"), **m.groupdict())
     )
 
 

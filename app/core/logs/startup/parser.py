@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import ValidationError
 
 from app.core import regex
 from app.core.errors import PlannerError
 from app.core.logs.reading import (
-    MAX_LOG_CHARS,
     numbered_lines,
+    over_limit,
     strip_ansi,
 )
 from app.core.logs.startup.accumulator import (
@@ -21,7 +23,7 @@ from app.core.logs.startup.accumulator import (
     _Slot,
     _worker_ranks,
 )
-from app.core.logs.startup.config import _command, _compose, _compose_block
+from app.core.logs.startup.config import _compose_block, _read_command
 from app.core.logs.startup.facts import BOX_BORDER, MAX_COMMAND_LINES, MAX_LINE_CHARS, Evidence, LogFacts
 from app.core.logs.startup.rules import RULES
 from app.core.text import Text
@@ -38,61 +40,31 @@ def parse_startup_log(text: str) -> LogFacts:
     many). Rank prefixes, ANSI colours, CRLF and log headers are tolerated. Never raises, except
     :class:`PlannerError` for input longer than :data:`MAX_LOG_CHARS`.
     """
-    if len(text) > MAX_LOG_CHARS:
-        raise PlannerError(
-            "log",
-            Text(
-                "the pasted log has {text:,} characters; the limit is {max_log_chars:,}",
-                text=len(text),
-                max_log_chars=MAX_LOG_CHARS,
-            ),
-        )
+    too_long = over_limit(text)
+    if too_long is not None:
+        raise PlannerError("log", too_long)
     run = _Run()
     previous: _Run | None = None  # the run before the last one, for a quote pasted out of order
     runs = 0
-    command: list[str] = []  # a `vllm serve … \` command still being continued
-    command_line: _Line | None = None
+    commands = _Commands(text)
     rules = tuple(rule for rule in RULES if rule.needle in text)  # one C-speed scan per rule, not per line
-    numbered = numbered_lines(text)
-    raws = [raw for _, raw in numbered] if "command:" in text else []
-    compose_image = _COMPOSE_IMAGE.search(text) is not None if "image:" in text else False
-    skip_to = 0  # lines a compose `command:` block already read
-    for position, (index, raw) in enumerate(numbered):
-        if position < skip_to:
+    for position, (index, raw) in enumerate(commands.numbered):
+        if position < commands.skip_to:
             continue
-        block = _compose_block(raws, position, compose_image) if "command:" in raw else None
-        if block is not None:
+        if "command:" in raw and commands.compose_at(position, index, raw, run):
             runs = max(runs, 1)
-            run.headed = True
-            run.recognised += 1
-            _compose(block[0], _Line(no=index + 1, text=raw.strip(), rank=RANK_ZERO), run)
-            skip_to = position + block[1]
             continue
         line = strip_ansi(raw[:MAX_LINE_CHARS]).strip().strip(BOX_BORDER).strip()
-        if command_line is not None:
-            command.append(line.removesuffix("\\"))
-            if not line.endswith("\\") or len(command) >= MAX_COMMAND_LINES:
-                _command(" ".join(command), command_line, run)
-                command, command_line = [], None
+        if commands.continues(line, run) or not line:
             continue
-        if not line:
-            continue
-        start = _COMMAND.search(line) if "vllm" in line else None
-        if start is None and "docker run" in line:
-            start = _DOCKER_START.search(line)
+        start = commands.start(line)
         if start is not None:
             if runs == 0:
                 runs = 1
             elif run.seen_kv:
                 run, previous = _Run(), run
                 runs += 1
-            run.headed = True
-            ln = _Line(no=index + 1, text=line, rank=RANK_ZERO)
-            run.recognised += 1
-            if line.endswith("\\"):
-                command, command_line = [start.group(1).removesuffix("\\")], ln
-            else:
-                _command(start.group(1).rstrip("`"), ln, run)  # a command quoted as `inline code`
+            commands.begin(start, _Line(no=index + 1, text=line, rank=RANK_ZERO), run)
             continue
         if line.startswith("(") and ("_TP" in line[:40] or "_PP" in line[:40]):
             _worker_ranks(line, _Line(no=index + 1, text=line, rank=RANK_UNKNOWN), run)
@@ -111,8 +83,7 @@ def parse_startup_log(text: str) -> LogFacts:
             rule.handle(m, ln, run)
             run.seen_kv = run.seen_kv or rule.kv
         run.recognised += 1
-    if command_line is not None:
-        _command(" ".join(command), command_line, run)
+    commands.finish(run)
     if previous is not None and not previous.headed and not run.seen_kv and "error_kind" not in run.slots:
         # KV lines with no header of their own, then only configuration: one start-up quoted out of
         # order (a thread pasting the KV lines above the engine config), not a second start-up
@@ -208,3 +179,67 @@ def _build(values: dict[str, object], evidence: dict[str, Evidence], extra: dict
                 values.pop(name)
                 evidence.pop(name, None)
     return LogFacts.model_validate(extra)
+
+
+# a line of environment assignments only, continued onto the command (`CUDA_VISIBLE_DEVICES=1,5 \`)
+_ENV_ONLY = regex.compile(r"^(?:[$#>`]\s*)?((?:[A-Za-z_]\w*=\S*\s+)+)\\$")
+
+
+class _Commands:
+    """The commands pasted with a log, each read once by the one command reader (config._read_command):
+    a `vllm serve …` / `python -m vllm.entrypoints.openai.api_server …` / `docker run` line, continued with
+    `\\` over lines and perhaps after lines of `VAR=value \\` assignments; a compose `command:` block."""
+
+    def __init__(self, text: str) -> None:
+        self.numbered = numbered_lines(text)
+        self.raws = [raw for _, raw in self.numbered] if "command:" in text else []
+        self.compose_image = _COMPOSE_IMAGE.search(text) is not None if "image:" in text else False
+        self.skip_to = 0  # lines a compose `command:` block already read
+        self.parts: list[str] = []  # a command still being continued
+        self.first: _Line | None = None  # where it started
+        self.env = ""  # `VAR=value \` lines just above a command
+
+    def compose_at(self, position: int, index: int, raw: str, run: _Run) -> bool:
+        block = _compose_block(self.raws, position, self.compose_image)
+        if block is None:
+            return False
+        run.headed = True
+        run.recognised += 1
+        _read_command(block[0], _Line(no=index + 1, text=raw.strip(), rank=RANK_ZERO), run)
+        self.skip_to = position + block[1]
+        return True
+
+    def continues(self, line: str, run: _Run) -> bool:
+        """The line continues a command (or is an assignment line before one): consumed."""
+        if self.first is not None:
+            self.parts.append(line.removesuffix("\\"))
+            if not line.endswith("\\") or len(self.parts) >= MAX_COMMAND_LINES:
+                self.finish(run)
+            return True
+        env = _ENV_ONLY.match(line) if "=" in line else None
+        if env is not None and len(self.env) < MAX_LINE_CHARS:
+            self.env += env.group(1)
+            return True
+        return False
+
+    def start(self, line: str) -> re.Match[str] | None:
+        found = _COMMAND.search(self.env + line) if "vllm" in line else None
+        if found is None and "docker run" in line:
+            found = _DOCKER_START.search(line)
+        if found is None:
+            self.env = ""
+        return found
+
+    def begin(self, start: re.Match[str], ln: _Line, run: _Run) -> None:
+        run.headed = True
+        run.recognised += 1
+        self.env = ""
+        if ln.text.endswith("\\"):
+            self.parts, self.first = [start.group(1).removesuffix("\\")], ln
+        else:
+            _read_command(start.group(1).rstrip("`"), ln, run)  # a command quoted as `inline code`
+
+    def finish(self, run: _Run) -> None:
+        if self.first is not None:
+            _read_command(" ".join(self.parts), self.first, run)
+        self.parts, self.first = [], None

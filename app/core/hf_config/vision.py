@@ -1,0 +1,155 @@
+"""Vision-tower parameters counted from ``vision_config``, for the tower layouts vLLM builds from it.
+
+vLLM loads a multimodal model's tower with its language model (its weights are in the checkpoint and in
+"Model loading took"), except in text-only mode: every ``--limit-mm-per-prompt`` modality 0
+(app/core/extras/multimodal.py subtracts it then). Each layout is counted the way vLLM 0.33.0 builds it;
+a ``vision_config`` of another layout counts 0 (not modelled, said by the caller's absence of a tower).
+
+Both layouts share one pre-norm ViT block with biased q/k/v/o and a biased two-matrix MLP (``_block``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from app.core.hf_config.coerce import MAX_DIM, _as_int, _Configs
+
+# model_type of the vision_config -> layout; the Qwen3-VL tower is also recognised by its keys (Qwen3.5
+# configs give the language model's model_type there)
+SIGLIP_MODEL_TYPES = frozenset({"siglip_vision_model"})
+QWEN3_VL_TOWER_KEYS = ("depth", "out_hidden_size", "num_position_embeddings", "temporal_patch_size")
+# transformers 5.20.2 (the release 0.33.0 pins) models/siglip/configuration_siglip.py SiglipVisionConfig
+# defaults, which fill the keys a vision_config leaves out
+SIGLIP_DEFAULTS = {
+    "hidden_size": 768,
+    "intermediate_size": 3072,
+    "num_hidden_layers": 12,
+    "num_channels": 3,
+    "image_size": 224,
+    "patch_size": 16,
+}
+# Gemma-3 (gemma3_mm.py Gemma3ForConditionalGeneration): a SigLIP tower and its projector
+SIGLIP_PROJECTOR_ARCHITECTURES = frozenset({"Gemma3ForConditionalGeneration"})
+# Mistral-Small-3.1 / Magistral-Small-2509 / Devstral-2 (mistral3.py): a Pixtral tower and its projector
+PIXTRAL_ARCHITECTURES = frozenset({"Mistral3ForConditionalGeneration"})
+PIXTRAL_MODEL_TYPES = frozenset({"pixtral"})
+
+
+def _block(hidden: int, intermediate: int) -> int:
+    """One ViT block: q/k/v/o 4 x (h x h + h), fc1 h x i + i, fc2 i x h + h, two LayerNorms 2 x 2h.
+
+    E.g. h 1,152, i 4,304 (SigLIP-so400m, Qwen3-VL's tower): 5,312,000 + 4,962,512 + 4,959,360 + 4,608 =
+    15,239,504."""
+    attention = 4 * (hidden * hidden + hidden)
+    mlp = hidden * intermediate + intermediate + intermediate * hidden + hidden
+    return attention + mlp + 4 * hidden
+
+
+def _dim(vision: Mapping[str, Any], key: str, *, default: int | None = None, minimum: int = 1) -> int:
+    """An integer of ``vision_config``; a missing key takes the config class default where it has one."""
+    value = vision.get(key)
+    if value is None and default is not None:
+        return default
+    return _as_int(f"vision_config.{key}", value, minimum=minimum, maximum=MAX_DIM)
+
+
+def _qwen3_vl_tower(vision: Mapping[str, Any]) -> int:
+    """models/qwen3_vl.py Qwen3_VisionTransformer (also Qwen3.5's, qwen3_5.py): Conv3d patch embedding
+    (in x t x p x p -> h, biased), learned position embeddings, ``depth`` blocks, a patch merger (LayerNorm
+    h, fc1 m x m, fc2 m x out, m = h x merge^2, biased) and one post-shuffle merger (LayerNorm m) per
+    ``deepstack_visual_indexes`` entry.
+
+    E.g. Qwen3.5-27B (h 1,152, i 4,304, depth 27, p 16, t 2, 2,304 positions, merge 2, out 5,120):
+    27 x 15,239,504 + 1,770,624 + 2,654,208 + (2,304 + 21,238,272 + 23,598,080) = 460,730,096."""
+    h = _dim(vision, "hidden_size")
+    inner = _dim(vision, "intermediate_size")
+    depth = _dim(vision, "depth", minimum=0)
+    patch = _dim(vision, "patch_size")
+    temporal = _dim(vision, "temporal_patch_size")
+    channels = _dim(vision, "in_channels", default=3)
+    positions = _dim(vision, "num_position_embeddings", minimum=0)
+    merge = _dim(vision, "spatial_merge_size", default=2)
+    out = _dim(vision, "out_hidden_size")
+    deepstack = vision.get("deepstack_visual_indexes")
+    deepstack_mergers = len(deepstack) if isinstance(deepstack, list) else 0
+    merged = h * merge * merge
+    merger_matrices = merged * merged + merged + merged * out + out
+    mergers = (2 * h + merger_matrices) + deepstack_mergers * (2 * merged + merger_matrices)
+    patch_embed = channels * temporal * patch * patch * h + h
+    return depth * _block(h, inner) + patch_embed + positions * h + mergers
+
+
+def _siglip_tower(vision: Mapping[str, Any]) -> int:
+    """models/siglip.py SiglipVisionModel: Conv2d patch embedding (c x p x p -> h, biased), (image / p)^2
+    position embeddings, ``num_hidden_layers`` blocks and a post LayerNorm (no pooling head when
+    ``vision_use_head`` is false, as Gemma-3 sets it).
+
+    E.g. Gemma-3 (h 1,152, i 4,304, 27 layers, p 14, image 896): 27 x 15,239,504 + 678,528 + 4,096 x
+    1,152 + 2,304 = 416,866,032."""
+    defaults = SIGLIP_DEFAULTS
+    h = _dim(vision, "hidden_size", default=defaults["hidden_size"])
+    inner = _dim(vision, "intermediate_size", default=defaults["intermediate_size"])
+    layers = _dim(vision, "num_hidden_layers", default=defaults["num_hidden_layers"], minimum=0)
+    patch = _dim(vision, "patch_size", default=defaults["patch_size"])
+    image = _dim(vision, "image_size", default=defaults["image_size"])
+    channels = _dim(vision, "num_channels", default=defaults["num_channels"])
+    head = 0
+    if vision.get("vision_use_head") is True:
+        # SiglipMultiheadAttentionPoolingHead: probe h, attention 4 (h x h + h), LayerNorm 2h, MLP
+        head = h + 4 * (h * h + h) + 2 * h + (h * inner + inner + inner * h + h)
+    return (
+        layers * _block(h, inner)
+        + channels * patch * patch * h
+        + h
+        + (image // patch) ** 2 * h
+        + 2 * h
+        + head
+    )
+
+
+def _pixtral_tower(vision: Mapping[str, Any], *, text_hidden: int, merge: int, projector_bias: bool) -> int:
+    """pixtral.py PixtralHFVisionModel and mistral3.py Mistral3MultiModalProjector: Conv2d patch embedding
+    (c x p x p -> h, no bias), ln_pre RMSNorm h, ``num_hidden_layers`` blocks of q/k/v/o 4 h^2 and a gated MLP
+    3 h i (no biases) with two RMSNorms; the projector's RMSNorm h, patch merger (h x merge^2 -> h, no bias),
+    linear_1 h x text and linear_2 text x text (biased with ``multimodal_projector_bias``).
+
+    E.g. Mistral-Small-3.1 (h 1,024, i 4,096, 24 layers, p 14, merge 2, text 5,120): 24 x 16,779,264 +
+    602,112 + 1,024 + (1,024 + 4,194,304 + 5,242,880 + 26,214,400) = 438,958,080."""
+    # defaults: transformers 5.20.2 models/pixtral/configuration_pixtral.py PixtralVisionConfig
+    h = _dim(vision, "hidden_size", default=1024)
+    inner = _dim(vision, "intermediate_size", default=4096)
+    layers = _dim(vision, "num_hidden_layers", default=24, minimum=0)
+    patch = _dim(vision, "patch_size", default=16)
+    channels = _dim(vision, "num_channels", default=3)
+    block = 4 * h * h + 3 * h * inner + 2 * h
+    projector = h + h * merge * merge * h + h * text_hidden + text_hidden * text_hidden
+    if projector_bias:
+        projector += 2 * text_hidden
+    return layers * block + channels * patch * patch * h + h + projector
+
+
+def vision_tower_params(cfgs: _Configs, *, architecture: str, text_hidden: int) -> int:
+    """Parameters of the tower (and its projector) vLLM builds from ``vision_config``; 0 without one or
+    for a layout not modelled here.
+
+    E.g. Gemma-3-12B: SigLIP 416,866,032 + projector (gemma3_mm.py Gemma3MultiModalProjector:
+    mm_input_projection_weight 1,152 x 3,840, mm_soft_emb_norm 1,152) 4,424,832 = 421,290,864."""
+    vision = cfgs.top.get("vision_config")
+    if not isinstance(vision, Mapping):
+        return 0
+    if all(key in vision for key in QWEN3_VL_TOWER_KEYS):
+        return _qwen3_vl_tower(vision)
+    if vision.get("model_type") in SIGLIP_MODEL_TYPES:
+        tower = _siglip_tower(vision)
+        if architecture in SIGLIP_PROJECTOR_ARCHITECTURES:
+            h = _dim(vision, "hidden_size", default=SIGLIP_DEFAULTS["hidden_size"])
+            tower += h * text_hidden + h
+        return tower
+    if vision.get("model_type") in PIXTRAL_MODEL_TYPES and architecture in PIXTRAL_ARCHITECTURES:
+        merge = _as_int(
+            "spatial_merge_size", cfgs.top.get("spatial_merge_size", 2), minimum=1, maximum=MAX_DIM
+        )
+        bias = cfgs.top.get("multimodal_projector_bias") is True
+        return _pixtral_tower(vision, text_hidden=text_hidden, merge=merge, projector_bias=bias)
+    return 0

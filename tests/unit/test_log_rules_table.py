@@ -1,0 +1,48 @@
+"""The start-up log's rule table is validated data (app/core/logs/startup/rules.json): every row names a real
+template and a real handler, or the import fails."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from app.core import vllm_text as vt
+from app.core.logs.startup.rules import RULES, RULES_FILE, load_rules
+
+
+def _table(tmp_path: Path, *rows: dict[str, object]) -> Path:
+    path = tmp_path / "rules.json"
+    path.write_text(json.dumps({"rules": list(rows)}), encoding="utf-8")
+    return path
+
+
+def test_the_table_in_order() -> None:
+    rows = json.loads(RULES_FILE.read_text(encoding="utf-8"))["rules"]
+    assert len(RULES) == len(rows) == 81
+    first, weights = RULES[0], next(r for r, row in zip(RULES, rows, strict=True) if row["line"] == "WEIGHTS")
+    assert (first.needle, first.run_start, first.kv) == (vt.SERVER_VERSION.needle, True, False)
+    assert weights.kv and weights.pattern.search("Loading model weights took 14.99 GB") is not None
+
+
+def test_a_parameterised_handler_is_made_for_its_argument(tmp_path: Path) -> None:
+    (rule,) = load_rules(
+        _table(tmp_path, {"line": "MEMORY_ACCESS_FAULT", "handle": "fault:device_fault:GPU"})
+    )
+    assert rule.needle == "Memory access fault by GPU"
+
+
+@pytest.mark.parametrize(
+    ("row", "error"),
+    [
+        ({"line": "NO_SUCH_LINE", "handle": "weights"}, ValueError),  # not a template
+        ({"line": "WEIGHTS", "handle": "no_such_handler"}, ValueError),
+        ({"line": "WEIGHTS", "handle": "nope:load_oom"}, ValueError),  # no such factory
+        ({"line": "WEIGHTS", "handle": "weights", "kvv": True}, ValidationError),  # a misspelt flag
+    ],
+)
+def test_a_row_that_does_not_resolve_is_refused(tmp_path: Path, row: dict[str, object], error: type) -> None:
+    with pytest.raises(error):
+        load_rules(_table(tmp_path, row))
