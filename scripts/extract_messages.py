@@ -5,7 +5,8 @@
 
 What is extracted (Babel): ``_()``/``gettext``/``ngettext`` in templates/ (jinja2's extractor, the
 same i18n extension the app uses) and ``_()``, ``N_()`` and ``Text()`` in app/ (Python extractor;
-``Text`` is app.core.text's translatable sentence). Then translate the new, empty ``msgstr`` entries
+``Text`` is app.core.text's translatable sentence), the sentences of the data files that hold some
+(:func:`data_texts`) and the OpenAPI texts. Then translate the new, empty ``msgstr`` entries
 in app/i18n/<lang>/LC_MESSAGES/messages.po; the app compiles the .po in memory at start-up.
 tests/unit/test_i18n.py runs the same extraction and fails on any id without a translation.
 """
@@ -54,9 +55,18 @@ def extract() -> Catalog:
                 continue
             where = (str((directory / filename).relative_to(ROOT)), lineno)
             catalog.add(message, None, [where], auto_comments=comments, context=context)
-    for where, text in openapi_texts():
+    for where, text in [*openapi_texts(), *data_texts()]:
         catalog.add(text, None, [where])
     return catalog
+
+
+def data_texts() -> list[tuple[tuple[str, int], str]]:
+    """Sentences kept in data files (app/web/version_notes.yaml): each module that loads one lists them."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from app.web import version_notes
+
+    return version_notes.message_ids()
 
 
 def openapi_texts() -> list[tuple[tuple[str, int], str]]:
