@@ -90,6 +90,11 @@ def _run(body: Callable[[], Awaitable[None]]) -> None:
     in_own_thread(lambda: asyncio.run(body()))  # type: ignore[arg-type]
 
 
+async def _queued(gate: FairGate, client: str, name: str, order: list[str]) -> None:
+    await gate.acquire(client)
+    order.append(name)
+
+
 def test_a_freed_slot_goes_to_the_client_that_used_the_gate_least() -> None:
     # the FairGate docstring's example: slots 1; A's request holds it 2 s while A queues a1, a2 and B
     # queues b1; B starts level with A (0 s)
@@ -99,13 +104,9 @@ def test_a_freed_slot_goes_to_the_client_that_used_the_gate_least() -> None:
         gate = FairGate(1)
         await gate.acquire("A")
 
-        async def wait(client: str, name: str) -> None:
-            await gate.acquire(client)
-            order.append(name)
-
         tasks = []
         for client, name in (("A", "a1"), ("A", "a2"), ("B", "b1")):
-            tasks.append(asyncio.create_task(wait(client, name)))
+            tasks.append(asyncio.create_task(_queued(gate, client, name, order)))
             await _settle()
         assert gate.waiting() == 3 and order == []
         gate.release("A", 2.0)  # A 2 s, B 0 s: B's turn
@@ -129,17 +130,15 @@ def test_a_client_that_comes_back_gets_no_credit_for_its_absence() -> None:
         gate = FairGate(1)
         await gate.acquire("C")
 
-        async def wait(client: str, name: str) -> None:
-            await gate.acquire(client)
-            order.append(name)
-
-        tasks = [asyncio.create_task(wait("C", "c0"))]
+        tasks = [asyncio.create_task(_queued(gate, "C", "c0", order))]
         await _settle()
         gate.release("C", 10.0)  # C has used 10 s; c0 holds the slot
         await _settle()
-        tasks.append(asyncio.create_task(wait("C", "c1")))
+        tasks.append(asyncio.create_task(_queued(gate, "C", "c1", order)))
         await _settle()
-        tasks.append(asyncio.create_task(wait("A", "a1")))  # A arrives level with C (10 s), not at 0
+        tasks.append(
+            asyncio.create_task(_queued(gate, "A", "a1", order))
+        )  # A arrives level with C (10 s), not at 0
         await _settle()
         gate.release("C", 0.0)  # a tie: the client waiting longest (C) goes first
         await _settle()
