@@ -45,10 +45,11 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from contextlib import contextmanager, suppress
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager, suppress
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -698,6 +699,19 @@ def hub_model(ref: HubRef) -> ModelSpec:
         raise _timed_out(_File(ref, CONFIG_FILE_NAME, ""), TOTAL_SECONDS) from None
 
 
+@asynccontextmanager
+async def _not_stepping_aside() -> AsyncIterator[None]:
+    yield
+
+
+# How an async route steps aside while it waits for a fetch: the web layer sets this per request
+# (app.web.admission.stepped_aside gives up the request's computing slot, so a hub that takes 10 s to
+# answer holds none of a worker's slots); outside a request, nothing.
+network_wait: ContextVar[Callable[[], AbstractAsyncContextManager[None]]] = ContextVar(
+    "hub_network_wait", default=_not_stepping_aside
+)
+
+
 async def prefetch(model_id: str) -> None:
     """For async routes, before they resolve: wait (without holding a thread) for the fetch of a hub id
     the catalog lacks, so the resolve that follows finds the spec, or the failure, in memory."""
@@ -715,8 +729,11 @@ async def prefetch(model_id: str) -> None:
         future = spec_future(ref)
     except HubError:
         return  # busy: the resolve says so
+    if future.done():
+        return  # from memory: the resolve reads it at once
     waiting = asyncio.wrap_future(future)
-    done, _ = await asyncio.wait({waiting}, timeout=TOTAL_SECONDS + WAIT_MARGIN_SECONDS)
+    async with network_wait.get()():  # the web layer's computing slot is given up meanwhile
+        done, _ = await asyncio.wait({waiting}, timeout=TOTAL_SECONDS + WAIT_MARGIN_SECONDS)
     if done:
         waiting.exception()  # retrieved here; the resolve that follows raises it again
     else:

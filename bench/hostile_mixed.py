@@ -88,7 +88,9 @@ def _wrk(port: int) -> tuple[float, int, float]:
     return p99_us / 1000, errors, rps
 
 
-def run(port: int, pid: int, attack_table: dict[str, tuple[bool, list[Any]]]) -> bool:
+def run(port: int, pid: int, attack_table: dict[str, tuple[bool, list[Any]]], request: Any) -> bool:
+    """``request``: hostile_server's, whose SOURCE_ADDRESS the caller has set to the attackers' own
+    address (127.0.0.2): the attackers are another client than wrk's 64 connections, as on a network."""
     p99_quiet, errors_quiet, rps_quiet = _wrk(port)
     stop = threading.Event()
     statuses: Counter[int] = Counter()
@@ -111,8 +113,6 @@ def run(port: int, pid: int, attack_table: dict[str, tuple[bool, list[Any]]]) ->
     hub_ids = iter(range(10**6))
 
     def hub_attacker() -> None:  # distinct never-answering ids, as N6
-        from hostile_server import request
-
         while not stop.is_set():
             model = urllib.parse.quote(f"never/mixed{next(hub_ids)}")
             status = request(port, "GET", f"/api/estimate?model={model}&device=h100")[0]

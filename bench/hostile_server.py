@@ -145,14 +145,15 @@ def start_hub() -> Hub:
 # ---- the server, its CPU and memory ------------------------------------------------------------------
 
 
-def start_server(port: int, hub: Hub, cache: str) -> Any:
+def start_server(port: int, hub: Hub, cache: str, root: Path = ROOT) -> Any:
+    """``root``: the checkout whose app is served (``--root``: main's, for a baseline in the same minute)."""
     import subprocess
 
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "KVPLAN_ALLOW_HUB": "1", "HF_ENDPOINT": hub.base,
+    env = {**os.environ, "PYTHONPATH": str(root), "KVPLAN_ALLOW_HUB": "1", "HF_ENDPOINT": hub.base,
            "KVPLAN_HUB_CACHE": cache}  # fmt: skip
     env.pop("HF_TOKEN", None)
     cmd = [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
-    proc = subprocess.Popen([*cmd, "--workers", str(WORKERS)], cwd=ROOT, env=env,
+    proc = subprocess.Popen([*cmd, "--workers", str(WORKERS)], cwd=root, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     deadline = time.monotonic() + 300  # a loaded shared machine: workers took > 60 s to start
     answered = 0
@@ -197,11 +198,17 @@ def disk_cache(path: str) -> tuple[int, int]:
     return len(files), sum(p.stat().st_size for p in files if p.exists())
 
 
+# The source address of the bench's requests: "" for the system's choice (127.0.0.1); the mixed load
+# sends its attackers from 127.0.0.2, another client as the server sees it (a loopback address too).
+SOURCE_ADDRESS = ""
+
+
 def request(
     port: int, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None,
     timeout: float = 60.0,
 ) -> tuple[int, bytes, float]:  # fmt: skip
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    source = (SOURCE_ADDRESS, 0) if SOURCE_ADDRESS else None
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout, source_address=source)
     start = time.perf_counter()
     try:
         conn.request(method, path, body=body, headers={"Connection": "close", **(headers or {})})
@@ -212,6 +219,48 @@ def request(
         return 599, b"", time.perf_counter() - start  # reset or timed out: counted as a server error
     finally:
         conn.close()
+
+
+def burst(port: int, paths: list[str], timeout: float = 60.0) -> list[tuple[int, bytes, float]]:
+    """GETs of ``paths`` all at once from ONE thread: every connection opened and every request written
+    before the first answer is read (non-blocking sockets, a selector). A harder burst than a thread per
+    request (whose start-up spread 50 requests over tens of ms), and its client CPU is ~0.3 ms a request
+    instead of ~1 ms: on a 2-core machine the client's threads competed with the server they attack.
+    Returns (status, raw answer, seconds) per request; 599 for one not answered in ``timeout``."""
+    import selectors
+    import socket
+
+    start = time.perf_counter()
+    selector = selectors.DefaultSelector()
+    out: list[tuple[int, bytes, float]] = []
+    conns = []
+    for path in paths:
+        conn = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conns.append((conn, path))
+    for conn, path in conns:
+        conn.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+        conn.setblocking(False)
+        selector.register(conn, selectors.EVENT_READ, bytearray())
+    while len(out) < len(conns) and time.perf_counter() - start < timeout:
+        for key, _ in selector.select(1.0):
+            sock: Any = key.fileobj
+            try:
+                data = sock.recv(65536)
+            except OSError:
+                data = b""
+            if data:
+                key.data.extend(data)
+                continue
+            selector.unregister(sock)
+            sock.close()
+            raw = bytes(key.data)
+            status = int(raw.split(b" ", 2)[1]) if raw.startswith(b"HTTP/1.1 ") else 599
+            out.append((status, raw, time.perf_counter() - start))
+    for key in list(selector.get_map().values()):
+        key.fileobj.close()  # type: ignore[union-attr]
+        out.append((599, b"", time.perf_counter() - start))
+    return out
 
 
 def probe_main(port: int) -> None:
@@ -366,10 +415,12 @@ def run_attack(port: int, pid: int, name: str, search: bool, calls: list[Any]) -
     return out
 
 
-def hub_attacks(port: int, pid: int, hub: Hub, cache: str) -> list[Outcome]:
+def hub_attacks(port: int, pid: int, hub: Hub, cache: str, only: str = "") -> list[Outcome]:
     outs: list[Outcome] = []
 
     def timed(name: str, fn: Callable[[], tuple[list[tuple[int, bytes, float]], list[str], bool]]) -> None:
+        if only not in name and not name.startswith("control"):
+            return
         prober = Prober(port)
         cpu0, client0 = server_cpu(pid), time.process_time()
         results, notes, good = fn()
@@ -386,15 +437,7 @@ def hub_attacks(port: int, pid: int, hub: Hub, cache: str) -> list[Outcome]:
         print_outcomes([out])
 
     def concurrent(paths: list[str]) -> list[tuple[int, bytes, float]]:
-        results: list[tuple[int, bytes, float]] = []
-        threads = [
-            threading.Thread(target=lambda p=p: results.append(request(port, "GET", p))) for p in paths
-        ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(60)
-        return results
+        return burst(port, paths)
 
     def one_id() -> tuple[list[tuple[int, bytes, float]], list[str], bool]:
         # N4_ROUNDS rounds of 50 concurrent requests, each round for a new id (so each fetches the
@@ -540,29 +583,33 @@ def main() -> int:
     parser.add_argument("--mixed", action="store_true", help="also the 64-connection mixed load (needs wrk)")
     parser.add_argument("--only", default="", help="run the attacks whose name contains this")
     parser.add_argument("--no-hub", action="store_true", help="skip the hub attacks")
+    parser.add_argument("--port", type=int, default=0, help="the server's port (default: a free one)")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to serve (default: this one)")
     parser.add_argument("--probe", type=int, default=0, help=argparse.SUPPRESS)  # the prober's own process
     args = parser.parse_args()
     if args.probe:
         probe_main(args.probe)
         return 0
     hub = start_hub()
-    port = load.free_port()
+    port = args.port or load.free_port()
     with tempfile.TemporaryDirectory() as cache:
-        proc = start_server(port, hub, cache)
+        proc = start_server(port, hub, cache, args.root.resolve())
         try:
             outs = [run_attack(port, proc.pid, name, search, calls)
                     for name, (search, calls) in attacks(hub).items() if args.only in name]  # fmt: skip
             if not args.no_hub and (
                 not args.only or "N4" in args.only or "N5" in args.only or "N6" in args.only
             ):
-                outs += hub_attacks(port, proc.pid, hub, cache)
+                outs += hub_attacks(port, proc.pid, hub, cache, args.only)
             print("\nall attacks:")
             print_outcomes(outs)
             good = all(o.ok for o in outs)
             if args.mixed:
                 import hostile_mixed
 
-                good = hostile_mixed.run(port, proc.pid, attacks(hub)) and good
+                global SOURCE_ADDRESS
+                SOURCE_ADDRESS = "127.0.0.2"  # the attackers: another client than wrk (127.0.0.1)
+                good = hostile_mixed.run(port, proc.pid, attacks(hub), request) and good
         finally:
             hub.stop.set()
             load.stop_server(proc)

@@ -44,12 +44,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import perf_sources as P
 
 from app.core.perf.bench_args import request_lengths
+from app.core.perf.physics import slower_device
 from app.core.perf.rates import rates_of
 from app.core.perf.simulate import SimulationError
-from app.core.versions import rules_for
 
 KEYS = P.KEYS  # kind -> vLLM result key
-MODES = ("none", "per-kind", "step", "step+overhead", "step-cost", "host", "host+ttft")
+MODES = (
+    "none",
+    "per-kind",
+    "step",
+    "step+overhead",
+    "step-cost",
+    "host",
+    "host+ttft",
+    "host+ttft+device",
+    "physics",
+)
 BAND_LOW_Q = 0.10
 BAND_HIGH_Q = 0.90
 # The host's per-step and per-request work (physics.Coefficients.host_*), tried on this grid: 0-3 ms a step
@@ -58,6 +68,15 @@ BAND_HIGH_Q = 0.90
 HOST_STEP_GRID = (0.0, 0.5e-3, 1.0e-3, 1.5e-3, 2.0e-3, 2.5e-3, 3.0e-3)
 HOST_REQUEST_GRID = (0.0, 10e-6, 25e-6, 50e-6, 100e-6)
 HostPoint = tuple[float, float]
+# How much longer a device's work takes than the CUDA-fitted family's at the same data-sheet rates
+# (physics.slower_device), tried per device outside CUDA (ROCm, Ascend, ...: another kernel stack) on the
+# training sources' runs of that device
+PLATFORM_GRID = (1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 6.0, 8.0)
+CUDA = "cuda"
+HOST_MODES = ("host", "physics")  # the modes that re-simulate the runs (host work and what follows it)
+# --enforce-eager: the Python launch of one decoder layer's kernels (physics.Coefficients.eager_layer_s),
+# tried on the training sources' runs that state the flag: 0-400 us a layer
+EAGER_GRID = (0.0, 50e-6, 100e-6, 150e-6, 200e-6, 300e-6, 400e-6)
 
 
 @dataclass(frozen=True)
@@ -66,24 +85,37 @@ class Run:
     predicted: dict[str, float]
     measured: dict[str, float]
     # the predictions with the host's step work at grid points (host modes), made when first asked for
-    variants: dict[HostPoint, dict[str, float]] = field(default_factory=dict)
+    variants: dict[tuple[float, float, float, float], dict[str, float]] = field(default_factory=dict)
     prompt_tokens: float = 0.0
     shipped_ttft_overhead_ms: float = 0.0
     context: P.RunContext | None = None
     # its vLLM's V1 engine ran the host's work in series (async scheduling off); V0 (before 0.8) is another
     # engine whose host work is not V1's, so its runs do not choose the host's coefficients
     host_in_series: bool = False
+    platform: str = CUDA  # the device's (cuda, rocm, npu, ...): outside CUDA a device-time factor applies
 
-    def at(self, host: HostPoint) -> dict[str, float]:
-        """The prediction with this host work (simulated once, then kept)."""
-        if host not in self.variants:
-            ctx = self.context
-            if ctx is None or _host_never_binds(ctx, *host):
-                self.variants[host] = self.predicted
+    @property
+    def device_key(self) -> str:
+        """The device whose factor applies ("cuda" for every CUDA device: the family's own fit)."""
+        if self.platform == CUDA or self.context is None:
+            return CUDA
+        return self.context.cluster.split()[0]  # perf_sources: "<device id> <model> tp<n>"
+
+    def at(self, host: HostPoint, factor: float = 1.0, eager_s: float = 0.0) -> dict[str, float]:
+        """The prediction with this host work, platform device-time factor and eager launch time per layer
+        (simulated once, then kept)."""
+        ctx = self.context
+        eager_s = eager_s if ctx is not None and ctx.physics.eager else 0.0  # only eager runs launch
+        key = (host[0], host[1], factor, eager_s)
+        if key not in self.variants:
+            if ctx is None or (factor == 1.0 and not eager_s and _host_never_binds(ctx, *host)):
+                self.variants[key] = self.predicted
             else:
-                coefficients = replace(ctx.coefficients, host_step_s=host[0], host_request_s=host[1])
-                self.variants[host] = ctx.simulate(coefficients)
-        return self.variants[host]
+                coefficients = replace(
+                    ctx.coefficients, host_step_s=host[0], host_request_s=host[1], eager_layer_s=eager_s
+                )
+                self.variants[key] = ctx.simulate(slower_device(coefficients, factor=factor))
+        return self.variants[key]
 
 
 @dataclass(frozen=True)
@@ -96,12 +128,14 @@ class Correction:
     host: HostPoint = (0.0, 0.0)  # host modes: the grid point of the host's step work
     ttft_base_ms: float = -1.0  # host+ttft: the per-request TTFT overhead (< 0: the shipped one)
     ttft_per_token_ms: float = 0.0  # and its part per prompt token (the API server tokenizes the prompt)
+    platform: tuple[tuple[str, float], ...] = ()  # host+ttft+device, physics: device-time factor per device
+    eager_layer_s: float = 0.0  # physics: the eager launch time per decoder layer
 
     def predict(self, run: Run) -> dict[str, float]:
         """The run's prediction under this correction."""
-        if not self.mode.startswith("host"):
+        if not self.mode.startswith(HOST_MODES):
             return self.apply(run.predicted)
-        out = dict(run.at(self.host))
+        out = dict(run.at(self.host, dict(self.platform).get(run.device_key, 1.0), self.eager_layer_s))
         if self.ttft_base_ms >= 0 and KEYS["ttft"] in out:
             shift = (
                 self.ttft_base_ms + self.ttft_per_token_ms * run.prompt_tokens - run.shipped_ttft_overhead_ms
@@ -167,7 +201,7 @@ def fit(mode: str, train: dict[str, list[Run]]) -> Correction:
     """The correction of this mode from these sources, each source one vote."""
     if mode == "none" or not train:
         return Correction(mode=mode)
-    if mode.startswith("host"):
+    if mode.startswith(HOST_MODES):
         return _fit_host(mode, train)
     ident = Correction(mode="none")
     if mode == "per-kind":
@@ -238,14 +272,56 @@ def _fit_host(mode: str, train: dict[str, list[Run]]) -> Correction:
     )
     if mode == "host":
         return best
+    platform = _fit_device_time(train, best) if mode in ("host+ttft+device", "physics") else ()
+    eager = _fit_eager(train, replace(best, platform=platform)) if mode == "physics" else 0.0
     return min(
         (
-            Correction(mode=mode, host=best.host, ttft_base_ms=b, ttft_per_token_ms=k)
+            Correction(
+                mode=mode,
+                host=best.host,
+                ttft_base_ms=b,
+                ttft_per_token_ms=k,
+                platform=platform,
+                eager_layer_s=eager,
+            )
             for b in TTFT_BASE_GRID_MS
             for k in TTFT_PER_TOKEN_GRID_MS
         ),
         key=lambda c: _train_objective(train, c),
     )
+
+
+def _fit_eager(train: dict[str, list[Run]], base: Correction) -> float:
+    """The eager launch time per layer (grid) that minimises the source-weighted TPOT + throughput error
+    of the training sources' runs that state --enforce-eager (0 when none does)."""
+    runs = {
+        s: [r for r in rows if r.context is not None and r.context.physics.eager] for s, rows in train.items()
+    }
+    runs = {s: rows for s, rows in runs.items() if rows}
+    if not runs:
+        return 0.0
+    return min(
+        EAGER_GRID,
+        key=lambda e: _train_objective(runs, replace(base, eager_layer_s=e), ("tpot", "throughput")),
+    )
+
+
+def _fit_device_time(train: dict[str, list[Run]], host: Correction) -> tuple[tuple[str, float], ...]:
+    """Per device outside CUDA that the training sources ran on: the device-time factor (grid) that
+    minimises the source-weighted TPOT + throughput error of those sources' runs on it. A device no
+    training source ran keeps 1 (its data sheet at the family's efficiencies)."""
+    out = []
+    for platform in sorted({r.device_key for rows in train.values() for r in rows} - {CUDA}):
+        runs = {s: [r for r in rows if r.device_key == platform] for s, rows in train.items()}
+        runs = {s: rows for s, rows in runs.items() if rows}
+        factor = min(
+            PLATFORM_GRID,
+            key=lambda f: _train_objective(
+                runs, replace(host, platform=((platform, f),)), ("tpot", "throughput")
+            ),
+        )
+        out.append((platform, factor))
+    return tuple(out)
 
 
 def weighted_quantile(pairs: list[tuple[float, float]], q: float) -> float:
@@ -283,6 +359,8 @@ class Scores:
     error: float  # median |predicted - measured| / measured
     ratio: float  # median predicted / measured
     inside: float  # share inside the band
+    # every run's |error|, predicted / measured and whether it fell inside (the pooled figures)
+    per_run: tuple[tuple[float, float, bool], ...] = ()
 
 
 def score(runs: list[Run], kind: str, correction: Correction, lo_hi: tuple[float, float]) -> Scores | None:
@@ -298,7 +376,13 @@ def score(runs: list[Run], kind: str, correction: Correction, lo_hi: tuple[float
         inside.append(pred * math.exp(lo_hi[0]) <= meas <= pred * math.exp(lo_hi[1]))
     if not errs:
         return None
-    return Scores(len(errs), statistics.median(errs), statistics.median(ratios), sum(inside) / len(inside))
+    return Scores(
+        len(errs),
+        statistics.median(errs),
+        statistics.median(ratios),
+        sum(inside) / len(inside),
+        tuple(zip(errs, ratios, inside, strict=True)),
+    )
 
 
 def loso(mode: str, by_source: dict[str, list[Run]]) -> dict[str, dict[str, Scores]]:
@@ -320,6 +404,38 @@ def source_weighted(
 ) -> float:
     values = [field(cells[kind]) for cells in result.values() if kind in cells]
     return statistics.mean(values) if values else float("nan")
+
+
+def pooled(result: dict[str, dict[str, Scores]], kind: str) -> tuple[float, float, float]:
+    """Over every held-out run of every source (each run one vote): median |error|, median
+    predicted / measured (the bias) and the share inside the band."""
+    rows = [r for cells in result.values() if kind in cells for r in cells[kind].per_run]
+    if not rows:
+        return math.nan, math.nan, math.nan
+    return (
+        statistics.median(e for e, _, _ in rows),
+        statistics.median(q for _, q, _ in rows),
+        sum(i for _, _, i in rows) / len(rows),
+    )
+
+
+def summary(result: dict[str, dict[str, Scores]]) -> list[str]:
+    """Per kind: mean and median of the per-source median errors, the pooled median error, the median of
+    the per-source biases and the pooled bias, band coverage by source and pooled."""
+    lines = []
+    for kind in KEYS:
+        cells = [c[kind] for c in result.values() if kind in c]
+        if not cells:
+            continue
+        err = [c.error for c in cells]
+        p_err, p_bias, p_in = pooled(result, kind)
+        lines.append(
+            f"  {kind}: {len(cells)} sources; source median error mean {_pct(statistics.mean(err))}, "
+            f"median {_pct(statistics.median(err))}; pooled median {_pct(p_err)}; bias (pred/meas) "
+            f"source median {statistics.median(c.ratio for c in cells):.2f}, pooled {p_bias:.2f}; "
+            f"in band source mean {_pct(statistics.mean(c.inside for c in cells))}, pooled {_pct(p_in)}"
+        )
+    return lines
 
 
 def objective(result: dict[str, dict[str, Scores]]) -> float:
@@ -363,8 +479,8 @@ def load() -> dict[str, list[Run]]:
             prompt_tokens=sum(prompts) / len(prompts),
             shipped_ttft_overhead_ms=ctx.coefficients.ttft_overhead_s * 1000,
             context=ctx,
-            host_in_series=not ctx.physics.host_overlapped
-            and rules_for(ctx.estimate.vllm_version).engine == "v1",
+            host_in_series=not ctx.physics.host_overlapped and ctx.engine == "v1",
+            platform=ctx.platform,
         )
         if not ctx.physics.host_overlapped:  # every grid point is tried on these
             for host in ((hs, hr) for hs in HOST_STEP_GRID for hr in HOST_REQUEST_GRID):
@@ -425,7 +541,13 @@ def cached_load(argv: list[str]) -> dict[str, list[Run]]:
 
 def main(argv: list[str]) -> int:
     by_source = cached_load(argv)
-    results = {mode: loso(mode, by_source) for mode in MODES}
+    modes = argv[argv.index("--modes") + 1].split(",") if "--modes" in argv else list(MODES)
+    if "--fit-only" in argv:  # the first of --modes, chosen by an earlier run: fit on all, band, write
+        return _fit_and_write(modes[0], by_source, write_it="--write" in argv)
+    results = {mode: loso(mode, by_source) for mode in modes}
+    if "--cache" in argv:  # keep the variants the fits simulated for the next call
+        with Path(argv[argv.index("--cache") + 1]).open("wb") as fh:
+            pickle.dump(by_source, fh)
     total = sum(len(r) for r in by_source.values())
     if "--markdown" in argv:
         print(markdown(results, by_source))
@@ -438,14 +560,22 @@ def main(argv: list[str]) -> int:
         print(f"[{mode}] objective {objective(result):.3f} (source-weighted sum of median errors)")
         for source, cells in result.items():
             print(f"  held out {source}: " + "; ".join(f"{k} {_fmt(v)}" for k, v in cells.items()))
-    allowed = [m for m in MODES if m == "none" or shared_tpot_error(results[m]) <= SHARED_TPOT_LIMIT]
+        print("\n".join(summary(result)))
+    allowed = [m for m in modes if m == "none" or shared_tpot_error(results[m]) <= SHARED_TPOT_LIMIT]
+    if not allowed:
+        print(f"no mode keeps the shared file's TPOT <= {SHARED_TPOT_LIMIT:.0%}")
+        return 1
     best = min(allowed, key=lambda m: objective(results[m]))
-    final = fit(best, by_source)
-    bands = band(best, by_source)
     print(f"chosen by leave-one-source-out (shared file's TPOT <= {SHARED_TPOT_LIMIT:.0%}): {best}")
+    return _fit_and_write(best, by_source, write_it="--write" in argv)
+
+
+def _fit_and_write(mode: str, by_source: dict[str, list[Run]], *, write_it: bool) -> int:
+    final = fit(mode, by_source)
+    bands = band(mode, by_source)
     print(f"fitted on all sources: {final}")
     print(f"band (log offsets, nested out-of-source): {bands}")
-    if "--write" in argv:
+    if write_it:
         write(final, bands)
     return 0
 
@@ -464,12 +594,15 @@ def write(correction: Correction, bands: dict[str, tuple[float, float]]) -> None
     path = Path(__file__).resolve().parents[1] / "app" / "core" / "perf" / "coefficients.json"
     payload = json.loads(path.read_text(encoding="utf-8"))
     host: dict[str, float] = {}
-    if correction.mode.startswith("host"):
+    if correction.mode.startswith(HOST_MODES):
         host = {"host_step_s": correction.host[0], "host_request_s": correction.host[1]}
         if correction.ttft_base_ms >= 0:
             host["ttft_overhead_s"] = correction.ttft_base_ms / 1000
             host["ttft_per_prompt_token_s"] = correction.ttft_per_token_ms / 1000
+    if correction.eager_layer_s:
+        host["eager_layer_s"] = correction.eager_layer_s
     payload["host"] = host
+    payload["device_time"] = dict(correction.platform)
     payload["host_fitted_by"] = f"bench/perf_loso.py --write: {correction.mode}, every source one vote"
     payload["bench_bands"] = {kind: [lo, hi] for kind, (lo, hi) in bands.items()}
     path.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")

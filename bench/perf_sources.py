@@ -19,7 +19,7 @@ import math
 import statistics
 import sys
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +30,14 @@ import fit_perf as F
 
 from app.core.catalog import find_device, find_model
 from app.core.estimate import estimate
-from app.core.perf.bench import simulate_bench
+from app.core.perf.bench import BenchPoint, simulate_bench
 from app.core.perf.bench_args import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN, BenchArgs
 from app.core.perf.cluster import MeasuredKeys, RunComparison, fit_cluster
 from app.core.perf.physics import Coefficients, StepPhysics, step_physics
 from app.core.perf.predict import device_family, fit_for, fitted_families
 from app.core.result import Estimate
 from app.core.specs import ServeConfig
+from app.core.versions import rules_for
 
 SOURCES = Path(__file__).resolve().parent / "data" / "perf" / "sources.jsonl"
 SOURCES_DIR = Path(__file__).resolve().parent / "data" / "perf" / "sources"
@@ -52,6 +53,7 @@ SERVE_FLAGS = frozenset(
         "enable_chunked_prefill",
         "enforce_eager",
         "enable_expert_parallel",
+        "async_scheduling",
         "block_size",
     }
 )
@@ -75,16 +77,21 @@ class RunContext:
     prefix_cache: bool
     measured: dict[str, float]
     cluster: str
+    platform: str = "cuda"  # the device's: the cross-source platform factor (bench/perf_loso.py) goes by it
+    engine: str = "v1"  # the engine the run used: the release's, or V0 where the row says it was forced
 
     def simulate(self, coefficients: Coefficients | None = None) -> dict[str, float]:
-        point = simulate_bench(
+        return self.point(coefficients).values
+
+    def point(self, coefficients: Coefficients | None = None) -> BenchPoint:
+        """The simulated run (its figures, the regime that bound it, its preemptions)."""
+        return simulate_bench(
             estimate=self.estimate,
             physics=self.physics,
             coefficients=coefficients or self.coefficients,
             args=self.args,
             prefix_cache=self.prefix_cache,
         )
-        return point.values
 
 
 def shared_contexts() -> list[RunContext]:
@@ -126,9 +133,21 @@ def source_rows() -> list[dict[str, Any]]:
     return rows
 
 
+def generated_len(row: dict[str, Any]) -> int | None:
+    """The mean output the run generated, where it printed its totals ("Total generated tokens",
+    "Successful requests") and let the model stop at its end-of-sequence token (no --ignore-eos) on
+    random prompts: what the benchmark ran, as the datasets below run at their printed means. E.g.
+    nerdalert's 80,945 tokens over 300 requests: 270 a request against the 500 asked for."""
+    total, completed = row.get("total_output_tokens"), row.get("completed")
+    if row.get("ignore_eos") or not total or not completed or row.get("dataset_name", "random") != "random":
+        return None
+    return max(1, round(float(total) / float(completed)))
+
+
 def bench_args(row: dict[str, Any]) -> BenchArgs:
     """The run's `vllm bench serve` arguments. Datasets the simulation has no model of (sonnet, a custom
-    prompt list) run as random prompts of the run's own measured mean lengths (row: random_*_len)."""
+    prompt list) run as random prompts of the run's own measured mean lengths (row: random_*_len); a
+    random run that stopped at EOS runs at the output length it generated (generated_len)."""
     rate = row.get("request_rate", "inf")
     dataset = row.get("dataset_name", "random")
     return BenchArgs(
@@ -138,7 +157,7 @@ def bench_args(row: dict[str, Any]) -> BenchArgs:
         burstiness=row.get("burstiness", 1.0),
         dataset_name="sharegpt" if dataset == "sharegpt" else "random",
         random_input_len=row.get("random_input_len", DEFAULT_INPUT_LEN),
-        random_output_len=row.get("random_output_len", DEFAULT_OUTPUT_LEN),
+        random_output_len=generated_len(row) or row.get("random_output_len", DEFAULT_OUTPUT_LEN),
         random_range_ratio=row.get("random_range_ratio", 0.0),
         random_prefix_len=row.get("random_prefix_len", 0),
         ignore_eos=bool(row.get("ignore_eos", False)),
@@ -198,6 +217,9 @@ def other_contexts() -> list[RunContext]:
             print(f"skipped (no KV pool at {version}): {row['source']}: {row['device']} {row['model']}")
             continue
         physics = step_physics(estimate=est, model=model, device=device, serve=serve)
+        engine = str(row.get("engine", rules_for(version).engine)).lower()
+        if engine == "v0":  # VLLM_USE_V1=0 on a V1 release: the V0 engine runs the host in series
+            physics = replace(physics, host_overlapped=False)
         fit = fit_for(family=device_family(device)[0], vllm_version=version)[1]
         # every key a user would paste (vLLM's result keys); the within-cluster check reads them all
         measured = {k: float(v) for k, v in dict(row["measured"]).items() if k in MeasuredKeys.model_fields}
@@ -213,6 +235,8 @@ def other_contexts() -> list[RunContext]:
                 prefix_cache,
                 measured,
                 cluster,
+                device.platform,
+                engine,
             )
         )
     return out

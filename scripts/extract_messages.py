@@ -61,13 +61,20 @@ def extract() -> Catalog:
 
 
 def data_texts() -> list[tuple[tuple[str, int], str]]:
-    """Sentences kept in data files (app/core/verdicts.yaml, app/core/workload/presets.yaml, app/core/formulas.yaml): each module that loads one lists them."""
+    """Sentences kept in data files (app/core/verdicts.yaml, app/core/workload/presets.yaml,
+    app/core/formulas.yaml, app/web/version_notes.yaml): each module that loads one lists them."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     from app.core import equations, verdicts
     from app.core.workload import presets
+    from app.web import version_notes
 
-    return [*verdicts.message_ids(), *presets.message_ids(), *equations.message_ids()]
+    return [
+        *verdicts.message_ids(),
+        *presets.message_ids(),
+        *equations.message_ids(),
+        *version_notes.message_ids(),
+    ]
 
 
 def openapi_texts() -> list[tuple[tuple[str, int], str]]:

@@ -162,6 +162,17 @@ def _mm_processor_cache(serve: ServeConfig, rules: VersionRules) -> list[str]:
     return [f"--mm-processor-cache-gb {value:g}"]
 
 
+def _async_scheduling(serve: ServeConfig, rules: VersionRules) -> list[str]:
+    from app.core.command import release_flags  # the command module imports this table
+
+    value = serve.async_scheduling
+    if value is None or value == rules.async_scheduling_default:
+        return []  # the release's own choice (on from 0.14.0: versions.py), or a release without the flag
+    if "--async-scheduling" not in release_flags(rules.version):
+        return []  # before 0.10.2 (vllm_flags.json)
+    return ["--async-scheduling" if value else "--no-async-scheduling"]
+
+
 def _nothing(serve: ServeConfig, rules: VersionRules) -> list[str]:
     return []
 
@@ -195,6 +206,10 @@ SERVE_FLAGS: tuple[ServeFlag, ...] = (
     ServeFlag("enforce_eager", ("--enforce-eager",), "flag", ("enforce_eager",), render=_switch("enforce_eager")),
     ServeFlag("enable_prefix_caching", ("--enable-prefix-caching",), "flag", ("enable_prefix_caching",),
               negation="--no-enable-prefix-caching", render=_prefix_caching),
+    # speed only (no bytes): the host prepares step N+1 while the device runs step N (perf/physics.py);
+    # 0.19.0 config/scheduler.py SchedulerConfig.async_scheduling, a BooleanOptionalAction
+    ServeFlag("async_scheduling", ("--async-scheduling",), "flag", ("async_scheduling",),
+              negation="--no-async-scheduling", render=_async_scheduling),
     ServeFlag("enable_chunked_prefill", ("--enable-chunked-prefill",), "flag",
               ("enable_chunked_prefill", "chunked_prefill_enabled"),  # the engine line before 0.11
               negation="--no-enable-chunked-prefill", render=_chunked_prefill),

@@ -378,6 +378,9 @@ class ServeConfig(Frozen):
     enforce_eager: bool = False
     enable_prefix_caching: bool | None = None
     enable_chunked_prefill: bool | None = None
+    # --async-scheduling / --no-async-scheduling: moves no memory, only speed (perf/physics.py); None = the
+    # release's default (versions.py: on from 0.14.0)
+    async_scheduling: bool | None = None
     quantization: str | None = None
     dtype: Literal["auto", "bfloat16", "float16", "float32", "half"] = "auto"
     kv_cache_memory_bytes: Annotated[int | None, bounds("kv_cache_memory_bytes")] = None

@@ -144,6 +144,7 @@ def warm_up(renderer: Renderer) -> None:
 # Python: more threads than this only queue for the GIL, and the event loop waits behind every one of
 # them for its turn (~5 ms each: 40 threads kept /healthz 0.2-0.5 s behind 50 concurrent estimates).
 # Requests beyond it wait for a thread without holding one; hub fetches have their own pool (app.hub).
+# Admission (app.web.admission) lets as many requests of a worker work at once (COMPUTING_AT_ONCE).
 REQUEST_THREADS = 8
 
 

@@ -3,9 +3,25 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from app.core.result import Range
 from app.core.specs import GIB
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One number as a page shows it: its key (an element id, a formula's symbol), its label and its
+    text; ``kind`` (exact / modelled / input, a CSS class), ``band`` and ``range_text`` for a modelled one.
+    The planner's headline, its formula symbols and terms, the Speed numbers and the explorer's
+    simulation metrics are all figures."""
+
+    key: str
+    label: str
+    value: str
+    kind: str = ""
+    band: str = ""  # "±0.13 GiB"
+    range_text: str = ""  # "1.75 – 2.01 GiB"
 
 
 def gib(num_bytes: int | float, digits: int = 2) -> str:
@@ -15,6 +31,11 @@ def gib(num_bytes: int | float, digits: int = 2) -> str:
 
 def integer(value: int | float) -> str:
     return f"{int(value):,}"
+
+
+def money(value: float) -> str:
+    """A price: ``1234.5`` -> ``"1,234.50"``."""
+    return f"{value:,.2f}"
 
 
 def percent(fraction: float, digits: int = 1) -> str:

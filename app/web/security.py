@@ -10,10 +10,14 @@ ServerErrorMiddleware, so every response it sees gets the headers — 404s, stat
 - Bodies: at most ``MAX_BODY_BYTES`` (6 MiB: the doctor takes a 5 MiB log plus form framing);
   larger is a 413 naming ``body``, before the app reads anything.
 - Headers, before anything parses them: a request line plus headers over ``MAX_HEADER_BYTES`` (64 KiB)
-  is a 431 (h11's own limit only counts what is still buffered, so a 120 KB header that arrived in
-  one read used to pass); a ``Cookie`` header over ``MAX_COOKIE_BYTES`` (4 KiB) is dropped, as if
+  is a 431 (the protocol's own cap, ``server.BoundedHttpToolsProtocol``, only counts a head that is
+  still open, so a 120 KB header that arrived in one read would pass it); a ``Cookie`` header over ``MAX_COOKIE_BYTES`` (4 KiB) is dropped, as if
   absent, so no cookie parser sees it (CPython's cookie unquoting, used by Starlette and
   ``http.cookies``, is quadratic before 3.11.10 / 3.12.6: a 62 KB quoted cookie cost 5 s of CPU).
+- Admission (``app.web.admission``): a client with ``MAX_IN_FLIGHT_PER_CLIENT`` requests in flight
+  on the worker gets a 429 before its request is read; once its body is read, a request waits for one
+  of the worker's ``COMPUTING_AT_ONCE`` slots (the least-served client first), a large one first for the large
+  slot. ``/healthz`` and static files pass.
 - JSON bodies (``application/json``, ``*+json``): must be UTF-8 and nested at most
   ``MAX_JSON_DEPTH`` deep, else a 422 naming ``body`` — Python's JSON parser would otherwise recurse
   until RecursionError. Urlencoded forms must be UTF-8 too. A body without a content type is left to
@@ -27,7 +31,8 @@ import html
 import json
 import math
 import weakref
-from contextlib import AbstractAsyncContextManager, nullcontext
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_to_bytes
@@ -37,6 +42,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.core.deadline import cpu_budget
 from app.core.jsontext import MAX_JSON_DEPTH, json_depth, json_depth_exceeds
 from app.core.text import N_, Text
+from app.web import admission
 
 __all__ = ["MAX_JSON_DEPTH", "json_depth", "json_depth_exceeds"]
 
@@ -222,6 +228,29 @@ async def _drain(receive: Receive, budget_bytes: int) -> None:
             return
 
 
+def _secured(send: Send) -> Send:
+    """``send`` with the security headers on the response start (and no CORS header)."""
+
+    async def send_with_headers(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = [
+                (k, v)
+                for k, v in message.get("headers", [])
+                if k.lower() not in _DROPPED and k.lower() not in _OWN_NAMES
+            ]
+            message = {**message, "headers": headers + _RAW_HEADERS}
+        await send(message)
+
+    return send_with_headers
+
+
+def _over_share() -> str:
+    return (
+        f"this client already has {admission.MAX_IN_FLIGHT_PER_CLIENT} requests in progress on this "
+        f"worker; wait for them, then retry after {admission.RETRY_AFTER_S} s"
+    )
+
+
 class SecurityMiddleware:
     """Security headers on every response; body cap and JSON/UTF-8 checks on every request body."""
 
@@ -240,6 +269,9 @@ class SecurityMiddleware:
         self._large_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
         )
+        self._admissions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, admission.Admission] = (
+            weakref.WeakKeyDictionary()
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -247,22 +279,21 @@ class SecurityMiddleware:
             return
         scope = without_large_cookie(scope)
         budget = work_budget(scope)
+        if admission.is_exempt(scope):
+            with cpu_budget(seconds=budget.seconds, field=budget.field, advice=Text(budget.advice)):
+                await self._serve(scope, receive, send)
+            return
+        worker, client = self._admission(), admission.client_key(scope)
+        if worker.over_share(client):  # before anything reads the request
+            await self._refuse(scope, _secured(send), 429, _over_share())
+            return
         # the budget travels in the request's context, into the thread pool with it
         with cpu_budget(seconds=budget.seconds, field=budget.field, advice=Text(budget.advice)):
-            await self._serve(scope, receive, send)
+            async with worker.counted(client):
+                await self._serve(scope, receive, send)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = [
-                    (k, v)
-                    for k, v in message.get("headers", [])
-                    if k.lower() not in _DROPPED and k.lower() not in _OWN_NAMES
-                ]
-                message = {**message, "headers": headers + _RAW_HEADERS}
-            await send(message)
-
+        send_with_headers = _secured(send)
         size = header_bytes(scope)
         if size > MAX_HEADER_BYTES:
             too_long = (
@@ -272,8 +303,8 @@ class SecurityMiddleware:
             await self._refuse(scope, send_with_headers, 431, too_long)
             return
         if scope["method"] in ("GET", "HEAD", "OPTIONS", "DELETE") and not _header(scope, b"content-length"):
-            async with self._gate(len(scope.get("query_string", b""))):
-                await self.app(scope, receive, send_with_headers)
+            async with self._admitted(scope, len(scope.get("query_string", b"")), send_with_headers) as reply:
+                await self.app(scope, receive, reply)
             return
 
         declared = _header(scope, b"content-length")
@@ -320,18 +351,52 @@ class SecurityMiddleware:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()  # after the body: wait for the client's disconnect
 
-        async with self._gate(len(body) + len(scope.get("query_string", b""))):
-            await self.app(scope, replay, send_with_headers)
+        async with self._admitted(
+            scope, len(body) + len(scope.get("query_string", b"")), send_with_headers
+        ) as reply:
+            await self.app(scope, replay, reply)
 
-    def _gate(self, input_bytes: int) -> AbstractAsyncContextManager[Any]:
-        """One large request at a time per worker (module doc); a small one passes at once."""
-        if input_bytes <= LARGE_REQUEST_BYTES:
-            return nullcontext()
+    def _admission(self) -> admission.Admission:
         loop = asyncio.get_running_loop()
-        gate = self._large_gates.get(loop)
-        if gate is None:
-            gate = self._large_gates[loop] = asyncio.Semaphore(LARGE_REQUESTS_AT_ONCE)
-        return gate
+        found = self._admissions.get(loop)
+        if found is None:
+            found = self._admissions[loop] = admission.Admission()
+        return found
+
+    @asynccontextmanager
+    async def _admitted(self, scope: Scope, input_bytes: int, send: Send) -> AsyncIterator[Send]:
+        """A slot of the worker's fair gate (app.web.admission) for the request's work; a large request
+        first waits for the worker's one large slot (module doc). /healthz and static files pass.
+
+        Yields the ``send`` to use: both slots are given up when the response starts — it is computed
+        by then (no route streams) — so a client that does not read its answer holds none of them."""
+        if admission.is_exempt(scope):
+            yield send
+            return
+        loop = asyncio.get_running_loop()
+        large: asyncio.Semaphore | None = None
+        if input_bytes > LARGE_REQUEST_BYTES:
+            large = self._large_gates.get(loop) or self._large_gates.setdefault(
+                loop, asyncio.Semaphore(LARGE_REQUESTS_AT_ONCE)
+            )
+        holding: list[asyncio.Semaphore] = []
+        if large is not None:
+            await large.acquire()
+            holding.append(large)
+        try:
+            async with admission.admitted(self._admission(), admission.client_key(scope)) as slot:
+
+                async def send_then_free(message: Message) -> None:
+                    if message["type"] == "http.response.start":
+                        slot.give_up()
+                        while holding:
+                            holding.pop().release()
+                    await send(message)
+
+                yield send_then_free
+        finally:
+            while holding:
+                holding.pop().release()
 
     def _too_slow(self, size: int) -> str:
         return (
@@ -346,7 +411,9 @@ class SecurityMiddleware:
         )
 
     async def _refuse(self, scope: Scope, send: Send, status: int, message: str) -> None:
-        kind = {413: "too_large", 408: "timeout", 431: "headers_too_large"}.get(status, "invalid_body")
+        kind = {413: "too_large", 408: "timeout", 431: "headers_too_large", 429: "too_many_requests"}.get(
+            status, "invalid_body"
+        )
         if _is_api(scope):
             where = "header" if status == 431 else "body"
             payload = {"detail": [{"loc": [where], "msg": message, "type": kind}]}
@@ -364,6 +431,7 @@ class SecurityMiddleware:
                     (b"content-type", content_type),
                     (b"content-length", str(len(body)).encode()),
                     (b"connection", b"close"),
+                    *([(b"retry-after", str(admission.RETRY_AFTER_S).encode())] if status == 429 else []),
                 ],
             }
         )

@@ -8,7 +8,7 @@ no second template to drift out of step.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import jinja2
 from jinja2.ext import Extension
@@ -193,3 +193,27 @@ def render(
     else:
         body = renderer.page(template, request, context)
     return HTMLResponse(body, status_code=status, headers=headers)
+
+
+class PageView(Protocol):
+    """A page's typed view: the permalink of its inputs, and the problem that stopped it (None: it answered)."""
+
+    @property
+    def permalink(self) -> str: ...
+    @property
+    def error(self) -> object: ...
+
+
+def render_view(
+    request: Request, template: str, view: PageView, *, status: int | None = None, **context: Any
+) -> HTMLResponse:
+    """A page whose ``results`` block htmx swaps: the view (plus ``context``) in ``template``, 422 when
+    the view could not answer (or ``status``), the address bar set to the view's permalink."""
+    return render(
+        request,
+        template,
+        "results",
+        {"view": view, **context},
+        status=status or (422 if view.error else 200),
+        replace_url=view.permalink,
+    )

@@ -7,11 +7,16 @@ of `VersionRules`; "as in A – B" ranges are computed over `KNOWN_VERSIONS`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from operator import attrgetter
+from pathlib import Path
 from typing import Any
+
+import yaml  # type: ignore[import-untyped]  # no types-PyYAML in the lock file
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from app.core import equations as E
 from app.core.text import Text
@@ -75,10 +80,50 @@ def _log_wording(rules: VersionRules) -> str:
 Aspect = tuple[str, str, Callable[[VersionRules], object], Callable[[VersionRules], str]]
 
 
-def _switch(key: str, topic: str, field: str, *, on: str, off: str) -> Aspect:
-    """An aspect read off one boolean field of VersionRules: the ``on`` sentence when it is set, else ``off``."""
-    read = attrgetter(field)
-    return (key, topic, read, lambda r: on if read(r) else off)
+class Switch(BaseModel):
+    """A version_notes.yaml row: an aspect that one boolean field of VersionRules decides."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    topic: str
+    field: str
+    when_set: str
+    when_unset: str
+
+    @field_validator("field")
+    @classmethod
+    def _boolean_rule(cls, value: str) -> str:
+        if value not in BOOLEAN_RULES:
+            raise ValueError(f"{value!r} is not a boolean field of VersionRules")
+        return value
+
+
+BOOLEAN_RULES = frozenset(f.name for f in dataclasses.fields(VersionRules) if f.type in ("bool", bool))
+SWITCHES_FILE = Path(__file__).with_name("version_notes.yaml")
+SWITCHES: dict[str, Switch] = {
+    key: Switch.model_validate(row)
+    for key, row in yaml.safe_load(SWITCHES_FILE.read_text(encoding="utf-8")).items()
+}
+
+
+def _shown(text: str) -> str:
+    """A flag (``--kv-offloading-size``) stays verbatim; any other text is a sentence in the page's language."""
+    return text if text.startswith("--") else Text(text)
+
+
+def message_ids() -> list[tuple[tuple[str, int], str]]:
+    """Every sentence of version_notes.yaml, for scripts/extract_messages.py (where, message id)."""
+    where = ("app/web/version_notes.yaml", 0)
+    texts = (text for row in SWITCHES.values() for text in (row.topic, row.when_set, row.when_unset))
+    return [(where, text) for text in texts if not text.startswith("--")]
+
+
+def _switch(key: str) -> Aspect:
+    """The aspect ``key`` of version_notes.yaml: its ``when_set`` sentence when the field is set, else ``when_unset``."""
+    row = SWITCHES[key]
+    read = attrgetter(row.field)
+    on, off = _shown(row.when_set), _shown(row.when_unset)
+    return (key, _shown(row.topic), read, lambda r: on if read(r) else off)
 
 
 def _worded(key: str, topic: str, field: str, wording: Mapping[Any, str]) -> Aspect:
@@ -108,13 +153,7 @@ ASPECTS: tuple[Aspect, ...] = (
             )
         ),
     ),
-    _switch(
-        "cuda_graphs",
-        Text("CUDA graphs"),
-        "cuda_graph_budgeted",
-        on=Text("CUDA graphs subtracted from the budget before KV sizing"),
-        off=Text("not subtracted: captured after KV sizing, out of the 1 − utilization slack"),
-    ),
+    _switch("cuda_graphs"),
     (
         "sampler",
         Text("Profile-run sampler peak"),
@@ -124,13 +163,7 @@ ASPECTS: tuple[Aspect, ...] = (
             sampler_logit_copies=r.sampler_logit_copies,
         ),
     ),
-    _switch(
-        "inflight",
-        Text("In-flight tokens per request (prefix caching off)"),
-        "inflight_uses_batches",
-        on=Text("max concurrent batches × --max-num-batched-tokens"),
-        off="--max-num-batched-tokens",
-    ),
+    _switch("inflight"),
     _worded("tokens", Text("“GPU KV cache size” tokens"), "tokens_formula", TOKENS_TEXT),
     _worded("concurrency", Text("“Maximum concurrency”"), "concurrency_formula", CONCURRENCY_TEXT),
     (
@@ -142,13 +175,7 @@ ASPECTS: tuple[Aspect, ...] = (
             + (Text("; sliding/chunked layers get their own KV groups") if r.hybrid_allocator else "")
         ),
     ),
-    _switch(
-        "null_block",
-        Text("Start-up capacity check"),
-        "null_block_in_check",
-        on=Text("available − one null block must hold one request"),
-        off=Text("available must hold one request"),
-    ),
+    _switch("null_block"),
     _worded("weights_log", Text("Weights log line"), "weights_log", WEIGHTS_LOG_TEXT),
     ("capacity_log", Text("Capacity log line"), _log_wording, _log_wording),
     (
@@ -158,20 +185,8 @@ ASPECTS: tuple[Aspect, ...] = (
         lambda r: "%.2f (54.10)" if r.format_gib_style == "fixed2" else "round(x, 2) (54.1)",
     ),
     ("swap_space", "--swap-space", lambda r: _swap_space(r), _swap_space),
-    _switch(
-        "offloading",
-        "--kv-offloading-size",
-        "has_kv_offloading_flags",
-        on=Text("available (KV offloading to CPU)"),
-        off=Text("does not exist yet"),
-    ),
-    _switch(
-        "auto_fit",
-        Text("--max-model-len auto"),
-        "has_auto_fit",
-        on=Text("available: vLLM searches the largest length that fits"),
-        off=Text("does not exist yet"),
-    ),
+    _switch("offloading"),
+    _switch("auto_fit"),
 )
 
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from app.core.catalog import find_device, find_model
+from app.core.command import parse_serve_command
 from app.core.estimate import estimate
 from app.core.perf.bench import simulate_bench
 from app.core.perf.bench_args import BenchArgs
@@ -16,12 +17,15 @@ from app.core.perf.physics import (
     async_scheduling,
     context_cv,
     lockstep_factor,
+    slower_device,
     step_physics,
     with_host,
 )
-from app.core.perf.predict import fit_for, performance
+from app.core.perf.predict import device_time_fit, fit_for, performance
 from app.core.perf.schedule import Workload
+from app.core.serve_flags import render_flags
 from app.core.specs import ServeConfig
+from app.core.versions import rules_for
 
 SMALL = "Qwen/Qwen3-0.6B"
 A100 = "nvidia-a100-sxm4-80gb"
@@ -42,6 +46,58 @@ def test_async_scheduling_follows_the_release_and_pipeline_parallel() -> None:
     assert async_scheduling(vllm_version="0.14.0", serve=ServeConfig()) is True
     assert async_scheduling(vllm_version="0.19.0", serve=ServeConfig(pipeline_parallel_size=2)) is False
     assert async_scheduling(vllm_version="0.6.3", serve=ServeConfig()) is False  # the V0 engine
+
+
+@pytest.mark.parametrize(
+    ("flag", "version", "overlapped"),
+    [
+        ("--async-scheduling", "0.11.0", True),  # 0.10.2+ has the flag; off by default before 0.14.0
+        ("--no-async-scheduling", "0.19.0", False),  # on by default from 0.14.0
+        ("", "0.11.0", False),
+        ("", "0.19.0", True),
+    ],
+)
+def test_async_scheduling_read_from_a_pasted_command(flag: str, version: str, overlapped: bool) -> None:
+    parsed = parse_serve_command(f"vllm serve {SMALL} --max-model-len 512 {flag}", vllm_version=version)
+    assert parsed.serve.async_scheduling == ({"": None, "--async-scheduling": True}.get(flag, False))
+    model, device = find_model(SMALL), find_device(A100)
+    est = estimate(model=model, device=device, serve=parsed.serve, vllm_version=version)
+    assert (
+        step_physics(estimate=est, model=model, device=device, serve=parsed.serve).host_overlapped
+        is overlapped
+    )
+    # written back only where it differs from the release's default
+    rendered = render_flags(parsed.serve, rules_for(version))
+    assert ([flag] if flag else []) == [f for f in rendered if "async" in f]
+
+
+def test_async_scheduling_stays_off_where_vllm_cannot_overlap() -> None:
+    # PP > 1 and the V0 engine step the host in series whatever the flag says
+    assert (
+        async_scheduling(
+            vllm_version="0.19.0", serve=ServeConfig(pipeline_parallel_size=2, async_scheduling=True)
+        )
+        is False
+    )
+    assert async_scheduling(vllm_version="0.6.3", serve=ServeConfig(async_scheduling=True)) is False
+
+
+def test_slower_device_stretches_the_device_step_not_the_host() -> None:
+    est, physics, coefficients = _small("0.11.0")
+    none = replace(coefficients, host_step_s=0.0, host_request_s=0.0)
+    host = replace(coefficients, host_step_s=2.0e-3, host_request_s=50e-6)
+    base = simulate_bench(estimate=est, physics=physics, coefficients=none, args=ONE_CLIENT).values
+    slow = simulate_bench(
+        estimate=est, physics=physics, coefficients=slower_device(none, factor=2.0), args=ONE_CLIENT
+    ).values
+    # every device term twice as long: one request decoding alone has a TPOT twice the device's
+    assert slow["mean_tpot_ms"] == pytest.approx(2 * base["mean_tpot_ms"], rel=1e-6)
+    both = simulate_bench(
+        estimate=est, physics=physics, coefficients=slower_device(host, factor=2.0), args=ONE_CLIENT
+    ).values
+    # the host's 2.05 ms a step (in series at 0.11.0) is CPU work: not doubled
+    assert both["mean_tpot_ms"] - slow["mean_tpot_ms"] == pytest.approx(2.05, rel=1e-6)
+    assert slower_device(coefficients, factor=1.0) is coefficients
 
 
 def _small(version: str) -> tuple:
@@ -111,19 +167,62 @@ def test_dp_moe_steps_at_the_slowest_rank(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_tp_across_hosts_all_reduces_over_the_network() -> None:
-    model, device = find_model("meta-llama/Llama-3.1-70B"), find_device("nvidia-h100-sxm-80gb")
-    serve = ServeConfig(tensor_parallel_size=16, max_model_len=4096)
-    est = estimate(model=model, device=device, serve=serve, vllm_version="0.19.0")
-    physics = step_physics(estimate=est, model=model, device=device, serve=serve)
+    physics, perf = _seventy_b(device="nvidia-h100-sxm-80gb", tp=16)
     # 16 > the 8 H100s of a node: one 400 Gb/s NIC per GPU, 50 GB/s each way (not NVLink's 450)
     assert physics.link_bytes_per_s == INTER_NODE_BYTES_PER_S == 50 * 10**9
-    perf = performance(
-        estimate=est,
-        model=model,
-        device=device,
-        serve=serve,
-        workload=Workload(input_tokens=1024, output_tokens=256, concurrency=8),
-        with_curve=False,
-    )
     assert perf.basis == "extrapolated"
     assert any("the hosts' network" in str(note) or "all-reduces over" in str(note) for note in perf.notes)
+
+
+def test_enforce_eager_pays_each_layers_launch_in_every_step() -> None:
+    model, device = find_model(SMALL), find_device(A100)
+    version = "0.11.0"
+    coefficients = replace(
+        fit_for(family="hopper", vllm_version=version)[1].coefficients(),
+        host_step_s=0.0,
+        host_request_s=0.0,
+        eager_layer_s=0.0,
+    )
+    with_launch = replace(coefficients, eager_layer_s=100e-6)
+    tpot = {}
+    for eager in (False, True):
+        serve = ServeConfig(max_model_len=512, enforce_eager=eager)
+        est = estimate(model=model, device=device, serve=serve, vllm_version=version)
+        physics = step_physics(estimate=est, model=model, device=device, serve=serve)
+        assert physics.eager is eager
+        for name, coeffs in (("base", coefficients), ("launch", with_launch)):
+            run = simulate_bench(estimate=est, physics=physics, coefficients=coeffs, args=ONE_CLIENT)
+            tpot[(eager, name)] = run.values["mean_tpot_ms"]
+    # Qwen3-0.6B has 28 decoder layers: 28 x 0.1 ms = 2.8 ms more a decode step, only when eager
+    assert tpot[(True, "launch")] - tpot[(True, "base")] == pytest.approx(2.8, rel=1e-6)
+    assert tpot[(False, "launch")] == pytest.approx(tpot[(False, "base")], rel=1e-12)
+
+
+def test_a_devices_kernel_factor_stretches_its_device_terms_only() -> None:
+    factors = device_time_fit()
+    # fitted by bench/perf_loso.py on the MI300X runs of dstackai, sariekr, the recipes and wfwan
+    mi300x = factors["amd-mi300x-192gb"]
+    assert mi300x > 1.0
+    plain = fit_for(family="hopper", vllm_version="0.19.0")[1].coefficients()
+    on = fit_for(family="hopper", vllm_version="0.19.0", device="amd-mi300x-192gb")[1].coefficients()
+    assert on.bandwidth_efficiency == pytest.approx(plain.bandwidth_efficiency / mi300x)
+    assert on.layer_overhead_s == pytest.approx(plain.layer_overhead_s * mi300x)
+    assert (on.host_step_s, on.ttft_overhead_s) == (plain.host_step_s, plain.ttft_overhead_s)  # CPU work
+    assert (
+        fit_for(family="hopper", vllm_version="0.19.0", device="nvidia-h100-sxm-80gb")[1].device_time_factor
+        == 1.0
+    )
+    _physics, perf = _seventy_b(device="amd-mi300x-192gb", tp=2)
+    assert any("kernels take" in str(note) for note in perf.notes)
+
+
+def _seventy_b(*, device: str, tp: int) -> tuple:
+    """Llama-3.1-70B at this TP, 8 clients of 1,024 in / 256 out: its step physics and its speed answer."""
+    model, dev = find_model("meta-llama/Llama-3.1-70B"), find_device(device)
+    serve = ServeConfig(tensor_parallel_size=tp, max_model_len=4096)
+    est = estimate(model=model, device=dev, serve=serve, vllm_version="0.19.0")
+    workload = Workload(input_tokens=1024, output_tokens=256, concurrency=8)
+    perf = performance(
+        estimate=est, model=model, device=dev, serve=serve, workload=workload, with_curve=False
+    )
+    return step_physics(estimate=est, model=model, device=dev, serve=serve), perf

@@ -140,37 +140,3 @@ def test_pipeline_sizes_are_powers_of_two_then_the_largest() -> None:
     assert sizes(1024) == [2, 4, 8, 16, 32]  # the 32 layers bound PP: 5 sizes, not 31
     assert sizes(3) == [2, 3]  # the largest that fits is always among them
     assert sizes(1) == []
-
-
-def test_large_requests_share_one_slot_per_worker() -> None:
-    import asyncio
-    from contextlib import nullcontext
-
-    from app.web.security import LARGE_REQUEST_BYTES, SecurityMiddleware
-
-    middleware = SecurityMiddleware(app=None)  # type: ignore[arg-type]  # only its gate is used
-
-    async def gates() -> None:
-        assert isinstance(middleware._gate(LARGE_REQUEST_BYTES), nullcontext)  # a small request: no wait
-        first, second = middleware._gate(LARGE_REQUEST_BYTES + 1), middleware._gate(5 * 2**20)
-        assert first is second and isinstance(first, asyncio.Semaphore)
-        async with first:
-            assert first.locked()  # a second large request would wait here, holding no thread
-
-    # in a thread of its own: after the Playwright tier a loop may already run in this one
-    # (asyncio.run then refuses to start: "cannot be called from a running event loop")
-    import threading
-
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            asyncio.run(gates())
-        except BaseException as error:  # re-raised in the test's own thread below
-            errors.append(error)
-
-    worker = threading.Thread(target=run)
-    worker.start()
-    worker.join()
-    if errors:
-        raise errors[0]

@@ -15,7 +15,7 @@ import uvicorn
 
 from app.web.app import create_app
 from app.web.security import SecurityMiddleware
-from app.web.server import MAX_HEADER_BYTES, NoDelayH11Protocol, server_options
+from app.web.server import MAX_HEADER_BYTES, BoundedHttpToolsProtocol, server_options
 from tests.conftest import in_own_thread
 
 
@@ -48,21 +48,47 @@ def _exchange(address: tuple[str, int], data: bytes, timeout: float = 10) -> byt
 def test_options_are_uvicorns_own() -> None:
     # Every key is a uvicorn.Config parameter (an unknown one raises TypeError here).
     config = uvicorn.Config(create_app(), **server_options())
-    assert config.h11_max_incomplete_event_size == MAX_HEADER_BYTES == 65_536
+    assert MAX_HEADER_BYTES == 65_536
     assert config.limit_concurrency == 256 and config.timeout_keep_alive == 5
-    assert config.http is NoDelayH11Protocol
+    assert config.http is BoundedHttpToolsProtocol
 
 
 def test_a_header_over_the_cap_is_refused(live: tuple[str, int]) -> None:
-    # 80 KB of a header that has not ended > 64 KiB buffered: h11 refuses the incomplete event and
-    # uvicorn answers 400 and closes — a 256 MiB header is cut at 64 KiB. (A complete request that
-    # arrives in one read is parsed whole: the cap bounds what is buffered, not what is parsed.)
+    # 80 KB of a header that has not ended > 64 KiB received with the head open: the protocol answers
+    # 400 and closes — a 256 MiB header is cut at 64 KiB plus one read. (A complete request that arrives
+    # in one read is parsed whole and counted by the app: its 431.)
     answer = _exchange(live, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 80_000)
     assert answer.startswith(b"HTTP/1.1 400")
     ok = _exchange(
         live, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Ok: " + b"a" * 30_000 + b"\r\nConnection: close\r\n\r\n"
     )
     assert ok.startswith(b"HTTP/1.1 200")
+
+
+def test_the_head_cap_counts_a_header_sent_in_pieces_and_resets_per_request(live: tuple[str, int]) -> None:
+    # 70 pieces of 1,000 bytes of one header that never ends: 70,000 > 65,536 bytes of open head -> 400
+    with socket.create_connection(live, timeout=10) as conn:
+        conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        with suppress(OSError):  # the server may close while pieces are still going out
+            for _ in range(70):
+                conn.sendall(b"a" * 1_000)
+                time.sleep(0.002)  # separate reads, not one
+        answer = b""
+        with suppress(OSError):
+            while chunk := conn.recv(65536):
+                answer += chunk
+    assert answer.startswith(b"HTTP/1.1 400")
+    # keep-alive: two requests with 40,000-byte headers on one connection, 80 KB in all, both answered
+    # (the count starts again with each request); then a POST whose 200 KB body arrives with its head
+    head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-A: " + b"a" * 40_000 + b"\r\n\r\n"
+    answer = _exchange(live, head + head[:-2] + b"Connection: close\r\n\r\n")
+    assert answer.count(b"HTTP/1.1 200") == 2
+    body = b"y\n" * 100_000
+    post = (
+        b"POST /api/diagnose HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nConnection: close\r\n"
+        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+    )
+    assert _exchange(live, post + body).startswith(b"HTTP/1.1 200")
 
 
 def test_an_idle_keep_alive_connection_is_closed(live: tuple[str, int]) -> None:
@@ -125,7 +151,7 @@ def test_nodelay_on_every_connection() -> None:
     conn, _ = listener.accept()
     try:
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 0)
-        protocol = NoDelayH11Protocol.__new__(NoDelayH11Protocol)
+        protocol = BoundedHttpToolsProtocol.__new__(BoundedHttpToolsProtocol)
         with suppress(AttributeError):  # uvicorn's own set-up needs the full object; ours runs first
             protocol.connection_made(Transport(conn))  # type: ignore[arg-type]
         assert conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1

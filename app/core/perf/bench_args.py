@@ -113,19 +113,12 @@ def request_lengths(args: BenchArgs) -> tuple[list[int], list[int]]:
     rng = random.Random(args.seed)
     if args.dataset_name == "sharegpt":
         return _sharegpt_lengths(rng, args.num_prompts)
-    inputs = _uniform_lengths(
-        rng,
-        center=args.random_input_len,
-        ratio=args.random_range_ratio,
-        count=args.num_prompts,
-        floor_one=False,
-    )
-    outputs = _uniform_lengths(
-        rng,
-        center=args.random_output_len,
-        ratio=args.random_range_ratio,
-        count=args.num_prompts,
-        floor_one=True,
+    # inputs first, then outputs, from the one generator (the order vLLM's RandomDataset draws them in)
+    inputs, outputs = (
+        _uniform_lengths(
+            rng, center=center, ratio=args.random_range_ratio, count=args.num_prompts, floor_one=one
+        )
+        for center, one in ((args.random_input_len, False), (args.random_output_len, True))
     )
     return [args.random_prefix_len + max(1, n) for n in inputs], outputs
 

@@ -14,7 +14,7 @@ context; a prefill chunk is mostly FLOPs.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from statistics import NormalDist
 
@@ -133,19 +133,21 @@ class StepPhysics:
     # async scheduling (vLLM's default from 0.14, off under PP and non-EAGLE drafts): the host prepares
     # step N+1 while the device runs step N, so its work hides behind the device's up to the device's time
     host_overlapped: bool = True
+    # --enforce-eager: no CUDA/ACL graphs, every kernel of every layer launched from Python in the step
+    eager: bool = False
 
 
 def async_scheduling(*, vllm_version: str, serve: ServeConfig) -> bool:
-    """Whether vLLM overlaps the host's step work with the device's: the release's default (versions.py:
-    on from 0.14.0), which config/vllm.py turns off under pipeline parallel and for draft models other
-    than EAGLE/MTP (speculative decoding is not in the speed model: taken as off)."""
+    """Whether vLLM overlaps the host's step work with the device's: ``--async-scheduling`` /
+    ``--no-async-scheduling`` when given, else the release's default (versions.py: on from 0.14.0),
+    which config/vllm.py turns off for draft models other than EAGLE/MTP (speculative decoding is not in
+    the speed model: taken as off); off under pipeline parallel and on the V0 engine either way."""
     rules = rules_for(vllm_version)
-    return (
-        rules.async_scheduling_default
-        and rules.engine == "v1"
-        and serve.pipeline_parallel_size == 1
-        and serve.speculative_config is None
-    )
+    if rules.engine != "v1" or serve.pipeline_parallel_size != 1:
+        return False
+    if serve.async_scheduling is not None:
+        return serve.async_scheduling
+    return rules.async_scheduling_default and serve.speculative_config is None
 
 
 def _expert_byte_fraction(model: ModelSpec) -> float:
@@ -237,6 +239,7 @@ def step_physics(
         host_weight_bytes=int(serve.cpu_offload_gb * GIB),
         pipeline_parallel_size=pp,
         host_overlapped=async_scheduling(vllm_version=estimate.vllm_version, serve=serve),
+        eager=serve.enforce_eager,
     )
 
 
@@ -312,6 +315,44 @@ class Coefficients:
     # the API server's work per prompt token before the request reaches the scheduler (tokenising the
     # prompt text): with ttft_overhead_s, the per-request TTFT overhead; fitted across sources as above
     ttft_per_prompt_token_s: float = 0.0
+    # --enforce-eager: the Python launch of one decoder layer's kernels, which CUDA graphs replay in one go;
+    # the device waits for it at small batches (launch-bound), so it adds to every step of every layer.
+    # Fitted across sources on the runs that state --enforce-eager (bench/perf_loso.py); CPU work.
+    eager_layer_s: float = 0.0
+
+
+def slower_device(coefficients: Coefficients, *, factor: float) -> Coefficients:
+    """The same coefficients on a platform whose kernels reach ``1 / factor`` of what the fitted family's
+    reach on the same data-sheet bandwidth and tensor rate: every device term of the step (bytes, FLOPs,
+    wire, the per-step, per-layer and per-token floors) lasts ``factor`` times as long; the host's work
+    and the API server's TTFT overhead are CPU work and stay. Worked example: Hopper's fit on an MI300X
+    with factor 2.0 reads its 5.3 TB/s data sheet at 5.3 x 1.0 / 2 = 2.65 TB/s effective."""
+    if factor == 1.0:
+        return coefficients
+    return replace(
+        coefficients,
+        bandwidth_efficiency=coefficients.bandwidth_efficiency / factor,
+        compute_efficiency=coefficients.compute_efficiency / factor,
+        moe_compute_efficiency=coefficients.moe_compute_efficiency / factor,
+        link_efficiency=coefficients.link_efficiency / factor,
+        exchange_efficiency=coefficients.exchange_efficiency / factor,
+        step_overhead_s=coefficients.step_overhead_s * factor,
+        layer_overhead_s=coefficients.layer_overhead_s * factor,
+        moe_layer_overhead_s=coefficients.moe_layer_overhead_s * factor,
+        collective_latency_s=coefficients.collective_latency_s * factor,
+        token_overhead_s=coefficients.token_overhead_s * factor,
+    )
+
+
+def layer_floor_s(*, physics: StepPhysics, coefficients: Coefficients) -> float:
+    """What every step pays per decoder layer on the device whatever it carries: the kernels' latency
+    floors (and the MoE layers' router, top-k and permute kernels), plus the eager launches when graphs
+    are off. E.g. 64 dense layers at 31.6 us, eager at 250 us a layer: 2.0 ms + 16 ms."""
+    eager = coefficients.eager_layer_s if physics.eager else 0.0
+    return (
+        physics.layers_on_device * (coefficients.layer_overhead_s + eager)
+        + physics.moe_layers_on_device * coefficients.moe_layer_overhead_s
+    )
 
 
 def host_seconds(coefficients: Coefficients, *, requests: float) -> float:
@@ -383,8 +424,7 @@ def step_seconds(
     return StepCost(
         seconds=coefficients.step_overhead_s
         + decode_tokens * coefficients.token_overhead_s
-        + physics.layers_on_device * coefficients.layer_overhead_s
-        + physics.moe_layers_on_device * coefficients.moe_layer_overhead_s
+        + layer_floor_s(physics=physics, coefficients=coefficients)
         + memory
         + compute
         + collective

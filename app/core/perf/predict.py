@@ -27,6 +27,7 @@ from app.core.perf.physics import (
     Coefficients,
     StepPhysics,
     host_seconds,
+    slower_device,
     step_physics,
     tp_crosses_hosts,
     tp_over_pcie,
@@ -82,7 +83,13 @@ class FamilyFit(BaseModel):
     weight_formats: tuple[str, ...]
     devices: tuple[str, ...]
 
+    # this device's kernels against the fitted family's (physics.slower_device; fit_for sets it)
+    device_time_factor: float = 1.0
+
     def coefficients(self) -> Coefficients:
+        return slower_device(self._family_coefficients(), factor=self.device_time_factor)
+
+    def _family_coefficients(self) -> Coefficients:
         return Coefficients(
             bandwidth_efficiency=self.bandwidth_efficiency,
             compute_efficiency=self.compute_efficiency,
@@ -111,7 +118,17 @@ def host_fit() -> dict[str, float]:
     """The host's per-step and per-request work (physics.Coefficients.host_*): one pair for every device
     family (it is CPU work), fitted across sources by bench/perf_loso.py; absent = 0."""
     raw = json.loads(COEFFICIENTS_FILE.read_text(encoding="utf-8")).get("host", {})
-    return {name: float(raw.get(name, 0.0)) for name in ("host_step_s", "host_request_s")}
+    return {name: float(raw.get(name, 0.0)) for name in ("host_step_s", "host_request_s", "eager_layer_s")}
+
+
+@cache
+def device_time_fit() -> dict[str, float]:
+    """Per device outside CUDA (its catalog id: an MI300X, a 910B), how much longer its device work takes
+    than the fitted NVIDIA family's at the same data-sheet rates (physics.slower_device): its kernel
+    stack's achieved share of its data sheet, fitted across sources with the source held out by
+    bench/perf_loso.py; absent = 1 (the data sheet as the family reaches its own)."""
+    raw = json.loads(COEFFICIENTS_FILE.read_text(encoding="utf-8")).get("device_time", {})
+    return {name: float(value) for name, value in raw.items()}
 
 
 @cache
@@ -141,11 +158,15 @@ def version_band(vllm_version: str) -> str:
     return LEGACY_BAND_SUFFIX if tuple(parts) < LEGACY_BAND_BELOW else ""
 
 
-def fit_for(*, family: str, vllm_version: str) -> tuple[str, FamilyFit]:
-    """The family's fit for this vLLM version band (falls back to the family's current band)."""
+def fit_for(*, family: str, vllm_version: str, device: str = "") -> tuple[str, FamilyFit]:
+    """The family's fit for this vLLM version band (falls back to the family's current band), on this
+    device (its catalog id: its device-time factor from device_time_fit)."""
     fits = fitted_families()
     key = family + version_band(vllm_version)
-    return (key, fits[key]) if key in fits else (family, fits[family])
+    key = key if key in fits else family
+    factor = device_time_fit().get(device, 1.0)
+    fit = fits[key] if factor == 1.0 else fits[key].model_copy(update={"device_time_factor": factor})
+    return key, fit
 
 
 def device_family(device: DeviceSpec) -> tuple[str, float]:
@@ -274,6 +295,15 @@ def _basis_notes(
                 "data-sheet bandwidth and TFLOPS; treat the figures as a rough guide (bands widened 3x).",
                 vendor=device.vendor,
                 family=family,
+            )
+        )
+    if fit.device_time_factor != 1.0:
+        notes.append(
+            Text(
+                "{device}'s kernels take {factor:g}x the device time NVIDIA's reach at the same data-sheet rates "
+                "(fitted on public runs of this device, each source held out in turn).",
+                device=device.name,
+                factor=fit.device_time_factor,
             )
         )
     active = model.params_active or model.params_total
@@ -484,7 +514,9 @@ def performance(
                 "vLLM would not start with these settings, so there is no speed to show: make it fit first."
             ),
         )
-    family, fit = fit_for(family=device_family(device)[0], vllm_version=estimate.vllm_version)
+    family, fit = fit_for(
+        family=device_family(device)[0], vllm_version=estimate.vllm_version, device=device.id
+    )
     physics = step_physics(estimate=estimate, model=model, device=device, serve=serve)
     widen, notes = _basis_notes(
         device=device, model=model, serve=serve, fit=fit, family=family, physics=physics
@@ -576,7 +608,9 @@ def compare_run(
     measured: dict[str, float],
 ) -> RunComparison:
     """One of your measured runs against what the shipped model predicts for it."""
-    _family, fit = fit_for(family=device_family(device)[0], vllm_version=estimate.vllm_version)
+    _family, fit = fit_for(
+        family=device_family(device)[0], vllm_version=estimate.vllm_version, device=device.id
+    )
     physics = step_physics(estimate=estimate, model=model, device=device, serve=serve)
     point = _simulated(estimate=estimate, physics=physics, fit=fit, serve=serve, args=args)
     return RunComparison(predicted=point.values, measured=measured)

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core.perf.physics import Coefficients, StepPhysics, touched_expert_fraction, with_host
+from app.core.perf.physics import (
+    Coefficients,
+    StepPhysics,
+    layer_floor_s,
+    touched_expert_fraction,
+    with_host,
+)
 
 
 @dataclass(frozen=True)
@@ -50,8 +56,7 @@ def rates_of(*, physics: StepPhysics, coefficients: Coefficients) -> StepRates:
     link = physics.link_bytes_per_s
     fixed = (
         coefficients.step_overhead_s
-        + physics.layers_on_device * coefficients.layer_overhead_s
-        + physics.moe_layers_on_device * coefficients.moe_layer_overhead_s
+        + layer_floor_s(physics=physics, coefficients=coefficients)
         + physics.collectives_per_step * coefficients.collective_latency_s
         + physics.dense_weight_bytes / bandwidth
         + physics.host_weight_bytes / physics.host_link_bytes_per_s

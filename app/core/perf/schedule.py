@@ -28,6 +28,7 @@ from app.core.perf.physics import (
     blend_costs,
     context_cv,
     host_seconds,
+    layer_floor_s,
     lockstep_factor,
     lockstep_ranks,
     step_seconds,
@@ -248,11 +249,7 @@ def _own_ttft(
         decode_context_tokens=0,
         prefill_context_tokens=inp / 2,
     )
-    fixed = (
-        coefficients.step_overhead_s
-        + physics.layers_on_device * coefficients.layer_overhead_s
-        + physics.moe_layers_on_device * coefficients.moe_layer_overhead_s
-    )
+    fixed = coefficients.step_overhead_s + layer_floor_s(physics=physics, coefficients=coefficients)
     per_prefill_token = pp * (alone.seconds - fixed) / chunk
     chunk_step = with_host(
         device_s=pp * with_decodes.seconds + hops,

@@ -30,6 +30,7 @@ from app.web.inputs.params import (
     PlannerParams,
     StrictPlannerParams,
     parse_human_int,
+    same_named,
 )
 from app.web.inputs.problems import Problem
 from app.web.validation import message_of
@@ -296,7 +297,6 @@ class WorkloadRequest(StrictPlannerParams):
         return value
 
 
-PLANNER_FIELDS = frozenset(PlannerParams.model_fields)
 EXPLORE_FIELDS: tuple[str, ...] = (*BlockFields.model_fields, *WorkloadFields.model_fields)
 EXPLORE_DEFAULTS = ExploreParams()
 
@@ -312,7 +312,7 @@ def parse_explore_lenient(
 
 
 def planner_params(params: PlannerParams) -> PlannerParams:
-    return PlannerParams.model_validate({name: getattr(params, name) for name in PLANNER_FIELDS})
+    return same_named(PlannerParams, params)
 
 
 def explore_items(params: ExploreParams) -> list[tuple[str, str]]:

@@ -8,11 +8,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
-from starlette.concurrency import run_in_threadpool
 
-from app import hub
 from app.core.errors import PlannerError
-from app.core.estimate import sizing_for
 from app.core.plan import apply_quantization_flag
 from app.core.text import Text
 from app.core.workload import (
@@ -27,17 +24,17 @@ from app.web.explore.params import (
 from app.web.explore.service import (
     block_sizes,
     engine_for,
-    prefix_result,
+    prefix_for,
     workload_spec,
 )
 from app.web.explore.views import (
     build_view,
     hidden_inputs,
 )
-from app.web.inputs.links import form_items
+from app.web.inputs.links import page_items
 from app.web.inputs.params import StrictPlannerParams
-from app.web.inputs.resolve import Resolved, estimate_for, resolve_strict
-from app.web.templating import render
+from app.web.inputs.resolve import Resolved, computed, estimate_for, resolve_strict
+from app.web.templating import render_view
 from app.web.validation import query_error
 
 router = APIRouter()
@@ -48,26 +45,17 @@ api_router = APIRouter(prefix="/api", tags=["api"])
 
 
 @router.get("/explore", name="explore", response_class=HTMLResponse)
-async def explore_page(request: Request) -> Response:
-    items = list(request.query_params.multi_items())
-    await hub.prefetch_items(items)  # a hub id's fetch is awaited here, holding no thread
-    return await run_in_threadpool(_explore, request, items)  # a simulation: off the event loop
-
-
 @router.post("/explore", name="explore_post", response_class=HTMLResponse)
-async def explore_post(request: Request) -> Response:
-    """The explorer's form by POST (a pasted config.json rides along; the permalink packs it)."""
-    items = await form_items(request)
-    await hub.prefetch_items(items)
-    return await run_in_threadpool(_explore, request, items)  # a simulation: off the event loop
+async def explore_page(request: Request) -> Response:
+    """The explorer: by GET its permalink, by POST its form (a pasted config.json rides along; the permalink packs it)."""
+    items = await page_items(request)
+    return await computed(items, _explore, request, items)  # a simulation: off the event loop
 
 
 def _explore(request: Request, items: list[tuple[str, str]]) -> Response:
     params, problems = parse_explore_lenient(items)
     view = build_view(request, params, problems)
-    context = {"view": view, "hidden": hidden_inputs(view.params)}
-    status = 422 if view.error else 200
-    return render(request, "explore.html", "results", context, status=status, replace_url=view.permalink)
+    return render_view(request, "explore.html", view, hidden=hidden_inputs(view.params))
 
 
 def _resolve_api(params: StrictPlannerParams, quantization: str | None = None) -> Resolved:
@@ -87,16 +75,7 @@ def blocks_api(request: Request) -> dict[str, Any]:
     resolved = _resolve_api(query)
     est = estimate_for(resolved)
     sizes = block_sizes(resolved, est, query)
-    caching = sizing_for(
-        model=resolved.model, device=resolved.device, serve=resolved.serve, vllm_version=resolved.vllm_version
-    ).resolved.prefix_caching
-    block_size = query.prefix_block_size or est.block_size
-    prefix = prefix_result(
-        query,
-        block_size=block_size,
-        bytes_per_block=sizes.bytes_per_block_at(block_size),
-        caching_enabled=caching,
-    )
+    prefix = prefix_for(resolved, query, est, sizes)
     return {
         "attention_backend": sizes.backend,
         "default_block_size": sizes.default_block_size,

@@ -33,6 +33,7 @@ from app.web.explore.params import (
     BlockFields,
     _first_message,
 )
+from app.web.inputs.params import same_named
 from app.web.inputs.resolve import Resolved, estimate_for
 
 # ---- computing ---------------------------------------------------------------------------------
@@ -126,10 +127,19 @@ class PrefixResult:
     caching_enabled: bool
 
 
-def prefix_result(
-    fields: BlockFields, *, block_size: int, bytes_per_block: int, caching_enabled: bool
-) -> PrefixResult:
-    """The core's calculator; memory saved counts only the blocks that actually hit."""
+def prefix_caching(resolved: Resolved) -> bool:
+    """Whether vLLM caches prefixes for these inputs: the flag, else this release's default for them."""
+    sizing = sizing_for(
+        model=resolved.model, device=resolved.device, serve=resolved.serve, vllm_version=resolved.vllm_version
+    )
+    return sizing.resolved.prefix_caching
+
+
+def prefix_for(resolved: Resolved, fields: BlockFields, est: Estimate, sizes: BlockSizes) -> PrefixResult:
+    """The core's calculator at the prefix block size asked for (else the engine's); memory saved counts
+    only the blocks that actually hit. A PlannerError names the field (request_tokens below the prefix)."""
+    block_size = fields.prefix_block_size or est.block_size
+    bytes_per_block = sizes.bytes_per_block_at(block_size)
     hit = prefix_cache_hit(
         shared_prefix_tokens=fields.shared_prefix_tokens,
         block_size=block_size,
@@ -144,7 +154,9 @@ def prefix_result(
         num_requests=n,
         bytes_per_block=bytes_per_block,
     )
-    return PrefixResult(hit, n, bytes_per_block, saved, hit.tokens_hit * max(n - 1, 0), caching_enabled)
+    return PrefixResult(
+        hit, n, bytes_per_block, saved, hit.tokens_hit * max(n - 1, 0), prefix_caching(resolved)
+    )
 
 
 def engine_for(resolved: Resolved, est: Estimate) -> EngineParams:
@@ -155,18 +167,8 @@ def engine_for(resolved: Resolved, est: Estimate) -> EngineParams:
         raise PlannerError(
             field, Text("vLLM would not start, so there is nothing to simulate: {error}", error=est.error)
         )
-    sizing = sizing_for(
-        model=resolved.model, device=resolved.device, serve=resolved.serve, vllm_version=resolved.vllm_version
-    )
-    try:
-        return EngineParams(
-            num_gpu_blocks=est.num_gpu_blocks,
-            block_size=est.block_size,
-            max_num_seqs=est.max_num_seqs,
-            max_model_len=est.max_model_len,
-            max_num_batched_tokens=est.max_num_batched_tokens,
-            enable_prefix_caching=sizing.resolved.prefix_caching,
-        )
+    try:  # the estimate's engine numbers under their own names, and the release's prefix caching
+        return same_named(EngineParams, est, enable_prefix_caching=prefix_caching(resolved))
     except ValidationError as exc:
         raise PlannerError("max_num_batched_tokens", _first_message(exc)) from exc
 

@@ -11,15 +11,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
-from app.web.i18n import tr
-
-
-def _text(value: object) -> Markup:
-    """Escaped text in the request's language (a core Text is translated first)."""
-    return escape(tr(value))
-
+from app.core.text import Text
+from app.web.svg import Frame, chart, coordinate, escaped
 
 CHART_WIDTH = 1000  # viewBox units; the SVG scales to its container
 CHART_HEIGHT = 300
@@ -27,6 +22,7 @@ MARGIN_LEFT = 84  # room for '100%' at the phone-sized label font
 MARGIN_RIGHT = 24
 MARGIN_TOP = 34  # room for the legend above the plot
 MARGIN_BOTTOM = 56
+STEP_AXIS_LABEL = Text("scheduler step (one forward pass)")  # the x axis of every step chart
 TARGET_X_TICKS = 5  # about this many step ticks along the x axis
 LEGEND_SWATCH = 22  # length of the line drawn before each legend label
 LEGEND_GAP = 190  # horizontal room per legend entry
@@ -43,15 +39,42 @@ class Line:
 
 
 @dataclass(frozen=True)
+class StepChart:
+    """One of the simulation's charts over scheduler steps: its frame (its id, unique on the page, names
+    its title and desc), its title and its y axis."""
+
+    frame: Frame
+    title: str
+    y_label: str
+
+
+def _step_frame(chart_id: str) -> Frame:
+    return Frame(
+        "step-chart",
+        CHART_WIDTH,
+        CHART_HEIGHT,
+        chart_id,
+        left=MARGIN_LEFT,
+        right=MARGIN_RIGHT,
+        top=MARGIN_TOP,
+        bottom=MARGIN_BOTTOM,
+    )
+
+
+KV_USAGE_CHART = StepChart(
+    _step_frame("chart-kv"), Text("KV cache usage over simulated time"), Text("KV usage")
+)
+RUNNING_CHART = StepChart(
+    _step_frame("chart-rw"), Text("Running and waiting requests over simulated time"), Text("requests")
+)
+
+
+@dataclass(frozen=True)
 class Limit:
     """A horizontal reference line (a capacity) with its label."""
 
     value: float
     label: str
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.1f}"
 
 
 def nice_ticks(high: float, target: int = TARGET_X_TICKS) -> list[float]:
@@ -72,21 +95,19 @@ def _tick_label(value: float) -> str:
 
 
 def step_chart(
-    *,
-    chart_id: str,
+    spec: StepChart,
     steps: Sequence[int],
     lines: Sequence[Line],
+    *,
     y_max: float,
     y_ticks: Sequence[tuple[float, str]],
-    title: str,
     desc: str,
-    x_label: str,
-    y_label: str,
     limit: Limit | None = None,
 ) -> Markup:
     """Lines over simulated scheduler steps; y from 0 to ``y_max`` (values above are clipped)."""
-    left, right = MARGIN_LEFT, CHART_WIDTH - MARGIN_RIGHT
-    top, bottom = MARGIN_TOP, CHART_HEIGHT - MARGIN_BOTTOM
+    frame = spec.frame
+    left, right = frame.left, frame.width - frame.right
+    top, bottom = frame.top, frame.height - frame.bottom
     x_hi = max(max(steps, default=0), 1)
     y_hi = y_max if y_max > 0 else 1.0
 
@@ -96,54 +117,49 @@ def step_chart(
     def py(value: float) -> float:
         return bottom - min(max(value, 0.0), y_hi) / y_hi * (bottom - top)
 
-    cid = _text(chart_id)
     parts = [
-        f'<svg class="step-chart" id="{cid}" viewBox="0 0 {CHART_WIDTH} {CHART_HEIGHT}" role="img" '
-        f'aria-labelledby="{cid}-title {cid}-desc">',
-        f'<title id="{cid}-title">{_text(title)}</title><desc id="{cid}-desc">{_text(desc)}</desc>',
         f'<rect class="plot-bg" x="{left}" y="{top}" width="{right - left}" height="{bottom - top}"/>',
     ]
     for value, label in y_ticks:
         y = py(value)
         parts.append(
-            f'<line class="grid" x1="{left}" x2="{right}" y1="{_fmt(y)}" y2="{_fmt(y)}"/>'
-            f'<text class="axis-label" x="{left - 8}" y="{_fmt(y + 5)}" text-anchor="end">{_text(label)}</text>'
+            f'<line class="grid" x1="{left}" x2="{right}" y1="{coordinate(y)}" y2="{coordinate(y)}"/>'
+            f'<text class="axis-label" x="{left - 8}" y="{coordinate(y + 5)}" text-anchor="end">{escaped(label)}</text>'
         )
     for tick in nice_ticks(x_hi):
         x = px(tick)
         parts.append(
-            f'<line class="grid" x1="{_fmt(x)}" x2="{_fmt(x)}" y1="{top}" y2="{bottom}"/>'
-            f'<text class="axis-label" x="{_fmt(x)}" y="{bottom + 22}" text-anchor="middle">'
+            f'<line class="grid" x1="{coordinate(x)}" x2="{coordinate(x)}" y1="{top}" y2="{bottom}"/>'
+            f'<text class="axis-label" x="{coordinate(x)}" y="{bottom + 22}" text-anchor="middle">'
             f"{_tick_label(tick)}</text>"
         )
     parts.append(
         f'<text class="axis-title" x="{(left + right) / 2}" y="{CHART_HEIGHT - 8}" text-anchor="middle">'
-        f"{_text(x_label)}</text>"
+        f"{escaped(STEP_AXIS_LABEL)}</text>"
         f'<text class="axis-title" x="16" y="{(top + bottom) / 2}" text-anchor="middle" '
-        f'transform="rotate(-90 16 {(top + bottom) / 2})">{_text(y_label)}</text>'
+        f'transform="rotate(-90 16 {(top + bottom) / 2})">{escaped(spec.y_label)}</text>'
     )
     if limit is not None and 0 <= limit.value <= y_hi:
         y = py(limit.value)
         parts.append(
-            f'<line class="limit-line" x1="{left}" x2="{right}" y1="{_fmt(y)}" y2="{_fmt(y)}"/>'
-            f'<text class="limit-label" x="{right - 6}" y="{_fmt(y - 6)}" text-anchor="end">'
-            f"{_text(limit.label)}</text>"
+            f'<line class="limit-line" x1="{left}" x2="{right}" y1="{coordinate(y)}" y2="{coordinate(y)}"/>'
+            f'<text class="limit-label" x="{right - 6}" y="{coordinate(y - 6)}" text-anchor="end">'
+            f"{escaped(limit.label)}</text>"
         )
     for line in lines:
-        key = _text(line.key)
-        coords = [f"{_fmt(px(s))},{_fmt(py(v))}" for s, v in zip(steps, line.values, strict=True)]
+        key = escaped(line.key)
+        coords = [f"{coordinate(px(s))},{coordinate(py(v))}" for s, v in zip(steps, line.values, strict=True)]
         if not coords:
             continue
         if line.fill:
-            area = [f"{_fmt(px(steps[0]))},{bottom}", *coords, f"{_fmt(px(steps[-1]))},{bottom}"]
+            area = [f"{coordinate(px(steps[0]))},{bottom}", *coords, f"{coordinate(px(steps[-1]))},{bottom}"]
             parts.append(f'<polygon class="area-{key}" points="{" ".join(area)}"/>')
         parts.append(f'<polyline class="series series-{key}" points="{" ".join(coords)}"/>')
     for i, line in enumerate(lines):
         x = left + i * LEGEND_GAP
-        key = _text(line.key)
+        key = escaped(line.key)
         parts.append(
             f'<line class="series series-{key}" x1="{x}" x2="{x + LEGEND_SWATCH}" y1="14" y2="14"/>'
-            f'<text class="legend-label" x="{x + LEGEND_SWATCH + 6}" y="20">{_text(line.label)}</text>'
+            f'<text class="legend-label" x="{x + LEGEND_SWATCH + 6}" y="20">{escaped(line.label)}</text>'
         )
-    parts.append("</svg>")
-    return Markup("".join(parts))
+    return chart(frame, parts, title=spec.title, desc=desc, element_id=frame.label_id)

@@ -17,9 +17,8 @@ from app.core.blocks import (
     tail_waste_tokens,
 )
 from app.core.errors import PlannerError
-from app.core.estimate import sizing_for
 from app.core.result import Estimate
-from app.core.specs import GIB, KV_CACHE_DTYPES, MIB
+from app.core.specs import GIB, MIB
 from app.core.text import Text
 from app.core.workload import (
     WORKLOAD_PRESETS,
@@ -53,13 +52,13 @@ from app.web.explore.service import (
     PrefixResult,
     block_sizes,
     engine_for,
-    prefix_result,
+    prefix_for,
     workload_spec,
 )
-from app.web.format import gib, integer, percent
+from app.web.format import Figure, gib, integer, percent
 from app.web.inputs.links import form_values, query_items, to_query, with_typed
-from app.web.inputs.options import Option, catalog_options, version_options
-from app.web.inputs.params import PlannerParams
+from app.web.inputs.options import Choices, choices
+from app.web.inputs.params import PlannerParams, same_named
 from app.web.inputs.problems import Problem, problems_of, typed_values
 from app.web.inputs.resolve import Resolved, estimate_for, resolve_lenient
 from app.web.templating import url_path
@@ -142,13 +141,6 @@ class PresetView:
 
 
 @dataclass(frozen=True)
-class Metric:
-    id: str
-    label: str
-    value: str
-
-
-@dataclass(frozen=True)
 class ClassRow:
     share: str
     prompt: str
@@ -164,7 +156,7 @@ class WorkloadView:
     classes: tuple[ClassRow, ...]
     classes_text: str
     edit_link: str
-    metrics: tuple[Metric, ...]
+    metrics: tuple[Figure, ...]
     binding_limit: str
     binding_explanation: str
     kv_chart: Markup
@@ -188,10 +180,7 @@ class ExploreView:
     workload: WorkloadView | None
     workload_error: Problem | None
     presets: tuple[PresetView, ...]
-    models: tuple[Option, ...]
-    devices: tuple[Option, ...]
-    versions: tuple[Option, ...]
-    kv_dtypes: tuple[Option, ...]
+    choices: Choices
     max_page_requests: str
     wl_help: str
     misprint_note: str
@@ -393,29 +382,23 @@ def workload_view(
         max_num_seqs=integer(engine.max_num_seqs),
     )
     kv_chart = explore_svg.step_chart(
-        chart_id="chart-kv",
-        steps=series.step,
-        lines=[explore_svg.Line("kv", Text("KV cache usage"), series.kv_usage, fill=True)],
+        explore_svg.KV_USAGE_CHART,
+        series.step,
+        [explore_svg.Line("kv", Text("KV cache usage"), series.kv_usage, fill=True)],
         y_max=1.0,
         y_ticks=pct_ticks,
-        title=Text("KV cache usage over simulated time"),
         desc=usage_desc,
-        x_label=Text("scheduler step (one forward pass)"),
-        y_label=Text("KV usage"),
     )
     rw_chart = explore_svg.step_chart(
-        chart_id="chart-rw",
-        steps=series.step,
-        lines=[
+        explore_svg.RUNNING_CHART,
+        series.step,
+        [
             explore_svg.Line("running", Text("running"), series.running),
             explore_svg.Line("waiting", Text("waiting"), series.waiting),
         ],
         y_max=y_top,
         y_ticks=conc_ticks,
-        title=Text("Running and waiting requests over simulated time"),
         desc=rw_desc,
-        x_label=Text("scheduler step (one forward pass)"),
-        y_label=Text("requests"),
         limit=explore_svg.Limit(
             engine.max_num_seqs,
             Text("max_num_seqs = {max_num_seqs}", max_num_seqs=integer(engine.max_num_seqs)),
@@ -460,25 +443,25 @@ def workload_view(
     )
 
 
-def _workload_metrics(result: WorkloadResult, *, max_waiting: int) -> tuple[Metric, ...]:
+def _workload_metrics(result: WorkloadResult, *, max_waiting: int) -> tuple[Figure, ...]:
     """The simulation's headline numbers, in the order the page lists them."""
     return (
-        Metric("w-max-running", Text("Concurrency reached (max running)"), integer(result.max_running)),
-        Metric("w-mean-running", Text("Mean running"), f"{result.mean_running:.1f}"),
-        Metric("w-preemptions", Text("Preemptions"), integer(result.preemptions)),
-        Metric("w-mean-waiting", Text("Mean waiting"), f"{result.mean_waiting:.1f}"),
-        Metric("w-max-waiting", Text("Max waiting"), integer(max_waiting)),
-        Metric("w-peak-kv", Text("Peak KV usage"), percent(result.peak_kv_usage)),
-        Metric("w-prefix-hit", Text("Prefix hit rate"), percent(result.prefix_hit_rate)),
-        Metric(
+        Figure("w-max-running", Text("Concurrency reached (max running)"), integer(result.max_running)),
+        Figure("w-mean-running", Text("Mean running"), f"{result.mean_running:.1f}"),
+        Figure("w-preemptions", Text("Preemptions"), integer(result.preemptions)),
+        Figure("w-mean-waiting", Text("Mean waiting"), f"{result.mean_waiting:.1f}"),
+        Figure("w-max-waiting", Text("Max waiting"), integer(max_waiting)),
+        Figure("w-peak-kv", Text("Peak KV usage"), percent(result.peak_kv_usage)),
+        Figure("w-prefix-hit", Text("Prefix hit rate"), percent(result.prefix_hit_rate)),
+        Figure(
             "w-fragmentation", Text("Fragmentation waste"), percent(result.fragmentation_waste_fraction, 2)
         ),
-        Metric(
+        Figure(
             "w-finished",
             Text("Finished / rejected"),
             f"{integer(result.finished)} / {integer(result.rejected)}",
         ),
-        Metric("w-steps", Text("Steps"), integer(result.steps)),
+        Figure("w-steps", Text("Steps"), integer(result.steps)),
     )
 
 
@@ -554,27 +537,18 @@ def _sections(request: Request, params: ExploreParams, problems: list[Problem]) 
 def build_view(request: Request, params: ExploreParams, problems: list[Problem]) -> ExploreView:
     sec = _sections(request, params, problems)
     params = sec.params
-    models, devices, versions = catalog_options()
-    return ExploreView(
-        params=params,
+    return same_named(  # the sections (the engine line, blocks, prefix, workload, an error) as computed
+        ExploreView,
+        sec,
         values=typed_values(form_values(params), sec.problems),  # "abc" stays in its box
         permalink=f"{url_path(request, 'explore')}?{with_typed(explore_query(params), sec.problems)}",
         planner_link=f"{url_path(request, 'planner')}?{to_query(planner_params(params))}",
         problems=problems_of(sec.problems),
-        error=sec.error,
-        engine_line=sec.engine_line,
-        blocks=sec.blocks,
-        prefix=sec.prefix,
-        workload=sec.workload,
-        workload_error=sec.workload_error,
         presets=tuple(
             PresetView(p.key, p.label, p.description, p.hits_first, p.key == params.preset)
             for p in WORKLOAD_PRESETS.values()
         ),
-        models=models,
-        devices=devices,
-        versions=version_options(versions, params.vllm_version),
-        kv_dtypes=tuple(Option(d, d) for d in KV_CACHE_DTYPES),
+        choices=choices(params.vllm_version),
         max_page_requests=integer(MAX_PAGE_REQUESTS),
         wl_help=WL_HELP,
         misprint_note=SEED_MISPRINT_NOTE,
@@ -584,27 +558,13 @@ def build_view(request: Request, params: ExploreParams, problems: list[Problem])
 def _prefix_section(
     resolved: Resolved, params: ExploreParams, est: Estimate, sizes: BlockSizes, problems: list[Problem]
 ) -> tuple[PrefixView, ExploreParams, list[Problem]]:
-    caching = sizing_for(
-        model=resolved.model, device=resolved.device, serve=resolved.serve, vllm_version=resolved.vllm_version
-    ).resolved.prefix_caching
-    block_size = params.prefix_block_size or est.block_size
     try:
-        result = prefix_result(
-            params,
-            block_size=block_size,
-            bytes_per_block=sizes.bytes_per_block_at(block_size),
-            caching_enabled=caching,
-        )
+        result = prefix_for(resolved, params, est, sizes)
     except PlannerError as exc:  # request_tokens below the shared prefix: drop it and say so
         value = str(getattr(params, exc.field, ""))  # a combination the section resolves itself, and says
         problems = [*problems, Problem(exc.field, exc.message, value=value, stops=False)]
         params = params.model_copy(update={"request_tokens": None, "mm_item_start_token": None})
-        result = prefix_result(
-            params,
-            block_size=block_size,
-            bytes_per_block=sizes.bytes_per_block_at(block_size),
-            caching_enabled=caching,
-        )
+        result = prefix_for(resolved, params, est, sizes)
     view = prefix_view(
         result,
         differing=params.extra_keys_differ,

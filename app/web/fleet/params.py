@@ -18,7 +18,7 @@ from app.core import numbers
 from app.core.fleet import MAX_DEVICES_TOTAL, Limits, Target
 from app.web.inputs.lenient import parse_lenient
 from app.web.inputs.links import query_items
-from app.web.inputs.params import INT_OR_NONE, Flag, PlannerParams, parse_human_int
+from app.web.inputs.params import INT_OR_NONE, Flag, PlannerParams, parse_human_int, same_named
 from app.web.inputs.problems import Problem
 from app.web.measured_runs import MAX_MEASURED_RUNS, MeasuredRun
 
@@ -79,28 +79,15 @@ class FleetParams(PlannerParams):
     devices_per_node: OptDevicesPerNode = None
 
     def target(self) -> Target:
-        return Target(
-            input_tokens=self.input_tokens,
-            output_tokens=self.output_tokens,
-            requests_per_s=self.requests_per_s,
-            slo_ttft_ms=self.slo_ttft_ms,
-            slo_tpot_ms=self.slo_tpot_ms,
-            devices_available=self.devices_available,
-            price_per_device_hour=self.price_per_device_hour,
-        )
+        """The load, the SLO, the devices and the price: this page's fields of the same names."""
+        return same_named(Target, self)
 
     def limits(self) -> Limits:
-        return Limits(
-            no_fp8_kv=self.no_fp8_kv,
-            no_quantized_weights=self.no_quantized_weights,
-            devices_per_node=self.devices_per_node,
-        )
+        return same_named(Limits, self)
 
     def planner(self) -> PlannerParams:
         """The planner's part of the inputs (what a candidate's permalink starts from)."""
-        return PlannerParams.model_validate(
-            {name: getattr(self, name) for name in PlannerParams.model_fields}
-        )
+        return same_named(PlannerParams, self)
 
 
 class StrictFleetParams(FleetParams):

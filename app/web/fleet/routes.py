@@ -7,42 +7,32 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
-from starlette.concurrency import run_in_threadpool
 
-from app import hub
 from app.core.fleet import Candidate
 from app.core.pareto import ParetoPoint
 from app.web.fleet.params import FleetParams, StrictFleetParams, fleet_query, parse_fleet_lenient
 from app.web.fleet.service import fleet_for, planner_params, point_params
 from app.web.fleet.views import build_view
-from app.web.inputs.links import form_items, to_query
+from app.web.inputs.links import page_items, to_query
+from app.web.inputs.resolve import computed
 from app.web.measured_runs import calibrated_caption, cluster_of
-from app.web.templating import render, url_path
+from app.web.templating import render_view, url_path
 
 router = APIRouter()
 api_router = APIRouter(prefix="/api", tags=["api"])
 
 
 @router.get("/fleet", name="fleet", response_class=HTMLResponse)
-async def fleet_page(request: Request) -> Response:
-    items = list(request.query_params.multi_items())
-    await hub.prefetch_items(items)  # a hub id's fetch is awaited here, holding no thread
-    return await run_in_threadpool(_fleet, request, items)
-
-
 @router.post("/fleet", name="fleet_post", response_class=HTMLResponse)
-async def fleet_post(request: Request) -> Response:
-    """The fleet form by POST (a pasted config.json rides along; the permalink packs it)."""
-    items = await form_items(request)
-    await hub.prefetch_items(items)
-    return await run_in_threadpool(_fleet, request, items)  # the search: off the event loop
+async def fleet_page(request: Request) -> Response:
+    """The fleet page: by GET its permalink, by POST its form (a pasted config.json rides along; the permalink packs it)."""
+    items = await page_items(request)
+    return await computed(items, _fleet, request, items)  # the search: off the event loop
 
 
 def _fleet(request: Request, items: list[tuple[str, str]]) -> Response:
     params, problems = parse_fleet_lenient(items)
-    view = build_view(request, params, problems)
-    status = 422 if view.error else 200
-    return render(request, "fleet.html", "results", {"view": view}, status=status, replace_url=view.permalink)
+    return render_view(request, "fleet.html", build_view(request, params, problems))
 
 
 def candidate_json(request: Request, params: FleetParams, c: Candidate, runs: int = 0) -> dict[str, Any]:

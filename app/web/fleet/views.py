@@ -7,22 +7,22 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from fastapi import Request
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from app.core.errors import PlannerError
 from app.core.fleet import Candidate, FleetPlan, cost_at_load
 from app.core.text import Text
 from app.web.fleet.params import FLEET_FIELDS, FleetParams, fleet_query
 from app.web.fleet.service import fleet_for, planner_params, point_params
-from app.web.fleet.svg import COLOURS, ChartPoint, pareto_chart
+from app.web.fleet.svg import COLOURS, ChartPoint, cost_chart, pareto_chart
 from app.web.format import (
-    axis_ticks,
     gib,
+    money,
     speed_number,  # the Speed section's format: the numbers read alike
 )
 from app.web.i18n import page_lang, t, tr
 from app.web.inputs.links import form_values, query_items, to_query, with_typed
-from app.web.inputs.options import Option, catalog_options, version_options
+from app.web.inputs.options import Choices, choices
 from app.web.inputs.problems import Problem, error_of, problems_of, stopping, typed_values
 from app.web.measured_runs import calibrated_caption
 from app.web.templating import url_path
@@ -31,16 +31,6 @@ MAX_TABLE_ROWS = 15  # the ranked table shows the cheapest; /api/fleet returns e
 CHART_LAYOUTS = 4  # cost curves for the cheapest distinct layouts meeting the SLO
 CHART_LOAD_FACTOR = 2.0  # the chart's load axis runs to twice the target load
 CHART_POINTS = 60
-CHART_WIDTH = 1000
-CHART_HEIGHT = 340
-MARGIN_LEFT = 80
-MARGIN_RIGHT = 24
-MARGIN_TOP = 24
-MARGIN_BOTTOM = 56
-Y_TICKS = 4
-GRID_COLOUR = "#d7d7de"
-TARGET_COLOUR = "#c53030"
-SERIES_COLOURS = ("#2b6cb0", "#c05621", "#2f855a", "#6b46c1")
 # A layout's manifests (GET /api/deploy) with its replica count; names of formats, not sentences.
 DEPLOY_TARGETS = (("kubernetes", "Kubernetes"), ("helm", "Helm"), ("compose", "compose"))
 BINDING_LABELS = {
@@ -146,14 +136,8 @@ class FleetView:
     pareto: ParetoView | None
     model_label: str
     device_name: str
-    models: tuple[Option, ...]
-    devices: tuple[Option, ...]
-    versions: tuple[Option, ...]
+    choices: Choices
     calibrated: str = ""  # "calibrated on your N runs" beside every speed figure, when runs were pasted
-
-
-def money(value: float) -> str:
-    return f"{value:,.2f}"
 
 
 class LayoutLike(Protocol):
@@ -252,76 +236,6 @@ def chart_series(
     ]
 
 
-def cost_chart(params: FleetParams, series: list[tuple[Candidate, list[tuple[float, float]]]]) -> Markup:
-    """Step lines: each layout's cost per hour as the load grows (one more replica at each step)."""
-    if not series:
-        return Markup("")
-    plot_w = CHART_WIDTH - MARGIN_LEFT - MARGIN_RIGHT
-    plot_h = CHART_HEIGHT - MARGIN_TOP - MARGIN_BOTTOM
-    x_top = params.requests_per_s * CHART_LOAD_FACTOR
-    y_ticks = axis_ticks(max(cost for _, points in series for _, cost in points), Y_TICKS)
-    y_top = y_ticks[-1] or 1.0
-    rps_title = escape(t("requests/s"))  # outside the f-string, where the extractor sees it
-
-    def x(load: float) -> float:
-        return MARGIN_LEFT + load / x_top * plot_w
-
-    def y(cost: float) -> float:
-        return MARGIN_TOP + plot_h - cost / y_top * plot_h
-
-    title = escape(t("Cost per hour against load"))
-    desc = escape(
-        t(
-            "Cost per hour of the cheapest layouts meeting the SLO, from 0 to {top} requests/s; the red line is the target load.",
-            top=speed_number(x_top),
-        )
-    )
-    parts = [
-        f'<svg class="fleet-chart" viewBox="0 0 {CHART_WIDTH} {CHART_HEIGHT}" role="img" '
-        f'aria-labelledby="fleet-chart-title fleet-chart-desc" xmlns="http://www.w3.org/2000/svg">',
-        f'<title id="fleet-chart-title">{title}</title><desc id="fleet-chart-desc">{desc}</desc>',
-    ]
-    for tick in y_ticks:
-        ty = y(tick)
-        parts.append(
-            f'<line x1="{MARGIN_LEFT}" y1="{ty:.1f}" x2="{CHART_WIDTH - MARGIN_RIGHT}" y2="{ty:.1f}" '
-            f'stroke="{GRID_COLOUR}" stroke-width="1"/>'
-            f'<text x="{MARGIN_LEFT - 8}" y="{ty + 5:.1f}" text-anchor="end" font-size="16">{money(tick)}</text>'
-        )
-    for i in range(5):
-        load = x_top * i / 4
-        parts.append(
-            f'<text x="{x(load):.1f}" y="{CHART_HEIGHT - MARGIN_BOTTOM + 22}" text-anchor="middle" font-size="15">'
-            f"{speed_number(load)}</text>"
-        )
-    parts.append(
-        f'<text x="{MARGIN_LEFT + plot_w / 2:.1f}" y="{CHART_HEIGHT - 8}" text-anchor="middle" font-size="16">'
-        f"{rps_title}</text>"
-    )
-    for index, (c, points) in enumerate(series):
-        path: list[str] = [f"{x(0):.1f},{y(points[0][1]):.1f}"]
-        previous = points[0][1]
-        for load, cost in points:
-            if cost != previous:
-                path.append(f"{x(load):.1f},{y(previous):.1f}")
-            path.append(f"{x(load):.1f},{y(cost):.1f}")
-            previous = cost
-        colour = SERIES_COLOURS[index % len(SERIES_COLOURS)]
-        label = escape(_series_label(c))
-        parts.append(
-            f'<polyline class="fleet-series" points="{" ".join(path)}" fill="none" stroke="{colour}" stroke-width="3">'
-            f"<title>{label}</title></polyline>"
-            f'<text x="{MARGIN_LEFT + 10}" y="{MARGIN_TOP + 18 + 20 * index}" font-size="15" fill="{colour}">{label}</text>'
-        )
-    tx = x(params.requests_per_s)
-    parts.append(
-        f'<line id="fleet-target" x1="{tx:.1f}" y1="{MARGIN_TOP}" x2="{tx:.1f}" y2="{MARGIN_TOP + plot_h}" '
-        f'stroke="{TARGET_COLOUR}" stroke-width="2" stroke-dasharray="8 6"/>'
-    )
-    parts.append("</svg>")
-    return Markup("".join(parts))
-
-
 def _series_label(c: LayoutLike) -> str:
     extras = [c.weight_format, c.kv_cache_dtype if c.kv_cache_dtype != "auto" else ""]
     return " · ".join([_layout(c), *(e for e in extras if e)])
@@ -382,7 +296,6 @@ def hidden_inputs(params: FleetParams) -> tuple[tuple[str, str], ...]:
 def build_view(request: Request, params: FleetParams, problems: list[Problem]) -> FleetView:
     params = params.model_copy(update={"lang": page_lang()})
     query = with_typed(fleet_query(params), problems)  # a reload shows the same error
-    models, devices, versions = catalog_options()
     rows: tuple[CandidateRow, ...] = ()
     best_view: BestView | None = None
     notes: tuple[str, ...] = ()
@@ -425,7 +338,11 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         notes = tuple(tr(n) for n in plan.notes)
         pareto = pareto_view(request, params, plan)
         series = chart_series(params, plan.candidates)
-        chart = cost_chart(params, series)
+        chart = cost_chart(
+            [(_series_label(c), points) for c, points in series],
+            target_requests_per_s=params.requests_per_s,
+            load_top=params.requests_per_s * CHART_LOAD_FACTOR,
+        )
         if series:
             picks = range(0, CHART_POINTS, CHART_POINTS // 6)
             chart_loads = tuple(speed_number(series[0][1][i][0]) for i in picks)
@@ -452,8 +369,6 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         pareto=pareto,
         model_label=model_label,
         device_name=device_name,
-        models=models,
-        devices=devices,
-        versions=version_options(versions, params.vllm_version),
+        choices=choices(params.vllm_version),
         calibrated=calibrated,
     )

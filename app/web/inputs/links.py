@@ -96,6 +96,13 @@ async def form_items(request: Request) -> list[tuple[str, str]]:
     return [(key, value) for key, value in form.multi_items() if isinstance(value, str)]
 
 
+async def page_items(request: Request) -> list[tuple[str, str]]:
+    """A page's inputs: the query of a GET (its permalink), the form fields of a POST."""
+    if request.method == "GET":
+        return list(request.query_params.multi_items())
+    return await form_items(request)
+
+
 async def state_items(request: Request) -> list[tuple[str, str]]:
     """The planner's inputs a section was asked for: the query of a GET, or the ``state`` field of a
     POST (the fragment's one copy of the permalink query, ``#planner-state``, sent by ``hx-include``

@@ -3,10 +3,12 @@ catalog's models, devices and releases, and a release from a link that is not in
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from typing import NamedTuple
 
 from app.core.catalog import list_devices, list_models
+from app.core.specs import KV_CACHE_DTYPES
 from app.core.versions import KNOWN_VERSIONS, rules_for
 from app.web.i18n import t
 from app.web.inputs.params import TENSOR_PARALLEL_SIZES
@@ -46,3 +48,22 @@ def version_options(known: tuple[Option, ...], chosen: str | None) -> tuple[Opti
         return known
     label = t("{requested} (rules of {release})", requested=chosen, release=rules_for(chosen).version)
     return (Option(chosen, label), *known)
+
+
+KV_DTYPE_OPTIONS = tuple(Option(d, d) for d in KV_CACHE_DTYPES)
+
+
+@dataclass(frozen=True)
+class Choices:
+    """What the model, device, release and KV-dtype inputs of every feature's form offer."""
+
+    models: tuple[Option, ...]  # catalog ids and aliases, for the model box's <datalist>
+    devices: tuple[Option, ...]
+    versions: tuple[Option, ...]  # the known releases, and the one the link names when it is another
+    kv_dtypes: tuple[Option, ...] = KV_DTYPE_OPTIONS
+
+
+def choices(chosen_version: str | None) -> Choices:
+    """The form's choices with ``chosen_version`` (a link's release) kept selectable."""
+    models, devices, versions = catalog_options()
+    return Choices(models, devices, version_options(versions, chosen_version))

@@ -11,11 +11,12 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import dataclasses
 import json
 import math
 import zlib
 from collections.abc import Iterable, Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -353,6 +354,7 @@ class PlannerParams(BaseModel):
     enable_prefix_caching: TriState = None
     # the rest of ServeConfig, so every configuration one endpoint returns another accepts
     enable_chunked_prefill: TriState = None
+    async_scheduling: TriState = None  # --async-scheduling / --no-async-scheduling (speed only)
     dtype: Literal["auto", "bfloat16", "float16", "float32", "half"] = "auto"
     kv_cache_memory_bytes: ServeKvCacheBytes = None
     cpu_offload_gb: Annotated[
@@ -536,9 +538,32 @@ DEFAULTS = PlannerParams()
 SERVE_FIELDS: tuple[str, ...] = tuple(ServeConfig.model_fields)
 
 
+Built = TypeVar("Built")
+
+
+def same_named(cls: type[Built], source: object, /, **values: Any) -> Built:
+    """A ``cls`` (a pydantic model or a dataclass) from the fields of ``source`` that bear its field names
+    (the same name means the same quantity: a page's parameters, an estimate, the resolved inputs), plus
+    ``values``; a field ``source`` lacks keeps its default. The one copy step from one typed record to
+    the next, so no field list is typed twice.
+
+    >>> same_named(ServeConfig, PlannerParams(max_model_len=8192)).max_model_len
+    8192
+    """
+    names: Iterable[str]
+    if issubclass(cls, BaseModel):
+        names = cls.model_fields
+    elif dataclasses.is_dataclass(cls):
+        names = [field.name for field in dataclasses.fields(cls)]
+    else:
+        raise TypeError(f"{cls!r} is neither a pydantic model nor a dataclass")
+    given = {name: getattr(source, name) for name in names if hasattr(source, name)}
+    return cls(**{**given, **values})
+
+
 def serve_config(params: PlannerParams) -> ServeConfig:
     """The flags of ``params`` as the core's ServeConfig."""
-    return ServeConfig(**{name: getattr(params, name) for name in SERVE_FIELDS})
+    return same_named(ServeConfig, params)
 
 
 def with_serve(params: PlannerParams, serve: ServeConfig) -> PlannerParams:

@@ -8,14 +8,16 @@ head sizes, sliding windows and MLA live in one place.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, ParamSpec, TypeVar
+
+from starlette.concurrency import run_in_threadpool
 
 from app import hub
 from app.core.catalog import find_device
 from app.core.errors import ConfigError, PlannerError, UnknownDeviceError, UnknownModelError
-from app.core.estimate import default_max_model_len, estimate
+from app.core.estimate import capacity_curve, default_max_model_len, estimate
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.plan import apply_quantization_flag
 from app.core.result import Estimate
@@ -170,14 +172,23 @@ def config_name(config: dict[str, Any]) -> str:
     return PASTED_MODEL_NAME
 
 
-async def prefetch_hub_model(params: PlannerParams) -> None:
-    """Async routes call this before resolving: a hub id's first fetch (seconds, over the network) runs
-    on app.hub's own pool and is awaited here, holding no thread of the request pool; the resolve that
-    follows finds the spec (or the failure, with its message) in app.hub's memory cache. Nothing happens
-    without KVPLAN_ALLOW_HUB=1."""
-    if not hub.enabled() or params.config_json or params.has_card:
-        return
-    await hub.prefetch(params.model)
+Inputs = PlannerParams | Sequence[tuple[str, str]]
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+async def computed(inputs: Inputs, view: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> R:
+    """The one step of every route that computes: ``view(*args, **kwargs)`` in the thread pool, off the
+    event loop, after a hub id's first fetch (seconds, over the network) has been awaited here on
+    app.hub's own pool, holding no thread of the request pool; the resolve in ``view`` then finds the
+    spec (or the failure, with its message) in app.hub's memory cache. ``inputs``: the validated
+    parameters, or a page's raw query or form items. Without KVPLAN_ALLOW_HUB=1 nothing is fetched."""
+    if isinstance(inputs, PlannerParams):
+        if not (inputs.config_json or inputs.has_card):  # a pasted config or a card wins over the id
+            await hub.prefetch(inputs.model)
+    else:
+        await hub.prefetch_items(list(inputs))
+    return await run_in_threadpool(view, *args, **kwargs)
 
 
 def resolve_strict(params: PlannerParams) -> Resolved:
@@ -287,4 +298,17 @@ def estimate_for(resolved: Resolved, *, vllm_version: str | None = None, **serve
         vllm_version=vllm_version or resolved.vllm_version,
         target_concurrency=resolved.params.target_concurrency,
         devices=resolved.params.devices,
+    )
+
+
+def capacity_curve_for(resolved: Resolved, base: Estimate, *, points: int) -> list[tuple[int, float]]:
+    """The core's capacity chart for the resolved inputs: concurrency at ``points`` max_model_len values
+    (log-spaced from 512 to the model's limit), reusing ``base``'s pool (the estimate of these inputs)."""
+    return capacity_curve(
+        model=resolved.model,
+        device=resolved.device,
+        serve=resolved.serve,
+        vllm_version=resolved.vllm_version,
+        points=points,
+        base=base,
     )

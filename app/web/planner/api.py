@@ -10,7 +10,6 @@ from fastapi import APIRouter, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import ValidationError
-from starlette.concurrency import run_in_threadpool
 
 from app.core import deploy
 from app.core.catalog import list_devices, list_models
@@ -18,7 +17,7 @@ from app.core.fleet import MAX_DEVICES_TOTAL
 from app.web.i18n import gettext
 from app.web.inputs.links import to_query
 from app.web.inputs.params import StrictPlannerParams, parse_strict
-from app.web.inputs.resolve import estimate_for, prefetch_hub_model, resolve_strict
+from app.web.inputs.resolve import computed, estimate_for, resolve_strict
 from app.web.planner.service import deploy_plan
 from app.web.templating import render
 from app.web.validation import query_error
@@ -75,8 +74,7 @@ def _estimate_response(params: StrictPlannerParams, format: Format) -> Response:
 async def estimate_get(request: Request, format: FormatQuery = "json") -> dict[str, Any] | Response:
     """Query parameters as on the page (`/?…` permalinks work here unchanged); `format=yaml` for YAML."""
     params = _strict_query(request, FORMAT_KEY)
-    await prefetch_hub_model(params)
-    return await run_in_threadpool(_estimate_response, params, format)  # off the event loop
+    return await computed(params, _estimate_response, params, format)  # off the event loop
 
 
 @router.post("/estimate", name="api_estimate_post", response_model=None)
@@ -84,8 +82,7 @@ async def estimate_post(
     params: StrictPlannerParams, format: FormatQuery = "json"
 ) -> dict[str, Any] | Response:
     """The same parameters as a JSON object."""
-    await prefetch_hub_model(params)
-    return await run_in_threadpool(_estimate_response, params, format)  # off the event loop
+    return await computed(params, _estimate_response, params, format)  # off the event loop
 
 
 @router.get(
@@ -102,8 +99,7 @@ async def deploy_get(
     """The planned configuration as a deployment: the command, `docker run`, compose, a Kubernetes
     Deployment + Service, or values for the vLLM production-stack Helm chart (the planner's parameters)."""
     params = _strict_query(request, *DEPLOY_KEYS)
-    await prefetch_hub_model(params)
-    text = await run_in_threadpool(_deploy_text, params, target, replicas)  # off the event loop
+    text = await computed(params, _deploy_text, params, target, replicas)  # off the event loop
     return Response(text, media_type=deploy.MEDIA_TYPES[target])
 
 

@@ -8,7 +8,6 @@ from urllib.parse import parse_qsl, urlencode
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from markupsafe import escape
-from starlette.concurrency import run_in_threadpool
 
 from app.core.errors import PlannerError
 from app.core.versions import default_gpu_memory_utilization
@@ -25,13 +24,13 @@ from app.web.inputs.links import (
 )
 from app.web.inputs.params import PlannerParams
 from app.web.inputs.problems import Problem, error_of, problems_of, typed_values
-from app.web.inputs.resolve import prefetch_hub_model, resolve_lenient
+from app.web.inputs.resolve import capacity_curve_for, computed, estimate_for, resolve_lenient
 from app.web.planner import paste, views
-from app.web.planner.service import estimate_with_curve
-from app.web.templating import render, wants_fragment
+from app.web.templating import render, render_view, wants_fragment
 
 router = APIRouter()
 COMMAND_MAX_CHARS = 20_000
+CURVE_POINTS = 24  # the capacity chart: max_model_len from 512 to the model's limit
 
 
 def build_view(
@@ -54,10 +53,11 @@ def build_view(
     link = permalink(request, params, query)
     result: views.ResultView | None = None
     error: Problem | None = None
-    effective_len = params.max_model_len or resolved.default_len
+    effective_len: int | None = None  # the length the estimate served (its default filled in)
     if command_error is None:  # a refused paste: no verdict for inputs other than the paste's
         try:
-            est, curve = estimate_with_curve(resolved)
+            est = estimate_for(resolved)
+            curve = capacity_curve_for(resolved, est, points=CURVE_POINTS)
             result = views.result_view(
                 resolved,
                 est,
@@ -72,7 +72,8 @@ def build_view(
     form = views.form_state(
         params,
         derived_len=resolved.derived_len,
-        effective_len=effective_len,
+        # without an estimate: the length asked for, else this release's default for the model
+        effective_len=effective_len or params.max_model_len or resolved.default_len,
         default_util=default_gpu_memory_utilization(resolved.vllm_version),
     )
     form = dataclasses.replace(form, values=typed_values(form.values, problems))  # "thirty" stays in its box
@@ -95,21 +96,20 @@ def build_view(
 
 
 def render_planner(request: Request, view: views.PlannerView) -> Response:
-    status = 422 if view.error or view.command_error else 200
-    return render(
-        request, "planner.html", "results", {"view": view}, status=status, replace_url=view.permalink
-    )
+    return render_view(request, "planner.html", view, status=422 if view.command_error else None)
 
 
 @router.get("/", name="planner", response_class=HTMLResponse)
 async def planner(request: Request) -> Response:
     params, problems = parse_lenient(PlannerParams, request.query_params.multi_items())
-    await prefetch_hub_model(params)
+    return await computed(params, _planner_get, request, params, problems)
+
+
+def _planner_get(request: Request, params: PlannerParams, problems: list[Problem]) -> Response:
     command = request.query_params.get(paste.PASTE_KEY)
     if command is not None:  # a refused paste's own permalink (or a paste shared as a link)
-        return await run_in_threadpool(_pasted, request, params, problems, command[:COMMAND_MAX_CHARS])
-    notices = paste.paste_notes(dict(request.query_params))
-    return await run_in_threadpool(_planner_page, request, params, problems, notices)  # off the event loop
+        return _pasted(request, params, problems, command[:COMMAND_MAX_CHARS])
+    return _planner_page(request, params, problems, paste.paste_notes(dict(request.query_params)))
 
 
 def _planner_page(
@@ -125,8 +125,7 @@ async def planner_post(request: Request) -> Response:
     64 KiB travels whatever the URL limits (the permalink carries it deflated: ``params.pack_config_json``)."""
     items = await form_items(request)
     params, problems = parse_lenient(PlannerParams, items)
-    await prefetch_hub_model(params)
-    return await run_in_threadpool(_planner_page, request, params, problems)
+    return await computed(params, _planner_page, request, params, problems)
 
 
 # The bodies of the results' closed <details>: /part/<name> renders block part_<name> of _partials/results.html.
@@ -144,8 +143,7 @@ async def planner_part(request: Request, part: str) -> Response:
     params, problems = parse_lenient(PlannerParams, await state_items(request))
     if not wants_fragment(request):
         return RedirectResponse(permalink(request, params), status_code=303)
-    await prefetch_hub_model(params)
-    return await run_in_threadpool(_planner_part, request, part, params, problems)
+    return await computed(params, _planner_part, request, part, params, problems)
 
 
 def _planner_part(request: Request, part: str, params: PlannerParams, problems: list[Problem]) -> Response:

@@ -15,15 +15,11 @@ from markupsafe import Markup, escape
 
 from app.web.format import gib, human_tokens
 from app.web.i18n import tr
-
-
-def _text(value: object) -> Markup:
-    """Escaped text in the request's language (a core Text is translated first)."""
-    return escape(tr(value))
-
+from app.web.svg import Frame, chart, coordinate, escaped
 
 BAR_WIDTH = 1000  # viewBox units; the SVG scales to its container
 BAR_HEIGHT = 182  # room above for the budget label and below for the demand label at phone size
+BAR_FRAME = Frame("partition-bar", BAR_WIDTH, BAR_HEIGHT, "bar", preserve_aspect_ratio="xMinYMin meet")
 BAR_Y = 52
 BAR_H = 56
 BAR_DEMAND_H = 12  # the S x N demand band along the bottom of the KV segment
@@ -31,6 +27,7 @@ MIN_LABEL_WIDTH = 110  # a segment narrower than this gets no inside label (the 
 
 CHART_WIDTH = 1000
 CHART_HEIGHT = 400
+CHART_FRAME = Frame("capacity-chart", CHART_WIDTH, CHART_HEIGHT, "chart")
 CHART_MARGIN_LEFT = 130  # the rotated y title, then tick labels at the phone's larger text (app.css)
 CHART_MARGIN_RIGHT = 24
 Y_TITLE_X = 20  # the rotated y-axis title's centre line, left of the tick labels
@@ -46,10 +43,6 @@ class BarSegment:
     key: str  # css class suffix: weights, activation, non-torch, graphs, kv, unused
     label: str
     num_bytes: int
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.1f}"
 
 
 def partition_bar(
@@ -77,9 +70,6 @@ def partition_bar(
         return num_bytes / scale_bytes * BAR_WIDTH
 
     parts: list[str] = [
-        f'<svg class="partition-bar" viewBox="0 0 {BAR_WIDTH} {BAR_HEIGHT}" role="img" '
-        f'aria-labelledby="bar-title bar-desc" preserveAspectRatio="xMinYMin meet">',
-        f'<title id="bar-title">{_text(title)}</title><desc id="bar-desc">{_text(desc)}</desc>',
         '<defs><pattern id="hatch" width="10" height="10" patternUnits="userSpaceOnUse" '
         'patternTransform="rotate(45)"><rect width="10" height="10" class="hatch-bg"/>'
         '<line x1="0" y1="0" x2="0" y2="10" class="hatch-line"/></pattern></defs>',
@@ -93,15 +83,15 @@ def partition_bar(
             continue
         x0, x1 = x_of(cursor), x_of(cursor + seg.num_bytes)
         parts.append(
-            f'<rect class="seg seg-{_text(seg.key)}" x="{_fmt(x0)}" y="{BAR_Y}" '
-            f'width="{_fmt(max(x1 - x0, 0.5))}" height="{BAR_H}"><title>{_text(seg.label)}: '
+            f'<rect class="seg seg-{escaped(seg.key)}" x="{coordinate(x0)}" y="{BAR_Y}" '
+            f'width="{coordinate(max(x1 - x0, 0.5))}" height="{BAR_H}"><title>{escaped(seg.label)}: '
             f"{gib(seg.num_bytes)}</title></rect>"
         )
         if x1 - x0 >= MIN_LABEL_WIDTH:
             parts.append(
-                f'<text class="seg-label" x="{_fmt((x0 + x1) / 2)}" y="{BAR_Y + BAR_H / 2 - 4}" '
-                f'text-anchor="middle">{_text(seg.label)}</text>'
-                f'<text class="seg-value" x="{_fmt((x0 + x1) / 2)}" y="{BAR_Y + BAR_H / 2 + 16}" '
+                f'<text class="seg-label" x="{coordinate((x0 + x1) / 2)}" y="{BAR_Y + BAR_H / 2 - 4}" '
+                f'text-anchor="middle">{escaped(seg.label)}</text>'
+                f'<text class="seg-value" x="{coordinate((x0 + x1) / 2)}" y="{BAR_Y + BAR_H / 2 + 16}" '
                 f'text-anchor="middle">{gib(seg.num_bytes, 1)}</text>'
             )
         cursor += seg.num_bytes
@@ -111,35 +101,34 @@ def partition_bar(
         x1 = min(x_of(kv_start + kv_demand_bytes), BAR_WIDTH)
         band_y = BAR_Y + BAR_H - BAR_DEMAND_H
         parts.append(
-            f'<rect class="kv-demand{" kv-demand-over" if over else ""}" x="{_fmt(x0)}" y="{band_y}" '
-            f'width="{_fmt(max(x1 - x0, 1))}" height="{BAR_DEMAND_H}">'
-            f"<title>{_text(kv_demand_label)}</title></rect>" + _demand_label(kv_demand_label, x0, over)
+            f'<rect class="kv-demand{" kv-demand-over" if over else ""}" x="{coordinate(x0)}" y="{band_y}" '
+            f'width="{coordinate(max(x1 - x0, 1))}" height="{BAR_DEMAND_H}">'
+            f"<title>{escaped(kv_demand_label)}</title></rect>" + _demand_label(kv_demand_label, x0, over)
         )
     if overrun_bytes > 0:
         x0, x1 = x_of(budget_bytes), x_of(budget_bytes + overrun_bytes)
         parts.append(
-            f'<rect class="seg seg-overrun" x="{_fmt(x0)}" y="{BAR_Y - 6}" width="{_fmt(max(x1 - x0, 2))}" '
-            f'height="{BAR_H + 12}" fill="url(#hatch)"><title>{_text(overrun_label)}</title></rect>'
-            f'<text class="overrun-label" x="{_fmt(min(x1, BAR_WIDTH - 4))}" y="{BAR_Y + BAR_H + 60}" '
-            f'text-anchor="end">{_text(overrun_label)}</text>'
+            f'<rect class="seg seg-overrun" x="{coordinate(x0)}" y="{BAR_Y - 6}" width="{coordinate(max(x1 - x0, 2))}" '
+            f'height="{BAR_H + 12}" fill="url(#hatch)"><title>{escaped(overrun_label)}</title></rect>'
+            f'<text class="overrun-label" x="{coordinate(min(x1, BAR_WIDTH - 4))}" y="{BAR_Y + BAR_H + 60}" '
+            f'text-anchor="end">{escaped(overrun_label)}</text>'
         )
     bx = x_of(budget_bytes)
     anchor = "end" if bx > BAR_WIDTH / 2 else "start"
     parts.append(
-        f'<line class="budget-line" x1="{_fmt(bx)}" x2="{_fmt(bx)}" '
+        f'<line class="budget-line" x1="{coordinate(bx)}" x2="{coordinate(bx)}" '
         f'y1="{BAR_Y - 14}" y2="{BAR_Y + BAR_H + 8}"/>'
-        f'<text class="budget-label" x="{_fmt(bx)}" y="{BAR_Y - 20}" text-anchor="{anchor}">'
-        f"{_text(budget_label)}</text>"
+        f'<text class="budget-label" x="{coordinate(bx)}" y="{BAR_Y - 20}" text-anchor="{anchor}">'
+        f"{escaped(budget_label)}</text>"
     )
     tx = x_of(device_total_bytes)
     parts.append(
-        f'<line class="total-line" x1="{_fmt(tx)}" x2="{_fmt(tx)}" y1="{BAR_Y}" y2="{BAR_Y + BAR_H + 8}"/>'
+        f'<line class="total-line" x1="{coordinate(tx)}" x2="{coordinate(tx)}" y1="{BAR_Y}" y2="{BAR_Y + BAR_H + 8}"/>'
         f'<text class="axis-label" x="0" y="{BAR_Y + BAR_H + 24}">0</text>'
-        f'<text class="axis-label" x="{_fmt(tx)}" y="{BAR_Y + BAR_H + 24}" text-anchor="end">'
+        f'<text class="axis-label" x="{coordinate(tx)}" y="{BAR_Y + BAR_H + 24}" text-anchor="end">'
         f"{gib(device_total_bytes, 1)}</text>"
     )
-    parts.append("</svg>")
-    return Markup("".join(parts))
+    return chart(BAR_FRAME, parts, title=title, desc=desc)
 
 
 def _demand_label(label: str, x0: float, over: bool) -> str:
@@ -149,7 +138,7 @@ def _demand_label(label: str, x0: float, over: bool) -> str:
     fits = x0 + 4 + len(text) * LABEL_CHAR_UNITS <= BAR_WIDTH - 4
     x, anchor = (x0 + 4, "start") if fits else (BAR_WIDTH - 4, "end")
     return (
-        f'<text class="demand-label{" over" if over else ""}" x="{_fmt(x)}" y="{BAR_Y + BAR_H + 60}" '
+        f'<text class="demand-label{" over" if over else ""}" x="{coordinate(x)}" y="{BAR_Y + BAR_H + 60}" '
         f'text-anchor="{anchor}">{escape(text)}</text>'
     )
 
@@ -197,9 +186,6 @@ def capacity_chart(
         return bottom - (math.log10(min(max(conc, y_lo), y_hi)) - log_y_lo) * y_scale
 
     parts = [
-        f'<svg class="capacity-chart" viewBox="0 0 {CHART_WIDTH} {CHART_HEIGHT}" role="img" '
-        f'aria-labelledby="chart-title chart-desc">',
-        f'<title id="chart-title">{_text(title)}</title><desc id="chart-desc">{_text(desc)}</desc>',
         f'<rect class="plot-bg" x="{left}" y="{top}" width="{right - left}" height="{bottom - top}"/>',
     ]
     x_ticks = _log_ticks(x_lo, x_hi, 2)
@@ -210,36 +196,35 @@ def capacity_chart(
         anchor = "end" if x > right - 30 else "middle"
         minor = " tick-minor" if index % 2 and len(x_ticks) > PHONE_TICKS else ""
         parts.append(
-            f'<line class="grid" x1="{_fmt(x)}" x2="{_fmt(x)}" y1="{top}" y2="{bottom}"/>'
-            f'<text class="axis-label{minor}" x="{_fmt(x)}" y="{bottom + 26}" text-anchor="{anchor}">'
+            f'<line class="grid" x1="{coordinate(x)}" x2="{coordinate(x)}" y1="{top}" y2="{bottom}"/>'
+            f'<text class="axis-label{minor}" x="{coordinate(x)}" y="{bottom + 26}" text-anchor="{anchor}">'
             f"{human_tokens(int(tick))}</text>"
         )
     for tick in _log_ticks(y_lo, y_hi, 10):
         y = py(tick)
         parts.append(
-            f'<line class="grid" x1="{left}" x2="{right}" y1="{_fmt(y)}" y2="{_fmt(y)}"/>'
-            f'<text class="axis-label" x="{left - 8}" y="{_fmt(y + 5)}" text-anchor="end">'
+            f'<line class="grid" x1="{left}" x2="{right}" y1="{coordinate(y)}" y2="{coordinate(y)}"/>'
+            f'<text class="axis-label" x="{left - 8}" y="{coordinate(y + 5)}" text-anchor="end">'
             f"{_conc_label(tick)}</text>"
         )
     parts.append(
         f'<text class="axis-title" x="{(left + right) / 2}" y="{CHART_HEIGHT - 8}" text-anchor="middle">'
-        f"{_text(x_label)}</text>"
+        f"{escaped(x_label)}</text>"
         f'<text class="axis-title" x="{Y_TITLE_X}" y="{(top + bottom) / 2}" text-anchor="middle" '
         f'dominant-baseline="middle" transform="rotate(-90 {Y_TITLE_X} {(top + bottom) / 2})">'
-        f"{_text(y_label)}</text>"
+        f"{escaped(y_label)}</text>"
     )
     ty = py(target_concurrency)
     parts.append(
-        f'<line class="target-line" x1="{left}" x2="{right}" y1="{_fmt(ty)}" y2="{_fmt(ty)}"/>'
-        f'<text class="target-label" x="{right - 6}" y="{_fmt(ty - 6)}" text-anchor="end">'
-        f"{_text(target_label)}</text>"
+        f'<line class="target-line" x1="{left}" x2="{right}" y1="{coordinate(ty)}" y2="{coordinate(ty)}"/>'
+        f'<text class="target-label" x="{right - 6}" y="{coordinate(ty - 6)}" text-anchor="end">'
+        f"{escaped(target_label)}</text>"
     )
-    points = " ".join(f"{_fmt(px(s))},{_fmt(py(c))}" for s, c in curve)
+    points = " ".join(f"{coordinate(px(s))},{coordinate(py(c))}" for s, c in curve)
     parts.append(f'<polyline class="curve" points="{points}"/>')
     cx, cy = px(current_len), py(current_concurrency)
     parts.append(
-        f'<circle class="current-point" cx="{_fmt(cx)}" cy="{_fmt(cy)}" r="8">'
+        f'<circle class="current-point" cx="{coordinate(cx)}" cy="{coordinate(cy)}" r="8">'
         f"<title>{human_tokens(current_len)}: {current_concurrency:.2f}x</title></circle>"
     )
-    parts.append("</svg>")
-    return Markup("".join(parts))
+    return chart(CHART_FRAME, parts, title=title, desc=desc)

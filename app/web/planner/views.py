@@ -18,12 +18,12 @@ from app.core.kv import attention_layer_count, kind_spec
 from app.core.plan import QUANTIZATION_FLAGS
 from app.core.recommend import utilization_ceiling
 from app.core.result import ErrorKind, Estimate, Range
-from app.core.specs import KV_CACHE_DTYPES, ModelSpec
+from app.core.specs import ModelSpec
 from app.core.text import N_, Plural, Text
 from app.core.versions import rules_for
-from app.web.format import gib, gib_range, human_tokens, integer, percent
+from app.web.format import Figure, gib, gib_range, human_tokens, integer, percent
 from app.web.i18n import _, t, tr, tr_list
-from app.web.inputs.options import TP_OPTIONS, Option, catalog_options, version_options
+from app.web.inputs.options import TP_OPTIONS, Choices, Option, choices
 from app.web.inputs.params import CARD_DTYPES, PlannerParams
 from app.web.inputs.problems import Problem
 from app.web.inputs.resolve import MODEL_PLACEHOLDER, Resolved
@@ -58,18 +58,6 @@ class PartitionRow:
 
 
 @dataclass(frozen=True)
-class HeadlineNumber:
-    """One of the big numbers above the partition, with how sure it is."""
-
-    key: str  # element ids n-<key> (value) and r-<key> (range)
-    label: str
-    value: str
-    kind: str  # exact / modelled / input (a CSS class; the template words the badge)
-    band: str = ""
-    range_text: str = ""
-
-
-@dataclass(frozen=True)
 class BorderlineView:
     """The start-up verdict flips inside the uncertainty range: what margin makes it safe."""
 
@@ -80,21 +68,32 @@ class BorderlineView:
 
 
 @dataclass(frozen=True)
-class Symbol:
-    symbol: str
-    meaning: str
-    value: str
-
-
-@dataclass(frozen=True)
 class FormulaView:
     generic: str
     substituted: str
     result: str
-    symbols: tuple[Symbol, ...]
+    symbols: tuple[Figure, ...]
     exact_line: str
     comparison: str
     note: str
+
+
+@dataclass(frozen=True)
+class StopSlider:
+    """A range input over chosen stops (a log scale): the stops, and the one the value stands at."""
+
+    stops: tuple[int, ...]
+    index: int
+
+    @property
+    def last(self) -> int:
+        """The range input's max: its stops are indices 0 … last."""
+        return len(self.stops) - 1
+
+
+def stop_slider(stops: tuple[int, ...], value: int) -> StopSlider:
+    """``stops`` with the index nearest ``value``: (256, 384, 512), 400 -> index 1."""
+    return StopSlider(stops, nearest_index(stops, value))
 
 
 @dataclass(frozen=True)
@@ -103,20 +102,14 @@ class FormState:
 
     values: dict[str, str]
     placeholders: dict[str, str]
-    slider_values: tuple[int, ...]
-    slider_index: int
-    slider_max: int
+    length: StopSlider  # max_model_len: 2^k and 1.5 x 2^k, plus the model's own lengths
     util_slider: str
-    models: tuple[Option, ...]
-    devices: tuple[Option, ...]
-    versions: tuple[Option, ...]
-    kv_dtypes: tuple[Option, ...]
+    choices: Choices
     tp_sizes: tuple[Option, ...]
     open_config: bool
     open_card: bool
-    # the Speed workload (issue 14): concurrency slider stops and the --quantization choices
-    concurrency_stops: tuple[int, ...] = ()
-    concurrency_index: int = 0
+    # the Speed workload (issue 14): the clients' slider and the --quantization choices
+    concurrency: StopSlider
     quantizations: tuple[Option, ...] = ()
     card_dtypes: tuple[Option, ...] = ()
 
@@ -128,11 +121,11 @@ class ResultView:
     bar_svg: Markup
     chart_svg: Markup
     formula: FormulaView
-    block_math: tuple[Symbol, ...]
+    block_math: tuple[Figure, ...]
     log_title: str
     log_lines: tuple[str, ...]
     warnings: tuple[str, ...]
-    terms: tuple[Symbol, ...]
+    terms: tuple[Figure, ...]
     command: str
     multi_node_hint: str
     fleet: str
@@ -140,7 +133,7 @@ class ResultView:
     markdown: str
     curve_rows: tuple[tuple[str, str], ...]
     estimate: Estimate
-    headline: tuple[HeadlineNumber, ...]
+    headline: tuple[Figure, ...]
     borderline: BorderlineView | None
     version_notes: tuple[VersionNote, ...]
     compare_link: str
@@ -214,8 +207,6 @@ def form_state(
         else ("true" if value is True else "false" if value is False else str(value))
         for name, value in params.model_dump().items()
     }
-    stops = slider_lengths((derived_len, effective_len))
-    models, devices, versions = catalog_options()
     return FormState(
         values=values,
         placeholders={
@@ -224,19 +215,13 @@ def form_state(
             "gpu_memory_utilization": f"{default_util:g}",
             "concurrency": str(params.speed_concurrency),
         },
-        slider_values=stops,
-        slider_index=nearest_index(stops, effective_len),
-        slider_max=len(stops) - 1,
+        length=stop_slider(slider_lengths((derived_len, effective_len)), effective_len),
         util_slider=f"{params.gpu_memory_utilization or default_util:g}",
-        models=models,
-        devices=devices,
-        versions=version_options(versions, params.vllm_version),
-        kv_dtypes=tuple(Option(d, d) for d in KV_CACHE_DTYPES),
+        choices=choices(params.vllm_version),
         tp_sizes=TP_OPTIONS,
         open_config=bool(params.config_json),
         open_card=params.card_started,
-        concurrency_stops=(conc := concurrency_stops(params.speed_concurrency)),
-        concurrency_index=conc.index(params.speed_concurrency),
+        concurrency=stop_slider(concurrency_stops(params.speed_concurrency), params.speed_concurrency),
         quantizations=tuple(Option(q, q) for q in sorted(QUANTIZATION_FLAGS)),
         card_dtypes=tuple(Option(d, d) for d in CARD_DTYPES),
     )
@@ -287,15 +272,15 @@ def formula_view(model: ModelSpec, est: Estimate, target: int) -> FormulaView:
         substituted=seed.expression,
         result=f"{integer(seed.bytes)} B = {gib(seed.bytes)}",
         symbols=(
-            Symbol("L", t("attention layers"), str(layers)),
-            Symbol("H_kv", t("KV heads per layer"), heads_text),
-            Symbol("D", t("head size"), str(seed.head_size)),
-            Symbol("S", t("tokens per sequence (max_model_len)"), integer(est.max_model_len)),
-            Symbol(
+            Figure("L", t("attention layers"), str(layers)),
+            Figure("H_kv", t("KV heads per layer"), heads_text),
+            Figure("D", t("head size"), str(seed.head_size)),
+            Figure("S", t("tokens per sequence (max_model_len)"), integer(est.max_model_len)),
+            Figure(
                 "b", t("bytes per KV element"), f"{est.kv_dtype_bytes_per_element} ({kv_dtype_label(est)})"
             ),
-            Symbol("N", t("concurrent sequences (target)"), str(target)),
-            Symbol("TP", "tensor_parallel_size", str(tp)),
+            Figure("N", t("concurrent sequences (target)"), str(target)),
+            Figure("TP", "tensor_parallel_size", str(tp)),
         ),
         exact_line=(
             t(
@@ -403,14 +388,14 @@ def partition_rows(
     return rows, segments, max(0, -est.kv_cache_bytes)
 
 
-def headline_numbers(est: Estimate) -> tuple[HeadlineNumber, ...]:
+def headline_numbers(est: Estimate) -> tuple[Figure, ...]:
     """KV pool (modelled: what is left after the measured parts), tokens and concurrency (exact for a
     given pool, so their range is the pool's pushed through vLLM's block arithmetic), max_model_len."""
     pool, tokens, conc = (est.ranges.get(k) for k in ("kv_cache_bytes", "kv_tokens", "max_concurrency"))
     return (
-        HeadlineNumber("kv-bytes", t("KV cache pool"), t("never sized"), "modelled")
+        Figure("kv-bytes", t("KV cache pool"), t("never sized"), "modelled")
         if never_sized(est)
-        else HeadlineNumber(
+        else Figure(
             "kv-bytes",
             t("KV cache pool"),
             gib(est.kv_cache_bytes),
@@ -418,7 +403,7 @@ def headline_numbers(est: Estimate) -> tuple[HeadlineNumber, ...]:
             band_of(pool) if pool else "",
             gib_range(pool) if pool else "",
         ),
-        HeadlineNumber(
+        Figure(
             "kv-tokens",
             t("GPU KV cache size"),
             t("{kv_tokens} tokens", kv_tokens=integer(est.kv_tokens)) if not never_sized(est) else "—",
@@ -426,7 +411,7 @@ def headline_numbers(est: Estimate) -> tuple[HeadlineNumber, ...]:
             "",
             f"{integer(tokens.low)} – {integer(tokens.high)}" if tokens and not never_sized(est) else "",
         ),
-        HeadlineNumber(
+        Figure(
             "concurrency",
             t("Max concurrency at S"),
             f"{est.max_concurrency:.2f}x" if not never_sized(est) else "—",
@@ -434,7 +419,7 @@ def headline_numbers(est: Estimate) -> tuple[HeadlineNumber, ...]:
             "",
             f"{conc.low:.2f} – {conc.high:.2f}x" if conc and not never_sized(est) else "",
         ),
-        HeadlineNumber("max-model-len", "max_model_len", integer(est.max_model_len), "input"),
+        Figure("max-model-len", "max_model_len", integer(est.max_model_len), "input"),
     )
 
 
@@ -462,13 +447,13 @@ def borderline_view(est: Estimate) -> BorderlineView | None:
     )
 
 
-def block_math(est: Estimate) -> tuple[Symbol, ...]:
+def block_math(est: Estimate) -> tuple[Figure, ...]:
     """vLLM's block arithmetic for this layout and version (app.core.equations), translated; none when
     vLLM dies before it sizes the pool."""
     if never_sized(est):
         return ()
     return tuple(
-        Symbol(
+        Figure(
             tr(eq.name),
             f"{tr(eq.generic)} {'≈' if eq.approximate else '='} {eq.expression}",
             eq.value,
@@ -633,10 +618,10 @@ def printed_log(est: Estimate) -> tuple[str, tuple[str, ...]]:
     return t("What vLLM would print (start-up fails)"), lines
 
 
-def term_symbols(est: Estimate) -> tuple[Symbol, ...]:
+def term_symbols(est: Estimate) -> tuple[Figure, ...]:
     """Every term of the estimate, the modelled ones marked."""
     return tuple(
-        Symbol(tr(term.name), tr(term.formula), term.value + ("" if term.exact else _(" (modelled)")))
+        Figure(tr(term.name), tr(term.formula), term.value + ("" if term.exact else _(" (modelled)")))
         for term in est.terms
     )
 

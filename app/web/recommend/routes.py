@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
-from starlette.concurrency import run_in_threadpool
 
-from app import hub
 from app.core import regex
 from app.core.errors import PlannerError
 from app.web.inputs.lenient import parse_lenient
 from app.web.inputs.links import permalink, state_items
 from app.web.inputs.params import PlannerParams
 from app.web.inputs.problems import error_of, problems_of
-from app.web.inputs.resolve import resolve_lenient
+from app.web.inputs.resolve import computed, resolve_lenient
 from app.web.recommend.params import params_with
 from app.web.recommend.service import run_for_planner
 from app.web.recommend.views import build_view
@@ -38,8 +36,7 @@ async def recommend_fragment(request: Request) -> Response:
     # naming the inputs it shows by a short tag the list carries back
     tag = (await request.form()).get("verdict_changes") if request.method == "POST" else None
     changes = tag if isinstance(tag, str) and regex.fullmatch(r"[0-9a-f]{1,16}", tag) else ""
-    await hub.prefetch_items(items)  # a hub id's fetch is awaited here, holding no thread
-    return await run_in_threadpool(_recommend_fragment, request, items, changes)
+    return await computed(items, _recommend_fragment, request, items, changes)
 
 
 def _recommend_fragment(request: Request, items: list[tuple[str, str]], changes: str = "") -> Response:

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
-from starlette.concurrency import run_in_threadpool
 
-from app import hub
 from app.core.errors import PlannerError
 from app.web.inputs.lenient import parse_lenient
 from app.web.inputs.links import permalink, state_items
 from app.web.inputs.params import PlannerParams
 from app.web.inputs.problems import error_of, problems_of
-from app.web.inputs.resolve import resolve_lenient
+from app.web.inputs.resolve import computed, resolve_lenient
 from app.web.speed.service import bench_of, page_cluster, performance_for
 from app.web.speed.views import speed_view
 from app.web.templating import render
@@ -31,8 +29,7 @@ async def speed_fragment(request: Request) -> Response:
     """The Speed section for the planner's inputs (block ``speed`` for htmx, a full page otherwise)."""
     # by POST the ``state`` field carries the inputs (app.web.inputs.links.state_items); computed in the thread pool
     items = await state_items(request)
-    await hub.prefetch_items(items)  # a hub id's fetch is awaited here, holding no thread
-    return await run_in_threadpool(_speed_fragment, request, items)
+    return await computed(items, _speed_fragment, request, items)
 
 
 def _speed_fragment(request: Request, items: list[tuple[str, str]]) -> Response:

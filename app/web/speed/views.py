@@ -11,12 +11,14 @@ from app.core.perf.bench import RESULT_KEYS, BenchResult
 from app.core.perf.predict import CurvePoint, Performance
 from app.core.result import Range
 from app.core.text import Text
-from app.web.format import axis_ticks
+from app.web.format import Figure, axis_ticks
 from app.web.format import speed_number as _number
 from app.web.i18n import t, tr
+from app.web.svg import Frame, chart
 
 CHART_WIDTH = 1000  # viewBox units; the SVG scales to its container
 CHART_HEIGHT = 400
+CHART_FRAME = Frame("speed-chart", CHART_WIDTH, CHART_HEIGHT, "speed-chart")
 MARGIN_LEFT = 120  # room for "10,000" at the phone's larger text (static/app.css)
 MARGIN_RIGHT = 110
 MARGIN_TOP = 118  # two legend rows, then each axis's unit above its ticks
@@ -55,16 +57,8 @@ class BenchView:
 
 
 @dataclass(frozen=True)
-class SpeedNumber:
-    key: str  # ttft / tpot / throughput
-    label: str
-    value: str
-    band: str
-
-
-@dataclass(frozen=True)
 class SpeedView:
-    numbers: tuple[SpeedNumber, ...]
+    numbers: tuple[Figure, ...]
     badge: str  # "calibrated" / "extrapolated", translated
     calibrated: bool
     secondary: str  # requests/s and per-user tokens/s
@@ -140,12 +134,7 @@ def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None)
             )
         )
     )
-    parts = [
-        f'<svg class="speed-chart" viewBox="0 0 {CHART_WIDTH} {CHART_HEIGHT}" role="img" '
-        f'aria-labelledby="speed-chart-title speed-chart-desc" xmlns="http://www.w3.org/2000/svg">',
-        f'<title id="speed-chart-title">{title}</title><desc id="speed-chart-desc">{desc}</desc>',
-        *_legend_and_axis_titles(),
-    ]
+    parts = list(_legend_and_axis_titles())
     for tick in thr_ticks:
         ty = y(tick, thr_top)
         parts.append(
@@ -198,8 +187,7 @@ def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None)
         f'fill="{THROUGHPUT_COLOUR}"/><circle cx="{x(here.concurrency):.1f}" '
         f'cy="{y(here.tpot_ms, tpot_top):.1f}" r="7" fill="{TPOT_COLOUR}"/>'
     )
-    parts.append("</svg>")
-    return Markup("".join(parts))
+    return chart(CHART_FRAME, parts, title=title, desc=desc)
 
 
 def bench_view(result: BenchResult) -> BenchView:
@@ -222,17 +210,23 @@ def bench_view(result: BenchResult) -> BenchView:
 def speed_view(perf: Performance) -> SpeedView:
     calibrated = perf.basis == "calibrated"
     numbers = (
-        SpeedNumber(
-            "ttft", tr(t("Time to first token (ms)")), _number(perf.ttft_ms.expected), _band(perf.ttft_ms)
+        Figure(
+            "ttft",
+            tr(t("Time to first token (ms)")),
+            _number(perf.ttft_ms.expected),
+            band=_band(perf.ttft_ms),
         ),
-        SpeedNumber(
-            "tpot", tr(t("Time per output token (ms)")), _number(perf.tpot_ms.expected), _band(perf.tpot_ms)
+        Figure(
+            "tpot",
+            tr(t("Time per output token (ms)")),
+            _number(perf.tpot_ms.expected),
+            band=_band(perf.tpot_ms),
         ),
-        SpeedNumber(
+        Figure(
             "throughput",
             tr(t("Output tokens/s (this replica)")),
             _number(perf.output_tokens_per_s.expected),
-            _band(perf.output_tokens_per_s),
+            band=_band(perf.output_tokens_per_s),
         ),
     )
     secondary = tr(

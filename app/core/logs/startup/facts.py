@@ -78,6 +78,7 @@ class LogFacts(BaseModel):
     max_num_batched_tokens: int | None = None
     kv_cache_memory_specified: bool | None = None  # --kv-cache-memory-bytes was used
     enable_chunked_prefill: bool | None = None
+    async_scheduling: bool | None = None  # --async-scheduling given ("non-default args"): speed only
     cpu_offload_gb: float | None = None
     swap_space_gib: float | None = None  # V0 --swap-space (GiB)
     kv_offloading_size_gib: float | None = None  # --kv-offloading-size (GiB)
