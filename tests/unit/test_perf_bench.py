@@ -222,3 +222,48 @@ def test_sharegpt_lengths_have_a_real_runs_means() -> None:
         and max(prompts) <= 1024
         and max(p + o for p, o in zip(prompts, outputs, strict=True)) <= 2048
     )
+
+
+def test_fewer_clients_than_dp_ranks_keep_only_that_many_ranks_busy() -> None:
+    # Llama-3.1-8B bf16 (dense: no lockstep) on H100, DP 8 against DP 1. vLLM's DP front end gives each
+    # request to the least-loaded engine, so 1 client keeps 1 rank busy: the same run as DP 1 (before the
+    # fix every rank got ceil(1/8) = 1 client and throughput x 8, 8.2x the moreh MI355X DP8 run at 1
+    # client). 16 clients over 8 ranks: each rank runs 2 prompts of the 16 at 2 clients, so throughput is
+    # 8 x DP 1's throughput for 2 prompts at 2 clients.
+    model = find_model("meta-llama/Llama-3.1-8B")
+    device = find_device("h100")
+    coefficients = fit_for(family="hopper", vllm_version="0.19.0")[1].coefficients()
+
+    def point(dp: int, clients: int, prompts: int) -> dict[str, float]:
+        serve = ServeConfig(data_parallel_size=dp, max_model_len=4096)
+        est = estimate(model=model, device=device, serve=serve, vllm_version="0.19.0")
+        physics = step_physics(estimate=est, model=model, device=device, serve=serve)
+        args = BenchArgs(
+            num_prompts=prompts, max_concurrency=clients, random_input_len=512, random_output_len=64
+        )
+        return simulate_bench(estimate=est, physics=physics, coefficients=coefficients, args=args).values
+
+    one_client_dp8, one_client_dp1 = point(8, 1, 8), point(1, 1, 8)
+    assert one_client_dp8["output_throughput"] == pytest.approx(one_client_dp1["output_throughput"])
+    assert one_client_dp8["mean_tpot_ms"] == pytest.approx(one_client_dp1["mean_tpot_ms"])
+    busy = point(8, 16, 16)
+    assert busy["output_throughput"] == pytest.approx(8 * point(1, 2, 2)["output_throughput"])
+
+
+def test_steady_state_counts_busy_dp_ranks_only() -> None:
+    # the Speed section's closed loop: 1 client over DP 8 serves what 1 client on one rank serves
+    model = find_model("meta-llama/Llama-3.1-8B")
+    device = find_device("h100")
+    rows = {}
+    for dp in (1, 8):
+        serve = ServeConfig(data_parallel_size=dp, max_model_len=4096)
+        est = estimate(model=model, device=device, serve=serve, vllm_version="0.19.0")
+        perf = performance(
+            estimate=est,
+            model=model,
+            device=device,
+            serve=serve,
+            workload=Workload(input_tokens=512, output_tokens=64, concurrency=1),
+        )
+        rows[dp] = perf.output_tokens_per_s
+    assert rows[8] == pytest.approx(rows[1])

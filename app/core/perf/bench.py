@@ -13,7 +13,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from app.core.perf.bench_args import BenchArgs, request_lengths, send_times
-from app.core.perf.physics import Coefficients, StepPhysics, context_cv, lockstep_ranks
+from app.core.perf.physics import (
+    Coefficients,
+    StepPhysics,
+    busy_ranks,
+    context_cv,
+    lockstep_ranks,
+)
 from app.core.perf.rates import StepRates, rates_of, stage_seconds
 from app.core.perf.schedule import KINDS_BOUNDED_BY_WINDOW, KINDS_FIXED_STATE, NULL_BLOCKS
 from app.core.perf.simulate import EngineLimits, SimResult, run
@@ -160,10 +166,12 @@ def simulate_bench(
     prefix_cache: bool = True,
 ) -> BenchPoint:
     """The expected figures of one `vllm bench serve` run against this configuration."""
-    dp = physics.data_parallel_size
     prompts, outputs = request_lengths(args)
     sends = send_times(args, count=len(prompts), rate=args.request_rate)
-    # one rank's share: every dp-th request (vLLM's DP front end spreads them evenly)
+    # one busy rank's share: every dp-th request (vLLM's DP front end spreads them evenly); fewer
+    # clients than ranks keep only that many ranks busy
+    dp = busy_ranks(data_parallel_size=physics.data_parallel_size, clients=args.max_concurrency)
+    dp = min(dp, len(prompts))
     prompts, outputs, sends = prompts[::dp], outputs[::dp], sends[::dp]
     concurrency = math.ceil(args.max_concurrency / dp) if args.max_concurrency else None
     limits = engine_limits(

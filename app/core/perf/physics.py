@@ -266,6 +266,18 @@ def context_cv(*, input_tokens: float, output_tokens: float) -> float:
     return output_tokens * UNIFORM_SD / mean if mean > 0 else 0.0
 
 
+def busy_ranks(*, data_parallel_size: int, clients: float | None) -> int:
+    """Data-parallel ranks that hold requests at once.
+
+    vLLM's DP front end hands each new request to the least-loaded engine, so C clients keep at most C
+    ranks busy: 8 ranks and 1 client -> 1 (the other seven idle, throughput one rank's); 8 ranks and 20
+    clients -> 8. ``clients`` None (no concurrency cap) means every rank.
+    """
+    if clients is None:
+        return data_parallel_size
+    return max(1, min(data_parallel_size, math.ceil(clients)))
+
+
 def lockstep_ranks(physics: StepPhysics) -> int:
     """Ranks that step together: the data-parallel ranks of an MoE model (their experts are shared)."""
     return physics.data_parallel_size if physics.num_experts and physics.data_parallel_size > 1 else 1

@@ -26,6 +26,7 @@ from app.core.perf.physics import (
     StepCost,
     StepPhysics,
     blend_costs,
+    busy_ranks,
     context_cv,
     host_seconds,
     layer_floor_s,
@@ -140,9 +141,9 @@ def steady_state(
     max_num_batched_tokens: int,
     pool_requests: int,
 ) -> Point:
-    dp = physics.data_parallel_size
+    dp = busy_ranks(data_parallel_size=physics.data_parallel_size, clients=workload.concurrency)
     inp, out = workload.input_tokens, workload.output_tokens
-    clients = max(1.0, workload.concurrency / dp)  # per rank
+    clients = max(1.0, workload.concurrency / dp)  # per busy rank
     caps = {"clients": round(clients), "max_num_seqs": max_num_seqs, "kv_pool": pool_requests}
     limit = min(caps, key=lambda key: (caps[key], key != "clients"))
     running = max(1, min(caps.values()))
