@@ -11,7 +11,11 @@ engine-config, ``args: Namespace(...)`` and "non-default args" lines. From this 
   the release (the default from ``VersionRules`` where it depends on one);
 - the log reader's keys (:func:`printed_keys`, app/core/logs/startup.py).
 
-A new flag that moves memory is one row here plus its rule (the ServeConfig field and what reads it).
+A new flag that moves memory is one row here plus its rule: the field goes on
+``app.core.specs.ReleaseDefaultFlags`` when unset means the release's default (``X | None = None``),
+and ServeConfig, the web's ``PlannerParams`` (read leniently by this row's kind) and the log reader's
+``LogFacts`` all inherit it; a flag with a concrete default goes on ServeConfig and is declared on the
+other two as well.
 """
 
 from __future__ import annotations

@@ -358,7 +358,34 @@ class SpeculativeConfig(Frozen):
         return "draft_model"
 
 
-class ServeConfig(Frozen):
+class ReleaseDefaultFlags(Frozen):
+    """The `vllm serve` flags whose unset value (``None``) is vLLM's default for the release, declared once.
+
+    :class:`ServeConfig` inherits them, and so do the log reader's facts (``LogFacts``: ``None`` = the
+    log does not say) and the web's parameters (``PlannerParams``, which reads them leniently by the
+    flag table's kind). A new flag of this shape is one field here (its bounds from its row in
+    app/core/serve_flags.py), that row, and its rule: the command parser, the renderer, the log reader
+    and the permalinks follow from them.
+    """
+
+    gpu_memory_utilization: Annotated[float | None, bounds("gpu_memory_utilization")] = None
+    block_size: Annotated[int | None, bounds("block_size")] = None
+    max_num_batched_tokens: Annotated[int | None, bounds("max_num_batched_tokens")] = None
+    enable_prefix_caching: bool | None = None
+    enable_chunked_prefill: bool | None = None
+    # --async-scheduling / --no-async-scheduling: moves no memory, only speed (perf/physics.py); None = the
+    # release's default (versions.py: on from 0.14.0)
+    async_scheduling: bool | None = None
+    quantization: str | None = None
+    swap_space_gib: Annotated[float | None, bounds("swap_space_gib")] = None  # V0 --swap-space (GiB)
+    kv_offloading_size_gib: Annotated[float | None, bounds("kv_offloading_size_gib")] = None  # GiB
+    max_cpu_loras: Annotated[int | None, bounds("max_cpu_loras")] = None
+
+
+RELEASE_DEFAULT_FLAGS: tuple[str, ...] = tuple(ReleaseDefaultFlags.model_fields)
+
+
+class ServeConfig(ReleaseDefaultFlags):
     """The `vllm serve` flags that move memory. ``None`` means "vLLM's default for this version"."""
 
     @property
@@ -370,23 +397,12 @@ class ServeConfig(Frozen):
     max_model_len: Annotated[int | None, bounds("max_model_len")] = None
     tensor_parallel_size: Annotated[int, bounds("tensor_parallel_size")] = 1
     pipeline_parallel_size: Annotated[int, bounds("pipeline_parallel_size")] = 1
-    gpu_memory_utilization: Annotated[float | None, bounds("gpu_memory_utilization")] = None
     kv_cache_dtype: KVCacheDType = "auto"
-    block_size: Annotated[int | None, bounds("block_size")] = None
     max_num_seqs: Annotated[int | None, bounds("max_num_seqs")] = None
-    max_num_batched_tokens: Annotated[int | None, bounds("max_num_batched_tokens")] = None
     enforce_eager: bool = False
-    enable_prefix_caching: bool | None = None
-    enable_chunked_prefill: bool | None = None
-    # --async-scheduling / --no-async-scheduling: moves no memory, only speed (perf/physics.py); None = the
-    # release's default (versions.py: on from 0.14.0)
-    async_scheduling: bool | None = None
-    quantization: str | None = None
     dtype: Literal["auto", "bfloat16", "float16", "float32", "half"] = "auto"
     kv_cache_memory_bytes: Annotated[int | None, bounds("kv_cache_memory_bytes")] = None
     cpu_offload_gb: Annotated[float, bounds("cpu_offload_gb")] = 0.0
-    swap_space_gib: Annotated[float | None, bounds("swap_space_gib")] = None
-    kv_offloading_size_gib: Annotated[float | None, bounds("kv_offloading_size_gib")] = None
     # memory other processes already hold on each device when vLLM starts (nvidia-smi / npu-smi "used"),
     # not a vLLM flag: vLLM 0.10.2+ refuses to start when free < total x utilization (reference §2.1)
     device_memory_used_gib: float = Field(default=0.0, ge=0.0, le=100_000.0)
@@ -399,7 +415,6 @@ class ServeConfig(Frozen):
     enable_lora: bool = False
     max_loras: Annotated[int, bounds("max_loras")] = 1
     max_lora_rank: Annotated[int, bounds("max_lora_rank")] = 16
-    max_cpu_loras: Annotated[int | None, bounds("max_cpu_loras")] = None
     fully_sharded_loras: bool = False
     limit_mm_per_prompt: dict[str, int] | None = None
     # --mm-processor-cache-gb: the multimodal processor cache on the host, per API process and per engine

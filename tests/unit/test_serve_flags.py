@@ -135,3 +135,45 @@ def test_a_new_memory_moving_flag_is_one_row_plus_its_rule() -> None:
     assert "--mm-processor-cache-gb" not in render_serve_command(model="m", serve=serve, vllm_version="0.8.5")
     facts = parse_startup_log("INFO non-default args: {'model': 'x', 'mm_processor_cache_gb': 1}")
     assert facts.mm_processor_cache_gb == 1.0
+
+
+def test_release_default_flags_are_declared_once_and_read_by_kind() -> None:
+    # the flags whose unset value is the release's default are one declaration (ReleaseDefaultFlags) that
+    # ServeConfig, the web's PlannerParams and the log reader's LogFacts inherit: same name, same bounds
+    from app.core.logs import LogFacts, parse_startup_log
+    from app.core.specs import RELEASE_DEFAULT_FLAGS, ReleaseDefaultFlags
+    from app.web.inputs.lenient import parse_lenient
+
+    assert "async_scheduling" in RELEASE_DEFAULT_FLAGS and "block_size" in RELEASE_DEFAULT_FLAGS
+    for cls in (ServeConfig, PlannerParams, LogFacts):
+        assert issubclass(cls, ReleaseDefaultFlags)
+        assert set(RELEASE_DEFAULT_FLAGS) <= set(cls.model_fields)
+    assert set(RELEASE_DEFAULT_FLAGS) <= set(serve_flags.FLAGS_BY_FIELD)  # each has its table row
+    # the page reads them by the row's kind: hint "8k" = 8,000; flag "off" = False, "default" = unset;
+    # int "16"; float "0.85"; blank = unset (the release decides)
+    params, problems = parse_lenient(
+        PlannerParams,
+        {
+            "max_num_batched_tokens": "8k",
+            "async_scheduling": "off",
+            "enable_chunked_prefill": "default",
+            "block_size": "16",
+            "gpu_memory_utilization": "0.85",
+            "max_cpu_loras": "",
+        },
+    )
+    assert problems == []
+    assert (params.max_num_batched_tokens, params.async_scheduling, params.enable_chunked_prefill) == (
+        8000,
+        False,
+        None,
+    )
+    assert (params.block_size, params.gpu_memory_utilization, params.max_cpu_loras) == (16, 0.85, None)
+    # a bad value is named on its own field, and the table's bounds hold on the page (block size <= 16,384)
+    _, problems = parse_lenient(PlannerParams, {"block_size": "sixteen", "max_num_batched_tokens": "0"})
+    assert sorted(p.field for p in problems) == ["block_size", "max_num_batched_tokens"]
+    # the log reader fills the same field from "non-default args"
+    facts = parse_startup_log(
+        "INFO non-default args: {'model': 'x', 'async_scheduling': True, 'block_size': 32}"
+    )
+    assert (facts.async_scheduling, facts.block_size) == (True, 32)

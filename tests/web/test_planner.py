@@ -75,8 +75,10 @@ def test_permalink_round_trip(client):
     )
     assert problems == []
     query = to_query(params)
+    # the flags the release decides when unset (ReleaseDefaultFlags, declared once in app/core/specs.py)
+    # come first, after v: the page's own fields follow in their declaration order
     assert query == (
-        "v=1&max_model_len=32000&tensor_parallel_size=2&enforce_eager=true&enable_prefix_caching=false"
+        "v=1&enable_prefix_caching=false&max_model_len=32000&tensor_parallel_size=2&enforce_eager=true"
     )
     again, _ = parse_lenient(PlannerParams, dict(pair.split("=") for pair in query.split("&")))
     assert again == params

@@ -15,7 +15,7 @@ import dataclasses
 import json
 import math
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
@@ -36,8 +36,8 @@ from app.core.errors import PlannerError
 from app.core.hf_config.reduce import planner_config
 from app.core.perf.schedule import Workload
 from app.core.plan import MAX_DEVICE_MEMORY_GIB, MIN_DEVICE_MEMORY_GIB, QUANTIZATION_FLAGS
-from app.core.serve_flags import bounds
-from app.core.specs import KVCacheDType, ServeConfig
+from app.core.serve_flags import FLAGS_BY_FIELD, FlagKind, bounds
+from app.core.specs import RELEASE_DEFAULT_FLAGS, KVCacheDType, ReleaseDefaultFlags, ServeConfig
 from app.core.text import Text
 from app.core.versions import DEFAULT_VERSION, resolve_version
 from app.web.security import check_json_text
@@ -235,12 +235,9 @@ ServeMaxModelLen = Annotated[
     Annotated[int, bounds("max_model_len"), Field(ge=PAGE_MIN_MAX_MODEL_LEN)] | None, HUMAN_OR_NONE
 ]
 ServeSeqs = Annotated[Annotated[int, bounds("max_num_seqs")] | None, HUMAN_OR_NONE]
-ServeBatchedTokens = Annotated[Annotated[int, bounds("max_num_batched_tokens")] | None, HUMAN_OR_NONE]
 ServeKvCacheBytes = Annotated[
     Annotated[int, bounds("kv_cache_memory_bytes"), Field(le=PAGE_MAX_KV_CACHE_BYTES)] | None, HUMAN_OR_NONE
 ]
-ServeBlockSize = Annotated[Annotated[int, bounds("block_size")] | None, INT_OR_NONE]
-ServeCpuLoras = Annotated[Annotated[int, bounds("max_cpu_loras")] | None, INT_OR_NONE]
 
 
 def _param_count_or_none(value: object) -> object:
@@ -262,7 +259,6 @@ def _json_text(value: object) -> object:
 ExtrasJson = Annotated[str, BeforeValidator(_json_text), Field(max_length=2_000)]
 OptInt = Annotated[int | None, BeforeValidator(_blank_to_none)]
 OptFloat = Annotated[float | None, BeforeValidator(_blank_to_none)]
-TriState = Annotated[bool | None, BeforeValidator(_tri_state)]
 ParamCount = Annotated[Annotated[int, Field(ge=1, le=10**14)] | None, BeforeValidator(_param_count_or_none)]
 
 
@@ -289,10 +285,6 @@ TensorParallelSize = Annotated[
 ]
 
 
-ServeUtilization = Annotated[
-    Annotated[float, bounds("gpu_memory_utilization"), Field(allow_inf_nan=False)] | None,
-    BeforeValidator(_float_or_none),
-]
 ServeSwapGiB = Annotated[
     Annotated[float, bounds("swap_space_gib"), Field(allow_inf_nan=False)] | None,
     BeforeValidator(_float_or_none),
@@ -323,8 +315,27 @@ def _quantization_name(value: object) -> object:
 DEFAULT_SPEED_CONCURRENCY = 16  # the Speed section's clients when the permalink has none
 
 
-class PlannerParams(BaseModel):
-    """Every input of the planner page and of /api/estimate. ``None`` = vLLM's default."""
+# how the page reads a flag the release decides when unset (ReleaseDefaultFlags), by its table kind:
+# blank is "unset"; a flag also takes "default"/"auto" and the on/off words
+_LENIENT_BY_KIND: dict[FlagKind, Callable[[object], object]] = {
+    "len": _human_int_or_none,
+    "hint": _human_int_or_none,
+    "int": _int_or_none,
+    "float": _float_or_none,
+    "flag": _tri_state,
+    "choice": _blank_to_none,
+    "text": _blank_to_none,
+    "json": _blank_to_none,
+}
+
+
+class PlannerParams(ReleaseDefaultFlags):
+    """Every input of the planner page and of /api/estimate. ``None`` = vLLM's default.
+
+    The flags the release decides when unset come from ``ReleaseDefaultFlags`` (declared once, with
+    ServeConfig and LogFacts) and are read leniently by their kind (``_lenient_flag``); a field declared
+    here again adds a page-only rule (``swap_space``, ``--quantization`` names, the TP power of two).
+    """
 
     model_config = ConfigDict(frozen=True, extra="ignore", str_strip_whitespace=True)
 
@@ -344,17 +355,11 @@ class PlannerParams(BaseModel):
     max_model_len: ServeMaxModelLen = None
     target_concurrency: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=65_536)] = 1
     max_num_seqs: ServeSeqs = None
-    gpu_memory_utilization: ServeUtilization = None
     kv_cache_dtype: KVCacheDType = "auto"
     tensor_parallel_size: TensorParallelSize = 1
     pipeline_parallel_size: Annotated[int, bounds("pipeline_parallel_size")] = 1
-    block_size: ServeBlockSize = None
-    max_num_batched_tokens: ServeBatchedTokens = None
     enforce_eager: Flag = False
-    enable_prefix_caching: TriState = None
     # the rest of ServeConfig, so every configuration one endpoint returns another accepts
-    enable_chunked_prefill: TriState = None
-    async_scheduling: TriState = None  # --async-scheduling / --no-async-scheduling (speed only)
     dtype: Literal["auto", "bfloat16", "float16", "float32", "half"] = "auto"
     kv_cache_memory_bytes: ServeKvCacheBytes = None
     cpu_offload_gb: Annotated[
@@ -378,7 +383,6 @@ class PlannerParams(BaseModel):
     enable_lora: Flag = False
     max_loras: Annotated[int, BeforeValidator(_int_or_one), bounds("max_loras")] = 1
     max_lora_rank: Annotated[int, BeforeValidator(_int_or_lora_rank), bounds("max_lora_rank")] = 16
-    max_cpu_loras: ServeCpuLoras = None
     fully_sharded_loras: Flag = False
     data_parallel_size: Annotated[int, BeforeValidator(_int_or_one), bounds("data_parallel_size")] = 1
     enable_expert_parallel: Flag = False
@@ -441,6 +445,13 @@ class PlannerParams(BaseModel):
         """``inf`` (vLLM's default rate: every prompt at t = 0) as vLLM's own spelling: strict JSON has no
         infinity, and the echo of a request that says ``request_rate=inf`` was a 500."""
         return "inf" if value is not None and math.isinf(value) else value
+
+    @field_validator(*RELEASE_DEFAULT_FLAGS, mode="before")
+    @classmethod
+    def _lenient_flag(cls, value: object, info: ValidationInfo) -> object:
+        """A release-default flag as the page sends it, by its kind in the flag table (blank = unset)."""
+        assert info.field_name is not None
+        return _LENIENT_BY_KIND[FLAGS_BY_FIELD[info.field_name].kind](value)
 
     @field_validator("vllm_version")
     @classmethod

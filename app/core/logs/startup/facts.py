@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.core.specs import ReleaseDefaultFlags
 from app.core.text import Msg
 
 BOX_BORDER = "│┃|"  # a log viewer (k9s, kubectl in a TUI) frames each line in box-drawing bars
@@ -49,12 +50,15 @@ class Evidence(BaseModel):
     text: str
 
 
-class LogFacts(BaseModel):
+class LogFacts(ReleaseDefaultFlags):
     """Everything a vLLM start-up log says about memory, blocks and configuration.
 
     Every field is ``None`` when the log does not say it. Per-GPU figures are rank 0's
     (only rank 0 prints "Available KV cache memory" in most versions, reference §1);
-    ``kv_cache_bytes_min_rank`` is the smallest value any rank printed.
+    ``kv_cache_bytes_min_rank`` is the smallest value any rank printed. The flags whose unset value is
+    the release's default (``ReleaseDefaultFlags``: utilization, block size, prefix caching, …) are
+    inherited from the one declaration ServeConfig shares, with its bounds (a value outside them is
+    dropped as unreadable, parser._build).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -66,22 +70,13 @@ class LogFacts(BaseModel):
     max_model_len: int | None = None
     tensor_parallel_size: int | None = None
     pipeline_parallel_size: int | None = None
-    gpu_memory_utilization: float | None = None
     kv_cache_dtype: str | None = None
-    block_size: int | None = None
     block_size_forced: int | None = None  # a backend / platform overrode the block size (reference §5.1, §9)
-    enable_prefix_caching: bool | None = None
-    quantization: str | None = None
     dtype: str | None = None
     enforce_eager: bool | None = None
     max_num_seqs: int | None = None
-    max_num_batched_tokens: int | None = None
     kv_cache_memory_specified: bool | None = None  # --kv-cache-memory-bytes was used
-    enable_chunked_prefill: bool | None = None
-    async_scheduling: bool | None = None  # --async-scheduling given ("non-default args"): speed only
     cpu_offload_gb: float | None = None
-    swap_space_gib: float | None = None  # V0 --swap-space (GiB)
-    kv_offloading_size_gib: float | None = None  # --kv-offloading-size (GiB)
     mm_processor_cache_gb: float | None = None  # --mm-processor-cache-gb (GiB, "non-default args")
     # the extras (app/core/extras.py), named like ServeConfig's fields so the doctor's prediction gets them
     data_parallel_size: int | None = None
@@ -90,7 +85,6 @@ class LogFacts(BaseModel):
     enable_lora: bool | None = None
     max_loras: int | None = None
     max_lora_rank: int | None = None
-    max_cpu_loras: int | None = None
     fully_sharded_loras: bool | None = None
     limit_mm_per_prompt: dict[str, int] | None = None
     # the memory budget, per GPU (reference §2, §4.2)
