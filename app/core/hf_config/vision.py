@@ -34,6 +34,8 @@ SIGLIP_PROJECTOR_ARCHITECTURES = frozenset({"Gemma3ForConditionalGeneration"})
 # Mistral-Small-3.1 / Magistral-Small-2509 / Devstral-2 (mistral3.py): a Pixtral tower and its projector
 PIXTRAL_ARCHITECTURES = frozenset({"Mistral3ForConditionalGeneration"})
 PIXTRAL_MODEL_TYPES = frozenset({"pixtral"})
+# Llama-4 Scout / Maverick (mllama4.py Llama4ForConditionalGeneration): Llama4VisionModel and its projector
+LLAMA4_VISION_MODEL_TYPES = frozenset({"llama4_vision_model"})
 
 
 def _block(hidden: int, intermediate: int) -> int:
@@ -129,6 +131,33 @@ def _pixtral_tower(vision: Mapping[str, Any], *, text_hidden: int, merge: int, p
     return layers * block + channels * patch * patch * h + h + projector
 
 
+def _llama4_tower(vision: Mapping[str, Any], *, text_hidden: int) -> int:
+    """mllama4.py Llama4VisionModel and Llama4MultiModalProjector: Llama4UnfoldConvolution (c x p x p -> h,
+    no bias), class embedding h, (image / p)^2 + 1 position embeddings, LayerNorms pre and post 2 x 2h,
+    ``num_hidden_layers`` ``_block`` layers (biased qkv/o and fc1/fc2), the Llama4VisionPixelShuffleMLP
+    adapter (fc1 i -> projector_input_dim, fc2 -> projector_output_dim, biased with
+    ``multi_modal_projector_bias``) and the projector linear_1 vision_output_dim x text (no bias).
+
+    E.g. Llama-4-Scout (h 1,408, i 5,632, 34 layers, p 14, image 336, 4,096 / 4,096 / 4,096, text 5,120):
+    34 x 23,807,872 + 827,904 + 1,408 + 577 x 1,408 + 5,632 + (5,632 x 4,096 + 4,096^2) + 4,096 x 5,120 =
+    871,932,416."""
+    # defaults: transformers 5.20.2 models/llama4/configuration_llama4.py Llama4VisionConfig
+    h = _dim(vision, "hidden_size", default=768)
+    inner = _dim(vision, "intermediate_size", default=5632)
+    layers = _dim(vision, "num_hidden_layers", default=34, minimum=0)
+    patch = _dim(vision, "patch_size", default=14)
+    image = _dim(vision, "image_size", default=448)
+    channels = _dim(vision, "num_channels", default=3)
+    adapter_in = _dim(vision, "projector_input_dim", default=4096)
+    adapter_out = _dim(vision, "projector_output_dim", default=4096)
+    vision_out = _dim(vision, "vision_output_dim", default=7680)
+    adapter = inner * adapter_in + adapter_in * adapter_out
+    if vision.get("multi_modal_projector_bias") is True:
+        adapter += adapter_in + adapter_out
+    embeddings = channels * patch * patch * h + h + ((image // patch) ** 2 + 1) * h
+    return layers * _block(h, inner) + embeddings + 4 * h + adapter + vision_out * text_hidden
+
+
 def vision_tower_params(cfgs: _Configs, *, architecture: str, text_hidden: int) -> int:
     """Parameters of the tower (and its projector) vLLM builds from ``vision_config``; 0 without one or
     for a layout not modelled here.
@@ -152,4 +181,6 @@ def vision_tower_params(cfgs: _Configs, *, architecture: str, text_hidden: int) 
         )
         bias = cfgs.top.get("multimodal_projector_bias") is True
         return _pixtral_tower(vision, text_hidden=text_hidden, merge=merge, projector_bias=bias)
+    if vision.get("model_type") in LLAMA4_VISION_MODEL_TYPES:
+        return _llama4_tower(vision, text_hidden=text_hidden)
     return 0
