@@ -54,3 +54,41 @@ def test_llama4_tower_follows_its_vision_config() -> None:
     vision = dict(config["vision_config"], num_hidden_layers=32, multi_modal_projector_bias=True)
     smaller = model_spec_from_hf_config(dict(config, vision_config=vision), name="scout-32")
     assert smaller.vision_params == 871_932_416 - 2 * 23_807_872 + 2 * 4_096
+
+
+CURRENT = Path(__file__).resolve().parents[1] / "data" / "configs" / "current"
+
+
+def _current(name: str) -> dict[str, Any]:
+    config: dict[str, Any] = json.loads((CURRENT / name).read_text(encoding="utf-8"))
+    return config
+
+
+def test_gemma4_vision_model_and_embedder() -> None:
+    # Gemma4VisionModel (transformers 5.20.2 modeling_gemma4.py, built by gemma4_mm.py with AutoModel), the
+    # 31B's vision_config (h 1,152, i 4,304, 27 layers, 16 q / 16 kv heads of 72, p 16, 10,240 positions):
+    # layer: q/k/v/o 4 x 1,152 x 1,152 = 5,308,416, q_norm + k_norm 144, gate/up/down 3 x 1,152 x 4,304 =
+    # 14,874,624, four RMSNorms 4,608 -> 20,187,792 x 27 = 545,070,384
+    # patch_embedder input_proj 768 x 1,152 = 884,736; position_embedding_table 2 x 10,240 x 1,152 =
+    # 23,592,960; std_bias + std_scale 2,304 (standardize) -> tower 569,550,384
+    # embed_vision.embedding_projection (Gemma4MultimodalEmbedder) 1,152 x 5,376 = 6,193,152 -> 575,743,536
+    # Checked: a public BF16 inventory of google/gemma-4-31B-it's safetensors (a repacking tool's test,
+    # search-index file 68538381994) gives 63,485,214,944 B for all tensors, 61,394,690,680 B for the text
+    # model and 939,037,192 B for the assistant (drafter): the rest, the 356 vision_tower / embed_vision
+    # tensors, is 1,151,487,072 B = 575,743,536 x 2
+    model = model_spec_from_hf_config(_current("nvidia--Gemma-4-31B-IT-NVFP4_config.json"), name="31b")
+    assert model.vision_params == 545_070_384 + 884_736 + 23_592_960 + 2_304 + 6_193_152
+    assert model.vision_params * 2 == 63_485_214_944 - 61_394_690_680 - 939_037_192
+    # 26B-A4B: the same tower, the projection to its 2,816 text width: 569,550,384 + 1,152 x 2,816
+    moe = model_spec_from_hf_config(_current("google--gemma-4-26B-A4B_config.json"), name="26b")
+    assert moe.vision_params == 569_550_384 + 3_244_032
+    assert _weights(moe, None) - _weights(moe, {"image": 0, "video": 0}) == moe.vision_params * 2
+
+
+def test_gemma4_tower_follows_its_vision_config() -> None:
+    # 8 kv heads instead of 16 take 2 x 1,152 x 8 x 72 = 1,327,104 off each of 27 layers; clipped linears
+    # add 7 x 4 scalar bounds a layer (Gemma4ClippableLinear buffers), no standardize takes 2,304 off
+    config = _current("nvidia--Gemma-4-31B-IT-NVFP4_config.json")
+    vision = dict(config["vision_config"], num_key_value_heads=8, use_clipped_linears=True, standardize=False)
+    model = model_spec_from_hf_config(dict(config, vision_config=vision), name="31b-gqa")
+    assert model.vision_params == 575_743_536 - 27 * 1_327_104 + 27 * 28 - 2_304

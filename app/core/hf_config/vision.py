@@ -36,6 +36,11 @@ PIXTRAL_ARCHITECTURES = frozenset({"Mistral3ForConditionalGeneration"})
 PIXTRAL_MODEL_TYPES = frozenset({"pixtral"})
 # Llama-4 Scout / Maverick (mllama4.py Llama4ForConditionalGeneration): Llama4VisionModel and its projector
 LLAMA4_VISION_MODEL_TYPES = frozenset({"llama4_vision_model"})
+# Gemma-4 (gemma4_mm.py Gemma4ForConditionalGeneration): transformers' Gemma4VisionModel and embed_vision
+GEMMA4_VISION_MODEL_TYPES = frozenset({"gemma4_vision"})
+# Gemma4ClippableLinear holds 4 scalar clip bounds (input/output min/max) with ``use_clipped_linears``;
+# a vision layer has 7 of them (q/k/v/o, gate/up/down)
+GEMMA4_CLIP_BOUNDS_PER_LAYER = 7 * 4
 
 
 def _block(hidden: int, intermediate: int) -> int:
@@ -158,6 +163,34 @@ def _llama4_tower(vision: Mapping[str, Any], *, text_hidden: int) -> int:
     return layers * _block(h, inner) + embeddings + 4 * h + adapter + vision_out * text_hidden
 
 
+def _gemma4_tower(vision: Mapping[str, Any], *, text_hidden: int) -> int:
+    """transformers 5.20.2 models/gemma4/modeling_gemma4.py Gemma4VisionModel (vLLM builds it with
+    AutoModel.from_config) and gemma4_mm.py Gemma4MultimodalEmbedder: patch_embedder input_proj 3 x p^2 x h
+    and a (2, position_embedding_size, h) position table; per layer q/k/v/o (heads x head_dim, no bias),
+    q_norm / k_norm head_dim each (v_norm has no scale), a gated MLP 3 h i (no bias) and four RMSNorms 4h;
+    std_bias / std_scale 2h with ``standardize`` (checkpoint buffers); embedding_projection h x text (no
+    bias; its pre-norm has no weight).
+
+    E.g. Gemma-4-31B (h 1,152, i 4,304, 27 layers, 16 / 16 heads of 72, p 16, 10,240 positions, text 5,376):
+    27 x 20,187,792 + 884,736 + 23,592,960 + 2,304 + 6,193,152 = 575,743,536."""
+    # defaults: transformers 5.20.2 models/gemma4/configuration_gemma4.py Gemma4VisionConfig
+    h = _dim(vision, "hidden_size", default=768)
+    inner = _dim(vision, "intermediate_size", default=3072)
+    layers = _dim(vision, "num_hidden_layers", default=16, minimum=0)
+    heads = _dim(vision, "num_attention_heads", default=12)
+    kv_heads = _dim(vision, "num_key_value_heads", default=12)
+    head_dim = _dim(vision, "head_dim", default=64)
+    patch = _dim(vision, "patch_size", default=16)
+    positions = _dim(vision, "position_embedding_size", default=10 * 1024)
+    attention = 2 * h * heads * head_dim + 2 * h * kv_heads * head_dim + 2 * head_dim
+    layer = attention + 3 * h * inner + 4 * h
+    if vision.get("use_clipped_linears") is True:
+        layer += GEMMA4_CLIP_BOUNDS_PER_LAYER
+    standardize = 2 * h if vision.get("standardize") is True else 0
+    embedder = 3 * patch * patch * h + 2 * positions * h
+    return layers * layer + embedder + standardize + h * text_hidden
+
+
 def vision_tower_params(cfgs: _Configs, *, architecture: str, text_hidden: int) -> int:
     """Parameters of the tower (and its projector) vLLM builds from ``vision_config``; 0 without one or
     for a layout not modelled here.
@@ -183,4 +216,6 @@ def vision_tower_params(cfgs: _Configs, *, architecture: str, text_hidden: int) 
         return _pixtral_tower(vision, text_hidden=text_hidden, merge=merge, projector_bias=bias)
     if vision.get("model_type") in LLAMA4_VISION_MODEL_TYPES:
         return _llama4_tower(vision, text_hidden=text_hidden)
+    if vision.get("model_type") in GEMMA4_VISION_MODEL_TYPES:
+        return _gemma4_tower(vision, text_hidden=text_hidden)
     return 0
