@@ -92,3 +92,36 @@ def test_gemma4_tower_follows_its_vision_config() -> None:
     vision = dict(config["vision_config"], num_key_value_heads=8, use_clipped_linears=True, standardize=False)
     model = model_spec_from_hf_config(dict(config, vision_config=vision), name="31b-gqa")
     assert model.vision_params == 575_743_536 - 27 * 1_327_104 + 27 * 28 - 2_304
+
+
+def test_kimi_k25_moonvit_and_patchmerger_projector() -> None:
+    # kimi_k25_vit.py MoonViT3dPretrainedModel + KimiK25MultiModalProjector ("patchmerger"), Kimi-K2.5's
+    # vision_config (vt_hidden_size 1,152, vt_intermediate_size 4,304, 27 layers, p 14, 64 x 64 positions,
+    # merge 2 x 2) and text 7,168:
+    # blocks: wqkv 1,152 x 3,456 + 3,456, wo 1,152^2 + 1,152, norm0 / norm1 LayerNorms 4 x 1,152, fc0 1,152 x
+    # 4,304 + 4,304, fc1 4,304 x 1,152 + 1,152 = 15,239,504 x 27 = 411,466,608
+    # patch_embed.proj 3 x 14^2 x 1,152 + 1,152 = 678,528; pos_emb 64 x 64 x 1,152 = 4,718,592;
+    # final_layernorm 2,304; projector pre_norm 2,304 + proj.0 4,608^2 + 4,608 = 21,238,272 + proj.2 4,608 x
+    # 7,168 + 7,168 = 33,037,312 -> 471,143,920
+    # Checked tensor by tensor against a public weight table of nvidia/Kimi-K2.5-NVFP4's checkpoint (a
+    # TensorRT-LLM porting note, search-index file 59436120304): the same 24 vision / projector tensor
+    # shapes, all bf16 (vision_tower* and mm_projector* are in its exclude_modules)
+    model = model_spec_from_hf_config(_current("moonshotai--Kimi-K2.5_config.json"), name="k2.5")
+    assert model.vision_params == 411_466_608 + 678_528 + 4_718_592 + 2_304 + 2_304 + 21_238_272 + 33_037_312
+    assert model.vision_params == 471_143_920
+    # kimi_k25.py builds the tower under _mark_tower_model(..., "vision_chunk")
+    assert _weights(model, None) - _weights(model, {"image": 0, "vision_chunk": 0}) == 471_143_920 * 2
+
+
+def test_moonvit_variant_not_modelled_counts_zero() -> None:
+    # Kimi-K3's MoonViT (rmsnorm, no biases, qkv_hidden_size 1,536, patchmergerv2) is built by an
+    # out-of-tree vllm.models.kimi_k3 not in the 0.33.0 wheel: not counted rather than counted wrong
+    config = _current("moonshotai--Kimi-K2.5_config.json")
+    vision = dict(config["vision_config"], norm_type="rmsnorm")
+    assert model_spec_from_hf_config(dict(config, vision_config=vision), name="k2.5-rms").vision_params == 0
+    smaller = dict(config["vision_config"], vt_num_hidden_layers=26)
+    # one block fewer: 471,143,920 - 15,239,504
+    assert (
+        model_spec_from_hf_config(dict(config, vision_config=smaller), name="k2.5-26").vision_params
+        == 455_904_416
+    )

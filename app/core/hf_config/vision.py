@@ -41,6 +41,16 @@ GEMMA4_VISION_MODEL_TYPES = frozenset({"gemma4_vision"})
 # Gemma4ClippableLinear holds 4 scalar clip bounds (input/output min/max) with ``use_clipped_linears``;
 # a vision layer has 7 of them (q/k/v/o, gate/up/down)
 GEMMA4_CLIP_BOUNDS_PER_LAYER = 7 * 4
+# Kimi-K2.5 / K2.6 (kimi_k25.py KimiK25ForConditionalGeneration): MoonViT3dPretrainedModel and its projector
+MOONVIT3D_ARCHITECTURES = frozenset({"KimiK25ForConditionalGeneration"})
+# transformers 5.20.2 models/kimi_k25/configuration_kimi_k25.py Kimi_K25VisionConfig defaults
+MOONVIT3D_DEFAULTS = {
+    "hidden_size": 1152,
+    "intermediate_size": 4304,
+    "num_hidden_layers": 27,
+    "patch_size": 14,
+}
+MOONVIT3D_POS_EMB_DEFAULT = 64
 
 
 def _block(hidden: int, intermediate: int) -> int:
@@ -191,6 +201,56 @@ def _gemma4_tower(vision: Mapping[str, Any], *, text_hidden: int) -> int:
     return layers * layer + embedder + standardize + h * text_hidden
 
 
+def _moonvit_dim(vision: Mapping[str, Any], key: str) -> int:
+    """A MoonViT size: the config class's name, else the checkpoint's ``vt_`` spelling, else the default."""
+    if vision.get(key) is None and vision.get(f"vt_{key}") is not None:
+        return _dim(vision, f"vt_{key}", minimum=0)
+    return _dim(vision, key, default=MOONVIT3D_DEFAULTS[key], minimum=0)
+
+
+def _moonvit3d_tower(vision: Mapping[str, Any], *, text_hidden: int) -> int:
+    """kimi_k25_vit.py MoonViT3dPretrainedModel and KimiK25MultiModalProjector ("patchmerger"): Conv2d patch
+    embedding (3 x p x p -> h, biased), a learned H x W x h position table (its time table is a
+    non-persistent sin-cos buffer), ``num_hidden_layers`` MoonViTEncoderLayer (LayerNorms, biased wqkv / wo
+    and fc0 / fc1: ``_block``), a final LayerNorm 2h; the projector's LayerNorm 2h, linear_1 m x m and
+    linear_2 m x text (m = h x merge_h x merge_w, biased). Other norm/bias/projector variants count 0.
+
+    E.g. Kimi-K2.5 (h 1,152, i 4,304, 27 layers, p 14, 64 x 64 positions, merge 2 x 2, text 7,168):
+    27 x 15,239,504 + 678,528 + 4,718,592 + 2,304 + (2,304 + 21,238,272 + 33,037,312) = 471,143,920."""
+    variant = (
+        vision.get("norm_type", "layernorm"),
+        vision.get("attn_bias", True),
+        vision.get("linear_bias", True),
+        vision.get("qkv_hidden_size"),
+        vision.get("mm_projector_type", "patchmerger"),
+    )
+    if variant != ("layernorm", True, True, None, "patchmerger"):
+        return 0
+    h = _moonvit_dim(vision, "hidden_size")
+    inner = _moonvit_dim(vision, "intermediate_size")
+    layers = _moonvit_dim(vision, "num_hidden_layers")
+    patch = _moonvit_dim(vision, "patch_size")
+    # _get_pos_emb_size: the legacy init_pos_emb_* keys first
+    grid = [
+        _dim(
+            vision,
+            f"init_pos_emb_{side}",
+            default=_dim(vision, f"pos_emb_{side}", default=MOONVIT3D_POS_EMB_DEFAULT),
+        )
+        for side in ("height", "width")
+    ]
+    kernel = vision.get("merge_kernel_size", [2, 2])
+    if not (isinstance(kernel, list) and len(kernel) == 2):
+        return 0
+    merged = h * _as_int("vision_config.merge_kernel_size", kernel[0], minimum=1, maximum=MAX_DIM)
+    merged *= _as_int("vision_config.merge_kernel_size", kernel[1], minimum=1, maximum=MAX_DIM)
+    patch_embed = 3 * patch * patch * h + h + grid[0] * grid[1] * h
+    projector = 2 * h + merged * merged + merged + merged * text_hidden + text_hidden
+    if vision.get("patch_embed_proj_bias") is False:
+        patch_embed -= h
+    return layers * _block(h, inner) + patch_embed + 2 * h + projector
+
+
 def vision_tower_params(cfgs: _Configs, *, architecture: str, text_hidden: int) -> int:
     """Parameters of the tower (and its projector) vLLM builds from ``vision_config``; 0 without one or
     for a layout not modelled here.
@@ -218,4 +278,6 @@ def vision_tower_params(cfgs: _Configs, *, architecture: str, text_hidden: int) 
         return _llama4_tower(vision, text_hidden=text_hidden)
     if vision.get("model_type") in GEMMA4_VISION_MODEL_TYPES:
         return _gemma4_tower(vision, text_hidden=text_hidden)
+    if architecture in MOONVIT3D_ARCHITECTURES:
+        return _moonvit3d_tower(vision, text_hidden=text_hidden)
     return 0
