@@ -38,6 +38,25 @@ PIXTRAL_MODEL_TYPES = frozenset({"pixtral"})
 LLAMA4_VISION_MODEL_TYPES = frozenset({"llama4_vision_model"})
 # Gemma-4 (gemma4_mm.py Gemma4ForConditionalGeneration): transformers' Gemma4VisionModel and embed_vision
 GEMMA4_VISION_MODEL_TYPES = frozenset({"gemma4_vision"})
+# transformers 5.20.2 config class defaults, which fill the keys a vision_config leaves out:
+# models/llama4/configuration_llama4.py Llama4VisionConfig
+LLAMA4_VISION_DEFAULTS = dict(
+    zip(
+        ("hidden_size", "intermediate_size", "num_hidden_layers", "patch_size", "image_size", "num_channels"),
+        (768, 5632, 34, 14, 448, 3),
+        strict=True,
+    ),
+    projector_input_dim=4096,
+    projector_output_dim=4096,
+    vision_output_dim=7680,
+)
+# models/gemma4/configuration_gemma4.py Gemma4VisionConfig
+GEMMA4_VISION_DEFAULTS = {
+    **dict(zip(("hidden_size", "intermediate_size", "num_hidden_layers"), (768, 3072, 16), strict=True)),
+    **dict(zip(("num_attention_heads", "num_key_value_heads", "head_dim"), (12, 12, 64), strict=True)),
+    "patch_size": 16,
+    "position_embedding_size": 10 * 1024,
+}
 # Gemma4ClippableLinear holds 4 scalar clip bounds (input/output min/max) with ``use_clipped_linears``;
 # a vision layer has 7 of them (q/k/v/o, gate/up/down)
 GEMMA4_CLIP_BOUNDS_PER_LAYER = 7 * 4
@@ -69,6 +88,15 @@ def _dim(vision: Mapping[str, Any], key: str, *, default: int | None = None, min
     if value is None and default is not None:
         return default
     return _as_int(f"vision_config.{key}", value, minimum=minimum, maximum=MAX_DIM)
+
+
+def _dims(vision: Mapping[str, Any], defaults: Mapping[str, int]) -> dict[str, int]:
+    """The ``vision_config`` integers a layout reads, each defaulting as its config class does (a layer
+    count may be 0)."""
+    return {
+        key: _dim(vision, key, default=value, minimum=0 if key == "num_hidden_layers" else 1)
+        for key, value in defaults.items()
+    }
 
 
 def _qwen3_vl_tower(vision: Mapping[str, Any]) -> int:
@@ -156,16 +184,16 @@ def _llama4_tower(vision: Mapping[str, Any], *, text_hidden: int) -> int:
     E.g. Llama-4-Scout (h 1,408, i 5,632, 34 layers, p 14, image 336, 4,096 / 4,096 / 4,096, text 5,120):
     34 x 23,807,872 + 827,904 + 1,408 + 577 x 1,408 + 5,632 + (5,632 x 4,096 + 4,096^2) + 4,096 x 5,120 =
     871,932,416."""
-    # defaults: transformers 5.20.2 models/llama4/configuration_llama4.py Llama4VisionConfig
-    h = _dim(vision, "hidden_size", default=768)
-    inner = _dim(vision, "intermediate_size", default=5632)
-    layers = _dim(vision, "num_hidden_layers", default=34, minimum=0)
-    patch = _dim(vision, "patch_size", default=14)
-    image = _dim(vision, "image_size", default=448)
-    channels = _dim(vision, "num_channels", default=3)
-    adapter_in = _dim(vision, "projector_input_dim", default=4096)
-    adapter_out = _dim(vision, "projector_output_dim", default=4096)
-    vision_out = _dim(vision, "vision_output_dim", default=7680)
+    d = _dims(vision, LLAMA4_VISION_DEFAULTS)
+    h, inner, patch, image, channels = (
+        d[k] for k in ("hidden_size", "intermediate_size", "patch_size", "image_size", "num_channels")
+    )
+    layers, adapter_in, adapter_out = (
+        d["num_hidden_layers"],
+        d["projector_input_dim"],
+        d["projector_output_dim"],
+    )
+    vision_out = d["vision_output_dim"]
     adapter = inner * adapter_in + adapter_in * adapter_out
     if vision.get("multi_modal_projector_bias") is True:
         adapter += adapter_in + adapter_out
@@ -183,15 +211,15 @@ def _gemma4_tower(vision: Mapping[str, Any], *, text_hidden: int) -> int:
 
     E.g. Gemma-4-31B (h 1,152, i 4,304, 27 layers, 16 / 16 heads of 72, p 16, 10,240 positions, text 5,376):
     27 x 20,187,792 + 884,736 + 23,592,960 + 2,304 + 6,193,152 = 575,743,536."""
-    # defaults: transformers 5.20.2 models/gemma4/configuration_gemma4.py Gemma4VisionConfig
-    h = _dim(vision, "hidden_size", default=768)
-    inner = _dim(vision, "intermediate_size", default=3072)
-    layers = _dim(vision, "num_hidden_layers", default=16, minimum=0)
-    heads = _dim(vision, "num_attention_heads", default=12)
-    kv_heads = _dim(vision, "num_key_value_heads", default=12)
-    head_dim = _dim(vision, "head_dim", default=64)
-    patch = _dim(vision, "patch_size", default=16)
-    positions = _dim(vision, "position_embedding_size", default=10 * 1024)
+    d = _dims(vision, GEMMA4_VISION_DEFAULTS)
+    h, inner, layers, patch = (
+        d["hidden_size"],
+        d["intermediate_size"],
+        d["num_hidden_layers"],
+        d["patch_size"],
+    )
+    heads, kv_heads, head_dim = d["num_attention_heads"], d["num_key_value_heads"], d["head_dim"]
+    positions = d["position_embedding_size"]
     attention = 2 * h * heads * head_dim + 2 * h * kv_heads * head_dim + 2 * head_dim
     layer = attention + 3 * h * inner + 4 * h
     if vision.get("use_clipped_linears") is True:
