@@ -12,14 +12,13 @@ import difflib
 import json
 import shlex
 from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from app.core import numbers, regex
 from app.core.errors import PlannerError
+from app.core.release_flags import release_flags
 from app.core.serve_flags import PARSE_KINDS, render_flags
 from app.core.specs import ServeConfig
 from app.core.text import Text, TextList
@@ -39,29 +38,7 @@ def human_readable_int(text: str, *, field_name: str) -> int:
 
 # flag -> (ServeConfig field, how its value is read): derived from the one flag table
 _FLAGS = PARSE_KINDS
-FLAGS_FILE = Path(__file__).with_name("vllm_flags.json")  # scripts/gen_vllm_flags.py, from vLLM's parser
 SUGGESTION_CUTOFF = 0.75  # difflib ratio: one or two letters swapped, dropped or respelt
-
-
-@cache
-def _flag_releases() -> tuple[tuple[tuple[int, ...], frozenset[str]], ...]:
-    data = json.loads(FLAGS_FILE.read_text(encoding="utf-8"))
-    return tuple(
-        (tuple(int(x) for x in version.split(".")[:3]), frozenset(flags))
-        for version, flags in data["releases"].items()
-    )
-
-
-def release_flags(vllm_version: str | None) -> frozenset[str]:
-    """The options `vllm serve` of this release has: those of the newest release read at or before it
-    (the oldest read for anything older)."""
-    wanted = rules_for(vllm_version).version_tuple
-    releases = _flag_releases()
-    chosen = releases[0][1]
-    for version, flags in releases:
-        if version <= wanted:
-            chosen = flags
-    return chosen
 
 
 def vllm_flags(vllm_version: str | None) -> frozenset[str]:

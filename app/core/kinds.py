@@ -8,12 +8,9 @@ kind (a compressed cache, an indexer, a new linear attention) is one subclass re
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from app.core.specs import LayerKind, ModelSpec
-
-if TYPE_CHECKING:  # kv.Group carries a kind; the kinds only read its window and chunk
-    from app.core.kv import Group
 
 
 def cdiv(a: int, b: int) -> int:
@@ -139,3 +136,46 @@ def kind_spec(kind: LayerKind | str) -> KindSpec:
 def attention_layer_count(kinds: list[LayerKind]) -> int:
     """Layers that cache K and V per token (the seed's L): e.g. 12 full + 12 sliding + 4 Mamba -> 24."""
     return sum(1 for kind in kinds if KIND_SPECS[kind].attention and KIND_SPECS[kind].holds_kv)
+
+
+@dataclass(frozen=True)
+class Group:
+    """A KV-cache group: layers of one kind sharing a block table."""
+
+    kind: LayerKind
+    num_layers: int
+    page_size_bytes: int  # per layer per block
+    window_tokens: int | None = None
+    chunk_tokens: int | None = None
+    # when this group's block holds more tokens than the layout's (page sizes unified, §3.4)
+    block_size_tokens: int | None = None
+    # one page per layer when the group's layers differ (UniformTypeKVCacheSpecs); else all page_size_bytes
+    layer_pages_bytes: tuple[int, ...] = ()
+    checkpoint_blocks: int = 0  # Mamba groups: MambaSpec.num_prefill_checkpoint_blocks ("align" mode)
+
+    @property
+    def bytes_per_block(self) -> int:
+        """One block of every layer of the group."""
+        return (
+            sum(self.layer_pages_bytes) if self.layer_pages_bytes else self.page_size_bytes * self.num_layers
+        )
+
+    @property
+    def spec(self) -> KindSpec:
+        return KIND_SPECS[self.kind]
+
+    @property
+    def holds_kv(self) -> bool:
+        return self.spec.holds_kv
+
+    def blocks_per_request(
+        self, *, max_model_len: int, block_size: int, inflight_tokens: int, prefix_caching: bool
+    ) -> int:
+        """`cdiv(max_memory_usage_bytes(spec), page)` for one request at max_model_len (reference §3.3)."""
+        return self.spec.blocks_per_request(
+            group=self,
+            max_model_len=max_model_len,
+            block_size=block_size,
+            inflight_tokens=inflight_tokens,
+            prefix_caching=prefix_caching,
+        )

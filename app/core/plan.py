@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml  # type: ignore[import-untyped]  # no types-PyYAML in the lock file
-
 from app.core import catalog
 from app.core.errors import PlannerError
+from app.core.quantization_names import QUANTIZATION_FLAGS_FILE as QUANTIZATION_FLAGS_FILE
+from app.core.quantization_names import quantization_rows
+from app.core.quantization_names import vllm_quantization_name as vllm_quantization_name
 from app.core.specs import GIB, DeviceSpec, ModelSpec, QuantSpec
 from app.core.text import Text
-
-QUANTIZATION_FLAGS_FILE = Path(__file__).with_name("quantization_flags.yaml")
 
 
 def _quantization_flags(path: Path) -> dict[str, QuantSpec]:
@@ -22,8 +21,10 @@ def _quantization_flags(path: Path) -> dict[str, QuantSpec]:
     E.g. ``awq: {method: int4, group_size: 128}`` reads as int4 weights in groups of 128 that vLLM
     reports as "awq"; ``nvfp4`` (a format people type) as modelopt_fp4 with groups of 16.
     """
-    rows = yaml.safe_load(path.read_text(encoding="utf-8"))
-    return {name: QuantSpec.model_validate({"source_name": name, **row}) for name, row in rows.items()}
+    return {
+        name: QuantSpec.model_validate({"source_name": name, **row})
+        for name, row in quantization_rows(path).items()
+    }
 
 
 # `--quantization NAME` on an unquantized checkpoint: vLLM quantizes online (fp8) or expects a
@@ -40,15 +41,6 @@ def resolve_model(name_or_path: str) -> ModelSpec:
     if ("/" in text or text.endswith(".json")) and path.exists():
         return catalog.load_model_config_file(path)
     return catalog.find_model(text)
-
-
-def vllm_quantization_name(name: str | None) -> str | None:
-    """An alias as the method vLLM knows (nvfp4 -> modelopt_fp4), so a rendered command runs; other names
-    unchanged."""
-    if not name:
-        return None
-    known = QUANTIZATION_FLAGS.get(name.lower())
-    return known.source_name if known is not None else name
 
 
 def apply_quantization_flag(model: ModelSpec, quantization: str | None) -> ModelSpec:

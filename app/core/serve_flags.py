@@ -24,6 +24,9 @@ from typing import TYPE_CHECKING, Literal
 
 from annotated_types import Interval
 
+from app.core.quantization_names import vllm_quantization_name
+from app.core.release_flags import release_flags
+
 if TYPE_CHECKING:  # the table is imported by specs.py, so the types it renders are only annotations
     from app.core.specs import ServeConfig
     from app.core.versions import VersionRules
@@ -100,8 +103,6 @@ def _chunked_prefill(serve: ServeConfig, rules: VersionRules) -> list[str]:
 
 
 def _quantization(serve: ServeConfig, rules: VersionRules) -> list[str]:
-    from app.core.plan import vllm_quantization_name  # plan imports the specs, which import this table
-
     return [f"--quantization {vllm_quantization_name(serve.quantization)}"] if serve.quantization else []
 
 
@@ -154,7 +155,6 @@ def _with_lora(inner: Renderer) -> Renderer:
 
 
 def _mm_processor_cache(serve: ServeConfig, rules: VersionRules) -> list[str]:
-    from app.core.command import release_flags  # the command module imports this table
 
     value, default = serve.mm_processor_cache_gb, type(serve).model_fields["mm_processor_cache_gb"].default
     if value == default or "--mm-processor-cache-gb" not in release_flags(rules.version):
@@ -163,7 +163,6 @@ def _mm_processor_cache(serve: ServeConfig, rules: VersionRules) -> list[str]:
 
 
 def _async_scheduling(serve: ServeConfig, rules: VersionRules) -> list[str]:
-    from app.core.command import release_flags  # the command module imports this table
 
     value = serve.async_scheduling
     if value is None or value == rules.async_scheduling_default:
