@@ -34,6 +34,42 @@ SIGLIP_PROJECTOR_ARCHITECTURES = frozenset({"Gemma3ForConditionalGeneration"})
 # Mistral-Small-3.1 / Magistral-Small-2509 / Devstral-2 (mistral3.py): a Pixtral tower and its projector
 PIXTRAL_ARCHITECTURES = frozenset({"Mistral3ForConditionalGeneration"})
 PIXTRAL_MODEL_TYPES = frozenset({"pixtral"})
+# Llama-4 Scout / Maverick (mllama4.py Llama4ForConditionalGeneration): Llama4VisionModel and its projector
+LLAMA4_VISION_MODEL_TYPES = frozenset({"llama4_vision_model"})
+# Gemma-4 (gemma4_mm.py Gemma4ForConditionalGeneration): transformers' Gemma4VisionModel and embed_vision
+GEMMA4_VISION_MODEL_TYPES = frozenset({"gemma4_vision"})
+# transformers 5.20.2 config class defaults, which fill the keys a vision_config leaves out:
+# models/llama4/configuration_llama4.py Llama4VisionConfig
+LLAMA4_VISION_DEFAULTS = dict(
+    zip(
+        ("hidden_size", "intermediate_size", "num_hidden_layers", "patch_size", "image_size", "num_channels"),
+        (768, 5632, 34, 14, 448, 3),
+        strict=True,
+    ),
+    projector_input_dim=4096,
+    projector_output_dim=4096,
+    vision_output_dim=7680,
+)
+# models/gemma4/configuration_gemma4.py Gemma4VisionConfig
+GEMMA4_VISION_DEFAULTS = {
+    **dict(zip(("hidden_size", "intermediate_size", "num_hidden_layers"), (768, 3072, 16), strict=True)),
+    **dict(zip(("num_attention_heads", "num_key_value_heads", "head_dim"), (12, 12, 64), strict=True)),
+    "patch_size": 16,
+    "position_embedding_size": 10 * 1024,
+}
+# Gemma4ClippableLinear holds 4 scalar clip bounds (input/output min/max) with ``use_clipped_linears``;
+# a vision layer has 7 of them (q/k/v/o, gate/up/down)
+GEMMA4_CLIP_BOUNDS_PER_LAYER = 7 * 4
+# Kimi-K2.5 / K2.6 (kimi_k25.py KimiK25ForConditionalGeneration): MoonViT3dPretrainedModel and its projector
+MOONVIT3D_ARCHITECTURES = frozenset({"KimiK25ForConditionalGeneration"})
+# transformers 5.20.2 models/kimi_k25/configuration_kimi_k25.py Kimi_K25VisionConfig defaults
+MOONVIT3D_DEFAULTS = {
+    "hidden_size": 1152,
+    "intermediate_size": 4304,
+    "num_hidden_layers": 27,
+    "patch_size": 14,
+}
+MOONVIT3D_POS_EMB_DEFAULT = 64
 
 
 def _block(hidden: int, intermediate: int) -> int:
@@ -52,6 +88,15 @@ def _dim(vision: Mapping[str, Any], key: str, *, default: int | None = None, min
     if value is None and default is not None:
         return default
     return _as_int(f"vision_config.{key}", value, minimum=minimum, maximum=MAX_DIM)
+
+
+def _dims(vision: Mapping[str, Any], defaults: Mapping[str, int]) -> dict[str, int]:
+    """The ``vision_config`` integers a layout reads, each defaulting as its config class does (a layer
+    count may be 0)."""
+    return {
+        key: _dim(vision, key, default=value, minimum=0 if key == "num_hidden_layers" else 1)
+        for key, value in defaults.items()
+    }
 
 
 def _qwen3_vl_tower(vision: Mapping[str, Any]) -> int:
@@ -129,6 +174,111 @@ def _pixtral_tower(vision: Mapping[str, Any], *, text_hidden: int, merge: int, p
     return layers * block + channels * patch * patch * h + h + projector
 
 
+def _llama4_tower(vision: Mapping[str, Any], *, text_hidden: int) -> int:
+    """mllama4.py Llama4VisionModel and Llama4MultiModalProjector: Llama4UnfoldConvolution (c x p x p -> h,
+    no bias), class embedding h, (image / p)^2 + 1 position embeddings, LayerNorms pre and post 2 x 2h,
+    ``num_hidden_layers`` ``_block`` layers (biased qkv/o and fc1/fc2), the Llama4VisionPixelShuffleMLP
+    adapter (fc1 i -> projector_input_dim, fc2 -> projector_output_dim, biased with
+    ``multi_modal_projector_bias``) and the projector linear_1 vision_output_dim x text (no bias).
+
+    E.g. Llama-4-Scout (h 1,408, i 5,632, 34 layers, p 14, image 336, 4,096 / 4,096 / 4,096, text 5,120):
+    34 x 23,807,872 + 827,904 + 1,408 + 577 x 1,408 + 5,632 + (5,632 x 4,096 + 4,096^2) + 4,096 x 5,120 =
+    871,932,416."""
+    d = _dims(vision, LLAMA4_VISION_DEFAULTS)
+    h, inner, patch, image, channels = (
+        d[k] for k in ("hidden_size", "intermediate_size", "patch_size", "image_size", "num_channels")
+    )
+    layers, adapter_in, adapter_out = (
+        d["num_hidden_layers"],
+        d["projector_input_dim"],
+        d["projector_output_dim"],
+    )
+    vision_out = d["vision_output_dim"]
+    adapter = inner * adapter_in + adapter_in * adapter_out
+    if vision.get("multi_modal_projector_bias") is True:
+        adapter += adapter_in + adapter_out
+    embeddings = channels * patch * patch * h + h + ((image // patch) ** 2 + 1) * h
+    return layers * _block(h, inner) + embeddings + 4 * h + adapter + vision_out * text_hidden
+
+
+def _gemma4_tower(vision: Mapping[str, Any], *, text_hidden: int) -> int:
+    """transformers 5.20.2 models/gemma4/modeling_gemma4.py Gemma4VisionModel (vLLM builds it with
+    AutoModel.from_config) and gemma4_mm.py Gemma4MultimodalEmbedder: patch_embedder input_proj 3 x p^2 x h
+    and a (2, position_embedding_size, h) position table; per layer q/k/v/o (heads x head_dim, no bias),
+    q_norm / k_norm head_dim each (v_norm has no scale), a gated MLP 3 h i (no bias) and four RMSNorms 4h;
+    std_bias / std_scale 2h with ``standardize`` (checkpoint buffers); embedding_projection h x text (no
+    bias; its pre-norm has no weight).
+
+    E.g. Gemma-4-31B (h 1,152, i 4,304, 27 layers, 16 / 16 heads of 72, p 16, 10,240 positions, text 5,376):
+    27 x 20,187,792 + 884,736 + 23,592,960 + 2,304 + 6,193,152 = 575,743,536."""
+    d = _dims(vision, GEMMA4_VISION_DEFAULTS)
+    h, inner, layers, patch = (
+        d["hidden_size"],
+        d["intermediate_size"],
+        d["num_hidden_layers"],
+        d["patch_size"],
+    )
+    heads, kv_heads, head_dim = d["num_attention_heads"], d["num_key_value_heads"], d["head_dim"]
+    positions = d["position_embedding_size"]
+    attention = 2 * h * heads * head_dim + 2 * h * kv_heads * head_dim + 2 * head_dim
+    layer = attention + 3 * h * inner + 4 * h
+    if vision.get("use_clipped_linears") is True:
+        layer += GEMMA4_CLIP_BOUNDS_PER_LAYER
+    standardize = 2 * h if vision.get("standardize") is True else 0
+    embedder = 3 * patch * patch * h + 2 * positions * h
+    return layers * layer + embedder + standardize + h * text_hidden
+
+
+def _moonvit_dim(vision: Mapping[str, Any], key: str) -> int:
+    """A MoonViT size: the config class's name, else the checkpoint's ``vt_`` spelling, else the default."""
+    if vision.get(key) is None and vision.get(f"vt_{key}") is not None:
+        return _dim(vision, f"vt_{key}", minimum=0)
+    return _dim(vision, key, default=MOONVIT3D_DEFAULTS[key], minimum=0)
+
+
+def _moonvit3d_tower(vision: Mapping[str, Any], *, text_hidden: int) -> int:
+    """kimi_k25_vit.py MoonViT3dPretrainedModel and KimiK25MultiModalProjector ("patchmerger"): Conv2d patch
+    embedding (3 x p x p -> h, biased), a learned H x W x h position table (its time table is a
+    non-persistent sin-cos buffer), ``num_hidden_layers`` MoonViTEncoderLayer (LayerNorms, biased wqkv / wo
+    and fc0 / fc1: ``_block``), a final LayerNorm 2h; the projector's LayerNorm 2h, linear_1 m x m and
+    linear_2 m x text (m = h x merge_h x merge_w, biased). Other norm/bias/projector variants count 0.
+
+    E.g. Kimi-K2.5 (h 1,152, i 4,304, 27 layers, p 14, 64 x 64 positions, merge 2 x 2, text 7,168):
+    27 x 15,239,504 + 678,528 + 4,718,592 + 2,304 + (2,304 + 21,238,272 + 33,037,312) = 471,143,920."""
+    variant = (
+        vision.get("norm_type", "layernorm"),
+        vision.get("attn_bias", True),
+        vision.get("linear_bias", True),
+        vision.get("qkv_hidden_size"),
+        vision.get("mm_projector_type", "patchmerger"),
+    )
+    if variant != ("layernorm", True, True, None, "patchmerger"):
+        return 0
+    h = _moonvit_dim(vision, "hidden_size")
+    inner = _moonvit_dim(vision, "intermediate_size")
+    layers = _moonvit_dim(vision, "num_hidden_layers")
+    patch = _moonvit_dim(vision, "patch_size")
+    # _get_pos_emb_size: the legacy init_pos_emb_* keys first
+    grid = [
+        _dim(
+            vision,
+            f"init_pos_emb_{side}",
+            default=_dim(vision, f"pos_emb_{side}", default=MOONVIT3D_POS_EMB_DEFAULT),
+        )
+        for side in ("height", "width")
+    ]
+    kernel = vision.get("merge_kernel_size", [2, 2])
+    if not (isinstance(kernel, list) and len(kernel) == 2):
+        return 0
+    merged = h * _as_int("vision_config.merge_kernel_size", kernel[0], minimum=1, maximum=MAX_DIM)
+    merged *= _as_int("vision_config.merge_kernel_size", kernel[1], minimum=1, maximum=MAX_DIM)
+    patch_embed = 3 * patch * patch * h + h + grid[0] * grid[1] * h
+    projector = 2 * h + merged * merged + merged + merged * text_hidden + text_hidden
+    if vision.get("patch_embed_proj_bias") is False:
+        patch_embed -= h
+    return layers * _block(h, inner) + patch_embed + 2 * h + projector
+
+
 def vision_tower_params(cfgs: _Configs, *, architecture: str, text_hidden: int) -> int:
     """Parameters of the tower (and its projector) vLLM builds from ``vision_config``; 0 without one or
     for a layout not modelled here.
@@ -152,4 +302,10 @@ def vision_tower_params(cfgs: _Configs, *, architecture: str, text_hidden: int) 
         )
         bias = cfgs.top.get("multimodal_projector_bias") is True
         return _pixtral_tower(vision, text_hidden=text_hidden, merge=merge, projector_bias=bias)
+    if vision.get("model_type") in LLAMA4_VISION_MODEL_TYPES:
+        return _llama4_tower(vision, text_hidden=text_hidden)
+    if vision.get("model_type") in GEMMA4_VISION_MODEL_TYPES:
+        return _gemma4_tower(vision, text_hidden=text_hidden)
+    if architecture in MOONVIT3D_ARCHITECTURES:
+        return _moonvit3d_tower(vision, text_hidden=text_hidden)
     return 0
