@@ -125,3 +125,12 @@ def test_moonvit_variant_not_modelled_counts_zero() -> None:
         model_spec_from_hf_config(dict(config, vision_config=smaller), name="k2.5-26").vision_params
         == 455_904_416
     )
+
+
+def test_llama4_qk_norm_has_no_weight() -> None:
+    # vLLM 0.33.0 models/llama4.py: Llama4Attention.qk_norm = RMSNorm(head_dim, has_weight=False), so
+    # Scout's use_qk_norm adds nothing; counting a q and a k scale would add 48 layers x 2 x 128 = 12,288
+    config = _real("meta-llama__Llama-4-Scout-17B-16E-Instruct.config.json")
+    assert config["text_config"]["use_qk_norm"] is True
+    without = dict(config, text_config=dict(config["text_config"], use_qk_norm=False))
+    assert param_breakdown(config).total == param_breakdown(without).total

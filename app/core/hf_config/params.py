@@ -48,6 +48,9 @@ UNGATED_MLP_MODEL_TYPES = frozenset(
 QKV_BIAS_MODEL_TYPES = frozenset({"qwen2", "qwen2_moe"})
 # Models with per-head RMSNorm on q and k (head_dim weights each). Parameter count only.
 QK_NORM_MODEL_TYPES = frozenset({"qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma3"})
+# q/k norms with no learned scale: vLLM 0.33.0 models/llama4.py builds Llama4Attention.qk_norm as
+# RMSNorm(has_weight=False), so `use_qk_norm` adds no parameters (Scout: not 48 x 2 x 128 = 12,288)
+WEIGHTLESS_QK_NORM_MODEL_TYPES = frozenset({"llama4_text"})
 # gpt-oss: attention sinks (one per head), biased experts (gate_up 2 x I + down H per expert) and a
 # biased router (vLLM gpt_oss.py; transformers GptOssExperts / GptOssTopKRouter). 116,829,156,672
 # parameters for gpt-oss-120b.
@@ -224,7 +227,7 @@ def _attention_params(cfgs: _Configs, g: _Geometry) -> tuple[int, int]:
         _flag(text, "use_qk_norm")
         or _flag(text, "qk_layernorm")
         or cfgs.text_model_type in QK_NORM_MODEL_TYPES
-    ):
+    ) and cfgs.text_model_type not in WEIGHTLESS_QK_NORM_MODEL_TYPES:
         params += 2 * g.head_size
     return params, 0
 
