@@ -14,10 +14,10 @@ from app.core.perf.bench_args import BenchArgs, request_lengths, send_times
 from app.core.perf.cluster import RunComparison, fit_cluster
 from app.core.perf.paste import bench_fields, parse_paste
 from app.core.perf.physics import step_physics, step_seconds
-from app.core.perf.predict import fit_for, performance
+from app.core.perf.predict import Performance, fit_for, performance
 from app.core.perf.rates import attended, rates_of, stage_seconds
 from app.core.perf.schedule import Workload
-from app.core.specs import ServeConfig
+from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
 
 # vLLM issue 9722 (https://github.com/vllm-project/vllm/issues/9722), the first block as pasted there
 ISSUE_9722 = """Traffic request rate: inf
@@ -178,6 +178,14 @@ def test_cluster_factor_is_the_median_run_ratio() -> None:
     assert fit.factor("ttft") == 1.0  # nothing measured: no factor
 
 
+def _steady(model: ModelSpec, device: DeviceSpec, serve: ServeConfig, workload: Workload) -> Performance:
+    """The Speed section's steady state for this configuration at vLLM 0.19.0 (no capacity curve)."""
+    est = estimate(model=model, device=device, serve=serve, vllm_version="0.19.0")
+    return performance(
+        estimate=est, model=model, device=device, serve=serve, workload=workload, with_curve=False
+    )
+
+
 def test_pp_does_not_cut_tpot(llama70: tuple) -> None:
     # issue 23: Llama-3.1-70B fp8 TP 8 at 27 clients printed PP 1/2/4/8 TPOT 14.0/7.1/3.7/1.97 ms. A token
     # crosses the stages in turn and V1 does not reschedule a request in flight: PP 2 must not fall below
@@ -186,15 +194,7 @@ def test_pp_does_not_cut_tpot(llama70: tuple) -> None:
     tpots = []
     for pp in (1, 2, 4):
         serve = ServeConfig(tensor_parallel_size=8, pipeline_parallel_size=pp, max_model_len=4096)
-        est = estimate(model=model, device=device, serve=serve, vllm_version="0.19.0")
-        perf = performance(
-            estimate=est,
-            model=model,
-            device=device,
-            serve=serve,
-            workload=Workload(input_tokens=1024, output_tokens=1024, concurrency=27),
-            with_curve=False,
-        )
+        perf = _steady(model, device, serve, Workload(input_tokens=1024, output_tokens=1024, concurrency=27))
         tpots.append(perf.tpot_ms.expected)
     assert tpots[1] >= 0.9 * tpots[0] and tpots[2] >= 0.9 * tpots[0]
     assert tpots[0] < tpots[1] < tpots[2]
@@ -257,13 +257,6 @@ def test_steady_state_counts_busy_dp_ranks_only() -> None:
     rows = {}
     for dp in (1, 8):
         serve = ServeConfig(data_parallel_size=dp, max_model_len=4096)
-        est = estimate(model=model, device=device, serve=serve, vllm_version="0.19.0")
-        perf = performance(
-            estimate=est,
-            model=model,
-            device=device,
-            serve=serve,
-            workload=Workload(input_tokens=512, output_tokens=64, concurrency=1),
-        )
+        perf = _steady(model, device, serve, Workload(input_tokens=512, output_tokens=64, concurrency=1))
         rows[dp] = perf.output_tokens_per_s
     assert rows[8] == pytest.approx(rows[1])

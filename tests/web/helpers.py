@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import html
 import re
+from typing import TYPE_CHECKING
 
 from app.core.catalog import find_device, find_model
 from app.core.estimate import estimate
 from app.core.result import Estimate, Range
 from app.core.specs import GIB, ServeConfig
 from app.web.format import gib, integer
+
+if TYPE_CHECKING:
+    from fastapi.testclient import TestClient
 
 NUMBER_IDS = ("n-kv-bytes", "n-kv-tokens", "n-concurrency", "n-max-model-len")
 
@@ -68,3 +72,49 @@ def unusable_block(page: str) -> str:
     """The verdict's list of unusable inputs (HTML), where the page shows them instead of a result."""
     start = page.index('data-unusable="')
     return page[start : page.index("</ul>", start)]
+
+
+RECOMMEND_HX = {"HX-Request": "true", "HX-Target": "recommend-slot"}
+
+
+def flat_text(fragment: str) -> str:
+    """A fragment's text: tags stripped, entities decoded, whitespace folded."""
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", fragment))).strip()
+
+
+def verdict_box(page: str) -> str:
+    return page[page.index('id="verdict"') : page.index('class="model-note"')]
+
+
+def verdict_changes(client: TestClient, page: str) -> tuple[list[str], list[str], str]:
+    """Follow the verdict box's list the way static/app.js does: the box's slot is tagged with the inputs
+    it shows, the recommend slot asks with that tag, and the answer fills the box out of band.
+
+    Returns (the box's listed steps, the recommendation's applied step titles, the recommend fragment).
+    """
+    box = verdict_box(page)
+    tag = re.search(r'id="verdict-changes" class="verdict-changes" data-for="([0-9a-f]{8})"', box)
+    slot = re.search(r'<div id="recommend-slot"[^>]*>', page)
+    assert tag is not None and slot is not None
+    assert f'hx-vals=\'{{"verdict_changes": "{tag.group(1)}"}}\'' in slot.group(0)
+    state = re.search(r'id="planner-state" name="state" form="command-form" value="([^"]*)"', page)
+    assert state is not None
+    rec = client.post(
+        "/recommend",
+        data={"state": html.unescape(state.group(1)), "verdict_changes": tag.group(1)},
+        headers=RECOMMEND_HX,
+    )
+    assert rec.status_code == 200
+    oob = re.search(
+        rf'<div id="verdict-changes" class="verdict-changes" data-for="{tag.group(1)}" hx-swap-oob="true">'
+        r"(.*?)</div>",
+        rec.text,
+        re.S,
+    )
+    assert oob is not None  # the answer carries the same tag back
+    listed = [flat_text(li) for li in re.findall(r"<li>(.*?)</li>", oob.group(1), re.S)]
+    applied = [
+        flat_text(h)
+        for h in re.findall(r'<li class="step step-applied"[^>]*>\s*<h4>(.*?) — ', rec.text, re.S)
+    ]
+    return listed, applied, rec.text

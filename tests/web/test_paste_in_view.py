@@ -17,6 +17,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from fastapi.testclient import TestClient
 
+from tests.web.helpers import RECOMMEND_HX, flat_text, verdict_box, verdict_changes
+
 DOCKER = (
     "docker run --gpus all -p 8000:8000 vllm/vllm-openai:v0.19.0 --model Qwen/Qwen3-8B --max-model-len 32768"
 )
@@ -163,11 +165,6 @@ CASES = [
     "model=meta-llama/Llama-3.1-8B&max_model_len=131072&target_concurrency=32",
     "model=Qwen/Qwen3-30B-A3B&max_model_len=32768&target_concurrency=32",
 ]
-HX = {"HX-Request": "true", "HX-Target": "recommend-slot"}
-
-
-def _text(fragment: str) -> str:
-    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", fragment))).strip()
 
 
 @pytest.mark.parametrize("query", CASES)
@@ -175,33 +172,15 @@ def test_the_verdict_box_lists_the_recommendations_steps(client: TestClient, que
     page = client.get("/?v=1&" + query).text
     verdict = re.search(r'data-verdict="(\w+)"', page)
     assert verdict is not None and verdict.group(1) != "fits"
-    box = page[page.index('id="verdict"') : page.index('class="model-note"')]
+    box = verdict_box(page)
     assert 'id="verdict-changes"' in box  # the slot the recommendation fills
     # the verdict's own fixed list is gone ("Lower the target concurrency or --max-num-seqs" …)
     assert '<ol class="remedies">' not in box
     # the slot asks for the list, tagged with the inputs the box shows; the answer carries the tag back
     # (static/app.js swaps in only an answer for the inputs on screen)
-    tag = re.search(r'id="verdict-changes" class="verdict-changes" data-for="([0-9a-f]{8})"', box)
-    slot = re.search(r'<div id="recommend-slot"[^>]*>', page)
-    assert tag is not None and slot is not None
-    assert f'hx-vals=\'{{"verdict_changes": "{tag.group(1)}"}}\'' in slot.group(0)
-    state = html.unescape(
-        re.search(r'id="planner-state" name="state" form="command-form" value="([^"]*)"', page).group(1)
-    )
-    rec = client.post("/recommend", data={"state": state, "verdict_changes": tag.group(1)}, headers=HX)
-    assert rec.status_code == 200
-    oob = re.search(
-        rf'<div id="verdict-changes" class="verdict-changes" data-for="{tag.group(1)}" hx-swap-oob="true">(.*?)</div>',
-        rec.text,
-        re.S,
-    )
-    assert oob is not None
-    listed = [_text(li) for li in re.findall(r"<li>(.*?)</li>", oob.group(1), re.S)]
-    applied = [
-        _text(h) for h in re.findall(r'<li class="step step-applied"[^>]*>\s*<h4>(.*?) — ', rec.text, re.S)
-    ]
+    listed, applied, rec_text = verdict_changes(client, page)
     assert listed and listed == applied  # same steps, same order, same words
-    final = re.search(r'id="recommend-command"><code>(.*?)</code>', rec.text, re.S)
+    final = re.search(r'id="recommend-command"><code>(.*?)</code>', rec_text, re.S)
     assert final is not None
     for label in listed:  # each listed step's flag is in the recommended command
         flag = re.search(r"\((--[a-z-]+)", label)
@@ -215,9 +194,11 @@ def test_the_70b_lists_on_one_and_two_h100(client: TestClient) -> None:
         state = html.unescape(
             re.search(r'id="planner-state" name="state" form="command-form" value="([^"]*)"', page).group(1)
         )
-        rec = client.post("/recommend", data={"state": state, "verdict_changes": "1"}, headers=HX).text
+        rec = client.post(
+            "/recommend", data={"state": state, "verdict_changes": "1"}, headers=RECOMMEND_HX
+        ).text
         oob = rec[rec.index('id="verdict-changes"') : rec.index("</div>", rec.index('id="verdict-changes"'))]
-        assert [_text(li) for li in re.findall(r"<li>(.*?)</li>", oob)] == [
+        assert [flat_text(li) for li in re.findall(r"<li>(.*?)</li>", oob)] == [
             "Tensor parallelism (--tensor-parallel-size)"
         ]
 
@@ -226,7 +207,7 @@ def test_a_fitting_configuration_has_no_list_and_asks_for_none(client: TestClien
     page = client.get("/?v=1&model=meta-llama/Llama-3.1-8B&max_model_len=8192").text
     assert 'data-verdict="fits"' in page and 'id="verdict-changes"' not in page
     assert "verdict_changes" not in re.search(r'<div id="recommend-slot"[^>]*>', page).group(0)
-    rec = client.post("/recommend", data={"state": "v=1&max_model_len=8192"}, headers=HX).text
+    rec = client.post("/recommend", data={"state": "v=1&max_model_len=8192"}, headers=RECOMMEND_HX).text
     assert 'id="verdict-changes"' not in rec  # nothing swapped out of band when not asked
 
 

@@ -10,7 +10,7 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
-HX = {"HX-Request": "true", "HX-Target": "recommend-slot"}
+from tests.web.helpers import RECOMMEND_HX, verdict_box, verdict_changes
 
 REFUSALS = [
     # other processes hold 10 GiB of an H100 (79.1 GiB), vLLM 0.33.0 at its default 0.92: it asks for
@@ -38,37 +38,19 @@ REFUSALS = [
 ]
 
 
-def _text(fragment: str) -> str:
-    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", fragment))).strip()
-
-
 @pytest.mark.parametrize(("query", "first", "flag"), REFUSALS)
 def test_the_box_lists_the_recommendations_steps_on_a_refusal(
     client: TestClient, query: str, first: str, flag: str
 ) -> None:
     page = client.get("/?v=1&" + query).text
-    box = page[page.index('id="verdict"') : page.index('class="model-note"')]
+    box = verdict_box(page)
     assert "vLLM refuses" in box
     assert '<ol class="remedies">' not in box  # no list of the box's own
-    tag = re.search(r'id="verdict-changes" class="verdict-changes" data-for="([0-9a-f]{8})"', box)
-    slot = re.search(r'<div id="recommend-slot"[^>]*>', page)
-    assert tag is not None and slot is not None
-    assert f'hx-vals=\'{{"verdict_changes": "{tag.group(1)}"}}\'' in slot.group(0)
-    state = html.unescape(
-        re.search(r'id="planner-state" name="state" form="command-form" value="([^"]*)"', page).group(1)
-    )
-    rec = client.post("/recommend", data={"state": state, "verdict_changes": tag.group(1)}, headers=HX)
-    assert rec.status_code == 200
-    oob = re.search(r'<div id="verdict-changes"[^>]*hx-swap-oob="true">(.*?)</div>', rec.text, re.S)
-    assert oob is not None
-    listed = [_text(li) for li in re.findall(r"<li>(.*?)</li>", oob.group(1), re.S)]
-    applied = [
-        _text(h) for h in re.findall(r'<li class="step step-applied"[^>]*>\s*<h4>(.*?) — ', rec.text, re.S)
-    ]
+    listed, applied, rec_text = verdict_changes(client, page)
     assert listed == applied and listed[0] == first  # one list, the refusal's fix first
     if "device_memory_used_gib" in query:  # raising the utilization would ask for more than is free
         assert "Raise the budget (--gpu-memory-utilization)" not in listed
-    command = re.search(r'id="recommend-command"><code>(.*?)</code>', rec.text, re.S)
+    command = re.search(r'id="recommend-command"><code>(.*?)</code>', rec_text, re.S)
     assert command is not None and flag in html.unescape(command.group(1))
 
 
@@ -77,5 +59,7 @@ def test_the_free_memory_fix_reads_in_chinese(client: TestClient) -> None:
     state = html.unescape(
         re.search(r'id="planner-state" name="state" form="command-form" value="([^"]*)"', page).group(1)
     )
-    rec = client.post("/recommend?lang=zh", data={"state": state, "verdict_changes": "1"}, headers=HX).text
+    rec = client.post(
+        "/recommend?lang=zh", data={"state": state, "verdict_changes": "1"}, headers=RECOMMEND_HX
+    ).text
     assert "将预算降到空闲显存以内（--gpu-memory-utilization）" in rec
