@@ -108,7 +108,13 @@ class Run:
         eager_s = eager_s if ctx is not None and ctx.physics.eager else 0.0  # only eager runs launch
         key = (host[0], host[1], factor, eager_s)
         if key not in self.variants:
-            if ctx is None or (factor == 1.0 and not eager_s and _host_never_binds(ctx, *host)):
+            # the shipped prediction stands in only where it was made with this eager time: an eager run's
+            # shipped coefficients carry the shipped eager_layer_s (0.3 ms), so its "0" must be simulated
+            # (taking the shipped one for 0 tied 0 with 0.3 ms and the all-source refit returned 0)
+            shipped_eager = ctx.coefficients.eager_layer_s if ctx is not None and ctx.physics.eager else 0.0
+            if ctx is None or (
+                factor == 1.0 and eager_s == shipped_eager and _host_never_binds(ctx, *host)
+            ):
                 self.variants[key] = self.predicted
             else:
                 coefficients = replace(
@@ -264,7 +270,9 @@ def _fit_host(mode: str, train: dict[str, list[Run]]) -> Correction:
     whose vLLM ran it in series (async scheduling off): where it overlaps the device's (the shared file's
     tuned harness) it is invisible until it outlasts the device's step. It is chosen on what it sets
     (TPOT and throughput): the TTFT overhead, fitted next, is what decides TTFT."""
-    serial = {s: [r for r in rows if r.host_in_series] for s, rows in train.items()}
+    # an --enforce-eager run's step also carries the Python launch of every layer (fitted next, on those
+    # runs): the host's work is chosen on the runs that launch from graphs, so the two are not traded
+    serial = {s: [r for r in rows if r.host_in_series and not _eager(r)] for s, rows in train.items()}
     serial = {s: rows for s, rows in serial.items() if rows}
     best = min(
         (Correction(mode=mode, host=(hs, hr)) for hs in HOST_STEP_GRID for hr in HOST_REQUEST_GRID),
@@ -291,12 +299,14 @@ def _fit_host(mode: str, train: dict[str, list[Run]]) -> Correction:
     )
 
 
+def _eager(run: Run) -> bool:
+    return run.context is not None and run.context.physics.eager
+
+
 def _fit_eager(train: dict[str, list[Run]], base: Correction) -> float:
     """The eager launch time per layer (grid) that minimises the source-weighted TPOT + throughput error
     of the training sources' runs that state --enforce-eager (0 when none does)."""
-    runs = {
-        s: [r for r in rows if r.context is not None and r.context.physics.eager] for s, rows in train.items()
-    }
+    runs = {s: [r for r in rows if _eager(r)] for s, rows in train.items()}
     runs = {s: rows for s, rows in runs.items() if rows}
     if not runs:
         return 0.0
