@@ -59,6 +59,9 @@ MODES = (
     "host+ttft",
     "host+ttft+device",
     "physics",
+    "physics+prefill",
+    "physics+v0",
+    "physics+prefill+v0",
 )
 BAND_LOW_Q = 0.10
 BAND_HIGH_Q = 0.90
@@ -73,7 +76,16 @@ HostPoint = tuple[float, float]
 # training sources' runs of that device
 PLATFORM_GRID = (1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 4.0, 6.0, 8.0)
 CUDA = "cuda"
+DEVICE_MODES = ("host+ttft+device", "physics")
 HOST_MODES = ("host", "physics")  # the modes that re-simulate the runs (host work and what follows it)
+# physics options (suffixes, combinable): "+prefill" gives a device's FLOPs their own factor; "+v0" fits
+# the V0 engine's host work apart from V1's
+PREFILL_OPTION, V0_OPTION = "+prefill", "+v0"
+# V0 (vLLM < 0.8, or VLLM_USE_V1=0): schedule, prepare inputs, sample, detokenise and process outputs in
+# Python between device steps, in series: 0-30 ms a step and 0-400 us a request, chosen on the V0 runs
+# on CUDA devices (a device's own factor is fitted after it, on every run of that device)
+V0_HOST_STEP_GRID = (0.0, 2.5e-3, 5e-3, 10e-3, 15e-3, 20e-3, 30e-3)
+V0_HOST_REQUEST_GRID = (0.0, 50e-6, 100e-6, 200e-6, 400e-6)
 # --enforce-eager: the Python launch of one decoder layer's kernels (physics.Coefficients.eager_layer_s),
 # tried on the training sources' runs that state the flag: 0-400 us a layer
 EAGER_GRID = (0.0, 50e-6, 100e-6, 150e-6, 200e-6, 300e-6, 400e-6)
@@ -101,26 +113,31 @@ class Run:
             return CUDA
         return self.context.cluster.split()[0]  # perf_sources: "<device id> <model> tp<n>"
 
-    def at(self, host: HostPoint, factor: float = 1.0, eager_s: float = 0.0) -> dict[str, float]:
-        """The prediction with this host work, platform device-time factor and eager launch time per layer
-        (simulated once, then kept)."""
+    def at(
+        self, host: HostPoint, factor: float = 1.0, eager_s: float = 0.0, compute: float | None = None
+    ) -> dict[str, float]:
+        """The prediction with this host work, platform device-time factor (and, if given, a separate
+        one for the device's FLOPs) and eager launch time per layer (simulated once, then kept)."""
         ctx = self.context
         eager_s = eager_s if ctx is not None and ctx.physics.eager else 0.0  # only eager runs launch
-        key = (host[0], host[1], factor, eager_s)
+        compute = factor if compute is None else compute
+        key = (host[0], host[1], factor, eager_s, compute)
         if key not in self.variants:
             # the shipped prediction stands in only where it was made with this eager time: an eager run's
             # shipped coefficients carry the shipped eager_layer_s (0.3 ms), so its "0" must be simulated
             # (taking the shipped one for 0 tied 0 with 0.3 ms and the all-source refit returned 0)
             shipped_eager = ctx.coefficients.eager_layer_s if ctx is not None and ctx.physics.eager else 0.0
             if ctx is None or (
-                factor == 1.0 and eager_s == shipped_eager and _host_never_binds(ctx, *host)
+                factor == compute == 1.0 and eager_s == shipped_eager and _host_never_binds(ctx, *host)
             ):
                 self.variants[key] = self.predicted
             else:
                 coefficients = replace(
                     ctx.coefficients, host_step_s=host[0], host_request_s=host[1], eager_layer_s=eager_s
                 )
-                self.variants[key] = ctx.simulate(slower_device(coefficients, factor=factor))
+                self.variants[key] = ctx.simulate(
+                    slower_device(coefficients, factor=factor, compute_factor=compute)
+                )
         return self.variants[key]
 
 
@@ -132,16 +149,28 @@ class Correction:
     kind_factor: tuple[tuple[str, float], ...] = ()  # per-kind mode only
     step_cost_ms: float = 0.0  # step-cost mode: added to every engine step
     host: HostPoint = (0.0, 0.0)  # host modes: the grid point of the host's step work
+    host_v0: HostPoint | None = None  # +v0: the V0 engine's (None: the same as V1's)
     ttft_base_ms: float = -1.0  # host+ttft: the per-request TTFT overhead (< 0: the shipped one)
     ttft_per_token_ms: float = 0.0  # and its part per prompt token (the API server tokenizes the prompt)
     platform: tuple[tuple[str, float], ...] = ()  # host+ttft+device, physics: device-time factor per device
     eager_layer_s: float = 0.0  # physics: the eager launch time per decoder layer
+    # physics+prefill: per device, the factor of its FLOPs (GEMMs, attention) apart from the rest
+    compute_platform: tuple[tuple[str, float], ...] = ()
 
     def predict(self, run: Run) -> dict[str, float]:
         """The run's prediction under this correction."""
         if not self.mode.startswith(HOST_MODES):
             return self.apply(run.predicted)
-        out = dict(run.at(self.host, dict(self.platform).get(run.device_key, 1.0), self.eager_layer_s))
+        device = run.device_key
+        v0 = run.context is not None and run.context.engine == "v0" and self.host_v0 is not None
+        out = dict(
+            run.at(
+                self.host_v0 if v0 and self.host_v0 is not None else self.host,
+                dict(self.platform).get(device, 1.0),
+                self.eager_layer_s,
+                dict(self.compute_platform).get(device),
+            )
+        )
         if self.ttft_base_ms >= 0 and KEYS["ttft"] in out:
             shift = (
                 self.ttft_base_ms + self.ttft_per_token_ms * run.prompt_tokens - run.shipped_ttft_overhead_ms
@@ -280,22 +309,44 @@ def _fit_host(mode: str, train: dict[str, list[Run]]) -> Correction:
     )
     if mode == "host":
         return best
-    platform = _fit_device_time(train, best) if mode in ("host+ttft+device", "physics") else ()
-    eager = _fit_eager(train, replace(best, platform=platform)) if mode == "physics" else 0.0
+    if V0_OPTION in mode:
+        best = _fit_v0_host(train, best)
+    platform = _fit_device_time(train, best) if mode.startswith(DEVICE_MODES) else ()
+    compute = _fit_compute_time(train, replace(best, platform=platform)) if PREFILL_OPTION in mode else ()
+    base = replace(best, platform=platform, compute_platform=compute)
+    eager = _fit_eager(train, base) if mode.startswith("physics") else 0.0
     return min(
         (
             Correction(
                 mode=mode,
                 host=best.host,
+                host_v0=best.host_v0,
                 ttft_base_ms=b,
                 ttft_per_token_ms=k,
                 platform=platform,
                 eager_layer_s=eager,
+                compute_platform=compute,
             )
             for b in TTFT_BASE_GRID_MS
             for k in TTFT_PER_TOKEN_GRID_MS
         ),
         key=lambda c: _train_objective(train, c),
+    )
+
+
+def _fit_v0_host(train: dict[str, list[Run]], v1: Correction) -> Correction:
+    """The V0 engine's host work (grid), chosen on TPOT and throughput of the training sources' V0 runs
+    on CUDA devices (elsewhere a device's factor would trade against it); none: V1's."""
+    runs = {
+        s: [r for r in rows if r.context is not None and r.context.engine == "v0" and r.device_key == CUDA]
+        for s, rows in train.items()
+    }
+    runs = {s: rows for s, rows in runs.items() if rows}
+    if not runs:
+        return v1
+    return min(
+        (replace(v1, host_v0=(hs, hr)) for hs in V0_HOST_STEP_GRID for hr in V0_HOST_REQUEST_GRID),
+        key=lambda c: _train_objective(runs, c, ("tpot", "throughput")),
     )
 
 
@@ -314,6 +365,24 @@ def _fit_eager(train: dict[str, list[Run]], base: Correction) -> float:
         EAGER_GRID,
         key=lambda e: _train_objective(runs, replace(base, eager_layer_s=e), ("tpot", "throughput")),
     )
+
+
+def _fit_compute_time(train: dict[str, list[Run]], base: Correction) -> tuple[tuple[str, float], ...]:
+    """Per device with a device-time factor in ``base``: the factor of its FLOPs alone (grid), with the
+    rest of its step at ``base``'s factor, that minimises the source-weighted TPOT + TTFT + throughput
+    error of the training sources' runs on it. A prompt chunk is GEMMs and attention: what a vendor's
+    GEMM library reaches is not what its memory-bound decode kernels reach (old and new ROCm stacks
+    differ mostly in decode), so TTFT decides this one."""
+    out = []
+    for platform, _factor in base.platform:
+        runs = {s: [r for r in rows if r.device_key == platform] for s, rows in train.items()}
+        runs = {s: rows for s, rows in runs.items() if rows}
+        factor = min(
+            PLATFORM_GRID,
+            key=lambda f: _train_objective(runs, replace(base, compute_platform=((platform, f),))),
+        )
+        out.append((platform, factor))
+    return tuple(out)
 
 
 def _fit_device_time(train: dict[str, list[Run]], host: Correction) -> tuple[tuple[str, float], ...]:
@@ -554,23 +623,28 @@ def main(argv: list[str]) -> int:
     modes = argv[argv.index("--modes") + 1].split(",") if "--modes" in argv else list(MODES)
     if "--fit-only" in argv:  # the first of --modes, chosen by an earlier run: fit on all, band, write
         return _fit_and_write(modes[0], by_source, write_it="--write" in argv)
-    results = {mode: loso(mode, by_source) for mode in modes}
-    if "--cache" in argv:  # keep the variants the fits simulated for the next call
-        with Path(argv[argv.index("--cache") + 1]).open("wb") as fh:
-            pickle.dump(by_source, fh)
     total = sum(len(r) for r in by_source.values())
-    if "--markdown" in argv:
-        print(markdown(results, by_source))
-        return 0
-    print(
-        f"{total} runs from {len(by_source)} sources: "
-        + ", ".join(f"{s} {len(r)}" for s, r in by_source.items())
-    )
-    for mode, result in results.items():
+    markdown_only = "--markdown" in argv
+    if not markdown_only:
+        print(
+            f"{total} runs from {len(by_source)} sources: "
+            + ", ".join(f"{s} {len(r)}" for s, r in by_source.items())
+        )
+    results = {}
+    for mode in modes:  # each mode printed (and the simulated variants kept) as soon as it is done
+        results[mode] = result = loso(mode, by_source)
+        if "--cache" in argv:
+            with Path(argv[argv.index("--cache") + 1]).open("wb") as fh:
+                pickle.dump(by_source, fh)
+        if markdown_only:
+            continue
         print(f"[{mode}] objective {objective(result):.3f} (source-weighted sum of median errors)")
         for source, cells in result.items():
             print(f"  held out {source}: " + "; ".join(f"{k} {_fmt(v)}" for k, v in cells.items()))
-        print("\n".join(summary(result)))
+        print("\n".join(summary(result)), flush=True)
+    if markdown_only:
+        print(markdown(results, by_source))
+        return 0
     allowed = [m for m in modes if m == "none" or shared_tpot_error(results[m]) <= SHARED_TPOT_LIMIT]
     if not allowed:
         print(f"no mode keeps the shared file's TPOT <= {SHARED_TPOT_LIMIT:.0%}")
@@ -611,8 +685,11 @@ def write(correction: Correction, bands: dict[str, tuple[float, float]]) -> None
             host["ttft_per_prompt_token_s"] = correction.ttft_per_token_ms / 1000
     if correction.eager_layer_s:
         host["eager_layer_s"] = correction.eager_layer_s
+    if correction.host_v0 is not None:
+        host["v0_host_step_s"], host["v0_host_request_s"] = correction.host_v0
     payload["host"] = host
     payload["device_time"] = dict(correction.platform)
+    payload["device_compute_time"] = dict(correction.compute_platform)
     payload["host_fitted_by"] = f"bench/perf_loso.py --write: {correction.mode}, every source one vote"
     payload["bench_bands"] = {kind: [lo, hi] for kind, (lo, hi) in bands.items()}
     path.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")

@@ -19,6 +19,7 @@ from app.core.perf.physics import (
     busy_ranks,
     context_cv,
     lockstep_ranks,
+    on_busy_ranks,
 )
 from app.core.perf.rates import StepRates, rates_of, stage_seconds
 from app.core.perf.schedule import KINDS_BOUNDED_BY_WINDOW, KINDS_FIXED_STATE, NULL_BLOCKS
@@ -172,6 +173,7 @@ def simulate_bench(
     # clients than ranks keep only that many ranks busy
     dp = busy_ranks(data_parallel_size=physics.data_parallel_size, clients=args.max_concurrency)
     dp = min(dp, len(prompts))
+    physics = on_busy_ranks(physics, busy=dp)
     prompts, outputs, sends = prompts[::dp], outputs[::dp], sends[::dp]
     concurrency = math.ceil(args.max_concurrency / dp) if args.max_concurrency else None
     limits = engine_limits(

@@ -119,7 +119,10 @@ class StepPhysics:
     bandwidth_bytes_per_s: float
     collectives_per_step: int  # TP all-reduces + EP all-to-alls on this device per step
     collective_bytes_per_token: float  # bytes one of the rank's tokens puts on the wire in the TP all-reduces
-    exchange_bytes_per_token: float  # the same for the data-parallel expert exchange (0 without DP)
+    # the same for the data-parallel expert exchange (0 without DP): a decode token's at the fitted
+    # exchange efficiency (a few tokens' messages, padded across the ranks), a prompt chunk's at the bulk
+    # link efficiency of the TP all-reduces (megabytes a layer: bandwidth-bound)
+    exchange_bytes_per_token: float
     link_bytes_per_s: float  # one direction of the device's interconnect
     layers_on_device: int
     moe_layers_on_device: int
@@ -278,6 +281,28 @@ def busy_ranks(*, data_parallel_size: int, clients: float | None) -> int:
     return max(1, min(data_parallel_size, math.ceil(clients)))
 
 
+def on_busy_ranks(physics: StepPhysics, *, busy: int) -> StepPhysics:
+    """One busy rank's step when only ``busy`` of the data-parallel ranks hold requests (busy_ranks).
+
+    With expert parallel across the DP ranks each device holds 1/dp of the routed experts and computes
+    them for every busy rank's tokens; the counts of step_physics take all dp ranks busy (each device's
+    expert GEMMs see dp ranks' tokens). With ``busy`` of them: the expert FLOPs a rank's token costs a
+    device scale by busy / dp, the experts see ``busy`` ranks' tokens, and only the busy ranks step in
+    lockstep (the idle ones run empty steps). The exchange is unchanged: the busy rank still sends its
+    hidden states to every other rank. E.g. Llama-4-Maverick DP 8 + EP at one client: the 4,096-token
+    prompt's routed experts run 1/8 on each of the 8 devices, not all on the busy one."""
+    dp = physics.data_parallel_size
+    if not physics.num_experts or dp <= 1 or busy >= dp:
+        return physics
+    busy = max(1, busy)
+    return replace(
+        physics,
+        expert_flops_per_token=physics.expert_flops_per_token * busy / dp,
+        moe_tokens_scale=busy,
+        data_parallel_size=busy,
+    )
+
+
 def lockstep_ranks(physics: StepPhysics) -> int:
     """Ranks that step together: the data-parallel ranks of an MoE model (their experts are shared)."""
     return physics.data_parallel_size if physics.num_experts and physics.data_parallel_size > 1 else 1
@@ -333,19 +358,25 @@ class Coefficients:
     eager_layer_s: float = 0.0
 
 
-def slower_device(coefficients: Coefficients, *, factor: float) -> Coefficients:
+def slower_device(
+    coefficients: Coefficients, *, factor: float, compute_factor: float | None = None
+) -> Coefficients:
     """The same coefficients on a platform whose kernels reach ``1 / factor`` of what the fitted family's
-    reach on the same data-sheet bandwidth and tensor rate: every device term of the step (bytes, FLOPs,
-    wire, the per-step, per-layer and per-token floors) lasts ``factor`` times as long; the host's work
-    and the API server's TTFT overhead are CPU work and stay. Worked example: Hopper's fit on an MI300X
-    with factor 2.0 reads its 5.3 TB/s data sheet at 5.3 x 1.0 / 2 = 2.65 TB/s effective."""
-    if factor == 1.0:
+    reach on the same data-sheet bandwidth, and ``1 / compute_factor`` of its tensor rate (default: the
+    same factor). ``factor`` stretches what a decode step is made of: bytes read, wire, the per-step,
+    per-layer and per-token floors (memory-bound kernels, launch latencies, the collective library);
+    ``compute_factor`` the dense and expert GEMMs and attention FLOPs that a prompt chunk is made of
+    (the vendor's GEMM library). The host's work and the API server's TTFT overhead are CPU work and
+    stay. Worked example: Hopper's fit on an MI300X with factor 2.0 and compute factor 1.25 reads its
+    5.3 TB/s data sheet at 5.3 x 1.0 / 2 = 2.65 TB/s and runs its 1,307 TFLOPS at 1,307 / 1.25 = 1,046."""
+    compute = factor if compute_factor is None else compute_factor
+    if factor == 1.0 and compute == 1.0:
         return coefficients
     return replace(
         coefficients,
         bandwidth_efficiency=coefficients.bandwidth_efficiency / factor,
-        compute_efficiency=coefficients.compute_efficiency / factor,
-        moe_compute_efficiency=coefficients.moe_compute_efficiency / factor,
+        compute_efficiency=coefficients.compute_efficiency / compute,
+        moe_compute_efficiency=coefficients.moe_compute_efficiency / compute,
         link_efficiency=coefficients.link_efficiency / factor,
         exchange_efficiency=coefficients.exchange_efficiency / factor,
         step_overhead_s=coefficients.step_overhead_s * factor,
@@ -386,8 +417,10 @@ class StepCost:
     dense_compute_seconds: float
     expert_compute_seconds: float
     collective_seconds: float
-    wire_seconds: float  # the TP all-reduces' bytes at the data-sheet link rate (before link_efficiency)
-    exchange_seconds: float  # the DP expert exchange's bytes at the data-sheet link rate
+    # the TP all-reduces' bytes (and the prompt chunks' DP exchange bytes) at the data-sheet link rate,
+    # before link_efficiency
+    wire_seconds: float
+    exchange_seconds: float  # the decode tokens' DP expert exchange bytes at the data-sheet link rate
     bytes_read: float
     flops: float
 
@@ -426,8 +459,10 @@ def step_seconds(
     dense_compute = dense_flops / (physics.peak_flops_per_s * coefficients.compute_efficiency)
     expert_compute = expert_flops / (physics.peak_flops_per_s * coefficients.moe_compute_efficiency)
     compute = dense_compute + expert_compute
-    wire = tokens * physics.collective_bytes_per_token / physics.link_bytes_per_s
-    exchange = tokens * physics.exchange_bytes_per_token / physics.link_bytes_per_s
+    wire = (
+        tokens * physics.collective_bytes_per_token + prefill_tokens * physics.exchange_bytes_per_token
+    ) / physics.link_bytes_per_s
+    exchange = decode_tokens * physics.exchange_bytes_per_token / physics.link_bytes_per_s
     collective = (
         physics.collectives_per_step * coefficients.collective_latency_s
         + wire / coefficients.link_efficiency

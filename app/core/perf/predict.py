@@ -38,6 +38,7 @@ from app.core.result import Estimate, Range
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Msg, Text
 from app.core.verdicts import refusal_field
+from app.core.versions import rules_for
 
 COEFFICIENTS_FILE = Path(__file__).with_name("coefficients.json")
 MS_PER_S = 1000.0
@@ -83,11 +84,18 @@ class FamilyFit(BaseModel):
     weight_formats: tuple[str, ...]
     devices: tuple[str, ...]
 
-    # this device's kernels against the fitted family's (physics.slower_device; fit_for sets it)
+    # this device's kernels against the fitted family's (physics.slower_device; fit_for sets them): its
+    # step as a whole, and its FLOPs (GEMMs, attention) where they were fitted apart (None: the same)
     device_time_factor: float = 1.0
+    device_compute_factor: float | None = None
+    v0_engine: bool = False  # the release runs the V0 engine: its own host work (v0_host_fit)
 
     def coefficients(self) -> Coefficients:
-        return slower_device(self._family_coefficients(), factor=self.device_time_factor)
+        return slower_device(
+            self._family_coefficients(),
+            factor=self.device_time_factor,
+            compute_factor=self.device_compute_factor,
+        )
 
     def _family_coefficients(self) -> Coefficients:
         return Coefficients(
@@ -103,7 +111,7 @@ class FamilyFit(BaseModel):
             exchange_efficiency=self.exchange_efficiency,
             prefill_queue_factor=self.prefill_queue_factor,
             ttft_overhead_s=self.ttft_overhead_s,
-            **host_fit(),
+            **{**host_fit(), **(v0_host_fit() if self.v0_engine else {})},
         )
 
     def bench_coefficients(self) -> Coefficients:
@@ -122,12 +130,32 @@ def host_fit() -> dict[str, float]:
 
 
 @cache
+def v0_host_fit() -> dict[str, float]:
+    """The V0 engine's host work per step and per request (vLLM before 0.8: scheduling, input
+    preparation, sampling and output processing in Python between device steps, in series), fitted
+    apart from V1's across sources by bench/perf_loso.py's ``+v0``; absent = V1's (host_fit)."""
+    raw = json.loads(COEFFICIENTS_FILE.read_text(encoding="utf-8")).get("host", {})
+    return {
+        name: float(raw[f"v0_{name}"]) for name in ("host_step_s", "host_request_s") if f"v0_{name}" in raw
+    }
+
+
+@cache
 def device_time_fit() -> dict[str, float]:
     """Per device outside CUDA (its catalog id: an MI300X, a 910B), how much longer its device work takes
     than the fitted NVIDIA family's at the same data-sheet rates (physics.slower_device): its kernel
     stack's achieved share of its data sheet, fitted across sources with the source held out by
     bench/perf_loso.py; absent = 1 (the data sheet as the family reaches its own)."""
     raw = json.loads(COEFFICIENTS_FILE.read_text(encoding="utf-8")).get("device_time", {})
+    return {name: float(value) for name, value in raw.items()}
+
+
+@cache
+def device_compute_time_fit() -> dict[str, float]:
+    """Per device outside CUDA, the same for its FLOPs alone (a prompt chunk's GEMMs and attention: the
+    vendor's GEMM library, not its memory-bound decode kernels), fitted by bench/perf_loso.py's
+    ``physics+prefill`` with the rest of the step at device_time_fit's factor; absent = that factor."""
+    raw = json.loads(COEFFICIENTS_FILE.read_text(encoding="utf-8")).get("device_compute_time", {})
     return {name: float(value) for name, value in raw.items()}
 
 
@@ -165,8 +193,12 @@ def fit_for(*, family: str, vllm_version: str, device: str = "") -> tuple[str, F
     key = family + version_band(vllm_version)
     key = key if key in fits else family
     factor = device_time_fit().get(device, 1.0)
-    fit = fits[key] if factor == 1.0 else fits[key].model_copy(update={"device_time_factor": factor})
-    return key, fit
+    compute = device_compute_time_fit().get(device)
+    v0 = rules_for(vllm_version).engine == "v0" and bool(v0_host_fit())
+    if factor == 1.0 and compute is None and not v0:
+        return key, fits[key]
+    update = {"device_time_factor": factor, "device_compute_factor": compute, "v0_engine": v0}
+    return key, fits[key].model_copy(update=update)
 
 
 def device_family(device: DeviceSpec) -> tuple[str, float]:
@@ -297,7 +329,19 @@ def _basis_notes(
                 family=family,
             )
         )
-    if fit.device_time_factor != 1.0:
+    compute = fit.device_compute_factor
+    if compute is not None and compute != fit.device_time_factor:
+        notes.append(
+            Text(
+                "{device}'s kernels take {factor:g}x the device time NVIDIA's reach at the same data-sheet rates "
+                "in decode and {compute:g}x in their matrix multiplications (fitted on public runs of this "
+                "device, each source held out in turn).",
+                device=device.name,
+                factor=fit.device_time_factor,
+                compute=compute,
+            )
+        )
+    elif fit.device_time_factor != 1.0:
         notes.append(
             Text(
                 "{device}'s kernels take {factor:g}x the device time NVIDIA's reach at the same data-sheet rates "

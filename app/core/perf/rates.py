@@ -24,9 +24,9 @@ class StepRates:
     """Seconds of one pipeline stage's step, per unit of what the step carries."""
 
     fixed_s: float  # overheads, collective latencies, dense weights' read, host-offloaded weights
-    per_token_s: float  # GEMMs and all-reduce/exchange bytes per token scheduled (decode or prefill)
-    per_decode_token_s: float  # scheduler/sampler work per decoding sequence
-    per_prefill_token_s: float  # the prompt token's KV written
+    per_token_s: float  # GEMMs and all-reduce bytes per token scheduled (decode or prefill)
+    per_decode_token_s: float  # scheduler/sampler work per decoding sequence, its DP expert exchange
+    per_prefill_token_s: float  # the prompt token's KV written, its DP expert exchange (bulk rate)
     per_context_token_s: float  # a decode token reading one context token's KV (and its attention)
     per_prefill_context_s: float  # attention of one prompt token over one token of its context
     expert_bytes_s: float  # every routed expert's weights read once
@@ -65,10 +65,11 @@ def rates_of(*, physics: StepPhysics, coefficients: Coefficients) -> StepRates:
         fixed_s=fixed,
         per_token_s=physics.gemm_flops_per_token / dense_rate
         + physics.expert_flops_per_token / expert_rate
-        + physics.collective_bytes_per_token / link / coefficients.link_efficiency
+        + physics.collective_bytes_per_token / link / coefficients.link_efficiency,
+        per_decode_token_s=coefficients.token_overhead_s
         + physics.exchange_bytes_per_token / link / coefficients.exchange_efficiency,
-        per_decode_token_s=coefficients.token_overhead_s,
-        per_prefill_token_s=physics.kv_bytes_per_token / bandwidth,
+        per_prefill_token_s=physics.kv_bytes_per_token / bandwidth
+        + physics.exchange_bytes_per_token / link / coefficients.link_efficiency,
         per_context_token_s=physics.kv_bytes_per_token / bandwidth
         + physics.attention_flops_per_context_token / dense_rate,
         per_prefill_context_s=physics.attention_flops_per_context_token / dense_rate,

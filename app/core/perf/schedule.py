@@ -32,6 +32,7 @@ from app.core.perf.physics import (
     layer_floor_s,
     lockstep_factor,
     lockstep_ranks,
+    on_busy_ranks,
     step_seconds,
     with_host,
 )
@@ -142,6 +143,7 @@ def steady_state(
     pool_requests: int,
 ) -> Point:
     dp = busy_ranks(data_parallel_size=physics.data_parallel_size, clients=workload.concurrency)
+    physics = on_busy_ranks(physics, busy=dp)
     inp, out = workload.input_tokens, workload.output_tokens
     clients = max(1.0, workload.concurrency / dp)  # per busy rank
     caps = {"clients": round(clients), "max_num_seqs": max_num_seqs, "kv_pool": pool_requests}

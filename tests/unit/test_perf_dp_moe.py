@@ -1,0 +1,164 @@
+"""Data-parallel expert-parallel MoE physics: the exchange, idle ranks, the prompt chunks' exchange,
+and a device's FLOPs factor apart from the rest of its step."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.catalog import find_device, find_model
+from app.core.estimate import estimate
+from app.core.perf.physics import Coefficients, on_busy_ranks, slower_device, step_physics, step_seconds
+from app.core.perf.predict import (
+    device_compute_time_fit,
+    device_time_fit,
+    fit_for,
+    host_fit,
+    performance,
+    v0_host_fit,
+)
+from app.core.perf.rates import attended, rates_of, stage_seconds
+from app.core.perf.schedule import Workload
+from app.core.specs import ServeConfig
+from app.core.versions import rules_for
+
+MAVERICK = "meta-llama/Llama-4-Maverick-17B-128E-Instruct"
+
+
+@pytest.fixture(scope="module")
+def maverick_dp8() -> tuple:
+    """Llama-4-Maverick at TP 1 x DP 8 with expert parallel on MI355X (moreh-dev's layout, vLLM 0.10.1)."""
+    model, device = find_model(MAVERICK), find_device("amd-mi355x-288gb")
+    serve = ServeConfig(
+        tensor_parallel_size=1, data_parallel_size=8, enable_expert_parallel=True, max_model_len=8192
+    )
+    est = estimate(model=model, device=device, serve=serve, vllm_version="0.10.1")
+    return model, step_physics(estimate=est, model=model, device=device, serve=serve)
+
+
+def test_the_dp_exchange_bytes(maverick_dp8: tuple) -> None:
+    # dispatch + combine on each layer the physics counts as MoE (all 48: Maverick's every-other-layer
+    # experts are not told apart yet), 5,120 bf16 values a token, to the other 7 ranks:
+    # 2 x 48 x 10,240 B x 7 = 6,881,280 B
+    _, physics = maverick_dp8
+    assert physics.exchange_bytes_per_token == 2 * 48 * 5120 * 2 * 7
+    assert physics.collectives_per_step == 2 * 48  # TP 1: no all-reduce, the two all-to-alls a layer
+
+
+def test_one_busy_rank_spreads_its_experts_over_every_device(maverick_dp8: tuple) -> None:
+    # top-1 of 128 experts on 24 layers: 2 x 24 x 3 x 5,120 x 8,192 = 6,039,797,760 FLOPs a token,
+    # which with all 8 ranks busy each device spends on the 8 ranks' tokens for its 16 experts. One
+    # client keeps one rank busy: its token's experts run 1/8 on each device, 754,974,720 FLOPs a device
+    _, physics = maverick_dp8
+    assert physics.expert_flops_per_token == pytest.approx(6_039_797_760)
+    one = on_busy_ranks(physics, busy=1)
+    assert one.expert_flops_per_token == pytest.approx(754_974_720)
+    assert (one.moe_tokens_scale, one.data_parallel_size) == (1, 1)
+    assert one.exchange_bytes_per_token == physics.exchange_bytes_per_token  # it still sends to all 7
+    four = on_busy_ranks(physics, busy=4)
+    assert four.expert_flops_per_token == pytest.approx(6_039_797_760 / 2)
+    assert on_busy_ranks(physics, busy=8) is physics
+
+
+def test_a_prompt_chunks_exchange_moves_at_the_bulk_link_rate(maverick_dp8: tuple) -> None:
+    # decode tokens' exchange at exchange_efficiency (few tokens a message, padded across the ranks); a
+    # 4,096-token chunk's 4,096 x 6,881,280 B = 28.2 GB at the link efficiency of the TP all-reduces
+    _, physics = maverick_dp8
+    coefficients = fit_for(family="hopper", vllm_version="0.10.1")[1].coefficients()
+    link = physics.link_bytes_per_s
+    prefill = step_seconds(
+        physics=physics,
+        coefficients=coefficients,
+        decode_tokens=0,
+        prefill_tokens=4096,
+        decode_context_tokens=0,
+        prefill_context_tokens=2048,
+    )
+    assert prefill.exchange_seconds == 0.0
+    assert prefill.wire_seconds == pytest.approx(4096 * 6_881_280 / link)
+    decode = step_seconds(
+        physics=physics,
+        coefficients=coefficients,
+        decode_tokens=16,
+        prefill_tokens=0,
+        decode_context_tokens=1000,
+        prefill_context_tokens=0,
+    )
+    assert decode.exchange_seconds == pytest.approx(16 * 6_881_280 / link)
+    assert decode.wire_seconds == 0.0
+
+
+def test_rates_give_the_step_model_seconds_with_the_dp_exchange(maverick_dp8: tuple) -> None:
+    # the simulation's folded rates and step_seconds are one physics (a mixed step of 40 decodes at
+    # 1,500 tokens of context and a 2,000-token chunk seeing 1,000 on average), exchange included
+    _, physics = maverick_dp8
+    coefficients = fit_for(family="hopper", vllm_version="0.10.1")[1].coefficients()
+    cost = step_seconds(
+        physics=physics,
+        coefficients=coefficients,
+        decode_tokens=40,
+        prefill_tokens=2000,
+        decode_context_tokens=1500,
+        prefill_context_tokens=1000,
+    )
+    rates = rates_of(physics=physics, coefficients=coefficients)
+    seconds = stage_seconds(
+        rates,
+        decode_tokens=40,
+        decode_context_sum=40 * attended(rates, 1500),
+        prefill_tokens=2000,
+        prefill_context_sum=2000 * attended(rates, 1000),
+    )
+    assert cost.exchange_seconds > 0
+    assert seconds == pytest.approx(cost.seconds, rel=1e-12)
+
+
+def test_a_devices_flops_take_their_own_factor() -> None:
+    # factor 2 for bytes, floors and wire; 1.25 for the GEMMs: Hopper's bandwidth efficiency 1.0 becomes
+    # 0.5 and its compute efficiency 1.0 becomes 0.8 (an MI300X's 1,307 TFLOPS run at 1,046)
+    base = Coefficients(1.0, 1.0, 0.3, 1e-6, 30e-6, 34e-6, 26e-6, 0.46, 7e-6, 0.058, 0.08, 0.03)
+    split = slower_device(base, factor=2.0, compute_factor=1.25)
+    assert (split.bandwidth_efficiency, split.compute_efficiency) == (0.5, 0.8)
+    assert split.moe_compute_efficiency == pytest.approx(0.3 / 1.25)
+    assert split.layer_overhead_s == pytest.approx(60e-6)
+    assert split.link_efficiency == pytest.approx(0.23)
+    same = slower_device(base, factor=2.0)
+    assert same.compute_efficiency == 0.5  # no compute factor: the one factor for everything
+    assert slower_device(base, factor=1.0, compute_factor=1.0) is base
+
+
+def test_a_devices_flops_factor_is_read_with_its_step_factor() -> None:
+    # coefficients.json device_compute_time (bench/perf_loso.py physics+prefill+v0, each source held out):
+    # the MI300X's GEMMs apart from its decode kernels; the Speed note names both factors
+    factors, compute = device_time_fit(), device_compute_time_fit()
+    mi300x = "amd-mi300x-192gb"
+    plain = fit_for(family="hopper", vllm_version="0.19.0")[1].coefficients()
+    on = fit_for(family="hopper", vllm_version="0.19.0", device=mi300x)[1].coefficients()
+    assert on.bandwidth_efficiency == pytest.approx(plain.bandwidth_efficiency / factors[mi300x])
+    assert on.compute_efficiency == pytest.approx(plain.compute_efficiency / compute[mi300x])
+    assert on.moe_compute_efficiency == pytest.approx(plain.moe_compute_efficiency / compute[mi300x])
+    assert compute[mi300x] != factors[mi300x]
+    model, device = find_model("meta-llama/Llama-3.1-8B"), find_device(mi300x)
+    serve = ServeConfig(max_model_len=4096)
+    est = estimate(model=model, device=device, serve=serve, vllm_version="0.19.0")
+    perf = performance(
+        estimate=est,
+        model=model,
+        device=device,
+        serve=serve,
+        workload=Workload(input_tokens=1024, output_tokens=128, concurrency=4),
+        with_curve=False,
+    )
+    assert any("matrix multiplications" in str(note) for note in perf.notes)
+
+
+def test_a_v0_release_takes_the_v0_engines_host_work() -> None:
+    # vLLM 0.6.3 runs the V0 engine (versions.py): its host work per step and per request is the V0 pair
+    # bench/perf_loso.py fitted on the V0 runs on CUDA devices (dstackai, the T4 post, vllm#9722), not V1's
+    v0, v1 = v0_host_fit(), host_fit()
+    assert rules_for("0.6.3").engine == "v0" and rules_for("0.19.0").engine == "v1"
+    old = fit_for(family="hopper", vllm_version="0.6.3")[1].coefficients()
+    new = fit_for(family="hopper", vllm_version="0.19.0")[1].coefficients()
+    assert (old.host_step_s, old.host_request_s) == (v0["host_step_s"], v0["host_request_s"])
+    assert (new.host_step_s, new.host_request_s) == (v1["host_step_s"], v1["host_request_s"])
+    assert old.host_step_s > new.host_step_s
+    assert old.eager_layer_s == new.eager_layer_s  # the rest of the host fit is shared
