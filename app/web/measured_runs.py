@@ -4,6 +4,8 @@ fields and ``bench``) with the measured keys under vLLM's names, or a ``paste`` 
 
 from __future__ import annotations
 
+import json
+
 from pydantic import ConfigDict, Field, ValidationError
 
 from app.core.command import parse_serve_command
@@ -83,10 +85,22 @@ RESULT_HEADER = "serving benchmark result"
 FIGURE_UNITS = ("(ms):", "(tok/s):", "(req/s):")  # a line of figures: the next header starts another run
 
 
+def _json_lines(lines: list[str], first: int) -> int:
+    """How many lines, from ``first``, the --save-result JSON object starting there spans (1 when it does
+    not parse: that line is then named as not a JSON object). vLLM writes it on one line; pasted from
+    an editor or ``jq`` it spans many."""
+    rest = "\n".join(lines[first:])
+    try:
+        _, end = json.JSONDecoder().raw_decode(rest.lstrip())
+    except ValueError:
+        return 1
+    return rest.lstrip()[:end].count("\n") + 1
+
+
 def _chunks(text: str) -> list[tuple[str | None, int, list[str]]]:
     """The box's runs: (the serve command above it, its first line number, its lines). A `vllm serve`
-    line applies to the runs below it; a JSON line (--save-result) is one run; a 'Serving Benchmark
-    Result' header after figures starts the next run."""
+    line applies to the runs below it; a JSON object (--save-result, on one line or many) is one run; a
+    'Serving Benchmark Result' header after figures starts the next run."""
     runs: list[tuple[str | None, int, list[str]]] = []
     command: str | None = None
     current: list[str] = []
@@ -97,20 +111,26 @@ def _chunks(text: str) -> list[tuple[str | None, int, list[str]]]:
             runs.append((command, start, list(current)))
         current.clear()
 
-    for n, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
+    lines = text.splitlines()
+    index = 0
+    while index < len(lines):
+        raw = lines[index]
+        line, n = raw.strip(), index + 1
+        index += 1
         if line.lower().startswith(SERVE_PREFIXES):
             close()
             command, start = line, n + 1
-        elif line.startswith("{") or (
-            RESULT_HEADER in line.lower() and any(unit in x for x in current for unit in FIGURE_UNITS)
-        ):
+        elif line.startswith("{"):
+            close()
+            span = _json_lines(lines, n - 1)
+            start = n
+            current.extend(lines[n - 1 : n - 1 + span])
+            close()
+            index, start = n - 1 + span, n + span
+        elif RESULT_HEADER in line.lower() and any(unit in x for x in current for unit in FIGURE_UNITS):
             close()
             start = n
             current.append(raw)
-            if line.startswith("{"):
-                close()
-                start = n + 1
         else:
             if not current:
                 start = n
@@ -139,7 +159,7 @@ def page_runs(text: str, base: StrictPlannerParams, bench: BenchArgs | None) -> 
         # padded so that a line number in the paste's message is the box's own line number
         paste = "\n" * (start - 1) + "\n".join(lines)
         try:
-            bench_fields(parse_paste(paste if not lines[0].lstrip().startswith("{") else lines[0]))
+            bench_fields(parse_paste(paste if not lines[0].lstrip().startswith("{") else "\n".join(lines)))
         except PlannerError as exc:
             message = exc.message
             if lines[0].lstrip().startswith("{"):
@@ -198,4 +218,6 @@ def page_cluster(params: PlannerParams, bench: BenchArgs | None) -> ClusterFit |
 
 def calibrated_caption(runs: int) -> str:
     """What every speed figure scaled by your cluster's runs says (the page's and the API's wording)."""
+    if runs == 1:
+        return t("calibrated on your 1 run")
     return t("calibrated on your {n} runs", n=runs) if runs else ""
