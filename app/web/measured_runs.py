@@ -61,10 +61,19 @@ def cluster_of(runs: list[MeasuredRun]) -> ClusterFit | None:
     for i, run in enumerate(runs):
         args, measured = _run_inputs(run, i)
         resolved = resolve_strict(run)
+        planned = estimate_for(resolved)
+        if not planned.fits or planned.num_gpu_blocks <= 0:
+            raise PlannerError(
+                f"measured_runs[{i}]",
+                Text(
+                    "the planner says vLLM would not start this run's configuration: give the serve command it "
+                    "ran with (e.g. --gpu-memory-utilization, --max-model-len)"
+                ),
+            )
         try:
             comparisons.append(
                 compare_run(
-                    estimate=estimate_for(resolved),
+                    estimate=planned,
                     model=resolved.model,
                     device=resolved.device,
                     serve=resolved.serve,
@@ -80,6 +89,23 @@ def cluster_of(runs: list[MeasuredRun]) -> ClusterFit | None:
 
 
 PAGE_FIELD = "my_runs"  # the planner page's "Your own runs" box
+
+
+def request_cluster(
+    measured: list[MeasuredRun], box: str, base: PlannerParams, bench: BenchArgs | None
+) -> ClusterFit | None:
+    """/api/performance's cluster: its ``measured_runs`` and the page's ``my_runs`` box together; an
+    error in one of the box's runs names ``my_runs``, not its place in the joined list."""
+    pasted = page_runs(box, base, bench) if box.strip() else []
+    try:
+        return cluster_of([*measured, *pasted])
+    except PlannerError as exc:
+        index = exc.field.removeprefix("measured_runs[").partition("]")[0]
+        if exc.field.startswith("measured_runs[") and index.isdigit() and int(index) >= len(measured):
+            raise PlannerError(PAGE_FIELD, exc.message) from None
+        raise
+
+
 SERVE_PREFIXES = ("vllm serve", "python -m vllm", "python3 -m vllm")
 RESULT_HEADER = "serving benchmark result"
 FIGURE_UNITS = ("(ms):", "(tok/s):", "(req/s):")  # a line of figures: the next header starts another run
@@ -139,10 +165,20 @@ def _chunks(text: str) -> list[tuple[str | None, int, list[str]]]:
     return runs
 
 
-def page_runs(text: str, base: StrictPlannerParams, bench: BenchArgs | None) -> list[MeasuredRun]:
+def planner_only(params: PlannerParams) -> StrictPlannerParams:
+    """The planner's own fields of a request or page that adds its own (fleet, recommend, the API's
+    ``bench`` and ``measured_runs``): what a pasted run's configuration starts from."""
+    planner_fields = StrictPlannerParams.model_fields
+    return StrictPlannerParams.model_validate(
+        {k: v for k, v in params.model_dump().items() if k in planner_fields}
+    )
+
+
+def page_runs(text: str, base: PlannerParams, bench: BenchArgs | None) -> list[MeasuredRun]:
     """The pasted runs of the page's box as measured runs of ``base``'s configuration, each changed by
     the serve command above it; a bad paste is a PlannerError on ``my_runs`` naming the box's line."""
     runs: list[MeasuredRun] = []
+    base = planner_only(base)  # /api/performance's request adds bench and measured_runs (were a 500 here)
     data = {**base.model_dump(), "my_runs": ""}
     for command, start, lines in _chunks(text)[:MAX_MEASURED_RUNS]:
         params = base
@@ -202,18 +238,7 @@ def bench_of(params: PlannerParams) -> BenchArgs | None:
 
 def page_cluster(params: PlannerParams, bench: BenchArgs | None) -> ClusterFit | None:
     """Your cluster's factors from the page's "Your own runs" box (None when it is empty)."""
-    if not params.my_runs.strip():
-        return None
-    planner_fields = StrictPlannerParams.model_fields  # a fleet or recommend page adds its own fields
-    base = StrictPlannerParams.model_validate(
-        {k: v for k, v in params.model_dump().items() if k in planner_fields}
-    )
-    try:
-        return cluster_of(page_runs(params.my_runs, base, bench))
-    except PlannerError as exc:
-        if exc.field.startswith("measured_runs"):  # one of the box's runs: name the box
-            raise PlannerError(PAGE_FIELD, exc.message) from None
-        raise
+    return request_cluster([], params.my_runs, params, bench)
 
 
 def calibrated_caption(runs: int) -> str:

@@ -20,7 +20,7 @@ from app.core.perf.bench_args import BenchArgs
 from app.web.inputs.links import to_query
 from app.web.inputs.params import StrictPlannerParams
 from app.web.inputs.resolve import resolve_strict
-from app.web.measured_runs import MAX_MEASURED_RUNS, MeasuredRun, cluster_of, page_runs
+from app.web.measured_runs import MAX_MEASURED_RUNS, MeasuredRun, request_cluster
 from app.web.speed.service import bench_of, performance_for
 
 router = APIRouter(prefix="/api", tags=["api"])
@@ -72,11 +72,8 @@ def performance_post(params: PerformanceRequest) -> dict[str, Any]:
     bench = params.bench or bench_of(params)
     params = _workload_of_bench(params, bench)
     resolved = resolve_strict(params)
-    runs = [
-        *params.measured_runs,
-        *(page_runs(params.my_runs, params, bench) if params.my_runs.strip() else []),
-    ]
-    perf = performance_for(resolved, bench=bench, cluster=cluster_of(runs))
+    cluster = request_cluster(params.measured_runs, params.my_runs, params, bench)
+    perf = performance_for(resolved, bench=bench, cluster=cluster)
     return {
         **perf.model_dump(),
         "inputs": {
