@@ -9,9 +9,9 @@ another serve command of the same model are another cluster. (bench/perf_sources
 figure groups by device, model and TP only, which mixes releases and server flags: dstackai's 405B
 H100 runs hold 7 server configurations.)
 
-Every run goes through the web API's own path (app.web.measured_runs): the row becomes a measured run
-(the planner's fields from its serve config, its bench arguments, its measured keys), is resolved and
-estimated as /api/performance does, and is simulated with the shipped coefficients (compare_run). The
+Every run goes through the web API's own path (app.web.measured_runs.compared_run): the row becomes a
+measured run (the planner's fields from its serve config, its bench arguments, its measured keys), is
+resolved and estimated as /api/performance does, and is simulated with the shipped coefficients. The
 left-out run's prediction is its own simulation times the factors fitted on the others (fit_cluster),
 which is what /api/performance answers for it with the others as ``measured_runs``; ``--http`` checks
 that with one real POST per deployment (TestClient) and prints the largest difference.
@@ -40,11 +40,9 @@ import perf_sources as S
 
 from app.core.errors import PlannerError
 from app.core.perf.cluster import MeasuredKeys, RunComparison, fit_cluster
-from app.core.perf.predict import compare_run
 from app.core.perf.simulate import SimulationError
 from app.web.inputs.params import serve_values
-from app.web.inputs.resolve import estimate_for, resolve_strict
-from app.web.measured_runs import MeasuredRun
+from app.web.measured_runs import MeasuredRun, compared_run
 
 MIN_RUNS = 3
 # the figure each kind is scored on, and the key it falls back to when a source printed only that one
@@ -88,25 +86,12 @@ def user_run(row: dict[str, Any]) -> MeasuredRun:
     )
 
 
-def compared(run: MeasuredRun) -> RunComparison:
-    """app.web.measured_runs.cluster_of's step for one run: resolve, estimate, simulate."""
-    resolved = resolve_strict(run)
-    return compare_run(
-        estimate=estimate_for(resolved),
-        model=resolved.model,
-        device=resolved.device,
-        serve=resolved.serve,
-        args=run.bench,
-        measured=run.measured.values(),
-    )
-
-
 def deployments() -> dict[tuple[str, str], list[UserRun]]:
     groups: dict[tuple[str, str], list[UserRun]] = defaultdict(list)
     for row in S.source_rows():
         try:
             run = user_run(row)
-            comparison = compared(run)
+            comparison = compared_run(run, 0)
         except (
             PlannerError,
             SimulationError,

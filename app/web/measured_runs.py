@@ -51,41 +51,42 @@ def _run_inputs(run: MeasuredRun, index: int) -> tuple[BenchArgs, dict[str, floa
     return args, measured
 
 
+def compared_run(run: MeasuredRun, index: int) -> RunComparison:
+    """One measured run against what the shipped model predicts for its configuration; errors name the
+    run (``measured_runs[index]``) and its field."""
+    args, measured = _run_inputs(run, index)
+    resolved = resolve_strict(run)
+    planned = estimate_for(resolved)
+    if not planned.fits or planned.num_gpu_blocks <= 0:
+        raise PlannerError(
+            f"measured_runs[{index}]",
+            Text(
+                "the planner says vLLM would not start this run's configuration: give the serve command it "
+                "ran with (e.g. --gpu-memory-utilization, --max-model-len)"
+            ),
+        )
+    try:
+        return compare_run(
+            estimate=planned,
+            model=resolved.model,
+            device=resolved.device,
+            serve=resolved.serve,
+            args=args,
+            measured=measured,
+        )
+    except SimulationError:
+        raise PlannerError(
+            f"measured_runs[{index}].bench", Text("this run cannot be simulated on the planned pool")
+        ) from None
+
+
 def cluster_of(runs: list[MeasuredRun]) -> ClusterFit | None:
     """Your cluster's factors from your runs (None without runs); errors name the run and field."""
     if not runs:
         return None
     if len(runs) > MAX_MEASURED_RUNS:
         raise PlannerError("measured_runs", Text("at most {n} measured runs", n=MAX_MEASURED_RUNS))
-    comparisons: list[RunComparison] = []
-    for i, run in enumerate(runs):
-        args, measured = _run_inputs(run, i)
-        resolved = resolve_strict(run)
-        planned = estimate_for(resolved)
-        if not planned.fits or planned.num_gpu_blocks <= 0:
-            raise PlannerError(
-                f"measured_runs[{i}]",
-                Text(
-                    "the planner says vLLM would not start this run's configuration: give the serve command it "
-                    "ran with (e.g. --gpu-memory-utilization, --max-model-len)"
-                ),
-            )
-        try:
-            comparisons.append(
-                compare_run(
-                    estimate=planned,
-                    model=resolved.model,
-                    device=resolved.device,
-                    serve=resolved.serve,
-                    args=args,
-                    measured=measured,
-                )
-            )
-        except SimulationError:
-            raise PlannerError(
-                f"measured_runs[{i}].bench", Text("this run cannot be simulated on the planned pool")
-            ) from None
-    return fit_cluster(comparisons)
+    return fit_cluster([compared_run(run, i) for i, run in enumerate(runs)])
 
 
 PAGE_FIELD = "my_runs"  # the planner page's "Your own runs" box
