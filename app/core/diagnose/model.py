@@ -80,6 +80,8 @@ class DiagnosisFacts(Frozen):
     max_model_len: int | None = None
     tensor_parallel_size: int | None = None
     pipeline_parallel_size: int | None = None
+    tensor_parallel_at_least: int | None = None  # worker names bound the size from below (LogFacts)
+    pipeline_parallel_at_least: int | None = None
     gpu_memory_utilization: float | None = None
     dtype: str | None = None
     kv_cache_dtype: str | None = None

@@ -201,6 +201,10 @@ def _graph_equivalence(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("gpu_memory_utilization_without_cuda_graph", float_of(m.group(2)), ln)
 
 
+def _graph_utilization_suggestion(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("gpu_memory_utilization", float_of(m.group(1)), ln, source=SOURCE_SECONDARY)
+
+
 # --------------------------------------------------------------------------------------------
 # handlers: blocks and capacity
 
