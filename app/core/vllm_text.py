@@ -215,6 +215,21 @@ BLOCKS = VllmLine(
     r"(?:#\s?|\b)(\w{1,16}) blocks: (\d{1,18})(?:, # CPU blocks: (\d{1,18}))?",
     "# GPU blocks: %d, # CPU blocks: %d",
 )
+# 0.30.0+ with more than one KV group (hybrids, DeepSeek-V4): each group's block size and the scheduler's
+# alignment, their LCM (v1/core/kv_cache_utils.py::resolve_kv_cache_block_sizes, 0.33.0: info_once "kv cache
+# group sizes %s" with a tuple, "kv lcm block sizes %s"); a single-group model prints neither
+KV_GROUP_BLOCK_SIZES = VllmLine(
+    "kv cache group sizes",
+    r"kv cache group sizes \((\d{1,7}(?:, \d{1,7}){0,63}),?\)",
+    "kv cache group sizes %s",
+    "v1/core/kv_cache_utils.py::resolve_kv_cache_block_sizes (0.30.0–0.33.0)",
+)
+KV_LCM_BLOCK_SIZE = VllmLine(
+    "kv lcm block sizes",
+    r"kv lcm block sizes (\d{1,9})\b",
+    "kv lcm block sizes %s",
+    "v1/core/kv_cache_utils.py::resolve_kv_cache_block_sizes (0.30.0–0.33.0)",
+)
 BLOCKS_OVERRIDE = VllmLine(
     "num_gpu_blocks_override",
     r"Overriding num_gpu_blocks=(?P<computed>\d{1,18}) with num_gpu_blocks_override=(?P<forced>\d{1,18})",

@@ -70,3 +70,44 @@ def test_the_019_graph_profiling_hint_prints_the_utilization() -> None:
     assert facts.num_gpu_blocks is None
     assert (facts.cuda_graph_estimate_bytes, facts.kv_cache_bytes) == (round(1.62 * GIB), round(6.9 * GIB))
     assert d.verdict == "fits"
+
+
+# 0.33.0 v1/core/kv_cache_utils.py::resolve_kv_cache_block_sizes prints, for more than one KV group,
+# logger.info_once("kv cache group sizes %s", tuple(group_block_sizes)) and ("kv lcm block sizes %s", lcm).
+# The sizes below are DeepSeek-V4's with --block-size 256 as LMCache#3571 reports them (MLA group 256, the
+# SWA / state groups 64, 4 and 8); lcm(256, 64, 4, 8) = 256.
+DSV4_GROUPS = (
+    "(EngineCore pid=1) INFO 11-20 10:00:00 [core.py:109] Initializing a V1 LLM engine (v0.33.0) with config: "
+    "model='deepseek-ai/DeepSeek-V4-Flash', tokenizer='deepseek-ai/DeepSeek-V4-Flash', dtype=torch.bfloat16, "
+    "max_seq_len=65536, tensor_parallel_size=8, pipeline_parallel_size=1\n"
+    "(EngineCore pid=1) INFO 11-20 10:00:05 [kv_cache_utils.py:865] kv cache group sizes (256, 64, 4, 8)\n"
+    "(EngineCore pid=1) INFO 11-20 10:00:05 [kv_cache_utils.py:866] kv lcm block sizes 256\n"
+    "(EngineCore pid=1) INFO 11-20 10:00:05 [kv_cache_utils.py:1300] GPU KV cache size: 1,000,000 tokens\n"
+)
+
+
+def test_the_block_sizes_033_prints_for_several_kv_groups_are_read() -> None:
+    from app.core.diagnose import diagnose
+
+    facts = parse_startup_log(DSV4_GROUPS)
+    assert (facts.kv_group_block_sizes, facts.scheduler_block_size) == ([256, 64, 4, 8], 256)
+    # a one-group tuple prints with a trailing comma
+    one = parse_startup_log("INFO [kv_cache_utils.py:865] kv cache group sizes (16,)\n")
+    assert one.kv_group_block_sizes == [16]
+    d = diagnose(log_text=DSV4_GROUPS, metrics_text=None)
+    # step 1 says the printed sizes instead of "block size not printed"
+    assert "4 KV groups with block sizes 256, 64, 4, 8 (printed; the scheduler aligns to 256)" in str(
+        d.steps[0].explanation
+    )
+    # beside the planner: the LCM row, and a note naming both sets of group sizes when they differ
+    (row,) = [r for r in d.comparison if r.key == "scheduler_block_size"]
+    assert row.actual == 256
+    planned = sorted(g.block_size for g in d.prediction.groups) if d.prediction else []
+    assert (row.note is not None) == (planned != [4, 8, 64, 256])
+    assert row.note is None or "the log's KV groups have block sizes 256, 64, 4, 8" in str(row.note)
+    # a model the catalog lacks: no prediction, the printed sizes are still said
+    local = diagnose(
+        log_text=DSV4_GROUPS.replace("deepseek-ai/DeepSeek-V4-Flash", "/models/dsv4"), metrics_text=None
+    )
+    assert "block size not printed" not in str(local.steps[0].explanation)
+    assert "block sizes 256, 64, 4, 8" in str(local.steps[0].explanation)

@@ -107,6 +107,9 @@ class LogFacts(ReleaseDefaultFlags):
     kv_cache_memory_suggestion_bytes: int | None = None  # `--kv-cache-memory=` to fit the request
     # blocks and capacity (reference §4.3)
     num_gpu_blocks: int | None = None
+    # 0.30+, several KV groups: each group's block size as printed, and the scheduler's block (their LCM)
+    kv_group_block_sizes: list[int] | None = None
+    scheduler_block_size: int | None = None
     num_cpu_blocks: int | None = None
     kv_tokens: int | None = None
     max_concurrency: float | None = None

@@ -247,6 +247,14 @@ def _blocks_override(m: re.Match[str], ln: _Line, run: _Run) -> None:
     )
 
 
+def _group_block_sizes(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("kv_group_block_sizes", [int(size) for size in m.group(1).split(", ")], ln)
+
+
+def _scheduler_block_size(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("scheduler_block_size", int_of(m.group(1)), ln)
+
+
 def _kv_size(m: re.Match[str], ln: _Line, run: _Run) -> None:
     # 0.10.2/0.11.0 print one line per worker before the cross-worker minimum: keep the smallest
     _sized(run)
