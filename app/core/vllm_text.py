@@ -188,6 +188,14 @@ GRAPH_CAPTURED = VllmLine(
 GRAPH_POOL = VllmLine(
     "graph pool memory", r"graph pool memory: " + G + r" GiB \(actual\), " + G + r" GiB \(estimated\)"
 )
+# printed while the budget is measured: gpu_worker.py::determine_available_memory calls
+# gpu_model_runner.py::profile_cudagraph_memory after the profile run (0.19.0, 0.33.0)
+GRAPH_PROFILING = VllmLine(
+    "Profiling CUDA graph memory",
+    r"Profiling CUDA graph memory: ",
+    "Profiling CUDA graph memory: %s",
+    "v1/worker/gpu_model_runner.py::profile_cudagraph_memory (0.19.0, 0.33.0)",
+)
 GRAPH_ESTIMATE = VllmLine(
     "Estimated CUDA graph memory",
     r"Estimated CUDA graph memory: " + G + r" GiB",
@@ -350,6 +358,9 @@ ACL_CALL_FAILED = VllmLine("call acl api failed", r"\bERR\d{5} \w{1,16} call acl
 
 # --- failures and stages: where the start-up was when it failed ------------------------------
 TRACEBACK = VllmLine("Traceback (most recent call last)", r"Traceback \(most recent call last\)")
+# the API server's frame while it waits for the engine: only a failed start-up puts it in a traceback (it raises
+# "Engine core initialization failed", v1/engine/utils.py::wait_for_engine_startup, 0.33.0)
+ENGINE_STARTUP_FRAME = VllmLine("wait_for_engine_startup", r"\bin wait_for_engine_startup\b")
 # a traceback frame that vLLM logged at ERROR level (logger.exception in v1/engine/core.py::run_engine_core,
 # v1/executor/multiproc_executor.py's worker loop): a quote that starts below "Traceback" still shows a failure
 LOGGED_FRAME = VllmLine(
