@@ -13,11 +13,12 @@ from app.core.perf.bench import percentile, simulate_bench
 from app.core.perf.bench_args import BenchArgs, request_lengths, send_times
 from app.core.perf.cluster import RunComparison, fit_cluster
 from app.core.perf.paste import bench_fields, parse_paste
-from app.core.perf.physics import step_physics, step_seconds
+from app.core.perf.physics import step_physics
 from app.core.perf.predict import Performance, fit_for, performance
-from app.core.perf.rates import attended, rates_of, stage_seconds
+from app.core.perf.rates import rates_of, stage_seconds
 from app.core.perf.schedule import Workload
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
+from tests.perf_steps import step_both_ways
 
 # vLLM issue 9722 (https://github.com/vllm-project/vllm/issues/9722), the first block as pasted there
 ISSUE_9722 = """Traffic request rate: inf
@@ -63,25 +64,9 @@ def llama70() -> tuple:
 
 
 def test_rates_give_the_step_model_seconds(llama70: tuple) -> None:
-    # the simulation's folded rates must be the same physics as step_seconds (a mixed step: 40 decodes
-    # at 1,500 tokens of context plus a 2,000-token chunk whose tokens see 1,000 on average)
+    # the simulation's folded rates must be the same physics as step_seconds (perf_steps: a mixed step of 40 decodes and a 2,000-token chunk)
     _, _, _, _, physics, coefficients = llama70
-    cost = step_seconds(
-        physics=physics,
-        coefficients=coefficients,
-        decode_tokens=40,
-        prefill_tokens=2000,
-        decode_context_tokens=1500,
-        prefill_context_tokens=1000,
-    )
-    rates = rates_of(physics=physics, coefficients=coefficients)
-    seconds = stage_seconds(
-        rates,
-        decode_tokens=40,
-        decode_context_sum=40 * attended(rates, 1500),
-        prefill_tokens=2000,
-        prefill_context_sum=2000 * attended(rates, 1000),
-    )
+    cost, seconds = step_both_ways(physics=physics, coefficients=coefficients)
     assert seconds == pytest.approx(cost.seconds, rel=1e-12)
 
 

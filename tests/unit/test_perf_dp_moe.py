@@ -7,19 +7,11 @@ import pytest
 
 from app.core.catalog import find_device, find_model
 from app.core.estimate import estimate
-from app.core.perf.physics import Coefficients, on_busy_ranks, slower_device, step_physics, step_seconds
-from app.core.perf.predict import (
-    device_compute_time_fit,
-    device_time_fit,
-    fit_for,
-    host_fit,
-    performance,
-    v0_host_fit,
-)
-from app.core.perf.rates import attended, rates_of, stage_seconds
-from app.core.perf.schedule import Workload
+from app.core.perf.physics import Coefficients, on_busy_ranks, slower_device, step_physics
+from app.core.perf.predict import fit_for, host_fit, v0_host_fit
 from app.core.specs import ServeConfig
 from app.core.versions import rules_for
+from tests.perf_steps import step_both_ways
 
 MAVERICK = "meta-llama/Llama-4-Maverick-17B-128E-Instruct"
 
@@ -65,7 +57,7 @@ def test_a_prompt_chunks_exchange_moves_at_the_bulk_link_rate(maverick_dp8: tupl
     _, physics = maverick_dp8
     coefficients = fit_for(family="hopper", vllm_version="0.10.1")[1].coefficients()
     link = physics.link_bytes_per_s
-    prefill = step_seconds(
+    prefill, prefill_s = step_both_ways(
         physics=physics,
         coefficients=coefficients,
         decode_tokens=0,
@@ -75,39 +67,24 @@ def test_a_prompt_chunks_exchange_moves_at_the_bulk_link_rate(maverick_dp8: tupl
     )
     assert prefill.exchange_seconds == 0.0
     assert prefill.wire_seconds == pytest.approx(4096 * 6_881_280 / link)
-    decode = step_seconds(
-        physics=physics,
-        coefficients=coefficients,
-        decode_tokens=16,
-        prefill_tokens=0,
-        decode_context_tokens=1000,
-        prefill_context_tokens=0,
+    decode, decode_s = step_both_ways(
+        physics=physics, coefficients=coefficients, decode_tokens=16, prefill_tokens=0
     )
     assert decode.exchange_seconds == pytest.approx(16 * 6_881_280 / link)
     assert decode.wire_seconds == 0.0
+    # the simulation's rates price both the same way
+    assert (prefill_s, decode_s) == (
+        pytest.approx(prefill.seconds, rel=1e-12),
+        pytest.approx(decode.seconds, rel=1e-12),
+    )
 
 
 def test_rates_give_the_step_model_seconds_with_the_dp_exchange(maverick_dp8: tuple) -> None:
-    # the simulation's folded rates and step_seconds are one physics (a mixed step of 40 decodes at
-    # 1,500 tokens of context and a 2,000-token chunk seeing 1,000 on average), exchange included
+    # the simulation's folded rates and step_seconds are one physics (perf_steps: a mixed step of 40
+    # decodes and a 2,000-token chunk), the DP exchange included
     _, physics = maverick_dp8
     coefficients = fit_for(family="hopper", vllm_version="0.10.1")[1].coefficients()
-    cost = step_seconds(
-        physics=physics,
-        coefficients=coefficients,
-        decode_tokens=40,
-        prefill_tokens=2000,
-        decode_context_tokens=1500,
-        prefill_context_tokens=1000,
-    )
-    rates = rates_of(physics=physics, coefficients=coefficients)
-    seconds = stage_seconds(
-        rates,
-        decode_tokens=40,
-        decode_context_sum=40 * attended(rates, 1500),
-        prefill_tokens=2000,
-        prefill_context_sum=2000 * attended(rates, 1000),
-    )
+    cost, seconds = step_both_ways(physics=physics, coefficients=coefficients)
     assert cost.exchange_seconds > 0
     assert seconds == pytest.approx(cost.seconds, rel=1e-12)
 
@@ -124,31 +101,6 @@ def test_a_devices_flops_take_their_own_factor() -> None:
     same = slower_device(base, factor=2.0)
     assert same.compute_efficiency == 0.5  # no compute factor: the one factor for everything
     assert slower_device(base, factor=1.0, compute_factor=1.0) is base
-
-
-def test_a_devices_flops_factor_is_read_with_its_step_factor() -> None:
-    # coefficients.json device_compute_time (bench/perf_loso.py physics+prefill+v0, each source held out):
-    # the MI300X's GEMMs apart from its decode kernels; the Speed note names both factors
-    factors, compute = device_time_fit(), device_compute_time_fit()
-    mi300x = "amd-mi300x-192gb"
-    plain = fit_for(family="hopper", vllm_version="0.19.0")[1].coefficients()
-    on = fit_for(family="hopper", vllm_version="0.19.0", device=mi300x)[1].coefficients()
-    assert on.bandwidth_efficiency == pytest.approx(plain.bandwidth_efficiency / factors[mi300x])
-    assert on.compute_efficiency == pytest.approx(plain.compute_efficiency / compute[mi300x])
-    assert on.moe_compute_efficiency == pytest.approx(plain.moe_compute_efficiency / compute[mi300x])
-    assert compute[mi300x] != factors[mi300x]
-    model, device = find_model("meta-llama/Llama-3.1-8B"), find_device(mi300x)
-    serve = ServeConfig(max_model_len=4096)
-    est = estimate(model=model, device=device, serve=serve, vllm_version="0.19.0")
-    perf = performance(
-        estimate=est,
-        model=model,
-        device=device,
-        serve=serve,
-        workload=Workload(input_tokens=1024, output_tokens=128, concurrency=4),
-        with_curve=False,
-    )
-    assert any("matrix multiplications" in str(note) for note in perf.notes)
 
 
 def test_a_v0_release_takes_the_v0_engines_host_work() -> None:

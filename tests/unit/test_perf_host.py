@@ -21,7 +21,7 @@ from app.core.perf.physics import (
     step_physics,
     with_host,
 )
-from app.core.perf.predict import device_time_fit, fit_for, performance
+from app.core.perf.predict import device_compute_time_fit, device_time_fit, fit_for, performance
 from app.core.perf.schedule import Workload
 from app.core.serve_flags import render_flags
 from app.core.specs import ServeConfig
@@ -214,6 +214,13 @@ def test_a_devices_kernel_factor_stretches_its_device_terms_only() -> None:
     )
     _physics, perf = _seventy_b(device="amd-mi300x-192gb", tp=2)
     assert any("kernels take" in str(note) for note in perf.notes)
+    # its FLOPs apart (device_compute_time, physics+prefill+v0): the GEMMs' factor is not the decode one,
+    # and the note names both
+    compute = device_compute_time_fit()["amd-mi300x-192gb"]
+    assert compute != mi300x
+    assert on.compute_efficiency == pytest.approx(plain.compute_efficiency / compute)
+    assert on.moe_compute_efficiency == pytest.approx(plain.moe_compute_efficiency / compute)
+    assert any("matrix multiplications" in str(note) for note in perf.notes)
 
 
 def _seventy_b(*, device: str, tp: int) -> tuple:
