@@ -300,6 +300,28 @@ def _formats_measured(family: str) -> set[str]:
     return formats
 
 
+def _device_time_note(*, device: DeviceSpec, fit: FamilyFit) -> Msg | None:
+    """What this device's kernel factors (fit_for) do to the answer: one factor, or decode and GEMMs apart."""
+    compute = fit.device_compute_factor
+    if compute is not None and compute != fit.device_time_factor:
+        return Text(
+            "{device}'s kernels take {factor:g}x the device time NVIDIA's reach at the same data-sheet rates "
+            "in decode and {compute:g}x in their matrix multiplications (fitted on public runs of this "
+            "device, each source held out in turn).",
+            device=device.name,
+            factor=fit.device_time_factor,
+            compute=compute,
+        )
+    if fit.device_time_factor != 1.0:
+        return Text(
+            "{device}'s kernels take {factor:g}x the device time NVIDIA's reach at the same data-sheet rates "
+            "(fitted on public runs of this device, each source held out in turn).",
+            device=device.name,
+            factor=fit.device_time_factor,
+        )
+    return None
+
+
 def _basis_notes(
     *,
     device: DeviceSpec,
@@ -329,27 +351,9 @@ def _basis_notes(
                 family=family,
             )
         )
-    compute = fit.device_compute_factor
-    if compute is not None and compute != fit.device_time_factor:
-        notes.append(
-            Text(
-                "{device}'s kernels take {factor:g}x the device time NVIDIA's reach at the same data-sheet rates "
-                "in decode and {compute:g}x in their matrix multiplications (fitted on public runs of this "
-                "device, each source held out in turn).",
-                device=device.name,
-                factor=fit.device_time_factor,
-                compute=compute,
-            )
-        )
-    elif fit.device_time_factor != 1.0:
-        notes.append(
-            Text(
-                "{device}'s kernels take {factor:g}x the device time NVIDIA's reach at the same data-sheet rates "
-                "(fitted on public runs of this device, each source held out in turn).",
-                device=device.name,
-                factor=fit.device_time_factor,
-            )
-        )
+    device_note = _device_time_note(device=device, fit=fit)
+    if device_note is not None:
+        notes.append(device_note)
     active = model.params_active or model.params_total
     if not fit.active_params_min / SIZE_SPAN_FACTOR <= active <= fit.active_params_max * SIZE_SPAN_FACTOR:
         widen *= WIDEN_OUTSIDE_FIT
