@@ -215,7 +215,7 @@ def other_contexts() -> list[RunContext]:
         version = run_version(row)
         try:
             est = estimate(model=model, device=device, serve=serve, vllm_version=version)
-        except ConfigError as err:  # the planner refuses the run's release (e.g. its registry lacks the model)
+        except ConfigError as err:  # the planner refuses the release (e.g. its registry lacks the model)
             print(f"skipped (refused at {version}: {err}): {row['source']}: {row['device']} {row['model']}")
             continue
         if not est.fits or est.num_gpu_blocks <= 0:  # the planner says this release would not start it
