@@ -9,6 +9,7 @@ repeated, as a pasted config can.
 
 from __future__ import annotations
 
+import bisect
 import copy
 import json
 from pathlib import Path
@@ -215,7 +216,7 @@ def test_signatures_count_in_order_of_first_appearance_and_walk_when_all_differ(
     distinct = tuple(AttentionShape(kv_heads=1 + i, head_size=128, head_size_v=128) for i in range(LAYERS))
     each = model.model_copy(update={"layer_attention": distinct})
     bisections: list[int] = []
-    real = layers.bisect_left
+    real = bisect.bisect_left
 
     def counted(*args: Any, **kwargs: Any) -> int:
         bisections.append(1)
@@ -406,7 +407,7 @@ def test_a_10000_layer_glm52_indexer_costs_two_pages(monkeypatch: pytest.MonkeyP
     assert group.page_size_bytes == 64 * (1_152 + 132)  # MLA block 64: 82,176 B with the indexer
 
 
-@pytest.mark.parametrize("make", [lambda: gemma4_10k(), lambda: glm52_10k(), lambda: mimo_v2_10k()])
+@pytest.mark.parametrize("make", [gemma4_10k, glm52_10k, mimo_v2_10k])
 @pytest.mark.parametrize(("tp", "pp"), [(1, 1), (8, 1), (2, 7), (8, 64)])
 def test_a_per_layer_estimate_folded_is_the_one_walked(
     monkeypatch: pytest.MonkeyPatch, make: Any, tp: int, pp: int
