@@ -322,6 +322,7 @@ def _json(payload: Any) -> tuple[bytes, dict[str, str]]:
 N2_LINE = "vllm:a" + " " * 8000 + "b" + " " * 8000 + "c\n"
 N2_METRICS = N2_LINE * 300  # 4.8 MB
 N10_LOG = "y\n" * 2_500_000  # 5 MB
+N14_BRACKETS = "[" + "[]," * 2_000_000 + "[]]"  # 6.0 MB of JSON, 4 million brackets, 2 deep
 ESTIMATE = "/api/estimate?v=1&model=meta-llama%2FLlama-3.1-8B&max_model_len=32768&target_concurrency=8"
 
 
@@ -385,6 +386,10 @@ def attacks(hub: Hub) -> dict[str, tuple[bool, list[Callable[[int], tuple[int, b
                 post("/api/diagnose", N10_LOG.encode(), {"content-type": "text/plain"}),
                 post("/doctor", multipart, {"content-type": "multipart/form-data; boundary=b"}),
             ],
+        ),
+        "N14 6 MB of JSON brackets, 2 deep": (
+            False,
+            [post("/api/estimate", N14_BRACKETS.encode(), {"content-type": "application/json"})] * 2,
         ),
         "N11 7,500 unknown parameters": (
             False,

@@ -238,7 +238,11 @@ def test_signatures_count_in_order_of_first_appearance_and_walk_when_all_differ(
 # --- the same numbers -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("make", [gemma3_10k, nemotron_h_10k, qwen3_moe_10k])
+# the last three: attention that differs per layer (layer_attention; GLM-5.2's indexer_layers), folded
+# by signature and walked signature by signature, layer by layer
+@pytest.mark.parametrize(
+    "make", [gemma3_10k, nemotron_h_10k, qwen3_moe_10k, gemma4_10k, glm52_10k, mimo_v2_10k]
+)
 @pytest.mark.parametrize(("tp", "pp"), [(1, 1), (2, 4), (1, 7), (8, 64)])
 def test_an_estimate_folded_is_the_estimate_walked_layer_by_layer(
     monkeypatch: pytest.MonkeyPatch, make: Any, tp: int, pp: int
@@ -260,8 +264,9 @@ def test_the_qwen3_moe_10k_layout_by_hand() -> None:
     assert [(g.num_layers, g.page_size_bytes) for g in est.groups] == [(10_000, 32_768)]
 
 
-def test_a_recommendation_folded_is_the_one_walked(monkeypatch: pytest.MonkeyPatch) -> None:
-    model = gemma3_10k(2_000)  # the walk it is compared with costs ~40 estimates x the layers
+@pytest.mark.parametrize("make", [gemma3_10k, gemma4_10k])  # Gemma-4: folded by signature
+def test_a_recommendation_folded_is_the_one_walked(monkeypatch: pytest.MonkeyPatch, make: Any) -> None:
+    model = make(2_000)  # the walk it is compared with costs ~40 estimates x the layers
 
     def run() -> Any:
         return recommend(
@@ -405,35 +410,3 @@ def test_a_10000_layer_glm52_indexer_costs_two_pages(monkeypatch: pytest.MonkeyP
     (group,) = est.groups
     assert group.num_layers == 10_000
     assert group.page_size_bytes == 64 * (1_152 + 132)  # MLA block 64: 82,176 B with the indexer
-
-
-@pytest.mark.parametrize("make", [gemma4_10k, glm52_10k, mimo_v2_10k])
-@pytest.mark.parametrize(("tp", "pp"), [(1, 1), (8, 1), (2, 7), (8, 64)])
-def test_a_per_layer_estimate_folded_is_the_one_walked(
-    monkeypatch: pytest.MonkeyPatch, make: Any, tp: int, pp: int
-) -> None:
-    model = make()
-    serve = ServeConfig(tensor_parallel_size=tp, pipeline_parallel_size=pp, max_model_len=8192)
-    folded, walked = _both(
-        monkeypatch,
-        lambda: estimate(model=model, device=H100, serve=serve, target_concurrency=4).model_dump(),
-    )
-    assert folded == walked
-
-
-def test_a_per_layer_recommendation_folded_is_the_one_walked(monkeypatch: pytest.MonkeyPatch) -> None:
-    model = gemma4_10k(2_000)
-
-    def run() -> Any:
-        return recommend(
-            model=model,
-            device=H100,
-            serve=ServeConfig(max_model_len=8192),
-            vllm_version="0.33.0",
-            target_max_model_len=32_768,
-            target_concurrency=16,
-            devices_per_node=8,
-        ).model_dump()
-
-    folded, walked = _both(monkeypatch, run)
-    assert folded == walked
