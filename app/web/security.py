@@ -42,7 +42,13 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.core.deadline import cpu_budget
-from app.core.jsontext import MAX_JSON_DEPTH, json_depth, json_depth_exceeds
+from app.core.jsontext import (
+    MAX_JSON_DEPTH,
+    MAX_JSON_VALUES,
+    json_depth,
+    json_depth_exceeds,
+    json_values_exceed,
+)
 from app.core.text import N_, Text
 from app.web import admission
 
@@ -225,6 +231,8 @@ def _body_problem(body: bytes, content_type: str) -> str | None:
             return f"the body is not UTF-8 (byte {exc.start}); send JSON encoded as UTF-8"
         if json_depth_exceeds(body):
             return f"the JSON body is nested deeper than {MAX_JSON_DEPTH} levels"
+        if json_values_exceed(body):  # json.loads would build each on the event loop
+            return f"the JSON body holds more than {MAX_JSON_VALUES:,} values; send long inputs as text"
     elif media == "application/x-www-form-urlencoded":
         try:
             body.decode("utf-8")
