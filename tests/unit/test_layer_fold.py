@@ -71,39 +71,30 @@ def qwen3_moe_10k() -> ModelSpec:
     return model_spec_from_hf_config(config, name="qwen3-moe-10k")
 
 
-def _current(name: str) -> dict[str, Any]:
-    return dict(json.loads((CURRENT / name).read_text(encoding="utf-8")))
-
-
-def _repeated(values: list[Any], num_layers: int) -> list[Any]:
-    return (values * (num_layers // len(values) + 1))[:num_layers]
+def _stretched(name: str, per_layer_keys: tuple[str, ...], num_layers: int = LAYERS) -> ModelSpec:
+    """A published config.json (tests/data/configs/current/, sources in SOURCES.md) at ``num_layers``
+    layers: each per-layer list it states repeated, as a pasted config can."""
+    config = dict(json.loads((CURRENT / name).read_text(encoding="utf-8")))
+    text = config.get("text_config", config)
+    for key in per_layer_keys:
+        text[key] = (text[key] * (num_layers // len(text[key]) + 1))[:num_layers]
+    text["num_hidden_layers"] = num_layers
+    return model_spec_from_hf_config(config, name=f"{name}-{num_layers}")
 
 
 def gemma4_10k(num_layers: int = LAYERS) -> ModelSpec:
-    # google/gemma-4-26B-A4B (tests/data/configs/current/SOURCES.md): layer_types repeated
-    config = _current("google--gemma-4-26B-A4B_config.json")
-    text = config.get("text_config", config)
-    text["layer_types"] = _repeated(text["layer_types"], num_layers)
-    text["num_hidden_layers"] = num_layers
-    return model_spec_from_hf_config(config, name="gemma-4-10k")
+    # google/gemma-4-26B-A4B: five sliding layers (8 KV heads of 256), then one full (2 of 512, K = V)
+    return _stretched("google--gemma-4-26B-A4B_config.json", ("layer_types",), num_layers)
 
 
 def glm52_10k() -> ModelSpec:
-    # zai-org/GLM-5.2-FP8 (tests/data/configs/current/SOURCES.md): the per-layer lists repeated
-    config = _current("zai-org--GLM-5.2-FP8_config.json")
-    for key in ("indexer_types", "mlp_layer_types"):
-        config[key] = _repeated(config[key], LAYERS)
-    config["num_hidden_layers"] = LAYERS
-    return model_spec_from_hf_config(config, name="glm-5.2-10k")
+    # zai-org/GLM-5.2-FP8: an indexer on every fourth layer (index_topk_freq 4)
+    return _stretched("zai-org--GLM-5.2-FP8_config.json", ("indexer_types", "mlp_layer_types"))
 
 
 def mimo_v2_10k() -> ModelSpec:
-    # XiaomiMiMo/MiMo-V2-Flash (tests/data/configs/current/SOURCES.md): SWA layers of 8 KV heads, full of 4
-    config = _current("XiaomiMiMo--MiMo-V2-Flash_config.json")
-    for key in ("hybrid_layer_pattern", "moe_layer_freq"):
-        config[key] = _repeated(config[key], LAYERS)
-    config["num_hidden_layers"] = LAYERS
-    return model_spec_from_hf_config(config, name="mimo-v2-10k")
+    # XiaomiMiMo/MiMo-V2-Flash: SWA layers of 8 KV heads, full of 4
+    return _stretched("XiaomiMiMo--MiMo-V2-Flash_config.json", ("hybrid_layer_pattern", "moe_layer_freq"))
 
 
 def _per_layer_signatures(*, model: ModelSpec, layer_range: tuple[int, int]) -> dict[Any, int]:
