@@ -209,6 +209,7 @@ def _describe(spec: ModelSpec) -> str:
             MambaKind.GATED_DELTA_NET: "Gated-DeltaNet",
             MambaKind.LINEAR_ATTENTION: Text("linear-attention"),
             MambaKind.KDA: "KDA",
+            MambaKind.SHORT_CONV: "ShortConv",
         }[spec.mamba.kind]
         attention = Text("{mixer} hybrid", mixer=mixer)
     elif spec.mla is not None:

@@ -58,6 +58,7 @@ class MambaKind(StrEnum):
     GATED_DELTA_NET = "gated_delta_net"
     LINEAR_ATTENTION = "linear_attention"
     KDA = "kda"  # Kimi Delta Attention (Kimi-Linear, Kimi-K3): num_heads x head_dim, conv_kernel
+    SHORT_CONV = "short_conv"  # LFM2 ShortConv: a conv state only, intermediate_size = conv_dim
 
 
 class MambaSpec(Frozen):

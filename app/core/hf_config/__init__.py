@@ -43,6 +43,7 @@ from app.core.hf_config.minimax_m3 import msa_block_size, msa_indexer_bytes_per_
 from app.core.hf_config.mtp import loaded_bytes, mtp_layers, mtp_unquantized
 from app.core.hf_config.params import ParamBreakdown, _breakdown, _moe, _tied, count_params, param_breakdown
 from app.core.hf_config.quantization import _quantization
+from app.core.hf_config.registry import check_loader_fields
 from app.core.hf_config.vision import vision_tower_params
 from app.core.specs import DTYPE_BYTES, ModelSpec
 from app.core.text import Text
@@ -139,6 +140,7 @@ def _model_spec(
                 "config.json has neither `architectures` nor `model_type`; vLLM cannot tell what model it is"
             ),
         )
+    check_loader_fields(cfgs.top, architecture=_architecture(cfgs.top))
     geometry = _geometry(cfgs)
     layers = _layers(cfgs, geometry)
     moe = _moe(cfgs, geometry)
