@@ -39,6 +39,7 @@ from app.core.hf_config.geometry import (
     layer_attention,
     mamba_ssm_dtype,
 )
+from app.core.hf_config.index_slots import unstored_v_slot_params, with_v_slots
 from app.core.hf_config.minimax_m3 import msa_block_size, msa_indexer_bytes_per_token, msa_indexer_layers
 from app.core.hf_config.mtp import loaded_bytes, mtp_layers, mtp_unquantized
 from app.core.hf_config.params import ParamBreakdown, _breakdown, _moe, _tied, count_params, param_breakdown
@@ -174,6 +175,19 @@ def _model_spec(
             dtype_bytes=DTYPE_BYTES[dtype],
             mtp_in_checkpoint_dtype=not isinstance(quant_cfg, Mapping)
             or mtp_unquantized(quant_cfg, num_layers=geometry.num_layers),
+        )
+    if exact is not None:
+        quant_cfg = (
+            cfgs.top.get("quantization_config") or cfgs.text.get("quantization_config") or hf_quant_config
+        )
+        plain = (breakdown().embedding + breakdown().lm_head + vision_params) * DTYPE_BYTES[dtype]
+        exact = with_v_slots(
+            total_size=exact,
+            slot_params=unstored_v_slot_params(cfgs, geometry, layers),
+            body_params=breakdown().total - breakdown().embedding - breakdown().lm_head,
+            plain_bytes=plain,
+            dtype_bytes=DTYPE_BYTES[dtype],
+            quantized=isinstance(quant_cfg, Mapping),
         )
     return ModelSpec(
         name=name,
