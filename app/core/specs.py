@@ -170,6 +170,9 @@ class ModelSpec(Frozen):
     # vision tower + projector parameters (already inside params_total); vLLM skips loading them when
     # every --limit-mm-per-prompt modality is 0 (app/core/extras.py)
     vision_params: int = Field(default=0, ge=0)
+    # towers vLLM builds from the config that the planner cannot count (hf_config/vision.py
+    # uncounted_towers): "vision_config (timm_wrapper)", "audio_config (gemma3n_audio)"; said on the page
+    uncounted_towers: tuple[str, ...] = ()
     source: str = ""
     confidence: Literal["verified", "likely", "recalled", "user"] = "user"
     # another published revision of this checkpoint's config.json declares this many KV heads (the

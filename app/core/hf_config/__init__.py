@@ -45,7 +45,7 @@ from app.core.hf_config.mtp import loaded_bytes, mtp_layers, mtp_unquantized
 from app.core.hf_config.params import ParamBreakdown, _breakdown, _moe, _tied, count_params, param_breakdown
 from app.core.hf_config.quantization import _quantization
 from app.core.hf_config.registry import check_loader_fields
-from app.core.hf_config.vision import vision_tower_params
+from app.core.hf_config.vision import uncounted_towers, vision_tower_params
 from app.core.specs import DTYPE_BYTES, ModelSpec
 from app.core.text import Text
 
@@ -229,6 +229,9 @@ def _model_spec(
         quantization=_quantization(cfgs, geometry, breakdown, hf_quant_config),
         weights_bytes_exact=exact,
         vision_params=vision_params,
+        uncounted_towers=uncounted_towers(
+            cfgs, architecture=_architecture(cfgs.top), vision_params=vision_params
+        ),
         source=source,
         confidence=cast(Literal["verified", "likely", "recalled", "user"], confidence),
     )
