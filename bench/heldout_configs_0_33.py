@@ -3,7 +3,8 @@ heldout_0_33c, SOURCES.md in each): every quantity against what the wheel comput
 (one plan a file). Prints a table and the score per set; a quantity vLLM's code gives but the planner does not size
 (null in expected.json) counts as a miss. A `<name>_hf_quant_config.json` beside a config is passed as vLLM reads it.
 A plan vLLM cannot build is one quantity, `refused` (the planner must refuse it with a PlannerError); `params_total`
-(the parameters the config gives) is scored where expected*.json has it.
+(the parameters the config gives) and `weights_from_index` (the bytes vLLM loads, from a `<name>_model.safetensors
+.index.json` beside the config) are scored where expected*.json has them.
 
     .venv/bin/python bench/heldout_configs_0_33.py [set ...]   # default: every set
 """
@@ -42,11 +43,17 @@ def planned(held: Path, name: str, plan: dict[str, Any]) -> dict[str, Any]:
     config = json.loads((held / f"{name}_config.json").read_text(encoding="utf-8"))
     quant_path = held / f"{name}_hf_quant_config.json"
     hf_quant = json.loads(quant_path.read_text(encoding="utf-8")) if quant_path.exists() else None
+    index_path = held / f"{name}_model.safetensors.index.json"
+    index = json.loads(index_path.read_text(encoding="utf-8")) if index_path.exists() else None
     try:
-        spec = model_spec_from_hf_config(config, name=name, hf_quant_config=hf_quant)
+        spec = model_spec_from_hf_config(config, name=name, hf_quant_config=hf_quant, safetensors_index=index)
     except PlannerError as err:
         return {"refused": f"config: {err}"}
-    got: dict[str, Any] = {"refused": None, "params_total": spec.params_total}
+    got: dict[str, Any] = {
+        "refused": None,
+        "params_total": spec.params_total,
+        "weights_from_index": spec.weights_bytes_exact,
+    }
     try:
         est = estimate(
             model=spec,
@@ -77,9 +84,9 @@ def _checks(expected: dict[str, Any], got: dict[str, Any]) -> list[tuple[str, bo
             (key, expected[key] is not None and got.get(key) == expected[key], got.get(key), expected[key])
             for key in QUANTITIES
         ]
-    if "params_total" in expected:
-        value = got.get("params_total")
-        rows.append(("params_total", value == expected["params_total"], value, expected["params_total"]))
+    for key in ("params_total", "weights_from_index"):
+        if key in expected:
+            rows.append((key, got.get(key) == expected[key], got.get(key), expected[key]))
     return rows
 
 
