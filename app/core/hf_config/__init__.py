@@ -41,7 +41,7 @@ from app.core.hf_config.geometry import (
 )
 from app.core.hf_config.index_slots import unstored_v_slot_params, with_v_slots
 from app.core.hf_config.minimax_m3 import msa_block_size, msa_indexer_bytes_per_token, msa_indexer_layers
-from app.core.hf_config.mtp import loaded_bytes, mtp_layers, mtp_unquantized
+from app.core.hf_config.mtp import loaded_bytes, mtp_layers, mtp_stored, mtp_unquantized
 from app.core.hf_config.params import ParamBreakdown, _breakdown, _moe, _tied, count_params, param_breakdown
 from app.core.hf_config.quantization import _quantization
 from app.core.hf_config.registry import check_loader_fields
@@ -162,11 +162,23 @@ def _model_spec(
     dtype, dtype_assumed = _dtype(cfgs)
     exact = _weights_bytes(safetensors_index)
     mtp = mtp_layers(cfgs, geometry, moe, breakdown()) if exact is not None else None
-    if exact is not None and mtp is not None and mtp.count:
-        # total_size holds the MTP layers vLLM does not load (app/core/hf_config/mtp.py)
-        quant_cfg = (
-            cfgs.top.get("quantization_config") or cfgs.text.get("quantization_config") or hf_quant_config
+    quant_cfg = cfgs.top.get("quantization_config") or cfgs.text.get("quantization_config") or hf_quant_config
+    if (
+        exact is not None
+        and safetensors_index is not None
+        and mtp is not None
+        and mtp.count
+        and mtp_stored(
+            safetensors_index,
+            mtp=mtp,
+            num_layers=geometry.num_layers,
+            unquantized_body_bytes=None
+            if isinstance(quant_cfg, Mapping)
+            else (breakdown().total + vision_params) * DTYPE_BYTES[dtype],
+            dtype_bytes=DTYPE_BYTES[dtype],
         )
+    ):
+        # total_size holds the MTP layers vLLM does not load (app/core/hf_config/mtp.py)
         exact = loaded_bytes(
             total_size=exact,
             mtp=mtp,
@@ -177,9 +189,6 @@ def _model_spec(
             or mtp_unquantized(quant_cfg, num_layers=geometry.num_layers),
         )
     if exact is not None:
-        quant_cfg = (
-            cfgs.top.get("quantization_config") or cfgs.text.get("quantization_config") or hf_quant_config
-        )
         plain = (breakdown().embedding + breakdown().lm_head + vision_params) * DTYPE_BYTES[dtype]
         exact = with_v_slots(
             total_size=exact,

@@ -50,6 +50,9 @@ QKV_BIAS_MODEL_TYPES = frozenset({"qwen2", "qwen2_moe"})
 QK_NORM_MODEL_TYPES = frozenset(
     {"qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma3"}
     | {"exaone4", "exaone4_5_text"}  # 0.33.0 models/exaone4.py Exaone4Attention: RMSNorm(head_dim) on q and k
+    # Qwen3.5 / 3.6 full-attention layers are Qwen3-Next's (0.33.0 qwen3_5.py builds Qwen3NextAttention, q_norm and
+    # k_norm of head_dim)
+    | {"qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"}
 )
 # q/k norms over the whole q and k projections (num_heads x head_dim, num_kv_heads x head_dim): transformers
 # Olmo2Attention / Olmo3Attention q_norm, k_norm (vLLM olmo2.py; Olmo3 through the Transformers backend)
