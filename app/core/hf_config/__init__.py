@@ -150,11 +150,7 @@ def _model_spec(
             params_active = breakdown().active
     dtype, dtype_assumed = _dtype(cfgs)
     exact = loaded_index_bytes(
-        cfgs,
-        geometry=geometry,
-        layers=layers,
-        moe=moe,
-        breakdown=breakdown(),
+        (cfgs, geometry, layers, moe, breakdown()),
         index=safetensors_index,
         hf_quant_config=hf_quant_config,
         vision_params=vision_params,

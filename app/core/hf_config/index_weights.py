@@ -26,13 +26,13 @@ def index_total_size(index: Mapping[str, Any] | None) -> int | None:
     return _as_int("safetensors_index", metadata["total_size"], minimum=1, maximum=2**60)
 
 
+# the parsed config as hf_config reads it: the configs, their geometry, layer kinds, MoE shape and parameter count
+Parsed = tuple[_Configs, _Geometry, _Layers, _Moe | None, ParamBreakdown]
+
+
 def loaded_index_bytes(
-    cfgs: _Configs,
+    parsed: Parsed,
     *,
-    geometry: _Geometry,
-    layers: _Layers,
-    moe: _Moe | None,
-    breakdown: ParamBreakdown,
     index: Mapping[str, Any] | None,
     hf_quant_config: Mapping[str, Any] | None,
     vision_params: int,
@@ -43,6 +43,7 @@ def loaded_index_bytes(
     E.g. DeepSeek-R1 (FP8): 688,586,727,753 less its stored MTP layer = 673,162,303,026; gemma-4-31B-it (bf16):
     62,546,177,752 plus 10 V slots of 5,376 x 2,048 x 2 B = 62,766,378,712; a REAP-pruned Qwen3.5 MoE that declares
     an MTP layer and stores none: its 37,087,995,136 as given."""
+    cfgs, geometry, layers, moe, breakdown = parsed
     exact = index_total_size(index)
     if exact is None or index is None:
         return None
