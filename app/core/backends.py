@@ -34,6 +34,7 @@ class Backend:
     min_sm: int = 0
     max_sm: int = 10_000
     fp8_min_sm: int = 0  # quantized KV only from this capability
+    sm100_only_dtypes: frozenset[str] = frozenset()  # of kv_dtypes, those taken on SM10x only
 
     def accepts_block(self, block_size: int) -> bool:
         if self.fixed_sizes:
@@ -52,6 +53,8 @@ class Backend:
     def accepts_dtype(self, kv_cache_dtype: str, sm: int) -> bool:
         if kv_cache_dtype in ("auto", "bfloat16", "float16"):
             return True
+        if kv_cache_dtype in self.sm100_only_dtypes and sm // 10 != 10:
+            return False
         return kv_cache_dtype in self.kv_dtypes and sm >= self.fp8_min_sm
 
 
@@ -70,9 +73,16 @@ TRITON_MLA = Backend("TRITON_MLA", multiple_of=16, kv_dtypes=FP8_E4M3)
 # for fp8_ds_mla (0.19.0 and 0.33.0 flashmla_sparse.py supported_kv_cache_dtypes) and the layer then runs the
 # 656 B fp8_ds_mla layout (0.19.0 mla_attention.py; 0.33.0 _canonicalize_sparse_mla_kv_cache_dtype);
 # FLASHINFER_MLA_SPARSE takes fp8 / fp8_e4m3 but not fp8_ds_mla (0.19.0 and 0.33.0 flashinfer_mla_sparse.py).
+# 0.30.0+ it also takes nvfp4_ds_mla, on SM100 only (flashmla_sparse.py supports_combination), and keeps it.
 FP8_DS_MLA = frozenset({"fp8_ds_mla"})
+NVFP4_DS_MLA = frozenset({"nvfp4_ds_mla"})
 FLASHMLA_SPARSE = Backend(
-    "FLASHMLA_SPARSE", fixed_sizes=(64,), kv_dtypes=FP8_DS_MLA | {"fp8"}, min_sm=90, max_sm=109
+    "FLASHMLA_SPARSE",
+    fixed_sizes=(64,),
+    kv_dtypes=FP8_DS_MLA | NVFP4_DS_MLA | {"fp8"},
+    min_sm=90,
+    max_sm=109,
+    sm100_only_dtypes=NVFP4_DS_MLA,
 )
 FLASHINFER_MLA_SPARSE = Backend(
     "FLASHINFER_MLA_SPARSE", fixed_sizes=(32, 64), kv_dtypes=FP8_E4M3, min_sm=100, max_sm=109
@@ -164,7 +174,7 @@ def sparse_kv_cache_dtype(*, backend: Backend, kv_cache_dtype: str) -> str:
     """The cache dtype the sparse MLA layer runs: FLASHMLA_SPARSE serves a quantized cache in DeepSeek's
     fp8_ds_mla layout (0.19.0 mla_attention.py MLAAttention.__init__ "Automatically convert fp8 kv-cache format
     to fp8_ds_mla"; 0.33.0 _canonicalize_sparse_mla_kv_cache_dtype); every other backend keeps the dtype."""
-    if backend is FLASHMLA_SPARSE and kv_cache_dtype not in ("auto", "bfloat16", "float16"):
+    if backend is FLASHMLA_SPARSE and kv_cache_dtype not in ("auto", "bfloat16", "float16", "nvfp4_ds_mla"):
         return "fp8_ds_mla"
     return kv_cache_dtype
 
@@ -203,6 +213,12 @@ def _check_flags(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -
         raise InvalidServeConfigError(
             "kv_cache_dtype",
             Text("fp8_ds_mla is only for sparse-MLA models (DeepSeek-V3.2 style) on vLLM >= 0.14"),
+        )
+    sparse = model.mla is not None and bool(model.indexer_bytes_per_token)
+    if serve.kv_cache_dtype == "nvfp4_ds_mla" and not (sparse and rules.has_nvfp4_ds_mla):
+        raise InvalidServeConfigError(
+            "kv_cache_dtype",
+            Text("nvfp4_ds_mla is only for sparse-MLA models (DeepSeek-V3.2 style) on vLLM >= 0.30"),
         )
 
 

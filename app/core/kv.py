@@ -28,6 +28,13 @@ from app.core.versions import VersionRules
 
 KV_TENSORS_PER_LAYER = 2  # one K and one V cache per attention layer (seed: 2 x H_kv x D x S x b)
 FP8_DS_MLA_BYTES_PER_TOKEN = 656  # 512 B quantized NoPE + 16 B scales + 128 B RoPE (reference §3.2)
+# 0.30.0+ mla_attention.py MLAAttention.get_kv_cache_spec state_content_bytes: 256 B e2m1 NoPE + 64 B fp8 RoPE
+# + 32 B fp8 scales (flashmla_sparse.py layout notes)
+NVFP4_DS_MLA_BYTES_PER_TOKEN = 352
+DS_MLA_BYTES_PER_TOKEN = {
+    "fp8_ds_mla": FP8_DS_MLA_BYTES_PER_TOKEN,
+    "nvfp4_ds_mla": NVFP4_DS_MLA_BYTES_PER_TOKEN,
+}
 V0_MLA_ALIGN_BYTES = 256  # VLLM_CUDA_MEM_ALIGN_KV_CACHE rounds an MLA key entry to 256 B (reference §2.4)
 HYBRID_BLOCK_ALIGN_TOKENS = 16  # attention block size raised in steps of 16 for Mamba hybrids (§3.4)
 ONE_BYTE_KV_DTYPES = frozenset({"fp8", "fp8_e4m3", "fp8_e5m2", "int8"})
@@ -36,11 +43,12 @@ ONE_BYTE_KV_DTYPES = frozenset({"fp8", "fp8_e4m3", "fp8_e5m2", "int8"})
 def kv_dtype_bytes(*, kv_cache_dtype: str, model_dtype: str) -> int:
     """Bytes per cached element: `auto` follows the model (serving) dtype; fp8/int8 are one byte.
 
-    E.g. ("auto", "bfloat16") -> 2; ("fp8", "bfloat16") -> 1; ("fp8_ds_mla", …) -> 1.
+    E.g. ("auto", "bfloat16") -> 2; ("fp8", "bfloat16") -> 1; ("fp8_ds_mla", …) -> 1 (uint8 storage, as
+    utils/torch_utils.py STR_DTYPE_TO_TORCH_DTYPE maps both DS-MLA layouts).
     """
     if kv_cache_dtype == "auto":
         return DTYPE_BYTES[model_dtype]
-    if kv_cache_dtype in ONE_BYTE_KV_DTYPES or kv_cache_dtype == "fp8_ds_mla":
+    if kv_cache_dtype in ONE_BYTE_KV_DTYPES or kv_cache_dtype in DS_MLA_BYTES_PER_TOKEN:
         return 1
     return DTYPE_BYTES[kv_cache_dtype]
 
@@ -67,10 +75,10 @@ def mla_page_bytes(*, block_size: int, latent_size: int, dtype_bytes: int, kv_ca
     """MLA caches one latent per token (kv_lora_rank + rope dims), replicated on every TP rank.
 
     E.g. DeepSeek-V3, B 64, latent 512 + 64 = 576, bf16: 64 x 576 x 2 = 73,728 B; fp8_ds_mla packs a
-    token in 656 B: 64 x 656 = 41,984 B.
+    token in 656 B: 64 x 656 = 41,984 B; nvfp4_ds_mla in 352 B: 64 x 352 = 22,528 B.
     """
-    if kv_cache_dtype == "fp8_ds_mla":
-        return block_size * FP8_DS_MLA_BYTES_PER_TOKEN
+    if kv_cache_dtype in DS_MLA_BYTES_PER_TOKEN:
+        return block_size * DS_MLA_BYTES_PER_TOKEN[kv_cache_dtype]
     return block_size * latent_size * dtype_bytes
 
 

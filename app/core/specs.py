@@ -263,9 +263,12 @@ KV_CACHE_DTYPES = (
     "fp8_e4m3",
     "fp8_e5m2",
     "fp8_ds_mla",
+    "nvfp4_ds_mla",  # 0.30.0+ config/cache.py CacheDType: sparse MLA on SM100 (FlashMLA's NVFP4 layout)
     "int8",  # Ascend C8 via the ModelSlim quantization description
 )
-KVCacheDType = Literal["auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "int8"]
+KVCacheDType = Literal[
+    "auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "nvfp4_ds_mla", "int8"
+]
 
 
 SpecMethod = Literal["draft_model", "eagle", "eagle3", "mtp", "ngram", "suffix"]

@@ -170,6 +170,7 @@ class VersionRules:
         BackendPriority(mla=False, min_sm=0, backends=("FLASH_ATTN", "XFORMERS")),  # V0 selector
     )
     has_fp8_ds_mla: bool = False  # `--kv-cache-dtype fp8_ds_mla` (sparse MLA) exists
+    has_nvfp4_ds_mla: bool = False  # `--kv-cache-dtype nvfp4_ds_mla` (sparse MLA on SM100) exists
     # the line when B != 16; 0.11.0 cuda.py "Forcing kv cache block size to 64 for FlashMLA backend."
     block_size_log: Literal["flashmla_forcing", "setting_for_backends"] = "flashmla_forcing"
     # hybrid groups: largest bucket as group size if max < ratio x min
@@ -482,6 +483,14 @@ CHANGELOG: tuple[Change, ...] = (
         "fp8_e4m3, MultipleOf(64) (absent in 0.27.1), so a checkpoint's fp8_e4m3 KV (NVFP4 GLM-5, DeepSeek-V3.2) "
         "runs there: FLASHMLA_SPARSE lists fp8 (its alias for fp8_ds_mla) but not fp8_e4m3",
         {"sparse_mla_sm90": ("FLASH_ATTN_MLA_SPARSE", "FLASHMLA_SPARSE", "FLASHINFER_MLA_SPARSE_SM90")},
+    ),
+    Change(
+        "0.30.0",
+        "0.30.0 config/cache.py CacheDType adds 'nvfp4_ds_mla' (absent in 0.29.0); mla_attention.py "
+        "MLAAttention.get_kv_cache_spec packs a token in 352 B (state_content_bytes; fp8_ds_mla 656); "
+        "v1/attention/backends/mla/flashmla_sparse.py FlashMLASparseBackend takes it on SM100 only "
+        "(supports_combination), FlashInfer's sparse MLA does not list it",
+        {"has_nvfp4_ds_mla": True},
     ),
     Change(
         "0.32.0",

@@ -1,0 +1,73 @@
+"""Rule changes 0.19 -> 0.33 found missing by the round-5 audit of issue 22 item 1, each pinned against
+numbers worked by hand from that release's wheel (`pip download --no-deps vllm==X`, file and function
+cited in each test)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.core.catalog import find_device
+from app.core.errors import InvalidServeConfigError
+from app.core.estimate import estimate
+from app.core.hf_config import model_spec_from_hf_config
+from app.core.specs import ModelSpec, ServeConfig
+
+CURRENT = Path(__file__).resolve().parents[1] / "data" / "configs" / "current"
+
+
+def _spec(name: str) -> ModelSpec:
+    config: dict[str, Any] = json.loads((CURRENT / f"{name}_config.json").read_text(encoding="utf-8"))
+    return model_spec_from_hf_config(config, name=name)
+
+
+def _est(name: str, device: str, tp: int, version: str, **serve: Any) -> Any:
+    return estimate(
+        model=_spec(name),
+        device=find_device(device),
+        serve=ServeConfig(tensor_parallel_size=tp, max_model_len=8_192, **serve),
+        vllm_version=version,
+    )
+
+
+V32 = "deepseek-ai--DeepSeek-V3.2"
+
+
+@pytest.mark.parametrize("version", ["0.30.0", "0.33.0"])
+def test_nvfp4_ds_mla_on_sm100_from_0_30(version: str) -> None:
+    # config/cache.py CacheDType gains "nvfp4_ds_mla" in 0.30.0. On a B200 (SM100) the sparse-MLA list for a
+    # quantized cache is FLASHINFER_MLA_SPARSE, FLASHMLA_SPARSE (platforms/cuda.py _get_backend_priorities);
+    # FlashInfer's supported_kv_cache_dtypes has no nvfp4_ds_mla, FlashMLA's does (SM100 only), kernel block
+    # [64] (0.30.0 get_supported_kernel_block_sizes; 0.33.0 [64] for a quantized spec on SM100) and
+    # _canonicalize_sparse_mla_kv_cache_dtype keeps nvfp4_ds_mla. mla_attention.py get_kv_cache_spec:
+    # state_content_bytes 352 a token-layer; the indexer's cache stays 128 + 128 // 128 x 4 = 132 B.
+    # 61 layers x (352 + 132) = 29,524 B a token; page 64 x 484 = 30,976; a block 61 x 30,976 = 1,889,536
+    est = _est(V32, "b200", 8, version, kv_cache_dtype="nvfp4_ds_mla")
+    assert (est.attention_backend, est.kv_cache_dtype, est.block_size) == (
+        "FLASHMLA_SPARSE",
+        "nvfp4_ds_mla",
+        64,
+    )
+    assert est.kv_bytes_per_token == 29_524
+    assert est.groups[0].page_size_bytes == 30_976
+    assert est.bytes_per_block == 1_889_536
+    # fp8_ds_mla on the same plan: 61 x (656 + 132) = 48,068 — nvfp4 holds 48,068 / 29,524 = 1.63x the tokens
+    assert _est(V32, "b200", 8, version, kv_cache_dtype="fp8_ds_mla").kv_bytes_per_token == 48_068
+
+
+def test_nvfp4_ds_mla_is_refused_off_sm100_and_before_0_30() -> None:
+    # flashmla_sparse.py supports_combination: "FLASHMLA_SPARSE only supports the nvfp4_ds_mla kv-cache dtype
+    # on SM100 (Blackwell)"; no other sparse backend lists it -> no backend on an H100
+    with pytest.raises(InvalidServeConfigError) as h100:
+        _est(V32, "h100", 8, "0.33.0", kv_cache_dtype="nvfp4_ds_mla")
+    assert h100.value.field == "kv_cache_dtype"
+    # 0.27.1 config/cache.py CacheDType has no nvfp4_ds_mla: the CLI refuses the value
+    with pytest.raises(InvalidServeConfigError) as old:
+        _est(V32, "b200", 8, "0.27.1", kv_cache_dtype="nvfp4_ds_mla")
+    assert old.value.field == "kv_cache_dtype" and "0.30" in str(old.value)
+    # a dense MLA model (no indexer) has no DS-MLA sparse layout either
+    with pytest.raises(InvalidServeConfigError):
+        _est("deepseek-ai--DeepSeek-V3", "b200", 8, "0.33.0", kv_cache_dtype="nvfp4_ds_mla")
