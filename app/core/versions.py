@@ -43,6 +43,7 @@ KNOWN_VERSIONS: tuple[str, ...] = (
     "0.14.0",
     "0.15.0",
     "0.17.0",
+    "0.18.0",  # vllm-ascend v0.18.0's 310P rule (its worker halves the KV pool); CUDA rules as 0.17.0
     "0.19.0",
     "0.20.2",
     "0.21.0",
@@ -202,6 +203,14 @@ class VersionRules:
     # sum, the free-memory check with the device-less 0.11 text, "Available KV cache memory: %.2f GiB".
     # Both take requested = T x u without ceil (reference §9).
     ascend_budget: Literal["peak", "profile"] = "peak"
+    # vllm_ascend/worker/worker.py NPUWorker.determine_available_memory: --kv-cache-memory-bytes is the pool
+    # (profiling skipped) from v0.19.1rc1 (#8289); up to v0.18.0 the flag is never read. The 310P worker
+    # (vllm_ascend/_310p/worker_310p.py NPUWorker310) overrides it without that path in every release and,
+    # from v0.18.0, halves its pool ("// 2 ... reserved more memory for other operators workspace"), printed
+    # "Available KV cache memory: %.2f GiB (halved for workspace)" from v0.21.0rc1.
+    ascend_kv_memory_bytes: bool = False
+    ascend_310p_halves_pool: bool = False
+    ascend_310p_halved_log: bool = False
     # ROCm: the CUDA-graph (hipGraph) estimate is subtracted before KV sizing only from 0.26.0; before, the
     # graphs are captured after the pool is sized, in the 1 - u slack (v1/worker/gpu_worker.py, see 0.26.0)
     rocm_cuda_graph_budgeted: bool = False
@@ -387,6 +396,19 @@ CHANGELOG: tuple[Change, ...] = (
         },
     ),
     Change(
+        "0.18.0",
+        "vllm-ascend v0.18.0 vllm_ascend/_310p/worker_310p.py NPUWorker310.determine_available_memory: the KV pool "
+        "is (requested - non-KV memory - non-torch memory cleared by empty_cache) // 2 (absent in v0.17.0rc1)",
+        {"ascend_310p_halves_pool": True},
+    ),
+    Change(
+        "0.19.0",
+        "vllm-ascend v0.19.1rc1 vllm_ascend/worker/worker.py NPUWorker.determine_available_memory: with "
+        "--kv-cache-memory-bytes it runs profile_run and returns that size ('reserved %.2f GiB for KV Cache as "
+        "specified by kv_cache_memory_bytes'; #8289, commit 65289ca80d; v0.18.0 never reads the flag)",
+        {"ascend_kv_memory_bytes": True},
+    ),
+    Change(
         "0.19.0",
         "0.19.0 platforms/cuda.py: sparse MLA (DeepSeek-V3.2, GLM-5) takes FLASHINFER_MLA_SPARSE first on SM100 "
         "for an fp8 KV cache or <= 16 heads",
@@ -418,6 +440,12 @@ CHANGELOG: tuple[Change, ...] = (
         "CompilationConfig.resolve_cudagraph_mode_and_sizes: 'max_num_seqs (%d) exceeds available Mamba cache "
         "blocks (%d)' with full CUDA graphs (absent in 0.19.0)",
         {"hybrid_align": "platform", "mamba_block_check": True},
+    ),
+    Change(
+        "0.21.0",
+        "vllm-ascend v0.21.0rc1 vllm_ascend/_310p/worker_310p.py: 'Available KV cache memory: %.2f GiB (halved for "
+        "workspace)' (v0.20.2rc1 printed it without the note)",
+        {"ascend_310p_halved_log": True},
     ),
     Change(
         "0.22.0",
