@@ -108,6 +108,9 @@ class BackendChoice:
     kv_cache_dtype: str | None = (
         None  # the dtype the layers run when the backend changes it (fp8 -> fp8_ds_mla)
     )
+    pads_pages: bool = (
+        False  # a page that does not divide the largest is padded (VersionRules.attention_page_padding)
+    )
 
 
 # Every backend by the name vLLM gives it: the priority rows (VersionRules.backend_priorities) and the
@@ -399,8 +402,18 @@ def resolve_backend(
             "kv_cache_dtype", Text("INT8 KV cache is the Ascend (vllm-ascend C8) path only")
         )
     if device.platform != "cuda":
-        return _non_cuda_choice(model=model, device=device, serve=serve)
-    return _cuda_choice(model=model, device=device, serve=serve, rules=rules)
+        choice = _non_cuda_choice(model=model, device=device, serve=serve)
+    else:
+        choice = _cuda_choice(model=model, device=device, serve=serve, rules=rules)
+    choice.pads_pages = rules.attention_page_padding == "non_mla" or (
+        rules.attention_page_padding == "block_stride" and choice.name in BLOCK_STRIDE_BACKENDS
+    )
+    return choice
+
+
+# 0.24.0-0.28.0 v1/attention/backend.py indexes_kv_by_block_stride: backends whose layered stride order puts
+# num_blocks outermost (flash_attn.py, flashinfer.py, triton_attn.py, flex_attention.py get_kv_cache_stride_order)
+BLOCK_STRIDE_BACKENDS = frozenset({"FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION"})
 
 
 # 0.19.0 models/config.py HybridAttentionMambaModelConfig: the step an MLA hybrid's block is raised in

@@ -75,6 +75,7 @@ def _stage_layout(
         model_dtype=model_dtype,
         rules=rules,
         hybrid=flags.hybrid,
+        pad_pages=flags.choice.pads_pages,
     )
     stage_extras = extras.stage_extras(
         model=model,

@@ -232,9 +232,11 @@ def build_layout(
     model_dtype: str,
     rules: VersionRules,
     hybrid: HybridAlign = DEFAULT_HYBRID_ALIGN,
+    pad_pages: bool = False,
 ) -> KVLayout:
     """Page sizes and hybrid grouping for the layers of one pipeline stage (reference §3.2-§3.5);
-    ``hybrid``: the block alignment of an attention + Mamba model (:class:`HybridAlign`).
+    ``hybrid``: the block alignment of an attention + Mamba model (:class:`HybridAlign`); ``pad_pages``:
+    pages that do not divide the largest are padded to it (BackendChoice.pads_pages) rather than refused.
 
     E.g. 32 full-attention layers, 8 KV heads of 128, bf16, B = 16: page 16 x 8 x 256 x 2 = 65,536 B,
     one group, 32 x 65,536 = 2,097,152 B a block, 131,072 B a token; 12 full + 12 sliding (W = 128,
@@ -279,6 +281,7 @@ def build_layout(
             rules=rules,
             tp=tp,
             dtype_bytes=dtype_bytes,
+            pad_pages=pad_pages,
         )
     mamba_page = 0
     if n_mamba and model.mamba is not None:
@@ -383,9 +386,10 @@ def _grouped_layout(
 
 
 def _unified_pages(
-    buckets: dict[Bucket, list[int]], page: Callable[[int, int], int], block_size: int
+    buckets: dict[Bucket, list[int]], page: Callable[[int, int], int], block_size: int, *, pad: bool
 ) -> dict[Bucket, int]:
-    """Each bucket's one page; vLLM's unify_kv_cache_spec_page_size needs every page to divide the largest."""
+    """Each bucket's one page; vLLM's unify_kv_cache_spec_page_size needs every page to divide the largest,
+    or (``pad``, 0.24+: VersionRules.attention_page_padding) pads the others to it."""
     bucket_pages: dict[Bucket, int] = {}
     for key, layers in buckets.items():
         distinct = {page(i, block_size) for i in layers}
@@ -397,7 +401,7 @@ def _unified_pages(
         bucket_pages[key] = distinct.pop()
     max_page = max(bucket_pages.values())
     for key, bucket_page in bucket_pages.items():
-        if max_page % bucket_page:
+        if max_page % bucket_page and not pad:
             # vLLM: NotImplementedError "The page size of the layer is not divisible by the maximum page size"
             raise ConfigError(
                 "config",
@@ -421,6 +425,7 @@ def _layout_per_layer(
     rules: VersionRules,
     tp: int,
     dtype_bytes: int,
+    pad_pages: bool,
 ) -> KVLayout:
     """Attention layers whose KV heads / head sizes differ (``ModelSpec.layer_attention``).
 
@@ -471,12 +476,13 @@ def _layout_per_layer(
             kv_bytes_per_token=per_token,
             num_kv_layers=num_layers,
         )
-    bucket_pages = _unified_pages(buckets, page, block_size)
+    bucket_pages = _unified_pages(buckets, page, block_size, pad=pad_pages)
     max_page = max(bucket_pages.values())
     group_size = _group_size([len(layers) for layers in buckets.values()], rules)
     out: list[Group] = []
     for bucket, layers in buckets.items():
-        ratio = max_page // bucket_pages[bucket]
+        # a page that divides the largest takes a longer block; one that does not is padded (ratio 1)
+        ratio = 1 if max_page % bucket_pages[bucket] else max_page // bucket_pages[bucket]
         out += _split_bucket(
             bucket=bucket,
             count=len(layers),

@@ -248,6 +248,11 @@ class VersionRules:
     # deepseek_v2.py DeepseekV2MLAAttention (0.24+): layers IndexCache skips (index_topk_freq / pattern)
     # build no indexer, so only ModelSpec.indexer_layers carry its cache; 0.22.1 built one on every layer
     indexer_on_some_layers: bool = False
+    # v1/core/kv_cache_utils.py unify_kv_cache_spec_page_size: an attention page that does not divide the
+    # largest is padded to it (its block keeps its tokens) instead of NotImplementedError: from 0.24.0 when the
+    # layer's backend indexes KV by the block stride (num-blocks-first stride order), from 0.29.0 for every
+    # non-MLA attention layer (kv_cache_planning.py in 0.33.0)
+    attention_page_padding: Literal["none", "block_stride", "non_mla"] = "none"
     # models/config.py GlmMoeDsaForCausalLM.verify_and_update_config (0.32+): `auto` KV is fp8_e4m3 on SM10x
     glm_dsa_fp8_kv_on_sm100: bool = False
     checkpoint_kv_dtype_compressed_tensors: bool = False
@@ -461,6 +466,14 @@ CHANGELOG: tuple[Change, ...] = (
         {"indexer_on_some_layers": True},
     ),
     Change(
+        "0.24.0",
+        "0.24.0 v1/core/kv_cache_utils.py unify_kv_cache_spec_page_size: a smaller attention page that does not "
+        "divide the largest is padded to it when AttentionSpec.indexes_kv_by_block_stride (v1/attention/backend.py "
+        "AttentionBackend.indexes_kv_by_block_stride: FLASH_ATTN, FLASHINFER, TRITON_ATTN, FLEX_ATTENTION lay "
+        "num_blocks first; ROCM_ATTN has no stride order); 0.23.0 raised 'not divisible by the maximum page size'",
+        {"attention_page_padding": "block_stride"},
+    ),
+    Change(
         "0.26.0",
         "0.26.0 config/model.py ModelConfig.is_prefix_caching_supported: 'Generative hybrid models support prefix "
         "caching.' (0.25.1: 'Hybrid models do not support prefix caching'), so hybrids default to Mamba 'align' "
@@ -492,6 +505,13 @@ CHANGELOG: tuple[Change, ...] = (
             "inflight_uses_batches": True,
             "error_style": "v1_027",
         },
+    ),
+    Change(
+        "0.30.0",
+        "0.29.0 v1/core/kv_cache_utils.py unify_kv_cache_spec_page_size: any non-MLA attention layer is padded "
+        "('Padding is only supported for non-MLA attention layers'; 0.28.0 asked indexes_kv_by_block_stride). "
+        "Put at 0.30.0, the first known release with it: 0.29.x is planned with 0.27.1's rules",
+        {"attention_page_padding": "non_mla"},
     ),
     Change(
         "0.30.0",

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from app.core.catalog import find_device
-from app.core.errors import InvalidServeConfigError
+from app.core.errors import ConfigError, InvalidServeConfigError
 from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.specs import ModelSpec, ServeConfig
@@ -71,3 +71,48 @@ def test_nvfp4_ds_mla_is_refused_off_sm100_and_before_0_30() -> None:
     # a dense MLA model (no indexer) has no DS-MLA sparse layout either
     with pytest.raises(InvalidServeConfigError):
         _est("deepseek-ai--DeepSeek-V3", "b200", 8, "0.33.0", kv_cache_dtype="nvfp4_ds_mla")
+
+
+def _gemma4_three_global_heads() -> ModelSpec:
+    # google/gemma-4-26B-A4B (tests/data/configs/current) with num_global_key_value_heads 3 instead of 2, so
+    # that the full layers' page does not divide the sliding layers' (no shipped config does this today)
+    config: dict[str, Any] = json.loads(
+        (CURRENT / "google--gemma-4-26B-A4B_config.json").read_text(encoding="utf-8")
+    )
+    config["text_config"]["num_global_key_value_heads"] = 3
+    return model_spec_from_hf_config(config, name="gemma-4-26B-A4B, 3 global KV heads")
+
+
+def _gemma4_est(version: str, device: str) -> Any:
+    return estimate(
+        model=_gemma4_three_global_heads(),
+        device=find_device(device),
+        serve=ServeConfig(max_model_len=8_192),
+        vllm_version=version,
+    )
+
+
+def test_a_page_that_does_not_divide_the_largest_is_padded_from_0_24() -> None:
+    # 25 sliding layers of 8 KV heads x (256 + 256) x 2 B = 8,192 B a token; 5 full layers (attention_k_eq_v,
+    # the V slot kept) of 3 heads x (512 + 512) x 2 B = 6,144. Pages at 16 tokens: 131,072 and 98,304;
+    # 131,072 % 98,304 = 32,768, so block scaling cannot unify them (v1/core/kv_cache_utils.py
+    # unify_kv_cache_spec_page_size). 0.23.0: NotImplementedError "not divisible by the maximum page size".
+    with pytest.raises(ConfigError):
+        _gemma4_est("0.23.0", "h100")
+    # 0.24.0: FLASH_ATTN indexes KV by the block stride (flash_attn.py get_kv_cache_stride_order with the
+    # layers dimension: (1, 0, 2, 3, 4, 5)), so the full page is padded to 131,072 and keeps 16 tokens a block:
+    # cdiv(8,192, 16) = 512 blocks a request (a divisible page would have taken 32-token blocks: 256).
+    # Groups (0.33.0 _group_size, 25 >= 1.5 x 5): 5 a group -> 5 sliding + 1 full; 5 x 131,072 = 655,360 B a
+    # block; 25 x 8,192 + 5 x 6,144 = 235,520 B a token
+    for version in ("0.24.0", "0.33.0"):
+        est = _gemma4_est(version, "h100")
+        assert (est.block_size, est.kv_bytes_per_token) == (16, 235_520)
+        full = [g for g in est.groups if g.kind == "full"]
+        assert [(g.num_layers, g.page_size_bytes, g.blocks_per_request) for g in full] == [(5, 131_072, 512)]
+        assert {g.page_size_bytes for g in est.groups} == {131_072}
+    assert _gemma4_est("0.33.0", "h100").bytes_per_block == 655_360
+    # ROCm's ROCM_ATTN defines no stride order (indexes_kv_by_block_stride False) until 0.29.0 pads every
+    # non-MLA layer; planned from 0.30.0, the first known release with it
+    with pytest.raises(ConfigError):
+        _gemma4_est("0.24.0", "mi300x")
+    assert _gemma4_est("0.30.0", "mi300x").groups[-1].page_size_bytes == 131_072
