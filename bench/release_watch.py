@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CITING_GLOBS = ("app/core/**/*.py",)  # where the rules and their citations live
 DEFAULT_WHEEL_DIR = Path("/work/vllm-src")
 MAX_SOURCE_CHARS = 2_000_000  # a vLLM module is far smaller; a bigger member is not read
+MAX_SIBLINGS = 40  # a name missing from its file is looked for in its folder only when the folder is small
 
 # `path/to/file.py::Name.attr`, `path/to/file.py Name`, `path/to/file.py `name`` (the forms the planner uses)
 _PATH_CITATION = re.compile(r"(?<![\w/.])((?:[\w]+/)*[\w]+\.py)(?:::|\s+`?)([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
@@ -100,6 +101,7 @@ class ZipTree:
 
     wheel: Path
     _zip: zipfile.ZipFile | None = None
+    _read: dict[str, str | None] = field(default_factory=dict)  # members already read (siblings are re-read)
 
     def _open(self) -> zipfile.ZipFile:
         if self._zip is None:
@@ -110,6 +112,11 @@ class ZipTree:
         return [n for n in self._open().namelist() if n.endswith(".py")]
 
     def read(self, path: str) -> str | None:
+        if path not in self._read:
+            self._read[path] = self._read_member(path)
+        return self._read[path]
+
+    def _read_member(self, path: str) -> str | None:
         try:
             info = self._open().getinfo(path)
         except KeyError:
@@ -240,11 +247,26 @@ class Fingerprint:
     digest: str | None  # None: the name is not in this release
 
 
+def _siblings(tree: SourceTree, citation: Citation, package: str) -> list[str]:
+    """The other modules of a cited file's folder: where a name that left its file has moved to
+    (0.33.0 moved kv_cache_utils.py's check_enough_kv_cache_memory to kv_cache_planning.py)."""
+    if citation.path is None or not citation.name:
+        return []
+    cited = f"{package}/{citation.path.removeprefix(package + '/')}"
+    folder = cited.rsplit("/", 1)[0] + "/"
+    here = [f for f in tree.files() if f.startswith(folder) and "/" not in f[len(folder) :] and f != cited]
+    if len(here) > MAX_SIBLINGS:  # model_executor/models/: a word after a path, not a moved name
+        return []
+    first = citation.name.split(".")[0]
+    needles = (f"def {first}(", f"class {first}", f"{first} =", f"{first}: ")
+    return [f for f in sorted(here) if any(n in (tree.read(f) or "") for n in needles)]
+
+
 def fingerprints(tree: SourceTree, citations: Sequence[Citation], package: str) -> dict[str, Fingerprint]:
     out: dict[str, Fingerprint] = {}
     for c in citations:
         digest, where = None, None
-        for file in resolve(tree, c, package):
+        for file in [*resolve(tree, c, package), *_siblings(tree, c, package)]:
             source = tree.read(file)
             digest = fingerprint(source, c.name) if source is not None else None
             if digest is not None:
@@ -262,8 +284,9 @@ def fingerprints(tree: SourceTree, citations: Sequence[Citation], package: str) 
 class Change:
     version: str
     key: str
-    kind: str  # "changed", "added", "removed"
+    kind: str  # "changed", "added", "removed", "moved"
     cited_at: tuple[str, ...]
+    moved_to: str | None = None  # the file a moved name is defined in now
 
 
 @dataclass
@@ -283,7 +306,11 @@ class Report:
         out: list[Change] = []
         for before, after in zip(self.versions, self.versions[1:], strict=False):
             for c in self.resolved():
-                a, b = self.prints[before][c.key].digest, self.prints[after][c.key].digest
+                was, now = self.prints[before][c.key], self.prints[after][c.key]
+                a, b = was.digest, now.digest
+                if a and b and was.file != now.file:
+                    out.append(Change(after, c.key, "moved", c.cited_at, moved_to=now.file))
+                    continue
                 if a == b:
                     continue
                 kind = "added" if a is None else "removed" if b is None else "changed"
@@ -323,7 +350,8 @@ def markdown(report: Report, package: str) -> str:
         )
         lines.append("")
         for c in (c for c in here if not c.key.endswith(" (module)")):
-            lines.append(f"- **{c.kind}** `{c.key}` — re-check {', '.join(c.cited_at[:4])}")
+            where = f" to `{c.moved_to}` (update the citation)" if c.moved_to else ""
+            lines.append(f"- **{c.kind}** `{c.key}`{where} — re-check {', '.join(c.cited_at[:4])}")
         modules = [c.key.removesuffix(" (module)") for c in here if c.key.endswith(" (module)")]
         if modules:
             lines.append(
@@ -358,8 +386,11 @@ def wheel_for(version: str, package: str, wheel_dir: Path, scratch: Path) -> Pat
     """A wheel on disk for this release, else one pip downloads into ``scratch``."""
     folder = wheel_dir / (version if package == "vllm" else f"{package.removeprefix('vllm-')}-{version}")
     stem = package.replace("-", "_")
-    for candidate in sorted(folder.glob(f"{stem}-{version}*.whl")):
-        return candidate
+    # a wheel, or a zip of the package's source at the release tag (git archive; vllm-ascend's PyPI releases
+    # after v0.18.0 are sdists that build on Ascend only, so their source is read from the tagged tree)
+    for pattern in (f"{stem}-{version}*.whl", f"{stem}-{version}*.zip"):
+        for candidate in sorted(folder.glob(pattern)):
+            return candidate
     target = scratch / version
     subprocess.run(
         [

@@ -94,6 +94,12 @@ FLASH_ATTN_MLA_SPARSE_FA4 = Backend("FLASH_ATTN_MLA_SPARSE_FA4", multiple_of=64,
 FLASHINFER_MLA_SPARSE_SM90 = Backend(
     "FLASHINFER_MLA_SPARSE_SM90", multiple_of=64, kv_dtypes=FP8_E4M3, min_sm=90, max_sm=99
 )
+# 0.30.0+ image-prefix composites (triton_flash_attn.py, triton_flashinfer.py): Triton for the image-mask route,
+# FlashAttention (SM 9.x, FA3/FA4) or FlashInfer (SM 10.x) causal; KV dtypes and kernel blocks both take
+TRITON_FLASH_ATTN = Backend(
+    "TRITON_FLASH_ATTN", multiple_of=16, kv_dtypes=FP8_E4M3, min_sm=90, max_sm=99, fp8_min_sm=90
+)
+TRITON_FLASHINFER = Backend("TRITON_FLASHINFER", fixed_sizes=(64,), kv_dtypes=FP8_ALL, min_sm=100, max_sm=109)
 ROCM_ATTN = Backend("ROCM_ATTN", multiple_of=16, kv_dtypes=FP8_ALL)
 ROCM_AITER_MLA = Backend("ROCM_AITER_MLA", multiple_of=1, kv_dtypes=FP8_ALL)
 
@@ -135,6 +141,8 @@ BACKENDS: dict[str, Backend] = {
         FLASH_ATTN_MLA_SPARSE,
         FLASH_ATTN_MLA_SPARSE_FA4,
         FLASHINFER_MLA_SPARSE_SM90,
+        TRITON_FLASH_ATTN,
+        TRITON_FLASHINFER,
     )
 }
 
@@ -171,6 +179,41 @@ def sparse_mla_candidates(
             return [FLASHINFER_MLA_SPARSE, FLASHMLA_SPARSE]
         return [FLASHMLA_SPARSE, FLASHINFER_MLA_SPARSE]
     return [BACKENDS[name] for name in rules.sparse_mla_sm90] + [FLASHINFER_MLA_SPARSE]
+
+
+# 0.33.0 transformers_utils/model_arch_config_convertor.py is_mm_prefix_lm MM_PREFIX_LM_MODELS (0.14.0 lists
+# gemma3 and paligemma; the others were added with their models)
+MM_PREFIX_LM_MODEL_TYPES = frozenset({"bagel", "gemma3", "molmo2", "moondream3", "paligemma"})
+MM_PREFIX_BACKENDS = frozenset({"TRITON_ATTN", "FLEX_ATTENTION", "TRITON_FLASH_ATTN", "TRITON_FLASHINFER"})
+MM_PREFIX_COMPOSITE_HEAD_SIZES = (256, 512)  # the composites' head_sizes
+FA4_SM_MAJORS = (9, 10, 11)  # flash_attn_interface.py _is_fa4_supported
+
+
+def uses_mm_prefix(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -> bool:
+    """ModelConfig.is_mm_prefix_lm as the attention layers read it: an image-prefix model type (0.14+), unless
+    every --limit-mm-per-prompt modality is 0 (text-only) from 0.27."""
+    if not (rules.mm_prefix_attention and model.model_type in MM_PREFIX_LM_MODEL_TYPES):
+        return False
+    limits = serve.limit_mm_per_prompt
+    text_only = bool(limits) and all(v == 0 for v in (limits or {}).values())
+    return not (rules.mm_prefix_off_text_only and text_only)
+
+
+def mm_prefix_candidates(
+    candidates: list[Backend], *, model: ModelSpec, sm: int, rules: VersionRules
+) -> list[Backend]:
+    """The priority list of an image-prefix model: the 0.30+ composite first (platforms/cuda.py
+    _get_backend_priorities, for its head sizes), then the backends that support mm prefix (0.14.0
+    AttentionBackend.validate_configuration drops the rest; FLASH_ATTN keeps it with FA4 from 0.24.0).
+
+    E.g. Gemma-3-12B (head 256) on an H100: 0.19.0 TRITON_ATTN, 0.24.0 FLASH_ATTN, 0.30.0 TRITON_FLASH_ATTN.
+    """
+    lead: list[Backend] = []
+    if rules.mm_prefix_composites and model.head_size in MM_PREFIX_COMPOSITE_HEAD_SIZES:
+        lead = [TRITON_FLASH_ATTN] if sm // 10 == 9 else [TRITON_FLASHINFER] if sm // 10 == 10 else []
+    fa4 = rules.fa4_mm_prefix and sm // 10 in FA4_SM_MAJORS
+    kept = [b for b in candidates if b.name in MM_PREFIX_BACKENDS or (b is FLASH_ATTN and fa4)]
+    return lead + kept
 
 
 def sparse_kv_cache_dtype(*, backend: Backend, kv_cache_dtype: str) -> str:
@@ -347,6 +390,8 @@ def _cuda_choice(
         )
     else:
         candidates = cuda_candidates(mla=model.mla is not None, sm=sm, rules=rules)
+        if model.mla is None and uses_mm_prefix(model=model, serve=serve, rules=rules):
+            candidates = mm_prefix_candidates(candidates, model=model, sm=sm, rules=rules)
     backend, rejected = _first_accepting(candidates, sm=sm, kv_cache_dtype=kv_dtype, block_size=user_block)
     if backend is None:
         raise _no_backend_error(

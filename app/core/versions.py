@@ -23,13 +23,10 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any, Literal
 
-from packaging.version import InvalidVersion
 from packaging.version import Version as Pep440
 
-from app.core.errors import PlannerError
 from app.core.text import Text
-
-Version = tuple[int, int, int]
+from app.core.version_parse import Version, parse_pep440
 
 # Releases whose rules were read (reference §0) or calibrated on real logs, oldest first. They are
 # the brackets: a version is planned with the newest of these in its minor series or an older one.
@@ -57,11 +54,6 @@ KNOWN_VERSIONS: tuple[str, ...] = (
 )
 DEFAULT_VERSION = "0.33.0"  # newest release the reference covers (§0)
 NEWEST_KNOWN = KNOWN_VERSIONS[-1]
-OLDEST_SUPPORTED: Version = (0, 6, 0)  # the reference starts at 0.6.6; 0.6.x shares its rules
-MAX_VERSION_CHARS = (
-    64  # longest real form seen is ~30 ("0.19.2rc1.dev8+g4b7f5ea1a.d20260101"); bounds the parse
-)
-ECHO_CHARS = 40  # how much of a rejected version string an error message repeats
 
 BudgetStyle = Literal["v0", "v1_peak", "v1_profile"]
 TokensFormula = Literal["none", "blocks_x_block_size", "blocks_div_groups", "concurrency_x_len"]
@@ -253,6 +245,15 @@ class VersionRules:
     # layer's backend indexes KV by the block stride (num-blocks-first stride order), from 0.29.0 for every
     # non-MLA attention layer (kv_cache_planning.py in 0.33.0)
     attention_page_padding: Literal["none", "block_stride", "non_mla"] = "none"
+    # Image-prefix LMs (Gemma-3, PaliGemma: ModelConfig.is_mm_prefix_lm) attend bidirectionally over image
+    # tokens, so the selector skips backends without supports_mm_prefix (v1/attention/backend.py, 0.14.0+:
+    # TRITON_ATTN and FLEX_ATTENTION only); FLASH_ATTN takes it with FA4 (SM9x-11x) from 0.24.0; text-only
+    # serving (every --limit-mm-per-prompt modality 0) drops the mode from 0.27.0; the TRITON_FLASH_ATTN (SM9x)
+    # and TRITON_FLASHINFER (SM10x) composites lead the list from 0.30.0 (platforms/cuda.py)
+    mm_prefix_attention: bool = False
+    fa4_mm_prefix: bool = False
+    mm_prefix_off_text_only: bool = False
+    mm_prefix_composites: bool = False
     # models/config.py GlmMoeDsaForCausalLM.verify_and_update_config (0.32+): `auto` KV is fp8_e4m3 on SM10x
     glm_dsa_fp8_kv_on_sm100: bool = False
     checkpoint_kv_dtype_compressed_tensors: bool = False
@@ -366,6 +367,14 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.14.0",
+        "0.14.0 v1/attention/backend.py AttentionBackend.validate_configuration: 'partial multimodal token full "
+        "attention not supported' for a backend without supports_mm_prefix when ModelConfig.is_mm_prefix_lm "
+        "(model_type gemma3 / paligemma): on CUDA only triton_attn.py and flex_attention.py declare it (0.11.0: "
+        "no such check)",
+        {"mm_prefix_attention": True},
+    ),
+    Change(
+        "0.14.0",
         "0.14.0 config/scheduler.py SchedulerConfig.async_scheduling default None, resolved in config/vllm.py "
         "VllmConfig.__post_init__ to on unless pipeline_parallel_size > 1 or a non-EAGLE/MTP draft (0.11.0: "
         "async_scheduling: bool = False, 'EXPERIMENTAL')",
@@ -474,6 +483,13 @@ CHANGELOG: tuple[Change, ...] = (
         {"attention_page_padding": "block_stride"},
     ),
     Change(
+        "0.24.0",
+        "0.24.0 v1/attention/backends/flash_attn.py FlashAttentionBackend.supports_mm_prefix: "
+        "is_fa_version_supported(4) (vllm_flash_attn/flash_attn_interface.py _is_fa4_supported: the wheel's cute/ "
+        "FA4, SM 9.x / 10.x / 11.x); 0.23.0 FLASH_ATTN has no supports_mm_prefix",
+        {"fa4_mm_prefix": True},
+    ),
+    Change(
         "0.26.0",
         "0.26.0 config/model.py ModelConfig.is_prefix_caching_supported: 'Generative hybrid models support prefix "
         "caching.' (0.25.1: 'Hybrid models do not support prefix caching'), so hybrids default to Mamba 'align' "
@@ -489,6 +505,13 @@ CHANGELOG: tuple[Change, ...] = (
         "FLASHMLA_SPARSE (0.24.0: FLASHMLA_SPARSE alone); v1/attention/backends/mla/flashattn_mla_sparse.py "
         "FlashAttnMLASparseBackend: auto / float16 / bfloat16 caches only, kernel block 64",
         {"sparse_mla_sm90": ("FLASH_ATTN_MLA_SPARSE", "FLASHMLA_SPARSE")},
+    ),
+    Change(
+        "0.27.0",
+        "0.27.1 transformers_utils/model_arch_config_convertor.py is_mm_prefix_lm(supports_multimodal): False when "
+        "multimodal inputs are configuration-disabled (every --limit-mm-per-prompt modality 0), so backends "
+        "without mm_prefix support may be selected (absent in 0.26.0)",
+        {"mm_prefix_off_text_only": True},
     ),
     Change(
         "0.27.0",
@@ -512,6 +535,13 @@ CHANGELOG: tuple[Change, ...] = (
         "('Padding is only supported for non-MLA attention layers'; 0.28.0 asked indexes_kv_by_block_stride). "
         "Put at 0.30.0, the first known release with it: 0.29.x is planned with 0.27.1's rules",
         {"attention_page_padding": "non_mla"},
+    ),
+    Change(
+        "0.30.0",
+        "0.30.0 platforms/cuda.py _get_backend_priorities: with use_mm_prefix TRITON_FLASH_ATTN leads on SM 9.x and "
+        "TRITON_FLASHINFER on SM 10.x (v1/attention/backends/triton_flash_attn.py / triton_flashinfer.py composites: "
+        "head sizes 256 / 512; TRITON_FLASHINFER kernel block 64); absent in 0.27.1",
+        {"mm_prefix_composites": True},
     ),
     Change(
         "0.30.0",
@@ -644,44 +674,8 @@ class ResolvedVersion:
         return ""
 
 
-def _shown(text: str) -> str:
-    return text if len(text) <= ECHO_CHARS else text[:ECHO_CHARS] + "…"
-
-
 def _parse(text: str) -> tuple[Pep440, Version]:
-    stripped = text.strip()
-    if len(stripped) > MAX_VERSION_CHARS:
-        raise PlannerError(
-            "vllm_version",
-            Text(
-                "not a vLLM version: {text!r} is too long (expected e.g. {example})",
-                text=_shown(stripped),
-                example=DEFAULT_VERSION,
-            ),
-        )
-    try:
-        parsed = Pep440(stripped)
-    except InvalidVersion:
-        parsed = None
-    if parsed is None or parsed.epoch:
-        raise PlannerError(
-            "vllm_version",
-            Text(
-                "not a vLLM version: {text!r} (expected e.g. {example})",
-                text=_shown(stripped),
-                example=DEFAULT_VERSION,
-            ),
-        )
-    numbers = (*parsed.release, 0, 0)
-    version: Version = (numbers[0], numbers[1], numbers[2])
-    if version < OLDEST_SUPPORTED:
-        raise PlannerError(
-            "vllm_version",
-            Text(
-                "vLLM {text} is older than 0.6, the oldest release the planner models", text=_shown(stripped)
-            ),
-        )
-    return parsed, version
+    return parse_pep440(text, example=DEFAULT_VERSION)
 
 
 def parse_version(text: str) -> Version:

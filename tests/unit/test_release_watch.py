@@ -56,3 +56,21 @@ def test_report_names_changed_added_and_the_rules_to_recheck() -> None:
     assert (
         "- **changed** `config/cache.py::CacheConfig.gpu_memory_utilization` — re-check citing.py:3" in text
     )
+
+
+def test_a_name_that_leaves_its_file_is_found_in_its_folder_and_reported_moved() -> None:
+    # r3 moves Manager.allocate from v1/core/kv_cache_utils.py to v1/core/kv_cache_planning.py, code unchanged
+    trees = [("r2", rw.DirTree(DATA / "r2")), ("r3", rw.DirTree(DATA / "r3"))]
+    report = rw.build_report(trees, citations(), "vllm")
+    moved = [c for c in report.changes() if c.kind == "moved"]
+    assert [(c.key, c.moved_to) for c in moved] == [
+        ("v1/core/kv_cache_utils.py::allocate", "vllm/v1/core/kv_cache_planning.py")
+    ]
+    assert report.prints["r3"]["v1/core/kv_cache_utils.py::allocate"].digest == (
+        report.prints["r2"]["v1/core/kv_cache_utils.py::allocate"].digest
+    )
+    assert (
+        "- **moved** `v1/core/kv_cache_utils.py::allocate` to `vllm/v1/core/kv_cache_planning.py` (update the "
+        "citation) — re-check citing.py:5"
+    ) in rw.markdown(report, "vllm")
+    assert not [c for c in report.changes() if c.kind == "removed"]

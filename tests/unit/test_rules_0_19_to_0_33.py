@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from app.core.catalog import find_device
+from app.core.catalog import find_device, find_model
 from app.core.errors import ConfigError, InvalidServeConfigError
 from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config
@@ -116,3 +116,68 @@ def test_a_page_that_does_not_divide_the_largest_is_padded_from_0_24() -> None:
     with pytest.raises(ConfigError):
         _gemma4_est("0.24.0", "mi300x")
     assert _gemma4_est("0.30.0", "mi300x").groups[-1].page_size_bytes == 131_072
+
+
+def _catalog_est(model: str, device: str, version: str, **serve: Any) -> Any:
+    return estimate(
+        model=find_model(model),
+        device=find_device(device),
+        serve=ServeConfig(max_model_len=8_192, **serve),
+        vllm_version=version,
+    )
+
+
+def _backend(model: str, device: str, version: str, **serve: Any) -> tuple[str, int]:
+    est = _catalog_est(model, device, version, **serve)
+    return est.attention_backend, est.block_size
+
+
+GEMMA3_4B, GEMMA3_12B, GEMMA3_27B = "google/gemma-3-4b-it", "google/gemma-3-12b-it", "google/gemma-3-27b-it"
+
+
+def test_image_prefix_models_skip_backends_without_mm_prefix_from_0_14() -> None:
+    # ModelConfig.is_mm_prefix_lm: model_type gemma3 (Gemma3ForConditionalGeneration). 0.19.0 AttentionBackend.
+    # validate_configuration drops FLASH_ATTN and FLASHINFER ("partial multimodal token full attention not
+    # supported"); a real 0.19.0 H100 log of gemma-3-4b-it (llm-d-incubation/llm-d-planner@d3121e0,
+    # accuracy/results/v0.19.0/logs/google-gemma-3-4b-it--h100-80gb--tp1pp1dp1--8192.log) prints exactly that,
+    # then "Using TRITON_ATTN attention backend out of potential backends: ['TRITON_ATTN', 'FLEX_ATTENTION']"
+    assert _backend(GEMMA3_4B, "h100", "0.19.0") == ("TRITON_ATTN", 16)
+    assert _backend(GEMMA3_4B, "b200", "0.19.0") == ("TRITON_ATTN", 16)
+    # 0.11.0 has no mm-prefix check; gemma-3-1b-it is gemma3_text, not an image-prefix model
+    assert _backend(GEMMA3_4B, "h100", "0.11.0") == ("FLASH_ATTN", 16)
+    assert _backend("google/gemma-3-1b-it", "h100", "0.19.0") == ("FLASH_ATTN", 16)
+    # 0.24.0 flash_attn.py supports_mm_prefix = is_fa_version_supported(4): FA4 on SM 9.x / 10.x / 11.x only
+    assert _backend(GEMMA3_4B, "h100", "0.24.0") == ("FLASH_ATTN", 16)
+    assert _backend(GEMMA3_4B, "b200", "0.24.0") == ("FLASH_ATTN", 16)  # FLASHINFER still has no mm prefix
+    assert _backend(GEMMA3_4B, "a100-80gb", "0.24.0") == ("TRITON_ATTN", 16)
+
+
+def test_image_prefix_composites_lead_from_0_30() -> None:
+    # 0.30.0 platforms/cuda.py: TRITON_FLASH_ATTN first on SM 9.x, TRITON_FLASHINFER on SM 10.x, for head sizes
+    # 256 / 512 (triton_flash_attn.py / triton_flashinfer.py). TRITON_FLASHINFER's kernel block is 64:
+    # "Setting kv cache block size to 64 for TRITON_FLASHINFER backend(s)."; Gemma-3-12B, 8 KV heads of 256,
+    # bf16: page 64 x 8 x 512 x 2 = 524,288 B; 6 groups of 8 layers (40 sliding + 8 full): 8 x 524,288 =
+    # 4,194,304 B a block
+    assert _backend(GEMMA3_12B, "h100", "0.27.1") == ("FLASH_ATTN", 16)
+    for version in ("0.30.0", "0.33.0"):
+        assert _backend(GEMMA3_12B, "h100", version) == ("TRITON_FLASH_ATTN", 16)
+        b200 = _catalog_est(GEMMA3_12B, "b200", version)
+        assert (b200.attention_backend, b200.block_size, b200.bytes_per_block) == (
+            "TRITON_FLASHINFER",
+            64,
+            4_194_304,
+        )
+        assert {g.page_size_bytes for g in b200.groups} == {524_288}
+        assert "Setting kv cache block size to 64 for TRITON_FLASHINFER backend(s)." in b200.log_lines
+    # Gemma-3-27B's head is 128: the composites refuse it, FLASH_ATTN (FA4) takes mm prefix
+    assert _backend(GEMMA3_27B, "h100", "0.33.0") == ("FLASH_ATTN", 16)
+    assert _backend(GEMMA3_27B, "b200", "0.33.0") == ("FLASH_ATTN", 16)
+
+
+def test_text_only_serving_drops_mm_prefix_from_0_27() -> None:
+    # 0.27.1 model_arch_config_convertor.py is_mm_prefix_lm(supports_multimodal=False) when every modality is 0:
+    # the plain priority list again (FLASH_ATTN on an A100, FLASHINFER first on a B200); 0.24.0 keeps the mode
+    text_only = {"limit_mm_per_prompt": {"image": 0}}
+    assert _backend(GEMMA3_4B, "a100-80gb", "0.24.0", **text_only) == ("TRITON_ATTN", 16)
+    assert _backend(GEMMA3_4B, "a100-80gb", "0.27.1", **text_only) == ("FLASH_ATTN", 16)
+    assert _backend(GEMMA3_12B, "b200", "0.33.0", **text_only) == ("FLASHINFER", 16)
