@@ -190,9 +190,11 @@ FA4_SM_MAJORS = (9, 10, 11)  # flash_attn_interface.py _is_fa4_supported
 
 
 def uses_mm_prefix(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -> bool:
-    """ModelConfig.is_mm_prefix_lm as the attention layers read it: an image-prefix model type (0.14+), unless
-    every --limit-mm-per-prompt modality is 0 (text-only) from 0.27."""
-    if not (rules.mm_prefix_attention and model.model_type in MM_PREFIX_LM_MODEL_TYPES):
+    """ModelConfig.is_mm_prefix_lm as the attention layers read it: an image-prefix model type (0.14+) or a
+    config that asks for it (Gemma-4, 0.20+), unless every --limit-mm-per-prompt modality is 0 (text-only)
+    from 0.27."""
+    asks = model.model_type in MM_PREFIX_LM_MODEL_TYPES or (rules.config_mm_prefix and model.mm_prefix_lm)
+    if not (rules.mm_prefix_attention and asks):
         return False
     limits = serve.limit_mm_per_prompt
     text_only = bool(limits) and all(v == 0 for v in (limits or {}).values())
@@ -214,6 +216,31 @@ def mm_prefix_candidates(
     fa4 = rules.fa4_mm_prefix and sm // 10 in FA4_SM_MAJORS
     kept = [b for b in candidates if b.name in MM_PREFIX_BACKENDS or (b is FLASH_ATTN and fa4)]
     return lead + kept
+
+
+# models/config.py MODELS_CONFIG_MAP: the architectures Gemma4Config.verify_and_update_config runs for
+GEMMA4_ARCHITECTURES = frozenset(
+    {"Gemma4ForCausalLM", "Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration"}
+)
+FA_HEAD_LIMIT = 256  # flash_attn.py supports_head_size (FA2/FA3): head_size <= 256
+FA4_HEAD_LIMIT = 512  # Gemma4Config: FA4 for all layers when the larger head is <= 512
+
+
+def forces_triton(*, model: ModelSpec, sm: int, rules: VersionRules) -> bool:
+    """Gemma4Config.verify_and_update_config sets --attention-backend TRITON_ATTN for a Gemma-4 whose sliding
+    and global layers differ in head size: 0.19.0 when the larger is above 256; 0.24.0+ only where FA4 is
+    unavailable (not SM 9.x / 10.x / 11.x) or the larger head is above 512.
+
+    E.g. gemma-4-26B-A4B (256 / 512): TRITON_ATTN at 0.19.0 on an H100; at 0.33.0 on an A100 only.
+    """
+    if rules.gemma4_backend == "none" or model.architecture not in GEMMA4_ARCHITECTURES:
+        return False
+    heads = {shape.head_size for shape in model.layer_attention or ()} | {model.head_size}
+    if len(heads) < 2:
+        return False
+    if rules.gemma4_backend == "triton":
+        return max(heads) > FA_HEAD_LIMIT
+    return not (sm // 10 in FA4_SM_MAJORS and max(heads) <= FA4_HEAD_LIMIT)
 
 
 def sparse_kv_cache_dtype(*, backend: Backend, kv_cache_dtype: str) -> str:
@@ -392,6 +419,8 @@ def _cuda_choice(
         candidates = cuda_candidates(mla=model.mla is not None, sm=sm, rules=rules)
         if model.mla is None and uses_mm_prefix(model=model, serve=serve, rules=rules):
             candidates = mm_prefix_candidates(candidates, model=model, sm=sm, rules=rules)
+        if forces_triton(model=model, sm=sm, rules=rules):
+            candidates = [TRITON_ATTN]
     backend, rejected = _first_accepting(candidates, sm=sm, kv_cache_dtype=kv_dtype, block_size=user_block)
     if backend is None:
         raise _no_backend_error(

@@ -120,6 +120,9 @@ class ModelSpec(Frozen):
     name: str
     architecture: str = ""
     model_type: str = ""
+    # the config asks for image-prefix (bidirectional) attention: Gemma-4's text_config
+    # use_bidirectional_attention "vision" (transformers_utils/model_arch_config_convertor.py, 0.20+)
+    mm_prefix_lm: bool = False
     remote_code: bool = False  # config.json has an auto_map (code vLLM runs with --trust-remote-code)
     num_layers: int = Field(gt=0)
     hidden_size: int = Field(gt=0)

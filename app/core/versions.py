@@ -195,11 +195,8 @@ class VersionRules:
     # sum, the free-memory check with the device-less 0.11 text, "Available KV cache memory: %.2f GiB".
     # Both take requested = T x u without ceil (reference §9).
     ascend_budget: Literal["peak", "profile"] = "peak"
-    # vllm_ascend/worker/worker.py NPUWorker.determine_available_memory: --kv-cache-memory-bytes is the pool
-    # (profiling skipped) from v0.19.1rc1 (#8289); up to v0.18.0 the flag is never read. The 310P worker
-    # (vllm_ascend/_310p/worker_310p.py NPUWorker310) overrides it without that path in every release and,
-    # from v0.18.0, halves its pool ("// 2 ... reserved more memory for other operators workspace"), printed
-    # "Available KV cache memory: %.2f GiB (halved for workspace)" from v0.21.0rc1.
+    # vllm-ascend NPUWorker reads --kv-cache-memory-bytes from v0.19.1rc1; NPUWorker310 never, and halves its
+    # pool from v0.18.0, printed "(halved for workspace)" from v0.21.0rc1 (changelog entries; situations.py)
     ascend_kv_memory_bytes: bool = False
     ascend_310p_halves_pool: bool = False
     ascend_310p_halved_log: bool = False
@@ -240,20 +237,18 @@ class VersionRules:
     # deepseek_v2.py DeepseekV2MLAAttention (0.24+): layers IndexCache skips (index_topk_freq / pattern)
     # build no indexer, so only ModelSpec.indexer_layers carry its cache; 0.22.1 built one on every layer
     indexer_on_some_layers: bool = False
-    # v1/core/kv_cache_utils.py unify_kv_cache_spec_page_size: an attention page that does not divide the
-    # largest is padded to it (its block keeps its tokens) instead of NotImplementedError: from 0.24.0 when the
-    # layer's backend indexes KV by the block stride (num-blocks-first stride order), from 0.29.0 for every
-    # non-MLA attention layer (kv_cache_planning.py in 0.33.0)
+    # unify_kv_cache_spec_page_size pads a page that does not divide the largest (instead of refusing): 0.24.0
+    # for backends that index KV by block stride, 0.29.0 for every non-MLA attention layer
     attention_page_padding: Literal["none", "block_stride", "non_mla"] = "none"
-    # Image-prefix LMs (Gemma-3, PaliGemma: ModelConfig.is_mm_prefix_lm) attend bidirectionally over image
-    # tokens, so the selector skips backends without supports_mm_prefix (v1/attention/backend.py, 0.14.0+:
-    # TRITON_ATTN and FLEX_ATTENTION only); FLASH_ATTN takes it with FA4 (SM9x-11x) from 0.24.0; text-only
-    # serving (every --limit-mm-per-prompt modality 0) drops the mode from 0.27.0; the TRITON_FLASH_ATTN (SM9x)
-    # and TRITON_FLASHINFER (SM10x) composites lead the list from 0.30.0 (platforms/cuda.py)
+    # Image-prefix LMs (ModelConfig.is_mm_prefix_lm) skip backends without mm prefix (0.14.0); FLASH_ATTN takes
+    # it with FA4 (0.24.0); text-only drops it (0.27.0); the Triton composites lead (0.30.0) - backends.py
     mm_prefix_attention: bool = False
     fa4_mm_prefix: bool = False
     mm_prefix_off_text_only: bool = False
     mm_prefix_composites: bool = False
+    # models/config.py Gemma4Config (head 256 / 512): TRITON_ATTN forced (0.19.0), only without FA4 (0.24.0)
+    gemma4_backend: Literal["none", "triton", "fa4_or_triton"] = "none"
+    config_mm_prefix: bool = False  # ModelSpec.mm_prefix_lm read (Gemma4ModelArchConfigConvertor, 0.20.0+)
     # models/config.py GlmMoeDsaForCausalLM.verify_and_update_config (0.32+): `auto` KV is fp8_e4m3 on SM10x
     glm_dsa_fp8_kv_on_sm100: bool = False
     checkpoint_kv_dtype_compressed_tensors: bool = False
@@ -361,6 +356,12 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.14.0",
+        "0.14.0 v1/core/kv_cache_utils.py _get_kv_cache_groups_uniform_page_size: buckets within 1.25 x the "
+        "smallest take the largest as the group size ('12 sw + 13 full' -> groups of 13; 0.11.0: the smallest)",
+        {"group_size_max_ratio": 1.25},
+    ),
+    Change(
+        "0.14.0",
         "0.14.0 config/model.py _get_and_verify_max_len: with no --max-model-len (or -1) a LongRoPE model "
         "(Phi-3/Phi-4) serves original_max_position_embeddings, not the derived maximum (absent in 0.11.0)",
         {"longrope_default_original": True},
@@ -411,6 +412,12 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.18.0",
+        "0.18.0 v1/core/kv_cache_utils.py _get_kv_cache_groups_uniform_page_size: the ratio becomes 1.5 (0.17.0: "
+        "1.25); 0.33.0 v1/core/kv_cache_planning.py keeps it",
+        {"group_size_max_ratio": 1.5},
+    ),
+    Change(
+        "0.18.0",
         "vllm-ascend v0.18.0 vllm_ascend/_310p/worker_310p.py NPUWorker310.determine_available_memory: the KV pool "
         "is (requested - non-KV memory - non-torch memory cleared by empty_cache) // 2 (absent in v0.17.0rc1)",
         {"ascend_310p_halves_pool": True},
@@ -424,9 +431,20 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.19.0",
+        "0.19.0 models/config.py Gemma4Config: heterogeneous head dims above 256 force TRITON_ATTN for every layer",
+        {"gemma4_backend": "triton"},
+    ),
+    Change(
+        "0.19.0",
         "0.19.0 platforms/cuda.py: sparse MLA (DeepSeek-V3.2, GLM-5) takes FLASHINFER_MLA_SPARSE first on SM100 "
         "for an fp8 KV cache or <= 16 heads",
         {"sparse_mla_flashinfer_on_sm100": True},
+    ),
+    Change(
+        "0.20.0",
+        "0.20.0 model_arch_config_convertor.py Gemma4ModelArchConfigConvertor.is_mm_prefix_lm: "
+        "use_bidirectional_attention == 'vision' (absent in 0.19.0)",
+        {"config_mm_prefix": True},
     ),
     Change(
         "0.20.0",
@@ -486,8 +504,9 @@ CHANGELOG: tuple[Change, ...] = (
         "0.24.0",
         "0.24.0 v1/attention/backends/flash_attn.py FlashAttentionBackend.supports_mm_prefix: "
         "is_fa_version_supported(4) (vllm_flash_attn/flash_attn_interface.py _is_fa4_supported: the wheel's cute/ "
-        "FA4, SM 9.x / 10.x / 11.x); 0.23.0 FLASH_ATTN has no supports_mm_prefix",
-        {"fa4_mm_prefix": True},
+        "FA4, SM 9.x / 10.x / 11.x); 0.23.0 FLASH_ATTN has no supports_mm_prefix. models/config.py Gemma4Config: "
+        "FA4 for all layers where available, TRITON_ATTN forced only elsewhere (0.23.0: forced everywhere)",
+        {"fa4_mm_prefix": True, "gemma4_backend": "fa4_or_triton"},
     ),
     Change(
         "0.26.0",
@@ -625,8 +644,8 @@ CHANGELOG: tuple[Change, ...] = (
     Change(
         "0.33.0",
         "0.33.0 arg_utils.get_batch_defaults: >= 160 GiB -> 16384 / 1024; >= 70 GiB and not a100 and not GB10 "
-        "(capability 12.1) -> 8192 / 1024 (absent in 0.19.0); FLASHINFER_MLA first on SM100 (§5.2); hybrid "
-        "group size rule (§3.4); free-memory check also under --kv-cache-memory-bytes; auto-fit wording (§4.3)",
+        "(capability 12.1) -> 8192 / 1024 (absent in 0.19.0); FLASHINFER_MLA first on SM100 (§5.2); "
+        "free-memory check also under --kv-cache-memory-bytes; auto-fit wording (§4.3)",
         {
             "batch_tiers": (
                 BatchTier(min_device_gib=160, max_num_seqs=1024, max_num_batched_tokens=16384),
@@ -645,7 +664,6 @@ CHANGELOG: tuple[Change, ...] = (
                 _MLA_SM90,
                 *_V1_ATTENTION,
             ),
-            "group_size_max_ratio": 1.5,  # "12 sw + 13 full" -> groups of 13
             "free_memory_check_with_kv_bytes": True,
             "autofit_log": "kv_cache_memory",
         },

@@ -181,3 +181,55 @@ def test_text_only_serving_drops_mm_prefix_from_0_27() -> None:
     assert _backend(GEMMA3_4B, "a100-80gb", "0.24.0", **text_only) == ("TRITON_ATTN", 16)
     assert _backend(GEMMA3_4B, "a100-80gb", "0.27.1", **text_only) == ("FLASH_ATTN", 16)
     assert _backend(GEMMA3_12B, "b200", "0.33.0", **text_only) == ("FLASHINFER", 16)
+
+
+GEMMA4 = "google/gemma-4-26B-A4B"  # head_dim 256 (sliding), global_head_dim 512, use_bidirectional_attention "vision"
+
+
+def test_gemma4_backend_by_release() -> None:
+    # models/config.py Gemma4Config.verify_and_update_config. 0.19.0: heterogeneous heads with the larger above
+    # 256 force TRITON_ATTN on every layer (vllm#38891 reports it on 0.19.0); 0.24.0: FA4 for all layers where
+    # FA4 exists (SM 9.x-11.x), TRITON_ATTN forced elsewhere (A100; GB10 is SM 12.1 - inference-atlas PR 14
+    # notes "Gemma 4 forces the TRITON_ATTN backend" on 0.27.1 on a DGX Spark)
+    assert _backend(GEMMA4, "h100", "0.19.0") == ("TRITON_ATTN", 16)
+    assert _backend(GEMMA4, "b200", "0.19.0") == ("TRITON_ATTN", 16)
+    # 0.24.0: Gemma4ModelArchConfigConvertor.is_mm_prefix_lm (use_bidirectional_attention "vision", 0.20+) ->
+    # only mm-prefix backends: FLASH_ATTN with FA4
+    assert _backend(GEMMA4, "h100", "0.24.0") == ("FLASH_ATTN", 16)
+    assert _backend(GEMMA4, "a100-80gb", "0.24.0") == ("TRITON_ATTN", 16)
+    assert _backend(GEMMA4, "gb10", "0.27.1") == ("TRITON_ATTN", 16)
+    # 0.33.0: the composites (head sizes 256 and 512 both taken); vllm#56305 benchmarks gemma-4-31B-it on B300
+    # with "TRITON_FLASHINFER (HND, 64-token pages)". 26B-A4B at 64 tokens: 25 sliding layers of 8 heads x 512 x
+    # 2 B = 8,192 B a token (page 524,288), 5 full of 2 x 1,024 x 2 = 4,096 (page 262,144, divides: its block is
+    # raised to 128 tokens, cdiv(8,192, 128) = 64 a request); 6 groups of 5: 5 x 524,288 = 2,621,440 B a block
+    assert _backend(GEMMA4, "h100", "0.33.0") == ("TRITON_FLASH_ATTN", 16)
+    b200 = _catalog_est(GEMMA4, "b200", "0.33.0")
+    assert (b200.attention_backend, b200.block_size, b200.bytes_per_block) == (
+        "TRITON_FLASHINFER",
+        64,
+        2_621_440,
+    )
+    assert b200.kv_bytes_per_token == 25 * 8_192 + 5 * 4_096
+    assert [g.blocks_per_request for g in b200.groups if g.kind == "full"] == [64]
+
+
+@pytest.mark.parametrize(
+    ("version", "counts", "group_size"),
+    [
+        # v1/core/kv_cache_utils.py _get_kv_cache_groups_uniform_page_size. 0.11.0: min(len(layers)) always
+        ("0.11.0", [12, 13], 12),
+        # 0.14.0-0.17.0: "if max_num_layers < min_num_layers * 1.25: group_size = max_num_layers" (gpt-oss-20b +
+        # eagle: 12 sw + 13 full -> 13 < 15 -> groups of 13); 12 + 16: 16 >= 15 -> 12
+        ("0.14.0", [12, 13], 13),
+        ("0.17.0", [12, 16], 12),
+        # 0.18.0+: 1.5 (0.33.0 kv_cache_planning.py the same): 16 < 18 -> 16; 12 + 36 (Llama-4) stays 12
+        ("0.18.0", [12, 16], 16),
+        ("0.33.0", [12, 16], 16),
+        ("0.33.0", [12, 36], 12),
+    ],
+)
+def test_group_size_rule_by_release(version: str, counts: list[int], group_size: int) -> None:
+    from app.core.kv import _group_size
+    from app.core.versions import rules_for
+
+    assert _group_size(counts, rules_for(version)) == group_size
