@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import copy
+import functools
 import hashlib
 import re
 import subprocess
@@ -181,11 +183,18 @@ def _named(body: Sequence[ast.stmt], name: str) -> ast.stmt | None:
     return hit
 
 
+@functools.lru_cache(maxsize=64)  # one module is asked for many cited names; parse it once
+def _parsed(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except SyntaxError:
+        return None
+
+
 def find_node(source: str, dotted: str) -> ast.stmt | None:
     """The statement that defines ``dotted`` ("Worker.determine_available_memory") in a module's source."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = _parsed(source)
+    if tree is None:
         return None
     body: Sequence[ast.stmt] = tree.body
     node: ast.stmt | None = None
@@ -208,16 +217,13 @@ def fingerprint(source: str, dotted: str) -> str | None:
     """sha256 (12 hex) of the defining statement's AST (the whole module for ""), docstrings and positions
     left out; None if absent."""
     if not dotted:
-        try:
-            module: ast.AST | None = ast.parse(source)
-        except SyntaxError:
-            return None
-        node: ast.AST | None = module
+        node: ast.AST | None = _parsed(source)
     else:
         node = find_node(source, dotted)
     if node is None:
         return None
-    dumped = ast.dump(_strip_docstrings(node), annotate_fields=False, include_attributes=False)
+    # a copy: the parsed module is cached (_parsed) and stripping edits the tree
+    dumped = ast.dump(_strip_docstrings(copy.deepcopy(node)), annotate_fields=False, include_attributes=False)
     return hashlib.sha256(dumped.encode()).hexdigest()[:12]
 
 

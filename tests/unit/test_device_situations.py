@@ -233,3 +233,13 @@ def test_vllm_ascend_checks_free_memory_even_with_kv_cache_memory_bytes() -> Non
     assert npu.error_kind == "startup_free_memory"
     cuda = _qwen_7b("0.19.0", "h100", kv_cache_memory_bytes=10 * GIB, device_memory_used_gib=20)
     assert cuda.error_kind != "startup_free_memory"
+
+
+def test_ascend_totals_per_device_910b_910c_a2_a3() -> None:
+    # one die is one device: a 910C package (Atlas A3, 128 GB nominal) is two 64 GB dies that each report
+    # 60.96 GiB like a 910B (round(60.96 x 2**30) = 65,455,301,591 B); an A3 node plans as 16 of them
+    a2, a3 = find_device("atlas-800i-a2"), find_device("atlas-800i-a3")
+    assert (a2.id, a3.id) == ("huawei-ascend-910b-64gb", "huawei-ascend-910c")
+    assert a2.memory_total_bytes == a3.memory_total_bytes == 65_455_301_591
+    assert (a2.typical_node_devices, a3.typical_node_devices) == (8, 16)
+    assert all(d.platform == "npu" for d in (a2, a3, find_device("310p"), find_device("950pr")))
