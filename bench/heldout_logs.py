@@ -14,6 +14,7 @@ after the doctor and the measured parts were built; nothing is fitted on them. F
     .venv/bin/python bench/heldout_logs.py [directory ...]   # default: tests/data/logs/heldout
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12   # the 2026-12 held-apart set
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12b  # batch b (22 logs, round 4)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12c  # batch c (17 logs, round 5)
 """
 
 from __future__ import annotations

@@ -42,3 +42,12 @@ def check_log(directory: Path, name: str, expect: dict[str, Any]) -> None:
         assert found[field] == expected_value(value), field
     for field in expect.get("absent", []):
         assert found[field] is None, field
+
+
+def check_set(directory: Path, count: int, platforms: dict[str, int]) -> None:
+    """The set holds ``count`` logs, each with its thread's URL, ``platforms`` by file-name prefix (nv, ascend, …)."""
+    entries = sources(directory)
+    assert len(entries) == count == len(list(directory.glob("*.log")))
+    assert all(entry["url"].startswith("https://github.com/") for entry in entries.values())
+    prefixes = [name.split("_")[0] for name in entries]
+    assert {p: prefixes.count(p) for p in platforms} == platforms

@@ -95,6 +95,15 @@ CHUNKED_PREFILL = VllmLine(
     "Chunked prefill is enabled", r"Chunked prefill is enabled with (max_num_batched_tokens)=(\d{1,18})"
 )
 PLATFORM = VllmLine("detected platform", r"detected platform (\w+)", "Automatically detected platform %s.")
+# an out-of-tree platform, by its entry-point name (platforms/__init__.py::resolve_current_platform_cls_qualname,
+# 0.33.0); vllm-ascend's is "ascend" (vllm_ascend-0.18.0 entry_points.txt: [vllm.platform_plugins] ascend = …)
+PLATFORM_PLUGIN = VllmLine(
+    "Platform plugin ",
+    r"Platform plugin (\w{1,40}) is activated",
+    "Platform plugin %s is activated",
+    "platforms/__init__.py (0.33.0)",
+)
+OOT_PLATFORM_DEVICES = {"ascend": "NPU"}  # plugin name → device kind; another plugin names no device here
 # 0.2x entrypoints/cli/serve.py: with DP > 1 and no --api-server-count, one API server per DP rank (the "_local"
 # hybrid-LB wording names the local size, not the whole, and is not read)
 API_SERVER_DP = VllmLine(
@@ -180,6 +189,14 @@ GRAPH_CAPTURED = VllmLine(
 GRAPH_POOL = VllmLine(
     "graph pool memory", r"graph pool memory: " + G + r" GiB \(actual\), " + G + r" GiB \(estimated\)"
 )
+# printed while the budget is measured: gpu_worker.py::determine_available_memory calls
+# gpu_model_runner.py::profile_cudagraph_memory after the profile run (0.19.0, 0.33.0)
+GRAPH_PROFILING = VllmLine(
+    "Profiling CUDA graph memory",
+    r"Profiling CUDA graph memory: ",
+    "Profiling CUDA graph memory: %s",
+    "v1/worker/gpu_model_runner.py::profile_cudagraph_memory (0.19.0, 0.33.0)",
+)
 GRAPH_ESTIMATE = VllmLine(
     "Estimated CUDA graph memory",
     r"Estimated CUDA graph memory: " + G + r" GiB",
@@ -190,6 +207,15 @@ GRAPH_EQUIVALENCE = VllmLine(
     "is equivalent to --gpu-memory-utilization",
     r"current --gpu-memory-utilization=" + G + r" is equivalent to --gpu-memory-utilization=" + G,
 )
+# the same figure while graph profiling is still off by default (0.19.0 v1/worker/gpu_worker.py,
+# determine_available_memory): "… and increase --gpu-memory-utilization from %.4f to %.4f to maintain the same
+# effective KV cache size." — the first number is the run's gpu_memory_utilization
+GRAPH_UTILIZATION_SUGGESTION = VllmLine(
+    "increase --gpu-memory-utilization from",
+    r"increase --gpu-memory-utilization from " + G + r" to " + G,
+    "increase --gpu-memory-utilization from %.4f to %.4f to maintain the same effective KV cache size.",
+    "v1/worker/gpu_worker.py (0.19.0)",
+)
 
 # --- blocks and capacity (reference §4.3) ---------------------------------------------------
 # "#" is optional: pasted into Markdown, "# GPU blocks" loses it to a heading
@@ -197,6 +223,21 @@ BLOCKS = VllmLine(
     " blocks: ",
     r"(?:#\s?|\b)(\w{1,16}) blocks: (\d{1,18})(?:, # CPU blocks: (\d{1,18}))?",
     "# GPU blocks: %d, # CPU blocks: %d",
+)
+# 0.30.0+ with more than one KV group (hybrids, DeepSeek-V4): each group's block size and the scheduler's
+# alignment, their LCM (v1/core/kv_cache_utils.py::resolve_kv_cache_block_sizes, 0.33.0: info_once "kv cache
+# group sizes %s" with a tuple, "kv lcm block sizes %s"); a single-group model prints neither
+KV_GROUP_BLOCK_SIZES = VllmLine(
+    "kv cache group sizes",
+    r"kv cache group sizes \((\d{1,7}(?:, \d{1,7}){0,63}),?\)",
+    "kv cache group sizes %s",
+    "v1/core/kv_cache_utils.py::resolve_kv_cache_block_sizes (0.30.0–0.33.0)",
+)
+KV_LCM_BLOCK_SIZE = VllmLine(
+    "kv lcm block sizes",
+    r"kv lcm block sizes (\d{1,9})\b",
+    "kv lcm block sizes %s",
+    "v1/core/kv_cache_utils.py::resolve_kv_cache_block_sizes (0.30.0–0.33.0)",
 )
 BLOCKS_OVERRIDE = VllmLine(
     "num_gpu_blocks_override",
@@ -318,6 +359,14 @@ ACL_CALL_FAILED = VllmLine("call acl api failed", r"\bERR\d{5} \w{1,16} call acl
 
 # --- failures and stages: where the start-up was when it failed ------------------------------
 TRACEBACK = VllmLine("Traceback (most recent call last)", r"Traceback \(most recent call last\)")
+# the API server's frame while it waits for the engine: only a failed start-up puts it in a traceback (it raises
+# "Engine core initialization failed", v1/engine/utils.py::wait_for_engine_startup, 0.33.0)
+ENGINE_STARTUP_FRAME = VllmLine("wait_for_engine_startup", r"\bin wait_for_engine_startup\b")
+# a traceback frame that vLLM logged at ERROR level (logger.exception in v1/engine/core.py::run_engine_core,
+# v1/executor/multiproc_executor.py's worker loop): a quote that starts below "Traceback" still shows a failure
+LOGGED_FRAME = VllmLine(
+    'File "', r'\bERROR\b[^"]{0,160}\]\s{0,16}File "[^"]{1,400}", line \d{1,7}, in \w{1,80}'
+)
 ENGINE_CORE_FAILED = VllmLine(
     "EngineCore failed to start",
     r"EngineCore failed to start.*",
@@ -333,7 +382,12 @@ ENGINE_INIT_FAILED = VllmLine(
 ERROR_LINE = VllmLine("Error: ", r"\b[A-Z]\w{0,80}Error: .*")
 EXCEPTION_LINE = VllmLine("Exception: ", r"\b[A-Z]\w{0,80}Exception: .*")
 LOAD_START = VllmLine("Starting to load model", r"Starting to load model")
-LOAD_FRAME = VllmLine("load_model", r"\bin (?:load_model|load_weights)\b")
+# a frame of the model load: the loader's load_model builds the model (initialize_model, which a multimodal or
+# wrapper model's __init__ reaches through init_vllm_registered_model) and then loads its weights
+# (model_executor/model_loader/base_loader.py::load_model, utils.py::initialize_model, 0.33.0)
+LOAD_FRAME = VllmLine(
+    "_model", r"\bin (?:load_model|load_weights|initialize_model|init_vllm_registered_model)\b"
+)
 # a traceback frame of the memory profile (the budget is being measured: weights loaded, no pool yet):
 # v1/executor/abstract.py / v1/worker/gpu_worker.py::determine_available_memory (V1), and the V0 worker's
 # determine_num_available_blocks; both run profile_run (0.9.2, 0.19.0)

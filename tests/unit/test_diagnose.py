@@ -725,7 +725,10 @@ def test_real_027_tp_workers_and_graph_equivalence() -> None:
     # gpustack/runner PR 251 (0.27.1): "(Worker_TP1 …)" → TP ≥ 2; 0.36 GiB estimated graphs;
     # "--gpu-memory-utilization=0.8200 is equivalent to … 0.8048"; TP0 prints 6.87 GiB available
     d = real("v1_0.27.1_tp2_cudagraph_equivalence.log")
-    assert d.facts.tensor_parallel_size == 2
+    # the worker name bounds TP from below (multiproc_executor names `_TP{rank}` only for TP > 1); the log
+    # prints no TP, so none is claimed, and the prediction assumes the bound and says so
+    assert (d.facts.tensor_parallel_size, d.facts.tensor_parallel_at_least) == (None, 2)
+    assert any("assumes TP 2" in note for note in d.notes)
     assert d.facts.gpu_memory_utilization == 0.82
     assert d.facts.kv_cache_bytes == gib(6.87)
     assert d.verdict == "fits"
@@ -736,7 +739,7 @@ def test_real_kimi_linear_printed_twice_tp_from_worker_names() -> None:
     d = real("v1_kimi_linear_tp2_120k.log")
     assert (d.facts.kv_cache_bytes, d.facts.kv_tokens) == (gib(2.30), 75_840)
     assert (d.facts.max_model_len, d.facts.max_concurrency) == (120_000, 2.48)
-    assert d.facts.tensor_parallel_size == 2  # "(Worker_TP1 pid=26348)"
+    assert (d.facts.tensor_parallel_size, d.facts.tensor_parallel_at_least) == (None, 2)  # "(Worker_TP1 …)"
     assert d.verdict == "fits"
     # the target decides N-side: 3 concurrent 120k requests need more than the 2.48 the pool holds
     assert real("v1_kimi_linear_tp2_120k.log", target=3).verdict == "n_bound"

@@ -121,22 +121,28 @@ def test_oom_allocating_the_sized_pool_is_a_budget_cause_with_its_own_remedies()
     assert d.prediction is None or d.prediction.device == "custom-60.96gib"
 
 
-def test_a_lone_worker_prefix_does_not_set_the_parallel_size() -> None:
-    # vllm-ascend#5020: only "(Worker_TP2 pid=967)" is quoted: TP is above 2, not 3 (the tutorial runs TP 4).
-    # Before: tensor_parallel_size 3. vllm-ascend#6611 quotes only "(Worker_TP0 …)": the suffix is printed
-    # only for a size above 1, so TP 1 would be false too.
-    for name in (
-        "ascend_0.12_qwen3_next_tp_worker_exception.log",
-        "ascend_0.13_qwen3_next_80b_kv_alloc_npu_oom.log",
+def test_worker_prefixes_bound_the_parallel_size_from_below_and_never_set_it() -> None:
+    # vLLM names a worker `_TP{rank}` only when tensor_parallel_size > 1 (v1/executor/multiproc_executor.py,
+    # 0.33.0). vllm-ascend#5020 quotes only "(Worker_TP2 pid=967)": TP ≥ 3 (the tutorial runs TP 4; before
+    # round 4 the doctor said 3). vllm-ascend#6611 quotes only "(Worker_TP0 …)": the suffix itself says TP ≥ 2.
+    for name, bound in (
+        ("ascend_0.12_qwen3_next_tp_worker_exception.log", 3),
+        ("ascend_0.13_qwen3_next_80b_kv_alloc_npu_oom.log", 2),
     ):
         facts, _ = read(name)
-        assert facts.tensor_parallel_size is None, name
-    # ranks 0 … 3 all printed: at least 4 (the existing rule, kept)
+        assert (facts.tensor_parallel_size, facts.tensor_parallel_at_least) == (None, bound), name
+    # ranks 0 … 3 all printed: still "at least 4" — a quote can stop before rank 4 (round 4 read TP 4 here)
     text = "".join(
         f"(Worker_TP{r} pid={100 + r}) INFO 05-14 00:04:17 [gpu_worker.py:460] Available KV cache memory: 15.72 GiB\n"
         for r in range(4)
     )
-    assert parse_startup_log(text).tensor_parallel_size == 4
+    facts = parse_startup_log(text)
+    assert (facts.tensor_parallel_size, facts.tensor_parallel_at_least) == (None, 4)
+    assert facts.enable_expert_parallel is None  # no `_EP` part: not said
+    # the printed size wins and the bound stays a bound: "non-default args" with TP 8, workers TP0 … TP3
+    args = "INFO 05-14 00:04:00 [utils.py:233] non-default args: {'model': 'm', 'tensor_parallel_size': 8}\n"
+    facts = parse_startup_log(args + text)
+    assert (facts.tensor_parallel_size, facts.tensor_parallel_at_least) == (8, 4)
 
 
 def test_a_failure_names_the_stage_its_traceback_reached() -> None:

@@ -123,7 +123,9 @@ def test_api_text_plain_shape(client: TestClient) -> None:
     assert query["model"] == "meta-llama/Llama-3.1-8B-Instruct"
     # the JSON is the core's diagnosis, field for field
     core = diagnose(log_text=load(ERROR_LOG), metrics_text=None).model_dump(mode="json")
-    assert {k: v for k, v in body.items() if k != "planner_url"} == core
+    link = {"planner_url", "model_needed", "planner_fields"}
+    assert {k: v for k, v in body.items() if k not in link} == core
+    assert (body["model_needed"], body["planner_fields"]) == (False, None)  # the log names its model
 
 
 def test_api_json_with_metrics_and_target(client: TestClient) -> None:

@@ -42,9 +42,29 @@ def test_a_log_naming_no_model_asks_for_it_instead_of_opening_the_default_model(
     assert 'id="f-mml"' in planner.text and 'value="32768"' in planner.text
 
 
-def test_the_api_gives_no_planner_link_for_a_log_naming_no_model(client: TestClient) -> None:
+def test_the_api_says_the_model_is_needed_for_a_log_naming_no_model(client: TestClient) -> None:
     r = client.post("/api/diagnose", content=NO_MODEL, headers={"content-type": "text/plain"})
-    assert r.status_code == 200 and r.json()["planner_url"] is None
+    body = r.json()
+    assert r.status_code == 200 and body["planner_url"] is None
+    # an explicit field, not only the missing link (docs/inputs.md, "The doctor's API"): the model is needed,
+    # and the other inputs the log gives (its 32,768 length) come as the page's form carries them
+    assert body["model_needed"] is True
+    assert body["planner_fields"] == {"v": "1", "max_model_len": "32768"}
+    # a log that names its model needs nothing: the link is there
+    named = client.post("/api/diagnose", content=UNKNOWN_MODEL, headers={"content-type": "text/plain"}).json()
+    assert (named["model_needed"], named["planner_fields"]) == (False, None)
+    assert named["planner_url"] is not None
+
+
+def test_worker_names_show_a_bound_not_a_size_on_the_identity_line(client: TestClient) -> None:
+    # club-3090#1139: "(Worker_TP0 …)" and "(Worker_TP1 …)" print, no TP: vLLM names `_TP{rank}` only for TP > 1,
+    # so the line says "TP ≥ 2 (worker names)", never "TP 2 × PP 1"
+    log = (LOGS / "nv_v1_tp2_3090_free_memory_line_suggestion_4_76_in_use.log").read_text()
+    note = re.search(r'<p class="model-note">(.*?)</p>', _page(client, log)).group(1)
+    assert "Parallelism: TP ≥ 2 (worker names)" in note
+    assert "TP 2 ×" not in note
+    zh = re.search(r'<p class="model-note">(.*?)</p>', _page(client, log, lang="zh")).group(1)
+    assert "TP ≥ 2（来自 worker 名称）" in zh
 
 
 def test_a_model_the_catalog_lacks_opens_the_planners_error_state_for_it(client: TestClient) -> None:

@@ -348,6 +348,26 @@ def _draft_in_catalog(data: dict[str, Any]) -> str:
     return ""
 
 
+def _parallel_from_bounds(facts: LogFacts, data: dict[str, Any]) -> list[str]:
+    """A size the log does not print but its worker names bound from below (`Worker_TP1`: at least 2) is
+    planned at that bound, and the note says it is an assumption, not a printed fact."""
+    notes = []
+    for size, bound, label in (
+        ("tensor_parallel_size", facts.tensor_parallel_at_least, "TP"),
+        ("pipeline_parallel_size", facts.pipeline_parallel_at_least, "PP"),
+    ):
+        if size not in data and bound is not None:
+            data[size] = bound
+            notes.append(
+                Text(
+                    "{label} is not printed; the worker names show at least {n} ranks, so the prediction assumes {label} {n}",
+                    label=label,
+                    n=bound,
+                )
+            )
+    return notes
+
+
 def _serve(facts: LogFacts, requested_block_size: int | None) -> tuple[ServeConfig | None, list[str]]:
     """The `vllm serve` flags the log shows; a value ServeConfig refuses is dropped and reported."""
     data: dict[str, Any] = {
@@ -361,7 +381,7 @@ def _serve(facts: LogFacts, requested_block_size: int | None) -> tuple[ServeConf
         data["dtype"] = facts.dtype
     if requested_block_size is not None:
         data["block_size"] = requested_block_size
-    dropped: list[str] = []
+    dropped: list[str] = _parallel_from_bounds(facts, data)
     draft_note = _draft_in_catalog(data)
     if draft_note:
         dropped.append(draft_note)

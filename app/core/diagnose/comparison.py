@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from app.core.diagnose.case import (
     Case,
     fmt_gib,
@@ -14,6 +16,7 @@ from app.core.diagnose.model import (
     ComparisonRow,
     Unit,
 )
+from app.core.result import KVGroup
 from app.core.text import Text
 
 # --------------------------------------------------------------------------------------------
@@ -88,8 +91,35 @@ def comparison(case: Case) -> list[ComparisonRow]:
         )
     rows.append(kv)
     rows.append(_row("num_gpu_blocks", Text("GPU blocks"), "count", f.num_gpu_blocks, est.num_gpu_blocks))
+    if f.scheduler_block_size is not None and len(est.groups) > 1:
+        rows.append(_scheduler_block_row(f.scheduler_block_size, f.kv_group_block_sizes, est.groups))
     rows.append(_row("kv_tokens", Text("KV cache tokens"), "tokens", f.kv_tokens, est.kv_tokens))
     rows.append(
         _row("max_concurrency", Text("Max concurrency at S"), "ratio", f.max_concurrency, est.max_concurrency)
     )
     return rows
+
+
+def _scheduler_block_row(
+    printed: int, printed_sizes: list[int] | None, groups: list[KVGroup]
+) -> ComparisonRow:
+    """0.30+ "kv lcm block sizes N" (the LCM of the groups' block sizes) beside the planner's groups' LCM; when
+    the printed "kv cache group sizes" differ from the planner's groups, the row says both."""
+    planned_sizes = [group.block_size for group in groups]
+    row = _row(
+        "scheduler_block_size",
+        Text("Scheduler block (LCM of the groups)"),
+        "tokens",
+        printed,
+        math.lcm(*planned_sizes),
+    )
+    if printed_sizes is not None and sorted(printed_sizes) != sorted(planned_sizes):
+        row = _with_note(
+            row,
+            Text(
+                "the log's KV groups have block sizes {printed}; the planner's have {planned}",
+                printed=", ".join(map(str, printed_sizes)),
+                planned=", ".join(map(str, planned_sizes)),
+            ),
+        )
+    return row

@@ -80,6 +80,8 @@ class DiagnosisFacts(Frozen):
     max_model_len: int | None = None
     tensor_parallel_size: int | None = None
     pipeline_parallel_size: int | None = None
+    tensor_parallel_at_least: int | None = None  # worker names bound the size from below (LogFacts)
+    pipeline_parallel_at_least: int | None = None
     gpu_memory_utilization: float | None = None
     dtype: str | None = None
     kv_cache_dtype: str | None = None
@@ -93,6 +95,8 @@ class DiagnosisFacts(Frozen):
     non_torch_bytes: int | None = None
     kv_cache_bytes: int | None = None
     num_gpu_blocks: int | None = None
+    kv_group_block_sizes: list[int] | None = None  # 0.30+: printed per KV group (LogFacts)
+    scheduler_block_size: int | None = None  # their LCM, as printed
     kv_tokens: int | None = None
     max_concurrency: float | None = None
     estimated_max_model_len: int | None = None

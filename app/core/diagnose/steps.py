@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from app.core.diagnose.case import (
     Case,
     clip,
@@ -121,7 +123,16 @@ def step_kv_lines(case: Case) -> Step:
 
 
 def _no_block_count(case: Case) -> str:
-    """V1 prints tokens, not blocks; dividing by a block size the log does not print would be a guess."""
+    """V1 prints tokens, not blocks; dividing by a block size the log does not print would be a guess. 0.30+
+    prints each KV group's block size when there are several (DeepSeek-V4, hybrids): those are said."""
+    sizes = case.facts.kv_group_block_sizes
+    if sizes:
+        return Text(
+            "{groups} KV groups with block sizes {sizes} (printed; the scheduler aligns to {lcm}): the tokens are not blocks × block size, so no block count is derived",
+            groups=len(sizes),
+            sizes=", ".join(str(size) for size in sizes),
+            lcm=case.facts.scheduler_block_size or math.lcm(*sizes),
+        )
     if case.block_size is None:
         return Text("block size not printed, so no block count is derived")
     groups = len(case.prediction.groups) if case.prediction is not None else 0

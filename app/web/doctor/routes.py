@@ -23,7 +23,7 @@ from app.web.doctor.params import (
     too_large_message,
 )
 from app.web.doctor.service import run
-from app.web.doctor.views import DoctorForm, DoctorView, device_options, planner_url, result_view
+from app.web.doctor.views import DoctorForm, DoctorView, device_options, planner_link, result_view
 from app.web.i18n import _, t, tr
 from app.web.inputs.problems import Problem
 from app.web.templating import render, wants_fragment
@@ -61,7 +61,7 @@ def _api_diagnose(request: Request, body: bytes) -> Response:
     if problem is not None or diagnosis is None:
         return _error(problem or Problem(LOG_FIELD, _("nothing to diagnose")))
     payload = diagnosis.model_dump(mode="json")
-    payload["planner_url"] = planner_url(request, diagnosis)
+    payload.update(planner_link(request, diagnosis))
     return JSONResponse(payload)
 
 

@@ -285,11 +285,18 @@ def result_view(request: Request, diagnosis: Diagnosis) -> ResultView:
 
 
 def _parallelism(diagnosis: Diagnosis) -> str:
-    """TP × PP as the log says them ("—" when it says neither; one said: the other is vLLM's default 1)."""
-    tp, pp = diagnosis.facts.tensor_parallel_size, diagnosis.facts.pipeline_parallel_size
-    if tp is None and pp is None:
-        return "—"
-    return t("TP {tp} × PP {pp}", tp=tp or 1, pp=pp or 1)
+    """TP × PP as the log says them ("—" when it says neither; one said: the other is vLLM's default 1). A size
+    known only from worker names is a lower bound, shown as one ("TP ≥ 2 (worker names)")."""
+    f = diagnosis.facts
+    tp, pp = f.tensor_parallel_size, f.pipeline_parallel_size
+    if tp is not None or pp is not None:
+        return t("TP {tp} × PP {pp}", tp=tp or 1, pp=pp or 1)
+    bounds = [
+        t("{label} ≥ {n} (worker names)", label=label, n=n)
+        for label, n in (("TP", f.tensor_parallel_at_least), ("PP", f.pipeline_parallel_at_least))
+        if n is not None
+    ]
+    return " × ".join(bounds) or "—"
 
 
 def planner_version_note(diagnosis: Diagnosis) -> list[str]:
@@ -317,6 +324,20 @@ def planner_url(request: Request, diagnosis: Diagnosis, lang: str | None = None)
         return None
     params, _ = parse_lenient(PlannerParams, diagnosis.planner_inputs)
     return f"{url_path(request, 'planner')}?{to_query(params.model_copy(update={'lang': lang}))}"
+
+
+def planner_link(request: Request, diagnosis: Diagnosis) -> dict[str, object]:
+    """The API's way to the planner (docs/inputs.md, "The doctor's API"): ``planner_url`` when the log names
+    a model; when it names none but says something else, ``model_needed`` is true and ``planner_fields`` holds
+    every other input, so a client adds ``model`` to them (the page asks for it in a form)."""
+    url = planner_url(request, diagnosis)
+    fields = planner_fields_without_model(diagnosis)
+    needed = url is None and bool(diagnosis.planner_inputs)
+    return {
+        "planner_url": url,
+        "model_needed": needed,
+        "planner_fields": dict(fields) if fields is not None else None,
+    }
 
 
 def planner_fields_without_model(

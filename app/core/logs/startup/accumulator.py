@@ -82,31 +82,33 @@ RANK_OTHER = 0  # a worker known not to be rank 0
 
 _WORKER_RANKS = regex.compile(r"^\((?:Worker|VllmWorker)\w{0,8}?((?:_(?:TP|PP|DP|EP|DCP|PCP)\d{1,4}){1,6})\b")
 _RANK_PART = regex.compile(r"(TP|PP)(\d{1,4})")
+_BOUND_OF = {"TP": "tensor_parallel_at_least", "PP": "pipeline_parallel_at_least"}
+MIN_SUFFIXED_SIZE = 2  # the suffix is printed only for a size above 1
 
 
 def _worker_ranks(line: str, ln: _Line, run: _Run) -> None:
-    """`(Worker_TP1_PP1 pid=…)`: once ranks 0 … n−1 have all printed, the parallel size is at least n.
+    """`(Worker_TP1_EP1 pid=…)`: what vLLM's worker names prove (v1/executor/multiproc_executor.py, 0.20–0.33:
+    `_TP{rank}` only when tensor_parallel_size > 1, `_PP{rank}` likewise, `_EP{rank}` only with expert
+    parallelism on).
 
-    A lone `Worker_TP2` (a quoted excerpt) says only that the size is above 2, not that it is 3, so the
-    size is read from the ranks only when none below the highest is missing.
+    A rank r proves a size of at least r + 1 (and at least 2): a lower bound, kept apart from the size. Even
+    ranks 0 … n−1 all printed do not prove n — a quote can stop before rank n — so the size itself is left
+    to the lines that print it (club-3090#1139: `Worker_TP0`, `Worker_TP1` on a dual-3090 box is "TP ≥ 2").
     """
     found = _WORKER_RANKS.match(line)
     if found is None:
         return
-    for kind, number in _RANK_PART.findall(found.group(1)):
-        name = "tensor_parallel_size" if kind == "TP" else "pipeline_parallel_size"
+    suffixes = found.group(1)
+    for kind, number in _RANK_PART.findall(suffixes):
         seen = run.worker_ranks.setdefault(kind, set())
         if len(seen) < MAX_RANKS_TRACKED:
             seen.add(int(number))
-        size = max(seen) + 1
-        if len(seen) != size or size < 2:
-            continue  # a gap below the highest rank; or TP0 alone (the suffix is printed only for a size > 1)
-        current = run.get(name)
-        slot = run.slots.get(name)
-        if slot is not None and slot.priority[0] > SOURCE_FALLBACK:
-            continue  # the configuration line says it
-        if not isinstance(current, int) or size > current:
-            run.put(name, size, ln, source=SOURCE_FALLBACK)
+        bound = max(max(seen) + 1, MIN_SUFFIXED_SIZE)
+        current = run.get(_BOUND_OF[kind])
+        if not isinstance(current, int) or bound > current:
+            run.put(_BOUND_OF[kind], bound, ln, source=SOURCE_FALLBACK)
+    if "_EP" in suffixes:
+        run.put("enable_expert_parallel", True, ln, source=SOURCE_FALLBACK)
 
 
 def _rank_priority(line: str) -> int:

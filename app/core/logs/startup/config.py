@@ -351,6 +351,13 @@ def _platform(m: re.Match[str], ln: _Line, run: _Run) -> None:
         run.put("is_ascend", True, ln)
 
 
+def _platform_plugin(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    device = vt.OOT_PLATFORM_DEVICES.get(m.group(1).lower())
+    if device is not None:
+        run.put("device_type", device, ln, source=SOURCE_FALLBACK)
+        run.put("is_ascend", device == "NPU", ln)
+
+
 def _forced_block_size(m: re.Match[str], ln: _Line, run: _Run) -> None:
     size = int_of(m.group(1))
     run.put("block_size_forced", size, ln)

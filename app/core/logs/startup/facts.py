@@ -70,6 +70,10 @@ class LogFacts(ReleaseDefaultFlags):
     max_model_len: int | None = None
     tensor_parallel_size: int | None = None
     pipeline_parallel_size: int | None = None
+    # a lower bound from worker names: vLLM names a worker `_TP{rank}` / `_PP{rank}` only when that size is above
+    # 1 (v1/executor/multiproc_executor.py, 0.33.0), so `Worker_TP3` proves a size of at least 4, never exactly 4
+    tensor_parallel_at_least: int | None = None
+    pipeline_parallel_at_least: int | None = None
     kv_cache_dtype: str | None = None
     block_size_forced: int | None = None  # a backend / platform overrode the block size (reference §5.1, §9)
     dtype: str | None = None
@@ -103,6 +107,9 @@ class LogFacts(ReleaseDefaultFlags):
     kv_cache_memory_suggestion_bytes: int | None = None  # `--kv-cache-memory=` to fit the request
     # blocks and capacity (reference §4.3)
     num_gpu_blocks: int | None = None
+    # 0.30+, several KV groups: each group's block size as printed, and the scheduler's block (their LCM)
+    kv_group_block_sizes: list[int] | None = None
+    scheduler_block_size: int | None = None
     num_cpu_blocks: int | None = None
     kv_tokens: int | None = None
     max_concurrency: float | None = None

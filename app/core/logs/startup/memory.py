@@ -201,6 +201,10 @@ def _graph_equivalence(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("gpu_memory_utilization_without_cuda_graph", float_of(m.group(2)), ln)
 
 
+def _graph_utilization_suggestion(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("gpu_memory_utilization", float_of(m.group(1)), ln, source=SOURCE_SECONDARY)
+
+
 # --------------------------------------------------------------------------------------------
 # handlers: blocks and capacity
 
@@ -241,6 +245,14 @@ def _blocks_override(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.note(
         Text(N_("num_gpu_blocks_override replaced {computed} computed blocks with {forced}"), **m.groupdict())
     )
+
+
+def _group_block_sizes(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("kv_group_block_sizes", [int(size) for size in m.group(1).split(", ")], ln)
+
+
+def _scheduler_block_size(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("scheduler_block_size", int_of(m.group(1)), ln)
 
 
 def _kv_size(m: re.Match[str], ln: _Line, run: _Run) -> None:

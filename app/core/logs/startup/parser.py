@@ -66,7 +66,7 @@ def parse_startup_log(text: str) -> LogFacts:
                 runs += 1
             commands.begin(start, _Line(no=index + 1, text=line, rank=RANK_ZERO), run)
             continue
-        if line.startswith("(") and ("_TP" in line[:40] or "_PP" in line[:40]):
+        if line.startswith("(") and any(part in line[:40] for part in ("_TP", "_PP", "_EP")):
             _worker_ranks(line, _Line(no=index + 1, text=line, rank=RANK_UNKNOWN), run)
         matched = [(rule, m) for rule in rules if rule.needle in line and (m := rule.pattern.search(line))]
         if not matched:
