@@ -191,8 +191,9 @@ def _parsed(source: str) -> ast.Module | None:
         return None
 
 
-def find_node(source: str, dotted: str) -> ast.stmt | None:
-    """The statement that defines ``dotted`` ("Worker.determine_available_memory") in a module's source."""
+def find_node(source: str, dotted: str, *, methods: bool = True) -> ast.stmt | None:
+    """The statement that defines ``dotted`` ("Worker.determine_available_memory") in a module's source;
+    ``methods``: a bare name may also be a method of a class in it."""
     tree = _parsed(source)
     if tree is None:
         return None
@@ -205,7 +206,9 @@ def find_node(source: str, dotted: str) -> ast.stmt | None:
         body = node.body if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) else []
     if node is not None:
         return node
-    if "." not in dotted:  # a method cited by its name alone ("modular_kernel.py `_allocate_buffers`")
+    if (
+        "." not in dotted and methods
+    ):  # a method cited by its name alone ("modular_kernel.py `_allocate_buffers`")
         for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
             found = _named(cls.body, dotted)
             if found is not None:
@@ -213,13 +216,13 @@ def find_node(source: str, dotted: str) -> ast.stmt | None:
     return None
 
 
-def fingerprint(source: str, dotted: str) -> str | None:
+def fingerprint(source: str, dotted: str, *, methods: bool = True) -> str | None:
     """sha256 (12 hex) of the defining statement's AST (the whole module for ""), docstrings and positions
     left out; None if absent."""
     if not dotted:
         node: ast.AST | None = _parsed(source)
     else:
-        node = find_node(source, dotted)
+        node = find_node(source, dotted, methods=methods)
     if node is None:
         return None
     # a copy: the parsed module is cached (_parsed) and stripping edits the tree
@@ -253,12 +256,12 @@ class Fingerprint:
     digest: str | None  # None: the name is not in this release
 
 
-def _siblings(tree: SourceTree, citation: Citation, package: str) -> list[str]:
+def _siblings(tree: SourceTree, citation: Citation, package: str, cited_files: list[str]) -> list[str]:
     """The other modules of a cited file's folder: where a name that left its file has moved to
     (0.33.0 moved kv_cache_utils.py's check_enough_kv_cache_memory to kv_cache_planning.py)."""
     if citation.path is None or not citation.name:
         return []
-    cited = f"{package}/{citation.path.removeprefix(package + '/')}"
+    cited = cited_files[0] if cited_files else f"{package}/{citation.path.removeprefix(package + '/')}"
     folder = cited.rsplit("/", 1)[0] + "/"
     here = [f for f in tree.files() if f.startswith(folder) and "/" not in f[len(folder) :] and f != cited]
     if len(here) > MAX_SIBLINGS:  # model_executor/models/: a word after a path, not a moved name
@@ -272,9 +275,11 @@ def fingerprints(tree: SourceTree, citations: Sequence[Citation], package: str) 
     out: dict[str, Fingerprint] = {}
     for c in citations:
         digest, where = None, None
-        for file in [*resolve(tree, c, package), *_siblings(tree, c, package)]:
+        cited = resolve(tree, c, package)
+        for file in [*cited, *_siblings(tree, c, package, cited)]:
             source = tree.read(file)
-            digest = fingerprint(source, c.name) if source is not None else None
+            # in a sibling only a module-level definition counts: any class there may have a `load_model`
+            digest = fingerprint(source, c.name, methods=file in cited) if source is not None else None
             if digest is not None:
                 where = file
                 break

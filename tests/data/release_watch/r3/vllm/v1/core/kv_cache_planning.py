@@ -1,6 +1,10 @@
-"""Fixture: r3's new home of the manager, its code unchanged."""
+"""Fixture: r3's new home of helper, its code unchanged; another class happens to have an allocate method."""
 
 
-class Manager:
+def helper() -> int:
+    return 1
+
+
+class Other:
     def allocate(self, n: int) -> list[int]:
-        return [0] * (n + 1)
+        return [1] * n

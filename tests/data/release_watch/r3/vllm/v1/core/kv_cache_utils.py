@@ -1,5 +1,1 @@
-"""Fixture: r3 moves the manager out of this module (as 0.33.0 moved check_enough_kv_cache_memory)."""
-
-
-def helper() -> int:
-    return 1
+"""Fixture: r3 moves helper out of this module (as 0.33.0 moved check_enough_kv_cache_memory) and drops Manager."""
