@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import fit_perf as F
 
 from app.core.catalog import find_device, find_model
+from app.core.errors import ConfigError
 from app.core.estimate import estimate
 from app.core.perf.bench import BenchPoint, simulate_bench
 from app.core.perf.bench_args import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN, BenchArgs
@@ -212,7 +213,11 @@ def other_contexts() -> list[RunContext]:
         args = bench_args(row)
         serve = serve_config(row, args)
         version = run_version(row)
-        est = estimate(model=model, device=device, serve=serve, vllm_version=version)
+        try:
+            est = estimate(model=model, device=device, serve=serve, vllm_version=version)
+        except ConfigError as err:  # the planner refuses the release (e.g. its registry lacks the model)
+            print(f"skipped (refused at {version}: {err}): {row['source']}: {row['device']} {row['model']}")
+            continue
         if not est.fits or est.num_gpu_blocks <= 0:  # the planner says this release would not start it
             print(f"skipped (no KV pool at {version}): {row['source']}: {row['device']} {row['model']}")
             continue

@@ -196,6 +196,15 @@ def estimate(
     validate_devices(serve=serve, devices=devices)
     version = resolve_version(vllm_version)
     rules = version.rules
+    # the registry at the release the user named, not its bracket's: 0.12.0 plans with 0.11.0's rules,
+    # but an architecture first read in 0.14.0 and absent from 0.11.0 may be in 0.12.0 (a note, not a refusal)
+    architecture = check_architecture(
+        architecture=model.architecture,
+        model_type=model.model_type,
+        version=version.release,
+        transformers_fallback_read=rules.transformers_fallback,
+        remote_code=model.remote_code,
+    )
     model = model_for_release(model=model, rules=rules)
     resolved_kv = checkpoint_kv_cache_dtype(model=model, serve=serve, rules=rules, device=device)
     if resolved_kv is not None:
@@ -208,6 +217,8 @@ def estimate(
         )
     if resolved_kv is not None and resolved_kv[1]:
         est = est.model_copy(update={"kv_cache_dtype_from_checkpoint": True})
+    if architecture:
+        est = est.model_copy(update={"warnings": [*architecture, *est.warnings]})
     quant = model.quantization
     if quant is not None and quant.kv_cache_dtype == "nvfp4" and serve.kv_cache_dtype == "auto":
         note = Text(
@@ -570,13 +581,6 @@ def _estimate(
     )
     capacity = _capacity(setup)
     refusal = _first_refusal(setup, capacity)
-    architecture = check_architecture(
-        architecture=model.architecture,
-        model_type=model.model_type,
-        version=rules.version_tuple,
-        transformers_fallback_read=rules.transformers_fallback,
-        remote_code=model.remote_code,
-    )
     target = target_concurrency or 1
     verdict = _verdict(
         capacity=capacity,
@@ -591,7 +595,7 @@ def _estimate(
         refusal,
         verdict=verdict,
         lines=_printed_lines(setup, capacity, refusal, backend_lines),
-        warnings=[*backend_warnings, *architecture, *_warnings(setup, refusal)],
+        warnings=[*backend_warnings, *_warnings(setup, refusal)],
         target=target,
     )
 

@@ -4,6 +4,8 @@ fields and ``bench``) with the measured keys under vLLM's names, or a ``paste`` 
 
 from __future__ import annotations
 
+import json
+
 from pydantic import ConfigDict, Field, ValidationError
 
 from app.core.command import parse_serve_command
@@ -49,44 +51,83 @@ def _run_inputs(run: MeasuredRun, index: int) -> tuple[BenchArgs, dict[str, floa
     return args, measured
 
 
+def compared_run(run: MeasuredRun, index: int) -> RunComparison:
+    """One measured run against what the shipped model predicts for its configuration; errors name the
+    run (``measured_runs[index]``) and its field."""
+    args, measured = _run_inputs(run, index)
+    resolved = resolve_strict(run)
+    planned = estimate_for(resolved)
+    if not planned.fits or planned.num_gpu_blocks <= 0:
+        raise PlannerError(
+            f"measured_runs[{index}]",
+            Text(
+                "the planner says vLLM would not start this run's configuration: give the serve command it "
+                "ran with (e.g. --gpu-memory-utilization, --max-model-len)"
+            ),
+        )
+    try:
+        return compare_run(
+            estimate=planned,
+            model=resolved.model,
+            device=resolved.device,
+            serve=resolved.serve,
+            args=args,
+            measured=measured,
+        )
+    except SimulationError:
+        raise PlannerError(
+            f"measured_runs[{index}].bench", Text("this run cannot be simulated on the planned pool")
+        ) from None
+
+
 def cluster_of(runs: list[MeasuredRun]) -> ClusterFit | None:
     """Your cluster's factors from your runs (None without runs); errors name the run and field."""
     if not runs:
         return None
     if len(runs) > MAX_MEASURED_RUNS:
         raise PlannerError("measured_runs", Text("at most {n} measured runs", n=MAX_MEASURED_RUNS))
-    comparisons: list[RunComparison] = []
-    for i, run in enumerate(runs):
-        args, measured = _run_inputs(run, i)
-        resolved = resolve_strict(run)
-        try:
-            comparisons.append(
-                compare_run(
-                    estimate=estimate_for(resolved),
-                    model=resolved.model,
-                    device=resolved.device,
-                    serve=resolved.serve,
-                    args=args,
-                    measured=measured,
-                )
-            )
-        except SimulationError:
-            raise PlannerError(
-                f"measured_runs[{i}].bench", Text("this run cannot be simulated on the planned pool")
-            ) from None
-    return fit_cluster(comparisons)
+    return fit_cluster([compared_run(run, i) for i, run in enumerate(runs)])
 
 
 PAGE_FIELD = "my_runs"  # the planner page's "Your own runs" box
+
+
+def request_cluster(
+    measured: list[MeasuredRun], box: str, base: PlannerParams, bench: BenchArgs | None
+) -> ClusterFit | None:
+    """/api/performance's cluster: its ``measured_runs`` and the page's ``my_runs`` box together; an
+    error in one of the box's runs names ``my_runs``, not its place in the joined list."""
+    pasted = page_runs(box, base, bench) if box.strip() else []
+    try:
+        return cluster_of([*measured, *pasted])
+    except PlannerError as exc:
+        index = exc.field.removeprefix("measured_runs[").partition("]")[0]
+        if exc.field.startswith("measured_runs[") and index.isdigit() and int(index) >= len(measured):
+            raise PlannerError(PAGE_FIELD, exc.message) from None
+        raise
+
+
 SERVE_PREFIXES = ("vllm serve", "python -m vllm", "python3 -m vllm")
 RESULT_HEADER = "serving benchmark result"
 FIGURE_UNITS = ("(ms):", "(tok/s):", "(req/s):")  # a line of figures: the next header starts another run
 
 
+def _json_lines(lines: list[str], first: int) -> int:
+    """How many lines, from ``first``, the --save-result JSON object starting there spans (1 when it does
+    not parse: that line is then named as not a JSON object). vLLM writes it on one line; pasted from
+    an editor or ``jq`` it spans many."""
+    rest = "\n".join(lines[first:])
+    try:
+        _, end = json.JSONDecoder().raw_decode(rest.lstrip())
+    except ValueError:
+        return 1
+    return rest.lstrip()[:end].count("\n") + 1
+
+
 def _chunks(text: str) -> list[tuple[str | None, int, list[str]]]:
     """The box's runs: (the serve command above it, its first line number, its lines). A `vllm serve`
-    line applies to the runs below it; a JSON line (--save-result) is one run; a 'Serving Benchmark
-    Result' header after figures starts the next run."""
+    line applies to the runs below it; a JSON object (--save-result, on one line or many) is one run; a
+    'Serving Benchmark Result' header after figures starts the next run."""
     runs: list[tuple[str | None, int, list[str]]] = []
     command: str | None = None
     current: list[str] = []
@@ -97,20 +138,26 @@ def _chunks(text: str) -> list[tuple[str | None, int, list[str]]]:
             runs.append((command, start, list(current)))
         current.clear()
 
-    for n, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
+    lines = text.splitlines()
+    index = 0
+    while index < len(lines):
+        raw = lines[index]
+        line, n = raw.strip(), index + 1
+        index += 1
         if line.lower().startswith(SERVE_PREFIXES):
             close()
             command, start = line, n + 1
-        elif line.startswith("{") or (
-            RESULT_HEADER in line.lower() and any(unit in x for x in current for unit in FIGURE_UNITS)
-        ):
+        elif line.startswith("{"):
+            close()
+            span = _json_lines(lines, n - 1)
+            start = n
+            current.extend(lines[n - 1 : n - 1 + span])
+            close()
+            index, start = n - 1 + span, n + span
+        elif RESULT_HEADER in line.lower() and any(unit in x for x in current for unit in FIGURE_UNITS):
             close()
             start = n
             current.append(raw)
-            if line.startswith("{"):
-                close()
-                start = n + 1
         else:
             if not current:
                 start = n
@@ -119,10 +166,20 @@ def _chunks(text: str) -> list[tuple[str | None, int, list[str]]]:
     return runs
 
 
-def page_runs(text: str, base: StrictPlannerParams, bench: BenchArgs | None) -> list[MeasuredRun]:
+def planner_only(params: PlannerParams) -> StrictPlannerParams:
+    """The planner's own fields of a request or page that adds its own (fleet, recommend, the API's
+    ``bench`` and ``measured_runs``): what a pasted run's configuration starts from."""
+    planner_fields = StrictPlannerParams.model_fields
+    return StrictPlannerParams.model_validate(
+        {k: v for k, v in params.model_dump().items() if k in planner_fields}
+    )
+
+
+def page_runs(text: str, base: PlannerParams, bench: BenchArgs | None) -> list[MeasuredRun]:
     """The pasted runs of the page's box as measured runs of ``base``'s configuration, each changed by
     the serve command above it; a bad paste is a PlannerError on ``my_runs`` naming the box's line."""
     runs: list[MeasuredRun] = []
+    base = planner_only(base)  # /api/performance's request adds bench and measured_runs (were a 500 here)
     data = {**base.model_dump(), "my_runs": ""}
     for command, start, lines in _chunks(text)[:MAX_MEASURED_RUNS]:
         params = base
@@ -139,7 +196,7 @@ def page_runs(text: str, base: StrictPlannerParams, bench: BenchArgs | None) -> 
         # padded so that a line number in the paste's message is the box's own line number
         paste = "\n" * (start - 1) + "\n".join(lines)
         try:
-            bench_fields(parse_paste(paste if not lines[0].lstrip().startswith("{") else lines[0]))
+            bench_fields(parse_paste(paste if not lines[0].lstrip().startswith("{") else "\n".join(lines)))
         except PlannerError as exc:
             message = exc.message
             if lines[0].lstrip().startswith("{"):
@@ -182,20 +239,11 @@ def bench_of(params: PlannerParams) -> BenchArgs | None:
 
 def page_cluster(params: PlannerParams, bench: BenchArgs | None) -> ClusterFit | None:
     """Your cluster's factors from the page's "Your own runs" box (None when it is empty)."""
-    if not params.my_runs.strip():
-        return None
-    planner_fields = StrictPlannerParams.model_fields  # a fleet or recommend page adds its own fields
-    base = StrictPlannerParams.model_validate(
-        {k: v for k, v in params.model_dump().items() if k in planner_fields}
-    )
-    try:
-        return cluster_of(page_runs(params.my_runs, base, bench))
-    except PlannerError as exc:
-        if exc.field.startswith("measured_runs"):  # one of the box's runs: name the box
-            raise PlannerError(PAGE_FIELD, exc.message) from None
-        raise
+    return request_cluster([], params.my_runs, params, bench)
 
 
 def calibrated_caption(runs: int) -> str:
     """What every speed figure scaled by your cluster's runs says (the page's and the API's wording)."""
+    if runs == 1:
+        return t("calibrated on your 1 run")
     return t("calibrated on your {n} runs", n=runs) if runs else ""

@@ -8,6 +8,8 @@ values that matter); the real-world copies are in tests/data/configs/real.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +24,9 @@ from app.core.specs import LayerKind, ModelSpec, ServeConfig
 from app.core.versions import rules_for
 
 RULES = rules_for("0.19.0")
+
+
+CONFIGS = Path(__file__).resolve().parents[1] / "data" / "configs"
 
 
 def layout_of(spec: ModelSpec, *, version: str = "0.19.0", block_size: int = 16) -> K.KVLayout:
@@ -388,6 +393,21 @@ def test_architecture_the_release_lacks_is_refused_with_the_release_that_added_i
     spec = model_spec_from_hf_config(gemma4(), name="g4")
     with pytest.raises(ConfigError, match=r"not in vLLM 0\.17\.0's model registry; vLLM 0\.19\.0 has it"):
         estimate(model=spec, device=find_device("h100"), serve=ServeConfig(), vllm_version="0.17.0")
+
+
+def test_a_release_between_two_read_registries_is_checked_at_itself_not_its_bracket() -> None:
+    # vllm_architectures.json: MiniMaxM2ForCausalLM first listed by 0.14.0, absent from 0.11.0 (the
+    # releases between were not read). 0.12.0 plans with 0.11.0's rules (its bracket), but the registry
+    # is the user's release: a note that it was added in (0.11.0, 0.14.0], not 0.11.0's refusal (the
+    # Vultr B200 cookbook ran MiniMax-M2.5 on vLLM 0.12.0). At 0.11.0 itself it is refused.
+    config = json.loads((CONFIGS / "current" / "MiniMaxAI--MiniMax-M2.5_config.json").read_text())
+    spec = model_spec_from_hf_config(config, name="MiniMaxAI/MiniMax-M2.5")
+    serve = ServeConfig(tensor_parallel_size=4)
+    est = estimate(model=spec, device=find_device("b200"), serve=serve, vllm_version="0.12.0")
+    assert est.vllm_version == "0.12.0"
+    assert any("added to vLLM between 0.11.0 and 0.14.0; check that 0.12.0 has it" in w for w in est.warnings)
+    with pytest.raises(ConfigError, match=r"not in vLLM 0\.11\.0's model registry; vLLM 0\.14\.0 has it"):
+        estimate(model=spec, device=find_device("b200"), serve=serve, vllm_version="0.11.0")
 
 
 def test_misspelt_architecture_gets_did_you_mean() -> None:

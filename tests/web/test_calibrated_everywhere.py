@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 
-CAPTION = "calibrated on your 1 runs"
+CAPTION = "calibrated on your 1 run"  # singular (app.web.measured_runs.calibrated_caption)
 CAPTION_ZH = "已基于您的 1 次运行校准"  # app/i18n/zh/LC_MESSAGES/messages.po
 LLAMA_8B = {"model": "meta-llama/Llama-3.1-8B-Instruct", "device": "nvidia-h100-sxm-80gb"}
 BENCH = {"num_prompts": 64, "max_concurrency": 8, "random_input_len": 1024, "random_output_len": 256}

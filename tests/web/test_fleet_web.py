@@ -155,3 +155,14 @@ def test_page_under_a_prefix(prefixed_client: Any) -> None:
     response = prefixed_client.get("/tools/kvplan/fleet?model=meta-llama/Llama-3.1-8B")
     assert response.status_code == 200
     assert 'href="/tools/kvplan/?v=1' in response.text  # open in planner keeps the prefix
+
+
+def test_option_summaries_count_devices_in_the_singular_and_plural(client: Any) -> None:
+    # Llama-3.1-8B (16 GB of bf16 weights) fits one 80 GB H100, so the one-device layouts are options;
+    # their summary said "1 devices" before the count went through ngettext
+    html = client.get("/fleet?model=meta-llama/Llama-3.1-8B&requests_per_s=1").text
+    summaries = [s.split("</summary>")[0] for s in html.split("<summary>#")[1:]]
+    assert any(s.endswith(" 1 device") for s in summaries), summaries
+    assert not any(s.endswith(" 1 devices") for s in summaries)
+    zh = TestClient(client.app).get("/fleet?model=meta-llama/Llama-3.1-8B&requests_per_s=1&lang=zh").text
+    assert " 1 台设备</summary>" in zh

@@ -87,7 +87,7 @@ def test_pasted_runs_calibrate_every_figure_and_ride_in_the_permalink(client: An
     assert "my_runs=z%3A" in page.text  # deflated like a pasted config.json
     speed = client.get("/speed?" + urlencode({**PAGE, **BENCH, "my_runs": runs}))
     assert speed.status_code == 200, speed.text
-    assert speed.text.count("calibrated on your 1 runs") >= 4  # TTFT, TPOT, throughput and the table
+    assert speed.text.count("calibrated on your 1 run") >= 4  # TTFT, TPOT, throughput and the table
     assert _cell(speed.text, "mean_tpot_ms") == speed_number(predicted * 1.2)
 
 

@@ -23,7 +23,7 @@ import math
 import random
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 # vllm/benchmarks/datasets.py RandomDataset defaults and serve.py's argument defaults (0.19.0)
 DEFAULT_NUM_PROMPTS = 1000
@@ -40,6 +40,12 @@ SHAREGPT_LOG_SIGMA = 0.7  # with the filter's truncation: drawn means 226 / 203 
 SHAREGPT_MIN_LEN = 4
 SHAREGPT_MAX_PROMPT = 1024
 SHAREGPT_MAX_TOTAL = 2048
+
+
+def infinite_as_text(value: float | None) -> float | str | None:
+    """``inf`` (vLLM's default rate: every prompt at t = 0) as vLLM's own spelling, ``--request-rate inf``:
+    strict JSON has no infinity (FastAPI wrote it as null, ``--json`` as the non-JSON ``Infinity``)."""
+    return "inf" if value is not None and math.isinf(value) else value
 
 
 class BenchArgs(BaseModel):
@@ -59,12 +65,23 @@ class BenchArgs(BaseModel):
     ignore_eos: bool = False
     seed: int = Field(default=0, ge=0, le=2**31)
 
+    @field_serializer("request_rate", "burstiness")
+    def _infinite_as_text(self, value: float) -> float | str | None:
+        return infinite_as_text(value)
+
     @field_validator("request_rate", mode="before")
     @classmethod
     def _rate(cls, value: object) -> object:
         if isinstance(value, str) and value.strip().lower() in ("inf", "infinity"):
             return math.inf
         return value
+
+    def mean_lengths(self) -> tuple[int, int]:
+        """(prompt tokens with the shared prefix, output tokens) of the benchmark's average request: the
+        random dataset's centres (its range is symmetric), ShareGPT's modelled means."""
+        if self.dataset_name == "sharegpt":
+            return round(SHAREGPT_INPUT_MEAN), round(SHAREGPT_OUTPUT_MEAN)
+        return self.random_prefix_len + self.random_input_len, self.random_output_len
 
     def max_request_tokens(self) -> int:
         """The longest prompt + output this benchmark can send (what max_model_len must admit)."""

@@ -32,6 +32,8 @@ _ARGS = {
     "maximum request concurrency": "max_concurrency",
     "max request concurrency": "max_concurrency",
     "traffic request rate": "request_rate",
+    # inside the result block since 0.19.0, printed only when the rate is not inf (serve.py)
+    "request rate configured (rps)": "request_rate",
     "burstiness factor": "burstiness",
     "total input tokens": "total_input_tokens",
     "total generated tokens": "total_output_tokens",
@@ -41,7 +43,6 @@ _IGNORED = (
     "benchmark duration (s)",
     "peak output token throughput (tok/s)",
     "peak concurrent requests",
-    "request rate configured (rps)",
     "request goodput (req/s)",
     "backend",
 )
@@ -122,6 +123,8 @@ def bench_fields(found: dict[str, Any]) -> tuple[dict[str, Any], dict[str, float
     if isinstance(concurrency, int | float) and concurrency == concurrency and not math.isinf(concurrency):
         args["max_concurrency"] = int(concurrency)
     rate = found.get("request_rate")
+    if isinstance(rate, str) and rate.strip().lower() in ("inf", "infinity"):
+        rate = math.inf  # --save-result writes an unlimited rate as the string "inf" (serve.py)
     if isinstance(rate, int | float) and rate == rate:
         args["request_rate"] = float(rate)
     if isinstance(found.get("burstiness"), int | float):

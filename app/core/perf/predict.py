@@ -523,10 +523,17 @@ def performance(
     )
     scale = {g: (cluster.factor(g) if cluster else 1.0) for g in ("tpot", "ttft", "throughput")}
     if cluster is not None:
+        # the notes below say why the model alone would widen its bands; your runs' spread replaces that
+        if widen > 1.0:
+            notes.insert(
+                0, Text("The bands are your runs' spread, not the widened bands the notes below mention.")
+            )
         widen = 1.0
         notes.insert(
             0,
-            Text(
+            Text("Calibrated on your 1 run: every figure is scaled by this cluster's measured factors.")
+            if cluster.runs == 1
+            else Text(
                 "Calibrated on your {n} runs: every figure is scaled by this cluster's measured factors.",
                 n=cluster.runs,
             ),

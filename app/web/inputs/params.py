@@ -13,7 +13,6 @@ import binascii
 import contextlib
 import dataclasses
 import json
-import math
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Annotated, Any, Literal, TypeVar
@@ -34,6 +33,7 @@ from pydantic import (
 from app.core import numbers
 from app.core.errors import PlannerError
 from app.core.hf_config.reduce import planner_config
+from app.core.perf.bench_args import infinite_as_text
 from app.core.perf.schedule import Workload
 from app.core.plan import MAX_DEVICE_MEMORY_GIB, MIN_DEVICE_MEMORY_GIB, QUANTIZATION_FLAGS
 from app.core.serve_flags import FLAGS_BY_FIELD, FlagKind, bounds
@@ -442,9 +442,8 @@ class PlannerParams(ReleaseDefaultFlags):
 
     @field_serializer("request_rate", "burstiness")
     def _infinite_as_text(self, value: float | None) -> float | str | None:
-        """``inf`` (vLLM's default rate: every prompt at t = 0) as vLLM's own spelling: strict JSON has no
-        infinity, and the echo of a request that says ``request_rate=inf`` was a 500."""
-        return "inf" if value is not None and math.isinf(value) else value
+        """The echo of a request that says ``request_rate=inf`` was a 500 (strict JSON has no infinity)."""
+        return infinite_as_text(value)
 
     @field_validator(*RELEASE_DEFAULT_FLAGS, mode="before")
     @classmethod

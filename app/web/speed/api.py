@@ -14,13 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, ValidationError
 
 from app.core.perf.bench_args import BenchArgs
 from app.web.inputs.links import to_query
 from app.web.inputs.params import StrictPlannerParams
 from app.web.inputs.resolve import resolve_strict
-from app.web.measured_runs import MAX_MEASURED_RUNS, MeasuredRun, cluster_of, page_runs
+from app.web.measured_runs import MAX_MEASURED_RUNS, MeasuredRun, request_cluster
 from app.web.speed.service import bench_of, performance_for
 
 router = APIRouter(prefix="/api", tags=["api"])
@@ -33,23 +33,53 @@ class PerformanceRequest(StrictPlannerParams):
     measured_runs: list[MeasuredRun] = Field(default_factory=list, max_length=MAX_MEASURED_RUNS)
 
 
+def _with_bench_fields(params: PerformanceRequest) -> PerformanceRequest:
+    """The request with its ``bench`` object as the page's own fields (the same names), so the permalink
+    in ``inputs.query`` opens the page with the same simulated benchmark. ``seed`` has no page field."""
+    if params.bench is None:
+        return params
+    given = params.bench.model_dump(exclude_unset=True, exclude={"seed"})
+    return params.model_copy(update={"bench_serve": True, **{k: getattr(params.bench, k) for k in given}})
+
+
+def _workload_of_bench(params: PerformanceRequest, bench: BenchArgs | None) -> PerformanceRequest:
+    """With a benchmark and no ``input_tokens`` / ``output_tokens`` / ``concurrency`` of its own, the steady
+    state answers the benchmark's average request and clients: a 128-token benchmark against a
+    ``--max-model-len 320`` server was a 422 on ``output_tokens`` (the 1,024 + 1,024 default)."""
+    if bench is None:
+        return params
+    prompt, output = bench.mean_lengths()
+    given = params.model_fields_set
+    update: dict[str, int] = {
+        **({} if "input_tokens" in given else {"input_tokens": prompt}),
+        **({} if "output_tokens" in given else {"output_tokens": output}),
+        **(
+            {}
+            if "concurrency" in given or bench.max_concurrency is None
+            else {"concurrency": bench.max_concurrency}
+        ),
+    }
+    try:  # validated again, with the fields set as they were: a value out of the field's own bounds stays unset
+        return PerformanceRequest.model_validate({**params.model_dump(include=given), **update})
+    except ValidationError:
+        return params
+
+
 @router.post("/performance", name="api_performance")
 def performance_post(params: PerformanceRequest) -> dict[str, Any]:
     """TTFT / TPOT / throughput bands for `vllm bench serve --max-concurrency C`-style closed-loop clients."""
-    resolved = resolve_strict(params)
     # the page's own fields (bench_serve, num_prompts, ..., my_runs) are read here too, so no key is ignored
     bench = params.bench or bench_of(params)
-    runs = [
-        *params.measured_runs,
-        *(page_runs(params.my_runs, params, bench) if params.my_runs.strip() else []),
-    ]
-    perf = performance_for(resolved, bench=bench, cluster=cluster_of(runs))
+    params = _workload_of_bench(params, bench)
+    resolved = resolve_strict(params)
+    cluster = request_cluster(params.measured_runs, params.my_runs, params, bench)
+    perf = performance_for(resolved, bench=bench, cluster=cluster)
     return {
         **perf.model_dump(),
         "inputs": {
             "model": resolved.model_label,
             "device": resolved.device.id,
             "vllm_version": resolved.vllm_version,
-            "query": to_query(params),
+            "query": to_query(_with_bench_fields(params)),
         },
     }

@@ -14,6 +14,7 @@ from app.core.text import Text
 from app.web.format import Figure, axis_ticks
 from app.web.format import speed_number as _number
 from app.web.i18n import t, tr
+from app.web.measured_runs import calibrated_caption
 from app.web.svg import Frame, chart
 
 CHART_WIDTH = 1000  # viewBox units; the SVG scales to its container
@@ -276,5 +277,5 @@ def speed_view(perf: Performance) -> SpeedView:
         table=table,
         bench=bench_view(perf.bench) if perf.bench is not None else None,
         regime=tr(REGIME_LABELS[perf.regime]),
-        runs_tag=tr(t("calibrated on your {n} runs", n=perf.calibrated_runs)) if perf.calibrated_runs else "",
+        runs_tag=calibrated_caption(perf.calibrated_runs),
     )
