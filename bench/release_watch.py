@@ -361,7 +361,13 @@ def markdown(report: Report, package: str) -> str:
         )
         lines.append("")
         for c in (c for c in here if not c.key.endswith(" (module)")):
-            where = f" to `{c.moved_to}` (update the citation)" if c.moved_to else ""
+            path = c.key.split("::")[0]
+            note = (
+                "now where the citation points"
+                if (c.moved_to or "").endswith(path)
+                else "update the citation"
+            )
+            where = f" to `{c.moved_to}` ({note})" if c.moved_to else ""
             lines.append(f"- **{c.kind}** `{c.key}`{where} — re-check {', '.join(c.cited_at[:4])}")
         modules = [c.key.removesuffix(" (module)") for c in here if c.key.endswith(" (module)")]
         if modules:
