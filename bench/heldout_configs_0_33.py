@@ -1,7 +1,10 @@
-"""The planner at vLLM 0.33.0 on held-apart current configs (tests/data/configs/heldout_0_33 and heldout_0_33b,
-SOURCES.md in each): every quantity against what the wheel computes, worked by hand in expected*.json (one plan a file). Prints a
-table and the score per set; a quantity vLLM's code gives but the planner does not size (null in expected.json)
-counts as a miss. A `<name>_hf_quant_config.json` beside a config is passed as vLLM reads it.
+"""The planner at vLLM 0.33.0 on held-apart current configs (tests/data/configs/heldout_0_33, heldout_0_33b and
+heldout_0_33c, SOURCES.md in each): every quantity against what the wheel computes, worked by hand in expected*.json
+(one plan a file). Prints a table and the score per set; a quantity vLLM's code gives but the planner does not size
+(null in expected.json) counts as a miss. A `<name>_hf_quant_config.json` beside a config is passed as vLLM reads it.
+A plan vLLM cannot build is one quantity, `refused` (the planner must refuse it with a PlannerError); `params_total`
+(the parameters the config gives) and `weights_from_index` (the bytes vLLM loads, from a `<name>_model.safetensors
+.index.json` beside the config) are scored where expected*.json has them.
 
     .venv/bin/python bench/heldout_configs_0_33.py [set ...]   # default: every set
 """
@@ -23,7 +26,7 @@ from app.core.hf_config import model_spec_from_hf_config  # noqa: E402
 from app.core.specs import ServeConfig  # noqa: E402
 
 CONFIGS = REPO / "tests" / "data" / "configs"
-SETS = ("heldout_0_33", "heldout_0_33b")
+SETS = ("heldout_0_33", "heldout_0_33b", "heldout_0_33c")
 QUANTITIES = (
     "backend",
     "kv_cache_dtype",
@@ -35,12 +38,23 @@ QUANTITIES = (
 )
 
 
-def planned(held: Path, name: str, plan: dict[str, Any]) -> dict[str, Any] | str:
+def planned(held: Path, name: str, plan: dict[str, Any]) -> dict[str, Any]:
+    """The planner's quantities; `refused` holds its PlannerError (config or plan stage), else None."""
     config = json.loads((held / f"{name}_config.json").read_text(encoding="utf-8"))
     quant_path = held / f"{name}_hf_quant_config.json"
     hf_quant = json.loads(quant_path.read_text(encoding="utf-8")) if quant_path.exists() else None
+    index_path = held / f"{name}_model.safetensors.index.json"
+    index = json.loads(index_path.read_text(encoding="utf-8")) if index_path.exists() else None
     try:
-        spec = model_spec_from_hf_config(config, name=name, hf_quant_config=hf_quant)
+        spec = model_spec_from_hf_config(config, name=name, hf_quant_config=hf_quant, safetensors_index=index)
+    except PlannerError as err:
+        return {"refused": f"config: {err}"}
+    got: dict[str, Any] = {
+        "refused": None,
+        "params_total": spec.params_total,
+        "weights_from_index": spec.weights_bytes_exact,
+    }
+    try:
         est = estimate(
             model=spec,
             device=find_device(plan["device"]),
@@ -48,8 +62,9 @@ def planned(held: Path, name: str, plan: dict[str, Any]) -> dict[str, Any] | str
             vllm_version=plan["vllm_version"],
         )
     except PlannerError as err:
-        return f"refused: {err}"
-    return {
+        got["refused"] = f"plan: {err}"
+        return got
+    return got | {
         "backend": est.attention_backend,
         "kv_cache_dtype": est.kv_cache_dtype,
         "kv_bytes_per_token": est.kv_bytes_per_token,
@@ -60,22 +75,35 @@ def planned(held: Path, name: str, plan: dict[str, Any]) -> dict[str, Any] | str
     }
 
 
+def _checks(expected: dict[str, Any], got: dict[str, Any]) -> list[tuple[str, bool, Any, Any]]:
+    """(quantity, right, planner, vLLM) for each quantity this expectation scores."""
+    if "refused" in expected:  # vLLM cannot build this plan: one quantity, the refusal
+        rows = [("refused", got["refused"] is not None, got["refused"], expected["refused"])]
+    else:
+        rows = [
+            (key, expected[key] is not None and got.get(key) == expected[key], got.get(key), expected[key])
+            for key in QUANTITIES
+        ]
+    for key in ("params_total", "weights_from_index"):
+        if key in expected:
+            rows.append((key, got.get(key) == expected[key], got.get(key), expected[key]))
+    return rows
+
+
 def score(held: Path, expected_file: Path) -> tuple[int, int, int, int]:
     """Print one plan's table; return (quantities right, quantities, configs exact on all, configs)."""
     plan = json.loads(expected_file.read_text(encoding="utf-8"))
     right = total = configs_exact = 0
     for name, expected in plan["configs"].items():
         got = planned(held, name, plan)
-        hits = 0
-        for key in QUANTITIES:
-            value = got.get(key) if isinstance(got, dict) else None
-            ok = expected[key] is not None and value == expected[key]
-            hits += ok
-            print(f"{name:42s} {key:22s} {'ok  ' if ok else 'MISS'} planner={value!r} vllm={expected[key]!r}")
-        if isinstance(got, str):
-            print(f"{name:42s} {got}")
-        right, total = right + hits, total + len(QUANTITIES)
-        configs_exact += hits == len(QUANTITIES)
+        rows = _checks(expected, got)
+        for key, ok, value, want in rows:
+            print(f"{name:42s} {key:22s} {'ok  ' if ok else 'MISS'} planner={value!r} vllm={want!r}")
+        if got["refused"] is not None and "refused" not in expected:
+            print(f"{name:42s} refused: {got['refused']}")
+        hits = sum(ok for _, ok, _, _ in rows)
+        right, total = right + hits, total + len(rows)
+        configs_exact += hits == len(rows)
     print(
         f"{held.name} {plan['device']} TP {plan['tensor_parallel_size']}: {right}/{total} quantities exact; "
         f"{configs_exact}/{len(plan['configs'])} configs exact on all\n"

@@ -144,8 +144,11 @@ def _load_model_file(path: Path) -> _Model:
         raise ConfigError("model_specs", f"{path.name}: {exc}") from exc
     if file.other_revision_kv_heads is not None:
         spec = spec.model_copy(update={"other_revision_kv_heads": file.other_revision_kv_heads})
-    if file.vision_params:
-        spec = spec.model_copy(update={"vision_params": file.vision_params})
+    if file.vision_params:  # the preset's own tower count stands for the vision tower's caveat
+        towers = ", ".join(
+            t for t in spec.uncounted_towers.split(", ") if t and not t.startswith("vision_config")
+        )
+        spec = spec.model_copy(update={"vision_params": file.vision_params, "uncounted_towers": towers})
     elif spec.vision_params:
         # params_total is the text tower's; the tower counted from vision_config (hf_config/vision.py) is
         # loaded with it, so it joins the total the weights come from
@@ -209,6 +212,7 @@ def _describe(spec: ModelSpec) -> str:
             MambaKind.GATED_DELTA_NET: "Gated-DeltaNet",
             MambaKind.LINEAR_ATTENTION: Text("linear-attention"),
             MambaKind.KDA: "KDA",
+            MambaKind.SHORT_CONV: "ShortConv",
         }[spec.mamba.kind]
         attention = Text("{mixer} hybrid", mixer=mixer)
     elif spec.mla is not None:

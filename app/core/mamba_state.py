@@ -37,6 +37,10 @@ def mamba_state_bytes(
         conv_dim = 2 * m.key_head_dim * m.key_heads + m.value_head_dim * m.value_heads
         conv = (conv_dim // tp) * (m.conv_kernel - 1)
         ssm = (m.value_heads // tp) * m.value_head_dim * m.key_head_dim
+    elif m.kind == MambaKind.SHORT_CONV:
+        # short_conv_state_shape: conv_dim / TP channels x (conv_L_cache - 1) taps, in the cache dtype; no SSM state
+        conv = (m.intermediate_size // tp) * (m.conv_kernel - 1)
+        ssm = 0
     else:  # linear attention (MiniMax lightning)
         conv = 0
         ssm = (m.num_heads // tp) * m.head_dim * m.head_dim

@@ -58,6 +58,7 @@ class MambaKind(StrEnum):
     GATED_DELTA_NET = "gated_delta_net"
     LINEAR_ATTENTION = "linear_attention"
     KDA = "kda"  # Kimi Delta Attention (Kimi-Linear, Kimi-K3): num_heads x head_dim, conv_kernel
+    SHORT_CONV = "short_conv"  # LFM2 ShortConv: a conv state only, intermediate_size = conv_dim
 
 
 class MambaSpec(Frozen):
@@ -172,6 +173,10 @@ class ModelSpec(Frozen):
     # vision tower + projector parameters (already inside params_total); vLLM skips loading them when
     # every --limit-mm-per-prompt modality is 0 (app/core/extras.py)
     vision_params: int = Field(default=0, ge=0)
+    # towers vLLM builds from the config that the planner cannot count (hf_config/vision.py
+    # uncounted_towers), comma-joined: "vision_config (timm_wrapper), audio_config (gemma3n_audio)"; said on the
+    # page. A string, not a tuple: ModelSpec's tuple fields are per-layer (layers._per_layer_fields)
+    uncounted_towers: str = ""
     source: str = ""
     confidence: Literal["verified", "likely", "recalled", "user"] = "user"
     # another published revision of this checkpoint's config.json declares this many KV heads (the

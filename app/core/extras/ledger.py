@@ -102,6 +102,7 @@ def _has_extras(*, serve: ServeConfig, model: ModelSpec, rules: VersionRules) ->
         or serve.data_parallel_size > 1
         or serve.enable_expert_parallel
         or model.vision_params
+        or model.uncounted_towers  # the named caveat for towers the planner cannot count (extras/multimodal.py)
         or serve.kv_offloading_size_gib
         or serve.cpu_offload_gb
         or rules.swap_space_used

@@ -14,12 +14,14 @@ API_SERVER_COUNT = 1  # `vllm serve` default --api-server-count
 def multimodal_extras(
     *, model: ModelSpec, serve: ServeConfig, model_dtype: str, is_first: bool, max_num_batched_tokens: int
 ) -> tuple[int, ExtraItem | None]:
-    if not model.vision_params:
-        return 0, None
     limits = serve.limit_mm_per_prompt
+    text_only = limits is not None and bool(limits) and all(v == 0 for v in limits.values())
+    if not model.vision_params:
+        return 0, _uncounted_item(model, text_only=text_only)
+
     dtype = DTYPE_BYTES[model_dtype]
     tower = model.vision_params * dtype // serve.tensor_parallel_size if is_first else 0
-    if limits is not None and limits and all(v == 0 for v in limits.values()):
+    if text_only:
         return -tower, ExtraItem(
             name="multimodal",
             label=Text("Vision tower (not loaded)"),
@@ -35,6 +37,7 @@ def multimodal_extras(
     # run fills it with a dummy batch, so vLLM's measured peak includes it
     encoder_cache = max_num_batched_tokens * model.hidden_size * dtype
     host = int(serve.mm_processor_cache_gb * GIB) * (API_SERVER_COUNT + serve.data_parallel_size)
+    uncounted = _uncounted_note(model)
     return 0, ExtraItem(
         name="multimodal",
         label=Text("Vision tower and encoder cache"),
@@ -47,5 +50,42 @@ def multimodal_extras(
             tower=tower / GIB,
             cache=encoder_cache / GIB,
             proc=f"{serve.mm_processor_cache_gb:g}",
-        ),
+        )
+        + uncounted,
+    )
+
+
+def _uncounted_note(model: ModelSpec) -> str:
+    """A named caveat for the towers vLLM loads that the planner cannot count (ModelSpec.uncounted_towers)."""
+    if not model.uncounted_towers:
+        return ""
+    return Text(
+        "; not counted: the {towers} tower vLLM also builds (a layout the planner does not size), so the weights "
+        "and the encoder cache are short by its size",
+        towers=model.uncounted_towers,
+    )
+
+
+def _uncounted_item(model: ModelSpec, *, text_only: bool) -> ExtraItem | None:
+    """The row for a multimodal model none of whose towers is counted: the caveat, no bytes."""
+    if not model.uncounted_towers:
+        return None
+    if text_only:
+        note = Text(
+            "every modality limited to 0: text-only mode, the towers ({towers}) are not loaded",
+            towers=model.uncounted_towers,
+        )
+    else:
+        note = Text(
+            "not counted: vLLM also loads the {towers} tower, a layout the planner does not size, so the weights "
+            "and the encoder cache are short by its size; --limit-mm-per-prompt with every modality 0 skips it",
+            towers=model.uncounted_towers,
+        )
+    return ExtraItem(
+        name="multimodal",
+        label=Text("Encoder towers (not counted)"),
+        device_bytes=0,
+        flag="--limit-mm-per-prompt",
+        source=src("model_executor/models/interfaces.py _mark_tower_model"),
+        note=note,
     )

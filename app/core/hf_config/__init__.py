@@ -18,7 +18,6 @@ from pydantic import ValidationError
 
 from app.core.errors import ConfigError
 from app.core.hf_config.coerce import (
-    _as_int,
     _as_list,
     _as_mapping,
     _as_str,
@@ -39,11 +38,12 @@ from app.core.hf_config.geometry import (
     layer_attention,
     mamba_ssm_dtype,
 )
+from app.core.hf_config.index_weights import loaded_index_bytes
 from app.core.hf_config.minimax_m3 import msa_block_size, msa_indexer_bytes_per_token, msa_indexer_layers
-from app.core.hf_config.mtp import loaded_bytes, mtp_layers, mtp_unquantized
 from app.core.hf_config.params import ParamBreakdown, _breakdown, _moe, _tied, count_params, param_breakdown
 from app.core.hf_config.quantization import _quantization
-from app.core.hf_config.vision import vision_tower_params
+from app.core.hf_config.registry import check_loader_fields
+from app.core.hf_config.vision import uncounted_towers, vision_tower_params
 from app.core.specs import DTYPE_BYTES, ModelSpec
 from app.core.text import Text
 
@@ -69,15 +69,6 @@ def _architecture(top: Mapping[str, Any]) -> str:
         return ""
     archs = _as_list("architectures", value)
     return _as_str("architectures", archs[0]) if archs else ""
-
-
-def _weights_bytes(index: Mapping[str, Any] | None) -> int | None:
-    if index is None:
-        return None
-    metadata = _as_mapping("safetensors_index", _as_mapping("safetensors_index", index).get("metadata"))
-    if metadata.get("total_size") is None:
-        raise ConfigError("safetensors_index", Text("metadata.total_size missing"))
-    return _as_int("safetensors_index", metadata["total_size"], minimum=1, maximum=2**60)
 
 
 def model_spec_from_hf_config(
@@ -139,6 +130,7 @@ def _model_spec(
                 "config.json has neither `architectures` nor `model_type`; vLLM cannot tell what model it is"
             ),
         )
+    check_loader_fields(cfgs.top, architecture=_architecture(cfgs.top))
     geometry = _geometry(cfgs)
     layers = _layers(cfgs, geometry)
     moe = _moe(cfgs, geometry)
@@ -157,22 +149,13 @@ def _model_spec(
         if params_active is None:
             params_active = breakdown().active
     dtype, dtype_assumed = _dtype(cfgs)
-    exact = _weights_bytes(safetensors_index)
-    mtp = mtp_layers(cfgs, geometry, moe, breakdown()) if exact is not None else None
-    if exact is not None and mtp is not None and mtp.count:
-        # total_size holds the MTP layers vLLM does not load (app/core/hf_config/mtp.py)
-        quant_cfg = (
-            cfgs.top.get("quantization_config") or cfgs.text.get("quantization_config") or hf_quant_config
-        )
-        exact = loaded_bytes(
-            total_size=exact,
-            mtp=mtp,
-            breakdown=breakdown(),
-            vision_params=vision_params,
-            dtype_bytes=DTYPE_BYTES[dtype],
-            mtp_in_checkpoint_dtype=not isinstance(quant_cfg, Mapping)
-            or mtp_unquantized(quant_cfg, num_layers=geometry.num_layers),
-        )
+    exact = loaded_index_bytes(
+        (cfgs, geometry, layers, moe, breakdown()),
+        index=safetensors_index,
+        hf_quant_config=hf_quant_config,
+        vision_params=vision_params,
+        dtype_bytes=DTYPE_BYTES[dtype],
+    )
     return ModelSpec(
         name=name,
         architecture=_architecture(cfgs.top),
@@ -214,6 +197,9 @@ def _model_spec(
         quantization=_quantization(cfgs, geometry, breakdown, hf_quant_config),
         weights_bytes_exact=exact,
         vision_params=vision_params,
+        uncounted_towers=uncounted_towers(
+            cfgs, architecture=_architecture(cfgs.top), vision_params=vision_params
+        ),
         source=source,
         confidence=cast(Literal["verified", "likely", "recalled", "user"], confidence),
     )

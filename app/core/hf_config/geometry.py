@@ -68,6 +68,7 @@ LAYER_TYPE_NAMES: dict[str, LayerKind] = {
     "mamba2": LayerKind.MAMBA,
     "mlp": LayerKind.NONE,
     "moe": LayerKind.NONE,
+    "conv": LayerKind.MAMBA,  # LFM2 / LFM2-VL ShortConv blocks (vLLM lfm2.py: a MambaBase layer)
 }
 # Nemotron-H `hybrid_override_pattern`: one character per entry of num_hidden_layers.
 HYBRID_PATTERN_CHARS: dict[str, LayerKind] = {
@@ -384,8 +385,11 @@ def _explicit_layer_kinds(text: Mapping[str, Any], num_layers: int) -> list[Laye
         )
         return [LayerKind.FULL if (i + 1) % interval == 0 else LayerKind.MAMBA for i in range(num_layers)]
     if _present(text, "attention_chunk_size"):  # Llama-4 iRoPE: RoPE layers chunked, NoPE layers global
-        if _present(text, "no_rope_layers"):  # 1 = uses RoPE (chunked), 0 = NoPE (global)
-            values = _as_list("no_rope_layers", text["no_rope_layers"])
+        values = (
+            _as_list("no_rope_layers", text["no_rope_layers"]) if _present(text, "no_rope_layers") else []
+        )
+        if values:  # 1 = uses RoPE (chunked), 0 = NoPE (global); an empty list means the interval below
+            # (transformers Llama4TextConfig: `no_rope_layers if no_rope_layers else default_no_rope_layers`)
             return _pattern_kinds(
                 "no_rope_layers", values, num_layers, {1: LayerKind.CHUNKED, 0: LayerKind.FULL}
             )
@@ -450,6 +454,12 @@ def _mamba_spec(cfgs: _Configs, geometry: _Geometry) -> MambaSpec:
             head_dim=_required_int(kda, ("head_dim",)),
             conv_kernel=_required_int(kda, ("short_conv_kernel_size",)),
             bounded_gate=kda.get("gate_lower_bound") is not None,
+        )
+    if _present(text, "conv_L_cache"):  # LFM2 ShortConv (mamba_utils.short_conv_state_shape)
+        return MambaSpec(
+            kind=MambaKind.SHORT_CONV,
+            intermediate_size=_required_int(text, ("conv_dim",)),
+            conv_kernel=_required_int(text, ("conv_L_cache",)),
         )
     if _present(text, "linear_num_value_heads") or _present(text, "linear_key_head_dim"):
         return MambaSpec(  # Gated DeltaNet (Qwen3-Next)

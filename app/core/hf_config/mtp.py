@@ -104,6 +104,38 @@ def mtp_unquantized(quant: Mapping[str, Any] | None, *, num_layers: int) -> bool
     return any(name.rstrip("*").rstrip(".").endswith(marker) for name in _names(quant))
 
 
+def mtp_stored(
+    index: Mapping[str, Any],
+    *,
+    mtp: MtpLayers,
+    num_layers: int,
+    unquantized_body_bytes: int | None,
+    dtype_bytes: int,
+) -> bool:
+    """Whether the checkpoint behind ``index`` stores its MTP layers at all (a config may declare one that a
+    derived checkpoint dropped: a REAP-pruned Qwen3.5 MoE keeps ``mtp_num_hidden_layers: 1`` and no ``mtp.*``).
+
+    With a ``weight_map``: an ``mtp.*`` tensor or one of layer ``num_layers`` (the DeepSeek / GLM next-n layout).
+    Without one, for an unquantized checkpoint (``unquantized_body_bytes``: every counted parameter at the
+    checkpoint dtype, tower included): ``total_size`` holds the MTP layers when it exceeds that by more than half
+    their size. A quantized checkpoint without a weight_map is taken to store them, as its published layout does."""
+    weight_map = index.get("weight_map")
+    if isinstance(weight_map, Mapping) and weight_map:
+        marker = f"layers.{num_layers}."
+        return any(
+            isinstance(name, str) and (name.startswith("mtp.") or ".mtp." in name or marker in name)
+            for name in weight_map
+        )
+    if unquantized_body_bytes is None:
+        return True
+    metadata = index.get("metadata")
+    total = metadata.get("total_size") if isinstance(metadata, Mapping) else None
+    if not isinstance(total, int):
+        return True
+    half_mtp = (mtp.decoder_params + mtp.plain_params) * dtype_bytes // 2
+    return total > unquantized_body_bytes + half_mtp
+
+
 def loaded_bytes(
     *,
     total_size: int,

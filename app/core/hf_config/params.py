@@ -47,7 +47,16 @@ UNGATED_MLP_MODEL_TYPES = frozenset(
 # Models with q/k/v biases even though config.json has no bias key (Qwen2 family).
 QKV_BIAS_MODEL_TYPES = frozenset({"qwen2", "qwen2_moe"})
 # Models with per-head RMSNorm on q and k (head_dim weights each). Parameter count only.
-QK_NORM_MODEL_TYPES = frozenset({"qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma3"})
+QK_NORM_MODEL_TYPES = frozenset(
+    {"qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma3"}
+    | {"exaone4", "exaone4_5_text"}  # 0.33.0 models/exaone4.py Exaone4Attention: RMSNorm(head_dim) on q and k
+    # Qwen3.5 / 3.6 full-attention layers are Qwen3-Next's (0.33.0 qwen3_5.py builds Qwen3NextAttention, q_norm and
+    # k_norm of head_dim)
+    | {"qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"}
+)
+# q/k norms over the whole q and k projections (num_heads x head_dim, num_kv_heads x head_dim): transformers
+# Olmo2Attention / Olmo3Attention q_norm, k_norm (vLLM olmo2.py; Olmo3 through the Transformers backend)
+WIDE_QK_NORM_MODEL_TYPES = frozenset({"olmo2", "olmo3"})
 # q/k norms with no learned scale: vLLM 0.33.0 models/llama4.py builds Llama4Attention.qk_norm as
 # RMSNorm(has_weight=False), so `use_qk_norm` adds no parameters (Scout: not 48 x 2 x 128 = 12,288)
 WEIGHTLESS_QK_NORM_MODEL_TYPES = frozenset({"llama4_text"})
@@ -229,6 +238,8 @@ def _attention_params(cfgs: _Configs, g: _Geometry) -> tuple[int, int]:
         or cfgs.text_model_type in QK_NORM_MODEL_TYPES
     ) and cfgs.text_model_type not in WEIGHTLESS_QK_NORM_MODEL_TYPES:
         params += 2 * g.head_size
+    if cfgs.text_model_type in WIDE_QK_NORM_MODEL_TYPES:
+        params += q_width + k_width
     return params, 0
 
 
@@ -348,6 +359,10 @@ def _mixer_params(spec: MambaSpec, cfgs: _Configs, g: _Geometry) -> int:
             + d  # o_norm
             + width * h  # o_proj
         )
+    if spec.kind == MambaKind.SHORT_CONV:  # 0.33.0 layers/mamba/short_conv.py ShortConv (conv_bias false)
+        conv = spec.intermediate_size
+        bias = conv * 5 if _flag(cfgs.text, "conv_bias") else 0  # in_proj 3 x conv, conv, out_proj h
+        return h * 3 * conv + conv * spec.conv_kernel + conv * h + bias
     width = spec.num_heads * spec.head_dim  # lightning attention: qkv, output gate, out, norm
     return h * 3 * width + h * width + width * h + width
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from app.core.errors import ConfigError
 from app.core.text import Text
@@ -26,6 +28,15 @@ SYNTHETIC_MODEL_TYPES = frozenset(
 )  # difflib ratio above which an unknown name is taken as a misspelling
 
 Version = tuple[int, int, int]
+
+# Architectures whose vLLM model class reads a config field that only Mistral's params.json loader sets
+# (transformers_utils/configs/mistral.py): from transformers' config.json the class cannot be built.
+# (architecture -> (sub-config, field)); Voxtral: 0.19.0-0.33.0 models/voxtral.py
+# VoxtralForConditionalGeneration.__init__ reads audio_config.downsample_factor, which transformers'
+# VoxtralEncoderConfig does not have.
+MISTRAL_FORMAT_ONLY_FIELDS: dict[str, tuple[str, str]] = {
+    "VoxtralForConditionalGeneration": ("audio_config", "downsample_factor"),
+}
 
 
 @dataclass(frozen=True)
@@ -131,6 +142,28 @@ def _unparsed_model_type(*, model_type: str, known_architecture: bool, remote_co
             "class for it and config.json names no auto_map code)",
             model_type=model_type,
             version=transformers_version,
+        ),
+    )
+
+
+def check_loader_fields(top: Mapping[str, Any], *, architecture: str) -> None:
+    """Refuse a config.json whose architecture vLLM builds only from Mistral's params.json
+    (:data:`MISTRAL_FORMAT_ONLY_FIELDS`), naming the field it lacks."""
+    if architecture not in MISTRAL_FORMAT_ONLY_FIELDS:
+        return
+    part, field = MISTRAL_FORMAT_ONLY_FIELDS[architecture]
+    sub = top.get(part)
+    if isinstance(sub, Mapping) and field in sub:
+        return
+    raise ConfigError(
+        f"{part}.{field}",
+        Text(
+            "vLLM builds {architecture} only from Mistral's params.json (--config-format mistral), which "
+            "sets {part}.{field}; this config.json has no {part}.{field}, so vLLM's model class cannot be built "
+            "from it",
+            architecture=architecture,
+            part=part,
+            field=field,
         ),
     )
 

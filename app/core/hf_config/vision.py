@@ -279,6 +279,28 @@ def _moonvit3d_tower(vision: Mapping[str, Any], *, text_hidden: int) -> int:
     return layers * _block(h, inner) + patch_embed + 2 * h + projector
 
 
+# the sub-configs a multimodal checkpoint builds an encoder tower from (vLLM's _mark_tower_model towers)
+TOWER_CONFIG_KEYS = ("vision_config", "audio_config")
+# ...ForCausalLM classes are text-only: vLLM builds no tower for them whatever sub-configs remain
+TEXT_ONLY_ARCHITECTURE_SUFFIX = "ForCausalLM"
+
+
+def uncounted_towers(cfgs: _Configs, *, architecture: str, vision_params: int) -> str:
+    """The towers vLLM builds that :func:`vision_tower_params` does not count (0 for their layout), each as
+    ``"<key> (<model_type>)"``, comma-joined: audio towers always (none is modelled), a vision tower of an
+    unmodelled layout (Gemma-3n's timm MobileNetV5, Kimi-VL's MoonViT, Qwen2.5-VL's window ViT, SigLIP-2, ...)."""
+    if architecture.endswith(TEXT_ONLY_ARCHITECTURE_SUFFIX):
+        return ""
+    out = []
+    for key in TOWER_CONFIG_KEYS:
+        sub = cfgs.top.get(key)
+        if not isinstance(sub, Mapping) or (key == "vision_config" and vision_params):
+            continue
+        model_type = sub.get("model_type")
+        out.append(f"{key} ({model_type})" if isinstance(model_type, str) and model_type else key)
+    return ", ".join(out)
+
+
 def vision_tower_params(cfgs: _Configs, *, architecture: str, text_hidden: int) -> int:
     """Parameters of the tower (and its projector) vLLM builds from ``vision_config``; 0 without one or
     for a layout not modelled here.
