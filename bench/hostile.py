@@ -219,6 +219,9 @@ def issue27_cases() -> list[Case]:
     out.append(
         _get("issue 27", "N11 5,000 unknown parameters (page)", "/", [(f"{i:x}", "") for i in range(5_000)])
     )
+    brackets = ("[" + "[]," * 2_000_000 + "[]]").encode()  # 6.0 MB, 4 million values, where an object goes
+    out.append(Case("issue 27", "N14 6 MB of JSON brackets to /api/estimate", "POST", "/api/estimate", brackets,
+                    {"content-type": "application/json"}))  # fmt: skip
     return out
 
 

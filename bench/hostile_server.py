@@ -145,6 +145,14 @@ def start_hub() -> Hub:
 # ---- the server, its CPU and memory ------------------------------------------------------------------
 
 
+# With ``--own-sessions`` the server and the prober each start a session of their own
+# (``start_new_session``): Linux's autogroup scheduler (/proc/sys/kernel/sched_autogroup_enabled = 1 here)
+# shares the CPU between sessions, and by default the server, its attacker and its prober split the
+# bench's one session's share. Tried in round 5 (bench/hostile_n4.py, 5 trials each): no better for the
+# prober (N4 p99 127-137 ms own sessions against 64-135 in one), so off by default.
+OWN_SESSIONS = False
+
+
 def start_server(port: int, hub: Hub, cache: str, root: Path = ROOT) -> Any:
     """``root``: the checkout whose app is served (``--root``: main's, for a baseline in the same minute)."""
     import subprocess
@@ -153,7 +161,7 @@ def start_server(port: int, hub: Hub, cache: str, root: Path = ROOT) -> Any:
            "KVPLAN_HUB_CACHE": cache}  # fmt: skip
     env.pop("HF_TOKEN", None)
     cmd = [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
-    proc = subprocess.Popen([*cmd, "--workers", str(WORKERS)], cwd=root, env=env,
+    proc = subprocess.Popen([*cmd, "--workers", str(WORKERS)], cwd=root, env=env, start_new_session=OWN_SESSIONS,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     deadline = time.monotonic() + 300  # a loaded shared machine: workers took > 60 s to start
     answered = 0
@@ -290,7 +298,7 @@ class Prober:
         self.cpu_s = 0.0
         self.proc = subprocess.Popen(
             [sys.executable, str(Path(__file__).resolve()), "--probe", str(port)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=OWN_SESSIONS,
         )  # fmt: skip
         time.sleep(0.3)  # the interpreter's start
 
@@ -314,6 +322,7 @@ def _json(payload: Any) -> tuple[bytes, dict[str, str]]:
 N2_LINE = "vllm:a" + " " * 8000 + "b" + " " * 8000 + "c\n"
 N2_METRICS = N2_LINE * 300  # 4.8 MB
 N10_LOG = "y\n" * 2_500_000  # 5 MB
+N14_BRACKETS = "[" + "[]," * 2_000_000 + "[]]"  # 6.0 MB of JSON, 4 million brackets, 2 deep
 ESTIMATE = "/api/estimate?v=1&model=meta-llama%2FLlama-3.1-8B&max_model_len=32768&target_concurrency=8"
 
 
@@ -324,6 +333,10 @@ def attacks(hub: Hub) -> dict[str, tuple[bool, list[Callable[[int], tuple[int, b
                  "max_model_len": 32768, "target_concurrency": 64, "enable_lora": True, "max_loras": 8,
                  "speculative_config": json.dumps({"method": "ngram", "num_speculative_tokens": 4,
                                                    "prompt_lookup_max": 4})}  # fmt: skip
+    gemma4 = json.loads((ROOT / "tests/data/configs/current/google--gemma-4-26B-A4B_config.json").read_text())
+    text = gemma4["text_config"]  # its 30 layer_types repeated to 10,000: attention that differs per layer
+    text["layer_types"], text["num_hidden_layers"] = (text["layer_types"] * 334)[:10_000], 10_000
+    per_layer = {**recommend, "config_json": json.dumps(gemma4), "enable_lora": False}
     fragment = urllib.parse.urlencode(
         {k: v for k, v in recommend.items() if k not in ("nodes", "devices_per_node")}
     )
@@ -356,6 +369,10 @@ def attacks(hub: Hub) -> dict[str, tuple[bool, list[Callable[[int], tuple[int, b
                 get("/recommend?" + fragment, {"HX-Request": "true"}),
             ],
         ),
+        "N3b recommend 1,024 x 1,024, 10,000-layer Gemma-4 (layer_attention)": (
+            True,
+            [post("/api/recommend", *_json(per_layer))],
+        ),
         "N7 config [ x 10^6 and id ok/a\\n@main": (
             False,
             [get("/api/estimate?model=deep%2Fm&device=h100")]
@@ -369,6 +386,10 @@ def attacks(hub: Hub) -> dict[str, tuple[bool, list[Callable[[int], tuple[int, b
                 post("/api/diagnose", N10_LOG.encode(), {"content-type": "text/plain"}),
                 post("/doctor", multipart, {"content-type": "multipart/form-data; boundary=b"}),
             ],
+        ),
+        "N14 6 MB of JSON brackets, 2 deep": (
+            False,
+            [post("/api/estimate", N14_BRACKETS.encode(), {"content-type": "application/json"})] * 2,
         ),
         "N11 7,500 unknown parameters": (
             False,
@@ -586,7 +607,12 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=0, help="the server's port (default: a free one)")
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to serve (default: this one)")
     parser.add_argument("--probe", type=int, default=0, help=argparse.SUPPRESS)  # the prober's own process
+    parser.add_argument(
+        "--own-sessions", action="store_true", help="server and prober each in a session of its own"
+    )
     args = parser.parse_args()
+    global OWN_SESSIONS
+    OWN_SESSIONS = args.own_sessions
     if args.probe:
         probe_main(args.probe)
         return 0

@@ -18,6 +18,36 @@ _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
 _OPEN_CLOSE = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # +1 / -1 as signed bytes
 
 
+# Values a request body may hold outside its strings (arrays, objects and the commas between items):
+# the API's bodies are flat objects of parameters with a pasted config as a string (tens of values);
+# 100 measured runs are a few thousand; a --save-result of 1,000 prompts x 256 tokens pasted as an
+# object ~260,000. ``json.loads`` builds one Python object per value, on the event loop (FastAPI
+# parses a JSON body there): 4 million of them in a 6 MB body were ~0.4 s of the loop's CPU.
+MAX_JSON_VALUES = 500_000
+
+
+def _outside_strings(raw: bytes) -> bytes:
+    """The text outside JSON strings (escapes first, then every other piece between quotes)."""
+    unescaped = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    return b"".join(unescaped.split(b'"')[0::2])
+
+
+def json_values(data: bytes | str) -> int:
+    """An upper bound on the values JSON text holds, in linear time: the brackets and commas outside
+    its strings, plus one. E.g. ``{"a": [1, 2], "b": "x,y"}``: 2 openings + 2 commas + 1 = 5."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    outside = _outside_strings(raw)
+    return outside.count(b",") + outside.count(b"[") + outside.count(b"{") + 1
+
+
+def json_values_exceed(data: bytes | str, limit: int = MAX_JSON_VALUES) -> bool:
+    """True when JSON text holds more than ``limit`` values (see ``json_values``)."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if raw.count(b",") + raw.count(b"[") + raw.count(b"{") < limit:  # strings only add to this count
+        return False
+    return json_values(raw) > limit
+
+
 def json_depth(data: bytes | str) -> int:
     """How deep JSON text nests arrays/objects, in linear time (each pass is one C-speed scan).
 
@@ -34,9 +64,7 @@ def json_depth(data: bytes | str) -> int:
     The regex this replaces restarted inside escaped quotes: quadratic (32 kB took 2.9 s).
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    unescaped = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
-    outside = b"".join(unescaped.split(b'"')[0::2])
-    steps = array("b", outside.translate(None, _NOT_BRACKET).translate(_OPEN_CLOSE))
+    steps = array("b", _outside_strings(raw).translate(None, _NOT_BRACKET).translate(_OPEN_CLOSE))
     return max(0, max(accumulate(steps), default=0))
 
 

@@ -149,16 +149,17 @@ class Group:
     chunk_tokens: int | None = None
     # when this group's block holds more tokens than the layout's (page sizes unified, §3.4)
     block_size_tokens: int | None = None
-    # one page per layer when the group's layers differ (UniformTypeKVCacheSpecs); else all page_size_bytes
-    layer_pages_bytes: tuple[int, ...] = ()
+    # when the group's layers differ (UniformTypeKVCacheSpecs: a page per layer), its distinct pages as
+    # (page bytes, layers with it) in order of first appearance; () when all are page_size_bytes
+    layer_pages: tuple[tuple[int, int], ...] = ()
     checkpoint_blocks: int = 0  # Mamba groups: MambaSpec.num_prefill_checkpoint_blocks ("align" mode)
 
     @property
     def bytes_per_block(self) -> int:
         """One block of every layer of the group."""
-        return (
-            sum(self.layer_pages_bytes) if self.layer_pages_bytes else self.page_size_bytes * self.num_layers
-        )
+        if self.layer_pages:
+            return sum(page * layers for page, layers in self.layer_pages)
+        return self.page_size_bytes * self.num_layers
 
     @property
     def spec(self) -> KindSpec:

@@ -6,6 +6,7 @@ Everything here is arithmetic vLLM itself performs once it knows the available K
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,12 +18,12 @@ from app.core.kinds import attention_layer_count as attention_layer_count
 from app.core.kinds import cdiv as cdiv
 from app.core.kinds import kind_spec as kind_spec
 from app.core.kv_dsv4 import COMPRESSED_BLOCK_TOKENS, packed_groups
-from app.core.layers import stage_counts
+from app.core.layers import LayerSignature, signature_counts, stage_counts
 from app.core.mamba_state import NEMOTRON_H_ARCHITECTURES as NEMOTRON_H_ARCHITECTURES
 from app.core.mamba_state import QWEN3_5_ARCHITECTURES as QWEN3_5_ARCHITECTURES
 from app.core.mamba_state import mamba_ssm_dtype_bytes as mamba_ssm_dtype_bytes
 from app.core.mamba_state import mamba_state_bytes as mamba_state_bytes
-from app.core.specs import DTYPE_BYTES, LayerKind, ModelSpec
+from app.core.specs import DTYPE_BYTES, AttentionShape, LayerKind, ModelSpec
 from app.core.text import Text
 from app.core.versions import VersionRules
 
@@ -268,15 +269,14 @@ def build_layout(
         and len(set(counts) - {LayerKind.NONE}) == 1
         and set(counts) <= {LayerKind.MLA, LayerKind.FULL, LayerKind.NONE}
     ):
-        kinds = list(model.layer_kinds[layer_range[0] : layer_range[1]])  # this and the next: per layer
+        signatures = signature_counts(model=model, layer_range=layer_range)  # this and the next: O(distinct)
         return _layout_indexer_on_some_layers(
-            model=model, kinds=kinds, first=layer_range[0], block_size=block_size, page=page
+            model=model, signatures=signatures, block_size=block_size, page=page
         )
     if model.layer_attention is not None and n_attn and not n_mamba:
         return _layout_per_layer(
             model=model,
-            kinds=list(model.layer_kinds[layer_range[0] : layer_range[1]]),
-            first=layer_range[0],
+            signatures=signature_counts(model=model, layer_range=layer_range),
             block_size=block_size,
             rules=rules,
             tp=tp,
@@ -386,13 +386,17 @@ def _grouped_layout(
 
 
 def _unified_pages(
-    buckets: dict[Bucket, list[int]], page: Callable[[int, int], int], block_size: int, *, pad: bool
+    buckets: dict[Bucket, dict[AttentionShape, int]],
+    page: Callable[[AttentionShape, int], int],
+    block_size: int,
+    *,
+    pad: bool,
 ) -> dict[Bucket, int]:
     """Each bucket's one page; vLLM's unify_kv_cache_spec_page_size needs every page to divide the largest,
     or (``pad``, 0.24+: VersionRules.attention_page_padding) pads the others to it."""
     bucket_pages: dict[Bucket, int] = {}
-    for key, layers in buckets.items():
-        distinct = {page(i, block_size) for i in layers}
+    for key, shapes in buckets.items():
+        distinct = {page(shape, block_size) for shape in shapes}
         if len(distinct) > 1:
             raise ConfigError(
                 "config",
@@ -419,15 +423,15 @@ def _unified_pages(
 def _layout_per_layer(
     *,
     model: ModelSpec,
-    kinds: list[LayerKind],
-    first: int,
+    signatures: dict[LayerSignature, int],
     block_size: int,
     rules: VersionRules,
     tp: int,
     dtype_bytes: int,
     pad_pages: bool,
 ) -> KVLayout:
-    """Attention layers whose KV heads / head sizes differ (``ModelSpec.layer_attention``).
+    """Attention layers whose KV heads / head sizes differ (``ModelSpec.layer_attention``), folded by
+    signature (app.core.layers.signature_counts): one page per distinct shape, not per layer.
 
     vLLM (v1/core/kv_cache_utils.get_kv_cache_groups): layers of one type with different pages form
     one group of per-layer pages (UniformTypeKVCacheSpecs, 0.11+); several types with different pages
@@ -436,11 +440,8 @@ def _layout_per_layer(
     layers of 2 heads (head 128, bf16, B 16): pages 65,536 and 16,384 B, the sliding block raised to
     64 tokens so both pages are 65,536 B.
     """
-    assert model.layer_attention is not None
-    shapes = model.layer_attention
 
-    def page(index: int, bs: int) -> int:
-        shape = shapes[first + index]
+    def page(shape: AttentionShape, bs: int) -> int:
         return attention_page_bytes(
             block_size=bs,
             kv_heads=kv_heads_per_rank(total_kv_heads=shape.kv_heads, tensor_parallel_size=tp),
@@ -449,25 +450,31 @@ def _layout_per_layer(
             dtype_bytes=dtype_bytes,
         )
 
-    buckets: dict[Bucket, list[int]] = {}
-    for index, kind in enumerate(kinds):
-        if not (KIND_SPECS[kind].holds_kv and KIND_SPECS[kind].per_head_pages):
+    buckets: dict[Bucket, dict[AttentionShape, int]] = {}  # bucket -> {shape: layers}, in layer order
+    bucket_of: dict[LayerKind, Bucket] = {}
+    for (kind, shape, _), count in signatures.items():
+        if shape is None or not (KIND_SPECS[kind].holds_kv and KIND_SPECS[kind].per_head_pages):
             continue
-        # before the hybrid allocator every attention layer is full
-        key = KIND_SPECS[kind if rules.hybrid_allocator else LayerKind.FULL].bucket(model)
-        buckets.setdefault(key, []).append(index)
-    per_token = sum(page(i, 1) for layers in buckets.values() for i in layers)
-    num_layers = sum(len(layers) for layers in buckets.values())
+        if kind not in bucket_of:  # before the hybrid allocator every attention layer is full
+            bucket_of[kind] = KIND_SPECS[kind if rules.hybrid_allocator else LayerKind.FULL].bucket(model)
+        shapes = buckets.setdefault(bucket_of[kind], {})
+        shapes[shape] = shapes.get(shape, 0) + count
+    per_token = sum(page(shape, 1) * n for shapes in buckets.values() for shape, n in shapes.items())
+    layers_in = {key: sum(shapes.values()) for key, shapes in buckets.items()}
+    num_layers = sum(layers_in.values())
     if len(buckets) == 1:
-        (((kind, window, chunk), layers),) = buckets.items()
-        pages = tuple(page(i, block_size) for i in layers)
+        (((kind, window, chunk), shapes),) = buckets.items()
+        pages: dict[int, int] = {}
+        for shape, n in shapes.items():
+            shape_page = page(shape, block_size)
+            pages[shape_page] = pages.get(shape_page, 0) + n
         group = Group(
             kind=kind,
-            num_layers=len(layers),
+            num_layers=num_layers,
             page_size_bytes=max(pages),
             window_tokens=window,
             chunk_tokens=chunk,
-            layer_pages_bytes=() if len(set(pages)) == 1 else pages,
+            layer_pages=() if len(pages) == 1 else tuple(pages.items()),
         )
         return KVLayout(
             block_size=block_size,
@@ -478,14 +485,14 @@ def _layout_per_layer(
         )
     bucket_pages = _unified_pages(buckets, page, block_size, pad=pad_pages)
     max_page = max(bucket_pages.values())
-    group_size = _group_size([len(layers) for layers in buckets.values()], rules)
+    group_size = _group_size(list(layers_in.values()), rules)
     out: list[Group] = []
-    for bucket, layers in buckets.items():
+    for bucket in buckets:
         # a page that divides the largest takes a longer block; one that does not is padded (ratio 1)
         ratio = 1 if max_page % bucket_pages[bucket] else max_page // bucket_pages[bucket]
         out += _split_bucket(
             bucket=bucket,
-            count=len(layers),
+            count=layers_in[bucket],
             group_size=group_size,
             page_size_bytes=max_page,
             block_size_tokens=block_size * ratio if ratio > 1 else None,
@@ -517,7 +524,7 @@ def _layout_dsv4(*, model: ModelSpec, layer_range: tuple[int, int]) -> KVLayout:
             page_size_bytes=max(g.pages),
             window_tokens=g.window,
             block_size_tokens=g.block_tokens,
-            layer_pages_bytes=g.pages if len(set(g.pages)) > 1 else (),
+            layer_pages=tuple(Counter(g.pages).items()) if len(set(g.pages)) > 1 else (),
         )
         for g in packed
     )
@@ -532,33 +539,32 @@ def _layout_dsv4(*, model: ModelSpec, layer_range: tuple[int, int]) -> KVLayout:
 
 
 def _layout_indexer_on_some_layers(
-    *, model: ModelSpec, kinds: list[LayerKind], first: int, block_size: int, page: int
+    *, model: ModelSpec, signatures: dict[LayerSignature, int], block_size: int, page: int
 ) -> KVLayout:
     """MLA layers, an indexer cache on some (GLM-5.2): the MLA and indexer specs are both MLAAttentionSpec
     of one block size, so vLLM puts them in one UniformTypeKVCacheSpecs group whose block is the sum of
-    every layer's page (kv_cache_utils.get_kv_cache_groups, 0.24+)."""
-    assert model.indexer_layers is not None
+    every layer's page (kv_cache_utils.get_kv_cache_groups, 0.24+); folded by signature, so two pages
+    (with and without the indexer) whatever the layer count."""
     index_page = block_size * model.indexer_bytes_per_token
     latent_page = page - index_page  # _attention_layer_page adds the indexer to every MLA page
-    kept = set(model.indexer_layers)
     attention = LayerKind.MLA if model.mla is not None else LayerKind.FULL
-    pages = tuple(
-        latent_page + (index_page if first + i in kept else 0)
-        for i, kind in enumerate(kinds)
-        if kind == attention
-    )
+    pages: dict[int, int] = {}
+    for (kind, _, indexed), count in signatures.items():
+        if kind == attention:
+            layer_page = latent_page + (index_page if indexed else 0)
+            pages[layer_page] = pages.get(layer_page, 0) + count
     group = Group(
         kind=attention,
-        num_layers=len(pages),
+        num_layers=sum(pages.values()),
         page_size_bytes=max(pages),
-        layer_pages_bytes=pages if len(set(pages)) > 1 else (),
+        layer_pages=tuple(pages.items()) if len(pages) > 1 else (),
     )
     return KVLayout(
         block_size=block_size,
         groups=(group,),
-        bytes_per_block=sum(pages),
-        kv_bytes_per_token=sum(pages) // block_size,
-        num_kv_layers=len(pages),
+        bytes_per_block=group.bytes_per_block,
+        kv_bytes_per_token=group.bytes_per_block // block_size,
+        num_kv_layers=group.num_layers,
     )
 
 

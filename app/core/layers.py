@@ -13,6 +13,11 @@ kinds first appear in the stage — the order vLLM forms its groups in.
 
 The fold is made once per ``layer_kinds`` tuple (held by identity: ``model_copy`` keeps the tuple, so the
 recommender's variants of one model share it) and kept in a small LRU.
+
+Layers whose attention differs one by one (Gemma-4's full layers with their own KV heads and head size,
+MiMo-V2's SWA layers, Nemotron-NAS blocks: ``layer_attention``; GLM-5.2's indexer on every fourth layer:
+``indexer_layers``) are folded the same way by their :data:`LayerSignature` — kind, attention shape,
+indexer or not — so their KV layout computes one page per distinct signature, not one per layer.
 """
 
 from __future__ import annotations
@@ -21,73 +26,123 @@ import threading
 import typing
 from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from app.core.kinds import KIND_SPECS
-from app.core.specs import LayerKind, ModelSpec
+from app.core.specs import AttentionShape, LayerKind, ModelSpec
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 _Stage = TypeVar("_Stage", bound="DataclassInstance")  # app.core.estimate.Stage (a dataclass with an index)
+_Item = TypeVar("_Item", bound=Hashable)
 
 # Distinct models folded at once per process: the recommender and the fleet search use one or two (the
 # model and its draft), a page a few; a pasted config is one more per request.
 FOLD_CACHE_ENTRIES = 64
 
+# What one layer's KV page depends on besides the model-wide fields, for a model whose attention differs
+# layer by layer: its kind, its attention shape (``ModelSpec.layer_attention``; None when the model has
+# none) and whether it carries the sparse-attention indexer's cache (``ModelSpec.indexer_layers``).
+LayerSignature = tuple[LayerKind, AttentionShape | None, bool]
 
-class LayerFold:
-    """The positions of each kind in one model's ``layer_kinds`` (made in one pass)."""
 
-    __slots__ = ("layer_kinds", "positions")
+class LayerFold(Generic[_Item]):
+    """The positions of each distinct item (a layer's kind, or its :data:`LayerSignature`) in one model's
+    layers, made in one pass."""
 
-    def __init__(self, layer_kinds: tuple[LayerKind, ...]) -> None:
-        self.layer_kinds = layer_kinds
-        positions: dict[LayerKind, list[int]] = {}
-        for index, kind in enumerate(layer_kinds):
-            positions.setdefault(kind, []).append(index)
+    __slots__ = ("items", "positions", "sources")
+
+    def __init__(self, items: tuple[_Item, ...], sources: tuple[object, ...] = ()) -> None:
+        self.items = items
+        self.sources = sources  # the model's tuples this fold was made from (the cache's identity check)
+        positions: dict[_Item, list[int]] = {}
+        for index, item in enumerate(items):
+            positions.setdefault(item, []).append(index)
         self.positions = positions
 
-    def counts(self, *, start: int, stop: int) -> dict[LayerKind, int]:
-        """The kinds of layers ``[start, stop)`` with their counts, in order of first appearance there."""
-        found: list[tuple[int, LayerKind, int]] = []
-        for kind, where in self.positions.items():
+    def counts(self, *, start: int, stop: int) -> dict[_Item, int]:
+        """The items of layers ``[start, stop)`` with their counts, in order of first appearance there:
+        two bisections per distinct item, or a walk of the range when it is shorter than the number of
+        distinct items (a config whose layers all differ), so never more than min(distinct, layers)."""
+        if len(self.positions) > stop - start:
+            walked: dict[_Item, int] = {}
+            for item in self.items[start:stop]:
+                walked[item] = walked.get(item, 0) + 1
+            return walked
+        found: list[tuple[int, int, _Item]] = []
+        for item, where in self.positions.items():
             first = bisect_left(where, start)
             count = bisect_left(where, stop, lo=first) - first
             if count:
-                found.append((where[first], kind, count))
-        found.sort()
-        return {kind: count for _, kind, count in found}
+                found.append((where[first], count, item))
+        found.sort(key=lambda entry: entry[0])  # first positions are distinct
+        return {item: count for _, count, item in found}
 
-    def has(self, kind: LayerKind) -> bool:
-        return kind in self.positions
+    def has(self, item: _Item) -> bool:
+        return item in self.positions
 
-    def kinds(self) -> frozenset[LayerKind]:
+    def kinds(self) -> frozenset[_Item]:
         return frozenset(self.positions)
 
 
 _lock = threading.Lock()
-_folds: OrderedDict[int, LayerFold] = OrderedDict()
+_folds: OrderedDict[tuple[str, tuple[int, ...]], LayerFold[typing.Any]] = OrderedDict()
 
 
-def fold(model: ModelSpec) -> LayerFold:
-    """The fold of ``model.layer_kinds``, made on first use and then kept (by the tuple's identity)."""
-    layer_kinds = model.layer_kinds
-    key = id(layer_kinds)
+def _cached(
+    what: str, sources: tuple[object, ...], make: Callable[[], tuple[_Item, ...]]
+) -> LayerFold[_Item]:
+    """The fold of ``make()``, kept by the identity of the model's tuples it is made from (``sources``):
+    ``model_copy`` keeps them, so the recommender's variants of one model share one fold."""
+    key = (what, tuple(id(source) for source in sources))
     with _lock:
         cached = _folds.get(key)
-        if cached is not None and cached.layer_kinds is layer_kinds:  # the id of a live tuple: its own
-            _folds.move_to_end(key)
+        if cached is not None and all(a is b for a, b in zip(cached.sources, sources, strict=True)):
+            _folds.move_to_end(key)  # the ids of live tuples: their own
             return cached
-    made = LayerFold(layer_kinds)
+    made = LayerFold(make(), sources)
     with _lock:
         _folds[key] = made
         _folds.move_to_end(key)
         while len(_folds) > FOLD_CACHE_ENTRIES:
             _folds.popitem(last=False)
     return made
+
+
+def fold(model: ModelSpec) -> LayerFold[LayerKind]:
+    """The fold of ``model.layer_kinds``, made on first use and then kept (by the tuple's identity)."""
+    return _cached("kinds", (model.layer_kinds,), lambda: model.layer_kinds)
+
+
+# The per-layer fields a :data:`LayerSignature` folds; a model with any other per-layer field (DeepSeek-V4's
+# compress_ratios, whose packed groups are cut from the layers in order) has each stage computed on its own.
+FOLDED_PER_LAYER_FIELDS = ("layer_attention", "indexer_layers")
+
+
+def _signatures(model: ModelSpec) -> tuple[LayerSignature, ...]:
+    shapes = model.layer_attention
+    indexed = frozenset(model.indexer_layers or ())
+    return tuple(
+        (kind, None if shapes is None else shapes[index], index in indexed)
+        for index, kind in enumerate(model.layer_kinds)
+    )
+
+
+def signature_fold(model: ModelSpec) -> LayerFold[LayerSignature]:
+    """The fold of each layer's :data:`LayerSignature` (one pass, then kept like :func:`fold`)."""
+    sources = (model.layer_kinds, model.layer_attention, model.indexer_layers)
+    return _cached("signatures", sources, lambda: _signatures(model))
+
+
+def signature_counts(*, model: ModelSpec, layer_range: tuple[int, int]) -> dict[LayerSignature, int]:
+    """``{signature: layers}`` of the stage ``layer_range``, in order of first appearance: what
+    kv.build_layout reads for a model whose attention differs layer by layer, so its cost is the number
+    of distinct signatures, not of layers. E.g. Gemma-4-26B-A4B's 30 layers, five sliding (8 KV heads of
+    256) then one full (2 KV heads of 512, K = V), give two signatures: 25 and 5 layers."""
+    return signature_fold(model).counts(start=layer_range[0], stop=layer_range[1])
 
 
 def kind_counts(*, model: ModelSpec, layer_range: tuple[int, int]) -> dict[LayerKind, int]:
@@ -119,11 +174,18 @@ def stage_shape(
     it holds the embeddings or the head (app.core.estimate's stages, app.core.budget's weights, the
     extras' ledger read no more of the layer range). Stages of one shape have one budget, so 1,024
     stages of a 10,000-layer model are computed as 3 or 4 (10,000 = 1,024 x 9 + 784: the first, the
-    last, and the middle ones of 9 or 10 layers). When a model says anything layer by layer besides the
-    kinds (:data:`PER_LAYER_FIELDS`) the shape is the layer range itself: each stage is its own."""
-    if any(getattr(model, name) is not None for name in PER_LAYER_FIELDS):
+    last, and the middle ones of 9 or 10 layers). A model whose attention differs layer by layer
+    (``layer_attention``, ``indexer_layers``) is folded by :data:`LayerSignature` instead of by kind; when
+    it says anything else layer by layer (:data:`PER_LAYER_FIELDS` not in :data:`FOLDED_PER_LAYER_FIELDS`)
+    the shape is the layer range itself: each stage is its own."""
+    said = {name for name in PER_LAYER_FIELDS if getattr(model, name) is not None}
+    if said - set(FOLDED_PER_LAYER_FIELDS):
         return ("layers", layer_range, is_first, is_last)
-    counts = kind_counts(model=model, layer_range=layer_range)
+    counts: dict[LayerKind, int] | dict[LayerSignature, int] = (
+        signature_counts(model=model, layer_range=layer_range)
+        if said
+        else kind_counts(model=model, layer_range=layer_range)
+    )
     return (layer_range[1] - layer_range[0], tuple(counts.items()), is_first, is_last)
 
 

@@ -36,8 +36,13 @@ from starlette.types import Scope
 from app import hub
 
 # Requests working at once per worker: app.REQUEST_THREADS, 8. Two made a lone burst's /healthz probe
-# faster, but with the mixed load's 16 attackers the ordinary requests fell to 3.3-3.8 req/s (with 4
-# too; 24.7 with 8, main 14.1) for a reason not found yet (docs/security.md, round 4).
+# faster, but with the mixed load's 16 attackers the ordinary requests fell to 0.3-7.7 req/s (8 slots:
+# 22.8). Not a deadlock (round 5, slot holds logged per request): with two slots both clients always
+# have requests waiting, so the time-fair gate gives the attackers' address half of the slot-seconds
+# (36.9 of 72.2 s), and its requests are the longest (a 5 MB diagnose holds a slot 1.7-4.5 s): the
+# 64 ordinary connections share one slot per worker, or none while both hold attackers' requests.
+# With 8 the attackers' 16 threads cannot fill their half (57 of 257 slot-seconds), so 6 slots stay
+# for short requests (docs/security.md, round 5).
 COMPUTING_AT_ONCE = 8
 # Half of a worker's 256 connection slots (server.MAX_CONNECTIONS_PER_WORKER): whatever one client
 # does, other clients keep the other half. The 64-connection load from one address stays far below it.

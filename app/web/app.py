@@ -251,7 +251,9 @@ def create_app(root_path: str = "") -> FastAPI:
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> Response:
         detail = localized(list(exc.errors()))
-        return JSONResponse({"detail": json_safe(jsonable_encoder(detail))}, status_code=422)
+        # bounded before encoding: the encoder walks whatever the input holds (json_safe)
+        encoded = jsonable_encoder(json_safe(detail))
+        return JSONResponse({"detail": json_safe(encoded, cut=False)}, status_code=422)
 
     @app.exception_handler(Exception)
     async def last_resort(request: Request, exc: Exception) -> Response:

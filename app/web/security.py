@@ -34,13 +34,21 @@ import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
+from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.core.deadline import cpu_budget
-from app.core.jsontext import MAX_JSON_DEPTH, json_depth, json_depth_exceeds
+from app.core.jsontext import (
+    MAX_JSON_DEPTH,
+    MAX_JSON_VALUES,
+    json_depth,
+    json_depth_exceeds,
+    json_values_exceed,
+)
 from app.core.text import N_, Text
 from app.web import admission
 
@@ -106,6 +114,10 @@ def check_json_text(text: str, limit: int = MAX_JSON_DEPTH) -> None:
 
 
 ECHO_MAX_CHARS = 200  # an error echoes at most this much of the offending input
+# ... and of a list or an object its first 16 entries (a 422 lists at most 8 errors and a "more" line:
+# validation.ECHO_MAX_ERRORS), at most 8 levels deep
+ECHO_MAX_ITEMS = 16
+ECHO_MAX_DEPTH = 8
 
 
 @dataclass(frozen=True)
@@ -144,21 +156,32 @@ def work_budget(scope: Scope) -> WorkBudget:
     return WORK_BUDGETS.get(path.rstrip("/") or "/", DEFAULT_WORK_BUDGET)
 
 
-def json_safe(value: Any) -> Any:
-    """Validation-error details made strict-JSON-safe: NaN/inf as strings, long strings clipped.
+def json_safe(value: Any, *, cut: bool = True, _depth: int = 0) -> Any:
+    """Validation-error details made strict-JSON-safe and small: NaN/inf as strings, long strings
+    clipped, a list or an object cut to its first ``ECHO_MAX_ITEMS`` entries (then how many more) and
+    nothing below ``ECHO_MAX_DEPTH`` levels.
 
     ``json.loads`` accepts ``NaN``/``Infinity``; echoing them back in a 422 would make the JSON
-    encoder raise (a 500), and echoing a 6 MiB value back is a waste.
+    encoder raise (a 500), and echoing a 6 MiB value back is a waste: a 6 MB body of 2 million empty
+    lists sent where an object is expected was echoed whole, 8.5 s of the event loop's CPU per request
+    and a 6 MB answer (round 5, bench/hostile_server.py N14). So it is applied before the encoder, and
+    after it with ``cut=False`` (what the encoder made of the rest: NaN and long strings only).
     """
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     if isinstance(value, str) and len(value) > ECHO_MAX_CHARS:
         return value[:ECHO_MAX_CHARS] + "…"
+    if not isinstance(value, dict | list | tuple):
+        return value
+    if cut and _depth >= ECHO_MAX_DEPTH:
+        return "…"
+    shown = ECHO_MAX_ITEMS if cut else len(value)
+    more = len(value) - shown
     if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
-    return value
+        kept = {str(k): json_safe(v, cut=cut, _depth=_depth + 1) for k, v in islice(value.items(), shown)}
+        return {**kept, "…": f"{more:,} more"} if more > 0 else kept
+    listed = [json_safe(v, cut=cut, _depth=_depth + 1) for v in islice(value, shown)]
+    return [*listed, f"… {more:,} more"] if more > 0 else listed
 
 
 def header_bytes(scope: Scope) -> int:
@@ -208,6 +231,8 @@ def _body_problem(body: bytes, content_type: str) -> str | None:
             return f"the body is not UTF-8 (byte {exc.start}); send JSON encoded as UTF-8"
         if json_depth_exceeds(body):
             return f"the JSON body is nested deeper than {MAX_JSON_DEPTH} levels"
+        if json_values_exceed(body):  # json.loads would build each on the event loop
+            return f"the JSON body holds more than {MAX_JSON_VALUES:,} values; send long inputs as text"
     elif media == "application/x-www-form-urlencoded":
         try:
             body.decode("utf-8")
@@ -337,7 +362,10 @@ class SecurityMiddleware:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        problem = _body_problem(body, _header(scope, b"content-type"))
+        content_type = _header(scope, b"content-type")
+        large = len(body) > LARGE_REQUEST_BYTES
+        # a small body is checked here; a large one once admitted, in the thread pool (below)
+        problem = None if large else _body_problem(body, content_type)
         if problem is not None:
             await self._refuse(scope, send_with_headers, 422, problem)
             return
@@ -354,6 +382,13 @@ class SecurityMiddleware:
         async with self._admitted(
             scope, len(body) + len(scope.get("query_string", b"")), send_with_headers
         ) as reply:
+            if large:
+                # the depth count of 6 MiB of brackets is ~1.4 s of CPU: off the event loop, and only
+                # once the request holds its slots (module doc: LARGE_REQUEST_BYTES)
+                problem = await run_in_threadpool(_body_problem, body, content_type)
+                if problem is not None:
+                    await self._refuse(scope, reply, 422, problem)
+                    return
             await self.app(scope, replay, reply)
 
     def _admission(self) -> admission.Admission:

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from types import SimpleNamespace
@@ -17,6 +18,7 @@ from urllib.parse import urlencode
 import pytest
 
 from app.core import deadline
+from app.core.jsontext import MAX_JSON_VALUES, json_values
 from app.web import security
 from app.web.i18n import SWITCH_MAX_PAIRS
 from app.web.security import MAX_COOKIE_BYTES, MAX_HEADER_BYTES, WorkBudget
@@ -140,3 +142,61 @@ def test_pipeline_sizes_are_powers_of_two_then_the_largest() -> None:
     assert sizes(1024) == [2, 4, 8, 16, 32]  # the 32 layers bound PP: 5 sizes, not 31
     assert sizes(3) == [2, 3]  # the largest that fits is always among them
     assert sizes(1) == []
+
+
+def test_a_large_bodys_json_check_runs_off_the_event_loop(
+    safe_client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The depth count of a JSON body is linear but not free: 6 MiB of ``[]`` is ~6 million steps, ~1.4 s
+    of CPU, which on the event loop held every request of the worker (round 5). A body over
+    LARGE_REQUEST_BYTES (32 KiB) is checked once admitted, in the thread pool; a small one where it is read."""
+    where: list[bool] = []  # True: checked on the event loop's thread
+    real = security._body_problem
+
+    def spied(body: bytes, content_type: str) -> str | None:
+        try:
+            asyncio.get_running_loop()
+            where.append(True)
+        except RuntimeError:
+            where.append(False)
+        return real(body, content_type)
+
+    monkeypatch.setattr(security, "_body_problem", spied)
+    deep = "[" * 65 + "]" * 65  # one level past MAX_JSON_DEPTH (64)
+    large = ('{"pad": "' + "x" * (security.LARGE_REQUEST_BYTES + 1) + '", "a": ' + deep + "}").encode()
+    response = safe_client.post("/api/estimate", content=large, headers={"content-type": "application/json"})
+    assert response.status_code == 422
+    assert "nested deeper than 64 levels" in response.text
+    small = ('{"a": ' + deep + "}").encode()
+    response = safe_client.post("/api/estimate", content=small, headers={"content-type": "application/json"})
+    assert response.status_code == 422
+    assert where == [False, True]  # the large body off the loop, the small one on it
+
+
+def test_a_422_echoes_the_first_entries_of_a_long_input_and_counts_the_rest(safe_client: TestClient) -> None:
+    """A JSON list sent where an object is expected was echoed whole: 2 million empty lists (6 MB) cost
+    8.5 s of the event loop's CPU and a 6 MB answer (round 5, bench/hostile_server.py N14). The echo
+    keeps the first ECHO_MAX_ITEMS (16) entries and says how many more: 100,000 - 16 = 99,984."""
+    body = ("[" + "[]," * 99_999 + "[]]").encode()  # 100,000 empty lists, 300 KB
+    response = safe_client.post("/api/estimate", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 422
+    (error,) = response.json()["detail"]
+    assert error["input"] == [[]] * security.ECHO_MAX_ITEMS + ["… 99,984 more"]
+    assert len(response.content) < 1_000  # was 300 KB: the whole input
+
+
+def test_a_json_body_of_more_than_500000_values_is_refused_before_it_is_parsed(
+    safe_client: TestClient,
+) -> None:
+    """FastAPI parses a JSON body on the event loop, one Python object per value: 6 MB of ``[],`` (4
+    million values) was ~0.4 s of the loop per request. Counted first (outside strings), in linear time."""
+    assert json_values('{"a": [1, 2], "b": "x,y"}') == 5  # { [ and two commas outside strings, + 1
+    assert json_values('["a,b,[c", "{"]') == 3  # brackets and commas inside strings do not count
+    body = ("[" + "1," * MAX_JSON_VALUES + "1]").encode()  # 500,002 values
+    response = safe_client.post("/api/estimate", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 422
+    assert "holds more than 500,000 values" in response.text
+    # a config pasted as a string counts once, whatever it holds
+    pasted = json.dumps({**ESTIMATE, "config_json": json.dumps({"pad": [1] * (MAX_JSON_VALUES + 10)})})
+    response = safe_client.post("/api/estimate", content=pasted, headers={"content-type": "application/json"})
+    assert "holds more than" not in response.text
