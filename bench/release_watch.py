@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import copy
+import functools
 import hashlib
 import re
 import subprocess
@@ -36,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CITING_GLOBS = ("app/core/**/*.py",)  # where the rules and their citations live
 DEFAULT_WHEEL_DIR = Path("/work/vllm-src")
 MAX_SOURCE_CHARS = 2_000_000  # a vLLM module is far smaller; a bigger member is not read
+MAX_SIBLINGS = 40  # a name missing from its file is looked for in its folder only when the folder is small
 
 # `path/to/file.py::Name.attr`, `path/to/file.py Name`, `path/to/file.py `name`` (the forms the planner uses)
 _PATH_CITATION = re.compile(r"(?<![\w/.])((?:[\w]+/)*[\w]+\.py)(?:::|\s+`?)([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
@@ -100,6 +103,7 @@ class ZipTree:
 
     wheel: Path
     _zip: zipfile.ZipFile | None = None
+    _read: dict[str, str | None] = field(default_factory=dict)  # members already read (siblings are re-read)
 
     def _open(self) -> zipfile.ZipFile:
         if self._zip is None:
@@ -110,6 +114,11 @@ class ZipTree:
         return [n for n in self._open().namelist() if n.endswith(".py")]
 
     def read(self, path: str) -> str | None:
+        if path not in self._read:
+            self._read[path] = self._read_member(path)
+        return self._read[path]
+
+    def _read_member(self, path: str) -> str | None:
         try:
             info = self._open().getinfo(path)
         except KeyError:
@@ -174,11 +183,19 @@ def _named(body: Sequence[ast.stmt], name: str) -> ast.stmt | None:
     return hit
 
 
-def find_node(source: str, dotted: str) -> ast.stmt | None:
-    """The statement that defines ``dotted`` ("Worker.determine_available_memory") in a module's source."""
+@functools.lru_cache(maxsize=64)  # one module is asked for many cited names; parse it once
+def _parsed(source: str) -> ast.Module | None:
     try:
-        tree = ast.parse(source)
+        return ast.parse(source)
     except SyntaxError:
+        return None
+
+
+def find_node(source: str, dotted: str, *, methods: bool = True) -> ast.stmt | None:
+    """The statement that defines ``dotted`` ("Worker.determine_available_memory") in a module's source;
+    ``methods``: a bare name may also be a method of a class in it."""
+    tree = _parsed(source)
+    if tree is None:
         return None
     body: Sequence[ast.stmt] = tree.body
     node: ast.stmt | None = None
@@ -189,7 +206,9 @@ def find_node(source: str, dotted: str) -> ast.stmt | None:
         body = node.body if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) else []
     if node is not None:
         return node
-    if "." not in dotted:  # a method cited by its name alone ("modular_kernel.py `_allocate_buffers`")
+    if (
+        "." not in dotted and methods
+    ):  # a method cited by its name alone ("modular_kernel.py `_allocate_buffers`")
         for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
             found = _named(cls.body, dotted)
             if found is not None:
@@ -197,20 +216,17 @@ def find_node(source: str, dotted: str) -> ast.stmt | None:
     return None
 
 
-def fingerprint(source: str, dotted: str) -> str | None:
+def fingerprint(source: str, dotted: str, *, methods: bool = True) -> str | None:
     """sha256 (12 hex) of the defining statement's AST (the whole module for ""), docstrings and positions
     left out; None if absent."""
     if not dotted:
-        try:
-            module: ast.AST | None = ast.parse(source)
-        except SyntaxError:
-            return None
-        node: ast.AST | None = module
+        node: ast.AST | None = _parsed(source)
     else:
-        node = find_node(source, dotted)
+        node = find_node(source, dotted, methods=methods)
     if node is None:
         return None
-    dumped = ast.dump(_strip_docstrings(node), annotate_fields=False, include_attributes=False)
+    # a copy: the parsed module is cached (_parsed) and stripping edits the tree
+    dumped = ast.dump(_strip_docstrings(copy.deepcopy(node)), annotate_fields=False, include_attributes=False)
     return hashlib.sha256(dumped.encode()).hexdigest()[:12]
 
 
@@ -240,13 +256,30 @@ class Fingerprint:
     digest: str | None  # None: the name is not in this release
 
 
+def _siblings(tree: SourceTree, citation: Citation, package: str, cited_files: list[str]) -> list[str]:
+    """The other modules of a cited file's folder: where a name that left its file has moved to
+    (0.33.0 moved kv_cache_utils.py's check_enough_kv_cache_memory to kv_cache_planning.py)."""
+    if citation.path is None or not citation.name:
+        return []
+    cited = cited_files[0] if cited_files else f"{package}/{citation.path.removeprefix(package + '/')}"
+    folder = cited.rsplit("/", 1)[0] + "/"
+    here = [f for f in tree.files() if f.startswith(folder) and "/" not in f[len(folder) :] and f != cited]
+    if len(here) > MAX_SIBLINGS:  # model_executor/models/: a word after a path, not a moved name
+        return []
+    first = citation.name.split(".")[0]
+    needles = (f"def {first}(", f"class {first}", f"{first} =", f"{first}: ")
+    return [f for f in sorted(here) if any(n in (tree.read(f) or "") for n in needles)]
+
+
 def fingerprints(tree: SourceTree, citations: Sequence[Citation], package: str) -> dict[str, Fingerprint]:
     out: dict[str, Fingerprint] = {}
     for c in citations:
         digest, where = None, None
-        for file in resolve(tree, c, package):
+        cited = resolve(tree, c, package)
+        for file in [*cited, *_siblings(tree, c, package, cited)]:
             source = tree.read(file)
-            digest = fingerprint(source, c.name) if source is not None else None
+            # in a sibling only a module-level definition counts: any class there may have a `load_model`
+            digest = fingerprint(source, c.name, methods=file in cited) if source is not None else None
             if digest is not None:
                 where = file
                 break
@@ -262,8 +295,9 @@ def fingerprints(tree: SourceTree, citations: Sequence[Citation], package: str) 
 class Change:
     version: str
     key: str
-    kind: str  # "changed", "added", "removed"
+    kind: str  # "changed", "added", "removed", "moved"
     cited_at: tuple[str, ...]
+    moved_to: str | None = None  # the file a moved name is defined in now
 
 
 @dataclass
@@ -283,7 +317,11 @@ class Report:
         out: list[Change] = []
         for before, after in zip(self.versions, self.versions[1:], strict=False):
             for c in self.resolved():
-                a, b = self.prints[before][c.key].digest, self.prints[after][c.key].digest
+                was, now = self.prints[before][c.key], self.prints[after][c.key]
+                a, b = was.digest, now.digest
+                if a and b and was.file != now.file:
+                    out.append(Change(after, c.key, "moved", c.cited_at, moved_to=now.file))
+                    continue
                 if a == b:
                     continue
                 kind = "added" if a is None else "removed" if b is None else "changed"
@@ -323,7 +361,14 @@ def markdown(report: Report, package: str) -> str:
         )
         lines.append("")
         for c in (c for c in here if not c.key.endswith(" (module)")):
-            lines.append(f"- **{c.kind}** `{c.key}` — re-check {', '.join(c.cited_at[:4])}")
+            path = c.key.split("::")[0]
+            note = (
+                "now where the citation points"
+                if (c.moved_to or "").endswith(path)
+                else "update the citation"
+            )
+            where = f" to `{c.moved_to}` ({note})" if c.moved_to else ""
+            lines.append(f"- **{c.kind}** `{c.key}`{where} — re-check {', '.join(c.cited_at[:4])}")
         modules = [c.key.removesuffix(" (module)") for c in here if c.key.endswith(" (module)")]
         if modules:
             lines.append(
@@ -358,8 +403,11 @@ def wheel_for(version: str, package: str, wheel_dir: Path, scratch: Path) -> Pat
     """A wheel on disk for this release, else one pip downloads into ``scratch``."""
     folder = wheel_dir / (version if package == "vllm" else f"{package.removeprefix('vllm-')}-{version}")
     stem = package.replace("-", "_")
-    for candidate in sorted(folder.glob(f"{stem}-{version}*.whl")):
-        return candidate
+    # a wheel, or a zip of the package's source at the release tag (git archive; vllm-ascend's PyPI releases
+    # after v0.18.0 are sdists that build on Ascend only, so their source is read from the tagged tree)
+    for pattern in (f"{stem}-{version}*.whl", f"{stem}-{version}*.zip"):
+        for candidate in sorted(folder.glob(pattern)):
+            return candidate
     target = scratch / version
     subprocess.run(
         [

@@ -34,6 +34,7 @@ class Backend:
     min_sm: int = 0
     max_sm: int = 10_000
     fp8_min_sm: int = 0  # quantized KV only from this capability
+    sm100_only_dtypes: frozenset[str] = frozenset()  # of kv_dtypes, those taken on SM10x only
 
     def accepts_block(self, block_size: int) -> bool:
         if self.fixed_sizes:
@@ -52,6 +53,8 @@ class Backend:
     def accepts_dtype(self, kv_cache_dtype: str, sm: int) -> bool:
         if kv_cache_dtype in ("auto", "bfloat16", "float16"):
             return True
+        if kv_cache_dtype in self.sm100_only_dtypes and sm // 10 != 10:
+            return False
         return kv_cache_dtype in self.kv_dtypes and sm >= self.fp8_min_sm
 
 
@@ -70,9 +73,16 @@ TRITON_MLA = Backend("TRITON_MLA", multiple_of=16, kv_dtypes=FP8_E4M3)
 # for fp8_ds_mla (0.19.0 and 0.33.0 flashmla_sparse.py supported_kv_cache_dtypes) and the layer then runs the
 # 656 B fp8_ds_mla layout (0.19.0 mla_attention.py; 0.33.0 _canonicalize_sparse_mla_kv_cache_dtype);
 # FLASHINFER_MLA_SPARSE takes fp8 / fp8_e4m3 but not fp8_ds_mla (0.19.0 and 0.33.0 flashinfer_mla_sparse.py).
+# 0.30.0+ it also takes nvfp4_ds_mla, on SM100 only (flashmla_sparse.py supports_combination), and keeps it.
 FP8_DS_MLA = frozenset({"fp8_ds_mla"})
+NVFP4_DS_MLA = frozenset({"nvfp4_ds_mla"})
 FLASHMLA_SPARSE = Backend(
-    "FLASHMLA_SPARSE", fixed_sizes=(64,), kv_dtypes=FP8_DS_MLA | {"fp8"}, min_sm=90, max_sm=109
+    "FLASHMLA_SPARSE",
+    fixed_sizes=(64,),
+    kv_dtypes=FP8_DS_MLA | NVFP4_DS_MLA | {"fp8"},
+    min_sm=90,
+    max_sm=109,
+    sm100_only_dtypes=NVFP4_DS_MLA,
 )
 FLASHINFER_MLA_SPARSE = Backend(
     "FLASHINFER_MLA_SPARSE", fixed_sizes=(32, 64), kv_dtypes=FP8_E4M3, min_sm=100, max_sm=109
@@ -84,6 +94,12 @@ FLASH_ATTN_MLA_SPARSE_FA4 = Backend("FLASH_ATTN_MLA_SPARSE_FA4", multiple_of=64,
 FLASHINFER_MLA_SPARSE_SM90 = Backend(
     "FLASHINFER_MLA_SPARSE_SM90", multiple_of=64, kv_dtypes=FP8_E4M3, min_sm=90, max_sm=99
 )
+# 0.30.0+ image-prefix composites (triton_flash_attn.py, triton_flashinfer.py): Triton for the image-mask route,
+# FlashAttention (SM 9.x, FA3/FA4) or FlashInfer (SM 10.x) causal; KV dtypes and kernel blocks both take
+TRITON_FLASH_ATTN = Backend(
+    "TRITON_FLASH_ATTN", multiple_of=16, kv_dtypes=FP8_E4M3, min_sm=90, max_sm=99, fp8_min_sm=90
+)
+TRITON_FLASHINFER = Backend("TRITON_FLASHINFER", fixed_sizes=(64,), kv_dtypes=FP8_ALL, min_sm=100, max_sm=109)
 ROCM_ATTN = Backend("ROCM_ATTN", multiple_of=16, kv_dtypes=FP8_ALL)
 ROCM_AITER_MLA = Backend("ROCM_AITER_MLA", multiple_of=1, kv_dtypes=FP8_ALL)
 
@@ -97,6 +113,9 @@ class BackendChoice:
     warnings: list[str] = field(default_factory=list)
     kv_cache_dtype: str | None = (
         None  # the dtype the layers run when the backend changes it (fp8 -> fp8_ds_mla)
+    )
+    pads_pages: bool = (
+        False  # a page that does not divide the largest is padded (VersionRules.attention_page_padding)
     )
 
 
@@ -122,6 +141,8 @@ BACKENDS: dict[str, Backend] = {
         FLASH_ATTN_MLA_SPARSE,
         FLASH_ATTN_MLA_SPARSE_FA4,
         FLASHINFER_MLA_SPARSE_SM90,
+        TRITON_FLASH_ATTN,
+        TRITON_FLASHINFER,
     )
 }
 
@@ -160,11 +181,73 @@ def sparse_mla_candidates(
     return [BACKENDS[name] for name in rules.sparse_mla_sm90] + [FLASHINFER_MLA_SPARSE]
 
 
+# 0.33.0 transformers_utils/model_arch_config_convertor.py is_mm_prefix_lm MM_PREFIX_LM_MODELS (0.14.0 lists
+# gemma3 and paligemma; the others were added with their models)
+MM_PREFIX_LM_MODEL_TYPES = frozenset({"bagel", "gemma3", "molmo2", "moondream3", "paligemma"})
+MM_PREFIX_BACKENDS = frozenset({"TRITON_ATTN", "FLEX_ATTENTION", "TRITON_FLASH_ATTN", "TRITON_FLASHINFER"})
+MM_PREFIX_COMPOSITE_HEAD_SIZES = (256, 512)  # the composites' head_sizes
+FA4_SM_MAJORS = (9, 10, 11)  # flash_attn_interface.py _is_fa4_supported
+
+
+def uses_mm_prefix(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -> bool:
+    """ModelConfig.is_mm_prefix_lm as the attention layers read it: an image-prefix model type (0.14+) or a
+    config that asks for it (Gemma-4, 0.20+), unless every --limit-mm-per-prompt modality is 0 (text-only)
+    from 0.27."""
+    asks = model.model_type in MM_PREFIX_LM_MODEL_TYPES or (rules.config_mm_prefix and model.mm_prefix_lm)
+    if not (rules.mm_prefix_attention and asks):
+        return False
+    limits = serve.limit_mm_per_prompt
+    text_only = bool(limits) and all(v == 0 for v in (limits or {}).values())
+    return not (rules.mm_prefix_off_text_only and text_only)
+
+
+def mm_prefix_candidates(
+    candidates: list[Backend], *, model: ModelSpec, sm: int, rules: VersionRules
+) -> list[Backend]:
+    """The priority list of an image-prefix model: the 0.30+ composite first (platforms/cuda.py
+    _get_backend_priorities, for its head sizes), then the backends that support mm prefix (0.14.0
+    AttentionBackend.validate_configuration drops the rest; FLASH_ATTN keeps it with FA4 from 0.24.0).
+
+    E.g. Gemma-3-12B (head 256) on an H100: 0.19.0 TRITON_ATTN, 0.24.0 FLASH_ATTN, 0.30.0 TRITON_FLASH_ATTN.
+    """
+    lead: list[Backend] = []
+    if rules.mm_prefix_composites and model.head_size in MM_PREFIX_COMPOSITE_HEAD_SIZES:
+        lead = [TRITON_FLASH_ATTN] if sm // 10 == 9 else [TRITON_FLASHINFER] if sm // 10 == 10 else []
+    fa4 = rules.fa4_mm_prefix and sm // 10 in FA4_SM_MAJORS
+    kept = [b for b in candidates if b.name in MM_PREFIX_BACKENDS or (b is FLASH_ATTN and fa4)]
+    return lead + kept
+
+
+# models/config.py MODELS_CONFIG_MAP: the architectures Gemma4Config.verify_and_update_config runs for
+GEMMA4_ARCHITECTURES = frozenset(
+    {"Gemma4ForCausalLM", "Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration"}
+)
+FA_HEAD_LIMIT = 256  # flash_attn.py supports_head_size (FA2/FA3): head_size <= 256
+FA4_HEAD_LIMIT = 512  # Gemma4Config: FA4 for all layers when the larger head is <= 512
+
+
+def forces_triton(*, model: ModelSpec, sm: int, rules: VersionRules) -> bool:
+    """Gemma4Config.verify_and_update_config sets --attention-backend TRITON_ATTN for a Gemma-4 whose sliding
+    and global layers differ in head size: 0.19.0 when the larger is above 256; 0.24.0+ only where FA4 is
+    unavailable (not SM 9.x / 10.x / 11.x) or the larger head is above 512.
+
+    E.g. gemma-4-26B-A4B (256 / 512): TRITON_ATTN at 0.19.0 on an H100; at 0.33.0 on an A100 only.
+    """
+    if rules.gemma4_backend == "none" or model.architecture not in GEMMA4_ARCHITECTURES:
+        return False
+    heads = {shape.head_size for shape in model.layer_attention or ()} | {model.head_size}
+    if len(heads) < 2:
+        return False
+    if rules.gemma4_backend == "triton":
+        return max(heads) > FA_HEAD_LIMIT
+    return not (sm // 10 in FA4_SM_MAJORS and max(heads) <= FA4_HEAD_LIMIT)
+
+
 def sparse_kv_cache_dtype(*, backend: Backend, kv_cache_dtype: str) -> str:
     """The cache dtype the sparse MLA layer runs: FLASHMLA_SPARSE serves a quantized cache in DeepSeek's
     fp8_ds_mla layout (0.19.0 mla_attention.py MLAAttention.__init__ "Automatically convert fp8 kv-cache format
     to fp8_ds_mla"; 0.33.0 _canonicalize_sparse_mla_kv_cache_dtype); every other backend keeps the dtype."""
-    if backend is FLASHMLA_SPARSE and kv_cache_dtype not in ("auto", "bfloat16", "float16"):
+    if backend is FLASHMLA_SPARSE and kv_cache_dtype not in ("auto", "bfloat16", "float16", "nvfp4_ds_mla"):
         return "fp8_ds_mla"
     return kv_cache_dtype
 
@@ -203,6 +286,12 @@ def _check_flags(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -
         raise InvalidServeConfigError(
             "kv_cache_dtype",
             Text("fp8_ds_mla is only for sparse-MLA models (DeepSeek-V3.2 style) on vLLM >= 0.14"),
+        )
+    sparse = model.mla is not None and bool(model.indexer_bytes_per_token)
+    if serve.kv_cache_dtype == "nvfp4_ds_mla" and not (sparse and rules.has_nvfp4_ds_mla):
+        raise InvalidServeConfigError(
+            "kv_cache_dtype",
+            Text("nvfp4_ds_mla is only for sparse-MLA models (DeepSeek-V3.2 style) on vLLM >= 0.30"),
         )
 
 
@@ -328,6 +417,10 @@ def _cuda_choice(
         )
     else:
         candidates = cuda_candidates(mla=model.mla is not None, sm=sm, rules=rules)
+        if model.mla is None and uses_mm_prefix(model=model, serve=serve, rules=rules):
+            candidates = mm_prefix_candidates(candidates, model=model, sm=sm, rules=rules)
+        if forces_triton(model=model, sm=sm, rules=rules):
+            candidates = [TRITON_ATTN]
     backend, rejected = _first_accepting(candidates, sm=sm, kv_cache_dtype=kv_dtype, block_size=user_block)
     if backend is None:
         raise _no_backend_error(
@@ -383,8 +476,18 @@ def resolve_backend(
             "kv_cache_dtype", Text("INT8 KV cache is the Ascend (vllm-ascend C8) path only")
         )
     if device.platform != "cuda":
-        return _non_cuda_choice(model=model, device=device, serve=serve)
-    return _cuda_choice(model=model, device=device, serve=serve, rules=rules)
+        choice = _non_cuda_choice(model=model, device=device, serve=serve)
+    else:
+        choice = _cuda_choice(model=model, device=device, serve=serve, rules=rules)
+    choice.pads_pages = rules.attention_page_padding == "non_mla" or (
+        rules.attention_page_padding == "block_stride" and choice.name in BLOCK_STRIDE_BACKENDS
+    )
+    return choice
+
+
+# 0.24.0-0.28.0 v1/attention/backend.py indexes_kv_by_block_stride: backends whose layered stride order puts
+# num_blocks outermost (flash_attn.py, flashinfer.py, triton_attn.py, flex_attention.py get_kv_cache_stride_order)
+BLOCK_STRIDE_BACKENDS = frozenset({"FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION"})
 
 
 # 0.19.0 models/config.py HybridAttentionMambaModelConfig: the step an MLA hybrid's block is raised in

@@ -19,9 +19,10 @@ from typing import Any, TypeVar, get_args
 import yaml  # type: ignore[import-untyped]  # no types-PyYAML in the lock file
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from app.core import situations
 from app.core.kv import KV_TENSORS_PER_LAYER, kind_spec, kv_heads_per_rank
 from app.core.result import ErrorKind, Estimate, KVGroup, Term
-from app.core.specs import GIB, ModelSpec, ServeConfig
+from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import N_, Msg, Text
 from app.core.versions import BudgetStyle, ConcurrencyFormula, NeededFormula, TokensFormula, VersionRules
 
@@ -245,7 +246,7 @@ def seed_formula(*, model: ModelSpec, est: Estimate, concurrency: int, kv_layers
 # --- the budget ---------------------------------------------------------------------------------------
 
 
-def pool_equation(est: Estimate, *, kv_cache_memory_flag: bool) -> Equation:
+def pool_equation(est: Estimate, *, kv_cache_memory_flag: bool, divisor: int = 1) -> Equation:
     """The KV pool as the budget leaves it: T × u − weights − activation − non-torch (− CUDA graphs where
     the release budgets them), or the --kv-cache-memory-bytes the user set. T × u is shown as the product:
     vLLM rounds it up to a byte from 0.14 on, within the shown rounding.
@@ -265,12 +266,17 @@ def pool_equation(est: Estimate, *, kv_cache_memory_flag: bool) -> Equation:
         )
     graphs = f" − {_gib_number(cuda_graph_bytes)}" if est.cuda_graph_budgeted and cuda_graph_bytes else ""
     generic = "T × u − weights − activation − non-torch" + (" − CUDA graphs" if graphs else "")
+    worked = (
+        f"{_gib_number(est.device_total_bytes)} × {est.gpu_memory_utilization:g} − {_gib_number(est.weights_bytes)} − "
+        f"{_gib_number(est.activation_peak_bytes)} − {_gib_number(est.non_torch_bytes)}{graphs}"
+    )
+    if divisor > 1:  # vllm-ascend's 310P worker halves its pool (situations.pool_divisor)
+        generic, worked = f"({generic}) ÷ {divisor}", f"({worked}) ÷ {divisor}"
     return Equation(
         "kv_pool",
         name,
         generic,
-        f"{_gib_number(est.device_total_bytes)} × {est.gpu_memory_utilization:g} − {_gib_number(est.weights_bytes)} − "
-        f"{_gib_number(est.activation_peak_bytes)} − {_gib_number(est.non_torch_bytes)}{graphs}",
+        worked,
         _gib(kv_cache_bytes),
         exact=False,
     )
@@ -448,14 +454,24 @@ def _tokens_equation(est: Estimate, rules: VersionRules, page: int, conc: Equati
 
 
 def working_terms(
-    *, model: ModelSpec, serve: ServeConfig, est: Estimate, rules: VersionRules, target: int
+    *,
+    model: ModelSpec,
+    serve: ServeConfig,
+    est: Estimate,
+    rules: VersionRules,
+    target: int,
+    device: DeviceSpec,
 ) -> list[Term]:
     """The working, with the user's numbers substituted (seed formula, then vLLM's block math)."""
     per_token = per_token_equation(model=model, est=est)
     demand = demand_equation(
         kv_bytes_per_token=est.kv_bytes_per_token, max_model_len=est.max_model_len, concurrency=target
     )
-    pool = pool_equation(est, kv_cache_memory_flag=serve.kv_cache_memory_bytes is not None)
+    pool = pool_equation(
+        est,
+        kv_cache_memory_flag=situations.kv_bytes_given(rules=rules, device=device, serve=serve) is not None,
+        divisor=situations.pool_divisor(rules=rules, device=device),
+    )
     if est.error_kind == ErrorKind.LOAD_OOM:
         return [per_token.term(), demand.term()]  # vLLM dies loading the weights: no pool, no blocks
     block = [eq for eq in block_equations(est, rules) if not eq.approximate]

@@ -75,6 +75,7 @@ def _stage_layout(
         model_dtype=model_dtype,
         rules=rules,
         hybrid=flags.hybrid,
+        pad_pages=flags.choice.pads_pages,
     )
     stage_extras = extras.stage_extras(
         model=model,
@@ -140,8 +141,9 @@ def _stages(
             max_num_seqs=flags.max_num_seqs,
             enforce_eager=serve.enforce_eager or not graph_platform,
         )
-        if serve.kv_cache_memory_bytes is not None:
-            kv_bytes = serve.kv_cache_memory_bytes
+        given = situations.kv_bytes_given(rules=rules, device=device, serve=serve)
+        if given is not None:
+            kv_bytes = given
         else:
             kv_bytes = requested - weights - activation - non_torch
             if graphs_budgeted(rules=rules, platform=device.platform):
@@ -149,6 +151,7 @@ def _stages(
             if situations.others_in_pool(rules=rules, device=device):
                 # non-torch = (T - free) - torch allocated, other processes included (§2.4, §9)
                 kv_bytes -= situations.used_by_others_bytes(serve)
+            kv_bytes //= situations.pool_divisor(rules=rules, device=device)
         stages.append(
             Stage(
                 index=index,
@@ -393,9 +396,8 @@ def _first_refusal(setup: Setup, capacity: Capacity) -> Refusal | None:
         )
         return Refusal(ErrorKind.MAX_LEN_ABOVE_DERIVED, text)
     free = total - budget.CUDA_CONTEXT_BYTES - situations.used_by_others_bytes(serve)
-    checks_free = serve.kv_cache_memory_bytes is None or rules.free_memory_check_with_kv_bytes
-    free_check, where = situations.free_check(rules=rules, device=device)
-    if checks_free and free_check and free < requested:
+    _, where = situations.free_check(rules=rules, device=device)
+    if situations.free_check_runs(rules=rules, device=device, serve=serve) and free < requested:
         text = vllm_text.free_memory_error(
             where=where,
             total_bytes=total,
@@ -691,7 +693,9 @@ def _assemble(
     )
     return est.model_copy(
         update={
-            "terms": equations.working_terms(model=model, serve=serve, est=est, rules=rules, target=target)
+            "terms": equations.working_terms(
+                model=model, serve=serve, est=est, rules=rules, target=target, device=device
+            )
         }
     )
 

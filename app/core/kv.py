@@ -29,6 +29,13 @@ from app.core.versions import VersionRules
 
 KV_TENSORS_PER_LAYER = 2  # one K and one V cache per attention layer (seed: 2 x H_kv x D x S x b)
 FP8_DS_MLA_BYTES_PER_TOKEN = 656  # 512 B quantized NoPE + 16 B scales + 128 B RoPE (reference §3.2)
+# 0.30.0+ mla_attention.py MLAAttention.get_kv_cache_spec state_content_bytes: 256 B e2m1 NoPE + 64 B fp8 RoPE
+# + 32 B fp8 scales (flashmla_sparse.py layout notes)
+NVFP4_DS_MLA_BYTES_PER_TOKEN = 352
+DS_MLA_BYTES_PER_TOKEN = {
+    "fp8_ds_mla": FP8_DS_MLA_BYTES_PER_TOKEN,
+    "nvfp4_ds_mla": NVFP4_DS_MLA_BYTES_PER_TOKEN,
+}
 V0_MLA_ALIGN_BYTES = 256  # VLLM_CUDA_MEM_ALIGN_KV_CACHE rounds an MLA key entry to 256 B (reference §2.4)
 HYBRID_BLOCK_ALIGN_TOKENS = 16  # attention block size raised in steps of 16 for Mamba hybrids (§3.4)
 ONE_BYTE_KV_DTYPES = frozenset({"fp8", "fp8_e4m3", "fp8_e5m2", "int8"})
@@ -37,11 +44,12 @@ ONE_BYTE_KV_DTYPES = frozenset({"fp8", "fp8_e4m3", "fp8_e5m2", "int8"})
 def kv_dtype_bytes(*, kv_cache_dtype: str, model_dtype: str) -> int:
     """Bytes per cached element: `auto` follows the model (serving) dtype; fp8/int8 are one byte.
 
-    E.g. ("auto", "bfloat16") -> 2; ("fp8", "bfloat16") -> 1; ("fp8_ds_mla", …) -> 1.
+    E.g. ("auto", "bfloat16") -> 2; ("fp8", "bfloat16") -> 1; ("fp8_ds_mla", …) -> 1 (uint8 storage, as
+    utils/torch_utils.py STR_DTYPE_TO_TORCH_DTYPE maps both DS-MLA layouts).
     """
     if kv_cache_dtype == "auto":
         return DTYPE_BYTES[model_dtype]
-    if kv_cache_dtype in ONE_BYTE_KV_DTYPES or kv_cache_dtype == "fp8_ds_mla":
+    if kv_cache_dtype in ONE_BYTE_KV_DTYPES or kv_cache_dtype in DS_MLA_BYTES_PER_TOKEN:
         return 1
     return DTYPE_BYTES[kv_cache_dtype]
 
@@ -68,10 +76,10 @@ def mla_page_bytes(*, block_size: int, latent_size: int, dtype_bytes: int, kv_ca
     """MLA caches one latent per token (kv_lora_rank + rope dims), replicated on every TP rank.
 
     E.g. DeepSeek-V3, B 64, latent 512 + 64 = 576, bf16: 64 x 576 x 2 = 73,728 B; fp8_ds_mla packs a
-    token in 656 B: 64 x 656 = 41,984 B.
+    token in 656 B: 64 x 656 = 41,984 B; nvfp4_ds_mla in 352 B: 64 x 352 = 22,528 B.
     """
-    if kv_cache_dtype == "fp8_ds_mla":
-        return block_size * FP8_DS_MLA_BYTES_PER_TOKEN
+    if kv_cache_dtype in DS_MLA_BYTES_PER_TOKEN:
+        return block_size * DS_MLA_BYTES_PER_TOKEN[kv_cache_dtype]
     return block_size * latent_size * dtype_bytes
 
 
@@ -225,9 +233,11 @@ def build_layout(
     model_dtype: str,
     rules: VersionRules,
     hybrid: HybridAlign = DEFAULT_HYBRID_ALIGN,
+    pad_pages: bool = False,
 ) -> KVLayout:
     """Page sizes and hybrid grouping for the layers of one pipeline stage (reference §3.2-§3.5);
-    ``hybrid``: the block alignment of an attention + Mamba model (:class:`HybridAlign`).
+    ``hybrid``: the block alignment of an attention + Mamba model (:class:`HybridAlign`); ``pad_pages``:
+    pages that do not divide the largest are padded to it (BackendChoice.pads_pages) rather than refused.
 
     E.g. 32 full-attention layers, 8 KV heads of 128, bf16, B = 16: page 16 x 8 x 256 x 2 = 65,536 B,
     one group, 32 x 65,536 = 2,097,152 B a block, 131,072 B a token; 12 full + 12 sliding (W = 128,
@@ -271,6 +281,7 @@ def build_layout(
             rules=rules,
             tp=tp,
             dtype_bytes=dtype_bytes,
+            pad_pages=pad_pages,
         )
     mamba_page = 0
     if n_mamba and model.mamba is not None:
@@ -378,8 +389,11 @@ def _unified_pages(
     buckets: dict[Bucket, dict[AttentionShape, int]],
     page: Callable[[AttentionShape, int], int],
     block_size: int,
+    *,
+    pad: bool,
 ) -> dict[Bucket, int]:
-    """Each bucket's one page; vLLM's unify_kv_cache_spec_page_size needs every page to divide the largest."""
+    """Each bucket's one page; vLLM's unify_kv_cache_spec_page_size needs every page to divide the largest,
+    or (``pad``, 0.24+: VersionRules.attention_page_padding) pads the others to it."""
     bucket_pages: dict[Bucket, int] = {}
     for key, shapes in buckets.items():
         distinct = {page(shape, block_size) for shape in shapes}
@@ -391,7 +405,7 @@ def _unified_pages(
         bucket_pages[key] = distinct.pop()
     max_page = max(bucket_pages.values())
     for key, bucket_page in bucket_pages.items():
-        if max_page % bucket_page:
+        if max_page % bucket_page and not pad:
             # vLLM: NotImplementedError "The page size of the layer is not divisible by the maximum page size"
             raise ConfigError(
                 "config",
@@ -414,6 +428,7 @@ def _layout_per_layer(
     rules: VersionRules,
     tp: int,
     dtype_bytes: int,
+    pad_pages: bool,
 ) -> KVLayout:
     """Attention layers whose KV heads / head sizes differ (``ModelSpec.layer_attention``), folded by
     signature (app.core.layers.signature_counts): one page per distinct shape, not per layer.
@@ -468,12 +483,13 @@ def _layout_per_layer(
             kv_bytes_per_token=per_token,
             num_kv_layers=num_layers,
         )
-    bucket_pages = _unified_pages(buckets, page, block_size)
+    bucket_pages = _unified_pages(buckets, page, block_size, pad=pad_pages)
     max_page = max(bucket_pages.values())
     group_size = _group_size(list(layers_in.values()), rules)
     out: list[Group] = []
     for bucket in buckets:
-        ratio = max_page // bucket_pages[bucket]
+        # a page that divides the largest takes a longer block; one that does not is padded (ratio 1)
+        ratio = 1 if max_page % bucket_pages[bucket] else max_page // bucket_pages[bucket]
         out += _split_bucket(
             bucket=bucket,
             count=layers_in[bucket],

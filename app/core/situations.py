@@ -11,7 +11,9 @@ Pure rules over a release's :class:`~app.core.versions.VersionRules` and the dev
   (``NPUWorker.determine_available_memory``, §9) have no such check: their non-torch term is
   ``(total - free) - torch allocated``, so another process's memory comes out of the KV pool;
 - vllm-ascend from v0.15 refuses with vLLM 0.11's wording (no device id);
-- vllm-ascend captures ACL graphs after it sizes the pool and never budgets them.
+- vllm-ascend captures ACL graphs after it sizes the pool and never budgets them;
+- vllm-ascend reads ``--kv-cache-memory-bytes`` only from v0.19.1rc1, and never on a 310P, whose worker
+  halves the pool from v0.18.0 (``vllm_ascend/_310p/worker_310p.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ from app.core.text import Text
 from app.core.versions import VersionRules
 
 ASCEND_FREE_MEMORY_DEVICE = "device "  # vllm_ascend/worker/worker.py (v0.15.0rc1 … v0.23.0): no device id
+# vllm-ascend runs NPUWorker310 (vllm_ascend/_310p/worker_310p.py) when get_ascend_device_type() is _310P:
+# the catalog's 310P entry (device_specs/devices_added.yaml)
+ASCEND_310P_DEVICE_ID = "huawei-ascend-310p"
+ASCEND_310P_POOL_DIVISOR = 2  # NPUWorker310.determine_available_memory: "(…) // 2" (v0.18.0+)
 
 
 def used_by_others_bytes(serve: ServeConfig) -> int:
@@ -32,6 +38,43 @@ def free_check(*, rules: VersionRules, device: DeviceSpec) -> tuple[bool, str]:
     if device.platform == "npu":
         return rules.ascend_budget == "profile", ASCEND_FREE_MEMORY_DEVICE
     return rules.free_memory_check, rules.free_memory_device
+
+
+def is_310p(device: DeviceSpec) -> bool:
+    return device.platform == "npu" and device.id == ASCEND_310P_DEVICE_ID
+
+
+def kv_bytes_given(*, rules: VersionRules, device: DeviceSpec, serve: ServeConfig) -> int | None:
+    """``--kv-cache-memory-bytes`` where the worker takes it as the pool; None where it is not given or not
+    read: vllm-ascend up to v0.18.0, and its 310P worker in every release (no fast path in its override).
+
+    E.g. 20 GiB on an H100 at 0.33.0 -> 20 GiB; on a 910B at 0.18.0 -> None; at 0.19.0 -> 20 GiB.
+    """
+    if device.platform == "npu" and (is_310p(device) or not rules.ascend_kv_memory_bytes):
+        return None
+    return serve.kv_cache_memory_bytes
+
+
+def kv_bytes_ignored(*, rules: VersionRules, device: DeviceSpec, serve: ServeConfig) -> bool:
+    return (
+        serve.kv_cache_memory_bytes is not None
+        and kv_bytes_given(rules=rules, device=device, serve=serve) is None
+    )
+
+
+def free_check_runs(*, rules: VersionRules, device: DeviceSpec, serve: ServeConfig) -> bool:
+    """Whether the start-up free-memory check runs for this plan: upstream skips it under
+    --kv-cache-memory-bytes before 0.33 (``free_memory_check_with_kv_bytes``); vllm-ascend's
+    ``NPUWorker._init_device`` (v0.15.0rc1+) checks whatever the flags."""
+    checks, _ = free_check(rules=rules, device=device)
+    if device.platform == "npu" or serve.kv_cache_memory_bytes is None:
+        return checks
+    return checks and rules.free_memory_check_with_kv_bytes
+
+
+def pool_divisor(*, rules: VersionRules, device: DeviceSpec) -> int:
+    """What the worker divides its profiled pool by: 2 on a 310P from vllm-ascend v0.18.0, else 1."""
+    return ASCEND_310P_POOL_DIVISOR if is_310p(device) and rules.ascend_310p_halves_pool else 1
 
 
 def others_in_pool(*, rules: VersionRules, device: DeviceSpec) -> bool:
@@ -64,6 +107,20 @@ def device_warnings(
             Text(
                 "vllm-ascend captures its ACL graphs after it sizes the KV pool and does not budget them (vllm_ascend/worker/worker.py; the start-up log's usage line reports them as 'GiB for NPU graph memory'): they must fit in the {slack:.2f} GiB outside gpu_memory_utilization. The planner does not model their size on Ascend.",
                 slack=(device.memory_total_bytes - requested) / GIB,
+            )
+        )
+    if kv_bytes_ignored(rules=rules, device=device, serve=serve):
+        out.append(
+            Text(
+                "vllm-ascend {version} does not read --kv-cache-memory-bytes on {name} (vllm_ascend/worker/worker.py reads it from v0.19.1rc1; the 310P worker never): the pool is sized from gpu_memory_utilization as if it were not given.",
+                version=rules.version,
+                name=device.name,
+            )
+        )
+    if pool_divisor(rules=rules, device=device) > 1:
+        out.append(
+            Text(
+                "vllm-ascend's 310P worker halves the KV pool it profiles, to leave room for operator workspace (vllm_ascend/_310p/worker_310p.py, v0.18.0+): the pool shown is that half.",
             )
         )
     used = used_by_others_bytes(serve)

@@ -121,6 +121,9 @@ class ModelSpec(Frozen):
     name: str
     architecture: str = ""
     model_type: str = ""
+    # the config asks for image-prefix (bidirectional) attention: Gemma-4's text_config
+    # use_bidirectional_attention "vision" (transformers_utils/model_arch_config_convertor.py, 0.20+)
+    mm_prefix_lm: bool = False
     remote_code: bool = False  # config.json has an auto_map (code vLLM runs with --trust-remote-code)
     num_layers: int = Field(gt=0)
     hidden_size: int = Field(gt=0)
@@ -268,9 +271,12 @@ KV_CACHE_DTYPES = (
     "fp8_e4m3",
     "fp8_e5m2",
     "fp8_ds_mla",
+    "nvfp4_ds_mla",  # 0.30.0+ config/cache.py CacheDType: sparse MLA on SM100 (FlashMLA's NVFP4 layout)
     "int8",  # Ascend C8 via the ModelSlim quantization description
 )
-KVCacheDType = Literal["auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "int8"]
+KVCacheDType = Literal[
+    "auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "nvfp4_ds_mla", "int8"
+]
 
 
 SpecMethod = Literal["draft_model", "eagle", "eagle3", "mtp", "ngram", "suffix"]

@@ -23,13 +23,10 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any, Literal
 
-from packaging.version import InvalidVersion
 from packaging.version import Version as Pep440
 
-from app.core.errors import PlannerError
 from app.core.text import Text
-
-Version = tuple[int, int, int]
+from app.core.version_parse import Version, parse_pep440
 
 # Releases whose rules were read (reference §0) or calibrated on real logs, oldest first. They are
 # the brackets: a version is planned with the newest of these in its minor series or an older one.
@@ -43,6 +40,7 @@ KNOWN_VERSIONS: tuple[str, ...] = (
     "0.14.0",
     "0.15.0",
     "0.17.0",
+    "0.18.0",  # vllm-ascend v0.18.0's 310P rule (its worker halves the KV pool); CUDA rules as 0.17.0
     "0.19.0",
     "0.20.2",
     "0.21.0",
@@ -56,11 +54,6 @@ KNOWN_VERSIONS: tuple[str, ...] = (
 )
 DEFAULT_VERSION = "0.33.0"  # newest release the reference covers (§0)
 NEWEST_KNOWN = KNOWN_VERSIONS[-1]
-OLDEST_SUPPORTED: Version = (0, 6, 0)  # the reference starts at 0.6.6; 0.6.x shares its rules
-MAX_VERSION_CHARS = (
-    64  # longest real form seen is ~30 ("0.19.2rc1.dev8+g4b7f5ea1a.d20260101"); bounds the parse
-)
-ECHO_CHARS = 40  # how much of a rejected version string an error message repeats
 
 BudgetStyle = Literal["v0", "v1_peak", "v1_profile"]
 TokensFormula = Literal["none", "blocks_x_block_size", "blocks_div_groups", "concurrency_x_len"]
@@ -170,6 +163,7 @@ class VersionRules:
         BackendPriority(mla=False, min_sm=0, backends=("FLASH_ATTN", "XFORMERS")),  # V0 selector
     )
     has_fp8_ds_mla: bool = False  # `--kv-cache-dtype fp8_ds_mla` (sparse MLA) exists
+    has_nvfp4_ds_mla: bool = False  # `--kv-cache-dtype nvfp4_ds_mla` (sparse MLA on SM100) exists
     # the line when B != 16; 0.11.0 cuda.py "Forcing kv cache block size to 64 for FlashMLA backend."
     block_size_log: Literal["flashmla_forcing", "setting_for_backends"] = "flashmla_forcing"
     # hybrid groups: largest bucket as group size if max < ratio x min
@@ -201,6 +195,11 @@ class VersionRules:
     # sum, the free-memory check with the device-less 0.11 text, "Available KV cache memory: %.2f GiB".
     # Both take requested = T x u without ceil (reference §9).
     ascend_budget: Literal["peak", "profile"] = "peak"
+    # vllm-ascend NPUWorker reads --kv-cache-memory-bytes from v0.19.1rc1; NPUWorker310 never, and halves its
+    # pool from v0.18.0, printed "(halved for workspace)" from v0.21.0rc1 (changelog entries; situations.py)
+    ascend_kv_memory_bytes: bool = False
+    ascend_310p_halves_pool: bool = False
+    ascend_310p_halved_log: bool = False
     # ROCm: the CUDA-graph (hipGraph) estimate is subtracted before KV sizing only from 0.26.0; before, the
     # graphs are captured after the pool is sized, in the 1 - u slack (v1/worker/gpu_worker.py, see 0.26.0)
     rocm_cuda_graph_budgeted: bool = False
@@ -238,6 +237,18 @@ class VersionRules:
     # deepseek_v2.py DeepseekV2MLAAttention (0.24+): layers IndexCache skips (index_topk_freq / pattern)
     # build no indexer, so only ModelSpec.indexer_layers carry its cache; 0.22.1 built one on every layer
     indexer_on_some_layers: bool = False
+    # unify_kv_cache_spec_page_size pads a page that does not divide the largest (instead of refusing): 0.24.0
+    # for backends that index KV by block stride, 0.29.0 for every non-MLA attention layer
+    attention_page_padding: Literal["none", "block_stride", "non_mla"] = "none"
+    # Image-prefix LMs (ModelConfig.is_mm_prefix_lm) skip backends without mm prefix (0.14.0); FLASH_ATTN takes
+    # it with FA4 (0.24.0); text-only drops it (0.27.0); the Triton composites lead (0.30.0) - backends.py
+    mm_prefix_attention: bool = False
+    fa4_mm_prefix: bool = False
+    mm_prefix_off_text_only: bool = False
+    mm_prefix_composites: bool = False
+    # models/config.py Gemma4Config (head 256 / 512): TRITON_ATTN forced (0.19.0), only without FA4 (0.24.0)
+    gemma4_backend: Literal["none", "triton", "fa4_or_triton"] = "none"
+    config_mm_prefix: bool = False  # ModelSpec.mm_prefix_lm read (Gemma4ModelArchConfigConvertor, 0.20.0+)
     # models/config.py GlmMoeDsaForCausalLM.verify_and_update_config (0.32+): `auto` KV is fp8_e4m3 on SM10x
     glm_dsa_fp8_kv_on_sm100: bool = False
     checkpoint_kv_dtype_compressed_tensors: bool = False
@@ -345,9 +356,23 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.14.0",
+        "0.14.0 v1/core/kv_cache_utils.py _get_kv_cache_groups_uniform_page_size: buckets within 1.25 x the "
+        "smallest take the largest as the group size ('12 sw + 13 full' -> groups of 13; 0.11.0: the smallest)",
+        {"group_size_max_ratio": 1.25},
+    ),
+    Change(
+        "0.14.0",
         "0.14.0 config/model.py _get_and_verify_max_len: with no --max-model-len (or -1) a LongRoPE model "
         "(Phi-3/Phi-4) serves original_max_position_embeddings, not the derived maximum (absent in 0.11.0)",
         {"longrope_default_original": True},
+    ),
+    Change(
+        "0.14.0",
+        "0.14.0 v1/attention/backend.py AttentionBackend.validate_configuration: 'partial multimodal token full "
+        "attention not supported' for a backend without supports_mm_prefix when ModelConfig.is_mm_prefix_lm "
+        "(model_type gemma3 / paligemma): on CUDA only triton_attn.py and flex_attention.py declare it (0.11.0: "
+        "no such check)",
+        {"mm_prefix_attention": True},
     ),
     Change(
         "0.14.0",
@@ -386,10 +411,40 @@ CHANGELOG: tuple[Change, ...] = (
         },
     ),
     Change(
+        "0.18.0",
+        "0.18.0 v1/core/kv_cache_utils.py _get_kv_cache_groups_uniform_page_size: the ratio becomes 1.5 (0.17.0: "
+        "1.25); 0.33.0 v1/core/kv_cache_planning.py keeps it",
+        {"group_size_max_ratio": 1.5},
+    ),
+    Change(
+        "0.18.0",
+        "vllm-ascend v0.18.0 vllm_ascend/_310p/worker_310p.py NPUWorker310.determine_available_memory: the KV pool "
+        "is (requested - non-KV memory - non-torch memory cleared by empty_cache) // 2 (absent in v0.17.0rc1)",
+        {"ascend_310p_halves_pool": True},
+    ),
+    Change(
+        "0.19.0",
+        "vllm-ascend v0.19.1rc1 vllm_ascend/worker/worker.py NPUWorker.determine_available_memory: with "
+        "--kv-cache-memory-bytes it runs profile_run and returns that size ('reserved %.2f GiB for KV Cache as "
+        "specified by kv_cache_memory_bytes'; #8289, commit 65289ca80d; v0.18.0 never reads the flag)",
+        {"ascend_kv_memory_bytes": True},
+    ),
+    Change(
+        "0.19.0",
+        "0.19.0 models/config.py Gemma4Config: heterogeneous head dims above 256 force TRITON_ATTN for every layer",
+        {"gemma4_backend": "triton"},
+    ),
+    Change(
         "0.19.0",
         "0.19.0 platforms/cuda.py: sparse MLA (DeepSeek-V3.2, GLM-5) takes FLASHINFER_MLA_SPARSE first on SM100 "
         "for an fp8 KV cache or <= 16 heads",
         {"sparse_mla_flashinfer_on_sm100": True},
+    ),
+    Change(
+        "0.20.0",
+        "0.20.0 model_arch_config_convertor.py Gemma4ModelArchConfigConvertor.is_mm_prefix_lm: "
+        "use_bidirectional_attention == 'vision' (absent in 0.19.0)",
+        {"config_mm_prefix": True},
     ),
     Change(
         "0.20.0",
@@ -419,6 +474,12 @@ CHANGELOG: tuple[Change, ...] = (
         {"hybrid_align": "platform", "mamba_block_check": True},
     ),
     Change(
+        "0.21.0",
+        "vllm-ascend v0.21.0rc1 vllm_ascend/_310p/worker_310p.py: 'Available KV cache memory: %.2f GiB (halved for "
+        "workspace)' (v0.20.2rc1 printed it without the note)",
+        {"ascend_310p_halved_log": True},
+    ),
+    Change(
         "0.22.0",
         "0.22.1 model_executor/layers/attention/attention.py Attention.__init__: a compressed-tensors checkpoint "
         "that declares kv_cache_scheme sets cache_dtype 'fp8' when --kv-cache-dtype is auto (absent in 0.21.0)",
@@ -430,6 +491,22 @@ CHANGELOG: tuple[Change, ...] = (
         "or is_mtp_layer)' builds the indexer (and its cache) only on the layers index_topk_freq / "
         "index_topk_pattern keep, index_skip_topk_offset default 2 (0.23.0: an indexer on every layer)",
         {"indexer_on_some_layers": True},
+    ),
+    Change(
+        "0.24.0",
+        "0.24.0 v1/core/kv_cache_utils.py unify_kv_cache_spec_page_size: a smaller attention page that does not "
+        "divide the largest is padded to it when AttentionSpec.indexes_kv_by_block_stride (v1/attention/backend.py "
+        "AttentionBackend.indexes_kv_by_block_stride: FLASH_ATTN, FLASHINFER, TRITON_ATTN, FLEX_ATTENTION lay "
+        "num_blocks first; ROCM_ATTN has no stride order); 0.23.0 raised 'not divisible by the maximum page size'",
+        {"attention_page_padding": "block_stride"},
+    ),
+    Change(
+        "0.24.0",
+        "0.24.0 v1/attention/backends/flash_attn.py FlashAttentionBackend.supports_mm_prefix: "
+        "is_fa_version_supported(4) (vllm_flash_attn/flash_attn_interface.py _is_fa4_supported: the wheel's cute/ "
+        "FA4, SM 9.x / 10.x / 11.x); 0.23.0 FLASH_ATTN has no supports_mm_prefix. models/config.py Gemma4Config: "
+        "FA4 for all layers where available, TRITON_ATTN forced only elsewhere (0.23.0: forced everywhere)",
+        {"fa4_mm_prefix": True, "gemma4_backend": "fa4_or_triton"},
     ),
     Change(
         "0.26.0",
@@ -450,6 +527,13 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.27.0",
+        "0.27.1 transformers_utils/model_arch_config_convertor.py is_mm_prefix_lm(supports_multimodal): False when "
+        "multimodal inputs are configuration-disabled (every --limit-mm-per-prompt modality 0), so backends "
+        "without mm_prefix support may be selected (absent in 0.26.0)",
+        {"mm_prefix_off_text_only": True},
+    ),
+    Change(
+        "0.27.0",
         "0.27.1 platforms/interface.py Platform._align_hybrid_block_size: MLA hybrids align to at least 128 "
         "('TRTLLM/FlashInfer MLA decode kernels require ... 128'); absent in 0.26.0",
         {"hybrid_mla_min_block": 128},
@@ -463,6 +547,20 @@ CHANGELOG: tuple[Change, ...] = (
             "inflight_uses_batches": True,
             "error_style": "v1_027",
         },
+    ),
+    Change(
+        "0.30.0",
+        "0.29.0 v1/core/kv_cache_utils.py unify_kv_cache_spec_page_size: any non-MLA attention layer is padded "
+        "('Padding is only supported for non-MLA attention layers'; 0.28.0 asked indexes_kv_by_block_stride). "
+        "Put at 0.30.0, the first known release with it: 0.29.x is planned with 0.27.1's rules",
+        {"attention_page_padding": "non_mla"},
+    ),
+    Change(
+        "0.30.0",
+        "0.30.0 platforms/cuda.py _get_backend_priorities: with use_mm_prefix TRITON_FLASH_ATTN leads on SM 9.x and "
+        "TRITON_FLASHINFER on SM 10.x (v1/attention/backends/triton_flash_attn.py / triton_flashinfer.py composites: "
+        "head sizes 256 / 512; TRITON_FLASHINFER kernel block 64); absent in 0.27.1",
+        {"mm_prefix_composites": True},
     ),
     Change(
         "0.30.0",
@@ -482,6 +580,14 @@ CHANGELOG: tuple[Change, ...] = (
         "fp8_e4m3, MultipleOf(64) (absent in 0.27.1), so a checkpoint's fp8_e4m3 KV (NVFP4 GLM-5, DeepSeek-V3.2) "
         "runs there: FLASHMLA_SPARSE lists fp8 (its alias for fp8_ds_mla) but not fp8_e4m3",
         {"sparse_mla_sm90": ("FLASH_ATTN_MLA_SPARSE", "FLASHMLA_SPARSE", "FLASHINFER_MLA_SPARSE_SM90")},
+    ),
+    Change(
+        "0.30.0",
+        "0.30.0 config/cache.py CacheDType adds 'nvfp4_ds_mla' (absent in 0.29.0); mla_attention.py "
+        "MLAAttention.get_kv_cache_spec packs a token in 352 B (state_content_bytes; fp8_ds_mla 656); "
+        "v1/attention/backends/mla/flashmla_sparse.py FlashMLASparseBackend takes it on SM100 only "
+        "(supports_combination), FlashInfer's sparse MLA does not list it",
+        {"has_nvfp4_ds_mla": True},
     ),
     Change(
         "0.32.0",
@@ -538,8 +644,8 @@ CHANGELOG: tuple[Change, ...] = (
     Change(
         "0.33.0",
         "0.33.0 arg_utils.get_batch_defaults: >= 160 GiB -> 16384 / 1024; >= 70 GiB and not a100 and not GB10 "
-        "(capability 12.1) -> 8192 / 1024 (absent in 0.19.0); FLASHINFER_MLA first on SM100 (§5.2); hybrid "
-        "group size rule (§3.4); free-memory check also under --kv-cache-memory-bytes; auto-fit wording (§4.3)",
+        "(capability 12.1) -> 8192 / 1024 (absent in 0.19.0); FLASHINFER_MLA first on SM100 (§5.2); "
+        "free-memory check also under --kv-cache-memory-bytes; auto-fit wording (§4.3)",
         {
             "batch_tiers": (
                 BatchTier(min_device_gib=160, max_num_seqs=1024, max_num_batched_tokens=16384),
@@ -558,7 +664,6 @@ CHANGELOG: tuple[Change, ...] = (
                 _MLA_SM90,
                 *_V1_ATTENTION,
             ),
-            "group_size_max_ratio": 1.5,  # "12 sw + 13 full" -> groups of 13
             "free_memory_check_with_kv_bytes": True,
             "autofit_log": "kv_cache_memory",
         },
@@ -587,44 +692,8 @@ class ResolvedVersion:
         return ""
 
 
-def _shown(text: str) -> str:
-    return text if len(text) <= ECHO_CHARS else text[:ECHO_CHARS] + "…"
-
-
 def _parse(text: str) -> tuple[Pep440, Version]:
-    stripped = text.strip()
-    if len(stripped) > MAX_VERSION_CHARS:
-        raise PlannerError(
-            "vllm_version",
-            Text(
-                "not a vLLM version: {text!r} is too long (expected e.g. {example})",
-                text=_shown(stripped),
-                example=DEFAULT_VERSION,
-            ),
-        )
-    try:
-        parsed = Pep440(stripped)
-    except InvalidVersion:
-        parsed = None
-    if parsed is None or parsed.epoch:
-        raise PlannerError(
-            "vllm_version",
-            Text(
-                "not a vLLM version: {text!r} (expected e.g. {example})",
-                text=_shown(stripped),
-                example=DEFAULT_VERSION,
-            ),
-        )
-    numbers = (*parsed.release, 0, 0)
-    version: Version = (numbers[0], numbers[1], numbers[2])
-    if version < OLDEST_SUPPORTED:
-        raise PlannerError(
-            "vllm_version",
-            Text(
-                "vLLM {text} is older than 0.6, the oldest release the planner models", text=_shown(stripped)
-            ),
-        )
-    return parsed, version
+    return parse_pep440(text, example=DEFAULT_VERSION)
 
 
 def parse_version(text: str) -> Version:

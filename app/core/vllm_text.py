@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.core import situations
 from app.core.budget import StageNumbers
 from app.core.specs import DeviceSpec
 from app.core.versions import VersionRules, format_gib, graphs_budgeted
@@ -555,7 +556,13 @@ def startup_lines(*, rules: VersionRules, stage: PrintedStage) -> list[str]:
                 f"Available memory: {max(0, kv_bytes)}, total memory: {stage.device.memory_total_bytes}"
             )
         else:
-            lines.append(f"Available KV cache memory: {kv_bytes / GIB:.2f} GiB")
+            halved = (
+                rules.ascend_310p_halved_log and situations.pool_divisor(rules=rules, device=stage.device) > 1
+            )
+            note = (
+                " (halved for workspace)" if halved else ""
+            )  # vllm_ascend/_310p/worker_310p.py (v0.21.0rc1+)
+            lines.append(f"Available KV cache memory: {kv_bytes / GIB:.2f} GiB{note}")
     elif rules.budget_style == "v1_profile":
         kv = stage.parts.kv_cache_bytes
         shown = (

@@ -171,3 +171,75 @@ def test_rocm_hipgraphs_are_budgeted_from_0260_only() -> None:
     assert (
         budgeted and graphs > 0 and unbudgeted_pool - pool == graphs
     )  # 0.24 and 0.26 share every other rule
+
+
+def _qwen_7b(version: str, device: str, **serve: object):  # type: ignore[no-untyped-def]
+    return estimate(
+        model=find_model("Qwen/Qwen2.5-7B-Instruct"),
+        device=find_device(device),
+        serve=ServeConfig(max_model_len=8192, **serve),  # type: ignore[arg-type]
+        vllm_version=version,
+    )
+
+
+def test_the_310p_worker_halves_its_pool_from_vllm_ascend_0_18() -> None:
+    # vllm_ascend/_310p/worker_310p.py NPUWorker310.determine_available_memory: "(requested - non_kv - cleared)
+    # // 2" from v0.18.0 (v0.17.0rc1 has no override). Qwen2.5-7B on one 310P (46,428,596,470 B), u 0.8:
+    # requested int(T x 0.8) = 37,142,877,176; - weights 15,231,233,024 - activation 637,612,851 - non-torch
+    # 139,586,437 (0.13 GiB, TP 1) = 21,134,444,864, halved 10,567,222,432. Blocks: 28 layers x 4 heads x
+    # (128 + 128) x 2 B (float16) x 128 tokens = 7,340,032 B a block -> 2,879 before, 1,439 after.
+    # A real 310P log (tests/data/logs/collected/ascend_310p_qwen36_27b_w8a8_tp2_suggestion.log, vllm-ascend
+    # #10122) shows it: requested 34.59 - (18.8 + 1.71 + 1.05) = 13.03 GiB, "Current KV cache memory: 5.77 GiB".
+    before, after = (
+        _qwen_7b("0.17.0", "310p", gpu_memory_utilization=0.8),
+        _qwen_7b("0.18.0", "310p", gpu_memory_utilization=0.8),
+    )
+    assert (before.kv_cache_bytes, before.num_gpu_blocks) == (21_134_444_864, 2_879)
+    assert (after.kv_cache_bytes, after.num_gpu_blocks) == (10_567_222_432, 1_439)
+    assert "Available KV cache memory: 9.84 GiB" in after.log_lines  # 10,567,222,432 / 2**30 = 9.84
+    assert any("halves the KV pool" in w for w in after.warnings)
+    # v0.21.0rc1 prints the note; the 910B's worker (NPUWorker) never halves
+    assert (
+        "Available KV cache memory: 9.84 GiB (halved for workspace)"
+        in _qwen_7b("0.21.0", "310p", gpu_memory_utilization=0.8).log_lines
+    )
+    pool = next(t for t in after.terms if t.name == "KV pool (available KV cache memory)")
+    assert pool.formula.endswith("÷ 2")
+    assert _qwen_7b("0.33.0", "910b").kv_cache_bytes > 2 * after.kv_cache_bytes
+
+
+def test_vllm_ascend_reads_kv_cache_memory_bytes_from_0_19_and_never_on_the_310p() -> None:
+    # vllm_ascend/worker/worker.py NPUWorker.determine_available_memory: the --kv-cache-memory-bytes fast path
+    # arrives in v0.19.1rc1 (#8289, commit 65289ca80d); v0.18.0 never reads the flag, and NPUWorker310
+    # overrides the method without it in every release (v0.25.1rc1 read)
+    ten = 10 * GIB
+    assert _qwen_7b("0.19.0", "910b", kv_cache_memory_bytes=ten).kv_cache_bytes == ten
+    old = _qwen_7b("0.18.0", "910b", kv_cache_memory_bytes=ten)
+    assert old.kv_cache_bytes == _qwen_7b("0.18.0", "910b").kv_cache_bytes != ten
+    assert any("does not read --kv-cache-memory-bytes" in w for w in old.warnings)
+    p310 = _qwen_7b("0.33.0", "310p", kv_cache_memory_bytes=ten)
+    assert p310.kv_cache_bytes == _qwen_7b("0.33.0", "310p").kv_cache_bytes != ten
+    # the pool equation says what the worker did, not the flag
+    pool = next(t for t in old.terms if t.name == "KV pool (available KV cache memory)")
+    assert "--kv-cache-memory-bytes" not in pool.formula
+
+
+def test_vllm_ascend_checks_free_memory_even_with_kv_cache_memory_bytes() -> None:
+    # NPUWorker._init_device (v0.15.0rc1 ... v0.25.1rc1) raises "Free memory on device ... is less than desired"
+    # whatever the flags; upstream 0.19.0 skips its check under --kv-cache-memory-bytes (free_memory_check_with_
+    # kv_bytes from 0.33.0). 910B at 0.19.0 (default u 0.9): 60.96 - 0.5 - 20 = 40.46 GiB free < 0.9 x 60.96 =
+    # 54.86 GiB requested -> refused; the H100 starts (79.1 - 0.5 - 20 = 58.6 < 71.19, but unchecked)
+    npu = _qwen_7b("0.19.0", "910b", kv_cache_memory_bytes=10 * GIB, device_memory_used_gib=20)
+    assert npu.error_kind == "startup_free_memory"
+    cuda = _qwen_7b("0.19.0", "h100", kv_cache_memory_bytes=10 * GIB, device_memory_used_gib=20)
+    assert cuda.error_kind != "startup_free_memory"
+
+
+def test_ascend_totals_per_device_910b_910c_a2_a3() -> None:
+    # one die is one device: a 910C package (Atlas A3, 128 GB nominal) is two 64 GB dies that each report
+    # 60.96 GiB like a 910B (round(60.96 x 2**30) = 65,455,301,591 B); an A3 node plans as 16 of them
+    a2, a3 = find_device("atlas-800i-a2"), find_device("atlas-800i-a3")
+    assert (a2.id, a3.id) == ("huawei-ascend-910b-64gb", "huawei-ascend-910c")
+    assert a2.memory_total_bytes == a3.memory_total_bytes == 65_455_301_591
+    assert (a2.typical_node_devices, a3.typical_node_devices) == (8, 16)
+    assert all(d.platform == "npu" for d in (a2, a3, find_device("310p"), find_device("950pr")))

@@ -56,3 +56,23 @@ def test_report_names_changed_added_and_the_rules_to_recheck() -> None:
     assert (
         "- **changed** `config/cache.py::CacheConfig.gpu_memory_utilization` — re-check citing.py:3" in text
     )
+
+
+def test_a_name_that_leaves_its_file_is_found_in_its_folder_and_reported_moved() -> None:
+    # r3 moves the module-level helper from v1/core/kv_cache_utils.py to kv_cache_planning.py, code unchanged,
+    # and drops Manager; a sibling's class Other.allocate is not taken for the cited method `allocate`
+    trees = [("r2", rw.DirTree(DATA / "r2")), ("r3", rw.DirTree(DATA / "r3"))]
+    report = rw.build_report(trees, citations(), "vllm")
+    changes = {(c.key, c.kind): c.moved_to for c in report.changes() if c.key.startswith(("kv_", "v1/"))}
+    assert changes == {
+        ("kv_cache_utils.py::helper", "moved"): "vllm/v1/core/kv_cache_planning.py",
+        ("v1/core/kv_cache_utils.py::allocate", "removed"): None,
+    }
+    assert (
+        report.prints["r3"]["kv_cache_utils.py::helper"].digest
+        == report.prints["r2"]["kv_cache_utils.py::helper"].digest
+    )
+    assert (
+        "- **moved** `kv_cache_utils.py::helper` to `vllm/v1/core/kv_cache_planning.py` (update the citation) — "
+        "re-check citing.py:5"
+    ) in rw.markdown(report, "vllm")

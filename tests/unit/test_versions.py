@@ -138,8 +138,12 @@ def test_changelog_is_in_release_order_and_names_real_fields() -> None:
         # reference §5.4: fp8_ds_mla added in 0.14.0
         ("0.11.0", "has_fp8_ds_mla", False),
         ("0.14.0", "has_fp8_ds_mla", True),
-        # reference §3.4: the 1.5x group-size rule is 0.33.0's
-        ("0.30.0", "group_size_max_ratio", None),
+        # v1/core/kv_cache_utils.py _get_kv_cache_groups_uniform_page_size (read from the wheels): the smallest
+        # bucket in 0.11.0, the largest within 1.25x in 0.14.0-0.17.0, within 1.5x from 0.18.0 (to 0.33.0)
+        ("0.11.0", "group_size_max_ratio", None),
+        ("0.14.0", "group_size_max_ratio", 1.25),
+        ("0.17.0", "group_size_max_ratio", 1.25),
+        ("0.18.0", "group_size_max_ratio", 1.5),
         ("0.33.0", "group_size_max_ratio", 1.5),
         # reference §4.2: "Free memory on device cuda:0 (...)" from 0.14.0
         ("0.11.0", "free_memory_device", "device "),

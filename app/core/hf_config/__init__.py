@@ -160,6 +160,7 @@ def _model_spec(
         name=name,
         architecture=_architecture(cfgs.top),
         model_type=cfgs.model_type,
+        mm_prefix_lm=cfgs.text.get("use_bidirectional_attention") == "vision",
         remote_code=bool(cfgs.top.get("auto_map")),
         num_layers=geometry.num_layers,
         hidden_size=geometry.hidden_size,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.core.kv import ONE_BYTE_KV_DTYPES
+from app.core.kv import DS_MLA_BYTES_PER_TOKEN, ONE_BYTE_KV_DTYPES
 from app.core.recommend.engine import Context
 from app.core.specs import ServeConfig
 from app.core.text import Text
@@ -18,6 +18,8 @@ def dtype_check(ctx: Context) -> str | None:
     device, current = ctx.device, ctx.serve.kv_cache_dtype
     if current in ONE_BYTE_KV_DTYPES or current == "fp8_ds_mla":
         return Text("The KV cache is already {current} (one byte per element).", current=current)
+    if current in DS_MLA_BYTES_PER_TOKEN:  # nvfp4_ds_mla: 352 B a token-layer, under one byte per element
+        return Text("The KV cache is already {current}.", current=current)
     if not ctx.allow_fp8_kv:
         return Text("Quantized KV cache not allowed by the request (allow_fp8_kv is off).")
     if device.platform == "npu":

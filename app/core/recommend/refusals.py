@@ -42,8 +42,7 @@ def free_utilization(ctx: Context, serve: ServeConfig | None = None) -> float | 
     the CUDA context and what other processes hold (app.core.estimate's check, the same arithmetic)."""
     serve = serve or ctx.serve
     rules, device = ctx.rules, ctx.device
-    checks, _where = situations.free_check(rules=rules, device=device)
-    if not checks or (serve.kv_cache_memory_bytes is not None and not rules.free_memory_check_with_kv_bytes):
+    if not situations.free_check_runs(rules=rules, device=device, serve=serve):
         return None
     total = device.memory_total_bytes
     free = total - CUDA_CONTEXT_BYTES - situations.used_by_others_bytes(serve)
