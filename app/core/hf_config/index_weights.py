@@ -16,10 +16,8 @@ from app.core.hf_config.params import ParamBreakdown, _Moe
 from app.core.text import Text
 
 
-def index_total_size(index: Mapping[str, Any] | None) -> int | None:
-    """``metadata.total_size`` of an index object (None without an index)."""
-    if index is None:
-        return None
+def index_total_size(index: Mapping[str, Any]) -> int:
+    """``metadata.total_size`` of an index object."""
     metadata = _as_mapping("safetensors_index", _as_mapping("safetensors_index", index).get("metadata"))
     if metadata.get("total_size") is None:
         raise ConfigError("safetensors_index", Text("metadata.total_size missing"))
@@ -44,9 +42,9 @@ def loaded_index_bytes(
     62,546,177,752 plus 10 V slots of 5,376 x 2,048 x 2 B = 62,766,378,712; a REAP-pruned Qwen3.5 MoE that declares
     an MTP layer and stores none: its 37,087,995,136 as given."""
     cfgs, geometry, layers, moe, breakdown = parsed
-    exact = index_total_size(index)
-    if exact is None or index is None:
+    if index is None:
         return None
+    exact = index_total_size(index)
     quant_cfg = cfgs.top.get("quantization_config") or cfgs.text.get("quantization_config") or hf_quant_config
     quantized = isinstance(quant_cfg, Mapping)
     mtp = mtp_layers(cfgs, geometry, moe, breakdown)
@@ -55,6 +53,7 @@ def loaded_index_bytes(
         index,
         mtp=mtp,
         num_layers=geometry.num_layers,
+        total_size=exact,
         unquantized_body_bytes=None if quantized else body_and_tower,
         dtype_bytes=dtype_bytes,
     ):

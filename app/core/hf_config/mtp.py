@@ -109,6 +109,7 @@ def mtp_stored(
     *,
     mtp: MtpLayers,
     num_layers: int,
+    total_size: int,
     unquantized_body_bytes: int | None,
     dtype_bytes: int,
 ) -> bool:
@@ -117,7 +118,7 @@ def mtp_stored(
 
     With a ``weight_map``: an ``mtp.*`` tensor or one of layer ``num_layers`` (the DeepSeek / GLM next-n layout).
     Without one, for an unquantized checkpoint (``unquantized_body_bytes``: every counted parameter at the
-    checkpoint dtype, tower included): ``total_size`` holds the MTP layers when it exceeds that by more than half
+    checkpoint dtype, tower included): ``total_size`` (the index's, validated) holds the MTP layers when it exceeds that by more than half
     their size. A quantized checkpoint without a weight_map is taken to store them, as its published layout does."""
     weight_map = index.get("weight_map")
     if isinstance(weight_map, Mapping) and weight_map:
@@ -128,12 +129,8 @@ def mtp_stored(
         )
     if unquantized_body_bytes is None:
         return True
-    metadata = index.get("metadata")
-    total = metadata.get("total_size") if isinstance(metadata, Mapping) else None
-    if not isinstance(total, int):
-        return True
     half_mtp = (mtp.decoder_params + mtp.plain_params) * dtype_bytes // 2
-    return total > unquantized_body_bytes + half_mtp
+    return total_size > unquantized_body_bytes + half_mtp
 
 
 def loaded_bytes(
