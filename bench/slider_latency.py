@@ -17,8 +17,9 @@ prints p50/p95 in milliseconds of:
 - ``server CPU``: the uvicorn child's own user + system seconds per move, all three requests (/proc/PID/stat), so
   Chromium's and Playwright's CPU are not in it.
 
-``--server-only`` skips the browser: the same form bodies posted through the ASGI app in this process,
-CPU per request by time.process_time (steadier than wall clock on a shared machine). Numbers only;
+``--server-only`` skips the browser: each move's three requests posted through the ASGI app in this
+process (the form's cases to /, then ``state=`` the results' #planner-state to /speed and /recommend, as
+the slots post it), CPU per request by time.process_time (steadier than wall clock on a shared machine). Numbers only;
 no test asserts a time. Compare two trees on the same machine side by side (farm-bench --vs), as ratios.
 """
 
@@ -26,8 +27,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import html as htmllib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -85,12 +88,11 @@ def line(name: str, ms: list[float]) -> str:
 # --- in process ---------------------------------------------------------------------------------------
 
 
-def _asgi_post(loop: asyncio.AbstractEventLoop, app: Any, body: bytes) -> int:
-    status = 0
+def _asgi_post(loop: asyncio.AbstractEventLoop, app: Any, path: str, body: bytes) -> tuple[int, bytes]:
+    status, chunks = 0, []
     headers = [
         (b"host", b"127.0.0.1"),
         (b"hx-request", b"true"),
-        (b"accept-encoding", b"gzip"),
         (b"content-type", b"application/x-www-form-urlencoded"),
     ]
 
@@ -101,14 +103,37 @@ def _asgi_post(loop: asyncio.AbstractEventLoop, app: Any, body: bytes) -> int:
         nonlocal status
         if message["type"] == "http.response.start":
             status = message["status"]
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
 
     scope = {
         "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
-        "scheme": "http", "path": "/", "raw_path": b"/", "query_string": b"", "root_path": "",
+        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
         "headers": headers, "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 18060),
     }  # fmt: skip
     loop.run_until_complete(app(scope, receive, send))
-    return status
+    return status, b"".join(chunks)
+
+
+STATE = re.compile(r'id="planner-state" name="state" form="command-form" value="([^"]*)"')
+FOLLOW_UPS = ("/speed", "/recommend")  # what the swapped results load (templates/_partials/*_slot)
+
+
+def _move(loop: asyncio.AbstractEventLoop, app: Any, body: bytes) -> dict[str, float]:
+    """One slider move as the page makes it: the form to /, then the results' two slots, which post
+    the #planner-state the results carry. CPU seconds per request (time.process_time)."""
+    start = time.process_time()
+    status, html = _asgi_post(loop, app, "/", body)
+    cpu = {"/": time.process_time() - start}
+    found = STATE.search(html.decode())
+    assert status == 200 and found, status
+    state = urllib.parse.urlencode({"state": htmllib.unescape(found.group(1))}).encode()
+    for path in FOLLOW_UPS:
+        start = time.process_time()
+        status, _ = _asgi_post(loop, app, path, state)
+        cpu[path] = time.process_time() - start
+        assert status in (200, 422), (path, status)  # 422: an answer the page shows (its slot swaps it)
+    return cpu
 
 
 def server_only(cases: list[str], requests: int) -> None:
@@ -117,21 +142,19 @@ def server_only(cases: list[str], requests: int) -> None:
     app = create_app()
     warm_up(app.state.renderer)
     loop = asyncio.new_event_loop()
-    print("server CPU per slider move, in process (time.process_time, ms)")
+    print("server CPU per slider move, in process (time.process_time)")
     for name in cases:
         bodies = [
             urllib.parse.urlencode({"v": "1", **CASES[name], "max_model_len": LENGTHS[i % 4]}).encode()
             for i in range(requests)
         ]
         for body in bodies[:4]:  # warm: first render of each template, the catalog's caches
-            assert _asgi_post(loop, app, body) == 200
-        samples = []
-        for body in bodies:
-            start = time.process_time()
-            assert _asgi_post(loop, app, body) == 200
-            samples.append((time.process_time() - start) * 1000)
+            _move(loop, app, body)
+        moves = [_move(loop, app, body) for body in bodies]
         print(f"{name}:")
-        print(line("server CPU", samples))
+        for path in ("/", *FOLLOW_UPS):
+            print(line(f"CPU {path}", [m[path] * 1000 for m in moves]))
+        print(line("CPU, whole move", [sum(m.values()) * 1000 for m in moves]))
     loop.close()
 
 

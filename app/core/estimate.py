@@ -184,6 +184,7 @@ def estimate(
     target_concurrency: int | None = None,
     max_model_len_auto: bool = False,
     devices: int | None = None,
+    working: bool = True,  # False: no ``terms`` (the recommender's and the chart's probes show none)
 ) -> Estimate:
     """Predict vLLM's start-up numbers for one configuration (per device of the tightest rank).
 
@@ -213,7 +214,12 @@ def estimate(
         est = _auto_fit(model=model, device=device, serve=serve, rules=rules, target=target_concurrency)
     else:
         est = _estimate(
-            model=model, device=device, serve=serve, rules=rules, target_concurrency=target_concurrency
+            model=model,
+            device=device,
+            serve=serve,
+            rules=rules,
+            target_concurrency=target_concurrency,
+            working=working,
         )
     if resolved_kv is not None and resolved_kv[1]:
         est = est.model_copy(update={"kv_cache_dtype_from_checkpoint": True})
@@ -396,8 +402,8 @@ def _first_refusal(setup: Setup, capacity: Capacity) -> Refusal | None:
         )
         return Refusal(ErrorKind.MAX_LEN_ABOVE_DERIVED, text)
     free = total - budget.CUDA_CONTEXT_BYTES - situations.used_by_others_bytes(serve)
-    _, where = situations.free_check(rules=rules, device=device)
-    if situations.free_check_runs(rules=rules, device=device, serve=serve) and free < requested:
+    runs, where = situations.startup_free_check(rules=rules, device=device, serve=serve)
+    if runs and free < requested:
         text = vllm_text.free_memory_error(
             where=where,
             total_bytes=total,
@@ -559,6 +565,7 @@ def _estimate(
     serve: ServeConfig,
     rules: VersionRules,
     target_concurrency: int | None,
+    working: bool = True,
 ) -> Estimate:
     validate_parallel(model=model, serve=serve)
     flags, backend_lines, backend_warnings = resolve(model=model, device=device, serve=serve, rules=rules)
@@ -597,6 +604,7 @@ def _estimate(
         lines=_printed_lines(setup, capacity, refusal, backend_lines),
         warnings=[*backend_warnings, *_warnings(setup, refusal)],
         target=target,
+        working=working,
     )
 
 
@@ -623,6 +631,7 @@ def _assemble(
     lines: list[str],
     warnings: list[str],
     target: int,
+    working: bool,
 ) -> Estimate:
     """The typed answer: partitions of the binding stage, its groups, the bands and the working."""
     model, device, serve, rules, flags = setup.model, setup.device, setup.serve, setup.rules, setup.flags
@@ -691,13 +700,12 @@ def _assemble(
         extras=list(binding.extras.items),
         host_memory_bytes=binding.extras.host_memory_bytes,
     )
-    return est.model_copy(
-        update={
-            "terms": equations.working_terms(
-                model=model, serve=serve, est=est, rules=rules, target=target, device=device
-            )
-        }
+    if not working:
+        return est
+    terms = equations.working_terms(
+        model=model, serve=serve, est=est, rules=rules, target=target, device=device
     )
+    return est.model_copy(update={"terms": terms})
 
 
 def capacity_curve(
@@ -728,7 +736,7 @@ def capacity_curve(
         )
         if max_num_batched_tokens != base.max_num_batched_tokens or base.error_kind in ALWAYS_FAILS:
             update = serve.model_copy(update={"max_model_len": length})
-            est = estimate(model=model, device=device, serve=update, vllm_version=vllm_version)
+            est = estimate(model=model, device=device, serve=update, vllm_version=vllm_version, working=False)
             out.append((length, est.max_concurrency if est.fits else 0.0))
             continue
         out.append((length, _concurrency_at(sizing=sizing, base=base, length=length)))

@@ -9,6 +9,7 @@ kind (a compressed cache, an indexer, a new linear attention) is one subclass re
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from app.core.specs import LayerKind, ModelSpec
 
@@ -130,7 +131,10 @@ KIND_SPECS: dict[LayerKind, KindSpec] = {
 
 
 def kind_spec(kind: LayerKind | str) -> KindSpec:
-    return KIND_SPECS[LayerKind(kind)]
+    # a StrEnum member hashes as its value, so a kind's string finds its spec without the enum call (a
+    # 10,000-layer config looks one up per layer); an unknown string still raises LayerKind's ValueError
+    spec = cast("dict[str, KindSpec]", KIND_SPECS).get(kind)
+    return spec if spec is not None else KIND_SPECS[LayerKind(kind)]
 
 
 def attention_layer_count(kinds: list[LayerKind]) -> int:
