@@ -214,13 +214,13 @@ def estimate(
         est = _auto_fit(model=model, device=device, serve=serve, rules=rules, target=target_concurrency)
     else:
         est = _estimate(
-            model=model,
-            device=device,
-            serve=serve,
-            rules=rules,
-            target_concurrency=target_concurrency,
-            working=working,
+            model=model, device=device, serve=serve, rules=rules, target_concurrency=target_concurrency
         )
+    if working:  # the working of the numbers above (situations read only serve's --kv-cache-memory-bytes)
+        terms = equations.working_terms(
+            model=model, serve=serve, est=est, rules=rules, target=target_concurrency or 1, device=device
+        )
+        est = est.model_copy(update={"terms": terms})
     if resolved_kv is not None and resolved_kv[1]:
         est = est.model_copy(update={"kv_cache_dtype_from_checkpoint": True})
     if architecture:
@@ -565,7 +565,6 @@ def _estimate(
     serve: ServeConfig,
     rules: VersionRules,
     target_concurrency: int | None,
-    working: bool = True,
 ) -> Estimate:
     validate_parallel(model=model, serve=serve)
     flags, backend_lines, backend_warnings = resolve(model=model, device=device, serve=serve, rules=rules)
@@ -603,8 +602,6 @@ def _estimate(
         verdict=verdict,
         lines=_printed_lines(setup, capacity, refusal, backend_lines),
         warnings=[*backend_warnings, *_warnings(setup, refusal)],
-        target=target,
-        working=working,
     )
 
 
@@ -630,8 +627,6 @@ def _assemble(
     verdict: Verdict,
     lines: list[str],
     warnings: list[str],
-    target: int,
-    working: bool,
 ) -> Estimate:
     """The typed answer: partitions of the binding stage, its groups, the bands and the working."""
     model, device, serve, rules, flags = setup.model, setup.device, setup.serve, setup.rules, setup.flags
@@ -700,12 +695,7 @@ def _assemble(
         extras=list(binding.extras.items),
         host_memory_bytes=binding.extras.host_memory_bytes,
     )
-    if not working:
-        return est
-    terms = equations.working_terms(
-        model=model, serve=serve, est=est, rules=rules, target=target, device=device
-    )
-    return est.model_copy(update={"terms": terms})
+    return est
 
 
 def capacity_curve(
@@ -730,11 +720,14 @@ def capacity_curve(
     for i in range(points):
         length = round(low * (high / low) ** (i / max(1, points - 1)))
         length = max(16, length // 16 * 16)
+        if base.error_kind in ALWAYS_FAILS:  # the free memory and the weights do not depend on S
+            out.append((length, 0.0))
+            continue
         # only the batched-token default (V0 chunked-prefill switch, max_num_seqs x L cap) can move the budget
         _chunked, max_num_batched_tokens = batch_flags(
             serve=serve, device=device, rules=rules, max_model_len=length, max_num_seqs=base.max_num_seqs
         )
-        if max_num_batched_tokens != base.max_num_batched_tokens or base.error_kind in ALWAYS_FAILS:
+        if max_num_batched_tokens != base.max_num_batched_tokens:
             update = serve.model_copy(update={"max_model_len": length})
             est = estimate(model=model, device=device, serve=update, vllm_version=vllm_version, working=False)
             out.append((length, est.max_concurrency if est.fits else 0.0))

@@ -8,6 +8,7 @@ kind (a compressed cache, an indexer, a new linear attention) is one subclass re
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import cast
 
@@ -139,7 +140,8 @@ def kind_spec(kind: LayerKind | str) -> KindSpec:
 
 def attention_layer_count(kinds: list[LayerKind]) -> int:
     """Layers that cache K and V per token (the seed's L): e.g. 12 full + 12 sliding + 4 Mamba -> 24."""
-    return sum(1 for kind in kinds if KIND_SPECS[kind].attention and KIND_SPECS[kind].holds_kv)
+    counts = Counter(kinds)  # per kind, not per layer: a pasted config may have 10,000 layers
+    return sum(n for kind, n in counts.items() if KIND_SPECS[kind].attention and KIND_SPECS[kind].holds_kv)
 
 
 @dataclass(frozen=True)

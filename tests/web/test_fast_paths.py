@@ -28,7 +28,7 @@ from app.core import situations
 from app.core.catalog import find_device, find_model, list_models
 from app.core.defaults import model_for_release
 from app.core.equations import working_terms
-from app.core.estimate import estimate
+from app.core.estimate import ALWAYS_FAILS, capacity_curve, estimate
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.kinds import KIND_SPECS, kind_spec
 from app.core.result import Term
@@ -175,3 +175,26 @@ def test_startup_free_check_is_the_two_calls_it_replaced(
     runs, where = situations.startup_free_check(rules=rules, device=device, serve=serve)
     assert runs == situations.free_check_runs(rules=rules, device=device, serve=serve)
     assert where == situations.free_check(rules=rules, device=device)[1]
+
+
+def test_the_chart_of_a_plan_that_never_starts_is_zero_as_full_estimates_say() -> None:
+    """Free memory and weights do not depend on S: where the base estimate fails on either, every point
+    of the chart is 0, which is what a full estimate at each length gives (the path it replaced)."""
+    device = find_device("nvidia-h100-sxm-80gb")
+    checked = 0
+    for model_id, serve in (
+        ("deepseek-ai/DeepSeek-V3", ServeConfig()),  # ~671 GB of fp8 weights on one 80 GB card: LOAD_OOM
+        ("meta-llama/Llama-3.1-70B-Instruct", ServeConfig()),  # ~141 GB of bf16 weights: LOAD_OOM
+        ("meta-llama/Llama-3.1-8B", ServeConfig(device_memory_used_gib=60)),  # 20 GB free < 0.92 x 80
+    ):
+        model = find_model(model_id)
+        base = estimate(model=model, device=device, serve=serve)
+        assert base.error_kind in ALWAYS_FAILS, (model_id, base.error_kind)
+        curve = capacity_curve(model=model, device=device, serve=serve, points=8, base=base)
+        for length, concurrency in curve:
+            at = estimate(
+                model=model, device=device, serve=serve.model_copy(update={"max_model_len": length})
+            )
+            assert concurrency == 0.0 and not at.fits and at.error_kind in ALWAYS_FAILS, (model_id, length)
+        checked += 1
+    assert checked == 3
