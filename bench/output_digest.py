@@ -18,7 +18,6 @@ import asyncio
 import hashlib
 import html
 import json
-import re
 import sys
 import urllib.parse
 from pathlib import Path
@@ -34,7 +33,6 @@ PLANS: dict[str, dict[str, str]] = {
     },
     "mi300x-0.18": {"device": "amd-mi300x-192gb", "vllm_version": "0.18.0", "max_model_len": "8192"},
 }
-STATE = re.compile(r'id="planner-state" name="state" form="command-form" value="([^"]*)"')
 PASTED = (
     "tests/data/configs/gemma-3-27b-it.config.json",
     "tests/data/configs/qwen2.5-7b-instruct-yarn.config.json",
@@ -42,57 +40,27 @@ PASTED = (
 )
 
 
-def _call(
-    loop: asyncio.AbstractEventLoop, app: Any, method: str, path: str, data: str, hx: bool
-) -> tuple[int, bytes]:
-    status, chunks = 0, []
-    headers = [(b"host", b"127.0.0.1")]
-    if hx:
-        headers.append((b"hx-request", b"true"))
-    if method == "POST":
-        headers.append((b"content-type", b"application/x-www-form-urlencoded"))
-    body = data.encode() if method == "POST" else b""
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        nonlocal status
-        if message["type"] == "http.response.start":
-            status = message["status"]
-        elif message["type"] == "http.response.body":
-            chunks.append(message.get("body", b""))
-
-    query = data.encode() if method == "GET" else b""
-    scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
-        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query, "root_path": "",
-        "headers": headers, "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 18060),
-    }  # fmt: skip
-    loop.run_until_complete(app(scope, receive, send))
-    return status, b"".join(chunks)
-
-
 def _digest(body: bytes) -> str:
     return hashlib.sha256(body).hexdigest()[:16]
 
 
-def _case(loop: asyncio.AbstractEventLoop, app: Any, name: str, params: dict[str, str]) -> None:
-    query = urllib.parse.urlencode({"v": "1", **params})
+def _case(slider: Any, loop: asyncio.AbstractEventLoop, app: Any, name: str, params: dict[str, str]) -> None:
+    """One line: the digests of the case's six answers (``slider``: bench/slider_latency.py's requests)."""
+    query = urllib.parse.urlencode({"v": "1", **params}).encode()
     out = []
-    for label, method, path, data, hx in (
-        ("api", "GET", "/api/estimate", query, False),
-        ("yaml", "GET", "/api/estimate", query + "&format=yaml", False),
-        ("page", "GET", "/", query, False),
-        ("fragment", "POST", "/", query, True),
+    for label, path, get, post in (
+        ("api", "/api/estimate", query, b""),
+        ("yaml", "/api/estimate", query + b"&format=yaml", b""),
+        ("page", "/", query, b""),
+        ("fragment", "/", b"", query),  # as htmx posts the form
     ):
-        status, body = _call(loop, app, method, path, data, hx)
+        status, body = slider.asgi_request(loop, app, path, post, query=get)
         out.append(f"{label}={status}:{_digest(body)}")
         if label == "fragment":
-            found = STATE.search(body.decode())
+            found = slider.STATE.search(body.decode())
             state = urllib.parse.urlencode({"state": html.unescape(found.group(1))}) if found else ""
             for slot in ("/speed", "/recommend"):
-                status, body = _call(loop, app, "POST", slot, state, True)
+                status, body = slider.asgi_request(loop, app, slot, state.encode())
                 out.append(f"{slot[1:]}={status}:{_digest(body)}")
     print(name, " ".join(out), flush=True)
 
@@ -110,20 +78,29 @@ def main() -> None:
     from app.core.catalog import list_models
     from app.web.app import create_app, warm_up
 
+    saved = list(sys.path)  # slider_latency puts this tree first: no later import of app may find it
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import slider_latency as slider
+
+    sys.path[:] = saved
+
     web = create_app()
     warm_up(web.state.renderer)
     loop = asyncio.new_event_loop()
     models = [m.id for m in list_models()]
     for model in models[: args.models or None]:
         for plan, params in PLANS.items():
-            _case(loop, web, f"{model} {plan}", {"model": model, **params})
+            _case(slider, loop, web, f"{model} {plan}", {"model": model, **params})
     for path in PASTED:
         text = json.dumps(json.loads((root / path).read_text(encoding="utf-8")))
-        _case(loop, web, f"{path} h100", {"config_json": text, **PLANS["h100"]})
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from slider_latency import MOE_10K
-
-    _case(loop, web, "10,000-layer MoE h100", {"config_json": json.dumps(MOE_10K), **PLANS["h100"]})
+        _case(slider, loop, web, f"{path} h100", {"config_json": text, **PLANS["h100"]})
+    _case(
+        slider,
+        loop,
+        web,
+        "10,000-layer MoE h100",
+        {"config_json": json.dumps(slider.MOE_10K), **PLANS["h100"]},
+    )
     loop.close()
 
 

@@ -18,7 +18,7 @@ prints p50/p95 in milliseconds of:
   Chromium's and Playwright's CPU are not in it.
 
 ``--server-only`` skips the browser: each move's three requests posted through the ASGI app in this
-process (the form's cases to /, then ``state=`` the results' #planner-state to /speed and /recommend, as
+process, then the same inputs as GET /api/estimate (the form's cases to /, then ``state=`` the results' #planner-state to /speed and /recommend, as
 the slots post it), CPU per request by time.process_time (steadier than wall clock on a shared machine). Numbers only;
 no test asserts a time. Compare two trees on the same machine side by side (farm-bench --vs), as ratios.
 """
@@ -42,27 +42,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from hostile_server import MOE_10K as HOSTILE_MOE_10K  # noqa: E402
 
 H100 = "nvidia-h100-sxm-80gb"
-# the hostile audit's 10,000-layer MoE (bench/hostile_server.py MOE_10K), without its 58 KB of padding
-MOE_10K: dict[str, Any] = {
-    "architectures": ["Qwen3MoeForCausalLM"],
-    "model_type": "qwen3_moe",
-    "hidden_size": 2048,
-    "num_attention_heads": 32,
-    "num_key_value_heads": 4,
-    "head_dim": 128,
-    "num_hidden_layers": 10_000,
-    "intermediate_size": 6144,
-    "moe_intermediate_size": 768,
-    "num_experts": 128,
-    "num_experts_per_tok": 8,
-    "vocab_size": 151936,
-    "max_position_embeddings": 40960,
-    "torch_dtype": "bfloat16",
-    "decoder_sparse_step": 1,
-    "mlp_only_layers": [],
-}
+# the hostile audit's 10,000-layer MoE, without its 58 KB of padding (a real paste carries none)
+MOE_10K: dict[str, Any] = {key: value for key, value in HOSTILE_MOE_10K.items() if key != "padding"}
 CASES: dict[str, dict[str, str]] = {
     "llama": {"model": "meta-llama/Llama-3.1-8B", "device": H100},
     "qwen3next": {"model": "Qwen/Qwen3-Next-80B-A3B-Instruct", "device": H100, "tensor_parallel_size": "4"},
@@ -88,13 +74,14 @@ def line(name: str, ms: list[float]) -> str:
 # --- in process ---------------------------------------------------------------------------------------
 
 
-def _asgi_post(loop: asyncio.AbstractEventLoop, app: Any, path: str, body: bytes) -> tuple[int, bytes]:
+def asgi_request(
+    loop: asyncio.AbstractEventLoop, app: Any, path: str, body: bytes, *, query: bytes = b""
+) -> tuple[int, bytes]:
+    """POST ``body`` as htmx does (a GET of ``query`` when ``body`` is empty, as an API client does)."""
     status, chunks = 0, []
-    headers = [
-        (b"host", b"127.0.0.1"),
-        (b"hx-request", b"true"),
-        (b"content-type", b"application/x-www-form-urlencoded"),
-    ]
+    headers = [(b"host", b"127.0.0.1")]
+    if body:
+        headers += [(b"hx-request", b"true"), (b"content-type", b"application/x-www-form-urlencoded")]
 
     async def receive() -> dict[str, Any]:
         return {"type": "http.request", "body": body, "more_body": False}
@@ -107,8 +94,8 @@ def _asgi_post(loop: asyncio.AbstractEventLoop, app: Any, path: str, body: bytes
             chunks.append(message.get("body", b""))
 
     scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
-        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST" if body else "GET",
+        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query, "root_path": "",
         "headers": headers, "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 18060),
     }  # fmt: skip
     loop.run_until_complete(app(scope, receive, send))
@@ -123,14 +110,14 @@ def _move(loop: asyncio.AbstractEventLoop, app: Any, body: bytes) -> dict[str, f
     """One slider move as the page makes it: the form to /, then the results' two slots, which post
     the #planner-state the results carry. CPU seconds per request (time.process_time)."""
     start = time.process_time()
-    status, html = _asgi_post(loop, app, "/", body)
+    status, html = asgi_request(loop, app, "/", body)
     cpu = {"/": time.process_time() - start}
     found = STATE.search(html.decode())
     assert status == 200 and found, status
     state = urllib.parse.urlencode({"state": htmllib.unescape(found.group(1))}).encode()
     for path in FOLLOW_UPS:
         start = time.process_time()
-        status, _ = _asgi_post(loop, app, path, state)
+        status, _ = asgi_request(loop, app, path, state)
         cpu[path] = time.process_time() - start
         assert status in (200, 422), (path, status)  # 422: an answer the page shows (its slot swaps it)
     return cpu
@@ -155,6 +142,13 @@ def server_only(cases: list[str], requests: int) -> None:
         for path in ("/", *FOLLOW_UPS):
             print(line(f"CPU {path}", [m[path] * 1000 for m in moves]))
         print(line("CPU, whole move", [sum(m.values()) * 1000 for m in moves]))
+        api = []
+        for body in bodies:  # the same inputs as GET /api/estimate (its JSON encoding included)
+            start = time.process_time()
+            status, _ = asgi_request(loop, app, "/api/estimate", b"", query=body)
+            api.append((time.process_time() - start) * 1000)
+            assert status == 200, status
+        print(line("CPU /api/estimate", api))
     loop.close()
 
 
