@@ -145,13 +145,15 @@ async def planner_part(request: Request, part: str) -> Response:
     if part not in PARTS:
         message = t("part: no such section {part!r} (one of {parts})", part=part[:40], parts=", ".join(PARTS))
         return HTMLResponse(f"<p>{escape(message)}</p>", status_code=404)
-    params, problems = parse_lenient(PlannerParams, await state_items(request))
+    items = list(await state_items(request))
     if not wants_fragment(request):
+        params, _ = parse_lenient(PlannerParams, items)
         return RedirectResponse(permalink(request, params), status_code=303)
-    return await computed(params, _planner_part, request, part, params, problems)
+    return await computed(items, _planner_part, request, part, items)  # parsed off the event loop
 
 
-def _planner_part(request: Request, part: str, params: PlannerParams, problems: list[Problem]) -> Response:
+def _planner_part(request: Request, part: str, items: list[tuple[str, str]]) -> Response:
+    params, problems = parse_lenient(PlannerParams, items)
     view = build_view(request, params, problems)
     if view.result is None:
         return render_planner(request, view)  # the inputs no longer start: the verdict says why
