@@ -419,10 +419,12 @@ def held_by_others(facts: LogFacts) -> int | None:
 
 
 def _platforms(facts: LogFacts) -> tuple[str, ...]:
+    """The catalog platforms the log's device can be on: an NPU log never matches a GPU, and a GPU log
+    whose stack it names (ROCm's HIP / HSA lines, CUDA's errors or an NVIDIA card) never the other stack."""
     if facts.is_ascend or facts.device_type == "NPU":
         return ("npu",)
     if facts.device_type in (None, "GPU"):
-        return ("cuda", "rocm")
+        return (facts.gpu_platform,) if facts.gpu_platform is not None else ("cuda", "rocm")
     return (facts.device_type.lower(),)
 
 
