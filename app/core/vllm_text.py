@@ -385,6 +385,13 @@ VLLM_FRAME = VllmLine(
     r'File "[^"]{0,300}/(?:vllm(?:/v1)?/(?:engine|executor|worker|entrypoints)|vllm_ascend/(?:worker|patch)'
     r'|vllm_ascend/platform\.py|vllm_omni)[^"]{0,200}", line \d{1,7}, in \w{1,80}',
 )
+# a frame of V0's GPU worker: vllm/worker/worker.py (class Worker(LocalOrDistributedWorkerBase)), model_runner.py,
+# cache_engine.py are V0's modules to their removal after 0.10.2; V1's worker is vllm/v1/worker/gpu_worker.py
+# (worker_base.py is shared by both and is not read)
+V0_WORKER_FRAME = VllmLine(
+    'File "',
+    r'File "[^"]{0,300}/vllm/worker/(?:worker|model_runner|cache_engine|enc_dec_model_runner)\.py", line \d{1,7}',
+)
 ENGINE_CORE_FAILED = VllmLine(
     "EngineCore failed to start",
     r"EngineCore failed to start.*",

@@ -280,6 +280,10 @@ def _bare_frame(m: re.Match[str], ln: _Line, run: _Run) -> None:
         _traceback(m, ln, run)
 
 
+def _v0_frame(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
+
+
 def _failure(m: re.Match[str], ln: _Line, run: _Run) -> None:
     """A start-up failure with no recognised cause (yet): a more specific error replaces it."""
     if run.stage == "ready":
