@@ -183,3 +183,22 @@ def test_a_frame_of_the_v0_gpu_worker_is_the_v0_engine() -> None:
     assert (facts.engine, facts.failure_stage, d.verdict) == ("v0", "kv_alloc", "failed")
     shared = '  File "/vllm-workspace/vllm/vllm/worker/worker_base.py", line 248, in init_worker\n'
     assert parse_startup_log(shared).engine is None
+
+
+def test_a_rocm_log_of_a_size_no_catalog_card_has_is_predicted_on_rocm() -> None:
+    # "Automatically detected platform rocm." with "Free memory on device (23.10/23.98 GiB)": no ROCm card of the
+    # catalog reports 23.98 GiB; the device of that size takes ROCm's rules (before round 6 this total went to
+    # nvidia-rtx-4090-24gb, an NVIDIA card, with the rtx-3090 "also within 1.5 GiB")
+    text = (
+        "INFO 05-08 11:47:00 [utils.py:261] non-default args: {'model_tag': 'Qwen/Qwen3-8B', 'model': "
+        "'Qwen/Qwen3-8B', 'max_model_len': 32768}\n"
+        "INFO 05-08 11:47:00 [__init__.py:241] Automatically detected platform rocm.\n"
+        "(EngineCore pid=1) INFO 05-08 11:47:04 [gpu_worker.py:436] Free memory on device (23.10/23.98 GiB) on "
+        "startup. Desired GPU memory utilization is (0.9, 21.58 GiB).\n"
+        "(EngineCore pid=1) INFO 05-08 11:47:04 [gpu_worker.py:436] Available KV cache memory: 6.9 GiB\n"
+    )
+    d = diagnose(log_text=text, metrics_text=None)
+    assert (d.facts.gpu_platform, d.device_source, d.device_id) == ("rocm", "custom", "custom-23.98gib")
+    assert d.prediction is not None  # the estimate runs on the ROCm device of the printed size
+    cuda = diagnose(log_text=text.replace("platform rocm", "platform cuda"), metrics_text=None)
+    assert cuda.device_id == "nvidia-rtx-4090-24gb"
