@@ -1,6 +1,7 @@
 """Leave-one-source-out accuracy of the simulated `vllm bench serve` run (app.core.perf.bench).
 
     .venv/bin/python bench/perf_sources.py
+    .venv/bin/python bench/perf_sources.py --blind FILE.jsonl ... [--rows]   # shipped answer vs measured
 
 Sources: the shared file (bench/data/perf/vllm_perf_measured.csv, one harness: InferenceMAX and NVIDIA
 sweeps, run with InferenceMAX's published client settings: range ratio 0.8, num_prompts = 10 x
@@ -29,19 +30,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import fit_perf as F
 
 from app.core.catalog import find_device, find_model
-from app.core.errors import ConfigError
+from app.core.errors import ConfigError, PlannerError
 from app.core.estimate import estimate
-from app.core.perf.bench import BenchPoint, simulate_bench
+from app.core.perf.bench import BenchPoint, BenchResult, simulate_bench
 from app.core.perf.bench_args import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN, BenchArgs
 from app.core.perf.cluster import MeasuredKeys, RunComparison, fit_cluster
 from app.core.perf.physics import Coefficients, StepPhysics, step_physics
-from app.core.perf.predict import device_family, fit_for, fitted_families
-from app.core.result import Estimate
+from app.core.perf.predict import device_family, fit_for, fitted_families, performance
+from app.core.perf.schedule import Workload
+from app.core.result import Estimate, Range
 from app.core.specs import ServeConfig
 from app.core.versions import rules_for
 
 SOURCES = Path(__file__).resolve().parent / "data" / "perf" / "sources.jsonl"
 SOURCES_DIR = Path(__file__).resolve().parent / "data" / "perf" / "sources"
+# the sixth collection (2026-12-01), held apart and scored blind first (sources-r6/README.md)
+SOURCES_R6_DIR = Path(__file__).resolve().parent / "data" / "perf" / "sources-r6"
 # ServeConfig fields a source may state under "server" (the rest of what it says stays in "harness")
 SERVE_FLAGS = frozenset(
     {
@@ -125,7 +129,10 @@ def shared_runs() -> list[tuple[str, dict[str, float], dict[str, float], str]]:
 def source_rows() -> list[dict[str, Any]]:
     """Every measured run from outside the shared file: sources.jsonl plus one file per source in
     bench/data/perf/sources/ (README.md there says where each came from)."""
-    files = [SOURCES, *sorted(SOURCES_DIR.glob("*.jsonl"))]
+    return read_rows([SOURCES, *sorted(SOURCES_DIR.glob("*.jsonl")), *sorted(SOURCES_R6_DIR.glob("*.jsonl"))])
+
+
+def read_rows(files: list[Path]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for path in files:
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -192,6 +199,7 @@ RELEASE_AT = (
     ("Aug 2025", "0.10.1"),
     ("Nov 2025", "0.11.0"),
     ("late 2025", "0.11.0"),
+    ("2026-03", "0.18.0"),  # PyPI 0.18.0 2026-03-20 (wheel build date), 0.19.0 2026-04-03
 )
 DEFAULT_RUN_VERSION = "0.19.0"
 
@@ -255,7 +263,107 @@ def quantile(values: list[float], q: float) -> float:
     return F.quantile(values, q)
 
 
+# What the blind score compares (vLLM's result keys): TPOT-like, TTFT and throughput, mean and median
+BLIND_KEYS = (
+    "mean_tpot_ms",
+    "median_tpot_ms",
+    "mean_itl_ms",
+    "median_itl_ms",
+    "mean_ttft_ms",
+    "median_ttft_ms",
+    "output_throughput",
+)
+
+
+@dataclass(frozen=True)
+class BlindCell:
+    """One measured key of one run against the shipped answer: expected / measured, inside low..high."""
+
+    ratio: float
+    inside: bool
+
+
+def shipped_answer(row: dict[str, Any]) -> BenchResult | str:
+    """What /api/performance answers for this run as shipped (app.core.perf.predict.performance with the
+    run's bench arguments: coefficients.json, its bench bands and the device's widening), or why none."""
+    model, device = find_model(str(row["model"])), find_device(str(row["device"]))
+    args = bench_args(row)
+    serve = serve_config(row, args)
+    version = run_version(row)
+    try:
+        est = estimate(model=model, device=device, serve=serve, vllm_version=version)
+    except ConfigError as err:
+        return f"refused at {version}: {err}"
+    if not est.fits or est.num_gpu_blocks <= 0:
+        return f"no KV pool at {version}"
+    prompt, output = args.mean_lengths()
+    workload = Workload(input_tokens=prompt, output_tokens=output, concurrency=args.max_concurrency or 1)
+    try:
+        perf = performance(
+            estimate=est,
+            model=model,
+            device=device,
+            serve=serve,
+            workload=workload,
+            with_curve=False,
+            bench=args,
+        )
+    except PlannerError as err:
+        return f"no answer: {err.field}"
+    assert perf.bench is not None
+    return perf.bench
+
+
+def blind_cells(row: dict[str, Any], answer: BenchResult) -> dict[str, BlindCell]:
+    cells = {}
+    for key in BLIND_KEYS:
+        measured = row["measured"].get(key)
+        if measured:
+            band: Range = getattr(answer, key)
+            cells[key] = BlindCell(band.expected / measured, band.low <= measured <= band.high)
+        # a key the run did not print is not scored
+    return cells
+
+
+def blind_summary(cells: list[BlindCell]) -> str:
+    """median |error| (median expected / measured, share inside the band)"""
+    if not cells:
+        return "-"
+    error = statistics.median(abs(c.ratio - 1) for c in cells)
+    ratio = statistics.median(c.ratio for c in cells)
+    inside = sum(c.inside for c in cells) / len(cells)
+    return f"{error:.0%} ({ratio:.2f}x, {inside:.0%})"
+
+
+def blind(files: list[Path], *, rows_too: bool) -> None:
+    """The blind score: each run answered as shipped, per source and per (source, model), markdown."""
+    groups: dict[str, list[dict[str, BlindCell]]] = defaultdict(list)
+    for row in read_rows(files):
+        answer = shipped_answer(row)
+        label = f"{row['source']} / {row['model']} tp{row['tp']}"
+        if isinstance(answer, str):
+            print(f"not scored ({answer}): {label} {row.get('run_id', '')}")
+            continue
+        cells = blind_cells(row, answer)
+        groups[str(row["source"])].append(cells)
+        groups[label].append(cells)
+        if rows_too:
+            shown = " ".join(f"{k}={c.ratio:.2f}{'' if c.inside else '!'}" for k, c in cells.items())
+            print(f"  {label} {row.get('run_id', '')} [{answer.regime}]: {shown}")
+    print("| runs | scored | " + " | ".join(BLIND_KEYS) + " |")
+    print("|---|---:|" + "---|" * len(BLIND_KEYS))
+    for label, runs in groups.items():
+        per_key = [blind_summary([r[k] for r in runs if k in r]) for k in BLIND_KEYS]
+        print(f"| {label} | {len(runs)} | " + " | ".join(per_key) + " |")
+
+
 def main() -> int:
+    if "--blind" in sys.argv:
+        blind(
+            [Path(a) for a in sys.argv[sys.argv.index("--blind") + 1 :] if not a.startswith("--")],
+            rows_too="--rows" in sys.argv,
+        )
+        return 0
     runs = shared_runs() + other_runs()
     by_source: dict[str, list[tuple[dict[str, float], dict[str, float]]]] = defaultdict(list)
     for source, predicted, measured, _ in runs:
