@@ -272,6 +272,7 @@ BLIND_KEYS = (
     "mean_ttft_ms",
     "median_ttft_ms",
     "output_throughput",
+    "request_throughput",
 )
 
 
