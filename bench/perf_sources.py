@@ -33,7 +33,7 @@ from app.core.catalog import find_device, find_model
 from app.core.errors import ConfigError, PlannerError
 from app.core.estimate import estimate
 from app.core.perf.bench import BenchPoint, BenchResult, simulate_bench
-from app.core.perf.bench_args import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN, BenchArgs
+from app.core.perf.bench_args import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN, SHAREGPT_MAX_TOTAL, BenchArgs
 from app.core.perf.cluster import MeasuredKeys, RunComparison, fit_cluster
 from app.core.perf.physics import Coefficients, StepPhysics, step_physics
 from app.core.perf.predict import device_family, fit_for, fitted_families, performance
@@ -141,6 +141,13 @@ def read_rows(files: list[Path]) -> list[dict[str, Any]]:
     return rows
 
 
+# ShareGPT runs whose totals are printed run as random prompts at those means, spread as widely as the
+# random dataset allows: uniform on [m (1 - r), m (1 + r)] has a coefficient of variation r / sqrt(3),
+# 0.57 at r = 0.99 (range_ratio must stay below 1), against ~0.8 for ShareGPT's own lengths (log-normal,
+# sigma 0.7 in log space: sqrt(exp(0.49) - 1) = 0.79, bench_args.SHAREGPT_LOG_SIGMA).
+SHAREGPT_RANGE_RATIO = 0.99
+
+
 def generated_len(row: dict[str, Any]) -> int | None:
     """The mean output the run generated, where it printed its totals ("Total generated tokens",
     "Successful requests") and let the model stop at its end-of-sequence token (no --ignore-eos) on
@@ -152,23 +159,59 @@ def generated_len(row: dict[str, Any]) -> int | None:
     return max(1, round(float(total) / float(completed)))
 
 
+def sharegpt_means(row: dict[str, Any]) -> tuple[int, int] | None:
+    """(prompt, output) tokens per request of a ShareGPT run that printed its totals ("Total input
+    tokens", "Total generated tokens", "Successful requests"): the lengths this run's tokenizer saw and
+    where its model stopped, where the simulation's ShareGPT model has one tokenizer's means (230 / 203)
+    and every output running to the conversation's length. None for other datasets or without totals
+    (those keep the ShareGPT model). E.g. IOG's phi-4 at 1 req/s: 40,572 input and 23,634 generated
+    tokens over 200 requests -> 203 and 118."""
+    if row.get("dataset_name") != "sharegpt":
+        return None
+    total_in, total_out, completed = (
+        row.get("total_input_tokens"),
+        row.get("total_output_tokens"),
+        row.get("completed"),
+    )
+    if not total_in or not total_out or not completed:
+        return None
+    return (
+        max(1, round(float(total_in) / float(completed))),
+        max(1, round(float(total_out) / float(completed))),
+    )
+
+
 def bench_args(row: dict[str, Any]) -> BenchArgs:
     """The run's `vllm bench serve` arguments. Datasets the simulation has no model of (sonnet, a custom
     prompt list) run as random prompts of the run's own measured mean lengths (row: random_*_len); a
-    random run that stopped at EOS runs at the output length it generated (generated_len)."""
+    random run that stopped at EOS runs at the output length it generated (generated_len); a ShareGPT run
+    that printed its totals runs as random prompts at its printed means, spread SHAREGPT_RANGE_RATIO
+    (sharegpt_means)."""
     rate = row.get("request_rate", "inf")
     dataset = row.get("dataset_name", "random")
+    common: dict[str, Any] = {
+        "num_prompts": row["num_prompts"],
+        "max_concurrency": row.get("max_concurrency"),
+        "request_rate": math.inf if rate == "inf" else float(rate),
+        "burstiness": row.get("burstiness", 1.0),
+        "ignore_eos": bool(row.get("ignore_eos", False)),
+    }
+    means = sharegpt_means(row)
+    if means is not None:
+        return BenchArgs(
+            dataset_name="random",
+            random_input_len=means[0],
+            random_output_len=means[1],
+            random_range_ratio=SHAREGPT_RANGE_RATIO,
+            **common,
+        )
     return BenchArgs(
-        num_prompts=row["num_prompts"],
-        max_concurrency=row.get("max_concurrency"),
-        request_rate=math.inf if rate == "inf" else float(rate),
-        burstiness=row.get("burstiness", 1.0),
         dataset_name="sharegpt" if dataset == "sharegpt" else "random",
         random_input_len=row.get("random_input_len", DEFAULT_INPUT_LEN),
         random_output_len=generated_len(row) or row.get("random_output_len", DEFAULT_OUTPUT_LEN),
         random_range_ratio=row.get("random_range_ratio", 0.0),
         random_prefix_len=row.get("random_prefix_len", 0),
-        ignore_eos=bool(row.get("ignore_eos", False)),
+        **common,
     )
 
 
@@ -176,7 +219,10 @@ def serve_config(row: dict[str, Any], args: BenchArgs) -> ServeConfig:
     """The server as the source states it (parallel layout and the flags it names); vLLM defaults otherwise."""
     flags: dict[str, Any] = dict(row.get("server", {}))
     flags = {k: v for k, v in flags.items() if k in SERVE_FLAGS}
-    flags.setdefault("max_model_len", args.max_request_tokens() + 64)
+    longest = args.max_request_tokens()
+    if row.get("dataset_name") == "sharegpt":  # the context a ShareGPT run needs, however it is run
+        longest = max(longest, SHAREGPT_MAX_TOTAL)
+    flags.setdefault("max_model_len", longest + 64)
     flags.setdefault(
         "gpu_memory_utilization", row.get("gpu_memory_utilization", GPU_MEMORY_UTILIZATION_DEFAULT)
     )
