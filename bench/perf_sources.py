@@ -39,7 +39,7 @@ from app.core.perf.physics import Coefficients, StepPhysics, step_physics
 from app.core.perf.predict import device_family, fit_for, fitted_families, performance
 from app.core.perf.schedule import Workload
 from app.core.result import Estimate, Range
-from app.core.specs import ServeConfig
+from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
 from app.core.versions import rules_for
 
 SOURCES = Path(__file__).resolve().parent / "data" / "perf" / "sources.jsonl"
@@ -261,41 +261,65 @@ def run_version(row: dict[str, Any]) -> str:
     return next((version for when, version in RELEASE_AT if when in stated), DEFAULT_RUN_VERSION)
 
 
+@dataclass(frozen=True)
+class PlannedRun:
+    """A source row as the planner takes it: the catalog's model and device, the run's bench arguments and
+    server, the release it ran and the planner's estimate at that release."""
+
+    model: ModelSpec
+    device: DeviceSpec
+    args: BenchArgs
+    serve: ServeConfig
+    version: str
+    estimate: Estimate
+
+    def planned(self) -> dict[str, Any]:
+        """The planner's own keyword arguments (step_physics, performance)."""
+        return {"estimate": self.estimate, "model": self.model, "device": self.device, "serve": self.serve}
+
+
+def plan_run(row: dict[str, Any]) -> PlannedRun | str:
+    """The row's planned run, or why the planner would not start it at the run's release."""
+    model, device = find_model(str(row["model"])), find_device(str(row["device"]))
+    args = bench_args(row)
+    serve = serve_config(row, args)
+    version = run_version(row)
+    try:
+        est = estimate(model=model, device=device, serve=serve, vllm_version=version)
+    except ConfigError as err:  # the planner refuses the release (e.g. its registry lacks the model)
+        return f"refused at {version}: {err}"
+    if not est.fits or est.num_gpu_blocks <= 0:  # the planner says this release would not start it
+        return f"no KV pool at {version}"
+    return PlannedRun(model, device, args, serve, version, est)
+
+
 def other_contexts() -> list[RunContext]:
     out = []
     for row in source_rows():
-        model, device = find_model(str(row["model"])), find_device(str(row["device"]))
-        args = bench_args(row)
-        serve = serve_config(row, args)
-        version = run_version(row)
-        try:
-            est = estimate(model=model, device=device, serve=serve, vllm_version=version)
-        except ConfigError as err:  # the planner refuses the release (e.g. its registry lacks the model)
-            print(f"skipped (refused at {version}: {err}): {row['source']}: {row['device']} {row['model']}")
+        run = plan_run(row)
+        if isinstance(run, str):
+            print(f"skipped ({run}): {row['source']}: {row['device']} {row['model']}")
             continue
-        if not est.fits or est.num_gpu_blocks <= 0:  # the planner says this release would not start it
-            print(f"skipped (no KV pool at {version}): {row['source']}: {row['device']} {row['model']}")
-            continue
-        physics = step_physics(estimate=est, model=model, device=device, serve=serve)
-        engine = str(row.get("engine", rules_for(version).engine)).lower()
+        physics = step_physics(**run.planned())
+        engine = str(row.get("engine", rules_for(run.version).engine)).lower()
         if engine == "v0":  # VLLM_USE_V1=0 on a V1 release: the V0 engine runs the host in series
             physics = replace(physics, host_overlapped=False)
-        fit = fit_for(family=device_family(device)[0], vllm_version=version)[1]
+        fit = fit_for(family=device_family(run.device)[0], vllm_version=run.version)[1]
         # every key a user would paste (vLLM's result keys); the within-cluster check reads them all
         measured = {k: float(v) for k, v in dict(row["measured"]).items() if k in MeasuredKeys.model_fields}
         cluster = f"{row['device']} {row['model']} tp{row['tp']}"
-        prefix_cache = serve.enable_prefix_caching is not False
+        prefix_cache = run.serve.enable_prefix_caching is not False
         out.append(
             RunContext(
                 str(row["source"]),
-                est,
+                run.estimate,
                 physics,
                 fit.bench_coefficients(),
-                args,
+                run.args,
                 prefix_cache,
                 measured,
                 cluster,
-                device.platform,
+                run.device.platform,
                 engine,
             )
         )
@@ -334,28 +358,13 @@ class BlindCell:
 def shipped_answer(row: dict[str, Any]) -> BenchResult | str:
     """What /api/performance answers for this run as shipped (app.core.perf.predict.performance with the
     run's bench arguments: coefficients.json, its bench bands and the device's widening), or why none."""
-    model, device = find_model(str(row["model"])), find_device(str(row["device"]))
-    args = bench_args(row)
-    serve = serve_config(row, args)
-    version = run_version(row)
-    try:
-        est = estimate(model=model, device=device, serve=serve, vllm_version=version)
-    except ConfigError as err:
-        return f"refused at {version}: {err}"
-    if not est.fits or est.num_gpu_blocks <= 0:
-        return f"no KV pool at {version}"
-    prompt, output = args.mean_lengths()
-    workload = Workload(input_tokens=prompt, output_tokens=output, concurrency=args.max_concurrency or 1)
-    try:
-        perf = performance(
-            estimate=est,
-            model=model,
-            device=device,
-            serve=serve,
-            workload=workload,
-            with_curve=False,
-            bench=args,
-        )
+    run = plan_run(row)
+    if isinstance(run, str):
+        return run
+    prompt, output = run.args.mean_lengths()
+    workload = Workload(input_tokens=prompt, output_tokens=output, concurrency=run.args.max_concurrency or 1)
+    try:  # the bench answer alone, as the page's Speed section asks for it (no concurrency curve)
+        perf = performance(**run.planned(), workload=workload, with_curve=False, bench=run.args)
     except PlannerError as err:
         return f"no answer: {err.field}"
     assert perf.bench is not None
