@@ -395,6 +395,7 @@ def blind_summary(cells: list[BlindCell]) -> str:
 def blind(files: list[Path], *, rows_too: bool) -> None:
     """The blind score: each run answered as shipped, per source and per (source, model), markdown."""
     groups: dict[str, list[dict[str, BlindCell]]] = defaultdict(list)
+    pooled: list[dict[str, BlindCell]] = []
     for row in read_rows(files):
         answer = shipped_answer(row)
         label = f"{row['source']} / {row['model']} tp{row['tp']}"
@@ -404,12 +405,13 @@ def blind(files: list[Path], *, rows_too: bool) -> None:
         cells = blind_cells(row, answer)
         groups[str(row["source"])].append(cells)
         groups[label].append(cells)
+        pooled.append(cells)
         if rows_too:
             shown = " ".join(f"{k}={c.ratio:.2f}{'' if c.inside else '!'}" for k, c in cells.items())
             print(f"  {label} {row.get('run_id', '')} [{answer.regime}]: {shown}")
     print("| runs | scored | " + " | ".join(BLIND_KEYS) + " |")
     print("|---|---:|" + "---|" * len(BLIND_KEYS))
-    for label, runs in groups.items():
+    for label, runs in [*groups.items(), ("every run above", pooled)]:
         per_key = [blind_summary([r[k] for r in runs if k in r]) for k in BLIND_KEYS]
         print(f"| {label} | {len(runs)} | " + " | ".join(per_key) + " |")
 
