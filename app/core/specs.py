@@ -132,6 +132,11 @@ class ModelSpec(Frozen):
     num_experts: int = Field(default=0, ge=0)
     num_experts_per_tok: int = Field(default=0, ge=0)
     num_shared_experts: int = Field(default=0, ge=0)
+    # decoder layers whose MLP is the routed-expert block (config.json first_k_dense_replace, moe_layer_freq,
+    # interleave_moe_layer_step, decoder_sparse_step, mlp_only_layers, expert_layer_period, a Nemotron-H
+    # pattern's E blocks); None: not counted (every layer of an MoE model; the speed model then takes
+    # what the routed-expert parameters hold, budget.routed_expert_params)
+    moe_layers: int | None = Field(default=None, ge=0)
     num_attention_heads: int = Field(gt=0)
     num_kv_heads: int = Field(gt=0)
     head_size: int = Field(gt=0)  # K head size as vLLM caches it

@@ -170,6 +170,21 @@ def _expert_byte_fraction(model: ModelSpec) -> float:
     return min(1.0, experts * expert_b / total) if total > 0 else 0.0
 
 
+def moe_layer_count(model: ModelSpec) -> int:
+    """Decoder layers whose MLP is the routed-expert block: what the config says (ModelSpec.moe_layers),
+    else as many as the routed-expert parameters fill (budget.routed_expert_params). Llama-4-Maverick:
+    interleave_moe_layer_step 2, so 24 of its 48 layers; DeepSeek-V3: first_k_dense_replace 3, 58 of 61;
+    Qwen3-30B-A3B: decoder_sparse_step 1 and no mlp_only_layers, all 48."""
+    if not model.num_experts:
+        return 0
+    if model.moe_layers is not None:
+        return model.moe_layers
+    per_layer = model.num_experts * B.GATED_MLP_MATRICES * model.hidden_size * model.moe_intermediate_size
+    if not per_layer:
+        return model.num_layers
+    return B.routed_expert_params(model) // per_layer
+
+
 def step_physics(
     *, estimate: Estimate, model: ModelSpec, device: DeviceSpec, serve: ServeConfig
 ) -> StepPhysics:
@@ -189,6 +204,7 @@ def step_physics(
     gemm = FLOPS_PER_MAC * (dense_active / pp + embed) / tp  # the lm_head runs on every token sampled
     expert_gemm = FLOPS_PER_MAC * experts_active / pp / tp
     layers = model.num_layers / pp
+    moe_layers = moe_layer_count(model) / pp
     head_dims = model.num_attention_heads * (model.head_size + model.head_size_v) / 2
     if model.mla is not None:
         head_dims = model.num_attention_heads * (model.mla.latent_size + model.mla.kv_lora_rank) / 2
@@ -203,8 +219,8 @@ def step_physics(
     if model.num_experts and dp > 1:
         # the experts see every DP rank's tokens: vLLM's default exchange gathers every rank's hidden
         # states before the experts and reduce-scatters after (each rank receives the other dp-1 ranks' tokens)
-        collectives += ALLTOALLS_PER_MOE_LAYER * int(layers)
-        exchange_bytes = ALLTOALLS_PER_MOE_LAYER * int(layers) * token_bytes * (dp - 1)
+        collectives += ALLTOALLS_PER_MOE_LAYER * int(moe_layers)
+        exchange_bytes = ALLTOALLS_PER_MOE_LAYER * int(moe_layers) * token_bytes * (dp - 1)
     fmt = weight_format(model)
     windowed = sum(
         g.page_size_bytes * g.num_layers / g.block_size for g in estimate.groups if g.kind in WINDOWED_KINDS
@@ -234,7 +250,7 @@ def step_physics(
         exchange_bytes_per_token=exchange_bytes,
         link_bytes_per_s=link,
         layers_on_device=int(layers),
-        moe_layers_on_device=int(layers) if model.num_experts else 0,
+        moe_layers_on_device=int(moe_layers),
         tensor_parallel_size=tp,
         data_parallel_size=dp,
         moe_tokens_scale=dp if model.num_experts else 1,
