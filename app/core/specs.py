@@ -137,6 +137,9 @@ class ModelSpec(Frozen):
     # pattern's E blocks); None: not counted (every layer of an MoE model; the speed model then takes
     # what the routed-expert parameters hold, budget.routed_expert_params)
     moe_layers: int | None = Field(default=None, ge=0)
+    # each layer is ONE block, a mixer or an MLP with its own residual (Nemotron-H's pattern letters, pure
+    # Mamba), not attention + MLP: one TP all-reduce a layer instead of two, half a layer's kernels
+    one_sublayer_blocks: bool = False
     num_attention_heads: int = Field(gt=0)
     num_kv_heads: int = Field(gt=0)
     head_size: int = Field(gt=0)  # K head size as vLLM caches it

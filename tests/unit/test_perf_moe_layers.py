@@ -97,3 +97,31 @@ def test_pipeline_stages_split_the_moe_layers() -> None:
     est = estimate(model=model, device=device, serve=serve, vllm_version="0.11.0")
     physics = step_physics(estimate=est, model=model, device=device, serve=serve)
     assert (physics.layers_on_device, physics.moe_layers_on_device) == (30, 29)
+
+
+def test_one_block_layers_count_half_a_layer_and_one_all_reduce() -> None:
+    # NVIDIA-Nemotron-3-Nano-30B-A3B (hybrid_override_pattern: 23 M, 23 E, 6 *; vLLM 0.33.0 nemotron_h.py:
+    # each decoder layer is a norm and one mixer ending in one row-parallel projection). At TP 2 (Vultr's
+    # B200 layout): 52 all-reduces a step (one a block; was 2 x 52 = 104), 52 / 2 = 26 attention + MLP
+    # layer equivalents for the per-layer floors, the 23 E blocks as MoE layers, and attention FLOPs on
+    # the 6 attention layers only: 2 x 2 x 6 x 32 heads x 128 / 2 = 49,152 a context token (was 52 layers)
+    model, device = find_model("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-FP8"), find_device("nvidia-b200")
+    assert model.one_sublayer_blocks
+    serve = ServeConfig(tensor_parallel_size=2, max_model_len=8192)
+    est = estimate(model=model, device=device, serve=serve, vllm_version="0.16.0")
+    physics = step_physics(estimate=est, model=model, device=device, serve=serve)
+    assert physics.collectives_per_step == 52
+    assert (physics.layers_on_device, physics.moe_layers_on_device) == (26, 23)
+    heads, head = model.num_attention_heads, model.head_size
+    assert (heads, head) == (32, 128)
+    assert physics.attention_flops_per_context_token == 2 * 2 * 6 * 32 * 128 / 2
+
+
+def test_a_transformer_layer_keeps_two_all_reduces() -> None:
+    # Llama-3.1-8B at TP 2: 32 layers x 2 all-reduces (o_proj, down_proj) = 64 a step, 32 layers
+    model, device = find_model("meta-llama/Llama-3.1-8B-Instruct"), find_device("nvidia-h100-sxm-80gb")
+    assert not model.one_sublayer_blocks
+    serve = ServeConfig(tensor_parallel_size=2, max_model_len=8192)
+    est = estimate(model=model, device=device, serve=serve, vllm_version="0.16.0")
+    physics = step_physics(estimate=est, model=model, device=device, serve=serve)
+    assert (physics.collectives_per_step, physics.layers_on_device) == (64, 32)

@@ -93,6 +93,8 @@ class ParamBreakdown:
     norms: int
     is_moe: bool
     moe_layers: int = 0  # decoder layers with a routed-expert block
+    # every layer is one block (a mixer or an MLP) with its own norm: Nemotron-H's pattern, pure Mamba
+    one_sublayer_blocks: bool = False
     # gpt-oss: routed experts' biases, kept in bf16 beside the quantized matrices (all / top-k)
     expert_biases: int = 0
     expert_biases_active: int = 0
@@ -452,6 +454,7 @@ def _breakdown(cfgs: _Configs, g: _Geometry, layers: _Layers, moe: _Moe | None) 
         norms=norms + h,  # + final norm
         is_moe=moe is not None,
         moe_layers=moe_layers,
+        one_sublayer_blocks=separate_blocks,
         expert_biases=expert_biases,
         expert_biases_active=expert_biases_active,
     )

@@ -20,7 +20,7 @@ from statistics import NormalDist
 
 from app.core import budget as B
 from app.core.result import Estimate
-from app.core.specs import GIB, DeviceSpec, ModelSpec, QuantMethod, ServeConfig
+from app.core.specs import GIB, DeviceSpec, LayerKind, ModelSpec, QuantMethod, ServeConfig
 from app.core.versions import rules_for
 
 TERA = 10**12
@@ -28,6 +28,12 @@ GIGA = 10**9
 FLOPS_PER_MAC = 2  # one multiply-accumulate = 2 floating-point operations
 ATTENTION_MATMULS = 2  # Q·K^T and P·V, each one MAC per (head dim x context token)
 ALLREDUCES_PER_LAYER = 2  # Megatron TP: after attention's o_proj and after the MLP's down_proj
+# a one-block layer (ModelSpec.one_sublayer_blocks: vLLM 0.33.0 nemotron_h.py, each Nemotron-H decoder
+# layer is a norm and ONE mixer, mamba / attention / MLP / MoE, ending in one row-parallel projection)
+ALLREDUCES_PER_BLOCK = 1
+ATTENTION_KINDS = frozenset(
+    {LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED, LayerKind.MLA, LayerKind.SHARED}
+)
 ALLTOALLS_PER_MOE_LAYER = 2  # expert parallel: dispatch and combine
 ACTIVATION_BYTES = 2  # bf16 hidden states on the wire
 RING_FACTOR_NUMERATOR = 2  # ring all-reduce moves 2 (n-1)/n of the buffer per rank
@@ -124,7 +130,7 @@ class StepPhysics:
     # link efficiency of the TP all-reduces (megabytes a layer: bandwidth-bound)
     exchange_bytes_per_token: float
     link_bytes_per_s: float  # one direction of the device's interconnect
-    layers_on_device: int
+    layers_on_device: int  # decoder layers on the device, in attention + MLP layers (layer_equivalents)
     moe_layers_on_device: int
     tensor_parallel_size: int
     data_parallel_size: int
@@ -185,6 +191,14 @@ def moe_layer_count(model: ModelSpec) -> int:
     return B.routed_expert_params(model) // per_layer
 
 
+def layer_equivalents(model: ModelSpec) -> float:
+    """The model's decoder layers counted as attention + MLP layers: what the per-layer floors and the
+    TP all-reduces are per. A one-block layer (Nemotron-H: 23 mamba, 23 MoE and 6 attention blocks of
+    Nemotron-3-Nano's 52) is half of one: 26, with 52 all-reduces, not 104."""
+    per_layer = ALLREDUCES_PER_BLOCK if model.one_sublayer_blocks else ALLREDUCES_PER_LAYER
+    return model.num_layers * per_layer / ALLREDUCES_PER_LAYER
+
+
 def step_physics(
     *, estimate: Estimate, model: ModelSpec, device: DeviceSpec, serve: ServeConfig
 ) -> StepPhysics:
@@ -203,12 +217,14 @@ def step_physics(
     dense_active = max(0.0, body_active - experts_active)
     gemm = FLOPS_PER_MAC * (dense_active / pp + embed) / tp  # the lm_head runs on every token sampled
     expert_gemm = FLOPS_PER_MAC * experts_active / pp / tp
-    layers = model.num_layers / pp
+    layers = layer_equivalents(model) / pp
     moe_layers = moe_layer_count(model) / pp
+    # only attention layers attend (mamba mixers and MLP-only blocks read no context)
+    attention_layers = sum(kind in ATTENTION_KINDS for kind in model.layer_kinds) / pp
     head_dims = model.num_attention_heads * (model.head_size + model.head_size_v) / 2
     if model.mla is not None:
         head_dims = model.num_attention_heads * (model.mla.latent_size + model.mla.kv_lora_rank) / 2
-    attention = FLOPS_PER_MAC * ATTENTION_MATMULS * layers * head_dims / tp
+    attention = FLOPS_PER_MAC * ATTENTION_MATMULS * attention_layers * head_dims / tp
     collectives = 0
     wire_bytes = exchange_bytes = 0.0
     token_bytes = model.hidden_size * ACTIVATION_BYTES
