@@ -255,6 +255,10 @@ class DeviceSpec(Frozen):
     interconnect: str = ""
     interconnect_gbps: float | None = None  # per-device bidirectional bandwidth, GB/s
     typical_node_devices: int = Field(default=8, gt=0)
+    # how the cards of one node reach each other: "fabric" (every card to every card over NVLink/NVSwitch,
+    # xGMI, HCCS, ICI, NeuronLink, Gaudi RoCE), "nvlink_pairs" (NVLink bridges between pairs, PCIe beyond:
+    # H100 NVL, GH200 NVL2), "pcie" (PCIe only; an optional bridge is not assumed); None: not stated
+    peer_link: Literal["fabric", "nvlink_pairs", "pcie"] | None = None
     # CPU and GPU share one memory pool (GB10 / DGX Spark): the OS and its page cache live in the same
     # bytes, so gpu_memory_utilization is not a hard bound there (vllm#46307, #56824)
     unified_memory: bool = False

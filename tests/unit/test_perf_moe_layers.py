@@ -18,7 +18,7 @@ import pytest
 from app.core.catalog import find_device, find_model
 from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config
-from app.core.perf.physics import moe_layer_count, step_physics
+from app.core.perf.physics import moe_layer_count, step_physics, tp_over_pcie
 from app.core.specs import ServeConfig
 
 CURRENT = Path(__file__).resolve().parents[1] / "data" / "configs" / "current"
@@ -125,3 +125,19 @@ def test_a_transformer_layer_keeps_two_all_reduces() -> None:
     est = estimate(model=model, device=device, serve=serve, vllm_version="0.16.0")
     physics = step_physics(estimate=est, model=model, device=device, serve=serve)
     assert (physics.collectives_per_step, physics.layers_on_device) == (64, 32)
+
+
+@pytest.mark.parametrize(
+    ("device", "tp", "over_pcie"),
+    [
+        ("nvidia-rtx-4090-24gb", 2, True),  # PCIe Gen4 only, no NVLink (catalog peer_link pcie)
+        ("nvidia-l40s-48gb", 4, True),
+        ("nvidia-h100-sxm-80gb", 8, False),  # NVLink 4 through NVSwitch
+        ("amd-mi300x-192gb", 8, False),  # xGMI, fully connected
+        ("nvidia-h100-nvl-94gb", 2, False),  # a bridged NVLink pair
+        ("nvidia-h100-nvl-94gb", 4, True),  # two pairs talk over PCIe
+        ("nvidia-rtx-4090-24gb", 1, False),  # no TP, no all-reduce
+    ],
+)
+def test_the_catalog_says_which_cards_talk_over_pcie(device: str, tp: int, over_pcie: bool) -> None:
+    assert tp_over_pcie(device=find_device(device), serve=ServeConfig(tensor_parallel_size=tp)) is over_pcie

@@ -55,6 +55,7 @@ WINDOWED_KINDS = ("sliding", "chunked")  # layers whose attention reads at most 
 # GPU (NVIDIA DGX H100/B200 user guides: eight single-port ConnectX-7 InfiniBand NDR 400 Gb/s for the
 # compute fabric), 50 GB/s each way, instead of NVLink. Not fitted: no measured cross-host TP run.
 INTER_NODE_BYTES_PER_S = 400 * 10**9 // 8
+NVLINK_PAIR = 2  # an NVLink bridge joins two cards
 PCIE_CLASS_MAX_GBPS = 128.0  # catalog links at or below PCIe Gen5 x16 (bidirectional): no NVLink-class fabric
 
 
@@ -63,8 +64,17 @@ def tp_crosses_hosts(*, device: DeviceSpec, serve: ServeConfig) -> bool:
 
 
 def tp_over_pcie(*, device: DeviceSpec, serve: ServeConfig) -> bool:
+    """A TP group whose all-reduces cross PCIe: the catalog's peer_link says so (a bridged pair only
+    beyond 2 cards), else a link no faster than PCIe Gen5 x16. vLLM 0.33.0's custom all-reduce
+    (distributed/device_communicators/custom_all_reduce.py) turns itself off for more than two PCIe-only
+    GPUs and without GPU P2P, leaving NCCL: the fitted NVLink-class link and latency do not apply."""
+    tp = serve.tensor_parallel_size
+    if tp <= 1:
+        return False
+    if device.peer_link is not None:
+        return device.peer_link == "pcie" or (device.peer_link == "nvlink_pairs" and tp > NVLINK_PAIR)
     gbps = device.interconnect_gbps
-    return serve.tensor_parallel_size > 1 and gbps is not None and gbps <= PCIE_CLASS_MAX_GBPS
+    return gbps is not None and gbps <= PCIE_CLASS_MAX_GBPS
 
 
 class WeightFormat(StrEnum):
