@@ -5,40 +5,30 @@ request that arrives while N runs is first scheduled in step N+2)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import MISSING, fields, replace
 
 import pytest
 
 from app.core.perf.rates import StepRates
 from app.core.perf.simulate import EngineLimits, run
 
+
+def _zeros(cls: type) -> dict[str, int]:
+    """Every field of a dataclass without a default, at 0."""
+    return {f.name: 0 for f in fields(cls) if f.default is MISSING}
+
+
 # every step costs 10 ms whatever it carries: fixed 10 ms, nothing per token or context
-FLAT = StepRates(
-    fixed_s=0.010,
-    per_token_s=0.0,
-    per_decode_token_s=0.0,
-    per_prefill_token_s=0.0,
-    per_context_token_s=0.0,
-    per_prefill_context_s=0.0,
-    expert_bytes_s=0.0,
-    num_experts=0,
-    experts_per_token=0,
-    moe_tokens_scale=1,
-    memory_fixed_s=0.010,
-    memory_per_context_s=0.0,
-    windowed_share=0.0,
-    window_tokens=0,
-)
-LIMITS = EngineLimits(
+FLAT = replace(StepRates(**_zeros(StepRates)), fixed_s=0.010, memory_fixed_s=0.010, moe_tokens_scale=1)
+# one rank, one stage, room for everything: 8 sequences, an 8,192-token budget, 10,000 blocks of 16, one KV group
+LIMITS = replace(
+    EngineLimits(**_zeros(EngineLimits)),
     max_num_seqs=8,
     max_num_batched_tokens=8192,
     pool_blocks=10_000,
     block_size=16,
     growth_groups=1,
-    fixed_blocks=0,
-    prefix_cache=False,
     pipeline_stages=1,
-    stage_hop_s=0.0,
 )
 
 
