@@ -14,6 +14,8 @@ Per data-parallel rank (the rank's share of the prompts, the clients and the rat
   ``max_num_seqs`` allows and their scheduled tokens' blocks are free; a prompt longer than the budget
   is prefilled in chunks over several steps. The shared ``random_prefix_len`` prefix is computed once;
   later prompts start from its cached full blocks (prefix caching on, vLLM's default).
+* **async scheduling** (vLLM's default from 0.14): step N+1 is scheduled when step N is launched, so a
+  request that reaches the engine while a step runs is first scheduled one step later than in series.
 * **time**: a step costs :func:`app.core.perf.rates.stage_seconds`; with pipeline parallel a token
   crosses every stage in turn (pp stage steps plus a hop per stage boundary): the scheduler does not
   reschedule a request whose step is in flight, so the running set moves through as one batch.
