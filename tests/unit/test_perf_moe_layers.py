@@ -141,3 +141,19 @@ def test_a_transformer_layer_keeps_two_all_reduces() -> None:
 )
 def test_the_catalog_says_which_cards_talk_over_pcie(device: str, tp: int, over_pcie: bool) -> None:
     assert tp_over_pcie(device=find_device(device), serve=ServeConfig(tensor_parallel_size=tp)) is over_pcie
+
+
+def test_more_than_two_pcie_cards_pay_ncclls_ring_steps() -> None:
+    # Llama-3.1-8B on 4 RTX 4090s (PCIe only: vLLM's custom all-reduce is off beyond two such cards):
+    # 32 layers x 2 all-reduces, each 2 x (4 - 1) = 6 ring steps of 5 us: 64 x 30 us = 1.92 ms a step
+    model = find_model("meta-llama/Llama-3.1-8B-Instruct")
+    for device, tp, ring_s in (
+        ("nvidia-rtx-4090-24gb", 4, 64 * 6 * 5e-6),
+        ("nvidia-rtx-4090-24gb", 2, 0.0),  # two cards: not this rule
+        ("nvidia-h100-sxm-80gb", 4, 0.0),  # NVLink: the custom all-reduce
+    ):
+        serve = ServeConfig(tensor_parallel_size=tp, max_model_len=8192)
+        spec = find_device(device)
+        est = estimate(model=model, device=spec, serve=serve, vllm_version="0.19.0")
+        physics = step_physics(estimate=est, model=model, device=spec, serve=serve)
+        assert physics.pcie_ring_s == pytest.approx(ring_s)

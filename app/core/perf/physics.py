@@ -56,6 +56,15 @@ WINDOWED_KINDS = ("sliding", "chunked")  # layers whose attention reads at most 
 # compute fabric), 50 GB/s each way, instead of NVLink. Not fitted: no measured cross-host TP run.
 INTER_NODE_BYTES_PER_S = 400 * 10**9 // 8
 NVLINK_PAIR = 2  # an NVLink bridge joins two cards
+# NCCL's ring all-reduce of a decode step's few kilobytes is latency-bound: 2 (n - 1) steps around the ring,
+# each a PCIe round through the host bridge. vLLM's custom all-reduce (one NVLink/P2P kernel) replaces it
+# on NVLink-class links, and turns itself off for more than two PCIe-only GPUs (0.33.0
+# custom_all_reduce.py: "not supported on more than two PCIe-only GPUs"), so there each all-reduce pays
+# these steps beyond the fitted per-collective latency. 5 us a step: read off speeddata6's round-6 runs
+# (bench/data/perf/sources-r6: MiniMax-M2.5 on 4 PCIe RTX PRO 6000, 12.3 ms at one client against
+# 8.9 predicted, 124 all-reduces of 6 steps: 4.6 us; GLM-4.5-FP8 on 8, 28.9 ms against 13.6, 184 of
+# 14 steps: 5.9 us) after their blind score: in-sample for them, blind for IOG-Foundation's RTX 4090s.
+PCIE_RING_STEP_S = 5e-6
 PCIE_CLASS_MAX_GBPS = 128.0  # catalog links at or below PCIe Gen5 x16 (bidirectional): no NVLink-class fabric
 
 
@@ -154,6 +163,8 @@ class StepPhysics:
     host_overlapped: bool = True
     # --enforce-eager: no CUDA/ACL graphs, every kernel of every layer launched from Python in the step
     eager: bool = False
+    # NCCL's ring steps over PCIe, beyond the fitted latency, summed over the step's all-reduces (seconds)
+    pcie_ring_s: float = 0.0
 
 
 def async_scheduling(*, vllm_version: str, serve: ServeConfig) -> bool:
@@ -247,6 +258,9 @@ def step_physics(
         # states before the experts and reduce-scatters after (each rank receives the other dp-1 ranks' tokens)
         collectives += ALLTOALLS_PER_MOE_LAYER * int(moe_layers)
         exchange_bytes = ALLTOALLS_PER_MOE_LAYER * int(moe_layers) * token_bytes * (dp - 1)
+    pcie_ring = 0.0
+    if tp > NVLINK_PAIR and tp_over_pcie(device=device, serve=serve):
+        pcie_ring = ALLREDUCES_PER_LAYER * int(layers) * RING_FACTOR_NUMERATOR * (tp - 1) * PCIE_RING_STEP_S
     fmt = weight_format(model)
     windowed = sum(
         g.page_size_bytes * g.num_layers / g.block_size for g in estimate.groups if g.kind in WINDOWED_KINDS
@@ -285,6 +299,7 @@ def step_physics(
         pipeline_parallel_size=pp,
         host_overlapped=async_scheduling(vllm_version=estimate.vllm_version, serve=serve),
         eager=serve.enforce_eager,
+        pcie_ring_s=pcie_ring,
     )
 
 
@@ -507,6 +522,7 @@ def step_seconds(
     exchange = decode_tokens * physics.exchange_bytes_per_token / physics.link_bytes_per_s
     collective = (
         physics.collectives_per_step * coefficients.collective_latency_s
+        + physics.pcie_ring_s
         + wire / coefficients.link_efficiency
         + exchange / coefficients.exchange_efficiency
     )
