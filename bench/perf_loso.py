@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/perf_loso.py             # per-source table and the chosen correction
     .venv/bin/python bench/perf_loso.py --markdown  # the tables docs/accuracy.md and docs/performance.md carry
+    .venv/bin/python bench/perf_loso.py --fast-bands  # bands from each fold's own residuals (no nested refit)
 
 The unit held out is the *source* (one origin of measured runs: the shared file, or a `source` of
 bench/data/perf/sources.jsonl), never a row: a user's cluster, client and flags are what differ between
@@ -63,8 +64,6 @@ MODES = (
     "physics+v0",
     "physics+prefill+v0",
 )
-BAND_LOW_Q = 0.10
-BAND_HIGH_Q = 0.90
 # The host's per-step and per-request work (physics.Coefficients.host_*), tried on this grid: 0-3 ms a step
 # (vLLM's V1 engine core: schedule, prepare inputs, launch, bookkeeping, ship outputs; what the runs of
 # tenstorrent's 0.6B/1.7B models show above their weights' read at one client) and 0-100 us a request.
@@ -417,19 +416,63 @@ def weighted_quantile(pairs: list[tuple[float, float]], q: float) -> float:
     return ordered[-1][0]
 
 
+# The band's tail share on each side, tried from the narrowest (0.10: the plain 10th / 90th percentile of
+# the source-weighted pool): the first that, made without each training source in turn from the others'
+# residuals, holds BAND_SOURCE_COVERAGE of that source's runs on average (each source one vote, as the
+# issue's "about 80 % of runs from a source the fit never saw" counts them). Made with every source, a
+# source-weighted 10-90 interval holds 80 % of the average source by construction; a source it never saw
+# falls inside less often, which is what the held-out coverage measures.
+BAND_TAILS = (0.10, 0.09, 0.08, 0.07, 0.06, 0.05, 0.04, 0.03, 0.02, 0.01)
+BAND_SOURCE_COVERAGE = 0.80
+
+
 def band(mode: str, train: dict[str, list[Run]]) -> dict[str, tuple[float, float]]:
-    """Per kind, (low, high) log offsets from nested out-of-source residuals of the training sources."""
-    pooled: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    """Per kind, (low, high) log offsets from nested out-of-source residuals of the training sources
+    (each predicted by a correction fitted without it), as wide as covering_band needs."""
+    per_source: dict[str, list[list[float]]] = defaultdict(list)
     for inner in train:
         rest = {s: rows for s, rows in train.items() if s != inner}
         correction = fit(mode, rest)
         for kind in KEYS:
             logs = _log_ratios(train[inner], kind, correction)
-            pooled[kind].extend((v, 1.0 / len(logs)) for v in logs)
-    return {
-        kind: (weighted_quantile(pooled[kind], BAND_LOW_Q), weighted_quantile(pooled[kind], BAND_HIGH_Q))
-        for kind in KEYS
-    }
+            if logs:
+                per_source[kind].append(logs)
+    return {kind: covering_band(per_source[kind]) for kind in KEYS}
+
+
+def band_in_fold(train: dict[str, list[Run]], correction: Correction) -> dict[str, tuple[float, float]]:
+    """``--fast-bands``: the bands from the training sources' residuals under the fold's own correction
+    (fitted on all of them: in-sample for each), as wide as covering_band needs, which stands in for the
+    nested refit. The held-out source still takes no part in the fit or the band, so its coverage is
+    out of source; the band is narrower than the nested one wherever a refit without a source moves."""
+    per_source: dict[str, list[list[float]]] = defaultdict(list)
+    for rows in train.values():
+        for kind in KEYS:
+            logs = _log_ratios(rows, kind, correction)
+            if logs:
+                per_source[kind].append(logs)
+    return {kind: covering_band(per_source[kind]) for kind in KEYS}
+
+
+def _central(sources: list[list[float]], tail: float) -> tuple[float, float]:
+    pooled = [(v, 1.0 / len(logs)) for logs in sources for v in logs]
+    return weighted_quantile(pooled, tail), weighted_quantile(pooled, 1.0 - tail)
+
+
+def covering_band(sources: list[list[float]]) -> tuple[float, float]:
+    """The source-weighted central interval of these sources' log residuals at the first of BAND_TAILS
+    whose interval, made without each source in turn, holds BAND_SOURCE_COVERAGE of its runs on average."""
+    for tail in BAND_TAILS:
+        inside = []
+        for i, logs in enumerate(sources):
+            others = sources[:i] + sources[i + 1 :]
+            if not others:
+                continue
+            lo, hi = _central(others, tail)
+            inside.append(sum(lo <= v <= hi for v in logs) / len(logs))
+        if not inside or statistics.mean(inside) >= BAND_SOURCE_COVERAGE:
+            return _central(sources, tail)
+    return _central(sources, BAND_TAILS[-1])
 
 
 @dataclass(frozen=True)
@@ -464,11 +507,12 @@ def score(runs: list[Run], kind: str, correction: Correction, lo_hi: tuple[float
     )
 
 
-def loso(mode: str, by_source: dict[str, list[Run]]) -> dict[str, dict[str, Scores]]:
+def loso(mode: str, by_source: dict[str, list[Run]], *, nested: bool = True) -> dict[str, dict[str, Scores]]:
     out: dict[str, dict[str, Scores]] = {}
     for held, rows in sorted(by_source.items()):
         train = {s: r for s, r in by_source.items() if s != held}
-        correction, lo_hi = fit(mode, train), band(mode, train)
+        correction = fit(mode, train)
+        lo_hi = band(mode, train) if nested else band_in_fold(train, correction)
         cells = {}
         for kind in KEYS:
             sc = score(rows, kind, correction, lo_hi[kind])
@@ -632,7 +676,7 @@ def main(argv: list[str]) -> int:
         )
     results = {}
     for mode in modes:  # each mode printed (and the simulated variants kept) as soon as it is done
-        results[mode] = result = loso(mode, by_source)
+        results[mode] = result = loso(mode, by_source, nested="--fast-bands" not in argv)
         if "--cache" in argv:
             with Path(argv[argv.index("--cache") + 1]).open("wb") as fh:
                 pickle.dump(by_source, fh)

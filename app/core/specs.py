@@ -132,6 +132,14 @@ class ModelSpec(Frozen):
     num_experts: int = Field(default=0, ge=0)
     num_experts_per_tok: int = Field(default=0, ge=0)
     num_shared_experts: int = Field(default=0, ge=0)
+    # decoder layers whose MLP is the routed-expert block (config.json first_k_dense_replace, moe_layer_freq,
+    # interleave_moe_layer_step, decoder_sparse_step, mlp_only_layers, expert_layer_period, a Nemotron-H
+    # pattern's E blocks); None: not counted (every layer of an MoE model; the speed model then takes
+    # what the routed-expert parameters hold, budget.routed_expert_params)
+    moe_layers: int | None = Field(default=None, ge=0)
+    # each layer is ONE block, a mixer or an MLP with its own residual (Nemotron-H's pattern letters, pure
+    # Mamba), not attention + MLP: one TP all-reduce a layer instead of two, half a layer's kernels
+    one_sublayer_blocks: bool = False
     num_attention_heads: int = Field(gt=0)
     num_kv_heads: int = Field(gt=0)
     head_size: int = Field(gt=0)  # K head size as vLLM caches it
@@ -247,6 +255,10 @@ class DeviceSpec(Frozen):
     interconnect: str = ""
     interconnect_gbps: float | None = None  # per-device bidirectional bandwidth, GB/s
     typical_node_devices: int = Field(default=8, gt=0)
+    # how the cards of one node reach each other: "fabric" (every card to every card over NVLink/NVSwitch,
+    # xGMI, HCCS, ICI, NeuronLink, Gaudi RoCE), "nvlink_pairs" (NVLink bridges between pairs, PCIe beyond:
+    # H100 NVL, GH200 NVL2), "pcie" (PCIe only; an optional bridge is not assumed); None: not stated
+    peer_link: Literal["fabric", "nvlink_pairs", "pcie"] | None = None
     # CPU and GPU share one memory pool (GB10 / DGX Spark): the OS and its page cache live in the same
     # bytes, so gpu_memory_utilization is not a hard bound there (vllm#46307, #56824)
     unified_memory: bool = False

@@ -28,12 +28,11 @@ def maverick_dp8() -> tuple:
 
 
 def test_the_dp_exchange_bytes(maverick_dp8: tuple) -> None:
-    # dispatch + combine on each layer the physics counts as MoE (all 48: Maverick's every-other-layer
-    # experts are not told apart yet), 5,120 bf16 values a token, to the other 7 ranks:
-    # 2 x 48 x 10,240 B x 7 = 6,881,280 B
+    # dispatch + combine on each MoE layer (24 of Maverick's 48: interleave_moe_layer_step 2), 5,120
+    # bf16 values a token, to the other 7 ranks: 2 x 24 x 10,240 B x 7 = 3,440,640 B
     _, physics = maverick_dp8
-    assert physics.exchange_bytes_per_token == 2 * 48 * 5120 * 2 * 7
-    assert physics.collectives_per_step == 2 * 48  # TP 1: no all-reduce, the two all-to-alls a layer
+    assert physics.exchange_bytes_per_token == 2 * 24 * 5120 * 2 * 7
+    assert physics.collectives_per_step == 2 * 24  # TP 1: no all-reduce, the two all-to-alls a MoE layer
 
 
 def test_one_busy_rank_spreads_its_experts_over_every_device(maverick_dp8: tuple) -> None:
@@ -53,7 +52,7 @@ def test_one_busy_rank_spreads_its_experts_over_every_device(maverick_dp8: tuple
 
 def test_a_prompt_chunks_exchange_moves_at_the_bulk_link_rate(maverick_dp8: tuple) -> None:
     # decode tokens' exchange at exchange_efficiency (few tokens a message, padded across the ranks); a
-    # 4,096-token chunk's 4,096 x 6,881,280 B = 28.2 GB at the link efficiency of the TP all-reduces
+    # 4,096-token chunk's 4,096 x 3,440,640 B = 14.1 GB at the link efficiency of the TP all-reduces
     _, physics = maverick_dp8
     coefficients = fit_for(family="hopper", vllm_version="0.10.1")[1].coefficients()
     link = physics.link_bytes_per_s
@@ -66,11 +65,11 @@ def test_a_prompt_chunks_exchange_moves_at_the_bulk_link_rate(maverick_dp8: tupl
         prefill_context_tokens=2048,
     )
     assert prefill.exchange_seconds == 0.0
-    assert prefill.wire_seconds == pytest.approx(4096 * 6_881_280 / link)
+    assert prefill.wire_seconds == pytest.approx(4096 * 3_440_640 / link)
     decode, decode_s = step_both_ways(
         physics=physics, coefficients=coefficients, decode_tokens=16, prefill_tokens=0
     )
-    assert decode.exchange_seconds == pytest.approx(16 * 6_881_280 / link)
+    assert decode.exchange_seconds == pytest.approx(16 * 3_440_640 / link)
     assert decode.wire_seconds == 0.0
     # the simulation's rates price both the same way
     assert (prefill_s, decode_s) == (

@@ -92,6 +92,9 @@ class ParamBreakdown:
     router: int
     norms: int
     is_moe: bool
+    moe_layers: int = 0  # decoder layers with a routed-expert block
+    # every layer is one block (a mixer or an MLP) with its own norm: Nemotron-H's pattern, pure Mamba
+    one_sublayer_blocks: bool = False
     # gpt-oss: routed experts' biases, kept in bf16 beside the quantized matrices (all / top-k)
     expert_biases: int = 0
     expert_biases_active: int = 0
@@ -399,7 +402,7 @@ def _breakdown(cfgs: _Configs, g: _Geometry, layers: _Layers, moe: _Moe | None) 
     block_ffn = _block_ffn_sizes(cfgs, g)
 
     attention = mixer = mlp = experts = experts_active = router = norms = 0
-    expert_biases = expert_biases_active = 0
+    expert_biases = expert_biases_active = moe_layers = 0
     for index, kind in enumerate(layers.kinds):
         if kind == LayerKind.MLA:
             attention += mla_params
@@ -415,6 +418,7 @@ def _breakdown(cfgs: _Configs, g: _Geometry, layers: _Layers, moe: _Moe | None) 
             norms += h
             if pattern and pattern[index] == "E" and moe is not None:
                 routed, shared, gate = _nemotron_h_moe(cfgs, moe)
+                moe_layers += 1
                 experts += moe.num_experts * routed
                 experts_active += moe.top_k * routed
                 mlp += shared
@@ -424,6 +428,7 @@ def _breakdown(cfgs: _Configs, g: _Geometry, layers: _Layers, moe: _Moe | None) 
             continue
         norms += (4 if cfgs.text_model_type in FOUR_NORM_MODEL_TYPES else 2) * h  # input, post-attn
         if moe is not None and moe.is_moe_layer(index):
+            moe_layers += 1
             per_expert = 3 * h * moe.expert_size
             biased = cfgs.text_model_type in BIASED_EXPERT_MODEL_TYPES
             if biased:
@@ -448,6 +453,8 @@ def _breakdown(cfgs: _Configs, g: _Geometry, layers: _Layers, moe: _Moe | None) 
         router=router,
         norms=norms + h,  # + final norm
         is_moe=moe is not None,
+        moe_layers=moe_layers,
+        one_sublayer_blocks=separate_blocks,
         expert_biases=expert_biases,
         expert_biases_active=expert_biases_active,
     )

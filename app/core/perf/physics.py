@@ -20,7 +20,7 @@ from statistics import NormalDist
 
 from app.core import budget as B
 from app.core.result import Estimate
-from app.core.specs import GIB, DeviceSpec, ModelSpec, QuantMethod, ServeConfig
+from app.core.specs import GIB, DeviceSpec, LayerKind, ModelSpec, QuantMethod, ServeConfig
 from app.core.versions import rules_for
 
 TERA = 10**12
@@ -28,6 +28,12 @@ GIGA = 10**9
 FLOPS_PER_MAC = 2  # one multiply-accumulate = 2 floating-point operations
 ATTENTION_MATMULS = 2  # Q·K^T and P·V, each one MAC per (head dim x context token)
 ALLREDUCES_PER_LAYER = 2  # Megatron TP: after attention's o_proj and after the MLP's down_proj
+# a one-block layer (ModelSpec.one_sublayer_blocks: vLLM 0.33.0 nemotron_h.py, each Nemotron-H decoder
+# layer is a norm and ONE mixer, mamba / attention / MLP / MoE, ending in one row-parallel projection)
+ALLREDUCES_PER_BLOCK = 1
+ATTENTION_KINDS = frozenset(
+    {LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED, LayerKind.MLA, LayerKind.SHARED}
+)
 ALLTOALLS_PER_MOE_LAYER = 2  # expert parallel: dispatch and combine
 ACTIVATION_BYTES = 2  # bf16 hidden states on the wire
 RING_FACTOR_NUMERATOR = 2  # ring all-reduce moves 2 (n-1)/n of the buffer per rank
@@ -49,6 +55,16 @@ WINDOWED_KINDS = ("sliding", "chunked")  # layers whose attention reads at most 
 # GPU (NVIDIA DGX H100/B200 user guides: eight single-port ConnectX-7 InfiniBand NDR 400 Gb/s for the
 # compute fabric), 50 GB/s each way, instead of NVLink. Not fitted: no measured cross-host TP run.
 INTER_NODE_BYTES_PER_S = 400 * 10**9 // 8
+NVLINK_PAIR = 2  # an NVLink bridge joins two cards
+# NCCL's ring all-reduce of a decode step's few kilobytes is latency-bound: 2 (n - 1) steps around the ring,
+# each a PCIe round through the host bridge. vLLM's custom all-reduce (one NVLink/P2P kernel) replaces it
+# on NVLink-class links, and turns itself off for more than two PCIe-only GPUs (0.33.0
+# custom_all_reduce.py: "not supported on more than two PCIe-only GPUs"), so there each all-reduce pays
+# these steps beyond the fitted per-collective latency. 5 us a step: read off speeddata6's round-6 runs
+# (bench/data/perf/sources-r6: MiniMax-M2.5 on 4 PCIe RTX PRO 6000, 12.3 ms at one client against
+# 8.9 predicted, 124 all-reduces of 6 steps: 4.6 us; GLM-4.5-FP8 on 8, 28.9 ms against 13.6, 184 of
+# 14 steps: 5.9 us) after their blind score: in-sample for them, blind for IOG-Foundation's RTX 4090s.
+PCIE_RING_STEP_S = 5e-6
 PCIE_CLASS_MAX_GBPS = 128.0  # catalog links at or below PCIe Gen5 x16 (bidirectional): no NVLink-class fabric
 
 
@@ -57,8 +73,17 @@ def tp_crosses_hosts(*, device: DeviceSpec, serve: ServeConfig) -> bool:
 
 
 def tp_over_pcie(*, device: DeviceSpec, serve: ServeConfig) -> bool:
+    """A TP group whose all-reduces cross PCIe: the catalog's peer_link says so (a bridged pair only
+    beyond 2 cards), else a link no faster than PCIe Gen5 x16. vLLM 0.33.0's custom all-reduce
+    (distributed/device_communicators/custom_all_reduce.py) turns itself off for more than two PCIe-only
+    GPUs and without GPU P2P, leaving NCCL: the fitted NVLink-class link and latency do not apply."""
+    tp = serve.tensor_parallel_size
+    if tp <= 1:
+        return False
+    if device.peer_link is not None:
+        return device.peer_link == "pcie" or (device.peer_link == "nvlink_pairs" and tp > NVLINK_PAIR)
     gbps = device.interconnect_gbps
-    return serve.tensor_parallel_size > 1 and gbps is not None and gbps <= PCIE_CLASS_MAX_GBPS
+    return gbps is not None and gbps <= PCIE_CLASS_MAX_GBPS
 
 
 class WeightFormat(StrEnum):
@@ -124,7 +149,7 @@ class StepPhysics:
     # link efficiency of the TP all-reduces (megabytes a layer: bandwidth-bound)
     exchange_bytes_per_token: float
     link_bytes_per_s: float  # one direction of the device's interconnect
-    layers_on_device: int
+    layers_on_device: int  # decoder layers on the device, in attention + MLP layers (layer_equivalents)
     moe_layers_on_device: int
     tensor_parallel_size: int
     data_parallel_size: int
@@ -138,6 +163,8 @@ class StepPhysics:
     host_overlapped: bool = True
     # --enforce-eager: no CUDA/ACL graphs, every kernel of every layer launched from Python in the step
     eager: bool = False
+    # NCCL's ring steps over PCIe, beyond the fitted latency, summed over the step's all-reduces (seconds)
+    pcie_ring_s: float = 0.0
 
 
 def async_scheduling(*, vllm_version: str, serve: ServeConfig) -> bool:
@@ -170,6 +197,29 @@ def _expert_byte_fraction(model: ModelSpec) -> float:
     return min(1.0, experts * expert_b / total) if total > 0 else 0.0
 
 
+def moe_layer_count(model: ModelSpec) -> int:
+    """Decoder layers whose MLP is the routed-expert block: what the config says (ModelSpec.moe_layers),
+    else as many as the routed-expert parameters fill (budget.routed_expert_params). Llama-4-Maverick:
+    interleave_moe_layer_step 2, so 24 of its 48 layers; DeepSeek-V3: first_k_dense_replace 3, 58 of 61;
+    Qwen3-30B-A3B: decoder_sparse_step 1 and no mlp_only_layers, all 48."""
+    if not model.num_experts:
+        return 0
+    if model.moe_layers is not None:
+        return model.moe_layers
+    per_layer = model.num_experts * B.GATED_MLP_MATRICES * model.hidden_size * model.moe_intermediate_size
+    if not per_layer:
+        return model.num_layers
+    return B.routed_expert_params(model) // per_layer
+
+
+def layer_equivalents(model: ModelSpec) -> float:
+    """The model's decoder layers counted as attention + MLP layers: what the per-layer floors and the
+    TP all-reduces are per. A one-block layer (Nemotron-H: 23 mamba, 23 MoE and 6 attention blocks of
+    Nemotron-3-Nano's 52) is half of one: 26, with 52 all-reduces, not 104."""
+    per_layer = ALLREDUCES_PER_BLOCK if model.one_sublayer_blocks else ALLREDUCES_PER_LAYER
+    return model.num_layers * per_layer / ALLREDUCES_PER_LAYER
+
+
 def step_physics(
     *, estimate: Estimate, model: ModelSpec, device: DeviceSpec, serve: ServeConfig
 ) -> StepPhysics:
@@ -188,11 +238,14 @@ def step_physics(
     dense_active = max(0.0, body_active - experts_active)
     gemm = FLOPS_PER_MAC * (dense_active / pp + embed) / tp  # the lm_head runs on every token sampled
     expert_gemm = FLOPS_PER_MAC * experts_active / pp / tp
-    layers = model.num_layers / pp
+    layers = layer_equivalents(model) / pp
+    moe_layers = moe_layer_count(model) / pp
+    # only attention layers attend (mamba mixers and MLP-only blocks read no context)
+    attention_layers = sum(kind in ATTENTION_KINDS for kind in model.layer_kinds) / pp
     head_dims = model.num_attention_heads * (model.head_size + model.head_size_v) / 2
     if model.mla is not None:
         head_dims = model.num_attention_heads * (model.mla.latent_size + model.mla.kv_lora_rank) / 2
-    attention = FLOPS_PER_MAC * ATTENTION_MATMULS * layers * head_dims / tp
+    attention = FLOPS_PER_MAC * ATTENTION_MATMULS * attention_layers * head_dims / tp
     collectives = 0
     wire_bytes = exchange_bytes = 0.0
     token_bytes = model.hidden_size * ACTIVATION_BYTES
@@ -203,8 +256,11 @@ def step_physics(
     if model.num_experts and dp > 1:
         # the experts see every DP rank's tokens: vLLM's default exchange gathers every rank's hidden
         # states before the experts and reduce-scatters after (each rank receives the other dp-1 ranks' tokens)
-        collectives += ALLTOALLS_PER_MOE_LAYER * int(layers)
-        exchange_bytes = ALLTOALLS_PER_MOE_LAYER * int(layers) * token_bytes * (dp - 1)
+        collectives += ALLTOALLS_PER_MOE_LAYER * int(moe_layers)
+        exchange_bytes = ALLTOALLS_PER_MOE_LAYER * int(moe_layers) * token_bytes * (dp - 1)
+    pcie_ring = 0.0
+    if tp > NVLINK_PAIR and tp_over_pcie(device=device, serve=serve):
+        pcie_ring = ALLREDUCES_PER_LAYER * int(layers) * RING_FACTOR_NUMERATOR * (tp - 1) * PCIE_RING_STEP_S
     fmt = weight_format(model)
     windowed = sum(
         g.page_size_bytes * g.num_layers / g.block_size for g in estimate.groups if g.kind in WINDOWED_KINDS
@@ -234,7 +290,7 @@ def step_physics(
         exchange_bytes_per_token=exchange_bytes,
         link_bytes_per_s=link,
         layers_on_device=int(layers),
-        moe_layers_on_device=int(layers) if model.num_experts else 0,
+        moe_layers_on_device=int(moe_layers),
         tensor_parallel_size=tp,
         data_parallel_size=dp,
         moe_tokens_scale=dp if model.num_experts else 1,
@@ -243,6 +299,7 @@ def step_physics(
         pipeline_parallel_size=pp,
         host_overlapped=async_scheduling(vllm_version=estimate.vllm_version, serve=serve),
         eager=serve.enforce_eager,
+        pcie_ring_s=pcie_ring,
     )
 
 
@@ -465,6 +522,7 @@ def step_seconds(
     exchange = decode_tokens * physics.exchange_bytes_per_token / physics.link_bytes_per_s
     collective = (
         physics.collectives_per_step * coefficients.collective_latency_s
+        + physics.pcie_ring_s
         + wire / coefficients.link_efficiency
         + exchange / coefficients.exchange_efficiency
     )

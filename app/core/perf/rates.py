@@ -58,6 +58,7 @@ def rates_of(*, physics: StepPhysics, coefficients: Coefficients) -> StepRates:
         coefficients.step_overhead_s
         + layer_floor_s(physics=physics, coefficients=coefficients)
         + physics.collectives_per_step * coefficients.collective_latency_s
+        + physics.pcie_ring_s
         + physics.dense_weight_bytes / bandwidth
         + physics.host_weight_bytes / physics.host_link_bytes_per_s
     )

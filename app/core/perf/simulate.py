@@ -14,6 +14,8 @@ Per data-parallel rank (the rank's share of the prompts, the clients and the rat
   ``max_num_seqs`` allows and their scheduled tokens' blocks are free; a prompt longer than the budget
   is prefilled in chunks over several steps. The shared ``random_prefix_len`` prefix is computed once;
   later prompts start from its cached full blocks (prefix caching on, vLLM's default).
+* **async scheduling** (vLLM's default from 0.14): step N+1 is scheduled when step N is launched, so a
+  request that reaches the engine while a step runs is first scheduled one step later than in series.
 * **time**: a step costs :func:`app.core.perf.rates.stage_seconds`; with pipeline parallel a token
   crosses every stage in turn (pp stage steps plus a hop per stage boundary): the scheduler does not
   reschedule a request whose step is in flight, so the running set moves through as one batch.
@@ -113,6 +115,9 @@ class _Engine:
         self.order: list[int] = []  # running requests in admission order (preemption takes the last)
         self.prefilling: list[int] = []
         self.waiting: deque[int] = deque()
+        # async scheduling: requests that reached the engine while a step was in flight; they join the
+        # queue after one more step (see run)
+        self.lagged: list[int] = []
         self.running = 0
         self.free = limits.pool_blocks
         self.prefix_ready = False
@@ -464,7 +469,21 @@ def run(
             nxt += 1
         while ready and ready[0][0] <= eng.t:
             at, i = ready.popleft()
-            eng.waiting.append(i)
+            if rates.host_overlapped and (eng.n_dec or eng.prefilling):
+                eng.lagged.append(i)
+            else:
+                eng.waiting.append(i)
+        if eng.lagged:
+            # async scheduling (vLLM 0.33.0 v1/engine/core.py step_with_batch_queue, a batch queue of
+            # 2): step N+1 is scheduled as soon as step N is launched, and new requests are read from
+            # the input queue only after N's result, so a request that arrives while N runs is first
+            # scheduled in N+2: one step later than without it (vllm_config.max_concurrent_batches)
+            admissible = eng.waiting and eng.running < limits.max_num_seqs and not eng.admit_blocked
+            if eng.prefilling or admissible or not eng.fast_forward(eng.t):
+                eng.step()
+            eng.waiting.extend(eng.lagged)
+            eng.lagged.clear()
+            continue
         next_event = math.inf
         if ready:
             next_event = ready[0][0]

@@ -1,0 +1,77 @@
+"""Async scheduling's one-step lag for a new request (vLLM 0.33.0 v1/engine/core.py
+EngineCore.step_with_batch_queue: with --async-scheduling the batch queue holds 2 steps; step N+1 is
+scheduled as soon as step N is launched, and the input queue is read only after N's result, so a
+request that arrives while N runs is first scheduled in step N+2)."""
+
+from __future__ import annotations
+
+from dataclasses import MISSING, fields, replace
+
+import pytest
+
+from app.core.perf.rates import StepRates
+from app.core.perf.simulate import EngineLimits, run
+
+
+def _zeros(cls: type) -> dict[str, int]:
+    """Every field of a dataclass without a default, at 0."""
+    return {f.name: 0 for f in fields(cls) if f.default is MISSING}
+
+
+# every step costs 10 ms whatever it carries: fixed 10 ms, nothing per token or context
+FLAT = replace(StepRates(**_zeros(StepRates)), fixed_s=0.010, memory_fixed_s=0.010, moe_tokens_scale=1)
+# one rank, one stage, room for everything: 8 sequences, an 8,192-token budget, 10,000 blocks of 16, one KV group
+LIMITS = replace(
+    EngineLimits(**_zeros(EngineLimits)),
+    max_num_seqs=8,
+    max_num_batched_tokens=8192,
+    pool_blocks=10_000,
+    block_size=16,
+    growth_groups=1,
+    pipeline_stages=1,
+)
+
+
+def _two_requests(*, overlapped: bool) -> list[float]:
+    # request 0 sent at 0: its 100-token prompt is the 10 ms step [0, 10], then it decodes 99 tokens
+    # (steps end at 20, 30, ...). Request 1 is sent at 25 ms, during the step [20, 30].
+    res = run(
+        rates=replace(FLAT, host_overlapped=overlapped),
+        limits=LIMITS,
+        prompts=[100, 100],
+        outputs=[100, 2],
+        send_at=[0.0, 0.025],
+        max_concurrency=None,
+        overhead_s=0.0,
+        prefix_tokens=0,
+    )
+    return res.ttft_s
+
+
+def test_without_async_scheduling_a_new_request_waits_for_the_step_in_flight() -> None:
+    # in series: it joins the queue when [20, 30] ends and is prefilled in [30, 40]: TTFT 40 - 25 = 15 ms
+    ttft = _two_requests(overlapped=False)
+    assert ttft[0] == pytest.approx(0.010)
+    assert ttft[1] == pytest.approx(0.015)
+
+
+def test_with_async_scheduling_it_waits_one_step_more() -> None:
+    # step [30, 40] was scheduled when [20, 30] was launched: it is prefilled in [40, 50], TTFT 25 ms
+    ttft = _two_requests(overlapped=True)
+    assert ttft[0] == pytest.approx(0.010)
+    assert ttft[1] == pytest.approx(0.025)
+
+
+def test_an_idle_engine_schedules_at_once() -> None:
+    # nothing in flight when the request arrives (C = 1 closed loop): no lag either way
+    res = run(
+        rates=FLAT,
+        limits=LIMITS,
+        prompts=[100],
+        outputs=[3],
+        send_at=[0.0],
+        max_concurrency=None,
+        overhead_s=0.0,
+        prefix_tokens=0,
+    )
+    assert res.ttft_s == [pytest.approx(0.010)]
