@@ -26,7 +26,7 @@ from app.core.hf_config import model_spec_from_hf_config  # noqa: E402
 from app.core.specs import ServeConfig  # noqa: E402
 
 CONFIGS = REPO / "tests" / "data" / "configs"
-SETS = ("heldout_0_33", "heldout_0_33b", "heldout_0_33c")
+SETS = ("heldout_0_33", "heldout_0_33b", "heldout_0_33c", "heldout_0_33d")
 QUANTITIES = (
     "backend",
     "kv_cache_dtype",
