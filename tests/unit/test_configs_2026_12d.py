@@ -68,3 +68,71 @@ def test_deepseek_v2_with_zero_qk_dims_is_plain_multi_head_attention() -> None:
     assert est.kv_bytes_per_token == 61_440
     assert est.groups[0].page_size_bytes == 81_920
     assert [[g.kind, g.num_layers] for g in est.groups] == [["full", 12]]
+
+
+def _spec_with_index(stem: str) -> Any:
+    return model_spec_from_hf_config(
+        _load(f"{stem}_config.json"),
+        name=stem,
+        safetensors_index=_load(f"{stem}_model.safetensors.index.json"),
+    )
+
+
+def test_an_index_whose_total_size_is_0_is_planned_from_the_config() -> None:
+    # A Qwen3-VL-8B (Cosmos-Reason2) copy's index says "total_size": 0. vLLM never reads total_size (its loader
+    # reads the shards), so the config is served: plan it from the parameter count, with no exact size.
+    spec = _spec_with_index("nvidia--Cosmos-Reason2-8B")
+    assert spec.weights_bytes_exact is None
+    index = _load("nvidia--Cosmos-Reason2-8B_model.safetensors.index.json")
+    with pytest.raises(ConfigError, match="safetensors_index"):
+        model_spec_from_hf_config(
+            _load("nvidia--Cosmos-Reason2-8B_config.json"),
+            name="t",
+            safetensors_index=index | {"metadata": {"total_size": -1}},
+        )
+
+
+def test_mimo_mtp_layers_stored_as_model_mtp_layers_come_off_total_size() -> None:
+    # models/mimo.py: WeightsMapper({"model.mtp_layers.": None}) drops the stored MTP layer. Its parameters: attention
+    # q 4,096^2 + k, v 2 x 4,096 x 1,024 + o 4,096^2 + q/k/v biases 6,144 = 41,949,184 (Qwen2 attention: no o bias,
+    # though config.json says attention_bias: true, qwen2.py Qwen2Attention), MLP 3 x 4,096 x 11,008 = 135,266,304,
+    # input_proj 8,192 x 4,096 = 33,554,432, five norms 20,480: 210,790,400 x 2 B = 421,580,800 off 15,666,819,072.
+    spec = _spec_with_index("jj8127--mimo_kor")
+    assert spec.weights_bytes_exact == 15_666_819_072 - 421_580_800
+    # the body: 36 x (41,949,184 + 135,266,304 + 8,192 norms) + 2 x 151,680 x 4,096 + 4,096 = 7,622,619,136 = its
+    # bf16 bytes, the index's total less the MTP layer, / 2
+    assert spec.params_total == 7_622_619_136 == (15_666_819_072 - 421_580_800) // 2
+
+
+def test_stored_rotary_buffers_are_not_loaded() -> None:
+    # openPangu-Embedded-7B stores model.layers.N.self_attn.rotary_emb.inv_freq (34 of them, 128 / 2 float32 = 256 B);
+    # models/utils.py AutoWeightsLoader maps "rotary_emb.inv_freq" to None: 16,061,784,576 - 34 x 256.
+    assert _spec_with_index("IDLEOAK--openPangu-Embedded").weights_bytes_exact == 16_061_784_576 - 8_704
+
+
+def test_a_tied_head_stored_twice_is_loaded_once() -> None:
+    # falcon-180B-chat: config.json has no tie_word_embeddings, falcon.py defaults it to True, and the checkpoint
+    # stores lm_head.weight beside transformer.word_embeddings.weight; AutoWeightsLoader loads one of the aliases.
+    # 359,045,130,240 - 65,024 x 14,848 x 2 B = 357,114,177,536.
+    spec = _spec_with_index("tiiuae--falcon-180B-chat")
+    assert spec.weights_bytes_exact == 359_045_130_240 - 1_930_952_704
+    # parameters (tied): 80 x (qkv 14,848 x 15,872 + dense 14,848^2 + MLP 2 x 14,848 x 59,392 + ln_attn, ln_mlp
+    # weight and bias 4 x 14,848) + 65,024 x 14,848 + ln_f 2 x 14,848 = 178,557,088,768, the untied total_size / 2
+    assert spec.params_total == 178_557_088_768 == 359_045_130_240 // 2 - 65_024 * 14_848
+
+
+def test_falcon_7b_has_one_layernorm_a_layer() -> None:
+    # falcon.py FalconDecoderLayer: parallel_attn without the new decoder -> one input_layernorm (weight + bias).
+    # falcon-7b: 32 x (qkv 4,544 x (71 + 2) x 64 + dense 4,544^2 + MLP 2 x 4,544 x 18,176 + 2 x 4,544)
+    # + 65,024 x 4,544 (tied) + ln_f 2 x 4,544 = 6,921,720,704 (the published 7B's count).
+    config = json.loads((HELD.parent / "falcon-7b.config.json").read_text(encoding="utf-8"))
+    spec = model_spec_from_hf_config(config, name="tiiuae/falcon-7b")
+    assert spec.params_total == 6_921_720_704
+
+
+def test_mlp_bias_counts_the_mlp_biases() -> None:
+    # llama.py LlamaMLP bias=getattr(config, "mlp_bias", False). granite-3b-code-instruct-128k (mlp_bias and
+    # attention_bias true, tied): 32 x (q/k/v/o 4 x 2,560^2 + their biases 4 x 2,560 + MLP 3 x 2,560 x 10,240 + MLP
+    # biases 2 x 10,240 + 2,560 + norms 2 x 2,560) + 49,152 x 2,560 + 2,560 = 3,482,503,680 = total_size / 2.
+    spec = _spec_with_index("ibm-granite--granite-3b-code-instruct-128k")
+    assert spec.params_total == 3_482_503_680 == 6_965_007_360 // 2
