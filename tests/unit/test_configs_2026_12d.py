@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from app.core.budget import weights_bytes_for_stage
 from app.core.catalog import find_device
 from app.core.errors import ConfigError
 from app.core.estimate import estimate
@@ -136,3 +137,16 @@ def test_mlp_bias_counts_the_mlp_biases() -> None:
     # biases 2 x 10,240 + 2,560 + norms 2 x 2,560) + 49,152 x 2,560 + 2,560 = 3,482,503,680 = total_size / 2.
     spec = _spec_with_index("ibm-granite--granite-3b-code-instruct-128k")
     assert spec.params_total == 3_482_503_680 == 6_965_007_360 // 2
+
+
+def test_a_float32_checkpoint_is_loaded_in_bf16() -> None:
+    # Reflection-Llama-3.1-70B is stored in float32: total_size 282,215,219,200 = 4 x 70,553,804,800 parameters.
+    # --dtype auto downcasts float32 to bfloat16 on SM80+ (config/model.py _resolve_auto_dtype), so one device at
+    # TP 1 holds 2 x 70,553,804,800 = 141,107,609,600 B: the body 282,215,219,200 - 2 x 128,262 x 8,192 x 4 B stored,
+    # halved, plus embedding and lm_head 2 x 1,050,722,304 x 2 B.
+    spec = _spec_with_index("mattshumer--Reflection-Llama-3.1-70B")
+    serve = ServeConfig(tensor_parallel_size=1)
+    loaded = weights_bytes_for_stage(
+        model=spec, serve=serve, layer_range=(0, spec.num_layers), is_first=True, is_last=True
+    )
+    assert loaded == 141_107_609_600
