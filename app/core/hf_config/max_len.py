@@ -33,6 +33,10 @@ MAX_LEN_KEYS = (
     "max_seq_length",
     "seq_len",
 )
+# vLLM then replaces that minimum by `model_max_length` when the config has one (0.11.0 config/model.py
+# _get_and_verify_max_len, 0.19.0 - 0.33.0 model_arch_config_convertor.py derive_max_model_len_and_key: "For
+# Command-R / Cohere, Cohere2 models"), so a larger model_max_length raises the derived length
+OVERRIDING_LEN_KEY = "model_max_length"
 # Reference §7 (0.33.0 `_get_and_verify_max_len`): the RoPE `factor` multiplies the derived length
 # unless the rope type is one of these, or the model type is gemma3 (its 128K is already scaled).
 # NOTE: vLLM 0.11 multiplied yarn as original_max_position_embeddings x factor; 0.33.0 does not.
@@ -99,6 +103,12 @@ def _max_model_len(cfgs: _Configs, *, yarn_scales: bool = False) -> int:
         if _present(text, key)
     ]
     derived = float(min(lengths)) if lengths else float(DEFAULT_MAX_MODEL_LEN)
+    if _present(
+        text, OVERRIDING_LEN_KEY
+    ):  # Command-R / Cohere: this key wins over the minimum, larger or not
+        derived = float(
+            _as_int(OVERRIDING_LEN_KEY, text[OVERRIDING_LEN_KEY], minimum=1, maximum=MAX_POSITIONS)
+        )
     rope_key, ropes = _rope_dicts(text)
     is_gemma3 = "gemma3" in cfgs.model_type or "gemma3" in cfgs.text_model_type
     if ropes and not is_gemma3:
