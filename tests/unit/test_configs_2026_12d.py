@@ -155,21 +155,10 @@ def test_a_float32_checkpoint_is_loaded_in_bf16() -> None:
 def test_model_max_length_replaces_the_minimum_of_the_length_keys() -> None:
     # model_arch_config_convertor.py derive_max_model_len_and_key (0.19.0 - 0.33.0; config/model.py in 0.11.0):
     # the smallest of max_position_embeddings, n_positions, ... and then "For Command-R / Cohere, Cohere2 models"
-    # `if tmp_max_len := getattr(hf_text_config, "model_max_length", None): derived = tmp_max_len`. A Command-R
-    # shaped config with max_position_embeddings 8,192 and model_max_length 131,072 derives 131,072, not 8,192.
-    config = {
-        "architectures": ["CohereForCausalLM"],
-        "model_type": "cohere",
-        "hidden_size": 8192,
-        "intermediate_size": 22528,
-        "num_attention_heads": 64,
-        "num_key_value_heads": 64,
-        "num_hidden_layers": 40,
-        "vocab_size": 256000,
-        "max_position_embeddings": 8192,
-        "model_max_length": 131072,
-        "torch_dtype": "float16",
-    }
+    # `if tmp_max_len := getattr(hf_text_config, "model_max_length", None): derived = tmp_max_len`, for any config
+    # (Command-R's has max_position_embeddings 8,192 and model_max_length 131,072). ALLaM-7B's config (4,096) with a
+    # model_max_length of 131,072 derives 131,072; with 2,048, 2,048.
+    config = _load("humain-ai--ALLaM-7B-Instruct-preview_config.json") | {"model_max_length": 131072}
     assert model_spec_from_hf_config(config, name="t").max_model_len_derived == 131_072
-    smaller = config | {"model_max_length": 4096}
-    assert model_spec_from_hf_config(smaller, name="t").max_model_len_derived == 4_096
+    smaller = config | {"model_max_length": 2048}
+    assert model_spec_from_hf_config(smaller, name="t").max_model_len_derived == 2_048
