@@ -162,3 +162,29 @@ def test_model_max_length_replaces_the_minimum_of_the_length_keys() -> None:
     assert model_spec_from_hf_config(config, name="t").max_model_len_derived == 131_072
     smaller = config | {"model_max_length": 2048}
     assert model_spec_from_hf_config(smaller, name="t").max_model_len_derived == 2_048
+
+
+def test_an_mlx_quantized_config_is_refused_naming_quant_method() -> None:
+    # mlx-community's Qwen3-14B 4-bit: quantization_config {"group_size": 64, "bits": 4} and no quant_method.
+    # model_arch_config_convertor.py _normalize_quantization_config makes the method "", no method's
+    # override_quantization_method claims it (config/model.py _verify_quantization), so vLLM would load the packed
+    # uint32 weights as bf16 and fail: refused, saying why.
+    with pytest.raises(ConfigError) as err:
+        model_spec_from_hf_config(_load("root-hypercube--Qwen3-14B-MLX-4bit_config.json"), name="t")
+    assert err.value.field == "quantization_config.quant_method"
+    assert "MLX" in str(err.value)
+
+
+@pytest.mark.parametrize(("bits", "refused"), [(4, False), (8, True), (3, True)])
+def test_awq_takes_4_bit_weights_only(bits: int, refused: bool) -> None:
+    # 0.19.0 awq.py: "Currently, only 4-bit weight quantization is supported for AWQ"; 0.33.0 auto_awq.py
+    # AutoAWQConfig TYPE_MAP = {4: uint4}, anything else "Unsupported num_bits".
+    quant = {"quant_method": "awq", "bits": bits, "group_size": 128, "zero_point": True, "version": "gemm"}
+    config = _load("tt-metal--qwen3-0.6b-base-think-sft_config.json") | {"quantization_config": quant}
+    if refused:
+        with pytest.raises(ConfigError) as err:
+            model_spec_from_hf_config(config, name="t")
+        assert err.value.field == "quantization_config.bits"
+    else:
+        spec = model_spec_from_hf_config(config, name="t")
+        assert spec.quantization is not None and spec.quantization.group_size == 128
