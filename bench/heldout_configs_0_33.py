@@ -4,7 +4,8 @@ heldout_0_33c, SOURCES.md in each): every quantity against what the wheel comput
 (null in expected.json) counts as a miss. A `<name>_hf_quant_config.json` beside a config is passed as vLLM reads it.
 A plan vLLM cannot build is one quantity, `refused` (the planner must refuse it with a PlannerError); `params_total`
 (the parameters the config gives) and `weights_from_index` (the bytes vLLM loads, from a `<name>_model.safetensors
-.index.json` beside the config) are scored where expected*.json has them.
+.index.json` beside the config: the planner's budget for the whole model on one device, so a float32 checkpoint
+counts as the bf16 vLLM loads it in) are scored where expected*.json has them.
 
     .venv/bin/python bench/heldout_configs_0_33.py [set ...]   # default: every set
 """
@@ -19,14 +20,15 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from app.core.budget import weights_bytes_for_stage  # noqa: E402
 from app.core.catalog import find_device  # noqa: E402
 from app.core.errors import PlannerError  # noqa: E402
 from app.core.estimate import estimate  # noqa: E402
 from app.core.hf_config import model_spec_from_hf_config  # noqa: E402
-from app.core.specs import ServeConfig  # noqa: E402
+from app.core.specs import ModelSpec, ServeConfig  # noqa: E402
 
 CONFIGS = REPO / "tests" / "data" / "configs"
-SETS = ("heldout_0_33", "heldout_0_33b", "heldout_0_33c")
+SETS = ("heldout_0_33", "heldout_0_33b", "heldout_0_33c", "heldout_0_33d")
 QUANTITIES = (
     "backend",
     "kv_cache_dtype",
@@ -36,6 +38,21 @@ QUANTITIES = (
     "groups",
     "max_model_len_derived",
 )
+
+
+def _loaded_weight_bytes(spec: ModelSpec) -> int | None:
+    """The bytes the planner's budget loads for the whole model from the index (one device, every layer): the
+    index's total as stored, less what vLLM skips, with an unquantized float32 checkpoint downcast under --dtype auto
+    (budget.weights_bytes_for_stage). None without an index."""
+    if spec.weights_bytes_exact is None:
+        return None
+    return weights_bytes_for_stage(
+        model=spec,
+        serve=ServeConfig(tensor_parallel_size=1),
+        layer_range=(0, spec.num_layers),
+        is_first=True,
+        is_last=True,
+    )
 
 
 def planned(held: Path, name: str, plan: dict[str, Any]) -> dict[str, Any]:
@@ -52,7 +69,7 @@ def planned(held: Path, name: str, plan: dict[str, Any]) -> dict[str, Any]:
     got: dict[str, Any] = {
         "refused": None,
         "params_total": spec.params_total,
-        "weights_from_index": spec.weights_bytes_exact,
+        "weights_from_index": _loaded_weight_bytes(spec),
     }
     try:
         est = estimate(

@@ -145,9 +145,7 @@ def _load_model_file(path: Path) -> _Model:
     if file.other_revision_kv_heads is not None:
         spec = spec.model_copy(update={"other_revision_kv_heads": file.other_revision_kv_heads})
     if file.vision_params:  # the preset's own tower count stands for the vision tower's caveat
-        towers = ", ".join(
-            t for t in spec.uncounted_towers.split(", ") if t and not t.startswith("vision_config")
-        )
+        towers = tuple(t for t in spec.uncounted_towers if not t.startswith("vision_config"))
         spec = spec.model_copy(update={"vision_params": file.vision_params, "uncounted_towers": towers})
     elif spec.vision_params:
         # params_total is the text tower's; the tower counted from vision_config (hf_config/vision.py) is

@@ -218,20 +218,12 @@ class StageFold:
         ]
 
 
-def _per_layer_fields() -> tuple[str, ...]:
-    """ModelSpec's tuple fields besides ``layer_kinds``: what a config says layer by layer (per-layer
-    attention shapes, the indexer's layers, and any such list a new family adds), read off the class so
-    a new one cannot be missed."""
-    names = []
-    for name, info in ModelSpec.model_fields.items():
-        annotation = info.annotation
-        options = (annotation, *typing.get_args(annotation))
-        if name != "layer_kinds" and any(typing.get_origin(option) is tuple for option in options):
-            names.append(name)
-    return tuple(names)
-
-
-PER_LAYER_FIELDS = _per_layer_fields()
+# ModelSpec's fields that say something layer by layer besides ``layer_kinds`` (None when the model does not):
+# per-layer attention shapes, the layers that carry the sparse-attention indexer, DeepSeek-V4's per-layer
+# compression ratios. Named, not inferred from a field's type, so a tuple field that is not per-layer (the
+# uncounted encoder towers, a list of aliases) leaves stage folding alone; a new per-layer field is added here
+# (tests/unit/test_layer_fold.py checks each name is a ModelSpec field).
+PER_LAYER_FIELDS = ("layer_attention", "indexer_layers", "compress_ratios")
 
 
 def stage_counts(*, model: ModelSpec, layer_range: tuple[int, int]) -> tuple[dict[LayerKind, int], int, int]:

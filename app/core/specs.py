@@ -182,9 +182,9 @@ class ModelSpec(Frozen):
     # every --limit-mm-per-prompt modality is 0 (app/core/extras.py)
     vision_params: int = Field(default=0, ge=0)
     # towers vLLM builds from the config that the planner cannot count (hf_config/vision.py
-    # uncounted_towers), comma-joined: "vision_config (timm_wrapper), audio_config (gemma3n_audio)"; said on the
-    # page. A string, not a tuple: ModelSpec's tuple fields are per-layer (layers._per_layer_fields)
-    uncounted_towers: str = ""
+    # uncounted_towers), e.g. ("vision_config (timm_wrapper)", "audio_config (gemma3n_audio)"); said on the page.
+    # Not a per-layer field (layers.PER_LAYER_FIELDS names those)
+    uncounted_towers: tuple[str, ...] = ()
     source: str = ""
     confidence: Literal["verified", "likely", "recalled", "user"] = "user"
     # another published revision of this checkpoint's config.json declares this many KV heads (the

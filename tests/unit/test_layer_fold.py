@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import copy
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -163,11 +164,12 @@ def test_stages_of_one_shape_share_a_key() -> None:
 
 
 def test_a_model_whose_attention_differs_per_layer_is_folded_by_signature() -> None:
-    # ModelSpec's tuple fields besides layer_kinds are per-layer lists (read off the class); the ones a
-    # LayerSignature folds are a subset, the rest (DeepSeek-V4's compress_ratios) keep each stage its own
-    assert {"layer_attention", "indexer_layers"} <= set(layers.PER_LAYER_FIELDS)
+    # the per-layer fields are named (layers.PER_LAYER_FIELDS), each a ModelSpec field; the ones a LayerSignature
+    # folds are a subset, the rest (DeepSeek-V4's compress_ratios) keep each stage its own
+    assert set(layers.PER_LAYER_FIELDS) == {"layer_attention", "indexer_layers", "compress_ratios"}
+    assert set(layers.PER_LAYER_FIELDS) <= set(ModelSpec.model_fields)
     assert set(layers.FOLDED_PER_LAYER_FIELDS) <= set(layers.PER_LAYER_FIELDS)
-    assert "aliases" not in layers.PER_LAYER_FIELDS and "layer_kinds" not in layers.PER_LAYER_FIELDS
+    assert "uncounted_towers" not in layers.PER_LAYER_FIELDS and "layer_kinds" not in layers.PER_LAYER_FIELDS
     model = gemma3_10k()
     same = tuple(AttentionShape(kv_heads=8, head_size=256, head_size_v=256) for _ in range(LAYERS))
     # layer i has 1 + i // 12 KV heads: layers [6, 12) all 1 head, [12, 18) all 2 heads
@@ -401,3 +403,28 @@ def test_a_10000_layer_glm52_indexer_costs_two_pages(monkeypatch: pytest.MonkeyP
     (group,) = est.groups
     assert group.num_layers == 10_000
     assert group.page_size_bytes == 64 * (1_152 + 132)  # MLA block 64: 82,176 B with the indexer
+
+
+def test_a_tuple_field_that_is_not_per_layer_leaves_stage_folding_alone() -> None:
+    # ModelSpec.uncounted_towers is a tuple (the encoder towers the planner cannot count), not a per-layer list:
+    # with it set, stages of one kind pattern still share one shape, and 1,024 stages of a 10,000-layer model
+    # still fold to the 4 shapes of 10,000 = 1,024 x 9 + 784 (the first, the last, the middle ones of 9 and 10).
+    model = gemma3_10k().model_copy(update={"uncounted_towers": ("vision_config (timm_wrapper)",)})
+    assert layers.stage_shape(model=model, layer_range=(6, 12), is_first=False, is_last=False) == (
+        6,
+        ((LayerKind.SLIDING, 5), (LayerKind.FULL, 1)),
+        False,
+        False,
+    )
+    bounds = [0]
+    for stage in range(1_024):
+        bounds.append(bounds[-1] + (10 if stage < 784 else 9))
+    ranges = list(itertools.pairwise(bounds))
+    assert ranges[-1][1] == LAYERS
+    folded = layers.StageFold(model=model, ranges=ranges)
+    # layer i is full iff i % 6 == 5. 10-layer stages start at 10k (offsets 0, 4, 2): 9 sliding + 1 full at offset
+    # 0, 8 + 2 at 2 and 4; 9-layer stages start at 7,840 + 9j (offsets 4, 1): 7 + 2 and 8 + 1. With the first and
+    # the last stage (embeddings, head) that is 6 shapes, not 1,024
+    assert len(list(folded.new_stages())) == 6
+    plain = layers.StageFold(model=gemma3_10k(), ranges=ranges)
+    assert folded.first == plain.first  # exactly as without the tuple field

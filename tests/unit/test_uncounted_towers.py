@@ -33,14 +33,14 @@ def _row(config: dict[str, Any], serve: ServeConfig | None = None):  # type: ign
 
 def test_an_unmodelled_vision_tower_is_named_not_silent() -> None:
     model, (delta, item) = _row(_config("heldout_0_33c", "Qwen--Qwen2.5-VL-7B-Instruct_config.json"))
-    assert model.vision_params == 0 and model.uncounted_towers == "vision_config"  # no model_type given
+    assert model.vision_params == 0 and model.uncounted_towers == ("vision_config",)  # no model_type given
     assert delta == 0 and item is not None and item.device_bytes == 0
     assert "not counted" in item.note and "vision_config" in item.note
 
 
 def test_siglip2_tower_is_named_with_its_model_type() -> None:
     model, (_, item) = _row(_config("heldout_0_33c", "LiquidAI--LFM2.5-VL-1.6B_config.json"))
-    assert model.uncounted_towers == "vision_config (siglip2_vision_model)"
+    assert model.uncounted_towers == ("vision_config (siglip2_vision_model)",)
     assert item is not None and "siglip2_vision_model" in item.note
 
 
@@ -57,13 +57,13 @@ def test_a_counted_vision_tower_with_an_audio_tower_names_the_audio_one() -> Non
     config["audio_config"] = {"model_type": "gemma4_audio", "hidden_size": 1024, "num_hidden_layers": 12}
     model, (_, item) = _row(config)
     assert model.vision_params == 575_743_536
-    assert model.uncounted_towers == "audio_config (gemma4_audio)"
+    assert model.uncounted_towers == ("audio_config (gemma4_audio)",)
     assert item is not None and item.device_bytes > 0 and "gemma4_audio" in item.note
 
 
 def test_counted_towers_and_text_models_carry_no_caveat() -> None:
     model, (_, item) = _row(_config("current", "nvidia--Gemma-4-31B-IT-NVFP4_config.json"))
-    assert model.uncounted_towers == "" and item is not None and "not counted" not in item.note
+    assert model.uncounted_towers == () and item is not None and "not counted" not in item.note
     text = _config("heldout_0_33c", "Qwen--Qwen2.5-VL-7B-Instruct_config.json")
     text["architectures"] = ["Qwen2ForCausalLM"]  # a ...ForCausalLM class builds no tower
-    assert model_spec_from_hf_config(text, name="t").uncounted_towers == ""
+    assert model_spec_from_hf_config(text, name="t").uncounted_towers == ()

@@ -62,7 +62,7 @@ def _uncounted_note(model: ModelSpec) -> str:
     return Text(
         "; not counted: the {towers} tower vLLM also builds (a layout the planner does not size), so the weights "
         "and the encoder cache are short by its size",
-        towers=model.uncounted_towers,
+        towers=", ".join(model.uncounted_towers),
     )
 
 
@@ -73,13 +73,13 @@ def _uncounted_item(model: ModelSpec, *, text_only: bool) -> ExtraItem | None:
     if text_only:
         note = Text(
             "every modality limited to 0: text-only mode, the towers ({towers}) are not loaded",
-            towers=model.uncounted_towers,
+            towers=", ".join(model.uncounted_towers),
         )
     else:
         note = Text(
             "not counted: vLLM also loads the {towers} tower, a layout the planner does not size, so the weights "
             "and the encoder cache are short by its size; --limit-mm-per-prompt with every modality 0 skips it",
-            towers=model.uncounted_towers,
+            towers=", ".join(model.uncounted_towers),
         )
     return ExtraItem(
         name="multimodal",

@@ -28,17 +28,19 @@ from app.core.hf_config.geometry import (
     _dtype,
     _geometry,
     _layers,
-    _longrope_default_max_model_len,
-    _max_model_len,
-    _yarn_scaled_max_model_len,
     compress_ratios,
-    derive_max_model_len,
     indexer_bytes_per_token,
     indexer_layers,
     layer_attention,
     mamba_ssm_dtype,
 )
 from app.core.hf_config.index_weights import loaded_index_bytes
+from app.core.hf_config.max_len import (
+    _longrope_default_max_model_len,
+    _max_model_len,
+    _yarn_scaled_max_model_len,
+    derive_max_model_len,
+)
 from app.core.hf_config.minimax_m3 import msa_block_size, msa_indexer_bytes_per_token, msa_indexer_layers
 from app.core.hf_config.params import ParamBreakdown, _breakdown, _moe, _tied, count_params, param_breakdown
 from app.core.hf_config.quantization import _quantization

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -13,7 +12,6 @@ from app.core.hf_config.coerce import (
     GEMMA3_SLIDING_WINDOW_PATTERN,
     MAX_LAYERS,
     MAX_POSITIONS,
-    _as_float,
     _as_int,
     _as_list,
     _as_mapping,
@@ -25,30 +23,9 @@ from app.core.hf_config.coerce import (
     _lookup,
     _present,
     _required_int,
-    _split_configs,
 )
 from app.core.specs import AttentionShape, LayerKind, MambaKind, MambaSpec, MLASpec
 from app.core.text import Text
-
-DEFAULT_MAX_MODEL_LEN = 2048  # vLLM `_get_and_verify_max_len`: no length key -> 2048 + warning
-# vLLM's possible_keys for the model's length, in its order; it takes the minimum of those present.
-MAX_LEN_KEYS = (
-    "max_position_embeddings",  # OPT, Llama, ...
-    "n_positions",  # GPT-2
-    "max_seq_len",  # MPT
-    "seq_length",  # ChatGLM2
-    "model_max_length",  # Command-R
-    "max_target_positions",  # Whisper
-    "max_sequence_length",
-    "max_seq_length",
-    "seq_len",
-)
-# Reference §7 (0.33.0 `_get_and_verify_max_len`): the RoPE `factor` multiplies the derived length
-# unless the rope type is one of these, or the model type is gemma3 (its 128K is already scaled).
-# NOTE: vLLM 0.11 multiplied yarn as original_max_position_embeddings x factor; 0.33.0 does not.
-ROPE_TYPES_NOT_SCALING_LEN = frozenset(
-    {"su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"}
-)
 
 DEFAULT_FFN_MULTIPLIER = 4  # GPT-2 / Falcon: no FFN key means 4 x hidden_size
 LLAMA4_NOPE_LAYER_INTERVAL = 4  # Llama4TextConfig default: every 4th layer is NoPE/global
@@ -211,7 +188,7 @@ def _geometry(cfgs: _Configs) -> _Geometry:
                 Text("hidden_size {hidden} // num_attention_heads {heads} is 0", hidden=hidden, heads=heads),
             )
     # v_head_dim only for non-MLA models that declare a different V size (rare).
-    head_v = _int(text, "v_head_dim") or head
+    head_v = _int(text, "v_head_dim", minimum=0) or head  # 0 = unset (DeepseekVLV2TextConfig materialises it)
     return make(
         num_heads=heads,
         num_kv_heads=kv_heads,
@@ -348,6 +325,14 @@ def _explicit_layer_kinds(text: Mapping[str, Any], num_layers: int) -> list[Laye
         return _pattern_kinds(
             "layer_types", _as_list("layer_types", text["layer_types"]), num_layers, LAYER_TYPE_NAMES
         )
+    if _present(
+        text, "full_attn_idxs"
+    ):  # LFM2 before layer_types: transformers Lfm2Config builds it, rest "conv"
+        full = {
+            _as_int("full_attn_idxs", i, minimum=0, maximum=MAX_LAYERS)
+            for i in _as_list("full_attn_idxs", text["full_attn_idxs"])
+        }
+        return [LayerKind.FULL if i in full else LayerKind.MAMBA for i in range(num_layers)]
     if _present(text, "block_configs"):  # Nemotron-NAS / DeciLM: attention.no_op blocks have none
         kinds = ["none" if a.get("no_op") else "full" for a in nas_block_parts(text, "attention")]
         return _pattern_kinds(
@@ -531,90 +516,6 @@ def _layers(cfgs: _Configs, geometry: _Geometry) -> _Layers:
         chunk=chunk,
         mamba=mamba,
     )
-
-
-# ----------------------------------------------------------------------------------------------
-# max_model_len (reference §7)
-# ----------------------------------------------------------------------------------------------
-
-
-def derive_max_model_len(config: Mapping[str, Any]) -> int:
-    """vLLM's derived ``max_model_len`` for a config.json (before any tokenizer limit)."""
-    return _max_model_len(_split_configs(config))
-
-
-def _yarn_scaled_max_model_len(cfgs: _Configs) -> int | None:
-    """The derived length under vLLM <= 0.27.1's yarn rule, when it differs (else None)."""
-    scaled = _max_model_len(cfgs, yarn_scales=True)
-    return None if scaled == _max_model_len(cfgs) else scaled
-
-
-def _rope_dicts(text: Mapping[str, Any]) -> tuple[str, list[Mapping[str, Any]]]:
-    """The rope parameter dicts, one per layer type when nested (0.33.0 transformers_utils/config.py
-    iter_rope_parameters: Gemma-4's {"full_attention": {...}, "sliding_attention": {...}})."""
-    rope_key = "rope_scaling" if _present(text, "rope_scaling") else "rope_parameters"
-    rope = text.get(rope_key)
-    if rope is None:
-        return rope_key, []
-    rope = _as_mapping(rope_key, rope)
-    if rope and all(isinstance(value, Mapping) for value in rope.values()):
-        return rope_key, [value for value in rope.values() if value]
-    return rope_key, [rope] if rope else []
-
-
-def _rope_type(rope_key: str, rope: Mapping[str, Any]) -> str | None:
-    rope_type = rope.get("rope_type", rope.get("type"))
-    return None if rope_type is None else _as_str(rope_key, rope_type)
-
-
-def _longrope_default_max_model_len(cfgs: _Configs) -> int | None:
-    """vLLM 0.14+: with no --max-model-len a LongRoPE model (rope type "longrope", or legacy "su" that
-    vLLM renames) serves the config's top-level original_max_position_embeddings (default: derived)."""
-    rope_key, ropes = _rope_dicts(cfgs.text)
-    if not any(_rope_type(rope_key, rope) in ("longrope", "su") for rope in ropes):
-        return None
-    if not _present(cfgs.top, "original_max_position_embeddings"):
-        return None
-    value = cfgs.top["original_max_position_embeddings"]
-    return _as_int("original_max_position_embeddings", value, minimum=1, maximum=MAX_POSITIONS)
-
-
-def _max_model_len(cfgs: _Configs, *, yarn_scales: bool = False) -> int:
-    """The derived length; ``yarn_scales``: vLLM <= 0.27.1's rule, where a yarn rope derives
-    original_max_position_embeddings x factor instead of leaving max_position_embeddings as it is.
-    With several rope dicts (per layer type) the factor of the last scaling one applies, as 0.33.0's
-    _get_and_verify_max_len loops over them."""
-    text = cfgs.text
-    lengths = [
-        _as_int(key, text[key], minimum=1, maximum=MAX_POSITIONS)
-        for key in MAX_LEN_KEYS
-        if _present(text, key)
-    ]
-    derived = float(min(lengths)) if lengths else float(DEFAULT_MAX_MODEL_LEN)
-    rope_key, ropes = _rope_dicts(text)
-    is_gemma3 = "gemma3" in cfgs.model_type or "gemma3" in cfgs.text_model_type
-    if ropes and not is_gemma3:
-        factor = 1.0
-        for rope in ropes:
-            rope_type = _rope_type(rope_key, rope)
-            yarn_scaled = yarn_scales and rope_type == "yarn"
-            if yarn_scaled and _present(rope, "original_max_position_embeddings"):
-                derived = float(
-                    _as_int(
-                        rope_key, rope["original_max_position_embeddings"], minimum=1, maximum=MAX_POSITIONS
-                    )
-                )
-            if yarn_scaled or rope_type not in ROPE_TYPES_NOT_SCALING_LEN:
-                factor = _as_float(rope_key, rope["factor"]) if _present(rope, "factor") else factor
-        if factor <= 0:
-            raise ConfigError(rope_key, Text("factor must be positive, got {factor}", factor=factor))
-        derived *= factor
-    if not math.isfinite(derived) or derived > MAX_POSITIONS:
-        raise ConfigError(rope_key, Text("derived max_model_len is implausibly large"))
-    result = int(derived)
-    if result < 1:
-        raise ConfigError(rope_key, Text("derived max_model_len is below 1"))
-    return result
 
 
 # ----------------------------------------------------------------------------------------------

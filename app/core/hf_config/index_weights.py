@@ -1,27 +1,56 @@
 """The bytes vLLM loads for a checkpoint whose model.safetensors.index.json is given: its ``total_size`` less
-what vLLM does not load (MTP layers the checkpoint stores, hf_config/mtp.py) plus what vLLM allocates that the
-checkpoint does not store (Gemma-4's k_eq_v V slots, hf_config/index_slots.py)."""
+what vLLM does not load (MTP layers the checkpoint stores, hf_config/mtp.py; stored rotary buffers and a tied
+lm_head's second copy, :func:`unloaded_tensor_bytes`) plus what vLLM allocates that the checkpoint does not store
+(Gemma-4's k_eq_v V slots, hf_config/index_slots.py). vLLM itself never reads ``total_size``: an index that gives
+none, or 0, is planned from the config's parameter count."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from app.core.errors import ConfigError
 from app.core.hf_config.coerce import _as_int, _as_mapping, _Configs
 from app.core.hf_config.geometry import _Geometry, _Layers
 from app.core.hf_config.index_slots import unstored_v_slot_params, with_v_slots
 from app.core.hf_config.mtp import loaded_bytes, mtp_layers, mtp_stored, mtp_unquantized
-from app.core.hf_config.params import ParamBreakdown, _Moe
-from app.core.text import Text
+from app.core.hf_config.params import ParamBreakdown, _Moe, _tied
+
+# stored buffers vLLM's loader drops (0.33.0 models/utils.py AutoWeightsLoader: "rotary_emb.inv_freq" and
+# "rotary_pos_emb.inv_freq" map to None); transformers' rotary modules make inv_freq float32, head/2 of them
+ROTARY_BUFFER_SUFFIXES = ("rotary_emb.inv_freq", "rotary_pos_emb.inv_freq")
+ROTARY_BUFFER_BYTES_PER_ELEMENT = 4
+# the untied-looking copy of a tied output head (0.33.0 models/utils.py AutoWeightsLoader aliased_params: of
+# ``lm_head.weight`` and the embedding only the first met is loaded, the rest skipped)
+TIED_HEAD_NAMES = ("lm_head.weight", "language_model.lm_head.weight")
 
 
-def index_total_size(index: Mapping[str, Any]) -> int:
-    """``metadata.total_size`` of an index object."""
+def index_total_size(index: Mapping[str, Any]) -> int | None:
+    """``metadata.total_size`` of an index object; None when it gives none or 0 (a Qwen3-VL copy's index says
+    ``"total_size": 0``), which vLLM never reads."""
     metadata = _as_mapping("safetensors_index", _as_mapping("safetensors_index", index).get("metadata"))
     if metadata.get("total_size") is None:
-        raise ConfigError("safetensors_index", Text("metadata.total_size missing"))
-    return _as_int("safetensors_index", metadata["total_size"], minimum=1, maximum=2**60)
+        return None
+    size = _as_int("safetensors_index", metadata["total_size"], minimum=0, maximum=2**60)
+    return size or None
+
+
+def unloaded_tensor_bytes(
+    index: Mapping[str, Any], *, geometry: _Geometry, tied: bool, dtype_bytes: int
+) -> int:
+    """Bytes of stored tensors vLLM does not load: ``rotary_emb.inv_freq`` buffers (head_size / 2 float32 each)
+    and, for a tied model, the stored ``lm_head.weight`` (vocab x hidden in the checkpoint dtype).
+
+    E.g. openPangu-Embedded-7B stores 34 inv_freq buffers of 128 / 2 x 4 = 256 B: 8,704 B; falcon-180B-chat
+    (tied by FalconConfig's default) stores ``lm_head.weight`` beside ``word_embeddings``: 65,024 x 14,848 x 2 B
+    = 1,930,952,704 B."""
+    weight_map = index.get("weight_map")
+    if not isinstance(weight_map, Mapping):
+        return 0
+    buffers = sum(1 for name in weight_map if isinstance(name, str) and name.endswith(ROTARY_BUFFER_SUFFIXES))
+    skipped = buffers * (geometry.head_size // 2) * ROTARY_BUFFER_BYTES_PER_ELEMENT
+    if tied and any(name in weight_map for name in TIED_HEAD_NAMES):
+        skipped += geometry.vocab_size * geometry.hidden_size * dtype_bytes
+    return skipped
 
 
 # the parsed config as hf_config reads it: the configs, their geometry, layer kinds, MoE shape and parameter count
@@ -45,6 +74,11 @@ def loaded_index_bytes(
     if index is None:
         return None
     exact = index_total_size(index)
+    if exact is None:
+        return None
+    exact -= min(
+        exact - 1, unloaded_tensor_bytes(index, geometry=geometry, tied=_tied(cfgs), dtype_bytes=dtype_bytes)
+    )
     quant_cfg = cfgs.top.get("quantization_config") or cfgs.text.get("quantization_config") or hf_quant_config
     quantized = isinstance(quant_cfg, Mapping)
     mtp = mtp_layers(cfgs, geometry, moe, breakdown)

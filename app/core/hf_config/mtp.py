@@ -116,7 +116,8 @@ def mtp_stored(
     """Whether the checkpoint behind ``index`` stores its MTP layers at all (a config may declare one that a
     derived checkpoint dropped: a REAP-pruned Qwen3.5 MoE keeps ``mtp_num_hidden_layers: 1`` and no ``mtp.*``).
 
-    With a ``weight_map``: an ``mtp.*`` tensor or one of layer ``num_layers`` (the DeepSeek / GLM next-n layout).
+    With a ``weight_map``: an ``mtp.*`` tensor, a ``model.mtp_layers.*`` one (MiMo: 0.33.0 mimo.py maps
+    ``model.mtp_layers.`` to None) or one of layer ``num_layers`` (the DeepSeek / GLM next-n layout).
     Without one, for an unquantized checkpoint (``unquantized_body_bytes``: every counted parameter at the
     checkpoint dtype, tower included): ``total_size`` (the index's, validated) holds the MTP layers when it exceeds that by more than half
     their size. A quantized checkpoint without a weight_map is taken to store them, as its published layout does."""
@@ -124,7 +125,8 @@ def mtp_stored(
     if isinstance(weight_map, Mapping) and weight_map:
         marker = f"layers.{num_layers}."
         return any(
-            isinstance(name, str) and (name.startswith("mtp.") or ".mtp." in name or marker in name)
+            isinstance(name, str)
+            and (name.startswith("mtp.") or ".mtp." in name or ".mtp_layers." in name or marker in name)
             for name in weight_map
         )
     if unquantized_body_bytes is None:

@@ -44,8 +44,12 @@ UNGATED_MLP_MODEL_TYPES = frozenset(
     {"falcon", "phi", "gpt2", "gpt_neox", "gptj", "gpt_bigcode", "bloom", "opt", "mpt", "starcoder2"}
     | {"nemotron", "nemotron_h"}
 )
-# Models with q/k/v biases even though config.json has no bias key (Qwen2 family).
-QKV_BIAS_MODEL_TYPES = frozenset({"qwen2", "qwen2_moe"})
+# Models with q/k/v biases even though config.json has no bias key, and never an o_proj bias whatever it says
+# (Qwen2 family: 0.33.0 qwen2.py Qwen2Attention qkv_proj bias=True, o_proj bias=False; mimo.py builds Qwen2Model
+# although MiMo's config.json says attention_bias: true).
+QKV_BIAS_MODEL_TYPES = frozenset({"qwen2", "qwen2_moe", "mimo"})
+# torch.nn.LayerNorm (weight and bias) instead of RMSNorm: 0.33.0 falcon.py `from torch.nn import LayerNorm`
+LAYERNORM_BIAS_MODEL_TYPES = frozenset({"falcon"})
 # Models with per-head RMSNorm on q and k (head_dim weights each). Parameter count only.
 QK_NORM_MODEL_TYPES = frozenset(
     {"qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma3"}
@@ -231,7 +235,9 @@ def _attention_params(cfgs: _Configs, g: _Geometry) -> tuple[int, int]:
     qkv_bias = _flag(text, "attention_bias") or _flag(text, "bias") or _flag(text, "qkv_bias")
     if qkv_bias or cfgs.text_model_type in QKV_BIAS_MODEL_TYPES:
         params += q_width + k_width + v_width
-    if _flag(text, "attention_bias") or _flag(text, "bias"):
+    if (
+        _flag(text, "attention_bias") or _flag(text, "bias")
+    ) and cfgs.text_model_type not in QKV_BIAS_MODEL_TYPES:
         params += h  # the same flag biases o_proj (Llama/gpt-oss attention_bias, InternLM2 bias)
     if cfgs.text_model_type in ATTENTION_SINK_MODEL_TYPES:
         params += g.num_heads  # one learned sink logit per head
@@ -375,6 +381,32 @@ def _tied(cfgs: _Configs) -> bool:
     return _lookup_flag(cfgs, "tie_word_embeddings") is True
 
 
+def _mlp_bias_params(cfgs: _Configs, h: int, width: int, *, gated: bool) -> int:
+    """`mlp_bias` (Llama, Granite: 0.33.0 llama.py LlamaMLP ``bias=getattr(config, "mlp_bias", False)``):
+    gate_up (2 x width, or up only ungated) and down (h) biases. ibm-granite/granite-3b-code-instruct-128k:
+    32 x (2 x 10,240 + 2,560) = 737,280."""
+    if not _flag(cfgs.text, "mlp_bias"):
+        return 0
+    return (2 if gated else 1) * width + h
+
+
+def _layernorm_params(cfgs: _Configs, norms: int, *, num_layers: int, hidden: int) -> int:
+    """The norms' parameters with LayerNorm biases where the model uses torch LayerNorm, and Falcon's layer
+    norm count (0.33.0 falcon.py FalconDecoderLayer: two with ``parallel_attn`` off or two
+    ``num_ln_in_parallel_attn`` (new_decoder_architecture), else one input_layernorm), ``ln_f``'s bias; the final
+    norm's weight is counted with every model's. falcon-180B-chat (new decoder): 80 x 2 x 2 x 14,848 + 14,848 =
+    4,765,696."""
+    if cfgs.text_model_type not in LAYERNORM_BIAS_MODEL_TYPES:
+        return norms
+    text = cfgs.text
+    parallel = _lookup_flag(cfgs, "parallel_attn") is not False
+    in_parallel = _int(text, "num_ln_in_parallel_attn")  # None: 2 for the new decoder (Falcon-11B says 1)
+    if in_parallel is None:
+        in_parallel = 2 if _flag(text, "new_decoder_architecture") else 1
+    two = not parallel or in_parallel == 2
+    return 2 * hidden * (2 if two else 1) * num_layers + hidden  # + ln_f's bias (its weight is added below)
+
+
 def _breakdown(cfgs: _Configs, g: _Geometry, layers: _Layers, moe: _Moe | None) -> ParamBreakdown:
     h = g.hidden_size
     gated = cfgs.text_model_type not in UNGATED_MLP_MODEL_TYPES
@@ -439,8 +471,9 @@ def _breakdown(cfgs: _Configs, g: _Geometry, layers: _Layers, moe: _Moe | None) 
             mlp += 3 * h * moe.shared_size + (h if moe.shared_gate else 0)
             router += h * moe.num_experts + (moe.num_experts if biased else 0)
         else:
-            mlp += matrices * h * dense_mlp_size
+            mlp += matrices * h * dense_mlp_size + _mlp_bias_params(cfgs, h, dense_mlp_size, gated=gated)
     attention += _sparse_attention_params(cfgs, g, len(layers.kinds))
+    norms = _layernorm_params(cfgs, norms, num_layers=len(layers.kinds), hidden=h)
     embedding = g.vocab_size * h
     return ParamBreakdown(
         embedding=embedding,

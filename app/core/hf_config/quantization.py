@@ -29,6 +29,7 @@ BNB_4BIT_BLOCK_SIZE = 64  # bitsandbytes nf4/fp4 default blocksize
 # ----------------------------------------------------------------------------------------------
 # Quantization
 # ----------------------------------------------------------------------------------------------
+AWQ_BITS = 4  # the only AWQ weight width vLLM loads (0.19.0 awq.py, 0.33.0 auto_awq.py TYPE_MAP)
 
 
 def _int_bits(key: str, value: Any) -> int:
@@ -221,6 +222,18 @@ def _quantization(
         return None
     q = _as_mapping("quantization_config", raw)
     method = _as_str("quantization_config", q.get("quant_method", "")).lower()
+    if not method and "bits" in q:
+        # MLX's converter writes {"bits", "group_size", "mode", per-module overrides} and no quant_method: 0.33.0
+        # model_arch_config_convertor.py _normalize_quantization_config makes it "", no method claims it
+        # (config/model.py _verify_quantization), and its packed weight / scales / biases tensors cannot load
+        raise ConfigError(
+            "quantization_config.quant_method",
+            Text(
+                "quantization_config has bits and group_size but no quant_method: an MLX-quantized checkpoint, "
+                "which no vLLM quantization method loads; serve the original weights or a GPTQ, AWQ, "
+                "compressed-tensors or FP8 copy"
+            ),
+        )
     hidden = geometry.hidden_size
     if method in ("fp8", "fbgemm_fp8"):
         block = q.get("weight_block_size")
@@ -241,6 +254,13 @@ def _quantization(
         group = _group_size(
             "quantization_config", q.get("group_size", q.get("q_group_size")), per_channel=hidden
         )
+        if method == "awq" and bits != AWQ_BITS:
+            # 0.19.0 awq.py "Currently, only 4-bit weight quantization is supported for AWQ"; 0.33.0 auto_awq.py
+            # AutoAWQConfig TYPE_MAP {4: uint4}
+            raise ConfigError(
+                "quantization_config.bits",
+                Text("vLLM loads AWQ checkpoints with 4-bit weights only; this one says {bits}", bits=bits),
+            )
         if bits == 8:
             return QuantSpec(method=QuantMethod.INT8, group_size=group, source_name=method)
         if bits == 4:

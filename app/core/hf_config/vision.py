@@ -285,12 +285,12 @@ TOWER_CONFIG_KEYS = ("vision_config", "audio_config")
 TEXT_ONLY_ARCHITECTURE_SUFFIX = "ForCausalLM"
 
 
-def uncounted_towers(cfgs: _Configs, *, architecture: str, vision_params: int) -> str:
+def uncounted_towers(cfgs: _Configs, *, architecture: str, vision_params: int) -> tuple[str, ...]:
     """The towers vLLM builds that :func:`vision_tower_params` does not count (0 for their layout), each as
-    ``"<key> (<model_type>)"``, comma-joined: audio towers always (none is modelled), a vision tower of an
-    unmodelled layout (Gemma-3n's timm MobileNetV5, Kimi-VL's MoonViT, Qwen2.5-VL's window ViT, SigLIP-2, ...)."""
+    ``"<key> (<model_type>)"``: audio towers always (none is modelled), a vision tower of an unmodelled layout
+    (Gemma-3n's timm MobileNetV5, Kimi-VL's MoonViT, Qwen2.5-VL's window ViT, SigLIP-2, ...)."""
     if architecture.endswith(TEXT_ONLY_ARCHITECTURE_SUFFIX):
-        return ""
+        return ()
     out = []
     for key in TOWER_CONFIG_KEYS:
         sub = cfgs.top.get(key)
@@ -298,7 +298,7 @@ def uncounted_towers(cfgs: _Configs, *, architecture: str, vision_params: int) -
             continue
         model_type = sub.get("model_type")
         out.append(f"{key} ({model_type})" if isinstance(model_type, str) and model_type else key)
-    return ", ".join(out)
+    return tuple(out)
 
 
 def vision_tower_params(cfgs: _Configs, *, architecture: str, text_hidden: int) -> int:
