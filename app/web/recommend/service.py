@@ -26,15 +26,17 @@ def recommend_for(
     API's nodes, allow_fp8_kv and preference. Without ``cluster`` (the API's measured_runs) the page's
     "Your own runs" box (``my_runs``) calibrates every speed figure. PlannerError propagates."""
     params = require_usable(resolved).params
+    bench = bench_of(params)
     if cluster is None:
-        cluster = page_cluster(params, bench_of(params))
+        cluster = page_cluster(params, bench)
+    target_len = target_max_model_len or params.max_model_len or resolved.default_len
     return recommend(
-        workload=workload_of(params),
+        workload=workload_of(params, max_model_len=target_len, bench=bench)[0],
         model=resolved.model,
         device=resolved.device,
         serve=resolved.serve,
         vllm_version=resolved.vllm_version,
-        target_max_model_len=target_max_model_len or params.max_model_len or resolved.default_len,
+        target_max_model_len=target_len,
         target_concurrency=params.target_concurrency,
         devices_per_node=devices_per_node,
         cluster=cluster,

@@ -19,14 +19,18 @@ def performance_for(
     bench: BenchArgs | None = None,
     cluster: ClusterFit | None = None,
 ) -> Performance:
-    """The estimate (the exact pool) and the speed on top of it; PlannerError propagates."""
-    return performance(
-        estimate=estimate_for(resolved),
+    """The estimate (the exact pool) and the speed on top of it, at the workload the user set (blank
+    lengths: the benchmark's, shortened to fit the pool's max_model_len); PlannerError propagates."""
+    estimate = estimate_for(resolved)
+    workload, note = workload_of(resolved.params, max_model_len=estimate.max_model_len, bench=bench)
+    perf = performance(
+        estimate=estimate,
         model=resolved.model,
         device=resolved.device,
         serve=resolved.serve,
-        workload=workload_of(resolved.params),
+        workload=workload,
         with_curve=with_curve,
         bench=bench,
         cluster=cluster,
     )
+    return perf if note is None else perf.model_copy(update={"notes": [note, *perf.notes]})
