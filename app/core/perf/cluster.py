@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.perf.bench import BAND_OF_KEY, RESULT_KEYS
+from app.core.text import Msg
 
 MIN_LOG_SPREAD = 0.05  # about 5 %: run-to-run noise of one benchmark on one cluster
 BAND_GROUPS = ("tpot", "ttft", "throughput")
@@ -29,6 +30,7 @@ class ClusterFit(BaseModel):
     runs: int
     factors: dict[str, float]
     log_spread: dict[str, float]
+    notes: list[Msg] = Field(default_factory=list)  # how the runs were read (a rate they did not state)
 
     def factor(self, group: str) -> float:
         return self.factors.get(group, 1.0)

@@ -24,7 +24,7 @@ from app.web.i18n import page_lang, t, tr
 from app.web.inputs.links import form_values, query_items, to_query, with_typed
 from app.web.inputs.options import Choices, choices
 from app.web.inputs.problems import Problem, error_of, problems_of, stopping, typed_values
-from app.web.measured_runs import calibrated_caption
+from app.web.measured_runs import calibrated_caption, page_runs_lenient
 from app.web.templating import url_path
 
 MAX_TABLE_ROWS = 15  # the ranked table shows the cheapest; /api/fleet returns every candidate
@@ -138,6 +138,8 @@ class FleetView:
     device_name: str
     choices: Choices
     calibrated: str = ""  # "calibrated on your N runs" beside every speed figure, when runs were pasted
+    runs_error: Problem | None = None  # a bad paste in "Your own runs": the figures answer uncalibrated
+    runs_notes: tuple[str, ...] = ()  # how the pasted runs were read (a rate they did not state)
 
 
 class LayoutLike(Protocol):
@@ -307,8 +309,10 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
     more = 0
     model_label, device_name = params.model, params.device
     calibrated = ""
+    # a bad paste in "Your own runs" is shown above the results, which answer uncalibrated
+    runs = page_runs_lenient(params)
     try:
-        result = fleet_for(params, unusable=stopping(problems))
+        result = fleet_for(params, cluster=runs.cluster, unusable=stopping(problems))
         plan = result.plan
         calibrated = calibrated_caption(result.calibrated_runs)
         model_label, device_name = result.resolved.model_label, result.resolved.device.name
@@ -371,4 +375,6 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         device_name=device_name,
         choices=choices(params.vllm_version),
         calibrated=calibrated,
+        runs_error=error_of(bad) if (bad := runs.runs_error or runs.bench_error) else None,
+        runs_notes=tuple(tr(n) for n in runs.notes),
     )

@@ -20,8 +20,8 @@ from app.core.perf.bench_args import BenchArgs
 from app.web.inputs.links import to_query
 from app.web.inputs.params import StrictPlannerParams
 from app.web.inputs.resolve import resolve_strict
-from app.web.measured_runs import MAX_MEASURED_RUNS, MeasuredRun, request_cluster
-from app.web.speed.service import bench_of, performance_for
+from app.web.measured_runs import MAX_MEASURED_RUNS, MeasuredRun, bench_of, request_cluster
+from app.web.speed.service import performance_for
 
 router = APIRouter(prefix="/api", tags=["api"])
 

@@ -7,9 +7,9 @@ from app.core.perf.cluster import ClusterFit
 from app.core.perf.predict import Performance, performance
 from app.web.inputs.params import workload_of
 from app.web.inputs.resolve import Resolved, estimate_for
-from app.web.measured_runs import bench_of, page_cluster
+from app.web.measured_runs import page_runs_lenient
 
-__all__ = ["bench_of", "page_cluster", "performance_for"]
+__all__ = ["page_runs_lenient", "performance_for"]
 
 
 def performance_for(
@@ -33,4 +33,8 @@ def performance_for(
         bench=bench,
         cluster=cluster,
     )
-    return perf if note is None else perf.model_copy(update={"notes": [note, *perf.notes]})
+    # how your pasted runs were read (a run without a stated rate ran at inf) follows the model's notes
+    extra = cluster.notes if cluster is not None else []
+    if note is None and not extra:
+        return perf
+    return perf.model_copy(update={"notes": [*([note] if note else []), *perf.notes, *extra]})
