@@ -274,6 +274,7 @@ def _print_perf(perf: Performance) -> None:
         + ("no KV cliff" if cliff is None else f"KV cliff at {cliff} clients")
         + (" · KV-LIMITED" if perf.kv_limited else "")
     )
+    print(f"  binding regime         {perf.regime}")
     if perf.bench is not None:
         print(
             f"  vllm bench serve (simulated; {perf.bench.regime} binds, {perf.bench.preemptions} preemptions):"

@@ -11,13 +11,16 @@ from markupsafe import Markup
 
 from app.core.errors import PlannerError
 from app.core.fleet import Candidate, FleetPlan, cost_at_load
+from app.core.result import Range
 from app.core.text import Text
 from app.web.fleet.params import FLEET_FIELDS, FleetParams, fleet_query
 from app.web.fleet.service import fleet_for, planner_params, point_params
 from app.web.fleet.svg import COLOURS, ChartPoint, cost_chart, pareto_chart
 from app.web.format import (
+    REGIME_NAMES,
     gib,
     money,
+    speed_band,
     speed_number,  # the Speed section's format: the numbers read alike
 )
 from app.web.i18n import page_lang, t, tr
@@ -70,6 +73,9 @@ class CandidateRow:
     requests_per_s: str
     ttft_ms: str
     tpot_ms: str
+    ttft_band: str  # low–high
+    tpot_band: str
+    regime: str  # what binds the speed at the operating point
     meets_slo: bool
     meets_slo_with_margin: bool
     slo_text: str
@@ -181,6 +187,9 @@ def _row(
         requests_per_s=speed_number(c.requests_per_s_per_replica),
         ttft_ms=speed_number(c.ttft_ms),
         tpot_ms=speed_number(c.tpot_ms),
+        ttft_band=speed_band(Range(low=c.ttft_ms_low, expected=c.ttft_ms, high=c.ttft_ms_high)),
+        tpot_band=speed_band(Range(low=c.tpot_ms_low, expected=c.tpot_ms, high=c.tpot_ms_high)),
+        regime=tr(REGIME_NAMES[c.regime]) if c.regime in REGIME_NAMES else "",
         meets_slo=c.meets_slo,
         meets_slo_with_margin=c.meets_slo_with_margin,
         slo_text=t("meets, with margin")

@@ -20,7 +20,13 @@ from app.core.perf.bench_args import BenchArgs
 from app.web.inputs.links import to_query
 from app.web.inputs.params import StrictPlannerParams
 from app.web.inputs.resolve import resolve_strict
-from app.web.measured_runs import MAX_MEASURED_RUNS, MeasuredRun, bench_of, request_cluster
+from app.web.measured_runs import (
+    MAX_MEASURED_RUNS,
+    MeasuredRun,
+    bench_of,
+    calibrated_caption,
+    request_cluster,
+)
 from app.web.speed.service import performance_for
 
 router = APIRouter(prefix="/api", tags=["api"])
@@ -52,6 +58,8 @@ def performance_post(params: PerformanceRequest) -> dict[str, Any]:
     perf = performance_for(resolved, bench=bench, cluster=cluster)
     return {
         **perf.model_dump(),
+        # what every figure says when your runs scale it ("" without runs), as /api/fleet and /api/recommend
+        "speed_caption": calibrated_caption(perf.calibrated_runs),
         "inputs": {
             "model": resolved.model_label,
             "device": resolved.device.id,
