@@ -15,9 +15,12 @@ page says so.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 from urllib.parse import urlencode
+
+import pytest
 
 from app.web.format import speed_number
 
@@ -140,3 +143,22 @@ def test_a_block_that_states_its_rate_is_read_at_it(client: Any) -> None:
     assert speed.status_code == 200
     assert _bench_cell(speed.text, "mean_tpot_ms") == speed_number(at_two * 1.2)
     assert NO_RATE not in speed.text
+
+
+def test_a_figure_no_run_measured_keeps_the_models_band(client: Any) -> None:
+    # one run that measured mean TPOT only (1.2 x the model's): the TPOT band is the cluster's,
+    # exp(+-0.05 x (1 + 1 / sqrt(1))) = exp(+-0.1) around the scaled figure (app.core.perf.cluster's
+    # MIN_LOG_SPREAD, widened for one run); TTFT and throughput, which no run measured, keep the model's
+    # band exactly (before round 6 they became exp(+-0.05): Llama-3.1-8B H100, TTFT 28.5-367 ms -> 65.1-72.0)
+    body = {**LLAMA, "max_model_len": 4096, "bench": BENCH}
+    plain = client.post("/api/performance", json=body).json()
+    run = {**body, "measured": {"mean_tpot_ms": plain["bench"]["mean_tpot_ms"]["expected"] * 1.2}}
+    calibrated = client.post("/api/performance", json={**body, "measured_runs": [run]}).json()
+    tpot = calibrated["tpot_ms"]
+    assert tpot["expected"] == pytest.approx(plain["tpot_ms"]["expected"] * 1.2)
+    assert tpot["high"] / tpot["expected"] == pytest.approx(math.exp(0.1))
+    assert tpot["low"] / tpot["expected"] == pytest.approx(math.exp(-0.1))
+    for key in ("ttft_ms", "output_tokens_per_s"):
+        assert calibrated[key] == pytest.approx(plain[key]), key
+    for key in ("mean_ttft_ms", "output_throughput"):
+        assert calibrated["bench"][key] == pytest.approx(plain["bench"][key]), key

@@ -39,6 +39,15 @@ class ClusterFit(BaseModel):
         spread = self.log_spread.get(group, MIN_LOG_SPREAD)
         return -spread, spread
 
+    def measures(self, group: str) -> bool:
+        """Whether your runs measured this kind of figure (a key of its band group): one that no run
+        measured keeps the model's band, not a few runs' 5 % (a TPOT-only paste said nothing of TTFT)."""
+        return group in self.log_spread
+
+    def bands_over(self, model: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
+        """Your runs' band for each kind of figure they measured, the model's for the rest."""
+        return {g: self.band(g) if self.measures(g) else model[g] for g in model}
+
 
 @dataclass(frozen=True)
 class RunComparison:

@@ -47,7 +47,9 @@ def _speed_fragment(request: Request, items: list[tuple[str, str]]) -> Response:
     context["bench_error"] = error_of(runs.bench_error) if runs.bench_error else None
     context["runs_error"] = error_of(runs.runs_error) if runs.runs_error else None
     try:
-        context["speed"] = speed_view(performance_for(resolved, bench=runs.bench, cluster=runs.cluster))
+        measured = frozenset(runs.cluster.log_spread) if runs.cluster is not None else frozenset()
+        perf = performance_for(resolved, bench=runs.bench, cluster=runs.cluster)
+        context["speed"] = speed_view(perf, measured)
     except PlannerError as exc:
         context["error"] = error_of(exc)
         status = 422

@@ -69,7 +69,8 @@ class SpeedView:
     table: tuple[tuple[str, str, str, str, bool], ...]  # concurrency, TTFT, TPOT, tokens/s, kv-limited
     bench: BenchView | None = None
     regime: str = ""  # what binds the steady state (REGIME_LABELS)
-    runs_tag: str = ""  # "calibrated on your N runs" beside every figure, when runs were pasted
+    runs_tag: str = ""  # "calibrated on your N runs" beside every figure your runs measured
+    runs_groups: frozenset[str] = frozenset()  # the figures (ttft, tpot, throughput) your runs measured
 
 
 PHONE_TICKS = 6  # more x ticks than this: a phone shows every other label
@@ -205,7 +206,9 @@ def bench_view(result: BenchResult) -> BenchView:
     return BenchView(rows=rows, regime=tr(REGIME_LABELS[result.regime]), summary=summary)
 
 
-def speed_view(perf: Performance) -> SpeedView:
+def speed_view(perf: Performance, measured: frozenset[str] = frozenset()) -> SpeedView:
+    """``measured``: the kinds of figure (ttft, tpot, throughput) your pasted runs measured; only those
+    say "calibrated on your N runs" (the others keep the model's band)."""
     calibrated = perf.basis == "calibrated"
     numbers = (
         Figure(
@@ -277,4 +280,5 @@ def speed_view(perf: Performance) -> SpeedView:
         bench=bench_view(perf.bench) if perf.bench is not None else None,
         regime=tr(REGIME_LABELS[perf.regime]),
         runs_tag=calibrated_caption(perf.calibrated_runs),
+        runs_groups=measured,
     )
