@@ -100,6 +100,13 @@ def test_fleet_candidates_have_bands_and_regime(client: Any) -> None:
     assert len(cells) == len(re.findall(r'class="fleet-row', page.text)) > 0
     tpot_band = speed_band(Range.model_validate(speed["tpot_ms"]))
     assert (speed_number(best["tpot_ms"]), tpot_band) in cells
+    summary = re.search(r'id="fleet-best-summary">([^<]+)<', page.text)
+    regime = REGIME_NAMES[best["regime"]]
+    assert (
+        summary
+        and f"TPOT {speed_number(best['tpot_ms'])} ms ({tpot_band}); {regime} binds the speed."
+        in summary.group(1)
+    )
     assert page.text.count('class="hint cell-regime">speed: ') == len(cells)
     zh = TestClient(client.app).get(
         "/fleet?" + urlencode({**{k: str(v) for k, v in FLEET.items()}, "lang": "zh"})

@@ -167,6 +167,14 @@ def _layout(c: LayoutLike) -> str:
     return t("TP {tp}", tp=c.tensor_parallel_size)
 
 
+def _ttft(c: Candidate) -> Range:
+    return Range(low=c.ttft_ms_low, expected=c.ttft_ms, high=c.ttft_ms_high)
+
+
+def _tpot(c: Candidate) -> Range:
+    return Range(low=c.tpot_ms_low, expected=c.tpot_ms, high=c.tpot_ms_high)
+
+
 def _row(
     request: Request, params: FleetParams, c: Candidate, rank: int, best: Candidate | None
 ) -> CandidateRow:
@@ -187,8 +195,8 @@ def _row(
         requests_per_s=speed_number(c.requests_per_s_per_replica),
         ttft_ms=speed_number(c.ttft_ms),
         tpot_ms=speed_number(c.tpot_ms),
-        ttft_band=speed_band(Range(low=c.ttft_ms_low, expected=c.ttft_ms, high=c.ttft_ms_high)),
-        tpot_band=speed_band(Range(low=c.tpot_ms_low, expected=c.tpot_ms, high=c.tpot_ms_high)),
+        ttft_band=speed_band(_ttft(c)),
+        tpot_band=speed_band(_tpot(c)),
         regime=tr(REGIME_NAMES[c.regime]) if c.regime in REGIME_NAMES else "",
         meets_slo=c.meets_slo,
         meets_slo_with_margin=c.meets_slo_with_margin,
@@ -333,7 +341,7 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         if plan.best is not None:
             b = plan.best
             summary = t(
-                "{replicas} × {layout} = {devices} devices, {cost} per hour ({per_million} per million output tokens); {concurrency} clients per replica, TTFT {ttft} ms, TPOT {tpot} ms.",
+                "{replicas} × {layout} = {devices} devices, {cost} per hour ({per_million} per million output tokens); {concurrency} clients per replica, TTFT {ttft} ms ({ttft_band}), TPOT {tpot} ms ({tpot_band}); {regime} binds the speed.",
                 replicas=b.replicas,
                 layout=_layout(b),
                 devices=b.devices_total,
@@ -342,6 +350,9 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
                 concurrency=b.concurrency_per_replica,
                 ttft=speed_number(b.ttft_ms),
                 tpot=speed_number(b.tpot_ms),
+                ttft_band=speed_band(_ttft(b)),
+                tpot_band=speed_band(_tpot(b)),
+                regime=tr(REGIME_NAMES.get(b.regime, b.regime)),
             )
             if calibrated:
                 summary = f"{summary} ({calibrated})"
