@@ -84,6 +84,10 @@ def test_fleet_candidates_have_bands_and_regime(client: Any) -> None:
         assert _ordered(c["ttft_ms_low"], c["ttft_ms"], c["ttft_ms_high"])
         assert _ordered(c["tpot_ms_low"], c["tpot_ms"], c["tpot_ms_high"])
         assert c["regime"] in REGIMES
+    for p in data["pareto"]:  # the frontier's points likewise
+        assert _ordered(p["ttft_ms_low"], p["ttft_ms"], p["ttft_ms_high"])
+        assert _ordered(p["tpot_ms_low"], p["tpot_ms"], p["tpot_ms_high"])
+        assert p["regime"] in REGIMES
     # the best layout's band and regime are the Speed answer's at its operating point
     best = data["best"]
     point = dict(parse_qsl(urlsplit(best["permalink"]).query))
@@ -107,11 +111,14 @@ def test_fleet_candidates_have_bands_and_regime(client: Any) -> None:
         and f"TPOT {speed_number(best['tpot_ms'])} ms ({tpot_band}); {regime} binds the speed."
         in summary.group(1)
     )
-    assert page.text.count('class="hint cell-regime">speed: ') == len(cells)
+    # one regime line per layout row and per frontier row (the Pareto table)
+    frontier = len(re.findall(r'<tr class="pareto-row', page.text))
+    assert frontier == len(data["pareto"]) > 0
+    assert page.text.count('class="hint cell-regime">speed: ') == len(cells) + frontier
     zh = TestClient(client.app).get(
         "/fleet?" + urlencode({**{k: str(v) for k, v in FLEET.items()}, "lang": "zh"})
     )
-    assert zh.text.count('class="hint cell-regime">速度瓶颈：') == len(cells)
+    assert zh.text.count('class="hint cell-regime">速度瓶颈：') == len(cells) + frontier
 
 
 def test_kvplan_perf_prints_the_binding_regime(client: Any, capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,6 +11,7 @@ from markupsafe import Markup
 
 from app.core.errors import PlannerError
 from app.core.fleet import Candidate, FleetPlan, cost_at_load
+from app.core.pareto import ParetoPoint
 from app.core.result import Range
 from app.core.text import Text
 from app.web.fleet.params import FLEET_FIELDS, FleetParams, fleet_query
@@ -104,6 +105,9 @@ class ParetoRow:
     per_device: str
     ttft_ms: str
     tpot_ms: str
+    ttft_band: str
+    tpot_band: str
+    regime: str
     meets_slo: bool
     planner_link: str
 
@@ -167,11 +171,11 @@ def _layout(c: LayoutLike) -> str:
     return t("TP {tp}", tp=c.tensor_parallel_size)
 
 
-def _ttft(c: Candidate) -> Range:
+def _ttft(c: Candidate | ParetoPoint) -> Range:
     return Range(low=c.ttft_ms_low, expected=c.ttft_ms, high=c.ttft_ms_high)
 
 
-def _tpot(c: Candidate) -> Range:
+def _tpot(c: Candidate | ParetoPoint) -> Range:
     return Range(low=c.tpot_ms_low, expected=c.tpot_ms, high=c.tpot_ms_high)
 
 
@@ -291,6 +295,9 @@ def pareto_view(request: Request, params: FleetParams, plan: FleetPlan) -> Paret
                 per_device=per_device,
                 ttft_ms=speed_number(p.ttft_ms),
                 tpot_ms=speed_number(p.tpot_ms),
+                ttft_band=speed_band(_ttft(p)),
+                tpot_band=speed_band(_tpot(p)),
+                regime=tr(REGIME_NAMES.get(p.regime, p.regime)),
                 meets_slo=p.meets_slo,
                 planner_link=link,
             )
