@@ -21,19 +21,13 @@ from fastapi.testclient import TestClient
 from app.cli import main
 from app.core.result import Range
 from app.web.format import REGIME_NAMES, speed_band, speed_number
+from tests.web.test_calibrated_everywhere import BENCH
+from tests.web.test_calibrated_everywhere import FLEET as CALIBRATED_FLEET
+from tests.web.test_calibrated_everywhere import LLAMA_8B as LLAMA
 
-LLAMA = {"model": "meta-llama/Llama-3.1-8B-Instruct", "device": "nvidia-h100-sxm-80gb"}
 REGIMES = set(REGIME_NAMES)  # app.core.perf.bench.Regime
-BENCH = {"num_prompts": 64, "max_concurrency": 8, "random_input_len": 1024, "random_output_len": 256}
-FLEET = {
-    **LLAMA,
-    "max_model_len": 4096,
-    "input_tokens": 1024,
-    "output_tokens": 256,
-    "requests_per_s": 5,
-    "slo_tpot_ms": 50,
-    "devices_available": 8,
-}
+FLEET = {**CALIBRATED_FLEET, "max_model_len": 4096}  # Llama-3.1-8B H100, 5 req/s of 1,024 + 256 tokens
+PP_WORKLOAD = {"max_model_len": 4096, "input_tokens": 1024, "output_tokens": 512, "concurrency": 27}
 
 
 def _ordered(low: float, expected: float, high: float) -> bool:
@@ -149,17 +143,8 @@ def test_pp_2_never_cuts_tpot_below_0_9_of_pp_1(client: Any, model: str, device:
     bench = {"num_prompts": 100, "max_concurrency": 27, "random_input_len": 1024, "random_output_len": 512}
     tpots: dict[int, tuple[float, float]] = {}
     for pp in (1, 2):
-        body = {
-            "model": model,
-            "device": device,
-            "tensor_parallel_size": tp,
-            "pipeline_parallel_size": pp,
-            "max_model_len": 4096,
-            "input_tokens": 1024,
-            "output_tokens": 512,
-            "concurrency": 27,
-            "bench": bench,
-        }
+        layout = {"tensor_parallel_size": tp, "pipeline_parallel_size": pp}
+        body = {"model": model, "device": device, **layout, **PP_WORKLOAD, "bench": bench}
         answer = client.post("/api/performance", json=body)
         assert answer.status_code == 200, answer.text
         data = answer.json()
