@@ -36,6 +36,7 @@ from app.core.perf.bench import RESULT_KEYS
 from app.core.perf.bench_args import BenchArgs
 from app.core.perf.predict import Performance, performance
 from app.core.perf.schedule import Workload
+from app.core.perf.workload import workload_lengths
 from app.core.plan import apply_quantization_flag, resolve_device, resolve_model
 from app.core.result import Estimate, Range
 from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
@@ -44,7 +45,10 @@ from app.core.verdicts import VERDICTS
 # kv-planner's own options inside `estimate`; everything else is a `vllm serve` flag
 _OWN_VALUED = {"--device", "--device-memory-gib", "--vllm-version", "--target-concurrency"}
 # `kv-planner perf`'s workload (what `vllm bench serve --random-input-len/--random-output-len/--max-concurrency` sets)
-_PERF_VALUED = {"--input-len": 1024, "--output-len": 1024, "--concurrency": 16}
+# (a length not given: the benchmark's mean request, else 1,024, shortened to fit max_model_len; clients
+# not given: the benchmark's --max-concurrency, else 16)
+_PERF_VALUED = frozenset({"--input-len", "--output-len", "--concurrency"})
+_PERF_CONCURRENCY = 16
 _OWN_FLAGS = {"--json", "--allow-long-max-model-len"}
 # `kvplan perf --num-prompts ...`: `vllm bench serve`'s own arguments (any of them turns the simulated
 # benchmark on; its result keys are printed under vLLM's names)
@@ -158,7 +162,7 @@ def _inputs(argv: list[str]) -> tuple[ModelSpec, DeviceSpec, ServeConfig, Estima
 
 def run_perf(argv: list[str]) -> Performance:
     """`kv-planner perf`: the estimate's exact pool plus the speed model at one workload."""
-    workload: dict[str, int] = dict(_PERF_VALUED)
+    workload: dict[str, int] = {}
     bench: dict[str, str | bool] = {}
     rest: list[str] = []
     i = 0
@@ -192,18 +196,26 @@ def run_perf(argv: list[str]) -> Performance:
     except ValidationError as exc:
         first = exc.errors()[0]
         raise PlannerError(str(first["loc"][0]) if first["loc"] else "bench", first["msg"]) from None
-    return performance(
+    input_tokens, output_tokens, note = workload_lengths(
+        input_tokens=workload.get("--input-len"),
+        output_tokens=workload.get("--output-len"),
+        bench=bench_args,
+        max_model_len=est.max_model_len,
+    )
+    clients = workload.get("--concurrency") or (bench_args.max_concurrency if bench_args else None)
+    perf = performance(
         estimate=est,
         model=model,
         device=device,
         serve=serve,
         workload=Workload(
-            input_tokens=workload["--input-len"],
-            output_tokens=workload["--output-len"],
-            concurrency=workload["--concurrency"],
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            concurrency=clients or _PERF_CONCURRENCY,
         ),
         bench=bench_args,
     )
+    return perf if note is None else perf.model_copy(update={"notes": [note, *perf.notes]})
 
 
 # `kv-planner deploy`'s own options (the rest is what `estimate` reads)
@@ -262,6 +274,7 @@ def _print_perf(perf: Performance) -> None:
         + ("no KV cliff" if cliff is None else f"KV cliff at {cliff} clients")
         + (" · KV-LIMITED" if perf.kv_limited else "")
     )
+    print(f"  binding regime         {perf.regime}")
     if perf.bench is not None:
         print(
             f"  vllm bench serve (simulated; {perf.bench.regime} binds, {perf.bench.preemptions} preemptions):"

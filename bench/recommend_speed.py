@@ -74,7 +74,7 @@ def bench_fragment(n: int) -> None:
     loop = asyncio.new_event_loop()
     headers = [(b"host", b"127.0.0.1"), (b"accept-encoding", b"gzip"), (b"hx-request", b"true")]
     with_speed = recommend_service.workload_of
-    variants = (("without speed", lambda _params: None), ("with speed", with_speed))
+    variants = (("without speed", lambda _params, **_: (None, None)), ("with speed", with_speed))
     samples: dict[str, list[float]] = {label: [] for label, _ in variants}
     try:
         for i in range(n):

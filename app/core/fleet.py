@@ -109,6 +109,9 @@ class Candidate(BaseModel):
     tpot_ms: float
     ttft_ms_high: float  # the band's high side
     tpot_ms_high: float
+    ttft_ms_low: float = 0.0  # the band's low side
+    tpot_ms_low: float = 0.0
+    regime: str = ""  # what binds the speed at the operating point (Performance.regime)
     meets_slo: bool  # expected TTFT and TPOT within the SLO
     meets_slo_with_margin: bool  # the high band within the SLO too
     cost_per_hour: float
@@ -443,6 +446,9 @@ def _candidate(search: _Search, ev: Evaluated) -> Candidate:
         tpot_ms=perf.tpot_ms.expected,
         ttft_ms_high=perf.ttft_ms.high,
         tpot_ms_high=perf.tpot_ms.high,
+        ttft_ms_low=perf.ttft_ms.low,
+        tpot_ms_low=perf.tpot_ms.low,
+        regime=perf.regime,
         meets_slo=ev.point.meets_slo,
         meets_slo_with_margin=perf.ttft_ms.high <= target.slo_ttft_ms
         and perf.tpot_ms.high <= target.slo_tpot_ms,
@@ -637,6 +643,11 @@ def _pareto_point(ev: Evaluated, clients: int, perf: Performance, *, target: Tar
         concurrency=clients,
         ttft_ms=perf.ttft_ms.expected,
         tpot_ms=perf.tpot_ms.expected,
+        ttft_ms_low=perf.ttft_ms.low,
+        ttft_ms_high=perf.ttft_ms.high,
+        tpot_ms_low=perf.tpot_ms.low,
+        tpot_ms_high=perf.tpot_ms.high,
+        regime=perf.regime,
         meets_slo=_meets(perf, target),
         serve=ev.serve,
         command="",

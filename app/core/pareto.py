@@ -32,6 +32,11 @@ class ParetoPoint(BaseModel):
     concurrency: int  # closed-loop clients per replica
     ttft_ms: float
     tpot_ms: float
+    ttft_ms_low: float = 0.0  # the bands (Performance's ttft_ms / tpot_ms low and high)
+    ttft_ms_high: float = 0.0
+    tpot_ms_low: float = 0.0
+    tpot_ms_high: float = 0.0
+    regime: str = ""  # what binds the speed at this point (Performance.regime)
     meets_slo: bool  # expected TTFT and TPOT within the SLO
     serve: ServeConfig
     command: str

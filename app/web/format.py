@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from app.core.result import Range
 from app.core.specs import GIB
+from app.core.text import Text
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,21 @@ def speed_number(value: float) -> str:
     if value >= 10:
         return f"{value:.1f}"
     return f"{value:.2f}"
+
+
+def speed_band(r: Range) -> str:
+    """A speed figure's band as "5.20–18.4" (the Speed section's, the fleet's, the recommender's)."""
+    return f"{speed_number(r.low)}–{speed_number(r.high)}"
+
+
+# What binds a speed figure (app.core.perf.bench.Regime) in a few words, for a table cell or a line
+REGIME_NAMES = {
+    "compute": Text("compute"),
+    "memory_bandwidth": Text("memory bandwidth"),
+    "host": Text("the host's per-step work"),
+    "kv_pool": Text("the KV pool"),
+    "queue": Text("the queue"),
+}
 
 
 def axis_ticks(top: float, count: int) -> list[float]:

@@ -5,6 +5,8 @@ fields and ``bench``) with the measured keys under vLLM's names, or a ``paste`` 
 from __future__ import annotations
 
 import json
+import math
+from dataclasses import dataclass
 
 from pydantic import ConfigDict, Field, ValidationError
 
@@ -15,7 +17,7 @@ from app.core.perf.cluster import ClusterFit, MeasuredKeys, RunComparison, fit_c
 from app.core.perf.paste import bench_fields, parse_paste
 from app.core.perf.predict import compare_run
 from app.core.perf.simulate import SimulationError
-from app.core.text import Text
+from app.core.text import Msg, Text
 from app.web.i18n import t
 from app.web.inputs.params import PlannerParams, StrictPlannerParams, serve_values
 from app.web.inputs.resolve import estimate_for, resolve_strict
@@ -97,14 +99,15 @@ def request_cluster(
 ) -> ClusterFit | None:
     """/api/performance's cluster: its ``measured_runs`` and the page's ``my_runs`` box together; an
     error in one of the box's runs names ``my_runs``, not its place in the joined list."""
-    pasted = page_runs(box, base, bench) if box.strip() else []
+    pasted, notes = page_runs(box, base, bench) if box.strip() else ([], [])
     try:
-        return cluster_of([*measured, *pasted])
+        fit = cluster_of([*measured, *pasted])
     except PlannerError as exc:
         index = exc.field.removeprefix("measured_runs[").partition("]")[0]
         if exc.field.startswith("measured_runs[") and index.isdigit() and int(index) >= len(measured):
             raise PlannerError(PAGE_FIELD, exc.message) from None
         raise
+    return fit.model_copy(update={"notes": notes}) if fit is not None and notes else fit
 
 
 SERVE_PREFIXES = ("vllm serve", "python -m vllm", "python3 -m vllm")
@@ -175,10 +178,22 @@ def planner_only(params: PlannerParams) -> StrictPlannerParams:
     )
 
 
-def page_runs(text: str, base: PlannerParams, bench: BenchArgs | None) -> list[MeasuredRun]:
+def _unstated_rate(start: int) -> Msg:
+    return Text(
+        "Your run at line {n} states no request rate, so it was simulated at inf: that is vLLM's default, and vLLM (0.10.2 and later) prints 'Request rate configured (RPS)' in the result block only for a finite rate. If it ran at a rate, paste the 'Traffic request rate' line above the block.",
+        n=start,
+    )
+
+
+def page_runs(text: str, base: PlannerParams, bench: BenchArgs | None) -> tuple[list[MeasuredRun], list[Msg]]:
     """The pasted runs of the page's box as measured runs of ``base``'s configuration, each changed by
-    the serve command above it; a bad paste is a PlannerError on ``my_runs`` naming the box's line."""
+    the serve command above it, and what the page says about how they were read; a bad paste is a
+    PlannerError on ``my_runs`` naming the box's line.
+
+    A run that states no request rate runs at inf (vLLM's default; its block prints the rate only
+    when finite), not at the benchmark fieldset's rate, which describes the user's next run."""
     runs: list[MeasuredRun] = []
+    notes: list[Msg] = []
     base = planner_only(base)  # /api/performance's request adds bench and measured_runs (were a 500 here)
     data = {**base.model_dump(), "my_runs": ""}
     for command, start, lines in _chunks(text)[:MAX_MEASURED_RUNS]:
@@ -196,18 +211,24 @@ def page_runs(text: str, base: PlannerParams, bench: BenchArgs | None) -> list[M
         # padded so that a line number in the paste's message is the box's own line number
         paste = "\n" * (start - 1) + "\n".join(lines)
         try:
-            bench_fields(parse_paste(paste if not lines[0].lstrip().startswith("{") else "\n".join(lines)))
+            fields, _ = bench_fields(
+                parse_paste(paste if not lines[0].lstrip().startswith("{") else "\n".join(lines))
+            )
         except PlannerError as exc:
             message = exc.message
             if lines[0].lstrip().startswith("{"):
                 message = Text("line {n}: not a --save-result JSON object", n=start)
             raise PlannerError(PAGE_FIELD, message) from None
+        run_bench = bench or BenchArgs()
+        if "request_rate" not in fields:
+            run_bench = run_bench.model_copy(update={"request_rate": math.inf})
+            notes.append(_unstated_rate(start))
         runs.append(
             MeasuredRun.model_validate(
-                {**params.model_dump(), "my_runs": "", "paste": paste, "bench": bench or BenchArgs()}
+                {**params.model_dump(), "my_runs": "", "paste": paste, "bench": run_bench}
             )
         )
-    return runs
+    return runs, notes
 
 
 # the planner fields that are `vllm bench serve` arguments (same names as BenchArgs')
@@ -240,6 +261,44 @@ def bench_of(params: PlannerParams) -> BenchArgs | None:
 def page_cluster(params: PlannerParams, bench: BenchArgs | None) -> ClusterFit | None:
     """Your cluster's factors from the page's "Your own runs" box (None when it is empty)."""
     return request_cluster([], params.my_runs, params, bench)
+
+
+@dataclass(frozen=True)
+class PageRuns:
+    """A page's benchmark fieldset and "Your own runs" box, read so that a bad argument or paste is kept
+    as its error (shown beside the figures, which then answer without it) rather than refusing the page:
+    the Speed section, the fleet and the recommender all read them this way."""
+
+    bench: BenchArgs | None = None
+    cluster: ClusterFit | None = None
+    bench_error: PlannerError | None = None
+    runs_error: PlannerError | None = None
+
+    @property
+    def notes(self) -> list[Msg]:
+        """How the pasted runs were read (a run without a stated rate ran at inf)."""
+        return self.cluster.notes if self.cluster is not None else []
+
+
+def page_runs_lenient(params: PlannerParams) -> PageRuns:
+    """The page's benchmark and your runs' cluster; an error in either is kept, not raised."""
+    bench: BenchArgs | None = None
+    bench_error = runs_error = None
+    try:
+        bench = bench_of(params)
+    except PlannerError as exc:
+        bench_error = exc
+    try:
+        cluster = page_cluster(params, bench)
+    except PlannerError as exc:
+        cluster, runs_error = None, exc
+    return PageRuns(bench, cluster, bench_error, runs_error)
+
+
+def api_cluster(params: PlannerParams, measured: list[MeasuredRun]) -> ClusterFit | None:
+    """An API's cluster: its ``measured_runs`` and the ``my_runs`` box together; any error is raised
+    (the APIs answer a bad run with a 422 naming it)."""
+    return request_cluster(measured, params.my_runs, params, bench_of(params))
 
 
 def calibrated_caption(runs: int) -> str:

@@ -97,9 +97,16 @@ def test_a_benchmark_sets_the_steady_state_it_did_not_give(client: Any) -> None:
     # ShareGPT's modelled means (app.core.perf.bench_args: 230 / 203 tokens, vLLM PR 18566's run)
     share = _post(client, {**QWEN_14B, "bench": {"num_prompts": 8, "dataset_name": "sharegpt"}})
     assert (share["input_tokens"], share["output_tokens"], share["concurrency"]) == (230, 203, 16)
-    # what the user did give is kept, and still refused when it cannot run
+    # what the user did give is kept, and still refused when it cannot run: the refusal names the
+    # field the user set (1,024 >= 320 leaves no output token), not output_tokens they never gave
     given = client.post("/api/performance", json={**body, "input_tokens": 1024, "bench": bench})
-    assert given.status_code == 422 and "output_tokens" in given.text
+    assert given.status_code == 422
+    assert [d["loc"] for d in given.json()["detail"]] == [["body", "input_tokens"]]
+    # the user's 200-token prompt is kept; the benchmark's 128-token output, unset, fits beside it:
+    # 200 + 128 = 328 > 320, so it shortens to 320 - 200 = 120
+    kept = _post(client, {**body, "input_tokens": 200, "bench": bench})
+    assert (kept["input_tokens"], kept["output_tokens"]) == (200, 120)
+    assert "modelled as 200 + 120" in kept["notes"][0]
 
 
 def _save_result(prompts: int, tokens_in: int, tokens_out: int, ttft: float, tpot: float) -> str:
@@ -129,8 +136,9 @@ def test_pretty_printed_save_result_json_is_one_run_each(client: Any) -> None:
     assert answer["calibrated_runs"] == 3
     assert answer["notes"][0].startswith("Calibrated on your 3 runs")
     page = client.get("/speed", params={**TENSTORRENT_CONFIG, "my_runs": runs})
-    # beside TTFT, TPOT and throughput (no simulated benchmark asked for, so no table)
-    assert page.status_code == 200 and page.text.count("calibrated on your 3 runs") == 3
+    # beside TTFT and TPOT, which the runs measured (no simulated benchmark asked for, so no table);
+    # not throughput, which they did not: it keeps the model's band (round 6)
+    assert page.status_code == 200 and page.text.count("calibrated on your 3 runs") == 2
     # an object that never closes is named by the line it starts on (line 1 is the command)
     broken = client.get(
         "/speed", params={**TENSTORRENT_CONFIG, "my_runs": command + '\n{\n  "mean_tpot_ms": 30.9,\n'}

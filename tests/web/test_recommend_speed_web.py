@@ -17,7 +17,7 @@ from app.core.estimate import estimate
 from app.core.perf.predict import performance
 from app.core.perf.schedule import Workload
 from app.core.specs import ServeConfig
-from app.web.format import speed_number
+from app.web.format import REGIME_NAMES, speed_band, speed_number
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", StarletteDeprecationWarning)
@@ -118,6 +118,9 @@ def test_panel_shows_each_step_speed_and_the_cheapest(client: Any) -> None:
         f"TTFT {speed_number(before.ttft_ms.expected)} → {speed_number(after.ttft_ms.expected)} ms, "
         f"{speed_number(before.output_tokens_per_s.expected)} → {speed_number(after.output_tokens_per_s.expected)} "
         "output tokens/s (calibrated)."  # bf16 on H100 counts as measured (issue 23)
+        # then the band of the configuration the step ends on, and what binds its speed (round 6 audit)
+        f" Band: TPOT {speed_band(after.tpot_ms)} ms, TTFT {speed_band(after.ttft_ms)} ms, "
+        f"{speed_band(after.output_tokens_per_s)} output tokens/s; {REGIME_NAMES[after.regime]} binds."
     )
     assert lines[1] == expected
     assert "64 concurrent clients of 1,024 input / 1,024 output tokens" in html
@@ -151,6 +154,8 @@ def test_panel_in_chinese(client: Any) -> None:
     html = zh.get(f"/recommend?{QUERY}&lang=zh", headers={"HX-Request": "true"}).text
     lines = re.findall(r'<p class="step-speed">([^<]*)</p>', html)
     assert lines and all(line.startswith("速度：TPOT ") for line in lines)
-    assert lines[1].endswith("token/秒（已校准）。")  # "calibrated" in the Speed section's word (bf16 H100)
+    assert "token/秒（已校准）。" in lines[1]  # "calibrated" in the Speed section's word (bf16 H100)
+    # then the band and what binds it, in Chinese too (round 6 audit)
+    assert re.search(r"区间：TPOT [0-9.,]+–[0-9.,]+ ms，.*；瓶颈：[^a-zA-Z]+。$", lines[1]), lines[1]
     assert "速度变化按 64 个并发客户端" in html
     assert "推荐配置（TP 4，fp8 KV cache）运行成本最低" in html

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.perf.bench import BAND_OF_KEY, RESULT_KEYS
+from app.core.text import Msg
 
 MIN_LOG_SPREAD = 0.05  # about 5 %: run-to-run noise of one benchmark on one cluster
 BAND_GROUPS = ("tpot", "ttft", "throughput")
@@ -29,6 +30,7 @@ class ClusterFit(BaseModel):
     runs: int
     factors: dict[str, float]
     log_spread: dict[str, float]
+    notes: list[Msg] = Field(default_factory=list)  # how the runs were read (a rate they did not state)
 
     def factor(self, group: str) -> float:
         return self.factors.get(group, 1.0)
@@ -36,6 +38,15 @@ class ClusterFit(BaseModel):
     def band(self, group: str) -> tuple[float, float]:
         spread = self.log_spread.get(group, MIN_LOG_SPREAD)
         return -spread, spread
+
+    def measures(self, group: str) -> bool:
+        """Whether your runs measured this kind of figure (a key of its band group): one that no run
+        measured keeps the model's band, not a few runs' 5 % (a TPOT-only paste said nothing of TTFT)."""
+        return group in self.log_spread
+
+    def bands_over(self, model: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
+        """Your runs' band for each kind of figure they measured, the model's for the rest."""
+        return {g: self.band(g) if self.measures(g) else model[g] for g in model}
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,8 @@ _ARGS = {
     "maximum request concurrency": "max_concurrency",
     "max request concurrency": "max_concurrency",
     "traffic request rate": "request_rate",
-    # inside the result block since 0.19.0, printed only when the rate is not inf (serve.py)
+    # inside the result block, printed only when the rate is not inf (serve.py: 0.10.2 to 0.33.0; 0.9.2
+    # prints the rate only above the block, as "Traffic request rate")
     "request rate configured (rps)": "request_rate",
     "burstiness factor": "burstiness",
     "total input tokens": "total_input_tokens",

@@ -462,12 +462,8 @@ def _curve(
 def bench_bands(fit: FamilyFit, cluster: ClusterFit | None) -> dict[str, tuple[float, float]]:
     """Bands of the simulated benchmark: your cluster's spread, else the out-of-source residual
     quantiles that bench/perf_sources.py fitted (leave-one-source-out), else the family's own."""
-    if cluster is not None:
-        return {g: cluster.band(g) for g in ("tpot", "ttft", "throughput")}
-    stored = source_bands()
-    if stored:
-        return stored
-    return _bands(fit, None, kv_limited=False)
+    model = source_bands() or _bands(fit, None, kv_limited=False)
+    return cluster.bands_over(model) if cluster is not None else model
 
 
 @cache
@@ -526,9 +522,10 @@ def _simulated(
 
 
 def _bands(fit: FamilyFit, cluster: ClusterFit | None, *, kv_limited: bool) -> dict[str, tuple[float, float]]:
-    """(low, high) log quantiles per kind of figure: the family's held-out residuals, or your cluster's."""
+    """(low, high) log quantiles per kind of figure: the family's held-out residuals, or your cluster's
+    for the kinds your runs measured."""
     if cluster is not None:
-        return {g: cluster.band(g) for g in ("tpot", "ttft", "throughput")}
+        return cluster.bands_over(_bands(fit, None, kv_limited=kv_limited))
     widen_high = KV_LIMITED_BAND_WIDEN if kv_limited else 1.0
     stored = source_bands()
     if stored:  # out-of-source residuals (bench/perf_loso.py): what a cluster the fit never saw shows

@@ -55,6 +55,7 @@ class SpeedPoint(Frozen):
     kv_limited: bool
     basis: Basis
     calibrated_runs: int = 0  # > 0: scaled by your cluster's measured runs (measured_runs)
+    regime: str = ""  # what binds it (compute, memory_bandwidth, host, kv_pool, queue)
 
 
 class StepSpeed(Frozen):

@@ -15,7 +15,7 @@ from app.web.fleet.service import fleet_for, planner_params, point_params
 from app.web.fleet.views import build_view
 from app.web.inputs.links import page_items, to_query
 from app.web.inputs.resolve import computed
-from app.web.measured_runs import calibrated_caption, cluster_of
+from app.web.measured_runs import api_cluster, calibrated_caption
 from app.web.templating import render_view, url_path
 
 router = APIRouter()
@@ -66,7 +66,7 @@ def pareto_json(request: Request, params: FleetParams, p: ParetoPoint, runs: int
 @api_router.post("/fleet", name="api_fleet")
 def fleet_api(request: Request, params: StrictFleetParams) -> dict[str, Any]:
     """Every layout that starts, sized for the load and ranked by cost; ``best`` meets the SLO if any does."""
-    result = fleet_for(params, cluster=cluster_of(params.measured_runs))
+    result = fleet_for(params, cluster=api_cluster(params, params.measured_runs))
     plan, runs = result.plan, result.calibrated_runs
     return {
         "calibrated_runs": runs,

@@ -12,7 +12,6 @@ from app.web.fleet.params import FleetParams
 from app.web.inputs.params import PlannerParams, with_serve
 from app.web.inputs.problems import Problem, UnusableInputs
 from app.web.inputs.resolve import Resolved, resolve_strict
-from app.web.measured_runs import bench_of, page_cluster
 
 
 @dataclass(frozen=True)
@@ -23,19 +22,17 @@ class FleetResult:
 
 
 def fleet_for(
-    params: FleetParams, *, cluster: ClusterFit | None = None, unusable: tuple[Problem, ...] = ()
+    params: FleetParams, *, cluster: ClusterFit | None, unusable: tuple[Problem, ...] = ()
 ) -> FleetResult:
     """The search for ``params``; a PlannerError (unknown model, bad config) propagates naming its field,
     and the page's ``unusable`` inputs (a load it could not read) stop it before it runs.
 
     The model is resolved as published: the search adds the weight formats itself, or only the one
-    the user fixed with ``quantization``. Without ``cluster`` (the API's measured_runs) the page's
-    "Your own runs" box (``my_runs``) calibrates the speeds, as on the planner's Speed section.
+    the user fixed with ``quantization``. ``cluster``: your measured runs' factors (the API's
+    measured_runs and my_runs; the page's "Your own runs" box, read as the Speed section reads it).
     """
     if unusable:
         raise UnusableInputs(unusable)
-    if cluster is None:
-        cluster = page_cluster(params, bench_of(params))
     resolved = resolve_strict(params.model_copy(update={"quantization": None}))
     plan = plan_fleet(
         model=resolved.model,

@@ -11,20 +11,24 @@ from markupsafe import Markup
 
 from app.core.errors import PlannerError
 from app.core.fleet import Candidate, FleetPlan, cost_at_load
+from app.core.pareto import ParetoPoint
+from app.core.result import Range
 from app.core.text import Text
 from app.web.fleet.params import FLEET_FIELDS, FleetParams, fleet_query
 from app.web.fleet.service import fleet_for, planner_params, point_params
 from app.web.fleet.svg import COLOURS, ChartPoint, cost_chart, pareto_chart
 from app.web.format import (
+    REGIME_NAMES,
     gib,
     money,
+    speed_band,
     speed_number,  # the Speed section's format: the numbers read alike
 )
 from app.web.i18n import page_lang, t, tr
 from app.web.inputs.links import form_values, query_items, to_query, with_typed
 from app.web.inputs.options import Choices, choices
 from app.web.inputs.problems import Problem, error_of, problems_of, stopping, typed_values
-from app.web.measured_runs import calibrated_caption
+from app.web.measured_runs import calibrated_caption, page_runs_lenient
 from app.web.templating import url_path
 
 MAX_TABLE_ROWS = 15  # the ranked table shows the cheapest; /api/fleet returns every candidate
@@ -70,6 +74,9 @@ class CandidateRow:
     requests_per_s: str
     ttft_ms: str
     tpot_ms: str
+    ttft_band: str  # low–high
+    tpot_band: str
+    regime: str  # what binds the speed at the operating point
     meets_slo: bool
     meets_slo_with_margin: bool
     slo_text: str
@@ -98,6 +105,9 @@ class ParetoRow:
     per_device: str
     ttft_ms: str
     tpot_ms: str
+    ttft_band: str
+    tpot_band: str
+    regime: str
     meets_slo: bool
     planner_link: str
 
@@ -138,6 +148,8 @@ class FleetView:
     device_name: str
     choices: Choices
     calibrated: str = ""  # "calibrated on your N runs" beside every speed figure, when runs were pasted
+    runs_error: Problem | None = None  # a bad paste in "Your own runs": the figures answer uncalibrated
+    runs_notes: tuple[str, ...] = ()  # how the pasted runs were read (a rate they did not state)
 
 
 class LayoutLike(Protocol):
@@ -157,6 +169,14 @@ def _layout(c: LayoutLike) -> str:
     if c.pipeline_parallel_size > 1:
         return t("TP {tp} × PP {pp}", tp=c.tensor_parallel_size, pp=c.pipeline_parallel_size)
     return t("TP {tp}", tp=c.tensor_parallel_size)
+
+
+def _ttft(c: Candidate | ParetoPoint) -> Range:
+    return Range(low=c.ttft_ms_low, expected=c.ttft_ms, high=c.ttft_ms_high)
+
+
+def _tpot(c: Candidate | ParetoPoint) -> Range:
+    return Range(low=c.tpot_ms_low, expected=c.tpot_ms, high=c.tpot_ms_high)
 
 
 def _row(
@@ -179,6 +199,9 @@ def _row(
         requests_per_s=speed_number(c.requests_per_s_per_replica),
         ttft_ms=speed_number(c.ttft_ms),
         tpot_ms=speed_number(c.tpot_ms),
+        ttft_band=speed_band(_ttft(c)),
+        tpot_band=speed_band(_tpot(c)),
+        regime=tr(REGIME_NAMES[c.regime]) if c.regime in REGIME_NAMES else "",
         meets_slo=c.meets_slo,
         meets_slo_with_margin=c.meets_slo_with_margin,
         slo_text=t("meets, with margin")
@@ -272,6 +295,9 @@ def pareto_view(request: Request, params: FleetParams, plan: FleetPlan) -> Paret
                 per_device=per_device,
                 ttft_ms=speed_number(p.ttft_ms),
                 tpot_ms=speed_number(p.tpot_ms),
+                ttft_band=speed_band(_ttft(p)),
+                tpot_band=speed_band(_tpot(p)),
+                regime=tr(REGIME_NAMES.get(p.regime, p.regime)),
                 meets_slo=p.meets_slo,
                 planner_link=link,
             )
@@ -307,8 +333,10 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
     more = 0
     model_label, device_name = params.model, params.device
     calibrated = ""
+    # a bad paste in "Your own runs" is shown above the results, which answer uncalibrated
+    runs = page_runs_lenient(params)
     try:
-        result = fleet_for(params, unusable=stopping(problems))
+        result = fleet_for(params, cluster=runs.cluster, unusable=stopping(problems))
         plan = result.plan
         calibrated = calibrated_caption(result.calibrated_runs)
         model_label, device_name = result.resolved.model_label, result.resolved.device.name
@@ -320,7 +348,7 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         if plan.best is not None:
             b = plan.best
             summary = t(
-                "{replicas} × {layout} = {devices} devices, {cost} per hour ({per_million} per million output tokens); {concurrency} clients per replica, TTFT {ttft} ms, TPOT {tpot} ms.",
+                "{replicas} × {layout} = {devices} devices, {cost} per hour ({per_million} per million output tokens); {concurrency} clients per replica, TTFT {ttft} ms ({ttft_band}), TPOT {tpot} ms ({tpot_band}); {regime} binds the speed.",
                 replicas=b.replicas,
                 layout=_layout(b),
                 devices=b.devices_total,
@@ -329,6 +357,9 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
                 concurrency=b.concurrency_per_replica,
                 ttft=speed_number(b.ttft_ms),
                 tpot=speed_number(b.tpot_ms),
+                ttft_band=speed_band(_ttft(b)),
+                tpot_band=speed_band(_tpot(b)),
+                regime=tr(REGIME_NAMES.get(b.regime, b.regime)),
             )
             if calibrated:
                 summary = f"{summary} ({calibrated})"
@@ -371,4 +402,6 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         device_name=device_name,
         choices=choices(params.vllm_version),
         calibrated=calibrated,
+        runs_error=error_of(bad) if (bad := runs.runs_error or runs.bench_error) else None,
+        runs_notes=tuple(tr(n) for n in runs.notes),
     )

@@ -33,12 +33,13 @@ from pydantic import (
 from app.core import numbers
 from app.core.errors import PlannerError
 from app.core.hf_config.reduce import planner_config
-from app.core.perf.bench_args import infinite_as_text
+from app.core.perf.bench_args import BenchArgs, infinite_as_text
 from app.core.perf.schedule import Workload
+from app.core.perf.workload import workload_lengths
 from app.core.plan import MAX_DEVICE_MEMORY_GIB, MIN_DEVICE_MEMORY_GIB, QUANTIZATION_FLAGS
 from app.core.serve_flags import FLAGS_BY_FIELD, FlagKind, bounds
 from app.core.specs import RELEASE_DEFAULT_FLAGS, KVCacheDType, ReleaseDefaultFlags, ServeConfig
-from app.core.text import Text
+from app.core.text import Msg, Text
 from app.core.versions import DEFAULT_VERSION, resolve_version
 from app.web.security import check_json_text
 from app.web.validation import message_of
@@ -421,8 +422,10 @@ class PlannerParams(ReleaseDefaultFlags):
     lang: Annotated[Literal["en", "zh"] | None, BeforeValidator(_lang)] = None
     # issue 14 (performance): the weight format flag, data/expert parallel, and the speed workload
     quantization: Annotated[str | None, BeforeValidator(_quantization_name)] = None
-    input_tokens: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=10_000_000)] = 1024
-    output_tokens: Annotated[int, BeforeValidator(parse_human_int), Field(ge=1, le=10_000_000)] = 1024
+    # blank = the benchmark's mean request when one is given, else 1,024 each; a length left blank
+    # shrinks to fit max_model_len (app.core.perf.workload), so the form sends only what the user set
+    input_tokens: OptTokens = None
+    output_tokens: OptTokens = None
     # blank = the target concurrency when given, else DEFAULT_SPEED_CONCURRENCY; the same key as the explorer's closed-loop clients (same meaning)
     concurrency: OptSeqs = None
     # issue 23: `vllm bench serve`'s arguments under its own names (blank = its default; checked by
@@ -613,10 +616,23 @@ def replace(params: PlannerParams, **changes: Any) -> PlannerParams:
     return PlannerParams.model_validate(data)
 
 
-def workload_of(params: PlannerParams) -> Workload:
-    """The Speed section's workload: the planner's own fields (input and output tokens, clients)."""
-    return Workload(
+def workload_of(
+    params: PlannerParams, *, max_model_len: int, bench: BenchArgs | None = None
+) -> tuple[Workload, Msg | None]:
+    """The Speed section's workload and the note when a length the user left blank was shortened to
+    fit ``max_model_len``: the planner's own fields (input and output tokens, clients), a blank length
+    the benchmark's mean request (else 1,024), blank clients the benchmark's --max-concurrency (else
+    :attr:`PlannerParams.speed_concurrency`)."""
+    input_tokens, output_tokens, note = workload_lengths(
         input_tokens=params.input_tokens,
         output_tokens=params.output_tokens,
-        concurrency=params.speed_concurrency,
+        bench=bench,
+        max_model_len=max_model_len,
     )
+    clients = bench.max_concurrency if bench is not None and not params.concurrency else None
+    workload = Workload(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        concurrency=clients or params.speed_concurrency,
+    )
+    return workload, note

@@ -14,7 +14,9 @@ from markupsafe import Markup
 
 from app.core import equations as E
 from app.core.command import render_serve_command
+from app.core.errors import PlannerError
 from app.core.kv import attention_layer_count, kind_spec
+from app.core.perf.schedule import Workload
 from app.core.plan import QUANTIZATION_FLAGS
 from app.core.recommend import utilization_ceiling
 from app.core.result import ErrorKind, Estimate, Range
@@ -24,9 +26,10 @@ from app.core.versions import rules_for
 from app.web.format import Figure, gib, gib_range, human_tokens, integer, percent
 from app.web.i18n import _, t, tr, tr_list
 from app.web.inputs.options import TP_OPTIONS, Choices, Option, choices
-from app.web.inputs.params import CARD_DTYPES, PlannerParams
+from app.web.inputs.params import CARD_DTYPES, PlannerParams, workload_of
 from app.web.inputs.problems import Problem
 from app.web.inputs.resolve import MODEL_PLACEHOLDER, Resolved
+from app.web.measured_runs import bench_of
 from app.web.planner import svg
 from app.web.verdict import VerdictView, verdict_view
 from app.web.version_notes import VersionNote, version_notes
@@ -198,6 +201,15 @@ def nearest_index(values: tuple[int, ...], target: int) -> int:
     return min(range(len(values)), key=lambda i: abs(values[i] - target))
 
 
+def _blank_workload(params: PlannerParams, max_model_len: int) -> Workload | None:
+    """The Speed workload the form's blank fields stand for (None: the inputs cannot give one; the
+    Speed section then names the field)."""
+    try:
+        return workload_of(params, max_model_len=max_model_len, bench=bench_of(params))[0]
+    except PlannerError:
+        return None
+
+
 def form_state(
     params: PlannerParams, *, derived_len: int, effective_len: int, default_util: float
 ) -> FormState:
@@ -207,13 +219,17 @@ def form_state(
         else ("true" if value is True else "false" if value is False else str(value))
         for name, value in params.model_dump().items()
     }
+    workload = _blank_workload(params, effective_len)
     return FormState(
         values=values,
         placeholders={
             "devices": str(params.tensor_parallel_size * params.pipeline_parallel_size),
             "max_model_len": str(effective_len),  # what a blank field serves (LongRoPE: the original)
             "gpu_memory_utilization": f"{default_util:g}",
-            "concurrency": str(params.speed_concurrency),
+            "concurrency": str(workload.concurrency if workload else params.speed_concurrency),
+            # what a blank length serves: the benchmark's mean request (else 1,024), shortened to fit
+            "input_tokens": str(workload.input_tokens) if workload else "",
+            "output_tokens": str(workload.output_tokens) if workload else "",
         },
         length=stop_slider(slider_lengths((derived_len, effective_len)), effective_len),
         util_slider=f"{params.gpu_memory_utilization or default_util:g}",

@@ -7,6 +7,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from app.core import regex
 from app.core.errors import PlannerError
+from app.web.i18n import tr
 from app.web.inputs.lenient import parse_lenient
 from app.web.inputs.links import permalink, state_items
 from app.web.inputs.params import PlannerParams
@@ -49,10 +50,15 @@ def _recommend_fragment(request: Request, items: list[tuple[str, str]], changes:
         "view": None,
         "error": None,
         "verdict_changes": changes,
+        "runs_error": None,
+        "runs_notes": [],
     }
     try:
-        rec = run_for_planner(resolved)
+        rec, runs = run_for_planner(resolved)
         context["view"] = build_view(rec, lambda serve: permalink(request, params_with(params, serve)))
+        bad = runs.runs_error or runs.bench_error  # shown above the answer, which is uncalibrated
+        context["runs_error"] = error_of(bad) if bad else None
+        context["runs_notes"] = [tr(n) for n in runs.notes]
         status = 200
     except PlannerError as exc:
         context["error"] = error_of(exc)

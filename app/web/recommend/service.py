@@ -4,52 +4,52 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.core.perf.cluster import ClusterFit
 from app.core.recommend import Recommendation, recommend
 from app.core.specs import ServeConfig
 from app.web.inputs.params import SERVE_FIELDS, PlannerParams, workload_of
 from app.web.inputs.resolve import Resolved, require_usable, resolve_strict
-from app.web.measured_runs import bench_of, calibrated_caption, cluster_of, page_cluster
+from app.web.measured_runs import PageRuns, api_cluster, bench_of, calibrated_caption, page_runs_lenient
 from app.web.recommend.params import RECOMMEND_ONLY, RecommendRequest, params_with
 
 
 def recommend_for(
     resolved: Resolved,
     *,
+    runs: PageRuns,
     target_max_model_len: int | None = None,
     devices_per_node: int | None = None,
-    cluster: ClusterFit | None = None,
     **room: Any,
 ) -> Recommendation:
     """The one recommender call of the web features: the resolved inputs, the target length (default
-    the inputs' max_model_len, else the model's maximum) and their target concurrency; ``room``: the
-    API's nodes, allow_fp8_kv and preference. Without ``cluster`` (the API's measured_runs) the page's
-    "Your own runs" box (``my_runs``) calibrates every speed figure. PlannerError propagates."""
+    the inputs' max_model_len, else the model's maximum) and their target concurrency; ``runs``: the
+    benchmark (its mean request is the speed workload's blank lengths) and your measured runs' cluster,
+    which calibrates every speed figure; ``room``: the API's nodes, allow_fp8_kv and preference.
+    PlannerError propagates."""
     params = require_usable(resolved).params
-    if cluster is None:
-        cluster = page_cluster(params, bench_of(params))
+    target_len = target_max_model_len or params.max_model_len or resolved.default_len
     return recommend(
-        workload=workload_of(params),
+        workload=workload_of(params, max_model_len=target_len, bench=runs.bench)[0],
         model=resolved.model,
         device=resolved.device,
         serve=resolved.serve,
         vllm_version=resolved.vllm_version,
-        target_max_model_len=target_max_model_len or params.max_model_len or resolved.default_len,
+        target_max_model_len=target_len,
         target_concurrency=params.target_concurrency,
         devices_per_node=devices_per_node,
-        cluster=cluster,
+        cluster=runs.cluster,
         **room,
     )
 
 
 def run(body: RecommendRequest) -> tuple[Resolved, Recommendation]:
-    """Resolve the inputs as /api/estimate does and run the recommender with the body's room."""
+    """Resolve the inputs as /api/estimate does and run the recommender with the body's room; a bad
+    benchmark argument or measured run is a PlannerError (the API's 422 naming it)."""
     resolved = resolve_strict(body)
     rec = recommend_for(
         resolved,
+        runs=PageRuns(bench=bench_of(body), cluster=api_cluster(body, body.measured_runs)),
         target_max_model_len=body.target_max_model_len,
         devices_per_node=body.devices_per_node,
-        cluster=cluster_of(body.measured_runs),
         nodes=body.nodes,
         allow_fp8_kv=body.allow_fp8_kv,
         preference=body.preference,
@@ -57,11 +57,17 @@ def run(body: RecommendRequest) -> tuple[Resolved, Recommendation]:
     return resolved, rec
 
 
-def run_for_planner(resolved: Resolved) -> Recommendation:
-    """The planner's section: the node the device usually comes in (or the devices given, when more)."""
-    return recommend_for(
-        resolved, devices_per_node=max(resolved.params.device_count, resolved.device.typical_node_devices)
+def run_for_planner(resolved: Resolved) -> tuple[Recommendation, PageRuns]:
+    """The planner's section: the node the device usually comes in (or the devices given, when more).
+    The "Your own runs" box is read as the Speed section reads it: a bad paste is returned with the
+    answer, which is then uncalibrated."""
+    runs = page_runs_lenient(resolved.params)
+    rec = recommend_for(
+        resolved,
+        runs=runs,
+        devices_per_node=max(resolved.params.device_count, resolved.device.typical_node_devices),
     )
+    return rec, runs
 
 
 def final_params(resolved: Resolved, rec: Recommendation) -> dict[str, Any]:

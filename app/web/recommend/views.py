@@ -9,7 +9,7 @@ from typing import Literal
 from app.core.recommend import Recommendation, Snapshot
 from app.core.recommend.model import SpeedPoint, StepSpeed
 from app.core.specs import ServeConfig
-from app.web.format import gib, integer, speed_number
+from app.web.format import REGIME_NAMES, gib, integer, speed_band, speed_number
 from app.web.i18n import t, tr, tr_list
 from app.web.measured_runs import calibrated_caption
 
@@ -78,11 +78,29 @@ def _side(point: SpeedPoint) -> dict[str, str]:
     }
 
 
+def _band_sentence(point: SpeedPoint) -> str:
+    """The band of the configuration a step's line ends on, and what binds its speed."""
+    return t(
+        "Band: TPOT {tpot} ms, TTFT {ttft} ms, {tps} output tokens/s; {regime} binds.",
+        tpot=speed_band(point.tpot_ms),
+        ttft=speed_band(point.ttft_ms),
+        tps=speed_band(point.output_tokens_per_s),
+        regime=tr(REGIME_NAMES.get(point.regime, point.regime)),
+    )
+
+
 def speed_line(speed: StepSpeed | None, calibrated: str = "") -> str:
     """One line per step: TPOT, TTFT and output tokens/s before → after, and the basis ("calibrated on
-    your N runs" when your measured runs scale them)."""
+    your N runs" when your measured runs scale them), then the band of the configuration it ends on
+    and what binds its speed."""
     if speed is None or not speed.changed:
         return ""
+    last = speed.after or speed.before
+    line = _speed_change(speed, calibrated)
+    return f"{line} {_band_sentence(last)}" if last is not None and last.regime else line
+
+
+def _speed_change(speed: StepSpeed, calibrated: str) -> str:
     basis = calibrated or (t("calibrated") if speed.basis == "calibrated" else t("extrapolated"))
     old, new = speed.before, speed.after
     if old is not None and new is not None:

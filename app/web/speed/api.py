@@ -14,14 +14,20 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field
 
 from app.core.perf.bench_args import BenchArgs
 from app.web.inputs.links import to_query
 from app.web.inputs.params import StrictPlannerParams
 from app.web.inputs.resolve import resolve_strict
-from app.web.measured_runs import MAX_MEASURED_RUNS, MeasuredRun, request_cluster
-from app.web.speed.service import bench_of, performance_for
+from app.web.measured_runs import (
+    MAX_MEASURED_RUNS,
+    MeasuredRun,
+    bench_of,
+    calibrated_caption,
+    request_cluster,
+)
+from app.web.speed.service import performance_for
 
 router = APIRouter(prefix="/api", tags=["api"])
 
@@ -42,40 +48,18 @@ def _with_bench_fields(params: PerformanceRequest) -> PerformanceRequest:
     return params.model_copy(update={"bench_serve": True, **{k: getattr(params.bench, k) for k in given}})
 
 
-def _workload_of_bench(params: PerformanceRequest, bench: BenchArgs | None) -> PerformanceRequest:
-    """With a benchmark and no ``input_tokens`` / ``output_tokens`` / ``concurrency`` of its own, the steady
-    state answers the benchmark's average request and clients: a 128-token benchmark against a
-    ``--max-model-len 320`` server was a 422 on ``output_tokens`` (the 1,024 + 1,024 default)."""
-    if bench is None:
-        return params
-    prompt, output = bench.mean_lengths()
-    given = params.model_fields_set
-    update: dict[str, int] = {
-        **({} if "input_tokens" in given else {"input_tokens": prompt}),
-        **({} if "output_tokens" in given else {"output_tokens": output}),
-        **(
-            {}
-            if "concurrency" in given or bench.max_concurrency is None
-            else {"concurrency": bench.max_concurrency}
-        ),
-    }
-    try:  # validated again, with the fields set as they were: a value out of the field's own bounds stays unset
-        return PerformanceRequest.model_validate({**params.model_dump(include=given), **update})
-    except ValidationError:
-        return params
-
-
 @router.post("/performance", name="api_performance")
 def performance_post(params: PerformanceRequest) -> dict[str, Any]:
     """TTFT / TPOT / throughput bands for `vllm bench serve --max-concurrency C`-style closed-loop clients."""
     # the page's own fields (bench_serve, num_prompts, ..., my_runs) are read here too, so no key is ignored
     bench = params.bench or bench_of(params)
-    params = _workload_of_bench(params, bench)
     resolved = resolve_strict(params)
     cluster = request_cluster(params.measured_runs, params.my_runs, params, bench)
     perf = performance_for(resolved, bench=bench, cluster=cluster)
     return {
         **perf.model_dump(),
+        # what every figure says when your runs scale it ("" without runs), as /api/fleet and /api/recommend
+        "speed_caption": calibrated_caption(perf.calibrated_runs),
         "inputs": {
             "model": resolved.model_label,
             "device": resolved.device.id,

@@ -16,7 +16,7 @@ from app.web.inputs.links import permalink, state_items
 from app.web.inputs.params import PlannerParams
 from app.web.inputs.problems import error_of, problems_of
 from app.web.inputs.resolve import computed, resolve_lenient
-from app.web.speed.service import bench_of, page_cluster, performance_for
+from app.web.speed.service import page_runs_lenient, performance_for
 from app.web.speed.views import speed_view
 from app.web.templating import render
 
@@ -40,21 +40,16 @@ def _speed_fragment(request: Request, items: list[tuple[str, str]]) -> Response:
         "back": permalink(request, resolved.params),
         "speed": None,
         "error": None,
-        "bench_error": None,
-        "runs_error": None,
     }
     status = 200
-    bench, cluster = None, None
+    # a bad argument or paste is shown beside the section, which still answers without it
+    runs = page_runs_lenient(resolved.params)
+    context["bench_error"] = error_of(runs.bench_error) if runs.bench_error else None
+    context["runs_error"] = error_of(runs.runs_error) if runs.runs_error else None
     try:
-        bench = bench_of(resolved.params)
-    except PlannerError as exc:  # shown beside the section, which still answers without the benchmark
-        context["bench_error"] = error_of(exc)
-    try:
-        cluster = page_cluster(resolved.params, bench)
-    except PlannerError as exc:
-        context["runs_error"] = error_of(exc)
-    try:
-        context["speed"] = speed_view(performance_for(resolved, bench=bench, cluster=cluster))
+        measured = frozenset(runs.cluster.log_spread) if runs.cluster is not None else frozenset()
+        perf = performance_for(resolved, bench=runs.bench, cluster=runs.cluster)
+        context["speed"] = speed_view(perf, measured)
     except PlannerError as exc:
         context["error"] = error_of(exc)
         status = 422

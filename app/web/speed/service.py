@@ -7,9 +7,9 @@ from app.core.perf.cluster import ClusterFit
 from app.core.perf.predict import Performance, performance
 from app.web.inputs.params import workload_of
 from app.web.inputs.resolve import Resolved, estimate_for
-from app.web.measured_runs import bench_of, page_cluster
+from app.web.measured_runs import page_runs_lenient
 
-__all__ = ["bench_of", "page_cluster", "performance_for"]
+__all__ = ["page_runs_lenient", "performance_for"]
 
 
 def performance_for(
@@ -19,14 +19,22 @@ def performance_for(
     bench: BenchArgs | None = None,
     cluster: ClusterFit | None = None,
 ) -> Performance:
-    """The estimate (the exact pool) and the speed on top of it; PlannerError propagates."""
-    return performance(
-        estimate=estimate_for(resolved),
+    """The estimate (the exact pool) and the speed on top of it, at the workload the user set (blank
+    lengths: the benchmark's, shortened to fit the pool's max_model_len); PlannerError propagates."""
+    estimate = estimate_for(resolved)
+    workload, note = workload_of(resolved.params, max_model_len=estimate.max_model_len, bench=bench)
+    perf = performance(
+        estimate=estimate,
         model=resolved.model,
         device=resolved.device,
         serve=resolved.serve,
-        workload=workload_of(resolved.params),
+        workload=workload,
         with_curve=with_curve,
         bench=bench,
         cluster=cluster,
     )
+    # how your pasted runs were read (a run without a stated rate ran at inf) follows the model's notes
+    extra = cluster.notes if cluster is not None else []
+    if note is None and not extra:
+        return perf
+    return perf.model_copy(update={"notes": [*([note] if note else []), *perf.notes, *extra]})

@@ -9,9 +9,8 @@ from markupsafe import Markup, escape
 
 from app.core.perf.bench import RESULT_KEYS, BenchResult
 from app.core.perf.predict import CurvePoint, Performance
-from app.core.result import Range
 from app.core.text import Text
-from app.web.format import Figure, axis_ticks
+from app.web.format import Figure, axis_ticks, speed_band
 from app.web.format import speed_number as _number
 from app.web.i18n import t, tr
 from app.web.measured_runs import calibrated_caption
@@ -70,7 +69,8 @@ class SpeedView:
     table: tuple[tuple[str, str, str, str, bool], ...]  # concurrency, TTFT, TPOT, tokens/s, kv-limited
     bench: BenchView | None = None
     regime: str = ""  # what binds the steady state (REGIME_LABELS)
-    runs_tag: str = ""  # "calibrated on your N runs" beside every figure, when runs were pasted
+    runs_tag: str = ""  # "calibrated on your N runs" beside every figure your runs measured
+    runs_groups: frozenset[str] = frozenset()  # the figures (ttft, tpot, throughput) your runs measured
 
 
 PHONE_TICKS = 6  # more x ticks than this: a phone shows every other label
@@ -101,10 +101,6 @@ def _legend_and_axis_titles() -> list[str]:
         f'fill="{TPOT_COLOUR}">{right_unit}</text>'
     )
     return out
-
-
-def _band(r: Range) -> str:
-    return f"{_number(r.low)}–{_number(r.high)}"
 
 
 def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None) -> Markup:
@@ -192,7 +188,9 @@ def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None)
 
 
 def bench_view(result: BenchResult) -> BenchView:
-    rows = tuple((key, _number((band := getattr(result, key)).expected), _band(band)) for key in RESULT_KEYS)
+    rows = tuple(
+        (key, _number((band := getattr(result, key)).expected), speed_band(band)) for key in RESULT_KEYS
+    )
     args = result.args
     rate = "inf" if math.isinf(args.request_rate) else _number(args.request_rate)
     summary = tr(
@@ -208,33 +206,37 @@ def bench_view(result: BenchResult) -> BenchView:
     return BenchView(rows=rows, regime=tr(REGIME_LABELS[result.regime]), summary=summary)
 
 
-def speed_view(perf: Performance) -> SpeedView:
+def speed_view(perf: Performance, measured: frozenset[str] = frozenset()) -> SpeedView:
+    """``measured``: the kinds of figure (ttft, tpot, throughput) your pasted runs measured; only those
+    say "calibrated on your N runs" (the others keep the model's band)."""
     calibrated = perf.basis == "calibrated"
     numbers = (
         Figure(
             "ttft",
             tr(t("Time to first token (ms)")),
             _number(perf.ttft_ms.expected),
-            band=_band(perf.ttft_ms),
+            band=speed_band(perf.ttft_ms),
         ),
         Figure(
             "tpot",
             tr(t("Time per output token (ms)")),
             _number(perf.tpot_ms.expected),
-            band=_band(perf.tpot_ms),
+            band=speed_band(perf.tpot_ms),
         ),
         Figure(
             "throughput",
             tr(t("Output tokens/s (this replica)")),
             _number(perf.output_tokens_per_s.expected),
-            band=_band(perf.output_tokens_per_s),
+            band=speed_band(perf.output_tokens_per_s),
         ),
     )
     secondary = tr(
         t(
-            "{requests} requests/s; {per_user} tokens/s per user while decoding; {running} requests run at once per rank (limited by {limit}).",
+            "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} requests run at once per rank (limited by {limit}).",
             requests=_number(perf.requests_per_s.expected),
+            requests_band=speed_band(perf.requests_per_s),
             per_user=_number(perf.per_user_tokens_per_s.expected),
+            per_user_band=speed_band(perf.per_user_tokens_per_s),
             running=perf.running_requests,
             limit=tr(LIMIT_LABELS.get(perf.limit, perf.limit)),
         )
@@ -278,4 +280,5 @@ def speed_view(perf: Performance) -> SpeedView:
         bench=bench_view(perf.bench) if perf.bench is not None else None,
         regime=tr(REGIME_LABELS[perf.regime]),
         runs_tag=calibrated_caption(perf.calibrated_runs),
+        runs_groups=measured,
     )

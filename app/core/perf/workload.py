@@ -1,0 +1,67 @@
+"""The Speed workload's lengths: what the user set, else the benchmark's average request, else the
+planner's default; the lengths nobody set shrink to fit ``max_model_len``.
+
+vLLM refuses a request whose prompt + max_tokens exceed max_model_len (the OpenAI server's length
+check), so a 1,024 + 1,024 default against a ``--max-model-len 320`` server answers nothing. A field the
+user never touched is not the user's mistake: it shrinks (both in proportion when neither was set), and
+a note says so. A length the user did set is kept; when it alone leaves no room, the refusal names it.
+"""
+
+from __future__ import annotations
+
+from app.core.errors import PlannerError
+from app.core.perf.bench_args import BenchArgs
+from app.core.text import Msg, Text
+
+# The Speed section's request when neither the user nor a benchmark gives one (the page's placeholder)
+DEFAULT_INPUT_TOKENS = 1024
+DEFAULT_OUTPUT_TOKENS = 1024
+
+
+def _no_room(field: str, *, tokens: int, max_model_len: int) -> PlannerError:
+    return PlannerError(
+        field,
+        Text(
+            "{tokens:,} tokens leave no room for the rest of the request within max_model_len ({max_model_len:,}): vLLM rejects such requests",
+            tokens=tokens,
+            max_model_len=max_model_len,
+        ),
+    )
+
+
+def workload_lengths(
+    *,
+    input_tokens: int | None,
+    output_tokens: int | None,
+    bench: BenchArgs | None,
+    max_model_len: int,
+) -> tuple[int, int, Msg | None]:
+    """(input tokens, output tokens, the note when a length was shortened). ``None`` = not set: the
+    benchmark's mean request (BenchArgs.mean_lengths) when one is given, else the defaults above."""
+    fallback = bench.mean_lengths() if bench is not None else (DEFAULT_INPUT_TOKENS, DEFAULT_OUTPUT_TOKENS)
+    given_in = input_tokens if input_tokens is not None else fallback[0]
+    given_out = output_tokens if output_tokens is not None else fallback[1]
+    if given_in + given_out <= max_model_len or (input_tokens is not None and output_tokens is not None):
+        return given_in, given_out, None  # fits, or both were set: performance() names output_tokens
+    if input_tokens is None and output_tokens is None:
+        # both free: in proportion, at least one token each (1,024 + 1,024 into 320 -> 160 + 160)
+        new_in = max(1, min(max_model_len - 1, max_model_len * given_in // (given_in + given_out)))
+        new_out = max_model_len - new_in
+    elif input_tokens is not None:
+        if input_tokens >= max_model_len:
+            raise _no_room("input_tokens", tokens=input_tokens, max_model_len=max_model_len)
+        new_in, new_out = input_tokens, max_model_len - input_tokens
+    else:
+        assert output_tokens is not None
+        if output_tokens >= max_model_len:
+            raise _no_room("output_tokens", tokens=output_tokens, max_model_len=max_model_len)
+        new_in, new_out = max_model_len - output_tokens, output_tokens
+    note = Text(
+        "{given_in:,} input + {given_out:,} output tokens exceed max_model_len ({max_model_len:,}): modelled as {new_in:,} + {new_out:,}, the lengths you did not set shortened to fit.",
+        given_in=given_in,
+        given_out=given_out,
+        max_model_len=max_model_len,
+        new_in=new_in,
+        new_out=new_out,
+    )
+    return new_in, new_out, note
