@@ -386,6 +386,17 @@ def _dsv4_choice(*, serve: ServeConfig) -> BackendChoice:
                 kv_dtype=kv_dtype,
             ),
         )
+    if serve.block_size is not None and serve.block_size % DSV4_BLOCK_SIZE:
+        # v1/worker/utils.py select_common_block_size: no kernel block of [256] divides the manager's block
+        raise InvalidServeConfigError(
+            "block_size",
+            Text(
+                "DeepSeek-V4's FLASHMLA_SPARSE_DSV4 kernel takes blocks of {kernel} tokens: --block-size must be "
+                "a multiple of {kernel}, got {block_size} (vLLM: 'No common block size for {block_size}')",
+                kernel=DSV4_BLOCK_SIZE,
+                block_size=serve.block_size,
+            ),
+        )
     return BackendChoice(
         name="FLASHMLA_SPARSE_DSV4",
         block_size=serve.block_size or DSV4_BLOCK_SIZE,
