@@ -14,15 +14,11 @@
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import pytest
 
 from app.core.errors import InvalidServeConfigError
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_current_configs_0_33 import _est  # noqa: E402
+from tests.unit.test_current_configs_0_33 import _est
 
 
 def test_each_dsv4_group_reports_its_own_block() -> None:
