@@ -150,6 +150,7 @@ class VersionRules:
     # Platform.update_block_size_for_backend: the block every non-SSM backend of the model accepts (0.31.0
     # _preferred_block_size_for_backends) instead of the first attention layer's backend's preference
     block_size_agreement: bool = False
+    optimization_levels: bool = False  # -O0..-O3 set cudagraph_mode (config/vllm.py OptimizationLevel, 0.14+)
     # hybrid groups: largest bucket as group size if max < ratio x min
     group_size_max_ratio: float | None = None
     free_memory_check: bool = False  # start-up "Free memory on device ... is less than desired" check
@@ -321,8 +322,10 @@ CHANGELOG: tuple[Change, ...] = (
         "0.14.0",
         "0.14.0: requested = ceil(T*u) (§2.1), format_gib (§0), first-group capacity (§3.6), "
         "'Model loading took %.4f GiB memory' (§4.1), --kv-offloading-size and --max-model-len auto (§7), "
-        "--block-size adds 256 (§5.1), fp8_ds_mla (§5.4), 'Free memory on device cuda:0' (§4.2)",
+        "--block-size adds 256 (§5.1), fp8_ds_mla (§5.4), 'Free memory on device cuda:0' (§4.2), "
+        "config/vllm.py OptimizationLevel: -O0 NONE / -O1 PIECEWISE / -O2 (default), -O3 FULL_AND_PIECEWISE",
         {
+            "optimization_levels": True,
             "requested_uses_ceil": True,
             "needed_formula": "first_group",
             "error_style": "v1_014",
