@@ -18,6 +18,7 @@ Pure rules over a release's :class:`~app.core.versions.VersionRules` and the dev
 
 from __future__ import annotations
 
+from app.core import graph_mode
 from app.core.specs import GIB, DeviceSpec, ServeConfig
 from app.core.text import Text
 from app.core.versions import VersionRules
@@ -94,6 +95,14 @@ def device_warnings(
 ) -> list[str]:
     """What the device's situation changes that vLLM's arithmetic does not show."""
     out: list[str] = []
+    mode = graph_mode.effective_mode(serve)
+    if mode not in ("NONE", graph_mode.DEFAULT_MODE) and device.platform in ("cuda", "rocm"):
+        out.append(
+            Text(
+                "cudagraph_mode {mode}: the CUDA-graph memory shown is modelled on logs of the default FULL_AND_PIECEWISE capture; {mode} captures another set of graphs, so that figure is approximate here.",
+                mode=mode,
+            )
+        )
     if device.unified_memory:
         out.append(
             Text(
