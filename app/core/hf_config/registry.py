@@ -178,8 +178,8 @@ def check_architecture(
 ) -> list[str]:
     """Raise :class:`ConfigError` when vLLM ``version`` cannot load ``architecture``; else warnings.
 
-    Releases between two that were read are bracketed: an architecture first listed by 0.14.0 and
-    absent from 0.11.0 is refused for <= 0.11.x, accepted with a warning for 0.12-0.13. Where the release's
+    Releases between two that were read are bracketed: an architecture first listed by 0.17.0 and
+    absent from 0.15.0 is refused for <= 0.15.x, accepted with a warning for 0.16. Where the release's
     Transformers-backend fallback was read (``transformers_fallback_read``, 0.33.0) the config's model_type
     and an unregistered architecture are judged as that release does.
     """
