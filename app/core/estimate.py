@@ -151,6 +151,7 @@ def _stages(
             if situations.others_in_pool(rules=rules, device=device):
                 # non-torch = (T - free) - torch allocated, other processes included (§2.4, §9)
                 kv_bytes -= situations.used_by_others_bytes(serve)
+            kv_bytes -= situations.cleared_before_halving_bytes(rules=rules, device=device, serve=serve)
             kv_bytes //= situations.pool_divisor(rules=rules, device=device)
         stages.append(
             Stage(

@@ -30,6 +30,16 @@ ASCEND_310P_DEVICE_ID = "huawei-ascend-310p"
 ASCEND_310P_POOL_DIVISOR = 2  # NPUWorker310.determine_available_memory: "(…) // 2" (v0.18.0+)
 
 
+# NPUWorker310.determine_available_memory (vllm-ascend v0.18.0+ _310p/worker_310p.py) also subtracts
+# "non_torch_memory_cleared_by_empty_cache" = (total - free - torch reserved) inside the profile run minus the
+# non-torch increase over the init snapshot: the non-torch memory the device already held at that snapshot (the
+# runtime's context and other processes), plus what empty_cache released. The context is read from a real 310P
+# start (vllm-ascend#10122, tests/data/logs/collected/ascend_310p_qwen36_27b_w8a8_tp2_suggestion.log): "Free
+# memory on device (42.24/43.24 GiB) on startup", 1.00 GiB held before vLLM allocated (rank 1: 1.03 GiB). The
+# rest of that log's term (0.49 / 0.50 GiB, released by empty_cache) is not modelled.
+ASCEND_310P_STARTUP_HELD_BYTES = int(1.00 * GIB)
+
+
 def used_by_others_bytes(serve: ServeConfig) -> int:
     return int(serve.device_memory_used_gib * GIB)
 
@@ -76,6 +86,17 @@ def free_check_runs(*, rules: VersionRules, device: DeviceSpec, serve: ServeConf
 def pool_divisor(*, rules: VersionRules, device: DeviceSpec) -> int:
     """What the worker divides its profiled pool by: 2 on a 310P from vllm-ascend v0.18.0, else 1."""
     return ASCEND_310P_POOL_DIVISOR if is_310p(device) and rules.ascend_310p_halves_pool else 1
+
+
+def cleared_before_halving_bytes(*, rules: VersionRules, device: DeviceSpec, serve: ServeConfig) -> int:
+    """What the 310P worker subtracts before it halves the pool (ASCEND_310P_STARTUP_HELD_BYTES): the runtime's
+    context plus the memory other processes hold; 0 on every other worker.
+
+    E.g. a 310P at v0.18.0 with nothing else on it: 1.00 GiB; with 2 GiB held by another process: 3.00 GiB.
+    """
+    if pool_divisor(rules=rules, device=device) == 1:
+        return 0
+    return ASCEND_310P_STARTUP_HELD_BYTES + used_by_others_bytes(serve)
 
 
 def others_in_pool(*, rules: VersionRules, device: DeviceSpec) -> bool:
