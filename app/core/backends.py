@@ -403,6 +403,21 @@ DSV4_FLASHMLA_SM_MAJORS = (
 )  # nvidia/model.py _select_dsv4_attn_cls: FlashMLA off SM12 (FlashInfer there)
 
 
+def _kernel_block_refusal(*, backend: str, kernel: int, block_size: int) -> InvalidServeConfigError:
+    """v1/worker/utils.py select_common_block_size (0.19.0-0.33.0): a backend that declares an exact kernel block
+    takes the manager's block only when that block is it or splits into it; none here -> "No common block size"."""
+    return InvalidServeConfigError(
+        "block_size",
+        Text(
+            "{backend} takes kernel blocks of {kernel} tokens: --block-size must be a multiple of {kernel}, got "
+            "{block_size} (vLLM: 'No common block size for {block_size}')",
+            backend=backend,
+            kernel=kernel,
+            block_size=block_size,
+        ),
+    )
+
+
 def _dsv4_choice(*, serve: ServeConfig) -> BackendChoice:
     """DeepSeek-V4 on SM90/SM100 (0.33.0 nvidia/model.py _select_dsv4_attn_cls -> DeepseekV4FlashMLAAttention):
     its fp8_ds_mla layout takes `auto` and any fp8 dtype as fp8_ds_mla (attention.py
@@ -418,15 +433,8 @@ def _dsv4_choice(*, serve: ServeConfig) -> BackendChoice:
             ),
         )
     if serve.block_size is not None and serve.block_size % DSV4_BLOCK_SIZE:
-        # v1/worker/utils.py select_common_block_size: no kernel block of [256] divides the manager's block
-        raise InvalidServeConfigError(
-            "block_size",
-            Text(
-                "DeepSeek-V4's FLASHMLA_SPARSE_DSV4 kernel takes blocks of {kernel} tokens: --block-size must be "
-                "a multiple of {kernel}, got {block_size} (vLLM: 'No common block size for {block_size}')",
-                kernel=DSV4_BLOCK_SIZE,
-                block_size=serve.block_size,
-            ),
+        raise _kernel_block_refusal(
+            backend="FLASHMLA_SPARSE_DSV4", kernel=DSV4_BLOCK_SIZE, block_size=serve.block_size
         )
     return BackendChoice(
         name="FLASHMLA_SPARSE_DSV4",
@@ -468,6 +476,10 @@ def _cuda_choice(
         raise _no_backend_error(
             device=device, sm=sm, kv_dtype=kv_dtype, user_block=user_block, candidates=candidates
         )
+    if sparse and user_block is not None and not DEEPSEEK_V32_INDEXER.accepts_block(user_block):
+        # the indexer's cache layers share the MLA layers' KV group: [64] must split the block too
+        kernel = DEEPSEEK_V32_INDEXER.min_kernel_block()
+        raise _kernel_block_refusal(backend=DEEPSEEK_V32_INDEXER.name, kernel=kernel, block_size=user_block)
     # update_block_size_for_backend with no --block-size: the first layer's backend (0.18-0.30), all of them (0.31+;
     # 0.14-0.17 cuda.py forced FlashInferMLASparse outside (32, 64) to 64 -- the same 64 for these models)
     in_layer_order = _sparse_block_backends(model=model, backend=backend) if sparse else [backend]

@@ -16,6 +16,8 @@ Read from the wheels:
 
 from __future__ import annotations
 
+import pytest
+
 from app.core.backends import (
     CUTLASS_MLA,
     DEEPSEEK_V32_INDEXER,
@@ -25,6 +27,7 @@ from app.core.backends import (
     FLASHMLA_SPARSE,
     agreed_block_size,
 )
+from app.core.errors import InvalidServeConfigError
 from tests.unit.test_current_configs_0_33 import _est
 
 
@@ -83,3 +86,17 @@ def test_glm_5_2_on_b200_at_0_33_is_64() -> None:
     )
     # 64 x 47,700 B a token (44,928 latent + 2,772 indexer over 21 layers) = 3,052,800 B a block
     assert est.bytes_per_block == 3_052_800
+
+
+def test_a_block_the_indexer_cannot_split_is_refused() -> None:
+    # --block-size 32 with FlashInfer's sparse MLA (which takes 32) on a sparse-MLA model: the indexer's cache
+    # layers sit in the same KV group, DEEPSEEK_V32_INDEXER declares the exact kernel block 64, and 32 neither is
+    # it nor splits into it (v1/worker/utils.py select_common_block_size: "No common block size for 32")
+    with pytest.raises(InvalidServeConfigError) as err:
+        _est("deepseek-ai--DeepSeek-V3.2", "b200", 8, kv_cache_dtype="fp8", block_size=32)
+    assert err.value.field == "block_size"
+    assert "No common block size for 32" in str(err.value)
+    # 128 splits into two 64-token kernel blocks: kept
+    assert (
+        _est("deepseek-ai--DeepSeek-V3.2", "b200", 8, kv_cache_dtype="fp8", block_size=128).block_size == 128
+    )
