@@ -203,7 +203,7 @@ def estimate(
         architecture=model.architecture,
         model_type=model.model_type,
         version=version.release,
-        transformers_fallback_read=rules.transformers_fallback,
+        transformers_fallback_release=rules.version if rules.transformers_fallback else None,
         remote_code=model.remote_code,
     )
     model = model_for_release(model=model, rules=rules)

@@ -245,7 +245,7 @@ class VersionRules:
     # model_executor/models/registry.py inspect_model_cls under --model-impl auto: an architecture outside vLLM's
 
     # registry falls back to the Transformers modeling backend when transformers has a compatible class
-    # (_try_resolve_transformers); read for 0.33.0 with its transformers 5.20.2 (hf_config/transformers_fallback.json)
+    # (_try_resolve_transformers); read for 0.32.0 and 0.33.0 with their transformers (hf_config/transformers_fallback.json)
 
     transformers_fallback: bool = False
     # DeepSeek-V4's caches sized as 0.33.0 packs them (app/core/kv_dsv4.py); 0.20.2-0.32 were not read (warned)
@@ -583,6 +583,17 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.32.0",
+        "0.32.0 and 0.33.0 model_executor/models/registry.py _ModelRegistry.inspect_model_cls / _try_resolve_transformers "
+        "and transformers_utils/config.py HFConfigParser.parse (the same code in both), each with the newest "
+        "transformers its wheel allows (0.32.0: 5.19.0, <5.20.0; 0.33.0: 5.20.2, <5.21.0): a config whose model_type "
+        "neither vLLM's _CONFIG_REGISTRY nor transformers' CONFIG_MAPPING knows fails to parse; an unregistered "
+        "architecture that transformers exports with a backend-compatible attention is served by the Transformers "
+        "backend; any other is 'Model architectures [...] are not supported for now' (scripts/gen_transformers_"
+        "fallback.py, hf_config/transformers_fallback.json; 0.31.0 and older: not read, refused as before)",
+        {"transformers_fallback": True},
+    ),
+    Change(
+        "0.32.0",
         "0.31.0 platforms/interface.py Platform.update_block_size_for_backend / _preferred_block_size_for_backends: "
         "with no --block-size, one backend keeps its preference; several (_find_non_ssm_backends, e.g. a sparse MLA "
         "kernel and DEEPSEEK_V32_INDEXER) take 16 if all support it, else the smallest lcm of one kernel block each "
@@ -621,16 +632,6 @@ CHANGELOG: tuple[Change, ...] = (
         "tries FLASH_ATTN_MLA_SPARSE_FA4 (flashattn_mla_sparse.py: auto / bfloat16, head 576, MultipleOf(64)) "
         "before FLASHINFER_MLA_SPARSE (absent in 0.32.0)",
         {"sparse_mla_fa4_small_heads": True},
-    ),
-    Change(
-        "0.33.0",
-        "0.33.0 model_executor/models/registry.py _ModelRegistry.inspect_model_cls / _try_resolve_transformers and "
-        "transformers_utils/config.py HFConfigParser.parse, with transformers 5.20.2 (the newest 0.33.0 allows): a "
-        "config whose model_type neither vLLM's _CONFIG_REGISTRY nor transformers' CONFIG_MAPPING knows fails to "
-        "parse; an unregistered architecture that transformers exports with a backend-compatible attention is "
-        "served by the Transformers backend; any other is 'Model architectures [...] are not supported for now' "
-        "(scripts/gen_transformers_fallback.py; earlier releases: not read, refused as before)",
-        {"transformers_fallback": True},
     ),
     Change(
         "0.33.0",

@@ -53,3 +53,25 @@ def test_the_columns_decide_refusals_at_the_release_itself() -> None:
     )
     with pytest.raises(ConfigError, match=r"supported in vLLM until v0\.12\.0"):
         check_architecture(architecture="Phi4MultimodalForCausalLM", model_type="phi4mm", version=(0, 13, 0))
+
+
+def test_the_transformers_fallback_is_read_per_release() -> None:
+    # transformers_fallback.json, from scripts/gen_transformers_fallback.py: 0.32.0 with transformers 5.19.0 (its
+    # wheel: transformers<5.20.0,>=5.16.1), 0.33.0 with 5.20.2 (<5.21.0); registry.py _try_resolve_transformers and
+    # transformers_utils/config.py HFConfigParser.parse are the same code in both wheels (AST compared).
+    # BailingHybridForCausalLM (model_type "bailing_hybrid") is in no vLLM registry; transformers 5.20.2 exports it
+    # (models/bailing_hybrid), 5.19.0 has no such model and does not know the model type
+    arch, model_type = "BailingHybridForCausalLM", "bailing_hybrid"
+    assert arch not in architecture_table()
+    notes = check_architecture(
+        architecture=arch, model_type=model_type, version=(0, 33, 0), transformers_fallback_release="0.33.0"
+    )
+    assert any("Transformers modeling backend" in str(n) and "5.20.2" in str(n) for n in notes)
+    with pytest.raises(ConfigError) as err:
+        check_architecture(
+            architecture=arch,
+            model_type=model_type,
+            version=(0, 32, 0),
+            transformers_fallback_release="0.32.0",
+        )
+    assert err.value.field == "model_type" and "transformers 5.19.0" in str(err.value)
