@@ -69,23 +69,11 @@ def test_sparse_mla_on_flashinfer_takes_the_indexers_64_at_every_release() -> No
         assert (est.attention_backend, est.block_size) == ("FLASHINFER_MLA_SPARSE", 64)
         assert est.groups[0].page_size_bytes == 64 * (576 + 132)
         assert line in est.log_lines
-    # a block the user gives is kept (update_block_size_for_backend skips phase 1)
+    # GLM-5.2-FP8 on B200 at 0.33.0 (auto -> fp8_e4m3, layer 0 keeps its indexer) is the same 64: its row in
+    # test_current_configs_0_33.CASES. A block the user gives is kept (update_block_size_for_backend skips phase 1)
     assert (
         _est("deepseek-ai--DeepSeek-V3.2", "b200", 8, kv_cache_dtype="fp8", block_size=128).block_size == 128
     )
-
-
-def test_glm_5_2_on_b200_at_0_33_is_64() -> None:
-    # GLM-5.2-FP8 at 0.33.0 on B200: auto -> fp8_e4m3 (GlmMoeDsaForCausalLM on SM10x), FLASHINFER_MLA_SPARSE; its
-    # IndexCache keeps layer 0's indexer, and the agreement with DEEPSEEK_V32_INDEXER gives 64 (round 5: 32)
-    est = _est("zai-org--GLM-5.2-FP8", "b200", 8)
-    assert (est.attention_backend, est.kv_cache_dtype, est.block_size) == (
-        "FLASHINFER_MLA_SPARSE",
-        "fp8_e4m3",
-        64,
-    )
-    # 64 x 47,700 B a token (44,928 latent + 2,772 indexer over 21 layers) = 3,052,800 B a block
-    assert est.bytes_per_block == 3_052_800
 
 
 def test_a_block_the_indexer_cannot_split_is_refused() -> None:
