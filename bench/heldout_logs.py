@@ -15,6 +15,9 @@ after the doctor and the measured parts were built; nothing is fitted on them. F
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12   # the 2026-12 held-apart set
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12b  # batch b (22 logs, round 4)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12c  # batch c (17 logs, round 5)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12d  # batch d (10 logs, round 5)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12e  # batch e (19 logs, round 6)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12f  # batch f (9 logs, round 6, after e's fixes)
 """
 
 from __future__ import annotations

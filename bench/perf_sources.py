@@ -1,6 +1,7 @@
 """Leave-one-source-out accuracy of the simulated `vllm bench serve` run (app.core.perf.bench).
 
     .venv/bin/python bench/perf_sources.py
+    .venv/bin/python bench/perf_sources.py --blind FILE.jsonl ... [--rows]   # shipped answer vs measured
 
 Sources: the shared file (bench/data/perf/vllm_perf_measured.csv, one harness: InferenceMAX and NVIDIA
 sweeps, run with InferenceMAX's published client settings: range ratio 0.8, num_prompts = 10 x
@@ -29,19 +30,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import fit_perf as F
 
 from app.core.catalog import find_device, find_model
-from app.core.errors import ConfigError
+from app.core.errors import ConfigError, PlannerError
 from app.core.estimate import estimate
-from app.core.perf.bench import BenchPoint, simulate_bench
-from app.core.perf.bench_args import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN, BenchArgs
+from app.core.perf.bench import BenchPoint, BenchResult, simulate_bench
+from app.core.perf.bench_args import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN, SHAREGPT_MAX_TOTAL, BenchArgs
 from app.core.perf.cluster import MeasuredKeys, RunComparison, fit_cluster
 from app.core.perf.physics import Coefficients, StepPhysics, step_physics
-from app.core.perf.predict import device_family, fit_for, fitted_families
-from app.core.result import Estimate
-from app.core.specs import ServeConfig
+from app.core.perf.predict import device_family, fit_for, fitted_families, performance
+from app.core.perf.schedule import Workload
+from app.core.result import Estimate, Range
+from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
 from app.core.versions import rules_for
 
 SOURCES = Path(__file__).resolve().parent / "data" / "perf" / "sources.jsonl"
 SOURCES_DIR = Path(__file__).resolve().parent / "data" / "perf" / "sources"
+# the sixth collection (2026-12-01), held apart and scored blind first (sources-r6/README.md)
+SOURCES_R6_DIR = Path(__file__).resolve().parent / "data" / "perf" / "sources-r6"
 # ServeConfig fields a source may state under "server" (the rest of what it says stays in "harness")
 SERVE_FLAGS = frozenset(
     {
@@ -125,13 +129,23 @@ def shared_runs() -> list[tuple[str, dict[str, float], dict[str, float], str]]:
 def source_rows() -> list[dict[str, Any]]:
     """Every measured run from outside the shared file: sources.jsonl plus one file per source in
     bench/data/perf/sources/ (README.md there says where each came from)."""
-    files = [SOURCES, *sorted(SOURCES_DIR.glob("*.jsonl"))]
+    return read_rows([SOURCES, *sorted(SOURCES_DIR.glob("*.jsonl")), *sorted(SOURCES_R6_DIR.glob("*.jsonl"))])
+
+
+def read_rows(files: list[Path]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for path in files:
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 rows.append(json.loads(line))
     return rows
+
+
+# ShareGPT runs whose totals are printed run as random prompts at those means, spread as widely as the
+# random dataset allows: uniform on [m (1 - r), m (1 + r)] has a coefficient of variation r / sqrt(3),
+# 0.57 at r = 0.99 (range_ratio must stay below 1), against ~0.8 for ShareGPT's own lengths (log-normal,
+# sigma 0.7 in log space: sqrt(exp(0.49) - 1) = 0.79, bench_args.SHAREGPT_LOG_SIGMA).
+SHAREGPT_RANGE_RATIO = 0.99
 
 
 def generated_len(row: dict[str, Any]) -> int | None:
@@ -145,23 +159,59 @@ def generated_len(row: dict[str, Any]) -> int | None:
     return max(1, round(float(total) / float(completed)))
 
 
+def sharegpt_means(row: dict[str, Any]) -> tuple[int, int] | None:
+    """(prompt, output) tokens per request of a ShareGPT run that printed its totals ("Total input
+    tokens", "Total generated tokens", "Successful requests"): the lengths this run's tokenizer saw and
+    where its model stopped, where the simulation's ShareGPT model has one tokenizer's means (230 / 203)
+    and every output running to the conversation's length. None for other datasets or without totals
+    (those keep the ShareGPT model). E.g. IOG's phi-4 at 1 req/s: 40,572 input and 23,634 generated
+    tokens over 200 requests -> 203 and 118."""
+    if row.get("dataset_name") != "sharegpt":
+        return None
+    total_in, total_out, completed = (
+        row.get("total_input_tokens"),
+        row.get("total_output_tokens"),
+        row.get("completed"),
+    )
+    if not total_in or not total_out or not completed:
+        return None
+    return (
+        max(1, round(float(total_in) / float(completed))),
+        max(1, round(float(total_out) / float(completed))),
+    )
+
+
 def bench_args(row: dict[str, Any]) -> BenchArgs:
     """The run's `vllm bench serve` arguments. Datasets the simulation has no model of (sonnet, a custom
     prompt list) run as random prompts of the run's own measured mean lengths (row: random_*_len); a
-    random run that stopped at EOS runs at the output length it generated (generated_len)."""
+    random run that stopped at EOS runs at the output length it generated (generated_len); a ShareGPT run
+    that printed its totals runs as random prompts at its printed means, spread SHAREGPT_RANGE_RATIO
+    (sharegpt_means)."""
     rate = row.get("request_rate", "inf")
     dataset = row.get("dataset_name", "random")
+    common: dict[str, Any] = {
+        "num_prompts": row["num_prompts"],
+        "max_concurrency": row.get("max_concurrency"),
+        "request_rate": math.inf if rate == "inf" else float(rate),
+        "burstiness": row.get("burstiness", 1.0),
+        "ignore_eos": bool(row.get("ignore_eos", False)),
+    }
+    means = sharegpt_means(row)
+    if means is not None:
+        return BenchArgs(
+            dataset_name="random",
+            random_input_len=means[0],
+            random_output_len=means[1],
+            random_range_ratio=SHAREGPT_RANGE_RATIO,
+            **common,
+        )
     return BenchArgs(
-        num_prompts=row["num_prompts"],
-        max_concurrency=row.get("max_concurrency"),
-        request_rate=math.inf if rate == "inf" else float(rate),
-        burstiness=row.get("burstiness", 1.0),
         dataset_name="sharegpt" if dataset == "sharegpt" else "random",
         random_input_len=row.get("random_input_len", DEFAULT_INPUT_LEN),
         random_output_len=generated_len(row) or row.get("random_output_len", DEFAULT_OUTPUT_LEN),
         random_range_ratio=row.get("random_range_ratio", 0.0),
         random_prefix_len=row.get("random_prefix_len", 0),
-        ignore_eos=bool(row.get("ignore_eos", False)),
+        **common,
     )
 
 
@@ -169,7 +219,10 @@ def serve_config(row: dict[str, Any], args: BenchArgs) -> ServeConfig:
     """The server as the source states it (parallel layout and the flags it names); vLLM defaults otherwise."""
     flags: dict[str, Any] = dict(row.get("server", {}))
     flags = {k: v for k, v in flags.items() if k in SERVE_FLAGS}
-    flags.setdefault("max_model_len", args.max_request_tokens() + 64)
+    longest = args.max_request_tokens()
+    if row.get("dataset_name") == "sharegpt":  # the context a ShareGPT run needs, however it is run
+        longest = max(longest, SHAREGPT_MAX_TOTAL)
+    flags.setdefault("max_model_len", longest + 64)
     flags.setdefault(
         "gpu_memory_utilization", row.get("gpu_memory_utilization", GPU_MEMORY_UTILIZATION_DEFAULT)
     )
@@ -192,6 +245,8 @@ RELEASE_AT = (
     ("Aug 2025", "0.10.1"),
     ("Nov 2025", "0.11.0"),
     ("late 2025", "0.11.0"),
+    ("2026-03", "0.18.0"),  # wheel build dates: 0.18.0 2026-03-20, 0.19.0 2026-04-03
+    ("2026-04-2", "0.19.1"),  # 0.19.1 2026-04-18, 0.20.0 2026-04-27
 )
 DEFAULT_RUN_VERSION = "0.19.0"
 
@@ -206,41 +261,65 @@ def run_version(row: dict[str, Any]) -> str:
     return next((version for when, version in RELEASE_AT if when in stated), DEFAULT_RUN_VERSION)
 
 
+@dataclass(frozen=True)
+class PlannedRun:
+    """A source row as the planner takes it: the catalog's model and device, the run's bench arguments and
+    server, the release it ran and the planner's estimate at that release."""
+
+    model: ModelSpec
+    device: DeviceSpec
+    args: BenchArgs
+    serve: ServeConfig
+    version: str
+    estimate: Estimate
+
+    def planned(self) -> dict[str, Any]:
+        """The planner's own keyword arguments (step_physics, performance)."""
+        return {"estimate": self.estimate, "model": self.model, "device": self.device, "serve": self.serve}
+
+
+def plan_run(row: dict[str, Any]) -> PlannedRun | str:
+    """The row's planned run, or why the planner would not start it at the run's release."""
+    model, device = find_model(str(row["model"])), find_device(str(row["device"]))
+    args = bench_args(row)
+    serve = serve_config(row, args)
+    version = run_version(row)
+    try:
+        est = estimate(model=model, device=device, serve=serve, vllm_version=version)
+    except ConfigError as err:  # the planner refuses the release (e.g. its registry lacks the model)
+        return f"refused at {version}: {err}"
+    if not est.fits or est.num_gpu_blocks <= 0:  # the planner says this release would not start it
+        return f"no KV pool at {version}"
+    return PlannedRun(model, device, args, serve, version, est)
+
+
 def other_contexts() -> list[RunContext]:
     out = []
     for row in source_rows():
-        model, device = find_model(str(row["model"])), find_device(str(row["device"]))
-        args = bench_args(row)
-        serve = serve_config(row, args)
-        version = run_version(row)
-        try:
-            est = estimate(model=model, device=device, serve=serve, vllm_version=version)
-        except ConfigError as err:  # the planner refuses the release (e.g. its registry lacks the model)
-            print(f"skipped (refused at {version}: {err}): {row['source']}: {row['device']} {row['model']}")
+        run = plan_run(row)
+        if isinstance(run, str):
+            print(f"skipped ({run}): {row['source']}: {row['device']} {row['model']}")
             continue
-        if not est.fits or est.num_gpu_blocks <= 0:  # the planner says this release would not start it
-            print(f"skipped (no KV pool at {version}): {row['source']}: {row['device']} {row['model']}")
-            continue
-        physics = step_physics(estimate=est, model=model, device=device, serve=serve)
-        engine = str(row.get("engine", rules_for(version).engine)).lower()
+        physics = step_physics(**run.planned())
+        engine = str(row.get("engine", rules_for(run.version).engine)).lower()
         if engine == "v0":  # VLLM_USE_V1=0 on a V1 release: the V0 engine runs the host in series
             physics = replace(physics, host_overlapped=False)
-        fit = fit_for(family=device_family(device)[0], vllm_version=version)[1]
+        fit = fit_for(family=device_family(run.device)[0], vllm_version=run.version)[1]
         # every key a user would paste (vLLM's result keys); the within-cluster check reads them all
         measured = {k: float(v) for k, v in dict(row["measured"]).items() if k in MeasuredKeys.model_fields}
         cluster = f"{row['device']} {row['model']} tp{row['tp']}"
-        prefix_cache = serve.enable_prefix_caching is not False
+        prefix_cache = run.serve.enable_prefix_caching is not False
         out.append(
             RunContext(
                 str(row["source"]),
-                est,
+                run.estimate,
                 physics,
                 fit.bench_coefficients(),
-                args,
+                run.args,
                 prefix_cache,
                 measured,
                 cluster,
-                device.platform,
+                run.device.platform,
                 engine,
             )
         )
@@ -255,7 +334,95 @@ def quantile(values: list[float], q: float) -> float:
     return F.quantile(values, q)
 
 
+# What the blind score compares (vLLM's result keys): TPOT-like, TTFT and throughput, mean and median
+BLIND_KEYS = (
+    "mean_tpot_ms",
+    "median_tpot_ms",
+    "mean_itl_ms",
+    "median_itl_ms",
+    "mean_ttft_ms",
+    "median_ttft_ms",
+    "output_throughput",
+    "request_throughput",
+)
+
+
+@dataclass(frozen=True)
+class BlindCell:
+    """One measured key of one run against the shipped answer: expected / measured, inside low..high."""
+
+    ratio: float
+    inside: bool
+
+
+def shipped_answer(row: dict[str, Any]) -> BenchResult | str:
+    """What /api/performance answers for this run as shipped (app.core.perf.predict.performance with the
+    run's bench arguments: coefficients.json, its bench bands and the device's widening), or why none."""
+    run = plan_run(row)
+    if isinstance(run, str):
+        return run
+    prompt, output = run.args.mean_lengths()
+    workload = Workload(input_tokens=prompt, output_tokens=output, concurrency=run.args.max_concurrency or 1)
+    try:  # the bench answer alone, as the page's Speed section asks for it (no concurrency curve)
+        perf = performance(**run.planned(), workload=workload, with_curve=False, bench=run.args)
+    except PlannerError as err:
+        return f"no answer: {err.field}"
+    assert perf.bench is not None
+    return perf.bench
+
+
+def blind_cells(row: dict[str, Any], answer: BenchResult) -> dict[str, BlindCell]:
+    cells = {}
+    for key in BLIND_KEYS:
+        measured = row["measured"].get(key)
+        if measured:
+            band: Range = getattr(answer, key)
+            cells[key] = BlindCell(band.expected / measured, band.low <= measured <= band.high)
+        # a key the run did not print is not scored
+    return cells
+
+
+def blind_summary(cells: list[BlindCell]) -> str:
+    """median |error| (median expected / measured, share inside the band)"""
+    if not cells:
+        return "-"
+    error = statistics.median(abs(c.ratio - 1) for c in cells)
+    ratio = statistics.median(c.ratio for c in cells)
+    inside = sum(c.inside for c in cells) / len(cells)
+    return f"{error:.0%} ({ratio:.2f}x, {inside:.0%})"
+
+
+def blind(files: list[Path], *, rows_too: bool) -> None:
+    """The blind score: each run answered as shipped, per source and per (source, model), markdown."""
+    groups: dict[str, list[dict[str, BlindCell]]] = defaultdict(list)
+    pooled: list[dict[str, BlindCell]] = []
+    for row in read_rows(files):
+        answer = shipped_answer(row)
+        label = f"{row['source']} / {row['model']} tp{row['tp']}"
+        if isinstance(answer, str):
+            print(f"not scored ({answer}): {label} {row.get('run_id', '')}")
+            continue
+        cells = blind_cells(row, answer)
+        groups[str(row["source"])].append(cells)
+        groups[label].append(cells)
+        pooled.append(cells)
+        if rows_too:
+            shown = " ".join(f"{k}={c.ratio:.2f}{'' if c.inside else '!'}" for k, c in cells.items())
+            print(f"  {label} {row.get('run_id', '')} [{answer.regime}]: {shown}")
+    print("| runs | scored | " + " | ".join(BLIND_KEYS) + " |")
+    print("|---|---:|" + "---|" * len(BLIND_KEYS))
+    for label, runs in [*groups.items(), ("every run above", pooled)]:
+        per_key = [blind_summary([r[k] for r in runs if k in r]) for k in BLIND_KEYS]
+        print(f"| {label} | {len(runs)} | " + " | ".join(per_key) + " |")
+
+
 def main() -> int:
+    if "--blind" in sys.argv:
+        blind(
+            [Path(a) for a in sys.argv[sys.argv.index("--blind") + 1 :] if not a.startswith("--")],
+            rows_too="--rows" in sys.argv,
+        )
+        return 0
     runs = shared_runs() + other_runs()
     by_source: dict[str, list[tuple[dict[str, float], dict[str, float]]]] = defaultdict(list)
     for source, predicted, measured, _ in runs:

@@ -245,6 +245,15 @@ BLOCKS_OVERRIDE = VllmLine(
     "Overriding num_gpu_blocks=%d with num_gpu_blocks_override=%d",
     "v1/core/kv_cache_utils.py::may_override_num_blocks (0.19.0)",
 )
+# the engine's block count once the KV cache is initialised (v1/metrics/loggers.py::log_engine_initialized,
+# 0.19.0 and 0.33.0: "Engine %03d: vllm cache_config_info with initialization after num_gpu_blocks is: %d",
+# and with several engines "%d Engines: vllm cache_config_info …")
+ENGINE_BLOCKS = VllmLine(
+    "after num_gpu_blocks is: ",
+    r"vllm cache_config_info with initialization after num_gpu_blocks is: (\d{1,18})",
+    "Engine %03d: vllm cache_config_info with initialization after num_gpu_blocks is: %d",
+    "v1/metrics/loggers.py::log_engine_initialized (0.19.0, 0.33.0)",
+)
 KV_SIZE = VllmLine(
     "KV cache size:",
     r"(?:\b(\w{1,32}(?: \+ host)?) )?KV cache size: " + N + r" tokens",
@@ -367,6 +376,22 @@ ENGINE_STARTUP_FRAME = VllmLine("wait_for_engine_startup", r"\bin wait_for_engin
 LOGGED_FRAME = VllmLine(
     'File "', r'\bERROR\b[^"]{0,160}\]\s{0,16}File "[^"]{1,400}", line \d{1,7}, in \w{1,80}'
 )
+# a bare traceback frame in the start-up machinery of vLLM, vllm-ascend or vllm-omni (`  File ".../vllm/v1/engine/
+# core.py", line 83, in __init__`, no log level before it): a traceback's frames, kept by a quote that lost the
+# "Traceback" header and the exception line. Frames of model code (model_executor/, layers, compilation/) are not
+# read: torch.compile's graph-break warnings print those bare on a start-up that succeeds
+VLLM_FRAME = VllmLine(
+    'File "',
+    r'File "[^"]{0,300}/(?:vllm(?:/v1)?/(?:engine|executor|worker|entrypoints)|vllm_ascend/(?:worker|patch)'
+    r'|vllm_ascend/platform\.py|vllm_omni)[^"]{0,200}", line \d{1,7}, in \w{1,80}',
+)
+# a frame of V0's GPU worker: vllm/worker/worker.py (class Worker(LocalOrDistributedWorkerBase)), model_runner.py,
+# cache_engine.py are V0's modules to their removal after 0.10.2; V1's worker is vllm/v1/worker/gpu_worker.py
+# (worker_base.py is shared by both and is not read)
+V0_WORKER_FRAME = VllmLine(
+    'File "',
+    r'File "[^"]{0,300}/vllm/worker/(?:worker|model_runner|cache_engine|enc_dec_model_runner)\.py", line \d{1,7}',
+)
 ENGINE_CORE_FAILED = VllmLine(
     "EngineCore failed to start",
     r"EngineCore failed to start.*",
@@ -392,6 +417,20 @@ LOAD_FRAME = VllmLine(
 # v1/executor/abstract.py / v1/worker/gpu_worker.py::determine_available_memory (V1), and the V0 worker's
 # determine_num_available_blocks; both run profile_run (0.9.2, 0.19.0)
 PROFILE_FRAME = VllmLine("in determine_", r"\bin determine_(?:available_memory|num_available_blocks)\b")
+# a frame of the device's initialisation, before any weight loads: V1 WorkerProc.__init__ calls
+# worker.init_device() and then load_model(); V0's executor runs collective_rpc("init_device") first; vllm-ascend's
+# NPUPlatform.set_device → torch_npu's _npu_setDevice (v1/executor/multiproc_executor.py, executor/
+# uniproc_executor.py::_init_executor, 0.9.2–0.33.0; vllm_ascend/platform.py::set_device)
+DEVICE_INIT_FRAME = VllmLine("in ", r"\bin (?:init_device|set_device|_npu_setDevice)\b")
+# torch.compile runs inside the memory profile in V1: determine_available_memory's profile_run is the model's first
+# forward, which compiles it ("we still need a profile run which compiles the model", v1/worker/gpu_worker.py,
+# 0.19.0); compilation/backends.py prints "Dynamo bytecode transform time: %.2f s", compilation/monitor.py
+# "torch.compile takes %.2f s in total" (≤ 0.1x) / "torch.compile took %.2f s in total" (0.19.0, 0.33.0)
+TORCH_COMPILE = VllmLine(
+    "ompil",
+    r"Dynamo bytecode transform time: |torch\.compile (?:takes|took) [\d.]{1,12} ?s in total|"
+    r"Compiling a graph for (?:general shape|dynamic shape|compile range)",
+)
 SHARD_PROGRESS = VllmLine("Loading safetensors checkpoint shards", r"Loading safetensors checkpoint shards")
 GRAPH_CAPTURE = VllmLine(
     "aptur",
@@ -442,6 +481,25 @@ ASCEND_310P = VllmLine("310p", r"\w{0,40}_310p\.py|\b310P\b")
 ASCEND_CLASS = VllmLine("Ascend", r"\bAscend[A-Z]\w{0,60}")
 NPU_DEVICE = VllmLine("npu:", r"\bnpu:\d{1,3}\b")
 HCCL = VllmLine("HCCL", r"\bHCCL\w{0,40}")
+# torch_npu's (PTA's) error record "[ERROR] 2025-08-13-09:34:05 (PID:3760997, Device:-1, RankID:-1) ERR99999
+# UNKNOWN applicaiton exception" (vllm-ascend#2354, #692: "… (PID:1439, Device:0, RankID:-1) ERR00100 PTA call
+# acl api failed"), the CANN toolkit's install paths a pasted setup sources (/usr/local/Ascend/ascend-toolkit/
+# set_env.sh, /usr/local/Ascend/nnal/atb/set_env.sh, the driver under /usr/local/Ascend/driver) and vllm-ascend's
+# device-visibility variable ASCEND_RT_VISIBLE_DEVICES: only an Ascend host prints or needs them
+ASCEND_PTA_ERROR = VllmLine("RankID:", r"\(PID:\d{1,10}, Device:-?\d{1,4}, RankID:-?\d{1,6}\) ERR\d{5}\b")
+ASCEND_TOOLKIT = VllmLine("/Ascend/", r"/Ascend/(?:ascend-toolkit|nnal|driver)\b")
+ASCEND_VISIBLE = VllmLine("ASCEND_RT_VISIBLE_DEVICES", r"\bASCEND_RT_VISIBLE_DEVICES\b")
+# what only ROCm prints: its name and install path, a gfx architecture, the AITER kernel library, a ROCm
+# attention backend or environment variable (ROCM_AITER_FA, VLLM_ROCM_USE_AITER), torch's HIP errors, an
+# Instinct card's name; the HSA runtime's faults (GPU_HANG, MEMORY_ACCESS_FAULT) say ROCm as well
+ROCM_NAME = VllmLine("ROCm", r"\bROCm\b")
+ROCM_PATH = VllmLine("/opt/rocm", r"/opt/rocm\b")
+GFX_ARCH = VllmLine("gfx", r"\bgfx(?:9|10|11|12)\d{1,2}[a-f]?\b")
+AITER_LOG = VllmLine("[aiter]", r"\[aiter\]")
+ROCM_SETTING = VllmLine("ROCM_", r"\bROCM_\w{1,40}|_ROCM_\w{1,40}")
+HIP_ERROR = VllmLine("HIP error", r"\bHIP error\b")
+HIP_ERROR_CODE = VllmLine("hipError", r"\bhipError\w{1,40}")
+AMD_INSTINCT = VllmLine("AMD Instinct", r"\bAMD Instinct\b")
 # ACL (Ascend Computing Language) graphs are vllm-ascend's NPU graphs: "Starting to capture ACL graphs for
 # cases: …" and "Capturing ACL graphs (mixed prefill-decode, PIECEWISE)" as real vllm-ascend runs print them
 # (vllm-ascend#5917, #3508), vllm_ascend/utils.py's "… batch sizes for ACL graph" (ascend-0.13.0)

@@ -22,8 +22,11 @@ def _table(tmp_path: Path, *rows: dict[str, object]) -> Path:
 def test_the_table_in_order() -> None:
     rows = json.loads(RULES_FILE.read_text(encoding="utf-8"))["rules"]
     # 81 in round 4; round 5 adds PLATFORM_PLUGIN, GRAPH_UTILIZATION_SUGGESTION, LOGGED_FRAME, KV_GROUP_BLOCK_SIZES,
-    # KV_LCM_BLOCK_SIZE, ENGINE_STARTUP_FRAME and GRAPH_PROFILING
-    assert len(RULES) == len(rows) == 88
+    # KV_LCM_BLOCK_SIZE, ENGINE_STARTUP_FRAME and GRAPH_PROFILING (88); round 6 adds ENGINE_BLOCKS, VLLM_FRAME,
+    # DEVICE_INIT_FRAME, TORCH_COMPILE, three Ascend markers (PTA error record, CANN paths, ASCEND_RT_VISIBLE_DEVICES)
+    # and eight ROCm markers (ROCm, /opt/rocm, gfx…, [aiter], ROCM_…, HIP error, hipError…, AMD Instinct); then
+    # V0_WORKER_FRAME (heldout-2026-12f)
+    assert len(RULES) == len(rows) == 104
     first, weights = RULES[0], next(r for r, row in zip(RULES, rows, strict=True) if row["line"] == "WEIGHTS")
     assert (first.needle, first.run_start, first.kv) == (vt.SERVER_VERSION.needle, True, False)
     assert weights.kv and weights.pattern.search("Loading model weights took 14.99 GB") is not None

@@ -13,6 +13,7 @@ from app.core.perf.bench_args import BenchArgs
 PERF = Path(__file__).resolve().parents[2] / "bench" / "data" / "perf"
 SOURCES = PERF / "sources.jsonl"
 SOURCES_DIR = PERF / "sources"  # one file per source (bench/data/perf/sources/README.md)
+SOURCES_R6_DIR = PERF / "sources-r6"  # round 6's held-apart sources, scored blind (README.md there)
 # issue 23: "Kept for evaluation — do not read or fit on these"
 FORBIDDEN = (
     "gpustack",
@@ -48,12 +49,15 @@ RUNS_PER_SOURCE = {
     "IOG-Foundation/llm-inference-benchmarks": 120,
     "vllm-project/vllm-project.github.io FP8 KV-cache post": 4,
     "Vultr inference cookbook (CUDA, HGX B200)": 13,
+    "ambientlight/rtx-pro-6000-bench": 83,
+    "ovg-project/kvcached vanilla-vLLM baselines": 4,
+    "cloudrift-ai/server-benchmark": 20,
 }
 DATASETS = {"random", "sharegpt", "sonnet", "custom"}
 
 
 def _rows() -> list[dict[str, object]]:
-    files = [SOURCES, *sorted(SOURCES_DIR.glob("*.jsonl"))]
+    files = [SOURCES, *sorted(SOURCES_DIR.glob("*.jsonl")), *sorted(SOURCES_R6_DIR.glob("*.jsonl"))]
     return [
         json.loads(line)
         for path in files

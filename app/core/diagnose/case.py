@@ -419,10 +419,12 @@ def held_by_others(facts: LogFacts) -> int | None:
 
 
 def _platforms(facts: LogFacts) -> tuple[str, ...]:
+    """The catalog platforms the log's device can be on: an NPU log never matches a GPU, and a GPU log
+    whose stack it names (ROCm's HIP / HSA lines, CUDA's errors or an NVIDIA card) never the other stack."""
     if facts.is_ascend or facts.device_type == "NPU":
         return ("npu",)
     if facts.device_type in (None, "GPU"):
-        return ("cuda", "rocm")
+        return (facts.gpu_platform,) if facts.gpu_platform is not None else ("cuda", "rocm")
     return (facts.device_type.lower(),)
 
 
@@ -559,6 +561,16 @@ def _replay_device(
     )
 
 
+def _on_stack(device: DeviceSpec, facts: LogFacts) -> DeviceSpec:
+    """A device of the printed size takes the GPU stack the log names: on ROCm (its HIP / HSA lines) the
+    prediction uses ROCm's backends and graph rules, not the custom device's assumed CUDA."""
+    if facts.gpu_platform != "rocm" or device.platform == "rocm":
+        return device
+    return device.model_copy(
+        update={"platform": "rocm", "name": f"Custom {device.memory_total_bytes / GIB:g} GiB GPU (ROCm)"}
+    )
+
+
 def _with_total(device: DeviceSpec, total: int | None) -> DeviceSpec:
     """The run's own total (what the runtime printed) beats the catalog's typical figure for the device."""
     if total is None or total <= 0:
@@ -597,7 +609,7 @@ def _device(
         best, others = _nearest_device(total, candidates)
         tied = _ties(total, best, candidates) if best is not None else []
         if best is not None and len(tied) > 1:
-            return _ambiguous_device(total, tied), "ambiguous", _tie_note(total, tied)
+            return _on_stack(_ambiguous_device(total, tied), facts), "ambiguous", _tie_note(total, tied)
         if best is not None:
             note = Text(
                 "the card reports {total}: matched to {id} ({memory_total_bytes})",
@@ -612,7 +624,7 @@ def _device(
             return _with_total(best, total), "printed_total", note
         try:
             return (
-                custom_device(total / GIB),
+                _on_stack(custom_device(total / GIB), facts),
                 "custom",
                 (
                     Text(

@@ -89,6 +89,7 @@ class DiagnosisFacts(Frozen):
     max_num_seqs: int | None = None
     attention_backend: str | None = None
     device_type: str | None = None
+    gpu_platform: str | None = None  # "cuda" / "rocm" when the log names its GPU stack (LogFacts)
     device_total_bytes: int | None = None
     weights_bytes: int | None = None
     activation_peak_bytes: int | None = None

@@ -80,7 +80,9 @@ RANK_UNKNOWN = 1  # a worker whose rank the prefix does not say
 RANK_OTHER = 0  # a worker known not to be rank 0
 
 
-_WORKER_RANKS = regex.compile(r"^\((?:Worker|VllmWorker)\w{0,8}?((?:_(?:TP|PP|DP|EP|DCP|PCP)\d{1,4}){1,6})\b")
+# after a log shipper's prefix too (`> … stderr F (Worker_TP4 pid=955)`, aiter#5192): searched in the line's head
+WORKER_TAG_CHARS = 120
+_WORKER_RANKS = regex.compile(r"\((?:Worker|VllmWorker)\w{0,8}?((?:_(?:TP|PP|DP|EP|DCP|PCP)\d{1,4}){1,6})\b")
 _RANK_PART = regex.compile(r"(TP|PP)(\d{1,4})")
 _BOUND_OF = {"TP": "tensor_parallel_at_least", "PP": "pipeline_parallel_at_least"}
 MIN_SUFFIXED_SIZE = 2  # the suffix is printed only for a size above 1
@@ -95,7 +97,7 @@ def _worker_ranks(line: str, ln: _Line, run: _Run) -> None:
     ranks 0 … n−1 all printed do not prove n — a quote can stop before rank n — so the size itself is left
     to the lines that print it (club-3090#1139: `Worker_TP0`, `Worker_TP1` on a dual-3090 box is "TP ≥ 2").
     """
-    found = _WORKER_RANKS.match(line)
+    found = _WORKER_RANKS.search(line, 0, WORKER_TAG_CHARS)
     if found is None:
         return
     suffixes = found.group(1)
@@ -168,6 +170,7 @@ class _Run:
     recognised: int = 0
     seen_kv: bool = False
     stage: Stage = "start"
+    stage_read: bool = False  # a line placed the start-up at its stage (a device-init frame says "start")
     in_traceback: bool = False
     saw_loading: bool = False
     worker_ranks: dict[str, set[int]] = field(default_factory=dict)  # TP / PP ranks seen in prefixes
@@ -242,6 +245,19 @@ def _error(kind: ErrorKind, m: re.Match[str], ln: _Line, run: _Run, *, source: i
 def _ascend_marker(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("is_ascend", True, ln)
     run.put("device_type", "NPU", ln, source=SOURCE_FALLBACK)
+
+
+_GPU_STACKS = {"cuda": "cuda", "rocm": "rocm", "hip": "rocm"}
+
+
+def gpu_stack(word: str | None) -> str | None:
+    """The GPU stack a platform or error word names ("rocm", torch's "HIP" / "CUDA"), or None."""
+    return None if word is None else _GPU_STACKS.get(word.lower())
+
+
+def _rocm_marker(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("device_type", "GPU", ln, source=SOURCE_FALLBACK)
+    run.put("gpu_platform", "rocm", ln, source=SOURCE_FALLBACK)
 
 
 G = vt.GIB_NUMBER  # a printed GiB figure (see app.core.vllm_text)

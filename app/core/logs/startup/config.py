@@ -36,6 +36,7 @@ from app.core.logs.startup.accumulator import (
     _error,
     _Line,
     _Run,
+    gpu_stack,
 )
 from app.core.logs.startup.facts import (
     MAX_ARGS_EVAL_CHARS,
@@ -251,6 +252,12 @@ def _stage(stage: Stage) -> Handler:
     return handle
 
 
+def _device_init(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """A frame of the device's initialisation: the start-up had not begun loading (stage "start", now known)."""
+    if run.stage == "start":
+        run.stage_read = True
+
+
 def _saw_loading(m: re.Match[str], ln: _Line, run: _Run) -> None:
     """Shard progress goes to stderr, so it may land after the error it preceded: read at the end too."""
     run.saw_loading = True
@@ -261,6 +268,20 @@ def _saw_loading(m: re.Match[str], ln: _Line, run: _Run) -> None:
 def _traceback(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.in_traceback = True
     _failure(m, ln, run)
+
+
+_LOG_LEVELS = ("INFO", "WARNING", "DEBUG")
+
+
+def _bare_frame(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """A start-up frame with no log level before it (a traceback's; INFO / WARNING / DEBUG frames are not)."""
+    head = m.string[: m.start()]
+    if not any(level in head for level in _LOG_LEVELS):
+        _traceback(m, ln, run)
+
+
+def _v0_frame(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
 
 
 def _failure(m: re.Match[str], ln: _Line, run: _Run) -> None:
@@ -347,6 +368,7 @@ def _apply_command(parsed: ParsedCommand, ln: _Line, run: _Run) -> None:
 def _platform(m: re.Match[str], ln: _Line, run: _Run) -> None:
     device = _device(m.group(1))
     run.put("device_type", device, ln, source=SOURCE_FALLBACK)
+    run.put("gpu_platform", gpu_stack(m.group(1)), ln)
     if device == "NPU":
         run.put("is_ascend", True, ln)
 
@@ -434,6 +456,7 @@ def _backend(m: re.Match[str], ln: _Line, run: _Run) -> None:
 def _device_name(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("device_name", m.group(1).strip(), ln, mode="first")
     run.put("device_type", "GPU", ln, source=SOURCE_FALLBACK)
+    run.put("gpu_platform", "cuda", ln, source=SOURCE_SECONDARY)  # the template reads NVIDIA cards only
 
 
 _COMPOSE_KEY = regex.compile(r"[ \t]{0,64}(?:-[ \t]+)?command:")  # a YAML `command:` key, not a log line

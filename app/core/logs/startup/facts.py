@@ -123,6 +123,9 @@ class LogFacts(ReleaseDefaultFlags):
     # backend and device (reference §5, §9)
     attention_backend: str | None = None
     device_type: str | None = None
+    # which GPU stack printed the log when it says ("detected platform rocm", a HIP error, the HSA runtime's
+    # faults, an AITER or gfx line; "CUDA out of memory", an NVIDIA card's name): a card of the other is ruled out
+    gpu_platform: Literal["cuda", "rocm"] | None = None
     device_name: str | None = None  # "NVIDIA H100 80GB HBM3" when the paste names the card
     is_ascend: bool = False
     # bookkeeping

@@ -20,6 +20,7 @@ from app.core.logs.startup.accumulator import (
     _error,
     _Line,
     _Run,
+    gpu_stack,
 )
 from app.core.logs.startup.facts import ErrorKind, Stage
 from app.core.text import Text
@@ -100,14 +101,16 @@ def _torch_oom(m: re.Match[str], ln: _Line, run: _Run) -> None:
         return
     _error(_OOM_KIND_BY_STAGE.get(run.stage, "torch_oom"), m, ln, run)
     run.put("device_type", _device(m.group(1)), ln, source=SOURCE_FALLBACK)
+    run.put("gpu_platform", gpu_stack(m.group(1)), ln, source=SOURCE_SECONDARY)
     capacity = regex.search(vt.TOTAL_CAPACITY, m.group(0)) or regex.search(vt.NPU_TOTAL_CAPACITY, m.group(0))
     if capacity is not None:
         run.put("device_total_bytes", gib_bytes(capacity.group(1)), ln, source=SOURCE_SECONDARY)
 
 
-def _fault(kind: ErrorKind, *, device: str | None = None) -> Handler:
+def _fault(kind: ErrorKind, *, device: str | None = None, stack: str | None = None) -> Handler:
     """A device fault or an NPU operator error: a failure of its own kind, with the stage it reached.
-    ``device``: the kind of device the message names (the HSA runtime's "… by GPU node-N")."""
+    ``device``: the kind of device the message names (the HSA runtime's "… by GPU node-N"); ``stack``: the
+    GPU stack that prints it (the HSA runtime is ROCm's)."""
 
     def handle(m: re.Match[str], ln: _Line, run: _Run) -> None:
         if run.stage == "ready":
@@ -118,6 +121,7 @@ def _fault(kind: ErrorKind, *, device: str | None = None) -> Handler:
             _ascend_marker(m, ln, run)
         elif device is not None:
             run.put("device_type", device, ln, source=SOURCE_FALLBACK)
+        run.put("gpu_platform", stack, ln, source=SOURCE_SECONDARY)
 
     return handle
 

@@ -226,6 +226,11 @@ def _blocks(m: re.Match[str], ln: _Line, run: _Run) -> None:
         run.put("engine", "v1", ln, source=SOURCE_FALLBACK)  # V1 0.6.6 / 0.7.3 print no CPU blocks
 
 
+def _engine_blocks(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """The engine's blocks once the cache is initialised; with several engines each prints its own."""
+    run.put("num_gpu_blocks", int_of(m.group(1)), ln, mode="min")
+
+
 def _mamba_capped(m: re.Match[str], ln: _Line, run: _Run) -> None:
     """0.19.x: the capture sizes capped to the pool's blocks, which the warning prints (the pool's num_blocks)."""
     run.put("num_gpu_blocks", int_of(m.group("blocks")), ln, source=SOURCE_SECONDARY)

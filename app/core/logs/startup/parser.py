@@ -17,6 +17,7 @@ from app.core.logs.startup.accumulator import (
     RANK_UNKNOWN,
     RANK_ZERO,
     SOURCE_PRIMARY,
+    WORKER_TAG_CHARS,
     _Line,
     _rank_priority,
     _Run,
@@ -66,7 +67,8 @@ def parse_startup_log(text: str) -> LogFacts:
                 runs += 1
             commands.begin(start, _Line(no=index + 1, text=line, rank=RANK_ZERO), run)
             continue
-        if line.startswith("(") and any(part in line[:40] for part in ("_TP", "_PP", "_EP")):
+        head = line[:WORKER_TAG_CHARS]
+        if "(" in head and any(part in head for part in _RANK_TAGS):
             _worker_ranks(line, _Line(no=index + 1, text=line, rank=RANK_UNKNOWN), run)
         matched = [(rule, m) for rule in rules if rule.needle in line and (m := rule.pattern.search(line))]
         if not matched:
@@ -94,6 +96,9 @@ def parse_startup_log(text: str) -> LogFacts:
     return _facts(run, runs)
 
 
+_RANK_TAGS = ("_TP", "_PP", "_EP")  # a worker tag's parts (accumulator._worker_ranks reads them)
+ASCEND_QUANTIZATION = "ascend"
+
 # a compose file whose service runs vLLM's image (`image: vllm/vllm-openai:latest`, vllm-ascend's quay image)
 _COMPOSE_IMAGE = regex.compile(r"(?m)^[ \t]{0,64}image:[ \t]{0,8}\S{0,200}vllm")
 # `docker run … vllm/vllm-openai[:tag] --model X --flags`: the image's entrypoint is `vllm serve`
@@ -117,7 +122,7 @@ def _facts(run: _Run, runs: int) -> LogFacts:
     if run.get("error_kind") == "torch_oom" and run.saw_loading and run.get("weights_bytes") is None:
         # an OOM with shard loading in the paste and no "Loading model weights took": the load failed
         run.slots["error_kind"].value = "load_oom"
-    if "error_kind" in run.slots and run.stage not in ("start", "ready"):
+    if "error_kind" in run.slots and (run.stage not in ("start", "ready") or run.stage_read):
         # the traceback's frames come after its first line: the stage they reached is where it failed
         run.slots["failure_stage"] = _Slot(
             run.stage, run.slots["error_kind"].evidence, (SOURCE_PRIMARY, RANK_ZERO)
@@ -126,6 +131,10 @@ def _facts(run: _Run, runs: int) -> LogFacts:
         run.notes.insert(0, Text("{runs} runs found; using the last one", runs=runs))
     values: dict[str, object] = {name: slot.value for name, slot in run.slots.items()}
     evidence = {name: slot.evidence for name, slot in run.slots.items()}
+    if values.get("quantization") == ASCEND_QUANTIZATION and "is_ascend" not in values:
+        # --quantization ascend is vllm-ascend's own method (vllm_ascend/quantization: register "ascend")
+        values["is_ascend"] = True
+        evidence["is_ascend"] = evidence["quantization"]
     if values.get("is_ascend") and values.get("device_type") != "NPU":
         # vllm-ascend on a vLLM before 0.30 prints "GPU KV cache size"; the device is still an NPU
         values["device_type"] = "NPU"

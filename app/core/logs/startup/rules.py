@@ -39,8 +39,8 @@ def _staged(stage: str) -> Handler:
     return config._stage(cast(Stage, stage))
 
 
-def _faulted(kind: str, device: str | None = None) -> Handler:
-    return failures._fault(cast(ErrorKind, kind), device=device)
+def _faulted(kind: str, device: str | None = None, stack: str | None = None) -> Handler:
+    return failures._fault(cast(ErrorKind, kind), device=device, stack=stack)
 
 
 # "err:load_oom", "stage:load", "fault:device_fault:GPU": a handler made for its argument

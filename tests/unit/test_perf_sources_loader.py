@@ -1,0 +1,68 @@
+"""bench/perf_sources.py's reading of a source row: the lengths a run actually ran at."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from app.core.perf.bench_args import SHAREGPT_MAX_TOTAL, request_lengths
+from bench import perf_sources as P
+
+# IOG-Foundation's phi-4 on one H100 PCIe at 1 req/s (bench/data/perf/sources/
+# iog-foundation-llm-inference-benchmarks.jsonl): ShareGPT, no --ignore-eos, printed totals
+IOG_PHI4: dict[str, Any] = {
+    "model": "microsoft/phi-4",
+    "device": "nvidia-h100-pcie-80gb",
+    "tp": 1,
+    "dataset_name": "sharegpt",
+    "num_prompts": 200,
+    "request_rate": 1.0,
+    "completed": 200,
+    "total_input_tokens": 40_572,
+    "total_output_tokens": 23_634,
+}
+
+
+def test_a_sharegpt_run_with_printed_totals_runs_at_its_own_means() -> None:
+    # 40,572 / 200 = 202.86 -> 203 prompt tokens; 23,634 / 200 = 118.17 -> 118 generated (the model
+    # stopped at its EOS well before ShareGPT's 203-token mean the simulation's ShareGPT model assumes)
+    assert P.sharegpt_means(IOG_PHI4) == (203, 118)
+    args = P.bench_args(IOG_PHI4)
+    assert args.dataset_name == "random"
+    assert (args.random_input_len, args.random_output_len) == (203, 118)
+    assert args.random_range_ratio == P.SHAREGPT_RANGE_RATIO == 0.99
+    assert args.request_rate == 1.0 and args.num_prompts == 200 and not args.ignore_eos
+    prompts, outputs = request_lengths(args)
+    # uniform on [floor(118 x 0.01), ceil(118 x 1.99)] = [1, 235]: mean 118, spread as wide as allowed
+    assert min(outputs) >= 1 and max(outputs) <= 235
+    assert abs(sum(outputs) / len(outputs) - 118) < 118 * 0.1
+    assert max(prompts) <= math.ceil(203 * 1.99)
+
+
+def test_the_served_context_stays_what_a_sharegpt_run_needs() -> None:
+    args = P.bench_args(IOG_PHI4)
+    serve = P.serve_config(IOG_PHI4, args)
+    assert serve.max_model_len == SHAREGPT_MAX_TOTAL + 64  # 2,048 + 64, as before the length fix
+
+
+def test_a_sharegpt_run_without_totals_keeps_the_sharegpt_model() -> None:
+    row = {k: v for k, v in IOG_PHI4.items() if not k.startswith("total_")}
+    assert P.sharegpt_means(row) is None
+    args = P.bench_args(row)
+    assert args.dataset_name == "sharegpt" and args.random_range_ratio == 0.0
+
+
+def test_a_random_run_that_stopped_at_eos_runs_at_what_it_generated() -> None:
+    # nerdalert's 80,945 generated tokens over 300 requests: 270 a request against the 500 asked for
+    row = {
+        "dataset_name": "random",
+        "num_prompts": 300,
+        "random_input_len": 1000,
+        "random_output_len": 500,
+        "completed": 300,
+        "total_output_tokens": 80_945,
+    }
+    assert P.sharegpt_means(row) is None
+    args = P.bench_args(row)
+    assert (args.random_input_len, args.random_output_len) == (1000, 270)
+    assert P.bench_args({**row, "ignore_eos": True}).random_output_len == 500
