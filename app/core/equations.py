@@ -100,7 +100,8 @@ class Equation:
         return f"{self.generic}{sign}{self.expression}" if self.generic else self.expression
 
     def term(self) -> Term:
-        return Term(name=self.name, formula=self.formula, value=self.value, exact=self.exact)
+        # built from fields already typed (a Text name, str, str, bool): no validation to repeat
+        return Term.model_construct(name=self.name, formula=self.formula, value=self.value, exact=self.exact)
 
 
 def _int(value: int) -> str:

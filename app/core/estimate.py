@@ -185,6 +185,7 @@ def estimate(
     target_concurrency: int | None = None,
     max_model_len_auto: bool = False,
     devices: int | None = None,
+    working: bool = True,  # False: no ``terms`` (the recommender's and the chart's probes show none)
 ) -> Estimate:
     """Predict vLLM's start-up numbers for one configuration (per device of the tightest rank).
 
@@ -216,6 +217,11 @@ def estimate(
         est = _estimate(
             model=model, device=device, serve=serve, rules=rules, target_concurrency=target_concurrency
         )
+    if working:  # the working of the numbers above (situations read only serve's --kv-cache-memory-bytes)
+        terms = equations.working_terms(
+            model=model, serve=serve, est=est, rules=rules, target=target_concurrency or 1, device=device
+        )
+        est = est.model_copy(update={"terms": terms})
     if resolved_kv is not None and resolved_kv[1]:
         est = est.model_copy(update={"kv_cache_dtype_from_checkpoint": True})
     if architecture:
@@ -397,8 +403,8 @@ def _first_refusal(setup: Setup, capacity: Capacity) -> Refusal | None:
         )
         return Refusal(ErrorKind.MAX_LEN_ABOVE_DERIVED, text)
     free = total - budget.CUDA_CONTEXT_BYTES - situations.used_by_others_bytes(serve)
-    _, where = situations.free_check(rules=rules, device=device)
-    if situations.free_check_runs(rules=rules, device=device, serve=serve) and free < requested:
+    runs, where = situations.startup_free_check(rules=rules, device=device, serve=serve)
+    if runs and free < requested:
         text = vllm_text.free_memory_error(
             where=where,
             total_bytes=total,
@@ -601,7 +607,6 @@ def _estimate(
         verdict=verdict,
         lines=_printed_lines(setup, capacity, refusal, backend_lines),
         warnings=[*backend_warnings, *_warnings(setup, refusal)],
-        target=target,
     )
 
 
@@ -627,7 +632,6 @@ def _assemble(
     verdict: Verdict,
     lines: list[str],
     warnings: list[str],
-    target: int,
 ) -> Estimate:
     """The typed answer: partitions of the binding stage, its groups, the bands and the working."""
     model, device, serve, rules, flags = setup.model, setup.device, setup.serve, setup.rules, setup.flags
@@ -696,13 +700,7 @@ def _assemble(
         extras=list(binding.extras.items),
         host_memory_bytes=binding.extras.host_memory_bytes,
     )
-    return est.model_copy(
-        update={
-            "terms": equations.working_terms(
-                model=model, serve=serve, est=est, rules=rules, target=target, device=device
-            )
-        }
-    )
+    return est
 
 
 def capacity_curve(
@@ -727,13 +725,16 @@ def capacity_curve(
     for i in range(points):
         length = round(low * (high / low) ** (i / max(1, points - 1)))
         length = max(16, length // 16 * 16)
+        if base.error_kind in ALWAYS_FAILS:  # the free memory and the weights do not depend on S
+            out.append((length, 0.0))
+            continue
         # only the batched-token default (V0 chunked-prefill switch, max_num_seqs x L cap) can move the budget
         _chunked, max_num_batched_tokens = batch_flags(
             serve=serve, device=device, rules=rules, max_model_len=length, max_num_seqs=base.max_num_seqs
         )
-        if max_num_batched_tokens != base.max_num_batched_tokens or base.error_kind in ALWAYS_FAILS:
+        if max_num_batched_tokens != base.max_num_batched_tokens:
             update = serve.model_copy(update={"max_model_len": length})
-            est = estimate(model=model, device=device, serve=update, vllm_version=vllm_version)
+            est = estimate(model=model, device=device, serve=update, vllm_version=vllm_version, working=False)
             out.append((length, est.max_concurrency if est.fits else 0.0))
             continue
         out.append((length, _concurrency_at(sizing=sizing, base=base, length=length)))

@@ -8,7 +8,9 @@ kind (a compressed cache, an indexer, a new linear attention) is one subclass re
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
+from typing import cast
 
 from app.core.specs import LayerKind, ModelSpec
 
@@ -130,12 +132,16 @@ KIND_SPECS: dict[LayerKind, KindSpec] = {
 
 
 def kind_spec(kind: LayerKind | str) -> KindSpec:
-    return KIND_SPECS[LayerKind(kind)]
+    # a StrEnum member hashes as its value, so a kind's string finds its spec without the enum call (a
+    # 10,000-layer config looks one up per layer); an unknown string still raises LayerKind's ValueError
+    spec = cast("dict[str, KindSpec]", KIND_SPECS).get(kind)
+    return spec if spec is not None else KIND_SPECS[LayerKind(kind)]
 
 
 def attention_layer_count(kinds: list[LayerKind]) -> int:
     """Layers that cache K and V per token (the seed's L): e.g. 12 full + 12 sliding + 4 Mamba -> 24."""
-    return sum(1 for kind in kinds if KIND_SPECS[kind].attention and KIND_SPECS[kind].holds_kv)
+    counts = Counter(kinds)  # per kind, not per layer: a pasted config may have 10,000 layers
+    return sum(n for kind, n in counts.items() if KIND_SPECS[kind].attention and KIND_SPECS[kind].holds_kv)
 
 
 @dataclass(frozen=True)

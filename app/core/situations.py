@@ -74,13 +74,20 @@ def kv_bytes_ignored(*, rules: VersionRules, device: DeviceSpec, serve: ServeCon
 
 
 def free_check_runs(*, rules: VersionRules, device: DeviceSpec, serve: ServeConfig) -> bool:
-    """Whether the start-up free-memory check runs for this plan: upstream skips it under
-    --kv-cache-memory-bytes before 0.33 (``free_memory_check_with_kv_bytes``); vllm-ascend's
-    ``NPUWorker._init_device`` (v0.15.0rc1+) checks whatever the flags."""
-    checks, _ = free_check(rules=rules, device=device)
+    """Whether the start-up free-memory check runs for this plan (:func:`startup_free_check`)."""
+    runs, _ = startup_free_check(rules=rules, device=device, serve=serve)
+    return runs
+
+
+def startup_free_check(*, rules: VersionRules, device: DeviceSpec, serve: ServeConfig) -> tuple[bool, str]:
+    """Whether the start-up free-memory check runs for this plan, and how the refusal names the device
+    (:func:`free_check`): upstream skips it under --kv-cache-memory-bytes before 0.33
+    (``free_memory_check_with_kv_bytes``); vllm-ascend's ``NPUWorker._init_device`` (v0.15.0rc1+)
+    checks whatever the flags."""
+    checks, where = free_check(rules=rules, device=device)
     if device.platform == "npu" or serve.kv_cache_memory_bytes is None:
-        return checks
-    return checks and rules.free_memory_check_with_kv_bytes
+        return checks, where
+    return checks and rules.free_memory_check_with_kv_bytes, where
 
 
 def pool_divisor(*, rules: VersionRules, device: DeviceSpec) -> int:

@@ -50,6 +50,7 @@ def bisection_for(eng: Engine, serve: ServeConfig) -> Bisection:
         serve=serve,
         vllm_version=eng.vllm_version,
         target_concurrency=demand,
+        working=False,  # its verdict is read, not its working
     )
     text = _explanation(planned, as_given=as_given, half=half, one=one, demand=demand)
     return Bisection(

@@ -59,8 +59,12 @@ class Engine:
         found = self._estimates.get(serve)
         if found is None:
             try:
-                found = estimate(
-                    model=self.model, device=self.device, serve=serve, vllm_version=self.vllm_version
+                found = estimate(  # the walk reads numbers, never the working (terms)
+                    model=self.model,
+                    device=self.device,
+                    serve=serve,
+                    vllm_version=self.vllm_version,
+                    working=False,
                 )
             except PlannerError as exc:
                 found = exc

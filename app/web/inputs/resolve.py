@@ -8,8 +8,10 @@ head sizes, sliding windows and MLA live in one place.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any, Literal, ParamSpec, TypeVar
 
 from starlette.concurrency import run_in_threadpool
@@ -43,6 +45,9 @@ CARD_DEFAULT_MAX_LEN = 131_072  # 128K, what most current cards declare
 CARD_INCOMPLETE = Text("the model card needs layers, KV heads, head size and parameters")
 # Hybrid models on the card: one full-attention layer after every N-1 sliding ones (Gemma-3 uses 6).
 CARD_HYBRID_PERIOD = 6
+# Pasted configs whose spec is kept (_pasted_spec): a few users' pastes at once; each text is at most
+# CONFIG_JSON_MAX_CHARS (64 KiB), so the cache holds at most ~2 MB of keys
+PASTED_SPECS_KEPT = 32
 
 
 CARD_FIELDS = tuple(name for name in PlannerParams.model_fields if name.startswith("card_"))
@@ -136,10 +141,8 @@ def card_config(params: PlannerParams) -> dict[str, Any]:
 
 
 def _model(params: PlannerParams) -> tuple[ModelSpec, str, ModelSource]:
-    config = params.config_dict
-    if config is not None:
-        label = params.model if params.model != DEFAULTS.model else config_name(config)
-        spec = model_spec_from_hf_config(config, name=label, hf_quant_config=params.hf_quant_dict)
+    if params.config_json:
+        spec, label = _pasted_spec(params.config_json, params.hf_quant_config_json, params.model)
         return spec, label, "config"
     if params.hf_quant_config_json:
         raise ConfigError(
@@ -162,6 +165,17 @@ def _model(params: PlannerParams) -> tuple[ModelSpec, str, ModelSource]:
         return spec, label, "card"
     model, fetched = find_model_or_fetch(params.model)  # the hub only with KVPLAN_ALLOW_HUB=1 (app/hub.py)
     return model, params.model, "hub" if fetched else "catalog"
+
+
+@lru_cache(maxsize=PASTED_SPECS_KEPT)
+def _pasted_spec(config_json: str, hf_quant_config_json: str, model: str) -> tuple[ModelSpec, str]:
+    """A pasted config.json's spec and label, read once per text: a slider move posts the same config
+    again, and so do the two slots its results load (/speed, /recommend). The spec is frozen; a config
+    the reader refuses raises each time (lru_cache keeps no exception)."""
+    config = json.loads(config_json)
+    label = model if model != DEFAULTS.model else config_name(config)
+    hf_quant = json.loads(hf_quant_config_json) if hf_quant_config_json else None
+    return model_spec_from_hf_config(config, name=label, hf_quant_config=hf_quant), label
 
 
 def config_name(config: dict[str, Any]) -> str:

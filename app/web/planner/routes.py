@@ -101,11 +101,12 @@ def render_planner(request: Request, view: views.PlannerView) -> Response:
 
 @router.get("/", name="planner", response_class=HTMLResponse)
 async def planner(request: Request) -> Response:
-    params, problems = parse_lenient(PlannerParams, request.query_params.multi_items())
-    return await computed(params, _planner_get, request, params, problems)
+    items = request.query_params.multi_items()
+    return await computed(items, _planner_get, request, items)  # the query is parsed off the event loop
 
 
-def _planner_get(request: Request, params: PlannerParams, problems: list[Problem]) -> Response:
+def _planner_get(request: Request, items: list[tuple[str, str]]) -> Response:
+    params, problems = parse_lenient(PlannerParams, items)
     command = request.query_params.get(paste.PASTE_KEY)
     if command is not None:  # a refused paste's own permalink (or a paste shared as a link)
         return _pasted(request, params, problems, command[:COMMAND_MAX_CHARS])
@@ -124,8 +125,12 @@ async def planner_post(request: Request) -> Response:
     """The planner form by POST: what a GET carries, in the body, so a pasted config.json of up to
     64 KiB travels whatever the URL limits (the permalink carries it deflated: ``params.pack_config_json``)."""
     items = await form_items(request)
+    return await computed(items, _planner_form, request, items)  # the form is parsed off the event loop
+
+
+def _planner_form(request: Request, items: list[tuple[str, str]]) -> Response:
     params, problems = parse_lenient(PlannerParams, items)
-    return await computed(params, _planner_page, request, params, problems)
+    return _planner_page(request, params, problems)
 
 
 # The bodies of the results' closed <details>: /part/<name> renders block part_<name> of _partials/results.html.
@@ -140,13 +145,15 @@ async def planner_part(request: Request, part: str) -> Response:
     if part not in PARTS:
         message = t("part: no such section {part!r} (one of {parts})", part=part[:40], parts=", ".join(PARTS))
         return HTMLResponse(f"<p>{escape(message)}</p>", status_code=404)
-    params, problems = parse_lenient(PlannerParams, await state_items(request))
+    items = list(await state_items(request))
     if not wants_fragment(request):
+        params, _ = parse_lenient(PlannerParams, items)
         return RedirectResponse(permalink(request, params), status_code=303)
-    return await computed(params, _planner_part, request, part, params, problems)
+    return await computed(items, _planner_part, request, part, items)  # parsed off the event loop
 
 
-def _planner_part(request: Request, part: str, params: PlannerParams, problems: list[Problem]) -> Response:
+def _planner_part(request: Request, part: str, items: list[tuple[str, str]]) -> Response:
+    params, problems = parse_lenient(PlannerParams, items)
     view = build_view(request, params, problems)
     if view.result is None:
         return render_planner(request, view)  # the inputs no longer start: the verdict says why

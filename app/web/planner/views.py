@@ -248,7 +248,7 @@ def formula_view(model: ModelSpec, est: Estimate, target: int) -> FormulaView:
         kv_bytes_per_token=est.kv_bytes_per_token, max_model_len=est.max_model_len, concurrency=target
     )
     notes = []
-    if not all(kind_spec(kind).whole_sequence for kind in model.layer_kinds):
+    if not all(kind_spec(kind).whole_sequence for kind in set(model.layer_kinds)):  # per kind, not layer
         notes.append(
             t(
                 "Sliding-window, chunked and recurrent layers cache less than S tokens each, so vLLM's exact figure is below the formula's."

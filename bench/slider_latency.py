@@ -1,0 +1,275 @@
+"""A max_model_len slider move, end to end: key press -> htmx request -> server -> swap, in Chromium.
+
+    .venv/bin/python bench/slider_latency.py [--moves 30] [--port 18060] [--cases llama,qwen3next,...]
+    .venv/bin/python bench/slider_latency.py --server-only [--requests 60]
+
+For each case (Llama-3.1-8B on one H100; Qwen3-Next-80B TP 4; DeepSeek-V3 TP 8; a pasted 10,000-layer
+Qwen3-MoE config.json, the hostile audit's, carried by the permalink and posted with every move) it
+prints p50/p95 in milliseconds of:
+
+- ``request -> settle``: htmx's beforeRequest to afterSettle, in the page (performance.now): the
+  network, the server and the swap;
+- ``key -> settle``: the key press to afterSettle (what the user waits; a key press fires "change",
+  which has no debounce), split by Resource Timing into the server's wait (request sent to first
+  byte) and the swap (last byte to settled);
+- ``/speed slot``, ``/recommend slot``: the two requests a swap starts (hx-trigger "load", "load delay:400ms"),
+  request to beforeSwap (the swapped slot leaves the document, so no later event of it bubbles);
+- ``server CPU``: the uvicorn child's own user + system seconds per move, all three requests (/proc/PID/stat), so
+  Chromium's and Playwright's CPU are not in it.
+
+``--server-only`` skips the browser: each move's three requests posted through the ASGI app in this
+process, then the same inputs as GET /api/estimate (the form's cases to /, then ``state=`` the results' #planner-state to /speed and /recommend, as
+the slots post it), CPU per request by time.process_time (steadier than wall clock on a shared machine). Numbers only;
+no test asserts a time. Compare two trees on the same machine side by side (farm-bench --vs), as ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import html as htmllib
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from hostile_server import MOE_10K as HOSTILE_MOE_10K  # noqa: E402
+
+H100 = "nvidia-h100-sxm-80gb"
+# the hostile audit's 10,000-layer MoE, without its 58 KB of padding (a real paste carries none)
+MOE_10K: dict[str, Any] = {key: value for key, value in HOSTILE_MOE_10K.items() if key != "padding"}
+CASES: dict[str, dict[str, str]] = {
+    "llama": {"model": "meta-llama/Llama-3.1-8B", "device": H100},
+    "qwen3next": {"model": "Qwen/Qwen3-Next-80B-A3B-Instruct", "device": H100, "tensor_parallel_size": "4"},
+    "dsv3": {"model": "deepseek-ai/DeepSeek-V3", "device": H100, "tensor_parallel_size": "8"},
+    "10k": {"config_json": json.dumps(MOE_10K), "device": H100},
+}
+LENGTHS = ("4096", "8192", "16384", "32768")
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def line(name: str, ms: list[float]) -> str:
+    if not ms:
+        return f"  {name:<16} no samples"
+    return (
+        f"  {name:<16} n={len(ms):<3} p50={percentile(ms, 0.5):7.1f} ms  p95={percentile(ms, 0.95):7.1f} ms"
+    )
+
+
+# --- in process ---------------------------------------------------------------------------------------
+
+
+def asgi_request(
+    loop: asyncio.AbstractEventLoop, app: Any, path: str, body: bytes, *, query: bytes = b""
+) -> tuple[int, bytes]:
+    """POST ``body`` as htmx does (a GET of ``query`` when ``body`` is empty, as an API client does)."""
+    status, chunks = 0, []
+    headers = [(b"host", b"127.0.0.1")]
+    if body:
+        headers += [(b"hx-request", b"true"), (b"content-type", b"application/x-www-form-urlencoded")]
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST" if body else "GET",
+        "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query, "root_path": "",
+        "headers": headers, "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 18060),
+    }  # fmt: skip
+    loop.run_until_complete(app(scope, receive, send))
+    return status, b"".join(chunks)
+
+
+STATE = re.compile(r'id="planner-state" name="state" form="command-form" value="([^"]*)"')
+FOLLOW_UPS = ("/speed", "/recommend")  # what the swapped results load (templates/_partials/*_slot)
+
+
+def _move(loop: asyncio.AbstractEventLoop, app: Any, body: bytes) -> dict[str, float]:
+    """One slider move as the page makes it: the form to /, then the results' two slots, which post
+    the #planner-state the results carry. CPU seconds per request (time.process_time)."""
+    start = time.process_time()
+    status, html = asgi_request(loop, app, "/", body)
+    cpu = {"/": time.process_time() - start}
+    found = STATE.search(html.decode())
+    assert status == 200 and found, status
+    state = urllib.parse.urlencode({"state": htmllib.unescape(found.group(1))}).encode()
+    for path in FOLLOW_UPS:
+        start = time.process_time()
+        status, _ = asgi_request(loop, app, path, state)
+        cpu[path] = time.process_time() - start
+        assert status in (200, 422), (path, status)  # 422: an answer the page shows (its slot swaps it)
+    return cpu
+
+
+def server_only(cases: list[str], requests: int) -> None:
+    from app.web.app import create_app, warm_up
+
+    app = create_app()
+    warm_up(app.state.renderer)
+    loop = asyncio.new_event_loop()
+    print("server CPU per slider move, in process (time.process_time)")
+    for name in cases:
+        bodies = [
+            urllib.parse.urlencode({"v": "1", **CASES[name], "max_model_len": LENGTHS[i % 4]}).encode()
+            for i in range(requests)
+        ]
+        for body in bodies[:4]:  # warm: first render of each template, the catalog's caches
+            _move(loop, app, body)
+        moves = [_move(loop, app, body) for body in bodies]
+        print(f"{name}:")
+        for path in ("/", *FOLLOW_UPS):
+            print(line(f"CPU {path}", [m[path] * 1000 for m in moves]))
+        print(line("CPU, whole move", [sum(m.values()) * 1000 for m in moves]))
+        api = []
+        for body in bodies:  # the same inputs as GET /api/estimate (its JSON encoding included)
+            start = time.process_time()
+            status, _ = asgi_request(loop, app, "/api/estimate", b"", query=body)
+            api.append((time.process_time() - start) * 1000)
+            assert status == 200, status
+        print(line("CPU /api/estimate", api))
+    loop.close()
+
+
+# --- in Chromium --------------------------------------------------------------------------------------
+
+CLOCK = """() => {
+  window.__req = []; window.__key = []; window.__wait = []; window.__swap = []; window.__k = 0; window.__r = 0; window.__t0 = {};
+  window.__part = {'speed-slot': [], 'recommend-slot': []}; window.__done = 0;
+  document.addEventListener('keydown', () => { window.__k = performance.now(); }, true);
+  document.body.addEventListener('htmx:beforeRequest', (e) => {
+    const id = e.detail.elt && e.detail.elt.id;
+    if (id === 'planner-form') { window.__r = performance.now(); }
+    if (id in window.__part) { window.__t0[id] = performance.now(); } });
+  document.body.addEventListener('htmx:beforeSwap', (e) => {
+    const id = e.detail.elt && e.detail.elt.id;
+    if (id in window.__part && window.__t0[id]) {
+      window.__part[id].push(performance.now() - window.__t0[id]); window.__t0[id] = 0;
+      if (id === 'recommend-slot') { window.__done += 1; } } });
+  document.body.addEventListener('htmx:afterSettle', (e) => {
+    if (!(e.detail.target && e.detail.target.id === 'results') || !window.__r) { return; }
+    const now = performance.now();
+    window.__req.push(now - window.__r); window.__r = 0;
+    const xhr = performance.getEntriesByType('resource').filter(
+      (r) => r.initiatorType === 'xmlhttprequest' && new URL(r.name).pathname === '/').pop();
+    if (xhr) { window.__wait.push(xhr.responseStart - xhr.requestStart);
+               window.__swap.push(now - xhr.responseEnd); }
+    performance.clearResourceTimings();
+    if (window.__k) { window.__key.push(now - window.__k); window.__k = 0; }
+    window.__settled = (window.__settled || 0) + 1; });
+}"""
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def _serve(port: int) -> subprocess.Popen[bytes]:
+    code = (
+        "import uvicorn; from app.web.app import create_app; "
+        f"uvicorn.run(create_app(), host='127.0.0.1', port={port}, log_level='warning')"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1).read()
+            return proc
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("uvicorn did not start")
+
+
+def browser(cases: list[str], moves: int, port: int) -> None:
+    from playwright.sync_api import sync_playwright
+
+    from app.web.inputs.params import pack_config_json
+    from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS
+
+    with socket.socket() as sock:
+        if sock.connect_ex(("127.0.0.1", port)) == 0:
+            raise SystemExit(f"port {port} is in use: pick another with --port")
+    server = _serve(port)
+    try:
+        with sync_playwright() as pw:
+            chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            for name in cases:
+                query = dict(CASES[name], max_model_len="16384")
+                if "config_json" in query:
+                    query["config_json"] = pack_config_json(query["config_json"])
+                page = chromium.new_page(viewport={"width": 1366, "height": 900})
+                page.goto(f"http://127.0.0.1:{port}/?{urllib.parse.urlencode(query)}")
+                page.evaluate(CLOCK)
+                slider = page.locator("#f-mml-slider")
+                slider.focus()
+                cpu: list[float] = []
+                for i in range(moves):
+                    settled, done = page.evaluate("() => [window.__settled || 0, window.__done]")
+                    key = "ArrowLeft" if (i // 3) % 2 == 0 else "ArrowRight"
+                    before = _cpu_seconds(server.pid)
+                    slider.press(key)
+                    page.wait_for_function("n => (window.__settled || 0) > n", arg=settled, timeout=30_000)
+                    # the move's follow-ups: the Speed slot (on load) and the recommendation (load delay:400ms)
+                    page.wait_for_function("n => window.__done > n", arg=done, timeout=30_000)
+                    cpu.append((_cpu_seconds(server.pid) - before) * 1000)
+                req, keyed, parts, wait, swap = page.evaluate(
+                    "() => [window.__req, window.__key, window.__part, window.__wait, window.__swap]"
+                )
+                page.close()
+                print(f"{name}:")
+                print(line("request -> settle", req))
+                print(line("key -> settle", keyed))
+                print(line("  server wait", wait) + "  (request sent -> first byte: the server)")
+                print(line("  swap", swap) + "  (last byte -> settled: Chromium and htmx)")
+                print(line("/speed slot", parts["speed-slot"]))
+                print(line("/recommend slot", parts["recommend-slot"]))
+                print(line("server CPU", cpu) + "  (all three requests; 10 ms clock ticks)")
+            chromium.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--moves", type=int, default=30)
+    parser.add_argument("--requests", type=int, default=60)
+    parser.add_argument("--port", type=int, default=18060)
+    parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--server-only", action="store_true")
+    args = parser.parse_args()
+    cases = [c for c in args.cases.split(",") if c]
+    unknown = set(cases) - set(CASES)
+    if unknown:
+        raise SystemExit(f"--cases: unknown {sorted(unknown)} (one of {', '.join(CASES)})")
+    if args.server_only:
+        server_only(cases, args.requests)
+    else:
+        browser(cases, args.moves, args.port)
+
+
+if __name__ == "__main__":
+    main()
