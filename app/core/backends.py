@@ -8,6 +8,7 @@ report that as a fallback, which is step 5 of the seed's diagnosis.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -37,9 +38,10 @@ class Backend:
     sm100_only_dtypes: frozenset[str] = frozenset()  # of kv_dtypes, those taken on SM10x only
 
     def accepts_block(self, block_size: int) -> bool:
-        if self.fixed_sizes:
-            return block_size in self.fixed_sizes
-        return self.multiple_of is None or block_size % self.multiple_of == 0
+        """AttentionBackend.supports_block_size (0.14.0-0.33.0 v1/attention/backend.py, "With hybrid_blocks
+        feature"): any multiple of a declared kernel block, fixed or MultipleOf; e.g. FLASHMLA (64) takes 128."""
+        sizes = self.fixed_sizes or ((self.multiple_of,) if self.multiple_of else ())
+        return not sizes or any(block_size % size == 0 for size in sizes)
 
     def min_kernel_block(self) -> int:
         """The smallest kernel block it declares (`min(s.base if MultipleOf else s)`, interface.py)."""
@@ -102,6 +104,35 @@ TRITON_FLASH_ATTN = Backend(
 TRITON_FLASHINFER = Backend("TRITON_FLASHINFER", fixed_sizes=(64,), kv_dtypes=FP8_ALL, min_sm=100, max_sm=109)
 ROCM_ATTN = Backend("ROCM_ATTN", multiple_of=16, kv_dtypes=FP8_ALL)
 ROCM_AITER_MLA = Backend("ROCM_AITER_MLA", multiple_of=1, kv_dtypes=FP8_ALL)
+
+
+# The sparse-MLA indexer's cache layer (deepseek_v2.py DeepseekV32IndexerCache.get_attn_backend; 0.19.0-0.33.0
+# v1/attention/backends/mla/indexer.py DeepseekV32IndexerBackend.get_supported_kernel_block_sizes: [64] on CUDA)
+DEEPSEEK_V32_INDEXER = Backend("DEEPSEEK_V32_INDEXER", fixed_sizes=(64,))
+
+
+def agreed_block_size(backends: list[Backend]) -> int:
+    """0.31.0+ Platform._preferred_block_size_for_backends: one backend keeps its preference; several take 16 when
+    all support it, else the smallest lcm of one kernel block per backend that all support. E.g.
+    [FLASHINFER_MLA_SPARSE (32, 64), DEEPSEEK_V32_INDEXER (64)]: 16 no; lcm(32, 64) = lcm(64, 64) = 64 -> 64."""
+    if len(backends) == 1:
+        return backends[0].preferred_block()
+    if all(b.accepts_block(DEFAULT_BLOCK_SIZE) for b in backends):
+        return DEFAULT_BLOCK_SIZE
+    per_backend = [b.fixed_sizes or (b.multiple_of or 1,) for b in backends]
+    candidates = sorted({math.lcm(*sizes) for sizes in itertools.product(*per_backend)})
+    # every lcm is a multiple of one block per backend, so the first candidate is always taken here ("share no
+    # supported KV cache block size" needs a backend that accepts exact sizes only, CPU_MLA, not planned)
+    return next(c for c in candidates if all(b.accepts_block(c) for b in backends))
+
+
+def _sparse_block_backends(*, model: ModelSpec, backend: Backend) -> list[Backend]:
+    """The non-SSM backends of a sparse-MLA model in layer order (_find_non_ssm_backends): each layer builds its
+    indexer before its MLA attention (deepseek_v2.py DeepseekV2MLAAttention.__init__, 0.19.0-0.33.0), so the
+    indexer leads when the first layer carries one (DeepSeek-V3.2: every layer; GLM-5.2: layer 0 of its
+    IndexCache pattern)."""
+    first_indexed = model.indexer_layers is None or 0 in model.indexer_layers
+    return [DEEPSEEK_V32_INDEXER, backend] if first_indexed else [backend, DEEPSEEK_V32_INDEXER]
 
 
 @dataclass
@@ -372,6 +403,21 @@ DSV4_FLASHMLA_SM_MAJORS = (
 )  # nvidia/model.py _select_dsv4_attn_cls: FlashMLA off SM12 (FlashInfer there)
 
 
+def _kernel_block_refusal(*, backend: str, kernel: int, block_size: int) -> InvalidServeConfigError:
+    """v1/worker/utils.py select_common_block_size (0.19.0-0.33.0): a backend that declares an exact kernel block
+    takes the manager's block only when that block is it or splits into it; none here -> "No common block size"."""
+    return InvalidServeConfigError(
+        "block_size",
+        Text(
+            "{backend} takes kernel blocks of {kernel} tokens: --block-size must be a multiple of {kernel}, got "
+            "{block_size} (vLLM: 'No common block size for {block_size}')",
+            backend=backend,
+            kernel=kernel,
+            block_size=block_size,
+        ),
+    )
+
+
 def _dsv4_choice(*, serve: ServeConfig) -> BackendChoice:
     """DeepSeek-V4 on SM90/SM100 (0.33.0 nvidia/model.py _select_dsv4_attn_cls -> DeepseekV4FlashMLAAttention):
     its fp8_ds_mla layout takes `auto` and any fp8 dtype as fp8_ds_mla (attention.py
@@ -385,6 +431,10 @@ def _dsv4_choice(*, serve: ServeConfig) -> BackendChoice:
                 "`--kv-cache-dtype fp8` or select a backend that supports bfloat16 KV cache.",
                 kv_dtype=kv_dtype,
             ),
+        )
+    if serve.block_size is not None and serve.block_size % DSV4_BLOCK_SIZE:
+        raise _kernel_block_refusal(
+            backend="FLASHMLA_SPARSE_DSV4", kernel=DSV4_BLOCK_SIZE, block_size=serve.block_size
         )
     return BackendChoice(
         name="FLASHMLA_SPARSE_DSV4",
@@ -426,9 +476,21 @@ def _cuda_choice(
         raise _no_backend_error(
             device=device, sm=sm, kv_dtype=kv_dtype, user_block=user_block, candidates=candidates
         )
+    if sparse and user_block is not None and not DEEPSEEK_V32_INDEXER.accepts_block(user_block):
+        # the indexer's cache layers share the MLA layers' KV group: [64] must split the block too
+        kernel = DEEPSEEK_V32_INDEXER.min_kernel_block()
+        raise _kernel_block_refusal(backend=DEEPSEEK_V32_INDEXER.name, kernel=kernel, block_size=user_block)
+    # update_block_size_for_backend with no --block-size: the first layer's backend (0.18-0.30), all of them (0.31+;
+    # 0.14-0.17 cuda.py forced FlashInferMLASparse outside (32, 64) to 64 -- the same 64 for these models)
+    in_layer_order = _sparse_block_backends(model=model, backend=backend) if sparse else [backend]
+    agreed = (
+        agreed_block_size(in_layer_order)
+        if rules.block_size_agreement
+        else in_layer_order[0].preferred_block()
+    )
     choice = BackendChoice(
         name=backend.name,
-        block_size=user_block or backend.preferred_block(),
+        block_size=user_block or agreed,
         min_kernel_block=backend.min_kernel_block(),
         kv_cache_dtype=sparse_kv_cache_dtype(backend=backend, kv_cache_dtype=kv_dtype) if sparse else None,
     )
@@ -444,12 +506,28 @@ def _cuda_choice(
         )
     if user_block is None and choice.block_size != DEFAULT_BLOCK_SIZE:
         if rules.block_size_log == "setting_for_backends":
+            names = "/".join(b.name for b in in_layer_order)
             choice.log_lines.append(
-                f"Setting kv cache block size to {choice.block_size} for {backend.name} backend(s)."
+                f"Setting kv cache block size to {choice.block_size} for {names} backend(s)."
             )
-        elif backend is FLASHMLA:
-            choice.log_lines.append("Forcing kv cache block size to 64 for FlashMLA backend.")
+        elif rules.block_size_log == "setting_for_backend":
+            choice.log_lines.append(
+                f"Setting kv cache block size to {choice.block_size} for {in_layer_order[0].name} backend."
+            )
+        elif backend.name in FORCING_LOG_NAMES:  # 0.11.0-0.17.0 platforms/cuda.py check_and_update_config
+            choice.log_lines.append(
+                f"Forcing kv cache block size to 64 for {FORCING_LOG_NAMES[backend.name]} backend."
+            )
     return choice
+
+
+# 0.11.0-0.17.0 platforms/cuda.py check_and_update_config: the backends whose 64-token block it forces, as it names
+# them (FlashMLA and FlashMLASparse from 0.11.0, FlashInferMLASparse in 0.17.0)
+FORCING_LOG_NAMES = {
+    "FLASHMLA": "FlashMLA",
+    "FLASHMLA_SPARSE": "FlashMLASparse",
+    "FLASHINFER_MLA_SPARSE": "FlashInferMLASparse",
+}
 
 
 def resolve_backend(

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from app.core import numbers, regex
 from app.core.errors import PlannerError
+from app.core.graph_mode import CUDAGRAPH_MODES, LEVEL_MODES
 from app.core.release_flags import release_flags
 from app.core.serve_flags import PARSE_KINDS, render_flags
 from app.core.specs import ServeConfig
@@ -104,6 +105,7 @@ class CommandError(PlannerError):
         self.vllm_version = vllm_version  # the release whose flags the paste was checked against
 
 
+COMPILATION_SPELLINGS = ("--compilation-config", "-cc")  # engine/arg_utils.py add_argument (-cc from 0.14.0)
 _VALUELESS_UNKNOWN_PREFIXES = ("--enable-", "--disable-", "--no-", "--trust-remote-code")
 
 
@@ -398,7 +400,7 @@ def parse_serve_args(
     values: dict[str, Any] = {}
     if (env or {}).get(ALLOW_LONG_ENV, "").strip().lower() in ("1", "true"):
         values["allow_long_max_model_len"] = True
-    read = _Reading(tokens)
+    read = _Reading(tokens, levels=rules_for(vllm_version).optimization_levels)
     while read.i < len(tokens):
         token = tokens[read.i]
         read.i += 1
@@ -412,6 +414,8 @@ def parse_serve_args(
         name = _canonical_flag(name, known)
         if name == "--model":
             read.model = inline if eq else read.next_value()
+            continue
+        if read.compilation(token, name, inline if eq else None):
             continue
         spec = _FLAGS.get(name)
         if spec is None:
@@ -436,6 +440,10 @@ def parse_serve_args(
         raise CommandError(
             unrecognized=read.unrecognized, problems=read.problems, known=known, vllm_version=vllm_version
         )
+    if read.cudagraph_mode is not None:  # an explicit cudagraph_mode wins over the -O level's
+        values["cudagraph_mode"] = read.cudagraph_mode
+    elif read.level_mode is not None:
+        values["cudagraph_mode"] = read.level_mode
     try:
         serve = ServeConfig(**values)
     except ValidationError as exc:
@@ -462,6 +470,80 @@ class _Reading:
     unknown: list[str] = field(default_factory=list)  # real flags that do not move memory
     unrecognized: list[tuple[str, str | None]] = field(default_factory=list)  # (flag, nearest real one)
     problems: list[PlannerError] = field(default_factory=list)
+    levels: bool = True  # the release has -O optimization levels (VersionRules.optimization_levels)
+    cudagraph_mode: str | None = None  # --compilation-config's cudagraph_mode
+    level_mode: str | None = None  # the -O level's cudagraph_mode (graph_mode.LEVEL_MODES)
+
+    def compilation(self, token: str, name: str, inline: str | None) -> bool:
+        """--compilation-config / -cc (JSON, or the dotted -cc.cudagraph_mode=X) and the -O levels, as 0.14.0-0.33.0
+        utils/argparse_utils.py FlexibleArgumentParser reads them (-O3, -O=3, -O 3 -> --optimization-level 3);
+        True when the token was one of them (its value consumed)."""
+        base, dot, key = token.partition("=")[0].partition(".")  # vLLM rewrites '_' only before the first '.'
+        base = _canonical_flag(base, frozenset(COMPILATION_SPELLINGS))
+        if base in COMPILATION_SPELLINGS:
+            raw = inline if inline is not None else self.next_value()
+            if raw is None:
+                self.problems.append(PlannerError("cudagraph_mode", Text("{name} needs a value", name=name)))
+            elif not dot:
+                self._compilation_json(token, raw)
+            elif key == "cudagraph_mode":
+                self._set_mode(raw, into="cudagraph_mode")
+            else:
+                self.unknown.extend([token] if inline is not None else [token, raw])
+            return True
+        level: str | None = None
+        if name == "--optimization-level":
+            level = inline if inline is not None else self.next_value()
+        elif token.startswith("-O") and not token.startswith("--") and token != "-O":
+            level = token[3:] if token[2] == "=" else token[2:]
+        elif token == "-O" and self.i < len(self.tokens) and self.tokens[self.i] in LEVEL_MODES:
+            level = self.next_value()
+        else:
+            return False
+        if level in LEVEL_MODES and self.levels:
+            self.level_mode = LEVEL_MODES[level]
+        elif level in LEVEL_MODES:  # before 0.14.0 -O was --compilation-config's level: kept, not modelled
+            self.unknown.append(token if token != "-O" else f"-O {level}")
+        else:
+            self.problems.append(
+                PlannerError(
+                    "cudagraph_mode",
+                    Text("-O takes an optimization level 0, 1, 2 or 3, got {level}", level=level or ""),
+                )
+            )
+        return True
+
+    def _compilation_json(self, token: str, raw: str) -> None:
+        try:
+            config = json.loads(raw)
+        except ValueError:
+            config = None
+        if not isinstance(config, dict):
+            self.problems.append(
+                PlannerError(
+                    "cudagraph_mode", Text("--compilation-config takes a JSON object, got {raw}", raw=raw)
+                )
+            )
+        elif "cudagraph_mode" in config:
+            self._set_mode(config["cudagraph_mode"], into="cudagraph_mode")
+        else:
+            self.unknown.extend([token, raw])  # other compilation settings: kept, not modelled
+
+    def _set_mode(self, value: object, *, into: str) -> None:
+        mode = str(value).strip().upper()
+        if mode not in CUDAGRAPH_MODES:
+            self.problems.append(
+                PlannerError(
+                    "cudagraph_mode",
+                    Text(
+                        "cudagraph_mode must be one of {modes}, got {value}",
+                        modes=", ".join(CUDAGRAPH_MODES),
+                        value=str(value),
+                    ),
+                )
+            )
+            return
+        setattr(self, into, mode)
 
     def next_value(self) -> str | None:
         if self.i < len(self.tokens):

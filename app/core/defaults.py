@@ -11,10 +11,10 @@ from app.core.errors import InvalidServeConfigError
 from app.core.kv import DEFAULT_HYBRID_ALIGN, HybridAlign
 from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, LayerKind, ModelSpec, ServeConfig
 from app.core.text import Text
+from app.core.version_types import BatchTier
 from app.core.versions import (
     SMALL_DEVICE_MAX_NUM_BATCHED_TOKENS,
     SMALL_DEVICE_MAX_NUM_SEQS,
-    BatchTier,
     VersionRules,
     default_chunked_prefill,
 )

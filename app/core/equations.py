@@ -247,7 +247,9 @@ def seed_formula(*, model: ModelSpec, est: Estimate, concurrency: int, kv_layers
 # --- the budget ---------------------------------------------------------------------------------------
 
 
-def pool_equation(est: Estimate, *, kv_cache_memory_flag: bool, divisor: int = 1) -> Equation:
+def pool_equation(
+    est: Estimate, *, kv_cache_memory_flag: bool, divisor: int = 1, cleared_bytes: int = 0
+) -> Equation:
     """The KV pool as the budget leaves it: T × u − weights − activation − non-torch (− CUDA graphs where
     the release budgets them), or the --kv-cache-memory-bytes the user set. T × u is shown as the product:
     vLLM rounds it up to a byte from 0.14 on, within the shown rounding.
@@ -271,6 +273,10 @@ def pool_equation(est: Estimate, *, kv_cache_memory_flag: bool, divisor: int = 1
         f"{_gib_number(est.device_total_bytes)} × {est.gpu_memory_utilization:g} − {_gib_number(est.weights_bytes)} − "
         f"{_gib_number(est.activation_peak_bytes)} − {_gib_number(est.non_torch_bytes)}{graphs}"
     )
+    if (
+        cleared_bytes
+    ):  # the 310P worker's startup-held non-torch memory (situations.cleared_before_halving_bytes)
+        generic, worked = f"{generic} − held at start", f"{worked} − {_gib_number(cleared_bytes)}"
     if divisor > 1:  # vllm-ascend's 310P worker halves its pool (situations.pool_divisor)
         generic, worked = f"({generic}) ÷ {divisor}", f"({worked}) ÷ {divisor}"
     return Equation(
@@ -472,6 +478,7 @@ def working_terms(
         est,
         kv_cache_memory_flag=situations.kv_bytes_given(rules=rules, device=device, serve=serve) is not None,
         divisor=situations.pool_divisor(rules=rules, device=device),
+        cleared_bytes=situations.cleared_before_halving_bytes(rules=rules, device=device, serve=serve),
     )
     if est.error_kind == ErrorKind.LOAD_OOM:
         return [per_token.term(), demand.term()]  # vLLM dies loading the weights: no pool, no blocks

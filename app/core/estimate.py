@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core import budget, deadline, equations, extras, kv, layers, situations, vllm_text
+from app.core import budget, deadline, equations, extras, graph_mode, kv, layers, situations, vllm_text
 from app.core.defaults import ResolvedFlags as ResolvedFlags
 from app.core.defaults import batch_flags, checkpoint_kv_cache_dtype, serve_as_run
 from app.core.defaults import batch_tier as batch_tier
@@ -139,7 +139,7 @@ def _stages(
         graphs = budget.cuda_graph_bytes(
             num_layers_on_rank=layer_range[1] - layer_range[0],
             max_num_seqs=flags.max_num_seqs,
-            enforce_eager=serve.enforce_eager or not graph_platform,
+            enforce_eager=not graph_mode.captures_graphs(serve) or not graph_platform,
         )
         given = situations.kv_bytes_given(rules=rules, device=device, serve=serve)
         if given is not None:
@@ -151,6 +151,7 @@ def _stages(
             if situations.others_in_pool(rules=rules, device=device):
                 # non-torch = (T - free) - torch allocated, other processes included (§2.4, §9)
                 kv_bytes -= situations.used_by_others_bytes(serve)
+            kv_bytes -= situations.cleared_before_halving_bytes(rules=rules, device=device, serve=serve)
             kv_bytes //= situations.pool_divisor(rules=rules, device=device)
         stages.append(
             Stage(
@@ -203,7 +204,7 @@ def estimate(
         architecture=model.architecture,
         model_type=model.model_type,
         version=version.release,
-        transformers_fallback_read=rules.transformers_fallback,
+        transformers_fallback_release=rules.version if rules.transformers_fallback else None,
         remote_code=model.remote_code,
     )
     model = model_for_release(model=model, rules=rules)
@@ -438,10 +439,14 @@ def _first_refusal(setup: Setup, capacity: Capacity) -> Refusal | None:
 
 def _mamba_blocks_refusal(setup: Setup) -> Refusal | None:
     """0.20.2+ CompilationConfig.resolve_cudagraph_mode_and_sizes, called from gpu_model_runner.initialize_kv_cache
-    (after the KV size lines, before the KV tensors are allocated and graphs captured): with full CUDA graphs (the default FULL_AND_PIECEWISE; none under --enforce-eager) a model with
+    (after the KV size lines, before the KV tensors are allocated and graphs captured): with full CUDA graphs (the default FULL_AND_PIECEWISE; not PIECEWISE, -O1, -O0 or --enforce-eager: graph_mode.py) a model with
     Mamba layers needs one block per decode sequence, so max_num_seqs above the pool's num_blocks is refused."""
     rules, serve, model, flags = setup.rules, setup.serve, setup.model, setup.flags
-    if not rules.mamba_block_check or serve.enforce_eager or setup.device.platform not in ("cuda", "rocm"):
+    if (
+        not rules.mamba_block_check
+        or not graph_mode.full_graphs(serve)
+        or setup.device.platform not in ("cuda", "rocm")
+    ):
         return None
     num_blocks = setup.binding.num_blocks
     if not layers.has_kind(model, LayerKind.MAMBA) or flags.max_num_seqs <= num_blocks:
@@ -611,7 +616,7 @@ def _groups(*, layout: kv.KVLayout, capacity: Capacity) -> list[KVGroup]:
         KVGroup(
             kind=str(group.kind),
             num_layers=group.num_layers,
-            block_size=layout.block_size,
+            block_size=group.block_size_tokens or layout.block_size,  # a group's own block (DSV4 64 / 4 / 8)
             page_size_bytes=group.page_size_bytes,
             blocks_per_request=blocks,
         )

@@ -17,7 +17,7 @@ from app.core.kinds import KindSpec as KindSpec
 from app.core.kinds import attention_layer_count as attention_layer_count
 from app.core.kinds import cdiv as cdiv
 from app.core.kinds import kind_spec as kind_spec
-from app.core.kv_dsv4 import COMPRESSED_BLOCK_TOKENS, packed_groups
+from app.core.kv_dsv4 import packed_groups
 from app.core.layers import LayerSignature, signature_counts, stage_counts
 from app.core.mamba_state import NEMOTRON_H_ARCHITECTURES as NEMOTRON_H_ARCHITECTURES
 from app.core.mamba_state import QWEN3_5_ARCHITECTURES as QWEN3_5_ARCHITECTURES
@@ -244,7 +244,7 @@ def build_layout(
     8 heads of 64): two groups of 12, page 32,768 B, 393,216 B a block.
     """
     if model.compress_ratios is not None and kv_cache_dtype == "fp8_ds_mla" and rules.dsv4_cache:
-        return _layout_dsv4(model=model, layer_range=layer_range)
+        return _layout_dsv4(model=model, layer_range=layer_range, block_size=block_size)
     dtype_bytes = kv_dtype_bytes(kv_cache_dtype=kv_cache_dtype, model_dtype=model_dtype)
     tp = tensor_parallel_size
     counts, n_attn, n_mamba = stage_counts(model=model, layer_range=layer_range)  # O(kinds), not O(layers)
@@ -506,9 +506,10 @@ def _layout_per_layer(
     )
 
 
-def _layout_dsv4(*, model: ModelSpec, layer_range: tuple[int, int]) -> KVLayout:
+def _layout_dsv4(*, model: ModelSpec, layer_range: tuple[int, int], block_size: int) -> KVLayout:
     """DeepSeek-V4 in the fp8_ds_mla layout (app/core/kv_dsv4.py): packed groups of one block pool, a block
-    as wide as the widest group; the compressed caches' block (256 tokens) is the layout's block size."""
+    as wide as the widest group; the compressed caches' block (cache_config.block_size: 256 unless
+    --block-size gives another multiple of 256) is the layout's block size."""
     assert model.compress_ratios is not None
     ratios = model.compress_ratios[layer_range[0] : layer_range[1]]
     packed = packed_groups(
@@ -516,6 +517,7 @@ def _layout_dsv4(*, model: ModelSpec, layer_range: tuple[int, int]) -> KVLayout:
         window=model.sliding_window_tokens or 0,
         head_dim=model.head_size,
         indexer_bytes=model.indexer_bytes_per_token,
+        block_tokens=block_size,
     )
     groups = tuple(
         Group(
@@ -530,10 +532,10 @@ def _layout_dsv4(*, model: ModelSpec, layer_range: tuple[int, int]) -> KVLayout:
     )
     full = sum(g.bytes_per_block for g in groups if g.kind == LayerKind.MLA)
     return KVLayout(
-        block_size=COMPRESSED_BLOCK_TOKENS,
+        block_size=block_size,
         groups=groups,
         bytes_per_block=max(g.bytes_per_block for g in groups),
-        kv_bytes_per_token=full // COMPRESSED_BLOCK_TOKENS,  # the caches that grow with the sequence
+        kv_bytes_per_token=full // block_size,  # the caches that grow with the sequence
         num_kv_layers=len(ratios),
     )
 

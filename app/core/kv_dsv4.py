@@ -65,7 +65,13 @@ class Bucket:
 
 
 def _buckets(
-    *, ratios: tuple[int, ...], window: int, head_dim: int, indexer_bytes: int, index_head: int
+    *,
+    ratios: tuple[int, ...],
+    window: int,
+    head_dim: int,
+    indexer_bytes: int,
+    index_head: int,
+    block_tokens: int,
 ) -> list[Bucket]:
     swa: list[int] = []
     full: list[int] = []
@@ -76,7 +82,7 @@ def _buckets(
         swa.append(swa_page)
         if ratio <= 1:
             continue
-        states = COMPRESSED_BLOCK_TOKENS // ratio
+        states = block_tokens // ratio  # MLAAttentionSpec tokens_per_state: cache_config.block_size // r
         full.append(_round_up(states * FP8_DS_MLA_STATE_BYTES, FP8_DS_MLA_PAGE_ALIGNMENT))
         coff = 2 if ratio == CSA_RATIO else 1
         block = COMPRESSOR_BLOCK_TOKENS[ratio]
@@ -88,7 +94,7 @@ def _buckets(
             c4_state.append(_round_up(index_state, FP8_DS_MLA_PAGE_ALIGNMENT))
     out = [Bucket(LayerKind.SLIDING, window, SWA_BLOCK_TOKENS, tuple(swa))]
     if full:
-        out.append(Bucket(LayerKind.MLA, None, COMPRESSED_BLOCK_TOKENS, tuple(full)))
+        out.append(Bucket(LayerKind.MLA, None, block_tokens, tuple(full)))
     if c4_state:
         out.append(
             Bucket(LayerKind.SLIDING, 2 * CSA_RATIO, COMPRESSOR_BLOCK_TOKENS[CSA_RATIO], tuple(c4_state))
@@ -124,11 +130,26 @@ def _split(bucket: Bucket, groups: int) -> list[Bucket]:
     ]
 
 
-def packed_groups(*, ratios: tuple[int, ...], window: int, head_dim: int, indexer_bytes: int) -> list[Bucket]:
-    """The KV-cache groups of one pipeline stage's layers (``ratios``), as _get_packed_kv_cache_groups forms them."""
+def packed_groups(
+    *,
+    ratios: tuple[int, ...],
+    window: int,
+    head_dim: int,
+    indexer_bytes: int,
+    block_tokens: int = COMPRESSED_BLOCK_TOKENS,
+) -> list[Bucket]:
+    """The KV-cache groups of one pipeline stage's layers (``ratios``), as _get_packed_kv_cache_groups forms them;
+    ``block_tokens``: cache_config.block_size, the block of the compressed and indexer caches (attention.py
+    DeepseekV4Attention / DeepseekV4IndexerCache get_kv_cache_spec); the sliding-window and compressor-state
+    caches keep their own fixed blocks."""
     index_head = indexer_bytes * 128 // 132 if indexer_bytes else 0  # index_head_dim back from head + scales
     buckets = _buckets(
-        ratios=ratios, window=window, head_dim=head_dim, indexer_bytes=indexer_bytes, index_head=index_head
+        ratios=ratios,
+        window=window,
+        head_dim=head_dim,
+        indexer_bytes=indexer_bytes,
+        index_head=index_head,
+        block_tokens=block_tokens,
     )
     floor = max((b.repeats for b in buckets if b.balanced and len(b.per_page) > 1), default=0)
     repeats = (

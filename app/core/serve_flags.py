@@ -135,6 +135,11 @@ def _json_text(value: object) -> str:
     return shlex.quote(json.dumps(value, separators=(",", ":")))
 
 
+def _cudagraph_mode(serve: ServeConfig, rules: VersionRules) -> list[str]:
+    mode = serve.cudagraph_mode
+    return [] if mode is None else [f"--compilation-config {_json_text({'cudagraph_mode': mode})}"]
+
+
 def _speculative(serve: ServeConfig, rules: VersionRules) -> list[str]:
     spec = serve.speculative_config
     if spec is None:
@@ -207,6 +212,8 @@ SERVE_FLAGS: tuple[ServeFlag, ...] = (
     ServeFlag("max_num_batched_tokens", ("--max-num-batched-tokens",), "hint", ("max_num_batched_tokens",),
               ge=1, le=MAX_MODEL_LEN_LIMIT, render=_plain("max_num_batched_tokens")),
     ServeFlag("enforce_eager", ("--enforce-eager",), "flag", ("enforce_eager",), render=_switch("enforce_eager")),
+    # the cudagraph_mode key of --compilation-config (command.py also reads -cc.cudagraph_mode=X and -O levels)
+    ServeFlag("cudagraph_mode", ("--compilation-config", "-cc"), "json", render=_cudagraph_mode),
     ServeFlag("enable_prefix_caching", ("--enable-prefix-caching",), "flag", ("enable_prefix_caching",),
               negation="--no-enable-prefix-caching", render=_prefix_caching),
     # speed only (no bytes): the host prepares step N+1 while the device runs step N (perf/physics.py);

@@ -18,6 +18,7 @@ Pure rules over a release's :class:`~app.core.versions.VersionRules` and the dev
 
 from __future__ import annotations
 
+from app.core import graph_mode
 from app.core.specs import GIB, DeviceSpec, ServeConfig
 from app.core.text import Text
 from app.core.versions import VersionRules
@@ -27,6 +28,16 @@ ASCEND_FREE_MEMORY_DEVICE = "device "  # vllm_ascend/worker/worker.py (v0.15.0rc
 # the catalog's 310P entry (device_specs/devices_added.yaml)
 ASCEND_310P_DEVICE_ID = "huawei-ascend-310p"
 ASCEND_310P_POOL_DIVISOR = 2  # NPUWorker310.determine_available_memory: "(…) // 2" (v0.18.0+)
+
+
+# NPUWorker310.determine_available_memory (vllm-ascend v0.18.0+ _310p/worker_310p.py) also subtracts
+# "non_torch_memory_cleared_by_empty_cache" = (total - free - torch reserved) inside the profile run minus the
+# non-torch increase over the init snapshot: the non-torch memory the device already held at that snapshot (the
+# runtime's context and other processes), plus what empty_cache released. The context is read from a real 310P
+# start (vllm-ascend#10122, tests/data/logs/collected/ascend_310p_qwen36_27b_w8a8_tp2_suggestion.log): "Free
+# memory on device (42.24/43.24 GiB) on startup", 1.00 GiB held before vLLM allocated (rank 1: 1.03 GiB). The
+# rest of that log's term (0.49 / 0.50 GiB, released by empty_cache) is not modelled.
+ASCEND_310P_STARTUP_HELD_BYTES = int(1.00 * GIB)
 
 
 def used_by_others_bytes(serve: ServeConfig) -> int:
@@ -84,6 +95,17 @@ def pool_divisor(*, rules: VersionRules, device: DeviceSpec) -> int:
     return ASCEND_310P_POOL_DIVISOR if is_310p(device) and rules.ascend_310p_halves_pool else 1
 
 
+def cleared_before_halving_bytes(*, rules: VersionRules, device: DeviceSpec, serve: ServeConfig) -> int:
+    """What the 310P worker subtracts before it halves the pool (ASCEND_310P_STARTUP_HELD_BYTES): the runtime's
+    context plus the memory other processes hold; 0 on every other worker.
+
+    E.g. a 310P at v0.18.0 with nothing else on it: 1.00 GiB; with 2 GiB held by another process: 3.00 GiB.
+    """
+    if pool_divisor(rules=rules, device=device) == 1:
+        return 0
+    return ASCEND_310P_STARTUP_HELD_BYTES + used_by_others_bytes(serve)
+
+
 def others_in_pool(*, rules: VersionRules, device: DeviceSpec) -> bool:
     """Other processes' memory counted as this instance's non-torch memory (it leaves the KV pool)."""
     if device.platform == "npu":
@@ -101,6 +123,14 @@ def device_warnings(
 ) -> list[str]:
     """What the device's situation changes that vLLM's arithmetic does not show."""
     out: list[str] = []
+    mode = graph_mode.effective_mode(serve)
+    if mode not in ("NONE", graph_mode.DEFAULT_MODE) and device.platform in ("cuda", "rocm"):
+        out.append(
+            Text(
+                "cudagraph_mode {mode}: the CUDA-graph memory shown is modelled on logs of the default FULL_AND_PIECEWISE capture; {mode} captures another set of graphs, so that figure is approximate here.",
+                mode=mode,
+            )
+        )
     if device.unified_memory:
         out.append(
             Text(

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from app.core.graph_mode import CudagraphMode
 from app.core.serve_flags import bounds
 from app.core.text import Text
 
@@ -403,6 +404,8 @@ class ReleaseDefaultFlags(Frozen):
     swap_space_gib: Annotated[float | None, bounds("swap_space_gib")] = None  # V0 --swap-space (GiB)
     kv_offloading_size_gib: Annotated[float | None, bounds("kv_offloading_size_gib")] = None  # GiB
     max_cpu_loras: Annotated[int | None, bounds("max_cpu_loras")] = None
+    # --compilation-config / -cc cudagraph_mode, or the -O level's (app/core/graph_mode.py); None: the default
+    cudagraph_mode: CudagraphMode | None = None
 
 
 RELEASE_DEFAULT_FLAGS: tuple[str, ...] = tuple(ReleaseDefaultFlags.model_fields)

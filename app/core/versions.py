@@ -27,6 +27,7 @@ from packaging.version import Version as Pep440
 
 from app.core.text import Text
 from app.core.version_parse import Version, parse_pep440
+from app.core.version_types import BackendPriority, BatchTier
 
 # Releases whose rules were read (reference §0) or calibrated on real logs, oldest first. They are
 # the brackets: a version is planned with the newest of these in its minor series or an older one.
@@ -64,19 +65,6 @@ WeightsLog = Literal["took_gb", "took_gib", "took_gib_memory"]
 GibStyle = Literal["fixed2", "round2"]
 
 
-@dataclass(frozen=True)
-class BatchTier:
-    """One row of vLLM's `EngineArgs` batch defaults (`get_batch_defaults` from 0.14): a device with at
-    least ``min_device_gib`` whose name contains none of ``excluded_names`` (compared lower-case) and
-    whose compute capability is not in ``excluded_capabilities`` gets these `vllm serve` (OPENAI_API_SERVER) defaults."""
-
-    min_device_gib: int
-    max_num_seqs: int
-    max_num_batched_tokens: int
-    excluded_names: tuple[str, ...] = ()
-    excluded_capabilities: tuple[str, ...] = ()  # DeviceSpec.compute_capability, e.g. "12.1"
-
-
 V0_CHUNKED_PREFILL_ABOVE = 32768  # V0 0.6.6 turns chunked prefill on by itself above this max_model_len (§7)
 V0_DEFAULT_SWAP_GIB = 4  # V0 --swap-space default, per GPU (§7)
 
@@ -84,16 +72,6 @@ V0_DEFAULT_SWAP_GIB = 4  # V0 --swap-space default, per GPU (§7)
 # (0.6.6 SchedulerConfig / 0.8.5-0.33.0 arg_utils "TODO(woosuk): Tune the default values").
 SMALL_DEVICE_MAX_NUM_SEQS = 256
 SMALL_DEVICE_MAX_NUM_BATCHED_TOKENS = 2048
-
-
-@dataclass(frozen=True)
-class BackendPriority:
-    """vLLM's attention-backend priority list for MLA or non-MLA models on devices from ``min_sm``
-    (first row that matches wins; names are `backends.py` entries)."""
-
-    mla: bool
-    min_sm: int
-    backends: tuple[str, ...]
 
 
 # Sampler peak in fp32-logit copies, fitted by bench/calibrate.py (docs/model.md): 3.75 on 39 real
@@ -164,8 +142,15 @@ class VersionRules:
     )
     has_fp8_ds_mla: bool = False  # `--kv-cache-dtype fp8_ds_mla` (sparse MLA) exists
     has_nvfp4_ds_mla: bool = False  # `--kv-cache-dtype nvfp4_ds_mla` (sparse MLA on SM100) exists
-    # the line when B != 16; 0.11.0 cuda.py "Forcing kv cache block size to 64 for FlashMLA backend."
-    block_size_log: Literal["flashmla_forcing", "setting_for_backends"] = "flashmla_forcing"
+    # the line when B != 16; 0.11.0 cuda.py "Forcing kv cache block size to 64 for FlashMLA backend."; 0.18.0
+    # interface.py "Setting kv cache block size to %d for %s backend."; 0.31.0 "... for %s backend(s)."
+    block_size_log: Literal["flashmla_forcing", "setting_for_backend", "setting_for_backends"] = (
+        "flashmla_forcing"
+    )
+    # Platform.update_block_size_for_backend: the block every non-SSM backend of the model accepts (0.31.0
+    # _preferred_block_size_for_backends) instead of the first attention layer's backend's preference
+    block_size_agreement: bool = False
+    optimization_levels: bool = False  # -O0..-O3 set cudagraph_mode (config/vllm.py OptimizationLevel, 0.14+)
     # hybrid groups: largest bucket as group size if max < ratio x min
     group_size_max_ratio: float | None = None
     free_memory_check: bool = False  # start-up "Free memory on device ... is less than desired" check
@@ -260,7 +245,7 @@ class VersionRules:
     # model_executor/models/registry.py inspect_model_cls under --model-impl auto: an architecture outside vLLM's
 
     # registry falls back to the Transformers modeling backend when transformers has a compatible class
-    # (_try_resolve_transformers); read for 0.33.0 with its transformers 5.20.2 (hf_config/transformers_fallback.json)
+    # (_try_resolve_transformers); read for 0.32.0 and 0.33.0 with their transformers (hf_config/transformers_fallback.json)
 
     transformers_fallback: bool = False
     # DeepSeek-V4's caches sized as 0.33.0 packs them (app/core/kv_dsv4.py); 0.20.2-0.32 were not read (warned)
@@ -337,8 +322,10 @@ CHANGELOG: tuple[Change, ...] = (
         "0.14.0",
         "0.14.0: requested = ceil(T*u) (§2.1), format_gib (§0), first-group capacity (§3.6), "
         "'Model loading took %.4f GiB memory' (§4.1), --kv-offloading-size and --max-model-len auto (§7), "
-        "--block-size adds 256 (§5.1), fp8_ds_mla (§5.4), 'Free memory on device cuda:0' (§4.2)",
+        "--block-size adds 256 (§5.1), fp8_ds_mla (§5.4), 'Free memory on device cuda:0' (§4.2), "
+        "config/vllm.py OptimizationLevel: -O0 NONE / -O1 PIECEWISE / -O2 (default), -O3 FULL_AND_PIECEWISE",
         {
+            "optimization_levels": True,
             "requested_uses_ceil": True,
             "needed_formula": "first_group",
             "error_style": "v1_014",
@@ -423,6 +410,13 @@ CHANGELOG: tuple[Change, ...] = (
         {"ascend_310p_halves_pool": True},
     ),
     Change(
+        "0.18.0",
+        "0.18.0 platforms/interface.py Platform.update_block_size_for_backend (new): with no --block-size, the first "
+        "attention layer's backend's get_preferred_block_size, logged 'Setting kv cache block size to %d for %s "
+        "backend.' (0.17.0 platforms/cuda.py forced it per backend: 'Forcing kv cache block size to 64 for ...')",
+        {"block_size_log": "setting_for_backend"},
+    ),
+    Change(
         "0.19.0",
         "vllm-ascend v0.19.1rc1 vllm_ascend/worker/worker.py NPUWorker.determine_available_memory: with "
         "--kv-cache-memory-bytes it runs profile_run and returns that size ('reserved %.2f GiB for KV Cache as "
@@ -450,15 +444,13 @@ CHANGELOG: tuple[Change, ...] = (
         "0.20.0",
         "0.20.2: default utilization 0.92 (§2.1; 0.19.0 logs ran an explicit 0.95), CUDA graphs budgeted by "
         "default (§2.6; off by default in 0.19.0 logs), tokens = concurrency x L and all-groups capacity "
-        "(§3.6, §3.7), any positive --block-size and 'Setting kv cache block size to %d for %s backend(s).' "
-        "(§5.1), --swap-space removed (§7)",
+        "(§3.6, §3.7), any positive --block-size (§5.1), --swap-space removed (§7)",
         {
             "default_gpu_memory_utilization": 0.92,
             "cuda_graph_budgeted": True,
             "tokens_formula": "concurrency_x_len",
             "needed_formula": "all_groups",
             "block_size_choices": None,
-            "block_size_log": "setting_for_backends",
             "has_swap_space_flag": False,
             "nemotron_h_ssm_dtype_default": "float32",  # DEFAULT_MAMBA_SSM_CACHE_DTYPE (0.20.2 read)
         },
@@ -591,6 +583,27 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.32.0",
+        "0.32.0 and 0.33.0 model_executor/models/registry.py _ModelRegistry.inspect_model_cls / _try_resolve_transformers "
+        "and transformers_utils/config.py HFConfigParser.parse (the same code in both), each with the newest "
+        "transformers its wheel allows (0.32.0: 5.19.0, <5.20.0; 0.33.0: 5.20.2, <5.21.0): a config whose model_type "
+        "neither vLLM's _CONFIG_REGISTRY nor transformers' CONFIG_MAPPING knows fails to parse; an unregistered "
+        "architecture that transformers exports with a backend-compatible attention is served by the Transformers "
+        "backend; any other is 'Model architectures [...] are not supported for now' (scripts/gen_transformers_"
+        "fallback.py, hf_config/transformers_fallback.json; 0.31.0 and older: not read, refused as before)",
+        {"transformers_fallback": True},
+    ),
+    Change(
+        "0.32.0",
+        "0.31.0 platforms/interface.py Platform.update_block_size_for_backend / _preferred_block_size_for_backends: "
+        "with no --block-size, one backend keeps its preference; several (_find_non_ssm_backends, e.g. a sparse MLA "
+        "kernel and DEEPSEEK_V32_INDEXER) take 16 if all support it, else the smallest lcm of one kernel block each "
+        "that all support ('The attention backends share no supported KV cache block size' if none); logged "
+        "'Setting kv cache block size to %d for %s backend(s).' with the names joined by '/' (0.30.0: the first "
+        "layer's backend alone). Put at 0.32.0, the first known release with it: 0.31.x is planned with 0.30.0's",
+        {"block_size_agreement": True, "block_size_log": "setting_for_backends"},
+    ),
+    Change(
+        "0.32.0",
         "0.32.0 model_executor/layers/mamba/mamba_mixer2.py MambaMixer2.get_kv_cache_spec: "
         "num_prefill_checkpoint_blocks=1, so v1/kv_cache_interface.py MambaSpec.max_memory_usage_bytes in 'align' "
         "mode is 3 pages (2 + spec + checkpoint; 0.29.0 added the term, no Mamba-2 layer set it before 0.32.0); "
@@ -619,16 +632,6 @@ CHANGELOG: tuple[Change, ...] = (
         "tries FLASH_ATTN_MLA_SPARSE_FA4 (flashattn_mla_sparse.py: auto / bfloat16, head 576, MultipleOf(64)) "
         "before FLASHINFER_MLA_SPARSE (absent in 0.32.0)",
         {"sparse_mla_fa4_small_heads": True},
-    ),
-    Change(
-        "0.33.0",
-        "0.33.0 model_executor/models/registry.py _ModelRegistry.inspect_model_cls / _try_resolve_transformers and "
-        "transformers_utils/config.py HFConfigParser.parse, with transformers 5.20.2 (the newest 0.33.0 allows): a "
-        "config whose model_type neither vLLM's _CONFIG_REGISTRY nor transformers' CONFIG_MAPPING knows fails to "
-        "parse; an unregistered architecture that transformers exports with a backend-compatible attention is "
-        "served by the Transformers backend; any other is 'Model architectures [...] are not supported for now' "
-        "(scripts/gen_transformers_fallback.py; earlier releases: not read, refused as before)",
-        {"transformers_fallback": True},
     ),
     Change(
         "0.33.0",

@@ -111,13 +111,15 @@ CASES = [
     ),
     # GLM-5.2: 78 MLA layers; IndexCache index_topk_freq 4, offset 3 -> indexers on layers 0, 1, 2, 6, 10, ..,
     # 74 (21); GlmMoeDsaForCausalLM: auto -> fp8_e4m3 on SM10x; MLA latent 576 x 1 B on 78 layers + indexer 128
-    # + 128 // 128 x 4 = 132 B on 21: 44,928 + 2,772 = 47,700; FLASHINFER_MLA_SPARSE MultipleOf(32) -> 32;
-    # one uniform-type group: 32 x 47,700 = 1,526,400 a block; rope default: 1,048,576
+    # + 128 // 128 x 4 = 132 B on 21: 44,928 + 2,772 = 47,700; FLASHINFER_MLA_SPARSE MultipleOf(32) beside the
+    # indexer's DEEPSEEK_V32_INDEXER [64] (platforms/interface.py _preferred_block_size_for_backends: 16 not
+    # supported by both, lcm(32, 64) = 64; round 5 had 32, which the indexer's kernel cannot take);
+    # one uniform-type group: 64 x 47,700 = 3,052,800 a block; rope default: 1,048,576
     (
         "zai-org--GLM-5.2-FP8",
         "b200",
         8,
-        (47_700, 32, 32 * (576 + 132), 1_526_400, [(M, 78)], 1_048_576, "FLASHINFER_MLA_SPARSE", "fp8_e4m3"),
+        (47_700, 64, 64 * (576 + 132), 3_052_800, [(M, 78)], 1_048_576, "FLASHINFER_MLA_SPARSE", "fp8_e4m3"),
     ),
     # NVFP4 GLM-5 on H100 (issue 22: was refused "no backend accepts fp8_e4m3"). hf_quant_config.json (producer
     # modelopt) kv_cache_quant_algo FP8 -> fp8_e4m3 (utils/torch_utils.py MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP).

@@ -186,26 +186,33 @@ def test_the_310p_worker_halves_its_pool_from_vllm_ascend_0_18() -> None:
     # vllm_ascend/_310p/worker_310p.py NPUWorker310.determine_available_memory: "(requested - non_kv - cleared)
     # // 2" from v0.18.0 (v0.17.0rc1 has no override). Qwen2.5-7B on one 310P (46,428,596,470 B), u 0.8:
     # requested int(T x 0.8) = 37,142,877,176; - weights 15,231,233,024 - activation 637,612,851 - non-torch
-    # 139,586,437 (0.13 GiB, TP 1) = 21,134,444,864, halved 10,567,222,432. Blocks: 28 layers x 4 heads x
-    # (128 + 128) x 2 B (float16) x 128 tokens = 7,340,032 B a block -> 2,879 before, 1,439 after.
+    # 139,586,437 (0.13 GiB, TP 1) = 21,134,444,864. "cleared" (non_torch_memory_cleared_by_empty_cache) holds the
+    # non-torch memory the device held at the init snapshot: 1.00 GiB = 1,073,741,824 on a 310P
+    # (situations.ASCEND_310P_STARTUP_HELD_BYTES), so (21,134,444,864 - 1,073,741,824) // 2 = 10,030,351,520.
+    # Blocks: 28 layers x 4 heads x (128 + 128) x 2 B (float16) x 128 tokens = 7,340,032 B a block -> 2,879
+    # before, 10,030,351,520 // 7,340,032 = 1,366 after.
     # A real 310P log (tests/data/logs/collected/ascend_310p_qwen36_27b_w8a8_tp2_suggestion.log, vllm-ascend
-    # #10122) shows it: requested 34.59 - (18.8 + 1.71 + 1.05) = 13.03 GiB, "Current KV cache memory: 5.77 GiB".
+    # #10122) shows it: requested 34.59 - (18.8 + 1.71 + 1.05) = 13.03 GiB, "Current KV cache memory: 5.77 GiB"
+    # = (13.03 - 1.49) / 2: the 1.00 GiB held on startup (42.24 of 43.24 GiB free) and 0.49 GiB not modelled.
     before, after = (
         _qwen_7b("0.17.0", "310p", gpu_memory_utilization=0.8),
         _qwen_7b("0.18.0", "310p", gpu_memory_utilization=0.8),
     )
     assert (before.kv_cache_bytes, before.num_gpu_blocks) == (21_134_444_864, 2_879)
-    assert (after.kv_cache_bytes, after.num_gpu_blocks) == (10_567_222_432, 1_439)
-    assert "Available KV cache memory: 9.84 GiB" in after.log_lines  # 10,567,222,432 / 2**30 = 9.84
+    assert (after.kv_cache_bytes, after.num_gpu_blocks) == (10_030_351_520, 1_366)
+    assert "Available KV cache memory: 9.34 GiB" in after.log_lines  # 10,030,351,520 / 2**30 = 9.34
     assert any("halves the KV pool" in w for w in after.warnings)
     # v0.21.0rc1 prints the note; the 910B's worker (NPUWorker) never halves
     assert (
-        "Available KV cache memory: 9.84 GiB (halved for workspace)"
+        "Available KV cache memory: 9.34 GiB (halved for workspace)"
         in _qwen_7b("0.21.0", "310p", gpu_memory_utilization=0.8).log_lines
     )
     pool = next(t for t in after.terms if t.name == "KV pool (available KV cache memory)")
-    assert pool.formula.endswith("÷ 2")
+    assert pool.formula.endswith("− 1.00) ÷ 2")
     assert _qwen_7b("0.33.0", "910b").kv_cache_bytes > 2 * after.kv_cache_bytes
+    # memory another process holds is in that init snapshot too: 2 GiB more held -> 1 GiB less pool
+    held = _qwen_7b("0.18.0", "310p", gpu_memory_utilization=0.8, device_memory_used_gib=2.0)
+    assert held.kv_cache_bytes == (21_134_444_864 - 3 * 1_073_741_824) // 2
 
 
 def test_vllm_ascend_reads_kv_cache_memory_bytes_from_0_19_and_never_on_the_310p() -> None:

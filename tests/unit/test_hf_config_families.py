@@ -396,18 +396,28 @@ def test_architecture_the_release_lacks_is_refused_with_the_release_that_added_i
 
 
 def test_a_release_between_two_read_registries_is_checked_at_itself_not_its_bracket() -> None:
-    # vllm_architectures.json: MiniMaxM2ForCausalLM first listed by 0.14.0, absent from 0.11.0 (the
-    # releases between were not read). 0.12.0 plans with 0.11.0's rules (its bracket), but the registry
-    # is the user's release: a note that it was added in (0.11.0, 0.14.0], not 0.11.0's refusal (the
-    # Vultr B200 cookbook ran MiniMax-M2.5 on vLLM 0.12.0). At 0.11.0 itself it is refused.
+    # vllm_architectures.json (round 6 reads 0.11.1, 0.12.0, 0.13.0 and 0.18.0 too): MiniMaxM2ForCausalLM is first
+    # listed by 0.11.1, absent from 0.11.0. 0.12.0 plans with 0.11.0's rules (its bracket), but the registry is
+    # the user's release: 0.12.0 lists it, so no refusal and no note (the Vultr B200 cookbook ran MiniMax-M2.5 on
+    # vLLM 0.12.0). At 0.11.0 itself it is refused.
     config = json.loads((CONFIGS / "current" / "MiniMaxAI--MiniMax-M2.5_config.json").read_text())
     spec = model_spec_from_hf_config(config, name="MiniMaxAI/MiniMax-M2.5")
     serve = ServeConfig(tensor_parallel_size=4)
     est = estimate(model=spec, device=find_device("b200"), serve=serve, vllm_version="0.12.0")
     assert est.vllm_version == "0.12.0"
-    assert any("added to vLLM between 0.11.0 and 0.14.0; check that 0.12.0 has it" in w for w in est.warnings)
-    with pytest.raises(ConfigError, match=r"not in vLLM 0\.11\.0's model registry; vLLM 0\.14\.0 has it"):
+    assert not any("MiniMaxM2ForCausalLM" in w for w in est.warnings)
+    with pytest.raises(ConfigError, match=r"not in vLLM 0\.11\.0's model registry; vLLM 0\.11\.1 has it"):
         estimate(model=spec, device=find_device("b200"), serve=serve, vllm_version="0.11.0")
+    # a series no wheel was read for (0.16) still gets the bracket's note: Qwen3_5ForConditionalGeneration is
+    # first listed by 0.17.0, absent from 0.15.0
+    qwen = json.loads((CONFIGS / "current" / "Qwen--Qwen3.5-27B_config.json").read_text())
+    qwen_spec = model_spec_from_hf_config(qwen, name="Qwen/Qwen3.5-27B")
+    between = estimate(
+        model=qwen_spec, device=find_device("h100"), serve=ServeConfig(), vllm_version="0.16.0"
+    )
+    assert any(
+        "added to vLLM between 0.15.0 and 0.17.0; check that 0.16.0 has it" in w for w in between.warnings
+    )
 
 
 def test_misspelt_architecture_gets_did_you_mean() -> None:

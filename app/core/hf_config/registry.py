@@ -75,9 +75,10 @@ def releases_read() -> tuple[str, ...]:
 
 
 @cache
-def transformers_fallback() -> tuple[frozenset[str], frozenset[str], str]:
-    """(model types a config may declare, classes the Transformers backend wraps, the transformers version)."""
-    data = json.loads(FALLBACK_FILE.read_text(encoding="utf-8"))
+def transformers_fallback(release: str = "0.33.0") -> tuple[frozenset[str], frozenset[str], str]:
+    """(model types a config may declare, classes the Transformers backend wraps, the transformers version) for
+    ``release``, one of the releases the fallback was read for (transformers_fallback.json: 0.32.0, 0.33.0)."""
+    data = json.loads(FALLBACK_FILE.read_text(encoding="utf-8"))["releases"][release]
     return (
         frozenset(data["model_types"]),
         frozenset(data["backend_architectures"]),
@@ -86,12 +87,12 @@ def transformers_fallback() -> tuple[frozenset[str], frozenset[str], str]:
 
 
 def _unregistered(
-    *, architecture: str, model_type: str, remote_code: bool, table: dict[str, ArchitectureReleases]
+    *, architecture: str, remote_code: bool, table: dict[str, ArchitectureReleases], release: str
 ) -> list[str]:
-    """An architecture in no vLLM registry, as 0.33.0 treats it (versions.py transformers_fallback): the
+    """An architecture in no vLLM registry, as ``release`` treats it (versions.py transformers_fallback): the
     Transformers backend when transformers has a compatible class or the config names remote code, else
     vLLM's own refusal."""
-    _, backend_classes, transformers_version = transformers_fallback()
+    _, backend_classes, transformers_version = transformers_fallback(release)
     if architecture in backend_classes or remote_code:
         return [
             Text(
@@ -117,10 +118,12 @@ def _unregistered(
     )
 
 
-def _unparsed_model_type(*, model_type: str, known_architecture: bool, remote_code: bool) -> list[str]:
+def _unparsed_model_type(
+    *, model_type: str, known_architecture: bool, remote_code: bool, release: str
+) -> list[str]:
     """transformers_utils/config.py HFConfigParser.parse: a model_type outside vLLM's _CONFIG_REGISTRY and
     transformers' CONFIG_MAPPING is transformers' ValueError, unless auto_map names remote code."""
-    model_types, _, transformers_version = transformers_fallback()
+    model_types, _, transformers_version = transformers_fallback(release)
     if not model_type or model_type in model_types or model_type in SYNTHETIC_MODEL_TYPES:
         return []
     if remote_code or known_architecture:
@@ -173,15 +176,15 @@ def check_architecture(
     architecture: str,
     model_type: str,
     version: Version,
-    transformers_fallback_read: bool = False,
+    transformers_fallback_release: str | None = None,
     remote_code: bool = False,
 ) -> list[str]:
     """Raise :class:`ConfigError` when vLLM ``version`` cannot load ``architecture``; else warnings.
 
-    Releases between two that were read are bracketed: an architecture first listed by 0.14.0 and
-    absent from 0.11.0 is refused for <= 0.11.x, accepted with a warning for 0.12-0.13. Where the release's
-    Transformers-backend fallback was read (``transformers_fallback_read``, 0.33.0) the config's model_type
-    and an unregistered architecture are judged as that release does.
+    Releases between two that were read are bracketed: an architecture first listed by 0.17.0 and
+    absent from 0.15.0 is refused for <= 0.15.x, accepted with a warning for 0.16. Where the release's
+    Transformers-backend fallback was read (``transformers_fallback_release``: 0.32.0, 0.33.0) the config's
+    model_type and an unregistered architecture are judged as that release does, with its transformers.
     """
     if not architecture and not model_type:
         return []  # a spec built from a model card or by hand, not from a config.json
@@ -198,13 +201,17 @@ def check_architecture(
         return []
     table = architecture_table()
     row = table.get(architecture)
-    if transformers_fallback_read:
+    if transformers_fallback_release is not None:
+        release = transformers_fallback_release
         notes = _unparsed_model_type(
-            model_type=model_type, known_architecture=row is not None, remote_code=remote_code
+            model_type=model_type,
+            known_architecture=row is not None,
+            remote_code=remote_code,
+            release=release,
         )
         if row is None:
             return notes + _unregistered(
-                architecture=architecture, model_type=model_type, remote_code=remote_code, table=table
+                architecture=architecture, remote_code=remote_code, table=table, release=release
             )
         return notes + _registered(architecture=architecture, row=row, version=version)
     if row is None:

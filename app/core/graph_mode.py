@@ -1,0 +1,57 @@
+"""The CUDA-graph mode a start-up runs, from the flags (issue 22 item 1: `cudagraph_mode`).
+
+vLLM 0.14.0-0.33.0 (config/vllm.py OptimizationLevel and its OPTIMIZATION_LEVEL_0x defaults; CompilationConfig
+cudagraph_mode, config/compilation.py CUDAGraphMode): ``-O0`` captures no graphs (NONE), ``-O1`` PIECEWISE,
+``-O2`` (the default) and ``-O3`` FULL_AND_PIECEWISE; ``--compilation-config '{"cudagraph_mode": ...}'`` (or
+``-cc.cudagraph_mode=...``) names the mode itself and wins over the level; ``--enforce-eager`` captures none.
+What follows from the mode:
+
+- graph memory: none under NONE (budget.cuda_graph_bytes is 0, as under --enforce-eager);
+- the Mamba-block check (0.20.2+ CompilationConfig.resolve_cudagraph_mode_and_sizes, "max_num_seqs (N) exceeds
+  available Mamba cache blocks (M)") runs only when ``cudagraph_mode.has_full_cudagraphs()``: FULL,
+  FULL_DECODE_ONLY and FULL_AND_PIECEWISE, not PIECEWISE or NONE.
+
+vLLM may still lower a mode a backend cannot capture (config/vllm.py "Overriding cudagraph_mode to PIECEWISE");
+that downgrade is not modelled here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from app.core.specs import ServeConfig
+
+CudagraphMode = Literal["NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"]
+CUDAGRAPH_MODES: tuple[CudagraphMode, ...] = (
+    "NONE",
+    "PIECEWISE",
+    "FULL",
+    "FULL_DECODE_ONLY",
+    "FULL_AND_PIECEWISE",
+)
+# CUDAGraphMode.has_full_cudagraphs: the modes whose decode (or every) batch runs one full graph
+FULL_GRAPH_MODES = frozenset({"FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"})
+DEFAULT_MODE: CudagraphMode = "FULL_AND_PIECEWISE"  # OptimizationLevel.O2, the default level (0.14.0-0.33.0)
+# OPTIMIZATION_LEVEL_00 .. _03 "cudagraph_mode"
+LEVEL_MODES: dict[str, CudagraphMode] = {
+    "0": "NONE",
+    "1": "PIECEWISE",
+    "2": "FULL_AND_PIECEWISE",
+    "3": "FULL_AND_PIECEWISE",
+}
+
+
+def effective_mode(serve: ServeConfig) -> CudagraphMode:
+    """E.g. no flags -> FULL_AND_PIECEWISE; -O1 -> PIECEWISE; --enforce-eager -> NONE."""
+    if serve.enforce_eager:
+        return "NONE"
+    return serve.cudagraph_mode or DEFAULT_MODE
+
+
+def captures_graphs(serve: ServeConfig) -> bool:
+    return effective_mode(serve) != "NONE"
+
+
+def full_graphs(serve: ServeConfig) -> bool:
+    return effective_mode(serve) in FULL_GRAPH_MODES

@@ -1,0 +1,29 @@
+"""The row types of versions.py's changelog: a device tier of vLLM's batch defaults and an attention-backend
+priority list (kept here so versions.py holds the rules themselves under its 800-line cap)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class BatchTier:
+    """One row of vLLM's `EngineArgs` batch defaults (`get_batch_defaults` from 0.14): a device with at
+    least ``min_device_gib`` whose name contains none of ``excluded_names`` (compared lower-case) and
+    whose compute capability is not in ``excluded_capabilities`` gets these `vllm serve` (OPENAI_API_SERVER) defaults."""
+
+    min_device_gib: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    excluded_names: tuple[str, ...] = ()
+    excluded_capabilities: tuple[str, ...] = ()  # DeviceSpec.compute_capability, e.g. "12.1"
+
+
+@dataclass(frozen=True)
+class BackendPriority:
+    """vLLM's attention-backend priority list for MLA or non-MLA models on devices from ``min_sm``
+    (first row that matches wins; names are `backends.py` entries)."""
+
+    mla: bool
+    min_sm: int
+    backends: tuple[str, ...]
