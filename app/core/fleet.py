@@ -417,6 +417,20 @@ def _accuracy_costs(search: _Search, ev: Evaluated) -> list[str]:
     return costs
 
 
+def _speed_fields(perf: Performance) -> dict[str, float | str]:
+    """The speed columns a candidate and a frontier point both carry: each latency with its band and
+    the regime that binds it."""
+    return {
+        "ttft_ms": perf.ttft_ms.expected,
+        "tpot_ms": perf.tpot_ms.expected,
+        "ttft_ms_low": perf.ttft_ms.low,
+        "ttft_ms_high": perf.ttft_ms.high,
+        "tpot_ms_low": perf.tpot_ms.low,
+        "tpot_ms_high": perf.tpot_ms.high,
+        "regime": perf.regime,
+    }
+
+
 def _candidate(search: _Search, ev: Evaluated) -> Candidate:
     target = search.target
     perf = ev.point.perf
@@ -442,13 +456,7 @@ def _candidate(search: _Search, ev: Evaluated) -> Candidate:
         concurrency_per_replica=ev.point.concurrency,
         requests_per_s_per_replica=per_replica,
         capacity_requests_per_s=capacity,
-        ttft_ms=perf.ttft_ms.expected,
-        tpot_ms=perf.tpot_ms.expected,
-        ttft_ms_high=perf.ttft_ms.high,
-        tpot_ms_high=perf.tpot_ms.high,
-        ttft_ms_low=perf.ttft_ms.low,
-        tpot_ms_low=perf.tpot_ms.low,
-        regime=perf.regime,
+        **_speed_fields(perf),
         meets_slo=ev.point.meets_slo,
         meets_slo_with_margin=perf.ttft_ms.high <= target.slo_ttft_ms
         and perf.tpot_ms.high <= target.slo_tpot_ms,
@@ -641,13 +649,7 @@ def _pareto_point(ev: Evaluated, clients: int, perf: Performance, *, target: Tar
         weight_format=weights,
         kv_cache_dtype=layout.kv_cache_dtype,
         concurrency=clients,
-        ttft_ms=perf.ttft_ms.expected,
-        tpot_ms=perf.tpot_ms.expected,
-        ttft_ms_low=perf.ttft_ms.low,
-        ttft_ms_high=perf.ttft_ms.high,
-        tpot_ms_low=perf.tpot_ms.low,
-        tpot_ms_high=perf.tpot_ms.high,
-        regime=perf.regime,
+        **_speed_fields(perf),
         meets_slo=_meets(perf, target),
         serve=ev.serve,
         command="",
