@@ -137,8 +137,12 @@ def test_the_verdict_box_lists_the_recommendations_steps(live_server: LiveServer
     ]
     assert applied and listed.all_inner_texts() == applied
     _shot(page, "paste-verdict-changes-en-1366")
-    # a slider move re-renders the verdict box; the recommendation fills it again, still the same list
+    # a slider move re-renders the verdict box; the recommendation fills it again, still the same list.
+    # Wait for the box of the new inputs (its data-for changes with them): under load the old list is
+    # still visible for a while after the move.
+    before = page.locator("#verdict-changes").get_attribute("data-for") or ""
     page.locator("#f-target").fill("32")
+    expect(page.locator("#verdict-changes")).not_to_have_attribute("data-for", before, timeout=15000)
     expect(page.locator("#verdict-changes ol.remedies li").first).to_be_visible(timeout=15000)
     page.wait_for_load_state("networkidle")
     applied = [

@@ -93,7 +93,8 @@ def test_fleet_candidates_have_bands_and_regime(client: Any) -> None:
     # the page shows them under each figure
     page = client.get("/fleet?" + urlencode({k: str(v) for k, v in FLEET.items()}))
     cells = re.findall(
-        r'<td class="num cell-tpot"><span class="value">([^<]+)</span> <span class="range">([^<]+)</span></td>', page.text
+        r'<td class="num cell-tpot"><span class="value">([^<]+)</span> <span class="range">([^<]+)</span></td>',
+        page.text,
     )
     assert len(cells) == len(re.findall(r'class="fleet-row', page.text)) > 0
     tpot_band = speed_band(Range.model_validate(speed["tpot_ms"]))
