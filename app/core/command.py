@@ -415,7 +415,7 @@ def parse_serve_args(
         if name == "--model":
             read.model = inline if eq else read.next_value()
             continue
-        if read.compilation(token, name, inline if eq else None):
+        if read.compilation(token, name, inline if eq else None, known=known):
             continue
         spec = _FLAGS.get(name)
         if spec is None:
@@ -474,12 +474,13 @@ class _Reading:
     cudagraph_mode: str | None = None  # --compilation-config's cudagraph_mode
     level_mode: str | None = None  # the -O level's cudagraph_mode (graph_mode.LEVEL_MODES)
 
-    def compilation(self, token: str, name: str, inline: str | None) -> bool:
+    def compilation(self, token: str, name: str, inline: str | None, *, known: frozenset[str]) -> bool:
         """--compilation-config / -cc (JSON, or the dotted -cc.cudagraph_mode=X) and the -O levels, as 0.14.0-0.33.0
         utils/argparse_utils.py FlexibleArgumentParser reads them (-O3, -O=3, -O 3 -> --optimization-level 3);
-        True when the token was one of them (its value consumed)."""
+        True when the token was one of them (its value consumed). A prefix is resolved against every flag the
+        release takes (``known``), as argparse resolves it."""
         base, dot, key = token.partition("=")[0].partition(".")  # vLLM rewrites '_' only before the first '.'
-        base = _canonical_flag(base, frozenset(COMPILATION_SPELLINGS))
+        base = _canonical_flag(base, known)
         if base in COMPILATION_SPELLINGS:
             raw = inline if inline is not None else self.next_value()
             if raw is None:

@@ -139,7 +139,7 @@ def device_warnings(
                 total=device.memory_total_bytes / GIB,
             )
         )
-    if device.platform == "npu" and not serve.enforce_eager:
+    if device.platform == "npu" and graph_mode.captures_graphs(serve):
         out.append(
             Text(
                 "vllm-ascend captures its ACL graphs after it sizes the KV pool and does not budget them (vllm_ascend/worker/worker.py; the start-up log's usage line reports them as 'GiB for NPU graph memory'): they must fit in the {slack:.2f} GiB outside gpu_memory_utilization. The planner does not model their size on Ascend.",

@@ -95,3 +95,12 @@ def test_the_mamba_block_check_needs_full_graphs() -> None:
     eager = _qwen3_next("0.33.0", max_num_seqs=seqs, enforce_eager=True)
     assert none.cuda_graph_bytes == eager.cuda_graph_bytes == 0
     assert none.kv_cache_bytes == eager.kv_cache_bytes == default.kv_cache_bytes + default.cuda_graph_bytes
+
+
+def test_a_prefix_resolves_against_every_flag_of_the_release() -> None:
+    # argparse takes a unique prefix of a long option; "--compilation" is unique among 0.33.0's flags
+    # (vllm_flags.json), and "--c" is not (--compilation-config, --cpu-offload-gb, ...), so it is no -cc
+    parsed = parse_pasted("vllm serve m --compilation.cudagraph_mode=PIECEWISE", vllm_version="0.33.0")
+    assert parsed.serve.cudagraph_mode == "PIECEWISE"
+    with pytest.raises(PlannerError):
+        parse_pasted('vllm serve m --c \'{"cudagraph_mode": "NONE"}\'', vllm_version="0.33.0")

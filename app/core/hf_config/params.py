@@ -395,7 +395,7 @@ def _layernorm_params(cfgs: _Configs, norms: int, *, num_layers: int, hidden: in
     norm count (0.33.0 falcon.py FalconDecoderLayer: two with ``parallel_attn`` off or two
     ``num_ln_in_parallel_attn`` (new_decoder_architecture), else one input_layernorm), ``ln_f``'s bias; the final
     norm's weight is counted with every model's. falcon-180B-chat (new decoder): 80 x 2 x 2 x 14,848 + 14,848 =
-    4,765,696."""
+    4,766,208."""
     if cfgs.text_model_type not in LAYERNORM_BIAS_MODEL_TYPES:
         return norms
     text = cfgs.text

@@ -19,6 +19,7 @@ from enum import StrEnum
 from statistics import NormalDist
 
 from app.core import budget as B
+from app.core import graph_mode
 from app.core.result import Estimate
 from app.core.specs import GIB, DeviceSpec, LayerKind, ModelSpec, QuantMethod, ServeConfig
 from app.core.versions import rules_for
@@ -209,7 +210,7 @@ def moe_layer_count(model: ModelSpec) -> int:
     per_layer = model.num_experts * B.GATED_MLP_MATRICES * model.hidden_size * model.moe_intermediate_size
     if not per_layer:
         return model.num_layers
-    return B.routed_expert_params(model) // per_layer
+    return min(model.num_layers, B.routed_expert_params(model) // per_layer)
 
 
 def layer_equivalents(model: ModelSpec) -> float:
@@ -298,7 +299,7 @@ def step_physics(
         host_weight_bytes=int(serve.cpu_offload_gb * GIB),
         pipeline_parallel_size=pp,
         host_overlapped=async_scheduling(vllm_version=estimate.vllm_version, serve=serve),
-        eager=serve.enforce_eager,
+        eager=not graph_mode.captures_graphs(serve),  # --enforce-eager, -O0 or cudagraph_mode NONE
         pcie_ring_s=pcie_ring,
     )
 

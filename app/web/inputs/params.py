@@ -528,14 +528,6 @@ class PlannerParams(ReleaseDefaultFlags):
     def card_started(self) -> bool:
         return any(getattr(self, name) is not None for name in CARD_REQUIRED)
 
-    @property
-    def config_dict(self) -> dict[str, Any] | None:
-        return json.loads(self.config_json) if self.config_json else None
-
-    @property
-    def hf_quant_dict(self) -> dict[str, Any] | None:
-        return json.loads(self.hf_quant_config_json) if self.hf_quant_config_json else None
-
 
 class StrictPlannerParams(PlannerParams):
     """The API's reading: an unknown key is an error, not a silently ignored typo."""
