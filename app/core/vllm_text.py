@@ -421,7 +421,7 @@ PROFILE_FRAME = VllmLine("in determine_", r"\bin determine_(?:available_memory|n
 # worker.init_device() and then load_model(); V0's executor runs collective_rpc("init_device") first; vllm-ascend's
 # NPUPlatform.set_device → torch_npu's _npu_setDevice (v1/executor/multiproc_executor.py, executor/
 # uniproc_executor.py::_init_executor, 0.9.2–0.33.0; vllm_ascend/platform.py::set_device)
-DEVICE_INIT_FRAME = VllmLine("in ", r"\bin (?:init_device|set_device|_npu_setDevice)\b")
+DEVICE_INIT_FRAME = VllmLine("evice", r"\bin (?:init_device|set_device|_npu_setDevice)\b")
 # torch.compile runs inside the memory profile in V1: determine_available_memory's profile_run is the model's first
 # forward, which compiles it ("we still need a profile run which compiles the model", v1/worker/gpu_worker.py,
 # 0.19.0); compilation/backends.py prints "Dynamo bytecode transform time: %.2f s", compilation/monitor.py

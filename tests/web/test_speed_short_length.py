@@ -126,3 +126,17 @@ def test_kvplan_perf_on_a_short_length(capsys: pytest.CaptureFixture[str]) -> No
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "16 clients x (160 in + 160 out)" in out and "modelled as 160 + 160" in out
+
+
+def test_the_clients_box_and_its_slider_say_the_same_number(client: Any) -> None:
+    # a benchmark run with --max-concurrency 48 and the clients box left blank: the Speed section runs 48
+    # clients (workload_of), so the box's placeholder and the slider's position both say 48, not the
+    # default 16 the slider stood at before
+    page = client.get("/?" + urlencode({**PAGE, **SHORT_BENCH, "max_concurrency": "48"}))
+    assert page.status_code == 200
+    assert _field(page.text, "concurrency") == ("", "48")
+    slider = re.search(r'<input id="f-conc-slider"[^>]*>', page.text)
+    assert slider
+    index = int(re.search(r'value="(\d+)"', slider.group(0)).group(1))  # type: ignore[union-attr]
+    stops = re.search(r'data-values="([^"]*)"', slider.group(0)).group(1).split(",")  # type: ignore[union-attr]
+    assert stops[index] == "48"

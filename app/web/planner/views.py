@@ -220,13 +220,16 @@ def form_state(
         for name, value in params.model_dump().items()
     }
     workload = _blank_workload(params, effective_len)
+    # the clients the Speed section runs (blank: the benchmark's --max-concurrency, else speed_concurrency):
+    # the box's placeholder and the slider's position say the same number
+    clients = workload.concurrency if workload else params.speed_concurrency
     return FormState(
         values=values,
         placeholders={
             "devices": str(params.tensor_parallel_size * params.pipeline_parallel_size),
             "max_model_len": str(effective_len),  # what a blank field serves (LongRoPE: the original)
             "gpu_memory_utilization": f"{default_util:g}",
-            "concurrency": str(workload.concurrency if workload else params.speed_concurrency),
+            "concurrency": str(clients),
             # what a blank length serves: the benchmark's mean request (else 1,024), shortened to fit
             "input_tokens": str(workload.input_tokens) if workload else "",
             "output_tokens": str(workload.output_tokens) if workload else "",
@@ -237,7 +240,7 @@ def form_state(
         tp_sizes=TP_OPTIONS,
         open_config=bool(params.config_json),
         open_card=params.card_started,
-        concurrency=stop_slider(concurrency_stops(params.speed_concurrency), params.speed_concurrency),
+        concurrency=stop_slider(concurrency_stops(clients), clients),
         quantizations=tuple(Option(q, q) for q in sorted(QUANTIZATION_FLAGS)),
         card_dtypes=tuple(Option(d, d) for d in CARD_DTYPES),
     )
