@@ -4,8 +4,7 @@ fields and ``bench``) with the measured keys under vLLM's names, or a ``paste`` 
 
 from __future__ import annotations
 
-import json
-import math
+import functools
 from dataclasses import dataclass
 
 from pydantic import ConfigDict, Field, ValidationError
@@ -14,6 +13,7 @@ from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
 from app.core.perf.bench_args import BenchArgs
 from app.core.perf.cluster import ClusterFit, MeasuredKeys, RunComparison, fit_cluster
+from app.core.perf.measured import read_run, split_runs
 from app.core.perf.paste import bench_fields, parse_paste
 from app.core.perf.predict import compare_run
 from app.core.perf.simulate import SimulationError
@@ -110,65 +110,6 @@ def request_cluster(
     return fit.model_copy(update={"notes": notes}) if fit is not None and notes else fit
 
 
-SERVE_PREFIXES = ("vllm serve", "python -m vllm", "python3 -m vllm")
-RESULT_HEADER = "serving benchmark result"
-FIGURE_UNITS = ("(ms):", "(tok/s):", "(req/s):")  # a line of figures: the next header starts another run
-
-
-def _json_lines(lines: list[str], first: int) -> int:
-    """How many lines, from ``first``, the --save-result JSON object starting there spans (1 when it does
-    not parse: that line is then named as not a JSON object). vLLM writes it on one line; pasted from
-    an editor or ``jq`` it spans many."""
-    rest = "\n".join(lines[first:])
-    try:
-        _, end = json.JSONDecoder().raw_decode(rest.lstrip())
-    except ValueError:
-        return 1
-    return rest.lstrip()[:end].count("\n") + 1
-
-
-def _chunks(text: str) -> list[tuple[str | None, int, list[str]]]:
-    """The box's runs: (the serve command above it, its first line number, its lines). A `vllm serve`
-    line applies to the runs below it; a JSON object (--save-result, on one line or many) is one run; a
-    'Serving Benchmark Result' header after figures starts the next run."""
-    runs: list[tuple[str | None, int, list[str]]] = []
-    command: str | None = None
-    current: list[str] = []
-    start = 1
-
-    def close() -> None:
-        if any(line.strip() for line in current):
-            runs.append((command, start, list(current)))
-        current.clear()
-
-    lines = text.splitlines()
-    index = 0
-    while index < len(lines):
-        raw = lines[index]
-        line, n = raw.strip(), index + 1
-        index += 1
-        if line.lower().startswith(SERVE_PREFIXES):
-            close()
-            command, start = line, n + 1
-        elif line.startswith("{"):
-            close()
-            span = _json_lines(lines, n - 1)
-            start = n
-            current.extend(lines[n - 1 : n - 1 + span])
-            close()
-            index, start = n - 1 + span, n + span
-        elif RESULT_HEADER in line.lower() and any(unit in x for x in current for unit in FIGURE_UNITS):
-            close()
-            start = n
-            current.append(raw)
-        else:
-            if not current:
-                start = n
-            current.append(raw)
-    close()
-    return runs
-
-
 def planner_only(params: PlannerParams) -> StrictPlannerParams:
     """The planner's own fields of a request or page that adds its own (fleet, recommend, the API's
     ``bench`` and ``measured_runs``): what a pasted run's configuration starts from."""
@@ -178,54 +119,32 @@ def planner_only(params: PlannerParams) -> StrictPlannerParams:
     )
 
 
-def _unstated_rate(start: int) -> Msg:
-    return Text(
-        "Your run at line {n} states no request rate, so it was simulated at inf: that is vLLM's default, and vLLM (0.10.2 and later) prints 'Request rate configured (RPS)' in the result block only for a finite rate. If it ran at a rate, paste the 'Traffic request rate' line above the block.",
-        n=start,
-    )
-
-
 def page_runs(text: str, base: PlannerParams, bench: BenchArgs | None) -> tuple[list[MeasuredRun], list[Msg]]:
     """The pasted runs of the page's box as measured runs of ``base``'s configuration, each changed by
     the serve command above it, and what the page says about how they were read; a bad paste is a
-    PlannerError on ``my_runs`` naming the box's line.
-
-    A run that states no request rate runs at inf (vLLM's default; its block prints the rate only
-    when finite), not at the benchmark fieldset's rate, which describes the user's next run."""
+    PlannerError on ``my_runs`` naming the box's line. Each paste is read once (app.core.perf.measured):
+    a rate or cap it does not state is vLLM's default for that run, not the fieldset's."""
     runs: list[MeasuredRun] = []
     notes: list[Msg] = []
     base = planner_only(base)  # /api/performance's request adds bench and measured_runs (were a 500 here)
     data = {**base.model_dump(), "my_runs": ""}
-    for command, start, lines in _chunks(text)[:MAX_MEASURED_RUNS]:
+    for pasted in split_runs(text)[:MAX_MEASURED_RUNS]:
         params = base
-        if command is not None:
+        if pasted.command is not None:
             try:
-                parsed = parse_serve_command(command, vllm_version=base.vllm_version)
+                parsed = parse_serve_command(pasted.command, vllm_version=base.vllm_version)
             except PlannerError as exc:
                 raise PlannerError(
-                    PAGE_FIELD, Text("line {n}: {msg}", n=start - 1, msg=exc.message)
+                    PAGE_FIELD, Text("line {n}: {msg}", n=pasted.start - 1, msg=exc.message)
                 ) from None
             params = StrictPlannerParams.model_validate(
                 {**data, **serve_values(parsed.serve), **({"model": parsed.model} if parsed.model else {})}
             )
-        # padded so that a line number in the paste's message is the box's own line number
-        paste = "\n" * (start - 1) + "\n".join(lines)
-        try:
-            fields, _ = bench_fields(
-                parse_paste(paste if not lines[0].lstrip().startswith("{") else "\n".join(lines))
-            )
-        except PlannerError as exc:
-            message = exc.message
-            if lines[0].lstrip().startswith("{"):
-                message = Text("line {n}: not a --save-result JSON object", n=start)
-            raise PlannerError(PAGE_FIELD, message) from None
-        run_bench = bench or BenchArgs()
-        if "request_rate" not in fields:
-            run_bench = run_bench.model_copy(update={"request_rate": math.inf})
-            notes.append(_unstated_rate(start))
+        read = read_run(pasted, bench=bench, field=PAGE_FIELD)
+        notes.extend(read.notes)
         runs.append(
             MeasuredRun.model_validate(
-                {**params.model_dump(), "my_runs": "", "paste": paste, "bench": run_bench}
+                {**params.model_dump(), "my_runs": "", "bench": read.bench, "measured": read.measured}
             )
         )
     return runs, notes
@@ -258,9 +177,26 @@ def bench_of(params: PlannerParams) -> BenchArgs | None:
         raise PlannerError(".".join(str(p) for p in first["loc"]), message_of(first)) from None
 
 
+FIT_CACHE_SIZE = 32  # pages whose fits are kept: Speed, fleet and recommender of one page load share one
+
+
 def page_cluster(params: PlannerParams, bench: BenchArgs | None) -> ClusterFit | None:
-    """Your cluster's factors from the page's "Your own runs" box (None when it is empty)."""
-    return request_cluster([], params.my_runs, params, bench)
+    """Your cluster's factors from the page's "Your own runs" box (None when it is empty). The fit (an
+    estimate and a simulated benchmark per run, up to 64) is kept by the box's text, the configuration
+    the runs start from and the benchmark, so the Speed section, the fleet and the recommender of one
+    page, and every slider move that changes neither, fit it once."""
+    if not params.my_runs.strip():
+        return None
+    base = planner_only(params).model_copy(update={"my_runs": ""})
+    bench_key = bench.model_dump_json() if bench is not None else ""
+    return _cached_fit(params.my_runs, base.model_dump_json(), bench_key)
+
+
+@functools.lru_cache(maxsize=FIT_CACHE_SIZE)
+def _cached_fit(box: str, base_json: str, bench_json: str) -> ClusterFit | None:
+    base = StrictPlannerParams.model_validate_json(base_json)
+    bench = BenchArgs.model_validate_json(bench_json) if bench_json else None
+    return request_cluster([], box, base, bench)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from app.core.errors import PlannerError
 from app.core.perf.bench_args import BenchArgs
+from app.core.perf.schedule import Workload
 from app.core.text import Msg, Text
 
 # The Speed section's request when neither the user nor a benchmark gives one (the page's placeholder)
@@ -65,3 +66,31 @@ def workload_lengths(
         new_out=new_out,
     )
     return new_in, new_out, note
+
+
+# The Speed section's clients when nothing else gives them (the page's placeholder, `kvplan perf`)
+DEFAULT_SPEED_CONCURRENCY = 16
+
+
+def speed_workload(
+    *,
+    input_tokens: int | None,
+    output_tokens: int | None,
+    concurrency: int | None,
+    target_concurrency: int | None,
+    bench: BenchArgs | None,
+    max_model_len: int,
+) -> tuple[Workload, Msg | None]:
+    """The one workload builder of the page, the APIs and `kvplan perf`: the lengths as
+    :func:`workload_lengths` gives them; the clients given, else the benchmark's --max-concurrency,
+    else the target concurrency N (when set), else DEFAULT_SPEED_CONCURRENCY."""
+    new_in, new_out, note = workload_lengths(
+        input_tokens=input_tokens, output_tokens=output_tokens, bench=bench, max_model_len=max_model_len
+    )
+    clients = (
+        concurrency
+        or (bench.max_concurrency if bench is not None else None)
+        or target_concurrency
+        or DEFAULT_SPEED_CONCURRENCY
+    )
+    return Workload(input_tokens=new_in, output_tokens=new_out, concurrency=clients), note

@@ -35,7 +35,7 @@ from app.core.errors import PlannerError
 from app.core.hf_config.reduce import planner_config
 from app.core.perf.bench_args import BenchArgs, infinite_as_text
 from app.core.perf.schedule import Workload
-from app.core.perf.workload import workload_lengths
+from app.core.perf.workload import DEFAULT_SPEED_CONCURRENCY, speed_workload
 from app.core.plan import MAX_DEVICE_MEMORY_GIB, MIN_DEVICE_MEMORY_GIB, QUANTIZATION_FLAGS
 from app.core.serve_flags import FLAGS_BY_FIELD, FlagKind, bounds
 from app.core.specs import RELEASE_DEFAULT_FLAGS, KVCacheDType, ReleaseDefaultFlags, ServeConfig
@@ -313,7 +313,6 @@ def _quantization_name(value: object) -> object:
     return value
 
 
-DEFAULT_SPEED_CONCURRENCY = 16  # the Speed section's clients when the permalink has none
 
 
 # how the page reads a flag the release decides when unset (ReleaseDefaultFlags), by its table kind:
@@ -611,20 +610,13 @@ def replace(params: PlannerParams, **changes: Any) -> PlannerParams:
 def workload_of(
     params: PlannerParams, *, max_model_len: int, bench: BenchArgs | None = None
 ) -> tuple[Workload, Msg | None]:
-    """The Speed section's workload and the note when a length the user left blank was shortened to
-    fit ``max_model_len``: the planner's own fields (input and output tokens, clients), a blank length
-    the benchmark's mean request (else 1,024), blank clients the benchmark's --max-concurrency (else
-    :attr:`PlannerParams.speed_concurrency`)."""
-    input_tokens, output_tokens, note = workload_lengths(
+    """The Speed section's workload (app.core.perf.workload.speed_workload on the planner's fields) and
+    the note when a length the user left blank was shortened to fit ``max_model_len``."""
+    return speed_workload(
         input_tokens=params.input_tokens,
         output_tokens=params.output_tokens,
+        concurrency=params.concurrency,
+        target_concurrency=params.target_concurrency if "target_concurrency" in params.model_fields_set else None,
         bench=bench,
         max_model_len=max_model_len,
     )
-    clients = bench.max_concurrency if bench is not None and not params.concurrency else None
-    workload = Workload(
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        concurrency=clients or params.speed_concurrency,
-    )
-    return workload, note

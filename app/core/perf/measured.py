@@ -1,0 +1,147 @@
+"""Your own runs as pasted text: split a box or a file into its `vllm bench serve` runs and read each
+into the benchmark it ran and the figures it measured. One reader for the planner page's "Your own
+runs" box, the fleet, the recommender and `kvplan perf --runs FILE`.
+
+What a run does not state is vLLM's default for that run, not the fieldset's (which describes the
+user's next run), and a note says so:
+
+* no rate: ``--request-rate`` inf. vLLM 0.10.2 … 0.33.0 print "Request rate configured (RPS)" in the
+  block only for a finite rate (vllm/benchmarks/serve.py).
+* no "Maximum request concurrency": no cap. serve.py (0.33.0, lines 1223-1224) prints that line in the
+  block only ``if max_concurrency is not None``; --save-result writes ``max_concurrency`` as null then.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from app.core.errors import PlannerError
+from app.core.perf.bench_args import BenchArgs
+from app.core.perf.paste import bench_fields, parse_paste
+from app.core.text import Msg, Text
+
+SERVE_PREFIXES = ("vllm serve", "python -m vllm", "python3 -m vllm")
+RESULT_HEADER = "serving benchmark result"
+FIGURE_UNITS = ("(ms):", "(tok/s):", "(req/s):")  # a line of figures: the next header starts another run
+
+
+@dataclass(frozen=True)
+class PastedRun:
+    """One run of a box: the serve command above it (None: the page's own configuration), the line
+    its text starts on (1-based, the box's own numbering) and its lines."""
+
+    command: str | None
+    start: int
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ReadRun:
+    """What one pasted run ran (``bench``) and measured (vLLM's result keys, positive and finite)."""
+
+    bench: BenchArgs
+    measured: dict[str, float]
+    notes: tuple[Msg, ...]
+
+
+def _json_lines(lines: list[str], first: int) -> int:
+    """How many lines, from ``first``, the --save-result JSON object starting there spans (1 when it does
+    not parse: that line is then named as not a JSON object). vLLM writes it on one line; pasted from
+    an editor or ``jq`` it spans many."""
+    rest = "\n".join(lines[first:])
+    try:
+        _, end = json.JSONDecoder().raw_decode(rest.lstrip())
+    except ValueError:
+        return 1
+    return rest.lstrip()[:end].count("\n") + 1
+
+
+def split_runs(text: str) -> list[PastedRun]:
+    """The box's runs. A `vllm serve` line applies to the runs below it; a JSON object (--save-result,
+    on one line or many) is one run; a 'Serving Benchmark Result' header after figures starts the next."""
+    runs: list[PastedRun] = []
+    command: str | None = None
+    current: list[str] = []
+    start = 1
+
+    def close() -> None:
+        if any(line.strip() for line in current):
+            runs.append(PastedRun(command, start, tuple(current)))
+        current.clear()
+
+    lines = text.splitlines()
+    index = 0
+    while index < len(lines):
+        raw = lines[index]
+        line, n = raw.strip(), index + 1
+        index += 1
+        if line.lower().startswith(SERVE_PREFIXES):
+            close()
+            command, start = line, n + 1
+        elif line.startswith("{"):
+            close()
+            span = _json_lines(lines, n - 1)
+            start = n
+            current.extend(lines[n - 1 : n - 1 + span])
+            close()
+            index, start = n - 1 + span, n + span
+        elif RESULT_HEADER in line.lower() and any(unit in x for x in current for unit in FIGURE_UNITS):
+            close()
+            start = n
+            current.append(raw)
+        else:
+            if not current:
+                start = n
+            current.append(raw)
+    close()
+    return runs
+
+
+def _unstated(start: int, *, rate: bool, cap: bool) -> list[Msg]:
+    notes: list[Msg] = []
+    if rate:
+        notes.append(
+            Text(
+                "Your run at line {n} states no request rate, so it was simulated at inf: that is vLLM's default, and vLLM (0.10.2 and later) prints 'Request rate configured (RPS)' in the result block only for a finite rate. If it ran at a rate, paste the 'Traffic request rate' line above the block.",
+                n=start,
+            )
+        )
+    if cap:
+        notes.append(
+            Text(
+                "Your run at line {n} states no 'Maximum request concurrency', so it was simulated without a cap: that is vLLM's default, and vLLM prints that line only when --max-concurrency was set.",
+                n=start,
+            )
+        )
+    return notes
+
+
+def read_run(run: PastedRun, *, bench: BenchArgs | None, field: str) -> ReadRun:
+    """One pasted run: the fieldset's benchmark (``bench``, else vLLM's defaults) changed by what the
+    paste states, a rate or cap it does not state at vLLM's default; a bad paste is a PlannerError on
+    ``field`` naming the box's line."""
+    is_json = run.lines[0].lstrip().startswith("{")
+    # padded so that a line number in the paste's message is the box's own line number
+    text = "\n".join(run.lines) if is_json else "\n" * (run.start - 1) + "\n".join(run.lines)
+    try:
+        fields, measured = bench_fields(parse_paste(text))
+    except PlannerError as exc:
+        message = Text("line {n}: not a --save-result JSON object", n=run.start) if is_json else exc.message
+        raise PlannerError(field, message) from None
+    no_rate, no_cap = "request_rate" not in fields, "max_concurrency" not in fields
+    defaults: dict[str, object] = {"request_rate": math.inf} if no_rate else {}
+    if no_cap:
+        defaults["max_concurrency"] = None
+    try:
+        args = BenchArgs.model_validate({**(bench or BenchArgs()).model_dump(), **defaults, **fields})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise PlannerError(
+            field, Text("line {n}: {key}: {msg}", n=run.start, key=first["loc"][0], msg=first["msg"])
+        ) from None
+    kept = {k: v for k, v in measured.items() if 0 < v < math.inf}
+    return ReadRun(args, kept, tuple(_unstated(run.start, rate=no_rate, cap=no_cap)))
