@@ -4,6 +4,7 @@ kv-planner estimate MODEL [vllm serve flags…] (--device ID | --device-memory-g
                 [--allow-long-max-model-len]   (as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)
 kv-planner estimate --device h100 -- vllm serve MODEL --flags…
 kv-planner perf MODEL [vllm serve flags…] --device ID --input-len N --output-len N --concurrency C [--json]
+                [--runs FILE]   (your `vllm bench serve` results: every figure they measured is calibrated on them)
     MODEL: a catalog id or alias, a path to a config.json, or with KVPLAN_ALLOW_HUB=1 a hub id
     (org/name[@revision], read from HF_ENDPOINT as the web does: app/hub.py)
 kv-planner deploy MODEL [vllm serve flags…] --device ID [--vllm-version V]
@@ -34,21 +35,23 @@ from app.core.errors import PlannerError, UnknownModelError
 from app.core.estimate import estimate
 from app.core.perf.bench import RESULT_KEYS
 from app.core.perf.bench_args import BenchArgs
+from app.core.perf.cluster import ClusterFit, RunComparison, fit_cluster
+from app.core.perf.measured import MAX_MEASURED_RUNS, compare_measured, read_run, split_runs
 from app.core.perf.predict import Performance, performance
-from app.core.perf.schedule import Workload
-from app.core.perf.workload import workload_lengths
+from app.core.perf.workload import speed_workload
 from app.core.plan import apply_quantization_flag, resolve_device, resolve_model
 from app.core.result import Estimate, Range
 from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
+from app.core.text import Msg
 from app.core.verdicts import VERDICTS
 
 # kv-planner's own options inside `estimate`; everything else is a `vllm serve` flag
 _OWN_VALUED = {"--device", "--device-memory-gib", "--vllm-version", "--target-concurrency"}
 # `kv-planner perf`'s workload (what `vllm bench serve --random-input-len/--random-output-len/--max-concurrency` sets)
-# (a length not given: the benchmark's mean request, else 1,024, shortened to fit max_model_len; clients
-# not given: the benchmark's --max-concurrency, else 16)
+# (app.core.perf.workload.speed_workload: a length not given is the benchmark's mean request, else 1,024,
+# shortened to fit max_model_len; clients not given: the benchmark's --max-concurrency, else
+# --target-concurrency, else 16); `--runs FILE`: your measured runs (app.core.perf.measured)
 _PERF_VALUED = frozenset({"--input-len", "--output-len", "--concurrency"})
-_PERF_CONCURRENCY = 16
 _OWN_FLAGS = {"--json", "--allow-long-max-model-len"}
 # `kvplan perf --num-prompts ...`: `vllm bench serve`'s own arguments (any of them turns the simulated
 # benchmark on; its result keys are printed under vLLM's names)
@@ -65,7 +68,7 @@ _BENCH_VALUED = {
     "--seed",
 }
 
-_OWN_NAMES = sorted(_OWN_VALUED | _OWN_FLAGS | set(_PERF_VALUED) | _BENCH_VALUED)
+_OWN_NAMES = sorted(_OWN_VALUED | _OWN_FLAGS | set(_PERF_VALUED) | _BENCH_VALUED | {"--runs"})
 _OWN_SUGGESTION_CUTOFF = 0.75  # "--devce" -> "--device" (0.92), "--concurency" -> "--concurrency" (0.96)
 
 
@@ -165,9 +168,16 @@ def run_perf(argv: list[str]) -> Performance:
     workload: dict[str, int] = {}
     bench: dict[str, str | bool] = {}
     rest: list[str] = []
+    runs_file = ""
     i = 0
     while i < len(argv):
         name, eq, inline = argv[i].partition("=")
+        if name == "--runs" and "--" not in argv[:i]:
+            if not eq and i + 1 >= len(argv):
+                raise PlannerError("runs", "--runs needs a file")
+            runs_file = inline if eq else argv[i + 1]
+            i += 1 if eq else 2
+            continue
         if name == "--ignore-eos" and "--" not in argv[:i]:
             bench["ignore_eos"] = True
             i += 1
@@ -196,26 +206,78 @@ def run_perf(argv: list[str]) -> Performance:
     except ValidationError as exc:
         first = exc.errors()[0]
         raise PlannerError(str(first["loc"][0]) if first["loc"] else "bench", first["msg"]) from None
-    input_tokens, output_tokens, note = workload_lengths(
+    own, _ = _split_own(rest[: rest.index("--")] if "--" in rest else rest)
+    target = own.get("--target-concurrency")
+    work, note = speed_workload(
         input_tokens=workload.get("--input-len"),
         output_tokens=workload.get("--output-len"),
+        concurrency=workload.get("--concurrency"),
+        target_concurrency=int(_number(target, "target_concurrency", int)) if target else None,
         bench=bench_args,
         max_model_len=est.max_model_len,
     )
-    clients = workload.get("--concurrency") or (bench_args.max_concurrency if bench_args else None)
+    cluster = _runs_cluster(runs_file, rest, bench_args, (model, device, serve, est)) if runs_file else None
     perf = performance(
         estimate=est,
         model=model,
         device=device,
         serve=serve,
-        workload=Workload(
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            concurrency=clients or _PERF_CONCURRENCY,
-        ),
+        workload=work,
         bench=bench_args,
+        cluster=cluster,
     )
-    return perf if note is None else perf.model_copy(update={"notes": [note, *perf.notes]})
+    # the shortening note first, how your runs were read last (as the Speed section orders them)
+    notes = [*([note] if note else []), *perf.notes, *(cluster.notes if cluster is not None else [])]
+    return perf if len(notes) == len(perf.notes) else perf.model_copy(update={"notes": notes})
+
+
+RUNS_MAX_BYTES = 1_000_000  # `--runs FILE`: 64 printed blocks are ~100 kB; more is not a runs file
+
+
+def _runs_cluster(
+    path: str,
+    rest: list[str],
+    bench: BenchArgs | None,
+    base: tuple[ModelSpec, DeviceSpec, ServeConfig, Estimate],
+) -> ClusterFit:
+    """`kvplan perf --runs FILE`: your `vllm bench serve` results (printed blocks or --save-result JSON,
+    a `vllm serve` line above the runs it served), read as the page's "Your own runs" box reads them;
+    every figure the runs measured is then scaled by your cluster's factors."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read(RUNS_MAX_BYTES + 1)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PlannerError("runs", f"cannot read {path}: {exc}") from None
+    if len(text) > RUNS_MAX_BYTES:
+        raise PlannerError("runs", f"{path} is over {RUNS_MAX_BYTES:,} characters")
+    pasted = split_runs(text)
+    if not pasted:
+        raise PlannerError("runs", f"{path} holds no 'Serving Benchmark Result' block or JSON")
+    if len(pasted) > MAX_MEASURED_RUNS:
+        raise PlannerError("runs", f"at most {MAX_MEASURED_RUNS} runs")
+    own = [a for a in (rest[: rest.index("--")] if "--" in rest else rest) if a]
+    own_args, _ = _split_own(own)
+    options = [x for k, v in own_args.items() for x in ((k, v) if k in _OWN_VALUED else (k,))]
+    compared: list[RunComparison] = []
+    notes: list[Msg] = []
+    for run in pasted:
+        model, device, serve, est = base
+        if run.command is not None:  # the configuration that run served, on the same device
+            model, device, serve, est = _inputs([*options, "--", *shlex.split(run.command)])
+        read = read_run(run, bench=bench, field="runs")
+        notes.extend(read.notes)
+        compared.append(
+            compare_measured(
+                estimate=est,
+                model=model,
+                device=device,
+                serve=serve,
+                args=read.bench,
+                measured=read.measured,
+                field=f"runs: line {run.start}",
+            )
+        )
+    return fit_cluster(compared).model_copy(update={"notes": notes})
 
 
 # `kv-planner deploy`'s own options (the rest is what `estimate` reads)

@@ -13,17 +13,14 @@ from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
 from app.core.perf.bench_args import BenchArgs
 from app.core.perf.cluster import ClusterFit, MeasuredKeys, RunComparison, fit_cluster
-from app.core.perf.measured import read_run, split_runs
+from app.core.perf.measured import MAX_MEASURED_RUNS, compare_measured, read_run, split_runs
 from app.core.perf.paste import bench_fields, parse_paste
-from app.core.perf.predict import compare_run
-from app.core.perf.simulate import SimulationError
 from app.core.text import Msg, Text
 from app.web.i18n import t
 from app.web.inputs.params import PlannerParams, StrictPlannerParams, serve_values
 from app.web.inputs.resolve import estimate_for, resolve_strict
 from app.web.validation import message_of
 
-MAX_MEASURED_RUNS = 64
 MAX_PASTE_CHARS = 200_000
 
 
@@ -58,28 +55,15 @@ def compared_run(run: MeasuredRun, index: int) -> RunComparison:
     run (``measured_runs[index]``) and its field."""
     args, measured = _run_inputs(run, index)
     resolved = resolve_strict(run)
-    planned = estimate_for(resolved)
-    if not planned.fits or planned.num_gpu_blocks <= 0:
-        raise PlannerError(
-            f"measured_runs[{index}]",
-            Text(
-                "the planner says vLLM would not start this run's configuration: give the serve command it "
-                "ran with (e.g. --gpu-memory-utilization, --max-model-len)"
-            ),
-        )
-    try:
-        return compare_run(
-            estimate=planned,
-            model=resolved.model,
-            device=resolved.device,
-            serve=resolved.serve,
-            args=args,
-            measured=measured,
-        )
-    except SimulationError:
-        raise PlannerError(
-            f"measured_runs[{index}].bench", Text("this run cannot be simulated on the planned pool")
-        ) from None
+    return compare_measured(
+        estimate=estimate_for(resolved),
+        model=resolved.model,
+        device=resolved.device,
+        serve=resolved.serve,
+        args=args,
+        measured=measured,
+        field=f"measured_runs[{index}]",
+    )
 
 
 def cluster_of(runs: list[MeasuredRun]) -> ClusterFit | None:

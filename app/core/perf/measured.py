@@ -21,9 +21,15 @@ from pydantic import ValidationError
 
 from app.core.errors import PlannerError
 from app.core.perf.bench_args import BenchArgs
+from app.core.perf.cluster import RunComparison
 from app.core.perf.paste import bench_fields, parse_paste
+from app.core.perf.predict import compare_run
+from app.core.perf.simulate import SimulationError
+from app.core.result import Estimate
+from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Msg, Text
 
+MAX_MEASURED_RUNS = 64  # runs one box, request or file may hold (each is an estimate and a simulated run)
 SERVE_PREFIXES = ("vllm serve", "python -m vllm", "python3 -m vllm")
 RESULT_HEADER = "serving benchmark result"
 FIGURE_UNITS = ("(ms):", "(tok/s):", "(req/s):")  # a line of figures: the next header starts another run
@@ -145,3 +151,34 @@ def read_run(run: PastedRun, *, bench: BenchArgs | None, field: str) -> ReadRun:
         ) from None
     kept = {k: v for k, v in measured.items() if 0 < v < math.inf}
     return ReadRun(args, kept, tuple(_unstated(run.start, rate=no_rate, cap=no_cap)))
+
+
+def compare_measured(
+    *,
+    estimate: Estimate,
+    model: ModelSpec,
+    device: DeviceSpec,
+    serve: ServeConfig,
+    args: BenchArgs,
+    measured: dict[str, float],
+    field: str,
+) -> RunComparison:
+    """One measured run against what the shipped model predicts for its configuration, refused (naming
+    ``field``) when the planner says vLLM would not start that configuration or its run cannot be
+    simulated on the planned pool."""
+    if not estimate.fits or estimate.num_gpu_blocks <= 0:
+        raise PlannerError(
+            field,
+            Text(
+                "the planner says vLLM would not start this run's configuration: give the serve command it "
+                "ran with (e.g. --gpu-memory-utilization, --max-model-len)"
+            ),
+        )
+    try:
+        return compare_run(
+            estimate=estimate, model=model, device=device, serve=serve, args=args, measured=measured
+        )
+    except SimulationError:
+        raise PlannerError(
+            f"{field}.bench", Text("this run cannot be simulated on the planned pool")
+        ) from None

@@ -16,11 +16,12 @@ from pydantic import BeforeValidator, ConfigDict, Field
 
 from app.core import numbers
 from app.core.fleet import MAX_DEVICES_TOTAL, Limits, Target
+from app.core.perf.measured import MAX_MEASURED_RUNS
 from app.web.inputs.lenient import parse_lenient
 from app.web.inputs.links import query_items
 from app.web.inputs.params import INT_OR_NONE, Flag, PlannerParams, parse_human_int, same_named
 from app.web.inputs.problems import Problem
-from app.web.measured_runs import MAX_MEASURED_RUNS, MeasuredRun
+from app.web.measured_runs import MeasuredRun
 
 # The example: 20 requests/s of 2k in / 256 out, TTFT under 2 s, TPOT under 50 ms.
 DEFAULT_INPUT_TOKENS = 2048

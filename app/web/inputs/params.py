@@ -313,8 +313,6 @@ def _quantization_name(value: object) -> object:
     return value
 
 
-
-
 # how the page reads a flag the release decides when unset (ReleaseDefaultFlags), by its table kind:
 # blank is "unset"; a flag also takes "default"/"auto" and the on/off words
 _LENIENT_BY_KIND: dict[FlagKind, Callable[[object], object]] = {
@@ -616,7 +614,9 @@ def workload_of(
         input_tokens=params.input_tokens,
         output_tokens=params.output_tokens,
         concurrency=params.concurrency,
-        target_concurrency=params.target_concurrency if "target_concurrency" in params.model_fields_set else None,
+        target_concurrency=params.target_concurrency
+        if "target_concurrency" in params.model_fields_set
+        else None,
         bench=bench,
         max_model_len=max_model_len,
     )

@@ -6,9 +6,10 @@ from typing import Literal
 
 from pydantic import Field
 
+from app.core.perf.measured import MAX_MEASURED_RUNS
 from app.core.specs import ServeConfig
 from app.web.inputs.params import PlannerParams, StrictPlannerParams, with_serve
-from app.web.measured_runs import MAX_MEASURED_RUNS, MeasuredRun
+from app.web.measured_runs import MeasuredRun
 
 MAX_TOKENS = 10_000_000  # ServeConfig.max_model_len's upper bound
 MAX_DEVICES_PER_NODE = 1024

@@ -17,11 +17,11 @@ from fastapi import APIRouter
 from pydantic import ConfigDict, Field
 
 from app.core.perf.bench_args import BenchArgs
+from app.core.perf.measured import MAX_MEASURED_RUNS
 from app.web.inputs.links import to_query
 from app.web.inputs.params import StrictPlannerParams
 from app.web.inputs.resolve import resolve_strict
 from app.web.measured_runs import (
-    MAX_MEASURED_RUNS,
     MeasuredRun,
     bench_of,
     calibrated_caption,
