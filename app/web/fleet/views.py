@@ -149,6 +149,7 @@ class FleetView:
     choices: Choices
     calibrated: str = ""  # "calibrated on your N runs" beside every speed figure, when runs were pasted
     runs_error: Problem | None = None  # a bad paste in "Your own runs": the figures answer uncalibrated
+    bench_error: Problem | None = None  # a bad benchmark argument: the figures answer without it
     runs_notes: tuple[str, ...] = ()  # how the pasted runs were read (a rate they did not state)
 
 
@@ -402,6 +403,7 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         device_name=device_name,
         choices=choices(params.vllm_version),
         calibrated=calibrated,
-        runs_error=error_of(bad) if (bad := runs.runs_error or runs.bench_error) else None,
+        runs_error=error_of(runs.runs_error) if runs.runs_error else None,
+        bench_error=error_of(runs.bench_error) if runs.bench_error else None,
         runs_notes=tuple(tr(n) for n in runs.notes),
     )

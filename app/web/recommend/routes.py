@@ -51,13 +51,15 @@ def _recommend_fragment(request: Request, items: list[tuple[str, str]], changes:
         "error": None,
         "verdict_changes": changes,
         "runs_error": None,
+        "bench_error": None,
         "runs_notes": [],
     }
     try:
         rec, runs = run_for_planner(resolved)
         context["view"] = build_view(rec, lambda serve: permalink(request, params_with(params, serve)))
-        bad = runs.runs_error or runs.bench_error  # shown above the answer, which is uncalibrated
-        context["runs_error"] = error_of(bad) if bad else None
+        # both shown above the answer, which answers without them (uncalibrated, the default benchmark)
+        context["runs_error"] = error_of(runs.runs_error) if runs.runs_error else None
+        context["bench_error"] = error_of(runs.bench_error) if runs.bench_error else None
         context["runs_notes"] = [tr(n) for n in runs.notes]
         status = 200
     except PlannerError as exc:

@@ -1,0 +1,31 @@
+"""A bad benchmark argument and a bad paste are both shown, on every page (issue 23 round 7, speedpage7
+fault 8). Before, the fleet and the recommender showed ``runs_error or bench_error``: with a bad paste in
+"Your own runs", a bad ``num_prompts`` was hidden (and the three pages wrote the banner three ways; now
+one macro, _partials/forms.html ``runs_errors``)."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+
+LLAMA = {"v": "1", "model": "meta-llama/Llama-3.1-8B-Instruct", "device": "nvidia-h100-sxm-80gb"}
+PAGE = {**LLAMA, "max_model_len": "4096", "target_concurrency": "64"}
+# num_prompts 0: `vllm bench serve` needs at least one prompt (BenchArgs ge=1)
+BAD_BENCH = {"bench_serve": "true", "num_prompts": "0"}
+# line 2 of the box: the figure is not a number
+BAD_PASTE = "============ Serving Benchmark Result ============\nMean TPOT (ms):   fast\n"
+FLEET = {"input_tokens": "1024", "output_tokens": "256", "requests_per_s": "5", "devices_available": "8"}
+
+
+@pytest.mark.parametrize(
+    ("path", "prefix", "extra"),
+    [("/speed", "speed", {}), ("/recommend", "recommend", {}), ("/fleet", "fleet", FLEET)],
+)
+def test_both_errors_are_in_view(client: Any, path: str, prefix: str, extra: dict[str, str]) -> None:
+    query = {**PAGE, **extra, **BAD_BENCH, "my_runs": BAD_PASTE}
+    page = client.get(f"{path}?" + urlencode(query))
+    assert page.status_code == 200, page.text[:400]
+    assert f'id="{prefix}-bench-error"><code>num_prompts</code>' in page.text
+    assert f'id="{prefix}-runs-error"><code>my_runs</code>: line 2: cannot read a number' in page.text
