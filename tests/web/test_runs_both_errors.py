@@ -29,3 +29,16 @@ def test_both_errors_are_in_view(client: Any, path: str, prefix: str, extra: dic
     assert page.status_code == 200, page.text[:400]
     assert f'id="{prefix}-bench-error"><code>num_prompts</code>' in page.text
     assert f'id="{prefix}-runs-error"><code>my_runs</code>: line 2: cannot read a number' in page.text
+
+
+def test_the_recommender_says_the_lengths_were_shortened(client: Any) -> None:
+    # blank lengths 1,024 + 1,024 against a 320-token max_model_len: the speed workload is 160 + 160
+    # (320 x 1,024 // 2,048 = 160), and the recommender now says so as the Speed section does (it was dropped)
+    query = {**LLAMA, "max_model_len": "320", "target_concurrency": "4"}
+    section = client.get("/recommend?" + urlencode(query))
+    assert section.status_code == 200
+    assert "modelled as 160 + 160, the lengths you did not set shortened to fit" in section.text
+    api = client.post(
+        "/api/recommend", json={**{k: v for k, v in LLAMA.items() if k != "v"}, "max_model_len": 320}
+    )
+    assert any("modelled as 160 + 160" in w for w in api.json()["warnings"]), api.json()["warnings"]

@@ -27,8 +27,9 @@ def recommend_for(
     PlannerError propagates."""
     params = require_usable(resolved).params
     target_len = target_max_model_len or params.max_model_len or resolved.default_len
-    return recommend(
-        workload=workload_of(params, max_model_len=target_len, bench=runs.bench)[0],
+    workload, shortened = workload_of(params, max_model_len=target_len, bench=runs.bench)
+    rec = recommend(
+        workload=workload,
         model=resolved.model,
         device=resolved.device,
         serve=resolved.serve,
@@ -39,6 +40,8 @@ def recommend_for(
         cluster=runs.cluster,
         **room,
     )
+    # the lengths the user did not set, shortened to fit the target length: said, as the Speed section says
+    return rec if shortened is None else rec.model_copy(update={"warnings": [*rec.warnings, shortened]})
 
 
 def run(body: RecommendRequest) -> tuple[Resolved, Recommendation]:
