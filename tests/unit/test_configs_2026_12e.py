@@ -91,3 +91,32 @@ def test_float32_rotary_buffers_still_come_off_as_float32() -> None:
     index = _load(f"{name}_model.safetensors.index.json")
     spec = model_spec_from_hf_config(_load(f"{name}_config.json"), name="t", safetensors_index=index)
     assert spec.weights_bytes_exact == 26_031_738_880 - 40 * 64 * 4 == 2 * 13_015_864_320
+
+
+def test_bloom_spellings_are_read_as_transformers_reads_them() -> None:
+    # heldout_0_33f's BLOOM-176B config.json stores n_embed 14,336 and n_layer 70 only: BloomConfig's
+    # attribute_map gives num_hidden_layers <- n_layer, num_attention_heads <- n_head, and its __post_init__ pops
+    # n_embed into hidden_size (transformers 5.x models/bloom/configuration_bloom.py). 112 heads of 14,336 / 112 =
+    # 128, MHA: at TP 8 14 heads a rank x 2 x 128 x 2 B = 7,168 B a layer x 70 = 501,760 a token; no length key,
+    # so vLLM's default 2,048 (config/model.py _get_and_verify_max_len)
+    config = json.loads(
+        (HELD.parent / "heldout_0_33f" / "amansingh61--bloom_config.json").read_text(encoding="utf-8")
+    )
+    assert "hidden_size" not in config and "num_hidden_layers" not in config
+    est = _plan(config, release="0.33.0")
+    assert est.kv_bytes_per_token == 70 * 7_168 == 501_760
+    assert est.groups[0].page_size_bytes == 16 * 7_168
+
+
+def test_an_attribute_map_spelling_fills_the_standard_name_only_when_it_is_absent() -> None:
+    # GPT-2's attribute_map (transformers models/gpt2/configuration_gpt2.py): hidden_size <- n_embd,
+    # num_hidden_layers <- n_layer, num_attention_heads <- n_head, max_position_embeddings <- n_positions
+    from app.core.hf_config.coerce import _with_standard_names
+
+    stored = {"n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024, "hidden_size": 1024}
+    named = _with_standard_names(dict(stored), "gpt2")
+    assert named["num_hidden_layers"] == 12 and named["num_attention_heads"] == 12
+    assert named["hidden_size"] == 1024  # a standard name the config stores wins
+    # only the attention geometry is renamed (the length keys are read under every spelling already)
+    assert "max_position_embeddings" not in named
+    assert _with_standard_names({"n_layer": 3}, "llama") == {"n_layer": 3}  # LlamaConfig maps nothing
