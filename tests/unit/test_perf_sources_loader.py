@@ -72,13 +72,8 @@ def test_a_random_run_without_totals_runs_at_its_throughputs_ratio() -> None:
     # mushfiqrahman.dev's RTX 4090 post, 4 clients (bench/data/perf/sources-r7/): 256 / 128 asked, no
     # totals printed, but 210 output tok/s over 2.09 req/s: both are divided by the same benchmark
     # duration in vLLM's serve.py, so the mean output is 210 / 2.09 = 100.48 -> 100 tokens a request
-    row = {
-        "dataset_name": "random",
-        "num_prompts": 300,
-        "random_input_len": 256,
-        "random_output_len": 128,
-        "measured": {"request_throughput": 2.09, "output_throughput": 210, "mean_ttft_ms": 63},
-    }
+    row = P.read_rows([P.SOURCES_R7_DIR / "mushfiqrahman-mistral7b-rtx4090.jsonl"])[0]
+    assert (row["max_concurrency"], row["random_output_len"], "total_output_tokens" in row) == (4, 128, False)
     assert P.generated_len(row) == 100
     assert P.bench_args(row).random_output_len == 100
     # the printed totals, where there are any, win: 300 requests and 30,600 tokens -> 102
