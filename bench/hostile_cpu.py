@@ -75,10 +75,21 @@ def _gemma(layers: int) -> str:
 
 def cases() -> list[Case]:
     run = {**LLAMA, "bench": {"num_prompts": MAX_PROMPTS}, "measured": {"mean_tpot_ms": 8.0}}
-    crowd = {"num_prompts": MAX_PROMPTS, "max_concurrency": 65_536, "random_input_len": 10, "random_output_len": 4000}
+    crowd = {
+        "num_prompts": MAX_PROMPTS,
+        "max_concurrency": 65_536,
+        "random_input_len": 10,
+        "random_output_len": 4000,
+    }
     one_seq = {"num_prompts": MAX_PROMPTS, "random_input_len": 1, "random_output_len": 100_000}
-    speed_page = {**LLAMA, "bench_serve": "on", "num_prompts": str(MAX_PROMPTS), "max_concurrency": "65536",
-                  "random_input_len": "10", "random_output_len": "4000"}  # fmt: skip
+    speed_page = {
+        **LLAMA,
+        "bench_serve": "on",
+        "num_prompts": str(MAX_PROMPTS),
+        "max_concurrency": "65536",
+        "random_input_len": "10",
+        "random_output_len": "4000",
+    }
     paste = "\n".join(
         f"vllm serve meta-llama/Llama-3.1-8B-Instruct\n============ Serving Benchmark Result ============\n"
         f"Successful requests: {MAX_PROMPTS}\nMaximum request concurrency: 65536\n"
@@ -87,35 +98,95 @@ def cases() -> list[Case]:
     )
     return [
         Case("perf 100k prompts, 65,536 clients", "POST", "/api/performance", {**LLAMA, "bench": crowd}),
-        Case("perf 100k prompts of 100k outputs, max_num_seqs 1", "POST", "/api/performance",
-             {**LLAMA, "max_num_seqs": 1, "bench": one_seq}),  # fmt: skip
-        Case("perf 100k prompts at 0.001 req/s, burstiness 0.01", "POST", "/api/performance",
-             {**LLAMA, "bench": {"num_prompts": MAX_PROMPTS, "request_rate": 0.001, "burstiness": 0.01}}),  # fmt: skip
-        Case(f"perf {MAX_RUNS} measured runs of 100k prompts", "POST", "/api/performance",
-             {**LLAMA, "measured_runs": [run] * MAX_RUNS}),  # fmt: skip
-        Case("perf 64 measured runs of 100k prompts, 65,536 clients", "POST", "/api/performance",
-             {**LLAMA, "measured_runs": [{**run, "bench": crowd}] * MAX_RUNS}),  # fmt: skip
-        Case("speed fragment 100k prompts, 65,536 clients", "GET", "/speed", params=speed_page,
-             headers={"HX-Request": "true"}),  # fmt: skip
-        Case(f"speed fragment, my_runs: {MAX_RUNS} pasted runs of 100k at 65,536", "POST", "/speed",
-             form={**LLAMA, "my_runs": paste}, headers={"HX-Request": "true"}),  # fmt: skip
-        Case(f"fleet, {MAX_RUNS} measured runs of 100k prompts", "POST", "/api/fleet",
-             {**LLAMA, "requests_per_s": 1_000_000, "measured_runs": [run] * MAX_RUNS}),  # fmt: skip
-        Case(f"recommend, {MAX_RUNS} measured runs of 100k prompts", "POST", "/api/recommend",
-             {**LLAMA, "target_concurrency": 64, "measured_runs": [run] * MAX_RUNS}),  # fmt: skip
-        Case("fleet 1e6 req/s, 10,000-layer paste", "POST", "/api/fleet",
-             {"config_json": _config(10_000), "device": "h100", "requests_per_s": 1_000_000}),  # fmt: skip
-        Case("recommend, 10,000-layer Gemma-3 paste", "POST", "/api/recommend",
-             {"config_json": _gemma(10_000), "device": "h100", "target_concurrency": 64, "nodes": 64}),  # fmt: skip
-        Case("estimate, 10,000-layer Gemma-3 paste", "POST", "/api/estimate",
-             {"config_json": _gemma(10_000), "device": "h100"}),  # fmt: skip
-        Case("estimate, 5 MiB config (100k-layer layer_types)", "POST", "/api/estimate",
-             {"config_json": _gemma(100_000)[: 5 * 2**20], "device": "h100"}),  # fmt: skip
-        Case("page POST /, 10,000-layer Gemma-3 paste", "POST", "/", form={"config_json": _gemma(10_000),
-             "device": "h100"}),  # fmt: skip
-        Case("doctor, 5 MiB of KV lines and a 300 KB /metrics", "POST", "/api/diagnose",
-             {"log": "INFO 12-01 10:00:00 [gpu_worker.py:1] GPU KV cache size: 1,000 tokens\n" * 70_000,
-              "metrics": "vllm:num_gpu_blocks 10\n" * 12_000}),  # fmt: skip
+        Case(
+            "perf 100k prompts of 100k outputs, max_num_seqs 1",
+            "POST",
+            "/api/performance",
+            {**LLAMA, "max_num_seqs": 1, "bench": one_seq},
+        ),
+        Case(
+            "perf 100k prompts at 0.001 req/s, burstiness 0.01",
+            "POST",
+            "/api/performance",
+            {**LLAMA, "bench": {"num_prompts": MAX_PROMPTS, "request_rate": 0.001, "burstiness": 0.01}},
+        ),
+        Case(
+            f"perf {MAX_RUNS} measured runs of 100k prompts",
+            "POST",
+            "/api/performance",
+            {**LLAMA, "measured_runs": [run] * MAX_RUNS},
+        ),
+        Case(
+            "perf 64 measured runs of 100k prompts, 65,536 clients",
+            "POST",
+            "/api/performance",
+            {**LLAMA, "measured_runs": [{**run, "bench": crowd}] * MAX_RUNS},
+        ),
+        Case(
+            "speed fragment 100k prompts, 65,536 clients",
+            "GET",
+            "/speed",
+            params=speed_page,
+            headers={"HX-Request": "true"},
+        ),
+        Case(
+            f"speed fragment, my_runs: {MAX_RUNS} pasted runs of 100k at 65,536",
+            "POST",
+            "/speed",
+            form={**LLAMA, "my_runs": paste},
+            headers={"HX-Request": "true"},
+        ),
+        Case(
+            f"fleet, {MAX_RUNS} measured runs of 100k prompts",
+            "POST",
+            "/api/fleet",
+            {**LLAMA, "requests_per_s": 1_000_000, "measured_runs": [run] * MAX_RUNS},
+        ),
+        Case(
+            f"recommend, {MAX_RUNS} measured runs of 100k prompts",
+            "POST",
+            "/api/recommend",
+            {**LLAMA, "target_concurrency": 64, "measured_runs": [run] * MAX_RUNS},
+        ),
+        Case(
+            "fleet 1e6 req/s, 10,000-layer paste",
+            "POST",
+            "/api/fleet",
+            {"config_json": _config(10_000), "device": "h100", "requests_per_s": 1_000_000},
+        ),
+        Case(
+            "recommend, 10,000-layer Gemma-3 paste",
+            "POST",
+            "/api/recommend",
+            {"config_json": _gemma(10_000), "device": "h100", "target_concurrency": 64, "nodes": 64},
+        ),
+        Case(
+            "estimate, 10,000-layer Gemma-3 paste",
+            "POST",
+            "/api/estimate",
+            {"config_json": _gemma(10_000), "device": "h100"},
+        ),
+        Case(
+            "estimate, 5 MiB config (100k-layer layer_types)",
+            "POST",
+            "/api/estimate",
+            {"config_json": _gemma(100_000)[: 5 * 2**20], "device": "h100"},
+        ),
+        Case(
+            "page POST /, 10,000-layer Gemma-3 paste",
+            "POST",
+            "/",
+            form={"config_json": _gemma(10_000), "device": "h100"},
+        ),
+        Case(
+            "doctor, 5 MiB of KV lines and a 300 KB /metrics",
+            "POST",
+            "/api/diagnose",
+            {
+                "log": "INFO 12-01 10:00:00 [gpu_worker.py:1] GPU KV cache size: 1,000 tokens\n" * 60_000,
+                "metrics": "vllm:num_gpu_blocks 10\n" * 12_000,
+            },
+        ),
     ]
 
 
@@ -135,17 +206,28 @@ def main() -> int:
         if args.only not in case.name:
             continue
         cpu, wall = time.process_time(), time.perf_counter()
-        response = client.request(case.method, case.path, json=case.json_body, data=case.form,
-                                  params=case.params, headers=case.headers)  # fmt: skip
+        response = client.request(
+            case.method,
+            case.path,
+            json=case.json_body,
+            data=case.form,
+            params=case.params,
+            headers=case.headers,
+        )
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         worst = max(worst, cpu)
-        problem = "5xx" if response.status_code >= 500 else f"over {CPU_LIMIT_S:g} s" if cpu > CPU_LIMIT_S else ""
+        problem = (
+            "5xx" if response.status_code >= 500 else f"over {CPU_LIMIT_S:g} s" if cpu > CPU_LIMIT_S else ""
+        )
         bad += bool(problem)
         said = ""
         if response.status_code >= 400:
             said = response.text[:160].replace("\n", " ")
-        print(f"{response.status_code} cpu {cpu * 1000:8.0f} ms wall {wall * 1000:8.0f} ms  {case.name:<58} "
-              f"{'BAD ' + problem if problem else 'ok'} {said}", flush=True)  # fmt: skip
+        print(
+            f"{response.status_code} cpu {cpu * 1000:8.0f} ms wall {wall * 1000:8.0f} ms  {case.name:<58} "
+            f"{'BAD ' + problem if problem else 'ok'} {said}",
+            flush=True,
+        )
     print(f"worst CPU per request {worst * 1000:,.0f} ms; {bad} case(s) broke the rule")
     return 1 if bad else 0
 
