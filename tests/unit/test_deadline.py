@@ -55,3 +55,20 @@ def test_a_simulated_benchmark_stops_at_the_budget_naming_num_prompts() -> None:
         performance(**kwargs, workload=workload, bench=bench)  # type: ignore[arg-type]
     assert spent.value.field == "bench.num_prompts"
     assert "fewer prompts (num_prompts) or fewer clients (max_concurrency)" in spent.value.message
+
+
+def test_the_log_reader_stops_at_the_budget() -> None:
+    # Before: 60,000 KV lines (4.5 MB, under the 5 MiB body cap) took 3.0 s of CPU in /api/diagnose,
+    # past its 1.5 s budget, because the reader never read it (bench/hostile_cpu.py "doctor").
+    from app.core.logs.startup.parser import DEADLINE_EVERY_LINES, parse_startup_log
+
+    log = "INFO 12-01 10:00:00 [gpu_worker.py:1] GPU KV cache size: 1,000 tokens\n" * (
+        2 * DEADLINE_EVERY_LINES
+    )
+    assert parse_startup_log(log).recognised_lines == 2 * DEADLINE_EVERY_LINES  # no budget: read whole
+    with (
+        deadline.cpu_budget(seconds=-1.0, field="log", advice="a shorter log"),
+        pytest.raises(deadline.WorkBudgetError) as spent,
+    ):
+        parse_startup_log(log)
+    assert spent.value.field == "log"
