@@ -617,7 +617,7 @@ def _groups(*, layout: kv.KVLayout, capacity: Capacity) -> list[KVGroup]:
         KVGroup(
             kind=str(group.kind),
             num_layers=group.num_layers,
-            block_size=group.block_size_tokens or layout.block_size,  # a group's own block (DSV4 64 / 4 / 8)
+            block_size=layout.block_tokens(group),  # a group's own block (DSV4 64 / 4 / 8)
             page_size_bytes=group.page_size_bytes,
             blocks_per_request=blocks,
         )
