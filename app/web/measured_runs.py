@@ -16,13 +16,7 @@ from app.core.perf.bench_args import BenchArgs
 from app.core.perf.cluster import ClusterFit, MeasuredKeys, RunComparison, fit_cluster
 from app.core.perf.measured import MAX_MEASURED_RUNS, compare_measured, read_run, split_runs
 from app.core.perf.paste import bench_fields, parse_paste
-<<<<<<< HEAD
-from app.core.text import Msg, Text
-=======
-from app.core.perf.predict import compare_run
-from app.core.perf.simulate import SimulationError
 from app.core.text import N_, Msg, Text
->>>>>>> main
 from app.web.i18n import t
 from app.web.inputs.params import PlannerParams, StrictPlannerParams, serve_values
 from app.web.inputs.resolve import estimate_for, resolve_strict
