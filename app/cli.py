@@ -36,8 +36,8 @@ from app.core.estimate import estimate
 from app.core.perf.bench import RESULT_KEYS
 from app.core.perf.bench_args import BenchArgs
 from app.core.perf.cluster import ClusterFit, RunComparison, fit_cluster
-from app.core.perf.measured import MAX_MEASURED_RUNS, compare_measured, read_run, split_runs
-from app.core.perf.predict import Performance, performance
+from app.core.perf.measured import MAX_MEASURED_RUNS, read_run, refuse_unstartable, simulated_as, split_runs
+from app.core.perf.predict import Performance, compare_run, performance
 from app.core.perf.workload import speed_workload
 from app.core.plan import apply_quantization_flag, resolve_device, resolve_model
 from app.core.result import Estimate, Range
@@ -261,22 +261,16 @@ def _runs_cluster(
     compared: list[RunComparison] = []
     notes: list[Msg] = []
     for run in pasted:
-        model, device, serve, est = base
+        m, d, s, e = base  # model, device, serve flags, estimate
         if run.command is not None:  # the configuration that run served, on the same device
-            model, device, serve, est = _inputs([*options, "--", *shlex.split(run.command)])
-        read = read_run(run, bench=bench, field="runs")
-        notes.extend(read.notes)
-        compared.append(
-            compare_measured(
-                estimate=est,
-                model=model,
-                device=device,
-                serve=serve,
-                args=read.bench,
-                measured=read.measured,
-                field=f"runs: line {run.start}",
-            )
-        )
+            m, d, s, e = _inputs([*options, "--", *shlex.split(run.command)])
+        r = read_run(run, bench=bench, field="runs")
+        notes.extend(r.notes)
+        where = f"runs: line {run.start}"
+        refuse_unstartable(e, field=where)
+        with simulated_as(where):
+            got = compare_run(estimate=e, model=m, device=d, serve=s, args=r.bench, measured=r.measured)
+        compared.append(got)
     return fit_cluster(compared).model_copy(update={"notes": notes})
 
 

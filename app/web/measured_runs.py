@@ -14,8 +14,9 @@ from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
 from app.core.perf.bench_args import BenchArgs
 from app.core.perf.cluster import ClusterFit, MeasuredKeys, RunComparison, fit_cluster
-from app.core.perf.measured import MAX_MEASURED_RUNS, compare_measured, read_run, split_runs
+from app.core.perf.measured import MAX_MEASURED_RUNS, read_run, refuse_unstartable, simulated_as, split_runs
 from app.core.perf.paste import bench_fields, parse_paste
+from app.core.perf.predict import compare_run
 from app.core.text import N_, Msg, Text
 from app.web.i18n import t
 from app.web.inputs.params import PlannerParams, StrictPlannerParams, serve_values
@@ -56,15 +57,18 @@ def compared_run(run: MeasuredRun, index: int) -> RunComparison:
     run (``measured_runs[index]``) and its field."""
     args, measured = _run_inputs(run, index)
     resolved = resolve_strict(run)
-    return compare_measured(
-        estimate=estimate_for(resolved),
-        model=resolved.model,
-        device=resolved.device,
-        serve=resolved.serve,
-        args=args,
-        measured=measured,
-        field=f"measured_runs[{index}]",
-    )
+    planned = estimate_for(resolved)
+    field = f"measured_runs[{index}]"
+    refuse_unstartable(planned, field=field)
+    with simulated_as(field):
+        return compare_run(
+            estimate=planned,
+            model=resolved.model,
+            device=resolved.device,
+            serve=resolved.serve,
+            args=args,
+            measured=measured,
+        )
 
 
 def cluster_of(runs: list[MeasuredRun]) -> ClusterFit | None:

@@ -13,20 +13,19 @@ user's next run), and a note says so:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pydantic import ValidationError
 
 from app.core.errors import PlannerError
 from app.core.perf.bench_args import BenchArgs
-from app.core.perf.cluster import RunComparison
 from app.core.perf.paste import bench_fields, parse_paste
-from app.core.perf.predict import compare_run
 from app.core.perf.simulate import SimulationError
 from app.core.result import Estimate
-from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Msg, Text
 
 MAX_MEASURED_RUNS = 64  # runs one box, request or file may hold (each is an estimate and a simulated run)
@@ -153,19 +152,9 @@ def read_run(run: PastedRun, *, bench: BenchArgs | None, field: str) -> ReadRun:
     return ReadRun(args, kept, tuple(_unstated(run.start, rate=no_rate, cap=no_cap)))
 
 
-def compare_measured(
-    *,
-    estimate: Estimate,
-    model: ModelSpec,
-    device: DeviceSpec,
-    serve: ServeConfig,
-    args: BenchArgs,
-    measured: dict[str, float],
-    field: str,
-) -> RunComparison:
-    """One measured run against what the shipped model predicts for its configuration, refused (naming
-    ``field``) when the planner says vLLM would not start that configuration or its run cannot be
-    simulated on the planned pool."""
+def refuse_unstartable(estimate: Estimate, *, field: str) -> None:
+    """A measured run is compared only on a configuration vLLM would start: else a PlannerError on
+    ``field`` asking for the serve command it ran with."""
     if not estimate.fits or estimate.num_gpu_blocks <= 0:
         raise PlannerError(
             field,
@@ -174,10 +163,14 @@ def compare_measured(
                 "ran with (e.g. --gpu-memory-utilization, --max-model-len)"
             ),
         )
+
+
+@contextlib.contextmanager
+def simulated_as(field: str) -> Iterator[None]:
+    """A measured run's simulation (predict.compare_run) that cannot run on the planned pool is a
+    PlannerError on ``field``.bench."""
     try:
-        return compare_run(
-            estimate=estimate, model=model, device=device, serve=serve, args=args, measured=measured
-        )
+        yield
     except SimulationError:
         raise PlannerError(
             f"{field}.bench", Text("this run cannot be simulated on the planned pool")
