@@ -57,3 +57,18 @@ def test_a_block_with_the_cap_line_keeps_its_cap(client: TestClient) -> None:
     plain = client.post("/api/performance", json={**body, "my_runs": BLOCK}).json()
     # 4 clients against none: the pasted runs' predictions differ, so do the factors
     assert answer["tpot_ms"]["expected"] != plain["tpot_ms"]["expected"]
+
+
+def test_the_page_fit_is_made_once_per_box(client: TestClient) -> None:
+    # Speed, fleet and recommender of one page each asked for the same fit (an estimate and a simulated
+    # benchmark per run, up to 64) and the box was parsed twice per run; now one fit per box text,
+    # configuration and benchmark
+    from app.web.measured_runs import _cached_fit
+
+    query = {"v": "1", **{k: str(v) for k, v in API.items()}, "my_runs": BLOCK.replace("9.00", "9.25")}
+    before = _cached_fit.cache_info()
+    for path in ("/speed", "/recommend", "/speed"):
+        assert client.get(path, params=query).status_code == 200
+    after = _cached_fit.cache_info()
+    assert after.misses - before.misses == 1  # the first page fitted it
+    assert after.hits - before.hits == 2  # the other two reused it
