@@ -206,6 +206,7 @@ def estimate(
         version=version.release,
         transformers_fallback_release=rules.version if rules.transformers_fallback else None,
         remote_code=model.remote_code,
+        quant_method=model.quantization.source_name if model.quantization else None,
     )
     model = model_for_release(model=model, rules=rules)
     resolved_kv = checkpoint_kv_cache_dtype(model=model, serve=serve, rules=rules, device=device)
@@ -616,7 +617,7 @@ def _groups(*, layout: kv.KVLayout, capacity: Capacity) -> list[KVGroup]:
         KVGroup(
             kind=str(group.kind),
             num_layers=group.num_layers,
-            block_size=group.block_size_tokens or layout.block_size,  # a group's own block (DSV4 64 / 4 / 8)
+            block_size=layout.block_tokens(group),  # a group's own block (DSV4 64 / 4 / 8)
             page_size_bytes=group.page_size_bytes,
             blocks_per_request=blocks,
         )
