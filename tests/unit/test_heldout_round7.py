@@ -114,3 +114,44 @@ def test_a_python_error_naming_no_torch_npu_build_path_stays_unrecognised() -> N
     # vllm-ascend#3090: an AttributeError from an incomplete vllm-ascend build is not an NPU runtime error
     text = "ERROR 09-18 10:34:29 [core.py:718] AttributeError: '_OpNamespace' '_C_ascend' object has no attribute 'weak_ref_tensor'\n"
     assert parse_startup_log(text).error_kind == "startup_failed"
+
+
+# --- a total two catalog cards are near: both named, none guessed ---------------------------------------------
+
+TOTAL_23_98 = (
+    "INFO 05-08 11:47:00 [utils.py:261] non-default args: {'model_tag': 'Qwen/Qwen3-8B', 'model': "
+    "'Qwen/Qwen3-8B', 'max_model_len': 32768}\n"
+    "(EngineCore pid=1) INFO 05-08 11:47:04 [gpu_worker.py:436] Free memory on device (23.10/23.98 GiB) on "
+    "startup. Desired GPU memory utilization is (0.9, 21.58 GiB).\n"
+    "(EngineCore pid=1) INFO 05-08 11:47:04 [gpu_worker.py:436] Available KV cache memory: 6.9 GiB\n"
+)
+
+
+def test_a_total_near_two_cards_names_both_and_guesses_neither() -> None:
+    # 23.98 GiB printed, no platform line, no card name: the RTX 4090's catalog total 23.60 GiB is 0.38 GiB off, the
+    # RTX 3090's 23.50 GiB 0.48 off, both inside the 1.5 GiB match tolerance; before round 7 the 4090 was guessed
+    d = diagnose(log_text=TOTAL_23_98, metrics_text=None)
+    assert (d.device_source, d.device_id) == ("ambiguous", "custom-23.98gib")
+    note = " ".join(d.device_reasoning)
+    assert "2 catalog cards report a total within 1.50 GiB" in note
+    assert "(nvidia-rtx-4090-24gb, nvidia-rtx-3090-24gb)" in note and "none is guessed" in note
+    assert d.prediction is not None and d.prediction.device_total_bytes == round(23.98 * 2**30)
+
+
+def test_the_tie_note_is_translated() -> None:
+    from app.web.i18n import translations
+
+    msgid = (
+        "the card reports {total}, and {count} catalog cards report a total within {tolerance} of it ({ids}): the log "
+        "names no card and its total does not tell them apart, so none is guessed — the prediction uses a device of the "
+        "printed size; pass a device to choose"
+    )
+    zh = translations("zh").gettext(msgid)
+    assert zh != msgid and "{ids}" in zh and "{tolerance}" in zh
+
+
+def test_one_card_alone_near_the_total_is_still_matched() -> None:
+    # 178.30 GiB: the catalog's B200 (178.30 GiB) and no other CUDA card within 1.5 GiB (GB200 184.30): matched
+    d = diagnose(log_text=TOTAL_23_98.replace("23.10/23.98", "170.10/178.30"), metrics_text=None)
+    assert (d.device_source, d.device_id) == ("printed_total", "nvidia-b200")
+    assert "matched to nvidia-b200" in " ".join(d.device_reasoning)

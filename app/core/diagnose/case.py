@@ -476,11 +476,20 @@ def _tie_note(total: int, tied: list[DeviceSpec]) -> str:
             count=len(tied),
             ids=ids,
         )
+    spread = max(abs(d.memory_total_bytes - total) for d in tied)
+    if spread <= DEVICE_TIE_TOLERANCE_BYTES:
+        return Text(
+            "the card reports {total}, and {count} catalog cards report a total within {tolerance} of it ({ids}), as much as one card's total moves between drivers: the log does not say which one it ran on, so none is guessed — the prediction uses a device of the printed size; pass a device to choose",
+            total=fmt_gib(total),
+            count=len(tied),
+            tolerance=fmt_gib(DEVICE_TIE_TOLERANCE_BYTES),
+            ids=ids,
+        )
     return Text(
-        "the card reports {total}, and {count} catalog cards report a total within {tolerance} of it ({ids}), as much as one card's total moves between drivers: the log does not say which one it ran on, so none is guessed — the prediction uses a device of the printed size; pass a device to choose",
+        "the card reports {total}, and {count} catalog cards report a total within {tolerance} of it ({ids}): the log names no card and its total does not tell them apart, so none is guessed — the prediction uses a device of the printed size; pass a device to choose",
         total=fmt_gib(total),
         count=len(tied),
-        tolerance=fmt_gib(DEVICE_TIE_TOLERANCE_BYTES),
+        tolerance=fmt_gib(DEVICE_MATCH_TOLERANCE_BYTES),
         ids=ids,
     )
 
@@ -507,25 +516,21 @@ def _ambiguous_device(total: int, tied: list[DeviceSpec]) -> DeviceSpec:
 
 
 def _ties(total: int, best: DeviceSpec, candidates: list[DeviceSpec]) -> list[DeviceSpec]:
-    """Candidates the printed total cannot tell apart: the best match's own catalog total, or within a
-    driver's drift of the printed one (DEVICE_TIE_TOLERANCE_BYTES) as the best match is."""
-    if abs(best.memory_total_bytes - total) > DEVICE_TIE_TOLERANCE_BYTES:
-        return [d for d in candidates if d.memory_total_bytes == best.memory_total_bytes]
-    return [d for d in candidates if abs(d.memory_total_bytes - total) <= DEVICE_TIE_TOLERANCE_BYTES]
-
-
-def _nearest_device(total: int, candidates: list[DeviceSpec]) -> tuple[DeviceSpec | None, list[str]]:
+    """Candidates the printed total cannot tell apart: every card within the match tolerance of it
+    (DEVICE_MATCH_TOLERANCE_BYTES, the best match among them), nearest first. A log that names no card and
+    prints a total two catalog cards are near (23.98 GiB: RTX 4090 23.99, RTX 3090 23.69) gets both named,
+    never the nearer one guessed."""
     close = sorted(
         (abs(d.memory_total_bytes - total), i, d)
         for i, d in enumerate(candidates)
-        if abs(d.memory_total_bytes - total) <= DEVICE_MATCH_TOLERANCE_BYTES
+        if abs(d.memory_total_bytes - total) <= DEVICE_MATCH_TOLERANCE_BYTES or d is best
     )
-    if not close:
-        return None, []
-    best = close[0][2]
-    others = [d.id for _, _, d in close[1:] if d.memory_total_bytes != best.memory_total_bytes]
-    same = [d.id for _, _, d in close[1:] if d.memory_total_bytes == best.memory_total_bytes]
-    return best, others + same
+    return [d for _, _, d in close]
+
+
+def _nearest_device(total: int, candidates: list[DeviceSpec]) -> DeviceSpec | None:
+    close = [d for d in candidates if abs(d.memory_total_bytes - total) <= DEVICE_MATCH_TOLERANCE_BYTES]
+    return min(close, key=lambda d: abs(d.memory_total_bytes - total), default=None)
 
 
 def _replay_device(
@@ -606,7 +611,7 @@ def _device(
         return _with_total(named, total), "printed_name", note
     if total is not None and total > 0:
         candidates, _ = _candidates(facts)
-        best, others = _nearest_device(total, candidates)
+        best = _nearest_device(total, candidates)
         tied = _ties(total, best, candidates) if best is not None else []
         if best is not None and len(tied) > 1:
             return _on_stack(_ambiguous_device(total, tied), facts), "ambiguous", _tie_note(total, tied)
@@ -617,10 +622,6 @@ def _device(
                 id=best.id,
                 memory_total_bytes=fmt_gib(best.memory_total_bytes),
             )
-            if others:
-                note += Text(
-                    "; also within 1.5 GiB: {others} — pass a device to choose", others=", ".join(others[:4])
-                )
             return _with_total(best, total), "printed_total", note
         try:
             return (
