@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from app.core.diagnose import diagnose
+from app.core.diagnose.case import recover_case
 from app.core.logs import parse_startup_log
 from tests import log_sets
 from tests.log_sets import LOGS_DIR, check_log
@@ -155,3 +156,16 @@ def test_one_card_alone_near_the_total_is_still_matched() -> None:
     d = diagnose(log_text=TOTAL_23_98.replace("23.10/23.98", "170.10/178.30"), metrics_text=None)
     assert (d.device_source, d.device_id) == ("printed_total", "nvidia-b200")
     assert "matched to nvidia-b200" in " ".join(d.device_reasoning)
+
+
+def test_an_ascend_log_of_a_size_no_catalog_npu_has_is_predicted_on_an_npu() -> None:
+    # vllm-ascend#3316: an Atlas 300I Duo die reports 49,602,220,032 B (46.20 GiB = npu-smi's 47,304 MB); the
+    # catalog's 310P is 43.24 GiB (2.96 off), so no card matches and the prediction takes a device of the printed
+    # size — an NPU (no fp8 KV, no compute capability), not the custom device's assumed CUDA SM 9.0
+    text = (DIR / "ascend_310p3_300i_duo_qwen25_05b_multi_plugin_kv_sized_then_npu_507013.log").read_text()
+    d = diagnose(log_text=text, metrics_text=None)
+    assert (d.device_source, d.device_id) == ("custom", "custom-46.1957gib")
+    case = recover_case(text, parse_startup_log(text), None, None)
+    assert case.device is not None
+    assert (case.device.platform, case.device.compute_capability, case.device.fp8_kv) == ("npu", None, False)
+    assert "CUDA" not in case.device.name

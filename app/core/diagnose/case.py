@@ -567,8 +567,19 @@ def _replay_device(
 
 
 def _on_stack(device: DeviceSpec, facts: LogFacts) -> DeviceSpec:
-    """A device of the printed size takes the GPU stack the log names: on ROCm (its HIP / HSA lines) the
-    prediction uses ROCm's backends and graph rules, not the custom device's assumed CUDA."""
+    """A device of the printed size takes the stack the log names: on ROCm (its HIP / HSA lines) the
+    prediction uses ROCm's backends and graph rules, and an Ascend log (vllm-ascend's lines) an NPU's (no fp8
+    KV, vllm-ascend's budget), not the custom device's assumed CUDA. An NPU log is never reasoned about on an
+    NVIDIA card (an Atlas 300I Duo die reports 46.20 GiB, vllm-ascend#3316, which no catalog NPU has)."""
+    if (facts.is_ascend or facts.device_type == "NPU") and device.platform != "npu":
+        return device.model_copy(
+            update={
+                "platform": "npu",
+                "compute_capability": None,
+                "fp8_kv": False,
+                "name": f"Custom {device.memory_total_bytes / GIB:g} GiB NPU (Ascend)",
+            }
+        )
     if facts.gpu_platform != "rocm" or device.platform == "rocm":
         return device
     return device.model_copy(
