@@ -169,3 +169,23 @@ def test_an_ascend_log_of_a_size_no_catalog_npu_has_is_predicted_on_an_npu() -> 
     assert case.device is not None
     assert (case.device.platform, case.device.compute_capability, case.device.fp8_kv) == ("npu", None, False)
     assert "CUDA" not in case.device.name
+
+
+def test_vllm_ascends_byte_budget_line_bounds_the_release_of_a_log_that_prints_none() -> None:
+    # vllm-ascend#3479 (310P, v0.11.0rc0-310p image) prints no version, but "Available memory: 26954181529, total
+    # memory: 46431260672" is v0.13.0 worker.py's line, gone by v0.18.0 (whose 310P worker halves the pool): the log
+    # is replayed as 0.14.0, not as 0.33.0 with the halving. Printed pool 26,954,181,529 B = 25.10 GiB; before, the
+    # prediction was 12.69 GiB (+12.41 GiB off), now within 0.5 GiB
+    text = (DIR / "ascend_310p_qwen3_4b_serve_kv_sized_then_npu_507013_failed_to_allocate.log").read_text()
+    facts = parse_startup_log(text)
+    assert (facts.vllm_version, facts.release_at_most) == (None, "0.14.0")
+    d = diagnose(log_text=text, metrics_text=None)
+    assert any("replayed as 0.14.0" in note for note in d.notes)
+    pool = next(r for r in d.comparison if r.key == "kv_cache_bytes")
+    assert pool.actual == 26_954_181_529 and pool.predicted is not None
+    assert abs(pool.actual - pool.predicted) <= 2**30 // 2
+    # a printed version wins over the bound
+    printed = parse_startup_log(
+        "INFO 10-09 01:30:01 [api_server.py:1896] vLLM API server version 0.10.2\n" + text
+    )
+    assert printed.vllm_version == "0.10.2"

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from packaging.version import Version
 from pydantic import ValidationError
 
 from app.core import catalog, regex
@@ -34,7 +35,7 @@ from app.core.plan import apply_quantization_flag, custom_device
 from app.core.result import Estimate
 from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
-from app.core.versions import DEFAULT_VERSION, graphs_budgeted, rules_for
+from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS, graphs_budgeted, rules_for
 
 # --------------------------------------------------------------------------------------------
 # small helpers
@@ -313,6 +314,15 @@ def replay_version(facts: LogFacts) -> tuple[str | None, str]:
                 v0_fallback_version=V0_FALLBACK_VERSION,
             ),
         )
+    if facts.release_at_most is not None:
+        bound = Version(facts.release_at_most)
+        known = [v for v in KNOWN_VERSIONS if Version(v) <= bound]
+        if known:
+            return known[-1], Text(
+                "the log prints no version; its lines are those of releases up to {bound} (vllm-ascend's byte budget line), so it was replayed as {version}",
+                bound=facts.release_at_most,
+                version=known[-1],
+            )
     return None, Text(
         "the log prints no version; predicted with {default_version}", default_version=DEFAULT_VERSION
     )
