@@ -189,3 +189,33 @@ def test_vllm_ascends_byte_budget_line_bounds_the_release_of_a_log_that_prints_n
         "INFO 10-09 01:30:01 [api_server.py:1896] vLLM API server version 0.10.2\n" + text
     )
     assert printed.vllm_version == "0.10.2"
+
+
+# --- a pasted command whose quoted JSON spans lines ---------------------------------------------------------------
+
+
+def test_a_quoted_argument_over_several_lines_continues_the_command() -> None:
+    # vllm-ascend#5044: `--kv-transfer-config \` then a single-quoted JSON over 17 lines without backslashes; the
+    # command alone (its 29 lines) is read, where it had been "could not be read (… No closing quotation)"
+    text = (DIR / "ascend_910b4_pd_prefill_multiline_apiserver_command_mooncake_kv_72448.log").read_text()
+    command = "".join(text.splitlines(keepends=True)[:29])
+    facts = parse_startup_log(command)
+    assert not [n for n in facts.notes if "could not be read" in n]
+    assert (facts.model, facts.max_model_len, facts.block_size, facts.enforce_eager) == (
+        "Qwen/Qwen3-8B",
+        10000,
+        128,
+        True,
+    )
+    assert facts.max_num_batched_tokens == 4096 and facts.enable_prefix_caching is False
+
+
+def test_a_quote_left_open_by_the_paste_does_not_swallow_the_log() -> None:
+    text = (
+        "vllm serve Qwen/Qwen3-8B --max-model-len 8192 \\\n"
+        "  --chat-template '{% for m in messages %}\n"
+        "(EngineCore_DP0 pid=1) INFO 01-01 00:00:01 [gpu_worker.py:375] Available KV cache memory: 30.46 GiB\n"
+        "(EngineCore_DP0 pid=1) INFO 01-01 00:00:01 [kv_cache_utils.py:1291] GPU KV cache size: 332,672 tokens\n"
+    )
+    facts = parse_startup_log(text)
+    assert (facts.kv_cache_bytes, facts.kv_tokens) == (round(30.46 * 2**30), 332_672)
