@@ -34,7 +34,7 @@ from app.core.logs.reading import split_lines, strip_ansi
 from app.core.plan import apply_quantization_flag, custom_device
 from app.core.result import Estimate
 from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, ModelSpec, ServeConfig
-from app.core.text import Text
+from app.core.text import N_, Text
 from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS, graphs_budgeted, rules_for
 
 # --------------------------------------------------------------------------------------------
@@ -486,22 +486,18 @@ def _tie_note(total: int, tied: list[DeviceSpec]) -> str:
             count=len(tied),
             ids=ids,
         )
-    spread = max(abs(d.memory_total_bytes - total) for d in tied)
-    if spread <= DEVICE_TIE_TOLERANCE_BYTES:
-        return Text(
-            "the card reports {total}, and {count} catalog cards report a total within {tolerance} of it ({ids}), as much as one card's total moves between drivers: the log does not say which one it ran on, so none is guessed — the prediction uses a device of the printed size; pass a device to choose",
-            total=fmt_gib(total),
-            count=len(tied),
-            tolerance=fmt_gib(DEVICE_TIE_TOLERANCE_BYTES),
-            ids=ids,
+    drift = max(abs(d.memory_total_bytes - total) for d in tied) <= DEVICE_TIE_TOLERANCE_BYTES
+    message = (
+        N_(
+            "the card reports {total}, and {count} catalog cards report a total within {tolerance} of it ({ids}), as much as one card's total moves between drivers: the log does not say which one it ran on, so none is guessed — the prediction uses a device of the printed size; pass a device to choose"
         )
-    return Text(
-        "the card reports {total}, and {count} catalog cards report a total within {tolerance} of it ({ids}): the log names no card and its total does not tell them apart, so none is guessed — the prediction uses a device of the printed size; pass a device to choose",
-        total=fmt_gib(total),
-        count=len(tied),
-        tolerance=fmt_gib(DEVICE_MATCH_TOLERANCE_BYTES),
-        ids=ids,
+        if drift
+        else N_(
+            "the card reports {total}, and {count} catalog cards report a total within {tolerance} of it ({ids}): the log names no card and its total does not tell them apart, so none is guessed — the prediction uses a device of the printed size; pass a device to choose"
+        )
     )
+    tolerance = DEVICE_TIE_TOLERANCE_BYTES if drift else DEVICE_MATCH_TOLERANCE_BYTES
+    return Text(message, total=fmt_gib(total), count=len(tied), tolerance=fmt_gib(tolerance), ids=ids)
 
 
 def _ambiguous_device(total: int, tied: list[DeviceSpec]) -> DeviceSpec:
