@@ -612,8 +612,9 @@ def main(argv: list[str]) -> int:
     if "--check" not in argv:
         kept = json.loads(COEFFICIENTS_FILE.read_text(encoding="utf-8")) if COEFFICIENTS_FILE.exists() else {}
         payload = {
-            # what bench/perf_loso.py fits across sources (the host's step work, the bench bands) stays
-            **{k: v for k, v in kept.items() if k in ("host", "bench_bands", "host_fitted_by")},
+            # what bench/perf_loso.py fits across sources (the host's step work, the device-time factors,
+            # the bench bands) stays: every key this fit does not write
+            **{k: v for k, v in kept.items() if k not in ("fitted_by", "data", "families")},
             "fitted_by": "bench/fit_perf.py",
             "data": "bench/data/perf/vllm_perf_measured.csv (aiconfigurator silicon_sample vLLM rows, Apache-2.0)",
             "families": families,
