@@ -28,7 +28,7 @@ from app.core.hf_config import model_spec_from_hf_config  # noqa: E402
 from app.core.specs import ModelSpec, ServeConfig  # noqa: E402
 
 CONFIGS = REPO / "tests" / "data" / "configs"
-SETS = ("heldout_0_33", "heldout_0_33b", "heldout_0_33c", "heldout_0_33d")
+SETS = ("heldout_0_33", "heldout_0_33b", "heldout_0_33c", "heldout_0_33d", "heldout_0_33e", "heldout_0_33f")
 QUANTITIES = (
     "backend",
     "kv_cache_dtype",

@@ -46,6 +46,8 @@ SOURCES = Path(__file__).resolve().parent / "data" / "perf" / "sources.jsonl"
 SOURCES_DIR = Path(__file__).resolve().parent / "data" / "perf" / "sources"
 # the sixth collection (2026-12-01), held apart and scored blind first (sources-r6/README.md)
 SOURCES_R6_DIR = Path(__file__).resolve().parent / "data" / "perf" / "sources-r6"
+# the seventh collection (2026-12-01), held apart and scored blind first (sources-r7/README.md)
+SOURCES_R7_DIR = Path(__file__).resolve().parent / "data" / "perf" / "sources-r7"
 # ServeConfig fields a source may state under "server" (the rest of what it says stays in "harness")
 SERVE_FLAGS = frozenset(
     {
@@ -129,7 +131,8 @@ def shared_runs() -> list[tuple[str, dict[str, float], dict[str, float], str]]:
 def source_rows() -> list[dict[str, Any]]:
     """Every measured run from outside the shared file: sources.jsonl plus one file per source in
     bench/data/perf/sources/ (README.md there says where each came from)."""
-    return read_rows([SOURCES, *sorted(SOURCES_DIR.glob("*.jsonl")), *sorted(SOURCES_R6_DIR.glob("*.jsonl"))])
+    held_apart = [*sorted(SOURCES_R6_DIR.glob("*.jsonl")), *sorted(SOURCES_R7_DIR.glob("*.jsonl"))]
+    return read_rows([SOURCES, *sorted(SOURCES_DIR.glob("*.jsonl")), *held_apart])
 
 
 def read_rows(files: list[Path]) -> list[dict[str, Any]]:
@@ -153,10 +156,21 @@ def generated_len(row: dict[str, Any]) -> int | None:
     "Successful requests") and let the model stop at its end-of-sequence token (no --ignore-eos) on
     random prompts: what the benchmark ran, as the datasets below run at their printed means. E.g.
     nerdalert's 80,945 tokens over 300 requests: 270 a request against the 500 asked for."""
-    total, completed = row.get("total_output_tokens"), row.get("completed")
-    if row.get("ignore_eos") or not total or not completed or row.get("dataset_name", "random") != "random":
+    if row.get("ignore_eos") or row.get("dataset_name", "random") != "random":
         return None
-    return max(1, round(float(total) / float(completed)))
+    total, completed = row.get("total_output_tokens"), row.get("completed")
+    if total and completed:
+        return max(1, round(float(total) / float(completed)))
+    # without the totals, the two printed throughputs share the run's duration (vLLM's serve.py divides
+    # the generated tokens and the completed requests by the same benchmark duration), so their ratio is
+    # the mean output: e.g. mushfiqrahman.dev's 210 tok/s over 2.09 req/s -> 100 a request, not the 128 asked.
+    # Never above the length asked (max_tokens): a ratio above it is the printed figures' rounding.
+    measured = row.get("measured", {})
+    tokens_per_s, requests_per_s = measured.get("output_throughput"), measured.get("request_throughput")
+    if tokens_per_s and requests_per_s:
+        asked = int(row.get("random_output_len", DEFAULT_OUTPUT_LEN))
+        return max(1, min(asked, round(float(tokens_per_s) / float(requests_per_s))))
+    return None
 
 
 def sharegpt_means(row: dict[str, Any]) -> tuple[int, int] | None:

@@ -206,6 +206,7 @@ def estimate(
         version=version.release,
         transformers_fallback_release=rules.version if rules.transformers_fallback else None,
         remote_code=model.remote_code,
+        quant_method=model.quantization.source_name if model.quantization else None,
     )
     model = model_for_release(model=model, rules=rules)
     resolved_kv = checkpoint_kv_cache_dtype(model=model, serve=serve, rules=rules, device=device)

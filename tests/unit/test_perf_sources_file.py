@@ -14,6 +14,7 @@ PERF = Path(__file__).resolve().parents[2] / "bench" / "data" / "perf"
 SOURCES = PERF / "sources.jsonl"
 SOURCES_DIR = PERF / "sources"  # one file per source (bench/data/perf/sources/README.md)
 SOURCES_R6_DIR = PERF / "sources-r6"  # round 6's held-apart sources, scored blind (README.md there)
+SOURCES_R7_DIR = PERF / "sources-r7"  # round 7's held-apart sources, scored blind (README.md there)
 # issue 23: "Kept for evaluation — do not read or fit on these"
 FORBIDDEN = (
     "gpustack",
@@ -52,12 +53,17 @@ RUNS_PER_SOURCE = {
     "ambientlight/rtx-pro-6000-bench": 83,
     "ovg-project/kvcached vanilla-vLLM baselines": 4,
     "cloudrift-ai/server-benchmark": 20,
+    "Wentao274/vllm-benchmark-test (NVIDIA H100 baselines)": 68,
+    "maty0609/vllm-benchmarks": 3,
+    "mushfiqrahman.dev Mistral-7B RTX 4090 post": 5,
+    "vllm-project/vllm#12568": 1,
 }
 DATASETS = {"random", "sharegpt", "sonnet", "custom"}
 
 
 def _rows() -> list[dict[str, object]]:
-    files = [SOURCES, *sorted(SOURCES_DIR.glob("*.jsonl")), *sorted(SOURCES_R6_DIR.glob("*.jsonl"))]
+    held_apart = [*sorted(SOURCES_R6_DIR.glob("*.jsonl")), *sorted(SOURCES_R7_DIR.glob("*.jsonl"))]
+    files = [SOURCES, *sorted(SOURCES_DIR.glob("*.jsonl")), *held_apart]
     return [
         json.loads(line)
         for path in files

@@ -66,3 +66,27 @@ def test_a_random_run_that_stopped_at_eos_runs_at_what_it_generated() -> None:
     args = P.bench_args(row)
     assert (args.random_input_len, args.random_output_len) == (1000, 270)
     assert P.bench_args({**row, "ignore_eos": True}).random_output_len == 500
+
+
+def test_a_random_run_without_totals_runs_at_its_throughputs_ratio() -> None:
+    # mushfiqrahman.dev's RTX 4090 post, 4 clients (bench/data/perf/sources-r7/): 256 / 128 asked, no
+    # totals printed, but 210 output tok/s over 2.09 req/s: both are divided by the same benchmark
+    # duration in vLLM's serve.py, so the mean output is 210 / 2.09 = 100.48 -> 100 tokens a request
+    row = P.read_rows([P.SOURCES_R7_DIR / "mushfiqrahman-mistral7b-rtx4090.jsonl"])[0]
+    assert (row["max_concurrency"], row["random_output_len"], "total_output_tokens" in row) == (4, 128, False)
+    assert P.generated_len(row) == 100
+    assert P.bench_args(row).random_output_len == 100
+    # the printed totals, where there are any, win: 300 requests and 30,600 tokens -> 102
+    assert P.generated_len({**row, "completed": 300, "total_output_tokens": 30_600}) == 102
+    # --ignore-eos runs the asked length, and one throughput alone says nothing
+    assert P.bench_args({**row, "ignore_eos": True}).random_output_len == 128
+    assert P.generated_len({**row, "measured": {"output_throughput": 210}}) is None
+    # a ratio above the length asked is the printed figures' rounding (2 decimals of req/s): capped.
+    # The Kimi-K2-Thinking tutorial's 2,048 / 2,048 run (bench/data/perf/sources/): 42.69 tok/s over 0.02 req/s
+    # -> 2,134 > 2,048
+    kimi = {
+        **row,
+        "random_output_len": 2048,
+        "measured": {"request_throughput": 0.02, "output_throughput": 42.69},
+    }
+    assert P.generated_len(kimi) == 2048

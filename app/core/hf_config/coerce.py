@@ -6,9 +6,12 @@ this package is :class:`ConfigError`, naming the JSON key at fault.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -200,9 +203,42 @@ def _split_configs(config: Any) -> _Configs:
             break
     text_type = _as_str("model_type", text["model_type"]) if _present(text, "model_type") else top_type
     defaults = CLASS_DEFAULTS.get(text_type, {})
-    merged = {**defaults, **{k: v for k, v in text.items() if v is not None}}
+    merged = {**defaults, **_with_standard_names({k: v for k, v in text.items() if v is not None}, text_type)}
     _derive_transformers_fields(merged)
     return _Configs(top=top, text=merged, model_type=top_type, text_model_type=text_type)
+
+
+# scripts/gen_attribute_maps.py
+ATTRIBUTE_MAPS_FILE = Path(__file__).with_name("transformers_attribute_maps.json")
+# spellings a config class takes at construction rather than through attribute_map: transformers 5.x
+# models/bloom/configuration_bloom.py BloomConfig.__post_init__ pops the old `n_embed` kwarg into hidden_size
+CONSTRUCTOR_RENAMES: dict[str, dict[str, str]] = {"bloom": {"hidden_size": "n_embed"}}
+
+
+@cache
+def _attribute_maps() -> dict[str, dict[str, str]]:
+    maps: dict[str, dict[str, str]] = json.loads(ATTRIBUTE_MAPS_FILE.read_text(encoding="utf-8"))
+    for model_type, renames in CONSTRUCTOR_RENAMES.items():
+        maps[model_type] = {**maps.get(model_type, {}), **renames}
+    return maps
+
+
+# the attention geometry every reader here takes under its standard name; other mapped names (experts, FFN widths,
+# MTP counts) have model-specific readers with their own spellings (DeepSeek-V4's attribute_map sends
+# intermediate_size to moe_intermediate_size, which the dense-FFN reader must not take)
+STANDARD_GEOMETRY_NAMES = frozenset(
+    {"hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim"}
+)
+
+
+def _with_standard_names(stored: dict[str, Any], model_type: str) -> dict[str, Any]:
+    """The standard geometry names transformers' config class answers for ``model_type`` (its ``attribute_map``:
+    GPT-2's ``n_embd`` is ``hidden_size``, BLOOM's ``n_layer`` ``num_hidden_layers``), filled from the stored
+    spelling where config.json gives only that one; vLLM reads the standard names."""
+    for standard, spelling in _attribute_maps().get(model_type, {}).items():
+        if standard in STANDARD_GEOMETRY_NAMES and standard not in stored and spelling in stored:
+            stored[standard] = stored[spelling]
+    return stored
 
 
 # Per-layer lists whose length is the layer count when num_hidden_layers is left out (transformers'

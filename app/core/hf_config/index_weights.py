@@ -19,6 +19,8 @@ from app.core.hf_config.params import ParamBreakdown, _Moe, _tied
 # "rotary_pos_emb.inv_freq" map to None); transformers' rotary modules make inv_freq float32, head/2 of them
 ROTARY_BUFFER_SUFFIXES = ("rotary_emb.inv_freq", "rotary_pos_emb.inv_freq")
 ROTARY_BUFFER_BYTES_PER_ELEMENT = 4
+# a checkpoint cast as a whole (``model.half()`` before saving) stores them in its own 2-byte dtype instead
+ROTARY_BUFFER_CAST_BYTES_PER_ELEMENT = 2
 # the untied-looking copy of a tied output head (0.33.0 models/utils.py AutoWeightsLoader aliased_params: of
 # ``lm_head.weight`` and the embedding only the first met is loaded, the rest skipped)
 TIED_HEAD_NAMES = ("lm_head.weight", "language_model.lm_head.weight")
@@ -35,22 +37,39 @@ def index_total_size(index: Mapping[str, Any]) -> int | None:
 
 
 def unloaded_tensor_bytes(
-    index: Mapping[str, Any], *, geometry: _Geometry, tied: bool, dtype_bytes: int
+    index: Mapping[str, Any],
+    *,
+    geometry: _Geometry,
+    tied: bool,
+    dtype_bytes: int,
+    loaded_bytes: int | None = None,
 ) -> int:
-    """Bytes of stored tensors vLLM does not load: ``rotary_emb.inv_freq`` buffers (head_size / 2 float32 each)
-    and, for a tied model, the stored ``lm_head.weight`` (vocab x hidden in the checkpoint dtype).
+    """Bytes of stored tensors vLLM does not load: ``rotary_emb.inv_freq`` buffers (head_size / 2 each) and, for
+    a tied model, the stored ``lm_head.weight`` (vocab x hidden in the checkpoint dtype).
 
-    E.g. openPangu-Embedded-7B stores 34 inv_freq buffers of 128 / 2 x 4 = 256 B: 8,704 B; falcon-180B-chat
-    (tied by FalconConfig's default) stores ``lm_head.weight`` beside ``word_embeddings``: 65,024 x 14,848 x 2 B
-    = 1,930,952,704 B."""
+    The index gives no dtypes: a buffer is float32 (transformers' rotary modules) unless the checkpoint was cast
+    whole before saving, when it is 2-byte. With ``loaded_bytes`` (an unquantized checkpoint's parameters x
+    dtype, what its total_size must be once the skipped tensors are off) the element size that makes the index
+    agree is taken, else float32. E.g. openPangu-Embedded-7B stores 34 inv_freq buffers of 128 / 2 x 4 = 256 B:
+    8,704 B; Pygmalion-7B 32 of 128 / 2 x 2 = 128 B (total_size 13,476,835,328 = 2 x 6,738,415,616 + 4,096);
+    falcon-180B-chat (tied by FalconConfig's default) stores ``lm_head.weight`` beside ``word_embeddings``:
+    65,024 x 14,848 x 2 B = 1,930,952,704 B."""
     weight_map = index.get("weight_map")
     if not isinstance(weight_map, Mapping):
         return 0
     buffers = sum(1 for name in weight_map if isinstance(name, str) and name.endswith(ROTARY_BUFFER_SUFFIXES))
-    skipped = buffers * (geometry.head_size // 2) * ROTARY_BUFFER_BYTES_PER_ELEMENT
+    head = 0
     if tied and any(name in weight_map for name in TIED_HEAD_NAMES):
-        skipped += geometry.vocab_size * geometry.hidden_size * dtype_bytes
-    return skipped
+        head = geometry.vocab_size * geometry.hidden_size * dtype_bytes
+    sizes = [buffers * (geometry.head_size // 2) * per for per in _BUFFER_ELEMENT_SIZES]
+    total = index_total_size(index)
+    for size in sizes:
+        if loaded_bytes is not None and total is not None and total - size - head == loaded_bytes:
+            return size + head
+    return sizes[0] + head
+
+
+_BUFFER_ELEMENT_SIZES = (ROTARY_BUFFER_BYTES_PER_ELEMENT, ROTARY_BUFFER_CAST_BYTES_PER_ELEMENT)
 
 
 # the parsed config as hf_config reads it: the configs, their geometry, layer kinds, MoE shape and parameter count
@@ -76,13 +95,18 @@ def loaded_index_bytes(
     exact = index_total_size(index)
     if exact is None:
         return None
-    exact -= min(
-        exact - 1, unloaded_tensor_bytes(index, geometry=geometry, tied=_tied(cfgs), dtype_bytes=dtype_bytes)
-    )
     quant_cfg = cfgs.top.get("quantization_config") or cfgs.text.get("quantization_config") or hf_quant_config
     quantized = isinstance(quant_cfg, Mapping)
-    mtp = mtp_layers(cfgs, geometry, moe, breakdown)
     body_and_tower = (breakdown.total + vision_params) * dtype_bytes
+    unloaded = unloaded_tensor_bytes(
+        index,
+        geometry=geometry,
+        tied=_tied(cfgs),
+        dtype_bytes=dtype_bytes,
+        loaded_bytes=None if quantized else body_and_tower,
+    )
+    exact -= min(exact - 1, unloaded)
+    mtp = mtp_layers(cfgs, geometry, moe, breakdown)
     if mtp.count and mtp_stored(
         index,
         mtp=mtp,

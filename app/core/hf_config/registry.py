@@ -21,6 +21,7 @@ from app.core.text import Text
 
 ARCHITECTURES_FILE = Path(__file__).with_name("vllm_architectures.json")
 FALLBACK_FILE = Path(__file__).with_name("transformers_fallback.json")  # scripts/gen_transformers_fallback.py
+QUANT_METHODS_FILE = Path(__file__).with_name("vllm_quant_methods.json")  # scripts/gen_quant_methods.py
 SPELLING_CUTOFF = 0.8
 # configs the planner builds itself from model-card fields (app/web/inputs/resolve.card_config): no registry
 SYNTHETIC_MODEL_TYPES = frozenset(
@@ -84,6 +85,40 @@ def transformers_fallback(release: str = "0.33.0") -> tuple[frozenset[str], froz
         frozenset(data["backend_architectures"]),
         data["transformers_version"],
     )
+
+
+@cache
+def quant_methods_removed() -> dict[str, str]:
+    """Checkpoint quantization methods a release dropped -> the first release read without them
+    (vllm_quant_methods.json: each release's QuantizationMethods, model_executor/layers/quantization/__init__.py)."""
+    data = json.loads(QUANT_METHODS_FILE.read_text(encoding="utf-8"))
+    return {name: row["removed_in"] for name, row in data["methods"].items() if row["removed_in"]}
+
+
+def check_quant_method(*, method: str | None, version: Version) -> None:
+    """Refuse a checkpoint whose quantization method ``version`` no longer has: 0.33.0 config/model.py
+    _verify_quantization raises "Unknown quantization method" for a quant_method outside QUANTIZATION_METHODS
+    (bitsandbytes from 0.28.0, gguf from 0.24.0). A name no release read lists (vllm-ascend's) is not judged."""
+    removed = quant_methods_removed().get(method or "")
+    if removed is None or version < _version(removed):
+        return
+    raise ConfigError(
+        "quantization_config.quant_method",
+        Text(
+            "Unknown quantization method: {method}. vLLM {version} cannot load this checkpoint: the method was "
+            "removed in {removed} (vLLM {last} and earlier load it).",
+            method=method,
+            version=".".join(map(str, version)),
+            removed=removed,
+            last=_previous_read(removed),
+        ),
+    )
+
+
+def _previous_read(release: str) -> str:
+    """The release read just before ``release`` in vllm_quant_methods.json."""
+    read: list[str] = json.loads(QUANT_METHODS_FILE.read_text(encoding="utf-8"))["releases_read"]
+    return read[read.index(release) - 1]
 
 
 def _unregistered(
@@ -178,6 +213,7 @@ def check_architecture(
     version: Version,
     transformers_fallback_release: str | None = None,
     remote_code: bool = False,
+    quant_method: str | None = None,
 ) -> list[str]:
     """Raise :class:`ConfigError` when vLLM ``version`` cannot load ``architecture``; else warnings.
 
@@ -185,7 +221,9 @@ def check_architecture(
     absent from 0.15.0 is refused for <= 0.15.x, accepted with a warning for 0.16. Where the release's
     Transformers-backend fallback was read (``transformers_fallback_release``: 0.32.0, 0.33.0) the config's
     model_type and an unregistered architecture are judged as that release does, with its transformers.
+    A checkpoint ``quant_method`` the release dropped is refused (:func:`check_quant_method`).
     """
+    check_quant_method(method=quant_method, version=version)
     if not architecture and not model_type:
         return []  # a spec built from a model card or by hand, not from a config.json
     if not architecture:

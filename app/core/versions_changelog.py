@@ -1,0 +1,451 @@
+"""The data of versions.py's changelog: one :class:`Change` row per release whose rules differ, oldest first.
+
+Each row says "from release ``since`` on, these :class:`~app.core.versions.VersionRules` fields take these
+values", with the vLLM source it was read from (reference vllm-accounting.md, or a wheel read with
+`pip download --no-deps vllm==X`). app/core/versions.py applies the rows up to a release (``_rules_of``) and
+checks nothing else; tests/unit/test_versions.py checks every row names real fields, sits at a known
+release's minor series, and that the rows are in release order. Kept apart from versions.py so the resolver
+and the rules' field list stay under the 800-line module cap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from app.core.version_types import BackendPriority, BatchTier
+
+# Sampler peak in fp32-logit copies, fitted by bench/calibrate.py (docs/model.md): 3.75 on 39 real
+# 0.19.0 H100 logs; 9.6 = (5.64 GiB - 0.05 GiB base) / 0.58 GiB of logits for Qwen3-14B on 0.15/0.16,
+# the only older-era evidence (so the forward-pass constants are shared, not refitted).
+SAMPLER_COPIES = 3.75
+SAMPLER_COPIES_OLD = 9.6
+
+# Backend name lists (order = vLLM's priority), shared by several entries below.
+MLA_0_11 = ("CUTLASS_MLA", "FLASHMLA", "TRITON_MLA")
+V1_ATTENTION = (
+    BackendPriority(
+        mla=False, min_sm=100, backends=("FLASHINFER", "FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION")
+    ),
+    BackendPriority(
+        mla=False, min_sm=0, backends=("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION")
+    ),
+)
+MLA_SM90 = BackendPriority(
+    mla=True, min_sm=0, backends=("FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA")
+)
+
+
+@dataclass(frozen=True)
+class Change:
+    """From ``since`` on, these fields of :class:`VersionRules` take these values."""
+
+    since: str
+    source: str
+    fields: dict[str, Any]
+
+
+CHANGELOG: tuple[Change, ...] = (
+    Change(
+        "0.7.0",
+        "0.7.3 V0 executor: '# cuda blocks: %d' (device type name) instead of '# GPU blocks'",
+        {"v0_blocks_word": "platform"},
+    ),
+    Change(
+        "0.8.0",
+        "V1 default engine from 0.8.0 (reference §1, §2.4); 0.8.5 arg_utils.py: >= 70 GiB -> 1024 seqs / "
+        "8192 API-server tokens, no A100 exclusion yet; 0.8.5 --block-size Literal[1, 8, ..., 128] (§5.1)",
+        {
+            "engine": "v1",
+            "budget_style": "v1_peak",  # 0.7.3/0.8.5: T*u - (torch peak + non-torch)
+            "tokens_formula": "blocks_x_block_size",
+            "needed_formula": "sum_layers",
+            "error_style": "v1_085",
+            "weights_log": "took_gib",
+            "swap_space_used": False,  # V1 preemption recomputes (§7)
+            "prefix_caching_default": True,  # 0.8.5 V1: None -> True (§6)
+            "chunked_prefill_auto_above": None,  # V1 always chunks prefill (§7)
+            "batch_tiers": (BatchTier(min_device_gib=70, max_num_seqs=1024, max_num_batched_tokens=8192),),
+            "block_size_choices": (1, 8, 16, 32, 64, 128),
+            "backend_priorities": (BackendPriority(mla=True, min_sm=0, backends=MLA_0_11), *V1_ATTENTION),
+        },
+    ),
+    Change(
+        "0.10.0",
+        "0.10.2 gpu_worker determine_available_memory profile (§2.4), hybrid allocator and per-group "
+        "tokens (§3.4, §3.7), free-memory start-up check (§2.2), --kv-cache-memory-bytes (§7); "
+        "arg_utils.py excludes 'a100' from the large tier (PR #17885; absent in 0.8.5, present in 0.10.2)",
+        {
+            "budget_style": "v1_profile",
+            "hybrid_allocator": True,
+            "tokens_formula": "blocks_div_groups",  # 0.10.2-0.19.0 (0.19.0: real gemma-2/3, gpt-oss, Llama-4 logs)
+            "concurrency_formula": "one_cdiv_over_sum",
+            "error_style": "v1_010",
+            "sampler_logit_copies": SAMPLER_COPIES_OLD,
+            "has_kv_cache_memory_bytes_flag": True,
+            "free_memory_check": True,
+            "max_len_error_wording": "caution",  # 0.10.2 config _get_and_verify_max_len (0.9.2 unchecked)
+            "batch_tiers": (
+                BatchTier(
+                    min_device_gib=70,
+                    max_num_seqs=1024,
+                    max_num_batched_tokens=8192,
+                    excluded_names=("a100",),
+                ),
+            ),
+        },
+    ),
+    Change(
+        "0.14.0",
+        "0.14.0: requested = ceil(T*u) (§2.1), format_gib (§0), first-group capacity (§3.6), "
+        "'Model loading took %.4f GiB memory' (§4.1), --kv-offloading-size and --max-model-len auto (§7), "
+        "--block-size adds 256 (§5.1), fp8_ds_mla (§5.4), 'Free memory on device cuda:0' (§4.2), "
+        "config/vllm.py OptimizationLevel: -O0 NONE / -O1 PIECEWISE / -O2 (default), -O3 FULL_AND_PIECEWISE",
+        {
+            "optimization_levels": True,
+            "requested_uses_ceil": True,
+            "needed_formula": "first_group",
+            "error_style": "v1_014",
+            "weights_log": "took_gib_memory",
+            "format_gib_style": "round2",
+            "has_kv_offloading_flags": True,
+            "has_auto_fit": True,
+            "block_size_choices": (1, 8, 16, 32, 64, 128, 256),
+            "has_fp8_ds_mla": True,
+            "free_memory_device": "device cuda:0 ",
+            "nemotron_h_ssm_dtype_default": "float16",  # NemotronHForCausalLMConfig appears (0.14.0)
+            # engine/arg_utils.py create_engine_config: resolve_kv_cache_dtype_string (absent in 0.11.0)
+            "checkpoint_kv_dtype_modelopt": True,
+        },
+    ),
+    Change(
+        "0.14.0",
+        "0.14.0 v1/core/kv_cache_utils.py _get_kv_cache_groups_uniform_page_size: buckets within 1.25 x the "
+        "smallest take the largest as the group size ('12 sw + 13 full' -> groups of 13; 0.11.0: the smallest)",
+        {"group_size_max_ratio": 1.25},
+    ),
+    Change(
+        "0.14.0",
+        "0.14.0 config/model.py _get_and_verify_max_len: with no --max-model-len (or -1) a LongRoPE model "
+        "(Phi-3/Phi-4) serves original_max_position_embeddings, not the derived maximum (absent in 0.11.0)",
+        {"longrope_default_original": True},
+    ),
+    Change(
+        "0.14.0",
+        "0.14.0 v1/attention/backend.py AttentionBackend.validate_configuration: 'partial multimodal token full "
+        "attention not supported' for a backend without supports_mm_prefix when ModelConfig.is_mm_prefix_lm "
+        "(model_type gemma3 / paligemma): on CUDA only triton_attn.py and flex_attention.py declare it (0.11.0: "
+        "no such check)",
+        {"mm_prefix_attention": True},
+    ),
+    Change(
+        "0.14.0",
+        "0.14.0 config/scheduler.py SchedulerConfig.async_scheduling default None, resolved in config/vllm.py "
+        "VllmConfig.__post_init__ to on unless pipeline_parallel_size > 1 or a non-EAGLE/MTP draft (0.11.0: "
+        "async_scheduling: bool = False, 'EXPERIMENTAL')",
+        {"async_scheduling_default": True},
+    ),
+    Change(
+        "0.15.0",
+        "MLA priorities of the V1 selector after 0.14 (§5.2, confirmed on 0.19.0 DeepSeek logs: FLASH_ATTN_MLA "
+        "on SM90); the planner's activation and graph models are calibrated on 0.15+ logs (docs/model.md)",
+        {
+            "backend_priorities": (
+                BackendPriority(mla=True, min_sm=100, backends=("CUTLASS_MLA", "FLASHMLA", "TRITON_MLA")),
+                MLA_SM90,
+                *V1_ATTENTION,
+            ),
+            "measured_parts_calibrated": True,
+        },
+    ),
+    Change(
+        "0.15.0",
+        "vllm-ascend v0.15.0rc1 vllm_ascend/worker/worker.py NPUWorker._init_device: MemorySnapshot, "
+        "requested_memory = total x utilization and the 'Free memory on device (…) is less than desired GPU "
+        "memory utilization' check; NPUWorker.determine_available_memory prints 'Available KV cache memory: "
+        "%.2f GiB' (v0.14.0rc1 printed 'Available memory: …, total memory: …' and subtracted other processes)",
+        {"ascend_budget": "profile"},
+    ),
+    Change(
+        "0.17.0",
+        "calibration llmd-versionsweep-*: Qwen3-14B activation 5.64 GiB on 0.15/0.16, 2.23 GiB on 0.17/0.18",
+        {
+            "sampler_logit_copies": SAMPLER_COPIES,
+            "qwen3_5_reads_ssm_dtype": True,  # Qwen3_5ForConditionalGenerationConfig reads mamba_ssm_dtype
+        },
+    ),
+    Change(
+        "0.18.0",
+        "0.18.0 v1/core/kv_cache_utils.py _get_kv_cache_groups_uniform_page_size: the ratio becomes 1.5 (0.17.0: "
+        "1.25); 0.33.0 v1/core/kv_cache_planning.py keeps it",
+        {"group_size_max_ratio": 1.5},
+    ),
+    Change(
+        "0.18.0",
+        "vllm-ascend v0.18.0 vllm_ascend/_310p/worker_310p.py NPUWorker310.determine_available_memory: the KV pool "
+        "is (requested - non-KV memory - non-torch memory cleared by empty_cache) // 2 (absent in v0.17.0rc1)",
+        {"ascend_310p_halves_pool": True},
+    ),
+    Change(
+        "0.18.0",
+        "0.18.0 platforms/interface.py Platform.update_block_size_for_backend (new): with no --block-size, the first "
+        "attention layer's backend's get_preferred_block_size, logged 'Setting kv cache block size to %d for %s "
+        "backend.' (0.17.0 platforms/cuda.py forced it per backend: 'Forcing kv cache block size to 64 for ...')",
+        {"block_size_log": "setting_for_backend"},
+    ),
+    Change(
+        "0.19.0",
+        "vllm-ascend v0.19.1rc1 vllm_ascend/worker/worker.py NPUWorker.determine_available_memory: with "
+        "--kv-cache-memory-bytes it runs profile_run and returns that size ('reserved %.2f GiB for KV Cache as "
+        "specified by kv_cache_memory_bytes'; #8289, commit 65289ca80d; v0.18.0 never reads the flag)",
+        {"ascend_kv_memory_bytes": True},
+    ),
+    Change(
+        "0.19.0",
+        "0.19.0 models/config.py Gemma4Config: heterogeneous head dims above 256 force TRITON_ATTN for every layer",
+        {"gemma4_backend": "triton"},
+    ),
+    Change(
+        "0.19.0",
+        "0.19.0 platforms/cuda.py: sparse MLA (DeepSeek-V3.2, GLM-5) takes FLASHINFER_MLA_SPARSE first on SM100 "
+        "for an fp8 KV cache or <= 16 heads",
+        {"sparse_mla_flashinfer_on_sm100": True},
+    ),
+    Change(
+        "0.20.0",
+        "0.20.0 model_arch_config_convertor.py Gemma4ModelArchConfigConvertor.is_mm_prefix_lm: "
+        "use_bidirectional_attention == 'vision' (absent in 0.19.0)",
+        {"config_mm_prefix": True},
+    ),
+    Change(
+        "0.20.0",
+        "0.20.2: default utilization 0.92 (§2.1; 0.19.0 logs ran an explicit 0.95), CUDA graphs budgeted by "
+        "default (§2.6; off by default in 0.19.0 logs), tokens = concurrency x L and all-groups capacity "
+        "(§3.6, §3.7), any positive --block-size (§5.1), --swap-space removed (§7)",
+        {
+            "default_gpu_memory_utilization": 0.92,
+            "cuda_graph_budgeted": True,
+            "tokens_formula": "concurrency_x_len",
+            "needed_formula": "all_groups",
+            "block_size_choices": None,
+            "has_swap_space_flag": False,
+            "nemotron_h_ssm_dtype_default": "float32",  # DEFAULT_MAMBA_SSM_CACHE_DTYPE (0.20.2 read)
+        },
+    ),
+    Change(
+        "0.20.0",
+        "0.20.2 platforms/interface.py Platform._align_hybrid_block_size (new; runs from "
+        "update_block_size_for_backend after the model is built): a hybrid's attention block is raised in steps "
+        "of max(the first backend's smallest kernel block, block_size), not 0.19.0's fixed 16 "
+        "(models/config.py HybridAttentionMambaModelConfig); config/compilation.py "
+        "CompilationConfig.resolve_cudagraph_mode_and_sizes: 'max_num_seqs (%d) exceeds available Mamba cache "
+        "blocks (%d)' with full CUDA graphs (absent in 0.19.0)",
+        {"hybrid_align": "platform", "mamba_block_check": True},
+    ),
+    Change(
+        "0.21.0",
+        "vllm-ascend v0.21.0rc1 vllm_ascend/_310p/worker_310p.py: 'Available KV cache memory: %.2f GiB (halved for "
+        "workspace)' (v0.20.2rc1 printed it without the note)",
+        {"ascend_310p_halved_log": True},
+    ),
+    Change(
+        "0.22.0",
+        "0.22.1 model_executor/layers/attention/attention.py Attention.__init__: a compressed-tensors checkpoint "
+        "that declares kv_cache_scheme sets cache_dtype 'fp8' when --kv-cache-dtype is auto (absent in 0.21.0)",
+        {"checkpoint_kv_dtype_compressed_tensors": True},
+    ),
+    Change(
+        "0.24.0",
+        "0.24.0 model_executor/models/deepseek_v2.py DeepseekV2MLAAttention: 'if self.is_v32 and (not _skip_topk "
+        "or is_mtp_layer)' builds the indexer (and its cache) only on the layers index_topk_freq / "
+        "index_topk_pattern keep, index_skip_topk_offset default 2 (0.23.0: an indexer on every layer)",
+        {"indexer_on_some_layers": True},
+    ),
+    Change(
+        "0.24.0",
+        "0.24.0 v1/core/kv_cache_utils.py unify_kv_cache_spec_page_size: a smaller attention page that does not "
+        "divide the largest is padded to it when AttentionSpec.indexes_kv_by_block_stride (v1/attention/backend.py "
+        "AttentionBackend.indexes_kv_by_block_stride: FLASH_ATTN, FLASHINFER, TRITON_ATTN, FLEX_ATTENTION lay "
+        "num_blocks first; ROCM_ATTN has no stride order); 0.23.0 raised 'not divisible by the maximum page size'",
+        {"attention_page_padding": "block_stride"},
+    ),
+    Change(
+        "0.24.0",
+        "0.24.0 v1/attention/backends/flash_attn.py FlashAttentionBackend.supports_mm_prefix: "
+        "is_fa_version_supported(4) (vllm_flash_attn/flash_attn_interface.py _is_fa4_supported: the wheel's cute/ "
+        "FA4, SM 9.x / 10.x / 11.x); 0.23.0 FLASH_ATTN has no supports_mm_prefix. models/config.py Gemma4Config: "
+        "FA4 for all layers where available, TRITON_ATTN forced only elsewhere (0.23.0: forced everywhere)",
+        {"fa4_mm_prefix": True, "gemma4_backend": "fa4_or_triton"},
+    ),
+    Change(
+        "0.26.0",
+        "0.26.0 config/model.py ModelConfig.is_prefix_caching_supported: 'Generative hybrid models support prefix "
+        "caching.' (0.25.1: 'Hybrid models do not support prefix caching'), so hybrids default to Mamba 'align' "
+        "mode (models/config.py MambaModelConfig). "
+        "0.26.0 v1/worker/gpu_worker.py Worker.determine_available_memory: profile_cudagraph_memory() runs when "
+        "current_platform.is_cuda_alike() (CUDA and ROCm); 0.21.0-0.25.1 required is_cuda(), 0.19.0-0.20.2 "
+        "skipped ROCm ('graph pool handles and mem_get_info behave differently'). Read from the wheels.",
+        {"hybrid_prefix_caching_default": True, "rocm_cuda_graph_budgeted": True},
+    ),
+    Change(
+        "0.26.0",
+        "0.26.0 platforms/cuda.py _get_backend_priorities: on SM90 the sparse-MLA tail is FLASH_ATTN_MLA_SPARSE, "
+        "FLASHMLA_SPARSE (0.24.0: FLASHMLA_SPARSE alone); v1/attention/backends/mla/flashattn_mla_sparse.py "
+        "FlashAttnMLASparseBackend: auto / float16 / bfloat16 caches only, kernel block 64",
+        {"sparse_mla_sm90": ("FLASH_ATTN_MLA_SPARSE", "FLASHMLA_SPARSE")},
+    ),
+    Change(
+        "0.27.0",
+        "0.27.1 transformers_utils/model_arch_config_convertor.py is_mm_prefix_lm(supports_multimodal): False when "
+        "multimodal inputs are configuration-disabled (every --limit-mm-per-prompt modality 0), so backends "
+        "without mm_prefix support may be selected (absent in 0.26.0)",
+        {"mm_prefix_off_text_only": True},
+    ),
+    Change(
+        "0.27.0",
+        "0.27.1 platforms/interface.py Platform._align_hybrid_block_size: MLA hybrids align to at least 128 "
+        "('TRTLLM/FlashInfer MLA decode kernels require ... 128'); absent in 0.26.0",
+        {"hybrid_mla_min_block": 128},
+    ),
+    Change(
+        "0.27.0",
+        "0.27.1: max_concurrent_batches x MNBT in-flight tokens (§3.3), sum-of-cdivs concurrency (§3.7), "
+        "error text 'model's' and the CPU-backend note (§4.4); absent in 0.24.0",
+        {
+            "concurrency_formula": "sum_of_cdivs",
+            "inflight_uses_batches": True,
+            "error_style": "v1_027",
+        },
+    ),
+    Change(
+        "0.30.0",
+        "0.29.0 v1/core/kv_cache_utils.py unify_kv_cache_spec_page_size: any non-MLA attention layer is padded "
+        "('Padding is only supported for non-MLA attention layers'; 0.28.0 asked indexes_kv_by_block_stride). "
+        "Put at 0.30.0, the first known release with it: 0.29.x is planned with 0.27.1's rules",
+        {"attention_page_padding": "non_mla"},
+    ),
+    Change(
+        "0.30.0",
+        "0.30.0 platforms/cuda.py _get_backend_priorities: with use_mm_prefix TRITON_FLASH_ATTN leads on SM 9.x and "
+        "TRITON_FLASHINFER on SM 10.x (v1/attention/backends/triton_flash_attn.py / triton_flashinfer.py composites: "
+        "head sizes 256 / 512; TRITON_FLASHINFER kernel block 64); absent in 0.27.1",
+        {"mm_prefix_composites": True},
+    ),
+    Change(
+        "0.30.0",
+        "0.30.0: null block left out of the capacity check (§3.6), merged capacity line (§4.3)",
+        {"null_block_in_check": True, "merged_capacity_line": True},
+    ),
+    Change(
+        "0.30.0",
+        "0.30.0 config/model.py _get_and_verify_max_len: yarn joins the rope types whose factor does not "
+        "scale the derived length (0.27.1 and older: original_max_position_embeddings x factor)",
+        {"yarn_scales_max_len": False},
+    ),
+    Change(
+        "0.30.0",
+        "0.30.0 platforms/cuda.py _get_backend_priorities: FLASHINFER_MLA_SPARSE_SM90 after FLASHMLA_SPARSE on SM90 "
+        "(head size 576); flashinfer_mla_sparse_sm90.py FlashInferMLASparseSM90Backend takes auto / bfloat16 / fp8 / "
+        "fp8_e4m3, MultipleOf(64) (absent in 0.27.1), so a checkpoint's fp8_e4m3 KV (NVFP4 GLM-5, DeepSeek-V3.2) "
+        "runs there: FLASHMLA_SPARSE lists fp8 (its alias for fp8_ds_mla) but not fp8_e4m3",
+        {"sparse_mla_sm90": ("FLASH_ATTN_MLA_SPARSE", "FLASHMLA_SPARSE", "FLASHINFER_MLA_SPARSE_SM90")},
+    ),
+    Change(
+        "0.30.0",
+        "0.30.0 config/cache.py CacheDType adds 'nvfp4_ds_mla' (absent in 0.29.0); mla_attention.py "
+        "MLAAttention.get_kv_cache_spec packs a token in 352 B (state_content_bytes; fp8_ds_mla 656); "
+        "v1/attention/backends/mla/flashmla_sparse.py FlashMLASparseBackend takes it on SM100 only "
+        "(supports_combination), FlashInfer's sparse MLA does not list it",
+        {"has_nvfp4_ds_mla": True},
+    ),
+    Change(
+        "0.32.0",
+        "0.32.0 and 0.33.0 model_executor/models/registry.py _ModelRegistry.inspect_model_cls / _try_resolve_transformers "
+        "and transformers_utils/config.py HFConfigParser.parse (the same code in both), each with the newest "
+        "transformers its wheel allows (0.32.0: 5.19.0, <5.20.0; 0.33.0: 5.20.2, <5.21.0): a config whose model_type "
+        "neither vLLM's _CONFIG_REGISTRY nor transformers' CONFIG_MAPPING knows fails to parse; an unregistered "
+        "architecture that transformers exports with a backend-compatible attention is served by the Transformers "
+        "backend; any other is 'Model architectures [...] are not supported for now' (scripts/gen_transformers_"
+        "fallback.py, hf_config/transformers_fallback.json; 0.31.0 and older: not read, refused as before)",
+        {"transformers_fallback": True},
+    ),
+    Change(
+        "0.32.0",
+        "0.31.0 platforms/interface.py Platform.update_block_size_for_backend / _preferred_block_size_for_backends: "
+        "with no --block-size, one backend keeps its preference; several (_find_non_ssm_backends, e.g. a sparse MLA "
+        "kernel and DEEPSEEK_V32_INDEXER) take 16 if all support it, else the smallest lcm of one kernel block each "
+        "that all support ('The attention backends share no supported KV cache block size' if none); logged "
+        "'Setting kv cache block size to %d for %s backend(s).' with the names joined by '/' (0.30.0: the first "
+        "layer's backend alone). Put at 0.32.0, the first known release with it: 0.31.x is planned with 0.30.0's",
+        {"block_size_agreement": True, "block_size_log": "setting_for_backends"},
+    ),
+    Change(
+        "0.32.0",
+        "0.32.0 model_executor/layers/mamba/mamba_mixer2.py MambaMixer2.get_kv_cache_spec: "
+        "num_prefill_checkpoint_blocks=1, so v1/kv_cache_interface.py MambaSpec.max_memory_usage_bytes in 'align' "
+        "mode is 3 pages (2 + spec + checkpoint; 0.29.0 added the term, no Mamba-2 layer set it before 0.32.0); "
+        "models/config.py GlmMoeDsaForCausalLM: 'Using fp8 kv-cache for GlmMoeDsaForCausalLM on SM10x' under auto "
+        "(absent in 0.31.0)",
+        {"mamba2_checkpoint_block": True, "glm_dsa_fp8_kv_on_sm100": True},
+    ),
+    Change(
+        "0.32.0",
+        "0.32.0 kimi_k3/nvidia/kda.py KimiK3DeltaAttention.get_kv_cache_spec: num_prefill_checkpoint_blocks = 1 and "
+        "prefill_checkpoint_alignment 16 (model_executor/layers/mamba/kda_checkpoint.py, new) when the KDA prefill "
+        "runs on FlashKDA (is_flashkda_supported: SM9x/10x/12x, head_dim 128, bf16, a bounded gate); absent in 0.30.0",
+        {"kda_checkpoint_block": True},
+    ),
+    Change(
+        "0.33.0",
+        "0.33.0 platforms/interface.py Platform._align_hybrid_block_size: in 'align' mode the alignment is the lcm "
+        "with get_mamba_prefill_checkpoint_alignment (FLASHINFER_GDN_CHECKPOINT_ALIGNMENT = 64 for Gated DeltaNet "
+        "on FlashInfer's prefill: SM90, or SM100/SM120 with linear_key_head_dim 128); qwen_gdn_linear_attn.py "
+        "GatedDeltaNetAttention.get_kv_cache_spec adds one checkpoint block per request",
+        {"hybrid_checkpoint_lcm": True, "gdn_checkpoint_block": True},
+    ),
+    Change(
+        "0.33.0",
+        "0.33.0 platforms/cuda.py _get_backend_priorities: sparse MLA on SM100 with a bf16 cache and <= 16 heads "
+        "tries FLASH_ATTN_MLA_SPARSE_FA4 (flashattn_mla_sparse.py: auto / bfloat16, head 576, MultipleOf(64)) "
+        "before FLASHINFER_MLA_SPARSE (absent in 0.32.0)",
+        {"sparse_mla_fa4_small_heads": True},
+    ),
+    Change(
+        "0.33.0",
+        "0.33.0 models/deepseek_v4 (attention.py, compressor.py, nvidia/model.py _select_dsv4_attn_cls), "
+        "v1/attention/backends/mla/sparse_swa.py DeepseekV4SWACache, v1/kv_cache_interface.py (MLAAttentionSpec "
+        "tokens_per_state, SlidingWindowMLASpec, _apply_alignment_padding) and v1/core/kv_cache_planning.py "
+        "_get_packed_kv_cache_groups / _get_kv_cache_bytes_per_block: DeepSeek-V4 on SM90/SM100 runs "
+        "FLASHMLA_SPARSE_DSV4 in the fp8_ds_mla layout (auto -> fp8_ds_mla), per-layer sliding-window, compressed, "
+        "indexer and compressor-state caches packed block-outermost (the releases 0.20.2-0.32.0 that serve V4 were "
+        "not read: their estimates keep the warning)",
+        {"dsv4_cache": True},
+    ),
+    Change(
+        "0.33.0",
+        "0.33.0 arg_utils.get_batch_defaults: >= 160 GiB -> 16384 / 1024; >= 70 GiB and not a100 and not GB10 "
+        "(capability 12.1) -> 8192 / 1024 (absent in 0.19.0); FLASHINFER_MLA first on SM100 (§5.2); "
+        "free-memory check also under --kv-cache-memory-bytes; auto-fit wording (§4.3)",
+        {
+            "batch_tiers": (
+                BatchTier(min_device_gib=160, max_num_seqs=1024, max_num_batched_tokens=16384),
+                BatchTier(
+                    min_device_gib=70,
+                    max_num_seqs=1024,
+                    max_num_batched_tokens=8192,
+                    excluded_names=("a100",),
+                    excluded_capabilities=("12.1",),
+                ),
+            ),
+            "backend_priorities": (
+                BackendPriority(
+                    mla=True, min_sm=100, backends=("FLASHINFER_MLA", "CUTLASS_MLA", "FLASHMLA", "TRITON_MLA")
+                ),
+                MLA_SM90,
+                *V1_ATTENTION,
+            ),
+            "free_memory_check_with_kv_bytes": True,
+            "autofit_log": "kv_cache_memory",
+        },
+    ),
+)
