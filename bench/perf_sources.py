@@ -358,6 +358,8 @@ BLIND_KEYS = (
     "median_ttft_ms",
     "output_throughput",
     "request_throughput",
+    "total_token_throughput",  # the only throughput some harnesses print (ROCm ATOM's tables)
+    "mean_e2el_ms",
 )
 
 
@@ -428,14 +430,42 @@ def blind(files: list[Path], *, rows_too: bool) -> None:
     for label, runs in [*groups.items(), ("every run above", pooled)]:
         per_key = [blind_summary([r[k] for r in runs if k in r]) for k in BLIND_KEYS]
         print(f"| {label} | {len(runs)} | " + " | ".join(per_key) + " |")
+    sources = {label: runs for label, runs in groups.items() if " / " not in label}
+    print(source_medians(sources))
+
+
+def source_medians(sources: dict[str, list[dict[str, BlindCell]]]) -> str:
+    """Per key: the median over sources of each source's median |error|, of its median expected / measured,
+    and of its band coverage (each source one vote, however many runs it holds)."""
+    lines = ["median of the source medians (|error|, expected / measured, inside the band; sources):"]
+    for key in BLIND_KEYS:
+        per_source = [[r[key] for r in runs if key in r] for runs in sources.values()]
+        per_source = [cells for cells in per_source if cells]
+        if not per_source:
+            continue
+        error = statistics.median(statistics.median(abs(c.ratio - 1) for c in cells) for cells in per_source)
+        ratio = statistics.median(statistics.median(c.ratio for c in cells) for cells in per_source)
+        inside = statistics.median(sum(c.inside for c in cells) / len(cells) for cells in per_source)
+        lines.append(f"  {key}: {error:.0%} ({ratio:.2f}x, {inside:.0%}; {len(per_source)} sources)")
+    return "\n".join(lines)
+
+
+def blind_files(argv: list[str]) -> list[Path]:
+    """The files --blind scores: those named after it, and every *.jsonl of each --dir DIR (a held-apart
+    directory such as bench/data/perf/sources-r7b/, which source_rows() never reads)."""
+    files = []
+    args = iter(argv[argv.index("--blind") + 1 :])
+    for arg in args:
+        if arg == "--dir":
+            files.extend(sorted(Path(next(args)).glob("*.jsonl")))
+        elif not arg.startswith("--"):
+            files.append(Path(arg))
+    return files
 
 
 def main() -> int:
     if "--blind" in sys.argv:
-        blind(
-            [Path(a) for a in sys.argv[sys.argv.index("--blind") + 1 :] if not a.startswith("--")],
-            rows_too="--rows" in sys.argv,
-        )
+        blind(blind_files(sys.argv), rows_too="--rows" in sys.argv)
         return 0
     runs = shared_runs() + other_runs()
     by_source: dict[str, list[tuple[dict[str, float], dict[str, float]]]] = defaultdict(list)

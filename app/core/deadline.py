@@ -30,11 +30,13 @@ from app.core.text import Text
 class _Budget:
     """One request's budget; each thread that computes for it is timed from its first check."""
 
-    def __init__(self, seconds: float, field: str, advice: str) -> None:
+    def __init__(
+        self, seconds: float, field: str, advice: str, started: dict[int, float] | None = None
+    ) -> None:
         self.seconds = seconds
         self.field = field
         self.advice = advice
-        self.started: dict[int, float] = {}
+        self.started: dict[int, float] = {} if started is None else started
 
 
 _current: ContextVar[_Budget | None] = ContextVar("kvplan_cpu_budget", default=None)
@@ -61,6 +63,23 @@ def cpu_budget(*, seconds: float, field: str, advice: str) -> Iterator[None]:
         yield
         return
     token = _current.set(_Budget(seconds, field, advice))
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+@contextmanager
+def naming(*, field: str, advice: str) -> Iterator[None]:
+    """Within this block a spent budget names ``field`` and says ``advice``: the part of the request
+    that is computing (a simulated benchmark names ``bench.num_prompts``, not the path's default
+    ``config_json``). The clock is the open budget's own, so relabelling never grants more time; a
+    no-op without an open budget."""
+    budget = _current.get()
+    if budget is None:
+        yield
+        return
+    token = _current.set(_Budget(budget.seconds, field, advice, started=budget.started))
     try:
         yield
     finally:

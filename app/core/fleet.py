@@ -370,7 +370,7 @@ def _evaluate(search: _Search, layout: Layout) -> Evaluated | None:
     found: Evaluated | None = None
     for _ in range(ESTIMATES_PER_LAYOUT):
         try:
-            est = estimate(model=model, device=device, serve=serve, vllm_version=vllm_version)
+            est = estimate(model=model, device=device, serve=serve, vllm_version=vllm_version, working=False)
         except PlannerError:
             return found  # vLLM refuses the layout (TP does not divide the heads, …)
         if not est.fits or est.num_gpu_blocks <= 0:

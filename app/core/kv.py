@@ -116,6 +116,10 @@ class KVLayout:
     def page_size_bytes(self) -> int:
         return self.groups[0].page_size_bytes if self.groups else 0
 
+    def block_tokens(self, group: Group) -> int:
+        """Tokens in one of ``group``'s blocks: its own (page sizes unified, DSV4's 64 / 4 / 8) or the layout's."""
+        return group.block_size_tokens or self.block_size
+
 
 def stage_layer_ranges(*, num_layers: int, pipeline_parallel_size: int) -> list[tuple[int, int]]:
     """vLLM's `get_pp_indices`: even split, the remainder to the stages before the last one.
@@ -590,7 +594,7 @@ def request_blocks(
         blocks_per_request(
             group=g,
             max_model_len=max_model_len,
-            block_size=g.block_size_tokens or layout.block_size,
+            block_size=layout.block_tokens(g),
             inflight_tokens=inflight_tokens,
             prefix_caching=prefix_caching,
         )

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from pydantic import ConfigDict, Field, ValidationError
 
+from app.core import deadline
 from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
 from app.core.perf.bench_args import BenchArgs
@@ -17,7 +18,7 @@ from app.core.perf.cluster import ClusterFit, MeasuredKeys, RunComparison, fit_c
 from app.core.perf.paste import bench_fields, parse_paste
 from app.core.perf.predict import compare_run
 from app.core.perf.simulate import SimulationError
-from app.core.text import Msg, Text
+from app.core.text import N_, Msg, Text
 from app.web.i18n import t
 from app.web.inputs.params import PlannerParams, StrictPlannerParams, serve_values
 from app.web.inputs.resolve import estimate_for, resolve_strict
@@ -92,6 +93,7 @@ def cluster_of(runs: list[MeasuredRun]) -> ClusterFit | None:
 
 
 PAGE_FIELD = "my_runs"  # the planner page's "Your own runs" box
+FEWER_RUNS = N_("fewer runs, or runs of fewer prompts (num_prompts) or clients (max_concurrency)")
 
 
 def request_cluster(
@@ -101,7 +103,9 @@ def request_cluster(
     error in one of the box's runs names ``my_runs``, not its place in the joined list."""
     pasted, notes = page_runs(box, base, bench) if box.strip() else ([], [])
     try:
-        fit = cluster_of([*measured, *pasted])
+        # each run is simulated: past the request's CPU budget the runs are what to shrink
+        with deadline.naming(field="measured_runs" if measured else PAGE_FIELD, advice=Text(FEWER_RUNS)):
+            fit = cluster_of([*measured, *pasted])
     except PlannerError as exc:
         index = exc.field.removeprefix("measured_runs[").partition("]")[0]
         if exc.field.startswith("measured_runs[") and index.isdigit() and int(index) >= len(measured):

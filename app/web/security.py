@@ -141,6 +141,10 @@ WORK_BUDGETS: dict[str, WorkBudget] = {
     "/api/fleet": WorkBudget(3.0, "config_json", _LAYERS_ADVICE),
     "/fleet": WorkBudget(3.0, "config_json", _LAYERS_ADVICE),
     "/explore": WorkBudget(3.0, "config_json", _LAYERS_ADVICE),
+    # a simulated `vllm bench serve` (app.core.perf.simulate reads the budget; inside it the simulation
+    # names bench.num_prompts or the runs, app.core.deadline.naming): 100,000 prompts take ~2 s
+    "/api/performance": WorkBudget(3.0, "config_json", _LAYERS_ADVICE),
+    "/speed": WorkBudget(3.0, "config_json", _LAYERS_ADVICE),
     "/api/workload": WorkBudget(3.0, "config_json", _LAYERS_ADVICE),
     "/doctor": WorkBudget(1.5, "log", N_("a shorter log")),
     "/api/diagnose": WorkBudget(1.5, "log", N_("a shorter log")),

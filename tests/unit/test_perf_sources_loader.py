@@ -90,3 +90,20 @@ def test_a_random_run_without_totals_runs_at_its_throughputs_ratio() -> None:
         "measured": {"request_throughput": 0.02, "output_throughput": 42.69},
     }
     assert P.generated_len(kimi) == 2048
+
+
+def test_blind_dir_scores_every_file_of_a_held_apart_directory(tmp_path: Any) -> None:
+    # --blind --dir DIR takes each *.jsonl of DIR (sorted) beside the files named; flags are skipped
+    for name in ("b.jsonl", "a.jsonl", "notes.md"):
+        (tmp_path / name).write_text("")
+    argv = ["perf_sources.py", "--blind", "x.jsonl", "--dir", str(tmp_path), "--rows"]
+    assert [p.name for p in P.blind_files(argv)] == ["x.jsonl", "a.jsonl", "b.jsonl"]
+
+
+def test_source_medians_give_each_source_one_vote() -> None:
+    # source A: ratios 1.2, 1.2, 1.2 (median |error| 20 %, all inside); source B: one run at 0.9 (10 %, outside).
+    # Pooled the median error would be 20 % (3 of 4 runs); per source it is median(20 %, 10 %) = 15 %,
+    # ratio median(1.2, 0.9) = 1.05, coverage median(100 %, 0 %) = 50 %.
+    a = [{"mean_tpot_ms": P.BlindCell(1.2, True)} for _ in range(3)]
+    b = [{"mean_tpot_ms": P.BlindCell(0.9, False)}]
+    assert "mean_tpot_ms: 15% (1.05x, 50%; 2 sources)" in P.source_medians({"A": a, "B": b})

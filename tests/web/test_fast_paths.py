@@ -16,6 +16,7 @@ bench/output_digest.py compares whole answers (page, fragment, slots, API) of tw
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import pytest
@@ -198,3 +199,74 @@ def test_the_chart_of_a_plan_that_never_starts_is_zero_as_full_estimates_say() -
             assert concurrency == 0.0 and not at.fits and at.error_kind in ALWAYS_FAILS, (model_id, length)
         checked += 1
     assert checked == 3
+
+
+def test_an_answer_encoded_in_its_route_is_the_bytes_fastapi_gave() -> None:
+    """/api/performance, /api/fleet and /api/recommend encode in their own thread (dumped_response)
+    what FastAPI used to encode on the event loop for a route annotated ``-> dict[str, Any]``: the same
+    bytes, for the shapes those answers hold (a translated sentence, a model, a tuple, inf, unicode)."""
+    from fastapi.testclient import TestClient as Client
+
+    from app.core.result import Range
+    from app.core.text import Text
+    from app.web.encoding import dumped_response
+
+    answer: dict[str, Any] = {
+        "notes": [Text("{n} runs found; using the last one", n=2)],
+        "tpot_ms": Range(low=5.18, expected=6.53, high=18.4),
+        "pair": (1, 2.5),
+        "rate": math.inf,
+        "name": "通义 Qwen3",
+        "none": None,
+    }
+    app = FastAPI()
+
+    @app.get("/returned")
+    def returned() -> dict[str, Any]:
+        return answer
+
+    @app.get("/dumped", response_model=dict[str, Any])
+    def dumped() -> Any:
+        return dumped_response(answer)
+
+    client = Client(app)
+    before, after = client.get("/returned"), client.get("/dumped")
+    assert after.content == before.content
+    assert after.headers["content-type"] == before.headers["content-type"] == "application/json"
+    assert json.loads(after.content)["rate"] is None  # pydantic writes inf as null, as FastAPI did
+
+
+def test_the_fleet_probes_skip_the_working_and_plan_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fleet search reads each layout's verdict, pool and blocks, never its working: its probes run
+    ``estimate(working=False)`` (Qwen3-Next-80B at 30 req/s: /api/fleet CPU ~0.8x) and plan the same."""
+    from app.core import fleet
+
+    model, device = find_model("meta-llama/Llama-3.1-70B-Instruct"), find_device("h100")
+    kwargs: dict[str, Any] = {
+        "model": model,
+        "device": device,
+        "serve": ServeConfig(max_model_len=8192),
+        "vllm_version": "0.19.0",
+        "target": fleet.Target(
+            input_tokens=2048,
+            output_tokens=256,
+            requests_per_s=30.0,
+            slo_ttft_ms=2000.0,
+            slo_tpot_ms=40.0,
+            devices_available=64,
+            price_per_device_hour=2.0,
+        ),
+    }
+    asked: list[bool] = []
+    real = fleet.estimate
+
+    def recorded(**call: Any) -> Any:
+        asked.append(call.get("working", True))
+        return real(**call)
+
+    monkeypatch.setattr(fleet, "estimate", recorded)
+    fast = fleet.plan_fleet(**kwargs)
+    assert asked and not any(asked)  # every probe skipped the working
+    monkeypatch.setattr(fleet, "estimate", lambda **call: real(**{**call, "working": True}))
+    assert fleet.plan_fleet(**kwargs) == fast
+    assert fast.candidates  # a plan with layouts in it, not two empty ones

@@ -200,3 +200,26 @@ def test_a_json_body_of_more_than_500000_values_is_refused_before_it_is_parsed(
     pasted = json.dumps({**ESTIMATE, "config_json": json.dumps({"pad": [1] * (MAX_JSON_VALUES + 10)})})
     response = safe_client.post("/api/estimate", content=pasted, headers={"content-type": "application/json"})
     assert "holds more than" not in response.text
+
+
+def test_past_its_budget_your_runs_are_named_not_the_config() -> None:
+    # Before: 64 measured runs of 100,000 prompts spent /api/performance's budget inside the runs' own
+    # estimates and simulations and the 422 named config_json (bench/data/hostile_cpu/before-d041b4f.txt).
+    from app.web.inputs.params import PlannerParams
+    from app.web.measured_runs import MeasuredRun, request_cluster
+
+    base = PlannerParams.model_validate(ESTIMATE)
+    run = MeasuredRun.model_validate({**ESTIMATE, "measured": {"mean_tpot_ms": 8.0}})
+    paste = "Maximum request concurrency: 10\n============ Serving Benchmark Result ============\n"
+    paste += "Successful requests: 100\nMean TPOT (ms): 72.74\n"
+    for measured, box, field in (([run], "", "measured_runs"), ([], paste, "my_runs")):
+        with (
+            deadline.cpu_budget(seconds=-1.0, field="config_json", advice=security._LAYERS_ADVICE),
+            pytest.raises(deadline.WorkBudgetError) as spent,
+        ):
+            request_cluster(measured, box, base, None)
+        assert spent.value.field == field
+        assert spent.value.message.endswith(
+            "fewer runs, or runs of fewer prompts (num_prompts) or clients (max_concurrency)"
+        )
+    assert request_cluster([run], "", base, None) is not None  # no budget open: the same runs fit

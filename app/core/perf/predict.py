@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.core import deadline
 from app.core.errors import PlannerError
 from app.core.perf.bench import (
     BAND_OF_KEY,
@@ -36,9 +37,12 @@ from app.core.perf.schedule import Point, Workload, point_at, requests_in_pool
 from app.core.perf.simulate import SimulationError
 from app.core.result import Estimate, Range
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
-from app.core.text import Msg, Text
+from app.core.text import N_, Msg, Text
 from app.core.verdicts import refusal_field
 from app.core.versions import rules_for
+
+# what a simulated benchmark past the request's CPU budget should shrink (app.core.deadline)
+FEWER_PROMPTS = N_("fewer prompts (num_prompts) or fewer clients (max_concurrency)")
 
 COEFFICIENTS_FILE = Path(__file__).with_name("coefficients.json")
 MS_PER_S = 1000.0
@@ -495,7 +499,8 @@ def bench_serve(
             ),
         )
     try:
-        point = _simulated(estimate=estimate, physics=physics, fit=fit, serve=serve, args=args)
+        with deadline.naming(field="bench.num_prompts", advice=Text(FEWER_PROMPTS)):
+            point = _simulated(estimate=estimate, physics=physics, fit=fit, serve=serve, args=args)
     except SimulationError:
         raise PlannerError(
             "bench.num_prompts",

@@ -10,6 +10,7 @@ from fastapi.responses import HTMLResponse, Response
 
 from app.core.fleet import Candidate
 from app.core.pareto import ParetoPoint
+from app.web.encoding import dumped_response
 from app.web.fleet.params import FleetParams, StrictFleetParams, fleet_query, parse_fleet_lenient
 from app.web.fleet.service import fleet_for, planner_params, point_params
 from app.web.fleet.views import build_view
@@ -63,12 +64,12 @@ def pareto_json(request: Request, params: FleetParams, p: ParetoPoint, runs: int
     }
 
 
-@api_router.post("/fleet", name="api_fleet")
-def fleet_api(request: Request, params: StrictFleetParams) -> dict[str, Any]:
+@api_router.post("/fleet", name="api_fleet", response_model=dict[str, Any])
+def fleet_api(request: Request, params: StrictFleetParams) -> Response:
     """Every layout that starts, sized for the load and ranked by cost; ``best`` meets the SLO if any does."""
     result = fleet_for(params, cluster=api_cluster(params, params.measured_runs))
     plan, runs = result.plan, result.calibrated_runs
-    return {
+    answer = {
         "calibrated_runs": runs,
         "speed_caption": calibrated_caption(runs),
         "candidates": [candidate_json(request, params, c, runs) for c in plan.candidates],
@@ -87,3 +88,4 @@ def fleet_api(request: Request, params: StrictFleetParams) -> dict[str, Any]:
             "query": fleet_query(params),
         },
     }
+    return dumped_response(answer)  # encoded here, not on the event loop (app/web/encoding.py)

@@ -10,8 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, HTTPException
+from fastapi.responses import Response
 
 from app.core.errors import PlannerError
+from app.web.encoding import dumped_response
 from app.web.inputs.problems import api_message
 from app.web.recommend.params import RecommendRequest
 from app.web.recommend.service import payload, run
@@ -23,11 +25,11 @@ def _unprocessable(field: str, message: str) -> HTTPException:
     return HTTPException(status_code=422, detail=[{"loc": ["body", field], "msg": message}])
 
 
-@router.post("/recommend", name="api_recommend")
-def recommend_post(body: RecommendRequest) -> dict[str, Any]:
+@router.post("/recommend", name="api_recommend", response_model=dict[str, Any])
+def recommend_post(body: RecommendRequest) -> Response:
     """Which flags to change, in the seed's order, to hold N* sequences of S* tokens."""
     try:
         resolved, rec = run(body)
     except PlannerError as exc:
         raise _unprocessable(exc.field, api_message(exc)) from exc
-    return payload(resolved, rec)
+    return dumped_response(payload(resolved, rec))  # encoded here, not on the event loop

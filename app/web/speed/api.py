@@ -14,9 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
+from fastapi.responses import Response
 from pydantic import ConfigDict, Field
 
 from app.core.perf.bench_args import BenchArgs
+from app.web.encoding import dumped_response
 from app.web.inputs.links import to_query
 from app.web.inputs.params import StrictPlannerParams
 from app.web.inputs.resolve import resolve_strict
@@ -48,22 +50,24 @@ def _with_bench_fields(params: PerformanceRequest) -> PerformanceRequest:
     return params.model_copy(update={"bench_serve": True, **{k: getattr(params.bench, k) for k in given}})
 
 
-@router.post("/performance", name="api_performance")
-def performance_post(params: PerformanceRequest) -> dict[str, Any]:
+@router.post("/performance", name="api_performance", response_model=dict[str, Any])
+def performance_post(params: PerformanceRequest) -> Response:
     """TTFT / TPOT / throughput bands for `vllm bench serve --max-concurrency C`-style closed-loop clients."""
     # the page's own fields (bench_serve, num_prompts, ..., my_runs) are read here too, so no key is ignored
     bench = params.bench or bench_of(params)
     resolved = resolve_strict(params)
     cluster = request_cluster(params.measured_runs, params.my_runs, params, bench)
     perf = performance_for(resolved, bench=bench, cluster=cluster)
-    return {
-        **perf.model_dump(),
-        # what every figure says when your runs scale it ("" without runs), as /api/fleet and /api/recommend
-        "speed_caption": calibrated_caption(perf.calibrated_runs),
-        "inputs": {
-            "model": resolved.model_label,
-            "device": resolved.device.id,
-            "vllm_version": resolved.vllm_version,
-            "query": to_query(_with_bench_fields(params)),
-        },
-    }
+    return dumped_response(
+        {  # encoded here, not on the event loop (app/web/encoding.py)
+            **perf.model_dump(),
+            # what every figure says when your runs scale it ("" without runs), as /api/fleet and /api/recommend
+            "speed_caption": calibrated_caption(perf.calibrated_runs),
+            "inputs": {
+                "model": resolved.model_label,
+                "device": resolved.device.id,
+                "vllm_version": resolved.vllm_version,
+                "query": to_query(_with_bench_fields(params)),
+            },
+        }
+    )
