@@ -588,6 +588,15 @@ def errors(runs: Sequence[Run], fits: dict[str, Coefficients]) -> dict[str, list
     return out
 
 
+FIT_KEYS = ("fitted_by", "data", "families")  # what this script writes into coefficients.json
+
+
+def carried_over(kept: dict[str, object]) -> dict[str, object]:
+    """What bench/perf_loso.py fitted across sources (host work, device-time factors, bench bands): every
+    key of the file this fit does not write, kept as it was."""
+    return {k: v for k, v in kept.items() if k not in FIT_KEYS}
+
+
 def main(argv: list[str]) -> int:
     all_runs = load_runs()
     runs = prepare(all_runs)
@@ -612,8 +621,7 @@ def main(argv: list[str]) -> int:
     if "--check" not in argv:
         kept = json.loads(COEFFICIENTS_FILE.read_text(encoding="utf-8")) if COEFFICIENTS_FILE.exists() else {}
         payload = {
-            # what bench/perf_loso.py fits across sources (the host's step work, the bench bands) stays
-            **{k: v for k, v in kept.items() if k in ("host", "bench_bands", "host_fitted_by")},
+            **carried_over(kept),
             "fitted_by": "bench/fit_perf.py",
             "data": "bench/data/perf/vllm_perf_measured.csv (aiconfigurator silicon_sample vLLM rows, Apache-2.0)",
             "families": families,
