@@ -139,7 +139,7 @@ def _stages(
         graphs = budget.cuda_graph_bytes(
             num_layers_on_rank=layer_range[1] - layer_range[0],
             max_num_seqs=flags.max_num_seqs,
-            enforce_eager=not graph_mode.captures_graphs(serve) or not graph_platform,
+            enforce_eager=not graph_mode.captures_graphs(serve, rules=rules) or not graph_platform,
         )
         given = situations.kv_bytes_given(rules=rules, device=device, serve=serve)
         if given is not None:
@@ -445,7 +445,7 @@ def _mamba_blocks_refusal(setup: Setup) -> Refusal | None:
     rules, serve, model, flags = setup.rules, setup.serve, setup.model, setup.flags
     if (
         not rules.mamba_block_check
-        or not graph_mode.full_graphs(serve)
+        or not graph_mode.full_graphs(serve, rules=rules)
         or setup.device.platform not in ("cuda", "rocm")
     ):
         return None

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from app.core.specs import ServeConfig
+    from app.core.versions import VersionRules
 
 CudagraphMode = Literal["NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"]
 CUDAGRAPH_MODES: tuple[CudagraphMode, ...] = (
@@ -32,7 +33,9 @@ CUDAGRAPH_MODES: tuple[CudagraphMode, ...] = (
 )
 # CUDAGraphMode.has_full_cudagraphs: the modes whose decode (or every) batch runs one full graph
 FULL_GRAPH_MODES = frozenset({"FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"})
-DEFAULT_MODE: CudagraphMode = "FULL_AND_PIECEWISE"  # OptimizationLevel.O2, the default level (0.14.0-0.33.0)
+# the mode the planner's graph-memory model was calibrated on (0.19.0 logs); OptimizationLevel.O2, the default
+# level (0.14.0-0.33.0). A release's own default is VersionRules.default_cudagraph_mode (0.11.0+: this one).
+DEFAULT_MODE: CudagraphMode = "FULL_AND_PIECEWISE"
 # OPTIMIZATION_LEVEL_00 .. _03 "cudagraph_mode"
 LEVEL_MODES: dict[str, CudagraphMode] = {
     "0": "NONE",
@@ -42,16 +45,17 @@ LEVEL_MODES: dict[str, CudagraphMode] = {
 }
 
 
-def effective_mode(serve: ServeConfig) -> CudagraphMode:
-    """E.g. no flags -> FULL_AND_PIECEWISE; -O1 -> PIECEWISE; --enforce-eager -> NONE."""
+def effective_mode(serve: ServeConfig, *, rules: VersionRules) -> CudagraphMode:
+    """E.g. no flags -> the release's default (0.33.0 FULL_AND_PIECEWISE, 0.10.2 PIECEWISE); -O1 -> PIECEWISE;
+    --enforce-eager -> NONE."""
     if serve.enforce_eager:
         return "NONE"
-    return serve.cudagraph_mode or DEFAULT_MODE
+    return serve.cudagraph_mode or rules.default_cudagraph_mode
 
 
-def captures_graphs(serve: ServeConfig) -> bool:
-    return effective_mode(serve) != "NONE"
+def captures_graphs(serve: ServeConfig, *, rules: VersionRules) -> bool:
+    return effective_mode(serve, rules=rules) != "NONE"
 
 
-def full_graphs(serve: ServeConfig) -> bool:
-    return effective_mode(serve) in FULL_GRAPH_MODES
+def full_graphs(serve: ServeConfig, *, rules: VersionRules) -> bool:
+    return effective_mode(serve, rules=rules) in FULL_GRAPH_MODES

@@ -123,8 +123,8 @@ def device_warnings(
 ) -> list[str]:
     """What the device's situation changes that vLLM's arithmetic does not show."""
     out: list[str] = []
-    mode = graph_mode.effective_mode(serve)
-    if mode not in ("NONE", graph_mode.DEFAULT_MODE) and device.platform in ("cuda", "rocm"):
+    mode = graph_mode.effective_mode(serve, rules=rules)
+    if mode not in ("NONE", rules.default_cudagraph_mode) and device.platform in ("cuda", "rocm"):
         out.append(
             Text(
                 "cudagraph_mode {mode}: the CUDA-graph memory shown is modelled on logs of the default FULL_AND_PIECEWISE capture; {mode} captures another set of graphs, so that figure is approximate here.",
@@ -139,7 +139,7 @@ def device_warnings(
                 total=device.memory_total_bytes / GIB,
             )
         )
-    if device.platform == "npu" and graph_mode.captures_graphs(serve):
+    if device.platform == "npu" and graph_mode.captures_graphs(serve, rules=rules):
         out.append(
             Text(
                 "vllm-ascend captures its ACL graphs after it sizes the KV pool and does not budget them (vllm_ascend/worker/worker.py; the start-up log's usage line reports them as 'GiB for NPU graph memory'): they must fit in the {slack:.2f} GiB outside gpu_memory_utilization. The planner does not model their size on Ascend.",

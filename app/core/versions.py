@@ -25,6 +25,7 @@ from typing import Literal
 
 from packaging.version import Version as Pep440
 
+from app.core.graph_mode import CudagraphMode
 from app.core.text import Text
 from app.core.version_parse import Version, parse_pep440
 from app.core.version_types import BackendPriority, BatchTier
@@ -133,6 +134,10 @@ class VersionRules:
     # _preferred_block_size_for_backends) instead of the first attention layer's backend's preference
     block_size_agreement: bool = False
     optimization_levels: bool = False  # -O0..-O3 set cudagraph_mode (config/vllm.py OptimizationLevel, 0.14+)
+    # the cudagraph_mode a start-up runs when no flag names one (graph_mode.effective_mode): 0.10.2
+    # config/__init__.py VllmConfig.__post_init__ PIECEWISE (V1 at compilation level PIECEWISE); FULL_AND_PIECEWISE
+    # from 0.11.0 (changelog). Releases before 0.10.2 had no cudagraph_mode and were not read for it.
+    default_cudagraph_mode: CudagraphMode = "PIECEWISE"
     # hybrid groups: largest bucket as group size if max < ratio x min
     group_size_max_ratio: float | None = None
     free_memory_check: bool = False  # start-up "Free memory on device ... is less than desired" check

@@ -96,6 +96,13 @@ CHANGELOG: tuple[Change, ...] = (
         },
     ),
     Change(
+        "0.11.0",
+        "0.11.0 config/__init__.py VllmConfig.__post_init__: with no cudagraph_mode given, V1 at compilation level "
+        "PIECEWISE defaults to FULL_AND_PIECEWISE (PIECEWISE for pooling and encoder-decoder models); 0.10.2's "
+        "same branch set PIECEWISE",
+        {"default_cudagraph_mode": "FULL_AND_PIECEWISE"},
+    ),
+    Change(
         "0.14.0",
         "0.14.0: requested = ceil(T*u) (§2.1), format_gib (§0), first-group capacity (§3.6), "
         "'Model loading took %.4f GiB memory' (§4.1), --kv-offloading-size and --max-model-len auto (§7), "

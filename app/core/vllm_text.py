@@ -365,6 +365,9 @@ MEMORY_ACCESS_FAULT = VllmLine(
 CORE_DUMPED = VllmLine("core dumped", r"\w{0,40}(?: \w{1,20}){0,3} \(core dumped\)")
 NPU_FUNCTION_ERROR = VllmLine("NPU function error", r"NPU function error: .*")
 ACL_CALL_FAILED = VllmLine("call acl api failed", r"\bERR\d{5} \w{1,16} call acl api failed.*")
+# an exception raised in torch_npu's C++ (its build path in the message: "RuntimeError: status == aclmdlRICapture…
+# INTERNAL ASSERT FAILED at "build/CMakeFiles/torch_npu.dir/compiler_depend.ts":162", Ascend/pytorch#78)
+TORCH_NPU_RAISED = VllmLine("torch_npu.dir", r"\b[A-Z]\w{0,40}Error: .{0,600}\btorch_npu\.dir/.*")
 
 # --- failures and stages: where the start-up was when it failed ------------------------------
 TRACEBACK = VllmLine("Traceback (most recent call last)", r"Traceback \(most recent call last\)")
@@ -422,6 +425,9 @@ PROFILE_FRAME = VllmLine("in determine_", r"\bin determine_(?:available_memory|n
 # NPUPlatform.set_device → torch_npu's _npu_setDevice (v1/executor/multiproc_executor.py, executor/
 # uniproc_executor.py::_init_executor, 0.9.2–0.33.0; vllm_ascend/platform.py::set_device)
 DEVICE_INIT_FRAME = VllmLine("evice", r"\bin (?:init_device|set_device|_npu_setDevice)\b")
+# a frame of the engine configuration the API server builds before any engine process starts (EngineArgs.
+# create_engine_config → create_model_config, engine/arg_utils.py, 0.9.2–0.33.0): a failure there is at "start"
+CONFIG_FRAME = VllmLine("create_", r"\bin create_(?:engine|model)_config\b")
 # torch.compile runs inside the memory profile in V1: determine_available_memory's profile_run is the model's first
 # forward, which compiles it ("we still need a profile run which compiles the model", v1/worker/gpu_worker.py,
 # 0.19.0); compilation/backends.py prints "Dynamo bytecode transform time: %.2f s", compilation/monitor.py
@@ -459,6 +465,17 @@ DEVICE_NAME = VllmLine(
     "NVIDIA ",
     r"(?:\bGPU \d{1,3}: |device_name=|\bon device: )(NVIDIA [\w.()-]{1,24}(?: [\w.()-]{1,24}){0,4})",
 )
+
+# torch's capability warning names the card ("Found GPU0 NVIDIA GB10 which is of cuda capability 12.1.",
+# torch/cuda/__init__.py); the fused-MoE config file vLLM looks for carries the name with "_" for " "
+# ("…/E=256,N=512,device_name=NVIDIA_GB10,dtype=fp8_w8a8.json", fused_moe.py::get_config_file_name, 0.13–0.33)
+TORCH_CAPABILITY_NAME = VllmLine(
+    "which is of cuda capability", r"\bFound GPU\d{1,3} (NVIDIA .{1,80}?) which is of cuda capability"
+)
+MOE_CONFIG_NAME = VllmLine("device_name=NVIDIA_", r"\bdevice_name=(NVIDIA_[\w-]{1,80}?)(?:,|\.json)")
+# vLLM's platform module in a line's tag: "[rocm.py:279] Using Triton Attention backend." (vllm/platforms/rocm.py)
+# or "[cuda.py:334] Using FLASH_ATTN attention backend …" (platforms/cuda.py) is printed by that GPU stack only
+PLATFORM_MODULE = VllmLine(".py:", r"\[(cuda|rocm)\.py:\d{1,5}\]")
 
 # --- attention backend and block size (reference §5, §9) -------------------------------------
 BACKEND = VllmLine(

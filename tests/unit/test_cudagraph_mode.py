@@ -104,3 +104,21 @@ def test_a_prefix_resolves_against_every_flag_of_the_release() -> None:
     assert parsed.serve.cudagraph_mode == "PIECEWISE"
     with pytest.raises(PlannerError):
         parse_pasted('vllm serve m --c \'{"cudagraph_mode": "NONE"}\'', vllm_version="0.33.0")
+
+
+def test_the_default_mode_is_the_releases() -> None:
+    # 0.10.2 vllm/config/__init__.py VllmConfig.__post_init__: no cudagraph_mode given, V1 at compilation level
+    # PIECEWISE -> CUDAGraphMode.PIECEWISE; 0.11.0 the same branch -> FULL_AND_PIECEWISE (0.14.0-0.33.0 through
+    # OptimizationLevel.O2). An explicit mode and --enforce-eager win at every release.
+    from app.core import graph_mode
+    from app.core.versions import rules_for
+
+    plain, piecewise = ServeConfig(), ServeConfig(cudagraph_mode="PIECEWISE")
+    assert graph_mode.effective_mode(plain, rules=rules_for("0.10.2")) == "PIECEWISE"
+    assert graph_mode.effective_mode(plain, rules=rules_for("0.11.0")) == "FULL_AND_PIECEWISE"
+    assert graph_mode.effective_mode(plain, rules=rules_for("0.33.0")) == "FULL_AND_PIECEWISE"
+    assert not graph_mode.full_graphs(plain, rules=rules_for("0.10.2"))
+    assert graph_mode.full_graphs(plain, rules=rules_for("0.33.0"))
+    assert graph_mode.effective_mode(piecewise, rules=rules_for("0.33.0")) == "PIECEWISE"
+    eager = ServeConfig(enforce_eager=True)
+    assert not graph_mode.captures_graphs(eager, rules=rules_for("0.33.0"))

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from packaging.version import Version
 from pydantic import ValidationError
 
 from app.core import catalog, regex
@@ -33,8 +34,8 @@ from app.core.logs.reading import split_lines, strip_ansi
 from app.core.plan import apply_quantization_flag, custom_device
 from app.core.result import Estimate
 from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, ModelSpec, ServeConfig
-from app.core.text import Text
-from app.core.versions import DEFAULT_VERSION, graphs_budgeted, rules_for
+from app.core.text import N_, Text
+from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS, graphs_budgeted, rules_for
 
 # --------------------------------------------------------------------------------------------
 # small helpers
@@ -313,6 +314,15 @@ def replay_version(facts: LogFacts) -> tuple[str | None, str]:
                 v0_fallback_version=V0_FALLBACK_VERSION,
             ),
         )
+    if facts.release_at_most is not None:
+        bound = Version(facts.release_at_most)
+        known = [v for v in KNOWN_VERSIONS if Version(v) <= bound]
+        if known:
+            return known[-1], Text(
+                "the log prints no version; its lines are those of releases up to {bound} (vllm-ascend's byte budget line), so it was replayed as {version}",
+                bound=facts.release_at_most,
+                version=known[-1],
+            )
     return None, Text(
         "the log prints no version; predicted with {default_version}", default_version=DEFAULT_VERSION
     )
@@ -476,13 +486,18 @@ def _tie_note(total: int, tied: list[DeviceSpec]) -> str:
             count=len(tied),
             ids=ids,
         )
-    return Text(
-        "the card reports {total}, and {count} catalog cards report a total within {tolerance} of it ({ids}), as much as one card's total moves between drivers: the log does not say which one it ran on, so none is guessed — the prediction uses a device of the printed size; pass a device to choose",
-        total=fmt_gib(total),
-        count=len(tied),
-        tolerance=fmt_gib(DEVICE_TIE_TOLERANCE_BYTES),
-        ids=ids,
+    drift = max(abs(d.memory_total_bytes - total) for d in tied) <= DEVICE_TIE_TOLERANCE_BYTES
+    message = (
+        N_(
+            "the card reports {total}, and {count} catalog cards report a total within {tolerance} of it ({ids}), as much as one card's total moves between drivers: the log does not say which one it ran on, so none is guessed — the prediction uses a device of the printed size; pass a device to choose"
+        )
+        if drift
+        else N_(
+            "the card reports {total}, and {count} catalog cards report a total within {tolerance} of it ({ids}): the log names no card and its total does not tell them apart, so none is guessed — the prediction uses a device of the printed size; pass a device to choose"
+        )
     )
+    tolerance = DEVICE_TIE_TOLERANCE_BYTES if drift else DEVICE_MATCH_TOLERANCE_BYTES
+    return Text(message, total=fmt_gib(total), count=len(tied), tolerance=fmt_gib(tolerance), ids=ids)
 
 
 def _ambiguous_device(total: int, tied: list[DeviceSpec]) -> DeviceSpec:
@@ -507,25 +522,21 @@ def _ambiguous_device(total: int, tied: list[DeviceSpec]) -> DeviceSpec:
 
 
 def _ties(total: int, best: DeviceSpec, candidates: list[DeviceSpec]) -> list[DeviceSpec]:
-    """Candidates the printed total cannot tell apart: the best match's own catalog total, or within a
-    driver's drift of the printed one (DEVICE_TIE_TOLERANCE_BYTES) as the best match is."""
-    if abs(best.memory_total_bytes - total) > DEVICE_TIE_TOLERANCE_BYTES:
-        return [d for d in candidates if d.memory_total_bytes == best.memory_total_bytes]
-    return [d for d in candidates if abs(d.memory_total_bytes - total) <= DEVICE_TIE_TOLERANCE_BYTES]
-
-
-def _nearest_device(total: int, candidates: list[DeviceSpec]) -> tuple[DeviceSpec | None, list[str]]:
+    """Candidates the printed total cannot tell apart: every card within the match tolerance of it
+    (DEVICE_MATCH_TOLERANCE_BYTES, the best match among them), nearest first. A log that names no card and
+    prints a total two catalog cards are near (23.98 GiB: RTX 4090 23.99, RTX 3090 23.69) gets both named,
+    never the nearer one guessed."""
     close = sorted(
         (abs(d.memory_total_bytes - total), i, d)
         for i, d in enumerate(candidates)
-        if abs(d.memory_total_bytes - total) <= DEVICE_MATCH_TOLERANCE_BYTES
+        if abs(d.memory_total_bytes - total) <= DEVICE_MATCH_TOLERANCE_BYTES or d is best
     )
-    if not close:
-        return None, []
-    best = close[0][2]
-    others = [d.id for _, _, d in close[1:] if d.memory_total_bytes != best.memory_total_bytes]
-    same = [d.id for _, _, d in close[1:] if d.memory_total_bytes == best.memory_total_bytes]
-    return best, others + same
+    return [d for _, _, d in close]
+
+
+def _nearest_device(total: int, candidates: list[DeviceSpec]) -> DeviceSpec | None:
+    close = [d for d in candidates if abs(d.memory_total_bytes - total) <= DEVICE_MATCH_TOLERANCE_BYTES]
+    return min(close, key=lambda d: abs(d.memory_total_bytes - total), default=None)
 
 
 def _replay_device(
@@ -562,8 +573,19 @@ def _replay_device(
 
 
 def _on_stack(device: DeviceSpec, facts: LogFacts) -> DeviceSpec:
-    """A device of the printed size takes the GPU stack the log names: on ROCm (its HIP / HSA lines) the
-    prediction uses ROCm's backends and graph rules, not the custom device's assumed CUDA."""
+    """A device of the printed size takes the stack the log names: on ROCm (its HIP / HSA lines) the
+    prediction uses ROCm's backends and graph rules, and an Ascend log (vllm-ascend's lines) an NPU's (no fp8
+    KV, vllm-ascend's budget), not the custom device's assumed CUDA. An NPU log is never reasoned about on an
+    NVIDIA card (an Atlas 300I Duo die reports 46.20 GiB, vllm-ascend#3316, which no catalog NPU has)."""
+    if (facts.is_ascend or facts.device_type == "NPU") and device.platform != "npu":
+        return device.model_copy(
+            update={
+                "platform": "npu",
+                "compute_capability": None,
+                "fp8_kv": False,
+                "name": f"Custom {device.memory_total_bytes / GIB:g} GiB NPU (Ascend)",
+            }
+        )
     if facts.gpu_platform != "rocm" or device.platform == "rocm":
         return device
     return device.model_copy(
@@ -606,7 +628,7 @@ def _device(
         return _with_total(named, total), "printed_name", note
     if total is not None and total > 0:
         candidates, _ = _candidates(facts)
-        best, others = _nearest_device(total, candidates)
+        best = _nearest_device(total, candidates)
         tied = _ties(total, best, candidates) if best is not None else []
         if best is not None and len(tied) > 1:
             return _on_stack(_ambiguous_device(total, tied), facts), "ambiguous", _tie_note(total, tied)
@@ -617,10 +639,6 @@ def _device(
                 id=best.id,
                 memory_total_bytes=fmt_gib(best.memory_total_bytes),
             )
-            if others:
-                note += Text(
-                    "; also within 1.5 GiB: {others} — pass a device to choose", others=", ".join(others[:4])
-                )
             return _with_total(best, total), "printed_total", note
         try:
             return (

@@ -299,7 +299,9 @@ def step_physics(
         host_weight_bytes=int(serve.cpu_offload_gb * GIB),
         pipeline_parallel_size=pp,
         host_overlapped=async_scheduling(vllm_version=estimate.vllm_version, serve=serve),
-        eager=not graph_mode.captures_graphs(serve),  # --enforce-eager, -O0 or cudagraph_mode NONE
+        eager=not graph_mode.captures_graphs(
+            serve, rules=rules_for(estimate.vllm_version)
+        ),  # --enforce-eager, -O0 or cudagraph_mode NONE
         pcie_ring_s=pcie_ring,
     )
 

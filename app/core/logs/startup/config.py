@@ -459,4 +459,17 @@ def _device_name(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("gpu_platform", "cuda", ln, source=SOURCE_SECONDARY)  # the template reads NVIDIA cards only
 
 
+def _moe_config_name(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """The card's name in a fused-MoE config file name, with vLLM's "_" for each " " put back."""
+    run.put("device_name", m.group(1).replace("_", " "), ln, source=SOURCE_FALLBACK, mode="first")
+    run.put("device_type", "GPU", ln, source=SOURCE_FALLBACK)
+    run.put("gpu_platform", "cuda", ln, source=SOURCE_SECONDARY)
+
+
+def _platform_module(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """vLLM's own platform module (platforms/cuda.py, platforms/rocm.py) printed the line: that GPU stack runs."""
+    run.put("device_type", "GPU", ln, source=SOURCE_FALLBACK)
+    run.put("gpu_platform", gpu_stack(m.group(1)), ln, source=SOURCE_FALLBACK, mode="first")
+
+
 _COMPOSE_KEY = regex.compile(r"[ \t]{0,64}(?:-[ \t]+)?command:")  # a YAML `command:` key, not a log line

@@ -114,6 +114,9 @@ class LogFacts(ReleaseDefaultFlags):
     kv_tokens: int | None = None
     max_concurrency: float | None = None
     max_concurrency_tokens_per_request: int | None = None
+    # the newest release that prints a line the log has, when the log prints no version of its own (vllm-ascend's
+    # "Available memory: <bytes>, total memory: <bytes>" is v0.13.0 worker.py's; v0.15.0rc1 replaced that budget)
+    release_at_most: str | None = None
     # failure (reference §4.4)
     error: str | None = None
     error_kind: ErrorKind | None = None

@@ -101,6 +101,12 @@ def _available_kv(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
 
 
+# the last release series whose vllm-ascend prints the budget in bytes (v0.13.0 vllm_ascend/worker/worker.py:309
+# "Available memory: {available_kv_cache_memory}, total memory: {total_npu_memory}"; not in v0.18.0, and v0.15.0rc1
+# sizes the pool from a MemorySnapshot instead, versions.py): a log with the line ran vLLM 0.14 or older
+ASCEND_BYTES_BUDGET_LAST = "0.14.0"
+
+
 def _ascend_budget(m: re.Match[str], ln: _Line, run: _Run) -> None:
     """vllm-ascend ≤ v0.14: "Available memory: <bytes>, total memory: <bytes>" (the KV pool and the total)."""
     available = float_of(m.group(1))
@@ -109,6 +115,7 @@ def _ascend_budget(m: re.Match[str], ln: _Line, run: _Run) -> None:
         run.put("kv_cache_bytes", int(available), ln)
         run.kv_readings.append((int(available), ln.evidence))
     run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
+    run.put("release_at_most", ASCEND_BYTES_BUDGET_LAST, ln, source=SOURCE_FALLBACK)
     _ascend_marker(m, ln, run)
 
 

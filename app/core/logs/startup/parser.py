@@ -212,6 +212,7 @@ class _Commands:
         self.parts: list[str] = []  # a command still being continued
         self.first: _Line | None = None  # where it started
         self.env = ""  # `VAR=value \` lines just above a command
+        self.quote: str | None = None  # the shell quote a continued command leaves open, if any
 
     def compose_at(self, position: int, index: int, raw: str, run: _Run) -> bool:
         block = _compose_block(self.raws, position, self.compose_image)
@@ -224,10 +225,17 @@ class _Commands:
         return True
 
     def continues(self, line: str, run: _Run) -> bool:
-        """The line continues a command (or is an assignment line before one): consumed."""
+        """The line continues a command (or is an assignment line before one): consumed. A line inside a
+        quoted argument continues it too (a `--kv-transfer-config '{` JSON pasted over several lines,
+        vllm-ascend#5044), with or without a trailing backslash."""
         if self.first is not None:
+            if self.quote is not None and _LOG_TAG.search(line) is not None:
+                self.finish(run)  # a quote left open by the paste: a log line ends the command, and is read
+                return False
             self.parts.append(line.removesuffix("\\"))
-            if not line.endswith("\\") or len(self.parts) >= MAX_COMMAND_LINES:
+            self.quote = _quote_after(line, self.quote)
+            ends = not line.endswith("\\") and self.quote is None
+            if ends or len(self.parts) >= MAX_COMMAND_LINES:
                 self.finish(run)
             return True
         env = _ENV_ONLY.match(line) if "=" in line else None
@@ -250,10 +258,33 @@ class _Commands:
         self.env = ""
         if ln.text.endswith("\\"):
             self.parts, self.first = [start.group(1).removesuffix("\\")], ln
+            self.quote = _quote_after(start.group(1), None)
         else:
             _read_command(start.group(1).rstrip("`"), ln, run)  # a command quoted as `inline code`
 
     def finish(self, run: _Run) -> None:
         if self.first is not None:
             _read_command(" ".join(self.parts), self.first, run)
-        self.parts, self.first = [], None
+        self.parts, self.first, self.quote = [], None, None
+
+
+_LOG_TAG = regex.compile(
+    r"\[[\w.]{1,80}\.py:\d{1,6}\]"
+)  # "[gpu_worker.py:436]": a vLLM log line, not a command
+
+
+def _quote_after(text: str, quote: str | None) -> str | None:
+    """The shell quote (' or ") still open after ``text``, given the one open before it: POSIX rules, linear."""
+    escaped = False
+    for char in text:
+        if escaped:
+            escaped = False
+        elif quote == "'":
+            quote = None if char == "'" else quote
+        elif char == "\\":
+            escaped = True
+        elif quote == '"':
+            quote = None if char == '"' else quote
+        elif char in "'\"":
+            quote = char
+    return quote
