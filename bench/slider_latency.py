@@ -21,6 +21,22 @@ prints p50/p95 in milliseconds of:
 process, then the same inputs as GET /api/estimate (the form's cases to /, then ``state=`` the results' #planner-state to /speed and /recommend, as
 the slots post it), CPU per request by time.process_time (steadier than wall clock on a shared machine). Numbers only;
 no test asserts a time. Compare two trees on the same machine side by side (farm-bench --vs), as ratios.
+
+Measured 2026-12-01, 30 moves per case, on the shared 2-core machine (load 5-7), p50 / p95 in ms:
+
+    case   tree                          request->settle  server wait   swap
+    llama  main 4c0edc0                  134.9 / 449.1    45.7 / 78.6   69.4 / 334.2
+    llama  htmx history off, one replace  84.3 / 179.5    23.6 / 71.4   37.0 / 108.3
+    dsv3   main 4c0edc0                  121.8 / 232.9    31.5 / 62.9   71.4 / 162.0
+    dsv3   htmx history off, one replace  93.0 / 168.0    30.1 / 75.7   50.8 / 107.4
+
+(DeepSeek-V3 is TP 8.) A Chromium trace of the swap (devtools.timeline) showed htmx replacing the address
+twice per swap, inside the XHR's load task (FrameLoader::updateForSameDocumentNavigation, 2-24 ms each), the
+first time to the address it already had; static/app.js now replaces it once, after the next frame. The
+rest of the swap is htmx's JavaScript (per-node cleanup events on the old results, ~630 nodes, and
+processing of the new ones) and parsing the ~32 KB fragment; layout and paint (~45 ms a move) follow the
+settle and are not in these figures. The two trees were measured one after the other, not interleaved, and
+the load differed (7 then 5), so part of the gap may be the machine.
 """
 
 from __future__ import annotations
