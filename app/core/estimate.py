@@ -207,6 +207,7 @@ def estimate(
         transformers_fallback_release=rules.version if rules.transformers_fallback else None,
         remote_code=model.remote_code,
         quant_method=model.quantization.source_name if model.quantization else None,
+        quant_field="quantization" if serve.quantization else "quantization_config.quant_method",
     )
     model = model_for_release(model=model, rules=rules)
     resolved_kv = checkpoint_kv_cache_dtype(model=model, serve=serve, rules=rules, device=device)

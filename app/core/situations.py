@@ -124,7 +124,8 @@ def device_warnings(
     """What the device's situation changes that vLLM's arithmetic does not show."""
     out: list[str] = []
     mode = graph_mode.effective_mode(serve, rules=rules)
-    if mode not in ("NONE", rules.default_cudagraph_mode) and device.platform in ("cuda", "rocm"):
+    # the graph model is calibrated on FULL_AND_PIECEWISE (0.11.0+'s default), whatever the release's default
+    if mode not in ("NONE", graph_mode.DEFAULT_MODE) and device.platform in ("cuda", "rocm"):
         out.append(
             Text(
                 "cudagraph_mode {mode}: the CUDA-graph memory shown is modelled on logs of the default FULL_AND_PIECEWISE capture; {mode} captures another set of graphs, so that figure is approximate here.",

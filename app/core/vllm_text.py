@@ -474,8 +474,9 @@ TORCH_CAPABILITY_NAME = VllmLine(
 )
 MOE_CONFIG_NAME = VllmLine("device_name=NVIDIA_", r"\bdevice_name=(NVIDIA_[\w-]{1,80}?)(?:,|\.json)")
 # vLLM's platform module in a line's tag: "[rocm.py:279] Using Triton Attention backend." (vllm/platforms/rocm.py)
-# or "[cuda.py:334] Using FLASH_ATTN attention backend …" (platforms/cuda.py) is printed by that GPU stack only
-PLATFORM_MODULE = VllmLine(".py:", r"\[(cuda|rocm)\.py:\d{1,5}\]")
+# or "[cuda.py:334] Using FLASH_ATTN attention backend …" (platforms/cuda.py; "[platforms/cuda.py:334]" under
+# VLLM_LOGGING_LEVEL=DEBUG, 0.33.0 logging_utils/formatter.py) is printed by that GPU stack only
+PLATFORM_MODULE = VllmLine(".py:", r"\[(?:platforms/)?(cuda|rocm)\.py:\d{1,5}\]")
 
 # --- attention backend and block size (reference §5, §9) -------------------------------------
 BACKEND = VllmLine(

@@ -17,6 +17,7 @@ from app.core.errors import ConfigError
 from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.hf_config.registry import check_quant_method, quant_methods_removed
+from app.core.plan import apply_quantization_flag
 from app.core.specs import ServeConfig
 
 HELD = Path(__file__).resolve().parents[1] / "data" / "configs" / "heldout_0_33e"
@@ -120,3 +121,21 @@ def test_an_attribute_map_spelling_fills_the_standard_name_only_when_it_is_absen
     # only the attention geometry is renamed (the length keys are read under every spelling already)
     assert "max_position_embeddings" not in named
     assert _with_standard_names({"n_layer": 3}, "llama") == {"n_layer": 3}  # LlamaConfig maps nothing
+
+
+def test_the_flag_not_the_checkpoint_is_named_when_the_flag_asks_for_a_dropped_method() -> None:
+    # `--quantization bitsandbytes` on the plain Llama-2-13B shape: the method comes from the flag
+    # (quantization_flags.yaml), so 0.33.0's "Unknown quantization method" is the flag's fault, not the
+    # checkpoint's; 0.27.1 still plans it (bitsandbytes in its QuantizationMethods)
+    config = _load(f"{BNB_NF4}_config.json")
+    plain = {k: v for k, v in config.items() if k != "quantization_config"}
+    model = apply_quantization_flag(model_spec_from_hf_config(plain, name="t"), "bitsandbytes")
+    with pytest.raises(ConfigError) as refused:
+        estimate(
+            model=model,
+            device=find_device("h100"),
+            serve=ServeConfig(tensor_parallel_size=8, max_model_len=4096, quantization="bitsandbytes"),
+            vllm_version="0.33.0",
+        )
+    assert refused.value.field == "quantization"
+    assert "removed in 0.28.0" in str(refused.value)

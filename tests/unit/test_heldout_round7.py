@@ -219,3 +219,34 @@ def test_a_quote_left_open_by_the_paste_does_not_swallow_the_log() -> None:
     )
     facts = parse_startup_log(text)
     assert (facts.kv_cache_bytes, facts.kv_tokens) == (round(30.46 * 2**30), 332_672)
+
+
+def test_an_open_quote_ends_at_old_debug_and_traceback_lines_too() -> None:
+    # 0.6.6 / 0.7.3 logger.py _FORMAT prints "INFO 01-01 00:00:01 gpu_executor.py:122] ..." (no "["); under
+    # VLLM_LOGGING_LEVEL=DEBUG 0.33.0 logging_utils/formatter.py prints the relative path "[v1/core/kv_cache_utils.py:N]";
+    # a traceback has no tag at all: each ends the command the paste left open, and is read
+    old = (
+        'vllm serve m --kv-transfer-config \'{"a": 1\n'
+        "INFO 01-01 00:00:01 gpu_executor.py:122] # GPU blocks: 6250, # CPU blocks: 2048\n"
+    )
+    assert parse_startup_log(old).num_gpu_blocks == 6250
+    debug = (
+        'vllm serve m --kv-transfer-config \'{"a": 1\n'
+        "(EngineCore_DP0 pid=1) DEBUG 01-01 00:00:01 [v1/core/kv_cache_utils.py:1291] GPU KV cache size: 100,000 tokens\n"
+    )
+    assert parse_startup_log(debug).kv_tokens == 100_000
+    crashed = (
+        'vllm serve m --kv-transfer-config \'{"a": 1\n'
+        "Traceback (most recent call last):\n"
+        '  File "x.py", line 1, in <module>\n'
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+    )
+    assert parse_startup_log(crashed).error_kind == "torch_oom"
+
+
+def test_the_platform_module_under_debug_logging_names_the_stack() -> None:
+    # VLLM_LOGGING_LEVEL=DEBUG prints "[platforms/rocm.py:279]" (0.33.0 logging_utils/formatter.py use_relpath)
+    line = (
+        "(EngineCore_DP0 pid=1) INFO 01-01 00:00:01 [platforms/rocm.py:279] Using Triton Attention backend.\n"
+    )
+    assert parse_startup_log(line).gpu_platform == "rocm"

@@ -95,15 +95,18 @@ def quant_methods_removed() -> dict[str, str]:
     return {name: row["removed_in"] for name, row in data["methods"].items() if row["removed_in"]}
 
 
-def check_quant_method(*, method: str | None, version: Version) -> None:
+def check_quant_method(
+    *, method: str | None, version: Version, field: str = "quantization_config.quant_method"
+) -> None:
     """Refuse a checkpoint whose quantization method ``version`` no longer has: 0.33.0 config/model.py
     _verify_quantization raises "Unknown quantization method" for a quant_method outside QUANTIZATION_METHODS
-    (bitsandbytes from 0.28.0, gguf from 0.24.0). A name no release read lists (vllm-ascend's) is not judged."""
+    (bitsandbytes from 0.28.0, gguf from 0.24.0). A name no release read lists (vllm-ascend's) is not judged.
+    ``field``: where the method came from (the checkpoint's config, or the `--quantization` flag)."""
     removed = quant_methods_removed().get(method or "")
     if removed is None or version < _version(removed):
         return
     raise ConfigError(
-        "quantization_config.quant_method",
+        field,
         Text(
             "Unknown quantization method: {method}. vLLM {version} cannot load this checkpoint: the method was "
             "removed in {removed} (vLLM {last} and earlier load it).",
@@ -214,6 +217,7 @@ def check_architecture(
     transformers_fallback_release: str | None = None,
     remote_code: bool = False,
     quant_method: str | None = None,
+    quant_field: str = "quantization_config.quant_method",
 ) -> list[str]:
     """Raise :class:`ConfigError` when vLLM ``version`` cannot load ``architecture``; else warnings.
 
@@ -223,7 +227,7 @@ def check_architecture(
     model_type and an unregistered architecture are judged as that release does, with its transformers.
     A checkpoint ``quant_method`` the release dropped is refused (:func:`check_quant_method`).
     """
-    check_quant_method(method=quant_method, version=version)
+    check_quant_method(method=quant_method, version=version, field=quant_field)
     if not architecture and not model_type:
         return []  # a spec built from a model card or by hand, not from a config.json
     if not architecture:

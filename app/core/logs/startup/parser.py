@@ -269,8 +269,8 @@ class _Commands:
 
 
 _LOG_TAG = regex.compile(
-    r"\[[\w.]{1,80}\.py:\d{1,6}\]"
-)  # "[gpu_worker.py:436]": a vLLM log line, not a command
+    r"\[?[\w./]{1,120}\.py:\d{1,6}\]|^Traceback \(|^(?:\([\w ]{1,40} pid=\d{1,9}\) )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
+)  # "[gpu_worker.py:436]", DEBUG's "[v1/core/kv_cache_utils.py:1087]", 0.6-0.7's "gpu_executor.py:122]", a traceback: a log line, not a command
 
 
 def _quote_after(text: str, quote: str | None) -> str | None:
