@@ -176,6 +176,8 @@ def run_perf(argv: list[str]) -> Performance:
             if not eq and i + 1 >= len(argv):
                 raise PlannerError("runs", "--runs needs a file")
             runs_file = inline if eq else argv[i + 1]
+            if not runs_file:
+                raise PlannerError("runs", "--runs needs a file")
             i += 1 if eq else 2
             continue
         if name == "--ignore-eos" and "--" not in argv[:i]:
@@ -262,11 +264,16 @@ def _runs_cluster(
     notes: list[Msg] = []
     for run in pasted:
         m, d, s, e = base  # model, device, serve flags, estimate
+        where = f"runs: line {run.start}"
         if run.command is not None:  # the configuration that run served, on the same device
-            m, d, s, e = _inputs([*options, "--", *shlex.split(run.command)])
+            try:
+                m, d, s, e = _inputs([*options, "--", *shlex.split(run.command)])
+            except ValueError as exc:  # shlex: an unbalanced quote in the run's serve line
+                raise PlannerError(where, f"cannot split its vllm serve line: {exc}") from None
+            except PlannerError as exc:
+                raise PlannerError(where, f"{exc.field}: {exc.message}") from None
         r = read_run(run, bench=bench, field="runs")
         notes.extend(r.notes)
-        where = f"runs: line {run.start}"
         refuse_unstartable(e, field=where)
         with simulated_as(where):
             got = compare_run(estimate=e, model=m, device=d, serve=s, args=r.bench, measured=r.measured)

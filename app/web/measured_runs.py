@@ -179,7 +179,9 @@ def page_cluster(params: PlannerParams, bench: BenchArgs | None) -> ClusterFit |
     page, and every slider move that changes neither, fit it once."""
     if not params.my_runs.strip():
         return None
-    base = planner_only(params).model_copy(update={"my_runs": ""})
+    # the Speed section's own workload (clients, lengths) is not the runs': each run brings its benchmark
+    speed_only = {"concurrency": None, "input_tokens": None, "output_tokens": None}
+    base = planner_only(params).model_copy(update={"my_runs": "", **speed_only})
     bench_key = bench.model_dump_json() if bench is not None else ""
     return _cached_fit(params.my_runs, base.model_dump_json(), bench_key)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from app.core.catalog import find_device, find_model
 from app.core.errors import PlannerError
 from app.core.estimate import estimate
 from app.core.kv import cdiv
+from app.core.perf.cluster import ClusterFit
 from app.core.perf.physics import (
     Coefficients,
     WeightFormat,
@@ -346,3 +348,30 @@ def test_cpu_offload_streams_the_offloaded_weights_over_pcie_every_step() -> Non
     )
     assert perf.basis == "extrapolated"
     assert any("--cpu-offload-gb 4" in note for note in perf.notes)
+
+
+def test_a_tpot_only_cluster_keeps_the_models_widened_bands_for_what_it_did_not_measure() -> None:
+    # Qwen3-32B TP 2 on MI300X at 0.12.0 is extrapolated (its bands widened: no measured AMD family fit). Your runs
+    # measured TPOT only (a factor of 1.2, spread 5 %): the TPOT band becomes theirs, scaled; TTFT and throughput,
+    # which no run measured, keep the model's widened bands unchanged, and the answer stays "extrapolated"
+    model, device, serve, est = _setup(
+        "Qwen/Qwen3-32B", "mi300x", "0.12.0", tensor_parallel_size=2, max_model_len=4096
+    )
+    work = Workload(1024, 1024, 16)
+    alone = performance(
+        estimate=est, model=model, device=device, serve=serve, workload=work, with_curve=False
+    )
+    cluster = ClusterFit(runs=1, factors={"tpot": 1.2}, log_spread={"tpot": 0.05})
+    mine = performance(
+        estimate=est,
+        model=model,
+        device=device,
+        serve=serve,
+        workload=work,
+        with_curve=False,
+        cluster=cluster,
+    )
+    assert mine.tpot_ms.expected == pytest.approx(1.2 * alone.tpot_ms.expected)
+    assert mine.tpot_ms.high / mine.tpot_ms.expected == pytest.approx(math.exp(0.05))
+    assert mine.ttft_ms == alone.ttft_ms and mine.output_tokens_per_s == alone.output_tokens_per_s
+    assert mine.basis == alone.basis == "extrapolated"

@@ -78,3 +78,20 @@ def test_a_bad_runs_file_names_runs_and_the_line(tmp_path: Path, capsys: pytest.
     assert "runs" in err and "line 8" in err, err  # "Mean TPOT (ms): nine" is the file's line 8
     assert main(["perf", *LLAMA, "--runs", str(tmp_path / "missing.txt")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_a_runs_file_whose_serve_line_is_broken_names_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # an unbalanced quote in the run's serve line had escaped as shlex's ValueError (a traceback); an unknown
+    # model in it named `model`, not the file's line; `--runs=` (no file) was silently ignored
+    runs = tmp_path / "runs.txt"
+    runs.write_text(RUN.replace("vllm serve meta-llama", 'vllm serve "meta-llama'), encoding="utf-8")
+    assert main(["perf", *LLAMA, "--runs", str(runs)]) == 2
+    err = capsys.readouterr().err
+    assert "runs: line" in err and "cannot split" in err, err
+    runs.write_text(RUN.replace("meta-llama/Llama-3.1-8B-Instruct", "no-such/model-xyz"), encoding="utf-8")
+    assert main(["perf", *LLAMA, "--runs", str(runs)]) == 2
+    assert "runs: line" in capsys.readouterr().err
+    assert main(["perf", *LLAMA, "--runs="]) == 2
+    assert "--runs needs a file" in capsys.readouterr().err

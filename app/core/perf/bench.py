@@ -246,18 +246,23 @@ def _lone_prefill_s(*, rates: StepRates, limits: EngineLimits, prompt: float) ->
 
 
 def banded(
-    point: BenchPoint, *, args: BenchArgs, bands: dict[str, tuple[float, float]], widen: float
+    point: BenchPoint,
+    *,
+    args: BenchArgs,
+    bands: dict[str, tuple[float, float]],
+    widen: dict[str, float],
 ) -> BenchResult:
     """Each expected figure with its band: exp(p10 x widen) .. exp(p90 x widen) of the log residuals
-    (measured / predicted) on runs from sources the fit did not see."""
+    (measured / predicted) on runs from sources the fit did not see; ``widen`` by band group."""
     ranges = {}
     for key in RESULT_KEYS:
         low_log, high_log = bands[BAND_OF_KEY[key]]
         v = point.values[key]
+        w = widen[BAND_OF_KEY[key]]
         ranges[key] = Range(
-            low=v * math.exp(min(0.0, low_log) * widen),
+            low=v * math.exp(min(0.0, low_log) * w),
             expected=v,
-            high=v * math.exp(max(0.0, high_log) * widen),
+            high=v * math.exp(max(0.0, high_log) * w),
         )
     return BenchResult(
         args=args,

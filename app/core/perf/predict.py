@@ -484,7 +484,7 @@ def bench_serve(
     serve: ServeConfig,
     args: BenchArgs,
     bands: dict[str, tuple[float, float]],
-    widen: float,
+    widen: dict[str, float],
     scale: dict[str, float],
 ) -> BenchResult:
     """The simulated `vllm bench serve` run with its bands (and your cluster's factors)."""
@@ -572,13 +572,14 @@ def performance(
         device=device, model=model, serve=serve, fit=fit, family=family, physics=physics
     )
     scale = {g: (cluster.factor(g) if cluster else 1.0) for g in ("tpot", "ttft", "throughput")}
+    # your runs' spread replaces the model's widening only for the kinds of figure they measured
+    widens = {g: 1.0 if cluster is not None and cluster.measures(g) else widen for g in scale}
     if cluster is not None:
         # the notes below say why the model alone would widen its bands; your runs' spread replaces that
-        if widen > 1.0:
+        if widen > 1.0 and all(w == 1.0 for w in widens.values()):
             notes.insert(
                 0, Text("The bands are your runs' spread, not the widened bands the notes below mention.")
             )
-        widen = 1.0
         notes.insert(
             0,
             Text("Calibrated on your 1 run: every figure is scaled by this cluster's measured factors.")
@@ -597,7 +598,7 @@ def performance(
     limit_note = _limit_note(estimate=estimate, workload=workload, point=point, cliff=cliff)
     notes.extend([limit_note] if limit_note else [])
     bands = _bands(fit, cluster, kv_limited=kv_limited)
-    tpot = _band(point.tpot_s * MS_PER_S * scale["tpot"], *bands["tpot"], widen)
+    tpot = _band(point.tpot_s * MS_PER_S * scale["tpot"], *bands["tpot"], widens["tpot"])
     thr = point.output_tokens_per_s * scale["throughput"]
     bench_result = None
     if bench is not None:
@@ -608,14 +609,16 @@ def performance(
             serve=serve,
             args=bench,
             bands=bench_bands(fit, cluster),
-            widen=widen,
+            widen=widens,
             scale=scale,
         )
     return Performance(
-        ttft_ms=_band(point.ttft_s * MS_PER_S * scale["ttft"], *bands["ttft"], widen),
+        ttft_ms=_band(point.ttft_s * MS_PER_S * scale["ttft"], *bands["ttft"], widens["ttft"]),
         tpot_ms=tpot,
-        output_tokens_per_s=_band(thr, *bands["throughput"], widen),
-        requests_per_s=_band(point.requests_per_s * scale["throughput"], *bands["throughput"], widen),
+        output_tokens_per_s=_band(thr, *bands["throughput"], widens["throughput"]),
+        requests_per_s=_band(
+            point.requests_per_s * scale["throughput"], *bands["throughput"], widens["throughput"]
+        ),
         per_user_tokens_per_s=Range(
             low=MS_PER_S / tpot.high, expected=MS_PER_S / tpot.expected, high=MS_PER_S / tpot.low
         ),
@@ -624,7 +627,7 @@ def performance(
         running_requests=point.running,
         limit=point.limit,
         regime=regime,
-        basis="calibrated" if widen == 1.0 else "extrapolated",
+        basis="calibrated" if all(w == 1.0 for w in widens.values()) else "extrapolated",
         family=family,
         input_tokens=workload.input_tokens,
         output_tokens=workload.output_tokens,
