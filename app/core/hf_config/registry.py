@@ -88,11 +88,15 @@ def transformers_fallback(release: str = "0.33.0") -> tuple[frozenset[str], froz
 
 
 @cache
+def _quant_methods() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(QUANT_METHODS_FILE.read_text(encoding="utf-8"))
+    return loaded
+
+
 def quant_methods_removed() -> dict[str, str]:
     """Checkpoint quantization methods a release dropped -> the first release read without them
     (vllm_quant_methods.json: each release's QuantizationMethods, model_executor/layers/quantization/__init__.py)."""
-    data = json.loads(QUANT_METHODS_FILE.read_text(encoding="utf-8"))
-    return {name: row["removed_in"] for name, row in data["methods"].items() if row["removed_in"]}
+    return {name: row["removed_in"] for name, row in _quant_methods()["methods"].items() if row["removed_in"]}
 
 
 def check_quant_method(
@@ -108,7 +112,7 @@ def check_quant_method(
     raise ConfigError(
         field,
         Text(
-            "Unknown quantization method: {method}. vLLM {version} cannot load this checkpoint: the method was "
+            "Unknown quantization method: {method}. vLLM {version} does not have it: the method was "
             "removed in {removed} (vLLM {last} and earlier load it).",
             method=method,
             version=".".join(map(str, version)),
@@ -120,7 +124,7 @@ def check_quant_method(
 
 def _previous_read(release: str) -> str:
     """The release read just before ``release`` in vllm_quant_methods.json."""
-    read: list[str] = json.loads(QUANT_METHODS_FILE.read_text(encoding="utf-8"))["releases_read"]
+    read: list[str] = _quant_methods()["releases_read"]
     return read[read.index(release) - 1]
 
 
