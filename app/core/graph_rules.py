@@ -5,7 +5,8 @@ layers and vLLM's texts, and from estimate.py (at its size cap).
 
 from __future__ import annotations
 
-from app.core import graph_mode, layers, vllm_text
+from app.core import budget, compilation, graph_mode, layers, vllm_text
+from app.core.errors import InvalidServeConfigError
 from app.core.specs import LayerKind, ModelSpec, ServeConfig
 from app.core.versions import VersionRules
 
@@ -33,3 +34,24 @@ def mamba_blocks_error(
     if not layers.has_kind(model, LayerKind.MAMBA) or max_num_seqs <= num_blocks:
         return None
     return vllm_text.mamba_blocks_error(max_num_seqs=max_num_seqs, num_blocks=num_blocks)
+
+
+def captured_sizes(*, serve: ServeConfig, max_num_batched_tokens: int) -> int | None:
+    """How many batch sizes vLLM captures when --compilation-config names them (None: its default grid).
+    config/vllm.py _set_cudagraph_sizes (0.11.1-0.33.0): cudagraph_capture_sizes deduplicated and cut at
+    max_num_batched_tokens; else the default grid up to min(max_cudagraph_capture_size, max_num_batched_tokens).
+
+    E.g. [1, 2, 4, 8, 16, 32] at 8,192 batched tokens -> 6; max_cudagraph_capture_size 64 -> 11."""
+    settings = compilation.settings(serve.compilation_config)
+    if settings.capture_sizes is not None:
+        return sum(1 for size in settings.capture_sizes if size <= max_num_batched_tokens)
+    if settings.max_capture_size is not None:
+        return budget.capture_grid_count(min(settings.max_capture_size, max_num_batched_tokens))
+    return None
+
+
+def check_compilation(*, serve: ServeConfig, rules: VersionRules) -> None:
+    """The compilation settings a release refuses at start-up (graph_mode.level_refusal: 0.10.2-0.13)."""
+    text = graph_mode.level_refusal(serve, rules=rules)
+    if text is not None:
+        raise InvalidServeConfigError("compilation_config", text)

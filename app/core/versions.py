@@ -140,6 +140,11 @@ class VersionRules:
     # _preferred_block_size_for_backends) instead of the first attention layer's backend's preference
     block_size_agreement: bool = False
     optimization_levels: bool = False  # -O0..-O3 set cudagraph_mode (config/vllm.py OptimizationLevel, 0.14+)
+    # a --compilation-config mode (level) other than 3 (VLLM_COMPILE) can split no graph at attention, so no PIECEWISE
+    # capture (graph_mode.effective_mode): "level" 0.10.2-0.13 (no cudagraph_mode given -> NONE; an explicit
+    # piecewise mode trips VllmConfig's assert), "to_none" 0.14.0 (the piecewise mode is overridden to NONE),
+    # "without_piecewise" 0.30.0 (_normalize_piecewise_cudagraph_mode: FULL_AND_PIECEWISE -> FULL_DECODE_ONLY)
+    compile_mode_rule: Literal["level", "to_none", "without_piecewise"] = "level"
     # the cudagraph_mode a start-up runs when no flag names one (graph_mode.effective_mode): 0.10.2
     # config/__init__.py VllmConfig.__post_init__ PIECEWISE (V1 at compilation level PIECEWISE); FULL_AND_PIECEWISE
     # from 0.11.0 (changelog). Releases before 0.10.2 had no cudagraph_mode and were not read for it.

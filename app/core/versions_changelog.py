@@ -173,6 +173,14 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.14.0",
+        "0.14.0 config/vllm.py VllmConfig.__post_init__: 'Cudagraph mode %s is not compatible with compilation mode "
+        "%s.Overriding to NONE.' when cudagraph_mode.requires_piecewise_compilation() and compilation_config.mode != "
+        "VLLM_COMPILE (0.11.0: with no cudagraph_mode a level other than PIECEWISE set NONE, and a piecewise mode "
+        "with such a level failed the 'Compilation level should be CompilationLevel.PIECEWISE' assert)",
+        {"compile_mode_rule": "to_none"},
+    ),
+    Change(
+        "0.14.0",
         "0.14.0 v1/core/kv_cache_utils.py _get_kv_cache_groups_uniform_page_size: buckets within 1.25 x the "
         "smallest take the largest as the group size ('12 sw + 13 full' -> groups of 13; 0.11.0: the smallest)",
         {"group_size_max_ratio": 1.25},
@@ -406,6 +414,13 @@ CHANGELOG: tuple[Change, ...] = (
         "0.30.0",
         "0.30.0: null block left out of the capacity check (§3.6), merged capacity line (§4.3)",
         {"null_block_in_check": True, "merged_capacity_line": True},
+    ),
+    Change(
+        "0.30.0",
+        "0.30.0 config/vllm.py VllmConfig._normalize_piecewise_cudagraph_mode: a piecewise mode under a compilation "
+        "mode other than VLLM_COMPILE falls back to cudagraph_mode.without_piecewise() (config/compilation.py: "
+        "FULL_AND_PIECEWISE -> FULL_DECODE_ONLY, PIECEWISE -> NONE), 'Overriding to %s.' (0.29.0: NONE)",
+        {"compile_mode_rule": "without_piecewise"},
     ),
     Change(
         "0.30.0",
