@@ -413,20 +413,39 @@ def capture_grid_count(limit: int) -> int:
     return len(sizes)
 
 
+# FULL_AND_PIECEWISE (the mode the figures above are fitted on) captures, per batch size, one piecewise graph (mixed
+# batches) and one full graph (uniform decode batches up to max_num_seqs). vLLM's own estimate measures each mode's
+# graphs apart (0.33.0 gpu_model_runner.py profile_cudagraph_memory: first capture + (n - 1) x per-graph, per mode).
+# No log here measures one mode alone, so each is taken as this share of the fitted per-size figure: PIECEWISE
+# and FULL (one graph a size) half, FULL_DECODE_ONLY half for the decode sizes only (docs/model.md; the plan says
+# the figure is approximate under any mode but FULL_AND_PIECEWISE).
+ONE_GRAPH_A_SIZE_SHARE = 0.5
+
+
 def cuda_graph_bytes(
-    *, num_layers_on_rank: int, max_num_seqs: int, enforce_eager: bool, captured_sizes: int | None = None
+    *,
+    num_layers_on_rank: int,
+    max_num_seqs: int,
+    enforce_eager: bool,
+    captured_sizes: int | None = None,
+    mode: str = "FULL_AND_PIECEWISE",
 ) -> int:
     """Model of "Graph capturing finished … took X GiB": pool overhead + per-layer buffers, scaled by
     how many batch sizes are captured relative to the default 51 (max_num_seqs >= 256); ``captured_sizes``
-    when --compilation-config names them (graph_rules.captured_sizes).
+    when --compilation-config names them (graph_rules.captured_sizes); ``mode`` the cudagraph_mode captured.
 
-    E.g. 32 layers on the rank, max_num_seqs 1,024: 978,006,999 B (0.91 GiB, as the golden 8B logs print).
+    E.g. 32 layers on the rank, max_num_seqs 1,024: 978,006,999 B (0.91 GiB, as the golden 8B logs print);
+    PIECEWISE half of it, 489,003,499 B; FULL_DECODE_ONLY at max_num_seqs 64: sizes up to 128 (18), decode sizes
+    up to 64 (11): 0.5 x 11 / 51 x 978,006,999 = 105,471,343 B.
     """
-    if enforce_eager:
+    if enforce_eager or mode == "NONE":
         return 0
     full = cuda_graph_capture_sizes(max_num_seqs=CUDA_GRAPH_MAX_CAPTURE)
     count = cuda_graph_capture_sizes(max_num_seqs=max_num_seqs) if captured_sizes is None else captured_sizes
-    share = count / full
+    if mode == "FULL_DECODE_ONLY":  # the uniform-decode sizes only: those up to max_num_seqs
+        limit = min(max_num_seqs * 2, CUDA_GRAPH_MAX_CAPTURE)
+        count = count * capture_grid_count(min(max_num_seqs, limit)) // capture_grid_count(limit)
+    share = count / full * (1.0 if mode == "FULL_AND_PIECEWISE" else ONE_GRAPH_A_SIZE_SHARE)
     return int(share * (CUDA_GRAPH_BASE_BYTES + CUDA_GRAPH_PER_LAYER_BYTES * num_layers_on_rank))
 
 

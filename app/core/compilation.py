@@ -47,6 +47,7 @@ class CompileSettings:
     mode: int | None = None  # 0..3
     capture_sizes: tuple[int, ...] | None = None  # cudagraph_capture_sizes, deduplicated and sorted
     max_capture_size: int | None = None  # max_cudagraph_capture_size
+    no_splitting_ops: bool = False  # "splitting_ops": [] (no piecewise split, set_splitting_ops_for_v1)
 
 
 def canonical(config: dict[str, Any]) -> str | None:
@@ -119,6 +120,7 @@ def settings(text: str | None) -> CompileSettings:
         mode=None if raw_mode is None else _mode(raw_mode),
         capture_sizes=None if sizes is None else _sizes(sizes),
         max_capture_size=None if most is None else _positive(most, "max_cudagraph_capture_size"),
+        no_splitting_ops=config.get("splitting_ops") == [],
     )
 
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from app.core import layers
 from app.core.backends import BackendChoice, hybrid_align, resolve_backend
 from app.core.errors import InvalidServeConfigError
-from app.core.graph_rules import check_compilation
+from app.core.graph_mode import CudagraphMode
+from app.core.graph_rules import check_compilation, downgrade_warning, resolved_mode
 from app.core.kv import DEFAULT_HYBRID_ALIGN, HybridAlign
 from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, LayerKind, ModelSpec, ServeConfig
 from app.core.text import Text
@@ -33,14 +34,21 @@ class ResolvedFlags:
     chunked_prefill: bool
     choice: BackendChoice  # the attention backend vLLM picks: its name, block size and the KV dtype it runs
     hybrid: HybridAlign = DEFAULT_HYBRID_ALIGN  # a hybrid model's block alignment (backends.hybrid_align)
+    # the cudagraph_mode the start-up captures, after vLLM lowers what a backend cannot take (graph_rules)
+    cudagraph_mode: CudagraphMode | None = None
 
 
 def serve_as_run(*, serve: ServeConfig, flags: ResolvedFlags) -> ServeConfig:
     """``serve`` with the KV cache dtype the chosen backend actually runs (BackendChoice.kv_cache_dtype)."""
+    update: dict[str, object] = {}
     runs = flags.choice.kv_cache_dtype
-    if runs is None or runs == serve.kv_cache_dtype:
-        return serve
-    return serve.model_copy(update={"kv_cache_dtype": runs})
+    if runs is not None and runs != serve.kv_cache_dtype:
+        update["kv_cache_dtype"] = runs
+    if flags.cudagraph_mode is not None and flags.cudagraph_mode != serve.cudagraph_mode:
+        update["cudagraph_mode"] = (
+            flags.cudagraph_mode
+        )  # the mode vLLM lowered it to (graph_rules.resolved_mode)
+    return serve.model_copy(update=update) if update else serve
 
 
 def batch_tier(*, device: DeviceSpec, rules: VersionRules) -> BatchTier | None:
@@ -203,8 +211,13 @@ def resolve(
     backend = resolve_backend(
         model=model, device=device, serve=serve, rules=rules, prefix_caching=prefix, chunked_prefill=chunked
     )
+    graphs = resolved_mode(
+        serve=serve, rules=rules, model=model, backend=backend.name, platform=device.platform
+    )
+    note = downgrade_warning(graphs, rules=rules)
     return (
         ResolvedFlags(
+            cudagraph_mode=graphs.mode if graphs.mode != graphs.asked else None,
             max_model_len=max_model_len,
             gpu_memory_utilization=util,
             max_num_seqs=max_num_seqs,
@@ -216,8 +229,8 @@ def resolve(
                 model=model, device=device, rules=rules, choice=backend, prefix_caching=prefix
             ),
         ),
-        backend.log_lines,
-        backend.warnings,
+        [*backend.log_lines, *graphs.log_lines],
+        [*backend.warnings, *([note] if note else [])],
     )
 
 

@@ -22,7 +22,7 @@ from app.core.defaults import model_for_release as model_for_release
 from app.core.defaults import resolve as resolve
 from app.core.defaults import validate_devices as validate_devices
 from app.core.defaults import validate_parallel as validate_parallel
-from app.core.graph_rules import captured_sizes, mamba_blocks_error
+from app.core.graph_rules import captured_sizes, mamba_blocks_error, memory_mode
 from app.core.hf_config.registry import check_architecture
 from app.core.result import ErrorKind, Estimate, KVGroup, Verdict
 from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, ModelSpec, ServeConfig
@@ -142,6 +142,7 @@ def _stages(
             max_num_seqs=flags.max_num_seqs,
             enforce_eager=not graph_mode.captures_graphs(serve, rules=rules) or not graph_platform,
             captured_sizes=captured_sizes(serve=serve, max_num_batched_tokens=flags.max_num_batched_tokens),
+            mode=memory_mode(serve, rules=rules),
         )
         given = situations.kv_bytes_given(rules=rules, device=device, serve=serve)
         if given is not None:

@@ -5,10 +5,20 @@ layers and vLLM's texts, and from estimate.py (at its size cap).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from app.core import budget, compilation, graph_mode, layers, vllm_text
 from app.core.errors import InvalidServeConfigError
+from app.core.graph_mode import FULL_GRAPH_MODES, CudagraphMode
 from app.core.specs import LayerKind, ModelSpec, ServeConfig
+from app.core.text import Text
+from app.core.version_types import GraphSupport
 from app.core.versions import VersionRules
+
+# v1/attention/backend.py AttentionCGSupport members, by level (versions_changelog.CG_*)
+SUPPORT_NAMES = ("NEVER", "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH", "ALWAYS")
+UNIFORM_BATCH_LEVEL = 2
+ALWAYS_LEVEL = 3
 
 
 def mamba_blocks_error(
@@ -55,3 +65,96 @@ def check_compilation(*, serve: ServeConfig, rules: VersionRules) -> None:
     text = graph_mode.level_refusal(serve, rules=rules)
     if text is not None:
         raise InvalidServeConfigError("compilation_config", text)
+
+
+@dataclass
+class ResolvedMode:
+    """The cudagraph_mode a start-up captures, after vLLM lowers what its backends cannot take."""
+
+    mode: CudagraphMode
+    asked: CudagraphMode  # before the backends' support was applied (graph_mode.effective_mode)
+    log_lines: list[str] = field(default_factory=list)  # vLLM's WARNING for each step down
+
+
+def _lowest_support(*, rules: VersionRules, model: ModelSpec, backend: str) -> GraphSupport | None:
+    """The model's backend with the least CUDA-graph support (gpu_model_runner._check_and_update_cudagraph_mode:
+    the minimum over every attention group, the Mamba / linear mixers' included); None when none is listed."""
+    keys = [backend]
+    if model.mamba is not None and layers.has_kind(model, LayerKind.MAMBA):
+        keys.append(f"mamba:{model.mamba.kind}")
+    found = [row for row in rules.cudagraph_support if row.key in keys]
+    return min(found, key=lambda row: row.level) if found else None
+
+
+def _splits_attention(serve: ServeConfig) -> bool:
+    """splitting_ops_contain_attention(): VLLM_COMPILE with vLLM's default splitting ops (CompilationConfig.
+    set_splitting_ops_for_v1; another mode, or "splitting_ops": [], splits nothing)."""
+    settings = compilation.settings(serve.compilation_config)
+    return settings.mode in (None, compilation.VLLM_COMPILE) and not settings.no_splitting_ops
+
+
+def resolved_mode(
+    *, serve: ServeConfig, rules: VersionRules, model: ModelSpec, backend: str, platform: str
+) -> ResolvedMode:
+    """0.10.2-0.19 gpu_model_runner._check_and_update_cudagraph_mode / 0.20.0-0.33.0 config/compilation.py
+    CompilationConfig.resolve_cudagraph_mode_and_sizes, in their order: FULL below ALWAYS -> FULL_AND_PIECEWISE (attention
+    split) or FULL_DECODE_ONLY; a decode FULL graph with NEVER -> PIECEWISE (split) or NONE; spec decode (a uniform
+    decode of 1 + k tokens) below UNIFORM_BATCH -> PIECEWISE or NONE. FULL with NEVER is refused.
+
+    E.g. DeepSeek-V2-Lite on an A100 at 0.19.0: TRITON_MLA (NEVER) -> PIECEWISE; at 0.22.1 (UNIFORM_BATCH) kept.
+    """
+    asked = graph_mode.effective_mode(serve, rules=rules)
+    out = ResolvedMode(mode=asked, asked=asked)
+    lowest = _lowest_support(rules=rules, model=model, backend=backend)
+    if asked == "NONE" or platform not in ("cuda", "rocm") or lowest is None:
+        return out
+    split = _splits_attention(serve)
+    support = f"AttentionCGSupport.{SUPPORT_NAMES[lowest.level]}"
+    where = f"with {lowest.class_name} backend (support: {support})"
+    if asked == "FULL" and lowest.level < ALWAYS_LEVEL:
+        if lowest.level == 0:
+            raise InvalidServeConfigError(  # vLLM's own ValueError, word for word (like the Mamba-block one)
+                "cudagraph_mode",
+                f"CUDAGraphMode.FULL is not supported {where}; please try cudagraph_mode=PIECEWISE, and make sure "
+                "compilation mode is VLLM_COMPILE",
+            )
+        out.mode = "FULL_AND_PIECEWISE" if split else "FULL_DECODE_ONLY"
+        out.log_lines.append(
+            f"CUDAGraphMode.{asked} is not supported {where}; setting cudagraph_mode={out.mode}"
+        )
+    if out.mode in FULL_GRAPH_MODES and lowest.level == 0:
+        before = out.mode
+        out.mode = "PIECEWISE" if split else "NONE"
+        why = "attention is compiled piecewise" if split else "attention is not compiled piecewise"
+        out.log_lines.append(
+            f"CUDAGraphMode.{before} is not supported {where}; setting cudagraph_mode={out.mode} because {why}"
+        )
+    spec = serve.speculative_config
+    if out.mode in FULL_GRAPH_MODES and spec is not None and lowest.level < UNIFORM_BATCH_LEVEL:
+        before = out.mode
+        out.mode = "PIECEWISE" if split else "NONE"
+        out.log_lines.append(
+            f"CUDAGraphMode.{before} is not supported with spec-decode for attention backend "
+            f"{lowest.class_name} (support: {support}); setting cudagraph_mode={out.mode}"
+        )
+    return out
+
+
+def downgrade_warning(resolved: ResolvedMode, *, rules: VersionRules) -> str | None:
+    """The plan's note when vLLM lowers the mode (its figures are the lowered mode's)."""
+    if resolved.mode == resolved.asked:
+        return None
+    return Text(
+        "vLLM {version} lowers cudagraph_mode {asked} to {mode} here (a backend of this model does not take {asked}'s full graphs; see the start-up log's 'setting cudagraph_mode' warning): the graph memory and the Mamba-block check follow {mode}.",
+        version=rules.version,
+        asked=resolved.asked,
+        mode=resolved.mode,
+    )
+
+
+def memory_mode(serve: ServeConfig, *, rules: VersionRules) -> CudagraphMode:
+    """The mode budget.cuda_graph_bytes sizes: the one the start-up captures, from 0.10.2 (the first release with
+    cudagraph_mode); before, the fitted figure as it stands (V0's graphs and 0.8-0.9's were not read per mode)."""
+    if not rules.cudagraph_support:
+        return "NONE" if not graph_mode.captures_graphs(serve, rules=rules) else graph_mode.DEFAULT_MODE
+    return graph_mode.effective_mode(serve, rules=rules)

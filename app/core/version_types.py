@@ -40,3 +40,14 @@ class ForcedBlock:
     log_name: str
     block: int
     exact: bool
+
+
+@dataclass(frozen=True)
+class GraphSupport:
+    """How far one attention or mixer backend's metadata builder takes CUDA graphs (v1/attention/backend.py
+    AttentionCGSupport, ``_cudagraph_support``): ``level`` 0 NEVER, 1 UNIFORM_SINGLE_TOKEN_DECODE, 2 UNIFORM_BATCH,
+    3 ALWAYS. ``key`` is a backends.py name or "mamba:<MambaKind>"; ``class_name`` the backend class vLLM names."""
+
+    key: str
+    class_name: str
+    level: int

@@ -28,7 +28,7 @@ from packaging.version import Version as Pep440
 from app.core.graph_mode import CudagraphMode
 from app.core.text import Text
 from app.core.version_parse import Version, parse_pep440
-from app.core.version_types import BackendPriority, BatchTier, ForcedBlock
+from app.core.version_types import BackendPriority, BatchTier, ForcedBlock, GraphSupport
 from app.core.versions_changelog import CHANGELOG as CHANGELOG
 from app.core.versions_changelog import MLA_0_11, SAMPLER_COPIES
 from app.core.versions_changelog import Change as Change
@@ -145,6 +145,9 @@ class VersionRules:
     # piecewise mode trips VllmConfig's assert), "to_none" 0.14.0 (the piecewise mode is overridden to NONE),
     # "without_piecewise" 0.30.0 (_normalize_piecewise_cudagraph_mode: FULL_AND_PIECEWISE -> FULL_DECODE_ONLY)
     compile_mode_rule: Literal["level", "to_none", "without_piecewise"] = "level"
+    # the backends whose CUDA-graph support can lower the mode (graph_rules.resolved_mode): read for 0.10.2-0.33.0
+    # (those not listed take every mode the planner plans, as read); () before 0.10.2, which has no cudagraph_mode
+    cudagraph_support: tuple[GraphSupport, ...] = ()
     # the cudagraph_mode a start-up runs when no flag names one (graph_mode.effective_mode): 0.10.2
     # config/__init__.py VllmConfig.__post_init__ PIECEWISE (V1 at compilation level PIECEWISE); FULL_AND_PIECEWISE
     # from 0.11.0 (changelog). Releases before 0.10.2 had no cudagraph_mode and were not read for it.

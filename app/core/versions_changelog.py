@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.version_types import BackendPriority, BatchTier, ForcedBlock
+from app.core.version_types import BackendPriority, BatchTier, ForcedBlock, GraphSupport
 
 # Sampler peak in fp32-logit copies, fitted by bench/calibrate.py (docs/model.md): 3.75 on 39 real
 # 0.19.0 H100 logs; 9.6 = (5.64 GiB - 0.05 GiB base) / 0.58 GiB of logits for Qwen3-14B on 0.15/0.16,
@@ -50,6 +50,48 @@ FORCED_0_14 = (
     ForcedBlock("FLASHINFER_MLA", "FlashInferMLA", 64, exact=False),
     FORCED_SPARSE,
 )
+
+
+# AttentionCGSupport levels (v1/attention/backend.py): NEVER < UNIFORM_SINGLE_TOKEN_DECODE < UNIFORM_BATCH < ALWAYS
+CG_NEVER, CG_SINGLE_TOKEN, CG_UNIFORM, CG_ALWAYS = 0, 1, 2, 3
+
+
+def _graph_support(**levels: int) -> tuple[GraphSupport, ...]:
+    """The cudagraph-support rows of one release, by key (GRAPH_CLASSES names the class vLLM prints)."""
+    return tuple(GraphSupport(key, GRAPH_CLASSES[key], level) for key, level in sorted(levels.items()))
+
+
+GRAPH_CLASSES = {
+    "TRITON_MLA": "TritonMLABackend",
+    "FLEX_ATTENTION": "FlexAttentionBackend",
+    "CUTLASS_MLA": "CutlassMLABackend",
+    "mamba:mamba1": "Mamba1AttentionBackend",
+    "mamba:mamba2": "Mamba2AttentionBackend",
+    "mamba:short_conv": "ShortConvAttentionBackend",
+    "mamba:gated_delta_net": "GDNAttentionBackend",
+    "mamba:linear_attention": "LinearAttentionBackend",
+}
+# 0.10.2 / 0.11.0: TritonMLA and the short-conv / linear-attention builders keep AttentionMetadataBuilder's NEVER
+# (mla/common.py MLACommonMetadataBuilder sets none), FlexAttention too; mamba_attn.py and cutlass_mla.py
+# UNIFORM_SINGLE_TOKEN_DECODE; gdn_attn.py UNIFORM_BATCH
+GRAPHS_0_10 = {
+    "TRITON_MLA": CG_NEVER,
+    "FLEX_ATTENTION": CG_NEVER,
+    "CUTLASS_MLA": CG_SINGLE_TOKEN,
+    "mamba:mamba1": CG_SINGLE_TOKEN,
+    "mamba:mamba2": CG_SINGLE_TOKEN,
+    "mamba:short_conv": CG_NEVER,
+    "mamba:gated_delta_net": CG_UNIFORM,
+    "mamba:linear_attention": CG_NEVER,
+}
+GRAPHS_0_14 = {**GRAPHS_0_10, "mamba:short_conv": CG_SINGLE_TOKEN, "mamba:linear_attention": CG_SINGLE_TOKEN}
+GRAPHS_0_17 = {
+    **GRAPHS_0_14,
+    "mamba:mamba1": CG_UNIFORM,
+    "mamba:mamba2": CG_UNIFORM,
+    "mamba:short_conv": CG_UNIFORM,
+}
+GRAPHS_0_20 = {**GRAPHS_0_17, "FLEX_ATTENTION": CG_ALWAYS}
 
 
 @dataclass(frozen=True)
@@ -126,6 +168,16 @@ CHANGELOG: tuple[Change, ...] = (
         {"forced_blocks": FORCED_0_10},
     ),
     Change(
+        "0.10.0",
+        "0.10.2 v1/worker/gpu_model_runner.py GPUModelRunner._check_and_update_cudagraph_mode takes the lowest "
+        "AttentionCGSupport of the model's backends and lowers the mode (a decode FULL graph with NEVER -> PIECEWISE "
+        "when attention is split, else NONE; spec decode below UNIFORM_BATCH -> PIECEWISE; FULL below ALWAYS -> "
+        "FULL_AND_PIECEWISE); the levels: mla/common.py (TritonMLA: none, NEVER), flex_attention.py (none, NEVER), "
+        "cutlass_mla.py and mamba_attn.py UNIFORM_SINGLE_TOKEN_DECODE, gdn_attn.py UNIFORM_BATCH, short_conv_attn.py "
+        "and linear_attn.py (none, NEVER)",
+        {"cudagraph_support": _graph_support(**GRAPHS_0_10)},
+    ),
+    Change(
         "0.11.0",
         "0.11.0 config/__init__.py VllmConfig.__post_init__: with no cudagraph_mode given, V1 at compilation level "
         "PIECEWISE defaults to FULL_AND_PIECEWISE (PIECEWISE for pooling and encoder-decoder models); 0.10.2's "
@@ -178,6 +230,12 @@ CHANGELOG: tuple[Change, ...] = (
         "VLLM_COMPILE (0.11.0: with no cudagraph_mode a level other than PIECEWISE set NONE, and a piecewise mode "
         "with such a level failed the 'Compilation level should be CompilationLevel.PIECEWISE' assert)",
         {"compile_mode_rule": "to_none"},
+    ),
+    Change(
+        "0.14.0",
+        "0.14.0 v1/attention/backends/short_conv_attn.py builds on BaseMambaAttentionMetadataBuilder and "
+        "linear_attn.py sets UNIFORM_SINGLE_TOKEN_DECODE (0.11.0: both AttentionMetadataBuilder's NEVER)",
+        {"cudagraph_support": _graph_support(**GRAPHS_0_14)},
     ),
     Change(
         "0.14.0",
@@ -248,6 +306,13 @@ CHANGELOG: tuple[Change, ...] = (
         },
     ),
     Change(
+        "0.17.0",
+        "0.17.0 v1/attention/backends/mamba_attn.py BaseMambaAttentionMetadataBuilder._cudagraph_support "
+        "UNIFORM_BATCH (0.15.0: UNIFORM_SINGLE_TOKEN_DECODE): Mamba-1/2 and short-conv layers take spec-decode "
+        "full graphs",
+        {"cudagraph_support": _graph_support(**GRAPHS_0_17)},
+    ),
+    Change(
         "0.18.0",
         "0.18.0 v1/core/kv_cache_utils.py _get_kv_cache_groups_uniform_page_size: the ratio becomes 1.5 (0.17.0: "
         "1.25); 0.33.0 v1/core/kv_cache_planning.py keeps it",
@@ -298,6 +363,12 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.20.0",
+        "0.20.0 v1/attention/backends/flex_attention.py FlexAttentionMetadataBuilder._cudagraph_support ALWAYS "
+        "(0.19.0: none, NEVER)",
+        {"cudagraph_support": _graph_support(**GRAPHS_0_20)},
+    ),
+    Change(
+        "0.20.0",
         "0.20.2: default utilization 0.92 (§2.1; 0.19.0 logs ran an explicit 0.95), CUDA graphs budgeted by "
         "default (§2.6; off by default in 0.19.0 logs), tokens = concurrency x L and all-groups capacity "
         "(§3.6, §3.7), any positive --block-size (§5.1), --swap-space removed (§7)",
@@ -332,6 +403,12 @@ CHANGELOG: tuple[Change, ...] = (
         "0.22.1 model_executor/layers/attention/attention.py Attention.__init__: a compressed-tensors checkpoint "
         "that declares kv_cache_scheme sets cache_dtype 'fp8' when --kv-cache-dtype is auto (absent in 0.21.0)",
         {"checkpoint_kv_dtype_compressed_tensors": True},
+    ),
+    Change(
+        "0.22.0",
+        "0.22.0 v1/attention/backends/mla/triton_mla.py TritonMLAMetadataBuilder._cudagraph_support UNIFORM_BATCH "
+        "(0.21.0: MLACommonMetadataBuilder's NEVER, so FULL_AND_PIECEWISE ran PIECEWISE)",
+        {"cudagraph_support": _graph_support(**{**GRAPHS_0_20, "TRITON_MLA": CG_UNIFORM})},
     ),
     Change(
         "0.24.0",
@@ -372,6 +449,12 @@ CHANGELOG: tuple[Change, ...] = (
         "FLASHMLA_SPARSE (0.24.0: FLASHMLA_SPARSE alone); v1/attention/backends/mla/flashattn_mla_sparse.py "
         "FlashAttnMLASparseBackend: auto / float16 / bfloat16 caches only, kernel block 64",
         {"sparse_mla_sm90": ("FLASH_ATTN_MLA_SPARSE", "FLASHMLA_SPARSE")},
+    ),
+    Change(
+        "0.26.0",
+        "0.26.0 v1/attention/backends/mla/triton_mla.py: _cudagraph_support UNIFORM_SINGLE_TOKEN_DECODE "
+        "(0.25.0: UNIFORM_BATCH), so spec decode on TRITON_MLA runs PIECEWISE",
+        {"cudagraph_support": _graph_support(**{**GRAPHS_0_20, "TRITON_MLA": CG_SINGLE_TOKEN})},
     ),
     Change(
         "0.27.0",
@@ -480,6 +563,12 @@ CHANGELOG: tuple[Change, ...] = (
         "prefill_checkpoint_alignment 16 (model_executor/layers/mamba/kda_checkpoint.py, new) when the KDA prefill "
         "runs on FlashKDA (is_flashkda_supported: SM9x/10x/12x, head_dim 128, bf16, a bounded gate); absent in 0.30.0",
         {"kda_checkpoint_block": True},
+    ),
+    Change(
+        "0.32.0",
+        "0.31.0 v1/attention/backends/mla/triton_mla.py: _cudagraph_support UNIFORM_BATCH again (0.30.0: "
+        "UNIFORM_SINGLE_TOKEN_DECODE); put at 0.32.0, the first known release with it (0.31.x is planned with 0.30.0's)",
+        {"cudagraph_support": _graph_support(**{**GRAPHS_0_20, "TRITON_MLA": CG_UNIFORM})},
     ),
     Change(
         "0.33.0",

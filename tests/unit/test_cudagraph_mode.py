@@ -65,10 +65,10 @@ def test_other_compilation_settings_are_kept_and_bad_values_refused() -> None:
     assert parse_pasted(f"vllm serve m {flag}", vllm_version="0.33.0").serve.cudagraph_mode == "PIECEWISE"
 
 
-def _one_above_the_blocks() -> int:
+def _one_above_the_blocks(mode: str | None = None) -> int:
     seqs = 1_024  # the fixed point of max_num_seqs = blocks + 1 (test_doctor_mamba_blocks)
     for _ in range(20):
-        blocks = _qwen3_next("0.33.0", max_num_seqs=seqs).num_gpu_blocks
+        blocks = _qwen3_next("0.33.0", max_num_seqs=seqs, cudagraph_mode=mode).num_gpu_blocks
         if seqs == blocks + 1:
             return seqs
         seqs = blocks + 1
@@ -79,9 +79,13 @@ def test_the_mamba_block_check_needs_full_graphs() -> None:
     # Qwen3-Next-80B at TP 4 on H100, 0.33.0, max_num_seqs one above the pool's blocks: refused under the default
     # FULL_AND_PIECEWISE, FULL and FULL_DECODE_ONLY; PIECEWISE (-O1) and NONE (-O0) start
     seqs = _one_above_the_blocks()
+    # each mode's own fixed point: FULL and FULL_DECODE_ONLY capture fewer graphs (budget.cuda_graph_bytes), so
+    # their pools hold more blocks than the default's
     for mode in (None, "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"):
+        above = _one_above_the_blocks(mode)
         assert (
-            _qwen3_next("0.33.0", max_num_seqs=seqs, cudagraph_mode=mode).error_kind == ErrorKind.MAMBA_BLOCKS
+            _qwen3_next("0.33.0", max_num_seqs=above, cudagraph_mode=mode).error_kind
+            == ErrorKind.MAMBA_BLOCKS
         )
     piecewise = _qwen3_next("0.33.0", max_num_seqs=seqs, cudagraph_mode="PIECEWISE")
     assert piecewise.fits and piecewise.error is None

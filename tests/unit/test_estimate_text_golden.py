@@ -13,6 +13,9 @@ Changed on purpose since (issue 22, the ascend branch): the free-memory refusal 
 does, round(x, 2) — 0.11.0 `GiB = lambda b: round(b / GiB_bytes, 2)`, 0.14+ `format_gib` — so "78.6/79.1",
 not "78.60/79.10"; the NPU plan counts vllm-ascend's own budget (no ceil, HCCL non-torch: 40.49 GiB, not
 40.37); 0.26.0 is a bracket of its own (its lines here equal 0.24.0's: only ROCm's graph rule differs).
+Issue 22 round 8 (rules8): 0.10.2's default cudagraph_mode is PIECEWISE (config/__init__.py VllmConfig.__post_init__),
+one graph a size instead of FULL_AND_PIECEWISE's two, so its graph line is half the fitted figure (budget.py
+ONE_GRAPH_A_SIZE_SHARE): "took 0.46 GiB", not 0.91.
 """
 
 from __future__ import annotations
