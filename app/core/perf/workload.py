@@ -36,10 +36,12 @@ def workload_lengths(
     output_tokens: int | None,
     bench: BenchArgs | None,
     max_model_len: int,
+    defaults: tuple[int, int] = (DEFAULT_INPUT_TOKENS, DEFAULT_OUTPUT_TOKENS),
 ) -> tuple[int, int, Msg | None]:
     """(input tokens, output tokens, the note when a length was shortened). ``None`` = not set: the
-    benchmark's mean request (BenchArgs.mean_lengths) when one is given, else the defaults above."""
-    fallback = bench.mean_lengths() if bench is not None else (DEFAULT_INPUT_TOKENS, DEFAULT_OUTPUT_TOKENS)
+    benchmark's mean request (BenchArgs.mean_lengths) when one is given, else ``defaults`` (the Speed
+    section's above; the fleet passes its own load's)."""
+    fallback = bench.mean_lengths() if bench is not None else defaults
     given_in = input_tokens if input_tokens is not None else fallback[0]
     given_out = output_tokens if output_tokens is not None else fallback[1]
     if given_in + given_out <= max_model_len or (input_tokens is not None and output_tokens is not None):

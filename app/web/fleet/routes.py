@@ -69,17 +69,18 @@ def fleet_api(request: Request, params: StrictFleetParams) -> Response:
     """Every layout that starts, sized for the load and ranked by cost; ``best`` meets the SLO if any does."""
     result = fleet_for(params, cluster=api_cluster(params, params.measured_runs))
     plan, runs = result.plan, result.calibrated_runs
+    searched = result.params  # the load as modelled: its planner links open the same request
     answer = {
         "calibrated_runs": runs,
         "speed_caption": calibrated_caption(runs),
-        "candidates": [candidate_json(request, params, c, runs) for c in plan.candidates],
-        "best": candidate_json(request, params, plan.best, runs) if plan.best is not None else None,
+        "candidates": [candidate_json(request, searched, c, runs) for c in plan.candidates],
+        "best": candidate_json(request, searched, plan.best, runs) if plan.best is not None else None,
         "best_meets_slo": plan.best_meets_slo,
         "why_none": plan.why_none,
         "notes": plan.notes,
         "layouts_tried": plan.layouts_tried,
         "layouts_started": plan.layouts_started,
-        "pareto": [pareto_json(request, params, p, runs) for p in plan.pareto],
+        "pareto": [pareto_json(request, searched, p, runs) for p in plan.pareto],
         "pareto_slo_tokens_per_s_per_user": plan.pareto_slo_tokens_per_s_per_user,
         "inputs": {
             "model": result.resolved.model_label,

@@ -14,7 +14,7 @@ from app.core.fleet import Candidate, FleetPlan, cost_at_load
 from app.core.pareto import ParetoPoint
 from app.core.result import Range
 from app.core.text import Text
-from app.web.fleet.params import FLEET_FIELDS, FleetParams, fleet_query
+from app.web.fleet.params import FLEET_FIELDS, LENGTH_FIELDS, FleetParams, fleet_query
 from app.web.fleet.service import fleet_for, planner_params, point_params
 from app.web.fleet.svg import COLOURS, ChartPoint, cost_chart, pareto_chart
 from app.web.format import (
@@ -151,6 +151,7 @@ class FleetView:
     runs_error: Problem | None = None  # a bad paste in "Your own runs": the figures answer uncalibrated
     bench_error: Problem | None = None  # a bad benchmark argument: the figures answer without it
     runs_notes: tuple[str, ...] = ()  # how the pasted runs were read (a rate they did not state)
+    length_placeholders: tuple[str, str] = ("", "")  # what blank input / output boxes model
 
 
 class LayoutLike(Protocol):
@@ -316,6 +317,16 @@ def pareto_view(request: Request, params: FleetParams, plan: FleetPlan) -> Paret
     )
 
 
+def load_values(params: FleetParams) -> dict[str, str]:
+    """The form's values; the load's lengths blank unless the user set them (a blank box is the
+    default, shortened to fit max_model_len, as the Speed section's: its placeholder says what it models)."""
+    values = form_values(params)
+    for name in LENGTH_FIELDS:
+        if name not in params.model_fields_set:
+            values[name] = ""
+    return values
+
+
 def hidden_inputs(params: FleetParams) -> tuple[tuple[str, str], ...]:
     return tuple((k, v) for k, v in query_items(params) if k not in FORM_FIELDS and k != "v")
 
@@ -334,17 +345,19 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
     more = 0
     model_label, device_name = params.model, params.device
     calibrated = ""
+    lengths = (str(params.input_tokens), str(params.output_tokens))
     # a bad paste in "Your own runs" is shown above the results, which answer uncalibrated
     runs = page_runs_lenient(params)
     try:
         result = fleet_for(params, cluster=runs.cluster, unusable=stopping(problems))
-        plan = result.plan
+        plan, searched = result.plan, result.params  # searched: the lengths as modelled (links)
+        lengths = (str(searched.input_tokens), str(searched.output_tokens))
         calibrated = calibrated_caption(result.calibrated_runs)
         model_label, device_name = result.resolved.model_label, result.resolved.device.name
         shown = plan.candidates[:MAX_TABLE_ROWS]
         if plan.best is not None and plan.best not in shown:
             shown = [*shown, plan.best]
-        rows = tuple(_row(request, params, c, i + 1, plan.best) for i, c in enumerate(shown))
+        rows = tuple(_row(request, searched, c, i + 1, plan.best) for i, c in enumerate(shown))
         more = len(plan.candidates) - len(shown)
         if plan.best is not None:
             b = plan.best
@@ -368,7 +381,7 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         elif plan.why_none:
             best_view = BestView(False, "", tr(plan.why_none))
         notes = tuple(tr(n) for n in plan.notes)
-        pareto = pareto_view(request, params, plan)
+        pareto = pareto_view(request, searched, plan)
         series = chart_series(params, plan.candidates)
         chart = cost_chart(
             [(_series_label(c), points) for c, points in series],
@@ -385,7 +398,8 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         error = error_of(exc)
     return FleetView(
         params=params,
-        values=typed_values(form_values(params), problems),  # "thirty" stays in its box
+        values=typed_values(load_values(params), problems),  # "thirty" stays in its box
+        length_placeholders=lengths,
         hidden=hidden_inputs(params),
         permalink=f"{url_path(request, 'fleet')}?{query}",
         query=query,
