@@ -580,15 +580,7 @@ def performance(
             notes.insert(
                 0, Text("The bands are your runs' spread, not the widened bands the notes below mention.")
             )
-        notes.insert(
-            0,
-            Text("Calibrated on your 1 run: every figure is scaled by this cluster's measured factors.")
-            if cluster.runs == 1
-            else Text(
-                "Calibrated on your {n} runs: every figure is scaled by this cluster's measured factors.",
-                n=cluster.runs,
-            ),
-        )
+        notes.insert(0, cluster.calibration_note())  # which figures your runs scale
     point = _point(physics=physics, fit=fit, estimate=estimate, workload=workload)
     cliff = kv_cliff(estimate=estimate, physics=physics, workload=workload)
     kv_limited = cliff is not None and workload.concurrency >= cliff

@@ -21,7 +21,16 @@ class FleetResult:
     resolved: Resolved
     plan: FleetPlan
     params: FleetParams  # the inputs as searched: the lengths nobody set shortened to fit
-    calibrated_runs: int = 0  # > 0: every speed figure is scaled by your cluster's measured runs
+    cluster: ClusterFit | None = None  # your runs' factors: the kinds of figure they measured are scaled
+
+    @property
+    def calibrated_runs(self) -> int:
+        return self.cluster.runs if self.cluster is not None else 0
+
+    @property
+    def calibrated_figures(self) -> list[str]:
+        """The kinds of figure (tpot, ttft, throughput) your runs measured: only these are scaled."""
+        return self.cluster.measured_groups() if self.cluster is not None else []
 
 
 def fitted_load(params: FleetParams, *, max_model_len: int) -> tuple[FleetParams, Msg | None]:
@@ -70,7 +79,7 @@ def fleet_for(
     )
     if shortened is not None:
         plan = plan.model_copy(update={"notes": [shortened, *plan.notes]})
-    return FleetResult(resolved, plan, params, cluster.runs if cluster is not None else 0)
+    return FleetResult(resolved, plan, params, cluster)
 
 
 def planner_params(params: FleetParams, candidate: Candidate) -> PlannerParams:

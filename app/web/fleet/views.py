@@ -28,7 +28,7 @@ from app.web.i18n import page_lang, t, tr
 from app.web.inputs.links import form_values, query_items, to_query, with_typed
 from app.web.inputs.options import Choices, choices
 from app.web.inputs.problems import Problem, error_of, problems_of, stopping, typed_values
-from app.web.measured_runs import calibrated_caption, page_runs_lenient
+from app.web.measured_runs import calibrated_caption, page_runs_lenient, runs_caption
 from app.web.templating import url_path
 
 MAX_TABLE_ROWS = 15  # the ranked table shows the cheapest; /api/fleet returns every candidate
@@ -147,7 +147,9 @@ class FleetView:
     model_label: str
     device_name: str
     choices: Choices
-    calibrated: str = ""  # "calibrated on your N runs" beside every speed figure, when runs were pasted
+    calibrated: str = ""  # which speed figures your pasted runs calibrate ("TPOT calibrated on your 1 run")
+    runs_tag: str = ""  # "calibrated on your N runs" beside each figure of a kind they measured
+    runs_groups: frozenset[str] = frozenset()  # the kinds (ttft, tpot, throughput) your runs measured
     runs_error: Problem | None = None  # a bad paste in "Your own runs": the figures answer uncalibrated
     bench_error: Problem | None = None  # a bad benchmark argument: the figures answer without it
     runs_notes: tuple[str, ...] = ()  # how the pasted runs were read (a rate they did not state)
@@ -344,7 +346,8 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
     pareto: ParetoView | None = None
     more = 0
     model_label, device_name = params.model, params.device
-    calibrated = ""
+    calibrated = runs_tag = ""
+    groups: frozenset[str] = frozenset()
     lengths = (str(params.input_tokens), str(params.output_tokens))
     # a bad paste in "Your own runs" is shown above the results, which answer uncalibrated
     runs = page_runs_lenient(params)
@@ -352,7 +355,8 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         result = fleet_for(params, cluster=runs.cluster, unusable=stopping(problems))
         plan, searched = result.plan, result.params  # searched: the lengths as modelled (links)
         lengths = (str(searched.input_tokens), str(searched.output_tokens))
-        calibrated = calibrated_caption(result.calibrated_runs)
+        calibrated = runs_caption(result.calibrated_runs, result.calibrated_figures)
+        runs_tag, groups = calibrated_caption(result.calibrated_runs), frozenset(result.calibrated_figures)
         model_label, device_name = result.resolved.model_label, result.resolved.device.name
         shown = plan.candidates[:MAX_TABLE_ROWS]
         if plan.best is not None and plan.best not in shown:
@@ -417,6 +421,8 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         device_name=device_name,
         choices=choices(params.vllm_version),
         calibrated=calibrated,
+        runs_tag=runs_tag,
+        runs_groups=groups,
         runs_error=error_of(runs.runs_error) if runs.runs_error else None,
         bench_error=error_of(runs.bench_error) if runs.bench_error else None,
         runs_notes=tuple(tr(n) for n in runs.notes),
