@@ -54,15 +54,18 @@ class ReadRun:
 
 
 def _json_lines(lines: list[str], first: int) -> int:
-    """How many lines, from ``first``, the --save-result JSON object starting there spans (1 when it does
-    not parse: that line is then named as not a JSON object). vLLM writes it on one line; pasted from
-    an editor or ``jq`` it spans many."""
-    rest = "\n".join(lines[first:])
+    """How many lines, from ``first``, the --save-result JSON object starting there spans. vLLM writes
+    it on one line; pasted from an editor or ``jq`` it spans many. One that does not parse spans to
+    the line of its error, so that reading it names that line (an object that never closes: the
+    box's last line)."""
+    rest = "\n".join(lines[first:]).lstrip()  # the first line starts with "{": no line is stripped
     try:
-        _, end = json.JSONDecoder().raw_decode(rest.lstrip())
+        _, end = json.JSONDecoder().raw_decode(rest)
+    except json.JSONDecodeError as exc:
+        return exc.lineno
     except ValueError:
         return 1
-    return rest.lstrip()[:end].count("\n") + 1
+    return rest[:end].count("\n") + 1
 
 
 def split_runs(text: str) -> list[PastedRun]:
@@ -129,14 +132,12 @@ def read_run(run: PastedRun, *, bench: BenchArgs | None, field: str) -> ReadRun:
     """One pasted run: the fieldset's benchmark (``bench``, else vLLM's defaults) changed by what the
     paste states, a rate or cap it does not state at vLLM's default; a bad paste is a PlannerError on
     ``field`` naming the box's line."""
-    is_json = run.lines[0].lstrip().startswith("{")
-    # padded so that a line number in the paste's message is the box's own line number
-    text = "\n".join(run.lines) if is_json else "\n" * (run.start - 1) + "\n".join(run.lines)
+    # padded so that a line number in the paste's message (a JSON error's, a key's) is the box's own
+    text = "\n" * (run.start - 1) + "\n".join(run.lines)
     try:
         fields, measured = bench_fields(parse_paste(text))
     except PlannerError as exc:
-        message = Text("line {n}: not a --save-result JSON object", n=run.start) if is_json else exc.message
-        raise PlannerError(field, message) from None
+        raise PlannerError(field, exc.message) from None
     no_rate, no_cap = "request_rate" not in fields, "max_concurrency" not in fields
     defaults: dict[str, object] = {"request_rate": math.inf} if no_rate else {}
     if no_cap:
