@@ -134,9 +134,15 @@ def page_runs(text: str, base: PlannerParams, bench: BenchArgs | None) -> tuple[
             try:
                 parsed = parse_serve_command(pasted.command, vllm_version=base.vllm_version)
             except PlannerError as exc:
-                raise PlannerError(
-                    PAGE_FIELD, Text("line {n}: {msg}", n=pasted.start - 1, msg=exc.message)
-                ) from None
+                line = pasted.start - 1
+                # the flag it names (--gpu-memory-utilization 1.5: gpu_memory_utilization), unless the
+                # command as a whole is wrong
+                message = (
+                    Text("line {n}: {key}: {msg}", n=line, key=exc.field, msg=exc.message)
+                    if exc.field not in ("", "command")
+                    else Text("line {n}: {msg}", n=line, msg=exc.message)
+                )
+                raise PlannerError(PAGE_FIELD, message) from None
             params = StrictPlannerParams.model_validate(
                 {**data, **serve_values(parsed.serve), **({"model": parsed.model} if parsed.model else {})}
             )

@@ -25,6 +25,7 @@ from app.core.errors import PlannerError
 from app.core.perf.bench_args import BenchArgs
 from app.core.perf.paste import bench_fields, parse_paste
 from app.core.perf.simulate import SimulationError
+from app.core.pydantic_messages import message_of
 from app.core.result import Estimate
 from app.core.text import Msg, Text
 
@@ -146,8 +147,9 @@ def read_run(run: PastedRun, *, bench: BenchArgs | None, field: str) -> ReadRun:
         args = BenchArgs.model_validate({**(bench or BenchArgs()).model_dump(), **defaults, **fields})
     except ValidationError as exc:
         first = exc.errors()[0]
+        # pydantic's English as a catalog sentence: a zh page names the bound in Chinese
         raise PlannerError(
-            field, Text("line {n}: {key}: {msg}", n=run.start, key=first["loc"][0], msg=first["msg"])
+            field, Text("line {n}: {key}: {msg}", n=run.start, key=first["loc"][0], msg=message_of(first))
         ) from None
     kept = {k: v for k, v in measured.items() if 0 < v < math.inf}
     return ReadRun(args, kept, tuple(_unstated(run.start, rate=no_rate, cap=no_cap)))
