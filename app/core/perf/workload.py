@@ -89,10 +89,17 @@ def speed_workload(
     new_in, new_out, note = workload_lengths(
         input_tokens=input_tokens, output_tokens=output_tokens, bench=bench, max_model_len=max_model_len
     )
-    clients = (
+    clients = speed_clients(concurrency=concurrency, target_concurrency=target_concurrency, bench=bench)
+    return Workload(input_tokens=new_in, output_tokens=new_out, concurrency=clients), note
+
+
+def speed_clients(*, concurrency: int | None, target_concurrency: int | None, bench: BenchArgs | None) -> int:
+    """The Speed section's clients (the one rule: the workload above, the planner form's placeholder
+    and slider): the count given, else the benchmark's --max-concurrency, else the target concurrency N
+    (when set), else DEFAULT_SPEED_CONCURRENCY."""
+    return (
         concurrency
         or (bench.max_concurrency if bench is not None else None)
         or target_concurrency
         or DEFAULT_SPEED_CONCURRENCY
     )
-    return Workload(input_tokens=new_in, output_tokens=new_out, concurrency=clients), note
