@@ -18,9 +18,9 @@ from app.web.fleet.params import FLEET_FIELDS, LENGTH_FIELDS, FleetParams, fleet
 from app.web.fleet.service import fleet_for, planner_params, point_params
 from app.web.fleet.svg import COLOURS, ChartPoint, cost_chart, pareto_chart
 from app.web.format import (
-    REGIME_NAMES,
     gib,
     money,
+    regime_text,
     speed_band,
     speed_number,  # the Speed section's format: the numbers read alike
 )
@@ -205,7 +205,7 @@ def _row(
         tpot_ms=speed_number(c.tpot_ms),
         ttft_band=speed_band(_ttft(c)),
         tpot_band=speed_band(_tpot(c)),
-        regime=tr(REGIME_NAMES[c.regime]) if c.regime in REGIME_NAMES else "",
+        regime=regime_text(c.regime),
         meets_slo=c.meets_slo,
         meets_slo_with_margin=c.meets_slo_with_margin,
         slo_text=t("meets, with margin")
@@ -301,7 +301,7 @@ def pareto_view(request: Request, params: FleetParams, plan: FleetPlan) -> Paret
                 tpot_ms=speed_number(p.tpot_ms),
                 ttft_band=speed_band(_ttft(p)),
                 tpot_band=speed_band(_tpot(p)),
-                regime=tr(REGIME_NAMES.get(p.regime, p.regime)),
+                regime=regime_text(p.regime),
                 meets_slo=p.meets_slo,
                 planner_link=link,
             )
@@ -377,7 +377,7 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
                 tpot=speed_number(b.tpot_ms),
                 ttft_band=speed_band(_ttft(b)),
                 tpot_band=speed_band(_tpot(b)),
-                regime=tr(REGIME_NAMES.get(b.regime, b.regime)),
+                regime=regime_text(b.regime),
             )
             if calibrated:
                 summary = f"{summary} ({calibrated})"

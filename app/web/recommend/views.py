@@ -10,7 +10,7 @@ from app.core.perf.cluster import BAND_GROUPS
 from app.core.recommend import Recommendation, Snapshot
 from app.core.recommend.model import SpeedPoint, StepSpeed
 from app.core.specs import ServeConfig
-from app.web.format import REGIME_NAMES, gib, integer, speed_band, speed_number
+from app.web.format import gib, integer, regime_text, speed_band, speed_number
 from app.web.i18n import t, tr, tr_list
 from app.web.measured_runs import runs_caption
 
@@ -86,7 +86,7 @@ def _band_sentence(point: SpeedPoint) -> str:
         tpot=speed_band(point.tpot_ms),
         ttft=speed_band(point.ttft_ms),
         tps=speed_band(point.output_tokens_per_s),
-        regime=tr(REGIME_NAMES.get(point.regime, point.regime)),
+        regime=regime_text(point.regime),
     )
 
 

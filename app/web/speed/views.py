@@ -10,7 +10,7 @@ from markupsafe import Markup, escape
 from app.core.perf.bench import RESULT_KEYS, BenchResult
 from app.core.perf.predict import CurvePoint, Performance
 from app.core.text import Text
-from app.web.format import Figure, axis_ticks, speed_band
+from app.web.format import Figure, axis_ticks, regime_text, speed_band
 from app.web.format import speed_number as _number
 from app.web.i18n import t, tr
 from app.web.measured_runs import calibrated_caption
@@ -36,17 +36,6 @@ LIMIT_LABELS = {
 }
 
 
-REGIME_LABELS = {
-    "compute": Text("compute: the batches' matrix work binds"),
-    "memory_bandwidth": Text("memory bandwidth: reading weights and KV each step binds"),
-    "host": Text(
-        "the host: vLLM's per-step CPU work (scheduling, input preparation, sampling) outlasts the device's step"
-    ),
-    "kv_pool": Text("the KV pool: requests wait for blocks or are preempted"),
-    "queue": Text("the queue: prompts wait for the running ones"),
-}
-
-
 @dataclass(frozen=True)
 class BenchView:
     """The simulated `vllm bench serve` run: its result keys (vLLM's names) as expected (low–high)."""
@@ -68,7 +57,7 @@ class SpeedView:
     chart: Markup
     table: tuple[tuple[str, str, str, str, bool], ...]  # concurrency, TTFT, TPOT, tokens/s, kv-limited
     bench: BenchView | None = None
-    regime: str = ""  # what binds the steady state (REGIME_LABELS)
+    regime: str = ""  # what binds the steady state (format.regime_text, explained)
     runs_tag: str = ""  # "calibrated on your N runs" beside every figure your runs measured
     runs_groups: frozenset[str] = frozenset()  # the figures (ttft, tpot, throughput) your runs measured
 
@@ -203,7 +192,7 @@ def bench_view(result: BenchResult) -> BenchView:
             preemptions=result.preemptions,
         )
     )
-    return BenchView(rows=rows, regime=tr(REGIME_LABELS[result.regime]), summary=summary)
+    return BenchView(rows=rows, regime=regime_text(result.regime, explained=True), summary=summary)
 
 
 def speed_view(perf: Performance, measured: frozenset[str] = frozenset()) -> SpeedView:
@@ -278,7 +267,7 @@ def speed_view(perf: Performance, measured: frozenset[str] = frozenset()) -> Spe
         chart=speed_chart(perf.curve, concurrency=perf.concurrency, cliff=perf.kv_limited_from_concurrency),
         table=table,
         bench=bench_view(perf.bench) if perf.bench is not None else None,
-        regime=tr(REGIME_LABELS[perf.regime]),
+        regime=regime_text(perf.regime, explained=True),
         runs_tag=calibrated_caption(perf.calibrated_runs),
         runs_groups=measured,
     )
