@@ -9,6 +9,7 @@ from markupsafe import Markup, escape
 
 from app.core.perf.bench import RESULT_KEYS, BenchResult
 from app.core.perf.predict import CurvePoint, Performance
+from app.core.result import Range
 from app.core.text import Text
 from app.web.format import Figure, axis_ticks, regime_text, speed_band
 from app.web.format import speed_number as _number
@@ -37,6 +38,21 @@ LIMIT_LABELS = {
 
 
 @dataclass(frozen=True)
+class CurveRow:
+    """One concurrency of the chart's table: each figure as (expected, low–high)."""
+
+    concurrency: str
+    ttft: tuple[str, str]
+    tpot: tuple[str, str]
+    throughput: tuple[str, str]
+    kv_limited: bool
+
+
+def _cell(r: Range) -> tuple[str, str]:
+    return _number(r.expected), speed_band(r)
+
+
+@dataclass(frozen=True)
 class BenchView:
     """The simulated `vllm bench serve` run: its result keys (vLLM's names) as expected (low–high)."""
 
@@ -55,7 +71,7 @@ class SpeedView:
     kv_limited: bool
     notes: tuple[str, ...]
     chart: Markup
-    table: tuple[tuple[str, str, str, str, bool], ...]  # concurrency, TTFT, TPOT, tokens/s, kv-limited
+    table: tuple[CurveRow, ...]  # the chart as a table: each figure with its band
     bench: BenchView | None = None
     regime: str = ""  # what binds the steady state (format.regime_text, explained)
     runs_tag: str = ""  # "calibrated on your N runs" beside every figure your runs measured
@@ -100,8 +116,8 @@ def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None)
     plot_h = CHART_HEIGHT - MARGIN_TOP - MARGIN_BOTTOM
     lo, hi = math.log2(curve[0].concurrency), math.log2(curve[-1].concurrency)
     span = max(hi - lo, 1e-9)
-    thr_ticks = axis_ticks(max(p.output_tokens_per_s for p in curve), Y_TICKS)
-    tpot_ticks = axis_ticks(max(p.tpot_ms for p in curve), Y_TICKS)
+    thr_ticks = axis_ticks(max(p.output_tokens_per_s.expected for p in curve), Y_TICKS)
+    tpot_ticks = axis_ticks(max(p.tpot_ms.expected for p in curve), Y_TICKS)
     thr_top, tpot_top = thr_ticks[-1] or 1.0, tpot_ticks[-1] or 1.0
 
     def x(c: float) -> float:
@@ -153,7 +169,7 @@ def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None)
         ("throughput", THROUGHPUT_COLOUR, thr_top, "output_tokens_per_s"),
         ("tpot", TPOT_COLOUR, tpot_top, "tpot_ms"),
     ):
-        points = " ".join(f"{x(p.concurrency):.1f},{y(getattr(p, attr), top):.1f}" for p in curve)
+        points = " ".join(f"{x(p.concurrency):.1f},{y(getattr(p, attr).expected, top):.1f}" for p in curve)
         parts.append(
             f'<polyline class="speed-{key}" points="{points}" fill="none" stroke="{colour}" stroke-width="3"/>'
         )
@@ -169,9 +185,9 @@ def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None)
         )
     here = min(curve, key=lambda p: abs(p.concurrency - concurrency))
     parts.append(
-        f'<circle cx="{x(here.concurrency):.1f}" cy="{y(here.output_tokens_per_s, thr_top):.1f}" r="7" '
+        f'<circle cx="{x(here.concurrency):.1f}" cy="{y(here.output_tokens_per_s.expected, thr_top):.1f}" r="7" '
         f'fill="{THROUGHPUT_COLOUR}"/><circle cx="{x(here.concurrency):.1f}" '
-        f'cy="{y(here.tpot_ms, tpot_top):.1f}" r="7" fill="{TPOT_COLOUR}"/>'
+        f'cy="{y(here.tpot_ms.expected, tpot_top):.1f}" r="7" fill="{TPOT_COLOUR}"/>'
     )
     return chart(CHART_FRAME, parts, title=title, desc=desc)
 
@@ -247,11 +263,11 @@ def speed_view(perf: Performance, measured: frozenset[str] = frozenset()) -> Spe
             )
         )
     table = tuple(
-        (
+        CurveRow(
             str(p.concurrency),
-            _number(p.ttft_ms),
-            _number(p.tpot_ms),
-            _number(p.output_tokens_per_s),
+            _cell(p.ttft_ms),
+            _cell(p.tpot_ms),
+            _cell(p.output_tokens_per_s),
             p.kv_limited,
         )
         for p in perf.curve
