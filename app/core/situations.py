@@ -39,6 +39,23 @@ ASCEND_310P_POOL_DIVISOR = 2  # NPUWorker310.determine_available_memory: "(…) 
 # rest of that log's term (0.49 / 0.50 GiB, released by empty_cache) is not modelled.
 ASCEND_310P_STARTUP_HELD_BYTES = int(1.00 * GIB)
 
+# On an integrated GPU vLLM's "free memory" is the OS's available memory: MemorySnapshot.measure replaces
+# cudaMemGetInfo's free with psutil.virtual_memory().available (vllm/utils/mem_utils.py: for compute capability
+# 8.7 / 11.0 / 12.1 - Orin, Thor, Spark - in 0.13.0-0.19.1, for current_platform.is_integrated_gpu in 0.20.0-0.33.0).
+# The pool is what the start-up's drop in that figure leaves (0.13.0-0.26: non_torch_increase, the growth of
+# (total - available) - torch reserved; 0.27.1+: total_consumed = free before - free after, mem_utils.py::
+# memory_profiling), so whatever the host side takes from the shared memory meanwhile (torch.compile's workers, the
+# engine's heap, other processes, page cache the OS cannot drop) leaves the KV pool too. That depends on the host,
+# not the model, so it is a band on the pool, not a term: the spread of two starts of one configuration on one GB10
+# (guardkit's Nemotron-3-Nano-4B-FP8, vLLM 0.13.0+nv26.01, tests/data/logs/heldout-2026-12g: util 0.05 -> pool
+# -2.51 GiB, util 0.15 -> 11.15 GiB, weights 4.9054 GiB both; 121.69 x 0.10 - 13.66 = -1.49 GiB between them).
+UMA_HOST_BAND_BYTES = round(1.49 * GIB)
+
+
+def unified_memory_band_bytes(device: DeviceSpec) -> int:
+    """How much more or less the pool can be on a unified-memory device (:data:`UMA_HOST_BAND_BYTES`); 0 elsewhere."""
+    return UMA_HOST_BAND_BYTES if device.unified_memory else 0
+
 
 def used_by_others_bytes(serve: ServeConfig) -> int:
     return int(serve.device_memory_used_gib * GIB)
@@ -138,6 +155,13 @@ def device_warnings(
                 "{name} has unified memory: the OS, its page cache and every other process share the {total:.2f} GiB with the GPU, so gpu_memory_utilization is not a hard bound there (vllm#46307, #56824) — the profile run and graph capture can push the whole host out of memory. Leave more than the usual headroom (users run 0.80-0.87) and drop the page cache before starting.",
                 name=device.name,
                 total=device.memory_total_bytes / GIB,
+            )
+        )
+        out.append(
+            Text(
+                "vLLM reads the free memory on {name} as the OS's available memory (vllm/utils/mem_utils.py), so what the host side of the start-up takes from the shared memory meanwhile (torch.compile's workers, the engine's heap, other processes) also comes out of the KV pool: the pool's range here is {band:.2f} GiB wider on each side, the spread of two starts of one configuration on one GB10.",
+                name=device.name,
+                band=unified_memory_band_bytes(device) / GIB,
             )
         )
     if device.platform == "npu" and graph_mode.captures_graphs(serve, rules=rules):
