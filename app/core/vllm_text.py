@@ -509,6 +509,10 @@ TORCH_NPU = VllmLine("torch_npu", r"\btorch_npu\b")  # a torch_npu path or warni
 # for 310P device."), its Ascend* classes (AscendScheduler, AscendConfig), a torch device "npu:0", HCCL
 ASCEND_310P = VllmLine("310p", r"\w{0,40}_310p\.py|\b310P\b")
 ASCEND_CLASS = VllmLine("Ascend", r"\bAscend[A-Z]\w{0,60}")
+# vllm-ascend's own worker and runner modules in a line's tag: vllm_ascend/worker/model_runner_v1.py ("[model_runner_v1
+# .py:2373] Loading model weights took 37.2362 GB", vllm-ascend#2976) and worker_v1.py; upstream vLLM's are
+# v1/worker/gpu_model_runner.py and gpu_worker.py, so the tag alone says the run is vllm-ascend's
+ASCEND_RUNNER_TAG = VllmLine("_v1.py:", r"\[(?:model_runner_v1|worker_v1)\.py:\d{1,6}\]")
 NPU_DEVICE = VllmLine("npu:", r"\bnpu:\d{1,3}\b")
 HCCL = VllmLine("HCCL", r"\bHCCL\w{0,40}")
 # torch_npu's (PTA's) error record "[ERROR] 2025-08-13-09:34:05 (PID:3760997, Device:-1, RankID:-1) ERR99999

@@ -120,3 +120,16 @@ def test_the_budget_line_split_at_its_sentence_keeps_the_utilization() -> None:
     assert facts.device_free_at_start_bytes == round(110.37 * GIB)
     assert facts.device_total_bytes == round(121.69 * GIB)
     assert facts.gpu_memory_utilization == 0.87
+
+
+# --- vllm-ascend's own runner module in a line's tag -------------------------------------------------------------------
+
+
+def test_vllm_ascends_runner_module_in_the_tag_makes_the_log_an_npu_one() -> None:
+    # vllm-ascend#2976: the weights line from vllm_ascend/worker/model_runner_v1.py, the log's only line before the
+    # fault; upstream's runner is v1/worker/gpu_model_runner.py
+    line = "[RAW SERVER] (Worker_TP0 pid=1454) INFO 09-17 05:33:48 [model_runner_v1.py:2373] Loading model weights took 37.2362 GB\n"
+    facts = parse_startup_log(line)
+    assert (facts.device_type, facts.is_ascend, facts.weights_bytes) == ("NPU", True, round(37.2362 * GIB))
+    upstream = "(EngineCore pid=1) INFO 03-18 12:07:04 [gpu_model_runner.py:3659] Model loading took 29.0435 GiB memory and 182.555009 seconds\n"
+    assert not parse_startup_log(upstream).is_ascend
