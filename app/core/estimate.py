@@ -650,6 +650,7 @@ def _assemble(
         needed_bytes=capacity.needed_bytes,
         upper=min(max(max_model_len, model.max_model_len_derived), MAX_MODEL_LEN_CEILING),
         graphs_budgeted=graphs_budgeted(rules=rules, platform=device.platform),
+        host_band_bytes=situations.unified_memory_band_bytes(device),
     )
     kv_dtype_bytes = kv.kv_dtype_bytes(
         kv_cache_dtype=serve.kv_cache_dtype, model_dtype=budget.serving_dtype(model=model, serve=serve)
