@@ -23,7 +23,7 @@ from app.core.defaults import resolve as resolve
 from app.core.defaults import validate_devices as validate_devices
 from app.core.defaults import validate_parallel as validate_parallel
 from app.core.graph_rules import captured_sizes, mamba_blocks_error
-from app.core.hf_config.registry import check_architecture
+from app.core.hf_config.registry import check_architecture, check_config_contract
 from app.core.result import ErrorKind, Estimate, KVGroup, Verdict
 from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
@@ -211,6 +211,7 @@ def estimate(
         quant_method=model.quantization.source_name if model.quantization else None,
         quant_field="quantization" if serve.quantization else "quantization_config.quant_method",
     )
+    check_config_contract(model=model, version=version.release)
     model = model_for_release(model=model, rules=rules)
     resolved_kv = checkpoint_kv_cache_dtype(model=model, serve=serve, rules=rules, device=device)
     if resolved_kv is not None:
