@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from app.core import compilation, numbers, regex
 from app.core.errors import PlannerError
 from app.core.graph_mode import CUDAGRAPH_MODES, LEVEL_MODES
+from app.core.pydantic_messages import message_of
 from app.core.release_flags import release_flags
 from app.core.serve_flags import PARSE_KINDS, render_flags
 from app.core.specs import ServeConfig
@@ -451,7 +452,7 @@ def parse_serve_args(
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = str(first["loc"][0]) if first["loc"] else "command"
-        raise PlannerError(loc, first["msg"]) from exc
+        raise PlannerError(loc, message_of(first)) from exc  # a catalog sentence: zh pages translate it
     return ParsedCommand(
         model=read.model,
         serve=serve,

@@ -23,7 +23,7 @@ from app.core.defaults import resolve as resolve
 from app.core.defaults import validate_devices as validate_devices
 from app.core.defaults import validate_parallel as validate_parallel
 from app.core.graph_rules import captured_sizes, mamba_blocks_error, memory_mode
-from app.core.hf_config.registry import check_architecture
+from app.core.hf_config.registry import check_architecture, check_config_contract
 from app.core.result import ErrorKind, Estimate, KVGroup, Verdict
 from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
@@ -212,6 +212,7 @@ def estimate(
         quant_method=model.quantization.source_name if model.quantization else None,
         quant_field="quantization" if serve.quantization else "quantization_config.quant_method",
     )
+    check_config_contract(model=model, version=version.release)
     model = model_for_release(model=model, rules=rules)
     resolved_kv = checkpoint_kv_cache_dtype(model=model, serve=serve, rules=rules, device=device)
     if resolved_kv is not None:
@@ -651,6 +652,7 @@ def _assemble(
         needed_bytes=capacity.needed_bytes,
         upper=min(max(max_model_len, model.max_model_len_derived), MAX_MODEL_LEN_CEILING),
         graphs_budgeted=graphs_budgeted(rules=rules, platform=device.platform),
+        host_band_bytes=situations.unified_memory_band_bytes(device),
     )
     kv_dtype_bytes = kv.kv_dtype_bytes(
         kv_cache_dtype=serve.kv_cache_dtype, model_dtype=budget.serving_dtype(model=model, serve=serve)

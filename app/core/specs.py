@@ -174,6 +174,9 @@ class ModelSpec(Frozen):
     compress_ratios: tuple[int, ...] | None = None
     # config.json's mamba_ssm_dtype / mamba_ssm_cache_dtype (the SSM state's dtype; None: not given)
     mamba_ssm_dtype: DType | None = None
+    # the retrieval_attention_contract values config.json (and its text config) declare (ColQwen3.5; vLLM
+    # 0.27+ refuses the config without one: hf_config/registry.py check_config_contract)
+    retrieval_attention_contract: tuple[str, ...] = ()
     params_total: int = Field(gt=0)
     params_active: int | None = None
     torch_dtype: DType = "bfloat16"
