@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from app.core import budget, compilation, graph_mode, layers, vllm_text
 from app.core.errors import InvalidServeConfigError
 from app.core.graph_mode import FULL_GRAPH_MODES, CudagraphMode
+from app.core.hf_config.registry import is_pooling_architecture
 from app.core.specs import LayerKind, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.version_types import GraphSupport
@@ -105,6 +106,18 @@ def resolved_mode(
     """
     asked = graph_mode.effective_mode(serve, rules=rules)
     out = ResolvedMode(mode=asked, asked=asked)
+    if (
+        asked in FULL_GRAPH_MODES
+        and platform in ("cuda", "rocm")
+        and is_pooling_architecture(model.architecture)
+    ):
+        if rules.pooling_overrides_full:
+            out.mode = "PIECEWISE"
+            out.log_lines.append(
+                "Pooling models do not support full cudagraphs. Overriding cudagraph_mode to PIECEWISE."
+            )
+        elif serve.cudagraph_mode is None:  # 0.11.0: the default only, and without a word
+            out.mode = "PIECEWISE"
     lowest = _lowest_support(rules=rules, model=model, backend=backend)
     if asked == "NONE" or platform not in ("cuda", "rocm") or lowest is None:
         return out

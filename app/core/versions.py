@@ -148,6 +148,9 @@ class VersionRules:
     # the backends whose CUDA-graph support can lower the mode (graph_rules.resolved_mode): read for 0.10.2-0.33.0
     # (those not listed take every mode the planner plans, as read); () before 0.10.2, which has no cudagraph_mode
     cudagraph_support: tuple[GraphSupport, ...] = ()
+    # a pooling model's full graphs: 0.11.0 VllmConfig.__post_init__ defaults it to PIECEWISE (an explicit mode kept);
+    # 0.14.0+ "Pooling models do not support full cudagraphs. Overriding cudagraph_mode to PIECEWISE." for any full mode
+    pooling_overrides_full: bool = False
     # the cudagraph_mode a start-up runs when no flag names one (graph_mode.effective_mode): 0.10.2
     # config/__init__.py VllmConfig.__post_init__ PIECEWISE (V1 at compilation level PIECEWISE); FULL_AND_PIECEWISE
     # from 0.11.0 (changelog). Releases before 0.10.2 had no cudagraph_mode and were not read for it.

@@ -239,6 +239,13 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.14.0",
+        "0.14.0 config/vllm.py VllmConfig.__post_init__: cudagraph_mode.has_full_cudagraphs() and "
+        "model_config.pooler_config is not None -> 'Pooling models do not support full cudagraphs. Overriding "
+        "cudagraph_mode to PIECEWISE.' (0.11.0 config/__init__.py: only the default became PIECEWISE)",
+        {"pooling_overrides_full": True},
+    ),
+    Change(
+        "0.14.0",
         "0.14.0 v1/core/kv_cache_utils.py _get_kv_cache_groups_uniform_page_size: buckets within 1.25 x the "
         "smallest take the largest as the group size ('12 sw + 13 full' -> groups of 13; 0.11.0: the smallest)",
         {"group_size_max_ratio": 1.25},

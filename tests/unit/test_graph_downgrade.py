@@ -134,3 +134,22 @@ def test_the_mamba_block_check_runs_on_the_lowered_mode() -> None:
     assert lowered.fits and lowered.error_kind is None
     assert any("setting cudagraph_mode=PIECEWISE" in line for line in lowered.log_lines)
     assert lowered.cuda_graph_bytes == full.cuda_graph_bytes // 2
+
+
+def test_pooling_models_run_piecewise() -> None:
+    # 0.14.0+ config/vllm.py VllmConfig.__post_init__: a pooling model (LlamaModel: vLLM's embedding registry) with
+    # full graphs -> "Pooling models do not support full cudagraphs. Overriding cudagraph_mode to PIECEWISE.";
+    # 0.11.0 config/__init__.py made only the default PIECEWISE, silently. dense(): 32 layers, 1,024 sequences:
+    # PIECEWISE is half the fitted 978,006,999 B -> 489,003,499 B
+    from tests.specs_factory import H100, dense
+
+    model = dense().model_copy(update={"architecture": "LlamaModel"})
+    line = "Pooling models do not support full cudagraphs. Overriding cudagraph_mode to PIECEWISE."
+    new = estimate(model=model, device=H100, serve=ServeConfig(), vllm_version="0.33.0")
+    assert line in new.log_lines and new.cuda_graph_bytes == 489_003_499
+    old = estimate(model=model, device=H100, serve=ServeConfig(), vllm_version="0.11.0")
+    assert line not in old.log_lines and old.cuda_graph_bytes == 489_003_499
+    # the same checkpoint as a generative model keeps FULL_AND_PIECEWISE
+    assert estimate(
+        model=dense(), device=H100, serve=ServeConfig(), vllm_version="0.33.0"
+    ).cuda_graph_bytes == (978_006_999)
