@@ -20,7 +20,7 @@ CAPTION = "calibrated on your 1 run"  # singular (app.web.measured_runs.calibrat
 CAPTION_ZH = "已基于您的 1 次运行校准"  # app/i18n/zh/LC_MESSAGES/messages.po
 # the runs below measure TPOT alone: a line covering every figure names it (app.web.measured_runs.runs_caption)
 SCOPED = "TPOT calibrated on your 1 run"
-SCOPED_ZH = "TPOT已基于您的 1 次运行校准"
+SCOPED_ZH = "TPOT 已基于您的 1 次运行校准"
 LLAMA_8B = {"model": "meta-llama/Llama-3.1-8B-Instruct", "device": "nvidia-h100-sxm-80gb"}
 BENCH = {"num_prompts": 64, "max_concurrency": 8, "random_input_len": 1024, "random_output_len": 256}
 FLEET = {

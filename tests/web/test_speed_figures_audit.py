@@ -50,7 +50,7 @@ def test_api_performance_bands_regime_and_caption(client: Any) -> None:
     zh = client.post(
         "/api/performance", json={**body, "measured_runs": [run]}, headers={"Accept-Language": "zh"}
     )
-    assert zh.json()["speed_caption"] == "TPOT已基于您的 1 次运行校准"
+    assert zh.json()["speed_caption"] == "TPOT 已基于您的 1 次运行校准"
 
 
 def test_speed_section_secondary_figures_have_bands(client: Any) -> None:
