@@ -182,3 +182,29 @@ def test_unconverted_names_follow_each_formats_matching() -> None:
     assert left([f"model.layers.{i}.mlp.down_proj" for i in range(4)]) == pytest.approx(300 / 3 / body)
     # lm_head, embeddings and towers are not the body
     assert left(["lm_head", "model.embed_tokens", "model.visual.blocks.0.attn.qkv"]) == 0.0
+
+
+def test_modelopt_exclude_names_match_as_substrings() -> None:
+    from app.core.hf_config.params import ParamBreakdown
+    from app.core.hf_config.quant_ignore import unconverted_fraction
+
+    parts = ParamBreakdown(
+        embedding=0, lm_head=0, attention=400, mixer=0, mlp=600, experts=0, experts_active=0,
+        router=0, norms=0, is_moe=False,
+    )  # fmt: skip
+    # 0.33.0 modelopt.py is_layer_excluded: besides exact / fnmatch matches, ``exclude_module in prefix``, so
+    # a bare "model.layers.1.self_attn" excludes that layer's qkv_proj and o_proj (2 of 4 layers: 400 / 2)
+    cfg = {"quantization": {"exclude_modules": ["model.layers.0.self_attn", "model.layers.1.self_attn"]}}
+    left = unconverted_fraction(cfg, breakdown=parts, num_layers=4, heads=8, kv_heads=2)
+    assert left == pytest.approx(200 / 1_000)
+    # the same names in compressed-tensors' ignore match no linear (exact names or re:)
+    assert (
+        unconverted_fraction(
+            {"ignore": cfg["quantization"]["exclude_modules"]},
+            breakdown=parts,
+            num_layers=4,
+            heads=8,
+            kv_heads=2,
+        )
+        == 0.0
+    )

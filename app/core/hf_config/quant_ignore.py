@@ -28,15 +28,16 @@ ATTENTION_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
 MIXER_MARKERS = ("linear_attn", "mamba", "mixer")  # Gated DeltaNet / Mamba blocks: the breakdown's mixer
 
 
-def _covers_subtree(name: str) -> bool:
-    """A pattern (ModelOpt's fnmatch ``*``, compressed-tensors' ``re:``) covers every linear under it; a bare
-    module name matches only that linear (compressed_tensors/utils.py check_equal_or_regex_match)."""
-    return name.startswith("re:") or name.endswith("*")
+def _covers_subtree(name: str, *, substring: bool) -> bool:
+    """A pattern (ModelOpt's fnmatch ``*``, compressed-tensors' ``re:``) covers every linear under it; so does
+    any ModelOpt name (``substring``: modelopt.py is_layer_excluded also matches ``exclude_module in prefix``);
+    a bare compressed-tensors or AWQ / GPTQ name matches only that linear (check_equal_or_regex_match)."""
+    return substring or name.startswith("re:") or name.endswith("*")
 
 
-def _part(name: str, *, heads: int, kv_heads: int) -> tuple[str, float] | None:
+def _part(name: str, *, heads: int, kv_heads: int, substring: bool = False) -> tuple[str, float] | None:
     """(breakdown part, share of that part's per-layer parameters) one module name or pattern covers."""
-    subtree = _covers_subtree(name)
+    subtree = _covers_subtree(name, substring=substring)
     if any(marker in name for marker in MIXER_MARKERS):
         return ("mixer", 1.0) if subtree else None  # its small leaf projections are not sized apart
     if "experts" in name and "shared_expert" not in name:
@@ -57,20 +58,21 @@ def _part(name: str, *, heads: int, kv_heads: int) -> tuple[str, float] | None:
     return None
 
 
-def is_counted(name: str) -> bool:
+def is_counted(name: str, *, substring: bool = False) -> bool:
     """Whether :func:`unconverted_fraction` reads this ignore / exclude entry (reduce.py keeps only those)."""
-    return not OUTSIDE_BODY.search(name) and _part(name, heads=1, kv_heads=1) is not None
+    return not OUTSIDE_BODY.search(name) and _part(name, heads=1, kv_heads=1, substring=substring) is not None
 
 
-def _listed(cfg: Mapping[str, Any]) -> list[str]:
+def _listed(cfg: Mapping[str, Any]) -> list[tuple[str, bool]]:
+    """(name, matched as a substring: ModelOpt's exclude_modules) of every unconverted-module entry."""
     inner = cfg.get("quantization")
-    names: list[Any] = []
+    names: list[tuple[str, bool]] = []
     for source in (cfg, inner if isinstance(inner, Mapping) else {}):
         for key in ("ignore", "exclude_modules", "modules_to_not_convert"):
             value = source.get(key)
             if isinstance(value, list):
-                names.extend(value)
-    return [name for name in names if isinstance(name, str)]
+                names.extend((name, key == "exclude_modules") for name in value if isinstance(name, str))
+    return names
 
 
 def unconverted_fraction(
@@ -83,10 +85,10 @@ def unconverted_fraction(
         return 0.0
     covered: dict[tuple[str, str], set[int] | None] = {}  # (part, projection) -> layers, None: all
     shares: dict[tuple[str, str], float] = {}
-    for name in _listed(cfg):
+    for name, substring in _listed(cfg):
         if OUTSIDE_BODY.search(name):
             continue
-        part = _part(name, heads=max(1, heads), kv_heads=max(1, kv_heads))
+        part = _part(name, heads=max(1, heads), kv_heads=max(1, kv_heads), substring=substring)
         if part is None:
             continue
         projection = next((p for p in MLP_PROJECTIONS + ATTENTION_PROJECTIONS if p in name), "")

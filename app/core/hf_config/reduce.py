@@ -29,7 +29,8 @@ def _reduce_quant(q: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = dict(q)
     for key in UNREAD_LISTS:  # cut to the entries the planner reads (quant_ignore.unconverted_fraction)
         if isinstance(out.get(key), list):
-            out[key] = [name for name in out[key] if isinstance(name, str) and is_counted(name)]
+            substring = key == "exclude_modules"
+            out[key] = [n for n in out[key] if isinstance(n, str) and is_counted(n, substring=substring)]
     inner = out.get("quantization")
     if isinstance(inner, Mapping):
         out["quantization"] = _reduce_quant(inner)
