@@ -113,13 +113,12 @@ def _weights(config: dict[str, Any], hf_quant: dict[str, Any] | None = None, ind
     from app.core.budget import weights_bytes_for_stage
 
     spec = model_spec_from_hf_config(config, name="w", hf_quant_config=hf_quant, safetensors_index=index)
-    return weights_bytes_for_stage(
-        model=spec,
-        serve=ServeConfig(tensor_parallel_size=1),
-        layer_range=(0, spec.num_layers),
-        is_first=True,
-        is_last=True,
-    )
+    whole = {
+        "layer_range": (0, spec.num_layers),
+        "is_first": True,
+        "is_last": True,
+    }  # one device, every layer
+    return weights_bytes_for_stage(model=spec, serve=ServeConfig(tensor_parallel_size=1), **whole)  # type: ignore[arg-type]
 
 
 GEMMA4_CT = "Ade7121976--split_models"  # gemma-4-26B-A4B, compressed-tensors int4 group 32

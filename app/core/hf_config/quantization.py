@@ -225,12 +225,14 @@ def _quantization(
 ) -> QuantSpec | None:
     """The checkpoint's weight format, with the share of the decoder body it leaves unconverted
     (quant_ignore.py: compressed-tensors ignore, ModelOpt exclude_modules, modules_to_not_convert)."""
-    spec = _quantization_format(cfgs, geometry, breakdown, hf_quant_config)
-    if spec is None or spec.quantized_fraction < 1.0 or spec.expert_method is not None:
+    raw = _raw_quantization(cfgs, hf_quant_config)
+    if raw is None:
+        return None
+    spec = _quantization_format(cfgs, geometry, breakdown, _as_mapping("quantization_config", raw))
+    if spec.quantized_fraction < 1.0 or spec.expert_method is not None:
         return spec  # gpt-oss's MXFP4 experts and DeepSeek-V4's split formats carry their own shares
-    raw = _as_mapping("quantization_config", _raw_quantization(cfgs, hf_quant_config))
     left = unconverted_fraction(
-        raw,
+        _as_mapping("quantization_config", raw),
         breakdown=breakdown(),
         num_layers=geometry.num_layers,
         heads=geometry.num_heads,
@@ -240,15 +242,8 @@ def _quantization(
 
 
 def _quantization_format(
-    cfgs: _Configs,
-    geometry: _Geometry,
-    breakdown: Callable[[], ParamBreakdown],
-    hf_quant_config: Mapping[str, Any] | None = None,
-) -> QuantSpec | None:
-    raw = _raw_quantization(cfgs, hf_quant_config)
-    if raw is None:
-        return None
-    q = _as_mapping("quantization_config", raw)
+    cfgs: _Configs, geometry: _Geometry, breakdown: Callable[[], ParamBreakdown], q: Mapping[str, Any]
+) -> QuantSpec:
     method = _as_str("quantization_config", q.get("quant_method", "")).lower()
     if not method and "bits" in q:
         # MLX's converter writes {"bits", "group_size", "mode", per-module overrides} and no quant_method: 0.33.0
