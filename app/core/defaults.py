@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from app.core import layers
 from app.core.backends import BackendChoice, hybrid_align, resolve_backend
 from app.core.errors import InvalidServeConfigError
+from app.core.graph_rules import check_compilation
 from app.core.hf_config.registry import is_pooling_architecture
 from app.core.kv import DEFAULT_HYBRID_ALIGN, HybridAlign
 from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, LayerKind, ModelSpec, ServeConfig
@@ -204,6 +205,7 @@ def resolve(
     chunked, max_num_batched_tokens = batch_flags(
         serve=serve, device=device, rules=rules, max_model_len=max_model_len, max_num_seqs=max_num_seqs
     )
+    check_compilation(serve=serve, rules=rules)
     backend = resolve_backend(
         model=model, device=device, serve=serve, rules=rules, prefix_caching=prefix, chunked_prefill=chunked
     )
