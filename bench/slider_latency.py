@@ -231,6 +231,40 @@ def _serve(port: int, tree: Path = ROOT) -> subprocess.Popen[bytes]:
     raise RuntimeError("uvicorn did not start")
 
 
+# The page's main-thread CPU per move (all three swaps and their frames), from a Chromium trace: the thread
+# time (tdur) of the renderer main thread's tasks between the marks each move sets (console.timeStamp). Thread
+# time, not wall clock, so the other processes on a shared machine hardly move it: the figure to compare trees
+# by. Its parts, by trace event (nested in the tasks; the rest is htmx, app.js, parsing and the XHR's tasks):
+TRACE_CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline"]
+RENDERER_PARTS = {"  style": ("UpdateLayoutTree",), "  layout": ("Layout",), "  paint": ("PrePaint", "Paint")}
+
+
+def renderer_cpu(trace: bytes) -> dict[tuple[int, int], dict[str, list[float]]]:
+    """Per renderer main thread (pid, tid) that set marks: each move's CPU ms, in total and by part."""
+    events = sorted((e for e in json.loads(trace)["traceEvents"] if "ts" in e), key=lambda e: float(e["ts"]))
+    moves: dict[tuple[int, int], dict[str, list[float]]] = {}
+    open_: dict[tuple[int, int], dict[str, float]] = {}
+    for event in events:
+        thread = (event.get("pid", 0), event.get("tid", 0))
+        if event.get("name") == "TimeStamp":
+            mark = event.get("args", {}).get("data", {}).get("message")
+            if mark == "slider-move":
+                open_[thread] = dict.fromkeys(("renderer CPU", *RENDERER_PARTS), 0.0)
+            elif mark == "slider-moved" and thread in open_:
+                for name, ms in open_.pop(thread).items():
+                    moves.setdefault(thread, {}).setdefault(name, []).append(ms)
+            continue
+        sums = open_.get(thread)
+        if sums is None or event.get("ph") != "X" or "tdur" not in event:
+            continue
+        if event["name"] == "RunTask":
+            sums["renderer CPU"] += event["tdur"] / 1000
+        for part, names in RENDERER_PARTS.items():
+            if event["name"] in names:
+                sums[part] += event["tdur"] / 1000
+    return moves
+
+
 class Slider:
     """One tree's page in Chromium, moved one key press at a time; its samples in the page."""
 
@@ -248,12 +282,14 @@ class Slider:
         self.slider = self.page.locator("#f-mml-slider")
         self.slider.focus()
         self.cpu: list[float] = []
+        self.work: dict[str, list[float]] = {}
 
     def move(self) -> None:
         settled, done = self.page.evaluate("() => [window.__settled || 0, window.__done]")
         key = "ArrowLeft" if (self.moves // 3) % 2 == 0 else "ArrowRight"
         self.moves += 1
         before = _cpu_seconds(self.server.pid)
+        self.page.evaluate("() => console.timeStamp('slider-move')")  # the trace's mark (renderer_cpu)
         self.slider.focus()
         self.slider.press(key)
         self.page.wait_for_function("n => (window.__settled || 0) > n", arg=settled, timeout=30_000)
@@ -261,6 +297,7 @@ class Slider:
         self.page.wait_for_function("n => window.__done > n", arg=done, timeout=30_000)
         self.page.wait_for_function("n => window.__frame.length >= n", arg=settled + 1, timeout=30_000)
         self.cpu.append((_cpu_seconds(self.server.pid) - before) * 1000)
+        self.page.evaluate("() => console.timeStamp('slider-moved')")
 
     def samples(self) -> dict[str, list[float]]:
         req, keyed, parts, wait, swap, frame = self.page.evaluate(
@@ -270,7 +307,7 @@ class Slider:
         return {
             "request -> settle": req, "key -> settle": keyed, "  server wait": wait, "  swap": swap,
             "settle -> frame": frame, "/speed slot": parts["speed-slot"],
-            "/recommend slot": parts["recommend-slot"], "server CPU": self.cpu,
+            "/recommend slot": parts["recommend-slot"], "server CPU": self.cpu, **self.work,
         }  # fmt: skip
 
 
@@ -279,6 +316,7 @@ NOTES = {
     "  swap": "  (last byte -> settled: Chromium and htmx)",
     "settle -> frame": "  (style, layout, paint)",
     "server CPU": "  (all three requests; 10 ms clock ticks)",
+    "renderer CPU": "  (the page's main thread, whole move: thread time in a trace)",
 }
 
 
@@ -296,9 +334,14 @@ def browser(cases: list[str], moves: int, port: int, vs: Path | None) -> None:
             chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             for name in cases:
                 sliders = [Slider(chromium, port + i, server, name) for i, server in enumerate(servers)]
+                chromium.start_tracing(categories=TRACE_CATEGORIES)
                 for _ in range(moves):
                     for slider in sliders:  # interleaved: A, B, A, B, ... on the same load
                         slider.move()
+                traced = list(renderer_cpu(chromium.stop_tracing()).values())
+                if len(traced) == len(sliders):  # the pages' main threads, in the order they first moved
+                    for slider, work in zip(sliders, traced, strict=True):
+                        slider.work = work
                 results = [slider.samples() for slider in sliders]
                 print(f"{name}:" + ("" if vs is None else f"  (A: {ROOT}, B: {vs}; interleaved)"))
                 for figure in results[0]:
