@@ -44,6 +44,20 @@ rest of the swap is htmx's JavaScript (per-node cleanup events on the old result
 processing of the new ones) and parsing the ~32 KB fragment; layout and paint (~45 ms a move) follow the
 settle and are not in these figures. The two trees were measured one after the other, not interleaved, and
 the load differed (7 then 5), so part of the gap may be the machine.
+
+2026-12-02 (load 5-9): wall-clock figures move by 10+ ms between two runs of the same tree (an A/A --vs run:
+swap p50 63.7 vs 42.6 ms), so compare trees by ``renderer CPU`` (thread time). Llama-3.1-8B, main, per move,
+renderer main-thread CPU by task (a trace of 12 moves): the results' XHR load task 19-20 ms (htmx's swap and
+settle; ~2.6 ms of it parsing the 20 KB fragment, ~4 ms issuing the Speed slot's request, whose "load"
+trigger fires inside the settle), the frame after it 14 ms (style, layout, paint); the Speed slot 7.6 + 12.8
+ms, the recommendation 4.2 + 9.4 ms. Tried and not kept, both measured no better: (1) taking the old results
+out of the page before htmx's swap so its per-element cleanup walks ~8 elements, not ~460 (renderer CPU p50
+144.8 vs 143.8 ms on main, 20 moves interleaved); (2) a morphing swap (a results-morph htmx extension laying
+the fragment onto the old nodes: 22 text changes and 5 replaced elements a move, DOM identical to innerHTML's)
+- alone in a page it cut insert + style + layout + paint of the fragment from 26 to 17 ms, but in a real move
+the XHR task read 19.7 vs 19.2 ms and its frame 14.0 vs 14.5: the Speed slot returns to its placeholder and
+comes back (and the recommendation slot likewise), moving everything below it, so the page below is laid out
+and painted again whatever the swap keeps.
 """
 
 from __future__ import annotations
