@@ -20,9 +20,7 @@ NO_PUBLISHED_LINK = frozenset(
 
 
 def test_every_device_has_compute_and_bandwidth() -> None:
-    missing = [
-        d.id for d in list_devices() if d.bf16_dense_tflops is None or d.memory_bandwidth_tbps is None
-    ]
+    missing = [d.id for d in list_devices() if d.bf16_dense_tflops is None or d.memory_bandwidth_tbps is None]
     assert missing == []
 
 
