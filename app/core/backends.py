@@ -353,19 +353,76 @@ def _npu_choice(
     return choice
 
 
-def _non_cuda_choice(*, model: ModelSpec, device: DeviceSpec, serve: ServeConfig) -> BackendChoice:
-    """ROCm, Gaudi and the other platforms: one backend each, no fallback walk."""
+# 0.19.0-0.33.0 v1/attention/backends/rocm_attn.py RocmAttentionBackend.get_supported_head_sizes
+ROCM_ATTN_HEAD_SIZES = frozenset({32, 64, 80, 96, 128, 160, 192, 224, 256})
+# models that hand the attention layer learned sinks (gpt_oss.py OAIAttention: sinks=self.sinks), which
+# ROCM_ATTN refuses (supports_sink False: "attention sinks not supported")
+SINK_ARCHITECTURES = frozenset({"GptOssForCausalLM"})
+
+
+def _rocm_rejects(
+    backend: Backend, *, model: ModelSpec, serve: ServeConfig, rules: VersionRules
+) -> str | None:
+    """Why AttentionBackend.validate_configuration turns this ROCm backend down for the model, or None."""
+    if backend is not ROCM_ATTN:
+        return None
+    heads = {shape.head_size for shape in model.layer_attention or ()} | {model.head_size}
+    if not heads <= ROCM_ATTN_HEAD_SIZES:
+        return "head_size not supported"
+    if model.architecture in SINK_ARCHITECTURES:
+        return "attention sinks not supported"
+    if not rules.rocm_attn_mm_prefix and uses_mm_prefix(model=model, serve=serve, rules=rules):
+        return "partial multimodal token full attention not supported"
+    return None
+
+
+def _rocm_choice(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -> BackendChoice:
+    """ROCm with vLLM's default environment (AITER off): the release's priority list, first backend that takes
+    the model, the KV dtype and the block (platforms/rocm.py; VersionRules.rocm_backends). E.g. Llama-3.1-8B
+    on an MI300X: TRITON_ATTN at 0.18.0, ROCM_ATTN at 0.19.0; gpt-oss (sinks) TRITON_ATTN; DeepSeek-V3
+    TRITON_MLA. A sparse-MLA model (ROCM_AITER_MLA_SPARSE) and V0 releases keep one backend, not walked."""
     kv_dtype, user_block = serve.kv_cache_dtype, serve.block_size
-    if device.platform == "rocm":
-        rocm = ROCM_AITER_MLA if model.mla else ROCM_ATTN
-        if user_block is not None and not rocm.accepts_block(user_block):
-            raise InvalidServeConfigError(
-                "block_size",
-                Text(
-                    "{name} needs a multiple of {multiple_of}", name=rocm.name, multiple_of=rocm.multiple_of
-                ),
+    sparse = model.mla is not None and bool(model.indexer_bytes_per_token)
+    names = rules.rocm_mla_backends if model.mla else rules.rocm_backends
+    if names is None or sparse:
+        candidates = [ROCM_AITER_MLA if model.mla else ROCM_ATTN]
+    elif model.mla is None and forces_triton(model=model, sm=0, rules=rules):  # no FA4 build on ROCm
+        candidates = [TRITON_ATTN]
+    else:
+        candidates = [BACKENDS[name] for name in names]
+    rejected: list[str] = []
+    for backend in candidates:
+        reason = _rocm_rejects(backend, model=model, serve=serve, rules=rules)
+        if (
+            reason is None
+            and kv_dtype not in ("auto", "bfloat16", "float16")
+            and kv_dtype not in backend.kv_dtypes
+        ):
+            reason = "kv_cache_dtype not supported"
+        if reason is None and user_block is not None and not backend.accepts_block(user_block):
+            reason = "block_size not supported"
+        if reason is None:
+            return BackendChoice(
+                name=backend.name,
+                block_size=user_block or backend.preferred_block(),
+                min_kernel_block=backend.min_kernel_block(),
             )
-        return BackendChoice(name=rocm.name, block_size=user_block or DEFAULT_BLOCK_SIZE)
+        rejected.append(f"{backend.name}: [{reason}]")
+    raise InvalidServeConfigError(
+        "kv_cache_dtype" if kv_dtype != "auto" else "block_size",
+        Text(
+            "no attention backend on ROCm takes kv_cache_dtype={kv_dtype}{block} (vLLM: 'No valid attention "
+            "backend found for rocm'; {reasons})",
+            kv_dtype=kv_dtype,
+            block=f", block_size={user_block}" if user_block else "",
+            reasons=", ".join(rejected),
+        ),
+    )
+
+
+def _non_cuda_choice(*, model: ModelSpec, device: DeviceSpec, serve: ServeConfig) -> BackendChoice:
+    """Gaudi and the other platforms: one backend each, no fallback walk."""
+    kv_dtype, user_block = serve.kv_cache_dtype, serve.block_size
     if device.platform == "hpu":
         if kv_dtype != "auto":
             raise InvalidServeConfigError(
@@ -553,7 +610,9 @@ def resolve_backend(
         raise InvalidServeConfigError(
             "kv_cache_dtype", Text("INT8 KV cache is the Ascend (vllm-ascend C8) path only")
         )
-    if device.platform != "cuda":
+    if device.platform == "rocm":
+        choice = _rocm_choice(model=model, serve=serve, rules=rules)
+    elif device.platform != "cuda":
         choice = _non_cuda_choice(model=model, device=device, serve=serve)
     else:
         choice = _cuda_choice(model=model, device=device, serve=serve, rules=rules)

@@ -456,3 +456,37 @@ CHANGELOG: tuple[Change, ...] = (
         },
     ),
 )
+
+
+# --- platforms (ROCm, vllm-ascend): rows kept in their own block, merged into CHANGELOG in release order -----
+PLATFORM_CHANGELOG: tuple[Change, ...] = (
+    Change(
+        "0.10.0",
+        "0.10.2 platforms/rocm.py RocmPlatform.get_attn_backend_cls: V1 takes TRITON_ATTN ('Using Triton Attention "
+        "backend on V1 engine') unless VLLM_ROCM_USE_AITER and VLLM_ROCM_USE_AITER_MHA (envs.py: off by default), "
+        "and MLA TRITON_MLA unless AITER MLA is on or --block-size is 1; 0.11.0-0.18.0 the same (0.18.0 "
+        "_get_backend_priorities: ROCM_ATTN only with use_prefill_decode_attention)",
+        {"rocm_backends": ("TRITON_ATTN",), "rocm_mla_backends": ("TRITON_MLA",)},
+    ),
+    Change(
+        "0.19.0",
+        "0.19.0 platforms/rocm.py _get_backend_priorities: ROCM_ATTN first, then (AITER only) ROCM_AITER_FA / "
+        "ROCM_AITER_UNIFIED_ATTN, then TRITON_ATTN; v1/attention/backends/rocm_attn.py RocmAttentionBackend: "
+        "supports_sink False, head sizes 32-256 (get_supported_head_sizes), MultipleOf(16); 0.33.0 the same",
+        {"rocm_backends": ("ROCM_ATTN", "TRITON_ATTN")},
+    ),
+    Change(
+        "0.32.0",
+        "0.32.0 v1/attention/backends/rocm_attn.py RocmAttentionBackend.supports_mm_prefix returns False ('Not "
+        "implemented'; 0.31.0 True), so an image-prefix model (Gemma-3) falls to TRITON_ATTN",
+        {"rocm_attn_mm_prefix": False},
+    ),
+)
+
+
+def _since(change: Change) -> tuple[int, ...]:
+    return tuple(int(part) for part in change.since.split("."))
+
+
+# stable: rows of one release keep their order, the core rows first
+CHANGELOG = tuple(sorted(CHANGELOG + PLATFORM_CHANGELOG, key=_since))

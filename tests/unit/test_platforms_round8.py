@@ -1,0 +1,44 @@
+"""Platforms, round 8 (issue 22 items 1, 4): a device known by its stack and memory takes that stack's rules.
+
+Sources (read from the wheels, /work/vllm-src/<version>): platforms/rocm.py RocmPlatform.get_device_capability
+(a gfx arch, not a CUDA compute capability; _capability_from_gcn_arch), supports_fp8 (on_cdna() or on_rdna()),
+_get_backend_priorities (0.19.0+), get_attn_backend_cls (0.10.2-0.18.0).
+"""
+
+from __future__ import annotations
+
+from app.core.diagnose import diagnose
+from app.core.plan import custom_device
+from app.core.specs import GIB
+
+
+def test_a_custom_rocm_device_has_no_cuda_capability() -> None:
+    rocm = custom_device(192.0, "rocm")
+    assert (rocm.platform, rocm.compute_capability, rocm.sm, rocm.fp8_kv) == ("rocm", None, None, True)
+    assert rocm.name == "Custom 192 GiB GPU (ROCm)"
+    assert rocm.memory_total_bytes == 192 * GIB
+    npu = custom_device(64.0, "npu")
+    assert (npu.platform, npu.compute_capability, npu.fp8_kv) == ("npu", None, False)
+    cuda = custom_device(80.0)
+    assert (cuda.platform, cuda.compute_capability, cuda.name) == (
+        "cuda",
+        "9.0",
+        "Custom 80 GiB GPU (assumed CUDA SM 9.0)",
+    )
+
+
+def test_the_doctor_predicts_a_rocm_log_on_rocm_rules() -> None:
+    # "Automatically detected platform rocm." and a total no catalog ROCm card has (23.98 GiB): the device of that
+    # size is ROCm's, not a CUDA SM 9.0 card renamed (round 7 kept compute capability 9.0 there). Qwen3-8B (dense,
+    # head 128, no sinks) at the default 0.33.0: _get_backend_priorities -> ROCM_ATTN first, MultipleOf(16) -> 16
+    text = (
+        "INFO 05-08 11:47:00 [utils.py:261] non-default args: {'model_tag': 'Qwen/Qwen3-8B', 'model': "
+        "'Qwen/Qwen3-8B', 'max_model_len': 32768}\n"
+        "INFO 05-08 11:47:00 [__init__.py:241] Automatically detected platform rocm.\n"
+        "(EngineCore pid=1) INFO 05-08 11:47:04 [gpu_worker.py:436] Free memory on device (23.10/23.98 GiB) on "
+        "startup. Desired GPU memory utilization is (0.9, 21.58 GiB).\n"
+    )
+    d = diagnose(log_text=text, metrics_text=None)
+    assert d.device_id == "custom-23.98gib"
+    assert d.prediction is not None
+    assert (d.prediction.attention_backend, d.prediction.block_size) == ("ROCM_ATTN", 16)
