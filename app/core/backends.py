@@ -414,7 +414,7 @@ def _rocm_choice(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -
             "no attention backend on ROCm takes kv_cache_dtype={kv_dtype}{block} (vLLM: 'No valid attention "
             "backend found for rocm'; {reasons})",
             kv_dtype=kv_dtype,
-            block=f", block_size={user_block}" if user_block else "",
+            block=", block_size=" + str(user_block) if user_block else "",
             reasons=", ".join(rejected),
         ),
     )

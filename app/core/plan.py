@@ -91,9 +91,27 @@ def custom_device(memory_gib: float, platform: CustomPlatform = "cuda") -> Devic
     )
 
 
-def resolve_device(name: str | None, memory_gib: float | None = None) -> DeviceSpec:
+CUSTOM_PLATFORMS: tuple[CustomPlatform, ...] = ("cuda", "rocm", "npu")
+
+
+def resolve_device(
+    name: str | None, memory_gib: float | None = None, *, platform: str | None = None
+) -> DeviceSpec:
+    """A catalog device, or (with ``memory_gib``) a custom device of that size on ``platform`` (default CUDA)."""
+    if platform is not None and memory_gib is None:
+        raise PlannerError("device_platform", Text("--device-platform goes with --device-memory-gib"))
     if memory_gib is not None:
-        return custom_device(memory_gib)
+        stack = next((p for p in CUSTOM_PLATFORMS if p == (platform or "cuda").strip().lower()), None)
+        if stack is None:
+            raise PlannerError(
+                "device_platform",
+                Text(
+                    "must be one of {platforms}, got {platform!r}",
+                    platforms=", ".join(CUSTOM_PLATFORMS),
+                    platform=platform,
+                ),
+            )
+        return custom_device(memory_gib, stack)
     if not name:
         raise PlannerError("device", Text("give --device ID or --device-memory-gib X"))
     return catalog.find_device(name)

@@ -7,6 +7,11 @@ _get_backend_priorities (0.19.0+), get_attn_backend_cls (0.10.2-0.18.0).
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
+from app.cli import main
 from app.core.diagnose import diagnose
 from app.core.plan import custom_device
 from app.core.specs import GIB
@@ -42,3 +47,46 @@ def test_the_doctor_predicts_a_rocm_log_on_rocm_rules() -> None:
     assert d.device_id == "custom-23.98gib"
     assert d.prediction is not None
     assert (d.prediction.attention_backend, d.prediction.block_size) == ("ROCM_ATTN", 16)
+
+
+def test_a_custom_rocm_device_plans_as_the_rocm_card_of_its_size() -> None:
+    # DeepSeek-V3 TP 8 at 0.33.0: a ROCm device of the MI300X's reported total (206,051,056,026 B) plans exactly as
+    # the catalog MI300X (TRITON_MLA, hipGraphs budgeted from 0.26.0); the CUDA custom device of that size runs
+    # FLASH_ATTN_MLA (SM90) instead
+    from app.core.catalog import find_device, find_model
+    from app.core.estimate import estimate
+    from app.core.specs import ServeConfig
+
+    mi300x = find_device("amd-mi300x-192gb")
+    serve = ServeConfig(tensor_parallel_size=8, max_model_len=32_768)
+    model = find_model("deepseek-ai/DeepSeek-V3")
+    custom = custom_device(mi300x.memory_total_bytes / GIB, "rocm")
+    assert custom.memory_total_bytes == mi300x.memory_total_bytes
+    on_card = estimate(model=model, device=mi300x, serve=serve, vllm_version="0.33.0")
+    on_custom = estimate(model=model, device=custom, serve=serve, vllm_version="0.33.0")
+    assert on_custom.attention_backend == on_card.attention_backend == "TRITON_MLA"
+    for key in ("cuda_graph_bytes", "kv_cache_bytes", "num_gpu_blocks", "kv_tokens", "block_size"):
+        assert getattr(on_custom, key) == getattr(on_card, key), key
+    cuda = custom_device(mi300x.memory_total_bytes / GIB)
+    assert (
+        estimate(model=model, device=cuda, serve=serve, vllm_version="0.33.0").attention_backend
+        == "FLASH_ATTN_MLA"
+    )
+
+
+def test_the_cli_takes_the_custom_device_platform(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [
+        "estimate",
+        "deepseek-ai/DeepSeek-V3",
+        "-tp",
+        "8",
+        "--max-model-len",
+        "32768",
+        "--device-memory-gib",
+    ]
+    assert main([*argv, "192", "--device-platform", "rocm", "--vllm-version", "0.33.0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["attention_backend"] == "TRITON_MLA"
+    assert main([*argv, "192", "--device-platform", "tpu"]) == 2
+    assert capsys.readouterr().err.startswith("error: device_platform: must be one of cuda, rocm, npu")
+    assert main(["estimate", "llama-3.1-8b", "--device", "h100", "--device-platform", "rocm"]) == 2
+    assert capsys.readouterr().err.startswith("error: device_platform: --device-platform goes with")
