@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from app.core.errors import InvalidServeConfigError
 from app.core.kv import HybridAlign
+from app.core.kv_dsv4_ascend import ASCEND_DSV4_BACKEND, DSV4_BLOCK_SIZES
 from app.core.layers import has_kind
 from app.core.specs import DeviceSpec, LayerKind, MambaKind, ModelSpec, ServeConfig
 from app.core.text import Text
@@ -327,9 +328,11 @@ def _check_flags(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -
 
 
 def _npu_choice(
-    *, model: ModelSpec, serve: ServeConfig, prefix_caching: bool, chunked_prefill: bool
+    *, model: ModelSpec, serve: ServeConfig, rules: VersionRules, prefix_caching: bool, chunked_prefill: bool
 ) -> BackendChoice:
-    """vllm-ascend: 128-token blocks, forced when prefix caching or chunked prefill is on (reference §9)."""
+    """vllm-ascend: 128-token blocks, forced when prefix caching or chunked prefill is on (reference §9).
+    DeepSeek-V4 runs AscendDSABackend (models/layer/attention/layer.py DSAAttention), sized by
+    kv_dsv4_ascend.py for a 16-bit cache (ascend_dsv4_layout releases)."""
     kv_dtype, user_block = serve.kv_cache_dtype, serve.block_size
     if kv_dtype.startswith("fp8"):
         raise InvalidServeConfigError(
@@ -338,7 +341,10 @@ def _npu_choice(
                 "vllm-ascend has no fp8 --kv-cache-dtype path; INT8 (C8) KV comes from the ModelSlim quantization description (choose int8)"
             ),
         )
-    choice = BackendChoice(name="ASCEND_MLA" if model.mla else "ASCEND", block_size=ASCEND_BLOCK_SIZE)
+    name = "ASCEND_MLA" if model.mla else "ASCEND"
+    if model.compress_ratios is not None and rules.ascend_dsv4_layout and kv_dtype != "int8":
+        name = ASCEND_DSV4_BACKEND
+    choice = BackendChoice(name=name, block_size=ASCEND_BLOCK_SIZE)
     if user_block is not None and user_block != ASCEND_BLOCK_SIZE:
         if prefix_caching or chunked_prefill:
             choice.log_lines.append("Block size is set to 128 if prefix cache or chunked prefill is enabled.")
@@ -350,6 +356,15 @@ def _npu_choice(
             choice.warnings.append(
                 Text("Ascend attention kernels take 128-token blocks; other sizes are untested.")
             )
+    if name == ASCEND_DSV4_BACKEND and choice.block_size not in DSV4_BLOCK_SIZES:
+        raise InvalidServeConfigError(
+            "block_size",
+            Text(
+                "vllm-ascend sizes DeepSeek-V4's cache only for --block-size {sizes} (DSV4_BLOCK_SIZES), got {block_size}",
+                sizes=", ".join(str(b) for b in sorted(DSV4_BLOCK_SIZES)),
+                block_size=choice.block_size,
+            ),
+        )
     return choice
 
 
@@ -604,7 +619,11 @@ def resolve_backend(
     _check_flags(model=model, serve=serve, rules=rules)
     if device.platform == "npu":
         return _npu_choice(
-            model=model, serve=serve, prefix_caching=prefix_caching, chunked_prefill=chunked_prefill
+            model=model,
+            serve=serve,
+            rules=rules,
+            prefix_caching=prefix_caching,
+            chunked_prefill=chunked_prefill,
         )
     if serve.kv_cache_dtype == "int8":
         raise InvalidServeConfigError(

@@ -181,6 +181,8 @@ class VersionRules:
     rocm_backends: tuple[str, ...] | None = None
     rocm_mla_backends: tuple[str, ...] | None = None
     rocm_attn_mm_prefix: bool = True
+    # vllm-ascend's own DeepSeek-V4 cache (kv_dsv4_ascend.py): DSV4_BLOCK_SIZES and its layer-tuple packing
+    ascend_dsv4_layout: bool = False
     # config/model.py _get_and_verify_max_len: a yarn rope derives original_max_position_embeddings x
     # factor (<= 0.27.1; 0.30.0+ leaves max_position_embeddings as it is), and with no --max-model-len
     # a LongRoPE model serves original_max_position_embeddings (0.14.0+; 0.11.0 served the derived one)

@@ -476,6 +476,24 @@ PLATFORM_CHANGELOG: tuple[Change, ...] = (
         {"rocm_backends": ("ROCM_ATTN", "TRITON_ATTN")},
     ),
     Change(
+        "0.24.0",
+        "vllm-ascend v0.23.0 and v0.25.1rc1 (the same code; put at 0.24.0, the first known release after 0.23.0: 0.23.x is "
+        "planned with 0.22.1's rules): models/layer/attention/layer.py get_dsv4_block_sizes "
+        "(DSV4_BLOCK_SIZES: per cache_config.block_size the MLA / SWA / C4-state / C128-state blocks and two padded "
+        "pages), models/deepseek_v4.py AscendDeepseekV4SWACache / AscendDeepseekV4IndexerCache / "
+        "AscendCompressorStateCache get_kv_cache_spec, core/kv_cache_interface.py AscendMLAAttentionSpec, "
+        "patch/platform/patch_kv_cache_utils.py group_and_unify_kv_cache_specs, _get_kv_cache_groups_uniform_groups "
+        "and _get_kv_cache_config_deepseek_v4 (one block = layer tuples x the C4 group's page sizes)",
+        {"ascend_dsv4_layout": True},
+    ),
+    Change(
+        "0.26.0",
+        "vllm-ascend main at 182b75ea84 (2026-08-22, after v0.25.1rc1): group_and_unify_kv_cache_specs buckets MLA "
+        "specs by logical block size and AscendMLAAttentionSpec.storage_block_size divides by the compress ratio; "
+        "no later vllm-ascend release was read, so DeepSeek-V4 on an NPU keeps the unsized-cache warning from 0.26.0",
+        {"ascend_dsv4_layout": False},
+    ),
+    Change(
         "0.32.0",
         "0.32.0 v1/attention/backends/rocm_attn.py RocmAttentionBackend.supports_mm_prefix returns False ('Not "
         "implemented'; 0.31.0 True), so an image-prefix model (Gemma-3) falls to TRITON_ATTN",
