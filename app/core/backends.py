@@ -425,7 +425,7 @@ def _rocm_choice(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -
             )
         rejected.append(f"{backend.name}: [{reason}]")
     raise InvalidServeConfigError(
-        "kv_cache_dtype" if kv_dtype != "auto" else "block_size",
+        "kv_cache_dtype" if any("kv_cache_dtype" in r for r in rejected) else "block_size",
         Text(
             "no attention backend on ROCm takes kv_cache_dtype={kv_dtype}{block} (vLLM: 'No valid attention "
             "backend found for rocm'; {reasons})",
