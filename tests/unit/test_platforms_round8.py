@@ -34,20 +34,21 @@ def test_a_custom_rocm_device_has_no_cuda_capability() -> None:
 
 
 def test_the_doctor_predicts_a_rocm_log_on_rocm_rules() -> None:
-    # "Automatically detected platform rocm." and a total no catalog ROCm card has (23.98 GiB): the device of that
-    # size is ROCm's, not a CUDA SM 9.0 card renamed (round 7 kept compute capability 9.0 there). Qwen3-8B (dense,
-    # head 128, no sinks) at the default 0.33.0: _get_backend_priorities -> ROCM_ATTN first, MultipleOf(16) -> 16
-    text = (
-        "INFO 05-08 11:47:00 [utils.py:261] non-default args: {'model_tag': 'Qwen/Qwen3-8B', 'model': "
-        "'Qwen/Qwen3-8B', 'max_model_len': 32768}\n"
-        "INFO 05-08 11:47:00 [__init__.py:241] Automatically detected platform rocm.\n"
-        "(EngineCore pid=1) INFO 05-08 11:47:04 [gpu_worker.py:436] Free memory on device (23.10/23.98 GiB) on "
-        "startup. Desired GPU memory utilization is (0.9, 21.58 GiB).\n"
-    )
-    d = diagnose(log_text=text, metrics_text=None)
-    assert d.device_id == "custom-23.98gib"
+    # "Automatically detected platform rocm." and a total no catalog ROCm card has (a 48 GB Radeon PRO W7900 reports
+    # 47.98 GiB): the device of that size is ROCm's, not a CUDA SM 9.0 card renamed (round 7 kept compute capability
+    # 9.0 there). gpt-oss-20b hands its attention sinks, which ROCM_ATTN refuses (supports_sink False), so 0.33.0's
+    # _get_backend_priorities [ROCM_ATTN, ..., TRITON_ATTN] runs TRITON_ATTN, 16-token blocks (MultipleOf(16))
+    lines = [
+        "INFO 11-20 09:12:00 [utils.py:261] non-default args: {'model_tag': 'openai/gpt-oss-20b', "
+        "'model': 'openai/gpt-oss-20b', 'max_model_len': 16384}",
+        "INFO 11-20 09:12:00 [__init__.py:241] Automatically detected platform rocm.",
+        "(EngineCore pid=7) INFO 11-20 09:12:05 [gpu_worker.py:436] Free memory on device (47.21/47.98 GiB) "
+        "on startup. Desired GPU memory utilization is (0.9, 43.18 GiB).",
+    ]
+    d = diagnose(log_text="\n".join(lines) + "\n", metrics_text=None)
+    assert d.device_id == "custom-47.98gib"
     assert d.prediction is not None
-    assert (d.prediction.attention_backend, d.prediction.block_size) == ("ROCM_ATTN", 16)
+    assert (d.prediction.attention_backend, d.prediction.block_size) == ("TRITON_ATTN", 16)
 
 
 def test_a_custom_rocm_device_plans_as_the_rocm_card_of_its_size() -> None:
