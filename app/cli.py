@@ -1,6 +1,7 @@
 """`kv-planner`: the estimator from a terminal, and the web server.
 
-kv-planner estimate MODEL [vllm serve flags…] (--device ID | --device-memory-gib X) [--vllm-version V] [--json]
+kv-planner estimate MODEL [vllm serve flags…] (--device ID | --device-memory-gib X [--device-platform cuda|rocm|npu])
+                [--vllm-version V] [--json]
                 [--allow-long-max-model-len]   (as VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)
 kv-planner estimate --device h100 -- vllm serve MODEL --flags…
 kv-planner perf MODEL [vllm serve flags…] --device ID --input-len N --output-len N --concurrency C [--json]
@@ -46,7 +47,13 @@ from app.core.text import Msg
 from app.core.verdicts import VERDICTS
 
 # kv-planner's own options inside `estimate`; everything else is a `vllm serve` flag
-_OWN_VALUED = {"--device", "--device-memory-gib", "--vllm-version", "--target-concurrency"}
+_OWN_VALUED = {
+    "--device",
+    "--device-memory-gib",
+    "--device-platform",
+    "--vllm-version",
+    "--target-concurrency",
+}
 # `kv-planner perf`'s workload (what `vllm bench serve --random-input-len/--random-output-len/--max-concurrency` sets)
 # (app.core.perf.workload.speed_workload: a length not given is the benchmark's mean request, else 1,024,
 # shortened to fit max_model_len; clients not given: the benchmark's --max-concurrency, else
@@ -149,7 +156,9 @@ def _inputs(argv: list[str]) -> tuple[ModelSpec, DeviceSpec, ServeConfig, Estima
     model = apply_quantization_flag(_model(parsed.model), parsed.serve.quantization)
     memory = own.get("--device-memory-gib")
     device = resolve_device(
-        own.get("--device"), float(_number(memory, "device_memory_gib", float)) if memory else None
+        own.get("--device"),
+        float(_number(memory, "device_memory_gib", float)) if memory else None,
+        platform=own.get("--device-platform"),
     )
     target = own.get("--target-concurrency")
     est = estimate(

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from app.core.errors import InvalidServeConfigError
 from app.core.kv import HybridAlign
+from app.core.kv_dsv4_ascend import ASCEND_DSV4_BACKEND, DSV4_BLOCK_SIZES
 from app.core.layers import has_kind
 from app.core.specs import DeviceSpec, LayerKind, MambaKind, ModelSpec, ServeConfig
 from app.core.text import Text
@@ -328,9 +329,11 @@ def _check_flags(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -
 
 
 def _npu_choice(
-    *, model: ModelSpec, serve: ServeConfig, prefix_caching: bool, chunked_prefill: bool
+    *, model: ModelSpec, serve: ServeConfig, rules: VersionRules, prefix_caching: bool, chunked_prefill: bool
 ) -> BackendChoice:
-    """vllm-ascend: 128-token blocks, forced when prefix caching or chunked prefill is on (reference §9)."""
+    """vllm-ascend: 128-token blocks, forced when prefix caching or chunked prefill is on (reference §9).
+    DeepSeek-V4 runs AscendDSABackend (models/layer/attention/layer.py DSAAttention), sized by
+    kv_dsv4_ascend.py for a 16-bit cache (ascend_dsv4_layout releases)."""
     kv_dtype, user_block = serve.kv_cache_dtype, serve.block_size
     if kv_dtype.startswith("fp8"):
         raise InvalidServeConfigError(
@@ -339,7 +342,10 @@ def _npu_choice(
                 "vllm-ascend has no fp8 --kv-cache-dtype path; INT8 (C8) KV comes from the ModelSlim quantization description (choose int8)"
             ),
         )
-    choice = BackendChoice(name="ASCEND_MLA" if model.mla else "ASCEND", block_size=ASCEND_BLOCK_SIZE)
+    name = "ASCEND_MLA" if model.mla else "ASCEND"
+    if model.compress_ratios is not None and rules.ascend_dsv4_layout and kv_dtype != "int8":
+        name = ASCEND_DSV4_BACKEND
+    choice = BackendChoice(name=name, block_size=ASCEND_BLOCK_SIZE)
     if user_block is not None and user_block != ASCEND_BLOCK_SIZE:
         if prefix_caching or chunked_prefill:
             choice.log_lines.append("Block size is set to 128 if prefix cache or chunked prefill is enabled.")
@@ -351,22 +357,88 @@ def _npu_choice(
             choice.warnings.append(
                 Text("Ascend attention kernels take 128-token blocks; other sizes are untested.")
             )
+    if name == ASCEND_DSV4_BACKEND and choice.block_size not in DSV4_BLOCK_SIZES:
+        raise InvalidServeConfigError(
+            "block_size",
+            Text(
+                "vllm-ascend sizes DeepSeek-V4's cache only for --block-size {sizes} (DSV4_BLOCK_SIZES), got {block_size}",
+                sizes=", ".join(str(b) for b in sorted(DSV4_BLOCK_SIZES)),
+                block_size=choice.block_size,
+            ),
+        )
     return choice
 
 
-def _non_cuda_choice(*, model: ModelSpec, device: DeviceSpec, serve: ServeConfig) -> BackendChoice:
-    """ROCm, Gaudi and the other platforms: one backend each, no fallback walk."""
+# 0.19.0-0.33.0 v1/attention/backends/rocm_attn.py RocmAttentionBackend.get_supported_head_sizes
+ROCM_ATTN_HEAD_SIZES = frozenset({32, 64, 80, 96, 128, 160, 192, 224, 256})
+# models that hand the attention layer learned sinks (gpt_oss.py OAIAttention: sinks=self.sinks), which
+# ROCM_ATTN refuses (supports_sink False: "attention sinks not supported")
+SINK_ARCHITECTURES = frozenset({"GptOssForCausalLM"})
+
+
+def _rocm_rejects(
+    backend: Backend, *, model: ModelSpec, serve: ServeConfig, rules: VersionRules
+) -> str | None:
+    """Why AttentionBackend.validate_configuration turns this ROCm backend down for the model, or None."""
+    if backend is not ROCM_ATTN:
+        return None
+    heads = {shape.head_size for shape in model.layer_attention or ()} | {model.head_size}
+    if not heads <= ROCM_ATTN_HEAD_SIZES:
+        return "head_size not supported"
+    if model.architecture in SINK_ARCHITECTURES:
+        return "attention sinks not supported"
+    if not rules.rocm_attn_mm_prefix and uses_mm_prefix(model=model, serve=serve, rules=rules):
+        return "partial multimodal token full attention not supported"
+    return None
+
+
+def _rocm_choice(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -> BackendChoice:
+    """ROCm with vLLM's default environment (AITER off): the release's priority list, first backend that takes
+    the model, the KV dtype and the block (platforms/rocm.py; VersionRules.rocm_backends). E.g. Llama-3.1-8B
+    on an MI300X: TRITON_ATTN at 0.18.0, ROCM_ATTN at 0.19.0; gpt-oss (sinks) TRITON_ATTN; DeepSeek-V3
+    TRITON_MLA. A sparse-MLA model (ROCM_AITER_MLA_SPARSE) and V0 releases keep one backend, not walked."""
     kv_dtype, user_block = serve.kv_cache_dtype, serve.block_size
-    if device.platform == "rocm":
-        rocm = ROCM_AITER_MLA if model.mla else ROCM_ATTN
-        if user_block is not None and not rocm.accepts_block(user_block):
-            raise InvalidServeConfigError(
-                "block_size",
-                Text(
-                    "{name} needs a multiple of {multiple_of}", name=rocm.name, multiple_of=rocm.multiple_of
-                ),
+    sparse = model.mla is not None and bool(model.indexer_bytes_per_token)
+    names = rules.rocm_mla_backends if model.mla else rules.rocm_backends
+    if names is None or sparse:
+        candidates = [ROCM_AITER_MLA if model.mla else ROCM_ATTN]
+    elif model.mla is None and forces_triton(model=model, sm=0, rules=rules):  # no FA4 build on ROCm
+        candidates = [TRITON_ATTN]
+    else:
+        candidates = [BACKENDS[name] for name in names]
+    rejected: list[str] = []
+    for backend in candidates:
+        reason = _rocm_rejects(backend, model=model, serve=serve, rules=rules)
+        if (
+            reason is None
+            and kv_dtype not in ("auto", "bfloat16", "float16")
+            and kv_dtype not in backend.kv_dtypes
+        ):
+            reason = "kv_cache_dtype not supported"
+        if reason is None and user_block is not None and not backend.accepts_block(user_block):
+            reason = "block_size not supported"
+        if reason is None:
+            return BackendChoice(
+                name=backend.name,
+                block_size=user_block or backend.preferred_block(),
+                min_kernel_block=backend.min_kernel_block(),
             )
-        return BackendChoice(name=rocm.name, block_size=user_block or DEFAULT_BLOCK_SIZE)
+        rejected.append(f"{backend.name}: [{reason}]")
+    raise InvalidServeConfigError(
+        "kv_cache_dtype" if any("kv_cache_dtype" in r for r in rejected) else "block_size",
+        Text(
+            "no attention backend on ROCm takes kv_cache_dtype={kv_dtype}{block} (vLLM: 'No valid attention "
+            "backend found for rocm'; {reasons})",
+            kv_dtype=kv_dtype,
+            block=", block_size=" + str(user_block) if user_block else "",
+            reasons=", ".join(rejected),
+        ),
+    )
+
+
+def _non_cuda_choice(*, model: ModelSpec, device: DeviceSpec, serve: ServeConfig) -> BackendChoice:
+    """Gaudi and the other platforms: one backend each, no fallback walk."""
+    kv_dtype, user_block = serve.kv_cache_dtype, serve.block_size
     if device.platform == "hpu":
         if kv_dtype != "auto":
             raise InvalidServeConfigError(
@@ -567,13 +639,19 @@ def resolve_backend(
     _check_flags(model=model, serve=serve, rules=rules)
     if device.platform == "npu":
         return _npu_choice(
-            model=model, serve=serve, prefix_caching=prefix_caching, chunked_prefill=chunked_prefill
+            model=model,
+            serve=serve,
+            rules=rules,
+            prefix_caching=prefix_caching,
+            chunked_prefill=chunked_prefill,
         )
     if serve.kv_cache_dtype == "int8":
         raise InvalidServeConfigError(
             "kv_cache_dtype", Text("INT8 KV cache is the Ascend (vllm-ascend C8) path only")
         )
-    if device.platform != "cuda":
+    if device.platform == "rocm":
+        choice = _rocm_choice(model=model, serve=serve, rules=rules)
+    elif device.platform != "cuda":
         choice = _non_cuda_choice(model=model, device=device, serve=serve)
     else:
         choice = _cuda_choice(model=model, device=device, serve=serve, rules=rules)

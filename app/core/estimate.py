@@ -77,6 +77,7 @@ def _stage_layout(
         rules=rules,
         hybrid=flags.hybrid,
         pad_pages=flags.choice.pads_pages,
+        backend=flags.choice.name,
     )
     stage_extras = extras.stage_extras(
         model=model,
@@ -253,7 +254,7 @@ def estimate(
 
 # Model types whose 0.33.0 cache the planner knows it does not size (vllm/models/deepseek_v4: compressed
 # KV per compress_ratios with its own block sizes)
-SIZED_BACKENDS = frozenset({"FLASHMLA_SPARSE_DSV4"})  # where kv_dsv4.py sizes the V4 cache (0.33.0)
+SIZED_BACKENDS = frozenset({"FLASHMLA_SPARSE_DSV4", "ASCEND_DSA"})  # kv_dsv4.py (0.33.0), kv_dsv4_ascend.py
 UNSIZED_CACHE_MODEL_TYPES = {
     "deepseek_v4": Text("a compressed cache per layer (compress_ratios), not a sliding window"),
 }

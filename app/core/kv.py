@@ -18,6 +18,7 @@ from app.core.kinds import attention_layer_count as attention_layer_count
 from app.core.kinds import cdiv as cdiv
 from app.core.kinds import kind_spec as kind_spec
 from app.core.kv_dsv4 import packed_groups
+from app.core.kv_dsv4_ascend import ASCEND_DSV4_BACKEND, ascend_dsv4_groups
 from app.core.layers import LayerSignature, signature_counts, stage_counts
 from app.core.mamba_state import NEMOTRON_H_ARCHITECTURES as NEMOTRON_H_ARCHITECTURES
 from app.core.mamba_state import mamba_ssm_dtype_bytes as mamba_ssm_dtype_bytes
@@ -237,6 +238,7 @@ def build_layout(
     rules: VersionRules,
     hybrid: HybridAlign = DEFAULT_HYBRID_ALIGN,
     pad_pages: bool = False,
+    backend: str = "",
 ) -> KVLayout:
     """Page sizes and hybrid grouping for the layers of one pipeline stage (reference §3.2-§3.5);
     ``hybrid``: the block alignment of an attention + Mamba model (:class:`HybridAlign`); ``pad_pages``:
@@ -249,6 +251,12 @@ def build_layout(
     if model.compress_ratios is not None and kv_cache_dtype == "fp8_ds_mla" and rules.dsv4_cache:
         return _layout_dsv4(model=model, layer_range=layer_range, block_size=block_size)
     dtype_bytes = kv_dtype_bytes(kv_cache_dtype=kv_cache_dtype, model_dtype=model_dtype)
+    if model.compress_ratios is not None and backend == ASCEND_DSV4_BACKEND:  # vllm-ascend's own V4 layout
+        stage = (model, layer_range)
+        ascend = ascend_dsv4_groups(stage=stage, dtype_bytes=dtype_bytes, block_size=block_size)
+        if ascend is not None:
+            groups, per_block, per_token = ascend
+            return KVLayout(block_size, tuple(groups), per_block, per_token, layer_range[1] - layer_range[0])
     tp = tensor_parallel_size
     counts, n_attn, n_mamba = stage_counts(model=model, layer_range=layer_range)  # O(kinds), not O(layers)
 
@@ -647,9 +655,12 @@ def concurrency_from_blocks(
         return num_blocks * layout.block_size / max_model_len
     if rules.concurrency_formula == "one_cdiv_over_sum":
         # cdiv(sum_g max_mem(g), page(g0)): with one page size this is the sum of the per-group blocks
-        page0 = layout.groups[0].page_size_bytes
-        total = sum(b * g.page_size_bytes for b, g in zip(per_group, layout.groups, strict=True))
-        return num_blocks / cdiv(total, page0)
+        # (a UniformTypeKVCacheSpecs group, layer_pages set, has the sum of its layers' pages as its spec's page)
+        def spec_page(g: Group) -> int:
+            return g.bytes_per_block if g.layer_pages else g.page_size_bytes
+
+        total = sum(b * spec_page(g) for b, g in zip(per_group, layout.groups, strict=True))
+        return num_blocks / cdiv(total, spec_page(layout.groups[0]))
     return num_blocks / sum(per_group)
 
 

@@ -5,6 +5,7 @@ into the specs the estimator takes. Shared by the CLI, the web pages, the recomm
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from app.core import catalog
 from app.core.errors import PlannerError
@@ -64,24 +65,53 @@ MIN_DEVICE_MEMORY_GIB = 1.0  # no accelerator vLLM serves on has less
 MAX_DEVICE_MEMORY_GIB = 4096.0
 
 
-def custom_device(memory_gib: float) -> DeviceSpec:
-    """A device known only by the memory the runtime reports (assumed an SM90-class CUDA GPU)."""
+CustomPlatform = Literal["cuda", "rocm", "npu"]
+
+
+def custom_device(memory_gib: float, platform: CustomPlatform = "cuda") -> DeviceSpec:
+    """A device known only by the memory the runtime reports and its stack: CUDA is assumed an SM90-class GPU;
+    ROCm has no CUDA compute capability (its rules are ROCm's: backends._rocm_choice, hipGraphs by release,
+    fp8 KV through ROCM_ATTN / TRITON_ATTN, RocmPlatform.supports_fp8 on CDNA and RDNA); an NPU is an Ascend
+    die (no fp8 KV, vllm-ascend's budget)."""
     if not MIN_DEVICE_MEMORY_GIB <= memory_gib <= MAX_DEVICE_MEMORY_GIB:
         raise PlannerError("device_memory_gib", Text("must be between 1 and 4096 GiB"))
+    name, capability, fp8_kv = {
+        "cuda": ("GPU (assumed CUDA SM 9.0)", "9.0", True),
+        "rocm": ("GPU (ROCm)", None, True),
+        "npu": ("NPU (Ascend)", None, False),
+    }[platform]
     return DeviceSpec(
-        id=f"custom-{memory_gib:g}gib",
-        name=f"Custom {memory_gib:g} GiB GPU (assumed CUDA SM 9.0)",
+        id=f"custom-{memory_gib:g}gib" + ("" if platform == "cuda" else f"-{platform}"),
+        name=f"Custom {memory_gib:g} GiB {name}",
         vendor="custom",
-        platform="cuda",
+        platform=platform,
         memory_total_bytes=int(memory_gib * GIB),
-        compute_capability="9.0",
-        fp8_kv=True,
+        compute_capability=capability,
+        fp8_kv=fp8_kv,
     )
 
 
-def resolve_device(name: str | None, memory_gib: float | None = None) -> DeviceSpec:
+CUSTOM_PLATFORMS: tuple[CustomPlatform, ...] = ("cuda", "rocm", "npu")
+
+
+def resolve_device(
+    name: str | None, memory_gib: float | None = None, *, platform: str | None = None
+) -> DeviceSpec:
+    """A catalog device, or (with ``memory_gib``) a custom device of that size on ``platform`` (default CUDA)."""
+    if platform is not None and memory_gib is None:
+        raise PlannerError("device_platform", Text("--device-platform goes with --device-memory-gib"))
     if memory_gib is not None:
-        return custom_device(memory_gib)
+        stack = next((p for p in CUSTOM_PLATFORMS if p == (platform or "cuda").strip().lower()), None)
+        if stack is None:
+            raise PlannerError(
+                "device_platform",
+                Text(
+                    "must be one of {platforms}, got {platform!r}",
+                    platforms=", ".join(CUSTOM_PLATFORMS),
+                    platform=platform,
+                ),
+            )
+        return custom_device(memory_gib, stack)
     if not name:
         raise PlannerError("device", Text("give --device ID or --device-memory-gib X"))
     return catalog.find_device(name)

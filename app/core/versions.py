@@ -192,6 +192,14 @@ class VersionRules:
     # ROCm: the CUDA-graph (hipGraph) estimate is subtracted before KV sizing only from 0.26.0; before, the
     # graphs are captured after the pool is sized, in the 1 - u slack (v1/worker/gpu_worker.py, see 0.26.0)
     rocm_cuda_graph_budgeted: bool = False
+    # ROCm's attention walk with vLLM's default environment (VLLM_ROCM_USE_AITER off, envs.py): the dense and
+    # the MLA priority lists (platforms/rocm.py; backends._rocm_choice), and whether ROCM_ATTN takes an
+    # image-prefix model (rocm_attn.py supports_mm_prefix). None: V0's one backend, not read per release.
+    rocm_backends: tuple[str, ...] | None = None
+    rocm_mla_backends: tuple[str, ...] | None = None
+    rocm_attn_mm_prefix: bool = True
+    # vllm-ascend's own DeepSeek-V4 cache (kv_dsv4_ascend.py): DSV4_BLOCK_SIZES and its layer-tuple packing
+    ascend_dsv4_layout: bool = False
     # config/model.py _get_and_verify_max_len: a yarn rope derives original_max_position_embeddings x
     # factor (<= 0.27.1; 0.30.0+ leaves max_position_embeddings as it is), and with no --max-model-len
     # a LongRoPE model serves original_max_position_embeddings (0.14.0+; 0.11.0 served the derived one)

@@ -131,3 +131,46 @@ def test_other_platforms() -> None:
     with pytest.raises(InvalidServeConfigError) as info:
         choose(dense(), H100, "0.33.0", kv_cache_dtype="int8")
     assert info.value.field == "kv_cache_dtype"
+
+
+def _on_rocm(model: str, version: str, **serve: object) -> tuple[str, int]:
+    from app.core.catalog import find_model
+
+    choice = choose(find_model(model), MI300X, version, **serve)
+    return choice.name, choice.block_size
+
+
+def test_rocm_walks_its_release_priority_list_with_aiter_off() -> None:
+    # vLLM's default environment: VLLM_ROCM_USE_AITER False (0.33.0 envs.py), so neither AITER backend is listed.
+    # 0.10.2-0.18.0 platforms/rocm.py: V1 dense -> TRITON_ATTN, MLA -> TRITON_MLA (AITER MLA only when enabled);
+    # 0.19.0 _get_backend_priorities: [ROCM_ATTN, TRITON_ATTN]; every one MultipleOf(16) -> 16-token blocks
+    assert _on_rocm("meta-llama/Llama-3.1-8B-Instruct", "0.18.0") == ("TRITON_ATTN", 16)
+    assert _on_rocm("meta-llama/Llama-3.1-8B-Instruct", "0.19.0") == ("ROCM_ATTN", 16)
+    assert _on_rocm("meta-llama/Llama-3.1-8B-Instruct", "0.33.0") == ("ROCM_ATTN", 16)
+    assert _on_rocm("deepseek-ai/DeepSeek-V3", "0.19.0") == ("TRITON_MLA", 16)
+    assert _on_rocm("deepseek-ai/DeepSeek-V3", "0.33.0") == ("TRITON_MLA", 16)
+    # gpt-oss hands its attention learned sinks; RocmAttentionBackend.supports_sink is False (0.19.0-0.33.0)
+    assert _on_rocm("openai/gpt-oss-120b", "0.33.0") == ("TRITON_ATTN", 16)
+    # Gemma-3 is an image-prefix model (MM_PREFIX_LM_MODELS): ROCM_ATTN.supports_mm_prefix True in 0.31.0,
+    # False ("Not implemented") from 0.32.0
+    assert _on_rocm("google/gemma-3-12b-it", "0.31.0") == ("ROCM_ATTN", 16)
+    assert _on_rocm("google/gemma-3-12b-it", "0.33.0") == ("TRITON_ATTN", 16)
+
+
+def test_rocm_refuses_what_no_backend_takes() -> None:
+    # 0.33.0 triton_mla.py TritonMLABackend.supported_kv_cache_dtypes: auto, float16, bfloat16, fp8, fp8_e4m3 --
+    # no fp8_e5m2, and TRITON_MLA is ROCm's only MLA backend with AITER off: "No valid attention backend found"
+    from app.core.catalog import find_model
+
+    with pytest.raises(InvalidServeConfigError) as info:
+        choose(find_model("deepseek-ai/DeepSeek-V3"), MI300X, "0.33.0", kv_cache_dtype="fp8_e5m2")
+    assert info.value.field == "kv_cache_dtype"
+    assert "TRITON_MLA: [kv_cache_dtype not supported]" in info.value.message
+    assert (
+        choose(find_model("deepseek-ai/DeepSeek-V3"), MI300X, "0.33.0", kv_cache_dtype="fp8").name
+        == "TRITON_MLA"
+    )
+    # ROCM_ATTN takes any multiple of 16 (MultipleOf(16)); 24 is refused by it and by TRITON_ATTN
+    with pytest.raises(InvalidServeConfigError) as info:
+        choose(dense(), MI300X, "0.33.0", block_size=24)
+    assert info.value.field == "block_size"

@@ -111,11 +111,13 @@ def test_a_page_that_does_not_divide_the_largest_is_padded_from_0_24() -> None:
         assert [(g.num_layers, g.page_size_bytes, g.blocks_per_request) for g in full] == [(5, 131_072, 512)]
         assert {g.page_size_bytes for g in est.groups} == {131_072}
     assert _gemma4_est("0.33.0", "h100").bytes_per_block == 655_360
-    # ROCm's ROCM_ATTN defines no stride order (indexes_kv_by_block_stride False) until 0.29.0 pads every
-    # non-MLA layer; planned from 0.30.0, the first known release with it
-    with pytest.raises(ConfigError):
-        _gemma4_est("0.24.0", "mi300x")
-    assert _gemma4_est("0.30.0", "mi300x").groups[-1].page_size_bytes == 131_072
+    # ROCm: Gemma4Config (0.24.0 models/config.py) forces TRITON_ATTN when FA4 is unavailable, and a ROCm build has
+    # no vllm_flash_attn (fa_utils.is_fa_version_supported -> ImportError -> False); TRITON_ATTN indexes KV by the
+    # block stride, so 0.24.0 pads on an MI300X as on an H100 (ROCM_ATTN, which has no stride order, never runs it)
+    for version in ("0.24.0", "0.30.0"):
+        est = _gemma4_est(version, "mi300x")
+        assert (est.attention_backend, est.block_size, est.kv_bytes_per_token) == ("TRITON_ATTN", 16, 235_520)
+        assert est.groups[-1].page_size_bytes == 131_072
 
 
 def _catalog_est(model: str, device: str, version: str, **serve: Any) -> Any:

@@ -31,7 +31,7 @@ from app.core.errors import PlannerError, UnknownModelError
 from app.core.estimate import estimate
 from app.core.logs import Evidence, LogFacts
 from app.core.logs.reading import split_lines, strip_ansi
-from app.core.plan import apply_quantization_flag, custom_device
+from app.core.plan import CustomPlatform, apply_quantization_flag, custom_device
 from app.core.result import Estimate
 from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import N_, Text
@@ -577,19 +577,17 @@ def _on_stack(device: DeviceSpec, facts: LogFacts) -> DeviceSpec:
     prediction uses ROCm's backends and graph rules, and an Ascend log (vllm-ascend's lines) an NPU's (no fp8
     KV, vllm-ascend's budget), not the custom device's assumed CUDA. An NPU log is never reasoned about on an
     NVIDIA card (an Atlas 300I Duo die reports 46.20 GiB, vllm-ascend#3316, which no catalog NPU has)."""
+    stack: CustomPlatform | None = None
     if (facts.is_ascend or facts.device_type == "NPU") and device.platform != "npu":
-        return device.model_copy(
-            update={
-                "platform": "npu",
-                "compute_capability": None,
-                "fp8_kv": False,
-                "name": f"Custom {device.memory_total_bytes / GIB:g} GiB NPU (Ascend)",
-            }
-        )
-    if facts.gpu_platform != "rocm" or device.platform == "rocm":
+        stack = "npu"
+    elif facts.gpu_platform == "rocm" and device.platform not in ("rocm", "npu"):
+        stack = "rocm"
+    if stack is None:
         return device
+    # the custom device of that stack (plan.custom_device: a ROCm GPU has no CUDA compute capability)
+    template = custom_device(device.memory_total_bytes / GIB, stack)
     return device.model_copy(
-        update={"platform": "rocm", "name": f"Custom {device.memory_total_bytes / GIB:g} GiB GPU (ROCm)"}
+        update={key: getattr(template, key) for key in ("platform", "compute_capability", "fp8_kv", "name")}
     )
 
 
