@@ -113,6 +113,17 @@ def weight_format(model: ModelSpec) -> WeightFormat:
     return _FORMAT_OF_METHOD[model.quantization.method]
 
 
+def attention_format(estimate: Estimate) -> WeightFormat:
+    """The format attention's matmuls run in: the KV cache's (an fp8 cache: FP8; else BF16)."""
+    fp8_cache = estimate.kv_dtype_bytes_per_element == 1 and estimate.kv_cache_dtype.startswith("fp8")
+    return WeightFormat.FP8 if fp8_cache else WeightFormat.BF16
+
+
+def attention_rate(physics: StepPhysics) -> float:
+    """The tensor rate of attention's matmuls on this device (FLOP/s at the data sheet)."""
+    return physics.attention_flops_per_s or physics.peak_flops_per_s
+
+
 def compute_speedup(*, fmt: WeightFormat, device: DeviceSpec) -> float:
     """Tensor-core rate of this weight format over BF16 on this device (1 = the math runs in BF16)."""
     sm = device.sm or 0
@@ -166,6 +177,11 @@ class StepPhysics:
     eager: bool = False
     # NCCL's ring steps over PCIe, beyond the fitted latency, summed over the step's all-reduces (seconds)
     pcie_ring_s: float = 0.0
+    # the tensor rate attention's two matmuls run at (0: peak_flops_per_s). FlashAttention / FlashInfer
+    # multiply the query by the cached K and V in the KV cache's dtype, not the weights' format: BF16 for an
+    # fp8-weight model with a bf16 cache (its GEMMs run at FP8's rate, its attention does not), FP8 only with an
+    # fp8 cache on FP8 tensor cores (vLLM's FA3 path quantizes the query and passes q/k/v descales)
+    attention_flops_per_s: float = 0.0
 
 
 def async_scheduling(*, vllm_version: str, serve: ServeConfig) -> bool:
@@ -285,6 +301,7 @@ def step_physics(
         expert_flops_per_token=expert_gemm,
         attention_flops_per_context_token=attention,
         peak_flops_per_s=tflops * TERA * compute_speedup(fmt=fmt, device=device),
+        attention_flops_per_s=tflops * TERA * compute_speedup(fmt=attention_format(estimate), device=device),
         bandwidth_bytes_per_s=(device.memory_bandwidth_tbps or DEFAULT_BANDWIDTH_TBPS) * TERA,
         collectives_per_step=collectives,
         collective_bytes_per_token=wire_bytes,
@@ -510,13 +527,16 @@ def step_seconds(
         + physics.expert_weight_bytes * touched
         + physics.kv_bytes_per_token * (decode_tokens * decode_context_tokens + prefill_tokens)
     )
-    dense_flops = tokens * physics.gemm_flops_per_token + physics.attention_flops_per_context_token * (
+    attention_flops = physics.attention_flops_per_context_token * (
         decode_tokens * decode_context_tokens + prefill_tokens * prefill_context_tokens
     )
+    dense_flops = tokens * physics.gemm_flops_per_token + attention_flops
     expert_flops = tokens * physics.expert_flops_per_token
     flops = dense_flops + expert_flops
     memory = bytes_read / (physics.bandwidth_bytes_per_s * coefficients.bandwidth_efficiency)
-    dense_compute = dense_flops / (physics.peak_flops_per_s * coefficients.compute_efficiency)
+    dense_compute = (tokens * physics.gemm_flops_per_token) / (
+        physics.peak_flops_per_s * coefficients.compute_efficiency
+    ) + attention_flops / (attention_rate(physics) * coefficients.compute_efficiency)
     expert_compute = expert_flops / (physics.peak_flops_per_s * coefficients.moe_compute_efficiency)
     compute = dense_compute + expert_compute
     wire = (
