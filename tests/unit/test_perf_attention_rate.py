@@ -1,4 +1,6 @@
-"""Attention's matmuls run in the KV cache's dtype, not the weights' format.
+"""The tensor rates the step model reads: attention's in the KV cache's dtype; a device's without a data sheet figure.
+
+Attention's matmuls run in the KV cache's dtype, not the weights' format.
 
 vLLM's FlashAttention backend multiplies the query by the cached K and V as stored: with the default
 ``--kv-cache-dtype auto`` an FP8-weight checkpoint still keeps a bf16 cache (the weights' FP8 GEMMs run at the
@@ -11,9 +13,17 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.catalog import find_device, find_model
+import statistics
+
+from app.core.catalog import find_device, find_model, list_devices
 from app.core.estimate import estimate
-from app.core.perf.physics import StepPhysics, step_physics, step_seconds
+from app.core.perf.physics import (
+    MACHINE_BALANCE_FLOP_PER_BYTE,
+    StepPhysics,
+    bf16_dense_tflops,
+    step_physics,
+    step_seconds,
+)
 from app.core.perf.predict import fit_for
 from app.core.perf.rates import rates_of
 from app.core.specs import ServeConfig
@@ -63,3 +73,21 @@ def test_prefill_attention_seconds_follow_the_attention_rate() -> None:
     assert attention_s == pytest.approx(expected, rel=1e-9)
     rates = rates_of(physics=physics, coefficients=coefficients)
     assert rates.per_prefill_context_s * 4096 * 2048 == pytest.approx(expected, rel=1e-9)
+
+
+def test_machine_balance_is_the_catalogs_median() -> None:
+    ratios = [
+        d.bf16_dense_tflops / d.memory_bandwidth_tbps
+        for d in list_devices()
+        if d.bf16_dense_tflops and d.memory_bandwidth_tbps
+    ]
+    assert len(ratios) >= 40
+    assert statistics.median(ratios) == pytest.approx(MACHINE_BALANCE_FLOP_PER_BYTE, rel=0.05)
+
+
+def test_a_device_without_a_data_sheet_rate_computes_at_its_bandwidths_balance() -> None:
+    # GB10 (DGX Spark): the catalog has 0.273 TB/s and no TFLOPS figure: 0.273 x 215 = 58.7 TFLOPS, not 989
+    gb10 = find_device("nvidia-gb10")
+    assert gb10.bf16_dense_tflops is None
+    assert bf16_dense_tflops(gb10) == pytest.approx(0.273 * 215)
+    assert bf16_dense_tflops(find_device("nvidia-h100-sxm-80gb")) == 989

@@ -44,7 +44,12 @@ INT8_TENSOR_CORE_SM = 80  # Ampere+: INT8 tensor cores (2x BF16 rate)
 FP4_TENSOR_CORE_SM = 100  # Blackwell: FP4 tensor cores (4x BF16 rate); below it FP4 weights are upcast
 LOW_PRECISION_SPEEDUP = 2.0  # FP8/INT8 tensor-core rate over BF16 (vendor data sheets)
 FP4_SPEEDUP = 4.0  # FP4 tensor-core rate over BF16 on Blackwell (data sheet: 9 vs 2.25 PFLOPS dense on B200)
-DEFAULT_BF16_TFLOPS = 989.0  # an H100-class device when the catalog has no figure (extrapolated anyway)
+DEFAULT_BF16_TFLOPS = 989.0  # an H100-class device when the catalog has neither figure (extrapolated anyway)
+# A device whose data sheet rate the catalog lacks but whose bandwidth it has computes at the catalog's median
+# machine balance: bf16_dense_tflops / memory_bandwidth_tbps over the 43 devices of device_specs/ with both
+# (2026-12-02; H100 SXM 295, A100 SXM 153, MI300X 247, L40S 419 FLOP a byte), not at an H100's 989 TFLOPS
+# (a 273 GB/s GB10 had prefilled 8x too fast). tests/unit/test_perf_attention_rate.py recomputes it.
+MACHINE_BALANCE_FLOP_PER_BYTE = 215.0
 DEFAULT_BANDWIDTH_TBPS = 3.35
 DEFAULT_INTERCONNECT_GBPS = 900.0
 # --cpu-offload-gb keeps that many GiB of weights in pinned host memory that the GPU reads over PCIe in
@@ -111,6 +116,16 @@ def weight_format(model: ModelSpec) -> WeightFormat:
     if model.quantization is None:
         return WeightFormat.BF16
     return _FORMAT_OF_METHOD[model.quantization.method]
+
+
+def bf16_dense_tflops(device: DeviceSpec) -> float:
+    """The device's dense BF16 tensor rate: its data sheet's, else its bandwidth at the catalog's median
+    machine balance (TB/s x FLOP/B = TFLOPS), else an H100's."""
+    if device.bf16_dense_tflops:
+        return device.bf16_dense_tflops
+    if device.memory_bandwidth_tbps:
+        return device.memory_bandwidth_tbps * MACHINE_BALANCE_FLOP_PER_BYTE
+    return DEFAULT_BF16_TFLOPS
 
 
 def attention_format(estimate: Estimate) -> WeightFormat:
@@ -283,7 +298,7 @@ def step_physics(
         g.page_size_bytes * g.num_layers / g.block_size for g in estimate.groups if g.kind in WINDOWED_KINDS
     )
     window = model.sliding_window_tokens or model.attention_chunk_tokens or 0
-    tflops = device.bf16_dense_tflops or DEFAULT_BF16_TFLOPS
+    tflops = bf16_dense_tflops(device)
     link = (device.interconnect_gbps or DEFAULT_INTERCONNECT_GBPS) * GIGA / INTERCONNECT_DIRECTIONS
     if tp_crosses_hosts(device=device, serve=serve):
         link = min(link, float(INTER_NODE_BYTES_PER_S))
