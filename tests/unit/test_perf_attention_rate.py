@@ -11,9 +11,9 @@ dense BF16, 1,979 FP8 (the catalog's 989 x 2).
 
 from __future__ import annotations
 
-import pytest
-
 import statistics
+
+import pytest
 
 from app.core.catalog import find_device, find_model, list_devices
 from app.core.estimate import estimate
