@@ -28,7 +28,15 @@ from app.core.hf_config import model_spec_from_hf_config  # noqa: E402
 from app.core.specs import ModelSpec, ServeConfig  # noqa: E402
 
 CONFIGS = REPO / "tests" / "data" / "configs"
-SETS = ("heldout_0_33", "heldout_0_33b", "heldout_0_33c", "heldout_0_33d", "heldout_0_33e", "heldout_0_33f")
+SETS = (
+    "heldout_0_33",
+    "heldout_0_33b",
+    "heldout_0_33c",
+    "heldout_0_33d",
+    "heldout_0_33e",
+    "heldout_0_33f",
+    "heldout_0_33g",
+)
 QUANTITIES = (
     "backend",
     "kv_cache_dtype",

@@ -19,6 +19,7 @@ after the doctor and the measured parts were built; nothing is fitted on them. F
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12e  # batch e (19 logs, round 6)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12f  # batch f (9 logs, round 6, after e's fixes)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12g  # batch g (15 logs, round 7: GB10, ROCm, Ascend)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12h  # batch h (15 logs, round 8: MI300X, A3, 0.21+)
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from app.core.kv import HybridAlign
 from app.core.layers import has_kind
 from app.core.specs import DeviceSpec, LayerKind, MambaKind, ModelSpec, ServeConfig
 from app.core.text import Text
+from app.core.version_types import ForcedBlock
 from app.core.versions import VersionRules
 
 DEFAULT_BLOCK_SIZE = 16  # CacheConfig.DEFAULT_BLOCK_SIZE / CudaPlatform default (reference §5.1)
@@ -471,12 +472,20 @@ def _cuda_choice(
             candidates = mm_prefix_candidates(candidates, model=model, sm=sm, rules=rules)
         if forces_triton(model=model, sm=sm, rules=rules):
             candidates = [TRITON_ATTN]
+    forced = forced_block(candidates, sm=sm, kv_cache_dtype=kv_dtype, block_size=user_block, rules=rules)
+    if forced is not None:  # 0.8-0.17: vLLM writes the backend's block over cache_config.block_size
+        user_block = forced.block
     backend, rejected = _first_accepting(candidates, sm=sm, kv_cache_dtype=kv_dtype, block_size=user_block)
     if backend is None:
         raise _no_backend_error(
             device=device, sm=sm, kv_dtype=kv_dtype, user_block=user_block, candidates=candidates
         )
-    if sparse and user_block is not None and not DEEPSEEK_V32_INDEXER.accepts_block(user_block):
+    if (
+        sparse
+        and user_block is not None
+        and rules.indexer_kernel_block
+        and not DEEPSEEK_V32_INDEXER.accepts_block(user_block)
+    ):
         # the indexer's cache layers share the MLA layers' KV group: [64] must split the block too
         kernel = DEEPSEEK_V32_INDEXER.min_kernel_block()
         raise _kernel_block_refusal(backend=DEEPSEEK_V32_INDEXER.name, kernel=kernel, block_size=user_block)
@@ -504,7 +513,11 @@ def _cuda_choice(
                 name2=backend.name,
             )
         )
-    if user_block is None and choice.block_size != DEFAULT_BLOCK_SIZE:
+    if forced is not None:  # 0.8.0-0.17.0 platforms/cuda.py check_and_update_config
+        choice.log_lines.append(
+            f"Forcing kv cache block size to {forced.block} for {forced.log_name} backend."
+        )
+    elif user_block is None and choice.block_size != DEFAULT_BLOCK_SIZE:
         if rules.block_size_log == "setting_for_backends":
             names = "/".join(b.name for b in in_layer_order)
             choice.log_lines.append(
@@ -514,20 +527,27 @@ def _cuda_choice(
             choice.log_lines.append(
                 f"Setting kv cache block size to {choice.block_size} for {in_layer_order[0].name} backend."
             )
-        elif backend.name in FORCING_LOG_NAMES:  # 0.11.0-0.17.0 platforms/cuda.py check_and_update_config
-            choice.log_lines.append(
-                f"Forcing kv cache block size to 64 for {FORCING_LOG_NAMES[backend.name]} backend."
-            )
     return choice
 
 
-# 0.11.0-0.17.0 platforms/cuda.py check_and_update_config: the backends whose 64-token block it forces, as it names
-# them (FlashMLA and FlashMLASparse from 0.11.0, FlashInferMLASparse in 0.17.0)
-FORCING_LOG_NAMES = {
-    "FLASHMLA": "FlashMLA",
-    "FLASHMLA_SPARSE": "FlashMLASparse",
-    "FLASHINFER_MLA_SPARSE": "FlashInferMLASparse",
-}
+def forced_block(
+    candidates: list[Backend], *, sm: int, kv_cache_dtype: str, block_size: int | None, rules: VersionRules
+) -> ForcedBlock | None:
+    """0.8.0-0.17.0 platforms/cuda.py CudaPlatform.check_and_update_config: the MLA backend vLLM runs writes its own
+    block over cache_config.block_size (16, or a --block-size) unless it keeps that block (rules.forced_blocks).
+
+    E.g. DeepSeek-V3 on an H100 at 0.11.0 with --block-size 16: FLASHMLA, 16 != 64 -> 64, "Forcing kv cache block
+    size to 64 for FlashMLA backend."; at 0.14.0 --block-size 128 is kept (128 % 64 == 0); at 0.18.0 none.
+    """
+    if not rules.forced_blocks:
+        return None
+    backend, _ = _first_accepting(candidates, sm=sm, kv_cache_dtype=kv_cache_dtype, block_size=None)
+    forced = next((f for f in rules.forced_blocks if backend is not None and f.backend == backend.name), None)
+    if backend is None or forced is None:
+        return None
+    block = block_size or DEFAULT_BLOCK_SIZE
+    kept = block in backend.fixed_sizes if forced.exact else backend.accepts_block(block)
+    return None if kept else forced
 
 
 def resolve_backend(

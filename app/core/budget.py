@@ -401,23 +401,32 @@ def cuda_graph_capture_sizes(*, max_num_seqs: int) -> int:
 
     E.g. max_num_seqs 256 or more -> 51 sizes (3 + 31 + 17, up to 512); 128 -> 35 (3 + 31 + 1).
     """
-    limit = min(max_num_seqs * 2, CUDA_GRAPH_MAX_CAPTURE)
+    return capture_grid_count(min(max_num_seqs * 2, CUDA_GRAPH_MAX_CAPTURE))
+
+
+def capture_grid_count(limit: int) -> int:
+    """Sizes of vLLM's capture grid up to ``limit`` (config/vllm.py _set_cudagraph_sizes, 0.11.1-0.33.0, also
+    under -cc max_cudagraph_capture_size): e.g. 512 -> 51, 64 -> 11 (1, 2, 4, 8 ... 64), 2 -> 2."""
     sizes = [s for s in (1, 2, 4) if s <= limit]
     sizes += list(range(8, min(256, limit + 1), 8))
     sizes += list(range(256, limit + 1, 16))
     return len(sizes)
 
 
-def cuda_graph_bytes(*, num_layers_on_rank: int, max_num_seqs: int, enforce_eager: bool) -> int:
+def cuda_graph_bytes(
+    *, num_layers_on_rank: int, max_num_seqs: int, enforce_eager: bool, captured_sizes: int | None = None
+) -> int:
     """Model of "Graph capturing finished … took X GiB": pool overhead + per-layer buffers, scaled by
-    how many batch sizes are captured relative to the default 51 (max_num_seqs >= 256).
+    how many batch sizes are captured relative to the default 51 (max_num_seqs >= 256); ``captured_sizes``
+    when --compilation-config names them (graph_rules.captured_sizes).
 
     E.g. 32 layers on the rank, max_num_seqs 1,024: 978,006,999 B (0.91 GiB, as the golden 8B logs print).
     """
     if enforce_eager:
         return 0
     full = cuda_graph_capture_sizes(max_num_seqs=CUDA_GRAPH_MAX_CAPTURE)
-    share = cuda_graph_capture_sizes(max_num_seqs=max_num_seqs) / full
+    count = cuda_graph_capture_sizes(max_num_seqs=max_num_seqs) if captured_sizes is None else captured_sizes
+    share = count / full
     return int(share * (CUDA_GRAPH_BASE_BYTES + CUDA_GRAPH_PER_LAYER_BYTES * num_layers_on_rank))
 
 

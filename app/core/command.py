@@ -16,9 +16,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app.core import numbers, regex
+from app.core import compilation, numbers, regex
 from app.core.errors import PlannerError
 from app.core.graph_mode import CUDAGRAPH_MODES, LEVEL_MODES
+from app.core.pydantic_messages import message_of
 from app.core.release_flags import release_flags
 from app.core.serve_flags import PARSE_KINDS, render_flags
 from app.core.specs import ServeConfig
@@ -444,12 +445,14 @@ def parse_serve_args(
         values["cudagraph_mode"] = read.cudagraph_mode
     elif read.level_mode is not None:
         values["cudagraph_mode"] = read.level_mode
+    if read.compile_keys:  # the -cc keys other than cudagraph_mode, kept for the plan and the emitted command
+        values["compilation_config"] = compilation.canonical(read.compile_keys)
     try:
         serve = ServeConfig(**values)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = str(first["loc"][0]) if first["loc"] else "command"
-        raise PlannerError(loc, first["msg"]) from exc
+        raise PlannerError(loc, message_of(first)) from exc  # a catalog sentence: zh pages translate it
     return ParsedCommand(
         model=read.model,
         serve=serve,
@@ -473,6 +476,7 @@ class _Reading:
     levels: bool = True  # the release has -O optimization levels (VersionRules.optimization_levels)
     cudagraph_mode: str | None = None  # --compilation-config's cudagraph_mode
     level_mode: str | None = None  # the -O level's cudagraph_mode (graph_mode.LEVEL_MODES)
+    compile_keys: dict[str, Any] = field(default_factory=dict)  # the other -cc keys (compilation.py)
 
     def compilation(self, token: str, name: str, inline: str | None, *, known: frozenset[str]) -> bool:
         """--compilation-config / -cc (JSON, or the dotted -cc.cudagraph_mode=X) and the -O levels, as 0.14.0-0.33.0
@@ -481,7 +485,9 @@ class _Reading:
         release takes (``known``), as argparse resolves it."""
         base, dot, key = token.partition("=")[0].partition(".")  # vLLM rewrites '_' only before the first '.'
         base = _canonical_flag(base, known)
-        if base in COMPILATION_SPELLINGS:
+        # 0.10.2-0.13: -O is --compilation-config's alias, so -O.key=X and -O '{...}' are its forms too
+        old_alias = not self.levels and base == "-O" and (bool(dot) or self._next_starts("{"))
+        if base in COMPILATION_SPELLINGS or old_alias:
             raw = inline if inline is not None else self.next_value()
             if raw is None:
                 self.problems.append(PlannerError("cudagraph_mode", Text("{name} needs a value", name=name)))
@@ -490,7 +496,7 @@ class _Reading:
             elif key == "cudagraph_mode":
                 self._set_mode(raw, into="cudagraph_mode")
             else:
-                self.unknown.extend([token] if inline is not None else [token, raw])
+                self._dotted_key(key, raw)
             return True
         level: str | None = None
         if name == "--optimization-level":
@@ -503,8 +509,8 @@ class _Reading:
             return False
         if level in LEVEL_MODES and self.levels:
             self.level_mode = LEVEL_MODES[level]
-        elif level in LEVEL_MODES:  # before 0.14.0 -O was --compilation-config's level: kept, not modelled
-            self.unknown.append(token if token != "-O" else f"-O {level}")
+        elif level in LEVEL_MODES:  # 0.10.2-0.13 utils FlexibleArgumentParser: -O3 is -O.level=3 (-O = -cc)
+            self._add_keys({"level": int(level)})
         else:
             self.problems.append(
                 PlannerError(
@@ -525,10 +531,31 @@ class _Reading:
                     "cudagraph_mode", Text("--compilation-config takes a JSON object, got {raw}", raw=raw)
                 )
             )
-        elif "cudagraph_mode" in config:
-            self._set_mode(config["cudagraph_mode"], into="cudagraph_mode")
         else:
-            self.unknown.extend([token, raw])  # other compilation settings: kept, not modelled
+            mode, rest = compilation.split_cudagraph_mode(config)
+            if mode is not None:
+                self._set_mode(mode, into="cudagraph_mode")
+            self._add_keys(rest)
+
+    def _dotted_key(self, key: str, raw: str) -> None:
+        """`-cc.max_cudagraph_capture_size=64`, `-cc.pass_config.fuse_norm_quant=true`: argparse_utils
+        FlexibleArgumentParser nests the dotted key and reads the value as JSON when it is JSON."""
+        try:
+            value: Any = json.loads(raw)
+        except ValueError:
+            value = raw
+        for part in reversed(key.split(".")[1:]):
+            value = {part: value}
+        self._add_keys({key.split(".")[0]: value})
+
+    def _add_keys(self, keys: dict[str, Any]) -> None:
+        merged = compilation.merged(self.compile_keys, keys)
+        try:
+            compilation.normalize(merged)
+        except ValueError as exc:
+            self.problems.append(PlannerError("compilation_config", str(exc)))
+            return
+        self.compile_keys = merged
 
     def _set_mode(self, value: object, *, into: str) -> None:
         mode = str(value).strip().upper()
@@ -545,6 +572,9 @@ class _Reading:
             )
             return
         setattr(self, into, mode)
+
+    def _next_starts(self, prefix: str) -> bool:
+        return self.i < len(self.tokens) and self.tokens[self.i].startswith(prefix)
 
     def next_value(self) -> str | None:
         if self.i < len(self.tokens):

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from app.core import layers
 from app.core.backends import BackendChoice, hybrid_align, resolve_backend
 from app.core.errors import InvalidServeConfigError
+from app.core.graph_rules import check_compilation
+from app.core.hf_config.registry import is_pooling_architecture
 from app.core.kv import DEFAULT_HYBRID_ALIGN, HybridAlign
 from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, LayerKind, ModelSpec, ServeConfig
 from app.core.text import Text
@@ -170,12 +172,17 @@ def default_prefix_caching(*, model: ModelSpec, rules: VersionRules) -> bool:
     """`--enable-prefix-caching` when not given (ModelConfig.is_prefix_caching_supported): on in V1, but off
     for attention-free Mamba models, and for hybrids (attention + Mamba) before 0.26 (versions.py).
 
-    E.g. AI21-Jamba-1.5-Mini (attention + Mamba): off in 0.6.6 (V0) and 0.24.0, on in 0.26.0 and 0.33.0.
+    E.g. AI21-Jamba-1.5-Mini (attention + Mamba): off in 0.6.6 (V0) and 0.24.0, on in 0.26.0 and 0.33.0;
+    a pooling model on a hybrid (ColQwen3_5 on Qwen3.5) off in every release (config/model.py
+    is_prefix_caching_supported: pooling models only when decoder-only).
     """
     if not rules.prefix_caching_default or not layers.has_kind(model, LayerKind.MAMBA):
         return rules.prefix_caching_default
     if layers.fold(model).kinds() <= {LayerKind.MAMBA, LayerKind.NONE}:
         return False  # "Attention free models do not support prefix caching"
+    if is_pooling_architecture(model.architecture):
+        # "vllm currently does not have pooling models using hybrid ... attn types": False (0.26.0-0.33.0)
+        return False
     return rules.hybrid_prefix_caching_default
 
 
@@ -198,6 +205,7 @@ def resolve(
     chunked, max_num_batched_tokens = batch_flags(
         serve=serve, device=device, rules=rules, max_model_len=max_model_len, max_num_seqs=max_num_seqs
     )
+    check_compilation(serve=serve, rules=rules)
     backend = resolve_backend(
         model=model, device=device, serve=serve, rules=rules, prefix_caching=prefix, chunked_prefill=chunked
     )

@@ -22,9 +22,10 @@ from app.core.defaults import model_for_release as model_for_release
 from app.core.defaults import resolve as resolve
 from app.core.defaults import validate_devices as validate_devices
 from app.core.defaults import validate_parallel as validate_parallel
-from app.core.hf_config.registry import check_architecture
+from app.core.graph_rules import captured_sizes, mamba_blocks_error
+from app.core.hf_config.registry import check_architecture, check_config_contract
 from app.core.result import ErrorKind, Estimate, KVGroup, Verdict
-from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, LayerKind, ModelSpec, ServeConfig
+from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.uncertainty import ranges_for
 from app.core.verdicts import classify
@@ -140,6 +141,7 @@ def _stages(
             num_layers_on_rank=layer_range[1] - layer_range[0],
             max_num_seqs=flags.max_num_seqs,
             enforce_eager=not graph_mode.captures_graphs(serve, rules=rules) or not graph_platform,
+            captured_sizes=captured_sizes(serve=serve, max_num_batched_tokens=flags.max_num_batched_tokens),
         )
         given = situations.kv_bytes_given(rules=rules, device=device, serve=serve)
         if given is not None:
@@ -209,6 +211,7 @@ def estimate(
         quant_method=model.quantization.source_name if model.quantization else None,
         quant_field="quantization" if serve.quantization else "quantization_config.quant_method",
     )
+    check_config_contract(model=model, version=version.release)
     model = model_for_release(model=model, rules=rules)
     resolved_kv = checkpoint_kv_cache_dtype(model=model, serve=serve, rules=rules, device=device)
     if resolved_kv is not None:
@@ -440,21 +443,16 @@ def _first_refusal(setup: Setup, capacity: Capacity) -> Refusal | None:
 
 
 def _mamba_blocks_refusal(setup: Setup) -> Refusal | None:
-    """0.20.2+ CompilationConfig.resolve_cudagraph_mode_and_sizes, called from gpu_model_runner.initialize_kv_cache
-    (after the KV size lines, before the KV tensors are allocated and graphs captured): with full CUDA graphs (the default FULL_AND_PIECEWISE; not PIECEWISE, -O1, -O0 or --enforce-eager: graph_mode.py) a model with
-    Mamba layers needs one block per decode sequence, so max_num_seqs above the pool's num_blocks is refused."""
-    rules, serve, model, flags = setup.rules, setup.serve, setup.model, setup.flags
-    if (
-        not rules.mamba_block_check
-        or not graph_mode.full_graphs(serve, rules=rules)
-        or setup.device.platform not in ("cuda", "rocm")
-    ):
-        return None
-    num_blocks = setup.binding.num_blocks
-    if not layers.has_kind(model, LayerKind.MAMBA) or flags.max_num_seqs <= num_blocks:
-        return None
-    text = vllm_text.mamba_blocks_error(max_num_seqs=flags.max_num_seqs, num_blocks=num_blocks)
-    return Refusal(ErrorKind.MAMBA_BLOCKS, text)
+    """The Mamba-block check of a start-up with full CUDA graphs (graph_rules.mamba_blocks_error)."""
+    text = mamba_blocks_error(
+        rules=setup.rules,
+        serve=setup.serve,
+        model=setup.model,
+        platform=setup.device.platform,
+        max_num_seqs=setup.flags.max_num_seqs,
+        num_blocks=setup.binding.num_blocks,
+    )
+    return None if text is None else Refusal(ErrorKind.MAMBA_BLOCKS, text)
 
 
 def _printed_lines(
@@ -653,6 +651,7 @@ def _assemble(
         needed_bytes=capacity.needed_bytes,
         upper=min(max(max_model_len, model.max_model_len_derived), MAX_MODEL_LEN_CEILING),
         graphs_budgeted=graphs_budgeted(rules=rules, platform=device.platform),
+        host_band_bytes=situations.unified_memory_band_bytes(device),
     )
     kv_dtype_bytes = kv.kv_dtype_bytes(
         kv_cache_dtype=serve.kv_cache_dtype, model_dtype=budget.serving_dtype(model=model, serve=serve)

@@ -568,6 +568,12 @@ def _pick_best(candidates: list[Candidate], *, target: Target) -> tuple[Candidat
     return best, False, _why_none(best, target)
 
 
+def request_len_limit(*, model: ModelSpec, serve: ServeConfig) -> int:
+    """The longest request (input + output tokens) every layout of the search serves: the
+    --max-model-len given, else the model's derived maximum."""
+    return serve.max_model_len or model.max_model_len_derived
+
+
 def plan_fleet(
     *,
     model: ModelSpec,
@@ -588,7 +594,7 @@ def plan_fleet(
     # vLLM rejects a request longer than max_model_len: the one length rule of the performance model
     validate_workload(
         Workload(input_tokens=target.input_tokens, output_tokens=target.output_tokens, concurrency=1),
-        max_model_len=serve.max_model_len or model.max_model_len_derived,
+        max_model_len=request_len_limit(model=model, serve=serve),
     )
     node = limits.devices_per_node or device.typical_node_devices
     pairs = parallel_choices(

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from app.core import compilation
+
 if TYPE_CHECKING:
     from app.core.specs import ServeConfig
     from app.core.versions import VersionRules
@@ -45,12 +47,45 @@ LEVEL_MODES: dict[str, CudagraphMode] = {
 }
 
 
+# CUDAGraphMode.requires_piecewise_compilation / without_piecewise (config/compilation.py, 0.14.0-0.33.0)
+PIECEWISE_MODES = frozenset({"PIECEWISE", "FULL_AND_PIECEWISE"})
+WITHOUT_PIECEWISE: dict[str, CudagraphMode] = {"PIECEWISE": "NONE", "FULL_AND_PIECEWISE": "FULL_DECODE_ONLY"}
+
+
 def effective_mode(serve: ServeConfig, *, rules: VersionRules) -> CudagraphMode:
     """E.g. no flags -> the release's default (0.33.0 FULL_AND_PIECEWISE, 0.10.2 PIECEWISE); -O1 -> PIECEWISE;
-    --enforce-eager -> NONE."""
+    --enforce-eager -> NONE; -cc '{"mode": 0}' -> NONE on 0.11.0 and 0.14.0, FULL_DECODE_ONLY on 0.33.0."""
     if serve.enforce_eager:
         return "NONE"
-    return serve.cudagraph_mode or rules.default_cudagraph_mode
+    compile_mode = compilation.settings(serve.compilation_config).mode
+    splits = compile_mode is None or compile_mode == compilation.VLLM_COMPILE
+    if rules.compile_mode_rule == "level":
+        # 0.10.2 / 0.11.0 VllmConfig.__post_init__: the default only at level PIECEWISE, else NONE
+        if serve.cudagraph_mode is None and not splits:
+            return "NONE"
+        return serve.cudagraph_mode or rules.default_cudagraph_mode
+    mode = serve.cudagraph_mode or rules.default_cudagraph_mode
+    if not splits and mode in PIECEWISE_MODES:
+        return "NONE" if rules.compile_mode_rule == "to_none" else WITHOUT_PIECEWISE[mode]
+    return mode
+
+
+def level_refusal(serve: ServeConfig, *, rules: VersionRules) -> str | None:
+    """0.10.2 / 0.11.0 VllmConfig.__post_init__ asserts a piecewise cudagraph_mode runs at compilation level
+    PIECEWISE: the AssertionError's text, or None when the start goes ahead."""
+    if (
+        rules.compile_mode_rule != "level"
+        or serve.enforce_eager
+        or serve.cudagraph_mode not in PIECEWISE_MODES
+    ):
+        return None
+    compile_mode = compilation.settings(serve.compilation_config).mode
+    if compile_mode is None or compile_mode == compilation.VLLM_COMPILE:
+        return None
+    return (
+        "Compilation level should be CompilationLevel.PIECEWISE when cudagraph_mode piecewise cudagraphs is used, "
+        f"cudagraph_mode={serve.cudagraph_mode}"
+    )
 
 
 def captures_graphs(serve: ServeConfig, *, rules: VersionRules) -> bool:

@@ -20,7 +20,6 @@ from app.core.kinds import kind_spec as kind_spec
 from app.core.kv_dsv4 import packed_groups
 from app.core.layers import LayerSignature, signature_counts, stage_counts
 from app.core.mamba_state import NEMOTRON_H_ARCHITECTURES as NEMOTRON_H_ARCHITECTURES
-from app.core.mamba_state import QWEN3_5_ARCHITECTURES as QWEN3_5_ARCHITECTURES
 from app.core.mamba_state import mamba_ssm_dtype_bytes as mamba_ssm_dtype_bytes
 from app.core.mamba_state import mamba_state_bytes as mamba_state_bytes
 from app.core.specs import DTYPE_BYTES, AttentionShape, LayerKind, ModelSpec

@@ -3,6 +3,7 @@ MambaStateDtypeCalculator size it (model_executor/layers/mamba/mamba_utils.py; r
 
 from __future__ import annotations
 
+from app.core.hf_config.registry import SSM_DTYPE_HOOK, has_config_hook
 from app.core.specs import DTYPE_BYTES, MambaKind, MambaSpec, ModelSpec
 from app.core.versions import VersionRules
 
@@ -52,10 +53,6 @@ def mamba_state_bytes(
 NEMOTRON_H_ARCHITECTURES = frozenset(
     {"NemotronHForCausalLM", "NemotronHPuzzleForCausalLM", "NemotronH_Nano_VL_V2"}
 )
-QWEN3_5_ARCHITECTURES = frozenset(
-    {"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Qwen3_5ForCausalLM"}
-    | {"Qwen3_5MoeForCausalLM"}
-)
 
 
 def mamba_ssm_dtype_bytes(*, model: ModelSpec, rules: VersionRules) -> int | None:
@@ -66,9 +63,11 @@ def mamba_ssm_dtype_bytes(*, model: ModelSpec, rules: VersionRules) -> int | Non
     if model.architecture in NEMOTRON_H_ARCHITECTURES and default is not None:
         return DTYPE_BYTES[model.mamba_ssm_dtype or default]
     if (
-        model.architecture in QWEN3_5_ARCHITECTURES
-        and rules.qwen3_5_reads_ssm_dtype
+        rules.qwen3_5_reads_ssm_dtype
         and model.mamba_ssm_dtype
+        # every architecture whose MODELS_CONFIG_MAP class derives from Qwen3_5ForConditionalGenerationConfig
+        # in this release (ColQwen3_5, Qwen4Exp, D3ForSequenceClassification; vllm_model_config_map.json)
+        and has_config_hook(SSM_DTYPE_HOOK, architecture=model.architecture, release=rules.version)
     ):
         return DTYPE_BYTES[model.mamba_ssm_dtype]
     return None

@@ -135,9 +135,18 @@ def _json_text(value: object) -> str:
     return shlex.quote(json.dumps(value, separators=(",", ":")))
 
 
-def _cudagraph_mode(serve: ServeConfig, rules: VersionRules) -> list[str]:
-    mode = serve.cudagraph_mode
-    return [] if mode is None else [f"--compilation-config {_json_text({'cudagraph_mode': mode})}"]
+def _compilation(serve: ServeConfig, rules: VersionRules) -> list[str]:
+    """One --compilation-config with the mode and every other key the user gave (compilation.py)."""
+    config: dict[str, object] = (
+        {} if serve.cudagraph_mode is None else {"cudagraph_mode": serve.cudagraph_mode}
+    )
+    if serve.compilation_config:
+        config.update(json.loads(serve.compilation_config))
+    return [f"--compilation-config {_json_text(config)}"] if config else []
+
+
+def _written_with_the_mode(serve: ServeConfig, rules: VersionRules) -> list[str]:
+    return []  # compilation_config's keys are written in cudagraph_mode's --compilation-config (_compilation)
 
 
 def _speculative(serve: ServeConfig, rules: VersionRules) -> list[str]:
@@ -213,7 +222,9 @@ SERVE_FLAGS: tuple[ServeFlag, ...] = (
               ge=1, le=MAX_MODEL_LEN_LIMIT, render=_plain("max_num_batched_tokens")),
     ServeFlag("enforce_eager", ("--enforce-eager",), "flag", ("enforce_eager",), render=_switch("enforce_eager")),
     # the cudagraph_mode key of --compilation-config (command.py also reads -cc.cudagraph_mode=X and -O levels)
-    ServeFlag("cudagraph_mode", ("--compilation-config", "-cc"), "json", render=_cudagraph_mode),
+    ServeFlag("cudagraph_mode", ("--compilation-config", "-cc"), "json", render=_compilation),
+    # the other keys of the same flag: no spelling of their own (command.py _Reading.compilation reads both)
+    ServeFlag("compilation_config", (), "json", render=_written_with_the_mode),
     ServeFlag("enable_prefix_caching", ("--enable-prefix-caching",), "flag", ("enable_prefix_caching",),
               negation="--no-enable-prefix-caching", render=_prefix_caching),
     # speed only (no bytes): the host prepares step N+1 while the device runs step N (perf/physics.py);

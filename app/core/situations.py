@@ -39,6 +39,48 @@ ASCEND_310P_POOL_DIVISOR = 2  # NPUWorker310.determine_available_memory: "(…) 
 # rest of that log's term (0.49 / 0.50 GiB, released by empty_cache) is not modelled.
 ASCEND_310P_STARTUP_HELD_BYTES = int(1.00 * GIB)
 
+# What the 310P3 runtime reports as one die's total (torch.npu.mem_get_info()[1], printed by vllm-ascend as "total
+# memory: <bytes>" or "Free memory on device (free/total GiB)") is not one figure: 42.67 GiB and 43.24 GiB on the two
+# dies of one Atlas 300I Duo (vllm-ascend#4074, #10122: TP0 / TP1), 42.67 alone (Ascend/pytorch#78), 43.24 alone
+# (vllm-ascend#3479, #14004), 46.20 GiB on another 300I Duo (vllm-ascend#3316). Nominally 48 GiB a die, so the board's
+# firmware and driver keep 1.85-5.33 GiB, and the second die of a card 0.57 GiB more than the first. Which board a
+# user has the planner cannot know: the plan names the spread and what it moves the pool by.
+ASCEND_310P_REPORTED_TOTALS_BYTES = (45816029184, 46431260672, 49602220032)
+
+
+def ascend_310p_pool_shift_bytes(
+    *, device: DeviceSpec, rules: VersionRules, requested: int
+) -> tuple[int, int]:
+    """How much smaller / larger the pool is on the 310P boards that report the smallest / largest total than on
+    the plan's device: utilization (``requested`` / total) x (total - plan's total), halved where the 310P worker
+    halves the pool.
+
+    E.g. at 0.9 on the catalog's 43.24 GiB at v0.18.0: (-0.26, +1.33) GiB.
+    """
+    divisor = pool_divisor(rules=rules, device=device)
+    low, high = min(ASCEND_310P_REPORTED_TOTALS_BYTES), max(ASCEND_310P_REPORTED_TOTALS_BYTES)
+    total = device.memory_total_bytes
+    utilization = requested / total
+    return int(utilization * (low - total) / divisor), int(utilization * (high - total) / divisor)
+
+
+# On an integrated GPU vLLM's "free memory" is the OS's available memory: MemorySnapshot.measure replaces
+# cudaMemGetInfo's free with psutil.virtual_memory().available (vllm/utils/mem_utils.py: for compute capability
+# 8.7 / 11.0 / 12.1 - Orin, Thor, Spark - in 0.13.0-0.19.1, for current_platform.is_integrated_gpu in 0.20.0-0.33.0).
+# The pool is what the start-up's drop in that figure leaves (0.13.0-0.26: non_torch_increase, the growth of
+# (total - available) - torch reserved; 0.27.1+: total_consumed = free before - free after, mem_utils.py::
+# memory_profiling), so whatever the host side takes from the shared memory meanwhile (torch.compile's workers, the
+# engine's heap, other processes, page cache the OS cannot drop) leaves the KV pool too. That depends on the host,
+# not the model, so it is a band on the pool, not a term: the spread of two starts of one configuration on one GB10
+# (guardkit's Nemotron-3-Nano-4B-FP8, vLLM 0.13.0+nv26.01, tests/data/logs/heldout-2026-12g: util 0.05 -> pool
+# -2.51 GiB, util 0.15 -> 11.15 GiB, weights 4.9054 GiB both; 121.69 x 0.10 - 13.66 = -1.49 GiB between them).
+UMA_HOST_BAND_BYTES = round(1.49 * GIB)
+
+
+def unified_memory_band_bytes(device: DeviceSpec) -> int:
+    """How much more or less the pool can be on a unified-memory device (:data:`UMA_HOST_BAND_BYTES`); 0 elsewhere."""
+    return UMA_HOST_BAND_BYTES if device.unified_memory else 0
+
 
 def used_by_others_bytes(serve: ServeConfig) -> int:
     return int(serve.device_memory_used_gib * GIB)
@@ -140,6 +182,13 @@ def device_warnings(
                 total=device.memory_total_bytes / GIB,
             )
         )
+        out.append(
+            Text(
+                "vLLM reads the free memory on {name} as the OS's available memory (vllm/utils/mem_utils.py), so what the host side of the start-up takes from the shared memory meanwhile (torch.compile's workers, the engine's heap, other processes) also comes out of the KV pool: the pool's range here is {band:.2f} GiB wider on each side, the spread of two starts of one configuration on one GB10.",
+                name=device.name,
+                band=unified_memory_band_bytes(device) / GIB,
+            )
+        )
     if device.platform == "npu" and graph_mode.captures_graphs(serve, rules=rules):
         out.append(
             Text(
@@ -153,6 +202,18 @@ def device_warnings(
                 "vllm-ascend {version} does not read --kv-cache-memory-bytes on {name} (vllm_ascend/worker/worker.py reads it from v0.19.1rc1; the 310P worker never): the pool is sized from gpu_memory_utilization as if it were not given.",
                 version=rules.version,
                 name=device.name,
+            )
+        )
+    if is_310p(device):
+        less, more = ascend_310p_pool_shift_bytes(device=device, rules=rules, requested=requested)
+        out.append(
+            Text(
+                "The 310P's runtime reports {low:.2f}-{high:.2f} GiB per die on real boards (firmware and driver keep different amounts; the second die of a 300I Duo 0.57 GiB more), and the plan uses {total:.2f} GiB: on another board the pool is {less:.2f} to +{more:.2f} GiB off. Set the device memory to the 'total memory' your log or npu-smi shows.",
+                low=min(ASCEND_310P_REPORTED_TOTALS_BYTES) / GIB,
+                high=max(ASCEND_310P_REPORTED_TOTALS_BYTES) / GIB,
+                total=device.memory_total_bytes / GIB,
+                less=less / GIB,
+                more=more / GIB,
             )
         )
     if pool_divisor(rules=rules, device=device) > 1:

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from app.core.compilation import normalize as compilation_normalize
 from app.core.graph_mode import CudagraphMode
 from app.core.serve_flags import bounds
 from app.core.text import Text
@@ -173,6 +174,9 @@ class ModelSpec(Frozen):
     compress_ratios: tuple[int, ...] | None = None
     # config.json's mamba_ssm_dtype / mamba_ssm_cache_dtype (the SSM state's dtype; None: not given)
     mamba_ssm_dtype: DType | None = None
+    # the retrieval_attention_contract values config.json (and its text config) declare (ColQwen3.5; vLLM
+    # 0.27+ refuses the config without one: hf_config/registry.py check_config_contract)
+    retrieval_attention_contract: tuple[str, ...] = ()
     params_total: int = Field(gt=0)
     params_active: int | None = None
     torch_dtype: DType = "bfloat16"
@@ -406,6 +410,13 @@ class ReleaseDefaultFlags(Frozen):
     max_cpu_loras: Annotated[int | None, bounds("max_cpu_loras")] = None
     # --compilation-config / -cc cudagraph_mode, or the -O level's (app/core/graph_mode.py); None: the default
     cudagraph_mode: CudagraphMode | None = None
+    # the other --compilation-config / -cc keys as canonical JSON text (app/core/compilation.py); None: none
+    compilation_config: str | None = None  # at most compilation.COMPILATION_CONFIG_MAX_CHARS, checked below
+
+    @field_validator("compilation_config", mode="before")
+    @classmethod
+    def _compilation_keys(cls, value: Any) -> Any:
+        return compilation_normalize(value)
 
 
 RELEASE_DEFAULT_FLAGS: tuple[str, ...] = tuple(ReleaseDefaultFlags.model_fields)

@@ -60,13 +60,16 @@ def bands_for(
     quantized: bool,
     calibrated: bool,
     cuda_graph_budgeted: bool,
+    host_band_bytes: int = 0,
 ) -> Bands:
+    """``host_band_bytes``: what the host side of the start-up may take on a unified-memory device
+    (situations.unified_memory_band_bytes), counted with the non-torch term vLLM measures it in."""
     factor = 1.0 if calibrated else UNCALIBRATED_FACTOR
     weights_band = QUANTIZED_WEIGHTS_BAND if quantized else WEIGHTS_BAND
     return Bands(
         weights=weights_band.width(weights_bytes),
         activation=int(ACTIVATION_BAND.width(activation_bytes) * factor),
-        non_torch=NON_TORCH_BAND.width(0),
+        non_torch=NON_TORCH_BAND.width(0) + host_band_bytes,
         cuda_graph=CUDA_GRAPH_BAND.width(cuda_graph_bytes) if cuda_graph_budgeted and cuda_graph_bytes else 0,
     )
 
@@ -84,6 +87,7 @@ def ranges_for(
     needed_bytes: int,
     upper: int,
     graphs_budgeted: bool,
+    host_band_bytes: int = 0,
 ) -> tuple[dict[str, Range], bool, int]:
     """Low / expected / high for the modelled parts and for the exact numbers that follow from them, whether
     the start is borderline (it starts at one end of the pool's band and not at the other), and the longest
@@ -97,6 +101,7 @@ def ranges_for(
         quantized=quantized,
         calibrated=calibrated,
         cuda_graph_budgeted=graphs_budgeted,  # versions.graphs_budgeted: per release and platform
+        host_band_bytes=host_band_bytes,
     )
 
     def span(value: int, width: int) -> Range:

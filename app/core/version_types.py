@@ -27,3 +27,16 @@ class BackendPriority:
     mla: bool
     min_sm: int
     backends: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ForcedBlock:
+    """platforms/cuda.py CudaPlatform.check_and_update_config (0.8.0-0.17.0): an MLA backend whose kernel block
+    vLLM writes over cache_config.block_size, a --block-size included, logging "Forcing kv cache block size to
+    ``block`` for ``log_name`` backend.". ``exact``: kept only when the block is one of the backend's own sizes
+    (0.8.5-0.11.0 `!= 64`, `not in [32, 64]`); else any block the backend splits (0.14.0 `% 64 != 0`)."""
+
+    backend: str
+    log_name: str
+    block: int
+    exact: bool

@@ -28,7 +28,7 @@ from packaging.version import Version as Pep440
 from app.core.graph_mode import CudagraphMode
 from app.core.text import Text
 from app.core.version_parse import Version, parse_pep440
-from app.core.version_types import BackendPriority, BatchTier
+from app.core.version_types import BackendPriority, BatchTier, ForcedBlock
 from app.core.versions_changelog import CHANGELOG as CHANGELOG
 from app.core.versions_changelog import MLA_0_11, SAMPLER_COPIES
 from app.core.versions_changelog import Change as Change
@@ -130,10 +130,21 @@ class VersionRules:
     block_size_log: Literal["flashmla_forcing", "setting_for_backend", "setting_for_backends"] = (
         "flashmla_forcing"
     )
+    # the MLA backends whose block platforms/cuda.py forces (0.8.0-0.17.0; none before 0.8 or from 0.18.0, when
+    # update_block_size_for_backend keeps a --block-size): backends.forced_block
+    forced_blocks: tuple[ForcedBlock, ...] = ()
+    # the sparse-MLA indexer's exact 64-token kernel block (mla/indexer.py DeepseekV32IndexerBackend.
+    # get_supported_kernel_block_sizes) refusing a block it cannot split ("No common block size"): 0.14.0+
+    indexer_kernel_block: bool = False
     # Platform.update_block_size_for_backend: the block every non-SSM backend of the model accepts (0.31.0
     # _preferred_block_size_for_backends) instead of the first attention layer's backend's preference
     block_size_agreement: bool = False
     optimization_levels: bool = False  # -O0..-O3 set cudagraph_mode (config/vllm.py OptimizationLevel, 0.14+)
+    # a --compilation-config mode (level) other than 3 (VLLM_COMPILE) can split no graph at attention, so no PIECEWISE
+    # capture (graph_mode.effective_mode): "level" 0.10.2-0.13 (no cudagraph_mode given -> NONE; an explicit
+    # piecewise mode trips VllmConfig's assert), "to_none" 0.14.0 (the piecewise mode is overridden to NONE),
+    # "without_piecewise" 0.30.0 (_normalize_piecewise_cudagraph_mode: FULL_AND_PIECEWISE -> FULL_DECODE_ONLY)
+    compile_mode_rule: Literal["level", "to_none", "without_piecewise"] = "level"
     # the cudagraph_mode a start-up runs when no flag names one (graph_mode.effective_mode): 0.10.2
     # config/__init__.py VllmConfig.__post_init__ PIECEWISE (V1 at compilation level PIECEWISE); FULL_AND_PIECEWISE
     # from 0.11.0 (changelog). Releases before 0.10.2 had no cudagraph_mode and were not read for it.

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from app.core.version_types import BackendPriority, BatchTier
+from app.core.version_types import BackendPriority, BatchTier, ForcedBlock
 
 # Sampler peak in fp32-logit copies, fitted by bench/calibrate.py (docs/model.md): 3.75 on 39 real
 # 0.19.0 H100 logs; 9.6 = (5.64 GiB - 0.05 GiB base) / 0.58 GiB of logits for Qwen3-14B on 0.15/0.16,
@@ -33,6 +33,22 @@ V1_ATTENTION = (
 )
 MLA_SM90 = BackendPriority(
     mla=True, min_sm=0, backends=("FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA")
+)
+
+
+# platforms/cuda.py check_and_update_config's forced MLA blocks, as each release prints them (rows below)
+FORCED_FLASHMLA = ForcedBlock("FLASHMLA", "FlashMLA", 64, exact=True)
+FORCED_0_10 = (
+    FORCED_FLASHMLA,
+    ForcedBlock("CUTLASS_MLA", "CUTLASS_MLA", 128, exact=True),
+    ForcedBlock("FLASHINFER_MLA", "FlashInferMLA", 64, exact=True),
+)
+FORCED_SPARSE = ForcedBlock("FLASHMLA_SPARSE", "FlashMLASparse", 64, exact=True)
+FORCED_0_14 = (
+    ForcedBlock("FLASHMLA", "FlashMLA", 64, exact=False),
+    ForcedBlock("CUTLASS_MLA", "CUTLASS_MLA", 128, exact=False),
+    ForcedBlock("FLASHINFER_MLA", "FlashInferMLA", 64, exact=False),
+    FORCED_SPARSE,
 )
 
 
@@ -71,6 +87,13 @@ CHANGELOG: tuple[Change, ...] = (
         },
     ),
     Change(
+        "0.8.0",
+        "0.8.5 platforms/cuda.py CudaPlatform.check_and_update_config: an MLA model on FlashMLA (no "
+        "VLLM_ATTENTION_BACKEND, is_flashmla_supported) gets block_size 64 whenever it is not 64, a --block-size "
+        "included: 'Forcing kv cache block size to 64 for FlashMLA backend.' (absent in 0.7.3)",
+        {"forced_blocks": (FORCED_FLASHMLA,)},
+    ),
+    Change(
         "0.10.0",
         "0.10.2 gpu_worker determine_available_memory profile (§2.4), hybrid allocator and per-group "
         "tokens (§3.4, §3.7), free-memory start-up check (§2.2), --kv-cache-memory-bytes (§7); "
@@ -96,11 +119,25 @@ CHANGELOG: tuple[Change, ...] = (
         },
     ),
     Change(
+        "0.10.0",
+        "0.10.2 platforms/cuda.py check_and_update_config: also CUTLASS_MLA (Blackwell's default) 'Forcing kv cache "
+        "block size to 128 for CUTLASS_MLA backend.' when not 128 and FlashInferMLA to 64 when not in [32, 64] "
+        "(0.9.2: FlashMLA only)",
+        {"forced_blocks": FORCED_0_10},
+    ),
+    Change(
         "0.11.0",
         "0.11.0 config/__init__.py VllmConfig.__post_init__: with no cudagraph_mode given, V1 at compilation level "
         "PIECEWISE defaults to FULL_AND_PIECEWISE (PIECEWISE for pooling and encoder-decoder models); 0.10.2's "
         "same branch set PIECEWISE",
         {"default_cudagraph_mode": "FULL_AND_PIECEWISE"},
+    ),
+    Change(
+        "0.11.0",
+        "0.11.0 platforms/cuda.py check_and_update_config: 'if use_sparse and cache_config.block_size != 64' "
+        "(model_config.hf_config has index_topk: DeepSeek-V3.2): 'Forcing kv cache block size to 64 for "
+        "FlashMLASparse backend.' (absent in 0.10.2)",
+        {"forced_blocks": (*FORCED_0_10, FORCED_SPARSE)},
     ),
     Change(
         "0.14.0",
@@ -124,6 +161,23 @@ CHANGELOG: tuple[Change, ...] = (
             # engine/arg_utils.py create_engine_config: resolve_kv_cache_dtype_string (absent in 0.11.0)
             "checkpoint_kv_dtype_modelopt": True,
         },
+    ),
+    Change(
+        "0.14.0",
+        "0.14.0 platforms/cuda.py check_and_update_config: FlashMLA keeps a block with 'block_size % 64 == 0', "
+        "CUTLASS_MLA '% 128', FlashInferMLA 32 or '% 64' (0.11.0: != 64, != 128, not in [32, 64]); FlashMLASparse "
+        "still != 64. v1/attention/backends/mla/indexer.py DeepseekV32IndexerBackend.get_supported_kernel_block_sizes "
+        "[64] on CUDA and v1/worker/gpu_model_runner.py _select_common_block_size 'No common block size for %d' "
+        "(neither in 0.11.0)",
+        {"forced_blocks": FORCED_0_14, "indexer_kernel_block": True},
+    ),
+    Change(
+        "0.14.0",
+        "0.14.0 config/vllm.py VllmConfig.__post_init__: 'Cudagraph mode %s is not compatible with compilation mode "
+        "%s.Overriding to NONE.' when cudagraph_mode.requires_piecewise_compilation() and compilation_config.mode != "
+        "VLLM_COMPILE (0.11.0: with no cudagraph_mode a level other than PIECEWISE set NONE, and a piecewise mode "
+        "with such a level failed the 'Compilation level should be CompilationLevel.PIECEWISE' assert)",
+        {"compile_mode_rule": "to_none"},
     ),
     Change(
         "0.14.0",
@@ -182,6 +236,18 @@ CHANGELOG: tuple[Change, ...] = (
         },
     ),
     Change(
+        "0.17.0",
+        "0.17.0 platforms/cuda.py check_and_update_config: use_flashinfer_mla_sparse (--attention-backend "
+        "FLASHINFER_MLA_SPARSE) keeps 32 or 64, else 'Forcing kv cache block size to 64 for FlashInferMLASparse "
+        "backend.' (absent in 0.15.0)",
+        {
+            "forced_blocks": (
+                *FORCED_0_14,
+                ForcedBlock("FLASHINFER_MLA_SPARSE", "FlashInferMLASparse", 64, exact=True),
+            )
+        },
+    ),
+    Change(
         "0.18.0",
         "0.18.0 v1/core/kv_cache_utils.py _get_kv_cache_groups_uniform_page_size: the ratio becomes 1.5 (0.17.0: "
         "1.25); 0.33.0 v1/core/kv_cache_planning.py keeps it",
@@ -199,6 +265,12 @@ CHANGELOG: tuple[Change, ...] = (
         "attention layer's backend's get_preferred_block_size, logged 'Setting kv cache block size to %d for %s "
         "backend.' (0.17.0 platforms/cuda.py forced it per backend: 'Forcing kv cache block size to 64 for ...')",
         {"block_size_log": "setting_for_backend"},
+    ),
+    Change(
+        "0.18.0",
+        "0.18.0 platforms/cuda.py check_and_update_config forces no MLA block any more: "
+        "Platform.update_block_size_for_backend sets it only when no --block-size was given",
+        {"forced_blocks": ()},
     ),
     Change(
         "0.19.0",
@@ -351,6 +423,13 @@ CHANGELOG: tuple[Change, ...] = (
         "0.30.0",
         "0.30.0: null block left out of the capacity check (§3.6), merged capacity line (§4.3)",
         {"null_block_in_check": True, "merged_capacity_line": True},
+    ),
+    Change(
+        "0.30.0",
+        "0.30.0 config/vllm.py VllmConfig._normalize_piecewise_cudagraph_mode: a piecewise mode under a compilation "
+        "mode other than VLLM_COMPILE falls back to cudagraph_mode.without_piecewise() (config/compilation.py: "
+        "FULL_AND_PIECEWISE -> FULL_DECODE_ONLY, PIECEWISE -> NONE), 'Overriding to %s.' (0.29.0: NONE)",
+        {"compile_mode_rule": "without_piecewise"},
     ),
     Change(
         "0.30.0",

@@ -176,9 +176,11 @@ FREE_AT_START = VllmLine(
 )
 DESIRED_UTILIZATION = r"(?:desired|Desired) GPU memory utilization (?:is )?\(" + G
 # the same clause at the head of a line: the free-memory error wrapped after "on startup is less" (a terminal,
-# a quote in a thread); its first figure is gpu_memory_utilization
+# a quote in a thread), or 0.2x's budget line ("Free memory on device (…) on startup. Desired GPU memory
+# utilization is (0.87, 105.87 GiB). …", v1/worker/gpu_worker.py) split at its sentence; the first figure is
+# gpu_memory_utilization
 DESIRED_UTILIZATION_LINE = VllmLine(
-    "desired GPU memory utilization (", r"^(?:than )?desired GPU memory utilization \(" + G
+    "GPU memory utilization ", r"^(?:than )?(?:desired|Desired) GPU memory utilization (?:is )?\(" + G
 )
 GRAPH_CAPTURED = VllmLine(
     "Graph capturing finished",
@@ -365,6 +367,16 @@ MEMORY_ACCESS_FAULT = VllmLine(
 CORE_DUMPED = VllmLine("core dumped", r"\w{0,40}(?: \w{1,20}){0,3} \(core dumped\)")
 NPU_FUNCTION_ERROR = VllmLine("NPU function error", r"NPU function error: .*")
 ACL_CALL_FAILED = VllmLine("call acl api failed", r"\bERR\d{5} \w{1,16} call acl api failed.*")
+# the CANN runtime's report of an AI Core / vector core exception ("The error from device(chipId:2, dieId:0), serial
+# number is 4, there is an exception of aivec error, core id is 32, error code = 0x800000 …", vllm-ascend#2976), and
+# its task-level summary ("Aicore kernel execute failed, device_id=2, … fault kernel_name=…"): an operator died
+NPU_CORE_EXCEPTION = VllmLine(
+    "The error from device(",
+    r"The error from device\(chipId:\d{1,4}, dieId:\d{1,4}\), serial number is \d{1,10}, there is an exception of \w{1,20} error.*",
+)
+NPU_KERNEL_FAILED = VllmLine(
+    "kernel execute failed", r"\b(?:Aicore|AICore|AIV|Aiv|AICPU|Aicpu|aicpu) kernel execute failed\b.*"
+)
 # an exception raised in torch_npu's C++ (its build path in the message: "RuntimeError: status == aclmdlRICapture…
 # INTERNAL ASSERT FAILED at "build/CMakeFiles/torch_npu.dir/compiler_depend.ts":162", Ascend/pytorch#78)
 TORCH_NPU_RAISED = VllmLine("torch_npu.dir", r"\b[A-Z]\w{0,40}Error: .{0,600}\btorch_npu\.dir/.*")
@@ -497,6 +509,10 @@ TORCH_NPU = VllmLine("torch_npu", r"\btorch_npu\b")  # a torch_npu path or warni
 # for 310P device."), its Ascend* classes (AscendScheduler, AscendConfig), a torch device "npu:0", HCCL
 ASCEND_310P = VllmLine("310p", r"\w{0,40}_310p\.py|\b310P\b")
 ASCEND_CLASS = VllmLine("Ascend", r"\bAscend[A-Z]\w{0,60}")
+# vllm-ascend's own worker and runner modules in a line's tag: vllm_ascend/worker/model_runner_v1.py ("[model_runner_v1
+# .py:2373] Loading model weights took 37.2362 GB", vllm-ascend#2976) and worker_v1.py; upstream vLLM's are
+# v1/worker/gpu_model_runner.py and gpu_worker.py, so the tag alone says the run is vllm-ascend's
+ASCEND_RUNNER_TAG = VllmLine("_v1.py:", r"\[(?:model_runner_v1|worker_v1)\.py:\d{1,6}\]")
 NPU_DEVICE = VllmLine("npu:", r"\bnpu:\d{1,3}\b")
 HCCL = VllmLine("HCCL", r"\bHCCL\w{0,40}")
 # torch_npu's (PTA's) error record "[ERROR] 2025-08-13-09:34:05 (PID:3760997, Device:-1, RankID:-1) ERR99999

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from app.core.result import Range
 from app.core.specs import GIB
 from app.core.text import Text
+from app.web.i18n import tr
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,25 @@ REGIME_NAMES = {
     "kv_pool": Text("the KV pool"),
     "queue": Text("the queue"),
 }
+# ... and as the Speed section explains it ("Binding regime: ...")
+REGIME_EXPLAINED = {
+    "compute": Text("compute: the batches' matrix work binds"),
+    "memory_bandwidth": Text("memory bandwidth: reading weights and KV each step binds"),
+    "host": Text(
+        "the host: vLLM's per-step CPU work (scheduling, input preparation, sampling) outlasts the device's step"
+    ),
+    "kv_pool": Text("the KV pool: requests wait for blocks or are preempted"),
+    "queue": Text("the queue: prompts wait for the running ones"),
+}
+
+
+def regime_text(regime: str, *, explained: bool = False) -> str:
+    """What binds a speed figure (app.core.perf.bench.Regime) in the page's language: its few words for a
+    table cell or a line (the fleet, its frontier, the recommender), or ``explained``, the Speed
+    section's sentence; "" when there is none (a candidate without a speed). The one place the pages
+    turn a regime into words."""
+    table = REGIME_EXPLAINED if explained else REGIME_NAMES
+    return tr(table[regime]) if regime in table else ""
 
 
 def axis_ticks(top: float, count: int) -> list[float]:

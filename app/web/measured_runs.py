@@ -5,6 +5,7 @@ fields and ``bench``) with the measured keys under vLLM's names, or a ``paste`` 
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pydantic import ConfigDict, Field, ValidationError
@@ -13,12 +14,19 @@ from app.core import deadline
 from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
 from app.core.perf.bench_args import BenchArgs
-from app.core.perf.cluster import ClusterFit, MeasuredKeys, RunComparison, fit_cluster
+from app.core.perf.cluster import (
+    BAND_GROUPS,
+    GROUP_NAMES,
+    ClusterFit,
+    MeasuredKeys,
+    RunComparison,
+    fit_cluster,
+)
 from app.core.perf.measured import MAX_MEASURED_RUNS, read_run, refuse_unstartable, simulated_as, split_runs
 from app.core.perf.paste import bench_fields, parse_paste
 from app.core.perf.predict import compare_run
-from app.core.text import N_, Msg, Text
-from app.web.i18n import t
+from app.core.text import COMMA, N_, Msg, Text, TextList
+from app.web.i18n import t, tr
 from app.web.inputs.params import PlannerParams, StrictPlannerParams, serve_values
 from app.web.inputs.resolve import estimate_for, resolve_strict
 from app.web.validation import message_of
@@ -126,9 +134,15 @@ def page_runs(text: str, base: PlannerParams, bench: BenchArgs | None) -> tuple[
             try:
                 parsed = parse_serve_command(pasted.command, vllm_version=base.vllm_version)
             except PlannerError as exc:
-                raise PlannerError(
-                    PAGE_FIELD, Text("line {n}: {msg}", n=pasted.start - 1, msg=exc.message)
-                ) from None
+                line = pasted.start - 1
+                # the flag it names (--gpu-memory-utilization 1.5: gpu_memory_utilization), unless the
+                # command as a whole is wrong
+                message = (
+                    Text("line {n}: {key}: {msg}", n=line, key=exc.field, msg=exc.message)
+                    if exc.field not in ("", "command")
+                    else Text("line {n}: {msg}", n=line, msg=exc.message)
+                )
+                raise PlannerError(PAGE_FIELD, message) from None
             params = StrictPlannerParams.model_validate(
                 {**data, **serve_values(parsed.serve), **({"model": parsed.model} if parsed.model else {})}
             )
@@ -232,7 +246,26 @@ def api_cluster(params: PlannerParams, measured: list[MeasuredRun]) -> ClusterFi
 
 
 def calibrated_caption(runs: int) -> str:
-    """What every speed figure scaled by your cluster's runs says (the page's and the API's wording)."""
+    """What a speed figure scaled by your cluster's runs says beside it (a kind of figure they measured)."""
     if runs == 1:
         return t("calibrated on your 1 run")
     return t("calibrated on your {n} runs", n=runs) if runs else ""
+
+
+def runs_caption(runs: int, figures: Sequence[str]) -> str:
+    """What a line or an answer covering every speed figure says: "calibrated on your N runs" when your
+    runs measured every kind of figure, else which kinds they calibrate ("TPOT calibrated on your 1
+    run"); "" without runs (or when none of their figures could be compared)."""
+    if not runs or not figures:
+        return ""
+    if set(figures) >= set(BAND_GROUPS):
+        return calibrated_caption(runs)
+    names = tr(TextList(COMMA, [GROUP_NAMES[g] for g in figures if g in GROUP_NAMES]))
+    if runs == 1:
+        return t("{figures} calibrated on your 1 run", figures=names)
+    return t("{figures} calibrated on your {n} runs", figures=names, n=runs)
+
+
+def cluster_caption(cluster: ClusterFit | None) -> str:
+    """:func:`runs_caption` of a cluster (None: no runs)."""
+    return runs_caption(cluster.runs, cluster.measured_groups()) if cluster is not None else ""

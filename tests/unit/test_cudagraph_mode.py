@@ -42,12 +42,13 @@ def test_the_mode_is_read_from_the_command(command: str, mode: str) -> None:
 
 
 def test_other_compilation_settings_are_kept_and_bad_values_refused() -> None:
-    # a JSON without cudagraph_mode moves no memory here: kept among the unmodelled flags
+    # a JSON without cudagraph_mode keeps its keys for the plan and the emitted command (test_compilation_config)
     other = parse_pasted("vllm serve m -cc '{\"mode\": 3}'", vllm_version="0.33.0")
-    assert other.serve.cudagraph_mode is None and other.unknown_flags == ["-cc", '{"mode": 3}']
-    # before 0.14.0 -O was --compilation-config's level: read as a real flag, not modelled
+    assert other.serve.cudagraph_mode is None and other.serve.compilation_config == '{"mode":3}'
+    assert other.unknown_flags == []
+    # before 0.14.0 -O was --compilation-config's level (0.11.0 utils FlexibleArgumentParser: -O3 -> -O.level=3)
     old = parse_pasted("vllm serve m -O3", vllm_version="0.11.0")
-    assert old.serve.cudagraph_mode is None and old.unknown_flags == ["-O3"]
+    assert old.serve.cudagraph_mode is None and old.serve.compilation_config == '{"level":3}'
     for bad in (
         "vllm serve m -O7",
         'vllm serve m -cc \'{"cudagraph_mode": "SOME"}\'',

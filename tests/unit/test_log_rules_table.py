@@ -26,8 +26,9 @@ def test_the_table_in_order() -> None:
     # DEVICE_INIT_FRAME, TORCH_COMPILE, three Ascend markers (PTA error record, CANN paths, ASCEND_RT_VISIBLE_DEVICES)
     # and eight ROCm markers (ROCm, /opt/rocm, gfx…, [aiter], ROCM_…, HIP error, hipError…, AMD Instinct); then
     # V0_WORKER_FRAME (heldout-2026-12f); round 7 (heldout-2026-12g) adds TORCH_NPU_RAISED, CONFIG_FRAME,
-    # TORCH_CAPABILITY_NAME, MOE_CONFIG_NAME and PLATFORM_MODULE
-    assert len(RULES) == len(rows) == 109
+    # TORCH_CAPABILITY_NAME, MOE_CONFIG_NAME and PLATFORM_MODULE; round 8 (heldout-2026-12h) adds NPU_CORE_EXCEPTION
+    # and NPU_KERNEL_FAILED (CANN's AI Core fault report), ASCEND_RUNNER_TAG (vllm-ascend's runner module in the tag)
+    assert len(RULES) == len(rows) == 112
     first, weights = RULES[0], next(r for r, row in zip(RULES, rows, strict=True) if row["line"] == "WEIGHTS")
     assert (first.needle, first.run_start, first.kv) == (vt.SERVER_VERSION.needle, True, False)
     assert weights.kv and weights.pattern.search("Loading model weights took 14.99 GB") is not None

@@ -79,27 +79,33 @@ def test_every_row_parses_and_names_its_source_and_url() -> None:
         counts[str(row["source"])] = counts.get(str(row["source"]), 0) + 1
     assert counts == RUNS_PER_SOURCE
     for row in rows:
-        assert isinstance(row["source"], str) and row["source"]
-        url = row["url"]
-        assert isinstance(url, str) and url.startswith("https://")  # a repository file, or a stored page
-        find_model(str(row["model"]))  # raises on a model the catalog does not have
-        find_device(str(row["device"]))
-        measured = row["measured"]
-        assert isinstance(measured, dict) and measured and set(measured) <= RESULT_KEYS
-        assert all(isinstance(v, float | int) and v > 0 for v in measured.values())
-        rate = row.get("request_rate", "inf")
-        dataset = row.get("dataset_name", "random")
-        assert dataset in DATASETS
-        if dataset != "sharegpt":  # random, or the run's own mean lengths for a dataset not modelled
-            assert isinstance(row["random_input_len"], int) and isinstance(row["random_output_len"], int)
-        BenchArgs(  # the bench arguments are valid `vllm bench serve` arguments
-            num_prompts=row["num_prompts"],
-            max_concurrency=row.get("max_concurrency"),
-            request_rate=math.inf if rate == "inf" else float(str(rate)),
-            dataset_name="sharegpt" if dataset == "sharegpt" else "random",
-            random_input_len=row.get("random_input_len", 1024),
-            random_output_len=row.get("random_output_len", 128),
-        )
+        check_row(row)
+
+
+def check_row(row: dict[str, object]) -> None:
+    """One measured run as every source file writes it (bench/data/perf/sources/README.md's row format); the
+    held-apart directories' tests (test_perf_sources_r8.py) check their rows with it too."""
+    assert isinstance(row["source"], str) and row["source"]
+    url = row["url"]
+    assert isinstance(url, str) and url.startswith("https://")  # a repository file, or a stored page
+    find_model(str(row["model"]))  # raises on a model the catalog does not have
+    find_device(str(row["device"]))
+    measured = row["measured"]
+    assert isinstance(measured, dict) and measured and set(measured) <= RESULT_KEYS
+    assert all(isinstance(v, float | int) and v > 0 for v in measured.values())
+    rate = row.get("request_rate", "inf")
+    dataset = row.get("dataset_name", "random")
+    assert dataset in DATASETS
+    if dataset != "sharegpt":  # random, or the run's own mean lengths for a dataset not modelled
+        assert isinstance(row["random_input_len"], int) and isinstance(row["random_output_len"], int)
+    BenchArgs(  # the bench arguments are valid `vllm bench serve` arguments
+        num_prompts=row["num_prompts"],
+        max_concurrency=row.get("max_concurrency"),
+        request_rate=math.inf if rate == "inf" else float(str(rate)),
+        dataset_name="sharegpt" if dataset == "sharegpt" else "random",
+        random_input_len=row.get("random_input_len", 1024),
+        random_output_len=row.get("random_output_len", 128),
+    )
 
 
 def test_no_row_comes_from_a_source_kept_for_evaluation() -> None:

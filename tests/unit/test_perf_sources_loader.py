@@ -107,3 +107,17 @@ def test_source_medians_give_each_source_one_vote() -> None:
     a = [{"mean_tpot_ms": P.BlindCell(1.2, True)} for _ in range(3)]
     b = [{"mean_tpot_ms": P.BlindCell(0.9, False)}]
     assert "mean_tpot_ms: 15% (1.05x, 50%; 2 sources)" in P.source_medians({"A": a, "B": b})
+
+
+def test_source_rows_never_reads_the_blind_directories(monkeypatch: Any) -> None:
+    # sources-r7b/ and sources-r8/ are scored blind (`--blind --dir`) and stay out of every fit: source_rows()
+    # is what perf_loso.py, measured_runs_loo.py and perf_misses.py read, so no file of theirs may reach it
+    read: list[Any] = []
+    monkeypatch.setattr(P, "read_rows", lambda files: read.extend(files) or [])
+    P.source_rows()
+    folders = {path.parent.name for path in read}
+    assert "sources" in folders and "sources-r7" in folders  # it did read the fit's sources
+    assert not folders & {"sources-r7b", "sources-r8"}
+    blind_dir = P.SOURCES_DIR.parent / "sources-r8"
+    assert blind_dir.is_dir()
+    assert not set(blind_dir.glob("*.jsonl")) & set(read)

@@ -139,11 +139,11 @@ def test_pretty_printed_save_result_json_is_one_run_each(client: Any) -> None:
     # beside TTFT and TPOT, which the runs measured (no simulated benchmark asked for, so no table);
     # not throughput, which they did not: it keeps the model's band (round 6)
     assert page.status_code == 200 and page.text.count("calibrated on your 3 runs") == 2
-    # an object that never closes is named by the line it starts on (line 1 is the command)
+    # an object that never closes is named by the line json stops at (line 1 is the command, 2 "{")
     broken = client.get(
         "/speed", params={**TENSTORRENT_CONFIG, "my_runs": command + '\n{\n  "mean_tpot_ms": 30.9,\n'}
     )
-    assert "line 2: not a --save-result JSON object" in broken.text
+    assert "line 3: not valid JSON (Expecting property name" in broken.text
     # the run's own server did not start at the default --gpu-memory-utilization 0.9: said, not "cannot be simulated"
     plain = "vllm serve Qwen/Qwen2.5-72B-Instruct --tensor-parallel-size 2 --max-model-len 8448\n"
     refused = client.post(

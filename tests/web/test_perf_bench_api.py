@@ -39,7 +39,7 @@ def test_measured_runs_scale_the_figures(client: Any) -> None:
     assert answer["calibrated_runs"] == 1 and answer["basis"] == "calibrated"
     assert answer["bench"]["mean_tpot_ms"]["expected"] == pytest.approx(predicted * 1.2)
     assert answer["tpot_ms"]["expected"] == pytest.approx(base["tpot_ms"]["expected"] * 1.2)
-    assert any("Calibrated on your 1 run:" in note for note in answer["notes"])
+    assert any("Calibrated on your 1 run for TPOT only:" in note for note in answer["notes"])
 
 
 def test_a_bad_paste_is_a_422_naming_the_run_and_line(client: Any) -> None:

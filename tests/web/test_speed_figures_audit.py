@@ -45,12 +45,12 @@ def test_api_performance_bands_regime_and_caption(client: Any) -> None:
     run = {**LLAMA, "max_model_len": 4096, "bench": BENCH}
     run["measured"] = {"mean_tpot_ms": plain["bench"]["mean_tpot_ms"]["expected"] * 1.2}
     calibrated = client.post("/api/performance", json={**body, "measured_runs": [run]}).json()
-    assert calibrated["speed_caption"] == "calibrated on your 1 run"
+    assert calibrated["speed_caption"] == "TPOT calibrated on your 1 run"  # the one kind it measured
     # the caption follows Accept-Language, as /api/fleet's does (app/i18n/zh/LC_MESSAGES/messages.po)
     zh = client.post(
         "/api/performance", json={**body, "measured_runs": [run]}, headers={"Accept-Language": "zh"}
     )
-    assert zh.json()["speed_caption"] == "已基于您的 1 次运行校准"
+    assert zh.json()["speed_caption"] == "TPOT已基于您的 1 次运行校准"
 
 
 def test_speed_section_secondary_figures_have_bands(client: Any) -> None:

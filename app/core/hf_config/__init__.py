@@ -33,6 +33,7 @@ from app.core.hf_config.geometry import (
     indexer_layers,
     layer_attention,
     mamba_ssm_dtype,
+    retrieval_attention_contract,
 )
 from app.core.hf_config.index_weights import loaded_index_bytes
 from app.core.hf_config.max_len import (
@@ -194,6 +195,7 @@ def _model_spec(
         sparse_kernel_block=msa_block_size(cfgs),
         compress_ratios=compress_ratios(cfgs, geometry.num_layers),
         mamba_ssm_dtype=mamba_ssm_dtype(cfgs),
+        retrieval_attention_contract=retrieval_attention_contract(cfgs),
         params_total=params_total,
         params_active=params_active,
         torch_dtype=dtype,

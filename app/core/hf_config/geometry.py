@@ -691,3 +691,11 @@ def mamba_ssm_dtype(cfgs: _Configs) -> Literal["bfloat16", "float16", "float32"]
                 raise ConfigError(key, Text("unsupported dtype {name!r}", name=name))
             return DTYPE_NAMES[name]
     return None
+
+
+def retrieval_attention_contract(cfgs: _Configs) -> tuple[str, ...]:
+    """The ``retrieval_attention_contract`` values config.json and its text config declare (each config once;
+    models/config.py ColQwen3_5Config reads both): a non-string value is kept as its repr, which vLLM refuses."""
+    configs = [cfgs.top] if cfgs.text is cfgs.top else [cfgs.top, cfgs.text]
+    values = [config.get("retrieval_attention_contract") for config in configs]
+    return tuple(value if isinstance(value, str) else repr(value) for value in values if value is not None)

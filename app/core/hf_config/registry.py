@@ -17,11 +17,30 @@ from pathlib import Path
 from typing import Any
 
 from app.core.errors import ConfigError
+from app.core.specs import ModelSpec
 from app.core.text import Text
 
 ARCHITECTURES_FILE = Path(__file__).with_name("vllm_architectures.json")
 FALLBACK_FILE = Path(__file__).with_name("transformers_fallback.json")  # scripts/gen_transformers_fallback.py
 QUANT_METHODS_FILE = Path(__file__).with_name("vllm_quant_methods.json")  # scripts/gen_quant_methods.py
+CONFIG_MAP_FILE = Path(__file__).with_name("vllm_model_config_map.json")  # scripts/gen_model_config_map.py
+# the MODELS_CONFIG_MAP hooks read (scripts/gen_model_config_map.py): the Qwen3.5 config class's
+# mamba_ssm_cache_dtype <- mamba_ssm_dtype, and ColQwen3_5Config's required retrieval_attention_contract
+SSM_DTYPE_HOOK = "qwen3_5_mamba_ssm_dtype"
+CONTRACT_HOOK = "retrieval_attention_contract"
+RETRIEVAL_CONTRACTS = frozenset({"causal", "bidirectional"})  # ColQwen3_5Config's ``supported``
+# the registries whose models vLLM runs with the pooling runner (registry.py _EMBEDDING_MODELS and the dicts
+# merged into it): config/model.py is_prefix_caching_supported gives them no prefix caching unless decoder-only
+POOLING_REGISTRIES = frozenset(
+    {
+        "embedding_models",
+        "late_interaction_models",
+        "sequence_classification_models",
+        "cross_encoder_models",
+        "reward_models",
+        "token_classification_models",
+    }
+)
 SPELLING_CUTOFF = 0.8
 # configs the planner builds itself from model-card fields (app/web/inputs/resolve.card_config): no registry
 SYNTHETIC_MODEL_TYPES = frozenset(
@@ -118,6 +137,56 @@ def check_quant_method(
             version=".".join(map(str, version)),
             removed=removed,
             last=_previous_read(removed),
+        ),
+    )
+
+
+@cache
+def _config_hooks() -> dict[str, dict[str, str]]:
+    data = json.loads(CONFIG_MAP_FILE.read_text(encoding="utf-8"))
+    return {hook: dict(data[hook]) for hook in (SSM_DTYPE_HOOK, CONTRACT_HOOK)}
+
+
+def has_config_hook(hook: str, *, architecture: str, release: str) -> bool:
+    """Whether vLLM ``release``'s MODELS_CONFIG_MAP (model_executor/models/config.py) gives ``architecture``
+    the hook (vllm_model_config_map.json: the first release read that does).
+
+    E.g. the Qwen3.5 SSM-dtype hook: ColQwen3_5 from 0.19.0, Qwen3_5ForCausalLM only from 0.27.0.
+    """
+    first = _config_hooks()[hook].get(architecture)
+    return first is not None and _version(release) >= _version(first)
+
+
+@cache
+def _registry_dicts() -> dict[str, str]:
+    rows = json.loads(ARCHITECTURES_FILE.read_text(encoding="utf-8"))["architectures"]
+    return {architecture: str(row.get("registry", "")) for architecture, row in rows.items()}
+
+
+def is_pooling_architecture(architecture: str) -> bool:
+    """An architecture vLLM runs as a pooling model (its registry dict; vllm_architectures.json)."""
+    return _registry_dicts().get(architecture) in POOLING_REGISTRIES
+
+
+def check_config_contract(*, model: ModelSpec, version: Version) -> None:
+    """Refuse a config that a release's MODELS_CONFIG_MAP hook rejects at model-config time
+    (config/model.py _try_verify_and_update_model_config): ColQwen3_5Config.verify_and_update_model_config
+    (0.27.0+) raises unless the config or its text config declares one retrieval_attention_contract,
+    'causal' or 'bidirectional' (the values the configs give: ModelSpec.retrieval_attention_contract)."""
+    architecture, declared = model.architecture, model.retrieval_attention_contract
+    release = ".".join(map(str, version))
+    if not has_config_hook(CONTRACT_HOOK, architecture=architecture, release=release):
+        return
+    if declared and set(declared) <= RETRIEVAL_CONTRACTS and len(set(declared)) == 1:
+        return
+    raise ConfigError(
+        CONTRACT_HOOK,
+        Text(
+            "vLLM {version} refuses this {architecture} config: it must declare retrieval_attention_contract "
+            "as 'causal' or 'bidirectional' (models/config.py ColQwen3_5Config); it declares {declared}",
+            version=release,
+            architecture=architecture,
+            declared=", ".join(repr(d) for d in declared) if declared else "—",
         ),
     )
 

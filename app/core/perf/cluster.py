@@ -4,7 +4,8 @@ Each measured run is simulated with the shipped coefficients (bench.simulate_ben
 estimate of the configuration it ran); the cluster's factor for TPOT-like keys (TPOT, ITL, E2EL),
 TTFT-like keys and throughput keys is the median of log(measured / predicted) over the keys the runs
 report, and the band is the spread of what is left (at least MIN_LOG_SPREAD: a few runs cannot
-promise more than 5 %). Every speed figure then says "calibrated on your N runs".
+promise more than 5 %). Every speed figure of a kind the runs measured then says "calibrated on your N
+runs"; the kinds no run measured keep the model's figure and band, and the captions say which is which.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.perf.bench import BAND_OF_KEY, RESULT_KEYS
-from app.core.text import Msg
+from app.core.text import COMMA, Msg, Text, TextList
 
 MIN_LOG_SPREAD = 0.05  # about 5 %: run-to-run noise of one benchmark on one cluster
 BAND_GROUPS = ("tpot", "ttft", "throughput")
+# each kind of figure as a caption names it (the throughput group: output, request and total tokens/s)
+GROUP_NAMES = {"tpot": Text("TPOT"), "ttft": Text("TTFT"), "throughput": Text("throughput")}
 
 
 class ClusterFit(BaseModel):
@@ -43,6 +46,34 @@ class ClusterFit(BaseModel):
         """Whether your runs measured this kind of figure (a key of its band group): one that no run
         measured keeps the model's band, not a few runs' 5 % (a TPOT-only paste said nothing of TTFT)."""
         return group in self.log_spread
+
+    def measured_groups(self) -> list[str]:
+        """The kinds of figure your runs measured, in BAND_GROUPS' order."""
+        return [g for g in BAND_GROUPS if self.measures(g)]
+
+    def calibration_note(self) -> Msg:
+        """The Speed section's note: which figures your runs scale (all of them, or the kinds measured)."""
+        groups = self.measured_groups()
+        if len(groups) == len(BAND_GROUPS):
+            if self.runs == 1:
+                return Text(
+                    "Calibrated on your 1 run: every figure is scaled by this cluster's measured factors."
+                )
+            return Text(
+                "Calibrated on your {n} runs: every figure is scaled by this cluster's measured factors.",
+                n=self.runs,
+            )
+        figures = TextList(COMMA, [GROUP_NAMES[g] for g in groups])
+        if self.runs == 1:
+            return Text(
+                "Calibrated on your 1 run for {figures} only: those figures are scaled by this cluster's measured factors; the others are the model's, with its bands (your run did not measure them).",
+                figures=figures,
+            )
+        return Text(
+            "Calibrated on your {n} runs for {figures} only: those figures are scaled by this cluster's measured factors; the others are the model's, with its bands (your runs did not measure them).",
+            n=self.runs,
+            figures=figures,
+        )
 
     def bands_over(self, model: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
         """Your runs' band for each kind of figure they measured, the model's for the rest."""

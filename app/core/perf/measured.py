@@ -25,6 +25,7 @@ from app.core.errors import PlannerError
 from app.core.perf.bench_args import BenchArgs
 from app.core.perf.paste import bench_fields, parse_paste
 from app.core.perf.simulate import SimulationError
+from app.core.pydantic_messages import message_of
 from app.core.result import Estimate
 from app.core.text import Msg, Text
 
@@ -54,15 +55,18 @@ class ReadRun:
 
 
 def _json_lines(lines: list[str], first: int) -> int:
-    """How many lines, from ``first``, the --save-result JSON object starting there spans (1 when it does
-    not parse: that line is then named as not a JSON object). vLLM writes it on one line; pasted from
-    an editor or ``jq`` it spans many."""
-    rest = "\n".join(lines[first:])
+    """How many lines, from ``first``, the --save-result JSON object starting there spans. vLLM writes
+    it on one line; pasted from an editor or ``jq`` it spans many. One that does not parse spans to
+    the line of its error, so that reading it names that line (an object that never closes: the
+    box's last line)."""
+    rest = "\n".join(lines[first:]).lstrip()  # the first line starts with "{": no line is stripped
     try:
-        _, end = json.JSONDecoder().raw_decode(rest.lstrip())
+        _, end = json.JSONDecoder().raw_decode(rest)
+    except json.JSONDecodeError as exc:
+        return exc.lineno
     except ValueError:
         return 1
-    return rest.lstrip()[:end].count("\n") + 1
+    return rest[:end].count("\n") + 1
 
 
 def split_runs(text: str) -> list[PastedRun]:
@@ -129,14 +133,12 @@ def read_run(run: PastedRun, *, bench: BenchArgs | None, field: str) -> ReadRun:
     """One pasted run: the fieldset's benchmark (``bench``, else vLLM's defaults) changed by what the
     paste states, a rate or cap it does not state at vLLM's default; a bad paste is a PlannerError on
     ``field`` naming the box's line."""
-    is_json = run.lines[0].lstrip().startswith("{")
-    # padded so that a line number in the paste's message is the box's own line number
-    text = "\n".join(run.lines) if is_json else "\n" * (run.start - 1) + "\n".join(run.lines)
+    # padded so that a line number in the paste's message (a JSON error's, a key's) is the box's own
+    text = "\n" * (run.start - 1) + "\n".join(run.lines)
     try:
         fields, measured = bench_fields(parse_paste(text))
     except PlannerError as exc:
-        message = Text("line {n}: not a --save-result JSON object", n=run.start) if is_json else exc.message
-        raise PlannerError(field, message) from None
+        raise PlannerError(field, exc.message) from None
     no_rate, no_cap = "request_rate" not in fields, "max_concurrency" not in fields
     defaults: dict[str, object] = {"request_rate": math.inf} if no_rate else {}
     if no_cap:
@@ -145,8 +147,9 @@ def read_run(run: PastedRun, *, bench: BenchArgs | None, field: str) -> ReadRun:
         args = BenchArgs.model_validate({**(bench or BenchArgs()).model_dump(), **defaults, **fields})
     except ValidationError as exc:
         first = exc.errors()[0]
+        # pydantic's English as a catalog sentence: a zh page names the bound in Chinese
         raise PlannerError(
-            field, Text("line {n}: {key}: {msg}", n=run.start, key=first["loc"][0], msg=first["msg"])
+            field, Text("line {n}: {key}: {msg}", n=run.start, key=first["loc"][0], msg=message_of(first))
         ) from None
     kept = {k: v for k, v in measured.items() if 0 < v < math.inf}
     return ReadRun(args, kept, tuple(_unstated(run.start, rate=no_rate, cap=no_cap)))

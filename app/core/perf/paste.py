@@ -89,19 +89,81 @@ def parse_printed(text: str) -> dict[str, Any]:
     return found
 
 
+# --save-result keys this reader uses. serve.py (0.33.0, lines 1321-1346 and 2312-2330) writes each as
+# a JSON number, except max_concurrency (null without a cap) and request_rate ("inf" when unlimited).
+_COUNT_KEYS = ("completed", "num_prompts", "total_input_tokens", "total_output_tokens")
+_NUMBER_KEYS = (*RESULT_KEYS, *_COUNT_KEYS, "burstiness", "max_concurrency", "request_rate")
+
+
+def _type_name(value: object) -> str:
+    """How a JSON value reads in a message: a string in quotes, else its JSON text (cut short)."""
+    text = json.dumps(value, allow_nan=True)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _wrong_type(data: dict[str, Any]) -> str | None:
+    """The first key the reader uses whose value is not what vLLM writes there (a number; null for
+    max_concurrency; "inf" for request_rate; a count finite), else None."""
+    for key in _NUMBER_KEYS:
+        if key not in data:
+            continue
+        value = data[key]
+        if value is None and key == "max_concurrency":
+            continue
+        if isinstance(value, str) and key == "request_rate" and value.strip().lower() in ("inf", "infinity"):
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return key
+        if key in _COUNT_KEYS and not math.isfinite(value):
+            return key
+    return None
+
+
+def _line_of(text: str, key: str) -> int:
+    """The line of ``text`` (1-based) where ``"key"`` first appears (1 when it does not)."""
+    quoted = f'"{key}"'
+    return next((n for n, line in enumerate(text.splitlines(), start=1) if quoted in line), 1)
+
+
+def parse_saved(text: str) -> dict[str, Any]:
+    """A --save-result JSON object; what is wrong names its line of ``text``: the JSON error's line,
+    the object's first line when it holds none of vLLM's result keys, a key's line when its value has
+    the wrong type."""
+    first = next((n for n, line in enumerate(text.splitlines(), start=1) if line.strip()), 1)
+    try:
+        data = json.loads(text)  # not stripped: the error's line is the text's own
+    except json.JSONDecodeError as exc:
+        raise PlannerError(
+            FIELD, Text("line {n}: not valid JSON ({msg})", n=exc.lineno, msg=exc.msg)
+        ) from None
+    if not isinstance(data, dict):
+        raise PlannerError(FIELD, Text("line {n}: not a JSON object", n=first))
+    if not any(k in data for k in RESULT_KEYS):
+        raise PlannerError(
+            FIELD,
+            Text(
+                "line {n}: the JSON object has none of vLLM's result keys (mean_ttft_ms, mean_tpot_ms, output_throughput, ...): paste the file vllm bench serve --save-result wrote",
+                n=first,
+            ),
+        )
+    key = _wrong_type(data)
+    if key is not None:
+        raise PlannerError(
+            FIELD,
+            Text(
+                "line {n}: {key} is {value}, not a number as vLLM writes it",
+                n=_line_of(text, key),
+                key=key,
+                value=_type_name(data[key]),
+            ),
+        )
+    return data
+
+
 def parse_paste(text: str) -> dict[str, Any]:
-    """A --save-result JSON object or a printed block."""
-    stripped = text.strip()
-    if stripped.startswith("{"):
-        try:
-            data = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise PlannerError(
-                FIELD, Text("line {n}: not valid JSON ({msg})", n=exc.lineno, msg=exc.msg)
-            ) from None
-        if not isinstance(data, dict) or not any(k in data for k in RESULT_KEYS):
-            raise PlannerError(FIELD, Text("the JSON has none of vLLM's result keys (mean_ttft_ms, ...)"))
-        return data
+    """A --save-result JSON object or a printed block; line numbers in an error are ``text``'s own."""
+    if text.strip().startswith("{"):
+        return parse_saved(text)
     return parse_printed(text)
 
 
@@ -114,7 +176,8 @@ def bench_fields(found: dict[str, Any]) -> tuple[dict[str, Any], dict[str, float
     }
     completed = found.get("completed") or found.get("num_prompts")
     args: dict[str, Any] = {}
-    if completed:
+    # a printed count of "inf" or "nan" says nothing of the run's size (int() of it was a 500)
+    if completed and math.isfinite(completed):
         args["num_prompts"] = int(completed)
         if found.get("total_input_tokens"):
             args["random_input_len"] = max(1, round(found["total_input_tokens"] / completed))

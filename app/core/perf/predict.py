@@ -220,12 +220,15 @@ def device_family(device: DeviceSpec) -> tuple[str, float]:
 
 
 class CurvePoint(BaseModel):
+    """One concurrency of the curve, each figure with the band of the operating point's kind (the KV
+    pool's wider TTFT band past the cliff)."""
+
     model_config = ConfigDict(frozen=True)
 
     concurrency: int
-    ttft_ms: float
-    tpot_ms: float
-    output_tokens_per_s: float
+    ttft_ms: Range
+    tpot_ms: Range
+    output_tokens_per_s: Range
     kv_limited: bool
 
 
@@ -447,17 +450,28 @@ def _curve(
     workload: Workload,
     cliff: int | None,
     scale: dict[str, float],
+    widens: dict[str, float],
+    cluster: ClusterFit | None,
 ) -> list[CurvePoint]:
+    """The figures at each concurrency, banded as the operating point's are (``_bands``, ``widens``)."""
+    bands = {limited: _bands(fit, cluster, kv_limited=limited) for limited in (False, True)}
     curve = []
     for c in sorted({*CURVE_CONCURRENCIES, workload.concurrency, *([cliff] if cliff else [])}):
         p = _point(physics=physics, fit=fit, estimate=estimate, workload=replace(workload, concurrency=c))
+        limited = cliff is not None and c >= cliff
+        expected = {
+            "ttft": p.ttft_s * MS_PER_S,
+            "tpot": p.tpot_s * MS_PER_S,
+            "throughput": p.output_tokens_per_s,
+        }
+        banded = {g: _band(v * scale[g], *bands[limited][g], widens[g]) for g, v in expected.items()}
         curve.append(
             CurvePoint(
                 concurrency=c,
-                ttft_ms=p.ttft_s * MS_PER_S * scale["ttft"],
-                tpot_ms=p.tpot_s * MS_PER_S * scale["tpot"],
-                output_tokens_per_s=p.output_tokens_per_s * scale["throughput"],
-                kv_limited=cliff is not None and c >= cliff,
+                ttft_ms=banded["ttft"],
+                tpot_ms=banded["tpot"],
+                output_tokens_per_s=banded["throughput"],
+                kv_limited=limited,
             )
         )
     return curve
@@ -580,15 +594,7 @@ def performance(
             notes.insert(
                 0, Text("The bands are your runs' spread, not the widened bands the notes below mention.")
             )
-        notes.insert(
-            0,
-            Text("Calibrated on your 1 run: every figure is scaled by this cluster's measured factors.")
-            if cluster.runs == 1
-            else Text(
-                "Calibrated on your {n} runs: every figure is scaled by this cluster's measured factors.",
-                n=cluster.runs,
-            ),
-        )
+        notes.insert(0, cluster.calibration_note())  # which figures your runs scale
     point = _point(physics=physics, fit=fit, estimate=estimate, workload=workload)
     cliff = kv_cliff(estimate=estimate, physics=physics, workload=workload)
     kv_limited = cliff is not None and workload.concurrency >= cliff
@@ -633,7 +639,16 @@ def performance(
         output_tokens=workload.output_tokens,
         concurrency=workload.concurrency,
         notes=notes,
-        curve=_curve(physics=physics, fit=fit, estimate=estimate, workload=workload, cliff=cliff, scale=scale)
+        curve=_curve(
+            physics=physics,
+            fit=fit,
+            estimate=estimate,
+            workload=workload,
+            cliff=cliff,
+            scale=scale,
+            widens=widens,
+            cluster=cluster,
+        )
         if with_curve
         else [],
         bench=bench_result,

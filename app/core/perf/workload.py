@@ -36,10 +36,12 @@ def workload_lengths(
     output_tokens: int | None,
     bench: BenchArgs | None,
     max_model_len: int,
+    defaults: tuple[int, int] = (DEFAULT_INPUT_TOKENS, DEFAULT_OUTPUT_TOKENS),
 ) -> tuple[int, int, Msg | None]:
     """(input tokens, output tokens, the note when a length was shortened). ``None`` = not set: the
-    benchmark's mean request (BenchArgs.mean_lengths) when one is given, else the defaults above."""
-    fallback = bench.mean_lengths() if bench is not None else (DEFAULT_INPUT_TOKENS, DEFAULT_OUTPUT_TOKENS)
+    benchmark's mean request (BenchArgs.mean_lengths) when one is given, else ``defaults`` (the Speed
+    section's above; the fleet passes its own load's)."""
+    fallback = bench.mean_lengths() if bench is not None else defaults
     given_in = input_tokens if input_tokens is not None else fallback[0]
     given_out = output_tokens if output_tokens is not None else fallback[1]
     if given_in + given_out <= max_model_len or (input_tokens is not None and output_tokens is not None):
@@ -87,10 +89,17 @@ def speed_workload(
     new_in, new_out, note = workload_lengths(
         input_tokens=input_tokens, output_tokens=output_tokens, bench=bench, max_model_len=max_model_len
     )
-    clients = (
+    clients = speed_clients(concurrency=concurrency, target_concurrency=target_concurrency, bench=bench)
+    return Workload(input_tokens=new_in, output_tokens=new_out, concurrency=clients), note
+
+
+def speed_clients(*, concurrency: int | None, target_concurrency: int | None, bench: BenchArgs | None) -> int:
+    """The Speed section's clients (the one rule: the workload above, the planner form's placeholder
+    and slider): the count given, else the benchmark's --max-concurrency, else the target concurrency N
+    (when set), else DEFAULT_SPEED_CONCURRENCY."""
+    return (
         concurrency
         or (bench.max_concurrency if bench is not None else None)
         or target_concurrency
         or DEFAULT_SPEED_CONCURRENCY
     )
-    return Workload(input_tokens=new_in, output_tokens=new_out, concurrency=clients), note

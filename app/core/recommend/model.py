@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.perf.predict import Basis
 from app.core.perf.schedule import Workload
@@ -141,7 +141,8 @@ class Recommendation(Frozen):
     bisection: Bisection
     warnings: list[Msg]
     speed_workload: Workload | None = None  # the clients each step's speed is predicted for
-    calibrated_runs: int = 0  # > 0: every speed figure is scaled by your cluster's measured runs
+    calibrated_runs: int = 0  # > 0: the speed figures of calibrated_figures are scaled by your runs
+    calibrated_figures: list[str] = Field(default_factory=list)  # the kinds your runs measured (tpot, ...)
     cheapest: Cheapest | None = None  # when the final configuration and an alternative both meet the target
 
     def changes(self) -> list[Step]:

@@ -223,6 +223,7 @@ def recommend(
         warnings=warnings,
         speed_workload=workload,
         calibrated_runs=cluster.runs if cluster is not None and workload is not None else 0,
+        calibrated_figures=cluster.measured_groups() if cluster is not None and workload is not None else [],
         cheapest=cheapest(ctx, start=serve, unpruned=unpruned),
     )
 

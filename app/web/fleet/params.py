@@ -106,19 +106,28 @@ FLEET_FIELDS: tuple[str, ...] = tuple(
 FLEET_DEFAULTS = FleetParams()
 
 
+# the load's lengths: left blank, each is the default shortened to fit max_model_len (fleet.service)
+LENGTH_FIELDS = ("input_tokens", "output_tokens")
+
+
 def parse_fleet_lenient(
     query: Mapping[str, str] | Iterable[tuple[str, str]],
 ) -> tuple[FleetParams, list[Problem]]:
-    """Never fails: each field that does not validate is dropped (-> default) and reported."""
-    return parse_lenient(FleetParams, query)
+    """Never fails: each field that does not validate is dropped (-> default) and reported. A blank
+    length box is not set (the default, shortened to fit), not a bad number."""
+    pairs = query.items() if isinstance(query, Mapping) else query
+    kept = [(k, v) for k, v in pairs if not (k in LENGTH_FIELDS and not v.strip())]
+    return parse_lenient(FleetParams, kept)
 
 
 def fleet_query(params: FleetParams) -> str:
-    """The /fleet permalink: the planner's non-default fields, then the fleet's (defaults omitted)."""
-    items = [(k, v) for k, v in query_items(params) if k not in ("input_tokens", "output_tokens")]
-    for name in ("input_tokens", "output_tokens", *FLEET_FIELDS):
+    """The /fleet permalink: the planner's non-default fields, then the fleet's (defaults omitted; a
+    length the user set is kept even at its default, so the link reopens the same request)."""
+    items = [(k, v) for k, v in query_items(params) if k not in LENGTH_FIELDS]
+    for name in (*LENGTH_FIELDS, *FLEET_FIELDS):
         value = getattr(params, name)
-        if value == getattr(FLEET_DEFAULTS, name):
+        kept = name in LENGTH_FIELDS and name in params.model_fields_set
+        if value == getattr(FLEET_DEFAULTS, name) and not kept:
             continue
         items.append(
             (

@@ -16,7 +16,7 @@ from app.web.fleet.service import fleet_for, planner_params, point_params
 from app.web.fleet.views import build_view
 from app.web.inputs.links import page_items, to_query
 from app.web.inputs.resolve import computed
-from app.web.measured_runs import api_cluster, calibrated_caption
+from app.web.measured_runs import api_cluster, runs_caption
 from app.web.templating import render_view, url_path
 
 router = APIRouter()
@@ -36,13 +36,24 @@ def _fleet(request: Request, items: list[tuple[str, str]]) -> Response:
     return render_view(request, "fleet.html", build_view(request, params, problems))
 
 
-def candidate_json(request: Request, params: FleetParams, c: Candidate, runs: int = 0) -> dict[str, Any]:
+def _runs_fields(runs: int, figures: list[str]) -> dict[str, Any]:
+    """Which of a figure's kinds your measured runs scale (TTFT, TPOT, throughput), and the caption
+    saying so ("" without runs); the answer, each candidate and each frontier point carry them."""
+    return {
+        "calibrated_runs": runs,
+        "calibrated_figures": figures,
+        "speed_caption": runs_caption(runs, figures),
+    }
+
+
+def candidate_json(
+    request: Request, params: FleetParams, c: Candidate, calibration: dict[str, Any]
+) -> dict[str, Any]:
+    """``calibration``: :func:`_runs_fields` of the answer."""
     query = to_query(planner_params(params, c))
     return {
         **c.model_dump(),
-        # your measured runs scale this candidate's TTFT, TPOT and throughput ("" without runs)
-        "calibrated_runs": runs,
-        "speed_caption": calibrated_caption(runs),
+        **calibration,
         "permalink": f"{url_path(request, 'planner')}?{query}",
         # the layout's manifests with its replicas (target=command|docker|compose|kubernetes|helm)
         "deploy": deploy_link(request, query, c.replicas),
@@ -53,14 +64,15 @@ def deploy_link(request: Request, planner_query: str, replicas: int, target: str
     return f"{url_path(request, 'api_deploy')}?{planner_query}&replicas={replicas}&target={target}"
 
 
-def pareto_json(request: Request, params: FleetParams, p: ParetoPoint, runs: int = 0) -> dict[str, Any]:
+def pareto_json(
+    request: Request, params: FleetParams, p: ParetoPoint, calibration: dict[str, Any]
+) -> dict[str, Any]:
     """A frontier point with its planner view (the Speed section at that point's clients)."""
     planner = point_params(params, p.serve, p.concurrency)
     return {
         **p.model_dump(),
         "permalink": f"{url_path(request, 'planner')}?{to_query(planner)}",
-        "calibrated_runs": runs,
-        "speed_caption": calibrated_caption(runs),
+        **calibration,
     }
 
 
@@ -68,18 +80,18 @@ def pareto_json(request: Request, params: FleetParams, p: ParetoPoint, runs: int
 def fleet_api(request: Request, params: StrictFleetParams) -> Response:
     """Every layout that starts, sized for the load and ranked by cost; ``best`` meets the SLO if any does."""
     result = fleet_for(params, cluster=api_cluster(params, params.measured_runs))
-    plan, runs = result.plan, result.calibrated_runs
+    plan, searched = result.plan, result.params  # searched: the load as modelled (its planner links)
+    calibration = _runs_fields(result.calibrated_runs, result.calibrated_figures)
     answer = {
-        "calibrated_runs": runs,
-        "speed_caption": calibrated_caption(runs),
-        "candidates": [candidate_json(request, params, c, runs) for c in plan.candidates],
-        "best": candidate_json(request, params, plan.best, runs) if plan.best is not None else None,
+        **calibration,
+        "candidates": [candidate_json(request, searched, c, calibration) for c in plan.candidates],
+        "best": candidate_json(request, searched, plan.best, calibration) if plan.best is not None else None,
         "best_meets_slo": plan.best_meets_slo,
         "why_none": plan.why_none,
         "notes": plan.notes,
         "layouts_tried": plan.layouts_tried,
         "layouts_started": plan.layouts_started,
-        "pareto": [pareto_json(request, params, p, runs) for p in plan.pareto],
+        "pareto": [pareto_json(request, searched, p, calibration) for p in plan.pareto],
         "pareto_slo_tokens_per_s_per_user": plan.pareto_slo_tokens_per_s_per_user,
         "inputs": {
             "model": result.resolved.model_label,

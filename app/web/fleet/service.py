@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core.fleet import Candidate, FleetPlan, plan_fleet
+from app.core.fleet import Candidate, FleetPlan, plan_fleet, request_len_limit
 from app.core.perf.cluster import ClusterFit
+from app.core.perf.workload import workload_lengths
 from app.core.specs import ServeConfig
+from app.core.text import Msg
 from app.web.fleet.params import FleetParams
 from app.web.inputs.params import PlannerParams, with_serve
 from app.web.inputs.problems import Problem, UnusableInputs
@@ -18,7 +20,35 @@ from app.web.inputs.resolve import Resolved, resolve_strict
 class FleetResult:
     resolved: Resolved
     plan: FleetPlan
-    calibrated_runs: int = 0  # > 0: every speed figure is scaled by your cluster's measured runs
+    params: FleetParams  # the inputs as searched: the lengths nobody set shortened to fit
+    cluster: ClusterFit | None = None  # your runs' factors: the kinds of figure they measured are scaled
+
+    @property
+    def calibrated_runs(self) -> int:
+        return self.cluster.runs if self.cluster is not None else 0
+
+    @property
+    def calibrated_figures(self) -> list[str]:
+        """The kinds of figure (tpot, ttft, throughput) your runs measured: only these are scaled."""
+        return self.cluster.measured_groups() if self.cluster is not None else []
+
+
+def fitted_load(params: FleetParams, *, max_model_len: int) -> tuple[FleetParams, Msg | None]:
+    """The load's lengths by the Speed section's rule (app.core.perf.workload.workload_lengths) with
+    the fleet's defaults: a length the user did not set (not in ``model_fields_set``: the page's blank
+    box, the API's absent key) shrinks to fit ``max_model_len`` and a note says so; one the user set is
+    kept, and when it alone leaves no room the refusal names it."""
+    given = params.model_fields_set
+    new_in, new_out, note = workload_lengths(
+        input_tokens=params.input_tokens if "input_tokens" in given else None,
+        output_tokens=params.output_tokens if "output_tokens" in given else None,
+        bench=None,
+        max_model_len=max_model_len,
+        defaults=(params.input_tokens, params.output_tokens),
+    )
+    if note is None:
+        return params, None
+    return params.model_copy(update={"input_tokens": new_in, "output_tokens": new_out}), note
 
 
 def fleet_for(
@@ -34,6 +64,9 @@ def fleet_for(
     if unusable:
         raise UnusableInputs(unusable)
     resolved = resolve_strict(params.model_copy(update={"quantization": None}))
+    params, shortened = fitted_load(
+        params, max_model_len=request_len_limit(model=resolved.model, serve=resolved.serve)
+    )
     plan = plan_fleet(
         model=resolved.model,
         device=resolved.device,
@@ -44,7 +77,9 @@ def fleet_for(
         model_label=resolved.model_label,
         quantization=params.quantization,
     )
-    return FleetResult(resolved, plan, cluster.runs if cluster is not None else 0)
+    if shortened is not None:
+        plan = plan.model_copy(update={"notes": [shortened, *plan.notes]})
+    return FleetResult(resolved, plan, params, cluster)
 
 
 def planner_params(params: FleetParams, candidate: Candidate) -> PlannerParams:

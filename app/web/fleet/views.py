@@ -14,13 +14,13 @@ from app.core.fleet import Candidate, FleetPlan, cost_at_load
 from app.core.pareto import ParetoPoint
 from app.core.result import Range
 from app.core.text import Text
-from app.web.fleet.params import FLEET_FIELDS, FleetParams, fleet_query
+from app.web.fleet.params import FLEET_FIELDS, LENGTH_FIELDS, FleetParams, fleet_query
 from app.web.fleet.service import fleet_for, planner_params, point_params
 from app.web.fleet.svg import COLOURS, ChartPoint, cost_chart, pareto_chart
 from app.web.format import (
-    REGIME_NAMES,
     gib,
     money,
+    regime_text,
     speed_band,
     speed_number,  # the Speed section's format: the numbers read alike
 )
@@ -28,7 +28,7 @@ from app.web.i18n import page_lang, t, tr
 from app.web.inputs.links import form_values, query_items, to_query, with_typed
 from app.web.inputs.options import Choices, choices
 from app.web.inputs.problems import Problem, error_of, problems_of, stopping, typed_values
-from app.web.measured_runs import calibrated_caption, page_runs_lenient
+from app.web.measured_runs import calibrated_caption, page_runs_lenient, runs_caption
 from app.web.templating import url_path
 
 MAX_TABLE_ROWS = 15  # the ranked table shows the cheapest; /api/fleet returns every candidate
@@ -147,10 +147,13 @@ class FleetView:
     model_label: str
     device_name: str
     choices: Choices
-    calibrated: str = ""  # "calibrated on your N runs" beside every speed figure, when runs were pasted
+    calibrated: str = ""  # which speed figures your pasted runs calibrate ("TPOT calibrated on your 1 run")
+    runs_tag: str = ""  # "calibrated on your N runs" beside each figure of a kind they measured
+    runs_groups: frozenset[str] = frozenset()  # the kinds (ttft, tpot, throughput) your runs measured
     runs_error: Problem | None = None  # a bad paste in "Your own runs": the figures answer uncalibrated
     bench_error: Problem | None = None  # a bad benchmark argument: the figures answer without it
     runs_notes: tuple[str, ...] = ()  # how the pasted runs were read (a rate they did not state)
+    length_placeholders: tuple[str, str] = ("", "")  # what blank input / output boxes model
 
 
 class LayoutLike(Protocol):
@@ -202,7 +205,7 @@ def _row(
         tpot_ms=speed_number(c.tpot_ms),
         ttft_band=speed_band(_ttft(c)),
         tpot_band=speed_band(_tpot(c)),
-        regime=tr(REGIME_NAMES[c.regime]) if c.regime in REGIME_NAMES else "",
+        regime=regime_text(c.regime),
         meets_slo=c.meets_slo,
         meets_slo_with_margin=c.meets_slo_with_margin,
         slo_text=t("meets, with margin")
@@ -298,7 +301,7 @@ def pareto_view(request: Request, params: FleetParams, plan: FleetPlan) -> Paret
                 tpot_ms=speed_number(p.tpot_ms),
                 ttft_band=speed_band(_ttft(p)),
                 tpot_band=speed_band(_tpot(p)),
-                regime=tr(REGIME_NAMES.get(p.regime, p.regime)),
+                regime=regime_text(p.regime),
                 meets_slo=p.meets_slo,
                 planner_link=link,
             )
@@ -314,6 +317,16 @@ def pareto_view(request: Request, params: FleetParams, plan: FleetPlan) -> Paret
             speed=speed_number(slo),
         ),
     )
+
+
+def load_values(params: FleetParams) -> dict[str, str]:
+    """The form's values; the load's lengths blank unless the user set them (a blank box is the
+    default, shortened to fit max_model_len, as the Speed section's: its placeholder says what it models)."""
+    values = form_values(params)
+    for name in LENGTH_FIELDS:
+        if name not in params.model_fields_set:
+            values[name] = ""
+    return values
 
 
 def hidden_inputs(params: FleetParams) -> tuple[tuple[str, str], ...]:
@@ -333,18 +346,22 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
     pareto: ParetoView | None = None
     more = 0
     model_label, device_name = params.model, params.device
-    calibrated = ""
+    calibrated = runs_tag = ""
+    groups: frozenset[str] = frozenset()
+    lengths = (str(params.input_tokens), str(params.output_tokens))
     # a bad paste in "Your own runs" is shown above the results, which answer uncalibrated
     runs = page_runs_lenient(params)
     try:
         result = fleet_for(params, cluster=runs.cluster, unusable=stopping(problems))
-        plan = result.plan
-        calibrated = calibrated_caption(result.calibrated_runs)
+        plan, searched = result.plan, result.params  # searched: the lengths as modelled (links)
+        lengths = (str(searched.input_tokens), str(searched.output_tokens))
+        calibrated = runs_caption(result.calibrated_runs, result.calibrated_figures)
+        runs_tag, groups = calibrated_caption(result.calibrated_runs), frozenset(result.calibrated_figures)
         model_label, device_name = result.resolved.model_label, result.resolved.device.name
         shown = plan.candidates[:MAX_TABLE_ROWS]
         if plan.best is not None and plan.best not in shown:
             shown = [*shown, plan.best]
-        rows = tuple(_row(request, params, c, i + 1, plan.best) for i, c in enumerate(shown))
+        rows = tuple(_row(request, searched, c, i + 1, plan.best) for i, c in enumerate(shown))
         more = len(plan.candidates) - len(shown)
         if plan.best is not None:
             b = plan.best
@@ -360,7 +377,7 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
                 tpot=speed_number(b.tpot_ms),
                 ttft_band=speed_band(_ttft(b)),
                 tpot_band=speed_band(_tpot(b)),
-                regime=tr(REGIME_NAMES.get(b.regime, b.regime)),
+                regime=regime_text(b.regime),
             )
             if calibrated:
                 summary = f"{summary} ({calibrated})"
@@ -368,7 +385,7 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         elif plan.why_none:
             best_view = BestView(False, "", tr(plan.why_none))
         notes = tuple(tr(n) for n in plan.notes)
-        pareto = pareto_view(request, params, plan)
+        pareto = pareto_view(request, searched, plan)
         series = chart_series(params, plan.candidates)
         chart = cost_chart(
             [(_series_label(c), points) for c, points in series],
@@ -385,7 +402,8 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         error = error_of(exc)
     return FleetView(
         params=params,
-        values=typed_values(form_values(params), problems),  # "thirty" stays in its box
+        values=typed_values(load_values(params), problems),  # "thirty" stays in its box
+        length_placeholders=lengths,
         hidden=hidden_inputs(params),
         permalink=f"{url_path(request, 'fleet')}?{query}",
         query=query,
@@ -403,6 +421,8 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         device_name=device_name,
         choices=choices(params.vllm_version),
         calibrated=calibrated,
+        runs_tag=runs_tag,
+        runs_groups=groups,
         runs_error=error_of(runs.runs_error) if runs.runs_error else None,
         bench_error=error_of(runs.bench_error) if runs.bench_error else None,
         runs_notes=tuple(tr(n) for n in runs.notes),

@@ -35,7 +35,7 @@ from app.core.errors import PlannerError
 from app.core.hf_config.reduce import planner_config
 from app.core.perf.bench_args import BenchArgs, infinite_as_text
 from app.core.perf.schedule import Workload
-from app.core.perf.workload import DEFAULT_SPEED_CONCURRENCY, speed_workload
+from app.core.perf.workload import speed_clients, speed_workload
 from app.core.plan import MAX_DEVICE_MEMORY_GIB, MIN_DEVICE_MEMORY_GIB, QUANTIZATION_FLAGS
 from app.core.serve_flags import FLAGS_BY_FIELD, FlagKind, bounds
 from app.core.specs import RELEASE_DEFAULT_FLAGS, KVCacheDType, ReleaseDefaultFlags, ServeConfig
@@ -423,7 +423,7 @@ class PlannerParams(ReleaseDefaultFlags):
     # shrinks to fit max_model_len (app.core.perf.workload), so the form sends only what the user set
     input_tokens: OptTokens = None
     output_tokens: OptTokens = None
-    # blank = the target concurrency when given, else DEFAULT_SPEED_CONCURRENCY; the same key as the explorer's closed-loop clients (same meaning)
+    # blank = the benchmark's --max-concurrency, else the target concurrency when given, else 16 (app.core.perf.workload.speed_clients); the same key as the explorer's closed-loop clients (same meaning)
     concurrency: OptSeqs = None
     # issue 23: `vllm bench serve`'s arguments under its own names (blank = its default; checked by
     # app.core.perf.bench_args.BenchArgs, app/web/speed/service.py) and your own runs' pasted results
@@ -497,16 +497,6 @@ class PlannerParams(ReleaseDefaultFlags):
         if not isinstance(parsed, dict):
             raise ValueError(Text("expected a JSON object like the model's config.json"))
         return value
-
-    @property
-    def speed_concurrency(self) -> int:
-        """The clients the Speed section models: the count given, else the target concurrency N when one
-        is given (one N on the page: N = 64 used to model 16 clients), else 16."""
-        if self.concurrency:
-            return self.concurrency
-        if "target_concurrency" in self.model_fields_set:
-            return self.target_concurrency
-        return DEFAULT_SPEED_CONCURRENCY
 
     @property
     def resolved_version(self) -> str:
@@ -614,9 +604,21 @@ def workload_of(
         input_tokens=params.input_tokens,
         output_tokens=params.output_tokens,
         concurrency=params.concurrency,
-        target_concurrency=params.target_concurrency
-        if "target_concurrency" in params.model_fields_set
-        else None,
+        target_concurrency=_given_target(params),
         bench=bench,
         max_model_len=max_model_len,
+    )
+
+
+def _given_target(params: PlannerParams) -> int | None:
+    """The target concurrency N when the user gave one (one N on the page: N = 64 used to model 16
+    clients), else None (the Speed section's own default then)."""
+    return params.target_concurrency if "target_concurrency" in params.model_fields_set else None
+
+
+def clients_of(params: PlannerParams, *, bench: BenchArgs | None) -> int:
+    """The Speed section's clients for the planner's fields (app.core.perf.workload.speed_clients), also
+    when the lengths give no workload (the Speed section then names the length)."""
+    return speed_clients(
+        concurrency=params.concurrency, target_concurrency=_given_target(params), bench=bench
     )

@@ -26,7 +26,7 @@ from app.core.versions import rules_for
 from app.web.format import Figure, gib, gib_range, human_tokens, integer, percent
 from app.web.i18n import _, t, tr, tr_list
 from app.web.inputs.options import TP_OPTIONS, Choices, Option, choices
-from app.web.inputs.params import CARD_DTYPES, PlannerParams, workload_of
+from app.web.inputs.params import CARD_DTYPES, PlannerParams, clients_of, workload_of
 from app.web.inputs.problems import Problem
 from app.web.inputs.resolve import MODEL_PLACEHOLDER, Resolved
 from app.web.measured_runs import bench_of
@@ -201,13 +201,18 @@ def nearest_index(values: tuple[int, ...], target: int) -> int:
     return min(range(len(values)), key=lambda i: abs(values[i] - target))
 
 
-def _blank_workload(params: PlannerParams, max_model_len: int) -> Workload | None:
+def _blank_workload(params: PlannerParams, max_model_len: int) -> tuple[Workload | None, int]:
     """The Speed workload the form's blank fields stand for (None: the inputs cannot give one; the
-    Speed section then names the field)."""
+    Speed section then names the field) and its clients (the same rule either way)."""
     try:
-        return workload_of(params, max_model_len=max_model_len, bench=bench_of(params))[0]
+        bench = bench_of(params)
     except PlannerError:
-        return None
+        bench = None  # the Speed section names the bad argument
+    try:
+        workload = workload_of(params, max_model_len=max_model_len, bench=bench)[0]
+    except PlannerError:
+        return None, clients_of(params, bench=bench)
+    return workload, workload.concurrency
 
 
 def form_state(
@@ -219,10 +224,9 @@ def form_state(
         else ("true" if value is True else "false" if value is False else str(value))
         for name, value in params.model_dump().items()
     }
-    workload = _blank_workload(params, effective_len)
-    # the clients the Speed section runs (blank: the benchmark's --max-concurrency, else speed_concurrency):
-    # the box's placeholder and the slider's position say the same number
-    clients = workload.concurrency if workload else params.speed_concurrency
+    # the clients the Speed section runs (blank: the benchmark's --max-concurrency, else the target N,
+    # else 16): the box's placeholder and the slider's position say the same number
+    workload, clients = _blank_workload(params, effective_len)
     return FormState(
         values=values,
         placeholders={

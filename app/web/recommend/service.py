@@ -8,7 +8,7 @@ from app.core.recommend import Recommendation, recommend
 from app.core.specs import ServeConfig
 from app.web.inputs.params import SERVE_FIELDS, PlannerParams, workload_of
 from app.web.inputs.resolve import Resolved, require_usable, resolve_strict
-from app.web.measured_runs import PageRuns, api_cluster, bench_of, calibrated_caption, page_runs_lenient
+from app.web.measured_runs import PageRuns, api_cluster, bench_of, page_runs_lenient, runs_caption
 from app.web.recommend.params import RECOMMEND_ONLY, RecommendRequest, params_with
 
 
@@ -106,9 +106,11 @@ def payload(resolved: Resolved, rec: Recommendation) -> dict[str, Any]:
         "bisection": rec.bisection.model_dump(),
         "warnings": rec.warnings,
         "speed_workload": rec.speed_workload,
-        # > 0: every speed figure (steps, cheapest layouts) is scaled by your measured runs
+        # > 0: the speed figures (steps, cheapest layouts) of calibrated_figures' kinds are scaled by
+        # your measured runs; the caption says which
         "calibrated_runs": rec.calibrated_runs,
-        "speed_caption": calibrated_caption(rec.calibrated_runs),
+        "calibrated_figures": rec.calibrated_figures,
+        "speed_caption": runs_caption(rec.calibrated_runs, rec.calibrated_figures),
         "cheapest": _cheapest_payload(resolved, rec),
     }
 

@@ -6,12 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from app.core.perf.cluster import BAND_GROUPS
 from app.core.recommend import Recommendation, Snapshot
 from app.core.recommend.model import SpeedPoint, StepSpeed
 from app.core.specs import ServeConfig
-from app.web.format import REGIME_NAMES, gib, integer, speed_band, speed_number
+from app.web.format import gib, integer, regime_text, speed_band, speed_number
 from app.web.i18n import t, tr, tr_list
-from app.web.measured_runs import calibrated_caption
+from app.web.measured_runs import runs_caption
 
 
 @dataclass(frozen=True)
@@ -85,23 +86,30 @@ def _band_sentence(point: SpeedPoint) -> str:
         tpot=speed_band(point.tpot_ms),
         ttft=speed_band(point.ttft_ms),
         tps=speed_band(point.output_tokens_per_s),
-        regime=tr(REGIME_NAMES.get(point.regime, point.regime)),
+        regime=regime_text(point.regime),
     )
 
 
-def speed_line(speed: StepSpeed | None, calibrated: str = "") -> str:
-    """One line per step: TPOT, TTFT and output tokens/s before → after, and the basis ("calibrated on
-    your N runs" when your measured runs scale them), then the band of the configuration it ends on
-    and what binds its speed."""
+def speed_line(speed: StepSpeed | None, calibrated: str = "", every: bool = True) -> str:
+    """One line per step: TPOT, TTFT and output tokens/s before → after, and the basis (``calibrated``:
+    which figures your measured runs scale; ``every``: they measured every kind, else the model's basis
+    is said for the rest), then the band of the configuration it ends on and what binds its speed."""
     if speed is None or not speed.changed:
         return ""
     last = speed.after or speed.before
-    line = _speed_change(speed, calibrated)
+    line = _speed_change(speed, _basis(speed, calibrated, every=every))
     return f"{line} {_band_sentence(last)}" if last is not None and last.regime else line
 
 
-def _speed_change(speed: StepSpeed, calibrated: str) -> str:
-    basis = calibrated or (t("calibrated") if speed.basis == "calibrated" else t("extrapolated"))
+def _basis(speed: StepSpeed, calibrated: str, *, every: bool) -> str:
+    """The model's basis, or your runs' caption when they measured every kind of figure, else both."""
+    model = t("calibrated") if speed.basis == "calibrated" else t("extrapolated")
+    if not calibrated:
+        return model
+    return calibrated if every else t("{calibrated}; the rest {basis}", calibrated=calibrated, basis=model)
+
+
+def _speed_change(speed: StepSpeed, basis: str) -> str:
     old, new = speed.before, speed.after
     if old is not None and new is not None:
         b, a = _side(old), _side(new)
@@ -140,7 +148,8 @@ def build_view(
     def link(serve: ServeConfig) -> str:
         return link_for(serve) if link_for is not None else ""
 
-    calibrated = calibrated_caption(rec.calibrated_runs)
+    calibrated = runs_caption(rec.calibrated_runs, rec.calibrated_figures)
+    every = set(rec.calibrated_figures) >= set(BAND_GROUPS)
     cheapest = tr(rec.cheapest.sentence) if rec.cheapest is not None else ""
 
     return RecommendationView(
@@ -161,7 +170,7 @@ def build_view(
                 link=link(s.serve) if s.applied else "",
                 undone=s.undone,
                 undone_reason=tr(s.undone_reason) if s.undone_reason else "",
-                speed=speed_line(s.speed, calibrated),
+                speed=speed_line(s.speed, calibrated, every),
             )
             for s in rec.steps
         ],

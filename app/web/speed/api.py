@@ -4,7 +4,7 @@ The body is the /api/estimate parameters (strict: an unknown key is a 422) with 
 ``output_tokens`` and ``concurrency``; optionally ``bench`` (`vllm bench serve`'s own arguments:
 num_prompts, max_concurrency, request_rate, burstiness, dataset_name, random_* and ignore_eos), which
 adds the simulated run's result keys under vLLM's names, and ``measured_runs`` (your cluster's runs,
-app/web/speed/measured.py), which scales every figure by your cluster's factors. The answer is
+app/web/measured_runs.py), which scales the kinds of figure they measured by your cluster's factors. The answer is
 app.core.perf's :class:`Performance`: each speed as ``{low, expected, high}``, whether the KV pool
 limits and from which concurrency, the basis and plain notes. Domain errors are 422s naming the field.
 """
@@ -26,7 +26,7 @@ from app.web.inputs.resolve import resolve_strict
 from app.web.measured_runs import (
     MeasuredRun,
     bench_of,
-    calibrated_caption,
+    cluster_caption,
     request_cluster,
 )
 from app.web.speed.service import performance_for
@@ -61,8 +61,9 @@ def performance_post(params: PerformanceRequest) -> Response:
     return dumped_response(
         {  # encoded here, not on the event loop (app/web/encoding.py)
             **perf.model_dump(),
-            # what every figure says when your runs scale it ("" without runs), as /api/fleet and /api/recommend
-            "speed_caption": calibrated_caption(perf.calibrated_runs),
+            # which figures your runs scale ("" without runs), as /api/fleet and /api/recommend say it
+            "speed_caption": cluster_caption(cluster),
+            "calibrated_figures": cluster.measured_groups() if cluster is not None else [],
             "inputs": {
                 "model": resolved.model_label,
                 "device": resolved.device.id,

@@ -9,8 +9,9 @@ from markupsafe import Markup, escape
 
 from app.core.perf.bench import RESULT_KEYS, BenchResult
 from app.core.perf.predict import CurvePoint, Performance
+from app.core.result import Range
 from app.core.text import Text
-from app.web.format import Figure, axis_ticks, speed_band
+from app.web.format import Figure, axis_ticks, regime_text, speed_band
 from app.web.format import speed_number as _number
 from app.web.i18n import t, tr
 from app.web.measured_runs import calibrated_caption
@@ -36,15 +37,19 @@ LIMIT_LABELS = {
 }
 
 
-REGIME_LABELS = {
-    "compute": Text("compute: the batches' matrix work binds"),
-    "memory_bandwidth": Text("memory bandwidth: reading weights and KV each step binds"),
-    "host": Text(
-        "the host: vLLM's per-step CPU work (scheduling, input preparation, sampling) outlasts the device's step"
-    ),
-    "kv_pool": Text("the KV pool: requests wait for blocks or are preempted"),
-    "queue": Text("the queue: prompts wait for the running ones"),
-}
+@dataclass(frozen=True)
+class CurveRow:
+    """One concurrency of the chart's table: each figure as (expected, low–high)."""
+
+    concurrency: str
+    ttft: tuple[str, str]
+    tpot: tuple[str, str]
+    throughput: tuple[str, str]
+    kv_limited: bool
+
+
+def _cell(r: Range) -> tuple[str, str]:
+    return _number(r.expected), speed_band(r)
 
 
 @dataclass(frozen=True)
@@ -66,9 +71,9 @@ class SpeedView:
     kv_limited: bool
     notes: tuple[str, ...]
     chart: Markup
-    table: tuple[tuple[str, str, str, str, bool], ...]  # concurrency, TTFT, TPOT, tokens/s, kv-limited
+    table: tuple[CurveRow, ...]  # the chart as a table: each figure with its band
     bench: BenchView | None = None
-    regime: str = ""  # what binds the steady state (REGIME_LABELS)
+    regime: str = ""  # what binds the steady state (format.regime_text, explained)
     runs_tag: str = ""  # "calibrated on your N runs" beside every figure your runs measured
     runs_groups: frozenset[str] = frozenset()  # the figures (ttft, tpot, throughput) your runs measured
 
@@ -111,8 +116,8 @@ def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None)
     plot_h = CHART_HEIGHT - MARGIN_TOP - MARGIN_BOTTOM
     lo, hi = math.log2(curve[0].concurrency), math.log2(curve[-1].concurrency)
     span = max(hi - lo, 1e-9)
-    thr_ticks = axis_ticks(max(p.output_tokens_per_s for p in curve), Y_TICKS)
-    tpot_ticks = axis_ticks(max(p.tpot_ms for p in curve), Y_TICKS)
+    thr_ticks = axis_ticks(max(p.output_tokens_per_s.expected for p in curve), Y_TICKS)
+    tpot_ticks = axis_ticks(max(p.tpot_ms.expected for p in curve), Y_TICKS)
     thr_top, tpot_top = thr_ticks[-1] or 1.0, tpot_ticks[-1] or 1.0
 
     def x(c: float) -> float:
@@ -164,7 +169,7 @@ def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None)
         ("throughput", THROUGHPUT_COLOUR, thr_top, "output_tokens_per_s"),
         ("tpot", TPOT_COLOUR, tpot_top, "tpot_ms"),
     ):
-        points = " ".join(f"{x(p.concurrency):.1f},{y(getattr(p, attr), top):.1f}" for p in curve)
+        points = " ".join(f"{x(p.concurrency):.1f},{y(getattr(p, attr).expected, top):.1f}" for p in curve)
         parts.append(
             f'<polyline class="speed-{key}" points="{points}" fill="none" stroke="{colour}" stroke-width="3"/>'
         )
@@ -180,9 +185,9 @@ def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None)
         )
     here = min(curve, key=lambda p: abs(p.concurrency - concurrency))
     parts.append(
-        f'<circle cx="{x(here.concurrency):.1f}" cy="{y(here.output_tokens_per_s, thr_top):.1f}" r="7" '
+        f'<circle cx="{x(here.concurrency):.1f}" cy="{y(here.output_tokens_per_s.expected, thr_top):.1f}" r="7" '
         f'fill="{THROUGHPUT_COLOUR}"/><circle cx="{x(here.concurrency):.1f}" '
-        f'cy="{y(here.tpot_ms, tpot_top):.1f}" r="7" fill="{TPOT_COLOUR}"/>'
+        f'cy="{y(here.tpot_ms.expected, tpot_top):.1f}" r="7" fill="{TPOT_COLOUR}"/>'
     )
     return chart(CHART_FRAME, parts, title=title, desc=desc)
 
@@ -203,7 +208,7 @@ def bench_view(result: BenchResult) -> BenchView:
             preemptions=result.preemptions,
         )
     )
-    return BenchView(rows=rows, regime=tr(REGIME_LABELS[result.regime]), summary=summary)
+    return BenchView(rows=rows, regime=regime_text(result.regime, explained=True), summary=summary)
 
 
 def speed_view(perf: Performance, measured: frozenset[str] = frozenset()) -> SpeedView:
@@ -258,11 +263,11 @@ def speed_view(perf: Performance, measured: frozenset[str] = frozenset()) -> Spe
             )
         )
     table = tuple(
-        (
+        CurveRow(
             str(p.concurrency),
-            _number(p.ttft_ms),
-            _number(p.tpot_ms),
-            _number(p.output_tokens_per_s),
+            _cell(p.ttft_ms),
+            _cell(p.tpot_ms),
+            _cell(p.output_tokens_per_s),
             p.kv_limited,
         )
         for p in perf.curve
@@ -278,7 +283,7 @@ def speed_view(perf: Performance, measured: frozenset[str] = frozenset()) -> Spe
         chart=speed_chart(perf.curve, concurrency=perf.concurrency, cliff=perf.kv_limited_from_concurrency),
         table=table,
         bench=bench_view(perf.bench) if perf.bench is not None else None,
-        regime=tr(REGIME_LABELS[perf.regime]),
+        regime=regime_text(perf.regime, explained=True),
         runs_tag=calibrated_caption(perf.calibrated_runs),
         runs_groups=measured,
     )

@@ -86,7 +86,7 @@ def _v1_estimated_len(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("estimated_max_model_len", int_of(m.group(1)), ln, mode="first")
 
 
-_OOM_KIND_BY_STAGE: dict[Stage, ErrorKind] = {
+OOM_KIND_BY_STAGE: dict[Stage, ErrorKind] = {
     "load": "load_oom",
     "kv_alloc": "kv_alloc_oom",
     "graph": "graph_oom",
@@ -99,7 +99,7 @@ def _torch_oom(m: re.Match[str], ln: _Line, run: _Run) -> None:
     if run.stage == "ready":
         run.note(Text("an out-of-memory error came after the start-up completed; the start-up is read"))
         return
-    _error(_OOM_KIND_BY_STAGE.get(run.stage, "torch_oom"), m, ln, run)
+    _error(OOM_KIND_BY_STAGE.get(run.stage, "torch_oom"), m, ln, run)
     run.put("device_type", _device(m.group(1)), ln, source=SOURCE_FALLBACK)
     run.put("gpu_platform", gpu_stack(m.group(1)), ln, source=SOURCE_SECONDARY)
     capacity = regex.search(vt.TOTAL_CAPACITY, m.group(0)) or regex.search(vt.NPU_TOTAL_CAPACITY, m.group(0))

@@ -26,6 +26,7 @@ from app.core.logs.startup.accumulator import (
 )
 from app.core.logs.startup.config import _compose_block, _read_command
 from app.core.logs.startup.facts import BOX_BORDER, MAX_COMMAND_LINES, MAX_LINE_CHARS, Evidence, LogFacts
+from app.core.logs.startup.failures import OOM_KIND_BY_STAGE
 from app.core.logs.startup.rules import RULES
 from app.core.text import Text
 
@@ -110,6 +111,10 @@ _COMPOSE_IMAGE = regex.compile(r"(?m)^[ \t]{0,64}image:[ \t]{0,8}\S{0,200}vllm")
 _DOCKER_START = regex.compile(r"^(?:[$#>]\s*)?((?:sudo )?docker run\b.*)")
 # a command line as typed (optionally after a shell prompt or a markdown backtick, and VAR=value
 # prefixes), never a log line
+# the arguments alone after a launcher's label (`infer_args: --model /model --tensor-parallel-size 4 …`, a wrapper
+# script echoing what it passes to vLLM, vllm-ascend#2976): `--model X` and at least two more flags (_args_line)
+_ARGS_LINE = regex.compile(r"^(?:[A-Za-z_][\w.-]{0,40}:[ \t]{0,4})?(--model[ =]\S+[ \t]+--[a-z].*)$")
+_ARGS_LINE_MIN_FLAGS = 3
 _COMMAND = regex.compile(
     r"^(?:[$#>`]\s*)?((?:[A-Za-z_]\w*=\S*\s+)*"  # RE2 (linear): env assignments before the command
     r"(?:(?:nohup|exec) )?(?:vllm serve|(?:\S*/)?python(?:\d{1,2}(?:\.\d{1,2})?)?(?: -[A-Za-z]{1,3}){0,4} -m "
@@ -127,6 +132,10 @@ def _facts(run: _Run, runs: int) -> LogFacts:
     if run.get("error_kind") == "torch_oom" and run.saw_loading and run.get("weights_bytes") is None:
         # an OOM with shard loading in the paste and no "Loading model weights took": the load failed
         run.slots["error_kind"].value = "load_oom"
+    if run.get("error_kind") == "torch_oom" and run.stage in OOM_KIND_BY_STAGE:
+        # the OOM's traceback frames come after its message: the stage they reached names it (a V0 worker's
+        # "Error executing method 'load_model'" and its load_model frame under an NPU OOM, vllm-ascend#2378)
+        run.slots["error_kind"].value = OOM_KIND_BY_STAGE[run.stage]
     if "error_kind" in run.slots and (run.stage not in ("start", "ready") or run.stage_read):
         # the traceback's frames come after its first line: the stage they reached is where it failed
         run.slots["failure_stage"] = _Slot(
@@ -199,6 +208,14 @@ def _build(values: dict[str, object], evidence: dict[str, Evidence], extra: dict
 _ENV_ONLY = regex.compile(r"^(?:[$#>`]\s*)?((?:[A-Za-z_]\w*=\S*\s+)+)\\$")
 
 
+def _args_line(line: str) -> re.Match[str] | None:
+    """A line of vLLM arguments only (:data:`_ARGS_LINE`), never a log line."""
+    found = _ARGS_LINE.search(line)
+    if found is None or found.group(1).count(" --") < _ARGS_LINE_MIN_FLAGS - 1:
+        return None
+    return found
+
+
 class _Commands:
     """The commands pasted with a log, each read once by the one command reader (config._read_command):
     a `vllm serve …` / `python -m vllm.entrypoints.openai.api_server …` / `docker run` line, continued with
@@ -248,6 +265,8 @@ class _Commands:
         found = _COMMAND.search(self.env + line) if "vllm" in line else None
         if found is None and "docker run" in line:
             found = _DOCKER_START.search(line)
+        if found is None and line.count("--") >= _ARGS_LINE_MIN_FLAGS and "--model" in line:
+            found = _args_line(line)
         if found is None:
             self.env = ""
         return found

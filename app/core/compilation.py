@@ -1,0 +1,149 @@
+"""`--compilation-config` / `-cc` as vLLM reads it: the keys other than ``cudagraph_mode`` (issue 22 item 1).
+
+A pasted `-cc '{"cudagraph_mode": "PIECEWISE", "cudagraph_capture_sizes": [1, 2, 4, 8]}'` keeps every key: the
+mode goes to :attr:`ServeConfig.cudagraph_mode`, the rest to :attr:`ServeConfig.compilation_config` as canonical
+JSON text (sorted keys, no spaces), and the emitted command writes them back together (serve_flags.py). The keys
+that move memory are read here (config/compilation.py CompilationConfig, 0.10.2-0.33.0):
+
+- ``mode`` (0.11.1+) or ``level`` (0.10.2-0.11.0, still read later): the compilation mode. 3 is VLLM_COMPILE
+  (0.11.1+ CompilationMode) / PIECEWISE (0.10.2 CompilationLevel), the only one whose graph is split at attention,
+  so the only one that can capture PIECEWISE graphs (graph_mode.effective_mode applies each release's rule);
+- ``cudagraph_capture_sizes`` and ``max_cudagraph_capture_size`` (0.11.1+): the batch sizes captured, hence the
+  graph memory (budget.cuda_graph_bytes scales by their count).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from app.core.text import Text
+
+# the keys the JSON may carry at most (a real -cc names a handful; the text's length is capped by ServeConfig)
+COMPILATION_CONFIG_MAX_CHARS = 4096
+# CompilationMode.VLLM_COMPILE (0.11.1+) / CompilationLevel.PIECEWISE (0.10.2-0.11.0): 3
+VLLM_COMPILE = 3
+# CompilationMode / CompilationLevel member names as the JSON may spell them (0.10.2 NO_COMPILATION, DYNAMO_AS_IS,
+# DYNAMO_ONCE, PIECEWISE; 0.11.1+ NONE, STOCK_TORCH_COMPILE, DYNAMO_TRACE_ONCE, VLLM_COMPILE)
+MODE_NAMES = {
+    "NONE": 0,
+    "NO_COMPILATION": 0,
+    "STOCK_TORCH_COMPILE": 1,
+    "DYNAMO_AS_IS": 1,
+    "DYNAMO_TRACE_ONCE": 2,
+    "DYNAMO_ONCE": 2,
+    "VLLM_COMPILE": 3,
+    "PIECEWISE": 3,
+}
+MAX_CAPTURE_SIZES = 4096  # more listed sizes than any real config; a longer list is refused, not walked
+
+
+@dataclass(frozen=True)
+class CompileSettings:
+    """What the planner reads from the other keys (None: not given, vLLM's default)."""
+
+    mode: int | None = None  # 0..3
+    capture_sizes: tuple[int, ...] | None = None  # cudagraph_capture_sizes, deduplicated and sorted
+    max_capture_size: int | None = None  # max_cudagraph_capture_size
+
+
+def canonical(config: dict[str, Any]) -> str | None:
+    """The keys as one JSON text, sorted and without spaces; None when there are none."""
+    return json.dumps(config, sort_keys=True, separators=(",", ":")) if config else None
+
+
+def merged(base: dict[str, Any], more: dict[str, Any]) -> dict[str, Any]:
+    """``more`` over ``base``, nested objects merged key by key, as several `-cc.pass_config.X=...` build one
+    pass_config (utils/argparse_utils.py FlexibleArgumentParser merges the dotted keys' nested dicts)."""
+    out = dict(base)
+    for key, value in more.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merged(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def split_cudagraph_mode(config: dict[str, Any]) -> tuple[object | None, dict[str, Any]]:
+    """``{"cudagraph_mode": "PIECEWISE", "mode": 3}`` -> ("PIECEWISE", {"mode": 3})."""
+    rest = {k: v for k, v in config.items() if k != "cudagraph_mode"}
+    return config.get("cudagraph_mode"), rest
+
+
+def _mode(value: object) -> int:
+    if isinstance(value, bool):
+        raise ValueError(Text("compilation mode must be 0, 1, 2 or 3, got {value}", value=str(value)))
+    if isinstance(value, int) and 0 <= value <= VLLM_COMPILE:
+        return value
+    if isinstance(value, str):
+        name = value.strip().upper().removeprefix("COMPILATIONMODE.").removeprefix("COMPILATIONLEVEL.")
+        if name.isdigit() and int(name) <= VLLM_COMPILE:
+            return int(name)
+        if name in MODE_NAMES:
+            return MODE_NAMES[name]
+    raise ValueError(Text("compilation mode must be 0, 1, 2 or 3, got {value}", value=str(value)))
+
+
+def _sizes(value: object) -> tuple[int, ...]:
+    if not isinstance(value, list) or not 0 < len(value) <= MAX_CAPTURE_SIZES:
+        raise ValueError(Text("cudagraph_capture_sizes must be a list of positive whole numbers"))
+    sizes: list[int] = []
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, int) or item < 1:
+            raise ValueError(Text("cudagraph_capture_sizes must be a list of positive whole numbers"))
+        sizes.append(item)
+    return tuple(sorted(set(sizes)))
+
+
+def _positive(value: object, key: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(
+            Text("{key} must be a positive whole number, got {value}", key=key, value=str(value))
+        )
+    return value
+
+
+@cache  # keyed by the canonical text: one parse per distinct config
+def settings(text: str | None) -> CompileSettings:
+    """E.g. '{"cudagraph_capture_sizes":[8,4,4],"mode":0}' -> mode 0, sizes (4, 8). Raises ValueError naming
+    the key when a value cannot be what vLLM takes."""
+    if not text:
+        return CompileSettings()
+    config = json.loads(text)
+    raw_mode = config.get("mode", config.get("level"))
+    sizes = config.get("cudagraph_capture_sizes")
+    most = config.get("max_cudagraph_capture_size")
+    return CompileSettings(
+        mode=None if raw_mode is None else _mode(raw_mode),
+        capture_sizes=None if sizes is None else _sizes(sizes),
+        max_capture_size=None if most is None else _positive(most, "max_cudagraph_capture_size"),
+    )
+
+
+def normalize(value: object) -> str | None:
+    """ServeConfig's validator: JSON text or an object -> canonical text (its values checked by :func:`settings`).
+    A ``cudagraph_mode`` key is not allowed here (it has its own field)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, str):
+        if len(value) > COMPILATION_CONFIG_MAX_CHARS:
+            raise ValueError(
+                Text("--compilation-config is longer than {n} characters", n=COMPILATION_CONFIG_MAX_CHARS)
+            )
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise ValueError(Text("--compilation-config takes a JSON object")) from exc
+    if not isinstance(value, dict):
+        raise ValueError(Text("--compilation-config takes a JSON object"))
+    if "cudagraph_mode" in value:
+        raise ValueError(Text("cudagraph_mode has its own field; give the other compilation keys here"))
+    text = canonical(value)
+    if text is not None and len(text) > COMPILATION_CONFIG_MAX_CHARS:
+        raise ValueError(
+            Text("--compilation-config is longer than {n} characters", n=COMPILATION_CONFIG_MAX_CHARS)
+        )
+    settings(text)
+    return text

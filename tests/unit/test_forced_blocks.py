@@ -1,0 +1,120 @@
+"""The MLA blocks vLLM forces before 0.18.0, and the sparse-MLA indexer's 64-token check, by release (issue 22
+item 1: rules as changelog rows, versions_changelog.py).
+
+Read from the wheels (`pip download --no-deps vllm==X`), platforms/cuda.py CudaPlatform.check_and_update_config:
+- 0.7.3: no block forcing; 0.8.5 / 0.9.2: FlashMLA (the MLA default) `if ... cache_config.block_size != 64:
+  cache_config.block_size = 64`, "Forcing kv cache block size to 64 for FlashMLA backend.";
+- 0.10.2: also CUTLASS_MLA (Blackwell) `!= 128` -> 128 "... to 128 for CUTLASS_MLA backend." and FlashInferMLA
+  `not in [32, 64]` -> 64; 0.11.0: also `if use_sparse and cache_config.block_size != 64` -> FlashMLASparse;
+- 0.14.0: FlashMLA `block_size % 64 != 0`, CUTLASS_MLA `% 128 != 0` (a multiple is kept); FlashMLASparse `!= 64`;
+- 0.17.0: also FlashInferMLASparse `not in (32, 64)`; 0.18.0: no forcing (update_block_size_for_backend keeps a
+  --block-size). The cache_config.block_size written there is what the user's --block-size becomes.
+- v1/attention/backends/mla/indexer.py DeepseekV32IndexerBackend.get_supported_kernel_block_sizes: absent in
+  0.11.0, `[1 if current_platform.is_rocm() else 64]` from 0.14.0, with gpu_model_runner.py
+  _select_common_block_size's "No common block size for %d".
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.backends import resolve_backend
+from app.core.catalog import find_device
+from app.core.specs import ServeConfig
+from app.core.versions import rules_for
+from tests.specs_factory import deepseek_v3_like
+from tests.unit.test_current_configs_0_33 import _est
+
+H200 = find_device("nvidia-h200-141gb")
+B200 = find_device("nvidia-b200")
+FLASHMLA_LINE = "Forcing kv cache block size to 64 for FlashMLA backend."
+
+
+def _choose(device, version, **serve):  # type: ignore[no-untyped-def]
+    return resolve_backend(
+        model=deepseek_v3_like(),
+        device=device,
+        serve=ServeConfig(**serve),
+        rules=rules_for(version),
+        prefix_caching=True,
+        chunked_prefill=True,
+    )
+
+
+@pytest.mark.parametrize(
+    ("version", "block", "expected"),
+    [
+        # 0.11.0: --block-size 16 != 64 -> 64 (before this change: FLASHMLA skipped, TRITON_MLA at 16 "Fallback")
+        ("0.11.0", 16, ("FLASHMLA", 64, [FLASHMLA_LINE])),
+        # 0.11.0 `!= 64`: a 128 is forced down to 64 too
+        ("0.11.0", 128, ("FLASHMLA", 64, [FLASHMLA_LINE])),
+        # 0.14.0 `% 64 != 0`: 128 is two kernel blocks, kept, no line; 32 is forced
+        ("0.14.0", 128, ("FLASHMLA", 128, [])),
+        ("0.14.0", 32, ("FLASHMLA", 64, [FLASHMLA_LINE])),
+        # 0.8.5 (FlashMLA's first forcing release): 16 -> 64
+        ("0.8.5", 16, ("FLASHMLA", 64, [FLASHMLA_LINE])),
+    ],
+)
+def test_flashmla_writes_its_block_over_a_block_size(version, block, expected) -> None:  # type: ignore[no-untyped-def]
+    choice = _choose(H200, version, block_size=block)
+    assert (choice.name, choice.block_size, choice.log_lines) == expected
+    assert choice.warnings == []
+
+
+def test_no_forcing_before_0_8_or_from_0_18() -> None:
+    # 0.7.3 cuda.py has no forcing: FLASHMLA (fixed 64) rejects a --block-size 16, the next MLA backend runs
+    old = _choose(H200, "0.7.3", block_size=16)
+    assert (old.name, old.block_size, old.log_lines) == ("TRITON_MLA", 16, [])
+    # 0.18.0: FLASH_ATTN_MLA (MultipleOf(16)) leads on SM90 and keeps the 16 the user gave
+    new = _choose(H200, "0.18.0", block_size=16)
+    assert (new.name, new.block_size, new.log_lines) == ("FLASH_ATTN_MLA", 16, [])
+
+
+def test_cutlass_mla_forcing_names_its_own_block() -> None:
+    # 0.10.2 / 0.11.0 on SM100: CUTLASS_MLA, 16 != 128 -> "Forcing kv cache block size to 128 for CUTLASS_MLA
+    # backend." (round 7 printed nothing here: its table named only 64-token backends)
+    for version in ("0.10.2", "0.11.0", "0.17.0"):
+        choice = _choose(B200, version)
+        assert (choice.name, choice.block_size) == ("CUTLASS_MLA", 128)
+        assert choice.log_lines == ["Forcing kv cache block size to 128 for CUTLASS_MLA backend."]
+    # 0.9.2 forced FlashMLA only: CUTLASS_MLA's 128 is its own preference, with no line
+    assert _choose(B200, "0.9.2").log_lines == []
+    # 0.14.0 `% 128 != 0`: 256 kept
+    assert _choose(B200, "0.14.0", block_size=256).block_size == 256
+
+
+def test_sparse_mla_block_forced_before_0_18() -> None:
+    # DeepSeek-V3.2 on H100 (SM90): FLASHMLA_SPARSE. 0.14.0 `use_sparse and block_size != 64` -> 64 over a
+    # --block-size 32 (the planner refused it before: no backend takes 32)
+    est = _est("deepseek-ai--DeepSeek-V3.2", "h100", 8, version="0.14.0", block_size=32)
+    assert (est.attention_backend, est.block_size) == ("FLASHMLA_SPARSE", 64)
+    assert "Forcing kv cache block size to 64 for FlashMLASparse backend." in est.log_lines
+
+
+@pytest.mark.parametrize(
+    ("version", "names", "indexer"),
+    [
+        ("0.7.3", [], False),
+        ("0.8.5", ["FLASHMLA"], False),
+        ("0.10.2", ["FLASHMLA", "CUTLASS_MLA", "FLASHINFER_MLA"], False),
+        ("0.11.0", ["FLASHMLA", "CUTLASS_MLA", "FLASHINFER_MLA", "FLASHMLA_SPARSE"], False),
+        ("0.14.0", ["FLASHMLA", "CUTLASS_MLA", "FLASHINFER_MLA", "FLASHMLA_SPARSE"], True),
+        ("0.15.0", ["FLASHMLA", "CUTLASS_MLA", "FLASHINFER_MLA", "FLASHMLA_SPARSE"], True),
+        (
+            "0.17.0",
+            ["FLASHMLA", "CUTLASS_MLA", "FLASHINFER_MLA", "FLASHMLA_SPARSE", "FLASHINFER_MLA_SPARSE"],
+            True,
+        ),
+        ("0.18.0", [], True),
+        ("0.33.0", [], True),
+    ],
+)
+def test_the_rules_by_release(version, names, indexer) -> None:  # type: ignore[no-untyped-def]
+    rules = rules_for(version)
+    assert [f.backend for f in rules.forced_blocks] == names
+    assert rules.indexer_kernel_block is indexer
+    exact = {f.backend: f.exact for f in rules.forced_blocks}
+    if version in ("0.8.5", "0.10.2", "0.11.0"):
+        assert all(exact.values())  # `!= 64`, `!= 128`, `not in [32, 64]`
+    if version in ("0.14.0", "0.17.0"):
+        assert not exact["FLASHMLA"] and exact["FLASHMLA_SPARSE"]
