@@ -13,26 +13,18 @@ from dataclasses import replace
 
 import pytest
 
-from app.core.catalog import find_device, find_model
-from app.core.estimate import estimate
 from app.core.perf.bench import engine_limits
-from app.core.perf.physics import step_physics
-from app.core.perf.predict import fit_for
 from app.core.perf.rates import StepRates, rates_of
 from app.core.perf.simulate import EngineLimits, run
-from app.core.specs import ServeConfig
 from app.core.versions import rules_for
+from tests.perf_steps import llama70_fp8_h100
 
 
 @pytest.fixture(scope="module")
 def rates_and_coefficients() -> tuple:
-    model = find_model("nvidia/Llama-3.1-70B-Instruct-FP8")
-    device = find_device("nvidia-h100-sxm-80gb")
-    serve = ServeConfig(tensor_parallel_size=8, max_model_len=4096)
-    est = estimate(model=model, device=device, serve=serve, vllm_version="0.19.0")
-    physics = step_physics(estimate=est, model=model, device=device, serve=serve)
-    coefficients = fit_for(family="hopper", vllm_version="0.19.0")[1].coefficients()
-    return est, rates_of(physics=physics, coefficients=coefficients), coefficients
+    planned = llama70_fp8_h100()
+    rates = rates_of(physics=planned.physics, coefficients=planned.coefficients)
+    return planned.estimate, rates, planned.coefficients
 
 
 # A pool of 10 blocks of 16 tokens, a 64-token budget, two prompts of 96 tokens (6 blocks each) and 2 output

@@ -15,28 +15,22 @@ import statistics
 
 import pytest
 
-from app.core.catalog import find_device, find_model, list_devices
-from app.core.estimate import estimate
+from app.core.catalog import find_device, list_devices
 from app.core.perf.physics import (
     MACHINE_BALANCE_FLOP_PER_BYTE,
     StepPhysics,
     bf16_dense_tflops,
-    step_physics,
     step_seconds,
 )
 from app.core.perf.predict import fit_for
 from app.core.perf.rates import rates_of
-from app.core.specs import ServeConfig
+from tests.perf_steps import llama70_fp8_h100
 
 H100_BF16_FLOPS = 989e12
 
 
 def _physics(kv_cache_dtype: str) -> StepPhysics:
-    model = find_model("nvidia/Llama-3.1-70B-Instruct-FP8")
-    device = find_device("nvidia-h100-sxm-80gb")
-    serve = ServeConfig(tensor_parallel_size=8, max_model_len=4096, kv_cache_dtype=kv_cache_dtype)
-    est = estimate(model=model, device=device, serve=serve, vllm_version="0.19.0")
-    return step_physics(estimate=est, model=model, device=device, serve=serve)
+    return llama70_fp8_h100(kv_cache_dtype=kv_cache_dtype).physics
 
 
 def test_fp8_weights_with_a_bf16_cache_attend_at_bf16s_rate() -> None:
