@@ -1,6 +1,7 @@
 """A max_model_len slider move, end to end: key press -> htmx request -> server -> swap, in Chromium.
 
     .venv/bin/python bench/slider_latency.py [--moves 30] [--port 18060] [--cases llama,qwen3next,...]
+    .venv/bin/python bench/slider_latency.py --vs /path/to/other/tree [--moves 30] [--cases llama]
     .venv/bin/python bench/slider_latency.py --server-only [--requests 60]
 
 For each case (Llama-3.1-8B on one H100; Qwen3-Next-80B TP 4; DeepSeek-V3 TP 8; a pasted 10,000-layer
@@ -12,10 +13,16 @@ prints p50/p95 in milliseconds of:
 - ``key -> settle``: the key press to afterSettle (what the user waits; a key press fires "change",
   which has no debounce), split by Resource Timing into the server's wait (request sent to first
   byte) and the swap (last byte to settled);
+- ``settle -> frame``: afterSettle to the end of the next frame (requestAnimationFrame, then a task): the
+  style, layout and paint of the new results, which the figures above leave out;
 - ``/speed slot``, ``/recommend slot``: the two requests a swap starts (hx-trigger "load", "load delay:400ms"),
   request to beforeSwap (the swapped slot leaves the document, so no later event of it bubbles);
 - ``server CPU``: the uvicorn child's own user + system seconds per move, all three requests (/proc/PID/stat), so
   Chromium's and Playwright's CPU are not in it.
+
+``--vs TREE`` measures two trees interleaved, move by move (A, B, A, B, ...), on the same load: this tree's
+server and page, and a second server started in TREE (another worktree, e.g. main's) with its own page, in
+the same Chromium. Each figure is printed for both, A (this tree) first.
 
 ``--server-only`` skips the browser: each move's three requests posted through the ASGI app in this
 process, then the same inputs as GET /api/estimate (the form's cases to /, then ``state=`` the results' #planner-state to /speed and /recommend, as
@@ -37,6 +44,20 @@ rest of the swap is htmx's JavaScript (per-node cleanup events on the old result
 processing of the new ones) and parsing the ~32 KB fragment; layout and paint (~45 ms a move) follow the
 settle and are not in these figures. The two trees were measured one after the other, not interleaved, and
 the load differed (7 then 5), so part of the gap may be the machine.
+
+2026-12-02 (load 5-9): wall-clock figures move by 10+ ms between two runs of the same tree (an A/A --vs run:
+swap p50 63.7 vs 42.6 ms), so compare trees by ``renderer CPU`` (thread time). Llama-3.1-8B, main, per move,
+renderer main-thread CPU by task (a trace of 12 moves): the results' XHR load task 19-20 ms (htmx's swap and
+settle; ~2.6 ms of it parsing the 20 KB fragment, ~4 ms issuing the Speed slot's request, whose "load"
+trigger fires inside the settle), the frame after it 14 ms (style, layout, paint); the Speed slot 7.6 + 12.8
+ms, the recommendation 4.2 + 9.4 ms. Tried and not kept, both measured no better: (1) taking the old results
+out of the page before htmx's swap so its per-element cleanup walks ~8 elements, not ~460 (renderer CPU p50
+144.8 vs 143.8 ms on main, 20 moves interleaved); (2) a morphing swap (a results-morph htmx extension laying
+the fragment onto the old nodes: 22 text changes and 5 replaced elements a move, DOM identical to innerHTML's)
+- alone in a page it cut insert + style + layout + paint of the fragment from 26 to 17 ms, but in a real move
+the XHR task read 19.7 vs 19.2 ms and its frame 14.0 vs 14.5: the Speed slot returns to its placeholder and
+comes back (and the recommendation slot likewise), moving everything below it, so the page below is laid out
+and painted again whatever the swap keeps.
 """
 
 from __future__ import annotations
@@ -172,7 +193,7 @@ def server_only(cases: list[str], requests: int) -> None:
 
 CLOCK = """() => {
   window.__req = []; window.__key = []; window.__wait = []; window.__swap = []; window.__k = 0; window.__r = 0; window.__t0 = {};
-  window.__part = {'speed-slot': [], 'recommend-slot': []}; window.__done = 0;
+  window.__part = {'speed-slot': [], 'recommend-slot': []}; window.__done = 0; window.__frame = [];
   document.addEventListener('keydown', () => { window.__k = performance.now(); }, true);
   document.body.addEventListener('htmx:beforeRequest', (e) => {
     const id = e.detail.elt && e.detail.elt.id;
@@ -193,6 +214,7 @@ CLOCK = """() => {
                window.__swap.push(now - xhr.responseEnd); }
     performance.clearResourceTimings();
     if (window.__k) { window.__key.push(now - window.__k); window.__k = 0; }
+    requestAnimationFrame(() => setTimeout(() => { window.__frame.push(performance.now() - now); }, 0));
     window.__settled = (window.__settled || 0) + 1; });
 }"""
 
@@ -202,12 +224,16 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
-def _serve(port: int) -> subprocess.Popen[bytes]:
+def _serve(port: int, tree: Path = ROOT) -> subprocess.Popen[bytes]:
+    """uvicorn on ``port`` serving ``tree``'s app (its templates and static files: the server's cwd)."""
+    with socket.socket() as sock:
+        if sock.connect_ex(("127.0.0.1", port)) == 0:
+            raise SystemExit(f"port {port} is in use: pick another with --port")
     code = (
-        "import uvicorn; from app.web.app import create_app; "
+        "import sys; sys.path.insert(0, '.'); import uvicorn; from app.web.app import create_app; "
         f"uvicorn.run(create_app(), host='127.0.0.1', port={port}, log_level='warning')"
     )
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT)
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=tree)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -219,54 +245,128 @@ def _serve(port: int) -> subprocess.Popen[bytes]:
     raise RuntimeError("uvicorn did not start")
 
 
-def browser(cases: list[str], moves: int, port: int) -> None:
+# The page's main-thread CPU per move (all three swaps and their frames), from a Chromium trace: the thread
+# time (tdur) of the renderer main thread's tasks between the marks each move sets (console.timeStamp). Thread
+# time, not wall clock, so the other processes on a shared machine hardly move it: the figure to compare trees
+# by. Its parts, by trace event (nested in the tasks; the rest is htmx, app.js, parsing and the XHR's tasks):
+TRACE_CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline"]
+RENDERER_PARTS = {"  style": ("UpdateLayoutTree",), "  layout": ("Layout",), "  paint": ("PrePaint", "Paint")}
+
+
+def renderer_cpu(trace: bytes) -> dict[tuple[int, int], dict[str, list[float]]]:
+    """Per renderer main thread (pid, tid) that set marks: each move's CPU ms, in total and by part."""
+    events = sorted((e for e in json.loads(trace)["traceEvents"] if "ts" in e), key=lambda e: float(e["ts"]))
+    moves: dict[tuple[int, int], dict[str, list[float]]] = {}
+    open_: dict[tuple[int, int], dict[str, float]] = {}
+    for event in events:
+        thread = (event.get("pid", 0), event.get("tid", 0))
+        if event.get("name") == "TimeStamp":
+            mark = event.get("args", {}).get("data", {}).get("message")
+            if mark == "slider-move":
+                open_[thread] = dict.fromkeys(("renderer CPU", *RENDERER_PARTS), 0.0)
+            elif mark == "slider-moved" and thread in open_:
+                for name, ms in open_.pop(thread).items():
+                    moves.setdefault(thread, {}).setdefault(name, []).append(ms)
+            continue
+        sums = open_.get(thread)
+        if sums is None or event.get("ph") != "X" or "tdur" not in event:
+            continue
+        if event["name"] == "RunTask":
+            sums["renderer CPU"] += event["tdur"] / 1000
+        for part, names in RENDERER_PARTS.items():
+            if event["name"] in names:
+                sums[part] += event["tdur"] / 1000
+    return moves
+
+
+class Slider:
+    """One tree's page in Chromium, moved one key press at a time; its samples in the page."""
+
+    def __init__(self, chromium: Any, port: int, server: subprocess.Popen[bytes], case: str) -> None:
+        from app.web.inputs.params import pack_config_json
+
+        query = dict(CASES[case], max_model_len="16384")
+        if "config_json" in query:
+            query["config_json"] = pack_config_json(query["config_json"])
+        self.server, self.moves = server, 0
+        self.context = chromium.new_context(viewport={"width": 1366, "height": 900})
+        self.page = self.context.new_page()
+        self.page.goto(f"http://127.0.0.1:{port}/?{urllib.parse.urlencode(query)}")
+        self.page.evaluate(CLOCK)
+        self.slider = self.page.locator("#f-mml-slider")
+        self.slider.focus()
+        self.cpu: list[float] = []
+        self.work: dict[str, list[float]] = {}
+
+    def move(self) -> None:
+        settled, done = self.page.evaluate("() => [window.__settled || 0, window.__done]")
+        key = "ArrowLeft" if (self.moves // 3) % 2 == 0 else "ArrowRight"
+        self.moves += 1
+        before = _cpu_seconds(self.server.pid)
+        self.page.evaluate("() => console.timeStamp('slider-move')")  # the trace's mark (renderer_cpu)
+        self.slider.focus()
+        self.slider.press(key)
+        self.page.wait_for_function("n => (window.__settled || 0) > n", arg=settled, timeout=30_000)
+        # the move's follow-ups: the Speed slot (on load) and the recommendation (load delay:400ms)
+        self.page.wait_for_function("n => window.__done > n", arg=done, timeout=30_000)
+        self.page.wait_for_function("n => window.__frame.length >= n", arg=settled + 1, timeout=30_000)
+        self.cpu.append((_cpu_seconds(self.server.pid) - before) * 1000)
+        self.page.evaluate("() => console.timeStamp('slider-moved')")
+
+    def samples(self) -> dict[str, list[float]]:
+        req, keyed, parts, wait, swap, frame = self.page.evaluate(
+            "() => [window.__req, window.__key, window.__part, window.__wait, window.__swap, window.__frame]"
+        )
+        self.context.close()
+        return {
+            "request -> settle": req, "key -> settle": keyed, "  server wait": wait, "  swap": swap,
+            "settle -> frame": frame, "/speed slot": parts["speed-slot"],
+            "/recommend slot": parts["recommend-slot"], "server CPU": self.cpu, **self.work,
+        }  # fmt: skip
+
+
+NOTES = {
+    "  server wait": "  (request sent -> first byte: the server)",
+    "  swap": "  (last byte -> settled: Chromium and htmx)",
+    "settle -> frame": "  (style, layout, paint)",
+    "server CPU": "  (all three requests; 10 ms clock ticks)",
+    "renderer CPU": "  (the page's main thread, whole move: thread time in a trace)",
+}
+
+
+def browser(cases: list[str], moves: int, port: int, vs: Path | None) -> None:
     from playwright.sync_api import sync_playwright
 
-    from app.web.inputs.params import pack_config_json
     from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS
 
-    with socket.socket() as sock:
-        if sock.connect_ex(("127.0.0.1", port)) == 0:
-            raise SystemExit(f"port {port} is in use: pick another with --port")
-    server = _serve(port)
+    trees = [ROOT] if vs is None else [ROOT, vs]
+    servers: list[subprocess.Popen[bytes]] = []
     try:
+        for offset, tree in enumerate(trees):
+            servers.append(_serve(port + offset, tree))
         with sync_playwright() as pw:
             chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             for name in cases:
-                query = dict(CASES[name], max_model_len="16384")
-                if "config_json" in query:
-                    query["config_json"] = pack_config_json(query["config_json"])
-                page = chromium.new_page(viewport={"width": 1366, "height": 900})
-                page.goto(f"http://127.0.0.1:{port}/?{urllib.parse.urlencode(query)}")
-                page.evaluate(CLOCK)
-                slider = page.locator("#f-mml-slider")
-                slider.focus()
-                cpu: list[float] = []
-                for i in range(moves):
-                    settled, done = page.evaluate("() => [window.__settled || 0, window.__done]")
-                    key = "ArrowLeft" if (i // 3) % 2 == 0 else "ArrowRight"
-                    before = _cpu_seconds(server.pid)
-                    slider.press(key)
-                    page.wait_for_function("n => (window.__settled || 0) > n", arg=settled, timeout=30_000)
-                    # the move's follow-ups: the Speed slot (on load) and the recommendation (load delay:400ms)
-                    page.wait_for_function("n => window.__done > n", arg=done, timeout=30_000)
-                    cpu.append((_cpu_seconds(server.pid) - before) * 1000)
-                req, keyed, parts, wait, swap = page.evaluate(
-                    "() => [window.__req, window.__key, window.__part, window.__wait, window.__swap]"
-                )
-                page.close()
-                print(f"{name}:")
-                print(line("request -> settle", req))
-                print(line("key -> settle", keyed))
-                print(line("  server wait", wait) + "  (request sent -> first byte: the server)")
-                print(line("  swap", swap) + "  (last byte -> settled: Chromium and htmx)")
-                print(line("/speed slot", parts["speed-slot"]))
-                print(line("/recommend slot", parts["recommend-slot"]))
-                print(line("server CPU", cpu) + "  (all three requests; 10 ms clock ticks)")
+                sliders = [Slider(chromium, port + i, server, name) for i, server in enumerate(servers)]
+                chromium.start_tracing(categories=TRACE_CATEGORIES)
+                for _ in range(moves):
+                    for slider in sliders:  # interleaved: A, B, A, B, ... on the same load
+                        slider.move()
+                traced = list(renderer_cpu(chromium.stop_tracing()).values())
+                if len(traced) == len(sliders):  # the pages' main threads, in the order they first moved
+                    for slider, work in zip(sliders, traced, strict=True):
+                        slider.work = work
+                results = [slider.samples() for slider in sliders]
+                print(f"{name}:" + ("" if vs is None else f"  (A: {ROOT}, B: {vs}; interleaved)"))
+                for figure in results[0]:
+                    for tag, result in zip("AB", results, strict=False):
+                        label = figure if vs is None else f"{tag} {figure}"
+                        print(line(label, result[figure]) + NOTES.get(figure, ""))
             chromium.close()
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        for server in servers:
+            server.terminate()
+            server.wait(timeout=10)
 
 
 def main() -> None:
@@ -276,6 +376,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=18060)
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--server-only", action="store_true")
+    parser.add_argument("--vs", type=Path, help="a second tree, measured interleaved with this one (A/B)")
     args = parser.parse_args()
     cases = [c for c in args.cases.split(",") if c]
     unknown = set(cases) - set(CASES)
@@ -284,7 +385,7 @@ def main() -> None:
     if args.server_only:
         server_only(cases, args.requests)
     else:
-        browser(cases, args.moves, args.port)
+        browser(cases, args.moves, args.port, args.vs)
 
 
 if __name__ == "__main__":

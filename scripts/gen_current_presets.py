@@ -160,14 +160,18 @@ PRESETS: tuple[Preset, ...] = (
         "google--gemma-4-26B-A4B",
         ("gemma-4-26b-a4b",),
         "Gemma-4 MoE (sliding + global attention, vision tower).",
-        ("params_active: counted 2.05B against the name's A4B (vision tower not counted; not reconciled)",),
+        (
+            "params_active: counted 2.59B (each layer's dense MLP beside the experts included) against the name's A4B; embeddings and vision tower not counted",
+        ),
         confidence="likely",
     ),
     Preset(
         "nvidia--Gemma-4-26B-A4B-NVFP4",
         ("gemma-4-26b-a4b-nvfp4",),
         "ModelOpt NVFP4 of gemma-4-26B-A4B.",
-        ("params_active: counted 2.05B against the name's A4B (not reconciled)",),
+        (
+            "params_active: counted 2.59B (each layer's dense MLP beside the experts included) against the name's A4B; embeddings not counted",
+        ),
         confidence="likely",
     ),
     Preset(

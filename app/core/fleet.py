@@ -37,7 +37,7 @@ from app.core.perf.schedule import Workload
 from app.core.plan import apply_quantization_flag
 from app.core.recommend.engine import Context, Engine
 from app.core.recommend.kv_dtype import dtype_candidates, dtype_check, dtype_cost
-from app.core.result import Estimate
+from app.core.result import Estimate, Range
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Msg, Text
 
@@ -105,12 +105,8 @@ class Candidate(BaseModel):
     concurrency_per_replica: int
     requests_per_s_per_replica: float
     capacity_requests_per_s: float  # replicas x per-replica requests/s
-    ttft_ms: float  # expected at the operating point
-    tpot_ms: float
-    ttft_ms_high: float  # the band's high side
-    tpot_ms_high: float
-    ttft_ms_low: float = 0.0  # the band's low side
-    tpot_ms_low: float = 0.0
+    ttft_ms: Range  # at the operating point, with its band (Performance's)
+    tpot_ms: Range
     regime: str = ""  # what binds the speed at the operating point (Performance.regime)
     meets_slo: bool  # expected TTFT and TPOT within the SLO
     meets_slo_with_margin: bool  # the high band within the SLO too
@@ -417,18 +413,10 @@ def _accuracy_costs(search: _Search, ev: Evaluated) -> list[str]:
     return costs
 
 
-def _speed_fields(perf: Performance) -> dict[str, float | str]:
-    """The speed columns a candidate and a frontier point both carry: each latency with its band and
-    the regime that binds it."""
-    return {
-        "ttft_ms": perf.ttft_ms.expected,
-        "tpot_ms": perf.tpot_ms.expected,
-        "ttft_ms_low": perf.ttft_ms.low,
-        "ttft_ms_high": perf.ttft_ms.high,
-        "tpot_ms_low": perf.tpot_ms.low,
-        "tpot_ms_high": perf.tpot_ms.high,
-        "regime": perf.regime,
-    }
+def _speed_fields(perf: Performance) -> dict[str, Range | str]:
+    """The speed columns a candidate and a frontier point both carry: each latency with its band (a
+    Range, as every speed figure) and the regime that binds it."""
+    return {"ttft_ms": perf.ttft_ms, "tpot_ms": perf.tpot_ms, "regime": perf.regime}
 
 
 def _candidate(search: _Search, ev: Evaluated) -> Candidate:
@@ -485,7 +473,7 @@ def rank_key(c: Candidate) -> tuple[bool, bool, float, int, bool, float]:
         c.cost_per_hour,
         c.devices_total,
         not c.meets_slo_with_margin,
-        c.tpot_ms,
+        c.tpot_ms.expected,
     )
 
 
@@ -685,7 +673,7 @@ def pareto_points(
 
 
 def _miss(c: Candidate, target: Target) -> float:
-    return max(0.0, c.ttft_ms / target.slo_ttft_ms - 1, c.tpot_ms / target.slo_tpot_ms - 1)
+    return max(0.0, c.ttft_ms.expected / target.slo_ttft_ms - 1, c.tpot_ms.expected / target.slo_tpot_ms - 1)
 
 
 def _why_none(best: Candidate, target: Target) -> str:
@@ -699,8 +687,8 @@ def _why_none(best: Candidate, target: Target) -> str:
         "No layout meets the SLO (TTFT ≤ {ttft:,.0f} ms, TPOT ≤ {tpot:.1f} ms): the closest, one request at a time, has TTFT {c_ttft:,.0f} ms and TPOT {c_tpot:.1f} ms.",
         ttft=target.slo_ttft_ms,
         tpot=target.slo_tpot_ms,
-        c_ttft=best.ttft_ms,
-        c_tpot=best.tpot_ms,
+        c_ttft=best.ttft_ms.expected,
+        c_tpot=best.tpot_ms.expected,
     )
 
 

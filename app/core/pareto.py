@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from app.core.result import Range
 from app.core.specs import ServeConfig
 
 MS_PER_S = 1000.0
@@ -30,12 +31,8 @@ class ParetoPoint(BaseModel):
     weight_format: str
     kv_cache_dtype: str
     concurrency: int  # closed-loop clients per replica
-    ttft_ms: float
-    tpot_ms: float
-    ttft_ms_low: float = 0.0  # the bands (Performance's ttft_ms / tpot_ms low and high)
-    ttft_ms_high: float = 0.0
-    tpot_ms_low: float = 0.0
-    tpot_ms_high: float = 0.0
+    ttft_ms: Range  # with its band (Performance's ttft_ms / tpot_ms)
+    tpot_ms: Range
     regime: str = ""  # what binds the speed at this point (Performance.regime)
     meets_slo: bool  # expected TTFT and TPOT within the SLO
     serve: ServeConfig

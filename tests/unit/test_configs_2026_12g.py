@@ -107,3 +107,103 @@ def test_the_qwen3_5_ssm_dtype_hook_follows_each_release_config_map() -> None:
     assert has_config_hook(SSM_DTYPE_HOOK, architecture="D3ForSequenceClassification", release="0.33.0")
     assert not has_config_hook(SSM_DTYPE_HOOK, architecture="D3ForSequenceClassification", release="0.32.0")
     assert not has_config_hook(SSM_DTYPE_HOOK, architecture="Qwen3NextForCausalLM", release="0.33.0")
+
+
+def _weights(config: dict[str, Any], hf_quant: dict[str, Any] | None = None, index: Any = None) -> int:
+    from app.core.budget import weights_bytes_for_stage
+
+    spec = model_spec_from_hf_config(config, name="w", hf_quant_config=hf_quant, safetensors_index=index)
+    whole = {
+        "layer_range": (0, spec.num_layers),
+        "is_first": True,
+        "is_last": True,
+    }  # one device, every layer
+    return weights_bytes_for_stage(model=spec, serve=ServeConfig(tensor_parallel_size=1), **whole)  # type: ignore[arg-type]
+
+
+GEMMA4_CT = "Ade7121976--split_models"  # gemma-4-26B-A4B, compressed-tensors int4 group 32
+
+
+def test_gemma4_moe_layers_keep_their_dense_mlp() -> None:
+    from app.core.hf_config import count_params, param_breakdown
+
+    config = json.loads((HELD / f"{GEMMA4_CT}_config.json").read_text(encoding="utf-8"))
+    # 0.33.0 models/gemma4.py Gemma4DecoderLayer: self.mlp = Gemma4MLP(intermediate_size) in every layer, the
+    # experts (128 x 704) beside it when num_experts is set: 30 x 3 x 2,816 x 2,112 = 535,265,280 dense-MLP
+    # parameters (the index stores them: model.language_model.layers.N.mlp.{gate,up,down}_proj.weight)
+    parts = param_breakdown(config)
+    assert parts.mlp == 30 * 3 * 2_816 * 2_112 == 535_265_280
+    assert parts.experts == 30 * 128 * 3 * 2_816 * 704
+    # text total: embedding 262,144 x 2,816 (tied) + attention 1,124,597,760 + MLP + experts + routers
+    # 30 x 2,816 x 128 + norms 171,776 = 25,247,031,040 (the card's "25.2B"; 24.71B without the MLP)
+    assert count_params(config)[0] == 25_247_031_040
+
+
+def test_modules_a_quantized_checkpoint_leaves_unconverted_stay_16_bit() -> None:
+    config = json.loads((HELD / f"{GEMMA4_CT}_config.json").read_text(encoding="utf-8"))
+    index = json.loads((HELD / f"{GEMMA4_CT}_model.safetensors.index.json").read_text(encoding="utf-8"))
+    # compressed-tensors ignore lists every layer's mlp.{gate,up,down}_proj and router.proj (vLLM 0.33.0
+    # compressed_tensors.py should_ignore_layer -> UnquantizedLinearMethod): 535,265,280 + 10,813,440 of the
+    # 24,508,833,536-parameter body stay bf16; the vision tower entries are sized apart
+    spec = model_spec_from_hf_config(config, name="g")
+    assert spec.quantization is not None
+    assert spec.quantization.quantized_fraction == pytest.approx(
+        1 - (535_265_280 + 10_813_440) / 24_508_833_536
+    )
+    # from the parameters alone the weights land on the index: 17,193,190,864 B against total_size
+    # 17,191,252,228 (+0.011 %; the planner gave 16,107,115,984, -6.3 %, before both fixes)
+    assert index["metadata"]["total_size"] == 17_191_252_228
+    assert abs(_weights(config) - 17_191_252_228) < 0.0002 * 17_191_252_228
+
+
+def test_unconverted_names_follow_each_formats_matching() -> None:
+    from app.core.hf_config.params import ParamBreakdown
+    from app.core.hf_config.quant_ignore import unconverted_fraction
+
+    parts = ParamBreakdown(
+        embedding=10, lm_head=10, attention=400, mixer=300, mlp=300, experts=0, experts_active=0,
+        router=0, norms=0, is_moe=False,
+    )  # fmt: skip
+    body = 1_000
+
+    def left(names: list[str]) -> float:
+        return unconverted_fraction({"ignore": names}, breakdown=parts, num_layers=4, heads=8, kv_heads=2)
+
+    # a ModelOpt fnmatch pattern or a compressed-tensors re: covers the whole block in every layer it names
+    assert left(["model.layers.0.self_attn*", "model.layers.1.self_attn*"]) == pytest.approx(
+        400 * 2 / 4 / body
+    )
+    assert left(["re:.*self_attn.*"]) == pytest.approx(400 / body)
+    # a bare parent name matches no linear (compressed_tensors/utils.py check_equal_or_regex_match: exact names)
+    assert left(["model.layers.0.linear_attn", "model.layers.0.mlp"]) == 0.0
+    # leaf projections: q and o are heads x head wide, k and v KV heads x head: k = 2 / (2 x (8 + 2)) = 1/10
+    assert left([f"model.layers.{i}.self_attn.k_proj" for i in range(4)]) == pytest.approx(400 / 10 / body)
+    assert left([f"model.layers.{i}.mlp.down_proj" for i in range(4)]) == pytest.approx(300 / 3 / body)
+    # lm_head, embeddings and towers are not the body
+    assert left(["lm_head", "model.embed_tokens", "model.visual.blocks.0.attn.qkv"]) == 0.0
+
+
+def test_modelopt_exclude_names_match_as_substrings() -> None:
+    from app.core.hf_config.params import ParamBreakdown
+    from app.core.hf_config.quant_ignore import unconverted_fraction
+
+    parts = ParamBreakdown(
+        embedding=0, lm_head=0, attention=400, mixer=0, mlp=600, experts=0, experts_active=0,
+        router=0, norms=0, is_moe=False,
+    )  # fmt: skip
+    # 0.33.0 modelopt.py is_layer_excluded: besides exact / fnmatch matches, ``exclude_module in prefix``, so
+    # a bare "model.layers.1.self_attn" excludes that layer's qkv_proj and o_proj (2 of 4 layers: 400 / 2)
+    cfg = {"quantization": {"exclude_modules": ["model.layers.0.self_attn", "model.layers.1.self_attn"]}}
+    left = unconverted_fraction(cfg, breakdown=parts, num_layers=4, heads=8, kv_heads=2)
+    assert left == pytest.approx(200 / 1_000)
+    # the same names in compressed-tensors' ignore match no linear (exact names or re:)
+    assert (
+        unconverted_fraction(
+            {"ignore": cfg["quantization"]["exclude_modules"]},
+            breakdown=parts,
+            num_layers=4,
+            heads=8,
+            kv_heads=2,
+        )
+        == 0.0
+    )

@@ -167,7 +167,7 @@ def test_slo_binds_at_the_largest_concurrency_that_meets_it() -> None:
             return p.ttft_ms.expected, p.tpot_ms.expected
 
         ttft, tpot = at(c.concurrency_per_replica)
-        assert (ttft, tpot) == pytest.approx((c.ttft_ms, c.tpot_ms))
+        assert (ttft, tpot) == pytest.approx((c.ttft_ms.expected, c.tpot_ms.expected))
         assert ttft <= 2000 and tpot <= 50
         nxt = at(c.concurrency_per_replica + 1)
         assert nxt[0] > 2000 or nxt[1] > 50
@@ -255,9 +255,10 @@ def _check_candidate(c: Candidate, t: Target) -> None:
     assert c.replicas * c.requests_per_s_per_replica >= t.requests_per_s
     assert (c.replicas - 1) * c.requests_per_s_per_replica < t.requests_per_s  # and no replica too many
     # SLO claims hold for the numbers shown
-    assert c.meets_slo == (c.ttft_ms <= t.slo_ttft_ms and c.tpot_ms <= t.slo_tpot_ms)
-    assert c.meets_slo_with_margin == (c.ttft_ms_high <= t.slo_ttft_ms and c.tpot_ms_high <= t.slo_tpot_ms)
-    assert c.ttft_ms_high >= c.ttft_ms and c.tpot_ms_high >= c.tpot_ms
+    assert c.meets_slo == (c.ttft_ms.expected <= t.slo_ttft_ms and c.tpot_ms.expected <= t.slo_tpot_ms)
+    assert c.meets_slo_with_margin == (c.ttft_ms.high <= t.slo_ttft_ms and c.tpot_ms.high <= t.slo_tpot_ms)
+    assert c.ttft_ms.low <= c.ttft_ms.expected <= c.ttft_ms.high
+    assert c.tpot_ms.low <= c.tpot_ms.expected <= c.tpot_ms.high
     # devices and cost add up
     assert c.devices_per_replica == c.tensor_parallel_size * c.pipeline_parallel_size
     assert c.devices_total == c.replicas * c.devices_per_replica

@@ -317,9 +317,11 @@ def test_attention_free_mamba_is_state_only() -> None:
 
 
 def test_qwen3_5_mamba_ssm_dtype_from_the_config() -> None:
-    # Qwen3_5ForConditionalGenerationConfig (0.17+): mamba_ssm_dtype float32 doubles the SSM state
+    # Qwen3_5ForConditionalGenerationConfig (0.17+): mamba_ssm_dtype float32 doubles the SSM state. The hook is
+    # per architecture and release (MODELS_CONFIG_MAP, vllm_model_config_map.json): Qwen3_5ForConditionalGeneration
+    # has it from 0.17.0; Qwen3_5ForCausalLM only from 0.27.0 (absent from 0.19.0's registry and map)
     config = {
-        "architectures": ["Qwen3_5ForCausalLM"],
+        "architectures": ["Qwen3_5ForConditionalGeneration"],
         "model_type": "qwen3_next",
         "hidden_size": 2048,
         "num_hidden_layers": 4,

@@ -16,6 +16,7 @@ from app.core.pareto import ParetoPoint, frontier, slo_tokens_per_s_per_user
 from app.core.perf.predict import performance
 from app.core.perf.schedule import Workload
 from app.core.plan import apply_quantization_flag, vllm_quantization_name
+from app.core.result import Range
 from app.core.specs import ServeConfig
 from tests.unit.test_fleet import H100, LLAMA_8B, LLAMA_70B, target
 
@@ -33,8 +34,8 @@ def _point(per_user: float, per_device: float, name: str = "") -> ParetoPoint:
         weight_format="bf16",
         kv_cache_dtype="auto",
         concurrency=1,
-        ttft_ms=1.0,
-        tpot_ms=1000.0 / per_user,
+        ttft_ms=Range(low=1.0, expected=1.0, high=1.0),
+        tpot_ms=Range(low=1000.0 / per_user, expected=1000.0 / per_user, high=1000.0 / per_user),
         meets_slo=True,
         serve=ServeConfig(),
         command="",
@@ -126,7 +127,7 @@ def test_the_cheapest_layout_meeting_the_slo_is_on_or_under_the_frontier() -> No
     best = result.best
     assert best is not None and best.meets_slo
     per_device = best.requests_per_s_per_replica * 256 / best.devices_per_replica
-    per_user = 1000.0 / best.tpot_ms
+    per_user = 1000.0 / best.tpot_ms.expected
     assert any(
         p.tokens_per_s_per_user >= per_user - 1e-9 and p.tokens_per_s_per_device >= per_device * (1 - 1e-9)
         for p in result.pareto

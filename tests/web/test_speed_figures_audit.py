@@ -50,7 +50,7 @@ def test_api_performance_bands_regime_and_caption(client: Any) -> None:
     zh = client.post(
         "/api/performance", json={**body, "measured_runs": [run]}, headers={"Accept-Language": "zh"}
     )
-    assert zh.json()["speed_caption"] == "TPOT已基于您的 1 次运行校准"
+    assert zh.json()["speed_caption"] == "TPOT 已基于您的 1 次运行校准"
 
 
 def test_speed_section_secondary_figures_have_bands(client: Any) -> None:
@@ -75,20 +75,17 @@ def test_fleet_candidates_have_bands_and_regime(client: Any) -> None:
     data = client.post("/api/fleet", json=FLEET).json()
     assert data["candidates"]
     for c in data["candidates"]:
-        assert _ordered(c["ttft_ms_low"], c["ttft_ms"], c["ttft_ms_high"])
-        assert _ordered(c["tpot_ms_low"], c["tpot_ms"], c["tpot_ms_high"])
+        assert _ordered(**c["ttft_ms"]) and _ordered(**c["tpot_ms"])  # a Range, as every figure
         assert c["regime"] in REGIMES
     for p in data["pareto"]:  # the frontier's points likewise
-        assert _ordered(p["ttft_ms_low"], p["ttft_ms"], p["ttft_ms_high"])
-        assert _ordered(p["tpot_ms_low"], p["tpot_ms"], p["tpot_ms_high"])
+        assert _ordered(**p["ttft_ms"]) and _ordered(**p["tpot_ms"])
         assert p["regime"] in REGIMES
     # the best layout's band and regime are the Speed answer's at its operating point
     best = data["best"]
     point = dict(parse_qsl(urlsplit(best["permalink"]).query))
     point.pop("v")
     speed = client.post("/api/performance", json=point).json()
-    assert speed["tpot_ms"]["low"] == pytest.approx(best["tpot_ms_low"])
-    assert speed["tpot_ms"]["high"] == pytest.approx(best["tpot_ms_high"])
+    assert speed["tpot_ms"] == pytest.approx(best["tpot_ms"])
     assert speed["regime"] == best["regime"]
     # the page shows them under each figure
     page = client.get("/fleet?" + urlencode({k: str(v) for k, v in FLEET.items()}))
@@ -98,12 +95,12 @@ def test_fleet_candidates_have_bands_and_regime(client: Any) -> None:
     )
     assert len(cells) == len(re.findall(r'class="fleet-row', page.text)) > 0
     tpot_band = speed_band(Range.model_validate(speed["tpot_ms"]))
-    assert (speed_number(best["tpot_ms"]), tpot_band) in cells
+    assert (speed_number(best["tpot_ms"]["expected"]), tpot_band) in cells
     summary = re.search(r'id="fleet-best-summary">([^<]+)<', page.text)
     regime = REGIME_NAMES[best["regime"]]
     assert (
         summary
-        and f"TPOT {speed_number(best['tpot_ms'])} ms ({tpot_band}); {regime} binds the speed."
+        and f"TPOT {speed_number(best['tpot_ms']['expected'])} ms ({tpot_band}); {regime} binds the speed."
         in summary.group(1)
     )
     # one regime line per layout row and per frontier row (the Pareto table)

@@ -72,6 +72,10 @@ BIASED_EXPERT_MODEL_TYPES = frozenset({"gpt_oss"})
 # Gemma-2/3 decoder layers have four norms (input, post-attention, pre- and post-feedforward;
 # vLLM gemma2.py / gemma3.py Gemma*DecoderLayer), the others two. gemma-2-9b: 9,241,705,984.
 FOUR_NORM_MODEL_TYPES = frozenset({"gemma2", "gemma3_text", "gemma3"})
+# MoE layers that keep a dense MLP of intermediate_size beside the routed experts: 0.33.0 models/gemma4.py
+# Gemma4DecoderLayer builds Gemma4MLP in every layer and the experts only when num_experts is set
+# (google/gemma-4-26B-A4B: 30 x 3 x 2,816 x 2,112 = 535,265,280 parameters beside 128 experts of 704)
+DENSE_BESIDE_EXPERTS_MODEL_TYPES = frozenset({"gemma4", "gemma4_text"})
 # Gated attention output (q_proj emits query + gate) — Qwen3-Next full-attention layers.
 NAS_FFN_MULTIPLE = 256  # nemotron_nas.py _find_multiple(intermediate_size, 256)
 GATED_ATTENTION_MODEL_TYPES = frozenset({"qwen3_next"})
@@ -170,7 +174,8 @@ def _moe(cfgs: _Configs, geometry: _Geometry) -> _Moe | None:
         )
         shared_gate = shared_size > 0
         n_shared = int(shared_gate)
-    elif "llama4" in cfgs.text_model_type:  # Llama-4: one shared expert per MoE layer
+    elif "llama4" in cfgs.text_model_type or cfgs.text_model_type in DENSE_BESIDE_EXPERTS_MODEL_TYPES:
+        # Llama-4: one shared expert per MoE layer; Gemma-4: each layer's dense MLP beside the experts
         shared_size, n_shared = geometry.intermediate_size, 1
 
     is_moe_layer: Callable[[int], bool]

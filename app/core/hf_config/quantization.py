@@ -18,6 +18,7 @@ from app.core.hf_config.coerce import (
 )
 from app.core.hf_config.geometry import _Geometry
 from app.core.hf_config.params import ParamBreakdown
+from app.core.hf_config.quant_ignore import unconverted_fraction
 from app.core.specs import QuantMethod, QuantSpec
 from app.core.text import Text
 
@@ -205,12 +206,7 @@ def _deepseek_v4_fp8(
     )
 
 
-def _quantization(
-    cfgs: _Configs,
-    geometry: _Geometry,
-    breakdown: Callable[[], ParamBreakdown],
-    hf_quant_config: Mapping[str, Any] | None = None,
-) -> QuantSpec | None:
+def _raw_quantization(cfgs: _Configs, hf_quant_config: Mapping[str, Any] | None) -> Any:
     raw = _lookup(cfgs, "quantization_config")
     if raw is None:
         raw = _lookup(cfgs, "compression_config")  # older compressed-tensors checkpoints
@@ -218,9 +214,36 @@ def _quantization(
         # 0.33.0 transformers_utils/config.py: ModelOpt <= 0.29 saves hf_quant_config.json beside config.json,
         # read only when config.json has no quantization_config
         raw = hf_quant_config
+    return raw
+
+
+def _quantization(
+    cfgs: _Configs,
+    geometry: _Geometry,
+    breakdown: Callable[[], ParamBreakdown],
+    hf_quant_config: Mapping[str, Any] | None = None,
+) -> QuantSpec | None:
+    """The checkpoint's weight format, with the share of the decoder body it leaves unconverted
+    (quant_ignore.py: compressed-tensors ignore, ModelOpt exclude_modules, modules_to_not_convert)."""
+    raw = _raw_quantization(cfgs, hf_quant_config)
     if raw is None:
         return None
-    q = _as_mapping("quantization_config", raw)
+    spec = _quantization_format(cfgs, geometry, breakdown, _as_mapping("quantization_config", raw))
+    if spec.quantized_fraction < 1.0 or spec.expert_method is not None:
+        return spec  # gpt-oss's MXFP4 experts and DeepSeek-V4's split formats carry their own shares
+    left = unconverted_fraction(
+        _as_mapping("quantization_config", raw),
+        breakdown=breakdown(),
+        num_layers=geometry.num_layers,
+        heads=geometry.num_heads,
+        kv_heads=geometry.num_kv_heads,
+    )
+    return spec.model_copy(update={"quantized_fraction": 1.0 - left}) if left > 0 else spec
+
+
+def _quantization_format(
+    cfgs: _Configs, geometry: _Geometry, breakdown: Callable[[], ParamBreakdown], q: Mapping[str, Any]
+) -> QuantSpec:
     method = _as_str("quantization_config", q.get("quant_method", "")).lower()
     if not method and "bits" in q:
         # MLX's converter writes {"bits", "group_size", "mode", per-module overrides} and no quant_method: 0.33.0

@@ -11,8 +11,6 @@ from markupsafe import Markup
 
 from app.core.errors import PlannerError
 from app.core.fleet import Candidate, FleetPlan, cost_at_load
-from app.core.pareto import ParetoPoint
-from app.core.result import Range
 from app.core.text import Text
 from app.web.fleet.params import FLEET_FIELDS, LENGTH_FIELDS, FleetParams, fleet_query
 from app.web.fleet.service import fleet_for, planner_params, point_params
@@ -175,14 +173,6 @@ def _layout(c: LayoutLike) -> str:
     return t("TP {tp}", tp=c.tensor_parallel_size)
 
 
-def _ttft(c: Candidate | ParetoPoint) -> Range:
-    return Range(low=c.ttft_ms_low, expected=c.ttft_ms, high=c.ttft_ms_high)
-
-
-def _tpot(c: Candidate | ParetoPoint) -> Range:
-    return Range(low=c.tpot_ms_low, expected=c.tpot_ms, high=c.tpot_ms_high)
-
-
 def _row(
     request: Request, params: FleetParams, c: Candidate, rank: int, best: Candidate | None
 ) -> CandidateRow:
@@ -201,10 +191,10 @@ def _row(
         devices_total=c.devices_total,
         concurrency=c.concurrency_per_replica,
         requests_per_s=speed_number(c.requests_per_s_per_replica),
-        ttft_ms=speed_number(c.ttft_ms),
-        tpot_ms=speed_number(c.tpot_ms),
-        ttft_band=speed_band(_ttft(c)),
-        tpot_band=speed_band(_tpot(c)),
+        ttft_ms=speed_number(c.ttft_ms.expected),
+        tpot_ms=speed_number(c.tpot_ms.expected),
+        ttft_band=speed_band(c.ttft_ms),
+        tpot_band=speed_band(c.tpot_ms),
         regime=regime_text(c.regime),
         meets_slo=c.meets_slo,
         meets_slo_with_margin=c.meets_slo_with_margin,
@@ -297,10 +287,10 @@ def pareto_view(request: Request, params: FleetParams, plan: FleetPlan) -> Paret
                 concurrency=p.concurrency,
                 per_user=per_user,
                 per_device=per_device,
-                ttft_ms=speed_number(p.ttft_ms),
-                tpot_ms=speed_number(p.tpot_ms),
-                ttft_band=speed_band(_ttft(p)),
-                tpot_band=speed_band(_tpot(p)),
+                ttft_ms=speed_number(p.ttft_ms.expected),
+                tpot_ms=speed_number(p.tpot_ms.expected),
+                ttft_band=speed_band(p.ttft_ms),
+                tpot_band=speed_band(p.tpot_ms),
                 regime=regime_text(p.regime),
                 meets_slo=p.meets_slo,
                 planner_link=link,
@@ -373,10 +363,10 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
                 cost=money(b.cost_per_hour),
                 per_million=money(b.cost_per_million_output_tokens),
                 concurrency=b.concurrency_per_replica,
-                ttft=speed_number(b.ttft_ms),
-                tpot=speed_number(b.tpot_ms),
-                ttft_band=speed_band(_ttft(b)),
-                tpot_band=speed_band(_tpot(b)),
+                ttft=speed_number(b.ttft_ms.expected),
+                tpot=speed_number(b.tpot_ms.expected),
+                ttft_band=speed_band(b.ttft_ms),
+                tpot_band=speed_band(b.tpot_ms),
                 regime=regime_text(b.regime),
             )
             if calibrated:

@@ -1,0 +1,108 @@
+"""The decoder modules a quantized checkpoint keeps in 16 bits, as a share of the decoder body.
+
+Every format vLLM loads names the modules it leaves unconverted, and vLLM builds those as plain
+(unquantized) linears: compressed-tensors ``ignore`` (0.33.0 compressed_tensors.py
+CompressedTensorsConfig.get_quant_method -> should_ignore_layer -> UnquantizedLinearMethod), ModelOpt
+``exclude_modules`` (modelopt.py ModelOptQuantConfigBase.is_layer_excluded), AWQ / GPTQ
+``modules_to_not_convert`` (auto_awq.py / auto_gptq.py is_layer_skipped). Without an index the planner sizes
+the weights from the parameter count, so a share listed there is sized at the serving dtype, not the format's.
+
+E.g. a compressed-tensors Gemma-4 26B-A4B whose ``ignore`` lists every layer's ``mlp.{gate,up,down}_proj`` and
+``router.proj``: the dense MLPs (535,265,280) and routers (10,813,440) of its 24,508,833,536-parameter body
+stay bf16, 2.23 %.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from app.core import regex
+from app.core.hf_config.params import ParamBreakdown
+
+# names outside the decoder body: the embeddings, lm_head and the towers are sized apart (budget.py)
+OUTSIDE_BODY = regex.compile(r"lm_head|embed|vision|visual|vit\b|audio|multi_modal|projector|mm_|patch")
+LAYER_INDEX = regex.compile(r"layers\.(\d+)\.")
+MLP_PROJECTIONS = ("gate_proj", "up_proj", "down_proj")
+ATTENTION_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
+MIXER_MARKERS = ("linear_attn", "mamba", "mixer")  # Gated DeltaNet / Mamba blocks: the breakdown's mixer
+
+
+def _covers_subtree(name: str, *, substring: bool) -> bool:
+    """A pattern (ModelOpt's fnmatch ``*``, compressed-tensors' ``re:``) covers every linear under it; so does
+    any ModelOpt name (``substring``: modelopt.py is_layer_excluded also matches ``exclude_module in prefix``);
+    a bare compressed-tensors or AWQ / GPTQ name matches only that linear (check_equal_or_regex_match)."""
+    return substring or name.startswith("re:") or name.endswith("*")
+
+
+def _part(name: str, *, heads: int, kv_heads: int, substring: bool = False) -> tuple[str, float] | None:
+    """(breakdown part, share of that part's per-layer parameters) one module name or pattern covers."""
+    subtree = _covers_subtree(name, substring=substring)
+    if any(marker in name for marker in MIXER_MARKERS):
+        return ("mixer", 1.0) if subtree else None  # its small leaf projections are not sized apart
+    if "experts" in name and "shared_expert" not in name:
+        return "experts", 1.0
+    if "router" in name or regex.search(r"mlp\.gate$|mlp\.gate\.|block_sparse_moe\.gate", name):
+        return "router", 1.0
+    if "mlp" in name or "shared_expert" in name or "feed_forward" in name:
+        leaf = next((p for p in MLP_PROJECTIONS if p in name), None)
+        if leaf is not None:
+            return "mlp", 1 / len(MLP_PROJECTIONS)
+        return ("mlp", 1.0) if subtree else None
+    if "attn" in name or "attention" in name:
+        leaf = next((p for p in ATTENTION_PROJECTIONS if p in name), None)
+        if leaf is not None:  # q and o: heads x head; k and v: KV heads x head (of 2 x (heads + KV heads))
+            width = kv_heads if leaf in ("k_proj", "v_proj") else heads
+            return "attention", width / (2 * (heads + kv_heads))
+        return ("attention", 1.0) if subtree else None
+    return None
+
+
+def is_counted(name: str, *, substring: bool = False) -> bool:
+    """Whether :func:`unconverted_fraction` reads this ignore / exclude entry (reduce.py keeps only those)."""
+    return not OUTSIDE_BODY.search(name) and _part(name, heads=1, kv_heads=1, substring=substring) is not None
+
+
+def _listed(cfg: Mapping[str, Any]) -> list[tuple[str, bool]]:
+    """(name, matched as a substring: ModelOpt's exclude_modules) of every unconverted-module entry."""
+    inner = cfg.get("quantization")
+    names: list[tuple[str, bool]] = []
+    for source in (cfg, inner if isinstance(inner, Mapping) else {}):
+        for key in ("ignore", "exclude_modules", "modules_to_not_convert"):
+            value = source.get(key)
+            if isinstance(value, list):
+                names.extend((name, key == "exclude_modules") for name in value if isinstance(name, str))
+    return names
+
+
+def unconverted_fraction(
+    cfg: Mapping[str, Any], *, breakdown: ParamBreakdown, num_layers: int, heads: int, kv_heads: int
+) -> float:
+    """The share of the decoder body (every part but embeddings and lm_head) the checkpoint keeps unconverted:
+    per part, the layers its names cover (a ``re:`` pattern or a name without a layer index: every layer)."""
+    body = breakdown.total - breakdown.embedding - breakdown.lm_head
+    if body <= 0 or num_layers <= 0:
+        return 0.0
+    covered: dict[tuple[str, str], set[int] | None] = {}  # (part, projection) -> layers, None: all
+    shares: dict[tuple[str, str], float] = {}
+    for name, substring in _listed(cfg):
+        if OUTSIDE_BODY.search(name):
+            continue
+        part = _part(name, heads=max(1, heads), kv_heads=max(1, kv_heads), substring=substring)
+        if part is None:
+            continue
+        projection = next((p for p in MLP_PROJECTIONS + ATTENTION_PROJECTIONS if p in name), "")
+        key = (part[0], projection)
+        shares[key] = part[1]
+        index = LAYER_INDEX.search(name)
+        if name.startswith("re:") or index is None:
+            covered[key] = None  # a pattern, or a name with no layer index: every layer
+            continue
+        layers = covered.setdefault(key, set())
+        if layers is not None:
+            layers.add(int(index.group(1)))
+    unconverted = 0.0
+    for key, layers in covered.items():
+        layer_share = 1.0 if layers is None else min(1.0, len(layers) / num_layers)
+        unconverted += getattr(breakdown, key[0]) * shares[key] * layer_share
+    return min(1.0, unconverted / body)
