@@ -46,9 +46,10 @@ LOW_PRECISION_SPEEDUP = 2.0  # FP8/INT8 tensor-core rate over BF16 (vendor data 
 FP4_SPEEDUP = 4.0  # FP4 tensor-core rate over BF16 on Blackwell (data sheet: 9 vs 2.25 PFLOPS dense on B200)
 DEFAULT_BF16_TFLOPS = 989.0  # an H100-class device when the catalog has neither figure (extrapolated anyway)
 # A device whose data sheet rate the catalog lacks but whose bandwidth it has computes at the catalog's median
-# machine balance: bf16_dense_tflops / memory_bandwidth_tbps over the 43 devices of device_specs/ with both
-# (2026-12-02; H100 SXM 295, A100 SXM 153, MI300X 247, L40S 419 FLOP a byte), not at an H100's 989 TFLOPS
-# (a 273 GB/s GB10 had prefilled 8x too fast). tests/unit/test_perf_attention_rate.py recomputes it.
+# machine balance: bf16_dense_tflops / memory_bandwidth_tbps over the devices of device_specs/ with both
+# (215 over 43 on 2026-12-02, 214 over 53 once every catalog device had a figure; H100 SXM 295, A100 SXM 153,
+# MI300X 247, L40S 419 FLOP a byte), not at an H100's 989 TFLOPS (a 273 GB/s GB10 had prefilled 8x too fast
+# before the catalog had its figure). tests/unit/test_perf_attention_rate.py recomputes it.
 MACHINE_BALANCE_FLOP_PER_BYTE = 215.0
 DEFAULT_BANDWIDTH_TBPS = 3.35
 DEFAULT_INTERCONNECT_GBPS = 900.0
