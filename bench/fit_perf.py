@@ -94,17 +94,26 @@ PARAM_NAMES = (
     "ttft_overhead_s",
 )
 START = (0.7, 0.4, 0.2, 0.002, 20e-6, 20e-6, 10e-6, 0.5, 5e-6, 0.1, 0.1, 0.03)
+# Physical ranges (round 8; before, every efficiency could reach 1.0 and the exchange's 0.001, and the Hopper fit
+# sat at bandwidth 1.0 / GEMM 1.0 while the DP exchange took the time instead):
+# * HBM: the best streaming kernels read ~90 % of the data sheet (H100 SXM ~3.0 of 3.35 TB/s), so <= 0.9;
+# * GEMMs (dense and grouped): cuBLAS / CUTLASS's largest BF16 / FP8 GEMMs reach ~75-80 % of the dense
+#   tensor peak on H100 / B200; <= 0.85 leaves room and stops the fit buying TTFT with a free GEMM;
+# * the TP all-reduce's and the DP expert exchange's bytes: NCCL's bus bandwidth over NVLink reaches
+#   ~360-400 of 450 GB/s at megabytes (NVIDIA/nccl-tests#326: 0.8) and a few per cent of it at the tens
+#   of kilobytes a decode step's tokens make (the collective's latency is its own coefficient), so
+#   0.05-0.9 for the exchange, <= 0.9 for the link.
 BOUNDS = (
-    (0.05, 1.0),
-    (0.02, 1.0),
-    (0.02, 1.0),
+    (0.05, 0.9),
+    (0.02, 0.85),
+    (0.02, 0.85),
     (0.0, 0.05),
     (0.0, 5e-4),
     (0.0, 5e-4),
     (0.0, 2e-4),
-    (0.01, 1.0),
+    (0.01, 0.9),
     (0.0, 2e-4),
-    (1e-3, 1.0),
+    (0.05, 0.9),
     (1e-4, 2.0),
     (1e-4, 1.0),
 )
@@ -393,6 +402,22 @@ def _nonnegative_least_squares(rows: list[list[float]], targets: list[float]) ->
         free.pop(worst)
 
 
+def step_floors() -> list[float]:
+    """The least value of each linear step unknown: an efficiency's ceiling as 1 / eta, else its lower bound."""
+    return [1 / BOUNDS[i][1] if i in INVERTED else BOUNDS[i][0] for i in range(STEP_PARAMS)]
+
+
+def _bounded_least_squares(rows: list[list[float]], targets: list[float]) -> list[float]:
+    """The non-negative least squares of the step unknowns shifted by their floors (x = floor + u, u >= 0):
+    an efficiency stays under its ceiling inside the solve, so the others are fitted with it there instead
+    of being clamped after."""
+    floors = step_floors()
+    shifted = [
+        t - sum(f * r for f, r in zip(floors, row, strict=True)) for row, t in zip(rows, targets, strict=True)
+    ]
+    return [f + u for f, u in zip(floors, _nonnegative_least_squares(rows, shifted), strict=True)]
+
+
 LINEAR_ROUNDS = 3
 POLISH_FACTOR = 8  # Nelder-Mead iterations of the joint polish, per TTFT-fit iteration
 
@@ -479,7 +504,7 @@ def fit_family(
             rows.append([f / measured for f in features])
             targets.append(1.0)
         inv_bw, inv_c, inv_moe, overhead, layer, moe_layer, latency, inv_link, per_token, inv_exchange = (
-            _nonnegative_least_squares(rows, targets)
+            _bounded_least_squares(rows, targets)
         )
         current = _coefficients(
             [

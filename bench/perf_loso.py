@@ -585,8 +585,9 @@ def _host_never_binds(ctx: P.RunContext, host_step_s: float, host_request_s: flo
     )
 
 
-def load() -> dict[str, list[Run]]:
-    """Every run simulated as shipped and at every point of the host grid (the host modes)."""
+def load(*, host_grid: bool = True) -> dict[str, list[Run]]:
+    """Every run simulated as shipped and, with ``host_grid``, at every point of the host grid (the host
+    modes simulate the points they try when first asked anyway; ``--modes none`` needs none of them)."""
     by_source: dict[str, list[Run]] = defaultdict(list)
     for ctx in P.shared_contexts() + P.other_contexts():
         prompts = request_lengths(ctx.args)[0]
@@ -605,7 +606,7 @@ def load() -> dict[str, list[Run]]:
             host_in_series=not ctx.physics.host_overlapped and ctx.engine == "v1",
             platform=ctx.platform,
         )
-        if not ctx.physics.host_overlapped:  # every grid point is tried on these
+        if host_grid and not ctx.physics.host_overlapped:  # every grid point is tried on these
             for host in ((hs, hr) for hs in HOST_STEP_GRID for hr in HOST_REQUEST_GRID):
                 run.at(host)
         by_source[ctx.source].append(run)
@@ -655,7 +656,8 @@ def cached_load(argv: list[str]) -> dict[str, list[Run]]:
         with path.open("rb") as fh:
             cached: dict[str, list[Run]] = pickle.load(fh)
         return cached
-    runs = load()
+    modes = argv[argv.index("--modes") + 1].split(",") if "--modes" in argv else list(MODES)
+    runs = load(host_grid=any(m.startswith(HOST_MODES) for m in modes))
     if path is not None:
         with path.open("wb") as fh:
             pickle.dump(runs, fh)

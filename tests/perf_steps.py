@@ -2,8 +2,24 @@
 
 from __future__ import annotations
 
-from app.core.perf.physics import Coefficients, StepCost, StepPhysics, step_seconds
+from typing import NamedTuple
+
+from app.core.catalog import find_device, find_model
+from app.core.estimate import estimate
+from app.core.perf.physics import Coefficients, StepCost, StepPhysics, step_physics, step_seconds
+from app.core.perf.predict import fit_for
 from app.core.perf.rates import attended, rates_of, stage_seconds
+from app.core.result import Estimate
+from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
+
+
+class PlannedStep(NamedTuple):
+    model: ModelSpec
+    device: DeviceSpec
+    serve: ServeConfig
+    estimate: Estimate
+    physics: StepPhysics
+    coefficients: Coefficients
 
 
 def step_both_ways(
@@ -35,3 +51,14 @@ def step_both_ways(
         prefill_context_sum=prefill_tokens * attended(rates, prefill_context_tokens),
     )
     return cost, seconds
+
+
+def llama70_fp8_h100(*, vllm_version: str = "0.19.0", kv_cache_dtype: str = "auto") -> PlannedStep:
+    """nvidia/Llama-3.1-70B-Instruct-FP8 on 8 H100 SXM at max_model_len 4,096: the perf tests' usual case."""
+    model = find_model("nvidia/Llama-3.1-70B-Instruct-FP8")
+    device = find_device("nvidia-h100-sxm-80gb")
+    serve = ServeConfig(tensor_parallel_size=8, max_model_len=4096, kv_cache_dtype=kv_cache_dtype)
+    est = estimate(model=model, device=device, serve=serve, vllm_version=vllm_version)
+    physics = step_physics(estimate=est, model=model, device=device, serve=serve)
+    coefficients = fit_for(family="hopper", vllm_version=vllm_version)[1].coefficients()
+    return PlannedStep(model, device, serve, est, physics, coefficients)

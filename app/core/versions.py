@@ -177,6 +177,9 @@ class VersionRules:
     # --async-scheduling when not given: the scheduler prepares step N+1 while the device runs step N, so
     # the host's per-step work overlaps the device's instead of adding to it (app/core/perf/physics.py)
     async_scheduling_default: bool = False
+    # --scheduler-reserve-full-isl when not given: a waiting (or preempted) request is admitted only when the
+    # free blocks hold its whole sequence, not just its first prefill chunk (app/core/perf/simulate.py admit)
+    scheduler_reserve_full_isl: bool = False
     # vllm-ascend's worker (vllm_ascend/worker/worker.py NPUWorker, its releases track vLLM's): "peak" up to
     # v0.14 — KV = T x u - (torch peak + non-torch), non-torch = (T - free) - torch allocated, so other
     # processes' memory comes out of the pool, no start-up free-memory check, "Available memory: <bytes>,

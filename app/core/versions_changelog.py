@@ -353,6 +353,15 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.19.0",
+        "0.19.0 config/scheduler.py SchedulerConfig.scheduler_reserve_full_isl = True ('checks whether the full "
+        "input sequence length fits in the KV cache before admitting a new request, rather than only checking "
+        "the first chunk'); v1/core/sched/scheduler.py's waiting loop calls kv_cache_manager."
+        "can_fit_full_sequence before allocate_slots (0.33.0: allocate_slots(full_sequence_must_fit=...)); "
+        "absent in 0.18.0",
+        {"scheduler_reserve_full_isl": True},
+    ),
+    Change(
+        "0.19.0",
         "0.19.0 models/config.py Gemma4Config: heterogeneous head dims above 256 force TRITON_ATTN for every layer",
         {"gemma4_backend": "triton"},
     ),

@@ -18,7 +18,7 @@ from app.core.perf.predict import Performance, fit_for, performance
 from app.core.perf.rates import rates_of, stage_seconds
 from app.core.perf.schedule import Workload
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
-from tests.perf_steps import step_both_ways
+from tests.perf_steps import llama70_fp8_h100, step_both_ways
 
 # vLLM issue 9722 (https://github.com/vllm-project/vllm/issues/9722), the first block as pasted there
 ISSUE_9722 = """Traffic request rate: inf
@@ -48,19 +48,7 @@ P99 ITL (ms):                            87.79
 
 @pytest.fixture(scope="module")
 def llama70() -> tuple:
-    model = find_model("nvidia/Llama-3.1-70B-Instruct-FP8")
-    device = find_device("nvidia-h100-sxm-80gb")
-    serve = ServeConfig(tensor_parallel_size=8, max_model_len=4096)
-    est = estimate(model=model, device=device, serve=serve, vllm_version="0.19.0")
-    physics = step_physics(estimate=est, model=model, device=device, serve=serve)
-    return (
-        model,
-        device,
-        serve,
-        est,
-        physics,
-        fit_for(family="hopper", vllm_version="0.19.0")[1].coefficients(),
-    )
+    return tuple(llama70_fp8_h100())
 
 
 def test_rates_give_the_step_model_seconds(llama70: tuple) -> None:

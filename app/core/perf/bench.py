@@ -25,6 +25,7 @@ from app.core.perf.rates import StepRates, rates_of, stage_seconds
 from app.core.perf.schedule import KINDS_BOUNDED_BY_WINDOW, KINDS_FIXED_STATE, NULL_BLOCKS
 from app.core.perf.simulate import EngineLimits, SimResult, run
 from app.core.result import Estimate, Range
+from app.core.versions import rules_for
 
 MS_PER_S = 1000.0
 P99 = 99.0
@@ -143,6 +144,7 @@ def engine_limits(
         stage_hop_s=coefficients.collective_latency_s,
         lockstep_ranks=lockstep_ranks,
         context_cv=context_cv,
+        admit_full_sequence=rules_for(estimate.vllm_version).scheduler_reserve_full_isl,
     )
 
 

@@ -44,7 +44,13 @@ INT8_TENSOR_CORE_SM = 80  # Ampere+: INT8 tensor cores (2x BF16 rate)
 FP4_TENSOR_CORE_SM = 100  # Blackwell: FP4 tensor cores (4x BF16 rate); below it FP4 weights are upcast
 LOW_PRECISION_SPEEDUP = 2.0  # FP8/INT8 tensor-core rate over BF16 (vendor data sheets)
 FP4_SPEEDUP = 4.0  # FP4 tensor-core rate over BF16 on Blackwell (data sheet: 9 vs 2.25 PFLOPS dense on B200)
-DEFAULT_BF16_TFLOPS = 989.0  # an H100-class device when the catalog has no figure (extrapolated anyway)
+DEFAULT_BF16_TFLOPS = 989.0  # an H100-class device when the catalog has neither figure (extrapolated anyway)
+# A device whose data sheet rate the catalog lacks but whose bandwidth it has computes at the catalog's median
+# machine balance: bf16_dense_tflops / memory_bandwidth_tbps over the devices of device_specs/ with both
+# (215 over 43 on 2026-12-02, 214 over 53 once every catalog device had a figure; H100 SXM 295, A100 SXM 153,
+# MI300X 247, L40S 419 FLOP a byte), not at an H100's 989 TFLOPS (a 273 GB/s GB10 had prefilled 8x too fast
+# before the catalog had its figure). tests/unit/test_perf_attention_rate.py recomputes it.
+MACHINE_BALANCE_FLOP_PER_BYTE = 215.0
 DEFAULT_BANDWIDTH_TBPS = 3.35
 DEFAULT_INTERCONNECT_GBPS = 900.0
 # --cpu-offload-gb keeps that many GiB of weights in pinned host memory that the GPU reads over PCIe in
@@ -113,6 +119,27 @@ def weight_format(model: ModelSpec) -> WeightFormat:
     return _FORMAT_OF_METHOD[model.quantization.method]
 
 
+def bf16_dense_tflops(device: DeviceSpec) -> float:
+    """The device's dense BF16 tensor rate: its data sheet's, else its bandwidth at the catalog's median
+    machine balance (TB/s x FLOP/B = TFLOPS), else an H100's."""
+    if device.bf16_dense_tflops:
+        return device.bf16_dense_tflops
+    if device.memory_bandwidth_tbps:
+        return device.memory_bandwidth_tbps * MACHINE_BALANCE_FLOP_PER_BYTE
+    return DEFAULT_BF16_TFLOPS
+
+
+def attention_format(estimate: Estimate) -> WeightFormat:
+    """The format attention's matmuls run in: the KV cache's (an fp8 cache: FP8; else BF16)."""
+    fp8_cache = estimate.kv_dtype_bytes_per_element == 1 and estimate.kv_cache_dtype.startswith("fp8")
+    return WeightFormat.FP8 if fp8_cache else WeightFormat.BF16
+
+
+def attention_rate(physics: StepPhysics) -> float:
+    """The tensor rate of attention's matmuls on this device (FLOP/s at the data sheet)."""
+    return physics.attention_flops_per_s or physics.peak_flops_per_s
+
+
 def compute_speedup(*, fmt: WeightFormat, device: DeviceSpec) -> float:
     """Tensor-core rate of this weight format over BF16 on this device (1 = the math runs in BF16)."""
     sm = device.sm or 0
@@ -166,6 +193,11 @@ class StepPhysics:
     eager: bool = False
     # NCCL's ring steps over PCIe, beyond the fitted latency, summed over the step's all-reduces (seconds)
     pcie_ring_s: float = 0.0
+    # the tensor rate attention's two matmuls run at (0: peak_flops_per_s). FlashAttention / FlashInfer
+    # multiply the query by the cached K and V in the KV cache's dtype, not the weights' format: BF16 for an
+    # fp8-weight model with a bf16 cache (its GEMMs run at FP8's rate, its attention does not), FP8 only with an
+    # fp8 cache on FP8 tensor cores (vLLM's FA3 path quantizes the query and passes q/k/v descales)
+    attention_flops_per_s: float = 0.0
 
 
 def async_scheduling(*, vllm_version: str, serve: ServeConfig) -> bool:
@@ -267,7 +299,7 @@ def step_physics(
         g.page_size_bytes * g.num_layers / g.block_size for g in estimate.groups if g.kind in WINDOWED_KINDS
     )
     window = model.sliding_window_tokens or model.attention_chunk_tokens or 0
-    tflops = device.bf16_dense_tflops or DEFAULT_BF16_TFLOPS
+    tflops = bf16_dense_tflops(device)
     link = (device.interconnect_gbps or DEFAULT_INTERCONNECT_GBPS) * GIGA / INTERCONNECT_DIRECTIONS
     if tp_crosses_hosts(device=device, serve=serve):
         link = min(link, float(INTER_NODE_BYTES_PER_S))
@@ -285,6 +317,7 @@ def step_physics(
         expert_flops_per_token=expert_gemm,
         attention_flops_per_context_token=attention,
         peak_flops_per_s=tflops * TERA * compute_speedup(fmt=fmt, device=device),
+        attention_flops_per_s=tflops * TERA * compute_speedup(fmt=attention_format(estimate), device=device),
         bandwidth_bytes_per_s=(device.memory_bandwidth_tbps or DEFAULT_BANDWIDTH_TBPS) * TERA,
         collectives_per_step=collectives,
         collective_bytes_per_token=wire_bytes,
@@ -510,13 +543,16 @@ def step_seconds(
         + physics.expert_weight_bytes * touched
         + physics.kv_bytes_per_token * (decode_tokens * decode_context_tokens + prefill_tokens)
     )
-    dense_flops = tokens * physics.gemm_flops_per_token + physics.attention_flops_per_context_token * (
+    attention_flops = physics.attention_flops_per_context_token * (
         decode_tokens * decode_context_tokens + prefill_tokens * prefill_context_tokens
     )
+    dense_flops = tokens * physics.gemm_flops_per_token + attention_flops
     expert_flops = tokens * physics.expert_flops_per_token
     flops = dense_flops + expert_flops
     memory = bytes_read / (physics.bandwidth_bytes_per_s * coefficients.bandwidth_efficiency)
-    dense_compute = dense_flops / (physics.peak_flops_per_s * coefficients.compute_efficiency)
+    dense_compute = (tokens * physics.gemm_flops_per_token) / (
+        physics.peak_flops_per_s * coefficients.compute_efficiency
+    ) + attention_flops / (attention_rate(physics) * coefficients.compute_efficiency)
     expert_compute = expert_flops / (physics.peak_flops_per_s * coefficients.moe_compute_efficiency)
     compute = dense_compute + expert_compute
     wire = (

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from app.core.perf.physics import (
     Coefficients,
     StepPhysics,
+    attention_rate,
     layer_floor_s,
     touched_expert_fraction,
     with_host,
@@ -52,6 +53,7 @@ def engine_step_seconds(rates: StepRates, *, device_s: float, requests: float) -
 def rates_of(*, physics: StepPhysics, coefficients: Coefficients) -> StepRates:
     bandwidth = physics.bandwidth_bytes_per_s * coefficients.bandwidth_efficiency
     dense_rate = physics.peak_flops_per_s * coefficients.compute_efficiency
+    attention = attention_rate(physics) * coefficients.compute_efficiency
     expert_rate = physics.peak_flops_per_s * coefficients.moe_compute_efficiency
     link = physics.link_bytes_per_s
     fixed = (
@@ -72,8 +74,8 @@ def rates_of(*, physics: StepPhysics, coefficients: Coefficients) -> StepRates:
         per_prefill_token_s=physics.kv_bytes_per_token / bandwidth
         + physics.exchange_bytes_per_token / link / coefficients.link_efficiency,
         per_context_token_s=physics.kv_bytes_per_token / bandwidth
-        + physics.attention_flops_per_context_token / dense_rate,
-        per_prefill_context_s=physics.attention_flops_per_context_token / dense_rate,
+        + physics.attention_flops_per_context_token / attention,
+        per_prefill_context_s=physics.attention_flops_per_context_token / attention,
         expert_bytes_s=physics.expert_weight_bytes / bandwidth,
         num_experts=physics.num_experts,
         experts_per_token=physics.experts_per_token,

@@ -11,8 +11,10 @@ Per data-parallel rank (the rank's share of the prompts, the clients and the rat
   pool is out of blocks, the *last* running request is preempted (its blocks freed, its progress
   dropped, back to the front of the queue: recomputed later, prompt and generated tokens alike).
   Then, if nothing was preempted, waiting requests are admitted in order while the budget lasts,
-  ``max_num_seqs`` allows and their scheduled tokens' blocks are free; a prompt longer than the budget
-  is prefilled in chunks over several steps. The shared ``random_prefix_len`` prefix is computed once;
+  ``max_num_seqs`` allows and their scheduled tokens' blocks are free (from 0.19.0, blocks for the whole
+  sequence must be free: ``scheduler_reserve_full_isl``, so past the KV cliff a closed loop's extra
+  clients wait in the queue instead of being admitted one chunk at a time and preempted); a prompt longer
+  than the budget is prefilled in chunks over several steps. The shared ``random_prefix_len`` prefix is computed once;
   later prompts start from its cached full blocks (prefix caching on, vLLM's default).
 * **async scheduling** (vLLM's default from 0.14): step N+1 is scheduled when step N is launched, so a
   request that reaches the engine while a step runs is first scheduled one step later than in series.
@@ -67,6 +69,9 @@ class EngineLimits:
     stage_hop_s: float  # one activation hop between pipeline stages
     lockstep_ranks: int = 1  # data-parallel MoE ranks that step together (physics.lockstep_factor)
     context_cv: float = 0.0  # spread of one request's context (physics.context_cv)
+    # admission needs free blocks for the request's whole sequence, not only its first chunk (vLLM 0.19.0 on:
+    # SchedulerConfig.scheduler_reserve_full_isl; versions.py); the chunk alone is still what is allocated
+    admit_full_sequence: bool = False
 
 
 @dataclass
@@ -283,7 +288,8 @@ class _Engine:
             n = min(total - hit, budget)
             shared = self.prefix_blocks if hit else 0
             need = self.blocks_for(hit + n) - shared
-            if need > self.free:
+            gate = self.blocks_for(total) - shared if lim.admit_full_sequence else need
+            if max(need, gate) > self.free:
                 self.res.kv_full_steps += 1
                 self.admit_blocked = True
                 break
