@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.backends import resolve_backend
 from app.core.catalog import find_device
-from app.core.specs import ServeConfig
 from app.core.versions import rules_for
 from tests.specs_factory import deepseek_v3_like
+from tests.unit.test_backends import choose
 from tests.unit.test_current_configs_0_33 import _est
 
 H200 = find_device("nvidia-h200-141gb")
@@ -31,14 +30,7 @@ FLASHMLA_LINE = "Forcing kv cache block size to 64 for FlashMLA backend."
 
 
 def _choose(device, version, **serve):  # type: ignore[no-untyped-def]
-    return resolve_backend(
-        model=deepseek_v3_like(),
-        device=device,
-        serve=ServeConfig(**serve),
-        rules=rules_for(version),
-        prefix_caching=True,
-        chunked_prefill=True,
-    )
+    return choose(deepseek_v3_like(), device, version, **serve)
 
 
 @pytest.mark.parametrize(
