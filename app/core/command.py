@@ -373,7 +373,7 @@ def compose_command(lines: list[str]) -> tuple[list[str], int] | None:
             tokens = items if items else shlex.split(" ".join(block))
         else:
             tokens = shlex.split(_yaml_scalar(rest))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: an array nested past the recursion limit
         return None
     return strip_program(tokens), used
 
@@ -523,7 +523,7 @@ class _Reading:
     def _compilation_json(self, token: str, raw: str) -> None:
         try:
             config = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # nesting past the recursion limit had been a 500
             config = None
         if not isinstance(config, dict):
             self.problems.append(
@@ -542,7 +542,7 @@ class _Reading:
         FlexibleArgumentParser nests the dotted key and reads the value as JSON when it is JSON."""
         try:
             value: Any = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             value = raw
         for part in reversed(key.split(".")[1:]):
             value = {part: value}

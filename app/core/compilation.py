@@ -80,7 +80,7 @@ def _mode(value: object) -> int:
         return value
     if isinstance(value, str):
         name = value.strip().upper().removeprefix("COMPILATIONMODE.").removeprefix("COMPILATIONLEVEL.")
-        if name.isdigit() and int(name) <= VLLM_COMPILE:
+        if len(name) == 1 and name.isdecimal() and name.isascii() and int(name) <= VLLM_COMPILE:
             return int(name)
         if name in MODE_NAMES:
             return MODE_NAMES[name]

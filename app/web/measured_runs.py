@@ -22,8 +22,14 @@ from app.core.perf.cluster import (
     RunComparison,
     fit_cluster,
 )
-from app.core.perf.measured import MAX_MEASURED_RUNS, read_run, refuse_unstartable, simulated_as, split_runs
-from app.core.perf.paste import bench_fields, parse_paste
+from app.core.perf.measured import (
+    MAX_MEASURED_RUNS,
+    PastedRun,
+    read_run,
+    refuse_unstartable,
+    simulated_as,
+    split_runs,
+)
 from app.core.perf.predict import compare_run
 from app.core.text import COMMA, N_, Msg, Text, TextList
 from app.web.i18n import t, tr
@@ -46,12 +52,15 @@ def _run_inputs(run: MeasuredRun, index: int) -> tuple[BenchArgs, dict[str, floa
     measured = run.measured.values()
     args = run.bench
     if run.paste:
-        try:
-            fields, pasted = bench_fields(parse_paste(run.paste))
-        except PlannerError as exc:
-            raise PlannerError(f"measured_runs[{index}].paste", exc.message) from None
-        args = args.model_copy(update=fields)
-        measured = {**pasted, **measured}
+        # the page box's reader: the paste's counts and rates validated as BenchArgs (model_copy had
+        # skipped that: a negative rate or a 1e300 count was a 500), its figures kept positive and finite
+        read = read_run(
+            PastedRun(None, 1, tuple(run.paste.splitlines())),
+            bench=args,
+            field=f"measured_runs[{index}].paste",
+        )
+        args = read.bench
+        measured = {**read.measured, **measured}
     if not measured:
         raise PlannerError(
             f"measured_runs[{index}]",

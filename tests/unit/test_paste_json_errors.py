@@ -46,12 +46,12 @@ def test_a_good_pretty_printed_run_still_reads() -> None:
 def test_an_object_that_never_closes_names_the_line_json_stops_at() -> None:
     # lines: 1 the command, 2 "{", 3 the last key; json stops at the end of line 3
     message = _error(COMMAND + '\n{\n  "mean_tpot_ms": 30.9,\n')
-    assert message.startswith("line 3: not valid JSON (Expecting property name enclosed in double quotes")
+    assert message.startswith("line 3, column 24: not valid JSON")
 
 
 def test_a_missing_comma_names_its_line() -> None:
     box = "\n".join([COMMAND, "{", '  "completed": 64', '  "mean_tpot_ms": 9.5', "}"])
-    assert _error(box).startswith("line 4: not valid JSON (Expecting ',' delimiter")
+    assert _error(box).startswith("line 4, column 3: not valid JSON")
 
 
 def test_an_object_without_result_keys_says_so() -> None:

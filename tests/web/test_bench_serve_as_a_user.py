@@ -143,7 +143,7 @@ def test_pretty_printed_save_result_json_is_one_run_each(client: Any) -> None:
     broken = client.get(
         "/speed", params={**TENSTORRENT_CONFIG, "my_runs": command + '\n{\n  "mean_tpot_ms": 30.9,\n'}
     )
-    assert "line 3: not valid JSON (Expecting property name" in broken.text
+    assert "line 3, column 24: not valid JSON" in broken.text
     # the run's own server did not start at the default --gpu-memory-utilization 0.9: said, not "cannot be simulated"
     plain = "vllm serve Qwen/Qwen2.5-72B-Instruct --tensor-parallel-size 2 --max-model-len 8448\n"
     refused = client.post(

@@ -64,7 +64,7 @@ def _json_lines(lines: list[str], first: int) -> int:
         _, end = json.JSONDecoder().raw_decode(rest)
     except json.JSONDecodeError as exc:
         return exc.lineno
-    except ValueError:
+    except (ValueError, RecursionError):  # a number over 4,300 digits, nesting past the recursion limit
         return 1
     return rest[:end].count("\n") + 1
 
@@ -131,15 +131,25 @@ def _unstated(start: int, *, rate: bool, cap: bool) -> list[Msg]:
 
 def read_run(run: PastedRun, *, bench: BenchArgs | None, field: str) -> ReadRun:
     """One pasted run: the fieldset's benchmark (``bench``, else vLLM's defaults) changed by what the
-    paste states, a rate or cap it does not state at vLLM's default; a bad paste is a PlannerError on
-    ``field`` naming the box's line."""
+    paste states, a rate or cap it does not state at vLLM's default (unless ``bench`` set it
+    explicitly: an API run's own ``bench``); a bad paste is a PlannerError on ``field`` naming the
+    box's line."""
     # padded so that a line number in the paste's message (a JSON error's, a key's) is the box's own
     text = "\n" * (run.start - 1) + "\n".join(run.lines)
     try:
         fields, measured = bench_fields(parse_paste(text))
     except PlannerError as exc:
         raise PlannerError(field, exc.message) from None
-    no_rate, no_cap = "request_rate" not in fields, "max_concurrency" not in fields
+    except OverflowError:  # a count past a float's range (total_input_tokens of 400 digits)
+        raise PlannerError(
+            field,
+            Text(
+                "line {n}: not a JSON object vLLM writes (a number too long or nesting too deep)", n=run.start
+            ),
+        ) from None
+    given = bench.model_fields_set if bench is not None else frozenset()
+    no_rate = "request_rate" not in fields and "request_rate" not in given
+    no_cap = "max_concurrency" not in fields and "max_concurrency" not in given
     defaults: dict[str, object] = {"request_rate": math.inf} if no_rate else {}
     if no_cap:
         defaults["max_concurrency"] = None

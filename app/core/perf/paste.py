@@ -133,8 +133,16 @@ def parse_saved(text: str) -> dict[str, Any]:
     try:
         data = json.loads(text)  # not stripped: the error's line is the text's own
     except json.JSONDecodeError as exc:
+        # the position only: the decoder's reason is English on a zh page
         raise PlannerError(
-            FIELD, Text("line {n}: not valid JSON ({msg})", n=exc.lineno, msg=exc.msg)
+            FIELD, Text("line {n}, column {column}: not valid JSON", n=exc.lineno, column=exc.colno)
+        ) from None
+    except (ValueError, RecursionError):
+        # json.loads' other refusals: an integer over 4,300 digits (ValueError), nesting past the
+        # interpreter's recursion limit (RecursionError); both had been a 500
+        raise PlannerError(
+            FIELD,
+            Text("line {n}: not a JSON object vLLM writes (a number too long or nesting too deep)", n=first),
         ) from None
     if not isinstance(data, dict):
         raise PlannerError(FIELD, Text("line {n}: not a JSON object", n=first))
