@@ -71,7 +71,7 @@ def test_a_json_error_names_line_and_column_in_chinese(client: Any) -> None:
 
 
 def test_a_deeply_nested_cc_in_a_pasted_command_is_read_not_raised() -> None:
-    for cc in ("-cc.a=" + "[" * 20000 + "]" * 20000, "-cc '{\"a\": " + "[" * 20000 + "]" * 20000 + "}'"):
+    for cc in ("-cc.a=" + "[" * 20000 + "]" * 20000, '-cc \'{"a": ' + "[" * 20000 + "]" * 20000 + "}'"):
         log = f"vllm serve Qwen/Qwen3-8B {cc}\nINFO 12-01 10:00:00 [core.py:1] hello\n"
         diagnosis = diagnose(log_text=log, metrics_text=None)
         assert diagnosis is not None
