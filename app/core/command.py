@@ -443,6 +443,10 @@ def parse_serve_args(
         )
     if read.cudagraph_mode is not None:  # an explicit cudagraph_mode wins over the -O level's
         values["cudagraph_mode"] = read.cudagraph_mode
+        # ... but -O0 still sets compilation mode NONE when the -cc gives none (vLLM 0.33.0
+        # config/vllm.py VllmConfig.__post_init__, optimization level O0), which lowers the graph mode
+        if read.level_zero and "mode" not in read.compile_keys:
+            read.compile_keys["mode"] = 0
     elif read.level_mode is not None:
         values["cudagraph_mode"] = read.level_mode
     if read.compile_keys:  # the -cc keys other than cudagraph_mode, kept for the plan and the emitted command
@@ -476,6 +480,7 @@ class _Reading:
     levels: bool = True  # the release has -O optimization levels (VersionRules.optimization_levels)
     cudagraph_mode: str | None = None  # --compilation-config's cudagraph_mode
     level_mode: str | None = None  # the -O level's cudagraph_mode (graph_mode.LEVEL_MODES)
+    level_zero: bool = False  # -O0: compilation mode NONE when no -cc mode is given (0.33.0 config/vllm.py)
     compile_keys: dict[str, Any] = field(default_factory=dict)  # the other -cc keys (compilation.py)
 
     def compilation(self, token: str, name: str, inline: str | None, *, known: frozenset[str]) -> bool:
@@ -509,6 +514,7 @@ class _Reading:
             return False
         if level in LEVEL_MODES and self.levels:
             self.level_mode = LEVEL_MODES[level]
+            self.level_zero = level == "0"
         elif level in LEVEL_MODES:  # 0.10.2-0.13 utils FlexibleArgumentParser: -O3 is -O.level=3 (-O = -cc)
             self._add_keys({"level": int(level)})
         else:
