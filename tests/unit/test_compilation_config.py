@@ -93,8 +93,8 @@ def test_capture_sizes_scale_the_graph_memory() -> None:
         # -O0 with an explicit cudagraph_mode and no -cc mode: O0 still sets compilation mode NONE
         # (0.33.0 config/vllm.py VllmConfig.__post_init__: mode None and level O0 -> CompilationMode.NONE),
         # so the piecewise mode is lowered as {"mode": 0} lowers it (review, round 8: it stayed PIECEWISE)
-        ("vllm serve m -O0 -cc '{\"cudagraph_mode\": \"PIECEWISE\"}'", "0.33.0", "NONE"),
-        ("vllm serve m -O0 -cc '{\"cudagraph_mode\": \"FULL_AND_PIECEWISE\"}'", "0.33.0", "FULL_DECODE_ONLY"),
+        ('vllm serve m -O0 -cc \'{"cudagraph_mode": "PIECEWISE"}\'', "0.33.0", "NONE"),
+        ('vllm serve m -O0 -cc \'{"cudagraph_mode": "FULL_AND_PIECEWISE"}\'', "0.33.0", "FULL_DECODE_ONLY"),
         # FULL needs no piecewise compilation: kept
         ('vllm serve m -cc \'{"mode": 0, "cudagraph_mode": "FULL"}\'', "0.33.0", "FULL"),
     ],
