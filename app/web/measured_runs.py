@@ -58,6 +58,7 @@ def _run_inputs(run: MeasuredRun, index: int) -> tuple[BenchArgs, dict[str, floa
             PastedRun(None, 1, tuple(run.paste.splitlines())),
             bench=args,
             field=f"measured_runs[{index}].paste",
+            explicit=frozenset(args.model_fields_set),
         )
         args = read.bench
         measured = {**read.measured, **measured}

@@ -71,10 +71,15 @@ def test_copy_as_yaml_copies_the_estimate(live_server: LiveServer, page: Page) -
     # names kv_bytes_per_token) there, and under load the wait below read it before this copy landed
     page.evaluate("navigator.clipboard.writeText('')")
     page.get_by_role("button", name="Copy as YAML").click()
-    page.wait_for_function(
-        "navigator.clipboard.readText().then(t => t.includes('kv_bytes_per_token') && !t.includes('apiVersion'))"
-    )
-    copied = yaml.safe_load(page.evaluate("navigator.clipboard.readText()"))
+    # polled here: wait_for_function took the predicate's Promise itself as truthy and returned at once
+    # (CI, round 8: the cleared clipboard was read and parsed as None)
+    text = ""
+    for _ in range(300):
+        text = page.evaluate("navigator.clipboard.readText()")
+        if "kv_bytes_per_token" in text and "apiVersion" not in text:
+            break
+        page.wait_for_timeout(100)
+    copied = yaml.safe_load(text)
     api = page.request.get(f"{live_server.base}/api/estimate?{QUERY}").json()
     assert copied["kv_bytes_per_token"] == api["kv_bytes_per_token"] and copied["max_model_len"] == 32768
 

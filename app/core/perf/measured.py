@@ -129,10 +129,12 @@ def _unstated(start: int, *, rate: bool, cap: bool) -> list[Msg]:
     return notes
 
 
-def read_run(run: PastedRun, *, bench: BenchArgs | None, field: str) -> ReadRun:
+def read_run(
+    run: PastedRun, *, bench: BenchArgs | None, field: str, explicit: frozenset[str] = frozenset()
+) -> ReadRun:
     """One pasted run: the fieldset's benchmark (``bench``, else vLLM's defaults) changed by what the
-    paste states, a rate or cap it does not state at vLLM's default (unless ``bench`` set it
-    explicitly: an API run's own ``bench``); a bad paste is a PlannerError on ``field`` naming the
+    paste states, a rate or cap it does not state at vLLM's default (unless named in ``explicit``:
+    the fields an API run's own ``bench`` set); a bad paste is a PlannerError on ``field`` naming the
     box's line."""
     # padded so that a line number in the paste's message (a JSON error's, a key's) is the box's own
     text = "\n" * (run.start - 1) + "\n".join(run.lines)
@@ -147,9 +149,8 @@ def read_run(run: PastedRun, *, bench: BenchArgs | None, field: str) -> ReadRun:
                 "line {n}: not a JSON object vLLM writes (a number too long or nesting too deep)", n=run.start
             ),
         ) from None
-    given = bench.model_fields_set if bench is not None else frozenset()
-    no_rate = "request_rate" not in fields and "request_rate" not in given
-    no_cap = "max_concurrency" not in fields and "max_concurrency" not in given
+    no_rate = "request_rate" not in fields and "request_rate" not in explicit
+    no_cap = "max_concurrency" not in fields and "max_concurrency" not in explicit
     defaults: dict[str, object] = {"request_rate": math.inf} if no_rate else {}
     if no_cap:
         defaults["max_concurrency"] = None
