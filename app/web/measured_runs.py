@@ -207,14 +207,23 @@ def page_cluster(params: PlannerParams, bench: BenchArgs | None) -> ClusterFit |
     speed_only = {"concurrency": None, "input_tokens": None, "output_tokens": None}
     base = planner_only(params).model_copy(update={"my_runs": "", **speed_only})
     bench_key = bench.model_dump_json() if bench is not None else ""
-    return _cached_fit(params.my_runs, base.model_dump_json(), bench_key)
+    fit = _cached_fit(params.my_runs, base.model_dump_json(), bench_key)
+    if isinstance(fit, PlannerError):
+        raise fit.with_traceback(None)  # the kept instance, without the last raise's frames
+    return fit
 
 
 @functools.lru_cache(maxsize=FIT_CACHE_SIZE)
-def _cached_fit(box: str, base_json: str, bench_json: str) -> ClusterFit | None:
+def _cached_fit(box: str, base_json: str, bench_json: str) -> ClusterFit | PlannerError | None:
+    """The fit, or the PlannerError a bad paste raises: kept too, since lru_cache keeps no exception and
+    a bad box was otherwise read and simulated again (up to 64 runs) on every slider move. A spent CPU
+    budget (deadline.WorkBudgetError) is not a PlannerError and is not kept: it is the request's."""
     base = StrictPlannerParams.model_validate_json(base_json)
     bench = BenchArgs.model_validate_json(bench_json) if bench_json else None
-    return request_cluster([], box, base, bench)
+    try:
+        return request_cluster([], box, base, bench)
+    except PlannerError as exc:
+        return exc
 
 
 @dataclass(frozen=True)

@@ -72,3 +72,17 @@ def test_the_page_fit_is_made_once_per_box(client: TestClient) -> None:
     after = _cached_fit.cache_info()
     assert after.misses - before.misses == 1  # the first page fitted it
     assert after.hits - before.hits == 2  # the other two reused it
+
+
+def test_a_bad_box_is_read_once_too(client: TestClient) -> None:
+    # lru_cache keeps no exception: a box whose run fails (here a JSON object that never closes) was read
+    # and simulated again on every page and slider move; its PlannerError is now kept like a fit
+    from app.web.measured_runs import _cached_fit
+
+    query = {"v": "1", **{k: str(v) for k, v in API.items()}, "my_runs": '{\n  "mean_tpot_ms": 9.75,\n'}
+    before = _cached_fit.cache_info()
+    pages = [client.get(path, params=query) for path in ("/speed", "/speed")]
+    after = _cached_fit.cache_info()
+    # '  "mean_tpot_ms": 9.75,' is 23 characters: json stops past its comma, at column 24
+    assert all(page.status_code == 200 and "line 2, column 24: not valid JSON" in page.text for page in pages)
+    assert (after.misses - before.misses, after.hits - before.hits) == (1, 1)
