@@ -15,11 +15,10 @@ from app.core.specs import LayerKind, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.version_types import GraphSupport
 from app.core.versions import VersionRules
+from app.core.versions_changelog import CG_ALWAYS, CG_NEVER, CG_UNIFORM
 
 # v1/attention/backend.py AttentionCGSupport members, by level (versions_changelog.CG_*)
 SUPPORT_NAMES = ("NEVER", "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH", "ALWAYS")
-UNIFORM_BATCH_LEVEL = 2
-ALWAYS_LEVEL = 3
 
 
 def mamba_blocks_error(
@@ -124,8 +123,8 @@ def resolved_mode(
     split = _splits_attention(serve)
     support = f"AttentionCGSupport.{SUPPORT_NAMES[lowest.level]}"
     where = f"with {lowest.class_name} backend (support: {support})"
-    if asked == "FULL" and lowest.level < ALWAYS_LEVEL:
-        if lowest.level == 0:
+    if asked == "FULL" and lowest.level < CG_ALWAYS:
+        if lowest.level == CG_NEVER:
             raise InvalidServeConfigError(  # vLLM's own ValueError, word for word (like the Mamba-block one)
                 "cudagraph_mode",
                 f"CUDAGraphMode.FULL is not supported {where}; please try cudagraph_mode=PIECEWISE, and make sure "
@@ -135,7 +134,7 @@ def resolved_mode(
         out.log_lines.append(
             f"CUDAGraphMode.{asked} is not supported {where}; setting cudagraph_mode={out.mode}"
         )
-    if out.mode in FULL_GRAPH_MODES and lowest.level == 0:
+    if out.mode in FULL_GRAPH_MODES and lowest.level == CG_NEVER:
         before = out.mode
         out.mode = "PIECEWISE" if split else "NONE"
         why = "attention is compiled piecewise" if split else "attention is not compiled piecewise"
@@ -143,7 +142,7 @@ def resolved_mode(
             f"CUDAGraphMode.{before} is not supported {where}; setting cudagraph_mode={out.mode} because {why}"
         )
     spec = serve.speculative_config
-    if out.mode in FULL_GRAPH_MODES and spec is not None and lowest.level < UNIFORM_BATCH_LEVEL:
+    if out.mode in FULL_GRAPH_MODES and spec is not None and lowest.level < CG_UNIFORM:
         before = out.mode
         out.mode = "PIECEWISE" if split else "NONE"
         out.log_lines.append(

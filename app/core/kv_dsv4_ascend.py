@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import Counter
 
 from app.core.kinds import Group, cdiv
-from app.core.kv_dsv4 import approximate_gcd
+from app.core.kv_dsv4 import CSA_RATIO, approximate_gcd
 from app.core.specs import LayerKind, ModelSpec
 
 ASCEND_DSV4_BACKEND = "ASCEND_DSA"  # vllm_ascend/attention/dsa_v1.py AscendDSABackend.get_name (V1 runner)
@@ -33,7 +33,6 @@ DSV4_BLOCK_SIZES: dict[int, tuple[tuple[int, int, int, int], tuple[int, int]]] =
     64: ((64, 64, 4, 16), (8320, 65536)),
     32: ((32, 32, 2, 8), (4160, 32768)),
 }
-CSA_RATIO = 4
 HCA_RATIO = 128
 STATE_BYTES = 4  # float32 kv_state + score_state
 INDEX_KEY_BYTES = 1  # int8 keys on A2 / A3
