@@ -3,6 +3,7 @@ hard-coded English, and core sentences render in Chinese with flags verbatim."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import pickle
 import re
@@ -71,6 +72,70 @@ def test_translations_keep_their_placeholders(zh_catalog) -> None:  # type: igno
         if set(PERCENT_FIELD.findall(dst)) != set(PERCENT_FIELD.findall(src)):
             bad.append(src)
     assert not bad, f"placeholders changed in: {bad}"
+
+
+def _po_entries(text: str) -> list[tuple[int, str | None, str, list[str]]]:
+    """(line, msgctxt, msgid, flags) of every entry, read from the raw text.
+
+    babel's ``read_po`` merges a repeated msgid into the first one silently, so a duplicate can only
+    be seen here (``msgfmt --check`` calls it a fatal error).
+    """
+    entries: list[tuple[int, str | None, str, list[str]]] = []
+    fields: dict[str, str] = {}
+    flags: list[str] = []
+    start, field = 0, ""
+
+    def close() -> None:
+        if "msgid" in fields:
+            entries.append((start, fields.get("msgctxt"), fields["msgid"], flags))
+
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        begins = line.startswith(("#", "msgctxt", "msgid ")) or not line
+        if begins and any(name.startswith("msgstr") for name in fields):
+            close()
+            fields, flags, start = {}, [], number
+        if not line:
+            continue
+        if line.startswith("#,"):
+            flags = [flag.strip() for flag in line[2:].split(",")]
+        elif line.startswith("#"):
+            continue
+        elif line.startswith('"'):
+            fields[field] += ast.literal_eval(line)
+        else:
+            field, _, value = line.partition(" ")
+            fields[field] = ast.literal_eval(value)
+            start = start or number
+    close()
+    return entries
+
+
+def test_the_po_reader_sees_a_repeated_msgid() -> None:
+    text = 'msgid "Planner"\nmsgstr "规划器"\n\n#: a.py:1\nmsgid ""\n"Plan" "ner"\nmsgstr "x"\n'
+    assert [(ctx, mid) for _, ctx, mid, _ in _po_entries(text)] == [(None, "Planner"), (None, "Planner")]
+
+
+def test_the_po_file_has_no_duplicate_message_ids() -> None:
+    # msgfmt --check stops on a repeated msgid; babel keeps the first and drops the rest unseen
+    seen: dict[tuple[str | None, str], int] = {}
+    repeated = []
+    for line, context, msgid, _ in _po_entries(PO.read_text(encoding="utf-8")):
+        if (context, msgid) in seen:
+            repeated.append(f"line {line} repeats line {seen[context, msgid]}: {msgid[:60]!r}")
+        seen.setdefault((context, msgid), line)
+    assert len(seen) > 1500  # every entry was read, not just the first few
+    assert not repeated, "\n".join(repeated)
+
+
+def test_no_entry_is_flagged_percent_format_without_a_percent_field() -> None:
+    # "5 % requests" reads to msgfmt as the directive "% r"; the Chinese "5%，" then fails its check
+    wrong = [
+        msgid
+        for _, _, msgid, flags in _po_entries(PO.read_text(encoding="utf-8"))
+        if "python-format" in flags and not re.search(r"%(\(\w+\))?[sd%]", msgid)
+    ]
+    assert not wrong, wrong
 
 
 def test_the_po_file_is_the_one_the_app_loads(zh_catalog) -> None:  # type: ignore[no-untyped-def]
