@@ -20,6 +20,27 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+# The DeepSeek-V3.2 / GLM-5 / DeepSeek-V4 lightning-indexer cache, per token per layer (0.33.0
+# models/deepseek_v2.py Indexer, v4 attention.py DeepseekV4IndexerCache): index_head_dim fp8 bytes plus one
+# fp32 scale (4 B) per quant block of 128 values, stored as uint8. ModelSpec keeps the bytes; the DSV4
+# layouts need the head back.
+INDEXER_QUANT_BLOCK = 128
+INDEXER_SCALE_BYTES = 4
+
+
+def indexer_bytes_per_token(index_head_dim: int) -> int:
+    """index_head_dim 128 -> 128 + 1 x 4 = 132 B; 256 -> 264 B; 64 (no whole quant block) -> 64 B."""
+    return index_head_dim + index_head_dim // INDEXER_QUANT_BLOCK * INDEXER_SCALE_BYTES
+
+
+def index_head_dim(indexer_bytes: int) -> int:
+    """The inverse of :func:`indexer_bytes_per_token`: 132 -> 128, 264 -> 256, 64 -> 64, 0 -> 0.
+
+    A head of 128q + r (r < 128) stores 132q + r bytes, and (132q + r) // 132 = q, so the scales come off exactly.
+    """
+    return indexer_bytes - indexer_bytes // (INDEXER_QUANT_BLOCK + INDEXER_SCALE_BYTES) * INDEXER_SCALE_BYTES
+
+
 class KindSpec:
     """What one layer kind caches, as vLLM's KVCacheSpec classes say it (v1/kv_cache_interface.py):
     whether it holds KV at all, how its layers are bucketed into groups, its page, and the blocks one

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from app.core.kinds import cdiv
+from app.core.kinds import cdiv, index_head_dim
 from app.core.specs import LayerKind
 
 FP8_DS_MLA_STATE_BYTES = 584  # attention.py get_kv_cache_spec: 448 B NoPE + 128 B RoPE + 8 B scales
@@ -142,7 +142,7 @@ def packed_groups(
     ``block_tokens``: cache_config.block_size, the block of the compressed and indexer caches (attention.py
     DeepseekV4Attention / DeepseekV4IndexerCache get_kv_cache_spec); the sliding-window and compressor-state
     caches keep their own fixed blocks."""
-    index_head = indexer_bytes * 128 // 132 if indexer_bytes else 0  # index_head_dim back from head + scales
+    index_head = index_head_dim(indexer_bytes)
     buckets = _buckets(
         ratios=ratios,
         window=window,

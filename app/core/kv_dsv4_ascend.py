@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from app.core import kinds
 from app.core.kinds import Group, cdiv
 from app.core.kv_dsv4 import CSA_RATIO, approximate_gcd
 from app.core.specs import LayerKind, ModelSpec
@@ -38,8 +39,6 @@ STATE_BYTES = 4  # float32 kv_state + score_state
 INDEX_KEY_BYTES = 1  # int8 keys on A2 / A3
 INDEX_SCALE_BYTES = 2  # one fp16 scale per token (scale_dim 1 when index_head_dim is 128)
 INDEX_SCALED_HEAD = 128
-# hf_config/geometry.py indexer_bytes_per_token: index_head_dim fp8 values + a 4-byte scale per 128 (128 -> 132)
-INDEXER_BYTES_PER_128 = 132
 
 
 def _pad_to(page: int, pages: set[int]) -> int:
@@ -79,9 +78,7 @@ def ascend_dsv4_groups(
     """
     model, (first, last) = stage
     ratios, window, head_dim = model.compress_ratios or (), model.sliding_window_tokens or 0, model.head_size
-    index_head_dim = (
-        model.indexer_bytes_per_token * INDEX_SCALED_HEAD // INDEXER_BYTES_PER_128
-    )  # head + scales
+    head_dim_index = kinds.index_head_dim(model.indexer_bytes_per_token)
     ratios = ratios[first:last]
     sizes = DSV4_BLOCK_SIZES.get(block_size)
     counts = Counter(ratios)
@@ -90,12 +87,12 @@ def ascend_dsv4_groups(
         return None
     (mla_block, swa_block, c4_block, c128_block), (t1, t2) = sizes
     latent = mla_block * head_dim * dtype_bytes
-    scale = INDEX_SCALE_BYTES if index_head_dim == INDEX_SCALED_HEAD else 0
-    index = mla_block * (index_head_dim * INDEX_KEY_BYTES + scale)
+    scale = INDEX_SCALE_BYTES if head_dim_index == INDEX_SCALED_HEAD else 0
+    index = mla_block * (head_dim_index * INDEX_KEY_BYTES + scale)
     c4_pages = {latent, index}
     swa = _pad_to(swa_block * head_dim * dtype_bytes, c4_pages)
     c4_kv_state = _pad_to(max(t2, c4_block * 2 * 2 * head_dim * STATE_BYTES), c4_pages)
-    c4_index_state = _pad_to(max(t1, c4_block * 2 * 2 * index_head_dim * STATE_BYTES), c4_pages)
+    c4_index_state = _pad_to(max(t1, c4_block * 2 * 2 * head_dim_index * STATE_BYTES), c4_pages)
     c128_state = _pad_to(max(t2, c128_block * 2 * head_dim * STATE_BYTES), c4_pages)
     c4 = Group(
         LayerKind.MLA,

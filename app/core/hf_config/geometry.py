@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
+from app.core import kinds
 from app.core.errors import ConfigError
 from app.core.hf_config.coerce import (
     GEMMA3_SLIDING_WINDOW_PATTERN,
@@ -64,10 +65,6 @@ MLA_MODEL_TYPES = frozenset(
 )
 # Attention-free state-space models (vLLM MambaModelArchConfigConvertor: head size 0, no KV heads).
 ATTENTION_FREE_MODEL_TYPES = frozenset({"mamba", "mamba2", "falcon_mamba"})
-# DeepSeek-V3.2 / GLM-5 lightning indexer cache (deepseek_v2.py Indexer): index_head_dim fp8 bytes plus
-# one fp32 scale (4 B) per quant block of 128 values, stored as uint8 per token per layer.
-INDEXER_QUANT_BLOCK = 128
-INDEXER_SCALE_BYTES = 4
 DTYPE_NAMES: dict[str, Literal["bfloat16", "float16", "float32"]] = {
     "bfloat16": "bfloat16",
     "bf16": "bfloat16",
@@ -632,12 +629,11 @@ def layer_attention(
 
 
 def indexer_bytes_per_token(cfgs: _Configs) -> int:
-    """DeepSeek-V3.2 / GLM-5 sparse attention: index_head_dim fp8 values + a 4-byte scale per 128."""
+    """DeepSeek-V3.2 / GLM-5 sparse attention: the indexer cache's bytes per token (kinds.indexer_bytes_per_token)."""
     text = cfgs.text
     if not _present(text, "index_topk"):
         return 0
-    head = _required_int(text, ("index_head_dim",))
-    return head + head // INDEXER_QUANT_BLOCK * INDEXER_SCALE_BYTES
+    return kinds.indexer_bytes_per_token(_required_int(text, ("index_head_dim",)))
 
 
 DSV4_COMPRESS_RATIOS = frozenset({0, 4, 128})  # transformers deepseek_v4 _COMPRESS_RATIO_TO_LAYER_TYPE
