@@ -11,18 +11,16 @@ import json
 from functools import cache
 from pathlib import Path
 
-from app.core.versions import rules_for
+from app.core.version_parse import Version
+from app.core.versions import parse_version, rules_for
 
 FLAGS_FILE = Path(__file__).with_name("vllm_flags.json")  # scripts/gen_vllm_flags.py, from vLLM's parser
 
 
 @cache
-def _flag_releases() -> tuple[tuple[tuple[int, ...], frozenset[str]], ...]:
+def _flag_releases() -> tuple[tuple[Version, frozenset[str]], ...]:
     data = json.loads(FLAGS_FILE.read_text(encoding="utf-8"))
-    return tuple(
-        (tuple(int(x) for x in version.split(".")[:3]), frozenset(flags))
-        for version, flags in data["releases"].items()
-    )
+    return tuple((parse_version(version), frozenset(flags)) for version, flags in data["releases"].items())
 
 
 def release_flags(vllm_version: str | None) -> frozenset[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.version_parse import Version, parse_pep440
 from app.core.version_types import BackendPriority, BatchTier, ForcedBlock, GraphSupport
 
 # Sampler peak in fp32-logit copies, fitted by bench/calibrate.py (docs/model.md): 3.75 on 39 real
@@ -686,8 +687,8 @@ PLATFORM_CHANGELOG: tuple[Change, ...] = (
 )
 
 
-def _since(change: Change) -> tuple[int, ...]:
-    return tuple(int(part) for part in change.since.split("."))
+def _since(change: Change) -> Version:
+    return parse_pep440(change.since, example=change.since)[1]  # the one reader (versions.parse_version's)
 
 
 # stable: rows of one release keep their order, the core rows first

@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from packaging.version import Version
 from pydantic import ValidationError
 
 from app.core import catalog, regex
@@ -35,7 +34,7 @@ from app.core.plan import CustomPlatform, apply_quantization_flag, custom_device
 from app.core.result import Estimate
 from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import N_, Text
-from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS, graphs_budgeted, rules_for
+from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS, graphs_budgeted, parse_version, rules_for
 
 # --------------------------------------------------------------------------------------------
 # small helpers
@@ -315,8 +314,8 @@ def replay_version(facts: LogFacts) -> tuple[str | None, str]:
             ),
         )
     if facts.release_at_most is not None:
-        bound = Version(facts.release_at_most)
-        known = [v for v in KNOWN_VERSIONS if Version(v) <= bound]
+        bound = parse_version(facts.release_at_most)
+        known = [v for v in KNOWN_VERSIONS if parse_version(v) <= bound]
         if known:
             return known[-1], Text(
                 "the log prints no version; its lines are those of releases up to {bound} (vllm-ascend's byte budget line), so it was replayed as {version}",

@@ -19,6 +19,8 @@ from typing import Any
 from app.core.errors import ConfigError
 from app.core.specs import ModelSpec
 from app.core.text import Text
+from app.core.version_parse import Version
+from app.core.versions import parse_version
 
 ARCHITECTURES_FILE = Path(__file__).with_name("vllm_architectures.json")
 FALLBACK_FILE = Path(__file__).with_name("transformers_fallback.json")  # scripts/gen_transformers_fallback.py
@@ -47,8 +49,6 @@ SYNTHETIC_MODEL_TYPES = frozenset(
     {"card"}
 )  # difflib ratio above which an unknown name is taken as a misspelling
 
-Version = tuple[int, int, int]
-
 # Architectures whose vLLM model class reads a config field that only Mistral's params.json loader sets
 # (transformers_utils/configs/mistral.py): from transformers' config.json the class cannot be built.
 # (architecture -> (sub-config, field)); Voxtral: 0.19.0-0.33.0 models/voxtral.py
@@ -69,14 +69,16 @@ class ArchitectureReleases:
     supported_until: str | None  # vLLM's own _PREVIOUSLY_SUPPORTED_MODELS entry, when it has one
 
 
-def _version(text: str) -> Version:
-    parts = [int(part) for part in text.split(".")]
-    return (parts[0], parts[1], parts[2] if len(parts) > 2 else 0)
+@cache
+def _architectures_file() -> dict[str, Any]:
+    """vllm_architectures.json, read once: its ``architectures`` rows and ``releases_read``."""
+    loaded: dict[str, Any] = json.loads(ARCHITECTURES_FILE.read_text(encoding="utf-8"))
+    return loaded
 
 
 @cache
 def architecture_table() -> dict[str, ArchitectureReleases]:
-    data = json.loads(ARCHITECTURES_FILE.read_text(encoding="utf-8"))
+    data = _architectures_file()
     return {
         name: ArchitectureReleases(
             first_listed=row["first_listed"],
@@ -90,8 +92,7 @@ def architecture_table() -> dict[str, ArchitectureReleases]:
 
 @cache
 def releases_read() -> tuple[str, ...]:
-    data = json.loads(ARCHITECTURES_FILE.read_text(encoding="utf-8"))
-    return tuple(data["releases_read"])
+    return tuple(_architectures_file()["releases_read"])
 
 
 @cache
@@ -126,7 +127,7 @@ def check_quant_method(
     (bitsandbytes from 0.28.0, gguf from 0.24.0). A name no release read lists (vllm-ascend's) is not judged.
     ``field``: where the method came from (the checkpoint's config, or the `--quantization` flag)."""
     removed = quant_methods_removed().get(method or "")
-    if removed is None or version < _version(removed):
+    if removed is None or version < parse_version(removed):
         return
     raise ConfigError(
         field,
@@ -154,12 +155,12 @@ def has_config_hook(hook: str, *, architecture: str, release: str) -> bool:
     E.g. the Qwen3.5 SSM-dtype hook: ColQwen3_5 from 0.19.0, Qwen3_5ForCausalLM only from 0.27.0.
     """
     first = _config_hooks()[hook].get(architecture)
-    return first is not None and _version(release) >= _version(first)
+    return first is not None and parse_version(release) >= parse_version(first)
 
 
 @cache
 def _registry_dicts() -> dict[str, str]:
-    rows = json.loads(ARCHITECTURES_FILE.read_text(encoding="utf-8"))["architectures"]
+    rows = _architectures_file()["architectures"]
     return {architecture: str(row.get("registry", "")) for architecture, row in rows.items()}
 
 
@@ -357,7 +358,7 @@ def check_architecture(
 def _registered(*, architecture: str, row: ArchitectureReleases, version: Version) -> list[str]:
     """A registry architecture at ``version``: refused before it was added or after it was removed."""
     shown = ".".join(map(str, version))
-    if row.absent_in is not None and version[:2] <= _version(row.absent_in)[:2]:
+    if row.absent_in is not None and version[:2] <= parse_version(row.absent_in)[:2]:
         raise ConfigError(
             "architectures",
             Text(
@@ -368,7 +369,7 @@ def _registered(*, architecture: str, row: ArchitectureReleases, version: Versio
                 absent=row.absent_in,
             ),
         )
-    if row.supported_until is not None and version > _version(row.supported_until):
+    if row.supported_until is not None and version > parse_version(row.supported_until):
         raise ConfigError(
             "architectures",
             Text(
@@ -382,7 +383,7 @@ def _registered(*, architecture: str, row: ArchitectureReleases, version: Versio
     if (
         row.supported_until is None
         and row.last_listed is not None
-        and version[:2] > _version(row.last_listed)[:2]
+        and version[:2] > parse_version(row.last_listed)[:2]
     ):
         raise ConfigError(
             "architectures",
@@ -393,7 +394,7 @@ def _registered(*, architecture: str, row: ArchitectureReleases, version: Versio
                 version=shown,
             ),
         )
-    if row.absent_in is not None and version[:2] < _version(row.first_listed)[:2]:
+    if row.absent_in is not None and version[:2] < parse_version(row.first_listed)[:2]:
         return [
             Text(
                 "{architecture} was added to vLLM between {absent} and {first}; check that {version} has it.",
