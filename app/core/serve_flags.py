@@ -52,6 +52,7 @@ class ServeFlag:
     le: float | None = None
     negation: str | None = None  # the --no- spelling of a boolean flag (argparse BooleanOptionalAction)
     render: Renderer | None = None  # how it is written, when the generic "flag value" is not enough
+    written_with: str | None = None  # the field whose renderer writes this one too (no renderer of its own)
 
     @property
     def flag(self) -> str:
@@ -145,10 +146,6 @@ def _compilation(serve: ServeConfig, rules: VersionRules) -> list[str]:
     return [f"--compilation-config {_json_text(config)}"] if config else []
 
 
-def _written_with_the_mode(serve: ServeConfig, rules: VersionRules) -> list[str]:
-    return []  # compilation_config's keys are written in cudagraph_mode's --compilation-config (_compilation)
-
-
 def _speculative(serve: ServeConfig, rules: VersionRules) -> list[str]:
     spec = serve.speculative_config
     if spec is None:
@@ -190,10 +187,6 @@ def _async_scheduling(serve: ServeConfig, rules: VersionRules) -> list[str]:
     return ["--async-scheduling" if value else "--no-async-scheduling"]
 
 
-def _nothing(serve: ServeConfig, rules: VersionRules) -> list[str]:
-    return []
-
-
 def _limits(serve: ServeConfig, rules: VersionRules) -> list[str]:
     limits = serve.limit_mm_per_prompt
     return [] if limits is None else [f"--limit-mm-per-prompt {_json_text(limits)}"]
@@ -224,7 +217,7 @@ SERVE_FLAGS: tuple[ServeFlag, ...] = (
     # the cudagraph_mode key of --compilation-config (command.py also reads -cc.cudagraph_mode=X and -O levels)
     ServeFlag("cudagraph_mode", ("--compilation-config", "-cc"), "json", render=_compilation),
     # the other keys of the same flag: no spelling of their own (command.py _Reading.compilation reads both)
-    ServeFlag("compilation_config", (), "json", render=_written_with_the_mode),
+    ServeFlag("compilation_config", (), "json", written_with="cudagraph_mode"),
     ServeFlag("enable_prefix_caching", ("--enable-prefix-caching",), "flag", ("enable_prefix_caching",),
               negation="--no-enable-prefix-caching", render=_prefix_caching),
     # speed only (no bytes): the host prepares step N+1 while the device runs step N (perf/physics.py);
@@ -255,7 +248,7 @@ SERVE_FLAGS: tuple[ServeFlag, ...] = (
     ServeFlag("enable_lora", ("--enable-lora",), "flag", ("enable_lora",), render=_switch("enable_lora")),
     ServeFlag("max_loras", ("--max-loras",), "int", ("max_loras",), ge=1, le=1024, render=_lora_slots),
     ServeFlag("max_lora_rank", ("--max-lora-rank",), "int", ("max_lora_rank",), ge=1, le=1024,
-              render=_nothing),  # written with --max-loras
+              written_with="max_loras"),
     ServeFlag("max_cpu_loras", ("--max-cpu-loras",), "int", ("max_cpu_loras",), ge=1, le=100_000,
               render=_with_lora(_plain("max_cpu_loras"))),
     ServeFlag("fully_sharded_loras", ("--fully-sharded-loras",), "flag", ("fully_sharded_loras",),
@@ -295,8 +288,8 @@ def render_flags(serve: ServeConfig, rules: VersionRules) -> list[str]:
     """Every flag that differs from vLLM's default for ``rules``' release, in the table's order."""
     parts: list[str] = []
     for flag in SERVE_FLAGS:
-        assert flag.render is not None
-        parts += flag.render(serve, rules)
+        if flag.render is not None:
+            parts += flag.render(serve, rules)
     return parts
 
 

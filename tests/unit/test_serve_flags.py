@@ -177,3 +177,24 @@ def test_release_default_flags_are_declared_once_and_read_by_kind() -> None:
         "INFO non-default args: {'model': 'x', 'async_scheduling': True, 'block_size': 32}"
     )
     assert (facts.async_scheduling, facts.block_size) == (True, 32)
+
+
+def test_each_row_is_written_by_its_own_renderer_or_names_the_row_that_writes_it() -> None:
+    # round 8 kept two renderers that wrote nothing (compilation_config's and max_lora_rank's); such a row
+    # now names the row whose renderer writes it, and that row has a renderer
+    rows = {flag.field: flag for flag in serve_flags.SERVE_FLAGS}
+    for flag in serve_flags.SERVE_FLAGS:
+        assert (flag.render is None) == (flag.written_with is not None), flag.field
+        if flag.written_with is not None:
+            assert rows[flag.written_with].render is not None, flag.field
+    assert {f.field: f.written_with for f in serve_flags.SERVE_FLAGS if f.written_with} == {
+        "compilation_config": "cudagraph_mode",
+        "max_lora_rank": "max_loras",
+    }
+
+
+def test_compilation_keys_ride_in_the_mode_s_flag() -> None:
+    serve = ServeConfig(cudagraph_mode="PIECEWISE", compilation_config='{"mode":3}')
+    text = render_serve_command(model="meta-llama/Llama-3.1-8B", serve=serve, vllm_version="0.33.0")
+    assert text.count("--compilation-config") == 1
+    assert """--compilation-config '{"cudagraph_mode":"PIECEWISE","mode":3}'""" in text
