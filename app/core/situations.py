@@ -45,7 +45,11 @@ ASCEND_310P_STARTUP_HELD_BYTES = int(1.00 * GIB)
 # (vllm-ascend#3479, #14004), 46.20 GiB on another 300I Duo (vllm-ascend#3316). Nominally 48 GiB a die, so the board's
 # firmware and driver keep 1.85-5.33 GiB, and the second die of a card 0.57 GiB more than the first. Which board a
 # user has the planner cannot know: the plan names the spread and what it moves the pool by.
-ASCEND_310P_REPORTED_TOTALS_BYTES = (45816029184, 46431260672, 49602220032)
+ASCEND_310P_DUO_DIE_TOTALS_BYTES = (
+    45816029184,
+    46431260672,
+)  # the two dies of one 300I Duo (#4074: TP1, TP0)
+ASCEND_310P_REPORTED_TOTALS_BYTES = (*ASCEND_310P_DUO_DIE_TOTALS_BYTES, 49602220032)
 
 
 def ascend_310p_pool_shift_bytes(
@@ -208,12 +212,13 @@ def device_warnings(
         less, more = ascend_310p_pool_shift_bytes(device=device, rules=rules, requested=requested)
         out.append(
             Text(
-                "The 310P's runtime reports {low:.2f}-{high:.2f} GiB per die on real boards (firmware and driver keep different amounts; the second die of a 300I Duo 0.57 GiB more), and the plan uses {total:.2f} GiB: on another board the pool is {less:.2f} to +{more:.2f} GiB off. Set the device memory to the 'total memory' your log or npu-smi shows.",
+                "The 310P's runtime reports {low:.2f}-{high:.2f} GiB per die on real boards (firmware and driver keep different amounts; the second die of a 300I Duo {die_gap:.2f} GiB more), and the plan uses {total:.2f} GiB: on another board the pool is {less:.2f} to +{more:.2f} GiB off. Set the device memory to the 'total memory' your log or npu-smi shows.",
                 low=min(ASCEND_310P_REPORTED_TOTALS_BYTES) / GIB,
                 high=max(ASCEND_310P_REPORTED_TOTALS_BYTES) / GIB,
                 total=device.memory_total_bytes / GIB,
                 less=less / GIB,
                 more=more / GIB,
+                die_gap=(max(ASCEND_310P_DUO_DIE_TOTALS_BYTES) - min(ASCEND_310P_DUO_DIE_TOTALS_BYTES)) / GIB,
             )
         )
     if pool_divisor(rules=rules, device=device) > 1:

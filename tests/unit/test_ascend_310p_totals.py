@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from app.core import catalog, situations
 from app.core.estimate import estimate
 from app.core.logs import parse_startup_log
@@ -62,3 +64,19 @@ def test_the_310p_plan_names_the_spread_and_no_other_device_does() -> None:
     assert "42.67-46.20 GiB" in said[0] and "uses 43.24 GiB" in said[0] and "-0.26 to +1.33 GiB" in said[0]
     other = estimate(model=model, device=catalog.find_device("910b"), serve=serve, vllm_version="0.18.0")
     assert not [w for w in other.warnings if "per die on real boards" in str(w)]
+
+
+def test_the_die_gap_in_the_310p_sentence_follows_from_the_totals(monkeypatch: pytest.MonkeyPatch) -> None:
+    # round 8 typed "0.57 GiB" into the sentence; it is (46,431,260,672 - 45,816,029,184) / 2^30 = 0.573 GiB
+    # (vllm-ascend#4074's two dies), so a corrected total moves it: a second die 1 GiB above the first says 1.00
+    serve = ServeConfig(max_model_len=4096, gpu_memory_utilization=0.9, dtype="float16")
+    model = catalog.find_model("Qwen/Qwen2.5-7B-Instruct")
+    device = catalog.find_device("310p")
+
+    def said() -> str:
+        est = estimate(model=model, device=device, serve=serve, vllm_version="0.18.0")
+        return next(str(w) for w in est.warnings if "per die on real boards" in str(w))
+
+    assert "the second die of a 300I Duo 0.57 GiB more" in said()
+    monkeypatch.setattr(situations, "ASCEND_310P_DUO_DIE_TOTALS_BYTES", (45816029184, 45816029184 + GIB))
+    assert "the second die of a 300I Duo 1.00 GiB more" in said()
