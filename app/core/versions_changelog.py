@@ -10,7 +10,7 @@ and the rules' field list stay under the 800-line module cap.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from app.core.version_types import BackendPriority, BatchTier, ForcedBlock, GraphSupport
@@ -44,12 +44,8 @@ FORCED_0_10 = (
     ForcedBlock("FLASHINFER_MLA", "FlashInferMLA", 64, exact=True),
 )
 FORCED_SPARSE = ForcedBlock("FLASHMLA_SPARSE", "FlashMLASparse", 64, exact=True)
-FORCED_0_14 = (
-    ForcedBlock("FLASHMLA", "FlashMLA", 64, exact=False),
-    ForcedBlock("CUTLASS_MLA", "CUTLASS_MLA", 128, exact=False),
-    ForcedBlock("FLASHINFER_MLA", "FlashInferMLA", 64, exact=False),
-    FORCED_SPARSE,
-)
+# 0.14.0: the same three backends and blocks, now kept when the block is a multiple (exact=False), then the sparse one
+FORCED_0_14 = (*(replace(row, exact=False) for row in FORCED_0_10), FORCED_SPARSE)
 
 
 # AttentionCGSupport levels (v1/attention/backend.py): NEVER < UNIFORM_SINGLE_TOKEN_DECODE < UNIFORM_BATCH < ALWAYS
