@@ -218,7 +218,7 @@ def resolve(
         model=model, device=device, serve=serve, rules=rules, prefix_caching=prefix, chunked_prefill=chunked
     )
     graphs = resolved_mode(
-        serve=serve, rules=rules, model=model, backend=backend.name, platform=device.platform
+        serve=serve, rules=rules, model=model, backend=backend.name, platform=device.platform, sm=device.sm
     )
     note = downgrade_warning(graphs, rules=rules)
     return (

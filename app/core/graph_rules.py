@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from app.core import budget, compilation, graph_mode, layers, vllm_text
 from app.core.errors import InvalidServeConfigError
 from app.core.graph_mode import FULL_GRAPH_MODES, CudagraphMode
+from app.core.graph_support import on_sm
 from app.core.hf_config.registry import is_pooling_architecture
 from app.core.specs import LayerKind, ModelSpec, ServeConfig
 from app.core.text import Text
@@ -76,13 +77,25 @@ class ResolvedMode:
     log_lines: list[str] = field(default_factory=list)  # vLLM's WARNING for each step down
 
 
-def _lowest_support(*, rules: VersionRules, model: ModelSpec, backend: str) -> GraphSupport | None:
+def _lowest_support(
+    *, rules: VersionRules, model: ModelSpec, backend: str, sm: int | None
+) -> GraphSupport | None:
     """The model's backend with the least CUDA-graph support (gpu_model_runner._check_and_update_cudagraph_mode:
-    the minimum over every attention group, the Mamba / linear mixers' included); None when none is listed."""
+    the minimum over every attention group, the sparse-MLA indexer's and the Mamba / linear mixers' included);
+    None when none is listed. A level read on the device's capability major ("FLASH_ATTN@sm9") is taken over
+    the backend's plain one: FLASH_ATTN is ALWAYS on an H100 (FA3), UNIFORM_BATCH on an A100 (FA2)."""
     keys = [backend]
+    if model.mla is not None and model.indexer_bytes_per_token:
+        keys.append("DEEPSEEK_V32_INDEXER")
     if model.mamba is not None and layers.has_kind(model, LayerKind.MAMBA):
         keys.append(f"mamba:{model.mamba.kind}")
-    found = [row for row in rules.cudagraph_support if row.key in keys]
+    by_key = {row.key: row for row in rules.cudagraph_support}
+    major = None if sm is None else sm // 10
+    found = [
+        row
+        for key in keys
+        if (row := by_key.get(on_sm(key, major) if major is not None else key) or by_key.get(key)) is not None
+    ]
     return min(found, key=lambda row: row.level) if found else None
 
 
@@ -94,7 +107,13 @@ def _splits_attention(serve: ServeConfig) -> bool:
 
 
 def resolved_mode(
-    *, serve: ServeConfig, rules: VersionRules, model: ModelSpec, backend: str, platform: str
+    *,
+    serve: ServeConfig,
+    rules: VersionRules,
+    model: ModelSpec,
+    backend: str,
+    platform: str,
+    sm: int | None = None,
 ) -> ResolvedMode:
     """0.10.2-0.19 gpu_model_runner._check_and_update_cudagraph_mode / 0.20.0-0.33.0 config/compilation.py
     CompilationConfig.resolve_cudagraph_mode_and_sizes, in their order: FULL below ALWAYS -> FULL_AND_PIECEWISE (attention
@@ -117,7 +136,7 @@ def resolved_mode(
             )
         elif serve.cudagraph_mode is None:  # 0.11.0: the default only, and without a word
             out.mode = "PIECEWISE"
-    lowest = _lowest_support(rules=rules, model=model, backend=backend)
+    lowest = _lowest_support(rules=rules, model=model, backend=backend, sm=sm)
     if asked == "NONE" or platform not in ("cuda", "rocm") or lowest is None:
         return out
     split = _splits_attention(serve)

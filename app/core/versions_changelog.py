@@ -13,7 +13,23 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from app.core.version_types import BackendPriority, BatchTier, ForcedBlock, GraphSupport
+from app.core.graph_support import CG_ALWAYS as CG_ALWAYS
+from app.core.graph_support import CG_NEVER as CG_NEVER
+from app.core.graph_support import CG_UNIFORM as CG_UNIFORM
+from app.core.graph_support import (
+    GRAPHS_0_10,
+    GRAPHS_0_11,
+    GRAPHS_0_14,
+    GRAPHS_0_17,
+    GRAPHS_0_20,
+    GRAPHS_0_22,
+    GRAPHS_0_26,
+    GRAPHS_0_30,
+    GRAPHS_0_32,
+    GRAPHS_0_33,
+    graph_support,
+)
+from app.core.version_types import BackendPriority, BatchTier, ForcedBlock
 
 # Sampler peak in fp32-logit copies, fitted by bench/calibrate.py (docs/model.md): 3.75 on 39 real
 # 0.19.0 H100 logs; 9.6 = (5.64 GiB - 0.05 GiB base) / 0.58 GiB of logits for Qwen3-14B on 0.15/0.16,
@@ -46,48 +62,6 @@ FORCED_0_10 = (
 FORCED_SPARSE = ForcedBlock("FLASHMLA_SPARSE", "FlashMLASparse", 64, exact=True)
 # 0.14.0: the same three backends and blocks, now kept when the block is a multiple (exact=False), then the sparse one
 FORCED_0_14 = (*(replace(row, exact=False) for row in FORCED_0_10), FORCED_SPARSE)
-
-
-# AttentionCGSupport levels (v1/attention/backend.py): NEVER < UNIFORM_SINGLE_TOKEN_DECODE < UNIFORM_BATCH < ALWAYS
-CG_NEVER, CG_SINGLE_TOKEN, CG_UNIFORM, CG_ALWAYS = 0, 1, 2, 3
-
-
-def _graph_support(**levels: int) -> tuple[GraphSupport, ...]:
-    """The cudagraph-support rows of one release, by key (GRAPH_CLASSES names the class vLLM prints)."""
-    return tuple(GraphSupport(key, GRAPH_CLASSES[key], level) for key, level in sorted(levels.items()))
-
-
-GRAPH_CLASSES = {
-    "TRITON_MLA": "TritonMLABackend",
-    "FLEX_ATTENTION": "FlexAttentionBackend",
-    "CUTLASS_MLA": "CutlassMLABackend",
-    "mamba:mamba1": "Mamba1AttentionBackend",
-    "mamba:mamba2": "Mamba2AttentionBackend",
-    "mamba:short_conv": "ShortConvAttentionBackend",
-    "mamba:gated_delta_net": "GDNAttentionBackend",
-    "mamba:linear_attention": "LinearAttentionBackend",
-}
-# 0.10.2 / 0.11.0: TritonMLA and the short-conv / linear-attention builders keep AttentionMetadataBuilder's NEVER
-# (mla/common.py MLACommonMetadataBuilder sets none), FlexAttention too; mamba_attn.py and cutlass_mla.py
-# UNIFORM_SINGLE_TOKEN_DECODE; gdn_attn.py UNIFORM_BATCH
-GRAPHS_0_10 = {
-    "TRITON_MLA": CG_NEVER,
-    "FLEX_ATTENTION": CG_NEVER,
-    "CUTLASS_MLA": CG_SINGLE_TOKEN,
-    "mamba:mamba1": CG_SINGLE_TOKEN,
-    "mamba:mamba2": CG_SINGLE_TOKEN,
-    "mamba:short_conv": CG_NEVER,
-    "mamba:gated_delta_net": CG_UNIFORM,
-    "mamba:linear_attention": CG_NEVER,
-}
-GRAPHS_0_14 = {**GRAPHS_0_10, "mamba:short_conv": CG_SINGLE_TOKEN, "mamba:linear_attention": CG_SINGLE_TOKEN}
-GRAPHS_0_17 = {
-    **GRAPHS_0_14,
-    "mamba:mamba1": CG_UNIFORM,
-    "mamba:mamba2": CG_UNIFORM,
-    "mamba:short_conv": CG_UNIFORM,
-}
-GRAPHS_0_20 = {**GRAPHS_0_17, "FLEX_ATTENTION": CG_ALWAYS}
 
 
 @dataclass(frozen=True)
@@ -171,7 +145,7 @@ CHANGELOG: tuple[Change, ...] = (
         "FULL_AND_PIECEWISE); the levels: mla/common.py (TritonMLA: none, NEVER), flex_attention.py (none, NEVER), "
         "cutlass_mla.py and mamba_attn.py UNIFORM_SINGLE_TOKEN_DECODE, gdn_attn.py UNIFORM_BATCH, short_conv_attn.py "
         "and linear_attn.py (none, NEVER)",
-        {"cudagraph_support": _graph_support(**GRAPHS_0_10)},
+        {"cudagraph_support": graph_support(GRAPHS_0_10)},
     ),
     Change(
         "0.11.0",
@@ -179,6 +153,14 @@ CHANGELOG: tuple[Change, ...] = (
         "PIECEWISE defaults to FULL_AND_PIECEWISE (PIECEWISE for pooling and encoder-decoder models); 0.10.2's "
         "same branch set PIECEWISE",
         {"default_cudagraph_mode": "FULL_AND_PIECEWISE"},
+    ),
+    Change(
+        "0.11.0",
+        "0.11.0 v1/attention/backends: the default backends' cudagraph_support (graph_support.GRAPHS_0_11): "
+        "flash_attn.py ALWAYS with FA3 (capability 9.x) else UNIFORM_BATCH, flashinfer.py UNIFORM_SINGLE_TOKEN_DECODE, "
+        "mla/flashmla.py, flashattn_mla.py, flashmla_sparse.py UNIFORM_BATCH, mla/flashinfer_mla.py NEVER, "
+        "mla/indexer.py UNIFORM_SINGLE_TOKEN_DECODE, triton_attn.py ALWAYS (0.10.2 not read)",
+        {"cudagraph_support": graph_support(GRAPHS_0_11)},
     ),
     Change(
         "0.11.0",
@@ -230,8 +212,10 @@ CHANGELOG: tuple[Change, ...] = (
     Change(
         "0.14.0",
         "0.14.0 v1/attention/backends/short_conv_attn.py builds on BaseMambaAttentionMetadataBuilder and "
-        "linear_attn.py sets UNIFORM_SINGLE_TOKEN_DECODE (0.11.0: both AttentionMetadataBuilder's NEVER)",
-        {"cudagraph_support": _graph_support(**GRAPHS_0_14)},
+        "linear_attn.py sets UNIFORM_SINGLE_TOKEN_DECODE (0.11.0: both AttentionMetadataBuilder's NEVER); flashinfer.py "
+        "get_cudagraph_support UNIFORM_BATCH with TRTLLM decode (capability 10.x), mla/flashinfer_mla.py UNIFORM_BATCH "
+        "(0.13.0 read too)",
+        {"cudagraph_support": graph_support(GRAPHS_0_14)},
     ),
     Change(
         "0.14.0",
@@ -312,8 +296,9 @@ CHANGELOG: tuple[Change, ...] = (
         "0.17.0",
         "0.17.0 v1/attention/backends/mamba_attn.py BaseMambaAttentionMetadataBuilder._cudagraph_support "
         "UNIFORM_BATCH (0.15.0: UNIFORM_SINGLE_TOKEN_DECODE): Mamba-1/2 and short-conv layers take spec-decode "
-        "full graphs",
-        {"cudagraph_support": _graph_support(**GRAPHS_0_17)},
+        "full graphs; mla/indexer.py UNIFORM_BATCH (0.15.0: UNIFORM_SINGLE_TOKEN_DECODE), flashinfer_mla_sparse.py "
+        "(new) UNIFORM_BATCH",
+        {"cudagraph_support": graph_support(GRAPHS_0_17)},
     ),
     Change(
         "0.18.0",
@@ -377,7 +362,7 @@ CHANGELOG: tuple[Change, ...] = (
         "0.20.0",
         "0.20.0 v1/attention/backends/flex_attention.py FlexAttentionMetadataBuilder._cudagraph_support ALWAYS "
         "(0.19.0: none, NEVER)",
-        {"cudagraph_support": _graph_support(**GRAPHS_0_20)},
+        {"cudagraph_support": graph_support(GRAPHS_0_20)},
     ),
     Change(
         "0.20.0",
@@ -420,7 +405,7 @@ CHANGELOG: tuple[Change, ...] = (
         "0.22.0",
         "0.22.0 v1/attention/backends/mla/triton_mla.py TritonMLAMetadataBuilder._cudagraph_support UNIFORM_BATCH "
         "(0.21.0: MLACommonMetadataBuilder's NEVER, so FULL_AND_PIECEWISE ran PIECEWISE)",
-        {"cudagraph_support": _graph_support(**{**GRAPHS_0_20, "TRITON_MLA": CG_UNIFORM})},
+        {"cudagraph_support": graph_support(GRAPHS_0_22)},
     ),
     Change(
         "0.24.0",
@@ -466,7 +451,7 @@ CHANGELOG: tuple[Change, ...] = (
         "0.26.0",
         "0.26.0 v1/attention/backends/mla/triton_mla.py: _cudagraph_support UNIFORM_SINGLE_TOKEN_DECODE "
         "(0.25.0: UNIFORM_BATCH), so spec decode on TRITON_MLA runs PIECEWISE",
-        {"cudagraph_support": _graph_support(**{**GRAPHS_0_20, "TRITON_MLA": CG_SINGLE_TOKEN})},
+        {"cudagraph_support": graph_support(GRAPHS_0_26)},
     ),
     Change(
         "0.27.0",
@@ -509,6 +494,13 @@ CHANGELOG: tuple[Change, ...] = (
         "0.30.0",
         "0.30.0: null block left out of the capacity check (§3.6), merged capacity line (§4.3)",
         {"null_block_in_check": True, "merged_capacity_line": True},
+    ),
+    Change(
+        "0.30.0",
+        "0.30.0 v1/attention/backends (graph_support.GRAPHS_0_30; 0.27.1 as 0.26.0): mla/indexer.py ALWAYS, "
+        "FlashInferMLASparseTRTLLMMetadataBuilder ALWAYS, flashinfer.py get_cudagraph_support UNIFORM_BATCH on the "
+        "XQA decode devices (capability 9.0 and 12.x) as on 10.x",
+        {"cudagraph_support": graph_support(GRAPHS_0_30)},
     ),
     Change(
         "0.30.0",
@@ -579,8 +571,10 @@ CHANGELOG: tuple[Change, ...] = (
     Change(
         "0.32.0",
         "0.31.0 v1/attention/backends/mla/triton_mla.py: _cudagraph_support UNIFORM_BATCH again (0.30.0: "
-        "UNIFORM_SINGLE_TOKEN_DECODE); put at 0.32.0, the first known release with it (0.31.x is planned with 0.30.0's)",
-        {"cudagraph_support": _graph_support(**{**GRAPHS_0_20, "TRITON_MLA": CG_UNIFORM})},
+        "UNIFORM_SINGLE_TOKEN_DECODE), mla/flashinfer_mla.py ALWAYS (0.30.0: UNIFORM_BATCH); 0.32.0 "
+        "FlashInferMLASparseTRTLLMMetadataBuilder UNIFORM_BATCH; put at 0.32.0, the first known release with it (0.31.x "
+        "is planned with 0.30.0's)",
+        {"cudagraph_support": graph_support(GRAPHS_0_32)},
     ),
     Change(
         "0.33.0",
@@ -589,6 +583,13 @@ CHANGELOG: tuple[Change, ...] = (
         "on FlashInfer's prefill: SM90, or SM100/SM120 with linear_key_head_dim 128); qwen_gdn_linear_attn.py "
         "GatedDeltaNetAttention.get_kv_cache_spec adds one checkpoint block per request",
         {"hybrid_checkpoint_lcm": True, "gdn_checkpoint_block": True},
+    ),
+    Change(
+        "0.33.0",
+        "0.33.0 v1/attention/backends/flash_attn.py 'ALWAYS if get_flash_attn_version() in (3, 4)' (FA4 on capability "
+        "10.x; 0.32.0: == 3) and flashinfer.py _use_fa2_native_decode: UNIFORM_BATCH below capability 9.0 "
+        "(graph_support.GRAPHS_0_33)",
+        {"cudagraph_support": graph_support(GRAPHS_0_33)},
     ),
     Change(
         "0.33.0",
