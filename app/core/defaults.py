@@ -213,7 +213,7 @@ def resolve(
     chunked, max_num_batched_tokens = batch_flags(
         serve=serve, device=device, rules=rules, max_model_len=max_model_len, max_num_seqs=max_num_seqs
     )
-    check_compilation(serve=serve, rules=rules)
+    check_compilation(serve=serve, rules=rules, max_num_batched_tokens=max_num_batched_tokens)
     backend = resolve_backend(
         model=model, device=device, serve=serve, rules=rules, prefix_caching=prefix, chunked_prefill=chunked
     )

@@ -6,6 +6,7 @@ layers and vLLM's texts, and from estimate.py (at its size cap).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from app.core import budget, compilation, graph_mode, layers, vllm_text
 from app.core.errors import InvalidServeConfigError
@@ -17,6 +18,9 @@ from app.core.text import Text
 from app.core.version_types import GraphSupport
 from app.core.versions import VersionRules
 from app.core.versions_changelog import CG_ALWAYS, CG_NEVER, CG_UNIFORM
+
+if TYPE_CHECKING:
+    from app.core.defaults import ResolvedFlags
 
 # v1/attention/backend.py AttentionCGSupport members, by level (versions_changelog.CG_*)
 SUPPORT_NAMES = ("NEVER", "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH", "ALWAYS")
@@ -47,25 +51,58 @@ def mamba_blocks_error(
     return vllm_text.mamba_blocks_error(max_num_seqs=max_num_seqs, num_blocks=num_blocks)
 
 
-def captured_sizes(*, serve: ServeConfig, max_num_batched_tokens: int) -> int | None:
-    """How many batch sizes vLLM captures when --compilation-config names them (None: its default grid).
-    config/vllm.py _set_cudagraph_sizes (0.11.1-0.33.0): cudagraph_capture_sizes deduplicated and cut at
-    max_num_batched_tokens; else the default grid up to min(max_cudagraph_capture_size, max_num_batched_tokens).
+def captured_sizes(*, serve: ServeConfig, flags: ResolvedFlags, rules: VersionRules) -> int:
+    """How many batch sizes vLLM captures. config/vllm.py _set_cudagraph_sizes (0.11.1-0.33.0): cudagraph_capture_sizes
+    deduplicated and cut at max_num_batched_tokens; else the grid up to min(max_num_batched_tokens,
+    max_cudagraph_capture_size or min(2 x max_num_seqs, 512)), plus max_num_batched_tokens itself when it is within
+    that limit and off the grid (0.20.2+, rules.capture_adds_batched_tokens).
 
-    E.g. [1, 2, 4, 8, 16, 32] at 8,192 batched tokens -> 6; max_cudagraph_capture_size 64 -> 11."""
+    E.g. [1, 2, 4, 8, 16, 32] at 8,192 batched tokens -> 6; max_cudagraph_capture_size 64 -> 11; the default at
+    1,024 sequences and 100 batched tokens: 1, 2, 4, 8 ... 96 (15), and 100 from 0.20.2 (16)."""
     settings = compilation.settings(serve.compilation_config)
+    tokens = flags.max_num_batched_tokens
     if settings.capture_sizes is not None:
-        return sum(1 for size in settings.capture_sizes if size <= max_num_batched_tokens)
+        return sum(1 for size in settings.capture_sizes if size <= tokens)
     if settings.max_capture_size is not None:
-        return budget.capture_grid_count(min(settings.max_capture_size, max_num_batched_tokens))
-    return None
+        limit = min(settings.max_capture_size, tokens)
+    else:
+        limit = min(flags.max_num_seqs * 2, budget.CUDA_GRAPH_MAX_CAPTURE, tokens)
+    count = budget.capture_grid_count(limit)
+    if rules.capture_adds_batched_tokens and tokens <= limit and not _on_grid(tokens):
+        count += 1
+    return count
 
 
-def check_compilation(*, serve: ServeConfig, rules: VersionRules) -> None:
-    """The compilation settings a release refuses at start-up (graph_mode.level_refusal: 0.10.2-0.13)."""
+def _on_grid(size: int) -> bool:
+    """Whether the default grid (1, 2, 4, multiples of 8 below 256, of 16 from 256) has this size."""
+    return size in (1, 2, 4) or (size % 8 == 0 if size < 256 else size % 16 == 0)
+
+
+def check_compilation(*, serve: ServeConfig, rules: VersionRules, max_num_batched_tokens: int) -> None:
+    """The compilation settings a release refuses at start-up: graph_mode.level_refusal (0.10.2-0.13), and
+    (0.13.0+ config/vllm.py _set_cudagraph_sizes, only when graphs are captured) a max_cudagraph_capture_size that
+    is not the largest cudagraph_capture_sizes entry within max_num_batched_tokens.
+
+    E.g. {"cudagraph_capture_sizes": [1, 2, 4, 8], "max_cudagraph_capture_size": 16} -> "customized
+    max_cudagraph_capture_size(=16) should be consistent with the max value of cudagraph_capture_sizes(=8)"."""
     text = graph_mode.level_refusal(serve, rules=rules)
     if text is not None:
         raise InvalidServeConfigError("compilation_config", text)
+    settings = compilation.settings(serve.compilation_config)
+    if (
+        not rules.capture_size_consistency
+        or settings.capture_sizes is None
+        or settings.max_capture_size is None
+        or not graph_mode.captures_graphs(serve, rules=rules)
+    ):
+        return
+    valid = max((size for size in settings.capture_sizes if size <= max_num_batched_tokens), default=0)
+    if settings.max_capture_size != valid:
+        raise InvalidServeConfigError(
+            "compilation_config",
+            f"customized max_cudagraph_capture_size(={settings.max_capture_size}) should be consistent with the max "
+            f"value of cudagraph_capture_sizes(={valid})",
+        )
 
 
 @dataclass

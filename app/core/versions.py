@@ -151,6 +151,12 @@ class VersionRules:
     # a pooling model's full graphs: 0.11.0 VllmConfig.__post_init__ defaults it to PIECEWISE (an explicit mode kept);
     # 0.14.0+ "Pooling models do not support full cudagraphs. Overriding cudagraph_mode to PIECEWISE." for any full mode
     pooling_overrides_full: bool = False
+    # config/vllm.py _set_cudagraph_sizes: both capture keys given and max_cudagraph_capture_size != the largest listed
+    # size within max_num_batched_tokens -> ValueError (0.13.0+; 0.11.0 has no max_cudagraph_capture_size)
+    capture_size_consistency: bool = False
+    # the default grid gains max_num_batched_tokens when it is within the largest capture size ("ensure
+    # max_num_tokens is captured if within max capture size", 0.20.2+; absent in 0.19.0)
+    capture_adds_batched_tokens: bool = False
     # the cudagraph_mode a start-up runs when no flag names one (graph_mode.effective_mode): 0.10.2
     # config/__init__.py VllmConfig.__post_init__ PIECEWISE (V1 at compilation level PIECEWISE); FULL_AND_PIECEWISE
     # from 0.11.0 (changelog). Releases before 0.10.2 had no cudagraph_mode and were not read for it.

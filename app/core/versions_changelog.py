@@ -203,6 +203,14 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.14.0",
+        "0.13.0 and 0.14.0 config/vllm.py VllmConfig._set_cudagraph_sizes: with both max_cudagraph_capture_size and "
+        "cudagraph_capture_sizes given, 'customized max_cudagraph_capture_size(=%d) should be consistent with the max "
+        "value of cudagraph_capture_sizes(=%d)' unless they agree (the sizes cut at max_num_batched_tokens); 0.11.0 "
+        "has no max_cudagraph_capture_size (0.12.x-0.13.x are planned with 0.11.0's rules)",
+        {"capture_size_consistency": True},
+    ),
+    Change(
+        "0.14.0",
         "0.14.0 config/vllm.py VllmConfig.__post_init__: 'Cudagraph mode %s is not compatible with compilation mode "
         "%s.Overriding to NONE.' when cudagraph_mode.requires_piecewise_compilation() and compilation_config.mode != "
         "VLLM_COMPILE (0.11.0: with no cudagraph_mode a level other than PIECEWISE set NONE, and a piecewise mode "
@@ -378,6 +386,12 @@ CHANGELOG: tuple[Change, ...] = (
             "has_swap_space_flag": False,
             "nemotron_h_ssm_dtype_default": "float32",  # DEFAULT_MAMBA_SSM_CACHE_DTYPE (0.20.2 read)
         },
+    ),
+    Change(
+        "0.20.0",
+        "0.20.2 config/vllm.py VllmConfig._set_cudagraph_sizes: 'ensure max_num_tokens is captured if within max "
+        "capture size' appends max_num_batched_tokens to the default grid (0.19.0: the grid alone); 0.33.0 the same",
+        {"capture_adds_batched_tokens": True},
     ),
     Change(
         "0.20.0",
