@@ -59,7 +59,7 @@ def captured_sizes(*, serve: ServeConfig, flags: ResolvedFlags, rules: VersionRu
 
     E.g. [1, 2, 4, 8, 16, 32] at 8,192 batched tokens -> 6; max_cudagraph_capture_size 64 -> 11; the default at
     1,024 sequences and 100 batched tokens: 1, 2, 4, 8 ... 96 (15), and 100 from 0.20.2 (16)."""
-    settings = compilation.settings(serve.compilation_config)
+    settings = compilation.for_release(serve.compilation_config, version=rules.version)
     tokens = flags.max_num_batched_tokens
     if settings.capture_sizes is not None:
         return sum(1 for size in settings.capture_sizes if size <= tokens)
@@ -79,16 +79,29 @@ def _on_grid(size: int) -> bool:
 
 
 def check_compilation(*, serve: ServeConfig, rules: VersionRules, max_num_batched_tokens: int) -> None:
-    """The compilation settings a release refuses at start-up: graph_mode.level_refusal (0.10.2-0.13), and
+    """The compilation settings a release refuses at start-up: a key its CompilationConfig lacks (0.13.0+,
+    ConfigDict(extra="forbid"): engine/arg_utils.py parse_dataclass's ArgumentTypeError), graph_mode.level_refusal
+    (0.10.2-0.13), and
     (0.13.0+ config/vllm.py _set_cudagraph_sizes, only when graphs are captured) a max_cudagraph_capture_size that
     is not the largest cudagraph_capture_sizes entry within max_num_batched_tokens.
 
     E.g. {"cudagraph_capture_sizes": [1, 2, 4, 8], "max_cudagraph_capture_size": 16} -> "customized
     max_cudagraph_capture_size(=16) should be consistent with the max value of cudagraph_capture_sizes(=8)"."""
+    unknown = compilation.unknown_keys(serve.compilation_config, version=rules.version)
+    known = compilation.release_keys(rules.version)
+    if unknown and known is not None and known[0] == "forbid":
+        raise InvalidServeConfigError(
+            "compilation_config",
+            Text(
+                "vLLM {version} refuses --compilation-config key {key}: its CompilationConfig has no such field (pydantic: Extra inputs are not permitted).",
+                version=rules.version,
+                key=unknown[0],
+            ),
+        )
     text = graph_mode.level_refusal(serve, rules=rules)
     if text is not None:
         raise InvalidServeConfigError("compilation_config", text)
-    settings = compilation.settings(serve.compilation_config)
+    settings = compilation.for_release(serve.compilation_config, version=rules.version)
     if (
         not rules.capture_size_consistency
         or settings.capture_sizes is None
@@ -136,10 +149,10 @@ def _lowest_support(
     return min(found, key=lambda row: row.level) if found else None
 
 
-def _splits_attention(serve: ServeConfig) -> bool:
+def _splits_attention(serve: ServeConfig, *, rules: VersionRules) -> bool:
     """splitting_ops_contain_attention(): VLLM_COMPILE with vLLM's default splitting ops (CompilationConfig.
     set_splitting_ops_for_v1; another mode, or "splitting_ops": [], splits nothing)."""
-    settings = compilation.settings(serve.compilation_config)
+    settings = compilation.for_release(serve.compilation_config, version=rules.version)
     return settings.mode in (None, compilation.VLLM_COMPILE) and not settings.no_splitting_ops
 
 
@@ -176,10 +189,11 @@ def resolved_mode(
     lowest = _lowest_support(rules=rules, model=model, backend=backend, sm=sm)
     if asked == "NONE" or platform not in ("cuda", "rocm") or lowest is None:
         return out
-    split = _splits_attention(serve)
+    split = _splits_attention(serve, rules=rules)
     support = f"AttentionCGSupport.{SUPPORT_NAMES[lowest.level]}"
     where = f"with {lowest.class_name} backend (support: {support})"
-    if asked == "FULL" and lowest.level < CG_ALWAYS:
+    # the pooling override runs first (VllmConfig.__post_init__, at config time): a FULL it lowered is not raised back
+    if out.mode == "FULL" and lowest.level < CG_ALWAYS:
         if lowest.level == CG_NEVER:
             raise InvalidServeConfigError(  # vLLM's own ValueError, word for word (like the Mamba-block one)
                 "cudagraph_mode",
@@ -188,7 +202,7 @@ def resolved_mode(
             )
         out.mode = "FULL_AND_PIECEWISE" if split else "FULL_DECODE_ONLY"
         out.log_lines.append(
-            f"CUDAGraphMode.{asked} is not supported {where}; setting cudagraph_mode={out.mode}"
+            f"CUDAGraphMode.FULL is not supported {where}; setting cudagraph_mode={out.mode}"
         )
     if out.mode in FULL_GRAPH_MODES and lowest.level == CG_NEVER:
         before = out.mode

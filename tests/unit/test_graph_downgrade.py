@@ -153,3 +153,20 @@ def test_pooling_models_run_piecewise() -> None:
     assert estimate(
         model=dense(), device=H100, serve=ServeConfig(), vllm_version="0.33.0"
     ).cuda_graph_bytes == (978_006_999)
+
+
+def test_a_pooling_model_asked_full_stays_piecewise() -> None:
+    # 0.33.0: VllmConfig.__post_init__ overrides a pooling model's FULL to PIECEWISE at config time; the backends'
+    # check (CompilationConfig.resolve_cudagraph_mode_and_sizes, at KV-cache init) then sees PIECEWISE, whose
+    # mixed_mode() is not FULL, so nothing raises it back (round 8 set FULL_AND_PIECEWISE from the FULL asked).
+    # LlamaModel on an A100: FLASH_ATTN (FA2, UNIFORM_BATCH). PIECEWISE: half of 978,006,999 B -> 489,003,499 B
+    from tests.specs_factory import dense
+
+    model = dense().model_copy(update={"architecture": "LlamaModel"})
+    est = estimate(model=model, device=A100, serve=ServeConfig(cudagraph_mode="FULL"), vllm_version="0.33.0")
+    assert (
+        "Pooling models do not support full cudagraphs. Overriding cudagraph_mode to PIECEWISE."
+        in est.log_lines
+    )
+    assert not any("setting cudagraph_mode=FULL_AND_PIECEWISE" in line for line in est.log_lines)
+    assert est.cuda_graph_bytes == 489_003_499
