@@ -170,6 +170,13 @@ CHANGELOG: tuple[Change, ...] = (
         {"forced_blocks": (*FORCED_0_10, FORCED_SPARSE)},
     ),
     Change(
+        "0.11.0",
+        "0.11.0 platforms/cuda.py check_and_update_config (no VLLM_ATTENTION_BACKEND): is_device_capability(100) -> "
+        "use_cutlass_mla, else use_flashmla (forced when is_flashmla_supported): the device decides the forcing, "
+        "not the backend later selected (forced_blocks.py; 0.10.2 not read)",
+        {"mla_forcing": "device_0_11"},
+    ),
+    Change(
         "0.14.0",
         "0.14.0: requested = ceil(T*u) (§2.1), format_gib (§0), first-group capacity (§3.6), "
         "'Model loading took %.4f GiB memory' (§4.1), --kv-offloading-size and --max-model-len auto (§7), "
@@ -200,6 +207,13 @@ CHANGELOG: tuple[Change, ...] = (
         "[64] on CUDA and v1/worker/gpu_model_runner.py _select_common_block_size 'No common block size for %d' "
         "(neither in 0.11.0)",
         {"forced_blocks": FORCED_0_14, "indexer_kernel_block": True},
+    ),
+    Change(
+        "0.14.0",
+        "0.14.0 platforms/cuda.py check_and_update_config: is_device_capability_family(100) and not use_sparse -> "
+        "CUTLASS_MLA, set as attention_config.backend; else use_flashmla, forced when is_flashmla_dense_supported "
+        "(9.x), whichever MLA backend _get_backend_priorities then picks (0.13.0 read too)",
+        {"mla_forcing": "device_0_14"},
     ),
     Change(
         "0.14.0",
@@ -274,6 +288,14 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.15.0",
+        "0.15.0 and 0.17.0 platforms/cuda.py check_and_update_config: 10.x, not sparse and qk_nope_head_dim == 128 -> "
+        "FLASHINFER_MLA set as attention_config.backend ('Blackwell => Force FlashInfer MLA'); other 10.x -> "
+        "CUTLASS_MLA; 'Non-Blackwell with FlashMLA support' (is_flashmla_dense_supported: 9.x) -> FlashMLA's 64 "
+        "whichever backend runs (FLASH_ATTN_MLA leads 0.15's SM90 list)",
+        {"mla_forcing": "device_0_15"},
+    ),
+    Change(
+        "0.15.0",
         "vllm-ascend v0.15.0rc1 vllm_ascend/worker/worker.py NPUWorker._init_device: MemorySnapshot, "
         "requested_memory = total x utilization and the 'Free memory on device (…) is less than desired GPU "
         "memory utilization' check; NPUWorker.determine_available_memory prints 'Available KV cache memory: "
@@ -331,7 +353,7 @@ CHANGELOG: tuple[Change, ...] = (
         "0.18.0",
         "0.18.0 platforms/cuda.py check_and_update_config forces no MLA block any more: "
         "Platform.update_block_size_for_backend sets it only when no --block-size was given",
-        {"forced_blocks": ()},
+        {"forced_blocks": (), "mla_forcing": "backend"},
     ),
     Change(
         "0.19.0",
