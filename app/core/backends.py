@@ -541,6 +541,13 @@ def _cuda_choice(
         )
     else:
         candidates = cuda_candidates(mla=model.mla is not None, sm=sm, rules=rules)
+        nope = model.mla.qk_nope_head_dim if model.mla is not None else None
+        if (
+            rules.flashinfer_mla_nope_dims is not None
+            and nope is not None
+            and nope not in rules.flashinfer_mla_nope_dims
+        ):
+            candidates = [b for b in candidates if b is not FLASHINFER_MLA]  # supports_combination refuses it
         if model.mla is None and uses_mm_prefix(model=model, serve=serve, rules=rules):
             candidates = mm_prefix_candidates(candidates, model=model, sm=sm, rules=rules)
         if forces_triton(model=model, sm=sm, rules=rules):

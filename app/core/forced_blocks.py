@@ -52,12 +52,14 @@ def device_forcing(*, model: ModelSpec, sm: int, sparse: bool, rules: VersionRul
         elif family == 9:  # is_flashmla_supported: Hopper
             steps.append("FLASHMLA")
     else:
-        nope = model.mla.qk_nope_head_dim
+        nope = (
+            model.mla.qk_nope_head_dim
+        )  # None (a spec without it): taken as DeepSeek's 128, as backends.py does
         if (
             family == 10
             and not sparse
             and rules.mla_forcing == "device_0_15"
-            and nope == FLASHINFER_MLA_NOPE_DIM
+            and nope in (None, FLASHINFER_MLA_NOPE_DIM)
         ):
             steps.append("FLASHINFER_MLA")
             sets = "FLASHINFER_MLA"

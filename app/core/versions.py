@@ -157,6 +157,8 @@ class VersionRules:
     # platforms/cuda.py check_and_update_config's MLA forcing (forced_blocks.device_forcing): by the backend picked
     # ("backend", 0.8-0.10 as the planner read them), or by the device as 0.11.0 / 0.14.0 / 0.15.0-0.17.0 decide it
     mla_forcing: Literal["backend", "device_0_11", "device_0_14", "device_0_15"] = "backend"
+    # the qk_nope_head_dim values FLASHINFER_MLA takes (mla/flashinfer_mla.py supports_combination); None: no check
+    flashinfer_mla_nope_dims: tuple[int, ...] | None = None
     # the default grid gains max_num_batched_tokens when it is within the largest capture size ("ensure
     # max_num_tokens is captured if within max capture size", 0.20.2+; absent in 0.19.0)
     capture_adds_batched_tokens: bool = False

@@ -50,6 +50,20 @@ V1_ATTENTION = (
 MLA_SM90 = BackendPriority(
     mla=True, min_sm=0, backends=("FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA")
 )
+# platforms/cuda.py (0.11.0 get_attn_backend_cls "if cls.is_device_capability(100)"; 0.13.0-0.33.0
+# _get_backend_priorities "if device_capability.major == 10"): FlashInfer leads on 10.x only; 11.x / 12.x (RTX 50,
+# RTX PRO 6000, GB10) take the FlashAttention-first list, and MLA the non-Blackwell one (0.24.0+: TRITON_MLA for 12.x,
+# where that list's other backends refuse the device anyway)
+V1_ATTENTION_SM12 = BackendPriority(
+    mla=False, min_sm=110, backends=("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION")
+)
+MLA_SM12 = BackendPriority(mla=True, min_sm=110, backends=MLA_SM90.backends)
+# 0.15.0-0.33.0 _get_backend_priorities, capability 10.x (TOKENSPEED_MLA, 0.22+, FP8 R1 dims only, not planned)
+MLA_SM100 = BackendPriority(
+    mla=True,
+    min_sm=100,
+    backends=("FLASHINFER_MLA", "CUTLASS_MLA", "FLASH_ATTN_MLA", "FLASHMLA", "TRITON_MLA"),
+)
 
 
 # platforms/cuda.py check_and_update_config's forced MLA blocks, as each release prints them (rows below)
@@ -171,6 +185,18 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.11.0",
+        "0.11.0 platforms/cuda.py get_attn_backend_cls: FlashInfer first only 'if cls.is_device_capability(100)', "
+        "FlashAttention otherwise, 12.x included (0.10.2 not read)",
+        {
+            "backend_priorities": (
+                BackendPriority(mla=True, min_sm=0, backends=MLA_0_11),
+                V1_ATTENTION_SM12,
+                *V1_ATTENTION,
+            )
+        },
+    ),
+    Change(
+        "0.11.0",
         "0.11.0 platforms/cuda.py check_and_update_config (no VLLM_ATTENTION_BACKEND): is_device_capability(100) -> "
         "use_cutlass_mla, else use_flashmla (forced when is_flashmla_supported): the device decides the forcing, "
         "not the backend later selected (forced_blocks.py; 0.10.2 not read)",
@@ -207,6 +233,25 @@ CHANGELOG: tuple[Change, ...] = (
         "[64] on CUDA and v1/worker/gpu_model_runner.py _select_common_block_size 'No common block size for %d' "
         "(neither in 0.11.0)",
         {"forced_blocks": FORCED_0_14, "indexer_kernel_block": True},
+    ),
+    Change(
+        "0.14.0",
+        "0.13.0 and 0.14.0 platforms/cuda.py _get_backend_priorities: MLA on 10.x CUTLASS_MLA, FLASHINFER_MLA, "
+        "FLASH_ATTN_MLA, FLASHMLA, TRITON_MLA; elsewhere FLASH_ATTN_MLA, FLASHMLA, FLASHINFER_MLA, TRITON_MLA "
+        "(mla/flashinfer_mla.py: no qk_nope_head_dim check yet)",
+        {
+            "backend_priorities": (
+                MLA_SM12,
+                BackendPriority(
+                    mla=True,
+                    min_sm=100,
+                    backends=("CUTLASS_MLA", "FLASHINFER_MLA", "FLASH_ATTN_MLA", "FLASHMLA", "TRITON_MLA"),
+                ),
+                MLA_SM90,
+                V1_ATTENTION_SM12,
+                *V1_ATTENTION,
+            )
+        },
     ),
     Change(
         "0.14.0",
@@ -276,15 +321,18 @@ CHANGELOG: tuple[Change, ...] = (
     Change(
         "0.15.0",
         "MLA priorities of the V1 selector after 0.14 (§5.2, confirmed on 0.19.0 DeepSeek logs: FLASH_ATTN_MLA "
-        "on SM90); the planner's activation and graph models are calibrated on 0.15+ logs (docs/model.md)",
+        "on SM90; 0.15.0-0.32.0 platforms/cuda.py _get_backend_priorities read: FLASHINFER_MLA leads on 10.x, as in "
+        "0.33.0); the planner's activation and graph models are calibrated on 0.15+ logs (docs/model.md)",
         {
-            "backend_priorities": (
-                BackendPriority(mla=True, min_sm=100, backends=("CUTLASS_MLA", "FLASHMLA", "TRITON_MLA")),
-                MLA_SM90,
-                *V1_ATTENTION,
-            ),
+            "backend_priorities": (MLA_SM12, MLA_SM100, MLA_SM90, V1_ATTENTION_SM12, *V1_ATTENTION),
             "measured_parts_calibrated": True,
         },
+    ),
+    Change(
+        "0.15.0",
+        "0.15.0 and 0.17.0 v1/attention/backends/mla/flashinfer_mla.py supports_combination: 'FlashInfer MLA kernel "
+        "requires qk_nope_head_dim == 128'; 0.18.0 in [64, 128]; 0.19.0-0.33.0 in [64, 128, 192]",
+        {"flashinfer_mla_nope_dims": (128,)},
     ),
     Change(
         "0.15.0",
@@ -332,6 +380,11 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.18.0",
+        "0.18.0 mla/flashinfer_mla.py supports_combination: qk_nope_head_dim in [64, 128] (0.17.0: == 128)",
+        {"flashinfer_mla_nope_dims": (64, 128)},
+    ),
+    Change(
+        "0.18.0",
         "0.18.0 v1/core/kv_cache_utils.py _get_kv_cache_groups_uniform_page_size: the ratio becomes 1.5 (0.17.0: "
         "1.25); 0.33.0 v1/core/kv_cache_planning.py keeps it",
         {"group_size_max_ratio": 1.5},
@@ -370,6 +423,11 @@ CHANGELOG: tuple[Change, ...] = (
         "can_fit_full_sequence before allocate_slots (0.33.0: allocate_slots(full_sequence_must_fit=...)); "
         "absent in 0.18.0",
         {"scheduler_reserve_full_isl": True},
+    ),
+    Change(
+        "0.19.0",
+        "0.19.0 mla/flashinfer_mla.py supports_combination: qk_nope_head_dim in [64, 128, 192] (0.33.0 the same)",
+        {"flashinfer_mla_nope_dims": (64, 128, 192)},
     ),
     Change(
         "0.19.0",
@@ -661,13 +719,7 @@ CHANGELOG: tuple[Change, ...] = (
                     excluded_capabilities=("12.1",),
                 ),
             ),
-            "backend_priorities": (
-                BackendPriority(
-                    mla=True, min_sm=100, backends=("FLASHINFER_MLA", "CUTLASS_MLA", "FLASHMLA", "TRITON_MLA")
-                ),
-                MLA_SM90,
-                *V1_ATTENTION,
-            ),
+            "backend_priorities": (MLA_SM12, MLA_SM100, MLA_SM90, V1_ATTENTION_SM12, *V1_ATTENTION),
             "free_memory_check_with_kv_bytes": True,
             "autofit_log": "kv_cache_memory",
         },

@@ -40,9 +40,10 @@ def _choose(device, version, **serve):  # type: ignore[no-untyped-def]
         ("0.11.0", 16, ("FLASHMLA", 64, [FLASHMLA_LINE])),
         # 0.11.0 `!= 64`: a 128 is forced down to 64 too
         ("0.11.0", 128, ("FLASHMLA", 64, [FLASHMLA_LINE])),
-        # 0.14.0 `% 64 != 0`: 128 is two kernel blocks, kept, no line; 32 is forced
-        ("0.14.0", 128, ("FLASHMLA", 128, [])),
-        ("0.14.0", 32, ("FLASHMLA", 64, [FLASHMLA_LINE])),
+        # 0.14.0 `% 64 != 0`: 128 is two kernel blocks, kept, no line; 32 is forced. 0.13.0 / 0.14.0
+        # _get_backend_priorities put FLASH_ATTN_MLA first on 9.x, which runs at the block FlashMLA's branch left
+        ("0.14.0", 128, ("FLASH_ATTN_MLA", 128, [])),
+        ("0.14.0", 32, ("FLASH_ATTN_MLA", 64, [FLASHMLA_LINE])),
         # 0.8.5 (FlashMLA's first forcing release): 16 -> 64
         ("0.8.5", 16, ("FLASHMLA", 64, [FLASHMLA_LINE])),
     ],
@@ -65,10 +66,18 @@ def test_no_forcing_before_0_8_or_from_0_18() -> None:
 def test_cutlass_mla_forcing_names_its_own_block() -> None:
     # 0.10.2 / 0.11.0 on SM100: CUTLASS_MLA, 16 != 128 -> "Forcing kv cache block size to 128 for CUTLASS_MLA
     # backend." (round 7 printed nothing here: its table named only 64-token backends)
-    for version in ("0.10.2", "0.11.0", "0.17.0"):
+    for version in ("0.10.2", "0.11.0"):
         choice = _choose(B200, version)
         assert (choice.name, choice.block_size) == ("CUTLASS_MLA", 128)
         assert choice.log_lines == ["Forcing kv cache block size to 128 for CUTLASS_MLA backend."]
+    # 0.17.0: CUTLASS_MLA's branch only when qk_nope_head_dim is not 128 (FLASHINFER_MLA's otherwise, and
+    # supports_combination refuses it too): a 64-dim variant
+    mla = deepseek_v3_like().mla
+    assert mla is not None
+    odd = deepseek_v3_like().model_copy(update={"mla": mla.model_copy(update={"qk_nope_head_dim": 64})})
+    choice = choose(odd, B200, "0.17.0")
+    assert (choice.name, choice.block_size) == ("CUTLASS_MLA", 128)
+    assert choice.log_lines == ["Forcing kv cache block size to 128 for CUTLASS_MLA backend."]
     # 0.9.2 forced FlashMLA only: CUTLASS_MLA's 128 is its own preference, with no line
     assert _choose(B200, "0.9.2").log_lines == []
     # 0.14.0 `% 128 != 0`: 256 kept
@@ -95,8 +104,8 @@ def test_sparse_mla_block_forced_before_0_18() -> None:
 @pytest.mark.parametrize(
     ("version", "device", "backend", "block"),
     [
-        # 0.14.0 (CUTLASS_MLA / FLASHMLA lead its lists anyway)
-        ("0.14.0", "nvidia-h200-141gb", "FLASHMLA", 64),
+        # 0.14.0: FLASH_ATTN_MLA leads 0.13/0.14's 9.x list; FlashMLA's branch forced 64 first
+        ("0.14.0", "nvidia-h200-141gb", "FLASH_ATTN_MLA", 64),
         # 0.15.0 / 0.17.0: FLASH_ATTN_MLA leads the SM90 list, yet FlashMLA's branch forced 64 on any 9.x device
         ("0.15.0", "nvidia-h200-141gb", "FLASH_ATTN_MLA", 64),
         ("0.17.0", "nvidia-h200-141gb", "FLASH_ATTN_MLA", 64),
