@@ -89,7 +89,7 @@ def deepseek_v3_like(*, fp8_weights: bool = False) -> ModelSpec:
         vocab_size=129280,
         max_model_len_derived=163840,
         layer_kinds=(LayerKind.MLA,) * 61,
-        mla=MLASpec(kv_lora_rank=512, qk_rope_head_dim=64),
+        mla=MLASpec(kv_lora_rank=512, qk_rope_head_dim=64, qk_nope_head_dim=128),
         params_total=671_000_000_000,
         quantization=QuantSpec(method=QuantMethod.FP8) if fp8_weights else None,
     )

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from app.core.errors import InvalidServeConfigError
+from app.core.forced_blocks import device_forcing
 from app.core.kv import HybridAlign
 from app.core.kv_dsv4_ascend import ASCEND_DSV4_BACKEND, DSV4_BLOCK_SIZES
 from app.core.layers import has_kind
@@ -540,13 +541,22 @@ def _cuda_choice(
         )
     else:
         candidates = cuda_candidates(mla=model.mla is not None, sm=sm, rules=rules)
+        nope = model.mla.qk_nope_head_dim if model.mla is not None else None
+        if (
+            rules.flashinfer_mla_nope_dims is not None
+            and nope is not None
+            and nope not in rules.flashinfer_mla_nope_dims
+        ):
+            candidates = [b for b in candidates if b is not FLASHINFER_MLA]  # supports_combination refuses it
         if model.mla is None and uses_mm_prefix(model=model, serve=serve, rules=rules):
             candidates = mm_prefix_candidates(candidates, model=model, sm=sm, rules=rules)
         if forces_triton(model=model, sm=sm, rules=rules):
             candidates = [TRITON_ATTN]
-    forced = forced_block(candidates, sm=sm, kv_cache_dtype=kv_dtype, block_size=user_block, rules=rules)
-    if forced is not None:  # 0.8-0.17: vLLM writes the backend's block over cache_config.block_size
-        user_block = forced.block
+    forced, candidates = forced_blocks(
+        candidates, model=model, sm=sm, kv_cache_dtype=kv_dtype, block_size=user_block, rules=rules
+    )
+    if forced:  # 0.8-0.17: vLLM writes the backends' blocks over cache_config.block_size
+        user_block = forced[-1].block
     backend, rejected = _first_accepting(candidates, sm=sm, kv_cache_dtype=kv_dtype, block_size=user_block)
     if backend is None:
         raise _no_backend_error(
@@ -585,9 +595,9 @@ def _cuda_choice(
                 name2=backend.name,
             )
         )
-    if forced is not None:  # 0.8.0-0.17.0 platforms/cuda.py check_and_update_config
-        choice.log_lines.append(
-            f"Forcing kv cache block size to {forced.block} for {forced.log_name} backend."
+    if forced:  # 0.8.0-0.17.0 platforms/cuda.py check_and_update_config
+        choice.log_lines.extend(
+            f"Forcing kv cache block size to {row.block} for {row.log_name} backend." for row in forced
         )
     elif user_block is None and choice.block_size != DEFAULT_BLOCK_SIZE:
         if rules.block_size_log == "setting_for_backends":
@@ -602,24 +612,46 @@ def _cuda_choice(
     return choice
 
 
-def forced_block(
-    candidates: list[Backend], *, sm: int, kv_cache_dtype: str, block_size: int | None, rules: VersionRules
-) -> ForcedBlock | None:
-    """0.8.0-0.17.0 platforms/cuda.py CudaPlatform.check_and_update_config: the MLA backend vLLM runs writes its own
-    block over cache_config.block_size (16, or a --block-size) unless it keeps that block (rules.forced_blocks).
+def forced_blocks(
+    candidates: list[Backend],
+    *,
+    model: ModelSpec,
+    sm: int,
+    kv_cache_dtype: str,
+    block_size: int | None,
+    rules: VersionRules,
+) -> tuple[list[ForcedBlock], list[Backend]]:
+    """0.8.0-0.17.0 platforms/cuda.py CudaPlatform.check_and_update_config: MLA backends write their block over
+    cache_config.block_size (16, or a --block-size) unless they keep it (rules.forced_blocks), in vLLM's order; and
+    the candidates left (0.14-0.17 set the attention backend on Blackwell). 0.11.0-0.17.0 decide the backends by
+    the device (forced_blocks.device_forcing), older releases by the backend the planner picks.
 
     E.g. DeepSeek-V3 on an H100 at 0.11.0 with --block-size 16: FLASHMLA, 16 != 64 -> 64, "Forcing kv cache block
     size to 64 for FlashMLA backend."; at 0.14.0 --block-size 128 is kept (128 % 64 == 0); at 0.18.0 none.
     """
     if not rules.forced_blocks:
-        return None
-    backend, _ = _first_accepting(candidates, sm=sm, kv_cache_dtype=kv_cache_dtype, block_size=None)
-    forced = next((f for f in rules.forced_blocks if backend is not None and f.backend == backend.name), None)
-    if backend is None or forced is None:
-        return None
+        return [], candidates
+    sparse = model.mla is not None and bool(model.indexer_bytes_per_token)
+    by_device = device_forcing(model=model, sm=sm, sparse=sparse, rules=rules)
+    if by_device is None:
+        backend, _ = _first_accepting(candidates, sm=sm, kv_cache_dtype=kv_cache_dtype, block_size=None)
+        names: tuple[str, ...] = () if backend is None else (backend.name,)
+    else:
+        names = by_device.backends
+        if by_device.sets_backend is not None:
+            candidates = [BACKENDS[by_device.sets_backend]]
+    rows = {row.backend: row for row in rules.forced_blocks}
     block = block_size or DEFAULT_BLOCK_SIZE
-    kept = block in backend.fixed_sizes if forced.exact else backend.accepts_block(block)
-    return None if kept else forced
+    applied: list[ForcedBlock] = []
+    for name in names:
+        row = rows.get(name)
+        if row is None:
+            continue
+        kept = block in BACKENDS[name].fixed_sizes if row.exact else BACKENDS[name].accepts_block(block)
+        if not kept:
+            block = row.block
+            applied.append(row)
+    return applied, candidates
 
 
 def resolve_backend(

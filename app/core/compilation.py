@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from app.core.text import Text
@@ -38,6 +39,9 @@ MODE_NAMES = {
     "PIECEWISE": 3,
 }
 MAX_CAPTURE_SIZES = 4096  # more listed sizes than any real config; a longer list is refused, not walked
+# the keys each release's CompilationConfig takes, and whether it refuses ("forbid") or drops ("ignore") others
+# (scripts/gen_compilation_keys.py, read from the wheels)
+KEYS_FILE = Path(__file__).with_name("compilation_keys.json")
 
 
 @dataclass(frozen=True)
@@ -149,3 +153,41 @@ def normalize(value: object) -> str | None:
         )
     settings(text)
     return text
+
+
+def _release(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(".")[:3])
+
+
+@cache
+def _keys_by_release() -> tuple[tuple[tuple[int, ...], str, frozenset[str]], ...]:
+    data = json.loads(KEYS_FILE.read_text(encoding="utf-8"))["releases"]
+    rows = ((_release(v), row["extra"], frozenset(row["keys"])) for v, row in data.items())
+    return tuple(sorted(rows))
+
+
+def release_keys(version: str) -> tuple[str, frozenset[str]] | None:
+    """(extra-key rule, keys) of the newest release read at or before ``version`` (a known release, the rules'
+    bracket); None before the first one read (0.11.0), whose keys are taken as given. E.g. "0.22.1" -> 0.22.0's."""
+    found = [(extra, keys) for release, extra, keys in _keys_by_release() if release <= _release(version)]
+    return found[-1] if found else None
+
+
+def unknown_keys(text: str | None, *, version: str) -> list[str]:
+    """The top-level keys this release's CompilationConfig does not have (cudagraph_mode is kept apart and always
+    known). E.g. '{"level": 3}' at 0.18.0 -> ["level"] (0.18.0 dropped the field; 0.17.0 still has it)."""
+    known = release_keys(version)
+    if not text or known is None:
+        return []
+    return sorted(key for key in json.loads(text) if key not in known[1])
+
+
+def for_release(text: str | None, *, version: str) -> CompileSettings:
+    """:func:`settings` of the keys this release reads: 0.11.0's pydantic dataclass drops a key it does not declare
+    (``mode`` is 0.11.1+, so '{"mode": 0}' changes nothing there); 0.13.0+ refuse one (graph_rules.check_compilation
+    raises first, so it is dropped here too)."""
+    unknown = unknown_keys(text, version=version)
+    if not unknown or not text:
+        return settings(text)
+    kept = {k: v for k, v in json.loads(text).items() if k not in unknown}
+    return settings(canonical(kept))

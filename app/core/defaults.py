@@ -213,12 +213,12 @@ def resolve(
     chunked, max_num_batched_tokens = batch_flags(
         serve=serve, device=device, rules=rules, max_model_len=max_model_len, max_num_seqs=max_num_seqs
     )
-    check_compilation(serve=serve, rules=rules)
+    check_compilation(serve=serve, rules=rules, max_num_batched_tokens=max_num_batched_tokens)
     backend = resolve_backend(
         model=model, device=device, serve=serve, rules=rules, prefix_caching=prefix, chunked_prefill=chunked
     )
     graphs = resolved_mode(
-        serve=serve, rules=rules, model=model, backend=backend.name, platform=device.platform
+        serve=serve, rules=rules, model=model, backend=backend.name, platform=device.platform, sm=device.sm
     )
     note = downgrade_warning(graphs, rules=rules)
     return (

@@ -142,7 +142,7 @@ def _stages(
             num_layers_on_rank=layer_range[1] - layer_range[0],
             max_num_seqs=flags.max_num_seqs,
             enforce_eager=not graph_mode.captures_graphs(serve, rules=rules) or not graph_platform,
-            captured_sizes=captured_sizes(serve=serve, max_num_batched_tokens=flags.max_num_batched_tokens),
+            captured_sizes=captured_sizes(serve=serve, flags=flags, rules=rules),
             mode=memory_mode(serve, rules=rules),
         )
         given = situations.kv_bytes_given(rules=rules, device=device, serve=serve)

@@ -12,7 +12,7 @@ What follows from the mode:
   FULL_DECODE_ONLY and FULL_AND_PIECEWISE, not PIECEWISE or NONE.
 
 vLLM may still lower a mode a backend cannot capture (config/vllm.py "Overriding cudagraph_mode to PIECEWISE");
-that downgrade is not modelled here.
+that downgrade is graph_rules.resolved_mode's.
 """
 
 from __future__ import annotations
@@ -54,10 +54,11 @@ WITHOUT_PIECEWISE: dict[str, CudagraphMode] = {"PIECEWISE": "NONE", "FULL_AND_PI
 
 def effective_mode(serve: ServeConfig, *, rules: VersionRules) -> CudagraphMode:
     """E.g. no flags -> the release's default (0.33.0 FULL_AND_PIECEWISE, 0.10.2 PIECEWISE); -O1 -> PIECEWISE;
-    --enforce-eager -> NONE; -cc '{"mode": 0}' -> NONE on 0.11.0 and 0.14.0, FULL_DECODE_ONLY on 0.33.0."""
+    --enforce-eager -> NONE; -cc '{"mode": 0}' -> NONE on 0.14.0, FULL_DECODE_ONLY on 0.33.0, and the default on
+    0.11.0, whose CompilationConfig has no ``mode`` key and drops it (compilation.for_release)."""
     if serve.enforce_eager:
         return "NONE"
-    compile_mode = compilation.settings(serve.compilation_config).mode
+    compile_mode = compilation.for_release(serve.compilation_config, version=rules.version).mode
     splits = compile_mode is None or compile_mode == compilation.VLLM_COMPILE
     if rules.compile_mode_rule == "level":
         # 0.10.2 / 0.11.0 VllmConfig.__post_init__: the default only at level PIECEWISE, else NONE
@@ -79,7 +80,7 @@ def level_refusal(serve: ServeConfig, *, rules: VersionRules) -> str | None:
         or serve.cudagraph_mode not in PIECEWISE_MODES
     ):
         return None
-    compile_mode = compilation.settings(serve.compilation_config).mode
+    compile_mode = compilation.for_release(serve.compilation_config, version=rules.version).mode
     if compile_mode is None or compile_mode == compilation.VLLM_COMPILE:
         return None
     return (

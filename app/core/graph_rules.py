@@ -6,16 +6,21 @@ layers and vLLM's texts, and from estimate.py (at its size cap).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from app.core import budget, compilation, graph_mode, layers, vllm_text
 from app.core.errors import InvalidServeConfigError
 from app.core.graph_mode import FULL_GRAPH_MODES, CudagraphMode
+from app.core.graph_support import on_sm
 from app.core.hf_config.registry import is_pooling_architecture
 from app.core.specs import LayerKind, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.version_types import GraphSupport
 from app.core.versions import VersionRules
 from app.core.versions_changelog import CG_ALWAYS, CG_NEVER, CG_UNIFORM
+
+if TYPE_CHECKING:
+    from app.core.defaults import ResolvedFlags
 
 # v1/attention/backend.py AttentionCGSupport members, by level (versions_changelog.CG_*)
 SUPPORT_NAMES = ("NEVER", "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH", "ALWAYS")
@@ -46,25 +51,71 @@ def mamba_blocks_error(
     return vllm_text.mamba_blocks_error(max_num_seqs=max_num_seqs, num_blocks=num_blocks)
 
 
-def captured_sizes(*, serve: ServeConfig, max_num_batched_tokens: int) -> int | None:
-    """How many batch sizes vLLM captures when --compilation-config names them (None: its default grid).
-    config/vllm.py _set_cudagraph_sizes (0.11.1-0.33.0): cudagraph_capture_sizes deduplicated and cut at
-    max_num_batched_tokens; else the default grid up to min(max_cudagraph_capture_size, max_num_batched_tokens).
+def captured_sizes(*, serve: ServeConfig, flags: ResolvedFlags, rules: VersionRules) -> int:
+    """How many batch sizes vLLM captures. config/vllm.py _set_cudagraph_sizes (0.11.1-0.33.0): cudagraph_capture_sizes
+    deduplicated and cut at max_num_batched_tokens; else the grid up to min(max_num_batched_tokens,
+    max_cudagraph_capture_size or min(2 x max_num_seqs, 512)), plus max_num_batched_tokens itself when it is within
+    that limit and off the grid (0.20.2+, rules.capture_adds_batched_tokens).
 
-    E.g. [1, 2, 4, 8, 16, 32] at 8,192 batched tokens -> 6; max_cudagraph_capture_size 64 -> 11."""
-    settings = compilation.settings(serve.compilation_config)
+    E.g. [1, 2, 4, 8, 16, 32] at 8,192 batched tokens -> 6; max_cudagraph_capture_size 64 -> 11; the default at
+    1,024 sequences and 100 batched tokens: 1, 2, 4, 8 ... 96 (15), and 100 from 0.20.2 (16)."""
+    settings = compilation.for_release(serve.compilation_config, version=rules.version)
+    tokens = flags.max_num_batched_tokens
     if settings.capture_sizes is not None:
-        return sum(1 for size in settings.capture_sizes if size <= max_num_batched_tokens)
+        return sum(1 for size in settings.capture_sizes if size <= tokens)
     if settings.max_capture_size is not None:
-        return budget.capture_grid_count(min(settings.max_capture_size, max_num_batched_tokens))
-    return None
+        limit = min(settings.max_capture_size, tokens)
+    else:
+        limit = min(flags.max_num_seqs * 2, budget.CUDA_GRAPH_MAX_CAPTURE, tokens)
+    count = budget.capture_grid_count(limit)
+    if rules.capture_adds_batched_tokens and tokens <= limit and not _on_grid(tokens):
+        count += 1
+    return count
 
 
-def check_compilation(*, serve: ServeConfig, rules: VersionRules) -> None:
-    """The compilation settings a release refuses at start-up (graph_mode.level_refusal: 0.10.2-0.13)."""
+def _on_grid(size: int) -> bool:
+    """Whether the default grid (1, 2, 4, multiples of 8 below 256, of 16 from 256) has this size."""
+    return size in (1, 2, 4) or (size % 8 == 0 if size < 256 else size % 16 == 0)
+
+
+def check_compilation(*, serve: ServeConfig, rules: VersionRules, max_num_batched_tokens: int) -> None:
+    """The compilation settings a release refuses at start-up: a key its CompilationConfig lacks (0.13.0+,
+    ConfigDict(extra="forbid"): engine/arg_utils.py parse_dataclass's ArgumentTypeError), graph_mode.level_refusal
+    (0.10.2-0.13), and
+    (0.13.0+ config/vllm.py _set_cudagraph_sizes, only when graphs are captured) a max_cudagraph_capture_size that
+    is not the largest cudagraph_capture_sizes entry within max_num_batched_tokens.
+
+    E.g. {"cudagraph_capture_sizes": [1, 2, 4, 8], "max_cudagraph_capture_size": 16} -> "customized
+    max_cudagraph_capture_size(=16) should be consistent with the max value of cudagraph_capture_sizes(=8)"."""
+    unknown = compilation.unknown_keys(serve.compilation_config, version=rules.version)
+    known = compilation.release_keys(rules.version)
+    if unknown and known is not None and known[0] == "forbid":
+        raise InvalidServeConfigError(
+            "compilation_config",
+            Text(
+                "vLLM {version} refuses --compilation-config key {key}: its CompilationConfig has no such field (pydantic: Extra inputs are not permitted).",
+                version=rules.version,
+                key=unknown[0],
+            ),
+        )
     text = graph_mode.level_refusal(serve, rules=rules)
     if text is not None:
         raise InvalidServeConfigError("compilation_config", text)
+    settings = compilation.for_release(serve.compilation_config, version=rules.version)
+    if (
+        not rules.capture_size_consistency
+        or settings.capture_sizes is None
+        or settings.max_capture_size is None
+        or not graph_mode.captures_graphs(serve, rules=rules)
+    ):
+        return
+    valid = max((size for size in settings.capture_sizes if size <= max_num_batched_tokens), default=0)
+    if settings.max_capture_size != valid:
+        raise InvalidServeConfigError(
+            "compilation_config",
+            f"customized max_cudagraph_capture_size(={settings.max_capture_size}) should be consistent with the max "
+            f"value of cudagraph_capture_sizes(={valid})",
+        )
 
 
 @dataclass
@@ -76,25 +127,43 @@ class ResolvedMode:
     log_lines: list[str] = field(default_factory=list)  # vLLM's WARNING for each step down
 
 
-def _lowest_support(*, rules: VersionRules, model: ModelSpec, backend: str) -> GraphSupport | None:
+def _lowest_support(
+    *, rules: VersionRules, model: ModelSpec, backend: str, sm: int | None
+) -> GraphSupport | None:
     """The model's backend with the least CUDA-graph support (gpu_model_runner._check_and_update_cudagraph_mode:
-    the minimum over every attention group, the Mamba / linear mixers' included); None when none is listed."""
+    the minimum over every attention group, the sparse-MLA indexer's and the Mamba / linear mixers' included);
+    None when none is listed. A level read on the device's capability major ("FLASH_ATTN@sm9") is taken over
+    the backend's plain one: FLASH_ATTN is ALWAYS on an H100 (FA3), UNIFORM_BATCH on an A100 (FA2)."""
     keys = [backend]
+    if model.mla is not None and model.indexer_bytes_per_token:
+        keys.append("DEEPSEEK_V32_INDEXER")
     if model.mamba is not None and layers.has_kind(model, LayerKind.MAMBA):
         keys.append(f"mamba:{model.mamba.kind}")
-    found = [row for row in rules.cudagraph_support if row.key in keys]
+    by_key = {row.key: row for row in rules.cudagraph_support}
+    major = None if sm is None else sm // 10
+    found = [
+        row
+        for key in keys
+        if (row := by_key.get(on_sm(key, major) if major is not None else key) or by_key.get(key)) is not None
+    ]
     return min(found, key=lambda row: row.level) if found else None
 
 
-def _splits_attention(serve: ServeConfig) -> bool:
+def _splits_attention(serve: ServeConfig, *, rules: VersionRules) -> bool:
     """splitting_ops_contain_attention(): VLLM_COMPILE with vLLM's default splitting ops (CompilationConfig.
     set_splitting_ops_for_v1; another mode, or "splitting_ops": [], splits nothing)."""
-    settings = compilation.settings(serve.compilation_config)
+    settings = compilation.for_release(serve.compilation_config, version=rules.version)
     return settings.mode in (None, compilation.VLLM_COMPILE) and not settings.no_splitting_ops
 
 
 def resolved_mode(
-    *, serve: ServeConfig, rules: VersionRules, model: ModelSpec, backend: str, platform: str
+    *,
+    serve: ServeConfig,
+    rules: VersionRules,
+    model: ModelSpec,
+    backend: str,
+    platform: str,
+    sm: int | None = None,
 ) -> ResolvedMode:
     """0.10.2-0.19 gpu_model_runner._check_and_update_cudagraph_mode / 0.20.0-0.33.0 config/compilation.py
     CompilationConfig.resolve_cudagraph_mode_and_sizes, in their order: FULL below ALWAYS -> FULL_AND_PIECEWISE (attention
@@ -117,13 +186,14 @@ def resolved_mode(
             )
         elif serve.cudagraph_mode is None:  # 0.11.0: the default only, and without a word
             out.mode = "PIECEWISE"
-    lowest = _lowest_support(rules=rules, model=model, backend=backend)
+    lowest = _lowest_support(rules=rules, model=model, backend=backend, sm=sm)
     if asked == "NONE" or platform not in ("cuda", "rocm") or lowest is None:
         return out
-    split = _splits_attention(serve)
+    split = _splits_attention(serve, rules=rules)
     support = f"AttentionCGSupport.{SUPPORT_NAMES[lowest.level]}"
     where = f"with {lowest.class_name} backend (support: {support})"
-    if asked == "FULL" and lowest.level < CG_ALWAYS:
+    # the pooling override runs first (VllmConfig.__post_init__, at config time): a FULL it lowered is not raised back
+    if out.mode == "FULL" and lowest.level < CG_ALWAYS:
         if lowest.level == CG_NEVER:
             raise InvalidServeConfigError(  # vLLM's own ValueError, word for word (like the Mamba-block one)
                 "cudagraph_mode",
@@ -132,7 +202,7 @@ def resolved_mode(
             )
         out.mode = "FULL_AND_PIECEWISE" if split else "FULL_DECODE_ONLY"
         out.log_lines.append(
-            f"CUDAGraphMode.{asked} is not supported {where}; setting cudagraph_mode={out.mode}"
+            f"CUDAGraphMode.FULL is not supported {where}; setting cudagraph_mode={out.mode}"
         )
     if out.mode in FULL_GRAPH_MODES and lowest.level == CG_NEVER:
         before = out.mode

@@ -48,6 +48,8 @@ class MLASpec(Frozen):
 
     kv_lora_rank: int = Field(gt=0)
     qk_rope_head_dim: int = Field(ge=0)
+    # not cached; 0.15-0.17 force FLASHINFER_MLA on Blackwell only at 128 (forced_blocks.py). None: not given
+    qk_nope_head_dim: int | None = Field(default=None, ge=0)
 
     @property
     def latent_size(self) -> int:

@@ -131,7 +131,7 @@ class VersionRules:
         "flashmla_forcing"
     )
     # the MLA backends whose block platforms/cuda.py forces (0.8.0-0.17.0; none before 0.8 or from 0.18.0, when
-    # update_block_size_for_backend keeps a --block-size): backends.forced_block
+    # update_block_size_for_backend keeps a --block-size): backends.forced_blocks
     forced_blocks: tuple[ForcedBlock, ...] = ()
     # the sparse-MLA indexer's exact 64-token kernel block (mla/indexer.py DeepseekV32IndexerBackend.
     # get_supported_kernel_block_sizes) refusing a block it cannot split ("No common block size"): 0.14.0+
@@ -151,6 +151,17 @@ class VersionRules:
     # a pooling model's full graphs: 0.11.0 VllmConfig.__post_init__ defaults it to PIECEWISE (an explicit mode kept);
     # 0.14.0+ "Pooling models do not support full cudagraphs. Overriding cudagraph_mode to PIECEWISE." for any full mode
     pooling_overrides_full: bool = False
+    # config/vllm.py _set_cudagraph_sizes: both capture keys given and max_cudagraph_capture_size != the largest listed
+    # size within max_num_batched_tokens -> ValueError (0.13.0+; 0.11.0 has no max_cudagraph_capture_size)
+    capture_size_consistency: bool = False
+    # platforms/cuda.py check_and_update_config's MLA forcing (forced_blocks.device_forcing): by the backend picked
+    # ("backend", 0.8-0.10 as the planner read them), or by the device as 0.11.0 / 0.14.0 / 0.15.0-0.17.0 decide it
+    mla_forcing: Literal["backend", "device_0_11", "device_0_14", "device_0_15"] = "backend"
+    # the qk_nope_head_dim values FLASHINFER_MLA takes (mla/flashinfer_mla.py supports_combination); None: no check
+    flashinfer_mla_nope_dims: tuple[int, ...] | None = None
+    # the default grid gains max_num_batched_tokens when it is within the largest capture size ("ensure
+    # max_num_tokens is captured if within max capture size", 0.20.2+; absent in 0.19.0)
+    capture_adds_batched_tokens: bool = False
     # the cudagraph_mode a start-up runs when no flag names one (graph_mode.effective_mode): 0.10.2
     # config/__init__.py VllmConfig.__post_init__ PIECEWISE (V1 at compilation level PIECEWISE); FULL_AND_PIECEWISE
     # from 0.11.0 (changelog). Releases before 0.10.2 had no cudagraph_mode and were not read for it.

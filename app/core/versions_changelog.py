@@ -10,11 +10,27 @@ and the rules' field list stay under the 800-line module cap.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from app.core.version_parse import Version, parse_pep440
-from app.core.version_types import BackendPriority, BatchTier, ForcedBlock, GraphSupport
+from app.core.graph_support import CG_ALWAYS as CG_ALWAYS
+from app.core.graph_support import CG_NEVER as CG_NEVER
+from app.core.graph_support import CG_UNIFORM as CG_UNIFORM
+from app.core.graph_support import (
+    GRAPHS_0_10,
+    GRAPHS_0_11,
+    GRAPHS_0_14,
+    GRAPHS_0_17,
+    GRAPHS_0_20,
+    GRAPHS_0_22,
+    GRAPHS_0_26,
+    GRAPHS_0_30,
+    GRAPHS_0_32,
+    GRAPHS_0_33,
+    graph_support,
+)
+from app.core.version_types import BackendPriority, BatchTier, ForcedBlock
 
 # Sampler peak in fp32-logit copies, fitted by bench/calibrate.py (docs/model.md): 3.75 on 39 real
 # 0.19.0 H100 logs; 9.6 = (5.64 GiB - 0.05 GiB base) / 0.58 GiB of logits for Qwen3-14B on 0.15/0.16,
@@ -35,6 +51,20 @@ V1_ATTENTION = (
 MLA_SM90 = BackendPriority(
     mla=True, min_sm=0, backends=("FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA")
 )
+# platforms/cuda.py (0.11.0 get_attn_backend_cls "if cls.is_device_capability(100)"; 0.13.0-0.33.0
+# _get_backend_priorities "if device_capability.major == 10"): FlashInfer leads on 10.x only; 11.x / 12.x (RTX 50,
+# RTX PRO 6000, GB10) take the FlashAttention-first list, and MLA the non-Blackwell one (0.24.0+: TRITON_MLA for 12.x,
+# where that list's other backends refuse the device anyway)
+V1_ATTENTION_SM12 = BackendPriority(
+    mla=False, min_sm=110, backends=("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION")
+)
+MLA_SM12 = BackendPriority(mla=True, min_sm=110, backends=MLA_SM90.backends)
+# 0.15.0-0.33.0 _get_backend_priorities, capability 10.x (TOKENSPEED_MLA, 0.22+, FP8 R1 dims only, not planned)
+MLA_SM100 = BackendPriority(
+    mla=True,
+    min_sm=100,
+    backends=("FLASHINFER_MLA", "CUTLASS_MLA", "FLASH_ATTN_MLA", "FLASHMLA", "TRITON_MLA"),
+)
 
 
 # platforms/cuda.py check_and_update_config's forced MLA blocks, as each release prints them (rows below)
@@ -45,54 +75,8 @@ FORCED_0_10 = (
     ForcedBlock("FLASHINFER_MLA", "FlashInferMLA", 64, exact=True),
 )
 FORCED_SPARSE = ForcedBlock("FLASHMLA_SPARSE", "FlashMLASparse", 64, exact=True)
-FORCED_0_14 = (
-    ForcedBlock("FLASHMLA", "FlashMLA", 64, exact=False),
-    ForcedBlock("CUTLASS_MLA", "CUTLASS_MLA", 128, exact=False),
-    ForcedBlock("FLASHINFER_MLA", "FlashInferMLA", 64, exact=False),
-    FORCED_SPARSE,
-)
-
-
-# AttentionCGSupport levels (v1/attention/backend.py): NEVER < UNIFORM_SINGLE_TOKEN_DECODE < UNIFORM_BATCH < ALWAYS
-CG_NEVER, CG_SINGLE_TOKEN, CG_UNIFORM, CG_ALWAYS = 0, 1, 2, 3
-
-
-def _graph_support(**levels: int) -> tuple[GraphSupport, ...]:
-    """The cudagraph-support rows of one release, by key (GRAPH_CLASSES names the class vLLM prints)."""
-    return tuple(GraphSupport(key, GRAPH_CLASSES[key], level) for key, level in sorted(levels.items()))
-
-
-GRAPH_CLASSES = {
-    "TRITON_MLA": "TritonMLABackend",
-    "FLEX_ATTENTION": "FlexAttentionBackend",
-    "CUTLASS_MLA": "CutlassMLABackend",
-    "mamba:mamba1": "Mamba1AttentionBackend",
-    "mamba:mamba2": "Mamba2AttentionBackend",
-    "mamba:short_conv": "ShortConvAttentionBackend",
-    "mamba:gated_delta_net": "GDNAttentionBackend",
-    "mamba:linear_attention": "LinearAttentionBackend",
-}
-# 0.10.2 / 0.11.0: TritonMLA and the short-conv / linear-attention builders keep AttentionMetadataBuilder's NEVER
-# (mla/common.py MLACommonMetadataBuilder sets none), FlexAttention too; mamba_attn.py and cutlass_mla.py
-# UNIFORM_SINGLE_TOKEN_DECODE; gdn_attn.py UNIFORM_BATCH
-GRAPHS_0_10 = {
-    "TRITON_MLA": CG_NEVER,
-    "FLEX_ATTENTION": CG_NEVER,
-    "CUTLASS_MLA": CG_SINGLE_TOKEN,
-    "mamba:mamba1": CG_SINGLE_TOKEN,
-    "mamba:mamba2": CG_SINGLE_TOKEN,
-    "mamba:short_conv": CG_NEVER,
-    "mamba:gated_delta_net": CG_UNIFORM,
-    "mamba:linear_attention": CG_NEVER,
-}
-GRAPHS_0_14 = {**GRAPHS_0_10, "mamba:short_conv": CG_SINGLE_TOKEN, "mamba:linear_attention": CG_SINGLE_TOKEN}
-GRAPHS_0_17 = {
-    **GRAPHS_0_14,
-    "mamba:mamba1": CG_UNIFORM,
-    "mamba:mamba2": CG_UNIFORM,
-    "mamba:short_conv": CG_UNIFORM,
-}
-GRAPHS_0_20 = {**GRAPHS_0_17, "FLEX_ATTENTION": CG_ALWAYS}
+# 0.14.0: the same three backends and blocks, now kept when the block is a multiple (exact=False), then the sparse one
+FORCED_0_14 = (*(replace(row, exact=False) for row in FORCED_0_10), FORCED_SPARSE)
 
 
 @dataclass(frozen=True)
@@ -176,7 +160,7 @@ CHANGELOG: tuple[Change, ...] = (
         "FULL_AND_PIECEWISE); the levels: mla/common.py (TritonMLA: none, NEVER), flex_attention.py (none, NEVER), "
         "cutlass_mla.py and mamba_attn.py UNIFORM_SINGLE_TOKEN_DECODE, gdn_attn.py UNIFORM_BATCH, short_conv_attn.py "
         "and linear_attn.py (none, NEVER)",
-        {"cudagraph_support": _graph_support(**GRAPHS_0_10)},
+        {"cudagraph_support": graph_support(GRAPHS_0_10)},
     ),
     Change(
         "0.11.0",
@@ -187,10 +171,37 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.11.0",
+        "0.11.0 v1/attention/backends: the default backends' cudagraph_support (graph_support.GRAPHS_0_11): "
+        "flash_attn.py ALWAYS with FA3 (capability 9.x) else UNIFORM_BATCH, flashinfer.py UNIFORM_SINGLE_TOKEN_DECODE, "
+        "mla/flashmla.py, flashattn_mla.py, flashmla_sparse.py UNIFORM_BATCH, mla/flashinfer_mla.py NEVER, "
+        "mla/indexer.py UNIFORM_SINGLE_TOKEN_DECODE, triton_attn.py ALWAYS (0.10.2 not read)",
+        {"cudagraph_support": graph_support(GRAPHS_0_11)},
+    ),
+    Change(
+        "0.11.0",
         "0.11.0 platforms/cuda.py check_and_update_config: 'if use_sparse and cache_config.block_size != 64' "
         "(model_config.hf_config has index_topk: DeepSeek-V3.2): 'Forcing kv cache block size to 64 for "
         "FlashMLASparse backend.' (absent in 0.10.2)",
         {"forced_blocks": (*FORCED_0_10, FORCED_SPARSE)},
+    ),
+    Change(
+        "0.11.0",
+        "0.11.0 platforms/cuda.py get_attn_backend_cls: FlashInfer first only 'if cls.is_device_capability(100)', "
+        "FlashAttention otherwise, 12.x included (0.10.2 not read)",
+        {
+            "backend_priorities": (
+                BackendPriority(mla=True, min_sm=0, backends=MLA_0_11),
+                V1_ATTENTION_SM12,
+                *V1_ATTENTION,
+            )
+        },
+    ),
+    Change(
+        "0.11.0",
+        "0.11.0 platforms/cuda.py check_and_update_config (no VLLM_ATTENTION_BACKEND): is_device_capability(100) -> "
+        "use_cutlass_mla, else use_flashmla (forced when is_flashmla_supported): the device decides the forcing, "
+        "not the backend later selected (forced_blocks.py; 0.10.2 not read)",
+        {"mla_forcing": "device_0_11"},
     ),
     Change(
         "0.14.0",
@@ -226,6 +237,40 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.14.0",
+        "0.13.0 and 0.14.0 platforms/cuda.py _get_backend_priorities: MLA on 10.x CUTLASS_MLA, FLASHINFER_MLA, "
+        "FLASH_ATTN_MLA, FLASHMLA, TRITON_MLA; elsewhere FLASH_ATTN_MLA, FLASHMLA, FLASHINFER_MLA, TRITON_MLA "
+        "(mla/flashinfer_mla.py: no qk_nope_head_dim check yet)",
+        {
+            "backend_priorities": (
+                MLA_SM12,
+                BackendPriority(
+                    mla=True,
+                    min_sm=100,
+                    backends=("CUTLASS_MLA", "FLASHINFER_MLA", "FLASH_ATTN_MLA", "FLASHMLA", "TRITON_MLA"),
+                ),
+                MLA_SM90,
+                V1_ATTENTION_SM12,
+                *V1_ATTENTION,
+            )
+        },
+    ),
+    Change(
+        "0.14.0",
+        "0.14.0 platforms/cuda.py check_and_update_config: is_device_capability_family(100) and not use_sparse -> "
+        "CUTLASS_MLA, set as attention_config.backend; else use_flashmla, forced when is_flashmla_dense_supported "
+        "(9.x), whichever MLA backend _get_backend_priorities then picks (0.13.0 read too)",
+        {"mla_forcing": "device_0_14"},
+    ),
+    Change(
+        "0.14.0",
+        "0.13.0 and 0.14.0 config/vllm.py VllmConfig._set_cudagraph_sizes: with both max_cudagraph_capture_size and "
+        "cudagraph_capture_sizes given, 'customized max_cudagraph_capture_size(=%d) should be consistent with the max "
+        "value of cudagraph_capture_sizes(=%d)' unless they agree (the sizes cut at max_num_batched_tokens); 0.11.0 "
+        "has no max_cudagraph_capture_size (0.12.x-0.13.x are planned with 0.11.0's rules)",
+        {"capture_size_consistency": True},
+    ),
+    Change(
+        "0.14.0",
         "0.14.0 config/vllm.py VllmConfig.__post_init__: 'Cudagraph mode %s is not compatible with compilation mode "
         "%s.Overriding to NONE.' when cudagraph_mode.requires_piecewise_compilation() and compilation_config.mode != "
         "VLLM_COMPILE (0.11.0: with no cudagraph_mode a level other than PIECEWISE set NONE, and a piecewise mode "
@@ -235,8 +280,10 @@ CHANGELOG: tuple[Change, ...] = (
     Change(
         "0.14.0",
         "0.14.0 v1/attention/backends/short_conv_attn.py builds on BaseMambaAttentionMetadataBuilder and "
-        "linear_attn.py sets UNIFORM_SINGLE_TOKEN_DECODE (0.11.0: both AttentionMetadataBuilder's NEVER)",
-        {"cudagraph_support": _graph_support(**GRAPHS_0_14)},
+        "linear_attn.py sets UNIFORM_SINGLE_TOKEN_DECODE (0.11.0: both AttentionMetadataBuilder's NEVER); flashinfer.py "
+        "get_cudagraph_support UNIFORM_BATCH with TRTLLM decode (capability 10.x), mla/flashinfer_mla.py UNIFORM_BATCH "
+        "(0.13.0 read too)",
+        {"cudagraph_support": graph_support(GRAPHS_0_14)},
     ),
     Change(
         "0.14.0",
@@ -275,15 +322,26 @@ CHANGELOG: tuple[Change, ...] = (
     Change(
         "0.15.0",
         "MLA priorities of the V1 selector after 0.14 (§5.2, confirmed on 0.19.0 DeepSeek logs: FLASH_ATTN_MLA "
-        "on SM90); the planner's activation and graph models are calibrated on 0.15+ logs (docs/model.md)",
+        "on SM90; 0.15.0-0.32.0 platforms/cuda.py _get_backend_priorities read: FLASHINFER_MLA leads on 10.x, as in "
+        "0.33.0); the planner's activation and graph models are calibrated on 0.15+ logs (docs/model.md)",
         {
-            "backend_priorities": (
-                BackendPriority(mla=True, min_sm=100, backends=("CUTLASS_MLA", "FLASHMLA", "TRITON_MLA")),
-                MLA_SM90,
-                *V1_ATTENTION,
-            ),
+            "backend_priorities": (MLA_SM12, MLA_SM100, MLA_SM90, V1_ATTENTION_SM12, *V1_ATTENTION),
             "measured_parts_calibrated": True,
         },
+    ),
+    Change(
+        "0.15.0",
+        "0.15.0 and 0.17.0 v1/attention/backends/mla/flashinfer_mla.py supports_combination: 'FlashInfer MLA kernel "
+        "requires qk_nope_head_dim == 128'; 0.18.0 in [64, 128]; 0.19.0-0.33.0 in [64, 128, 192]",
+        {"flashinfer_mla_nope_dims": (128,)},
+    ),
+    Change(
+        "0.15.0",
+        "0.15.0 and 0.17.0 platforms/cuda.py check_and_update_config: 10.x, not sparse and qk_nope_head_dim == 128 -> "
+        "FLASHINFER_MLA set as attention_config.backend ('Blackwell => Force FlashInfer MLA'); other 10.x -> "
+        "CUTLASS_MLA; 'Non-Blackwell with FlashMLA support' (is_flashmla_dense_supported: 9.x) -> FlashMLA's 64 "
+        "whichever backend runs (FLASH_ATTN_MLA leads 0.15's SM90 list)",
+        {"mla_forcing": "device_0_15"},
     ),
     Change(
         "0.15.0",
@@ -317,8 +375,14 @@ CHANGELOG: tuple[Change, ...] = (
         "0.17.0",
         "0.17.0 v1/attention/backends/mamba_attn.py BaseMambaAttentionMetadataBuilder._cudagraph_support "
         "UNIFORM_BATCH (0.15.0: UNIFORM_SINGLE_TOKEN_DECODE): Mamba-1/2 and short-conv layers take spec-decode "
-        "full graphs",
-        {"cudagraph_support": _graph_support(**GRAPHS_0_17)},
+        "full graphs; mla/indexer.py UNIFORM_BATCH (0.15.0: UNIFORM_SINGLE_TOKEN_DECODE), flashinfer_mla_sparse.py "
+        "(new) UNIFORM_BATCH",
+        {"cudagraph_support": graph_support(GRAPHS_0_17)},
+    ),
+    Change(
+        "0.18.0",
+        "0.18.0 mla/flashinfer_mla.py supports_combination: qk_nope_head_dim in [64, 128] (0.17.0: == 128)",
+        {"flashinfer_mla_nope_dims": (64, 128)},
     ),
     Change(
         "0.18.0",
@@ -343,7 +407,7 @@ CHANGELOG: tuple[Change, ...] = (
         "0.18.0",
         "0.18.0 platforms/cuda.py check_and_update_config forces no MLA block any more: "
         "Platform.update_block_size_for_backend sets it only when no --block-size was given",
-        {"forced_blocks": ()},
+        {"forced_blocks": (), "mla_forcing": "backend"},
     ),
     Change(
         "0.19.0",
@@ -360,6 +424,11 @@ CHANGELOG: tuple[Change, ...] = (
         "can_fit_full_sequence before allocate_slots (0.33.0: allocate_slots(full_sequence_must_fit=...)); "
         "absent in 0.18.0",
         {"scheduler_reserve_full_isl": True},
+    ),
+    Change(
+        "0.19.0",
+        "0.19.0 mla/flashinfer_mla.py supports_combination: qk_nope_head_dim in [64, 128, 192] (0.33.0 the same)",
+        {"flashinfer_mla_nope_dims": (64, 128, 192)},
     ),
     Change(
         "0.19.0",
@@ -382,7 +451,7 @@ CHANGELOG: tuple[Change, ...] = (
         "0.20.0",
         "0.20.0 v1/attention/backends/flex_attention.py FlexAttentionMetadataBuilder._cudagraph_support ALWAYS "
         "(0.19.0: none, NEVER)",
-        {"cudagraph_support": _graph_support(**GRAPHS_0_20)},
+        {"cudagraph_support": graph_support(GRAPHS_0_20)},
     ),
     Change(
         "0.20.0",
@@ -398,6 +467,12 @@ CHANGELOG: tuple[Change, ...] = (
             "has_swap_space_flag": False,
             "nemotron_h_ssm_dtype_default": "float32",  # DEFAULT_MAMBA_SSM_CACHE_DTYPE (0.20.2 read)
         },
+    ),
+    Change(
+        "0.20.0",
+        "0.20.2 config/vllm.py VllmConfig._set_cudagraph_sizes: 'ensure max_num_tokens is captured if within max "
+        "capture size' appends max_num_batched_tokens to the default grid (0.19.0: the grid alone); 0.33.0 the same",
+        {"capture_adds_batched_tokens": True},
     ),
     Change(
         "0.20.0",
@@ -425,7 +500,7 @@ CHANGELOG: tuple[Change, ...] = (
         "0.22.0",
         "0.22.0 v1/attention/backends/mla/triton_mla.py TritonMLAMetadataBuilder._cudagraph_support UNIFORM_BATCH "
         "(0.21.0: MLACommonMetadataBuilder's NEVER, so FULL_AND_PIECEWISE ran PIECEWISE)",
-        {"cudagraph_support": _graph_support(**{**GRAPHS_0_20, "TRITON_MLA": CG_UNIFORM})},
+        {"cudagraph_support": graph_support(GRAPHS_0_22)},
     ),
     Change(
         "0.24.0",
@@ -471,7 +546,7 @@ CHANGELOG: tuple[Change, ...] = (
         "0.26.0",
         "0.26.0 v1/attention/backends/mla/triton_mla.py: _cudagraph_support UNIFORM_SINGLE_TOKEN_DECODE "
         "(0.25.0: UNIFORM_BATCH), so spec decode on TRITON_MLA runs PIECEWISE",
-        {"cudagraph_support": _graph_support(**{**GRAPHS_0_20, "TRITON_MLA": CG_SINGLE_TOKEN})},
+        {"cudagraph_support": graph_support(GRAPHS_0_26)},
     ),
     Change(
         "0.27.0",
@@ -514,6 +589,13 @@ CHANGELOG: tuple[Change, ...] = (
         "0.30.0",
         "0.30.0: null block left out of the capacity check (§3.6), merged capacity line (§4.3)",
         {"null_block_in_check": True, "merged_capacity_line": True},
+    ),
+    Change(
+        "0.30.0",
+        "0.30.0 v1/attention/backends (graph_support.GRAPHS_0_30; 0.27.1 as 0.26.0): mla/indexer.py ALWAYS, "
+        "FlashInferMLASparseTRTLLMMetadataBuilder ALWAYS, flashinfer.py get_cudagraph_support UNIFORM_BATCH on the "
+        "XQA decode devices (capability 9.0 and 12.x) as on 10.x",
+        {"cudagraph_support": graph_support(GRAPHS_0_30)},
     ),
     Change(
         "0.30.0",
@@ -584,8 +666,10 @@ CHANGELOG: tuple[Change, ...] = (
     Change(
         "0.32.0",
         "0.31.0 v1/attention/backends/mla/triton_mla.py: _cudagraph_support UNIFORM_BATCH again (0.30.0: "
-        "UNIFORM_SINGLE_TOKEN_DECODE); put at 0.32.0, the first known release with it (0.31.x is planned with 0.30.0's)",
-        {"cudagraph_support": _graph_support(**{**GRAPHS_0_20, "TRITON_MLA": CG_UNIFORM})},
+        "UNIFORM_SINGLE_TOKEN_DECODE), mla/flashinfer_mla.py ALWAYS (0.30.0: UNIFORM_BATCH); 0.32.0 "
+        "FlashInferMLASparseTRTLLMMetadataBuilder UNIFORM_BATCH; put at 0.32.0, the first known release with it (0.31.x "
+        "is planned with 0.30.0's)",
+        {"cudagraph_support": graph_support(GRAPHS_0_32)},
     ),
     Change(
         "0.33.0",
@@ -594,6 +678,13 @@ CHANGELOG: tuple[Change, ...] = (
         "on FlashInfer's prefill: SM90, or SM100/SM120 with linear_key_head_dim 128); qwen_gdn_linear_attn.py "
         "GatedDeltaNetAttention.get_kv_cache_spec adds one checkpoint block per request",
         {"hybrid_checkpoint_lcm": True, "gdn_checkpoint_block": True},
+    ),
+    Change(
+        "0.33.0",
+        "0.33.0 v1/attention/backends/flash_attn.py 'ALWAYS if get_flash_attn_version() in (3, 4)' (FA4 on capability "
+        "10.x; 0.32.0: == 3) and flashinfer.py _use_fa2_native_decode: UNIFORM_BATCH below capability 9.0 "
+        "(graph_support.GRAPHS_0_33)",
+        {"cudagraph_support": graph_support(GRAPHS_0_33)},
     ),
     Change(
         "0.33.0",
@@ -629,13 +720,7 @@ CHANGELOG: tuple[Change, ...] = (
                     excluded_capabilities=("12.1",),
                 ),
             ),
-            "backend_priorities": (
-                BackendPriority(
-                    mla=True, min_sm=100, backends=("FLASHINFER_MLA", "CUTLASS_MLA", "FLASHMLA", "TRITON_MLA")
-                ),
-                MLA_SM90,
-                *V1_ATTENTION,
-            ),
+            "backend_priorities": (MLA_SM12, MLA_SM100, MLA_SM90, V1_ATTENTION_SM12, *V1_ATTENTION),
             "free_memory_check_with_kv_bytes": True,
             "autofit_log": "kv_cache_memory",
         },

@@ -95,10 +95,20 @@ def test_mla_backends_and_block_sizes_by_release() -> None:
 
 
 def test_priority_lists_come_from_the_rules_table() -> None:
-    names = [b.name for b in cuda_candidates(mla=True, sm=100, rules=rules_for("0.33.0"))]
-    assert names == ["FLASHINFER_MLA", "CUTLASS_MLA", "FLASHMLA", "TRITON_MLA"]
-    names = [b.name for b in cuda_candidates(mla=True, sm=100, rules=rules_for("0.30.0"))]
-    assert names == ["CUTLASS_MLA", "FLASHMLA", "TRITON_MLA"]
+    # platforms/cuda.py _get_backend_priorities, capability 10.x: the same list from 0.15.0 to 0.33.0 (read from
+    # the 0.15-0.33 wheels; rules9: round 8 had CUTLASS_MLA first before 0.33); 0.13.0 / 0.14.0 CUTLASS_MLA first
+    blackwell = ["FLASHINFER_MLA", "CUTLASS_MLA", "FLASH_ATTN_MLA", "FLASHMLA", "TRITON_MLA"]
+    for version in ("0.15.0", "0.19.0", "0.30.0", "0.33.0"):
+        assert [b.name for b in cuda_candidates(mla=True, sm=100, rules=rules_for(version))] == blackwell
+    names = [b.name for b in cuda_candidates(mla=True, sm=100, rules=rules_for("0.14.0"))]
+    assert names == ["CUTLASS_MLA", "FLASHINFER_MLA", "FLASH_ATTN_MLA", "FLASHMLA", "TRITON_MLA"]
+    # "if device_capability.major == 10": 12.x (RTX 5090, GB10) takes the FlashAttention-first list, as a real GB10
+    # log shows ("Using FLASH_ATTN attention backend out of potential backends: ['FLASH_ATTN', 'FLASHINFER',
+    # 'TRITON_ATTN', 'FLEX_ATTENTION']", heldout-2026-12g nv_gb10_spark_qwen3_30b_a3b_fp8_kv_4_04_88176.log)
+    for version in ("0.11.0", "0.19.0", "0.33.0"):
+        names = [b.name for b in cuda_candidates(mla=False, sm=121, rules=rules_for(version))]
+        assert names == ["FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION"]
+        assert cuda_candidates(mla=False, sm=100, rules=rules_for(version))[0].name == "FLASHINFER"
     names = [b.name for b in cuda_candidates(mla=False, sm=90, rules=rules_for("0.7.3"))]
     assert names == ["FLASH_ATTN", "XFORMERS"]
 

@@ -40,9 +40,10 @@ def _choose(device, version, **serve):  # type: ignore[no-untyped-def]
         ("0.11.0", 16, ("FLASHMLA", 64, [FLASHMLA_LINE])),
         # 0.11.0 `!= 64`: a 128 is forced down to 64 too
         ("0.11.0", 128, ("FLASHMLA", 64, [FLASHMLA_LINE])),
-        # 0.14.0 `% 64 != 0`: 128 is two kernel blocks, kept, no line; 32 is forced
-        ("0.14.0", 128, ("FLASHMLA", 128, [])),
-        ("0.14.0", 32, ("FLASHMLA", 64, [FLASHMLA_LINE])),
+        # 0.14.0 `% 64 != 0`: 128 is two kernel blocks, kept, no line; 32 is forced. 0.13.0 / 0.14.0
+        # _get_backend_priorities put FLASH_ATTN_MLA first on 9.x, which runs at the block FlashMLA's branch left
+        ("0.14.0", 128, ("FLASH_ATTN_MLA", 128, [])),
+        ("0.14.0", 32, ("FLASH_ATTN_MLA", 64, [FLASHMLA_LINE])),
         # 0.8.5 (FlashMLA's first forcing release): 16 -> 64
         ("0.8.5", 16, ("FLASHMLA", 64, [FLASHMLA_LINE])),
     ],
@@ -65,10 +66,18 @@ def test_no_forcing_before_0_8_or_from_0_18() -> None:
 def test_cutlass_mla_forcing_names_its_own_block() -> None:
     # 0.10.2 / 0.11.0 on SM100: CUTLASS_MLA, 16 != 128 -> "Forcing kv cache block size to 128 for CUTLASS_MLA
     # backend." (round 7 printed nothing here: its table named only 64-token backends)
-    for version in ("0.10.2", "0.11.0", "0.17.0"):
+    for version in ("0.10.2", "0.11.0"):
         choice = _choose(B200, version)
         assert (choice.name, choice.block_size) == ("CUTLASS_MLA", 128)
         assert choice.log_lines == ["Forcing kv cache block size to 128 for CUTLASS_MLA backend."]
+    # 0.17.0: CUTLASS_MLA's branch only when qk_nope_head_dim is not 128 (FLASHINFER_MLA's otherwise, and
+    # supports_combination refuses it too): a 64-dim variant
+    mla = deepseek_v3_like().mla
+    assert mla is not None
+    odd = deepseek_v3_like().model_copy(update={"mla": mla.model_copy(update={"qk_nope_head_dim": 64})})
+    choice = choose(odd, B200, "0.17.0")
+    assert (choice.name, choice.block_size) == ("CUTLASS_MLA", 128)
+    assert choice.log_lines == ["Forcing kv cache block size to 128 for CUTLASS_MLA backend."]
     # 0.9.2 forced FlashMLA only: CUTLASS_MLA's 128 is its own preference, with no line
     assert _choose(B200, "0.9.2").log_lines == []
     # 0.14.0 `% 128 != 0`: 256 kept
@@ -76,11 +85,45 @@ def test_cutlass_mla_forcing_names_its_own_block() -> None:
 
 
 def test_sparse_mla_block_forced_before_0_18() -> None:
-    # DeepSeek-V3.2 on H100 (SM90): FLASHMLA_SPARSE. 0.14.0 `use_sparse and block_size != 64` -> 64 over a
-    # --block-size 32 (the planner refused it before: no backend takes 32)
+    # DeepSeek-V3.2 on H100 (SM90): FLASHMLA_SPARSE. 0.14.0 check_and_update_config: not Blackwell -> use_flashmla,
+    # and is_flashmla_dense_supported() (9.x): 32 % 64 != 0 -> 64, "Forcing ... for FlashMLA backend."; then
+    # `use_sparse and block_size != 64` finds 64 and says nothing (rules9: the FlashMLA step runs for sparse models
+    # too). At --block-size 128 FlashMLA keeps it (128 % 64 == 0) and the sparse step writes 64 with its own line.
     est = _est("deepseek-ai--DeepSeek-V3.2", "h100", 8, version="0.14.0", block_size=32)
     assert (est.attention_backend, est.block_size) == ("FLASHMLA_SPARSE", 64)
-    assert "Forcing kv cache block size to 64 for FlashMLASparse backend." in est.log_lines
+    assert [line for line in est.log_lines if line.startswith("Forcing")] == [
+        "Forcing kv cache block size to 64 for FlashMLA backend."
+    ]
+    est = _est("deepseek-ai--DeepSeek-V3.2", "h100", 8, version="0.14.0", block_size=128)
+    assert est.block_size == 64
+    assert [line for line in est.log_lines if line.startswith("Forcing")] == [
+        "Forcing kv cache block size to 64 for FlashMLASparse backend."
+    ]
+
+
+@pytest.mark.parametrize(
+    ("version", "device", "backend", "block"),
+    [
+        # 0.14.0: FLASH_ATTN_MLA leads 0.13/0.14's 9.x list; FlashMLA's branch forced 64 first
+        ("0.14.0", "nvidia-h200-141gb", "FLASH_ATTN_MLA", 64),
+        # 0.15.0 / 0.17.0: FLASH_ATTN_MLA leads the SM90 list, yet FlashMLA's branch forced 64 on any 9.x device
+        ("0.15.0", "nvidia-h200-141gb", "FLASH_ATTN_MLA", 64),
+        ("0.17.0", "nvidia-h200-141gb", "FLASH_ATTN_MLA", 64),
+        # 10.x with qk_nope_head_dim 128 (DeepSeek-V3): FLASHINFER_MLA set as the backend, 16 -> 64
+        ("0.15.0", "nvidia-b200", "FLASHINFER_MLA", 64),
+        ("0.17.0", "nvidia-b200", "FLASHINFER_MLA", 64),
+        # 0.18.0: nothing forced; update_block_size_for_backend keeps FLASH_ATTN_MLA's preferred 16
+        ("0.18.0", "nvidia-h200-141gb", "FLASH_ATTN_MLA", 16),
+    ],
+)
+def test_the_device_decides_the_forced_block(version: str, device: str, backend: str, block: int) -> None:
+    est = _est("deepseek-ai--DeepSeek-V3", device, 8, version=version)
+    assert (est.attention_backend, est.block_size) == (backend, block)
+    names = {"FLASHMLA": "FlashMLA", "FLASH_ATTN_MLA": "FlashMLA", "FLASHINFER_MLA": "FlashInferMLA"}
+    forcing = [line for line in est.log_lines if line.startswith("Forcing")]
+    assert forcing == (
+        [] if version == "0.18.0" else [f"Forcing kv cache block size to 64 for {names[backend]} backend."]
+    )
 
 
 @pytest.mark.parametrize(

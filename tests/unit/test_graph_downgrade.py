@@ -65,10 +65,14 @@ def test_triton_mla_lowers_the_default_to_piecewise_until_0_22() -> None:
 
 
 def test_spec_decode_below_uniform_batch_runs_piecewise() -> None:
-    # DeepSeek-V3-like on B200 at 0.30.0: CUTLASS_MLA (UNIFORM_SINGLE_TOKEN_DECODE) with 2 speculative tokens
+    # DeepSeek-V3-like on B200 at 0.30.0 with qk_nope_head_dim 256, which FLASHINFER_MLA refuses (supports_combination:
+    # [64, 128, 192]): CUTLASS_MLA (UNIFORM_SINGLE_TOKEN_DECODE) with 2 speculative tokens
     spec = SpeculativeConfig(method="ngram", num_speculative_tokens=2)
+    mla = deepseek_v3_like().mla
+    assert mla is not None
+    wide = deepseek_v3_like().model_copy(update={"mla": mla.model_copy(update={"qk_nope_head_dim": 256})})
     est = estimate(
-        model=deepseek_v3_like(),
+        model=wide,
         device=B200,
         serve=ServeConfig(tensor_parallel_size=8, speculative_config=spec),
         vllm_version="0.30.0",
@@ -80,10 +84,7 @@ def test_spec_decode_below_uniform_batch_runs_piecewise() -> None:
     ) in est.log_lines
     # without spec decode the mode stands; 0.33.0 runs FLASHINFER_MLA (ALWAYS) on SM100 and keeps it either way
     plain = estimate(
-        model=deepseek_v3_like(),
-        device=B200,
-        serve=ServeConfig(tensor_parallel_size=8),
-        vllm_version="0.30.0",
+        model=wide, device=B200, serve=ServeConfig(tensor_parallel_size=8), vllm_version="0.30.0"
     )
     assert not any("cudagraph_mode=" in line for line in plain.log_lines)
     assert est.cuda_graph_bytes == plain.cuda_graph_bytes // 2
@@ -153,3 +154,20 @@ def test_pooling_models_run_piecewise() -> None:
     assert estimate(
         model=dense(), device=H100, serve=ServeConfig(), vllm_version="0.33.0"
     ).cuda_graph_bytes == (978_006_999)
+
+
+def test_a_pooling_model_asked_full_stays_piecewise() -> None:
+    # 0.33.0: VllmConfig.__post_init__ overrides a pooling model's FULL to PIECEWISE at config time; the backends'
+    # check (CompilationConfig.resolve_cudagraph_mode_and_sizes, at KV-cache init) then sees PIECEWISE, whose
+    # mixed_mode() is not FULL, so nothing raises it back (round 8 set FULL_AND_PIECEWISE from the FULL asked).
+    # LlamaModel on an A100: FLASH_ATTN (FA2, UNIFORM_BATCH). PIECEWISE: half of 978,006,999 B -> 489,003,499 B
+    from tests.specs_factory import dense
+
+    model = dense().model_copy(update={"architecture": "LlamaModel"})
+    est = estimate(model=model, device=A100, serve=ServeConfig(cudagraph_mode="FULL"), vllm_version="0.33.0")
+    assert (
+        "Pooling models do not support full cudagraphs. Overriding cudagraph_mode to PIECEWISE."
+        in est.log_lines
+    )
+    assert not any("setting cudagraph_mode=FULL_AND_PIECEWISE" in line for line in est.log_lines)
+    assert est.cuda_graph_bytes == 489_003_499
