@@ -3,8 +3,9 @@
 Every format vLLM loads names the modules it leaves unconverted, and vLLM builds those as plain
 (unquantized) linears: compressed-tensors ``ignore`` (0.33.0 compressed_tensors.py
 CompressedTensorsConfig.get_quant_method -> should_ignore_layer -> UnquantizedLinearMethod), ModelOpt
-``exclude_modules`` (modelopt.py ModelOptQuantConfigBase.is_layer_excluded), AWQ / GPTQ
-``modules_to_not_convert`` (auto_awq.py / auto_gptq.py is_layer_skipped). Without an index the planner sizes
+``exclude_modules`` (modelopt.py ModelOptQuantConfigBase.is_layer_excluded), AWQ / FP8
+``modules_to_not_convert`` (auto_awq.py / fp8.py is_layer_skipped: AWQ with ``match_mode="substring"``, FP8
+exact). Without an index the planner sizes
 the weights from the parameter count, so a share listed there is sized at the serving dtype, not the format's.
 
 E.g. a compressed-tensors Gemma-4 26B-A4B whose ``ignore`` lists every layer's ``mlp.{gate,up,down}_proj`` and
@@ -26,12 +27,17 @@ LAYER_INDEX = regex.compile(r"layers\.(\d+)\.")
 MLP_PROJECTIONS = ("gate_proj", "up_proj", "down_proj")
 ATTENTION_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
 MIXER_MARKERS = ("linear_attn", "mamba", "mixer")  # Gated DeltaNet / Mamba blocks: the breakdown's mixer
+# formats whose ``modules_to_not_convert`` vLLM matches as substrings of the layer prefix: 0.33.0 auto_awq.py
+# AWQConfig.get_quant_method calls is_layer_skipped(..., match_mode="substring"), so ["self_attn"] leaves every
+# attention projection unquantized; fp8.py keeps the default "exact" (utils/quant_utils.py is_layer_skipped)
+SUBSTRING_NOT_CONVERT_METHODS = frozenset({"awq"})
 
 
 def _covers_subtree(name: str, *, substring: bool) -> bool:
     """A pattern (ModelOpt's fnmatch ``*``, compressed-tensors' ``re:``) covers every linear under it; so does
-    any ModelOpt name (``substring``: modelopt.py is_layer_excluded also matches ``exclude_module in prefix``);
-    a bare compressed-tensors or AWQ / GPTQ name matches only that linear (check_equal_or_regex_match)."""
+    any ModelOpt or AWQ name (``substring``: modelopt.py is_layer_excluded also matches ``exclude_module in
+    prefix``, auto_awq.py uses is_layer_skipped's substring mode); a bare compressed-tensors or FP8 name matches
+    only that linear (check_equal_or_regex_match, is_layer_skipped's exact mode)."""
     return substring or name.startswith("re:") or name.endswith("*")
 
 
@@ -64,14 +70,19 @@ def is_counted(name: str, *, substring: bool = False) -> bool:
 
 
 def _listed(cfg: Mapping[str, Any]) -> list[tuple[str, bool]]:
-    """(name, matched as a substring: ModelOpt's exclude_modules) of every unconverted-module entry."""
+    """(name, matched as a substring: ModelOpt's exclude_modules, AWQ's modules_to_not_convert) of every
+    unconverted-module entry."""
     inner = cfg.get("quantization")
+    method = cfg.get("quant_method")
+    substring_keys = {"exclude_modules"}
+    if isinstance(method, str) and method.lower() in SUBSTRING_NOT_CONVERT_METHODS:
+        substring_keys.add("modules_to_not_convert")
     names: list[tuple[str, bool]] = []
     for source in (cfg, inner if isinstance(inner, Mapping) else {}):
         for key in ("ignore", "exclude_modules", "modules_to_not_convert"):
             value = source.get(key)
             if isinstance(value, list):
-                names.extend((name, key == "exclude_modules") for name in value if isinstance(name, str))
+                names.extend((name, key in substring_keys) for name in value if isinstance(name, str))
     return names
 
 
