@@ -88,3 +88,14 @@ def test_text_model_id_outside_the_catalog_names_the_field() -> None:
     text = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 256, "num_attention_heads": 4,
             "num_key_value_heads": 2, "intermediate_size": 512, "vocab_size": 1000, "max_position_embeddings": 4096}  # fmt: skip
     assert model_spec_from_hf_config(config | {"text_config": text}, name="u").num_layers == 2
+
+
+def test_gptq_does_not_read_modules_to_not_convert() -> None:
+    # 0.33.0 quantization/auto_gptq.py AutoGPTQConfig.from_config reads bits, group_size, desc_act, sym, lm_head,
+    # dynamic, autoround_version... and never modules_to_not_convert: every linear stays GPTQ (skips go through
+    # `dynamic`), so the named modules are not 16-bit. The same list under AWQ (or FP8, exact names) leaves the four
+    # down_proj 16-bit: 600 x 1/3 (one of three MLP projections) = 200 of a 1,000 body.
+    names = [f"model.layers.{i}.mlp.down_proj" for i in range(4)]
+    assert _left({"quant_method": "gptq", "bits": 4, "modules_to_not_convert": names}) == 0.0
+    assert _left({"quant_method": "awq", "bits": 4, "modules_to_not_convert": names}) == pytest.approx(0.2)
+    assert _left({"quant_method": "fp8", "modules_to_not_convert": names}) == pytest.approx(0.2)

@@ -3,9 +3,8 @@
 Every format vLLM loads names the modules it leaves unconverted, and vLLM builds those as plain
 (unquantized) linears: compressed-tensors ``ignore`` (0.33.0 compressed_tensors.py
 CompressedTensorsConfig.get_quant_method -> should_ignore_layer -> UnquantizedLinearMethod), ModelOpt
-``exclude_modules`` (modelopt.py ModelOptQuantConfigBase.is_layer_excluded), AWQ / FP8
-``modules_to_not_convert`` (auto_awq.py / fp8.py is_layer_skipped: AWQ with ``match_mode="substring"``, FP8
-exact). Without an index the planner sizes
+``exclude_modules`` (modelopt.py ModelOptQuantConfigBase.is_layer_excluded), and ``modules_to_not_convert``
+where the format reads it (AWQ as substrings, FP8 / FBGEMM-FP8 / FP-Quant whole names; GPTQ does not read it). Without an index the planner sizes
 the weights from the parameter count, so a share listed there is sized at the serving dtype, not the format's.
 
 E.g. a compressed-tensors Gemma-4 26B-A4B whose ``ignore`` lists every layer's ``mlp.{gate,up,down}_proj`` and
@@ -27,10 +26,13 @@ LAYER_INDEX = regex.compile(r"layers\.(\d+)\.")
 MLP_PROJECTIONS = ("gate_proj", "up_proj", "down_proj")
 ATTENTION_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
 MIXER_MARKERS = ("linear_attn", "mamba", "mixer")  # Gated DeltaNet / Mamba blocks: the breakdown's mixer
-# formats whose ``modules_to_not_convert`` vLLM matches as substrings of the layer prefix: 0.33.0 auto_awq.py
-# AWQConfig.get_quant_method calls is_layer_skipped(..., match_mode="substring"), so ["self_attn"] leaves every
-# attention projection unquantized; fp8.py keeps the default "exact" (utils/quant_utils.py is_layer_skipped)
-SUBSTRING_NOT_CONVERT_METHODS = frozenset({"awq"})
+# the formats whose config vLLM 0.33.0 reads ``modules_to_not_convert`` from, and whether it matches an entry as a
+# substring of the layer prefix (else the whole prefix): auto_awq.py AWQConfig.get_quant_method calls
+# is_layer_skipped(..., match_mode="substring"), so ["self_attn"] leaves every attention projection unquantized;
+# fp8.py Fp8Config keeps "exact" (utils/quant_utils.py is_layer_skipped); fbgemm_fp8.py passes its ignore_list to
+# the same exact match; fp_quant.py matches prefix.endswith(module). auto_gptq.py never reads the key (GPTQ skips
+# modules through `dynamic`), so a GPTQ config's list leaves nothing unquantized.
+NOT_CONVERT_SUBSTRING = {"awq": True, "fp8": False, "fbgemm_fp8": False, "fp_quant": False}
 
 
 def _covers_subtree(name: str, *, substring: bool) -> bool:
@@ -74,15 +76,18 @@ def _listed(cfg: Mapping[str, Any]) -> list[tuple[str, bool]]:
     unconverted-module entry."""
     inner = cfg.get("quantization")
     method = cfg.get("quant_method")
-    substring_keys = {"exclude_modules"}
-    if isinstance(method, str) and method.lower() in SUBSTRING_NOT_CONVERT_METHODS:
-        substring_keys.add("modules_to_not_convert")
+    not_convert = NOT_CONVERT_SUBSTRING.get(method.lower()) if isinstance(method, str) else None
     names: list[tuple[str, bool]] = []
     for source in (cfg, inner if isinstance(inner, Mapping) else {}):
         for key in ("ignore", "exclude_modules", "modules_to_not_convert"):
             value = source.get(key)
+            if key == "modules_to_not_convert" and not_convert is None:
+                continue  # a format that does not read the key
             if isinstance(value, list):
-                names.extend((name, key in substring_keys) for name in value if isinstance(name, str))
+                substring = key == "exclude_modules" or (
+                    key == "modules_to_not_convert" and bool(not_convert)
+                )
+                names.extend((name, substring) for name in value if isinstance(name, str))
     return names
 
 
