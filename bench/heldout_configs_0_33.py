@@ -36,6 +36,8 @@ SETS = (
     "heldout_0_33e",
     "heldout_0_33f",
     "heldout_0_33g",
+    "heldout_0_33h",
+    "heldout_0_33i",
 )
 QUANTITIES = (
     "backend",

@@ -267,6 +267,12 @@ def _quant_for(name: str, suffix: QuantSuffix) -> QuantSpec:
     return QuantSpec(method=suffix.method, group_size=suffix.group_size, source_name=source_name)
 
 
+def preset_config(name: str) -> dict[str, Any] | None:
+    """The config.json a preset was built from, for an exact HF id or alias (none for a quantized repo name)."""
+    found = _find_exact(name.strip())
+    return None if found is None else dict(found[0].file.config)
+
+
 def find_model(name: str) -> ModelSpec:
     """The catalog spec for a HF id, alias or short name; quantized repo names get a QuantSpec."""
     requested = name.strip()

@@ -46,6 +46,7 @@ from app.core.hf_config.minimax_m3 import msa_block_size, msa_indexer_bytes_per_
 from app.core.hf_config.params import ParamBreakdown, _breakdown, _moe, _tied, count_params, param_breakdown
 from app.core.hf_config.quantization import _quantization
 from app.core.hf_config.registry import check_loader_fields
+from app.core.hf_config.text_model import with_text_model
 from app.core.hf_config.vision import uncounted_towers, vision_tower_params
 from app.core.specs import DTYPE_BYTES, ModelSpec
 from app.core.text import Text
@@ -122,7 +123,7 @@ def _model_spec(
     source: str,
     confidence: str,
 ) -> ModelSpec:
-    cfgs = _split_configs(config)
+    cfgs = _split_configs(with_text_model(config))
     if hf_quant_config is not None:
         hf_quant_config = _as_mapping("hf_quant_config", hf_quant_config)
     if not _architecture(cfgs.top) and not cfgs.model_type:

@@ -3,8 +3,8 @@
 Every format vLLM loads names the modules it leaves unconverted, and vLLM builds those as plain
 (unquantized) linears: compressed-tensors ``ignore`` (0.33.0 compressed_tensors.py
 CompressedTensorsConfig.get_quant_method -> should_ignore_layer -> UnquantizedLinearMethod), ModelOpt
-``exclude_modules`` (modelopt.py ModelOptQuantConfigBase.is_layer_excluded), AWQ / GPTQ
-``modules_to_not_convert`` (auto_awq.py / auto_gptq.py is_layer_skipped). Without an index the planner sizes
+``exclude_modules`` (modelopt.py ModelOptQuantConfigBase.is_layer_excluded), and ``modules_to_not_convert``
+where the format reads it (AWQ as substrings, FP8 / FBGEMM-FP8 / FP-Quant whole names; GPTQ does not read it). Without an index the planner sizes
 the weights from the parameter count, so a share listed there is sized at the serving dtype, not the format's.
 
 E.g. a compressed-tensors Gemma-4 26B-A4B whose ``ignore`` lists every layer's ``mlp.{gate,up,down}_proj`` and
@@ -26,12 +26,20 @@ LAYER_INDEX = regex.compile(r"layers\.(\d+)\.")
 MLP_PROJECTIONS = ("gate_proj", "up_proj", "down_proj")
 ATTENTION_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj")
 MIXER_MARKERS = ("linear_attn", "mamba", "mixer")  # Gated DeltaNet / Mamba blocks: the breakdown's mixer
+# the formats whose config vLLM 0.33.0 reads ``modules_to_not_convert`` from, and whether it matches an entry as a
+# substring of the layer prefix (else the whole prefix): auto_awq.py AWQConfig.get_quant_method calls
+# is_layer_skipped(..., match_mode="substring"), so ["self_attn"] leaves every attention projection unquantized;
+# fp8.py Fp8Config keeps "exact" (utils/quant_utils.py is_layer_skipped); fbgemm_fp8.py passes its ignore_list to
+# the same exact match; fp_quant.py matches prefix.endswith(module). auto_gptq.py never reads the key (GPTQ skips
+# modules through `dynamic`), so a GPTQ config's list leaves nothing unquantized.
+NOT_CONVERT_SUBSTRING = {"awq": True, "fp8": False, "fbgemm_fp8": False, "fp_quant": False}
 
 
 def _covers_subtree(name: str, *, substring: bool) -> bool:
     """A pattern (ModelOpt's fnmatch ``*``, compressed-tensors' ``re:``) covers every linear under it; so does
-    any ModelOpt name (``substring``: modelopt.py is_layer_excluded also matches ``exclude_module in prefix``);
-    a bare compressed-tensors or AWQ / GPTQ name matches only that linear (check_equal_or_regex_match)."""
+    any ModelOpt or AWQ name (``substring``: modelopt.py is_layer_excluded also matches ``exclude_module in
+    prefix``, auto_awq.py uses is_layer_skipped's substring mode); a bare compressed-tensors or FP8 name matches
+    only that linear (check_equal_or_regex_match, is_layer_skipped's exact mode)."""
     return substring or name.startswith("re:") or name.endswith("*")
 
 
@@ -64,14 +72,22 @@ def is_counted(name: str, *, substring: bool = False) -> bool:
 
 
 def _listed(cfg: Mapping[str, Any]) -> list[tuple[str, bool]]:
-    """(name, matched as a substring: ModelOpt's exclude_modules) of every unconverted-module entry."""
+    """(name, matched as a substring: ModelOpt's exclude_modules, AWQ's modules_to_not_convert) of every
+    unconverted-module entry."""
     inner = cfg.get("quantization")
+    method = cfg.get("quant_method")
+    not_convert = NOT_CONVERT_SUBSTRING.get(method.lower()) if isinstance(method, str) else None
     names: list[tuple[str, bool]] = []
     for source in (cfg, inner if isinstance(inner, Mapping) else {}):
         for key in ("ignore", "exclude_modules", "modules_to_not_convert"):
             value = source.get(key)
+            if key == "modules_to_not_convert" and not_convert is None:
+                continue  # a format that does not read the key
             if isinstance(value, list):
-                names.extend((name, key == "exclude_modules") for name in value if isinstance(name, str))
+                substring = key == "exclude_modules" or (
+                    key == "modules_to_not_convert" and bool(not_convert)
+                )
+                names.extend((name, substring) for name in value if isinstance(name, str))
     return names
 
 
