@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from app.core.version_parse import Version, parse_pep440
 from app.core.graph_support import CG_ALWAYS as CG_ALWAYS
 from app.core.graph_support import CG_NEVER as CG_NEVER
 from app.core.graph_support import CG_UNIFORM as CG_UNIFORM
@@ -30,6 +29,7 @@ from app.core.graph_support import (
     GRAPHS_0_33,
     graph_support,
 )
+from app.core.version_parse import Version, parse_pep440
 from app.core.version_types import BackendPriority, BatchTier, ForcedBlock
 
 # Sampler peak in fp32-logit copies, fitted by bench/calibrate.py (docs/model.md): 3.75 on 39 real
