@@ -53,6 +53,20 @@ class CompileSettings:
     max_capture_size: int | None = None  # max_cudagraph_capture_size
     no_splitting_ops: bool = False  # "splitting_ops": [] (no piecewise split, set_splitting_ops_for_v1)
 
+    @property
+    def compiles_piecewise(self) -> bool:
+        """The mode is VLLM_COMPILE (3, also when not given): the only mode whose graph vLLM splits into pieces, so
+        the only one a piecewise cudagraph_mode runs under (config/compilation.py; 0.10.2-0.11.0 CompilationLevel
+        PIECEWISE). E.g. no -cc, or {"mode": 3} -> True; {"mode": 0} -> False."""
+        return self.mode is None or self.mode == VLLM_COMPILE
+
+    @property
+    def splits_attention(self) -> bool:
+        """splitting_ops_contain_attention(): piecewise compilation with vLLM's default splitting ops (CompilationConfig
+        .set_splitting_ops_for_v1); {"splitting_ops": []} splits nothing. E.g. {"mode": 3, "splitting_ops": []} ->
+        False."""
+        return self.compiles_piecewise and not self.no_splitting_ops
+
 
 def canonical(config: dict[str, Any]) -> str | None:
     """The keys as one JSON text, sorted and without spaces; None when there are none."""

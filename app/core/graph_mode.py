@@ -58,8 +58,7 @@ def effective_mode(serve: ServeConfig, *, rules: VersionRules) -> CudagraphMode:
     0.11.0, whose CompilationConfig has no ``mode`` key and drops it (compilation.for_release)."""
     if serve.enforce_eager:
         return "NONE"
-    compile_mode = compilation.for_release(serve.compilation_config, version=rules.version).mode
-    splits = compile_mode is None or compile_mode == compilation.VLLM_COMPILE
+    splits = compilation.for_release(serve.compilation_config, version=rules.version).compiles_piecewise
     if rules.compile_mode_rule == "level":
         # 0.10.2 / 0.11.0 VllmConfig.__post_init__: the default only at level PIECEWISE, else NONE
         if serve.cudagraph_mode is None and not splits:
@@ -80,8 +79,7 @@ def level_refusal(serve: ServeConfig, *, rules: VersionRules) -> str | None:
         or serve.cudagraph_mode not in PIECEWISE_MODES
     ):
         return None
-    compile_mode = compilation.for_release(serve.compilation_config, version=rules.version).mode
-    if compile_mode is None or compile_mode == compilation.VLLM_COMPILE:
+    if compilation.for_release(serve.compilation_config, version=rules.version).compiles_piecewise:
         return None
     return (
         "Compilation level should be CompilationLevel.PIECEWISE when cudagraph_mode piecewise cudagraphs is used, "

@@ -149,13 +149,6 @@ def _lowest_support(
     return min(found, key=lambda row: row.level) if found else None
 
 
-def _splits_attention(serve: ServeConfig, *, rules: VersionRules) -> bool:
-    """splitting_ops_contain_attention(): VLLM_COMPILE with vLLM's default splitting ops (CompilationConfig.
-    set_splitting_ops_for_v1; another mode, or "splitting_ops": [], splits nothing)."""
-    settings = compilation.for_release(serve.compilation_config, version=rules.version)
-    return settings.mode in (None, compilation.VLLM_COMPILE) and not settings.no_splitting_ops
-
-
 def resolved_mode(
     *,
     serve: ServeConfig,
@@ -189,7 +182,7 @@ def resolved_mode(
     lowest = _lowest_support(rules=rules, model=model, backend=backend, sm=sm)
     if asked == "NONE" or platform not in ("cuda", "rocm") or lowest is None:
         return out
-    split = _splits_attention(serve, rules=rules)
+    split = compilation.for_release(serve.compilation_config, version=rules.version).splits_attention
     support = f"AttentionCGSupport.{SUPPORT_NAMES[lowest.level]}"
     where = f"with {lowest.class_name} backend (support: {support})"
     # the pooling override runs first (VllmConfig.__post_init__, at config time): a FULL it lowered is not raised back
