@@ -1,4 +1,4 @@
-"""device_specs/devices.yaml is scripts/gen_model_specs.py's output, and a rerun keeps the hand figures.
+"""device_specs/devices.yaml is scripts/gen_model_specs.py's output, and a rerun keeps the hand figures (and model_specs/ files).
 
 Round 8's closing note: the generator would overwrite hand edits in devices.yaml (the compute figures of
 af9c012 / 8cf9d0c, peer_link of cdc227a, the T4 / 910B figures). They now live in device_specs/devices_hand.yaml,
@@ -90,3 +90,25 @@ def test_every_hand_figure_says_where_it_comes_from() -> None:
 def test_no_alias_is_a_url() -> None:
     # round 8 put the A10G's and V100 16GB's sources into their aliases
     assert not [a for e in ENTRIES for a in e["aliases"] if "://" in a]
+
+
+def test_a_model_spec_rerun_keeps_hand_presets_and_edits(tmp_path: Path) -> None:
+    # round 8's write_models deleted every model_specs/*.yaml first: a rerun would have lost the 54 presets
+    # added by hand and 10 generated files edited since (e.g. Gemma-2-2B's params_total 2,614,341,888 ->
+    # 2,614,222,080, Llama-3.1-405B's other_revision_kv_heads 16)
+    (tmp_path / "added_by_hand.yaml").write_text("id: a/b\n", encoding="utf-8")
+    (tmp_path / "edited.yaml").write_text("params_total: 2614222080\n", encoding="utf-8")
+    (tmp_path / "unchanged.yaml").write_text("params_total: 1\n", encoding="utf-8")
+    written, kept = GEN.write_spec_files(
+        {
+            "edited.yaml": "params_total: 2614341888\n",
+            "unchanged.yaml": "params_total: 1\n",
+            "new.yaml": "x: 1\n",
+        },
+        tmp_path,
+    )
+    assert (sorted(written), kept) == (["new.yaml", "unchanged.yaml"], ["edited.yaml"])
+    assert (tmp_path / "added_by_hand.yaml").read_text(encoding="utf-8") == "id: a/b\n"
+    assert (tmp_path / "edited.yaml").read_text(encoding="utf-8") == "params_total: 2614222080\n"
+    GEN.write_spec_files({"edited.yaml": "params_total: 2614341888\n"}, tmp_path, force=True)
+    assert (tmp_path / "edited.yaml").read_text(encoding="utf-8") == "params_total: 2614341888\n"
