@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.text import Text
+from app.core.version_parse import Version, release_numbers
 
 # the keys the JSON may carry at most (a real -cc names a handful; the text's length is capped by ServeConfig)
 COMPILATION_CONFIG_MAX_CHARS = 4096
@@ -169,21 +170,19 @@ def normalize(value: object) -> str | None:
     return text
 
 
-def _release(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in text.split(".")[:3])
-
-
 @cache
-def _keys_by_release() -> tuple[tuple[tuple[int, ...], str, frozenset[str]], ...]:
+def _keys_by_release() -> tuple[tuple[Version, str, frozenset[str]], ...]:
     data = json.loads(KEYS_FILE.read_text(encoding="utf-8"))["releases"]
-    rows = ((_release(v), row["extra"], frozenset(row["keys"])) for v, row in data.items())
+    rows = ((release_numbers(v), row["extra"], frozenset(row["keys"])) for v, row in data.items())
     return tuple(sorted(rows))
 
 
 def release_keys(version: str) -> tuple[str, frozenset[str]] | None:
     """(extra-key rule, keys) of the newest release read at or before ``version`` (a known release, the rules'
     bracket); None before the first one read (0.11.0), whose keys are taken as given. E.g. "0.22.1" -> 0.22.0's."""
-    found = [(extra, keys) for release, extra, keys in _keys_by_release() if release <= _release(version)]
+    found = [
+        (extra, keys) for release, extra, keys in _keys_by_release() if release <= release_numbers(version)
+    ]
     return found[-1] if found else None
 
 

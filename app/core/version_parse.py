@@ -57,3 +57,9 @@ def parse_pep440(text: str, *, example: str) -> tuple[Pep440, Version]:
             ),
         )
     return parsed, version
+
+
+def release_numbers(text: str) -> Version:
+    """(major, minor, micro) of a release the project's own tables name ("0.28.0", "0.10.1.1" -> (0, 10, 1)), read as
+    :func:`parse_pep440` reads a user's version (for modules below app/core/versions.py, which cannot import it)."""
+    return parse_pep440(text, example=text)[1]

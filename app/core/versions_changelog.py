@@ -29,7 +29,7 @@ from app.core.graph_support import (
     GRAPHS_0_33,
     graph_support,
 )
-from app.core.version_parse import Version, parse_pep440
+from app.core.version_parse import Version, release_numbers
 from app.core.version_types import BackendPriority, BatchTier, ForcedBlock
 
 # Sampler peak in fp32-logit copies, fitted by bench/calibrate.py (docs/model.md): 3.75 on 39 real
@@ -773,7 +773,7 @@ PLATFORM_CHANGELOG: tuple[Change, ...] = (
 
 
 def _since(change: Change) -> Version:
-    return parse_pep440(change.since, example=change.since)[1]  # the one reader (versions.parse_version's)
+    return release_numbers(change.since)
 
 
 # stable: rows of one release keep their order, the core rows first

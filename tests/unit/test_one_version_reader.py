@@ -85,3 +85,11 @@ def test_the_architecture_file_is_read_once() -> None:
     # what the one read gives: 0.33.0 among the releases read, and Bert an embedding model
     # (registry.py _EMBEDDING_MODELS has "BertModel")
     assert "0.33.0" in releases and "LlamaForCausalLM" in table and pooling
+
+
+def test_a_table_s_release_reads_as_a_user_s_version() -> None:
+    from app.core.version_parse import release_numbers
+
+    for text in ("0.28.0", "0.10.1.1", "0.14.0rc2", "0.6.6"):
+        assert release_numbers(text) == parse_version(text)
+    assert release_numbers("0.10.1.1") == (0, 10, 1)
