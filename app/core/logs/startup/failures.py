@@ -22,6 +22,7 @@ from app.core.logs.startup.accumulator import (
     _Run,
     gpu_stack,
 )
+from app.core.logs.startup.config import _failure
 from app.core.logs.startup.facts import ErrorKind, Stage
 from app.core.text import Text
 
@@ -135,3 +136,27 @@ def _autofit_reduced(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 def _autofit_fits(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("max_model_len", int_of(m.group(1)), ln, source=SOURCE_FORCED)
+
+
+# the worker method a V0 wrapper names when it raises, and where the start-up was (worker/worker_base.py::
+# WorkerWrapperBase.execute_method runs the executor's collective calls: worker/worker.py's init_device / load_model /
+# determine_num_available_blocks / initialize_cache, 0.11.0; init_worker builds the worker, ray_utils / executors)
+METHOD_STAGE: dict[str, Stage] = {
+    "init_worker": "start",
+    "init_device": "start",
+    "load_model": "load",
+    "determine_num_available_blocks": "profile",
+    "determine_available_memory": "profile",
+    "initialize_cache": "kv_alloc",
+    "initialize_from_config": "kv_alloc",
+    "compile_or_warm_up_model": "graph",
+}
+
+
+def _method_error(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """V0's "Error executing method 'X'": a failure, at the stage method X runs in."""
+    stage = METHOD_STAGE.get(m.group(1))
+    if stage is not None and run.stage != "ready":
+        run.stage = stage
+        run.stage_read = True
+    _failure(m, ln, run)
