@@ -50,3 +50,30 @@ NPU_INNER_ERROR = VllmLine(
 # MarlinLinearKernel.process_weights_after_loading → _custom_ops.gptq_marlin_repack, 0.33.0): still the load
 WEIGHT_PROCESS_FRAME = VllmLine("process_weights_after_loading", r"\bin process_weights_after_loading\b")
 WEIGHT_REPACK_FRAME = VllmLine("_repack", r"\bin (?:gptq|awq)_marlin(?:_moe)?_repack\b")
+# V0's multiprocessing worker names the method that raised (executor/multiproc_worker_utils.py::_run_worker_process,
+# 0.10.1.1: "Exception in worker %s while processing method %s."; V0 only, the module is gone in 0.11.0)
+V0_WORKER_METHOD_ERROR = VllmLine(
+    "while processing method",
+    r"Exception in worker \S{1,80} while processing method (\w{1,80})\.",
+    "Exception in worker %s while processing method %s.",
+    "executor/multiproc_worker_utils.py::_run_worker_process (0.10.1.1)",
+)
+# the API server process's end, which no engine line follows: it died (v1/utils.py::wait_for_completion_or_failure,
+# 0.10.1.1–0.33.0: f"Process {proc.name} (PID: {proc.pid}) died with exit code {proc.exitcode}") or gave up on the
+# engines (v1/engine/core_client.py, 0.10.1.1–0.33.0: "Timed out waiting for engines to send initial message on
+# input socket."): the server never served, even when the engine reached "init engine … took"
+SERVER_DIED = VllmLine(
+    "died with exit code",
+    r"Process (?:API|Api)Server\w{0,20} \(PID: \d{1,9}\) died with exit code -?\d{1,4}",
+    "Process %s (PID: %s) died with exit code %s",
+    "v1/utils.py::wait_for_completion_or_failure (0.10.1.1, 0.33.0)",
+)
+ENGINES_TIMEOUT = VllmLine(
+    "Timed out waiting for engines",
+    r"Timed out waiting for engines to send initial message",
+    "Timed out waiting for engines to send initial message on input socket.",
+    "v1/engine/core_client.py (0.10.1.1, 0.33.0)",
+)
+# V1's engine process tags its lines "(EngineCore_DP0 pid=…)" (0.10+; "(EngineCore_0 pid=…)" in 0.9): only V1 has an
+# EngineCore process (v1/engine/core.py::EngineCoreProc, 0.10.1.1, 0.33.0)
+ENGINE_CORE_TAG = VllmLine("(EngineCore", r"\(EngineCore(?:_DP)?\d{0,4} pid=\d{1,9}\)")

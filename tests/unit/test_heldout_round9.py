@@ -148,3 +148,98 @@ def test_the_910b_budget_lines_give_rank_zeros_pool_and_the_smallest() -> None:
     assert (facts.kv_cache_bytes, facts.kv_cache_bytes_min_rank) == (49075702272, 49075702272)
     assert facts.device_total_bytes == 65452113920  # 60.96 GiB, a 64 GB 910B
     assert facts.cuda_graph_bytes == round(0.40 * GIB)
+
+
+# --- half B (heldout-2026-12j): scored blind after half A's fixes (47a8e29): 10/12, 92/101, nothing claimed -------
+
+HALF_B = LOGS_DIR / "heldout-2026-12j"
+CASES_B = sorted(log_sets.sources(HALF_B))
+
+
+def test_half_b_and_its_sources() -> None:
+    log_sets.check_set(HALF_B, 12, {"nv": 6, "ascend": 4, "rocm": 2})
+
+
+@pytest.mark.parametrize("name", CASES_B)
+def test_half_b_verdict_facts_and_nothing_claimed(name: str) -> None:
+    check_log(HALF_B, name, log_sets.sources(HALF_B)[name]["expect"])
+
+
+# vllm#14092 (V0 multiproc workers): a worker's CUDA OOM, then another worker names the method, load_model
+V0_LOAD_OOM = (
+    "(VllmWorkerProcess pid=195295) ERROR 03-02 19:49:43 [multiproc_worker_utils.py:242] torch.OutOfMemoryError: CUDA "
+    "out of memory. Tried to allocate 20.00 MiB. GPU 2 has a total capacity of 14.62 GiB of which 3.31 MiB is free.\n"
+    "(VllmWorkerProcess pid=195297) ERROR 03-02 19:49:43 [multiproc_worker_utils.py:242] Exception in worker "
+    "VllmWorkerProcess while processing method load_model.\n"
+)
+
+
+def test_v0s_multiproc_worker_method_places_the_oom_and_the_engine() -> None:
+    # executor/multiproc_worker_utils.py::_run_worker_process, 0.10.1.1 (V0 only)
+    facts = parse_startup_log(V0_LOAD_OOM)
+    assert (facts.error_kind, facts.failure_stage, facts.engine) == ("load_oom", "load", "v0")
+    assert facts.device_total_bytes == round(14.62 * GIB)
+    assert _verdict(V0_LOAD_OOM) == "load_oom"
+
+
+# vllm-ascend#6847: the API server gave up during the load; the engines went on to "init engine … took"
+SERVER_DEATH = (
+    "(ApiServer_0 pid=10466) TimeoutError: Timed out waiting for engines to send initial message on input socket.\n"
+    "(EngineCore_DP0 pid=10314) INFO 02-27 15:02:23 [kv_cache_utils.py:1307] GPU KV cache size: 249,216 tokens\n"
+    "(EngineCore_DP0 pid=10314) INFO 02-27 15:02:31 [core.py:278] init engine (profile, create kv cache, warmup model) "
+    "took 63.98 seconds\n"
+    "ERROR 02-27 15:02:41 [utils.py:289] RuntimeError: Process ApiServer_0 (PID: 10466) died with exit code 1\n"
+)
+
+
+def test_a_dead_api_server_fails_the_start_past_init_engine() -> None:
+    # v1/utils.py::wait_for_completion_or_failure and v1/engine/core_client.py (0.10.1.1, 0.33.0)
+    facts = parse_startup_log(SERVER_DEATH)
+    assert (facts.kv_tokens, facts.error_kind, facts.engine) == (249216, "startup_failed", "v1")
+    assert _verdict(SERVER_DEATH) == "failed"
+
+
+def test_an_error_the_start_survives_is_still_dropped() -> None:
+    # the rule above is the server's death only: a traceback before "init engine … took" stays survived
+    text = (
+        "Traceback (most recent call last):\nImportError: optional module\n"
+        + SERVER_DEATH.splitlines()[2]
+        + "\n"
+    )
+    assert parse_startup_log(text).error_kind is None
+
+
+def test_a_0_10_worker_name_with_a_space_gives_the_rank_bounds() -> None:
+    # 0.10.1.1 names workers f"VllmWorker {PPn_TPm}" (v1/executor/multiproc_executor.py); vllm-gfx906#44 prints them
+    text = (
+        "(VllmWorker PP0_TP3 pid=4800) INFO 09-29 05:48:47 [rocm.py:250] Using Triton Attention backend on V1 engine.\n"
+        "(VllmWorker PP1_TP1 pid=4802) INFO 09-29 05:48:47 [rocm.py:250] Using Triton Attention backend on V1 engine.\n"
+    )
+    facts = parse_startup_log(text)
+    assert (facts.tensor_parallel_at_least, facts.pipeline_parallel_at_least) == (4, 2)
+
+
+def test_the_graph_mode_inside_the_printed_compilation_config_is_read() -> None:
+    # vllm-ascend#6250's non-default args: an enum repr literal_eval cannot read
+    text = (
+        "(APIServer pid=1105) INFO 01-26 02:10:54 [utils.py:253] non-default args: {'model': '/opt/m', "
+        "'tensor_parallel_size': 4, 'compilation_config': {'level': None, 'cudagraph_mode': "
+        "<CUDAGraphMode.FULL_DECODE_ONLY: (2, 0)>, 'cudagraph_capture_sizes': None}}\n"
+    )
+    facts = parse_startup_log(text)
+    assert (facts.model, facts.tensor_parallel_size, facts.cudagraph_mode) == (
+        "/opt/m",
+        4,
+        "FULL_DECODE_ONLY",
+    )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ERROR 06-01 22:06:33 [core.py:396] EngineCore failed to start.\n",
+        "(EngineCore_DP0 pid=265) Process EngineCore_DP0:\n",
+    ],
+)
+def test_the_engine_core_says_v1(line: str) -> None:
+    assert parse_startup_log(line).engine == "v1"

@@ -160,3 +160,25 @@ def _method_error(m: re.Match[str], ln: _Line, run: _Run) -> None:
         run.stage = stage
         run.stage_read = True
     _failure(m, ln, run)
+
+
+def _v0_method_error(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """V0's multiprocessing worker: "Exception in worker VllmWorkerProcess while processing method X." (V0 only)."""
+    _method_error(m, ln, run)
+    run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
+
+
+def _engine_core_failed(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """V1's EngineCore (v1/engine/core.py) failed to start: a failure, and the engine is V1."""
+    _failure(m, ln, run)
+    run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
+
+
+def _server_died(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """The API server died or gave up on the engines: the start-up failed even past "init engine … took"."""
+    run.server_died = True
+    _error("startup_failed", m, ln, run, source=SOURCE_SECONDARY)
+
+
+def _engine_core_tag(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("engine", "v1", ln, source=SOURCE_FALLBACK)

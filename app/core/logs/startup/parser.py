@@ -102,7 +102,13 @@ def parse_startup_log(text: str) -> LogFacts:
 # A recognised line costs ~45 us (5 MiB of KV lines, 60,000 of them, took 3.0 s of CPU past the doctor's
 # 1.5 s budget): the budget is read every this many recognised lines
 DEADLINE_EVERY_LINES = 256
-_RANK_TAGS = ("_TP", "_PP", "_EP")  # a worker tag's parts (accumulator._worker_ranks reads them)
+_RANK_TAGS = (
+    "_TP",
+    "_PP",
+    "_EP",
+    " TP",
+    " PP",
+)  # a worker tag's parts (accumulator._worker_ranks reads them)
 ASCEND_QUANTIZATION = "ascend"
 
 # a compose file whose service runs vLLM's image (`image: vllm/vllm-openai:latest`, vllm-ascend's quay image)
@@ -123,7 +129,7 @@ _COMMAND = regex.compile(
 
 
 def _facts(run: _Run, runs: int) -> LogFacts:
-    if run.get("error_kind") == "startup_failed" and run.stage == "ready":
+    if run.get("error_kind") == "startup_failed" and run.stage == "ready" and not run.server_died:
         # an error or traceback printed before "init engine … took" / "Application startup complete"
         # that the start-up survived (an optional import, a retried download): not a failure
         run.slots.pop("error", None)
