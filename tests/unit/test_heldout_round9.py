@@ -6,6 +6,8 @@ printed in the log or line it names."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from app.core.diagnose import diagnose
@@ -20,15 +22,6 @@ CASES_A = sorted(log_sets.sources(HALF_A))
 
 def _verdict(text: str) -> str:
     return diagnose(log_text=text, metrics_text=None, target_concurrency=None, device_hint=None).verdict
-
-
-def test_half_a_and_its_sources() -> None:
-    log_sets.check_set(HALF_A, 12, {"nv": 4, "ascend": 5, "rocm": 3})
-
-
-@pytest.mark.parametrize("name", CASES_A)
-def test_half_a_verdict_facts_and_nothing_claimed(name: str) -> None:
-    check_log(HALF_A, name, log_sets.sources(HALF_A)[name]["expect"])
 
 
 # --- an OOM raised by c10's driver check, in the Marlin repack the load runs -------------------------------------
@@ -156,15 +149,6 @@ HALF_B = LOGS_DIR / "heldout-2026-12j"
 CASES_B = sorted(log_sets.sources(HALF_B))
 
 
-def test_half_b_and_its_sources() -> None:
-    log_sets.check_set(HALF_B, 12, {"nv": 6, "ascend": 4, "rocm": 2})
-
-
-@pytest.mark.parametrize("name", CASES_B)
-def test_half_b_verdict_facts_and_nothing_claimed(name: str) -> None:
-    check_log(HALF_B, name, log_sets.sources(HALF_B)[name]["expect"])
-
-
 # vllm#14092 (V0 multiproc workers): a worker's CUDA OOM, then another worker names the method, load_model
 V0_LOAD_OOM = (
     "(VllmWorkerProcess pid=195295) ERROR 03-02 19:49:43 [multiproc_worker_utils.py:242] torch.OutOfMemoryError: CUDA "
@@ -281,3 +265,19 @@ def test_a_discrete_card_pool_gets_no_unified_memory_note() -> None:
     )
     kv = next(row for row in d.comparison if row.key == "kv_cache_bytes")
     assert kv.note is None
+
+
+# --- both halves, as scored: their sources, each log's verdict and facts, nothing claimed ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("half", "sources"),
+    [(HALF_A, {"nv": 4, "ascend": 5, "rocm": 3}), (HALF_B, {"nv": 6, "ascend": 4, "rocm": 2})],
+)
+def test_each_half_and_its_sources(half: Path, sources: dict[str, int]) -> None:
+    log_sets.check_set(half, 12, sources)
+
+
+@pytest.mark.parametrize(("half", "name"), [(HALF_A, n) for n in CASES_A] + [(HALF_B, n) for n in CASES_B])
+def test_each_log_verdict_facts_and_nothing_claimed(half: Path, name: str) -> None:
+    check_log(half, name, log_sets.sources(half)[name]["expect"])
