@@ -347,7 +347,7 @@ LEN_ABOVE_DERIVED = VllmLine(
     "config/model.py::_get_and_verify_max_len (0.19.0)",
 )
 AUTOFIT_FAILED = VllmLine("Cannot auto-fit max_model_len", r"Cannot auto-fit max_model_len.*")
-TORCH_OOM = VllmLine(" out of memory", r"\b(CUDA|NPU|XPU|HIP)(?: error:)? out of memory\b.*")
+TORCH_OOM = VllmLine(" out of memory", r"\b(CUDA|NPU|XPU|HIP)(?: driver)?(?: error:)? out of memory\b.*")
 TOTAL_CAPACITY = r"total capacity of " + G + r" GiB"
 # torch_npu's form: "NPU out of memory. Tried to allocate 2.57 GiB (NPU 0; 60.96 GiB total capacity; …)"
 NPU_TOTAL_CAPACITY = G + r" GiB total capacity"

@@ -403,3 +403,20 @@ def test_the_mamba_block_refusal_on_the_page_and_the_api(client: TestClient) -> 
     assert "Lower --max-num-seqs to 658 or less" in page
     zh = client.post("/doctor?lang=zh", data={"log": text}).text
     assert "vLLM 拒绝了 --max-num-seqs 1,024：池中只有 658 个 Mamba 缓存块" in zh
+
+
+@pytest.mark.parametrize(
+    ("lang", "words"),
+    [
+        ("en", "on this unified-memory device (55.60 GiB to 62.22 GiB)"),
+        ("zh", "在这台统一内存设备上处于规划器的范围之内"),
+    ],
+)
+def test_a_gb10_pool_row_shows_the_unified_memory_band(client: TestClient, lang: str, words: str) -> None:
+    # heldout-2026-12g's GB10 log prints 55.72 GiB, 3.19 GiB under the plan's point but inside its band
+    text = (
+        DATA / "heldout-2026-12g" / "nv_gb10_spark_qwen35_35b_a3b_fp8_docker_logs_kv_55_72_729696.log"
+    ).read_text()
+    page = client.post(f"/doctor?lang={lang}", data={"log": text}).text
+    note = re.search(r'data-note-for="kv_cache_bytes">(.*?)</tr>', page, re.S)
+    assert note is not None and words in note.group(1)

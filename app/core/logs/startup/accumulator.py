@@ -67,8 +67,10 @@ def _as_str(value: object) -> str | None:
 # --------------------------------------------------------------------------------------------
 # line clean-up and rank prefixes
 
+# 0.10.x names a worker "VllmWorker PP0_TP3" (a space before the ranks, v1/executor/multiproc_executor.py, 0.10.1.1);
+# 0.11+ "Worker_PP0_TP3"
 _PROCESS = regex.compile(
-    r"\((?P<name>(?:Worker|VllmWorker|EngineCore|APIServer|ApiServer|RayWorkerWrapper)\w*)"
+    r"\((?P<name>(?:Worker|VllmWorker|EngineCore|APIServer|ApiServer|RayWorkerWrapper)\w*(?: (?:PP|TP)\d{1,4}\w{0,40})?)"
     r"(?P<rest>(?:\s+\w+=[\w.:-]*)*)\)"
 )
 _PROCESS_NUMBERS = regex.compile(r"(?:TP|PP|DP|EP|DCP|PCP)(\d+)")
@@ -82,7 +84,9 @@ RANK_OTHER = 0  # a worker known not to be rank 0
 
 # after a log shipper's prefix too (`> … stderr F (Worker_TP4 pid=955)`, aiter#5192): searched in the line's head
 WORKER_TAG_CHARS = 120
-_WORKER_RANKS = regex.compile(r"\((?:Worker|VllmWorker)\w{0,8}?((?:_(?:TP|PP|DP|EP|DCP|PCP)\d{1,4}){1,6})\b")
+_WORKER_RANKS = regex.compile(
+    r"\((?:Worker|VllmWorker)\w{0,8}?((?:[_ ](?:TP|PP|DP|EP|DCP|PCP)\d{1,4}){1,6})\b"
+)
 _RANK_PART = regex.compile(r"(TP|PP)(\d{1,4})")
 _BOUND_OF = {"TP": "tensor_parallel_at_least", "PP": "pipeline_parallel_at_least"}
 MIN_SUFFIXED_SIZE = 2  # the suffix is printed only for a size above 1
@@ -172,6 +176,7 @@ class _Run:
     stage: Stage = "start"
     stage_read: bool = False  # a line placed the start-up at its stage (a device-init frame says "start")
     in_traceback: bool = False
+    server_died: bool = False  # the API server died or timed out on the engines (a failure past "ready")
     saw_loading: bool = False
     worker_ranks: dict[str, set[int]] = field(default_factory=dict)  # TP / PP ranks seen in prefixes
     headed: bool = False  # a run-start line (engine config, args, server version, command) began it

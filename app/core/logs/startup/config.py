@@ -203,6 +203,18 @@ def _non_default_args(m: re.Match[str], ln: _Line, run: _Run) -> None:
         objects = ((om.group("key"), om.group("value")) for om in _OBJECT_ITEM.finditer(body))
         _put_config(objects, ln, run, SOURCE_SECONDARY)
     _put_config(pairs, ln, run, SOURCE_SECONDARY)
+    mode = _GRAPH_MODE_ITEM.search(
+        body
+    )  # inside the printed compilation_config, an enum repr literal_eval refuses
+    if mode is not None:
+        run.put("cudagraph_mode", mode.group(1), ln, source=SOURCE_SECONDARY)
+
+
+# 'cudagraph_mode': <CUDAGraphMode.FULL_DECODE_ONLY: (2, 0)> (or 'FULL_DECODE_ONLY') in the non-default args'
+# compilation_config, as vllm-ascend 0.13.0 prints it (config/compilation.py's CUDAGraphMode enum, 0.13.0)
+_GRAPH_MODE_ITEM = regex.compile(
+    r"'cudagraph_mode':\s{0,4}(?:<CUDAGraphMode\.|')(NONE|PIECEWISE|FULL_DECODE_ONLY|FULL_AND_PIECEWISE|FULL)\b"
+)
 
 
 def _args_namespace(m: re.Match[str], ln: _Line, run: _Run) -> None:

@@ -22,6 +22,7 @@ from app.core.logs.startup.accumulator import (
     _Run,
     gpu_stack,
 )
+from app.core.logs.startup.config import _failure
 from app.core.logs.startup.facts import ErrorKind, Stage
 from app.core.text import Text
 
@@ -135,3 +136,49 @@ def _autofit_reduced(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 def _autofit_fits(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("max_model_len", int_of(m.group(1)), ln, source=SOURCE_FORCED)
+
+
+# the worker method a V0 wrapper names when it raises, and where the start-up was (worker/worker_base.py::
+# WorkerWrapperBase.execute_method runs the executor's collective calls: worker/worker.py's init_device / load_model /
+# determine_num_available_blocks / initialize_cache, 0.11.0; init_worker builds the worker, ray_utils / executors)
+METHOD_STAGE: dict[str, Stage] = {
+    "init_worker": "start",
+    "init_device": "start",
+    "load_model": "load",
+    "determine_num_available_blocks": "profile",
+    "determine_available_memory": "profile",
+    "initialize_cache": "kv_alloc",
+    "initialize_from_config": "kv_alloc",
+    "compile_or_warm_up_model": "graph",
+}
+
+
+def _method_error(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """V0's "Error executing method 'X'": a failure, at the stage method X runs in."""
+    stage = METHOD_STAGE.get(m.group(1))
+    if stage is not None and run.stage != "ready":
+        run.stage = stage
+        run.stage_read = True
+    _failure(m, ln, run)
+
+
+def _v0_method_error(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """V0's multiprocessing worker: "Exception in worker VllmWorkerProcess while processing method X." (V0 only)."""
+    _method_error(m, ln, run)
+    run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
+
+
+def _engine_core_failed(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """V1's EngineCore (v1/engine/core.py) failed to start: a failure, and the engine is V1."""
+    _failure(m, ln, run)
+    run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
+
+
+def _server_died(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """The API server died or gave up on the engines: the start-up failed even past "init engine … took"."""
+    run.server_died = True
+    _error("startup_failed", m, ln, run, source=SOURCE_SECONDARY)
+
+
+def _engine_core_tag(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    run.put("engine", "v1", ln, source=SOURCE_FALLBACK)

@@ -102,7 +102,13 @@ def parse_startup_log(text: str) -> LogFacts:
 # A recognised line costs ~45 us (5 MiB of KV lines, 60,000 of them, took 3.0 s of CPU past the doctor's
 # 1.5 s budget): the budget is read every this many recognised lines
 DEADLINE_EVERY_LINES = 256
-_RANK_TAGS = ("_TP", "_PP", "_EP")  # a worker tag's parts (accumulator._worker_ranks reads them)
+_RANK_TAGS = (
+    "_TP",
+    "_PP",
+    "_EP",
+    " TP",
+    " PP",
+)  # a worker tag's parts (accumulator._worker_ranks reads them)
 ASCEND_QUANTIZATION = "ascend"
 
 # a compose file whose service runs vLLM's image (`image: vllm/vllm-openai:latest`, vllm-ascend's quay image)
@@ -123,7 +129,7 @@ _COMMAND = regex.compile(
 
 
 def _facts(run: _Run, runs: int) -> LogFacts:
-    if run.get("error_kind") == "startup_failed" and run.stage == "ready":
+    if run.get("error_kind") == "startup_failed" and run.stage == "ready" and not run.server_died:
         # an error or traceback printed before "init engine … took" / "Application startup complete"
         # that the start-up survived (an optional import, a retried download): not a failure
         run.slots.pop("error", None)
@@ -246,8 +252,10 @@ class _Commands:
         quoted argument continues it too (a `--kv-transfer-config '{` JSON pasted over several lines,
         vllm-ascend#5044), with or without a trailing backslash."""
         if self.first is not None:
-            if self.quote is not None and _LOG_TAG.search(line) is not None:
-                self.finish(run)  # a quote left open by the paste: a log line ends the command, and is read
+            if _LOG_TAG.search(line) is not None or _PROGRESS_BAR.search(line) is not None:
+                # a quote or a trailing backslash the paste left open (vllm#41622 ends its command with `\`
+                # and goes on with the output): a log line or a progress bar ends the command, and is read
+                self.finish(run)
                 return False
             self.parts.append(line.removesuffix("\\"))
             self.quote = _quote_after(line, self.quote)
@@ -290,6 +298,11 @@ class _Commands:
 _LOG_TAG = regex.compile(
     r"\[?[\w./]{1,120}\.py:\d{1,6}\]|^Traceback \(|^(?:\([\w ]{1,40} pid=\d{1,9}\) )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) "
 )  # "[gpu_worker.py:436]", DEBUG's "[v1/core/kv_cache_utils.py:1087]", 0.6-0.7's "gpu_executor.py:122]", a traceback: a log line, not a command
+
+
+# a tqdm bar as vLLM prints it ("Capturing CUDA graphs (mixed prefill-decode, PIECEWISE):   0%|", "Loading
+# safetensors checkpoint shards:  50% Completed |"): never a command's argument
+_PROGRESS_BAR = regex.compile(r"^[A-Z][^|:]{2,120}:\s{0,8}\d{1,3}%(?:\||\s{1,4}Completed)")
 
 
 def _quote_after(text: str, quote: str | None) -> str | None:

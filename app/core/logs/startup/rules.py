@@ -13,12 +13,13 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, cast
+from typing import cast
 
 from pydantic import BaseModel, ConfigDict
 
 from app.core import regex
 from app.core import vllm_text as vt
+from app.core import vllm_text_failures as vtf
 from app.core.logs.startup import accumulator, config, failures, memory
 from app.core.logs.startup.accumulator import Handler, _error, _Line, _Rule, _Run
 from app.core.logs.startup.facts import ErrorKind, Stage
@@ -79,11 +80,16 @@ def _handler(spec: str) -> Handler:
     return cast(Handler, found[0])
 
 
+TEMPLATE_MODULES: tuple[ModuleType, ...] = (vt, vtf)
+
+
 def _template(name: str) -> VllmLine:
-    line: Any = getattr(vt, name, None)
-    if not isinstance(line, VllmLine):
-        raise ValueError(f"rules.json: {name!r} is not a template in app.core.vllm_text")
-    return line
+    found = [line for module in TEMPLATE_MODULES if isinstance(line := getattr(module, name, None), VllmLine)]
+    if len(found) != 1:
+        raise ValueError(
+            f"rules.json: {name!r} is not one template of app.core.vllm_text / vllm_text_failures"
+        )
+    return found[0]
 
 
 def load_rules(path: Path = RULES_FILE) -> tuple[_Rule, ...]:

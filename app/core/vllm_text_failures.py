@@ -1,0 +1,79 @@
+"""What vLLM, torch and torch_npu print when a start-up fails, beyond app.core.vllm_text's templates.
+
+Same shape as vllm_text (a needle that gates the line, the regex that reads it); rules.json names a template of
+either module. vllm_text is at its size cap, so the failure lines added in round 9 live here. Each cites where it
+is printed (file, release) or, for text vLLM does not own, the real log it was read from.
+"""
+
+from __future__ import annotations
+
+from app.core.vllm_text import VllmLine
+
+# c10's driver-API check raised inside a custom op has no "out of memory" prefix of torch's allocator:
+# "RuntimeError: CUDA driver error: out of memory" in _custom_ops.gptq_marlin_repack (club-3090#60); vllm_text's
+# TORCH_OOM reads it (its "(?: driver)?")
+
+# a worker process's RPC raised (logger.exception in WorkerProc.worker_busy_loop / worker_main,
+# v1/executor/multiproc_executor.py, 0.11.0 and 0.33.0): a failure even when the quote stops before the traceback
+WORKER_EXCEPTION = VllmLine(
+    "WorkerProc ",
+    r"WorkerProc (?:hit an exception|failed to start)\.",
+    "WorkerProc hit an exception.",
+    "v1/executor/multiproc_executor.py::WorkerProc.worker_busy_loop (0.11.0, 0.33.0)",
+)
+# V0's worker wrapper names the method that raised (vllm/worker/worker_base.py::WorkerWrapperBase.execute_method,
+# 0.11.0: f"Error executing method {method!r}. This might cause deadlock …"; older releases print it unquoted,
+# kuberay#3168): the method says where the start-up was
+WORKER_METHOD_ERROR = VllmLine(
+    "Error executing method",
+    r"Error executing method '?(\w{1,80})'?\.",
+    "Error executing method %r. This might cause deadlock in distributed execution.",
+    "worker/worker_base.py::WorkerWrapperBase.execute_method (0.11.0)",
+)
+# torch's CUDA / HIP error check on a call that failed for another reason than memory or an illegal access (those
+# have their own rules, which win): "CUDA error: operation not permitted on an event last recorded in a capturing
+# stream" (a HIP build prints "CUDA error" too, vllm#41622)
+DEVICE_API_ERROR = VllmLine(" error: ", r"\b(?:CUDA|HIP) error: (\S.{0,400})")
+# a C++ exception nobody caught aborts the process ("terminate called after throwing an instance of
+# 'c10::DistBackendError'", torch's NCCL watchdog, vllm#41622)
+CPP_TERMINATE = VllmLine(
+    "terminate called after throwing", r"terminate called after throwing an instance of '[^']{1,200}'"
+)
+# torch_npu's report of a failed NPU operator ("The Inner error is reported as above. The process exits for this
+# inner error, and the current working operator name is RopeOperation.", vllm-ascend#2260)
+NPU_INNER_ERROR = VllmLine(
+    "The Inner error is reported as above",
+    r"The Inner error is reported as above\. The process exits for this.*",
+)
+# the weights' post-processing the loader runs once they are read (model_loader/base_loader.py::load_model →
+# process_weights_after_loading; the Marlin kernels repack there: kernels/linear/mixed_precision/marlin.py::
+# MarlinLinearKernel.process_weights_after_loading → _custom_ops.gptq_marlin_repack, 0.33.0): still the load
+WEIGHT_PROCESS_FRAME = VllmLine("process_weights_after_loading", r"\bin process_weights_after_loading\b")
+WEIGHT_REPACK_FRAME = VllmLine("_repack", r"\bin (?:gptq|awq)_marlin(?:_moe)?_repack\b")
+# V0's multiprocessing worker names the method that raised (executor/multiproc_worker_utils.py::_run_worker_process,
+# 0.10.1.1: "Exception in worker %s while processing method %s."; V0 only, the module is gone in 0.11.0)
+V0_WORKER_METHOD_ERROR = VllmLine(
+    "while processing method",
+    r"Exception in worker \S{1,80} while processing method (\w{1,80})\.",
+    "Exception in worker %s while processing method %s.",
+    "executor/multiproc_worker_utils.py::_run_worker_process (0.10.1.1)",
+)
+# the API server process's end, which no engine line follows: it died (v1/utils.py::wait_for_completion_or_failure,
+# 0.10.1.1–0.33.0: f"Process {proc.name} (PID: {proc.pid}) died with exit code {proc.exitcode}") or gave up on the
+# engines (v1/engine/core_client.py, 0.10.1.1–0.33.0: "Timed out waiting for engines to send initial message on
+# input socket."): the server never served, even when the engine reached "init engine … took"
+SERVER_DIED = VllmLine(
+    "died with exit code",
+    r"Process (?:API|Api)Server\w{0,20} \(PID: \d{1,9}\) died with exit code -?\d{1,4}",
+    "Process %s (PID: %s) died with exit code %s",
+    "v1/utils.py::wait_for_completion_or_failure (0.10.1.1, 0.33.0)",
+)
+ENGINES_TIMEOUT = VllmLine(
+    "Timed out waiting for engines",
+    r"Timed out waiting for engines to send initial message",
+    "Timed out waiting for engines to send initial message on input socket.",
+    "v1/engine/core_client.py (0.10.1.1, 0.33.0)",
+)
+# V1's engine process tags its lines "(EngineCore_DP0 pid=…)" (0.10+; "(EngineCore_0 pid=…)" in 0.9): only V1 has an
+# EngineCore process (v1/engine/core.py::EngineCoreProc, 0.10.1.1, 0.33.0)
+ENGINE_CORE_TAG = VllmLine("(EngineCore", r"\(EngineCore(?:_DP)?\d{0,4} pid=\d{1,9}\)")
