@@ -38,6 +38,7 @@ class Backend:
     min_sm: int = 0
     max_sm: int = 10_000
     fp8_min_sm: int = 0  # quantized KV only from this capability
+    fp8_max_sm: int = 10_000  # and up to this one
     sm100_only_dtypes: frozenset[str] = frozenset()  # of kv_dtypes, those taken on SM10x only
 
     def accepts_block(self, block_size: int) -> bool:
@@ -60,11 +61,15 @@ class Backend:
             return True
         if kv_cache_dtype in self.sm100_only_dtypes and sm // 10 != 10:
             return False
-        return kv_cache_dtype in self.kv_dtypes and sm >= self.fp8_min_sm
+        return kv_cache_dtype in self.kv_dtypes and self.fp8_min_sm <= sm <= self.fp8_max_sm
 
 
 # 0.33.0 table (reference §5.2); capability limits from §5.2 notes and 0.11.0 is_kv_cache_dtype_supported.
-FLASH_ATTN = Backend("FLASH_ATTN", multiple_of=16, kv_dtypes=FP8_E4M3, min_sm=80, fp8_min_sm=90)
+# quantized KV with FA3 on 9.x (fa_utils.flash_attn_supports_fp8, 0.11.0-0.32.0) or FA4 on 10.x (0.33.0
+# flash_attn_supports_kv_cache_dtype); 12.x runs FA2, which takes none
+FLASH_ATTN = Backend(
+    "FLASH_ATTN", multiple_of=16, kv_dtypes=FP8_E4M3, min_sm=80, fp8_min_sm=90, fp8_max_sm=109
+)
 FLASHINFER = Backend("FLASHINFER", fixed_sizes=(16, 32, 64), kv_dtypes=FP8_ALL, min_sm=80)
 TRITON_ATTN = Backend("TRITON_ATTN", multiple_of=16, kv_dtypes=FP8_ALL, min_sm=0, fp8_min_sm=89)
 FLEX_ATTENTION = Backend("FLEX_ATTENTION", multiple_of=16)
