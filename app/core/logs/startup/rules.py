@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from app.core import regex
 from app.core import vllm_text as vt
+from app.core import vllm_text_graphs as vtg
 from app.core.logs.startup import accumulator, config, failures, memory
 from app.core.logs.startup.accumulator import Handler, _error, _Line, _Rule, _Run
 from app.core.logs.startup.facts import ErrorKind, Stage
@@ -81,6 +82,8 @@ def _handler(spec: str) -> Handler:
 
 def _template(name: str) -> VllmLine:
     line: Any = getattr(vt, name, None)
+    if line is None:
+        line = getattr(vtg, name, None)  # the CUDA-graph refusals (vllm_text.py is at its size cap)
     if not isinstance(line, VllmLine):
         raise ValueError(f"rules.json: {name!r} is not a template in app.core.vllm_text")
     return line
