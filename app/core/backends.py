@@ -377,8 +377,10 @@ def _npu_choice(
 
 # 0.19.0-0.33.0 v1/attention/backends/rocm_attn.py RocmAttentionBackend.get_supported_head_sizes
 ROCM_ATTN_HEAD_SIZES = frozenset({32, 64, 80, 96, 128, 160, 192, 224, 256})
-# models that hand the attention layer learned sinks (gpt_oss.py OAIAttention: sinks=self.sinks), which
-# ROCM_ATTN refuses (supports_sink False: "attention sinks not supported")
+# models that hand every attention layer learned sinks (gpt_oss.py OAIAttention: sinks=self.sinks, 0.11.0-0.33.0),
+# which ROCM_ATTN refuses (supports_sink False: "attention sinks not supported") and CUDA backends take by device
+# (VersionRules.sink_backends). Not listed: models whose sinks a config field turns on (mimo_v2.py
+# add_swa_attention_sink_bias, laguna.py attention_sink, granite.py attention_sinks / layer_types), not read yet
 SINK_ARCHITECTURES = frozenset({"GptOssForCausalLM"})
 
 
@@ -546,6 +548,11 @@ def _cuda_choice(
         )
     else:
         candidates = cuda_candidates(mla=model.mla is not None, sm=sm, rules=rules)
+        if (
+            model.architecture in SINK_ARCHITECTURES
+        ):  # validate_configuration: "attention sinks not supported"
+            takes = dict(rules.sink_backends)
+            candidates = [b for b in candidates if b.name not in takes or sm // 10 in takes[b.name]]
         nope = model.mla.qk_nope_head_dim if model.mla is not None else None
         if (
             rules.flashinfer_mla_nope_dims is not None

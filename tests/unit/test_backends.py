@@ -191,3 +191,27 @@ def test_rocm_refuses_what_no_backend_takes() -> None:
     with pytest.raises(InvalidServeConfigError) as info:
         choose(dense(), MI300X, "0.33.0", block_size=24)
     assert info.value.field == "block_size"
+
+
+@pytest.mark.parametrize(
+    ("device", "version", "backend"),
+    [
+        # 0.11.0 platforms/cuda.py: "(has_sink or use_fp8_kv_cache) and not cls.is_device_capability(90)" -> TRITON_ATTN
+        ("nvidia-a100-sxm4-80gb", "0.11.0", "TRITON_ATTN"),
+        # 0.14.0-0.33.0 flash_attn.py supports_sink: FA3 (9.x) / FA4 (10.x, 0.22+); FA2 on 8.x takes no sinks
+        ("nvidia-a100-sxm4-80gb", "0.33.0", "TRITON_ATTN"),
+        ("nvidia-h100-sxm-80gb", "0.33.0", "FLASH_ATTN"),
+        # flashinfer.py supports_sink with TRTLLM (10.x)
+        ("nvidia-b200", "0.19.0", "FLASHINFER"),
+        # 12.x before 0.30: neither FA2 nor FlashInfer takes sinks -- vllm#40153 (GPT-OSS-20B on an RTX PRO 6000,
+        # SM120): "Using TRITON_ATTN attention backend out of potential backends: ['TRITON_ATTN']", "FLASH_ATTN: [sink
+        # setting not supported], FLASHINFER: [sink setting not supported]"; 0.30.0+ FlashInfer's XQA decode takes them
+        ("nvidia-rtx-pro-6000-blackwell-96gb", "0.19.0", "TRITON_ATTN"),
+        ("nvidia-rtx-5090-32gb", "0.33.0", "FLASHINFER"),
+    ],
+)
+def test_a_sink_model_skips_the_backends_that_refuse_sinks(device: str, version: str, backend: str) -> None:
+    from app.core.catalog import find_model
+
+    model = find_model("openai/gpt-oss-20b")  # GptOssForCausalLM: sinks on every attention layer
+    assert choose(model, find_device(device), version).name == backend
