@@ -38,6 +38,7 @@ class Backend:
     min_sm: int = 0
     max_sm: int = 10_000
     fp8_min_sm: int = 0  # quantized KV only from this capability
+    fp8_max_sm: int = 10_000  # and up to this one
     sm100_only_dtypes: frozenset[str] = frozenset()  # of kv_dtypes, those taken on SM10x only
 
     def accepts_block(self, block_size: int) -> bool:
@@ -60,11 +61,15 @@ class Backend:
             return True
         if kv_cache_dtype in self.sm100_only_dtypes and sm // 10 != 10:
             return False
-        return kv_cache_dtype in self.kv_dtypes and sm >= self.fp8_min_sm
+        return kv_cache_dtype in self.kv_dtypes and self.fp8_min_sm <= sm <= self.fp8_max_sm
 
 
 # 0.33.0 table (reference §5.2); capability limits from §5.2 notes and 0.11.0 is_kv_cache_dtype_supported.
-FLASH_ATTN = Backend("FLASH_ATTN", multiple_of=16, kv_dtypes=FP8_E4M3, min_sm=80, fp8_min_sm=90)
+# quantized KV with FA3 on 9.x (fa_utils.flash_attn_supports_fp8, 0.11.0-0.32.0) or FA4 on 10.x (0.33.0
+# flash_attn_supports_kv_cache_dtype); 12.x runs FA2, which takes none
+FLASH_ATTN = Backend(
+    "FLASH_ATTN", multiple_of=16, kv_dtypes=FP8_E4M3, min_sm=80, fp8_min_sm=90, fp8_max_sm=109
+)
 FLASHINFER = Backend("FLASHINFER", fixed_sizes=(16, 32, 64), kv_dtypes=FP8_ALL, min_sm=80)
 TRITON_ATTN = Backend("TRITON_ATTN", multiple_of=16, kv_dtypes=FP8_ALL, min_sm=0, fp8_min_sm=89)
 FLEX_ATTENTION = Backend("FLEX_ATTENTION", multiple_of=16)
@@ -372,8 +377,10 @@ def _npu_choice(
 
 # 0.19.0-0.33.0 v1/attention/backends/rocm_attn.py RocmAttentionBackend.get_supported_head_sizes
 ROCM_ATTN_HEAD_SIZES = frozenset({32, 64, 80, 96, 128, 160, 192, 224, 256})
-# models that hand the attention layer learned sinks (gpt_oss.py OAIAttention: sinks=self.sinks), which
-# ROCM_ATTN refuses (supports_sink False: "attention sinks not supported")
+# models that hand every attention layer learned sinks (gpt_oss.py OAIAttention: sinks=self.sinks, 0.11.0-0.33.0),
+# which ROCM_ATTN refuses (supports_sink False: "attention sinks not supported") and CUDA backends take by device
+# (VersionRules.sink_backends). Not listed: models whose sinks a config field turns on (mimo_v2.py
+# add_swa_attention_sink_bias, laguna.py attention_sink, granite.py attention_sinks / layer_types), not read yet
 SINK_ARCHITECTURES = frozenset({"GptOssForCausalLM"})
 
 
@@ -541,6 +548,11 @@ def _cuda_choice(
         )
     else:
         candidates = cuda_candidates(mla=model.mla is not None, sm=sm, rules=rules)
+        if (
+            model.architecture in SINK_ARCHITECTURES
+        ):  # validate_configuration: "attention sinks not supported"
+            takes = dict(rules.sink_backends)
+            candidates = [b for b in candidates if b.name not in takes or sm // 10 in takes[b.name]]
         nope = model.mla.qk_nope_head_dim if model.mla is not None else None
         if (
             rules.flashinfer_mla_nope_dims is not None

@@ -159,6 +159,9 @@ class VersionRules:
     mla_forcing: Literal["backend", "device_0_11", "device_0_14", "device_0_15"] = "backend"
     # the qk_nope_head_dim values FLASHINFER_MLA takes (mla/flashinfer_mla.py supports_combination); None: no check
     flashinfer_mla_nope_dims: tuple[int, ...] | None = None
+    # a model with learned attention sinks (backends.SINK_ARCHITECTURES): the capability majors on which each listed
+    # backend takes them (AttentionBackend.supports_sink); a backend not listed takes them everywhere (TRITON_ATTN)
+    sink_backends: tuple[tuple[str, tuple[int, ...]], ...] = ()
     # the default grid gains max_num_batched_tokens when it is within the largest capture size ("ensure
     # max_num_tokens is captured if within max capture size", 0.20.2+; absent in 0.19.0)
     capture_adds_batched_tokens: bool = False

@@ -186,6 +186,14 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.11.0",
+        "0.11.0 platforms/cuda.py get_attn_backend_cls: 'if (has_sink or use_fp8_kv_cache) and not "
+        "cls.is_device_capability(90)': TRITON_ATTN, FlashInfer on 10.0 before it; 0.14.0-0.19.0 flash_attn.py "
+        "supports_sink = flash_attn_supports_sinks() (get_flash_attn_version() == 3: 9.x), flashinfer.py "
+        "supports_sink with TRTLLM attention (10.x); triton_attn.py True",
+        {"sink_backends": (("FLASH_ATTN", (9,)), ("FLASHINFER", (10,)))},
+    ),
+    Change(
+        "0.11.0",
         "0.11.0 platforms/cuda.py get_attn_backend_cls: FlashInfer first only 'if cls.is_device_capability(100)', "
         "FlashAttention otherwise, 12.x included (0.10.2 not read)",
         {
@@ -492,6 +500,12 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.22.0",
+        "0.22.0 v1/attention/backends/fa_utils.py flash_attn_supports_sinks: get_flash_attn_version() in (3, 4), so "
+        "FA4 on 10.x takes sinks too (0.19.0: == 3; 0.20.x / 0.21.x not read)",
+        {"sink_backends": (("FLASH_ATTN", (9, 10)), ("FLASHINFER", (10,)))},
+    ),
+    Change(
+        "0.22.0",
         "0.22.1 model_executor/layers/attention/attention.py Attention.__init__: a compressed-tensors checkpoint "
         "that declares kv_cache_scheme sets cache_dtype 'fp8' when --kv-cache-dtype is auto (absent in 0.21.0)",
         {"checkpoint_kv_dtype_compressed_tensors": True},
@@ -584,6 +598,12 @@ CHANGELOG: tuple[Change, ...] = (
         "TRITON_FLASHINFER on SM 10.x (v1/attention/backends/triton_flash_attn.py / triton_flashinfer.py composites: "
         "head sizes 256 / 512; TRITON_FLASHINFER kernel block 64); absent in 0.27.1",
         {"mm_prefix_composites": True},
+    ),
+    Change(
+        "0.30.0",
+        "0.30.0 v1/attention/backends/flashinfer.py FlashInferBackend.supports_sink: on 9.0 and 12.x with XQA decode "
+        "(supports_trtllm_attention(is_prefill=False)) as on 10.x (0.27.1: 10.x only)",
+        {"sink_backends": (("FLASH_ATTN", (9, 10)), ("FLASHINFER", (9, 10, 12)))},
     ),
     Change(
         "0.30.0",

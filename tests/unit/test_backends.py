@@ -104,7 +104,7 @@ def test_priority_lists_come_from_the_rules_table() -> None:
     assert names == ["CUTLASS_MLA", "FLASHINFER_MLA", "FLASH_ATTN_MLA", "FLASHMLA", "TRITON_MLA"]
     # "if device_capability.major == 10": 12.x (RTX 5090, GB10) takes the FlashAttention-first list, as a real GB10
     # log shows ("Using FLASH_ATTN attention backend out of potential backends: ['FLASH_ATTN', 'FLASHINFER',
-    # 'TRITON_ATTN', 'FLEX_ATTENTION']", heldout-2026-12g nv_gb10_spark_qwen3_30b_a3b_fp8_kv_4_04_88176.log)
+    # 'TRITON_ATTN', 'FLEX_ATTENTION']", heldout-2026-12g nv_gb10_spark_qwen35_35b_a3b_fp8_docker_logs_kv_55_72_729696.log)
     for version in ("0.11.0", "0.19.0", "0.33.0"):
         names = [b.name for b in cuda_candidates(mla=False, sm=121, rules=rules_for(version))]
         assert names == ["FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION"]
@@ -119,6 +119,13 @@ def test_fp8_kv_on_ampere_falls_back_with_a_warning() -> None:
     assert choice.name == "FLASHINFER"
     assert choice.warnings and "FLASH_ATTN (no fp8 KV cache here)" in choice.warnings[0]
     assert choose(dense(), H100, "0.19.0", kv_cache_dtype="fp8").name == "FLASH_ATTN"
+    # 12.x (GB10) runs FA2: no fp8 there, FlashInfer takes it, as four real GB10 fp8 logs show ("Using FLASHINFER
+    # attention backend out of potential backends: ('FLASHINFER', 'TRITON_ATTN')", heldout-2026-12g
+    # nv_gb10_spark_qwen3_30b_a3b_fp8_kv_4_04_88176.log, kv_cache_dtype=fp8); auto keeps FLASH_ATTN
+    # (nv_gb10_spark_qwen35_35b_a3b_fp8_docker_logs_kv_55_72_729696.log, kv_cache_dtype=auto)
+    gb10 = find_device("nvidia-gb10")
+    assert choose(dense(), gb10, "0.19.0", kv_cache_dtype="fp8").name == "FLASHINFER"
+    assert choose(dense(), gb10, "0.19.0").name == "FLASH_ATTN"
 
 
 def test_fp8_ds_mla_needs_0_14_and_an_mla_model() -> None:
@@ -184,3 +191,27 @@ def test_rocm_refuses_what_no_backend_takes() -> None:
     with pytest.raises(InvalidServeConfigError) as info:
         choose(dense(), MI300X, "0.33.0", block_size=24)
     assert info.value.field == "block_size"
+
+
+@pytest.mark.parametrize(
+    ("device", "version", "backend"),
+    [
+        # 0.11.0 platforms/cuda.py: "(has_sink or use_fp8_kv_cache) and not cls.is_device_capability(90)" -> TRITON_ATTN
+        ("nvidia-a100-sxm4-80gb", "0.11.0", "TRITON_ATTN"),
+        # 0.14.0-0.33.0 flash_attn.py supports_sink: FA3 (9.x) / FA4 (10.x, 0.22+); FA2 on 8.x takes no sinks
+        ("nvidia-a100-sxm4-80gb", "0.33.0", "TRITON_ATTN"),
+        ("nvidia-h100-sxm-80gb", "0.33.0", "FLASH_ATTN"),
+        # flashinfer.py supports_sink with TRTLLM (10.x)
+        ("nvidia-b200", "0.19.0", "FLASHINFER"),
+        # 12.x before 0.30: neither FA2 nor FlashInfer takes sinks -- vllm#40153 (GPT-OSS-20B on an RTX PRO 6000,
+        # SM120): "Using TRITON_ATTN attention backend out of potential backends: ['TRITON_ATTN']", "FLASH_ATTN: [sink
+        # setting not supported], FLASHINFER: [sink setting not supported]"; 0.30.0+ FlashInfer's XQA decode takes them
+        ("nvidia-rtx-pro-6000-blackwell-96gb", "0.19.0", "TRITON_ATTN"),
+        ("nvidia-rtx-5090-32gb", "0.33.0", "FLASHINFER"),
+    ],
+)
+def test_a_sink_model_skips_the_backends_that_refuse_sinks(device: str, version: str, backend: str) -> None:
+    from app.core.catalog import find_model
+
+    model = find_model("openai/gpt-oss-20b")  # GptOssForCausalLM: sinks on every attention layer
+    assert choose(model, find_device(device), version).name == backend

@@ -30,8 +30,9 @@ def test_the_table_in_order() -> None:
     # and NPU_KERNEL_FAILED (CANN's AI Core fault report), ASCEND_RUNNER_TAG (vllm-ascend's runner module in the tag);
     # round 9 (heldout-2026-12i) adds NPU_INNER_ERROR, WORKER_EXCEPTION, WORKER_METHOD_ERROR, DEVICE_API_ERROR,
     # CPP_TERMINATE, WEIGHT_PROCESS_FRAME and WEIGHT_REPACK_FRAME (app/core/vllm_text_failures.py), then
-    # (heldout-2026-12j) V0_WORKER_METHOD_ERROR, SERVER_DIED, ENGINES_TIMEOUT and ENGINE_CORE_TAG
-    assert len(RULES) == len(rows) == 123
+    # (heldout-2026-12j) V0_WORKER_METHOD_ERROR, SERVER_DIED, ENGINES_TIMEOUT and ENGINE_CORE_TAG; rules9 adds the three CUDA-graph refusals
+    # of app/core/vllm_text_graphs.py
+    assert len(RULES) == len(rows) == 126
     first, weights = RULES[0], next(r for r, row in zip(RULES, rows, strict=True) if row["line"] == "WEIGHTS")
     assert (first.needle, first.run_start, first.kv) == (vt.SERVER_VERSION.needle, True, False)
     assert weights.kv and weights.pattern.search("Loading model weights took 14.99 GB") is not None

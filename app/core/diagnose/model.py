@@ -46,6 +46,7 @@ FAILURE_VERDICTS: dict[str, FailureKey] = {
     "startup_failed": "failed",
     "device_fault": "failed",  # illegal memory access, GPU hang, core dump: a fault, not a budget
     "npu_error": "failed",  # an Ascend operator / ACL call failed
+    "graph_refused": "failed",  # a cudagraph_mode / capture-size / -cc key vLLM refuses: the flags, not memory
 }
 # what a device must offer for a fact the log prints (vLLM's own checks; device catalog capabilities)
 BF16_MIN_SM = (

@@ -126,6 +126,9 @@ DEVICE_FAULT_TEXT: dict[str, str] = {
         "a device fault (illegal memory access, GPU hang or a crash with a core dump) — a kernel, driver or firmware problem"
     ),
     "npu_error": N_("an Ascend operator or ACL call failed — a CANN / torch_npu / kernel problem"),
+    "graph_refused": N_(
+        "vLLM refused the CUDA-graph or compilation settings (cudagraph_mode, the capture sizes or a --compilation-config key) — change the flag the error names"
+    ),
 }
 
 

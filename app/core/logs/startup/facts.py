@@ -34,6 +34,7 @@ ErrorKind = Literal[
     "autofit_failed",
     "device_fault",  # illegal memory access, GPU hang / memory access fault, a core dump: not a budget
     "npu_error",  # an Ascend operator or ACL call failed (torch_npu "NPU function error", ERR… call acl api failed)
+    "graph_refused",  # vLLM refused the CUDA-graph / compilation settings (cudagraph_mode, capture sizes, a -cc key)
     "startup_failed",  # a traceback / "EngineCore failed to start" with no recognised cause
 ]
 # where the start-up was when a line came: an out-of-memory is classified by it
