@@ -279,6 +279,13 @@ def renderer_cpu(trace: bytes) -> dict[tuple[int, int], dict[str, list[float]]]:
     return moves
 
 
+# Playwright polls a wait_for_function every animation frame by default: ~26 extra frames a move, each a
+# lifecycle update of ~1 ms on the page's main thread, which "renderer CPU" counted as the page's own work
+# (a trace of 12 moves, 2026-12-02). Polling on a timer instead leaves the page's frames to the page; the
+# figures are the page's own timestamps, so the wait's granularity is not in them.
+POLL_MS = 20
+
+
 class Slider:
     """One tree's page in Chromium, moved one key press at a time; its samples in the page."""
 
@@ -306,10 +313,14 @@ class Slider:
         self.page.evaluate("() => console.timeStamp('slider-move')")  # the trace's mark (renderer_cpu)
         self.slider.focus()
         self.slider.press(key)
-        self.page.wait_for_function("n => (window.__settled || 0) > n", arg=settled, timeout=30_000)
+        self.page.wait_for_function(
+            "n => (window.__settled || 0) > n", arg=settled, timeout=30_000, polling=POLL_MS
+        )
         # the move's follow-ups: the Speed slot (on load) and the recommendation (load delay:400ms)
-        self.page.wait_for_function("n => window.__done > n", arg=done, timeout=30_000)
-        self.page.wait_for_function("n => window.__frame.length >= n", arg=settled + 1, timeout=30_000)
+        self.page.wait_for_function("n => window.__done > n", arg=done, timeout=30_000, polling=POLL_MS)
+        self.page.wait_for_function(
+            "n => window.__frame.length >= n", arg=settled + 1, timeout=30_000, polling=POLL_MS
+        )
         self.cpu.append((_cpu_seconds(self.server.pid) - before) * 1000)
         self.page.evaluate("() => console.timeStamp('slider-moved')")
 
