@@ -46,6 +46,8 @@ def test_the_slots_hold_their_sections_until_the_answers_arrive(live_server: Liv
     expect(page.locator("#speed-ttft")).to_be_visible()
     expect(page.locator("#recommend")).to_be_visible()
     expect(page.locator("#speed-slot, #recommend-slot")).to_have_count(0)  # both answered
+    page.locator("#speed-table-details > summary").click()  # opened: it opens again with the new answer
+    expect(page.locator("#speed-table-details")).to_have_attribute("open", "")
     speed_before = _box(page, "#speed")
     formula_gap = _box(page, "section[aria-labelledby=h-formula]")["y"] - speed_before["y"]
     recommend_before = _box(page, "#recommend")
@@ -79,6 +81,7 @@ def test_the_slots_hold_their_sections_until_the_answers_arrive(live_server: Liv
     expect(page.locator("#speed-slot")).to_have_count(0)
     expect(page.locator("#speed")).not_to_have_attribute("inert", "")
     expect(page.locator("#speed-ttft")).to_be_visible()
+    expect(page.locator("#speed-table-details")).to_have_attribute("open", "")
     expect(page.locator("#recommend-slot")).to_have_count(0)  # its own answer, 400 ms later
 
     # a failed answer: the placeholder again, not the old numbers
