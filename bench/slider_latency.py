@@ -114,7 +114,16 @@ def line(name: str, ms: list[float]) -> str:
 def asgi_request(
     loop: asyncio.AbstractEventLoop, app: Any, path: str, body: bytes, *, query: bytes = b""
 ) -> tuple[int, bytes]:
-    """POST ``body`` as htmx does (a GET of ``query`` when ``body`` is empty, as an API client does)."""
+    """POST ``body`` as htmx does (a GET of ``query`` when ``body`` is empty, as an API client does).
+
+    One request as its own run of ``loop``: anyio takes that run's task for the root task and stops the
+    thread-pool worker with it, so each call starts a thread (~0.2-2 ms, which uvicorn's long-lived root
+    task never pays). A sequence to time runs inside one coroutine instead (``asgi_call``, ``server_only``)."""
+    return loop.run_until_complete(asgi_call(app, path, body, query=query))
+
+
+async def asgi_call(app: Any, path: str, body: bytes, *, query: bytes = b"") -> tuple[int, bytes]:
+    """``asgi_request``'s request, awaited on the running loop."""
     status, chunks = 0, []
     headers = [(b"host", b"127.0.0.1")]
     if body:
@@ -135,7 +144,7 @@ def asgi_request(
         "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query, "root_path": "",
         "headers": headers, "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 18060),
     }  # fmt: skip
-    loop.run_until_complete(app(scope, receive, send))
+    await app(scope, receive, send)
     return status, b"".join(chunks)
 
 
@@ -143,18 +152,18 @@ STATE = re.compile(r'id="planner-state" name="state" form="command-form" value="
 FOLLOW_UPS = ("/speed", "/recommend")  # what the swapped results load (templates/_partials/*_slot)
 
 
-def _move(loop: asyncio.AbstractEventLoop, app: Any, body: bytes) -> dict[str, float]:
+async def _move(app: Any, body: bytes) -> dict[str, float]:
     """One slider move as the page makes it: the form to /, then the results' two slots, which post
     the #planner-state the results carry. CPU seconds per request (time.process_time)."""
     start = time.process_time()
-    status, html = asgi_request(loop, app, "/", body)
+    status, html = await asgi_call(app, "/", body)
     cpu = {"/": time.process_time() - start}
     found = STATE.search(html.decode())
     assert status == 200 and found, status
     state = urllib.parse.urlencode({"state": htmllib.unescape(found.group(1))}).encode()
     for path in FOLLOW_UPS:
         start = time.process_time()
-        status, _ = asgi_request(loop, app, path, state)
+        status, _ = await asgi_call(app, path, state)
         cpu[path] = time.process_time() - start
         assert status in (200, 422), (path, status)  # 422: an answer the page shows (its slot swaps it)
     return cpu
@@ -165,16 +174,19 @@ def server_only(cases: list[str], requests: int) -> None:
 
     app = create_app()
     warm_up(app.state.renderer)
-    loop = asyncio.new_event_loop()
     print("server CPU per slider move, in process (time.process_time)")
+    asyncio.run(_server_only(app, cases, requests))  # one root task: the thread pool's workers are reused
+
+
+async def _server_only(app: Any, cases: list[str], requests: int) -> None:
     for name in cases:
         bodies = [
             urllib.parse.urlencode({"v": "1", **CASES[name], "max_model_len": LENGTHS[i % 4]}).encode()
             for i in range(requests)
         ]
         for body in bodies[:4]:  # warm: first render of each template, the catalog's caches
-            _move(loop, app, body)
-        moves = [_move(loop, app, body) for body in bodies]
+            await _move(app, body)
+        moves = [await _move(app, body) for body in bodies]
         print(f"{name}:")
         for path in ("/", *FOLLOW_UPS):
             print(line(f"CPU {path}", [m[path] * 1000 for m in moves]))
@@ -182,11 +194,10 @@ def server_only(cases: list[str], requests: int) -> None:
         api = []
         for body in bodies:  # the same inputs as GET /api/estimate (its JSON encoding included)
             start = time.process_time()
-            status, _ = asgi_request(loop, app, "/api/estimate", b"", query=body)
+            status, _ = await asgi_call(app, "/api/estimate", b"", query=body)
             api.append((time.process_time() - start) * 1000)
             assert status == 200, status
         print(line("CPU /api/estimate", api))
-    loop.close()
 
 
 # --- in Chromium --------------------------------------------------------------------------------------
