@@ -6,7 +6,7 @@
 
 For each case (Llama-3.1-8B on one H100; Qwen3-Next-80B TP 4; DeepSeek-V3 TP 8; a pasted 10,000-layer
 Qwen3-MoE config.json, the hostile audit's, carried by the permalink and posted with every move) it
-prints p50/p95 in milliseconds of:
+prints p50/p90/p95 in milliseconds of:
 
 - ``request -> settle``: htmx's beforeRequest to afterSettle, in the page (performance.now): the
   network, the server and the swap;
@@ -104,7 +104,8 @@ def line(name: str, ms: list[float]) -> str:
     if not ms:
         return f"  {name:<16} no samples"
     return (
-        f"  {name:<16} n={len(ms):<3} p50={percentile(ms, 0.5):7.1f} ms  p95={percentile(ms, 0.95):7.1f} ms"
+        f"  {name:<16} n={len(ms):<3} p50={percentile(ms, 0.5):7.1f} ms  p90={percentile(ms, 0.9):7.1f} ms"
+        f"  p95={percentile(ms, 0.95):7.1f} ms"
     )
 
 
