@@ -15,8 +15,11 @@ prints p50/p90/p95 in milliseconds of:
   byte) and the swap (last byte to settled);
 - ``settle -> frame``: afterSettle to the end of the next frame (requestAnimationFrame, then a task): the
   style, layout and paint of the new results, which the figures above leave out;
-- ``/speed slot``, ``/recommend slot``: the two requests a swap starts (hx-trigger "load", "load delay:400ms"),
-  request to beforeSwap (the swapped slot leaves the document, so no later event of it bubbles);
+- ``request -> speed``: htmx's beforeRequest to the settle that brings the new Speed section (the results'
+  own, which carry it since round 9, or its slot's on a tree that loads it separately);
+- ``/speed slot``, ``/recommend slot``: the requests a swap starts (hx-trigger "load", "load delay:400ms"),
+  request to beforeSwap (the swapped slot leaves the document, so no later event of it bubbles); a tree
+  whose results carry the Speed section has no /speed samples;
 - ``server CPU``: the uvicorn child's own user + system seconds per move, all three requests (/proc/PID/stat), so
   Chromium's and Playwright's CPU are not in it.
 
@@ -206,10 +209,11 @@ async def _server_only(app: Any, cases: list[str], requests: int) -> None:
 CLOCK = """() => {
   window.__req = []; window.__key = []; window.__wait = []; window.__swap = []; window.__k = 0; window.__r = 0; window.__t0 = {};
   window.__part = {'speed-slot': [], 'recommend-slot': []}; window.__done = 0; window.__frame = [];
+  window.__speed = []; window.__s0 = 0;
   document.addEventListener('keydown', () => { window.__k = performance.now(); }, true);
   document.body.addEventListener('htmx:beforeRequest', (e) => {
     const id = e.detail.elt && e.detail.elt.id;
-    if (id === 'planner-form') { window.__r = performance.now(); }
+    if (id === 'planner-form') { window.__r = performance.now(); window.__s0 = window.__r; }
     if (id in window.__part) { window.__t0[id] = performance.now(); } });
   document.body.addEventListener('htmx:beforeSwap', (e) => {
     const id = e.detail.elt && e.detail.elt.id;
@@ -217,6 +221,8 @@ CLOCK = """() => {
       window.__part[id].push(performance.now() - window.__t0[id]); window.__t0[id] = 0;
       if (id === 'recommend-slot') { window.__done += 1; } } });
   document.body.addEventListener('htmx:afterSettle', (e) => {
+    if (window.__s0 && document.querySelector('#results #speed:not([inert])')) {
+      window.__speed.push(performance.now() - window.__s0); window.__s0 = 0; }
     if (!(e.detail.target && e.detail.target.id === 'results') || !window.__r) { return; }
     const now = performance.now();
     window.__req.push(now - window.__r); window.__r = 0;
@@ -337,13 +343,14 @@ class Slider:
         self.page.evaluate("() => console.timeStamp('slider-moved')")
 
     def samples(self) -> dict[str, list[float]]:
-        req, keyed, parts, wait, swap, frame = self.page.evaluate(
-            "() => [window.__req, window.__key, window.__part, window.__wait, window.__swap, window.__frame]"
+        req, keyed, parts, wait, swap, frame, speed = self.page.evaluate(
+            "() => [window.__req, window.__key, window.__part, window.__wait, window.__swap, window.__frame,"
+            " window.__speed]"
         )
         self.context.close()
         return {
             "request -> settle": req, "key -> settle": keyed, "  server wait": wait, "  swap": swap,
-            "settle -> frame": frame, "/speed slot": parts["speed-slot"],
+            "settle -> frame": frame, "request -> speed": speed, "/speed slot": parts["speed-slot"],
             "/recommend slot": parts["recommend-slot"], "server CPU": self.cpu, **self.work,
         }  # fmt: skip
 
@@ -352,6 +359,7 @@ NOTES = {
     "  server wait": "  (request sent -> first byte: the server)",
     "  swap": "  (last byte -> settled: Chromium and htmx)",
     "settle -> frame": "  (style, layout, paint)",
+    "request -> speed": "  (the new Speed section settled: with the results, or by its slot)",
     "server CPU": "  (all three requests; 10 ms clock ticks)",
     "renderer CPU": "  (the page's main thread, whole move: thread time in a trace)",
 }
