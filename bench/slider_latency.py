@@ -247,8 +247,14 @@ def _serve(port: int, tree: Path = ROOT) -> subprocess.Popen[bytes]:
     with socket.socket() as sock:
         if sock.connect_ex(("127.0.0.1", port)) == 0:
             raise SystemExit(f"port {port} is in use: pick another with --port")
+    # The venv's editable install maps app.templates, app.static and the spec folders to the tree it was
+    # installed from, whichever ``app`` is imported: without its finder the tree's own folders are read
+    # (app/resources.py's checkout fallback). Until round 9 a --vs server ran its own Python on this
+    # tree's templates and static files, so a template or JavaScript change was on both sides.
     code = (
-        "import sys; sys.path.insert(0, '.'); import uvicorn; from app.web.app import create_app; "
+        "import sys; sys.meta_path[:] = [f for f in sys.meta_path "
+        "if not getattr(f, '__module__', '').startswith('__editable__')]; "
+        "sys.path.insert(0, '.'); import uvicorn; from app.web.app import create_app; "
         f"uvicorn.run(create_app(), host='127.0.0.1', port={port}, log_level='warning')"
     )
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=tree)
