@@ -61,6 +61,25 @@ the fragment onto the old nodes: 22 text changes and 5 replaced elements a move,
 the XHR task read 19.7 vs 19.2 ms and its frame 14.0 vs 14.5: the Speed slot returns to its placeholder and
 comes back (and the recommendation slot likewise), moving everything below it, so the page below is laid out
 and painted again whatever the swap keeps.
+
+Round 9 (2026-12-02). Two measuring faults fixed first: Playwright polled its waits every animation frame
+(~20 extra frames a move on the page's thread: renderer CPU 85.0 -> 70.2 ms a move, same tree), and a
+``--vs`` server read this tree's templates and static files (the venv's editable finder), so round 8's
+swap experiments had the change on both sides. Then the results carry their Speed section (one request a
+move, not two; the slot holds the recommendation until its answer). Interleaved against main b8ed620, 24
+moves, load 14-19 (other helpers' suites), p50 / p90 in ms:
+
+    case       figure              this tree       main
+    llama      request -> speed    102.3 / 319.7   181.0 / 277.7
+    llama      request -> settle   102.3 / 319.7    79.6 / 170.0   (server wait 36.2 vs 23.9)
+    llama      renderer CPU         55.5 / 68.7     65.0 / 75.0
+    qwen3next  request -> speed    107.0 / 180.3   161.7 / 329.1
+    qwen3next  request -> settle   107.0 / 180.3    59.0 / 228.7   (server wait 50.3 vs 24.4)
+    qwen3next  renderer CPU         52.7 / 72.9     59.8 / 73.6
+
+The verdict now waits for the Speed section's CPU on the server (the results' request does both); the
+Speed section is on screen 55-80 ms sooner and the page's main thread does 7-10 ms less a move. On a
+quiet machine (load 2, an A/A run of main) request -> settle was 40-48 ms and the Speed slot another 45.
 """
 
 from __future__ import annotations
