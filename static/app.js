@@ -184,9 +184,8 @@
       event.detail.shouldSwap = false;
     }
   });
-  // A slider move replaces the results; the recommendation comes back in a request of its own (its slot:
-  // hx-trigger "load delay:400ms"), and so does the Speed section when the results do not carry it (a
-  // full page's first load, "Your own runs" pasted: app.web.speed.routes.inline_speed). Until a slot's answer arrives
+  // A slider move replaces the results, whose Speed section and recommendation come back in requests
+  // of their own (the slots: hx-trigger "load" and "load delay:400ms"). Until a slot's answer arrives
   // it holds the section it replaces, inert and (if the answer is slow) dimmed, instead of its one-line
   // placeholder: the page below keeps its place, so the answer's swap lays out and paints that section,
   // not everything under it twice (bench/slider_latency.py). A slot whose request fails shows its

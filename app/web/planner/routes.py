@@ -26,7 +26,6 @@ from app.web.inputs.params import PlannerParams
 from app.web.inputs.problems import Problem, error_of, problems_of, typed_values
 from app.web.inputs.resolve import capacity_curve_for, computed, estimate_for, resolve_lenient
 from app.web.planner import paste, views
-from app.web.speed.routes import inline_speed
 from app.web.templating import render, render_view, wants_fragment
 
 router = APIRouter()
@@ -97,11 +96,7 @@ def build_view(
 
 
 def render_planner(request: Request, view: views.PlannerView) -> Response:
-    # a slider move's results carry their Speed section (speed.inline_speed): one request, not two
-    speed = inline_speed(request, view.query) if view.lazy and view.result is not None else None
-    return render_view(
-        request, "planner.html", view, status=422 if view.command_error else None, speed_html=speed
-    )
+    return render_view(request, "planner.html", view, status=422 if view.command_error else None)
 
 
 @router.get("/", name="planner", response_class=HTMLResponse)

@@ -7,11 +7,8 @@ Everything the template shows is decided here; the chart is server-rendered SVG.
 
 from __future__ import annotations
 
-from urllib.parse import parse_qsl
-
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
-from markupsafe import Markup
 
 from app.core.errors import PlannerError
 from app.web.inputs.lenient import parse_lenient
@@ -21,7 +18,7 @@ from app.web.inputs.problems import error_of, problems_of
 from app.web.inputs.resolve import computed, resolve_lenient
 from app.web.speed.service import page_runs_lenient, performance_for
 from app.web.speed.views import speed_view
-from app.web.templating import Renderer, render
+from app.web.templating import render
 
 router = APIRouter()
 
@@ -36,25 +33,6 @@ async def speed_fragment(request: Request) -> Response:
 
 
 def _speed_fragment(request: Request, items: list[tuple[str, str]]) -> Response:
-    context, status = speed_context(request, items)
-    return render(request, "speed.html", "speed", context, status=status)
-
-
-def inline_speed(request: Request, state: str) -> Markup | None:
-    """The Speed section a slider move's results carry in place of its slot: block ``speed`` for the
-    results' ``#planner-state`` (``state``), the answer the slot's POST /speed would get, so the move
-    needs no second request. None (the slot loads it) while "Your own runs" holds text: reading and
-    simulating up to 64 pasted runs is for the slot, not for the verdict to wait on."""
-    items = parse_qsl(state, keep_blank_values=True)
-    if any(key == "my_runs" and value for key, value in items):
-        return None
-    context, _status = speed_context(request, items)
-    renderer: Renderer = request.app.state.renderer
-    return Markup(renderer.block("speed.html", "speed", request, context))  # the template escaped it
-
-
-def speed_context(request: Request, items: list[tuple[str, str]]) -> tuple[dict[str, object], int]:
-    """Block ``speed``'s context for the planner's inputs, and its status (422: the section's error)."""
     params, problems = parse_lenient(PlannerParams, items)
     resolved, more = resolve_lenient(params, problems)
     context: dict[str, object] = {
@@ -75,4 +53,4 @@ def speed_context(request: Request, items: list[tuple[str, str]]) -> tuple[dict[
     except PlannerError as exc:
         context["error"] = error_of(exc)
         status = 422
-    return context, status
+    return render(request, "speed.html", "speed", context, status=status)
