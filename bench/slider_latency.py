@@ -15,8 +15,8 @@ prints p50/p90/p95 in milliseconds of:
   byte) and the swap (last byte to settled);
 - ``settle -> frame``: afterSettle to the end of the next frame (requestAnimationFrame, then a task): the
   style, layout and paint of the new results, which the figures above leave out;
-- ``request -> speed``: htmx's beforeRequest to the settle that brings the new Speed section (the results'
-  own, which carry it since round 9, or its slot's on a tree that loads it separately);
+- ``request -> speed``: htmx's beforeRequest to the settle that brings the new Speed section (its slot's,
+  or the results' own on a tree whose results carry it);
 - ``/speed slot``, ``/recommend slot``: the requests a swap starts (hx-trigger "load", "load delay:400ms"),
   request to beforeSwap (the swapped slot leaves the document, so no later event of it bubbles); a tree
   whose results carry the Speed section has no /speed samples;
@@ -65,9 +65,11 @@ and painted again whatever the swap keeps.
 Round 9 (2026-12-02). Two measuring faults fixed first: Playwright polled its waits every animation frame
 (~20 extra frames a move on the page's thread: renderer CPU 85.0 -> 70.2 ms a move, same tree), and a
 ``--vs`` server read this tree's templates and static files (the venv's editable finder), so round 8's
-swap experiments had the change on both sides. Then the results carry their Speed section (one request a
-move, not two; the slot holds the recommendation until its answer). Interleaved against main b8ed620, 24
-moves, load 14-19 (other helpers' suites), p50 / p90 in ms:
+swap experiments had the change on both sides. Then, tried and reverted: the results carrying their Speed
+section (one request a move, not two; the planner route rendering speed.html's block for its own state).
+It breaks the layout rule (a feature's routes import no other feature: tests/unit/test_architecture.py);
+done again it needs the section's context in the kernel or a hook the app factory wires. Interleaved
+against main b8ed620, 24 moves, load 14-19 (other helpers' suites), p50 / p90 in ms:
 
     case       figure              this tree       main
     llama      request -> speed    102.3 / 319.7   181.0 / 277.7
