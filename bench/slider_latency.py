@@ -82,6 +82,14 @@ against main b8ed620, 24 moves, load 14-19 (other helpers' suites), p50 / p90 in
 The verdict now waits for the Speed section's CPU on the server (the results' request does both); the
 Speed section is on screen 55-80 ms sooner and the page's main thread does 7-10 ms less a move. On a
 quiet machine (load 2, an A/A run of main) request -> settle was 40-48 ms and the Speed slot another 45.
+
+What stays: the slots hold the section they replace (static/app.js). Against main, 20 moves, load 7-10:
+request -> settle 28.4 / 38.7 vs 27.6 / 36.4 (llama), 29.0 / 39.2 vs 28.4 / 32.2 (qwen3next); request ->
+speed 64.1 vs 61.6 and 62.9 vs 57.6; renderer CPU 57.6 vs 52.9 and 59.9 vs 57.1 (layout +0.7, paint +0.8).
+So the page below being laid out twice was not the cost round 8 suspected: the hold keeps the section on
+screen (no collapse to a line and back) for ~3-5 ms more of the page's thread a move, laying the held
+section out again in the results' frame. Style + layout + paint are ~20 ms of ~55 ms; the rest is htmx's
+swap and the three XHRs' tasks.
 """
 
 from __future__ import annotations
