@@ -6,7 +6,7 @@
 
 For each case (Llama-3.1-8B on one H100; Qwen3-Next-80B TP 4; DeepSeek-V3 TP 8; a pasted 10,000-layer
 Qwen3-MoE config.json, the hostile audit's, carried by the permalink and posted with every move) it
-prints p50/p95 in milliseconds of:
+prints p50/p90/p95 in milliseconds of:
 
 - ``request -> settle``: htmx's beforeRequest to afterSettle, in the page (performance.now): the
   network, the server and the swap;
@@ -15,8 +15,11 @@ prints p50/p95 in milliseconds of:
   byte) and the swap (last byte to settled);
 - ``settle -> frame``: afterSettle to the end of the next frame (requestAnimationFrame, then a task): the
   style, layout and paint of the new results, which the figures above leave out;
-- ``/speed slot``, ``/recommend slot``: the two requests a swap starts (hx-trigger "load", "load delay:400ms"),
-  request to beforeSwap (the swapped slot leaves the document, so no later event of it bubbles);
+- ``request -> speed``: htmx's beforeRequest to the settle that brings the new Speed section (its slot's,
+  or the results' own on a tree whose results carry it);
+- ``/speed slot``, ``/recommend slot``: the requests a swap starts (hx-trigger "load", "load delay:400ms"),
+  request to beforeSwap (the swapped slot leaves the document, so no later event of it bubbles); a tree
+  whose results carry the Speed section has no /speed samples;
 - ``server CPU``: the uvicorn child's own user + system seconds per move, all three requests (/proc/PID/stat), so
   Chromium's and Playwright's CPU are not in it.
 
@@ -58,6 +61,35 @@ the fragment onto the old nodes: 22 text changes and 5 replaced elements a move,
 the XHR task read 19.7 vs 19.2 ms and its frame 14.0 vs 14.5: the Speed slot returns to its placeholder and
 comes back (and the recommendation slot likewise), moving everything below it, so the page below is laid out
 and painted again whatever the swap keeps.
+
+Round 9 (2026-12-02). Two measuring faults fixed first: Playwright polled its waits every animation frame
+(~20 extra frames a move on the page's thread: renderer CPU 85.0 -> 70.2 ms a move, same tree), and a
+``--vs`` server read this tree's templates and static files (the venv's editable finder), so round 8's
+swap experiments had the change on both sides. Then, tried and reverted: the results carrying their Speed
+section (one request a move, not two; the planner route rendering speed.html's block for its own state).
+It breaks the layout rule (a feature's routes import no other feature: tests/unit/test_architecture.py);
+done again it needs the section's context in the kernel or a hook the app factory wires. Interleaved
+against main b8ed620, 24 moves, load 14-19 (other helpers' suites), p50 / p90 in ms:
+
+    case       figure              this tree       main
+    llama      request -> speed    102.3 / 319.7   181.0 / 277.7
+    llama      request -> settle   102.3 / 319.7    79.6 / 170.0   (server wait 36.2 vs 23.9)
+    llama      renderer CPU         55.5 / 68.7     65.0 / 75.0
+    qwen3next  request -> speed    107.0 / 180.3   161.7 / 329.1
+    qwen3next  request -> settle   107.0 / 180.3    59.0 / 228.7   (server wait 50.3 vs 24.4)
+    qwen3next  renderer CPU         52.7 / 72.9     59.8 / 73.6
+
+The verdict now waits for the Speed section's CPU on the server (the results' request does both); the
+Speed section is on screen 55-80 ms sooner and the page's main thread does 7-10 ms less a move. On a
+quiet machine (load 2, an A/A run of main) request -> settle was 40-48 ms and the Speed slot another 45.
+
+What stays: the slots hold the section they replace (static/app.js). Against main, 20 moves, load 7-10:
+request -> settle 28.4 / 38.7 vs 27.6 / 36.4 (llama), 29.0 / 39.2 vs 28.4 / 32.2 (qwen3next); request ->
+speed 64.1 vs 61.6 and 62.9 vs 57.6; renderer CPU 57.6 vs 52.9 and 59.9 vs 57.1 (layout +0.7, paint +0.8).
+So the page below being laid out twice was not the cost round 8 suspected: the hold keeps the section on
+screen (no collapse to a line and back) for ~3-5 ms more of the page's thread a move, laying the held
+section out again in the results' frame. Style + layout + paint are ~20 ms of ~55 ms; the rest is htmx's
+swap and the three XHRs' tasks.
 """
 
 from __future__ import annotations
@@ -104,7 +136,8 @@ def line(name: str, ms: list[float]) -> str:
     if not ms:
         return f"  {name:<16} no samples"
     return (
-        f"  {name:<16} n={len(ms):<3} p50={percentile(ms, 0.5):7.1f} ms  p95={percentile(ms, 0.95):7.1f} ms"
+        f"  {name:<16} n={len(ms):<3} p50={percentile(ms, 0.5):7.1f} ms  p90={percentile(ms, 0.9):7.1f} ms"
+        f"  p95={percentile(ms, 0.95):7.1f} ms"
     )
 
 
@@ -114,7 +147,16 @@ def line(name: str, ms: list[float]) -> str:
 def asgi_request(
     loop: asyncio.AbstractEventLoop, app: Any, path: str, body: bytes, *, query: bytes = b""
 ) -> tuple[int, bytes]:
-    """POST ``body`` as htmx does (a GET of ``query`` when ``body`` is empty, as an API client does)."""
+    """POST ``body`` as htmx does (a GET of ``query`` when ``body`` is empty, as an API client does).
+
+    One request as its own run of ``loop``: anyio takes that run's task for the root task and stops the
+    thread-pool worker with it, so each call starts a thread (~0.2-2 ms, which uvicorn's long-lived root
+    task never pays). A sequence to time runs inside one coroutine instead (``asgi_call``, ``server_only``)."""
+    return loop.run_until_complete(asgi_call(app, path, body, query=query))
+
+
+async def asgi_call(app: Any, path: str, body: bytes, *, query: bytes = b"") -> tuple[int, bytes]:
+    """``asgi_request``'s request, awaited on the running loop."""
     status, chunks = 0, []
     headers = [(b"host", b"127.0.0.1")]
     if body:
@@ -135,7 +177,7 @@ def asgi_request(
         "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query, "root_path": "",
         "headers": headers, "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 18060),
     }  # fmt: skip
-    loop.run_until_complete(app(scope, receive, send))
+    await app(scope, receive, send)
     return status, b"".join(chunks)
 
 
@@ -143,18 +185,18 @@ STATE = re.compile(r'id="planner-state" name="state" form="command-form" value="
 FOLLOW_UPS = ("/speed", "/recommend")  # what the swapped results load (templates/_partials/*_slot)
 
 
-def _move(loop: asyncio.AbstractEventLoop, app: Any, body: bytes) -> dict[str, float]:
+async def _move(app: Any, body: bytes) -> dict[str, float]:
     """One slider move as the page makes it: the form to /, then the results' two slots, which post
     the #planner-state the results carry. CPU seconds per request (time.process_time)."""
     start = time.process_time()
-    status, html = asgi_request(loop, app, "/", body)
+    status, html = await asgi_call(app, "/", body)
     cpu = {"/": time.process_time() - start}
     found = STATE.search(html.decode())
     assert status == 200 and found, status
     state = urllib.parse.urlencode({"state": htmllib.unescape(found.group(1))}).encode()
     for path in FOLLOW_UPS:
         start = time.process_time()
-        status, _ = asgi_request(loop, app, path, state)
+        status, _ = await asgi_call(app, path, state)
         cpu[path] = time.process_time() - start
         assert status in (200, 422), (path, status)  # 422: an answer the page shows (its slot swaps it)
     return cpu
@@ -165,16 +207,19 @@ def server_only(cases: list[str], requests: int) -> None:
 
     app = create_app()
     warm_up(app.state.renderer)
-    loop = asyncio.new_event_loop()
     print("server CPU per slider move, in process (time.process_time)")
+    asyncio.run(_server_only(app, cases, requests))  # one root task: the thread pool's workers are reused
+
+
+async def _server_only(app: Any, cases: list[str], requests: int) -> None:
     for name in cases:
         bodies = [
             urllib.parse.urlencode({"v": "1", **CASES[name], "max_model_len": LENGTHS[i % 4]}).encode()
             for i in range(requests)
         ]
         for body in bodies[:4]:  # warm: first render of each template, the catalog's caches
-            _move(loop, app, body)
-        moves = [_move(loop, app, body) for body in bodies]
+            await _move(app, body)
+        moves = [await _move(app, body) for body in bodies]
         print(f"{name}:")
         for path in ("/", *FOLLOW_UPS):
             print(line(f"CPU {path}", [m[path] * 1000 for m in moves]))
@@ -182,11 +227,10 @@ def server_only(cases: list[str], requests: int) -> None:
         api = []
         for body in bodies:  # the same inputs as GET /api/estimate (its JSON encoding included)
             start = time.process_time()
-            status, _ = asgi_request(loop, app, "/api/estimate", b"", query=body)
+            status, _ = await asgi_call(app, "/api/estimate", b"", query=body)
             api.append((time.process_time() - start) * 1000)
             assert status == 200, status
         print(line("CPU /api/estimate", api))
-    loop.close()
 
 
 # --- in Chromium --------------------------------------------------------------------------------------
@@ -194,10 +238,11 @@ def server_only(cases: list[str], requests: int) -> None:
 CLOCK = """() => {
   window.__req = []; window.__key = []; window.__wait = []; window.__swap = []; window.__k = 0; window.__r = 0; window.__t0 = {};
   window.__part = {'speed-slot': [], 'recommend-slot': []}; window.__done = 0; window.__frame = [];
+  window.__speed = []; window.__s0 = 0;
   document.addEventListener('keydown', () => { window.__k = performance.now(); }, true);
   document.body.addEventListener('htmx:beforeRequest', (e) => {
     const id = e.detail.elt && e.detail.elt.id;
-    if (id === 'planner-form') { window.__r = performance.now(); }
+    if (id === 'planner-form') { window.__r = performance.now(); window.__s0 = window.__r; }
     if (id in window.__part) { window.__t0[id] = performance.now(); } });
   document.body.addEventListener('htmx:beforeSwap', (e) => {
     const id = e.detail.elt && e.detail.elt.id;
@@ -205,6 +250,8 @@ CLOCK = """() => {
       window.__part[id].push(performance.now() - window.__t0[id]); window.__t0[id] = 0;
       if (id === 'recommend-slot') { window.__done += 1; } } });
   document.body.addEventListener('htmx:afterSettle', (e) => {
+    if (window.__s0 && document.querySelector('#results #speed:not([inert])')) {
+      window.__speed.push(performance.now() - window.__s0); window.__s0 = 0; }
     if (!(e.detail.target && e.detail.target.id === 'results') || !window.__r) { return; }
     const now = performance.now();
     window.__req.push(now - window.__r); window.__r = 0;
@@ -229,8 +276,14 @@ def _serve(port: int, tree: Path = ROOT) -> subprocess.Popen[bytes]:
     with socket.socket() as sock:
         if sock.connect_ex(("127.0.0.1", port)) == 0:
             raise SystemExit(f"port {port} is in use: pick another with --port")
+    # The venv's editable install maps app.templates, app.static and the spec folders to the tree it was
+    # installed from, whichever ``app`` is imported: without its finder the tree's own folders are read
+    # (app/resources.py's checkout fallback). Until round 9 a --vs server ran its own Python on this
+    # tree's templates and static files, so a template or JavaScript change was on both sides.
     code = (
-        "import sys; sys.path.insert(0, '.'); import uvicorn; from app.web.app import create_app; "
+        "import sys; sys.meta_path[:] = [f for f in sys.meta_path "
+        "if not getattr(f, '__module__', '').startswith('__editable__')]; "
+        "sys.path.insert(0, '.'); import uvicorn; from app.web.app import create_app; "
         f"uvicorn.run(create_app(), host='127.0.0.1', port={port}, log_level='warning')"
     )
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=tree)
@@ -279,6 +332,13 @@ def renderer_cpu(trace: bytes) -> dict[tuple[int, int], dict[str, list[float]]]:
     return moves
 
 
+# Playwright polls a wait_for_function every animation frame by default: ~26 extra frames a move, each a
+# lifecycle update of ~1 ms on the page's main thread, which "renderer CPU" counted as the page's own work
+# (a trace of 12 moves, 2026-12-02). Polling on a timer instead leaves the page's frames to the page; the
+# figures are the page's own timestamps, so the wait's granularity is not in them.
+POLL_MS = 20
+
+
 class Slider:
     """One tree's page in Chromium, moved one key press at a time; its samples in the page."""
 
@@ -306,21 +366,26 @@ class Slider:
         self.page.evaluate("() => console.timeStamp('slider-move')")  # the trace's mark (renderer_cpu)
         self.slider.focus()
         self.slider.press(key)
-        self.page.wait_for_function("n => (window.__settled || 0) > n", arg=settled, timeout=30_000)
+        self.page.wait_for_function(
+            "n => (window.__settled || 0) > n", arg=settled, timeout=30_000, polling=POLL_MS
+        )
         # the move's follow-ups: the Speed slot (on load) and the recommendation (load delay:400ms)
-        self.page.wait_for_function("n => window.__done > n", arg=done, timeout=30_000)
-        self.page.wait_for_function("n => window.__frame.length >= n", arg=settled + 1, timeout=30_000)
+        self.page.wait_for_function("n => window.__done > n", arg=done, timeout=30_000, polling=POLL_MS)
+        self.page.wait_for_function(
+            "n => window.__frame.length >= n", arg=settled + 1, timeout=30_000, polling=POLL_MS
+        )
         self.cpu.append((_cpu_seconds(self.server.pid) - before) * 1000)
         self.page.evaluate("() => console.timeStamp('slider-moved')")
 
     def samples(self) -> dict[str, list[float]]:
-        req, keyed, parts, wait, swap, frame = self.page.evaluate(
-            "() => [window.__req, window.__key, window.__part, window.__wait, window.__swap, window.__frame]"
+        req, keyed, parts, wait, swap, frame, speed = self.page.evaluate(
+            "() => [window.__req, window.__key, window.__part, window.__wait, window.__swap, window.__frame,"
+            " window.__speed]"
         )
         self.context.close()
         return {
             "request -> settle": req, "key -> settle": keyed, "  server wait": wait, "  swap": swap,
-            "settle -> frame": frame, "/speed slot": parts["speed-slot"],
+            "settle -> frame": frame, "request -> speed": speed, "/speed slot": parts["speed-slot"],
             "/recommend slot": parts["recommend-slot"], "server CPU": self.cpu, **self.work,
         }  # fmt: skip
 
@@ -329,6 +394,7 @@ NOTES = {
     "  server wait": "  (request sent -> first byte: the server)",
     "  swap": "  (last byte -> settled: Chromium and htmx)",
     "settle -> frame": "  (style, layout, paint)",
+    "request -> speed": "  (the new Speed section settled: with the results, or by its slot)",
     "server CPU": "  (all three requests; 10 ms clock ticks)",
     "renderer CPU": "  (the page's main thread, whole move: thread time in a trace)",
 }

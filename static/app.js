@@ -184,13 +184,71 @@
       event.detail.shouldSwap = false;
     }
   });
-  // A slider move replaces the results; sections the user had opened open again (a lazy one then
-  // fetches its body for the new inputs: opening fires its "toggle" trigger).
+  // A slider move replaces the results, whose Speed section and recommendation come back in requests
+  // of their own (the slots: hx-trigger "load" and "load delay:400ms"). Until a slot's answer arrives
+  // it holds the section it replaces, inert and (if the answer is slow) dimmed, instead of its one-line
+  // placeholder: the page below keeps its place, so the answer's swap lays out and paints that section,
+  // not everything under it twice (bench/slider_latency.py). A slot whose request fails shows its
+  // placeholder again. The section is the one its slot swapped in (same id) or one the slot still holds.
+  var SLOTS = { "speed-slot": "speed", "recommend-slot": "recommend" };
+  var held = {};
+
+  function holdSections(results) {
+    held = {};
+    Object.keys(SLOTS).forEach(function (slot) {
+      var section = document.getElementById(SLOTS[slot]);
+      if (section && results.contains(section)) {
+        held[slot] = section;
+      }
+    });
+  }
+
+  function placeHeld() {
+    Object.keys(held).forEach(function (id) {
+      var slot = document.getElementById(id);
+      if (slot && !slot.contains(held[id])) {
+        held[id].inert = true;
+        slot.appendChild(held[id]);
+        slot.classList.add("slot-held");
+        slot.setAttribute("aria-busy", "true");
+      }
+    });
+    held = {};
+  }
+
+  function releaseSlot(slot) {  // no answer to swap in: the placeholder again
+    if (slot && slot.classList.contains("slot-held")) {
+      var section = document.getElementById(SLOTS[slot.id]);
+      if (section && slot.contains(section)) {
+        section.remove();
+      }
+      slot.classList.remove("slot-held");
+      slot.removeAttribute("aria-busy");
+    }
+  }
+  ["htmx:responseError", "htmx:sendError", "htmx:timeout"].forEach(function (name) {
+    document.addEventListener(name, function (event) {
+      var elt = event.detail.elt;
+      if (elt && SLOTS[elt.id]) {
+        releaseSlot(elt);
+      }
+    });
+  });
+
+  // Sections the user had opened open again once their new content is in (a lazy one then fetches its
+  // body for the new inputs: opening fires its "toggle" trigger); a section a slot holds is still open
+  // and waits for the slot's answer.
   var reopen = [];
   document.addEventListener("htmx:beforeSwap", function (event) {
-    if (event.detail.target && event.detail.target.id === "results") {
+    if (event.detail.target && event.detail.target.id === "results" && event.detail.shouldSwap) {
       reopen = Array.prototype.map.call(
         event.detail.target.querySelectorAll("details[id][open]"), function (d) { return d.id; });
+      holdSections(event.detail.target);
+    }
+  });
+  document.addEventListener("htmx:afterSwap", function (event) {
+    if (event.detail.target && event.detail.target.id === "results") {
+      placeHeld();
     }
   });
   document.addEventListener("htmx:afterSettle", function (event) {
@@ -202,14 +260,13 @@
         selectTab(again);
       }
     }
-    if (event.detail.target && event.detail.target.id === "results") {
-      reopen.forEach(function (id) {
-        var details = document.getElementById(id);
-        if (details) {
-          details.open = true;
-        }
-      });
-      reopen = [];
-    }
+    reopen = reopen.filter(function (id) {
+      var details = document.getElementById(id);
+      if (!details || details.closest(".slot-held")) {
+        return true;  // not here yet (a slot's section): its slot's answer settles later
+      }
+      details.open = true;
+      return false;
+    });
   });
 })();

@@ -14,7 +14,7 @@ from app.web.i18n import tr
 @dataclass(frozen=True)
 class Figure:
     """One number as a page shows it: its key (an element id, a formula's symbol), its label and its
-    text; ``kind`` (exact / modelled / input, a CSS class), ``band`` and ``range_text`` for a modelled one.
+    text; ``kind`` (exact / exact-given-pool / modelled / input: the badge), ``band`` and ``range_text`` for a modelled one.
     The planner's headline, its formula symbols and terms, the Speed numbers and the explorer's
     simulation metrics are all figures."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from fastapi.testclient import TestClient
 
 from app.core.specs import GIB
 from tests.web.helpers import gib_range, text_of, version_estimate
@@ -38,6 +39,24 @@ def test_headline_ranges_equal_the_estimate(client):
     # the expected value sits inside its range
     assert tokens.low <= est.kv_tokens <= tokens.high
     assert "r-max-model-len" not in page  # an input has no range
+
+
+def headline_badges(page: str) -> dict[str, str]:
+    """Each headline figure's badge text, by the figure's id (n-<key>)."""
+    found = re.findall(r'<span class="badge [^"]*"[^>]*>([^<]*)</span>\s*</dt><dd id="n-([\w-]+)"', page)
+    return {key: text for text, key in found}
+
+
+def test_tokens_and_concurrency_are_exact_given_the_modelled_pool(client):
+    # the pool is modelled (its range 54.05 - 55.49 GiB above), so tokens and concurrency are exact only
+    # for a given pool: the badge beside their range says so (it said "exact", round 8's walk)
+    page = client.get("/?v=1&max_model_len=32768").text
+    assert "r-kv-tokens" in page and "r-concurrency" in page
+    badges = headline_badges(page)
+    assert badges["kv-tokens"] == badges["concurrency"] == "exact given the pool"
+    assert badges["kv-bytes"].startswith("modelled ±") and badges["max-model-len"] == "input"
+    zh = TestClient(client.app).get("/?v=1&max_model_len=32768&lang=zh").text  # its own cookie jar
+    assert headline_badges(zh)["kv-tokens"] == "给定 KV 池时精确"
 
 
 def test_partition_rows_are_marked_and_ranged(client):

@@ -149,7 +149,8 @@ def test_a_large_bodys_json_check_runs_off_the_event_loop(
 ) -> None:
     """The depth count of a JSON body is linear but not free: 6 MiB of ``[]`` is ~6 million steps, ~1.4 s
     of CPU, which on the event loop held every request of the worker (round 5). A body over
-    LARGE_REQUEST_BYTES (32 KiB) is checked once admitted, in the thread pool; a small one where it is read."""
+    LARGE_REQUEST_BYTES (32 KiB) is checked once admitted, in the thread pool, and so is one over
+    INLINE_CHECK_BYTES (4 KiB: a 32 KiB one cost up to 3.7 ms of the loop); a small one where it is read."""
     where: list[bool] = []  # True: checked on the event loop's thread
     real = security._body_problem
 
@@ -167,10 +168,15 @@ def test_a_large_bodys_json_check_runs_off_the_event_loop(
     response = safe_client.post("/api/estimate", content=large, headers={"content-type": "application/json"})
     assert response.status_code == 422
     assert "nested deeper than 64 levels" in response.text
+    medium = ('{"pad": "' + "x" * (security.INLINE_CHECK_BYTES + 1) + '", "a": ' + deep + "}").encode()
+    assert len(medium) < security.LARGE_REQUEST_BYTES
+    response = safe_client.post("/api/estimate", content=medium, headers={"content-type": "application/json"})
+    assert response.status_code == 422
+    assert "nested deeper than 64 levels" in response.text
     small = ('{"a": ' + deep + "}").encode()
     response = safe_client.post("/api/estimate", content=small, headers={"content-type": "application/json"})
     assert response.status_code == 422
-    assert where == [False, True]  # the large body off the loop, the small one on it
+    assert where == [False, False, True]  # the large and the medium body off the loop, the small one on it
 
 
 def test_a_422_echoes_the_first_entries_of_a_long_input_and_counts_the_rest(safe_client: TestClient) -> None:

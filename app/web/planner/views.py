@@ -413,8 +413,13 @@ def partition_rows(
 
 def headline_numbers(est: Estimate) -> tuple[Figure, ...]:
     """KV pool (modelled: what is left after the measured parts), tokens and concurrency (exact for a
-    given pool, so their range is the pool's pushed through vLLM's block arithmetic), max_model_len."""
+    given pool, so their range is the pool's pushed through vLLM's block arithmetic: beside a range
+    their badge says "exact given the pool", not plain "exact"), max_model_len."""
     pool, tokens, conc = (est.ranges.get(k) for k in ("kv_cache_bytes", "kv_tokens", "max_concurrency"))
+    tokens_range = (
+        f"{integer(tokens.low)} – {integer(tokens.high)}" if tokens and not never_sized(est) else ""
+    )
+    conc_range = f"{conc.low:.2f} – {conc.high:.2f}x" if conc and not never_sized(est) else ""
     return (
         Figure("kv-bytes", t("KV cache pool"), t("never sized"), "modelled")
         if never_sized(est)
@@ -430,20 +435,26 @@ def headline_numbers(est: Estimate) -> tuple[Figure, ...]:
             "kv-tokens",
             t("GPU KV cache size"),
             t("{kv_tokens} tokens", kv_tokens=integer(est.kv_tokens)) if not never_sized(est) else "—",
-            "exact",
+            _exact_kind(tokens_range),
             "",
-            f"{integer(tokens.low)} – {integer(tokens.high)}" if tokens and not never_sized(est) else "",
+            tokens_range,
         ),
         Figure(
             "concurrency",
             t("Max concurrency at S"),
             f"{est.max_concurrency:.2f}x" if not never_sized(est) else "—",
-            "exact",
+            _exact_kind(conc_range),
             "",
-            f"{conc.low:.2f} – {conc.high:.2f}x" if conc and not never_sized(est) else "",
+            conc_range,
         ),
         Figure("max-model-len", "max_model_len", integer(est.max_model_len), "input"),
     )
+
+
+def _exact_kind(range_text: str) -> str:
+    """A figure that is exact arithmetic on the KV pool: "exact" alone, "exact given the pool" (the
+    badge macro's ``exact-given-pool``) when it carries the modelled pool's range."""
+    return "exact-given-pool" if range_text else "exact"
 
 
 def borderline_view(est: Estimate) -> BorderlineView | None:
