@@ -654,6 +654,7 @@ def _assemble(
         upper=min(max(max_model_len, model.max_model_len_derived), MAX_MODEL_LEN_CEILING),
         graphs_budgeted=graphs_budgeted(rules=rules, platform=device.platform),
         host_band_bytes=situations.unified_memory_band_bytes(device),
+        pool_given=situations.kv_bytes_given(rules=rules, device=device, serve=serve) is not None,
     )
     kv_dtype_bytes = kv.kv_dtype_bytes(
         kv_cache_dtype=serve.kv_cache_dtype, model_dtype=budget.serving_dtype(model=model, serve=serve)

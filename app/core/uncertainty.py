@@ -88,10 +88,12 @@ def ranges_for(
     upper: int,
     graphs_budgeted: bool,
     host_band_bytes: int = 0,
+    pool_given: bool = False,
 ) -> tuple[dict[str, Range], bool, int]:
     """Low / expected / high for the modelled parts and for the exact numbers that follow from them, whether
     the start is borderline (it starts at one end of the pool's band and not at the other), and the longest
-    length that starts at the low end (``parts``: the binding stage's partition)."""
+    length that starts at the low end (``parts``: the binding stage's partition). ``pool_given``: the worker
+    takes ``--kv-cache-memory-bytes`` as the pool (situations.kv_bytes_given), so the pool has no band."""
     weights_bytes, activation_bytes = parts.weights_bytes, parts.activation_peak_bytes
     cuda_graph_bytes, kv_cache_bytes = parts.cuda_graph_bytes, parts.kv_cache_bytes
     bands = bands_for(
@@ -107,7 +109,8 @@ def ranges_for(
     def span(value: int, width: int) -> Range:
         return Range(low=max(0, value - width), expected=value, high=value + width)
 
-    kv_low, kv_high = kv_cache_bytes - bands.kv_delta, kv_cache_bytes + bands.kv_delta
+    kv_delta = 0 if pool_given else bands.kv_delta
+    kv_low, kv_high = kv_cache_bytes - kv_delta, kv_cache_bytes + kv_delta
     out = {
         "weights_bytes": span(weights_bytes, bands.weights),
         "activation_peak_bytes": span(activation_bytes, bands.activation),

@@ -250,3 +250,17 @@ def test_ascend_totals_per_device_910b_910c_a2_a3() -> None:
     assert a2.memory_total_bytes == a3.memory_total_bytes == 65_455_301_591
     assert (a2.typical_node_devices, a3.typical_node_devices) == (8, 16)
     assert all(d.platform == "npu" for d in (a2, a3, find_device("310p"), find_device("950pr")))
+
+
+def test_a_pool_given_with_kv_cache_memory_bytes_has_no_band() -> None:
+    # 0.33.0 gpu_worker.Worker.determine_available_memory returns --kv-cache-memory-bytes as the pool without
+    # profiling, so the pool is the user's 10 GiB exactly: no band from the modelled weights / activation /
+    # non-torch / graphs (latency9's walk saw 19.28-20.72 GiB for a given 20 GiB). The tokens follow exactly too.
+    ten = 10 * GIB
+    given = _qwen_7b("0.33.0", "h100", kv_cache_memory_bytes=ten)
+    pool = given.ranges["kv_cache_bytes"]
+    assert (pool.low, pool.expected, pool.high) == (ten, ten, ten)
+    tokens = given.ranges["kv_tokens"]
+    assert tokens.low == tokens.expected == tokens.high
+    profiled = _qwen_7b("0.33.0", "h100").ranges["kv_cache_bytes"]
+    assert profiled.low < profiled.expected < profiled.high  # a profiled pool keeps its band
