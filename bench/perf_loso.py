@@ -44,7 +44,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import perf_sources as P
 
-from app.core.perf.allreduce import MULTIMEM_WIRE_SHARE
 from app.core.perf.bench_args import request_lengths
 from app.core.perf.physics import slower_device
 from app.core.perf.rates import rates_of
@@ -571,8 +570,7 @@ def _host_never_binds(ctx: P.RunContext, host_step_s: float, host_request_s: flo
     """True when the shipped coefficients already carry this host work, or when the host's work overlaps
     the device's (async scheduling) and is below the device's step at every batch the run can reach:
     both are linear in the batch, and the device's step is at least its fixed part plus every scheduled
-    token's GEMM and sampler time and half its all-reduce bytes (multimem's share at the least; context and
-    experts only add), so the two ends decide."""
+    token's GEMM and sampler time (context and experts only add), so the two ends decide."""
     shipped = ctx.coefficients
     if (host_step_s, host_request_s) == (shipped.host_step_s, shipped.host_request_s):
         return True
@@ -582,8 +580,7 @@ def _host_never_binds(ctx: P.RunContext, host_step_s: float, host_request_s: flo
     largest = min(ctx.estimate.max_num_seqs, ctx.args.max_concurrency or ctx.args.num_prompts)
     return all(
         host_step_s + host_request_s * b
-        <= ctx.physics.pipeline_parallel_size * r.fixed_s
-        + b * (r.per_token_s + MULTIMEM_WIRE_SHARE * r.allreduce_token_s + r.per_decode_token_s)
+        <= ctx.physics.pipeline_parallel_size * r.fixed_s + b * (r.per_token_s + r.per_decode_token_s)
         for b in (1, max(1, largest))
     )
 

@@ -20,7 +20,6 @@ from statistics import NormalDist
 
 from app.core import budget as B
 from app.core import graph_mode
-from app.core.perf.allreduce import MULTIMEM_WIRE_SHARE, NEVER, MultimemWindow, multimem_window
 from app.core.result import Estimate
 from app.core.specs import GIB, DeviceSpec, LayerKind, ModelSpec, QuantMethod, ServeConfig
 from app.core.versions import rules_for
@@ -199,10 +198,6 @@ class StepPhysics:
     # fp8-weight model with a bf16 cache (its GEMMs run at FP8's rate, its attention does not), FP8 only with an
     # fp8 cache on FP8 tensor cores (vLLM's FA3 path quantizes the query and passes q/k/v descales)
     attention_flops_per_s: float = 0.0
-    # the TP all-reduce message sizes vLLM runs as NVSwitch multimem (allreduce.py): a step whose message
-    # (its tokens x allreduce_token_bytes) falls in the window moves half the ring's wire bytes
-    multimem: MultimemWindow = NEVER
-    allreduce_token_bytes: int = 0  # one token's hidden state in one TP all-reduce (bf16)
 
 
 def async_scheduling(*, vllm_version: str, serve: ServeConfig) -> bool:
@@ -306,15 +301,8 @@ def step_physics(
     window = model.sliding_window_tokens or model.attention_chunk_tokens or 0
     tflops = bf16_dense_tflops(device)
     link = (device.interconnect_gbps or DEFAULT_INTERCONNECT_GBPS) * GIGA / INTERCONNECT_DIRECTIONS
-    multimem = NEVER
     if tp_crosses_hosts(device=device, serve=serve):
         link = min(link, float(INTER_NODE_BYTES_PER_S))
-    elif not tp_over_pcie(device=device, serve=serve) and device.platform == "cuda":
-        multimem = multimem_window(
-            compute_capability=device.compute_capability,
-            tensor_parallel_size=tp,
-            vllm_version=estimate.vllm_version,
-        )
     return StepPhysics(
         dense_weight_bytes=int(dense_bytes),
         expert_weight_bytes=int(expert_bytes),
@@ -348,8 +336,6 @@ def step_physics(
             serve, rules=rules_for(estimate.vllm_version)
         ),  # --enforce-eager, -O0 or cudagraph_mode NONE
         pcie_ring_s=pcie_ring,
-        multimem=multimem,
-        allreduce_token_bytes=token_bytes,
     )
 
 
@@ -532,13 +518,6 @@ class StepCost:
     flops: float
 
 
-def allreduce_wire_share(physics: StepPhysics, *, tokens: float) -> float:
-    """The TP all-reduces' wire bytes of a step of ``tokens`` over the ring's: multimem's half when the
-    step's message falls in the device's multimem window (allreduce.py), else 1."""
-    message = tokens * physics.allreduce_token_bytes
-    return MULTIMEM_WIRE_SHARE if physics.multimem.applies(message) else 1.0
-
-
 def step_seconds(
     *,
     physics: StepPhysics,
@@ -577,8 +556,7 @@ def step_seconds(
     expert_compute = expert_flops / (physics.peak_flops_per_s * coefficients.moe_compute_efficiency)
     compute = dense_compute + expert_compute
     wire = (
-        tokens * physics.collective_bytes_per_token * allreduce_wire_share(physics, tokens=tokens)
-        + prefill_tokens * physics.exchange_bytes_per_token
+        tokens * physics.collective_bytes_per_token + prefill_tokens * physics.exchange_bytes_per_token
     ) / physics.link_bytes_per_s
     exchange = decode_tokens * physics.exchange_bytes_per_token / physics.link_bytes_per_s
     collective = (

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from app.core.perf.physics import (
     Coefficients,
     StepPhysics,
-    allreduce_wire_share,
     attention_rate,
     layer_floor_s,
     touched_expert_fraction,
@@ -26,7 +25,7 @@ class StepRates:
     """Seconds of one pipeline stage's step, per unit of what the step carries."""
 
     fixed_s: float  # overheads, collective latencies, dense weights' read, host-offloaded weights
-    per_token_s: float  # GEMMs per token scheduled (decode or prefill)
+    per_token_s: float  # GEMMs and all-reduce bytes per token scheduled (decode or prefill)
     per_decode_token_s: float  # scheduler/sampler work per decoding sequence, its DP expert exchange
     per_prefill_token_s: float  # the prompt token's KV written, its DP expert exchange (bulk rate)
     per_context_token_s: float  # a decode token reading one context token's KV (and its attention)
@@ -42,10 +41,6 @@ class StepRates:
     host_step_s: float = 0.0  # the host's work per engine step (physics.Coefficients.host_step_s)
     host_request_s: float = 0.0  # and per request scheduled in it
     host_overlapped: bool = True  # async scheduling: the host's work hides behind the device's
-    # the TP all-reduces' ring bytes per token scheduled, and the physics they came from (its multimem
-    # window halves them for a step whose message falls in it: physics.allreduce_wire_share)
-    allreduce_token_s: float = 0.0
-    physics: StepPhysics | None = None
 
 
 def engine_step_seconds(rates: StepRates, *, device_s: float, requests: float) -> float:
@@ -71,9 +66,9 @@ def rates_of(*, physics: StepPhysics, coefficients: Coefficients) -> StepRates:
     )
     return StepRates(
         fixed_s=fixed,
-        per_token_s=physics.gemm_flops_per_token / dense_rate + physics.expert_flops_per_token / expert_rate,
-        allreduce_token_s=physics.collective_bytes_per_token / link / coefficients.link_efficiency,
-        physics=physics,
+        per_token_s=physics.gemm_flops_per_token / dense_rate
+        + physics.expert_flops_per_token / expert_rate
+        + physics.collective_bytes_per_token / link / coefficients.link_efficiency,
         per_decode_token_s=coefficients.token_overhead_s
         + physics.exchange_bytes_per_token / link / coefficients.exchange_efficiency,
         per_prefill_token_s=physics.kv_bytes_per_token / bandwidth
@@ -123,13 +118,9 @@ def stage_seconds(
 ) -> float:
     """One step of one stage: ``decode_context_sum`` is the attended context summed over the decoding
     sequences, ``prefill_context_sum`` the sum over prompt tokens of the context each attends to."""
-    tokens = decode_tokens + prefill_tokens
-    allreduce = rates.allreduce_token_s
-    if allreduce and rates.physics is not None:
-        allreduce *= allreduce_wire_share(rates.physics, tokens=tokens)
     return (
         rates.fixed_s
-        + tokens * (rates.per_token_s + allreduce)
+        + (decode_tokens + prefill_tokens) * rates.per_token_s
         + decode_tokens * rates.per_decode_token_s
         + prefill_tokens * rates.per_prefill_token_s
         + decode_context_sum * rates.per_context_token_s
