@@ -165,7 +165,7 @@ class StepPhysics:
     kv_bytes_per_token: int  # per context token, summed over this device's layers
     windowed_kv_share: float  # share of those bytes in sliding/chunked layers (they read only the window)
     kv_window_tokens: int  # the window those layers read (0 = none)
-    gemm_flops_per_token: float  # 2 x active dense parameters on this device, per token scheduled
+    gemm_flops_per_token: float  # 2 x active dense parameters on this device (+ lm_head)
     expert_flops_per_token: float  # 2 x the routed experts' active parameters on this device
     attention_flops_per_context_token: float  # per new token, per token of its context
     peak_flops_per_s: float  # BF16 dense rate x the format's tensor-core speedup
@@ -198,7 +198,6 @@ class StepPhysics:
     # fp8-weight model with a bf16 cache (its GEMMs run at FP8's rate, its attention does not), FP8 only with an
     # fp8 cache on FP8 tensor cores (vLLM's FA3 path quantizes the query and passes q/k/v descales)
     attention_flops_per_s: float = 0.0
-    lm_head_flops_per_token: float = 0.0  # 2 x vocab x hidden / TP, per token sampled (a decode token)
 
 
 def async_scheduling(*, vllm_version: str, serve: ServeConfig) -> bool:
@@ -270,12 +269,7 @@ def step_physics(
     body_active = max(0, active - embed * (1 if model.tie_word_embeddings else 2))
     experts_active = B.routed_expert_params(model) * model.num_experts_per_tok / max(model.num_experts, 1)
     dense_active = max(0.0, body_active - experts_active)
-    gemm = FLOPS_PER_MAC * dense_active / pp / tp
-    # the lm_head runs on the tokens sampled only: vLLM's model runner computes logits on the hidden states
-    # at logits_indices (0.33.0 v1/worker/gpu_model_runner.py: one per decoding request and per prompt whose
-    # last chunk is in the step), not on every prompt token (taken here as one per decode token: a prompt's
-    # single sampled token is a rounding error beside its prompt's GEMMs)
-    lm_head = FLOPS_PER_MAC * embed / tp
+    gemm = FLOPS_PER_MAC * (dense_active / pp + embed) / tp  # the lm_head runs on every token sampled
     expert_gemm = FLOPS_PER_MAC * experts_active / pp / tp
     layers = layer_equivalents(model) / pp
     moe_layers = moe_layer_count(model) / pp
@@ -320,7 +314,6 @@ def step_physics(
         else 0.0,
         kv_window_tokens=window if windowed else 0,
         gemm_flops_per_token=gemm,
-        lm_head_flops_per_token=lm_head,
         expert_flops_per_token=expert_gemm,
         attention_flops_per_context_token=attention,
         peak_flops_per_s=tflops * TERA * compute_speedup(fmt=fmt, device=device),
@@ -553,12 +546,11 @@ def step_seconds(
     attention_flops = physics.attention_flops_per_context_token * (
         decode_tokens * decode_context_tokens + prefill_tokens * prefill_context_tokens
     )
-    gemm_flops = tokens * physics.gemm_flops_per_token + decode_tokens * physics.lm_head_flops_per_token
-    dense_flops = gemm_flops + attention_flops
+    dense_flops = tokens * physics.gemm_flops_per_token + attention_flops
     expert_flops = tokens * physics.expert_flops_per_token
     flops = dense_flops + expert_flops
     memory = bytes_read / (physics.bandwidth_bytes_per_s * coefficients.bandwidth_efficiency)
-    dense_compute = gemm_flops / (
+    dense_compute = (tokens * physics.gemm_flops_per_token) / (
         physics.peak_flops_per_s * coefficients.compute_efficiency
     ) + attention_flops / (attention_rate(physics) * coefficients.compute_efficiency)
     expert_compute = expert_flops / (physics.peak_flops_per_s * coefficients.moe_compute_efficiency)

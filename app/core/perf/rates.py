@@ -70,7 +70,6 @@ def rates_of(*, physics: StepPhysics, coefficients: Coefficients) -> StepRates:
         + physics.expert_flops_per_token / expert_rate
         + physics.collective_bytes_per_token / link / coefficients.link_efficiency,
         per_decode_token_s=coefficients.token_overhead_s
-        + physics.lm_head_flops_per_token / dense_rate
         + physics.exchange_bytes_per_token / link / coefficients.exchange_efficiency,
         per_prefill_token_s=physics.kv_bytes_per_token / bandwidth
         + physics.exchange_bytes_per_token / link / coefficients.link_efficiency,
