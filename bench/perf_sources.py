@@ -302,6 +302,8 @@ def plan_run(row: dict[str, Any]) -> PlannedRun | str:
         est = estimate(model=model, device=device, serve=serve, vllm_version=version)
     except ConfigError as err:  # the planner refuses the release (e.g. its registry lacks the model)
         return f"refused at {version}: {err}"
+    except PlannerError as err:  # the planner refuses the server (e.g. no ROCm backend takes its block size)
+        return f"refused at {version}: {err}"
     if not est.fits or est.num_gpu_blocks <= 0:  # the planner says this release would not start it
         return f"no KV pool at {version}"
     return PlannedRun(model, device, args, serve, version, est)

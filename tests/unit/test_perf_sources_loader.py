@@ -121,3 +121,20 @@ def test_source_rows_never_reads_the_blind_directories(monkeypatch: Any) -> None
     blind_dir = P.SOURCES_DIR.parent / "sources-r8"
     assert blind_dir.is_dir()
     assert not set(blind_dir.glob("*.jsonl")) & set(read)
+
+
+def test_a_server_the_planner_refuses_is_skipped_with_the_reason_not_raised() -> None:
+    # moreh-dev/mi355_benchmark's DeepSeek-R1 rows (bench/data/perf/sources/): --block-size 1 on an MI355X
+    # at 0.10.1 / 0.11.1. The planner takes ROCm with AITER off (backends._rocm_choice), where no MLA backend takes
+    # block 1 (TRITON_MLA: block_size not supported), so it refuses the server with an
+    # InvalidServeConfigError; the loader reported a PlannerError that is not a ConfigError by crashing
+    # bench/perf_loso.py's whole load
+    row = next(
+        r
+        for r in P.source_rows()
+        if r["source"] == "moreh-dev/mi355_benchmark" and r["model"] == "deepseek-ai/DeepSeek-R1"
+    )
+    assert row["server"]["block_size"] == 1
+    outcome = P.plan_run(row)
+    assert isinstance(outcome, str)
+    assert outcome.startswith("refused at 0.1") and ": block_size: no attention backend on ROCm" in outcome
