@@ -258,10 +258,13 @@ def page_runs_lenient(params: PlannerParams) -> PageRuns:
     return PageRuns(bench, cluster, bench_error, runs_error)
 
 
-def api_cluster(params: PlannerParams, measured: list[MeasuredRun]) -> ClusterFit | None:
-    """An API's cluster: its ``measured_runs`` and the ``my_runs`` box together; any error is raised
-    (the APIs answer a bad run with a 422 naming it)."""
-    return request_cluster(measured, params.my_runs, params, bench_of(params))
+def api_runs(params: PlannerParams, measured: list[MeasuredRun], bench: BenchArgs | None = None) -> PageRuns:
+    """An API's benchmark and cluster, each read once: ``bench`` (the body's own ``bench`` object), else
+    the page's benchmark fields (:func:`bench_of`); the cluster of its ``measured_runs`` and the
+    ``my_runs`` box together, the box's runs starting from that benchmark. Any error is raised (the
+    APIs answer a bad argument or run with a 422 naming it)."""
+    bench = bench or bench_of(params)
+    return PageRuns(bench, request_cluster(measured, params.my_runs, params, bench))
 
 
 def calibrated_caption(runs: int) -> str:

@@ -28,9 +28,10 @@ def _with_paste(paste: str) -> dict[str, Any]:
     ("paste", "key"),
     [
         ('{"mean_tpot_ms": 10, "request_rate": -1}', "request_rate"),
-        ('{"mean_tpot_ms": 10, "completed": -3}', "num_prompts"),
-        ('{"mean_tpot_ms": 10, "completed": 0.5}', "num_prompts"),
-        ('{"mean_tpot_ms": 10, "completed": 1e300}', "num_prompts"),
+        # round 9: named as the paste names it (it wrote no num_prompts)
+        ('{"mean_tpot_ms": 10, "completed": -3}', "completed: "),
+        ('{"mean_tpot_ms": 10, "completed": 0.5}', "completed: "),
+        ('{"mean_tpot_ms": 10, "completed": 1e300}', "completed"),
         ('{"mean_tpot_ms": 10, "max_concurrency": 1e300}', "max_concurrency"),
         ('{"mean_tpot_ms": 10, "burstiness": 0}', "burstiness"),
     ],

@@ -31,11 +31,12 @@ def _runs_error(client: Any, box: str, lang: str) -> str:
 @pytest.mark.parametrize(
     ("box", "en", "zh"),
     [
-        # vLLM prints the cap only when one was set; 0 is not one (BenchArgs: max_concurrency >= 1)
+        # vLLM prints the cap only when one was set; 0 is not one (BenchArgs: max_concurrency >= 1);
+        # round 9: a printed block's fact is named by its printed label, as the box shows it
         (
             "Maximum request concurrency: 0\nMean TPOT (ms): 10",
-            "line 1: max_concurrency: Input should be greater than or equal to 1",
-            "第 1 行：max_concurrency：应大于或等于 1",
+            "line 1: Maximum request concurrency: Input should be greater than or equal to 1",
+            "第 1 行：Maximum request concurrency：应大于或等于 1",
         ),
         # the serve line above the run: the flag is named, the bound translated
         (

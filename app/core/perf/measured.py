@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from app.core.errors import PlannerError
 from app.core.perf.bench_args import BenchArgs
-from app.core.perf.paste import bench_fields, parse_paste
+from app.core.perf.paste import bench_fields, parse_paste, paste_names
 from app.core.perf.simulate import SimulationError
 from app.core.pydantic_messages import message_of
 from app.core.result import Estimate
@@ -139,7 +139,8 @@ def read_run(
     # padded so that a line number in the paste's message (a JSON error's, a key's) is the box's own
     text = "\n" * (run.start - 1) + "\n".join(run.lines)
     try:
-        fields, measured = bench_fields(parse_paste(text))
+        found = parse_paste(text)
+        fields, measured = bench_fields(found)
     except PlannerError as exc:
         raise PlannerError(field, exc.message) from None
     except OverflowError:  # a count past a float's range (total_input_tokens of 400 digits)
@@ -159,8 +160,10 @@ def read_run(
     except ValidationError as exc:
         first = exc.errors()[0]
         # pydantic's English as a catalog sentence: a zh page names the bound in Chinese
+        names = paste_names(found, printed=not text.lstrip().startswith("{"))
+        key = str(first["loc"][0])
         raise PlannerError(
-            field, Text("line {n}: {key}: {msg}", n=run.start, key=first["loc"][0], msg=message_of(first))
+            field, Text("line {n}: {key}: {msg}", n=run.start, key=names.get(key, key), msg=message_of(first))
         ) from None
     kept = {k: v for k, v in measured.items() if 0 < v < math.inf}
     return ReadRun(args, kept, tuple(_unstated(run.start, rate=no_rate, cap=no_cap)))

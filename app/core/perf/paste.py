@@ -175,8 +175,38 @@ def parse_paste(text: str) -> dict[str, Any]:
     return parse_printed(text)
 
 
+# printed label of each benchmark fact (serve.py's print lines), to name it as the block printed it
+PRINTED_NAMES = {
+    "completed": "Successful requests",
+    "max_concurrency": "Maximum request concurrency",
+    "request_rate": "Request rate configured (RPS)",
+    "burstiness": "Burstiness factor",
+    "total_input_tokens": "Total input tokens",
+    "total_output_tokens": "Total generated tokens",
+}
+
+
+def paste_names(found: dict[str, Any], *, printed: bool) -> dict[str, str]:
+    """Each BenchArgs field :func:`bench_fields` fills, as the paste names what it came from: a count of
+    -3 is the paste's ``completed`` (or "Successful requests"), not a ``num_prompts`` it never wrote."""
+    count = "completed" if found.get("completed") or "num_prompts" not in found else "num_prompts"
+    sources = {
+        "num_prompts": count,
+        "random_input_len": "total_input_tokens",
+        "random_output_len": "total_output_tokens",
+        "max_concurrency": "max_concurrency",
+        "request_rate": "request_rate",
+        "burstiness": "burstiness",
+    }
+    return {f: PRINTED_NAMES.get(k, k) if printed else k for f, k in sources.items()}
+
+
+TOTAL_LENGTHS = (("total_input_tokens", "random_input_len"), ("total_output_tokens", "random_output_len"))
+
+
 def bench_fields(found: dict[str, Any]) -> tuple[dict[str, Any], dict[str, float]]:
-    """(BenchArgs fields, measured result keys) from a parsed paste."""
+    """(BenchArgs fields, measured result keys) from a parsed paste; a total of tokens that is not
+    positive is passed on as it is, so that BenchArgs refuses it (:func:`paste_names` names it)."""
     measured = {
         k: float(found[k])
         for k in RESULT_KEYS
@@ -187,10 +217,13 @@ def bench_fields(found: dict[str, Any]) -> tuple[dict[str, Any], dict[str, float
     # a printed count of "inf" or "nan" says nothing of the run's size (int() of it was a 500)
     if completed and math.isfinite(completed):
         args["num_prompts"] = int(completed)
-        if found.get("total_input_tokens"):
-            args["random_input_len"] = max(1, round(found["total_input_tokens"] / completed))
-        if found.get("total_output_tokens"):
-            args["random_output_len"] = max(1, round(found["total_output_tokens"] / completed))
+        for total, field in TOTAL_LENGTHS:
+            value = found.get(total)
+            if not value or not math.isfinite(value):
+                continue  # not printed, or "inf" / "nan": says nothing of the lengths
+            # a mean of at least one token; a total (or count) that is not positive is passed on for
+            # BenchArgs to refuse, named as the paste names it
+            args[field] = max(1, round(value / completed)) if value > 0 and completed > 0 else int(value)
     concurrency = found.get("max_concurrency")
     if isinstance(concurrency, int | float) and concurrency == concurrency and not math.isinf(concurrency):
         args["max_concurrency"] = int(concurrency)

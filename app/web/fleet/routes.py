@@ -16,7 +16,7 @@ from app.web.fleet.service import fleet_for, planner_params, point_params
 from app.web.fleet.views import build_view
 from app.web.inputs.links import page_items, to_query
 from app.web.inputs.resolve import computed
-from app.web.measured_runs import api_cluster, runs_caption
+from app.web.measured_runs import api_runs, runs_caption
 from app.web.templating import render_view, url_path
 
 router = APIRouter()
@@ -79,7 +79,7 @@ def pareto_json(
 @api_router.post("/fleet", name="api_fleet", response_model=dict[str, Any])
 def fleet_api(request: Request, params: StrictFleetParams) -> Response:
     """Every layout that starts, sized for the load and ranked by cost; ``best`` meets the SLO if any does."""
-    result = fleet_for(params, cluster=api_cluster(params, params.measured_runs))
+    result = fleet_for(params, cluster=api_runs(params, params.measured_runs).cluster)
     plan, searched = result.plan, result.params  # searched: the load as modelled (its planner links)
     calibration = _runs_fields(result.calibrated_runs, result.calibrated_figures)
     answer = {

@@ -356,7 +356,7 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         if plan.best is not None:
             b = plan.best
             summary = t(
-                "{replicas} × {layout} = {devices} devices, {cost} per hour ({per_million} per million output tokens); {concurrency} clients per replica, TTFT {ttft} ms ({ttft_band}), TPOT {tpot} ms ({tpot_band}); {regime} binds the speed.",
+                "{replicas} × {layout} = {devices} devices, {cost} per hour ({per_million} per million output tokens); {concurrency} clients per replica, TTFT {ttft} ms ({ttft_band}), TPOT {tpot} ms ({tpot_band}).",
                 replicas=b.replicas,
                 layout=_layout(b),
                 devices=b.devices_total,
@@ -367,8 +367,10 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
                 tpot=speed_number(b.tpot_ms.expected),
                 ttft_band=speed_band(b.ttft_ms),
                 tpot_band=speed_band(b.tpot_ms),
-                regime=regime_text(b.regime),
             )
+            regime = regime_text(b.regime)  # "" for a regime the page has no words for: no clause
+            if regime:
+                summary = f"{summary} {t('What binds the speed: {regime}.', regime=regime)}"
             if calibrated:
                 summary = f"{summary} ({calibrated})"
             best_view = BestView(plan.best_meets_slo, summary, tr(plan.why_none) if plan.why_none else "")

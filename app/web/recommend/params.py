@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from app.core.perf.bench_args import BenchArgs
 from app.core.perf.measured import MAX_MEASURED_RUNS
 from app.core.specs import ServeConfig
 from app.web.inputs.params import PlannerParams, StrictPlannerParams, with_serve
@@ -25,6 +26,9 @@ class RecommendRequest(StrictPlannerParams):
     nodes: int = Field(default=1, ge=1, le=MAX_NODES)
     allow_fp8_kv: bool = True
     preference: Literal["latency", "throughput"] = "throughput"
+    # `vllm bench serve`'s own arguments, as /api/performance takes them: the speed workload's blank
+    # lengths and what the my_runs box's runs start from (else the page's fields num_prompts, ...)
+    bench: BenchArgs | None = None
     # your cluster's `vllm bench serve` runs (app/web/measured_runs.py): every speed figure scaled by them
     measured_runs: list[MeasuredRun] = Field(default_factory=list, max_length=MAX_MEASURED_RUNS)
 

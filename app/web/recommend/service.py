@@ -8,7 +8,7 @@ from app.core.recommend import Recommendation, recommend
 from app.core.specs import ServeConfig
 from app.web.inputs.params import SERVE_FIELDS, PlannerParams, workload_of
 from app.web.inputs.resolve import Resolved, require_usable, resolve_strict
-from app.web.measured_runs import PageRuns, api_cluster, bench_of, page_runs_lenient, runs_caption
+from app.web.measured_runs import PageRuns, api_runs, page_runs_lenient, runs_caption
 from app.web.recommend.params import RECOMMEND_ONLY, RecommendRequest, params_with
 
 
@@ -50,7 +50,7 @@ def run(body: RecommendRequest) -> tuple[Resolved, Recommendation]:
     resolved = resolve_strict(body)
     rec = recommend_for(
         resolved,
-        runs=PageRuns(bench=bench_of(body), cluster=api_cluster(body, body.measured_runs)),
+        runs=api_runs(body, body.measured_runs, body.bench),
         target_max_model_len=body.target_max_model_len,
         devices_per_node=body.devices_per_node,
         nodes=body.nodes,

@@ -98,7 +98,8 @@ def speed_line(speed: StepSpeed | None, calibrated: str = "", every: bool = True
         return ""
     last = speed.after or speed.before
     line = _speed_change(speed, _basis(speed, calibrated, every=every))
-    return f"{line} {_band_sentence(last)}" if last is not None and last.regime else line
+    # a regime the page has no words for (regime_text: "") says nothing rather than "; binds."
+    return f"{line} {_band_sentence(last)}" if last is not None and regime_text(last.regime) else line
 
 
 def _basis(speed: StepSpeed, calibrated: str, *, every: bool) -> str:

@@ -23,12 +23,7 @@ from app.web.encoding import dumped_response
 from app.web.inputs.links import to_query
 from app.web.inputs.params import StrictPlannerParams
 from app.web.inputs.resolve import resolve_strict
-from app.web.measured_runs import (
-    MeasuredRun,
-    bench_of,
-    cluster_caption,
-    request_cluster,
-)
+from app.web.measured_runs import MeasuredRun, api_runs, cluster_caption
 from app.web.speed.service import performance_for
 
 router = APIRouter(prefix="/api", tags=["api"])
@@ -54,10 +49,10 @@ def _with_bench_fields(params: PerformanceRequest) -> PerformanceRequest:
 def performance_post(params: PerformanceRequest) -> Response:
     """TTFT / TPOT / throughput bands for `vllm bench serve --max-concurrency C`-style closed-loop clients."""
     # the page's own fields (bench_serve, num_prompts, ..., my_runs) are read here too, so no key is ignored
-    bench = params.bench or bench_of(params)
     resolved = resolve_strict(params)
-    cluster = request_cluster(params.measured_runs, params.my_runs, params, bench)
-    perf = performance_for(resolved, bench=bench, cluster=cluster)
+    runs = api_runs(params, params.measured_runs, params.bench)
+    cluster = runs.cluster
+    perf = performance_for(resolved, bench=runs.bench, cluster=cluster)
     return dumped_response(
         {  # encoded here, not on the event loop (app/web/encoding.py)
             **perf.model_dump(),

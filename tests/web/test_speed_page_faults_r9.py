@@ -1,0 +1,87 @@
+"""Round 9 (issue 23): the page / API faults round 8's reviewer left open, each failing before its fix.
+
+Shared fixtures: tests/web/test_calibrated_everywhere.py (Llama-3.1-8B on H100, one run measured 1.2 x
+the model's TPOT, so the cluster's TPOT factor is exactly 1.2).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+
+from app.web import format as web_format
+from tests.web.test_calibrated_everywhere import BENCH, FLEET, RECOMMEND
+
+
+def _no_words(regime: str, *, explained: bool = False) -> str:
+    """regime_text of a regime the page has no words for ("warp")."""
+    return web_format.regime_text("warp", explained=explained)
+
+
+def test_an_unknown_regime_leaves_no_empty_clause(client: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # round 8: each frontier row read "speed: " and the best layout "...; binds the speed."
+    monkeypatch.setattr("app.web.fleet.views.regime_text", _no_words)
+    page = client.get("/fleet?" + urlencode({k: str(v) for k, v in {**FLEET, "max_model_len": 4096}.items()}))
+    assert page.status_code == 200
+    assert re.search(r'<tr class="pareto-row', page.text)  # the frontier is shown
+    assert 'cell-regime">speed: <' not in page.text and "cell-regime" not in page.text
+    summary = re.search(r'id="fleet-best-summary">([^<]+)<', page.text)
+    assert summary and summary.group(1).rstrip().endswith(")."), summary.group(1)
+    assert "binds" not in summary.group(1)
+
+
+def test_an_unknown_regime_in_the_recommender_says_nothing(
+    client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("app.web.recommend.views.regime_text", _no_words)
+    page = client.get("/recommend?" + urlencode({k: str(v) for k, v in RECOMMEND.items()}))
+    assert page.status_code == 200
+    assert "Speed: TPOT" in page.text  # the step lines are there
+    assert "binds." not in page.text
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the calls of measured_runs.bench_of, under every name a web module imported it as."""
+    import app.web.measured_runs as measured_runs
+
+    calls: list[int] = []
+    real = measured_runs.bench_of
+
+    def counted(params: Any) -> Any:
+        calls.append(1)
+        return real(params)
+
+    for module in ("app.web.measured_runs", "app.web.speed.api", "app.web.recommend.service"):
+        monkeypatch.setattr(f"{module}.bench_of", counted, raising=False)
+    return calls
+
+
+BOX_RUN = "Maximum request concurrency: 8\nMean TPOT (ms): 9.0\n"  # states no lengths: the benchmark's
+
+
+@pytest.mark.parametrize("path", ["/api/performance", "/api/recommend"])
+def test_the_benchmark_is_read_once_per_request(
+    client: Any, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    calls = _counting(monkeypatch)
+    body = {**RECOMMEND, **BENCH, "my_runs": BOX_RUN}
+    response = client.post(path, json=body)
+    assert response.status_code == 200, response.text
+    assert len(calls) == 1  # round 8: twice on /api/recommend (the workload's and the cluster's)
+
+
+def test_api_recommend_takes_a_bench_object_as_the_page_fields(client: Any) -> None:
+    # round 8: /api/recommend had no ``bench`` (a 422) and its cluster read only the page's fields; the
+    # object now gives the same answer as the same arguments as fields: the speed workload's lengths
+    # (1,024 / 256, BENCH's) and the box's run read on that benchmark
+    config = {k: v for k, v in RECOMMEND.items() if k not in ("input_tokens", "output_tokens")}
+    flat = client.post("/api/recommend", json={**config, **BENCH, "my_runs": BOX_RUN})
+    nested = client.post("/api/recommend", json={**config, "bench": BENCH, "my_runs": BOX_RUN})
+    assert flat.status_code == nested.status_code == 200, nested.text
+    a, b = flat.json(), nested.json()
+    assert a["calibrated_runs"] == b["calibrated_runs"] == 1
+    assert a["steps"] == b["steps"] and a["speed_workload"] == b["speed_workload"]
+    assert (b["speed_workload"]["input_tokens"], b["speed_workload"]["output_tokens"]) == (1024, 256)
