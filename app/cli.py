@@ -36,9 +36,9 @@ from app.core.errors import PlannerError, UnknownModelError
 from app.core.estimate import estimate
 from app.core.perf.bench import RESULT_KEYS
 from app.core.perf.bench_args import BenchArgs
-from app.core.perf.cluster import ClusterFit, RunComparison, fit_cluster
-from app.core.perf.measured import MAX_MEASURED_RUNS, read_run, refuse_unstartable, simulated_as, split_runs
-from app.core.perf.predict import Performance, compare_run, performance
+from app.core.perf.cluster import ClusterFit, RunComparison
+from app.core.perf.measured import MAX_RUNS_CHARS, PlannedRun, compared, fit_runs, read_run, runs_of
+from app.core.perf.predict import Performance, performance
 from app.core.perf.workload import speed_workload
 from app.core.plan import apply_quantization_flag, resolve_device, resolve_model
 from app.core.result import Estimate, Range
@@ -242,9 +242,6 @@ def run_perf(argv: list[str]) -> Performance:
     return perf if len(notes) == len(perf.notes) else perf.model_copy(update={"notes": notes})
 
 
-RUNS_MAX_BYTES = 1_000_000  # `--runs FILE`: 64 printed blocks are ~100 kB; more is not a runs file
-
-
 def _runs_cluster(
     path: str,
     rest: list[str],
@@ -252,25 +249,21 @@ def _runs_cluster(
     base: tuple[ModelSpec, DeviceSpec, ServeConfig, Estimate],
 ) -> ClusterFit:
     """`kvplan perf --runs FILE`: your `vllm bench serve` results (printed blocks or --save-result JSON,
-    a `vllm serve` line above the runs it served), read as the page's "Your own runs" box reads them;
-    every figure the runs measured is then scaled by your cluster's factors."""
+    a `vllm serve` line above the runs it served), read by the page's and the API's reader
+    (app.core.perf.measured: the same limits, comparison and notes); every figure the runs measured is
+    then scaled by your cluster's factors."""
     try:
         with open(path, encoding="utf-8") as handle:
-            text = handle.read(RUNS_MAX_BYTES + 1)
+            text = handle.read(MAX_RUNS_CHARS + 1)
     except (OSError, UnicodeDecodeError) as exc:
         raise PlannerError("runs", f"cannot read {path}: {exc}") from None
-    if len(text) > RUNS_MAX_BYTES:
-        raise PlannerError("runs", f"{path} is over {RUNS_MAX_BYTES:,} characters")
-    pasted = split_runs(text)
+    pasted, notes = runs_of(text, field="runs")
     if not pasted:
         raise PlannerError("runs", f"{path} holds no 'Serving Benchmark Result' block or JSON")
-    if len(pasted) > MAX_MEASURED_RUNS:
-        raise PlannerError("runs", f"at most {MAX_MEASURED_RUNS} runs")
     own = [a for a in (rest[: rest.index("--")] if "--" in rest else rest) if a]
     own_args, _ = _split_own(own)
     options = [x for k, v in own_args.items() for x in ((k, v) if k in _OWN_VALUED else (k,))]
-    compared: list[RunComparison] = []
-    notes: list[Msg] = []
+    runs: list[tuple[RunComparison, Sequence[Msg]]] = []
     for run in pasted:
         m, d, s, e = base  # model, device, serve flags, estimate
         where = f"runs: line {run.start}"
@@ -281,13 +274,12 @@ def _runs_cluster(
                 raise PlannerError(where, f"cannot split its vllm serve line: {exc}") from None
             except PlannerError as exc:
                 raise PlannerError(where, f"{exc.field}: {exc.message}") from None
-        r = read_run(run, bench=bench, field="runs")
-        notes.extend(r.notes)
-        refuse_unstartable(e, field=where)
-        with simulated_as(where):
-            got = compare_run(estimate=e, model=m, device=d, serve=s, args=r.bench, measured=r.measured)
-        compared.append(got)
-    return fit_cluster(compared).model_copy(update={"notes": notes})
+        read = read_run(run, bench=bench, field="runs")
+        runs.append((compared(PlannedRun(e, m, d, s, read, where)), read.notes))
+    fit = fit_runs(runs, field="runs")
+    if fit is None:  # not reached: the file holds a run
+        raise PlannerError("runs", f"{path} holds no run")
+    return fit.model_copy(update={"notes": [*notes, *fit.notes]}) if notes else fit
 
 
 # `kv-planner deploy`'s own options (the rest is what `estimate` reads)

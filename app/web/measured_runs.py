@@ -14,30 +14,23 @@ from app.core import deadline
 from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
 from app.core.perf.bench_args import BenchArgs
-from app.core.perf.cluster import (
-    BAND_GROUPS,
-    GROUP_NAMES,
-    ClusterFit,
-    MeasuredKeys,
-    RunComparison,
-    fit_cluster,
-)
+from app.core.perf.cluster import BAND_GROUPS, GROUP_NAMES, ClusterFit, MeasuredKeys, RunComparison
 from app.core.perf.measured import (
     MAX_MEASURED_RUNS,
+    MAX_RUNS_CHARS,
     PastedRun,
+    PlannedRun,
+    ReadRun,
+    compared,
+    fit_runs,
     read_run,
-    refuse_unstartable,
-    simulated_as,
-    split_runs,
+    runs_of,
 )
-from app.core.perf.predict import compare_run
 from app.core.text import COMMA, N_, Msg, Text, TextList
 from app.web.i18n import t, tr
 from app.web.inputs.params import PlannerParams, StrictPlannerParams, serve_values
 from app.web.inputs.resolve import estimate_for, resolve_strict
 from app.web.validation import message_of
-
-MAX_PASTE_CHARS = 200_000
 
 
 class MeasuredRun(StrictPlannerParams):
@@ -45,60 +38,67 @@ class MeasuredRun(StrictPlannerParams):
 
     bench: BenchArgs = Field(default_factory=BenchArgs)
     measured: MeasuredKeys = Field(default_factory=MeasuredKeys)
-    paste: str | None = Field(default=None, max_length=MAX_PASTE_CHARS)
+    paste: str | None = Field(default=None, max_length=MAX_RUNS_CHARS)
 
 
-def _run_inputs(run: MeasuredRun, index: int) -> tuple[BenchArgs, dict[str, float]]:
+def _run_inputs(run: MeasuredRun, index: int) -> tuple[ReadRun, list[Msg]]:
+    """What one run ran and measured, and how its paste was read (a rate or cap it does not state:
+    vLLM's default, said as the box says it, prefixed by the run's field)."""
     measured = run.measured.values()
     args = run.bench
+    notes: list[Msg] = []
     if run.paste:
         # the page box's reader: the paste's counts and rates validated as BenchArgs (model_copy had
         # skipped that: a negative rate or a 1e300 count was a 500), its figures kept positive and finite
+        field = f"measured_runs[{index}].paste"
         read = read_run(
             PastedRun(None, 1, tuple(run.paste.splitlines())),
             bench=args,
-            field=f"measured_runs[{index}].paste",
+            field=field,
             explicit=frozenset(args.model_fields_set),
         )
         args = read.bench
         measured = {**read.measured, **measured}
+        # round 8 dropped these: an API paste without a rate was simulated at inf and nothing said so
+        notes = [TextList(COLON, [field, note]) for note in read.notes]
     if not measured:
         raise PlannerError(
             f"measured_runs[{index}]",
             Text("no measured figures: give measured keys (mean_tpot_ms, ...) or a paste"),
         )
-    return args, measured
+    return ReadRun(args, measured, ()), notes
+
+
+def _compared(run: MeasuredRun, index: int) -> tuple[RunComparison, list[Msg]]:
+    read, notes = _run_inputs(run, index)
+    resolved = resolve_strict(run)
+    planned = PlannedRun(
+        estimate=estimate_for(resolved),
+        model=resolved.model,
+        device=resolved.device,
+        serve=resolved.serve,
+        read=read,
+        field=f"measured_runs[{index}]",
+    )
+    return compared(planned), notes
 
 
 def compared_run(run: MeasuredRun, index: int) -> RunComparison:
     """One measured run against what the shipped model predicts for its configuration; errors name the
     run (``measured_runs[index]``) and its field."""
-    args, measured = _run_inputs(run, index)
-    resolved = resolve_strict(run)
-    planned = estimate_for(resolved)
-    field = f"measured_runs[{index}]"
-    refuse_unstartable(planned, field=field)
-    with simulated_as(field):
-        return compare_run(
-            estimate=planned,
-            model=resolved.model,
-            device=resolved.device,
-            serve=resolved.serve,
-            args=args,
-            measured=measured,
-        )
+    return _compared(run, index)[0]
 
 
 def cluster_of(runs: list[MeasuredRun]) -> ClusterFit | None:
-    """Your cluster's factors from your runs (None without runs); errors name the run and field."""
-    if not runs:
-        return None
-    if len(runs) > MAX_MEASURED_RUNS:
+    """Your cluster's factors from your runs (None without runs), with how their pastes were read;
+    errors name the run and field."""
+    if len(runs) > MAX_MEASURED_RUNS:  # before any run is simulated
         raise PlannerError("measured_runs", Text("at most {n} measured runs", n=MAX_MEASURED_RUNS))
-    return fit_cluster([compared_run(run, i) for i, run in enumerate(runs)])
+    return fit_runs([_compared(run, i) for i, run in enumerate(runs)], field="measured_runs")
 
 
 PAGE_FIELD = "my_runs"  # the planner page's "Your own runs" box
+COLON = N_(": ")  # a run's field before what is said of it
 FEWER_RUNS = N_("fewer runs, or runs of fewer prompts (num_prompts) or clients (max_concurrency)")
 
 
@@ -117,7 +117,7 @@ def request_cluster(
         if exc.field.startswith("measured_runs[") and index.isdigit() and int(index) >= len(measured):
             raise PlannerError(PAGE_FIELD, exc.message) from None
         raise
-    return fit.model_copy(update={"notes": notes}) if fit is not None and notes else fit
+    return fit.model_copy(update={"notes": [*fit.notes, *notes]}) if fit is not None and notes else fit
 
 
 def planner_only(params: PlannerParams) -> StrictPlannerParams:
@@ -135,10 +135,10 @@ def page_runs(text: str, base: PlannerParams, bench: BenchArgs | None) -> tuple[
     PlannerError on ``my_runs`` naming the box's line. Each paste is read once (app.core.perf.measured):
     a rate or cap it does not state is vLLM's default for that run, not the fieldset's."""
     runs: list[MeasuredRun] = []
-    notes: list[Msg] = []
     base = planner_only(base)  # /api/performance's request adds bench and measured_runs (were a 500 here)
     data = {**base.model_dump(), "my_runs": ""}
-    for pasted in split_runs(text)[:MAX_MEASURED_RUNS]:
+    pasted_runs, notes = runs_of(text, field=PAGE_FIELD)
+    for pasted in pasted_runs:
         params = base
         if pasted.command is not None:
             try:

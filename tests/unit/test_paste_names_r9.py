@@ -57,3 +57,40 @@ def test_a_total_printed_as_nan_says_nothing_of_the_lengths() -> None:
         1024,
         100,
     )
+
+
+def test_a_saved_json_run_is_decoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # round 8: split_runs decoded each --save-result object to find where it ends, then read_run decoded
+    # it again (parse_saved's json.loads: JSONDecoder.decode -> raw_decode). Counted at raw_decode.
+    import json
+
+    from app.core.perf.measured import split_runs
+
+    calls: list[int] = []
+    real = json.JSONDecoder.raw_decode
+
+    def counted(self: json.JSONDecoder, s: str, idx: int = 0) -> tuple[object, int]:
+        calls.append(1)
+        return real(self, s, idx)
+
+    monkeypatch.setattr(json.JSONDecoder, "raw_decode", counted)
+    box = 'vllm serve Qwen/Qwen3-8B\n{"completed": 8, "total_input_tokens": 800, "mean_tpot_ms": 9.5}\n'
+    (run,) = split_runs(box)
+    read = read_run(run, bench=None, field="my_runs")
+    assert (read.bench.num_prompts, read.bench.random_input_len, read.measured) == (
+        8,
+        100,
+        {"mean_tpot_ms": 9.5},
+    )
+    assert len(calls) == 1
+
+
+def test_text_after_a_saved_object_is_still_refused() -> None:
+    # the object is 37 characters; json.loads names the extra data at its first character, column 39
+    # (the one decode kept must not skip that check)
+    from app.core.perf.measured import split_runs
+
+    (run,) = split_runs('{"completed": 8, "mean_tpot_ms": 9.5} and more\n')
+    with pytest.raises(PlannerError) as caught:
+        read_run(run, bench=None, field="my_runs")
+    assert caught.value.message.startswith("line 1, column 39: not valid JSON"), caught.value.message

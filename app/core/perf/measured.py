@@ -16,20 +16,27 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import ValidationError
 
 from app.core.errors import PlannerError
 from app.core.perf.bench_args import BenchArgs
+from app.core.perf.cluster import ClusterFit, RunComparison, fit_cluster
 from app.core.perf.paste import bench_fields, parse_paste, paste_names
+from app.core.perf.predict import compare_run
 from app.core.perf.simulate import SimulationError
 from app.core.pydantic_messages import message_of
 from app.core.result import Estimate
+from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Msg, Text
 
 MAX_MEASURED_RUNS = 64  # runs one box, request or file may hold (each is an estimate and a simulated run)
+# the text of runs one API paste or `kvplan perf --runs FILE` may hold: 64 printed blocks are ~60 kB (the
+# page's box holds less, 65,536 characters: it rides in the permalink)
+MAX_RUNS_CHARS = 200_000
 SERVE_PREFIXES = ("vllm serve", "python -m vllm", "python3 -m vllm")
 RESULT_HEADER = "serving benchmark result"
 FIGURE_UNITS = ("(ms):", "(tok/s):", "(req/s):")  # a line of figures: the next header starts another run
@@ -38,11 +45,13 @@ FIGURE_UNITS = ("(ms):", "(tok/s):", "(req/s):")  # a line of figures: the next 
 @dataclass(frozen=True)
 class PastedRun:
     """One run of a box: the serve command above it (None: the page's own configuration), the line
-    its text starts on (1-based, the box's own numbering) and its lines."""
+    its text starts on (1-based, the box's own numbering) and its lines; ``saved``: its --save-result
+    JSON object as split_runs decoded it (read_run does not decode it again)."""
 
     command: str | None
     start: int
     lines: tuple[str, ...]
+    saved: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -54,19 +63,21 @@ class ReadRun:
     notes: tuple[Msg, ...]
 
 
-def _json_lines(lines: list[str], first: int) -> int:
-    """How many lines, from ``first``, the --save-result JSON object starting there spans. vLLM writes
-    it on one line; pasted from an editor or ``jq`` it spans many. One that does not parse spans to
-    the line of its error, so that reading it names that line (an object that never closes: the
-    box's last line)."""
+def _json_lines(lines: list[str], first: int) -> tuple[int, dict[str, Any] | None]:
+    """How many lines, from ``first``, the --save-result JSON object starting there spans, and the object
+    (None: it does not decode, or is not an object). vLLM writes it on one line; pasted from an editor
+    or ``jq`` it spans many. One that does not parse spans to the line of its error, so that reading it
+    names that line (an object that never closes: the box's last line)."""
     rest = "\n".join(lines[first:]).lstrip()  # the first line starts with "{": no line is stripped
     try:
-        _, end = json.JSONDecoder().raw_decode(rest)
+        data, end = json.JSONDecoder().raw_decode(rest)
     except json.JSONDecodeError as exc:
-        return exc.lineno
+        return exc.lineno, None
     except (ValueError, RecursionError):  # a number over 4,300 digits, nesting past the recursion limit
-        return 1
-    return rest[:end].count("\n") + 1
+        return 1, None
+    # text after the object on its last line is the run's too: json.loads then refuses it, naming it
+    whole = isinstance(data, dict) and not rest[end:].split("\n", 1)[0].strip()
+    return rest[:end].count("\n") + 1, data if whole else None
 
 
 def split_runs(text: str) -> list[PastedRun]:
@@ -77,9 +88,9 @@ def split_runs(text: str) -> list[PastedRun]:
     current: list[str] = []
     start = 1
 
-    def close() -> None:
+    def close(saved: dict[str, Any] | None = None) -> None:
         if any(line.strip() for line in current):
-            runs.append(PastedRun(command, start, tuple(current)))
+            runs.append(PastedRun(command, start, tuple(current), saved))
         current.clear()
 
     lines = text.splitlines()
@@ -93,10 +104,10 @@ def split_runs(text: str) -> list[PastedRun]:
             command, start = line, n + 1
         elif line.startswith("{"):
             close()
-            span = _json_lines(lines, n - 1)
+            span, saved = _json_lines(lines, n - 1)
             start = n
             current.extend(lines[n - 1 : n - 1 + span])
-            close()
+            close(saved)
             index, start = n - 1 + span, n + span
         elif RESULT_HEADER in line.lower() and any(unit in x for x in current for unit in FIGURE_UNITS):
             close()
@@ -139,7 +150,7 @@ def read_run(
     # padded so that a line number in the paste's message (a JSON error's, a key's) is the box's own
     text = "\n" * (run.start - 1) + "\n".join(run.lines)
     try:
-        found = parse_paste(text)
+        found = parse_paste(text, saved=run.saved)
         fields, measured = bench_fields(found)
     except PlannerError as exc:
         raise PlannerError(field, exc.message) from None
@@ -192,3 +203,64 @@ def simulated_as(field: str) -> Iterator[None]:
         raise PlannerError(
             f"{field}.bench", Text("this run cannot be simulated on the planned pool")
         ) from None
+
+
+# One reader for every way runs arrive (the page's box, an API's measured_runs, `kvplan perf --runs`):
+# the same limits, the same comparison, the same notes.
+
+
+def runs_of(text: str, *, field: str) -> tuple[list[PastedRun], list[Msg]]:
+    """The runs of a box, an API paste or a --runs file: at most MAX_RUNS_CHARS of text (a longer one is
+    a PlannerError on ``field``) and the first MAX_MEASURED_RUNS runs, with a note when more were left."""
+    if len(text) > MAX_RUNS_CHARS:
+        raise PlannerError(field, Text("at most {limit:,} characters of runs", limit=MAX_RUNS_CHARS))
+    runs = split_runs(text)
+    if len(runs) <= MAX_MEASURED_RUNS:
+        return runs, []
+    return runs[:MAX_MEASURED_RUNS], [
+        Text(
+            "Only the first {n} of your {total} runs are read (each is simulated; at most {n} a request).",
+            n=MAX_MEASURED_RUNS,
+            total=len(runs),
+        )
+    ]
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """A measured run on the configuration it ran: the planner's estimate of it, and what the run
+    ran (its benchmark) and measured; ``field`` names it in an error."""
+
+    estimate: Estimate
+    model: ModelSpec
+    device: DeviceSpec
+    serve: ServeConfig
+    read: ReadRun
+    field: str
+
+
+def compared(run: PlannedRun) -> RunComparison:
+    """One measured run against what the shipped model predicts for it, on a configuration vLLM would
+    start (else a PlannerError on its field) and a pool its benchmark can run on."""
+    refuse_unstartable(run.estimate, field=run.field)
+    with simulated_as(run.field):
+        return compare_run(
+            estimate=run.estimate,
+            model=run.model,
+            device=run.device,
+            serve=run.serve,
+            args=run.read.bench,
+            measured=run.read.measured,
+        )
+
+
+def fit_runs(runs: Sequence[tuple[RunComparison, Sequence[Msg]]], *, field: str) -> ClusterFit | None:
+    """Your cluster's factors from compared runs, each with how it was read (its notes, kept on the fit);
+    None without runs; more than MAX_MEASURED_RUNS is a PlannerError on ``field``."""
+    if not runs:
+        return None
+    if len(runs) > MAX_MEASURED_RUNS:
+        raise PlannerError(field, Text("at most {n} measured runs", n=MAX_MEASURED_RUNS))
+    fit = fit_cluster([comparison for comparison, _ in runs])
+    notes = [note for _, run_notes in runs for note in run_notes]
+    return fit.model_copy(update={"notes": notes}) if notes else fit

@@ -125,13 +125,14 @@ def _line_of(text: str, key: str) -> int:
     return next((n for n, line in enumerate(text.splitlines(), start=1) if quoted in line), 1)
 
 
-def parse_saved(text: str) -> dict[str, Any]:
-    """A --save-result JSON object; what is wrong names its line of ``text``: the JSON error's line,
-    the object's first line when it holds none of vLLM's result keys, a key's line when its value has
-    the wrong type."""
+def parse_saved(text: str, *, saved: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A --save-result JSON object (``saved``: already decoded from ``text``); what is wrong names its
+    line of ``text``: the JSON error's line, the object's first line when it holds none of vLLM's result
+    keys, a key's line when its value has the wrong type."""
     first = next((n for n, line in enumerate(text.splitlines(), start=1) if line.strip()), 1)
     try:
-        data = json.loads(text)  # not stripped: the error's line is the text's own
+        # not stripped: the error's line is the text's own
+        data = saved if saved is not None else json.loads(text)
     except json.JSONDecodeError as exc:
         # the position only: the decoder's reason is English on a zh page
         raise PlannerError(
@@ -168,10 +169,11 @@ def parse_saved(text: str) -> dict[str, Any]:
     return data
 
 
-def parse_paste(text: str) -> dict[str, Any]:
-    """A --save-result JSON object or a printed block; line numbers in an error are ``text``'s own."""
+def parse_paste(text: str, *, saved: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A --save-result JSON object (``saved``: already decoded) or a printed block; line numbers in an
+    error are ``text``'s own."""
     if text.strip().startswith("{"):
-        return parse_saved(text)
+        return parse_saved(text, saved=saved)
     return parse_printed(text)
 
 
