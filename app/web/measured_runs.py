@@ -14,7 +14,8 @@ from app.core import deadline
 from app.core.command import parse_serve_command
 from app.core.errors import PlannerError
 from app.core.perf.bench_args import BenchArgs
-from app.core.perf.cluster import BAND_GROUPS, GROUP_NAMES, ClusterFit, MeasuredKeys, RunComparison
+from app.core.perf.calibrated import RunsScope
+from app.core.perf.cluster import ClusterFit, MeasuredKeys, RunComparison
 from app.core.perf.measured import (
     MAX_MEASURED_RUNS,
     MAX_RUNS_CHARS,
@@ -26,8 +27,8 @@ from app.core.perf.measured import (
     read_run,
     runs_of,
 )
-from app.core.text import COMMA, N_, Msg, Text, TextList
-from app.web.i18n import t, tr
+from app.core.text import N_, Msg, Text, TextList
+from app.web.i18n import tr
 from app.web.inputs.params import PlannerParams, StrictPlannerParams, serve_values
 from app.web.inputs.resolve import estimate_for, resolve_strict
 from app.web.validation import message_of
@@ -267,27 +268,13 @@ def api_runs(params: PlannerParams, measured: list[MeasuredRun], bench: BenchArg
     return PageRuns(bench, request_cluster(measured, params.my_runs, params, bench))
 
 
-def calibrated_caption(runs: int) -> str:
-    """What a speed figure scaled by your cluster's runs says beside it (a kind of figure they measured)."""
-    if runs == 1:
-        return t("calibrated on your 1 run")
-    return t("calibrated on your {n} runs", n=runs) if runs else ""
+def runs_scope(cluster: ClusterFit | None) -> RunsScope:
+    """What your runs calibrate (app.core.perf.calibrated: the one rule every caption follows)."""
+    return cluster.scope() if cluster is not None else RunsScope()
 
 
 def runs_caption(runs: int, figures: Sequence[str]) -> str:
-    """What a line or an answer covering every speed figure says: "calibrated on your N runs" when your
-    runs measured every kind of figure, else which kinds they calibrate ("TPOT calibrated on your 1
-    run"); "" without runs (or when none of their figures could be compared)."""
-    if not runs or not figures:
-        return ""
-    if set(figures) >= set(BAND_GROUPS):
-        return calibrated_caption(runs)
-    names = tr(TextList(COMMA, [GROUP_NAMES[g] for g in figures if g in GROUP_NAMES]))
-    if runs == 1:
-        return t("{figures} calibrated on your 1 run", figures=names)
-    return t("{figures} calibrated on your {n} runs", figures=names, n=runs)
-
-
-def cluster_caption(cluster: ClusterFit | None) -> str:
-    """:func:`runs_caption` of a cluster (None: no runs)."""
-    return runs_caption(cluster.runs, cluster.measured_groups()) if cluster is not None else ""
+    """A page's line covering every speed figure, in the page's language: "calibrated on your N runs"
+    when your runs measured every kind of figure, else which kinds ("TPOT calibrated on your 1 run");
+    "" without runs. The APIs give the same caption in English (RunsScope.caption)."""
+    return tr(RunsScope.of(runs, figures).caption())

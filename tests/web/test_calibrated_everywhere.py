@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 
-CAPTION = "calibrated on your 1 run"  # singular (app.web.measured_runs.calibrated_caption)
+CAPTION = "calibrated on your 1 run"  # singular (app.core.perf.calibrated.RunsScope.tag)
 CAPTION_ZH = "已基于您的 1 次运行校准"  # app/i18n/zh/LC_MESSAGES/messages.po
 # the runs below measure TPOT alone: a line covering every figure names it (app.web.measured_runs.runs_caption)
 SCOPED = "TPOT calibrated on your 1 run"

@@ -90,7 +90,13 @@ def test_recommend_says_which_figures_are_calibrated(client: Any) -> None:
     query = {**{k: str(v) for k, v in RECOMMEND.items()}, "v": "1", "my_runs": runs}
     page = client.get("/recommend?" + urlencode(query)).text
     lines = re.findall(r'class="step-speed">([^<]+)<', page)
-    # the model's basis for the figures no run measured: "(TPOT calibrated on your 1 run; the rest …)"
+    # the figures no run measured and where they come from (round 9: round 8 read "(TPOT calibrated on
+    # your 1 run; the rest calibrated)", the model's basis beside your runs')
     assert lines and all(
-        re.search(re.escape(SCOPED) + r"; the rest (calibrated|extrapolated)\)", x) for x in lines
+        re.search(
+            re.escape(SCOPED) + r"; TTFT, throughput (from the model&#39;s fit|extrapolated by the model)\)",
+            x,
+        )
+        for x in lines
     )
+    assert not any("the rest" in x for x in lines)

@@ -72,7 +72,11 @@ def test_an_api_paste_that_states_no_rate_says_so(client: Any) -> None:
     said = [n for n in data["notes"] if "states no request rate" in n]
     # round 8: none (the box said it, the API dropped it)
     assert said and said[0].startswith("measured_runs[0].paste: Your run at line 1 states no request rate")
+    # the API's sentences are English data whatever Accept-Language says, the caption included
     zh = client.post(
         "/api/performance", json={**API, "measured_runs": [run]}, headers={"Accept-Language": "zh"}
     ).json()
-    assert zh["calibrated_runs"] == 1
+    assert (
+        zh["notes"] == data["notes"]
+        and zh["speed_caption"] == data["speed_caption"] == "TPOT calibrated on your 1 run"
+    )

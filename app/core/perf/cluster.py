@@ -17,12 +17,10 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.core.perf.bench import BAND_OF_KEY, RESULT_KEYS
-from app.core.text import COMMA, Msg, Text, TextList
+from app.core.perf.calibrated import BAND_GROUPS, RunsScope
+from app.core.text import Msg
 
 MIN_LOG_SPREAD = 0.05  # about 5 %: run-to-run noise of one benchmark on one cluster
-BAND_GROUPS = ("tpot", "ttft", "throughput")
-# each kind of figure as a caption names it (the throughput group: output, request and total tokens/s)
-GROUP_NAMES = {"tpot": Text("TPOT"), "ttft": Text("TTFT"), "throughput": Text("throughput")}
 
 
 class ClusterFit(BaseModel):
@@ -51,29 +49,13 @@ class ClusterFit(BaseModel):
         """The kinds of figure your runs measured, in BAND_GROUPS' order."""
         return [g for g in BAND_GROUPS if self.measures(g)]
 
+    def scope(self) -> RunsScope:
+        """How many runs and which kinds of figure they measured: what every caption says (one rule)."""
+        return RunsScope.of(self.runs, self.measured_groups())
+
     def calibration_note(self) -> Msg:
         """The Speed section's note: which figures your runs scale (all of them, or the kinds measured)."""
-        groups = self.measured_groups()
-        if len(groups) == len(BAND_GROUPS):
-            if self.runs == 1:
-                return Text(
-                    "Calibrated on your 1 run: every figure is scaled by this cluster's measured factors."
-                )
-            return Text(
-                "Calibrated on your {n} runs: every figure is scaled by this cluster's measured factors.",
-                n=self.runs,
-            )
-        figures = TextList(COMMA, [GROUP_NAMES[g] for g in groups])
-        if self.runs == 1:
-            return Text(
-                "Calibrated on your 1 run for {figures} only: those figures are scaled by this cluster's measured factors; the others are the model's, with its bands (your run did not measure them).",
-                figures=figures,
-            )
-        return Text(
-            "Calibrated on your {n} runs for {figures} only: those figures are scaled by this cluster's measured factors; the others are the model's, with its bands (your runs did not measure them).",
-            n=self.runs,
-            figures=figures,
-        )
+        return self.scope().note()
 
     def bands_over(self, model: dict[str, tuple[float, float]]) -> dict[str, tuple[float, float]]:
         """Your runs' band for each kind of figure they measured, the model's for the rest."""

@@ -10,13 +10,14 @@ from fastapi.responses import HTMLResponse, Response
 
 from app.core.fleet import Candidate
 from app.core.pareto import ParetoPoint
+from app.core.perf.calibrated import RunsScope
 from app.web.encoding import dumped_response
 from app.web.fleet.params import FleetParams, StrictFleetParams, fleet_query, parse_fleet_lenient
 from app.web.fleet.service import fleet_for, planner_params, point_params
 from app.web.fleet.views import build_view
 from app.web.inputs.links import page_items, to_query
 from app.web.inputs.resolve import computed
-from app.web.measured_runs import api_runs, runs_caption
+from app.web.measured_runs import api_runs
 from app.web.templating import render_view, url_path
 
 router = APIRouter()
@@ -42,7 +43,7 @@ def _runs_fields(runs: int, figures: list[str]) -> dict[str, Any]:
     return {
         "calibrated_runs": runs,
         "calibrated_figures": figures,
-        "speed_caption": runs_caption(runs, figures),
+        "speed_caption": RunsScope.of(runs, figures).caption(),  # English, as the notes are
     }
 
 

@@ -11,6 +11,7 @@ from markupsafe import Markup
 
 from app.core.errors import PlannerError
 from app.core.fleet import Candidate, FleetPlan, cost_at_load
+from app.core.perf.calibrated import RunsScope
 from app.core.text import Text
 from app.web.fleet.params import FLEET_FIELDS, LENGTH_FIELDS, FleetParams, fleet_query
 from app.web.fleet.service import fleet_for, planner_params, point_params
@@ -26,7 +27,7 @@ from app.web.i18n import page_lang, t, tr
 from app.web.inputs.links import form_values, query_items, to_query, with_typed
 from app.web.inputs.options import Choices, choices
 from app.web.inputs.problems import Problem, error_of, problems_of, stopping, typed_values
-from app.web.measured_runs import calibrated_caption, page_runs_lenient, runs_caption
+from app.web.measured_runs import page_runs_lenient
 from app.web.templating import url_path
 
 MAX_TABLE_ROWS = 15  # the ranked table shows the cheapest; /api/fleet returns every candidate
@@ -345,8 +346,8 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         result = fleet_for(params, cluster=runs.cluster, unusable=stopping(problems))
         plan, searched = result.plan, result.params  # searched: the lengths as modelled (links)
         lengths = (str(searched.input_tokens), str(searched.output_tokens))
-        calibrated = runs_caption(result.calibrated_runs, result.calibrated_figures)
-        runs_tag, groups = calibrated_caption(result.calibrated_runs), frozenset(result.calibrated_figures)
+        scope = RunsScope.of(result.calibrated_runs, result.calibrated_figures)
+        calibrated, runs_tag, groups = tr(scope.caption()), tr(scope.tag()), frozenset(scope.groups)
         model_label, device_name = result.resolved.model_label, result.resolved.device.name
         shown = plan.candidates[:MAX_TABLE_ROWS]
         if plan.best is not None and plan.best not in shown:

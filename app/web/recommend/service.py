@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.core.perf.calibrated import RunsScope
 from app.core.recommend import Recommendation, recommend
 from app.core.specs import ServeConfig
 from app.web.inputs.params import SERVE_FIELDS, PlannerParams, workload_of
 from app.web.inputs.resolve import Resolved, require_usable, resolve_strict
-from app.web.measured_runs import PageRuns, api_runs, page_runs_lenient, runs_caption
+from app.web.measured_runs import PageRuns, api_runs, page_runs_lenient
 from app.web.recommend.params import RECOMMEND_ONLY, RecommendRequest, params_with
 
 
@@ -110,7 +111,8 @@ def payload(resolved: Resolved, rec: Recommendation) -> dict[str, Any]:
         # your measured runs; the caption says which
         "calibrated_runs": rec.calibrated_runs,
         "calibrated_figures": rec.calibrated_figures,
-        "speed_caption": runs_caption(rec.calibrated_runs, rec.calibrated_figures),
+        # English, as the steps and warnings are (the API's sentences are data)
+        "speed_caption": RunsScope.of(rec.calibrated_runs, rec.calibrated_figures).caption(),
         "cheapest": _cheapest_payload(resolved, rec),
     }
 

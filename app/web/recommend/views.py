@@ -6,13 +6,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from app.core.perf.cluster import BAND_GROUPS
+from app.core.perf.calibrated import RunsScope
 from app.core.recommend import Recommendation, Snapshot
 from app.core.recommend.model import SpeedPoint, StepSpeed
 from app.core.specs import ServeConfig
 from app.web.format import gib, integer, regime_text, speed_band, speed_number
 from app.web.i18n import t, tr, tr_list
-from app.web.measured_runs import runs_caption
 
 
 @dataclass(frozen=True)
@@ -90,24 +89,25 @@ def _band_sentence(point: SpeedPoint) -> str:
     )
 
 
-def speed_line(speed: StepSpeed | None, calibrated: str = "", every: bool = True) -> str:
-    """One line per step: TPOT, TTFT and output tokens/s before → after, and the basis (``calibrated``:
-    which figures your measured runs scale; ``every``: they measured every kind, else the model's basis
-    is said for the rest), then the band of the configuration it ends on and what binds its speed."""
+def speed_line(speed: StepSpeed | None, scope: RunsScope | None = None) -> str:
+    """One line per step: TPOT, TTFT and output tokens/s before → after, and the basis (``scope``: what
+    your measured runs calibrate; the kinds they did not measure are the model's, said as its basis),
+    then the band of the configuration it ends on and what binds its speed."""
     if speed is None or not speed.changed:
         return ""
     last = speed.after or speed.before
-    line = _speed_change(speed, _basis(speed, calibrated, every=every))
+    line = _speed_change(speed, _basis(speed, scope or RunsScope()))
     # a regime the page has no words for (regime_text: "") says nothing rather than "; binds."
     return f"{line} {_band_sentence(last)}" if last is not None and regime_text(last.regime) else line
 
 
-def _basis(speed: StepSpeed, calibrated: str, *, every: bool) -> str:
-    """The model's basis, or your runs' caption when they measured every kind of figure, else both."""
-    model = t("calibrated") if speed.basis == "calibrated" else t("extrapolated")
-    if not calibrated:
-        return model
-    return calibrated if every else t("{calibrated}; the rest {basis}", calibrated=calibrated, basis=model)
+def _basis(speed: StepSpeed, scope: RunsScope) -> str:
+    """The model's basis, or your runs' caption with where the other figures come from (round 8 read
+    "TPOT calibrated on your 1 run; the rest calibrated": the model's basis beside your runs')."""
+    extrapolated = speed.basis != "calibrated"
+    if not scope.calibrates:
+        return t("extrapolated") if extrapolated else t("calibrated")
+    return tr(scope.with_rest(extrapolated=extrapolated))
 
 
 def _speed_change(speed: StepSpeed, basis: str) -> str:
@@ -149,8 +149,8 @@ def build_view(
     def link(serve: ServeConfig) -> str:
         return link_for(serve) if link_for is not None else ""
 
-    calibrated = runs_caption(rec.calibrated_runs, rec.calibrated_figures)
-    every = set(rec.calibrated_figures) >= set(BAND_GROUPS)
+    scope = RunsScope.of(rec.calibrated_runs, rec.calibrated_figures)
+    calibrated = tr(scope.caption())
     cheapest = tr(rec.cheapest.sentence) if rec.cheapest is not None else ""
 
     return RecommendationView(
@@ -171,7 +171,7 @@ def build_view(
                 link=link(s.serve) if s.applied else "",
                 undone=s.undone,
                 undone_reason=tr(s.undone_reason) if s.undone_reason else "",
-                speed=speed_line(s.speed, calibrated, every),
+                speed=speed_line(s.speed, scope),
             )
             for s in rec.steps
         ],

@@ -23,7 +23,7 @@ from app.web.encoding import dumped_response
 from app.web.inputs.links import to_query
 from app.web.inputs.params import StrictPlannerParams
 from app.web.inputs.resolve import resolve_strict
-from app.web.measured_runs import MeasuredRun, api_runs, cluster_caption
+from app.web.measured_runs import MeasuredRun, api_runs, runs_scope
 from app.web.speed.service import performance_for
 
 router = APIRouter(prefix="/api", tags=["api"])
@@ -56,8 +56,9 @@ def performance_post(params: PerformanceRequest) -> Response:
     return dumped_response(
         {  # encoded here, not on the event loop (app/web/encoding.py)
             **perf.model_dump(),
-            # which figures your runs scale ("" without runs), as /api/fleet and /api/recommend say it
-            "speed_caption": cluster_caption(cluster),
+            # which figures your runs scale ("" without runs), as /api/fleet and /api/recommend say it:
+            # English, as the notes are (the API's sentences are data; only an error's msg is translated)
+            "speed_caption": runs_scope(cluster).caption(),
             "calibrated_figures": cluster.measured_groups() if cluster is not None else [],
             "inputs": {
                 "model": resolved.model_label,

@@ -7,14 +7,14 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-from app.core.perf.bench import RESULT_KEYS, BenchResult
+from app.core.perf.bench import BAND_OF_KEY, RESULT_KEYS, BenchResult
+from app.core.perf.calibrated import RunsScope
 from app.core.perf.predict import CurvePoint, Performance
 from app.core.result import Range
 from app.core.text import Text
 from app.web.format import Figure, axis_ticks, regime_text, speed_band
 from app.web.format import speed_number as _number
 from app.web.i18n import t, tr
-from app.web.measured_runs import calibrated_caption
 from app.web.svg import Frame, chart
 
 CHART_WIDTH = 1000  # viewBox units; the SVG scales to its container
@@ -59,6 +59,7 @@ class BenchView:
     rows: tuple[tuple[str, str, str], ...]  # key, expected, low–high
     regime: str
     summary: str
+    calibrated_keys: frozenset[str] = frozenset()  # the keys of a kind your runs measured (scaled by them)
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class SpeedView:
     regime: str = ""  # what binds the steady state (format.regime_text, explained)
     runs_tag: str = ""  # "calibrated on your N runs" beside every figure your runs measured
     runs_groups: frozenset[str] = frozenset()  # the figures (ttft, tpot, throughput) your runs measured
+    runs_caption: str = ""  # which figures your runs calibrate, for a line covering all (the benchmark's)
 
 
 PHONE_TICKS = 6  # more x ticks than this: a phone shows every other label
@@ -192,7 +194,9 @@ def speed_chart(curve: list[CurvePoint], *, concurrency: int, cliff: int | None)
     return chart(CHART_FRAME, parts, title=title, desc=desc)
 
 
-def bench_view(result: BenchResult) -> BenchView:
+def bench_view(result: BenchResult, scope: RunsScope | None = None) -> BenchView:
+    """``scope``: what your runs calibrate; only the keys of the kinds they measured are marked."""
+    groups = scope.groups if scope is not None else ()
     rows = tuple(
         (key, _number((band := getattr(result, key)).expected), speed_band(band)) for key in RESULT_KEYS
     )
@@ -208,13 +212,19 @@ def bench_view(result: BenchResult) -> BenchView:
             preemptions=result.preemptions,
         )
     )
-    return BenchView(rows=rows, regime=regime_text(result.regime, explained=True), summary=summary)
+    return BenchView(
+        rows=rows,
+        regime=regime_text(result.regime, explained=True),
+        summary=summary,
+        calibrated_keys=frozenset(k for k in RESULT_KEYS if BAND_OF_KEY[k] in groups),
+    )
 
 
 def speed_view(perf: Performance, measured: frozenset[str] = frozenset()) -> SpeedView:
     """``measured``: the kinds of figure (ttft, tpot, throughput) your pasted runs measured; only those
     say "calibrated on your N runs" (the others keep the model's band)."""
     calibrated = perf.basis == "calibrated"
+    scope = RunsScope.of(perf.calibrated_runs, sorted(measured))
     numbers = (
         Figure(
             "ttft",
@@ -282,8 +292,9 @@ def speed_view(perf: Performance, measured: frozenset[str] = frozenset()) -> Spe
         notes=tuple(tr(n) for n in perf.notes),
         chart=speed_chart(perf.curve, concurrency=perf.concurrency, cliff=perf.kv_limited_from_concurrency),
         table=table,
-        bench=bench_view(perf.bench) if perf.bench is not None else None,
+        bench=bench_view(perf.bench, scope) if perf.bench is not None else None,
         regime=regime_text(perf.regime, explained=True),
-        runs_tag=calibrated_caption(perf.calibrated_runs),
-        runs_groups=measured,
+        runs_tag=tr(scope.tag()),
+        runs_groups=frozenset(scope.groups),
+        runs_caption=tr(scope.caption()),
     )
