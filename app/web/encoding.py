@@ -14,8 +14,8 @@ Declare ``response_model=dict[str, Any]`` on such a route so its OpenAPI schema 
 
 Request bodies the other way: FastAPI decodes a JSON body (``json.loads``) on the event loop before a route
 runs, ~10-50 ms for a 4 MB body (a pasted config.json; MAX_BODY_BYTES allows 6 MiB) that every other request
-waits behind. A router with ``route_class=JsonBodyInThread`` decodes it in the thread pool first and leaves
-the result where Starlette's ``Request.json()`` keeps it, so FastAPI's own reading, validation and errors
+waits behind. A router with ``route_class=JsonBodyInThread`` decodes it in the thread pool first and hands
+the route a request whose ``json()`` returns the result, so FastAPI's own reading, validation and errors
 (and so the route's declared body model and its OpenAPI schema) are unchanged; only the decoding moves.
 """
 
@@ -33,8 +33,6 @@ from pydantic import TypeAdapter
 
 JSON_MEDIA_TYPE = "application/json"
 _ANSWER = TypeAdapter(dict[str, Any])  # what FastAPI builds for a route annotated ``-> dict[str, Any]``
-# Where starlette.requests.Request.json() keeps the decoded body (it decodes only when this is unset).
-STARLETTE_JSON_CACHE = "_json"
 
 
 def json_response(data: Any, *, status_code: int = 200) -> Response:
@@ -47,29 +45,46 @@ def dumped_response(answer: dict[str, Any]) -> Response:
     return Response(_ANSWER.dump_json(answer, by_alias=True), media_type=JSON_MEDIA_TYPE)
 
 
-async def decode_json_body(request: Request) -> None:
-    """A JSON body (by its content type) decoded in the thread pool and left for ``Request.json()``. A
-    body that does not decode is left alone: FastAPI decodes it again and answers its own 422."""
+class DecodedJsonRequest(Request):
+    """The route's request with its body already read and its JSON decoded (in the thread pool):
+    ``body()`` and ``json()`` are Starlette's public methods, overridden, so nothing depends on where
+    Starlette keeps its own cache (round 8 set its private ``Request._json``)."""
+
+    def __init__(self, request: Request, *, body: bytes, decoded: Any) -> None:
+        super().__init__(request.scope, request.receive)
+        self.body_bytes = body
+        self.decoded_json = decoded
+
+    async def body(self) -> bytes:
+        return self.body_bytes
+
+    async def json(self) -> Any:
+        return self.decoded_json
+
+
+async def decoded_json_body(request: Request) -> Request:
+    """A JSON body (by its content type) decoded in the thread pool: the request that answers
+    ``json()`` with it. A body that does not decode is left alone (the request as it is): FastAPI
+    decodes it again and answers its own 422."""
     if "json" not in request.headers.get("content-type", "").lower():
-        return
+        return request
     body = await request.body()
     if not body:
-        return
+        return request
     try:
         decoded = await run_in_threadpool(decode_json, body)
     except ValueError:  # json.JSONDecodeError, or bytes that are not UTF-8/16/32
-        return
-    setattr(request, STARLETTE_JSON_CACHE, decoded)
+        return request
+    return DecodedJsonRequest(request, body=body, decoded=decoded)
 
 
 class JsonBodyInThread(APIRoute):
-    """An APIRoute whose JSON request body is decoded off the event loop (:func:`decode_json_body`)."""
+    """An APIRoute whose JSON request body is decoded off the event loop (:func:`decoded_json_body`)."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 
         async def decoded_first(request: Request) -> Response:
-            await decode_json_body(request)
-            return await handler(request)
+            return await handler(await decoded_json_body(request))
 
         return decoded_first

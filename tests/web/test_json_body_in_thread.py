@@ -86,3 +86,18 @@ def test_the_openapi_schema_still_declares_the_body(client: TestClient) -> None:
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/StrictPlannerParams"}}},
         "required": True,
     }
+
+
+def test_no_private_starlette_cache_is_relied_on(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    # round 8 left the decoded body in Starlette's private Request._json; a Starlette that keeps (or
+    # checks) its cache elsewhere would decode the body again. Here Request.json ignores any cache.
+    from starlette.requests import Request
+
+    async def uncached(self: Request) -> Any:
+        return json.loads(await self.body())
+
+    on_loop, other = _decodes(monkeypatch)
+    monkeypatch.setattr(Request, "json", uncached)
+    r = client.post("/api/estimate", content=SENT, headers=JSON)
+    assert r.status_code == 200, r.text
+    assert on_loop == [False] and other == []  # still one decode, in the thread pool

@@ -94,6 +94,10 @@ def fleet_api(request: Request, params: StrictFleetParams) -> Response:
         "layouts_started": plan.layouts_started,
         "pareto": [pareto_json(request, searched, p, calibration) for p in plan.pareto],
         "pareto_slo_tokens_per_s_per_user": plan.pareto_slo_tokens_per_s_per_user,
+        # the request as modelled (a length nobody set shortened to fit max_model_len), as
+        # /api/performance returns its workload's
+        "input_tokens": searched.input_tokens,
+        "output_tokens": searched.output_tokens,
         "inputs": {
             "model": result.resolved.model_label,
             "device": result.resolved.device.id,
