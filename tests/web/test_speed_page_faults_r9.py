@@ -6,6 +6,7 @@ the model's TPOT, so the cluster's TPOT factor is exactly 1.2).
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 from urllib.parse import urlencode
@@ -13,7 +14,7 @@ from urllib.parse import urlencode
 import pytest
 
 from app.web import format as web_format
-from tests.web.test_calibrated_everywhere import BENCH, FLEET, RECOMMEND
+from tests.web.test_calibrated_everywhere import BENCH, FLEET, LLAMA_8B, RECOMMEND, _slow_run
 
 
 def _no_words(regime: str, *, explained: bool = False) -> str:
@@ -95,3 +96,36 @@ def test_api_fleet_returns_the_lengths_it_modelled(client: Any) -> None:
     assert (data["input_tokens"], data["output_tokens"]) == (910, 114)
     given = client.post("/api/fleet", json=FLEET).json()  # lengths set: as given
     assert (given["input_tokens"], given["output_tokens"]) == (1024, 256)
+
+
+def _ratios(point: dict[str, Any]) -> tuple[float, float]:
+    return point["low"] / point["expected"], point["high"] / point["expected"]
+
+
+def test_the_curve_keeps_your_runs_band_only_where_they_ran(client: Any) -> None:
+    # one run at --max-concurrency 8 (BENCH: 64 prompts) measured 1.2 x the model's mean TPOT: the
+    # cluster's TPOT factor is 1.2 and its log spread the floor, 0.05 x (1 + 1 / sqrt(1)) = 0.10
+    # (app.core.perf.cluster.fit_cluster), so at 8 clients the TPOT band is exp(-0.1) .. exp(0.1) of the
+    # expected value. Round 8 carried that band to every point of the curve, 1 to 1,024 clients and past
+    # the KV cliff; now the points the run did not reach keep the model's band around 1.2 x its value.
+    config = {**LLAMA_8B, "max_model_len": 4096}
+    run = _slow_run(client, config)
+    body = {**config, "input_tokens": 1024, "output_tokens": 256, "concurrency": 8}
+    plain = client.post("/api/performance", json=body).json()
+    mine = client.post("/api/performance", json={**body, "measured_runs": [run]}).json()
+    at = {p["concurrency"]: p for p in mine["curve"]}
+    model = {p["concurrency"]: p for p in plain["curve"]}
+    low, high = _ratios(at[8]["tpot_ms"])
+    assert (low, high) == (pytest.approx(math.exp(-0.1)), pytest.approx(math.exp(0.1)))
+    assert mine["tpot_ms"] == at[8]["tpot_ms"]  # the headline is the curve's point at 8
+    for clients in (1, 64, 1024):
+        assert at[clients]["tpot_ms"]["expected"] == pytest.approx(
+            1.2 * model[clients]["tpot_ms"]["expected"]
+        )
+        assert _ratios(at[clients]["tpot_ms"]) == pytest.approx(_ratios(model[clients]["tpot_ms"]))
+    assert mine["kv_limited_from_concurrency"] is not None  # the curve runs past the cliff, unreached
+    assert any(n.startswith("Your runs ran at 8 clients: at other concurrencies") for n in mine["notes"])
+    # asked at 64 clients, the headline is outside the run too: the model's band
+    far = client.post("/api/performance", json={**body, "concurrency": 64, "measured_runs": [run]}).json()
+    near = client.post("/api/performance", json={**body, "concurrency": 64}).json()
+    assert _ratios(far["tpot_ms"]) == pytest.approx(_ratios(near["tpot_ms"]))

@@ -101,3 +101,18 @@ class RunsScope:
             n=self.runs,
             figures=figures,
         )
+
+
+def reach_note(clients: tuple[int, int]) -> Msg:
+    """Where your runs' band holds: the clients they ran at (app.core.perf.cluster.ClusterFit.reaches)."""
+    low, high = clients
+    if low == high:
+        return Text(
+            "Your runs ran at {n} clients: at other concurrencies (the curve, past a KV cliff they did not reach) each figure keeps your cluster's factor but the model's band, which your runs do not narrow there.",
+            n=low,
+        )
+    return Text(
+        "Your runs ran at {low} to {high} clients: outside that range (the curve, past a KV cliff they did not reach) each figure keeps your cluster's factor but the model's band, which your runs do not narrow there.",
+        low=low,
+        high=high,
+    )

@@ -32,6 +32,9 @@ class ClusterFit(BaseModel):
     factors: dict[str, float]
     log_spread: dict[str, float]
     notes: list[Msg] = Field(default_factory=list)  # how the runs were read (a rate they did not state)
+    # the fewest and most clients your runs ran (None: not known); outside them a figure keeps your
+    # factors but the model's band, which your runs did not narrow there (a KV cliff they never reached)
+    clients: tuple[int, int] | None = None
 
     def factor(self, group: str) -> float:
         return self.factors.get(group, 1.0)
@@ -44,6 +47,10 @@ class ClusterFit(BaseModel):
         """Whether your runs measured this kind of figure (a key of its band group): one that no run
         measured keeps the model's band, not a few runs' 5 % (a TPOT-only paste said nothing of TTFT)."""
         return group in self.log_spread
+
+    def reaches(self, concurrency: int) -> bool:
+        """Whether your runs ran at about this many clients (between their fewest and most)."""
+        return self.clients is None or self.clients[0] <= concurrency <= self.clients[1]
 
     def measured_groups(self) -> list[str]:
         """The kinds of figure your runs measured, in BAND_GROUPS' order."""
@@ -68,6 +75,7 @@ class RunComparison:
 
     predicted: dict[str, float]
     measured: dict[str, float]
+    clients: int | None = None  # how many clients the run ran at most (its cap, else its prompts)
 
 
 def log_residuals(runs: list[RunComparison]) -> dict[str, list[list[float]]]:
@@ -99,7 +107,9 @@ def fit_cluster(runs: list[RunComparison]) -> ClusterFit:
         # a single run has no spread of its own: the band stays at the floor, widened for few runs
         width = max(left) if len(left) > 1 else 0.0
         spread[group] = max(MIN_LOG_SPREAD, width) * (1 + 1 / math.sqrt(len(per_run)))
-    return ClusterFit(runs=len(runs), factors=factors, log_spread=spread)
+    clients = [run.clients for run in runs if run.clients is not None]
+    reach = (min(clients), max(clients)) if clients and len(clients) == len(runs) else None
+    return ClusterFit(runs=len(runs), factors=factors, log_spread=spread, clients=reach)
 
 
 class MeasuredKeys(BaseModel):

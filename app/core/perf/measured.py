@@ -17,7 +17,7 @@ import contextlib
 import json
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import ValidationError
@@ -244,7 +244,7 @@ def compared(run: PlannedRun) -> RunComparison:
     start (else a PlannerError on its field) and a pool its benchmark can run on."""
     refuse_unstartable(run.estimate, field=run.field)
     with simulated_as(run.field):
-        return compare_run(
+        comparison = compare_run(
             estimate=run.estimate,
             model=run.model,
             device=run.device,
@@ -252,6 +252,13 @@ def compared(run: PlannedRun) -> RunComparison:
             args=run.read.bench,
             measured=run.read.measured,
         )
+    return replace(comparison, clients=run_clients(run.read.bench))
+
+
+def run_clients(args: BenchArgs) -> int:
+    """The most clients a run had in flight: its --max-concurrency, else every prompt (a burst at
+    --request-rate inf sends them all at once; at a finite rate this is an upper bound)."""
+    return min(args.max_concurrency or args.num_prompts, args.num_prompts)
 
 
 def fit_runs(runs: Sequence[tuple[RunComparison, Sequence[Msg]]], *, field: str) -> ClusterFit | None:

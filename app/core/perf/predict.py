@@ -23,6 +23,7 @@ from app.core.perf.bench import (
     simulate_bench,
 )
 from app.core.perf.bench_args import BenchArgs
+from app.core.perf.calibrated import reach_note
 from app.core.perf.cluster import ClusterFit, RunComparison
 from app.core.perf.physics import (
     Coefficients,
@@ -452,9 +453,12 @@ def _curve(
     scale: dict[str, float],
     widens: dict[str, float],
     cluster: ClusterFit | None,
+    model_widen: float,
 ) -> list[CurvePoint]:
-    """The figures at each concurrency, banded as the operating point's are (``_bands``, ``widens``)."""
+    """The figures at each concurrency, banded as the operating point's are (``_bands``, ``widens``);
+    where your runs did not run (ClusterFit.reaches) the model's bands and widening (``model_widen``)."""
     bands = {limited: _bands(fit, cluster, kv_limited=limited) for limited in (False, True)}
+    model = {limited: _bands(fit, None, kv_limited=limited) for limited in (False, True)}
     curve = []
     for c in sorted({*CURVE_CONCURRENCIES, workload.concurrency, *([cliff] if cliff else [])}):
         p = _point(physics=physics, fit=fit, estimate=estimate, workload=replace(workload, concurrency=c))
@@ -464,7 +468,9 @@ def _curve(
             "tpot": p.tpot_s * MS_PER_S,
             "throughput": p.output_tokens_per_s,
         }
-        banded = {g: _band(v * scale[g], *bands[limited][g], widens[g]) for g, v in expected.items()}
+        near = cluster is None or cluster.reaches(c)
+        band, w = (bands, widens) if near else (model, dict.fromkeys(widens, model_widen))
+        banded = {g: _band(v * scale[g], *band[limited][g], w[g]) for g, v in expected.items()}
         curve.append(
             CurvePoint(
                 concurrency=c,
@@ -586,9 +592,13 @@ def performance(
         device=device, model=model, serve=serve, fit=fit, family=family, physics=physics
     )
     scale = {g: (cluster.factor(g) if cluster else 1.0) for g in ("tpot", "ttft", "throughput")}
-    # your runs' spread replaces the model's widening only for the kinds of figure they measured
-    widens = {g: 1.0 if cluster is not None and cluster.measures(g) else widen for g in scale}
+    # your runs' spread replaces the model's widening only for the kinds of figure they measured, at
+    # the clients they ran (elsewhere, past a KV cliff they never reached, the model's band)
+    near = cluster if cluster is not None and cluster.reaches(workload.concurrency) else None
+    widens = {g: 1.0 if near is not None and near.measures(g) else widen for g in scale}
     if cluster is not None:
+        if cluster.clients is not None and (with_curve or near is None):
+            notes.insert(0, reach_note(cluster.clients))
         # the notes below say why the model alone would widen its bands; your runs' spread replaces that
         if widen > 1.0 and all(w == 1.0 for w in widens.values()):
             notes.insert(
@@ -603,7 +613,7 @@ def performance(
     )
     limit_note = _limit_note(estimate=estimate, workload=workload, point=point, cliff=cliff)
     notes.extend([limit_note] if limit_note else [])
-    bands = _bands(fit, cluster, kv_limited=kv_limited)
+    bands = _bands(fit, near, kv_limited=kv_limited)
     tpot = _band(point.tpot_s * MS_PER_S * scale["tpot"], *bands["tpot"], widens["tpot"])
     thr = point.output_tokens_per_s * scale["throughput"]
     bench_result = None
@@ -648,6 +658,7 @@ def performance(
             scale=scale,
             widens=widens,
             cluster=cluster,
+            model_widen=widen,
         )
         if with_curve
         else [],
