@@ -129,3 +129,14 @@ def test_the_curve_keeps_your_runs_band_only_where_they_ran(client: Any) -> None
     far = client.post("/api/performance", json={**body, "concurrency": 64, "measured_runs": [run]}).json()
     near = client.post("/api/performance", json={**body, "concurrency": 64}).json()
     assert _ratios(far["tpot_ms"]) == pytest.approx(_ratios(near["tpot_ms"]))
+
+
+def test_the_speed_hint_describes_the_bands_as_they_are_made(client: Any) -> None:
+    # round 8 said "the fit's 10th–90th percentile residual on measured runs": the shipped bands are the
+    # out-of-source residuals (coefficients.json bench_bands, app.core.perf.predict.source_bands), and
+    # your runs' spread replaces them only for the kinds they measured, at the clients they ran
+    page = client.get("/speed?" + urlencode({"v": "1", **LLAMA_8B, "max_model_len": "4096"}))
+    assert "from sources the fit did not see" in page.text and "at the clients they ran" in page.text
+    assert "residual on measured runs" not in page.text
+    zh = client.get("/speed?" + urlencode({"v": "1", **LLAMA_8B, "max_model_len": "4096", "lang": "zh"}))
+    assert "拟合未使用过的来源" in zh.text
