@@ -40,6 +40,7 @@ import perf_sources as S
 
 from app.core.errors import PlannerError
 from app.core.perf.cluster import MeasuredKeys, RunComparison, fit_cluster
+from app.core.perf.predict import source_bands
 from app.core.perf.simulate import SimulationError
 from app.web.inputs.params import serve_values
 from app.web.measured_runs import MeasuredRun, compared_run
@@ -107,20 +108,39 @@ def scored_key(kind: str, measured: dict[str, float]) -> str | None:
     return next((k for k in KINDS[kind] if k in measured), None)
 
 
+# left-out runs at clients the others never ran: per kind, (inside the runs' band, inside the model's)
+OUTSIDE: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
+
+
 def leave_one_out(members: list[UserRun]) -> dict[str, list[tuple[float, bool]]]:
-    """Per kind, each left-out run's |error| and whether the calibrated band holds it."""
+    """Per kind, each left-out run's |error| and whether the calibrated band holds it. A left-out run at
+    clients outside the others' (ClusterFit.reaches: round 9) also records, in OUTSIDE, whether the
+    runs' band (round 8's answer there) and the model's out-of-source band (round 9's,
+    predict.source_bands, unwidened) hold it."""
     out: dict[str, list[tuple[float, bool]]] = defaultdict(list)
     for i, left in enumerate(members):
         fit = fit_cluster([m.comparison for j, m in enumerate(members) if j != i])
+        clients = left.comparison.clients
+        reached = clients is None or fit.reaches(clients)
         for kind in KINDS:
             key = scored_key(kind, left.comparison.measured)
             if key is None or kind not in fit.factors:
                 continue
             expected = left.comparison.predicted[key] * fit.factor(kind)
-            low, high = fit.band(kind)
             measured = left.comparison.measured[key]
-            inside = expected * math.exp(low) <= measured <= expected * math.exp(high)
-            out[kind].append((abs(expected - measured) / measured, inside))
+
+            def holds(
+                band: tuple[float, float], expected: float = expected, measured: float = measured
+            ) -> bool:
+                return (
+                    expected * math.exp(min(0.0, band[0]))
+                    <= measured
+                    <= expected * math.exp(max(0.0, band[1]))
+                )
+
+            out[kind].append((abs(expected - measured) / measured, holds(fit.band(kind))))
+            if not reached:
+                OUTSIDE[kind].append((holds(fit.band(kind)), holds(source_bands()[kind])))
     return out
 
 
@@ -182,6 +202,13 @@ def main() -> int:
                 f"{statistics.median(errors):.1%}, inside the band {inside:.0%}; deployments <= 12 %: "
                 f"{sum(e <= 0.12 for e in per_deployment[kind])} of {len(per_deployment[kind])}"
             )
+    for kind, held in OUTSIDE.items():
+        runs_band = sum(a for a, _ in held) / len(held)
+        model_band = sum(b for _, b in held) / len(held)
+        print(
+            f"{kind}: {len(held)} left-out runs at clients the others never ran: inside the runs' band "
+            f"(round 8) {runs_band:.0%}, inside the model's band (round 9) {model_band:.0%}"
+        )
     return 0
 
 
