@@ -564,6 +564,28 @@ def _bands(fit: FamilyFit, cluster: ClusterFit | None, *, kv_limited: bool) -> d
     }
 
 
+def _cluster_terms(
+    cluster: ClusterFit | None, *, workload: Workload, widen: float, notes: list[Msg], curve: bool
+) -> tuple[dict[str, float], ClusterFit | None, dict[str, float]]:
+    """Your cluster's factors, the cluster whose bands apply at the asked clients (None: the model's),
+    and each kind's widening; its notes go first in ``notes``. Your runs' spread replaces the model's
+    widening only for the kinds of figure they measured, at the clients they ran (elsewhere, past a KV
+    cliff they never reached, the model's band)."""
+    scale = {g: (cluster.factor(g) if cluster else 1.0) for g in ("tpot", "ttft", "throughput")}
+    near = cluster if cluster is not None and cluster.reaches(workload.concurrency) else None
+    widens = {g: 1.0 if near is not None and near.measures(g) else widen for g in scale}
+    if cluster is not None:
+        if cluster.clients is not None and (curve or near is None):
+            notes.insert(0, reach_note(cluster.clients))
+        # the notes below say why the model alone would widen its bands; your runs' spread replaces that
+        if widen > 1.0 and all(w == 1.0 for w in widens.values()):
+            notes.insert(
+                0, Text("The bands are your runs' spread, not the widened bands the notes below mention.")
+            )
+        notes.insert(0, cluster.calibration_note())  # which figures your runs scale
+    return scale, near, widens
+
+
 def performance(
     *,
     estimate: Estimate,
@@ -591,20 +613,9 @@ def performance(
     widen, notes = _basis_notes(
         device=device, model=model, serve=serve, fit=fit, family=family, physics=physics
     )
-    scale = {g: (cluster.factor(g) if cluster else 1.0) for g in ("tpot", "ttft", "throughput")}
-    # your runs' spread replaces the model's widening only for the kinds of figure they measured, at
-    # the clients they ran (elsewhere, past a KV cliff they never reached, the model's band)
-    near = cluster if cluster is not None and cluster.reaches(workload.concurrency) else None
-    widens = {g: 1.0 if near is not None and near.measures(g) else widen for g in scale}
-    if cluster is not None:
-        if cluster.clients is not None and (with_curve or near is None):
-            notes.insert(0, reach_note(cluster.clients))
-        # the notes below say why the model alone would widen its bands; your runs' spread replaces that
-        if widen > 1.0 and all(w == 1.0 for w in widens.values()):
-            notes.insert(
-                0, Text("The bands are your runs' spread, not the widened bands the notes below mention.")
-            )
-        notes.insert(0, cluster.calibration_note())  # which figures your runs scale
+    scale, near, widens = _cluster_terms(
+        cluster, workload=workload, widen=widen, notes=notes, curve=with_curve
+    )
     point = _point(physics=physics, fit=fit, estimate=estimate, workload=workload)
     cliff = kv_cliff(estimate=estimate, physics=physics, workload=workload)
     kv_limited = cliff is not None and workload.concurrency >= cliff
