@@ -281,3 +281,15 @@ def test_each_half_and_its_sources(half: Path, sources: dict[str, int]) -> None:
 @pytest.mark.parametrize(("half", "name"), [(HALF_A, n) for n in CASES_A] + [(HALF_B, n) for n in CASES_B])
 def test_each_log_verdict_facts_and_nothing_claimed(half: Path, name: str) -> None:
     check_log(half, name, log_sets.sources(half)[name]["expect"])
+
+
+def test_an_ascend_graph_stage_failure_names_acl_graphs_not_cuda_graphs() -> None:
+    # heldout-2026-12j's Atlas A2 Qwen3-Next log (vllm-ascend 0.13.0) fails after "KV cache: 198,912 tokens" in
+    # vllm-ascend's ACL graph capture (acl_graph.py frames): the doctor named it "while capturing CUDA graphs"
+    # (seen in round 9's walk of /doctor in Chinese). vllm-ascend captures torch_npu ACL graphs, not CUDA graphs.
+    text = (
+        HALF_B / "ascend_a2_qwen3_next_80b_tp4_0_13_0_budget_lines_kv_198912_then_acl_capture_traceback.log"
+    ).read_text(encoding="utf-8")
+    d = diagnose(log_text=text, metrics_text=None, target_concurrency=None, device_hint=None)
+    assert d.headline.startswith("The start-up failed while capturing ACL graphs:"), d.headline
+    assert "CUDA" not in d.headline.split(":")[0]

@@ -118,6 +118,8 @@ FAILURE_STAGE_TEXT: dict[str, str] = {
     "kv_alloc": N_("while allocating the KV cache"),
     "graph": N_("while capturing CUDA graphs"),
 }
+# vllm-ascend captures ACL graphs (torch_npu's aclgraph) where vLLM captures CUDA graphs
+NPU_STAGE_TEXT: dict[str, str] = {"graph": N_("while capturing ACL graphs")}
 
 
 # the failures that are the device's, not the budget's (app.core.logs ErrorKind)
@@ -174,9 +176,13 @@ def _headline(case: Case, verdict: Overall, metrics: MetricsFacts | None) -> str
         )
     if verdict == "load_oom":
         return Text("Out of memory while loading the weights: {error}", error=error)
+    npu = case.facts.is_ascend or case.facts.device_type == "NPU"
+    if verdict == "graph_oom" and npu:
+        return Text("Out of memory while capturing ACL graphs: {error}", error=error)
     if verdict == "graph_oom":
         return Text("Out of memory while capturing CUDA graphs: {error}", error=error)
-    stage = FAILURE_STAGE_TEXT.get(case.facts.failure_stage or "")
+    stage_texts = {**FAILURE_STAGE_TEXT, **NPU_STAGE_TEXT} if npu else FAILURE_STAGE_TEXT
+    stage = stage_texts.get(case.facts.failure_stage or "")
     fault = DEVICE_FAULT_TEXT.get(case.facts.error_kind or "")
     if verdict == "failed" and fault is not None:
         return Text(
