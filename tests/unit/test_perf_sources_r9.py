@@ -15,6 +15,7 @@ EARLIER_BLIND = (R9.parent / "sources-r7b", R9.parent / "sources-r8")
 # runs per source, as README.md's table lists them
 RUNS_PER_SOURCE = {
     "AI-Hypercomputer/tpu-recipes (Trillium vLLM Llama 3.x recipe)": 2,
+    "vllm-project/vllm#16458 (Llama-3.1-8B on TPU v6e-1, PR description)": 1,
     "vllm-project/vllm#23696 (gpt-oss-120b on 8x B200, PR description)": 1,
 }
 
