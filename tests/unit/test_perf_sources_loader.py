@@ -110,17 +110,20 @@ def test_source_medians_give_each_source_one_vote() -> None:
 
 
 def test_source_rows_never_reads_the_blind_directories(monkeypatch: Any) -> None:
-    # sources-r7b/ and sources-r8/ are scored blind (`--blind --dir`) and stay out of every fit: source_rows()
-    # is what perf_loso.py, measured_runs_loo.py and perf_misses.py read, so no file of theirs may reach it
+    # sources-r7b/, sources-r8/ and sources-r9/ are scored blind (`--blind --dir`) and stay out of every fit:
+    # source_rows() is what perf_loso.py, measured_runs_loo.py and perf_misses.py read, so no file of theirs
+    # may reach it
     read: list[Any] = []
     monkeypatch.setattr(P, "read_rows", lambda files: read.extend(files) or [])
     P.source_rows()
     folders = {path.parent.name for path in read}
     assert "sources" in folders and "sources-r7" in folders  # it did read the fit's sources
-    assert not folders & {"sources-r7b", "sources-r8"}
-    blind_dir = P.SOURCES_DIR.parent / "sources-r8"
-    assert blind_dir.is_dir()
-    assert not set(blind_dir.glob("*.jsonl")) & set(read)
+    blind = {"sources-r7b", "sources-r8", "sources-r9"}
+    assert not folders & blind
+    for name in sorted(blind):
+        blind_dir = P.SOURCES_DIR.parent / name
+        assert blind_dir.is_dir() and (blind_dir / "README.md").is_file()
+        assert not set(blind_dir.glob("*.jsonl")) & set(read)
 
 
 def test_a_server_the_planner_refuses_is_skipped_with_the_reason_not_raised() -> None:
