@@ -38,6 +38,36 @@ def test_awq_modules_to_not_convert_match_as_substrings() -> None:
     )
 
 
+def test_awq_entries_naming_no_attention_or_mlp_word_still_match_as_substrings() -> None:
+    # review9a: is_layer_skipped's substring mode (0.33.0 utils/quant_utils.py: any(layer in prefix)) also skips a
+    # linear for an entry such as "model.layers.0." (every linear of layer 0) or "proj" (every linear); the
+    # planner counted nothing for them. PARTS: attention 400 + MLP 600 over 4 layers.
+    assert _left({"quant_method": "awq", "modules_to_not_convert": ["model.layers.0."]}) == pytest.approx(
+        (400 + 600) / 4 / 1_000
+    )
+    assert _left({"quant_method": "awq", "modules_to_not_convert": ["proj"]}) == pytest.approx(1.0)
+    # "layers.1" is in layers 1 and 10-19's prefixes; of 4 layers only layer 1: 250 / 1,000
+    assert _left({"quant_method": "awq", "modules_to_not_convert": ["layers.1"]}) == pytest.approx(0.25)
+    # "o_proj" names one leaf: q/o are heads x head of 2 x (8 + 2) -> 8/20 of attention = 160
+    assert _left({"quant_method": "awq", "modules_to_not_convert": ["o_proj"]}) == pytest.approx(0.16)
+
+
+def test_fp8_reads_ignored_layers_before_modules_to_not_convert() -> None:
+    # 0.33.0 quantization/fp8.py Fp8Config.from_config: ignored_layers = config["ignored_layers"], and only when it
+    # is empty modules_to_not_convert; exact match. Layer 0's q_proj by its full prefix: 400 x 8/20 / 4 = 40
+    q0 = "model.layers.0.self_attn.q_proj"
+    assert _left({"quant_method": "fp8", "ignored_layers": [q0]}) == pytest.approx(40 / 1_000)
+    both = {
+        "quant_method": "fp8",
+        "ignored_layers": [q0],
+        "modules_to_not_convert": ["model.layers.1.self_attn.q_proj"],
+    }
+    assert _left(both) == pytest.approx(40 / 1_000)  # ignored_layers wins
+    assert _left({**both, "ignored_layers": []}) == pytest.approx(
+        40 / 1_000
+    )  # empty: falls back to the other
+
+
 def test_fp8_modules_to_not_convert_stay_exact() -> None:
     # 0.33.0 quantization/fp8.py Fp8Config: ignored_layers_match_mode "exact" -> prefix in ignored_layers; a bare
     # parent name equals no linear's prefix, so nothing is left unconverted

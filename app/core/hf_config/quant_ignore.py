@@ -33,6 +33,16 @@ MIXER_MARKERS = ("linear_attn", "mamba", "mixer")  # Gated DeltaNet / Mamba bloc
 # the same exact match; fp_quant.py matches prefix.endswith(module). auto_gptq.py never reads the key (GPTQ skips
 # modules through `dynamic`), so a GPTQ config's list leaves nothing unquantized.
 NOT_CONVERT_SUBSTRING = {"awq": True, "fp8": False, "fbgemm_fp8": False, "fp_quant": False}
+# fp8.py Fp8Config.from_config reads ``ignored_layers`` and falls back to ``modules_to_not_convert`` only when it is
+# empty or absent (0.33.0)
+FIRST_LIST_KEY = {"fp8": "ignored_layers"}
+# the linears of one decoder layer as vLLM prefixes them (model.layers.N.self_attn.q_proj, ...): an AWQ entry that
+# names no attention or MLP word ("model.layers.0.", "proj", "model") skips every linear whose prefix holds it
+LAYER_LINEARS = tuple(("attention", f"self_attn.{p}") for p in ATTENTION_PROJECTIONS) + tuple(
+    ("mlp", f"mlp.{p}") for p in MLP_PROJECTIONS
+)
+DIGIT_RUN = regex.compile(r"\d+")
+LONGEST_LINEAR_PREFIX = len("model.layers.999.self_attn.q_proj")
 
 
 def _covers_subtree(name: str, *, substring: bool) -> bool:
@@ -66,9 +76,50 @@ def _part(name: str, *, heads: int, kv_heads: int, substring: bool = False) -> t
     return None
 
 
+def _linears_holding(name: str, *, num_layers: int | None) -> list[tuple[str, str, int | None]]:
+    """(part, projection, layer or None for every layer) of the layer linears whose vLLM prefix holds ``name``
+    as a substring (auto_awq.py's is_layer_skipped substring mode). A name without a digit matches alike in every
+    layer; one with a digit run can only match layers whose index holds that run, so only those are tried
+    (``num_layers`` None: whether any layer can match, trying the run itself and "1" + run). E.g.
+    "model.layers.1." covers layer 1 only (the trailing dot keeps 10-19 out); "proj" all seven linears of every layer.
+    """
+    if not name or len(name) > LONGEST_LINEAR_PREFIX:
+        return []
+    runs = DIGIT_RUN.findall(name)
+    if not runs:
+        return [
+            (part, leaf.split(".")[1], None)
+            for part, leaf in LAYER_LINEARS
+            if name in f"model.layers.0.{leaf}"
+        ]
+    if len(runs) > 1:  # the prefix holds one number, the layer index
+        return []
+    if num_layers is None:
+        candidates = [int(c) for c in (runs[0], "1" + runs[0]) if c == "0" or not c.startswith("0")]
+    else:
+        candidates = [n for n in range(num_layers) if runs[0] in str(n)]
+    return [
+        (part, leaf.split(".")[1], layer)
+        for layer in candidates
+        for part, leaf in LAYER_LINEARS
+        if name in f"model.layers.{layer}.{leaf}"
+    ]
+
+
+def _linear_share(part: str, projection: str, *, heads: int, kv_heads: int) -> float:
+    if part == "mlp":
+        return 1 / len(MLP_PROJECTIONS)
+    width = kv_heads if projection in ("k_proj", "v_proj") else heads
+    return width / (2 * (heads + kv_heads))
+
+
 def is_counted(name: str, *, substring: bool = False) -> bool:
     """Whether :func:`unconverted_fraction` reads this ignore / exclude entry (reduce.py keeps only those)."""
-    return not OUTSIDE_BODY.search(name) and _part(name, heads=1, kv_heads=1, substring=substring) is not None
+    if OUTSIDE_BODY.search(name):
+        return False
+    if _part(name, heads=1, kv_heads=1, substring=substring) is not None:
+        return True
+    return substring and bool(_linears_holding(name, num_layers=None))
 
 
 def _listed(cfg: Mapping[str, Any]) -> list[tuple[str, bool]]:
@@ -78,11 +129,15 @@ def _listed(cfg: Mapping[str, Any]) -> list[tuple[str, bool]]:
     method = cfg.get("quant_method")
     not_convert = NOT_CONVERT_SUBSTRING.get(method.lower()) if isinstance(method, str) else None
     names: list[tuple[str, bool]] = []
+    first_key = FIRST_LIST_KEY.get(method.lower()) if isinstance(method, str) else None
     for source in (cfg, inner if isinstance(inner, Mapping) else {}):
+        first = source.get(first_key) if first_key is not None else None
         for key in ("ignore", "exclude_modules", "modules_to_not_convert"):
             value = source.get(key)
             if key == "modules_to_not_convert" and not_convert is None:
                 continue  # a format that does not read the key
+            if key == "modules_to_not_convert" and isinstance(first, list) and first:
+                value = first  # FP8's ignored_layers, read before modules_to_not_convert
             if isinstance(value, list):
                 substring = key == "exclude_modules" or (
                     key == "modules_to_not_convert" and bool(not_convert)
@@ -105,6 +160,17 @@ def unconverted_fraction(
         if OUTSIDE_BODY.search(name):
             continue
         part = _part(name, heads=max(1, heads), kv_heads=max(1, kv_heads), substring=substring)
+        if part is None and substring:
+            for linear_part, projection, layer in _linears_holding(name, num_layers=num_layers):
+                key = (linear_part, projection)
+                shares[key] = _linear_share(
+                    linear_part, projection, heads=max(1, heads), kv_heads=max(1, kv_heads)
+                )
+                if layer is None:
+                    covered[key] = None
+                elif (held := covered.setdefault(key, set())) is not None:
+                    held.add(layer)
+            continue
         if part is None:
             continue
         projection = next((p for p in MLP_PROJECTIONS + ATTENTION_PROJECTIONS if p in name), "")
