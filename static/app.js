@@ -209,7 +209,9 @@
       if (slot && !slot.contains(held[id])) {
         held[id].inert = true;
         slot.appendChild(held[id]);
-        slot.classList.add("slot-held");
+        // an attribute, not a class: htmx settles "class" (attributesToSettle in base.html), so a second
+        // swap while the slot still waits would put the new slot's class back and unmark the held section
+        slot.setAttribute("data-held", "");
         slot.setAttribute("aria-busy", "true");
       }
     });
@@ -217,12 +219,12 @@
   }
 
   function releaseSlot(slot) {  // no answer to swap in: the placeholder again
-    if (slot && slot.classList.contains("slot-held")) {
+    if (slot && slot.hasAttribute("data-held")) {
       var section = document.getElementById(SLOTS[slot.id]);
       if (section && slot.contains(section)) {
         section.remove();
       }
-      slot.classList.remove("slot-held");
+      slot.removeAttribute("data-held");
       slot.removeAttribute("aria-busy");
     }
   }
@@ -262,7 +264,7 @@
     }
     reopen = reopen.filter(function (id) {
       var details = document.getElementById(id);
-      if (!details || details.closest(".slot-held")) {
+      if (!details || details.closest("[data-held]")) {
         return true;  // not here yet (a slot's section): its slot's answer settles later
       }
       details.open = true;
