@@ -140,3 +140,26 @@ def test_the_speed_hint_describes_the_bands_as_they_are_made(client: Any) -> Non
     assert "residual on measured runs" not in page.text
     zh = client.get("/speed?" + urlencode({"v": "1", **LLAMA_8B, "max_model_len": "4096", "lang": "zh"}))
     assert "拟合未使用过的来源" in zh.text
+
+
+def test_the_simulated_benchmark_keeps_your_runs_band_only_at_the_clients_they_ran(client: Any) -> None:
+    # review9b: the benchmark table took the cluster's narrow band whatever the benchmark's own clients, so a
+    # 1-client benchmark beside a run at 8 clients showed mean_tpot_ms within exp(+-0.1) (the one-run floor,
+    # cluster.fit_cluster) though the run never ran at 1 client. Now the band follows bench.clients().
+    config = {**LLAMA_8B, "max_model_len": 4096}
+    run = _slow_run(client, config)  # BENCH: --max-concurrency 8
+    body = {**config, "input_tokens": 1024, "output_tokens": 256, "concurrency": 8}
+    one = {**BENCH, "max_concurrency": 1}
+    mine = client.post("/api/performance", json={**body, "bench": one, "measured_runs": [run]}).json()
+    plain = client.post("/api/performance", json={**body, "bench": one}).json()
+    assert mine["bench"]["mean_tpot_ms"]["expected"] == pytest.approx(
+        1.2 * plain["bench"]["mean_tpot_ms"]["expected"]
+    )
+    assert _ratios(mine["bench"]["mean_tpot_ms"]) == pytest.approx(_ratios(plain["bench"]["mean_tpot_ms"]))
+    assert _ratios(mine["bench"]["mean_tpot_ms"])[1] > math.exp(0.1) + 1e-6
+    # at the run's own 8 clients the benchmark keeps the run's band
+    same = client.post("/api/performance", json={**body, "bench": BENCH, "measured_runs": [run]}).json()
+    assert _ratios(same["bench"]["mean_tpot_ms"]) == (
+        pytest.approx(math.exp(-0.1)),
+        pytest.approx(math.exp(0.1)),
+    )

@@ -83,6 +83,11 @@ class BenchArgs(BaseModel):
             return round(SHAREGPT_INPUT_MEAN), round(SHAREGPT_OUTPUT_MEAN)
         return self.random_prefix_len + self.random_input_len, self.random_output_len
 
+    def clients(self) -> int:
+        """The most clients the run has in flight: its --max-concurrency, else every prompt (a burst at
+        --request-rate inf sends them all at once; at a finite rate this is an upper bound)."""
+        return min(self.max_concurrency or self.num_prompts, self.num_prompts)
+
     def max_request_tokens(self) -> int:
         """The longest prompt + output this benchmark can send (what max_model_len must admit)."""
         if self.dataset_name == "sharegpt":

@@ -256,9 +256,8 @@ def compared(run: PlannedRun) -> RunComparison:
 
 
 def run_clients(args: BenchArgs) -> int:
-    """The most clients a run had in flight: its --max-concurrency, else every prompt (a burst at
-    --request-rate inf sends them all at once; at a finite rate this is an upper bound)."""
-    return min(args.max_concurrency or args.num_prompts, args.num_prompts)
+    """The most clients a run had in flight (BenchArgs.clients)."""
+    return args.clients()
 
 
 def fit_runs(runs: Sequence[tuple[RunComparison, Sequence[Msg]]], *, field: str) -> ClusterFit | None:

@@ -629,14 +629,16 @@ def performance(
     thr = point.output_tokens_per_s * scale["throughput"]
     bench_result = None
     if bench is not None:
+        # your runs' narrow band holds only at the clients they ran: at the benchmark's own clients
+        at = cluster if cluster is not None and cluster.reaches(bench.clients()) else None
         bench_result = bench_serve(
             estimate=estimate,
             physics=physics,
             fit=fit,
             serve=serve,
             args=bench,
-            bands=bench_bands(fit, cluster),
-            widen=widens,
+            bands=bench_bands(fit, at),
+            widen={g: 1.0 if at is not None and at.measures(g) else widen for g in scale},
             scale=scale,
         )
     return Performance(
