@@ -447,7 +447,7 @@ def cuda_graph_bytes(
     cap; ``mode`` the cudagraph_mode captured.
 
     E.g. 32 layers on the rank, max_num_seqs 1,024: 978,006,999 B (0.91 GiB, as the golden 8B logs print);
-    PIECEWISE half of it, 489,003,499 B; FULL_DECODE_ONLY at max_num_seqs 64: sizes up to 128 (18), decode sizes
+    PIECEWISE half of it, 489,003,499 B; FULL_DECODE_ONLY at max_num_seqs 64: sizes up to 128 (19), decode sizes
     up to 64 (11): 0.5 x 11 / 51 x 978,006,999 = 105,471,343 B.
     """
     if enforce_eager or mode == "NONE":

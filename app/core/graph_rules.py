@@ -66,9 +66,9 @@ def capture_sizes(
     """The batch sizes vLLM captures, ascending. config/vllm.py _set_cudagraph_sizes (0.11.1-0.33.0):
     cudagraph_capture_sizes deduplicated and cut at max_num_batched_tokens; else the grid up to
     min(max_num_batched_tokens, max_cudagraph_capture_size or min(2 x max_num_seqs, default_capture_cap)), plus
-    max_num_batched_tokens itself when within that limit (0.20.2+, rules.capture_adds_batched_tokens), plus
-    max_num_seqs when the cap was the default one and max_num_seqs is within it and within max_num_batched_tokens
-    (0.31.0+ uniform_decode_sizes = [max_num_seqs], rules.capture_adds_max_num_seqs).
+    max_num_batched_tokens itself when within that limit (0.20.2+, rules.capture_adds_batched_tokens), plus the
+    uniform decode sizes within max_num_batched_tokens (_decode_sizes). With --speculative-config the default cap
+    is min(2 x max_num_seqs x (1 + num_speculative_tokens), default_capture_cap) (0.13.0+ decode_query_len).
 
     E.g. [1, 2, 4, 8, 16, 32] at 8,192 batched tokens -> 6 sizes; max_cudagraph_capture_size 64 -> 11; the default at
     1,024 sequences and 100 batched tokens: 1, 2, 4, 8 ... 96 (15), and 100 from 0.20.2 (16); on a B200 from 0.30.0 at
@@ -78,17 +78,32 @@ def capture_sizes(
     if settings.capture_sizes is not None:
         return sorted({size for size in settings.capture_sizes if size <= tokens})
     seqs = flags.max_num_seqs
+    spec = serve.speculative_config
+    query_len = 1 + spec.num_speculative_tokens if spec is not None and rules.capture_spec_query_len else 1
+    default_cap = default_capture_cap(rules=rules, sm=sm)
+    cap = min(seqs * query_len * 2, default_cap)
     if settings.max_capture_size is not None:
         cap = settings.max_capture_size
-    else:
-        cap = min(seqs * 2, default_capture_cap(rules=rules, sm=sm))
     limit = min(cap, tokens)
     sizes = set(budget.capture_grid(limit))
     if rules.capture_adds_batched_tokens and tokens <= limit:
         sizes.add(tokens)
-    if rules.capture_adds_max_num_seqs and settings.max_capture_size is None and seqs <= min(cap, tokens):
-        sizes.add(seqs)
+    if settings.max_capture_size is None:
+        sizes |= {size for size in _decode_sizes(rules, seqs, query_len, default_cap, cap) if size <= tokens}
     return sorted(sizes)
+
+
+def _decode_sizes(rules: VersionRules, seqs: int, query_len: int, default_cap: int, cap: int) -> set[int]:
+    """0.30.0+ uniform_decode_sizes (default cap only): with speculative tokens, query_len x each request count of
+    the grid up to min(max_num_seqs, the default cap) and that count itself, within the cap; with none (0.31.0+),
+    max_num_seqs when within the cap. E.g. 64 sequences, 2 draft tokens: 3 x {1, 2, 4, 8 ... 64} = 3, 6, 12 ... 192."""
+    if rules.capture_decode_sizes == "none":
+        return set()
+    if query_len > 1:
+        requests = min(seqs, default_cap)
+        counts = {*budget.capture_grid(requests), requests}
+        return {n * query_len for n in counts if n * query_len <= cap}
+    return {seqs} if rules.capture_decode_sizes == "always" and seqs <= cap else set()
 
 
 def rank_graph_bytes(

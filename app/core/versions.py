@@ -168,9 +168,11 @@ class VersionRules:
     # graph_rules.default_capture_cap: (capability major, cap) pairs replacing the default 512 on that family
     # (0.30.0+: ((10, 1024),), is_device_capability_family(100)); ROCm / NPU (no CUDA capability) keep 512
     capture_cap_by_major: tuple[tuple[int, int], ...] = ()
-    # the default grid gains max_num_seqs when within the default cap and max_num_batched_tokens (0.31.0+
-    # uniform_decode_sizes = [max_num_seqs]; 0.30.0 none without speculative tokens)
-    capture_adds_max_num_seqs: bool = False
+    # the default cap counts each request's 1 + num_speculative_tokens queries (decode_query_len, 0.13.0+)
+    capture_spec_query_len: bool = False
+    # the default grid gains the uniform decode sizes (graph_rules._decode_sizes): "speculative" with draft tokens
+    # only (0.30.0), "always" also max_num_seqs itself without (0.31.0+ uniform_decode_sizes = [max_num_seqs])
+    capture_decode_sizes: Literal["none", "speculative", "always"] = "none"
     # the cudagraph_mode a start-up runs when no flag names one (graph_mode.effective_mode): 0.10.2
     # config/__init__.py VllmConfig.__post_init__ PIECEWISE (V1 at compilation level PIECEWISE); FULL_AND_PIECEWISE
     # from 0.11.0 (changelog). Releases before 0.10.2 had no cudagraph_mode and were not read for it.

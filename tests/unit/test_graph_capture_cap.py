@@ -89,3 +89,23 @@ def test_decode_only_graphs_follow_the_blackwell_cap() -> None:
     assert _graph_bytes("b200", "0.32.0", max_num_seqs=600, cudagraph_mode="FULL_DECODE_ONLY") == 546_533_322
     # on an H100 the cap is 512 < 600: every captured size is a decode size, 51 -> 0.5 x 978,006,999
     assert _graph_bytes("h100", "0.30.0", max_num_seqs=600, cudagraph_mode="FULL_DECODE_ONLY") == 489_003_499
+
+
+NGRAM_2 = {"method": "ngram", "num_speculative_tokens": 2}
+
+
+def test_speculative_tokens_widen_the_default_cap() -> None:
+    # 0.13.0-0.33.0 decode_query_len = 1 + 2 = 3: 64 sequences on an H100 -> cap min(64 x 3 x 2, 512) = 384, the grid
+    # 3 + 31 + (384 - 256) / 16 + 1 = 43 sizes (0.27.1); the planner took min(2 x 64, 512) = 128 -> 3 + 16 = 19
+    # 0.30.0 adds 3 x {1, 2, 4, 8, 16 ... 64} = 3, 6, 12, 24, 48 ... 192 (<= 384); off the grid: 3, 6, 12 -> 46
+    # (graph bytes counted as the target model's, as without speculation)
+    assert _graph_bytes("h100", "0.27.1", max_num_seqs=64, speculative_config=NGRAM_2) == int(
+        43 / 51 * SIZES_51_BYTES
+    )
+    assert _graph_bytes("h100", "0.30.0", max_num_seqs=64, speculative_config=NGRAM_2) == int(
+        46 / 51 * SIZES_51_BYTES
+    )
+    # 0.11.0 config/__init__.py: min(max_num_seqs x 2, 512) = 128, speculative or not -> 19 sizes
+    assert _graph_bytes("h100", "0.11.0", max_num_seqs=64, speculative_config=NGRAM_2) == int(
+        19 / 51 * SIZES_51_BYTES
+    )
