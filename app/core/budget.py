@@ -49,7 +49,9 @@ NPU_NON_TORCH_BASE_BYTES = round(
 # --- CUDA graphs ------------------------------------------------------------------------------------
 CUDA_GRAPH_BASE_BYTES = int(0.3966 * GIB)  # pool overhead independent of depth (bench/calibrate.py, 37 logs)
 CUDA_GRAPH_PER_LAYER_BYTES = int(0.01607 * GIB)  # per-layer buffers over all capture sizes (same fit)
-CUDA_GRAPH_MAX_CAPTURE = 512  # max_graph_size = min(max_num_seqs x 2, 512) (reference §2.6)
+# vLLM's default capture cap: max_graph_size = min(max_num_seqs x 2, 512) (reference §2.6); 1,024 on 10.x devices
+# from 0.30.0 (graph_rules.default_capture_cap, rules.capture_cap_by_major). The figures above are fitted at 51 sizes.
+CUDA_GRAPH_MAX_CAPTURE = 512
 CUDA_CONTEXT_BYTES = int(0.5 * GIB)  # CUDA context + cuBLAS handles outside the budget, for the free check
 
 # --- quantized weight storage, bytes per parameter -------------------------------------------------
@@ -396,21 +398,29 @@ def non_torch_bytes(*, tensor_parallel_size: int, pipeline_parallel_size: int, p
     return NON_TORCH_SINGLE_BYTES
 
 
-def cuda_graph_capture_sizes(*, max_num_seqs: int) -> int:
-    """Number of default capture sizes: [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16).
+def cuda_graph_capture_sizes(*, max_num_seqs: int, cap: int = CUDA_GRAPH_MAX_CAPTURE) -> int:
+    """Number of default capture sizes: [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16), max = min(2 x
+    max_num_seqs, cap).
 
-    E.g. max_num_seqs 256 or more -> 51 sizes (3 + 31 + 17, up to 512); 128 -> 35 (3 + 31 + 1).
+    E.g. max_num_seqs 256 or more -> 51 sizes (3 + 31 + 17, up to 512); 128 -> 35 (3 + 31 + 1); cap 1,024 at 512
+    sequences or more -> 83 (3 + 31 + 49).
     """
-    return capture_grid_count(min(max_num_seqs * 2, CUDA_GRAPH_MAX_CAPTURE))
+    return capture_grid_count(min(max_num_seqs * 2, cap))
 
 
-def capture_grid_count(limit: int) -> int:
-    """Sizes of vLLM's capture grid up to ``limit`` (config/vllm.py _set_cudagraph_sizes, 0.11.1-0.33.0, also
-    under -cc max_cudagraph_capture_size): e.g. 512 -> 51, 64 -> 11 (1, 2, 4, 8 ... 64), 2 -> 2."""
+def capture_grid(limit: int) -> list[int]:
+    """vLLM's capture grid up to ``limit`` (config/vllm.py _set_cudagraph_sizes, 0.11.1-0.33.0, also under -cc
+    max_cudagraph_capture_size): 1, 2, 4, multiples of 8 below 256, multiples of 16 from 256; e.g. 64 -> 1, 2, 4,
+    8, 16 ... 64."""
     sizes = [s for s in (1, 2, 4) if s <= limit]
     sizes += list(range(8, min(256, limit + 1), 8))
     sizes += list(range(256, limit + 1, 16))
-    return len(sizes)
+    return sizes
+
+
+def capture_grid_count(limit: int) -> int:
+    """How many sizes :func:`capture_grid` has: e.g. 512 -> 51, 64 -> 11, 2 -> 2."""
+    return len(capture_grid(limit))
 
 
 # FULL_AND_PIECEWISE (the mode the figures above are fitted on) captures, per batch size, one piecewise graph (mixed
@@ -428,14 +438,16 @@ def cuda_graph_bytes(
     max_num_seqs: int,
     enforce_eager: bool,
     captured_sizes: int | None = None,
+    decode_sizes: int | None = None,
     mode: str = "FULL_AND_PIECEWISE",
 ) -> int:
     """Model of "Graph capturing finished … took X GiB": pool overhead + per-layer buffers, scaled by
-    how many batch sizes are captured relative to the default 51 (max_num_seqs >= 256); ``captured_sizes``
-    when --compilation-config names them (graph_rules.captured_sizes); ``mode`` the cudagraph_mode captured.
+    how many batch sizes are captured relative to the default 51 (max_num_seqs >= 256); ``captured_sizes`` and
+    ``decode_sizes`` (those up to max_num_seqs) as graph_rules.capture_sizes lists them, else the grid at the 512
+    cap; ``mode`` the cudagraph_mode captured.
 
     E.g. 32 layers on the rank, max_num_seqs 1,024: 978,006,999 B (0.91 GiB, as the golden 8B logs print);
-    PIECEWISE half of it, 489,003,499 B; FULL_DECODE_ONLY at max_num_seqs 64: sizes up to 128 (18), decode sizes
+    PIECEWISE half of it, 489,003,499 B; FULL_DECODE_ONLY at max_num_seqs 64: sizes up to 128 (19), decode sizes
     up to 64 (11): 0.5 x 11 / 51 x 978,006,999 = 105,471,343 B.
     """
     if enforce_eager or mode == "NONE":
@@ -444,7 +456,7 @@ def cuda_graph_bytes(
     count = cuda_graph_capture_sizes(max_num_seqs=max_num_seqs) if captured_sizes is None else captured_sizes
     if mode == "FULL_DECODE_ONLY":  # the uniform-decode sizes only: those up to max_num_seqs
         limit = min(max_num_seqs * 2, CUDA_GRAPH_MAX_CAPTURE)
-        count = count * capture_grid_count(min(max_num_seqs, limit)) // capture_grid_count(limit)
+        count = capture_grid_count(min(max_num_seqs, limit)) if decode_sizes is None else decode_sizes
     share = count / full * (1.0 if mode == "FULL_AND_PIECEWISE" else ONE_GRAPH_A_SIZE_SHARE)
     return int(share * (CUDA_GRAPH_BASE_BYTES + CUDA_GRAPH_PER_LAYER_BYTES * num_layers_on_rank))
 

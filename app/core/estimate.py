@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core import budget, deadline, equations, extras, graph_mode, kv, layers, situations, vllm_text
+from app.core import budget, deadline, equations, extras, kv, layers, situations, vllm_text
 from app.core.defaults import ResolvedFlags as ResolvedFlags
 from app.core.defaults import batch_flags, checkpoint_kv_cache_dtype, serve_as_run
 from app.core.defaults import batch_tier as batch_tier
@@ -22,7 +22,7 @@ from app.core.defaults import model_for_release as model_for_release
 from app.core.defaults import resolve as resolve
 from app.core.defaults import validate_devices as validate_devices
 from app.core.defaults import validate_parallel as validate_parallel
-from app.core.graph_rules import captured_sizes, mamba_blocks_error, memory_mode
+from app.core.graph_rules import mamba_blocks_error, rank_graph_bytes
 from app.core.hf_config.registry import check_architecture, check_config_contract
 from app.core.result import ErrorKind, Estimate, KVGroup, Verdict
 from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, ModelSpec, ServeConfig
@@ -105,7 +105,6 @@ def _stages(
     """Each pipeline stage's budget as vLLM profiles it on that stage's worker (reference §2), once per shape."""
     pipeline_size = serve.pipeline_parallel_size
     ranges = kv.stage_layer_ranges(num_layers=model.num_layers, pipeline_parallel_size=pipeline_size)
-    graph_platform = device.platform in ("cuda", "rocm")
     stages = []
     fold = layers.StageFold(
         model=model, ranges=ranges
@@ -138,12 +137,12 @@ def _stages(
             pipeline_parallel_size=pipeline_size,
             platform=device.platform,
         )
-        graphs = budget.cuda_graph_bytes(
+        graphs = rank_graph_bytes(
+            serve=serve,
+            flags=flags,
+            rules=rules,
+            device=device,
             num_layers_on_rank=layer_range[1] - layer_range[0],
-            max_num_seqs=flags.max_num_seqs,
-            enforce_eager=not graph_mode.captures_graphs(serve, rules=rules) or not graph_platform,
-            captured_sizes=captured_sizes(serve=serve, flags=flags, rules=rules),
-            mode=memory_mode(serve, rules=rules),
         )
         given = situations.kv_bytes_given(rules=rules, device=device, serve=serve)
         if given is not None:

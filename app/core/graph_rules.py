@@ -21,6 +21,7 @@ from app.core.versions_changelog import CG_ALWAYS, CG_NEVER, CG_UNIFORM
 
 if TYPE_CHECKING:
     from app.core.defaults import ResolvedFlags
+    from app.core.specs import DeviceSpec
 
 # v1/attention/backend.py AttentionCGSupport members, by level (versions_changelog.CG_*)
 SUPPORT_NAMES = ("NEVER", "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH", "ALWAYS")
@@ -51,31 +52,80 @@ def mamba_blocks_error(
     return vllm_text.mamba_blocks_error(max_num_seqs=max_num_seqs, num_blocks=num_blocks)
 
 
-def captured_sizes(*, serve: ServeConfig, flags: ResolvedFlags, rules: VersionRules) -> int:
-    """How many batch sizes vLLM captures. config/vllm.py _set_cudagraph_sizes (0.11.1-0.33.0): cudagraph_capture_sizes
-    deduplicated and cut at max_num_batched_tokens; else the grid up to min(max_num_batched_tokens,
-    max_cudagraph_capture_size or min(2 x max_num_seqs, 512)), plus max_num_batched_tokens itself when it is within
-    that limit and off the grid (0.20.2+, rules.capture_adds_batched_tokens).
+def default_capture_cap(*, rules: VersionRules, sm: int | None) -> int:
+    """vLLM's default capture ceiling on this device: config/vllm.py _set_cudagraph_sizes' 512 (0.11.1-0.27.1, and
+    off 10.x later), ``1024 if current_platform.is_device_capability_family(100) else 512`` from 0.30.0 (any 10.x:
+    B200 10.0, B300 10.3), from rules.capture_cap_by_major. None (ROCm, NPU): no CUDA capability, 512."""
+    caps = dict(rules.capture_cap_by_major)
+    return budget.CUDA_GRAPH_MAX_CAPTURE if sm is None else caps.get(sm // 10, budget.CUDA_GRAPH_MAX_CAPTURE)
 
-    E.g. [1, 2, 4, 8, 16, 32] at 8,192 batched tokens -> 6; max_cudagraph_capture_size 64 -> 11; the default at
-    1,024 sequences and 100 batched tokens: 1, 2, 4, 8 ... 96 (15), and 100 from 0.20.2 (16)."""
+
+def capture_sizes(
+    *, serve: ServeConfig, flags: ResolvedFlags, rules: VersionRules, sm: int | None
+) -> list[int]:
+    """The batch sizes vLLM captures, ascending. config/vllm.py _set_cudagraph_sizes (0.11.1-0.33.0):
+    cudagraph_capture_sizes deduplicated and cut at max_num_batched_tokens; else the grid up to
+    min(max_num_batched_tokens, max_cudagraph_capture_size or min(2 x max_num_seqs, default_capture_cap)), plus
+    max_num_batched_tokens itself when within that limit (0.20.2+, rules.capture_adds_batched_tokens), plus the
+    uniform decode sizes within max_num_batched_tokens (_decode_sizes). With --speculative-config the default cap
+    is min(2 x max_num_seqs x (1 + num_speculative_tokens), default_capture_cap) (0.13.0+ decode_query_len).
+
+    E.g. [1, 2, 4, 8, 16, 32] at 8,192 batched tokens -> 6 sizes; max_cudagraph_capture_size 64 -> 11; the default at
+    1,024 sequences and 100 batched tokens: 1, 2, 4, 8 ... 96 (15), and 100 from 0.20.2 (16); on a B200 from 0.30.0 at
+    1,024 sequences and 8,192 tokens the grid to 1,024: 83."""
     settings = compilation.for_release(serve.compilation_config, version=rules.version)
     tokens = flags.max_num_batched_tokens
     if settings.capture_sizes is not None:
-        return sum(1 for size in settings.capture_sizes if size <= tokens)
+        return sorted({size for size in settings.capture_sizes if size <= tokens})
+    seqs = flags.max_num_seqs
+    spec = serve.speculative_config
+    query_len = 1 + spec.num_speculative_tokens if spec is not None and rules.capture_spec_query_len else 1
+    default_cap = default_capture_cap(rules=rules, sm=sm)
+    cap = min(seqs * query_len * 2, default_cap)
     if settings.max_capture_size is not None:
-        limit = min(settings.max_capture_size, tokens)
-    else:
-        limit = min(flags.max_num_seqs * 2, budget.CUDA_GRAPH_MAX_CAPTURE, tokens)
-    count = budget.capture_grid_count(limit)
-    if rules.capture_adds_batched_tokens and tokens <= limit and not _on_grid(tokens):
-        count += 1
-    return count
+        cap = settings.max_capture_size
+    limit = min(cap, tokens)
+    sizes = set(budget.capture_grid(limit))
+    if rules.capture_adds_batched_tokens and tokens <= limit:
+        sizes.add(tokens)
+    if settings.max_capture_size is None:
+        sizes |= {size for size in _decode_sizes(rules, seqs, query_len, default_cap, cap) if size <= tokens}
+    return sorted(sizes)
 
 
-def _on_grid(size: int) -> bool:
-    """Whether the default grid (1, 2, 4, multiples of 8 below 256, of 16 from 256) has this size."""
-    return size in (1, 2, 4) or (size % 8 == 0 if size < 256 else size % 16 == 0)
+def _decode_sizes(rules: VersionRules, seqs: int, query_len: int, default_cap: int, cap: int) -> set[int]:
+    """0.30.0+ uniform_decode_sizes (default cap only): with speculative tokens, query_len x each request count of
+    the grid up to min(max_num_seqs, the default cap) and that count itself, within the cap; with none (0.31.0+),
+    max_num_seqs when within the cap. E.g. 64 sequences, 2 draft tokens: 3 x {1, 2, 4, 8 ... 64} = 3, 6, 12 ... 192."""
+    if rules.capture_decode_sizes == "none":
+        return set()
+    if query_len > 1:
+        requests = min(seqs, default_cap)
+        counts = {*budget.capture_grid(requests), requests}
+        return {n * query_len for n in counts if n * query_len <= cap}
+    return {seqs} if rules.capture_decode_sizes == "always" and seqs <= cap else set()
+
+
+def rank_graph_bytes(
+    *,
+    serve: ServeConfig,
+    flags: ResolvedFlags,
+    rules: VersionRules,
+    device: DeviceSpec,
+    num_layers_on_rank: int,
+) -> int:
+    """One rank's CUDA-graph memory (budget.cuda_graph_bytes) for the sizes this start-up captures and the mode it
+    captures them in (memory_mode); none without graphs or off CUDA / ROCm."""
+    sizes = capture_sizes(serve=serve, flags=flags, rules=rules, sm=device.sm)
+    return budget.cuda_graph_bytes(
+        num_layers_on_rank=num_layers_on_rank,
+        max_num_seqs=flags.max_num_seqs,
+        enforce_eager=not graph_mode.captures_graphs(serve, rules=rules)
+        or device.platform not in ("cuda", "rocm"),
+        captured_sizes=len(sizes),
+        decode_sizes=sum(1 for size in sizes if size <= flags.max_num_seqs),
+        mode=memory_mode(serve, rules=rules),
+    )
 
 
 def check_compilation(*, serve: ServeConfig, rules: VersionRules, max_num_batched_tokens: int) -> None:

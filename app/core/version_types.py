@@ -4,6 +4,7 @@ priority list (kept here so versions.py holds the rules themselves under its 800
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -51,3 +52,12 @@ class GraphSupport:
     key: str
     class_name: str
     level: int
+
+
+@dataclass(frozen=True)
+class Change:
+    """From ``since`` on, these fields of :class:`VersionRules` take these values."""
+
+    since: str
+    source: str
+    fields: dict[str, Any]

@@ -29,9 +29,9 @@ from app.core.graph_mode import CudagraphMode
 from app.core.text import Text
 from app.core.version_parse import Version, parse_pep440
 from app.core.version_types import BackendPriority, BatchTier, ForcedBlock, GraphSupport
+from app.core.version_types import Change as Change
 from app.core.versions_changelog import CHANGELOG as CHANGELOG
 from app.core.versions_changelog import MLA_0_11, SAMPLER_COPIES
-from app.core.versions_changelog import Change as Change
 
 # Releases whose rules were read (reference §0) or calibrated on real logs, oldest first. They are
 # the brackets: a version is planned with the newest of these in its minor series or an older one.
@@ -165,6 +165,14 @@ class VersionRules:
     # the default grid gains max_num_batched_tokens when it is within the largest capture size ("ensure
     # max_num_tokens is captured if within max capture size", 0.20.2+; absent in 0.19.0)
     capture_adds_batched_tokens: bool = False
+    # graph_rules.default_capture_cap: (capability major, cap) pairs replacing the default 512 on that family
+    # (0.30.0+: ((10, 1024),), is_device_capability_family(100)); ROCm / NPU (no CUDA capability) keep 512
+    capture_cap_by_major: tuple[tuple[int, int], ...] = ()
+    # the default cap counts each request's 1 + num_speculative_tokens queries (decode_query_len, 0.13.0+)
+    capture_spec_query_len: bool = False
+    # the default grid gains the uniform decode sizes (graph_rules._decode_sizes): "speculative" with draft tokens
+    # only (0.30.0), "always" also max_num_seqs itself without (0.31.0+ uniform_decode_sizes = [max_num_seqs])
+    capture_decode_sizes: Literal["none", "speculative", "always"] = "none"
     # the cudagraph_mode a start-up runs when no flag names one (graph_mode.effective_mode): 0.10.2
     # config/__init__.py VllmConfig.__post_init__ PIECEWISE (V1 at compilation level PIECEWISE); FULL_AND_PIECEWISE
     # from 0.11.0 (changelog). Releases before 0.10.2 had no cudagraph_mode and were not read for it.

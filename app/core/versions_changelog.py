@@ -10,8 +10,7 @@ and the rules' field list stay under the 800-line module cap.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
 
 from app.core.graph_support import CG_ALWAYS as CG_ALWAYS
 from app.core.graph_support import CG_NEVER as CG_NEVER
@@ -30,7 +29,8 @@ from app.core.graph_support import (
     graph_support,
 )
 from app.core.version_parse import Version, release_numbers
-from app.core.version_types import BackendPriority, BatchTier, ForcedBlock
+from app.core.version_types import BackendPriority, BatchTier, Change, ForcedBlock
+from app.core.versions_capture import CAPTURE_CHANGELOG
 
 # Sampler peak in fp32-logit copies, fitted by bench/calibrate.py (docs/model.md): 3.75 on 39 real
 # 0.19.0 H100 logs; 9.6 = (5.64 GiB - 0.05 GiB base) / 0.58 GiB of logits for Qwen3-14B on 0.15/0.16,
@@ -77,15 +77,6 @@ FORCED_0_10 = (
 FORCED_SPARSE = ForcedBlock("FLASHMLA_SPARSE", "FlashMLASparse", 64, exact=True)
 # 0.14.0: the same three backends and blocks, now kept when the block is a multiple (exact=False), then the sparse one
 FORCED_0_14 = (*(replace(row, exact=False) for row in FORCED_0_10), FORCED_SPARSE)
-
-
-@dataclass(frozen=True)
-class Change:
-    """From ``since`` on, these fields of :class:`VersionRules` take these values."""
-
-    since: str
-    source: str
-    fields: dict[str, Any]
 
 
 CHANGELOG: tuple[Change, ...] = (
@@ -268,14 +259,6 @@ CHANGELOG: tuple[Change, ...] = (
         "CUTLASS_MLA, set as attention_config.backend; else use_flashmla, forced when is_flashmla_dense_supported "
         "(9.x), whichever MLA backend _get_backend_priorities then picks (0.13.0 read too)",
         {"mla_forcing": "device_0_14"},
-    ),
-    Change(
-        "0.14.0",
-        "0.13.0 and 0.14.0 config/vllm.py VllmConfig._set_cudagraph_sizes: with both max_cudagraph_capture_size and "
-        "cudagraph_capture_sizes given, 'customized max_cudagraph_capture_size(=%d) should be consistent with the max "
-        "value of cudagraph_capture_sizes(=%d)' unless they agree (the sizes cut at max_num_batched_tokens); 0.11.0 "
-        "has no max_cudagraph_capture_size (0.12.x-0.13.x are planned with 0.11.0's rules)",
-        {"capture_size_consistency": True},
     ),
     Change(
         "0.14.0",
@@ -475,12 +458,6 @@ CHANGELOG: tuple[Change, ...] = (
             "has_swap_space_flag": False,
             "nemotron_h_ssm_dtype_default": "float32",  # DEFAULT_MAMBA_SSM_CACHE_DTYPE (0.20.2 read)
         },
-    ),
-    Change(
-        "0.20.0",
-        "0.20.2 config/vllm.py VllmConfig._set_cudagraph_sizes: 'ensure max_num_tokens is captured if within max "
-        "capture size' appends max_num_batched_tokens to the default grid (0.19.0: the grid alone); 0.33.0 the same",
-        {"capture_adds_batched_tokens": True},
     ),
     Change(
         "0.20.0",
@@ -797,4 +774,4 @@ def _since(change: Change) -> Version:
 
 
 # stable: rows of one release keep their order, the core rows first
-CHANGELOG = tuple(sorted(CHANGELOG + PLATFORM_CHANGELOG, key=_since))
+CHANGELOG = tuple(sorted(CHANGELOG + PLATFORM_CHANGELOG + CAPTURE_CHANGELOG, key=_since))

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core import budget
 from app.core.catalog import find_device, find_model
 from app.core.errors import PlannerError
 from app.core.estimate import ErrorKind, estimate
@@ -87,7 +88,16 @@ def test_spec_decode_below_uniform_batch_runs_piecewise() -> None:
         model=wide, device=B200, serve=ServeConfig(tensor_parallel_size=8), vllm_version="0.30.0"
     )
     assert not any("cudagraph_mode=" in line for line in plain.log_lines)
-    assert est.cuda_graph_bytes == plain.cuda_graph_bytes // 2
+    # PIECEWISE: half a size's figure (budget.ONE_GRAPH_A_SIZE_SHARE). Sizes (0.30.0 config/vllm.py
+    # _set_cudagraph_sizes, SM 10.x cap 1,024): plain the grid to 1,024 = 83; with 2 draft tokens also
+    # 3 x {1, 2, 4, 8 ... 248, 256 ... 336} (the request counts with 3n <= 1,024), off the grid 3, 6, 12 and 3n for
+    # n = 88 ... 248 not a multiple of 16 (11) -> 83 + 14 = 97
+    assert plain.cuda_graph_bytes == budget.cuda_graph_bytes(
+        num_layers_on_rank=61, max_num_seqs=1024, enforce_eager=False, captured_sizes=83
+    )
+    assert est.cuda_graph_bytes == budget.cuda_graph_bytes(
+        num_layers_on_rank=61, max_num_seqs=1024, enforce_eager=False, captured_sizes=97, mode="PIECEWISE"
+    )
     new = estimate(
         model=deepseek_v3_like(),
         device=B200,
