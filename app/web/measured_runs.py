@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pydantic import ConfigDict, Field, ValidationError
 
 from app.core import deadline
-from app.core.command import parse_serve_command
+from app.core.command import ParsedCommand, parse_serve_command
 from app.core.errors import PlannerError
 from app.core.perf.bench_args import BenchArgs
 from app.core.perf.calibrated import RunsScope
@@ -130,6 +130,25 @@ def planner_only(params: PlannerParams) -> StrictPlannerParams:
     )
 
 
+def _run_params(data: dict[str, object], parsed: ParsedCommand, *, line: int) -> StrictPlannerParams:
+    """The configuration a serve line ran: the page's, changed by the line. A flag the command reader
+    took but the planner refuses (``-tp 3``: not a power of two; ``--quantization xx``) is a
+    PlannerError on ``my_runs`` naming the box's line and the field, as the CLI names it (was a 500)."""
+    try:
+        return StrictPlannerParams.model_validate(
+            {**data, **serve_values(parsed.serve), **({"model": parsed.model} if parsed.model else {})}
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(p) for p in first["loc"])
+        message = (
+            Text("line {n}: {key}: {msg}", n=line, key=key, msg=message_of(first))
+            if key
+            else Text("line {n}: {msg}", n=line, msg=message_of(first))
+        )
+        raise PlannerError(PAGE_FIELD, message) from None
+
+
 def page_runs(text: str, base: PlannerParams, bench: BenchArgs | None) -> tuple[list[MeasuredRun], list[Msg]]:
     """The pasted runs of the page's box as measured runs of ``base``'s configuration, each changed by
     the serve command above it, and what the page says about how they were read; a bad paste is a
@@ -154,9 +173,7 @@ def page_runs(text: str, base: PlannerParams, bench: BenchArgs | None) -> tuple[
                     else Text("line {n}: {msg}", n=line, msg=exc.message)
                 )
                 raise PlannerError(PAGE_FIELD, message) from None
-            params = StrictPlannerParams.model_validate(
-                {**data, **serve_values(parsed.serve), **({"model": parsed.model} if parsed.model else {})}
-            )
+            params = _run_params(data, parsed, line=pasted.start - 1)
         read = read_run(pasted, bench=bench, field=PAGE_FIELD)
         notes.extend(read.notes)
         runs.append(
