@@ -82,3 +82,39 @@ def test_the_fleet_form_post_shows_it(client: Any) -> None:
     page = client.post("/fleet", data=form, headers={"HX-Request": "true"})
     assert page.status_code == 200, page.text[:300]
     assert "line 1: tensor_parallel_size: must be a power of two" in page.text
+
+
+# * Any positive finite figure was kept (app.core.perf.measured.read_run): "Mean TPOT (ms): 1e-300" made a
+#   factor of ~1e-302 and /api/fleet overflowed in cost.device_hours_per_million_output_tokens; 1e-320 on
+#   GET /fleet reached math.log10(0) in fleet/svg.log_ticks. A run's figure is now kept only within
+#   1/100 .. 100 x what the model predicts for it (cluster.MAX_RUN_FACTOR), else refused naming the key.
+TINY = "Mean TPOT (ms): 1e-300\nMean TTFT (ms): 1e-300\nOutput token throughput (tok/s): 1e-300"
+
+
+@pytest.mark.parametrize("path", ["/api/performance", "/api/fleet", "/api/recommend"])
+def test_a_figure_far_from_the_model_is_refused_naming_it(client: Any, path: str) -> None:
+    answer = client.post(path, json={**LLAMA, "my_runs": f"vllm serve {MODEL}\n{TINY}"})
+    assert answer.status_code == 422, answer.text[:300]
+    detail = answer.json()["detail"][0]
+    assert detail["loc"] == ["body", "my_runs"]
+    # the run starts on line 2, under its serve line; RESULT_KEYS' order names the TTFT first
+    assert detail["msg"].startswith("line 2: mean_ttft_ms: 1e-300 is not a figure of this configuration")
+
+
+def test_the_fleet_page_shows_it_in_both_languages(client: Any) -> None:
+    for lang, said in (
+        ("en", "line 1: mean_tpot_ms: 1e-320 is not a figure of this configuration"),
+        ("zh", "第 1 行：mean_tpot_ms：1e-320 不是该配置的实测值"),
+    ):
+        query = {**LLAMA, **FLEET, "my_runs": "Mean TPOT (ms): 1e-320", "lang": lang}
+        page = client.get("/fleet?" + urlencode(query))
+        assert page.status_code == 200, page.text[:300]
+        found = re.search(r'id="fleet-runs-error"><code>my_runs</code>: ([^<]+)', page.text)
+        assert found and html.unescape(found.group(1)).startswith(said), found and found.group(1)
+
+
+def test_an_api_run_is_refused_on_its_own_field(client: Any) -> None:
+    run = {**LLAMA, "measured": {"mean_tpot_ms": 1e-300}}
+    answer = client.post("/api/performance", json={**LLAMA, "measured_runs": [run]})
+    assert answer.status_code == 422
+    assert answer.json()["detail"][0]["loc"] == ["body", "measured_runs[0]"]

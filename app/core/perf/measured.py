@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from app.core.errors import PlannerError
 from app.core.perf.bench_args import BenchArgs
-from app.core.perf.cluster import ClusterFit, RunComparison, fit_cluster
+from app.core.perf.cluster import MAX_RUN_FACTOR, ClusterFit, RunComparison, fit_cluster, implausible_key
 from app.core.perf.paste import bench_fields, parse_paste, paste_names
 from app.core.perf.predict import compare_run
 from app.core.perf.simulate import SimulationError
@@ -293,7 +293,33 @@ def compared(run: PlannedRun) -> RunComparison:
             args=run.read.bench,
             measured=run.read.measured,
         )
+    refuse_implausible(comparison, field=run.field)
     return replace(comparison, clients=run_clients(run.read.bench))
+
+
+class ImplausibleRunError(PlannerError):
+    """A run's figure the planner cannot take as measured on its configuration (cluster.MAX_RUN_FACTOR)."""
+
+
+def refuse_implausible(comparison: RunComparison, *, field: str) -> None:
+    """A run whose figure is over MAX_RUN_FACTOR x, or under its inverse, the model's prediction for it
+    is an ImplausibleRunError on ``field`` naming the key (a pasted 1e-300 ms was a 500 downstream)."""
+    found = implausible_key(comparison)
+    if found is None:
+        return
+    key, measured, predicted = found
+    raise ImplausibleRunError(
+        field,
+        Text(
+            "{key}: {measured:.4g} is not a figure of this configuration (the planner predicts "
+            "{predicted:.4g}; a run's figure is kept within 1/{limit:g} to {limit:g} times it): check its "
+            "units and the serve command it ran with",
+            key=key,
+            measured=measured,
+            predicted=predicted,
+            limit=MAX_RUN_FACTOR,
+        ),
+    )
 
 
 def run_clients(args: BenchArgs) -> int:
