@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pydantic import ConfigDict, Field, ValidationError
 
 from app.core import deadline
-from app.core.command import parse_serve_command
+from app.core.command import ParsedCommand, parse_serve_command
 from app.core.errors import PlannerError
 from app.core.perf.bench_args import BenchArgs
 from app.core.perf.calibrated import RunsScope
@@ -19,6 +19,7 @@ from app.core.perf.cluster import ClusterFit, MeasuredKeys, RunComparison
 from app.core.perf.measured import (
     MAX_MEASURED_RUNS,
     MAX_RUNS_CHARS,
+    ImplausibleRunError,
     PastedRun,
     PlannedRun,
     ReadRun,
@@ -108,7 +109,7 @@ def request_cluster(
 ) -> ClusterFit | None:
     """/api/performance's cluster: its ``measured_runs`` and the page's ``my_runs`` box together; an
     error in one of the box's runs names ``my_runs``, not its place in the joined list."""
-    pasted, notes = page_runs(box, base, bench) if box.strip() else ([], [])
+    pasted, notes, starts = page_runs(box, base, bench) if box.strip() else ([], [], [])
     try:
         # each run is simulated: past the request's CPU budget the runs are what to shrink
         with deadline.naming(field="measured_runs" if measured else PAGE_FIELD, advice=Text(FEWER_RUNS)):
@@ -116,6 +117,9 @@ def request_cluster(
     except PlannerError as exc:
         index = exc.field.removeprefix("measured_runs[").partition("]")[0]
         if exc.field.startswith("measured_runs[") and index.isdigit() and int(index) >= len(measured):
+            if isinstance(exc, ImplausibleRunError):  # which figure: the box's line of that run
+                line = starts[int(index) - len(measured)]
+                raise PlannerError(PAGE_FIELD, Text("line {n}: {msg}", n=line, msg=exc.message)) from None
             raise PlannerError(PAGE_FIELD, exc.message) from None
         raise
     return fit.model_copy(update={"notes": [*fit.notes, *notes]}) if fit is not None and notes else fit
@@ -130,11 +134,32 @@ def planner_only(params: PlannerParams) -> StrictPlannerParams:
     )
 
 
-def page_runs(text: str, base: PlannerParams, bench: BenchArgs | None) -> tuple[list[MeasuredRun], list[Msg]]:
+def _run_params(data: dict[str, object], parsed: ParsedCommand, *, line: int) -> StrictPlannerParams:
+    """The configuration a serve line ran: the page's, changed by the line. A flag the command reader
+    took but the planner refuses (``-tp 3``: not a power of two; ``--quantization xx``) is a
+    PlannerError on ``my_runs`` naming the box's line and the field, as the CLI names it (was a 500)."""
+    try:
+        return StrictPlannerParams.model_validate(
+            {**data, **serve_values(parsed.serve), **({"model": parsed.model} if parsed.model else {})}
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(p) for p in first["loc"])
+        message = (
+            Text("line {n}: {key}: {msg}", n=line, key=key, msg=message_of(first))
+            if key
+            else Text("line {n}: {msg}", n=line, msg=message_of(first))
+        )
+        raise PlannerError(PAGE_FIELD, message) from None
+
+
+def page_runs(
+    text: str, base: PlannerParams, bench: BenchArgs | None
+) -> tuple[list[MeasuredRun], list[Msg], list[int]]:
     """The pasted runs of the page's box as measured runs of ``base``'s configuration, each changed by
-    the serve command above it, and what the page says about how they were read; a bad paste is a
-    PlannerError on ``my_runs`` naming the box's line. Each paste is read once (app.core.perf.measured):
-    a rate or cap it does not state is vLLM's default for that run, not the fieldset's."""
+    the serve command above it, what the page says about how they were read, and the line each run
+    starts on; a bad paste is a PlannerError on ``my_runs`` naming the box's line. Each paste is read
+    once (app.core.perf.measured): a rate or cap it does not state is vLLM's default for that run."""
     runs: list[MeasuredRun] = []
     base = planner_only(base)  # /api/performance's request adds bench and measured_runs (were a 500 here)
     data = {**base.model_dump(), "my_runs": ""}
@@ -154,9 +179,7 @@ def page_runs(text: str, base: PlannerParams, bench: BenchArgs | None) -> tuple[
                     else Text("line {n}: {msg}", n=line, msg=exc.message)
                 )
                 raise PlannerError(PAGE_FIELD, message) from None
-            params = StrictPlannerParams.model_validate(
-                {**data, **serve_values(parsed.serve), **({"model": parsed.model} if parsed.model else {})}
-            )
+            params = _run_params(data, parsed, line=pasted.start - 1)
         read = read_run(pasted, bench=bench, field=PAGE_FIELD)
         notes.extend(read.notes)
         runs.append(
@@ -164,7 +187,7 @@ def page_runs(text: str, base: PlannerParams, bench: BenchArgs | None) -> tuple[
                 {**params.model_dump(), "my_runs": "", "bench": read.bench, "measured": read.measured}
             )
         )
-    return runs, notes
+    return runs, notes, [pasted.start for pasted in pasted_runs]
 
 
 # the planner fields that are `vllm bench serve` arguments (same names as BenchArgs')

@@ -78,15 +78,41 @@ class RunComparison:
     clients: int | None = None  # how many clients the run ran at most (its cap, else its prompts)
 
 
+# A run's figure over 100 x, or under 1/100 of, what the shipped model predicts for the configuration it
+# ran is not a measurement of it: the model's held-out error is a few tens of per cent (docs/accuracy.md),
+# and a factor of 1e-300 (a pasted "Mean TPOT (ms): 1e-300") made every calibrated figure overflow (the
+# fleet's cost per million tokens, its chart's log axis). A run off by more is refused, naming the key.
+MAX_RUN_FACTOR = 100.0
+
+
+def implausible_key(run: RunComparison) -> tuple[str, float, float] | None:
+    """The first of vLLM's result keys whose measured / predicted ratio lies outside 1/MAX_RUN_FACTOR ..
+    MAX_RUN_FACTOR, with its measured and predicted figures (None: every key is within)."""
+    bound = math.log(MAX_RUN_FACTOR)
+    for key in RESULT_KEYS:
+        ratio = log_ratio(run, key)
+        if ratio is not None and abs(ratio) > bound:
+            return key, run.measured[key], run.predicted[key]
+    return None
+
+
+def log_ratio(run: RunComparison, key: str) -> float | None:
+    """log(measured / predicted) of one key (None: either is missing, not positive or not finite)."""
+    m, p = run.measured.get(key), run.predicted.get(key)
+    if m is not None and p is not None and 0 < m < math.inf and 0 < p < math.inf:
+        return math.log(m) - math.log(p)
+    return None
+
+
 def log_residuals(runs: list[RunComparison]) -> dict[str, list[list[float]]]:
     """Per band group, per run, log(measured / predicted) of each key both have."""
     out: dict[str, list[list[float]]] = {g: [] for g in BAND_GROUPS}
     for run in runs:
         per: dict[str, list[float]] = {g: [] for g in BAND_GROUPS}
         for key in RESULT_KEYS:
-            m, p = run.measured.get(key), run.predicted.get(key)
-            if m is not None and p is not None and 0 < m < math.inf and 0 < p < math.inf:
-                per[BAND_OF_KEY[key]].append(math.log(m) - math.log(p))
+            ratio = log_ratio(run, key)
+            if ratio is not None:
+                per[BAND_OF_KEY[key]].append(ratio)
         for group, values in per.items():
             if values:
                 out[group].append(values)
