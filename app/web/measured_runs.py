@@ -27,6 +27,7 @@ from app.core.perf.measured import (
     fit_runs,
     read_run,
     runs_of,
+    split_runs,
 )
 from app.core.text import N_, Msg, Text, TextList
 from app.web.i18n import tr
@@ -43,6 +44,25 @@ class MeasuredRun(StrictPlannerParams):
     paste: str | None = Field(default=None, max_length=MAX_RUNS_CHARS)
 
 
+def _one_run(paste: str, *, field: str) -> PastedRun:
+    """An API run's paste as the page box splits it, which must hold one run and no `vllm serve` line: the
+    entry's own fields are its configuration (review9b: two printed blocks merged into one run, the last
+    value of each key winning, and a serve line naming another model was ignored without a word)."""
+    runs = split_runs(paste)
+    if len(runs) > 1:
+        raise PlannerError(
+            field, Text("holds {n} runs: give each run its own measured_runs entry", n=len(runs))
+        )
+    if runs and runs[0].command is not None:
+        raise PlannerError(
+            field,
+            Text(
+                "a `vllm serve` line: give the run's configuration as this entry's fields (model, tensor_parallel_size, ...), or paste it in the page's 'Your own runs' box"
+            ),
+        )
+    return runs[0] if runs else PastedRun(None, 1, ())
+
+
 def _run_inputs(run: MeasuredRun, index: int) -> tuple[ReadRun, list[Msg]]:
     """What one run ran and measured, and how its paste was read (a rate or cap it does not state:
     vLLM's default, said as the box says it, prefixed by the run's field)."""
@@ -54,7 +74,7 @@ def _run_inputs(run: MeasuredRun, index: int) -> tuple[ReadRun, list[Msg]]:
         # skipped that: a negative rate or a 1e300 count was a 500), its figures kept positive and finite
         field = f"measured_runs[{index}].paste"
         read = read_run(
-            PastedRun(None, 1, tuple(run.paste.splitlines())),
+            _one_run(run.paste, field=field),
             bench=args,
             field=field,
             explicit=frozenset(args.model_fields_set),

@@ -118,3 +118,39 @@ def test_an_api_run_is_refused_on_its_own_field(client: Any) -> None:
     answer = client.post("/api/performance", json={**LLAMA, "measured_runs": [run]})
     assert answer.status_code == 422
     assert answer.json()["detail"][0]["loc"] == ["body", "measured_runs[0]"]
+
+
+def _block(clients: int, ttft_ms: float | None) -> str:
+    ttft = f"Mean TTFT (ms): {ttft_ms}\n" if ttft_ms is not None else ""
+    return (
+        "============ Serving Benchmark Result ============\n"
+        f"Maximum request concurrency: {clients}\nSuccessful requests: 64\n{ttft}Mean TPOT (ms): 9.5\n"
+    )
+
+
+def test_an_api_paste_of_two_runs_is_refused_not_merged(client: Any) -> None:
+    # review9b: measured_runs[i].paste was read as one run, so block 1 (1 client, TTFT 50 ms) and block 2 (64
+    # clients, no TTFT) merged into one run at 64 clients with TTFT 50 ms; the page box splits the same text in two
+    run = {**LLAMA, "paste": _block(1, 50.0) + _block(64, None)}
+    answer = client.post("/api/performance", json={**LLAMA, "measured_runs": [run]})
+    assert answer.status_code == 422, answer.text[:300]
+    detail = answer.json()["detail"][0]
+    assert detail["loc"] == ["body", "measured_runs[0].paste"]
+    assert detail["msg"].startswith("holds 2 runs"), detail["msg"]
+    one = client.post(
+        "/api/performance", json={**LLAMA, "measured_runs": [{**LLAMA, "paste": _block(1, 50.0)}]}
+    )
+    assert one.status_code == 200, one.text[:300]
+
+
+def test_an_api_paste_with_a_serve_line_is_refused(client: Any) -> None:
+    # review9b: a paste starting "vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 8" calibrated the entry's 8B
+    # model without a word; the entry's own fields are its configuration
+    run = {**LLAMA, "paste": "vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 8\n" + _block(8, 50.0)}
+    answer = client.post(
+        "/api/performance", json={**LLAMA, "measured_runs": [run]}, headers={"Accept-Language": "zh"}
+    )
+    assert answer.status_code == 422, answer.text[:300]
+    detail = answer.json()["detail"][0]
+    assert detail["loc"] == ["body", "measured_runs[0].paste"]
+    assert detail["msg"].startswith("含有 `vllm serve` 命令行"), detail["msg"]
