@@ -73,7 +73,13 @@ def planned(held: Path, name: str, plan: dict[str, Any]) -> dict[str, Any]:
     index_path = held / f"{name}_model.safetensors.index.json"
     index = json.loads(index_path.read_text(encoding="utf-8")) if index_path.exists() else None
     try:
-        spec = model_spec_from_hf_config(config, name=name, hf_quant_config=hf_quant, safetensors_index=index)
+        spec = model_spec_from_hf_config(
+            config,
+            name=name,
+            hf_quant_config=hf_quant,
+            safetensors_index=index,
+            vllm_version=plan["vllm_version"],
+        )
     except PlannerError as err:
         return {"refused": f"config: {err}"}
     got: dict[str, Any] = {

@@ -52,22 +52,45 @@ PIECEWISE_MODES = frozenset({"PIECEWISE", "FULL_AND_PIECEWISE"})
 WITHOUT_PIECEWISE: dict[str, CudagraphMode] = {"PIECEWISE": "NONE", "FULL_AND_PIECEWISE": "FULL_DECODE_ONLY"}
 
 
+# config/compilation.py CompilationConfig.set_splitting_ops_for_v1 under a piecewise compile with "splitting_ops": []
+# (nothing split, so no piecewise graph): the mode it sets, from the first release read with each rule. 0.11.0: a
+# PIECEWISE mode "will be treated as FULL cudagraph_mode" (without inductor graph partition); 0.14.0-0.33.0 (as read
+# in 0.14.0, 0.15.0, 0.17.0, 0.19.0, 0.22.0, 0.31.0, 0.32.0, 0.33.0): PIECEWISE -> NONE, FULL_AND_PIECEWISE -> FULL.
+# 0.10.2 was not read (left as the mode asked); 0.12-0.13 are planned with 0.11.0's rules.
+EMPTY_SPLIT_MODES: tuple[tuple[tuple[int, int, int], dict[str, CudagraphMode]], ...] = (
+    ((0, 11, 0), {"PIECEWISE": "FULL"}),
+    ((0, 14, 0), {"PIECEWISE": "NONE", "FULL_AND_PIECEWISE": "FULL"}),
+)
+
+
+def _unsplit(mode: CudagraphMode, *, rules: VersionRules) -> CudagraphMode:
+    """The mode set_splitting_ops_for_v1 leaves when the user empties splitting_ops (:data:`EMPTY_SPLIT_MODES`)."""
+    lowered: dict[str, CudagraphMode] = {}
+    for since, table in EMPTY_SPLIT_MODES:
+        if rules.version_tuple >= since:
+            lowered = table
+    return lowered.get(mode, mode)
+
+
 def effective_mode(serve: ServeConfig, *, rules: VersionRules) -> CudagraphMode:
     """E.g. no flags -> the release's default (0.33.0 FULL_AND_PIECEWISE, 0.10.2 PIECEWISE); -O1 -> PIECEWISE;
     --enforce-eager -> NONE; -cc '{"mode": 0}' -> NONE on 0.14.0, FULL_DECODE_ONLY on 0.33.0, and the default on
-    0.11.0, whose CompilationConfig has no ``mode`` key and drops it (compilation.for_release)."""
+    0.11.0, whose CompilationConfig has no ``mode`` key and drops it (compilation.for_release); -cc
+    '{"splitting_ops": []}' -> FULL on 0.33.0 (:data:`EMPTY_SPLIT_MODES`)."""
     if serve.enforce_eager:
         return "NONE"
-    splits = compilation.for_release(serve.compilation_config, version=rules.version).compiles_piecewise
+    settings = compilation.for_release(serve.compilation_config, version=rules.version)
+    splits = settings.compiles_piecewise
     if rules.compile_mode_rule == "level":
         # 0.10.2 / 0.11.0 VllmConfig.__post_init__: the default only at level PIECEWISE, else NONE
         if serve.cudagraph_mode is None and not splits:
             return "NONE"
-        return serve.cudagraph_mode or rules.default_cudagraph_mode
+        mode = serve.cudagraph_mode or rules.default_cudagraph_mode
+        return _unsplit(mode, rules=rules) if splits and settings.no_splitting_ops else mode
     mode = serve.cudagraph_mode or rules.default_cudagraph_mode
     if not splits and mode in PIECEWISE_MODES:
         return "NONE" if rules.compile_mode_rule == "to_none" else WITHOUT_PIECEWISE[mode]
-    return mode
+    return _unsplit(mode, rules=rules) if splits and settings.no_splitting_ops else mode
 
 
 def level_refusal(serve: ServeConfig, *, rules: VersionRules) -> str | None:

@@ -18,10 +18,8 @@ from dataclasses import dataclass
 
 from app.core import situations
 from app.core.budget import StageNumbers
-from app.core.specs import DeviceSpec
+from app.core.specs import GIB, DeviceSpec  # vLLM divides by 2**30, prints "GiB" ("GB" in 0.6.6)
 from app.core.versions import VersionRules, format_gib, graphs_budgeted
-
-GIB = 2**30  # vLLM divides by 2**30 and prints "GiB" (reference §0); "GB" in 0.6.6 means the same
 
 # %.2f / %.4f / format_gib (reference §0: str(round(x, 2)), may be negative). The look-behind makes a
 # number start only at a number boundary: without it a run of n digits is tried from each of its n

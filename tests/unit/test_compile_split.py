@@ -49,3 +49,31 @@ def test_graph_mode_asks_the_settings() -> None:
     assert graph_mode.level_refusal(refused, rules=rules_10) is not None
     kept = ServeConfig(cudagraph_mode="PIECEWISE", compilation_config='{"level":3}')
     assert graph_mode.level_refusal(kept, rules=rules_10) is None
+
+
+@pytest.mark.parametrize(
+    ("version", "cc", "asked", "mode"),
+    [
+        # 0.33.0 config/compilation.py set_splitting_ops_for_v1 (mode VLLM_COMPILE, splitting_ops == []): "Piecewise
+        # compilation with empty splitting_ops does not contain piecewise cudagraph": PIECEWISE -> NONE,
+        # FULL_AND_PIECEWISE (the default here) -> FULL; the full modes are kept
+        ("0.33.0", '{"splitting_ops":[]}', None, "FULL"),
+        ("0.33.0", '{"mode":3,"splitting_ops":[]}', "PIECEWISE", "NONE"),
+        ("0.33.0", '{"splitting_ops":[]}', "FULL_DECODE_ONLY", "FULL_DECODE_ONLY"),
+        # set_splitting_ops_for_v1 returns at once under another mode: mode 0's own rule (without_piecewise)
+        ("0.33.0", '{"mode":0,"splitting_ops":[]}', None, "FULL_DECODE_ONLY"),
+        # 0.14.0 compilation.py has the same branch (NONE / FULL)
+        ("0.14.0", '{"splitting_ops":[]}', "FULL_AND_PIECEWISE", "FULL"),
+        ("0.14.0", '{"splitting_ops":[]}', "PIECEWISE", "NONE"),
+        # 0.11.0 set_splitting_ops_for_v1 (level PIECEWISE, no inductor partition): "PIECEWISE cudagraph_mode will be
+        # treated as FULL cudagraph_mode"; FULL_AND_PIECEWISE is left as it is
+        ("0.11.0", '{"level":3,"splitting_ops":[]}', "PIECEWISE", "FULL"),
+        ("0.11.0", '{"level":3,"splitting_ops":[]}', None, "FULL_AND_PIECEWISE"),
+    ],
+)
+def test_empty_splitting_ops_lower_the_mode_as_vllm_does(
+    version: str, cc: str, asked: graph_mode.CudagraphMode | None, mode: str
+) -> None:
+    rules = resolve_version(version).rules
+    serve = ServeConfig(compilation_config=cc, cudagraph_mode=asked)
+    assert graph_mode.effective_mode(serve, rules=rules) == mode

@@ -14,13 +14,15 @@ from pathlib import Path
 import pytest
 
 from app.core.hf_config import registry
+from app.core.perf.predict import LEGACY_BAND_SUFFIX, version_band
 from app.core.versions import parse_version
 
 CORE = Path(__file__).resolve().parents[2] / "app" / "core"
 READER = CORE / "version_parse.py"
-# perf/predict.version_band reads measured-run version strings leniently (speedphys9's lane this round)
-NOT_YET = {CORE / "perf" / "predict.py"}
+NOT_YET: set[Path] = set()  # perf/predict.version_band read by hand until round 9 (fixes9)
 HAND_SPLIT = re.compile(r"int\(\w+\) for \w+ in [\w.\[\]\"']+\.split\(\"\.\"\)")
+# the loop form: for piece in version.split(".")[:3]: ... int(digits) (predict.version_band's old reader)
+LOOP_SPLIT = re.compile(r"for \w+ in [\w.]+\.split\(\"\.\"\)")
 
 
 def test_no_core_module_parses_a_version_by_hand() -> None:
@@ -29,7 +31,11 @@ def test_no_core_module_parses_a_version_by_hand() -> None:
         if path == READER or path in NOT_YET:
             continue
         text = path.read_text(encoding="utf-8")
-        if HAND_SPLIT.search(text) or re.search(r"^from packaging\.version import Version$", text, re.M):
+        if (
+            HAND_SPLIT.search(text)
+            or LOOP_SPLIT.search(text)
+            or re.search(r"^from packaging\.version import Version$", text, re.M)
+        ):
             offenders.append(str(path.relative_to(CORE)))
     assert not offenders, offenders
 
@@ -38,6 +44,17 @@ def test_the_hand_split_pattern_catches_the_old_readers() -> None:
     assert HAND_SPLIT.search('tuple(int(part) for part in change.since.split("."))')
     assert HAND_SPLIT.search('[int(part) for part in text.split(".")]')
     assert HAND_SPLIT.search('tuple(int(x) for x in version.split(".")[:3])')
+    assert LOOP_SPLIT.search('for piece in vllm_version.split(".")[:3]:')
+    assert not LOOP_SPLIT.search('for part in reversed(key.split(".")[1:]):')  # command.py's dotted keys
+
+
+def test_the_perf_band_reads_a_version_as_pep_440_does() -> None:
+    # perf/predict.LEGACY_BAND_BELOW (0, 15, 0): "0.14rc1" is 0.14.0's first candidate (PEP 440 release (0, 14)),
+    # in the legacy band; the old hand reader took the digits of "14rc1" as minor 141 and gave the current band
+    assert version_band("0.14rc1") == LEGACY_BAND_SUFFIX
+    assert version_band("0.14.1.dev3+g4b7f5ea1a") == LEGACY_BAND_SUFFIX
+    assert version_band("0.15.0rc2") == ""
+    assert version_band("0.33.0") == ""
 
 
 def test_a_release_candidate_reads_like_its_release() -> None:

@@ -45,7 +45,7 @@ from app.core.hf_config.max_len import (
 from app.core.hf_config.minimax_m3 import msa_block_size, msa_indexer_bytes_per_token, msa_indexer_layers
 from app.core.hf_config.params import ParamBreakdown, _breakdown, _moe, _tied, count_params, param_breakdown
 from app.core.hf_config.quantization import _quantization
-from app.core.hf_config.registry import check_loader_fields
+from app.core.hf_config.registry import check_loader_fields, refuse_unloadable
 from app.core.hf_config.text_model import with_text_model
 from app.core.hf_config.vision import uncounted_towers, vision_tower_params
 from app.core.specs import DTYPE_BYTES, ModelSpec
@@ -85,13 +85,16 @@ def model_spec_from_hf_config(
     hf_quant_config: Mapping[str, Any] | None = None,
     source: str = "",
     confidence: str = "user",
+    vllm_version: str | None = None,
 ) -> ModelSpec:
     """Turn a config.json object into a ModelSpec the way vLLM reads it.
 
     ``params_total``/``params_active`` override the count from the config (model-card figures);
     ``safetensors_index`` is a model.safetensors.index.json object giving the exact weight bytes;
     ``hf_quant_config`` an hf_quant_config.json object (older ModelOpt checkpoints), read as vLLM does
-    when config.json has no quantization_config.
+    when config.json has no quantization_config. ``vllm_version`` (None: the default release) only picks the
+    refusal said for a config the planner cannot read: vLLM's own (an unknown model_type, an architecture its
+    registry lacks) comes before the field the planner found missing (:func:`registry.refuse_unloadable`).
     """
     if confidence not in CONFIDENCES:
         raise ConfigError(
@@ -107,6 +110,7 @@ def model_spec_from_hf_config(
             hf_quant_config=hf_quant_config,
             source=source,
             confidence=confidence,
+            vllm_version=vllm_version,
         )
     except ValidationError as exc:
         raise _config_error(exc) from exc
@@ -122,6 +126,7 @@ def _model_spec(
     hf_quant_config: Mapping[str, Any] | None,
     source: str,
     confidence: str,
+    vllm_version: str | None,
 ) -> ModelSpec:
     cfgs = _split_configs(with_text_model(config))
     if hf_quant_config is not None:
@@ -135,8 +140,12 @@ def _model_spec(
             ),
         )
     check_loader_fields(cfgs.top, architecture=_architecture(cfgs.top))
-    geometry = _geometry(cfgs)
-    layers = _layers(cfgs, geometry)
+    try:
+        geometry = _geometry(cfgs)
+        layers = _layers(cfgs, geometry)
+    except (ConfigError, ValidationError):
+        refuse_unloadable(cfgs.top, model_type=cfgs.model_type, vllm_version=vllm_version)
+        raise
     moe = _moe(cfgs, geometry)
     breakdown_cache: list[ParamBreakdown] = []
 

@@ -16,11 +16,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from app.core.errors import ConfigError
+from app.core.errors import ConfigError, PlannerError
 from app.core.specs import ModelSpec
 from app.core.text import Text
 from app.core.version_parse import Version
-from app.core.versions import parse_version
+from app.core.versions import parse_version, resolve_version
 
 ARCHITECTURES_FILE = Path(__file__).with_name("vllm_architectures.json")
 FALLBACK_FILE = Path(__file__).with_name("transformers_fallback.json")  # scripts/gen_transformers_fallback.py
@@ -305,13 +305,25 @@ def check_architecture(
     if not architecture and not model_type:
         return []  # a spec built from a model card or by hand, not from a config.json
     if not architecture:
-        # vLLM's registry: "No model architectures are specified" (transformers fills model_type only)
+        # vLLM's registry: "No model architectures are specified" (transformers fills model_type only); the
+        # config is parsed before that (HFConfigParser.parse), so an unknown model_type is refused first
+        notes = (
+            _unparsed_model_type(
+                model_type=model_type,
+                known_architecture=False,
+                remote_code=remote_code,
+                release=transformers_fallback_release,
+            )
+            if transformers_fallback_release is not None
+            else []
+        )
         return [
+            *notes,
             Text(
                 "config.json has no `architectures`; vLLM needs one to pick its model class. "
                 "Planned from model_type {model_type!r}.",
                 model_type=model_type,
-            )
+            ),
         ]
     if model_type in SYNTHETIC_MODEL_TYPES:
         return []
@@ -405,3 +417,27 @@ def _registered(*, architecture: str, row: ArchitectureReleases, version: Versio
             )
         ]
     return []
+
+
+def refuse_unloadable(top: Mapping[str, Any], *, model_type: str, vllm_version: str | None) -> None:
+    """Raise vLLM's own refusal of a config it stops at before reading any field, if it has one.
+
+    Called when the planner cannot read a config.json (a field missing): vLLM parses the config first
+    (transformers_utils/config.py HFConfigParser.parse: an unknown model_type is transformers' ValueError) and
+    then asks its registry (models/registry.py _raise_for_unsupported: an architecture removed, never added),
+    so where either refuses at ``vllm_version`` (None: the default release) that is the cause to report.
+    Nothing is raised when vLLM would load the config: the caller's field error stands.
+    """
+    try:
+        version = resolve_version(vllm_version)
+    except PlannerError:
+        return  # the version's own message comes from the plan
+    names = top.get("architectures")
+    first = names[0] if isinstance(names, list) and names else ""
+    check_architecture(
+        architecture=first if isinstance(first, str) else "",
+        model_type=model_type,
+        version=version.release,
+        transformers_fallback_release=version.rules.version if version.rules.transformers_fallback else None,
+        remote_code=bool(top.get("auto_map")),
+    )

@@ -8,7 +8,7 @@ The wording vLLM prints (each template's needle, regex and format string) is :mo
 """
 
 from app.core.logs.metrics import KV_BOUND_USAGE, MetricsFacts, MetricsVerdict, parse_metrics
-from app.core.logs.reading import GIB, MAX_LOG_CHARS, over_limit
+from app.core.logs.reading import MAX_LOG_CHARS, over_limit
 from app.core.logs.startup import (
     MAX_ERROR_CHARS,
     MAX_EVIDENCE_CHARS,
@@ -20,6 +20,7 @@ from app.core.logs.startup import (
     LogFacts,
     parse_startup_log,
 )
+from app.core.specs import GIB
 
 __all__ = [
     "GIB",

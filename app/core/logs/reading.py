@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 
 from app.core import regex
+from app.core.specs import GIB
 from app.core.text import Text
 
-GIB = 2**30
 MAX_LOG_CHARS = 5_000_000  # a whole multi-rank DEBUG start-up log is ~1-2 MB; refuse anything larger
 MAX_INT_DIGITS = 18  # counts above 10**18 are not vLLM output
 MAX_ABS_GIB = 1e6  # a million GiB per device: anything larger is garbage, not memory

@@ -40,6 +40,7 @@ from app.core.result import Estimate, Range
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import N_, Msg, Text
 from app.core.verdicts import refusal_field
+from app.core.version_parse import release_numbers
 from app.core.versions import rules_for
 
 # what a simulated benchmark past the request's CPU budget should shrink (app.core.deadline)
@@ -183,12 +184,9 @@ LEGACY_BAND_SUFFIX = "@<0.15"
 
 
 def version_band(vllm_version: str) -> str:
-    """ "" for current releases, the legacy suffix below 0.15 (where the data shows a difference)."""
-    parts = []
-    for piece in vllm_version.split(".")[:3]:
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits) if digits else 0)
-    return LEGACY_BAND_SUFFIX if tuple(parts) < LEGACY_BAND_BELOW else ""
+    """ "" for current releases, the legacy suffix below 0.15 (where the data shows a difference); the version is
+    read as every surface reads one (version_parse: PEP 440, "0.14.0rc1" is 0.14.0)."""
+    return LEGACY_BAND_SUFFIX if release_numbers(vllm_version) < LEGACY_BAND_BELOW else ""
 
 
 def fit_for(*, family: str, vllm_version: str, device: str = "") -> tuple[str, FamilyFit]:

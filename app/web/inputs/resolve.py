@@ -142,7 +142,9 @@ def card_config(params: PlannerParams) -> dict[str, Any]:
 
 def _model(params: PlannerParams) -> tuple[ModelSpec, str, ModelSource]:
     if params.config_json:
-        spec, label = _pasted_spec(params.config_json, params.hf_quant_config_json, params.model)
+        spec, label = _pasted_spec(
+            params.config_json, params.hf_quant_config_json, params.model, params.vllm_version
+        )
         return spec, label, "config"
     if params.hf_quant_config_json:
         raise ConfigError(
@@ -168,14 +170,18 @@ def _model(params: PlannerParams) -> tuple[ModelSpec, str, ModelSource]:
 
 
 @lru_cache(maxsize=PASTED_SPECS_KEPT)
-def _pasted_spec(config_json: str, hf_quant_config_json: str, model: str) -> tuple[ModelSpec, str]:
+def _pasted_spec(
+    config_json: str, hf_quant_config_json: str, model: str, vllm_version: str | None
+) -> tuple[ModelSpec, str]:
     """A pasted config.json's spec and label, read once per text: a slider move posts the same config
     again, and so do the two slots its results load (/speed, /recommend). The spec is frozen; a config
-    the reader refuses raises each time (lru_cache keeps no exception)."""
+    the reader refuses raises each time (lru_cache keeps no exception). ``vllm_version`` names the release whose
+    refusal is said for a config the reader cannot read (vLLM's, before the missing field)."""
     config = json.loads(config_json)
     label = model if model != DEFAULTS.model else config_name(config)
     hf_quant = json.loads(hf_quant_config_json) if hf_quant_config_json else None
-    return model_spec_from_hf_config(config, name=label, hf_quant_config=hf_quant), label
+    spec = model_spec_from_hf_config(config, name=label, hf_quant_config=hf_quant, vllm_version=vllm_version)
+    return spec, label
 
 
 def config_name(config: dict[str, Any]) -> str:

@@ -1,0 +1,69 @@
+"""vLLM refuses some configs before it reads a single field, and the planner says that refusal, not the field it
+could not read (issue 22 round 9, heldout_0_33h: Fuyu and s2-pro were refused for a missing field).
+
+Read from vLLM 0.33.0 (/work/vllm-src/0.33.0 wheel):
+- transformers_utils/config.py HFConfigParser.parse: the config is parsed first; a model_type neither vLLM's
+  _CONFIG_REGISTRY nor transformers' CONFIG_MAPPING knows, with no auto_map, is transformers' ValueError
+  ("... has model type `X` but Transformers does not recognize this architecture").
+- model_executor/models/registry.py _raise_for_unsupported: an architecture in _PREVIOUSLY_SUPPORTED_MODELS
+  ("FuyuForCausalLM": "0.25.0") is "Model architecture FuyuForCausalLM was supported in vLLM until v0.25.0, and is
+  not supported anymore".
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.core.errors import ConfigError
+from app.core.hf_config import model_spec_from_hf_config
+
+HELDOUT = Path(__file__).resolve().parents[1] / "data" / "configs" / "heldout_0_33h"
+
+
+def _config(stem: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((HELDOUT / f"{stem}_config.json").read_text(encoding="utf-8"))
+    return data
+
+
+@pytest.mark.parametrize("version", [None, "0.33.0", "0.26.0"])
+def test_fuyu_is_refused_as_removed_not_for_its_empty_text_config(version: str | None) -> None:
+    # its text_config is {"model_type": "persimmon"} (transformers' FuyuConfig fills the rest), which the planner
+    # cannot read ("num_hidden_layers: missing"); 0.33.0 (the default) and 0.26.0 both come after 0.25.0
+    with pytest.raises(ConfigError) as err:
+        model_spec_from_hf_config(_config("ypkang--adept-fuyu-8b"), name="fuyu", vllm_version=version)
+    assert err.value.field == "architectures"
+    assert "FuyuForCausalLM was supported in vLLM until v0.25.0" in str(err.value)
+
+
+def test_fuyu_at_a_release_that_has_it_keeps_the_field_the_planner_cannot_read() -> None:
+    # 0.25.0 still lists FuyuForCausalLM: nothing refuses it there, the planner's own gap is what stops the plan
+    with pytest.raises(ConfigError) as err:
+        model_spec_from_hf_config(_config("ypkang--adept-fuyu-8b"), name="fuyu", vllm_version="0.25.0")
+    assert err.value.field == "num_hidden_layers"
+
+
+def test_s2_pro_is_refused_for_its_unknown_model_type() -> None:
+    # no `architectures`, model_type fish_qwen3_omni (in neither transformers 5.20.2, the newest 0.33.0 allows, nor
+    # vLLM's _CONFIG_REGISTRY), no auto_map: AutoConfig.from_pretrained raises before any field is read
+    with pytest.raises(ConfigError) as err:
+        model_spec_from_hf_config(_config("mjbernaski--s2-pro"), name="s2-pro")
+    assert err.value.field == "model_type"
+    assert "model type `fish_qwen3_omni` but Transformers does not recognize this architecture" in str(
+        err.value
+    )
+
+
+def test_a_config_vllm_loads_still_reports_its_missing_field() -> None:
+    # Llama-3.2-3B (registered LlamaForCausalLM, model_type llama) with hidden_size cut: vLLM loads the architecture,
+    # so the field the planner cannot read is the message
+    config = _config("Gusiion--meta-llama-Llama-3.2-3B-Instruct")
+    del config["hidden_size"]
+    config["model_type"] = "no_such_type_but_registered_arch"
+    with pytest.raises(ConfigError) as err:
+        model_spec_from_hf_config(config, name="llama")
+    # a registered architecture with an unknown model_type is a note at plan time, not a refusal
+    assert err.value.field == "hidden_size"
