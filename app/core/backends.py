@@ -196,7 +196,7 @@ SPARSE_MLA_FLASHINFER_MAX_HEADS = 16  # 0.19.0 platforms/cuda.py: FlashInfer spa
 
 def cuda_candidates(*, mla: bool, sm: int, rules: VersionRules) -> list[Backend]:
     """This version's priority list for the model kind on a device of capability ``sm`` (versions.py)."""
-    row = next(p for p in rules.backend_priorities if p.mla == mla and sm >= p.min_sm)
+    row = next(p for p in rules.backend_priorities if p.mla == mla and p.min_sm <= sm <= p.max_sm)
     return [BACKENDS[name] for name in row.backends]
 
 
