@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from app.core.errors import InvalidServeConfigError
-from app.core.forced_blocks import device_forcing
+from app.core.forced_blocks import device_forcing, flashinfer_mla_refuses
 from app.core.kv import HybridAlign
 from app.core.kv_dsv4_ascend import ASCEND_DSV4_BACKEND, DSV4_BLOCK_SIZES
 from app.core.layers import has_kind
@@ -196,7 +196,7 @@ SPARSE_MLA_FLASHINFER_MAX_HEADS = 16  # 0.19.0 platforms/cuda.py: FlashInfer spa
 
 def cuda_candidates(*, mla: bool, sm: int, rules: VersionRules) -> list[Backend]:
     """This version's priority list for the model kind on a device of capability ``sm`` (versions.py)."""
-    row = next(p for p in rules.backend_priorities if p.mla == mla and sm >= p.min_sm)
+    row = next(p for p in rules.backend_priorities if p.mla == mla and p.min_sm <= sm <= p.max_sm)
     return [BACKENDS[name] for name in row.backends]
 
 
@@ -553,12 +553,7 @@ def _cuda_choice(
         ):  # validate_configuration: "attention sinks not supported"
             takes = dict(rules.sink_backends)
             candidates = [b for b in candidates if b.name not in takes or sm // 10 in takes[b.name]]
-        nope = model.mla.qk_nope_head_dim if model.mla is not None else None
-        if (
-            rules.flashinfer_mla_nope_dims is not None
-            and nope is not None
-            and nope not in rules.flashinfer_mla_nope_dims
-        ):
+        if flashinfer_mla_refuses(model=model, rules=rules):
             candidates = [b for b in candidates if b is not FLASHINFER_MLA]  # supports_combination refuses it
         if model.mla is None and uses_mm_prefix(model=model, serve=serve, rules=rules):
             candidates = mm_prefix_candidates(candidates, model=model, sm=sm, rules=rules)

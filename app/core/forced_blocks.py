@@ -26,7 +26,19 @@ from dataclasses import dataclass
 from app.core.specs import ModelSpec
 from app.core.versions import VersionRules
 
-FLASHINFER_MLA_NOPE_DIM = 128  # "and only if qk_nope_head_dim == 128 (kernel constraint)"
+# getattr(hf_text_config, "qk_nope_head_dim", 1): the dim vLLM reads for a config without one (0.15.0 / 0.17.0
+# platforms/cuda.py check_and_update_config, 0.15.0-0.33.0 mla/flashinfer_mla.py supports_combination)
+NOPE_DIM_ABSENT = 1
+
+
+def flashinfer_mla_refuses(*, model: ModelSpec, rules: VersionRules) -> bool:
+    """FlashInfer-MLA's qk_nope_head_dim check (rules.flashinfer_mla_nope_dims: (128,) at 0.15-0.17, the forcing's
+    "== 128" too; None before 0.15). A spec without the dim is vLLM's 1, refused (not taken as DeepSeek's 128)."""
+    dims = rules.flashinfer_mla_nope_dims
+    if dims is None or model.mla is None:
+        return False
+    nope = model.mla.qk_nope_head_dim
+    return (NOPE_DIM_ABSENT if nope is None else nope) not in dims
 
 
 @dataclass(frozen=True)
@@ -52,14 +64,11 @@ def device_forcing(*, model: ModelSpec, sm: int, sparse: bool, rules: VersionRul
         elif family == 9:  # is_flashmla_supported: Hopper
             steps.append("FLASHMLA")
     else:
-        nope = (
-            model.mla.qk_nope_head_dim
-        )  # None (a spec without it): taken as DeepSeek's 128, as backends.py does
         if (
             family == 10
             and not sparse
             and rules.mla_forcing == "device_0_15"
-            and nope in (None, FLASHINFER_MLA_NOPE_DIM)
+            and not flashinfer_mla_refuses(model=model, rules=rules)
         ):
             steps.append("FLASHINFER_MLA")
             sets = "FLASHINFER_MLA"

@@ -22,12 +22,14 @@ class BatchTier:
 
 @dataclass(frozen=True)
 class BackendPriority:
-    """vLLM's attention-backend priority list for MLA or non-MLA models on devices from ``min_sm``
+    """vLLM's attention-backend priority list for MLA or non-MLA models on devices from ``min_sm`` to ``max_sm``
     (first row that matches wins; names are `backends.py` entries)."""
 
     mla: bool
     min_sm: int
     backends: tuple[str, ...]
+    # 0.10-0.11 tested capability 10.0 exactly (is_device_capability(100)): a 100-100 row
+    max_sm: int = 10_000
 
 
 @dataclass(frozen=True)

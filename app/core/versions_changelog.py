@@ -12,6 +12,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from app.core.backend_lists import (
+    MLA_0_11_ROWS,
+    MLA_SM12,
+    MLA_SM90,
+    MLA_SM100,
+    V1_ATTENTION,
+    V1_ATTENTION_0_11,
+    V1_ATTENTION_SM12,
+)
 from app.core.graph_support import CG_ALWAYS as CG_ALWAYS
 from app.core.graph_support import CG_NEVER as CG_NEVER
 from app.core.graph_support import CG_UNIFORM as CG_UNIFORM
@@ -38,35 +47,6 @@ from app.core.versions_capture import CAPTURE_CHANGELOG
 SAMPLER_COPIES = 3.75
 SAMPLER_COPIES_OLD = 9.6
 
-# Backend name lists (order = vLLM's priority), shared by several entries below.
-MLA_0_11 = ("CUTLASS_MLA", "FLASHMLA", "TRITON_MLA")
-V1_ATTENTION = (
-    BackendPriority(
-        mla=False, min_sm=100, backends=("FLASHINFER", "FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION")
-    ),
-    BackendPriority(
-        mla=False, min_sm=0, backends=("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION")
-    ),
-)
-MLA_SM90 = BackendPriority(
-    mla=True, min_sm=0, backends=("FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA")
-)
-# platforms/cuda.py (0.11.0 get_attn_backend_cls "if cls.is_device_capability(100)"; 0.13.0-0.33.0
-# _get_backend_priorities "if device_capability.major == 10"): FlashInfer leads on 10.x only; 11.x / 12.x (RTX 50,
-# RTX PRO 6000, GB10) take the FlashAttention-first list, and MLA the non-Blackwell one (0.24.0+: TRITON_MLA for 12.x,
-# where that list's other backends refuse the device anyway)
-V1_ATTENTION_SM12 = BackendPriority(
-    mla=False, min_sm=110, backends=("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION")
-)
-MLA_SM12 = BackendPriority(mla=True, min_sm=110, backends=MLA_SM90.backends)
-# 0.15.0-0.33.0 _get_backend_priorities, capability 10.x (TOKENSPEED_MLA, 0.22+, FP8 R1 dims only, not planned)
-MLA_SM100 = BackendPriority(
-    mla=True,
-    min_sm=100,
-    backends=("FLASHINFER_MLA", "CUTLASS_MLA", "FLASH_ATTN_MLA", "FLASHMLA", "TRITON_MLA"),
-)
-
-
 # platforms/cuda.py check_and_update_config's forced MLA blocks, as each release prints them (rows below)
 FORCED_FLASHMLA = ForcedBlock("FLASHMLA", "FlashMLA", 64, exact=True)
 FORCED_0_10 = (
@@ -88,7 +68,8 @@ CHANGELOG: tuple[Change, ...] = (
     Change(
         "0.8.0",
         "V1 default engine from 0.8.0 (reference §1, §2.4); 0.8.5 arg_utils.py: >= 70 GiB -> 1024 seqs / "
-        "8192 API-server tokens, no A100 exclusion yet; 0.8.5 --block-size Literal[1, 8, ..., 128] (§5.1)",
+        "8192 API-server tokens, no A100 exclusion yet; 0.8.5 --block-size Literal[1, 8, ..., 128] (§5.1); 0.10.1.1 "
+        "get_attn_backend_cls: FlashInfer / CUTLASS_MLA 'if cls.is_device_capability(100)' (0.8.5 / 0.9.2 not read)",
         {
             "engine": "v1",
             "budget_style": "v1_peak",  # 0.7.3/0.8.5: T*u - (torch peak + non-torch)
@@ -101,7 +82,7 @@ CHANGELOG: tuple[Change, ...] = (
             "chunked_prefill_auto_above": None,  # V1 always chunks prefill (§7)
             "batch_tiers": (BatchTier(min_device_gib=70, max_num_seqs=1024, max_num_batched_tokens=8192),),
             "block_size_choices": (1, 8, 16, 32, 64, 128),
-            "backend_priorities": (BackendPriority(mla=True, min_sm=0, backends=MLA_0_11), *V1_ATTENTION),
+            "backend_priorities": (*MLA_0_11_ROWS, *V1_ATTENTION_0_11),  # 10.0 exactly: backend_lists.py
         },
     ),
     Change(
@@ -110,6 +91,14 @@ CHANGELOG: tuple[Change, ...] = (
         "VLLM_ATTENTION_BACKEND, is_flashmla_supported) gets block_size 64 whenever it is not 64, a --block-size "
         "included: 'Forcing kv cache block size to 64 for FlashMLA backend.' (absent in 0.7.3)",
         {"forced_blocks": (FORCED_FLASHMLA,)},
+    ),
+    Change(
+        "0.10.0",
+        "0.10.1.1 platforms/cuda.py get_attn_backend_cls 'if has_sink and not cls.is_device_capability(90)', 0.11.0 "
+        "'if (has_sink or use_fp8_kv_cache) and not ...(90)': TRITON_ATTN, FlashInfer on 10.0 before it; 0.14.0-0.19.0 flash_attn.py "
+        "supports_sink = flash_attn_supports_sinks() (get_flash_attn_version() == 3: 9.x), flashinfer.py "
+        "supports_sink with TRTLLM attention (10.x); triton_attn.py True",
+        {"sink_backends": (("FLASH_ATTN", (9,)), ("FLASHINFER", (10,)))},
     ),
     Change(
         "0.10.0",
@@ -177,23 +166,9 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.11.0",
-        "0.11.0 platforms/cuda.py get_attn_backend_cls: 'if (has_sink or use_fp8_kv_cache) and not "
-        "cls.is_device_capability(90)': TRITON_ATTN, FlashInfer on 10.0 before it; 0.14.0-0.19.0 flash_attn.py "
-        "supports_sink = flash_attn_supports_sinks() (get_flash_attn_version() == 3: 9.x), flashinfer.py "
-        "supports_sink with TRTLLM attention (10.x); triton_attn.py True",
-        {"sink_backends": (("FLASH_ATTN", (9,)), ("FLASHINFER", (10,)))},
-    ),
-    Change(
-        "0.11.0",
-        "0.11.0 platforms/cuda.py get_attn_backend_cls: FlashInfer first only 'if cls.is_device_capability(100)', "
-        "FlashAttention otherwise, 12.x included (0.10.2 not read)",
-        {
-            "backend_priorities": (
-                BackendPriority(mla=True, min_sm=0, backends=MLA_0_11),
-                V1_ATTENTION_SM12,
-                *V1_ATTENTION,
-            )
-        },
+        "0.11.0 platforms/cuda.py get_attn_backend_cls: FlashInfer first only 'if cls.is_device_capability(100)' (10.0 "
+        "exactly: 10.3 takes FlashAttention, MLA TRITON_MLA; backend_lists.py), FlashAttention otherwise, 12.x included",
+        {"backend_priorities": (*MLA_0_11_ROWS, V1_ATTENTION_SM12, *V1_ATTENTION_0_11)},
     ),
     Change(
         "0.11.0",

@@ -60,8 +60,8 @@ V0_WORKER_METHOD_ERROR = VllmLine(
 )
 # the API server process's end, which no engine line follows: it died (v1/utils.py::wait_for_completion_or_failure,
 # 0.10.1.1–0.33.0: f"Process {proc.name} (PID: {proc.pid}) died with exit code {proc.exitcode}") or gave up on the
-# engines (v1/engine/core_client.py, 0.10.1.1–0.33.0: "Timed out waiting for engines to send initial message on
-# input socket."): the server never served, even when the engine reached "init engine … took"
+# engines (v1/engine/core_client.py's start-up poll, one template per wording below): the server never served, even
+# when the engine reached "init engine … took"
 SERVER_DIED = VllmLine(
     "died with exit code",
     r"Process (?:API|Api)Server\w{0,20} \(PID: \d{1,9}\) died with exit code -?\d{1,4}",
@@ -72,7 +72,16 @@ ENGINES_TIMEOUT = VllmLine(
     "Timed out waiting for engines",
     r"Timed out waiting for engines to send initial message",
     "Timed out waiting for engines to send initial message on input socket.",
-    "v1/engine/core_client.py (0.10.1.1, 0.33.0)",
+    "v1/engine/core_client.py (0.10.1.1, 0.11.0, 0.13.0, 0.14.0, 0.15.0)",
+)
+# the same poll from 0.17.0 ("new engine core processes" is the elastic-EP scale-up's, not matched)
+ENGINE_CORES_TIMEOUT = VllmLine(
+    "Timed out waiting for engine core",
+    r"Timed out waiting for engine core processes to start\b",
+    "Timed out waiting for engine core processes to start. This is often caused by slow weight loading for large "
+    "models. Waited %ss (configured by VLLM_ENGINE_READY_TIMEOUT_S). To increase the timeout, set the environment "
+    "variable: VLLM_ENGINE_READY_TIMEOUT_S=<seconds>",
+    "v1/engine/core_client.py (0.17.0, 0.18.0, 0.19.0, 0.22.0, 0.33.0)",
 )
 # V1's engine process tags its lines "(EngineCore_DP0 pid=…)" (0.10+; "(EngineCore_0 pid=…)" in 0.9): only V1 has an
 # EngineCore process (v1/engine/core.py::EngineCoreProc, 0.10.1.1, 0.33.0)

@@ -153,3 +153,24 @@ def test_the_rules_by_release(version, names, indexer) -> None:  # type: ignore[
         assert all(exact.values())  # `!= 64`, `!= 128`, `not in [32, 64]`
     if version in ("0.14.0", "0.17.0"):
         assert not exact["FLASHMLA"] and exact["FLASHMLA_SPARSE"]
+
+
+@pytest.mark.parametrize(
+    ("version", "block", "line"),
+    [
+        # 0.15.0 / 0.17.0 check_and_update_config: getattr(hf_text_config, "qk_nope_head_dim", 1) == 128 fails for
+        # a spec without the dim -> not FlashInfer-MLA's branch but CUTLASS_MLA's, 16 % 128 != 0 -> 128
+        ("0.15.0", 128, "Forcing kv cache block size to 128 for CUTLASS_MLA backend."),
+        ("0.17.0", 128, "Forcing kv cache block size to 128 for CUTLASS_MLA backend."),
+        # 0.19.0 / 0.33.0 mla/flashinfer_mla.py supports_combination: the same getattr default 1, not in
+        # [64, 128, 192] -> refused; CUTLASS_MLA (next in the 10.x list) prefers its one kernel block, 128
+        ("0.19.0", 128, "Setting kv cache block size to 128 for CUTLASS_MLA backend."),
+        ("0.33.0", 128, "Setting kv cache block size to 128 for CUTLASS_MLA backend(s)."),
+    ],
+)
+def test_a_missing_qk_nope_head_dim_is_vllms_1_not_128(version: str, block: int, line: str) -> None:
+    mla = deepseek_v3_like().mla
+    assert mla is not None
+    unknown = deepseek_v3_like().model_copy(update={"mla": mla.model_copy(update={"qk_nope_head_dim": None})})
+    choice = choose(unknown, B200, version)
+    assert (choice.name, choice.block_size, choice.log_lines) == ("CUTLASS_MLA", block, [line])
