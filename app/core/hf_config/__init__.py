@@ -22,6 +22,7 @@ from app.core.hf_config.coerce import (
     _as_mapping,
     _as_str,
     _config_error,
+    _Configs,
     _split_configs,
 )
 from app.core.hf_config.geometry import (
@@ -116,6 +117,19 @@ def model_spec_from_hf_config(
         raise _config_error(exc) from exc
 
 
+def _check_identity(cfgs: _Configs) -> None:
+    """What vLLM needs to pick a model class: an architecture or a model_type, and the loader's fields."""
+    if not _architecture(cfgs.top) and not cfgs.model_type:
+        # vLLM: "No model architectures are specified"; transformers cannot pick a config class either
+        raise ConfigError(
+            "architectures",
+            Text(
+                "config.json has neither `architectures` nor `model_type`; vLLM cannot tell what model it is"
+            ),
+        )
+    check_loader_fields(cfgs.top, architecture=_architecture(cfgs.top))
+
+
 def _model_spec(
     config: Mapping[str, Any],
     *,
@@ -131,15 +145,7 @@ def _model_spec(
     cfgs = _split_configs(with_text_model(config))
     if hf_quant_config is not None:
         hf_quant_config = _as_mapping("hf_quant_config", hf_quant_config)
-    if not _architecture(cfgs.top) and not cfgs.model_type:
-        # vLLM: "No model architectures are specified"; transformers cannot pick a config class either
-        raise ConfigError(
-            "architectures",
-            Text(
-                "config.json has neither `architectures` nor `model_type`; vLLM cannot tell what model it is"
-            ),
-        )
-    check_loader_fields(cfgs.top, architecture=_architecture(cfgs.top))
+    _check_identity(cfgs)
     try:
         geometry = _geometry(cfgs)
         layers = _layers(cfgs, geometry)
