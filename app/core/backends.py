@@ -12,6 +12,7 @@ import itertools
 import math
 from dataclasses import dataclass, field
 
+from app.core import kv_dsv4_ascend
 from app.core.errors import InvalidServeConfigError
 from app.core.forced_blocks import device_forcing
 from app.core.kv import HybridAlign
@@ -335,11 +336,13 @@ def _check_flags(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -
 
 
 def _npu_choice(
-    *, model: ModelSpec, serve: ServeConfig, rules: VersionRules, prefix_caching: bool, chunked_prefill: bool
+    *, model: ModelSpec, serve: ServeConfig, rules: VersionRules, a5: bool, flags: tuple[bool, bool]
 ) -> BackendChoice:
-    """vllm-ascend: 128-token blocks, forced when prefix caching or chunked prefill is on (reference §9).
-    DeepSeek-V4 runs AscendDSABackend (models/layer/attention/layer.py DSAAttention), sized by
-    kv_dsv4_ascend.py for a 16-bit cache (ascend_dsv4_layout releases)."""
+    """vllm-ascend: 128-token blocks, forced when prefix caching or chunked prefill is on (``flags``; reference
+    §9). DeepSeek-V4 runs AscendDSABackend (models/layer/attention/layer.py DSAAttention), sized by
+    kv_dsv4_ascend.py (ascend_dsv4_layout releases): a 16-bit cache, fp8 on an A5 (``a5``: its specs set
+    cache_config.cache_dtype to float8_e4m3fn)."""
+    prefix_caching, chunked_prefill = flags
     kv_dtype, user_block = serve.kv_cache_dtype, serve.block_size
     if kv_dtype.startswith("fp8"):
         raise InvalidServeConfigError(
@@ -352,6 +355,11 @@ def _npu_choice(
     if model.compress_ratios is not None and rules.ascend_dsv4_layout and kv_dtype != "int8":
         name = ASCEND_DSV4_BACKEND
     choice = BackendChoice(name=name, block_size=ASCEND_BLOCK_SIZE)
+    if name == ASCEND_DSV4_BACKEND and a5:
+        choice.kv_cache_dtype = kv_dsv4_ascend.A5_CACHE_DTYPE
+        choice.warnings.append(
+            Text("On an A5 vllm-ascend keeps DeepSeek-V4's KV cache in fp8 (float8_e4m3fn).")
+        )
     if user_block is not None and user_block != ASCEND_BLOCK_SIZE:
         if prefix_caching or chunked_prefill:
             choice.log_lines.append("Block size is set to 128 if prefix cache or chunked prefill is enabled.")
@@ -682,13 +690,8 @@ def resolve_backend(
     """
     _check_flags(model=model, serve=serve, rules=rules)
     if device.platform == "npu":
-        return _npu_choice(
-            model=model,
-            serve=serve,
-            rules=rules,
-            prefix_caching=prefix_caching,
-            chunked_prefill=chunked_prefill,
-        )
+        flags, a5 = (prefix_caching, chunked_prefill), device.id in kv_dsv4_ascend.ASCEND_A5_DEVICE_IDS
+        return _npu_choice(model=model, serve=serve, rules=rules, a5=a5, flags=flags)
     if serve.kv_cache_dtype == "int8":
         raise InvalidServeConfigError(
             "kv_cache_dtype", Text("INT8 KV cache is the Ascend (vllm-ascend C8) path only")

@@ -768,9 +768,9 @@ PLATFORM_CHANGELOG: tuple[Change, ...] = (
     Change(
         "0.24.0",
         "vllm-ascend v0.23.0 and v0.25.1rc1 (the same code; put at 0.24.0, the first known release after 0.23.0: 0.23.x is "
-        "planned with 0.22.1's rules): models/layer/attention/layer.py get_dsv4_block_sizes "
-        "(DSV4_BLOCK_SIZES: per cache_config.block_size the MLA / SWA / C4-state / C128-state blocks and two padded "
-        "pages), models/deepseek_v4.py AscendDeepseekV4SWACache / AscendDeepseekV4IndexerCache / "
+        "planned with 0.22.1's rules): models/layer/attention/layer.py get_dsv4_block_sizes (DSV4_BLOCK_SIZES, "
+        "_DSV4_BLOCK_SIZES_A5 on an A5: per cache_config.block_size the MLA / SWA / C4-state / C128-state blocks "
+        "and two padded pages; fp8 caches of head_dim + 128 on an A5), models/deepseek_v4.py AscendDeepseekV4SWACache / AscendDeepseekV4IndexerCache / "
         "AscendCompressorStateCache get_kv_cache_spec, core/kv_cache_interface.py AscendMLAAttentionSpec, "
         "patch/platform/patch_kv_cache_utils.py group_and_unify_kv_cache_specs, _get_kv_cache_groups_uniform_groups "
         "and _get_kv_cache_config_deepseek_v4 (one block = layer tuples x the C4 group's page sizes)",
