@@ -29,9 +29,9 @@ from app.core.graph_mode import CudagraphMode
 from app.core.text import Text
 from app.core.version_parse import Version, parse_pep440
 from app.core.version_types import BackendPriority, BatchTier, ForcedBlock, GraphSupport
-from app.core.versions_changelog import CHANGELOG as CHANGELOG
 from app.core.versions_changelog import MLA_0_11, SAMPLER_COPIES
 from app.core.versions_changelog import Change as Change
+from app.core.versions_platforms import CHANGELOG as CHANGELOG
 
 # Releases whose rules were read (reference §0) or calibrated on real logs, oldest first. They are
 # the brackets: a version is planned with the newest of these in its minor series or an older one.
