@@ -412,11 +412,12 @@ def _rocm_choice(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -
     """ROCm with vLLM's default environment (AITER off): the release's priority list, first backend that takes
     the model, the KV dtype and the block (platforms/rocm.py; VersionRules.rocm_backends). E.g. Llama-3.1-8B
     on an MI300X: TRITON_ATTN at 0.18.0, ROCM_ATTN at 0.19.0; gpt-oss (sinks) TRITON_ATTN; DeepSeek-V3
-    TRITON_MLA. A sparse-MLA model (ROCM_AITER_MLA_SPARSE) and V0 releases keep one backend, not walked."""
+    TRITON_MLA. A sparse-MLA model (ROCM_AITER_MLA_SPARSE), V0 releases and, 0.10-0.17, an MLA model at
+    --block-size 1 (ROCM_AITER_MLA, VersionRules.rocm_mla_block1_aiter) keep one backend, not walked."""
     kv_dtype, user_block = serve.kv_cache_dtype, serve.block_size
     sparse = model.mla is not None and bool(model.indexer_bytes_per_token)
     names = rules.rocm_mla_backends if model.mla else rules.rocm_backends
-    if names is None or sparse:
+    if names is None or sparse or (model.mla and user_block == 1 and rules.rocm_mla_block1_aiter):
         candidates = [ROCM_AITER_MLA if model.mla else ROCM_ATTN]
     elif model.mla is None and forces_triton(model=model, sm=0, rules=rules):  # no FA4 build on ROCm
         candidates = [TRITON_ATTN]

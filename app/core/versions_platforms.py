@@ -13,9 +13,20 @@ PLATFORM_CHANGELOG: tuple[Change, ...] = (
         "0.10.0",
         "0.10.2 platforms/rocm.py RocmPlatform.get_attn_backend_cls: V1 takes TRITON_ATTN ('Using Triton Attention "
         "backend on V1 engine') unless VLLM_ROCM_USE_AITER and VLLM_ROCM_USE_AITER_MHA (envs.py: off by default), "
-        "and MLA TRITON_MLA unless AITER MLA is on or --block-size is 1; 0.11.0-0.18.0 the same (0.18.0 "
-        "_get_backend_priorities: ROCM_ATTN only with use_prefill_decode_attention)",
-        {"rocm_backends": ("TRITON_ATTN",), "rocm_mla_backends": ("TRITON_MLA",)},
+        "and MLA TRITON_MLA unless AITER MLA is on or --block-size is 1 (ROCM_AITER_MLA, to 0.17.0); dense 0.11.0-"
+        "0.18.0 the same (0.18.0 _get_backend_priorities: ROCM_ATTN only with use_prefill_decode_attention)",
+        {
+            "rocm_backends": ("TRITON_ATTN",),
+            "rocm_mla_backends": ("TRITON_MLA",),
+            "rocm_mla_block1_aiter": True,
+        },
+    ),
+    Change(
+        "0.18.0",
+        "0.18.0 platforms/rocm.py _get_backend_priorities: with AITER MLA off an MLA model walks [TRITON_MLA] "
+        "(triton_mla.py supports_block_size: a multiple of 16); get_attn_backend_cls's 'or block_size == 1' "
+        "(0.10.1.1, 0.11.0, 0.17.0: ROCM_AITER_MLA at --block-size 1) is gone, as at 0.19.0 and 0.33.0",
+        {"rocm_mla_block1_aiter": False},
     ),
     Change(
         "0.19.0",
