@@ -413,7 +413,7 @@ def _rocm_choice(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -
     the model, the KV dtype and the block (platforms/rocm.py; VersionRules.rocm_backends). E.g. Llama-3.1-8B
     on an MI300X: TRITON_ATTN at 0.18.0, ROCM_ATTN at 0.19.0; gpt-oss (sinks) TRITON_ATTN; DeepSeek-V3
     TRITON_MLA. A sparse-MLA model (ROCM_AITER_MLA_SPARSE), V0 releases and, 0.10-0.17, an MLA model at
-    --block-size 1 (ROCM_AITER_MLA, VersionRules.rocm_mla_block1_aiter) keep one backend, not walked."""
+    --block-size 1 (ROCM_AITER_MLA, VersionRules.rocm_mla_block1_aiter; TRITON_MLA any other) keep one backend."""
     kv_dtype, user_block = serve.kv_cache_dtype, serve.block_size
     sparse = model.mla is not None and bool(model.indexer_bytes_per_token)
     names = rules.rocm_mla_backends if model.mla else rules.rocm_backends
@@ -432,7 +432,8 @@ def _rocm_choice(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -
             and kv_dtype not in backend.kv_dtypes
         ):
             reason = "kv_cache_dtype not supported"
-        if reason is None and user_block is not None and not backend.accepts_block(user_block):
+        unchecked = model.mla is not None and rules.rocm_mla_block1_aiter  # 0.10-0.17 checks only block 1
+        if reason is None and user_block is not None and not (unchecked or backend.accepts_block(user_block)):
             reason = "block_size not supported"
         if reason is None:
             return BackendChoice(

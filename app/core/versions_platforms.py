@@ -13,7 +13,7 @@ PLATFORM_CHANGELOG: tuple[Change, ...] = (
         "0.10.0",
         "0.10.2 platforms/rocm.py RocmPlatform.get_attn_backend_cls: V1 takes TRITON_ATTN ('Using Triton Attention "
         "backend on V1 engine') unless VLLM_ROCM_USE_AITER and VLLM_ROCM_USE_AITER_MHA (envs.py: off by default), "
-        "and MLA TRITON_MLA unless AITER MLA is on or --block-size is 1 (ROCM_AITER_MLA, to 0.17.0); dense 0.11.0-"
+        "and MLA TRITON_MLA at any block unless AITER MLA is on or --block-size is 1 (ROCM_AITER_MLA, to 0.17.0); dense 0.11.0-"
         "0.18.0 the same (0.18.0 _get_backend_priorities: ROCM_ATTN only with use_prefill_decode_attention)",
         {
             "rocm_backends": ("TRITON_ATTN",),

@@ -29,13 +29,22 @@ def test_block_size_1_takes_aiter_mla_before_0_18(version: str) -> None:
     # TP): one 1-token page 576 x 2 = 1,152 B, a block 61 x 1,152 = 70,272 B
     est = _r1(version, block_size=1)
     assert (est.attention_backend, est.block_size, est.bytes_per_block) == ("ROCM_AITER_MLA", 1, 70_272)  # type: ignore[attr-defined]
-    # without --block-size the default 16 keeps TRITON_MLA
+    # without --block-size the default 16 keeps TRITON_MLA; --block-size 8 too: TritonMLABackend (0.11.0 / 0.17.0
+    # triton_mla.py) names no kernel block sizes (backend.py default MultipleOf(1)) and rocm.py checks only "!= 1"
     assert _r1(version).attention_backend == "TRITON_MLA"  # type: ignore[attr-defined]
+    eight = _r1(version, block_size=8)
+    assert (eight.attention_backend, eight.block_size, eight.bytes_per_block) == (
+        "TRITON_MLA",
+        8,
+        61 * 8 * 1_152,
+    )  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("version", ["0.18.0", "0.33.0"])
 def test_block_size_1_is_refused_from_0_18(version: str) -> None:
-    with pytest.raises(InvalidServeConfigError) as info:
-        _r1(version, block_size=1)
-    assert info.value.field == "block_size"
-    assert "TRITON_MLA: [block_size not supported]" in info.value.message
+    # 0.18.0 triton_mla.py get_supported_kernel_block_sizes [MultipleOf(16)], supports_block_size: % 16
+    for block in (1, 8):
+        with pytest.raises(InvalidServeConfigError) as info:
+            _r1(version, block_size=block)
+        assert info.value.field == "block_size"
+        assert "TRITON_MLA: [block_size not supported]" in info.value.message
