@@ -12,6 +12,7 @@ import itertools
 import math
 from dataclasses import dataclass, field
 
+from app.core import kv_dsv4_ascend
 from app.core.errors import InvalidServeConfigError
 from app.core.forced_blocks import device_forcing, flashinfer_mla_refuses
 from app.core.kv import HybridAlign
@@ -335,11 +336,13 @@ def _check_flags(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -
 
 
 def _npu_choice(
-    *, model: ModelSpec, serve: ServeConfig, rules: VersionRules, prefix_caching: bool, chunked_prefill: bool
+    *, model: ModelSpec, serve: ServeConfig, rules: VersionRules, a5: bool, flags: tuple[bool, bool]
 ) -> BackendChoice:
-    """vllm-ascend: 128-token blocks, forced when prefix caching or chunked prefill is on (reference §9).
-    DeepSeek-V4 runs AscendDSABackend (models/layer/attention/layer.py DSAAttention), sized by
-    kv_dsv4_ascend.py for a 16-bit cache (ascend_dsv4_layout releases)."""
+    """vllm-ascend: 128-token blocks, forced when prefix caching or chunked prefill is on (``flags``; reference
+    §9). DeepSeek-V4 runs AscendDSABackend (models/layer/attention/layer.py DSAAttention), sized by
+    kv_dsv4_ascend.py (ascend_dsv4_layout releases): a 16-bit cache, fp8 on an A5 (``a5``: its specs set
+    cache_config.cache_dtype to float8_e4m3fn)."""
+    prefix_caching, chunked_prefill = flags
     kv_dtype, user_block = serve.kv_cache_dtype, serve.block_size
     if kv_dtype.startswith("fp8"):
         raise InvalidServeConfigError(
@@ -352,6 +355,11 @@ def _npu_choice(
     if model.compress_ratios is not None and rules.ascend_dsv4_layout and kv_dtype != "int8":
         name = ASCEND_DSV4_BACKEND
     choice = BackendChoice(name=name, block_size=ASCEND_BLOCK_SIZE)
+    if name == ASCEND_DSV4_BACKEND and a5:
+        choice.kv_cache_dtype = kv_dsv4_ascend.A5_CACHE_DTYPE
+        choice.warnings.append(
+            Text("On an A5 vllm-ascend keeps DeepSeek-V4's KV cache in fp8 (float8_e4m3fn).")
+        )
     if user_block is not None and user_block != ASCEND_BLOCK_SIZE:
         if prefix_caching or chunked_prefill:
             choice.log_lines.append("Block size is set to 128 if prefix cache or chunked prefill is enabled.")
@@ -404,11 +412,12 @@ def _rocm_choice(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -
     """ROCm with vLLM's default environment (AITER off): the release's priority list, first backend that takes
     the model, the KV dtype and the block (platforms/rocm.py; VersionRules.rocm_backends). E.g. Llama-3.1-8B
     on an MI300X: TRITON_ATTN at 0.18.0, ROCM_ATTN at 0.19.0; gpt-oss (sinks) TRITON_ATTN; DeepSeek-V3
-    TRITON_MLA. A sparse-MLA model (ROCM_AITER_MLA_SPARSE) and V0 releases keep one backend, not walked."""
+    TRITON_MLA. A sparse-MLA model (ROCM_AITER_MLA_SPARSE), V0 releases and, 0.10-0.17, an MLA model at
+    --block-size 1 (ROCM_AITER_MLA, VersionRules.rocm_mla_block1_aiter; TRITON_MLA any other) keep one backend."""
     kv_dtype, user_block = serve.kv_cache_dtype, serve.block_size
     sparse = model.mla is not None and bool(model.indexer_bytes_per_token)
     names = rules.rocm_mla_backends if model.mla else rules.rocm_backends
-    if names is None or sparse:
+    if names is None or sparse or (model.mla and user_block == 1 and rules.rocm_mla_block1_aiter):
         candidates = [ROCM_AITER_MLA if model.mla else ROCM_ATTN]
     elif model.mla is None and forces_triton(model=model, sm=0, rules=rules):  # no FA4 build on ROCm
         candidates = [TRITON_ATTN]
@@ -423,7 +432,8 @@ def _rocm_choice(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -
             and kv_dtype not in backend.kv_dtypes
         ):
             reason = "kv_cache_dtype not supported"
-        if reason is None and user_block is not None and not backend.accepts_block(user_block):
+        unchecked = model.mla is not None and rules.rocm_mla_block1_aiter  # 0.10-0.17 checks only block 1
+        if reason is None and user_block is not None and not (unchecked or backend.accepts_block(user_block)):
             reason = "block_size not supported"
         if reason is None:
             return BackendChoice(
@@ -677,13 +687,8 @@ def resolve_backend(
     """
     _check_flags(model=model, serve=serve, rules=rules)
     if device.platform == "npu":
-        return _npu_choice(
-            model=model,
-            serve=serve,
-            rules=rules,
-            prefix_caching=prefix_caching,
-            chunked_prefill=chunked_prefill,
-        )
+        flags, a5 = (prefix_caching, chunked_prefill), device.id in kv_dsv4_ascend.ASCEND_A5_DEVICE_IDS
+        return _npu_choice(model=model, serve=serve, rules=rules, a5=a5, flags=flags)
     if serve.kv_cache_dtype == "int8":
         raise InvalidServeConfigError(
             "kv_cache_dtype", Text("INT8 KV cache is the Ascend (vllm-ascend C8) path only")

@@ -18,7 +18,7 @@ from app.core.kinds import attention_layer_count as attention_layer_count
 from app.core.kinds import cdiv as cdiv
 from app.core.kinds import kind_spec as kind_spec
 from app.core.kv_dsv4 import packed_groups
-from app.core.kv_dsv4_ascend import ASCEND_DSV4_BACKEND, ascend_dsv4_groups
+from app.core.kv_dsv4_ascend import A5_CACHE_DTYPE, ASCEND_DSV4_BACKEND, ascend_dsv4_groups
 from app.core.layers import LayerSignature, signature_counts, stage_counts
 from app.core.mamba_state import NEMOTRON_H_ARCHITECTURES as NEMOTRON_H_ARCHITECTURES
 from app.core.mamba_state import mamba_ssm_dtype_bytes as mamba_ssm_dtype_bytes
@@ -252,8 +252,8 @@ def build_layout(
         return _layout_dsv4(model=model, layer_range=layer_range, block_size=block_size)
     dtype_bytes = kv_dtype_bytes(kv_cache_dtype=kv_cache_dtype, model_dtype=model_dtype)
     if model.compress_ratios is not None and backend == ASCEND_DSV4_BACKEND:  # vllm-ascend's own V4 layout
-        stage = (model, layer_range)
-        ascend = ascend_dsv4_groups(stage=stage, dtype_bytes=dtype_bytes, block_size=block_size)
+        stage, a5 = (model, layer_range), kv_cache_dtype == A5_CACHE_DTYPE  # fp8 only on an A5 (backends.py)
+        ascend = ascend_dsv4_groups(stage=stage, dtype_bytes=dtype_bytes, block_size=block_size, a5=a5)
         if ascend is not None:
             groups, per_block, per_token = ascend
             return KVLayout(block_size, tuple(groups), per_block, per_token, layer_range[1] - layer_range[0])

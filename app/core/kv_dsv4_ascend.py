@@ -16,6 +16,11 @@ Grouping (patch/platform/patch_kv_cache_utils.py): the MLA specs by compress rat
 sliding specs by block size; ``_approximate_gcd`` of every group's layer tuples (from the C4 group's count) gives
 T; each sliding group is split into cdiv(layers a page, T) groups; one block id is T layer tuples of the C4
 group's page sizes (_get_kv_cache_config_deepseek_v4), shared by every group.
+
+On an A5 (Ascend 950, get_ascend_device_type() A5) the same code takes _DSV4_BLOCK_SIZES_A5 (C128 state blocks
+half as long, smaller pads) and an fp8 cache: the latent and SWA caches store float8_e4m3fn entries of head_dim +
+128 (DSAAttention / AscendDeepseekV4SWACache.get_kv_cache_spec: ``cached_head_size``), the indexer fp8 keys with a
+float32 scale, and cache_config.cache_dtype becomes "float8_e4m3fn" whatever --kv-cache-dtype said.
 """
 
 from __future__ import annotations
@@ -36,9 +41,20 @@ DSV4_BLOCK_SIZES: dict[int, tuple[tuple[int, int, int, int], tuple[int, int]]] =
 }
 HCA_RATIO = 128
 STATE_BYTES = 4  # float32 kv_state + score_state
-INDEX_KEY_BYTES = 1  # int8 keys on A2 / A3
+INDEX_KEY_BYTES = 1  # int8 keys on A2 / A3, float8_e4m3fn on an A5
 INDEX_SCALE_BYTES = 2  # one fp16 scale per token (scale_dim 1 when index_head_dim is 128)
 INDEX_SCALED_HEAD = 128
+# layer.py get_dsv4_block_sizes on an A5 (_DSV4_BLOCK_SIZES_A5), the same keys
+DSV4_BLOCK_SIZES_A5: dict[int, tuple[tuple[int, int, int, int], tuple[int, int]]] = {
+    128: ((128, 128, 8, 16), (16896, 81920)),
+    64: ((64, 64, 4, 8), (8448, 40960)),
+    32: ((32, 32, 2, 4), (4224, 20480)),
+}
+# the catalog's A5 devices (device_specs/devices_added.yaml): vllm-ascend's AscendDeviceType.A5 (soc_version 260)
+ASCEND_A5_DEVICE_IDS = frozenset({"huawei-ascend-950pr"})
+A5_CACHE_DTYPE = "fp8_e4m3"  # float8_e4m3fn, which the A5 specs write into cache_config.cache_dtype
+A5_EXTRA_HEAD = 128  # cached_head_size = head_dim + 128 (latent and SWA caches) on an A5
+A5_INDEX_SCALE_BYTES = 4  # AscendDeepseekV4IndexerCache: scale_dtype torch.float on an A5, float16 elsewhere
 
 
 def _pad_to(page: int, pages: set[int]) -> int:
@@ -65,7 +81,7 @@ def _split(group: Group, *, window: int, block: int, tuples: int) -> list[Group]
 
 
 def ascend_dsv4_groups(
-    *, stage: tuple[ModelSpec, tuple[int, int]], dtype_bytes: int, block_size: int
+    *, stage: tuple[ModelSpec, tuple[int, int]], dtype_bytes: int, block_size: int, a5: bool = False
 ) -> tuple[list[Group], int, int] | None:
     """(groups, bytes per block id, bytes a token of the growing caches) of one stage's layers (the model and its
     layer range), None when the
@@ -74,23 +90,27 @@ def ascend_dsv4_groups(
 
     E.g. DeepSeek-V4-Flash (21 C4, 20 C128, 43 layers), B 128, bf16: pages 131,072 (latent, SWA, padded states)
     and 16,640 (indexer, its padded state); tuples [21, 20, 43, 21, 20] -> T 22 (padding 7); the SWA group splits
-    into 22 + 21; a block id is 22 x (131,072 + 16,640) = 3,249,664 B.
+    into 22 + 21; a block id is 22 x (131,072 + 16,640) = 3,249,664 B. ``a5`` (dtype_bytes 1, fp8): pages 81,920
+    (latent and SWA 128 x 640 x 1, states padded to t2) and 16,896 (indexer 128 x (128 + 4)); 22 x 98,816 =
+    2,173,952 B a block id.
     """
     model, (first, last) = stage
     ratios, window, head_dim = model.compress_ratios or (), model.sliding_window_tokens or 0, model.head_size
     head_dim_index = kinds.index_head_dim(model.indexer_bytes_per_token)
     ratios = ratios[first:last]
-    sizes = DSV4_BLOCK_SIZES.get(block_size)
+    sizes = (DSV4_BLOCK_SIZES_A5 if a5 else DSV4_BLOCK_SIZES).get(block_size)
     counts = Counter(ratios)
     n4, n128, n_all = counts[CSA_RATIO], counts[HCA_RATIO], len(ratios)
     if sizes is None or not n4 or not n128:
         return None
     (mla_block, swa_block, c4_block, c128_block), (t1, t2) = sizes
-    latent = mla_block * head_dim * dtype_bytes
-    scale = INDEX_SCALE_BYTES if head_dim_index == INDEX_SCALED_HEAD else 0
+    cached_head = head_dim + (A5_EXTRA_HEAD if a5 else 0)
+    latent = mla_block * cached_head * dtype_bytes
+    scale_bytes = A5_INDEX_SCALE_BYTES if a5 else INDEX_SCALE_BYTES
+    scale = scale_bytes if head_dim_index == INDEX_SCALED_HEAD else 0
     index = mla_block * (head_dim_index * INDEX_KEY_BYTES + scale)
     c4_pages = {latent, index}
-    swa = _pad_to(swa_block * head_dim * dtype_bytes, c4_pages)
+    swa = _pad_to(swa_block * cached_head * dtype_bytes, c4_pages)
     c4_kv_state = _pad_to(max(t2, c4_block * 2 * 2 * head_dim * STATE_BYTES), c4_pages)
     c4_index_state = _pad_to(max(t1, c4_block * 2 * 2 * head_dim_index * STATE_BYTES), c4_pages)
     c128_state = _pad_to(max(t2, c128_block * 2 * head_dim * STATE_BYTES), c4_pages)

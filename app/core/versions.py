@@ -31,8 +31,8 @@ from app.core.text import Text
 from app.core.version_parse import Version, parse_pep440
 from app.core.version_types import BackendPriority, BatchTier, ForcedBlock, GraphSupport
 from app.core.version_types import Change as Change
-from app.core.versions_changelog import CHANGELOG as CHANGELOG
 from app.core.versions_changelog import SAMPLER_COPIES
+from app.core.versions_platforms import CHANGELOG as CHANGELOG
 
 # Releases whose rules were read (reference §0) or calibrated on real logs, oldest first. They are
 # the brackets: a version is planned with the newest of these in its minor series or an older one.
@@ -223,6 +223,9 @@ class VersionRules:
     # image-prefix model (rocm_attn.py supports_mm_prefix). None: V0's one backend, not read per release.
     rocm_backends: tuple[str, ...] | None = None
     rocm_mla_backends: tuple[str, ...] | None = None
+    # an MLA model at --block-size 1 takes ROCM_AITER_MLA with AITER off, any other TRITON_MLA (get_attn_backend_cls,
+    # 0.10-0.17: TritonMLABackend had no kernel block sizes until 0.18.0's MultipleOf(16))
+    rocm_mla_block1_aiter: bool = False
     rocm_attn_mm_prefix: bool = True
     # vllm-ascend's own DeepSeek-V4 cache (kv_dsv4_ascend.py): DSV4_BLOCK_SIZES and its layer-tuple packing
     ascend_dsv4_layout: bool = False

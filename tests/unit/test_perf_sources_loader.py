@@ -128,16 +128,19 @@ def test_source_rows_never_reads_the_blind_directories(monkeypatch: Any) -> None
 
 def test_a_server_the_planner_refuses_is_skipped_with_the_reason_not_raised() -> None:
     # moreh-dev/mi355_benchmark's DeepSeek-R1 rows (bench/data/perf/sources/): --block-size 1 on an MI355X
-    # at 0.10.1 / 0.11.1. The planner takes ROCm with AITER off (backends._rocm_choice), where no MLA backend takes
-    # block 1 (TRITON_MLA: block_size not supported), so it refuses the server with an
+    # at 0.10.1 / 0.11.1. Those releases serve it with ROCM_AITER_MLA (platforms/rocm.py get_attn_backend_cls:
+    # "is_aiter_mla_enabled() or block_size == 1"; test_rocm_block1_aiter_mla.py), so the rows now plan. The same
+    # row at 0.18.0, where only TRITON_MLA (a multiple of 16) is walked with AITER off, is refused with an
     # InvalidServeConfigError; the loader reported a PlannerError that is not a ConfigError by crashing
-    # bench/perf_loso.py's whole load
+    # bench/perf_loso.py's whole load, and must report it as a reason
     row = next(
         r
         for r in P.source_rows()
         if r["source"] == "moreh-dev/mi355_benchmark" and r["model"] == "deepseek-ai/DeepSeek-R1"
     )
     assert row["server"]["block_size"] == 1
-    outcome = P.plan_run(row)
+    planned = P.plan_run(row)
+    assert not isinstance(planned, str) and planned.estimate.attention_backend == "ROCM_AITER_MLA"
+    outcome = P.plan_run({**row, "vllm_version": "0.18.0"})
     assert isinstance(outcome, str)
-    assert outcome.startswith("refused at 0.1") and ": block_size: no attention backend on ROCm" in outcome
+    assert outcome.startswith("refused at 0.18.0") and ": block_size: no attention backend on ROCm" in outcome
