@@ -57,7 +57,7 @@ def _one_run(paste: str, *, field: str) -> PastedRun:
         raise PlannerError(
             field,
             Text(
-                "a `vllm serve` line: give the run's configuration as this entry's fields (model, tensor_parallel_size, ...), or paste it in the page's 'Your own runs' box"
+                "a vllm serve line: give the run's configuration as this entry's fields (model, tensor_parallel_size, ...), or paste it in the page's 'Your own runs' box"
             ),
         )
     return runs[0] if runs else PastedRun(None, 1, ())

@@ -153,4 +153,4 @@ def test_an_api_paste_with_a_serve_line_is_refused(client: Any) -> None:
     assert answer.status_code == 422, answer.text[:300]
     detail = answer.json()["detail"][0]
     assert detail["loc"] == ["body", "measured_runs[0].paste"]
-    assert detail["msg"].startswith("含有 `vllm serve` 命令行"), detail["msg"]
+    assert detail["msg"].startswith("含有 vllm serve 命令行"), detail["msg"]
