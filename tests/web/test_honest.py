@@ -59,6 +59,19 @@ def test_tokens_and_concurrency_are_exact_given_the_modelled_pool(client):
     assert headline_badges(zh)["kv-tokens"] == "给定 KV 池时精确"
 
 
+def test_a_pool_given_with_kv_cache_memory_bytes_is_an_input_and_its_tokens_plainly_exact(client):
+    # round 9's walk: with --kv-cache-memory-bytes 20G the pool has no band (uncertainty.ranges_for's pool_given),
+    # yet the tiles said "modelled ±0.00 GiB  20.00 - 20.00 GiB" and "exact given the pool  163,840 - 163,840".
+    # Llama-3.1-8B on H100 at 32,768: 20G = 21,474,836,480 B // 2,097,152 B a block (32 layers x 65,536 B)
+    # = 10,240 blocks x 16 = 163,840 tokens = 5.00 x 32,768
+    page = client.get("/?v=1&max_model_len=32768&kv_cache_memory_bytes=21474836480").text
+    badges = headline_badges(page)
+    assert badges["kv-bytes"] == "input"
+    assert badges["kv-tokens"] == badges["concurrency"] == "exact"
+    assert text_of(page, "n-kv-tokens") == "163,840 tokens"
+    assert "r-kv-tokens" not in page and "r-concurrency" not in page
+
+
 def test_partition_rows_are_marked_and_ranged(client):
     est = run(max_model_len=32768)
     page = client.get("/?v=1&max_model_len=32768").text

@@ -416,10 +416,12 @@ def headline_numbers(est: Estimate) -> tuple[Figure, ...]:
     given pool, so their range is the pool's pushed through vLLM's block arithmetic: beside a range
     their badge says "exact given the pool", not plain "exact"), max_model_len."""
     pool, tokens, conc = (est.ranges.get(k) for k in ("kv_cache_bytes", "kv_tokens", "max_concurrency"))
-    tokens_range = (
-        f"{integer(tokens.low)} – {integer(tokens.high)}" if tokens and not never_sized(est) else ""
-    )
-    conc_range = f"{conc.low:.2f} – {conc.high:.2f}x" if conc and not never_sized(est) else ""
+    # a pool with no band is the one --kv-cache-memory-bytes gave (uncertainty.ranges_for's pool_given): the
+    # user's input, and the tokens and concurrency on it plainly exact
+    given = pool is not None and pool.low == pool.high
+    banded = not never_sized(est) and not given
+    tokens_range = f"{integer(tokens.low)} – {integer(tokens.high)}" if tokens and banded else ""
+    conc_range = f"{conc.low:.2f} – {conc.high:.2f}x" if conc and banded else ""
     return (
         Figure("kv-bytes", t("KV cache pool"), t("never sized"), "modelled")
         if never_sized(est)
@@ -427,9 +429,9 @@ def headline_numbers(est: Estimate) -> tuple[Figure, ...]:
             "kv-bytes",
             t("KV cache pool"),
             gib(est.kv_cache_bytes),
-            "modelled",
-            band_of(pool) if pool else "",
-            gib_range(pool) if pool else "",
+            "input" if given else "modelled",
+            band_of(pool) if pool and not given else "",
+            gib_range(pool) if pool and not given else "",
         ),
         Figure(
             "kv-tokens",
