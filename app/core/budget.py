@@ -435,28 +435,24 @@ ONE_GRAPH_A_SIZE_SHARE = 0.5
 def cuda_graph_bytes(
     *,
     num_layers_on_rank: int,
-    max_num_seqs: int,
     enforce_eager: bool,
-    captured_sizes: int | None = None,
-    decode_sizes: int | None = None,
+    captured_sizes: int,
+    decode_sizes: int,
     mode: str = "FULL_AND_PIECEWISE",
 ) -> int:
     """Model of "Graph capturing finished … took X GiB": pool overhead + per-layer buffers, scaled by
-    how many batch sizes are captured relative to the default 51 (max_num_seqs >= 256); ``captured_sizes`` and
-    ``decode_sizes`` (those up to max_num_seqs) as graph_rules.capture_sizes lists them, else the grid at the 512
-    cap; ``mode`` the cudagraph_mode captured.
+    how many batch sizes are captured relative to the default 51 (max_num_seqs >= 256). ``captured_sizes`` and
+    ``decode_sizes`` (those up to max_num_seqs, what FULL_DECODE_ONLY captures) count graph_rules.capture_sizes'
+    list, the one place the sizes are decided; ``mode`` the cudagraph_mode captured.
 
-    E.g. 32 layers on the rank, max_num_seqs 1,024: 978,006,999 B (0.91 GiB, as the golden 8B logs print);
-    PIECEWISE half of it, 489,003,499 B; FULL_DECODE_ONLY at max_num_seqs 64: sizes up to 128 (19), decode sizes
-    up to 64 (11): 0.5 x 11 / 51 x 978,006,999 = 105,471,343 B.
+    E.g. 32 layers on the rank, 51 sizes: 978,006,999 B (0.91 GiB, as the golden 8B logs print); PIECEWISE half of
+    it, 489,003,499 B; FULL_DECODE_ONLY at max_num_seqs 64 (sizes up to 128: 19, decode sizes up to 64: 11):
+    0.5 x 11 / 51 x 978,006,999 = 105,471,343 B.
     """
     if enforce_eager or mode == "NONE":
         return 0
     full = cuda_graph_capture_sizes(max_num_seqs=CUDA_GRAPH_MAX_CAPTURE)
-    count = cuda_graph_capture_sizes(max_num_seqs=max_num_seqs) if captured_sizes is None else captured_sizes
-    if mode == "FULL_DECODE_ONLY":  # the uniform-decode sizes only: those up to max_num_seqs
-        limit = min(max_num_seqs * 2, CUDA_GRAPH_MAX_CAPTURE)
-        count = capture_grid_count(min(max_num_seqs, limit)) if decode_sizes is None else decode_sizes
+    count = decode_sizes if mode == "FULL_DECODE_ONLY" else captured_sizes
     share = count / full * (1.0 if mode == "FULL_AND_PIECEWISE" else ONE_GRAPH_A_SIZE_SHARE)
     return int(share * (CUDA_GRAPH_BASE_BYTES + CUDA_GRAPH_PER_LAYER_BYTES * num_layers_on_rank))
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -195,6 +195,7 @@ def unknown_keys(text: str | None, *, version: str) -> list[str]:
     return sorted(key for key in json.loads(text) if key not in known[1])
 
 
+@lru_cache(maxsize=1024)  # each estimate asks several times for the same text and release
 def for_release(text: str | None, *, version: str) -> CompileSettings:
     """:func:`settings` of the keys this release reads: 0.11.0's pydantic dataclass drops a key it does not declare
     (``mode`` is 0.11.1+, so '{"mode": 0}' changes nothing there); 0.13.0+ refuse one (graph_rules.check_compilation

@@ -119,7 +119,6 @@ def rank_graph_bytes(
     sizes = capture_sizes(serve=serve, flags=flags, rules=rules, sm=device.sm)
     return budget.cuda_graph_bytes(
         num_layers_on_rank=num_layers_on_rank,
-        max_num_seqs=flags.max_num_seqs,
         enforce_eager=not graph_mode.captures_graphs(serve, rules=rules)
         or device.platform not in ("cuda", "rocm"),
         captured_sizes=len(sizes),

@@ -93,10 +93,10 @@ def test_spec_decode_below_uniform_batch_runs_piecewise() -> None:
     # 3 x {1, 2, 4, 8 ... 248, 256 ... 336} (the request counts with 3n <= 1,024), off the grid 3, 6, 12 and 3n for
     # n = 88 ... 248 not a multiple of 16 (11) -> 83 + 14 = 97
     assert plain.cuda_graph_bytes == budget.cuda_graph_bytes(
-        num_layers_on_rank=61, max_num_seqs=1024, enforce_eager=False, captured_sizes=83
+        num_layers_on_rank=61, enforce_eager=False, captured_sizes=83, decode_sizes=83
     )
     assert est.cuda_graph_bytes == budget.cuda_graph_bytes(
-        num_layers_on_rank=61, max_num_seqs=1024, enforce_eager=False, captured_sizes=97, mode="PIECEWISE"
+        num_layers_on_rank=61, enforce_eager=False, captured_sizes=97, decode_sizes=97, mode="PIECEWISE"
     )
     new = estimate(
         model=deepseek_v3_like(),
