@@ -10,7 +10,7 @@ from app.core.catalog import find_device, find_model
 from app.core.errors import PlannerError
 from app.core.estimate import estimate
 from app.core.perf.bench import percentile, simulate_bench
-from app.core.perf.bench_args import BenchArgs, request_lengths, send_times
+from app.core.perf.bench_args import BenchArgs, request_lengths, send_times, sharegpt_lengths, sharegpt_rows
 from app.core.perf.cluster import RunComparison, fit_cluster
 from app.core.perf.paste import bench_fields, parse_paste
 from app.core.perf.physics import step_physics
@@ -185,16 +185,45 @@ def test_preemption_past_the_cliff(llama70: tuple) -> None:
     assert point.regime == "kv_pool" and point.preemptions > 0 and point.recomputed_tokens > 0
 
 
-def test_sharegpt_lengths_have_a_real_runs_means() -> None:
-    # vLLM PR 18566: 1,000 ShareGPT prompts printed 229,711 input and 203,068 generated tokens (means
-    # 230 and 203); the filter keeps prompts of 4..1,024 tokens and prompt + output <= 2,048
-    prompts, outputs = request_lengths(BenchArgs(dataset_name="sharegpt", num_prompts=5000))
-    assert abs(sum(prompts) / 5000 - 230) < 15 and abs(sum(outputs) / 5000 - 203) < 15
+def test_sharegpt_lengths_are_the_requests_vllm_draws() -> None:
+    # vLLM's ShareGPT sampler at its default seed 0 (random.seed(0); shuffle; keep prompts of 4..1,024
+    # tokens, completions >= 4, prompt + completion <= 2,048) takes the first 1,000 rows of
+    # sharegpt_v3_lengths.csv: 215,196 prompt tokens (Llama-3.1 tokenizer), where vllm#23696 printed
+    # 215,312 "Total input tokens" (gpt-oss tokenizer) and vllm#7062 213,987 for their 1,000 prompts
+    prompts, outputs = request_lengths(BenchArgs(dataset_name="sharegpt", num_prompts=1000))
+    assert (sum(prompts), sum(outputs)) == (215_196, 198_343)
+    assert abs(sum(prompts) - 215_312) / 215_312 < 0.001
+    assert (prompts[:3], outputs[:3]) == ([13, 25, 27], [120, 770, 233])  # the file's first rows
     assert (
         min(prompts) >= 4
         and max(prompts) <= 1024
+        and min(outputs) >= 4
         and max(p + o for p, o in zip(prompts, outputs, strict=True)) <= 2048
     )
+    # the long tail a burst's duration waits for: the longest of the 1,000 completions, 863 tokens, is
+    # 4.35x the mean (198.3); the uniform spread it replaces (range ratio 0.99) stopped at 1.99x
+    assert max(outputs) == 863
+
+
+def test_sharegpt_rescaled_to_a_runs_printed_means_keeps_the_shape() -> None:
+    # IOG's phi-4 run printed 203 prompt and 118 generated tokens a request over 200 ShareGPT prompts:
+    # the same 200 rows, each scaled (at least one token), so the means are the run's and the spread is
+    # ShareGPT's (the longest output stays the same multiple of the mean)
+    raw = sharegpt_lengths(200)
+    prompts, outputs = sharegpt_lengths(200, means=(203, 118))
+    assert abs(sum(prompts) / 200 - 203) < 1 and abs(sum(outputs) / 200 - 118) < 1
+    raw_ratio = max(raw[1]) / (sum(raw[1]) / 200)
+    assert abs(max(outputs) / (sum(outputs) / 200) - raw_ratio) < 0.05 * raw_ratio
+
+
+def test_sharegpt_past_the_file_and_at_another_seed() -> None:
+    rows = len(sharegpt_rows())
+    assert rows == 16_384
+    prompts, _ = sharegpt_lengths(rows + 10)  # vLLM oversamples: the file's rows, then drawn from them
+    assert len(prompts) == rows + 10 and prompts[:3] == [13, 25, 27]
+    other, _ = sharegpt_lengths(1000, seed=7)
+    assert len(other) == 1000 and other[:3] != [13, 25, 27]
+    assert sharegpt_lengths(1000, seed=7) == sharegpt_lengths(1000, seed=7)  # deterministic
 
 
 def test_fewer_clients_than_dp_ranks_keep_only_that_many_ranks_busy() -> None:

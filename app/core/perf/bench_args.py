@@ -11,16 +11,22 @@ Semantics read from vLLM 0.19.0's vllm/benchmarks/serve.py and datasets.py (fact
   the same with ``max(1, ...)``; the prompt is ``random_prefix_len`` shared tokens + that input (the
   same prefix for every prompt, so prefix caching hits it).
 * sharegpt: the conversations' own lengths after vLLM's filter (prompt 4..1024 tokens, prompt + output
-  <= 2048, output >= 4); modelled here as a log-normal pair with a real run's means (SHAREGPT_*
-  below), truncated by the same filter.
+  <= 2048, output >= 4), in the order vLLM draws them: sharegpt_v3_lengths.csv holds the (prompt,
+  completion) token counts of ShareGPT_V3_unfiltered_cleaned_split.json's first two turns, shuffled with
+  random.seed(0) and filtered as vLLM's benchmark does, Llama-3.1-8B-Instruct tokenizer (16,384 pairs;
+  source and check in bench/data/perf/sharegpt/README.md). ``--seed 0`` (vLLM's default) takes the first
+  ``num_prompts`` rows, as vLLM does; another seed draws rows with that seed.
 * ``ignore_eos`` false lets a model stop before ``max_tokens``; random-token prompts rarely hit EOS
   early, so lengths are taken as drawn (said in the notes when ignore_eos is false).
 """
 
 from __future__ import annotations
 
+import csv
 import math
 import random
+from functools import cache
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
@@ -31,14 +37,10 @@ DEFAULT_INPUT_LEN = 1024
 DEFAULT_OUTPUT_LEN = 128
 MAX_PROMPTS = 100_000
 MIN_REQUEST_RATE = 0.001  # requests/s: slower runs last days (and lose float precision in the clock)
-# ShareGPT after vLLM's filter: log-normal prompt and output lengths whose means are a pasted run's
-# printed totals over its 1,000 prompts (vLLM PR 18566, Llama-3.1-8B-Instruct tokenizer: 229,711
-# input and 203,068 generated tokens -> 230 and 203); the width (0.7 in log space) is an assumption.
-SHAREGPT_INPUT_MEAN = 230.0
-SHAREGPT_OUTPUT_MEAN = 203.0
-SHAREGPT_LOG_SIGMA = 0.7  # with the filter's truncation: drawn means 226 / 203 (5,000 draws)
-SHAREGPT_MIN_LEN = 4
-SHAREGPT_MAX_PROMPT = 1024
+# ShareGPT after vLLM's filter, as vLLM's benchmark draws it (module docstring): its first 1,000 rows
+# total 215,196 prompt and 198,343 completion tokens, where vllm#23696 printed 215,312 input tokens
+# (gpt-oss tokenizer) and vllm#7062 213,987 for the same 1,000 prompts
+SHAREGPT_LENGTHS_FILE = Path(__file__).with_name("sharegpt_v3_lengths.csv")
 SHAREGPT_MAX_TOTAL = 2048
 
 
@@ -78,9 +80,10 @@ class BenchArgs(BaseModel):
 
     def mean_lengths(self) -> tuple[int, int]:
         """(prompt tokens with the shared prefix, output tokens) of the benchmark's average request: the
-        random dataset's centres (its range is symmetric), ShareGPT's modelled means."""
+        random dataset's centres (its range is symmetric), the mean of the ShareGPT requests it draws."""
         if self.dataset_name == "sharegpt":
-            return round(SHAREGPT_INPUT_MEAN), round(SHAREGPT_OUTPUT_MEAN)
+            prompts, outputs = request_lengths(self)
+            return round(sum(prompts) / len(prompts)), round(sum(outputs) / len(outputs))
         return self.random_prefix_len + self.random_input_len, self.random_output_len
 
     def clients(self) -> int:
@@ -111,30 +114,45 @@ def _uniform_lengths(
     return [rng.randint(low, high) for _ in range(count)]
 
 
-def _sharegpt_lengths(rng: random.Random, count: int) -> tuple[list[int], list[int]]:
-    sigma = SHAREGPT_LOG_SIGMA
-    mu_in = math.log(SHAREGPT_INPUT_MEAN) - sigma**2 / 2
-    mu_out = math.log(SHAREGPT_OUTPUT_MEAN) - sigma**2 / 2
-    prompts: list[int] = []
-    outputs: list[int] = []
-    while len(prompts) < count:
-        p = round(rng.lognormvariate(mu_in, sigma))
-        o = round(rng.lognormvariate(mu_out, sigma))
-        if (
-            SHAREGPT_MIN_LEN <= p <= SHAREGPT_MAX_PROMPT
-            and o >= SHAREGPT_MIN_LEN
-            and p + o <= SHAREGPT_MAX_TOTAL
-        ):
-            prompts.append(p)
-            outputs.append(o)
+@cache
+def sharegpt_rows() -> tuple[tuple[int, int], ...]:
+    """The (prompt, completion) token counts of SHAREGPT_LENGTHS_FILE, in vLLM's seed-0 order."""
+    with SHAREGPT_LENGTHS_FILE.open(encoding="utf-8") as fh:
+        return tuple((int(r["num_prefill_tokens"]), int(r["num_decode_tokens"])) for r in csv.DictReader(fh))
+
+
+def sharegpt_lengths(
+    count: int, *, seed: int = 0, means: tuple[float, float] | None = None
+) -> tuple[list[int], list[int]]:
+    """``count`` ShareGPT requests as vLLM's benchmark draws them: at seed 0 the first rows in order
+    (past the file's rows, more drawn from them, as vLLM oversamples), else rows drawn with the seed.
+    ``means`` (prompt, output) rescales each list to a run's printed means, keeping the shape: another
+    tokenizer's lengths, and outputs that stopped at the model's end-of-sequence token."""
+    rows = sharegpt_rows()
+    rng = random.Random(seed)
+    if seed == 0:
+        picked = list(rows[:count])
+    else:
+        picked = rng.sample(rows, min(count, len(rows)))
+    picked += rng.choices(rows, k=count - len(picked))
+    prompts, outputs = [p for p, _ in picked], [o for _, o in picked]
+    if means is not None:
+        prompts, outputs = (
+            _rescaled(values, mean=mean) for values, mean in ((prompts, means[0]), (outputs, means[1]))
+        )
     return prompts, outputs
+
+
+def _rescaled(values: list[int], *, mean: float) -> list[int]:
+    factor = mean / (sum(values) / len(values))
+    return [max(1, round(v * factor)) for v in values]
 
 
 def request_lengths(args: BenchArgs) -> tuple[list[int], list[int]]:
     """(prompt tokens, output tokens) per request, drawn as the benchmark draws them."""
     rng = random.Random(args.seed)
     if args.dataset_name == "sharegpt":
-        return _sharegpt_lengths(rng, args.num_prompts)
+        return sharegpt_lengths(args.num_prompts, seed=args.seed)
     # inputs first, then outputs, from the one generator (the order vLLM's RandomDataset draws them in)
     inputs, outputs = (
         _uniform_lengths(
