@@ -44,7 +44,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import perf_sources as P
 
-from app.core.perf.bench_args import request_lengths
 from app.core.perf.physics import slower_device
 from app.core.perf.rates import rates_of
 from app.core.perf.simulate import SimulationError
@@ -590,7 +589,7 @@ def load(*, host_grid: bool = True) -> dict[str, list[Run]]:
     modes simulate the points they try when first asked anyway; ``--modes none`` needs none of them)."""
     by_source: dict[str, list[Run]] = defaultdict(list)
     for ctx in P.shared_contexts() + P.other_contexts():
-        prompts = request_lengths(ctx.args)[0]
+        prompts = ctx.requests()[0]
         try:
             shipped = ctx.simulate()
         except SimulationError as exc:  # the planned pool never holds one of its requests: say so, skip it

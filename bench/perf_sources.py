@@ -33,7 +33,14 @@ from app.core.catalog import find_device, find_model
 from app.core.errors import ConfigError, PlannerError
 from app.core.estimate import estimate
 from app.core.perf.bench import BenchPoint, BenchResult, simulate_bench
-from app.core.perf.bench_args import DEFAULT_INPUT_LEN, DEFAULT_OUTPUT_LEN, SHAREGPT_MAX_TOTAL, BenchArgs
+from app.core.perf.bench_args import (
+    DEFAULT_INPUT_LEN,
+    DEFAULT_OUTPUT_LEN,
+    SHAREGPT_MAX_TOTAL,
+    BenchArgs,
+    request_lengths,
+    sharegpt_lengths,
+)
 from app.core.perf.cluster import MeasuredKeys, RunComparison, fit_cluster
 from app.core.perf.physics import Coefficients, StepPhysics, step_physics
 from app.core.perf.predict import device_family, fit_for, fitted_families, performance
@@ -86,6 +93,11 @@ class RunContext:
     cluster: str
     platform: str = "cuda"  # the device's: the cross-source platform factor (bench/perf_loso.py) goes by it
     engine: str = "v1"  # the engine the run used: the release's, or V0 where the row says it was forced
+    lengths: tuple[list[int], list[int]] | None = None  # the requests' own, where printed (run_lengths)
+
+    def requests(self) -> tuple[list[int], list[int]]:
+        """(prompt, output) tokens per request, as simulated."""
+        return self.lengths if self.lengths is not None else request_lengths(self.args)
 
     def simulate(self, coefficients: Coefficients | None = None) -> dict[str, float]:
         return self.point(coefficients).values
@@ -98,6 +110,7 @@ class RunContext:
             coefficients=coefficients or self.coefficients,
             args=self.args,
             prefix_cache=self.prefix_cache,
+            lengths=self.lengths,
         )
 
 
@@ -144,13 +157,11 @@ def read_rows(files: list[Path]) -> list[dict[str, Any]]:
     return rows
 
 
-# ShareGPT runs whose totals are printed run as random prompts at those means, spread as widely as the
-# random dataset allows: uniform on [m (1 - r), m (1 + r)] has a coefficient of variation r / sqrt(3),
-# 0.57 at r = 0.99 (range_ratio must stay below 1), against ~0.8 for ShareGPT's own lengths (log-normal,
-# sigma 0.7 in log space: sqrt(exp(0.49) - 1) = 0.79, bench_args.SHAREGPT_LOG_SIGMA).
-SHAREGPT_RANGE_RATIO = 0.99
-
-
+# ShareGPT runs whose totals are printed run as ShareGPT's own requests (bench_args.sharegpt_lengths: the
+# rows vLLM draws at the run's seed) rescaled to those totals' means (run_lengths): the run's tokenizer
+# and where its model stopped, with ShareGPT's spread (coefficient of variation ~1.1). Until round 10
+# they ran as random prompts at the means, uniform with range ratio 0.99 (CV 0.57), so a burst's long
+# outputs, which set its duration, were missing.
 def generated_len(row: dict[str, Any]) -> int | None:
     """The mean output the run generated, where it printed its totals ("Total generated tokens",
     "Successful requests") and let the model stop at its end-of-sequence token (no --ignore-eos) on
@@ -199,8 +210,7 @@ def bench_args(row: dict[str, Any]) -> BenchArgs:
     """The run's `vllm bench serve` arguments. Datasets the simulation has no model of (sonnet, a custom
     prompt list) run as random prompts of the run's own measured mean lengths (row: random_*_len); a
     random run that stopped at EOS runs at the output length it generated (generated_len); a ShareGPT run
-    that printed its totals runs as random prompts at its printed means, spread SHAREGPT_RANGE_RATIO
-    (sharegpt_means)."""
+    that printed its totals runs at its printed means (run_lengths)."""
     rate = row.get("request_rate", "inf")
     dataset = row.get("dataset_name", "random")
     common: dict[str, Any] = {
@@ -210,15 +220,6 @@ def bench_args(row: dict[str, Any]) -> BenchArgs:
         "burstiness": row.get("burstiness", 1.0),
         "ignore_eos": bool(row.get("ignore_eos", False)),
     }
-    means = sharegpt_means(row)
-    if means is not None:
-        return BenchArgs(
-            dataset_name="random",
-            random_input_len=means[0],
-            random_output_len=means[1],
-            random_range_ratio=SHAREGPT_RANGE_RATIO,
-            **common,
-        )
     return BenchArgs(
         dataset_name="sharegpt" if dataset == "sharegpt" else "random",
         random_input_len=row.get("random_input_len", DEFAULT_INPUT_LEN),
@@ -227,6 +228,15 @@ def bench_args(row: dict[str, Any]) -> BenchArgs:
         random_prefix_len=row.get("random_prefix_len", 0),
         **common,
     )
+
+
+def run_lengths(row: dict[str, Any], args: BenchArgs) -> tuple[list[int], list[int]] | None:
+    """The (prompt, output) tokens of each request of a ShareGPT run that printed its totals: the requests
+    vLLM draws, rescaled to the printed means (sharegpt_means); None where the bench arguments say it all."""
+    means = sharegpt_means(row)
+    if means is None:
+        return None
+    return sharegpt_lengths(args.num_prompts, seed=args.seed, means=means)
 
 
 def serve_config(row: dict[str, Any], args: BenchArgs) -> ServeConfig:
@@ -337,6 +347,7 @@ def other_contexts() -> list[RunContext]:
                 cluster,
                 run.device.platform,
                 engine,
+                run_lengths(row, run.args),
             )
         )
     return out

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from app.core.perf.bench_args import SHAREGPT_MAX_TOTAL, request_lengths
@@ -25,18 +24,21 @@ IOG_PHI4: dict[str, Any] = {
 
 def test_a_sharegpt_run_with_printed_totals_runs_at_its_own_means() -> None:
     # 40,572 / 200 = 202.86 -> 203 prompt tokens; 23,634 / 200 = 118.17 -> 118 generated (the model
-    # stopped at its EOS well before ShareGPT's 203-token mean the simulation's ShareGPT model assumes)
+    # stopped at its EOS well before the 198-token mean of the completions ShareGPT's rows ask for)
     assert P.sharegpt_means(IOG_PHI4) == (203, 118)
     args = P.bench_args(IOG_PHI4)
-    assert args.dataset_name == "random"
-    assert (args.random_input_len, args.random_output_len) == (203, 118)
-    assert args.random_range_ratio == P.SHAREGPT_RANGE_RATIO == 0.99
+    assert args.dataset_name == "sharegpt"
     assert args.request_rate == 1.0 and args.num_prompts == 200 and not args.ignore_eos
-    prompts, outputs = request_lengths(args)
-    # uniform on [floor(118 x 0.01), ceil(118 x 1.99)] = [1, 235]: mean 118, spread as wide as allowed
-    assert min(outputs) >= 1 and max(outputs) <= 235
-    assert abs(sum(outputs) / len(outputs) - 118) < 118 * 0.1
-    assert max(prompts) <= math.ceil(203 * 1.99)
+    lengths = P.run_lengths(IOG_PHI4, args)
+    assert lengths is not None
+    prompts, outputs = lengths
+    # the 200 requests vLLM draws at seed 0, each rescaled: means 203 / 118, ShareGPT's own spread
+    assert len(prompts) == len(outputs) == 200
+    assert abs(sum(prompts) / 200 - 203) < 1 and abs(sum(outputs) / 200 - 118) < 1
+    raw_outputs = request_lengths(args)[1]
+    assert raw_outputs.index(max(raw_outputs)) == outputs.index(max(outputs))  # the same request is longest
+    # wider than the uniform range ratio 0.99 the loader used until round 10 (at most 1.99 x the mean)
+    assert max(outputs) > 2.5 * 118 and max(prompts) > 2.5 * 203
 
 
 def test_the_served_context_stays_what_a_sharegpt_run_needs() -> None:
@@ -50,6 +52,7 @@ def test_a_sharegpt_run_without_totals_keeps_the_sharegpt_model() -> None:
     assert P.sharegpt_means(row) is None
     args = P.bench_args(row)
     assert args.dataset_name == "sharegpt" and args.random_range_ratio == 0.0
+    assert P.run_lengths(row, args) is None  # the rows vLLM draws, as they are
 
 
 def test_a_random_run_that_stopped_at_eos_runs_at_what_it_generated() -> None:

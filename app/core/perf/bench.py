@@ -167,9 +167,11 @@ def simulate_bench(
     coefficients: Coefficients,
     args: BenchArgs,
     prefix_cache: bool = True,
+    lengths: tuple[list[int], list[int]] | None = None,
 ) -> BenchPoint:
-    """The expected figures of one `vllm bench serve` run against this configuration."""
-    prompts, outputs = request_lengths(args)
+    """The expected figures of one `vllm bench serve` run against this configuration; ``lengths`` (prompt,
+    output tokens per request) stand in for the ones ``args`` draws where a run printed its own."""
+    prompts, outputs = lengths if lengths is not None else request_lengths(args)
     sends = send_times(args, count=len(prompts), rate=args.request_rate)
     # one busy rank's share: every dp-th request (vLLM's DP front end spreads them evenly); fewer
     # clients than ranks keep only that many ranks busy

@@ -130,10 +130,7 @@ def sharegpt_lengths(
     tokenizer's lengths, and outputs that stopped at the model's end-of-sequence token."""
     rows = sharegpt_rows()
     rng = random.Random(seed)
-    if seed == 0:
-        picked = list(rows[:count])
-    else:
-        picked = rng.sample(rows, min(count, len(rows)))
+    picked = list(rows[:count]) if seed == 0 else rng.sample(rows, min(count, len(rows)))
     picked += rng.choices(rows, k=count - len(picked))
     prompts, outputs = [p for p, _ in picked], [o for _, o in picked]
     if means is not None:
