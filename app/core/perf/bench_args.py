@@ -25,7 +25,7 @@ from __future__ import annotations
 import csv
 import math
 import random
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Literal
 
@@ -82,8 +82,7 @@ class BenchArgs(BaseModel):
         """(prompt tokens with the shared prefix, output tokens) of the benchmark's average request: the
         random dataset's centres (its range is symmetric), the mean of the ShareGPT requests it draws."""
         if self.dataset_name == "sharegpt":
-            prompts, outputs = request_lengths(self)
-            return round(sum(prompts) / len(prompts)), round(sum(outputs) / len(outputs))
+            return _sharegpt_mean_lengths(self.num_prompts, self.seed)
         return self.random_prefix_len + self.random_input_len, self.random_output_len
 
     def clients(self) -> int:
@@ -138,6 +137,12 @@ def sharegpt_lengths(
             _rescaled(values, mean=mean) for values, mean in ((prompts, means[0]), (outputs, means[1]))
         )
     return prompts, outputs
+
+
+@lru_cache(maxsize=64)  # keyed by a user's (num_prompts, seed): bounded
+def _sharegpt_mean_lengths(count: int, seed: int) -> tuple[int, int]:
+    prompts, outputs = sharegpt_lengths(count, seed=seed)
+    return round(sum(prompts) / count), round(sum(outputs) / count)
 
 
 def _rescaled(values: list[int], *, mean: float) -> list[int]:
