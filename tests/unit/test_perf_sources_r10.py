@@ -17,6 +17,7 @@ EARLIER_BLIND = tuple(R10.parent / name for name in ("sources-r7b", "sources-r8"
 RUNS_PER_SOURCE = {
     "vllm-project/vllm-ascend#13557 (Qwen2.5-0.5B-Instruct on one Ascend NPU, Quenching Action report)": 1,
     "violet-quartz/vllm-serving-experiments": 12,
+    "vllm-project/vllm-ascend@db0493cb (PR #3218's merged description: Qwen2.5-7B ShareGPT burst on the Atlas 800I A2)": 1,
 }
 
 
