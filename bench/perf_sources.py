@@ -45,6 +45,7 @@ from app.core.perf.cluster import MeasuredKeys, RunComparison, fit_cluster
 from app.core.perf.physics import Coefficients, StepPhysics, step_physics
 from app.core.perf.predict import device_family, fit_for, fitted_families, performance
 from app.core.perf.schedule import Workload
+from app.core.plan import apply_quantization_flag
 from app.core.result import Estimate, Range
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
 from app.core.versions import rules_for
@@ -69,6 +70,7 @@ SERVE_FLAGS = frozenset(
         "enable_expert_parallel",
         "async_scheduling",
         "block_size",
+        "quantization",  # `--quantization fp8` on a bf16 checkpoint: vLLM's online FP8 (sources-r10 violet-quartz)
     }
 )
 KEYS = {"tpot": "mean_tpot_ms", "ttft": "mean_ttft_ms", "throughput": "output_throughput"}
@@ -304,9 +306,11 @@ class PlannedRun:
 
 def plan_run(row: dict[str, Any]) -> PlannedRun | str:
     """The row's planned run, or why the planner would not start it at the run's release."""
-    model, device = find_model(str(row["model"])), find_device(str(row["device"]))
+    device = find_device(str(row["device"]))
     args = bench_args(row)
     serve = serve_config(row, args)
+    # `--quantization fp8` on a bf16 checkpoint is vLLM's online FP8, as the page and the CLI read it
+    model = apply_quantization_flag(find_model(str(row["model"])), serve.quantization)
     version = run_version(row)
     try:
         est = estimate(model=model, device=device, serve=serve, vllm_version=version)

@@ -113,7 +113,8 @@ def test_source_medians_give_each_source_one_vote() -> None:
 
 
 def test_source_rows_never_reads_the_blind_directories(monkeypatch: Any) -> None:
-    # sources-r7b/, sources-r8/ and sources-r9/ are scored blind (`--blind --dir`) and stay out of every fit:
+    # sources-r7b/, sources-r8/, sources-r9/ and sources-r10/ are scored blind (`--blind --dir`) and stay out of
+    # every fit:
     # source_rows() is what perf_loso.py, measured_runs_loo.py and perf_misses.py read, so no file of theirs
     # may reach it
     read: list[Any] = []
@@ -121,7 +122,7 @@ def test_source_rows_never_reads_the_blind_directories(monkeypatch: Any) -> None
     P.source_rows()
     folders = {path.parent.name for path in read}
     assert "sources" in folders and "sources-r7" in folders  # it did read the fit's sources
-    blind = {"sources-r7b", "sources-r8", "sources-r9"}
+    blind = {"sources-r7b", "sources-r8", "sources-r9", "sources-r10"}
     assert not folders & blind
     for name in sorted(blind):
         blind_dir = P.SOURCES_DIR.parent / name
