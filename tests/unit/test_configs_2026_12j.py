@@ -1,0 +1,62 @@
+"""Round 10 (issue 22) config rules that heldout_0_33j's blind run showed, each read from the vLLM 0.33.0 wheel."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.catalog import find_device
+from app.core.errors import PlannerError
+from app.core.estimate import estimate
+from app.core.hf_config import model_spec_from_hf_config
+from app.core.specs import ServeConfig
+
+LLAMA_BODY = {
+    "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32,
+    "num_key_value_heads": 8, "max_position_embeddings": 8192, "vocab_size": 128256,
+}  # fmt: skip
+
+
+def _plan(cfg: dict[str, object]) -> object:
+    spec = model_spec_from_hf_config(cfg, name="x", vllm_version="0.33.0")
+    return estimate(
+        model=spec, device=find_device("h100"), serve=ServeConfig(max_model_len=8192), vllm_version="0.33.0"
+    )
+
+
+def test_no_architectures_and_a_remote_code_model_type_is_vllms_no_architectures_error() -> None:
+    # 0.33.0 transformers_utils/config.py get_config: a config without `architectures` gets one only from
+    # transformers' MODEL_MAPPING_NAMES[model_type]; "llama3v" is defined only by the checkpoint's auto_map code, so
+    # architectures stay empty and models/registry.py inspect_model_cls raises "No model architectures are specified"
+    cfg = LLAMA_BODY | {"model_type": "llama3v", "auto_map": {"AutoConfig": "config.Config"}}
+    with pytest.raises(PlannerError, match="No model architectures are specified"):
+        _plan(cfg)
+
+
+def test_no_architectures_with_a_transformers_model_type_is_still_planned() -> None:
+    # "llama" is a transformers model type: get_config fills architectures from MODEL_MAPPING_NAMES, so this is
+    # not refused; 8 KV heads x 128 x 2 x 2 B x 32 layers = 131,072 B a token at TP 1
+    assert _plan(LLAMA_BODY | {"model_type": "llama"}).kv_bytes_per_token == 131_072  # type: ignore[attr-defined]
+
+
+def test_first_generation_chatglm_layout_is_refused_naming_its_2d_positions() -> None:
+    # ChatGLM-6B v1 (THUDM/chatglm-6b config keys): 2-D rotary, 130,528-row vocabulary. vLLM 0.33.0 models/chatglm.py
+    # is ChatGLM2+'s GLMTransformer (1-D rotary; padded_vocab_size 65,024 by default in
+    # transformers_utils/configs/chatglm.py), so the weights do not map
+    v1 = {
+        "architectures": ["ChatGLMForConditionalGeneration"], "model_type": "chatglm", "hidden_size": 4096,
+        "inner_hidden_size": 16384, "num_attention_heads": 32, "num_layers": 28, "max_sequence_length": 2048,
+        "position_encoding_2d": True, "vocab_size": 130528,
+    }  # fmt: skip
+    with pytest.raises(PlannerError, match="position_encoding_2d"):
+        _plan(v1)
+
+
+def test_chatglm2_plus_layout_still_plans() -> None:
+    # glm-4-9b-chat's keys: multi_query_group_num 2 x kv_channels 128, 40 layers -> 2 x 2 x 128 x 2 B x 40 = 40,960
+    # B a token at TP 1
+    glm4 = {
+        "architectures": ["ChatGLMModel"], "model_type": "chatglm", "hidden_size": 4096, "ffn_hidden_size": 13696,
+        "kv_channels": 128, "multi_query_attention": True, "multi_query_group_num": 2, "num_attention_heads": 32,
+        "num_layers": 40, "num_hidden_layers": 40, "padded_vocab_size": 151552, "seq_length": 131072,
+    }  # fmt: skip
+    assert _plan(glm4).kv_bytes_per_token == 40_960  # type: ignore[attr-defined]
