@@ -8,6 +8,8 @@ from app.core.catalog import find_device
 from app.core.errors import PlannerError
 from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config
+from app.core.hf_config.params import ParamBreakdown
+from app.core.hf_config.quant_ignore import unconverted_fraction
 from app.core.specs import ServeConfig
 
 LLAMA_BODY = {
@@ -60,3 +62,34 @@ def test_chatglm2_plus_layout_still_plans() -> None:
         "num_layers": 40, "num_hidden_layers": 40, "padded_vocab_size": 151552, "seq_length": 131072,
     }  # fmt: skip
     assert _plan(glm4).kv_bytes_per_token == 40_960  # type: ignore[attr-defined]
+
+
+PARTS = ParamBreakdown(
+    embedding=0, lm_head=0, attention=400, mixer=0, mlp=600, experts=0, experts_active=0,
+    router=0, norms=0, is_moe=False,
+)  # fmt: skip
+
+
+def _gptq_left(dynamic: dict[str, object]) -> float:
+    cfg = {"quant_method": "gptq", "bits": 4, "group_size": 128, "dynamic": dynamic}
+    return unconverted_fraction(cfg, breakdown=PARTS, num_layers=4, heads=8, kv_heads=2)
+
+
+def test_gptq_dynamic_negative_keys_leave_their_modules_unquantized() -> None:
+    # 0.33.0 utils/gptq_utils.py get_dynamic_override: "-:<regex>" re.match-ed against the module prefix returns
+    # False and get_linear_quant_method builds UnquantizedLinearMethod. Layer 0's qkv_proj, o_proj, gate_up_proj,
+    # down_proj all match: (400 + 600) / 4 layers = 250 of the 1,000 body
+    assert _gptq_left({"-:.*layers\\.0\\..*": {}}) == pytest.approx(0.25)
+    # re.match anchors at the start only: "model.layers.1.mlp" matches layer 1's gate_up_proj and down_proj
+    # (layers 10-19 do not exist in 4): 600 / 4 = 150
+    assert _gptq_left({"-:model.layers.1.mlp": {}}) == pytest.approx(0.15)
+
+
+def test_gptq_dynamic_first_matching_key_decides_and_prefixes_are_vllms_fused_modules() -> None:
+    # keys are walked in order: the MLP matches the positive "+:" key first (quantized, 8 bits), so the catch-all
+    # negative leaves only the attention, 400 of 1,000
+    assert _gptq_left({"+:.*mlp.*": {"bits": 8}, "-:.*": {}}) == pytest.approx(0.4)
+    # vLLM's prefix is the fused self_attn.qkv_proj: a key naming q_proj alone matches no module
+    assert _gptq_left({"-:.*self_attn\\.q_proj": {}}) == 0.0
+    # a GPTQ config without negative keys leaves nothing (positive overrides only change bits)
+    assert _gptq_left({"+:.*": {"bits": 8}}) == 0.0
