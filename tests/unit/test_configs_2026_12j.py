@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from app.core.catalog import find_device
@@ -12,6 +16,7 @@ from app.core.hf_config.params import ParamBreakdown
 from app.core.hf_config.quant_ignore import unconverted_fraction
 from app.core.specs import ServeConfig
 
+DATA = Path(__file__).resolve().parents[1] / "data" / "configs"
 LLAMA_BODY = {
     "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32,
     "num_key_value_heads": 8, "max_position_embeddings": 8192, "vocab_size": 128256,
@@ -93,3 +98,32 @@ def test_gptq_dynamic_first_matching_key_decides_and_prefixes_are_vllms_fused_mo
     assert _gptq_left({"-:.*self_attn\\.q_proj": {}}) == 0.0
     # a GPTQ config without negative keys leaves nothing (positive overrides only change bits)
     assert _gptq_left({"+:.*": {"bits": 8}}) == 0.0
+
+
+def _plan_at(cfg: dict[str, object], version: str) -> tuple[Any, Any]:
+    spec = model_spec_from_hf_config(cfg, name="fuyu", vllm_version=version)
+    est = estimate(
+        model=spec,
+        device=find_device("h100"),
+        serve=ServeConfig(tensor_parallel_size=8, max_model_len=8192),
+        vllm_version=version,
+    )
+    return spec, est
+
+
+def test_fuyu_bare_persimmon_text_config_takes_persimmon_class_defaults_where_vllm_serves_it() -> None:
+    # adept/fuyu-8b's config.json nests text_config {"model_type": "persimmon"} only; transformers' FuyuConfig
+    # builds PersimmonConfig(**text_config), whose declared defaults (configuration_persimmon.py) are 36 layers,
+    # 64 heads of 4096 / 64 = 64, 16,384 positions. vLLM 0.22.0 fuyu.py runs PersimmonForCausalLM on that text
+    # config. H100 TP 8: 64 / 8 = 8 KV heads x 2 x 64 x 2 B x 36 layers = 73,728 B a token
+    cfg = json.loads(
+        (DATA / "heldout_0_33h" / "ypkang--adept-fuyu-8b_config.json").read_text(encoding="utf-8")
+    )
+    spec, est = _plan_at(cfg, "0.22.0")
+    assert (spec.num_layers, spec.max_model_len_derived, est.kv_bytes_per_token) == (36, 16384, 73_728)
+    # PersimmonMLP is dense_h_to_4h -> relu2 -> dense_4h_to_h (two matrices): embeddings + lm_head
+    # 2 x 262,144 x 4,096 = 2,147,483,648; 36 x (4 x 4,096^2 + 2 x 4,096 x 16,384) = 7,247,757,312; LayerNorm weights
+    # 36 x 2 x 4,096 + 4,096 = 299,008 -> 9,395,539,968 (the index's 9,408,238,592 adds biases and the patch embed)
+    assert spec.params_total == 9_395_539_968
+    with pytest.raises(PlannerError, match=r"until v0\.25\.0"):  # registry.py _PREVIOUSLY_SUPPORTED_MODELS
+        _plan_at(cfg, "0.33.0")
