@@ -73,7 +73,7 @@ def cached(pattern: str) -> re.Pattern[str]:
     return compile(pattern)
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=64)
 def user_pattern(pattern: str) -> re.Pattern[str] | None:
     """A pattern a pasted config supplies (GPTQ ``dynamic`` keys), on RE2 only: linear for any text, never
     recorded in ``PATTERNS``; None when RE2 cannot take it (look-around, a program over its size limit)."""

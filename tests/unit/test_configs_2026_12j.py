@@ -127,3 +127,24 @@ def test_fuyu_bare_persimmon_text_config_takes_persimmon_class_defaults_where_vl
     assert spec.params_total == 9_395_539_968
     with pytest.raises(PlannerError, match=r"until v0\.25\.0"):  # registry.py _PREVIOUSLY_SUPPORTED_MODELS
         _plan_at(cfg, "0.33.0")
+
+
+def test_gptq_dynamic_work_is_bounded_for_a_hostile_paste() -> None:
+    # 5,000 long keys, a catch-all negative last: only the first 32 keys are read (the negative is past them ->
+    # nothing), and with it moved inside them the scan stops at 50,000 // (32 keys x 5 modules) = 312 layers of
+    # 10,000, so 312 / 10,000 of the body is counted (work counted, not timed)
+    keys = {f"+:.*x{i}(a|b)*c.*": {} for i in range(5000)}
+    assert (
+        unconverted_fraction(
+            {"quant_method": "gptq", "dynamic": keys | {"-:.*": {}}},
+            breakdown=PARTS,
+            num_layers=10_000,
+            heads=8,
+            kv_heads=2,
+        )
+        == 0.0
+    )
+    inside = {f"+:.*x{i}(a|b)*c.*": {} for i in range(31)} | {"-:.*": {}}
+    assert unconverted_fraction(
+        {"quant_method": "gptq", "dynamic": inside}, breakdown=PARTS, num_layers=10_000, heads=8, kv_heads=2
+    ) == pytest.approx(312 / 10_000)

@@ -55,7 +55,11 @@ GPTQ_DYNAMIC_MODULES = (
     ("mlp", ("down_proj",), "mlp.down_proj"),
     ("experts", ("",), "mlp.experts"),
 )
-GPTQ_DYNAMIC_KEYS_READ = 256  # a bound on the work a pasted config can ask for: the first 256 keys are read
+GPTQ_DYNAMIC_KEYS_READ = 32  # a bound on the work a pasted config can ask for: the first 32 keys are read
+# and at most this many pattern matches (about 2.5 us each on RE2): layers past it are not scanned. Real configs stay
+# exact under it (200 layers x 5 modules x 32 keys = 32,000)
+GPTQ_DYNAMIC_MATCHES = 50_000
+GPTQ_DYNAMIC_KEY_CHARS = 1_000  # and none longer (real keys are tens of characters: "-:.*\\.layers\\.0\\..*")
 LONGEST_LINEAR_PREFIX = len("model.layers.999.self_attn.q_proj")
 
 
@@ -140,12 +144,17 @@ def _gptq_unquantized(
     rules = [
         (key.startswith("-:"), pattern)
         for key in list(dynamic)[:GPTQ_DYNAMIC_KEYS_READ]
-        if isinstance(key, str) and (pattern := regex.user_pattern(key.removeprefix("-:").removeprefix("+:")))
+        if isinstance(key, str)
+        and len(key) <= GPTQ_DYNAMIC_KEY_CHARS
+        and (pattern := regex.user_pattern(key.removeprefix("-:").removeprefix("+:")))
     ]
-    if not any(negative for negative, _ in rules):
+    negatives = [i for i, (negative, _) in enumerate(rules) if negative]
+    if not negatives:
         return []
+    rules = rules[: negatives[-1] + 1]  # a module no key up to the last negative one matches stays quantized
+    scanned = min(num_layers, GPTQ_DYNAMIC_MATCHES // (len(rules) * len(GPTQ_DYNAMIC_MODULES)))
     found: list[tuple[tuple[str, str], float, int]] = []
-    for layer in range(num_layers):
+    for layer in range(scanned):
         for part, projections, leaf in GPTQ_DYNAMIC_MODULES:
             prefix = f"model.layers.{layer}.{leaf}"
             first = next((negative for negative, pattern in rules if pattern.match(prefix)), False)
