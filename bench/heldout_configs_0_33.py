@@ -38,6 +38,8 @@ SETS = (
     "heldout_0_33g",
     "heldout_0_33h",
     "heldout_0_33i",
+    "heldout_0_33j",
+    "heldout_0_33k",
 )
 QUANTITIES = (
     "backend",

@@ -73,6 +73,16 @@ def cached(pattern: str) -> re.Pattern[str]:
     return compile(pattern)
 
 
+@lru_cache(maxsize=64)
+def user_pattern(pattern: str) -> re.Pattern[str] | None:
+    """A pattern a pasted config supplies (GPTQ ``dynamic`` keys), on RE2 only: linear for any text, never
+    recorded in ``PATTERNS``; None when RE2 cannot take it (look-around, a program over its size limit)."""
+    try:
+        return cast("re.Pattern[str]", re2.compile(pattern, _OPTIONS))
+    except re2.error:
+        return None
+
+
 def search(pattern: str, text: str) -> re.Match[str] | None:
     return cached(pattern).search(text)
 

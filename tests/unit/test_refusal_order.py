@@ -18,8 +18,11 @@ from typing import Any
 
 import pytest
 
-from app.core.errors import ConfigError
+from app.core.catalog import find_device
+from app.core.errors import ConfigError, PlannerError
+from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config
+from app.core.specs import ServeConfig
 
 HELDOUT = Path(__file__).resolve().parents[1] / "data" / "configs" / "heldout_0_33h"
 
@@ -31,19 +34,22 @@ def _config(stem: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("version", [None, "0.33.0", "0.26.0"])
 def test_fuyu_is_refused_as_removed_not_for_its_empty_text_config(version: str | None) -> None:
-    # its text_config is {"model_type": "persimmon"} (transformers' FuyuConfig fills the rest), which the planner
-    # cannot read ("num_hidden_layers: missing"); 0.33.0 (the default) and 0.26.0 both come after 0.25.0
-    with pytest.raises(ConfigError) as err:
-        model_spec_from_hf_config(_config("ypkang--adept-fuyu-8b"), name="fuyu", vllm_version=version)
-    assert err.value.field == "architectures"
+    # its text_config is {"model_type": "persimmon"} (transformers' FuyuConfig fills the rest; since round 10 the
+    # planner reads it with PersimmonConfig's defaults, so the config is read and the plan is what refuses, as for
+    # any readable removed architecture); 0.33.0 (the default) and 0.26.0 both come after 0.25.0
+    spec = model_spec_from_hf_config(_config("ypkang--adept-fuyu-8b"), name="fuyu", vllm_version=version)
+    with pytest.raises(PlannerError) as err:
+        estimate(model=spec, device=find_device("h100"), serve=ServeConfig(), vllm_version=version)
+    assert getattr(err.value, "field", None) == "architectures"
     assert "FuyuForCausalLM was supported in vLLM until v0.25.0" in str(err.value)
 
 
-def test_fuyu_at_a_release_that_has_it_keeps_the_field_the_planner_cannot_read() -> None:
-    # 0.25.0 still lists FuyuForCausalLM: nothing refuses it there, the planner's own gap is what stops the plan
-    with pytest.raises(ConfigError) as err:
-        model_spec_from_hf_config(_config("ypkang--adept-fuyu-8b"), name="fuyu", vllm_version="0.25.0")
-    assert err.value.field == "num_hidden_layers"
+def test_fuyu_at_a_release_that_has_it_is_read_not_refused() -> None:
+    # 0.25.0 still lists FuyuForCausalLM: nothing refuses it there. Round 10 closed the planner's own gap (this test
+    # pinned "num_hidden_layers: missing" before): the bare persimmon text_config takes PersimmonConfig's defaults,
+    # 36 layers (tests/unit/test_configs_2026_12j.py works the KV bytes)
+    spec = model_spec_from_hf_config(_config("ypkang--adept-fuyu-8b"), name="fuyu", vllm_version="0.25.0")
+    assert spec.num_layers == 36
 
 
 def test_s2_pro_is_refused_for_its_unknown_model_type() -> None:

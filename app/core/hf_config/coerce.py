@@ -45,6 +45,18 @@ CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
         "sliding_window_pattern": GEMMA3_SLIDING_WINDOW_PATTERN,
     },
     "falcon": {"tie_word_embeddings": True, "max_position_embeddings": 2048},
+    # PersimmonConfig's declared defaults (transformers models/persimmon/configuration_persimmon.py, the same from
+    # 4.35 to 5.17): Fuyu's config.json nests a bare {"model_type": "persimmon"} text_config, so transformers'
+    # FuyuConfig builds its text model from these (adept/fuyu-8b's own geometry)
+    "persimmon": {
+        "vocab_size": 262_144,
+        "hidden_size": 4096,
+        "intermediate_size": 16_384,
+        "num_hidden_layers": 36,
+        "num_attention_heads": 64,
+        "max_position_embeddings": 16_384,
+        "tie_word_embeddings": False,
+    },
     "qwen2": {"use_sliding_window": False},
     "qwen2_moe": {"use_sliding_window": False},
     "qwen3": {"use_sliding_window": False},

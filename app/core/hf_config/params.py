@@ -43,6 +43,9 @@ from app.core.text import Text
 UNGATED_MLP_MODEL_TYPES = frozenset(
     {"falcon", "phi", "gpt2", "gpt_neox", "gptj", "gpt_bigcode", "bloom", "opt", "mpt", "starcoder2"}
     | {"nemotron", "nemotron_h"}
+    | {
+        "persimmon"
+    }  # 0.22.0 models/persimmon.py PersimmonMLP: dense_h_to_4h -> relu2 -> dense_4h_to_h (Fuyu's text)
 )
 # Models with q/k/v biases even though config.json has no bias key, and never an o_proj bias whatever it says
 # (Qwen2 family: 0.33.0 qwen2.py Qwen2Attention qkv_proj bias=True, o_proj bias=False; mimo.py builds Qwen2Model

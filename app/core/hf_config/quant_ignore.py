@@ -4,7 +4,8 @@ Every format vLLM loads names the modules it leaves unconverted, and vLLM builds
 (unquantized) linears: compressed-tensors ``ignore`` (0.33.0 compressed_tensors.py
 CompressedTensorsConfig.get_quant_method -> should_ignore_layer -> UnquantizedLinearMethod), ModelOpt
 ``exclude_modules`` (modelopt.py ModelOptQuantConfigBase.is_layer_excluded), and ``modules_to_not_convert``
-where the format reads it (AWQ as substrings, FP8 / FBGEMM-FP8 / FP-Quant whole names; GPTQ does not read it). Without an index the planner sizes
+where the format reads it (AWQ as substrings, FP8 / FBGEMM-FP8 / FP-Quant whole names; GPTQ does not read it),
+and GPTQ's ``dynamic`` negative ("-:") keys (utils/gptq_utils.py get_dynamic_override). Without an index the planner sizes
 the weights from the parameter count, so a share listed there is sized at the serving dtype, not the format's.
 
 E.g. a compressed-tensors Gemma-4 26B-A4B whose ``ignore`` lists every layer's ``mlp.{gate,up,down}_proj`` and
@@ -42,6 +43,23 @@ LAYER_LINEARS = tuple(("attention", f"self_attn.{p}") for p in ATTENTION_PROJECT
     ("mlp", f"mlp.{p}") for p in MLP_PROJECTIONS
 )
 DIGIT_RUN = regex.compile(r"\d+")
+# GPTQ ``dynamic``: vLLM 0.33.0 utils/gptq_utils.py get_dynamic_override walks the keys in order against each
+# module's prefix (re.match); the first that matches decides: "-:<regex>" builds that module unquantized
+# (get_linear_quant_method -> UnquantizedLinearMethod; auto_gptq.py get_moe_quant_method ->
+# UnquantizedFusedMoEMethod), "+:<regex>" or a bare regex keeps it quantized with overrides. The prefixes are
+# vLLM's fused modules: (breakdown part, the projections a fused linear holds, its prefix under model.layers.N.)
+GPTQ_DYNAMIC_MODULES = (
+    ("attention", ("q_proj", "k_proj", "v_proj"), "self_attn.qkv_proj"),
+    ("attention", ("o_proj",), "self_attn.o_proj"),
+    ("mlp", ("gate_proj", "up_proj"), "mlp.gate_up_proj"),
+    ("mlp", ("down_proj",), "mlp.down_proj"),
+    ("experts", ("",), "mlp.experts"),
+)
+GPTQ_DYNAMIC_KEYS_READ = 32  # a bound on the work a pasted config can ask for: the first 32 keys are read
+# and at most this many pattern matches (about 2.5 us each on RE2): layers past it are not scanned. Real configs stay
+# exact under it (200 layers x 5 modules x 32 keys = 32,000)
+GPTQ_DYNAMIC_MATCHES = 50_000
+GPTQ_DYNAMIC_KEY_CHARS = 1_000  # and none longer (real keys are tens of characters: "-:.*\\.layers\\.0\\..*")
 LONGEST_LINEAR_PREFIX = len("model.layers.999.self_attn.q_proj")
 
 
@@ -111,6 +129,45 @@ def _linear_share(part: str, projection: str, *, heads: int, kv_heads: int) -> f
         return 1 / len(MLP_PROJECTIONS)
     width = kv_heads if projection in ("k_proj", "v_proj") else heads
     return width / (2 * (heads + kv_heads))
+
+
+def _gptq_unquantized(
+    cfg: Mapping[str, Any], *, num_layers: int, heads: int, kv_heads: int
+) -> list[tuple[tuple[str, str], float, int]]:
+    """((part, projection), share, layer) of every layer module a GPTQ ``dynamic`` negative key leaves
+    unquantized (:data:`GPTQ_DYNAMIC_MODULES`). E.g. {"-:.*layers\\.0\\..*": {}} leaves all of layer 0 in 16 bits;
+    {"+:.*mlp.*": {"bits": 8}, "-:.*": {}} leaves only the attention (the MLP matched the positive key first)."""
+    method = cfg.get("quant_method")
+    dynamic = cfg.get("dynamic")
+    if not isinstance(method, str) or method.lower() != "gptq" or not isinstance(dynamic, Mapping):
+        return []
+    rules = [
+        (key.startswith("-:"), pattern)
+        for key in list(dynamic)[:GPTQ_DYNAMIC_KEYS_READ]
+        if isinstance(key, str)
+        and len(key) <= GPTQ_DYNAMIC_KEY_CHARS
+        and (pattern := regex.user_pattern(key.removeprefix("-:").removeprefix("+:")))
+    ]
+    negatives = [i for i, (negative, _) in enumerate(rules) if negative]
+    if not negatives:
+        return []
+    rules = rules[: negatives[-1] + 1]  # a module no key up to the last negative one matches stays quantized
+    scanned = min(num_layers, GPTQ_DYNAMIC_MATCHES // (len(rules) * len(GPTQ_DYNAMIC_MODULES)))
+    found: list[tuple[tuple[str, str], float, int]] = []
+    for layer in range(scanned):
+        for part, projections, leaf in GPTQ_DYNAMIC_MODULES:
+            prefix = f"model.layers.{layer}.{leaf}"
+            first = next((negative for negative, pattern in rules if pattern.match(prefix)), False)
+            if first:
+                found.extend(
+                    (
+                        (part, p),
+                        1.0 if part == "experts" else _linear_share(part, p, heads=heads, kv_heads=kv_heads),
+                        layer,
+                    )
+                    for p in projections
+                )
+    return found
 
 
 def is_counted(name: str, *, substring: bool = False) -> bool:
@@ -183,6 +240,12 @@ def unconverted_fraction(
         layers = covered.setdefault(key, set())
         if layers is not None:
             layers.add(int(index.group(1)))
+    for key, share, layer in _gptq_unquantized(
+        cfg, num_layers=num_layers, heads=max(1, heads), kv_heads=max(1, kv_heads)
+    ):
+        shares[key] = share
+        if (held := covered.setdefault(key, set())) is not None:
+            held.add(layer)
     unconverted = 0.0
     for key, layers in covered.items():
         layer_share = 1.0 if layers is None else min(1.0, len(layers) / num_layers)

@@ -58,6 +58,16 @@ MISTRAL_FORMAT_ONLY_FIELDS: dict[str, tuple[str, str]] = {
     "VoxtralForConditionalGeneration": ("audio_config", "downsample_factor"),
 }
 
+#: architecture -> (a field only an older checkpoint layout has, that layout's name): vLLM's class for the
+#: architecture implements a later layout and cannot load this one. ChatGLM-6B (first generation) keeps 2-D
+#: rotary positions (``position_encoding_2d``) and an unpadded 130,528-row vocabulary; every vLLM release's
+#: models/chatglm.py is ChatGLM2+'s GLMTransformer (1-D rotary, ``padded_vocab_size``, 65,024 by default in
+#: transformers_utils/configs/chatglm.py), so its weights do not map.
+OLDER_LAYOUT_FIELDS: dict[str, tuple[str, str]] = {
+    "ChatGLMModel": ("position_encoding_2d", "ChatGLM-6B (first generation)"),
+    "ChatGLMForConditionalGeneration": ("position_encoding_2d", "ChatGLM-6B (first generation)"),
+}
+
 
 @dataclass(frozen=True)
 class ArchitectureReleases:
@@ -261,9 +271,43 @@ def _unparsed_model_type(
     )
 
 
+def _refuse_unnamed_remote_type(*, model_type: str, release: str) -> None:
+    """A config.json without ``architectures`` gets one only from transformers' MODEL_MAPPING_NAMES
+    (0.33.0 transformers_utils/config.py get_config: ``config.update({"architectures": [...]})`` when
+    ``config.model_type`` is a transformers model type); a type only the checkpoint's remote code defines
+    (auto_map) is not in it, so the registry raises "No model architectures are specified"
+    (models/registry.py inspect_model_cls)."""
+    model_types, _, transformers_version = transformers_fallback(release)
+    if not model_type or model_type in model_types or model_type in SYNTHETIC_MODEL_TYPES:
+        return
+    raise ConfigError(
+        "architectures",
+        Text(
+            "No model architectures are specified: config.json has no architectures field, and model_type "
+            "{model_type!r} is not a transformers {version} model type vLLM could take its class from "
+            "(only the checkpoint's remote code defines it).",
+            model_type=model_type,
+            version=transformers_version,
+        ),
+    )
+
+
 def check_loader_fields(top: Mapping[str, Any], *, architecture: str) -> None:
     """Refuse a config.json whose architecture vLLM builds only from Mistral's params.json
-    (:data:`MISTRAL_FORMAT_ONLY_FIELDS`), naming the field it lacks."""
+    (:data:`MISTRAL_FORMAT_ONLY_FIELDS`), naming the field it lacks, or whose layout is an older one than vLLM's
+    class for that architecture implements (:data:`OLDER_LAYOUT_FIELDS`), naming the field that shows it."""
+    if architecture in OLDER_LAYOUT_FIELDS and OLDER_LAYOUT_FIELDS[architecture][0] in top:
+        marker, layout = OLDER_LAYOUT_FIELDS[architecture]
+        raise ConfigError(
+            marker,
+            Text(
+                "This config.json is the {layout} layout ({marker} is set); vLLM's {architecture} implements "
+                "a later layout of that model, so these weights cannot be loaded",
+                layout=layout,
+                marker=marker,
+                architecture=architecture,
+            ),
+        )
     if architecture not in MISTRAL_FORMAT_ONLY_FIELDS:
         return
     part, field = MISTRAL_FORMAT_ONLY_FIELDS[architecture]
@@ -317,6 +361,8 @@ def check_architecture(
             if transformers_fallback_release is not None
             else []
         )
+        if transformers_fallback_release is not None:
+            _refuse_unnamed_remote_type(model_type=model_type, release=transformers_fallback_release)
         return [
             *notes,
             Text(
