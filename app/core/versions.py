@@ -9,7 +9,7 @@ batched tokens on an H200 in 0.33" is the ``batch_tiers`` of the newest entry at
 A version string is parsed as PEP 440 (vLLM's own builds are PEP 440: ``0.10.1.1``, ``0.6.4.post1``,
 ``0.14.0rc2+cu130``, ``0.19.2rc1.dev8+g4b7f5ea1a``; a leading ``v`` is allowed) and planned with the
 rules of its *bracket*: the newest release in :data:`KNOWN_VERSIONS` of the same or an older minor
-series (0.23.0 -> 0.21.0, 0.13.0 -> 0.11.0). Every changelog entry sits at the minor series of a known
+series (0.23.0 -> 0.21.0, 0.12.1 -> 0.11.0). Every changelog entry sits at the minor series of a known
 release (a test checks it), so a release and its bracket have the same rules. Pre-releases, dev
 builds and local tags take the rules of the release they lead to (an rc is cut from that release's
 branch). Boundaries the reference could only bracket ("changed between 0.14.0 and 0.20.2") are put
@@ -43,6 +43,7 @@ KNOWN_VERSIONS: tuple[str, ...] = (
     "0.9.2",
     "0.10.2",
     "0.11.0",
+    "0.13.0",
     "0.14.0",
     "0.15.0",
     "0.17.0",

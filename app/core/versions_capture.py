@@ -9,15 +9,15 @@ from app.core.version_types import Change
 
 CAPTURE_CHANGELOG: tuple[Change, ...] = (
     Change(
-        "0.14.0",
+        "0.13.0",
         "0.13.0 and 0.14.0 config/vllm.py VllmConfig._set_cudagraph_sizes: with both max_cudagraph_capture_size and "
         "cudagraph_capture_sizes given, 'customized max_cudagraph_capture_size(=%d) should be consistent with the max "
         "value of cudagraph_capture_sizes(=%d)' unless they agree (the sizes cut at max_num_batched_tokens); 0.11.0 "
-        "has no max_cudagraph_capture_size (0.12.x-0.13.x are planned with 0.11.0's rules)",
+        "has no max_cudagraph_capture_size",
         {"capture_size_consistency": True},
     ),
     Change(
-        "0.14.0",
+        "0.13.0",
         "0.13.0 and 0.14.0 config/vllm.py VllmConfig._set_cudagraph_sizes: the default cap is min(max_num_seqs x "
         "decode_query_len x 2, 512), decode_query_len = 1 + speculative_config.num_speculative_tokens (0.11.0 "
         "config/__init__.py: min(max_num_seqs x 2, 512)); 0.19.0-0.33.0 the same",

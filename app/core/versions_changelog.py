@@ -176,31 +176,26 @@ CHANGELOG: tuple[Change, ...] = (
         {"mla_forcing": "device_0_11"},
     ),
     Change(
-        "0.14.0",
-        "0.14.0: requested = ceil(T*u) (§2.1), format_gib (§0), first-group capacity (§3.6), "
-        "'Model loading took %.4f GiB memory' (§4.1), --kv-offloading-size and --max-model-len auto (§7), "
-        "--block-size adds 256 (§5.1), fp8_ds_mla (§5.4), 'Free memory on device cuda:0' (§4.2), "
-        "config/vllm.py OptimizationLevel: -O0 NONE / -O1 PIECEWISE / -O2 (default), -O3 FULL_AND_PIECEWISE",
+        "0.13.0",
+        "0.13.0: 'Model loading took %.4f GiB memory' (gpu_model_runner.load_model), --kv-offloading-size "
+        "(arg_utils.py), --block-size adds 256 and fp8_ds_mla (config/cache.py BlockSize / CacheDType), the 'See "
+        "…conserving_memory/ for more details.' tail on both KV errors (kv_cache_utils.py), config/vllm.py "
+        "OptimizationLevel -O0 NONE / -O1 PIECEWISE / -O2 (default) / -O3, models/config.py "
+        "NemotronHForCausalLMConfig; still 0.11.0's float T*u, %.2f GiB, the summed per-layer need and 'Free memory "
+        "on device (' (gpu_worker.py, kv_cache_utils.py check_enough_kv_cache_memory)",
         {
             "optimization_levels": True,
-            "requested_uses_ceil": True,
-            "needed_formula": "first_group",
             "error_style": "v1_014",
             "weights_log": "took_gib_memory",
-            "format_gib_style": "round2",
             "has_kv_offloading_flags": True,
-            "has_auto_fit": True,
             "block_size_choices": (1, 8, 16, 32, 64, 128, 256),
             "has_fp8_ds_mla": True,
-            "free_memory_device": "device cuda:0 ",
-            "nemotron_h_ssm_dtype_default": "float16",  # NemotronHForCausalLMConfig appears (0.14.0)
-            # engine/arg_utils.py create_engine_config: resolve_kv_cache_dtype_string (absent in 0.11.0)
-            "checkpoint_kv_dtype_modelopt": True,
+            "nemotron_h_ssm_dtype_default": "float16",  # NemotronHForCausalLMConfig (absent in 0.11.0)
         },
     ),
     Change(
-        "0.14.0",
-        "0.14.0 platforms/cuda.py check_and_update_config: FlashMLA keeps a block with 'block_size % 64 == 0', "
+        "0.13.0",
+        "0.13.0 and 0.14.0 platforms/cuda.py check_and_update_config: FlashMLA keeps a block with 'block_size % 64 == 0', "
         "CUTLASS_MLA '% 128', FlashInferMLA 32 or '% 64' (0.11.0: != 64, != 128, not in [32, 64]); FlashMLASparse "
         "still != 64. v1/attention/backends/mla/indexer.py DeepseekV32IndexerBackend.get_supported_kernel_block_sizes "
         "[64] on CUDA and v1/worker/gpu_model_runner.py _select_common_block_size 'No common block size for %d' "
@@ -208,7 +203,7 @@ CHANGELOG: tuple[Change, ...] = (
         {"forced_blocks": FORCED_0_14, "indexer_kernel_block": True},
     ),
     Change(
-        "0.14.0",
+        "0.13.0",
         "0.13.0 and 0.14.0 platforms/cuda.py _get_backend_priorities: MLA on 10.x CUTLASS_MLA, FLASHINFER_MLA, "
         "FLASH_ATTN_MLA, FLASHMLA, TRITON_MLA; elsewhere FLASH_ATTN_MLA, FLASHMLA, FLASHINFER_MLA, TRITON_MLA "
         "(mla/flashinfer_mla.py: no qk_nope_head_dim check yet)",
@@ -227,54 +222,69 @@ CHANGELOG: tuple[Change, ...] = (
         },
     ),
     Change(
-        "0.14.0",
-        "0.14.0 platforms/cuda.py check_and_update_config: is_device_capability_family(100) and not use_sparse -> "
+        "0.13.0",
+        "0.13.0 and 0.14.0 platforms/cuda.py check_and_update_config: is_device_capability_family(100) and not use_sparse -> "
         "CUTLASS_MLA, set as attention_config.backend; else use_flashmla, forced when is_flashmla_dense_supported "
-        "(9.x), whichever MLA backend _get_backend_priorities then picks (0.13.0 read too)",
+        "(9.x), whichever MLA backend _get_backend_priorities then picks",
         {"mla_forcing": "device_0_14"},
     ),
     Change(
-        "0.14.0",
-        "0.14.0 config/vllm.py VllmConfig.__post_init__: 'Cudagraph mode %s is not compatible with compilation mode "
+        "0.13.0",
+        "0.13.0 and 0.14.0 config/vllm.py VllmConfig.__post_init__: 'Cudagraph mode %s is not compatible with compilation mode "
         "%s.Overriding to NONE.' when cudagraph_mode.requires_piecewise_compilation() and compilation_config.mode != "
         "VLLM_COMPILE (0.11.0: with no cudagraph_mode a level other than PIECEWISE set NONE, and a piecewise mode "
         "with such a level failed the 'Compilation level should be CompilationLevel.PIECEWISE' assert)",
         {"compile_mode_rule": "to_none"},
     ),
     Change(
-        "0.14.0",
-        "0.14.0 v1/attention/backends/short_conv_attn.py builds on BaseMambaAttentionMetadataBuilder and "
+        "0.13.0",
+        "0.13.0 and 0.14.0 v1/attention/backends/short_conv_attn.py builds on BaseMambaAttentionMetadataBuilder and "
         "linear_attn.py sets UNIFORM_SINGLE_TOKEN_DECODE (0.11.0: both AttentionMetadataBuilder's NEVER); flashinfer.py "
         "get_cudagraph_support UNIFORM_BATCH with TRTLLM decode (capability 10.x), mla/flashinfer_mla.py UNIFORM_BATCH "
         "(0.13.0 read too)",
         {"cudagraph_support": graph_support(GRAPHS_0_14)},
     ),
     Change(
-        "0.14.0",
-        "0.14.0 config/vllm.py VllmConfig.__post_init__: cudagraph_mode.has_full_cudagraphs() and "
+        "0.13.0",
+        "0.13.0 and 0.14.0 config/vllm.py VllmConfig.__post_init__: cudagraph_mode.has_full_cudagraphs() and "
         "model_config.pooler_config is not None -> 'Pooling models do not support full cudagraphs. Overriding "
         "cudagraph_mode to PIECEWISE.' (0.11.0 config/__init__.py: only the default became PIECEWISE)",
         {"pooling_overrides_full": True},
     ),
     Change(
-        "0.14.0",
-        "0.14.0 v1/core/kv_cache_utils.py _get_kv_cache_groups_uniform_page_size: buckets within 1.25 x the "
+        "0.13.0",
+        "0.13.0 and 0.14.0 v1/core/kv_cache_utils.py _get_kv_cache_groups_uniform_page_size: buckets within 1.25 x the "
         "smallest take the largest as the group size ('12 sw + 13 full' -> groups of 13; 0.11.0: the smallest)",
         {"group_size_max_ratio": 1.25},
     ),
     Change(
-        "0.14.0",
-        "0.14.0 config/model.py _get_and_verify_max_len: with no --max-model-len (or -1) a LongRoPE model "
+        "0.13.0",
+        "0.13.0 and 0.14.0 config/model.py _get_and_verify_max_len: with no --max-model-len (or -1) a LongRoPE model "
         "(Phi-3/Phi-4) serves original_max_position_embeddings, not the derived maximum (absent in 0.11.0)",
         {"longrope_default_original": True},
     ),
     Change(
-        "0.14.0",
-        "0.14.0 v1/attention/backend.py AttentionBackend.validate_configuration: 'partial multimodal token full "
+        "0.13.0",
+        "0.13.0 attention/backends/abstract.py and 0.14.0 v1/attention/backend.py AttentionBackend.validate_configuration: 'partial multimodal token full "
         "attention not supported' for a backend without supports_mm_prefix when ModelConfig.is_mm_prefix_lm "
         "(model_type gemma3 / paligemma): on CUDA only triton_attn.py and flex_attention.py declare it (0.11.0: "
         "no such check)",
         {"mm_prefix_attention": True},
+    ),
+    Change(
+        "0.14.0",
+        "0.14.0: requested = ceil(T*u) (§2.1, gpu_worker.py request_memory), format_gib (§0), first-group capacity "
+        "(§3.6, _max_memory_usage_bytes_from_groups), --max-model-len auto (human_readable_int_or_auto), 'Free "
+        "memory on device cuda:0' (§4.2); none of these in 0.13.0",
+        {
+            "requested_uses_ceil": True,
+            "needed_formula": "first_group",
+            "format_gib_style": "round2",
+            "has_auto_fit": True,
+            "free_memory_device": "device cuda:0 ",
+            # engine/arg_utils.py create_engine_config: resolve_kv_cache_dtype_string (absent in 0.11.0 and 0.13.0)
+            "checkpoint_kv_dtype_modelopt": True,
+        },
     ),
     Change(
         "0.14.0",

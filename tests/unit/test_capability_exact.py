@@ -33,10 +33,22 @@ DSV3, LLAMA, GPT_OSS = "deepseek-ai--DeepSeek-V3", "meta-llama--Meta-Llama-3.1-8
         (DSV3, 8, "0.10.2", "TRITON_MLA", 16),
         # 0.14.0: is_device_capability_family(100) -> CUTLASS_MLA forced to 128 on 10.3 too
         (DSV3, 8, "0.14.0", "CUTLASS_MLA", 128),
+        # 0.13.0 check_and_update_config: is_device_capability_family(100) and not use_sparse -> use_cutlass_mla,
+        # "block_size % 128 != 0" -> 128 (review9a: planned TRITON_MLA at 16 with 0.11.0's rules)
+        (DSV3, 8, "0.13.0", "CUTLASS_MLA", 128),
         # non-MLA: not 10.0 -> FlashAttention (8.0+), its MultipleOf(16) keeps 16
         (LLAMA, 1, "0.11.0", "FLASH_ATTN", 16),
         (LLAMA, 1, "0.10.2", "FLASH_ATTN", 16),
         (LLAMA, 1, "0.14.0", "FLASHINFER", 16),  # 0.13.0+ major == 10
+        (
+            LLAMA,
+            1,
+            "0.13.0",
+            "FLASHINFER",
+            16,
+        ),  # 0.13.0 _get_backend_priorities "device_capability.major == 10"
+        # 0.13.0 flashinfer.py supports_sink with TRTLLM attention (10.x): FlashInfer, first on 10.x, takes the sinks
+        (GPT_OSS, 1, "0.13.0", "FLASHINFER", 16),
         # sinks (gpt-oss) off 9.0 -> TRITON_ATTN; FlashInfer never runs there by default before 0.13
         (GPT_OSS, 1, "0.11.0", "TRITON_ATTN", 16),
         (GPT_OSS, 1, "0.10.2", "TRITON_ATTN", 16),

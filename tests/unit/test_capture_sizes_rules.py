@@ -31,7 +31,9 @@ def _estimate(command: str, version: str, **serve: object):  # type: ignore[no-u
     return estimate(model=dense(), device=H100, serve=parsed.model_copy(update=serve), vllm_version=version)
 
 
-@pytest.mark.parametrize("version", ["0.14.0", "0.19.0", "0.33.0"])
+@pytest.mark.parametrize(
+    "version", ["0.13.0", "0.14.0", "0.19.0", "0.33.0"]
+)  # 0.13.0 config/vllm.py the same
 def test_inconsistent_capture_keys_are_refused(version: str) -> None:
     # sizes [1, 2, 4, 8] at 8,192 batched tokens: valid_max_size 8, the given max 16 -> vLLM's ValueError
     with pytest.raises(PlannerError) as err:
