@@ -170,6 +170,10 @@ class VersionRules:
     # graph_rules.default_capture_cap: (capability major, cap) pairs replacing the default 512 on that family
     # (0.30.0+: ((10, 1024),), is_device_capability_family(100)); ROCm / NPU (no CUDA capability) keep 512
     capture_cap_by_major: tuple[tuple[int, int], ...] = ()
+    # the default grid's step above 256: 16 (0.13.0-0.33.0 config/vllm.py _set_cudagraph_sizes [1, 2, 4] + range(8,
+    # 256, 8) + range(256, max + 1, 16): 51 sizes to 512) or 8 all the way (0.11.0 config/__init__.py VllmConfig.
+    # _set_cudagraph_sizes [1, 2, 4] + range(8, max + 1, 8): 67 sizes to 512); releases before 0.11.0 not read
+    capture_grid_16_from_256: bool = True
     # the default cap counts each request's 1 + num_speculative_tokens queries (decode_query_len, 0.13.0+)
     capture_spec_query_len: bool = False
     # the default grid gains the uniform decode sizes (graph_rules._decode_sizes): "speculative" with draft tokens
