@@ -23,7 +23,9 @@ from tests.specs_factory import dense
 H100 = find_device("h100")
 # dense(): 32 layers, 1,024 sequences -> the default 51 sizes at FULL_AND_PIECEWISE: 978,006,999 B
 DEFAULT_GRAPH_BYTES = 978_006_999
-GRAPH_BYTES_0_11 = 1_284_832_724  # 0.11.0 steps its grid by 8: 67 / 51 x 978,006,999 (test_compilation_config)
+GRAPH_BYTES_0_11 = (
+    1_284_832_724  # 0.11.0 steps its grid by 8: 67 / 51 x 978,006,999 (test_compilation_config)
+)
 REFUSAL = (
     "vLLM {version} refuses --compilation-config key {key}: its CompilationConfig has no such field (pydantic: "
     "Extra inputs are not permitted)."
