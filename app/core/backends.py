@@ -558,9 +558,8 @@ def _cuda_choice(
         )
     else:
         candidates = cuda_candidates(mla=model.mla is not None, sm=sm, rules=rules)
-        if (
-            model.architecture in SINK_ARCHITECTURES
-        ):  # validate_configuration: "attention sinks not supported"
+        fp8_sink_path = rules.fp8_kv_as_sinks and model.mla is None and kv_dtype.startswith("fp8")
+        if model.architecture in SINK_ARCHITECTURES or fp8_sink_path:  # "attention sinks not supported"
             takes = dict(rules.sink_backends)
             candidates = [b for b in candidates if b.name not in takes or sm // 10 in takes[b.name]]
         if flashinfer_mla_refuses(model=model, rules=rules):

@@ -170,6 +170,13 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.11.0",
+        "0.11.0 platforms/cuda.py get_attn_backend_cls (V1, no VLLM_ATTENTION_BACKEND): 'if (has_sink or "
+        "use_fp8_kv_cache) and not cls.is_device_capability(90)' returns TRITON_ATTN on any 8.0+ device but 9.0 once "
+        "10.0's FlashInfer is passed (0.10.1.1: has_sink only); 0.13.0 _get_backend_priorities has no such branch",
+        {"fp8_kv_as_sinks": True},
+    ),
+    Change(
+        "0.11.0",
         "0.11.0 platforms/cuda.py check_and_update_config (no VLLM_ATTENTION_BACKEND): is_device_capability(100) -> "
         "use_cutlass_mla, else use_flashmla (forced when is_flashmla_supported): the device decides the forcing, "
         "not the backend later selected (forced_blocks.py; 0.10.2 not read)",
@@ -185,6 +192,7 @@ CHANGELOG: tuple[Change, ...] = (
         "on device (' (gpu_worker.py, kv_cache_utils.py check_enough_kv_cache_memory)",
         {
             "optimization_levels": True,
+            "fp8_kv_as_sinks": False,  # platforms/cuda.py: the priority walk (the 0.11.0 row above)
             "error_style": "v1_014",
             "weights_log": "took_gib_memory",
             "has_kv_offloading_flags": True,
