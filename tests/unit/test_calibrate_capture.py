@@ -13,7 +13,12 @@ from tests.specs_factory import dense
 
 def _share(device: str, version: str) -> float:
     case = calibration.Case(
-        id="t", record={}, model=dense(), device=find_device(device), serve=ServeConfig(), vllm_version=version
+        id="t",
+        record={},
+        model=dense(),
+        device=find_device(device),
+        serve=ServeConfig(),
+        vllm_version=version,
     )
     flags, _, _ = resolve(model=case.model, device=case.device, serve=case.serve, rules=rules_for(version))
     return calibrate.capture_share(case=case, flags=flags)
