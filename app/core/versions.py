@@ -161,13 +161,15 @@ class VersionRules:
     mla_forcing: Literal["backend", "device_0_11", "device_0_14", "device_0_15"] = "backend"
     # the qk_nope_head_dim values FLASHINFER_MLA takes (mla/flashinfer_mla.py supports_combination); None: no check
     flashinfer_mla_nope_dims: tuple[int, ...] | None = None
-    # a model with learned attention sinks (backends.SINK_ARCHITECTURES): the capability majors on which each listed
+    # a model with learned attention sinks (attention_sinks.has_sinks): the capability majors on which each listed
     # backend takes them (AttentionBackend.supports_sink); a backend not listed takes them everywhere (TRITON_ATTN)
     sink_backends: tuple[tuple[str, tuple[int, ...]], ...] = ()
     # an fp8 KV cache takes the sinks' path too: 0.11.0 platforms/cuda.py get_attn_backend_cls "if (has_sink or
     # use_fp8_kv_cache) and not cls.is_device_capability(90)" -> TRITON_ATTN (FlashInfer first on 10.0 before it);
     # 0.10.1.1 tests has_sink alone; 0.13.0 walks _get_backend_priorities, each backend checking the dtype itself
     fp8_kv_as_sinks: bool = False
+    # ModelSpec.attention_sinks (a config field's sinks on every layer) read: Granite's granite_layer_attn_params, 0.30.0+
+    config_sinks: bool = False
     # the default grid gains max_num_batched_tokens when it is within the largest capture size ("ensure
     # max_num_tokens is captured if within max capture size", 0.20.2+; absent in 0.19.0)
     capture_adds_batched_tokens: bool = False

@@ -555,6 +555,14 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.30.0",
+        "0.30.0 model_executor/models/granite.py granite_layer_attn_params: has_sink = getattr(config, "
+        "'attention_sinks', layer_types is not None) for every layer of GraniteForCausalLM / GraniteSWAForCausalLM and "
+        "(granitemoe.py, granitemoeshared.py) the MoE Granites; 0.22.0 granite.py has no sinks (0.24.0-0.27.1 not "
+        "read); 0.31.0-0.33.0 the same",
+        {"config_sinks": True},
+    ),
+    Change(
+        "0.30.0",
         "0.29.0 v1/core/kv_cache_utils.py unify_kv_cache_spec_page_size: any non-MLA attention layer is padded "
         "('Padding is only supported for non-MLA attention layers'; 0.28.0 asked indexes_kv_by_block_stride). "
         "Put at 0.30.0, the first known release with it: 0.29.x is planned with 0.27.1's rules",
