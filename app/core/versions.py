@@ -297,7 +297,7 @@ class VersionRules:
     # model_executor/models/registry.py inspect_model_cls under --model-impl auto: an architecture outside vLLM's
 
     # registry falls back to the Transformers modeling backend when transformers has a compatible class
-    # (_try_resolve_transformers); read for 0.32.0 and 0.33.0 with their transformers (hf_config/transformers_fallback.json)
+    # (_try_resolve_transformers); read for 0.30.0, 0.32.0 and 0.33.0 with their transformers (hf_config/transformers_fallback.json)
 
     transformers_fallback: bool = False
     # DeepSeek-V4's caches sized as 0.33.0 packs them (app/core/kv_dsv4.py); 0.20.2-0.32 were not read (warned)

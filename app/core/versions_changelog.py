@@ -623,14 +623,16 @@ CHANGELOG: tuple[Change, ...] = (
         {"has_nvfp4_ds_mla": True},
     ),
     Change(
-        "0.32.0",
-        "0.32.0 and 0.33.0 model_executor/models/registry.py _ModelRegistry.inspect_model_cls / _try_resolve_transformers "
-        "and transformers_utils/config.py HFConfigParser.parse (the same code in both), each with the newest "
-        "transformers its wheel allows (0.32.0: 5.19.0, <5.20.0; 0.33.0: 5.20.2, <5.21.0): a config whose model_type "
-        "neither vLLM's _CONFIG_REGISTRY nor transformers' CONFIG_MAPPING knows fails to parse; an unregistered "
-        "architecture that transformers exports with a backend-compatible attention is served by the Transformers "
-        "backend; any other is 'Model architectures [...] are not supported for now' (scripts/gen_transformers_"
-        "fallback.py, hf_config/transformers_fallback.json; 0.31.0 and older: not read, refused as before)",
+        "0.30.0",
+        "0.30.0, 0.32.0 and 0.33.0 model_executor/models/registry.py _ModelRegistry.inspect_model_cls / "
+        "_try_resolve_transformers and transformers_utils/config.py HFConfigParser.parse (the same code; 0.31.0's "
+        "_try_resolve_transformers too), each with its transformers (0.30.0 requires >=5.10.4, no upper bound: 5.17.0, "
+        "the newest when its wheel was built on 2026-09-22, also the newest 0.31.0 allows; 0.32.0: 5.19.0, <5.20.0; "
+        "0.33.0: 5.20.2, <5.21.0): a config whose model_type neither vLLM's _CONFIG_REGISTRY nor transformers' "
+        "CONFIG_MAPPING knows fails to parse; an unregistered architecture that transformers exports with a "
+        "backend-compatible attention is served by the Transformers backend; any other is 'Model architectures [...] "
+        "are not supported for now' (scripts/gen_transformers_fallback.py, hf_config/transformers_fallback.json; "
+        "0.27.1 and older: not read, refused as before)",
         {"transformers_fallback": True},
     ),
     Change(
