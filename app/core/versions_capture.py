@@ -13,7 +13,9 @@ CAPTURE_CHANGELOG: tuple[Change, ...] = (
         "0.11.0 config/__init__.py VllmConfig._set_cudagraph_sizes: the default batch_size_capture_list is [1, 2, 4] + "
         "range(8, cuda_graph_sizes[0] + 1, 8), cuda_graph_sizes = [min(max_num_seqs x 2, 512)] (config/scheduler.py "
         "SchedulerConfig.__post_init__): 67 sizes to 512, as a real 0.11.0rc2 ROCm start prints ('Capturing CUDA "
-        "graphs (decode, FULL): 67/67', tests/data/logs/heldout-2026-12j); 0.10.2 not read",
+        "graphs (decode, FULL): 67/67', tests/data/logs/heldout-2026-12j); 0.10.2 not read. 0.11.1's config/vllm.py "
+        "already steps by 16 from 256 (0.11.1 wheel): 0.11.1-0.11.2, planned with 0.11.0's rules as for the mode key, "
+        "count 67 sizes where they capture 51",
         {"capture_grid_16_from_256": False},
     ),
     Change(
