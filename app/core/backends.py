@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from app.core import kv_dsv4_ascend
 from app.core.attention_sinks import has_sinks
+from app.core.backends_diffkv import DIFFKV_KERNEL_BLOCK, diffkv_backend
 from app.core.errors import InvalidServeConfigError
 from app.core.forced_blocks import device_forcing, flashinfer_mla_refuses
 from app.core.kv import HybridAlign
@@ -541,6 +542,8 @@ def _cuda_choice(
     sm = device.sm or 80
     if model.compress_ratios is not None and rules.dsv4_cache and sm // 10 in DSV4_FLASHMLA_SM_MAJORS:
         return _dsv4_choice(serve=serve)
+    if (diffkv := diffkv_backend(model=model, sm=sm, rules=rules)) is not None:  # mimo_v2.py picks it itself
+        return BackendChoice(name=diffkv, block_size=user_block or DIFFKV_KERNEL_BLOCK, min_kernel_block=16)
     if model.sparse_kernel_block is not None:
         # MiniMax-M3 (models/minimax_m3/common/sparse_attention.py): MINIMAX_M3_SPARSE on every CUDA device
         # (the SM100 MSA impl keeps its name), its one kernel block for every layer

@@ -170,6 +170,8 @@ class VersionRules:
     fp8_kv_as_sinks: bool = False
     # ModelSpec.attention_sinks (a config field's sinks on every layer) read: Granite's granite_layer_attn_params, 0.30.0+
     config_sinks: bool = False
+    # MiMo-V2 with v_head_dim != head_dim takes FLASH_ATTN_DIFFKV / TRITON_ATTN_DIFFKV itself (backends_diffkv.py, 0.30.0+)
+    diffkv_backends: bool = False
     # the default grid gains max_num_batched_tokens when it is within the largest capture size ("ensure
     # max_num_tokens is captured if within max capture size", 0.20.2+; absent in 0.19.0)
     capture_adds_batched_tokens: bool = False

@@ -563,6 +563,14 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.30.0",
+        "0.30.0 model_executor/models/mimo_v2.py MiMoV2Attention.__init__: v_head_dim != head_dim -> FLASH_ATTN_DIFFKV "
+        "when FlashAttentionDiffKVBackend.is_supported_on_current_device (FA3 / FA4: capability 9.x / 10.x, "
+        "fa_utils.get_flash_attn_version), else TRITON_ATTN_DIFFKV (backends_diffkv.py); 0.22.0's mimo_v2.py has no "
+        "such branch (0.24.0-0.27.1 not read); 0.31.0-0.33.0 the same",
+        {"diffkv_backends": True},
+    ),
+    Change(
+        "0.30.0",
         "0.29.0 v1/core/kv_cache_utils.py unify_kv_cache_spec_page_size: any non-MLA attention layer is padded "
         "('Padding is only supported for non-MLA attention layers'; 0.28.0 asked indexes_kv_by_block_stride). "
         "Put at 0.30.0, the first known release with it: 0.29.x is planned with 0.27.1's rules",
