@@ -9,8 +9,10 @@ Two ways a model gets them, both read from the wheels:
   layer ``has_sink = getattr(config, "attention_sinks", layer_types is not None)``, the same for each layer;
   VersionRules.config_sinks says the release reads it (0.22.0's granite.py has no sinks).
 
-Not modelled: sinks only on the sliding layers (laguna.py ``swa_attention_sink_enabled``, mimo_v2.py
-``add_swa_attention_sink_bias``), where vLLM picks the sliding layers' backend apart from the full layers'.
+Sinks only on the sliding layers: mimo_v2.py ``add_swa_attention_sink_bias`` layers run the DiffKV backends that
+MiMo-V2 picks itself (backends_diffkv.py, sinks included); laguna.py ``swa_attention_sink_enabled`` (no published
+Laguna config sets it, and transformers 5.20.2's LagunaConfig has no such field) is not modelled: vLLM would pick
+those layers' backend apart from the full layers'.
 """
 
 from __future__ import annotations
