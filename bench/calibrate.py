@@ -16,6 +16,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: bench.calibration
 
 from app.core import budget as B
+from app.core import graph_rules
+from app.core.defaults import ResolvedFlags
 from app.core.estimate import resolve, validate_parallel
 from app.core.specs import DTYPE_BYTES, GIB
 from app.core.versions import rules_for
@@ -56,6 +58,15 @@ def held_bytes(*, case: calibration.Case, tokens: int) -> int:
     return moe + enc
 
 
+def capture_share(*, case: calibration.Case, flags: ResolvedFlags) -> float:
+    """The share of the default 51 sizes this start captured, counted by graph_rules.capture_sizes (the one place
+    the sizes are decided: the release's grid, 0.11.0's step of 8, the 1,024 cap on 10.x from 0.30.0, -cc keys).
+    E.g. a 0.11.0 start at 1,024 sequences captures 67 sizes: 67 / 51 = 1.314; a B200 at 0.30.0, 83 / 51."""
+    rules = rules_for(case.vllm_version)
+    sizes = graph_rules.capture_sizes(serve=case.serve, flags=flags, rules=rules, sm=case.device.sm)
+    return len(sizes) / B.cuda_graph_capture_sizes(max_num_seqs=B.CUDA_GRAPH_MAX_CAPTURE)
+
+
 def points() -> list[Point]:
     out = []
     for case in calibration.cases(require_version=True):
@@ -64,7 +75,6 @@ def points() -> list[Point]:
         res, _, _ = resolve(model=case.model, device=case.device, serve=case.serve, rules=rules)
         rep = case.reported
         pp = case.serve.pipeline_parallel_size
-        full = B.cuda_graph_capture_sizes(max_num_seqs=B.CUDA_GRAPH_MAX_CAPTURE)
         out.append(
             Point(
                 id=case.id,
@@ -82,7 +92,7 @@ def points() -> list[Point]:
                 non_torch_gib=rep.get("non_torch_gib"),
                 graph_gib=None if case.serve.enforce_eager else rep.get("cuda_graph_gib"),
                 layers_on_rank=case.model.num_layers // pp,
-                capture_share=B.cuda_graph_capture_sizes(max_num_seqs=res.max_num_seqs) / full,
+                capture_share=capture_share(case=case, flags=res),
                 tp=case.serve.tensor_parallel_size,
                 pp=pp,
                 held_bytes=held_bytes(case=case, tokens=res.max_num_batched_tokens),
@@ -115,7 +125,7 @@ def fit_activation(data: list[Point], *, newer: bool) -> tuple[float, float, flo
 
 
 def fit_graphs(data: list[Point]) -> tuple[float, float, list[float]]:
-    sel = [p for p in data if p.graph_gib is not None]
+    sel = [p for p in data if p.graph_gib is not None and p.capture_share > 0]
     xs = [p.layers_on_rank for p in sel]
     ys = [(p.graph_gib or 0.0) / p.capture_share for p in sel]
     mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)

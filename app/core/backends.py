@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass, field
 
 from app.core import kv_dsv4_ascend
+from app.core.attention_sinks import has_sinks
+from app.core.backends_diffkv import DIFFKV_KERNEL_BLOCK, diffkv_backend
 from app.core.errors import InvalidServeConfigError
 from app.core.forced_blocks import device_forcing, flashinfer_mla_refuses
 from app.core.kv import HybridAlign
@@ -385,11 +387,8 @@ def _npu_choice(
 
 # 0.19.0-0.33.0 v1/attention/backends/rocm_attn.py RocmAttentionBackend.get_supported_head_sizes
 ROCM_ATTN_HEAD_SIZES = frozenset({32, 64, 80, 96, 128, 160, 192, 224, 256})
-# models that hand every attention layer learned sinks (gpt_oss.py OAIAttention: sinks=self.sinks, 0.11.0-0.33.0),
-# which ROCM_ATTN refuses (supports_sink False: "attention sinks not supported") and CUDA backends take by device
-# (VersionRules.sink_backends). Not listed: models whose sinks a config field turns on (mimo_v2.py
-# add_swa_attention_sink_bias, laguna.py attention_sink, granite.py attention_sinks / layer_types), not read yet
-SINK_ARCHITECTURES = frozenset({"GptOssForCausalLM"})
+# models with learned sinks on every layer (attention_sinks.has_sinks): ROCM_ATTN refuses them (supports_sink False:
+# "attention sinks not supported"), CUDA backends take them by device (VersionRules.sink_backends)
 
 
 def _rocm_rejects(
@@ -401,7 +400,7 @@ def _rocm_rejects(
     heads = {shape.head_size for shape in model.layer_attention or ()} | {model.head_size}
     if not heads <= ROCM_ATTN_HEAD_SIZES:
         return "head_size not supported"
-    if model.architecture in SINK_ARCHITECTURES:
+    if has_sinks(model=model, rules=rules):
         return "attention sinks not supported"
     if not rules.rocm_attn_mm_prefix and uses_mm_prefix(model=model, serve=serve, rules=rules):
         return "partial multimodal token full attention not supported"
@@ -543,6 +542,8 @@ def _cuda_choice(
     sm = device.sm or 80
     if model.compress_ratios is not None and rules.dsv4_cache and sm // 10 in DSV4_FLASHMLA_SM_MAJORS:
         return _dsv4_choice(serve=serve)
+    if (diffkv := diffkv_backend(model=model, sm=sm, rules=rules)) is not None:  # mimo_v2.py picks it itself
+        return BackendChoice(name=diffkv, block_size=user_block or DIFFKV_KERNEL_BLOCK, min_kernel_block=16)
     if model.sparse_kernel_block is not None:
         # MiniMax-M3 (models/minimax_m3/common/sparse_attention.py): MINIMAX_M3_SPARSE on every CUDA device
         # (the SM100 MSA impl keeps its name), its one kernel block for every layer
@@ -558,9 +559,8 @@ def _cuda_choice(
         )
     else:
         candidates = cuda_candidates(mla=model.mla is not None, sm=sm, rules=rules)
-        if (
-            model.architecture in SINK_ARCHITECTURES
-        ):  # validate_configuration: "attention sinks not supported"
+        fp8_sink_path = rules.fp8_kv_as_sinks and model.mla is None and kv_dtype.startswith("fp8")
+        if has_sinks(model=model, rules=rules) or fp8_sink_path:  # "attention sinks not supported"
             takes = dict(rules.sink_backends)
             candidates = [b for b in candidates if b.name not in takes or sm // 10 in takes[b.name]]
         if flashinfer_mla_refuses(model=model, rules=rules):

@@ -408,11 +408,14 @@ def cuda_graph_capture_sizes(*, max_num_seqs: int, cap: int = CUDA_GRAPH_MAX_CAP
     return capture_grid_count(min(max_num_seqs * 2, cap))
 
 
-def capture_grid(limit: int) -> list[int]:
-    """vLLM's capture grid up to ``limit`` (config/vllm.py _set_cudagraph_sizes, 0.11.1-0.33.0, also under -cc
+def capture_grid(limit: int, *, step_16_from_256: bool = True) -> list[int]:
+    """vLLM's capture grid up to ``limit`` (config/vllm.py _set_cudagraph_sizes, 0.13.0-0.33.0, also under -cc
     max_cudagraph_capture_size): 1, 2, 4, multiples of 8 below 256, multiples of 16 from 256; e.g. 64 -> 1, 2, 4,
-    8, 16 ... 64."""
+    8, 16 ... 64. Without ``step_16_from_256`` (0.11.0, VersionRules.capture_grid_16_from_256) multiples of 8 all
+    the way: 512 -> 3 + 64 = 67 sizes."""
     sizes = [s for s in (1, 2, 4) if s <= limit]
+    if not step_16_from_256:
+        return sizes + list(range(8, limit + 1, 8))
     sizes += list(range(8, min(256, limit + 1), 8))
     sizes += list(range(256, limit + 1, 16))
     return sizes

@@ -63,7 +63,7 @@ def default_capture_cap(*, rules: VersionRules, sm: int | None) -> int:
 def capture_sizes(
     *, serve: ServeConfig, flags: ResolvedFlags, rules: VersionRules, sm: int | None
 ) -> list[int]:
-    """The batch sizes vLLM captures, ascending. config/vllm.py _set_cudagraph_sizes (0.11.1-0.33.0):
+    """The batch sizes vLLM captures, ascending. config/vllm.py _set_cudagraph_sizes (0.13.0-0.33.0; 0.11.0 steps by 8):
     cudagraph_capture_sizes deduplicated and cut at max_num_batched_tokens; else the grid up to
     min(max_num_batched_tokens, max_cudagraph_capture_size or min(2 x max_num_seqs, default_capture_cap)), plus
     max_num_batched_tokens itself when within that limit (0.20.2+, rules.capture_adds_batched_tokens), plus the
@@ -85,7 +85,7 @@ def capture_sizes(
     if settings.max_capture_size is not None:
         cap = settings.max_capture_size
     limit = min(cap, tokens)
-    sizes = set(budget.capture_grid(limit))
+    sizes = set(budget.capture_grid(limit, step_16_from_256=rules.capture_grid_16_from_256))
     if rules.capture_adds_batched_tokens and tokens <= limit:
         sizes.add(tokens)
     if settings.max_capture_size is None:
@@ -101,7 +101,7 @@ def _decode_sizes(rules: VersionRules, seqs: int, query_len: int, default_cap: i
         return set()
     if query_len > 1:
         requests = min(seqs, default_cap)
-        counts = {*budget.capture_grid(requests), requests}
+        counts = {*budget.capture_grid(requests, step_16_from_256=rules.capture_grid_16_from_256), requests}
         return {n * query_len for n in counts if n * query_len <= cap}
     return {seqs} if rules.capture_decode_sizes == "always" and seqs <= cap else set()
 

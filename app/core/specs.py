@@ -129,6 +129,9 @@ class ModelSpec(Frozen):
     # use_bidirectional_attention "vision" (transformers_utils/model_arch_config_convertor.py, 0.20+)
     mm_prefix_lm: bool = False
     remote_code: bool = False  # config.json has an auto_map (code vLLM runs with --trust-remote-code)
+    # a config field gives every attention layer learned sinks (hf_config/sinks.py: Granite's attention_sinks /
+    # layer_types); the release rule is attention_sinks.has_sinks
+    attention_sinks: bool = False
     num_layers: int = Field(gt=0)
     hidden_size: int = Field(gt=0)
     intermediate_size: int = Field(ge=0)

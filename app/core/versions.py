@@ -9,7 +9,7 @@ batched tokens on an H200 in 0.33" is the ``batch_tiers`` of the newest entry at
 A version string is parsed as PEP 440 (vLLM's own builds are PEP 440: ``0.10.1.1``, ``0.6.4.post1``,
 ``0.14.0rc2+cu130``, ``0.19.2rc1.dev8+g4b7f5ea1a``; a leading ``v`` is allowed) and planned with the
 rules of its *bracket*: the newest release in :data:`KNOWN_VERSIONS` of the same or an older minor
-series (0.23.0 -> 0.21.0, 0.13.0 -> 0.11.0). Every changelog entry sits at the minor series of a known
+series (0.23.0 -> 0.21.0, 0.12.1 -> 0.11.0). Every changelog entry sits at the minor series of a known
 release (a test checks it), so a release and its bracket have the same rules. Pre-releases, dev
 builds and local tags take the rules of the release they lead to (an rc is cut from that release's
 branch). Boundaries the reference could only bracket ("changed between 0.14.0 and 0.20.2") are put
@@ -43,6 +43,7 @@ KNOWN_VERSIONS: tuple[str, ...] = (
     "0.9.2",
     "0.10.2",
     "0.11.0",
+    "0.13.0",
     "0.14.0",
     "0.15.0",
     "0.17.0",
@@ -160,15 +161,27 @@ class VersionRules:
     mla_forcing: Literal["backend", "device_0_11", "device_0_14", "device_0_15"] = "backend"
     # the qk_nope_head_dim values FLASHINFER_MLA takes (mla/flashinfer_mla.py supports_combination); None: no check
     flashinfer_mla_nope_dims: tuple[int, ...] | None = None
-    # a model with learned attention sinks (backends.SINK_ARCHITECTURES): the capability majors on which each listed
+    # a model with learned attention sinks (attention_sinks.has_sinks): the capability majors on which each listed
     # backend takes them (AttentionBackend.supports_sink); a backend not listed takes them everywhere (TRITON_ATTN)
     sink_backends: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    # an fp8 KV cache takes the sinks' path too: 0.11.0 platforms/cuda.py get_attn_backend_cls "if (has_sink or
+    # use_fp8_kv_cache) and not cls.is_device_capability(90)" -> TRITON_ATTN (FlashInfer first on 10.0 before it);
+    # 0.10.1.1 tests has_sink alone; 0.13.0 walks _get_backend_priorities, each backend checking the dtype itself
+    fp8_kv_as_sinks: bool = False
+    # ModelSpec.attention_sinks (a config field's sinks on every layer) read: Granite's granite_layer_attn_params, 0.30.0+
+    config_sinks: bool = False
+    # MiMo-V2 with v_head_dim != head_dim takes FLASH_ATTN_DIFFKV / TRITON_ATTN_DIFFKV itself (backends_diffkv.py, 0.30.0+)
+    diffkv_backends: bool = False
     # the default grid gains max_num_batched_tokens when it is within the largest capture size ("ensure
     # max_num_tokens is captured if within max capture size", 0.20.2+; absent in 0.19.0)
     capture_adds_batched_tokens: bool = False
     # graph_rules.default_capture_cap: (capability major, cap) pairs replacing the default 512 on that family
     # (0.30.0+: ((10, 1024),), is_device_capability_family(100)); ROCm / NPU (no CUDA capability) keep 512
     capture_cap_by_major: tuple[tuple[int, int], ...] = ()
+    # the default grid's step above 256: 16 (0.13.0-0.33.0 config/vllm.py _set_cudagraph_sizes [1, 2, 4] + range(8,
+    # 256, 8) + range(256, max + 1, 16): 51 sizes to 512) or 8 all the way (0.11.0 config/__init__.py VllmConfig.
+    # _set_cudagraph_sizes [1, 2, 4] + range(8, max + 1, 8): 67 sizes to 512); releases before 0.11.0 not read
+    capture_grid_16_from_256: bool = True
     # the default cap counts each request's 1 + num_speculative_tokens queries (decode_query_len, 0.13.0+)
     capture_spec_query_len: bool = False
     # the default grid gains the uniform decode sizes (graph_rules._decode_sizes): "speculative" with draft tokens
@@ -286,7 +299,7 @@ class VersionRules:
     # model_executor/models/registry.py inspect_model_cls under --model-impl auto: an architecture outside vLLM's
 
     # registry falls back to the Transformers modeling backend when transformers has a compatible class
-    # (_try_resolve_transformers); read for 0.32.0 and 0.33.0 with their transformers (hf_config/transformers_fallback.json)
+    # (_try_resolve_transformers); read for 0.30.0, 0.32.0 and 0.33.0 with their transformers (hf_config/transformers_fallback.json)
 
     transformers_fallback: bool = False
     # DeepSeek-V4's caches sized as 0.33.0 packs them (app/core/kv_dsv4.py); 0.20.2-0.32 were not read (warned)

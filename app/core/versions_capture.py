@@ -9,15 +9,31 @@ from app.core.version_types import Change
 
 CAPTURE_CHANGELOG: tuple[Change, ...] = (
     Change(
-        "0.14.0",
+        "0.11.0",
+        "0.11.0 config/__init__.py VllmConfig._set_cudagraph_sizes: the default batch_size_capture_list is [1, 2, 4] + "
+        "range(8, cuda_graph_sizes[0] + 1, 8), cuda_graph_sizes = [min(max_num_seqs x 2, 512)] (config/scheduler.py "
+        "SchedulerConfig.__post_init__): 67 sizes to 512, as a real 0.11.0rc2 ROCm start prints ('Capturing CUDA "
+        "graphs (decode, FULL): 67/67', tests/data/logs/heldout-2026-12j); 0.10.2 not read. 0.11.1's config/vllm.py "
+        "already steps by 16 from 256 (0.11.1 wheel): 0.11.1-0.11.2, planned with 0.11.0's rules as for the mode key, "
+        "count 67 sizes where they capture 51",
+        {"capture_grid_16_from_256": False},
+    ),
+    Change(
+        "0.13.0",
+        "0.13.0 config/vllm.py VllmConfig._set_cudagraph_sizes: [1, 2, 4] + range(8, 256, 8) + range(256, "
+        "max_graph_size + 1, 16), 51 sizes to 512; 0.14.0-0.33.0 the same",
+        {"capture_grid_16_from_256": True},
+    ),
+    Change(
+        "0.13.0",
         "0.13.0 and 0.14.0 config/vllm.py VllmConfig._set_cudagraph_sizes: with both max_cudagraph_capture_size and "
         "cudagraph_capture_sizes given, 'customized max_cudagraph_capture_size(=%d) should be consistent with the max "
         "value of cudagraph_capture_sizes(=%d)' unless they agree (the sizes cut at max_num_batched_tokens); 0.11.0 "
-        "has no max_cudagraph_capture_size (0.12.x-0.13.x are planned with 0.11.0's rules)",
+        "has no max_cudagraph_capture_size",
         {"capture_size_consistency": True},
     ),
     Change(
-        "0.14.0",
+        "0.13.0",
         "0.13.0 and 0.14.0 config/vllm.py VllmConfig._set_cudagraph_sizes: the default cap is min(max_num_seqs x "
         "decode_query_len x 2, 512), decode_query_len = 1 + speculative_config.num_speculative_tokens (0.11.0 "
         "config/__init__.py: min(max_num_seqs x 2, 512)); 0.19.0-0.33.0 the same",

@@ -170,37 +170,40 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.11.0",
+        "0.11.0 platforms/cuda.py get_attn_backend_cls (V1, no VLLM_ATTENTION_BACKEND): 'if (has_sink or "
+        "use_fp8_kv_cache) and not cls.is_device_capability(90)' returns TRITON_ATTN on any 8.0+ device but 9.0 once "
+        "10.0's FlashInfer is passed (0.10.1.1: has_sink only); 0.13.0 _get_backend_priorities has no such branch",
+        {"fp8_kv_as_sinks": True},
+    ),
+    Change(
+        "0.11.0",
         "0.11.0 platforms/cuda.py check_and_update_config (no VLLM_ATTENTION_BACKEND): is_device_capability(100) -> "
         "use_cutlass_mla, else use_flashmla (forced when is_flashmla_supported): the device decides the forcing, "
         "not the backend later selected (forced_blocks.py; 0.10.2 not read)",
         {"mla_forcing": "device_0_11"},
     ),
     Change(
-        "0.14.0",
-        "0.14.0: requested = ceil(T*u) (§2.1), format_gib (§0), first-group capacity (§3.6), "
-        "'Model loading took %.4f GiB memory' (§4.1), --kv-offloading-size and --max-model-len auto (§7), "
-        "--block-size adds 256 (§5.1), fp8_ds_mla (§5.4), 'Free memory on device cuda:0' (§4.2), "
-        "config/vllm.py OptimizationLevel: -O0 NONE / -O1 PIECEWISE / -O2 (default), -O3 FULL_AND_PIECEWISE",
+        "0.13.0",
+        "0.13.0: 'Model loading took %.4f GiB memory' (gpu_model_runner.load_model), --kv-offloading-size "
+        "(arg_utils.py), --block-size adds 256 and fp8_ds_mla (config/cache.py BlockSize / CacheDType), the 'See "
+        "…conserving_memory/ for more details.' tail on both KV errors (kv_cache_utils.py), config/vllm.py "
+        "OptimizationLevel -O0 NONE / -O1 PIECEWISE / -O2 (default) / -O3, models/config.py "
+        "NemotronHForCausalLMConfig; still 0.11.0's float T*u, %.2f GiB, the summed per-layer need and 'Free memory "
+        "on device (' (gpu_worker.py, kv_cache_utils.py check_enough_kv_cache_memory)",
         {
             "optimization_levels": True,
-            "requested_uses_ceil": True,
-            "needed_formula": "first_group",
+            "fp8_kv_as_sinks": False,  # platforms/cuda.py: the priority walk (the 0.11.0 row above)
             "error_style": "v1_014",
             "weights_log": "took_gib_memory",
-            "format_gib_style": "round2",
             "has_kv_offloading_flags": True,
-            "has_auto_fit": True,
             "block_size_choices": (1, 8, 16, 32, 64, 128, 256),
             "has_fp8_ds_mla": True,
-            "free_memory_device": "device cuda:0 ",
-            "nemotron_h_ssm_dtype_default": "float16",  # NemotronHForCausalLMConfig appears (0.14.0)
-            # engine/arg_utils.py create_engine_config: resolve_kv_cache_dtype_string (absent in 0.11.0)
-            "checkpoint_kv_dtype_modelopt": True,
+            "nemotron_h_ssm_dtype_default": "float16",  # NemotronHForCausalLMConfig (absent in 0.11.0)
         },
     ),
     Change(
-        "0.14.0",
-        "0.14.0 platforms/cuda.py check_and_update_config: FlashMLA keeps a block with 'block_size % 64 == 0', "
+        "0.13.0",
+        "0.13.0 and 0.14.0 platforms/cuda.py check_and_update_config: FlashMLA keeps a block with 'block_size % 64 == 0', "
         "CUTLASS_MLA '% 128', FlashInferMLA 32 or '% 64' (0.11.0: != 64, != 128, not in [32, 64]); FlashMLASparse "
         "still != 64. v1/attention/backends/mla/indexer.py DeepseekV32IndexerBackend.get_supported_kernel_block_sizes "
         "[64] on CUDA and v1/worker/gpu_model_runner.py _select_common_block_size 'No common block size for %d' "
@@ -208,7 +211,7 @@ CHANGELOG: tuple[Change, ...] = (
         {"forced_blocks": FORCED_0_14, "indexer_kernel_block": True},
     ),
     Change(
-        "0.14.0",
+        "0.13.0",
         "0.13.0 and 0.14.0 platforms/cuda.py _get_backend_priorities: MLA on 10.x CUTLASS_MLA, FLASHINFER_MLA, "
         "FLASH_ATTN_MLA, FLASHMLA, TRITON_MLA; elsewhere FLASH_ATTN_MLA, FLASHMLA, FLASHINFER_MLA, TRITON_MLA "
         "(mla/flashinfer_mla.py: no qk_nope_head_dim check yet)",
@@ -227,54 +230,69 @@ CHANGELOG: tuple[Change, ...] = (
         },
     ),
     Change(
-        "0.14.0",
-        "0.14.0 platforms/cuda.py check_and_update_config: is_device_capability_family(100) and not use_sparse -> "
+        "0.13.0",
+        "0.13.0 and 0.14.0 platforms/cuda.py check_and_update_config: is_device_capability_family(100) and not use_sparse -> "
         "CUTLASS_MLA, set as attention_config.backend; else use_flashmla, forced when is_flashmla_dense_supported "
-        "(9.x), whichever MLA backend _get_backend_priorities then picks (0.13.0 read too)",
+        "(9.x), whichever MLA backend _get_backend_priorities then picks",
         {"mla_forcing": "device_0_14"},
     ),
     Change(
-        "0.14.0",
-        "0.14.0 config/vllm.py VllmConfig.__post_init__: 'Cudagraph mode %s is not compatible with compilation mode "
+        "0.13.0",
+        "0.13.0 and 0.14.0 config/vllm.py VllmConfig.__post_init__: 'Cudagraph mode %s is not compatible with compilation mode "
         "%s.Overriding to NONE.' when cudagraph_mode.requires_piecewise_compilation() and compilation_config.mode != "
         "VLLM_COMPILE (0.11.0: with no cudagraph_mode a level other than PIECEWISE set NONE, and a piecewise mode "
         "with such a level failed the 'Compilation level should be CompilationLevel.PIECEWISE' assert)",
         {"compile_mode_rule": "to_none"},
     ),
     Change(
-        "0.14.0",
-        "0.14.0 v1/attention/backends/short_conv_attn.py builds on BaseMambaAttentionMetadataBuilder and "
+        "0.13.0",
+        "0.13.0 and 0.14.0 v1/attention/backends/short_conv_attn.py builds on BaseMambaAttentionMetadataBuilder and "
         "linear_attn.py sets UNIFORM_SINGLE_TOKEN_DECODE (0.11.0: both AttentionMetadataBuilder's NEVER); flashinfer.py "
         "get_cudagraph_support UNIFORM_BATCH with TRTLLM decode (capability 10.x), mla/flashinfer_mla.py UNIFORM_BATCH "
         "(0.13.0 read too)",
         {"cudagraph_support": graph_support(GRAPHS_0_14)},
     ),
     Change(
-        "0.14.0",
-        "0.14.0 config/vllm.py VllmConfig.__post_init__: cudagraph_mode.has_full_cudagraphs() and "
+        "0.13.0",
+        "0.13.0 and 0.14.0 config/vllm.py VllmConfig.__post_init__: cudagraph_mode.has_full_cudagraphs() and "
         "model_config.pooler_config is not None -> 'Pooling models do not support full cudagraphs. Overriding "
         "cudagraph_mode to PIECEWISE.' (0.11.0 config/__init__.py: only the default became PIECEWISE)",
         {"pooling_overrides_full": True},
     ),
     Change(
-        "0.14.0",
-        "0.14.0 v1/core/kv_cache_utils.py _get_kv_cache_groups_uniform_page_size: buckets within 1.25 x the "
+        "0.13.0",
+        "0.13.0 and 0.14.0 v1/core/kv_cache_utils.py _get_kv_cache_groups_uniform_page_size: buckets within 1.25 x the "
         "smallest take the largest as the group size ('12 sw + 13 full' -> groups of 13; 0.11.0: the smallest)",
         {"group_size_max_ratio": 1.25},
     ),
     Change(
-        "0.14.0",
-        "0.14.0 config/model.py _get_and_verify_max_len: with no --max-model-len (or -1) a LongRoPE model "
+        "0.13.0",
+        "0.13.0 and 0.14.0 config/model.py _get_and_verify_max_len: with no --max-model-len (or -1) a LongRoPE model "
         "(Phi-3/Phi-4) serves original_max_position_embeddings, not the derived maximum (absent in 0.11.0)",
         {"longrope_default_original": True},
     ),
     Change(
-        "0.14.0",
-        "0.14.0 v1/attention/backend.py AttentionBackend.validate_configuration: 'partial multimodal token full "
+        "0.13.0",
+        "0.13.0 attention/backends/abstract.py and 0.14.0 v1/attention/backend.py AttentionBackend.validate_configuration: 'partial multimodal token full "
         "attention not supported' for a backend without supports_mm_prefix when ModelConfig.is_mm_prefix_lm "
         "(model_type gemma3 / paligemma): on CUDA only triton_attn.py and flex_attention.py declare it (0.11.0: "
         "no such check)",
         {"mm_prefix_attention": True},
+    ),
+    Change(
+        "0.14.0",
+        "0.14.0: requested = ceil(T*u) (§2.1, gpu_worker.py request_memory), format_gib (§0), first-group capacity "
+        "(§3.6, _max_memory_usage_bytes_from_groups), --max-model-len auto (human_readable_int_or_auto), 'Free "
+        "memory on device cuda:0' (§4.2); none of these in 0.13.0",
+        {
+            "requested_uses_ceil": True,
+            "needed_formula": "first_group",
+            "format_gib_style": "round2",
+            "has_auto_fit": True,
+            "free_memory_device": "device cuda:0 ",
+            # engine/arg_utils.py create_engine_config: resolve_kv_cache_dtype_string (absent in 0.11.0 and 0.13.0)
+            "checkpoint_kv_dtype_modelopt": True,
+        },
     ),
     Change(
         "0.14.0",
@@ -537,6 +555,22 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.30.0",
+        "0.30.0 model_executor/models/granite.py granite_layer_attn_params: has_sink = getattr(config, "
+        "'attention_sinks', layer_types is not None) for every layer of GraniteForCausalLM / GraniteSWAForCausalLM and "
+        "(granitemoe.py, granitemoeshared.py) the MoE Granites; 0.22.0 granite.py has no sinks (0.24.0-0.27.1 not "
+        "read); 0.31.0-0.33.0 the same",
+        {"config_sinks": True},
+    ),
+    Change(
+        "0.30.0",
+        "0.30.0 model_executor/models/mimo_v2.py MiMoV2Attention.__init__: v_head_dim != head_dim -> FLASH_ATTN_DIFFKV "
+        "when FlashAttentionDiffKVBackend.is_supported_on_current_device (FA3 / FA4: capability 9.x / 10.x, "
+        "fa_utils.get_flash_attn_version), else TRITON_ATTN_DIFFKV (backends_diffkv.py); 0.22.0's mimo_v2.py has no "
+        "such branch (0.24.0-0.27.1 not read); 0.31.0-0.33.0 the same",
+        {"diffkv_backends": True},
+    ),
+    Change(
+        "0.30.0",
         "0.29.0 v1/core/kv_cache_utils.py unify_kv_cache_spec_page_size: any non-MLA attention layer is padded "
         "('Padding is only supported for non-MLA attention layers'; 0.28.0 asked indexes_kv_by_block_stride). "
         "Put at 0.30.0, the first known release with it: 0.29.x is planned with 0.27.1's rules",
@@ -597,14 +631,16 @@ CHANGELOG: tuple[Change, ...] = (
         {"has_nvfp4_ds_mla": True},
     ),
     Change(
-        "0.32.0",
-        "0.32.0 and 0.33.0 model_executor/models/registry.py _ModelRegistry.inspect_model_cls / _try_resolve_transformers "
-        "and transformers_utils/config.py HFConfigParser.parse (the same code in both), each with the newest "
-        "transformers its wheel allows (0.32.0: 5.19.0, <5.20.0; 0.33.0: 5.20.2, <5.21.0): a config whose model_type "
-        "neither vLLM's _CONFIG_REGISTRY nor transformers' CONFIG_MAPPING knows fails to parse; an unregistered "
-        "architecture that transformers exports with a backend-compatible attention is served by the Transformers "
-        "backend; any other is 'Model architectures [...] are not supported for now' (scripts/gen_transformers_"
-        "fallback.py, hf_config/transformers_fallback.json; 0.31.0 and older: not read, refused as before)",
+        "0.30.0",
+        "0.30.0, 0.32.0 and 0.33.0 model_executor/models/registry.py _ModelRegistry.inspect_model_cls / "
+        "_try_resolve_transformers and transformers_utils/config.py HFConfigParser.parse (the same code; 0.31.0's "
+        "_try_resolve_transformers too), each with its transformers (0.30.0 requires >=5.10.4, no upper bound: 5.17.0, "
+        "the newest when its wheel was built on 2026-09-22, also the newest 0.31.0 allows; 0.32.0: 5.19.0, <5.20.0; "
+        "0.33.0: 5.20.2, <5.21.0): a config whose model_type neither vLLM's _CONFIG_REGISTRY nor transformers' "
+        "CONFIG_MAPPING knows fails to parse; an unregistered architecture that transformers exports with a "
+        "backend-compatible attention is served by the Transformers backend; any other is 'Model architectures [...] "
+        "are not supported for now' (scripts/gen_transformers_fallback.py, hf_config/transformers_fallback.json; "
+        "0.27.1 and older: not read, refused as before)",
         {"transformers_fallback": True},
     ),
     Change(

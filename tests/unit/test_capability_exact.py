@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.core.errors import PlannerError
 from tests.unit.test_current_configs_0_33 import _est
 
 DSV3, LLAMA, GPT_OSS = "deepseek-ai--DeepSeek-V3", "meta-llama--Meta-Llama-3.1-8B", "openai--gpt-oss-20b"
@@ -33,10 +34,22 @@ DSV3, LLAMA, GPT_OSS = "deepseek-ai--DeepSeek-V3", "meta-llama--Meta-Llama-3.1-8
         (DSV3, 8, "0.10.2", "TRITON_MLA", 16),
         # 0.14.0: is_device_capability_family(100) -> CUTLASS_MLA forced to 128 on 10.3 too
         (DSV3, 8, "0.14.0", "CUTLASS_MLA", 128),
+        # 0.13.0 check_and_update_config: is_device_capability_family(100) and not use_sparse -> use_cutlass_mla,
+        # "block_size % 128 != 0" -> 128 (review9a: planned TRITON_MLA at 16 with 0.11.0's rules)
+        (DSV3, 8, "0.13.0", "CUTLASS_MLA", 128),
         # non-MLA: not 10.0 -> FlashAttention (8.0+), its MultipleOf(16) keeps 16
         (LLAMA, 1, "0.11.0", "FLASH_ATTN", 16),
         (LLAMA, 1, "0.10.2", "FLASH_ATTN", 16),
         (LLAMA, 1, "0.14.0", "FLASHINFER", 16),  # 0.13.0+ major == 10
+        (
+            LLAMA,
+            1,
+            "0.13.0",
+            "FLASHINFER",
+            16,
+        ),  # 0.13.0 _get_backend_priorities "device_capability.major == 10"
+        # 0.13.0 flashinfer.py supports_sink with TRTLLM attention (10.x): FlashInfer, first on 10.x, takes the sinks
+        (GPT_OSS, 1, "0.13.0", "FLASHINFER", 16),
         # sinks (gpt-oss) off 9.0 -> TRITON_ATTN; FlashInfer never runs there by default before 0.13
         (GPT_OSS, 1, "0.11.0", "TRITON_ATTN", 16),
         (GPT_OSS, 1, "0.10.2", "TRITON_ATTN", 16),
@@ -63,3 +76,32 @@ def test_capability_10_0_keeps_the_blackwell_lists_at_0_11(
     # B200 is 10.0: is_device_capability(100) holds -> CUTLASS_MLA at 128, FlashInfer first (sinks included)
     est = _est(name, "nvidia-b200", tp, version="0.11.0")
     assert (est.attention_backend, est.block_size) == (backend, block)
+
+
+@pytest.mark.parametrize(
+    ("device", "version", "backend"),
+    [
+        # 0.11.0 get_attn_backend_cls: "(has_sink or use_fp8_kv_cache) and not cls.is_device_capability(90)" ->
+        # TRITON_ATTN on 10.3 (B300), 12.0 (RTX 5090), 12.1 (GB10), 8.9 (L40S) (review9a: FLASH_ATTN / FLASHINFER)
+        ("nvidia-b300", "0.11.0", "TRITON_ATTN"),
+        ("nvidia-rtx-5090-32gb", "0.11.0", "TRITON_ATTN"),
+        ("nvidia-gb10", "0.11.0", "TRITON_ATTN"),
+        ("nvidia-l40s-48gb", "0.11.0", "TRITON_ATTN"),
+        # 10.0: "Prefer FlashInfer for Blackwell GPUs" returns before that branch; 9.0 is excluded from it
+        ("nvidia-b200", "0.11.0", "FLASHINFER"),
+        ("nvidia-h100-sxm-80gb", "0.11.0", "FLASH_ATTN"),
+        # 0.13.0 walks _get_backend_priorities: 10.x FlashInfer first (fp8 on its TRTLLM path)
+        ("nvidia-b300", "0.13.0", "FLASHINFER"),
+    ],
+)
+def test_an_fp8_cache_takes_the_sinks_path_at_0_11(device: str, version: str, backend: str) -> None:
+    est = _est(LLAMA, device, 1, version=version, kv_cache_dtype="fp8")
+    assert (est.attention_backend, est.block_size) == (backend, 16)
+
+
+def test_an_fp8_cache_on_ampere_at_0_11_has_no_backend() -> None:
+    # 0.11.0 sends it to TRITON_ATTN, whose fp8e4nv cache cannot compile below capability 8.9 (vllm#26431, an
+    # RTX 3090 on V1: "type fp8e4nv not supported in this architecture"): refused, naming the field
+    with pytest.raises(PlannerError) as err:
+        _est(LLAMA, "nvidia-a100-sxm4-80gb", 1, version="0.11.0", kv_cache_dtype="fp8")
+    assert err.value.field == "kv_cache_dtype"

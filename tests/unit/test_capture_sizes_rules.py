@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import pytest
 
+from app.core import graph_rules
+from app.core.backends import BackendChoice
 from app.core.catalog import find_device
 from app.core.command import parse_pasted
+from app.core.defaults import ResolvedFlags
 from app.core.errors import PlannerError
 from app.core.estimate import estimate
+from app.core.versions import rules_for
 from tests.specs_factory import dense
 
 H100 = find_device("h100")
@@ -31,7 +35,9 @@ def _estimate(command: str, version: str, **serve: object):  # type: ignore[no-u
     return estimate(model=dense(), device=H100, serve=parsed.model_copy(update=serve), vllm_version=version)
 
 
-@pytest.mark.parametrize("version", ["0.14.0", "0.19.0", "0.33.0"])
+@pytest.mark.parametrize(
+    "version", ["0.13.0", "0.14.0", "0.19.0", "0.33.0"]
+)  # 0.13.0 config/vllm.py the same
 def test_inconsistent_capture_keys_are_refused(version: str) -> None:
     # sizes [1, 2, 4, 8] at 8,192 batched tokens: valid_max_size 8, the given max 16 -> vLLM's ValueError
     with pytest.raises(PlannerError) as err:
@@ -68,3 +74,18 @@ def test_the_default_grid_is_cut_at_max_num_batched_tokens_and_gains_it() -> Non
     ).cuda_graph_bytes == (287_649_117)
     # the default 8,192 tokens are above 512: the 51 sizes, unchanged
     assert _estimate("vllm serve m", "0.33.0").cuda_graph_bytes == DEFAULT_GRAPH_BYTES
+
+
+def test_0_11_steps_its_default_grid_by_8() -> None:
+    # 0.11.0 config/__init__.py VllmConfig._set_cudagraph_sizes: [1, 2, 4] + range(8, min(2 x 1,024, 512) + 1, 8)
+    # = 3 + 64 = 67 sizes, what a real 0.11.0rc2 start prints ("Capturing CUDA graphs (decode, FULL): 67/67",
+    # tests/data/logs/heldout-2026-12j/rocm_compose_gemma3_27b_0_11_0rc2_kv_109_86_205696_blocks_89994.log, whose
+    # printed cudagraph_capture_sizes run 512, 504, 496 ... 8, 4, 2, 1); 0.13.0 steps by 16 from 256: 51
+    serve = parse_pasted("vllm serve m", vllm_version="0.11.0").serve
+    choice = BackendChoice(name="FLASH_ATTN", block_size=16, min_kernel_block=16)
+    flags = ResolvedFlags(8192, 0.9, 1024, 8192, True, True, choice)  # an H100's 0.11.0 defaults
+    sizes = graph_rules.capture_sizes(serve=serve, flags=flags, rules=rules_for("0.11.0"), sm=90)
+    assert len(sizes) == 67 and sizes[-3:] == [496, 504, 512] and sizes[:5] == [1, 2, 4, 8, 16]
+    assert len(graph_rules.capture_sizes(serve=serve, flags=flags, rules=rules_for("0.13.0"), sm=90)) == 51
+    # 67 / 51 x 978,006,999 = 1,284,832,724.5 -> 1,284,832,724 B
+    assert _estimate("vllm serve m", "0.11.0").cuda_graph_bytes == 1_284_832_724

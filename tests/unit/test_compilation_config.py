@@ -31,6 +31,9 @@ from tests.specs_factory import dense
 H100 = find_device("h100")
 # dense(): 32 layers on one rank, max_num_seqs 1,024 -> the default 51 sizes: 978,006,999 B (budget.cuda_graph_bytes)
 DEFAULT_GRAPH_BYTES = 978_006_999
+# 0.11.0 config/__init__.py _set_cudagraph_sizes: [1, 2, 4] + range(8, 513, 8) = 67 sizes -> 67 / 51 x 978,006,999
+# = 1,284,832,724.5 -> 1,284,832,724 B
+GRAPH_BYTES_0_11 = 1_284_832_724
 
 
 def _graphs(command: str, version: str) -> int:
@@ -107,7 +110,7 @@ def test_the_mode_a_start_runs_by_release(command: str, version: str, mode: str)
 def test_graphs_follow_the_compilation_level() -> None:
     # 0.11.0 -O0 / -O2: no graphs captured; -O3 the default capture
     assert _graphs("vllm serve m -O0", "0.11.0") == 0
-    assert _graphs("vllm serve m -O3", "0.11.0") == DEFAULT_GRAPH_BYTES
+    assert _graphs("vllm serve m -O3", "0.11.0") == GRAPH_BYTES_0_11
     assert _graphs("vllm serve m -cc '{\"mode\": 0}'", "0.14.0") == 0
 
 

@@ -23,6 +23,9 @@ from tests.specs_factory import dense
 H100 = find_device("h100")
 # dense(): 32 layers, 1,024 sequences -> the default 51 sizes at FULL_AND_PIECEWISE: 978,006,999 B
 DEFAULT_GRAPH_BYTES = 978_006_999
+GRAPH_BYTES_0_11 = (
+    1_284_832_724  # 0.11.0 steps its grid by 8: 67 / 51 x 978,006,999 (test_compilation_config)
+)
 REFUSAL = (
     "vLLM {version} refuses --compilation-config key {key}: its CompilationConfig has no such field (pydantic: "
     "Extra inputs are not permitted)."
@@ -58,12 +61,18 @@ def test_level_is_refused_once_the_field_is_gone(version: str, refused: bool) ->
 
 def test_an_unknown_key_is_dropped_by_0_11_and_refused_later() -> None:
     # 0.11.0 has no "mode" (0.11.1+): '{"mode": 0}' is dropped, the default FULL_AND_PIECEWISE stands
-    assert _graphs("vllm serve m -cc '{\"mode\": 0}'", "0.11.0") == DEFAULT_GRAPH_BYTES
+    assert _graphs("vllm serve m -cc '{\"mode\": 0}'", "0.11.0") == GRAPH_BYTES_0_11
     # 0.14.0 reads it: mode NONE (0), so the piecewise default is overridden to NONE
     assert _graphs("vllm serve m -cc '{\"mode\": 0}'", "0.14.0") == 0
-    assert _graphs("vllm serve m -cc '{\"bogus\": 1}'", "0.11.0") == DEFAULT_GRAPH_BYTES
-    with pytest.raises(PlannerError, match="key bogus"):
-        _graphs("vllm serve m -cc '{\"bogus\": 1}'", "0.14.0")
+    # 0.13.0 reads it too (config/compilation.py CompilationConfig.mode; config/vllm.py __post_init__ "Cudagraph mode
+    # %s is not compatible with compilation mode %s.Overriding to NONE."): no graphs (review9a: 0.13 was planned
+    # with 0.11.0's rules and kept the default 51 sizes)
+    assert _graphs("vllm serve m -cc '{\"mode\": 0}'", "0.13.0") == 0
+    assert _graphs("vllm serve m -cc '{\"bogus\": 1}'", "0.11.0") == GRAPH_BYTES_0_11
+    # 0.13.0 CompilationConfig is a pydantic dataclass with ConfigDict(extra="forbid"), as 0.14.0's
+    for version in ("0.13.0", "0.14.0"):
+        with pytest.raises(PlannerError, match="key bogus"):
+            _graphs("vllm serve m -cc '{\"bogus\": 1}'", version)
 
 
 def test_the_refusal_reads_in_chinese() -> None:

@@ -76,12 +76,20 @@ def test_an_architecture_transformers_has_is_served_by_the_transformers_backend(
     assert est.fits
     assert any("Transformers modeling backend" in str(w) for w in est.warnings)
     # 0.32.0 runs the same fallback code with transformers 5.19.0, which exports HeliumForCausalLM too (round 6
-    # read it); at 0.30.0, whose fallback was not read, the refusal stays
+    # read it); 0.30.0 too (the same _try_resolve_transformers, read round 10) with transformers 5.17.0, the newest
+    # when its wheel was built (models/helium/modeling_helium.py exports HeliumForCausalLM there as well); at
+    # 0.27.1, whose fallback was not read, the refusal stays
     assert any(
         "transformers 5.19.0 has the class" in str(w) for w in _plan(config, version="0.32.0").warnings
     )
+    assert any(
+        "transformers 5.17.0 has the class" in str(w) for w in _plan(config, version="0.30.0").warnings
+    )
+    assert any(
+        "transformers 5.17.0 has the class" in str(w) for w in _plan(config, version="0.31.0").warnings
+    )  # 0.31.x planned with 0.30.0's rules; 0.31.0 requires transformers <5.18.0: the same 5.17.0
     with pytest.raises(ConfigError):
-        _plan(config, version="0.30.0")
+        _plan(config, version="0.27.1")
     # remote code (auto_map) goes the same way at 0.33.0; a name nothing knows does not
     remote = {
         **config,

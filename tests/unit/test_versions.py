@@ -27,7 +27,8 @@ from tests.specs_factory import H100, dense
         ("0.14.0rc2+cu130", "0.14.0rc2+cu130", (0, 14, 0), "0.14.0"),  # an rc takes its release's rules
         ("0.6.4.post1", "0.6.4.post1", (0, 6, 4), "0.6.6"),
         ("v0.11.2", "0.11.2", (0, 11, 2), "0.11.0"),  # the git tag spelling, normalized
-        (" 0.13.0 ", "0.13.0", (0, 13, 0), "0.11.0"),  # no 0.12/0.13 was read: the older known series
+        (" 0.13.0 ", "0.13.0", (0, 13, 0), "0.13.0"),  # read from the 0.13.0 wheel (round 10)
+        ("0.12.0", "0.12.0", (0, 12, 0), "0.11.0"),  # no 0.12 was read: the older known series
         ("0.23.0", "0.23.0", (0, 23, 0), "0.22.1"),
         ("0.27.0", "0.27.0", (0, 27, 0), "0.27.1"),  # same minor series as the known 0.27.1
         ("0.33.0", "0.33.0", (0, 33, 0), "0.33.0"),

@@ -47,6 +47,7 @@ from app.core.hf_config.minimax_m3 import msa_block_size, msa_indexer_bytes_per_
 from app.core.hf_config.params import ParamBreakdown, _breakdown, _moe, _tied, count_params, param_breakdown
 from app.core.hf_config.quantization import _quantization
 from app.core.hf_config.registry import check_loader_fields, refuse_unloadable
+from app.core.hf_config.sinks import config_attention_sinks
 from app.core.hf_config.text_model import with_text_model
 from app.core.hf_config.vision import uncounted_towers, vision_tower_params
 from app.core.specs import DTYPE_BYTES, ModelSpec
@@ -181,6 +182,7 @@ def _model_spec(
         model_type=cfgs.model_type,
         mm_prefix_lm=cfgs.text.get("use_bidirectional_attention") == "vision",
         remote_code=bool(cfgs.top.get("auto_map")),
+        attention_sinks=config_attention_sinks(cfgs.text, architecture=_architecture(cfgs.top)),
         num_layers=geometry.num_layers,
         hidden_size=geometry.hidden_size,
         intermediate_size=geometry.intermediate_size,

@@ -108,7 +108,7 @@ def releases_read() -> tuple[str, ...]:
 @cache
 def transformers_fallback(release: str = "0.33.0") -> tuple[frozenset[str], frozenset[str], str]:
     """(model types a config may declare, classes the Transformers backend wraps, the transformers version) for
-    ``release``, one of the releases the fallback was read for (transformers_fallback.json: 0.32.0, 0.33.0)."""
+    ``release``, one of the releases the fallback was read for (transformers_fallback.json: 0.30.0, 0.32.0, 0.33.0)."""
     data = json.loads(FALLBACK_FILE.read_text(encoding="utf-8"))["releases"][release]
     return (
         frozenset(data["model_types"]),
@@ -341,7 +341,7 @@ def check_architecture(
 
     Releases between two that were read are bracketed: an architecture first listed by 0.17.0 and
     absent from 0.15.0 is refused for <= 0.15.x, accepted with a warning for 0.16. Where the release's
-    Transformers-backend fallback was read (``transformers_fallback_release``: 0.32.0, 0.33.0) the config's
+    Transformers-backend fallback was read (``transformers_fallback_release``: 0.30.0, 0.32.0, 0.33.0) the config's
     model_type and an unregistered architecture are judged as that release does, with its transformers.
     A checkpoint ``quant_method`` the release dropped is refused (:func:`check_quant_method`).
     """
