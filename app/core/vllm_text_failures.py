@@ -110,3 +110,22 @@ MODEL_INIT_FRAME = VllmLine(
     r'File "[^"]{0,300}/(?:vllm/model_executor/(?:models|layers)|vllm_ascend/(?:models|ops))/[\w/]{1,120}\.py", '
     r"line \d{1,7}, in __init__",
 )
+
+# --- round 10 (heldout-2026-12l) -------------------------------------------------------------------------------
+# distributed/parallel_state.py::initialize_model_parallel logs "rank %s in world size %s is assigned as DP rank %s,
+# PP rank %s, …, TP rank %s …" (0.11.0, 0.19.0, 0.33.0; 0.8 prints the same head): the world is DP × PP × PCP × TP
+# processes, so a world of one is TP 1 and PP 1 (a larger world bounds nothing by itself: DP shares it)
+RANK_WORLD_SIZE = VllmLine(
+    "in world size",
+    r"\brank \d{1,6} in world size (\d{1,6}) is assigned as",
+    "rank %s in world size %s is assigned as DP rank %s, PP rank %s, PCP rank %s, TP rank %s, …",
+    "distributed/parallel_state.py::initialize_model_parallel (0.11.0, 0.33.0)",
+)
+# the engine core's executor is being built (v1/engine/core.py::EngineCore.__init__: "self.model_executor =
+# executor_class(vllm_config)", 0.11.0, 0.19.0, 0.33.0; V0's LLMEngine has the same line): a failure there with no
+# load line before it came before the load (the executor's init_worker / init_device)
+EXECUTOR_INIT_LINE = VllmLine("executor_class(", r"\bself\.model_executor = executor_class\(")
+# "Starting to load model" from a module named model_runner.py is V0's GPU model runner (vllm/worker/model_runner.py,
+# to 0.10.2) or vllm-ascend's V0 one: 0.11.0+ print it from v1/worker/gpu_model_runner.py, the V2 runner (v1/worker/
+# gpu/model_runner.py, 0.33.0) prints "Loading model from scratch...", vllm-ascend 0.18–0.25 from model_runner_v1.py
+V0_LOAD_START = VllmLine("model_runner.py:", r"\bmodel_runner\.py:\d{1,5}\] Starting to load model")

@@ -485,3 +485,11 @@ def _platform_module(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 
 _COMPOSE_KEY = regex.compile(r"[ \t]{0,64}(?:-[ \t]+)?command:")  # a YAML `command:` key, not a log line
+
+
+def _world_size(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """parallel_state.py's "rank R in world size W is assigned as …": the world is DP × PP × PCP × TP processes,
+    so W = 1 says TP 1 and PP 1; a larger W is left to the lines that print the sizes."""
+    if int_of(m.group(1)) == 1:
+        run.put("tensor_parallel_size", 1, ln, source=SOURCE_FALLBACK)
+        run.put("pipeline_parallel_size", 1, ln, source=SOURCE_FALLBACK)
