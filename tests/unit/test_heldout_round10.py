@@ -195,3 +195,52 @@ def test_the_demand_line_calls_its_ratio_unrounded_beside_vllms_printed_figure()
     demand = str(next(s for s in d.steps if s.key == "demand").explanation)
     assert "= 50.22 requests of 4,096 tokens: the unrounded byte ratio; vLLM prints 50.05x" in demand
     assert "holds 50.22" not in demand
+
+
+# --- an exception line alone ends a start-up that began (the raise sites of vLLM's start-up) -----------------------
+
+STARTED = (
+    "(APIServer pid=1) INFO 12-01 00:00:00 [api_server.py:1] vLLM API server version 0.33.0\n"
+    "(EngineCore_DP0 pid=2) INFO 12-01 00:00:01 [core.py:93] Initializing a V1 LLM engine (v0.33.0) with config: "
+    "model='m'\n"
+)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # raise sites' messages (placeholders filled): vllm/v1/worker/gpu_model_runner.py (0.11.0),
+        # vllm/config/model.py (0.11.0), vllm/v1/engine/core_client.py (0.33.0)
+        "NotImplementedError: Prefix caching is not supported for Mamba yet.",
+        "NotImplementedError: Pipeline parallelism is not supported for this model. Supported models implement "
+        "the `SupportsPP` interface.",
+        "(APIServer pid=1) NotImplementedError: Elastic EP scaling requires enable_elastic_ep=True.",
+    ],
+)
+def test_an_exception_line_alone_after_the_start_up_began_is_a_failure(line: str) -> None:
+    # a sweep of the 481 raise sites of v1/engine, v1/worker, v1/executor, kv_cache_utils.py and config/*.py in the
+    # 0.11.0, 0.19.0 and 0.33.0 wheels gave "unknown" for 476 of them, each quoted alone after the start lines
+    text = STARTED + line + "\n"
+    facts = parse_startup_log(text)
+    assert facts.error_kind == "startup_failed" and line.split(": ", 1)[1] in facts.error
+    assert _verdict(text) == "failed"
+
+
+def test_a_warning_that_quotes_an_error_is_not_a_failure() -> None:
+    text = STARTED + (
+        "(EngineCore_DP0 pid=2) WARNING 12-01 00:00:02 [utils.py:1] Failed to import flashinfer: ImportError: "
+        "libcuda.so.1: cannot open shared object file\n"
+    )
+    assert parse_startup_log(text).error_kind is None
+
+
+def test_an_exception_line_alone_with_no_start_up_is_not_read_as_one() -> None:
+    assert parse_startup_log("ValueError: something else entirely\n").error_kind is None
+
+
+def test_an_error_the_start_up_survived_is_not_a_failure() -> None:
+    text = (
+        STARTED
+        + "ModuleNotFoundError: No module named 'x'\n(APIServer pid=1) INFO:     Application startup complete.\n"
+    )
+    assert parse_startup_log(text).error_kind is None
