@@ -22,6 +22,8 @@ after the doctor and the measured parts were built; nothing is fitted on them. F
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12h  # batch h (15 logs, round 8: MI300X, A3, 0.21+)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12i  # half A (12 logs, round 9: blind on main)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12j  # half B (12 logs, round 9: blind after A's fixes)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12k  # half A (11 logs, round 10: blind on main)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12l  # half B (11 logs, round 10: blind after A's fixes)
 """
 
 from __future__ import annotations

@@ -86,3 +86,46 @@ ENGINE_CORES_TIMEOUT = VllmLine(
 # V1's engine process tags its lines "(EngineCore_DP0 pid=…)" (0.10+; "(EngineCore_0 pid=…)" in 0.9): only V1 has an
 # EngineCore process (v1/engine/core.py::EngineCoreProc, 0.10.1.1, 0.33.0)
 ENGINE_CORE_TAG = VllmLine("(EngineCore", r"\(EngineCore(?:_DP)?\d{0,4} pid=\d{1,9}\)")
+
+# --- round 10 (heldout-2026-12k): where a quote that lost its header still says what ran -----------------------------
+# the V1 engine's own error log: v1/engine/core.py logs at ERROR only where the start-up or the busy loop died
+# (run_engine_core's logger.exception("EngineCore failed to start.") / ("EngineCore encountered a fatal error."),
+# 0.11.0, 0.19.0, 0.33.0; the other ERROR sites there answer requests after the start-up), and logger.exception's
+# traceback lines carry the same "[core.py:N]" prefix: a quote of them is a failed start even without the head line
+ENGINE_CORE_ERROR = VllmLine(
+    " ERROR ",
+    r"\(EngineCore(?:_DP)?\d{0,4} pid=\d{1,9}\) ERROR \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? \[core\.py:\d{1,5}\]",
+)
+# a frame of a module under vllm/v1/ (core_client.py, engine/utils.py, v1/utils.py, v1/worker/…): only the V1
+# engine runs those (the V0 engine's modules are vllm/engine/, vllm/worker/ and vllm/executor/ to 0.10.2)
+V1_MODULE_FRAME = VllmLine('File "', r'File "[^"]{0,300}/vllm/v1/[\w/]{1,160}\.py", line \d{1,7}')
+# V0's multiprocessing worker logs through executor/multiproc_worker_utils.py (its "[multiproc_worker_utils.py:N]"
+# logger prefix, 0.6–0.10; the module is gone in 0.11.0): the engine was V0
+V0_MULTIPROC_LOGGER = VllmLine("multiproc_worker_utils.py:", r"\bmultiproc_worker_utils\.py:\d{1,5}\]")
+# a frame of a model class being built: __init__ of vllm's model or layer modules (model_executor/models/*.py,
+# model_executor/layers/**) or vllm-ascend's runs inside the loader's initialize_model, before the weights are read
+# (model_executor/model_loader/base_loader.py::load_model → utils.py::initialize_model, 0.11.0–0.33.0): the load
+MODEL_INIT_FRAME = VllmLine(
+    "__init__",
+    r'File "[^"]{0,300}/(?:vllm/model_executor/(?:models|layers)|vllm_ascend/(?:models|ops))/[\w/]{1,120}\.py", '
+    r"line \d{1,7}, in __init__",
+)
+
+# --- round 10 (heldout-2026-12l) -------------------------------------------------------------------------------
+# distributed/parallel_state.py::initialize_model_parallel logs "rank %s in world size %s is assigned as DP rank %s,
+# PP rank %s, …, TP rank %s …" (0.11.0, 0.19.0, 0.33.0; 0.8 prints the same head): the world is DP × PP × PCP × TP
+# processes, so a world of one is TP 1 and PP 1 (a larger world bounds nothing by itself: DP shares it)
+RANK_WORLD_SIZE = VllmLine(
+    "in world size",
+    r"\brank \d{1,6} in world size (\d{1,6}) is assigned as",
+    "rank %s in world size %s is assigned as DP rank %s, PP rank %s, PCP rank %s, TP rank %s, …",
+    "distributed/parallel_state.py::initialize_model_parallel (0.11.0, 0.33.0)",
+)
+# the engine core's executor is being built (v1/engine/core.py::EngineCore.__init__: "self.model_executor =
+# executor_class(vllm_config)", 0.11.0, 0.19.0, 0.33.0; V0's LLMEngine has the same line): a failure there with no
+# load line before it came before the load (the executor's init_worker / init_device)
+EXECUTOR_INIT_LINE = VllmLine("executor_class(", r"\bself\.model_executor = executor_class\(")
+# "Starting to load model" from a module named model_runner.py is V0's GPU model runner (vllm/worker/model_runner.py,
+# to 0.10.2) or vllm-ascend's V0 one: 0.11.0+ print it from v1/worker/gpu_model_runner.py, the V2 runner (v1/worker/
+# gpu/model_runner.py, 0.33.0) prints "Loading model from scratch...", vllm-ascend 0.18–0.25 from model_runner_v1.py
+V0_LOAD_START = VllmLine("model_runner.py:", r"\bmodel_runner\.py:\d{1,5}\] Starting to load model")

@@ -31,8 +31,10 @@ def test_the_table_in_order() -> None:
     # round 9 (heldout-2026-12i) adds NPU_INNER_ERROR, WORKER_EXCEPTION, WORKER_METHOD_ERROR, DEVICE_API_ERROR,
     # CPP_TERMINATE, WEIGHT_PROCESS_FRAME and WEIGHT_REPACK_FRAME (app/core/vllm_text_failures.py), then
     # (heldout-2026-12j) V0_WORKER_METHOD_ERROR, SERVER_DIED, ENGINES_TIMEOUT and ENGINE_CORE_TAG; rules9 adds the three CUDA-graph refusals
-    # of app/core/vllm_text_graphs.py; bracket9c ENGINE_CORES_TIMEOUT (0.17.0+ wording of ENGINES_TIMEOUT)
-    assert len(RULES) == len(rows) == 127
+    # of app/core/vllm_text_graphs.py; bracket9c ENGINE_CORES_TIMEOUT (0.17.0+ wording of ENGINES_TIMEOUT); round 10
+    # (heldout-2026-12k) ENGINE_CORE_ERROR, V1_MODULE_FRAME, V0_MULTIPROC_LOGGER and MODEL_INIT_FRAME, then
+    # (heldout-2026-12l) RANK_WORLD_SIZE, EXECUTOR_INIT_LINE and V0_LOAD_START
+    assert len(RULES) == len(rows) == 134
     first, weights = RULES[0], next(r for r, row in zip(RULES, rows, strict=True) if row["line"] == "WEIGHTS")
     assert (first.needle, first.run_start, first.kv) == (vt.SERVER_VERSION.needle, True, False)
     assert weights.kv and weights.pattern.search("Loading model weights took 14.99 GB") is not None

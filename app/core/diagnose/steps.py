@@ -384,12 +384,23 @@ def step_demand(case: Case) -> Step:
             evidence=ev,
         )
     holds = pool / one if one else 0.0
-    text += Text(
-        " Pool {pool} holds {holds:.2f} requests of {length:,} tokens.",
-        pool=fmt_gib(max(pool, 0)),
-        holds=holds,
-        length=length,
-    )
+    printed = f.max_concurrency if f.max_concurrency_tokens_per_request == length else None
+    if printed is None:
+        text += Text(
+            " Pool {pool} holds {holds:.2f} requests of {length:,} tokens.",
+            pool=fmt_gib(max(pool, 0)),
+            holds=holds,
+            length=length,
+        )
+    else:  # the printed figure counts the blocks vLLM cut the pool into (kv_cache_utils.py); this is bytes ÷ bytes
+        text += Text(
+            " Pool {pool} ÷ {one} = {holds:.2f} requests of {length:,} tokens: the unrounded byte ratio; vLLM prints {printed:.2f}x, counted in the whole blocks it allocated.",
+            pool=fmt_gib(max(pool, 0)),
+            one=fmt_gib(one),
+            holds=holds,
+            length=length,
+            printed=printed,
+        )
     if demand <= pool:
         return Step(
             key="demand",

@@ -307,8 +307,18 @@ def _failure(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 
 def _exception(m: re.Match[str], ln: _Line, run: _Run) -> None:
-    """``SomeError: message`` closing a traceback: the first one names the root cause."""
-    if not run.in_traceback and "ERROR" not in ln.text and run.get("error_kind") is None:
+    """``SomeError: message`` closing a traceback: the first one names the root cause. A quote of the exception
+    line alone (no "Traceback" header, no ERROR level) counts once a start-up began: every start-up raise site of
+    vLLM (v1/engine/, v1/worker/, v1/core/kv_cache_utils.py, config/*.py, 0.11.0 / 0.19.0 / 0.33.0) ends its
+    process with that line; INFO / WARNING / DEBUG lines that quote an error are not it."""
+    began = run.headed or run.seen_kv or run.saw_loading
+    bare = not any(level in m.string[: m.start()] for level in _LOG_LEVELS)
+    if (
+        not run.in_traceback
+        and "ERROR" not in ln.text
+        and run.get("error_kind") is None
+        and not (began and bare)
+    ):
         return
     if run.stage == "ready":
         return
@@ -485,3 +495,11 @@ def _platform_module(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 
 _COMPOSE_KEY = regex.compile(r"[ \t]{0,64}(?:-[ \t]+)?command:")  # a YAML `command:` key, not a log line
+
+
+def _world_size(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """parallel_state.py's "rank R in world size W is assigned as …": the world is DP × PP × PCP × TP processes,
+    so W = 1 says TP 1 and PP 1; a larger W is left to the lines that print the sizes."""
+    if int_of(m.group(1)) == 1:
+        run.put("tensor_parallel_size", 1, ln, source=SOURCE_FALLBACK)
+        run.put("pipeline_parallel_size", 1, ln, source=SOURCE_FALLBACK)

@@ -182,3 +182,12 @@ def _server_died(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 def _engine_core_tag(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
+
+
+def _engine_core_error(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """An ERROR line of V1's engine core logger ("[core.py:N]"): only its start-up / fatal-error exception sites
+    log there at ERROR before the engine serves (v1/engine/core.py::run_engine_core, 0.11.0–0.33.0), so a quote of
+    them is a failed start, at the stage the other lines show, even when "EngineCore failed to start." was cut."""
+    _engine_core_tag(m, ln, run)
+    if run.get("error_kind") is None:
+        _failure(m, ln, run)

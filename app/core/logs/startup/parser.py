@@ -115,14 +115,15 @@ ASCEND_QUANTIZATION = "ascend"
 _COMPOSE_IMAGE = regex.compile(r"(?m)^[ \t]{0,64}image:[ \t]{0,8}\S{0,200}vllm")
 # `docker run … vllm/vllm-openai[:tag] --model X --flags`: the image's entrypoint is `vllm serve`
 _DOCKER_START = regex.compile(r"^(?:[$#>]\s*)?((?:sudo )?docker run\b.*)")
-# a command line as typed (optionally after a shell prompt or a markdown backtick, and VAR=value
-# prefixes), never a log line
+# a command line as typed (optionally after a shell prompt or a markdown backtick, a short label of the post's
+# own — "run : vllm serve …", nlzy/vllm-gfx906#12 — and VAR=value prefixes), never a log line
 # the arguments alone after a launcher's label (`infer_args: --model /model --tensor-parallel-size 4 …`, a wrapper
 # script echoing what it passes to vLLM, vllm-ascend#2976): `--model X` and at least two more flags (_args_line)
 _ARGS_LINE = regex.compile(r"^(?:[A-Za-z_][\w.-]{0,40}:[ \t]{0,4})?(--model[ =]\S+[ \t]+--[a-z].*)$")
 _ARGS_LINE_MIN_FLAGS = 3
 _COMMAND = regex.compile(
-    r"^(?:[$#>`]\s*)?((?:[A-Za-z_]\w*=\S*\s+)*"  # RE2 (linear): env assignments before the command
+    r"^(?:[$#>`]\s*)?(?:[A-Za-z][\w-]{0,20} ?:[ \t]{0,4})?"  # a label of the post's own ("run : ")
+    r"((?:[A-Za-z_]\w*=\S*\s+)*"  # RE2 (linear): env assignments before the command
     r"(?:(?:nohup|exec) )?(?:vllm serve|(?:\S*/)?python(?:\d{1,2}(?:\.\d{1,2})?)?(?: -[A-Za-z]{1,3}){0,4} -m "
     r"vllm\.entrypoints\.(?:openai\.)?api_server)\b.*)"
 )
