@@ -187,6 +187,43 @@ def cases() -> list[Case]:
                 "metrics": "vllm:num_gpu_blocks 10\n" * 12_000,
             },
         ),
+        # round 10 (hardening10): hand-made worst cases of the fields the rounds above did not size
+        Case(
+            "doctor, /metrics of 100,000 distinct series (2 MB)",
+            "POST",
+            "/api/diagnose",
+            {"log": "", "metrics": "".join(f'vllm:x{{i="{i}"}} 1\n' for i in range(100_000))},
+        ),
+        Case(
+            "doctor, /metrics of 4.8 MB of one read series",
+            "POST",
+            "/api/diagnose",
+            {"log": "", "metrics": 'vllm:num_requests_running{engine="0"} 1\n' * 120_000},
+        ),
+        Case(
+            "doctor, 64 KiB log of one repeated KV line",
+            "POST",
+            "/api/diagnose",
+            {"log": "INFO 12-01 10:00:00 [gpu_worker.py:1] GPU KV cache size: 100 tokens\n" * 910},
+        ),
+        Case(
+            "doctor, 1.3 MB of one repeated traceback frame",
+            "POST",
+            "/api/diagnose",
+            {"log": 'Traceback (most recent call last):\n  File "a.py", line 1, in f\n' * 20_000},
+        ),
+        Case(
+            "estimate, -cc of 799 capture sizes (the 4 KiB cap)",
+            "POST",
+            "/api/estimate",
+            {**LLAMA, "compilation_config": json.dumps({"cudagraph_capture_sizes": list(range(1, 800))})},
+        ),
+        Case(
+            "command paste, 64 KiB serve line",
+            "POST",
+            "/command",
+            form={"command": "vllm serve " + LLAMA["model"] + " --max-model-len 4096" * 3000},
+        ),
     ]
 
 

@@ -117,6 +117,9 @@ def _sizes(value: object) -> tuple[int, ...]:
     return tuple(sorted(set(sizes)))
 
 
+SETTINGS_KEPT = 1024  # distinct -cc texts kept parsed; a hostile stream of new texts evicts, never grows
+
+
 def _positive(value: object, key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(
@@ -125,7 +128,7 @@ def _positive(value: object, key: str) -> int:
     return value
 
 
-@cache  # keyed by the canonical text: one parse per distinct config
+@lru_cache(maxsize=SETTINGS_KEPT)  # keyed by user text: bounded, so distinct hostile texts cannot grow it
 def settings(text: str | None) -> CompileSettings:
     """E.g. '{"cudagraph_capture_sizes":[8,4,4],"mode":0}' -> mode 0, sizes (4, 8). Raises ValueError naming
     the key when a value cannot be what vLLM takes."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.core import budget, graph_mode
+from app.core import budget, compilation, graph_mode
 from app.core.catalog import find_device
 from app.core.command import parse_pasted, render_serve_command
 from app.core.errors import PlannerError
@@ -150,3 +150,11 @@ def test_bad_pasted_keys_name_the_field() -> None:
     with pytest.raises(PlannerError) as err:
         parse_pasted('vllm serve m -cc \'{"cudagraph_capture_sizes": ["a"]}\'', vllm_version="0.33.0")
     assert err.value.field == "compilation_config"
+
+
+def test_settings_cache_is_bounded_against_distinct_texts() -> None:
+    """Each distinct -cc text is a new key: 2,048 of them must not hold 2,048 entries (hardening10)."""
+    for n in range(2 * compilation.SETTINGS_KEPT):
+        compilation.settings(f'{{"cudagraph_capture_sizes": [{n + 1}]}}')
+    assert compilation.settings.cache_info().currsize <= compilation.SETTINGS_KEPT
+    assert compilation.settings.cache_info().maxsize == compilation.SETTINGS_KEPT

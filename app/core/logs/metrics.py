@@ -51,9 +51,8 @@ class MetricsFacts(BaseModel):
     samples_read: int = 0
 
 
-_SAMPLE = regex.compile(
-    r"^(?P<name>[A-Za-z_:][\w:]*)\s*(?:\{(?P<labels>[^}]*)\})?\s+(?P<value>\S+)(?:\s+-?\d+)?\s*$"
-)
+# A sample line, ``name{labels} value [timestamp]``, is split with str methods (:func:`_sample`), not a regex:
+# the RE2 binding costs ~18 µs a match in Python, so 250,000 series in a 5 MB scrape took ~4.5 s of CPU.
 # RE2 (linear); the leftmost match of ``\w+`` starts at a word start, so a key is a whole word
 _LABEL = regex.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
 _METRIC_NAMES = {
@@ -86,22 +85,57 @@ class _Samples:
     count: int = 0
 
 
+def _sample(line: str) -> tuple[str, str, str] | None:
+    """(name, labels, value) of a stripped exposition line, or None when it is not one: the name is
+    ``[A-Za-z_:][A-Za-z0-9_:]*``, optional labels up to the first ``}``, then the value and an optional integer
+    timestamp. E.g. 'vllm:num_requests_waiting{engine="0"} 3 1700000000' -> ("vllm:num_requests_waiting",
+    'engine="0"', "3"); 'vllm:x{a="1"' -> None (the labels are not closed)."""
+    brace = line.find("{")
+    parts = (line if brace < 0 else line[:brace]).split(maxsplit=1)
+    name = parts[0] if parts else ""
+    if not name.replace(":", "_").isidentifier() or not name.isascii():
+        return None
+    rest = line[len(name) :]
+    after_blank = rest.lstrip()
+    if after_blank.startswith("{") and (close := after_blank.find("}")) >= 0:
+        found = _value(after_blank[close + 1 :])
+        if found is not None:
+            return name, after_blank[1:close], found
+    found = _value(rest)  # no labels: the value follows the name
+    return None if found is None else (name, "", found)
+
+
+def _value(rest: str) -> str | None:
+    """The value of what follows a name or its labels: blank, the value, an optional integer timestamp."""
+    if not rest[:1].isspace():
+        return None
+    tail = rest.split()
+    if not tail or len(tail) > 2 or (len(tail) == 2 and not _is_integer(tail[1])):
+        return None
+    return tail[0]
+
+
+def _is_integer(text: str) -> bool:
+    digits = text[1:] if text.startswith("-") else text
+    return digits.isascii() and digits.isdigit()
+
+
 def _scrape(text: str) -> _Samples:
     samples = _Samples()
     for _, raw in numbered_lines(text[:MAX_LOG_CHARS]):
         line = raw[:MAX_SAMPLE_CHARS].strip()
         if not line.startswith("vllm:"):
             continue
-        m = _SAMPLE.match(line)
-        if m is None:
+        found = _sample(line)
+        if found is None:
             continue
-        value = float_of(m.group("value"))  # NaN / ±Inf are dropped here
+        name, labels, value_text = found
+        value = float_of(value_text)  # NaN / ±Inf are dropped here
         if value is None:
             continue
         samples.count += 1
-        name = m.group("name")
         if name == "vllm:cache_config_info":
-            samples.cache_config.append(dict(_LABEL.findall(m.group("labels") or "")))
+            samples.cache_config.append(dict(_LABEL.findall(labels)))
         else:
             samples.by_name.setdefault(name, []).append(value)
     return samples
