@@ -118,7 +118,15 @@ def test_source_rows_reads_every_scored_collection_and_never_round_10(monkeypatc
     monkeypatch.setattr(P, "read_rows", lambda files: read.extend(files) or [])
     P.source_rows()
     folders = {path.parent.name for path in read}
-    assert folders == {"perf", "sources", "sources-r6", "sources-r7", "sources-r7b", "sources-r8", "sources-r9"}
+    assert folders == {
+        "perf",
+        "sources",
+        "sources-r6",
+        "sources-r7",
+        "sources-r7b",
+        "sources-r8",
+        "sources-r9",
+    }
     for name in ("sources-r7b", "sources-r8", "sources-r9"):
         assert set((P.SOURCES_DIR.parent / name).glob("*.jsonl")) <= set(read)
     never_fit = P.SOURCES_DIR.parent / "sources-r10"
