@@ -43,9 +43,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import perf_sources as P
+from perf_refit import ARCH_OPTION, arch_key, fit_arch
 
 from app.core.perf.bench_args import request_lengths
 from app.core.perf.physics import slower_device
+from app.core.perf.predict import ARCH_PREFIX
 from app.core.perf.rates import rates_of
 from app.core.perf.simulate import SimulationError
 
@@ -63,6 +65,7 @@ MODES = (
     "physics+prefill",
     "physics+v0",
     "physics+prefill+v0",
+    "physics+prefill+v0+arch",
 )
 # The host's per-step and per-request work (physics.Coefficients.host_*), tried on this grid: 0-3 ms a step
 # (vLLM's V1 engine core: schedule, prepare inputs, launch, bookkeeping, ship outputs; what the runs of
@@ -107,9 +110,12 @@ class Run:
 
     @property
     def device_key(self) -> str:
-        """The device whose factor applies ("cuda" for every CUDA device: the family's own fit)."""
-        if self.platform == CUDA or self.context is None:
+        """The device whose factor applies: outside CUDA the device's id; a CUDA device's architecture
+        ("cuda-sm90", whose factors only ``+arch`` fits), or "cuda" where none is known."""
+        if self.context is None:
             return CUDA
+        if self.platform == CUDA:
+            return arch_key(self.context.cluster.split()[0]) or CUDA
         return self.context.cluster.split()[0]  # perf_sources: "<device id> <model> tp<n>"
 
     def at(
@@ -312,6 +318,14 @@ def _fit_host(mode: str, train: dict[str, list[Run]]) -> Correction:
         best = _fit_v0_host(train, best)
     platform = _fit_device_time(train, best) if mode.startswith(DEVICE_MODES) else ()
     compute = _fit_compute_time(train, replace(best, platform=platform)) if PREFILL_OPTION in mode else ()
+    if ARCH_OPTION in mode:  # the CUDA architectures' step refit through the simulation (perf_refit.py)
+        arch, arch_compute = fit_arch(
+            train,
+            lambda runs, d, c, kinds: _train_objective(
+                runs, replace(best, platform=d, compute_platform=c), kinds
+            ),
+        )
+        platform, compute = platform + arch, compute + arch_compute
     base = replace(best, platform=platform, compute_platform=compute)
     eager = _fit_eager(train, base) if mode.startswith("physics") else 0.0
     return min(
@@ -337,7 +351,7 @@ def _fit_v0_host(train: dict[str, list[Run]], v1: Correction) -> Correction:
     """The V0 engine's host work (grid), chosen on TPOT and throughput of the training sources' V0 runs
     on CUDA devices (elsewhere a device's factor would trade against it); none: V1's."""
     runs = {
-        s: [r for r in rows if r.context is not None and r.context.engine == "v0" and r.device_key == CUDA]
+        s: [r for r in rows if r.context is not None and r.context.engine == "v0" and r.platform == CUDA]
         for s, rows in train.items()
     }
     runs = {s: rows for s, rows in runs.items() if rows}
@@ -389,7 +403,7 @@ def _fit_device_time(train: dict[str, list[Run]], host: Correction) -> tuple[tup
     minimises the source-weighted TPOT + throughput error of those sources' runs on it. A device no
     training source ran keeps 1 (its data sheet at the family's efficiencies)."""
     out = []
-    for platform in sorted({r.device_key for rows in train.values() for r in rows} - {CUDA}):
+    for platform in sorted({r.device_key for rows in train.values() for r in rows if r.platform != CUDA}):
         runs = {s: [r for r in rows if r.device_key == platform] for s, rows in train.items()}
         runs = {s: rows for s, rows in runs.items() if rows}
         factor = min(
@@ -734,8 +748,12 @@ def write(correction: Correction, bands: dict[str, tuple[float, float]]) -> None
     if correction.host_v0 is not None:
         host["v0_host_step_s"], host["v0_host_request_s"] = correction.host_v0
     payload["host"] = host
-    payload["device_time"] = dict(correction.platform)
-    payload["device_compute_time"] = dict(correction.compute_platform)
+    arch = dict(correction.compute_platform)
+    payload["device_time"] = {k: v for k, v in correction.platform if not k.startswith(ARCH_PREFIX)}
+    payload["device_compute_time"] = {k: v for k, v in arch.items() if not k.startswith(ARCH_PREFIX)}
+    payload["bench_arch_time"] = {
+        k: [v, arch.get(k, v)] for k, v in correction.platform if k.startswith(ARCH_PREFIX)
+    }
     payload["host_fitted_by"] = f"bench/perf_loso.py --write: {correction.mode}, every source one vote"
     payload["bench_bands"] = {kind: [lo, hi] for kind, (lo, hi) in bands.items()}
     path.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
