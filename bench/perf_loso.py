@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import perf_sources as P
-from perf_refit import ARCH_OPTION, arch_key, fit_arch
+from perf_refit import ARCH_OPTION, POOLED_OPTION, arch_key, fit_arch
 
 from app.core.perf.bench_args import request_lengths
 from app.core.perf.physics import slower_device
@@ -67,6 +67,7 @@ MODES = (
     "physics+v0",
     "physics+prefill+v0",
     "physics+prefill+v0+arch",
+    "physics+prefill+v0+cuda",
 )
 # The host's per-step and per-request work (physics.Coefficients.host_*), tried on this grid: 0-3 ms a step
 # (vLLM's V1 engine core: schedule, prepare inputs, launch, bookkeeping, ship outputs; what the runs of
@@ -319,12 +320,15 @@ def _fit_host(mode: str, train: dict[str, list[Run]]) -> Correction:
         best = _fit_v0_host(train, best)
     platform = _fit_device_time(train, best) if mode.startswith(DEVICE_MODES) else ()
     compute = _fit_compute_time(train, replace(best, platform=platform)) if PREFILL_OPTION in mode else ()
-    if ARCH_OPTION in mode:  # the CUDA architectures' step refit through the simulation (perf_refit.py)
+    if (
+        ARCH_OPTION in mode or POOLED_OPTION in mode
+    ):  # the CUDA architectures' step refit through the simulation (perf_refit.py)
         arch, arch_compute = fit_arch(
             train,
             lambda runs, d, c, kinds: _train_objective(
                 runs, replace(best, platform=d, compute_platform=c), kinds
             ),
+            pooled=POOLED_OPTION in mode,
         )
         platform, compute = platform + arch, compute + arch_compute
     base = replace(best, platform=platform, compute_platform=compute)

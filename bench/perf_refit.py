@@ -40,6 +40,7 @@ from app.core.perf.predict import ARCH_PREFIX, cuda_arch
 # the grid of both factors (1 = the closed-form family fit as shipped): 0.6-2.0, finer near 1
 ARCH_GRID = (0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 1.75, 2.0)
 ARCH_OPTION = "+arch"
+POOLED_OPTION = "+cuda"  # one (decode, compute) pair for every CUDA architecture
 
 
 @cache
@@ -62,27 +63,34 @@ Objective = Callable[[Mapping[str, Sequence[_Run]], Factors, Factors, tuple[str,
 
 
 def fit_arch(
-    train: Mapping[str, Sequence[_Run]], objective: Objective, *, grid: Sequence[float] = ARCH_GRID
+    train: Mapping[str, Sequence[_Run]],
+    objective: Objective,
+    *,
+    grid: Sequence[float] = ARCH_GRID,
+    pooled: bool = False,
 ) -> tuple[Factors, Factors]:
     """Per CUDA architecture the training runs cover: (decode factors, compute factors), each the grid point
     that minimises ``objective`` on that architecture's training runs (decode on TPOT and throughput, then
-    compute on all three kinds with the decode factor fixed)."""
-    decode: list[tuple[str, float]] = []
-    compute: list[tuple[str, float]] = []
+    compute on all three kinds with the decode factor fixed). ``pooled`` (``+cuda``): one pair for every
+    architecture, chosen on all their runs together."""
     keys = sorted(
         {r.device_key for rows in train.values() for r in rows if r.device_key.startswith(ARCH_PREFIX)}
     )
-    for key in keys:
-        runs = {s: [r for r in rows if r.device_key == key] for s, rows in train.items()}
+    groups = [keys] if pooled and keys else [[key] for key in keys]
+    decode: list[tuple[str, float]] = []
+    compute: list[tuple[str, float]] = []
+    for group in groups:
+        runs = {s: [r for r in rows if r.device_key in group] for s, rows in train.items()}
         runs = {s: rows for s, rows in runs.items() if rows}
-        d = min(grid, key=lambda f: (objective(runs, ((key, f),), (), ("tpot", "throughput")), abs(f - 1)))
+
+        def each(f: float, group: list[str] = group) -> Factors:
+            return tuple((key, f) for key in group)
+
+        d = min(grid, key=lambda f: (objective(runs, each(f), (), ("tpot", "throughput")), abs(f - 1)))
         c = min(
             grid,
-            key=lambda f: (
-                objective(runs, ((key, d),), ((key, f),), ("tpot", "ttft", "throughput")),
-                abs(f - 1),
-            ),
+            key=lambda f: (objective(runs, each(d), each(f), ("tpot", "ttft", "throughput")), abs(f - 1)),
         )
-        decode.append((key, d))
-        compute.append((key, c))
+        decode.extend(each(d))
+        compute.extend(each(c))
     return tuple(decode), tuple(compute)
