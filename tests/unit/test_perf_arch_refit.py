@@ -81,3 +81,31 @@ def test_a_measured_run_is_compared_with_its_architecture_s_refit(monkeypatch: A
     assert got == pytest.approx(want)
     plain = simulate_bench(estimate=est, physics=physics, coefficients=base, args=ARGS).values
     assert got["mean_tpot_ms"] > 1.3 * plain["mean_tpot_ms"]  # an 8B decode at 4 clients reads its weights
+
+
+class _Keyed:
+    def __init__(self, key: str) -> None:
+        self.device_key = key
+
+
+def test_fit_arch_picks_each_architecture_s_grid_point_or_one_for_all() -> None:
+    # a made-up objective whose best decode factor is 0.8 for sm90's runs and 1.25 for sm100's (and the best
+    # compute factor 1.1 for both): per architecture each gets its own; pooled (+cuda) one pair for all,
+    # the grid point of least summed squared loss (0.8 -> 0 + 0.2025, 0.9 -> 0.01 + 0.1225 = 0.1325,
+    # 1.0 -> 0.04 + 0.0625 = 0.1025, 1.1 -> 0.09 + 0.0225 = 0.1125): 1.0. Non-CUDA runs take no part
+    best = {"cuda-sm90": 0.8, "cuda-sm100": 1.25}
+    train = {"A": [_Keyed("cuda-sm90"), _Keyed("amd-mi300x-192gb")], "B": [_Keyed("cuda-sm100")]}
+
+    def objective(runs: Any, decode: Any, compute: Any, kinds: tuple[str, ...]) -> float:
+        keys = {r.device_key for rows in runs.values() for r in rows}
+        assert keys <= set(best)
+        d = dict(decode)
+        c = dict(compute)
+        return sum((d[k] - best[k]) ** 2 + ((c[k] - 1.1) ** 2 if k in c else 0.0) for k in keys)
+
+    decode, compute = R.fit_arch(train, objective)
+    assert dict(decode) == {"cuda-sm90": 0.8, "cuda-sm100": 1.25}
+    assert dict(compute) == {"cuda-sm90": 1.1, "cuda-sm100": 1.1}
+    decode, compute = R.fit_arch(train, objective, pooled=True)
+    assert dict(decode) == {"cuda-sm90": 1.0, "cuda-sm100": 1.0}
+    assert dict(compute) == {"cuda-sm90": 1.1, "cuda-sm100": 1.1}
