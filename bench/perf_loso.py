@@ -3,6 +3,7 @@
     .venv/bin/python bench/perf_loso.py             # per-source table and the chosen correction
     .venv/bin/python bench/perf_loso.py --markdown  # the tables docs/accuracy.md and docs/performance.md carry
     .venv/bin/python bench/perf_loso.py --fast-bands  # bands from each fold's own residuals (no nested refit)
+    .venv/bin/python bench/perf_loso.py --loo-bands   # bands from the other sources' LOSO residuals (S fits)
 
 The unit held out is the *source* (one origin of measured runs: the shared file, or a `source` of
 bench/data/perf/sources.jsonl), never a row: a user's cluster, client and flags are what differ between
@@ -43,8 +44,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import perf_sources as P
+from perf_refit import ARCH_OPTION, POOLED_OPTION, arch_key, fit_arch
 
 from app.core.perf.physics import slower_device
+from app.core.perf.predict import ARCH_PREFIX
 from app.core.perf.rates import rates_of
 from app.core.perf.simulate import SimulationError
 
@@ -62,6 +65,8 @@ MODES = (
     "physics+prefill",
     "physics+v0",
     "physics+prefill+v0",
+    "physics+prefill+v0+arch",
+    "physics+prefill+v0+cuda",
 )
 # The host's per-step and per-request work (physics.Coefficients.host_*), tried on this grid: 0-3 ms a step
 # (vLLM's V1 engine core: schedule, prepare inputs, launch, bookkeeping, ship outputs; what the runs of
@@ -106,9 +111,12 @@ class Run:
 
     @property
     def device_key(self) -> str:
-        """The device whose factor applies ("cuda" for every CUDA device: the family's own fit)."""
-        if self.platform == CUDA or self.context is None:
+        """The device whose factor applies: outside CUDA the device's id; a CUDA device's architecture
+        ("cuda-sm90", whose factors only ``+arch`` fits), or "cuda" where none is known."""
+        if self.context is None:
             return CUDA
+        if self.platform == CUDA:
+            return arch_key(self.context.cluster.split()[0]) or CUDA
         return self.context.cluster.split()[0]  # perf_sources: "<device id> <model> tp<n>"
 
     def at(
@@ -311,6 +319,17 @@ def _fit_host(mode: str, train: dict[str, list[Run]]) -> Correction:
         best = _fit_v0_host(train, best)
     platform = _fit_device_time(train, best) if mode.startswith(DEVICE_MODES) else ()
     compute = _fit_compute_time(train, replace(best, platform=platform)) if PREFILL_OPTION in mode else ()
+    if (
+        ARCH_OPTION in mode or POOLED_OPTION in mode
+    ):  # the CUDA architectures' step refit through the simulation (perf_refit.py)
+        arch, arch_compute = fit_arch(
+            train,
+            lambda runs, d, c, kinds: _train_objective(
+                runs, replace(best, platform=d, compute_platform=c), kinds
+            ),
+            pooled=POOLED_OPTION in mode,
+        )
+        platform, compute = platform + arch, compute + arch_compute
     base = replace(best, platform=platform, compute_platform=compute)
     eager = _fit_eager(train, base) if mode.startswith("physics") else 0.0
     return min(
@@ -336,7 +355,7 @@ def _fit_v0_host(train: dict[str, list[Run]], v1: Correction) -> Correction:
     """The V0 engine's host work (grid), chosen on TPOT and throughput of the training sources' V0 runs
     on CUDA devices (elsewhere a device's factor would trade against it); none: V1's."""
     runs = {
-        s: [r for r in rows if r.context is not None and r.context.engine == "v0" and r.device_key == CUDA]
+        s: [r for r in rows if r.context is not None and r.context.engine == "v0" and r.platform == CUDA]
         for s, rows in train.items()
     }
     runs = {s: rows for s, rows in runs.items() if rows}
@@ -388,7 +407,7 @@ def _fit_device_time(train: dict[str, list[Run]], host: Correction) -> tuple[tup
     minimises the source-weighted TPOT + throughput error of those sources' runs on it. A device no
     training source ran keeps 1 (its data sheet at the family's efficiencies)."""
     out = []
-    for platform in sorted({r.device_key for rows in train.values() for r in rows} - {CUDA}):
+    for platform in sorted({r.device_key for rows in train.values() for r in rows if r.platform != CUDA}):
         runs = {s: [r for r in rows if r.device_key == platform] for s, rows in train.items()}
         runs = {s: rows for s, rows in runs.items() if rows}
         factor = min(
@@ -518,6 +537,22 @@ def loso(mode: str, by_source: dict[str, list[Run]], *, nested: bool = True) -> 
             if sc is not None:
                 cells[kind] = sc
         out[held] = cells
+    return out
+
+
+def loso_loo_bands(mode: str, by_source: dict[str, list[Run]]) -> dict[str, dict[str, Scores]]:
+    """``--loo-bands``: each source predicted by the fit without it (its LOSO answer, as in loso), its band
+    from the other sources' LOSO residuals (each predicted by the fit without *it*), as wide as
+    covering_band needs. S fits where the nested band takes S^2 (35 sources: hours on the shared machine);
+    the held-out source takes no part in its own fit nor in the band's residuals, but it was one of the
+    34 sources of the fits that made those residuals, so the coverage is nearly, not strictly, nested."""
+    fits = {s: fit(mode, {t: r for t, r in by_source.items() if t != s}) for s in by_source}
+    logs = {s: {k: _log_ratios(rows, k, fits[s]) for k in KEYS} for s, rows in by_source.items()}
+    out: dict[str, dict[str, Scores]] = {}
+    for held, rows in sorted(by_source.items()):
+        others = {k: [logs[s][k] for s in by_source if s != held and logs[s][k]] for k in KEYS}
+        scored = {k: score(rows, k, fits[held], covering_band(others[k])) for k in KEYS}
+        out[held] = {k: sc for k, sc in scored.items() if sc is not None}
     return out
 
 
@@ -677,7 +712,10 @@ def main(argv: list[str]) -> int:
         )
     results = {}
     for mode in modes:  # each mode printed (and the simulated variants kept) as soon as it is done
-        results[mode] = result = loso(mode, by_source, nested="--fast-bands" not in argv)
+        if "--loo-bands" in argv:
+            results[mode] = result = loso_loo_bands(mode, by_source)
+        else:
+            results[mode] = result = loso(mode, by_source, nested="--fast-bands" not in argv)
         if "--cache" in argv:
             with Path(argv[argv.index("--cache") + 1]).open("wb") as fh:
                 pickle.dump(by_source, fh)
@@ -733,8 +771,12 @@ def write(correction: Correction, bands: dict[str, tuple[float, float]]) -> None
     if correction.host_v0 is not None:
         host["v0_host_step_s"], host["v0_host_request_s"] = correction.host_v0
     payload["host"] = host
-    payload["device_time"] = dict(correction.platform)
-    payload["device_compute_time"] = dict(correction.compute_platform)
+    arch = dict(correction.compute_platform)
+    payload["device_time"] = {k: v for k, v in correction.platform if not k.startswith(ARCH_PREFIX)}
+    payload["device_compute_time"] = {k: v for k, v in arch.items() if not k.startswith(ARCH_PREFIX)}
+    payload["bench_arch_time"] = {
+        k: [v, arch.get(k, v)] for k, v in correction.platform if k.startswith(ARCH_PREFIX)
+    }
     payload["host_fitted_by"] = f"bench/perf_loso.py --write: {correction.mode}, every source one vote"
     payload["bench_bands"] = {kind: [lo, hi] for kind, (lo, hi) in bands.items()}
     path.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")

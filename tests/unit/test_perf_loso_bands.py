@@ -4,6 +4,7 @@ runs of a source the fit never saw inside), worked by hand on three small source
 from __future__ import annotations
 
 import importlib.util
+import math
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -49,3 +50,20 @@ def test_sources_that_agree_keep_the_plain_band() -> None:
     # three (30 runs at 0.1), the 10th percentile is the 3rd value (0) and the 90th the 27th (8)
     same = [[float(v) for v in range(10)] for _ in range(3)]
     assert L.covering_band(same) == (0.0, 8.0)
+
+
+def test_loo_bands_leave_the_held_out_source_out_of_its_own_band() -> None:
+    # --loo-bands (round 10: the nested band's S^2 fits take hours at 35 sources): each source is scored with
+    # the band covering_band makes from the *other* sources' residuals. Mode "none" fits nothing, so the
+    # residuals are the logs themselves. Held out D (logs 12 and 13.5): its band is covering_band(A, B, C) =
+    # [0, 13] (test above), which holds 12 and not 13.5: 50 %. Had D's own runs entered, 13.5 would be inside.
+    L = _perf_loso()
+
+    def runs(source: str, logs: list[float]) -> list:  # type: ignore[type-arg]
+        return [L.Run(source, {"mean_tpot_ms": 1.0}, {"mean_tpot_ms": math.exp(v)}) for v in logs]
+
+    by_source = {name: runs(name, logs) for name, logs in zip("ABC", SOURCES, strict=True)}
+    by_source["D"] = runs("D", [12.0, 13.5])
+    cells = L.loso_loo_bands("none", by_source)["D"]
+    assert set(cells) == {"tpot"}  # the other kinds were not measured
+    assert cells["tpot"].inside == 0.5 and cells["tpot"].runs == 2

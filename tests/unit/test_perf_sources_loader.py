@@ -112,22 +112,30 @@ def test_source_medians_give_each_source_one_vote() -> None:
     assert "mean_tpot_ms: 15% (1.05x, 50%; 2 sources)" in P.source_medians({"A": a, "B": b})
 
 
-def test_source_rows_never_reads_the_blind_directories(monkeypatch: Any) -> None:
-    # sources-r7b/, sources-r8/, sources-r9/ and sources-r10/ are scored blind (`--blind --dir`) and stay out of
-    # every fit:
-    # source_rows() is what perf_loso.py, measured_runs_loo.py and perf_misses.py read, so no file of theirs
-    # may reach it
+def test_source_rows_reads_every_scored_collection_and_never_round_10(monkeypatch: Any) -> None:
+    # round 10 (speedfit10): sources-r7b/, sources-r8/ and sources-r9/, each scored blind in its README before,
+    # are training sources now; sources-r10/ (speeddata10's never-fit batch, scored after the merge) must stay
+    # out of every fit: source_rows() is what perf_loso.py, measured_runs_loo.py and perf_misses.py read, so no
+    # file of a folder outside FIT_DIRS may reach it, and a new folder is never picked up by a glob
     read: list[Any] = []
     monkeypatch.setattr(P, "read_rows", lambda files: read.extend(files) or [])
     P.source_rows()
     folders = {path.parent.name for path in read}
-    assert "sources" in folders and "sources-r7" in folders  # it did read the fit's sources
-    blind = {"sources-r7b", "sources-r8", "sources-r9", "sources-r10"}
-    assert not folders & blind
-    for name in sorted(blind):
-        blind_dir = P.SOURCES_DIR.parent / name
-        assert blind_dir.is_dir() and (blind_dir / "README.md").is_file()
-        assert not set(blind_dir.glob("*.jsonl")) & set(read)
+    assert folders == {
+        "perf",
+        "sources",
+        "sources-r6",
+        "sources-r7",
+        "sources-r7b",
+        "sources-r8",
+        "sources-r9",
+    }
+    for name in ("sources-r7b", "sources-r8", "sources-r9"):
+        assert set((P.SOURCES_DIR.parent / name).glob("*.jsonl")) <= set(read)
+    never_fit = P.SOURCES_DIR.parent / "sources-r10"
+    assert never_fit.is_dir() and (never_fit / "README.md").is_file() and list(never_fit.glob("*.jsonl"))
+    assert not {path for path in read if path.parent == never_fit}
+    assert all(folder.name != "sources-r10" for folder in P.FIT_DIRS)
 
 
 def test_a_server_the_planner_refuses_is_skipped_with_the_reason_not_raised() -> None:

@@ -95,6 +95,9 @@ class FamilyFit(BaseModel):
     device_time_factor: float = 1.0
     device_compute_factor: float | None = None
     v0_engine: bool = False  # the release runs the V0 engine: its own host work (v0_host_fit)
+    # the simulated benchmark's refit of this CUDA architecture's step (bench_arch_fit; fit_for sets them):
+    # (decode, compute) factors on top of the closed-form fit, 1 = as fitted
+    bench_factors: tuple[float, float] = (1.0, 1.0)
 
     def coefficients(self) -> Coefficients:
         return slower_device(
@@ -124,7 +127,10 @@ class FamilyFit(BaseModel):
         """The simulated benchmark's: the same, with the per-request TTFT overhead bench/perf_loso.py
         fitted across sources for the simulation (the steady state keeps the one fitted with its
         prefill queue factor, which stands in for the queue the simulation has)."""
-        return replace(self.coefficients(), **bench_ttft_fit())
+        decode, compute = self.bench_factors
+        return slower_device(
+            replace(self.coefficients(), **bench_ttft_fit()), factor=decode, compute_factor=compute
+        )
 
 
 @cache
@@ -165,6 +171,25 @@ def device_compute_time_fit() -> dict[str, float]:
     return {name: float(value) for name, value in raw.items()}
 
 
+ARCH_PREFIX = "cuda-sm"
+
+
+def cuda_arch(device: DeviceSpec) -> str:
+    """The key of a CUDA device's architecture in bench_arch_fit ("cuda-sm90" for an H100 or H200,
+    "cuda-sm89" for an RTX 4090 or L4), "" outside CUDA (those devices have their own device-time fit)."""
+    return f"{ARCH_PREFIX}{device.sm}" if device.platform == "cuda" and device.sm else ""
+
+
+@cache
+def bench_arch_fit() -> dict[str, tuple[float, float]]:
+    """Per CUDA architecture (cuda_arch), the (decode, compute) factors that refit the family's
+    closed-form step coefficients through the simulated benchmark (physics.slower_device on top of the
+    family fit), chosen across sources with the source held out by bench/perf_loso.py's ``+arch``;
+    absent = (1, 1)."""
+    raw = json.loads(COEFFICIENTS_FILE.read_text(encoding="utf-8")).get("bench_arch_time", {})
+    return {name: (float(pair[0]), float(pair[1])) for name, pair in raw.items()}
+
+
 @cache
 def bench_ttft_fit() -> dict[str, float]:
     """The simulation's per-request TTFT overhead (a base and a part per prompt token: the API server
@@ -189,18 +214,25 @@ def version_band(vllm_version: str) -> str:
     return LEGACY_BAND_SUFFIX if release_numbers(vllm_version) < LEGACY_BAND_BELOW else ""
 
 
-def fit_for(*, family: str, vllm_version: str, device: str = "") -> tuple[str, FamilyFit]:
+def fit_for(*, family: str, vllm_version: str, device: str = "", arch: str = "") -> tuple[str, FamilyFit]:
     """The family's fit for this vLLM version band (falls back to the family's current band), on this
-    device (its catalog id: its device-time factor from device_time_fit)."""
+    device (its catalog id: its device-time factor from device_time_fit) of this CUDA architecture
+    (cuda_arch: the simulated benchmark's refit from bench_arch_fit)."""
     fits = fitted_families()
     key = family + version_band(vllm_version)
     key = key if key in fits else family
     factor = device_time_fit().get(device, 1.0)
     compute = device_compute_time_fit().get(device)
     v0 = rules_for(vllm_version).engine == "v0" and bool(v0_host_fit())
-    if factor == 1.0 and compute is None and not v0:
+    bench = bench_arch_fit().get(arch, (1.0, 1.0))
+    if factor == 1.0 and compute is None and not v0 and bench == (1.0, 1.0):
         return key, fits[key]
-    update = {"device_time_factor": factor, "device_compute_factor": compute, "v0_engine": v0}
+    update = {
+        "device_time_factor": factor,
+        "device_compute_factor": compute,
+        "v0_engine": v0,
+        "bench_factors": bench,
+    }
     return key, fits[key].model_copy(update=update)
 
 
@@ -605,7 +637,10 @@ def performance(
             ),
         )
     family, fit = fit_for(
-        family=device_family(device)[0], vllm_version=estimate.vllm_version, device=device.id
+        family=device_family(device)[0],
+        vllm_version=estimate.vllm_version,
+        device=device.id,
+        arch=cuda_arch(device),
     )
     physics = step_physics(estimate=estimate, model=model, device=device, serve=serve)
     widen, notes = _basis_notes(
@@ -706,7 +741,10 @@ def compare_run(
 ) -> RunComparison:
     """One of your measured runs against what the shipped model predicts for it."""
     _family, fit = fit_for(
-        family=device_family(device)[0], vllm_version=estimate.vllm_version, device=device.id
+        family=device_family(device)[0],
+        vllm_version=estimate.vllm_version,
+        device=device.id,
+        arch=cuda_arch(device),
     )
     physics = step_physics(estimate=estimate, model=model, device=device, serve=serve)
     point = _simulated(estimate=estimate, physics=physics, fit=fit, serve=serve, args=args)
