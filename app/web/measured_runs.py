@@ -190,7 +190,7 @@ def page_runs(
             try:
                 parsed = parse_serve_command(pasted.command, vllm_version=base.vllm_version)
             except PlannerError as exc:
-                line = pasted.start - 1
+                line = pasted.command_line
                 # the flag it names (--gpu-memory-utilization 1.5: gpu_memory_utilization), unless the
                 # command as a whole is wrong
                 message = (
@@ -199,7 +199,7 @@ def page_runs(
                     else Text("line {n}: {msg}", n=line, msg=exc.message)
                 )
                 raise PlannerError(PAGE_FIELD, message) from None
-            params = _run_params(data, parsed, line=pasted.start - 1)
+            params = _run_params(data, parsed, line=pasted.command_line)
         read = read_run(pasted, bench=bench, field=PAGE_FIELD)
         notes.extend(read.notes)
         runs.append(

@@ -154,3 +154,13 @@ def test_an_api_paste_with_a_serve_line_is_refused(client: Any) -> None:
     detail = answer.json()["detail"][0]
     assert detail["loc"] == ["body", "measured_runs[0].paste"]
     assert detail["msg"].startswith("含有 vllm serve 命令行"), detail["msg"]
+
+
+# * The serve line's number was taken as the run's first line minus one (app.web.measured_runs.page_runs):
+#   with a blank line between the serve line and a --save-result JSON run, the run starts on line 3 and the
+#   message said "line 2", a blank line. split_runs now keeps the serve line's own number (line 1 here).
+def test_a_refused_serve_flag_names_its_own_line_past_blank_lines(client: Any) -> None:
+    box = f'vllm serve {MODEL} -tp 3\n\n{{"mean_tpot_ms": 10, "num_prompts": 8}}'
+    answer = client.post("/api/performance", json={**LLAMA, "my_runs": box})
+    assert answer.status_code == 422, answer.text[:300]
+    assert answer.json()["detail"][0]["msg"].startswith("line 1: tensor_parallel_size: "), answer.text

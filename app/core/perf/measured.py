@@ -46,12 +46,14 @@ FIGURE_UNITS = ("(ms):", "(tok/s):", "(req/s):")  # a line of figures: the next 
 class PastedRun:
     """One run of a box: the serve command above it (None: the page's own configuration), the line
     its text starts on (1-based, the box's own numbering) and its lines; ``saved``: its --save-result
-    JSON object as split_runs decoded it (read_run does not decode it again)."""
+    JSON object as split_runs decoded it (read_run does not decode it again); ``command_line``: the line
+    the serve command is on (0: none), which blank lines or a JSON run between them put anywhere above."""
 
     command: str | None
     start: int
     lines: tuple[str, ...]
     saved: dict[str, Any] | None = None
+    command_line: int = 0
 
 
 @dataclass(frozen=True)
@@ -126,11 +128,11 @@ def split_runs(text: str) -> list[PastedRun]:
     runs: list[PastedRun] = []
     command: str | None = None
     current: list[str] = []
-    start = 1
+    start = command_line = 1
 
     def close(saved: dict[str, Any] | None = None) -> None:
         if any(line.strip() for line in current):
-            runs.append(PastedRun(command, start, tuple(current), saved))
+            runs.append(PastedRun(command, start, tuple(current), saved, command_line if command else 0))
         current.clear()
 
     lines = text.splitlines()
@@ -142,7 +144,7 @@ def split_runs(text: str) -> list[PastedRun]:
         index += 1
         if line.lower().startswith(SERVE_PREFIXES):
             close()
-            command, start = line, n + 1
+            command, start, command_line = line, n + 1, n
         elif line.startswith("{"):
             close()
             span, saved = _json_lines(box, n - 1)
