@@ -236,6 +236,13 @@ def fit_for(*, family: str, vllm_version: str, device: str = "", arch: str = "")
     return key, fits[key].model_copy(update=update)
 
 
+def fit_on(device: DeviceSpec, *, vllm_version: str) -> tuple[str, FamilyFit]:
+    """fit_for of this device: its family, catalog id and CUDA architecture (one place for the three)."""
+    return fit_for(
+        family=device_family(device)[0], vllm_version=vllm_version, device=device.id, arch=cuda_arch(device)
+    )
+
+
 def device_family(device: DeviceSpec) -> tuple[str, float]:
     """The fitted family whose coefficients apply, and how much to widen its bands (1 = fitted)."""
     sm = device.sm or 0
@@ -636,12 +643,7 @@ def performance(
                 "vLLM would not start with these settings, so there is no speed to show: make it fit first."
             ),
         )
-    family, fit = fit_for(
-        family=device_family(device)[0],
-        vllm_version=estimate.vllm_version,
-        device=device.id,
-        arch=cuda_arch(device),
-    )
+    family, fit = fit_on(device, vllm_version=estimate.vllm_version)
     physics = step_physics(estimate=estimate, model=model, device=device, serve=serve)
     widen, notes = _basis_notes(
         device=device, model=model, serve=serve, fit=fit, family=family, physics=physics
@@ -740,12 +742,7 @@ def compare_run(
     measured: dict[str, float],
 ) -> RunComparison:
     """One of your measured runs against what the shipped model predicts for it."""
-    _family, fit = fit_for(
-        family=device_family(device)[0],
-        vllm_version=estimate.vllm_version,
-        device=device.id,
-        arch=cuda_arch(device),
-    )
+    _family, fit = fit_on(device, vllm_version=estimate.vllm_version)
     physics = step_physics(estimate=estimate, model=model, device=device, serve=serve)
     point = _simulated(estimate=estimate, physics=physics, fit=fit, serve=serve, args=args)
     return RunComparison(predicted=point.values, measured=measured)
