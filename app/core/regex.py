@@ -76,10 +76,11 @@ def cached(pattern: str) -> re.Pattern[str]:
 @lru_cache(maxsize=64)
 def user_pattern(pattern: str) -> re.Pattern[str] | None:
     """A pattern a pasted config supplies (GPTQ ``dynamic`` keys), on RE2 only: linear for any text, never
-    recorded in ``PATTERNS``; None when RE2 cannot take it (look-around, a program over its size limit)."""
+    recorded in ``PATTERNS``; None when RE2 cannot take it (look-around, a program over its size limit, or text
+    that is not UTF-8: a lone surrogate such as the JSON escape \\ud800, which RE2's encoder raises on)."""
     try:
         return cast("re.Pattern[str]", re2.compile(pattern, _OPTIONS))
-    except re2.error:
+    except (re2.error, UnicodeEncodeError):
         return None
 
 

@@ -148,3 +148,11 @@ def test_gptq_dynamic_work_is_bounded_for_a_hostile_paste() -> None:
     assert unconverted_fraction(
         {"quant_method": "gptq", "dynamic": inside}, breakdown=PARTS, num_layers=10_000, heads=8, kv_heads=2
     ) == pytest.approx(312 / 10_000)
+
+
+def test_gptq_dynamic_key_with_a_lone_surrogate_matches_nothing_instead_of_a_500() -> None:
+    # review10: the JSON escape "\ud800" decodes to a lone surrogate, which RE2's UTF-8 encoder raises
+    # UnicodeEncodeError on (a 500 on /api/estimate). vLLM's re would compile it and match no module name, so
+    # the key leaves nothing unquantized; the layer-0 key beside it still does: 1,000 / 4 layers = 250 -> 0.25
+    assert _gptq_left({"-:\ud800": {}}) == 0.0
+    assert _gptq_left({"-:\ud800": {}, "-:.*layers\\.0\\..*": {}}) == pytest.approx(0.25)

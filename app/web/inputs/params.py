@@ -158,7 +158,18 @@ def compact_config_json(text: str) -> str:
         # a config the planner refuses travels as it is, to be refused again with its message
         with contextlib.suppress(PlannerError):
             config = planner_config(config)
-    return json.dumps(config, separators=(",", ":"), ensure_ascii=False)
+    return _compact_dumps(config)
+
+
+def _compact_dumps(value: object) -> str:
+    """Compact JSON, non-ASCII kept as is, unless the value holds a lone surrogate (the escape \\ud800 decodes to
+    one, and UTF-8 cannot encode it: the permalink's deflate and the page's response would raise): then escaped."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, separators=(",", ":"))
+    return text
 
 
 def pack_config_json(text: str) -> str:
@@ -179,7 +190,7 @@ def pack_quant_config_json(text: str) -> str:
     if isinstance(quant, dict):
         with contextlib.suppress(PlannerError):
             quant = planner_config({"quantization_config": quant})["quantization_config"]
-    return pack_text(json.dumps(quant, separators=(",", ":"), ensure_ascii=False))
+    return pack_text(_compact_dumps(quant))
 
 
 def pack_text(text: str) -> str:
