@@ -272,6 +272,8 @@ class _Commands:
 
     def start(self, line: str) -> re.Match[str] | None:
         found = _COMMAND.search(self.env + line) if "vllm" in line else None
+        if found is not None and _usage_line(found.group(1)):
+            found = None
         if found is None and "docker run" in line:
             found = _DOCKER_START.search(line)
         if found is None and line.count("--") >= _ARGS_LINE_MIN_FLAGS and "--model" in line:
@@ -294,6 +296,12 @@ class _Commands:
         if self.first is not None:
             _read_command(" ".join(self.parts), self.first, run)
         self.parts, self.first, self.quote = [], None, None
+
+
+def _usage_line(command: str) -> bool:
+    """argparse's usage line ("usage: vllm serve [model_tag] [options]", printed when vLLM's CLI rejects a flag,
+    vllm/entrypoints/cli/serve.py's subparser) names no model: a placeholder in brackets is not a command typed."""
+    return command.removeprefix("vllm serve").lstrip().startswith(("[", "<", "{"))
 
 
 _LOG_TAG = regex.compile(
