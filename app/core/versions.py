@@ -380,9 +380,31 @@ def resolve_version(text: str | None) -> ResolvedVersion:
     return ResolvedVersion(
         requested=str(parsed),
         release=version,
-        rules=_rules_of(bracket_of(version)),
+        rules=_patched(_rules_of(bracket_of(version)), version),
         newer_than_known=version[:2] > _KNOWN_PARSED[-1][:2],
     )
+
+
+# Changes that landed in a release of a bracket's minor series after the bracket's own release, or in a minor
+# series no known release stands for (0.12), and that the bracket's rules would get wrong: applied to the
+# versions from ``since`` up to the next known release. Kept few: a release worth more is a known release.
+PATCH_CHANGES: tuple[Change, ...] = (
+    Change(
+        "0.11.1",
+        "0.11.1 config/vllm.py VllmConfig._set_cudagraph_sizes already steps by 16 from 256 (51 sizes to 512, the "
+        "0.11.1 wheel, read by rules10), as 0.13.0 does; only 0.11.0 steps by 8 (67 sizes). 0.12.x: between the two",
+        {"capture_grid_16_from_256": True},
+    ),
+)
+
+
+def _patched(rules: VersionRules, version: Version) -> VersionRules:
+    """``rules`` (a bracket's) with the PATCH_CHANGES at or before ``version`` in the bracket's range."""
+    for change in PATCH_CHANGES:
+        since = parse_version(change.since)
+        if rules.version_tuple < since <= version:
+            rules = replace(rules, **change.fields)
+    return rules
 
 
 _KNOWN_RESOLVED: dict[str, ResolvedVersion] = {}  # fixed: one entry per known release, filled below

@@ -14,8 +14,7 @@ CAPTURE_CHANGELOG: tuple[Change, ...] = (
         "range(8, cuda_graph_sizes[0] + 1, 8), cuda_graph_sizes = [min(max_num_seqs x 2, 512)] (config/scheduler.py "
         "SchedulerConfig.__post_init__): 67 sizes to 512, as a real 0.11.0rc2 ROCm start prints ('Capturing CUDA "
         "graphs (decode, FULL): 67/67', tests/data/logs/heldout-2026-12j); 0.10.2 not read. 0.11.1's config/vllm.py "
-        "already steps by 16 from 256 (0.11.1 wheel): 0.11.1-0.11.2, planned with 0.11.0's rules as for the mode key, "
-        "count 67 sizes where they capture 51",
+        "already steps by 16 from 256 (0.11.1 wheel): 0.11.1-0.12.x take 51 sizes from versions.PATCH_CHANGES",
         {"capture_grid_16_from_256": False},
     ),
     Change(

@@ -89,3 +89,13 @@ def test_0_11_steps_its_default_grid_by_8() -> None:
     assert len(graph_rules.capture_sizes(serve=serve, flags=flags, rules=rules_for("0.13.0"), sm=90)) == 51
     # 67 / 51 x 978,006,999 = 1,284,832,724.5 -> 1,284,832,724 B
     assert _estimate("vllm serve m", "0.11.0").cuda_graph_bytes == 1_284_832_724
+
+
+def test_only_0_11_0_steps_by_8_in_its_bracket() -> None:
+    # review10: 0.11.1's config/vllm.py VllmConfig._set_cudagraph_sizes already steps by 16 from 256 (the 0.11.1
+    # wheel), so 0.11.1, 0.11.2 and 0.12.x, planned with 0.11.0's bracket, count 51 sizes and the 51-size graph
+    # line (978,006,999 B, as before round 10); 0.11.0 and its release candidates keep 67 (1,284,832,724 B)
+    assert _estimate("vllm serve m", "0.11.0rc2").cuda_graph_bytes == 1_284_832_724
+    for version in ("0.11.1", "0.11.2", "0.12.0"):
+        assert rules_for(version).version == "0.11.0"  # still 0.11.0's bracket for every other rule
+        assert _estimate("vllm serve m", version).cuda_graph_bytes == 978_006_999, version
