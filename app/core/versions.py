@@ -391,9 +391,11 @@ def resolve_version(text: str | None) -> ResolvedVersion:
 PATCH_CHANGES: tuple[Change, ...] = (
     Change(
         "0.11.1",
-        "0.11.1 config/vllm.py VllmConfig._set_cudagraph_sizes already steps by 16 from 256 (51 sizes to 512, the "
-        "0.11.1 wheel, read by rules10), as 0.13.0 does; only 0.11.0 steps by 8 (67 sizes). 0.12.x: between the two",
-        {"capture_grid_16_from_256": True},
+        "0.11.1 and 0.12.0 config/vllm.py VllmConfig._set_cudagraph_sizes already step by 16 from 256 (51 sizes to "
+        "512, both wheels), as 0.13.0 does; only 0.11.0 steps by 8 (67 sizes). And their platforms/cuda.py has no "
+        "'(has_sink or use_fp8_kv_cache) and not 9.0' branch (0.11.0's only): an fp8 cache is not sent to the sinks' "
+        "backends",
+        {"capture_grid_16_from_256": True, "fp8_kv_as_sinks": False},
     ),
 )
 

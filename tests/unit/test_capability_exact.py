@@ -105,3 +105,13 @@ def test_an_fp8_cache_on_ampere_at_0_11_has_no_backend() -> None:
     with pytest.raises(PlannerError) as err:
         _est(LLAMA, "nvidia-a100-sxm4-80gb", 1, version="0.11.0", kv_cache_dtype="fp8")
     assert err.value.field == "kv_cache_dtype"
+
+
+@pytest.mark.parametrize("version", ["0.11.1", "0.12.0"])
+@pytest.mark.parametrize("device", ["nvidia-l40s-48gb", "nvidia-a100-sxm4-80gb"])
+def test_the_fp8_sinks_path_is_0_11_0s_only(device: str, version: str) -> None:
+    # review10: the 0.11.1 and 0.12.0 wheels' platforms/cuda.py have no "(has_sink or use_fp8_kv_cache)" branch:
+    # 0.12.0's _get_backend_priorities (not 10.x) is FLASH_ATTN, FLASHINFER, TRITON_ATTN, and FlashAttention 2 on
+    # 8.x takes no fp8 cache, so FlashInfer at 16 on an L40S (8.9) and an A100 (8.0), not TRITON_ATTN or a refusal
+    est = _est(LLAMA, device, 1, version=version, kv_cache_dtype="fp8")
+    assert (est.attention_backend, est.block_size) == ("FLASHINFER", 16)
