@@ -43,3 +43,25 @@ def test_mimo_v2_takes_its_diffkv_backend(device: str, version: str, backend: st
     serve = ServeConfig(max_model_len=8192, tensor_parallel_size=8)
     est = estimate(model=model, device=find_device(device), serve=serve, vllm_version=version)
     assert (est.attention_backend, est.block_size) == (backend, 16)
+
+
+@pytest.mark.parametrize("block", [8, 1, 24])
+def test_a_block_the_diffkv_kernels_cannot_split_is_refused(block: int) -> None:
+    # review10: FLASH_ATTN_DIFFKV subclasses FlashAttention, whose get_supported_kernel_block_sizes is MultipleOf(16)
+    # (v1/attention/backends/flash_attn.py, 0.33.0): --block-size 8, 1 or 24 has no common kernel block, as the
+    # planner already refuses block 8 for a Llama on the same H100; 32 splits into 16 and stays
+    from app.core.errors import PlannerError
+
+    model = model_spec_from_hf_config(json.loads(CONFIG.read_text()), name="mimo-v2-flash")
+    device = find_device("nvidia-h100-sxm-80gb")
+    with pytest.raises(PlannerError) as err:
+        estimate(
+            model=model,
+            device=device,
+            serve=ServeConfig(max_model_len=8192, tensor_parallel_size=8, block_size=block),
+            vllm_version="0.33.0",
+        )
+    assert err.value.field == "block_size" and "multiple of 16" in str(err.value.message)
+    serve = ServeConfig(max_model_len=8192, tensor_parallel_size=8, block_size=32)
+    est = estimate(model=model, device=device, serve=serve, vllm_version="0.33.0")
+    assert (est.attention_backend, est.block_size) == ("FLASH_ATTN_DIFFKV", 32)
