@@ -580,10 +580,10 @@ def weights_line(*, rules: VersionRules, weights_bytes: int) -> str:
     """§4.1, e.g. 0.33.0 and 16,060,522,496 B -> "Model loading took 14.96 GiB memory and … seconds"."""
     if rules.weights_log == "took_gb":
         return f"Loading model weights took {weights_bytes / GIB:.4f} GB"
-    if rules.weights_log == "took_gib" or rules.format_gib_style == "fixed2":  # 0.13.0: "%.4f GiB memory and"
-        memory = " memory" if rules.weights_log == "took_gib_memory" else ""
+    memory = " memory" if rules.weights_log == "took_gib_memory" else ""  # from 0.13.0
+    if rules.format_gib_style == "fixed2":  # to 0.13.0 "%.4f GiB"; format_gib's from 0.14.0
         return f"Model loading took {weights_bytes / GIB:.4f} GiB{memory} and … seconds"
-    return f"Model loading took {format_gib(weights_bytes, rules.format_gib_style)} GiB memory and … seconds"
+    return f"Model loading took {format_gib(weights_bytes, rules.format_gib_style)} GiB{memory} and … seconds"
 
 
 def _v0_lines(*, rules: VersionRules, stage: PrintedStage) -> list[str]:
