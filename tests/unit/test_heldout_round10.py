@@ -197,6 +197,19 @@ def test_the_demand_line_calls_its_ratio_unrounded_beside_vllms_printed_figure()
     assert "holds 50.22" not in demand
 
 
+def test_the_demand_step_quotes_the_concurrency_line_it_names() -> None:
+    # heldout-2026-12k's Ascend Qwen3-VL log prints two KV lines (236,416 tokens, 7.21x on line 8; 246,272 tokens,
+    # 7.52x on line 10). The fact is the first (7.21x), and the demand step names it; its evidence showed only
+    # line 10 (the last "32,768 tokens per request", where max_model_len was read), so 7.52x stood beside "7.21x"
+    _, d = log_sets.read(
+        LOGS_DIR / "heldout-2026-12k",
+        "ascend_64g_qwen3_vl_235b_tp8_ep_0_11_0rc0_budget_lines_kv_236416_and_246272.log",
+    )
+    demand = next(s for s in d.steps if s.key == "demand")
+    assert "vLLM prints 7.21x" in str(demand.explanation)
+    assert 8 in {ev.line_no for ev in demand.evidence}
+
+
 # --- an exception line alone ends a start-up that began (the raise sites of vLLM's start-up) -----------------------
 
 STARTED = (

@@ -393,6 +393,14 @@ def step_demand(case: Case) -> Step:
             length=length,
         )
     else:  # the printed figure counts the blocks vLLM cut the pool into (kv_cache_utils.py); this is bytes ÷ bytes
+        ev = evidence_of(
+            f,
+            "max_model_len",
+            "kv_cache_dtype",
+            "tensor_parallel_size",
+            "kv_cache_needed_bytes",
+            "max_concurrency",
+        )
         text += Text(
             " Pool {pool} ÷ {one} = {holds:.2f} requests of {length:,} tokens: the unrounded byte ratio; vLLM prints {printed:.2f}x, counted in the whole blocks it allocated.",
             pool=fmt_gib(max(pool, 0)),
