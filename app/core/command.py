@@ -371,8 +371,10 @@ def compose_command(lines: list[str]) -> tuple[list[str], int] | None:
             tokens = [str(t) for t in parsed] if isinstance(parsed, list) else []
         elif rest in ("", ">", "|", ">-", "|-"):
             tokens = items if items else shlex.split(" ".join(block))
-        else:
+        elif rest[0] in "'\"":
             tokens = shlex.split(_yaml_scalar(rest))
+        else:  # a plain scalar: its more-indented lines continue it, folded with spaces (YAML 1.2 §7.3.3)
+            tokens = shlex.split(" ".join((rest, *block)))
     except (ValueError, RecursionError):  # RecursionError: an array nested past the recursion limit
         return None
     return strip_program(tokens), used

@@ -129,3 +129,9 @@ EXECUTOR_INIT_LINE = VllmLine("executor_class(", r"\bself\.model_executor = exec
 # to 0.10.2) or vllm-ascend's V0 one: 0.11.0+ print it from v1/worker/gpu_model_runner.py, the V2 runner (v1/worker/
 # gpu/model_runner.py, 0.33.0) prints "Loading model from scratch...", vllm-ascend 0.18–0.25 from model_runner_v1.py
 V0_LOAD_START = VllmLine("model_runner.py:", r"\bmodel_runner\.py:\d{1,5}\] Starting to load model")
+# Python's faulthandler dump after a fatal signal (SIGSEGV, SIGABRT, …: "Fatal Python error: Segmentation fault",
+# then "Thread 0x… (most recent call first):" and its frames): a frame is `  File "….py", line 224 in _init_cache`,
+# with no comma before "in", unlike a traceback's `line 224, in _init_cache` (CPython Python/traceback.c::
+# dump_frame). Only a crash prints it, so even a quote of the frames alone is a failed start (vllm#3878, ROCm 0.4.0)
+FAULTHANDLER_FRAME = VllmLine('File "', r'File "[^"]{1,400}", line \d{1,7} in [\w<>]{1,80}\s*$')
+FATAL_PYTHON_ERROR = VllmLine("Fatal Python error: ", r"Fatal Python error: \S.{0,200}")

@@ -115,6 +115,20 @@ def _worker_ranks(line: str, ln: _Line, run: _Run) -> None:
             run.put(_BOUND_OF[kind], bound, ln, source=SOURCE_FALLBACK)
     if "_EP" in suffixes:
         run.put("enable_expert_parallel", True, ln, source=SOURCE_FALLBACK)
+    exact_tensor_parallel(ln, run)
+
+
+def exact_tensor_parallel(ln: _Line, run: _Run) -> None:
+    """A TP rank of W − 1 in a world of W processes: the world is DP × PP × PCP × TP (distributed/parallel_state.py::
+    initialize_model_parallel, 0.11.0: "rank %s in world size %s is assigned as DP rank %s, PP rank %s, TP rank
+    %s"), so TP ≥ W leaves no room for another dimension: TP = W and PP = 1, whichever of the two lines came first
+    (vllm#38107: world size 2 and a `Worker_TP1` prefix on two gfx1030 cards)."""
+    tp_ranks = run.worker_ranks.get("TP")
+    world = run.world_size
+    if world is None or world < MIN_SUFFIXED_SIZE or not tp_ranks or max(tp_ranks) + 1 != world:
+        return
+    run.put("tensor_parallel_size", world, ln, source=SOURCE_FALLBACK)
+    run.put("pipeline_parallel_size", 1, ln, source=SOURCE_FALLBACK)
 
 
 def _rank_priority(line: str) -> int:
@@ -179,6 +193,7 @@ class _Run:
     server_died: bool = False  # the API server died or timed out on the engines (a failure past "ready")
     saw_loading: bool = False
     worker_ranks: dict[str, set[int]] = field(default_factory=dict)  # TP / PP ranks seen in prefixes
+    world_size: int | None = None  # parallel_state.py's "in world size W" (W > 1)
     headed: bool = False  # a run-start line (engine config, args, server version, command) began it
 
     def put(

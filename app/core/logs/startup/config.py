@@ -36,6 +36,7 @@ from app.core.logs.startup.accumulator import (
     _error,
     _Line,
     _Run,
+    exact_tensor_parallel,
     gpu_stack,
 )
 from app.core.logs.startup.facts import (
@@ -237,6 +238,11 @@ def _server_version(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 def _banner_model(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("model", _as_str(m.group(1)), ln, source=SOURCE_SECONDARY)
+
+
+def _load_model_name(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """ "Starting to load model X...": the runner's model_config.model, below what the config lines print."""
+    run.put("model", _as_str(m.group(1)), ln, source=SOURCE_FALLBACK)
 
 
 def _max_model_len(m: re.Match[str], ln: _Line, run: _Run) -> None:
@@ -499,7 +505,17 @@ _COMPOSE_KEY = regex.compile(r"[ \t]{0,64}(?:-[ \t]+)?command:")  # a YAML `comm
 
 def _world_size(m: re.Match[str], ln: _Line, run: _Run) -> None:
     """parallel_state.py's "rank R in world size W is assigned as …": the world is DP × PP × PCP × TP processes,
-    so W = 1 says TP 1 and PP 1; a larger W is left to the lines that print the sizes."""
-    if int_of(m.group(1)) == 1:
+    so W = 1 says TP 1 and PP 1; a larger W bounds TP from above, which a TP rank of W − 1 (this line's or a
+    worker prefix's) meets (accumulator.exact_tensor_parallel)."""
+    world = int_of(m.group(1))
+    if world == 1:
         run.put("tensor_parallel_size", 1, ln, source=SOURCE_FALLBACK)
         run.put("pipeline_parallel_size", 1, ln, source=SOURCE_FALLBACK)
+        return
+    run.world_size = world
+    for rank in _TP_RANK.finditer(m.string[m.end() :]):
+        run.worker_ranks.setdefault("TP", set()).add(int(rank.group(1)))
+    exact_tensor_parallel(ln, run)
+
+
+_TP_RANK = regex.compile(r"\bTP rank (\d{1,6})\b")  # the same line's "…, PP rank 0, TP rank 1, …"

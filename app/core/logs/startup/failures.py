@@ -6,6 +6,7 @@ import re
 
 from app.core import regex
 from app.core import vllm_text as vt
+from app.core import vllm_text_identity as vti
 from app.core.logs.reading import (
     gib_bytes,
     int_of,
@@ -159,6 +160,8 @@ def _method_error(m: re.Match[str], ln: _Line, run: _Run) -> None:
     if stage is not None and run.stage != "ready":
         run.stage = stage
         run.stage_read = True
+    if m.group(1) in vti.V0_ONLY_METHODS:  # the wrapper is shared by V0 and V1; this method is V0's worker's
+        run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
     _failure(m, ln, run)
 
 

@@ -21,6 +21,7 @@ from app.core import regex
 from app.core import vllm_text as vt
 from app.core import vllm_text_failures as vtf
 from app.core import vllm_text_graphs as vtg
+from app.core import vllm_text_identity as vti
 from app.core.logs.startup import accumulator, config, failures, memory
 from app.core.logs.startup.accumulator import Handler, _error, _Line, _Rule, _Run
 from app.core.logs.startup.facts import ErrorKind, Stage
@@ -81,14 +82,14 @@ def _handler(spec: str) -> Handler:
     return cast(Handler, found[0])
 
 
-TEMPLATE_MODULES: tuple[ModuleType, ...] = (vt, vtf, vtg)
+TEMPLATE_MODULES: tuple[ModuleType, ...] = (vt, vtf, vtg, vti)
 
 
 def _template(name: str) -> VllmLine:
     found = [line for module in TEMPLATE_MODULES if isinstance(line := getattr(module, name, None), VllmLine)]
     if len(found) != 1:
         raise ValueError(
-            f"rules.json: {name!r} is not one template of app.core.vllm_text / vllm_text_failures / vllm_text_graphs"
+            f"rules.json: {name!r} is not one template of app.core.vllm_text / vllm_text_failures / vllm_text_graphs / vllm_text_identity"
         )
     return found[0]
 

@@ -1,0 +1,39 @@
+"""What a start-up prints about which model and which engine, beyond app.core.vllm_text's identity templates.
+
+Same shape as vllm_text (a needle that gates the line, the regex that reads it); rules.json names a template of
+any of these modules. vllm_text is at its size cap, so the identity lines added in round 11 (issue 22, half A of
+the held-apart logs heldout-2026-12m) live here. Each cites where vLLM prints it.
+"""
+
+from __future__ import annotations
+
+from app.core.vllm_text import VllmLine
+
+# the model runner names the model it loads: V1's GPU runner (v1/worker/gpu_model_runner.py::GPUModelRunner.
+# load_model, 0.11.0: logger.info("Starting to load model %s...", self.model_config.model)), V0's runner
+# (worker/model_runner.py, 0.5–0.10) and vllm-ascend's NPU runners print the same words; the name is the
+# engine's model_config.model, the one the engine-config line prints
+LOAD_MODEL_NAME = VllmLine(
+    "Starting to load model",
+    r"Starting to load model (\S{1,512}?)\.\.\.",
+    "Starting to load model %s...",
+    "v1/worker/gpu_model_runner.py::GPUModelRunner.load_model (0.11.0); worker/model_runner.py (V0)",
+)
+# V1 before 0.11 names its engine in the backend line: "Using Flash Attention backend on V1 engine."
+# (platforms/cuda.py::CudaPlatform.get_attn_backend_cls, 0.7–0.10; app.core.logs.startup.config reads the
+# backend's name from the same line)
+V1_ENGINE_BACKEND = VllmLine(" on V1 engine", r"\bbackend on V1 engine\b")
+# a V1 object's repr: "<vllm.v1.worker.gpu_worker.Worker object at 0x…>" (utils.py::warn_for_unimplemented_methods
+# names the worker class it checks, 0.8–0.10; any module under vllm.v1 is V1's)
+V1_OBJECT_REPR = VllmLine("<vllm.v1.", r"<vllm\.v1\.\w{1,80}")
+# a frame of V0's engine module: vllm/engine/llm_engine.py and async_llm_engine.py held V0's LLMEngine and
+# AsyncLLMEngine; from 0.11.0 both modules only re-export V1's classes (engine/llm_engine.py: "LLMEngine =
+# V1LLMEngine", engine/async_llm_engine.py: "AsyncLLMEngine = AsyncLLM"), so no V1 frame is in them
+V0_ENGINE_FRAME = VllmLine(
+    'File "',
+    r'File "[^"]{0,300}/vllm/engine/(?:llm_engine|async_llm_engine)\.py", line \d{1,7},? in \w{1,80}',
+)
+# methods only V0's worker has (worker/worker.py::Worker.determine_num_available_blocks, 0.10.x; V1's
+# v1/worker/gpu_worker.py has determine_available_memory instead, 0.11.0, and 0.8–0.10 warn
+# "Methods determine_num_available_blocks,… not implemented in <vllm.v1.worker.gpu_worker.Worker …>")
+V0_ONLY_METHODS = frozenset({"determine_num_available_blocks"})
