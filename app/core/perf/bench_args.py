@@ -90,16 +90,17 @@ class BenchArgs(BaseModel):
         --request-rate inf sends them all at once; at a finite rate this is an upper bound)."""
         return min(self.max_concurrency or self.num_prompts, self.num_prompts)
 
-    def max_request_tokens(self) -> int:
-        """The longest prompt + output this benchmark can send (what max_model_len must admit)."""
+    def longest_request(self) -> tuple[int, int]:
+        """(prompt tokens, max_tokens) of the longest request this benchmark sends, what vLLM's length
+        check (app.core.perf.too_long) is asked about. random: the ranges' top ends (RandomDataset
+        get_sampling_params: ``ceil(L (1 + r))`` for input and output, the shared prefix added; the
+        draw can reach both, and the planner's draw is not numpy's). sharegpt: the drawn pair with the
+        most tokens (prompt + output; the longer prompt on a tie), as the seed's draw is vLLM's."""
         if self.dataset_name == "sharegpt":
-            return SHAREGPT_MAX_TOTAL
+            return _sharegpt_longest(self.num_prompts, self.seed)
         r = self.random_range_ratio
-        return (
-            self.random_prefix_len
-            + math.ceil(self.random_input_len * (1 + r))
-            + math.ceil(self.random_output_len * (1 + r))
-        )
+        prompt = self.random_prefix_len + max(1, math.ceil(self.random_input_len * (1 + r)))
+        return prompt, max(1, math.ceil(self.random_output_len * (1 + r)))
 
 
 def _uniform_lengths(
@@ -143,6 +144,12 @@ def sharegpt_lengths(
 def _sharegpt_mean_lengths(count: int, seed: int) -> tuple[int, int]:
     prompts, outputs = sharegpt_lengths(count, seed=seed)
     return round(sum(prompts) / count), round(sum(outputs) / count)
+
+
+@lru_cache(maxsize=64)  # keyed by a user's (num_prompts, seed): bounded
+def _sharegpt_longest(count: int, seed: int) -> tuple[int, int]:
+    prompts, outputs = sharegpt_lengths(count, seed=seed)
+    return max(zip(prompts, outputs, strict=True), key=lambda pair: (pair[0] + pair[1], pair[0]))
 
 
 def _rescaled(values: list[int], *, mean: float) -> list[int]:

@@ -35,6 +35,7 @@ from app.core.perf.physics import (
     tp_over_pcie,
 )
 from app.core.perf.schedule import Point, Workload, point_at, requests_in_pool
+from app.core.perf.too_long import too_long
 from app.core.perf.simulate import SimulationError
 from app.core.result import Estimate, Range
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
@@ -311,15 +312,15 @@ def validate_workload(workload: Workload, *, max_model_len: int) -> None:
         raise PlannerError("output_tokens", Text("must be between 1 and 10,000,000"))
     if not 1 <= workload.concurrency <= MAX_CONCURRENCY:
         raise PlannerError("concurrency", Text("must be between 1 and 65,536"))
-    if workload.input_tokens + workload.output_tokens > max_model_len:
-        raise PlannerError(
-            "output_tokens",
-            Text(
-                "input + output tokens ({total:,}) exceed max_model_len ({max_model_len:,}): vLLM rejects such requests",
-                total=workload.input_tokens + workload.output_tokens,
-                max_model_len=max_model_len,
-            ),
-        )
+    refused = too_long(
+        prompt_tokens=workload.input_tokens,
+        output_tokens=workload.output_tokens,
+        max_model_len=max_model_len,
+        prompt_field="input_tokens",
+        output_field="output_tokens",
+    )
+    if refused is not None:
+        raise refused
 
 
 def kv_cliff(*, estimate: Estimate, physics: StepPhysics, workload: Workload) -> int | None:
@@ -545,16 +546,18 @@ def bench_serve(
     scale: dict[str, float],
 ) -> BenchResult:
     """The simulated `vllm bench serve` run with its bands (and your cluster's factors)."""
-    longest = args.max_request_tokens()
-    if longest > estimate.max_model_len:
-        raise PlannerError(
-            "bench.random_input_len",
-            Text(
-                "the benchmark's longest request ({tokens:,} tokens) exceeds max_model_len ({max_model_len:,})",
-                tokens=longest,
-                max_model_len=estimate.max_model_len,
-            ),
-        )
+    prompt, output = args.longest_request()
+    sharegpt = args.dataset_name == "sharegpt"  # its lengths are the dataset's: no length field to name
+    refused = too_long(
+        prompt_tokens=prompt,
+        output_tokens=output,
+        max_model_len=estimate.max_model_len,
+        prompt_field="bench.dataset_name" if sharegpt else "bench.random_input_len",
+        output_field="bench.dataset_name" if sharegpt else "bench.random_output_len",
+        subject="benchmark",
+    )
+    if refused is not None:
+        raise refused
     try:
         with deadline.naming(field="bench.num_prompts", advice=Text(FEWER_PROMPTS)):
             point = _simulated(estimate=estimate, physics=physics, fit=fit, serve=serve, args=args)
