@@ -46,7 +46,9 @@ def test_the_rule_is_vllms_two_checks_in_order() -> None:
 
 def test_random_longest_request_is_the_ranges_top_ends() -> None:
     # no range: the lengths themselves, the prefix added: 100 + 1,000 and 200
-    assert BenchArgs(random_input_len=1000, random_output_len=200, random_prefix_len=100).longest_request() == (
+    assert BenchArgs(
+        random_input_len=1000, random_output_len=200, random_prefix_len=100
+    ).longest_request() == (
         1100,
         200,
     )
@@ -56,7 +58,9 @@ def test_random_longest_request_is_the_ranges_top_ends() -> None:
     ).longest_request() == (1302, 10)
     # r = 0.1 in floats, as vLLM computes it: 1,000 x 1.1 = 1100.0 (1,100), but 100 x 1.1 =
     # 110.00000000000001, ceil 111 tokens of output (not 110)
-    assert BenchArgs(random_input_len=1000, random_output_len=100, random_range_ratio=0.1).longest_request() == (
+    assert BenchArgs(
+        random_input_len=1000, random_output_len=100, random_range_ratio=0.1
+    ).longest_request() == (
         1100,
         111,
     )

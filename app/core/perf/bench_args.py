@@ -90,6 +90,20 @@ class BenchArgs(BaseModel):
         --request-rate inf sends them all at once; at a finite rate this is an upper bound)."""
         return min(self.max_concurrency or self.num_prompts, self.num_prompts)
 
+    def clients_in_flight(self, *, request_throughput: float, mean_e2el_s: float) -> float:
+        """The clients the run keeps in flight on average. At --request-rate inf, :meth:`clients` (the
+        cap, or every prompt sent at t = 0). At a finite rate, Little's law over the run: requests
+        completed per second x their mean end-to-end latency, at most :meth:`clients` (200 prompts at
+        4 requests/s finishing at 3.94/s after 0.87 s each keep 3.4 in flight, not 200)."""
+        if math.isinf(self.request_rate):
+            return float(self.clients())
+        return min(float(self.clients()), request_throughput * mean_e2el_s)
+
+    def open_loop(self) -> bool:
+        """A finite --request-rate with no --max-concurrency: the arrivals, not a client count, decide how
+        many requests are in flight (:meth:`clients_in_flight`)."""
+        return self.max_concurrency is None and not math.isinf(self.request_rate)
+
     def longest_request(self) -> tuple[int, int]:
         """(prompt tokens, max_tokens) of the longest request this benchmark sends, what vLLM's length
         check (app.core.perf.too_long) is asked about. random: the ranges' top ends (RandomDataset
