@@ -36,6 +36,7 @@ from app.core.errors import PlannerError, UnknownModelError
 from app.core.estimate import estimate
 from app.core.perf.bench import RESULT_KEYS
 from app.core.perf.bench_args import BenchArgs
+from app.core.perf.bench_run import bench_sets_clients
 from app.core.perf.cluster import ClusterFit, RunComparison
 from app.core.perf.measured import MAX_RUNS_CHARS, PlannedRun, compared, fit_runs, read_run, runs_of
 from app.core.perf.predict import Performance, performance
@@ -236,6 +237,7 @@ def run_perf(argv: list[str]) -> Performance:
         workload=work,
         bench=bench_args,
         cluster=cluster,
+        clients_from_bench=bench_sets_clients(concurrency=workload.get("--concurrency"), bench=bench_args),
     )
     # the shortening note first, how your runs were read last (as the Speed section orders them)
     notes = [*([note] if note else []), *perf.notes, *(cluster.notes if cluster is not None else [])]

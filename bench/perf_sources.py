@@ -258,7 +258,7 @@ def serve_config(row: dict[str, Any], args: BenchArgs) -> ServeConfig:
     """The server as the source states it (parallel layout and the flags it names); vLLM defaults otherwise."""
     flags: dict[str, Any] = dict(row.get("server", {}))
     flags = {k: v for k, v in flags.items() if k in SERVE_FLAGS}
-    longest = args.max_request_tokens()
+    longest = sum(args.longest_request())
     if row.get("dataset_name") == "sharegpt":  # the context a ShareGPT run needs, however it is run
         longest = max(longest, SHAREGPT_MAX_TOTAL)
     flags.setdefault("max_model_len", longest + 64)

@@ -350,7 +350,7 @@ def test_a_request_longer_than_max_model_len_is_refused_before_any_layout() -> N
         plan(input_tokens=8000, output_tokens=256)
     assert refused.value.field == "output_tokens"
     assert refused.value.message == (
-        "input + output tokens (8,256) exceed max_model_len (8,192): vLLM rejects such requests"
+        "8,000 input + 256 output tokens = 8,256 exceed max_model_len (8,192): vLLM rejects such requests"
     )
     # 7,936 + 256 = 8,192 exactly fits
     assert plan(input_tokens=7936, output_tokens=256).layouts_tried > 0

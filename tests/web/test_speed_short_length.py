@@ -103,9 +103,15 @@ def test_a_length_the_user_set_is_named_when_it_cannot_run(client: Any) -> None:
     assert speed.status_code == 422
     errors = re.findall(r"<p><code>([a-z_]+)</code>: ([^<]+)</p>", speed.text)
     assert [field for field, _ in errors] == ["input_tokens"]  # never output_tokens, which they left blank
-    assert "400 tokens leave no room" in errors[0][1]
+    # vLLM's first check (serving.py _validate_input): a prompt of max_model_len tokens or more
+    assert "a prompt of 400 tokens leaves no room for output within max_model_len (320)" in errors[0][1]
     both = client.get("/speed?" + urlencode({**PAGE, "input_tokens": "1024", "output_tokens": "1024"}))
-    assert both.status_code == 422 and "<code>output_tokens</code>" in both.text  # both set: as before
+    # both set: the user's request, refused by vLLM's first check (a 1,024-token prompt >= 320) on the prompt
+    assert both.status_code == 422 and "<code>input_tokens</code>" in both.text
+    over = client.get("/speed?" + urlencode({**PAGE, "input_tokens": "300", "output_tokens": "21"}))
+    # 300 + 21 = 321 > 320: the second check, on output_tokens (vLLM's max_tokens)
+    assert over.status_code == 422 and "<code>output_tokens</code>" in over.text
+    assert "300 input + 21 output tokens = 321 exceed max_model_len (320)" in over.text
 
 
 def test_a_value_the_user_typed_rides_in_the_permalink(client: Any) -> None:

@@ -8,7 +8,6 @@ share on the exact pool (simulate.run) and turns the per-request times into vLLM
 from __future__ import annotations
 
 import math
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -21,7 +20,8 @@ from app.core.perf.physics import (
     lockstep_ranks,
     on_busy_ranks,
 )
-from app.core.perf.rates import StepRates, rates_of, stage_seconds
+from app.core.perf.rates import rates_of
+from app.core.perf.regime import Regime, binding_regime
 from app.core.perf.schedule import KINDS_BOUNDED_BY_WINDOW, KINDS_FIXED_STATE, NULL_BLOCKS
 from app.core.perf.simulate import EngineLimits, SimResult, run
 from app.core.result import Estimate, Range
@@ -29,10 +29,6 @@ from app.core.versions import rules_for
 
 MS_PER_S = 1000.0
 P99 = 99.0
-MEMORY_BOUND_SHARE = 0.5  # decode steps whose memory-bound part is at least this share: bandwidth binds
-QUEUE_FACTOR = 3.0  # mean TTFT this many times a lone request's: the queue binds
-Regime = Literal["compute", "memory_bandwidth", "host", "kv_pool", "queue"]
-HOST_BOUND_SHARE = 0.5  # decode time whose steps the host's work paces, at least this share: the host binds
 # vLLM's result keys this answers, in serve.py's order (bench/ and the API use the same names)
 LATENCY_KEYS = (
     "mean_ttft_ms",
@@ -67,6 +63,7 @@ class BenchPoint(BaseModel):
     recomputed_tokens: int
     max_running: int  # per rank, the most requests the engine ran at once
     duration_s: float
+    clients_in_flight: float  # BenchArgs.clients_in_flight: the cap, every prompt at inf, or Little's law
 
 
 class BenchResult(BaseModel):
@@ -92,6 +89,7 @@ class BenchResult(BaseModel):
     recomputed_tokens: int
     max_running: int
     duration_s: float
+    clients_in_flight: float  # BenchArgs.clients_in_flight over the simulated run
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -148,16 +146,16 @@ def engine_limits(
     )
 
 
-def _regime(res: SimResult, *, mean_ttft_s: float, lone_ttft_s: float) -> Regime:
-    if res.preemptions or res.kv_full_steps:
-        return "kv_pool"
-    if mean_ttft_s > QUEUE_FACTOR * lone_ttft_s:
-        return "queue"
-    if res.busy_s > 0 and res.host_s >= HOST_BOUND_SHARE * res.busy_s:
-        return "host"
-    if res.busy_s > 0 and res.memory_s >= MEMORY_BOUND_SHARE * res.busy_s:
-        return "memory_bandwidth"
-    return "compute"
+def _regime(res: SimResult, *, clients_per_rank: float, max_num_seqs: int) -> Regime:
+    """The one rule (app.core.perf.regime) on the simulated run's own counts."""
+    busy = res.busy_s if res.busy_s > 0 else 1.0
+    return binding_regime(
+        kv_limited=bool(res.preemptions or res.kv_full_steps),
+        clients_per_rank=clients_per_rank,
+        max_num_seqs=max_num_seqs,
+        host_share=res.host_s / busy,
+        memory_share=res.memory_s / busy,
+    )
 
 
 def simulate_bench(
@@ -204,12 +202,9 @@ def simulate_bench(
     )
     itl_mean, itl_median = _weighted_mean_median(res.itl_samples)
     done = len(res.e2el_s)
-    mean_ttft = sum(res.ttft_s) / max(1, len(res.ttft_s))
-    mean_prompt = sum(prompts) / len(prompts)
-    overhead = coefficients.ttft_overhead_s + coefficients.ttft_per_prompt_token_s * mean_prompt
-    lone = overhead + _lone_prefill_s(rates=rates, limits=limits, prompt=mean_prompt)
+    mean_e2el_s = sum(res.e2el_s) / max(1, done)
     values = {
-        "mean_ttft_ms": mean_ttft * MS_PER_S,
+        "mean_ttft_ms": sum(res.ttft_s) / max(1, len(res.ttft_s)) * MS_PER_S,
         "median_ttft_ms": percentile(res.ttft_s, 50) * MS_PER_S,
         "p99_ttft_ms": percentile(res.ttft_s, P99) * MS_PER_S,
         "mean_tpot_ms": sum(res.tpot_s) / max(1, len(res.tpot_s)) * MS_PER_S,
@@ -217,36 +212,23 @@ def simulate_bench(
         "p99_tpot_ms": percentile(res.tpot_s, P99) * MS_PER_S,
         "mean_itl_ms": itl_mean * MS_PER_S,
         "median_itl_ms": itl_median * MS_PER_S,
-        "mean_e2el_ms": sum(res.e2el_s) / max(1, done) * MS_PER_S,
+        "mean_e2el_ms": mean_e2el_s * MS_PER_S,
         "output_throughput": dp * res.output_tokens / res.duration_s,
         "request_throughput": dp * done / res.duration_s,
         "total_token_throughput": dp * (res.input_tokens + res.output_tokens) / res.duration_s,
     }
+    in_flight = args.clients_in_flight(
+        request_throughput=values["request_throughput"], mean_e2el_s=mean_e2el_s
+    )
     return BenchPoint(
         values=values,
-        regime=_regime(res, mean_ttft_s=mean_ttft, lone_ttft_s=lone),
+        regime=_regime(res, clients_per_rank=in_flight / dp, max_num_seqs=limits.max_num_seqs),
         preemptions=res.preemptions * dp,
         recomputed_tokens=res.recomputed_tokens * dp,
         max_running=res.max_running,
         duration_s=res.duration_s,
+        clients_in_flight=in_flight,
     )
-
-
-def _lone_prefill_s(*, rates: StepRates, limits: EngineLimits, prompt: float) -> float:
-    """A lone request's prefill (its chunks on an idle engine): the TTFT with no queue."""
-    budget = limits.max_num_batched_tokens
-    chunks = max(1, math.ceil(prompt / budget))
-    chunk = prompt / chunks
-    seconds = 0.0
-    for c in range(chunks):
-        seconds += stage_seconds(
-            rates,
-            decode_tokens=0.0,
-            decode_context_sum=0.0,
-            prefill_tokens=chunk,
-            prefill_context_sum=chunk * (c * chunk + chunk / 2),
-        )
-    return limits.pipeline_stages * seconds
 
 
 def banded(
@@ -276,4 +258,5 @@ def banded(
         recomputed_tokens=point.recomputed_tokens,
         max_running=point.max_running,
         duration_s=point.duration_s,
+        clients_in_flight=point.clients_in_flight,
     )

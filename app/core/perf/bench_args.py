@@ -90,16 +90,31 @@ class BenchArgs(BaseModel):
         --request-rate inf sends them all at once; at a finite rate this is an upper bound)."""
         return min(self.max_concurrency or self.num_prompts, self.num_prompts)
 
-    def max_request_tokens(self) -> int:
-        """The longest prompt + output this benchmark can send (what max_model_len must admit)."""
+    def clients_in_flight(self, *, request_throughput: float, mean_e2el_s: float) -> float:
+        """The clients the run keeps in flight on average. At --request-rate inf, :meth:`clients` (the
+        cap, or every prompt sent at t = 0). At a finite rate, Little's law over the run: requests
+        completed per second x their mean end-to-end latency, at most :meth:`clients` (200 prompts at
+        4 requests/s finishing at 3.94/s after 0.87 s each keep 3.4 in flight, not 200)."""
+        if math.isinf(self.request_rate):
+            return float(self.clients())
+        return min(float(self.clients()), request_throughput * mean_e2el_s)
+
+    def open_loop(self) -> bool:
+        """A finite --request-rate with no --max-concurrency: the arrivals, not a client count, decide how
+        many requests are in flight (:meth:`clients_in_flight`)."""
+        return self.max_concurrency is None and not math.isinf(self.request_rate)
+
+    def longest_request(self) -> tuple[int, int]:
+        """(prompt tokens, max_tokens) of the longest request this benchmark sends, what vLLM's length
+        check (app.core.perf.too_long) is asked about. random: the ranges' top ends (RandomDataset
+        get_sampling_params: ``ceil(L (1 + r))`` for input and output, the shared prefix added; the
+        draw can reach both, and the planner's draw is not numpy's). sharegpt: the drawn pair with the
+        most tokens (prompt + output; the longer prompt on a tie), as the seed's draw is vLLM's."""
         if self.dataset_name == "sharegpt":
-            return SHAREGPT_MAX_TOTAL
+            return _sharegpt_longest(self.num_prompts, self.seed)
         r = self.random_range_ratio
-        return (
-            self.random_prefix_len
-            + math.ceil(self.random_input_len * (1 + r))
-            + math.ceil(self.random_output_len * (1 + r))
-        )
+        prompt = self.random_prefix_len + max(1, math.ceil(self.random_input_len * (1 + r)))
+        return prompt, max(1, math.ceil(self.random_output_len * (1 + r)))
 
 
 def _uniform_lengths(
@@ -143,6 +158,12 @@ def sharegpt_lengths(
 def _sharegpt_mean_lengths(count: int, seed: int) -> tuple[int, int]:
     prompts, outputs = sharegpt_lengths(count, seed=seed)
     return round(sum(prompts) / count), round(sum(outputs) / count)
+
+
+@lru_cache(maxsize=64)  # keyed by a user's (num_prompts, seed): bounded
+def _sharegpt_longest(count: int, seed: int) -> tuple[int, int]:
+    prompts, outputs = sharegpt_lengths(count, seed=seed)
+    return max(zip(prompts, outputs, strict=True), key=lambda pair: (pair[0] + pair[1], pair[0]))
 
 
 def _rescaled(values: list[int], *, mean: float) -> list[int]:

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from app.core.errors import PlannerError
 from app.core.perf.bench_args import BenchArgs
+from app.core.perf.bench_run import whole_clients
 from app.core.perf.cluster import MAX_RUN_FACTOR, ClusterFit, RunComparison, fit_cluster, implausible_key
 from app.core.perf.paste import bench_fields, parse_paste, paste_names
 from app.core.perf.predict import compare_run
@@ -296,7 +297,7 @@ def compared(run: PlannedRun) -> RunComparison:
             measured=run.read.measured,
         )
     refuse_implausible(comparison, field=run.field)
-    return replace(comparison, clients=run_clients(run.read.bench))
+    return replace(comparison, clients=run_clients(run.read.bench, comparison))
 
 
 class ImplausibleRunError(PlannerError):
@@ -324,9 +325,15 @@ def refuse_implausible(comparison: RunComparison, *, field: str) -> None:
     )
 
 
-def run_clients(args: BenchArgs) -> int:
-    """The most clients a run had in flight (BenchArgs.clients)."""
-    return args.clients()
+def run_clients(args: BenchArgs, comparison: RunComparison) -> int:
+    """The clients a run kept in flight (BenchArgs.clients_in_flight): at a finite rate with no cap,
+    Little's law on its measured request throughput and mean E2EL (the prediction's where it printed
+    neither), not its prompt count."""
+    figures = {**comparison.predicted, **comparison.measured}
+    in_flight = args.clients_in_flight(
+        request_throughput=figures["request_throughput"], mean_e2el_s=figures["mean_e2el_ms"] / 1000.0
+    )
+    return whole_clients(in_flight)
 
 
 def fit_runs(runs: Sequence[tuple[RunComparison, Sequence[Msg]]], *, field: str) -> ClusterFit | None:

@@ -11,40 +11,31 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.core import deadline
 from app.core.errors import PlannerError
-from app.core.perf.bench import (
-    BAND_OF_KEY,
-    MEMORY_BOUND_SHARE,
-    BenchPoint,
-    BenchResult,
-    Regime,
-    banded,
-    simulate_bench,
-)
+from app.core.perf.bench import BenchResult
 from app.core.perf.bench_args import BenchArgs
-from app.core.perf.calibrated import reach_note
+from app.core.perf.bench_run import bench_serve, open_loop_note, simulated, whole_clients
+from app.core.perf.calibrated import BAND_GROUPS, reach_note
 from app.core.perf.cluster import ClusterFit, RunComparison
 from app.core.perf.physics import (
     Coefficients,
     StepPhysics,
+    busy_ranks,
     host_seconds,
     slower_device,
     step_physics,
     tp_crosses_hosts,
     tp_over_pcie,
 )
+from app.core.perf.regime import Regime, binding_regime
 from app.core.perf.schedule import Point, Workload, point_at, requests_in_pool
-from app.core.perf.simulate import SimulationError
+from app.core.perf.too_long import too_long
 from app.core.result import Estimate, Range
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
-from app.core.text import N_, Msg, Text
+from app.core.text import Msg, Text
 from app.core.verdicts import refusal_field
 from app.core.version_parse import release_numbers
 from app.core.versions import rules_for
-
-# what a simulated benchmark past the request's CPU budget should shrink (app.core.deadline)
-FEWER_PROMPTS = N_("fewer prompts (num_prompts) or fewer clients (max_concurrency)")
 
 COEFFICIENTS_FILE = Path(__file__).with_name("coefficients.json")
 MS_PER_S = 1000.0
@@ -311,15 +302,15 @@ def validate_workload(workload: Workload, *, max_model_len: int) -> None:
         raise PlannerError("output_tokens", Text("must be between 1 and 10,000,000"))
     if not 1 <= workload.concurrency <= MAX_CONCURRENCY:
         raise PlannerError("concurrency", Text("must be between 1 and 65,536"))
-    if workload.input_tokens + workload.output_tokens > max_model_len:
-        raise PlannerError(
-            "output_tokens",
-            Text(
-                "input + output tokens ({total:,}) exceed max_model_len ({max_model_len:,}): vLLM rejects such requests",
-                total=workload.input_tokens + workload.output_tokens,
-                max_model_len=max_model_len,
-            ),
-        )
+    refused = too_long(
+        prompt_tokens=workload.input_tokens,
+        output_tokens=workload.output_tokens,
+        max_model_len=max_model_len,
+        prompt_field="input_tokens",
+        output_field="output_tokens",
+    )
+    if refused is not None:
+        raise refused
 
 
 def kv_cliff(*, estimate: Estimate, physics: StepPhysics, workload: Workload) -> int | None:
@@ -533,56 +524,6 @@ def source_bands() -> dict[str, tuple[float, float]]:
     return {group: (float(lo), float(hi)) for group, (lo, hi) in raw.items()}
 
 
-def bench_serve(
-    *,
-    estimate: Estimate,
-    physics: StepPhysics,
-    fit: FamilyFit,
-    serve: ServeConfig,
-    args: BenchArgs,
-    bands: dict[str, tuple[float, float]],
-    widen: dict[str, float],
-    scale: dict[str, float],
-) -> BenchResult:
-    """The simulated `vllm bench serve` run with its bands (and your cluster's factors)."""
-    longest = args.max_request_tokens()
-    if longest > estimate.max_model_len:
-        raise PlannerError(
-            "bench.random_input_len",
-            Text(
-                "the benchmark's longest request ({tokens:,} tokens) exceeds max_model_len ({max_model_len:,})",
-                tokens=longest,
-                max_model_len=estimate.max_model_len,
-            ),
-        )
-    try:
-        with deadline.naming(field="bench.num_prompts", advice=Text(FEWER_PROMPTS)):
-            point = _simulated(estimate=estimate, physics=physics, fit=fit, serve=serve, args=args)
-    except SimulationError:
-        raise PlannerError(
-            "bench.num_prompts",
-            Text(
-                "this benchmark is too large to simulate here (or never finishes on this pool): use fewer prompts"
-            ),
-        ) from None
-    scaled = {k: v * scale[BAND_OF_KEY[k]] for k, v in point.values.items()}
-    return banded(point.model_copy(update={"values": scaled}), args=args, bands=bands, widen=widen)
-
-
-def _simulated(
-    *, estimate: Estimate, physics: StepPhysics, fit: FamilyFit, serve: ServeConfig, args: BenchArgs
-) -> BenchPoint:
-    """The run as the shipped coefficients simulate it: the server's prefix cache on unless turned off
-    (vLLM V1's default), for the page's benchmark and for each of your measured runs alike."""
-    return simulate_bench(
-        estimate=estimate,
-        physics=physics,
-        coefficients=fit.bench_coefficients(),
-        args=args,
-        prefix_cache=serve.enable_prefix_caching is not False,
-    )
-
-
 def _bands(fit: FamilyFit, cluster: ClusterFit | None, *, kv_limited: bool) -> dict[str, tuple[float, float]]:
     """(low, high) log quantiles per kind of figure: the family's held-out residuals, or your cluster's
     for the kinds your runs measured."""
@@ -633,8 +574,11 @@ def performance(
     with_curve: bool = True,
     bench: BenchArgs | None = None,
     cluster: ClusterFit | None = None,
+    clients_from_bench: bool = False,
 ) -> Performance:
-    """The steady state at ``workload`` (and, with ``bench``, the simulated `vllm bench serve` run)."""
+    """The steady state at ``workload`` (and, with ``bench``, the simulated `vllm bench serve` run);
+    ``clients_from_bench`` (bench_run.bench_sets_clients): the steady state's clients are the ones the
+    uncapped benchmark keeps in flight, not ``workload.concurrency``."""
     validate_workload(workload, max_model_len=estimate.max_model_len)
     if not estimate.fits or estimate.num_gpu_blocks <= 0:
         raise PlannerError(
@@ -648,6 +592,23 @@ def performance(
     widen, notes = _basis_notes(
         device=device, model=model, serve=serve, fit=fit, family=family, physics=physics
     )
+    bench_result = None
+    if bench is not None:
+        bench_result = bench_serve(
+            estimate=estimate,
+            physics=physics,
+            fit=fit,
+            serve=serve,
+            args=bench,
+            cluster=cluster,
+            bands_for=lambda at: bench_bands(fit, at),
+            widen=widen,
+            scale={g: (cluster.factor(g) if cluster else 1.0) for g in BAND_GROUPS},
+        )
+        if clients_from_bench:  # no cap: the clients the run keeps in flight (BenchArgs.clients_in_flight)
+            clients = min(MAX_CONCURRENCY, whole_clients(bench_result.clients_in_flight))
+            workload = replace(workload, concurrency=clients)
+            notes.append(open_loop_note(bench_result))
     scale, near, widens = _cluster_terms(
         cluster, workload=workload, widen=widen, notes=notes, curve=with_curve
     )
@@ -655,27 +616,17 @@ def performance(
     cliff = kv_cliff(estimate=estimate, physics=physics, workload=workload)
     kv_limited = cliff is not None and workload.concurrency >= cliff
     regime = steady_regime(
-        point=point, physics=physics, coefficients=fit.coefficients(), kv_limited=kv_limited
+        point=point,
+        physics=physics,
+        coefficients=fit.coefficients(),
+        kv_limited=kv_limited,
+        max_num_seqs=estimate.max_num_seqs,
     )
     limit_note = _limit_note(estimate=estimate, workload=workload, point=point, cliff=cliff)
     notes.extend([limit_note] if limit_note else [])
     bands = _bands(fit, near, kv_limited=kv_limited)
     tpot = _band(point.tpot_s * MS_PER_S * scale["tpot"], *bands["tpot"], widens["tpot"])
     thr = point.output_tokens_per_s * scale["throughput"]
-    bench_result = None
-    if bench is not None:
-        # your runs' narrow band holds only at the clients they ran: at the benchmark's own clients
-        at = cluster if cluster is not None and cluster.reaches(bench.clients()) else None
-        bench_result = bench_serve(
-            estimate=estimate,
-            physics=physics,
-            fit=fit,
-            serve=serve,
-            args=bench,
-            bands=bench_bands(fit, at),
-            widen={g: 1.0 if at is not None and at.measures(g) else widen for g in scale},
-            scale=scale,
-        )
     return Performance(
         ttft_ms=_band(point.ttft_s * MS_PER_S * scale["ttft"], *bands["ttft"], widens["ttft"]),
         tpot_ms=tpot,
@@ -716,20 +667,21 @@ def performance(
 
 
 def steady_regime(
-    *, point: Point, physics: StepPhysics, coefficients: Coefficients, kv_limited: bool
+    *, point: Point, physics: StepPhysics, coefficients: Coefficients, kv_limited: bool, max_num_seqs: int
 ) -> Regime:
-    """What binds the steady state: the KV pool past the cliff, the queue when clients wait for a
-    running slot, the host when its step work outlasts the device's, else memory bandwidth or compute by
-    the decode step's memory-bound share (the simulated benchmark's rule, bench._regime)."""
-    if kv_limited:
-        return "kv_pool"
-    if point.limit == "max_num_seqs":
-        return "queue"
+    """What binds the steady state, by the simulated benchmark's rule (app.core.perf.regime): the KV
+    pool past the cliff, the queue when a rank's clients outnumber max_num_seqs, the host when its step
+    work outlasts the device's, else memory bandwidth or compute by the decode step's memory-bound share."""
     host = host_seconds(coefficients, requests=point.decode_batch)
     device = point.tpot_s if physics.host_overlapped else point.tpot_s - host
-    if host > device:
-        return "host"
-    return "memory_bandwidth" if point.step_memory_share >= MEMORY_BOUND_SHARE else "compute"
+    ranks = busy_ranks(data_parallel_size=physics.data_parallel_size, clients=point.concurrency)
+    return binding_regime(
+        kv_limited=kv_limited,
+        clients_per_rank=point.concurrency / ranks,
+        max_num_seqs=max_num_seqs,
+        host_share=1.0 if host > device else 0.0,
+        memory_share=point.step_memory_share,
+    )
 
 
 def compare_run(
@@ -744,5 +696,5 @@ def compare_run(
     """One of your measured runs against what the shipped model predicts for it."""
     _family, fit = fit_on(device, vllm_version=estimate.vllm_version)
     physics = step_physics(estimate=estimate, model=model, device=device, serve=serve)
-    point = _simulated(estimate=estimate, physics=physics, fit=fit, serve=serve, args=args)
+    point = simulated(estimate=estimate, physics=physics, fit=fit, serve=serve, args=args)
     return RunComparison(predicted=point.values, measured=measured)

@@ -9,9 +9,9 @@ a note says so. A length the user did set is kept; when it alone leaves no room,
 
 from __future__ import annotations
 
-from app.core.errors import PlannerError
 from app.core.perf.bench_args import BenchArgs
 from app.core.perf.schedule import Workload
+from app.core.perf.too_long import too_long
 from app.core.text import Msg, Text
 
 # The Speed section's request when neither the user nor a benchmark gives one (the page's placeholder)
@@ -19,15 +19,18 @@ DEFAULT_INPUT_TOKENS = 1024
 DEFAULT_OUTPUT_TOKENS = 1024
 
 
-def _no_room(field: str, *, tokens: int, max_model_len: int) -> PlannerError:
-    return PlannerError(
-        field,
-        Text(
-            "{tokens:,} tokens leave no room for the rest of the request within max_model_len ({max_model_len:,}): vLLM rejects such requests",
-            tokens=tokens,
-            max_model_len=max_model_len,
-        ),
+def _refuse_alone(*, input_tokens: int, output_tokens: int, max_model_len: int) -> None:
+    """A set length that alone leaves no room: vLLM's refusal (app.core.perf.too_long) of the shortest
+    request with it (the other length at one token)."""
+    refused = too_long(
+        prompt_tokens=input_tokens,
+        output_tokens=output_tokens,
+        max_model_len=max_model_len,
+        prompt_field="input_tokens",
+        output_field="output_tokens",
     )
+    if refused is not None:
+        raise refused
 
 
 def workload_lengths(
@@ -45,19 +48,17 @@ def workload_lengths(
     given_in = input_tokens if input_tokens is not None else fallback[0]
     given_out = output_tokens if output_tokens is not None else fallback[1]
     if given_in + given_out <= max_model_len or (input_tokens is not None and output_tokens is not None):
-        return given_in, given_out, None  # fits, or both were set: performance() names output_tokens
+        return given_in, given_out, None  # fits, or both were set: performance() refuses it (too_long)
     if input_tokens is None and output_tokens is None:
         # both free: in proportion, at least one token each (1,024 + 1,024 into 320 -> 160 + 160)
         new_in = max(1, min(max_model_len - 1, max_model_len * given_in // (given_in + given_out)))
         new_out = max_model_len - new_in
     elif input_tokens is not None:
-        if input_tokens >= max_model_len:
-            raise _no_room("input_tokens", tokens=input_tokens, max_model_len=max_model_len)
+        _refuse_alone(input_tokens=input_tokens, output_tokens=1, max_model_len=max_model_len)
         new_in, new_out = input_tokens, max_model_len - input_tokens
     else:
         assert output_tokens is not None
-        if output_tokens >= max_model_len:
-            raise _no_room("output_tokens", tokens=output_tokens, max_model_len=max_model_len)
+        _refuse_alone(input_tokens=1, output_tokens=output_tokens, max_model_len=max_model_len)
         new_in, new_out = max_model_len - output_tokens, output_tokens
     note = Text(
         "{given_in:,} input + {given_out:,} output tokens exceed max_model_len ({max_model_len:,}): modelled as {new_in:,} + {new_out:,}, the lengths you did not set shortened to fit.",

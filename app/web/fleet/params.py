@@ -16,6 +16,7 @@ from pydantic import BeforeValidator, ConfigDict, Field
 
 from app.core import numbers
 from app.core.fleet import MAX_DEVICES_TOTAL, Limits, Target
+from app.core.perf.bench_args import BenchArgs
 from app.core.perf.measured import MAX_MEASURED_RUNS
 from app.web.inputs.lenient import parse_lenient
 from app.web.inputs.links import query_items
@@ -98,6 +99,8 @@ class StrictFleetParams(FleetParams):
 
     # your cluster's `vllm bench serve` runs (app/web/measured_runs.py): every figure scaled by them
     measured_runs: list[MeasuredRun] = Field(default_factory=list, max_length=MAX_MEASURED_RUNS)
+    # the load as a `vllm bench serve` workload, as /api/performance takes it (app.core.fleet_load)
+    bench: BenchArgs | None = None
 
 
 FLEET_FIELDS: tuple[str, ...] = tuple(

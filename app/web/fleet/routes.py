@@ -80,7 +80,8 @@ def pareto_json(
 @api_router.post("/fleet", name="api_fleet", response_model=dict[str, Any])
 def fleet_api(request: Request, params: StrictFleetParams) -> Response:
     """Every layout that starts, sized for the load and ranked by cost; ``best`` meets the SLO if any does."""
-    result = fleet_for(params, cluster=api_runs(params, params.measured_runs).cluster)
+    runs = api_runs(params, params.measured_runs, params.bench)
+    result = fleet_for(params, cluster=runs.cluster, bench=params.bench)
     plan, searched = result.plan, result.params  # searched: the load as modelled (its planner links)
     calibration = _runs_fields(result.calibrated_runs, result.calibrated_figures)
     answer = {
@@ -102,7 +103,8 @@ def fleet_api(request: Request, params: StrictFleetParams) -> Response:
             "model": result.resolved.model_label,
             "device": result.resolved.device.id,
             "vllm_version": result.resolved.vllm_version,
-            "query": fleet_query(params),
+            # with a benchmark, the load it stated (its rate and mean lengths), so the link reopens it
+            "query": fleet_query(searched if params.bench is not None else params),
         },
     }
     return dumped_response(answer)  # encoded here, not on the event loop (app/web/encoding.py)

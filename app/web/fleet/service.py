@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.core.fleet import Candidate, FleetPlan, plan_fleet, request_len_limit
+from app.core.fleet_load import bench_rate
+from app.core.perf.bench_args import BenchArgs
 from app.core.perf.cluster import ClusterFit
 from app.core.perf.workload import workload_lengths
 from app.core.specs import ServeConfig
@@ -33,26 +35,33 @@ class FleetResult:
         return self.cluster.measured_groups() if self.cluster is not None else []
 
 
-def fitted_load(params: FleetParams, *, max_model_len: int) -> tuple[FleetParams, Msg | None]:
+def fitted_load(
+    params: FleetParams, *, max_model_len: int, bench: BenchArgs | None = None
+) -> tuple[FleetParams, Msg | None]:
     """The load's lengths by the Speed section's rule (app.core.perf.workload.workload_lengths) with
     the fleet's defaults: a length the user did not set (not in ``model_fields_set``: the page's blank
     box, the API's absent key) shrinks to fit ``max_model_len`` and a note says so; one the user set is
-    kept, and when it alone leaves no room the refusal names it."""
+    kept, and when it alone leaves no room the refusal names it. ``bench``: a length not set is the
+    benchmark's mean request's (app.core.fleet_load)."""
     given = params.model_fields_set
     new_in, new_out, note = workload_lengths(
         input_tokens=params.input_tokens if "input_tokens" in given else None,
         output_tokens=params.output_tokens if "output_tokens" in given else None,
-        bench=None,
+        bench=bench,
         max_model_len=max_model_len,
         defaults=(params.input_tokens, params.output_tokens),
     )
-    if note is None:
+    if note is None and bench is None:
         return params, None
     return params.model_copy(update={"input_tokens": new_in, "output_tokens": new_out}), note
 
 
 def fleet_for(
-    params: FleetParams, *, cluster: ClusterFit | None, unusable: tuple[Problem, ...] = ()
+    params: FleetParams,
+    *,
+    cluster: ClusterFit | None,
+    unusable: tuple[Problem, ...] = (),
+    bench: BenchArgs | None = None,
 ) -> FleetResult:
     """The search for ``params``; a PlannerError (unknown model, bad config) propagates naming its field,
     and the page's ``unusable`` inputs (a load it could not read) stop it before it runs.
@@ -60,13 +69,20 @@ def fleet_for(
     The model is resolved as published: the search adds the weight formats itself, or only the one
     the user fixed with ``quantization``. ``cluster``: your measured runs' factors (the API's
     measured_runs and my_runs; the page's "Your own runs" box, read as the Speed section reads it).
+    ``bench`` (the API's): the load stated as a `vllm bench serve` workload (app.core.fleet_load).
     """
     if unusable:
         raise UnusableInputs(unusable)
     resolved = resolve_strict(params.model_copy(update={"quantization": None}))
-    params, shortened = fitted_load(
-        params, max_model_len=request_len_limit(model=resolved.model, serve=resolved.serve)
-    )
+    limit = request_len_limit(model=resolved.model, serve=resolved.serve)
+    notes: list[Msg] = []
+    if bench is not None:
+        given = params.requests_per_s if "requests_per_s" in params.model_fields_set else None
+        rate, load_note = bench_rate(bench, requests_per_s=given, max_model_len=limit)
+        params = params.model_copy(update={"requests_per_s": rate})
+        notes.append(load_note)
+    params, shortened = fitted_load(params, max_model_len=limit, bench=bench)
+    notes.extend([shortened] if shortened is not None else [])
     plan = plan_fleet(
         model=resolved.model,
         device=resolved.device,
@@ -77,8 +93,8 @@ def fleet_for(
         model_label=resolved.model_label,
         quantization=params.quantization,
     )
-    if shortened is not None:
-        plan = plan.model_copy(update={"notes": [shortened, *plan.notes]})
+    if notes:
+        plan = plan.model_copy(update={"notes": [*notes, *plan.notes]})
     return FleetResult(resolved, plan, params, cluster)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app.core.perf.bench_args import BenchArgs
+from app.core.perf.bench_run import bench_sets_clients
 from app.core.perf.cluster import ClusterFit
 from app.core.perf.predict import Performance, performance
 from app.web.inputs.params import workload_of
@@ -32,6 +33,7 @@ def performance_for(
         with_curve=with_curve,
         bench=bench,
         cluster=cluster,
+        clients_from_bench=bench_sets_clients(concurrency=resolved.params.concurrency, bench=bench),
     )
     # how your pasted runs were read (a run without a stated rate ran at inf) follows the model's notes
     extra = cluster.notes if cluster is not None else []
