@@ -76,11 +76,16 @@ MAX_HEADER_BYTES = 64 * 2**10
 # A browser keeps one cookie of ours (lang=xx, 7 bytes); 4 KiB is what RFC 6265 §6.1 asks a browser to
 # support per cookie, and quadratic unquoting of 4 KiB costs ~20 ms at worst.
 MAX_COOKIE_BYTES = 4 * 2**10
-# A body must keep coming: a chunk at least every BODY_CHUNK_TIMEOUT_S and the whole of it within
-# BODY_TIMEOUT_S (6 MiB in 60 s is 100 KiB/s, far below any intranet link), else a 408. This bounds
-# how long a slow client holds a connection and its buffered body when the server is exposed directly.
-BODY_CHUNK_TIMEOUT_S = 15.0
-BODY_TIMEOUT_S = 60.0
+# A body must keep coming, else a 408: a chunk at least every BODY_CHUNK_TIMEOUT_S; after the first
+# BODY_GRACE_S, BODY_MIN_BYTES_PER_S on average (each byte received extends the deadline by 1/rate s, the
+# idea of Apache's mod_reqtimeout MinRate); and the whole of it within BODY_TIMEOUT_S (6 MiB in 30 s is
+# 205 KiB/s, far below any intranet link; a 1 MB log at 64 KiB/s takes 16 s). This bounds how long a slow
+# client holds a connection and its buffered body when the server is exposed directly: a body trickled at
+# a few bytes a second was held 60 s (round 11, bench/hostile_slow.py S1), now BODY_GRACE_S.
+BODY_CHUNK_TIMEOUT_S = 10.0
+BODY_GRACE_S = 10.0
+BODY_MIN_BYTES_PER_S = 16 * 2**10
+BODY_TIMEOUT_S = 30.0
 
 CONTENT_SECURITY_POLICY = "; ".join(
     (
@@ -295,11 +300,15 @@ class SecurityMiddleware:
         *,
         body_chunk_timeout_s: float = BODY_CHUNK_TIMEOUT_S,
         body_timeout_s: float = BODY_TIMEOUT_S,
+        body_grace_s: float = BODY_GRACE_S,
+        body_min_bytes_per_s: float = BODY_MIN_BYTES_PER_S,
     ) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
         self.body_chunk_timeout_s = body_chunk_timeout_s
         self.body_timeout_s = body_timeout_s
+        self.body_grace_s = body_grace_s
+        self.body_min_bytes_per_s = body_min_bytes_per_s
         self._large_gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
             weakref.WeakKeyDictionary()
         )
@@ -350,9 +359,9 @@ class SecurityMiddleware:
         chunks: list[bytes] = []
         size = 0
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.body_timeout_s
+        started = loop.time()
         while True:
-            wait_s = min(self.body_chunk_timeout_s, deadline - loop.time())
+            wait_s = min(self.body_chunk_timeout_s, self._body_deadline(started, size) - loop.time())
             try:
                 message = await asyncio.wait_for(receive(), timeout=max(wait_s, 0.0))
             except TimeoutError:
@@ -442,9 +451,15 @@ class SecurityMiddleware:
             while holding:
                 holding.pop().release()
 
+    def _body_deadline(self, started: float, received: int) -> float:
+        """When the body must be complete, given the bytes received so far (the constants' comment)."""
+        earned = self.body_grace_s + received / self.body_min_bytes_per_s
+        return started + min(self.body_timeout_s, earned)
+
     def _too_slow(self, size: int) -> str:
         return (
             f"the request body stalled after {size:,} bytes; send it within {self.body_timeout_s:g} s, "
+            f"at least {self.body_min_bytes_per_s / 2**10:g} KiB/s after the first {self.body_grace_s:g} s, "
             f"with no pause over {self.body_chunk_timeout_s:g} s"
         )
 

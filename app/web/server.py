@@ -9,11 +9,22 @@ supported options only (docs/security.md):
 - idle keep-alive connections close after ``KEEP_ALIVE_TIMEOUT_S``;
 - at most ``MAX_CONNECTIONS_PER_WORKER`` connections plus tasks per worker (more get a 503), which bounds
   memory whatever clients do;
-- a request body that stalls gets a 408 (``app.web.security``: the body is read by the app, with a
-  deadline per chunk).
+- a request body that stalls or trickles gets a 408 (``app.web.security``: the body is read by the app,
+  with a deadline that grows with the bytes received, at most 30 s);
+- a request *head* must be complete within ``HEADER_TIMEOUT_S`` of the connection (or of its first byte,
+  for the next request on a kept-alive one), else a 408 and the connection closed: uvicorn itself times
+  out only an idle kept-alive connection, so a connection that sent nothing, or a header trickled a byte
+  every few seconds, was held for ever (round 11, bench/hostile_slow.py S2 and S3);
+- one client address may have at most ``MAX_OPEN_HEADS_PER_PEER`` heads open at once per worker (a
+  connection whose request line and headers have not all arrived); a further connection from it is
+  closed at once: otherwise 600 slow connections from one address filled both workers'
+  ``MAX_CONNECTIONS_PER_WORKER`` and everyone else got 503 (S4). With the 128 requests in flight a client
+  may have (``admission.MAX_IN_FLIGHT_PER_CLIENT``) that leaves others 64 of a worker's 256. A browser's
+  head, and nginx's, arrive whole in one read, so an ordinary client has a head open only between its
+  connection and that read.
 
-What uvicorn cannot do is time out a client that sends its *headers* slowly: deployed for a whole
-intranet, put the documented nginx in front (``client_header_timeout``; tests/e2e/test_nginx.py).
+Deployed for a whole intranet, the documented nginx in front still helps (``client_header_timeout``,
+connections per address; tests/e2e/test_nginx.py).
 """
 
 from __future__ import annotations
@@ -21,6 +32,8 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import weakref
+from collections import Counter
 from contextlib import suppress
 from typing import Any
 
@@ -43,6 +56,14 @@ MAX_CONNECTIONS_PER_WORKER = 256
 # 8 s of wall time at a load average of 10) and would kill a busy worker with everyone's requests on it.
 # A worker's ping is answered by its own thread, so only a hung process misses a minute of them.
 WORKER_HEALTHCHECK_TIMEOUT_S = 60
+# A request's line and headers arrive within this of the connection (or of the head's first byte): a browser
+# sends them in one packet; nginx's client_header_timeout is 60 s and Apache's mod_reqtimeout 20-40 s, but
+# those sit in front of many sites' slow links, this one in front of a planner on an intranet
+HEADER_TIMEOUT_S = 10.0
+# Heads one client address may have open at once on a worker: the burst of 50 concurrent requests of
+# one client (bench/hostile_server.py N4) and the 64-connection load fit
+MAX_OPEN_HEADS_PER_PEER = 64
+_TIMEOUT_ANSWER = "The request line and headers did not arrive within {seconds:g} s."
 
 
 def _no_delay(transport: asyncio.BaseTransport) -> None:
@@ -69,15 +90,28 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     uvicorn's own.
     """
 
+    header_timeout_s = HEADER_TIMEOUT_S  # class attributes, so a test can serve a subclass with tiny ones
+    max_open_heads_per_peer = MAX_OPEN_HEADS_PER_PEER
     _head_bytes = 0
     _in_head = True  # between requests and until the current one's headers have ended
+    _head_timer: asyncio.TimerHandle | None = None  # set while a head is open (counted in _open_heads)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         _no_delay(transport)
         super().connection_made(transport)
+        if _open_heads(self.server_state)[self._peer()] >= self.max_open_heads_per_peer:
+            transport.close()  # this address already has its share of heads open (module doc)
+            return
+        self._open_head()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._close_head()
+        super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
         if self._in_head:
+            if self._head_timer is None and not self.transport.is_closing():
+                self._open_head()  # the first byte of the next request on a kept-alive connection
             self._head_bytes += len(data)
         super().data_received(data)
         if self._in_head and self._head_bytes > MAX_HEADER_BYTES and not self.transport.is_closing():
@@ -85,11 +119,56 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._in_head, self._head_bytes = False, 0
+        self._close_head()
         super().on_headers_complete()
+
+    def _peer(self) -> str:
+        return self.client[0] if self.client else ""
+
+    def _open_head(self) -> None:
+        self._head_timer = self.loop.call_later(self.header_timeout_s, self._head_timed_out)
+        _open_heads(self.server_state)[self._peer()] += 1
+
+    def _close_head(self) -> None:
+        if self._head_timer is None:
+            return
+        self._head_timer.cancel()
+        self._head_timer = None
+        heads = _open_heads(self.server_state)
+        heads[self._peer()] -= 1
+        if heads[self._peer()] <= 0:
+            del heads[self._peer()]
+
+    def _head_timed_out(self) -> None:
+        """No complete head within ``header_timeout_s``: a 408 when some of it came, else just closed."""
+        self._close_head()
+        if self.transport.is_closing() or (self.cycle is not None and not self.cycle.response_complete):
+            return  # a response still going out: the head of a pipelined request waits for it
+        if self._head_bytes == 0:
+            self.transport.close()
+            return
+        message = _TIMEOUT_ANSWER.format(seconds=self.header_timeout_s).encode("ascii")
+        self.transport.write(
+            b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
+            + b"content-length: %d\r\nconnection: close\r\n\r\n" % len(message)
+            + message
+        )
+        self.transport.close()
 
     def on_message_complete(self) -> None:
         self._in_head, self._head_bytes = True, 0
         super().on_message_complete()
+
+
+_OPEN_HEADS: weakref.WeakKeyDictionary[object, Counter[str]] = weakref.WeakKeyDictionary()
+
+
+def _open_heads(server_state: object) -> Counter[str]:
+    """Open heads by client address, for one server (a worker process runs one)."""
+    found = _OPEN_HEADS.get(server_state)
+    if found is None:
+        found = _OPEN_HEADS[server_state] = Counter()
+    return found
 
 
 def server_options() -> dict[str, Any]:

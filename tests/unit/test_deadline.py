@@ -72,3 +72,87 @@ def test_the_log_reader_stops_at_the_budget() -> None:
     ):
         parse_startup_log(log)
     assert spent.value.field == "log"
+
+
+class _LineClock:
+    """A fake CPU clock for app.core.deadline that advances ``per_line_s`` for every line a reader takes
+    up, so these tests count work, not wall time."""
+
+    def __init__(self, per_line_s: float) -> None:
+        self.per_line_s = per_line_s
+        self.lines = 0
+
+    def thread_time(self) -> float:
+        return self.lines * self.per_line_s
+
+    def tick(self, value: object) -> object:
+        self.lines += 1
+        return value
+
+
+# One line of each kind a 4.8 MB doctor paste can repeat (round 11: a repeated `vllm serve` line ran 6.2 s
+# of CPU and answered 200, because the reader read the budget only on recognised log lines; a plain line
+# and a config line never read it either)
+LINE_KINDS = {
+    "command": "vllm serve meta-llama/Llama-3.1-8B --max-model-len 8192 --gpu-memory-utilization 0.9\n",
+    "kv": "INFO 12-01 10:00:00 [gpu_worker.py:1] GPU KV cache size: 1,000 tokens\n",
+    "plain": "hello world, a line that matches no rule\n",
+    "continued command": "vllm serve m \\\n  --max-model-len 4096 \\\n",
+    "engine config": "INFO 12-01 10:00:00 [core.py:1] Initializing a V1 LLM engine (v0.19.0) with config: "
+    "model='m', tensor_parallel_size=1, max_seq_len=8192\n",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(LINE_KINDS))
+def test_the_log_reader_reads_the_budget_on_every_kind_of_line(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.core.logs.startup import parser
+
+    clock = _LineClock(per_line_s=0.001)  # 1 ms a line: a 0.1 s budget is spent after 100 lines
+    monkeypatch.setattr(deadline, "time", clock)
+    real = parser.strip_ansi  # called once for every line the reader takes up
+    monkeypatch.setattr(parser, "strip_ansi", lambda line: clock.tick(real(line)))
+    log = LINE_KINDS[kind] * (20 * parser.DEADLINE_EVERY_LINES)
+    with (
+        deadline.cpu_budget(seconds=0.1, field="log", advice="a shorter log"),
+        pytest.raises(deadline.WorkBudgetError),
+    ):
+        parser.parse_startup_log(log)
+    # spent after 100 lines, so stopped within one reading interval of it (64 lines), never at the end
+    assert 100 < clock.lines <= 100 + parser.DEADLINE_EVERY_LINES + 1
+
+
+def test_the_metrics_reader_reads_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.core.logs import metrics
+
+    clock = _LineClock(per_line_s=0.001)
+    monkeypatch.setattr(deadline, "time", clock)
+    real = metrics.numbered_lines
+    monkeypatch.setattr(metrics, "numbered_lines", lambda text: (clock.tick(x) for x in real(text)))
+    scrape = 'vllm:num_requests_running{engine="0"} 1\n' * (20 * metrics.DEADLINE_EVERY_LINES)
+    with (
+        deadline.cpu_budget(seconds=0.1, field="metrics", advice="a shorter scrape"),
+        pytest.raises(deadline.WorkBudgetError),
+    ):
+        metrics.parse_metrics(scrape)
+    assert 100 < clock.lines <= 100 + metrics.DEADLINE_EVERY_LINES + 1
+
+
+def test_the_doctor_reads_the_budget_between_its_phases(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a case recovery that spends the budget: the trials (estimates) are never started
+    from app.core.diagnose import verdict
+
+    clock = _LineClock(per_line_s=1.0)
+    monkeypatch.setattr(deadline, "time", clock)
+    real_recover = verdict.recover_case
+    monkeypatch.setattr(verdict, "recover_case", lambda *a: clock.tick(real_recover(*a)))
+    trials: list[object] = []
+    monkeypatch.setattr(verdict, "largest_fitting", lambda case: trials.append(case))
+    log = "INFO 12-01 10:00:00 [gpu_worker.py:1] GPU KV cache size: 1,000 tokens\n"
+    with (
+        deadline.cpu_budget(seconds=0.5, field="log", advice="a shorter log"),
+        pytest.raises(deadline.WorkBudgetError),
+    ):
+        verdict.diagnose(log_text=log, metrics_text=None)
+    assert (clock.lines, trials) == (1, [])

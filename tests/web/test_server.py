@@ -158,3 +158,122 @@ def test_nodelay_on_every_connection() -> None:
     finally:
         for s in (conn, client, listener):
             s.close()
+
+
+def _body_call(chunks: list[bytes], pause_s: float, **limits: float) -> tuple[list[dict[str, object]], int]:
+    """A POST whose body arrives as ``chunks``, one every ``pause_s``, through SecurityMiddleware with
+    ``limits``; returns what it sent and how many chunks it read."""
+    sent: list[dict[str, object]] = []
+    read = 0
+
+    async def receive() -> dict[str, object]:
+        nonlocal read
+        await asyncio.sleep(pause_s)
+        read += 1
+        return {"type": "http.request", "body": chunks[read - 1], "more_body": read < len(chunks)}
+
+    async def app(scope: object, receive: object, send: object) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})  # type: ignore[operator]
+        await send({"type": "http.response.body", "body": b"ok"})  # type: ignore[operator]
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    async def call() -> None:
+        middleware = SecurityMiddleware(app, **limits)  # type: ignore[arg-type]
+        length = str(sum(map(len, chunks))).encode()
+        scope = {"type": "http", "method": "POST", "path": "/api/x", "headers": [(b"content-length", length)]}
+        await middleware(scope, receive, send)  # type: ignore[arg-type]
+
+    in_own_thread(lambda: asyncio.run(call()))
+    return sent, read
+
+
+def test_a_trickled_body_gets_a_408_at_the_grace_and_a_steady_one_is_read() -> None:
+    # Before: a chunk every 15 s kept a body alive up to 60 s, so 4 bytes/s held a connection a minute
+    # (bench/hostile_slow.py S1). Limits scaled down: 0.2 s of grace, then 1,000 B/s on average.
+    limits = {
+        "body_chunk_timeout_s": 5.0,
+        "body_timeout_s": 30.0,
+        "body_grace_s": 0.2,
+        "body_min_bytes_per_s": 1000,
+    }
+    # 2,000 one-byte chunks 10 ms apart (100 B/s): the deadline is 0.2 s + received/1,000 s, so the
+    # body is cut after ~20 chunks, far from its end (no pause ever reached the 5 s chunk timeout)
+    sent, read = _body_call([b"y"] * 2000, 0.01, **limits)
+    assert sent[0]["status"] == 408 and read < 1000
+    detail = json.loads(sent[1]["body"])["detail"][0]  # type: ignore[arg-type]
+    assert "at least 0.976562 KiB/s after the first 0.2 s" in detail["msg"]
+    # 40 chunks of 1,000 bytes 10 ms apart (100 KB/s, 100x the rate): each earns 1 s, read whole
+    sent, read = _body_call([b"y" * 1000] * 40, 0.01, **limits)
+    assert (sent[0]["status"], read) == (200, 40)
+
+
+@pytest.fixture(scope="module")
+def strict_live() -> Iterator[tuple[str, int]]:
+    """A live server whose head limits are scaled down: 1 s to send a head, 3 heads open per address."""
+
+    class Strict(BoundedHttpToolsProtocol):
+        header_timeout_s = 1.0
+        max_open_heads_per_peer = 3
+
+    sock = socket.create_server(("127.0.0.1", 0))
+    options = {**server_options(), "http": Strict, "access_log": False, "log_level": "warning"}
+    server = uvicorn.Server(uvicorn.Config(create_app(), **options))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if server.started:
+            break
+        time.sleep(0.05)
+    yield "127.0.0.1", sock.getsockname()[1]
+    server.should_exit = True
+    thread.join(10)
+
+
+def _read_all(conn: socket.socket) -> bytes:
+    answer = b""
+    with suppress(ConnectionResetError):
+        while chunk := conn.recv(65536):
+            answer += chunk
+    return answer
+
+
+def test_a_trickled_head_gets_a_408_and_a_silent_connection_is_closed(strict_live: tuple[str, int]) -> None:
+    # Before: uvicorn times out only an idle kept-alive connection, so both were held for ever
+    # (bench/hostile_slow.py S2, S3). No clock in the assertion: had the server held either, recv
+    # would raise TimeoutError after 10 s.
+    with socket.create_connection(strict_live, timeout=10) as conn:
+        conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        with suppress(OSError):
+            for _ in range(400):  # a byte every 20 ms until the server answers (it does at 1 s)
+                conn.sendall(b"a")
+                time.sleep(0.02)
+        assert _read_all(conn).startswith(b"HTTP/1.1 408 Request Timeout")
+    with socket.create_connection(strict_live, timeout=10) as conn:
+        assert _read_all(conn) == b""  # closed with no answer: it asked nothing
+    with socket.create_connection(strict_live, timeout=10) as conn:  # an ordinary request is unaffected
+        conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert _read_all(conn).startswith(b"HTTP/1.1 200")
+
+
+def test_one_address_has_at_most_its_share_of_heads_open(strict_live: tuple[str, int]) -> None:
+    # Before: 600 slow connections from one address filled both workers' 256 connections: every other
+    # client got 503 (bench/hostile_slow.py S4). Three silent connections hold their address's share;
+    # a fourth from it is closed at once, though its request is complete.
+    request = b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    held = [socket.create_connection(strict_live, timeout=10) for _ in range(3)]
+    try:
+        time.sleep(0.3)  # the server has accepted them (well before their 1 s head timeout)
+        with socket.create_connection(strict_live, timeout=10) as fourth:
+            with suppress(OSError):
+                fourth.sendall(request)
+            assert not _read_all(fourth).startswith(b"HTTP/1.1 200")
+        for conn in held:
+            assert _read_all(conn) == b""  # closed at their head timeout
+    finally:
+        for conn in held:
+            conn.close()
+    with socket.create_connection(strict_live, timeout=10) as conn:  # their share is free again
+        conn.sendall(request)
+        assert _read_all(conn).startswith(b"HTTP/1.1 200")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from app.core import catalog
+from app.core import catalog, deadline
 from app.core.diagnose.case import (
     Case,
     clip,
@@ -249,6 +249,7 @@ def diagnose(
 ) -> Diagnosis:
     """The seed's five-step diagnosis of a pasted start-up log and/or Prometheus scrape."""
     log_text = log_text or ""
+    deadline.check()  # the request's CPU budget (app.core.deadline) is read in every phase below too
     facts = parse_startup_log(log_text) if log_text.strip() else LogFacts()
     metrics = parse_metrics(metrics_text) if metrics_text and metrics_text.strip() else None
     pasted_metrics_as_log = False
@@ -258,7 +259,9 @@ def diagnose(
             metrics, pasted_metrics_as_log = as_metrics, True
     if metrics is not None and metrics.samples_read == 0:
         metrics = None
+    deadline.check()
     case = recover_case(log_text, facts, target_concurrency, device_hint)
+    deadline.check()
     if pasted_metrics_as_log:
         case.notes.append(Text("the paste is a Prometheus scrape, so it was read as metrics"))
     has_log = facts.recognised_lines > 0
@@ -266,6 +269,7 @@ def diagnose(
     trials = [trial_as_configured(case), trial_half_length(case, largest), trial_one_sequence(case)]
     cause = cause_of(case, trials, largest[0]) if has_log else "unknown"
     verdict = _apply_metrics(cause, metrics, has_log, case.notes)
+    deadline.check()
     steps = [
         step_kv_lines(case),
         step_budget(case),

@@ -13,6 +13,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.formparsers import MultiPartException
 
+from app.core import deadline
 from app.web.doctor.params import (
     LOG_FIELD,
     BodyTooLargeError,
@@ -54,6 +55,7 @@ async def api_diagnose(request: Request) -> Response:
 
 
 def _api_diagnose(request: Request, body: bytes) -> Response:
+    deadline.check()  # this thread's CPU counts from here: the JSON decoding of a 5 MiB body included
     data = api_input(request, body)
     if isinstance(data, Problem):
         return _error(data)
@@ -95,6 +97,7 @@ async def doctor_submit(request: Request) -> Response:
 
 
 def _doctor_result(request: Request, submitted: Submitted) -> Response:
+    deadline.check()  # this thread's CPU counts from here (app.core.deadline)
     if submitted.data is None:
         return render_doctor(request, DoctorView(submitted.form, submitted.problems, None), 422)
     diagnosis, problem = run(submitted.data)

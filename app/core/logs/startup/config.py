@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from app.core import regex
+from app.core import deadline, regex
 from app.core import vllm_text as vt
 from app.core.command import (
     NotVllmImageError,
@@ -341,6 +341,7 @@ def _read_command(source: str | list[str], ln: _Line, run: _Run) -> None:
     `vllm serve …` or `docker run` of vLLM's image as typed (``str``), or a compose service's `command:`
     arguments (``list``; the vllm/vllm-openai image runs `vllm serve` with them). What was asked for
     goes below what vLLM printed."""
+    deadline.check()  # one command of up to 100,000 characters is ~0.1 s of shlex: the budget before each
     try:
         parsed = (
             parse_serve_command(source, lenient=True)
