@@ -3,6 +3,7 @@ still found on the page, each in the state it was seen (lane walk11)."""
 
 from __future__ import annotations
 
+import html
 import re
 
 from fastapi.testclient import TestClient
@@ -35,3 +36,56 @@ def test_explore_block_table_marks_and_engine_line_in_chinese() -> None:
         in row_en
     )
     assert "prefix caching on," in en
+
+
+# The walkthrough's composed vLLM 0.10.1.1 start-up of Llama-3.1-8B-Instruct on an H100 (its key lines, as it
+# quotes them; it prints no device line and no total), item 7: "Device: nvidia-a100-sxm4-80gb (inferred from
+# the KV pool)" with no word about the H100, which reports the same 79.10 GiB.
+H100_LOG_0_10_1_1 = """\
+INFO 09-01 10:00:02 [api_server.py:1805] vLLM API server version 0.10.1.1
+INFO 09-01 10:00:02 [utils.py:326] non-default args: {'model': 'meta-llama/Llama-3.1-8B-Instruct', 'max_model_len': 32768, 'gpu_memory_utilization': 0.9}
+INFO 09-01 10:00:20 [gpu_model_runner.py:2007] Model loading took 14.9889 GiB and 4.127469 seconds
+INFO 09-01 10:00:30 [gpu_worker.py:276] Available KV cache memory: 54.98 GiB
+INFO 09-01 10:00:30 [kv_cache_utils.py:849] GPU KV cache size: 450,384 tokens
+INFO 09-01 10:00:30 [kv_cache_utils.py:853] Maximum concurrency for 32,768 tokens per request: 13.74x
+INFO 09-01 10:00:45 [gpu_model_runner.py:2708] Graph capturing finished in 12 secs, took 0.56 GiB
+INFO:     Application startup complete.
+"""
+
+
+def _device_items(page: str) -> list[str]:
+    ul = re.search(r'<ul class="model-note device-reasoning" id="doctor-device">(.*?)</ul>', page, re.S)
+    assert ul is not None
+    return [
+        html.unescape(re.sub(r"\s+", " ", li)).strip()
+        for li in re.findall(r"<li>(.*?)</li>", ul.group(1), re.S)
+    ]
+
+
+def test_doctor_names_the_same_total_cards_it_did_not_pick() -> None:
+    # Replayed at the 0.10.2 rules on the 79.10 GiB cards, budget 79.10 x 0.9 = 71.19 GiB, weights 14.96 GiB,
+    # non-torch 0.25 GiB (graphs outside the budget before 0.21). The sampler profile is max_num_seqs rows of
+    # fp32 logits x 9.6 copies (versions_changelog SAMPLER_COPIES_OLD) plus the 0.05 GiB base:
+    #   A100 (0.10.2 arg_utils leaves 'a100' out of the large tier): 256 x 128,256 x 4 x 9.6 B = 1.17 GiB
+    #     -> 71.19 - 14.96 - 1.22 - 0.25 = 54.76 GiB, 0.22 GiB from the log's 54.98 (the pick);
+    #   H100 / H800 / A800: 1,024 rows = 4.70 GiB -> 71.19 - 14.96 - 4.75 - 0.25 = 51.24 GiB, 3.74 GiB off.
+    page = TestClient(APP).post("/doctor", data={"log": H100_LOG_0_10_1_1}, params={"lang": "en"}).text
+    items = _device_items(page)
+    assert len(items) == 3
+    assert items[0].startswith("the log prints no device total; nvidia-a100-sxm4-80gb was inferred")
+    assert items[1] == (
+        "nvidia-a100-pcie-80gb predicts the same KV pool (54.76 GiB): the log cannot tell it from "
+        "nvidia-a100-sxm4-80gb, and the planner link uses nvidia-a100-sxm4-80gb"
+    )
+    assert items[2].startswith(
+        "nvidia-h100-sxm-80gb, nvidia-h100-pcie-80gb, nvidia-h800-80gb, nvidia-a800-80gb report the same "
+        "79.10 GiB total, so the total does not rule them out; the planner predicts a KV pool of 51.24 GiB "
+        "there, 3.74 GiB from the log's"
+    )
+    zh = _device_items(
+        TestClient(APP).post("/doctor", data={"log": H100_LOG_0_10_1_1}, params={"lang": "zh"}).text
+    )
+    assert zh[2].startswith(
+        "nvidia-h100-sxm-80gb, nvidia-h100-pcie-80gb, nvidia-h800-80gb, nvidia-a800-80gb 的总显存同为 79.10 GiB"
+    )
+    assert "51.24 GiB" in zh[2] and "3.74 GiB" in zh[2]
