@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 
 from fastapi.testclient import TestClient
 
@@ -89,3 +90,23 @@ def test_doctor_names_the_same_total_cards_it_did_not_pick() -> None:
         "nvidia-h100-sxm-80gb, nvidia-h100-pcie-80gb, nvidia-h800-80gb, nvidia-a800-80gb 的总显存同为 79.10 GiB"
     )
     assert "51.24 GiB" in zh[2] and "3.74 GiB" in zh[2]
+
+
+LOGS = Path(__file__).parents[1] / "data" / "logs"
+
+
+def test_doctor_in_chinese_words_who_answered_and_where_the_total_came_from() -> None:
+    # A real Ascend log whose KV pool is negative (tests/data/logs/real/ascend_qwen3_14b_negative_kv.log): step 4
+    # read "按当前配置（S = 4,096）：失败（log）；…；并发 1（--max-num-seqs 1）：失败（arithmetic）".
+    log = (LOGS / "real" / "ascend_qwen3_14b_negative_kv.log").read_text(encoding="utf-8")
+    page = html.unescape(_zh().post("/doctor", data={"log": log}).text)
+    assert "失败（日志）" in page and "失败（算术）" in page
+    assert "（log）" not in page and "（arithmetic）" not in page
+    # A real ROCm log that prints the device total (heldout-2026-12b, Strix Halo, 57.38 of 124.0 GiB free):
+    # step 2 read "预算 = 总量 124.00 GiB（printed）× gpu_memory_utilization 0.8 = 99.20 GiB".
+    log = (LOGS / "heldout-2026-12b" / "rocm_strix_halo_free_memory_57_38_of_124_0.log").read_text(
+        encoding="utf-8"
+    )
+    page = html.unescape(_zh().post("/doctor", data={"log": log}).text)
+    assert "总量 124.00 GiB（日志打印）× gpu_memory_utilization 0.8 = 99.20 GiB" in page
+    assert "（printed）" not in page
