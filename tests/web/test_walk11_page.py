@@ -110,3 +110,31 @@ def test_doctor_in_chinese_words_who_answered_and_where_the_total_came_from() ->
     page = html.unescape(_zh().post("/doctor", data={"log": log}).text)
     assert "总量 124.00 GiB（日志打印）× gpu_memory_utilization 0.8 = 99.20 GiB" in page
     assert "（printed）" not in page
+
+
+def test_speed_card_of_a_load_oom_names_the_verdict_and_its_first_remedy_flag() -> None:
+    # Llama-3.1-70B (bf16, 141.1 GB of weights = 131.42 GiB) on one H100 (79.10 GiB): the verdict is
+    # "Load OOM: the weights do not fit" (first remedy: --tensor-parallel-size); the Speed card said
+    # "gpu_memory_utilization: vLLM would not start with these settings", naming a field the user never
+    # touched and one that cannot help (the walkthrough, 2a).
+    client = TestClient(APP)
+    speed = client.get("/speed?v=1&model=meta-llama%2FLlama-3.1-70B", headers={"HX-Request": "true"}).text
+    error = re.search(
+        r'<div class="field-error" role="alert" id="speed-error">(.*?)</div>', speed, re.S
+    ).group(1)
+    assert "<code>tensor_parallel_size</code>" in error and "gpu_memory_utilization" not in error
+    assert "(Load OOM: the weights do not fit)" in error
+    api = client.post("/api/performance", json={"model": "meta-llama/Llama-3.1-70B"})
+    assert api.status_code == 422 and api.json()["detail"][0]["loc"] == ["body", "tensor_parallel_size"]
+    zh = _zh().get("/speed?v=1&model=meta-llama%2FLlama-3.1-70B", headers={"HX-Request": "true"}).text
+    assert "按这些设置 vLLM 无法启动（加载 OOM：权重放不下）" in zh
+    # a budget-bound start still names the utilization (its first remedy raises it): Llama-3.1-8B on a
+    # 17 GiB device, 17 x 0.92 = 15.64 GiB budget - 14.96 GiB weights - the peak leaves -0.99 GiB of KV
+    budget = client.post(
+        "/api/performance", json={"model": "meta-llama/Llama-3.1-8B", "device_memory_gib": 17}
+    )
+    assert budget.status_code == 422 and budget.json()["detail"][0]["loc"] == [
+        "body",
+        "gpu_memory_utilization",
+    ]
+    assert "(Budget: no room for a KV pool)" in budget.json()["detail"][0]["msg"]
