@@ -138,3 +138,25 @@ def test_speed_card_of_a_load_oom_names_the_verdict_and_its_first_remedy_flag() 
         "gpu_memory_utilization",
     ]
     assert "(Budget: no room for a KV pool)" in budget.json()["detail"][0]["msg"]
+
+
+FLEET_70B = (
+    "/fleet?v=1&model=meta-llama%2FLlama-3.1-70B-Instruct&max_model_len=32768&input_tokens=2000"
+    "&output_tokens=500&requests_per_s=30&slo_ttft_ms=1500&slo_tpot_ms=40&price_per_device_hour=3"
+    "&devices_per_node=8"
+)
+
+
+def test_fleet_chart_labels_say_which_fp8_is_the_kv_cache() -> None:
+    # The walkthrough's fleet answer (70B, 30 req/s): the cost chart's table and the frontier's legend named
+    # layouts "TP 2 · fp8 · fp8" next to "TP 2 · fp8" (weights fp8, KV cache fp8 / auto). Each part now says
+    # what it is; KV auto (the model's dtype) stays unsaid, as before.
+    page = html.unescape(TestClient(APP).get(FLEET_70B + "&lang=en").text)
+    table = re.search(r'<table class="symbols" id="fleet-chart-table">.*?</table>', page, re.S).group(0)
+    legend = re.search(r'<ul class="pareto-legend">.*?</ul>', page, re.S).group(0)
+    for part in (table, legend):
+        assert "TP 2 · fp8 weights · fp8 KV" in part
+        assert not re.search(r"TP \d+ · \w+ · fp8<", part) and "· fp8 · fp8" not in part
+    assert "TP 2 · fp8 weights<" in table  # the TP 2 layout with the KV cache at auto
+    zh = html.unescape(_zh().get(FLEET_70B).text)
+    assert "TP 2 · fp8 权重 · fp8 KV" in zh
