@@ -206,11 +206,20 @@ CAUSE_FIELD: dict[str, str] = {
 }
 
 
+# The input a refusal of each verdict names: the flag of the verdict's first remedy (verdicts.yaml). A load
+# OOM named gpu_memory_utilization on the Speed card beside "Load OOM: the weights do not fit", whose first
+# remedy is --tensor-parallel-size (the new-user walkthrough of 2026-12, 70B on one H100; walk11).
+VERDICT_FIELD: dict[str, str] = {
+    "s_bound": "max_model_len",
+    "load_oom": "tensor_parallel_size",
+}
+
+
 def refusal_field(*, verdict: str, error_kind: str | None) -> str:
     """``refusal_field(verdict="n_bound", error_kind="mamba_blocks")`` -> ``"max_num_seqs"``."""
     if error_kind in CAUSE_FIELD:
         return CAUSE_FIELD[error_kind]
-    return "max_model_len" if verdict == "s_bound" else "gpu_memory_utilization"
+    return VERDICT_FIELD.get(verdict, "gpu_memory_utilization")
 
 
 def remedies(key: VerdictKey, *, largest: str | None = None, cause: str | None = None) -> list[str]:

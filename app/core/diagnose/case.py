@@ -26,6 +26,7 @@ from app.core.diagnose.model import (
     V0_FALLBACK_VERSION,
     DeviceSource,
 )
+from app.core.diagnose.replay_ties import Replayed, tie_sentences
 from app.core.errors import PlannerError, UnknownModelError
 from app.core.estimate import estimate
 from app.core.logs import Evidence, LogFacts
@@ -540,10 +541,11 @@ def _nearest_device(total: int, candidates: list[DeviceSpec]) -> DeviceSpec | No
 
 def _replay_device(
     facts: LogFacts, model: ModelSpec, serve: ServeConfig, version: str | None, pool: int | None
-) -> tuple[DeviceSpec | None, str]:
-    """No total printed: the catalog device whose predicted KV pool is closest to the log's."""
-    best: tuple[float, int, DeviceSpec] | None = None
-    for i, device in enumerate(_candidates(facts)[0]):
+) -> tuple[DeviceSpec | None, list[str]]:
+    """No total printed: the catalog device whose predicted KV pool is closest to the log's (the first in
+    catalog order on a tie), with the cards it cannot tell apart and the same-total cards it ruled out."""
+    replayed: list[Replayed] = []
+    for device in _candidates(facts)[0]:
         est = _safe_estimate(model=model, device=device, serve=serve, version=version, target=None)
         if est is None:
             continue
@@ -552,23 +554,24 @@ def _replay_device(
         elif facts.kv_tokens is not None:
             gap = abs(est.kv_tokens - facts.kv_tokens) * est.kv_bytes_per_token
         else:
-            return None, ""
-        if best is None or (gap, i) < (best[0], best[1]):
-            best = (gap, i, device)
-    if best is None or best[0] > DEVICE_MATCH_TOLERANCE_BYTES:
+            return None, []
+        replayed.append(Replayed(device=device, predicted_kv_bytes=est.kv_cache_bytes, gap_bytes=gap))
+    best = min(replayed, key=lambda r: r.gap_bytes, default=None)  # min keeps the first of equal gaps
+    if best is None or best.gap_bytes > DEVICE_MATCH_TOLERANCE_BYTES:
         return (
             None,
-            Text(
-                "the log prints no device total and no catalog device reproduces its KV pool; pass a device"
-            ),
+            [
+                Text(
+                    "the log prints no device total and no catalog device reproduces its KV pool; pass a device"
+                )
+            ],
         )
-    return best[2], (
-        Text(
-            "the log prints no device total; {id} was inferred by replaying this configuration on every catalog device (predicted KV pool within {best} of the log's) — pass a device to be sure",
-            id=best[2].id,
-            best=fmt_gib(best[0]),
-        )
+    inferred = Text(
+        "the log prints no device total; {id} was inferred by replaying this configuration on every catalog device (predicted KV pool within {best} of the log's) — pass a device to be sure",
+        id=best.device.id,
+        best=fmt_gib(best.gap_bytes),
     )
+    return best.device, [inferred, *tie_sentences(best, replayed)]
 
 
 def _on_stack(device: DeviceSpec, facts: LogFacts) -> DeviceSpec:
@@ -614,21 +617,22 @@ def _device(
     serve: ServeConfig | None,
     version: str | None,
     pool: int | None,
-) -> tuple[DeviceSpec | None, DeviceSource, str]:
+) -> tuple[DeviceSpec | None, DeviceSource, list[str]]:
+    """The device the prediction uses, where it came from, and the reasoning lines shown beside it."""
     total = facts.device_total_bytes
     if hint and hint.strip():
         hinted = catalog.find_device(hint)  # an unknown hint is the caller's error (field "device")
-        return _with_total(hinted, total), "hint", ""
+        return _with_total(hinted, total), "hint", []
     named = _named_device(facts)
     if named is not None:
         note = Text("the paste names the card ({name}): {id}", name=facts.device_name, id=named.id)
-        return _with_total(named, total), "printed_name", note
+        return _with_total(named, total), "printed_name", [note]
     if total is not None and total > 0:
         candidates, _ = _candidates(facts)
         best = _nearest_device(total, candidates)
         tied = _ties(total, best, candidates) if best is not None else []
         if best is not None and len(tied) > 1:
-            return _on_stack(_ambiguous_device(total, tied), facts), "ambiguous", _tie_note(total, tied)
+            return _on_stack(_ambiguous_device(total, tied), facts), "ambiguous", [_tie_note(total, tied)]
         if best is not None:
             note = Text(
                 "the card reports {total}: matched to {id} ({memory_total_bytes})",
@@ -636,24 +640,24 @@ def _device(
                 id=best.id,
                 memory_total_bytes=fmt_gib(best.memory_total_bytes),
             )
-            return _with_total(best, total), "printed_total", note
+            return _with_total(best, total), "printed_total", [note]
         try:
             return (
                 _on_stack(custom_device(total / GIB), facts),
                 "custom",
-                (
+                [
                     Text(
                         "no catalog device has {total}; predicted on a custom device of that size",
                         total=fmt_gib(total),
                     )
-                ),
+                ],
             )
         except PlannerError:
-            return None, "none", ""
+            return None, "none", []
     if model is not None and serve is not None and ((pool is not None and pool > 0) or facts.kv_tokens):
-        device, note = _replay_device(facts, model, serve, version, pool)
-        return device, ("replay" if device is not None else "none"), note
-    return None, "none", ""
+        device, notes = _replay_device(facts, model, serve, version, pool)
+        return device, ("replay" if device is not None else "none"), notes
+    return None, "none", []
 
 
 def recover_case(log_text: str, facts: LogFacts, target: int | None, device_hint: str | None) -> Case:
@@ -689,8 +693,7 @@ def recover_case(log_text: str, facts: LogFacts, target: int | None, device_hint
     pool_hint = (
         facts.kv_cache_bytes_min_rank if facts.kv_cache_bytes_min_rank is not None else facts.kv_cache_bytes
     )
-    device, device_source, device_note = _device(facts, device_hint, model, serve, version, pool_hint)
-    reasoning = [device_note] if device_note else []
+    device, device_source, reasoning = _device(facts, device_hint, model, serve, version, pool_hint)
     if device_source == "hint" and device is not None:
         reasoning.append(Text("{id} was chosen in the form", id=device.id))
         conflict = _ruled_out(device, facts)

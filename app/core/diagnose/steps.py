@@ -26,8 +26,13 @@ from app.core.diagnose.model import (
     TrialSource,
 )
 from app.core.logs import Evidence
-from app.core.text import SEMICOLON, SPACE, Text, TextList
+from app.core.text import N_, SEMICOLON, SPACE, Text, TextList
 from app.core.verdicts import VERDICTS, classify, shorter_length_starts, useful_length
+
+# Who answered a step-4 trial (Trial.source), as the sentence words it: a word, translated where shown
+# (the Chinese page said "可以启动（log）" and "失败（arithmetic）" before; walk11).
+TRIAL_SOURCE_WORDS = {"log": N_("log"), "planner": N_("planner"), "arithmetic": N_("arithmetic")}
+
 
 # --------------------------------------------------------------------------------------------
 # step 1: the KV lines
@@ -59,7 +64,7 @@ def step_kv_lines(case: Case) -> Step:
         parts.append(Text("{blocks:,} Mamba cache blocks (printed)", blocks=blocks))
     elif blocks is not None:
         how = (
-            "printed"
+            Text("printed")
             if f.num_gpu_blocks is not None
             else Text(
                 "= {tokens:,} tokens ÷ block size {block_size}", tokens=tokens, block_size=case.block_size
@@ -217,7 +222,7 @@ def step_budget(case: Case) -> Step:
     )
     if case.evidence_model is not None:
         ev = sorted([*ev, case.evidence_model], key=lambda e: e.line_no)
-    total, total_from = f.device_total_bytes, "printed"
+    total, total_from = f.device_total_bytes, Text("printed")
     if total is None and case.device is not None:
         total, total_from = case.device.memory_total_bytes, Text("catalog {id}", id=case.device.id)
     util = f.gpu_memory_utilization
@@ -608,7 +613,7 @@ def step_cause(case: Case, trials: list[Trial], cause: Overall) -> Step:
                 label=t.label,
                 outcome=Text("starts") if t.starts else Text("fails") if t.starts is False else "?",
             )
-            + (Text(" ({source})", source=t.source) if t.source != "none" else "")
+            + (Text(" ({source})", source=Text(TRIAL_SOURCE_WORDS[t.source])) if t.source != "none" else "")
             for t in trials
         ),
     )

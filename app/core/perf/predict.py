@@ -33,7 +33,7 @@ from app.core.perf.too_long import too_long
 from app.core.result import Estimate, Range
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Msg, Text
-from app.core.verdicts import refusal_field
+from app.core.verdicts import VERDICTS, refusal_field
 from app.core.version_parse import release_numbers
 from app.core.versions import rules_for
 
@@ -584,7 +584,8 @@ def performance(
         raise PlannerError(
             refusal_field(verdict=estimate.verdict, error_kind=estimate.error_kind),
             Text(
-                "vLLM would not start with these settings, so there is no speed to show: make it fit first."
+                "vLLM would not start with these settings ({verdict}), so there is no speed to show: make it fit first.",
+                verdict=Text(VERDICTS[estimate.verdict].label),
             ),
         )
     family, fit = fit_on(device, vllm_version=estimate.vllm_version)

@@ -19,7 +19,7 @@ from app.core.blocks import (
 from app.core.errors import PlannerError
 from app.core.result import Estimate
 from app.core.specs import GIB, MIB
-from app.core.text import Text
+from app.core.text import N_, Text
 from app.core.workload import (
     WORKLOAD_PRESETS,
     EngineParams,
@@ -77,7 +77,7 @@ class BlockRowView:
     prefix_hit: str
     table_entries: str
     table_bytes: str
-    marks: tuple[str, ...]  # "default", "current"
+    marks: tuple[str, ...]  # "default", "current" (msgids: the template shows them through _())
     rejected: bool
     note: str
 
@@ -204,8 +204,8 @@ def blocks_view(sizes: BlockSizes, est: Estimate, fields: BlockFields) -> Blocks
         marks = tuple(
             mark
             for mark, on in (
-                ("default", row.is_default),
-                ("current", row.block_size == sizes.current_block_size),
+                (N_("default"), row.is_default),
+                (N_("current"), row.block_size == sizes.current_block_size),
             )
             if on
         )
@@ -474,7 +474,7 @@ def _engine_text(engine: EngineParams, spec: WorkloadSpec) -> str:
         max_num_seqs=integer(engine.max_num_seqs),
         max_num_batched_tokens=integer(engine.max_num_batched_tokens),
         max_model_len=integer(engine.max_model_len),
-        value="on" if engine.enable_prefix_caching else "off",
+        value=Text("on") if engine.enable_prefix_caching else Text("off"),
         num_requests=integer(spec.num_requests),
         seed=spec.seed,
     )

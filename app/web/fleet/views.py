@@ -255,7 +255,13 @@ def chart_series(
 
 
 def _series_label(c: LayoutLike) -> str:
-    extras = [c.weight_format, c.kv_cache_dtype if c.kv_cache_dtype != "auto" else ""]
+    """ "TP 2 · fp8 weights · fp8 KV", "TP 2 · fp8 weights" (KV auto): each part says what it is. The bare
+    "TP 2 · fp8 · fp8" beside "TP 2 · fp8" left the reader to guess which fp8 was the KV cache (the new-user
+    walkthrough of 2026-12, fleet; walk11)."""
+    extras = [
+        t("{format} weights", format=c.weight_format) if c.weight_format else "",
+        t("{dtype} KV", dtype=c.kv_cache_dtype) if c.kv_cache_dtype != "auto" else "",
+    ]
     return " · ".join([_layout(c), *(e for e in extras if e)])
 
 

@@ -1,0 +1,162 @@
+"""Things the round-11 re-walk of the new-user walkthrough (shared/reviews/new-user-walkthrough-2026-12.md)
+still found on the page, each in the state it was seen (lane walk11)."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from app.web.app import create_app
+
+APP = create_app()
+
+
+def _zh() -> TestClient:
+    return TestClient(APP, cookies={"lang": "zh"})
+
+
+def test_explore_block_table_marks_and_engine_line_in_chinese() -> None:
+    # /explore?lang=zh showed the block-size row 16 with the badges "default" and "current" in English,
+    # and the workload's engine sentence said "前缀缓存 on" (the walk's screenshot i10-zh-explore.png).
+    page = _zh().get("/explore").text
+    row = re.search(r'<tr data-block-size="16".*?</th>', page, re.S).group(0)
+    assert '<span class="mark mark-default">默认</span>' in row
+    assert '<span class="mark mark-current">当前</span>' in row
+    assert ">default<" not in row and ">current<" not in row
+    engine = re.search(r"引擎： (.*?)</p>", page, re.S).group(1)
+    assert "前缀缓存 开" in engine and " on," not in engine
+    # English keeps its words and the row's class (the CSS hooks on the msgid, not on the shown word)
+    en = TestClient(APP).get("/explore?lang=en").text
+    row_en = re.search(r'<tr data-block-size="16".*?</th>', en, re.S).group(0)
+    assert 'class=" current"' in row_en
+    assert (
+        '<span class="mark mark-default">default</span><span class="mark mark-current">current</span>'
+        in row_en
+    )
+    assert "prefix caching on," in en
+
+
+# The walkthrough's composed vLLM 0.10.1.1 start-up of Llama-3.1-8B-Instruct on an H100 (its key lines, as it
+# quotes them; it prints no device line and no total), item 7: "Device: nvidia-a100-sxm4-80gb (inferred from
+# the KV pool)" with no word about the H100, which reports the same 79.10 GiB.
+H100_LOG_0_10_1_1 = """\
+INFO 09-01 10:00:02 [api_server.py:1805] vLLM API server version 0.10.1.1
+INFO 09-01 10:00:02 [utils.py:326] non-default args: {'model': 'meta-llama/Llama-3.1-8B-Instruct', 'max_model_len': 32768, 'gpu_memory_utilization': 0.9}
+INFO 09-01 10:00:20 [gpu_model_runner.py:2007] Model loading took 14.9889 GiB and 4.127469 seconds
+INFO 09-01 10:00:30 [gpu_worker.py:276] Available KV cache memory: 54.98 GiB
+INFO 09-01 10:00:30 [kv_cache_utils.py:849] GPU KV cache size: 450,384 tokens
+INFO 09-01 10:00:30 [kv_cache_utils.py:853] Maximum concurrency for 32,768 tokens per request: 13.74x
+INFO 09-01 10:00:45 [gpu_model_runner.py:2708] Graph capturing finished in 12 secs, took 0.56 GiB
+INFO:     Application startup complete.
+"""
+
+
+def _device_items(page: str) -> list[str]:
+    ul = re.search(r'<ul class="model-note device-reasoning" id="doctor-device">(.*?)</ul>', page, re.S)
+    assert ul is not None
+    return [
+        html.unescape(re.sub(r"\s+", " ", li)).strip()
+        for li in re.findall(r"<li>(.*?)</li>", ul.group(1), re.S)
+    ]
+
+
+def test_doctor_names_the_same_total_cards_it_did_not_pick() -> None:
+    # Replayed at the 0.10.2 rules on the 79.10 GiB cards, budget 79.10 x 0.9 = 71.19 GiB, weights 14.96 GiB,
+    # non-torch 0.25 GiB (graphs outside the budget before 0.21). The sampler profile is max_num_seqs rows of
+    # fp32 logits x 9.6 copies (versions_changelog SAMPLER_COPIES_OLD) plus the 0.05 GiB base:
+    #   A100 (0.10.2 arg_utils leaves 'a100' out of the large tier): 256 x 128,256 x 4 x 9.6 B = 1.17 GiB
+    #     -> 71.19 - 14.96 - 1.22 - 0.25 = 54.76 GiB, 0.22 GiB from the log's 54.98 (the pick);
+    #   H100 / H800 / A800: 1,024 rows = 4.70 GiB -> 71.19 - 14.96 - 4.75 - 0.25 = 51.24 GiB, 3.74 GiB off.
+    page = TestClient(APP).post("/doctor", data={"log": H100_LOG_0_10_1_1}, params={"lang": "en"}).text
+    items = _device_items(page)
+    assert len(items) == 3
+    assert items[0].startswith("the log prints no device total; nvidia-a100-sxm4-80gb was inferred")
+    assert items[1] == (
+        "nvidia-a100-pcie-80gb predicts the same KV pool (54.76 GiB): the log cannot tell it from "
+        "nvidia-a100-sxm4-80gb, and the planner link uses nvidia-a100-sxm4-80gb"
+    )
+    assert items[2].startswith(
+        "nvidia-h100-sxm-80gb, nvidia-h100-pcie-80gb, nvidia-h800-80gb, nvidia-a800-80gb report the same "
+        "79.10 GiB total, so the total does not rule them out; the planner predicts a KV pool of 51.24 GiB "
+        "there, 3.74 GiB from the log's"
+    )
+    zh = _device_items(
+        TestClient(APP).post("/doctor", data={"log": H100_LOG_0_10_1_1}, params={"lang": "zh"}).text
+    )
+    assert zh[2].startswith(
+        "nvidia-h100-sxm-80gb, nvidia-h100-pcie-80gb, nvidia-h800-80gb, nvidia-a800-80gb 的总显存同为 79.10 GiB"
+    )
+    assert "51.24 GiB" in zh[2] and "3.74 GiB" in zh[2]
+
+
+LOGS = Path(__file__).parents[1] / "data" / "logs"
+
+
+def test_doctor_in_chinese_words_who_answered_and_where_the_total_came_from() -> None:
+    # A real Ascend log whose KV pool is negative (tests/data/logs/real/ascend_qwen3_14b_negative_kv.log): step 4
+    # read "按当前配置（S = 4,096）：失败（log）；…；并发 1（--max-num-seqs 1）：失败（arithmetic）".
+    log = (LOGS / "real" / "ascend_qwen3_14b_negative_kv.log").read_text(encoding="utf-8")
+    page = html.unescape(_zh().post("/doctor", data={"log": log}).text)
+    assert "失败（日志）" in page and "失败（算术）" in page
+    assert "（log）" not in page and "（arithmetic）" not in page
+    # A real ROCm log that prints the device total (heldout-2026-12b, Strix Halo, 57.38 of 124.0 GiB free):
+    # step 2 read "预算 = 总量 124.00 GiB（printed）× gpu_memory_utilization 0.8 = 99.20 GiB".
+    log = (LOGS / "heldout-2026-12b" / "rocm_strix_halo_free_memory_57_38_of_124_0.log").read_text(
+        encoding="utf-8"
+    )
+    page = html.unescape(_zh().post("/doctor", data={"log": log}).text)
+    assert "总量 124.00 GiB（日志打印）× gpu_memory_utilization 0.8 = 99.20 GiB" in page
+    assert "（printed）" not in page
+
+
+def test_speed_card_of_a_load_oom_names_the_verdict_and_its_first_remedy_flag() -> None:
+    # Llama-3.1-70B (bf16, 141.1 GB of weights = 131.42 GiB) on one H100 (79.10 GiB): the verdict is
+    # "Load OOM: the weights do not fit" (first remedy: --tensor-parallel-size); the Speed card said
+    # "gpu_memory_utilization: vLLM would not start with these settings", naming a field the user never
+    # touched and one that cannot help (the walkthrough, 2a).
+    client = TestClient(APP)
+    speed = client.get("/speed?v=1&model=meta-llama%2FLlama-3.1-70B", headers={"HX-Request": "true"}).text
+    error = re.search(
+        r'<div class="field-error" role="alert" id="speed-error">(.*?)</div>', speed, re.S
+    ).group(1)
+    assert "<code>tensor_parallel_size</code>" in error and "gpu_memory_utilization" not in error
+    assert "(Load OOM: the weights do not fit)" in error
+    api = client.post("/api/performance", json={"model": "meta-llama/Llama-3.1-70B"})
+    assert api.status_code == 422 and api.json()["detail"][0]["loc"] == ["body", "tensor_parallel_size"]
+    zh = _zh().get("/speed?v=1&model=meta-llama%2FLlama-3.1-70B", headers={"HX-Request": "true"}).text
+    assert "按这些设置 vLLM 无法启动（加载 OOM：权重放不下）" in zh
+    # a budget-bound start still names the utilization (its first remedy raises it): Llama-3.1-8B on a
+    # 17 GiB device, 17 x 0.92 = 15.64 GiB budget - 14.96 GiB weights - the peak leaves -0.99 GiB of KV
+    budget = client.post(
+        "/api/performance", json={"model": "meta-llama/Llama-3.1-8B", "device_memory_gib": 17}
+    )
+    assert budget.status_code == 422 and budget.json()["detail"][0]["loc"] == [
+        "body",
+        "gpu_memory_utilization",
+    ]
+    assert "(Budget: no room for a KV pool)" in budget.json()["detail"][0]["msg"]
+
+
+FLEET_70B = (
+    "/fleet?v=1&model=meta-llama%2FLlama-3.1-70B-Instruct&max_model_len=32768&input_tokens=2000"
+    "&output_tokens=500&requests_per_s=30&slo_ttft_ms=1500&slo_tpot_ms=40&price_per_device_hour=3"
+    "&devices_per_node=8"
+)
+
+
+def test_fleet_chart_labels_say_which_fp8_is_the_kv_cache() -> None:
+    # The walkthrough's fleet answer (70B, 30 req/s): the cost chart's table and the frontier's legend named
+    # layouts "TP 2 · fp8 · fp8" next to "TP 2 · fp8" (weights fp8, KV cache fp8 / auto). Each part now says
+    # what it is; KV auto (the model's dtype) stays unsaid, as before.
+    page = html.unescape(TestClient(APP).get(FLEET_70B + "&lang=en").text)
+    table = re.search(r'<table class="symbols" id="fleet-chart-table">.*?</table>', page, re.S).group(0)
+    legend = re.search(r'<ul class="pareto-legend">.*?</ul>', page, re.S).group(0)
+    for part in (table, legend):
+        assert "TP 2 · fp8 weights · fp8 KV" in part
+        assert not re.search(r"TP \d+ · \w+ · fp8<", part) and "· fp8 · fp8" not in part
+    assert "TP 2 · fp8 weights<" in table  # the TP 2 layout with the KV cache at auto
+    zh = html.unescape(_zh().get(FLEET_70B).text)
+    assert "TP 2 · fp8 权重 · fp8 KV" in zh
