@@ -564,6 +564,19 @@ def _cluster_terms(
     return scale, near, widens
 
 
+def _refuse_unstarted(estimate: Estimate) -> None:
+    """No speed for a start vLLM refuses: the refusal names the verdict and the field its first remedy moves."""
+    if estimate.fits and estimate.num_gpu_blocks > 0:
+        return
+    raise PlannerError(
+        refusal_field(verdict=estimate.verdict, error_kind=estimate.error_kind),
+        Text(
+            "vLLM would not start with these settings ({verdict}), so there is no speed to show: make it fit first.",
+            verdict=Text(VERDICTS[estimate.verdict].label),
+        ),
+    )
+
+
 def performance(
     *,
     estimate: Estimate,
@@ -580,14 +593,7 @@ def performance(
     ``clients_from_bench`` (bench_run.bench_sets_clients): the steady state's clients are the ones the
     uncapped benchmark keeps in flight, not ``workload.concurrency``."""
     validate_workload(workload, max_model_len=estimate.max_model_len)
-    if not estimate.fits or estimate.num_gpu_blocks <= 0:
-        raise PlannerError(
-            refusal_field(verdict=estimate.verdict, error_kind=estimate.error_kind),
-            Text(
-                "vLLM would not start with these settings ({verdict}), so there is no speed to show: make it fit first.",
-                verdict=Text(VERDICTS[estimate.verdict].label),
-            ),
-        )
+    _refuse_unstarted(estimate)
     family, fit = fit_on(device, vllm_version=estimate.vllm_version)
     physics = step_physics(estimate=estimate, model=model, device=device, serve=serve)
     widen, notes = _basis_notes(
