@@ -36,6 +36,7 @@ from app.core.result import Estimate
 from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import N_, Text
 from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS, graphs_budgeted, parse_version, rules_for
+from app.core.vllm_text_identity import LOAD_MODEL_NAME
 
 # --------------------------------------------------------------------------------------------
 # small helpers
@@ -49,7 +50,6 @@ def clip(text: str, limit: int = MAX_EXCERPT_ERROR_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-_LOADING_MODEL = regex.compile(r"Starting to load model (\S+?)(?:\.\.\.|\s*$)")
 _ARGS_BLOCK_SIZE = regex.compile(r"(?:'block_size':\s*|\bblock_size=)(\d{1,5})\b")
 MAX_SCAN_LINES = 200_000  # the two fallback scans below stop after this many lines
 
@@ -660,13 +660,17 @@ def _device(
     return None, "none", []
 
 
+def _load_line_evidence(facts: LogFacts) -> Evidence | None:
+    """The model runner's "Starting to load model X..." line when it is what named the model (the start-up
+    reader takes it below the banner and config lines, vllm_text_identity.LOAD_MODEL_NAME): the budget step
+    shows it beside the weights line."""
+    ev = facts.evidence.get("model")
+    return ev if ev is not None and LOAD_MODEL_NAME.needle in ev.text else None
+
+
 def recover_case(log_text: str, facts: LogFacts, target: int | None, device_hint: str | None) -> Case:
     notes: list[str] = list(facts.notes)
-    model_name, evidence_model = facts.model, None
-    if model_name is None and log_text:
-        found = _scan(log_text, "Starting to load model", _LOADING_MODEL)
-        if found is not None:
-            model_name, evidence_model = found
+    model_name, evidence_model = facts.model, _load_line_evidence(facts)
     requested_block_size = facts.block_size if facts.block_size_forced is None else None
     if facts.block_size_forced is not None and log_text:
         found_size = _scan(log_text, "args", _ARGS_BLOCK_SIZE)
