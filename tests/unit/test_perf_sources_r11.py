@@ -19,6 +19,7 @@ RUNS_PER_SOURCE = {
     "vllm-project/recipes#58 (Qwen3-Next B200 outputs, PR head 1bc2b47)": 1,
     "llm-d/llm-d docs/accelerators/amd-mi355x-perf.md (PR #1233: Llama-3.3-70B FP8 on 8x MI355X)": 12,
     "vllm-project/recipes#431 (MI300X verified tag for Qwen3Guard: Qwen3Guard-Gen-8B on one MI300X)": 1,
+    "llm-d/llm-d-benchmark collected/data/openshift/exp-7 (standalone vLLM replicas, Llama-3.1-8B)": 9,
 }
 
 
