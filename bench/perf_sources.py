@@ -193,9 +193,17 @@ def generated_len(row: dict[str, Any]) -> int | None:
     # Never above the length asked (max_tokens): a ratio above it is the printed figures' rounding.
     measured = row.get("measured", {})
     tokens_per_s, requests_per_s = measured.get("output_throughput"), measured.get("request_throughput")
+    asked = int(row.get("random_output_len", DEFAULT_OUTPUT_LEN))
     if tokens_per_s and requests_per_s:
-        asked = int(row.get("random_output_len", DEFAULT_OUTPUT_LEN))
         return max(1, min(asked, round(float(tokens_per_s) / float(requests_per_s))))
+    # neither totals nor req/s (sources-r11 llm-d MI355X file): the input tok/s (total - output) over the mean
+    # prompt (random_input_len, plus random_prefix_len: vLLM's random prompts average the length asked) is the
+    # request rate, so the mean output is prompt x output / (total - output)
+    total_per_s = measured.get("total_token_throughput")
+    if tokens_per_s and total_per_s and float(total_per_s) > float(tokens_per_s):
+        prompt = int(row.get("random_input_len", DEFAULT_INPUT_LEN)) + int(row.get("random_prefix_len", 0))
+        generated = prompt * float(tokens_per_s) / (float(total_per_s) - float(tokens_per_s))
+        return max(1, min(asked, round(generated)))
     return None
 
 
