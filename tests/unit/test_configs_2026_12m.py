@@ -103,3 +103,17 @@ def test_mimo_fields_under_mimo_v2_keep_its_per_layer_geometry() -> None:
     # = 5,120 + 20,480 = 25,600 B a token
     cfg = MIMO_LIKE | {"architectures": ["MiMoV2FlashForCausalLM"], "model_type": "mimo_v2_flash"}
     assert _plan_tp1(cfg).kv_bytes_per_token == 25_600
+
+
+def test_an_mla_transformers_backend_config_keeps_its_v_head_dim() -> None:
+    # transformers/base.py: with kv_lora_rank the backend builds MLAAttention from get_mla_dims(model_config), which
+    # reads v_head_dim; the latent cache is kv_lora_rank + qk_rope_head_dim = 512 + 64 = 576 x 2 B = 1,152 a layer
+    from app.core.hf_config.backend_fields import kv_view
+    from app.core.hf_config.coerce import _split_configs
+
+    cfg = {
+        "architectures": ["SomeMlaForCausalLM"], "model_type": "x", "kv_lora_rank": 512, "v_head_dim": 128,
+        "qk_rope_head_dim": 64, "hybrid_layer_pattern": [0, 1],
+    }  # fmt: skip
+    text = kv_view(_split_configs(cfg)).text
+    assert text["v_head_dim"] == 128 and "hybrid_layer_pattern" not in text

@@ -13,7 +13,8 @@ class each, so a config that carries them under another architecture name does n
 - ``hybrid_layer_pattern``, ``sliding_window_size``, ``swa_head_dim``, ``swa_num_key_value_heads``,
   ``swa_v_head_dim``: ``models/mimo_v2.py`` (MiMo-V2's per-layer SWA geometry);
 - ``attention_chunk_size``: ``models/llama4.py`` (the only ``ChunkedLocalAttention`` user);
-- ``v_head_dim``: a V size different from K's, which only a model class passes to ``Attention``.
+- ``v_head_dim``: a V size different from K's, which only a model class passes to ``Attention`` (kept for an MLA
+  config, ``kv_lora_rank`` set: the backend's ``MLAAttention`` reads it through ``get_mla_dims``).
 """
 
 from __future__ import annotations
@@ -49,5 +50,8 @@ def kv_view(cfgs: _Configs) -> _Configs:
     every field, as before)."""
     if not served_by_transformers_backend(cfgs):
         return cfgs
-    kept = {key: value for key, value in cfgs.text.items() if key not in MODEL_CLASS_FIELDS}
+    dropped = set(MODEL_CLASS_FIELDS)
+    if cfgs.text.get("kv_lora_rank") is not None:
+        dropped.discard("v_head_dim")
+    kept = {key: value for key, value in cfgs.text.items() if key not in dropped}
     return replace(cfgs, text=kept) if len(kept) != len(cfgs.text) else cfgs
