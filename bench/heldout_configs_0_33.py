@@ -40,6 +40,8 @@ SETS = (
     "heldout_0_33i",
     "heldout_0_33j",
     "heldout_0_33k",
+    "heldout_0_33m",
+    "heldout_0_33n",
 )
 QUANTITIES = (
     "backend",

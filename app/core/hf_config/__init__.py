@@ -17,6 +17,7 @@ from typing import Any, Literal, cast
 from pydantic import ValidationError
 
 from app.core.errors import ConfigError
+from app.core.hf_config.backend_fields import kv_view
 from app.core.hf_config.coerce import (
     _as_list,
     _as_mapping,
@@ -147,6 +148,7 @@ def _model_spec(
     if hf_quant_config is not None:
         hf_quant_config = _as_mapping("hf_quant_config", hf_quant_config)
     _check_identity(cfgs)
+    cfgs = kv_view(cfgs)  # a Transformers-backend architecture: only the fields that backend reads
     try:
         geometry = _geometry(cfgs)
         layers = _layers(cfgs, geometry)
