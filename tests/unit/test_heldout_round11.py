@@ -192,3 +192,93 @@ def test_half_a_holds_its_logs() -> None:
 @pytest.mark.parametrize("name", CASES_A)
 def test_half_a_after_its_fixes(name: str) -> None:
     check_log(HALF_A, name, log_sets.sources(HALF_A)[name]["expect"])
+
+
+# --- half B (heldout-2026-12n), blind on the fixes above: 11/13 verdicts, 33/36 facts, one claimed -----------------
+
+BOXED_ARGS = (  # vllm#27194, a k9s pane on 8x B200: the args line wrapped inside its box
+    "│ (APIServer pid=1) INFO 10-20 03:21:02 [utils.py:328] non-default args: {'model_tag': "
+    "'s3://Qwen3-Coder-480B-A35B-Instruct-FP8', 'host': '0.0.0.0', 'max_model_len': 131072, "
+    "'tensor_parallel_size': 8, 'gpu_memory_utilization':  │\n"
+    "│ 0.95, 'enable_prefix_caching': True}                          \n"
+)
+
+
+def test_a_wrapped_args_dict_is_read_to_its_closing_brace() -> None:
+    facts = parse_startup_log(BOXED_ARGS)
+    assert (facts.gpu_memory_utilization, facts.enable_prefix_caching) == (0.95, True)
+    assert (facts.max_model_len, facts.tensor_parallel_size) == (131072, 8)
+
+
+def test_an_args_dict_cut_before_the_next_record_is_not_joined_with_it() -> None:
+    text = (
+        "(APIServer pid=1) INFO 10-20 03:21:02 [utils.py:328] non-default args: {'max_model_len': 4096, 'tensor\n"
+        "(EngineCore pid=2) INFO 10-20 03:21:09 [gpu_worker.py:298] Available KV cache memory: 8.11 GiB\n"
+    )
+    facts = parse_startup_log(text)
+    assert facts.kv_cache_bytes == round(8.11 * 2**30)  # the next record is still its own line
+    assert facts.tensor_parallel_size is None
+
+
+def test_the_model_tag_is_the_model_when_no_model_key_is_printed() -> None:
+    assert parse_startup_log(BOXED_ARGS).model == "s3://Qwen3-Coder-480B-A35B-Instruct-FP8"
+    both = "INFO 07-06 22:50:34 [api_utils.py:273] non-default args: {'model_tag': 'a/b', 'model': 'c/d'}\n"
+    assert parse_startup_log(both).model == "c/d"
+
+
+@pytest.mark.parametrize(
+    ("flag", "model"),
+    [('"${MODEL_NAME}"', None), ("$MODEL", None), ("Qwen/Qwen3-4B-AWQ", "Qwen/Qwen3-4B-AWQ")],
+)
+def test_an_unexpanded_shell_variable_is_not_a_model(flag: str, model: str | None) -> None:
+    # vllm#18995: the post's `docker run … vllm/vllm-openai:latest --model "${MODEL_NAME}"`
+    text = f"docker run --rm --gpus all --ipc=host vllm/vllm-openai:latest --model {flag}\n"
+    assert parse_startup_log(text).model == model
+
+
+STARTED = (  # LMCache#5138 (vLLM-Ascend): the server came up; the quote holds no KV line
+    "(APIServer pid=2323740) INFO:     Waiting for application startup.\n"
+    "(APIServer pid=2323740) INFO:     Application startup complete.\n"
+    '(APIServer pid=2323740) INFO:     127.0.0.1:49484 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+)
+
+
+def test_a_completed_start_up_fits_without_its_kv_lines() -> None:
+    assert parse_startup_log(STARTED).startup_completed
+    assert _verdict(STARTED) == "fits"
+
+
+def test_a_start_up_that_stops_before_ready_is_still_unknown() -> None:
+    assert _verdict("(APIServer pid=1) INFO:     Waiting for application startup.\n") == "unknown"
+
+
+CUT_REFUSAL = (  # vllm#53961, DeepSeek-V4-Pro on MI300X: the error's head, its figures on a line the index cut
+    "  vllm serve deepseek-ai/DeepSeek-V4-Pro --dtype auto -tp 8 \\\n"
+    "    --load-format dummy --no-enable-prefix-caching --kv-cache-dtype fp8\n"
+    "\n"
+    "  ValueError: To serve at least one request with the model's max seq len (1048576),\n"
+)
+
+
+def test_the_max_seq_len_refusal_is_s_side_though_its_figures_are_cut() -> None:
+    # vLLM raises it only for a pool that holds some tokens (an empty one gets "No available memory …")
+    facts = parse_startup_log(CUT_REFUSAL)
+    assert (facts.error_kind, facts.max_model_len, facts.kv_cache_bytes) == (
+        "max_len_too_long",
+        1048576,
+        None,
+    )
+    assert _verdict(CUT_REFUSAL) == "s_bound"
+
+
+HALF_B = LOGS_DIR / "heldout-2026-12n"
+CASES_B = sorted(log_sets.sources(HALF_B))
+
+
+def test_half_b_holds_its_logs() -> None:
+    log_sets.check_set(HALF_B, 13, {"nv": 6, "rocm": 4, "ascend": 3})
+
+
+@pytest.mark.parametrize("name", CASES_B)
+def test_half_b_after_its_fixes(name: str) -> None:
+    check_log(HALF_B, name, log_sets.sources(HALF_B)[name]["expect"])

@@ -535,6 +535,11 @@ def _half_length(case: Case, largest: tuple[int | None, TrialSource, str]) -> An
         # the pool's blocks do not depend on S (the page size does not), so no length changes the check
         return False, "log", Text("the error is about --max-num-seqs, not the length")
     largest_len, source, detail = largest
+    if largest_len is None and f.error_kind == "max_len_too_long":
+        # v1/core/kv_cache_utils.py::_check_enough_kv_cache_memory (0.11.0-0.33.0) raises "No available memory
+        # for the cache blocks" when the pool is empty and this error only for a pool that holds some tokens,
+        # naming the length it does hold: a shorter S starts, though the quote cut its figures (vllm#53961)
+        return True, "log", Text("vLLM refused this length for a pool that holds a shorter one")
     if length is None or f.error_kind in FAILURE_VERDICTS or largest_len is None:
         return None, "none", ""
     return shorter_length_starts(largest_len=largest_len, max_model_len=length), source, detail
@@ -570,7 +575,7 @@ def cause_of(case: Case, trials: list[Trial], largest_len: int | None) -> Overal
     """The verdict by the planner's own rule (app.core.verdicts.classify), from what the log says;
     ``trials``: as configured, the S trial (shown), the N trial; ``largest_len``: the largest length
     that starts (:func:`largest_fitting`)."""
-    as_configured, _, one = trials
+    as_configured, half, one = trials
     reached = None
     if as_configured.starts:
         reached = case.reached_concurrency()
@@ -581,7 +586,9 @@ def cause_of(case: Case, trials: list[Trial], largest_len: int | None) -> Overal
         starts=as_configured.starts,
         reached=reached,
         target=case.target,
-        length_refused=case.facts.error_kind == "max_len_above_derived",
+        # or the S trial read from vLLM's own refusal, its figures cut (_half_length)
+        length_refused=case.facts.error_kind == "max_len_above_derived"
+        or (largest_len is None and half.starts is True and as_configured.starts is False),
         sequences_refused=case.facts.error_kind in SEQUENCE_ERRORS,
         largest_len=largest_len,
         max_model_len=case.max_model_len,

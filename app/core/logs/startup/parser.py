@@ -28,6 +28,7 @@ from app.core.logs.startup.config import _compose_block, _read_command
 from app.core.logs.startup.facts import BOX_BORDER, MAX_COMMAND_LINES, MAX_LINE_CHARS, Evidence, LogFacts
 from app.core.logs.startup.failures import OOM_KIND_BY_STAGE
 from app.core.logs.startup.rules import RULES
+from app.core.logs.startup.wrapped import NEEDLE, join_wrapped_args
 from app.core.text import Text
 
 # --------------------------------------------------------------------------------------------
@@ -49,6 +50,8 @@ def parse_startup_log(text: str) -> LogFacts:
     previous: _Run | None = None  # the run before the last one, for a quote pasted out of order
     runs = 0
     commands = _Commands(text)
+    if NEEDLE in text:
+        commands.numbered = join_wrapped_args(commands.numbered)
     rules = tuple(rule for rule in RULES if rule.needle in text)  # one C-speed scan per rule, not per line
     for position, (index, raw) in enumerate(commands.numbered):
         if position < commands.skip_to:
@@ -152,6 +155,7 @@ def _facts(run: _Run, runs: int) -> LogFacts:
         run.notes.insert(0, Text("{runs} runs found; using the last one", runs=runs))
     values: dict[str, object] = {name: slot.value for name, slot in run.slots.items()}
     evidence = {name: slot.evidence for name, slot in run.slots.items()}
+    values["startup_completed"] = run.stage == "ready"
     if values.get("quantization") == ASCEND_QUANTIZATION and "is_ascend" not in values:
         # --quantization ascend is vllm-ascend's own method (vllm_ascend/quantization: register "ascend")
         values["is_ascend"] = True
