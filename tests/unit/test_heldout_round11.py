@@ -88,6 +88,12 @@ def test_the_engine_is_read_from_what_only_it_prints(text: str, engine: str) -> 
     assert parse_startup_log(text).engine == engine
 
 
+def test_the_engine_modules_dispatcher_names_no_engine() -> None:
+    # 0.10.2's LLM(...) enters engine/llm_engine.py::LLMEngine.from_engine_args, which builds V1's engine
+    text = '  File "/usr/lib/python3.12/site-packages/vllm/engine/llm_engine.py", line 493, in from_engine_args\n'
+    assert parse_startup_log(text).engine is None
+
+
 def test_the_shared_worker_wrapper_does_not_name_an_engine_for_a_method_both_have() -> None:
     text = (
         "(RayWorkerWrapper pid=1) ERROR 05-30 09:16:50 worker_base.py:581] Error executing method 'load_model'. "

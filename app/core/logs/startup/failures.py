@@ -171,6 +171,12 @@ def _v0_method_error(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
 
 
+def _v0_engine_frame(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """A frame of V0's engine module, unless it is the dispatcher V1 runs too."""
+    if m.group(1) not in vti.V1_DISPATCHERS:
+        run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
+
+
 def _engine_core_failed(m: re.Match[str], ln: _Line, run: _Run) -> None:
     """V1's EngineCore (v1/engine/core.py) failed to start: a failure, and the engine is V1."""
     _failure(m, ln, run)
