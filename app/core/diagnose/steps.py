@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import math
 
+from app.core import situations
+from app.core.budget import requested_bytes
 from app.core.diagnose.case import (
     Case,
     clip,
     evidence_of,
     fmt_gib,
     replay_over_pool,
+    replay_version,
 )
 from app.core.diagnose.model import (
     BUDGET_ERRORS,
@@ -25,9 +28,11 @@ from app.core.diagnose.model import (
     TrialKey,
     TrialSource,
 )
+from app.core.errors import PlannerError
 from app.core.logs import Evidence
 from app.core.text import SEMICOLON, SPACE, Text, TextList
 from app.core.verdicts import VERDICTS, classify, shorter_length_starts, useful_length
+from app.core.versions import rules_for
 
 # --------------------------------------------------------------------------------------------
 # step 1: the KV lines
@@ -226,7 +231,7 @@ def step_budget(case: Case) -> Step:
     expected, expected_how = _expected_weights(case)
     weights = f.weights_bytes
     lines: list[str] = []
-    budget = round(total * util) if total is not None and util is not None else None
+    budget = requested_budget(case, total, util) if total is not None and util is not None else None
     if budget is not None and total is not None:
         lines.append(
             Text(
@@ -505,6 +510,28 @@ def largest_fitting(case: Case) -> tuple[int | None, TrialSource, str]:
             ),
         )
     return None, "none", ""
+
+
+def requested_budget(case: Case, total: int, util: float) -> int:
+    """T × u as the replayed release takes it, by the planner's one function (budget.requested_bytes): ceil
+    from 0.14 (v1/worker/gpu_worker.py, 0.14.0: ``math.ceil(total_memory * gpu_memory_utilization)``), the
+    plain product before it and on vllm-ascend, whose worker keeps it."""
+    try:
+        rules = rules_for(case.version or replay_version(case.facts)[0])
+    except PlannerError:
+        rules = rules_for(None)
+    platform = (
+        case.device.platform
+        if case.device is not None
+        else "npu"
+        if case.facts.device_type == "NPU"
+        else "cuda"
+    )
+    return requested_bytes(
+        total_bytes=total,
+        utilization=util,
+        use_ceil=situations.platform_requested_uses_ceil(rules=rules, platform=platform),
+    )
 
 
 def budget_short(case: Case) -> bool:
