@@ -135,3 +135,10 @@ V0_LOAD_START = VllmLine("model_runner.py:", r"\bmodel_runner\.py:\d{1,5}\] Star
 # dump_frame). Only a crash prints it, so even a quote of the frames alone is a failed start (vllm#3878, ROCm 0.4.0)
 FAULTHANDLER_FRAME = VllmLine('File "', r'File "[^"]{1,400}", line \d{1,7} in [\w<>]{1,80}\s*$')
 FATAL_PYTHON_ERROR = VllmLine("Fatal Python error: ", r"Fatal Python error: \S.{0,200}")
+# any traceback frame (`  File "…/modelopt.py", line 1669, in apply`) and the caret line Python 3.11+ prints
+# under a frame's source line when it formats an exception's traceback (traceback.py::StackSummary.format_frame_
+# summary, from the frame's column positions). A frame of model code alone is not a failure: torch.compile's
+# graph-break reports print user frames on a start-up that succeeds (torch/_dynamo, a FrameSummary without
+# columns, so no carets). Frames followed by a caret line are an exception's traceback (flashinfer#2045)
+CODE_FRAME = VllmLine('File "', r'File "[^"]{1,400}", line \d{1,7}, in \S')
+CARET_LINE = VllmLine("^^^", r"(?:^|\s)[~^]*\^{3}[~^]*\s*$")

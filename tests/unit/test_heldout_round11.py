@@ -288,3 +288,49 @@ def test_half_b_holds_its_logs() -> None:
 @pytest.mark.parametrize("name", CASES_B)
 def test_half_b_after_its_fixes(name: str) -> None:
     check_log(HALF_B, name, log_sets.sources(HALF_B)[name]["expect"])
+
+
+# --- bare model-code frames with Python's caret lines: an exception's traceback (leftover (b), flashinfer#2045) ----
+
+MODEL_CODE_TRACEBACK = (  # flashinfer#2045 (heldout-2026-12l): the engine core's forward into flashinfer's JIT
+    '(EngineCore_DP0 pid=3031437)   File "/home/azure/repos/vllm/vllm/model_executor/layers/quantization/modelopt.py", '
+    "line 1669, in apply\n"
+    "(EngineCore_DP0 pid=3031437)     out = flashinfer.fused_moe.trtllm_fp4_block_scale_moe(\n"
+    "(EngineCore_DP0 pid=3031437)           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+)
+
+
+def test_bare_model_frames_with_a_caret_line_are_a_failed_start() -> None:
+    assert parse_startup_log(MODEL_CODE_TRACEBACK).error_kind == "startup_failed"
+    assert _verdict(MODEL_CODE_TRACEBACK) == "failed"
+
+
+def test_bare_model_frames_without_carets_are_not_a_failure() -> None:
+    # Python < 3.11 prints no carets, and a frame alone is not an exception's traceback
+    text = "".join(line + "\n" for line in MODEL_CODE_TRACEBACK.splitlines()[:2])
+    assert parse_startup_log(text).error_kind is None
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        # torch._dynamo's graph-break report: FrameSummary reprs (TransformerEngine#705, torch 2.1.2)
+        "    User Stack:\n"
+        "      <FrameSummary file /mnt/main0/home/ishafkat/testenv/projects/esm3/oss/attention.py, line 67 in "
+        "<resume in forward>>\n",
+        # and its graph dump's source comments (prime-rl#996)
+        "[rank1]:W0923 22:43:08.375000 183294 torch/_dynamo/exc.py:525] [5/0_2]              # File: "
+        "/home/samsja/workspace/pi/prime-rl/src/prime_rl/trainer/custom_models/layers/moe.py:76 in "
+        "_run_experts_for_loop, code: num_tokens_per_expert = num_tokens_per_expert.tolist()\n",
+    ],
+)
+def test_a_graph_break_report_is_not_a_failure(report: str) -> None:
+    assert parse_startup_log(report).error_kind is None
+
+
+def test_a_caret_line_at_a_log_level_is_not_a_bare_traceback() -> None:
+    text = MODEL_CODE_TRACEBACK.replace(
+        "(EngineCore_DP0 pid=3031437)           ^",
+        "(EngineCore_DP0 pid=3031437) WARNING 01-01 00:00:00 [x.py:1]           ^",
+    )
+    assert parse_startup_log(text).error_kind is None

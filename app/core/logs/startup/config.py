@@ -294,13 +294,13 @@ def _traceback(m: re.Match[str], ln: _Line, run: _Run) -> None:
     _failure(m, ln, run)
 
 
-_LOG_LEVELS = ("INFO", "WARNING", "DEBUG")
+LOG_LEVELS = ("INFO", "WARNING", "DEBUG")
 
 
 def _bare_frame(m: re.Match[str], ln: _Line, run: _Run) -> None:
     """A start-up frame with no log level before it (a traceback's; INFO / WARNING / DEBUG frames are not)."""
     head = m.string[: m.start()]
-    if not any(level in head for level in _LOG_LEVELS):
+    if not any(level in head for level in LOG_LEVELS):
         _traceback(m, ln, run)
 
 
@@ -324,7 +324,7 @@ def _exception(m: re.Match[str], ln: _Line, run: _Run) -> None:
     vLLM (v1/engine/, v1/worker/, v1/core/kv_cache_utils.py, config/*.py, 0.11.0 / 0.19.0 / 0.33.0) ends its
     process with that line; INFO / WARNING / DEBUG lines that quote an error are not it."""
     began = run.headed or run.seen_kv or run.saw_loading
-    bare = not any(level in m.string[: m.start()] for level in _LOG_LEVELS)
+    bare = not any(level in m.string[: m.start()] for level in LOG_LEVELS)
     if (
         not run.in_traceback
         and "ERROR" not in ln.text

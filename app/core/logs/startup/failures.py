@@ -23,7 +23,7 @@ from app.core.logs.startup.accumulator import (
     _Run,
     gpu_stack,
 )
-from app.core.logs.startup.config import _failure
+from app.core.logs.startup.config import LOG_LEVELS, _failure, _traceback
 from app.core.logs.startup.facts import ErrorKind, Stage
 from app.core.text import Text
 
@@ -175,6 +175,18 @@ def _v0_engine_frame(m: re.Match[str], ln: _Line, run: _Run) -> None:
     """A frame of V0's engine module, unless it is the dispatcher V1 runs too."""
     if m.group(1) not in vti.V1_DISPATCHERS:
         run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
+
+
+def _code_frame(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """A frame of any module with no log level before it: a traceback's or a graph-break report's."""
+    if not any(level in m.string[: m.start()] for level in LOG_LEVELS):
+        run.saw_code_frame = True
+
+
+def _caret_line(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """Python's caret line under a bare frame's source line: the frames are an exception's traceback."""
+    if run.saw_code_frame and not any(level in m.string[: m.start()] for level in LOG_LEVELS):
+        _traceback(m, ln, run)
 
 
 def _engine_core_failed(m: re.Match[str], ln: _Line, run: _Run) -> None:
