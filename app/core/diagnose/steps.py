@@ -566,7 +566,13 @@ def _half_length(case: Case, largest: tuple[int | None, TrialSource, str]) -> An
         # v1/core/kv_cache_utils.py::_check_enough_kv_cache_memory (0.11.0-0.33.0) raises "No available memory
         # for the cache blocks" when the pool is empty and this error only for a pool that holds some tokens,
         # naming the length it does hold: a shorter S starts, though the quote cut its figures (vllm#53961)
-        return True, "log", Text("vLLM refused this length for a pool that holds a shorter one")
+        return (
+            True,
+            "log",
+            Text(
+                "vLLM refused this length, not the budget (an empty pool gets 'No available memory'); the quote cuts the length it estimates"
+            ),
+        )
     if length is None or f.error_kind in FAILURE_VERDICTS or largest_len is None:
         return None, "none", ""
     return shorter_length_starts(largest_len=largest_len, max_model_len=length), source, detail
