@@ -93,8 +93,9 @@ ENGINE_CORE_TAG = VllmLine("(EngineCore", r"\(EngineCore(?:_DP)?\d{0,4} pid=\d{1
 # 0.11.0, 0.19.0, 0.33.0; the other ERROR sites there answer requests after the start-up), and logger.exception's
 # traceback lines carry the same "[core.py:N]" prefix: a quote of them is a failed start even without the head line
 ENGINE_CORE_ERROR = VllmLine(
-    " ERROR ",
-    r"\(EngineCore(?:_DP)?\d{0,4} pid=\d{1,9}\) ERROR \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? \[core\.py:\d{1,5}\]",
+    "ERROR ",
+    # with the process tag, or without it (an engine core run in the API server's process, 0.8–0.9: vllm#19596)
+    r"(?:\(EngineCore(?:_DP)?\d{0,4} pid=\d{1,9}\) |^)ERROR \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? \[core\.py:\d{1,5}\]",
 )
 # a frame of a module under vllm/v1/ (core_client.py, engine/utils.py, v1/utils.py, v1/worker/…): only the V1
 # engine runs those (the V0 engine's modules are vllm/engine/, vllm/worker/ and vllm/executor/ to 0.10.2)
@@ -142,3 +143,6 @@ FATAL_PYTHON_ERROR = VllmLine("Fatal Python error: ", r"Fatal Python error: \S.{
 # columns, so no carets). Frames followed by a caret line are an exception's traceback (flashinfer#2045)
 CODE_FRAME = VllmLine('File "', r'File "[^"]{1,400}", line \d{1,7}, in \S')
 CARET_LINE = VllmLine("^^^", r"(?:^|\s)[~^]*\^{3}[~^]*\s*$")
+# an executor's collective call names the worker method it runs (v1/executor/abstract.py::Executor.
+# initialize_from_config: self.collective_rpc("compile_or_warm_up_model"), 0.11.0): a traceback through it was there
+COLLECTIVE_RPC_METHOD = VllmLine("collective_rpc(", r"collective_rpc\(\s{0,4}[\"'](\w{1,80})[\"']")

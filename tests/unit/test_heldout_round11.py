@@ -334,3 +334,74 @@ def test_a_caret_line_at_a_log_level_is_not_a_bare_traceback() -> None:
         "(EngineCore_DP0 pid=3031437) WARNING 01-01 00:00:00 [x.py:1]           ^",
     )
     assert parse_startup_log(text).error_kind is None
+
+
+# --- batch o (heldout-2026-12o), blind on the code above: 11/11 verdicts, 35/44 facts, nothing claimed --------------
+
+
+@pytest.mark.parametrize(
+    ("line", "tp"),
+    [
+        # vllm#3296: a list item's marker and a backtick before the command, the closing backtick on its last value
+        (
+            "3. `python3 -m vllm.entrypoints.openai.api_server   --model /Llama-2-7B-Chat-hf/   --max-num-seqs 64   "
+            "--tensor-parallel-size 4`",
+            4,
+        ),
+        # vllm#28460: a root@host:path# prompt
+        ("root@hargathor-arch:/app# vllm serve --model=openai/gpt-oss-120b --tensor-parallel-size 1", 1),
+        # vllm#1801: a venv and a user@host:path$ prompt
+        (
+            "(venv) user@pop-os:/media/user/Data/IdeaProjects/vllm$ python3 -m vllm.entrypoints.openai.api_server "
+            "--model teknium/OpenHermes-2.5-Mistral-7B --tensor-parallel-size 2",
+            2,
+        ),
+    ],
+)
+def test_a_command_after_a_list_marker_or_a_shell_prompt_is_read(line: str, tp: int) -> None:
+    assert parse_startup_log(line + "\n").tensor_parallel_size == tp
+
+
+def test_a_prose_line_naming_vllm_serve_is_not_a_command() -> None:
+    assert (
+        parse_startup_log("3. then run vllm serve with --tensor-parallel-size 4\n").tensor_parallel_size
+        is None
+    )
+
+
+def test_the_collective_call_names_the_stage_it_ran() -> None:
+    # vllm#26116: initialize_from_config (KV allocation) then collective_rpc("compile_or_warm_up_model"): the
+    # failure is past the pool, in the warm-up and graph capture
+    text = (
+        '(EngineCore_DP0 pid=978075)   File "/home/ProExpertProg/git/vllm2/vllm/v1/executor/abstract.py", line 77, '
+        "in initialize_from_config\n"
+        '(EngineCore_DP0 pid=978075)     self.collective_rpc("compile_or_warm_up_model")\n'
+        '(EngineCore_DP0 pid=978075)   File "/home/ProExpertProg/git/vllm2/vllm/executor/uniproc_executor.py", line 81, '
+        "in collective_rpc\n"
+        "(EngineCore_DP0 pid=978075)     return [run_method(self.driver_worker, method, args, kwargs)]\n"
+        "(EngineCore_DP0 pid=978075)             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+    )
+    facts = parse_startup_log(text)
+    assert (facts.error_kind, facts.failure_stage) == ("startup_failed", "graph")
+
+
+def test_an_engine_core_error_line_without_its_process_tag_is_v1s() -> None:
+    # vllm#19596: v1/engine/core.py's logger in the API server's own process, no "(EngineCore pid=…)" tag
+    text = (
+        'ERROR 06-13 11:37:08 [core.py:515]   File "/home/doit/AI/vVLLM/lib/python3.12/site-packages/torch/nn/modules/'
+        'module.py", line 1767, in _wrapped_call_impl\n'
+    )
+    facts = parse_startup_log(text)
+    assert (facts.engine, facts.error_kind) == ("v1", "startup_failed")
+
+
+BATCH_O = LOGS_DIR / "heldout-2026-12o"
+
+
+def test_batch_o_holds_its_logs() -> None:
+    log_sets.check_set(BATCH_O, 11, {"nv": 9, "rocm": 2})
+
+
+@pytest.mark.parametrize("name", sorted(log_sets.sources(BATCH_O)))
+def test_batch_o_after_its_fixes(name: str) -> None:
+    check_log(BATCH_O, name, log_sets.sources(BATCH_O)[name]["expect"])

@@ -165,6 +165,18 @@ def _method_error(m: re.Match[str], ln: _Line, run: _Run) -> None:
     _failure(m, ln, run)
 
 
+def _rpc_stage(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """`collective_rpc("compile_or_warm_up_model")` in a traceback: the start-up was at that method's stage, or
+    later (an executor's init_device call quoted after the load line does not move it back)."""
+    stage = METHOD_STAGE.get(m.group(1))
+    if stage is not None and STAGE_ORDER.index(stage) > STAGE_ORDER.index(run.stage):
+        run.stage = stage
+        run.stage_read = True
+
+
+STAGE_ORDER: tuple[Stage, ...] = ("start", "load", "profile", "sized", "kv_alloc", "graph", "ready")
+
+
 def _v0_method_error(m: re.Match[str], ln: _Line, run: _Run) -> None:
     """V0's multiprocessing worker: "Exception in worker VllmWorkerProcess while processing method X." (V0 only)."""
     _method_error(m, ln, run)

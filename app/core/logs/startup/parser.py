@@ -125,7 +125,10 @@ _DOCKER_START = regex.compile(r"^(?:[$#>]\s*)?((?:sudo )?docker run\b.*)")
 _ARGS_LINE = regex.compile(r"^(?:[A-Za-z_][\w.-]{0,40}:[ \t]{0,4})?(--model[ =]\S+[ \t]+--[a-z].*)$")
 _ARGS_LINE_MIN_FLAGS = 3
 _COMMAND = regex.compile(
-    r"^(?:[$#>`]\s*)?(?:[A-Za-z][\w-]{0,20} ?:[ \t]{0,4})?"  # a label of the post's own ("run : ")
+    # a list item's marker ("3. `python3 -m …`"), a venv and a user@host:path prompt ("(venv) user@pop-os:~/vllm$ ",
+    # "root@host:/app# "), a shell prompt or backtick, a label of the post's own ("run : ")
+    r"^(?:(?:\d{1,3}[.)]|[-*+])[ \t]{1,4})?(?:\([\w.-]{1,40}\)[ \t]{1,4})?(?:[\w.-]{1,64}@[\w.-]{1,64}:[^\s$#]{0,300})?"
+    r"(?:[$#>`]\s*)?(?:[A-Za-z][\w-]{0,20} ?:[ \t]{0,4})?"
     r"((?:[A-Za-z_]\w*=\S*\s+)*"  # RE2 (linear): env assignments before the command
     r"(?:(?:nohup|exec) )?(?:vllm serve|(?:\S*/)?python(?:\d{1,2}(?:\.\d{1,2})?)?(?: -[A-Za-z]{1,3}){0,4} -m "
     r"vllm\.entrypoints\.(?:openai\.)?api_server)\b.*)"
