@@ -663,6 +663,9 @@ def _device(
 def recover_case(log_text: str, facts: LogFacts, target: int | None, device_hint: str | None) -> Case:
     notes: list[str] = list(facts.notes)
     model_name, evidence_model = facts.model, None
+    loaded = facts.evidence.get("model")
+    if model_name is not None and loaded is not None and "Starting to load model" in loaded.text:
+        evidence_model = loaded  # the runner's load line named it: the budget step quotes that line
     if model_name is None and log_text:
         found = _scan(log_text, "Starting to load model", _LOADING_MODEL)
         if found is not None:
