@@ -24,6 +24,9 @@ after the doctor and the measured parts were built; nothing is fitted on them. F
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12j  # half B (12 logs, round 9: blind after A's fixes)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12k  # half A (11 logs, round 10: blind on main)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12l  # half B (11 logs, round 10: blind after A's fixes)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12m  # half A (13 logs, round 11: blind on main)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12n  # half B (13 logs, round 11: blind after A's fixes)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12o  # batch o (11 logs, round 11: blind after A's and B's)
 """
 
 from __future__ import annotations

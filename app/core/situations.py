@@ -161,7 +161,12 @@ def others_in_pool(*, rules: VersionRules, device: DeviceSpec) -> bool:
 
 def requested_uses_ceil(*, rules: VersionRules, device: DeviceSpec) -> bool:
     """`ceil(T x u)` from vLLM 0.14; vllm-ascend keeps the plain product (NPUWorker, reference §9)."""
-    return rules.requested_uses_ceil and device.platform != "npu"
+    return platform_requested_uses_ceil(rules=rules, platform=device.platform)
+
+
+def platform_requested_uses_ceil(*, rules: VersionRules, platform: str) -> bool:
+    """:func:`requested_uses_ceil` for a platform alone (the doctor may know the platform, not the card)."""
+    return rules.requested_uses_ceil and platform != "npu"
 
 
 def device_warnings(

@@ -93,8 +93,9 @@ ENGINE_CORE_TAG = VllmLine("(EngineCore", r"\(EngineCore(?:_DP)?\d{0,4} pid=\d{1
 # 0.11.0, 0.19.0, 0.33.0; the other ERROR sites there answer requests after the start-up), and logger.exception's
 # traceback lines carry the same "[core.py:N]" prefix: a quote of them is a failed start even without the head line
 ENGINE_CORE_ERROR = VllmLine(
-    " ERROR ",
-    r"\(EngineCore(?:_DP)?\d{0,4} pid=\d{1,9}\) ERROR \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? \[core\.py:\d{1,5}\]",
+    "ERROR ",
+    # with the process tag, or without it (an engine core run in the API server's process, 0.8–0.9: vllm#19596)
+    r"(?:\(EngineCore(?:_DP)?\d{0,4} pid=\d{1,9}\) |^)ERROR \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? \[core\.py:\d{1,5}\]",
 )
 # a frame of a module under vllm/v1/ (core_client.py, engine/utils.py, v1/utils.py, v1/worker/…): only the V1
 # engine runs those (the V0 engine's modules are vllm/engine/, vllm/worker/ and vllm/executor/ to 0.10.2)
@@ -135,3 +136,13 @@ V0_LOAD_START = VllmLine("model_runner.py:", r"\bmodel_runner\.py:\d{1,5}\] Star
 # dump_frame). Only a crash prints it, so even a quote of the frames alone is a failed start (vllm#3878, ROCm 0.4.0)
 FAULTHANDLER_FRAME = VllmLine('File "', r'File "[^"]{1,400}", line \d{1,7} in [\w<>]{1,80}\s*$')
 FATAL_PYTHON_ERROR = VllmLine("Fatal Python error: ", r"Fatal Python error: \S.{0,200}")
+# any traceback frame (`  File "…/modelopt.py", line 1669, in apply`) and the caret line Python 3.11+ prints
+# under a frame's source line when it formats an exception's traceback (traceback.py::StackSummary.format_frame_
+# summary, from the frame's column positions). A frame of model code alone is not a failure: torch.compile's
+# graph-break reports print user frames on a start-up that succeeds (torch/_dynamo, a FrameSummary without
+# columns, so no carets). Frames followed by a caret line are an exception's traceback (flashinfer#2045)
+CODE_FRAME = VllmLine('File "', r'File "[^"]{1,400}", line \d{1,7}, in \S')
+CARET_LINE = VllmLine("^^^", r"(?:^|\s)[~^]*\^{3}[~^]*\s*$")
+# an executor's collective call names the worker method it runs (v1/executor/abstract.py::Executor.
+# initialize_from_config: self.collective_rpc("compile_or_warm_up_model"), 0.11.0): a traceback through it was there
+COLLECTIVE_RPC_METHOD = VllmLine("collective_rpc(", r"collective_rpc\(\s{0,4}[\"'](\w{1,80})[\"']")

@@ -27,12 +27,15 @@ V1_ENGINE_BACKEND = VllmLine(" on V1 engine", r"\bbackend on V1 engine\b")
 # names the worker class it checks, 0.8–0.10; any module under vllm.v1 is V1's)
 V1_OBJECT_REPR = VllmLine("<vllm.v1.", r"<vllm\.v1\.\w{1,80}")
 # a frame of V0's engine module: vllm/engine/llm_engine.py and async_llm_engine.py held V0's LLMEngine and
-# AsyncLLMEngine; from 0.11.0 both modules only re-export V1's classes (engine/llm_engine.py: "LLMEngine =
-# V1LLMEngine", engine/async_llm_engine.py: "AsyncLLMEngine = AsyncLLM"), so no V1 frame is in them
+# AsyncLLMEngine (from 0.11.0 both only re-export V1's classes: "LLMEngine = V1LLMEngine", "AsyncLLMEngine =
+# AsyncLLM"). Up to 0.10.2 their from_engine_args is the one function V1 runs too: it dispatches to V1's class
+# when VLLM_USE_V1 (engine/llm_engine.py::LLMEngine.from_engine_args, "engine_cls = V1LLMEngine", 0.10.2), so
+# that frame names no engine (failures._v0_engine_frame reads the function)
 V0_ENGINE_FRAME = VllmLine(
     'File "',
-    r'File "[^"]{0,300}/vllm/engine/(?:llm_engine|async_llm_engine)\.py", line \d{1,7},? in \w{1,80}',
+    r'File "[^"]{0,300}/vllm/engine/(?:llm_engine|async_llm_engine)\.py", line \d{1,7},? in (\w{1,80})',
 )
+V1_DISPATCHERS = frozenset({"from_engine_args"})
 # methods only V0's worker has (worker/worker.py::Worker.determine_num_available_blocks, 0.10.x; V1's
 # v1/worker/gpu_worker.py has determine_available_memory instead, 0.11.0, and 0.8–0.10 warn
 # "Methods determine_num_available_blocks,… not implemented in <vllm.v1.worker.gpu_worker.Worker …>")

@@ -88,6 +88,12 @@ def test_the_engine_is_read_from_what_only_it_prints(text: str, engine: str) -> 
     assert parse_startup_log(text).engine == engine
 
 
+def test_the_engine_modules_dispatcher_names_no_engine() -> None:
+    # 0.10.2's LLM(...) enters engine/llm_engine.py::LLMEngine.from_engine_args, which builds V1's engine
+    text = '  File "/usr/lib/python3.12/site-packages/vllm/engine/llm_engine.py", line 493, in from_engine_args\n'
+    assert parse_startup_log(text).engine is None
+
+
 def test_the_shared_worker_wrapper_does_not_name_an_engine_for_a_method_both_have() -> None:
     text = (
         "(RayWorkerWrapper pid=1) ERROR 05-30 09:16:50 worker_base.py:581] Error executing method 'load_model'. "
@@ -192,3 +198,210 @@ def test_half_a_holds_its_logs() -> None:
 @pytest.mark.parametrize("name", CASES_A)
 def test_half_a_after_its_fixes(name: str) -> None:
     check_log(HALF_A, name, log_sets.sources(HALF_A)[name]["expect"])
+
+
+# --- half B (heldout-2026-12n), blind on the fixes above: 11/13 verdicts, 33/36 facts, one claimed -----------------
+
+BOXED_ARGS = (  # vllm#27194, a k9s pane on 8x B200: the args line wrapped inside its box
+    "│ (APIServer pid=1) INFO 10-20 03:21:02 [utils.py:328] non-default args: {'model_tag': "
+    "'s3://Qwen3-Coder-480B-A35B-Instruct-FP8', 'host': '0.0.0.0', 'max_model_len': 131072, "
+    "'tensor_parallel_size': 8, 'gpu_memory_utilization':  │\n"
+    "│ 0.95, 'enable_prefix_caching': True}                          \n"
+)
+
+
+def test_a_wrapped_args_dict_is_read_to_its_closing_brace() -> None:
+    facts = parse_startup_log(BOXED_ARGS)
+    assert (facts.gpu_memory_utilization, facts.enable_prefix_caching) == (0.95, True)
+    assert (facts.max_model_len, facts.tensor_parallel_size) == (131072, 8)
+
+
+def test_an_args_dict_cut_before_the_next_record_is_not_joined_with_it() -> None:
+    text = (
+        "(APIServer pid=1) INFO 10-20 03:21:02 [utils.py:328] non-default args: {'max_model_len': 4096, 'tensor\n"
+        "(EngineCore pid=2) INFO 10-20 03:21:09 [gpu_worker.py:298] Available KV cache memory: 8.11 GiB\n"
+    )
+    facts = parse_startup_log(text)
+    assert facts.kv_cache_bytes == round(8.11 * 2**30)  # the next record is still its own line
+    assert facts.tensor_parallel_size is None
+
+
+def test_the_model_tag_is_the_model_when_no_model_key_is_printed() -> None:
+    assert parse_startup_log(BOXED_ARGS).model == "s3://Qwen3-Coder-480B-A35B-Instruct-FP8"
+    both = "INFO 07-06 22:50:34 [api_utils.py:273] non-default args: {'model_tag': 'a/b', 'model': 'c/d'}\n"
+    assert parse_startup_log(both).model == "c/d"
+
+
+@pytest.mark.parametrize(
+    ("flag", "model"),
+    [('"${MODEL_NAME}"', None), ("$MODEL", None), ("Qwen/Qwen3-4B-AWQ", "Qwen/Qwen3-4B-AWQ")],
+)
+def test_an_unexpanded_shell_variable_is_not_a_model(flag: str, model: str | None) -> None:
+    # vllm#18995: the post's `docker run … vllm/vllm-openai:latest --model "${MODEL_NAME}"`
+    text = f"docker run --rm --gpus all --ipc=host vllm/vllm-openai:latest --model {flag}\n"
+    assert parse_startup_log(text).model == model
+
+
+STARTED = (  # LMCache#5138 (vLLM-Ascend): the server came up; the quote holds no KV line
+    "(APIServer pid=2323740) INFO:     Waiting for application startup.\n"
+    "(APIServer pid=2323740) INFO:     Application startup complete.\n"
+    '(APIServer pid=2323740) INFO:     127.0.0.1:49484 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+)
+
+
+def test_a_completed_start_up_fits_without_its_kv_lines() -> None:
+    assert parse_startup_log(STARTED).startup_completed
+    assert _verdict(STARTED) == "fits"
+
+
+def test_a_start_up_that_stops_before_ready_is_still_unknown() -> None:
+    assert _verdict("(APIServer pid=1) INFO:     Waiting for application startup.\n") == "unknown"
+
+
+CUT_REFUSAL = (  # vllm#53961, DeepSeek-V4-Pro on MI300X: the error's head, its figures on a line the index cut
+    "  vllm serve deepseek-ai/DeepSeek-V4-Pro --dtype auto -tp 8 \\\n"
+    "    --load-format dummy --no-enable-prefix-caching --kv-cache-dtype fp8\n"
+    "\n"
+    "  ValueError: To serve at least one request with the model's max seq len (1048576),\n"
+)
+
+
+def test_the_max_seq_len_refusal_is_s_side_though_its_figures_are_cut() -> None:
+    # vLLM raises it only for a pool that holds some tokens (an empty one gets "No available memory …")
+    facts = parse_startup_log(CUT_REFUSAL)
+    assert (facts.error_kind, facts.max_model_len, facts.kv_cache_bytes) == (
+        "max_len_too_long",
+        1048576,
+        None,
+    )
+    assert _verdict(CUT_REFUSAL) == "s_bound"
+
+
+HALF_B = LOGS_DIR / "heldout-2026-12n"
+CASES_B = sorted(log_sets.sources(HALF_B))
+
+
+def test_half_b_holds_its_logs() -> None:
+    log_sets.check_set(HALF_B, 13, {"nv": 6, "rocm": 4, "ascend": 3})
+
+
+@pytest.mark.parametrize("name", CASES_B)
+def test_half_b_after_its_fixes(name: str) -> None:
+    check_log(HALF_B, name, log_sets.sources(HALF_B)[name]["expect"])
+
+
+# --- bare model-code frames with Python's caret lines: an exception's traceback (leftover (b), flashinfer#2045) ----
+
+MODEL_CODE_TRACEBACK = (  # flashinfer#2045 (heldout-2026-12l): the engine core's forward into flashinfer's JIT
+    '(EngineCore_DP0 pid=3031437)   File "/home/azure/repos/vllm/vllm/model_executor/layers/quantization/modelopt.py", '
+    "line 1669, in apply\n"
+    "(EngineCore_DP0 pid=3031437)     out = flashinfer.fused_moe.trtllm_fp4_block_scale_moe(\n"
+    "(EngineCore_DP0 pid=3031437)           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+)
+
+
+def test_bare_model_frames_with_a_caret_line_are_a_failed_start() -> None:
+    assert parse_startup_log(MODEL_CODE_TRACEBACK).error_kind == "startup_failed"
+    assert _verdict(MODEL_CODE_TRACEBACK) == "failed"
+
+
+def test_bare_model_frames_without_carets_are_not_a_failure() -> None:
+    # Python < 3.11 prints no carets, and a frame alone is not an exception's traceback
+    text = "".join(line + "\n" for line in MODEL_CODE_TRACEBACK.splitlines()[:2])
+    assert parse_startup_log(text).error_kind is None
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        # torch._dynamo's graph-break report: FrameSummary reprs (TransformerEngine#705, torch 2.1.2)
+        "    User Stack:\n"
+        "      <FrameSummary file /mnt/main0/home/ishafkat/testenv/projects/esm3/oss/attention.py, line 67 in "
+        "<resume in forward>>\n",
+        # and its graph dump's source comments (prime-rl#996)
+        "[rank1]:W0923 22:43:08.375000 183294 torch/_dynamo/exc.py:525] [5/0_2]              # File: "
+        "/home/samsja/workspace/pi/prime-rl/src/prime_rl/trainer/custom_models/layers/moe.py:76 in "
+        "_run_experts_for_loop, code: num_tokens_per_expert = num_tokens_per_expert.tolist()\n",
+    ],
+)
+def test_a_graph_break_report_is_not_a_failure(report: str) -> None:
+    assert parse_startup_log(report).error_kind is None
+
+
+def test_a_caret_line_at_a_log_level_is_not_a_bare_traceback() -> None:
+    text = MODEL_CODE_TRACEBACK.replace(
+        "(EngineCore_DP0 pid=3031437)           ^",
+        "(EngineCore_DP0 pid=3031437) WARNING 01-01 00:00:00 [x.py:1]           ^",
+    )
+    assert parse_startup_log(text).error_kind is None
+
+
+# --- batch o (heldout-2026-12o), blind on the code above: 11/11 verdicts, 35/44 facts, nothing claimed --------------
+
+
+@pytest.mark.parametrize(
+    ("line", "tp"),
+    [
+        # vllm#3296: a list item's marker and a backtick before the command, the closing backtick on its last value
+        (
+            "3. `python3 -m vllm.entrypoints.openai.api_server   --model /Llama-2-7B-Chat-hf/   --max-num-seqs 64   "
+            "--tensor-parallel-size 4`",
+            4,
+        ),
+        # vllm#28460: a root@host:path# prompt
+        ("root@hargathor-arch:/app# vllm serve --model=openai/gpt-oss-120b --tensor-parallel-size 1", 1),
+        # vllm#1801: a venv and a user@host:path$ prompt
+        (
+            "(venv) user@pop-os:/media/user/Data/IdeaProjects/vllm$ python3 -m vllm.entrypoints.openai.api_server "
+            "--model teknium/OpenHermes-2.5-Mistral-7B --tensor-parallel-size 2",
+            2,
+        ),
+    ],
+)
+def test_a_command_after_a_list_marker_or_a_shell_prompt_is_read(line: str, tp: int) -> None:
+    assert parse_startup_log(line + "\n").tensor_parallel_size == tp
+
+
+def test_a_prose_line_naming_vllm_serve_is_not_a_command() -> None:
+    assert (
+        parse_startup_log("3. then run vllm serve with --tensor-parallel-size 4\n").tensor_parallel_size
+        is None
+    )
+
+
+def test_the_collective_call_names_the_stage_it_ran() -> None:
+    # vllm#26116: initialize_from_config (KV allocation) then collective_rpc("compile_or_warm_up_model"): the
+    # failure is past the pool, in the warm-up and graph capture
+    text = (
+        '(EngineCore_DP0 pid=978075)   File "/home/ProExpertProg/git/vllm2/vllm/v1/executor/abstract.py", line 77, '
+        "in initialize_from_config\n"
+        '(EngineCore_DP0 pid=978075)     self.collective_rpc("compile_or_warm_up_model")\n'
+        '(EngineCore_DP0 pid=978075)   File "/home/ProExpertProg/git/vllm2/vllm/executor/uniproc_executor.py", line 81, '
+        "in collective_rpc\n"
+        "(EngineCore_DP0 pid=978075)     return [run_method(self.driver_worker, method, args, kwargs)]\n"
+        "(EngineCore_DP0 pid=978075)             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+    )
+    facts = parse_startup_log(text)
+    assert (facts.error_kind, facts.failure_stage) == ("startup_failed", "graph")
+
+
+def test_an_engine_core_error_line_without_its_process_tag_is_v1s() -> None:
+    # vllm#19596: v1/engine/core.py's logger in the API server's own process, no "(EngineCore pid=…)" tag
+    text = (
+        'ERROR 06-13 11:37:08 [core.py:515]   File "/home/doit/AI/vVLLM/lib/python3.12/site-packages/torch/nn/modules/'
+        'module.py", line 1767, in _wrapped_call_impl\n'
+    )
+    facts = parse_startup_log(text)
+    assert (facts.engine, facts.error_kind) == ("v1", "startup_failed")
+
+
+BATCH_O = LOGS_DIR / "heldout-2026-12o"
+
+
+def test_batch_o_holds_its_logs() -> None:
+    log_sets.check_set(BATCH_O, 11, {"nv": 9, "rocm": 2})
+
+
+@pytest.mark.parametrize("name", sorted(log_sets.sources(BATCH_O)))
+def test_batch_o_after_its_fixes(name: str) -> None:
+    check_log(BATCH_O, name, log_sets.sources(BATCH_O)[name]["expect"])

@@ -237,6 +237,10 @@ class Case:
         printed = (f.kv_tokens, f.num_gpu_blocks, f.max_concurrency, f.kv_cache_bytes)
         if any(v is not None for v in printed) or f.kv_cache_memory_suggestion_bytes is not None:
             return True  # the suggestion line is printed after KV sizing and graph capture
+        if f.startup_completed:
+            return (
+                True  # the server is up, so vLLM sized and allocated the pool (a quote without its KV lines)
+            )
         return None
 
 

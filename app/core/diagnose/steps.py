@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import math
 
+from app.core import situations
+from app.core.budget import requested_bytes
 from app.core.diagnose.case import (
     Case,
     clip,
     evidence_of,
     fmt_gib,
     replay_over_pool,
+    replay_version,
 )
 from app.core.diagnose.model import (
     BUDGET_ERRORS,
@@ -25,9 +28,11 @@ from app.core.diagnose.model import (
     TrialKey,
     TrialSource,
 )
+from app.core.errors import PlannerError
 from app.core.logs import Evidence
 from app.core.text import N_, SEMICOLON, SPACE, Text, TextList
 from app.core.verdicts import VERDICTS, classify, shorter_length_starts, useful_length
+from app.core.versions import rules_for
 
 # Who answered a step-4 trial (Trial.source), as the sentence words it: a word, translated where shown
 # (the Chinese page said "可以启动（log）" and "失败（arithmetic）" before; walk11).
@@ -231,7 +236,7 @@ def step_budget(case: Case) -> Step:
     expected, expected_how = _expected_weights(case)
     weights = f.weights_bytes
     lines: list[str] = []
-    budget = round(total * util) if total is not None and util is not None else None
+    budget = requested_budget(case, total, util) if total is not None and util is not None else None
     if budget is not None and total is not None:
         lines.append(
             Text(
@@ -512,6 +517,28 @@ def largest_fitting(case: Case) -> tuple[int | None, TrialSource, str]:
     return None, "none", ""
 
 
+def requested_budget(case: Case, total: int, util: float) -> int:
+    """T × u as the replayed release takes it, by the planner's one function (budget.requested_bytes): ceil
+    from 0.14 (v1/worker/gpu_worker.py, 0.14.0: ``math.ceil(total_memory * gpu_memory_utilization)``), the
+    plain product before it and on vllm-ascend, whose worker keeps it."""
+    try:
+        rules = rules_for(case.version or replay_version(case.facts)[0])
+    except PlannerError:
+        rules = rules_for(None)
+    platform = (
+        case.device.platform
+        if case.device is not None
+        else "npu"
+        if case.facts.device_type == "NPU"
+        else "cuda"
+    )
+    return requested_bytes(
+        total_bytes=total,
+        utilization=util,
+        use_ceil=situations.platform_requested_uses_ceil(rules=rules, platform=platform),
+    )
+
+
 def budget_short(case: Case) -> bool:
     """The log's error is about the budget (reference §4.4), or it prints no pool: no length helps."""
     return case.facts.error_kind in BUDGET_ERRORS or (case.pool is not None and case.pool <= 0)
@@ -540,6 +567,17 @@ def _half_length(case: Case, largest: tuple[int | None, TrialSource, str]) -> An
         # the pool's blocks do not depend on S (the page size does not), so no length changes the check
         return False, "log", Text("the error is about --max-num-seqs, not the length")
     largest_len, source, detail = largest
+    if largest_len is None and f.error_kind == "max_len_too_long":
+        # v1/core/kv_cache_utils.py::_check_enough_kv_cache_memory (0.11.0-0.33.0) raises "No available memory
+        # for the cache blocks" when the pool is empty and this error only for a pool that holds some tokens,
+        # naming the length it does hold: a shorter S starts, though the quote cut its figures (vllm#53961)
+        return (
+            True,
+            "log",
+            Text(
+                "vLLM refused this length, not the budget (an empty pool gets 'No available memory'); the quote cuts the length it estimates"
+            ),
+        )
     if length is None or f.error_kind in FAILURE_VERDICTS or largest_len is None:
         return None, "none", ""
     return shorter_length_starts(largest_len=largest_len, max_model_len=length), source, detail
@@ -575,7 +613,7 @@ def cause_of(case: Case, trials: list[Trial], largest_len: int | None) -> Overal
     """The verdict by the planner's own rule (app.core.verdicts.classify), from what the log says;
     ``trials``: as configured, the S trial (shown), the N trial; ``largest_len``: the largest length
     that starts (:func:`largest_fitting`)."""
-    as_configured, _, one = trials
+    as_configured, half, one = trials
     reached = None
     if as_configured.starts:
         reached = case.reached_concurrency()
@@ -586,7 +624,9 @@ def cause_of(case: Case, trials: list[Trial], largest_len: int | None) -> Overal
         starts=as_configured.starts,
         reached=reached,
         target=case.target,
-        length_refused=case.facts.error_kind == "max_len_above_derived",
+        # or the S trial read from vLLM's own refusal, its figures cut (_half_length)
+        length_refused=case.facts.error_kind == "max_len_above_derived"
+        or (largest_len is None and half.starts is True and as_configured.starts is False),
         sequences_refused=case.facts.error_kind in SEQUENCE_ERRORS,
         largest_len=largest_len,
         max_model_len=case.max_model_len,

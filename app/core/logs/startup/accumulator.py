@@ -194,6 +194,7 @@ class _Run:
     saw_loading: bool = False
     worker_ranks: dict[str, set[int]] = field(default_factory=dict)  # TP / PP ranks seen in prefixes
     world_size: int | None = None  # parallel_state.py's "in world size W" (W > 1)
+    saw_code_frame: bool = False  # a traceback frame with no log level before it (of any module)
     headed: bool = False  # a run-start line (engine config, args, server version, command) began it
 
     def put(

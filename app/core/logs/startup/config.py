@@ -204,6 +204,9 @@ def _non_default_args(m: re.Match[str], ln: _Line, run: _Run) -> None:
         objects = ((om.group("key"), om.group("value")) for om in _OBJECT_ITEM.finditer(body))
         _put_config(objects, ln, run, SOURCE_SECONDARY)
     _put_config(pairs, ln, run, SOURCE_SECONDARY)
+    tag = _MODEL_TAG.search(body)
+    if tag is not None:  # `vllm serve MODEL`'s positional: the model when no 'model' key is printed
+        run.put("model", _as_str(tag.group(1)), ln, source=SOURCE_FALLBACK)
     mode = _GRAPH_MODE_ITEM.search(
         body
     )  # inside the printed compilation_config, an enum repr literal_eval refuses
@@ -211,6 +214,9 @@ def _non_default_args(m: re.Match[str], ln: _Line, run: _Run) -> None:
         run.put("cudagraph_mode", mode.group(1), ln, source=SOURCE_SECONDARY)
 
 
+# `vllm serve MODEL` puts MODEL in the args as 'model_tag' (entrypoints/cli/serve.py, 0.10–0.33); the args print
+# 'model' beside it only when it differs from the default (vllm#27194, 0.10.2: 'model_tag' alone)
+_MODEL_TAG = regex.compile(r"'model_tag':\s{0,4}'([^']{1,512})'")
 # 'cudagraph_mode': <CUDAGraphMode.FULL_DECODE_ONLY: (2, 0)> (or 'FULL_DECODE_ONLY') in the non-default args'
 # compilation_config, as vllm-ascend 0.13.0 prints it (config/compilation.py's CUDAGraphMode enum, 0.13.0)
 _GRAPH_MODE_ITEM = regex.compile(
@@ -288,13 +294,13 @@ def _traceback(m: re.Match[str], ln: _Line, run: _Run) -> None:
     _failure(m, ln, run)
 
 
-_LOG_LEVELS = ("INFO", "WARNING", "DEBUG")
+LOG_LEVELS = ("INFO", "WARNING", "DEBUG")
 
 
 def _bare_frame(m: re.Match[str], ln: _Line, run: _Run) -> None:
     """A start-up frame with no log level before it (a traceback's; INFO / WARNING / DEBUG frames are not)."""
     head = m.string[: m.start()]
-    if not any(level in head for level in _LOG_LEVELS):
+    if not any(level in head for level in LOG_LEVELS):
         _traceback(m, ln, run)
 
 
@@ -318,7 +324,7 @@ def _exception(m: re.Match[str], ln: _Line, run: _Run) -> None:
     vLLM (v1/engine/, v1/worker/, v1/core/kv_cache_utils.py, config/*.py, 0.11.0 / 0.19.0 / 0.33.0) ends its
     process with that line; INFO / WARNING / DEBUG lines that quote an error are not it."""
     began = run.headed or run.seen_kv or run.saw_loading
-    bare = not any(level in m.string[: m.start()] for level in _LOG_LEVELS)
+    bare = not any(level in m.string[: m.start()] for level in LOG_LEVELS)
     if (
         not run.in_traceback
         and "ERROR" not in ln.text
@@ -380,7 +386,8 @@ def _compose_block(lines: list[str], index: int, compose_image: bool) -> tuple[l
 
 
 def _apply_command(parsed: ParsedCommand, ln: _Line, run: _Run) -> None:
-    run.put("model", _as_str(parsed.model), ln, source=SOURCE_FALLBACK)
+    if parsed.model is not None and _SHELL_VARIABLE.fullmatch(parsed.model) is None:
+        run.put("model", _as_str(parsed.model), ln, source=SOURCE_FALLBACK)
     given = parsed.serve.model_fields_set
     for name in _SERVE_TO_FACTS:
         if name in given:
@@ -392,6 +399,11 @@ def _apply_command(parsed: ParsedCommand, ln: _Line, run: _Run) -> None:
             run.put(name, value, ln, source=SOURCE_FALLBACK)
     if "kv_cache_memory_bytes" in given:
         run.put("kv_cache_memory_specified", True, ln, source=SOURCE_FALLBACK)
+
+
+# a command as the post wrote it, with its shell variables unexpanded (`--model "${MODEL_NAME}"`, vllm#18995): the
+# value is not in the paste
+_SHELL_VARIABLE = regex.compile(r"\$\{?[A-Za-z_]\w{0,80}\}?")
 
 
 def _platform(m: re.Match[str], ln: _Line, run: _Run) -> None:

@@ -132,6 +132,9 @@ class LogFacts(ReleaseDefaultFlags):
     gpu_platform: Literal["cuda", "rocm"] | None = None
     device_name: str | None = None  # "NVIDIA H100 80GB HBM3" when the paste names the card
     is_ascend: bool = False
+    # the run reached "Application startup complete" / "init engine (profile, create kv cache, …) took": the pool
+    # was sized and allocated, whether or not the paste quotes its KV lines
+    startup_completed: bool = False
     # bookkeeping
     runs_found: int = 0
     evidence: dict[str, Evidence] = Field(default_factory=dict)

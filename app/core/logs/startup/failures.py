@@ -23,7 +23,7 @@ from app.core.logs.startup.accumulator import (
     _Run,
     gpu_stack,
 )
-from app.core.logs.startup.config import _failure
+from app.core.logs.startup.config import LOG_LEVELS, _failure, _traceback
 from app.core.logs.startup.facts import ErrorKind, Stage
 from app.core.text import Text
 
@@ -165,10 +165,40 @@ def _method_error(m: re.Match[str], ln: _Line, run: _Run) -> None:
     _failure(m, ln, run)
 
 
+def _rpc_stage(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """`collective_rpc("compile_or_warm_up_model")` in a traceback: the start-up was at that method's stage, or
+    later (an executor's init_device call quoted after the load line does not move it back)."""
+    stage = METHOD_STAGE.get(m.group(1))
+    if stage is not None and STAGE_ORDER.index(stage) > STAGE_ORDER.index(run.stage):
+        run.stage = stage
+        run.stage_read = True
+
+
+STAGE_ORDER: tuple[Stage, ...] = ("start", "load", "profile", "sized", "kv_alloc", "graph", "ready")
+
+
 def _v0_method_error(m: re.Match[str], ln: _Line, run: _Run) -> None:
     """V0's multiprocessing worker: "Exception in worker VllmWorkerProcess while processing method X." (V0 only)."""
     _method_error(m, ln, run)
     run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
+
+
+def _v0_engine_frame(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """A frame of V0's engine module, unless it is the dispatcher V1 runs too."""
+    if m.group(1) not in vti.V1_DISPATCHERS:
+        run.put("engine", "v0", ln, source=SOURCE_FALLBACK)
+
+
+def _code_frame(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """A frame of any module with no log level before it: a traceback's or a graph-break report's."""
+    if not any(level in m.string[: m.start()] for level in LOG_LEVELS):
+        run.saw_code_frame = True
+
+
+def _caret_line(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """Python's caret line under a bare frame's source line: the frames are an exception's traceback."""
+    if run.saw_code_frame and not any(level in m.string[: m.start()] for level in LOG_LEVELS):
+        _traceback(m, ln, run)
 
 
 def _engine_core_failed(m: re.Match[str], ln: _Line, run: _Run) -> None:

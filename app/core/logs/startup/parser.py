@@ -28,6 +28,7 @@ from app.core.logs.startup.config import _compose_block, _read_command
 from app.core.logs.startup.facts import BOX_BORDER, MAX_COMMAND_LINES, MAX_LINE_CHARS, Evidence, LogFacts
 from app.core.logs.startup.failures import OOM_KIND_BY_STAGE
 from app.core.logs.startup.rules import RULES
+from app.core.logs.startup.wrapped import NEEDLE, join_wrapped_args
 from app.core.text import Text
 
 # --------------------------------------------------------------------------------------------
@@ -50,6 +51,8 @@ def parse_startup_log(text: str) -> LogFacts:
     previous: _Run | None = None  # the run before the last one, for a quote pasted out of order
     runs = 0
     commands = _Commands(text)
+    if NEEDLE in text:
+        commands.numbered = join_wrapped_args(commands.numbered)
     rules = tuple(rule for rule in RULES if rule.needle in text)  # one C-speed scan per rule, not per line
     for position, (index, raw) in enumerate(commands.numbered):
         if position % DEADLINE_EVERY_LINES == 0:
@@ -125,7 +128,10 @@ _DOCKER_START = regex.compile(r"^(?:[$#>]\s*)?((?:sudo )?docker run\b.*)")
 _ARGS_LINE = regex.compile(r"^(?:[A-Za-z_][\w.-]{0,40}:[ \t]{0,4})?(--model[ =]\S+[ \t]+--[a-z].*)$")
 _ARGS_LINE_MIN_FLAGS = 3
 _COMMAND = regex.compile(
-    r"^(?:[$#>`]\s*)?(?:[A-Za-z][\w-]{0,20} ?:[ \t]{0,4})?"  # a label of the post's own ("run : ")
+    # a list item's marker ("3. `python3 -m …`"), a venv and a user@host:path prompt ("(venv) user@pop-os:~/vllm$ ",
+    # "root@host:/app# "), a shell prompt or backtick, a label of the post's own ("run : ")
+    r"^(?:(?:\d{1,3}[.)]|[-*+])[ \t]{1,4})?(?:\([\w.-]{1,40}\)[ \t]{1,4})?(?:[\w.-]{1,64}@[\w.-]{1,64}:[^\s$#]{0,300})?"
+    r"(?:[$#>`]\s*)?(?:[A-Za-z][\w-]{0,20} ?:[ \t]{0,4})?"
     r"((?:[A-Za-z_]\w*=\S*\s+)*"  # RE2 (linear): env assignments before the command
     r"(?:(?:nohup|exec) )?(?:vllm serve|(?:\S*/)?python(?:\d{1,2}(?:\.\d{1,2})?)?(?: -[A-Za-z]{1,3}){0,4} -m "
     r"vllm\.entrypoints\.(?:openai\.)?api_server)\b.*)"
@@ -155,6 +161,7 @@ def _facts(run: _Run, runs: int) -> LogFacts:
         run.notes.insert(0, Text("{runs} runs found; using the last one", runs=runs))
     values: dict[str, object] = {name: slot.value for name, slot in run.slots.items()}
     evidence = {name: slot.evidence for name, slot in run.slots.items()}
+    values["startup_completed"] = run.stage == "ready"
     if values.get("quantization") == ASCEND_QUANTIZATION and "is_ascend" not in values:
         # --quantization ascend is vllm-ascend's own method (vllm_ascend/quantization: register "ascend")
         values["is_ascend"] = True
