@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core import layers
+from app.core import extensible_kv, layers
 from app.core.backends import BackendChoice, hybrid_align, resolve_backend
 from app.core.errors import InvalidServeConfigError
 from app.core.graph_mode import CudagraphMode
@@ -205,7 +205,9 @@ def resolve(
     on (131,072 > 32,768).
     """
     max_model_len = serve.max_model_len or default_max_model_len(model=model, rules=rules)
-    util = serve.gpu_memory_utilization or rules.default_gpu_memory_utilization
+    util = serve.gpu_memory_utilization or extensible_kv.default_utilization(
+        rules=rules, device=device, serve=serve, fallback=rules.default_gpu_memory_utilization
+    )
     prefix = serve.enable_prefix_caching
     if prefix is None:
         prefix = default_prefix_caching(model=model, rules=rules)

@@ -58,8 +58,9 @@ KNOWN_VERSIONS: tuple[str, ...] = (
     "0.30.0",
     "0.32.0",
     "0.33.0",
+    "0.34.0",  # read from its wheel (docs/release-watch.md): the extensible KV cache, SM100's split capture grids
 )
-DEFAULT_VERSION = "0.33.0"  # newest release the reference covers (§0)
+DEFAULT_VERSION = "0.33.0"  # newest release the reference covers (§0); 0.34.0 is known but not the default
 NEWEST_KNOWN = KNOWN_VERSIONS[-1]
 
 BudgetStyle = Literal["v0", "v1_peak", "v1_profile"]
@@ -307,6 +308,9 @@ class VersionRules:
     dsv4_cache: bool = False
     sparse_mla_sm90: tuple[str, ...] = ("FLASHMLA_SPARSE",)
     sparse_mla_fa4_small_heads: bool = False
+    # 0.34.0's extensible KV cache (app/core/extensible_kv.py): on CUDA / ROCm without --kv-cache-memory-bytes the
+    # pool is sized from the memory measured after warmup and capture, utilization 1.0 when not given
+    extensible_kv_cache: bool = False
 
 
 # vLLM 0.6 (V0), the first release the planner models (reference §0: 0.6.6.post1): the defaults above.
