@@ -311,6 +311,9 @@ class VersionRules:
     # 0.34.0's extensible KV cache (app/core/extensible_kv.py): on CUDA / ROCm without --kv-cache-memory-bytes the
     # pool is sized from the memory measured after warmup and capture, utilization 1.0 when not given
     extensible_kv_cache: bool = False
+    # 0.34.0 config/vllm.py _split_cudagraph_capture_sizes on SM100: prefill and decode graphs from their own grids
+    # (app/core/capture_split.py) unless a deprecated capture key is given
+    capture_split_sm100: bool = False
 
 
 # vLLM 0.6 (V0), the first release the planner models (reference §0: 0.6.6.post1): the defaults above.

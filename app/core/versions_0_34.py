@@ -18,4 +18,13 @@ RELEASE_0_34_CHANGELOG: tuple[Change, ...] = (
         "transient peak, margin max(1 GiB (3 GiB on ROCm), 0.75 x peak) (app/core/extensible_kv.py)",
         {"extensible_kv_cache": True},
     ),
+    Change(
+        "0.34.0",
+        "0.34.0 config/vllm.py VllmConfig._split_cudagraph_capture_sizes: on is_device_capability_family(100) with no "
+        "cudagraph_capture_sizes / max_cudagraph_capture_size given, prefill graphs take config/compilation.py "
+        "prefill_cudagraph_capture_grid(min(8192, max_num_batched_tokens)) (54 sizes at 8192) and decode graphs "
+        "decode_cudagraph_capture_grid(max_num_seqs) (64 at 1024) within max_decode_cudagraph_capture_tokens 8192 "
+        "(decode_cudagraph_capture_shapes); elsewhere the decode sizes are the shared grid's (app/core/capture_split.py)",
+        {"capture_split_sm100": True},
+    ),
 )

@@ -9,7 +9,7 @@ activation peak 2,023,699,251 B on an H100, 2,234,725,171 B on an MI300X; budget
 
 from __future__ import annotations
 
-from app.core import extensible_kv
+from app.core import capture_split, extensible_kv
 from app.core.catalog import find_device
 from app.core.command import parse_pasted
 from app.core.estimate import estimate
@@ -102,3 +102,48 @@ def test_a_length_the_tentative_budget_refuses_is_refused_before_warmup() -> Non
     assert "larger than the available KV cache memory (62.01 GiB)" in err
     assert "already takes all device memory left after the model and its activations;" in err
     assert "Decreasing `max_model_len` also reduces what is needed." in err
+
+
+B200 = find_device("b200")
+
+
+def test_sm100_splits_its_capture_grids() -> None:
+    # 0.34.0 config/compilation.py: prefill_cudagraph_capture_grid(8192) has 54 sizes and
+    # decode_cudagraph_capture_grid(1024) 64 ("54 sizes at 8192", "64 sizes at 1024", their docstrings); the
+    # walk 1, 2, 4, 8, 16, 24 ... (stride the largest power of two <= min(t, max(8, t / 4), 0.07 x max(t, 4096)))
+    assert len(capture_split.prefill_grid(8192)) == 54 and capture_split.prefill_grid(8192)[:8] == [
+        1,
+        2,
+        4,
+        8,
+        16,
+        24,
+        32,
+        40,
+    ]
+    assert len(capture_split.decode_grid(1024)) == 64 and capture_split.decode_grid(1024)[:8] == [
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+        8,
+        10,
+    ]
+    # a B200's defaults (1,024 sequences, 8,192 tokens): 54 prefill + 64 decode graphs, one graph a size each:
+    # 0.5 x 118 / 51 x 978,006,999 = 1,131,419,861.6 B; 0.33.0: the 83-size grid to 1,024, 83 / 51 x 978,006,999
+    assert _plan("vllm serve m", "0.34.0", device=B200).cuda_graph_bytes == 1_131_419_861
+    assert _plan("vllm serve m", "0.33.0", device=B200).cuda_graph_bytes == 1_591_658_449
+    # a deprecated key keeps the shared grid (legacy_sizes): max_cudagraph_capture_size 512 -> the 51 sizes
+    cc = "vllm serve m -cc '{\"max_cudagraph_capture_size\": 512}'"
+    assert _plan(cc, "0.34.0", device=B200).cuda_graph_bytes == 978_006_999
+    # off SM100 (an H100) the decode sizes are the shared grid's: the 51-size figure, as at 0.33.0
+    assert _plan("vllm serve m", "0.34.0").cuda_graph_bytes == 978_006_999
+
+
+def test_sm100_prefill_graphs_do_not_shrink_with_max_num_seqs() -> None:
+    # --max-num-seqs 64: the prefill grid still runs to 8,192 tokens (54), decode_cudagraph_capture_grid(64) has 21
+    # sizes (1 ... 6, 8, 10 ... 16 by 2, 20 ... 48 by 4, 56, 64): 0.5 x 75 / 51 x 978,006,999 = 719,122,793.4 B
+    assert len(capture_split.decode_grid(64)) == 21
+    assert _plan("vllm serve m --max-num-seqs 64", "0.34.0", device=B200).cuda_graph_bytes == 719_122_793
