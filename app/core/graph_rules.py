@@ -86,7 +86,7 @@ def capture_sizes(
     if split is not None:
         return split[0]
     default_cap = default_capture_cap(rules=rules, sm=sm)
-    cap = min(seqs * query_len * 2, default_cap)
+    cap = default_cap if rules.capture_cap_ignores_seqs else min(seqs * query_len * 2, default_cap)
     if settings.max_capture_size is not None:
         cap = settings.max_capture_size
     limit = min(cap, tokens)

@@ -183,6 +183,9 @@ class VersionRules:
     # 256, 8) + range(256, max + 1, 16): 51 sizes to 512) or 8 all the way (0.11.0 config/__init__.py VllmConfig.
     # _set_cudagraph_sizes [1, 2, 4] + range(8, max + 1, 8): 67 sizes to 512); releases before 0.11.0 not read
     capture_grid_16_from_256: bool = True
+    # 0.9.2 config.py SchedulerConfig.cuda_graph_sizes = [512] whatever max_num_seqs (0.10.2 config/scheduler.py:
+    # [min(max_num_seqs x 2, 512)]): the default grid always runs to 512
+    capture_cap_ignores_seqs: bool = False
     # the default cap counts each request's 1 + num_speculative_tokens queries (decode_query_len, 0.13.0+)
     capture_spec_query_len: bool = False
     # the default grid gains the uniform decode sizes (graph_rules._decode_sizes): "speculative" with draft tokens
