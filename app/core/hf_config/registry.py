@@ -304,19 +304,25 @@ def _unparsed_model_type(
 def _unnamed_note(*, named: str, model_type: str, release: str | None) -> list[str]:
     """What vLLM makes of a config.json without architectures whose model_type transformers maps to a base class."""
     _, _, transformers_version = transformers_fallback(release or "0.33.0")
-    runner = "a pooling (embed) model" if is_pooling_architecture(named) else "a generative model"
-    return [
-        Text(
-            "config.json has no `architectures`: vLLM takes transformers {version}'s base class for model_type "
-            "{model_type!r}, {named}, and runs it as {runner}; planned as {named} (a base class has no LM head and "
-            "a pooling model runs no sampler, which the planner still counts: its weights and activation peak "
-            "are an upper bound here).",
+    if not is_pooling_architecture(named):
+        text = Text(
+            "config.json has no `architectures`: vLLM takes transformers {version}'s class for model_type "
+            "{model_type!r}, {named}; planned as {named}.",
             version=transformers_version,
             model_type=model_type,
             named=named,
-            runner=runner,
         )
-    ]
+        return [text]
+    text = Text(
+        "config.json has no `architectures`: vLLM takes transformers {version}'s base class for model_type "
+        "{model_type!r}, {named}, and runs it as a pooling (embed) model; planned as {named} (a base class has no "
+        "LM head and a pooling model runs no sampler, which the planner still counts: its weights and activation "
+        "peak are an upper bound here).",
+        version=transformers_version,
+        model_type=model_type,
+        named=named,
+    )
+    return [text]
 
 
 def _refuse_unnamed_remote_type(*, model_type: str, release: str) -> None:
