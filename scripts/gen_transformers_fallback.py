@@ -6,7 +6,7 @@ lacks a config's architecture, read from the wheels with ``ast`` (nothing import
     .venv/bin/python scripts/gen_transformers_fallback.py VLLM/vllm TF/transformers 0.33.0 5.20.2 \
         "transformers<5.21.0,>=5.16.1"
 
-Two lists:
+Two lists and a map:
 
 - ``model_types``: the ``model_type`` values a config.json may carry and still be parsed
   (transformers_utils/config.py HFConfigParser.parse: vLLM's ``_CONFIG_REGISTRY``, the
@@ -18,6 +18,8 @@ Two lists:
   top-level transformers name, and ``is_backend_compatible()`` (``_supports_attention_backend``) or
   ``_can_set_attn_implementation()`` (no ``class *Attention*(nn.Module)`` in its module, or the module
   calls ``ALL_ATTENTION_FUNCTIONS.get_interface(``) holds, both read from the module's source).
+- ``model_mapping``: transformers' ``MODEL_MAPPING_NAMES`` (model_type -> its base model class), which
+  transformers_utils/config.py get_config writes as ``architectures`` when a config.json gives none.
 """
 
 from __future__ import annotations
@@ -64,6 +66,26 @@ def _dict_values(tree: ast.AST, name: str) -> set[str]:
             if any(isinstance(t, ast.Name) and t.id == name for t in targets):
                 return {v.value for v in node.value.values if isinstance(v, ast.Constant)}
     return set()
+
+
+def model_mapping(transformers: Path) -> dict[str, str]:
+    """transformers' models/auto/modeling_auto.py MODEL_MAPPING_NAMES (model_type -> base model class): what vLLM's
+    transformers_utils/config.py get_config writes as the architecture of a config.json that names none."""
+    tree = ast.parse((transformers / "models" / "auto" / "modeling_auto.py").read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if not any(isinstance(t, ast.Name) and t.id == "MODEL_MAPPING_NAMES" for t in targets):
+            continue
+        value = node.value.args[0] if isinstance(node.value, ast.Call) and node.value.args else node.value
+        pairs = value.elts if isinstance(value, ast.List) else []
+        return {
+            pair.elts[0].value: pair.elts[1].value
+            for pair in pairs
+            if isinstance(pair, ast.Tuple)
+            and len(pair.elts) == 2
+            and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in pair.elts)
+        }
+    return {}
 
 
 def model_types(vllm: Path, transformers: Path) -> list[str]:
@@ -115,6 +137,7 @@ def main() -> None:
         "requires": pin,  # the wheel's Requires-Dist; the newest transformers it allows was read
         "model_types": model_types(vllm, transformers),
         "backend_architectures": backend_architectures(transformers),
+        "model_mapping": model_mapping(transformers),
     }
     data = {
         "provenance": (

@@ -542,10 +542,6 @@ def _cuda_choice(
     sm = device.sm or 80
     if model.compress_ratios is not None and rules.dsv4_cache and sm // 10 in DSV4_FLASHMLA_SM_MAJORS:
         return _dsv4_choice(serve=serve)
-    if (diffkv := diffkv_backend(model=model, sm=sm, rules=rules)) is not None:  # mimo_v2.py picks it itself
-        if user_block is not None and user_block % DIFFKV_KERNEL_BLOCK:  # its parents' MultipleOf(16) kernels
-            raise _kernel_block_refusal(backend=diffkv, kernel=DIFFKV_KERNEL_BLOCK, block_size=user_block)
-        return BackendChoice(name=diffkv, block_size=user_block or DIFFKV_KERNEL_BLOCK, min_kernel_block=16)
     if model.sparse_kernel_block is not None:
         # MiniMax-M3 (models/minimax_m3/common/sparse_attention.py): MINIMAX_M3_SPARSE on every CUDA device
         # (the SM100 MSA impl keeps its name), its one kernel block for every layer
@@ -695,7 +691,14 @@ def resolve_backend(
         raise InvalidServeConfigError(
             "kv_cache_dtype", Text("INT8 KV cache is the Ascend (vllm-ascend C8) path only")
         )
-    if device.platform == "rocm":
+    block = serve.block_size
+    if (
+        diffkv := diffkv_backend(model=model, sm=device.sm, rules=rules)
+    ) is not None:  # mimo_v2.py picks it itself
+        if block is not None and block % DIFFKV_KERNEL_BLOCK:  # its parents' MultipleOf(16) kernels
+            raise _kernel_block_refusal(backend=diffkv, kernel=DIFFKV_KERNEL_BLOCK, block_size=block)
+        choice = BackendChoice(name=diffkv, block_size=block or DIFFKV_KERNEL_BLOCK, min_kernel_block=16)
+    elif device.platform == "rocm":
         choice = _rocm_choice(model=model, serve=serve, rules=rules)
     elif device.platform != "cuda":
         choice = _non_cuda_choice(model=model, device=device, serve=serve)

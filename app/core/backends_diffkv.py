@@ -21,14 +21,17 @@ FA_3_OR_4_MAJORS = (9, 10)  # fa_utils.get_flash_attn_version: major 9 -> FA3, m
 DIFFKV_KERNEL_BLOCK = 16
 
 
-def diffkv_backend(*, model: ModelSpec, sm: int, rules: VersionRules) -> str | None:
-    """The backend MiMo-V2 forces on a CUDA device, or None when the priority list decides.
+def diffkv_backend(*, model: ModelSpec, sm: int | None, rules: VersionRules) -> str | None:
+    """The backend MiMo-V2 forces on a CUDA or ROCm device (``sm`` None: no CUDA capability), or None when the
+    priority list decides.
 
     E.g. MiMo-V2-Flash (head_dim 192, v_head_dim 128) at 0.33.0: FLASH_ATTN_DIFFKV on an H100 (9.0) or a B200
-    (10.0), TRITON_ATTN_DIFFKV on an A100 (8.0) or an RTX 5090 (12.0); at 0.22.1 None.
+    (10.0), TRITON_ATTN_DIFFKV on an A100 (8.0) or an RTX 5090 (12.0); at 0.22.1 None. On ROCm TRITON_ATTN_DIFFKV:
+    0.33.0 v1/attention/backends/fa_utils.py get_flash_attn_version returns None there ("ROCm doesn't use
+    vllm_flash_attn"), so is_supported_on_current_device is False, and the layer never asks platforms/rocm.py.
     """
     if not rules.diffkv_backends or model.architecture not in MIMO_V2_ARCHITECTURES or model.mla is not None:
         return None
     if model.head_size == model.head_size_v:
         return None
-    return "FLASH_ATTN_DIFFKV" if sm // 10 in FA_3_OR_4_MAJORS else "TRITON_ATTN_DIFFKV"
+    return "FLASH_ATTN_DIFFKV" if sm is not None and sm // 10 in FA_3_OR_4_MAJORS else "TRITON_ATTN_DIFFKV"

@@ -52,6 +52,12 @@ CUDA_GRAPH_PER_LAYER_BYTES = int(0.01607 * GIB)  # per-layer buffers over all ca
 # vLLM's default capture cap: max_graph_size = min(max_num_seqs x 2, 512) (reference §2.6); 1,024 on 10.x devices
 # from 0.30.0 (graph_rules.default_capture_cap, rules.capture_cap_by_major). The figures above are fitted at 51 sizes.
 CUDA_GRAPH_MAX_CAPTURE = 512
+# ROCm (hipGraph): a fixed part on the first capture plus a part per captured graph per layer, fitted on the three
+# real ROCm logs that print "Graph capturing finished … took" (bench/calibrate_rocm_graphs.py: Gemma-3-27B 134
+# graphs x 62 layers 1.02 GiB, Llama-3.1-8B 67 x 32 0.54 GiB, Ovis2-8B 7 x 28 0.38 GiB; each left out is within
+# 0.03 GiB of its printed figure); the CUDA form above said 1.83 / 0.60 / 0.06 GiB
+ROCM_GRAPH_BASE_BYTES = int(0.3675 * GIB)
+ROCM_GRAPH_PER_LAYER_GRAPH_BYTES = int(82.47 * 2**10)
 CUDA_CONTEXT_BYTES = int(0.5 * GIB)  # CUDA context + cuBLAS handles outside the budget, for the free check
 
 # --- quantized weight storage, bytes per parameter -------------------------------------------------
@@ -458,6 +464,18 @@ def cuda_graph_bytes(
     count = decode_sizes if mode == "FULL_DECODE_ONLY" else captured_sizes
     share = count / full * (1.0 if mode == "FULL_AND_PIECEWISE" else ONE_GRAPH_A_SIZE_SHARE)
     return int(share * (CUDA_GRAPH_BASE_BYTES + CUDA_GRAPH_PER_LAYER_BYTES * num_layers_on_rank))
+
+
+def rocm_graph_bytes(*, num_layers_on_rank: int, graphs: int) -> int:
+    """ROCm's "Graph capturing finished … took X GiB": ROCM_GRAPH_BASE_BYTES once, plus
+    ROCM_GRAPH_PER_LAYER_GRAPH_BYTES per captured graph per layer; no graphs, nothing.
+
+    E.g. Gemma-3-27B (62 layers), 67 PIECEWISE + 67 FULL graphs: 394,600,120 + 84,449 x 62 x 134 =
+    1,096,202,412 B (1.02 GiB, as its 0.11.0rc2 log prints); 7 graphs of 28 layers: 411,152,124 B (0.38 GiB).
+    """
+    if graphs <= 0:
+        return 0
+    return ROCM_GRAPH_BASE_BYTES + ROCM_GRAPH_PER_LAYER_GRAPH_BYTES * num_layers_on_rank * graphs
 
 
 def requested_bytes(*, total_bytes: int, utilization: float, use_ceil: bool) -> int:

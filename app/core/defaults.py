@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core import layers
+from app.core import extensible_kv, layers
 from app.core.backends import BackendChoice, hybrid_align, resolve_backend
 from app.core.errors import InvalidServeConfigError
 from app.core.graph_mode import CudagraphMode
 from app.core.graph_rules import check_compilation, downgrade_warning, resolved_mode
-from app.core.hf_config.registry import is_pooling_architecture
+from app.core.hf_config.registry import is_pooling_architecture, unnamed_architecture
 from app.core.kv import DEFAULT_HYBRID_ALIGN, HybridAlign
 from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, LayerKind, ModelSpec, ServeConfig
 from app.core.text import Text
@@ -161,11 +161,16 @@ def validate_parallel(*, model: ModelSpec, serve: ServeConfig) -> None:
 
 
 def model_for_release(*, model: ModelSpec, rules: VersionRules) -> ModelSpec:
-    """The model with the derived maximum length of ``rules``' release (its yarn rule)."""
+    """The model with the derived maximum length of ``rules``' release (its yarn rule), and the architecture the
+    release gives a config.json without one (registry.unnamed_architecture: "llama" -> "LlamaModel", 0.30+)."""
     derived = model.max_model_len_for(yarn_scales_max_len=rules.yarn_scales_max_len)
-    if derived == model.max_model_len_derived:
-        return model
-    return model.model_copy(update={"max_model_len_derived": derived})
+    update: dict[str, object] = (
+        {} if derived == model.max_model_len_derived else {"max_model_len_derived": derived}
+    )
+    if not model.architecture and rules.transformers_fallback:
+        named = unnamed_architecture(model_type=model.model_type, release=rules.version)
+        update |= {"architecture": named} if named else {}
+    return model.model_copy(update=update) if update else model
 
 
 def default_max_model_len(*, model: ModelSpec, rules: VersionRules) -> int:
@@ -205,7 +210,9 @@ def resolve(
     on (131,072 > 32,768).
     """
     max_model_len = serve.max_model_len or default_max_model_len(model=model, rules=rules)
-    util = serve.gpu_memory_utilization or rules.default_gpu_memory_utilization
+    util = serve.gpu_memory_utilization or extensible_kv.default_utilization(
+        rules=rules, device=device, serve=serve, fallback=rules.default_gpu_memory_utilization
+    )
     prefix = serve.enable_prefix_caching
     if prefix is None:
         prefix = default_prefix_caching(model=model, rules=rules)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core import budget, deadline, equations, extras, kv, layers, situations, vllm_text
+from app.core import budget, deadline, equations, extras, kv, layers, situations, stage_pool, vllm_text
 from app.core.defaults import ResolvedFlags as ResolvedFlags
 from app.core.defaults import batch_flags, checkpoint_kv_cache_dtype, serve_as_run
 from app.core.defaults import batch_tier as batch_tier
@@ -22,6 +22,7 @@ from app.core.defaults import model_for_release as model_for_release
 from app.core.defaults import resolve as resolve
 from app.core.defaults import validate_devices as validate_devices
 from app.core.defaults import validate_parallel as validate_parallel
+from app.core.extensible_kv import applies as extensible_applies
 from app.core.graph_rules import mamba_blocks_error, rank_graph_bytes
 from app.core.hf_config.registry import check_architecture, check_config_contract
 from app.core.result import ErrorKind, Estimate, KVGroup, Verdict
@@ -38,6 +39,7 @@ from app.core.versions import (
     resolve_version,
     rules_for,
 )
+from app.core.vllm_text_extensible import extensible_refusal, memory_lines
 
 MAX_MODEL_LEN_CEILING = 10_000_000
 # the capacity chart's length axis: from 512 tokens to the model's maximum, and at least to 1,024
@@ -54,43 +56,6 @@ class Stage(budget.StageNumbers):
     index: int
     layout: kv.KVLayout
     extras: extras.StageExtras = extras.NO_EXTRAS
-
-
-def _stage_layout(
-    *,
-    model: ModelSpec,
-    serve: ServeConfig,
-    rules: VersionRules,
-    flags: ResolvedFlags,
-    layer_range: tuple[int, int],
-    index: int,
-) -> tuple[kv.KVLayout, extras.StageExtras]:
-    """One pipeline stage's KV layout with the extras that change it (a draft's KV layers join it)."""
-    model_dtype = budget.serving_dtype(model=model, serve=serve)
-    layout = kv.build_layout(
-        model=model,
-        layer_range=layer_range,
-        tensor_parallel_size=serve.tensor_parallel_size,
-        block_size=flags.choice.block_size,
-        kv_cache_dtype=serve.kv_cache_dtype,
-        model_dtype=model_dtype,
-        rules=rules,
-        hybrid=flags.hybrid,
-        pad_pages=flags.choice.pads_pages,
-        backend=flags.choice.name,
-    )
-    stage_extras = extras.stage_extras(
-        model=model,
-        serve=serve,
-        rules=rules,
-        layout=layout,
-        layer_range=layer_range,
-        is_first=index == 0,
-        is_last=index == serve.pipeline_parallel_size - 1,
-        model_dtype=model_dtype,
-        max_num_batched_tokens=flags.max_num_batched_tokens,
-    )
-    return extras.with_draft_kv(layout, stage_extras), stage_extras
 
 
 def _stages(
@@ -112,7 +77,7 @@ def _stages(
     for index, layer_range in fold.new_stages():
         deadline.check()  # a request's CPU budget (app.core.deadline), checked once per stage
         is_first, is_last = index == 0, index == pipeline_size - 1
-        layout, stage_extras = _stage_layout(
+        layout, stage_extras = stage_pool.stage_layout(
             model=model, serve=serve, rules=rules, flags=flags, layer_range=layer_range, index=index
         )
         weights = stage_extras.weights_delta_bytes + budget.weights_bytes_for_stage(
@@ -144,18 +109,13 @@ def _stages(
             device=device,
             num_layers_on_rank=layer_range[1] - layer_range[0],
         )
-        given = situations.kv_bytes_given(rules=rules, device=device, serve=serve)
-        if given is not None:
-            kv_bytes = given
-        else:
-            kv_bytes = requested - weights - activation - non_torch
-            if graphs_budgeted(rules=rules, platform=device.platform):
-                kv_bytes -= graphs
-            if situations.others_in_pool(rules=rules, device=device):
-                # non-torch = (T - free) - torch allocated, other processes included (§2.4, §9)
-                kv_bytes -= situations.used_by_others_bytes(serve)
-            kv_bytes -= situations.cleared_before_halving_bytes(rules=rules, device=device, serve=serve)
-            kv_bytes //= situations.pool_divisor(rules=rules, device=device)
+        kv_bytes = stage_pool.stage_pool_bytes(
+            device=device,
+            serve=serve,
+            rules=rules,
+            requested=requested,
+            parts=(weights, activation, non_torch, graphs),
+        )
         stages.append(
             Stage(
                 index=index,
@@ -330,7 +290,7 @@ class Capacity:
 
 
 def _capacity(setup: Setup) -> Capacity:
-    model, serve, rules, flags, binding = setup.model, setup.serve, setup.rules, setup.flags, setup.binding
+    serve, rules, flags, binding = setup.serve, setup.rules, setup.flags, setup.binding
     layout, max_model_len = binding.layout, flags.max_model_len
     inflight = _inflight_tokens(
         rules=rules,
@@ -361,14 +321,7 @@ def _capacity(setup: Setup) -> Capacity:
     needed = kv.needed_from_blocks(
         layout=layout, per_group=per_group, max_model_len=max_model_len, rules=rules
     )
-    largest = kv.estimate_max_model_len(
-        available_bytes=max(0, check_bytes),
-        layout=layout,
-        inflight_tokens=inflight,
-        prefix_caching=flags.prefix_caching,
-        rules=rules,
-        upper=min(max(max_model_len, model.max_model_len_derived), MAX_MODEL_LEN_CEILING),
-    )
+    largest = _largest_len(setup, inflight=inflight, available_bytes=check_bytes)
     starts = kv.one_request_starts(
         rules=rules,
         layout=layout,
@@ -386,6 +339,37 @@ def _capacity(setup: Setup) -> Capacity:
         largest_len=largest,
         starts=starts,
     )
+
+
+def _largest_len(setup: Setup, *, inflight: int, available_bytes: int) -> int:
+    """vLLM's estimated maximum model length for ``available_bytes`` (kv.estimate_max_model_len)."""
+    length, derived = setup.flags.max_model_len, setup.model.max_model_len_derived
+    return kv.estimate_max_model_len(
+        available_bytes=max(0, available_bytes),
+        layout=setup.binding.layout,
+        inflight_tokens=inflight,
+        prefix_caching=setup.flags.prefix_caching,
+        rules=setup.rules,
+        upper=min(max(length, derived), MAX_MODEL_LEN_CEILING),
+    )
+
+
+def _extensible_refusal(setup: Setup, capacity: Capacity) -> Refusal:
+    """0.34.0's two KV checks under the extensible cache (vllm_text_extensible.extensible_refusal)."""
+    no_memory, text = extensible_refusal(
+        rules=setup.rules,
+        parts=setup.binding,
+        bytes_per_block=setup.binding.layout.bytes_per_block,
+        requested_bytes=setup.requested,
+        needed_bytes=capacity.needed_bytes,
+        final_check_bytes=capacity.check_bytes,
+        max_model_len=setup.flags.max_model_len,
+        utilization=setup.flags.gpu_memory_utilization,
+        estimate_len=lambda available: _largest_len(
+            setup, inflight=capacity.inflight_tokens, available_bytes=available
+        ),
+    )
+    return Refusal(ErrorKind.NO_BLOCKS if no_memory else ErrorKind.MAX_LEN_TOO_LONG, text)
 
 
 @dataclass(frozen=True)
@@ -430,6 +414,8 @@ def _first_refusal(setup: Setup, capacity: Capacity) -> Refusal | None:
     # V1 checks the pool less the null block from 0.30 (kv_cache_planning.check_enough_kv_cache_memory):
     # "No available memory for the cache blocks" when that is ≤ 0, however the printed pool reads
     no_memory = binding.num_blocks <= 0 if v0 else capacity.check_bytes <= 0
+    if extensible_applies(rules=rules, device=device, serve=serve):  # 0.34.0: checked before and after warmup
+        return _extensible_refusal(setup, capacity)
     text = vllm_text.too_small_error(
         rules=rules,
         no_memory=no_memory,
@@ -488,7 +474,7 @@ def _printed_lines(
     )
     lines = [
         *backend_lines,
-        *vllm_text.startup_lines(rules=rules, stage=printed),
+        *memory_lines(rules=rules, stage=printed, serve=setup.serve),
     ]
     return [*lines, refusal.text] if refusal is not None else lines
 
@@ -787,7 +773,7 @@ def sizing_for(
     ranges = kv.stage_layer_ranges(
         num_layers=model.num_layers, pipeline_parallel_size=serve.pipeline_parallel_size
     )
-    layout, _ = _stage_layout(
+    layout, _ = stage_pool.stage_layout(
         model=model, serve=serve, rules=rules, flags=flags, layer_range=ranges[-1], index=len(ranges) - 1
     )
     inflight = _inflight_tokens(

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from app.core import budget, compilation, graph_mode, layers, vllm_text
+from app.core import budget, capture_split, compilation, graph_mode, layers, vllm_text
 from app.core.errors import InvalidServeConfigError
 from app.core.graph_mode import FULL_GRAPH_MODES, CudagraphMode
 from app.core.graph_support import on_sm
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 # v1/attention/backend.py AttentionCGSupport members, by level (versions_changelog.CG_*)
 SUPPORT_NAMES = ("NEVER", "UNIFORM_SINGLE_TOKEN_DECODE", "UNIFORM_BATCH", "ALWAYS")
+# the modes whose decode batches run as full graphs of their own under 0.34.0's split grids (capture_split.py)
+SPLIT_DECODE_MODES = ("FULL_AND_PIECEWISE", "FULL_DECODE_ONLY")
 
 
 def mamba_blocks_error(
@@ -80,8 +82,11 @@ def capture_sizes(
     seqs = flags.max_num_seqs
     spec = serve.speculative_config
     query_len = 1 + spec.num_speculative_tokens if spec is not None and rules.capture_spec_query_len else 1
+    split = split_counts(serve=serve, flags=flags, rules=rules, sm=sm)
+    if split is not None:
+        return split[0]
     default_cap = default_capture_cap(rules=rules, sm=sm)
-    cap = min(seqs * query_len * 2, default_cap)
+    cap = default_cap if rules.capture_cap_ignores_seqs else min(seqs * query_len * 2, default_cap)
     if settings.max_capture_size is not None:
         cap = settings.max_capture_size
     limit = min(cap, tokens)
@@ -91,6 +96,31 @@ def capture_sizes(
     if settings.max_capture_size is None:
         sizes |= {size for size in _decode_sizes(rules, seqs, query_len, default_cap, cap) if size <= tokens}
     return sorted(sizes)
+
+
+def split_counts(
+    *, serve: ServeConfig, flags: ResolvedFlags, rules: VersionRules, sm: int | None
+) -> tuple[list[int], int, int] | None:
+    """0.34.0 on SM100 with no deprecated capture key (capture_split.py): (every graph's token count, prefill
+    graphs, decode graphs); None where the shared grid decides. E.g. 1,024 sequences and 8,192 tokens on a B200:
+    91 token sizes, 54 prefill and 64 decode graphs (0.33.0: the 83-size grid to 1,024)."""
+    settings = compilation.for_release(serve.compilation_config, version=rules.version)
+    wide = sm is not None and sm // 10 == capture_split.WIDE_DEFAULT_MAJOR
+    if not rules.capture_split_sm100 or not wide or settings.max_capture_size is not None:
+        return None
+    if settings.capture_sizes is not None:
+        return None
+    spec = serve.speculative_config
+    query_len = 1 + spec.num_speculative_tokens if spec is not None else 1
+    seqs, tokens = flags.max_num_seqs, flags.max_num_batched_tokens
+    prefill = capture_split.prefill_grid(min(capture_split.WIDE_PREFILL_MAX_TOKENS, tokens))
+    decode = capture_split.decode_token_sizes(
+        request_sizes=capture_split.decode_grid(seqs),
+        query_len=query_len,
+        max_requests=seqs,
+        max_tokens=min(tokens, capture_split.WIDE_DECODE_MAX_TOKENS),
+    )
+    return sorted(set(prefill) | decode), len(prefill), len(decode)
 
 
 def _decode_sizes(rules: VersionRules, seqs: int, query_len: int, default_cap: int, cap: int) -> set[int]:
@@ -106,6 +136,20 @@ def _decode_sizes(rules: VersionRules, seqs: int, query_len: int, default_cap: i
     return {seqs} if rules.capture_decode_sizes == "always" and seqs <= cap else set()
 
 
+def graphs_in(mode: str, sizes: list[int], flags: ResolvedFlags) -> int:
+    """How many graphs a mode captures over ``sizes``: FULL_AND_PIECEWISE one PIECEWISE graph a size and one FULL
+    graph a decode size (those up to max_num_seqs), as a ROCm 0.11.0rc2 log prints "67/67" twice
+    (tests/data/logs/heldout-2026-12j); FULL_DECODE_ONLY the decode sizes; PIECEWISE and FULL one a size. Before
+    0.10.2 (no cudagraph_mode, rules.cudagraph_support empty) V1 captures the piecewise graphs only, as a ROCm
+    0.9.2rc2.dev build prints one "(mixed prefill-decode, PIECEWISE): 67/67" bar (heldout-2026-12i)."""
+    decode = sum(1 for size in sizes if size <= flags.max_num_seqs)
+    if mode == "NONE":
+        return 0
+    if mode == "FULL_DECODE_ONLY":
+        return decode
+    return len(sizes) + decode if mode == "FULL_AND_PIECEWISE" else len(sizes)
+
+
 def rank_graph_bytes(
     *,
     serve: ServeConfig,
@@ -117,13 +161,38 @@ def rank_graph_bytes(
     """One rank's CUDA-graph memory (budget.cuda_graph_bytes) for the sizes this start-up captures and the mode it
     captures them in (memory_mode); none without graphs or off CUDA / ROCm."""
     sizes = capture_sizes(serve=serve, flags=flags, rules=rules, sm=device.sm)
+    eager = not graph_mode.captures_graphs(serve, rules=rules) or device.platform not in ("cuda", "rocm")
+    mode = memory_mode(serve, rules=rules)
+    if device.platform == "rocm":  # hipGraph memory: a fixed part plus a part per graph per layer (budget.py)
+        return (
+            0
+            if eager
+            else budget.rocm_graph_bytes(
+                num_layers_on_rank=num_layers_on_rank,
+                graphs=graphs_in(mode if rules.cudagraph_support else "PIECEWISE", sizes, flags),
+            )
+        )
+    split = split_counts(serve=serve, flags=flags, rules=rules, sm=device.sm)
+    if (
+        split is not None
+    ):  # each prefill and each decode graph is one graph a size (budget.ONE_GRAPH_A_SIZE_SHARE)
+        _, prefill, decode = split
+        graphs = (prefill if mode != "FULL_DECODE_ONLY" else 0) + (
+            decode if mode in SPLIT_DECODE_MODES else 0
+        )
+        return budget.cuda_graph_bytes(
+            num_layers_on_rank=num_layers_on_rank,
+            enforce_eager=eager,
+            captured_sizes=graphs,
+            decode_sizes=graphs,
+            mode="PIECEWISE" if mode != "NONE" else "NONE",
+        )
     return budget.cuda_graph_bytes(
         num_layers_on_rank=num_layers_on_rank,
-        enforce_eager=not graph_mode.captures_graphs(serve, rules=rules)
-        or device.platform not in ("cuda", "rocm"),
+        enforce_eager=eager,
         captured_sizes=len(sizes),
         decode_sizes=sum(1 for size in sizes if size <= flags.max_num_seqs),
-        mode=memory_mode(serve, rules=rules),
+        mode=mode,
     )
 
 

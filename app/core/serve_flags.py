@@ -80,7 +80,9 @@ def _switch(field: str) -> Renderer:
 
 def _utilization(serve: ServeConfig, rules: VersionRules) -> list[str]:
     value = serve.gpu_memory_utilization
-    if value is None or value == rules.default_gpu_memory_utilization:
+    # from 0.34.0 an unset value is not the 0.92 default but 1.0 under the extensible KV cache (extensible_kv.py):
+    # an explicit value is always written
+    if value is None or (value == rules.default_gpu_memory_utilization and not rules.extensible_kv_cache):
         return []
     return [f"--gpu-memory-utilization {value:g}"]
 

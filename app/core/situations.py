@@ -131,6 +131,12 @@ def startup_free_check(*, rules: VersionRules, device: DeviceSpec, serve: ServeC
     (``free_memory_check_with_kv_bytes``); vllm-ascend's ``NPUWorker._init_device`` (v0.15.0rc1+)
     checks whatever the flags."""
     checks, where = free_check(rules=rules, device=device)
+    if (
+        rules.extensible_kv_cache
+        and device.platform in ("cuda", "rocm")
+        and serve.kv_cache_memory_bytes is None
+    ):
+        return False, where  # 0.34.0 request_memory: under the extensible KV cache the budget is only a cap
     if device.platform == "npu" or serve.kv_cache_memory_bytes is None:
         return checks, where
     return checks and rules.free_memory_check_with_kv_bytes, where

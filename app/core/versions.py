@@ -58,8 +58,9 @@ KNOWN_VERSIONS: tuple[str, ...] = (
     "0.30.0",
     "0.32.0",
     "0.33.0",
+    "0.34.0",  # read from its wheel (docs/release-watch.md): the extensible KV cache, SM100's split capture grids
 )
-DEFAULT_VERSION = "0.33.0"  # newest release the reference covers (§0)
+DEFAULT_VERSION = "0.33.0"  # newest release the reference covers (§0); 0.34.0 is known but not the default
 NEWEST_KNOWN = KNOWN_VERSIONS[-1]
 
 BudgetStyle = Literal["v0", "v1_peak", "v1_profile"]
@@ -182,6 +183,9 @@ class VersionRules:
     # 256, 8) + range(256, max + 1, 16): 51 sizes to 512) or 8 all the way (0.11.0 config/__init__.py VllmConfig.
     # _set_cudagraph_sizes [1, 2, 4] + range(8, max + 1, 8): 67 sizes to 512); releases before 0.11.0 not read
     capture_grid_16_from_256: bool = True
+    # 0.9.2 config.py SchedulerConfig.cuda_graph_sizes = [512] whatever max_num_seqs (0.10.2 config/scheduler.py:
+    # [min(max_num_seqs x 2, 512)]): the default grid always runs to 512
+    capture_cap_ignores_seqs: bool = False
     # the default cap counts each request's 1 + num_speculative_tokens queries (decode_query_len, 0.13.0+)
     capture_spec_query_len: bool = False
     # the default grid gains the uniform decode sizes (graph_rules._decode_sizes): "speculative" with draft tokens
@@ -307,6 +311,12 @@ class VersionRules:
     dsv4_cache: bool = False
     sparse_mla_sm90: tuple[str, ...] = ("FLASHMLA_SPARSE",)
     sparse_mla_fa4_small_heads: bool = False
+    # 0.34.0's extensible KV cache (app/core/extensible_kv.py): on CUDA / ROCm without --kv-cache-memory-bytes the
+    # pool is sized from the memory measured after warmup and capture, utilization 1.0 when not given
+    extensible_kv_cache: bool = False
+    # 0.34.0 config/vllm.py _split_cudagraph_capture_sizes on SM100: prefill and decode graphs from their own grids
+    # (app/core/capture_split.py) unless a deprecated capture key is given
+    capture_split_sm100: bool = False
 
 
 # vLLM 0.6 (V0), the first release the planner models (reference §0: 0.6.6.post1): the defaults above.

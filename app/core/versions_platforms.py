@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from app.core.version_parse import Version, release_numbers
 from app.core.version_types import Change
+from app.core.versions_0_34 import RELEASE_0_34_CHANGELOG
 from app.core.versions_capture import CAPTURE_CHANGELOG
 from app.core.versions_changelog import CHANGELOG as CORE_CHANGELOG
 
@@ -68,4 +69,6 @@ def _since(change: Change) -> Version:
 
 
 # stable: rows of one release keep their order, the core rows first
-CHANGELOG = tuple(sorted(CORE_CHANGELOG + PLATFORM_CHANGELOG + CAPTURE_CHANGELOG, key=_since))
+CHANGELOG = tuple(
+    sorted(CORE_CHANGELOG + PLATFORM_CHANGELOG + CAPTURE_CHANGELOG + RELEASE_0_34_CHANGELOG, key=_since)
+)

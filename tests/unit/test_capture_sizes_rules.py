@@ -99,3 +99,17 @@ def test_only_0_11_0_steps_by_8_in_its_bracket() -> None:
     for version in ("0.11.1", "0.11.2", "0.12.0"):
         assert rules_for(version).version == "0.11.0"  # still 0.11.0's bracket for every other rule
         assert _estimate("vllm serve m", version).cuda_graph_bytes == 978_006_999, version
+
+
+def test_0_9_2_and_0_10_2_step_by_8_and_0_9_2_always_runs_to_512() -> None:
+    # 0.9.2 config.py VllmConfig._set_cudagraph_sizes (V1): [1, 2, 4] + range(8, cuda_graph_sizes[0] + 1, 8) with
+    # SchedulerConfig.cuda_graph_sizes = [512] (a field default, whatever max_num_seqs): 67 sizes even at 64
+    # sequences; 0.10.2 config/scheduler.py: [min(max_num_seqs x 2, 512)], still by 8: 64 sequences -> 1, 2, 4, 8
+    # ... 128 = 3 + 16 = 19; 1,024 -> 67 (both wheels read in round 11)
+    serve = parse_pasted("vllm serve m", vllm_version="0.10.2").serve
+    choice = BackendChoice(name="FLASH_ATTN", block_size=16, min_kernel_block=16)
+    for seqs, by_release in ((64, {"0.9.2": 67, "0.10.2": 19}), (1024, {"0.9.2": 67, "0.10.2": 67})):
+        flags = ResolvedFlags(8192, 0.9, seqs, 8192, True, True, choice)
+        for version, count in by_release.items():
+            sizes = graph_rules.capture_sizes(serve=serve, flags=flags, rules=rules_for(version), sm=90)
+            assert len(sizes) == count, (version, seqs)

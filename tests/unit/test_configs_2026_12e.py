@@ -41,8 +41,10 @@ def _plan(config: dict[str, Any], *, release: str, index: dict[str, Any] | None 
 def test_removed_quantization_methods_are_the_wheels() -> None:
     # QuantizationMethods in model_executor/layers/quantization/__init__.py: "bitsandbytes" is in 0.27.1's
     # (with bitsandbytes.py) and not in 0.28.0's; "gguf" leaves in 0.24.0, "cpu_awq" in 0.23.0, "petit_nvfp4"
-    # in 0.20.0, "ptpc_fp8" in 0.19.0 (scripts/gen_quant_methods.py over the wheels 0.18.0 ... 0.33.0)
+    # in 0.20.0, "ptpc_fp8" in 0.19.0 (scripts/gen_quant_methods.py over the wheels 0.18.0 ... 0.33.0); "fp_quant"
+    # leaves in 0.34.0 (its QuantizationMethods lacks it; round 11 added 0.34.0 to vllm_quant_methods.json)
     assert quant_methods_removed() == {
+        "fp_quant": "0.34.0",
         "bitsandbytes": "0.28.0",
         "cpu_awq": "0.23.0",
         "gguf": "0.24.0",

@@ -35,6 +35,10 @@ CONFIG = Path(__file__).parents[1] / "data/configs/current/XiaomiMiMo--MiMo-V2-F
         ("nvidia-rtx-5090-32gb", "0.33.0", "TRITON_ATTN_DIFFKV"),  # 12.0: FA2
         ("nvidia-h100-sxm-80gb", "0.30.0", "FLASH_ATTN_DIFFKV"),
         ("nvidia-h100-sxm-80gb", "0.22.1", "FLASH_ATTN"),  # no DiffKV branch yet
+        # round 11: ROCm too - 0.33.0 fa_utils.get_flash_attn_version returns None on ROCm, so mimo_v2.py takes
+        # TRITON_ATTN_DIFFKV itself, never asking platforms/rocm.py (whose ROCM_ATTN / TRITON_ATTN the plan gave)
+        ("amd-mi300x-192gb", "0.33.0", "TRITON_ATTN_DIFFKV"),
+        ("amd-mi300x-192gb", "0.30.0", "TRITON_ATTN_DIFFKV"),
     ],
 )
 def test_mimo_v2_takes_its_diffkv_backend(device: str, version: str, backend: str) -> None:

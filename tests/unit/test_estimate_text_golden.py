@@ -20,6 +20,11 @@ Round 10 (rules10): 0.13.0 is a bracket of its own, read from its wheel: "Model 
 (gpu_model_runner.load_model), %.2f sizes, and both KV errors end with the conserving_memory link
 (kv_cache_utils.py). 0.11.0's default grid steps by 8 (config/__init__.py _set_cudagraph_sizes: 67 sizes to 512,
 not 51), so its graph line is 67 / 51 of the fitted figure: "took 1.20 GiB", not 0.91.
+Round 11 (rules11): 0.34.0 is a bracket of its own, read from its wheel: under the extensible KV cache no graph
+estimate lines, "Available KV cache memory" is the tentative budget before warmup, the KV size line follows
+the graph line, and the KV errors carry _more_kv_cache_memory_hint (app/core/vllm_text_extensible.py). 0.9.2 and
+0.10.2 step their default grid by 8 too (their wheels' _set_cudagraph_sizes: 67 sizes to 512): "took 1.20 GiB" and
+"took 0.60 GiB" (PIECEWISE), not 0.91 and 0.46.
 """
 
 from __future__ import annotations

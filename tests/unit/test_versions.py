@@ -49,12 +49,13 @@ def test_no_version_is_the_default_release() -> None:
 
 
 def test_newer_than_the_newest_known_uses_its_rules_with_a_note() -> None:
-    resolved = V.resolve_version("0.34.0rc1.dev12+gabc")
-    assert resolved.rules is V.rules_for("0.33.0") and resolved.newer_than_known
-    assert resolved.note.startswith("vLLM 0.34.0rc1.dev12+gabc is newer than 0.33.0")
+    # 0.34.0 is a known release from round 11 (its wheel read, tests/unit/test_release_0_34.py)
+    resolved = V.resolve_version("0.35.0rc1.dev12+gabc")
+    assert resolved.rules is V.rules_for("0.34.0") and resolved.newer_than_known
+    assert resolved.note.startswith("vLLM 0.35.0rc1.dev12+gabc is newer than 0.34.0")
     assert V.resolve_version("1.0.0").newer_than_known
     # a patch of the newest series is that series: same rules, no note
-    assert not V.resolve_version("0.33.1").newer_than_known
+    assert not V.resolve_version("0.34.1").newer_than_known
 
 
 def test_the_estimate_says_which_rules_planned_it() -> None:
@@ -63,7 +64,7 @@ def test_the_estimate_says_which_rules_planned_it() -> None:
     same = estimate(model=dense(), device=H100, serve=ServeConfig(), vllm_version="0.22.1")
     assert est.model_dump(exclude={"vllm_version"}) == same.model_dump(exclude={"vllm_version"})
     newer = estimate(model=dense(), device=H100, serve=ServeConfig(), vllm_version="0.40.0")
-    assert newer.vllm_rules_version == "0.33.0" and newer.warnings[0].startswith("vLLM 0.40.0 is newer")
+    assert newer.vllm_rules_version == "0.34.0" and newer.warnings[0].startswith("vLLM 0.40.0 is newer")
 
 
 @pytest.mark.parametrize(

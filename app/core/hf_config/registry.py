@@ -118,6 +118,32 @@ def transformers_fallback(release: str = "0.33.0") -> tuple[frozenset[str], froz
 
 
 @cache
+def model_mapping(release: str = "0.33.0") -> dict[str, str]:
+    """transformers' MODEL_MAPPING_NAMES (model_type -> base model class) for ``release``'s transformers
+    (transformers_fallback.json ``model_mapping``): e.g. "llama" -> "LlamaModel" (transformers 5.20.2, 0.33.0)."""
+    data = json.loads(FALLBACK_FILE.read_text(encoding="utf-8"))["releases"][release]
+    return dict(data.get("model_mapping", {}))
+
+
+def unnamed_architecture(*, model_type: str, release: str | None) -> str:
+    """The architecture vLLM writes into a config.json that names none (0.30.0-0.34.0 transformers_utils/config.py
+    get_config: ``config.update({"architectures": [MODEL_MAPPING_NAMES[config.model_type]]})``), or "" where the
+    model_type is not in that map or the release's fallback was not read (``release`` None)."""
+    return "" if release is None or not model_type else model_mapping(release).get(model_type, "")
+
+
+# config/model.py _SUFFIX_TO_DEFAULTS (0.33.0): the runner an architecture's name implies, first match; a bare
+# "...Model" (a base model class: no LM head) is a pooling (embed) model. The generative suffixes come first.
+GENERATE_SUFFIXES = ("ForCausalLM", "ForConditionalGeneration", "ChatModel", "LMHeadModel")
+POOLING_SUFFIX = "Model"
+
+
+def pooling_by_suffix(architecture: str) -> bool:
+    """E.g. "Qwen3Model" -> True (pooling, embed); "Qwen3ForCausalLM" -> False; "LMHeadModel" names -> False."""
+    return architecture.endswith(POOLING_SUFFIX) and not architecture.endswith(GENERATE_SUFFIXES)
+
+
+@cache
 def _quant_methods() -> dict[str, Any]:
     loaded: dict[str, Any] = json.loads(QUANT_METHODS_FILE.read_text(encoding="utf-8"))
     return loaded
@@ -175,8 +201,12 @@ def _registry_dicts() -> dict[str, str]:
 
 
 def is_pooling_architecture(architecture: str) -> bool:
-    """An architecture vLLM runs as a pooling model (its registry dict; vllm_architectures.json)."""
-    return _registry_dicts().get(architecture) in POOLING_REGISTRIES
+    """An architecture vLLM runs as a pooling model: its registry dict (vllm_architectures.json), or for a name
+    outside the registry (the Transformers backend) the runner its suffix implies (:func:`pooling_by_suffix`)."""
+    dicts = _registry_dicts()
+    if architecture not in dicts:
+        return bool(architecture) and pooling_by_suffix(architecture)
+    return dicts[architecture] in POOLING_REGISTRIES
 
 
 def check_config_contract(*, model: ModelSpec, version: Version) -> None:
@@ -271,6 +301,30 @@ def _unparsed_model_type(
     )
 
 
+def _unnamed_note(*, named: str, model_type: str, release: str | None) -> list[str]:
+    """What vLLM makes of a config.json without architectures whose model_type transformers maps to a base class."""
+    _, _, transformers_version = transformers_fallback(release or "0.33.0")
+    if not is_pooling_architecture(named):
+        text = Text(
+            "config.json has no `architectures`: vLLM takes transformers {version}'s class for model_type "
+            "{model_type!r}, {named}; planned as {named}.",
+            version=transformers_version,
+            model_type=model_type,
+            named=named,
+        )
+        return [text]
+    text = Text(
+        "config.json has no `architectures`: vLLM takes transformers {version}'s base class for model_type "
+        "{model_type!r}, {named}, and runs it as a pooling (embed) model; planned as {named} (a base class has no "
+        "LM head and a pooling model runs no sampler, which the planner still counts: its weights and activation "
+        "peak are an upper bound here).",
+        version=transformers_version,
+        model_type=model_type,
+        named=named,
+    )
+    return [text]
+
+
 def _refuse_unnamed_remote_type(*, model_type: str, release: str) -> None:
     """A config.json without ``architectures`` gets one only from transformers' MODEL_MAPPING_NAMES
     (0.33.0 transformers_utils/config.py get_config: ``config.update({"architectures": [...]})`` when
@@ -363,6 +417,12 @@ def check_architecture(
         )
         if transformers_fallback_release is not None:
             _refuse_unnamed_remote_type(model_type=model_type, release=transformers_fallback_release)
+        named = unnamed_architecture(model_type=model_type, release=transformers_fallback_release)
+        if named:
+            return [
+                *notes,
+                *_unnamed_note(named=named, model_type=model_type, release=transformers_fallback_release),
+            ]
         return [
             *notes,
             Text(

@@ -1,0 +1,75 @@
+"""vLLM 0.34.0's extensible KV cache: the pool is sized from the memory left after warmup and graph capture.
+
+From 0.34.0 `enable_extensible_kv_cache` is on by default on CUDA and ROCm (config/vllm.py
+VllmConfig._resolve_extensible_kv_cache) unless ``--kv-cache-memory-bytes`` (or num_gpu_blocks_override)
+sizes the pool. Then:
+
+- ``--gpu-memory-utilization`` left unset is 1.0, not 0.92 (config/cache.py
+  CacheConfig.resolved_gpu_memory_utilization), and the start-up "Free memory on device … is less than
+  desired GPU memory utilization" check does not run (v1/worker/utils.py request_memory: "the budget is
+  only a cap");
+- the pool is what v1/worker/extensible_kv_cache.py measure_kv_cache_bytes leaves:
+  ``min(requested - non_kv, headroom - margin) - transient_peak``, where non_kv is everything resident
+  after warmup and capture but the KV cache (weights, non-torch memory, the captured graphs), headroom
+  the free memory at start-up less non_kv, transient_peak the profiled activation peak
+  (gpu_worker.py: reserved_headroom_bytes = peak_activation_memory; the graph estimate is 0 under this
+  cache, gpu/model_runner.py GPUModelRunner.profile_cudagraph_memory) and margin
+  ``max(KV_CACHE_MARGIN_FLOOR_BYTES, KV_CACHE_MARGIN_FRACTION x transient_peak)``.
+
+With nothing else on the device the second term binds at utilization 1.0 (free memory is the total less
+the runtime's context), the first at any explicit utilization below about 0.99.
+"""
+
+from __future__ import annotations
+
+from app.core.specs import GIB, DeviceSpec, ServeConfig
+from app.core.versions import VersionRules
+
+# v1/worker/extensible_kv_cache.py (0.34.0): "(3 if current_platform.is_rocm() else 1) << 30" - ROCr maps
+# kernel scratch outside the allocator when a kernel first needs it, so ROCm keeps the larger floor
+KV_CACHE_MARGIN_FLOOR_BYTES_CUDA = 1 * GIB
+KV_CACHE_MARGIN_FLOOR_BYTES_ROCM = 3 * GIB
+KV_CACHE_MARGIN_FRACTION = 0.75  # same file: the margin's share of the transient peak
+EXTENSIBLE_DEFAULT_UTILIZATION = 1.0  # config/cache.py resolved_gpu_memory_utilization, extensible cache on
+PLATFORMS = ("cuda", "rocm")  # _resolve_extensible_kv_cache: "it is only supported on CUDA and ROCm"
+
+
+def applies(*, rules: VersionRules, device: DeviceSpec, serve: ServeConfig) -> bool:
+    """Whether this start sizes an extensible KV cache: 0.34.0+, CUDA or ROCm, no --kv-cache-memory-bytes.
+
+    E.g. an H100 at 0.34.0: True; at 0.33.0: False; with --kv-cache-memory-bytes 20 GiB at 0.34.0: False.
+    """
+    return rules.extensible_kv_cache and device.platform in PLATFORMS and serve.kv_cache_memory_bytes is None
+
+
+def default_utilization(
+    *, rules: VersionRules, device: DeviceSpec, serve: ServeConfig, fallback: float
+) -> float:
+    """``--gpu-memory-utilization`` when not given: 1.0 under the extensible cache, else ``fallback``."""
+    return EXTENSIBLE_DEFAULT_UTILIZATION if applies(rules=rules, device=device, serve=serve) else fallback
+
+
+def margin_bytes(*, platform: str, transient_peak_bytes: int) -> int:
+    """E.g. CUDA with a 2 GiB activation peak: max(1 GiB, 1.5 GiB) = 1.5 GiB; ROCm: max(3 GiB, 1.5 GiB) = 3 GiB."""
+    floor = KV_CACHE_MARGIN_FLOOR_BYTES_ROCM if platform == "rocm" else KV_CACHE_MARGIN_FLOOR_BYTES_CUDA
+    return max(floor, int(transient_peak_bytes * KV_CACHE_MARGIN_FRACTION))
+
+
+def pool_bytes(
+    *,
+    requested_bytes: int,
+    free_at_start_bytes: int,
+    non_kv_bytes: int,
+    transient_peak_bytes: int,
+    platform: str,
+) -> int:
+    """measure_kv_cache_bytes (0.34.0) with the committed prefix folded in (free + committed = free at start
+    - non_kv): ``min(requested - non_kv, free_at_start - non_kv - margin) - transient_peak``, at least 0.
+
+    E.g. an H100 (84,932,978,278 B), 0.5 GiB of context, non_kv 16 GiB, peak 2 GiB, utilization 1.0:
+    min(84,932,978,278 - 17,179,869,184, 84,932,978,278 - 536,870,912 - 17,179,869,184 - 1,610,612,736)
+    - 2,147,483,648 = 63,458,141,798 B.
+    """
+    margin = margin_bytes(platform=platform, transient_peak_bytes=transient_peak_bytes)
+    available = min(requested_bytes - non_kv_bytes, free_at_start_bytes - non_kv_bytes - margin)
+    return max(available - transient_peak_bytes, 0)

@@ -1,0 +1,151 @@
+"""vLLM 0.34.0's rules, read from its wheel (pip download --no-deps vllm==0.34.0; docs/release-watch.md).
+
+The extensible KV cache (config/vllm.py VllmConfig._resolve_extensible_kv_cache, config/cache.py
+CacheConfig.resolved_gpu_memory_utilization, v1/worker/extensible_kv_cache.py measure_kv_cache_bytes,
+v1/worker/utils.py request_memory): numbers worked by hand below on tests.specs_factory.dense() (32 layers:
+weights 16,060,522,496 B, non-torch 268,435,456 B, the default 51 graph sizes 978,006,999 B; the planner's
+activation peak 2,023,699,251 B on an H100, 2,234,725,171 B on an MI300X; budget.CUDA_CONTEXT_BYTES 0.5 GiB).
+"""
+
+from __future__ import annotations
+
+from app.core import capture_split, extensible_kv
+from app.core.catalog import find_device
+from app.core.command import parse_pasted
+from app.core.estimate import estimate
+from app.core.result import ErrorKind, Estimate
+from app.core.serve_flags import render_flags
+from app.core.versions import resolve_version, rules_for
+from tests.specs_factory import dense
+
+H100 = find_device("h100")  # 84,932,978,278 B
+MI300X = find_device("mi300x")  # 206,051,056,026 B
+NON_KV = 16_060_522_496 + 268_435_456 + 978_006_999  # weights + non-torch + graphs = 17,306,964,951 B
+
+
+def _plan(command: str, version: str, device=H100, **update: object) -> Estimate:  # type: ignore[no-untyped-def]
+    serve = parse_pasted(command, vllm_version=version).serve.model_copy(update=update)
+    return estimate(model=dense(), device=device, serve=serve, vllm_version=version)
+
+
+def test_0_34_0_is_a_known_release_with_the_extensible_cache() -> None:
+    assert not resolve_version("0.34.0").newer_than_known
+    assert rules_for("0.34.0").extensible_kv_cache and not rules_for("0.33.0").extensible_kv_cache
+    assert rules_for("0.34.1").version == "0.34.0"
+
+
+def test_unset_utilization_is_1_0_and_the_pool_is_measured_after_capture_on_an_h100() -> None:
+    # requested = ceil(84,932,978,278 x 1.0); requested - non_kv = 67,626,013,327
+    # free at start 84,932,978,278 - 536,870,912 = 84,396,107,366; margin max(1 GiB, 0.75 x 2,023,699,251 =
+    # 1,517,774,438) = 1,517,774,438; free - non_kv - margin = 65,571,367,977 (binds) - peak 2,023,699,251
+    # = 63,547,668,726 B (0.33.0: 0.92 x total - all parts = 58,807,675,814)
+    est = _plan("vllm serve m", "0.34.0")
+    assert est.activation_peak_bytes == 2_023_699_251
+    assert est.kv_cache_bytes == 63_547_668_726
+    assert _plan("vllm serve m", "0.33.0").kv_cache_bytes == 58_807_675_814
+
+
+def test_an_explicit_0_92_binds_on_the_requested_budget_as_before() -> None:
+    # requested ceil(0.92 x 84,932,978,278) = 78,138,340,016 - non_kv = 60,831,375,065 < 65,571,367,977:
+    # 60,831,375,065 - 2,023,699,251 = 58,807,675,814, the 0.33.0 pool; and the command keeps the 0.92 that
+    # 0.34.0 would otherwise replace by 1.0
+    est = _plan("vllm serve m --gpu-memory-utilization 0.92", "0.34.0")
+    assert est.kv_cache_bytes == 58_807_675_814
+    serve = parse_pasted("vllm serve m --gpu-memory-utilization 0.92", vllm_version="0.34.0").serve
+    assert "--gpu-memory-utilization 0.92" in render_flags(serve, rules_for("0.34.0"))
+    assert "--gpu-memory-utilization 0.92" not in render_flags(serve, rules_for("0.33.0"))
+
+
+def test_rocm_keeps_a_3_gib_margin() -> None:
+    # MI300X: hipGraphs 394,600,120 + 84,449 x 32 x (51 + 51) = 670,241,656 B (budget.rocm_graph_bytes), non_kv
+    # 16,060,522,496 + 268,435,456 + 670,241,656 = 16,999,199,608; free 206,051,056,026 - 536,870,912 =
+    # 205,514,185,114; margin max(3 GiB = 3,221,225,472, 0.75 x 2,234,725,171) = 3,221,225,472:
+    # 205,514,185,114 - 16,999,199,608 - 3,221,225,472 = 185,293,760,034 (below requested - non_kv) - 2,234,725,171
+    # = 183,059,034,863 B
+    assert _plan("vllm serve m", "0.34.0", device=MI300X).kv_cache_bytes == 183_059_034_863
+    assert extensible_kv.margin_bytes(platform="cuda", transient_peak_bytes=0) == 1 << 30
+
+
+def test_no_free_memory_refusal_and_other_processes_come_out_of_the_pool() -> None:
+    # 10 GiB held by another process: 0.33.0 refuses (free 73.66 GiB < 0.92 x 79.1 GiB); 0.34.0 skips the check
+    # (request_memory: "the budget is only a cap") and the headroom term loses the 10 GiB:
+    # 63,547,668,726 - 10,737,418,240 = 52,810,250,486 B
+    assert (
+        _plan("vllm serve m", "0.33.0", device_memory_used_gib=10.0).error_kind
+        == ErrorKind.STARTUP_FREE_MEMORY
+    )
+    est = _plan("vllm serve m", "0.34.0", device_memory_used_gib=10.0)
+    assert est.error_kind is None and est.kv_cache_bytes == 52_810_250_486
+
+
+def test_kv_cache_memory_bytes_turns_the_extensible_cache_off() -> None:
+    # _resolve_extensible_kv_cache: "kv_cache_memory_bytes overrides" -> estimate-based sizing, the pool as given
+    assert _plan("vllm serve m --kv-cache-memory-bytes 20G", "0.34.0").kv_cache_bytes == 20 * 2**30
+
+
+def test_the_log_prints_the_tentative_budget_and_no_graph_estimate() -> None:
+    # gpu_worker.py determine_available_memory under the extensible cache: no "Estimated CUDA graph memory"
+    # (profile_cudagraph_memory returns 0), "Available KV cache memory" = requested - (weights + non-torch + peak)
+    # = 84,932,978,278 - 16,060,522,496 - 268,435,456 - 2,023,699,251 = 66,580,321,075 B = 62.008 GiB -> "62.01";
+    # the KV size line (finalize_extensible_kv_cache) comes after the graph line
+    lines = _plan("vllm serve m", "0.34.0").log_lines
+    assert not any("Estimated CUDA graph memory" in line for line in lines)
+    assert "Available KV cache memory: 62.01 GiB" in lines
+    graph = next(i for i, line in enumerate(lines) if line.startswith("Graph capturing finished"))
+    size = next(i for i, line in enumerate(lines) if line.startswith("GPU KV cache size"))
+    assert graph < size
+
+
+def test_a_length_the_tentative_budget_refuses_is_refused_before_warmup() -> None:
+    # dense() at 2,000,000 tokens on an H100: one request needs 2,000,000 x 131,072 B = 244.14 GiB, more than the
+    # tentative 66,580,321,075 B less one 16-token block (2,097,152 B): refused before warmup, with the hint that
+    # names only the model and its activations (kv_cache_planning.py _more_kv_cache_memory_hint, utilization 1.0)
+    err = _plan("vllm serve m", "0.34.0", max_model_len=2_000_000, allow_long_max_model_len=True).error or ""
+    assert "larger than the available KV cache memory (62.01 GiB)" in err
+    assert "already takes all device memory left after the model and its activations;" in err
+    assert "Decreasing `max_model_len` also reduces what is needed." in err
+
+
+B200 = find_device("b200")
+
+
+def test_sm100_splits_its_capture_grids() -> None:
+    # 0.34.0 config/compilation.py: prefill_cudagraph_capture_grid(8192) has 54 sizes and
+    # decode_cudagraph_capture_grid(1024) 64 ("54 sizes at 8192", "64 sizes at 1024", their docstrings); the
+    # walk 1, 2, 4, 8, 16, 24 ... (stride the largest power of two <= min(t, max(8, t / 4), 0.07 x max(t, 4096)))
+    assert len(capture_split.prefill_grid(8192)) == 54 and capture_split.prefill_grid(8192)[:8] == [
+        1,
+        2,
+        4,
+        8,
+        16,
+        24,
+        32,
+        40,
+    ]
+    assert len(capture_split.decode_grid(1024)) == 64 and capture_split.decode_grid(1024)[:8] == [
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+        8,
+        10,
+    ]
+    # a B200's defaults (1,024 sequences, 8,192 tokens): 54 prefill + 64 decode graphs, one graph a size each:
+    # 0.5 x 118 / 51 x 978,006,999 = 1,131,419,861.6 B; 0.33.0: the 83-size grid to 1,024, 83 / 51 x 978,006,999
+    assert _plan("vllm serve m", "0.34.0", device=B200).cuda_graph_bytes == 1_131_419_861
+    assert _plan("vllm serve m", "0.33.0", device=B200).cuda_graph_bytes == 1_591_658_449
+    # a deprecated key keeps the shared grid (legacy_sizes): max_cudagraph_capture_size 512 -> the 51 sizes
+    cc = "vllm serve m -cc '{\"max_cudagraph_capture_size\": 512}'"
+    assert _plan(cc, "0.34.0", device=B200).cuda_graph_bytes == 978_006_999
+    # off SM100 (an H100) the decode sizes are the shared grid's: the 51-size figure, as at 0.33.0
+    assert _plan("vllm serve m", "0.34.0").cuda_graph_bytes == 978_006_999
+
+
+def test_sm100_prefill_graphs_do_not_shrink_with_max_num_seqs() -> None:
+    # --max-num-seqs 64: the prefill grid still runs to 8,192 tokens (54), decode_cudagraph_capture_grid(64) has 21
+    # sizes (1 ... 6, 8, 10 ... 16 by 2, 20 ... 48 by 4, 56, 64): 0.5 x 75 / 51 x 978,006,999 = 719,122,793.4 B
+    assert len(capture_split.decode_grid(64)) == 21
+    assert _plan("vllm serve m --max-num-seqs 64", "0.34.0", device=B200).cuda_graph_bytes == 719_122_793
