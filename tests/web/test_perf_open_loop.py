@@ -8,6 +8,7 @@ the arrivals' own count, L = lambda x W (completed per second x mean end-to-end 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -90,3 +91,18 @@ def test_the_steady_state_and_the_run_name_the_same_regime(
     assert data["regime"] == data["bench"]["regime"]
     if serve:  # 40 requests/s on a rank that runs 8 at a time: the queue binds, in both answers
         assert data["bench"]["clients_in_flight"] > 8 and data["regime"] == "queue"
+
+
+def test_the_page_says_the_clients_come_from_the_benchmark(client: Any) -> None:
+    query = {**LLAMA_8B, "bench_serve": "true", "num_prompts": "200", "request_rate": "4"}
+    page = client.get("/", params=query)
+    box = re.search(r'<input id="f-conc"[^>]*>', page.text)
+    # not the 16 the Speed section no longer models: the benchmark's Little's-law count, after its run
+    assert box is not None and 'placeholder="from the benchmark"' in box.group(0)
+    speed = client.get("/speed", params=query, headers={"HX-Request": "true"})
+    summary = re.search(r'id="speed-bench-summary">([^<]+)<', speed.text)
+    assert summary is not None
+    assert "3.44 requests in flight on average (Little&#39;s law" in summary.group(1)  # 3.94/s x 0.875 s
+    # a closed loop keeps its cap in the box
+    capped = client.get("/", params={**query, "max_concurrency": "8"})
+    assert 'placeholder="8"' in re.search(r'<input id="f-conc"[^>]*>', capped.text).group(0)
