@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from app.cli import main
 from app.core.perf.bench_args import BenchArgs
 from app.core.perf.regime import binding_regime
 
@@ -106,3 +107,12 @@ def test_the_page_says_the_clients_come_from_the_benchmark(client: Any) -> None:
     # a closed loop keeps its cap in the box
     capped = client.get("/", params={**query, "max_concurrency": "8"})
     assert 'placeholder="8"' in re.search(r'<input id="f-conc"[^>]*>', capped.text).group(0)
+
+
+def test_kv_planner_perf_says_the_same(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["perf", LLAMA_8B["model"], "--device", LLAMA_8B["device"], "--num-prompts", "200"]
+    assert main([*argv, "--request-rate", "4"]) == 0
+    out = capsys.readouterr().out
+    # the API's figures above: 3 clients in the steady state, 3.94/s x 0.875 s = 3.4 in flight in the run
+    assert out.startswith("3 clients x (1,024 in + 128 out)")
+    assert "3.4 clients in flight):" in out and "Little's law" in out
