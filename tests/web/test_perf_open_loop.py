@@ -116,3 +116,20 @@ def test_kv_planner_perf_says_the_same(capsys: pytest.CaptureFixture[str]) -> No
     # the API's figures above: 3 clients in the steady state, 3.94/s x 0.875 s = 3.4 in flight in the run
     assert out.startswith("3 clients x (1,024 in + 128 out)")
     assert "3.4 clients in flight):" in out and "Little's law" in out
+
+
+def test_pp_2_does_not_cut_tpot_at_the_same_open_loop_load(client: Any) -> None:
+    # issue 23's bar (PP 2 TPOT >= 0.9 x PP 1 at the same TP and load) where the load is an arrival rate:
+    # Llama-3.1-70B fp8 at TP 8, 200 prompts of 1,024 + 1,024 at 2 req/s; the steady state takes the
+    # run's clients in flight, which PP's longer token interval only raises (21 -> 30 here)
+    body = {
+        "model": "nvidia/Llama-3.1-70B-Instruct-FP8",
+        "device": "nvidia-h100-sxm-80gb",
+        "tensor_parallel_size": 8,
+        "max_model_len": 4096,
+        "bench": {"num_prompts": 200, "request_rate": 2, "random_input_len": 1024, "random_output_len": 1024},
+    }
+    one, two = (_post(client, {**body, "pipeline_parallel_size": pp}) for pp in (1, 2))
+    assert two["tpot_ms"]["expected"] >= 0.9 * one["tpot_ms"]["expected"]
+    assert two["bench"]["mean_tpot_ms"]["expected"] >= 0.9 * one["bench"]["mean_tpot_ms"]["expected"]
+    assert two["bench"]["clients_in_flight"] >= one["bench"]["clients_in_flight"]
