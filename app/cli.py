@@ -343,7 +343,8 @@ def _print_perf(perf: Performance) -> None:
     print(f"  binding regime         {perf.regime}")
     if perf.bench is not None:
         print(
-            f"  vllm bench serve (simulated; {perf.bench.regime} binds, {perf.bench.preemptions} preemptions):"
+            f"  vllm bench serve (simulated; {perf.bench.regime} binds, {perf.bench.preemptions} preemptions,"
+            f" {perf.bench.clients_in_flight:,.1f} clients in flight):"
         )
         for key in RESULT_KEYS:
             r = getattr(perf.bench, key)

@@ -1,9 +1,13 @@
 """Cross-source corrections for the simulated `vllm bench serve` run, chosen by leave-one-source-out.
 
-    .venv/bin/python bench/perf_loso.py             # per-source table and the chosen correction
+    .venv/bin/python bench/perf_loso.py             # per-source table and the chosen correction (fast bands)
     .venv/bin/python bench/perf_loso.py --markdown  # the tables docs/accuracy.md and docs/performance.md carry
-    .venv/bin/python bench/perf_loso.py --fast-bands  # bands from each fold's own residuals (no nested refit)
+    .venv/bin/python bench/perf_loso.py --nested-bands  # bands from a nested refit (S^2 fits: hours)
     .venv/bin/python bench/perf_loso.py --loo-bands   # bands from the other sources' LOSO residuals (S fits)
+
+Default (round 11; ``--fast-bands`` still accepted): each fold's band from its training sources' own
+residuals (``band_in_fold``), S fits in all; ``--nested-bands`` refits without each training source
+(``band``), which ``--write`` always uses for the shipped bands.
 
 The unit held out is the *source* (one origin of measured runs: the shared file, or a `source` of
 bench/data/perf/sources.jsonl), never a row: a user's cluster, client and flags are what differ between
@@ -525,7 +529,7 @@ def score(runs: list[Run], kind: str, correction: Correction, lo_hi: tuple[float
     )
 
 
-def loso(mode: str, by_source: dict[str, list[Run]], *, nested: bool = True) -> dict[str, dict[str, Scores]]:
+def loso(mode: str, by_source: dict[str, list[Run]], *, nested: bool = False) -> dict[str, dict[str, Scores]]:
     out: dict[str, dict[str, Scores]] = {}
     for held, rows in sorted(by_source.items()):
         train = {s: r for s, r in by_source.items() if s != held}
@@ -702,7 +706,9 @@ def main(argv: list[str]) -> int:
     by_source = cached_load(argv)
     modes = argv[argv.index("--modes") + 1].split(",") if "--modes" in argv else list(MODES)
     if "--fit-only" in argv:  # the first of --modes, chosen by an earlier run: fit on all, band, write
-        return _fit_and_write(modes[0], by_source, write_it="--write" in argv)
+        return _fit_and_write(
+            modes[0], by_source, write_it="--write" in argv, nested="--nested-bands" in argv
+        )
     total = sum(len(r) for r in by_source.values())
     markdown_only = "--markdown" in argv
     if not markdown_only:
@@ -715,7 +721,7 @@ def main(argv: list[str]) -> int:
         if "--loo-bands" in argv:
             results[mode] = result = loso_loo_bands(mode, by_source)
         else:
-            results[mode] = result = loso(mode, by_source, nested="--fast-bands" not in argv)
+            results[mode] = result = loso(mode, by_source, nested="--nested-bands" in argv)
         if "--cache" in argv:
             with Path(argv[argv.index("--cache") + 1]).open("wb") as fh:
                 pickle.dump(by_source, fh)
@@ -734,14 +740,20 @@ def main(argv: list[str]) -> int:
         return 1
     best = min(allowed, key=lambda m: objective(results[m]))
     print(f"chosen by leave-one-source-out (shared file's TPOT <= {SHARED_TPOT_LIMIT:.0%}): {best}")
-    return _fit_and_write(best, by_source, write_it="--write" in argv)
+    return _fit_and_write(best, by_source, write_it="--write" in argv, nested="--nested-bands" in argv)
 
 
-def _fit_and_write(mode: str, by_source: dict[str, list[Run]], *, write_it: bool) -> int:
+def _fit_and_write(
+    mode: str, by_source: dict[str, list[Run]], *, write_it: bool, nested: bool = False
+) -> int:
+    """Fit on every source and print (``write_it``: write) the correction and its bands: the shipped
+    bands are always the nested ones (``band``); a printed-only run takes the fast ones unless ``nested``."""
     final = fit(mode, by_source)
-    bands = band(mode, by_source)
+    nested = nested or write_it
+    bands = band(mode, by_source) if nested else band_in_fold(by_source, final)
     print(f"fitted on all sources: {final}")
-    print(f"band (log offsets, nested out-of-source): {bands}")
+    kind = "nested out-of-source" if nested else "in-fold, widened by covering_band"
+    print(f"band (log offsets, {kind}): {bands}")
     if write_it:
         write(final, bands)
     return 0

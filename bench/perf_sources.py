@@ -38,8 +38,8 @@ from app.core.perf.bench_args import (
     DEFAULT_OUTPUT_LEN,
     SHAREGPT_MAX_TOTAL,
     BenchArgs,
+    printed_lengths,
     request_lengths,
-    sharegpt_lengths,
 )
 from app.core.perf.cluster import MeasuredKeys, RunComparison, fit_cluster
 from app.core.perf.physics import Coefficients, StepPhysics, step_physics
@@ -256,10 +256,7 @@ def bench_args(row: dict[str, Any]) -> BenchArgs:
 def run_lengths(row: dict[str, Any], args: BenchArgs) -> tuple[list[int], list[int]] | None:
     """The (prompt, output) tokens of each request of a ShareGPT run that printed its totals: the requests
     vLLM draws, rescaled to the printed means (sharegpt_means); None where the bench arguments say it all."""
-    means = sharegpt_means(row)
-    if means is None:
-        return None
-    return sharegpt_lengths(args.num_prompts, seed=args.seed, means=means)
+    return printed_lengths(args, means=sharegpt_means(row))
 
 
 def serve_config(row: dict[str, Any], args: BenchArgs) -> ServeConfig:

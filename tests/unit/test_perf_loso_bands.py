@@ -67,3 +67,26 @@ def test_loo_bands_leave_the_held_out_source_out_of_its_own_band() -> None:
     cells = L.loso_loo_bands("none", by_source)["D"]
     assert set(cells) == {"tpot"}  # the other kinds were not measured
     assert cells["tpot"].inside == 0.5 and cells["tpot"].runs == 2
+
+
+def test_the_default_run_is_fast_and_the_nested_refit_is_behind_a_flag(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # round 11: the nested band refits once per training source in every fold (S^2 fits, hours at 35
+    # sources); the default is the fold's own residuals (band_in_fold), the nested one --nested-bands
+    L = _perf_loso()
+
+    def runs(source: str, logs: list[float]) -> list:  # type: ignore[type-arg]
+        return [L.Run(source, {"mean_tpot_ms": 1.0}, {"mean_tpot_ms": math.exp(v)}) for v in logs]
+
+    by_source = {name: runs(name, logs) for name, logs in zip("ABC", SOURCES, strict=True)}
+    nested_calls: list[str] = []
+    real_band = L.band
+    monkeypatch.setattr(L, "band", lambda mode, train: nested_calls.append(mode) or real_band(mode, train))
+    monkeypatch.setattr(L, "cached_load", lambda argv: by_source)
+    assert L.main(["--modes", "none"]) == 0
+    assert nested_calls == []  # three folds and the final fit, no nested band
+    # held out C (logs 5..14) under mode none: its fold's band is A's and B's own residuals, covering_band
+    # of 0..9 twice = [0, 8] (the two agree: the plain 10-90 band), which holds C's 5, 6, 7, 8: 4 of 10
+    fast = L.loso("none", by_source)["C"]["tpot"]
+    assert fast.inside == 0.4
+    assert L.main(["--modes", "none", "--nested-bands"]) == 0
+    assert nested_calls == ["none"] * 4  # one per fold, and the final fit's

@@ -171,6 +171,17 @@ def _rescaled(values: list[int], *, mean: float) -> list[int]:
     return [max(1, round(v * factor)) for v in values]
 
 
+def printed_lengths(args: BenchArgs, *, means: tuple[int, int] | None) -> tuple[list[int], list[int]] | None:
+    """The requests of a ShareGPT run that printed its totals (``means``: its prompt and generated tokens
+    per request): the rows vLLM draws at its seed, rescaled to those means (its tokenizer, and outputs
+    that stopped at the model's EOS), ShareGPT's spread kept. None otherwise: :func:`request_lengths`
+    draws what the arguments say. The one rule of a measured run's lengths, for your pasted runs
+    (measured.compared) and bench/perf_sources.py's scorer alike."""
+    if args.dataset_name != "sharegpt" or means is None:
+        return None
+    return sharegpt_lengths(args.num_prompts, seed=args.seed, means=means)
+
+
 def request_lengths(args: BenchArgs) -> tuple[list[int], list[int]]:
     """(prompt tokens, output tokens) per request, drawn as the benchmark draws them."""
     rng = random.Random(args.seed)

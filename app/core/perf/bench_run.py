@@ -45,16 +45,24 @@ def refuse_too_long(args: BenchArgs, *, max_model_len: int) -> None:
 
 
 def simulated(
-    *, estimate: Estimate, physics: StepPhysics, fit: FamilyFit, serve: ServeConfig, args: BenchArgs
+    *,
+    estimate: Estimate,
+    physics: StepPhysics,
+    fit: FamilyFit,
+    serve: ServeConfig,
+    args: BenchArgs,
+    lengths: tuple[list[int], list[int]] | None = None,
 ) -> BenchPoint:
     """The run as the shipped coefficients simulate it: the server's prefix cache on unless turned off
-    (vLLM V1's default), for the page's benchmark and for each of your measured runs alike."""
+    (vLLM V1's default), for the page's benchmark and for each of your measured runs alike; ``lengths``:
+    a measured run's own requests (bench_args.printed_lengths)."""
     return simulate_bench(
         estimate=estimate,
         physics=physics,
         coefficients=fit.bench_coefficients(),
         args=args,
         prefix_cache=serve.enable_prefix_caching is not False,
+        lengths=lengths,
     )
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from app.core.errors import PlannerError
-from app.core.perf.bench_args import BenchArgs
+from app.core.perf.bench_args import BenchArgs, printed_lengths
 from app.core.perf.bench_run import whole_clients
 from app.core.perf.cluster import MAX_RUN_FACTOR, ClusterFit, RunComparison, fit_cluster, implausible_key
 from app.core.perf.paste import bench_fields, parse_paste, paste_names
@@ -64,6 +64,9 @@ class ReadRun:
     bench: BenchArgs
     measured: dict[str, float]
     notes: tuple[Msg, ...]
+    # (prompt, generated) tokens per request where the paste printed its totals (bench_fields' means):
+    # a ShareGPT run then runs as its drawn requests rescaled to them (bench_args.printed_lengths)
+    means: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -221,7 +224,9 @@ def read_run(
             field, Text("line {n}: {key}: {msg}", n=run.start, key=names.get(key, key), msg=message_of(first))
         ) from None
     kept = {k: v for k, v in measured.items() if 0 < v < math.inf}
-    return ReadRun(args, kept, tuple(_unstated(run.start, rate=no_rate, cap=no_cap)))
+    printed = "random_input_len" in fields and "random_output_len" in fields
+    means = (args.random_input_len, args.random_output_len) if printed else None
+    return ReadRun(args, kept, tuple(_unstated(run.start, rate=no_rate, cap=no_cap)), means)
 
 
 def refuse_unstartable(estimate: Estimate, *, field: str) -> None:
@@ -295,6 +300,7 @@ def compared(run: PlannedRun) -> RunComparison:
             serve=run.serve,
             args=run.read.bench,
             measured=run.read.measured,
+            lengths=printed_lengths(run.read.bench, means=run.read.means),
         )
     refuse_implausible(comparison, field=run.field)
     return replace(comparison, clients=run_clients(run.read.bench, comparison))

@@ -699,9 +699,11 @@ def compare_run(
     serve: ServeConfig,
     args: BenchArgs,
     measured: dict[str, float],
+    lengths: tuple[list[int], list[int]] | None = None,
 ) -> RunComparison:
-    """One of your measured runs against what the shipped model predicts for it."""
+    """One of your measured runs against what the shipped model predicts for it (``lengths``: its own
+    requests where it printed them, bench_args.printed_lengths)."""
     _family, fit = fit_on(device, vllm_version=estimate.vllm_version)
     physics = step_physics(estimate=estimate, model=model, device=device, serve=serve)
-    point = simulated(estimate=estimate, physics=physics, fit=fit, serve=serve, args=args)
+    point = simulated(estimate=estimate, physics=physics, fit=fit, serve=serve, args=args, lengths=lengths)
     return RunComparison(predicted=point.values, measured=measured)

@@ -16,6 +16,7 @@ from app.core import equations as E
 from app.core.command import render_serve_command
 from app.core.errors import PlannerError
 from app.core.kv import attention_layer_count, kind_spec
+from app.core.perf.bench_run import bench_sets_clients
 from app.core.perf.schedule import Workload
 from app.core.plan import QUANTIZATION_FLAGS
 from app.core.recommend import utilization_ceiling
@@ -201,18 +202,20 @@ def nearest_index(values: tuple[int, ...], target: int) -> int:
     return min(range(len(values)), key=lambda i: abs(values[i] - target))
 
 
-def _blank_workload(params: PlannerParams, max_model_len: int) -> tuple[Workload | None, int]:
+def _blank_workload(params: PlannerParams, max_model_len: int) -> tuple[Workload | None, int, bool]:
     """The Speed workload the form's blank fields stand for (None: the inputs cannot give one; the
-    Speed section then names the field) and its clients (the same rule either way)."""
+    Speed section then names the field), its clients (the same rule either way) and whether an
+    open-loop benchmark decides them instead (bench_run.bench_sets_clients: known after its run)."""
     try:
         bench = bench_of(params)
     except PlannerError:
         bench = None  # the Speed section names the bad argument
+    from_bench = bench_sets_clients(concurrency=params.concurrency, bench=bench)
     try:
         workload = workload_of(params, max_model_len=max_model_len, bench=bench)[0]
     except PlannerError:
-        return None, clients_of(params, bench=bench)
-    return workload, workload.concurrency
+        return None, clients_of(params, bench=bench), from_bench
+    return workload, workload.concurrency, from_bench
 
 
 def form_state(
@@ -226,14 +229,15 @@ def form_state(
     }
     # the clients the Speed section runs (blank: the benchmark's --max-concurrency, else the target N,
     # else 16): the box's placeholder and the slider's position say the same number
-    workload, clients = _blank_workload(params, effective_len)
+    workload, clients, from_bench = _blank_workload(params, effective_len)
     return FormState(
         values=values,
         placeholders={
             "devices": str(params.tensor_parallel_size * params.pipeline_parallel_size),
             "max_model_len": str(effective_len),  # what a blank field serves (LongRoPE: the original)
             "gpu_memory_utilization": f"{default_util:g}",
-            "concurrency": str(clients),
+            # an open-loop benchmark's clients are its Little's-law count, known after its run
+            "concurrency": tr(t("from the benchmark")) if from_bench else str(clients),
             # what a blank length serves: the benchmark's mean request (else 1,024), shortened to fit
             "input_tokens": str(workload.input_tokens) if workload else "",
             "output_tokens": str(workload.output_tokens) if workload else "",

@@ -11,11 +11,13 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from app.core.errors import PlannerError
+from app.core.perf.predict import Performance
 from app.web.inputs.lenient import parse_lenient
 from app.web.inputs.links import permalink, state_items
 from app.web.inputs.params import PlannerParams
 from app.web.inputs.problems import error_of, problems_of
-from app.web.inputs.resolve import computed, resolve_lenient
+from app.web.inputs.resolve import Resolved, computed, resolve_lenient
+from app.web.measured_runs import PageRuns
 from app.web.speed.service import page_runs_lenient, performance_for
 from app.web.speed.views import speed_view
 from app.web.templating import render
@@ -48,9 +50,26 @@ def _speed_fragment(request: Request, items: list[tuple[str, str]]) -> Response:
     context["runs_error"] = error_of(runs.runs_error) if runs.runs_error else None
     try:
         measured = frozenset(runs.cluster.log_spread) if runs.cluster is not None else frozenset()
-        perf = performance_for(resolved, bench=runs.bench, cluster=runs.cluster)
+        perf = _with_or_without_bench(resolved, runs, context)
         context["speed"] = speed_view(perf, measured)
     except PlannerError as exc:
         context["error"] = error_of(exc)
         status = 422
     return render(request, "speed.html", "speed", context, status=status)
+
+
+def _with_or_without_bench(resolved: Resolved, runs: PageRuns, context: dict[str, object]) -> Performance:
+    """The speed with the page's benchmark; a benchmark vLLM refuses for itself (its longest request
+    too long for max_model_len, too large to simulate) is named beside the section, under the page's
+    field name, and the steady state answers without its run (at its mean request), as for a bad
+    benchmark argument."""
+    try:
+        return performance_for(resolved, bench=runs.bench, cluster=runs.cluster)
+    except PlannerError as exc:
+        if runs.bench is None or not exc.field.startswith(BENCH_PREFIX):
+            raise
+        context["bench_error"] = error_of(PlannerError(exc.field.removeprefix(BENCH_PREFIX), exc.message))
+        return performance_for(resolved, bench=runs.bench, cluster=runs.cluster, simulate=False)
+
+
+BENCH_PREFIX = "bench."  # the API's name of a benchmark argument (the page's is the argument's own)

@@ -19,9 +19,11 @@ def performance_for(
     with_curve: bool = True,
     bench: BenchArgs | None = None,
     cluster: ClusterFit | None = None,
+    simulate: bool = True,
 ) -> Performance:
     """The estimate (the exact pool) and the speed on top of it, at the workload the user set (blank
-    lengths: the benchmark's, shortened to fit the pool's max_model_len); PlannerError propagates."""
+    lengths: the benchmark's, shortened to fit the pool's max_model_len); PlannerError propagates.
+    ``simulate`` False: the benchmark gives the lengths but is not run (the page, when vLLM refuses it)."""
     estimate = estimate_for(resolved)
     workload, note = workload_of(resolved.params, max_model_len=estimate.max_model_len, bench=bench)
     perf = performance(
@@ -31,9 +33,10 @@ def performance_for(
         serve=resolved.serve,
         workload=workload,
         with_curve=with_curve,
-        bench=bench,
+        bench=bench if simulate else None,
         cluster=cluster,
-        clients_from_bench=bench_sets_clients(concurrency=resolved.params.concurrency, bench=bench),
+        clients_from_bench=simulate
+        and bench_sets_clients(concurrency=resolved.params.concurrency, bench=bench),
     )
     # how your pasted runs were read (a run without a stated rate ran at inf) follows the model's notes
     extra = cluster.notes if cluster is not None else []

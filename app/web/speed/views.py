@@ -212,6 +212,13 @@ def bench_view(result: BenchResult, scope: RunsScope | None = None) -> BenchView
             preemptions=result.preemptions,
         )
     )
+    if args.open_loop():  # the arrivals, not a cap, decide the load: say how many that keeps in flight
+        summary += " " + tr(
+            t(
+                "{clients} requests in flight on average (Little's law: request_throughput x mean_e2el_ms).",
+                clients=_number(result.clients_in_flight),
+            )
+        )
     return BenchView(
         rows=rows,
         regime=regime_text(result.regime, explained=True),
