@@ -22,6 +22,10 @@ CPU_LIMIT_S = 4.0  # the issue-27 bar for searches and simulations (2 s for the 
 LLAMA = {"model": "meta-llama/Llama-3.1-8B-Instruct", "device": "h100"}
 MAX_PROMPTS = 100_000  # app.core.perf.bench_args.MAX_PROMPTS
 MAX_RUNS = 64  # app.web.measured_runs.MAX_MEASURED_RUNS
+_ENGINE_CONFIG_LINE = (
+    "INFO 12-01 10:00:00 [core.py:1] Initializing a V1 LLM engine (v0.19.0) with config: model='m', "
+    "tokenizer='m', dtype=torch.bfloat16, max_seq_len=8192, tensor_parallel_size=1, kv_cache_dtype=auto\n"
+)
 
 
 @dataclass(frozen=True)
@@ -211,6 +215,28 @@ def cases() -> list[Case]:
             "POST",
             "/api/diagnose",
             {"log": 'Traceback (most recent call last):\n  File "a.py", line 1, in f\n' * 20_000},
+        ),
+        # round 11 (hardening11): a doctor paste of one repeated line of each kind the reader handles apart
+        Case(
+            "doctor, 4.8 MB of one repeated vllm serve line",
+            "POST",
+            "/api/diagnose",
+            {
+                "log": "vllm serve meta-llama/Llama-3.1-8B --max-model-len 8192 --gpu-memory-utilization 0.9\n"
+                * 56_000
+            },
+        ),
+        Case(
+            "doctor, 4.8 MB of one repeated engine-config line",
+            "POST",
+            "/api/diagnose",
+            {"log": _ENGINE_CONFIG_LINE * (4_800_000 // len(_ENGINE_CONFIG_LINE))},
+        ),
+        Case(
+            "doctor, 4.3 MB of continued commands of 96 KB each",
+            "POST",
+            "/api/diagnose",
+            {"log": ("vllm serve m \\\n" + ("--max-model-len 4096 " * 2300 + "\\\n") * 2 + "--x 1\n") * 45},
         ),
         Case(
             "estimate, -cc of 799 capture sizes (the 4 KiB cap)",

@@ -273,9 +273,7 @@ def pool_equation(
         f"{_gib_number(est.device_total_bytes)} × {est.gpu_memory_utilization:g} − {_gib_number(est.weights_bytes)} − "
         f"{_gib_number(est.activation_peak_bytes)} − {_gib_number(est.non_torch_bytes)}{graphs}"
     )
-    if (
-        cleared_bytes
-    ):  # the 310P worker's startup-held non-torch memory (situations.cleared_before_halving_bytes)
+    if cleared_bytes:  # the 310P worker's startup-held non-torch memory (Estimate.held_at_start_bytes)
         generic, worked = f"{generic} − held at start", f"{worked} − {_gib_number(cleared_bytes)}"
     if divisor > 1:  # vllm-ascend's 310P worker halves its pool (situations.pool_divisor)
         generic, worked = f"({generic}) ÷ {divisor}", f"({worked}) ÷ {divisor}"
@@ -478,7 +476,7 @@ def working_terms(
         est,
         kv_cache_memory_flag=situations.kv_bytes_given(rules=rules, device=device, serve=serve) is not None,
         divisor=situations.pool_divisor(rules=rules, device=device),
-        cleared_bytes=situations.cleared_before_halving_bytes(rules=rules, device=device, serve=serve),
+        cleared_bytes=est.held_at_start_bytes,  # computed once, by the stage's budget (estimate.stages)
     )
     if est.error_kind == ErrorKind.LOAD_OOM:
         return [per_token.term(), demand.term()]  # vLLM dies loading the weights: no pool, no blocks

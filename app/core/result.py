@@ -111,6 +111,9 @@ class Estimate(BaseModel):
     cuda_graph_bytes: int  # what the graphs take on the device
     cuda_graph_budgeted: bool  # subtracted before KV sizing in this version
     kv_cache_bytes: int  # "Available KV cache memory" of the binding rank (can be <= 0)
+    # taken off the pool before vllm-ascend's 310P worker halves it (the runtime's context and other
+    # processes' memory; 0 on every other worker): app.core.situations.cleared_before_halving_bytes
+    held_at_start_bytes: int = 0
     unused_bytes: int  # total - budget (the 1 - utilization slack)
 
     # KV sizing, exact once kv_cache_bytes is known

@@ -2,7 +2,7 @@
 own budget and graphs (issue 22 items 4 and 6).
 
 Pure rules over a release's :class:`~app.core.versions.VersionRules` and the device; the estimator
-(app/core/estimate.py) applies them. Every fact is read from the code of the release named:
+(app/core/estimate/stages.py) applies them. Every fact is read from the code of the release named:
 
 - vLLM 0.10.2+ refuses to start when the free memory at its snapshot is below ``total x u``
   (``v1/worker/utils.py::request_memory``, reference §2.1); memory held by other processes counts

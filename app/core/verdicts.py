@@ -10,7 +10,7 @@ for the KV-bound verdicts; the failure verdicts' order is: the cheapest change t
 first. A remedy may name ``{largest}`` (the largest max_model_len that starts); :func:`remedies` uses its
 ``without`` wording when that number is not known.
 
-:func:`classify` is the one rule that picks the verdict: the planner (app/core/estimate.py) calls it
+:func:`classify` is the one rule that picks the verdict: the planner (app/core/estimate/checks.py) calls it
 with its predicted start-up, the doctor (app/core/diagnose/steps.py) with what the log says, so the
 doctor reading the planner's own log returns the planner's verdict (tests/unit/test_verdicts.py).
 """

@@ -337,7 +337,7 @@ def mamba_blocks_error(*, max_num_seqs: int, num_blocks: int) -> str:
     return MAMBA_BLOCKS.printed.format(max_num_seqs=max_num_seqs, num_blocks=num_blocks)
 
 
-# the engine config's refusal of a --max-model-len above the model's own maximum (estimate.py prints it)
+# the engine config's refusal of a --max-model-len above the model's own maximum (app/core/estimate/checks.py prints it)
 LEN_ABOVE_DERIVED = VllmLine(
     "is greater than the derived max_model_len",
     r"User-specified max_model_len \((\d{1,18})\) is greater than the derived max_model_len",

@@ -140,8 +140,11 @@ class WorkBudget:
 
 
 # By path (under the root path). Searches and simulations get 3 s (the bar is 4 s of server
-# CPU for them, 2 s for everything else); the rest 1.5 s. Every real input takes a fraction: the
-# catalog's largest model at the largest fleet is ~0.3 s, a preset simulation at its cap < 1 s.
+# CPU for them, 2 s for everything else); the rest 1 s (1.5 s to round 10). Every real input takes a
+# fraction: the catalog's largest model at the largest fleet is ~0.3 s, a preset simulation at its cap
+# < 1 s; the doctor's slowest of the 251 real logs in tests/data is 36 ms (round 11, a warmed worker),
+# a 10,000-layer pasted config's planner page 67 ms.
+DEFAULT_BUDGET_S = 1.0
 _LAYERS_ADVICE = N_("a pasted config with fewer layers, or a smaller pipeline_parallel_size")
 WORK_BUDGETS: dict[str, WorkBudget] = {
     "/api/recommend": WorkBudget(
@@ -156,10 +159,10 @@ WORK_BUDGETS: dict[str, WorkBudget] = {
     "/api/performance": WorkBudget(3.0, "config_json", _LAYERS_ADVICE),
     "/speed": WorkBudget(3.0, "config_json", _LAYERS_ADVICE),
     "/api/workload": WorkBudget(3.0, "config_json", _LAYERS_ADVICE),
-    "/doctor": WorkBudget(1.5, "log", N_("a shorter log")),
-    "/api/diagnose": WorkBudget(1.5, "log", N_("a shorter log")),
+    "/doctor": WorkBudget(DEFAULT_BUDGET_S, "log", N_("a shorter log")),
+    "/api/diagnose": WorkBudget(DEFAULT_BUDGET_S, "log", N_("a shorter log")),
 }
-DEFAULT_WORK_BUDGET = WorkBudget(1.5, "config_json", _LAYERS_ADVICE)
+DEFAULT_WORK_BUDGET = WorkBudget(DEFAULT_BUDGET_S, "config_json", _LAYERS_ADVICE)
 
 
 def work_budget(scope: Scope) -> WorkBudget:

@@ -200,6 +200,8 @@ def test_the_310p_worker_halves_its_pool_from_vllm_ascend_0_18() -> None:
     )
     assert (before.kv_cache_bytes, before.num_gpu_blocks) == (21_134_444_864, 2_879)
     assert (after.kv_cache_bytes, after.num_gpu_blocks) == (10_030_351_520, 1_366)
+    # the held bytes are computed once, by the stage's budget, and the pool equation reads them from there
+    assert (before.held_at_start_bytes, after.held_at_start_bytes) == (0, 1_073_741_824)
     assert "Available KV cache memory: 9.34 GiB" in after.log_lines  # 10,030,351,520 / 2**30 = 9.34
     assert any("halves the KV pool" in w for w in after.warnings)
     # v0.21.0rc1 prints the note; the 910B's worker (NPUWorker) never halves
@@ -213,6 +215,9 @@ def test_the_310p_worker_halves_its_pool_from_vllm_ascend_0_18() -> None:
     # memory another process holds is in that init snapshot too: 2 GiB more held -> 1 GiB less pool
     held = _qwen_7b("0.18.0", "310p", gpu_memory_utilization=0.8, device_memory_used_gib=2.0)
     assert held.kv_cache_bytes == (21_134_444_864 - 3 * 1_073_741_824) // 2
+    assert held.held_at_start_bytes == 3 * 1_073_741_824
+    pool = next(t for t in held.terms if t.name == "KV pool (available KV cache memory)")
+    assert pool.formula.endswith("− 3.00) ÷ 2")
 
 
 def test_vllm_ascend_reads_kv_cache_memory_bytes_from_0_19_and_never_on_the_310p() -> None:
