@@ -160,3 +160,27 @@ def test_fleet_chart_labels_say_which_fp8_is_the_kv_cache() -> None:
     assert "TP 2 · fp8 weights<" in table  # the TP 2 layout with the KV cache at auto
     zh = html.unescape(_zh().get(FLEET_70B).text)
     assert "TP 2 · fp8 权重 · fp8 KV" in zh
+
+
+def test_a_cut_config_json_says_why_in_a_whole_sentence() -> None:
+    # The walkthrough cut Qwen3-30B-A3B-Instruct-2507's config.json at 300 characters: the page said
+    # "config_json: not valid JSON (line 14, column 3): Unterminated string starting at" and stopped, in
+    # English on the Chinese page too. Here: the real Qwen3-30B-A3B config (tests/data/configs/real) cut the
+    # same way; its 14th line opens the string "moe_intermediate_size" at column 3, which the cut leaves open.
+    config = (
+        Path(__file__).parents[1] / "data" / "configs" / "real" / "Qwen__Qwen3-30B-A3B.config.json"
+    ).read_text()
+    cut = config[:300]
+    assert cut.splitlines()[13].startswith('  "') and cut.count('"') % 2 == 1
+    en = html.unescape(
+        TestClient(APP).post("/", data={"v": "1", "config_json": cut}, params={"lang": "en"}).text
+    )
+    assert "not valid JSON (line 14, column 3): a string opens here and is never closed" in en
+    assert "starting at" not in en
+    zh = html.unescape(_zh().post("/", data={"v": "1", "config_json": cut}).text)
+    assert "不是有效的 JSON（第 14 行，第 3 列）：此处开始的字符串没有闭合" in zh and "Unterminated" not in zh
+    # the --speculative-config JSON says the same (specs.py, the other reader of a JSON string)
+    spec = TestClient(APP).get(
+        "/api/estimate", params={"model": "meta-llama/Llama-3.1-8B", "speculative_config": '{"x": 1,}'}
+    )
+    assert spec.status_code == 422 and "a comma before the object's closing brace" in spec.text
