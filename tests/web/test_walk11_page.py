@@ -184,3 +184,19 @@ def test_a_cut_config_json_says_why_in_a_whole_sentence() -> None:
         "/api/estimate", params={"model": "meta-llama/Llama-3.1-8B", "speculative_config": '{"x": 1,}'}
     )
     assert spec.status_code == 422 and "a comma before the object's closing brace" in spec.text
+
+
+def test_speed_says_requests_run_in_the_replica_not_per_rank() -> None:
+    # The walkthrough's 70B permalink (TP 8, one replica, 64 clients): "64 requests run at once per rank" read
+    # as 64 per GPU. The count is per engine (a data-parallel rank, Performance.running_requests): at DP 1 it is
+    # the replica; at DP 2 the 64 clients split 32 per rank.
+    client = TestClient(APP)
+    base = "/speed?v=1&model=meta-llama%2FLlama-3.1-70B&devices=8&max_model_len=128000&target_concurrency=64&gpu_memory_utilization=0.95&tensor_parallel_size=8&concurrency=64"
+    line = re.search(r'<p id="speed-secondary">([^<]+)</p>', client.get(base).text).group(1)
+    assert "64 requests run at once in the replica (limited by the number of clients)." in html.unescape(line)
+    assert "per rank" not in line
+    zh = re.search(r'<p id="speed-secondary">([^<]+)</p>', _zh().get(base).text).group(1)
+    assert "该副本同时运行 64 个请求" in zh and "rank" not in zh
+    dp2 = "/speed?v=1&model=Qwen%2FQwen3-30B-A3B&devices=2&max_model_len=32768&data_parallel_size=2&concurrency=64"
+    line = re.search(r'<p id="speed-secondary">([^<]+)</p>', client.get(dp2).text).group(1)
+    assert "32 requests run at once per data-parallel rank" in html.unescape(line)
