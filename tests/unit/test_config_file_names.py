@@ -36,3 +36,14 @@ def test_an_hf_cache_snapshot_is_named_by_its_hub_id(tmp_path: Path) -> None:
 
 def test_a_config_file_of_another_name_is_named_by_the_file() -> None:
     assert load_model_config_file(REAL).name == str(REAL)
+
+
+def test_the_cli_names_its_own_way_to_give_an_unknown_models_config(capsys) -> None:  # type: ignore[no-untyped-def]
+    # The walkthrough (step 3): the CLI's unknown-model error said "or paste its config.json", the web's word;
+    # a terminal gives a path.
+    from app.cli import main
+
+    assert main(["estimate", "Qwen/Qwen3-30B-A3B-Instruct-2507", "--device", "h100"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown model 'Qwen/Qwen3-30B-A3B-Instruct-2507'" in err
+    assert "a path to it on the command line" in err and "paste" not in err
