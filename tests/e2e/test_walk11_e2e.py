@@ -3,6 +3,8 @@ Chromium at its sizes: what it still found cut or misplaced on the page (lane wa
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -105,3 +107,33 @@ def test_the_phone_page_does_not_scroll_sideways(live_server: LiveServer, tab: T
         page.wait_for_timeout(300)
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= PHONE["width"], (url, width)
+
+
+FLEET = (
+    "/fleet?v=1&model=meta-llama%2FLlama-3.1-70B-Instruct&max_model_len=32768&input_tokens=2000"
+    "&output_tokens=500&requests_per_s=30&slo_ttft_ms=1500&slo_tpot_ms=40&price_per_device_hour=3"
+    "&devices_per_node=8"
+)
+
+
+def test_the_fleet_answer_is_on_a_phones_first_screen(live_server: LiveServer, tab: Tab) -> None:
+    # The walkthrough's e05-fleet-phone.png: "fleet on a phone, first screen is inputs only" (the answer
+    # sits below every input). As on the planner, a one-line answer stays at the top and jumps to it.
+    page = tab.page
+    page.set_viewport_size(PHONE)
+    page.goto(f"{live_server.base}{FLEET}&lang=en")
+    summary = page.locator("#phone-summary")
+    expect(summary).to_be_visible()
+    expect(summary).to_contain_text("Cheapest layout meeting the SLO")
+    assert summary.bounding_box()["y"] + summary.bounding_box()["height"] <= PHONE["height"]
+    assert page.locator("#fleet-best").bounding_box()["y"] > PHONE["height"]  # the answer itself is below
+    # a rejected input swaps the line too (out of band with the results fragment)
+    page.fill("#g-rps", "thirty")
+    page.locator("#g-rps").dispatch_event("change")
+    expect(summary).to_contain_text("Nothing is computed: these inputs cannot be used")
+    expect(summary).to_have_class(re.compile(r"\bverdict-bad\b"))
+    summary.click()
+    expect(page.locator("#results .verdict").first).to_be_in_viewport()
+    # the desktop has the answer beside the inputs and no such line
+    page.set_viewport_size(DESKTOP)
+    expect(summary).to_be_hidden()
