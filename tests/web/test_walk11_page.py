@@ -200,3 +200,24 @@ def test_speed_says_requests_run_in_the_replica_not_per_rank() -> None:
     dp2 = "/speed?v=1&model=Qwen%2FQwen3-30B-A3B&devices=2&max_model_len=32768&data_parallel_size=2&concurrency=64"
     line = re.search(r'<p id="speed-secondary">([^<]+)</p>', client.get(dp2).text).group(1)
     assert "32 requests run at once per data-parallel rank" in html.unescape(line)
+
+
+def test_doctor_lists_only_the_exclusions_of_cards_it_could_be_mistaken_for() -> None:
+    # The walkthrough's H100 log with its engine line (dtype=torch.bfloat16): the device notes listed V100 32GB,
+    # V100 16GB and T4 as ruled out for bfloat16 (compute capability < 8.0), cards of 32 and 16 GB that a
+    # 54.98 GiB KV pool had ruled out already. Only cards of about the chosen card's 79.10 GiB are worth a line.
+    engine = (
+        "INFO 09-01 10:00:09 [core.py:74] Initializing a V1 LLM engine (v0.10.1.1) with config: "
+        "model='meta-llama/Llama-3.1-8B-Instruct', dtype=torch.bfloat16, max_seq_len=32768, "
+        "tensor_parallel_size=1, pipeline_parallel_size=1, quantization=None, enforce_eager=False, kv_cache_dtype=auto\n"
+    )
+    log = H100_LOG_0_10_1_1.replace("INFO 09-01 10:00:20", engine + "INFO 09-01 10:00:20", 1)
+    items = _device_items(TestClient(APP).post("/doctor", data={"log": log}, params={"lang": "en"}).text)
+    assert items[0].startswith("the log prints no device total; nvidia-a100-sxm4-80gb was inferred")
+    assert not [i for i in items if "needs compute capability" in i]
+    # with no device at all (a log of nothing but an engine line) every exclusion is still said
+    bare = engine.replace("kv_cache_dtype=auto", "kv_cache_dtype=auto, attention_backend=FLASH_ATTN")
+    page = TestClient(APP).post("/doctor", data={"log": bare}, params={"lang": "en"}).text
+    assert "nvidia-v100-sxm2-32gb: bfloat16 needs compute capability ≥ 8.0 (it has 7.0)" in html.unescape(
+        page
+    )
