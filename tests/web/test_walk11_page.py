@@ -221,3 +221,33 @@ def test_doctor_lists_only_the_exclusions_of_cards_it_could_be_mistaken_for() ->
     assert "nvidia-v100-sxm2-32gb: bfloat16 needs compute capability ≥ 8.0 (it has 7.0)" in html.unescape(
         page
     )
+
+
+def _paste_problems(client: TestClient, command: str) -> list[str]:
+    page = client.get("/", params={"v": "1", "command": command}).text
+    section = re.search(r'<section id="results".*?</ul>', page, re.S).group(0)
+    return [
+        html.unescape(re.sub(r"<[^>]+>|\s+", " ", li)).strip()
+        for li in re.findall(r"<li[^>]*>(.*?)</li>", section, re.S)
+    ]
+
+
+def test_a_refused_paste_names_every_bad_value_in_words() -> None:
+    # "Each problem:" listed one: a paste with two values vLLM's config refuses named only the first, and a
+    # value the form refuses read "tensor_parallel_size: Value error, must be a power of two" (pydantic's prefix).
+    client = TestClient(APP, cookies={"lang": "en"})
+    two = _paste_problems(
+        client, "vllm serve Qwen/Qwen2.5-72B-Instruct --gpu-memory-utilization 2 --pipeline-parallel-size 0"
+    )
+    assert two == [
+        "gpu_memory_utilization : Input should be less than or equal to 1",
+        "pipeline_parallel_size : Input should be greater than or equal to 1",
+    ]
+    tp = _paste_problems(client, "vllm serve Qwen/Qwen2.5-72B-Instruct --tensor-parallel-size 3")
+    assert tp == [
+        "tensor_parallel_size : must be a power of two (1, 2, 4, 8, 16, 32, 64, 128, 256): the tensor-parallel sizes of real machines"
+    ]
+    zh = _paste_problems(
+        _zh(), "vllm serve Qwen/Qwen2.5-72B-Instruct --gpu-memory-utilization 2 --pipeline-parallel-size 0"
+    )
+    assert zh == ["gpu_memory_utilization : 应小于或等于 1", "pipeline_parallel_size : 应大于或等于 1"]
