@@ -160,6 +160,12 @@ def test_fleet_chart_labels_say_which_fp8_is_the_kv_cache() -> None:
     assert "TP 2 · fp8 weights<" in table  # the TP 2 layout with the KV cache at auto
     zh = html.unescape(_zh().get(FLEET_70B).text)
     assert "TP 2 · fp8 权重 · fp8 KV" in zh
+    # each layout's details said "#1 TP 2 · fp8 · fp8 · 18 devices" too
+    summary = re.search(
+        r'<details class="fleet-detail" id="fleet-detail-1".*?<summary>(.*?)</summary>', page, re.S
+    ).group(1)
+    assert summary == "#1 TP 2 · fp8 weights · KV cache fp8 · 18 devices"
+    assert "#1 TP 2 · fp8 权重 · KV cache fp8 · 18 台设备" in zh
 
 
 def test_a_cut_config_json_says_why_in_a_whole_sentence() -> None:
