@@ -301,10 +301,29 @@ def load_model_config_file(path: Path) -> ModelSpec:
     # older ModelOpt checkpoints (vLLM reads it when config.json has none)
     hf_quant = _read_json_object(quant_path) if quant_path.is_file() else None
     raw_name = config.get("_name_or_path")
-    name = raw_name if isinstance(raw_name, str) and raw_name else config_path.parent.name
+    name = raw_name if isinstance(raw_name, str) and raw_name else config_file_name(config_path)
     return model_spec_from_hf_config(
         config, name=name, safetensors_index=index, hf_quant_config=hf_quant, source=str(config_path)
     )
+
+
+HF_CACHE_REPO_PREFIX = "models--"  # huggingface_hub's cache: models--{org}--{name}/snapshots/{revision}/
+
+
+def config_file_name(config_path: Path) -> str:
+    """The model's name when its config.json names none: the hub id of a Hugging Face cache snapshot
+    (``…/models--Qwen--Qwen3-8B/snapshots/0123abcd/config.json`` -> ``Qwen/Qwen3-8B``), else the folder as
+    given (what ``vllm serve`` takes), else the file itself when it is not a ``config.json``. The folder's
+    bare name read as a model ("inputs on nvidia-h100", "0123abcd" for a snapshot; the new-user walkthrough
+    of 2026-12, step 3)."""
+    snapshot = config_path.parent
+    if snapshot.parent.name == "snapshots" and snapshot.parent.parent.name.startswith(HF_CACHE_REPO_PREFIX):
+        org, _, repo = snapshot.parent.parent.name.removeprefix(HF_CACHE_REPO_PREFIX).partition("--")
+        if org and repo:
+            return f"{org}/{repo}"
+    if config_path.name == CONFIG_FILE_NAME:
+        return str(snapshot)
+    return str(config_path)
 
 
 def _read_json_object(path: Path) -> dict[str, Any]:

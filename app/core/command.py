@@ -456,9 +456,13 @@ def parse_serve_args(
     try:
         serve = ServeConfig(**values)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = str(first["loc"][0]) if first["loc"] else "command"
-        raise PlannerError(loc, message_of(first)) from exc  # a catalog sentence: zh pages translate it
+        # every value vLLM's config refuses, not only the first (catalog sentences: zh pages translate them)
+        problems = [
+            PlannerError(str(e["loc"][0]) if e["loc"] else "command", message_of(e)) for e in exc.errors()
+        ]
+        raise CommandError(
+            unrecognized=[], problems=problems, known=known, vllm_version=vllm_version
+        ) from exc
     return ParsedCommand(
         model=read.model,
         serve=serve,

@@ -26,7 +26,7 @@ class UnknownModelError(PlannerError):
         super().__init__(
             "model",
             Text(
-                "unknown model {model_id!r}; see `kv-planner models` or paste its config.json",
+                "unknown model {model_id!r}; see `kv-planner models`, or give its config.json (a path to it on the command line, config_json in the API)",
                 model_id=model_id,
             ),
         )

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from app.core.compilation import normalize as compilation_normalize
 from app.core.graph_mode import CudagraphMode
+from app.core.json_reasons import json_reason
 from app.core.serve_flags import bounds
 from app.core.text import Text
 
@@ -342,7 +343,7 @@ def _json_object_text(value: object) -> object:
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ValueError(Text("not valid JSON: {reason}", reason=exc.msg)) from exc
+            raise ValueError(Text("not valid JSON: {reason}", reason=json_reason(exc.msg))) from exc
     return value
 
 

@@ -157,7 +157,13 @@ class Renderer:
             return url_path(request, name, **path_params)
 
         lang = i18n.current()
-        shared = {"request": request, "url": url, "lang": i18n.HTML_LANG[lang], "lang_code": lang}
+        shared = {
+            "request": request,
+            "url": url,
+            "lang": i18n.HTML_LANG[lang],
+            "lang_code": lang,
+            "fragment": not page,  # a block htmx swaps in (out-of-band parts go with it)
+        }
         if page:  # the header's language switch is part of the page, never of a block
             shared["lang_links"] = i18n.switch_links(request.url.path, request.query_params.multi_items())
         return {**shared, **context}

@@ -160,3 +160,100 @@ def test_fleet_chart_labels_say_which_fp8_is_the_kv_cache() -> None:
     assert "TP 2 · fp8 weights<" in table  # the TP 2 layout with the KV cache at auto
     zh = html.unescape(_zh().get(FLEET_70B).text)
     assert "TP 2 · fp8 权重 · fp8 KV" in zh
+    # each layout's details said "#1 TP 2 · fp8 · fp8 · 18 devices" too
+    summary = re.search(
+        r'<details class="fleet-detail" id="fleet-detail-1".*?<summary>(.*?)</summary>', page, re.S
+    ).group(1)
+    assert summary == "#1 TP 2 · fp8 weights · KV cache fp8 · 18 devices"
+    assert "#1 TP 2 · fp8 权重 · KV cache fp8 · 18 台设备" in zh
+
+
+def test_a_cut_config_json_says_why_in_a_whole_sentence() -> None:
+    # The walkthrough cut Qwen3-30B-A3B-Instruct-2507's config.json at 300 characters: the page said
+    # "config_json: not valid JSON (line 14, column 3): Unterminated string starting at" and stopped, in
+    # English on the Chinese page too. Here: the real Qwen3-30B-A3B config (tests/data/configs/real) cut the
+    # same way; its 14th line opens the string "moe_intermediate_size" at column 3, which the cut leaves open.
+    config = (
+        Path(__file__).parents[1] / "data" / "configs" / "real" / "Qwen__Qwen3-30B-A3B.config.json"
+    ).read_text()
+    cut = config[:300]
+    assert cut.splitlines()[13].startswith('  "') and cut.count('"') % 2 == 1
+    en = html.unescape(
+        TestClient(APP).post("/", data={"v": "1", "config_json": cut}, params={"lang": "en"}).text
+    )
+    assert "not valid JSON (line 14, column 3): a string opens here and is never closed" in en
+    assert "starting at" not in en
+    zh = html.unescape(_zh().post("/", data={"v": "1", "config_json": cut}).text)
+    assert "不是有效的 JSON（第 14 行，第 3 列）：此处开始的字符串没有闭合" in zh and "Unterminated" not in zh
+    # the --speculative-config JSON says the same (specs.py, the other reader of a JSON string)
+    spec = TestClient(APP).get(
+        "/api/estimate", params={"model": "meta-llama/Llama-3.1-8B", "speculative_config": '{"x": 1,}'}
+    )
+    assert spec.status_code == 422 and "a comma before the object's closing brace" in spec.text
+
+
+def test_speed_says_requests_run_in_the_replica_not_per_rank() -> None:
+    # The walkthrough's 70B permalink (TP 8, one replica, 64 clients): "64 requests run at once per rank" read
+    # as 64 per GPU. The count is per engine (a data-parallel rank, Performance.running_requests): at DP 1 it is
+    # the replica; at DP 2 the 64 clients split 32 per rank.
+    client = TestClient(APP)
+    base = "/speed?v=1&model=meta-llama%2FLlama-3.1-70B&devices=8&max_model_len=128000&target_concurrency=64&gpu_memory_utilization=0.95&tensor_parallel_size=8&concurrency=64"
+    line = re.search(r'<p id="speed-secondary">([^<]+)</p>', client.get(base).text).group(1)
+    assert "64 requests run at once in the replica (limited by the number of clients)." in html.unescape(line)
+    assert "per rank" not in line
+    zh = re.search(r'<p id="speed-secondary">([^<]+)</p>', _zh().get(base).text).group(1)
+    assert "该副本同时运行 64 个请求" in zh and "rank" not in zh
+    dp2 = "/speed?v=1&model=Qwen%2FQwen3-30B-A3B&devices=2&max_model_len=32768&data_parallel_size=2&concurrency=64"
+    line = re.search(r'<p id="speed-secondary">([^<]+)</p>', client.get(dp2).text).group(1)
+    assert "32 requests run at once per data-parallel rank" in html.unescape(line)
+
+
+def test_doctor_lists_only_the_exclusions_of_cards_it_could_be_mistaken_for() -> None:
+    # The walkthrough's H100 log with its engine line (dtype=torch.bfloat16): the device notes listed V100 32GB,
+    # V100 16GB and T4 as ruled out for bfloat16 (compute capability < 8.0), cards of 32 and 16 GB that a
+    # 54.98 GiB KV pool had ruled out already. Only cards of about the chosen card's 79.10 GiB are worth a line.
+    engine = (
+        "INFO 09-01 10:00:09 [core.py:74] Initializing a V1 LLM engine (v0.10.1.1) with config: "
+        "model='meta-llama/Llama-3.1-8B-Instruct', dtype=torch.bfloat16, max_seq_len=32768, "
+        "tensor_parallel_size=1, pipeline_parallel_size=1, quantization=None, enforce_eager=False, kv_cache_dtype=auto\n"
+    )
+    log = H100_LOG_0_10_1_1.replace("INFO 09-01 10:00:20", engine + "INFO 09-01 10:00:20", 1)
+    items = _device_items(TestClient(APP).post("/doctor", data={"log": log}, params={"lang": "en"}).text)
+    assert items[0].startswith("the log prints no device total; nvidia-a100-sxm4-80gb was inferred")
+    assert not [i for i in items if "needs compute capability" in i]
+    # with no device at all (a log of nothing but an engine line) every exclusion is still said
+    bare = engine.replace("kv_cache_dtype=auto", "kv_cache_dtype=auto, attention_backend=FLASH_ATTN")
+    page = TestClient(APP).post("/doctor", data={"log": bare}, params={"lang": "en"}).text
+    assert "nvidia-v100-sxm2-32gb: bfloat16 needs compute capability ≥ 8.0 (it has 7.0)" in html.unescape(
+        page
+    )
+
+
+def _paste_problems(client: TestClient, command: str) -> list[str]:
+    page = client.get("/", params={"v": "1", "command": command}).text
+    section = re.search(r'<section id="results".*?</ul>', page, re.S).group(0)
+    return [
+        html.unescape(re.sub(r"<[^>]+>|\s+", " ", li)).strip()
+        for li in re.findall(r"<li[^>]*>(.*?)</li>", section, re.S)
+    ]
+
+
+def test_a_refused_paste_names_every_bad_value_in_words() -> None:
+    # "Each problem:" listed one: a paste with two values vLLM's config refuses named only the first, and a
+    # value the form refuses read "tensor_parallel_size: Value error, must be a power of two" (pydantic's prefix).
+    client = TestClient(APP, cookies={"lang": "en"})
+    two = _paste_problems(
+        client, "vllm serve Qwen/Qwen2.5-72B-Instruct --gpu-memory-utilization 2 --pipeline-parallel-size 0"
+    )
+    assert two == [
+        "gpu_memory_utilization : Input should be less than or equal to 1",
+        "pipeline_parallel_size : Input should be greater than or equal to 1",
+    ]
+    tp = _paste_problems(client, "vllm serve Qwen/Qwen2.5-72B-Instruct --tensor-parallel-size 3")
+    assert tp == [
+        "tensor_parallel_size : must be a power of two (1, 2, 4, 8, 16, 32, 64, 128, 256): the tensor-parallel sizes of real machines"
+    ]
+    zh = _paste_problems(
+        _zh(), "vllm serve Qwen/Qwen2.5-72B-Instruct --gpu-memory-utilization 2 --pipeline-parallel-size 0"
+    )
+    assert zh == ["gpu_memory_utilization : 应小于或等于 1", "pipeline_parallel_size : 应大于或等于 1"]

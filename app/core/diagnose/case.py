@@ -466,10 +466,10 @@ def _ruled_out(device: DeviceSpec, facts: LogFacts) -> str | None:
     return None
 
 
-def _candidates(facts: LogFacts) -> tuple[list[DeviceSpec], list[str]]:
+def _candidates(facts: LogFacts) -> tuple[list[DeviceSpec], list[tuple[DeviceSpec, str]]]:
     """Catalog devices of the log's platform that can run what it printed, and why others cannot."""
     kept: list[DeviceSpec] = []
-    reasons: list[str] = []
+    reasons: list[tuple[DeviceSpec, str]] = []
     for device in catalog.list_devices():
         if device.platform not in _platforms(facts):
             continue
@@ -477,8 +477,22 @@ def _candidates(facts: LogFacts) -> tuple[list[DeviceSpec], list[str]]:
         if reason is None:
             kept.append(device)
         else:
-            reasons.append(reason)
+            reasons.append((device, reason))
     return kept, reasons
+
+
+def _exclusions_that_matter(facts: LogFacts, device: DeviceSpec | None) -> list[str]:
+    """Why cards were ruled out, for the cards the chosen one could be mistaken for: those of about its total
+    (within DEVICE_MATCH_TOLERANCE_BYTES); with no device chosen, every one. A Llama-3.1-8B log on an 80 GB
+    card listed "V100 32GB / 16GB and T4: bfloat16 needs compute capability ≥ 8.0", cards its 55 GiB KV pool
+    had already ruled out (the new-user walkthrough of 2026-12, item 7: noise; walk11)."""
+    reasons = _candidates(facts)[1]
+    if device is not None:
+        total = device.memory_total_bytes
+        reasons = [
+            (d, r) for d, r in reasons if abs(d.memory_total_bytes - total) <= DEVICE_MATCH_TOLERANCE_BYTES
+        ]
+    return [r for _, r in reasons]
 
 
 def _tie_note(total: int, tied: list[DeviceSpec]) -> str:
@@ -708,7 +722,7 @@ def recover_case(log_text: str, facts: LogFacts, target: int | None, device_hint
         if conflict is not None:
             notes.append(Text("the chosen device does not match the log: {conflict}", conflict=conflict))
     elif device_source in ("printed_name", "printed_total", "ambiguous", "replay", "none"):
-        reasoning.extend(_candidates(facts)[1][:6])
+        reasoning.extend(_exclusions_that_matter(facts, device)[:6])
     n = target if target is not None and target > 0 else 1
     prediction = None
     if model is not None and device is not None and serve is not None:

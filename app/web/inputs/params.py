@@ -33,6 +33,7 @@ from pydantic import (
 from app.core import numbers
 from app.core.errors import PlannerError
 from app.core.hf_config.reduce import planner_config
+from app.core.json_reasons import json_reason
 from app.core.perf.bench_args import BenchArgs, infinite_as_text
 from app.core.perf.schedule import Workload
 from app.core.perf.workload import speed_clients, speed_workload
@@ -502,7 +503,7 @@ class PlannerParams(ReleaseDefaultFlags):
                     "not valid JSON (line {line}, column {column}): {reason}",
                     line=exc.lineno,
                     column=exc.colno,
-                    reason=exc.msg,
+                    reason=json_reason(exc.msg),
                 )
             ) from exc
         if not isinstance(parsed, dict):

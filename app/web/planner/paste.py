@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from app.core import regex
 from app.core.command import CommandError, image_release, parse_pasted
 from app.core.errors import PlannerError
+from app.core.pydantic_messages import message_of
 from app.core.text import Text
 from app.web.i18n import t
 from app.web.inputs.params import PlannerParams, replace, serve_values
@@ -64,8 +65,14 @@ def read_paste(params: PlannerParams, command: str) -> PasteRead:
     try:
         filled = replace(params, **changes)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise PlannerError(str(first["loc"][0]) if first["loc"] else "command", first["msg"]) from exc
+        # every value the form refuses, each in words (message_of drops pydantic's "Value error, ", which
+        # the page showed: "tensor_parallel_size: Value error, must be a power of two"; walk11)
+        problems = [
+            PlannerError(str(e["loc"][0]) if e["loc"] else "command", message_of(e)) for e in exc.errors()
+        ]
+        raise CommandError(
+            unrecognized=[], problems=problems, known=frozenset(), vllm_version=params.resolved_version
+        ) from exc
     notes = {
         NOTE_IGNORED_FLAGS: redact(" ".join(parsed.unknown_flags)),  # `--api-key sk-…` is a real flag
         NOTE_IGNORED_ARGS: " ".join(parsed.wrapper.ignored),

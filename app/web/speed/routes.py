@@ -51,7 +51,7 @@ def _speed_fragment(request: Request, items: list[tuple[str, str]]) -> Response:
     try:
         measured = frozenset(runs.cluster.log_spread) if runs.cluster is not None else frozenset()
         perf = _with_or_without_bench(resolved, runs, context)
-        context["speed"] = speed_view(perf, measured)
+        context["speed"] = speed_view(perf, measured, data_parallel_size=resolved.serve.data_parallel_size)
     except PlannerError as exc:
         context["error"] = error_of(exc)
         status = 422

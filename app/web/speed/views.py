@@ -227,7 +227,9 @@ def bench_view(result: BenchResult, scope: RunsScope | None = None) -> BenchView
     )
 
 
-def speed_view(perf: Performance, measured: frozenset[str] = frozenset()) -> SpeedView:
+def speed_view(
+    perf: Performance, measured: frozenset[str] = frozenset(), *, data_parallel_size: int = 1
+) -> SpeedView:
     """``measured``: the kinds of figure (ttft, tpot, throughput) your pasted runs measured; only those
     say "calibrated on your N runs" (the others keep the model's band)."""
     calibrated = perf.basis == "calibrated"
@@ -252,15 +254,25 @@ def speed_view(perf: Performance, measured: frozenset[str] = frozenset()) -> Spe
             band=speed_band(perf.output_tokens_per_s),
         ),
     )
+    # "per rank" read as per GPU beside a TP 8 replica (the new-user walkthrough of 2026-12, 2a): the count is
+    # per engine, i.e. per data-parallel rank (Performance.running_requests), which is the replica at DP 1
+    figures: dict[str, object] = {
+        "requests": _number(perf.requests_per_s.expected),
+        "requests_band": speed_band(perf.requests_per_s),
+        "per_user": _number(perf.per_user_tokens_per_s.expected),
+        "per_user_band": speed_band(perf.per_user_tokens_per_s),
+        "running": perf.running_requests,
+        "limit": tr(LIMIT_LABELS.get(perf.limit, perf.limit)),
+    }
     secondary = tr(
         t(
-            "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} requests run at once per rank (limited by {limit}).",
-            requests=_number(perf.requests_per_s.expected),
-            requests_band=speed_band(perf.requests_per_s),
-            per_user=_number(perf.per_user_tokens_per_s.expected),
-            per_user_band=speed_band(perf.per_user_tokens_per_s),
-            running=perf.running_requests,
-            limit=tr(LIMIT_LABELS.get(perf.limit, perf.limit)),
+            "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} requests run at once in the replica (limited by {limit}).",
+            **figures,
+        )
+        if data_parallel_size == 1
+        else t(
+            "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} requests run at once per data-parallel rank (limited by {limit}).",
+            **figures,
         )
     )
     if perf.kv_limited_from_concurrency is None:
