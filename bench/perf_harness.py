@@ -4,6 +4,7 @@ dataset, range ratio, ignore_eos, shared prefix, and by device family, MoE or de
 
     .venv/bin/python bench/perf_harness.py --cache /tmp/runs.pkl            # physics+prefill+v0 fits
     .venv/bin/python bench/perf_harness.py --cache /tmp/runs.pkl --mode none  # the shipped simulation
+    .venv/bin/python bench/perf_harness.py --cache /tmp/runs.pkl --split arrivals  # that grouping by source
 
 Every source is predicted by the fit made without it (perf_loso.fit), so every residual is out of source.
 Residual: log(measured / predicted) for TPOT and TTFT, log(predicted / measured) for throughput, so that a
@@ -133,6 +134,12 @@ def main(argv: list[str]) -> int:
         print(header)
         for label, rows in sorted(groups.items(), key=lambda kv: -len(kv[1])):
             print(row(label, rows))
+            if "--split" in argv and argv[argv.index("--split") + 1] == name:
+                by_source: dict[str, list[Member]] = defaultdict(list)
+                for ctx, pred in rows:
+                    by_source[ctx.source].append((ctx, pred))
+                for source, members_of in sorted(by_source.items()):
+                    print(row(f"  {source}", members_of))
     return 0
 
 

@@ -481,8 +481,9 @@ def run(
         while nxt < n and slots and send_at[nxt] <= eng.t:
             at = max(send_at[nxt], slots.popleft())
             eng.sent[nxt] = at
-            frontend_free = max(at, frontend_free) + frontend_request_s
-            ready.append((frontend_free + overhead_s + overhead_per_prompt_token_s * prompts[nxt], nxt))
+            if frontend_request_s:  # the API server starts it when done with those sent before it
+                frontend_free = at = max(at, frontend_free) + frontend_request_s
+            ready.append((at + overhead_s + overhead_per_prompt_token_s * prompts[nxt], nxt))
             nxt += 1
         while ready and ready[0][0] <= eng.t:
             at, i = ready.popleft()
