@@ -48,6 +48,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import perf_sources as P
+from perf_bands import _central as _central  # re-exported: tests/unit/test_perf_loso_bands.py
+from perf_bands import covering_band
+from perf_bands import weighted_quantile as weighted_quantile
+from perf_frontend import frontend_grid
 from perf_refit import ARCH_OPTION, POOLED_OPTION, arch_key, fit_arch
 
 from app.core.perf.physics import slower_device
@@ -71,6 +75,7 @@ MODES = (
     "physics+prefill+v0",
     "physics+prefill+v0+arch",
     "physics+prefill+v0+cuda",
+    "physics+prefill+v0+frontend",
 )
 # The host's per-step and per-request work (physics.Coefficients.host_*), tried on this grid: 0-3 ms a step
 # (vLLM's V1 engine core: schedule, prepare inputs, launch, bookkeeping, ship outputs; what the runs of
@@ -124,26 +129,38 @@ class Run:
         return self.context.cluster.split()[0]  # perf_sources: "<device id> <model> tp<n>"
 
     def at(
-        self, host: HostPoint, factor: float = 1.0, eager_s: float = 0.0, compute: float | None = None
+        self,
+        host: HostPoint,
+        factor: float = 1.0,
+        eager_s: float = 0.0,
+        compute: float | None = None,
+        frontend_s: float = 0.0,
     ) -> dict[str, float]:
         """The prediction with this host work, platform device-time factor (and, if given, a separate
         one for the device's FLOPs) and eager launch time per layer (simulated once, then kept)."""
         ctx = self.context
         eager_s = eager_s if ctx is not None and ctx.physics.eager else 0.0  # only eager runs launch
         compute = factor if compute is None else compute
-        key = (host[0], host[1], factor, eager_s, compute)
+        key = (host[0], host[1], factor, eager_s, compute) + ((frontend_s,) if frontend_s else ())
         if key not in self.variants:
             # the shipped prediction stands in only where it was made with this eager time: an eager run's
             # shipped coefficients carry the shipped eager_layer_s (0.3 ms), so its "0" must be simulated
             # (taking the shipped one for 0 tied 0 with 0.3 ms and the all-source refit returned 0)
             shipped_eager = ctx.coefficients.eager_layer_s if ctx is not None and ctx.physics.eager else 0.0
             if ctx is None or (
-                factor == compute == 1.0 and eager_s == shipped_eager and _host_never_binds(ctx, *host)
+                factor == compute == 1.0
+                and eager_s == shipped_eager
+                and frontend_s == ctx.coefficients.frontend_request_s
+                and _host_never_binds(ctx, *host)
             ):
                 self.variants[key] = self.predicted
             else:
                 coefficients = replace(
-                    ctx.coefficients, host_step_s=host[0], host_request_s=host[1], eager_layer_s=eager_s
+                    ctx.coefficients,
+                    host_step_s=host[0],
+                    host_request_s=host[1],
+                    eager_layer_s=eager_s,
+                    frontend_request_s=frontend_s,
                 )
                 self.variants[key] = ctx.simulate(
                     slower_device(coefficients, factor=factor, compute_factor=compute)
@@ -166,6 +183,7 @@ class Correction:
     eager_layer_s: float = 0.0  # physics: the eager launch time per decoder layer
     # physics+prefill: per device, the factor of its FLOPs (GEMMs, attention) apart from the rest
     compute_platform: tuple[tuple[str, float], ...] = ()
+    frontend_s: float = 0.0  # +frontend: the API server's serial time per request (perf_frontend.py)
 
     def predict(self, run: Run) -> dict[str, float]:
         """The run's prediction under this correction."""
@@ -179,6 +197,7 @@ class Correction:
                 dict(self.platform).get(device, 1.0),
                 self.eager_layer_s,
                 dict(self.compute_platform).get(device),
+                self.frontend_s,
             )
         )
         if self.ttft_base_ms >= 0 and KEYS["ttft"] in out:
@@ -347,9 +366,11 @@ def _fit_host(mode: str, train: dict[str, list[Run]]) -> Correction:
                 platform=platform,
                 eager_layer_s=eager,
                 compute_platform=compute,
+                frontend_s=f,
             )
             for b in TTFT_BASE_GRID_MS
             for k in TTFT_PER_TOKEN_GRID_MS
+            for f in frontend_grid(mode)
         ),
         key=lambda c: _train_objective(train, c),
     )
@@ -424,30 +445,6 @@ def _fit_device_time(train: dict[str, list[Run]], host: Correction) -> tuple[tup
     return tuple(out)
 
 
-def weighted_quantile(pairs: list[tuple[float, float]], q: float) -> float:
-    """q-quantile of (value, weight) pairs (weights need not sum to 1)."""
-    if not pairs:
-        return 0.0
-    ordered = sorted(pairs)
-    total = sum(w for _, w in ordered)
-    acc = 0.0
-    for value, weight in ordered:
-        acc += weight
-        if acc >= q * total:
-            return value
-    return ordered[-1][0]
-
-
-# The band's tail share on each side, tried from the narrowest (0.10: the plain 10th / 90th percentile of
-# the source-weighted pool): the first that, made without each training source in turn from the others'
-# residuals, holds BAND_SOURCE_COVERAGE of that source's runs on average (each source one vote, as the
-# issue's "about 80 % of runs from a source the fit never saw" counts them). Made with every source, a
-# source-weighted 10-90 interval holds 80 % of the average source by construction; a source it never saw
-# falls inside less often, which is what the held-out coverage measures.
-BAND_TAILS = (0.10, 0.09, 0.08, 0.07, 0.06, 0.05, 0.04, 0.03, 0.02, 0.01)
-BAND_SOURCE_COVERAGE = 0.80
-
-
 def band(mode: str, train: dict[str, list[Run]]) -> dict[str, tuple[float, float]]:
     """Per kind, (low, high) log offsets from nested out-of-source residuals of the training sources
     (each predicted by a correction fitted without it), as wide as covering_band needs."""
@@ -474,27 +471,6 @@ def band_in_fold(train: dict[str, list[Run]], correction: Correction) -> dict[st
             if logs:
                 per_source[kind].append(logs)
     return {kind: covering_band(per_source[kind]) for kind in KEYS}
-
-
-def _central(sources: list[list[float]], tail: float) -> tuple[float, float]:
-    pooled = [(v, 1.0 / len(logs)) for logs in sources for v in logs]
-    return weighted_quantile(pooled, tail), weighted_quantile(pooled, 1.0 - tail)
-
-
-def covering_band(sources: list[list[float]]) -> tuple[float, float]:
-    """The source-weighted central interval of these sources' log residuals at the first of BAND_TAILS
-    whose interval, made without each source in turn, holds BAND_SOURCE_COVERAGE of its runs on average."""
-    for tail in BAND_TAILS:
-        inside = []
-        for i, logs in enumerate(sources):
-            others = sources[:i] + sources[i + 1 :]
-            if not others:
-                continue
-            lo, hi = _central(others, tail)
-            inside.append(sum(lo <= v <= hi for v in logs) / len(logs))
-        if not inside or statistics.mean(inside) >= BAND_SOURCE_COVERAGE:
-            return _central(sources, tail)
-    return _central(sources, BAND_TAILS[-1])
 
 
 @dataclass(frozen=True)
@@ -780,6 +756,8 @@ def write(correction: Correction, bands: dict[str, tuple[float, float]]) -> None
             host["ttft_per_prompt_token_s"] = correction.ttft_per_token_ms / 1000
     if correction.eager_layer_s:
         host["eager_layer_s"] = correction.eager_layer_s
+    if correction.frontend_s:
+        host["frontend_request_s"] = correction.frontend_s
     if correction.host_v0 is not None:
         host["v0_host_step_s"], host["v0_host_request_s"] = correction.host_v0
     payload["host"] = host

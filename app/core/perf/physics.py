@@ -449,6 +449,13 @@ class Coefficients:
     # the device waits for it at small batches (launch-bound), so it adds to every step of every layer.
     # Fitted across sources on the runs that state --enforce-eager (bench/perf_loso.py); CPU work.
     eager_layer_s: float = 0.0
+    # The API server's serial work per request before it reaches the engine (HTTP, validation, chat
+    # template, tokenisation, the engine request's build and send): one process and one event loop (vLLM's
+    # default --api-server-count 1), so requests sent together reach the scheduler one after another,
+    # this far apart. ttft_overhead_s is the latency every request has; this is the occupancy that makes a
+    # burst queue (`--request-rate inf`: the k-th of N waits k of them). Fitted across sources
+    # (bench/perf_loso.py ``+frontend``); CPU work, so slower_device leaves it.
+    frontend_request_s: float = 0.0
 
 
 def slower_device(

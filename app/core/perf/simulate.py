@@ -4,7 +4,8 @@ Per data-parallel rank (the rank's share of the prompts, the clients and the rat
 
 * **clients**: prompts leave at their send times (bench_args.send_times); ``max_concurrency`` slots
   are freed when a request completes; the clock of a request starts when it is sent. A sent request
-  reaches the scheduler after ``ttft_overhead_s`` (API server, tokenisation: the fitted constant).
+  reaches the scheduler after ``ttft_overhead_s`` (API server, tokenisation: the fitted constant); the API
+  server takes requests one at a time (``frontend_request_s`` each), so a burst reaches it in a queue.
 * **one step** (vllm/v1/core/sched/scheduler.py, 0.19.0): the running requests first, in order, each
   for what it still lacks (1 token when decoding, the rest of its prompt when prefilling) within the
   ``max_num_batched_tokens`` budget; KV blocks are allocated for the tokens scheduled and, when the
@@ -453,6 +454,7 @@ def run(
     overhead_s: float,
     prefix_tokens: int,
     overhead_per_prompt_token_s: float = 0.0,
+    frontend_request_s: float = 0.0,
 ) -> SimResult:
     """Simulate one rank's benchmark; lists are per request in send order."""
     eng = _Engine(rates, limits, prompts, outputs, overhead_s)
@@ -464,6 +466,7 @@ def run(
     slots: deque[float] = deque([0.0] * (max_concurrency or n))
     ready: deque[tuple[float, int]] = deque()  # sent, not yet at the scheduler
     nxt = 0
+    frontend_free = 0.0  # when the API server is done with the requests sent so far
     stalled = turns = 0
     while eng.done < n:
         stalled = stalled + 1 if eng.t == eng.res.duration_s else 0
@@ -478,6 +481,8 @@ def run(
         while nxt < n and slots and send_at[nxt] <= eng.t:
             at = max(send_at[nxt], slots.popleft())
             eng.sent[nxt] = at
+            if frontend_request_s:  # the API server starts it when done with those sent before it
+                frontend_free = at = max(at, frontend_free) + frontend_request_s
             ready.append((at + overhead_s + overhead_per_prompt_token_s * prompts[nxt], nxt))
             nxt += 1
         while ready and ready[0][0] <= eng.t:
