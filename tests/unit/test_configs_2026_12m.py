@@ -59,10 +59,10 @@ def test_heldout_config_at_0_33(held: str, plan_file: str, name: str, expected: 
 
 
 def test_both_plans_cover_every_config() -> None:
-    # batch 1: two configs a half; batch 2: four (A) and three (B) more; each at TP 8 and TP 2
+    # batch 1: two configs a half; batch 2: four (A) and three (B) more; batches 3 and 4: one each; batch 5: one (B); TP 8 and TP 2
     assert {held: sum(1 for case in CASES if case.values[0] == held) for held in SETS} == {
-        "heldout_0_33m": 12,
-        "heldout_0_33n": 10,
+        "heldout_0_33m": 16,
+        "heldout_0_33n": 16,
     }
 
 
