@@ -575,7 +575,7 @@ def _half_length(case: Case, largest: tuple[int | None, TrialSource, str]) -> An
             True,
             "log",
             Text(
-                "vLLM refused this length, not the budget (an empty pool gets 'No available memory'); the quote cuts the length it estimates"
+                "vLLM refused this length, not the budget (an empty pool gets another error); the quote cuts the length it estimates"
             ),
         )
     if length is None or f.error_kind in FAILURE_VERDICTS or largest_len is None:
