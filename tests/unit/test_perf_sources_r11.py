@@ -20,6 +20,9 @@ RUNS_PER_SOURCE = {
     "llm-d/llm-d docs/accelerators/amd-mi355x-perf.md (PR #1233: Llama-3.3-70B FP8 on 8x MI355X)": 12,
     "vllm-project/recipes#431 (MI300X verified tag for Qwen3Guard: Qwen3Guard-Gen-8B on one MI300X)": 1,
     "llm-d/llm-d-benchmark collected/data/openshift/exp-7 (standalone vLLM replicas, Llama-3.1-8B)": 9,
+    # half D (round 11b, speeddata11b)
+    "vllm-project/recipes#127 (Llama 3.1-405B / 3.3-70B ROCm recipes on one MI355X, PR head be7e1c5)": 1,
+    "kvcache-ai/Mooncake doc/en/vllm-benchmark-results (v0.1, Nov 2024): non-disaggregated vLLM baselines on one A10": 10,
 }
 
 
