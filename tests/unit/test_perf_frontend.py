@@ -8,11 +8,12 @@ from dataclasses import replace
 import pytest
 
 from app.core.catalog import find_device, find_model
-from app.core.estimate import Estimate, estimate
+from app.core.estimate import estimate
 from app.core.perf.bench import simulate_bench
 from app.core.perf.bench_args import BenchArgs
 from app.core.perf.physics import Coefficients, StepPhysics, slower_device, step_physics
 from app.core.perf.predict import fit_for
+from app.core.result import Estimate
 from app.core.specs import ServeConfig
 from bench import perf_frontend as PF
 
