@@ -15,13 +15,13 @@ supported options only (docs/security.md):
   for the next request on a kept-alive one), else a 408 and the connection closed: uvicorn itself times
   out only an idle kept-alive connection, so a connection that sent nothing, or a header trickled a byte
   every few seconds, was held for ever (round 11, bench/hostile_slow.py S2 and S3);
-- one client address may have at most ``MAX_OPEN_HEADS_PER_PEER`` heads open at once per worker (a
-  connection whose request line and headers have not all arrived); a further connection from it is
-  closed at once: otherwise 600 slow connections from one address filled both workers'
-  ``MAX_CONNECTIONS_PER_WORKER`` and everyone else got 503 (S4). With the 128 requests in flight a client
-  may have (``admission.MAX_IN_FLIGHT_PER_CLIENT``) that leaves others 64 of a worker's 256. A browser's
-  head, and nginx's, arrive whole in one read, so an ordinary client has a head open only between its
-  connection and that read.
+- a client address holding ``MAX_SLOW_HEADS_PER_PEER`` heads open for over ``SLOW_HEAD_S`` gets its
+  further slow heads closed, and once one of its heads was cut (too slow, or past its share) it may for
+  ``HEADER_TIMEOUT_S`` open at most that many heads at once; a further connection from it is closed at
+  once. Otherwise 600 slow connections from one address filled both workers'
+  ``MAX_CONNECTIONS_PER_WORKER`` and everyone else got 503 (S4). A browser's head, and nginx's, arrive
+  whole in one read, so no ordinary client is counted, and a burst of 200 connections from one address
+  that sends its requests at once is served whole.
 
 Deployed for a whole intranet, the documented nginx in front still helps (``client_header_timeout``,
 connections per address; tests/e2e/test_nginx.py).
@@ -33,8 +33,8 @@ import asyncio
 import os
 import socket
 import weakref
-from collections import Counter
 from contextlib import suppress
+from dataclasses import dataclass
 from typing import Any
 
 import uvicorn
@@ -60,9 +60,11 @@ WORKER_HEALTHCHECK_TIMEOUT_S = 60
 # sends them in one packet; nginx's client_header_timeout is 60 s and Apache's mod_reqtimeout 20-40 s, but
 # those sit in front of many sites' slow links, this one in front of a planner on an intranet
 HEADER_TIMEOUT_S = 10.0
-# Heads one client address may have open at once on a worker: the burst of 50 concurrent requests of
-# one client (bench/hostile_server.py N4) and the 64-connection load fit
-MAX_OPEN_HEADS_PER_PEER = 64
+# A head still open after this long is slow (an ordinary one is complete within milliseconds of its first
+# byte); one client address may hold this many slow heads per worker, and after one of its heads was cut,
+# this many heads open at once (a burst of new connections from an address never cut is not limited)
+SLOW_HEAD_S = 1.0
+MAX_SLOW_HEADS_PER_PEER = 32
 _TIMEOUT_ANSWER = "The request line and headers did not arrive within {seconds:g} s."
 
 
@@ -91,15 +93,19 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     """
 
     header_timeout_s = HEADER_TIMEOUT_S  # class attributes, so a test can serve a subclass with tiny ones
-    max_open_heads_per_peer = MAX_OPEN_HEADS_PER_PEER
+    slow_head_s = SLOW_HEAD_S
+    max_slow_heads_per_peer = MAX_SLOW_HEADS_PER_PEER
     _head_bytes = 0
     _in_head = True  # between requests and until the current one's headers have ended
-    _head_timer: asyncio.TimerHandle | None = None  # set while a head is open (counted in _open_heads)
+    _head_timer: asyncio.TimerHandle | None = None  # set while a head is open (counted in the peer's heads)
+    _slow_timer: asyncio.TimerHandle | None = None
+    _slow = False  # this open head is past SLOW_HEAD_S (counted in the peer's slow heads)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         _no_delay(transport)
         super().connection_made(transport)
-        if _open_heads(self.server_state)[self._peer()] >= self.max_open_heads_per_peer:
+        heads = _heads(self.server_state, self._peer())
+        if heads.over_share(self.loop.time(), self.max_slow_heads_per_peer):
             transport.close()  # this address already has its share of heads open (module doc)
             return
         self._open_head()
@@ -127,23 +133,43 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
 
     def _open_head(self) -> None:
         self._head_timer = self.loop.call_later(self.header_timeout_s, self._head_timed_out)
-        _open_heads(self.server_state)[self._peer()] += 1
+        self._slow_timer = self.loop.call_later(self.slow_head_s, self._head_is_slow)
+        _heads(self.server_state, self._peer()).open += 1
 
     def _close_head(self) -> None:
         if self._head_timer is None:
             return
-        self._head_timer.cancel()
-        self._head_timer = None
-        heads = _open_heads(self.server_state)
-        heads[self._peer()] -= 1
-        if heads[self._peer()] <= 0:
-            del heads[self._peer()]
+        for timer in (self._head_timer, self._slow_timer):
+            if timer is not None:
+                timer.cancel()
+        self._head_timer = self._slow_timer = None
+        heads = _heads(self.server_state, self._peer())
+        heads.open -= 1
+        heads.slow -= self._slow
+        self._slow = False
+        if heads.open <= 0 and heads.cut_until <= self.loop.time():
+            del _PEERS[self.server_state][self._peer()]
+
+    def _head_is_slow(self) -> None:
+        self._slow_timer = None
+        heads = _heads(self.server_state, self._peer())
+        self._slow = True
+        heads.slow += 1
+        responding = self.cycle is not None and not self.cycle.response_complete
+        if heads.slow > self.max_slow_heads_per_peer and not responding:
+            self._cut(heads)  # past its address's share of slow heads
 
     def _head_timed_out(self) -> None:
         """No complete head within ``header_timeout_s``: a 408 when some of it came, else just closed."""
-        self._close_head()
         if self.transport.is_closing() or (self.cycle is not None and not self.cycle.response_complete):
+            self._close_head()
             return  # a response still going out: the head of a pipelined request waits for it
+        self._cut(_heads(self.server_state, self._peer()))
+
+    def _cut(self, heads: _PeerHeads) -> None:
+        """Close this connection for its head (a 408 when some of it came); its address is watched."""
+        heads.cut_until = self.loop.time() + self.header_timeout_s
+        self._close_head()
         if self._head_bytes == 0:
             self.transport.close()
             return
@@ -160,14 +186,32 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         super().on_message_complete()
 
 
-_OPEN_HEADS: weakref.WeakKeyDictionary[object, Counter[str]] = weakref.WeakKeyDictionary()
+@dataclass
+class _PeerHeads:
+    """One client address's heads on one server: open, slow (past SLOW_HEAD_S), and until when it is
+    watched because one of them was cut (loop time)."""
+
+    open: int = 0
+    slow: int = 0
+    cut_until: float = 0.0
+
+    def over_share(self, now: float, share: int) -> bool:
+        """A new connection would exceed the address's share: its slow heads, or, while it is watched,
+        its open heads."""
+        return self.slow >= share or (now < self.cut_until and self.open >= share)
 
 
-def _open_heads(server_state: object) -> Counter[str]:
-    """Open heads by client address, for one server (a worker process runs one)."""
-    found = _OPEN_HEADS.get(server_state)
+_PEERS: weakref.WeakKeyDictionary[object, dict[str, _PeerHeads]] = weakref.WeakKeyDictionary()
+
+
+def _heads(server_state: object, peer: str) -> _PeerHeads:
+    """The heads of ``peer`` on one server (a worker process runs one)."""
+    peers = _PEERS.get(server_state)
+    if peers is None:
+        peers = _PEERS[server_state] = {}
+    found = peers.get(peer)
     if found is None:
-        found = _OPEN_HEADS[server_state] = Counter()
+        found = peers[peer] = _PeerHeads()
     return found
 
 

@@ -209,13 +209,15 @@ def test_a_trickled_body_gets_a_408_at_the_grace_and_a_steady_one_is_read() -> N
     assert (sent[0]["status"], read) == (200, 40)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def strict_live() -> Iterator[tuple[str, int]]:
-    """A live server whose head limits are scaled down: 1 s to send a head, 3 heads open per address."""
+    """A live server whose head limits are scaled down: 1 s to send a head, slow after 0.1 s, a share of
+    3 slow heads per address (one server per test: an address it cut stays watched for 1 s)."""
 
     class Strict(BoundedHttpToolsProtocol):
         header_timeout_s = 1.0
-        max_open_heads_per_peer = 3
+        slow_head_s = 0.1
+        max_slow_heads_per_peer = 3
 
     sock = socket.create_server(("127.0.0.1", 0))
     options = {**server_options(), "http": Strict, "access_log": False, "log_level": "warning"}
@@ -257,23 +259,40 @@ def test_a_trickled_head_gets_a_408_and_a_silent_connection_is_closed(strict_liv
         assert _read_all(conn).startswith(b"HTTP/1.1 200")
 
 
-def test_one_address_has_at_most_its_share_of_heads_open(strict_live: tuple[str, int]) -> None:
+def test_one_address_holds_at_most_its_share_of_slow_heads(strict_live: tuple[str, int]) -> None:
     # Before: 600 slow connections from one address filled both workers' 256 connections: every other
-    # client got 503 (bench/hostile_slow.py S4). Three silent connections hold their address's share;
-    # a fourth from it is closed at once, though its request is complete.
+    # client got 503 (bench/hostile_slow.py S4). Three silent connections become slow after 0.1 s: a
+    # fourth from the same address is closed at once, though its request is complete.
     request = b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    burst = [socket.create_connection(strict_live, timeout=10) for _ in range(5)]
+    for conn in burst:  # five connections at once, then their requests: never slow, served whole
+        conn.sendall(request)
+    assert [_read_all(conn)[:15] for conn in burst] == [b"HTTP/1.1 200 OK"] * 5
+    for conn in burst:
+        conn.close()
     held = [socket.create_connection(strict_live, timeout=10) for _ in range(3)]
     try:
-        time.sleep(0.3)  # the server has accepted them (well before their 1 s head timeout)
+        time.sleep(0.4)  # the slow-head timers (0.1 s) have fired, the 1 s head timeout has not
         with socket.create_connection(strict_live, timeout=10) as fourth:
             with suppress(OSError):
                 fourth.sendall(request)
             assert not _read_all(fourth).startswith(b"HTTP/1.1 200")
         for conn in held:
-            assert _read_all(conn) == b""  # closed at their head timeout
+            assert _read_all(conn) == b""  # cut at their head timeout: the address is now watched
     finally:
         for conn in held:
             conn.close()
-    with socket.create_connection(strict_live, timeout=10) as conn:  # their share is free again
+    # watched (1 s): at most 3 heads open at once, slow or not; a fourth is closed at once
+    watched = [socket.create_connection(strict_live, timeout=10) for _ in range(3)]
+    try:
+        time.sleep(0.05)  # accepted, not yet slow
+        with socket.create_connection(strict_live, timeout=10) as fourth:
+            with suppress(OSError):
+                fourth.sendall(request)
+            assert not _read_all(fourth).startswith(b"HTTP/1.1 200")
+    finally:
+        for conn in watched:
+            conn.close()
+    with socket.create_connection(strict_live, timeout=10) as conn:  # an ordinary request still passes
         conn.sendall(request)
         assert _read_all(conn).startswith(b"HTTP/1.1 200")
