@@ -181,7 +181,7 @@ class VersionRules:
     capture_cap_by_major: tuple[tuple[int, int], ...] = ()
     # the default grid's step above 256: 16 (0.13.0-0.33.0 config/vllm.py _set_cudagraph_sizes [1, 2, 4] + range(8,
     # 256, 8) + range(256, max + 1, 16): 51 sizes to 512) or 8 all the way (0.11.0 config/__init__.py VllmConfig.
-    # _set_cudagraph_sizes [1, 2, 4] + range(8, max + 1, 8): 67 sizes to 512); releases before 0.11.0 not read
+    # _set_cudagraph_sizes [1, 2, 4] + range(8, max + 1, 8): 67 sizes to 512; 0.9.2 and 0.10.2 the same); releases before 0.9.2 not read
     capture_grid_16_from_256: bool = True
     # 0.9.2 config.py SchedulerConfig.cuda_graph_sizes = [512] whatever max_num_seqs (0.10.2 config/scheduler.py:
     # [min(max_num_seqs x 2, 512)]): the default grid always runs to 512

@@ -9,7 +9,7 @@ from app.core.version_types import Change
 
 CAPTURE_CHANGELOG: tuple[Change, ...] = (
     Change(
-        "0.9.2",
+        "0.9.0",  # the 0.9 series, planned with 0.9.2's rules (entries sit at a minor series' .0)
         "0.9.2 config.py VllmConfig._set_cudagraph_sizes (V1): [1, 2, 4] + range(8, cuda_graph_sizes[0] + 1, 8) with "
         "SchedulerConfig.cuda_graph_sizes = [512] whatever max_num_seqs: 67 sizes, as a ROCm 0.9.2rc2.dev build "
         "prints '(mixed prefill-decode, PIECEWISE): 67/67' (tests/data/logs/heldout-2026-12i); releases before "
@@ -17,19 +17,13 @@ CAPTURE_CHANGELOG: tuple[Change, ...] = (
         {"capture_grid_16_from_256": False, "capture_cap_ignores_seqs": True},
     ),
     Change(
-        "0.10.2",
+        "0.10.0",  # the 0.10 series, planned with 0.10.2's rules
         "0.10.2 config/scheduler.py SchedulerConfig.__post_init__: cuda_graph_sizes = [min(max_num_seqs x 2, 512)]; "
-        "config/__init__.py _set_cudagraph_sizes still steps by 8 (67 sizes to 512, as 0.11.0)",
+        "config/__init__.py _set_cudagraph_sizes still steps by 8 (67 sizes to 512). 0.11.0 config/__init__.py the "
+        "same, [1, 2, 4] + range(8, cuda_graph_sizes[0] + 1, 8): a real 0.11.0rc2 ROCm start prints 'Capturing CUDA "
+        "graphs (decode, FULL): 67/67' (tests/data/logs/heldout-2026-12j). 0.11.1's config/vllm.py already steps by "
+        "16 from 256 (0.11.1 wheel): 0.11.1-0.12.x take 51 sizes from versions.PATCH_CHANGES",
         {"capture_cap_ignores_seqs": False},
-    ),
-    Change(
-        "0.11.0",
-        "0.11.0 config/__init__.py VllmConfig._set_cudagraph_sizes: the default batch_size_capture_list is [1, 2, 4] + "
-        "range(8, cuda_graph_sizes[0] + 1, 8), cuda_graph_sizes = [min(max_num_seqs x 2, 512)] (config/scheduler.py "
-        "SchedulerConfig.__post_init__): 67 sizes to 512, as a real 0.11.0rc2 ROCm start prints ('Capturing CUDA "
-        "graphs (decode, FULL): 67/67', tests/data/logs/heldout-2026-12j); 0.10.2 the same (its wheel). 0.11.1's config/vllm.py "
-        "already steps by 16 from 256 (0.11.1 wheel): 0.11.1-0.12.x take 51 sizes from versions.PATCH_CHANGES",
-        {"capture_grid_16_from_256": False},
     ),
     Change(
         "0.13.0",

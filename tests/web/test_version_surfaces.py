@@ -55,9 +55,12 @@ def test_api_post_normalizes_and_warns_past_the_newest(client: TestClient) -> No
     )
     assert r.status_code == 200
     body = r.json()
-    assert (body["vllm_version"], body["vllm_rules_version"]) == ("0.40.0", "0.33.0")
+    assert (body["vllm_version"], body["vllm_rules_version"]) == (
+        "0.40.0",
+        "0.34.0",
+    )  # 0.34.0 known from round 11
     assert body["warnings"][0].startswith(
-        "vLLM 0.40.0 is newer than 0.33.0, the newest release the planner knows"
+        "vLLM 0.40.0 is newer than 0.34.0, the newest release the planner knows"
     )
 
 
