@@ -149,3 +149,25 @@ def test_sm100_prefill_graphs_do_not_shrink_with_max_num_seqs() -> None:
     # sizes (1 ... 6, 8, 10 ... 16 by 2, 20 ... 48 by 4, 56, 64): 0.5 x 75 / 51 x 978,006,999 = 719,122,793.4 B
     assert len(capture_split.decode_grid(64)) == 21
     assert _plan("vllm serve m --max-num-seqs 64", "0.34.0", device=B200).cuda_graph_bytes == 719_122_793
+
+
+def test_the_pool_equation_is_the_extensible_cache_s_binding_term() -> None:
+    # the page's KV pool equation must be the arithmetic that gave the pool (review11): at u = 1.0 the headroom term
+    # binds (test above): 79.10 - 0.50 (context) - 14.96 - 0.25 - 0.91 (weights, non-torch, graphs)
+    # - 1.41 (margin 1,517,774,438 B) - 1.88 (peak) = 59.19 ~ 59.18 GiB (63,547,668,726 B); as T x u - ... it read
+    # 79.10 x 1 - 14.96 - 1.88 - 0.25 - 0.91 = 61.10 GiB. At 0.92 the requested term binds: 79.10 x 0.92 - 14.96
+    # - 0.25 - 0.91 - 1.88 = 54.77 GiB (58,807,675,814 B)
+    pool = next(
+        t for t in _plan("vllm serve m", "0.34.0").terms if t.name == "KV pool (available KV cache memory)"
+    )
+    assert (
+        pool.formula.endswith("= 79.10 − 0.50 − 14.96 − 0.25 − 0.91 − 1.41 − 1.88")
+        and pool.value == "59.18 GiB"
+    )
+    est = _plan("vllm serve m --gpu-memory-utilization 0.92", "0.34.0")
+    pool = next(t for t in est.terms if t.name == "KV pool (available KV cache memory)")
+    assert pool.formula.endswith("= 79.10 × 0.92 − 14.96 − 0.25 − 0.91 − 1.88") and pool.value == "54.77 GiB"
+    # 10 GiB held by another process comes off the headroom: 59.18 - 10.00 = 49.18 GiB (52,810,250,486 B)
+    est = _plan("vllm serve m", "0.34.0", device_memory_used_gib=10.0)
+    pool = next(t for t in est.terms if t.name == "KV pool (available KV cache memory)")
+    assert "79.10 − 0.50 − 10.00 − 14.96" in pool.formula and pool.value == "49.18 GiB"
