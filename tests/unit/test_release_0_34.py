@@ -13,8 +13,10 @@ from app.core import capture_split, extensible_kv
 from app.core.catalog import find_device
 from app.core.command import parse_pasted
 from app.core.estimate import estimate
+from app.core.recommend import recommend, utilization_ceiling
 from app.core.result import ErrorKind, Estimate
 from app.core.serve_flags import render_flags
+from app.core.specs import ServeConfig
 from app.core.versions import resolve_version, rules_for
 from tests.specs_factory import dense
 
@@ -171,3 +173,28 @@ def test_the_pool_equation_is_the_extensible_cache_s_binding_term() -> None:
     est = _plan("vllm serve m", "0.34.0", device_memory_used_gib=10.0)
     pool = next(t for t in est.terms if t.name == "KV pool (available KV cache memory)")
     assert "79.10 − 0.50 − 10.00 − 14.96" in pool.formula and pool.value == "49.18 GiB"
+
+
+def test_the_recommended_utilization_ceiling_is_1_0_under_the_extensible_cache() -> None:
+    # 0.34.0's unset utilization is 1.0 (config/cache.py resolved_gpu_memory_utilization) and measure_kv_cache_bytes
+    # keeps its own margin (>= 1 GiB) free: the recommender said "gpu_memory_utilization is 1, already at or above
+    # the safe ceiling (... ceiling 0.95)" of vLLM's own default (review11). Without the cache (an explicit
+    # --kv-cache-memory-bytes) the 0.95 ceiling of 0.33.0 stands.
+    est = _plan("vllm serve m", "0.34.0")
+    assert est.extensible_kv_cache and est.gpu_memory_utilization == 1.0
+    assert utilization_ceiling(est)[0] == 1.0
+    assert utilization_ceiling(_plan("vllm serve m", "0.33.0"))[0] == 0.95
+    fixed = _plan("vllm serve m --kv-cache-memory-bytes 20G", "0.34.0")
+    assert not fixed.extensible_kv_cache and utilization_ceiling(fixed)[0] == 0.95
+    # a target the pool cannot reach (dense() at 131,072 tokens needs 16 GiB a request; 59.18 GiB holds 3): the
+    # utilization step names vLLM's own default as safe, not as over a 0.95 ceiling
+    rec = recommend(
+        model=dense(),
+        device=H100,
+        serve=ServeConfig(max_model_len=131_072),
+        vllm_version="0.34.0",
+        target_max_model_len=131_072,
+        target_concurrency=16,
+    )
+    step = next(s for s in rec.steps if s.key == "gpu_memory_utilization")
+    assert "ceiling 0.95" not in step.reason and "ceiling 1.00" in step.reason
