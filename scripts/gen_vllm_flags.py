@@ -28,6 +28,7 @@ SOURCES = (
     "vllm/engine/arg_utils.py",
     "vllm/entrypoints/openai/cli_args.py",
     "vllm/entrypoints/cli/serve.py",
+    "vllm/entrypoints/common/cli_args.py",  # 0.34.0: the frontend's flags (--host, --port, --api-key …) moved here
 )
 FIELD_CLASSES = ("EngineArgs", "AsyncEngineArgs", "BaseFrontendArgs", "FrontendArgs")
 OPTION = re.compile(r"""["'](--?[a-zA-Z][a-zA-Z0-9-]*)["']""")

@@ -9,9 +9,12 @@ activation peak 2,023,699,251 B on an H100, 2,234,725,171 B on an MI300X; budget
 
 from __future__ import annotations
 
+import pytest
+
 from app.core import capture_split, extensible_kv
 from app.core.catalog import find_device
 from app.core.command import parse_pasted
+from app.core.errors import PlannerError
 from app.core.estimate import estimate
 from app.core.recommend import recommend, utilization_ceiling
 from app.core.result import ErrorKind, Estimate
@@ -198,3 +201,27 @@ def test_the_recommended_utilization_ceiling_is_1_0_under_the_extensible_cache()
     )
     step = next(s for s in rec.steps if s.key == "gpu_memory_utilization")
     assert "ceiling 0.95" not in step.reason and "ceiling 1.00" in step.reason
+
+
+def test_the_extensible_cache_can_be_switched_off_by_its_flag() -> None:
+    # 0.34.0 engine/arg_utils.py EngineArgs.enable_extensible_kv_cache: bool | None, a BooleanOptionalAction, so
+    # --no-enable-extensible-kv-cache is a 0.34.0 flag (it was refused as "unrecognized arguments": the flag table
+    # stopped at 0.19.0). Off, unset u is 0.92 again and the pool is 0.33.0's 58,807,675,814 B (test above).
+    command = "vllm serve m --no-enable-extensible-kv-cache --host 0.0.0.0 --port 8000"
+    est = _plan(command, "0.34.0")
+    assert not est.extensible_kv_cache and est.gpu_memory_utilization == 0.92
+    assert est.kv_cache_bytes == 58_807_675_814
+    serve = parse_pasted(command, vllm_version="0.34.0").serve
+    assert serve.enable_extensible_kv_cache is False
+    assert "--no-enable-extensible-kv-cache" in render_flags(serve, rules_for("0.34.0"))
+    assert _plan("vllm serve m --enable-extensible-kv-cache", "0.34.0").kv_cache_bytes == 63_547_668_726
+    # before 0.34.0 the planner reads the flag as every modelled flag (command.vllm_flags) and it changes nothing
+    assert _plan("vllm serve m --no-enable-extensible-kv-cache", "0.33.0").kv_cache_bytes == 58_807_675_814
+    # the 0.34.0 flag table (scripts/gen_vllm_flags.py on the 0.34.0 wheel, whose frontend flags moved to
+    # entrypoints/common/cli_args.py): --calculate-kv-scales is gone from EngineArgs, so vLLM refuses it
+    with pytest.raises(PlannerError, match="unrecognized arguments: --calculate-kv-scales"):
+        parse_pasted("vllm serve m --calculate-kv-scales", vllm_version="0.34.0")
+    assert (
+        "--calculate-kv-scales"
+        in parse_pasted("vllm serve m --calculate-kv-scales", vllm_version="0.33.0").unknown_flags
+    )
