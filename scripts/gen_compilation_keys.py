@@ -36,7 +36,8 @@ def _version_key(text: str) -> tuple[int, ...]:
 
 def _init_false(value: ast.expr | None) -> bool:
     return isinstance(value, ast.Call) and any(
-        k.arg == "init" and isinstance(k.value, ast.Constant) and k.value.value is False for k in value.keywords
+        k.arg == "init" and isinstance(k.value, ast.Constant) and k.value.value is False
+        for k in value.keywords
     )
 
 

@@ -4,7 +4,11 @@ Usage (outside the repo, then commit the JSON):
 
     pip download --no-deps vllm==0.19.0 -d /tmp/vllm-0.19.0
     mkdir /tmp/src-0.19.0 && cd /tmp/src-0.19.0 && unzip -q /tmp/vllm-0.19.0/*.whl 'vllm/engine/*' 'vllm/entrypoints/*'
-    .venv/bin/python scripts/gen_vllm_flags.py /tmp/src-0.6.6 /tmp/src-0.8.5 /tmp/src-0.10.2 /tmp/src-0.14.0 /tmp/src-0.19.0
+    .venv/bin/python scripts/gen_vllm_flags.py /tmp/src-0.6.6 /tmp/src-0.8.5 /tmp/src-0.10.2 /tmp/src-0.14.0 /tmp/src-0.19.0 \
+        /tmp/src-0.34.0
+
+(0.34.0's entry was added alone on 2026-12-03 from `pip download --no-deps vllm==0.34.0`, its flags_of() merged
+into the existing file; the earlier entries are as generated before.)
 
 What it reads, per unpacked wheel (the version comes from the wheel's dist-info or the directory name):
 - every option string literal (`"--max-model-len"`, `"-tp"`) in vllm/engine/arg_utils.py,
@@ -28,6 +32,7 @@ SOURCES = (
     "vllm/engine/arg_utils.py",
     "vllm/entrypoints/openai/cli_args.py",
     "vllm/entrypoints/cli/serve.py",
+    "vllm/entrypoints/common/cli_args.py",  # 0.34.0: the frontend's flags (--host, --port, --api-key …) moved here
 )
 FIELD_CLASSES = ("EngineArgs", "AsyncEngineArgs", "BaseFrontendArgs", "FrontendArgs")
 OPTION = re.compile(r"""["'](--?[a-zA-Z][a-zA-Z0-9-]*)["']""")

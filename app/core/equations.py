@@ -19,7 +19,8 @@ from typing import Any, TypeVar, get_args
 import yaml  # type: ignore[import-untyped]  # no types-PyYAML in the lock file
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from app.core import situations
+from app.core import extensible_kv, situations
+from app.core.budget import CUDA_CONTEXT_BYTES
 from app.core.kv import KV_TENSORS_PER_LAYER, kind_spec, kv_heads_per_rank
 from app.core.result import ErrorKind, Estimate, KVGroup, Term
 from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
@@ -248,7 +249,12 @@ def seed_formula(*, model: ModelSpec, est: Estimate, concurrency: int, kv_layers
 
 
 def pool_equation(
-    est: Estimate, *, kv_cache_memory_flag: bool, divisor: int = 1, cleared_bytes: int = 0
+    est: Estimate,
+    *,
+    kv_cache_memory_flag: bool,
+    divisor: int = 1,
+    cleared_bytes: int = 0,
+    extensible: ExtensibleHeadroom | None = None,
 ) -> Equation:
     """The KV pool as the budget leaves it: T × u − weights − activation − non-torch (− CUDA graphs where
     the release budgets them), or the --kv-cache-memory-bytes the user set. T × u is shown as the product:
@@ -267,6 +273,8 @@ def pool_equation(
             f"{_int(kv_cache_bytes)} ÷ {_int(GIB)}",
             _gib(kv_cache_bytes),
         )
+    if extensible is not None:
+        return _extensible_pool_equation(est, name=name, headroom=extensible)
     graphs = f" − {_gib_number(cuda_graph_bytes)}" if est.cuda_graph_budgeted and cuda_graph_bytes else ""
     generic = "T × u − weights − activation − non-torch" + (" − CUDA graphs" if graphs else "")
     worked = (
@@ -285,6 +293,44 @@ def pool_equation(
         _gib(kv_cache_bytes),
         exact=False,
     )
+
+
+@dataclass(frozen=True)
+class ExtensibleHeadroom:
+    """What 0.34.0's extensible KV cache sizes its pool against besides T × u (extensible_kv.pool_bytes)."""
+
+    free_at_start_bytes: int  # situations.free_at_start_bytes
+    others_bytes: int  # what other processes hold (situations.used_by_others_bytes)
+    margin_bytes: int  # extensible_kv.margin_bytes
+
+
+def _extensible_pool_equation(est: Estimate, *, name: Msg, headroom: ExtensibleHeadroom) -> Equation:
+    """0.34.0 measure_kv_cache_bytes, its binding term written out: the requested budget T × u less everything
+    resident but the cache (weights, non-torch, CUDA graphs) and the activation peak, or, when smaller, the free
+    memory at start-up less the same and the margin (unset u is 1.0, so this one binds on an idle device).
+
+    E.g. dense() on an H100 at 0.34.0 defaults: "79.10 − 0.50 − 14.96 − 0.25 − 0.91 − 1.41 − 1.88" = 59.18 GiB
+    (tests/unit/test_release_0_34.py: 63,547,668,726 B); shown as T × u − … it read 61.10 GiB."""
+    weights, non_torch, graphs = est.weights_bytes, est.non_torch_bytes, est.cuda_graph_bytes
+    parts = f"{_gib_number(weights)} − {_gib_number(non_torch)} − {_gib_number(graphs)}"
+    peak = _gib_number(est.activation_peak_bytes)
+    if headroom.free_at_start_bytes - headroom.margin_bytes >= est.budget_bytes:  # the requested budget binds
+        generic = "T × u − weights − non-torch − CUDA graphs − activation"
+        worked = f"{_gib_number(est.device_total_bytes)} × {est.gpu_memory_utilization:g} − {parts} − {peak}"
+    else:
+        others = f" − {_gib_number(headroom.others_bytes)}" if headroom.others_bytes else ""
+        generic = (
+            "T − CUDA context"
+            + (" − other processes" if others else "")
+            + " − weights − non-torch − CUDA graphs − margin − activation"
+        )
+        worked = (
+            f"{_gib_number(est.device_total_bytes)} − {_gib_number(CUDA_CONTEXT_BYTES)}{others} − {parts} − "
+            f"{_gib_number(headroom.margin_bytes)} − {peak}"
+        )
+    if est.kv_cache_bytes == 0:  # measure_kv_cache_bytes returns at least 0
+        generic, worked = f"max(0, {generic})", f"max(0, {worked})"
+    return Equation("kv_pool", name, generic, worked, _gib(est.kv_cache_bytes), exact=False)
 
 
 # --- vLLM's block arithmetic, per layout and version --------------------------------------------------
@@ -477,8 +523,23 @@ def working_terms(
         kv_cache_memory_flag=situations.kv_bytes_given(rules=rules, device=device, serve=serve) is not None,
         divisor=situations.pool_divisor(rules=rules, device=device),
         cleared_bytes=est.held_at_start_bytes,  # computed once, by the stage's budget (estimate.stages)
+        extensible=_extensible_headroom(est, rules=rules, device=device, serve=serve),
     )
     if est.error_kind == ErrorKind.LOAD_OOM:
         return [per_token.term(), demand.term()]  # vLLM dies loading the weights: no pool, no blocks
     block = [eq for eq in block_equations(est, rules) if not eq.approximate]
     return [eq.term() for eq in (per_token, demand, pool, *block)]
+
+
+def _extensible_headroom(
+    est: Estimate, *, rules: VersionRules, device: DeviceSpec, serve: ServeConfig
+) -> ExtensibleHeadroom | None:
+    if not extensible_kv.applies(rules=rules, device=device, serve=serve):
+        return None
+    return ExtensibleHeadroom(
+        free_at_start_bytes=situations.free_at_start_bytes(device=device, serve=serve),
+        others_bytes=situations.used_by_others_bytes(serve),
+        margin_bytes=extensible_kv.margin_bytes(
+            platform=device.platform, transient_peak_bytes=est.activation_peak_bytes
+        ),
+    )

@@ -35,11 +35,17 @@ PLATFORMS = ("cuda", "rocm")  # _resolve_extensible_kv_cache: "it is only suppor
 
 
 def applies(*, rules: VersionRules, device: DeviceSpec, serve: ServeConfig) -> bool:
-    """Whether this start sizes an extensible KV cache: 0.34.0+, CUDA or ROCm, no --kv-cache-memory-bytes.
+    """Whether this start sizes an extensible KV cache: 0.34.0+, CUDA or ROCm, no --kv-cache-memory-bytes, not
+    switched off (--no-enable-extensible-kv-cache).
 
     E.g. an H100 at 0.34.0: True; at 0.33.0: False; with --kv-cache-memory-bytes 20 GiB at 0.34.0: False.
     """
-    return rules.extensible_kv_cache and device.platform in PLATFORMS and serve.kv_cache_memory_bytes is None
+    return (
+        rules.extensible_kv_cache
+        and device.platform in PLATFORMS
+        and serve.kv_cache_memory_bytes is None
+        and serve.enable_extensible_kv_cache is not False
+    )
 
 
 def default_utilization(

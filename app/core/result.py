@@ -115,6 +115,8 @@ class Estimate(BaseModel):
     # processes' memory; 0 on every other worker): app.core.situations.cleared_before_halving_bytes
     held_at_start_bytes: int = 0
     unused_bytes: int  # total - budget (the 1 - utilization slack)
+    # 0.34.0's extensible KV cache sized the pool after warmup, keeping its own margin (app.core.extensible_kv)
+    extensible_kv_cache: bool = False
 
     # KV sizing, exact once kv_cache_bytes is known
     kv_bytes_per_token: int  # per device, summed over this rank's layers at full length

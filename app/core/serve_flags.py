@@ -100,6 +100,13 @@ def _prefix_caching(serve: ServeConfig, rules: VersionRules) -> list[str]:
     return ["--enable-prefix-caching" if value else "--no-enable-prefix-caching"]
 
 
+def _extensible_kv_cache(serve: ServeConfig, rules: VersionRules) -> list[str]:
+    # 0.34.0 config/vllm.py _resolve_extensible_kv_cache: unset is on where supported; only the switch-off is written
+    if serve.enable_extensible_kv_cache is False and rules.extensible_kv_cache:
+        return ["--no-enable-extensible-kv-cache"]
+    return []
+
+
 def _chunked_prefill(serve: ServeConfig, rules: VersionRules) -> list[str]:
     always_chunked = rules.chunked_prefill_auto_above is None  # V1; V0 decides by the length
     if serve.enable_chunked_prefill is False and always_chunked:
@@ -226,6 +233,8 @@ SERVE_FLAGS: tuple[ServeFlag, ...] = (
     # 0.19.0 config/scheduler.py SchedulerConfig.async_scheduling, a BooleanOptionalAction
     ServeFlag("async_scheduling", ("--async-scheduling",), "flag", ("async_scheduling",),
               negation="--no-async-scheduling", render=_async_scheduling),
+    ServeFlag("enable_extensible_kv_cache", ("--enable-extensible-kv-cache",), "flag", ("enable_extensible_kv_cache",),
+              negation="--no-enable-extensible-kv-cache", render=_extensible_kv_cache),
     ServeFlag("enable_chunked_prefill", ("--enable-chunked-prefill",), "flag",
               ("enable_chunked_prefill", "chunked_prefill_enabled"),  # the engine line before 0.11
               negation="--no-enable-chunked-prefill", render=_chunked_prefill),

@@ -19,6 +19,7 @@ Pure rules over a release's :class:`~app.core.versions.VersionRules` and the dev
 from __future__ import annotations
 
 from app.core import graph_mode
+from app.core.budget import CUDA_CONTEXT_BYTES
 from app.core.specs import GIB, DeviceSpec, ServeConfig
 from app.core.text import Text
 from app.core.versions import VersionRules
@@ -88,6 +89,14 @@ def unified_memory_band_bytes(device: DeviceSpec) -> int:
 
 def used_by_others_bytes(serve: ServeConfig) -> int:
     return int(serve.device_memory_used_gib * GIB)
+
+
+def free_at_start_bytes(*, device: DeviceSpec, serve: ServeConfig) -> int:
+    """The device's free memory when the worker starts: the total less the CUDA context and what other processes
+    hold (the start-up free-memory check, and 0.34.0's extensible-cache headroom, both compare with it).
+
+    E.g. an H100 (84,932,978,278 B) with nothing else on it: 84,932,978,278 - 536,870,912 = 84,396,107,366 B."""
+    return device.memory_total_bytes - CUDA_CONTEXT_BYTES - used_by_others_bytes(serve)
 
 
 def free_check(*, rules: VersionRules, device: DeviceSpec) -> tuple[bool, str]:

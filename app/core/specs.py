@@ -410,6 +410,9 @@ class ReleaseDefaultFlags(Frozen):
     # --async-scheduling / --no-async-scheduling: moves no memory, only speed (perf/physics.py); None = the
     # release's default (versions.py: on from 0.14.0)
     async_scheduling: bool | None = None
+    # --enable-extensible-kv-cache / --no-enable-extensible-kv-cache (0.34.0, a BooleanOptionalAction): False sizes
+    # the pool from the profiled budget as before 0.34 (app/core/extensible_kv.py); None = on where supported
+    enable_extensible_kv_cache: bool | None = None
     quantization: str | None = None
     swap_space_gib: Annotated[float | None, bounds("swap_space_gib")] = None  # V0 --swap-space (GiB)
     kv_offloading_size_gib: Annotated[float | None, bounds("kv_offloading_size_gib")] = None  # GiB

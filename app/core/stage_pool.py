@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from app.core import budget, extensible_kv, situations
+from app.core import extensible_kv, situations
 from app.core.specs import DeviceSpec, ServeConfig
 from app.core.versions import VersionRules, graphs_budgeted
 
@@ -27,9 +27,7 @@ def stage_pool_bytes(
     if extensible_kv.applies(rules=rules, device=device, serve=serve):
         pool = extensible_kv.pool_bytes(
             requested_bytes=requested,
-            free_at_start_bytes=device.memory_total_bytes
-            - budget.CUDA_CONTEXT_BYTES
-            - situations.used_by_others_bytes(serve),
+            free_at_start_bytes=situations.free_at_start_bytes(device=device, serve=serve),
             non_kv_bytes=weights + non_torch + graphs,
             transient_peak_bytes=activation,
             platform=device.platform,

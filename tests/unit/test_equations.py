@@ -26,7 +26,7 @@ from app.core.versions import rules_for
 
 Interval = tuple[Fraction, Fraction]
 ROUNDED_DECIMALS = 2
-_TOKEN = re.compile(r"\s*(?:(\d[\d,]*(?:\.\d+)?)|([×÷+−()⌊⌋⌈⌉]))")
+_TOKEN = re.compile(r"\s*(?:(\d(?:\d|,(?=\d))*(?:\.\d+)?)|(max\(|[×÷+−()⌊⌋⌈⌉,]))")
 
 
 def _number(text: str) -> Interval:
@@ -49,7 +49,7 @@ def _div(a: Interval, b: Interval) -> Interval:
 
 
 def evaluate(expression: str) -> Interval:
-    """× ÷ before + −, left to right; ( ), ⌊ ⌋ and ⌈ ⌉ group (and floor / ceil)."""
+    """× ÷ before + −, left to right; ( ), ⌊ ⌋ and ⌈ ⌉ group (and floor / ceil); max(a, b)."""
     tokens: list[str] = []
     pos = 0
     text = expression.strip()
@@ -64,6 +64,14 @@ def evaluate(expression: str) -> Interval:
         nonlocal index
         tok = tokens[index]
         index += 1
+        if tok == "max(":  # max(a, b): 0.34.0's pool is at least 0 (extensible_kv.pool_bytes)
+            first = expr()
+            assert tokens[index] == ",", expression
+            index += 1
+            second = expr()
+            assert tokens[index] == ")", expression
+            index += 1
+            return max(first[0], second[0]), max(first[1], second[1])
         if tok in "(⌊⌈":
             inner = expr()
             close = tokens[index]
@@ -127,10 +135,12 @@ def test_the_evaluator_catches_the_false_equations_of_issue_13() -> None:
     assert holds("⌊13,146 ÷ 7⌋ × 16", "30,048")
     assert holds("13,146 ÷ (6 × 577 + 2,048)", "2.39x")
     assert holds("79.10 × 0.9 − 51.09 − 3.80 − 0.25", "16.05 GiB")  # 71.19 - 55.14 = 16.05
+    assert holds("max(0, 79.10 − 80.00)", "0.00 GiB") and not holds("max(0, 79.10 − 80.00)", "-0.90 GiB")
+    assert holds("max(0, 1,024 − 24)", "1,000")  # a comma before a digit is a thousands separator
     assert not holds("79.10 × 0.9 − 51.09 − 3.80 − 0.25", "16.15 GiB")
 
 
-VERSIONS = ("0.6.6", "0.8.5", "0.10.2", "0.19.0", "0.24.0", "0.33.0")
+VERSIONS = ("0.6.6", "0.8.5", "0.10.2", "0.19.0", "0.24.0", "0.33.0", "0.34.0")
 TENSOR_PARALLEL = (1, 2, 8)
 
 
@@ -153,7 +163,7 @@ def _estimates():
 
 
 def test_every_catalog_equation_holds_for_every_version_and_tp() -> None:
-    """Every term of /api/estimate and every row of the block-math card, for 80 models × 6 versions ×
+    """Every term of /api/estimate and every row of the block-math card, for 80 models × 7 versions ×
     3 TP sizes, evaluates to the value shown beside it."""
     checked = 0
     false: list[str] = []
@@ -188,7 +198,7 @@ def test_equations_hold_with_pp_fp8_and_a_fixed_kv_budget_on_other_devices() -> 
         device = find_device(device_id)
         for entry in list_models():
             model = find_model(entry.id)
-            for version in ("0.11.0", "0.21.0", "0.30.0"):
+            for version in ("0.11.0", "0.21.0", "0.30.0", "0.34.0"):
                 for serve in configs:
                     try:
                         est = estimate(

@@ -9,12 +9,17 @@ activation peak 2,023,699,251 B on an H100, 2,234,725,171 B on an MI300X; budget
 
 from __future__ import annotations
 
+import pytest
+
 from app.core import capture_split, extensible_kv
 from app.core.catalog import find_device
 from app.core.command import parse_pasted
+from app.core.errors import PlannerError
 from app.core.estimate import estimate
+from app.core.recommend import recommend, utilization_ceiling
 from app.core.result import ErrorKind, Estimate
 from app.core.serve_flags import render_flags
+from app.core.specs import ServeConfig
 from app.core.versions import resolve_version, rules_for
 from tests.specs_factory import dense
 
@@ -149,3 +154,74 @@ def test_sm100_prefill_graphs_do_not_shrink_with_max_num_seqs() -> None:
     # sizes (1 ... 6, 8, 10 ... 16 by 2, 20 ... 48 by 4, 56, 64): 0.5 x 75 / 51 x 978,006,999 = 719,122,793.4 B
     assert len(capture_split.decode_grid(64)) == 21
     assert _plan("vllm serve m --max-num-seqs 64", "0.34.0", device=B200).cuda_graph_bytes == 719_122_793
+
+
+def test_the_pool_equation_is_the_extensible_cache_s_binding_term() -> None:
+    # the page's KV pool equation must be the arithmetic that gave the pool (review11): at u = 1.0 the headroom term
+    # binds (test above): 79.10 - 0.50 (context) - 14.96 - 0.25 - 0.91 (weights, non-torch, graphs)
+    # - 1.41 (margin 1,517,774,438 B) - 1.88 (peak) = 59.19 ~ 59.18 GiB (63,547,668,726 B); as T x u - ... it read
+    # 79.10 x 1 - 14.96 - 1.88 - 0.25 - 0.91 = 61.10 GiB. At 0.92 the requested term binds: 79.10 x 0.92 - 14.96
+    # - 0.25 - 0.91 - 1.88 = 54.77 GiB (58,807,675,814 B)
+    pool = next(
+        t for t in _plan("vllm serve m", "0.34.0").terms if t.name == "KV pool (available KV cache memory)"
+    )
+    assert (
+        pool.formula.endswith("= 79.10 − 0.50 − 14.96 − 0.25 − 0.91 − 1.41 − 1.88")
+        and pool.value == "59.18 GiB"
+    )
+    est = _plan("vllm serve m --gpu-memory-utilization 0.92", "0.34.0")
+    pool = next(t for t in est.terms if t.name == "KV pool (available KV cache memory)")
+    assert pool.formula.endswith("= 79.10 × 0.92 − 14.96 − 0.25 − 0.91 − 1.88") and pool.value == "54.77 GiB"
+    # 10 GiB held by another process comes off the headroom: 59.18 - 10.00 = 49.18 GiB (52,810,250,486 B)
+    est = _plan("vllm serve m", "0.34.0", device_memory_used_gib=10.0)
+    pool = next(t for t in est.terms if t.name == "KV pool (available KV cache memory)")
+    assert "79.10 − 0.50 − 10.00 − 14.96" in pool.formula and pool.value == "49.18 GiB"
+
+
+def test_the_recommended_utilization_ceiling_is_1_0_under_the_extensible_cache() -> None:
+    # 0.34.0's unset utilization is 1.0 (config/cache.py resolved_gpu_memory_utilization) and measure_kv_cache_bytes
+    # keeps its own margin (>= 1 GiB) free: the recommender said "gpu_memory_utilization is 1, already at or above
+    # the safe ceiling (... ceiling 0.95)" of vLLM's own default (review11). Without the cache (an explicit
+    # --kv-cache-memory-bytes) the 0.95 ceiling of 0.33.0 stands.
+    est = _plan("vllm serve m", "0.34.0")
+    assert est.extensible_kv_cache and est.gpu_memory_utilization == 1.0
+    assert utilization_ceiling(est)[0] == 1.0
+    assert utilization_ceiling(_plan("vllm serve m", "0.33.0"))[0] == 0.95
+    fixed = _plan("vllm serve m --kv-cache-memory-bytes 20G", "0.34.0")
+    assert not fixed.extensible_kv_cache and utilization_ceiling(fixed)[0] == 0.95
+    # a target the pool cannot reach (dense() at 131,072 tokens needs 16 GiB a request; 59.18 GiB holds 3): the
+    # utilization step names vLLM's own default as safe, not as over a 0.95 ceiling
+    rec = recommend(
+        model=dense(),
+        device=H100,
+        serve=ServeConfig(max_model_len=131_072),
+        vllm_version="0.34.0",
+        target_max_model_len=131_072,
+        target_concurrency=16,
+    )
+    step = next(s for s in rec.steps if s.key == "gpu_memory_utilization")
+    assert "ceiling 0.95" not in step.reason and "ceiling 1.00" in step.reason
+
+
+def test_the_extensible_cache_can_be_switched_off_by_its_flag() -> None:
+    # 0.34.0 engine/arg_utils.py EngineArgs.enable_extensible_kv_cache: bool | None, a BooleanOptionalAction, so
+    # --no-enable-extensible-kv-cache is a 0.34.0 flag (it was refused as "unrecognized arguments": the flag table
+    # stopped at 0.19.0). Off, unset u is 0.92 again and the pool is 0.33.0's 58,807,675,814 B (test above).
+    command = "vllm serve m --no-enable-extensible-kv-cache --host 0.0.0.0 --port 8000"
+    est = _plan(command, "0.34.0")
+    assert not est.extensible_kv_cache and est.gpu_memory_utilization == 0.92
+    assert est.kv_cache_bytes == 58_807_675_814
+    serve = parse_pasted(command, vllm_version="0.34.0").serve
+    assert serve.enable_extensible_kv_cache is False
+    assert "--no-enable-extensible-kv-cache" in render_flags(serve, rules_for("0.34.0"))
+    assert _plan("vllm serve m --enable-extensible-kv-cache", "0.34.0").kv_cache_bytes == 63_547_668_726
+    # before 0.34.0 the planner reads the flag as every modelled flag (command.vllm_flags) and it changes nothing
+    assert _plan("vllm serve m --no-enable-extensible-kv-cache", "0.33.0").kv_cache_bytes == 58_807_675_814
+    # the 0.34.0 flag table (scripts/gen_vllm_flags.py on the 0.34.0 wheel, whose frontend flags moved to
+    # entrypoints/common/cli_args.py): --calculate-kv-scales is gone from EngineArgs, so vLLM refuses it
+    with pytest.raises(PlannerError, match="unrecognized arguments: --calculate-kv-scales"):
+        parse_pasted("vllm serve m --calculate-kv-scales", vllm_version="0.34.0")
+    assert (
+        "--calculate-kv-scales"
+        in parse_pasted("vllm serve m --calculate-kv-scales", vllm_version="0.33.0").unknown_flags
+    )

@@ -3,7 +3,7 @@ typed answer (the log it prints, the planner's warnings, the partitions, the gro
 
 from __future__ import annotations
 
-from app.core import budget, kv, situations, vllm_text
+from app.core import budget, extensible_kv, kv, situations, vllm_text
 from app.core.defaults import resolve, serve_as_run, validate_parallel
 from app.core.estimate.checks import (
     MAX_MODEL_LEN_CEILING,
@@ -233,6 +233,7 @@ def _assemble(
         kv_cache_bytes=binding.kv_cache_bytes,
         held_at_start_bytes=binding.held_at_start_bytes,
         unused_bytes=total - requested,
+        extensible_kv_cache=extensible_kv.applies(rules=rules, device=device, serve=serve),
         kv_bytes_per_token=layout.kv_bytes_per_token,
         block_size=layout.block_size,
         bytes_per_block=layout.bytes_per_block,

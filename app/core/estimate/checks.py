@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core import budget, kv, situations, vllm_text
+from app.core import kv, situations, vllm_text
 from app.core.defaults import ResolvedFlags
 from app.core.estimate.stages import Stage, inflight_tokens
 from app.core.extensible_kv import applies as extensible_applies
@@ -132,7 +132,7 @@ def first_refusal(setup: Setup, capacity: Capacity) -> Refusal | None:
             rules=rules, max_model_len=max_model_len, derived=model.max_model_len_derived
         )
         return Refusal(ErrorKind.MAX_LEN_ABOVE_DERIVED, text)
-    free = total - budget.CUDA_CONTEXT_BYTES - situations.used_by_others_bytes(serve)
+    free = situations.free_at_start_bytes(device=device, serve=serve)
     runs, where = situations.startup_free_check(rules=rules, device=device, serve=serve)
     if runs and free < requested:
         text = vllm_text.free_memory_error(

@@ -45,7 +45,7 @@ def free_utilization(ctx: Context, serve: ServeConfig | None = None) -> float | 
     if not situations.free_check_runs(rules=rules, device=device, serve=serve):
         return None
     total = device.memory_total_bytes
-    free = total - CUDA_CONTEXT_BYTES - situations.used_by_others_bytes(serve)
+    free = situations.free_at_start_bytes(device=device, serve=serve)
     use_ceil = situations.requested_uses_ceil(rules=rules, device=device)
     hundredths = math.floor(free / total / UTILIZATION_STEP + 1e-9)
     while hundredths > 0:
@@ -77,7 +77,7 @@ def free_candidates(ctx: Context) -> list[ServeConfig]:
 def free_effect(ctx: Context, chosen: ServeConfig | None) -> str:
     est = ctx.now
     total = ctx.device.memory_total_bytes
-    free = total - CUDA_CONTEXT_BYTES - situations.used_by_others_bytes(ctx.serve)
+    free = situations.free_at_start_bytes(device=ctx.device, serve=ctx.serve)
     text = Text(
         "vLLM asks for T × u = {requested} at --gpu-memory-utilization {util:g}, but other processes hold {used} and the CUDA context {context}, so only {free} of {total} is free when it starts: it refuses before loading the weights. At most free / total = {share:.2f} passes the check.",
         requested=gib_text(est.budget_bytes),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from app.core.budget import CUDA_CONTEXT_BYTES
+from app.core.extensible_kv import EXTENSIBLE_DEFAULT_UTILIZATION
 from app.core.recommend.engine import Context, gib_changes, gib_text
 from app.core.recommend.refusals import free_utilization
 from app.core.result import Estimate
@@ -25,7 +26,13 @@ UTILIZATION_STEP = 0.01  # the ceiling is rounded down to whole hundredths
 
 
 def utilization_ceiling(est: Estimate) -> tuple[float, str]:
-    """The highest utilization we recommend for this estimate's version and device, and why."""
+    """The highest utilization we recommend for this estimate's version and device, and why: 1.0 under 0.34.0's
+    extensible KV cache, which keeps its margin free itself and takes 1.0 when the flag is unset."""
+    if est.extensible_kv_cache:
+        return EXTENSIBLE_DEFAULT_UTILIZATION, Text(
+            "vLLM {vllm_version} sizes its extensible KV cache from the memory measured after warmup and keeps its own margin free, so 1.0 (its default when the flag is unset) is safe: ceiling 1.00",
+            vllm_version=est.vllm_version,
+        )
     if est.cuda_graph_budgeted:
         return SAFE_UTILIZATION_CEILING, (
             Text(
@@ -107,6 +114,11 @@ def util_effect(ctx: Context, chosen: ServeConfig | None) -> str:
 
 def util_cost(ctx: Context, chosen: ServeConfig | None) -> str:
     est = ctx.engine.at(chosen) if chosen is not None else ctx.now
+    if est.extensible_kv_cache:
+        return Text(
+            "vLLM keeps its margin for the CUDA context and activation spikes free itself; only memory it does not measure (other processes that start on the device later) must fit in the {unused_bytes} outside the budget.",
+            unused_bytes=gib_text(est.unused_bytes),
+        )
     return (
         Text(
             "Only {unused_bytes} stays outside the budget for the CUDA context, NCCL buffers",
