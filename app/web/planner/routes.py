@@ -54,6 +54,7 @@ def build_view(
     result: views.ResultView | None = None
     error: Problem | None = None
     effective_len: int | None = None  # the length the estimate served (its default filled in)
+    served_util: float | None = None  # the utilization it served (the release's default filled in)
     if command_error is None:  # a refused paste: no verdict for inputs other than the paste's
         try:
             est = estimate_for(resolved)
@@ -67,6 +68,7 @@ def build_view(
                 details=not lazy,
             )
             effective_len = est.max_model_len
+            served_util = est.gpu_memory_utilization  # 1.0 under 0.34.0's extensible cache when unset
         except PlannerError as exc:
             error = error_of(exc)
     form = views.form_state(
@@ -74,7 +76,7 @@ def build_view(
         derived_len=resolved.derived_len,
         # without an estimate: the length asked for, else this release's default for the model
         effective_len=effective_len or params.max_model_len or resolved.default_len,
-        default_util=default_gpu_memory_utilization(resolved.vllm_version),
+        default_util=served_util or default_gpu_memory_utilization(resolved.vllm_version),
     )
     form = dataclasses.replace(form, values=typed_values(form.values, problems))  # "thirty" stays in its box
     if resolved.unusable:  # the default model's length is no hint for a model the page could not use
