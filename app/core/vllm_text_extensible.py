@@ -12,7 +12,7 @@ vLLM prints them; kept apart from vllm_text.py (800-line cap).
   warmup, v1/engine/core.py).
 
 Not printed here: extensible_kv_cache.py measure_kv_cache_blocks' "Memory after warmup: …" line, whose free-memory
-and torch-reservation figures the planner does not model.
+and torch-reservation figures the planner does not model; the doctor reads its blocks and pool (WARMUP_KV).
 """
 
 from __future__ import annotations
@@ -23,8 +23,23 @@ from app.core import extensible_kv
 from app.core.budget import StageNumbers
 from app.core.specs import GIB, ServeConfig
 from app.core.versions import VersionRules, format_gib
-from app.core.vllm_text import DOCS_URL, PrintedStage, weights_line
+from app.core.vllm_text import DOCS_URL, GIB_NUMBER, PrintedStage, VllmLine, weights_line
 from app.core.vllm_text import startup_lines as profiled_startup_lines
+
+# v1/worker/extensible_kv_cache.py measure_kv_cache_blocks (0.34.0) logs the pool measured after warmup and
+# capture: "Memory after warmup: %s GiB free, %s GiB committed to the KV cache, %s GiB kept for transient
+# activations (…); %d KV cache blocks (%s GiB) fit within the requested %s GiB. …". Its blocks x bytes per block
+# is the final pool; the "Available KV cache memory" line before it is the tentative budget before warmup.
+WARMUP_KV = VllmLine(
+    "Memory after warmup",
+    r"Memory after warmup: "
+    + GIB_NUMBER
+    + r" GiB free, .{0,600}?; (\d{1,12}) KV cache blocks \("
+    + GIB_NUMBER
+    + r" GiB\) fit within",
+    "Memory after warmup: %s GiB free, … %d KV cache blocks (%s GiB) fit within the requested %s GiB. …",
+    "v1/worker/extensible_kv_cache.py::measure_kv_cache_blocks (0.34.0)",
+)
 
 
 def startup_lines(*, rules: VersionRules, stage: PrintedStage) -> list[str]:

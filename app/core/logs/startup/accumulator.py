@@ -184,6 +184,8 @@ class _Slot:
 class _Run:
     slots: dict[str, _Slot] = field(default_factory=dict)
     kv_readings: list[tuple[int, Evidence]] = field(default_factory=list)
+    # 0.34.0's "Memory after warmup" pools (memory._warmup_kv): when printed, they replace the tentative readings
+    warmup_kv_readings: list[tuple[int, Evidence]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     recognised: int = 0
     seen_kv: bool = False

@@ -101,6 +101,18 @@ def _available_kv(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
 
 
+def _warmup_kv(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """0.34.0's extensible cache: "… %d KV cache blocks (%s GiB) fit within …" after warmup is the pool (the
+    "Available KV cache memory" before it was the tentative budget, vllm_text_extensible.WARMUP_KV)."""
+    pool = gib_bytes(m.group(3))
+    if pool is None:
+        return
+    run.put("kv_cache_bytes", pool, ln, source=SOURCE_FORCED)
+    run.put("num_gpu_blocks", int_of(m.group(2)), ln, source=SOURCE_FORCED, mode="min")
+    run.warmup_kv_readings.append((pool, ln.evidence))
+    run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
+
+
 # the last release series whose vllm-ascend prints the budget in bytes (v0.13.0 vllm_ascend/worker/worker.py:309
 # "Available memory: {available_kv_cache_memory}, total memory: {total_npu_memory}"; not in v0.18.0, and v0.15.0rc1
 # sizes the pool from a MemorySnapshot instead, versions.py): a log with the line ran vLLM 0.14 or older

@@ -170,8 +170,11 @@ def _facts(run: _Run, runs: int) -> LogFacts:
         # vllm-ascend on a vLLM before 0.30 prints "GPU KV cache size"; the device is still an NPU
         values["device_type"] = "NPU"
         evidence["device_type"] = evidence["is_ascend"]
-    if run.kv_readings:
-        low_value, low_evidence = min(run.kv_readings, key=lambda reading: reading[0])
+    readings = (
+        run.warmup_kv_readings or run.kv_readings
+    )  # 0.34.0: the pools after warmup, not the tentative ones
+    if readings:
+        low_value, low_evidence = min(readings, key=lambda reading: reading[0])
         values["kv_cache_bytes_min_rank"] = low_value
         evidence["kv_cache_bytes_min_rank"] = low_evidence
         if low_value != values.get("kv_cache_bytes"):

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from app.core import regex
 from app.core import vllm_text as vt
+from app.core import vllm_text_extensible as vtx
 from app.core import vllm_text_failures as vtf
 from app.core import vllm_text_graphs as vtg
 from app.core import vllm_text_identity as vti
@@ -82,14 +83,14 @@ def _handler(spec: str) -> Handler:
     return cast(Handler, found[0])
 
 
-TEMPLATE_MODULES: tuple[ModuleType, ...] = (vt, vtf, vtg, vti)
+TEMPLATE_MODULES: tuple[ModuleType, ...] = (vt, vtf, vtg, vti, vtx)
 
 
 def _template(name: str) -> VllmLine:
     found = [line for module in TEMPLATE_MODULES if isinstance(line := getattr(module, name, None), VllmLine)]
     if len(found) != 1:
         raise ValueError(
-            f"rules.json: {name!r} is not one template of app.core.vllm_text / vllm_text_failures / vllm_text_graphs / vllm_text_identity"
+            f"rules.json: {name!r} is not one template of app.core.vllm_text / vllm_text_failures / vllm_text_graphs / vllm_text_identity / vllm_text_extensible"
         )
     return found[0]
 
