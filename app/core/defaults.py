@@ -209,6 +209,7 @@ def resolve(
     blocks; under 0.6.6 utilization 0.9, 256 sequences, 2,048 tokens, prefix caching off, chunked prefill
     on (131,072 > 32,768).
     """
+    extensible_kv.check_requested(rules=rules, device=device, serve=serve)
     max_model_len = serve.max_model_len or default_max_model_len(model=model, rules=rules)
     util = serve.gpu_memory_utilization or extensible_kv.default_utilization(
         rules=rules, device=device, serve=serve, fallback=rules.default_gpu_memory_utilization

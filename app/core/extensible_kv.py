@@ -22,7 +22,9 @@ the runtime's context), the first at any explicit utilization below about 0.99.
 
 from __future__ import annotations
 
+from app.core.errors import InvalidServeConfigError
 from app.core.specs import GIB, DeviceSpec, ServeConfig
+from app.core.text import Text
 from app.core.versions import VersionRules
 
 # v1/worker/extensible_kv_cache.py (0.34.0): "(3 if current_platform.is_rocm() else 1) << 30" - ROCr maps
@@ -32,6 +34,33 @@ KV_CACHE_MARGIN_FLOOR_BYTES_ROCM = 3 * GIB
 KV_CACHE_MARGIN_FRACTION = 0.75  # same file: the margin's share of the transient peak
 EXTENSIBLE_DEFAULT_UTILIZATION = 1.0  # config/cache.py resolved_gpu_memory_utilization, extensible cache on
 PLATFORMS = ("cuda", "rocm")  # _resolve_extensible_kv_cache: "it is only supported on CUDA and ROCm"
+
+
+def check_requested(*, rules: VersionRules, device: DeviceSpec, serve: ServeConfig) -> None:
+    """``--enable-extensible-kv-cache`` asked for where vLLM cannot build it: config/vllm.py
+    VllmConfig._resolve_extensible_kv_cache (0.34.0) raises ValueError("enable_extensible_kv_cache: <why>.")
+    off CUDA and ROCm, and beside --kv-cache-memory-bytes (unset, it is simply off there).
+
+    E.g. an Ascend NPU at 0.34.0 with the flag: refused; an H100 with it: nothing to refuse.
+    """
+    if not rules.extensible_kv_cache or serve.enable_extensible_kv_cache is not True:
+        return
+    if device.platform not in PLATFORMS:
+        raise InvalidServeConfigError(
+            "enable_extensible_kv_cache",
+            Text(
+                "vLLM {version} refuses --enable-extensible-kv-cache on this device: enable_extensible_kv_cache: it is only supported on CUDA and ROCm.",
+                version=rules.version,
+            ),
+        )
+    if serve.kv_cache_memory_bytes is not None:
+        raise InvalidServeConfigError(
+            "enable_extensible_kv_cache",
+            Text(
+                "vLLM {version} refuses --enable-extensible-kv-cache with --kv-cache-memory-bytes: enable_extensible_kv_cache: it sizes the KV cache from measured memory, which kv_cache_memory_bytes overrides.",
+                version=rules.version,
+            ),
+        )
 
 
 def applies(*, rules: VersionRules, device: DeviceSpec, serve: ServeConfig) -> bool:
