@@ -133,3 +133,20 @@ def test_pp_2_does_not_cut_tpot_at_the_same_open_loop_load(client: Any) -> None:
     assert two["tpot_ms"]["expected"] >= 0.9 * one["tpot_ms"]["expected"]
     assert two["bench"]["mean_tpot_ms"]["expected"] >= 0.9 * one["bench"]["mean_tpot_ms"]["expected"]
     assert two["bench"]["clients_in_flight"] >= one["bench"]["clients_in_flight"]
+
+
+def test_the_recommender_prices_its_steps_at_the_open_loop_clients(client: Any) -> None:
+    """/api/recommend with the same open-loop benchmark: its steps' speed is priced at the clients the run
+    keeps in flight (3 here: 3.94/s x 0.875 s = 3.44 -> 3, the test above), as the Speed section models them,
+    not at the default 16 clients it used before (speedpage11's finding)."""
+    perf = _post(client, {**LLAMA_8B, "bench": {"num_prompts": 200, "request_rate": 4}})
+    in_flight = perf["bench"]["clients_in_flight"]
+    r = client.post("/api/recommend", json={**LLAMA_8B, "bench": {"num_prompts": 200, "request_rate": 4}})
+    assert r.status_code == 200, r.text
+    assert r.json()["speed_workload"]["concurrency"] == max(1, round(in_flight)) == 3
+    # a cap or a stated client count still decides: --max-concurrency 8 prices at 8
+    capped = client.post(
+        "/api/recommend",
+        json={**LLAMA_8B, "bench": {"num_prompts": 200, "request_rate": 4, "max_concurrency": 8}},
+    )
+    assert capped.json()["speed_workload"]["concurrency"] == 8

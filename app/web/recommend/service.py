@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from app.core.errors import PlannerError
+from app.core.perf.bench_run import bench_sets_clients, whole_clients
 from app.core.perf.calibrated import RunsScope
+from app.core.perf.predict import MAX_CONCURRENCY, performance
+from app.core.perf.schedule import Workload
 from app.core.recommend import Recommendation, recommend
 from app.core.specs import ServeConfig
 from app.web.inputs.params import SERVE_FIELDS, PlannerParams, workload_of
-from app.web.inputs.resolve import Resolved, require_usable, resolve_strict
+from app.web.inputs.resolve import Resolved, estimate_for, require_usable, resolve_strict
 from app.web.measured_runs import PageRuns, api_runs, page_runs_lenient
 from app.web.recommend.params import RECOMMEND_ONLY, RecommendRequest, params_with
 
@@ -29,6 +34,8 @@ def recommend_for(
     params = require_usable(resolved).params
     target_len = target_max_model_len or params.max_model_len or resolved.default_len
     workload, shortened = workload_of(params, max_model_len=target_len, bench=runs.bench)
+    if bench_sets_clients(concurrency=params.concurrency, bench=runs.bench):
+        workload = _open_loop_clients(resolved, workload, runs)
     rec = recommend(
         workload=workload,
         model=resolved.model,
@@ -43,6 +50,29 @@ def recommend_for(
     )
     # the lengths the user did not set, shortened to fit the target length: said, as the Speed section says
     return rec if shortened is None else rec.model_copy(update={"warnings": [*rec.warnings, shortened]})
+
+
+def _open_loop_clients(resolved: Resolved, workload: Workload, runs: PageRuns) -> Workload:
+    """An open-loop benchmark (a finite --request-rate, no --max-concurrency) keeps request throughput x mean
+    E2E latency in flight (BenchArgs.clients_in_flight), as the Speed section models it; the recommender's steps
+    are priced at those clients, counted once on the inputs as given (unchanged when they do not start)."""
+    try:
+        perf = performance(
+            estimate=estimate_for(resolved),
+            model=resolved.model,
+            device=resolved.device,
+            serve=resolved.serve,
+            workload=workload,
+            with_curve=False,
+            bench=runs.bench,
+            cluster=runs.cluster,
+            clients_from_bench=True,
+        )
+    except PlannerError:
+        return workload
+    if perf.bench is None:
+        return workload
+    return replace(workload, concurrency=min(MAX_CONCURRENCY, whole_clients(perf.bench.clients_in_flight)))
 
 
 def run(body: RecommendRequest) -> tuple[Resolved, Recommendation]:
