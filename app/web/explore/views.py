@@ -158,6 +158,9 @@ class WorkloadView:
     edit_link: str
     metrics: tuple[Figure, ...]
     binding_limit: str
+    binding_label: (
+        str  # the limit in words (the API keeps its key: kv_pool, max_num_seqs, max_model_len, none)
+    )
     binding_explanation: str
     kv_chart: Markup
     rw_chart: Markup
@@ -184,6 +187,15 @@ class ExploreView:
     max_page_requests: str
     wl_help: str
     misprint_note: str
+
+
+# the simulator's binding-limit keys as the page names them (its API answer keeps the key)
+BINDING_LABELS = {
+    "kv_pool": N_("the KV pool"),
+    "max_num_seqs": N_("--max-num-seqs"),
+    "max_model_len": N_("--max-model-len"),
+    "none": N_("none"),
+}
 
 
 def _bytes_text(num_bytes: int) -> str:
@@ -434,6 +446,7 @@ def workload_view(
         edit_link=edit_link,
         metrics=metrics,
         binding_limit=result.binding_limit,
+        binding_label=Text(BINDING_LABELS[result.binding_limit]),
         binding_explanation=result.binding_explanation,
         kv_chart=kv_chart,
         rw_chart=rw_chart,
