@@ -70,6 +70,7 @@ http {{
 
 
 HEADER_TIMEOUT_S = 2  # 10 s in docs/security.md; short here so the test is quick
+NGINX_CLOCK_SLACK_S = 0.05  # nginx's cached time (ngx_time_update) lags the client's clock by up to a few ms
 
 
 @dataclass
@@ -265,7 +266,9 @@ def _raw(origin: str, data: bytes, pause_s: float = 0.0) -> tuple[bytes, float]:
 def test_slow_headers_are_cut_by_the_proxy(nginx: Nginx) -> None:
     # A client that never finishes its headers: nginx closes it after client_header_timeout.
     answer, seconds = _raw(nginx.origin, f"GET {PREFIX}/healthz HTTP/1.1\r\nHost: x\r\n".encode())
-    assert HEADER_TIMEOUT_S <= seconds < HEADER_TIMEOUT_S + 5
+    # nginx arms the timer on its cached millisecond clock, so the close can come a hair before 2 s on the
+    # client's clock (1.99966 s seen in a fresh-clone CI run): a cut, not an answer, is what is checked
+    assert HEADER_TIMEOUT_S - NGINX_CLOCK_SLACK_S <= seconds < HEADER_TIMEOUT_S + 5
     assert b" 200 " not in answer
 
 
