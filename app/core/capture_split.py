@@ -62,12 +62,15 @@ def decode_token_sizes(
     return {min(n, limit) * query_len for n in reachable}
 
 
-def wide_capture_sizes(*, max_num_seqs: int, max_num_batched_tokens: int, query_len: int) -> list[int]:
-    """Every graph's token count under SM100's wide defaults (no split key given): the prefill grid to
-    min(8,192, max_num_batched_tokens) and the decode graphs of the request grid to max_num_seqs.
+def wide_capture_sizes(
+    *, max_num_seqs: int, max_num_batched_tokens: int, query_len: int
+) -> tuple[list[int], int, int]:
+    """Every graph's token count under SM100's wide defaults (no split key given), with the number of prefill
+    graphs and of decode graphs: the prefill grid to min(8,192, max_num_batched_tokens) and the decode graphs of
+    the request grid to max_num_seqs.
 
     E.g. 1,024 sequences, 8,192 tokens, no drafts: 54 prefill sizes, decode 1 ... 1,024 (64, all within the
-    prefill grid's range; the union is what is counted)."""
+    prefill grid's range; the union, 91 token sizes, is what is counted)."""
     prefill = prefill_grid(min(WIDE_PREFILL_MAX_TOKENS, max_num_batched_tokens))
     decode = decode_token_sizes(
         request_sizes=decode_grid(max_num_seqs),
@@ -75,4 +78,4 @@ def wide_capture_sizes(*, max_num_seqs: int, max_num_batched_tokens: int, query_
         max_requests=max_num_seqs,
         max_tokens=min(max_num_batched_tokens, WIDE_DECODE_MAX_TOKENS),
     )
-    return sorted(set(prefill) | decode)
+    return sorted(set(prefill) | decode), len(prefill), len(decode)

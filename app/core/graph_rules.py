@@ -112,15 +112,11 @@ def split_counts(
         return None
     spec = serve.speculative_config
     query_len = 1 + spec.num_speculative_tokens if spec is not None else 1
-    seqs, tokens = flags.max_num_seqs, flags.max_num_batched_tokens
-    prefill = capture_split.prefill_grid(min(capture_split.WIDE_PREFILL_MAX_TOKENS, tokens))
-    decode = capture_split.decode_token_sizes(
-        request_sizes=capture_split.decode_grid(seqs),
+    return capture_split.wide_capture_sizes(
+        max_num_seqs=flags.max_num_seqs,
+        max_num_batched_tokens=flags.max_num_batched_tokens,
         query_len=query_len,
-        max_requests=seqs,
-        max_tokens=min(tokens, capture_split.WIDE_DECODE_MAX_TOKENS),
     )
-    return sorted(set(prefill) | decode), len(prefill), len(decode)
 
 
 def _decode_sizes(rules: VersionRules, seqs: int, query_len: int, default_cap: int, cap: int) -> set[int]:
