@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from app.core import deadline
 from app.core.errors import PlannerError
-from app.core.perf.bench import BAND_OF_KEY, BenchPoint, BenchResult, banded, simulate_bench
+from app.core.perf.bench import BAND_OF_KEY, MS_PER_S, BenchPoint, BenchResult, banded, simulate_bench
 from app.core.perf.bench_args import BenchArgs
 from app.core.perf.cluster import ClusterFit
 from app.core.perf.physics import StepPhysics
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 # what a simulated benchmark past the request's CPU budget should shrink (app.core.deadline)
 FEWER_PROMPTS = N_("fewer prompts (num_prompts) or fewer clients (max_concurrency)")
-MS_PER_S = 1000.0
 
 
 def refuse_too_long(args: BenchArgs, *, max_model_len: int) -> None:
