@@ -42,6 +42,7 @@ SETS = (
     "heldout_0_33k",
     "heldout_0_33m",
     "heldout_0_33n",
+    "heldout_0_33o",
 )
 QUANTITIES = (
     "backend",

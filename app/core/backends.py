@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from app.core import kv_dsv4_ascend
 from app.core.attention_sinks import has_sinks
+from app.core.backend_heads import FA4_SM_MAJORS, attention_head_sizes, forces_triton, head_size_rejected
 from app.core.backends_diffkv import DIFFKV_KERNEL_BLOCK, diffkv_backend
 from app.core.errors import InvalidServeConfigError
 from app.core.forced_blocks import device_forcing, flashinfer_mla_refuses
@@ -228,7 +229,6 @@ def sparse_mla_candidates(
 MM_PREFIX_LM_MODEL_TYPES = frozenset({"bagel", "gemma3", "molmo2", "moondream3", "paligemma"})
 MM_PREFIX_BACKENDS = frozenset({"TRITON_ATTN", "FLEX_ATTENTION", "TRITON_FLASH_ATTN", "TRITON_FLASHINFER"})
 MM_PREFIX_COMPOSITE_HEAD_SIZES = (256, 512)  # the composites' head_sizes
-FA4_SM_MAJORS = (9, 10, 11)  # flash_attn_interface.py _is_fa4_supported
 
 
 def uses_mm_prefix(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -> bool:
@@ -260,31 +260,6 @@ def mm_prefix_candidates(
     return lead + kept
 
 
-# models/config.py MODELS_CONFIG_MAP: the architectures Gemma4Config.verify_and_update_config runs for
-GEMMA4_ARCHITECTURES = frozenset(
-    {"Gemma4ForCausalLM", "Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration"}
-)
-FA_HEAD_LIMIT = 256  # flash_attn.py supports_head_size (FA2/FA3): head_size <= 256
-FA4_HEAD_LIMIT = 512  # Gemma4Config: FA4 for all layers when the larger head is <= 512
-
-
-def forces_triton(*, model: ModelSpec, sm: int, rules: VersionRules) -> bool:
-    """Gemma4Config.verify_and_update_config sets --attention-backend TRITON_ATTN for a Gemma-4 whose sliding
-    and global layers differ in head size: 0.19.0 when the larger is above 256; 0.24.0+ only where FA4 is
-    unavailable (not SM 9.x / 10.x / 11.x) or the larger head is above 512.
-
-    E.g. gemma-4-26B-A4B (256 / 512): TRITON_ATTN at 0.19.0 on an H100; at 0.33.0 on an A100 only.
-    """
-    if rules.gemma4_backend == "none" or model.architecture not in GEMMA4_ARCHITECTURES:
-        return False
-    heads = {shape.head_size for shape in model.layer_attention or ()} | {model.head_size}
-    if len(heads) < 2:
-        return False
-    if rules.gemma4_backend == "triton":
-        return max(heads) > FA_HEAD_LIMIT
-    return not (sm // 10 in FA4_SM_MAJORS and max(heads) <= FA4_HEAD_LIMIT)
-
-
 def sparse_kv_cache_dtype(*, backend: Backend, kv_cache_dtype: str) -> str:
     """The cache dtype the sparse MLA layer runs: FLASHMLA_SPARSE serves a quantized cache in DeepSeek's
     fp8_ds_mla layout (0.19.0 mla_attention.py MLAAttention.__init__ "Automatically convert fp8 kv-cache format
@@ -295,12 +270,20 @@ def sparse_kv_cache_dtype(*, backend: Backend, kv_cache_dtype: str) -> str:
 
 
 def _first_accepting(
-    candidates: list[Backend], *, sm: int, kv_cache_dtype: str, block_size: int | None
+    candidates: list[Backend],
+    *,
+    sm: int,
+    kv_cache_dtype: str,
+    block_size: int | None,
+    heads: frozenset[int] = frozenset(),
+    rules: VersionRules | None = None,
 ) -> tuple[Backend | None, list[str]]:
     rejected: list[str] = []
     for backend in candidates:
         if not backend.min_sm <= sm <= backend.max_sm:
             continue
+        if rules is not None and head_size_rejected(backend.name, heads=heads, sm=sm, rules=rules):
+            continue  # not a fallback the user caused: vLLM never offers it for this model
         if not backend.accepts_dtype(kv_cache_dtype, sm):
             rejected.append(f"{backend.name} (no {kv_cache_dtype} KV cache here)")
             continue
@@ -397,7 +380,7 @@ def _rocm_rejects(
     """Why AttentionBackend.validate_configuration turns this ROCm backend down for the model, or None."""
     if backend is not ROCM_ATTN:
         return None
-    heads = {shape.head_size for shape in model.layer_attention or ()} | {model.head_size}
+    heads = attention_head_sizes(model)
     if not heads <= ROCM_ATTN_HEAD_SIZES:
         return "head_size not supported"
     if has_sinks(model=model, rules=rules):
@@ -572,7 +555,10 @@ def _cuda_choice(
     )
     if forced:  # 0.8-0.17: vLLM writes the backends' blocks over cache_config.block_size
         user_block = forced[-1].block
-    backend, rejected = _first_accepting(candidates, sm=sm, kv_cache_dtype=kv_dtype, block_size=user_block)
+    heads = attention_head_sizes(model)
+    backend, rejected = _first_accepting(
+        candidates, sm=sm, kv_cache_dtype=kv_dtype, block_size=user_block, heads=heads, rules=rules
+    )
     if backend is None:
         raise _no_backend_error(
             device=device, sm=sm, kv_dtype=kv_dtype, user_block=user_block, candidates=candidates
@@ -600,7 +586,9 @@ def _cuda_choice(
         min_kernel_block=backend.min_kernel_block(),
         kv_cache_dtype=sparse_kv_cache_dtype(backend=backend, kv_cache_dtype=kv_dtype) if sparse else None,
     )
-    preferred, _ = _first_accepting(candidates, sm=sm, kv_cache_dtype="auto", block_size=None)
+    preferred, _ = _first_accepting(
+        candidates, sm=sm, kv_cache_dtype="auto", block_size=None, heads=heads, rules=rules
+    )
     if preferred is not None and preferred.name != backend.name:
         choice.warnings.append(
             Text(
@@ -649,7 +637,14 @@ def forced_blocks(
     sparse = model.mla is not None and bool(model.indexer_bytes_per_token)
     by_device = device_forcing(model=model, sm=sm, sparse=sparse, rules=rules)
     if by_device is None:
-        backend, _ = _first_accepting(candidates, sm=sm, kv_cache_dtype=kv_cache_dtype, block_size=None)
+        backend, _ = _first_accepting(
+            candidates,
+            sm=sm,
+            kv_cache_dtype=kv_cache_dtype,
+            block_size=None,
+            heads=attention_head_sizes(model),
+            rules=rules,
+        )
         names: tuple[str, ...] = () if backend is None else (backend.name,)
     else:
         names = by_device.backends

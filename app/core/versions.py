@@ -291,6 +291,11 @@ class VersionRules:
     mm_prefix_composites: bool = False
     # models/config.py Gemma4Config (head 256 / 512): TRITON_ATTN forced (0.19.0), only without FA4 (0.24.0)
     gemma4_backend: Literal["none", "triton", "fa4_or_triton"] = "none"
+    # v1/attention/backend.py validate_configuration "head_size not supported": each backend's head sizes
+    # (backends.py head_size_rejected): checked from 0.19.0 (older releases not read: no check); FA up to 512 with
+    # FA4 and FlashInfer's 512 from 0.24.0
+    backend_head_sizes: bool = False
+    large_attention_heads: bool = False
     config_mm_prefix: bool = False  # ModelSpec.mm_prefix_lm read (Gemma4ModelArchConfigConvertor, 0.20.0+)
     # models/config.py GlmMoeDsaForCausalLM.verify_and_update_config (0.32+): `auto` KV is fp8_e4m3 on SM10x
     glm_dsa_fp8_kv_on_sm100: bool = False

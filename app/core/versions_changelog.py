@@ -731,4 +731,19 @@ CHANGELOG: tuple[Change, ...] = (
             "autofit_log": "kv_cache_memory",
         },
     ),
+    Change(
+        "0.19.0",
+        "0.19.0 v1/attention/backend.py AttentionBackend.validate_configuration: 'head_size not supported' drops a "
+        "backend from the priority walk (platforms/cuda.py); flash_attn.py supports_head_size: head % 8 == 0 and "
+        "<= 256; flashinfer.py get_supported_head_sizes [64, 128, 256]; triton_attn.py supports_head_size >= 32 "
+        "(releases before 0.19.0 not read for it: no head check planned there)",
+        {"backend_head_sizes": True},
+    ),
+    Change(
+        "0.24.0",
+        "0.24.0 flash_attn.py supports_head_size: <= 512 when is_fa_version_supported(4) (SM 9.x / 10.x / 11.x); "
+        "flashinfer.py get_supported_head_sizes [64, 128, 256, 512] (0.30.0 and 0.33.0 the same; 0.20.2-0.22.1 "
+        "not read, put at the first release read that has it)",
+        {"large_attention_heads": True},
+    ),
 )

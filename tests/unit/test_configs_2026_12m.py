@@ -4,8 +4,8 @@ showed (app/core/hf_config/backend_fields.py), each number worked from the vLLM 
 Blind (expectations committed in 314cc9a before the planner ran): half A 4/4 quantities, 4/4 config-plans on
 314cc9a; half B, on the same code (A prompted no change), 9/16 and 1/4. The Naive-N0.5-Flash misses were MiMo-V2's
 per-layer fields read under an architecture vLLM serves through the Transformers backend; InboraStudio's "quin"
-model_type at TP 2 is still planned (a registered architecture with an unknown model_type is warned about, not
-refused, so that copies which dropped their auto_map still plan; see the xfail below)."""
+model_type at TP 2 was still planned (a registered architecture with an unknown model_type was warned about, not
+refused); round 12 refuses it where the architecture is a transformers class (test_configs_2026_12o.py)."""
 
 from __future__ import annotations
 
@@ -31,18 +31,14 @@ BENCH = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(BENCH)
 
 SETS = ("heldout_0_33m", "heldout_0_33n")
-# registry.py _unparsed_model_type warns for a registered architecture (GPT2LMHeadModel) whose model_type
-# transformers does not know; 0.33.0 transformers_utils/config.py HFConfigParser.parse -> AutoConfig raises
-KNOWN_MISS = {("heldout_0_33n", "expected_tp2.json", "InboraStudio--QuinBeta21.ab1")}
+# InboraStudio's "quin" model_type under GPT2LMHeadModel is refused since round 12 (registry.py _unparsed_model_type:
+# a class transformers provides has its own config type; tests/unit/test_configs_2026_12o.py)
 CASES = [
     pytest.param(
         held,
         path.name,
         name,
         expected,
-        marks=[pytest.mark.xfail(strict=True, reason="unknown model_type under a registered class is warned")]
-        if (held, path.name, name) in KNOWN_MISS
-        else [],
         id=f"{held}-{path.stem}-{name}",
     )
     for held in SETS

@@ -271,16 +271,20 @@ def _unregistered(
 
 
 def _unparsed_model_type(
-    *, model_type: str, known_architecture: bool, remote_code: bool, release: str
+    *, model_type: str, architecture: str, known_architecture: bool, remote_code: bool, release: str
 ) -> list[str]:
     """transformers_utils/config.py HFConfigParser.parse: a model_type outside vLLM's _CONFIG_REGISTRY and
-    transformers' CONFIG_MAPPING is transformers' ValueError, unless auto_map names remote code."""
-    model_types, _, transformers_version = transformers_fallback(release)
+    transformers' CONFIG_MAPPING is transformers' ValueError, unless auto_map names remote code.
+
+    One leniency: a registered architecture that is vLLM's own class and not a transformers one (InternLM2,
+    MiniCPM, MiMo: its config class only ever comes with the checkpoint's code) is said, not refused, because
+    copies of such config.json files often drop the auto_map. A class transformers itself provides has its own
+    config type, so a model_type it does not know there has no such excuse: refused (0.33.0 refuses
+    GPT2LMHeadModel under model_type "quin", heldout_0_33n)."""
+    model_types, transformers_classes, transformers_version = transformers_fallback(release)
     if not model_type or model_type in model_types or model_type in SYNTHETIC_MODEL_TYPES:
         return []
-    if remote_code or known_architecture:
-        # a registered architecture whose checkpoint ships its config class (Baichuan, InternLM2, ...): copies of
-        # config.json often drop the auto_map, so this is said, not refused
+    if remote_code or (known_architecture and architecture not in transformers_classes):
         return [
             Text(
                 "transformers {version} does not know model_type {model_type!r}: vLLM reads this config only "
@@ -408,6 +412,7 @@ def check_architecture(
         notes = (
             _unparsed_model_type(
                 model_type=model_type,
+                architecture="",
                 known_architecture=False,
                 remote_code=remote_code,
                 release=transformers_fallback_release,
@@ -439,6 +444,7 @@ def check_architecture(
         release = transformers_fallback_release
         notes = _unparsed_model_type(
             model_type=model_type,
+            architecture=architecture,
             known_architecture=row is not None,
             remote_code=remote_code,
             release=release,
