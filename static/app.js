@@ -251,6 +251,11 @@
   document.addEventListener("htmx:afterSwap", function (event) {
     if (event.detail.target && event.detail.target.id === "results") {
       placeHeld();
+      // the doctor on a phone puts its answer above the form (doctor.css): go to it from the button
+      if (event.detail.target.closest(".layout.doctor") && window.matchMedia("(max-width: 700px)").matches &&
+          event.detail.target.querySelector("#doctor-verdict, #doctor-errors")) {
+        event.detail.target.scrollIntoView({ block: "start" });
+      }
     }
   });
   document.addEventListener("htmx:afterSettle", function (event) {
