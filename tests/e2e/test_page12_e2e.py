@@ -74,3 +74,25 @@ def test_the_doctor_verdict_is_in_a_phones_first_screen(live_server: LiveServer,
     assert _in_first_screen(failure), failure.bounding_box()
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"page12-doctor-phone-{lang}.png"))
+
+
+def test_the_fleet_cost_chart_is_readable_on_a_phone(live_server: LiveServer, tab: Tab) -> None:
+    # the 1000-unit-wide chart scaled to 390 px drew its 15-unit labels ~5 px high; now it keeps 36rem and
+    # scrolls sideways in its figure, with the target load's line (20 of 40 requests/s) still in view
+    page = tab.page
+    page.set_viewport_size(PHONE)
+    page.goto(f"{live_server.base}/fleet?v=1")
+    chart = page.locator("svg.fleet-chart")
+    box = chart.bounding_box()
+    assert box is not None and box["width"] >= 500, box  # 36rem: 540 px at the page's 15 px root (was 340)
+    label = page.locator("svg.fleet-chart text").first.bounding_box()
+    assert label is not None and label["height"] >= 8, label
+    target = page.locator("#fleet-target").bounding_box()
+    assert target is not None and target["x"] < PHONE["width"], target
+    assert page.evaluate("document.documentElement.scrollWidth") == PHONE["width"]  # the page does not scroll
+    page.locator("#fleet-chart-table").evaluate("t => t.closest('details').open = true")
+    table = page.locator("#fleet-chart-table").evaluate("t => t.parentElement.className")
+    assert table == "table-scroll"
+    chart.scroll_into_view_if_needed()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "page12-fleet-chart-phone.png"))

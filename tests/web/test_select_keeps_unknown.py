@@ -141,3 +141,10 @@ def test_the_doctor_keeps_an_unknown_device() -> None:
     assert response.status_code == 422
     assert 'data-field="device"' in response.text
     assert selects(response.text)["device"][:2] == ("h999", True)
+
+
+def test_the_fleet_phone_summary_names_the_field() -> None:
+    # the planner's one-line phone verdict names the unusable field; the fleet's said only "Nothing is computed"
+    page = TestClient(APP).get("/fleet", params={"v": "1", "device": "h999"}).text
+    summary = page[page.index('id="phone-summary"') : page.index("</a>", page.index('id="phone-summary"'))]
+    assert re.findall(r"<code>([^<]+)</code>", summary) == ["device"]
