@@ -96,3 +96,20 @@ def test_the_fleet_cost_chart_is_readable_on_a_phone(live_server: LiveServer, ta
     chart.scroll_into_view_if_needed()
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "page12-fleet-chart-phone.png"))
+
+
+def test_an_unreadable_checkbox_survives_a_slider_move(live_server: LiveServer, tab: Tab) -> None:
+    page = tab.page
+    page.goto(f"{live_server.base}/?v=1&enforce_eager=maybe")
+    expect(page.locator("#verdict[data-unusable]")).to_have_attribute("data-unusable", "enforce_eager")
+    with page.expect_response(lambda r: r.request.method == "POST"):
+        _move_util_slider(tab)
+    page.wait_for_function("() => location.search.includes('gpu_memory_utilization')")
+    expect(page.locator("#verdict[data-unusable]")).to_have_attribute("data-unusable", "enforce_eager")
+    assert parse_qs(urlsplit(page.url).query)["enforce_eager"] == ["maybe"]
+    box = page.locator('input[name="enforce_eager"]')
+    box.uncheck()  # the user's own choice: off
+    expect(page.locator("[data-verdict]").first).to_be_visible()
+    box.check()  # and on again: an ordinary box now, posting true
+    page.wait_for_function("() => location.search.includes('enforce_eager=true')")
+    expect(page.locator(".unknown-value")).to_have_count(0)

@@ -148,3 +148,49 @@ def test_the_fleet_phone_summary_names_the_field() -> None:
     page = TestClient(APP).get("/fleet", params={"v": "1", "device": "h999"}).text
     summary = page[page.index('id="phone-summary"') : page.index("</a>", page.index('id="phone-summary"'))]
     assert re.findall(r"<code>([^<]+)</code>", summary) == ["device"]
+
+
+# every checkbox fed from the URL: an unreadable boolean left it unchecked, so the next change posted
+# nothing and computed "false" for it (the error and the address's value gone), as a select did
+CHECKBOXES = [
+    ("/", "enforce_eager"),
+    ("/", "allow_long_max_model_len"),
+    ("/", "bench_serve"),
+    ("/", "ignore_eos"),
+    ("/", "enable_lora"),
+    ("/", "fully_sharded_loras"),
+    ("/", "enable_expert_parallel"),
+    ("/explore", "lora"),
+    ("/explore", "mm"),
+    ("/explore", "cache_salt"),
+    ("/fleet", "no_fp8_kv"),
+    ("/fleet", "no_quantized_weights"),
+    ("/fleet", "bench_serve"),
+    ("/fleet", "ignore_eos"),
+]
+
+
+def _checkbox(page: str, name: str) -> str:
+    match = re.search(
+        rf'<input[^>]*type="checkbox" name="{name}"[^>]*>[^<]*(?:<span class="unknown-value">[^<]*)?', page
+    )
+    assert match, name
+    return match.group(0)
+
+
+@pytest.mark.parametrize(("path", "field"), CHECKBOXES, ids=[f"{p}:{f}" for p, f in CHECKBOXES])
+def test_a_checkbox_keeps_an_unreadable_value(path: str, field: str) -> None:
+    page = TestClient(APP).get(path, params={"v": "1", field: "maybe"})
+    assert page.status_code == 422
+    assert field in verdict_fields(page.text)
+    box = _checkbox(page.text, field)
+    assert 'value="maybe" checked data-unknown' in box
+    assert box.endswith('<span class="unknown-value">maybe (unknown)')
+
+
+def test_a_readable_checkbox_is_ordinary() -> None:
+    page = TestClient(APP).get("/", params={"v": "1", "enforce_eager": "1"}).text  # pydantic reads 1 as true
+    assert _checkbox(page, "enforce_eager").startswith(
+        '<input type="checkbox" name="enforce_eager" value="true" checked>'
+    )
+    assert "data-unknown" not in page
