@@ -194,3 +194,12 @@ def test_a_readable_checkbox_is_ordinary() -> None:
         '<input type="checkbox" name="enforce_eager" value="true" checked>'
     )
     assert "data-unknown" not in page
+
+
+def test_an_unknown_workload_preset_checks_no_known_one() -> None:
+    # /explore?preset=zzz named preset but checked the default (mixed_long_short): the next change computed it
+    page = TestClient(APP).get("/explore", params={"v": "1", "preset": "zzz"})
+    assert page.status_code == 422
+    assert "preset" in verdict_fields(page.text)
+    assert re.findall(r'name="preset" value="([^"]*)" checked', page.text) == ["zzz"]
+    assert "zzz (unknown)" in page.text
