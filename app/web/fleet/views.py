@@ -15,7 +15,7 @@ from app.core.perf.bench_args import BenchArgs
 from app.core.perf.calibrated import RunsScope
 from app.core.text import Text
 from app.web.fleet.params import FLEET_FIELDS, LENGTH_FIELDS, RATE_FIELD, FleetParams, fleet_query
-from app.web.fleet.service import fleet_for, planner_params, point_params
+from app.web.fleet.service import FleetResult, fleet_for, planner_params, point_params
 from app.web.fleet.svg import COLOURS, ChartPoint, cost_chart, pareto_chart
 from app.web.format import (
     gib,
@@ -28,7 +28,7 @@ from app.web.i18n import page_lang, t, tr
 from app.web.inputs.links import form_values, query_items, to_query, with_typed
 from app.web.inputs.options import Choices, choices
 from app.web.inputs.problems import Problem, error_of, problems_of, stopping, typed_values
-from app.web.measured_runs import BENCH_FIELDS, page_bench_error, page_runs_lenient
+from app.web.measured_runs import BENCH_FIELDS, PageRuns, page_bench_error, page_runs_lenient
 from app.web.templating import url_path
 
 MAX_TABLE_ROWS = 15  # the ranked table shows the cheapest; /api/fleet returns every candidate
@@ -366,6 +366,14 @@ def workload_line(searched: FleetParams, bench: BenchArgs | None) -> str:
     return line
 
 
+def _search(params: FleetParams, problems: list[Problem], runs: PageRuns) -> FleetResult:
+    """The page's search: the benchmark is the load, so a bad argument stops it as an unusable input does
+    (the answer would be for another load)."""
+    bench_stop = (error_of(runs.bench_error),) if runs.bench_error is not None else ()
+    unusable = (*stopping(problems), *bench_stop)
+    return fleet_for(params, cluster=runs.cluster, unusable=unusable, bench=runs.bench)
+
+
 def build_view(request: Request, params: FleetParams, problems: list[Problem]) -> FleetView:
     params = params.model_copy(update={"lang": page_lang()})
     query = with_typed(fleet_query(params), problems)  # a reload shows the same error
@@ -384,13 +392,9 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
     lengths = (str(params.input_tokens), str(params.output_tokens))
     # a bad paste in "Your own runs" is shown above the results, which answer uncalibrated
     runs = page_runs_lenient(params)
-    # the benchmark is the load: a bad argument stops the search (the answer would be for another load)
-    bench_stop = (error_of(runs.bench_error),) if runs.bench_error is not None else ()
     workload, rate = "", f"{params.requests_per_s:g}"
     try:
-        result = fleet_for(
-            params, cluster=runs.cluster, unusable=(*stopping(problems), *bench_stop), bench=runs.bench
-        )
+        result = _search(params, problems, runs)
         plan, searched = result.plan, result.params  # searched: the lengths as modelled (links)
         lengths = (str(searched.input_tokens), str(searched.output_tokens))
         workload = workload_line(searched, runs.bench)
