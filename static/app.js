@@ -149,6 +149,19 @@
       onBox(event);
     }
   }, true);  // capture: the box is updated before htmx's form listener sees the event
+  // A checkbox holding a value from the URL it could not read (forms.html's checkbox macro) becomes an
+  // ordinary box once the user changes it: checked again, it posts "true", not the unreadable value.
+  document.addEventListener("change", function (event) {
+    var box = event.target;
+    if (box.matches('input[type="checkbox"][data-unknown]')) {
+      box.value = "true";
+      box.removeAttribute("data-unknown");
+      var note = box.parentElement && box.parentElement.querySelector(".unknown-value");
+      if (note) {
+        note.remove();
+      }
+    }
+  }, true);
   document.addEventListener("click", function (event) {
     var button = event.target.closest("button.copy");
     if (button) {
@@ -251,6 +264,11 @@
   document.addEventListener("htmx:afterSwap", function (event) {
     if (event.detail.target && event.detail.target.id === "results") {
       placeHeld();
+      // the doctor on a phone puts its answer above the form (doctor.css): go to it from the button
+      if (event.detail.target.closest(".layout.doctor") && window.matchMedia("(max-width: 700px)").matches &&
+          event.detail.target.querySelector("#doctor-verdict, #doctor-errors")) {
+        event.detail.target.scrollIntoView({ block: "start" });
+      }
     }
   });
   document.addEventListener("htmx:afterSettle", function (event) {

@@ -16,7 +16,17 @@ import math
 from app.core.errors import PlannerError
 from app.core.perf.bench_args import BenchArgs
 from app.core.perf.bench_run import refuse_too_long
-from app.core.text import Msg, Text
+from app.core.text import N_, Msg, Text
+
+# the load's note: the rate the user gave (the benchmark's --request-rate is not the load then), or its own
+YOUR_RATE = N_(
+    "The load is your {rate:g} requests/s of the benchmark's mean request ({prompt:,} + {output:,} tokens, "
+    "{dataset}) unless you set the lengths."
+)
+BENCH_RATE = N_(
+    "The load is the benchmark's: {rate:g} requests/s of its mean request ({prompt:,} + {output:,} tokens, "
+    "{dataset}) unless you set the lengths."
+)
 
 
 def bench_rate(bench: BenchArgs, *, requests_per_s: float | None, max_model_len: int) -> tuple[float, Msg]:
@@ -37,8 +47,7 @@ def bench_rate(bench: BenchArgs, *, requests_per_s: float | None, max_model_len:
         rate = bench.request_rate
     prompt, output = bench.mean_lengths()
     note = Text(
-        "The load is the benchmark's: {rate:g} requests/s of its mean request ({prompt:,} + {output:,} tokens, "
-        "{dataset}) unless you set the lengths.",
+        YOUR_RATE if requests_per_s is not None else BENCH_RATE,  # whose rate the load is
         rate=rate,
         prompt=prompt,
         output=output,

@@ -224,12 +224,30 @@ BENCH_FIELDS = (
 )
 
 
+BENCH_PREFIX = "bench."  # the API's name of a benchmark argument (the page's is the argument's own)
+
+
+def page_bench_error(exc: PlannerError) -> PlannerError | None:
+    """``exc`` under the page's field name when it is about a benchmark argument (``bench.request_rate``
+    -> ``request_rate``, the form's box), else None."""
+    if not exc.field.startswith(BENCH_PREFIX):
+        return None
+    return PlannerError(exc.field.removeprefix(BENCH_PREFIX), exc.message)
+
+
+def bench_given(params: PlannerParams) -> bool:
+    """Whether the page states a benchmark: its fieldset is on, or any of its arguments is given."""
+    return (
+        params.bench_serve or params.ignore_eos or any(getattr(params, n) is not None for n in BENCH_FIELDS)
+    )
+
+
 def bench_of(params: PlannerParams) -> BenchArgs | None:
     """The page's `vllm bench serve` arguments (None: the fieldset is off and no argument is given);
     a bad argument is a PlannerError naming its field."""
-    given = {name: getattr(params, name) for name in BENCH_FIELDS if getattr(params, name) is not None}
-    if not (params.bench_serve or given or params.ignore_eos):
+    if not bench_given(params):
         return None
+    given = {name: getattr(params, name) for name in BENCH_FIELDS if getattr(params, name) is not None}
     try:
         return BenchArgs.model_validate({**given, "ignore_eos": params.ignore_eos})
     except ValidationError as exc:

@@ -21,7 +21,7 @@ FLEET = {"input_tokens": "1024", "output_tokens": "256", "requests_per_s": "5", 
 
 @pytest.mark.parametrize(
     ("path", "prefix", "extra"),
-    [("/speed", "speed", {}), ("/recommend", "recommend", {}), ("/fleet", "fleet", FLEET)],
+    [("/speed", "speed", {}), ("/recommend", "recommend", {})],
 )
 def test_both_errors_are_in_view(client: Any, path: str, prefix: str, extra: dict[str, str]) -> None:
     query = {**PAGE, **extra, **BAD_BENCH, "my_runs": BAD_PASTE}
@@ -29,6 +29,18 @@ def test_both_errors_are_in_view(client: Any, path: str, prefix: str, extra: dic
     assert page.status_code == 200, page.text[:400]
     assert f'id="{prefix}-bench-error"><code>num_prompts</code>' in page.text
     assert f'id="{prefix}-runs-error"><code>my_runs</code>: line 2: cannot read a number' in page.text
+
+
+def test_the_fleet_stops_on_a_bad_benchmark_and_shows_both(client: Any) -> None:
+    # lane page12: the fleet sizes for the benchmark's workload (its mean request, its rate), so a bad
+    # argument stops the search (the answer would be for another load); the verdict names it, and the
+    # bad paste is still shown above
+    page = client.get("/fleet?" + urlencode({**PAGE, **FLEET, **BAD_BENCH, "my_runs": BAD_PASTE}))
+    assert page.status_code == 422, page.text[:400]
+    verdict = page.text[page.text.index('id="verdict"') :]
+    assert verdict[: verdict.index("</div>")].count("<code>num_prompts</code>") == 1
+    assert 'id="fleet-best"' not in page.text
+    assert 'id="fleet-runs-error"><code>my_runs</code>: line 2: cannot read a number' in page.text
 
 
 def test_the_recommender_says_the_lengths_were_shortened(client: Any) -> None:

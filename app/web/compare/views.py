@@ -11,7 +11,7 @@ from app.core.errors import PlannerError
 from app.core.result import Estimate
 from app.core.text import COMMA, SEMICOLON, Text, TextList
 from app.core.versions import rules_for
-from app.web.compare.params import VERSION_KEYS, parse_versions
+from app.web.compare.params import VERSION_KEYS, parse_versions, typed_versions
 from app.web.format import gib, gib_range, integer
 from app.web.inputs.lenient import parse_lenient
 from app.web.inputs.links import query_items, to_query
@@ -226,10 +226,11 @@ def build_view(request: Request) -> CompareView:
         )
     except PlannerError as exc:
         result, error = SideBySide(), error_of(exc)
+    shown_a, shown_b = typed_versions(request, a, b, version_problems)
     return CompareView(
         problems=problems_of(problems + version_problems + more),
-        a=a,
-        b=b,
+        a=shown_a,
+        b=shown_b,
         versions=version_options(version_options(release_options(), a), b),
         hidden=tuple((k, v) for k, v in query_items(params) if k != "vllm_version"),
         title=Text(

@@ -172,13 +172,12 @@ def _submitted(
     target, problem = _target(fields.get("target_concurrency", ""))
     if problem is not None:
         problems.append(problem)
-    device = fields.get("device", "").strip()
+    device = fields.get("device", "").strip()  # an unknown one stays in the form (its select keeps it)
     if device:
         try:
             find_device(device)
         except PlannerError as exc:
             problems.append(Problem(exc.field, exc.message))
-            device = ""
     form = DoctorForm(
         log=fields.get(LOG_FIELD, ""),
         metrics=fields.get("metrics", ""),
@@ -187,7 +186,9 @@ def _submitted(
         devices=device_options(),
         file_name=file_name,
     )
+    if problems:
+        return Submitted(form=form, data=None, problems=problems)
     data = DiagnoseInput(
         log=log_text, metrics=form.metrics or None, target_concurrency=target, device=device or None
     )
-    return Submitted(form=form, data=None if problems else data, problems=problems)
+    return Submitted(form=form, data=data, problems=problems)

@@ -112,6 +112,9 @@ class ResultView:
     identity: list[tuple[str, str]]
     device_reasoning: list[str]
     notes: list[str]
+    # the log's own error that ended the start, verbatim, in the verdict box (None: none, or the headline
+    # already quotes it): on a phone the steps that also show it are screens below
+    failure: str | None = None
 
 
 @dataclass(frozen=True)
@@ -220,6 +223,14 @@ def _quoting_vllm_error(headline: str) -> Markup:
     return Markup(sentence.replace(marker, quoted))
 
 
+def _failure(diagnosis: Diagnosis) -> str | None:
+    """vLLM's error line that ended the start, unless the headline quotes it already."""
+    headline = diagnosis.headline
+    if isinstance(headline, TextMessage) and VLLM_ERROR_PARAM in headline.params:
+        return None
+    return diagnosis.facts.error
+
+
 def _step_view(number: int, step: Step, diagnosis: Diagnosis) -> StepView:
     return StepView(
         number=number,
@@ -271,6 +282,7 @@ def result_view(request: Request, diagnosis: Diagnosis) -> ResultView:
         tone=tone,
         title=title,
         headline=_quoting_vllm_error(diagnosis.headline),
+        failure=_failure(diagnosis),
         remedies=tr_list(diagnosis.remedies),
         steps=[_step_view(i, step, diagnosis) for i, step in enumerate(diagnosis.steps, start=1)],
         comparison=[_row_view(row) for row in diagnosis.comparison],

@@ -550,15 +550,17 @@ def _sections(request: Request, params: ExploreParams, problems: list[Problem]) 
 def build_view(request: Request, params: ExploreParams, problems: list[Problem]) -> ExploreView:
     sec = _sections(request, params, problems)
     params = sec.params
+    values = typed_values(form_values(params), sec.problems)  # "abc" stays in its box
     return same_named(  # the sections (the engine line, blocks, prefix, workload, an error) as computed
         ExploreView,
         sec,
-        values=typed_values(form_values(params), sec.problems),  # "abc" stays in its box
+        values=values,
         permalink=f"{url_path(request, 'explore')}?{with_typed(explore_query(params), sec.problems)}",
         planner_link=f"{url_path(request, 'planner')}?{to_query(planner_params(params))}",
         problems=problems_of(sec.problems),
         presets=tuple(
-            PresetView(p.key, p.label, p.description, p.hits_first, p.key == params.preset)
+            # the typed preset: an unknown one checks none of these (the template adds it, labelled unknown)
+            PresetView(p.key, p.label, p.description, p.hits_first, p.key == values.get("preset"))
             for p in WORKLOAD_PRESETS.values()
         ),
         choices=choices(params.vllm_version),

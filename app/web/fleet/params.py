@@ -22,7 +22,7 @@ from app.web.inputs.lenient import parse_lenient
 from app.web.inputs.links import query_items
 from app.web.inputs.params import INT_OR_NONE, Flag, PlannerParams, parse_human_int, same_named
 from app.web.inputs.problems import Problem
-from app.web.measured_runs import MeasuredRun
+from app.web.measured_runs import MeasuredRun, bench_given
 
 # The issue's example: 20 requests/s of 2k in / 256 out, TTFT under 2 s, TPOT under 50 ms.
 DEFAULT_INPUT_TOKENS = 2048
@@ -111,15 +111,18 @@ FLEET_DEFAULTS = FleetParams()
 
 # the load's lengths: left blank, each is the default shortened to fit max_model_len (fleet.service)
 LENGTH_FIELDS = ("input_tokens", "output_tokens")
+# left blank, the load is the benchmark's --request-rate (app.core.fleet_load), else the default
+RATE_FIELD = "requests_per_s"
 
 
 def parse_fleet_lenient(
     query: Mapping[str, str] | Iterable[tuple[str, str]],
 ) -> tuple[FleetParams, list[Problem]]:
     """Never fails: each field that does not validate is dropped (-> default) and reported. A blank
-    length box is not set (the default, shortened to fit), not a bad number."""
+    length box is not set (the default, shortened to fit), nor a blank rate (the benchmark's, else the
+    default), not a bad number."""
     pairs = query.items() if isinstance(query, Mapping) else query
-    kept = [(k, v) for k, v in pairs if not (k in LENGTH_FIELDS and not v.strip())]
+    kept = [(k, v) for k, v in pairs if not (k in (*LENGTH_FIELDS, RATE_FIELD) and not v.strip())]
     return parse_lenient(FleetParams, kept)
 
 
@@ -127,9 +130,11 @@ def fleet_query(params: FleetParams) -> str:
     """The /fleet permalink: the planner's non-default fields, then the fleet's (defaults omitted; a
     length the user set is kept even at its default, so the link reopens the same request)."""
     items = [(k, v) for k, v in query_items(params) if k not in LENGTH_FIELDS]
+    # with a benchmark a blank rate is its --request-rate: a rate the user set is kept even at the default
+    set_kept = (*LENGTH_FIELDS, *([RATE_FIELD] if bench_given(params) else []))
     for name in (*LENGTH_FIELDS, *FLEET_FIELDS):
         value = getattr(params, name)
-        kept = name in LENGTH_FIELDS and name in params.model_fields_set
+        kept = name in set_kept and name in params.model_fields_set
         if value == getattr(FLEET_DEFAULTS, name) and not kept:
             continue
         items.append(

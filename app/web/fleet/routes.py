@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
+from app.core.errors import PlannerError
 from app.core.fleet import Candidate
 from app.core.pareto import ParetoPoint
 from app.core.perf.calibrated import RunsScope
@@ -17,7 +18,7 @@ from app.web.fleet.service import fleet_for, planner_params, point_params
 from app.web.fleet.views import build_view
 from app.web.inputs.links import page_items, to_query
 from app.web.inputs.resolve import computed
-from app.web.measured_runs import api_runs
+from app.web.measured_runs import api_runs, page_bench_error
 from app.web.templating import render_view, url_path
 
 router = APIRouter()
@@ -80,8 +81,12 @@ def pareto_json(
 @api_router.post("/fleet", name="api_fleet", response_model=dict[str, Any])
 def fleet_api(request: Request, params: StrictFleetParams) -> Response:
     """Every layout that starts, sized for the load and ranked by cost; ``best`` meets the SLO if any does."""
-    runs = api_runs(params, params.measured_runs, params.bench)
-    result = fleet_for(params, cluster=runs.cluster, bench=params.bench)
+    runs = api_runs(params, params.measured_runs, params.bench)  # bench: the object, else the flat fields
+    try:
+        result = fleet_for(params, cluster=runs.cluster, bench=runs.bench)
+    except PlannerError as exc:  # the flat fields' refusal names the field the body gave
+        flat = page_bench_error(exc) if params.bench is None else None
+        raise flat or exc from None
     plan, searched = result.plan, result.params  # searched: the load as modelled (its planner links)
     calibration = _runs_fields(result.calibrated_runs, result.calibrated_figures)
     answer = {
@@ -105,6 +110,8 @@ def fleet_api(request: Request, params: StrictFleetParams) -> Response:
             "vllm_version": result.resolved.vllm_version,
             # with a benchmark, the load it stated (its rate and mean lengths), so the link reopens it
             "query": fleet_query(searched if params.bench is not None else params),
+            # the load the layouts were sized for (a benchmark's rate and mean request when it gave them)
+            "requests_per_s": searched.requests_per_s,
         },
     }
     return dumped_response(answer)  # encoded here, not on the event loop (app/web/encoding.py)

@@ -11,10 +11,11 @@ from markupsafe import Markup
 
 from app.core.errors import PlannerError
 from app.core.fleet import Candidate, FleetPlan, cost_at_load
+from app.core.perf.bench_args import BenchArgs
 from app.core.perf.calibrated import RunsScope
 from app.core.text import Text
-from app.web.fleet.params import FLEET_FIELDS, LENGTH_FIELDS, FleetParams, fleet_query
-from app.web.fleet.service import fleet_for, planner_params, point_params
+from app.web.fleet.params import FLEET_FIELDS, LENGTH_FIELDS, RATE_FIELD, FleetParams, fleet_query
+from app.web.fleet.service import FleetResult, fleet_for, planner_params, point_params
 from app.web.fleet.svg import COLOURS, ChartPoint, cost_chart, pareto_chart
 from app.web.format import (
     gib,
@@ -27,7 +28,7 @@ from app.web.i18n import page_lang, t, tr
 from app.web.inputs.links import form_values, query_items, to_query, with_typed
 from app.web.inputs.options import Choices, choices
 from app.web.inputs.problems import Problem, error_of, problems_of, stopping, typed_values
-from app.web.measured_runs import page_runs_lenient
+from app.web.measured_runs import BENCH_FIELDS, PageRuns, page_bench_error, page_runs_lenient
 from app.web.templating import url_path
 
 MAX_TABLE_ROWS = 15  # the ranked table shows the cheapest; /api/fleet returns every candidate
@@ -53,6 +54,9 @@ FORM_FIELDS = frozenset(
         "input_tokens",
         "output_tokens",
         "my_runs",
+        "bench_serve",  # the load as a `vllm bench serve` workload: its fieldset, as on the planner
+        "ignore_eos",
+        *BENCH_FIELDS,
     }
     | set(FLEET_FIELDS)
 )
@@ -150,9 +154,10 @@ class FleetView:
     runs_tag: str = ""  # "calibrated on your N runs" beside each figure of a kind they measured
     runs_groups: frozenset[str] = frozenset()  # the kinds (ttft, tpot, throughput) your runs measured
     runs_error: Problem | None = None  # a bad paste in "Your own runs": the figures answer uncalibrated
-    bench_error: Problem | None = None  # a bad benchmark argument: the figures answer without it
     runs_notes: tuple[str, ...] = ()  # how the pasted runs were read (a rate they did not state)
     length_placeholders: tuple[str, str] = ("", "")  # what blank input / output boxes model
+    workload: str = ""  # the load the layouts were sized for, as searched (and the benchmark it came from)
+    rate_placeholder: str = ""  # what a blank requests-per-second box models
 
 
 class LayoutLike(Protocol):
@@ -316,11 +321,12 @@ def pareto_view(request: Request, params: FleetParams, plan: FleetPlan) -> Paret
     )
 
 
-def load_values(params: FleetParams) -> dict[str, str]:
+def load_values(params: FleetParams, *, bench: bool) -> dict[str, str]:
     """The form's values; the load's lengths blank unless the user set them (a blank box is the
-    default, shortened to fit max_model_len, as the Speed section's: its placeholder says what it models)."""
+    default, shortened to fit max_model_len, as the Speed section's: its placeholder says what it models),
+    and with a benchmark (``bench``) the rate too (the benchmark's --request-rate then)."""
     values = form_values(params)
-    for name in LENGTH_FIELDS:
+    for name in (*LENGTH_FIELDS, *([RATE_FIELD] if bench else [])):
         if name not in params.model_fields_set:
             values[name] = ""
     return values
@@ -328,6 +334,44 @@ def load_values(params: FleetParams) -> dict[str, str]:
 
 def hidden_inputs(params: FleetParams) -> tuple[tuple[str, str], ...]:
     return tuple((k, v) for k, v in query_items(params) if k not in FORM_FIELDS and k != "v")
+
+
+def bench_flags(params: FleetParams) -> str:
+    """The `vllm bench serve` arguments the user gave, under vLLM's flag names ("" when none)."""
+    given = [(name, getattr(params, name)) for name in BENCH_FIELDS if getattr(params, name) is not None]
+    flags = [
+        f"--{name.replace('_', '-')} {value:g}"
+        if isinstance(value, float)
+        else f"--{name.replace('_', '-')} {value}"
+        for name, value in given
+    ]
+    return " ".join([*flags, *(["--ignore-eos"] if params.ignore_eos else [])])
+
+
+def workload_line(searched: FleetParams, bench: BenchArgs | None) -> str:
+    """What the layouts were sized for: the rate and the request as searched; with a benchmark, its
+    arguments, and that its --max-concurrency is not the fleet's (the search picks clients per replica)."""
+    line = t(
+        "Sized for {rate:g} requests/s of {input_tokens:,} input + {output_tokens:,} output tokens.",
+        rate=searched.requests_per_s,
+        input_tokens=searched.input_tokens,
+        output_tokens=searched.output_tokens,
+    )
+    if bench is None:
+        return line
+    flags = bench_flags(searched)
+    line = f"{line} {t('The workload of vllm bench serve {flags}.', flags=flags or '--dataset-name random')}"
+    if searched.max_concurrency is not None:
+        line = f"{line} {t('Its --max-concurrency is not used: the search picks the clients per replica.')}"
+    return line
+
+
+def _search(params: FleetParams, problems: list[Problem], runs: PageRuns) -> FleetResult:
+    """The page's search: the benchmark is the load, so a bad argument stops it as an unusable input does
+    (the answer would be for another load)."""
+    bench_stop = (error_of(runs.bench_error),) if runs.bench_error is not None else ()
+    unusable = (*stopping(problems), *bench_stop)
+    return fleet_for(params, cluster=runs.cluster, unusable=unusable, bench=runs.bench)
 
 
 def build_view(request: Request, params: FleetParams, problems: list[Problem]) -> FleetView:
@@ -348,10 +392,13 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
     lengths = (str(params.input_tokens), str(params.output_tokens))
     # a bad paste in "Your own runs" is shown above the results, which answer uncalibrated
     runs = page_runs_lenient(params)
+    workload, rate = "", f"{params.requests_per_s:g}"
     try:
-        result = fleet_for(params, cluster=runs.cluster, unusable=stopping(problems))
+        result = _search(params, problems, runs)
         plan, searched = result.plan, result.params  # searched: the lengths as modelled (links)
         lengths = (str(searched.input_tokens), str(searched.output_tokens))
+        workload = workload_line(searched, runs.bench)
+        rate = f"{searched.requests_per_s:g}"
         scope = RunsScope.of(result.calibrated_runs, result.calibrated_figures)
         calibrated, runs_tag, groups = tr(scope.caption()), tr(scope.tag()), frozenset(scope.groups)
         model_label, device_name = result.resolved.model_label, result.resolved.device.name
@@ -398,10 +445,10 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
                 (_series_label(c), tuple(money(points[i][1]) for i in picks)) for c, points in series
             )
     except PlannerError as exc:
-        error = error_of(exc)
+        error = error_of(page_bench_error(exc) or exc)  # a benchmark's refusal names the page's box
     return FleetView(
         params=params,
-        values=typed_values(load_values(params), problems),  # "thirty" stays in its box
+        values=typed_values(load_values(params, bench=runs.bench is not None), problems),  # "thirty" stays
         length_placeholders=lengths,
         hidden=hidden_inputs(params),
         permalink=f"{url_path(request, 'fleet')}?{query}",
@@ -423,6 +470,7 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         runs_tag=runs_tag,
         runs_groups=groups,
         runs_error=error_of(runs.runs_error) if runs.runs_error else None,
-        bench_error=error_of(runs.bench_error) if runs.bench_error else None,
         runs_notes=tuple(tr(n) for n in runs.notes),
+        workload=workload,
+        rate_placeholder=rate,
     )

@@ -17,7 +17,7 @@ from app.web.inputs.links import permalink, state_items
 from app.web.inputs.params import PlannerParams
 from app.web.inputs.problems import error_of, problems_of
 from app.web.inputs.resolve import Resolved, computed, resolve_lenient
-from app.web.measured_runs import PageRuns
+from app.web.measured_runs import PageRuns, page_bench_error
 from app.web.speed.service import page_runs_lenient, performance_for
 from app.web.speed.views import speed_view
 from app.web.templating import render
@@ -66,10 +66,8 @@ def _with_or_without_bench(resolved: Resolved, runs: PageRuns, context: dict[str
     try:
         return performance_for(resolved, bench=runs.bench, cluster=runs.cluster)
     except PlannerError as exc:
-        if runs.bench is None or not exc.field.startswith(BENCH_PREFIX):
+        on_page = page_bench_error(exc)
+        if runs.bench is None or on_page is None:
             raise
-        context["bench_error"] = error_of(PlannerError(exc.field.removeprefix(BENCH_PREFIX), exc.message))
+        context["bench_error"] = error_of(on_page)
         return performance_for(resolved, bench=runs.bench, cluster=runs.cluster, simulate=False)
-
-
-BENCH_PREFIX = "bench."  # the API's name of a benchmark argument (the page's is the argument's own)

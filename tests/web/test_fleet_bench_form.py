@@ -1,0 +1,140 @@
+"""/fleet takes the `vllm bench serve` arguments /api/fleet takes, under the same names (lane page12 item 2).
+
+Before (main at 169e6d0) the page had no box for them and ignored them when the URL gave them: a
+permalink with `random_input_len=4000&random_output_len=300&request_rate=5` sized the fleet for the
+defaults (20 requests/s of 2,048 + 256 tokens) while carrying the arguments along as hidden inputs, and
+/api/fleet did the same with them as flat fields (only its `bench` object was read as the load).
+
+Worked by hand: `vllm bench serve --dataset-name random` (vLLM 0.33.0, vllm/benchmarks/datasets.py,
+RandomDataset.sample) draws input lengths uniformly in [len × (1 − ratio), len × (1 + ratio)]; at the
+default --random-range-ratio 0 every request is exactly 4,000 + 300 tokens, so the mean request the fleet
+sizes for is 4,000 + 300, at the benchmark's --request-rate 5 (app.core.fleet_load).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from urllib.parse import urlencode
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.web.app import create_app
+from app.web.measured_runs import BENCH_FIELDS
+
+APP = create_app()
+MODEL = {"v": "1", "model": "meta-llama/Llama-3.1-8B-Instruct", "device": "nvidia-h100-sxm-80gb"}
+BENCH = {"random_input_len": "4000", "random_output_len": "300", "request_rate": "5", "num_prompts": "200"}
+SIZED = "Sized for 5 requests/s of 4,000 input + 300 output tokens."
+
+
+def _text_of(page: str, element_id: str) -> str:
+    match = re.search(rf'id="{element_id}"[^>]*>(.*?)</p>', page, re.S)
+    assert match, element_id
+    return html.unescape(re.sub(r"<[^>]+>", "", match.group(1))).strip()
+
+
+def _form(page: str) -> str:
+    return page[page.index('<form id="fleet-form"') : page.index("</form>")]
+
+
+def test_the_form_has_every_benchmark_argument_under_its_name() -> None:
+    form = _form(TestClient(APP).get("/fleet").text)
+    for name in (*BENCH_FIELDS, "ignore_eos", "bench_serve"):
+        assert re.search(rf'<(input|select)[^>]*name="{name}"', form), name
+        assert not re.search(rf'type="hidden" name="{name}"', form), name
+
+
+def test_the_page_sizes_for_the_benchmark_and_says_so() -> None:
+    client = TestClient(APP)
+    page = client.get("/fleet?" + urlencode({**MODEL, **BENCH}))
+    assert page.status_code == 200
+    assert _text_of(page.text, "fleet-workload") == (
+        f"{SIZED} The workload of vllm bench serve --num-prompts 200 --request-rate 5 "
+        "--random-input-len 4000 --random-output-len 300."
+    )
+    # the rate box is blank (the benchmark's rate is the load), its placeholder the rate searched
+    assert re.search(r'id="g-rps"[^>]*value=""[^>]*placeholder="5"', page.text)
+    # the same answer as the API's `bench` object
+    api = client.post(
+        "/api/fleet",
+        json={
+            "model": MODEL["model"],
+            "device": MODEL["device"],
+            "bench": {
+                "random_input_len": 4000,
+                "random_output_len": 300,
+                "request_rate": 5,
+                "num_prompts": 200,
+            },
+        },
+    ).json()
+    assert (api["input_tokens"], api["output_tokens"], api["inputs"]["requests_per_s"]) == (4000, 300, 5.0)
+    best = api["best"]
+    summary = _text_of(page.text, "fleet-best-summary")
+    assert summary.startswith(
+        f"{best['replicas']} × TP {best['tensor_parallel_size']} = {best['devices_total']} devices"
+    )
+    assert f"{best['concurrency_per_replica']} clients per replica" in summary
+
+
+def test_the_api_flat_fields_are_the_same_load() -> None:
+    client = TestClient(APP)
+    flat = {"model": MODEL["model"], "random_input_len": 4000, "random_output_len": 300, "request_rate": 5}
+    answer = client.post("/api/fleet", json=flat).json()
+    assert (answer["input_tokens"], answer["output_tokens"], answer["inputs"]["requests_per_s"]) == (
+        4000,
+        300,
+        5.0,
+    )
+
+
+def test_a_rate_typed_in_the_box_wins_and_the_note_says_whose() -> None:
+    page = TestClient(APP).get("/fleet?" + urlencode({**MODEL, **BENCH, "requests_per_s": "7"}))
+    assert _text_of(page.text, "fleet-workload").startswith("Sized for 7 requests/s of 4,000 input + 300")
+    assert (
+        "The load is your 7 requests/s of the benchmark&#39;s mean request (4,000 + 300 tokens" in page.text
+    )
+
+
+def test_max_concurrency_is_said_to_be_unused() -> None:
+    page = TestClient(APP).get("/fleet?" + urlencode({**MODEL, **BENCH, "max_concurrency": "8"}))
+    assert "Its --max-concurrency is not used: the search picks the clients per replica." in _text_of(
+        page.text, "fleet-workload"
+    )
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("num_prompts", "0"),
+        ("request_rate", "-1"),
+        ("random_input_len", "400000"),
+        ("dataset_name", "sonnet"),
+    ],
+)
+def test_a_bad_argument_stops_the_search_naming_it_as_the_api_does(field: str, value: str) -> None:
+    client = TestClient(APP)
+    page = client.get("/fleet?" + urlencode({**MODEL, **BENCH, field: value}))
+    assert page.status_code == 422
+    verdict = page.text[page.text.index('id="verdict"') :]
+    assert f"<code>{field}</code>" in verdict[: verdict.index("</div>")]
+    assert 'id="fleet-best"' not in page.text
+    api_bench = {k: v for k, v in {**BENCH, field: value}.items()}
+    answer = client.post("/api/fleet", json={"model": MODEL["model"], "bench": api_bench})
+    assert answer.status_code == 422
+    assert answer.json()["detail"][0]["loc"][-1] in (field, f"bench.{field}")
+
+
+def test_the_permalink_round_trips_the_benchmark() -> None:
+    client = TestClient(APP)
+    form = {**MODEL, **BENCH, "ignore_eos": "true", "burstiness": "0.5", "requests_per_s": ""}
+    posted = client.post("/fleet", data=form)
+    link = html.unescape(re.search(r'id="permalink" href="([^"]+)"', posted.text).group(1))  # type: ignore[union-attr]
+    for name, value in (*BENCH.items(), ("ignore_eos", "true"), ("burstiness", "0.5")):
+        assert re.search(rf"[?&]{name}={re.escape(value)}(\.0)?(&|$)", link), (name, link)
+    reopened = client.get(link)
+    assert _text_of(reopened.text, "fleet-workload") == _text_of(posted.text, "fleet-workload")
+    assert _text_of(reopened.text, "fleet-best-summary") == _text_of(posted.text, "fleet-best-summary")
+    assert 'name="ignore_eos" value="true" checked' in _form(reopened.text)
