@@ -283,4 +283,10 @@ def _rocm_marker(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("gpu_platform", "rocm", ln, source=SOURCE_FALLBACK)
 
 
+def _cuda_marker(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """What only CUDA prints (its runtime's cudaError… names): the stack is CUDA's."""
+    run.put("device_type", "GPU", ln, source=SOURCE_FALLBACK)
+    run.put("gpu_platform", "cuda", ln, source=SOURCE_FALLBACK)
+
+
 G = vt.GIB_NUMBER  # a printed GiB figure (see app.core.vllm_text)

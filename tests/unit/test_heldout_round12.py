@@ -1,0 +1,180 @@
+"""The doctor on the real start-up logs held apart in round 12 (tests/data/logs/heldout-2026-12p/, 6 Ascend, 5 ROCm, 8
+NVIDIA; sources.json names each thread). Expectations were written by hand from each log and committed (6d81c5c)
+before the doctor ran on any of them; scored once, blind, on main 169e6d0: 18/19 verdicts, 81/103 facts, nothing
+claimed (2f96b4c). Each test below pins one class of those misses on the real line; every line is quoted from the
+log it names."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.diagnose import diagnose
+from app.core.logs import parse_startup_log
+from tests import log_sets
+from tests.log_sets import LOGS_DIR, check_log
+
+SET_P = LOGS_DIR / "heldout-2026-12p"
+CASES = sorted(log_sets.sources(SET_P))
+
+
+def _verdict(text: str) -> str:
+    return diagnose(log_text=text, metrics_text=None, target_concurrency=None, device_hint=None).verdict
+
+
+# --- which engine ran: V1's worker processes name themselves ---------------------------------------------------------
+# v1/executor/multiproc_executor.py (0.19.0): WorkerProc.setup_proc_title_and_log_prefix decorates its logs "Worker"
+# plus "_DP{r}" / "_PP{r}" / "_TP{r}" / "_EP{r}" for each dimension above 1; V0's multiprocessing worker is
+# "VllmWorkerProcess" (executor/multiproc_worker_utils.py, to 0.10)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # vllm-ascend#3308: Worker_TP0's traceback frame
+        "(Worker_TP0 pid=22152) ERROR 10-02 05:47:55 [multiproc_executor.py:671]     "
+        "self.model_runner.initialize_kv_cache(kv_cache_config)",
+        # vllm-ascend#12989: Worker_TP1's torch_npu error record
+        "(Worker_TP1 pid=6270) ERROR 07-28 03:22:43 [multiproc_executor.py:987] [ERROR] 2026-07-28-03:22:43 "
+        "(PID:6270, Device:1, RankID:-1) ERR00100 PTA call acl api failed.",
+        # vllm#37996: a worker's log re-prefixed by the process that forwards it
+        "(Worker pid=597) (Worker_PP0_TP0 pid=597) INFO 03-24 10:49:26 [gpu_model_runner.py:4285] Model loading "
+        "took 25.99 GiB memory and 110.436769 seconds",
+        # vllm#31480: an expert-parallel worker
+        "(Worker_TP4_EP4 pid=2532) INFO 12-29 15:21:11 [multiproc_executor.py:709] Parent process exited, "
+        "terminating worker",
+    ],
+)
+def test_a_v1_worker_name_says_the_engine_is_v1(line: str) -> None:
+    assert parse_startup_log(line + "\n").engine == "v1"
+
+
+def test_v0s_worker_process_is_not_read_as_v1() -> None:
+    line = (  # vllm#6746, V0's multiprocess worker
+        "(VllmWorkerProcess pid=6499) INFO 07-24 14:03:36 model_runner.py:680] Starting to load model "
+        "/models/Meta-Llama-3.1-405B-Instruct-FP8...\n"
+    )
+    assert parse_startup_log(line).engine != "v1"
+
+
+# --- which GPU stack: CUDA's own error names, vLLM's platform name -------------------------------------------------
+
+STREAM_CAPTURE = (  # club-3090#106, vLLM nightly 0.20.2rc1 on two cards
+    "(Worker_TP1 pid=15193) ERROR 05-08 19:06:38 [multiproc_executor.py:962] Search for "
+    "`cudaErrorStreamCaptureUnsupported' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html "
+    "for more information.\n"
+    "(Worker_TP1 pid=15193) ERROR 05-08 19:06:38 [multiproc_executor.py:962] CUDA kernel errors might be "
+    "asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"
+)
+NO_BACKEND = (  # vllm#31480, DeepSeek-V3.2 on RTX PRO 6000: platforms/cuda.py names cls.device_name ("cuda")
+    "(Worker_TP4_EP4 pid=2532) ERROR 12-29 15:21:11 [multiproc_executor.py:751] ValueError: No valid attention "
+    "backend found for cuda with AttentionSelectorConfig(head_size=576, dtype=torch.bfloat16, kv_cache_dtype=auto, "
+    "block_size=None, use_mla=True, has_sink=False, use_sparse=True, use_mm_prefix=False, attn_type=decoder). "
+    "Reasons: {TRITON_MLA: [sparse not supported], FLASHMLA_SPARSE: [compute capability not supported]}.\n"
+)
+
+
+@pytest.mark.parametrize("text", [STREAM_CAPTURE, NO_BACKEND])
+def test_cudas_error_names_and_vllms_platform_name_say_cuda(text: str) -> None:
+    facts = parse_startup_log(text)
+    assert (facts.gpu_platform, facts.device_type) == ("cuda", "GPU")
+
+
+def test_a_cuda_error_text_does_not_say_which_stack() -> None:
+    text = (  # vllm#52457, H800; a HIP build of torch prints "CUDA error: …" too (vllm#41622)
+        "Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:164 'an illegal memory access was encountered'\n"
+        "torch.AcceleratorError: CUDA error: an illegal memory access was encountered\n"
+    )
+    facts = parse_startup_log(text)
+    assert (facts.error_kind, facts.gpu_platform) == ("device_fault", None)
+
+
+# --- failures that end in one line, not a traceback ----------------------------------------------------------------
+
+WORKER_DIED = (  # vllm#42609, two 3090s on v0.22.0: vLLM's CUDACHECK exits the worker, the executor's monitor reports it
+    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,max_split_size_mb:512   # custom all-reduce ON\n"
+    "...\n"
+    "Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:455 'invalid argument'\n"
+    "Worker proc VllmWorker-1 died unexpectedly, shutting down executor.\n"
+)
+
+
+def test_a_worker_that_died_is_a_failed_v1_start() -> None:
+    # v1/executor/multiproc_executor.py (0.19.0), the worker monitor: "Worker proc %s died unexpectedly, shutting
+    # down executor." for the process named f"VllmWorker-{rank}"
+    facts = parse_startup_log(WORKER_DIED)
+    assert (facts.error_kind, facts.engine) == ("startup_failed", "v1")
+    assert _verdict(WORKER_DIED) == "failed"
+
+
+def test_vllms_cuda_check_line_alone_is_a_failure() -> None:
+    facts = parse_startup_log(
+        "Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:455 'invalid argument'\n"
+    )
+    assert facts.error_kind == "startup_failed"
+
+
+# --- where the start-up was: a stream capture ------------------------------------------------------------------------
+
+CANN_CAPTURE = (  # vllm-ascend#12113, Qwen3.5-9B on 910B: CANN's runtime failing to begin an ACL graph's stream capture
+    "2026-07-15T13:23:59+00:00 (EngineCore pid=386) ERROR 07-15 13:23:59 [core.py:1136] [Error]: Failed to apply for "
+    "memory.\n"
+    "2026-07-15T13:23:59+00:00 (EngineCore pid=386) ERROR 07-15 13:23:59 [core.py:1136] EE9999: Inner Error!\n"
+    "2026-07-15T13:23:59+00:00 (EngineCore pid=386) ERROR 07-15 13:23:59 [core.py:1136]        rtStreamBeginCapture "
+    "execution failed, reason=driver error:resource alloc fail[FUNC:FuncErrorReason][FILE:error_message_manage.cc]"
+    "[LINE:65]\n"
+    "2026-07-15T13:23:59+00:00 (EngineCore pid=386) ERROR 07-15 13:23:59 [core.py:1136]        begin capture stream "
+    "failed, runtime result = 207005[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:148]\n"
+)
+
+
+def test_canns_failed_stream_capture_is_an_npu_error_at_graph_capture() -> None:
+    facts = parse_startup_log(CANN_CAPTURE)
+    assert (facts.error_kind, facts.failure_stage, facts.device_type) == ("npu_error", "graph", "NPU")
+
+
+def test_canns_inner_error_code_says_ascend() -> None:
+    line = "2026-07-15T13:23:59+00:00 (EngineCore pid=386) ERROR 07-15 13:23:59 [core.py:1136] EE9999: Inner Error!\n"
+    assert parse_startup_log(line).device_type == "NPU"
+
+
+def test_cudas_stream_capture_error_places_the_failure_at_graph_capture() -> None:
+    facts = parse_startup_log(
+        STREAM_CAPTURE
+        + "(Worker_TP1 pid=15193) ERROR 05-08 19:06:38 [multiproc_executor.py:962] Traceback (most recent call last):\n"
+    )
+    assert (facts.error_kind, facts.failure_stage) == ("startup_failed", "graph")
+
+
+# --- the resolved scheduling flags ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("word", "value"), [("enabled", True), ("disabled", False)])
+def test_the_async_scheduling_line_is_read(word: str, value: bool) -> None:
+    # config/vllm.py::VllmConfig.__post_init__ (0.19.0): logger.info_once("Asynchronous scheduling is %s.", …);
+    # the enabled form as vllm#46169 prints it (0.23.0)
+    line = f"(APIServer pid=1) INFO 06-19 15:35:08 [vllm.py:999] Asynchronous scheduling is {word}.\n"
+    assert parse_startup_log(line).async_scheduling is value
+
+
+# --- the set itself ------------------------------------------------------------------------------------------------
+
+
+def test_set_p_holds_its_logs() -> None:
+    log_sets.check_set(SET_P, 19, {"nv": 8, "rocm": 5, "ascend": 6})
+
+
+# batch p expects device_type GPU from "CUDA error: …" on the H800 log; the collected set's vllm#6976 log
+# (collected/sources.json, b236c96) lists device_type as not printed for the same words, and earlier sets stay at
+# their 100 %: the conflict is left open, this one fact stays a miss
+OPEN = {"nv_h800_0_27_1_custom_all_reduce_cuh_164_illegal_memory_access.log"}
+CASE_PARAMS = [
+    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="device_type from 'CUDA error'"))
+    if name in OPEN
+    else name
+    for name in CASES
+]
+
+
+@pytest.mark.parametrize("name", CASE_PARAMS)
+def test_set_p_after_its_fixes(name: str) -> None:
+    check_log(SET_P, name, log_sets.sources(SET_P)[name]["expect"])
