@@ -156,6 +156,44 @@ def test_the_async_scheduling_line_is_read(word: str, value: bool) -> None:
     assert parse_startup_log(line).async_scheduling is value
 
 
+# --- which device: a total several catalog cards are near names them all, and says how near ------------------------
+
+
+def _device_reason(directory: str, name: str) -> tuple[str, str]:
+    _, d = log_sets.read(LOGS_DIR / directory, name)
+    (reason,) = d.device_reasoning
+    return d.device_source, reason
+
+
+def test_an_a3_die_total_names_the_910b_and_the_910c_without_claiming_they_print_it() -> None:
+    # vllm-ascend#3869 (an A3: npu-smi lists two "Ascend910" chips per NPU, 16 dies for DP 2 x TP 8): "total memory:
+    # 65796046848" is 61.28 GiB, 0.32 GiB above the catalog's 60.96 GiB for both; they are named, no NVIDIA card
+    # is, and the cards are not said to report "that very total"
+    source, reason = _device_reason(
+        "heldout-2026-12p",
+        "ascend_qwen3_vl_235b_dp2_tp8_ep_budget_lines_no_rank0_kv_222592_capture_begun.log",
+    )
+    assert source == "ambiguous"
+    assert "huawei-ascend-910b-64gb" in reason and "huawei-ascend-910c" in reason and "nvidia" not in reason
+    assert "61.28 GiB" in reason and "very total" not in reason and "within 1.50 GiB" in reason
+
+
+def test_an_80_gib_total_names_the_h100_and_the_a100() -> None:
+    # vllm#10511, Meta-Llama-3-8B on an H100 (per the PR): V0's profiling table prints "total_gpu_memory 79.22GiB";
+    # the H100 and A100 80 GB cards share the catalog's 79.1 GiB, 0.12 GiB from it: both are said, the gap as a
+    # driver's drift, not as the very total
+    source, reason = _device_reason("heldout", "v0_llama3_8b_profile_table_h100.log")
+    assert source == "ambiguous"
+    assert "nvidia-h100-sxm-80gb" in reason and "nvidia-a100-sxm4-80gb" in reason
+    assert "very total" not in reason and "moves between drivers" in reason
+
+
+def test_the_910b_total_itself_is_the_very_total() -> None:
+    # vllm-ascend#3843: "total memory: 65452113920" (60.96 GiB) is the catalog's 910B / 910C figure to 3 MB
+    _, reason = _device_reason("collected", "ascend_0.11_qwen3_next_910b4_available_memory_0.log")
+    assert "report that very total" in reason
+
+
 # --- the set itself ------------------------------------------------------------------------------------------------
 
 
