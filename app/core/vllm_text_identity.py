@@ -69,3 +69,7 @@ ASYNC_SCHEDULING = VllmLine(
     "Asynchronous scheduling is %s.",
     "config/vllm.py::VllmConfig.__post_init__ (0.19.0)",
 )
+# a traceback frame of vLLM's platform module (File ".../vllm/platforms/cuda.py", line 341, in get_attn_backend_cls;
+# vllm#30214): that platform's class ran, as the "[cuda.py:N]" logger tag says (vllm_text's PLATFORM_MODULE); group 1
+# is the stack for app.core.logs.startup.config._platform_module
+PLATFORM_FRAME = VllmLine("/platforms/", r'File "[^"]{0,300}/vllm/platforms/(cuda|rocm)\.py", line \d{1,7}')

@@ -242,6 +242,7 @@ class _Rule:
     handle: Handler
     kv: bool = False  # a KV / memory line: a later run-start line begins a new run
     run_start: bool = False
+    marker: bool = False  # what only one device stack prints: read in a pasted command's text too
 
 
 _DEVICE_WORDS = {"gpu": "GPU", "cuda": "GPU", "rocm": "GPU", "hip": "GPU"}
