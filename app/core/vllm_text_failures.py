@@ -171,3 +171,8 @@ NPU_CAPTURE_FAILED = VllmLine(
 # CANN's error record head "EE9999: Inner Error!" (E + a module letter + four digits; vllm-ascend#12113, #8393): only
 # the Ascend runtime prints it (torch_npu's own sentence is "The Inner error is reported as above", NPU_INNER_ERROR)
 CANN_INNER_ERROR = VllmLine("Inner Error!", r"\bE[A-Z0-9]\d{4}: Inner Error!")
+# vllm-ascend's runner logging the ACL graph capture's exception ("ACLgraph sizes capture fail: RuntimeError:" then
+# "ACLgraph has insufficient available streams to capture the configured number of sizes", vllm_ascend/worker/
+# model_runner_v1.py as vllm-ascend's FAQ quotes it, "How to troubleshoot … size capture failures resulting from stream
+# resource exhaustion"; vllm-ascend#3389): the start-up failed in graph capture
+ACL_GRAPH_CAPTURE_FAILED = VllmLine("ACLgraph sizes capture fail", r"ACLgraph sizes capture fail: \w{1,60}")

@@ -277,3 +277,29 @@ def test_a_commands_environment_names_its_stack() -> None:
     line = "VLLM_ROCM_USE_AITER=1 VLLM_USE_TRITON_AWQ=1 vllm serve btbtyler09/Qwen3.6-27B-GPTQ-4bit --max-num-seqs 4\n"
     facts = parse_startup_log(line)
     assert (facts.max_num_seqs, facts.gpu_platform, facts.device_type) == (4, "rocm", "GPU")
+
+
+# --- batch r (heldout-2026-12r), blind on the fixes above: 4/5 verdicts, 21/23 facts, nothing claimed ---------------
+
+SET_R = LOGS_DIR / "heldout-2026-12r"
+ACL_CAPTURE_FAIL = (  # vllm-ascend#3389, Qwen3-VL at TP 12: vllm-ascend's runner logs the capture's exception and stops
+    "(Worker_TP11 pid=15618) ERROR 10-11 11:32:59 [model_runner_v1.py:3556] ACLgraph sizes capture fail: RuntimeError:\n"
+    "(Worker_TP11 pid=15618) ERROR 10-11 11:32:59 [model_runner_v1.py:3556] ACLgraph has insufficient available streams "
+    "to capture the configured number of sizes. Please verify both the availability of adequate streams and the "
+    "appropriateness of the configured size count.\n"
+)
+
+
+def test_vllm_ascends_capture_failure_line_is_a_failed_start_at_graph_capture() -> None:
+    facts = parse_startup_log(ACL_CAPTURE_FAIL)
+    assert (facts.error_kind, facts.failure_stage, facts.device_type) == ("startup_failed", "graph", "NPU")
+    assert _verdict(ACL_CAPTURE_FAIL) == "failed"
+
+
+def test_set_r_holds_its_logs() -> None:
+    log_sets.check_set(SET_R, 5, {"nv": 1, "rocm": 1, "ascend": 3})
+
+
+@pytest.mark.parametrize("name", sorted(log_sets.sources(SET_R)))
+def test_set_r_after_its_fixes(name: str) -> None:
+    check_log(SET_R, name, log_sets.sources(SET_R)[name]["expect"])
