@@ -303,3 +303,17 @@ def test_set_r_holds_its_logs() -> None:
 @pytest.mark.parametrize("name", sorted(log_sets.sources(SET_R)))
 def test_set_r_after_its_fixes(name: str) -> None:
     check_log(SET_R, name, log_sets.sources(SET_R)[name]["expect"])
+
+
+# --- batch s (heldout-2026-12s, NVIDIA), blind on the fixes above: 4/4 verdicts, 15/15 facts, nothing claimed ------
+
+SET_S = LOGS_DIR / "heldout-2026-12s"
+
+
+def test_set_s_holds_its_logs() -> None:
+    log_sets.check_set(SET_S, 4, {"nv": 4})
+
+
+@pytest.mark.parametrize("name", sorted(log_sets.sources(SET_S)))
+def test_set_s_blind(name: str) -> None:
+    check_log(SET_S, name, log_sets.sources(SET_S)[name]["expect"])
