@@ -31,6 +31,7 @@ after the doctor and the measured parts were built; nothing is fitted on them. F
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12q  # batch q (5 logs, round 12: blind after p's fixes)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12r  # batch r (5 logs, round 12: blind after q's fixes)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12s  # batch s (4 NVIDIA logs, round 12: blind after r's fix)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12t  # batch t (2 Ascend logs, round 12: blind after s)
 """
 
 from __future__ import annotations
