@@ -176,3 +176,10 @@ CANN_INNER_ERROR = VllmLine("Inner Error!", r"\bE[A-Z0-9]\d{4}: Inner Error!")
 # model_runner_v1.py as vllm-ascend's FAQ quotes it, "How to troubleshoot … size capture failures resulting from stream
 # resource exhaustion"; vllm-ascend#3389): the start-up failed in graph capture
 ACL_GRAPH_CAPTURE_FAILED = VllmLine("ACLgraph sizes capture fail", r"ACLgraph sizes capture fail: \w{1,60}")
+# CANN's other wording of the AI Core fault that vllm_text's NPU_CORE_EXCEPTION reads ("… serial number is 48, there is
+# an fftsplus aicore error exception, core id is 23, error code = 0x800000 …", vllm-ascend#3263, v0.7.3): an operator died
+NPU_CORE_ERROR_EXCEPTION = VllmLine(
+    "The error from device(",
+    r"The error from device\(chipId:\d{1,4}, dieId:\d{1,4}\), serial number is \d{1,10}, there is an? \w{1,20}"
+    r"(?: \w{1,20}){0,2} error exception\b.*",
+)

@@ -317,3 +317,28 @@ def test_set_s_holds_its_logs() -> None:
 @pytest.mark.parametrize("name", sorted(log_sets.sources(SET_S)))
 def test_set_s_blind(name: str) -> None:
     check_log(SET_S, name, log_sets.sources(SET_S)[name]["expect"])
+
+
+# --- batch t (heldout-2026-12t, Ascend), blind: 1/2 verdicts, 5/7 facts, nothing claimed -----------------------------
+
+SET_T = LOGS_DIR / "heldout-2026-12t"
+FFTS_AICORE = (  # vllm-ascend#3263, v0.7.3: CANN's other wording of an AI Core fault ("an fftsplus aicore error exception")
+    "EZ9999: [PID: 1456583] 2025-09-29-07:20:57.963.942 The error from device(chipId:0, dieId:0), serial number is 48, "
+    "there is an fftsplus aicore error exception, core id is 23, error code = 0x800000, dump info: pc start: "
+    "0x1240026099f8.[FUNC:ProcessStarsCoreErrorInfo][FILE:device_error_proc.cc][LINE:1434]\n"
+)
+
+
+def test_canns_fftsplus_aicore_exception_is_an_npu_error() -> None:
+    facts = parse_startup_log(FFTS_AICORE)
+    assert (facts.error_kind, facts.device_type) == ("npu_error", "NPU")
+    assert _verdict(FFTS_AICORE) == "failed"
+
+
+def test_set_t_holds_its_logs() -> None:
+    log_sets.check_set(SET_T, 2, {"ascend": 2})
+
+
+@pytest.mark.parametrize("name", sorted(log_sets.sources(SET_T)))
+def test_set_t_after_its_fix(name: str) -> None:
+    check_log(SET_T, name, log_sets.sources(SET_T)[name]["expect"])
