@@ -27,6 +27,11 @@ after the doctor and the measured parts were built; nothing is fitted on them. F
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12m  # half A (13 logs, round 11: blind on main)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12n  # half B (13 logs, round 11: blind after A's fixes)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12o  # batch o (11 logs, round 11: blind after A's and B's)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12p  # batch p (19 logs, round 12: Ascend, ROCm, current NVIDIA)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12q  # batch q (5 logs, round 12: blind after p's fixes)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12r  # batch r (5 logs, round 12: blind after q's fixes)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12s  # batch s (4 NVIDIA logs, round 12: blind after r's fix)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12t  # batch t (2 Ascend logs, round 12: blind after s)
 """
 
 from __future__ import annotations

@@ -146,3 +146,40 @@ CARET_LINE = VllmLine("^^^", r"(?:^|\s)[~^]*\^{3}[~^]*\s*$")
 # an executor's collective call names the worker method it runs (v1/executor/abstract.py::Executor.
 # initialize_from_config: self.collective_rpc("compile_or_warm_up_model"), 0.11.0): a traceback through it was there
 COLLECTIVE_RPC_METHOD = VllmLine("collective_rpc(", r"collective_rpc\(\s{0,4}[\"'](\w{1,80})[\"']")
+
+# --- round 12 (heldout-2026-12p) -------------------------------------------------------------------------------
+# the V1 executor's worker monitor: a worker process exited (v1/executor/multiproc_executor.py, 0.19.0: "Worker proc
+# %s died unexpectedly, shutting down executor."; 0.33.0 adds " (exit code: %s)"); the process is named
+# f"VllmWorker-{rank}" there
+WORKER_DIED = VllmLine(
+    "died unexpectedly",
+    r"Worker proc \S{1,80} died unexpectedly(?: \(exit code: -?\d{1,4}\))?, shutting down executor",
+    "Worker proc %s died unexpectedly (exit code: %s), shutting down executor.",
+    "v1/executor/multiproc_executor.py::MultiprocExecutor (0.19.0, 0.33.0)",
+)
+# vLLM's own CUDA check in its kernels: csrc/custom_all_reduce.cuh's CUDACHECK prints "Failed: Cuda error
+# <file>:<line> '<reason>'" and exits the process (vllm#42609: "…custom_all_reduce.cuh:455 'invalid argument'";
+# vllm#52457: ":164 'an illegal memory access was encountered'", which ILLEGAL_ADDRESS names a device fault)
+CUDA_CHECK_FAILED = VllmLine("Failed: Cuda error", r"Failed: Cuda error \S{1,300}:\d{1,6} '[^']{1,200}'")
+# CANN's runtime failing to begin a stream capture, the first step of an ACL graph capture (torch_npu's NPUGraph
+# capture_begin → aclmdlRICaptureBegin → rtStreamBeginCapture): "rtStreamBeginCapture execution failed, reason=driver
+# error:resource alloc fail" and "begin capture stream failed, runtime result = 207005" (vllm-ascend#12113)
+NPU_CAPTURE_FAILED = VllmLine(
+    "apture",
+    r"\brtStreamBeginCapture execution failed\b.{0,300}|\bbegin capture stream failed, runtime result = \d{1,10}",
+)
+# CANN's error record head "EE9999: Inner Error!" (E + a module letter + four digits; vllm-ascend#12113, #8393): only
+# the Ascend runtime prints it (torch_npu's own sentence is "The Inner error is reported as above", NPU_INNER_ERROR)
+CANN_INNER_ERROR = VllmLine("Inner Error!", r"\bE[A-Z0-9]\d{4}: Inner Error!")
+# vllm-ascend's runner logging the ACL graph capture's exception ("ACLgraph sizes capture fail: RuntimeError:" then
+# "ACLgraph has insufficient available streams to capture the configured number of sizes", vllm_ascend/worker/
+# model_runner_v1.py as vllm-ascend's FAQ quotes it, "How to troubleshoot … size capture failures resulting from stream
+# resource exhaustion"; vllm-ascend#3389): the start-up failed in graph capture
+ACL_GRAPH_CAPTURE_FAILED = VllmLine("ACLgraph sizes capture fail", r"ACLgraph sizes capture fail: \w{1,60}")
+# CANN's other wording of the AI Core fault that vllm_text's NPU_CORE_EXCEPTION reads ("… serial number is 48, there is
+# an fftsplus aicore error exception, core id is 23, error code = 0x800000 …", vllm-ascend#3263, v0.7.3): an operator died
+NPU_CORE_ERROR_EXCEPTION = VllmLine(
+    "The error from device(",
+    r"The error from device\(chipId:\d{1,4}, dieId:\d{1,4}\), serial number is \d{1,10}, there is an? \w{1,20}"
+    r"(?: \w{1,20}){0,2} error exception\b.*",
+)

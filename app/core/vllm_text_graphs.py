@@ -42,3 +42,11 @@ COMPILATION_CONFIG_INVALID = VllmLine(
     "1 validation error for CompilationConfig",
     "engine/arg_utils.py::parse_dataclass, TypeAdapter(CompilationConfig).validate_json (0.13.0 ... 0.33.0)",
 )
+
+# CUDA's (and HIP's) error for an operation a capturing stream does not allow ("cudaErrorStreamCaptureUnsupported",
+# "operation not permitted when stream is capturing", club-3090#106): raised only while a stream captures, so the
+# start-up was in graph capture
+STREAM_CAPTURE_ERROR = VllmLine(
+    "aptur",
+    r"\b(?:cuda|hip)ErrorStreamCapture\w{1,40}|\boperation not permitted when stream is capturing\b",
+)

@@ -40,3 +40,36 @@ V1_DISPATCHERS = frozenset({"from_engine_args"})
 # v1/worker/gpu_worker.py has determine_available_memory instead, 0.11.0, and 0.8–0.10 warn
 # "Methods determine_num_available_blocks,… not implemented in <vllm.v1.worker.gpu_worker.Worker …>")
 V0_ONLY_METHODS = frozenset({"determine_num_available_blocks"})
+# V1's worker processes name themselves in their log prefix (v1/executor/multiproc_executor.py::WorkerProc.
+# setup_proc_title_and_log_prefix, 0.19.0, 0.33.0: decorate_logs("Worker" plus "_DP{r}", "_PP{r}", "_PCP{r}",
+# "_TP{r}", "_DCP{r}", "_EP{r}" for each dimension above 1); 0.10.x "VllmWorker TP0" (a space before the ranks).
+# V0's multiprocessing worker is "VllmWorkerProcess" (executor/multiproc_worker_utils.py, to 0.10.2) and Ray's
+# "RayWorkerWrapper" runs either engine, so neither is read here
+V1_WORKER_TAG = VllmLine(
+    "Worker",
+    r"\((?:Worker(?:_(?:DP|PP|PCP|TP|DCP|EP)\d{1,4}){0,6}|VllmWorker (?:PP|TP)\d{1,4}(?:_\w{1,8}){0,5}) pid=\d{1,9}\)",
+)
+# vLLM's platform names itself when no attention backend fits ("No valid attention backend found for
+# {cls.device_name} with …", platforms/cuda.py and platforms/rocm.py get_attn_backend_cls, 0.19.0, 0.33.0;
+# device_name is "cuda" / "rocm"): app.core.logs.startup.config._platform_module reads the stack from group 1
+NO_BACKEND_FOR_PLATFORM = VllmLine(
+    "No valid attention backend found for",
+    r"No valid attention backend found for (cuda|rocm) with\b",
+    "No valid attention backend found for %s with %s. Reasons: %s.",
+    "platforms/cuda.py / platforms/rocm.py::get_attn_backend_cls (0.19.0, 0.33.0)",
+)
+# CUDA's runtime error names ("Search for `cudaErrorStreamCaptureUnsupported' in https://docs.nvidia.com/cuda/…", the
+# line torch's CUDA check adds, club-3090#106): HIP's are hipError… (vllm_text's HIP_ERROR_CODE), so this one is CUDA
+CUDA_ERROR_NAME = VllmLine("cudaError", r"\bcudaError[A-Z]\w{1,40}")
+# the scheduling mode the engine resolved (config/vllm.py::VllmConfig.__post_init__, 0.19.0: logger.info_once(
+# "Asynchronous scheduling is %s.", "enabled" if … else "disabled"); 0.23.0 prints it, vllm#46169; gone by 0.30.0)
+ASYNC_SCHEDULING = VllmLine(
+    "Asynchronous scheduling is ",
+    r"Asynchronous scheduling is (enabled|disabled)\.",
+    "Asynchronous scheduling is %s.",
+    "config/vllm.py::VllmConfig.__post_init__ (0.19.0)",
+)
+# a traceback frame of vLLM's platform module (File ".../vllm/platforms/cuda.py", line 341, in get_attn_backend_cls;
+# vllm#30214): that platform's class ran, as the "[cuda.py:N]" logger tag says (vllm_text's PLATFORM_MODULE); group 1
+# is the stack for app.core.logs.startup.config._platform_module
+PLATFORM_FRAME = VllmLine("/platforms/", r'File "[^"]{0,300}/vllm/platforms/(cuda|rocm)\.py", line \d{1,7}')

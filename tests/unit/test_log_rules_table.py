@@ -36,8 +36,12 @@ def test_the_table_in_order() -> None:
     # (heldout-2026-12l) RANK_WORLD_SIZE, EXECUTOR_INIT_LINE and V0_LOAD_START; round 11 (heldout-2026-12m)
     # LOAD_MODEL_NAME, V0_ENGINE_FRAME, V1_ENGINE_BACKEND, V1_OBJECT_REPR (app/core/vllm_text_identity.py),
     # FAULTHANDLER_FRAME and FATAL_PYTHON_ERROR, then CODE_FRAME and CARET_LINE (flashinfer#2045) and
-    # COLLECTIVE_RPC_METHOD (heldout-2026-12o); 0.34.0's WARMUP_KV (app/core/vllm_text_extensible.py)
-    assert len(RULES) == len(rows) == 144
+    # COLLECTIVE_RPC_METHOD (heldout-2026-12o); 0.34.0's WARMUP_KV (app/core/vllm_text_extensible.py); round 12
+    # (heldout-2026-12p) ASYNC_SCHEDULING, V1_WORKER_TAG, NO_BACKEND_FOR_PLATFORM, CUDA_ERROR_NAME, WORKER_DIED,
+    # CUDA_CHECK_FAILED, CANN_INNER_ERROR, STREAM_CAPTURE_ERROR and NPU_CAPTURE_FAILED (twice: an NPU error, and the
+    # graph stage), then (heldout-2026-12q) PLATFORM_FRAME, (heldout-2026-12r) ACL_GRAPH_CAPTURE_FAILED (a failure,
+    # and the graph stage), (heldout-2026-12t) NPU_CORE_ERROR_EXCEPTION
+    assert len(RULES) == len(rows) == 158
     first, weights = RULES[0], next(r for r, row in zip(RULES, rows, strict=True) if row["line"] == "WEIGHTS")
     assert (first.needle, first.run_start, first.kv) == (vt.SERVER_VERSION.needle, True, False)
     assert weights.kv and weights.pattern.search("Loading model weights took 14.99 GB") is not None

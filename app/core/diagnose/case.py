@@ -20,6 +20,7 @@ from app.core.diagnose.model import (
     BF16_MIN_SM,
     DEFAULT_BLOCK_SIZE,
     DEVICE_MATCH_TOLERANCE_BYTES,
+    DEVICE_SAME_TOTAL_BYTES,
     DEVICE_TIE_TOLERANCE_BYTES,
     LAST_V0_VERSION,
     MAX_EXCERPT_ERROR_CHARS,
@@ -497,7 +498,8 @@ def _exclusions_that_matter(facts: LogFacts, device: DeviceSpec | None) -> list[
 
 def _tie_note(total: int, tied: list[DeviceSpec]) -> str:
     ids = ", ".join(d.id for d in tied[:6])
-    if len({d.memory_total_bytes for d in tied}) == 1:
+    shared = {d.memory_total_bytes for d in tied}
+    if len(shared) == 1 and abs(shared.pop() - total) <= DEVICE_SAME_TOTAL_BYTES:
         return Text(
             "the card reports {total}, and {count} catalog cards report that very total ({ids}): the log does not say which one it ran on, so none is guessed — the prediction uses a device of the printed size; pass a device to choose",
             total=fmt_gib(total),

@@ -20,6 +20,9 @@ DEVICE_MATCH_TOLERANCE_BYTES = 3 * GIB // 2
 # catalog cards this close to the printed total cannot be told apart by it: one card's reported total moves
 # about this much between drivers (device_specs/devices.yaml: RTX 3090 23.69 -> 23.56 GiB, H200 139.72-139.81)
 DEVICE_TIE_TOLERANCE_BYTES = 3 * GIB // 20  # 0.15 GiB
+# the printed total is a catalog card's "very total" when it is that figure to the printed 0.01 GiB (half of it):
+# 60.96 GiB printed for the 910B's 60.96, not 61.28 (an A3 die, vllm-ascend#3869) nor 79.25 for the H100's 79.1
+DEVICE_SAME_TOTAL_BYTES = GIB // 200
 KV_GAP_BYTES = GIB  # KV pool off the prediction by more than 1 GiB is called out
 ACTIVATION_GAP_BYTES = GIB  # same for the activation peak
 DEVICE_TOTAL_GAP_BYTES = GIB // 2  # the card reports a total this far from the catalog's

@@ -242,6 +242,7 @@ class _Rule:
     handle: Handler
     kv: bool = False  # a KV / memory line: a later run-start line begins a new run
     run_start: bool = False
+    marker: bool = False  # what only one device stack prints: read in a pasted command's text too
 
 
 _DEVICE_WORDS = {"gpu": "GPU", "cuda": "GPU", "rocm": "GPU", "hip": "GPU"}
@@ -281,6 +282,12 @@ def gpu_stack(word: str | None) -> str | None:
 def _rocm_marker(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("device_type", "GPU", ln, source=SOURCE_FALLBACK)
     run.put("gpu_platform", "rocm", ln, source=SOURCE_FALLBACK)
+
+
+def _cuda_marker(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """What only CUDA prints (its runtime's cudaError… names): the stack is CUDA's."""
+    run.put("device_type", "GPU", ln, source=SOURCE_FALLBACK)
+    run.put("gpu_platform", "cuda", ln, source=SOURCE_FALLBACK)
 
 
 G = vt.GIB_NUMBER  # a printed GiB figure (see app.core.vllm_text)

@@ -236,6 +236,11 @@ def _scheduler_default(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put(m.group(1), int_of(m.group(2)), ln, source=SOURCE_FALLBACK)
 
 
+def _async_scheduling(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """ "Asynchronous scheduling is enabled." : the mode the engine resolved, over what the flags asked."""
+    run.put("async_scheduling", m.group(1) == "enabled", ln, source=SOURCE_FORCED)
+
+
 def _server_version(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("vllm_version", m.group(1).removeprefix("v"), ln)
     if m.lastindex is not None and m.lastindex >= 2 and m.group(2):

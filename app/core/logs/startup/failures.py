@@ -202,7 +202,8 @@ def _caret_line(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 
 def _engine_core_failed(m: re.Match[str], ln: _Line, run: _Run) -> None:
-    """V1's EngineCore (v1/engine/core.py) failed to start: a failure, and the engine is V1."""
+    """V1's EngineCore (v1/engine/core.py) failed to start, or V1's executor saw a worker die: a failure, and
+    the engine is V1."""
     _failure(m, ln, run)
     run.put("engine", "v1", ln, source=SOURCE_FALLBACK)
 

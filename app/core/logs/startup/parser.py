@@ -72,7 +72,11 @@ def parse_startup_log(text: str) -> LogFacts:
             elif run.seen_kv:
                 run, previous = _Run(), run
                 runs += 1
-            commands.begin(start, _Line(no=index + 1, text=line, rank=RANK_ZERO), run)
+            ln = _Line(no=index + 1, text=line, rank=RANK_ZERO)
+            commands.begin(start, ln, run)
+            for rule in rules:
+                if rule.marker and rule.needle in line and (m := rule.pattern.search(line)):
+                    rule.handle(m, ln, run)
             continue
         head = line[:WORKER_TAG_CHARS]
         if "(" in head and any(part in head for part in _RANK_TAGS):
@@ -129,8 +133,10 @@ _ARGS_LINE = regex.compile(r"^(?:[A-Za-z_][\w.-]{0,40}:[ \t]{0,4})?(--model[ =]\
 _ARGS_LINE_MIN_FLAGS = 3
 _COMMAND = regex.compile(
     # a list item's marker ("3. `python3 -m …`"), a venv and a user@host:path prompt ("(venv) user@pop-os:~/vllm$ ",
-    # "root@host:/app# "), a shell prompt or backtick, a label of the post's own ("run : ")
-    r"^(?:(?:\d{1,3}[.)]|[-*+])[ \t]{1,4})?(?:\([\w.-]{1,40}\)[ \t]{1,4})?(?:[\w.-]{1,64}@[\w.-]{1,64}:[^\s$#]{0,300})?"
+    # "root@host:/app# ") or bash's bracketed one ("[user@toolbx dir]$ ", Fedora / toolbox: amd-strix-halo-vllm-
+    # toolboxes#69), a shell prompt or backtick, a label of the post's own ("run : ")
+    r"^(?:(?:\d{1,3}[.)]|[-*+])[ \t]{1,4})?(?:\([\w.-]{1,40}\)[ \t]{1,4})?"
+    r"(?:[\w.-]{1,64}@[\w.-]{1,64}:[^\s$#]{0,300}|\[[\w.-]{1,64}@[\w.-]{1,64}(?: [^\]\n]{1,200})?\])?"
     r"(?:[$#>`]\s*)?(?:[A-Za-z][\w-]{0,20} ?:[ \t]{0,4})?"
     r"((?:[A-Za-z_]\w*=\S*\s+)*"  # RE2 (linear): env assignments before the command
     r"(?:(?:nohup|exec) )?(?:vllm serve|(?:\S*/)?python(?:\d{1,2}(?:\.\d{1,2})?)?(?: -[A-Za-z]{1,3}){0,4} -m "

@@ -29,6 +29,10 @@ from app.core.logs.startup.facts import ErrorKind, Stage
 from app.core.vllm_text import VllmLine
 
 RULES_FILE = Path(__file__).with_name("rules.json")
+# the handlers that say which device stack ran (ROCm, Ascend, CUDA): a command's environment and flags name it as
+# well as a log line does (`VLLM_ROCM_USE_AITER=1 vllm serve …`, `ASCEND_RT_VISIBLE_DEVICES=…`), so these rules also
+# read a pasted command line, which the other rules leave to the command reader
+MARKER_HANDLES = frozenset({"rocm_marker", "ascend_marker", "cuda_marker"})
 HANDLER_MODULES: tuple[ModuleType, ...] = (config, memory, failures, accumulator)
 
 
@@ -101,7 +105,16 @@ def load_rules(path: Path = RULES_FILE) -> tuple[_Rule, ...]:
     for spec in specs:
         line = _template(spec.line)
         pattern = regex.compile(line.pattern)
-        rules.append(_Rule(line.needle, pattern, _handler(spec.handle), kv=spec.kv, run_start=spec.run_start))
+        rules.append(
+            _Rule(
+                line.needle,
+                pattern,
+                _handler(spec.handle),
+                kv=spec.kv,
+                run_start=spec.run_start,
+                marker=spec.handle in MARKER_HANDLES,
+            )
+        )
     return tuple(rules)
 
 
