@@ -116,11 +116,11 @@ def ascend(version: str, used_gib: float):  # type: ignore[no-untyped-def]
 def test_vllm_ascend_up_to_014_takes_other_processes_out_of_the_pool() -> None:
     # vllm-ascend v0.13.0rc3 NPUWorker.determine_available_memory: KV = T x u - peak, peak includes
     # (T - free) - torch allocated, i.e. the 20 GiB a second server holds (vllm-ascend#4404's situation);
-    # no free-memory check; requested = T x u without ceil: int(65,455,301,591 x 0.9) = 58,909,771,431
+    # no free-memory check; requested = T x u without ceil: int(65,452,113,920 x 0.9) = 58,906,902,528
     e, alone = ascend("0.14.0", 20), ascend("0.14.0", 0)
-    assert e.fits and e.budget_bytes == 58_909_771_431
+    assert e.fits and e.budget_bytes == 58_906_902_528
     assert alone.kv_cache_bytes - e.kv_cache_bytes == 20 * GIB
-    assert f"Available memory: {e.kv_cache_bytes}, total memory: 65455301591" in e.log_lines
+    assert f"Available memory: {e.kv_cache_bytes}, total memory: 65452113920" in e.log_lines
 
 
 def test_vllm_ascend_from_015_refuses_with_its_own_wording() -> None:
@@ -248,11 +248,12 @@ def test_vllm_ascend_checks_free_memory_even_with_kv_cache_memory_bytes() -> Non
 
 
 def test_ascend_totals_per_device_910b_910c_a2_a3() -> None:
-    # one die is one device: a 910C package (Atlas A3, 128 GB nominal) is two 64 GB dies that each report
-    # 60.96 GiB like a 910B (round(60.96 x 2**30) = 65,455,301,591 B); an A3 node plans as 16 of them
+    # one die is one device: a 910C package (Atlas A3, 128 GB nominal) is two 64 GB dies, each printing "total
+    # memory: 65796046848" (61.28 GiB; vllm-ascend#3869, 16 dies on a node), a 910B "65452113920" (60.96 GiB;
+    # vllm-ascend#3800); an A3 node plans as 16 of them
     a2, a3 = find_device("atlas-800i-a2"), find_device("atlas-800i-a3")
     assert (a2.id, a3.id) == ("huawei-ascend-910b-64gb", "huawei-ascend-910c")
-    assert a2.memory_total_bytes == a3.memory_total_bytes == 65_455_301_591
+    assert (a2.memory_total_bytes, a3.memory_total_bytes) == (65_452_113_920, 65_796_046_848)
     assert (a2.typical_node_devices, a3.typical_node_devices) == (8, 16)
     assert all(d.platform == "npu" for d in (a2, a3, find_device("310p"), find_device("950pr")))
 

@@ -16,6 +16,8 @@ not "78.60/79.10"; the NPU plan counts vllm-ascend's own budget (no ceil, HCCL n
 Issue 22 round 8 (rules8): 0.10.2's default cudagraph_mode is PIECEWISE (config/__init__.py VllmConfig.__post_init__),
 one graph a size instead of FULL_AND_PIECEWISE's two, so its graph line is half the fitted figure (budget.py
 ONE_GRAPH_A_SIZE_SHARE): "took 0.46 GiB", not 0.91.
+Round 12: the 910B's total is the one vllm-ascend prints, 65,452,113,920 B, not round(60.96 x 2**30) = 65,455,301,591:
+the 0.33.0 NPU pool is 2.87 MB smaller, 40.48 GiB and one 128-token block fewer (331,520 tokens, 40.47x).
 Round 10 (rules10): 0.13.0 is a bracket of its own, read from its wheel: "Model loading took %.4f GiB memory"
 (gpu_model_runner.load_model), %.2f sizes, and both KV errors end with the conserving_memory link
 (kv_cache_utils.py). 0.11.0's default grid steps by 8 (config/__init__.py _set_cudagraph_sizes: 67 sizes to 512,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.core.catalog import find_device
 from app.core.diagnose import diagnose
 from app.core.logs import parse_startup_log
 from tests import log_sets
@@ -167,15 +168,16 @@ def _device_reason(directory: str, name: str) -> tuple[str, str]:
 
 def test_an_a3_die_total_names_the_910b_and_the_910c_without_claiming_they_print_it() -> None:
     # vllm-ascend#3869 (an A3: npu-smi lists two "Ascend910" chips per NPU, 16 dies for DP 2 x TP 8): "total memory:
-    # 65796046848" is 61.28 GiB, 0.32 GiB above the catalog's 60.96 GiB for both; they are named, no NVIDIA card
-    # is, and the cards are not said to report "that very total"
+    # 65796046848" is 61.28 GiB, 0.32 GiB above the 910B's 60.96 GiB; both are named, no NVIDIA card is
     source, reason = _device_reason(
         "heldout-2026-12p",
         "ascend_qwen3_vl_235b_dp2_tp8_ep_budget_lines_no_rank0_kv_222592_capture_begun.log",
     )
     assert source == "ambiguous"
     assert "huawei-ascend-910b-64gb" in reason and "huawei-ascend-910c" in reason and "nvidia" not in reason
-    assert "61.28 GiB" in reason and "very total" not in reason and "within 1.50 GiB" in reason
+    # the catalog's 910C is that A3 total itself now, the 910B 0.32 GiB below it
+    assert "61.28 GiB: huawei-ascend-910c report that very total" in reason
+    assert "huawei-ascend-910b-64gb (60.96 GiB) a total within 1.50 GiB" in reason
 
 
 def test_an_80_gib_total_names_the_h100_and_the_a100() -> None:
@@ -189,9 +191,20 @@ def test_an_80_gib_total_names_the_h100_and_the_a100() -> None:
 
 
 def test_the_910b_total_itself_is_the_very_total() -> None:
-    # vllm-ascend#3843: "total memory: 65452113920" (60.96 GiB) is the catalog's 910B / 910C figure to 3 MB
+    # vllm-ascend#3843: "total memory: 65452113920" (60.96 GiB) is the catalog's 910B figure to the byte; an A3 die
+    # prints 65,796,046,848 (61.28 GiB, vllm-ascend#3869), 0.32 GiB away, inside the 1.5 GiB match: both are named,
+    # the 910B as the very total, the 910C with its own total
     _, reason = _device_reason("collected", "ascend_0.11_qwen3_next_910b4_available_memory_0.log")
-    assert "report that very total" in reason
+    assert "huawei-ascend-910b-64gb report that very total" in reason
+    assert "huawei-ascend-910c (61.28 GiB) a total within 1.50 GiB" in reason
+
+
+def test_the_catalog_totals_of_the_910b_and_an_a3_die_are_the_printed_ones() -> None:
+    # vllm-ascend's budget line prints the device total in bytes: "total memory: 65452113920" on 910B cards (43
+    # lines in tests/data, e.g. vllm-ascend#3800 and #4404, "一张910B"), "total memory: 65796046848" on an A3 die
+    # (vllm-ascend#3869: DP 2 x TP 8 = 16 dies on one node); the catalog had 60.96 x 2^30 = 65,455,301,591 for both
+    assert find_device("910b").memory_total_bytes == 65_452_113_920
+    assert find_device("910c").memory_total_bytes == 65_796_046_848
 
 
 # --- the set itself ------------------------------------------------------------------------------------------------

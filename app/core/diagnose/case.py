@@ -506,6 +506,16 @@ def _tie_note(total: int, tied: list[DeviceSpec]) -> str:
             count=len(tied),
             ids=ids,
         )
+    exact = [d for d in tied if abs(d.memory_total_bytes - total) <= DEVICE_SAME_TOTAL_BYTES]
+    if exact and len(exact) < len(tied):
+        near = [d for d in tied if d not in exact]
+        return Text(
+            "the card reports {total}: {exact} report that very total, and {near} a total within {tolerance} of it — the log names no card, so none is guessed; the prediction uses a device of the printed size; pass a device to choose",
+            total=fmt_gib(total),
+            exact=", ".join(d.id for d in exact[:6]),
+            near=", ".join(f"{d.id} ({fmt_gib(d.memory_total_bytes)})" for d in near[:6]),
+            tolerance=fmt_gib(DEVICE_MATCH_TOLERANCE_BYTES),
+        )
     drift = max(abs(d.memory_total_bytes - total) for d in tied) <= DEVICE_TIE_TOLERANCE_BYTES
     message = (
         N_(
