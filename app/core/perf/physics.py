@@ -153,7 +153,7 @@ def compute_speedup(*, fmt: WeightFormat, device: DeviceSpec) -> float:
         # vLLM's MXFP4 MoE kernels never multiply FP4 by FP4 on CUDA: BF16 activations by default, MXFP8 ones
         # with the Blackwell recipes' VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 (0.19.0 / 0.33.0
         # fused_moe/oracle/mxfp4.py); a W4A8 MMA runs at the FP8 rate, the tuned case the benchmarks run
-        return 1.0  # tried: vLLM default BF16 activations
+        return LOW_PRECISION_SPEEDUP
     if fmt == WeightFormat.NVFP4 and sm >= FP4_TENSOR_CORE_SM:
         return FP4_SPEEDUP
     return 1.0
