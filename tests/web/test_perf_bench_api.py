@@ -3,11 +3,14 @@ POST /api/fleet with measured_runs (issue 23)."""
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
 
 import pytest
 
 from app.core.perf.bench import RESULT_KEYS
+from app.core.perf.predict import COEFFICIENTS_FILE
 
 CONFIG = {
     "model": "nvidia/Llama-3.1-70B-Instruct-FP8",
@@ -28,6 +31,22 @@ def test_bench_arguments_answer_vllms_result_keys(client: Any) -> None:
     assert bench["regime"] in ("compute", "memory_bandwidth", "kv_pool", "queue")
     # 320 prompts x 512 tokens over the run's duration is the output throughput (serve.py's definition)
     assert bench["output_throughput"]["expected"] == pytest.approx(320 * 512 / bench["duration_s"], rel=1e-9)
+
+
+def test_the_bench_bands_are_the_shipped_out_of_source_ones(client: Any) -> None:
+    # issue 23, round 12: the band a user sees on a calibrated configuration (Llama-3.1-70B FP8, TP 8 on H100,
+    # the hopper family: no widening) is exp(low) .. exp(high) x expected of coefficients.json's bench_bands,
+    # the out-of-source residual quantiles bench/perf_loso.py --write made, for every result key of its kind
+    shipped = json.loads(COEFFICIENTS_FILE.read_text(encoding="utf-8"))["bench_bands"]
+    answer = client.post("/api/performance", json={**CONFIG, "bench": BENCH}).json()
+    assert answer["basis"] == "calibrated"
+    for key, kind in (("mean_tpot_ms", "tpot"), ("median_itl_ms", "tpot"), ("mean_ttft_ms", "ttft")):
+        band = answer["bench"][key]
+        assert math.log(band["low"] / band["expected"]) == pytest.approx(shipped[kind][0], rel=1e-9), key
+        assert math.log(band["high"] / band["expected"]) == pytest.approx(shipped[kind][1], rel=1e-9), key
+    band = answer["bench"]["output_throughput"]
+    assert math.log(band["low"] / band["expected"]) == pytest.approx(shipped["throughput"][0], rel=1e-9)
+    assert math.log(band["high"] / band["expected"]) == pytest.approx(shipped["throughput"][1], rel=1e-9)
 
 
 def test_measured_runs_scale_the_figures(client: Any) -> None:

@@ -149,7 +149,12 @@ def compute_speedup(*, fmt: WeightFormat, device: DeviceSpec) -> float:
         return LOW_PRECISION_SPEEDUP
     if fmt == WeightFormat.INT8 and sm >= INT8_TENSOR_CORE_SM:
         return LOW_PRECISION_SPEEDUP
-    if fmt in (WeightFormat.MXFP4, WeightFormat.NVFP4) and sm >= FP4_TENSOR_CORE_SM:
+    if fmt == WeightFormat.MXFP4 and sm >= FP4_TENSOR_CORE_SM:
+        # vLLM's MXFP4 MoE kernels never multiply FP4 by FP4 on CUDA: BF16 activations by default, MXFP8 ones
+        # with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1, which public Blackwell serving scripts set (0.19.0 / 0.33.0
+        # fused_moe/oracle/mxfp4.py); a W4A8 MMA runs at the FP8 rate, chosen over BF16's by leave-one-source-out
+        return LOW_PRECISION_SPEEDUP
+    if fmt == WeightFormat.NVFP4 and sm >= FP4_TENSOR_CORE_SM:
         return FP4_SPEEDUP
     return 1.0
 
