@@ -20,6 +20,10 @@ Hand-worked from the 0.33.0 wheel:
         -> 542,720 B; block = 128 x cdiv(542,720, 128 x 1,024) = 128 x 5 = 640 (main: 512, from 1,156 B a token)
   TP 2: conv 12,288 x 3 x 2 = 73,728 + recurrent 32 x 128 x 128 x 4 = 2,097,152 -> 2,170,880 B;
         block = 128 x cdiv(2,170,880, 131,072) = 128 x 17 = 2,176 (main: 1,920)
+  TP 1: conv 24,576 x 3 x 2 = 147,456 + recurrent 64 x 128 x 128 x 4 = 4,194,304 -> 4,341,760 B;
+        block = 128 x cdiv(4,341,760, 131,072) = 128 x 34 = 4,352; counting the indexer's 33 B in the one-token
+        page (1,057 B) would give 128 x cdiv(4,341,760, 135,296) = 128 x 33 = 4,224 (at TP 8 and 2 both give
+        the same block, so only TP 1 tells the two apart)
 - page of an attention layer (the MLA and indexer specs share one block table, as for GLM-5.3's DSA):
   TP 8: 640 x 1,024 + 640 / 4 x 132 = 655,360 + 21,120 = 676,480 B.
 """
@@ -61,6 +65,7 @@ def test_indexer_stores_one_state_per_kpool_tokens() -> None:
     [
         (8, 640, 11 * (1024 + 33)),
         (2, 2176, 11 * (1024 + 33)),
+        (1, 4352, 11 * (1024 + 33)),
     ],
 )
 def test_hybrid_block_and_bytes_per_token(tp: int, block: int, per_token: int) -> None:
