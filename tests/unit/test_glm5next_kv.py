@@ -24,6 +24,10 @@ Hand-worked from the 0.33.0 wheel:
         block = 128 x cdiv(4,341,760, 131,072) = 128 x 34 = 4,352; counting the indexer's 33 B in the one-token
         page (1,057 B) would give 128 x cdiv(4,341,760, 135,296) = 128 x 33 = 4,224 (at TP 8 and 2 both give
         the same block, so only TP 1 tells the two apart)
+- backend (platforms/cuda.py _get_backend_priorities, SM90, 0.30.0 and 0.34.0 the same): sparse MLA with head
+  size 512 (latent 512, no rope) puts FLASHINFER_MLA_SPARSE_SM90 ahead of FLASH_ATTN_MLA_SPARSE / FLASHMLA_SPARSE
+  (576 keeps it last); flashinfer_mla_sparse_sm90.py takes auto, kv_lora_rank 512 and qk_rope_head_dim 0, and
+  MultipleOf(64) like the others, so the block is unchanged. main's planner: FLASH_ATTN_MLA_SPARSE.
 - page of an attention layer (the MLA and indexer specs share one block table, as for GLM-5.3's DSA):
   TP 8: 640 x 1,024 + 640 / 4 x 132 = 655,360 + 21,120 = 676,480 B.
 """
@@ -77,6 +81,7 @@ def test_hybrid_block_and_bytes_per_token(tp: int, block: int, per_token: int) -
         vllm_version="0.33.0",
     )
     assert est.block_size == block
+    assert (est.attention_backend, est.kv_cache_dtype) == ("FLASHINFER_MLA_SPARSE_SM90", "auto")
     assert est.kv_bytes_per_token == per_token
     assert [(g.kind, g.num_layers) for g in est.groups if g.kind == "mla"] == [("mla", 11)]
     if tp == 8:
