@@ -650,7 +650,7 @@ def indexer_bytes_per_token(cfgs: _Configs) -> int:
         raise ConfigError(
             "index_kpool",
             Text(
-                "{kpool} does not pool the {state} B indexer state into whole bytes a token",
+                "{kpool}: the kpool indexer needs a pool larger than 1 that splits its {state} B state into whole bytes a token",
                 kpool=kpool,
                 state=state,
             ),
