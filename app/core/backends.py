@@ -204,16 +204,21 @@ def cuda_candidates(*, mla: bool, sm: int, rules: VersionRules) -> list[Backend]
     return [BACKENDS[name] for name in row.backends]
 
 
+# platforms/cuda.py (0.30.0-0.34.0): an SM90 sparse head of 512 (NoPE, GLM-5.3-Flash) puts SM90 FlashInfer first
+SPARSE_MLA_SM90_FLASHINFER_FIRST_HEAD = 512
+
+
 def sparse_mla_candidates(
-    *, sm: int, rules: VersionRules, kv_cache_dtype: str, num_heads: int
+    *, sm: int, rules: VersionRules, kv_cache_dtype: str, model: ModelSpec
 ) -> list[Backend]:
     """DeepSeek-V3.2 / GLM-5 sparse MLA, platforms/cuda.py _get_backend_priorities. SM100 (0.19.0+): FlashInfer's
     sparse kernel first for a quantized cache or at most 16 heads, FlashMLA's otherwise; 0.33.0 puts
     FLASH_ATTN_MLA_SPARSE_FA4 first for a 16-bit cache at <= 16 heads. SM90: this release's sparse tail
-    (``rules.sparse_mla_sm90``)."""
+    (``rules.sparse_mla_sm90``), FLASHINFER_MLA_SPARSE_SM90 moved to its front for a head of 512."""
     quantized = kv_cache_dtype not in ("auto", "bfloat16", "float16")
+    head_size = model.mla.latent_size if model.mla is not None else 0
     if rules.sparse_mla_flashinfer_on_sm100 and sm >= 100:
-        small = num_heads <= SPARSE_MLA_FLASHINFER_MAX_HEADS
+        small = model.num_attention_heads <= SPARSE_MLA_FLASHINFER_MAX_HEADS
         if quantized:
             return [FLASHINFER_MLA_SPARSE, FLASHMLA_SPARSE]
         if small and rules.sparse_mla_fa4_small_heads:
@@ -221,7 +226,11 @@ def sparse_mla_candidates(
         if small:
             return [FLASHINFER_MLA_SPARSE, FLASHMLA_SPARSE]
         return [FLASHMLA_SPARSE, FLASHINFER_MLA_SPARSE]
-    return [BACKENDS[name] for name in rules.sparse_mla_sm90] + [FLASHINFER_MLA_SPARSE]
+    tail = list(rules.sparse_mla_sm90)
+    if head_size == SPARSE_MLA_SM90_FLASHINFER_FIRST_HEAD and FLASHINFER_MLA_SPARSE_SM90.name in tail:
+        tail.remove(FLASHINFER_MLA_SPARSE_SM90.name)
+        tail.insert(0, FLASHINFER_MLA_SPARSE_SM90.name)
+    return [BACKENDS[name] for name in tail] + [FLASHINFER_MLA_SPARSE]
 
 
 # 0.33.0 transformers_utils/model_arch_config_convertor.py is_mm_prefix_lm MM_PREFIX_LM_MODELS (0.14.0 lists
@@ -535,9 +544,7 @@ def _cuda_choice(
         )
     sparse = model.mla is not None and bool(model.indexer_bytes_per_token)
     if sparse:
-        candidates = sparse_mla_candidates(
-            sm=sm, rules=rules, kv_cache_dtype=kv_dtype, num_heads=model.num_attention_heads
-        )
+        candidates = sparse_mla_candidates(sm=sm, rules=rules, kv_cache_dtype=kv_dtype, model=model)
     else:
         candidates = cuda_candidates(mla=model.mla is not None, sm=sm, rules=rules)
         fp8_sink_path = rules.fp8_kv_as_sinks and model.mla is None and kv_dtype.startswith("fp8")

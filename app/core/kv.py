@@ -301,7 +301,11 @@ def build_layout(
             rules=rules,
             tp=tp,
             model_dtype=model_dtype,
-            attention_page_per_token=page_at(1) if n_attn else 1,
+            # the one-token page _align_hybrid_block_size sizes is the attention spec alone (0.33.0
+            # platforms/interface.py: MLAAttentionSpec of the latent), not the indexer's (GLM-5.3-Flash)
+            attention_page_per_token=(page_at(1) - (model.indexer_bytes_per_token if model.mla else 0))
+            if n_attn
+            else 1,
             step_tokens=hybrid.step_tokens,
         )
         if n_attn:

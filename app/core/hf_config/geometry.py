@@ -628,21 +628,57 @@ def layer_attention(
     return tuple(shapes)
 
 
+# GLM-5.3-Flash's kpool indexer (0.33.0 models/glm5next/common/attention.py Glm5NextIndexerCache): the
+# DeepSeek-V3.2 indexer spec with tokens_per_state = index_kpool, one stored state per index_kpool tokens. The
+# same in every release that serves the model (0.30.0 nvidia/attention.py, 0.34.0 common/attention.py read), so
+# no release rule: the registry's first_listed (0.30.0) already gates the architecture.
+KPOOL_INDEXER_MODEL_TYPES = frozenset({"glm5_next", "glm5_next_text"})
+
+
 def indexer_bytes_per_token(cfgs: _Configs) -> int:
-    """DeepSeek-V3.2 / GLM-5 sparse attention: the indexer cache's bytes per token (kinds.indexer_bytes_per_token)."""
+    """DeepSeek-V3.2 / GLM-5 sparse attention: the indexer cache's bytes per token (kinds.indexer_bytes_per_token);
+    GLM-5.3-Flash stores one state a pool of `index_kpool` tokens (132 B / 4 = 33 B a token). A pool of 1 or less
+    (the wheel asserts index_kpool > 1) or one that leaves no whole byte count a token is refused."""
     text = cfgs.text
     if not _present(text, "index_topk"):
         return 0
-    return kinds.indexer_bytes_per_token(_required_int(text, ("index_head_dim",)))
+    state = kinds.indexer_bytes_per_token(_required_int(text, ("index_head_dim",)))
+    if cfgs.text_model_type not in KPOOL_INDEXER_MODEL_TYPES:
+        return state
+    kpool = _required_int(text, ("index_kpool",), maximum=MAX_POSITIONS)
+    if kpool <= 1 or state % kpool:
+        raise ConfigError(
+            "index_kpool",
+            Text(
+                "{kpool}: the kpool indexer needs a pool larger than 1 that splits its {state} B state into whole bytes a token",
+                kpool=kpool,
+                state=state,
+            ),
+        )
+    return state // kpool
 
 
 DSV4_COMPRESS_RATIOS = frozenset({0, 4, 128})  # transformers deepseek_v4 _COMPRESS_RATIO_TO_LAYER_TYPE
+DSV4_MODEL_TYPES = frozenset({"deepseek_v4"})
+# DeepSeek-V4.1 (0.30.0+ models/deepseek_v41; 0.33.0 attention.py DeepseekV41Attention): compress ratios 0 (sliding
+# window), 1 and 2, compressed caches only on kv_source_layer_ids, indexers only on index_source_layer_ids
+DSV41_MODEL_TYPES = frozenset({"deepseek_v41", "deepseek_v41_text"})
 
 
 def compress_ratios(cfgs: _Configs, num_layers: int) -> tuple[int, ...] | None:
-    """DeepSeek-V4's per-layer compress ratios (config.json ``compress_ratios``, one per decoder layer)."""
+    """DeepSeek-V4's per-layer compress ratios (config.json ``compress_ratios``, one per decoder layer). DeepSeek-V4.1
+    shares the key with other ratios and a cache laid out across layers that the planner does not size: refused."""
     text = cfgs.text
-    if "deepseek_v4" not in cfgs.text_model_type or not _present(text, "compress_ratios"):
+    if cfgs.text_model_type in DSV41_MODEL_TYPES:
+        raise ConfigError(
+            "model_type",
+            Text(
+                "DeepSeek-V4.1 ({model_type}): vLLM sizes its cache with compress ratios 0 / 1 / 2 and compressed "
+                "caches kept only on kv_source_layer_ids, which the planner does not model yet",
+                model_type=cfgs.text_model_type,
+            ),
+        )
+    if cfgs.text_model_type not in DSV4_MODEL_TYPES or not _present(text, "compress_ratios"):
         return None
     values = _as_list("compress_ratios", text["compress_ratios"])[:num_layers]
     ratios = tuple(_as_int("compress_ratios", v, minimum=0, maximum=MAX_POSITIONS) for v in values)
