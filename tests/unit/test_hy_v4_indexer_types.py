@@ -65,7 +65,9 @@ def test_indexer_types_picks_the_full_layers() -> None:
 @pytest.mark.parametrize("tp", [8, 2])
 def test_only_full_layers_pay_for_the_indexer_cache(tp: int) -> None:
     spec = model_spec_from_hf_config(_hand_made_hy_v4(), name="hand-made-hy_v4")
-    est = estimate(model=spec, device=find_device("h100"), serve=ServeConfig(tensor_parallel_size=tp, max_model_len=8192))
+    est = estimate(
+        model=spec, device=find_device("h100"), serve=ServeConfig(tensor_parallel_size=tp, max_model_len=8192)
+    )
     # MLA latent (kv_lora_rank 512 + qk_rope_head_dim 64) x 2 B bf16 = 1,152 B on all 6 layers (one latent, not
     # split by TP) + the indexer's 128 + 128 // 128 x 4 = 132 B on the 2 "full" layers: 6,912 + 264 = 7,176 B a
     # token (main gave 6 x 1,284 = 7,704: an indexer on every layer)

@@ -654,6 +654,23 @@ def compress_ratios(cfgs: _Configs, num_layers: int) -> tuple[int, ...] | None:
 
 
 DEFAULT_INDEX_SKIP_TOPK_OFFSET = 2  # 0.33.0 deepseek_v2.py getattr(config, "index_skip_topk_offset", 2)
+# Model types whose indexer layers `indexer_types` decides ahead of index_topk_freq / pattern (0.33.0
+# models/hy_v4/nvidia/attention.py compute_skip_topk_layers: "full" builds the indexer, "shared" reuses its indices).
+INDEXER_TYPES_MODEL_TYPES = frozenset({"hy_v4"})
+INDEXER_TYPES = ("full", "shared")
+
+
+def _full_indexer_layers(value: object, num_layers: int) -> tuple[int, ...] | None:
+    """The layers `indexer_types` marks "full" (None when every one is); one entry a layer, "full" or "shared",
+    else vLLM raises ValueError."""
+    entries = _as_list("indexer_types", value)
+    if len(entries) != num_layers or any(entry not in INDEXER_TYPES for entry in entries):
+        raise ConfigError(
+            "indexer_types",
+            Text('needs one of "full" or "shared" per layer ({n} layers)', n=num_layers),
+        )
+    kept = tuple(i for i, entry in enumerate(entries) if entry == "full")
+    return None if len(kept) == num_layers else kept
 
 
 def indexer_layers(cfgs: _Configs, num_layers: int) -> tuple[int, ...] | None:
@@ -663,6 +680,8 @@ def indexer_layers(cfgs: _Configs, num_layers: int) -> tuple[int, ...] | None:
     text = cfgs.text
     if not _present(text, "index_topk"):
         return None
+    if cfgs.text_model_type in INDEXER_TYPES_MODEL_TYPES and _present(text, "indexer_types"):
+        return _full_indexer_layers(text["indexer_types"], num_layers)
     pattern = text.get("index_topk_pattern")
     freq = _int(text, "index_topk_freq", maximum=MAX_LAYERS) or 1
     if pattern is None and freq == 1:
