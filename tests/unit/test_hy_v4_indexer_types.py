@@ -7,6 +7,13 @@ index_head_dim + index_head_dim // 128 x 4 bytes a token) or "shared" (reuses th
 those two raises ValueError. Only without `indexer_types` does it fall back to index_topk_freq / index_topk_pattern /
 index_skip_topk_offset (default 2), the rule deepseek_v2.py uses.
 
+vLLM 0.33.0 transformers_utils/configs/hy_v4.py HYV4Config.__post_init__ fills an absent `indexer_types` with
+"full" on layer 0 and every layer with (i - 1) % 4 == 0 (0, 1, 5, 9, ...), so the freq/pattern fallback is never
+reached for hy_v4; it folds `layer_types` "sparse_attention" and "sparse" into "deepseek_sparse_attention" before
+transformers validates the list. A layer is sparse (`HYV4MLAAttention.__init__ requested_sparse`) only when
+`layer_types` names it one of the sparse kinds: with no `layer_types` (HYV4Config default None) or none sparse the
+model runs dense MLA, with no indexer and no sparse backend.
+
 No real Hy4 config.json was reachable this round (tests/data/configs/current-2026-12/LANE_B_SEARCH.md), so the
 config below is HAND-MADE for this unit test of the rule only; it is not a scored plan.
 """
@@ -98,3 +105,47 @@ def test_a_bad_indexer_types_is_refused_naming_the_field(indexer_types: list[str
     with pytest.raises(ConfigError) as err:
         model_spec_from_hf_config(_hand_made_hy_v4(indexer_types=indexer_types), name="hand-made-hy_v4")
     assert err.value.field == "indexer_types"
+
+
+def test_without_indexer_types_hy_v4_config_default_applies() -> None:
+    # HYV4Config.__post_init__: "full" if i == 0 or (i - 1) % 4 == 0 -> 0, 1, 5 of 6 layers (main: every layer)
+    cfg = _hand_made_hy_v4()
+    del cfg["indexer_types"]
+    spec = model_spec_from_hf_config(cfg, name="hand-made-hy_v4")
+    assert spec.indexer_layers == (0, 1, 5)
+    est = estimate(
+        model=spec, device=find_device("h100"), serve=ServeConfig(tensor_parallel_size=8, max_model_len=8192)
+    )
+    # 6 x 1,152 + 3 x 132 = 6,912 + 396 = 7,308 B a token
+    assert est.kv_bytes_per_token == 7_308
+
+
+@pytest.mark.parametrize("spelling", ["sparse_attention", "sparse"])
+def test_hy_v4_sparse_layer_spellings_are_read(spelling: str) -> None:
+    # HYV4Config folds both into "deepseek_sparse_attention" (main refused them: "unknown layer type")
+    spec = model_spec_from_hf_config(_hand_made_hy_v4(layer_types=[spelling] * 6), name="hand-made-hy_v4")
+    assert spec.indexer_layers == (0, 3)
+    assert spec.indexer_bytes_per_token == 132
+
+
+@pytest.mark.parametrize("layer_types", [None, ["full_attention"] * 6])
+def test_no_sparse_layer_means_dense_mla_and_no_indexer(layer_types: list[str] | None) -> None:
+    cfg = _hand_made_hy_v4(layer_types=layer_types)
+    if layer_types is None:
+        del cfg["layer_types"]
+    spec = model_spec_from_hf_config(cfg, name="hand-made-hy_v4")
+    assert spec.indexer_bytes_per_token == 0
+    est = estimate(
+        model=spec, device=find_device("h100"), serve=ServeConfig(tensor_parallel_size=8, max_model_len=8192)
+    )
+    # requested_sparse False on every layer: the MLA latent only, 6 x 1,152 = 6,912 B a token (main: 7,176), and a
+    # dense MLA backend (use_sparse False in get_attn_backend)
+    assert est.kv_bytes_per_token == 6_912
+    assert "SPARSE" not in est.attention_backend
+
+
+def test_only_sparse_layers_keep_their_indexer() -> None:
+    # a "full" indexer entry on a layer layer_types leaves dense builds nothing (requested_sparse False)
+    types = ["deepseek_sparse_attention"] * 3 + ["full_attention"] * 3
+    spec = model_spec_from_hf_config(_hand_made_hy_v4(layer_types=types), name="hand-made-hy_v4")
+    assert spec.indexer_layers == (0,)
