@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from app.core import kinds
 from app.core.errors import ConfigError
+from app.core.hf_config import hy_v4
 from app.core.hf_config.coerce import (
     GEMMA3_SLIDING_WINDOW_PATTERN,
     MAX_LAYERS,
@@ -319,9 +320,8 @@ def check_offset_below_period(*, offset_key: str, offset: int, period_key: str, 
 def _explicit_layer_kinds(text: Mapping[str, Any], num_layers: int) -> list[LayerKind] | None:
     """Layer kinds spelled out per layer by the config, or None."""
     if _present(text, "layer_types"):
-        return _pattern_kinds(
-            "layer_types", _as_list("layer_types", text["layer_types"]), num_layers, LAYER_TYPE_NAMES
-        )
+        names = LAYER_TYPE_NAMES | hy_v4.LAYER_TYPE_NAMES if hy_v4.is_hy_v4(text) else LAYER_TYPE_NAMES
+        return _pattern_kinds("layer_types", _as_list("layer_types", text["layer_types"]), num_layers, names)
     if _present(
         text, "full_attn_idxs"
     ):  # LFM2 before layer_types: transformers Lfm2Config builds it, rest "conv"
@@ -631,6 +631,8 @@ def layer_attention(
 def indexer_bytes_per_token(cfgs: _Configs) -> int:
     """DeepSeek-V3.2 / GLM-5 sparse attention: the indexer cache's bytes per token (kinds.indexer_bytes_per_token)."""
     text = cfgs.text
+    if hy_v4.is_hy_v4(text):
+        return hy_v4.indexer_bytes_per_token(text)
     if not _present(text, "index_topk"):
         return 0
     return kinds.indexer_bytes_per_token(_required_int(text, ("index_head_dim",)))
@@ -654,23 +656,6 @@ def compress_ratios(cfgs: _Configs, num_layers: int) -> tuple[int, ...] | None:
 
 
 DEFAULT_INDEX_SKIP_TOPK_OFFSET = 2  # 0.33.0 deepseek_v2.py getattr(config, "index_skip_topk_offset", 2)
-# Model types whose indexer layers `indexer_types` decides ahead of index_topk_freq / pattern (0.33.0
-# models/hy_v4/nvidia/attention.py compute_skip_topk_layers: "full" builds the indexer, "shared" reuses its indices).
-INDEXER_TYPES_MODEL_TYPES = frozenset({"hy_v4"})
-INDEXER_TYPES = ("full", "shared")
-
-
-def _full_indexer_layers(value: object, num_layers: int) -> tuple[int, ...] | None:
-    """The layers `indexer_types` marks "full" (None when every one is); one entry a layer, "full" or "shared",
-    else vLLM raises ValueError."""
-    entries = _as_list("indexer_types", value)
-    if len(entries) != num_layers or any(entry not in INDEXER_TYPES for entry in entries):
-        raise ConfigError(
-            "indexer_types",
-            Text('needs one of "full" or "shared" per layer ({n} layers)', n=num_layers),
-        )
-    kept = tuple(i for i, entry in enumerate(entries) if entry == "full")
-    return None if len(kept) == num_layers else kept
 
 
 def indexer_layers(cfgs: _Configs, num_layers: int) -> tuple[int, ...] | None:
@@ -678,10 +663,10 @@ def indexer_layers(cfgs: _Configs, num_layers: int) -> tuple[int, ...] | None:
     `index_topk_pattern` those not marked "S"; else those where max(i - index_skip_topk_offset + 1, 0) %
     index_topk_freq == 0. None when every layer has one (index_topk_freq 1, no pattern)."""
     text = cfgs.text
+    if hy_v4.is_hy_v4(text):
+        return hy_v4.indexer_layers(text, num_layers)
     if not _present(text, "index_topk"):
         return None
-    if cfgs.text_model_type in INDEXER_TYPES_MODEL_TYPES and _present(text, "indexer_types"):
-        return _full_indexer_layers(text["indexer_types"], num_layers)
     pattern = text.get("index_topk_pattern")
     freq = _int(text, "index_topk_freq", maximum=MAX_LAYERS) or 1
     if pattern is None and freq == 1:
