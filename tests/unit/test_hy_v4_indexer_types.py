@@ -149,3 +149,24 @@ def test_only_sparse_layers_keep_their_indexer() -> None:
     types = ["deepseek_sparse_attention"] * 3 + ["full_attention"] * 3
     spec = model_spec_from_hf_config(_hand_made_hy_v4(layer_types=types), name="hand-made-hy_v4")
     assert spec.indexer_layers == (0,)
+
+
+@pytest.mark.parametrize(
+    ("learnable_sink", "backend"), [(None, "FLASHMLA_SPARSE"), (False, "FLASH_ATTN_MLA_SPARSE")]
+)
+def test_a_learnable_sink_binds_flashmla_sparse(learnable_sink: bool | None, backend: str) -> None:
+    # 0.33.0 models/hy_v4/nvidia/attention.py HYV4MLAAttention._resolve_sink_backend: with learnable_sink
+    # (HYV4Config default True) the selected sparse backend (H100, bf16: FLASH_ATTN_MLA_SPARSE, platforms/cuda.py
+    # SM90 sparse tail) has supports_sink False (v1/attention/backend.py default), so the layer binds
+    # HYV4FlashMLASparseBackend, whose get_name() stays FLASHMLA_SPARSE (models/hy_v4/nvidia/flashmla_sparse.py),
+    # once its validate_configuration passes (SM90, bf16); kernel blocks [64] / MultipleOf(64): block 64 either way
+    cfg = _hand_made_hy_v4()
+    if learnable_sink is not None:
+        cfg["learnable_sink"] = learnable_sink
+    spec = model_spec_from_hf_config(cfg, name="hand-made-hy_v4")
+    est = estimate(
+        model=spec, device=find_device("h100"), serve=ServeConfig(tensor_parallel_size=8, max_model_len=8192)
+    )
+    assert est.attention_backend == backend
+    (group,) = est.groups
+    assert group.page_size_bytes == 64 * (1_152 + 132)
