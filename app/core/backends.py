@@ -563,6 +563,13 @@ def _cuda_choice(
         raise _no_backend_error(
             device=device, sm=sm, kv_dtype=kv_dtype, user_block=user_block, candidates=candidates
         )
+    if sparse and model.sparse_mla_sink and backend is not FLASHMLA_SPARSE:
+        # 0.33.0 hy_v4/nvidia/attention.py _resolve_sink_backend: no CUDA sparse backend applies sinks, so the layer
+        # binds FLASHMLA_SPARSE (HYV4FlashMLASparseBackend) where it takes the configuration, else keeps its own
+        sink, _ = _first_accepting(
+            [FLASHMLA_SPARSE], sm=sm, kv_cache_dtype=kv_dtype, block_size=user_block, heads=heads, rules=rules
+        )
+        backend = sink or backend
     if (
         sparse
         and user_block is not None

@@ -8,7 +8,10 @@ sparse layers, those ``indexer_types`` marks "full" build the lightning indexer 
 (``compute_skip_topk_layers``; "shared" reuses the preceding full layer's indices); HYV4Config fills an absent
 ``indexer_types`` with "full" on layer 0 and every layer with (i - 1) % 4 == 0, and folds the ``layer_types``
 spellings "sparse_attention" / "sparse" into "deepseek_sparse_attention" before transformers checks the list.
-HYV4Config's ``index_head_dim`` default is 128.
+HYV4Config's ``index_head_dim`` default is 128. ``learnable_sink`` (default True) gives the sparse layers a sink
+that only HY V4's FlashMLA-sparse subclass applies (``HYV4MLAAttention._resolve_sink_backend``: when the selected
+backend's supports_sink is False the layer binds HYV4FlashMLASparseBackend, named FLASHMLA_SPARSE, if its
+validate_configuration passes; else the sink is disabled and the selected backend stays).
 """
 
 from __future__ import annotations
@@ -69,3 +72,8 @@ def indexer_bytes_per_token(text: Mapping[str, Any]) -> int:
         return 0
     head = _int(text, "index_head_dim", maximum=MAX_DIM) or DEFAULT_INDEX_HEAD_DIM
     return kinds.indexer_bytes_per_token(head)
+
+
+def sparse_mla_sink(text: Mapping[str, Any]) -> bool:
+    """HY V4 sparse layers with a learnable sink (HYV4Config.learnable_sink, default True)."""
+    return is_hy_v4(text) and bool(sparse_layers(text)) and bool(text.get("learnable_sink", True))
