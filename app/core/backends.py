@@ -538,6 +538,10 @@ def _cuda_choice(
         candidates = sparse_mla_candidates(
             sm=sm, rules=rules, kv_cache_dtype=kv_dtype, num_heads=model.num_attention_heads
         )
+        if (
+            model.sparse_mla_sink
+        ):  # hy_v4 _resolve_sink_backend: only FLASHMLA_SPARSE (HYV4's subclass) takes sinks
+            candidates = [FLASHMLA_SPARSE, *(b for b in candidates if b is not FLASHMLA_SPARSE)]
     else:
         candidates = cuda_candidates(mla=model.mla is not None, sm=sm, rules=rules)
         fp8_sink_path = rules.fp8_kv_as_sinks and model.mla is None and kv_dtype.startswith("fp8")
@@ -563,13 +567,6 @@ def _cuda_choice(
         raise _no_backend_error(
             device=device, sm=sm, kv_dtype=kv_dtype, user_block=user_block, candidates=candidates
         )
-    if sparse and model.sparse_mla_sink and backend is not FLASHMLA_SPARSE:
-        # 0.33.0 hy_v4/nvidia/attention.py _resolve_sink_backend: no CUDA sparse backend applies sinks, so the layer
-        # binds FLASHMLA_SPARSE (HYV4FlashMLASparseBackend) where it takes the configuration, else keeps its own
-        sink, _ = _first_accepting(
-            [FLASHMLA_SPARSE], sm=sm, kv_cache_dtype=kv_dtype, block_size=user_block, heads=heads, rules=rules
-        )
-        backend = sink or backend
     if (
         sparse
         and user_block is not None
