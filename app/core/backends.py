@@ -16,6 +16,7 @@ from app.core import kv_dsv4_ascend
 from app.core.attention_sinks import has_sinks
 from app.core.backend_heads import FA4_SM_MAJORS, attention_head_sizes, forces_triton, head_size_rejected
 from app.core.backends_diffkv import DIFFKV_KERNEL_BLOCK, diffkv_backend
+from app.core.backends_sparse_mla import sparse_mla_order
 from app.core.errors import InvalidServeConfigError
 from app.core.forced_blocks import device_forcing, flashinfer_mla_refuses
 from app.core.kv import HybridAlign
@@ -195,42 +196,10 @@ def allowed_block_sizes(rules: VersionRules) -> tuple[int, ...] | None:
     return rules.block_size_choices
 
 
-SPARSE_MLA_FLASHINFER_MAX_HEADS = 16  # 0.19.0 platforms/cuda.py: FlashInfer sparse MLA for <= 16 heads
-
-
 def cuda_candidates(*, mla: bool, sm: int, rules: VersionRules) -> list[Backend]:
     """This version's priority list for the model kind on a device of capability ``sm`` (versions.py)."""
     row = next(p for p in rules.backend_priorities if p.mla == mla and p.min_sm <= sm <= p.max_sm)
     return [BACKENDS[name] for name in row.backends]
-
-
-# platforms/cuda.py (0.30.0-0.34.0): an SM90 sparse head of 512 (NoPE, GLM-5.3-Flash) puts SM90 FlashInfer first
-SPARSE_MLA_SM90_FLASHINFER_FIRST_HEAD = 512
-
-
-def sparse_mla_candidates(
-    *, sm: int, rules: VersionRules, kv_cache_dtype: str, model: ModelSpec
-) -> list[Backend]:
-    """DeepSeek-V3.2 / GLM-5 sparse MLA, platforms/cuda.py _get_backend_priorities. SM100 (0.19.0+): FlashInfer's
-    sparse kernel first for a quantized cache or at most 16 heads, FlashMLA's otherwise; 0.33.0 puts
-    FLASH_ATTN_MLA_SPARSE_FA4 first for a 16-bit cache at <= 16 heads. SM90: this release's sparse tail
-    (``rules.sparse_mla_sm90``), FLASHINFER_MLA_SPARSE_SM90 moved to its front for a head of 512."""
-    quantized = kv_cache_dtype not in ("auto", "bfloat16", "float16")
-    head_size = model.mla.latent_size if model.mla is not None else 0
-    if rules.sparse_mla_flashinfer_on_sm100 and sm >= 100:
-        small = model.num_attention_heads <= SPARSE_MLA_FLASHINFER_MAX_HEADS
-        if quantized:
-            return [FLASHINFER_MLA_SPARSE, FLASHMLA_SPARSE]
-        if small and rules.sparse_mla_fa4_small_heads:
-            return [FLASH_ATTN_MLA_SPARSE_FA4, FLASHINFER_MLA_SPARSE, FLASHMLA_SPARSE]
-        if small:
-            return [FLASHINFER_MLA_SPARSE, FLASHMLA_SPARSE]
-        return [FLASHMLA_SPARSE, FLASHINFER_MLA_SPARSE]
-    tail = list(rules.sparse_mla_sm90)
-    if head_size == SPARSE_MLA_SM90_FLASHINFER_FIRST_HEAD and FLASHINFER_MLA_SPARSE_SM90.name in tail:
-        tail.remove(FLASHINFER_MLA_SPARSE_SM90.name)
-        tail.insert(0, FLASHINFER_MLA_SPARSE_SM90.name)
-    return [BACKENDS[name] for name in tail] + [FLASHINFER_MLA_SPARSE]
 
 
 # 0.33.0 transformers_utils/model_arch_config_convertor.py is_mm_prefix_lm MM_PREFIX_LM_MODELS (0.14.0 lists
@@ -544,7 +513,8 @@ def _cuda_choice(
         )
     sparse = model.mla is not None and bool(model.indexer_bytes_per_token)
     if sparse:
-        candidates = sparse_mla_candidates(sm=sm, rules=rules, kv_cache_dtype=kv_dtype, model=model)
+        order = sparse_mla_order(sm=sm, rules=rules, kv_cache_dtype=kv_dtype, model=model)
+        candidates = [BACKENDS[name] for name in order]
     else:
         candidates = cuda_candidates(mla=model.mla is not None, sm=sm, rules=rules)
         fp8_sink_path = rules.fp8_kv_as_sinks and model.mla is None and kv_dtype.startswith("fp8")

@@ -133,6 +133,9 @@ class ModelSpec(Frozen):
     # a config field gives every attention layer learned sinks (hf_config/sinks.py: Granite's attention_sinks /
     # layer_types); the release rule is attention_sinks.has_sinks
     attention_sinks: bool = False
+    # the sparse-MLA layers carry a learnable sink that only FLASHMLA_SPARSE applies (hf_config/hy_v4.py: HY V4's
+    # learnable_sink), so they bind it instead of the selected sparse backend when it takes the configuration
+    sparse_mla_sink: bool = False
     num_layers: int = Field(gt=0)
     hidden_size: int = Field(gt=0)
     intermediate_size: int = Field(ge=0)

@@ -620,7 +620,7 @@ CHANGELOG: tuple[Change, ...] = (
         "(head size 576); flashinfer_mla_sparse_sm90.py FlashInferMLASparseSM90Backend takes auto / bfloat16 / fp8 / "
         "fp8_e4m3, MultipleOf(64) (absent in 0.27.1), so a checkpoint's fp8_e4m3 KV (NVFP4 GLM-5, DeepSeek-V3.2) "
         "runs there: FLASHMLA_SPARSE lists fp8 (its alias for fp8_ds_mla) but not fp8_e4m3; a head of 512 (NoPE, "
-        "GLM-5.3-Flash) moves it to the front of the tail (backends.sparse_mla_candidates; 0.33.0 and 0.34.0 the same)",
+        "GLM-5.3-Flash) moves it to the front of the tail (backends_sparse_mla.sparse_mla_order; 0.33.0 and 0.34.0 the same)",
         {"sparse_mla_sm90": ("FLASH_ATTN_MLA_SPARSE", "FLASHMLA_SPARSE", "FLASHINFER_MLA_SPARSE_SM90")},
     ),
     Change(

@@ -17,6 +17,7 @@ from typing import Any, Literal, cast
 from pydantic import ValidationError
 
 from app.core.errors import ConfigError
+from app.core.hf_config import hy_v4
 from app.core.hf_config.backend_fields import kv_view
 from app.core.hf_config.coerce import (
     _as_list,
@@ -185,6 +186,7 @@ def _model_spec(
         mm_prefix_lm=cfgs.text.get("use_bidirectional_attention") == "vision",
         remote_code=bool(cfgs.top.get("auto_map")),
         attention_sinks=config_attention_sinks(cfgs.text, architecture=_architecture(cfgs.top)),
+        sparse_mla_sink=hy_v4.sparse_mla_sink(cfgs.text),
         num_layers=geometry.num_layers,
         hidden_size=geometry.hidden_size,
         intermediate_size=geometry.intermediate_size,

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from app.core import kinds
 from app.core.errors import ConfigError
+from app.core.hf_config import hy_v4
 from app.core.hf_config.coerce import (
     GEMMA3_SLIDING_WINDOW_PATTERN,
     MAX_LAYERS,
@@ -319,9 +320,8 @@ def check_offset_below_period(*, offset_key: str, offset: int, period_key: str, 
 def _explicit_layer_kinds(text: Mapping[str, Any], num_layers: int) -> list[LayerKind] | None:
     """Layer kinds spelled out per layer by the config, or None."""
     if _present(text, "layer_types"):
-        return _pattern_kinds(
-            "layer_types", _as_list("layer_types", text["layer_types"]), num_layers, LAYER_TYPE_NAMES
-        )
+        names = LAYER_TYPE_NAMES | hy_v4.LAYER_TYPE_NAMES if hy_v4.is_hy_v4(text) else LAYER_TYPE_NAMES
+        return _pattern_kinds("layer_types", _as_list("layer_types", text["layer_types"]), num_layers, names)
     if _present(
         text, "full_attn_idxs"
     ):  # LFM2 before layer_types: transformers Lfm2Config builds it, rest "conv"
@@ -640,6 +640,8 @@ def indexer_bytes_per_token(cfgs: _Configs) -> int:
     GLM-5.3-Flash stores one state a pool of `index_kpool` tokens (132 B / 4 = 33 B a token). A pool of 1 or less
     (the wheel asserts index_kpool > 1) or one that leaves no whole byte count a token is refused."""
     text = cfgs.text
+    if hy_v4.is_hy_v4(text):
+        return hy_v4.indexer_bytes_per_token(text)
     if not _present(text, "index_topk"):
         return 0
     state = kinds.indexer_bytes_per_token(_required_int(text, ("index_head_dim",)))
@@ -697,6 +699,8 @@ def indexer_layers(cfgs: _Configs, num_layers: int) -> tuple[int, ...] | None:
     `index_topk_pattern` those not marked "S"; else those where max(i - index_skip_topk_offset + 1, 0) %
     index_topk_freq == 0. None when every layer has one (index_topk_freq 1, no pattern)."""
     text = cfgs.text
+    if hy_v4.is_hy_v4(text):
+        return hy_v4.indexer_layers(text, num_layers)
     if not _present(text, "index_topk"):
         return None
     pattern = text.get("index_topk_pattern")
