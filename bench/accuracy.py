@@ -526,12 +526,30 @@ def report_zh(text: str) -> str:
     return "\n".join(translated)
 
 
+# docs/accuracy.md from this heading on is kept by hand (issue 23's cross-source rounds, each with its own reproduce
+# line): --write regenerates what comes before it and keeps the rest of the file as it is
+HAND_KEPT_HEADING = "### Simulated `vllm bench serve` across sources (issue 23)"
+
+
+def with_hand_kept_tail(generated: str, existing: str) -> str:
+    """The generated report up to HAND_KEPT_HEADING, then the existing document's text from that heading on (the
+    generated stand-in for that part, perf_accuracy.SOURCES_SECTION, describes round 2 only). Without the heading in
+    the existing text, the generated report as it is."""
+    if HAND_KEPT_HEADING not in existing:
+        return generated
+    head = generated.split(HAND_KEPT_HEADING, 1)[0]
+    return head + HAND_KEPT_HEADING + existing.split(HAND_KEPT_HEADING, 1)[1]
+
+
 def main() -> None:
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    english = docs / "accuracy.md"
     text = report()
+    if english.exists():
+        text = with_hand_kept_tail(text, english.read_text(encoding="utf-8"))
     print(text)
     if "--write" in sys.argv:
-        docs = Path(__file__).resolve().parents[1] / "docs"
-        for target, content in ((docs / "accuracy.md", text), (docs / "zh" / "accuracy.md", report_zh(text))):
+        for target, content in ((english, text), (docs / "zh" / "accuracy.md", report_zh(text))):
             target.parent.mkdir(exist_ok=True)
             target.write_text(content, encoding="utf-8")
             print(f"wrote {target}", file=sys.stderr)

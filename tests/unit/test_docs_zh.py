@@ -44,3 +44,22 @@ def test_the_chinese_model_notes_carry_the_same_figures() -> None:
         return sorted(n.rstrip(".,") for n in NUMBER.findall(text))
 
     assert numbers(english) == numbers(chinese)
+
+
+def test_writing_the_report_keeps_the_hand_kept_rounds() -> None:
+    # docs/accuracy.md holds issue 23's rounds 4-12 by hand after the simulated-benchmark heading; --write used to
+    # replace the whole file with report(), whose stand-in for that part (perf_accuracy.SOURCES_SECTION) describes
+    # round 2's 711 runs from 4 sources: regenerating would have dropped every later round (speedfit12's note)
+    bench = _bench_accuracy()
+    heading = bench.HAND_KEPT_HEADING
+    existing = (DOCS / "accuracy.md").read_text(encoding="utf-8")
+    assert heading in existing and "#### Round 12" in existing.split(heading, 1)[1]
+    generated = (
+        "# Accuracy\n\nRecords predicted: 44.\n\n" + heading + "\n\n711 measured runs from 4 sources\n"
+    )
+    merged = bench.with_hand_kept_tail(generated, existing)
+    assert merged.startswith("# Accuracy\n\nRecords predicted: 44.\n\n" + heading)
+    assert merged.endswith(existing.split(heading, 1)[1])
+    assert "711 measured runs from 4 sources" not in merged and "#### Round 12" in merged
+    # a document without the heading (a fresh checkout's first --write) takes the generated report whole
+    assert bench.with_hand_kept_tail(generated, "# old\n") == generated
