@@ -215,13 +215,17 @@ def test_the_extensible_cache_can_be_switched_off_by_its_flag() -> None:
     assert serve.enable_extensible_kv_cache is False
     assert "--no-enable-extensible-kv-cache" in render_flags(serve, rules_for("0.34.0"))
     assert _plan("vllm serve m --enable-extensible-kv-cache", "0.34.0").kv_cache_bytes == 63_547_668_726
-    # before 0.34.0 the planner reads the flag as every modelled flag (command.vllm_flags) and it changes nothing
-    assert _plan("vllm serve m --no-enable-extensible-kv-cache", "0.33.0").kv_cache_bytes == 58_807_675_814
-    # the 0.34.0 flag table (scripts/gen_vllm_flags.py on the 0.34.0 wheel, whose frontend flags moved to
-    # entrypoints/common/cli_args.py): --calculate-kv-scales is gone from EngineArgs, so vLLM refuses it
-    with pytest.raises(PlannerError, match="unrecognized arguments: --calculate-kv-scales"):
-        parse_pasted("vllm serve m --calculate-kv-scales", vllm_version="0.34.0")
+    # before 0.34.0 no release has the flag (vllm_flags.json, every minor's .0 read): 0.33.0's parser exits on it
+    with pytest.raises(PlannerError, match=r"0\.34\.0 is the first release with it"):
+        _plan("vllm serve m --no-enable-extensible-kv-cache", "0.33.0")
+    # --calculate-kv-scales is gone from EngineArgs since 0.28.0 (0.27.0 engine/arg_utils.py has the field and its
+    # add_argument, 0.28.0's neither), so 0.33.0 and 0.34.0 both refuse it, naming 0.27.0 the last release with it
+    for release in ("0.33.0", "0.34.0"):
+        with pytest.raises(
+            PlannerError, match=r"unrecognized arguments: --calculate-kv-scales .*0\.27\.0 was the last"
+        ):
+            parse_pasted("vllm serve m --calculate-kv-scales", vllm_version=release)
     assert (
         "--calculate-kv-scales"
-        in parse_pasted("vllm serve m --calculate-kv-scales", vllm_version="0.33.0").unknown_flags
+        in parse_pasted("vllm serve m --calculate-kv-scales", vllm_version="0.27.0").unknown_flags
     )

@@ -49,3 +49,13 @@ def test_vllms_flag_names_for_host_tiers(client: TestClient) -> None:
         assert kv["host_bytes"] == 8 * GIB
     r = client.get("/api/estimate", params={**BASE, "kv_offloading_size": 8})
     assert r.status_code == 200 and r.json()["inputs"]["kv_offloading_size_gib"] == 8.0
+
+
+def test_a_flag_the_chosen_release_lacks_is_a_4xx_naming_the_field(client: TestClient) -> None:
+    # 0.9.0's engine/arg_utils.py has no async_scheduling (0.10.0's EngineArgs does): its `vllm serve` exits
+    # "unrecognized arguments: --async-scheduling"; the API said 200 and planned it
+    r = client.post("/api/estimate", json={**BASE, "vllm_version": "0.9.0", "async_scheduling": True})
+    assert 400 <= r.status_code < 500, r.text
+    assert "async_scheduling" in r.text and "0.10.0 is the first release with it" in r.text
+    ok = client.post("/api/estimate", json={**BASE, "vllm_version": "0.10.0", "async_scheduling": True})
+    assert ok.status_code == 200, ok.text
