@@ -154,6 +154,12 @@ class ModelSpec(Frozen):
     head_size_v: int = Field(gt=0)  # V head size (equal to head_size for almost all models)
     vocab_size: int = Field(gt=0)
     tie_word_embeddings: bool = False
+    # vLLM runs the architecture with its pooling runner (embed / classify / reward: hf_config.registry
+    # is_pooling_architecture): no LM head is built (0.33.0 model_executor/models/adapters.py
+    # _create_pooling_model_cls builds the model under no_init_weights(ParallelLMHead, LogitsProcessor); the
+    # native pooling classes have none) and the profile run pools instead of sampling (0.33.0
+    # v1/worker/gpu/model_runner.py profile_run: _dummy_pooler_run, not _dummy_sampler_run)
+    pooling: bool = False
     max_model_len_derived: int = Field(gt=0)  # vLLM's derived max length (rope factor rules)
     # the derived length under vLLM <= 0.27.1, where a yarn rope gives original_max_position_embeddings
     # x factor (None: the same as max_model_len_derived); see max_model_len_for
@@ -230,6 +236,11 @@ class ModelSpec(Frozen):
                 )
             )
         return self
+
+    @property
+    def embedding_tensors(self) -> int:
+        """vocab x hidden tensors vLLM loads: the input embedding, plus an LM head unless tied or pooling."""
+        return 1 if self.tie_word_embeddings or self.pooling else 2
 
     @property
     def weight_dtype_bytes(self) -> int:

@@ -136,11 +136,75 @@ def unnamed_architecture(*, model_type: str, release: str | None) -> str:
 # "...Model" (a base model class: no LM head) is a pooling (embed) model. The generative suffixes come first.
 GENERATE_SUFFIXES = ("ForCausalLM", "ForConditionalGeneration", "ChatModel", "LMHeadModel")
 POOLING_SUFFIX = "Model"
+# the pooling suffixes of that list, in its order, with the --convert each implies ("Model", the bare base class,
+# last: the others take priority); 0.10.1 config/__init__.py is the first release read with the list (0.10.0 has
+# none), and from then the registry serves an unlisted "<Base><suffix>" as a listed "<Base><other suffix>"
+# converted (models/registry.py _normalize_arch, 0.10.2 and 0.33.0): Qwen3ForSequenceClassification, which the
+# registry dropped after 0.9.2, is Qwen3ForCausalLM under models/adapters.py as_seq_cls_model
+POOLING_SUFFIX_CONVERT = (
+    ("ForTextEncoding", "embed"),
+    ("EmbeddingModel", "embed"),
+    ("ForSequenceClassification", "classify"),
+    ("ForTokenClassification", "classify"),
+    ("ForAudioClassification", "classify"),
+    ("ForImageClassification", "classify"),
+    ("ForVideoClassification", "classify"),
+    ("ClassificationModel", "classify"),
+    ("ForRewardModeling", "embed"),
+    ("RewardModel", "embed"),
+    (POOLING_SUFFIX, "embed"),
+)
+SUFFIX_CONVERSION_FROM = (0, 10, 1)
 
 
 def pooling_by_suffix(architecture: str) -> bool:
     """E.g. "Qwen3Model" -> True (pooling, embed); "Qwen3ForCausalLM" -> False; "LMHeadModel" names -> False."""
     return architecture.endswith(POOLING_SUFFIX) and not architecture.endswith(GENERATE_SUFFIXES)
+
+
+def _listed_at(row: ArchitectureReleases, version: Version) -> bool:
+    """The registry of ``version`` lists the architecture (by the releases read: minor series)."""
+    if row.absent_in is not None and version[:2] <= parse_version(row.absent_in)[:2]:
+        return False
+    return row.last_listed is None or version[:2] <= parse_version(row.last_listed)[:2]
+
+
+def pooling_conversion(architecture: str, version: Version) -> tuple[str, str] | None:
+    """(the listed architecture vLLM builds, the --convert it applies) for a pooling-suffixed name ``version``'s
+    registry does not list itself, or None. E.g. ("Qwen3ForSequenceClassification", 0.33.0) ->
+    ("Qwen3ForCausalLM", "classify"); before 0.10.1 None (no suffix conversion)."""
+    table = architecture_table()
+    own = table.get(architecture)
+    if version < SUFFIX_CONVERSION_FROM or (own is not None and _listed_at(own, version)):
+        return None
+    match = next(((s, c) for s, c in POOLING_SUFFIX_CONVERT if architecture.endswith(s)), None)
+    if match is None or architecture.endswith(GENERATE_SUFFIXES):
+        return None
+    suffix, convert = match
+    stem = architecture[: -len(suffix)]
+    for other in (*GENERATE_SUFFIXES, *(s for s, _ in POOLING_SUFFIX_CONVERT)):
+        row = table.get(stem + other)
+        if row is not None and _listed_at(row, version):
+            return stem + other, convert
+    return None
+
+
+def _conversion_note(architecture: str, version: Version) -> list[str]:
+    converted = pooling_conversion(architecture, version)
+    if converted is None:
+        return []
+    base, convert = converted
+    return [
+        Text(
+            "vLLM {version} serves {architecture} as {base} converted to a pooling model (--runner pooling "
+            "--convert {convert}: models/registry.py _normalize_arch, models/adapters.py): no LM head is "
+            "loaded and no sampler runs, and the planner plans it so.",
+            version=".".join(map(str, version)),
+            architecture=architecture,
+            base=base,
+            convert=convert,
+        )
+    ]
 
 
 @cache
@@ -443,11 +507,17 @@ def check_architecture(
             remote_code=remote_code,
             release=release,
         )
+        converted = _conversion_note(architecture, version)
+        if converted:
+            return notes + converted
         if row is None:
             return notes + _unregistered(
                 architecture=architecture, remote_code=remote_code, table=table, release=release
             )
         return notes + _registered(architecture=architecture, row=row, version=version)
+    converted = _conversion_note(architecture, version)
+    if converted:
+        return converted
     if row is None:
         near = difflib.get_close_matches(architecture, list(table), n=1, cutoff=SPELLING_CUTOFF)
         if near:
