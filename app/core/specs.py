@@ -40,6 +40,7 @@ class LayerKind(StrEnum):
 
 
 DType = Literal["bfloat16", "float16", "float32"]
+Runner = Literal["generate", "pooling", "draft"]  # 0.33.0 config/model.py RunnerType (--runner auto: None)
 
 DTYPE_BYTES: dict[str, int] = {"bfloat16": 2, "float16": 2, "float32": 4}
 
@@ -432,6 +433,14 @@ class ReleaseDefaultFlags(Frozen):
     cudagraph_mode: CudagraphMode | None = None
     # the other --compilation-config / -cc keys as canonical JSON text (app/core/compilation.py); None: none
     compilation_config: str | None = None  # at most compilation.COMPILATION_CONFIG_MAX_CHARS, checked below
+    # --runner (0.10.1+, vllm_flags.json): the runner vLLM builds the model for; None = auto, the architecture's
+    # own (ModelSpec.pooling); "pooling" converts a generative model (hf_config.registry.apply_runner)
+    runner: Runner | None = None
+
+    @field_validator("runner", mode="before")
+    @classmethod
+    def _runner_auto(cls, value: Any) -> Any:
+        return None if value == "auto" else value  # --runner auto: vLLM's default
 
     @field_validator("compilation_config", mode="before")
     @classmethod

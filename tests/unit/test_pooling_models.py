@@ -103,13 +103,28 @@ def test_a_registered_embedding_class_has_no_lm_head() -> None:
     assert embed.pooling and generate.params_total - embed.params_total == 151_669 * 1024
 
 
-def test_task_embed_is_gone_from_0_33_0() -> None:
+def test_task_embed_is_gone_from_0_33_0_and_runner_pooling_is_read() -> None:
     # --task was replaced by --runner / --convert: in 0.6.6-0.12.0's engine/arg_utils.py, not from 0.13.0
     with pytest.raises(
         PlannerError, match=r"--task \(vLLM 0\.33\.0 does not have it; 0\.12\.0 was the last release"
     ):
         parse_serve_command("vllm serve m --task embed", vllm_version="0.33.0")
-    assert parse_serve_command("vllm serve m --runner pooling", vllm_version="0.33.0").unknown_flags == [
-        "--runner",
-        "pooling",
-    ]
+    # Qwen3-Embedding's config.json names Qwen3ForCausalLM: `--runner pooling` has 0.33.0 build it under
+    # as_embedding_model (config/model.py _get_default_convert_type falls back to "embed"), no LM head, no sampler:
+    # the same 595,776,512 parameters and 296,956,723 B peak as the classifier above (before: the flag was ignored,
+    # 751,085,568 parameters)
+    serve = parse_serve_command("vllm serve m --runner pooling", vllm_version="0.33.0").serve
+    assert serve.runner == "pooling"
+    model = model_spec_from_hf_config({**QWEN3_SHAPE, "architectures": ["Qwen3ForCausalLM"]}, name="e")
+    est = estimate(model=model, device=H100, serve=serve, vllm_version="0.33.0")
+    assert est.weights_bytes == 595_776_512 * 2 and est.activation_peak_bytes == 296_956_723
+    assert any(
+        "--runner pooling: vLLM 0.33.0 builds Qwen3ForCausalLM as a pooling model" in str(w)
+        for w in est.warnings
+    )
+    # an embedding-only class refuses the generate runner (config/model.py ModelConfig.__post_init__ ValueError)
+    embed = model_spec_from_hf_config(
+        {**QWEN3_SHAPE, "model_type": "qwen2", "architectures": ["Qwen2Model"]}, name="q"
+    )
+    with pytest.raises(PlannerError, match="Embedding models do not support `--runner generate`"):
+        estimate(model=embed, device=H100, serve=ServeConfig(runner="generate"), vllm_version="0.33.0")

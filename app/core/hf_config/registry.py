@@ -207,6 +207,58 @@ def _conversion_note(architecture: str, version: Version) -> list[str]:
     ]
 
 
+def apply_runner(*, model: ModelSpec, runner: str | None, version: Version) -> tuple[ModelSpec, list[str]]:
+    """The model as ``--runner`` has vLLM build it, and the note saying so (0.33.0 config/model.py
+    ModelConfig.__post_init__ with _get_runner_type / _get_convert_type).
+
+    - pooling on a generative architecture: converted with --convert embed (_get_default_convert_type's fallback),
+      so no LM head (models/adapters.py as_embedding_model): an untied head's vocab x hidden leaves the parameters
+      (and the stored bytes of a checkpoint index), and no sampler runs (ModelSpec.pooling);
+    - generate or draft on a pooling-only architecture: vLLM's ValueError "Embedding models do not support
+      `--runner generate`";
+    - otherwise (None = auto, or the architecture's own runner): unchanged; a pooling architecture gets a note.
+    """
+    shown = ".".join(map(str, version))
+    if (
+        runner in ("generate", "draft")
+        and model.pooling
+        and not model.architecture.endswith(GENERATE_SUFFIXES)
+    ):
+        raise ConfigError(
+            "runner",
+            Text(
+                "Embedding models do not support `--runner {runner}`. Use `--runner pooling` or `--runner auto` "
+                "for embedding models. (vLLM {version}, {architecture})",
+                runner=runner,
+                version=shown,
+                architecture=model.architecture,
+            ),
+        )
+    if runner != "pooling" or model.pooling:
+        if not model.pooling or pooling_conversion(model.architecture, version) is not None:
+            return model, []  # a converted name has its note from check_architecture
+        return model, [
+            Text(
+                "vLLM {version} runs {architecture} with its pooling runner: no LM head and no sampler, as planned.",
+                version=shown,
+                architecture=model.architecture or model.model_type,
+            )
+        ]
+    head = 0 if model.embedding_tensors == 1 else model.vocab_size * model.hidden_size
+    update: dict[str, Any] = {"pooling": True, "params_total": model.params_total - head}
+    if model.params_active is not None:
+        update["params_active"] = model.params_active - head
+    if model.weights_bytes_exact is not None:
+        update["weights_bytes_exact"] = model.weights_bytes_exact - head * model.weight_dtype_bytes
+    note = Text(
+        "--runner pooling: vLLM {version} builds {architecture} as a pooling model (--convert embed, "
+        "models/adapters.py as_embedding_model): no LM head and no sampler, as planned.",
+        version=shown,
+        architecture=model.architecture or model.model_type,
+    )
+    return model.model_copy(update=update), [note]
+
+
 @cache
 def _quant_methods() -> dict[str, Any]:
     loaded: dict[str, Any] = json.loads(QUANT_METHODS_FILE.read_text(encoding="utf-8"))
