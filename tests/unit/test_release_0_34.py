@@ -229,3 +229,34 @@ def test_the_extensible_cache_can_be_switched_off_by_its_flag() -> None:
         "--calculate-kv-scales"
         in parse_pasted("vllm serve m --calculate-kv-scales", vllm_version="0.27.0").unknown_flags
     )
+
+
+def test_the_pool_band_counts_the_peak_where_the_margin_follows_it() -> None:
+    # 0.34.0 extensible_kv_cache.py measure_kv_cache_bytes: min(requested - non_kv, headroom - margin) - peak with
+    # margin max(1 GiB, 0.75 x peak). Unset u (1.0) on an H100: the headroom term binds and 0.75 x 2,023,699,251 =
+    # 1,517,774,438 > 1 GiB, so a byte of peak error is 1.75 bytes of pool. The activation band is
+    # max(0.13 GiB, 6 %) = 139,586,437 B (uncertainty.ACTIVATION_BAND): the pool band grows by
+    # int(0.75 x 139,586,437) = 104,689,827 B over the 769,460,411 B of the profiled path (0.33.0, or u 0.9 where
+    # the requested term binds and the margin does not move the pool). Before: 769,460,411 B at 0.34.0 too.
+    def band(version: str, utilization: float | None) -> int:
+        est = estimate(
+            model=dense(),
+            device=H100,
+            serve=ServeConfig(gpu_memory_utilization=utilization),
+            vllm_version=version,
+        )
+        kv = est.ranges["kv_cache_bytes"]
+        return int(kv.expected - kv.low)
+
+    assert band("0.33.0", None) == 769_460_411 == band("0.34.0", 0.9)
+    assert band("0.34.0", None) == 769_460_411 + 104_689_827
+    assert (
+        extensible_kv.peak_sensitivity(
+            requested_bytes=84_932_978_278,
+            free_at_start_bytes=84_932_978_278 - 536_870_912,
+            non_kv_bytes=17_179_869_184,
+            transient_peak_bytes=1_000_000_000,  # 0.75 x 1e9 < 1 GiB: the floor, which the peak does not move
+            platform="cuda",
+        )
+        == 1.0
+    )

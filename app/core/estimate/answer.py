@@ -205,6 +205,15 @@ def _assemble(
         graphs_budgeted=graphs_budgeted(rules=rules, platform=device.platform),
         host_band_bytes=situations.unified_memory_band_bytes(device),
         pool_given=situations.kv_bytes_given(rules=rules, device=device, serve=serve) is not None,
+        peak_weight=extensible_kv.peak_sensitivity(
+            requested_bytes=requested,
+            free_at_start_bytes=situations.free_at_start_bytes(device=device, serve=serve),
+            non_kv_bytes=binding.weights_bytes + binding.non_torch_bytes + binding.cuda_graph_bytes,
+            transient_peak_bytes=binding.activation_peak_bytes,
+            platform=device.platform,
+        )
+        if extensible_kv.applies(rules=rules, device=device, serve=serve)
+        else 1.0,
     )
     kv_dtype_bytes = kv.kv_dtype_bytes(
         kv_cache_dtype=serve.kv_cache_dtype, model_dtype=budget.serving_dtype(model=model, serve=serve)
