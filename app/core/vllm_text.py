@@ -574,6 +574,8 @@ class PrintedStage:
     # False when the start dies before capture: the Mamba-block check (MAMBA_BLOCKS) raises in
     # gpu_model_runner.initialize_kv_cache -> initialize_attn_backend, after the KV size lines (0.33.0)
     graphs_captured: bool = True
+    bytes_per_block: int = 0  # one block of every KV layer (kv.KVLayout): 0.34.0's warmup line
+    warmed_up: bool = True  # False: 0.34.0 refused the tentative budget before warmup (checks.Refusal)
 
 
 def weights_line(*, rules: VersionRules, weights_bytes: int) -> str:

@@ -260,3 +260,25 @@ def test_the_pool_band_counts_the_peak_where_the_margin_follows_it() -> None:
         )
         == 1.0
     )
+
+
+def test_the_predicted_log_prints_the_warmup_line_vllm_prints() -> None:
+    # 0.34.0 v1/worker/extensible_kv_cache.py measure_kv_cache_blocks logs after capture, before the KV size line:
+    # the peak kept free (reserved_headroom_bytes: 2,023,699,251 B = 1.88 GiB), the blocks that fit (the pool
+    # 63,547,668,726 B // 2,097,152 B a block (32 layers x 2 x 16 tokens x 8 heads x 128 x 2 B) = 30,301), their
+    # bytes (30,301 x 2,097,152 = 63,545,819,136 B = 59.18 GiB) and the requested 84,932,978,278 B (79.1 GiB); the
+    # doctor's pattern (WARMUP_KV) needs a free-memory figure, which the planner leaves "…". Before: no such line.
+    lines = estimate(model=dense(), device=H100, serve=ServeConfig(), vllm_version="0.34.0").log_lines
+    warmup = [line for line in lines if line.startswith("Memory after warmup")]
+    assert warmup == [
+        "Memory after warmup: … GiB free, … GiB committed to the KV cache, … GiB kept for transient activations "
+        "(1.88 GiB allocated at peak, … GiB of torch reservation growth); 30301 KV cache blocks (59.18 GiB) fit "
+        "within the requested 79.1 GiB. Torch may reserve up to … GiB."
+    ]
+    assert lines.index(warmup[0]) == len(lines) - 2  # just before "GPU KV cache size: 484,816 tokens, …"
+    assert lines[-1].startswith("GPU KV cache size: 484,816 tokens")
+    assert not [
+        line
+        for line in estimate(model=dense(), device=H100, serve=ServeConfig(), vllm_version="0.33.0").log_lines
+        if line.startswith("Memory after warmup")
+    ]

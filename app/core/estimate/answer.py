@@ -52,6 +52,8 @@ def _printed_lines(
         concurrency=capacity.concurrency,
         max_model_len=flags.max_model_len,
         graphs_captured=refusal is None or refusal.kind != ErrorKind.MAMBA_BLOCKS,
+        bytes_per_block=layout.bytes_per_block,
+        warmed_up=refusal is None or not refusal.before_warmup,
     )
     lines = [
         *backend_lines,
