@@ -128,3 +128,30 @@ def test_task_embed_is_gone_from_0_33_0_and_runner_pooling_is_read() -> None:
     )
     with pytest.raises(PlannerError, match="Embedding models do not support `--runner generate`"):
         estimate(model=embed, device=H100, serve=ServeConfig(runner="generate"), vllm_version="0.33.0")
+
+
+def test_an_encoder_only_model_is_said_to_have_no_kv_cache() -> None:
+    # 0.33.0 models/bert.py BertSelfAttention builds EncoderOnlyAttention, whose get_kv_cache_spec returns None: a
+    # BertModel (bge-base shape) has no KV cache, which the plan now says; Qwen2Model (causal attention) keeps its KV
+    bert = {
+        "architectures": ["BertModel"],
+        "model_type": "bert",
+        "hidden_size": 768,
+        "num_hidden_layers": 12,
+        "num_attention_heads": 12,
+        "intermediate_size": 3072,
+        "vocab_size": 30522,
+        "max_position_embeddings": 512,
+        "torch_dtype": "float32",
+    }
+    model = model_spec_from_hf_config(bert, name="bge", vllm_version="0.33.0")
+    est = estimate(model=model, device=H100, serve=ServeConfig(), vllm_version="0.33.0")
+    assert model.pooling and any(
+        "encoder-only attention, which has no KV cache" in str(w) for w in est.warnings
+    )
+    qwen2 = model_spec_from_hf_config(
+        {**QWEN3_SHAPE, "model_type": "qwen2", "architectures": ["Qwen2Model"]}, name="q"
+    )
+    notes = estimate(model=qwen2, device=H100, serve=ServeConfig(), vllm_version="0.33.0").warnings
+    assert any("runs Qwen2Model with its pooling runner: no LM head" in str(w) for w in notes)
+    assert not any("no KV cache" in str(w) for w in notes)

@@ -237,6 +237,17 @@ def apply_runner(*, model: ModelSpec, runner: str | None, version: Version) -> t
     if runner != "pooling" or model.pooling:
         if not model.pooling or pooling_conversion(model.architecture, version) is not None:
             return model, []  # a converted name has its note from check_architecture
+        if is_encoder_only_architecture(model.architecture):
+            return model, [
+                Text(
+                    "vLLM {version} runs {architecture} with its pooling runner and encoder-only attention, which "
+                    "has no KV cache (EncoderOnlyAttention.get_kv_cache_spec returns None; v1/engine/core.py skips "
+                    "the memory profile): it starts when its weights fit, and the KV pool, blocks and concurrency "
+                    "below, planned as for a decoder, do not apply.",
+                    version=shown,
+                    architecture=model.architecture,
+                )
+            ]
         return model, [
             Text(
                 "vLLM {version} runs {architecture} with its pooling runner: no LM head and no sampler, as planned.",
@@ -314,6 +325,19 @@ def has_config_hook(hook: str, *, architecture: str, release: str) -> bool:
 def _registry_dicts() -> dict[str, str]:
     rows = _architectures_file()["architectures"]
     return {architecture: str(row.get("registry", "")) for architecture, row in rows.items()}
+
+
+# the 0.33.0 model files whose attention layers are all EncoderOnlyAttention (model_executor/models/bert.py,
+# roberta.py, bert_with_rope.py, modernbert.py): its get_kv_cache_spec returns None, so such a model has no KV cache
+# spec at all and v1/engine/core.py _initialize_kv_caches skips the memory profile ("Attention free models don't
+# need memory for kv cache"); the Qwen/Llama files switch to it only for a bidirectional config (is_causal False)
+ENCODER_ONLY_MODULES = frozenset({"bert", "roberta", "bert_with_rope", "modernbert"})
+
+
+def is_encoder_only_architecture(architecture: str) -> bool:
+    """E.g. "BertModel", "XLMRobertaModel", "ModernBertModel" -> True; "Qwen2Model" (causal) -> False."""
+    row = _architectures_file()["architectures"].get(architecture)
+    return row is not None and row.get("module") in ENCODER_ONLY_MODULES
 
 
 def is_pooling_architecture(architecture: str) -> bool:
