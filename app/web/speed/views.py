@@ -11,7 +11,7 @@ from app.core.perf.bench import BAND_OF_KEY, RESULT_KEYS, BenchResult
 from app.core.perf.calibrated import RunsScope
 from app.core.perf.predict import CurvePoint, Performance
 from app.core.result import Range
-from app.core.text import Text
+from app.core.text import N_, Plural, Text
 from app.web.format import Figure, axis_ticks, regime_text, speed_band
 from app.web.format import speed_number as _number
 from app.web.i18n import t, tr
@@ -264,14 +264,27 @@ def speed_view(
         "running": perf.running_requests,
         "limit": tr(LIMIT_LABELS.get(perf.limit, perf.limit)),
     }
+    # "1 requests run at once" (the page walk of round 12): the count picks the singular or plural sentence
     secondary = tr(
-        t(
-            "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} requests run at once in the replica (limited by {limit}).",
+        Plural(
+            perf.running_requests,
+            N_(
+                "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} request runs at once in the replica (limited by {limit})."
+            ),
+            N_(
+                "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} requests run at once in the replica (limited by {limit})."
+            ),
             **figures,
         )
         if data_parallel_size == 1
-        else t(
-            "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} requests run at once per data-parallel rank (limited by {limit}).",
+        else Plural(
+            perf.running_requests,
+            N_(
+                "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} request runs at once per data-parallel rank (limited by {limit})."
+            ),
+            N_(
+                "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} requests run at once per data-parallel rank (limited by {limit})."
+            ),
             **figures,
         )
     )
