@@ -95,3 +95,25 @@ def test_the_explorer_says_its_answer_in_one_phone_line() -> None:
     fragment = zh.get("/explore?max_model_len=lots", headers={"HX-Request": "true"}).text
     assert 'hx-swap-oob="true"' in PHONE_LINE.search(fragment).group(0)  # type: ignore[union-attr]
     assert _phone_line(fragment) == ("bad", "未作任何计算：这些输入无法使用 max_model_len 结果 ↓")
+
+
+def test_each_fleet_row_names_its_option_in_its_first_column() -> None:
+    # /fleet's rows of one layout (TP 2) told apart only by the Weights and KV dtype columns, the 11th and
+    # 12th, off a phone's screen. The option column now says all three; the e2e test checks the screen.
+    fleet = (
+        "/fleet?v=1&model=meta-llama%2FLlama-3.1-70B-Instruct&max_model_len=32768&input_tokens=2000"
+        "&output_tokens=500&requests_per_s=30&slo_ttft_ms=1500&slo_tpot_ms=40&price_per_device_hour=3"
+        "&devices_per_node=8"
+    )
+    for client, first in (
+        (TestClient(APP), "TP 2 weights fp8 · KV fp8"),
+        (TestClient(APP, cookies={"lang": "zh"}), "TP 2 权重 fp8 · KV fp8"),
+    ):
+        page = html.unescape(client.get(fleet).text)
+        options = [
+            " ".join(re.sub(r"<[^>]+>", " ", o).split())
+            for o in re.findall(r'<td class="cell-option">(.*?)</td>', page, re.S)
+        ]
+        assert options[0] == first, options[:3]
+        assert len(options) >= 7 and len(set(options)) == len(options)
+        assert '<th scope="col">KV dtype</th>' not in page  # folded into the option column, not shown twice
