@@ -227,6 +227,34 @@ def bench_view(result: BenchResult, scope: RunsScope | None = None) -> BenchView
     )
 
 
+def _running_line(running: int, figures: dict[str, object], *, data_parallel_size: int) -> str:
+    """The Speed section's second line: requests/s, per-user speed and the requests that run at once (per
+    engine: the replica at DP 1, else per data-parallel rank), "1 request runs" in the singular."""
+    return tr(
+        Plural(
+            running,
+            N_(
+                "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} request runs at once in the replica (limited by {limit})."
+            ),
+            N_(
+                "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} requests run at once in the replica (limited by {limit})."
+            ),
+            **figures,
+        )
+        if data_parallel_size == 1
+        else Plural(
+            running,
+            N_(
+                "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} request runs at once per data-parallel rank (limited by {limit})."
+            ),
+            N_(
+                "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} requests run at once per data-parallel rank (limited by {limit})."
+            ),
+            **figures,
+        )
+    )
+
+
 def speed_view(
     perf: Performance, measured: frozenset[str] = frozenset(), *, data_parallel_size: int = 1
 ) -> SpeedView:
@@ -264,30 +292,7 @@ def speed_view(
         "running": perf.running_requests,
         "limit": tr(LIMIT_LABELS.get(perf.limit, perf.limit)),
     }
-    # "1 requests run at once" (the page walk of round 12): the count picks the singular or plural sentence
-    secondary = tr(
-        Plural(
-            perf.running_requests,
-            N_(
-                "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} request runs at once in the replica (limited by {limit})."
-            ),
-            N_(
-                "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} requests run at once in the replica (limited by {limit})."
-            ),
-            **figures,
-        )
-        if data_parallel_size == 1
-        else Plural(
-            perf.running_requests,
-            N_(
-                "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} request runs at once per data-parallel rank (limited by {limit})."
-            ),
-            N_(
-                "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} requests run at once per data-parallel rank (limited by {limit})."
-            ),
-            **figures,
-        )
-    )
+    secondary = _running_line(perf.running_requests, figures, data_parallel_size=data_parallel_size)
     if perf.kv_limited_from_concurrency is None:
         kv_line = tr(t("The KV pool holds every request up to max_num_seqs: no KV cliff for this workload."))
     elif perf.kv_limited:
