@@ -27,6 +27,7 @@ LOCALE_DIR = ROOT / "app" / "i18n"
 POT = LOCALE_DIR / "messages.pot"
 LANGUAGES = ("zh",)
 KEYWORDS = {**DEFAULT_KEYWORDS, "N_": None, "Text": None, "t": None}
+PERCENT_FIELD = re.compile(r"%(\(\w+\))?[sd%]")
 JINJA_OPTIONS = {"extensions": "jinja2.ext.i18n", "trim_blocks": "true", "lstrip_blocks": "true"}
 
 
@@ -58,7 +59,18 @@ def extract() -> Catalog:
             catalog.add(message, None, [where], auto_comments=comments, context=context)
     for where, text in [*openapi_texts(), *data_texts()]:
         catalog.add(text, None, [where])
+    drop_false_percent_flags(catalog)
     return catalog
+
+
+def drop_false_percent_flags(catalog: Catalog) -> None:
+    """Babel flags "5 % requests" python-format (it reads "% r" as a directive) and a .po update keeps the
+    old flag; msgfmt --check then fails the Chinese "5%，". Only an id with a real %s / %d / %(name)s / %%
+    keeps it."""
+    for message in catalog:
+        ids = message.id if isinstance(message.id, tuple) else (message.id,)
+        if "python-format" in message.flags and not any(PERCENT_FIELD.search(i) for i in ids):
+            message.flags.discard("python-format")
 
 
 def data_texts() -> list[tuple[tuple[str, int], str]]:
@@ -110,24 +122,11 @@ def missing(template: Catalog, lang: str) -> list[str]:
     return out
 
 
-# a real %-directive: "%s", "%d", "%(name)s", "%%"; "5 % requests" is not one, though Babel flags it python-format
-# ("% r") and msgfmt then fails the Chinese "5%，" (tests/unit/test_i18n.py)
-PERCENT_FIELD = re.compile(r"%(\(\w+\))?[sd%]")
-
-
-def _drop_false_percent_flags(catalog: Catalog) -> None:
-    for message in catalog:
-        ids = message.id if isinstance(message.id, tuple) else (message.id,)
-        if "python-format" in message.flags and not any(PERCENT_FIELD.search(i) for i in ids if i):
-            message.flags.discard("python-format")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only report missing translations")
     args = parser.parse_args()
     template = extract()
-    _drop_false_percent_flags(template)
     if args.check:
         gaps = {lang: missing(template, lang) for lang in LANGUAGES}
         for lang, ids in gaps.items():
@@ -145,7 +144,7 @@ def main() -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
             po = Catalog(locale=lang, project="KV Planner")
         po.update(template, no_fuzzy_matching=True)
-        _drop_false_percent_flags(po)
+        drop_false_percent_flags(po)
         with path.open("wb") as fp:
             write_po(fp, po, width=100, ignore_obsolete=True, sort_output=True)
         print(f"{path.relative_to(ROOT)}: {len(template)} ids, {len(missing(template, lang))} untranslated")

@@ -28,6 +28,7 @@ from pydantic import (
     ValidationInfo,
     field_serializer,
     field_validator,
+    model_validator,
 )
 
 from app.core import numbers
@@ -457,6 +458,15 @@ class PlannerParams(ReleaseDefaultFlags):
         """The echo of a request that says ``request_rate=inf`` was a 500 (strict JSON has no infinity)."""
         return infinite_as_text(value)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _blank_target_is_not_given(cls, data: object) -> object:
+        """A blank target-N box is N = 1 for the capacity check but not a given N (``_given_target``): the
+        page shows it blank with 1 as its placeholder, and the Speed section keeps its own clients."""
+        if isinstance(data, Mapping) and _blank_to_none(data.get("target_concurrency", 0)) is None:
+            return {k: v for k, v in data.items() if k != "target_concurrency"}
+        return data
+
     @field_validator(*RELEASE_DEFAULT_FLAGS, mode="before")
     @classmethod
     def _lenient_flag(cls, value: object, info: ValidationInfo) -> object:
@@ -602,7 +612,7 @@ def parse_strict(query: Mapping[str, str] | Iterable[tuple[str, str]]) -> Strict
 
 def replace(params: PlannerParams, **changes: Any) -> PlannerParams:
     """A copy with ``changes`` validated like user input (used when a pasted command fills the form)."""
-    data = params.model_dump()
+    data = params.model_dump(exclude_unset=True)  # an unset target N stays unset (_given_target)
     data.update(changes)
     return PlannerParams.model_validate(data)
 

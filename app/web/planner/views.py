@@ -227,6 +227,10 @@ def form_state(
         else ("true" if value is True else "false" if value is False else str(value))
         for name, value in params.model_dump().items()
     }
+    # a target N not given shows blank with the N the capacity check uses as its placeholder (a "1" in the box
+    # read as typed while the Speed section ran its own 16 clients, and the form then posted it as given)
+    if "target_concurrency" not in params.model_fields_set:
+        values["target_concurrency"] = ""
     # the clients the Speed section runs (blank: the benchmark's --max-concurrency, else the target N,
     # else 16): the box's placeholder and the slider's position say the same number
     workload, clients, from_bench = _blank_workload(params, effective_len)
@@ -236,6 +240,7 @@ def form_state(
             "devices": str(params.tensor_parallel_size * params.pipeline_parallel_size),
             "max_model_len": str(effective_len),  # what a blank field serves (LongRoPE: the original)
             "gpu_memory_utilization": f"{default_util:g}",
+            "target_concurrency": str(params.target_concurrency),
             # an open-loop benchmark's clients are its Little's-law count, known after its run
             "concurrency": tr(t("from the benchmark")) if from_bench else str(clients),
             # what a blank length serves: the benchmark's mean request (else 1,024), shortened to fit

@@ -11,7 +11,7 @@ from app.core.perf.bench import BAND_OF_KEY, RESULT_KEYS, BenchResult
 from app.core.perf.calibrated import RunsScope
 from app.core.perf.predict import CurvePoint, Performance
 from app.core.result import Range
-from app.core.text import Text
+from app.core.text import N_, Plural, Text
 from app.web.format import Figure, axis_ticks, regime_text, speed_band
 from app.web.format import speed_number as _number
 from app.web.i18n import t, tr
@@ -227,6 +227,34 @@ def bench_view(result: BenchResult, scope: RunsScope | None = None) -> BenchView
     )
 
 
+def _running_line(running: int, figures: dict[str, object], *, data_parallel_size: int) -> str:
+    """The Speed section's second line: requests/s, per-user speed and the requests that run at once (per
+    engine: the replica at DP 1, else per data-parallel rank), "1 request runs" in the singular."""
+    return tr(
+        Plural(
+            running,
+            N_(
+                "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} request runs at once in the replica (limited by {limit})."
+            ),
+            N_(
+                "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} requests run at once in the replica (limited by {limit})."
+            ),
+            **figures,
+        )
+        if data_parallel_size == 1
+        else Plural(
+            running,
+            N_(
+                "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} request runs at once per data-parallel rank (limited by {limit})."
+            ),
+            N_(
+                "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} requests run at once per data-parallel rank (limited by {limit})."
+            ),
+            **figures,
+        )
+    )
+
+
 def speed_view(
     perf: Performance, measured: frozenset[str] = frozenset(), *, data_parallel_size: int = 1
 ) -> SpeedView:
@@ -264,17 +292,7 @@ def speed_view(
         "running": perf.running_requests,
         "limit": tr(LIMIT_LABELS.get(perf.limit, perf.limit)),
     }
-    secondary = tr(
-        t(
-            "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} requests run at once in the replica (limited by {limit}).",
-            **figures,
-        )
-        if data_parallel_size == 1
-        else t(
-            "{requests} requests/s ({requests_band}); {per_user} tokens/s per user while decoding ({per_user_band}); {running} requests run at once per data-parallel rank (limited by {limit}).",
-            **figures,
-        )
-    )
+    secondary = _running_line(perf.running_requests, figures, data_parallel_size=data_parallel_size)
     if perf.kv_limited_from_concurrency is None:
         kv_line = tr(t("The KV pool holds every request up to max_num_seqs: no KV cliff for this workload."))
     elif perf.kv_limited:
