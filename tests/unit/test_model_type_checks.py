@@ -14,7 +14,7 @@ import pytest
 from app.core.errors import ConfigError
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.hf_config.registry import is_multimodal_architecture
-from app.core.specs import LayerKind
+from app.core.specs import LayerKind, SpeculativeConfig
 
 F, S = LayerKind.FULL, LayerKind.SLIDING
 
@@ -154,3 +154,39 @@ def test_step5_legacy_sparse_section_is_refused(legacy: str) -> None:
 def test_step5_with_sparse_config_is_planned() -> None:
     spec = model_spec_from_hf_config({**STEP5, "sparse_config": {"enabled": True}}, name="hand-made step5")
     assert spec.num_layers == 4
+
+
+@pytest.mark.parametrize(
+    ("draft", "method"),
+    [
+        ("yuhuili/EAGLE-LLaMA3-Instruct-8B", "eagle"),  # the examples vLLM's own comment gives
+        ("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "eagle3"),
+        ("AngelSlim/Qwen3-8B_eagle3", "eagle3"),
+        (
+            "someorg/Qwen3-8B_eagle",
+            "draft_model",
+        ),  # hand-made name: "eagle" with no hyphen is no EAGLE-1 match
+        ("someorg/eagle-head-eagle3", "eagle"),  # hand-made: "eagle-" is tested first
+    ],
+)
+def test_speculative_method_from_the_draft_name(draft: str, method: str) -> None:
+    # vLLM 0.19.0 and 0.33.0 config/speculative.py SpeculativeConfig (no --speculative-config method): `"eagle-" in
+    # model.lower()` -> eagle, else `"eagle3" in model.lower()` -> eagle3, else (no dflash/dspark/MTP match)
+    # draft_model. The planner took any "eagle" for EAGLE-1 and tested "eagle3" first.
+    assert SpeculativeConfig(model=draft).resolved_method == method
+
+
+@pytest.mark.parametrize(("model_type", "derived"), [("gemma3n_text", 32_768), ("llama", 262_144)])
+def test_rope_factor_skip_keeps_vllms_own_substring_test(model_type: str, derived: int) -> None:
+    # A guard, not a fix: vLLM 0.33.0 config/model.py _get_and_verify_max_len skips the rope factor when
+    # `"gemma3" in hf_text_config.model_type`, a substring test of its own, so Gemma-3n is skipped too: 32,768 stays
+    # 32,768, while a llama with a linear factor 8 gets 32,768 x 8 = 262,144. max_len.py must keep the substring.
+    config = {
+        **GEMMA3N_TEXT,
+        "model_type": model_type,
+        "rope_scaling": {"rope_type": "linear", "factor": 8.0},
+    }
+    if model_type == "llama":
+        config = {**config, "architectures": ["LlamaForCausalLM"]}
+        config.pop("sliding_window")
+    assert model_spec_from_hf_config(config, name="hand-made").max_model_len_derived == derived
