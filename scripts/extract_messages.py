@@ -14,6 +14,7 @@ tests/unit/test_i18n.py runs the same extraction and fails on any id without a t
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -109,11 +110,24 @@ def missing(template: Catalog, lang: str) -> list[str]:
     return out
 
 
+# a real %-directive: "%s", "%d", "%(name)s", "%%"; "5 % requests" is not one, though Babel flags it python-format
+# ("% r") and msgfmt then fails the Chinese "5%，" (tests/unit/test_i18n.py)
+PERCENT_FIELD = re.compile(r"%(\(\w+\))?[sd%]")
+
+
+def _drop_false_percent_flags(catalog: Catalog) -> None:
+    for message in catalog:
+        ids = message.id if isinstance(message.id, tuple) else (message.id,)
+        if "python-format" in message.flags and not any(PERCENT_FIELD.search(i) for i in ids if i):
+            message.flags.discard("python-format")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only report missing translations")
     args = parser.parse_args()
     template = extract()
+    _drop_false_percent_flags(template)
     if args.check:
         gaps = {lang: missing(template, lang) for lang in LANGUAGES}
         for lang, ids in gaps.items():
@@ -131,6 +145,7 @@ def main() -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
             po = Catalog(locale=lang, project="KV Planner")
         po.update(template, no_fuzzy_matching=True)
+        _drop_false_percent_flags(po)
         with path.open("wb") as fp:
             write_po(fp, po, width=100, ignore_obsolete=True, sort_output=True)
         print(f"{path.relative_to(ROOT)}: {len(template)} ids, {len(missing(template, lang))} untranslated")

@@ -180,7 +180,7 @@ def routed_expert_params(model: ModelSpec) -> int:
         return 0
     per_layer = model.num_experts * GATED_MLP_MATRICES * model.hidden_size * model.moe_intermediate_size
     embed_params = model.vocab_size * model.hidden_size
-    body = model.params_total - model.vision_params - embed_params * (1 if model.tie_word_embeddings else 2)
+    body = model.params_total - model.vision_params - embed_params * model.embedding_tensors
     layers = min(model.num_layers, max(0, body) // per_layer)
     return layers * per_layer
 
@@ -204,7 +204,7 @@ def weights_bytes_for_stage(
     tp = serve.tensor_parallel_size
     dtype_bytes = DTYPE_BYTES[serving_dtype(model=model, serve=serve)]
     embed_params = model.vocab_size * model.hidden_size
-    body_params = max(0, model.params_total - embed_params * (1 if model.tie_word_embeddings else 2))
+    body_params = max(0, model.params_total - embed_params * model.embedding_tensors)
     share = (layer_range[1] - layer_range[0]) / model.num_layers
     exact_body_bytes: float | None = None
     if model.weights_bytes_exact is not None:
@@ -212,7 +212,7 @@ def weights_bytes_for_stage(
         # lm_head) are vocab x hidden in the checkpoint dtype; the rest is the decoder body, split by TP and
         # PP. An unquantized checkpoint is loaded in the serving dtype (--dtype auto: as stored, float32
         # downcast); a quantized body is loaded as stored.
-        embed_tensors = 1 if model.tie_word_embeddings else 2
+        embed_tensors = model.embedding_tensors
         stored_body = max(
             0, model.weights_bytes_exact - embed_params * embed_tensors * model.weight_dtype_bytes
         )
@@ -246,7 +246,7 @@ def weights_bytes_for_stage(
         total -= body_bytes * expert_share * share / tp * (1 - 1 / dp)
     if is_first:
         total += embed_params * dtype_bytes / tp
-    if is_last and (not model.tie_word_embeddings or not is_first):
+    if is_last and (model.embedding_tensors == 2 or not is_first):
         total += embed_params * dtype_bytes / tp
     total += mxfp4_expert_padding_bytes(
         model=model,
@@ -363,7 +363,7 @@ def activation_peak_bytes(
         width = mlp_width_per_rank(model=model, tensor_parallel_size=tp)
     forward = tokens * act_dtype_bytes * (FWD_MLP_FACTOR * width + FWD_HIDDEN_FACTOR * model.hidden_size)
     sampler = 0.0
-    if is_last_stage:
+    if is_last_stage and not model.pooling:  # a pooling model pools in the profile run (ModelSpec.pooling)
         rows = min(tokens, max_num_seqs)
         sampler = rows * model.vocab_size * LOGIT_BYTES * sampler_logit_copies
     # held through the whole text run: the MoE workspace (persistent) and the parked encoder outputs

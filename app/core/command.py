@@ -20,7 +20,7 @@ from app.core import compilation, numbers, regex
 from app.core.errors import PlannerError
 from app.core.graph_mode import CUDAGRAPH_MODES, LEVEL_MODES
 from app.core.pydantic_messages import message_of
-from app.core.release_flags import release_flags
+from app.core.release_flags import other_releases, release_flags
 from app.core.serve_flags import PARSE_KINDS, render_flags
 from app.core.specs import ServeConfig
 from app.core.text import Text, TextList
@@ -44,8 +44,11 @@ SUGGESTION_CUTOFF = 0.75  # difflib ratio: one or two letters swapped, dropped o
 
 
 def vllm_flags(vllm_version: str | None) -> frozenset[str]:
-    """The options the parser accepts for this release: the release's own, plus the flags the planner reads."""
-    return release_flags(vllm_version) | frozenset(_FLAGS)
+    """The options the parser accepts for this release: the release's own (vllm_flags.json). A flag the planner
+    reads is no exception: `--async-scheduling` at 0.8.5 is argparse's "unrecognized arguments" there too. The
+    planner's other spellings (`--kv-cache-memory`) are argparse prefixes of the release's flags
+    (:func:`_canonical_flag`)."""
+    return release_flags(vllm_version)
 
 
 def _canonical_flag(name: str, known: frozenset[str]) -> str:
@@ -66,18 +69,23 @@ def flag_suggestion(name: str, known: frozenset[str]) -> str | None:
     return close[0] if close else None
 
 
-def unrecognized_flags_message(names: list[str], known: frozenset[str]) -> str:
+def unrecognized_flags_message(
+    names: list[str], known: frozenset[str], vllm_version: str | None = None
+) -> str:
     """argparse's one refusal line naming every unrecognized argument, each with the nearest flag of
     this release: "vllm serve: error: unrecognized arguments: --max-modle-len (did you mean
-    --max-model-len?) --tensor-paralel-size (did you mean --tensor-parallel-size?)"."""
+    --max-model-len?) --tensor-paralel-size (did you mean --tensor-parallel-size?)", or, for a flag another
+    release has, which: "--async-scheduling (vLLM 0.9.0 does not have it; 0.10.0 is the first release with it)"."""
     parts = []
     for name in names:
-        suggestion = flag_suggestion(name, known)
-        parts.append(
-            Text("{flag} (did you mean {suggestion}?)", flag=name, suggestion=suggestion)
-            if suggestion
-            else name
-        )
+        elsewhere = other_releases(name, vllm_version)
+        suggestion = None if elsewhere else flag_suggestion(name, known)
+        if elsewhere:
+            parts.append(Text("{flag} ({elsewhere})", flag=name, elsewhere=elsewhere))
+        elif suggestion:
+            parts.append(Text("{flag} (did you mean {suggestion}?)", flag=name, suggestion=suggestion))
+        else:
+            parts.append(name)
     return Text("vllm serve: error: unrecognized arguments: {flags}", flags=TextList(" ", parts))
 
 
@@ -98,7 +106,9 @@ class CommandError(PlannerError):
         if len(problems) > 1 or unrecognized:  # each value problem says its field
             messages = [e.field + ": " + e.message for e in problems]
         if unrecognized:
-            messages.insert(0, unrecognized_flags_message([name for name, _ in unrecognized], known))
+            messages.insert(
+                0, unrecognized_flags_message([name for name, _ in unrecognized], known, vllm_version)
+            )
         only = problems[0].field if len(problems) == 1 and not unrecognized else "command"
         super().__init__(only, messages[0] if len(messages) == 1 else TextList("; ", messages))
         self.unrecognized = unrecognized
@@ -106,7 +116,7 @@ class CommandError(PlannerError):
         self.vllm_version = vllm_version  # the release whose flags the paste was checked against
 
 
-COMPILATION_SPELLINGS = ("--compilation-config", "-cc")  # engine/arg_utils.py add_argument (-cc from 0.14.0)
+COMPILATION_SPELLINGS = ("--compilation-config", "-cc")  # engine/arg_utils.py add_argument (-cc from 0.12.0)
 _VALUELESS_UNKNOWN_PREFIXES = ("--enable-", "--disable-", "--no-", "--trust-remote-code")
 
 
@@ -420,7 +430,7 @@ def parse_serve_args(
             continue
         if read.compilation(token, name, inline if eq else None, known=known):
             continue
-        spec = _FLAGS.get(name)
+        spec = _FLAGS.get(name) if name in known else None  # a modelled flag the release lacks: refused too
         if spec is None:
             read.not_modelled(token, name, known, eq=bool(eq))
             continue
@@ -498,7 +508,9 @@ class _Reading:
         base = _canonical_flag(base, known)
         # 0.10.2-0.13: -O is --compilation-config's alias, so -O.key=X and -O '{...}' are its forms too
         old_alias = not self.levels and base == "-O" and (bool(dot) or self._next_starts("{"))
-        if base in COMPILATION_SPELLINGS or old_alias:
+        if (
+            base in COMPILATION_SPELLINGS and base in known
+        ) or old_alias:  # -cc from 0.12.0 (vllm_flags.json)
             raw = inline if inline is not None else self.next_value()
             if raw is None:
                 self.problems.append(PlannerError("cudagraph_mode", Text("{name} needs a value", name=name)))

@@ -90,6 +90,26 @@ def margin_bytes(*, platform: str, transient_peak_bytes: int) -> int:
     return max(floor, int(transient_peak_bytes * KV_CACHE_MARGIN_FRACTION))
 
 
+def peak_sensitivity(
+    *,
+    requested_bytes: int,
+    free_at_start_bytes: int,
+    non_kv_bytes: int,
+    transient_peak_bytes: int,
+    platform: str,
+) -> float:
+    """How many bytes the pool loses per byte of activation peak (:func:`pool_bytes`): 1 where the requested
+    budget binds; 1 + KV_CACHE_MARGIN_FRACTION = 1.75 where the device headroom binds and the margin is its
+    0.75 x peak share rather than the floor (the peak is then taken off twice: in full, and in the margin).
+
+    E.g. an H100 at 0.34.0, utilization unset (1.0), peak 2,023,699,251 B: margin 1,517,774,438 > 1 GiB and the
+    headroom term binds: 1.75; at --gpu-memory-utilization 0.9 the requested term binds: 1.0."""
+    margin = margin_bytes(platform=platform, transient_peak_bytes=transient_peak_bytes)
+    headroom_binds = free_at_start_bytes - margin <= requested_bytes
+    floor = KV_CACHE_MARGIN_FLOOR_BYTES_ROCM if platform == "rocm" else KV_CACHE_MARGIN_FLOOR_BYTES_CUDA
+    return 1.0 + KV_CACHE_MARGIN_FRACTION if headroom_binds and margin > floor else 1.0
+
+
 def pool_bytes(
     *,
     requested_bytes: int,

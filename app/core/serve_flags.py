@@ -28,8 +28,10 @@ from typing import TYPE_CHECKING, Literal
 
 from annotated_types import Interval
 
+from app.core.errors import PlannerError
 from app.core.quantization_names import vllm_quantization_name
-from app.core.release_flags import release_flags
+from app.core.release_flags import other_releases, release_flags
+from app.core.text import Text
 
 if TYPE_CHECKING:  # the table is imported by specs.py, so the types it renders are only annotations
     from app.core.specs import ServeConfig
@@ -244,6 +246,8 @@ SERVE_FLAGS: tuple[ServeFlag, ...] = (
     ServeFlag("enable_expert_parallel", ("--enable-expert-parallel", "-ep"), "flag", ("enable_expert_parallel",),
               render=_switch("enable_expert_parallel")),
     ServeFlag("dtype", ("--dtype",), "choice", ("dtype",), render=_plain("dtype")),
+    # 0.10.1+ config/model.py ModelConfig.runner: "pooling" plans a generative checkpoint as an embedding model
+    ServeFlag("runner", ("--runner",), "choice", ("runner",), render=_plain("runner")),
     ServeFlag("kv_cache_memory_bytes", ("--kv-cache-memory-bytes", "--kv-cache-memory"), "hint",
               ("kv_cache_memory_bytes",), ge=0, render=_kv_cache_memory),
     ServeFlag("cpu_offload_gb", ("--cpu-offload-gb",), "float", ("cpu_offload_gb",), ge=0.0, le=MAX_HOST_GIB,
@@ -302,6 +306,42 @@ def render_flags(serve: ServeConfig, rules: VersionRules) -> list[str]:
         if flag.render is not None:
             parts += flag.render(serve, rules)
     return parts
+
+
+def flags_release_lacks(serve: ServeConfig, vllm_version: str | None) -> list[tuple[str, str]]:
+    """(field, flag) for each flag ``serve`` sets (a value other than ServeConfig's default) that ``vllm_version``'s
+    `vllm serve` does not have (vllm_flags.json): the flag's --no- form for a boolean set False. A request that
+    sets one describes a command vLLM's parser exits on ("unrecognized arguments"), e.g. async_scheduling at
+    0.9.0 (--async-scheduling from 0.10.0) or enable_extensible_kv_cache before 0.34.0."""
+    have = release_flags(vllm_version)
+    lacking: list[tuple[str, str]] = []
+    for flag in SERVE_FLAGS:
+        value = getattr(serve, flag.field)
+        if not flag.spellings or value is None or value == type(serve).model_fields[flag.field].default:
+            continue
+        spelling = flag.negation if value is False and flag.negation else flag.flag
+        if spelling not in have:
+            lacking.append((flag.field, spelling))
+    return lacking
+
+
+def check_release_has_flags(serve: ServeConfig, vllm_version: str | None) -> None:
+    """Refuse, naming the field, a configuration whose flags ``vllm_version`` does not have
+    (:func:`flags_release_lacks`): "async_scheduling: --async-scheduling: vLLM 0.9.0 does not have it; 0.10.0 is
+    the first release with it"."""
+    lacking = flags_release_lacks(serve, vllm_version)
+    if not lacking:
+        return
+    field, flag = lacking[0]
+    where = other_releases(flag, vllm_version) or Text("no release read has it")
+    raise PlannerError(
+        field,
+        Text(
+            "{flag}: {where} (its `vllm serve` exits with 'unrecognized arguments: {flag}')",
+            flag=flag,
+            where=where,
+        ),
+    )
 
 
 def printed_keys() -> dict[str, tuple[str, FlagKind]]:

@@ -40,6 +40,7 @@ class LayerKind(StrEnum):
 
 
 DType = Literal["bfloat16", "float16", "float32"]
+Runner = Literal["generate", "pooling", "draft"]  # 0.33.0 config/model.py RunnerType (--runner auto: None)
 
 DTYPE_BYTES: dict[str, int] = {"bfloat16": 2, "float16": 2, "float32": 4}
 
@@ -157,6 +158,12 @@ class ModelSpec(Frozen):
     head_size_v: int = Field(gt=0)  # V head size (equal to head_size for almost all models)
     vocab_size: int = Field(gt=0)
     tie_word_embeddings: bool = False
+    # vLLM runs the architecture with its pooling runner (embed / classify / reward: hf_config.registry
+    # is_pooling_architecture): no LM head is built (0.33.0 model_executor/models/adapters.py
+    # _create_pooling_model_cls builds the model under no_init_weights(ParallelLMHead, LogitsProcessor); the
+    # native pooling classes have none) and the profile run pools instead of sampling (0.33.0
+    # v1/worker/gpu/model_runner.py profile_run: _dummy_pooler_run, not _dummy_sampler_run)
+    pooling: bool = False
     max_model_len_derived: int = Field(gt=0)  # vLLM's derived max length (rope factor rules)
     # the derived length under vLLM <= 0.27.1, where a yarn rope gives original_max_position_embeddings
     # x factor (None: the same as max_model_len_derived); see max_model_len_for
@@ -233,6 +240,11 @@ class ModelSpec(Frozen):
                 )
             )
         return self
+
+    @property
+    def embedding_tensors(self) -> int:
+        """vocab x hidden tensors vLLM loads: the input embedding, plus an LM head unless tied or pooling."""
+        return 1 if self.tie_word_embeddings or self.pooling else 2
 
     @property
     def weight_dtype_bytes(self) -> int:
@@ -425,6 +437,14 @@ class ReleaseDefaultFlags(Frozen):
     cudagraph_mode: CudagraphMode | None = None
     # the other --compilation-config / -cc keys as canonical JSON text (app/core/compilation.py); None: none
     compilation_config: str | None = None  # at most compilation.COMPILATION_CONFIG_MAX_CHARS, checked below
+    # --runner (0.10.1+, vllm_flags.json): the runner vLLM builds the model for; None = auto, the architecture's
+    # own (ModelSpec.pooling); "pooling" converts a generative model (hf_config.registry.apply_runner)
+    runner: Runner | None = None
+
+    @field_validator("runner", mode="before")
+    @classmethod
+    def _runner_auto(cls, value: Any) -> Any:
+        return None if value == "auto" else value  # --runner auto: vLLM's default
 
     @field_validator("compilation_config", mode="before")
     @classmethod

@@ -89,11 +89,14 @@ def ranges_for(
     graphs_budgeted: bool,
     host_band_bytes: int = 0,
     pool_given: bool = False,
+    peak_weight: float = 1.0,
 ) -> tuple[dict[str, Range], bool, int]:
     """Low / expected / high for the modelled parts and for the exact numbers that follow from them, whether
     the start is borderline (it starts at one end of the pool's band and not at the other), and the longest
     length that starts at the low end (``parts``: the binding stage's partition). ``pool_given``: the worker
-    takes ``--kv-cache-memory-bytes`` as the pool (situations.kv_bytes_given), so the pool has no band."""
+    takes ``--kv-cache-memory-bytes`` as the pool (situations.kv_bytes_given), so the pool has no band.
+    ``peak_weight``: bytes of pool per byte of activation peak (extensible_kv.peak_sensitivity: 1.75 where 0.34.0's
+    extensible cache sizes the pool by the device headroom, whose margin is 0.75 x the peak)."""
     weights_bytes, activation_bytes = parts.weights_bytes, parts.activation_peak_bytes
     cuda_graph_bytes, kv_cache_bytes = parts.cuda_graph_bytes, parts.kv_cache_bytes
     bands = bands_for(
@@ -109,7 +112,7 @@ def ranges_for(
     def span(value: int, width: int) -> Range:
         return Range(low=max(0, value - width), expected=value, high=value + width)
 
-    kv_delta = 0 if pool_given else bands.kv_delta
+    kv_delta = 0 if pool_given else bands.kv_delta + int(bands.activation * (peak_weight - 1))
     kv_low, kv_high = kv_cache_bytes - kv_delta, kv_cache_bytes + kv_delta
     out = {
         "weights_bytes": span(weights_bytes, bands.weights),

@@ -571,9 +571,10 @@ class PrintedStage:
     kv_tokens: int | None  # None where the release prints no "KV cache size" line
     concurrency: float
     max_model_len: int
-    # False when the start dies before capture: the Mamba-block check (MAMBA_BLOCKS) raises in
-    # gpu_model_runner.initialize_kv_cache -> initialize_attn_backend, after the KV size lines (0.33.0)
+    # False: the Mamba-block check (MAMBA_BLOCKS, 0.33.0 initialize_attn_backend) dies after the KV lines, before capture
     graphs_captured: bool = True
+    bytes_per_block: int = 0  # one block of every KV layer (kv.KVLayout): 0.34.0's warmup line
+    warmed_up: bool = True  # False: 0.34.0 refused the tentative budget before warmup (checks.Refusal)
 
 
 def weights_line(*, rules: VersionRules, weights_bytes: int) -> str:

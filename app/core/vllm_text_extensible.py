@@ -7,12 +7,17 @@ vLLM prints them; kept apart from vllm_text.py (800-line cap).
   estimate: gpu/model_runner.py profile_cudagraph_memory returns 0 under this cache, so neither "Estimated CUDA
   graph memory" nor the "CUDA graph memory profiling is enabled" line is printed;
 - gpu/model_runner.py capture_model: "Graph capturing finished in %.0f secs, took %.2f GiB";
+- v1/worker/extensible_kv_cache.py measure_kv_cache_blocks: "Memory after warmup: … GiB free, … GiB committed to
+  the KV cache, … GiB kept for transient activations (%s GiB allocated at peak, … GiB of torch reservation
+  growth); %d KV cache blocks (%s GiB) fit within the requested %s GiB. Torch may reserve up to … GiB.", with the
+  peak (reserved_headroom_bytes, the profiled activation peak), the blocks, their bytes and the requested budget;
+  the free memory, the prefix warmup committed and torch's reservation are not modelled ("…");
 - v1/core/kv_cache_planning.py finalize_extensible_kv_cache -> kv_cache_utils.py update_kv_cache_capacity: the
   "GPU KV cache size" line, once, on the pool measured after capture (update_kv_cache_capacity is skipped before
   warmup, v1/engine/core.py).
 
-Not printed here: extensible_kv_cache.py measure_kv_cache_blocks' "Memory after warmup: …" line, whose free-memory
-and torch-reservation figures the planner does not model; the doctor reads its blocks and pool (WARMUP_KV).
+The doctor reads the warmup line's blocks and pool (WARMUP_KV); its pattern needs the free-memory number, so the
+planner's own line, with "…" there, is not read back as a log's.
 """
 
 from __future__ import annotations
@@ -54,14 +59,34 @@ def startup_lines(*, rules: VersionRules, stage: PrintedStage) -> list[str]:
         weights_line(rules=rules, weights_bytes=parts.weights_bytes),
         f"Available KV cache memory: {format_gib(max(tentative, 0), rules.format_gib_style)} GiB",
     ]
+    if (
+        not stage.warmed_up
+    ):  # refused on that budget (get_kv_cache_configs): no capture, no warmup, no KV size line
+        return lines
     if parts.cuda_graph_bytes > 0 and stage.graphs_captured:
         lines.append(f"Graph capturing finished in … secs, took {parts.cuda_graph_bytes / GIB:.2f} GiB")
     if stage.kv_tokens is not None:
+        lines.append(warmup_line(rules=rules, stage=stage))
         lines.append(
             f"GPU KV cache size: {stage.kv_tokens:,} tokens, Maximum concurrency for {stage.max_model_len:,} "
             f"tokens per request: {stage.concurrency:.2f}x"
         )
     return lines
+
+
+def warmup_line(*, rules: VersionRules, stage: PrintedStage) -> str:
+    """measure_kv_cache_blocks' line as far as the planner models it. E.g. dense() on an H100 at 0.34.0: "Memory
+    after warmup: … GiB free, … GiB committed to the KV cache, … GiB kept for transient activations (1.88 GiB
+    allocated at peak, … GiB of torch reservation growth); 30301 KV cache blocks (59.18 GiB) fit within the
+    requested 79.1 GiB. Torch may reserve up to … GiB." """
+    gib = rules.format_gib_style
+    blocks = stage.parts.num_blocks
+    return (
+        "Memory after warmup: … GiB free, … GiB committed to the KV cache, … GiB kept for transient activations "
+        f"({format_gib(stage.parts.activation_peak_bytes, gib)} GiB allocated at peak, … GiB of torch reservation "
+        f"growth); {blocks} KV cache blocks ({format_gib(blocks * stage.bytes_per_block, gib)} GiB) fit within the "
+        f"requested {format_gib(stage.requested_bytes, gib)} GiB. Torch may reserve up to … GiB."
+    )
 
 
 def memory_lines(*, rules: VersionRules, stage: PrintedStage, serve: ServeConfig) -> list[str]:
@@ -157,8 +182,8 @@ def extensible_refusal(
     max_model_len: int,
     utilization: float,
     estimate_len: Callable[[int], int],
-) -> tuple[bool, str]:
-    """(no memory at all, the error) of a 0.34.0 start whose measured pool cannot hold one request: refused before
+) -> tuple[bool, str, bool]:
+    """(no memory at all, the error, refused before warmup) of a 0.34.0 start whose measured pool cannot hold one request: refused before
     warmup on the tentative budget when that is short too (:func:`tentative_check_bytes`), else after warmup on
     the measured pool (``final_check_bytes``, the pool less the null block)."""
     tentative = tentative_check_bytes(
@@ -178,4 +203,4 @@ def extensible_refusal(
         utilization=utilization,
         after_warmup=not before,
     )
-    return no_memory, text
+    return no_memory, text, before

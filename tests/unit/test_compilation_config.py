@@ -116,7 +116,8 @@ def test_graphs_follow_the_compilation_level() -> None:
 
 def test_a_piecewise_mode_without_level_3_is_refused_on_0_11() -> None:
     serve = parse_pasted(
-        'vllm serve m -O.cudagraph_mode=PIECEWISE -cc \'{"level": 0, "cudagraph_mode": "PIECEWISE"}\'',
+        # 0.11.0 has no -cc (engine/arg_utils.py: "--compilation-config", "-O"; -cc is 0.12.0's)
+        'vllm serve m -O.cudagraph_mode=PIECEWISE --compilation-config \'{"level": 0, "cudagraph_mode": "PIECEWISE"}\'',
         vllm_version="0.11.0",
     ).serve
     with pytest.raises(PlannerError) as err:

@@ -61,14 +61,15 @@ def test_level_is_refused_once_the_field_is_gone(version: str, refused: bool) ->
 
 def test_an_unknown_key_is_dropped_by_0_11_and_refused_later() -> None:
     # 0.11.0 has no "mode" (0.11.1+): '{"mode": 0}' is dropped, the default FULL_AND_PIECEWISE stands
-    assert _graphs("vllm serve m -cc '{\"mode\": 0}'", "0.11.0") == GRAPH_BYTES_0_11
+    # (0.11.0 spells it --compilation-config or -O: -cc is 0.12.0's, engine/arg_utils.py add_argument)
+    assert _graphs("vllm serve m --compilation-config '{\"mode\": 0}'", "0.11.0") == GRAPH_BYTES_0_11
     # 0.14.0 reads it: mode NONE (0), so the piecewise default is overridden to NONE
     assert _graphs("vllm serve m -cc '{\"mode\": 0}'", "0.14.0") == 0
     # 0.13.0 reads it too (config/compilation.py CompilationConfig.mode; config/vllm.py __post_init__ "Cudagraph mode
     # %s is not compatible with compilation mode %s.Overriding to NONE."): no graphs (review9a: 0.13 was planned
     # with 0.11.0's rules and kept the default 51 sizes)
     assert _graphs("vllm serve m -cc '{\"mode\": 0}'", "0.13.0") == 0
-    assert _graphs("vllm serve m -cc '{\"bogus\": 1}'", "0.11.0") == GRAPH_BYTES_0_11
+    assert _graphs("vllm serve m --compilation-config '{\"bogus\": 1}'", "0.11.0") == GRAPH_BYTES_0_11
     # 0.13.0 CompilationConfig is a pydantic dataclass with ConfigDict(extra="forbid"), as 0.14.0's
     for version in ("0.13.0", "0.14.0"):
         with pytest.raises(PlannerError, match="key bogus"):

@@ -27,6 +27,10 @@ estimate lines, "Available KV cache memory" is the tentative budget before warmu
 the graph line, and the KV errors carry _more_kv_cache_memory_hint (app/core/vllm_text_extensible.py). 0.9.2 and
 0.10.2 step their default grid by 8 too (their wheels' _set_cudagraph_sizes: 67 sizes to 512): "took 1.20 GiB" and
 "took 0.60 GiB" (PIECEWISE), not 0.91 and 0.46.
+Round 12 (rules12): 0.34.0's start prints extensible_kv_cache.py measure_kv_cache_blocks' "Memory after warmup" line
+before the KV size line (blocks, their GiB, the peak and the requested budget; "…" for what is not modelled), and
+a start refused on the tentative budget (kv_cache_planning.py get_kv_cache_configs, before warmup) ends after
+"Available KV cache memory": no graph capture, warmup or KV size line (too-long / no-blocks on the L4).
 """
 
 from __future__ import annotations

@@ -176,8 +176,8 @@ def test_an_a3_die_total_names_the_910b_and_the_910c_without_claiming_they_print
     assert source == "ambiguous"
     assert "huawei-ascend-910b-64gb" in reason and "huawei-ascend-910c" in reason and "nvidia" not in reason
     # the catalog's 910C is that A3 total itself now, the 910B 0.32 GiB below it
-    assert "61.28 GiB: huawei-ascend-910c report that very total" in reason
-    assert "huawei-ascend-910b-64gb (60.96 GiB) a total within 1.50 GiB" in reason
+    assert "61.28 GiB: the catalog gives that very total for huawei-ascend-910c" in reason
+    assert "within 1.50 GiB of it for huawei-ascend-910b-64gb (60.96 GiB)" in reason
 
 
 def test_an_80_gib_total_names_the_h100_and_the_a100() -> None:
@@ -195,8 +195,8 @@ def test_the_910b_total_itself_is_the_very_total() -> None:
     # prints 65,796,046,848 (61.28 GiB, vllm-ascend#3869), 0.32 GiB away, inside the 1.5 GiB match: both are named,
     # the 910B as the very total, the 910C with its own total
     _, reason = _device_reason("collected", "ascend_0.11_qwen3_next_910b4_available_memory_0.log")
-    assert "huawei-ascend-910b-64gb report that very total" in reason
-    assert "huawei-ascend-910c (61.28 GiB) a total within 1.50 GiB" in reason
+    assert "that very total for huawei-ascend-910b-64gb" in reason
+    assert "within 1.50 GiB of it for huawei-ascend-910c (61.28 GiB)" in reason
 
 
 def test_the_catalog_totals_of_the_910b_and_an_a3_die_are_the_printed_ones() -> None:

@@ -215,13 +215,70 @@ def test_the_extensible_cache_can_be_switched_off_by_its_flag() -> None:
     assert serve.enable_extensible_kv_cache is False
     assert "--no-enable-extensible-kv-cache" in render_flags(serve, rules_for("0.34.0"))
     assert _plan("vllm serve m --enable-extensible-kv-cache", "0.34.0").kv_cache_bytes == 63_547_668_726
-    # before 0.34.0 the planner reads the flag as every modelled flag (command.vllm_flags) and it changes nothing
-    assert _plan("vllm serve m --no-enable-extensible-kv-cache", "0.33.0").kv_cache_bytes == 58_807_675_814
-    # the 0.34.0 flag table (scripts/gen_vllm_flags.py on the 0.34.0 wheel, whose frontend flags moved to
-    # entrypoints/common/cli_args.py): --calculate-kv-scales is gone from EngineArgs, so vLLM refuses it
-    with pytest.raises(PlannerError, match="unrecognized arguments: --calculate-kv-scales"):
-        parse_pasted("vllm serve m --calculate-kv-scales", vllm_version="0.34.0")
+    # before 0.34.0 no release has the flag (vllm_flags.json, every minor's .0 read): 0.33.0's parser exits on it
+    with pytest.raises(PlannerError, match=r"0\.34\.0 is the first release with it"):
+        _plan("vllm serve m --no-enable-extensible-kv-cache", "0.33.0")
+    # --calculate-kv-scales is gone from EngineArgs since 0.28.0 (0.27.0 engine/arg_utils.py has the field and its
+    # add_argument, 0.28.0's neither), so 0.33.0 and 0.34.0 both refuse it, naming 0.27.0 the last release with it
+    for release in ("0.33.0", "0.34.0"):
+        with pytest.raises(
+            PlannerError, match=r"unrecognized arguments: --calculate-kv-scales .*0\.27\.0 was the last"
+        ):
+            parse_pasted("vllm serve m --calculate-kv-scales", vllm_version=release)
     assert (
         "--calculate-kv-scales"
-        in parse_pasted("vllm serve m --calculate-kv-scales", vllm_version="0.33.0").unknown_flags
+        in parse_pasted("vllm serve m --calculate-kv-scales", vllm_version="0.27.0").unknown_flags
     )
+
+
+def test_the_pool_band_counts_the_peak_where_the_margin_follows_it() -> None:
+    # 0.34.0 extensible_kv_cache.py measure_kv_cache_bytes: min(requested - non_kv, headroom - margin) - peak with
+    # margin max(1 GiB, 0.75 x peak). Unset u (1.0) on an H100: the headroom term binds and 0.75 x 2,023,699,251 =
+    # 1,517,774,438 > 1 GiB, so a byte of peak error is 1.75 bytes of pool. The activation band is
+    # max(0.13 GiB, 6 %) = 139,586,437 B (uncertainty.ACTIVATION_BAND): the pool band grows by
+    # int(0.75 x 139,586,437) = 104,689,827 B over the 769,460,411 B of the profiled path (0.33.0, or u 0.9 where
+    # the requested term binds and the margin does not move the pool). Before: 769,460,411 B at 0.34.0 too.
+    def band(version: str, utilization: float | None) -> int:
+        est = estimate(
+            model=dense(),
+            device=H100,
+            serve=ServeConfig(gpu_memory_utilization=utilization),
+            vllm_version=version,
+        )
+        kv = est.ranges["kv_cache_bytes"]
+        return int(kv.expected - kv.low)
+
+    assert band("0.33.0", None) == 769_460_411 == band("0.34.0", 0.9)
+    assert band("0.34.0", None) == 769_460_411 + 104_689_827
+    assert (
+        extensible_kv.peak_sensitivity(
+            requested_bytes=84_932_978_278,
+            free_at_start_bytes=84_932_978_278 - 536_870_912,
+            non_kv_bytes=17_179_869_184,
+            transient_peak_bytes=1_000_000_000,  # 0.75 x 1e9 < 1 GiB: the floor, which the peak does not move
+            platform="cuda",
+        )
+        == 1.0
+    )
+
+
+def test_the_predicted_log_prints_the_warmup_line_vllm_prints() -> None:
+    # 0.34.0 v1/worker/extensible_kv_cache.py measure_kv_cache_blocks logs after capture, before the KV size line:
+    # the peak kept free (reserved_headroom_bytes: 2,023,699,251 B = 1.88 GiB), the blocks that fit (the pool
+    # 63,547,668,726 B // 2,097,152 B a block (32 layers x 2 x 16 tokens x 8 heads x 128 x 2 B) = 30,301), their
+    # bytes (30,301 x 2,097,152 = 63,545,819,136 B = 59.18 GiB) and the requested 84,932,978,278 B (79.1 GiB); the
+    # doctor's pattern (WARMUP_KV) needs a free-memory figure, which the planner leaves "…". Before: no such line.
+    lines = estimate(model=dense(), device=H100, serve=ServeConfig(), vllm_version="0.34.0").log_lines
+    warmup = [line for line in lines if line.startswith("Memory after warmup")]
+    assert warmup == [
+        "Memory after warmup: … GiB free, … GiB committed to the KV cache, … GiB kept for transient activations "
+        "(1.88 GiB allocated at peak, … GiB of torch reservation growth); 30301 KV cache blocks (59.18 GiB) fit "
+        "within the requested 79.1 GiB. Torch may reserve up to … GiB."
+    ]
+    assert lines.index(warmup[0]) == len(lines) - 2  # just before "GPU KV cache size: 484,816 tokens, …"
+    assert lines[-1].startswith("GPU KV cache size: 484,816 tokens")
+    assert not [
+        line
+        for line in estimate(model=dense(), device=H100, serve=ServeConfig(), vllm_version="0.33.0").log_lines
+        if line.startswith("Memory after warmup")
+    ]

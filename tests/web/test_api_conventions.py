@@ -49,3 +49,24 @@ def test_vllms_flag_names_for_host_tiers(client: TestClient) -> None:
         assert kv["host_bytes"] == 8 * GIB
     r = client.get("/api/estimate", params={**BASE, "kv_offloading_size": 8})
     assert r.status_code == 200 and r.json()["inputs"]["kv_offloading_size_gib"] == 8.0
+
+
+def test_a_flag_the_chosen_release_lacks_is_a_4xx_naming_the_field(client: TestClient) -> None:
+    # 0.9.0's engine/arg_utils.py has no async_scheduling (0.10.0's EngineArgs does): its `vllm serve` exits
+    # "unrecognized arguments: --async-scheduling"; the API said 200 and planned it
+    r = client.post("/api/estimate", json={**BASE, "vllm_version": "0.9.0", "async_scheduling": True})
+    assert 400 <= r.status_code < 500, r.text
+    assert "async_scheduling" in r.text and "0.10.0 is the first release with it" in r.text
+    ok = client.post("/api/estimate", json={**BASE, "vllm_version": "0.10.0", "async_scheduling": True})
+    assert ok.status_code == 200, ok.text
+
+
+def test_runner_pooling_is_taken_and_refused_before_0_10_1(client: TestClient) -> None:
+    # --runner is 0.10.1's (engine/arg_utils.py; 0.10.0 has --task only): Llama-3.1-8B as an embedding model drops its
+    # untied LM head, 128,256 x 4,096 x 2 B = 1,050,673,152 B of weights (models/adapters.py as_embedding_model)
+    plain = client.post("/api/estimate", json={**BASE, "vllm_version": "0.33.0"})
+    pooled = client.post("/api/estimate", json={**BASE, "vllm_version": "0.33.0", "runner": "pooling"})
+    assert plain.status_code == pooled.status_code == 200, pooled.text
+    assert plain.json()["weights_bytes"] - pooled.json()["weights_bytes"] == 128_256 * 4096 * 2
+    old = client.post("/api/estimate", json={**BASE, "vllm_version": "0.10.0", "runner": "pooling"})
+    assert 400 <= old.status_code < 500 and "0.10.1 is the first release with it" in old.text

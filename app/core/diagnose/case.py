@@ -510,7 +510,7 @@ def _tie_note(total: int, tied: list[DeviceSpec]) -> str:
     if exact and len(exact) < len(tied):
         near = [d for d in tied if d not in exact]
         return Text(
-            "the card reports {total}: {exact} report that very total, and {near} a total within {tolerance} of it — the log names no card, so none is guessed; the prediction uses a device of the printed size; pass a device to choose",
+            "the card reports {total}: the catalog gives that very total for {exact}, and a total within {tolerance} of it for {near} — the log names no card, so none is guessed; the prediction uses a device of the printed size; pass a device to choose",
             total=fmt_gib(total),
             exact=", ".join(d.id for d in exact[:6]),
             near=", ".join(f"{d.id} ({fmt_gib(d.memory_total_bytes)})" for d in near[:6]),

@@ -52,6 +52,8 @@ def _printed_lines(
         concurrency=capacity.concurrency,
         max_model_len=flags.max_model_len,
         graphs_captured=refusal is None or refusal.kind != ErrorKind.MAMBA_BLOCKS,
+        bytes_per_block=layout.bytes_per_block,
+        warmed_up=refusal is None or not refusal.before_warmup,
     )
     lines = [
         *backend_lines,
@@ -205,6 +207,15 @@ def _assemble(
         graphs_budgeted=graphs_budgeted(rules=rules, platform=device.platform),
         host_band_bytes=situations.unified_memory_band_bytes(device),
         pool_given=situations.kv_bytes_given(rules=rules, device=device, serve=serve) is not None,
+        peak_weight=extensible_kv.peak_sensitivity(
+            requested_bytes=requested,
+            free_at_start_bytes=situations.free_at_start_bytes(device=device, serve=serve),
+            non_kv_bytes=binding.weights_bytes + binding.non_torch_bytes + binding.cuda_graph_bytes,
+            transient_peak_bytes=binding.activation_peak_bytes,
+            platform=device.platform,
+        )
+        if extensible_kv.applies(rules=rules, device=device, serve=serve)
+        else 1.0,
     )
     kv_dtype_bytes = kv.kv_dtype_bytes(
         kv_cache_dtype=serve.kv_cache_dtype, model_dtype=budget.serving_dtype(model=model, serve=serve)

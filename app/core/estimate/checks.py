@@ -118,6 +118,8 @@ class Refusal:
 
     kind: ErrorKind
     text: str
+    # 0.34.0's extensible cache: refused on the tentative budget (get_kv_cache_configs), before warmup and capture
+    before_warmup: bool = False
 
 
 def first_refusal(setup: Setup, capacity: Capacity) -> Refusal | None:
@@ -171,7 +173,7 @@ def first_refusal(setup: Setup, capacity: Capacity) -> Refusal | None:
 
 def _extensible_refusal(setup: Setup, capacity: Capacity) -> Refusal:
     """0.34.0's two KV checks under the extensible cache (vllm_text_extensible.extensible_refusal)."""
-    no_memory, text = extensible_refusal(
+    no_memory, text, before = extensible_refusal(
         rules=setup.rules,
         parts=setup.binding,
         bytes_per_block=setup.binding.layout.bytes_per_block,
@@ -184,7 +186,9 @@ def _extensible_refusal(setup: Setup, capacity: Capacity) -> Refusal:
             setup, inflight=capacity.inflight_tokens, available_bytes=available
         ),
     )
-    return Refusal(ErrorKind.NO_BLOCKS if no_memory else ErrorKind.MAX_LEN_TOO_LONG, text)
+    return Refusal(
+        ErrorKind.NO_BLOCKS if no_memory else ErrorKind.MAX_LEN_TOO_LONG, text, before_warmup=before
+    )
 
 
 def _mamba_blocks_refusal(setup: Setup) -> Refusal | None:

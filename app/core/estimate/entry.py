@@ -12,7 +12,7 @@ from app.core.defaults import (
     validate_devices,
 )
 from app.core.estimate.answer import single_estimate
-from app.core.hf_config.registry import check_architecture, check_config_contract
+from app.core.hf_config.registry import apply_runner, check_architecture, check_config_contract
 from app.core.result import ErrorKind, Estimate
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
@@ -53,6 +53,8 @@ def estimate(
         quant_field="quantization" if serve.quantization else "quantization_config.quant_method",
     )
     check_config_contract(model=model, version=version.release)
+    model, runner_notes = apply_runner(model=model, runner=serve.runner, version=version.release)
+    architecture = [*architecture, *runner_notes]
     model = model_for_release(model=model, rules=rules)
     resolved_kv = checkpoint_kv_cache_dtype(model=model, serve=serve, rules=rules, device=device)
     if resolved_kv is not None:

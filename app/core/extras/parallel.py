@@ -40,7 +40,7 @@ def expert_parallel_weights_delta(
         is_first=False,
         is_last=False,
     )
-    body_params = model.params_total - embed_params(model) * (1 if model.tie_word_embeddings else 2)
+    body_params = model.params_total - embed_params(model) * model.embedding_tensors
     expert_bytes_stage = body_one * experts // max(1, body_params)  # all experts of this stage, unsplit
     ep = tp * dp
     local = math.ceil(model.num_experts / ep)

@@ -207,7 +207,7 @@ def _separate_draft(
         and draft.hidden_size == model.hidden_size
     ):
         # the head reuses the target's embedding (and its lm_head when it has none of its own)
-        params -= embed_params(draft) * (1 if draft.tie_word_embeddings else 2)
+        params -= embed_params(draft) * draft.embedding_tensors
         params = max(0, params)
         shared = True
     dtype = DTYPE_BYTES[cache.model_dtype]

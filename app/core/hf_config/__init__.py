@@ -20,9 +20,7 @@ from app.core.errors import ConfigError
 from app.core.hf_config import hy_v4
 from app.core.hf_config.backend_fields import kv_view
 from app.core.hf_config.coerce import (
-    _as_list,
     _as_mapping,
-    _as_str,
     _config_error,
     _Configs,
     _split_configs,
@@ -46,7 +44,16 @@ from app.core.hf_config.max_len import (
     derive_max_model_len,
 )
 from app.core.hf_config.minimax_m3 import msa_block_size, msa_indexer_bytes_per_token, msa_indexer_layers
-from app.core.hf_config.params import ParamBreakdown, _breakdown, _moe, _tied, count_params, param_breakdown
+from app.core.hf_config.params import (
+    ParamBreakdown,
+    _breakdown,
+    _moe,
+    _tied,
+    architecture_of,
+    count_params,
+    is_pooling,
+    param_breakdown,
+)
 from app.core.hf_config.quantization import _quantization
 from app.core.hf_config.registry import check_loader_fields, refuse_unloadable
 from app.core.hf_config.sinks import config_attention_sinks
@@ -69,14 +76,6 @@ CONFIDENCES = ("verified", "likely", "recalled", "user")
 # ----------------------------------------------------------------------------------------------
 # Public entry point
 # ----------------------------------------------------------------------------------------------
-
-
-def _architecture(top: Mapping[str, Any]) -> str:
-    value = top.get("architectures")
-    if value is None:
-        return ""
-    archs = _as_list("architectures", value)
-    return _as_str("architectures", archs[0]) if archs else ""
 
 
 def model_spec_from_hf_config(
@@ -122,7 +121,7 @@ def model_spec_from_hf_config(
 
 def _check_identity(cfgs: _Configs) -> None:
     """What vLLM needs to pick a model class: an architecture or a model_type, and the loader's fields."""
-    if not _architecture(cfgs.top) and not cfgs.model_type:
+    if not architecture_of(cfgs.top) and not cfgs.model_type:
         # vLLM: "No model architectures are specified"; transformers cannot pick a config class either
         raise ConfigError(
             "architectures",
@@ -132,7 +131,7 @@ def _check_identity(cfgs: _Configs) -> None:
         )
     check_loader_fields(
         cfgs.top,
-        architecture=_architecture(cfgs.top),
+        architecture=architecture_of(cfgs.top),
         text=cfgs.text,
         text_prefix=f"{cfgs.text_key}." if cfgs.text_key else "",
     )
@@ -170,7 +169,7 @@ def _model_spec(
         return breakdown_cache[0]
 
     vision_params = vision_tower_params(
-        cfgs, architecture=_architecture(cfgs.top), text_hidden=geometry.hidden_size
+        cfgs, architecture=architecture_of(cfgs.top), text_hidden=geometry.hidden_size
     )
     if params_total is None:
         params_total = breakdown().total + vision_params
@@ -186,11 +185,11 @@ def _model_spec(
     )
     return ModelSpec(
         name=name,
-        architecture=_architecture(cfgs.top),
+        architecture=architecture_of(cfgs.top),
         model_type=cfgs.model_type,
         mm_prefix_lm=cfgs.text.get("use_bidirectional_attention") == "vision",
         remote_code=bool(cfgs.top.get("auto_map")),
-        attention_sinks=config_attention_sinks(cfgs.text, architecture=_architecture(cfgs.top)),
+        attention_sinks=config_attention_sinks(cfgs.text, architecture=architecture_of(cfgs.top)),
         sparse_mla_sink=hy_v4.sparse_mla_sink(cfgs.text),
         num_layers=geometry.num_layers,
         hidden_size=geometry.hidden_size,
@@ -207,6 +206,7 @@ def _model_spec(
         head_size_v=geometry.head_size_v,
         vocab_size=geometry.vocab_size,
         tie_word_embeddings=_tied(cfgs),
+        pooling=is_pooling(cfgs),
         max_model_len_derived=_max_model_len(cfgs),
         max_model_len_yarn_scaled=_yarn_scaled_max_model_len(cfgs),
         max_model_len_longrope_default=_longrope_default_max_model_len(cfgs),
@@ -231,7 +231,7 @@ def _model_spec(
         weights_bytes_exact=exact,
         vision_params=vision_params,
         uncounted_towers=uncounted_towers(
-            cfgs, architecture=_architecture(cfgs.top), vision_params=vision_params
+            cfgs, architecture=architecture_of(cfgs.top), vision_params=vision_params
         ),
         source=source,
         confidence=cast(Literal["verified", "likely", "recalled", "user"], confidence),

@@ -13,7 +13,7 @@ from app.core.hf_config.coerce import _as_int, _as_mapping, _Configs
 from app.core.hf_config.geometry import _Geometry, _Layers
 from app.core.hf_config.index_slots import unstored_v_slot_params, with_v_slots
 from app.core.hf_config.mtp import loaded_bytes, mtp_layers, mtp_stored, mtp_unquantized
-from app.core.hf_config.params import ParamBreakdown, _Moe, _tied
+from app.core.hf_config.params import ParamBreakdown, _Moe, _separate_lm_head
 
 # stored buffers vLLM's loader drops (0.33.0 models/utils.py AutoWeightsLoader: "rotary_emb.inv_freq" and
 # "rotary_pos_emb.inv_freq" map to None); transformers' rotary modules make inv_freq float32, head/2 of them
@@ -101,7 +101,7 @@ def loaded_index_bytes(
     unloaded = unloaded_tensor_bytes(
         index,
         geometry=geometry,
-        tied=_tied(cfgs),
+        tied=not _separate_lm_head(cfgs),  # a pooling model skips a stored lm_head.weight too
         dtype_bytes=dtype_bytes,
         loaded_bytes=None if quantized else body_and_tower,
     )

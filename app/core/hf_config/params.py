@@ -17,6 +17,7 @@ from app.core.hf_config.coerce import (
     _as_float,
     _as_int,
     _as_list,
+    _as_str,
     _config_error,
     _Configs,
     _first_int,
@@ -36,6 +37,7 @@ from app.core.hf_config.geometry import (
     layer_attention,
     nas_block_parts,
 )
+from app.core.hf_config.registry import is_pooling_architecture
 from app.core.specs import AttentionShape, LayerKind, MambaKind, MambaSpec
 from app.core.text import Text
 
@@ -389,6 +391,25 @@ def _tied(cfgs: _Configs) -> bool:
     return _lookup_flag(cfgs, "tie_word_embeddings") is True
 
 
+def architecture_of(top: Mapping[str, Any]) -> str:
+    """config.json's first ``architectures`` entry ("" when it names none)."""
+    value = top.get("architectures")
+    if value is None:
+        return ""
+    archs = _as_list("architectures", value)
+    return _as_str("architectures", archs[0]) if archs else ""
+
+
+def is_pooling(cfgs: _Configs) -> bool:
+    """vLLM runs this config's architecture with the pooling runner (ModelSpec.pooling): no LM head."""
+    return is_pooling_architecture(architecture_of(cfgs.top))
+
+
+def _separate_lm_head(cfgs: _Configs) -> bool:
+    """vLLM loads an LM head of its own: not tied to the embedding and not a pooling model."""
+    return not _tied(cfgs) and not is_pooling(cfgs)
+
+
 def _mlp_bias_params(cfgs: _Configs, h: int, width: int, *, gated: bool) -> int:
     """`mlp_bias` (Llama, Granite: 0.33.0 llama.py LlamaMLP ``bias=getattr(config, "mlp_bias", False)``):
     gate_up (2 x width, or up only ungated) and down (h) biases. ibm-granite/granite-3b-code-instruct-128k:
@@ -485,7 +506,7 @@ def _breakdown(cfgs: _Configs, g: _Geometry, layers: _Layers, moe: _Moe | None) 
     embedding = g.vocab_size * h
     return ParamBreakdown(
         embedding=embedding,
-        lm_head=0 if _tied(cfgs) else embedding,
+        lm_head=embedding if _separate_lm_head(cfgs) else 0,
         attention=attention,
         mixer=mixer,
         mlp=mlp,

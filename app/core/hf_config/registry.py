@@ -146,11 +146,138 @@ def unnamed_architecture(*, model_type: str, release: str | None) -> str:
 # "...Model" (a base model class: no LM head) is a pooling (embed) model. The generative suffixes come first.
 GENERATE_SUFFIXES = ("ForCausalLM", "ForConditionalGeneration", "ChatModel", "LMHeadModel")
 POOLING_SUFFIX = "Model"
+# the pooling suffixes of that list, in its order, with the --convert each implies ("Model", the bare base class,
+# last: the others take priority); 0.10.1 config/__init__.py is the first release read with the list (0.10.0 has
+# none), and from then the registry serves an unlisted "<Base><suffix>" as a listed "<Base><other suffix>"
+# converted (models/registry.py _normalize_arch, 0.10.2 and 0.33.0): Qwen3ForSequenceClassification, which the
+# registry dropped after 0.9.2, is Qwen3ForCausalLM under models/adapters.py as_seq_cls_model
+POOLING_SUFFIX_CONVERT = (
+    ("ForTextEncoding", "embed"),
+    ("EmbeddingModel", "embed"),
+    ("ForSequenceClassification", "classify"),
+    ("ForTokenClassification", "classify"),
+    ("ForAudioClassification", "classify"),
+    ("ForImageClassification", "classify"),
+    ("ForVideoClassification", "classify"),
+    ("ClassificationModel", "classify"),
+    ("ForRewardModeling", "embed"),
+    ("RewardModel", "embed"),
+    (POOLING_SUFFIX, "embed"),
+)
+SUFFIX_CONVERSION_FROM = (0, 10, 1)
 
 
 def pooling_by_suffix(architecture: str) -> bool:
     """E.g. "Qwen3Model" -> True (pooling, embed); "Qwen3ForCausalLM" -> False; "LMHeadModel" names -> False."""
     return architecture.endswith(POOLING_SUFFIX) and not architecture.endswith(GENERATE_SUFFIXES)
+
+
+def _listed_at(row: ArchitectureReleases, version: Version) -> bool:
+    """The registry of ``version`` lists the architecture (by the releases read: minor series)."""
+    if row.absent_in is not None and version[:2] <= parse_version(row.absent_in)[:2]:
+        return False
+    return row.last_listed is None or version[:2] <= parse_version(row.last_listed)[:2]
+
+
+def pooling_conversion(architecture: str, version: Version) -> tuple[str, str] | None:
+    """(the listed architecture vLLM builds, the --convert it applies) for a pooling-suffixed name ``version``'s
+    registry does not list itself, or None. E.g. ("Qwen3ForSequenceClassification", 0.33.0) ->
+    ("Qwen3ForCausalLM", "classify"); before 0.10.1 None (no suffix conversion)."""
+    table = architecture_table()
+    own = table.get(architecture)
+    if version < SUFFIX_CONVERSION_FROM or (own is not None and _listed_at(own, version)):
+        return None
+    match = next(((s, c) for s, c in POOLING_SUFFIX_CONVERT if architecture.endswith(s)), None)
+    if match is None or architecture.endswith(GENERATE_SUFFIXES):
+        return None
+    suffix, convert = match
+    stem = architecture[: -len(suffix)]
+    for other in (*GENERATE_SUFFIXES, *(s for s, _ in POOLING_SUFFIX_CONVERT)):
+        row = table.get(stem + other)
+        if row is not None and _listed_at(row, version):
+            return stem + other, convert
+    return None
+
+
+def _conversion_note(architecture: str, version: Version) -> list[str]:
+    converted = pooling_conversion(architecture, version)
+    if converted is None:
+        return []
+    base, convert = converted
+    return [
+        Text(
+            "vLLM {version} serves {architecture} as {base} converted to a pooling model (--runner pooling "
+            "--convert {convert}: models/registry.py _normalize_arch, models/adapters.py): no LM head is "
+            "loaded and no sampler runs, and the planner plans it so.",
+            version=".".join(map(str, version)),
+            architecture=architecture,
+            base=base,
+            convert=convert,
+        )
+    ]
+
+
+def apply_runner(*, model: ModelSpec, runner: str | None, version: Version) -> tuple[ModelSpec, list[str]]:
+    """The model as ``--runner`` has vLLM build it, and the note saying so (0.33.0 config/model.py
+    ModelConfig.__post_init__ with _get_runner_type / _get_convert_type).
+
+    - pooling on a generative architecture: converted with --convert embed (_get_default_convert_type's fallback),
+      so no LM head (models/adapters.py as_embedding_model): an untied head's vocab x hidden leaves the parameters
+      (and the stored bytes of a checkpoint index), and no sampler runs (ModelSpec.pooling);
+    - generate or draft on a pooling-only architecture: vLLM's ValueError "Embedding models do not support
+      `--runner generate`";
+    - otherwise (None = auto, or the architecture's own runner): unchanged; a pooling architecture gets a note.
+    """
+    shown = ".".join(map(str, version))
+    if (
+        runner in ("generate", "draft")
+        and model.pooling
+        and not model.architecture.endswith(GENERATE_SUFFIXES)
+    ):
+        raise ConfigError(
+            "runner",
+            Text(
+                "Embedding models do not support `--runner {runner}`. Use `--runner pooling` or `--runner auto` "
+                "for embedding models. (vLLM {version}, {architecture})",
+                runner=runner,
+                version=shown,
+                architecture=model.architecture,
+            ),
+        )
+    if runner != "pooling" or model.pooling:
+        if not model.pooling or pooling_conversion(model.architecture, version) is not None:
+            return model, []  # a converted name has its note from check_architecture
+        if is_encoder_only_architecture(model.architecture):
+            return model, [
+                Text(
+                    "vLLM {version} runs {architecture} with its pooling runner and encoder-only attention, which "
+                    "has no KV cache (EncoderOnlyAttention.get_kv_cache_spec returns None; v1/engine/core.py skips "
+                    "the memory profile): it starts when its weights fit, and the KV pool, blocks and concurrency "
+                    "below, planned as for a decoder, do not apply.",
+                    version=shown,
+                    architecture=model.architecture,
+                )
+            ]
+        return model, [
+            Text(
+                "vLLM {version} runs {architecture} with its pooling runner: no LM head and no sampler, as planned.",
+                version=shown,
+                architecture=model.architecture or model.model_type,
+            )
+        ]
+    head = 0 if model.embedding_tensors == 1 else model.vocab_size * model.hidden_size
+    update: dict[str, Any] = {"pooling": True, "params_total": model.params_total - head}
+    if model.params_active is not None:
+        update["params_active"] = model.params_active - head
+    if model.weights_bytes_exact is not None:
+        update["weights_bytes_exact"] = model.weights_bytes_exact - head * model.weight_dtype_bytes
+    note = Text(
+        "--runner pooling: vLLM {version} builds {architecture} as a pooling model (--convert embed, "
+        "models/adapters.py as_embedding_model): no LM head and no sampler, as planned.",
+        version=shown,
+        architecture=model.architecture or model.model_type,
+    )
+    return model.model_copy(update=update), [note]
 
 
 @cache
@@ -208,6 +335,19 @@ def has_config_hook(hook: str, *, architecture: str, release: str) -> bool:
 def _registry_dicts() -> dict[str, str]:
     rows = _architectures_file()["architectures"]
     return {architecture: str(row.get("registry", "")) for architecture, row in rows.items()}
+
+
+# the 0.33.0 model files whose attention layers are all EncoderOnlyAttention (model_executor/models/bert.py,
+# roberta.py, bert_with_rope.py, modernbert.py): its get_kv_cache_spec returns None, so such a model has no KV cache
+# spec at all and v1/engine/core.py _initialize_kv_caches skips the memory profile ("Attention free models don't
+# need memory for kv cache"); the Qwen/Llama files switch to it only for a bidirectional config (is_causal False)
+ENCODER_ONLY_MODULES = frozenset({"bert", "roberta", "bert_with_rope", "modernbert"})
+
+
+def is_encoder_only_architecture(architecture: str) -> bool:
+    """E.g. "BertModel", "XLMRobertaModel", "ModernBertModel" -> True; "Qwen2Model" (causal) -> False."""
+    row = _architectures_file()["architectures"].get(architecture)
+    return row is not None and row.get("module") in ENCODER_ONLY_MODULES
 
 
 def is_pooling_architecture(architecture: str) -> bool:
@@ -499,11 +639,17 @@ def check_architecture(
             remote_code=remote_code,
             release=release,
         )
+        converted = _conversion_note(architecture, version)
+        if converted:
+            return notes + converted
         if row is None:
             return notes + _unregistered(
                 architecture=architecture, remote_code=remote_code, table=table, release=release
             )
         return notes + _registered(architecture=architecture, row=row, version=version)
+    converted = _conversion_note(architecture, version)
+    if converted:
+        return converted
     if row is None:
         near = difflib.get_close_matches(architecture, list(table), n=1, cutoff=SPELLING_CUTOFF)
         if near:

@@ -271,7 +271,7 @@ def step_physics(
     dense_bytes = estimate.weights_bytes * (1 - expert_share)
     active = model.params_active or model.params_total
     embed = model.vocab_size * model.hidden_size
-    body_active = max(0, active - embed * (1 if model.tie_word_embeddings else 2))
+    body_active = max(0, active - embed * model.embedding_tensors)
     experts_active = B.routed_expert_params(model) * model.num_experts_per_tok / max(model.num_experts, 1)
     dense_active = max(0.0, body_active - experts_active)
     gemm = FLOPS_PER_MAC * (dense_active / pp + embed) / tp  # the lm_head runs on every token sampled

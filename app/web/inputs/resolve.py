@@ -23,6 +23,7 @@ from app.core.estimate import capacity_curve, default_max_model_len, estimate
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.plan import apply_quantization_flag
 from app.core.result import Estimate
+from app.core.serve_flags import check_release_has_flags
 from app.core.specs import GIB, DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.versions import rules_for
@@ -230,7 +231,9 @@ def resolve_strict(params: PlannerParams) -> Resolved:
         device = device.model_copy(update={"memory_total_bytes": round(params.device_memory_gib * GIB)})
     if params.device != device.id:  # an alias (910b, a100, mi300x): the form and the link show the id
         params = params.model_copy(update={"device": device.id})
-    return Resolved(params, model, label, source, device, serve_config(params), params.resolved_version)
+    serve = serve_config(params)
+    check_release_has_flags(serve, params.resolved_version)  # a flag the chosen release lacks: 4xx naming it
+    return Resolved(params, model, label, source, device, serve, params.resolved_version)
 
 
 def source_is_card(params: PlannerParams) -> bool:

@@ -1,0 +1,102 @@
+"""A `vllm serve` flag is accepted only at the releases whose parser has it, the flags the planner models
+included (app/core/vllm_flags.json, scripts/gen_vllm_flags.py on every minor series' .0 wheel from 0.7.0 to
+0.34.0 plus 0.6.6, 0.8.5, 0.10.1, 0.10.2, 0.14.0). Before, the modelled flags were accepted at every release.
+
+The first / last releases below were read by hand in each wheel's vllm/engine/arg_utils.py (EngineArgs fields and
+add_argument calls) and the frontend's cli_args.py:
+- async_scheduling: no field in 0.9.0, `async_scheduling: bool = SchedulerConfig.async_scheduling` in 0.10.0;
+- kv_cache_memory_bytes: none in 0.10.1, `"--kv-cache-memory-bytes"` add_argument in 0.10.2;
+- "-cc": 0.11.0 spells `"--compilation-config", "-O"`, 0.12.0 `"--compilation-config", "-cc"`;
+- swap_space: `"--swap-space"` in 0.17.0, gone from 0.18.0's arg_utils.py;
+- enable_extensible_kv_cache: first in 0.34.0 (no 0.7.0-0.33.0 wheel read has it);
+- --port: 0.29.0-0.32.0 keep the frontend's flags in vllm/entrypoints/launchers/cli_args.py (0.28.0 in
+  entrypoints/openai/, 0.33.0 in entrypoints/common/).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.command import parse_serve_command
+from app.core.errors import PlannerError
+from app.core.release_flags import flag_runs, release_flags
+from app.core.serve_flags import check_release_has_flags, flags_release_lacks
+from app.core.specs import ServeConfig
+
+
+@pytest.mark.parametrize(
+    ("flags", "lacking", "having", "says"),
+    [
+        (
+            "--async-scheduling",
+            "0.9.0",
+            "0.10.0",
+            "vLLM 0.9.0 does not have it; 0.10.0 is the first release with it",
+        ),
+        ("--kv-cache-memory-bytes 8G", "0.10.1", "0.10.2", "0.10.2 is the first release with it"),
+        ("--enable-extensible-kv-cache", "0.33.0", "0.34.0", "0.34.0 is the first release with it"),
+        (
+            "--swap-space 8",
+            "0.18.0",
+            "0.17.0",
+            "vLLM 0.18.0 does not have it; 0.17.0 was the last release with it",
+        ),
+        (
+            '-cc \'{"cudagraph_mode": "PIECEWISE"}\'',
+            "0.11.0",
+            "0.12.0",
+            "0.12.0 is the first release with it",
+        ),
+    ],
+)
+def test_a_modelled_flag_the_release_lacks_is_refused_naming_the_release_that_has_it(
+    flags: str, lacking: str, having: str, says: str
+) -> None:
+    flag = flags.split()[0]
+    with pytest.raises(PlannerError) as err:
+        parse_serve_command(f"vllm serve m {flags}", vllm_version=lacking)
+    assert err.value.field == "command"
+    assert f"unrecognized arguments: {flag} (vLLM {lacking} does not have it; " in err.value.message
+    assert says in err.value.message
+    parse_serve_command(f"vllm serve m {flags}", vllm_version=having)  # the neighbouring release reads it
+
+
+def test_the_argparse_prefix_follows_the_release() -> None:
+    # --kv-cache-memory is argparse's unique prefix of --kv-cache-memory-bytes: read where that flag exists
+    assert (
+        parse_serve_command(
+            "vllm serve m --kv-cache-memory 8G", vllm_version="0.10.2"
+        ).serve.kv_cache_memory_bytes
+        == 8 * 2**30
+    )
+    with pytest.raises(PlannerError, match="unrecognized arguments: --kv-cache-memory"):
+        parse_serve_command("vllm serve m --kv-cache-memory 8G", vllm_version="0.10.1")
+
+
+def test_releases_between_two_read_take_the_older_one_s_parser() -> None:
+    # 0.10.1.1 (not read) has 0.10.1's flags; 0.29.0 its own, although versions.py plans it with older rules
+    assert "--kv-cache-memory-bytes" not in release_flags("0.10.1.1")
+    assert flag_runs("--swap-space")[-1].last == "0.17.0"
+    assert {"--port", "--host", "--api-key"} <= release_flags("0.30.0")  # launchers/cli_args.py
+    assert parse_serve_command("vllm serve m --port 8001", vllm_version="0.30.0").unknown_flags == [
+        "--port",
+        "8001",
+    ]
+
+
+def test_a_request_setting_a_field_whose_flag_the_release_lacks_is_refused_by_field() -> None:
+    assert flags_release_lacks(ServeConfig(async_scheduling=True), "0.9.0") == [
+        ("async_scheduling", "--async-scheduling")
+    ]
+    assert flags_release_lacks(ServeConfig(async_scheduling=False), "0.9.0") == [
+        ("async_scheduling", "--no-async-scheduling")
+    ]
+    assert flags_release_lacks(ServeConfig(async_scheduling=True), "0.10.0") == []
+    with pytest.raises(PlannerError) as err:
+        check_release_has_flags(ServeConfig(enable_extensible_kv_cache=False), "0.33.0")
+    assert err.value.field == "enable_extensible_kv_cache"
+    assert (
+        "--no-enable-extensible-kv-cache: vLLM 0.33.0 does not have it; 0.34.0 is the first release with it"
+        in (err.value.message)
+    )
+    check_release_has_flags(ServeConfig(), "0.6.6")  # the defaults set no flag
