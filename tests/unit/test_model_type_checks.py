@@ -13,7 +13,7 @@ import pytest
 
 from app.core.errors import ConfigError
 from app.core.hf_config import model_spec_from_hf_config
-from app.core.hf_config.registry import is_multimodal_architecture
+from app.core.hf_config.registry import is_multimodal_architecture, is_pooling_architecture
 from app.core.specs import LayerKind, SpeculativeConfig
 
 F, S = LayerKind.FULL, LayerKind.SLIDING
@@ -190,3 +190,26 @@ def test_rope_factor_skip_keeps_vllms_own_substring_test(model_type: str, derive
         config = {**config, "architectures": ["LlamaForCausalLM"]}
         config.pop("sliding_window")
     assert model_spec_from_hf_config(config, name="hand-made").max_model_len_derived == derived
+
+
+@pytest.mark.parametrize(
+    ("architecture", "pooling"),
+    [
+        (
+            "SomeNewForSequenceClassification",
+            True,
+        ),  # hand-made names outside every registry (Transformers backend)
+        ("SomeNewForTokenClassification", True),
+        ("SomeNewForRewardModeling", True),
+        ("SomeNewForTextEncoding", True),
+        ("SomeNewModel", True),
+        ("SomeNewLMHeadModel", False),
+        ("SomeNewChatModel", False),
+        ("SomeNewForCausalLM", False),
+    ],
+)
+def test_runner_of_an_unregistered_name_follows_vllms_suffix_table(architecture: str, pooling: bool) -> None:
+    # vLLM 0.33.0 config/model.py _SUFFIX_TO_DEFAULTS, first match (try_match_architecture_defaults): ForCausalLM /
+    # ForConditionalGeneration / ChatModel / LMHeadModel generate; ForTextEncoding, EmbeddingModel, For*Classification,
+    # ClassificationModel, ForRewardModeling, RewardModel and last a bare Model pooling. Only "...Model" was taken.
+    assert is_pooling_architecture(architecture) is pooling

@@ -168,8 +168,11 @@ SUFFIX_CONVERSION_FROM = (0, 10, 1)
 
 
 def pooling_by_suffix(architecture: str) -> bool:
-    """E.g. "Qwen3Model" -> True (pooling, embed); "Qwen3ForCausalLM" -> False; "LMHeadModel" names -> False."""
-    return architecture.endswith(POOLING_SUFFIX) and not architecture.endswith(GENERATE_SUFFIXES)
+    """The runner _SUFFIX_TO_DEFAULTS' first match gives: e.g. "Qwen3Model" and "FooForSequenceClassification" ->
+    True (pooling); "Qwen3ForCausalLM" and "LMHeadModel" names -> False (the generative suffixes come first)."""
+    if architecture.endswith(GENERATE_SUFFIXES):
+        return False
+    return architecture.endswith(tuple(suffix for suffix, _ in POOLING_SUFFIX_CONVERT))
 
 
 def _listed_at(row: ArchitectureReleases, version: Version) -> bool:
