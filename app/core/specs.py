@@ -362,6 +362,11 @@ def _json_object_text(value: object) -> object:
     return value
 
 
+# The method vLLM reads from the draft's name when --speculative-config gives none, first match wins (0.19.0 and 0.33.0
+# config/speculative.py SpeculativeConfig: "eagle-" -> eagle, then "eagle3" -> eagle3; otherwise draft_model here)
+DRAFT_NAME_METHODS: tuple[tuple[str, str], ...] = (("eagle-", "eagle"), ("eagle3", "eagle3"))
+
+
 class SpeculativeConfig(Frozen):
     """`--speculative-config` (vllm/config/speculative.py, 0.19.0): the fields that move memory."""
 
@@ -400,11 +405,7 @@ class SpeculativeConfig(Frozen):
         if self.method is not None:
             return self.method
         name = (self.model or "").lower()
-        if "eagle3" in name:
-            return "eagle3"
-        if "eagle" in name:
-            return "eagle"
-        return "draft_model"
+        return next((method for marker, method in DRAFT_NAME_METHODS if marker in name), "draft_model")
 
 
 class ReleaseDefaultFlags(Frozen):

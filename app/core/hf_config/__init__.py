@@ -129,7 +129,12 @@ def _check_identity(cfgs: _Configs) -> None:
                 "config.json has neither `architectures` nor `model_type`; vLLM cannot tell what model it is"
             ),
         )
-    check_loader_fields(cfgs.top, architecture=architecture_of(cfgs.top))
+    check_loader_fields(
+        cfgs.top,
+        architecture=architecture_of(cfgs.top),
+        text=cfgs.text,
+        text_prefix=f"{cfgs.text_key}." if cfgs.text_key else "",
+    )
 
 
 def _model_spec(

@@ -27,6 +27,16 @@ MAX_POSITIONS = 2**40  # position limits (largest real: 10,485,760 for Llama-4-S
 MAX_EXPERTS = 1_000_000
 
 GEMMA3_SLIDING_WINDOW_PATTERN = 6  # Gemma3TextConfig default: 5 local layers per global layer
+# The period of global layers a config with neither `layer_types` nor `sliding_window_pattern` gets from its
+# transformers class (layer i global iff (i + 1) % period == 0), by exact text model_type: Gemma3TextConfig 6
+# (sliding_window_pattern default); Gemma3nTextConfig 5 (4.57.6 and 5.18.0 fill layer_types as full iff
+# (i + 1) % 5 == 0, which vLLM 0.33.0 gemma3n.py reads). A substring test ("gemma3" in model_type) gave gemma3n 6.
+DEFAULT_GLOBAL_LAYER_PERIOD: dict[str, int] = {
+    "gemma3": GEMMA3_SLIDING_WINDOW_PATTERN,
+    "gemma3_text": GEMMA3_SLIDING_WINDOW_PATTERN,
+    "gemma3n": 5,
+    "gemma3n_text": 5,
+}
 
 # transformers config-class defaults for keys that real config.json files leave out. The values
 # are what `AutoConfig` would fill in (reference model_configs.md; e.g. gemma-3's text_config lists
@@ -203,21 +213,23 @@ class _Configs:
     text: Mapping[str, Any]  # text tower (== top for text-only models), class defaults applied
     model_type: str  # top-level model_type
     text_model_type: str
+    text_key: str = ""  # the TEXT_CONFIG_KEYS entry the text tower sits under ("" when it is the top config)
 
 
 def _split_configs(config: Any) -> _Configs:
     top = _as_mapping("config", config)
     top_type = _as_str("model_type", top["model_type"]) if _present(top, "model_type") else ""
     text: Mapping[str, Any] = top
+    text_key = ""
     for key in TEXT_CONFIG_KEYS:
         if _present(top, key):
-            text = _as_mapping(key, top[key])
+            text, text_key = _as_mapping(key, top[key]), key
             break
     text_type = _as_str("model_type", text["model_type"]) if _present(text, "model_type") else top_type
     defaults = CLASS_DEFAULTS.get(text_type, {})
     merged = {**defaults, **_with_standard_names({k: v for k, v in text.items() if v is not None}, text_type)}
     _derive_transformers_fields(merged)
-    return _Configs(top=top, text=merged, model_type=top_type, text_model_type=text_type)
+    return _Configs(top=top, text=merged, model_type=top_type, text_model_type=text_type, text_key=text_key)
 
 
 # scripts/gen_attribute_maps.py

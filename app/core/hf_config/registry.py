@@ -43,6 +43,7 @@ POOLING_REGISTRIES = frozenset(
         "token_classification_models",
     }
 )
+MULTIMODAL_REGISTRY = "multimodal_models"  # registry.py _MULTIMODAL_MODELS: classes that may build a tower
 SPELLING_CUTOFF = 0.8
 # configs the planner builds itself from model-card fields (app/web/inputs/resolve.card_config): no registry
 SYNTHETIC_MODEL_TYPES = frozenset(
@@ -66,6 +67,15 @@ MISTRAL_FORMAT_ONLY_FIELDS: dict[str, tuple[str, str]] = {
 OLDER_LAYOUT_FIELDS: dict[str, tuple[str, str]] = {
     "ChatGLMModel": ("position_encoding_2d", "ChatGLM-6B (first generation)"),
     "ChatGLMForConditionalGeneration": ("position_encoding_2d", "ChatGLM-6B (first generation)"),
+}
+
+#: architecture -> (the text-config section its vLLM class needs set, non-null, to be built; the fields it refuses
+#: instead). Step5 (0.33.0 and 0.34.0 models/step5/nvidia/model.py Step5DecoderLayer: "Step5 requires a checkpoint
+#: with a sparse_config section; dense-only checkpoints are not supported"; config.py _get_sparse_config_section
+#: raises on step5_sparse_config / step3p5_sparse_config). The VL class builds that decoder from text_config.
+REQUIRED_TEXT_SECTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    architecture: ("sparse_config", ("step5_sparse_config", "step3p5_sparse_config"))
+    for architecture in ("Step5ForCausalLM", "Step5ForConditionalGeneration")
 }
 
 
@@ -158,8 +168,11 @@ SUFFIX_CONVERSION_FROM = (0, 10, 1)
 
 
 def pooling_by_suffix(architecture: str) -> bool:
-    """E.g. "Qwen3Model" -> True (pooling, embed); "Qwen3ForCausalLM" -> False; "LMHeadModel" names -> False."""
-    return architecture.endswith(POOLING_SUFFIX) and not architecture.endswith(GENERATE_SUFFIXES)
+    """The runner _SUFFIX_TO_DEFAULTS' first match gives: e.g. "Qwen3Model" and "FooForSequenceClassification" ->
+    True (pooling); "Qwen3ForCausalLM" and "LMHeadModel" names -> False (the generative suffixes come first)."""
+    if architecture.endswith(GENERATE_SUFFIXES):
+        return False
+    return architecture.endswith(tuple(suffix for suffix, _ in POOLING_SUFFIX_CONVERT))
 
 
 def _listed_at(row: ArchitectureReleases, version: Version) -> bool:
@@ -349,6 +362,13 @@ def is_pooling_architecture(architecture: str) -> bool:
     return dicts[architecture] in POOLING_REGISTRIES
 
 
+def is_multimodal_architecture(architecture: str) -> bool:
+    """An architecture in vLLM's multimodal registry dict (vllm_architectures.json), whatever its suffix: 0.33.0
+    registry.py _MULTIMODAL_MODELS holds ...ForCausalLM classes that build a tower (DeepseekVLV2ForCausalLM,
+    Phi4MMForCausalLM, GLM4VForCausalLM, MolmoForCausalLM, ...)."""
+    return _registry_dicts().get(architecture) == MULTIMODAL_REGISTRY
+
+
 def check_config_contract(*, model: ModelSpec, version: Version) -> None:
     """Refuse a config that a release's MODELS_CONFIG_MAP hook rejects at model-config time
     (config/model.py _try_verify_and_update_model_config): ColQwen3_5Config.verify_and_update_model_config
@@ -490,10 +510,41 @@ def _refuse_unnamed_remote_type(*, model_type: str, release: str) -> None:
     )
 
 
-def check_loader_fields(top: Mapping[str, Any], *, architecture: str) -> None:
+def _check_text_section(text: Mapping[str, Any], *, architecture: str, prefix: str) -> None:
+    section, refused = REQUIRED_TEXT_SECTIONS[architecture]
+    for name in refused:
+        if text.get(name) is not None:
+            raise ConfigError(
+                prefix + name,
+                Text(
+                    "vLLM's {architecture} reads its sparse layout from {section}; {name} is a layout it does not "
+                    "support, so it refuses this config",
+                    architecture=architecture,
+                    section=section,
+                    name=name,
+                ),
+            )
+    if text.get(section) is None:
+        raise ConfigError(
+            prefix + section,
+            Text(
+                "vLLM's {architecture} needs a {section} section in the config; a dense-only checkpoint "
+                "(no {section}) is not supported, so vLLM refuses it",
+                architecture=architecture,
+                section=section,
+            ),
+        )
+
+
+def check_loader_fields(
+    top: Mapping[str, Any], *, architecture: str, text: Mapping[str, Any] | None = None, text_prefix: str = ""
+) -> None:
     """Refuse a config.json whose architecture vLLM builds only from Mistral's params.json
-    (:data:`MISTRAL_FORMAT_ONLY_FIELDS`), naming the field it lacks, or whose layout is an older one than vLLM's
-    class for that architecture implements (:data:`OLDER_LAYOUT_FIELDS`), naming the field that shows it."""
+    (:data:`MISTRAL_FORMAT_ONLY_FIELDS`), naming the field it lacks, whose layout is an older one than vLLM's
+    class for that architecture implements (:data:`OLDER_LAYOUT_FIELDS`), naming the field that shows it, or
+    whose text config lacks the section its class needs (:data:`REQUIRED_TEXT_SECTIONS`; ``text`` is that
+    config, ``top`` when None, and ``text_prefix`` the key it sits under, e.g. "text_config.")."""
+    text = top if text is None else text
     if architecture in OLDER_LAYOUT_FIELDS and OLDER_LAYOUT_FIELDS[architecture][0] in top:
         marker, layout = OLDER_LAYOUT_FIELDS[architecture]
         raise ConfigError(
@@ -506,6 +557,8 @@ def check_loader_fields(top: Mapping[str, Any], *, architecture: str) -> None:
                 architecture=architecture,
             ),
         )
+    if architecture in REQUIRED_TEXT_SECTIONS:
+        _check_text_section(text, architecture=architecture, prefix=text_prefix)
     if architecture not in MISTRAL_FORMAT_ONLY_FIELDS:
         return
     part, field = MISTRAL_FORMAT_ONLY_FIELDS[architecture]

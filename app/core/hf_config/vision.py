@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.core.hf_config.coerce import MAX_DIM, _as_int, _Configs
+from app.core.hf_config.registry import is_multimodal_architecture
 
 # model_type of the vision_config -> layout; the Qwen3-VL tower is also recognised by its keys (Qwen3.5
 # configs give the language model's model_type there)
@@ -281,7 +282,9 @@ def _moonvit3d_tower(vision: Mapping[str, Any], *, text_hidden: int) -> int:
 
 # the sub-configs a multimodal checkpoint builds an encoder tower from (vLLM's _mark_tower_model towers)
 TOWER_CONFIG_KEYS = ("vision_config", "audio_config")
-# ...ForCausalLM classes are text-only: vLLM builds no tower for them whatever sub-configs remain
+# ...ForCausalLM classes outside vLLM's multimodal registry are text-only: vLLM builds no tower for them whatever
+# sub-configs remain (a text-only Gemma3ForCausalLM export). The suffix alone is not enough: 0.33.0's
+# _MULTIMODAL_MODELS holds 16 ...ForCausalLM classes that build one (DeepseekVLV2ForCausalLM, Phi4MMForCausalLM).
 TEXT_ONLY_ARCHITECTURE_SUFFIX = "ForCausalLM"
 
 
@@ -289,7 +292,7 @@ def uncounted_towers(cfgs: _Configs, *, architecture: str, vision_params: int) -
     """The towers vLLM builds that :func:`vision_tower_params` does not count (0 for their layout), each as
     ``"<key> (<model_type>)"``: audio towers always (none is modelled), a vision tower of an unmodelled layout
     (Gemma-3n's timm MobileNetV5, Kimi-VL's MoonViT, Qwen2.5-VL's window ViT, SigLIP-2, ...)."""
-    if architecture.endswith(TEXT_ONLY_ARCHITECTURE_SUFFIX):
+    if architecture.endswith(TEXT_ONLY_ARCHITECTURE_SUFFIX) and not is_multimodal_architecture(architecture):
         return ()
     out = []
     for key in TOWER_CONFIG_KEYS:
