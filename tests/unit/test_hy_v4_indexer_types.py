@@ -101,7 +101,8 @@ def test_indexer_types_wins_over_index_topk_freq() -> None:
     [["full", "shared"], ["full", "shared", "shared", "dense", "shared", "shared"]],
 )
 def test_a_bad_indexer_types_is_refused_naming_the_field(indexer_types: list[str]) -> None:
-    # wrong length or an entry other than "full" / "shared": compute_skip_topk_layers raises ValueError
+    # a list of the wrong length, or with an entry that is neither "full" nor the indexer-sharing kind: 0.33.0
+    # models/hy_v4/nvidia/attention.py compute_skip_topk_layers raises ValueError
     with pytest.raises(ConfigError) as err:
         model_spec_from_hf_config(_hand_made_hy_v4(indexer_types=indexer_types), name="hand-made-hy_v4")
     assert err.value.field == "indexer_types"
