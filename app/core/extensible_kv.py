@@ -84,17 +84,19 @@ def default_utilization(
     return EXTENSIBLE_DEFAULT_UTILIZATION if applies(rules=rules, device=device, serve=serve) else fallback
 
 
+def _margin_floor_bytes(platform: str) -> int:
+    return KV_CACHE_MARGIN_FLOOR_BYTES_ROCM if platform == "rocm" else KV_CACHE_MARGIN_FLOOR_BYTES_CUDA
+
+
 def margin_bytes(*, platform: str, transient_peak_bytes: int) -> int:
     """E.g. CUDA with a 2 GiB activation peak: max(1 GiB, 1.5 GiB) = 1.5 GiB; ROCm: max(3 GiB, 1.5 GiB) = 3 GiB."""
-    floor = KV_CACHE_MARGIN_FLOOR_BYTES_ROCM if platform == "rocm" else KV_CACHE_MARGIN_FLOOR_BYTES_CUDA
-    return max(floor, int(transient_peak_bytes * KV_CACHE_MARGIN_FRACTION))
+    return max(_margin_floor_bytes(platform), int(transient_peak_bytes * KV_CACHE_MARGIN_FRACTION))
 
 
 def peak_sensitivity(
     *,
     requested_bytes: int,
     free_at_start_bytes: int,
-    non_kv_bytes: int,
     transient_peak_bytes: int,
     platform: str,
 ) -> float:
@@ -105,9 +107,11 @@ def peak_sensitivity(
     E.g. an H100 at 0.34.0, utilization unset (1.0), peak 2,023,699,251 B: margin 1,517,774,438 > 1 GiB and the
     headroom term binds: 1.75; at --gpu-memory-utilization 0.9 the requested term binds: 1.0."""
     margin = margin_bytes(platform=platform, transient_peak_bytes=transient_peak_bytes)
+    # both terms then lose the same weights, non-torch and graph bytes, so those do not decide which one binds
     headroom_binds = free_at_start_bytes - margin <= requested_bytes
-    floor = KV_CACHE_MARGIN_FLOOR_BYTES_ROCM if platform == "rocm" else KV_CACHE_MARGIN_FLOOR_BYTES_CUDA
-    return 1.0 + KV_CACHE_MARGIN_FRACTION if headroom_binds and margin > floor else 1.0
+    return (
+        1.0 + KV_CACHE_MARGIN_FRACTION if headroom_binds and margin > _margin_floor_bytes(platform) else 1.0
+    )
 
 
 def pool_bytes(

@@ -44,6 +44,7 @@ def releases_read() -> tuple[str, ...]:
     return _table()[0]
 
 
+@cache
 def _read_release(vllm_version: str | None) -> str:
     """The newest release read at or before ``vllm_version`` itself, not its rules' bracket (0.29.0 reads
     0.29.0's parser, though versions.py plans it with an older release's rules); the oldest read for anything

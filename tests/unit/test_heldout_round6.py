@@ -168,7 +168,10 @@ def test_two_npus_with_one_total_are_both_named() -> None:
     _, d = log_sets.read(DIR, "ascend_dp_worker_v1_available_memory_4_ranks_kv_1086464.log")
     assert d.device_source == "ambiguous"
     (reason,) = [r for r in d.device_reasoning if "that very total for" in r]
-    assert "that very total for huawei-ascend-910b-64gb" in reason and "for huawei-ascend-910c (61.28 GiB)" in reason
+    assert (
+        "that very total for huawei-ascend-910b-64gb" in reason
+        and "for huawei-ascend-910c (61.28 GiB)" in reason
+    )
     assert not any("nvidia" in r for r in d.device_reasoning)
 
 

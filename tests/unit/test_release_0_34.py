@@ -254,7 +254,6 @@ def test_the_pool_band_counts_the_peak_where_the_margin_follows_it() -> None:
         extensible_kv.peak_sensitivity(
             requested_bytes=84_932_978_278,
             free_at_start_bytes=84_932_978_278 - 536_870_912,
-            non_kv_bytes=17_179_869_184,
             transient_peak_bytes=1_000_000_000,  # 0.75 x 1e9 < 1 GiB: the floor, which the peak does not move
             platform="cuda",
         )

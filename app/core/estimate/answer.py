@@ -210,7 +210,6 @@ def _assemble(
         peak_weight=extensible_kv.peak_sensitivity(
             requested_bytes=requested,
             free_at_start_bytes=situations.free_at_start_bytes(device=device, serve=serve),
-            non_kv_bytes=binding.weights_bytes + binding.non_torch_bytes + binding.cuda_graph_bytes,
             transient_peak_bytes=binding.activation_peak_bytes,
             platform=device.platform,
         )

@@ -164,6 +164,7 @@ POOLING_SUFFIX_CONVERT = (
     ("RewardModel", "embed"),
     (POOLING_SUFFIX, "embed"),
 )
+POOLING_SUFFIXES = tuple(suffix for suffix, _ in POOLING_SUFFIX_CONVERT)
 SUFFIX_CONVERSION_FROM = (0, 10, 1)
 
 
@@ -172,7 +173,7 @@ def pooling_by_suffix(architecture: str) -> bool:
     True (pooling); "Qwen3ForCausalLM" and "LMHeadModel" names -> False (the generative suffixes come first)."""
     if architecture.endswith(GENERATE_SUFFIXES):
         return False
-    return architecture.endswith(tuple(suffix for suffix, _ in POOLING_SUFFIX_CONVERT))
+    return architecture.endswith(POOLING_SUFFIXES)
 
 
 def _listed_at(row: ArchitectureReleases, version: Version) -> bool:
@@ -195,7 +196,7 @@ def pooling_conversion(architecture: str, version: Version) -> tuple[str, str] |
         return None
     suffix, convert = match
     stem = architecture[: -len(suffix)]
-    for other in (*GENERATE_SUFFIXES, *(s for s, _ in POOLING_SUFFIX_CONVERT)):
+    for other in (*GENERATE_SUFFIXES, *POOLING_SUFFIXES):
         row = table.get(stem + other)
         if row is not None and _listed_at(row, version):
             return stem + other, convert

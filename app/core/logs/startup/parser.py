@@ -54,6 +54,7 @@ def parse_startup_log(text: str) -> LogFacts:
     if NEEDLE in text:
         commands.numbered = join_wrapped_args(commands.numbered)
     rules = tuple(rule for rule in RULES if rule.needle in text)  # one C-speed scan per rule, not per line
+    markers = tuple(rule for rule in rules if rule.marker)  # the rules a command line is read by too
     for position, (index, raw) in enumerate(commands.numbered):
         if position % DEADLINE_EVERY_LINES == 0:
             deadline.check()  # every kind of line, not only the recognised ones (a command line is ~100 us)
@@ -74,8 +75,8 @@ def parse_startup_log(text: str) -> LogFacts:
                 runs += 1
             ln = _Line(no=index + 1, text=line, rank=RANK_ZERO)
             commands.begin(start, ln, run)
-            for rule in rules:
-                if rule.marker and rule.needle in line and (m := rule.pattern.search(line)):
+            for rule in markers:
+                if rule.needle in line and (m := rule.pattern.search(line)):
                     rule.handle(m, ln, run)
             continue
         head = line[:WORKER_TAG_CHARS]
