@@ -535,6 +535,10 @@ def with_hand_kept_tail(generated: str, existing: str) -> str:
     """The generated report up to HAND_KEPT_HEADING, then the existing document's text from that heading on (the
     generated stand-in for that part, perf_accuracy.SOURCES_SECTION, describes round 2 only). Without the heading in
     the existing text, the generated report as it is."""
+    if (
+        HAND_KEPT_HEADING not in generated
+    ):  # perf_accuracy.SOURCES_SECTION's heading was edited: say so, not merge
+        raise SystemExit(f"the generated report has no {HAND_KEPT_HEADING!r}: update HAND_KEPT_HEADING")
     if HAND_KEPT_HEADING not in existing:
         return generated
     head = generated.split(HAND_KEPT_HEADING, 1)[0]

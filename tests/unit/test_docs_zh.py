@@ -7,6 +7,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from app.resources import Data, directory
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,3 +65,12 @@ def test_writing_the_report_keeps_the_hand_kept_rounds() -> None:
     assert "711 measured runs from 4 sources" not in merged and "#### Round 12" in merged
     # a document without the heading (a fresh checkout's first --write) takes the generated report whole
     assert bench.with_hand_kept_tail(generated, "# old\n") == generated
+    # the heading is perf_accuracy.SOURCES_SECTION's first line: an edit there stops --write instead of merging
+    assert _bench_perf_accuracy_heading() == heading
+    with pytest.raises(SystemExit):
+        bench.with_hand_kept_tail("# Accuracy\n", existing)
+
+
+def _bench_perf_accuracy_heading() -> str:
+    source = (ROOT / "bench" / "perf_accuracy.py").read_text(encoding="utf-8")
+    return source.split("SOURCES_SECTION = (", 1)[1].split("\n", 2)[1].strip().strip(",").strip('"')

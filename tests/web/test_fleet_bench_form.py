@@ -138,3 +138,19 @@ def test_the_permalink_round_trips_the_benchmark() -> None:
     assert _text_of(reopened.text, "fleet-workload") == _text_of(posted.text, "fleet-workload")
     assert _text_of(reopened.text, "fleet-best-summary") == _text_of(posted.text, "fleet-best-summary")
     assert 'name="ignore_eos" value="true" checked' in _form(reopened.text)
+
+
+def test_a_default_rate_is_not_posted_back_as_typed() -> None:
+    # the form as first shown: the rate box was value="20" (the default), so ticking the benchmark and
+    # submitting posted requests_per_s=20 as typed, and the fleet was sized for 20 requests/s while saying
+    # "The workload of vllm bench serve --request-rate 5" (web review of round 12, reproduced with TestClient)
+    client = TestClient(APP)
+    first = client.get("/fleet?" + urlencode(MODEL)).text
+    shown = re.search(r'id="g-rps"[^>]*value="([^"]*)"[^>]*placeholder="([^"]*)"', first)
+    assert shown and shown.groups() == ("", "20")  # blank, the default 20/s as its placeholder
+    posted = {**MODEL, "requests_per_s": shown.group(1), "bench_serve": "1", **BENCH}
+    page = client.get("/fleet?" + urlencode(posted)).text
+    assert _text_of(page, "fleet-workload").startswith(SIZED)
+    # a rate the user types is theirs, at the default too, and the permalink keeps it
+    typed = client.get("/fleet?" + urlencode({**MODEL, "requests_per_s": "20"})).text
+    assert re.search(r'id="g-rps"[^>]*value="20"', typed)

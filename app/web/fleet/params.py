@@ -22,7 +22,7 @@ from app.web.inputs.lenient import parse_lenient
 from app.web.inputs.links import query_items
 from app.web.inputs.params import INT_OR_NONE, Flag, PlannerParams, parse_human_int, same_named
 from app.web.inputs.problems import Problem
-from app.web.measured_runs import MeasuredRun, bench_given
+from app.web.measured_runs import MeasuredRun
 
 # The issue's example: 20 requests/s of 2k in / 256 out, TTFT under 2 s, TPOT under 50 ms.
 DEFAULT_INPUT_TOKENS = 2048
@@ -130,8 +130,8 @@ def fleet_query(params: FleetParams) -> str:
     """The /fleet permalink: the planner's non-default fields, then the fleet's (defaults omitted; a
     length the user set is kept even at its default, so the link reopens the same request)."""
     items = [(k, v) for k, v in query_items(params) if k not in LENGTH_FIELDS]
-    # with a benchmark a blank rate is its --request-rate: a rate the user set is kept even at the default
-    set_kept = (*LENGTH_FIELDS, *([RATE_FIELD] if bench_given(params) else []))
+    # a blank rate is the benchmark's --request-rate or the default: a rate the user set is kept even at the default
+    set_kept = (*LENGTH_FIELDS, RATE_FIELD)
     for name in (*LENGTH_FIELDS, *FLEET_FIELDS):
         value = getattr(params, name)
         kept = name in set_kept and name in params.model_fields_set

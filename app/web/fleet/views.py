@@ -321,12 +321,13 @@ def pareto_view(request: Request, params: FleetParams, plan: FleetPlan) -> Paret
     )
 
 
-def load_values(params: FleetParams, *, bench: bool) -> dict[str, str]:
-    """The form's values; the load's lengths blank unless the user set them (a blank box is the
-    default, shortened to fit max_model_len, as the Speed section's: its placeholder says what it models),
-    and with a benchmark (``bench``) the rate too (the benchmark's --request-rate then)."""
+def load_values(params: FleetParams) -> dict[str, str]:
+    """The form's values; the load's lengths and its rate blank unless the user set them (a blank box is
+    the default, the lengths shortened to fit max_model_len, as the Speed section's; the rate a benchmark's
+    --request-rate where one is given, else the default): its placeholder says what it models. A rate box
+    filled with the default would post it back as typed, and a benchmark ticked next would be sized at 20/s."""
     values = form_values(params)
-    for name in (*LENGTH_FIELDS, *([RATE_FIELD] if bench else [])):
+    for name in (*LENGTH_FIELDS, RATE_FIELD):
         if name not in params.model_fields_set:
             values[name] = ""
     return values
@@ -448,7 +449,7 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         error = error_of(page_bench_error(exc) or exc)  # a benchmark's refusal names the page's box
     return FleetView(
         params=params,
-        values=typed_values(load_values(params, bench=runs.bench is not None), problems),  # "thirty" stays
+        values=typed_values(load_values(params), problems),  # "thirty" stays
         length_placeholders=lengths,
         hidden=hidden_inputs(params),
         permalink=f"{url_path(request, 'fleet')}?{query}",
