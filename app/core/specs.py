@@ -37,6 +37,9 @@ class LayerKind(StrEnum):
     MAMBA = "mamba"  # MambaSpec: a fixed-size recurrent state per request
     SHARED = "shared"  # reuses another layer's cache (kv_sharing_target_layer_name): no spec
     NONE = "none"  # no attention at all in this entry (e.g. an MLP-only block)
+    # bidirectional attention over the prompt only (BERT, XLM-R): 0.33.0 EncoderOnlyAttention.get_kv_cache_spec
+    # returns None, so the layer has no KV cache spec and holds no cache
+    ENCODER_ONLY = "encoder_only"
 
 
 DType = Literal["bfloat16", "float16", "float32"]

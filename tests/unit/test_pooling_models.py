@@ -149,6 +149,14 @@ def test_an_encoder_only_model_is_said_to_have_no_kv_cache() -> None:
     assert model.pooling and any(
         "encoder-only attention, which has no KV cache" in str(w) for w in est.warnings
     )
+    # ... and the plan has none: no group, 0 B a token, nothing cached; only --max-num-seqs (1,024 on an H100 at
+    # 0.33.0, the default est.max_num_seqs reports) bounds the batch, so it fits at the default length
+    assert (est.groups, est.kv_bytes_per_token, est.kv_tokens) == ([], 0, 0)
+    assert est.max_concurrency == est.max_num_seqs == 1024 and est.verdict == "fits"
+    # BERT-base as vLLM's BertModel builds it (no pooler, no LM head): embeddings (30,522 + 512 + 2) x 768 =
+    # 23,835,648, their LayerNorm 1,536, 12 layers x (QKV 1,771,776 + out 590,592 + MLP 4,722,432 + 2 LayerNorms
+    # 3,072 = 7,087,872) = 85,054,464: 108,891,648 (HF's 109,482,240 less the pooler's 768 x 768 + 768)
+    assert model.params_total == 108_891_648
     qwen2 = model_spec_from_hf_config(
         {**QWEN3_SHAPE, "model_type": "qwen2", "architectures": ["Qwen2Model"]}, name="q"
     )

@@ -26,6 +26,7 @@ from app.core.hf_config.coerce import (
     _present,
     _required_int,
 )
+from app.core.hf_config.registry import is_encoder_only_architecture
 from app.core.specs import AttentionShape, LayerKind, MambaKind, MambaSpec, MLASpec
 from app.core.text import Text
 
@@ -482,9 +483,21 @@ def _mamba_spec(cfgs: _Configs, geometry: _Geometry) -> MambaSpec:
     )
 
 
+def _first_architecture(top: Mapping[str, Any]) -> str:
+    archs = top.get("architectures")
+    return archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else ""
+
+
 def _layers(cfgs: _Configs, geometry: _Geometry) -> _Layers:
     text = cfgs.text
     num_layers = geometry.num_layers
+    if is_encoder_only_architecture(_first_architecture(cfgs.top)):
+        # BertModel, XLMRobertaModel, ModernBertModel, ...: every attention layer is 0.33.0's EncoderOnlyAttention
+        # (models/bert.py, roberta.py, modernbert.py), which has no KV cache spec (a ModernBERT local window
+        # included), so the engine profiles no KV pool (v1/engine/core.py: "Attention free models")
+        return _Layers(
+            kinds=(LayerKind.ENCODER_ONLY,) * num_layers, sliding_window=None, chunk=None, mamba=None
+        )
     kinds = _explicit_layer_kinds(text, num_layers)
     if is_attention_free(cfgs):
         kinds = [LayerKind.MAMBA] * num_layers

@@ -256,8 +256,8 @@ def apply_runner(*, model: ModelSpec, runner: str | None, version: Version) -> t
                 Text(
                     "vLLM {version} runs {architecture} with its pooling runner and encoder-only attention, which "
                     "has no KV cache (EncoderOnlyAttention.get_kv_cache_spec returns None; v1/engine/core.py skips "
-                    "the memory profile): it starts when its weights fit, and the KV pool, blocks and concurrency "
-                    "below, planned as for a decoder, do not apply.",
+                    "the memory profile): it starts when its weights fit, no KV pool is planned, and only "
+                    "--max-num-seqs bounds the batch.",
                     version=shown,
                     architecture=model.architecture,
                 )
