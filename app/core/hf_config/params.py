@@ -439,6 +439,9 @@ def _layernorm_params(cfgs: _Configs, norms: int, *, num_layers: int, hidden: in
 # BertConfig / XLMRobertaConfig defaults (transformers models/bert/configuration_bert.py) for a config that omits them
 BERT_DEFAULT_POSITIONS = 512
 BERT_DEFAULT_TOKEN_TYPES = 2
+# the model types whose 0.33.0 class is models/bert.py's BertModel layout (roberta.py reuses it with its own
+# embedding); ModernBERT and the rotary BERTs (bert_with_rope.py: gated MLPs, no position table) are not
+BERT_LAYOUT_MODEL_TYPES = frozenset({"bert", "roberta", "xlm-roberta"})
 
 
 def _encoder_only_breakdown(cfgs: _Configs, g: _Geometry, num_layers: int) -> ParamBreakdown:
@@ -466,7 +469,9 @@ def _encoder_only_breakdown(cfgs: _Configs, g: _Geometry, num_layers: int) -> Pa
 
 
 def _breakdown(cfgs: _Configs, g: _Geometry, layers: _Layers, moe: _Moe | None) -> ParamBreakdown:
-    if layers.kinds and all(kind == LayerKind.ENCODER_ONLY for kind in layers.kinds):
+    if cfgs.text_model_type in BERT_LAYOUT_MODEL_TYPES and all(
+        kind == LayerKind.ENCODER_ONLY for kind in layers.kinds
+    ):
         return _encoder_only_breakdown(cfgs, g, len(layers.kinds))
     h = g.hidden_size
     gated = cfgs.text_model_type not in UNGATED_MLP_MODEL_TYPES
