@@ -59,3 +59,47 @@ def test_a_causal_embedding_model_keeps_its_kv_cache() -> None:
         vllm_version="0.33.0",
     )
     assert est.kv_bytes_per_token == 14_336 and [(g.kind, g.num_layers) for g in est.groups] == [("full", 28)]
+
+
+def test_a_bidirectional_decoder_family_model_has_no_kv_cache() -> None:
+    # EmbeddingGemma-300m (batch 2, blind miss at TP 1: 24,576 B a token in five sliding groups and a full one):
+    # 0.33.0 models/config.py Gemma3TextModelConfig sets is_causal = not use_bidirectional_attention (true here), and
+    # gemma3.py Gemma3Attention builds EncoderOnlyAttention for is_causal False: no KV cache on any layer
+    gemma = _spec("sarashahine--eschool-chatbot-main-embeddinggemma-300m")
+    assert set(gemma.layer_kinds) == {LayerKind.ENCODER_ONLY}
+    est = estimate(model=gemma, device=find_device("h100"), serve=ServeConfig(), vllm_version="0.33.0")
+    assert (est.groups, est.kv_bytes_per_token) == ([], 0)
+    assert any("encoder-only attention, which has no KV cache" in str(w) for w in est.warnings)
+    config = json.loads(
+        (HELD / "sarashahine--eschool-chatbot-main-embeddinggemma-300m_config.json").read_text(
+            encoding="utf-8"
+        )
+    )
+    # without the flag Gemma3TextConfig's default (False) keeps it causal: 4 full + 20 sliding layers
+    causal = model_spec_from_hf_config(
+        {k: v for k, v in config.items() if k != "use_bidirectional_attention"},
+        name="g",
+        vllm_version="0.33.0",
+    )
+    assert LayerKind.ENCODER_ONLY not in causal.layer_kinds
+    # llama.py / qwen2.py / qwen3.py read "is_causal" from the config; LlamaBidirectionalModel's hook
+    # (LlamaBidirectionalConfig) forces it False
+    qwen3 = {
+        "architectures": ["Qwen3ForCausalLM"],
+        "model_type": "qwen3",
+        "hidden_size": 1024,
+        "num_hidden_layers": 28,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "intermediate_size": 3072,
+        "vocab_size": 151669,
+        "max_position_embeddings": 32768,
+    }
+    for config, encoder_only in (
+        (qwen3, False),
+        ({**qwen3, "is_causal": False}, True),
+        ({**qwen3, "architectures": ["LlamaBidirectionalModel"], "model_type": "llama"}, True),
+    ):
+        kinds = set(model_spec_from_hf_config(config, name="q", vllm_version="0.33.0").layer_kinds)
+        assert (kinds == {LayerKind.ENCODER_ONLY}) is encoder_only

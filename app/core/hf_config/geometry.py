@@ -26,7 +26,7 @@ from app.core.hf_config.coerce import (
     _present,
     _required_int,
 )
-from app.core.hf_config.registry import is_encoder_only_architecture
+from app.core.hf_config.registry import is_bidirectional, is_encoder_only_architecture
 from app.core.specs import AttentionShape, LayerKind, MambaKind, MambaSpec, MLASpec
 from app.core.text import Text
 
@@ -491,10 +491,12 @@ def _first_architecture(top: Mapping[str, Any]) -> str:
 def _layers(cfgs: _Configs, geometry: _Geometry) -> _Layers:
     text = cfgs.text
     num_layers = geometry.num_layers
-    if is_encoder_only_architecture(_first_architecture(cfgs.top)):
-        # BertModel, XLMRobertaModel, ModernBertModel, ...: every attention layer is 0.33.0's EncoderOnlyAttention
-        # (models/bert.py, roberta.py, modernbert.py), which has no KV cache spec (a ModernBERT local window
-        # included), so the engine profiles no KV pool (v1/engine/core.py: "Attention free models")
+    architecture = _first_architecture(cfgs.top)
+    if is_encoder_only_architecture(architecture) or is_bidirectional(architecture, cfgs.text):
+        # BertModel, XLMRobertaModel, ModernBertModel, EmbeddingGemma, ...: every attention layer is 0.33.0's
+        # EncoderOnlyAttention (models/bert.py, roberta.py, modernbert.py; gemma3.py / llama.py / qwen*.py when
+        # is_causal is False), which has no KV cache spec (a sliding window included), so the engine profiles no
+        # KV pool (v1/engine/core.py: "Attention free models")
         return _Layers(
             kinds=(LayerKind.ENCODER_ONLY,) * num_layers, sliding_window=None, chunk=None, mamba=None
         )
