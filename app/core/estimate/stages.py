@@ -133,7 +133,7 @@ def pipeline_stages(
                 cuda_graph_bytes=graphs,
                 kv_cache_bytes=kv_bytes,
                 num_blocks=(
-                    kv.extensible_num_blocks_for(available_bytes=kv_bytes, layout=layout)
+                    extensible_kv.extensible_num_blocks_for(available_bytes=kv_bytes, layout=layout)
                     if extensible_kv.applies(rules=rules, device=device, serve=serve)
                     and situations.kv_bytes_given(rules=rules, device=device, serve=serve) is None
                     else kv.num_blocks_for(available_bytes=kv_bytes, layout=layout)
