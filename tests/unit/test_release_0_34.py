@@ -289,8 +289,8 @@ def test_the_extensible_cache_counts_blocks_in_whole_granules() -> None:
     # 0.34.0 v1/worker/extensible_kv_cache.py ExtensibleKVCache.blocks_within: the most blocks n whose footprint,
     # sum over segments of cdiv(n x stride, 2 MiB) x 2 MiB (physical_bytes_for; utils/extensible_tensor.py
     # _MIN_GRANULARITY 2 MiB), fits the pool
-    from app.core.kinds import Group
     from app.core.extensible_kv import extensible_num_blocks_for
+    from app.core.kinds import Group
     from app.core.kv import KVLayout
     from app.core.specs import LayerKind
 
