@@ -43,6 +43,7 @@ SETS = (
     "heldout_0_33m",
     "heldout_0_33n",
     "heldout_0_33o",
+    "heldout_0_33p",
     "current-2026-12",
 )
 QUANTITIES = (

@@ -427,15 +427,7 @@ def block_equations(est: Estimate, rules: VersionRules) -> list[Equation]:
             f"{_int(est.bytes_per_block)} B",
         )
     )
-    out.append(
-        Equation(
-            "num_blocks",
-            Text("num_blocks"),
-            Text("⌊pool ÷ bytes per block⌋"),
-            f"⌊{_int(pool)} ÷ {_int(est.bytes_per_block)}⌋",
-            _int(est.num_gpu_blocks),
-        )
-    )
+    out.append(_extensible_blocks(est, pool, page) if est.extensible_kv_cache else _floor_blocks(est, pool))
     if several:
         out.extend(_group_blocks(est))
     conc = _concurrency_equation(est, rules, page)
@@ -452,6 +444,44 @@ def block_equations(est: Estimate, rules: VersionRules) -> list[Equation]:
         )
     )
     return out
+
+
+def _floor_blocks(est: Estimate, pool: int) -> Equation:
+    """E.g. ⌊60 GiB ÷ 2,097,152 B⌋ = 30,720 blocks."""
+    return Equation(
+        "num_blocks",
+        Text("num_blocks"),
+        Text("⌊pool ÷ bytes per block⌋"),
+        f"⌊{_int(pool)} ÷ {_int(est.bytes_per_block)}⌋",
+        _int(est.num_gpu_blocks),
+    )
+
+
+def _extensible_blocks(est: Estimate, pool: int, page: int) -> Equation:
+    """0.34.0's extensible cache maps each layer segment in whole granules (extensible_kv.extensible_num_blocks_for):
+    with one page size, ⌊⌊pool ÷ (segments × 2 MiB)⌋ × 2 MiB ÷ page⌋, e.g. Llama-3.1-8B on an H100
+    ⌊⌊63,547,668,726 ÷ (32 × 2,097,152)⌋ × 2,097,152 ÷ 65,536⌋ = 30,272; with pages that differ, the count the
+    search lands on."""
+    granule = extensible_kv.VMM_GRANULE_BYTES
+    uniform = (
+        page > 0 and est.bytes_per_block % page == 0 and all(g.page_size_bytes == page for g in est.groups)
+    )
+    segments = est.bytes_per_block // page if uniform else 0
+    if segments and pool // (segments * granule) * granule // page == est.num_gpu_blocks:
+        return Equation(
+            "num_blocks",
+            Text("num_blocks"),
+            Text("⌊⌊pool ÷ (layer segments × 2 MiB)⌋ × 2 MiB ÷ page⌋"),
+            f"⌊⌊{_int(pool)} ÷ ({segments} × {_int(granule)})⌋ × {_int(granule)} ÷ {_int(page)}⌋",
+            _int(est.num_gpu_blocks),
+        )
+    return Equation(
+        "num_blocks",
+        Text("num_blocks"),
+        Text("most blocks whose layer segments, each in whole 2 MiB granules, fit the pool"),
+        _int(est.num_gpu_blocks),
+        _int(est.num_gpu_blocks),
+    )
 
 
 def _concurrency_equation(est: Estimate, rules: VersionRules, page: int) -> Equation:

@@ -23,6 +23,8 @@ the runtime's context), the first at any explicit utilization below about 0.99.
 from __future__ import annotations
 
 from app.core.errors import InvalidServeConfigError
+from app.core.kinds import cdiv
+from app.core.kv import KVLayout, num_blocks_for
 from app.core.specs import GIB, DeviceSpec, ServeConfig
 from app.core.text import Text
 from app.core.versions import VersionRules
@@ -132,3 +134,47 @@ def pool_bytes(
     margin = margin_bytes(platform=platform, transient_peak_bytes=transient_peak_bytes)
     available = min(requested_bytes - non_kv_bytes, free_at_start_bytes - non_kv_bytes - margin)
     return max(available - transient_peak_bytes, 0)
+
+
+# 0.34.0 utils/extensible_tensor.py _MIN_GRANULARITY: the extensible cache maps physical memory in granules of
+# the driver's granularity floored at 2 MiB (CUDA's own is 2 MiB; ROCm's 4 KiB is raised to it)
+VMM_GRANULE_BYTES = 2 << 20
+
+
+def segment_strides(layout: KVLayout) -> tuple[int, ...] | None:
+    """The per-block strides of the extensible cache's segments, one per layer region (0.34.0
+    v1/worker/extensible_kv_cache.py ExtensibleKVCache._segments under the default layer-outermost, block-compact
+    layout, v1/attention/backends/utils.py _DEFAULT_LAYOUT_PREFERENCE LBNHC): a layer's page each. None when the
+    layout's pages are not one size over whole layer regions (not modelled: the floor division stands).
+
+    E.g. Llama-3.1-8B TP 1: 32 regions of 65,536 B (2,097,152 B a block)."""
+    pages = {g.page_size_bytes for g in layout.groups if g.holds_kv}
+    if len(layout.groups) == 1 and layout.groups[0].layer_pages:
+        return tuple(page for page, layers in layout.groups[0].layer_pages for _ in range(layers))
+    if len(pages) != 1 or any(g.layer_pages for g in layout.groups):
+        return None
+    page = pages.pop()
+    if page <= 0 or layout.bytes_per_block % page:
+        return None
+    return (page,) * (layout.bytes_per_block // page)
+
+
+def extensible_num_blocks_for(*, available_bytes: int, layout: KVLayout) -> int:
+    """0.34.0 ExtensibleKVCache.blocks_within: the most blocks whose mapped footprint, each segment rounded up to
+    whole granules (physical_bytes_for: sum of cdiv(n x stride, granule) x granule), fits the pool.
+
+    E.g. Llama-3.1-8B TP 1 on an H100, pool 63,547,668,726 B: the floor gives 30,301 blocks, but 32 segments of
+    65,536 B a block map cdiv(n x 65,536, 2 MiB) granules each, at most 63,547,668,726 // (32 x 2 MiB) = 946
+    a segment, so n <= 946 x 2 MiB / 65,536 = 30,272."""
+    blocks = num_blocks_for(available_bytes=available_bytes, layout=layout)
+    strides = segment_strides(layout)
+    if strides is None or blocks == 0:
+        return blocks
+    granule = VMM_GRANULE_BYTES
+    if len(set(strides)) == 1:
+        stride = strides[0]
+        granules_each = available_bytes // (len(strides) * granule)
+        return min(blocks, granules_each * granule // stride)
+    while blocks > 0 and sum(cdiv(blocks * s, granule) * granule for s in strides) > available_bytes:
+        blocks -= 1
+    return blocks

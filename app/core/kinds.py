@@ -138,6 +138,14 @@ class NoCache(KindSpec):
     holds_kv = attention = per_head_pages = False
 
 
+class EncoderOnly(KindSpec):
+    """0.33.0 layers/attention/encoder_only_attention.py: attention over the prompt, nothing kept for decode
+    (get_kv_cache_spec returns None; the runner's EncoderOnlyAttentionSpec has max_memory_usage_bytes 0)."""
+
+    kind = LayerKind.ENCODER_ONLY
+    holds_kv = attention = per_head_pages = False
+
+
 KIND_SPECS: dict[LayerKind, KindSpec] = {
     spec.kind: spec
     for spec in (
@@ -148,6 +156,7 @@ KIND_SPECS: dict[LayerKind, KindSpec] = {
         Mamba(),
         SharedCache(),
         NoCache(),
+        EncoderOnly(),
     )
 }
 

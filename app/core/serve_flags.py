@@ -248,6 +248,8 @@ SERVE_FLAGS: tuple[ServeFlag, ...] = (
     ServeFlag("dtype", ("--dtype",), "choice", ("dtype",), render=_plain("dtype")),
     # 0.10.1+ config/model.py ModelConfig.runner: "pooling" plans a generative checkpoint as an embedding model
     ServeFlag("runner", ("--runner",), "choice", ("runner",), render=_plain("runner")),
+    # 0.10.1+ config/model.py ModelConfig.convert: embed / classify make --runner auto a pooling runner
+    ServeFlag("convert", ("--convert",), "choice", ("convert",), render=_plain("convert")),
     ServeFlag("kv_cache_memory_bytes", ("--kv-cache-memory-bytes", "--kv-cache-memory"), "hint",
               ("kv_cache_memory_bytes",), ge=0, render=_kv_cache_memory),
     ServeFlag("cpu_offload_gb", ("--cpu-offload-gb",), "float", ("cpu_offload_gb",), ge=0.0, le=MAX_HOST_GIB,

@@ -37,10 +37,14 @@ class LayerKind(StrEnum):
     MAMBA = "mamba"  # MambaSpec: a fixed-size recurrent state per request
     SHARED = "shared"  # reuses another layer's cache (kv_sharing_target_layer_name): no spec
     NONE = "none"  # no attention at all in this entry (e.g. an MLP-only block)
+    # bidirectional attention over the prompt only (BERT, XLM-R): 0.33.0 EncoderOnlyAttention.get_kv_cache_spec
+    # returns None, so the layer has no KV cache spec and holds no cache
+    ENCODER_ONLY = "encoder_only"
 
 
 DType = Literal["bfloat16", "float16", "float32"]
 Runner = Literal["generate", "pooling", "draft"]  # 0.33.0 config/model.py RunnerType (--runner auto: None)
+Convert = Literal["none", "embed", "classify"]  # 0.33.0 config/model.py ConvertType (--convert auto: None)
 
 DTYPE_BYTES: dict[str, int] = {"bfloat16": 2, "float16": 2, "float32": 4}
 
@@ -440,11 +444,22 @@ class ReleaseDefaultFlags(Frozen):
     # --runner (0.10.1+, vllm_flags.json): the runner vLLM builds the model for; None = auto, the architecture's
     # own (ModelSpec.pooling); "pooling" converts a generative model (hf_config.registry.apply_runner)
     runner: Runner | None = None
+    # --convert (0.10.1+): embed / classify adapt a generative model into a pooling one; under --runner auto either
+    # makes the runner pooling (0.33.0 config/model.py _get_runner_type); None = auto
+    convert: Convert | None = None
 
-    @field_validator("runner", mode="before")
+    @field_validator("runner", "convert", mode="before")
     @classmethod
     def _runner_auto(cls, value: Any) -> Any:
-        return None if value == "auto" else value  # --runner auto: vLLM's default
+        return None if value == "auto" else value  # --runner auto / --convert auto: vLLM's default
+
+    @property
+    def resolved_runner(self) -> Runner | None:
+        """The runner vLLM resolves: --runner when given, else pooling under --convert embed / classify
+        (0.33.0 config/model.py ModelConfig._get_runner_type), else None (the architecture's own)."""
+        if self.runner is None and self.convert in ("embed", "classify"):
+            return "pooling"
+        return self.runner
 
     @field_validator("compilation_config", mode="before")
     @classmethod

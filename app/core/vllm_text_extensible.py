@@ -77,7 +77,7 @@ def startup_lines(*, rules: VersionRules, stage: PrintedStage) -> list[str]:
 def warmup_line(*, rules: VersionRules, stage: PrintedStage) -> str:
     """measure_kv_cache_blocks' line as far as the planner models it. E.g. dense() on an H100 at 0.34.0: "Memory
     after warmup: … GiB free, … GiB committed to the KV cache, … GiB kept for transient activations (1.88 GiB
-    allocated at peak, … GiB of torch reservation growth); 30301 KV cache blocks (59.18 GiB) fit within the
+    allocated at peak, … GiB of torch reservation growth); 30272 KV cache blocks (59.12 GiB) fit within the
     requested 79.1 GiB. Torch may reserve up to … GiB." """
     gib = rules.format_gib_style
     blocks = stage.parts.num_blocks

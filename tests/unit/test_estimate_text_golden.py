@@ -31,6 +31,8 @@ Round 12 (rules12): 0.34.0's start prints extensible_kv_cache.py measure_kv_cach
 before the KV size line (blocks, their GiB, the peak and the requested budget; "…" for what is not modelled), and
 a start refused on the tentative budget (kv_cache_planning.py get_kv_cache_configs, before warmup) ends after
 "Available KV cache memory": no graph capture, warmup or KV size line (too-long / no-blocks on the L4).
+Round 13 (configs13): 0.34.0's blocks are those whose 2 MiB-granule footprint fits (extensible_kv_cache.py
+ExtensibleKVCache.blocks_within): 30,272, not the floor's 30,301 (59.12 GiB, 484,352 tokens, 59.12x).
 """
 
 from __future__ import annotations

@@ -149,9 +149,40 @@ def test_an_encoder_only_model_is_said_to_have_no_kv_cache() -> None:
     assert model.pooling and any(
         "encoder-only attention, which has no KV cache" in str(w) for w in est.warnings
     )
+    # ... and the plan has none: no group, 0 B a token, nothing cached; only --max-num-seqs (1,024 on an H100 at
+    # 0.33.0, the default est.max_num_seqs reports) bounds the batch, so it fits at the default length
+    assert (est.groups, est.kv_bytes_per_token, est.kv_tokens) == ([], 0, 0)
+    assert est.max_concurrency == est.max_num_seqs == 1024 and est.verdict == "fits"
+    # BERT-base as vLLM's BertModel builds it (no pooler, no LM head): embeddings (30,522 + 512 + 2) x 768 =
+    # 23,835,648, their LayerNorm 1,536, 12 layers x (QKV 1,771,776 + out 590,592 + MLP 4,722,432 + 2 LayerNorms
+    # 3,072 = 7,087,872) = 85,054,464: 108,891,648 (HF's 109,482,240 less the pooler's 768 x 768 + 768)
+    assert model.params_total == 108_891_648
     qwen2 = model_spec_from_hf_config(
         {**QWEN3_SHAPE, "model_type": "qwen2", "architectures": ["Qwen2Model"]}, name="q"
     )
     notes = estimate(model=qwen2, device=H100, serve=ServeConfig(), vllm_version="0.33.0").warnings
     assert any("runs Qwen2Model with its pooling runner: no LM head" in str(w) for w in notes)
     assert not any("no KV cache" in str(w) for w in notes)
+
+
+def test_convert_embed_makes_the_runner_pooling() -> None:
+    # 0.33.0 config/model.py ModelConfig._get_runner_type: under --runner auto, --convert embed / classify resolves
+    # the runner to pooling, so Qwen3ForCausalLM is planned as the embedding model --runner pooling gives: the same
+    # 595,776,512 parameters and 296,956,723 B peak as above (before: --convert was not read, 751,085,568 parameters
+    # with an LM head and a sampler)
+    serve = parse_serve_command("vllm serve m --convert embed", vllm_version="0.33.0").serve
+    assert (serve.runner, serve.convert, serve.resolved_runner) == (None, "embed", "pooling")
+    model = model_spec_from_hf_config({**QWEN3_SHAPE, "architectures": ["Qwen3ForCausalLM"]}, name="e")
+    est = estimate(model=model, device=H100, serve=serve, vllm_version="0.33.0")
+    assert est.weights_bytes == 595_776_512 * 2 and est.activation_peak_bytes == 296_956_723
+    # --convert auto / none leave the architecture's runner; an explicit --runner wins over --convert
+    assert (
+        parse_serve_command("vllm serve m --convert auto", vllm_version="0.33.0").serve.resolved_runner
+        is None
+    )
+    assert (
+        parse_serve_command("vllm serve m --convert none", vllm_version="0.33.0").serve.resolved_runner
+        is None
+    )
+    both = parse_serve_command("vllm serve m --runner generate --convert embed", vllm_version="0.33.0").serve
+    assert both.resolved_runner == "generate"

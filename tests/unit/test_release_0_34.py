@@ -264,20 +264,62 @@ def test_the_pool_band_counts_the_peak_where_the_margin_follows_it() -> None:
 def test_the_predicted_log_prints_the_warmup_line_vllm_prints() -> None:
     # 0.34.0 v1/worker/extensible_kv_cache.py measure_kv_cache_blocks logs after capture, before the KV size line:
     # the peak kept free (reserved_headroom_bytes: 2,023,699,251 B = 1.88 GiB), the blocks that fit (the pool
-    # 63,547,668,726 B // 2,097,152 B a block (32 layers x 2 x 16 tokens x 8 heads x 128 x 2 B) = 30,301), their
-    # bytes (30,301 x 2,097,152 = 63,545,819,136 B = 59.18 GiB) and the requested 84,932,978,278 B (79.1 GiB); the
+    # 63,547,668,726 B: ExtensibleKVCache.blocks_within maps each of the 32 layer segments (65,536 B a block) in
+    # whole 2 MiB granules, at most 63,547,668,726 // (32 x 2,097,152) = 946 each, so 946 x 2,097,152 / 65,536 =
+    # 30,272 blocks, not the floor's 30,301), their bytes (30,272 x 2,097,152 = 63,484,985,344 B = 59.12 GiB) and
+    # the requested 84,932,978,278 B (79.1 GiB); the
     # doctor's pattern (WARMUP_KV) needs a free-memory figure, which the planner leaves "…". Before: no such line.
     lines = estimate(model=dense(), device=H100, serve=ServeConfig(), vllm_version="0.34.0").log_lines
     warmup = [line for line in lines if line.startswith("Memory after warmup")]
     assert warmup == [
         "Memory after warmup: … GiB free, … GiB committed to the KV cache, … GiB kept for transient activations "
-        "(1.88 GiB allocated at peak, … GiB of torch reservation growth); 30301 KV cache blocks (59.18 GiB) fit "
+        "(1.88 GiB allocated at peak, … GiB of torch reservation growth); 30272 KV cache blocks (59.12 GiB) fit "
         "within the requested 79.1 GiB. Torch may reserve up to … GiB."
     ]
-    assert lines.index(warmup[0]) == len(lines) - 2  # just before "GPU KV cache size: 484,816 tokens, …"
-    assert lines[-1].startswith("GPU KV cache size: 484,816 tokens")
+    assert lines.index(warmup[0]) == len(lines) - 2  # just before "GPU KV cache size: 484,352 tokens, …"
+    assert lines[-1].startswith("GPU KV cache size: 484,352 tokens")  # 30,272 x 16
     assert not [
         line
         for line in estimate(model=dense(), device=H100, serve=ServeConfig(), vllm_version="0.33.0").log_lines
         if line.startswith("Memory after warmup")
     ]
+
+
+def test_the_extensible_cache_counts_blocks_in_whole_granules() -> None:
+    # 0.34.0 v1/worker/extensible_kv_cache.py ExtensibleKVCache.blocks_within: the most blocks n whose footprint,
+    # sum over segments of cdiv(n x stride, 2 MiB) x 2 MiB (physical_bytes_for; utils/extensible_tensor.py
+    # _MIN_GRANULARITY 2 MiB), fits the pool
+    from app.core.extensible_kv import extensible_num_blocks_for
+    from app.core.kinds import Group
+    from app.core.kv import KVLayout
+    from app.core.specs import LayerKind
+
+    mib2 = 2 << 20
+    dense32 = KVLayout(
+        block_size=16,
+        groups=(Group(kind=LayerKind.FULL, num_layers=32, page_size_bytes=65_536),),
+        bytes_per_block=32 * 65_536,
+        kv_bytes_per_token=32 * 4_096,
+        num_kv_layers=32,
+    )
+    # 32 segments x 10 granules + 31 granules: the floor gives 351 blocks, but 10 whole granules a segment hold
+    # 10 x 2 MiB / 65,536 = 320 blocks each
+    assert extensible_num_blocks_for(available_bytes=32 * mib2 * 10 + 31 * mib2, layout=dense32) == 320
+    # two layers of different pages (65,536 and 131,072 B: 196,608 B a block), 3 granules less one byte: the floor
+    # gives 31 blocks, whose segments map cdiv(31 x 65,536, 2 MiB) + cdiv(31 x 131,072, 2 MiB) = 1 + 2 granules,
+    # one byte too many; down to 16 blocks (1 + 1 granules = 4 MiB)
+    mixed = KVLayout(
+        block_size=16,
+        groups=(
+            Group(
+                kind=LayerKind.FULL,
+                num_layers=2,
+                page_size_bytes=65_536,
+                layer_pages=((65_536, 1), (131_072, 1)),
+            ),
+        ),
+        bytes_per_block=196_608,
+        kv_bytes_per_token=12_288,
+        num_kv_layers=2,
+    )
+    assert extensible_num_blocks_for(available_bytes=3 * mib2 - 1, layout=mixed) == 16

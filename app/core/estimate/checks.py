@@ -68,6 +68,10 @@ def capacity_of(setup: Setup) -> Capacity:
         max_model_len=max_model_len,
         rules=rules,
     )
+    if not layout.groups:
+        # no KV cache spec at all (encoder-only attention): no pool bounds the batch, only the scheduler's
+        # --max-num-seqs (0.33.0 v1/engine/core.py _initialize_kv_caches, "Attention free models")
+        concurrency = float(flags.max_num_seqs)
     kv_tokens = kv.kv_tokens_for(
         num_blocks=binding.num_blocks,
         layout=layout,
@@ -75,6 +79,8 @@ def capacity_of(setup: Setup) -> Capacity:
         max_model_len=max_model_len,
         rules=rules,
     )
+    if not layout.groups:
+        kv_tokens = 0  # nothing is cached
     check_bytes = binding.kv_cache_bytes - (layout.bytes_per_block if rules.null_block_in_check else 0)
     needed = kv.needed_from_blocks(
         layout=layout, per_group=per_group, max_model_len=max_model_len, rules=rules

@@ -26,6 +26,7 @@ from app.core.hf_config.coerce import (
     _present,
     _required_int,
 )
+from app.core.hf_config.registry import is_bidirectional, is_encoder_only_architecture
 from app.core.specs import AttentionShape, LayerKind, MambaKind, MambaSpec, MLASpec
 from app.core.text import Text
 
@@ -482,9 +483,23 @@ def _mamba_spec(cfgs: _Configs, geometry: _Geometry) -> MambaSpec:
     )
 
 
+def _first_architecture(top: Mapping[str, Any]) -> str:
+    archs = top.get("architectures")
+    return archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else ""
+
+
 def _layers(cfgs: _Configs, geometry: _Geometry) -> _Layers:
     text = cfgs.text
     num_layers = geometry.num_layers
+    architecture = _first_architecture(cfgs.top)
+    if is_encoder_only_architecture(architecture) or is_bidirectional(architecture, cfgs.text):
+        # BertModel, XLMRobertaModel, ModernBertModel, EmbeddingGemma, ...: every attention layer is 0.33.0's
+        # EncoderOnlyAttention (models/bert.py, roberta.py, modernbert.py; gemma3.py / llama.py / qwen*.py when
+        # is_causal is False), which has no KV cache spec (a sliding window included), so the engine profiles no
+        # KV pool (v1/engine/core.py: "Attention free models")
+        return _Layers(
+            kinds=(LayerKind.ENCODER_ONLY,) * num_layers, sliding_window=None, chunk=None, mamba=None
+        )
     kinds = _explicit_layer_kinds(text, num_layers)
     if is_attention_free(cfgs):
         kinds = [LayerKind.MAMBA] * num_layers

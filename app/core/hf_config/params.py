@@ -436,7 +436,43 @@ def _layernorm_params(cfgs: _Configs, norms: int, *, num_layers: int, hidden: in
     return 2 * hidden * (2 if two else 1) * num_layers + hidden  # + ln_f's bias (its weight is added below)
 
 
+# BertConfig / XLMRobertaConfig defaults (transformers models/bert/configuration_bert.py) for a config that omits them
+BERT_DEFAULT_POSITIONS = 512
+BERT_DEFAULT_TOKEN_TYPES = 2
+# the model types whose 0.33.0 class is models/bert.py's BertModel layout (roberta.py reuses it with its own
+# embedding); ModernBERT and the rotary BERTs (bert_with_rope.py: gated MLPs, no position table) are not
+BERT_LAYOUT_MODEL_TYPES = frozenset({"bert", "roberta", "xlm-roberta"})
+
+
+def _encoder_only_breakdown(cfgs: _Configs, g: _Geometry, num_layers: int) -> ParamBreakdown:
+    """The tensors 0.33.0's BertModel builds (models/bert.py; roberta.py's RobertaEmbedding has the same ones):
+    word, position and token-type tables plus a LayerNorm; each layer a biased QKV (H x 3H + 3H), a biased output
+    projection (H x H + H), an ungated biased MLP (H x I + I, I x H + H) and two LayerNorms (weight and bias). No
+    pooler (BertModel's weight mapper drops "pooler.") and no LM head. bge-small (V 30,522, 512 positions, 2 types,
+    H 384, I 1,536, 12 layers): 11,918,592 + 768 + 12 x 1,774,464 = 33,212,160."""
+    h, i = g.hidden_size, g.intermediate_size
+    positions = _int(cfgs.text, "max_position_embeddings", minimum=1) or BERT_DEFAULT_POSITIONS
+    token_types = _int(cfgs.text, "type_vocab_size", minimum=0)
+    token_types = BERT_DEFAULT_TOKEN_TYPES if token_types is None else token_types
+    return ParamBreakdown(
+        embedding=(g.vocab_size + positions + token_types) * h,
+        lm_head=0,
+        attention=num_layers * (4 * h * h + 4 * h),
+        mixer=0,
+        mlp=num_layers * (2 * h * i + i + h),
+        experts=0,
+        experts_active=0,
+        router=0,
+        norms=num_layers * 4 * h + 2 * h,
+        is_moe=False,
+    )
+
+
 def _breakdown(cfgs: _Configs, g: _Geometry, layers: _Layers, moe: _Moe | None) -> ParamBreakdown:
+    if cfgs.text_model_type in BERT_LAYOUT_MODEL_TYPES and all(
+        kind == LayerKind.ENCODER_ONLY for kind in layers.kinds
+    ):
+        return _encoder_only_breakdown(cfgs, g, len(layers.kinds))
     h = g.hidden_size
     gated = cfgs.text_model_type not in UNGATED_MLP_MODEL_TYPES
     matrices = 3 if gated else 2

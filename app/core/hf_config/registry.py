@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.errors import ConfigError, PlannerError
-from app.core.specs import ModelSpec
+from app.core.specs import LayerKind, ModelSpec
 from app.core.text import Text
 from app.core.version_parse import Version
 from app.core.versions import parse_version, resolve_version
@@ -251,13 +251,13 @@ def apply_runner(*, model: ModelSpec, runner: str | None, version: Version) -> t
     if runner != "pooling" or model.pooling:
         if not model.pooling or pooling_conversion(model.architecture, version) is not None:
             return model, []  # a converted name has its note from check_architecture
-        if is_encoder_only_architecture(model.architecture):
+        if model.layer_kinds and set(model.layer_kinds) == {LayerKind.ENCODER_ONLY}:
             return model, [
                 Text(
                     "vLLM {version} runs {architecture} with its pooling runner and encoder-only attention, which "
                     "has no KV cache (EncoderOnlyAttention.get_kv_cache_spec returns None; v1/engine/core.py skips "
-                    "the memory profile): it starts when its weights fit, and the KV pool, blocks and concurrency "
-                    "below, planned as for a decoder, do not apply.",
+                    "the memory profile): it starts when its weights fit, no KV pool is planned, and only "
+                    "--max-num-seqs bounds the batch.",
                     version=shown,
                     architecture=model.architecture,
                 )
@@ -346,6 +346,36 @@ def _registry_dicts() -> dict[str, str]:
 # spec at all and v1/engine/core.py _initialize_kv_caches skips the memory profile ("Attention free models don't
 # need memory for kv cache"); the Qwen/Llama files switch to it only for a bidirectional config (is_causal False)
 ENCODER_ONLY_MODULES = frozenset({"bert", "roberta", "bert_with_rope", "modernbert"})
+
+
+# the 0.33.0 model files whose attention reads config.is_causal and builds EncoderOnlyAttention when it is False
+# (llama.py, qwen2.py, qwen3.py, gemma3.py LlamaAttention / Qwen2Attention / Qwen3Attention / Gemma3Attention;
+# voyage.py builds qwen3.py's Qwen3Model)
+CAUSAL_FLAG_MODULES = frozenset({"llama", "qwen2", "qwen3", "gemma3", "voyage"})
+# MODELS_CONFIG_MAP hooks (models/config.py) that set hf_config.is_causal = False whatever the config says:
+# LlamaBidirectionalConfig, VoyageQwen3BidirectionalEmbedModelConfig
+BIDIRECTIONAL_ARCHITECTURES = frozenset(
+    {
+        "LlamaBidirectionalModel",
+        "LlamaBidirectionalForSequenceClassification",
+        "VoyageQwen3BidirectionalEmbedModel",
+    }
+)
+
+
+def is_bidirectional(architecture: str, text: Mapping[str, Any]) -> bool:
+    """A decoder family's file run with bidirectional (encoder-only) attention, so no KV cache at 0.33.0:
+    an architecture whose config hook forces is_causal False, Gemma3TextModel with use_bidirectional_attention
+    true (models/config.py Gemma3TextModelConfig: is_causal = not use_bidirectional_attention; EmbeddingGemma),
+    or a config that sets "is_causal": false itself. E.g. EmbeddingGemma-300m -> True; Qwen3-Embedding -> False."""
+    row = _architectures_file()["architectures"].get(architecture)
+    if row is None or row.get("module") not in CAUSAL_FLAG_MODULES:
+        return False
+    if architecture in BIDIRECTIONAL_ARCHITECTURES:
+        return True
+    if architecture == "Gemma3TextModel":
+        return text.get("use_bidirectional_attention") is True
+    return text.get("is_causal") is False
 
 
 def is_encoder_only_architecture(architecture: str) -> bool:

@@ -33,7 +33,14 @@ ALLREDUCES_PER_LAYER = 2  # Megatron TP: after attention's o_proj and after the 
 # layer is a norm and ONE mixer, mamba / attention / MLP / MoE, ending in one row-parallel projection)
 ALLREDUCES_PER_BLOCK = 1
 ATTENTION_KINDS = frozenset(
-    {LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED, LayerKind.MLA, LayerKind.SHARED}
+    {
+        LayerKind.FULL,
+        LayerKind.SLIDING,
+        LayerKind.CHUNKED,
+        LayerKind.MLA,
+        LayerKind.SHARED,
+        LayerKind.ENCODER_ONLY,
+    }
 )
 ALLTOALLS_PER_MOE_LAYER = 2  # expert parallel: dispatch and combine
 ACTIVATION_BYTES = 2  # bf16 hidden states on the wire
