@@ -117,6 +117,7 @@ def test_each_fleet_row_names_its_option_in_its_first_column() -> None:
         # every row says its layout, weights and KV dtype (the ranking is the cost model's, not pinned here)
         assert all(re.fullmatch(first, o) for o in options), options[:3]
         layouts = [o.split(" ")[1] for o in options]
-        assert len(set(layouts)) < len(layouts)  # some layout repeats: only weights / KV dtype tell those rows apart
+        # some layout repeats: only weights / KV dtype tell those rows apart
+        assert len(set(layouts)) < len(layouts)
         assert len(options) >= 7 and len(set(options)) == len(options)
         assert '<th scope="col">KV dtype</th>' not in page  # folded into the option column, not shown twice
