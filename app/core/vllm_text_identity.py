@@ -73,3 +73,33 @@ ASYNC_SCHEDULING = VllmLine(
 # vllm#30214): that platform's class ran, as the "[cuda.py:N]" logger tag says (vllm_text's PLATFORM_MODULE); group 1
 # is the stack for app.core.logs.startup.config._platform_module
 PLATFORM_FRAME = VllmLine("/platforms/", r'File "[^"]{0,300}/vllm/platforms/(cuda|rocm)\.py", line \d{1,7}')
+# the dtype the engine fell back to when the card cannot run the checkpoint's: config/model.py::_resolve_auto_dtype
+# (0.33.0; config/__init__.py in 0.10.x, tag [__init__.py:2768]) warns "Your device %s doesn't support %s. Falling back
+# to %s for compatibility.", the device as "'<name>' (with compute capability <x.y>)" where the platform reports a
+# capability (CUDA and ROCm cards; "'cpu'" alone on CPU). nlzy/vllm-gfx906#41 (MI50): "Your device 'Radeon Instinct
+# MI50 32GB' (with compute capability 9.0) doesn't support torch.bfloat16. Falling back to torch.float16 …"
+DTYPE_FALLBACK = VllmLine(
+    "for compatibility",
+    r"Your device '([^'\n]{1,120})'(?: \(with compute capability (\d{1,3}\.\d{1,3})\))? doesn't support "
+    r"torch\.\w{1,16}\. Falling back to torch\.(\w{1,16}) for compatibility",
+    "Your device %s doesn't support %s. Falling back to %s for compatibility.",
+    "config/model.py::_resolve_auto_dtype (0.33.0)",
+)
+# the quantization method a checkpoint runs, from the model config's check: "%s quantization is not fully optimized
+# yet. The speed can be slower than non-quantized models." (ModelConfig._verify_quantization, printed as
+# [config.py:254] by 0.5.4 and [__init__.py:1171] by the 0.10.1 gfx906 fork, nlzy/vllm-gfx906#41; gone by 0.33.0)
+QUANTIZATION_NOT_OPTIMIZED = VllmLine(
+    "quantization is not fully optimized yet",
+    r"\b(\w{1,40}) quantization is not fully optimized yet\b",
+    "%s quantization is not fully optimized yet. The speed can be slower than non-quantized models.",
+    "config ModelConfig._verify_quantization (0.5–0.10)",
+)
+# V0's config turns chunked prefill and prefix caching off for an MLA model after the scheduler printed "Chunked
+# prefill is enabled …" (config.py::VllmConfig.__post_init__, 0.7.3: "MLA is enabled; forcing chunked prefill and
+# prefix caching to be disabled.", printed as [config.py:3329] in a 0.7.3 vllm-ascend log)
+MLA_DISABLES_CHUNKED_PREFILL = VllmLine(
+    "forcing chunked prefill",
+    r"MLA is enabled; forcing chunked prefill and prefix caching to be disabled",
+    "MLA is enabled; forcing chunked prefill and prefix caching to be disabled.",
+    "config.py::VllmConfig.__post_init__ (0.7.3)",
+)
