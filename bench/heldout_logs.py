@@ -33,6 +33,7 @@ after the doctor and the measured parts were built; nothing is fitted on them. F
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12s  # batch s (4 NVIDIA logs, round 12: blind after r's fix)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12t  # batch t (2 Ascend logs, round 12: blind after s)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12u  # batch u (17 logs, round 13: Ascend, ROCm, NVIDIA; blind on main)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12v  # batch v (17 logs, round 13: blind after u's fixes)
 """
 
 from __future__ import annotations

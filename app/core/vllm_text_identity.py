@@ -103,3 +103,9 @@ MLA_DISABLES_CHUNKED_PREFILL = VllmLine(
     "MLA is enabled; forcing chunked prefill and prefix caching to be disabled.",
     "config.py::VllmConfig.__post_init__ (0.7.3)",
 )
+# a frame of V0's multiprocessing front end: vllm/engine/multiprocessing/engine.py (MQLLMEngine, run_mp_engine) and
+# client.py (MQLLMEngineClient), which 0.8–0.10's api_server starts only when VLLM_USE_V1 is off (V1 runs AsyncLLM's
+# engine-core process instead, v1/engine/core.py) and which 0.11.0 removed with V0 (0.33.0 has no engine/multiprocessing/)
+V0_MP_ENGINE_FRAME = VllmLine(
+    'File "', r'File "[^"]{0,300}/vllm/engine/multiprocessing/(?:engine|client)\.py", line \d{1,7}'
+)

@@ -123,3 +123,37 @@ def test_set_u_holds_its_logs() -> None:
 @pytest.mark.parametrize("name", sorted(log_sets.sources(SET_U)))
 def test_set_u_after_its_fixes(name: str) -> None:
     check_log(SET_U, name, log_sets.sources(SET_U)[name]["expect"])
+
+
+# --- batch v (heldout-2026-12v), blind on the fixes above: 17/17 verdicts, 67/68 facts, nothing claimed ------------
+
+SET_V = LOGS_DIR / "heldout-2026-12v"
+MQ_ENGINE = (  # ROCm/legacy-rocm-build#4447 (ROCm 6.3.1): V0's multiprocessing front end, after "HIP error: invalid
+    # device function"; no llm_engine.py frame within the quote
+    '  File "/usr/local/lib/python3.12/dist-packages/vllm/engine/multiprocessing/engine.py", line 402, in '
+    "run_mp_engine\n"
+    "    engine = MQLLMEngine.from_engine_args(engine_args=engine_args,\n"
+    '  File "/usr/local/lib/python3.12/dist-packages/vllm/engine/multiprocessing/engine.py", line 125, in '
+    "from_engine_args\n"
+)
+
+
+def test_v0s_multiprocessing_engine_frames_say_v0() -> None:
+    assert parse_startup_log(MQ_ENGINE).engine == "v0"
+
+
+def test_v1s_engine_core_frames_are_not_read_as_v0() -> None:
+    text = (  # LMCache#2306, V1's engine-core process
+        '(EngineCore_DP0 pid=595868) ERROR 01-08 14:50:30 [core.py:844]   File "/usr/local/lib/python3.12/dist-packages'
+        '/vllm/v1/engine/core.py", line 835, in run_engine_core\n'
+    )
+    assert parse_startup_log(text).engine == "v1"
+
+
+def test_set_v_holds_its_logs() -> None:
+    log_sets.check_set(SET_V, 17, {"ascend": 5, "rocm": 6, "nv": 4, "gpu": 2})
+
+
+@pytest.mark.parametrize("name", sorted(log_sets.sources(SET_V)))
+def test_set_v_after_its_fix(name: str) -> None:
+    check_log(SET_V, name, log_sets.sources(SET_V)[name]["expect"])
