@@ -7,7 +7,7 @@ the held-apart logs heldout-2026-12m) live here. Each cites where vLLM prints it
 
 from __future__ import annotations
 
-from app.core.vllm_text import VllmLine
+from app.core.vllm_text import G, VllmLine
 
 # the model runner names the model it loads: V1's GPU runner (v1/worker/gpu_model_runner.py::GPUModelRunner.
 # load_model, 0.11.0: logger.info("Starting to load model %s...", self.model_config.model)), V0's runner
@@ -108,4 +108,24 @@ MLA_DISABLES_CHUNKED_PREFILL = VllmLine(
 # engine-core process instead, v1/engine/core.py) and which 0.11.0 removed with V0 (0.33.0 has no engine/multiprocessing/)
 V0_MP_ENGINE_FRAME = VllmLine(
     'File "', r'File "[^"]{0,300}/vllm/engine/multiprocessing/(?:engine|client)\.py", line \d{1,7}'
+)
+# --- the GPU stack, beyond vllm_text's ROCm markers (heldout-2026-12w) ---
+# a vLLM module named rocm_*.py in the logger tag: V0's ROCm attention backend ("[rocm_flash_attn.py:569] Using CK FA in
+# ROCmBackend", attention/backends/rocm_flash_attn.py to 0.10, vllm#20069), V1's (v1/attention/backends/rocm_attn.py,
+# rocm_aiter_fa.py, rocm_aiter_unified_attn.py, 0.33.0); only a ROCm build runs and logs from them
+ROCM_MODULE_TAG = VllmLine("[rocm_", r"\[(?:[\w/]{1,80}/)?rocm_\w{1,40}\.py:\d{1,5}\]")
+# V0's config turning custom all-reduce off on ROCm: "Disabled the custom all-reduce kernel because it is not supported
+# on AMD GPUs." (config.py, 0.7.2, under current_platform.is_rocm(); lamikr/rocm_sdk_builder#248). 0.33.0 words it
+# "… not supported on current platform." (config/parallel.py, DEBUG) and names no platform, so only the AMD wording is read
+AMD_ALLREDUCE_OFF = VllmLine(
+    "not supported on AMD GPUs",
+    r"\bcustom all-reduce kernel because it is not supported on AMD GPUs",
+    "Disabled the custom all-reduce kernel because it is not supported on AMD GPUs.",
+    "config.py (0.7.2)",
+)
+# torch's out-of-memory message continued on its own line ("torch.OutOfMemoryError: CUDA out of memory." then "Tried to
+# allocate 252.00 MiB. GPU 0 has a total capacity of 10.57 GiB of which 163.12 MiB is free.", vllm#19445): the
+# caching allocator's sentence (c10/cuda/CUDACachingAllocator.cpp) names the device's capacity
+OOM_CAPACITY_LINE = VllmLine(
+    "has a total capacity of", r"\bGPU \d{1,3} has a total capacity of (" + G + r") GiB of which\b"
 )

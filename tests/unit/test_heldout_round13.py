@@ -157,3 +157,47 @@ def test_set_v_holds_its_logs() -> None:
 @pytest.mark.parametrize("name", sorted(log_sets.sources(SET_V)))
 def test_set_v_after_its_fix(name: str) -> None:
     check_log(SET_V, name, log_sets.sources(SET_V)[name]["expect"])
+
+
+# --- batch w (heldout-2026-12w), blind on the fixes above: 9/9 verdicts, 42/47 facts, nothing claimed ---------------
+
+SET_W = LOGS_DIR / "heldout-2026-12w"
+CK_FA = "DEBUG 06-25 10:03:27 [rocm_flash_attn.py:569] Using CK FA in ROCmBackend\n"  # vllm#20069, MI300X, V0
+AMD_ALLREDUCE = (  # lamikr/rocm_sdk_builder#248, V0 0.7.2 on ROCm
+    "INFO 04-19 02:53:57 config.py:1413] Disabled the custom all-reduce kernel because it is not supported on AMD GPUs.\n"
+)
+
+
+@pytest.mark.parametrize("line", [CK_FA, AMD_ALLREDUCE])
+def test_rocm_only_lines_name_rocm(line: str) -> None:
+    facts = parse_startup_log(line)
+    assert (facts.gpu_platform, facts.device_type) == ("rocm", "GPU")
+
+
+def test_the_current_platform_wording_names_no_platform() -> None:
+    # not a quoted log: 0.33.0's format string (config/parallel.py, logger.debug, any platform without custom
+    # all-reduce) in a DEBUG line of that release's shape; it names no platform
+    line = "DEBUG 12-01 10:00:00 [parallel.py:1169] Disabled the custom all-reduce kernel because it is not supported on current platform.\n"
+    assert parse_startup_log(line).gpu_platform is None
+
+
+OOM_BROKEN = (  # vllm#19445, an RTX 2080 Ti on 0.13.0: torch's message broken over lines in the paste
+    "torch.OutOfMemoryError: CUDA out of memory.\n"
+    "Tried to allocate 252.00 MiB. GPU 0 has a total capacity of 10.57 GiB of which 163.12 MiB is free.\n"
+    "Process 2073789 has 10.41 GiB memory in use.\n"
+)
+
+
+def test_the_capacity_on_the_next_line_of_an_oom_is_the_devices_total() -> None:
+    facts = parse_startup_log(OOM_BROKEN)
+    # 10.57 GiB as printed: round(10.57 × 2**30) = 11,349,451,080 bytes
+    assert (facts.error_kind, facts.device_total_bytes) == ("torch_oom", 11_349_451_080)
+
+
+def test_set_w_holds_its_logs() -> None:
+    log_sets.check_set(SET_W, 9, {"ascend": 3, "rocm": 3, "nv": 3})
+
+
+@pytest.mark.parametrize("name", sorted(log_sets.sources(SET_W)))
+def test_set_w_after_its_fixes(name: str) -> None:
+    check_log(SET_W, name, log_sets.sources(SET_W)[name]["expect"])

@@ -19,6 +19,7 @@ from app.core.command import (
 )
 from app.core.errors import PlannerError
 from app.core.logs.reading import (
+    gib_bytes,
     int_of,
     strip_ansi,
 )
@@ -256,6 +257,11 @@ def _dtype_fallback(m: re.Match[str], ln: _Line, run: _Run) -> None:
     if m.group(2) is not None:
         run.put("device_name", m.group(1).strip(), ln, source=SOURCE_SECONDARY, mode="first")
         run.put("device_type", "GPU", ln, source=SOURCE_FALLBACK)
+
+
+def _oom_capacity(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """ "GPU 0 has a total capacity of 10.57 GiB of which …" on a line of its own: the device's total memory."""
+    run.put("device_total_bytes", gib_bytes(m.group(1)), ln, source=SOURCE_SECONDARY)
 
 
 def _quantization_warning(m: re.Match[str], ln: _Line, run: _Run) -> None:
