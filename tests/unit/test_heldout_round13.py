@@ -203,3 +203,17 @@ def test_set_w_holds_its_logs() -> None:
 @pytest.mark.parametrize("name", sorted(log_sets.sources(SET_W)))
 def test_set_w_after_its_fixes(name: str) -> None:
     check_log(SET_W, name, log_sets.sources(SET_W)[name]["expect"])
+
+
+# --- batch x (heldout-2026-12x), blind on the fixes above: 8/8 verdicts, 19/19 facts, nothing claimed (no fix) -------
+
+SET_X = LOGS_DIR / "heldout-2026-12x"
+
+
+def test_set_x_holds_its_logs() -> None:
+    log_sets.check_set(SET_X, 8, {"ascend": 6, "nv": 1, "gpu": 1})
+
+
+@pytest.mark.parametrize("name", sorted(log_sets.sources(SET_X)))
+def test_set_x_blind(name: str) -> None:
+    check_log(SET_X, name, log_sets.sources(SET_X)[name]["expect"])
