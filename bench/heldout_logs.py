@@ -32,6 +32,10 @@ after the doctor and the measured parts were built; nothing is fitted on them. F
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12r  # batch r (5 logs, round 12: blind after q's fixes)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12s  # batch s (4 NVIDIA logs, round 12: blind after r's fix)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12t  # batch t (2 Ascend logs, round 12: blind after s)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12u  # batch u (17 logs, round 13: Ascend, ROCm, NVIDIA; blind on main)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12v  # batch v (17 logs, round 13: blind after u's fixes)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12w  # batch w (9 logs, round 13: blind after v's fix)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12x  # batch x (8 logs, round 13: blind after w's fixes)
 """
 
 from __future__ import annotations

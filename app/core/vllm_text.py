@@ -370,7 +370,7 @@ ACL_CALL_FAILED = VllmLine("call acl api failed", r"\bERR\d{5} \w{1,16} call acl
 # its task-level summary ("Aicore kernel execute failed, device_id=2, … fault kernel_name=…"): an operator died
 NPU_CORE_EXCEPTION = VllmLine(
     "The error from device(",
-    r"The error from device\(chipId:\d{1,4}, dieId:\d{1,4}\), serial number is \d{1,10}, there is an exception of \w{1,20} error.*",
+    r"The error from device\(chipId:\d{1,4}, dieId:\d{1,4}\), serial number is \d{1,10}, there is an exception of \w{1,20}(?: \w{1,20}){0,2} error.*",
 )
 NPU_KERNEL_FAILED = VllmLine(
     "kernel execute failed", r"\b(?:Aicore|AICore|AIV|Aiv|AICPU|Aicpu|aicpu) kernel execute failed\b.*"

@@ -177,7 +177,9 @@ CANN_INNER_ERROR = VllmLine("Inner Error!", r"\bE[A-Z0-9]\d{4}: Inner Error!")
 # resource exhaustion"; vllm-ascend#3389): the start-up failed in graph capture
 ACL_GRAPH_CAPTURE_FAILED = VllmLine("ACLgraph sizes capture fail", r"ACLgraph sizes capture fail: \w{1,60}")
 # CANN's other wording of the AI Core fault that vllm_text's NPU_CORE_EXCEPTION reads ("… serial number is 48, there is
-# an fftsplus aicore error exception, core id is 23, error code = 0x800000 …", vllm-ascend#3263, v0.7.3): an operator died
+# an fftsplus aicore error exception, core id is 23, error code = 0x800000 …", vllm-ascend#3263, v0.7.3): an operator died.
+# (NPU_CORE_EXCEPTION's "there is an exception of <kind> error" takes a kind of up to three words: vllm-ascend#16654's
+# 0.23.0 A3 decode worker printed "there is an exception of fftsplus aicore error, core id is 14, …")
 NPU_CORE_ERROR_EXCEPTION = VllmLine(
     "The error from device(",
     r"The error from device\(chipId:\d{1,4}, dieId:\d{1,4}\), serial number is \d{1,10}, there is an? \w{1,20}"

@@ -7,7 +7,7 @@ the held-apart logs heldout-2026-12m) live here. Each cites where vLLM prints it
 
 from __future__ import annotations
 
-from app.core.vllm_text import VllmLine
+from app.core.vllm_text import G, VllmLine
 
 # the model runner names the model it loads: V1's GPU runner (v1/worker/gpu_model_runner.py::GPUModelRunner.
 # load_model, 0.11.0: logger.info("Starting to load model %s...", self.model_config.model)), V0's runner
@@ -73,3 +73,59 @@ ASYNC_SCHEDULING = VllmLine(
 # vllm#30214): that platform's class ran, as the "[cuda.py:N]" logger tag says (vllm_text's PLATFORM_MODULE); group 1
 # is the stack for app.core.logs.startup.config._platform_module
 PLATFORM_FRAME = VllmLine("/platforms/", r'File "[^"]{0,300}/vllm/platforms/(cuda|rocm)\.py", line \d{1,7}')
+# the dtype the engine fell back to when the card cannot run the checkpoint's: config/model.py::_resolve_auto_dtype
+# (0.33.0; config/__init__.py in 0.10.x, tag [__init__.py:2768]) warns "Your device %s doesn't support %s. Falling back
+# to %s for compatibility.", the device as "'<name>' (with compute capability <x.y>)" where the platform reports a
+# capability (CUDA and ROCm cards; "'cpu'" alone on CPU). nlzy/vllm-gfx906#41 (MI50): "Your device 'Radeon Instinct
+# MI50 32GB' (with compute capability 9.0) doesn't support torch.bfloat16. Falling back to torch.float16 …"
+DTYPE_FALLBACK = VllmLine(
+    "for compatibility",
+    r"Your device '([^'\n]{1,120})'(?: \(with compute capability (\d{1,3}\.\d{1,3})\))? doesn't support "
+    r"torch\.\w{1,16}\. Falling back to torch\.(\w{1,16}) for compatibility",
+    "Your device %s doesn't support %s. Falling back to %s for compatibility.",
+    "config/model.py::_resolve_auto_dtype (0.33.0)",
+)
+# the quantization method a checkpoint runs, from the model config's check: "%s quantization is not fully optimized
+# yet. The speed can be slower than non-quantized models." (ModelConfig._verify_quantization, printed as
+# [config.py:254] by 0.5.4 and [__init__.py:1171] by the 0.10.1 gfx906 fork, nlzy/vllm-gfx906#41; gone by 0.33.0)
+QUANTIZATION_NOT_OPTIMIZED = VllmLine(
+    "quantization is not fully optimized yet",
+    r"\b(\w{1,40}) quantization is not fully optimized yet\b",
+    "%s quantization is not fully optimized yet. The speed can be slower than non-quantized models.",
+    "config ModelConfig._verify_quantization (0.5–0.10)",
+)
+# V0's config turns chunked prefill and prefix caching off for an MLA model after the scheduler printed "Chunked
+# prefill is enabled …" (config.py::VllmConfig.__post_init__, 0.7.3: "MLA is enabled; forcing chunked prefill and
+# prefix caching to be disabled.", printed as [config.py:3329] in a 0.7.3 vllm-ascend log)
+MLA_DISABLES_CHUNKED_PREFILL = VllmLine(
+    "forcing chunked prefill",
+    r"MLA is enabled; forcing chunked prefill and prefix caching to be disabled",
+    "MLA is enabled; forcing chunked prefill and prefix caching to be disabled.",
+    "config.py::VllmConfig.__post_init__ (0.7.3)",
+)
+# a frame of V0's multiprocessing front end: vllm/engine/multiprocessing/engine.py (MQLLMEngine, run_mp_engine) and
+# client.py (MQLLMEngineClient), which 0.8–0.10's api_server starts only when VLLM_USE_V1 is off (V1 runs AsyncLLM's
+# engine-core process instead, v1/engine/core.py) and which 0.11.0 removed with V0 (0.33.0 has no engine/multiprocessing/)
+V0_MP_ENGINE_FRAME = VllmLine(
+    'File "', r'File "[^"]{0,300}/vllm/engine/multiprocessing/(?:engine|client)\.py", line \d{1,7}'
+)
+# --- the GPU stack, beyond vllm_text's ROCm markers (heldout-2026-12w) ---
+# a vLLM module named rocm_*.py in the logger tag: V0's ROCm attention backend ("[rocm_flash_attn.py:569] Using CK FA in
+# ROCmBackend", attention/backends/rocm_flash_attn.py to 0.10, vllm#20069), V1's (v1/attention/backends/rocm_attn.py,
+# rocm_aiter_fa.py, rocm_aiter_unified_attn.py, 0.33.0); only a ROCm build runs and logs from them
+ROCM_MODULE_TAG = VllmLine("[rocm_", r"\[(?:[\w/]{1,80}/)?rocm_\w{1,40}\.py:\d{1,5}\]")
+# V0's config turning custom all-reduce off on ROCm: "Disabled the custom all-reduce kernel because it is not supported
+# on AMD GPUs." (config.py, 0.7.2, under current_platform.is_rocm(); lamikr/rocm_sdk_builder#248). 0.33.0 words it
+# "… not supported on current platform." (config/parallel.py, DEBUG) and names no platform, so only the AMD wording is read
+AMD_ALLREDUCE_OFF = VllmLine(
+    "not supported on AMD GPUs",
+    r"\bcustom all-reduce kernel because it is not supported on AMD GPUs",
+    "Disabled the custom all-reduce kernel because it is not supported on AMD GPUs.",
+    "config.py (0.7.2)",
+)
+# torch's out-of-memory message continued on its own line ("torch.OutOfMemoryError: CUDA out of memory." then "Tried to
+# allocate 252.00 MiB. GPU 0 has a total capacity of 10.57 GiB of which 163.12 MiB is free.", vllm#19445): the
+# caching allocator's sentence (c10/cuda/CUDACachingAllocator.cpp) names the device's capacity
+OOM_CAPACITY_LINE = VllmLine(
+    "has a total capacity of", r"\bGPU \d{1,3} has a total capacity of (" + G + r") GiB of which\b"
+)

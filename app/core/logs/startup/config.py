@@ -19,6 +19,7 @@ from app.core.command import (
 )
 from app.core.errors import PlannerError
 from app.core.logs.reading import (
+    gib_bytes,
     int_of,
     strip_ansi,
 )
@@ -234,6 +235,38 @@ def _args_namespace(m: re.Match[str], ln: _Line, run: _Run) -> None:
 
 def _scheduler_default(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put(m.group(1), int_of(m.group(2)), ln, source=SOURCE_FALLBACK)
+
+
+def _chunked_prefill(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """ "Chunked prefill is enabled with max_num_batched_tokens=N." (config/scheduler.py, 0.33.0: printed only when
+    enable_chunked_prefill holds): the budget, and that chunked prefill is on; an engine-config line beats it."""
+    run.put(m.group(1), int_of(m.group(2)), ln, source=SOURCE_FALLBACK)
+    run.put("enable_chunked_prefill", True, ln, source=SOURCE_SECONDARY)
+
+
+def _mla_disables_chunked_prefill(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """V0's MLA override, after the scheduler's "Chunked prefill is enabled" line: both features are off."""
+    run.put("enable_chunked_prefill", False, ln, source=SOURCE_FORCED)
+    run.put("enable_prefix_caching", False, ln, source=SOURCE_FORCED)
+
+
+def _dtype_fallback(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """ "Your device 'X' (with compute capability 9.0) doesn't support torch.bfloat16. Falling back to
+    torch.float16 …": the dtype the engine runs; a card with a compute capability (CUDA, ROCm) is a GPU by that name."""
+    run.put("dtype", m.group(3), ln, source=SOURCE_SECONDARY)
+    if m.group(2) is not None:
+        run.put("device_name", m.group(1).strip(), ln, source=SOURCE_SECONDARY, mode="first")
+        run.put("device_type", "GPU", ln, source=SOURCE_FALLBACK)
+
+
+def _oom_capacity(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """ "GPU 0 has a total capacity of 10.57 GiB of which …" on a line of its own: the device's total memory."""
+    run.put("device_total_bytes", gib_bytes(m.group(1)), ln, source=SOURCE_SECONDARY)
+
+
+def _quantization_warning(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """ "gptq quantization is not fully optimized yet.": the method the model config resolved."""
+    run.put("quantization", m.group(1), ln, source=SOURCE_SECONDARY)
 
 
 def _async_scheduling(m: re.Match[str], ln: _Line, run: _Run) -> None:
