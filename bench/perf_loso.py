@@ -54,7 +54,7 @@ from perf_bands import weighted_quantile as weighted_quantile
 from perf_frontend import frontend_grid
 from perf_refit import ARCH_OPTION, POOLED_OPTION, arch_key, fit_arch
 
-from app.core.perf.physics import slower_device
+from app.core.perf.physics import host_step_seconds, slower_device
 from app.core.perf.predict import ARCH_PREFIX
 from app.core.perf.rates import rates_of
 from app.core.perf.simulate import SimulationError
@@ -73,6 +73,7 @@ MODES = (
     "physics+prefill",
     "physics+v0",
     "physics+prefill+v0",
+    "physics+prefill+v0+v0rank",
     "physics+prefill+v0+arch",
     "physics+prefill+v0+cuda",
     "physics+prefill+v0+frontend",
@@ -93,11 +94,19 @@ HOST_MODES = ("host", "physics")  # the modes that re-simulate the runs (host wo
 # physics options (suffixes, combinable): "+prefill" gives a device's FLOPs their own factor; "+v0" fits
 # the V0 engine's host work apart from V1's
 PREFILL_OPTION, V0_OPTION = "+prefill", "+v0"
+# "+v0rank" (with "+v0"): the V0 step's host work grows with the tensor-parallel group: at TP > 1 the driver
+# worker broadcasts every step's model input to the other ranks before any of them runs (vLLM 0.6.3
+# worker/worker_base.py, LocalOrDistributedWorkerBase._get_driver_input_and_broadcast ->
+# broadcast_tensor_dict over the TP group: metadata through the shared-memory message queue, tensors by
+# torch.distributed.broadcast; GroupCoordinator.broadcast_object returns at once when world_size == 1)
+V0_RANK_OPTION = "+v0rank"
 # V0 (vLLM < 0.8, or VLLM_USE_V1=0): schedule, prepare inputs, sample, detokenise and process outputs in
 # Python between device steps, in series: 0-30 ms a step and 0-400 us a request, chosen on the V0 runs
 # on CUDA devices (a device's own factor is fitted after it, on every run of that device)
 V0_HOST_STEP_GRID = (0.0, 2.5e-3, 5e-3, 10e-3, 15e-3, 20e-3, 30e-3)
 V0_HOST_REQUEST_GRID = (0.0, 50e-6, 100e-6, 200e-6, 400e-6)
+# +v0rank: the V0 host work per step per TP rank beyond the first (the per-step broadcast), 0-4 ms
+V0_HOST_RANK_GRID = (0.0, 1e-3, 2e-3, 3e-3, 4e-3)
 # --enforce-eager: the Python launch of one decoder layer's kernels (physics.Coefficients.eager_layer_s),
 # tried on the training sources' runs that state the flag: 0-400 us a layer
 EAGER_GRID = (0.0, 50e-6, 100e-6, 150e-6, 200e-6, 300e-6, 400e-6)
@@ -155,10 +164,11 @@ class Run:
             ):
                 self.variants[key] = self.predicted
             else:
-                coefficients = replace(
+                coefficients = replace(  # the point is the step's whole host work (its per-rank part in it)
                     ctx.coefficients,
                     host_step_s=host[0],
                     host_request_s=host[1],
+                    host_rank_step_s=0.0,
                     eager_layer_s=eager_s,
                     frontend_request_s=frontend_s,
                 )
@@ -177,6 +187,7 @@ class Correction:
     step_cost_ms: float = 0.0  # step-cost mode: added to every engine step
     host: HostPoint = (0.0, 0.0)  # host modes: the grid point of the host's step work
     host_v0: HostPoint | None = None  # +v0: the V0 engine's (None: the same as V1's)
+    host_v0_rank_s: float = 0.0  # +v0rank: the V0 step's host work per TP rank beyond the first
     ttft_base_ms: float = -1.0  # host+ttft: the per-request TTFT overhead (< 0: the shipped one)
     ttft_per_token_ms: float = 0.0  # and its part per prompt token (the API server tokenizes the prompt)
     platform: tuple[tuple[str, float], ...] = ()  # host+ttft+device, physics: device-time factor per device
@@ -184,6 +195,14 @@ class Correction:
     # physics+prefill: per device, the factor of its FLOPs (GEMMs, attention) apart from the rest
     compute_platform: tuple[tuple[str, float], ...] = ()
     frontend_s: float = 0.0  # +frontend: the API server's serial time per request (perf_frontend.py)
+
+    def _v0_point(self, run: Run) -> HostPoint:
+        """The V0 host work of this run's engine step: the fitted step and request parts, the step's
+        growing by host_v0_rank_s for every TP rank beyond the first (physics.v0_host_step_seconds)."""
+        assert self.host_v0 is not None and run.context is not None
+        step, request = self.host_v0
+        ranks = run.context.physics.tensor_parallel_size
+        return (step + self.host_v0_rank_s * (ranks - 1), request)
 
     def predict(self, run: Run) -> dict[str, float]:
         """The run's prediction under this correction."""
@@ -193,7 +212,7 @@ class Correction:
         v0 = run.context is not None and run.context.engine == "v0" and self.host_v0 is not None
         out = dict(
             run.at(
-                self.host_v0 if v0 and self.host_v0 is not None else self.host,
+                self._v0_point(run) if v0 else self.host,
                 dict(self.platform).get(device, 1.0),
                 self.eager_layer_s,
                 dict(self.compute_platform).get(device),
@@ -361,6 +380,7 @@ def _fit_host(mode: str, train: dict[str, list[Run]]) -> Correction:
                 mode=mode,
                 host=best.host,
                 host_v0=best.host_v0,
+                host_v0_rank_s=best.host_v0_rank_s,
                 ttft_base_ms=b,
                 ttft_per_token_ms=k,
                 platform=platform,
@@ -386,8 +406,14 @@ def _fit_v0_host(train: dict[str, list[Run]], v1: Correction) -> Correction:
     runs = {s: rows for s, rows in runs.items() if rows}
     if not runs:
         return v1
+    rank_grid = V0_HOST_RANK_GRID if V0_RANK_OPTION in v1.mode else (0.0,)
     return min(
-        (replace(v1, host_v0=(hs, hr)) for hs in V0_HOST_STEP_GRID for hr in V0_HOST_REQUEST_GRID),
+        (
+            replace(v1, host_v0=(hs, hr), host_v0_rank_s=hk)
+            for hs in V0_HOST_STEP_GRID
+            for hr in V0_HOST_REQUEST_GRID
+            for hk in rank_grid
+        ),
         key=lambda c: _train_objective(runs, c, ("tpot", "throughput")),
     )
 
@@ -586,7 +612,8 @@ def _host_never_binds(ctx: P.RunContext, host_step_s: float, host_request_s: flo
     both are linear in the batch, and the device's step is at least its fixed part plus every scheduled
     token's GEMM and sampler time (context and experts only add), so the two ends decide."""
     shipped = ctx.coefficients
-    if (host_step_s, host_request_s) == (shipped.host_step_s, shipped.host_request_s):
+    shipped_step = host_step_seconds(shipped, tensor_parallel_size=ctx.physics.tensor_parallel_size)
+    if (host_step_s, host_request_s) == (shipped_step, shipped.host_request_s):
         return True
     if not ctx.physics.host_overlapped:
         return False
@@ -760,6 +787,8 @@ def write(correction: Correction, bands: dict[str, tuple[float, float]]) -> None
         host["frontend_request_s"] = correction.frontend_s
     if correction.host_v0 is not None:
         host["v0_host_step_s"], host["v0_host_request_s"] = correction.host_v0
+        if correction.host_v0_rank_s:
+            host["v0_host_rank_step_s"] = correction.host_v0_rank_s
     payload["host"] = host
     arch = dict(correction.compute_platform)
     payload["device_time"] = {k: v for k, v in correction.platform if not k.startswith(ARCH_PREFIX)}

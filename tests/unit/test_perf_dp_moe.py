@@ -3,11 +3,20 @@ and a device's FLOPs factor apart from the rest of its step."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from app.core.catalog import find_device, find_model
 from app.core.estimate import estimate
-from app.core.perf.physics import Coefficients, on_busy_ranks, slower_device, step_physics
+from app.core.perf.physics import (
+    Coefficients,
+    host_seconds,
+    host_step_seconds,
+    on_busy_ranks,
+    slower_device,
+    step_physics,
+)
 from app.core.perf.predict import fit_for, host_fit, v0_host_fit
 from app.core.specs import ServeConfig
 from app.core.versions import rules_for
@@ -113,3 +122,22 @@ def test_a_v0_release_takes_the_v0_engines_host_work() -> None:
     assert (new.host_step_s, new.host_request_s) == (v1["host_step_s"], v1["host_request_s"])
     assert old.host_step_s > new.host_step_s
     assert old.eager_layer_s == new.eager_layer_s  # the rest of the host fit is shared
+
+
+def test_the_v0_host_step_grows_with_the_tp_group_it_broadcasts_to() -> None:
+    # V0's driver broadcasts each step's model input to the other TP ranks (vLLM 0.6.3 worker_base.py,
+    # broadcast_tensor_dict; nothing at TP 1): the per-step host work is host_step_s plus host_rank_step_s for
+    # every rank beyond the first. Worked by hand with 5 ms + 2 ms a rank and 0.1 ms a request, 16 requests:
+    # TP 1: 5 + 1.6 = 6.6 ms; TP 8: 5 + 14 + 1.6 = 20.6 ms
+    base = fit_for(family="hopper", vllm_version="0.19.0")[1].coefficients()
+    c = replace(base, host_step_s=5e-3, host_rank_step_s=2e-3, host_request_s=100e-6)
+    assert host_seconds(c, requests=16, tensor_parallel_size=1) == pytest.approx(6.6e-3)
+    assert host_seconds(c, requests=16, tensor_parallel_size=8) == pytest.approx(20.6e-3)
+    assert host_step_seconds(c, tensor_parallel_size=4) == pytest.approx(11e-3)
+    # V1's fit has no per-rank part: its host work is the same at every TP
+    assert host_seconds(base, requests=16, tensor_parallel_size=8) == host_seconds(
+        base, requests=16, tensor_parallel_size=1
+    )
+    # a V0 release's coefficients carry the V0 fit's per-rank part (0 where the fit has none)
+    old = fit_for(family="hopper", vllm_version="0.6.3")[1].coefficients()
+    assert old.host_rank_step_s == v0_host_fit().get("host_rank_step_s", 0.0)

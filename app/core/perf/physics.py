@@ -454,6 +454,11 @@ class Coefficients:
     # on the runs whose vLLM did not overlap it (async scheduling off), zero for the shared file's fit
     host_step_s: float = 0.0
     host_request_s: float = 0.0
+    # and per step per tensor-parallel rank beyond the first: the V0 engine's driver worker broadcasts every
+    # step's model input to the other ranks before any of them runs (vLLM 0.6.3 worker/worker_base.py,
+    # _get_driver_input_and_broadcast -> broadcast_tensor_dict over the TP group; nothing at TP 1, where
+    # GroupCoordinator.broadcast_object returns at once). Fitted for V0 only (bench/perf_loso.py +v0rank)
+    host_rank_step_s: float = 0.0
     # the API server's work per prompt token before the request reaches the scheduler (tokenising the
     # prompt text): with ttft_overhead_s, the per-request TTFT overhead; fitted across sources as above
     ttft_per_prompt_token_s: float = 0.0
@@ -510,9 +515,16 @@ def layer_floor_s(*, physics: StepPhysics, coefficients: Coefficients) -> float:
     )
 
 
-def host_seconds(coefficients: Coefficients, *, requests: float) -> float:
-    """The host's work for one engine step of ``requests`` scheduled requests."""
-    return coefficients.host_step_s + coefficients.host_request_s * requests
+def host_step_seconds(coefficients: Coefficients, *, tensor_parallel_size: int) -> float:
+    """The host's fixed work per engine step on a TP group of this size (its per-rank part beyond the
+    first rank included): e.g. 30 ms + 2 ms x 7 = 44 ms at TP 8, 30 ms at TP 1."""
+    return coefficients.host_step_s + coefficients.host_rank_step_s * (tensor_parallel_size - 1)
+
+
+def host_seconds(coefficients: Coefficients, *, requests: float, tensor_parallel_size: int) -> float:
+    """The host's work for one engine step of ``requests`` scheduled requests on a TP group of this size."""
+    step = host_step_seconds(coefficients, tensor_parallel_size=tensor_parallel_size)
+    return step + coefficients.host_request_s * requests
 
 
 def with_host(*, device_s: float, host_s: float, overlapped: bool) -> float:

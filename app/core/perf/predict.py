@@ -139,7 +139,9 @@ def v0_host_fit() -> dict[str, float]:
     apart from V1's across sources by bench/perf_loso.py's ``+v0``; absent = V1's (host_fit)."""
     raw = json.loads(COEFFICIENTS_FILE.read_text(encoding="utf-8")).get("host", {})
     return {
-        name: float(raw[f"v0_{name}"]) for name in ("host_step_s", "host_request_s") if f"v0_{name}" in raw
+        name: float(raw[f"v0_{name}"])
+        for name in ("host_step_s", "host_request_s", "host_rank_step_s")
+        if f"v0_{name}" in raw
     }
 
 
@@ -680,7 +682,9 @@ def steady_regime(
     """What binds the steady state, by the simulated benchmark's rule (app.core.perf.regime): the KV
     pool past the cliff, the queue when a rank's clients outnumber max_num_seqs, the host when its step
     work outlasts the device's, else memory bandwidth or compute by the decode step's memory-bound share."""
-    host = host_seconds(coefficients, requests=point.decode_batch)
+    host = host_seconds(
+        coefficients, requests=point.decode_batch, tensor_parallel_size=physics.tensor_parallel_size
+    )
     device = point.tpot_s if physics.host_overlapped else point.tpot_s - host
     ranks = busy_ranks(data_parallel_size=physics.data_parallel_size, clients=point.concurrency)
     return binding_regime(

@@ -14,6 +14,7 @@ from app.core.perf.physics import (
     Coefficients,
     StepPhysics,
     attention_rate,
+    host_step_seconds,
     layer_floor_s,
     touched_expert_fraction,
     with_host,
@@ -84,7 +85,7 @@ def rates_of(*, physics: StepPhysics, coefficients: Coefficients) -> StepRates:
         memory_per_context_s=physics.kv_bytes_per_token / bandwidth,
         windowed_share=physics.windowed_kv_share,
         window_tokens=physics.kv_window_tokens,
-        host_step_s=coefficients.host_step_s,
+        host_step_s=host_step_seconds(coefficients, tensor_parallel_size=physics.tensor_parallel_size),
         host_request_s=coefficients.host_request_s,
         host_overlapped=physics.host_overlapped,
     )

@@ -179,7 +179,9 @@ def steady_state(
         )
         step = with_host(
             device_s=pp * cost.seconds + hops,
-            host_s=host_seconds(coefficients, requests=batch),
+            host_s=host_seconds(
+                coefficients, requests=batch, tensor_parallel_size=physics.tensor_parallel_size
+            ),
             overlapped=physics.host_overlapped,
         )
         memory_share = cost.memory_seconds / max(cost.seconds, 1e-12)
@@ -256,7 +258,9 @@ def _own_ttft(
     per_prefill_token = pp * (alone.seconds - fixed) / chunk
     chunk_step = with_host(
         device_s=pp * with_decodes.seconds + hops,
-        host_s=host_seconds(coefficients, requests=batch + 1),
+        host_s=host_seconds(
+            coefficients, requests=batch + 1, tensor_parallel_size=physics.tensor_parallel_size
+        ),
         overlapped=physics.host_overlapped,
     )
     return (
