@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from app.core.errors import ConfigError
 from app.core.kinds import KIND_SPECS as KIND_SPECS
@@ -266,22 +267,14 @@ def build_layout(
     tp = tensor_parallel_size
     counts, n_attn, n_mamba = stage_counts(model=model, layer_range=layer_range)  # O(kinds), not O(layers)
 
-    def page_at(bs: int, *, with_indexer: bool = True) -> int:
-        return _attention_layer_page(
-            model,
-            block_size=bs,
-            tp=tp,
-            kv_dtype=kv_cache_dtype,
-            dtype_bytes=dtype_bytes,
-            with_indexer=with_indexer,
-        )
+    page_at = partial(_attention_layer_page, model, tp=tp, kv_dtype=kv_cache_dtype, dtype_bytes=dtype_bytes)
 
     if rules.engine == "v0" and model.mla is not None:
         # V0 CUDA aligns the MLA key entry to 256 bytes: 576 bf16 elements -> 640 (reference §2.4)
         entry = cdiv(model.mla.latent_size * dtype_bytes, V0_MLA_ALIGN_BYTES) * V0_MLA_ALIGN_BYTES
         page = block_size * entry
     else:
-        page = page_at(block_size)
+        page = page_at(block_size=block_size)
     per_token_bytes = (page // block_size) * n_attn if block_size else 0
     if (
         model.indexer_layers is not None
@@ -296,7 +289,7 @@ def build_layout(
             model=model,
             signatures=signatures,
             block_size=block_size,
-            latent_page=page_at(block_size, with_indexer=False),
+            latent_page=page_at(block_size=block_size, with_indexer=False),
         )
     if model.layer_attention is not None and n_attn and not n_mamba:
         return _layout_per_layer(
@@ -315,13 +308,13 @@ def build_layout(
             rules=rules,
             tp=tp,
             model_dtype=model_dtype,
-            attention_page_per_token=page_at(1, with_indexer=False) if n_attn else 1,
+            attention_page_per_token=page_at(block_size=1, with_indexer=False) if n_attn else 1,
             step_tokens=hybrid.step_tokens,
         )
         if n_attn:
             if needed_block > block_size:
                 block_size = needed_block
-                page = page_at(block_size)
+                page = page_at(block_size=block_size)
             mamba_page = page  # padded to the attention page
     return _grouped_layout(
         model=model,
