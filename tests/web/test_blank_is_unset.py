@@ -53,3 +53,22 @@ def test_a_planner_page_box_other_than_the_target_stays_a_problem() -> None:
 
     _, problems = parse_lenient(PlannerParams, [("model", "m"), ("device", "")])
     assert [p.field for p in problems] == ["device"]
+
+
+def _permalink(page: str) -> dict[str, str]:
+    import html
+    import re
+    from urllib.parse import parse_qsl, urlsplit
+
+    found = re.search(r'<a id="permalink" href="([^"]*)"', page)
+    assert found
+    return dict(parse_qsl(urlsplit(html.unescape(found.group(1))).query))
+
+
+def test_a_typed_target_concurrency_of_1_stays_in_the_permalink(client: TestClient) -> None:
+    # a typed N = 1 is a given N (the Speed section then models 1 client), a blank box is not: the permalink kept
+    # neither (1 is the default), so the link reopened the page with the Speed section's own clients
+    typed = client.get("/", params={**BASE, "target_concurrency": "1"}).text
+    assert _permalink(typed).get("target_concurrency") == "1"
+    blank = client.get("/", params={**BASE, "target_concurrency": ""}).text
+    assert "target_concurrency" not in _permalink(blank)

@@ -135,7 +135,7 @@ def fleet_query(params: FleetParams) -> str:
     length the user set is kept even at its default, so the link reopens the same request)."""
     items = [(k, v) for k, v in query_items(params) if k not in LENGTH_FIELDS]
     # a blank rate is the benchmark's --request-rate or the default: a rate the user set is kept even at the default
-    set_kept = (*LENGTH_FIELDS, RATE_FIELD)
+    set_kept = FleetParams.unset_when_blank()
     for name in (*LENGTH_FIELDS, *FLEET_FIELDS):
         value = getattr(params, name)
         kept = name in set_kept and name in params.model_fields_set
