@@ -72,3 +72,13 @@ def test_a_typed_target_concurrency_of_1_stays_in_the_permalink(client: TestClie
     assert _permalink(typed).get("target_concurrency") == "1"
     blank = client.get("/", params={**BASE, "target_concurrency": ""}).text
     assert "target_concurrency" not in _permalink(blank)
+
+
+def test_the_explorer_keeps_a_typed_target_and_leaves_out_an_untyped_one(client: TestClient) -> None:
+    # the explorer's permalink and its link back to the planner carry target_concurrency=1 only when it was typed
+    # (its merge of the resolved inputs, and planner_params, had marked every field given)
+    typed = client.get("/explore", params={**BASE, "target_concurrency": "1"}).text
+    assert _permalink(typed).get("target_concurrency") == "1"
+    untyped = client.get("/explore", params=BASE).text
+    assert "target_concurrency" not in _permalink(untyped)
+    assert "target_concurrency=1" not in untyped

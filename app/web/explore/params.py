@@ -30,7 +30,7 @@ from app.web.inputs.params import (
     PlannerParams,
     StrictPlannerParams,
     parse_human_int,
-    same_named,
+    replace,
 )
 from app.web.inputs.problems import Problem
 from app.web.validation import message_of
@@ -316,7 +316,9 @@ def parse_explore_lenient(
 
 
 def planner_params(params: PlannerParams) -> PlannerParams:
-    return same_named(PlannerParams, params)
+    """The planner's part of the inputs, what was given still given (inputs.params.replace: the planner link
+    keeps a typed target N = 1 and leaves out one nobody typed)."""
+    return replace(params)
 
 
 def explore_items(params: ExploreParams) -> list[tuple[str, str]]:
