@@ -4,6 +4,8 @@ backends.py walks the priority list with these."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from app.core.specs import ModelSpec
 from app.core.versions import VersionRules
 
@@ -33,31 +35,78 @@ def forces_triton(*, model: ModelSpec, sm: int, rules: VersionRules) -> bool:
     return not (sm // 10 in FA4_SM_MAJORS and max(heads) <= FA4_HEAD_LIMIT)
 
 
-FLASH_ATTN_HEAD_MULTIPLE = 8  # flash_attn.py supports_head_size: head_size % 8 == 0
-FLASHINFER_HEAD_SIZES = frozenset({64, 128, 256})  # 0.19.0 flashinfer.py get_supported_head_sizes
-FLASHINFER_LARGE_HEAD = 512  # added to that list by 0.24.0
-TRITON_MIN_HEAD = 32  # triton_attn.py supports_head_size: head_size >= 32
+@dataclass(frozen=True)
+class HeadSizes:
+    """The head sizes one backend takes at a release: its get_supported_head_sizes list (``sizes``), or what its
+    supports_head_size bounds allow (a ``multiple`` of, from ``minimum`` up to ``maximum``)."""
+
+    sizes: frozenset[int] = frozenset()
+    multiple: int = 1
+    minimum: int = 1
+    maximum: int | None = None
+
+    def takes(self, head: int) -> bool:
+        if self.sizes:
+            return head in self.sizes
+        return (
+            head % self.multiple == 0
+            and head >= self.minimum
+            and (self.maximum is None or head <= self.maximum)
+        )
+
+
+@dataclass(frozen=True)
+class HeadRow:
+    """From the releases where VersionRules ``flag`` is on ("": every release the planner walks the backend in),
+    and where ``fa4_only``, on an SM with FA4 (FA4_SM_MAJORS), the backend takes ``heads``."""
+
+    flag: str
+    heads: HeadSizes
+    fa4_only: bool = False
+
+
+FLASHINFER_HEADS = frozenset({64, 128, 256})
+# AttentionBackend.validate_configuration's "head_size not supported" (v1/attention/backend.py), backend by backend,
+# release by release: the last row that applies is the backend's; a backend not listed takes any head size.
+HEAD_SIZE_TABLE: dict[str, tuple[HeadRow, ...]] = {
+    "FLASH_ATTN": (
+        # 0.19.0 flash_attn.py supports_head_size: head_size % 8 == 0 and head_size <= 256
+        HeadRow("backend_head_sizes", HeadSizes(multiple=8, maximum=FA_HEAD_LIMIT)),
+        # 0.24.0 (0.33.0 the same): <= 512 when is_fa_version_supported(4)
+        HeadRow("large_attention_heads", HeadSizes(multiple=8, maximum=FA4_HEAD_LIMIT), fa4_only=True),
+    ),
+    "FLASHINFER": (
+        # 0.19.0 flashinfer.py get_supported_head_sizes [64, 128, 256]; 0.24.0 (0.30.0, 0.33.0) adds 512
+        HeadRow("backend_head_sizes", HeadSizes(sizes=FLASHINFER_HEADS)),
+        HeadRow("large_attention_heads", HeadSizes(sizes=FLASHINFER_HEADS | {512})),
+    ),
+    # 0.19.0-0.33.0 triton_attn.py supports_head_size: head_size >= 32
+    "TRITON_ATTN": (HeadRow("backend_head_sizes", HeadSizes(minimum=32)),),
+    # 0.19.0-0.33.0 v1/attention/backends/rocm_attn.py RocmAttentionBackend.get_supported_head_sizes (ROCm's walk,
+    # backends._rocm_rejects, checks it wherever ROCM_ATTN is a candidate, V0's one ROCm backend included)
+    "ROCM_ATTN": (HeadRow("", HeadSizes(sizes=frozenset({32, 64, 80, 96, 128, 160, 192, 224, 256}))),),
+}
+
+
+def supported_heads(backend: str, *, sm: int, rules: VersionRules) -> HeadSizes | None:
+    """The backend's head sizes at this release and SM (HEAD_SIZE_TABLE), or None where it takes any."""
+    found = None
+    for row in HEAD_SIZE_TABLE.get(backend, ()):
+        if (not row.flag or getattr(rules, row.flag)) and (not row.fa4_only or sm // 10 in FA4_SM_MAJORS):
+            found = row.heads
+    return found
 
 
 def head_size_rejected(backend: str, *, heads: frozenset[int], sm: int, rules: VersionRules) -> bool:
-    """AttentionBackend.validate_configuration's "head_size not supported" for the non-MLA CUDA backends (0.19.0+;
-    VersionRules.backend_head_sizes): FLASH_ATTN takes multiples of 8 up to 256, up to 512 with FA4 on SM 9.x /
-    10.x / 11.x (0.24.0+); FLASHINFER 64 / 128 / 256 (and 512 from 0.24.0); TRITON_ATTN 32 and up; the others any.
+    """AttentionBackend.validate_configuration's "head_size not supported" (HEAD_SIZE_TABLE): FLASH_ATTN takes
+    multiples of 8 up to 256, up to 512 with FA4 on SM 9.x / 10.x / 11.x (0.24.0+); FLASHINFER 64 / 128 / 256 (and
+    512 from 0.24.0); TRITON_ATTN 32 and up (those three from 0.19.0, VersionRules.backend_head_sizes: older
+    releases not read); ROCM_ATTN 32 / 64 / 80 / 96 / 128 / 160 / 192 / 224 / 256; the others any.
 
     E.g. open_llama 3B (head 100) on an H100: FLASH_ATTN (100 % 8) and FLASHINFER refuse it, TRITON_ATTN runs;
-    Phi-3-mini (96) on a B200: FLASHINFER refuses it, FLASH_ATTN runs."""
-    if not rules.backend_head_sizes or not heads:
-        return False
-    if backend == "FLASH_ATTN":
-        fa4 = rules.large_attention_heads and sm // 10 in FA4_SM_MAJORS
-        limit = FA4_HEAD_LIMIT if fa4 else FA_HEAD_LIMIT
-        return any(h % FLASH_ATTN_HEAD_MULTIPLE or h > limit for h in heads)
-    if backend == "FLASHINFER":
-        sizes = FLASHINFER_HEAD_SIZES | ({FLASHINFER_LARGE_HEAD} if rules.large_attention_heads else set())
-        return not heads <= sizes
-    if backend == "TRITON_ATTN":
-        return min(heads) < TRITON_MIN_HEAD
-    return False
+    Phi-3-mini (96) on a B200: FLASHINFER refuses it, FLASH_ATTN runs; head 112 on an MI300X: ROCM_ATTN refuses it."""
+    allowed = supported_heads(backend, sm=sm, rules=rules)
+    return allowed is not None and not all(allowed.takes(h) for h in heads)
 
 
 def attention_head_sizes(model: ModelSpec) -> frozenset[int]:

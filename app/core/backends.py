@@ -346,8 +346,6 @@ def _npu_choice(
     return choice
 
 
-# 0.19.0-0.33.0 v1/attention/backends/rocm_attn.py RocmAttentionBackend.get_supported_head_sizes
-ROCM_ATTN_HEAD_SIZES = frozenset({32, 64, 80, 96, 128, 160, 192, 224, 256})
 # models with learned sinks on every layer (attention_sinks.has_sinks): ROCM_ATTN refuses them (supports_sink False:
 # "attention sinks not supported"), CUDA backends take them by device (VersionRules.sink_backends)
 
@@ -358,8 +356,7 @@ def _rocm_rejects(
     """Why AttentionBackend.validate_configuration turns this ROCm backend down for the model, or None."""
     if backend is not ROCM_ATTN:
         return None
-    heads = attention_head_sizes(model)
-    if not heads <= ROCM_ATTN_HEAD_SIZES:
+    if head_size_rejected(backend.name, heads=attention_head_sizes(model), sm=0, rules=rules):
         return "head_size not supported"
     if has_sinks(model=model, rules=rules):
         return "attention sinks not supported"

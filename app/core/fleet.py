@@ -38,6 +38,7 @@ from app.core.plan import apply_quantization_flag
 from app.core.recommend.engine import Context, Engine
 from app.core.recommend.kv_dtype import dtype_candidates, dtype_check, dtype_cost
 from app.core.result import Estimate, Range
+from app.core.serve_flags import check_release_has_flags
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Msg, Text
 
@@ -579,6 +580,9 @@ def plan_fleet(
     the formats itself, or only ``quantization`` when one is given (the user fixed the format). ``serve`` holds the flags that are not searched (max_model_len, utilization…).
     """
     limits = limits or Limits()
+    # each layout's estimate refuses a flag the release lacks, and a refused layout is dropped: refuse it here,
+    # naming the field, rather than answer "no layout starts"
+    check_release_has_flags(serve, vllm_version)
     # vLLM rejects a request longer than max_model_len: the one length rule of the performance model
     validate_workload(
         Workload(input_tokens=target.input_tokens, output_tokens=target.output_tokens, concurrency=1),

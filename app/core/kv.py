@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from app.core.errors import ConfigError
 from app.core.kinds import KIND_SPECS as KIND_SPECS
@@ -138,10 +139,16 @@ def stage_layer_ranges(*, num_layers: int, pipeline_parallel_size: int) -> list[
 
 
 def _attention_layer_page(
-    model: ModelSpec, *, block_size: int, tp: int, kv_dtype: str, dtype_bytes: int
+    model: ModelSpec, *, block_size: int, tp: int, kv_dtype: str, dtype_bytes: int, with_indexer: bool = True
 ) -> int:
+    """One attention layer's page at ``block_size``: the K/V (or MLA latent) page, plus, ``with_indexer``, the
+    sparse-attention indexer's cache, which shares the layer's block table (one UniformType group). Without
+    it, the attention spec alone, as Platform._align_hybrid_block_size sizes its one-token page (0.33.0
+    platforms/interface.py: an MLAAttentionSpec of the latent or a FullAttentionSpec, no indexer spec).
+
+    E.g. GLM-5.3-Flash (latent 512, bf16; indexer 33 B a token) at one token: 1,057 B, 1,024 B without."""
+    index_bytes = block_size * model.indexer_bytes_per_token if with_indexer else 0
     if model.mla is not None:
-        # + the sparse-attention indexer's uint8 cache, same block table (one UniformType group)
         return (
             mla_page_bytes(
                 block_size=block_size,
@@ -149,7 +156,7 @@ def _attention_layer_page(
                 dtype_bytes=dtype_bytes,
                 kv_cache_dtype=kv_dtype,
             )
-            + block_size * model.indexer_bytes_per_token
+            + index_bytes
         )
     heads = kv_heads_per_rank(total_kv_heads=model.num_kv_heads, tensor_parallel_size=tp)
     return (
@@ -160,7 +167,7 @@ def _attention_layer_page(
             head_size_v=model.head_size_v,
             dtype_bytes=dtype_bytes,
         )
-        + block_size * model.indexer_bytes_per_token
+        + index_bytes
     )  # MiniMax-M3's bf16 index keys, as for MLA above
 
 
@@ -260,17 +267,14 @@ def build_layout(
     tp = tensor_parallel_size
     counts, n_attn, n_mamba = stage_counts(model=model, layer_range=layer_range)  # O(kinds), not O(layers)
 
-    def page_at(bs: int) -> int:
-        return _attention_layer_page(
-            model, block_size=bs, tp=tp, kv_dtype=kv_cache_dtype, dtype_bytes=dtype_bytes
-        )
+    page_at = partial(_attention_layer_page, model, tp=tp, kv_dtype=kv_cache_dtype, dtype_bytes=dtype_bytes)
 
     if rules.engine == "v0" and model.mla is not None:
         # V0 CUDA aligns the MLA key entry to 256 bytes: 576 bf16 elements -> 640 (reference §2.4)
         entry = cdiv(model.mla.latent_size * dtype_bytes, V0_MLA_ALIGN_BYTES) * V0_MLA_ALIGN_BYTES
         page = block_size * entry
     else:
-        page = page_at(block_size)
+        page = page_at(block_size=block_size)
     per_token_bytes = (page // block_size) * n_attn if block_size else 0
     if (
         model.indexer_layers is not None
@@ -282,7 +286,10 @@ def build_layout(
     ):
         signatures = signature_counts(model=model, layer_range=layer_range)  # this and the next: O(distinct)
         return _layout_indexer_on_some_layers(
-            model=model, signatures=signatures, block_size=block_size, page=page
+            model=model,
+            signatures=signatures,
+            block_size=block_size,
+            latent_page=page_at(block_size=block_size, with_indexer=False),
         )
     if model.layer_attention is not None and n_attn and not n_mamba:
         return _layout_per_layer(
@@ -301,17 +308,13 @@ def build_layout(
             rules=rules,
             tp=tp,
             model_dtype=model_dtype,
-            # the one-token page _align_hybrid_block_size sizes is the attention spec alone (0.33.0
-            # platforms/interface.py: MLAAttentionSpec of the latent), not the indexer's (GLM-5.3-Flash)
-            attention_page_per_token=(page_at(1) - (model.indexer_bytes_per_token if model.mla else 0))
-            if n_attn
-            else 1,
+            attention_page_per_token=page_at(block_size=1, with_indexer=False) if n_attn else 1,
             step_tokens=hybrid.step_tokens,
         )
         if n_attn:
             if needed_block > block_size:
                 block_size = needed_block
-                page = page_at(block_size)
+                page = page_at(block_size=block_size)
             mamba_page = page  # padded to the attention page
     return _grouped_layout(
         model=model,
@@ -556,14 +559,13 @@ def _layout_dsv4(*, model: ModelSpec, layer_range: tuple[int, int], block_size: 
 
 
 def _layout_indexer_on_some_layers(
-    *, model: ModelSpec, signatures: dict[LayerSignature, int], block_size: int, page: int
+    *, model: ModelSpec, signatures: dict[LayerSignature, int], block_size: int, latent_page: int
 ) -> KVLayout:
     """MLA layers, an indexer cache on some (GLM-5.2): the MLA and indexer specs are both MLAAttentionSpec
     of one block size, so vLLM puts them in one UniformTypeKVCacheSpecs group whose block is the sum of
     every layer's page (kv_cache_utils.get_kv_cache_groups, 0.24+); folded by signature, so two pages
     (with and without the indexer) whatever the layer count."""
-    index_page = block_size * model.indexer_bytes_per_token
-    latent_page = page - index_page  # _attention_layer_page adds the indexer to every MLA page
+    index_page = block_size * model.indexer_bytes_per_token  # on the layers that build an indexer only
     attention = LayerKind.MLA if model.mla is not None else LayerKind.FULL
     pages: dict[int, int] = {}
     for (kind, _, indexed), count in signatures.items():

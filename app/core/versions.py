@@ -292,7 +292,7 @@ class VersionRules:
     # models/config.py Gemma4Config (head 256 / 512): TRITON_ATTN forced (0.19.0), only without FA4 (0.24.0)
     gemma4_backend: Literal["none", "triton", "fa4_or_triton"] = "none"
     # v1/attention/backend.py validate_configuration "head_size not supported": each backend's head sizes
-    # (backends.py head_size_rejected): checked from 0.19.0 (older releases not read: no check); FA up to 512 with
+    # (backend_heads.py HEAD_SIZE_TABLE): checked from 0.19.0 (older releases not read: no check); FA up to 512 with
     # FA4 and FlashInfer's 512 from 0.24.0
     backend_head_sizes: bool = False
     large_attention_heads: bool = False

@@ -29,6 +29,7 @@ from app.core.text import Message, TextList
 from app.resources import Data, directory
 from app.web import i18n
 from app.web.format import gib, integer, percent
+from app.web.measured_runs import BENCH_FIELDS
 
 TEMPLATES_DIR = directory(Data.TEMPLATES)
 STATIC_DIR = directory(Data.STATIC)
@@ -107,6 +108,7 @@ def make_environment(lang: str | None = None) -> jinja2.Environment:
     env.filters["integer"] = integer
     env.filters["percent"] = percent
     env.globals["htmx_asset"] = HTMX_ASSET
+    env.globals["bench_fields"] = BENCH_FIELDS  # forms.html bench_open: the one list of benchmark arguments
     env.constant_messages_lang = lang  # type: ignore[attr-defined]
     return env
 

@@ -174,6 +174,22 @@ def test_rocm_walks_its_release_priority_list_with_aiter_off() -> None:
     assert _on_rocm("google/gemma-3-12b-it", "0.33.0") == ("TRITON_ATTN", 16)
 
 
+def test_rocm_attn_head_sizes_come_from_the_one_head_size_table() -> None:
+    # 0.33.0 v1/attention/backends/rocm_attn.py RocmAttentionBackend.get_supported_head_sizes:
+    # [32, 64, 80, 96, 128, 160, 192, 224, 256] (0.19.0 the same), a row of backend_heads.HEAD_SIZE_TABLE
+    from app.core.backend_heads import supported_heads
+
+    rocm = supported_heads("ROCM_ATTN", sm=0, rules=rules_for("0.33.0"))
+    assert rocm is not None
+    assert [h for h in (32, 64, 80, 96, 100, 112, 128, 160, 192, 224, 256, 512) if rocm.takes(h)] == [
+        32, 64, 80, 96, 128, 160, 192, 224, 256
+    ]  # fmt: skip
+    # head 112 (not in the list) walks on to TRITON_ATTN (0.19.0 _get_backend_priorities [ROCM_ATTN, TRITON_ATTN]);
+    # 96 stays on ROCM_ATTN
+    assert choose(dense(head=112), MI300X, "0.33.0").name == "TRITON_ATTN"
+    assert choose(dense(head=96), MI300X, "0.33.0").name == "ROCM_ATTN"
+
+
 def test_rocm_refuses_what_no_backend_takes() -> None:
     # 0.33.0 triton_mla.py TritonMLABackend.supported_kv_cache_dtypes: auto, float16, bfloat16, fp8, fp8_e4m3 --
     # no fp8_e5m2, and TRITON_MLA is ROCm's only MLA backend with AITER off: "No valid attention backend found"

@@ -100,3 +100,78 @@ def test_a_request_setting_a_field_whose_flag_the_release_lacks_is_refused_by_fi
         in (err.value.message)
     )
     check_release_has_flags(ServeConfig(), "0.6.6")  # the defaults set no flag
+
+
+# The refusal is the core's (estimate() runs check_release_has_flags), so every caller that builds a ServeConfig
+# itself refuses as the API does: 0.9.0's engine/arg_utils.py has no --async-scheduling (0.10.0 the first release
+# read with it, vllm_flags.json), and 0.9.0's `vllm serve` exits "unrecognized arguments: --async-scheduling".
+LACKING_AT_0_9 = "--async-scheduling: vLLM 0.9.0 does not have it; 0.10.0 is the first release with it"
+
+
+def test_core_estimate_refuses_a_flag_the_release_lacks_by_field() -> None:
+    from app.core.catalog import find_device, find_model
+    from app.core.estimate import estimate
+
+    model, device = find_model("meta-llama/Llama-3.1-8B-Instruct"), find_device("h100")
+    with pytest.raises(PlannerError) as err:
+        estimate(model=model, device=device, serve=ServeConfig(async_scheduling=True), vllm_version="0.9.0")
+    assert err.value.field == "async_scheduling" and LACKING_AT_0_9 in err.value.message
+    est = estimate(
+        model=model, device=device, serve=ServeConfig(async_scheduling=True), vllm_version="0.10.0"
+    )
+    assert est.fits
+
+
+def test_fleet_and_recommend_refuse_it_too() -> None:
+    from app.core.catalog import find_device, find_model
+    from app.core.fleet import plan_fleet
+    from app.core.recommend import recommend
+    from tests.unit.test_fleet import target
+
+    model, device = find_model("meta-llama/Llama-3.1-8B-Instruct"), find_device("h100")
+    serve = ServeConfig(async_scheduling=True, max_model_len=8192)
+    with pytest.raises(PlannerError) as fleet_err:  # was: every layout dropped, "no layout starts"
+        plan_fleet(model=model, device=device, serve=serve, vllm_version="0.9.0", target=target())
+    with pytest.raises(PlannerError) as rec_err:
+        recommend(
+            model=model,
+            device=device,
+            serve=serve,
+            vllm_version="0.9.0",
+            target_max_model_len=8192,
+            target_concurrency=4,
+        )
+    for err in (fleet_err, rec_err):
+        assert err.value.field == "async_scheduling" and LACKING_AT_0_9 in err.value.message
+
+
+def test_the_cli_refuses_a_flag_the_image_tags_release_lacks(capsys: pytest.CaptureFixture[str]) -> None:
+    # the CLI's command reader already refuses it as vLLM's parser does (release from the image tag); the core
+    # check stands behind it
+    from app.cli import main
+
+    argv = ["estimate", "--device", "h100", "--", "docker", "run", "vllm/vllm-openai:v0.9.0"]
+    argv += ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--async-scheduling"]
+    assert main(argv) == 2
+    assert (
+        "unrecognized arguments: --async-scheduling (vLLM 0.9.0 does not have it" in capsys.readouterr().err
+    )
+
+
+@pytest.mark.parametrize("version", ["0.6.6", "0.10.1", "0.17.0", "0.18.0", "0.33.0"])
+def test_the_recommenders_command_sets_no_flag_its_release_lacks(version: str) -> None:
+    # a start that needs levers (70B at TP 1 on an H100, 16 x 32k): whatever it proposes is an estimate the core
+    # accepted, so its final configuration sets no flag the release lacks (--kv-cache-memory-bytes only from 0.10.2)
+    from app.core.catalog import find_device, find_model
+    from app.core.recommend import recommend
+
+    rec = recommend(
+        model=find_model("meta-llama/Llama-3.1-70B-Instruct"),
+        device=find_device("h100"),
+        serve=ServeConfig(),
+        vllm_version=version,
+        target_max_model_len=32_768,
+        target_concurrency=16,
+    )
+    assert rec.steps
+    assert flags_release_lacks(rec.final, version) == []

@@ -355,3 +355,27 @@ def test_set_t_holds_its_logs() -> None:
 @pytest.mark.parametrize("name", sorted(log_sets.sources(SET_T)))
 def test_set_t_after_its_fix(name: str) -> None:
     check_log(SET_T, name, log_sets.sources(SET_T)[name]["expect"])
+
+
+@pytest.mark.parametrize(
+    ("directory", "name", "very_total"),
+    [
+        # vllm-ascend#3869 (A3 die): 65,796,046,848 B = 61.28 GiB is the catalog's 910C to the byte, the 910B
+        # 60.96 GiB is 0.32 GiB away: the header names the 910C, the reasoning keeps both
+        (
+            "heldout-2026-12p",
+            "ascend_qwen3_vl_235b_dp2_tp8_ep_budget_lines_no_rank0_kv_222592_capture_begun.log",
+            "huawei-ascend-910c",
+        ),
+        # vllm-ascend#3843: 65,452,113,920 B = 60.96 GiB is the 910B's own total
+        ("collected", "ascend_0.11_qwen3_next_910b4_available_memory_0.log", "huawei-ascend-910b-64gb"),
+        # vllm#10511: 79.22 GiB is 0.12 GiB from the H100's and A100's shared 79.1 GiB: neither is the very total
+        ("heldout", "v0_llama3_8b_profile_table_h100.log", None),
+    ],
+)
+def test_the_tied_card_whose_total_is_the_printed_one_is_named(
+    directory: str, name: str, very_total: str | None
+) -> None:
+    _, d = log_sets.read(LOGS_DIR / directory, name)
+    assert d.device_source == "ambiguous"
+    assert d.device_very_total == very_total

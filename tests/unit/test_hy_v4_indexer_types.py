@@ -171,3 +171,23 @@ def test_a_learnable_sink_binds_flashmla_sparse(learnable_sink: bool | None, bac
     assert est.attention_backend == backend
     (group,) = est.groups
     assert group.page_size_bytes == 64 * (1_152 + 132)
+
+
+def test_a_config_without_index_head_dim_weighs_the_indexer_at_its_default() -> None:
+    # HYV4Config.index_head_dim defaults to 128 (0.33.0 transformers_utils/configs/hy_v4.py; coerce.CLASS_DEFAULTS).
+    # The indexer's weights on each layer that builds one (params._sparse_attention_params, deepseek_v2.py Indexer):
+    # wq_b q_lora_rank x heads x dim + (wk + weights_proj) h x (dim + heads) + k_norm 2 x dim. Layers 0 and 3 here,
+    # q_lora_rank 256, 32 index heads, h 1,024: at dim 128 a layer holds 256 x 32 x 128 + 1,024 x 160 + 256 =
+    # 1,212,672, at dim 64 524,288 + 98,304 + 128 = 622,720, so two layers differ by 2 x 589,952 = 1,179,904
+    # (main counted a left-out index_head_dim as 0: no indexer weights at all, 1,245,440 fewer than at dim 64).
+    from app.core.hf_config.params import count_params
+
+    without = _hand_made_hy_v4()
+    del without["index_head_dim"]
+    total_without, _ = count_params(without)
+    total_128, _ = count_params(_hand_made_hy_v4(index_head_dim=128))
+    total_64, _ = count_params(_hand_made_hy_v4(index_head_dim=64))
+    assert total_without == total_128
+    assert total_128 - total_64 == 2 * 589_952
+    spec = model_spec_from_hf_config(without, name="hand-made-hy_v4")
+    assert spec.indexer_bytes_per_token == 132  # 128 + 128 // 128 x 4

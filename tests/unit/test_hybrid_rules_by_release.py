@@ -168,3 +168,21 @@ def test_mla_hybrid_alignment_by_release(version: str, backend: str, min_kernel:
         prefix_caching=True,
     )
     assert align.step_tokens == step
+
+
+def test_hybrid_alignment_sizes_the_attention_page_without_the_indexer() -> None:
+    # 0.33.0 platforms/interface.py Platform._align_hybrid_block_size: the one-token page it sizes the block by
+    # is a FullAttentionSpec (or, MLA, an MLAAttentionSpec of the latent) alone, never the indexer's spec. Qwen3-Next
+    # given (model_copy, labelled hypothetical) a MiniMax-M3-style bf16 index-key cache of 128 x 2 = 256 B a
+    # token on every attention layer, at 0.24.0 TP 4: step 16, 16 x cdiv(274,432, 16 x 1,024) = 16 x 17 = 272, as
+    # without it (counting the indexer, 16 x cdiv(274,432, 16 x 1,280) = 16 x 14 = 224). The page itself does carry
+    # the indexer (one block table): 272 x (1,024 + 256) = 348,160 B, the Mamba state padded to it.
+    spec = _spec(QWEN3_NEXT).model_copy(update={"indexer_bytes_per_token": 256})
+    est = estimate(
+        model=spec,
+        device=find_device("h100"),
+        serve=ServeConfig(tensor_parallel_size=4),
+        vllm_version="0.24.0",
+    )
+    assert est.block_size == 272
+    assert {g.page_size_bytes for g in est.groups} == {272 * 1_280}

@@ -76,3 +76,11 @@ def test_compare_error_is_a_field_not_a_500(client):
     assert r.status_code == 422
     assert "<code>tensor_parallel_size</code>: 64 does not divide the 32 attention heads" in r.text
     assert 'id="rule-differences"' in r.text  # the rules still compare
+
+
+def test_a_typed_version_it_cannot_use_stays_selected(client):
+    # the form puts the typed value back as the planner's does (inputs.problems.typed_values): the select keeps
+    # 0.5.4 as its own "unknown" option, so the error stays until another release is picked
+    page = client.get("/compare?a=0.5.4&b=0.33.0").text
+    assert '<option value="0.5.4" selected data-unknown>' in page
+    assert '<option value="0.33.0" selected>' in page

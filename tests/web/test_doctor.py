@@ -420,3 +420,15 @@ def test_a_gb10_pool_row_shows_the_unified_memory_band(client: TestClient, lang:
     page = client.post(f"/doctor?lang={lang}", data={"log": text}).text
     note = re.search(r'data-note-for="kv_cache_bytes">(.*?)</tr>', page, re.S)
     assert note is not None and words in note.group(1)
+
+
+def test_the_header_names_the_one_card_whose_total_the_a3_log_prints(client: TestClient) -> None:
+    # vllm-ascend#3869 (A3): 61.28 GiB is the catalog 910C's total itself, the 910B's 60.96 GiB only near it, so
+    # the Device row names the 910C (was "several catalog cards report this total"); the reasoning keeps both
+    log = (DATA / "heldout-2026-12p").joinpath(
+        "ascend_qwen3_vl_235b_dp2_tp8_ep_budget_lines_no_rank0_kv_222592_capture_begun.log"
+    )
+    page = client.post("/doctor", data={"log": log.read_text(encoding="utf-8")}).text
+    assert "huawei-ascend-910c reports this very total, other catalog cards are near it" in page
+    assert "several catalog cards report this total" not in page
+    assert "within 1.50 GiB of it for huawei-ascend-910b-64gb (60.96 GiB)" in page

@@ -73,9 +73,8 @@ def test_the_page_sizes_for_the_benchmark_and_says_so() -> None:
     assert (api["input_tokens"], api["output_tokens"], api["inputs"]["requests_per_s"]) == (4000, 300, 5.0)
     best = api["best"]
     summary = _text_of(page.text, "fleet-best-summary")
-    assert summary.startswith(
-        f"{best['replicas']} × TP {best['tensor_parallel_size']} = {best['devices_total']} devices"
-    )
+    devices = f"{best['devices_total']} device" + ("s" if best["devices_total"] != 1 else "")
+    assert summary.startswith(f"{best['replicas']} × TP {best['tensor_parallel_size']} = {devices},")
     assert f"{best['concurrency_per_replica']} clients per replica" in summary
 
 
@@ -154,3 +153,15 @@ def test_a_default_rate_is_not_posted_back_as_typed() -> None:
     # a rate the user types is theirs, at the default too, and the permalink keeps it
     typed = client.get("/fleet?" + urlencode({**MODEL, "requests_per_s": "20"})).text
     assert re.search(r'id="g-rps"[^>]*value="20"', typed)
+
+
+def test_one_device_is_said_in_the_singular() -> None:
+    # "1 × TP 1 = 1 devices" (Chromium, round 12): the summary is a Plural, so one device is "1 device" and two
+    # or more "N devices"; Chinese has one form (台设备) for both
+    client = TestClient(APP)
+    query = {"model": "meta-llama/Llama-3.1-8B", "max_model_len": "4096", "requests_per_s": "0.2"}
+    page = client.get("/fleet?" + urlencode(query)).text
+    best = _text_of(page, "fleet-best")
+    assert "1 × TP 1 = 1 device," in best, best
+    zh = _text_of(client.get("/fleet?" + urlencode({**query, "lang": "zh"})).text, "fleet-best")
+    assert "1 × TP 1 = 1 台设备" in zh, zh

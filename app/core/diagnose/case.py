@@ -111,6 +111,7 @@ class Case:
     target_given: bool
     notes: list[str] = field(default_factory=list)
     device_reasoning: list[str] = field(default_factory=list)
+    device_very_total: str | None = None  # "ambiguous": the one tied card whose total is the printed one
 
     # --- derived numbers -------------------------------------------------------------------
     @property
@@ -506,7 +507,7 @@ def _tie_note(total: int, tied: list[DeviceSpec]) -> str:
             count=len(tied),
             ids=ids,
         )
-    exact = [d for d in tied if abs(d.memory_total_bytes - total) <= DEVICE_SAME_TOTAL_BYTES]
+    exact = _very_total(total, tied)
     if exact and len(exact) < len(tied):
         near = [d for d in tied if d not in exact]
         return Text(
@@ -528,6 +529,24 @@ def _tie_note(total: int, tied: list[DeviceSpec]) -> str:
     )
     tolerance = DEVICE_TIE_TOLERANCE_BYTES if drift else DEVICE_MATCH_TOLERANCE_BYTES
     return Text(message, total=fmt_gib(total), count=len(tied), tolerance=fmt_gib(tolerance), ids=ids)
+
+
+def _very_total(total: int, tied: list[DeviceSpec]) -> list[DeviceSpec]:
+    """The tied cards whose catalog total is the printed one itself (to DEVICE_SAME_TOTAL_BYTES)."""
+    return [d for d in tied if abs(d.memory_total_bytes - total) <= DEVICE_SAME_TOTAL_BYTES]
+
+
+def very_total_card(facts: LogFacts) -> str | None:
+    """Of the catalog cards a printed total cannot tell apart, the one (and only one) whose total it is to the
+    printed 0.01 GiB, else None: an A3 die's 61.28 GiB is the 910C's, the 910B (60.96 GiB) only near it."""
+    total = facts.device_total_bytes
+    if total is None or total <= 0:
+        return None
+    candidates = _candidates(facts)[0]
+    best = _nearest_device(total, candidates)
+    tied = _ties(total, best, candidates) if best is not None else []
+    exact = _very_total(total, tied)
+    return exact[0].id if len(tied) > 1 and len(exact) == 1 else None
 
 
 def _ambiguous_device(total: int, tied: list[DeviceSpec]) -> DeviceSpec:
@@ -757,6 +776,7 @@ def recover_case(log_text: str, facts: LogFacts, target: int | None, device_hint
         target_given=target is not None and target > 0,
         notes=notes,
         device_reasoning=reasoning,
+        device_very_total=very_total_card(facts) if device_source == "ambiguous" else None,
     )
 
 

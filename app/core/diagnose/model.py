@@ -154,6 +154,8 @@ class Diagnosis(Frozen):
     device_id: str | None
     device_source: DeviceSource
     device_reasoning: list[Msg]  # how the device was chosen, and which devices the log rules out
+    # "ambiguous" with one tied card whose catalog total is the printed one: that card (the others are near it)
+    device_very_total: str | None
     vllm_version_used: str | None  # the release whose rules the prediction used
     target_concurrency: int  # N used in steps 3 and 4 (1 when none was given)
     planner_inputs: dict[str, str]  # planner query parameters recovered from the log

@@ -291,6 +291,7 @@ def diagnose(
         device_id=case.device.id if case.device is not None else None,
         device_source=case.device_source,
         device_reasoning=case.device_reasoning,
+        device_very_total=case.device_very_total,
         vllm_version_used=case.prediction.vllm_version if case.prediction is not None else None,
         target_concurrency=case.target,
         planner_inputs=(inputs := _planner_inputs(case)),

@@ -14,6 +14,7 @@ from app.core.defaults import (
 from app.core.estimate.answer import single_estimate
 from app.core.hf_config.registry import apply_runner, check_architecture, check_config_contract
 from app.core.result import ErrorKind, Estimate
+from app.core.serve_flags import check_release_has_flags
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.versions import ResolvedVersion, VersionRules, resolve_version
@@ -37,8 +38,13 @@ def estimate(
 
     ``max_model_len_auto`` is `--max-model-len auto` (0.14+): vLLM binary-searches the largest length
     that fits the KV pool, up to the model's own maximum, and logs what it did (reference §3.6, §4.3).
+
+    A flag ``serve`` sets that the release's `vllm serve` lacks is refused here, naming its field
+    (:func:`check_release_has_flags`: vLLM's "unrecognized arguments"), for every caller: the API, the CLI, the
+    fleet, the recommender (whose candidates are estimates, so it never proposes such a flag) and the pages.
     """
     validate_devices(serve=serve, devices=devices)
+    check_release_has_flags(serve, vllm_version)
     version = resolve_version(vllm_version)
     rules = version.rules
     # the registry at the release the user named, not its bracket's: 0.12.0 plans with 0.11.0's rules,

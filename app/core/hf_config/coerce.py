@@ -27,16 +27,9 @@ MAX_POSITIONS = 2**40  # position limits (largest real: 10,485,760 for Llama-4-S
 MAX_EXPERTS = 1_000_000
 
 GEMMA3_SLIDING_WINDOW_PATTERN = 6  # Gemma3TextConfig default: 5 local layers per global layer
-# The period of global layers a config with neither `layer_types` nor `sliding_window_pattern` gets from its
-# transformers class (layer i global iff (i + 1) % period == 0), by exact text model_type: Gemma3TextConfig 6
-# (sliding_window_pattern default); Gemma3nTextConfig 5 (4.57.6 and 5.18.0 fill layer_types as full iff
-# (i + 1) % 5 == 0, which vLLM 0.33.0 gemma3n.py reads). A substring test ("gemma3" in model_type) gave gemma3n 6.
-DEFAULT_GLOBAL_LAYER_PERIOD: dict[str, int] = {
-    "gemma3": GEMMA3_SLIDING_WINDOW_PATTERN,
-    "gemma3_text": GEMMA3_SLIDING_WINDOW_PATTERN,
-    "gemma3n": 5,
-    "gemma3n_text": 5,
-}
+# Gemma3nTextConfig (transformers 4.57.6 and 5.18.0) fills an absent layer_types as full iff (i + 1) % 5 == 0, which
+# vLLM 0.33.0 gemma3n.py reads: the layout geometry._sliding_layer_kinds draws from a sliding_window_pattern of 5
+GEMMA3N_GLOBAL_LAYER_PERIOD = 5
 
 # transformers config-class defaults for keys that real config.json files leave out. The values
 # are what `AutoConfig` would fill in (reference model_configs.md; e.g. gemma-3's text_config lists
@@ -54,6 +47,14 @@ CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
         "sliding_window": 4096,
         "sliding_window_pattern": GEMMA3_SLIDING_WINDOW_PATTERN,
     },
+    # a config with neither layer_types nor sliding_window_pattern: its class's period of global layers (layer i
+    # global iff (i + 1) % period == 0), by exact text model_type (a substring test "gemma3" gave gemma3n 6)
+    "gemma3": {"sliding_window_pattern": GEMMA3_SLIDING_WINDOW_PATTERN},
+    "gemma3n": {"sliding_window_pattern": GEMMA3N_GLOBAL_LAYER_PERIOD},
+    "gemma3n_text": {"sliding_window_pattern": GEMMA3N_GLOBAL_LAYER_PERIOD},
+    # vLLM 0.33.0 transformers_utils/configs/hy_v4.py HYV4Config's declared defaults for the DSA indexer and the
+    # sparse layers' sink (the indexer's weights and cache are sized from these when a config leaves them out)
+    "hy_v4": {"index_topk": 2048, "index_head_dim": 128, "index_n_heads": 16, "learnable_sink": True},
     "falcon": {"tie_word_embeddings": True, "max_position_embeddings": 2048},
     # PersimmonConfig's declared defaults (transformers models/persimmon/configuration_persimmon.py, the same from
     # 4.35 to 5.17): Fuyu's config.json nests a bare {"model_type": "persimmon"} text_config, so transformers'

@@ -11,7 +11,6 @@ from app.core import kinds
 from app.core.errors import ConfigError
 from app.core.hf_config import hy_v4
 from app.core.hf_config.coerce import (
-    DEFAULT_GLOBAL_LAYER_PERIOD,
     MAX_LAYERS,
     MAX_POSITIONS,
     _as_int,
@@ -386,9 +385,7 @@ def _sliding_layer_kinds(cfgs: _Configs, num_layers: int) -> list[LayerKind]:
     text = cfgs.text
     if "gemma2" in cfgs.text_model_type:  # gemma-2: even layers local, odd layers global
         return [LayerKind.SLIDING if i % 2 == 0 else LayerKind.FULL for i in range(num_layers)]
-    pattern = _int(text, "sliding_window_pattern", maximum=MAX_LAYERS)
-    if pattern is None:
-        pattern = DEFAULT_GLOBAL_LAYER_PERIOD.get(cfgs.text_model_type)
+    pattern = _int(text, "sliding_window_pattern", maximum=MAX_LAYERS)  # gemma-3(n): CLASS_DEFAULTS fills it
     if pattern is not None:  # gemma-3(n) / Cohere2: layer i is global iff (i + 1) % pattern == 0
         return [LayerKind.FULL if (i + 1) % pattern == 0 else LayerKind.SLIDING for i in range(num_layers)]
     if _flag(text, "use_sliding_window") and _present(text, "max_window_layers"):

@@ -8,8 +8,8 @@ sparse layers, those ``indexer_types`` marks "full" build the lightning indexer 
 (``compute_skip_topk_layers``; "shared" reuses the preceding full layer's indices); HYV4Config fills an absent
 ``indexer_types`` with "full" on layer 0 and every layer with (i - 1) % 4 == 0, and folds the ``layer_types``
 spellings "sparse_attention" / "sparse" into "deepseek_sparse_attention" before transformers checks the list.
-HYV4Config's ``index_head_dim`` default is 128. ``learnable_sink`` (default True) gives the sparse layers a sink
-that only HY V4's FlashMLA-sparse subclass applies (``HYV4MLAAttention._resolve_sink_backend``: when the selected
+HYV4Config's defaults (``index_head_dim`` 128, ``learnable_sink`` True, ...) are coerce.CLASS_DEFAULTS["hy_v4"].
+``learnable_sink`` gives the sparse layers a sink that only HY V4's FlashMLA-sparse subclass applies (``HYV4MLAAttention._resolve_sink_backend``: when the selected
 backend's supports_sink is False the layer binds HYV4FlashMLASparseBackend, named FLASHMLA_SPARSE, if its
 validate_configuration passes; else the sink is disabled and the selected backend stays).
 """
@@ -21,7 +21,7 @@ from typing import Any
 
 from app.core import kinds
 from app.core.errors import ConfigError
-from app.core.hf_config.coerce import MAX_DIM, _as_list, _int, _present
+from app.core.hf_config.coerce import _as_list, _flag, _present, _required_int
 from app.core.specs import LayerKind
 from app.core.text import Text
 
@@ -30,7 +30,6 @@ MODEL_TYPE = "hy_v4"
 LAYER_TYPE_NAMES: dict[str, LayerKind] = {"sparse_attention": LayerKind.FULL, "sparse": LayerKind.FULL}
 SPARSE_LAYER_TYPES = frozenset({"deepseek_sparse_attention", "sparse_attention", "sparse"})
 INDEXER_TYPES = ("full", "shared")
-DEFAULT_INDEX_HEAD_DIM = 128  # HYV4Config.index_head_dim
 DEFAULT_FULL_EVERY = 4  # HYV4Config.__post_init__: "full" if i == 0 or (i - 1) % 4 == 0
 
 
@@ -70,10 +69,9 @@ def indexer_bytes_per_token(text: Mapping[str, Any]) -> int:
     """The indexer cache's bytes a token on a layer that has one; 0 when no layer is sparse (dense MLA)."""
     if not sparse_layers(text):
         return 0
-    head = _int(text, "index_head_dim", maximum=MAX_DIM) or DEFAULT_INDEX_HEAD_DIM
-    return kinds.indexer_bytes_per_token(head)
+    return kinds.indexer_bytes_per_token(_required_int(text, ("index_head_dim",)))  # CLASS_DEFAULTS: 128
 
 
 def sparse_mla_sink(text: Mapping[str, Any]) -> bool:
-    """HY V4 sparse layers with a learnable sink (HYV4Config.learnable_sink, default True)."""
-    return is_hy_v4(text) and bool(sparse_layers(text)) and bool(text.get("learnable_sink", True))
+    """HY V4 sparse layers with a learnable sink (HYV4Config.learnable_sink; CLASS_DEFAULTS: True)."""
+    return is_hy_v4(text) and bool(sparse_layers(text)) and _flag(text, "learnable_sink")

@@ -13,16 +13,6 @@ from app.web.inputs.problems import Problem, shown_value
 VERSION_KEYS = ("a", "b")
 
 
-def typed_versions(request: Request, a: str, b: str, problems: list[Problem]) -> tuple[str, str]:
-    """What the form shows for ``a`` and ``b``: the typed value of each one ``problems`` names (so the select
-    keeps it and the error stays until another is picked), else the release compared."""
-    shown = {"a": a, "b": b}
-    for problem in problems:
-        if problem.field in shown:
-            shown[problem.field] = request.query_params.get(problem.field, "").strip()
-    return shown["a"], shown["b"]
-
-
 def parse_versions(request: Request) -> tuple[str, str, list[Problem]]:
     problems: list[Problem] = []
     chosen = {"a": COMPARE_PARTNER, "b": DEFAULT_VERSION}

@@ -11,13 +11,13 @@ from app.core.errors import PlannerError
 from app.core.result import Estimate
 from app.core.text import COMMA, SEMICOLON, Text, TextList
 from app.core.versions import rules_for
-from app.web.compare.params import VERSION_KEYS, parse_versions, typed_versions
+from app.web.compare.params import VERSION_KEYS, parse_versions
 from app.web.format import gib, gib_range, integer
 from app.web.inputs.lenient import parse_lenient
 from app.web.inputs.links import query_items, to_query
 from app.web.inputs.options import Option, release_options, version_options
 from app.web.inputs.params import PlannerParams
-from app.web.inputs.problems import Problem, error_of, problems_of
+from app.web.inputs.problems import Problem, error_of, problems_of, typed_values
 from app.web.inputs.resolve import estimate_for, resolve_lenient
 from app.web.templating import url_path
 from app.web.verdict import verdict_view
@@ -226,11 +226,12 @@ def build_view(request: Request) -> CompareView:
         )
     except PlannerError as exc:
         result, error = SideBySide(), error_of(exc)
-    shown_a, shown_b = typed_versions(request, a, b, version_problems)
+    # the select keeps a typed version it cannot use (so the error stays until another is picked)
+    shown = typed_values({"a": a, "b": b}, version_problems)
     return CompareView(
         problems=problems_of(problems + version_problems + more),
-        a=shown_a,
-        b=shown_b,
+        a=shown["a"],
+        b=shown["b"],
         versions=version_options(version_options(release_options(), a), b),
         hidden=tuple((k, v) for k, v in query_items(params) if k != "vllm_version"),
         title=Text(

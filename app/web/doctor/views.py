@@ -38,6 +38,17 @@ SOURCE_LABELS = {
 }
 
 
+def _device_source_label(diagnosis: Diagnosis) -> str:
+    """Where the device came from; of several tied cards, the one whose catalog total is the printed one is
+    named (the reasoning beneath keeps the others): an A3 die's 61.28 GiB is the 910C's, not the 910B's."""
+    if diagnosis.device_very_total is not None:
+        return t(
+            "ambiguous: {id} reports this very total, other catalog cards are near it",
+            id=diagnosis.device_very_total,
+        )
+    return _(SOURCE_LABELS[diagnosis.device_source])
+
+
 # Who answered a step-4 trial (Trial.source), as the page words it.
 TRIAL_SOURCES = {
     "log": N_("log"),
@@ -255,6 +266,13 @@ def result_view(request: Request, diagnosis: Diagnosis) -> ResultView:
                 "The log's model is not in the catalog: the planner opens on it, computes nothing and asks for its config.json."
             )
         )
+    elif url is not None and diagnosis.device_very_total is not None:
+        notes.append(
+            t(
+                "The log does not say which card it ran on ({id} reports this very total, others are near it): the planner opens with a device of the printed size — choose the card there.",
+                id=diagnosis.device_very_total,
+            )
+        )
     elif url is not None and diagnosis.device_source == "ambiguous":
         notes.append(
             t(
@@ -268,9 +286,7 @@ def result_view(request: Request, diagnosis: Diagnosis) -> ResultView:
         (_("Model"), diagnosis.model_id or diagnosis.facts.model or "—"),
         (
             _("Device"),
-            f"{diagnosis.device_id} ({_(SOURCE_LABELS[diagnosis.device_source])})"
-            if diagnosis.device_id
-            else "—",
+            f"{diagnosis.device_id} ({_device_source_label(diagnosis)})" if diagnosis.device_id else "—",
         ),
         ("vLLM", diagnosis.facts.vllm_version or diagnosis.vllm_version_used or "—"),
         (t("Parallelism"), _parallelism(diagnosis)),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
@@ -30,7 +30,7 @@ from app.web.inputs.params import (
     PlannerParams,
     StrictPlannerParams,
     parse_human_int,
-    same_named,
+    replace,
 )
 from app.web.inputs.problems import Problem
 from app.web.validation import message_of
@@ -263,6 +263,11 @@ class ExploreParams(PlannerParams, BlockFields, WorkloadFields):
 
     model_config = ConfigDict(frozen=True, extra="ignore", str_strip_whitespace=True)
 
+    @classmethod
+    def unset_when_blank(cls) -> Collection[str]:
+        """Every field whose default is not None: a cleared box is its default (app/web/inputs/unset.py)."""
+        return _DEFAULTED_FIELDS
+
 
 class BlocksQuery(StrictPlannerParams, BlockFields):
     """``GET /api/blocks``: unknown keys are errors, as on /api/estimate."""
@@ -298,21 +303,22 @@ class WorkloadRequest(StrictPlannerParams):
 
 
 EXPLORE_FIELDS: tuple[str, ...] = (*BlockFields.model_fields, *WorkloadFields.model_fields)
+_DEFAULTED_FIELDS = frozenset(name for name, f in ExploreParams.model_fields.items() if f.default is not None)
 EXPLORE_DEFAULTS = ExploreParams()
 
 
 def parse_explore_lenient(
     query: Mapping[str, str] | Iterable[tuple[str, str]],
 ) -> tuple[ExploreParams, list[Problem]]:
-    """Never fails: a field that does not validate is reported and falls back to its default.
-
-    A blank value means "default" for fields whose default is not None (a cleared box).
-    """
-    return parse_lenient(ExploreParams, query, blank_is_default=True)
+    """Never fails: a field that does not validate is reported and falls back to its default; a blank value
+    of a field whose default is not None is that default (a cleared box: ExploreParams.unset_when_blank)."""
+    return parse_lenient(ExploreParams, query)
 
 
 def planner_params(params: PlannerParams) -> PlannerParams:
-    return same_named(PlannerParams, params)
+    """The planner's part of the inputs, what was given still given (inputs.params.replace: the planner link
+    keeps a typed target N = 1 and leaves out one nobody typed)."""
+    return replace(params)
 
 
 def explore_items(params: ExploreParams) -> list[tuple[str, str]]:

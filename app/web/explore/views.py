@@ -524,7 +524,9 @@ def _sections(request: Request, params: ExploreParams, problems: list[Problem]) 
     except PlannerError as exc:  # the catalogue itself is unusable: nothing to fall back to
         return _Sections(params, problems, error=Problem(exc.field, exc.message))
     problems = problems + more
-    params = ExploreParams.model_validate({**params.model_dump(), **resolved.params.model_dump()})
+    # what was given stays given (model_fields_set: the permalink keeps a typed target N = 1, not a default one)
+    given = {**params.model_dump(exclude_unset=True), **resolved.params.model_dump(exclude_unset=True)}
+    params = ExploreParams.model_validate(given)
     resolved = dataclasses.replace(resolved, params=params)
     try:
         est = estimate_for(resolved)

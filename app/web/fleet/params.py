@@ -8,7 +8,7 @@ is a 422) and the permalink. Numbers typed as text go through the shared bounded
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Annotated
 from urllib.parse import urlencode
 
@@ -58,6 +58,12 @@ PricePerDeviceHour = Annotated[
 ]
 
 
+# the load's lengths: left blank, each is the default shortened to fit max_model_len (fleet.service)
+LENGTH_FIELDS = ("input_tokens", "output_tokens")
+# left blank, the load is the benchmark's --request-rate (app.core.fleet_load), else the default
+RATE_FIELD = "requests_per_s"
+
+
 class FleetParams(PlannerParams):
     """Every input of /fleet and /api/fleet: the planner's parameters, the load, the SLO, the limits."""
 
@@ -79,6 +85,12 @@ class FleetParams(PlannerParams):
     no_fp8_kv: Flag = False
     no_quantized_weights: Flag = False
     devices_per_node: OptDevicesPerNode = None
+
+    @classmethod
+    def unset_when_blank(cls) -> Collection[str]:
+        """Also the load's lengths (blank: the default, shortened to fit max_model_len, fleet.service) and its
+        rate (blank: the benchmark's --request-rate, else the default, app.core.fleet_load)."""
+        return (*super().unset_when_blank(), *LENGTH_FIELDS, RATE_FIELD)
 
     def target(self) -> Target:
         """The load, the SLO, the devices and the price: this page's fields of the same names."""
@@ -109,21 +121,13 @@ FLEET_FIELDS: tuple[str, ...] = tuple(
 FLEET_DEFAULTS = FleetParams()
 
 
-# the load's lengths: left blank, each is the default shortened to fit max_model_len (fleet.service)
-LENGTH_FIELDS = ("input_tokens", "output_tokens")
-# left blank, the load is the benchmark's --request-rate (app.core.fleet_load), else the default
-RATE_FIELD = "requests_per_s"
-
-
 def parse_fleet_lenient(
     query: Mapping[str, str] | Iterable[tuple[str, str]],
 ) -> tuple[FleetParams, list[Problem]]:
     """Never fails: each field that does not validate is dropped (-> default) and reported. A blank
     length box is not set (the default, shortened to fit), nor a blank rate (the benchmark's, else the
-    default), not a bad number."""
-    pairs = query.items() if isinstance(query, Mapping) else query
-    kept = [(k, v) for k, v in pairs if not (k in (*LENGTH_FIELDS, RATE_FIELD) and not v.strip())]
-    return parse_lenient(FleetParams, kept)
+    default), not a bad number (FleetParams.unset_when_blank)."""
+    return parse_lenient(FleetParams, query)
 
 
 def fleet_query(params: FleetParams) -> str:
@@ -131,7 +135,7 @@ def fleet_query(params: FleetParams) -> str:
     length the user set is kept even at its default, so the link reopens the same request)."""
     items = [(k, v) for k, v in query_items(params) if k not in LENGTH_FIELDS]
     # a blank rate is the benchmark's --request-rate or the default: a rate the user set is kept even at the default
-    set_kept = (*LENGTH_FIELDS, RATE_FIELD)
+    set_kept = FleetParams.unset_when_blank()
     for name in (*LENGTH_FIELDS, *FLEET_FIELDS):
         value = getattr(params, name)
         kept = name in set_kept and name in params.model_fields_set

@@ -13,7 +13,7 @@ from app.core.errors import PlannerError
 from app.core.fleet import Candidate, FleetPlan, cost_at_load
 from app.core.perf.bench_args import BenchArgs
 from app.core.perf.calibrated import RunsScope
-from app.core.text import Text
+from app.core.text import N_, Plural, Text
 from app.web.fleet.params import FLEET_FIELDS, LENGTH_FIELDS, RATE_FIELD, FleetParams, fleet_query
 from app.web.fleet.service import FleetResult, fleet_for, planner_params, point_params
 from app.web.fleet.svg import COLOURS, ChartPoint, cost_chart, pareto_chart
@@ -375,6 +375,37 @@ def _search(params: FleetParams, problems: list[Problem], runs: PageRuns) -> Fle
     return fleet_for(params, cluster=runs.cluster, unusable=unusable, bench=runs.bench)
 
 
+def _best_summary(b: Candidate, calibrated: str) -> str:
+    """The best layout in one sentence: "1 × TP 1 = 1 device" in the singular, the figures, what binds."""
+    summary = tr(
+        Plural(
+            b.devices_total,
+            N_(
+                "{replicas} × {layout} = {devices} device, {cost} per hour ({per_million} per million output tokens); {concurrency} clients per replica, TTFT {ttft} ms ({ttft_band}), TPOT {tpot} ms ({tpot_band})."
+            ),
+            N_(
+                "{replicas} × {layout} = {devices} devices, {cost} per hour ({per_million} per million output tokens); {concurrency} clients per replica, TTFT {ttft} ms ({ttft_band}), TPOT {tpot} ms ({tpot_band})."
+            ),
+            replicas=b.replicas,
+            layout=_layout(b),
+            devices=b.devices_total,
+            cost=money(b.cost_per_hour),
+            per_million=money(b.cost_per_million_output_tokens),
+            concurrency=b.concurrency_per_replica,
+            ttft=speed_number(b.ttft_ms.expected),
+            tpot=speed_number(b.tpot_ms.expected),
+            ttft_band=speed_band(b.ttft_ms),
+            tpot_band=speed_band(b.tpot_ms),
+        )
+    )
+    regime = regime_text(b.regime)  # "" for a regime the page has no words for: no clause
+    if regime:
+        summary = f"{summary} {t('What binds the speed: {regime}.', regime=regime)}"
+    if calibrated:
+        summary = f"{summary} ({calibrated})"
+    return summary
+
+
 def build_view(request: Request, params: FleetParams, problems: list[Problem]) -> FleetView:
     params = params.model_copy(update={"lang": page_lang()})
     query = with_typed(fleet_query(params), problems)  # a reload shows the same error
@@ -410,24 +441,7 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         more = len(plan.candidates) - len(shown)
         if plan.best is not None:
             b = plan.best
-            summary = t(
-                "{replicas} × {layout} = {devices} devices, {cost} per hour ({per_million} per million output tokens); {concurrency} clients per replica, TTFT {ttft} ms ({ttft_band}), TPOT {tpot} ms ({tpot_band}).",
-                replicas=b.replicas,
-                layout=_layout(b),
-                devices=b.devices_total,
-                cost=money(b.cost_per_hour),
-                per_million=money(b.cost_per_million_output_tokens),
-                concurrency=b.concurrency_per_replica,
-                ttft=speed_number(b.ttft_ms.expected),
-                tpot=speed_number(b.tpot_ms.expected),
-                ttft_band=speed_band(b.ttft_ms),
-                tpot_band=speed_band(b.tpot_ms),
-            )
-            regime = regime_text(b.regime)  # "" for a regime the page has no words for: no clause
-            if regime:
-                summary = f"{summary} {t('What binds the speed: {regime}.', regime=regime)}"
-            if calibrated:
-                summary = f"{summary} ({calibrated})"
+            summary = _best_summary(b, calibrated)
             best_view = BestView(plan.best_meets_slo, summary, tr(plan.why_none) if plan.why_none else "")
         elif plan.why_none:
             best_view = BestView(False, "", tr(plan.why_none))

@@ -18,34 +18,17 @@ Model = TypeVar("Model", bound=BaseModel)
 Query = Mapping[str, str] | Iterable[tuple[str, str]]
 
 
-def known_values(model: type[BaseModel], query: Query, *, blank_is_default: bool = False) -> dict[str, Any]:
-    """The query's values for ``model``'s fields; a repeated key: the last one wins, as with argparse.
-
-    ``blank_is_default``: a blank value of a field whose default is not None means "the default" (a
-    cleared box), instead of being validated.
-    """
+def known_values(model: type[BaseModel], query: Query) -> dict[str, Any]:
+    """The query's values for ``model``'s fields; a repeated key: the last one wins, as with argparse (a blank
+    one too: the model's validator then drops a blank its ``unset_when_blank`` names, app/web/inputs/unset.py)."""
     fields = model.model_fields
-    raw: dict[str, Any] = {}
-    for key, value in query.items() if isinstance(query, Mapping) else query:
-        if key not in fields:
-            continue
-        if (
-            blank_is_default
-            and isinstance(value, str)
-            and not value.strip()
-            and fields[key].default is not None
-        ):
-            raw.pop(key, None)
-            continue
-        raw[key] = value
-    return raw
+    pairs = query.items() if isinstance(query, Mapping) else query
+    return {key: value for key, value in pairs if key in fields}
 
 
-def parse_lenient(
-    model: type[Model], query: Query, *, blank_is_default: bool = False
-) -> tuple[Model, list[Problem]]:
+def parse_lenient(model: type[Model], query: Query) -> tuple[Model, list[Problem]]:
     """``model`` from ``query``, dropping (and reporting) each field that does not validate."""
-    raw = known_values(model, query, blank_is_default=blank_is_default)
+    raw = known_values(model, query)
     problems: list[Problem] = []
     for _ in range(len(model.model_fields) + 1):
         try:

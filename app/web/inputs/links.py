@@ -33,13 +33,16 @@ COMPARE_PARTNER = "0.19.0"
 
 
 def query_items(params: PlannerParams) -> list[tuple[str, str]]:
-    """The non-default fields, in declaration order, as strings (``v`` always first)."""
+    """The non-default fields, in declaration order, as strings (``v`` always first); a field whose blank is not
+    set (PlannerParams.unset_when_blank: the target N) is kept at its default when typed, since a typed N = 1 is
+    a given N (the Speed section's clients) and a blank one is not."""
     items: list[tuple[str, str]] = [("v", str(LINK_FORMAT_VERSION))]
+    typed = set(PlannerParams.unset_when_blank()) & params.model_fields_set
     for name in FIELD_NAMES:
         if name == "v":
             continue
         value = getattr(params, name)
-        if value == getattr(DEFAULTS, name):
+        if value == getattr(DEFAULTS, name) and name not in typed:
             continue
         if isinstance(value, bool):
             text = "true" if value else "false"

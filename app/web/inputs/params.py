@@ -14,7 +14,7 @@ import contextlib
 import dataclasses
 import json
 import zlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
@@ -43,6 +43,7 @@ from app.core.serve_flags import FLAGS_BY_FIELD, FlagKind, bounds
 from app.core.specs import RELEASE_DEFAULT_FLAGS, KVCacheDType, ReleaseDefaultFlags, ServeConfig
 from app.core.text import Msg, Text
 from app.core.versions import DEFAULT_VERSION, resolve_version
+from app.web.inputs.unset import without_unset
 from app.web.security import check_json_text
 from app.web.validation import message_of
 
@@ -458,14 +459,16 @@ class PlannerParams(ReleaseDefaultFlags):
         """The echo of a request that says ``request_rate=inf`` was a 500 (strict JSON has no infinity)."""
         return infinite_as_text(value)
 
+    @classmethod
+    def unset_when_blank(cls) -> Collection[str]:
+        """The fields a blank (or null) value leaves not given (app/web/inputs/unset.py): the target N, N = 1
+        for the capacity check but not a given N (``_given_target``: the Speed section keeps its own clients)."""
+        return ("target_concurrency",)
+
     @model_validator(mode="before")
     @classmethod
-    def _blank_target_is_not_given(cls, data: object) -> object:
-        """A blank target-N box is N = 1 for the capacity check but not a given N (``_given_target``): the
-        page shows it blank with 1 as its placeholder, and the Speed section keeps its own clients."""
-        if isinstance(data, Mapping) and _blank_to_none(data.get("target_concurrency", 0)) is None:
-            return {k: v for k, v in data.items() if k != "target_concurrency"}
-        return data
+    def _blank_is_not_given(cls, data: object) -> object:
+        return without_unset(data, cls.unset_when_blank()) if isinstance(data, Mapping) else data
 
     @field_validator(*RELEASE_DEFAULT_FLAGS, mode="before")
     @classmethod

@@ -232,7 +232,9 @@ def resolve_strict(params: PlannerParams) -> Resolved:
     if params.device != device.id:  # an alias (910b, a100, mi300x): the form and the link show the id
         params = params.model_copy(update={"device": device.id})
     serve = serve_config(params)
-    check_release_has_flags(serve, params.resolved_version)  # a flag the chosen release lacks: 4xx naming it
+    # a flag the chosen release lacks: estimate() refuses it too; checked here as well so the page reports it as
+    # the field's problem (the form kept, every feature stopped) before anything is computed
+    check_release_has_flags(serve, params.resolved_version)
     return Resolved(params, model, label, source, device, serve, params.resolved_version)
 
 
