@@ -568,9 +568,20 @@ def _cluster_terms(
 
 
 def _refuse_unstarted(estimate: Estimate) -> None:
-    """No speed for a start vLLM refuses: the refusal names the verdict and the field its first remedy moves."""
+    """No speed for a start vLLM refuses: the refusal names the verdict and the field its first remedy moves; none
+    either for a model that starts with no KV cache (it decodes nothing), named as such rather than as a failed start."""
     if estimate.fits and estimate.num_gpu_blocks > 0:
         return
+    if (
+        estimate.fits
+    ):  # started with no KV blocks: only a model whose layers keep no KV cache does (encoder-only)
+        raise PlannerError(
+            "model",
+            Text(
+                "This model keeps no KV cache (its attention is encoder-only: an embedding or classification "
+                "model), so it generates no tokens: there is no TTFT, TPOT or output throughput to show."
+            ),
+        )
     raise PlannerError(
         refusal_field(verdict=estimate.verdict, error_kind=estimate.error_kind),
         Text(

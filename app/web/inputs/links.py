@@ -109,12 +109,15 @@ async def page_items(request: Request) -> list[tuple[str, str]]:
 async def state_items(request: Request) -> list[tuple[str, str]]:
     """The planner's inputs a section was asked for: the query of a GET, or the ``state`` field of a
     POST (the fragment's one copy of the permalink query, ``#planner-state``, sent by ``hx-include``
-    so a pasted config.json is not repeated in every section's URL)."""
+    so a pasted config.json is not repeated in every section's URL). A POST without ``state`` is read
+    as the form's own fields: answering it with the defaults would show another model's figures."""
     if request.method == "GET":
         return request.query_params.multi_items()
     form = await request.form()
     state = form.get("state")
-    return parse_qsl(state, keep_blank_values=True) if isinstance(state, str) else []
+    if isinstance(state, str):
+        return parse_qsl(state, keep_blank_values=True)
+    return [(key, value) for key, value in form.multi_items() if isinstance(value, str)]
 
 
 def compare_versions(params: PlannerParams) -> str:
