@@ -217,3 +217,93 @@ def test_set_x_holds_its_logs() -> None:
 @pytest.mark.parametrize("name", sorted(log_sets.sources(SET_X)))
 def test_set_x_blind(name: str) -> None:
     check_log(SET_X, name, log_sets.sources(SET_X)[name]["expect"])
+
+
+# --- doctor13's open risks (round 13b): each on a real line ---------------------------------------------------------
+
+GFX_IN_A_PATH = (  # nlzy/vllm-gfx906#6 (heldout-2026-12v): "gfx906" is the name of the poster's conda env, not a device
+    '  File "/home/zerone/miniconda3/envs/gfx906/lib/python3.11/site-packages/vllm/entrypoints/openai/api_server.py", '
+    "line 269, in build_async_engine_client_from_engine_args\n"
+)
+
+
+def test_a_gfx_name_inside_a_path_says_no_platform() -> None:
+    facts = parse_startup_log(GFX_IN_A_PATH)
+    assert (facts.gpu_platform, facts.device_type) == (None, None)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # nlzy/vllm-gfx906#30: collect_env on a ROCm host names the architecture after the card
+        "GPU models and configuration : AMD Radeon Graphics (gfx906:sramecc+:xnack-)\n",
+        # nlzy/vllm-gfx906#38 (heldout-2026-12u): the fork's release carries its architecture as a version label
+        "(APIServer pid=1) INFO 09-14 16:04:15 [api_server.py:1805] vLLM API server version 0.10.1+gfx906\n",
+    ],
+)
+def test_an_architecture_printed_as_such_still_names_rocm(line: str) -> None:
+    assert parse_startup_log(line).gpu_platform == "rocm"
+
+
+def test_a_fork_image_named_after_an_architecture_is_not_one() -> None:
+    # nlzy/vllm-gfx906#38's docker run continuation line: the image's name, not the host's card
+    assert parse_startup_log("> nalanzeyu/vllm-gfx906 \\\n").gpu_platform is None
+
+
+MINERU_VERSION = (  # opendatalab/MinerU#3582 (heldout-2026-12u): MinerU checks the installed vLLM release and prints it
+    "2025-09-23 00:43:55.954 | INFO     | mineru.backend.vlm.custom_logits_processors:enable_custom_logits_processors:40"
+    " - compute_capability: 12.0 >= 8.0 and vllm version: 0.10.1.1 >= 0.10.1, enable custom_logits_processors\n"
+)
+
+
+def test_a_callers_vllm_version_line_names_the_release() -> None:
+    assert parse_startup_log(MINERU_VERSION).vllm_version == "0.10.1.1"
+
+
+def test_vllms_own_version_line_wins_over_a_reported_one() -> None:
+    # vLLM's own line (a primary source) beside MinerU's (a secondary one), whichever comes first; the server line is
+    # nlzy/vllm-gfx906#41's (heldout-2026-12u)
+    server = "(APIServer pid=1) INFO 09-23 03:18:42 [api_server.py:1805] vLLM API server version 0.10.1+gfx906.update1\n"
+    assert parse_startup_log(server + MINERU_VERSION).vllm_version == "0.10.1+gfx906.update1"
+    text = MINERU_VERSION + server
+    assert parse_startup_log(text).vllm_version == "0.10.1+gfx906.update1"
+
+
+COLLECT_ENV_MI300X = (  # vllm#16474 (heldout-2026-12v), collect_env's report on a ROCm host: device 0's name and gfx arch
+    "GPU models and configuration: AMD Instinct MI300X (gfx942:sramecc+:xnack-)\n"
+)
+
+
+def test_collect_envs_gpu_line_names_the_card() -> None:
+    facts = parse_startup_log(COLLECT_ENV_MI300X)
+    assert (facts.device_name, facts.device_type, facts.gpu_platform) == (
+        "AMD Instinct MI300X",
+        "GPU",
+        "rocm",
+    )
+
+
+def test_collect_envs_empty_gpu_line_names_nothing() -> None:
+    # vllm#13061 (heldout-2026-12e), a 2 × 4090 paste: the header alone, the nvidia-smi rows on the lines below
+    text = "GPU models and configuration:\nGPU 0: NVIDIA GeForce RTX 4090\nGPU 1: NVIDIA GeForce RTX 4090\n"
+    assert parse_startup_log(text).device_name == "NVIDIA GeForce RTX 4090"
+    assert parse_startup_log("GPU models and configuration : Could not collect\n").device_name is None
+
+
+V0_ENGINE_PROCESS = (
+    "RuntimeError: Engine process failed to start. See stack trace for the root cause.\n"  # vllm-gfx906#6
+)
+V0_MQ_WAITING = "DEBUG 06-25 10:03:34 [client.py:194] Waiting for output from MQLLMEngine.\n"  # vllm#20069
+
+
+@pytest.mark.parametrize("line", [V0_ENGINE_PROCESS, V0_MQ_WAITING])
+def test_v0_only_front_end_wordings_say_v0(line: str) -> None:
+    # both are printed only on the api_server's MQLLMEngine branch (0.6.3 and 0.10.2's api_server.py, client.py)
+    assert parse_startup_log(line).engine == "v0"
+
+
+def test_v1s_engine_core_failure_is_not_v0() -> None:
+    line = (  # GLM-OCR#116 (heldout-2026-12x): V1's API server
+        "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n"
+    )
+    assert parse_startup_log(line).engine != "v0"
