@@ -145,6 +145,22 @@ COLLECT_ENV_GPU = VllmLine(
     "GPU models and configuration : {nvidia_gpu_models}",
     "collect_env.py::get_gpu_info (0.10.2)",
 )
+# the engine in a worker's or the engine core's own words (heldout-2026-12y): V0's multiprocessing worker prefixes its
+# lines "(VllmWorkerProcess pid=N)" (executor/multiproc_worker_utils.py, name="VllmWorkerProcess", 0.6.3–0.10.2, V0's
+# executor only); 0.8–0.9's V1 multiproc worker "(VllmWorker rank=N pid=M)" (v1/executor/multiproc_executor.py; 0.10.2
+# names it "Worker_TP…", V1_WORKER_TAG); V1's engine-core process logs "Waiting for init message from front-end."
+# (v1/engine/core.py::EngineCoreProc, INFO in 0.10.2, DEBUG in 0.33.0)
+V0_WORKER_PROCESS_TAG = VllmLine("(VllmWorkerProcess pid=", r"\(VllmWorkerProcess pid=\d{1,9}\)")
+V1_WORKER_RANK_TAG = VllmLine("(VllmWorker rank=", r"\(VllmWorker rank=\d{1,4} pid=\d{1,9}\)")
+V1_CORE_WAITING = VllmLine(
+    "Waiting for init message from front-end",
+    r"\bWaiting for init message from front-end\b",
+    "Waiting for init message from front-end.",
+    "v1/engine/core.py (0.10.2, 0.33.0)",
+)
+# Ascend's device tool, whose table people paste with a start-up ("| npu-smi 25.0.rc1.1   Version: 25.0.rc1.1 |",
+# vllm-ascend#1279, #3785): only an Ascend host has it
+NPU_SMI = VllmLine("npu-smi", r"\bnpu-smi\b")
 # --- the GPU stack, beyond vllm_text's ROCm markers (heldout-2026-12w) ---
 # a vLLM module named rocm_*.py in the logger tag: V0's ROCm attention backend ("[rocm_flash_attn.py:569] Using CK FA in
 # ROCmBackend", attention/backends/rocm_flash_attn.py to 0.10, vllm#20069), V1's (v1/attention/backends/rocm_attn.py,

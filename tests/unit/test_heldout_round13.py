@@ -2,7 +2,9 @@
 3 NVIDIA, 3 whose thread names no device; sources.json names each thread). Expectations were written by hand from
 each log and committed (4c3c0c8) before the doctor ran on any of them; scored once, blind, on main 9dc5632: 16/17
 verdicts, 61/69 facts, nothing claimed (5e84866). Batches v (heldout-2026-12v, 17 logs) and w (heldout-2026-12w, 9 logs)
-were scored the same way on the code after the previous batch's fixes: 17/17 and 67/68 (c30cf4d), 9/9 and 42/47 (04d41ee).
+were scored the same way on the code after the previous batch's fixes: 17/17 and 67/68 (c30cf4d), 9/9 and 42/47
+(04d41ee), x 8/8 and 19/19 (6568e83); batch y (heldout-2026-12y, 12 logs, round 13b) on the code after doctor13's open
+risks were fixed (a80840f): 12/12 and 29/34.
 Each test below pins one class of those misses on the real line; every line is quoted from the log it names unless its
 comment says otherwise."""
 
@@ -307,3 +309,44 @@ def test_v1s_engine_core_failure_is_not_v0() -> None:
         "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n"
     )
     assert parse_startup_log(line).engine != "v0"
+
+
+# --- batch y (heldout-2026-12y), blind on the fixes above: 12/12 verdicts, 29/34 facts, nothing claimed -------------
+
+SET_Y = LOGS_DIR / "heldout-2026-12y"
+NPU_SMI_HEADER = (  # vllm-ascend#3785: npu-smi's table header, pasted with the start-up
+    "| npu-smi 25.0.rc1.1               Version: 25.0.rc1.1                                           |\n"
+)
+
+
+def test_npu_smis_table_says_npu() -> None:
+    facts = parse_startup_log(NPU_SMI_HEADER)
+    assert (facts.device_type, facts.is_ascend, facts.vllm_version) == ("NPU", True, None)
+
+
+V0_WORKER_PROCESS = (  # vllm-ascend#922, vllm-ascend 0.7.3 (V0): caret colour codes around V0's worker prefix
+    "^[[1;36m(VllmWorkerProcess pid=113915)^[[0;0m INFO 05-21 11:56:07 [platform.py:144] Compilation disabled, using "
+    "eager mode by default\n"
+)
+V1_WORKER_RANK = (  # vast-data/VUA#7: 0.8-0.9's V1 multiproc worker prefix
+    "(VllmWorker rank=1 pid=3275251) INFO 06-17 15:32:29 [pynccl.py:70] vLLM is using nccl==2.26.2\n"
+)
+V1_CORE_WAITING = (  # vllm#19810 (quoted in a reply): V1's engine-core process waits for the front end
+    "> INFO 06-18 15:48:48 [core.py:460] Waiting for init message from front-end.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "engine"), [(V0_WORKER_PROCESS, "v0"), (V1_WORKER_RANK, "v1"), (V1_CORE_WAITING, "v1")]
+)
+def test_the_worker_and_engine_core_prefixes_name_the_engine(text: str, engine: str) -> None:
+    assert parse_startup_log(text).engine == engine
+
+
+def test_set_y_holds_its_logs() -> None:
+    log_sets.check_set(SET_Y, 12, {"ascend": 4, "rocm": 2, "nv": 4, "gpu": 2})
+
+
+@pytest.mark.parametrize("name", sorted(log_sets.sources(SET_Y)))
+def test_set_y_after_its_fixes(name: str) -> None:
+    check_log(SET_Y, name, log_sets.sources(SET_Y)[name]["expect"])
