@@ -36,6 +36,7 @@ after the doctor and the measured parts were built; nothing is fitted on them. F
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12v  # batch v (17 logs, round 13: blind after u's fixes)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12w  # batch w (9 logs, round 13: blind after v's fix)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12x  # batch x (8 logs, round 13: blind after w's fixes)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12y  # batch y (12 logs, round 13b: blind after doctor13's risks fixed)
 """
 
 from __future__ import annotations

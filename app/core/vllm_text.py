@@ -521,12 +521,12 @@ HCCL = VllmLine("HCCL", r"\bHCCL\w{0,40}")
 ASCEND_PTA_ERROR = VllmLine("RankID:", r"\(PID:\d{1,10}, Device:-?\d{1,4}, RankID:-?\d{1,6}\) ERR\d{5}\b")
 ASCEND_TOOLKIT = VllmLine("/Ascend/", r"/Ascend/(?:ascend-toolkit|nnal|driver)\b")
 ASCEND_VISIBLE = VllmLine("ASCEND_RT_VISIBLE_DEVICES", r"\bASCEND_RT_VISIBLE_DEVICES\b")
-# what only ROCm prints: its name and install path, a gfx architecture, the AITER kernel library, a ROCm
-# attention backend or environment variable (ROCM_AITER_FA, VLLM_ROCM_USE_AITER), torch's HIP errors, an
-# Instinct card's name; the HSA runtime's faults (GPU_HANG, MEMORY_ACCESS_FAULT) say ROCm as well
+# what only ROCm prints: its name and install path, a gfx architecture as such ("gfx942:sramecc+", a "+gfx906" version
+# label; not a conda env ".../envs/gfx906/lib", nlzy/vllm-gfx906#6, nor an image "vllm-gfx906"), the AITER kernel library,
+# a ROCm backend or variable (ROCM_AITER_FA), HIP errors, an Instinct card; the HSA runtime's faults (GPU_HANG) as well
 ROCM_NAME = VllmLine("ROCm", r"\bROCm\b")
 ROCM_PATH = VllmLine("/opt/rocm", r"/opt/rocm\b")
-GFX_ARCH = VllmLine("gfx", r"\bgfx(?:9|10|11|12)\d{1,2}[a-f]?\b")
+GFX_ARCH = VllmLine("gfx", r"(?<![\w/.-])gfx(?:9|10|11|12)\d{1,2}[a-f]?\b(?![/-])")
 AITER_LOG = VllmLine("[aiter]", r"\[aiter\]")
 ROCM_SETTING = VllmLine("ROCM_", r"\bROCM_\w{1,40}|_ROCM_\w{1,40}")
 HIP_ERROR = VllmLine("HIP error", r"\bHIP error\b")

@@ -7,7 +7,7 @@ the held-apart logs heldout-2026-12m) live here. Each cites where vLLM prints it
 
 from __future__ import annotations
 
-from app.core.vllm_text import G, VllmLine
+from app.core.vllm_text import VERSION, G, VllmLine
 
 # the model runner names the model it loads: V1's GPU runner (v1/worker/gpu_model_runner.py::GPUModelRunner.
 # load_model, 0.11.0: logger.info("Starting to load model %s...", self.model_config.model)), V0's runner
@@ -109,6 +109,58 @@ MLA_DISABLES_CHUNKED_PREFILL = VllmLine(
 V0_MP_ENGINE_FRAME = VllmLine(
     'File "', r'File "[^"]{0,300}/vllm/engine/multiprocessing/(?:engine|client)\.py", line \d{1,7}'
 )
+# V0's multiprocessing front end in its own words: the API server's "Engine process failed to start. See stack trace for
+# the root cause." (entrypoints/openai/api_server.py::build_async_engine_client_from_engine_args, raised only on its
+# MQLLMEngine branch, 0.6.3–0.10.2; the V1 branch fails with "Engine core initialization failed") and MQLLMEngineClient's
+# DEBUG "Waiting for output from MQLLMEngine." (engine/multiprocessing/client.py, 0.6.3–0.10.2); 0.11.0 removed both with V0
+V0_ENGINE_PROCESS_FAILED = VllmLine(
+    "Engine process failed to start",
+    r"\bEngine process failed to start\b",
+    "Engine process failed to start. See stack trace for the root cause.",
+    "entrypoints/openai/api_server.py::build_async_engine_client_from_engine_args (0.6.3–0.10.2)",
+)
+V0_MQ_CLIENT_WAITING = VllmLine(
+    "Waiting for output from MQLLMEngine",
+    r"\bWaiting for output from MQLLMEngine\b",
+    "Waiting for output from MQLLMEngine.",
+    "engine/multiprocessing/client.py::MQLLMEngineClient.run_heartbeat_loop (0.6.3–0.10.2)",
+)
+# the installed release as a report or a caller names it: vLLM's collect_env ("vLLM Version                 : 0.10.2",
+# collect_env.py's env_info template, 0.10.2) and a library that checks it (MinerU's "… and vllm version: 0.10.1.1 >=
+# 0.10.1, enable custom_logits_processors", opendatalab/MinerU#3582)
+REPORTED_VERSION = VllmLine(
+    "ersion",
+    r"\b[vV](?:LLM|llm) [Vv]ersion[ \t]{0,40}:[ \t]{0,8}" + VERSION,
+    "vLLM Version                 : {vllm_version}",
+    "collect_env.py (0.10.2); MinerU's custom_logits_processors check",
+)
+# collect_env's card line where it names the card on the same line: a ROCm build prints torch's device name and its gfx
+# architecture ("GPU models and configuration: AMD Instinct MI300X (gfx942:sramecc+:xnack-)", vllm#16474; collect_env.py
+# ::get_gpu_info, 0.10.2: get_device_name(None) + " (" + gcnArchName + ")"); an NVIDIA host prints nvidia-smi -L's
+# "GPU 0: NVIDIA …" rows, which vllm_text.DEVICE_NAME reads; "Could not collect" names nothing
+COLLECT_ENV_GPU = VllmLine(
+    "GPU models and configuration",
+    r"\bGPU models and configuration[ \t]{0,40}:[ \t]{0,8}(?!GPU \d|Could not collect)"
+    r"(\S[^\n(]{0,120}?)[ \t]{0,8}(\(gfx\w{1,12}[^)\n]{0,60}\))?[ \t]*$",
+    "GPU models and configuration : {nvidia_gpu_models}",
+    "collect_env.py::get_gpu_info (0.10.2)",
+)
+# the engine in a worker's or the engine core's own words (heldout-2026-12y): V0's multiprocessing worker prefixes its
+# lines "(VllmWorkerProcess pid=N)" (executor/multiproc_worker_utils.py, name="VllmWorkerProcess", 0.6.3–0.10.2, V0's
+# executor only); 0.8–0.9's V1 multiproc worker "(VllmWorker rank=N pid=M)" (v1/executor/multiproc_executor.py; 0.10.2
+# names it "Worker_TP…", V1_WORKER_TAG); V1's engine-core process logs "Waiting for init message from front-end."
+# (v1/engine/core.py::EngineCoreProc, INFO in 0.10.2, DEBUG in 0.33.0)
+V0_WORKER_PROCESS_TAG = VllmLine("(VllmWorkerProcess pid=", r"\(VllmWorkerProcess pid=\d{1,9}\)")
+V1_WORKER_RANK_TAG = VllmLine("(VllmWorker rank=", r"\(VllmWorker rank=\d{1,4} pid=\d{1,9}\)")
+V1_CORE_WAITING = VllmLine(
+    "Waiting for init message from front-end",
+    r"\bWaiting for init message from front-end\b",
+    "Waiting for init message from front-end.",
+    "v1/engine/core.py (0.10.2, 0.33.0)",
+)
+# Ascend's device tool, whose table people paste with a start-up ("| npu-smi 25.0.rc1.1   Version: 25.0.rc1.1 |",
+# vllm-ascend#1279, #3785): only an Ascend host has it
+NPU_SMI = VllmLine("npu-smi", r"\bnpu-smi\b")
 # --- the GPU stack, beyond vllm_text's ROCm markers (heldout-2026-12w) ---
 # a vLLM module named rocm_*.py in the logger tag: V0's ROCm attention backend ("[rocm_flash_attn.py:569] Using CK FA in
 # ROCmBackend", attention/backends/rocm_flash_attn.py to 0.10, vllm#20069), V1's (v1/attention/backends/rocm_attn.py,

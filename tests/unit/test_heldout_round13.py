@@ -2,7 +2,9 @@
 3 NVIDIA, 3 whose thread names no device; sources.json names each thread). Expectations were written by hand from
 each log and committed (4c3c0c8) before the doctor ran on any of them; scored once, blind, on main 9dc5632: 16/17
 verdicts, 61/69 facts, nothing claimed (5e84866). Batches v (heldout-2026-12v, 17 logs) and w (heldout-2026-12w, 9 logs)
-were scored the same way on the code after the previous batch's fixes: 17/17 and 67/68 (c30cf4d), 9/9 and 42/47 (04d41ee).
+were scored the same way on the code after the previous batch's fixes: 17/17 and 67/68 (c30cf4d), 9/9 and 42/47
+(04d41ee), x 8/8 and 19/19 (6568e83); batch y (heldout-2026-12y, 12 logs, round 13b) on the code after doctor13's open
+risks were fixed (a80840f): 12/12 and 29/34.
 Each test below pins one class of those misses on the real line; every line is quoted from the log it names unless its
 comment says otherwise."""
 
@@ -217,3 +219,134 @@ def test_set_x_holds_its_logs() -> None:
 @pytest.mark.parametrize("name", sorted(log_sets.sources(SET_X)))
 def test_set_x_blind(name: str) -> None:
     check_log(SET_X, name, log_sets.sources(SET_X)[name]["expect"])
+
+
+# --- doctor13's open risks (round 13b): each on a real line ---------------------------------------------------------
+
+GFX_IN_A_PATH = (  # nlzy/vllm-gfx906#6 (heldout-2026-12v): "gfx906" is the name of the poster's conda env, not a device
+    '  File "/home/zerone/miniconda3/envs/gfx906/lib/python3.11/site-packages/vllm/entrypoints/openai/api_server.py", '
+    "line 269, in build_async_engine_client_from_engine_args\n"
+)
+
+
+def test_a_gfx_name_inside_a_path_says_no_platform() -> None:
+    facts = parse_startup_log(GFX_IN_A_PATH)
+    assert (facts.gpu_platform, facts.device_type) == (None, None)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # nlzy/vllm-gfx906#30: collect_env on a ROCm host names the architecture after the card
+        "GPU models and configuration : AMD Radeon Graphics (gfx906:sramecc+:xnack-)\n",
+        # nlzy/vllm-gfx906#38 (heldout-2026-12u): the fork's release carries its architecture as a version label
+        "(APIServer pid=1) INFO 09-14 16:04:15 [api_server.py:1805] vLLM API server version 0.10.1+gfx906\n",
+    ],
+)
+def test_an_architecture_printed_as_such_still_names_rocm(line: str) -> None:
+    assert parse_startup_log(line).gpu_platform == "rocm"
+
+
+def test_a_fork_image_named_after_an_architecture_is_not_one() -> None:
+    # nlzy/vllm-gfx906#38's docker run continuation line: the image's name, not the host's card
+    assert parse_startup_log("> nalanzeyu/vllm-gfx906 \\\n").gpu_platform is None
+
+
+MINERU_VERSION = (  # opendatalab/MinerU#3582 (heldout-2026-12u): MinerU checks the installed vLLM release and prints it
+    "2025-09-23 00:43:55.954 | INFO     | mineru.backend.vlm.custom_logits_processors:enable_custom_logits_processors:40"
+    " - compute_capability: 12.0 >= 8.0 and vllm version: 0.10.1.1 >= 0.10.1, enable custom_logits_processors\n"
+)
+
+
+def test_a_callers_vllm_version_line_names_the_release() -> None:
+    assert parse_startup_log(MINERU_VERSION).vllm_version == "0.10.1.1"
+
+
+def test_vllms_own_version_line_wins_over_a_reported_one() -> None:
+    # vLLM's own line (a primary source) beside MinerU's (a secondary one), whichever comes first; the server line is
+    # nlzy/vllm-gfx906#41's (heldout-2026-12u)
+    server = "(APIServer pid=1) INFO 09-23 03:18:42 [api_server.py:1805] vLLM API server version 0.10.1+gfx906.update1\n"
+    assert parse_startup_log(server + MINERU_VERSION).vllm_version == "0.10.1+gfx906.update1"
+    text = MINERU_VERSION + server
+    assert parse_startup_log(text).vllm_version == "0.10.1+gfx906.update1"
+
+
+COLLECT_ENV_MI300X = (  # vllm#16474 (heldout-2026-12v), collect_env's report on a ROCm host: device 0's name and gfx arch
+    "GPU models and configuration: AMD Instinct MI300X (gfx942:sramecc+:xnack-)\n"
+)
+
+
+def test_collect_envs_gpu_line_names_the_card() -> None:
+    facts = parse_startup_log(COLLECT_ENV_MI300X)
+    assert (facts.device_name, facts.device_type, facts.gpu_platform) == (
+        "AMD Instinct MI300X",
+        "GPU",
+        "rocm",
+    )
+
+
+def test_collect_envs_empty_gpu_line_names_nothing() -> None:
+    # vllm#13061 (heldout-2026-12e), a 2 × 4090 paste: the header alone, the nvidia-smi rows on the lines below
+    text = "GPU models and configuration:\nGPU 0: NVIDIA GeForce RTX 4090\nGPU 1: NVIDIA GeForce RTX 4090\n"
+    assert parse_startup_log(text).device_name == "NVIDIA GeForce RTX 4090"
+    assert parse_startup_log("GPU models and configuration : Could not collect\n").device_name is None
+
+
+V0_ENGINE_PROCESS = (
+    "RuntimeError: Engine process failed to start. See stack trace for the root cause.\n"  # vllm-gfx906#6
+)
+V0_MQ_WAITING = "DEBUG 06-25 10:03:34 [client.py:194] Waiting for output from MQLLMEngine.\n"  # vllm#20069
+
+
+@pytest.mark.parametrize("line", [V0_ENGINE_PROCESS, V0_MQ_WAITING])
+def test_v0_only_front_end_wordings_say_v0(line: str) -> None:
+    # both are printed only on the api_server's MQLLMEngine branch (0.6.3 and 0.10.2's api_server.py, client.py)
+    assert parse_startup_log(line).engine == "v0"
+
+
+def test_v1s_engine_core_failure_is_not_v0() -> None:
+    line = (  # GLM-OCR#116 (heldout-2026-12x): V1's API server
+        "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n"
+    )
+    assert parse_startup_log(line).engine != "v0"
+
+
+# --- batch y (heldout-2026-12y), blind on the fixes above: 12/12 verdicts, 29/34 facts, nothing claimed -------------
+
+SET_Y = LOGS_DIR / "heldout-2026-12y"
+NPU_SMI_HEADER = (  # vllm-ascend#3785: npu-smi's table header, pasted with the start-up
+    "| npu-smi 25.0.rc1.1               Version: 25.0.rc1.1                                           |\n"
+)
+
+
+def test_npu_smis_table_says_npu() -> None:
+    facts = parse_startup_log(NPU_SMI_HEADER)
+    assert (facts.device_type, facts.is_ascend, facts.vllm_version) == ("NPU", True, None)
+
+
+V0_WORKER_PROCESS = (  # vllm-ascend#922, vllm-ascend 0.7.3 (V0): caret colour codes around V0's worker prefix
+    "^[[1;36m(VllmWorkerProcess pid=113915)^[[0;0m INFO 05-21 11:56:07 [platform.py:144] Compilation disabled, using "
+    "eager mode by default\n"
+)
+V1_WORKER_RANK = (  # vast-data/VUA#7: 0.8-0.9's V1 multiproc worker prefix
+    "(VllmWorker rank=1 pid=3275251) INFO 06-17 15:32:29 [pynccl.py:70] vLLM is using nccl==2.26.2\n"
+)
+V1_CORE_WAITING = (  # vllm#19810 (quoted in a reply): V1's engine-core process waits for the front end
+    "> INFO 06-18 15:48:48 [core.py:460] Waiting for init message from front-end.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "engine"), [(V0_WORKER_PROCESS, "v0"), (V1_WORKER_RANK, "v1"), (V1_CORE_WAITING, "v1")]
+)
+def test_the_worker_and_engine_core_prefixes_name_the_engine(text: str, engine: str) -> None:
+    assert parse_startup_log(text).engine == engine
+
+
+def test_set_y_holds_its_logs() -> None:
+    log_sets.check_set(SET_Y, 12, {"ascend": 4, "rocm": 2, "nv": 4, "gpu": 2})
+
+
+@pytest.mark.parametrize("name", sorted(log_sets.sources(SET_Y)))
+def test_set_y_after_its_fixes(name: str) -> None:
+    check_log(SET_Y, name, log_sets.sources(SET_Y)[name]["expect"])

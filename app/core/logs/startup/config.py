@@ -280,6 +280,11 @@ def _server_version(m: re.Match[str], ln: _Line, run: _Run) -> None:
         run.put("model", _as_str(m.group(2)), ln, source=SOURCE_SECONDARY)
 
 
+def _reported_version(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """collect_env's "vLLM Version : X" or a caller's "vllm version: X": the installed release, below vLLM's own line."""
+    run.put("vllm_version", m.group(1).removeprefix("v"), ln, source=SOURCE_SECONDARY)
+
+
 def _banner_model(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("model", _as_str(m.group(1)), ln, source=SOURCE_SECONDARY)
 
@@ -536,6 +541,15 @@ def _device_name(m: re.Match[str], ln: _Line, run: _Run) -> None:
     run.put("device_name", m.group(1).strip(), ln, mode="first")
     run.put("device_type", "GPU", ln, source=SOURCE_FALLBACK)
     run.put("gpu_platform", "cuda", ln, source=SOURCE_SECONDARY)  # the template reads NVIDIA cards only
+
+
+def _collect_env_gpu(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """collect_env's "GPU models and configuration: AMD Instinct MI300X (gfx942:sramecc+:xnack-)": the card (device 0),
+    and, with the gfx architecture only a ROCm build appends, the ROCm stack."""
+    run.put("device_name", m.group(1).strip(), ln, source=SOURCE_SECONDARY, mode="first")
+    run.put("device_type", "GPU", ln, source=SOURCE_FALLBACK)
+    if m.group(2) is not None:
+        run.put("gpu_platform", "rocm", ln, source=SOURCE_FALLBACK)
 
 
 def _moe_config_name(m: re.Match[str], ln: _Line, run: _Run) -> None:
