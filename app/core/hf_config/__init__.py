@@ -157,9 +157,7 @@ def _model_spec(
     try:
         geometry = _geometry(cfgs)
         layers = _layers(cfgs, geometry)
-        ratios = compress_ratios(
-            cfgs, geometry.num_layers
-        )  # DeepSeek-V4.1: refused after the registry's check
+        ratios = compress_ratios(cfgs, geometry.num_layers)  # V4.1 refused after the registry's check
     except (ConfigError, ValidationError):
         refuse_unloadable(cfgs.top, model_type=cfgs.model_type, vllm_version=vllm_version)
         raise
