@@ -573,7 +573,7 @@ class PrintedStage:
     max_model_len: int
     # False: the Mamba-block check (MAMBA_BLOCKS, 0.33.0 initialize_attn_backend) dies after the KV lines, before capture
     graphs_captured: bool = True
-    bytes_per_block: int = 0  # one block of every KV layer (kv.KVLayout): 0.34.0's warmup line
+    bytes_per_block: int = 0  # one block of every KV layer (kv.KVLayout), 0 with none: 0.34.0's warmup line
     warmed_up: bool = True  # False: 0.34.0 refused the tentative budget before warmup (checks.Refusal)
 
 

@@ -89,8 +89,23 @@ def warmup_line(*, rules: VersionRules, stage: PrintedStage) -> str:
     )
 
 
+def no_kv_cache_lines(*, rules: VersionRules, stage: PrintedStage) -> list[str]:
+    """A V1 start-up with no KV cache spec (encoder-only attention): 0.33.0 and 0.34.0 v1/engine/core.py
+    _initialize_kv_caches skips determine_available_memory when has_kv_cache is False, and update_kv_cache_capacity
+    (kv_cache_utils.py) runs only when kv_cache_groups is non-empty. So: the weights line and the graph capture
+    (Worker.compile_or_warm_up_model still captures), no profile lines, no "Available KV cache memory", no "KV cache
+    size". E.g. bge-m3 (XLM-R, 1,133,410,304 B of weights) at 0.33.0: "Model loading took 1.06 GiB memory and …
+    seconds", then "Graph capturing finished in … secs, took …"""
+    lines = [weights_line(rules=rules, weights_bytes=stage.parts.weights_bytes)]
+    if stage.parts.cuda_graph_bytes > 0 and stage.graphs_captured:
+        lines.append(f"Graph capturing finished in … secs, took {stage.parts.cuda_graph_bytes / GIB:.2f} GiB")
+    return lines
+
+
 def memory_lines(*, rules: VersionRules, stage: PrintedStage, serve: ServeConfig) -> list[str]:
     """The start-up's memory lines: these under the extensible cache (extensible_kv.applies), else vllm_text's."""
+    if rules.engine != "v0" and stage.bytes_per_block == 0:  # no KV cache group (kv.KVLayout with none)
+        return no_kv_cache_lines(rules=rules, stage=stage)
     if extensible_kv.applies(rules=rules, device=stage.device, serve=serve):
         return startup_lines(rules=rules, stage=stage)
     return profiled_startup_lines(rules=rules, stage=stage)

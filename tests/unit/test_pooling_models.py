@@ -186,3 +186,20 @@ def test_convert_embed_makes_the_runner_pooling() -> None:
     )
     both = parse_serve_command("vllm serve m --runner generate --convert embed", vllm_version="0.33.0").serve
     assert both.resolved_runner == "generate"
+
+
+def test_the_runner_note_names_the_convert_passed() -> None:
+    # 0.33.0 config/model.py ModelConfig._get_convert_type returns an explicit --convert as given; classify wraps the
+    # model with models/adapters.py as_seq_cls_model (before: the note said "--convert embed" whatever was passed)
+    model = model_spec_from_hf_config({**QWEN3_SHAPE, "architectures": ["Qwen3ForCausalLM"]}, name="c")
+    notes = {}
+    for convert in ("classify", "embed"):
+        serve = parse_serve_command(f"vllm serve m --convert {convert}", vllm_version="0.33.0").serve
+        est = estimate(model=model, device=H100, serve=serve, vllm_version="0.33.0")
+        notes[convert] = next(w for w in est.warnings if w.startswith("--runner pooling"))
+    assert "(--convert classify, models/adapters.py as_seq_cls_model)" in notes["classify"]
+    assert "(--convert embed, models/adapters.py as_embedding_model)" in notes["embed"]
+    # --runner pooling with --convert auto: _get_default_convert_type's fallback, embed
+    auto = parse_serve_command("vllm serve m --runner pooling", vllm_version="0.33.0").serve
+    est = estimate(model=model, device=H100, serve=auto, vllm_version="0.33.0")
+    assert any("(--convert embed, models/adapters.py as_embedding_model)" in w for w in est.warnings)

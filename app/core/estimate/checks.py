@@ -93,6 +93,10 @@ def capacity_of(setup: Setup) -> Capacity:
         needed=needed,
         max_model_len=max_model_len,
     )
+    if not layout.groups and rules.engine != "v0":
+        # no KV cache groups: get_kv_cache_configs skips _check_enough_kv_cache_memory ("if not groups: continue",
+        # 0.33.0 v1/core/kv_cache_planning.py), so no capacity refusal applies
+        starts = True
     return Capacity(
         inflight_tokens=inflight,
         per_group=per_group,
@@ -224,5 +228,6 @@ def verdict_of(
         sequences_refused=error_kind == ErrorKind.MAMBA_BLOCKS,  # max_num_seqs above the Mamba blocks
         largest_len=capacity.largest_len,
         max_model_len=max_model_len,
-        budget_short=binding.kv_cache_bytes <= 0 or error_kind == ErrorKind.STARTUP_FREE_MEMORY,
+        budget_short=(binding.kv_cache_bytes <= 0 and bool(binding.layout.groups))
+        or error_kind == ErrorKind.STARTUP_FREE_MEMORY,
     )

@@ -59,7 +59,9 @@ def estimate(
         quant_field="quantization" if serve.quantization else "quantization_config.quant_method",
     )
     check_config_contract(model=model, version=version.release)
-    model, runner_notes = apply_runner(model=model, runner=serve.resolved_runner, version=version.release)
+    model, runner_notes = apply_runner(
+        model=model, runner=serve.resolved_runner, version=version.release, convert=serve.convert
+    )
     architecture = [*architecture, *runner_notes]
     model = model_for_release(model=model, rules=rules)
     resolved_kv = checkpoint_kv_cache_dtype(model=model, serve=serve, rules=rules, device=device)

@@ -123,6 +123,11 @@ def pipeline_stages(
             requested=requested,
             parts=(weights, activation, non_torch, graphs),
         )
+        if not layout.groups and rules.engine != "v0":
+            # no layer has a KV cache spec (encoder-only attention): V1 never profiles nor allocates a pool
+            # (0.33.0 v1/engine/core.py EngineCore._initialize_kv_caches: has_kv_cache False -> available memory
+            # [0]; kv_cache_planning.get_kv_cache_config_from_groups: no groups -> no tensors, the null block only)
+            kv_bytes, held = 0, 0
         stages.append(
             Stage(
                 index=index,

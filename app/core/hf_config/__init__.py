@@ -157,6 +157,7 @@ def _model_spec(
     try:
         geometry = _geometry(cfgs)
         layers = _layers(cfgs, geometry)
+        ratios = compress_ratios(cfgs, geometry.num_layers)  # V4.1 refused after the registry's check
     except (ConfigError, ValidationError):
         refuse_unloadable(cfgs.top, model_type=cfgs.model_type, vllm_version=vllm_version)
         raise
@@ -220,7 +221,7 @@ def _model_spec(
         indexer_layers=indexer_layers(cfgs, geometry.num_layers)
         or msa_indexer_layers(cfgs, geometry.num_layers),
         sparse_kernel_block=msa_block_size(cfgs),
-        compress_ratios=compress_ratios(cfgs, geometry.num_layers),
+        compress_ratios=ratios,
         mamba_ssm_dtype=mamba_ssm_dtype(cfgs),
         retrieval_attention_contract=retrieval_attention_contract(cfgs),
         params_total=params_total,

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from app.core import kinds
 from app.core.errors import ConfigError
-from app.core.hf_config import hy_v4
+from app.core.hf_config import dsv41, hy_v4
 from app.core.hf_config.coerce import (
     MAX_LAYERS,
     MAX_POSITIONS,
@@ -674,24 +674,16 @@ def indexer_bytes_per_token(cfgs: _Configs) -> int:
 
 DSV4_COMPRESS_RATIOS = frozenset({0, 4, 128})  # transformers deepseek_v4 _COMPRESS_RATIO_TO_LAYER_TYPE
 DSV4_MODEL_TYPES = frozenset({"deepseek_v4"})
-# DeepSeek-V4.1 (0.30.0+ models/deepseek_v41; 0.33.0 attention.py DeepseekV41Attention): compress ratios 0 (sliding
-# window), 1 and 2, compressed caches only on kv_source_layer_ids, indexers only on index_source_layer_ids
-DSV41_MODEL_TYPES = frozenset({"deepseek_v41", "deepseek_v41_text"})
 
 
 def compress_ratios(cfgs: _Configs, num_layers: int) -> tuple[int, ...] | None:
     """DeepSeek-V4's per-layer compress ratios (config.json ``compress_ratios``, one per decoder layer). DeepSeek-V4.1
     shares the key with other ratios and a cache laid out across layers that the planner does not size: refused."""
     text = cfgs.text
-    if cfgs.text_model_type in DSV41_MODEL_TYPES:
-        raise ConfigError(
-            "model_type",
-            Text(
-                "DeepSeek-V4.1 ({model_type}): vLLM sizes its cache with compress ratios 0 / 1 / 2 and compressed "
-                "caches kept only on kv_source_layer_ids, which the planner does not model yet",
-                model_type=cfgs.text_model_type,
-            ),
-        )
+    if (
+        cfgs.text_model_type in dsv41.DSV41_MODEL_TYPES
+    ):  # refused, naming its caches (app/core/hf_config/dsv41.py)
+        raise dsv41.refusal(text, model_type=cfgs.text_model_type, num_layers=num_layers)
     if cfgs.text_model_type not in DSV4_MODEL_TYPES or not _present(text, "compress_ratios"):
         return None
     values = _as_list("compress_ratios", text["compress_ratios"])[:num_layers]

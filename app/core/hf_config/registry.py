@@ -221,11 +221,14 @@ def _conversion_note(architecture: str, version: Version) -> list[str]:
     ]
 
 
-def apply_runner(*, model: ModelSpec, runner: str | None, version: Version) -> tuple[ModelSpec, list[str]]:
+def apply_runner(
+    *, model: ModelSpec, runner: str | None, version: Version, convert: str | None = None
+) -> tuple[ModelSpec, list[str]]:
     """The model as ``--runner`` has vLLM build it, and the note saying so (0.33.0 config/model.py
     ModelConfig.__post_init__ with _get_runner_type / _get_convert_type).
 
-    - pooling on a generative architecture: converted with --convert embed (_get_default_convert_type's fallback),
+    - pooling on a generative architecture: converted with the --convert given (embed or classify), else embed
+      (_get_default_convert_type's fallback),
       so no LM head (models/adapters.py as_embedding_model): an untied head's vocab x hidden leaves the parameters
       (and the stored bytes of a checkpoint index), and no sampler runs (ModelSpec.pooling);
     - generate or draft on a pooling-only architecture: vLLM's ValueError "Embedding models do not support
@@ -275,11 +278,16 @@ def apply_runner(*, model: ModelSpec, runner: str | None, version: Version) -> t
         update["params_active"] = model.params_active - head
     if model.weights_bytes_exact is not None:
         update["weights_bytes_exact"] = model.weights_bytes_exact - head * model.weight_dtype_bytes
+    # the note names the convert vLLM applies: the one passed (0.33.0 config/model.py ModelConfig._get_convert_type
+    # keeps an explicit --convert), else embed; classify wraps the model with models/adapters.py as_seq_cls_model
+    applied = convert if convert in ("embed", "classify") else "embed"
     note = Text(
-        "--runner pooling: vLLM {version} builds {architecture} as a pooling model (--convert embed, "
-        "models/adapters.py as_embedding_model): no LM head and no sampler, as planned.",
+        "--runner pooling: vLLM {version} builds {architecture} as a pooling model (--convert {convert}, "
+        "models/adapters.py {adapter}): no LM head and no sampler, as planned.",
         version=shown,
         architecture=model.architecture or model.model_type,
+        convert=applied,
+        adapter="as_seq_cls_model" if applied == "classify" else "as_embedding_model",
     )
     return model.model_copy(update=update), [note]
 

@@ -322,7 +322,7 @@ def formula_view(model: ModelSpec, est: Estimate, target: int) -> FormulaView:
             )
         ),
         comparison=t("{exact_need}: no KV pool ({why})", exact_need=gib(exact_need), why=never_sized_why(est))
-        if never_sized(est)
+        if no_pool(est)
         else t("{exact_need} {verb} KV pool {pool}", exact_need=gib(exact_need), verb=verb, pool=gib(pool)),
         note=" ".join(notes),
     )
@@ -348,7 +348,20 @@ def never_sized(est: Estimate) -> bool:
 
 def never_sized_why(est: Estimate) -> str:
     why = NEVER_SIZED_WHY.get(est.error_kind) if est.error_kind is not None else None
+    if why is None and holds_no_kv(est):
+        return t("no layer keeps a KV cache")
     return t(why) if why is not None else ""
+
+
+def holds_no_kv(est: Estimate) -> bool:
+    """No layer has a KV cache spec (encoder-only attention): vLLM neither profiles nor allocates a pool
+    (0.33.0 v1/engine/core.py _initialize_kv_caches), so the page shows no KV pool at all."""
+    return not est.groups and est.kv_bytes_per_token == 0 and est.kv_cache_bytes == 0
+
+
+def no_pool(est: Estimate) -> bool:
+    """No KV pool to show: never sized (the weights do not load), or none at all (no KV layer)."""
+    return never_sized(est) or holds_no_kv(est)
 
 
 def partition_rows(
@@ -360,9 +373,16 @@ def partition_rows(
     their band from ``Estimate.ranges`` (weights only when quantized: scales the count may miss).
     """
     total = est.device_total_bytes
-    kv = 0 if never_sized(est) else max(0, est.kv_cache_bytes)
+    kv = 0 if no_pool(est) else max(0, est.kv_cache_bytes)
     graphs_in_slack = 0 if est.cuda_graph_budgeted else est.cuda_graph_bytes
     unused = max(0, est.unused_bytes - graphs_in_slack)
+    unused_label = t("Unused by design (1 − utilization)")
+    if holds_no_kv(est):
+        # nothing claims the rest of the budget: what the device holds beyond the weights, the activations,
+        # non-torch memory and the graphs stays free
+        taken = est.weights_bytes + est.activation_peak_bytes + est.non_torch_bytes + est.cuda_graph_bytes
+        unused = max(0, total - taken)
+        unused_label = t("Unused (no KV cache claims the rest)")
     graph_note = (
         t("inside the budget") if est.cuda_graph_budgeted else t("taken from the 1 − utilization slack")
     )
@@ -378,7 +398,7 @@ def partition_rows(
             False,
             t("over budget") if est.kv_cache_bytes < 0 else "",
         ),
-        ("unused", t("Unused by design (1 − utilization)"), unused, True, ""),
+        ("unused", unused_label, unused, True, ""),
     ]
     range_key = {
         "weights": "weights_bytes",
@@ -396,14 +416,24 @@ def partition_rows(
 
     rows = tuple(
         PartitionRow(key, label, gib(num), percent(num / total), exact, note, *band_texts(key, exact))
-        if not (key == "kv" and never_sized(est))
-        else PartitionRow(key, label, "—", "—", exact, t("never sized: {why}", why=never_sized_why(est)))
+        if not (key == "kv" and no_pool(est))
+        else PartitionRow(
+            key,
+            label,
+            "—",
+            "—",
+            exact,
+            t("none: {why}", why=never_sized_why(est))
+            if holds_no_kv(est)
+            else t("never sized: {why}", why=never_sized_why(est)),
+        )
         for key, label, num, exact, note in items
     )
     order = ["weights", "activation", "non-torch"]
     if est.cuda_graph_budgeted:
         order.append("graphs")
-    order.append("kv")
+    if not holds_no_kv(est):
+        order.append("kv")  # no bar for a pool vLLM never allocates
     if not est.cuda_graph_budgeted:
         order.append("graphs")
     order.append("unused")
@@ -428,11 +458,13 @@ def headline_numbers(est: Estimate) -> tuple[Figure, ...]:
     # a pool with no band is the one --kv-cache-memory-bytes gave (uncertainty.ranges_for's pool_given): the
     # user's input, and the tokens and concurrency on it plainly exact
     given = pool is not None and pool.low == pool.high
-    banded = not never_sized(est) and not given
+    banded = not no_pool(est) and not given
     tokens_range = f"{integer(tokens.low)} – {integer(tokens.high)}" if tokens and banded else ""
     conc_range = f"{conc.low:.2f} – {conc.high:.2f}x" if conc and banded else ""
     return (
-        Figure("kv-bytes", t("KV cache pool"), t("never sized"), "modelled")
+        Figure("kv-bytes", t("KV cache pool"), t("none (no KV cache)"), "exact")
+        if holds_no_kv(est)
+        else Figure("kv-bytes", t("KV cache pool"), t("never sized"), "modelled")
         if never_sized(est)
         else Figure(
             "kv-bytes",
@@ -445,7 +477,7 @@ def headline_numbers(est: Estimate) -> tuple[Figure, ...]:
         Figure(
             "kv-tokens",
             t("GPU KV cache size"),
-            t("{kv_tokens} tokens", kv_tokens=integer(est.kv_tokens)) if not never_sized(est) else "—",
+            t("{kv_tokens} tokens", kv_tokens=integer(est.kv_tokens)) if not no_pool(est) else "—",
             _exact_kind(tokens_range),
             "",
             tokens_range,
@@ -527,7 +559,14 @@ def markdown_summary(resolved: Resolved, est: Estimate, verdict: VerdictView) ->
         ("kv_cache_dtype", kv_dtype_label(est)),
         (_("verdict"), verdict.headline),
         (t("weights per device"), gib(est.weights_bytes)),
-        (t("KV cache pool"), t("never sized") if never_sized(est) else gib(est.kv_cache_bytes)),
+        (
+            t("KV cache pool"),
+            t("none (no KV cache)")
+            if holds_no_kv(est)
+            else t("never sized")
+            if never_sized(est)
+            else gib(est.kv_cache_bytes),
+        ),
         (t("KV cache size"), t("{kv_tokens} tokens", kv_tokens=integer(est.kv_tokens))),
         (t("max concurrency"), f"{est.max_concurrency:.2f}x"),
     ]

@@ -1,0 +1,50 @@
+"""The page for a model with no KV cache (encoder-only attention, tests/unit/test_no_kv_cache_startup.py): vLLM
+0.33.0 allocates no pool (v1/engine/core.py _initialize_kv_caches, has_kv_cache False), so the partition draws no
+KV bar, its KV row says none, and what the weights, activations, non-torch memory and graphs leave stays unused.
+
+bge-m3 on an H100 at 0.33.0 (TP 1): the estimate's weights 1,133,410,304 + activation 355,676,979 + non-torch
+268,435,456 + graphs 419,983,375 = 2,177,506,114 B taken, of 84,932,978,278 B: 82,755,472,164 B unused = 77.07 GiB.
+Before: a "KV pool" bar and row of 70.74 GiB and "Unused by design (1 − utilization)" 6.33 GiB.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from app.core.catalog import find_device
+from app.core.estimate import estimate
+from app.core.hf_config import model_spec_from_hf_config
+from app.core.specs import ServeConfig
+from app.web.planner.views import headline_numbers, partition_rows
+
+HELD = Path(__file__).resolve().parents[1] / "data" / "configs" / "heldout_0_33p"
+STEM = "dogukanveziroglu--bge-m3-ml-tr-specialized"
+
+
+def _est():
+    config = json.loads((HELD / f"{STEM}_config.json").read_text(encoding="utf-8"))
+    model = model_spec_from_hf_config(config, name=STEM, vllm_version="0.33.0")
+    return estimate(model=model, device=find_device("h100"), serve=ServeConfig(), vllm_version="0.33.0")
+
+
+def test_the_partition_has_no_kv_bar_and_the_rest_is_unused() -> None:
+    est = _est()
+    taken = est.weights_bytes + est.activation_peak_bytes + est.non_torch_bytes + est.cuda_graph_bytes
+    assert (est.device_total_bytes, taken) == (84_932_978_278, 2_177_506_114)
+    rows, segments, overrun = partition_rows(est)
+    assert [s.key for s in segments] == ["weights", "activation", "non-torch", "graphs", "unused"]
+    assert {s.key: s.num_bytes for s in segments}["unused"] == 82_755_472_164
+    by_key = {row.key: row for row in rows}
+    assert (by_key["kv"].gib, by_key["kv"].note) == ("—", "none: no layer keeps a KV cache")
+    assert (by_key["unused"].label, by_key["unused"].gib) == (
+        "Unused (no KV cache claims the rest)",
+        "77.07 GiB",
+    )
+    assert overrun == 0
+
+
+def test_the_headline_says_no_kv_cache() -> None:
+    figures = {f.key: f for f in headline_numbers(_est())}
+    assert figures["kv-bytes"].value == "none (no KV cache)"
+    assert figures["kv-tokens"].value == "—"
