@@ -94,7 +94,8 @@ def ranges_for(
     """Low / expected / high for the modelled parts and for the exact numbers that follow from them, whether
     the start is borderline (it starts at one end of the pool's band and not at the other), and the longest
     length that starts at the low end (``parts``: the binding stage's partition). ``pool_given``: the worker
-    takes ``--kv-cache-memory-bytes`` as the pool (situations.kv_bytes_given), so the pool has no band.
+    takes ``--kv-cache-memory-bytes`` as the pool (situations.kv_bytes_given), or the model keeps no KV cache and V1
+    sizes no pool, so the pool has no band.
     ``peak_weight``: bytes of pool per byte of activation peak (extensible_kv.peak_sensitivity: 1.75 where 0.34.0's
     extensible cache sizes the pool by the device headroom, whose margin is 0.75 x the peak)."""
     weights_bytes, activation_bytes = parts.weights_bytes, parts.activation_peak_bytes

@@ -23,6 +23,12 @@ class VerdictView:
     detail: str
 
 
+def holds_no_kv(est: Estimate) -> bool:
+    """No layer has a KV cache spec (encoder-only attention): vLLM neither profiles nor allocates a pool
+    (0.33.0 v1/engine/core.py _initialize_kv_caches), so the page shows no KV pool at all."""
+    return not est.groups and est.kv_bytes_per_token == 0 and est.kv_cache_bytes == 0
+
+
 def verdict_view(est: Estimate, target: int, *, derived_len: int | None = None) -> VerdictView:
     """The verdict box: key, tone and label from app.core.verdicts.VERDICTS (the doctor's words too);
     only the sentence built from this estimate's numbers is written here."""
@@ -69,6 +75,12 @@ def _verdict_detail(est: Estimate, target: int, *, derived_len: int | None) -> s
             s=s,
             kv_cache_bytes=gib(est.kv_cache_bytes),
             largest=integer(est.estimated_max_model_len) if est.estimated_max_model_len else _("none"),
+        )
+    if est.fits and holds_no_kv(est):
+        return t(
+            "vLLM starts; no layer keeps a KV cache (encoder-only attention), so no pool is sized: up to {seqs} sequences of {s} tokens run at once (--max-num-seqs).",
+            seqs=integer(est.max_num_seqs),
+            s=s,
         )
     numbers = {
         "kv_tokens": integer(est.kv_tokens),

@@ -16,7 +16,8 @@ from app.core.catalog import find_device
 from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.specs import ServeConfig
-from app.web.planner.views import headline_numbers, partition_rows
+from app.web.planner.views import borderline_view, headline_numbers, partition_rows
+from app.web.verdict import verdict_view
 
 HELD = Path(__file__).resolve().parents[1] / "data" / "configs" / "heldout_0_33p"
 STEM = "dogukanveziroglu--bge-m3-ml-tr-specialized"
@@ -48,3 +49,18 @@ def test_the_headline_says_no_kv_cache() -> None:
     figures = {f.key: f for f in headline_numbers(_est())}
     assert figures["kv-bytes"].value == "none (no KV cache)"
     assert figures["kv-tokens"].value == "—"
+
+
+def test_no_pool_no_band_no_borderline_and_the_verdict_names_max_num_seqs() -> None:
+    # before: the pool's band (±0.54 GiB around a pool of 0) made the start "borderline" ("The KV pool is modelled
+    # as -0.54 – 0.54 GiB…") and the verdict read "the KV pool holds 0 tokens = 1024.00 concurrent sequences"
+    est = _est()
+    assert est.fits and not est.borderline
+    pool = est.ranges["kv_cache_bytes"]
+    assert (pool.low, pool.expected, pool.high) == (0, 0, 0)
+    assert borderline_view(est) is None
+    # 0.33.0 default --max-num-seqs 1,024 (H100: the usage-context default for an OpenAI server on a GPU of 70+ GiB)
+    assert verdict_view(est, 1).detail == (
+        "vLLM starts; no layer keeps a KV cache (encoder-only attention), so no pool is sized: up to 1,024 sequences"
+        f" of {est.max_model_len:,} tokens run at once (--max-num-seqs)."
+    )

@@ -206,7 +206,9 @@ def _assemble(
         upper=min(max(max_model_len, model.max_model_len_derived), MAX_MODEL_LEN_CEILING),
         graphs_budgeted=graphs_budgeted(rules=rules, platform=device.platform),
         host_band_bytes=situations.unified_memory_band_bytes(device),
-        pool_given=situations.kv_bytes_given(rules=rules, device=device, serve=serve) is not None,
+        # no pool to band where no layer keeps a KV cache (stages: V1 never sizes one) or one is given
+        pool_given=situations.kv_bytes_given(rules=rules, device=device, serve=serve) is not None
+        or (not layout.groups and rules.engine != "v0"),
         peak_weight=extensible_kv.peak_sensitivity(
             requested_bytes=requested,
             free_at_start_bytes=situations.free_at_start_bytes(device=device, serve=serve),

@@ -32,7 +32,7 @@ from app.web.inputs.problems import Problem
 from app.web.inputs.resolve import MODEL_PLACEHOLDER, Resolved
 from app.web.measured_runs import bench_of
 from app.web.planner import svg
-from app.web.verdict import VerdictView, verdict_view
+from app.web.verdict import VerdictView, holds_no_kv, verdict_view
 from app.web.version_notes import VersionNote, version_notes
 
 SLIDER_MIN_TOKENS = 256
@@ -351,12 +351,6 @@ def never_sized_why(est: Estimate) -> str:
     if why is None and holds_no_kv(est):
         return t("no layer keeps a KV cache")
     return t(why) if why is not None else ""
-
-
-def holds_no_kv(est: Estimate) -> bool:
-    """No layer has a KV cache spec (encoder-only attention): vLLM neither profiles nor allocates a pool
-    (0.33.0 v1/engine/core.py _initialize_kv_caches), so the page shows no KV pool at all."""
-    return not est.groups and est.kv_bytes_per_token == 0 and est.kv_cache_bytes == 0
 
 
 def no_pool(est: Estimate) -> bool:
