@@ -51,7 +51,7 @@ import perf_sources as P
 from perf_bands import _central as _central  # re-exported: tests/unit/test_perf_loso_bands.py
 from perf_bands import covering_band
 from perf_bands import weighted_quantile as weighted_quantile
-from perf_frontend import frontend_grid
+from perf_frontend import frontend_grid, streams_grid
 from perf_refit import ARCH_OPTION, POOLED_OPTION, arch_key, fit_arch
 
 from app.core.perf.physics import host_step_seconds, slower_device
@@ -77,6 +77,7 @@ MODES = (
     "physics+prefill+v0+arch",
     "physics+prefill+v0+cuda",
     "physics+prefill+v0+frontend",
+    "physics+prefill+v0+streams",
 )
 # The host's per-step and per-request work (physics.Coefficients.host_*), tried on this grid: 0-3 ms a step
 # (vLLM's V1 engine core: schedule, prepare inputs, launch, bookkeeping, ship outputs; what the runs of
@@ -144,6 +145,7 @@ class Run:
         eager_s: float = 0.0,
         compute: float | None = None,
         frontend_s: float = 0.0,
+        stream_s: float = 0.0,
     ) -> dict[str, float]:
         """The prediction with this host work, platform device-time factor (and, if given, a separate
         one for the device's FLOPs) and eager launch time per layer (simulated once, then kept)."""
@@ -151,6 +153,7 @@ class Run:
         eager_s = eager_s if ctx is not None and ctx.physics.eager else 0.0  # only eager runs launch
         compute = factor if compute is None else compute
         key = (host[0], host[1], factor, eager_s, compute) + ((frontend_s,) if frontend_s else ())
+        key += ("streams", stream_s) if stream_s else ()
         if key not in self.variants:
             # the shipped prediction stands in only where it was made with this eager time: an eager run's
             # shipped coefficients carry the shipped eager_layer_s (0.3 ms), so its "0" must be simulated
@@ -160,6 +163,7 @@ class Run:
                 factor == compute == 1.0
                 and eager_s == shipped_eager
                 and frontend_s == ctx.coefficients.frontend_request_s
+                and stream_s == ctx.coefficients.frontend_stream_s
                 and _host_never_binds(ctx, *host)
             ):
                 self.variants[key] = self.predicted
@@ -171,6 +175,7 @@ class Run:
                     host_rank_step_s=0.0,
                     eager_layer_s=eager_s,
                     frontend_request_s=frontend_s,
+                    frontend_stream_s=stream_s,
                 )
                 self.variants[key] = ctx.simulate(
                     slower_device(coefficients, factor=factor, compute_factor=compute)
@@ -195,6 +200,7 @@ class Correction:
     # physics+prefill: per device, the factor of its FLOPs (GEMMs, attention) apart from the rest
     compute_platform: tuple[tuple[str, float], ...] = ()
     frontend_s: float = 0.0  # +frontend: the API server's serial time per request (perf_frontend.py)
+    stream_s: float = 0.0  # +streams: the API server's time per running stream at a request's admission
 
     def _v0_point(self, run: Run) -> HostPoint:
         """The V0 host work of this run's engine step: the fitted step and request parts, the step's
@@ -217,6 +223,7 @@ class Correction:
                 self.eager_layer_s,
                 dict(self.compute_platform).get(device),
                 self.frontend_s,
+                self.stream_s,
             )
         )
         if self.ttft_base_ms >= 0 and KEYS["ttft"] in out:
@@ -387,10 +394,12 @@ def _fit_host(mode: str, train: dict[str, list[Run]]) -> Correction:
                 eager_layer_s=eager,
                 compute_platform=compute,
                 frontend_s=f,
+                stream_s=c,
             )
             for b in TTFT_BASE_GRID_MS
             for k in TTFT_PER_TOKEN_GRID_MS
             for f in frontend_grid(mode)
+            for c in streams_grid(mode)
         ),
         key=lambda c: _train_objective(train, c),
     )
@@ -785,6 +794,8 @@ def write(correction: Correction, bands: dict[str, tuple[float, float]]) -> None
         host["eager_layer_s"] = correction.eager_layer_s
     if correction.frontend_s:
         host["frontend_request_s"] = correction.frontend_s
+    if correction.stream_s:
+        host["frontend_stream_s"] = correction.stream_s
     if correction.host_v0 is not None:
         host["v0_host_step_s"], host["v0_host_request_s"] = correction.host_v0
         if correction.host_v0_rank_s:

@@ -200,6 +200,8 @@ def simulate_bench(
         overhead_per_prompt_token_s=coefficients.ttft_per_prompt_token_s,
         # one API server for every rank: a rank's requests (every dp-th) leave it dp requests apart
         frontend_request_s=coefficients.frontend_request_s * dp,
+        # and streams every rank's running requests: a rank's running set times dp
+        frontend_stream_s=coefficients.frontend_stream_s * dp,
         prefix_tokens=args.random_prefix_len if args.dataset_name == "random" else 0,
     )
     itl_mean, itl_median = _weighted_mean_median(res.itl_samples)

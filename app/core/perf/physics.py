@@ -473,6 +473,14 @@ class Coefficients:
     # burst queue (`--request-rate inf`: the k-th of N waits k of them). Fitted across sources
     # (bench/perf_loso.py ``+frontend``); CPU work, so slower_device leaves it.
     frontend_request_s: float = 0.0
+    # The API server's work per running stream per engine step, charged to a new request's admission: the
+    # same event loop that takes a new request (chat template, tokenisation, add_request) turns every step's
+    # outputs into each running stream's detokenised SSE chunk (vLLM 0.33.0 v1/engine/async_llm.py,
+    # AsyncLLM._run_output_handler: output_processor.process_outputs over chunks of
+    # VLLM_V1_OUTPUT_PROC_CHUNK_SIZE = 128 outputs before it yields), so the new request waits behind one
+    # step's backlog of the streams in flight. Adds to TTFT only: a running stream's tokens stay paced by
+    # the engine's steps. Fitted across sources (bench/perf_loso.py ``+streams``); CPU work.
+    frontend_stream_s: float = 0.0
 
 
 def slower_device(

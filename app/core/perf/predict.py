@@ -188,7 +188,7 @@ def bench_ttft_fit() -> dict[str, float]:
     """The simulation's per-request TTFT overhead (a base and a part per prompt token: the API server
     tokenises the prompt), fitted across sources by bench/perf_loso.py; absent = the family's own."""
     raw = json.loads(COEFFICIENTS_FILE.read_text(encoding="utf-8")).get("host", {})
-    names = ("ttft_overhead_s", "ttft_per_prompt_token_s", "frontend_request_s")
+    names = ("ttft_overhead_s", "ttft_per_prompt_token_s", "frontend_request_s", "frontend_stream_s")
     return {name: float(raw[name]) for name in names if name in raw}
 
 

@@ -5,7 +5,9 @@ Per data-parallel rank (the rank's share of the prompts, the clients and the rat
 * **clients**: prompts leave at their send times (bench_args.send_times); ``max_concurrency`` slots
   are freed when a request completes; the clock of a request starts when it is sent. A sent request
   reaches the scheduler after ``ttft_overhead_s`` (API server, tokenisation: the fitted constant); the API
-  server takes requests one at a time (``frontend_request_s`` each), so a burst reaches it in a queue.
+  server takes requests one at a time (``frontend_request_s`` each), so a burst reaches it in a queue,
+  and each new request waits behind the outputs of the streams already running (``frontend_stream_s``
+  per request in the engine when it is sent).
 * **one step** (vllm/v1/core/sched/scheduler.py, 0.19.0): the running requests first, in order, each
   for what it still lacks (1 token when decoding, the rest of its prompt when prefilling) within the
   ``max_num_batched_tokens`` budget; KV blocks are allocated for the tokens scheduled and, when the
@@ -455,6 +457,7 @@ def run(
     prefix_tokens: int,
     overhead_per_prompt_token_s: float = 0.0,
     frontend_request_s: float = 0.0,
+    frontend_stream_s: float = 0.0,
 ) -> SimResult:
     """Simulate one rank's benchmark; lists are per request in send order."""
     eng = _Engine(rates, limits, prompts, outputs, overhead_s)
@@ -483,6 +486,8 @@ def run(
             eng.sent[nxt] = at
             if frontend_request_s:  # the API server starts it when done with those sent before it
                 frontend_free = at = max(at, frontend_free) + frontend_request_s
+            # the API server's loop streams the running requests' outputs before it takes this one
+            at += frontend_stream_s * eng.running
             ready.append((at + overhead_s + overhead_per_prompt_token_s * prompts[nxt], nxt))
             nxt += 1
         while ready and ready[0][0] <= eng.t:
