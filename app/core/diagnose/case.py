@@ -82,7 +82,12 @@ def _safe_estimate(
     """The estimator, or None when this combination is one it refuses (or a value it cannot model)."""
     try:
         return estimate(
-            model=model, device=device, serve=serve, vllm_version=version, target_concurrency=target
+            model=model,
+            device=device,
+            serve=serve,
+            vllm_version=version,
+            target_concurrency=target,
+            check_flags=False,  # what the log ran, and the replay's own pool flag (replay_over_pool)
         )
     except (PlannerError, ValueError, ArithmeticError):
         return None

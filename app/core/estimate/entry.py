@@ -30,6 +30,7 @@ def estimate(
     max_model_len_auto: bool = False,
     devices: int | None = None,
     working: bool = True,  # False: no ``terms`` (the recommender's and the chart's probes show none)
+    check_flags: bool = True,  # False: the doctor's replays (the log is what vLLM ran; its pool is passed as a flag)
 ) -> Estimate:
     """Predict vLLM's start-up numbers for one configuration (per device of the tightest rank).
 
@@ -42,9 +43,12 @@ def estimate(
     A flag ``serve`` sets that the release's `vllm serve` lacks is refused here, naming its field
     (:func:`check_release_has_flags`: vLLM's "unrecognized arguments"), for every caller: the API, the CLI, the
     fleet, the recommender (whose candidates are estimates, so it never proposes such a flag) and the pages.
+    The doctor passes ``check_flags=False``: a log's flags ran, and its replay over the printed pool sets
+    ``kv_cache_memory_bytes`` itself, at releases that have no such flag too (diagnose.case.replay_over_pool).
     """
     validate_devices(serve=serve, devices=devices)
-    check_release_has_flags(serve, vllm_version)
+    if check_flags:
+        check_release_has_flags(serve, vllm_version)
     version = resolve_version(vllm_version)
     rules = version.rules
     # the registry at the release the user named, not its bracket's: 0.12.0 plans with 0.11.0's rules,
