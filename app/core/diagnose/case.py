@@ -7,6 +7,7 @@ replayed KV pool matches the log's.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +39,8 @@ from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, ModelSpec, ServeCon
 from app.core.text import N_, Text
 from app.core.versions import DEFAULT_VERSION, KNOWN_VERSIONS, graphs_budgeted, parse_version, rules_for
 from app.core.vllm_text_identity import LOAD_MODEL_NAME
+
+_as_run = functools.partial(estimate, check_flags=False)  # the log ran its flags; no release check
 
 # --------------------------------------------------------------------------------------------
 # small helpers
@@ -79,15 +82,10 @@ def evidence_of(facts: LogFacts, *names: str) -> list[Evidence]:
 def _safe_estimate(
     *, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, version: str | None, target: int | None
 ) -> Estimate | None:
-    """The estimator, or None when this combination is one it refuses (or a value it cannot model)."""
+    """The estimator on what the log ran, or None when it refuses this combination (or cannot model a value)."""
     try:
-        return estimate(
-            model=model,
-            device=device,
-            serve=serve,
-            vllm_version=version,
-            target_concurrency=target,
-            check_flags=False,  # what the log ran, and the replay's own pool flag (replay_over_pool)
+        return _as_run(
+            model=model, device=device, serve=serve, vllm_version=version, target_concurrency=target
         )
     except (PlannerError, ValueError, ArithmeticError):
         return None
