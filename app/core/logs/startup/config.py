@@ -259,6 +259,16 @@ def _dtype_fallback(m: re.Match[str], ln: _Line, run: _Run) -> None:
         run.put("device_type", "GPU", ln, source=SOURCE_FALLBACK)
 
 
+def _dtype_cast(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """ "Casting torch.bfloat16 to torch.float16.": the dtype the model config returned (the engine line's wins)."""
+    run.put("dtype", m.group(1), ln, source=SOURCE_SECONDARY)
+
+
+def _async_output_eager(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """ "… Since, enforce-eager is enabled, async output processor cannot be used": printed only under enforce-eager."""
+    run.put("enforce_eager", True, ln, source=SOURCE_SECONDARY)
+
+
 def _oom_capacity(m: re.Match[str], ln: _Line, run: _Run) -> None:
     """ "GPU 0 has a total capacity of 10.57 GiB of which …" on a line of its own: the device's total memory."""
     run.put("device_total_bytes", gib_bytes(m.group(1)), ln, source=SOURCE_SECONDARY)
