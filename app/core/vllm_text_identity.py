@@ -85,6 +85,22 @@ DTYPE_FALLBACK = VllmLine(
     "Your device %s doesn't support %s. Falling back to %s for compatibility.",
     "config/model.py::_resolve_auto_dtype (0.33.0)",
 )
+# NVIDIA's data-centre cards before the A100 carry their "Tesla" brand in the name torch and nvidia-smi print, where
+# vllm_text.DEVICE_NAME reads "NVIDIA …" ("GPU 0: Tesla T4", collect_env on torch 2.3.0+cu121, vllm#7464)
+TESLA_DEVICE_NAME = VllmLine(
+    "Tesla ", r"(?:\bGPU \d{1,3}: |device_name=|\bon device: )(Tesla [\w.-]{1,24}(?: [\w.-]{1,24}){0,2})"
+)
+# V0's check that the card can run bfloat16 (worker.py::_check_if_gpu_supports_dtype, 0.7.3, at the worker's device
+# init): "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your {gpu_name} GPU {compute_str}.",
+# gpu_name the platform's device name, compute_str "has compute capability 7.5" or "does not have a compute capability";
+# vllm#14817, substratusai/vllm-docker#37: "… Your Tesla T4 GPU has compute capability 7.5. …"
+BF16_UNSUPPORTED = VllmLine(
+    "Bfloat16 is only supported on GPUs",
+    r"Bfloat16 is only supported on GPUs with compute capability of at least \d{1,3}\.\d{1,3}\. Your "
+    r"(.{1,120}?) GPU (?:has compute capability (\d{1,3}\.\d{1,3})|does not have a compute capability)",
+    "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your %s GPU %s.",
+    "worker/worker.py::_check_if_gpu_supports_dtype (0.7.3)",
+)
 # the dtype the model config resolved when it differs from the checkpoint's: config.py::_get_and_verify_dtype (0.7.3;
 # config/model.py in 0.33.0) logs "Upcasting %s to %s." (to float32) and "Downcasting %s to %s." (from float32) at INFO
 # and "Casting %s to %s." (between float16 and bfloat16) as a warning, the second dtype the one it returns; vllm#14071
