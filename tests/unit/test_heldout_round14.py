@@ -76,6 +76,21 @@ def test_set_z_after_its_fixes(name: str) -> None:
     check_log(SET_Z, name, log_sets.sources(SET_Z)[name]["expect"])
 
 
+# --- round 12's open facts ------------------------------------------------------------------------------------------
+
+
+H800_FAULT = (  # vllm#52457 (heldout-2026-12p), an H800 at TP 4 on 0.27.1: vLLM's kernel check, then torch's
+    "Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:164 'an illegal memory access was encountered'\n"
+    "torch.AcceleratorError: CUDA error: an illegal memory access was encountered\n"
+)
+
+
+def test_cuda_error_text_says_a_gpu_but_not_which_stack() -> None:
+    # both texts are printed by the CUDA and by the ROCm (HIP) stacks (vllm#41622): a GPU, the stack unnamed
+    facts = parse_startup_log(H800_FAULT)
+    assert (facts.device_type, facts.gpu_platform, facts.error_kind) == ("GPU", None, "device_fault")
+
+
 # --- batch za (heldout-2026-12za), blind on the fixes above: 9/10 verdicts, 33/46 facts, nothing claimed -------------
 
 SET_ZA = LOGS_DIR / "heldout-2026-12za"
