@@ -91,6 +91,28 @@ def test_cuda_error_text_says_a_gpu_but_not_which_stack() -> None:
     assert (facts.device_type, facts.gpu_platform, facts.error_kind) == ("GPU", None, "device_fault")
 
 
+# --- a release only the caller reports ------------------------------------------------------------------------------
+
+MINERU_VERSION = (  # opendatalab/MinerU#3582 (heldout-2026-12u): MinerU checks the installed vLLM release and prints it
+    "2025-09-23 00:43:55.954 | INFO     | mineru.backend.vlm.custom_logits_processors:enable_custom_logits_processors:40"
+    " - compute_capability: 12.0 >= 8.0 and vllm version: 0.10.1.1 >= 0.10.1, enable custom_logits_processors\n"
+)
+
+
+def test_a_release_only_the_caller_reports_is_used_and_said_to_be_so() -> None:
+    # the doctor keeps MinerU's figure (the installed release) and says it is not vLLM's own version line
+    facts = parse_startup_log(MINERU_VERSION)
+    assert facts.vllm_version == "0.10.1.1"
+    assert any("0.10.1.1 is the release this paste reports installed" in note for note in facts.notes)
+
+
+def test_vllms_own_version_line_needs_no_such_note() -> None:
+    server = "(APIServer pid=1) INFO 09-23 03:18:42 [api_server.py:1805] vLLM API server version 0.10.1+gfx906.update1\n"
+    facts = parse_startup_log(server + MINERU_VERSION)  # nlzy/vllm-gfx906#41's server line (heldout-2026-12u)
+    assert facts.vllm_version == "0.10.1+gfx906.update1"
+    assert not any("reports installed" in note for note in facts.notes)
+
+
 # --- batch za (heldout-2026-12za), blind on the fixes above: 9/10 verdicts, 33/46 facts, nothing claimed -------------
 
 SET_ZA = LOGS_DIR / "heldout-2026-12za"

@@ -422,12 +422,8 @@ def _read_command(source: str | list[str], ln: _Line, run: _Run) -> None:
         run.note(Text("the pasted command could not be read ({message})", message=exc.message))
         return
     for problem in parsed.refused:  # a value the paste broke: the rest of the command is still read
-        run.note(
-            Text(
-                "the pasted command could not be read ({message})",
-                message=f"{problem.field}: {problem.message}",
-            )
-        )
+        refused = f"{problem.field}: {problem.message}"
+        run.note(Text("the pasted command could not be read ({message})", message=refused))
     if parsed.unrecognized:  # the log shows the command ran: a plugin's or a fork's own flags
         run.note(
             Text(

@@ -7,6 +7,7 @@ import re
 from pydantic import ValidationError
 
 from app.core import deadline, regex
+from app.core import vllm_text_identity as vti
 from app.core.command import parse_serve_command, vllm_flags
 from app.core.errors import PlannerError
 from app.core.logs.reading import (
@@ -194,6 +195,16 @@ def _facts(run: _Run, runs: int) -> LogFacts:
             values["error_kind"], values["error"] = "no_blocks", low_evidence.text
             evidence["error_kind"] = evidence["error"] = low_evidence
             run.note(Text("the KV pool is printed as zero or negative: no block can be allocated"))
+    if "vllm_version" in evidence and _REPORTED_VERSION.search(evidence["vllm_version"].text) is not None:
+        # collect_env's "vLLM Version: X" or a caller's "vllm version: X" (MinerU) with no line of vLLM's own:
+        # the installed release, used as the run's, and the page says where it comes from
+        run.note(
+            Text(
+                "vLLM {version} is the release this paste reports installed (collect_env or the calling program); "
+                "vLLM's own version line is not in it",
+                version=str(values["vllm_version"]),
+            )
+        )
     util, util_without = (
         values.get("gpu_memory_utilization"),
         values.get("gpu_memory_utilization_without_cuda_graph"),
@@ -356,6 +367,9 @@ def _wrap_repairs(command: str, line: str) -> bool:
 
     alone = clean(command)
     return alone is not None and (cut_flag or not alone) and clean(command + line) is True
+
+
+_REPORTED_VERSION = regex.compile(vti.REPORTED_VERSION.pattern)
 
 
 def _usage_line(command: str) -> bool:
