@@ -218,3 +218,28 @@ def test_set_za_holds_its_logs() -> None:
 @pytest.mark.parametrize("name", sorted(log_sets.sources(SET_ZA)))
 def test_set_za_after_its_fixes(name: str) -> None:
     check_log(SET_ZA, name, log_sets.sources(SET_ZA)[name]["expect"])
+
+
+# --- batch zb (heldout-2026-12zb), blind on the fixes above: 9/10 verdicts, 52/52 facts, nothing claimed -------------
+
+SET_ZB = LOGS_DIR / "heldout-2026-12zb"
+
+
+def test_a_start_cut_before_the_kv_lines_is_unknown_with_the_planners_prediction_shown() -> None:
+    # EasyR1#69 (verl's WorkerDict, V0 0.7.x): Qwen2.5-0.5B's weights and the budget line, then nothing; the planner
+    # predicts the start fits (0.93 GiB of weights in 11.82 GiB), which the trial row shows, but the log does not say it
+    text = (
+        SET_ZB / "gpu_v0_verl_workerdict_bracketless_cuda_tag_xformers_weights_0_9277_budget_23_65_x_0_50.log"
+    ).read_text(encoding="utf-8")
+    d = diagnose(log_text=text, metrics_text=None, target_concurrency=None, device_hint=None)
+    assert d.verdict == "unknown"
+    assert (d.trials[0].starts, d.trials[0].source) == (True, "planner")
+
+
+def test_set_zb_holds_its_logs() -> None:
+    log_sets.check_set(SET_ZB, 10, {"nv": 1, "gpu": 9})
+
+
+@pytest.mark.parametrize("name", sorted(log_sets.sources(SET_ZB)))
+def test_set_zb_after_its_fix(name: str) -> None:
+    check_log(SET_ZB, name, log_sets.sources(SET_ZB)[name]["expect"])
