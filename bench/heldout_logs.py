@@ -37,6 +37,9 @@ after the doctor and the measured parts were built; nothing is fitted on them. F
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12w  # batch w (9 logs, round 13: blind after v's fix)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12x  # batch x (8 logs, round 13: blind after w's fixes)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12y  # batch y (12 logs, round 13b: blind after doctor13's risks fixed)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12z  # batch z (14 logs, round 14: memory lines of whole starts; blind on main)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12za # batch za (10 logs, round 14: Dynamo / V0 memory, Tesla T4; blind after z's fixes)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12zb # batch zb (10 logs, round 14: V0 memory inside other programs' logs; blind after za's)
 """
 
 from __future__ import annotations

@@ -138,6 +138,7 @@ class ParsedCommand:
     max_model_len_auto: bool = False
     unrecognized: list[str] = field(default_factory=list)  # flags this release lacks, read leniently
     wrapper: Wrapper = field(default_factory=Wrapper)
+    refused: list[PlannerError] = field(default_factory=list)  # values set aside, read leniently
 
 
 class NotVllmImageError(PlannerError):
@@ -408,7 +409,9 @@ def parse_serve_args(
     problem is collected before the refusal (:class:`CommandError`), as argparse names every
     unrecognized argument in its one error line. ``lenient`` (a command a log shows was run, by a
     plugin's or a fork's parser: vllm-omni's `--omni`): such flags are skipped and listed in
-    ``unrecognized`` instead; a value that cannot be read is still refused."""
+    ``unrecognized`` instead, and a value that cannot be read or that vLLM's config refuses (a paste that broke
+    the line inside it: `--gpu-memory-utilization 0` / `.9 …`, vllm#14817) is set aside in ``refused`` and the
+    rest of the command kept."""
     known = vllm_flags(vllm_version)
     values: dict[str, Any] = {}
     if (env or {}).get(ALLOW_LONG_ENV, "").strip().lower() in ("1", "true"):
@@ -449,7 +452,7 @@ def parse_serve_args(
                 values[field_name] = _value(raw, kind=kind, field_name=field_name)
         except PlannerError as exc:
             read.problems.append(exc)
-    if read.problems or (read.unrecognized and not lenient):
+    if (read.problems and not lenient) or (read.unrecognized and not lenient):
         raise CommandError(
             unrecognized=read.unrecognized, problems=read.problems, known=known, vllm_version=vllm_version
         )
@@ -463,6 +466,7 @@ def parse_serve_args(
         values["cudagraph_mode"] = read.level_mode
     if read.compile_keys:  # the -cc keys other than cudagraph_mode, kept for the plan and the emitted command
         values["compilation_config"] = compilation.canonical(read.compile_keys)
+    refused = list(read.problems)
     try:
         serve = ServeConfig(**values)
     except ValidationError as exc:
@@ -470,15 +474,20 @@ def parse_serve_args(
         problems = [
             PlannerError(str(e["loc"][0]) if e["loc"] else "command", message_of(e)) for e in exc.errors()
         ]
-        raise CommandError(
-            unrecognized=[], problems=problems, known=known, vllm_version=vllm_version
-        ) from exc
+        fields = {p.field for p in problems}
+        if not lenient or not fields <= values.keys():
+            raise CommandError(
+                unrecognized=[], problems=problems, known=known, vllm_version=vllm_version
+            ) from exc
+        refused += problems  # each refused value alone is set aside; the others still stand
+        serve = ServeConfig(**{k: v for k, v in values.items() if k not in fields})
     return ParsedCommand(
         model=read.model,
         serve=serve,
         unknown_flags=read.unknown,
         max_model_len_auto=read.auto,
         unrecognized=[name for name, _ in read.unrecognized],
+        refused=refused,
     )
 
 

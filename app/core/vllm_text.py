@@ -483,10 +483,10 @@ TORCH_CAPABILITY_NAME = VllmLine(
     "which is of cuda capability", r"\bFound GPU\d{1,3} (NVIDIA .{1,80}?) which is of cuda capability"
 )
 MOE_CONFIG_NAME = VllmLine("device_name=NVIDIA_", r"\bdevice_name=(NVIDIA_[\w-]{1,80}?)(?:,|\.json)")
-# vLLM's platform module in a line's tag: "[rocm.py:279] Using Triton Attention backend." (vllm/platforms/rocm.py)
-# or "[cuda.py:334] Using FLASH_ATTN attention backend …" (platforms/cuda.py; "[platforms/cuda.py:334]" under
-# VLLM_LOGGING_LEVEL=DEBUG, 0.33.0 logging_utils/formatter.py) is printed by that GPU stack only
-PLATFORM_MODULE = VllmLine(".py:", r"\[(?:platforms/)?(cuda|rocm)\.py:\d{1,5}\]")
+# vLLM's platform module in a line's tag, printed by that GPU stack only: "[rocm.py:279] Using Triton Attention backend."
+# (platforms/rocm.py), "[cuda.py:334] Using FLASH_ATTN …" ("[platforms/cuda.py:334]" under VLLM_LOGGING_LEVEL=DEBUG,
+# 0.33.0 logging_utils/formatter.py; 0.6–0.7 print no "[": "17:02:01 cuda.py:230] Using Flash Attention backend.")
+PLATFORM_MODULE = VllmLine(".py:", r"(?:\[|\d\d:\d\d:\d\d )(?:platforms/)?(cuda|rocm)\.py:\d{1,5}\]")
 
 # --- attention backend and block size (reference §5, §9) -------------------------------------
 BACKEND = VllmLine(

@@ -157,6 +157,11 @@ WORKER_DIED = VllmLine(
     "Worker proc %s died unexpectedly (exit code: %s), shutting down executor.",
     "v1/executor/multiproc_executor.py::MultiprocExecutor (0.19.0, 0.33.0)",
 )
+# what the CUDA and the ROCm stacks both print, and no other: torch's check "CUDA error: <reason>" (a HIP build of torch
+# prints "CUDA error" too, vllm#41622) and vLLM's kernel check "Failed: Cuda error <file>:<line> '<reason>'" (csrc/
+# custom_all_reduce.cuh's CUDACHECK, built for ROCm too; CUDA_CHECK_FAILED below): a GPU, whichever of the two
+# (vllm#52457, an H800; vllm#6976's k8s log "RuntimeError: CUDA error: an illegal memory access was encountered")
+GPU_STACK_ERROR = VllmLine("CUDA error: ", r"\bCUDA error: ")
 # vLLM's own CUDA check in its kernels: csrc/custom_all_reduce.cuh's CUDACHECK prints "Failed: Cuda error
 # <file>:<line> '<reason>'" and exits the process (vllm#42609: "…custom_all_reduce.cuh:455 'invalid argument'";
 # vllm#52457: ":164 'an illegal memory access was encountered'", which ILLEGAL_ADDRESS names a device fault)

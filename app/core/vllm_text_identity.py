@@ -85,6 +85,42 @@ DTYPE_FALLBACK = VllmLine(
     "Your device %s doesn't support %s. Falling back to %s for compatibility.",
     "config/model.py::_resolve_auto_dtype (0.33.0)",
 )
+# NVIDIA's data-centre cards before the A100 carry their "Tesla" brand in the name torch and nvidia-smi print, where
+# vllm_text.DEVICE_NAME reads "NVIDIA …" ("GPU 0: Tesla T4", collect_env on torch 2.3.0+cu121, vllm#7464)
+TESLA_DEVICE_NAME = VllmLine(
+    "Tesla ", r"(?:\bGPU \d{1,3}: |device_name=|\bon device: )(Tesla [\w.-]{1,24}(?: [\w.-]{1,24}){0,2})"
+)
+# V0's check that the card can run bfloat16 (worker.py::_check_if_gpu_supports_dtype, 0.7.3, at the worker's device
+# init): "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your {gpu_name} GPU {compute_str}.",
+# gpu_name the platform's device name, compute_str "has compute capability 7.5" or "does not have a compute capability";
+# vllm#14817, substratusai/vllm-docker#37: "… Your Tesla T4 GPU has compute capability 7.5. …"
+BF16_UNSUPPORTED = VllmLine(
+    "Bfloat16 is only supported on GPUs",
+    r"Bfloat16 is only supported on GPUs with compute capability of at least \d{1,3}\.\d{1,3}\. Your "
+    r"(.{1,120}?) GPU (?:has compute capability (\d{1,3}\.\d{1,3})|does not have a compute capability)",
+    "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your %s GPU %s.",
+    "worker/worker.py::_check_if_gpu_supports_dtype (0.7.3)",
+)
+# the dtype the model config resolved when it differs from the checkpoint's: config.py::_get_and_verify_dtype (0.7.3;
+# config/model.py in 0.33.0) logs "Upcasting %s to %s." (to float32) and "Downcasting %s to %s." (from float32) at INFO
+# and "Casting %s to %s." (between float16 and bfloat16) as a warning, the second dtype the one it returns; vllm#14071
+# (0.7.x, 2x T4): "[config.py:2552] Casting torch.bfloat16 to torch.float16."
+DTYPE_CAST = VllmLine(
+    "asting torch.",
+    r"\b(?:Casting|Upcasting|Downcasting) torch\.\w{1,16} to torch\.(\w{1,16})\.",
+    "Casting %s to %s.",
+    "config.py::_get_and_verify_dtype (0.7.3)",
+)
+# the platform's check of async output processing, which warns only when enforce-eager is on: platforms/cuda.py and
+# rocm.py::is_async_output_supported (0.7.3, called from ModelConfig.verify_async_output_proc); vllm#14071 (0.7.x):
+# "[cuda.py:95] To see benefits of async output processing, enable CUDA graph. Since, enforce-eager is enabled, …"
+ASYNC_OUTPUT_EAGER = VllmLine(
+    "Since, enforce-eager is enabled",
+    r"Since, enforce-eager is enabled, async output processor cannot be used",
+    "To see benefits of async output processing, enable CUDA graph. Since, enforce-eager is enabled, async output "
+    "processor cannot be used",
+    "platforms/cuda.py::is_async_output_supported (0.7.3)",
+)
 # the quantization method a checkpoint runs, from the model config's check: "%s quantization is not fully optimized
 # yet. The speed can be slower than non-quantized models." (ModelConfig._verify_quantization, printed as
 # [config.py:254] by 0.5.4 and [__init__.py:1171] by the 0.10.1 gfx906 fork, nlzy/vllm-gfx906#41; gone by 0.33.0)

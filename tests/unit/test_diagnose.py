@@ -114,6 +114,7 @@ def test_rtx3090_29k_error_is_s_side() -> None:
         "vllm_version": "0.6.6",
         "max_model_len": "29000",
         "gpu_memory_utilization": "0.9",
+        "dtype": "float16",  # line 1's "Downcasting torch.float32 to torch.float16." (config.py, 0.6.x)
     }
 
 

@@ -214,16 +214,10 @@ def test_set_p_holds_its_logs() -> None:
     log_sets.check_set(SET_P, 19, {"nv": 8, "rocm": 5, "ascend": 6})
 
 
-# batch p expects device_type GPU from "CUDA error: …" on the H800 log; the collected set's vllm#6976 log
-# (collected/sources.json, b236c96) lists device_type as not printed for the same words, and earlier sets stay at
-# their 100 %: the conflict is left open, this one fact stays a miss
-OPEN = {"nv_h800_0_27_1_custom_all_reduce_cuh_164_illegal_memory_access.log"}
-CASE_PARAMS = [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="device_type from 'CUDA error'"))
-    if name in OPEN
-    else name
-    for name in CASES
-]
+# batch p expects device_type GPU from "CUDA error: …" on the H800 log; round 14 (doctor14) read it so
+# (vllm_text_failures.GPU_STACK_ERROR: torch's CUDA check is printed by the CUDA and the HIP build, both GPUs) and
+# corrected the collected set's vllm#6976 entry, which had listed device_type as not printed for the same words
+CASE_PARAMS = list(CASES)
 
 
 @pytest.mark.parametrize("name", CASE_PARAMS)
@@ -266,20 +260,10 @@ def test_set_q_holds_its_logs() -> None:
     log_sets.check_set(SET_Q, 5, {"nv": 1, "rocm": 2, "ascend": 2})
 
 
-# the wrapped command (`--enable-pre` / `fix-caching` on the next line) ends the command at the wrap: the
-# speculative config after it is not read (left open: joining a wrapped line is a guess)
-OPEN_Q = {"rocm_strix_halo_0_23_1rc1_prompted_serve_command_wrapped_then_banner.log"}
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="a paste-wrapped command"))
-        if name in OPEN_Q
-        else name
-        for name in sorted(log_sets.sources(SET_Q))
-    ],
-)
+# the wrapped command (`--enable-pre` / `fix-caching` on the next line) was left open in round 12 (joining a wrapped
+# line is a guess); round 14 (doctor14) joins it only where vLLM's parser says the cut line ends in a flag's prefix or
+# a refused value and the joined one is clean (parser._wrap_repairs), so the speculative config after the wrap is read
+@pytest.mark.parametrize("name", sorted(log_sets.sources(SET_Q)))
 def test_set_q_after_its_fixes(name: str) -> None:
     check_log(SET_Q, name, log_sets.sources(SET_Q)[name]["expect"])
 

@@ -621,7 +621,9 @@ def cause_of(case: Case, trials: list[Trial], largest_len: int | None) -> Overal
             reached = case.prediction.max_concurrency
     return classify(
         failure=FAILURE_VERDICTS.get(case.facts.error_kind or ""),
-        starts=as_configured.starts,
+        # a log that stops before the KV lines does not say whether the start fits: the planner's prediction is
+        # shown as the trial's, not given as the verdict (EasyR1#69, heldout-2026-12zb: a V0 start cut at the budget)
+        starts=as_configured.starts if as_configured.source == "log" else None,
         reached=reached,
         target=case.target,
         # or the S trial read from vLLM's own refusal, its figures cut (_half_length)

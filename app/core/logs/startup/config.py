@@ -259,6 +259,25 @@ def _dtype_fallback(m: re.Match[str], ln: _Line, run: _Run) -> None:
         run.put("device_type", "GPU", ln, source=SOURCE_FALLBACK)
 
 
+def _bf16_unsupported(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """V0's refusal of bfloat16 on a card below compute capability 8.0: the start failed at the worker's device init,
+    and where a capability is printed, the platform's name for the card."""
+    _error("startup_failed", m, ln, run, source=SOURCE_SECONDARY)
+    if m.group(2) is not None:
+        run.put("device_name", m.group(1).strip(), ln, source=SOURCE_SECONDARY, mode="first")
+        run.put("device_type", "GPU", ln, source=SOURCE_FALLBACK)
+
+
+def _dtype_cast(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """ "Casting torch.bfloat16 to torch.float16.": the dtype the model config returned (the engine line's wins)."""
+    run.put("dtype", m.group(1), ln, source=SOURCE_SECONDARY)
+
+
+def _async_output_eager(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """ "… Since, enforce-eager is enabled, async output processor cannot be used": printed only under enforce-eager."""
+    run.put("enforce_eager", True, ln, source=SOURCE_SECONDARY)
+
+
 def _oom_capacity(m: re.Match[str], ln: _Line, run: _Run) -> None:
     """ "GPU 0 has a total capacity of 10.57 GiB of which …" on a line of its own: the device's total memory."""
     run.put("device_total_bytes", gib_bytes(m.group(1)), ln, source=SOURCE_SECONDARY)
@@ -402,6 +421,9 @@ def _read_command(source: str | list[str], ln: _Line, run: _Run) -> None:
     except PlannerError as exc:
         run.note(Text("the pasted command could not be read ({message})", message=exc.message))
         return
+    for problem in parsed.refused:  # a value the paste broke: the rest of the command is still read
+        refused = f"{problem.field}: {problem.message}"
+        run.note(Text("the pasted command could not be read ({message})", message=refused))
     if parsed.unrecognized:  # the log shows the command ran: a plugin's or a fork's own flags
         run.note(
             Text(

@@ -225,3 +225,8 @@ def _engine_core_error(m: re.Match[str], ln: _Line, run: _Run) -> None:
     _engine_core_tag(m, ln, run)
     if run.get("error_kind") is None:
         _failure(m, ln, run)
+
+
+def _gpu_stack_error(m: re.Match[str], ln: _Line, run: _Run) -> None:
+    """torch's "CUDA error: …" or vLLM's "Failed: Cuda error …": printed by the CUDA or the ROCm stack, a GPU."""
+    run.put("device_type", "GPU", ln, source=SOURCE_FALLBACK)

@@ -7,6 +7,8 @@ import re
 from pydantic import ValidationError
 
 from app.core import deadline, regex
+from app.core import vllm_text_identity as vti
+from app.core.command import parse_serve_command, vllm_flags
 from app.core.errors import PlannerError
 from app.core.logs.reading import (
     numbered_lines,
@@ -193,6 +195,16 @@ def _facts(run: _Run, runs: int) -> LogFacts:
             values["error_kind"], values["error"] = "no_blocks", low_evidence.text
             evidence["error_kind"] = evidence["error"] = low_evidence
             run.note(Text("the KV pool is printed as zero or negative: no block can be allocated"))
+    if "vllm_version" in evidence and _REPORTED_VERSION.search(evidence["vllm_version"].text) is not None:
+        # collect_env's "vLLM Version: X" or a caller's "vllm version: X" (MinerU) with no line of vLLM's own:
+        # the installed release, used as the run's, and the page says where it comes from
+        run.note(
+            Text(
+                "vLLM {version} is the release this paste reports installed (collect_env or the calling program); "
+                "vLLM's own version line is not in it",
+                version=str(values["vllm_version"]),
+            )
+        )
     util, util_without = (
         values.get("gpu_memory_utilization"),
         values.get("gpu_memory_utilization_without_cuda_graph"),
@@ -257,6 +269,7 @@ class _Commands:
         self.first: _Line | None = None  # where it started
         self.env = ""  # `VAR=value \` lines just above a command
         self.quote: str | None = None  # the shell quote a continued command leaves open, if any
+        self.pending: tuple[str, _Line] | None = None  # a one-line command the next line may be the wrap of
 
     def compose_at(self, position: int, index: int, raw: str, run: _Run) -> bool:
         block = _compose_block(self.raws, position, self.compose_image)
@@ -271,7 +284,15 @@ class _Commands:
     def continues(self, line: str, run: _Run) -> bool:
         """The line continues a command (or is an assignment line before one): consumed. A line inside a
         quoted argument continues it too (a `--kv-transfer-config '{` JSON pasted over several lines,
-        vllm-ascend#5044), with or without a trailing backslash."""
+        vllm-ascend#5044), with or without a trailing backslash. A one-line command waits for the next line:
+        the rest of it where the paste hard-wrapped the line inside a word (_wrap_repairs)."""
+        if self.pending is not None:
+            command, first = self.pending
+            self.pending = None
+            if _wrap_repairs(command, line):
+                _read_command(command + line, first, run)
+                return True
+            _read_command(command, first, run)
         if self.first is not None:
             if _LOG_TAG.search(line) is not None or _PROGRESS_BAR.search(line) is not None:
                 # a quote or a trailing backslash the paste left open (vllm#41622 ends its command with `\`
@@ -310,12 +331,45 @@ class _Commands:
             self.parts, self.first = [start.group(1).removesuffix("\\")], ln
             self.quote = _quote_after(start.group(1), None)
         else:
-            _read_command(start.group(1).rstrip("`"), ln, run)  # a command quoted as `inline code`
+            self.pending = (start.group(1).rstrip("`"), ln)  # a command quoted as `inline code`
 
     def finish(self, run: _Run) -> None:
+        if self.pending is not None:
+            _read_command(*self.pending, run)
+            self.pending = None
         if self.first is not None:
             _read_command(" ".join(self.parts), self.first, run)
         self.parts, self.first, self.quote = [], None, None
+
+
+# the rest of a command after a paste's hard wrap: glued to the cut (no indent, no flag, no prompt first) and
+# going on with flags (".9 --max-model-len=17370 --port 8001", vllm#14817; "fix-caching --mm-encoder-tp-mode …",
+# amd-strix-halo-vllm-toolboxes, heldout-2026-12q)
+_WRAP_REST = regex.compile(r"^[^\s$#>`-][^\s]{0,80} --[a-z]")
+
+
+def _wrap_repairs(command: str, line: str) -> bool:
+    """``line`` is the rest of ``command``, cut by the paste inside a word: the command alone ends in a flag's
+    prefix (argparse would take "--enable-pre" for --enable-prefix-caching) or has a flag vLLM does not know or a
+    value its config refuses, and joined back with no separator it has none of these. The test is vLLM's own
+    parser (app/core/command.py), not the cut's column."""
+    if _WRAP_REST.match(line) is None or _LOG_TAG.search(line) is not None or command[-1:].isspace():
+        return False
+    last = command.rsplit(None, 1)[-1].split("=", 1)[0]
+    cut_flag = last.startswith("--") and last not in vllm_flags(None)
+
+    def clean(text: str) -> bool | None:  # None: not a command the reader reads at all
+        try:
+            parsed = parse_serve_command(text, lenient=True)
+        except PlannerError:
+            return None
+        return not parsed.unrecognized and not parsed.refused
+
+    alone = clean(command)
+    return alone is not None and (cut_flag or not alone) and clean(command + line) is True
+
+
+_REPORTED_VERSION = regex.compile(vti.REPORTED_VERSION.pattern)
 
 
 def _usage_line(command: str) -> bool:
