@@ -44,6 +44,7 @@ SETS = (
     "heldout_0_33n",
     "heldout_0_33o",
     "heldout_0_33p",
+    "heldout_0_33q",
     "current-2026-12",
 )
 QUANTITIES = (

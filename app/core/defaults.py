@@ -12,6 +12,7 @@ from app.core.graph_mode import CudagraphMode
 from app.core.graph_rules import check_compilation, downgrade_warning, resolved_mode
 from app.core.hf_config.registry import is_pooling_architecture, unnamed_architecture
 from app.core.kv import DEFAULT_HYBRID_ALIGN, HybridAlign
+from app.core.quant_shards import check_awq_shards
 from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, LayerKind, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.version_types import BatchTier
@@ -153,6 +154,7 @@ def validate_parallel(*, model: ModelSpec, serve: ServeConfig) -> None:
                     name=model.name,
                 ),
             )
+    check_awq_shards(model=model, tensor_parallel_size=tp)
     if pp > model.num_layers:
         raise InvalidServeConfigError(
             "pipeline_parallel_size",
