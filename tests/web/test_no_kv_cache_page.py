@@ -64,3 +64,28 @@ def test_no_pool_no_band_no_borderline_and_the_verdict_names_max_num_seqs() -> N
         "vLLM starts; no layer keeps a KV cache (encoder-only attention), so no pool is sized: up to 1,024 sequences"
         f" of {est.max_model_len:,} tokens run at once (--max-num-seqs)."
     )
+
+
+def _markdown(query: dict[str, str]) -> str:
+    from urllib.parse import urlencode
+
+    from fastapi.testclient import TestClient
+
+    from app.web.app import create_app
+
+    page = TestClient(create_app()).get("/?" + urlencode(query)).text
+    md = page[page.index('id="markdown-text"') :]
+    return md[: md.index("</")]
+
+
+def test_the_copied_summary_says_what_the_headline_says() -> None:
+    # the Markdown summary (the page's copy button) took its KV size and concurrency from the estimate's raw
+    # fields: bge-m3 read "| KV cache size | 0 tokens |" under "| KV cache pool | none (no KV cache) |", and a
+    # start whose weights never load (Llama-3.1-70B bf16 on one L4, 141 GB of weights on 24 GB) "0 tokens" and
+    # "0.00x" for a pool vLLM never sizes, where the headline shows "—"
+    config = (HELD / f"{STEM}_config.json").read_text(encoding="utf-8")
+    md = _markdown({"config_json": config, "device": "h100", "vllm_version": "0.33.0"})
+    assert "| KV cache pool | none (no KV cache) |" in md and "| KV cache size | — |" in md, md
+    never = _markdown({"model": "meta-llama/Llama-3.1-70B", "device": "nvidia-l4"})
+    assert "| KV cache pool | never sized |" in never, never
+    assert "| KV cache size | — |" in never and "| max concurrency | — |" in never, never
