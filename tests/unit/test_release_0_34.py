@@ -285,6 +285,21 @@ def test_the_predicted_log_prints_the_warmup_line_vllm_prints() -> None:
     ]
 
 
+def _dense32():  # type: ignore[no-untyped-def]
+    """Llama-3.1-8B's TP 1 layout: 32 full-attention layers of 65,536 B a block (2,097,152 B)."""
+    from app.core.kinds import Group
+    from app.core.kv import KVLayout
+    from app.core.specs import LayerKind
+
+    return KVLayout(
+        block_size=16,
+        groups=(Group(kind=LayerKind.FULL, num_layers=32, page_size_bytes=65_536),),
+        bytes_per_block=32 * 65_536,
+        kv_bytes_per_token=32 * 4_096,
+        num_kv_layers=32,
+    )
+
+
 def test_the_extensible_cache_counts_blocks_in_whole_granules() -> None:
     # 0.34.0 v1/worker/extensible_kv_cache.py ExtensibleKVCache.blocks_within: the most blocks n whose footprint,
     # sum over segments of cdiv(n x stride, 2 MiB) x 2 MiB (physical_bytes_for; utils/extensible_tensor.py
@@ -295,13 +310,7 @@ def test_the_extensible_cache_counts_blocks_in_whole_granules() -> None:
     from app.core.specs import LayerKind
 
     mib2 = 2 << 20
-    dense32 = KVLayout(
-        block_size=16,
-        groups=(Group(kind=LayerKind.FULL, num_layers=32, page_size_bytes=65_536),),
-        bytes_per_block=32 * 65_536,
-        kv_bytes_per_token=32 * 4_096,
-        num_kv_layers=32,
-    )
+    dense32 = _dense32()
     # 32 segments x 10 granules + 31 granules: the floor gives 351 blocks, but 10 whole granules a segment hold
     # 10 x 2 MiB / 65,536 = 320 blocks each
     assert extensible_num_blocks_for(available_bytes=32 * mib2 * 10 + 31 * mib2, layout=dense32) == 320
@@ -362,13 +371,7 @@ def test_the_granule_count_at_a_large_pool_is_the_releases_step_down() -> None:
     assert extensible_num_blocks_for(available_bytes=80_000_000_000, layout=two) == 406_880
     # one stride, 2^40 - 1 B over 32 segments of 65,536 B: 16,383 whole granules a segment (16,384 x 32 x 2 MiB is
     # 2^40, one byte too many), 16,383 x 32 = 524,256 blocks, where the floor gives 524,287
-    dense32 = KVLayout(
-        block_size=16,
-        groups=(Group(kind=LayerKind.FULL, num_layers=32, page_size_bytes=65_536),),
-        bytes_per_block=32 * 65_536,
-        kv_bytes_per_token=32 * 4_096,
-        num_kv_layers=32,
-    )
+    dense32 = _dense32()
     assert extensible_num_blocks_for(available_bytes=(1 << 40) - 1, layout=dense32) == 524_256
     # the release's own loop over pools up to 80 GB and layouts whose strides differ (an indexer's small page
     # beside attention pages, GLM-5.2's shape; 4 KiB pages that take hundreds of steps down): the same counts

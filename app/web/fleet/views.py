@@ -13,6 +13,7 @@ from app.core.errors import PlannerError
 from app.core.fleet import Candidate, FleetPlan, LoadPoint, cost_at_load
 from app.core.perf.bench_args import BenchArgs
 from app.core.perf.calibrated import RunsScope
+from app.core.result import Range
 from app.core.text import N_, Plural, Text
 from app.web.fleet.params import FLEET_FIELDS, LENGTH_FIELDS, RATE_FIELD, FleetParams, fleet_query
 from app.web.fleet.service import FleetResult, fleet_for, planner_params, point_params
@@ -375,6 +376,16 @@ def _search(params: FleetParams, problems: list[Problem], runs: PageRuns) -> Fle
     return fleet_for(params, cluster=runs.cluster, unusable=unusable, bench=runs.bench)
 
 
+def _latencies(ttft: Range, tpot: Range) -> dict[str, str]:
+    """A sentence's TTFT and TPOT with their bands: "TTFT {ttft} ms ({ttft_band}), TPOT {tpot} ms ({tpot_band})"."""
+    return {
+        "ttft": speed_number(ttft.expected),
+        "tpot": speed_number(tpot.expected),
+        "ttft_band": speed_band(ttft),
+        "tpot_band": speed_band(tpot),
+    }
+
+
 def _best_summary(b: Candidate, at_load: LoadPoint | None, calibrated: str) -> str:
     """The best layout in a few sentences: "1 × TP 1 = 1 device" in the singular and its cost; the latencies at
     the load asked (each replica's share of it); and, when it meets the SLO, the busiest point it was sized at
@@ -407,10 +418,7 @@ def _best_summary(b: Candidate, at_load: LoadPoint | None, calibrated: str) -> s
                 ),
                 share=speed_number(at_load.requests_per_s_per_replica),
                 clients=at_load.concurrency,
-                ttft=speed_number(at_load.ttft_ms.expected),
-                tpot=speed_number(at_load.tpot_ms.expected),
-                ttft_band=speed_band(at_load.ttft_ms),
-                tpot_band=speed_band(at_load.tpot_ms),
+                **_latencies(at_load.ttft_ms, at_load.tpot_ms),
             )
         )
         summary = f"{summary} {load}"
@@ -426,10 +434,7 @@ def _best_summary(b: Candidate, at_load: LoadPoint | None, calibrated: str) -> s
                 ),
                 concurrency=b.concurrency_per_replica,
                 capacity=speed_number(b.requests_per_s_per_replica),
-                ttft=speed_number(b.ttft_ms.expected),
-                tpot=speed_number(b.tpot_ms.expected),
-                ttft_band=speed_band(b.ttft_ms),
-                tpot_band=speed_band(b.tpot_ms),
+                **_latencies(b.ttft_ms, b.tpot_ms),
             )
         )
         summary = f"{summary} {busiest}"
