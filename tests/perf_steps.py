@@ -2,15 +2,37 @@
 
 from __future__ import annotations
 
+from dataclasses import MISSING, fields, replace
 from typing import NamedTuple
 
 from app.core.catalog import find_device, find_model
 from app.core.estimate import estimate
 from app.core.perf.physics import Coefficients, StepCost, StepPhysics, step_physics, step_seconds
 from app.core.perf.predict import fit_for
-from app.core.perf.rates import attended, rates_of, stage_seconds
+from app.core.perf.rates import StepRates, attended, rates_of, stage_seconds
+from app.core.perf.simulate import EngineLimits
 from app.core.result import Estimate
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
+
+
+def zeros(cls: type) -> dict[str, int]:
+    """Every field of a dataclass without a default, at 0."""
+    return {f.name: 0 for f in fields(cls) if f.default is MISSING}
+
+
+# every step costs 10 ms whatever it carries: fixed 10 ms, nothing per token or context (host work overlapped, as
+# StepRates defaults; a test wanting it in series replaces host_overlapped)
+FLAT_10MS = replace(StepRates(**zeros(StepRates)), fixed_s=0.010, memory_fixed_s=0.010, moe_tokens_scale=1)
+# one rank, one stage, room for everything: 8 sequences, an 8,192-token budget, 10,000 blocks of 16, one KV group
+ROOMY_LIMITS = replace(
+    EngineLimits(**zeros(EngineLimits)),
+    max_num_seqs=8,
+    max_num_batched_tokens=8192,
+    pool_blocks=10_000,
+    block_size=16,
+    growth_groups=1,
+    pipeline_stages=1,
+)
 
 
 class PlannedStep(NamedTuple):

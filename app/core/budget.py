@@ -490,7 +490,7 @@ def requested_bytes(*, total_bytes: int, utilization: float, use_ceil: bool) -> 
 @dataclass(frozen=True)
 class StageNumbers:
     """The binding worker's partition (bytes per device), as the estimator's Stage carries it: what the
-    start-up log prints (vllm_text.PrintedStage) and what the bands are drawn around (uncertainty.ranges_for).
+    start-up log prints (vllm_text_printed.PrintedStage) and what the bands are drawn around (uncertainty.ranges_for).
     ``kv_cache_bytes`` is what the budget leaves after the other four; ``num_blocks`` is that pool in pages.
     """
 

@@ -466,13 +466,19 @@ def _extensible_blocks(est: Estimate, pool: int, page: int) -> Equation:
     uniform = (
         page > 0 and est.bytes_per_block % page == 0 and all(g.page_size_bytes == page for g in est.groups)
     )
-    segments = est.bytes_per_block // page if uniform else 0
-    if segments and pool // (segments * granule) * granule // page == est.num_gpu_blocks:
+    fit = (
+        extensible_kv.uniform_fit(
+            available_bytes=pool, segments=est.bytes_per_block // page, stride_bytes=page
+        )
+        if uniform
+        else None
+    )
+    if fit is not None and fit.blocks == est.num_gpu_blocks:
         return Equation(
             "num_blocks",
             Text("num_blocks"),
             Text("⌊⌊pool ÷ (layer segments × 2 MiB)⌋ × 2 MiB ÷ page⌋"),
-            f"⌊⌊{_int(pool)} ÷ ({segments} × {_int(granule)})⌋ × {_int(granule)} ÷ {_int(page)}⌋",
+            f"⌊⌊{_int(pool)} ÷ ({fit.segments} × {_int(granule)})⌋ × {_int(granule)} ÷ {_int(page)}⌋",
             _int(est.num_gpu_blocks),
         )
     return Equation(

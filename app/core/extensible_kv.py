@@ -22,6 +22,8 @@ the runtime's context), the first at any explicit utilization below about 0.99.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from app.core.errors import InvalidServeConfigError
 from app.core.kinds import cdiv
 from app.core.kv import KVLayout, num_blocks_for
@@ -159,9 +161,54 @@ def segment_strides(layout: KVLayout) -> tuple[int, ...] | None:
     return (page,) * (layout.bytes_per_block // page)
 
 
+class GranuleFit(NamedTuple):
+    """Blocks whose layer segments, all of one stride, each fit whole granules: ``granules_per_segment`` =
+    ⌊pool ÷ (segments × 2 MiB)⌋ granules a segment, holding ⌊granules_per_segment × 2 MiB ÷ stride⌋ blocks."""
+
+    segments: int
+    stride_bytes: int
+    granules_per_segment: int
+    blocks: int
+
+
+def uniform_fit(*, available_bytes: int, segments: int, stride_bytes: int) -> GranuleFit:
+    """The granule count where every segment has one stride: n blocks map segments x cdiv(n x stride, 2 MiB)
+    granules, which fit the pool while cdiv(n x stride, 2 MiB) <= ⌊pool ÷ (segments × 2 MiB)⌋, i.e.
+    n x stride <= that many granules' bytes.
+
+    E.g. Llama-3.1-8B TP 1 on an H100, pool 63,547,668,726 B, 32 segments of 65,536 B: 946 granules a segment,
+    946 x 2,097,152 // 65,536 = 30,272 blocks."""
+    granules = max(available_bytes, 0) // (segments * VMM_GRANULE_BYTES)
+    return GranuleFit(segments, stride_bytes, granules, granules * VMM_GRANULE_BYTES // stride_bytes)
+
+
+def _granules_for(blocks: int, strides: tuple[int, ...]) -> int:
+    """ExtensibleKVCache.physical_bytes_for (0.34.0) in granules: each segment's n x stride rounded up."""
+    return sum(cdiv(blocks * stride, VMM_GRANULE_BYTES) for stride in strides)
+
+
+def _mixed_fit(*, granules: int, strides: tuple[int, ...], cap: int) -> int:
+    """The most blocks n <= cap with sum over segments of cdiv(n x stride, 2 MiB) <= granules. The sum lies
+    between n x S / 2 MiB and that plus the m segments (S the strides' sum), so n lies between
+    ⌊(granules - m) x 2 MiB ÷ S⌋ (always fits) and ⌊granules x 2 MiB ÷ S⌋ (the most that can); the footprint
+    grows with n, so halving that bracket (a few dozen blocks wide: m x 2 MiB ÷ S) finds it."""
+    total = sum(strides)
+    high = min(cap, granules * VMM_GRANULE_BYTES // total)
+    low = min(high, max(0, (granules - len(strides)) * VMM_GRANULE_BYTES // total))
+    while low < high:  # low fits, every n above high does not
+        middle = (low + high + 1) // 2
+        if _granules_for(middle, strides) <= granules:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 def extensible_num_blocks_for(*, available_bytes: int, layout: KVLayout) -> int:
     """0.34.0 ExtensibleKVCache.blocks_within: the most blocks whose mapped footprint, each segment rounded up to
-    whole granules (physical_bytes_for: sum of cdiv(n x stride, granule) x granule), fits the pool.
+    whole granules (physical_bytes_for: sum of cdiv(n x stride, granule) x granule), fits the pool. vLLM steps
+    down one block at a time from the floor; the same count is had in closed form where the segments share one
+    stride (:func:`uniform_fit`) and by halving a bracket a few dozen blocks wide where they do not.
 
     E.g. Llama-3.1-8B TP 1 on an H100, pool 63,547,668,726 B: the floor gives 30,301 blocks, but 32 segments of
     65,536 B a block map cdiv(n x 65,536, 2 MiB) granules each, at most 63,547,668,726 // (32 x 2 MiB) = 946
@@ -170,11 +217,19 @@ def extensible_num_blocks_for(*, available_bytes: int, layout: KVLayout) -> int:
     strides = segment_strides(layout)
     if strides is None or blocks == 0:
         return blocks
-    granule = VMM_GRANULE_BYTES
     if len(set(strides)) == 1:
-        stride = strides[0]
-        granules_each = available_bytes // (len(strides) * granule)
-        return min(blocks, granules_each * granule // stride)
-    while blocks > 0 and sum(cdiv(blocks * s, granule) * granule for s in strides) > available_bytes:
-        blocks -= 1
-    return blocks
+        fit = uniform_fit(available_bytes=available_bytes, segments=len(strides), stride_bytes=strides[0])
+        return min(blocks, fit.blocks)
+    return _mixed_fit(granules=available_bytes // VMM_GRANULE_BYTES, strides=strides, cap=blocks)
+
+
+def stage_num_blocks(
+    *, available_bytes: int, layout: KVLayout, rules: VersionRules, device: DeviceSpec, serve: ServeConfig
+) -> int:
+    """A stage's block count: in whole granules where the extensible cache sizes the pool (:func:`applies`; it
+    never does under --kv-cache-memory-bytes, which sizes the pool itself), else vLLM's floor division.
+
+    E.g. Llama-3.1-8B TP 1 on an H100, pool 63,547,668,726 B: 30,272 blocks at 0.34.0, 30,301 at 0.33.0."""
+    if applies(rules=rules, device=device, serve=serve):
+        return extensible_num_blocks_for(available_bytes=available_bytes, layout=layout)
+    return num_blocks_for(available_bytes=available_bytes, layout=layout)

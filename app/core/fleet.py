@@ -124,12 +124,28 @@ class Candidate(BaseModel):
     within_devices_available: bool = True
 
 
+class LoadPoint(BaseModel):
+    """The best layout at the load asked rather than at its operating point: each replica's share of the load
+    and the latencies there. A replica sized at its busiest point within the SLO (``concurrency_per_replica``
+    clients, ``requests_per_s_per_replica``) carries only ``load ÷ replicas`` requests/s, which the fewest
+    closed-loop clients whose requests/s reach it send (the performance model is a closed loop; by Little's law
+    c clients at c ÷ E2E requests/s hold the same c requests in flight as that load)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    requests_per_s_per_replica: float  # the load asked ÷ replicas
+    concurrency: int  # the fewest clients a replica needs to serve that share
+    ttft_ms: Range
+    tpot_ms: Range
+
+
 class FleetPlan(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     candidates: list[Candidate]  # ranked: meeting the SLO first, then by cost
     best: Candidate | None
     best_meets_slo: bool
+    best_at_load: LoadPoint | None = None  # the best layout's latencies at the load asked
     why_none: Msg | None  # when no candidate meets the SLO within the devices available
     notes: list[Msg] = Field(default_factory=list)
     layouts_tried: int
@@ -232,6 +248,23 @@ def _meets(perf: Performance, target: Target) -> bool:
     return perf.ttft_ms.expected <= target.slo_ttft_ms and perf.tpot_ms.expected <= target.slo_tpot_ms
 
 
+def _performance_at(
+    *, est: Estimate, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, target: Target, clients: int
+) -> Performance:
+    """The performance model at ``clients`` closed-loop clients of the target's request."""
+    return performance(
+        estimate=est,
+        model=model,
+        device=device,
+        serve=serve,
+        workload=Workload(
+            input_tokens=target.input_tokens, output_tokens=target.output_tokens, concurrency=clients
+        ),
+        with_curve=False,
+        cluster=target.cluster,
+    )
+
+
 def operating_point(
     *, est: Estimate, model: ModelSpec, device: DeviceSpec, serve: ServeConfig, target: Target
 ) -> OperatingPoint:
@@ -245,16 +278,8 @@ def operating_point(
 
     def at(c: int) -> Performance:
         if c not in cache:
-            cache[c] = performance(
-                estimate=est,
-                model=model,
-                device=device,
-                serve=serve,
-                workload=Workload(
-                    input_tokens=target.input_tokens, output_tokens=target.output_tokens, concurrency=c
-                ),
-                with_curve=False,
-                cluster=target.cluster,
+            cache[c] = _performance_at(
+                est=est, model=model, device=device, serve=serve, target=target, clients=c
             )
         return cache[c]
 
@@ -389,6 +414,37 @@ def _evaluate(search: _Search, layout: Layout) -> Evaluated | None:
             return found
         serve = serve.model_copy(update={"max_num_seqs": point.concurrency})
     return found
+
+
+def load_point(ev: Evaluated, *, device: DeviceSpec, target: Target, replicas: int) -> LoadPoint:
+    """The layout at the load asked: the fewest clients c (1 .. the operating point's) whose expected
+    requests/s reach load ÷ replicas, found by bisection (requests/s grow with the clients up to the operating
+    point, which reaches the share since replicas = ⌈load ÷ its requests/s⌉), reusing the search's probes.
+
+    E.g. Llama-3.1-8B on one H100 at 0.1 requests/s of 2,048 + 256 tokens: the replica is sized at 217 clients
+    (21.2 requests/s) but carries 0.1 requests/s, which one client already sends (alone a request takes
+    TTFT 54 ms + 255 x TPOT 3.9 ms = 1.04 s, 0.96 requests/s): its latencies are one client's."""
+    share = target.requests_per_s / replicas
+    known = dict(ev.point.probes)
+
+    def at(c: int) -> Performance:
+        if c not in known:
+            known[c] = _performance_at(
+                est=ev.est, model=ev.model, device=device, serve=ev.serve, target=target, clients=c
+            )
+        return known[c]
+
+    low, high = 0, ev.point.concurrency  # low sends too little (0 clients: nothing), high enough
+    while high - low > 1:
+        middle = (low + high) // 2
+        if at(middle).requests_per_s.expected >= share:
+            high = middle
+        else:
+            low = middle
+    perf = at(high)
+    return LoadPoint(
+        requests_per_s_per_replica=share, concurrency=high, ttft_ms=perf.ttft_ms, tpot_ms=perf.tpot_ms
+    )
 
 
 def _accuracy_costs(search: _Search, ev: Evaluated) -> list[str]:
@@ -607,12 +663,17 @@ def plan_fleet(
     label = model_label or model.name
     search = _Search(model, device, base, vllm_version, target, limits, label)
     evaluated = [ev for layout in layouts if (ev := _evaluate(search, layout)) is not None]
-    candidates = sorted((_candidate(search, ev) for ev in evaluated), key=rank_key)
+    ranked = sorted(((_candidate(search, ev), ev) for ev in evaluated), key=lambda pair: rank_key(pair[0]))
+    candidates = [candidate for candidate, _ in ranked]
     best, meets, why = _pick_best(candidates, target=target)
+    best_ev = next((ev for candidate, ev in ranked if candidate is best), None)
     return FleetPlan(
         candidates=candidates,
         best=best,
         best_meets_slo=meets,
+        best_at_load=None
+        if best is None or best_ev is None
+        else load_point(best_ev, device=device, target=target, replicas=best.replicas),
         why_none=why,
         notes=_search_notes(
             candidates=candidates,

@@ -1,7 +1,7 @@
 """The memory lines of a 0.34.0 start-up under the extensible KV cache (app/core/extensible_kv.py), in the order
 vLLM prints them; kept apart from vllm_text.py (800-line cap).
 
-- gpu/model_runner.py load_model: "Model loading took %s GiB memory and %.6f seconds" (vllm_text.weights_line);
+- gpu/model_runner.py load_model: "Model loading took %s GiB memory and %.6f seconds" (vllm_text_printed.weights_line);
 - v1/worker/gpu_worker.py Worker.determine_available_memory: "Available KV cache memory: %s GiB", the tentative
   budget before warmup, requested - non_kv_cache_memory (weights, non-torch, activation peak), with no graph
   estimate: gpu/model_runner.py profile_cudagraph_memory returns 0 under this cache, so neither "Estimated CUDA
@@ -28,8 +28,9 @@ from app.core import extensible_kv
 from app.core.budget import StageNumbers
 from app.core.specs import GIB, ServeConfig
 from app.core.versions import VersionRules, format_gib
-from app.core.vllm_text import DOCS_URL, GIB_NUMBER, PrintedStage, VllmLine, weights_line
-from app.core.vllm_text import startup_lines as profiled_startup_lines
+from app.core.vllm_text import GIB_NUMBER, VllmLine
+from app.core.vllm_text_printed import DOCS_URL, PrintedStage, weights_line
+from app.core.vllm_text_printed import startup_lines as profiled_startup_lines
 
 # v1/worker/extensible_kv_cache.py measure_kv_cache_blocks (0.34.0) logs the pool measured after warmup and
 # capture: "Memory after warmup: %s GiB free, %s GiB committed to the KV cache, %s GiB kept for transient
@@ -142,7 +143,7 @@ def too_small_error(
     needed_bytes: int,
     available_bytes: int,
     estimated_len: int,
-    tokens_capacity: int,  # unused: vllm_text.too_small_error's V0 figure, kept so both take the same call
+    tokens_capacity: int,  # unused: vllm_text_printed.too_small_error's V0 figure, kept so both take the same call
     utilization: float,
     after_warmup: bool = True,
 ) -> str:

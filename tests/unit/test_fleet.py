@@ -354,3 +354,31 @@ def test_a_request_longer_than_max_model_len_is_refused_before_any_layout() -> N
     )
     # 7,936 + 256 = 8,192 exactly fits
     assert plan(input_tokens=7936, output_tokens=256).layouts_tried > 0
+
+
+def test_the_best_layout_at_the_load_asked_is_the_fewest_clients_that_send_it() -> None:
+    # 20 requests/s of 2,048 + 256 on Llama-3.1-70B: each replica's share is 20 / replicas, at most what its
+    # sizing point serves (replicas = ceil(20 / that)); the fewest closed-loop clients c whose requests/s reach
+    # the share carry it (c - 1 send less), and their latencies are no worse than the sizing point's
+    fleet = plan()
+    best, at_load = fleet.best, fleet.best_at_load
+    assert best is not None and at_load is not None
+    share = 20.0 / best.replicas
+    assert at_load.requests_per_s_per_replica == share <= best.requests_per_s_per_replica
+    assert 1 <= at_load.concurrency <= best.concurrency_per_replica
+
+    def rps(clients: int) -> float:
+        model = apply_quantization_flag(find_model(LLAMA_70B), best.quantization)
+        est = estimate(model=model, device=find_device(H100), serve=best.serve, working=False)
+        return performance(
+            estimate=est,
+            model=model,
+            device=find_device(H100),
+            serve=best.serve,
+            workload=Workload(input_tokens=2048, output_tokens=256, concurrency=clients),
+            with_curve=False,
+        ).requests_per_s.expected
+
+    assert rps(at_load.concurrency) >= share
+    assert at_load.concurrency == 1 or rps(at_load.concurrency - 1) < share
+    assert at_load.tpot_ms.expected <= best.tpot_ms.expected

@@ -16,6 +16,7 @@ from app.core.catalog import find_device
 from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config
 from app.core.specs import LayerKind, ServeConfig
+from tests.unit.test_pooling_models import QWEN3_SHAPE
 
 HELD = Path(__file__).resolve().parents[1] / "data" / "configs" / "heldout_0_33p"
 
@@ -84,18 +85,7 @@ def test_a_bidirectional_decoder_family_model_has_no_kv_cache() -> None:
     assert LayerKind.ENCODER_ONLY not in causal.layer_kinds
     # llama.py / qwen2.py / qwen3.py read "is_causal" from the config; LlamaBidirectionalModel's hook
     # (LlamaBidirectionalConfig) forces it False
-    qwen3 = {
-        "architectures": ["Qwen3ForCausalLM"],
-        "model_type": "qwen3",
-        "hidden_size": 1024,
-        "num_hidden_layers": 28,
-        "num_attention_heads": 16,
-        "num_key_value_heads": 8,
-        "head_dim": 128,
-        "intermediate_size": 3072,
-        "vocab_size": 151669,
-        "max_position_embeddings": 32768,
-    }
+    qwen3 = {**QWEN3_SHAPE, "architectures": ["Qwen3ForCausalLM"]}
     for config, encoder_only in (
         (qwen3, False),
         ({**qwen3, "is_causal": False}, True),

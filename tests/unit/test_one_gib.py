@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from app.core import specs, vllm_text
+from app.core import specs, vllm_text_printed
 from app.core.logs import reading
 
 APP = Path(__file__).resolve().parents[2] / "app"
@@ -23,4 +23,4 @@ def test_gib_is_defined_once() -> None:
 
 def test_the_readers_use_the_specs_gib() -> None:
     assert specs.GIB == 1_073_741_824  # 2**30
-    assert vllm_text.GIB is specs.GIB and reading.GIB is specs.GIB
+    assert vllm_text_printed.GIB is specs.GIB and reading.GIB is specs.GIB

@@ -5,39 +5,20 @@ request that arrives while N runs is first scheduled in step N+2)."""
 
 from __future__ import annotations
 
-from dataclasses import MISSING, fields, replace
+from dataclasses import replace
 
 import pytest
 
-from app.core.perf.rates import StepRates
-from app.core.perf.simulate import EngineLimits, run
-
-
-def _zeros(cls: type) -> dict[str, int]:
-    """Every field of a dataclass without a default, at 0."""
-    return {f.name: 0 for f in fields(cls) if f.default is MISSING}
-
-
-# every step costs 10 ms whatever it carries: fixed 10 ms, nothing per token or context
-FLAT = replace(StepRates(**_zeros(StepRates)), fixed_s=0.010, memory_fixed_s=0.010, moe_tokens_scale=1)
-# one rank, one stage, room for everything: 8 sequences, an 8,192-token budget, 10,000 blocks of 16, one KV group
-LIMITS = replace(
-    EngineLimits(**_zeros(EngineLimits)),
-    max_num_seqs=8,
-    max_num_batched_tokens=8192,
-    pool_blocks=10_000,
-    block_size=16,
-    growth_groups=1,
-    pipeline_stages=1,
-)
+from app.core.perf.simulate import run
+from tests.perf_steps import FLAT_10MS, ROOMY_LIMITS
 
 
 def _two_requests(*, overlapped: bool) -> list[float]:
     # request 0 sent at 0: its 100-token prompt is the 10 ms step [0, 10], then it decodes 99 tokens
     # (steps end at 20, 30, ...). Request 1 is sent at 25 ms, during the step [20, 30].
     res = run(
-        rates=replace(FLAT, host_overlapped=overlapped),
-        limits=LIMITS,
+        rates=replace(FLAT_10MS, host_overlapped=overlapped),
+        limits=ROOMY_LIMITS,
         prompts=[100, 100],
         outputs=[100, 2],
         send_at=[0.0, 0.025],
@@ -65,8 +46,8 @@ def test_with_async_scheduling_it_waits_one_step_more() -> None:
 def test_an_idle_engine_schedules_at_once() -> None:
     # nothing in flight when the request arrives (C = 1 closed loop): no lag either way
     res = run(
-        rates=FLAT,
-        limits=LIMITS,
+        rates=FLAT_10MS,
+        limits=ROOMY_LIMITS,
         prompts=[100],
         outputs=[3],
         send_at=[0.0],

@@ -6,39 +6,18 @@ times the streams in flight when it is sent; the running streams' own steps are 
 
 from __future__ import annotations
 
-from dataclasses import MISSING, fields, replace
+from dataclasses import replace
 
 import pytest
 
 from app.core.perf.physics import slower_device
 from app.core.perf.predict import fit_for
-from app.core.perf.rates import StepRates
-from app.core.perf.simulate import EngineLimits, SimResult, run
+from app.core.perf.simulate import SimResult, run
 from bench import perf_frontend as PF
-
-
-def _zeros(cls: type) -> dict[str, int]:
-    """Every field of a dataclass without a default, at 0."""
-    return {f.name: 0 for f in fields(cls) if f.default is MISSING}
-
+from tests.perf_steps import FLAT_10MS, ROOMY_LIMITS
 
 # every step costs 10 ms whatever it carries, the host's work in series (async scheduling off)
-FLAT = replace(
-    StepRates(**_zeros(StepRates)),
-    fixed_s=0.010,
-    memory_fixed_s=0.010,
-    moe_tokens_scale=1,
-    host_overlapped=False,
-)
-LIMITS = replace(
-    EngineLimits(**_zeros(EngineLimits)),
-    max_num_seqs=8,
-    max_num_batched_tokens=8192,
-    pool_blocks=10_000,
-    block_size=16,
-    growth_groups=1,
-    pipeline_stages=1,
-)
+FLAT = replace(FLAT_10MS, host_overlapped=False)
 
 
 def _third_request(*, second_output: int, stream_s: float) -> SimResult:
@@ -47,7 +26,7 @@ def _third_request(*, second_output: int, stream_s: float) -> SimResult:
     # ends it at 20 ms. Request 2 is sent at 25 ms, during the step [20, 30].
     return run(
         rates=FLAT,
-        limits=LIMITS,
+        limits=ROOMY_LIMITS,
         prompts=[100, 100, 100],
         outputs=[100, second_output, 2],
         send_at=[0.0, 0.0, 0.025],
@@ -84,7 +63,7 @@ def test_a_burst_finds_nothing_running() -> None:
     # every request sent at t = 0, before the engine's first step: no stream runs yet, so no backlog
     res = run(
         rates=FLAT,
-        limits=LIMITS,
+        limits=ROOMY_LIMITS,
         prompts=[100, 100, 100],
         outputs=[3, 3, 3],
         send_at=[0.0, 0.0, 0.0],

@@ -84,7 +84,7 @@ def test_every_row_parses_and_names_its_source_and_url() -> None:
 
 def check_row(row: dict[str, object]) -> None:
     """One measured run as every source file writes it (bench/data/perf/sources/README.md's row format); the
-    held-apart directories' tests (test_perf_sources_r8.py) check their rows with it too."""
+    held-apart directories' tests (test_perf_sources_blind.py) check their rows with it too."""
     assert isinstance(row["source"], str) and row["source"]
     url = row["url"]
     assert isinstance(url, str) and url.startswith("https://")  # a repository file, or a stored page

@@ -14,7 +14,7 @@ Read from the 0.13.0 wheel (`pip download --no-deps vllm==0.13.0`), against 0.11
 from __future__ import annotations
 
 from app.core.versions import KNOWN_VERSIONS, rules_for
-from app.core.vllm_text import too_small_error, weights_line
+from app.core.vllm_text_printed import too_small_error, weights_line
 
 # Llama-3.1-8B's bf16 weights: 16,060,522,496 B = 14.95746... GiB
 WEIGHTS = 16_060_522_496

@@ -285,6 +285,21 @@ def test_the_predicted_log_prints_the_warmup_line_vllm_prints() -> None:
     ]
 
 
+def _dense32():  # type: ignore[no-untyped-def]
+    """Llama-3.1-8B's TP 1 layout: 32 full-attention layers of 65,536 B a block (2,097,152 B)."""
+    from app.core.kinds import Group
+    from app.core.kv import KVLayout
+    from app.core.specs import LayerKind
+
+    return KVLayout(
+        block_size=16,
+        groups=(Group(kind=LayerKind.FULL, num_layers=32, page_size_bytes=65_536),),
+        bytes_per_block=32 * 65_536,
+        kv_bytes_per_token=32 * 4_096,
+        num_kv_layers=32,
+    )
+
+
 def test_the_extensible_cache_counts_blocks_in_whole_granules() -> None:
     # 0.34.0 v1/worker/extensible_kv_cache.py ExtensibleKVCache.blocks_within: the most blocks n whose footprint,
     # sum over segments of cdiv(n x stride, 2 MiB) x 2 MiB (physical_bytes_for; utils/extensible_tensor.py
@@ -295,13 +310,7 @@ def test_the_extensible_cache_counts_blocks_in_whole_granules() -> None:
     from app.core.specs import LayerKind
 
     mib2 = 2 << 20
-    dense32 = KVLayout(
-        block_size=16,
-        groups=(Group(kind=LayerKind.FULL, num_layers=32, page_size_bytes=65_536),),
-        bytes_per_block=32 * 65_536,
-        kv_bytes_per_token=32 * 4_096,
-        num_kv_layers=32,
-    )
+    dense32 = _dense32()
     # 32 segments x 10 granules + 31 granules: the floor gives 351 blocks, but 10 whole granules a segment hold
     # 10 x 2 MiB / 65,536 = 320 blocks each
     assert extensible_num_blocks_for(available_bytes=32 * mib2 * 10 + 31 * mib2, layout=dense32) == 320
@@ -323,3 +332,76 @@ def test_the_extensible_cache_counts_blocks_in_whole_granules() -> None:
         num_kv_layers=2,
     )
     assert extensible_num_blocks_for(available_bytes=3 * mib2 - 1, layout=mixed) == 16
+
+
+def _step_down(available_bytes: int, strides: tuple[int, ...], floor_blocks: int) -> int:
+    """0.34.0 ExtensibleKVCache.blocks_within as the release runs it: from the floor, one block at a time, down to
+    the first count whose segments, each rounded up to whole 2 MiB granules, fit (the reference the closed form
+    must equal)."""
+    granule = 2 << 20
+    blocks = floor_blocks
+    while blocks > 0 and sum(-(-blocks * s // granule) * granule for s in strides) > available_bytes:
+        blocks -= 1
+    return blocks
+
+
+def test_the_granule_count_at_a_large_pool_is_the_releases_step_down() -> None:
+    from app.core.extensible_kv import extensible_num_blocks_for
+    from app.core.kinds import Group
+    from app.core.kv import KVLayout
+    from app.core.specs import LayerKind
+
+    def layout(pages: tuple[tuple[int, int], ...]) -> KVLayout:
+        per_block = sum(page * layers for page, layers in pages)
+        layers = sum(n for _, n in pages)
+        return KVLayout(
+            block_size=16,
+            groups=(
+                Group(kind=LayerKind.FULL, num_layers=layers, page_size_bytes=pages[0][0], layer_pages=pages),
+            ),
+            bytes_per_block=per_block,
+            kv_bytes_per_token=per_block // 16,
+            num_kv_layers=layers,
+        )
+
+    # one segment of 65,536 B a block and one of 131,072 B in 80,000,000,000 B: 38,146 granules; 32 and 16 blocks
+    # a granule, so n = 16k needs ceil(k / 2) + k granules: k = 2 x 12,715 gives 3 x 12,715 = 38,145, and the next
+    # 16 blocks 38,147, over: 406,880 blocks, where the floor gives 80,000,000,000 // 196,608 = 406,901
+    two = layout(((65_536, 1), (131_072, 1)))
+    assert extensible_num_blocks_for(available_bytes=80_000_000_000, layout=two) == 406_880
+    # one stride, 2^40 - 1 B over 32 segments of 65,536 B: 16,383 whole granules a segment (16,384 x 32 x 2 MiB is
+    # 2^40, one byte too many), 16,383 x 32 = 524,256 blocks, where the floor gives 524,287
+    dense32 = _dense32()
+    assert extensible_num_blocks_for(available_bytes=(1 << 40) - 1, layout=dense32) == 524_256
+    # the release's own loop over pools up to 80 GB and layouts whose strides differ (an indexer's small page
+    # beside attention pages, GLM-5.2's shape; 4 KiB pages that take hundreds of steps down): the same counts
+    shapes = (
+        ((65_536, 1), (131_072, 1)),
+        ((4_096, 3), (61_440, 2)),
+        ((8_192, 78), (1_152, 78)),
+        ((40_960, 7),),
+    )
+    for pages in shapes:
+        shape = layout(pages)
+        strides = tuple(page for page, n in pages for _ in range(n))
+        for pool in (0, 1, 2 << 20, 3 * (2 << 20) - 1, 10**9 + 7, 63_547_668_726, 80_000_000_000):
+            floor = pool // shape.bytes_per_block
+            assert extensible_num_blocks_for(available_bytes=pool, layout=shape) == _step_down(
+                pool, strides, floor
+            )
+
+
+def test_the_block_equation_shows_the_granule_count() -> None:
+    # Llama-3.1-8B on an H100 at 0.34.0 (the warm-up line above): 946 whole granules a segment, 30,272 blocks
+    from app.core.equations import block_equations
+
+    est = estimate(model=dense(), device=H100, serve=ServeConfig(), vllm_version="0.34.0")
+    num_blocks = next(eq for eq in block_equations(est, rules_for("0.34.0")) if eq.key == "num_blocks")
+    assert (num_blocks.expression, num_blocks.value) == (
+        "⌊⌊63,547,668,726 ÷ (32 × 2,097,152)⌋ × 2,097,152 ÷ 65,536⌋",
+        "30,272",
+    )
+    at_033 = estimate(model=dense(), device=H100, serve=ServeConfig(), vllm_version="0.33.0")
+    floor = next(eq for eq in block_equations(at_033, rules_for("0.33.0")) if eq.key == "num_blocks")
+    assert floor.expression == f"⌊{at_033.kv_cache_bytes:,} ÷ 2,097,152⌋"
+    assert floor.value == f"{at_033.kv_cache_bytes // 2_097_152:,}"

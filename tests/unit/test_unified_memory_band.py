@@ -63,7 +63,8 @@ def test_the_two_gb10_pools_the_planner_missed_lie_inside_the_widened_range() ->
     # 0.18.1) and 4.04 GiB (Qwen3-30B-A3B-FP8, 0.13.0); the planner expects 58.91 and 1.50 GiB. Outside the pool's
     # range before the band (57.09-60.73, -0.56-3.56), inside after (55.60-62.22, -2.05-5.05). In-sample: the band
     # was chosen after these two misses were known (from the other pair of that set, the two Nemotron starts).
-    from app.core.diagnose.case import _safe_estimate, recover_case
+    from app.core.diagnose.basics import safe_estimate
+    from app.core.diagnose.case import recover_case
     from app.core.logs import parse_startup_log
     from tests.log_sets import LOGS_DIR
 
@@ -76,7 +77,7 @@ def test_the_two_gb10_pools_the_planner_missed_lie_inside_the_widened_range() ->
         case = recover_case(text, facts, None, None)
         assert case.model is not None and case.device is not None and case.serve is not None
         assert case.device.id == GB10 and facts.kv_cache_bytes == round(printed * GIB)
-        est = _safe_estimate(
+        est = safe_estimate(
             model=case.model, device=case.device, serve=case.serve, version=case.version, target=None
         )
         assert est is not None

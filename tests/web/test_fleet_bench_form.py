@@ -21,6 +21,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.web.app import create_app
+from app.web.format import speed_number
 from app.web.measured_runs import BENCH_FIELDS
 
 APP = create_app()
@@ -75,7 +76,12 @@ def test_the_page_sizes_for_the_benchmark_and_says_so() -> None:
     summary = _text_of(page.text, "fleet-best-summary")
     devices = f"{best['devices_total']} device" + ("s" if best["devices_total"] != 1 else "")
     assert summary.startswith(f"{best['replicas']} × TP {best['tensor_parallel_size']} = {devices},")
-    assert f"{best['concurrency_per_replica']} clients per replica" in summary
+    assert f"Sized at its busiest within the SLO: {best['concurrency_per_replica']} clients," in summary
+    at_load = api["best_at_load"]
+    assert (
+        f"At the load asked, {speed_number(at_load['requests_per_s_per_replica'])} requests/s a replica"
+        in summary
+    )
 
 
 def test_the_api_flat_fields_are_the_same_load() -> None:
@@ -165,3 +171,33 @@ def test_one_device_is_said_in_the_singular() -> None:
     assert "1 × TP 1 = 1 device," in best, best
     zh = _text_of(client.get("/fleet?" + urlencode({**query, "lang": "zh"})).text, "fleet-best")
     assert "1 × TP 1 = 1 台设备" in zh, zh
+
+
+def test_the_summary_says_at_which_load_its_latencies_are() -> None:
+    # Llama-3.1-8B on one H100 at 0.1 requests/s of 2,048 + 256 tokens (round 13's page): the replica is sized at
+    # its busiest point within the SLO (217 clients, 21.2 requests/s), and before this the summary gave that
+    # point's TTFT and TPOT as "217 clients per replica, TTFT 424 ms", as if the replica had 217 clients. At
+    # 0.1 requests/s it has one request at a time: alone a request takes TTFT + 255 x TPOT, about 1 s, so one
+    # closed-loop client already sends ~1 request/s >= 0.1, and the latencies at the load are one client's
+    client = TestClient(APP)
+    query = {"model": "meta-llama/Llama-3.1-8B", "max_model_len": "4096", "requests_per_s": "0.1"}
+    api = client.post("/api/fleet", json={**query, "max_model_len": 4096, "requests_per_s": 0.1}).json()
+    best, at_load = api["best"], api["best_at_load"]
+    assert best["replicas"] == 1 and best["concurrency_per_replica"] > 1
+    assert (at_load["requests_per_s_per_replica"], at_load["concurrency"]) == (0.1, 1)
+    one_request_s = (at_load["ttft_ms"]["expected"] + 255 * at_load["tpot_ms"]["expected"]) / 1000
+    assert 1 / one_request_s >= 0.1
+    assert at_load["ttft_ms"]["expected"] < best["ttft_ms"]["expected"]
+    summary = _text_of(client.get("/fleet?" + urlencode(query)).text, "fleet-best-summary")
+    ttft, tpot = speed_number(at_load["ttft_ms"]["expected"]), speed_number(at_load["tpot_ms"]["expected"])
+    assert f"At the load asked, 0.10 requests/s a replica (1 client at a time): TTFT {ttft} ms (" in summary
+    assert f"TPOT {tpot} ms (" in summary
+    busiest = best["concurrency_per_replica"], speed_number(best["requests_per_s_per_replica"])
+    assert (
+        f"Sized at its busiest within the SLO: {busiest[0]} clients, {busiest[1]} requests/s a replica"
+        in summary
+    )
+    assert "clients per replica" not in summary
+    zh = _text_of(client.get("/fleet?" + urlencode({**query, "lang": "zh"})).text, "fleet-best-summary")
+    assert "按所给负载，每副本 0.10 请求/秒（同时 1 个客户端）" in zh, zh
+    assert f"规模按 SLO 内最繁忙的工作点确定：每副本 {busiest[0]} 个客户端、{busiest[1]} 请求/秒" in zh, zh

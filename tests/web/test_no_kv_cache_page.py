@@ -64,3 +64,52 @@ def test_no_pool_no_band_no_borderline_and_the_verdict_names_max_num_seqs() -> N
         "vLLM starts; no layer keeps a KV cache (encoder-only attention), so no pool is sized: up to 1,024 sequences"
         f" of {est.max_model_len:,} tokens run at once (--max-num-seqs)."
     )
+
+
+def _markdown(query: dict[str, str]) -> str:
+    from urllib.parse import urlencode
+
+    from fastapi.testclient import TestClient
+
+    from app.web.app import create_app
+
+    page = TestClient(create_app()).get("/?" + urlencode(query)).text
+    md = page[page.index('id="markdown-text"') :]
+    return md[: md.index("</")]
+
+
+def test_the_copied_summary_says_what_the_headline_says() -> None:
+    # the Markdown summary (the page's copy button) took its KV size and concurrency from the estimate's raw
+    # fields: bge-m3 read "| KV cache size | 0 tokens |" under "| KV cache pool | none (no KV cache) |", and a
+    # start whose weights never load (Llama-3.1-70B bf16 on one L4, 141 GB of weights on 24 GB) "0 tokens" and
+    # "0.00x" for a pool vLLM never sizes, where the headline shows "—"
+    config = (HELD / f"{STEM}_config.json").read_text(encoding="utf-8")
+    md = _markdown({"config_json": config, "device": "h100", "vllm_version": "0.33.0"})
+    assert "| KV cache pool | none (no KV cache) |" in md and "| KV cache size | — |" in md, md
+    never = _markdown({"model": "meta-llama/Llama-3.1-70B", "device": "nvidia-l4"})
+    assert "| KV cache pool | never sized |" in never, never
+    assert "| KV cache size | — |" in never and "| max concurrency | — |" in never, never
+
+
+def test_the_compare_page_shows_no_pool_either() -> None:
+    # /compare put bge-m3's pool beside a decoder's: "KV cache pool 0.00 GiB", range "0.00 – 0.00 GiB",
+    # num_gpu_blocks 0, 0 tokens, for a cache vLLM never allocates (0.33.0 and 0.34.0 alike); the planner's
+    # headline says "none (no KV cache)" and "—"
+    import re
+    from urllib.parse import urlencode
+
+    from fastapi.testclient import TestClient
+
+    from app.web.app import create_app
+
+    config = (HELD / f"{STEM}_config.json").read_text(encoding="utf-8")
+    query = {"config_json": config, "device": "h100", "a": "0.33.0", "b": "0.34.0"}
+    page = TestClient(create_app()).get("/compare?" + urlencode(query)).text
+    cells = dict(re.findall(r'<td class="num" id="c-([\w-]+-[ab])">([^<]*)</td>', page))
+    for side in ("a", "b"):
+        assert cells[f"kv-{side}"] == "none (no KV cache)", cells
+        assert [cells[f"{key}-{side}"] for key in ("kv-range", "blocks", "tokens")] == ["—", "—", "—"], cells
+    # a decoder keeps its figures: Llama-3.1-8B's pool in GiB, its blocks a number
+    llama = TestClient(create_app()).get("/compare?" + urlencode({"model": "meta-llama/Llama-3.1-8B"})).text
+    decoder = dict(re.findall(r'<td class="num" id="c-([\w-]+-[ab])">([^<]*)</td>', llama))
+    assert decoder["kv-a"].endswith(" GiB") and decoder["blocks-b"].replace(",", "").isdigit(), decoder

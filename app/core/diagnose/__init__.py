@@ -22,7 +22,9 @@ Pure: no I/O, no web imports. :func:`diagnose` never raises on any text; it rais
 Layout (issue 18: one concept per module):
 
 - :mod:`.model` — thresholds with their origin, and the typed results (Diagnosis, Step, Trial, …);
-- :mod:`.case` — case recovery: model, version, serve flags and device from the paste;
+- :mod:`.basics` — small helpers (GiB figures, excerpts, evidence, the estimator on what the log ran);
+- :mod:`.case` — case recovery: model, version and serve flags from the paste;
+- :mod:`.device` — which device the paste ran on, and what other processes held;
 - :mod:`.steps` — the five steps, step 4's trials and the cause;
 - :mod:`.comparison` — the log beside the planner's prediction;
 - :mod:`.verdict` — failures, cause and metrics combined into the verdict; :func:`diagnose`.

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import math
 
-from app.core.diagnose.case import (
-    Case,
-    fmt_gib,
-)
+from app.core.diagnose.basics import fmt_gib
+from app.core.diagnose.case import Case
 from app.core.diagnose.model import (
     ACTIVATION_GAP_BYTES,
     DEVICE_TOTAL_GAP_BYTES,

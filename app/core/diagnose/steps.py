@@ -6,14 +6,8 @@ import math
 
 from app.core import situations
 from app.core.budget import requested_bytes
-from app.core.diagnose.case import (
-    Case,
-    clip,
-    evidence_of,
-    fmt_gib,
-    replay_over_pool,
-    replay_version,
-)
+from app.core.diagnose.basics import clip, evidence_of, fmt_gib
+from app.core.diagnose.case import Case, replay_over_pool, replay_version
 from app.core.diagnose.model import (
     BUDGET_ERRORS,
     FAILURE_VERDICTS,

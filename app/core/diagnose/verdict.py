@@ -5,12 +5,8 @@ from __future__ import annotations
 import json
 
 from app.core import catalog, deadline
-from app.core.diagnose.case import (
-    Case,
-    clip,
-    recover_case,
-    replay_version,
-)
+from app.core.diagnose.basics import clip
+from app.core.diagnose.case import Case, recover_case, replay_version
 from app.core.diagnose.comparison import (
     comparison,
 )

@@ -3,7 +3,7 @@ typed answer (the log it prints, the planner's warnings, the partitions, the gro
 
 from __future__ import annotations
 
-from app.core import budget, extensible_kv, kv, situations, vllm_text
+from app.core import budget, extensible_kv, kv, situations, vllm_text_printed
 from app.core.defaults import resolve, serve_as_run, validate_parallel
 from app.core.estimate.checks import (
     MAX_MODEL_LEN_CEILING,
@@ -36,13 +36,13 @@ def _printed_lines(
         return [refusal.text]  # refused before any weight is loaded
     if refusal is not None and refusal.kind == ErrorKind.LOAD_OOM:
         # dies loading the weights, after vLLM's "Starting to load model" line: nothing is profiled
-        return [*backend_lines, vllm_text.load_start_line(model=setup.model.name), refusal.text]
+        return [*backend_lines, vllm_text_printed.load_start_line(model=setup.model.name), refusal.text]
     layout = binding.layout
     cpu_blocks = 0
     if rules.swap_space_used and layout.bytes_per_block:
         swap = serve.swap_space_gib if serve.swap_space_gib is not None else V0_DEFAULT_SWAP_GIB
         cpu_blocks = int(swap * GIB) // layout.bytes_per_block
-    printed = vllm_text.PrintedStage(
+    printed = vllm_text_printed.PrintedStage(
         parts=binding,
         device=device,
         utilization=flags.gpu_memory_utilization,

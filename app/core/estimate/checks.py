@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core import kv, situations, vllm_text
+from app.core import kv, situations, vllm_text_printed
 from app.core.defaults import ResolvedFlags
 from app.core.estimate.stages import Stage, inflight_tokens
 from app.core.extensible_kv import applies as extensible_applies
@@ -140,14 +140,14 @@ def first_refusal(setup: Setup, capacity: Capacity) -> Refusal | None:
     stages, binding, requested = setup.stages, setup.binding, setup.requested
     max_model_len, total = flags.max_model_len, device.memory_total_bytes
     if max_model_len > model.max_model_len_derived and not serve.allow_long_max_model_len:
-        text = vllm_text.long_max_model_len_error(
+        text = vllm_text_printed.long_max_model_len_error(
             rules=rules, max_model_len=max_model_len, derived=model.max_model_len_derived
         )
         return Refusal(ErrorKind.MAX_LEN_ABOVE_DERIVED, text)
     free = situations.free_at_start_bytes(device=device, serve=serve)
     runs, where = situations.startup_free_check(rules=rules, device=device, serve=serve)
     if runs and free < requested:
-        text = vllm_text.free_memory_error(
+        text = vllm_text_printed.free_memory_error(
             where=where,
             total_bytes=total,
             free_bytes=free,
@@ -158,7 +158,7 @@ def first_refusal(setup: Setup, capacity: Capacity) -> Refusal | None:
     if max(stage.weights_bytes for stage in stages) > free:
         # PyTorch's allocator raises while vLLM loads the weights, before any profiling
         return Refusal(
-            ErrorKind.LOAD_OOM, vllm_text.load_oom_error(platform=device.platform, total_bytes=total)
+            ErrorKind.LOAD_OOM, vllm_text_printed.load_oom_error(platform=device.platform, total_bytes=total)
         )
     if capacity.starts:
         return _mamba_blocks_refusal(setup)
@@ -168,7 +168,7 @@ def first_refusal(setup: Setup, capacity: Capacity) -> Refusal | None:
     no_memory = binding.num_blocks <= 0 if v0 else capacity.check_bytes <= 0
     if extensible_applies(rules=rules, device=device, serve=serve):  # 0.34.0: checked before and after warmup
         return _extensible_refusal(setup, capacity)
-    text = vllm_text.too_small_error(
+    text = vllm_text_printed.too_small_error(
         rules=rules,
         no_memory=no_memory,
         max_model_len=max_model_len,

@@ -4,7 +4,7 @@ KV dtype, `--max-model-len auto`, the working and the notes; one :func:`app.core
 
 from __future__ import annotations
 
-from app.core import equations, vllm_text
+from app.core import equations, vllm_text_printed
 from app.core.defaults import (
     checkpoint_kv_cache_dtype,
     default_max_model_len,
@@ -142,7 +142,7 @@ def _auto_fit(
         return probe
     largest = probe.estimated_max_model_len or 0
     if largest <= 0:
-        text = vllm_text.AUTOFIT_FAILED_TEXT
+        text = vllm_text_printed.AUTOFIT_FAILED_TEXT
         return probe.model_copy(
             update={
                 "fits": False,
@@ -152,6 +152,8 @@ def _auto_fit(
             }
         )
     length = min(largest, full)
-    line = vllm_text.autofit_line(rules=rules, full=full, length=length, kv_cache_bytes=probe.kv_cache_bytes)
+    line = vllm_text_printed.autofit_line(
+        rules=rules, full=full, length=length, kv_cache_bytes=probe.kv_cache_bytes
+    )
     fitted = at(length)
     return fitted.model_copy(update={"log_lines": [line, *fitted.log_lines]})

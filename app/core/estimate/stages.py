@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.core import budget, deadline, extensible_kv, extras, kv, layers, situations, stage_pool
+from app.core import budget, deadline, extensible_kv, extras, kv, layers, stage_pool
 from app.core.defaults import ResolvedFlags
 from app.core.graph_rules import rank_graph_bytes
 from app.core.specs import DTYPE_BYTES, DeviceSpec, ModelSpec, ServeConfig
@@ -137,11 +137,8 @@ def pipeline_stages(
                 non_torch_bytes=non_torch,
                 cuda_graph_bytes=graphs,
                 kv_cache_bytes=kv_bytes,
-                num_blocks=(
-                    extensible_kv.extensible_num_blocks_for(available_bytes=kv_bytes, layout=layout)
-                    if extensible_kv.applies(rules=rules, device=device, serve=serve)
-                    and situations.kv_bytes_given(rules=rules, device=device, serve=serve) is None
-                    else kv.num_blocks_for(available_bytes=kv_bytes, layout=layout)
+                num_blocks=extensible_kv.stage_num_blocks(
+                    available_bytes=kv_bytes, layout=layout, rules=rules, device=device, serve=serve
                 ),
                 extras=stage_extras,
                 held_at_start_bytes=held,

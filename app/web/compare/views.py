@@ -20,7 +20,7 @@ from app.web.inputs.params import PlannerParams
 from app.web.inputs.problems import Problem, error_of, problems_of, typed_values
 from app.web.inputs.resolve import estimate_for, resolve_lenient
 from app.web.templating import url_path
-from app.web.verdict import verdict_view
+from app.web.verdict import holds_no_kv, verdict_view
 from app.web.version_notes import RuleDifference, rule_differences
 
 
@@ -50,7 +50,17 @@ def _graphs(est: Estimate, _: PlannerParams) -> str:
     return Text("{size} — {where}", size=gib(est.cuda_graph_bytes), where=where)
 
 
-def _kv_range(est: Estimate, _: PlannerParams) -> str:
+def _kv(figure: Callable[[Estimate], str]) -> Callable[[Estimate, PlannerParams], str]:
+    """A KV pool row: ``figure`` of the pool, or "—" where no layer keeps a KV cache (vLLM sizes no pool:
+    app.web.verdict.holds_no_kv, as the planner's headline says)."""
+    return lambda est, _: "—" if holds_no_kv(est) else figure(est)
+
+
+def _kv_pool(est: Estimate, _: PlannerParams) -> str:
+    return Text("none (no KV cache)") if holds_no_kv(est) else gib(est.kv_cache_bytes)
+
+
+def _kv_range(est: Estimate) -> str:
     pool = est.ranges.get("kv_cache_bytes")
     return gib_range(pool) if pool else "—"
 
@@ -80,16 +90,16 @@ ROWS: tuple[RowSpec, ...] = (
     RowSpec(
         "kv",
         Text("KV cache pool"),
-        lambda e, _: gib(e.kv_cache_bytes),
+        _kv_pool,
         ("cuda_graphs", "budget"),
         ("budget", "weights", "activation", "non-torch", "graphs"),
     ),
-    RowSpec("kv-range", Text("KV cache pool, range"), _kv_range, (), ("kv",)),
-    RowSpec("blocks", "num_gpu_blocks", lambda e, _: integer(e.num_gpu_blocks), (), ("kv",)),
+    RowSpec("kv-range", Text("KV cache pool, range"), _kv(_kv_range), (), ("kv",)),
+    RowSpec("blocks", "num_gpu_blocks", _kv(lambda e: integer(e.num_gpu_blocks)), (), ("kv",)),
     RowSpec(
         "tokens",
         Text("GPU KV cache size (tokens)"),
-        lambda e, _: integer(e.kv_tokens),
+        _kv(lambda e: integer(e.kv_tokens)),
         ("tokens",),
         ("blocks",),
     ),

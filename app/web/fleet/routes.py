@@ -94,6 +94,9 @@ def fleet_api(request: Request, params: StrictFleetParams) -> Response:
         "candidates": [candidate_json(request, searched, c, calibration) for c in plan.candidates],
         "best": candidate_json(request, searched, plan.best, calibration) if plan.best is not None else None,
         "best_meets_slo": plan.best_meets_slo,
+        # the best layout at the load asked (its share a replica, the clients that send it, the latencies there);
+        # "best" holds its sizing point, the busiest within the SLO
+        "best_at_load": plan.best_at_load.model_dump() if plan.best_at_load is not None else None,
         "why_none": plan.why_none,
         "notes": plan.notes,
         "layouts_tried": plan.layouts_tried,

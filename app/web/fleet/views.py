@@ -10,9 +10,10 @@ from fastapi import Request
 from markupsafe import Markup
 
 from app.core.errors import PlannerError
-from app.core.fleet import Candidate, FleetPlan, cost_at_load
+from app.core.fleet import Candidate, FleetPlan, LoadPoint, cost_at_load
 from app.core.perf.bench_args import BenchArgs
 from app.core.perf.calibrated import RunsScope
+from app.core.result import Range
 from app.core.text import N_, Plural, Text
 from app.web.fleet.params import FLEET_FIELDS, LENGTH_FIELDS, RATE_FIELD, FleetParams, fleet_query
 from app.web.fleet.service import FleetResult, fleet_for, planner_params, point_params
@@ -375,29 +376,68 @@ def _search(params: FleetParams, problems: list[Problem], runs: PageRuns) -> Fle
     return fleet_for(params, cluster=runs.cluster, unusable=unusable, bench=runs.bench)
 
 
-def _best_summary(b: Candidate, calibrated: str) -> str:
-    """The best layout in one sentence: "1 × TP 1 = 1 device" in the singular, the figures, what binds."""
+def _latencies(ttft: Range, tpot: Range) -> dict[str, str]:
+    """A sentence's TTFT and TPOT with their bands: "TTFT {ttft} ms ({ttft_band}), TPOT {tpot} ms ({tpot_band})"."""
+    return {
+        "ttft": speed_number(ttft.expected),
+        "tpot": speed_number(tpot.expected),
+        "ttft_band": speed_band(ttft),
+        "tpot_band": speed_band(tpot),
+    }
+
+
+def _best_summary(b: Candidate, at_load: LoadPoint | None, calibrated: str) -> str:
+    """The best layout in a few sentences: "1 × TP 1 = 1 device" in the singular and its cost; the latencies at
+    the load asked (each replica's share of it); and, when it meets the SLO, the busiest point it was sized at
+    (the most clients a replica takes within the SLO: more load, not this one, would see those latencies)."""
     summary = tr(
         Plural(
             b.devices_total,
             N_(
-                "{replicas} × {layout} = {devices} device, {cost} per hour ({per_million} per million output tokens); {concurrency} clients per replica, TTFT {ttft} ms ({ttft_band}), TPOT {tpot} ms ({tpot_band})."
+                "{replicas} × {layout} = {devices} device, {cost} per hour ({per_million} per million output tokens)."
             ),
             N_(
-                "{replicas} × {layout} = {devices} devices, {cost} per hour ({per_million} per million output tokens); {concurrency} clients per replica, TTFT {ttft} ms ({ttft_band}), TPOT {tpot} ms ({tpot_band})."
+                "{replicas} × {layout} = {devices} devices, {cost} per hour ({per_million} per million output tokens)."
             ),
             replicas=b.replicas,
             layout=_layout(b),
             devices=b.devices_total,
             cost=money(b.cost_per_hour),
             per_million=money(b.cost_per_million_output_tokens),
-            concurrency=b.concurrency_per_replica,
-            ttft=speed_number(b.ttft_ms.expected),
-            tpot=speed_number(b.tpot_ms.expected),
-            ttft_band=speed_band(b.ttft_ms),
-            tpot_band=speed_band(b.tpot_ms),
         )
     )
+    if at_load is not None:
+        load = tr(
+            Plural(
+                at_load.concurrency,
+                N_(
+                    "At the load asked, {share} requests/s a replica ({clients} client at a time): TTFT {ttft} ms ({ttft_band}), TPOT {tpot} ms ({tpot_band})."
+                ),
+                N_(
+                    "At the load asked, {share} requests/s a replica ({clients} clients at a time): TTFT {ttft} ms ({ttft_band}), TPOT {tpot} ms ({tpot_band})."
+                ),
+                share=speed_number(at_load.requests_per_s_per_replica),
+                clients=at_load.concurrency,
+                **_latencies(at_load.ttft_ms, at_load.tpot_ms),
+            )
+        )
+        summary = f"{summary} {load}"
+    if b.meets_slo:
+        busiest = tr(
+            Plural(
+                b.concurrency_per_replica,
+                N_(
+                    "Sized at its busiest within the SLO: {concurrency} client, {capacity} requests/s a replica, TTFT {ttft} ms ({ttft_band}), TPOT {tpot} ms ({tpot_band})."
+                ),
+                N_(
+                    "Sized at its busiest within the SLO: {concurrency} clients, {capacity} requests/s a replica, TTFT {ttft} ms ({ttft_band}), TPOT {tpot} ms ({tpot_band})."
+                ),
+                concurrency=b.concurrency_per_replica,
+                capacity=speed_number(b.requests_per_s_per_replica),
+                **_latencies(b.ttft_ms, b.tpot_ms),
+            )
+        )
+        summary = f"{summary} {busiest}"
     regime = regime_text(b.regime)  # "" for a regime the page has no words for: no clause
     if regime:
         summary = f"{summary} {t('What binds the speed: {regime}.', regime=regime)}"
@@ -441,7 +481,7 @@ def build_view(request: Request, params: FleetParams, problems: list[Problem]) -
         more = len(plan.candidates) - len(shown)
         if plan.best is not None:
             b = plan.best
-            summary = _best_summary(b, calibrated)
+            summary = _best_summary(b, plan.best_at_load, calibrated)
             best_view = BestView(plan.best_meets_slo, summary, tr(plan.why_none) if plan.why_none else "")
         elif plan.why_none:
             best_view = BestView(False, "", tr(plan.why_none))

@@ -541,7 +541,10 @@ def kv_dtype_label(est: Estimate) -> str:
 
 
 def markdown_summary(resolved: Resolved, est: Estimate, verdict: VerdictView) -> str:
+    """The copied summary: its KV pool, tokens and concurrency are the headline's own figures (no KV cache,
+    never sized: the same "none" / "—" the page shows, not "0 tokens" and a concurrency on no pool)."""
     p = resolved.params
+    headline = {figure.key: figure.value for figure in headline_numbers(est)}
     rows = [
         (_("model"), resolved.model_label),
         (_("device"), f"{resolved.device.name} × {p.device_count}"),
@@ -553,16 +556,9 @@ def markdown_summary(resolved: Resolved, est: Estimate, verdict: VerdictView) ->
         ("kv_cache_dtype", kv_dtype_label(est)),
         (_("verdict"), verdict.headline),
         (t("weights per device"), gib(est.weights_bytes)),
-        (
-            t("KV cache pool"),
-            t("none (no KV cache)")
-            if holds_no_kv(est)
-            else t("never sized")
-            if never_sized(est)
-            else gib(est.kv_cache_bytes),
-        ),
-        (t("KV cache size"), t("{kv_tokens} tokens", kv_tokens=integer(est.kv_tokens))),
-        (t("max concurrency"), f"{est.max_concurrency:.2f}x"),
+        (t("KV cache pool"), headline["kv-bytes"]),
+        (t("KV cache size"), headline["kv-tokens"]),
+        (t("max concurrency"), headline["concurrency"]),
     ]
     # the permalink follows as the last line: app.js appends it when copying (data-copy-link), as an
     # absolute URL, so the page carries the (possibly large) query once, in #permalink
