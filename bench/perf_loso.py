@@ -635,11 +635,13 @@ def _host_never_binds(ctx: P.RunContext, host_step_s: float, host_request_s: flo
     )
 
 
-def load(*, host_grid: bool = True) -> dict[str, list[Run]]:
+def load(*, host_grid: bool = True, inferencemax_draw: bool = False) -> dict[str, list[Run]]:
     """Every run simulated as shipped and, with ``host_grid``, at every point of the host grid (the host
-    modes simulate the points they try when first asked anyway; ``--modes none`` needs none of them)."""
+    modes simulate the points they try when first asked anyway; ``--modes none`` needs none of them).
+    ``inferencemax_draw``: the shared file's request lengths as its client draws them (perf_sources
+    inferencemax_lengths; ``--inferencemax-draw``)."""
     by_source: dict[str, list[Run]] = defaultdict(list)
-    for ctx in P.shared_contexts() + P.other_contexts():
+    for ctx in P.shared_contexts(inferencemax_draw=inferencemax_draw) + P.other_contexts():
         prompts = ctx.requests()[0]
         try:
             shipped = ctx.simulate()
@@ -707,7 +709,10 @@ def cached_load(argv: list[str]) -> dict[str, list[Run]]:
             cached: dict[str, list[Run]] = pickle.load(fh)
         return cached
     modes = argv[argv.index("--modes") + 1].split(",") if "--modes" in argv else list(MODES)
-    runs = load(host_grid=any(m.startswith(HOST_MODES) for m in modes))
+    runs = load(
+        host_grid=any(m.startswith(HOST_MODES) for m in modes),
+        inferencemax_draw="--inferencemax-draw" in argv,
+    )
     if path is not None:
         with path.open("wb") as fh:
             pickle.dump(runs, fh)
