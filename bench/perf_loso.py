@@ -78,6 +78,7 @@ MODES = (
     "physics+prefill+v0+cuda",
     "physics+prefill+v0+frontend",
     "physics+prefill+v0+streams",
+    "physics+prefill+v0+tokq",
 )
 # The host's per-step and per-request work (physics.Coefficients.host_*), tried on this grid: 0-3 ms a step
 # (vLLM's V1 engine core: schedule, prepare inputs, launch, bookkeeping, ship outputs; what the runs of
@@ -95,6 +96,11 @@ HOST_MODES = ("host", "physics")  # the modes that re-simulate the runs (host wo
 # physics options (suffixes, combinable): "+prefill" gives a device's FLOPs their own factor; "+v0" fits
 # the V0 engine's host work apart from V1's
 PREFILL_OPTION, V0_OPTION = "+prefill", "+v0"
+# +tokq: the API server tokenizes prompts one at a time (vLLM 0.33.0 vllm/renderers/base.py, BaseRenderer: the
+# blocking tokenizer calls run on a ThreadPoolExecutor of model_config.renderer_num_workers workers, default 1 in
+# vllm/config/model.py), so the prompts a burst sends together queue for it: the fitted per-prompt-token part
+# of the TTFT overhead is paid in turn, not side by side (tokenizer_queue_ms)
+TOKQ_OPTION = "+tokq"
 # "+v0rank" (with "+v0"): the V0 step's host work grows with the tensor-parallel group: at TP > 1 the driver
 # worker broadcasts every step's model input to the other ranks before any of them runs (vLLM 0.6.3
 # worker/worker_base.py, LocalOrDistributedWorkerBase._get_driver_input_and_broadcast ->
@@ -230,6 +236,8 @@ class Correction:
             shift = (
                 self.ttft_base_ms + self.ttft_per_token_ms * run.prompt_tokens - run.shipped_ttft_overhead_ms
             )
+            if TOKQ_OPTION in self.mode:
+                shift += tokenizer_queue_ms(run, self.ttft_per_token_ms)
             out[KEYS["ttft"]] = max(1e-3, out[KEYS["ttft"]] + shift)
             if "mean_e2el_ms" in out and KEYS["throughput"] in out and out["mean_e2el_ms"] > 0:
                 e2el = out["mean_e2el_ms"]
@@ -270,6 +278,22 @@ class Correction:
             steps = max(0.0, (e2el - ttft) / tpot)  # decode steps of a mean request
             out[KEYS["throughput"]] = thr * e2el / (e2el + c * (steps + 1))
         return out
+
+
+def tokenizer_queue_ms(run: Run, per_token_ms: float) -> float:
+    """The mean wait of a run's requests for the API server's one tokenizer worker (TOKQ_OPTION): the w
+    requests a burst sends at t = 0 (all of them without a client cap, the cap's worth with one; none when
+    the client sends at a finite rate) are tokenized one after another, so the k-th waits (k - 1) prompts'
+    tokenization, (w - 1) / 2 of them on average, over w of the run's n requests; later requests of a closed
+    loop arrive one by one and do not queue. E.g. 1,000 ShareGPT prompts at once (230 tokens on average) at
+    0.004 ms a token: 0.92 ms each, 999 / 2 x 0.92 = 460 ms on average; 64 clients, 640 prompts of 1,024
+    tokens: 4.1 ms each, 31.5 x 4.1 x 64 / 640 = 12.9 ms."""
+    ctx = run.context
+    if ctx is None or not math.isinf(ctx.args.request_rate):
+        return 0.0
+    n = ctx.args.num_prompts
+    wave = min(n, ctx.args.max_concurrency or n)
+    return per_token_ms * run.prompt_tokens * (wave - 1) / 2 * wave / n
 
 
 def _log_ratios(runs: list[Run], kind: str, correction: Correction) -> list[float]:
@@ -635,11 +659,13 @@ def _host_never_binds(ctx: P.RunContext, host_step_s: float, host_request_s: flo
     )
 
 
-def load(*, host_grid: bool = True) -> dict[str, list[Run]]:
+def load(*, host_grid: bool = True, inferencemax_draw: bool = False) -> dict[str, list[Run]]:
     """Every run simulated as shipped and, with ``host_grid``, at every point of the host grid (the host
-    modes simulate the points they try when first asked anyway; ``--modes none`` needs none of them)."""
+    modes simulate the points they try when first asked anyway; ``--modes none`` needs none of them).
+    ``inferencemax_draw``: the shared file's request lengths as its client draws them (perf_sources
+    inferencemax_lengths; ``--inferencemax-draw``)."""
     by_source: dict[str, list[Run]] = defaultdict(list)
-    for ctx in P.shared_contexts() + P.other_contexts():
+    for ctx in P.shared_contexts(inferencemax_draw=inferencemax_draw) + P.other_contexts():
         prompts = ctx.requests()[0]
         try:
             shipped = ctx.simulate()
@@ -707,7 +733,10 @@ def cached_load(argv: list[str]) -> dict[str, list[Run]]:
             cached: dict[str, list[Run]] = pickle.load(fh)
         return cached
     modes = argv[argv.index("--modes") + 1].split(",") if "--modes" in argv else list(MODES)
-    runs = load(host_grid=any(m.startswith(HOST_MODES) for m in modes))
+    runs = load(
+        host_grid=any(m.startswith(HOST_MODES) for m in modes),
+        inferencemax_draw="--inferencemax-draw" in argv,
+    )
     if path is not None:
         with path.open("wb") as fh:
             pickle.dump(runs, fh)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import statistics
 import sys
 from collections import defaultdict
@@ -116,7 +117,28 @@ class RunContext:
         )
 
 
-def shared_contexts() -> list[RunContext]:
+def inferencemax_lengths(args: BenchArgs) -> tuple[list[int], list[int]]:
+    """(prompt, output) tokens per request as InferenceMAX's client draws them: its scripts run
+    kimbochen/bench_serving's benchmark_serving.py (``git clone https://github.com/kimbochen/bench_serving``
+    in the InferenceMAX launch scripts), whose ``sample_random_requests`` (at 406abc35) takes each length
+    uniform on the integers [int(L x r), L] (numpy ``randint(int(L * r), L + 1)``), i.e. at most the length
+    asked and 0.9 L on average at r = 0.8, where vLLM's own RandomDataset draws on [L (1 - r), L (1 + r)]
+    around L (``request_lengths``). E.g. L = 1,024, r = 0.8: 819 to 1,024 tokens, against 204 to 1,844."""
+    rng = random.Random(args.seed)
+    r = args.random_range_ratio
+    inputs = [
+        rng.randint(int(args.random_input_len * r), args.random_input_len) for _ in range(args.num_prompts)
+    ]
+    outputs = [
+        max(1, rng.randint(int(args.random_output_len * r), args.random_output_len))
+        for _ in range(args.num_prompts)
+    ]
+    return [max(1, n) for n in inputs], outputs
+
+
+def shared_contexts(*, inferencemax_draw: bool = False) -> list[RunContext]:
+    """The shared file's runs; with ``inferencemax_draw`` their request lengths are drawn as InferenceMAX's
+    client draws them (inferencemax_lengths) instead of as vLLM's RandomDataset does."""
     out = []
     fams = fitted_families()
     for run in F.prepare(F.load_runs()):
@@ -135,7 +157,20 @@ def shared_contexts() -> list[RunContext]:
         }
         cluster = f"{run.system} {run.model_path} {run.precision} tp{run.tp} dp{run.dp} {run.version}"
         coefficients = fams[run.family].bench_coefficients()
-        out.append(RunContext(SHARED, run.estimate, run.physics, coefficients, args, True, measured, cluster))
+        lengths = inferencemax_lengths(args) if inferencemax_draw else None
+        out.append(
+            RunContext(
+                SHARED,
+                run.estimate,
+                run.physics,
+                coefficients,
+                args,
+                True,
+                measured,
+                cluster,
+                lengths=lengths,
+            )
+        )
     return out
 
 
