@@ -201,7 +201,19 @@ def _usage_summary(rest: str, ln: _Line, run: _Run) -> None:
 
 def _graph_captured(m: re.Match[str], ln: _Line, run: _Run) -> None:
     # 0.33.0's V2 runner prints this twice (profiling capture, then the real one): the last one wins
-    run.put("cuda_graph_bytes", gib_bytes(m.group(1)), ln)
+    graph_bytes = gib_bytes(m.group(1))
+    if graph_bytes is not None and graph_bytes < 0:
+        # the figure is the device's free memory before the capture minus after it (capture_model, 0.11.2 / 0.33.0):
+        # below zero, memory was released during the capture, so it is not the graphs' size
+        run.note(
+            Text(
+                "the graph capture line prints {took} GiB: negative, so the device freed memory while capturing and "
+                "the figure is not the graphs' size (not read)",
+                took=m.group(1),
+            )
+        )
+    else:
+        run.put("cuda_graph_bytes", graph_bytes, ln)
     if run.stage == "graph":
         run.stage = "profile"
 
