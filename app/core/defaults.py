@@ -12,7 +12,7 @@ from app.core.graph_mode import CudagraphMode
 from app.core.graph_rules import check_compilation, downgrade_warning, resolved_mode
 from app.core.hf_config.registry import is_pooling_architecture, unnamed_architecture
 from app.core.kv import DEFAULT_HYBRID_ALIGN, HybridAlign
-from app.core.quant_shards import check_awq_shards
+from app.core.quant_shards import check_awq_shards, check_fp8_block_shards
 from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, LayerKind, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.version_types import BatchTier
@@ -130,7 +130,9 @@ def validate_devices(*, serve: ServeConfig, devices: int | None) -> None:
         )
 
 
-def validate_parallel(*, model: ModelSpec, serve: ServeConfig) -> None:
+def validate_parallel(*, model: ModelSpec, serve: ServeConfig, rules: VersionRules) -> None:
+    """vLLM's refusals of a TP / PP size for this model under ``rules``' release (heads, KV heads, quantized
+    weights it cannot split: quant_shards.py); the planner and the recommender share it."""
     tp, pp = serve.tensor_parallel_size, serve.pipeline_parallel_size
     if model.num_attention_heads % tp:
         raise InvalidServeConfigError(
@@ -155,6 +157,9 @@ def validate_parallel(*, model: ModelSpec, serve: ServeConfig) -> None:
                 ),
             )
     check_awq_shards(model=model, tensor_parallel_size=tp)
+    check_fp8_block_shards(
+        model=model, tensor_parallel_size=tp, expert_parallel=serve.enable_expert_parallel, rules=rules
+    )
     if pp > model.num_layers:
         raise InvalidServeConfigError(
             "pipeline_parallel_size",

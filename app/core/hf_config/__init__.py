@@ -199,6 +199,7 @@ def _model_spec(
         num_experts=moe.num_experts if moe else 0,
         num_experts_per_tok=moe.top_k if moe else 0,
         num_shared_experts=moe.num_shared if moe else 0,
+        shared_expert_size=moe.shared_size if moe else 0,
         moe_layers=breakdown().moe_layers if moe else None,
         one_sublayer_blocks=breakdown().one_sublayer_blocks,
         num_attention_heads=geometry.num_heads,
