@@ -11,8 +11,15 @@ that shard to hold whole groups:
 - 0.10.2 awq_marlin.py falls back to awq.py AWQLinearMethod, which raises the same; 0.6.3 awq.py raises it and
   Marlin's verify_marlin_supports_shape raises for a straddling group too.
 
-GPTQ is not refused at such a shard (0.33.0 kernels/linear/mixed_precision/exllama.py can_implement checks the
-full input only), so the rule names AWQ's method names alone. MoE experts take other paths (AutoAWQMoEMethod,
+GPTQ and compressed-tensors W4A16 (AutoGPTQLinearMethod, CompressedTensorsWNA16) ask 0.33.0
+kernels/linear/__init__.py choose_mp_linear_kernel for a kernel (check_wna16_shards); on CUDA, in order: CutlassW4A8
+(fp8 activations only), Machete (SM 9.0; kernels/linear/mixed_precision/machete.py: group -1/64/128, an input shard a
+multiple of 64 and an output of 128, no group check), Marlin ("in_features per partition N is not divisible by
+group_size"), Conch (needs conch-triton-kernels), Exllama (float16 activations only; checks the full input alone),
+TritonW4A16 (needs whole groups a rank), Humming (needs the humming package). So a straddled group is served under
+float16 activations (Exllama) or by Machete on SM 9.0, and otherwise refused: "Failed to find a kernel that can
+implement the WNA16 linear layer." Releases before 0.33.0 (0.10.2 adds AllSpark and BitBLAS) are not read for it.
+MoE experts take other paths (AutoAWQMoEMethod,
 moe_wna16) and MLA's o_proj another shape: neither is checked here.
 
 FP8 block quantization (weight_block_size [block_n, block_k]: one scale per block_n output rows x block_k input
@@ -44,7 +51,7 @@ import math
 
 from app.core.errors import InvalidServeConfigError
 from app.core.kv import kv_heads_per_rank
-from app.core.specs import ModelSpec, QuantSpec
+from app.core.specs import DeviceSpec, ModelSpec, QuantMethod, QuantSpec
 from app.core.text import Text
 from app.core.versions import VersionRules
 
@@ -208,3 +215,63 @@ def check_fp8_block_shards(
             _refuse(tp=tp, layer=layer, size=size, shard=shard, inputs=False, block=block, vllm=vllm)
     if model.num_experts and model.moe_intermediate_size and not expert_parallel:
         _check_fp8_experts(model=model, quant=quant, block=block, tp=tp, rules=rules)
+
+
+# --- GPTQ / compressed-tensors WNA16 ---------------------------------------------------------------------------
+WNA16_METHOD_NAMES = frozenset(
+    {"gptq", "compressed-tensors"}
+)  # 0.33.0 auto_gptq.py, compressed_tensors_wNa16.py
+MACHETE_SM = 90  # machete.py: is_device_capability(90)
+MACHETE_INPUT_TILE, MACHETE_OUTPUT_TILE = 64, 128  # machete_utils.py MACHETE_PREPACKED_BLOCK_SHAPE
+MACHETE_GROUP_SIZES = (64, 128)  # query_machete_supported_group_sizes(float16 / bfloat16), -1 aside
+EXLLAMA_ACT_DTYPE = "float16"  # exllama.py: "Exllama only supports float16 activations"
+
+
+def _machete_takes(*, device: DeviceSpec, shard: int, outputs: int, group: int) -> bool:
+    return (
+        device.sm == MACHETE_SM
+        and group in MACHETE_GROUP_SIZES
+        and shard % MACHETE_INPUT_TILE == 0
+        and outputs % MACHETE_OUTPUT_TILE == 0
+    )
+
+
+def check_wna16_shards(
+    *, model: ModelSpec, tensor_parallel_size: int, act_dtype: str, device: DeviceSpec, rules: VersionRules
+) -> None:
+    """Raise when a GPTQ / compressed-tensors W4A16 group straddles two ranks' input shards and no 0.33.0 CUDA
+    kernel takes it (module docstring). E.g. Llama-2-7B GPTQ (group 128) at TP 8: down_proj's 1,376 inputs a rank
+    = 10 x 128 + 96; float16 activations: Exllama serves it; bfloat16 (--dtype bfloat16): Marlin and Triton need
+    whole groups, Exllama float16, Machete 1,376 % 64 = 32: refused on an A100 and on an H100."""
+    quant = model.quantization
+    tp = tensor_parallel_size
+    if quant is None or quant.source_name not in WNA16_METHOD_NAMES or tp == 1:
+        return
+    weight_only = quant.method == QuantMethod.INT4 or (
+        quant.source_name == "gptq" and quant.method == QuantMethod.INT8
+    )
+    if not weight_only or not rules.wna16_split_group_needs_fp16 or device.platform != "cuda":
+        return
+    if act_dtype == EXLLAMA_ACT_DTYPE:
+        return
+    group = quant.group_size
+    for layer, size in _row_parallel_inputs(model):
+        if group >= size or group == model.hidden_size or size % tp:
+            continue  # per-channel scales (-1 read as the hidden size), or a size that fails elsewhere
+        shard = size // tp
+        if shard % group == 0 or _machete_takes(
+            device=device, shard=shard, outputs=model.hidden_size, group=group
+        ):
+            continue
+        raise InvalidServeConfigError(
+            "tensor_parallel_size",
+            Text(
+                "At TP {tp} each rank holds {shard} of {layer}'s {size} inputs, which is not a multiple of the group size {group}, and with {act_dtype} activations no vLLM kernel takes a group split across ranks (Marlin and Triton need whole groups a rank, Exllama float16 activations, Machete an SM 9.0 device and a shard of 64s): vLLM cannot build the layer (Failed to find a kernel that can implement the WNA16 linear layer.). Use a TP that divides {layer}'s inputs into whole groups, or --dtype float16.",
+                tp=tp,
+                shard=shard,
+                layer=layer,
+                size=size,
+                group=group,
+                act_dtype=act_dtype,
+            ),
+        )

@@ -762,4 +762,12 @@ CHANGELOG: tuple[Change, ...] = (
         ">= 32, and skips validate_fp8_block_shape_moe (absent in 0.27.1; 0.32.0 and 0.33.0 the same)",
         {"fp8_moe_block_refine": True},
     ),
+    Change(
+        "0.33.0",
+        "0.33.0 model_executor/kernels/linear/__init__.py choose_mp_linear_kernel over CUDA's _POSSIBLE_KERNELS: "
+        "with a group straddling the TP shard only Exllama (float16 activations) or Machete (SM 9.0, input shard % "
+        "64) can_implement, else 'Failed to find a kernel that can implement the WNA16 linear layer.' (releases "
+        "before 0.33.0 not read for it: 0.10.2's list also has AllSpark and BitBLAS)",
+        {"wna16_split_group_needs_fp16": True},
+    ),
 )

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.catalog import find_device
+from app.core.catalog import find_device, find_model
 from app.core.errors import PlannerError
 from app.core.estimate import estimate, validate_parallel
 from app.core.hf_config import model_spec_from_hf_config
@@ -61,6 +61,7 @@ def _refusal(path: Path, version: str, tp: int, *, ep: bool = False, **overrides
         validate_parallel(
             model=_spec(path, version, **overrides),
             serve=ServeConfig(tensor_parallel_size=tp, enable_expert_parallel=ep),
+            device=find_device("h100"),
             rules=rules_for(version),
         )
     assert err.value.field == "tensor_parallel_size"
@@ -71,6 +72,7 @@ def _served(path: Path, version: str, tp: int, *, ep: bool = False) -> None:
     validate_parallel(
         model=_spec(path, version),
         serve=ServeConfig(tensor_parallel_size=tp, enable_expert_parallel=ep),
+        device=find_device("h100"),
         rules=rules_for(version),
     )
 
@@ -203,3 +205,16 @@ def test_recommender_never_proposes_a_refused_tp() -> None:
 
     assert final_tp("0.27.1") == 2
     assert final_tp("0.33.0") == 8
+
+
+def test_minimax_m2_7_tp_8_refused_before_refinement_served_after() -> None:
+    # the load failure reported for `vllm serve MiniMaxAI/MiniMax-M2.7 -tp 8` in
+    # https://github.com/vllm-project/vllm/pull/48173: experts 1,536 / 8 = 192, "The output_size of gate's and up's
+    # weight = 192 is not divisible by weight quantization block_n = 128."; from 0.30.0 gcd(128, 128, 192, 3,072) = 64
+    model = find_model("MiniMaxAI/MiniMax-M2.7")
+    serve = ServeConfig(tensor_parallel_size=8)
+    with pytest.raises(
+        PlannerError, match="weight = 192 is not divisible by weight quantization block_n = 128"
+    ):
+        validate_parallel(model=model, serve=serve, device=find_device("h100"), rules=rules_for("0.19.0"))
+    validate_parallel(model=model, serve=serve, device=find_device("h100"), rules=rules_for("0.33.0"))

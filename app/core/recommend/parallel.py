@@ -25,6 +25,7 @@ def _tp_refusal(ctx: Context, tensor_parallel_size: int) -> str | None:
         validate_parallel(
             model=ctx.model,
             serve=ctx.serve.model_copy(update={"tensor_parallel_size": tensor_parallel_size}),
+            device=ctx.device,
             rules=ctx.rules,
         )
     except InvalidServeConfigError as exc:
