@@ -71,7 +71,7 @@ def points() -> list[Point]:
     out = []
     for case in calibration.cases(require_version=True):
         rules = rules_for(case.vllm_version)
-        validate_parallel(model=case.model, serve=case.serve)
+        validate_parallel(model=case.model, serve=case.serve, device=case.device, rules=rules)
         res, _, _ = resolve(model=case.model, device=case.device, serve=case.serve, rules=rules)
         rep = case.reported
         pp = case.serve.pipeline_parallel_size

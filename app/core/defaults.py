@@ -7,12 +7,13 @@ from dataclasses import dataclass
 
 from app.core import extensible_kv, layers
 from app.core.backends import BackendChoice, hybrid_align, resolve_backend
+from app.core.budget import serving_dtype
 from app.core.errors import InvalidServeConfigError
 from app.core.graph_mode import CudagraphMode
 from app.core.graph_rules import check_compilation, downgrade_warning, resolved_mode
 from app.core.hf_config.registry import is_pooling_architecture, unnamed_architecture
 from app.core.kv import DEFAULT_HYBRID_ALIGN, HybridAlign
-from app.core.quant_shards import check_awq_shards
+from app.core.quant_shards import check_awq_shards, check_fp8_block_shards, check_wna16_shards
 from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, LayerKind, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.version_types import BatchTier
@@ -130,7 +131,11 @@ def validate_devices(*, serve: ServeConfig, devices: int | None) -> None:
         )
 
 
-def validate_parallel(*, model: ModelSpec, serve: ServeConfig) -> None:
+def validate_parallel(
+    *, model: ModelSpec, serve: ServeConfig, device: DeviceSpec, rules: VersionRules
+) -> None:
+    """vLLM's refusals of a TP / PP size for this model under ``rules``' release (heads, KV heads, quantized
+    weights it cannot split: quant_shards.py); the planner and the recommender share it."""
     tp, pp = serve.tensor_parallel_size, serve.pipeline_parallel_size
     if model.num_attention_heads % tp:
         raise InvalidServeConfigError(
@@ -155,6 +160,11 @@ def validate_parallel(*, model: ModelSpec, serve: ServeConfig) -> None:
                 ),
             )
     check_awq_shards(model=model, tensor_parallel_size=tp)
+    check_fp8_block_shards(
+        model=model, tensor_parallel_size=tp, expert_parallel=serve.enable_expert_parallel, rules=rules
+    )
+    act_dtype = serving_dtype(model=model, serve=serve)
+    check_wna16_shards(model=model, tensor_parallel_size=tp, act_dtype=act_dtype, device=device, rules=rules)
     if pp > model.num_layers:
         raise InvalidServeConfigError(
             "pipeline_parallel_size",

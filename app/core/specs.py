@@ -123,6 +123,10 @@ class QuantSpec(Frozen):
     # is the routed experts' share of the non-embedding parameters.
     expert_method: QuantMethod | None = None
     expert_fraction: float = Field(default=0.0, ge=0.0, le=1.0)
+    # FP8 block quantization: (block_n, block_k), one scale per block_n output rows x block_k input columns
+    # (quantization_config.weight_block_size, compressed-tensors block_structure); None: per-tensor/channel
+    # scales. quant_shards.py checks the tensor-parallel shards against it.
+    weight_block_size: tuple[int, int] | None = None
 
 
 class ModelSpec(Frozen):
@@ -148,6 +152,9 @@ class ModelSpec(Frozen):
     num_experts: int = Field(default=0, ge=0)
     num_experts_per_tok: int = Field(default=0, ge=0)
     num_shared_experts: int = Field(default=0, ge=0)
+    # the shared expert(s)' MLP width beside the routed experts, TP-split like a dense MLP (hf_config/params.py
+    # _Moe.shared_size: DeepSeek n_shared x moe_intermediate_size, Qwen-MoE shared_expert_intermediate_size)
+    shared_expert_size: int = Field(default=0, ge=0)
     # decoder layers whose MLP is the routed-expert block (config.json first_k_dense_replace, moe_layer_freq,
     # interleave_moe_layer_step, decoder_sparse_step, mlp_only_layers, expert_layer_period, a Nemotron-H
     # pattern's E blocks); None: not counted (every layer of an MoE model; the speed model then takes

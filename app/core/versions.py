@@ -300,6 +300,15 @@ class VersionRules:
     # models/config.py GlmMoeDsaForCausalLM.verify_and_update_config (0.32+): `auto` KV is fp8_e4m3 on SM10x
     glm_dsa_fp8_kv_on_sm100: bool = False
     checkpoint_kv_dtype_compressed_tensors: bool = False
+    # FP8 block quantization at a TP shard (quant_shards.check_fp8_block_shards): a merged column-parallel layer
+    # (gate_up, QKV) of an Fp8Config checkpoint whose partitions are not whole blocks skips the check (0.14.0+,
+    # linear.py _maybe_allow_fp8_block_shape_mismatch); Fp8MoEMethod refines the experts' scale blocks to
+    # gcd(block_n, block_k, shard, hidden) >= 32 instead of refusing (0.30.0+, refine_fp8_moe_block_shape)
+    fp8_merged_block_mismatch_allowed: bool = False
+    fp8_moe_block_refine: bool = False
+    # a GPTQ / W4A16 group split across ranks finds a kernel only with float16 activations or Machete on SM 9.0
+    # (quant_shards.check_wna16_shards; 0.33.0 read, earlier releases not)
+    wna16_split_group_needs_fp16: bool = False
     # Sparse MLA (DeepSeek-V3.2 / GLM-5 indexer) on SM90, platforms/cuda.py _get_backend_priorities: the sparse
 
     # tail of the MLA list (0.19.0: FLASHMLA_SPARSE; 0.26.0: FLASH_ATTN_MLA_SPARSE first; 0.30.0: then

@@ -747,4 +747,27 @@ CHANGELOG: tuple[Change, ...] = (
         "not read, put at the first release read that has it)",
         {"large_attention_heads": True},
     ),
+    Change(
+        "0.14.0",
+        "0.14.0 model_executor/layers/linear.py ColumnParallelLinear._maybe_allow_fp8_block_shape_mismatch: a "
+        "merged layer (gate_up_proj, qkv_proj) whose per-rank partitions are not multiples of weight_block_size[0] "
+        "sets allow_fp8_block_shape_mismatch, and validate_fp8_block_shape skips it (absent in 0.13.0; 0.33.0 "
+        "the same); CompressedTensorsConfig has no weight_block_size, so compressed-tensors is still checked",
+        {"fp8_merged_block_mismatch_allowed": True},
+    ),
+    Change(
+        "0.30.0",
+        "0.30.0 model_executor/layers/fused_moe/oracle/fp8.py refine_fp8_moe_block_shape: Fp8MoEMethod upsamples "
+        "the experts' block scales to gcd(block_n, block_k, intermediate_size_per_partition, hidden) when that is "
+        ">= 32, and skips validate_fp8_block_shape_moe (absent in 0.27.1; 0.32.0 and 0.33.0 the same)",
+        {"fp8_moe_block_refine": True},
+    ),
+    Change(
+        "0.33.0",
+        "0.33.0 model_executor/kernels/linear/__init__.py choose_mp_linear_kernel over CUDA's _POSSIBLE_KERNELS: "
+        "with a group straddling the TP shard only Exllama (float16 activations) or Machete (SM 9.0, input shard % "
+        "64) can_implement, else 'Failed to find a kernel that can implement the WNA16 linear layer.' (releases "
+        "before 0.33.0 not read for it: 0.10.2's list also has AllSpark and BitBLAS)",
+        {"wna16_split_group_needs_fp16": True},
+    ),
 )

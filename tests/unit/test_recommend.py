@@ -31,6 +31,7 @@ from app.core.specs import (
     ModelSpec,
     ServeConfig,
 )
+from app.core.versions import rules_for
 from tests.specs_factory import H100, deepseek_v3_like, dense, gpt_oss_like, llama70
 
 H200 = H100.model_copy(
@@ -413,11 +414,16 @@ def test_lowering_max_num_seqs_and_batched_tokens_shows_the_freed_memory() -> No
 
 def test_tp_validity() -> None:
     # one rule (estimate.validate_parallel) for the planner and the recommender
-    validate_parallel(model=llama8(), serve=ServeConfig(tensor_parallel_size=8))
-    validate_parallel(model=llama8(), serve=ServeConfig(tensor_parallel_size=16))  # 16 % 8 == 0: replicated
+    rules = rules_for("0.33.0")
+    validate_parallel(model=llama8(), serve=ServeConfig(tensor_parallel_size=8), device=H100, rules=rules)
+    validate_parallel(
+        model=llama8(), serve=ServeConfig(tensor_parallel_size=16), device=H100, rules=rules
+    )  # 16 % 8: replicated
     qwen_like = llama8().model_copy(update={"num_attention_heads": 28, "num_kv_heads": 4})
     with pytest.raises(InvalidServeConfigError, match="does not divide the 28"):
-        validate_parallel(model=qwen_like, serve=ServeConfig(tensor_parallel_size=8))
+        validate_parallel(
+            model=qwen_like, serve=ServeConfig(tensor_parallel_size=8), device=H100, rules=rules
+        )
     rec = recommend(
         model=qwen_like,
         device=A100,

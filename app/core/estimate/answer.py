@@ -123,7 +123,7 @@ def single_estimate(
     rules: VersionRules,
     target_concurrency: int | None,
 ) -> Estimate:
-    validate_parallel(model=model, serve=serve)
+    validate_parallel(model=model, serve=serve, device=device, rules=rules)
     flags, backend_lines, backend_warnings = resolve(model=model, device=device, serve=serve, rules=rules)
     serve = serve_as_run(serve=serve, flags=flags)
     requested = budget.requested_bytes(

@@ -99,7 +99,7 @@ def sizing_for(
 ) -> Sizing:
     """KV layout of the last pipeline stage (the one that binds: it also holds lm_head and the sampler)."""
     rules = rules_for(vllm_version)
-    validate_parallel(model=model, serve=serve)
+    validate_parallel(model=model, serve=serve, device=device, rules=rules)
     resolved_kv = checkpoint_kv_cache_dtype(model=model, serve=serve, rules=rules, device=device)
     if resolved_kv is not None:
         serve = serve.model_copy(update={"kv_cache_dtype": resolved_kv[0]})

@@ -169,9 +169,8 @@ def _model_spec(
             breakdown_cache.append(_breakdown(cfgs, geometry, layers, moe))
         return breakdown_cache[0]
 
-    vision_params = vision_tower_params(
-        cfgs, architecture=architecture_of(cfgs.top), text_hidden=geometry.hidden_size
-    )
+    arch = architecture_of(cfgs.top)
+    vision_params = vision_tower_params(cfgs, architecture=arch, text_hidden=geometry.hidden_size)
     if params_total is None:
         params_total = breakdown().total + vision_params
         if params_active is None:
@@ -186,11 +185,11 @@ def _model_spec(
     )
     return ModelSpec(
         name=name,
-        architecture=architecture_of(cfgs.top),
+        architecture=arch,
         model_type=cfgs.model_type,
         mm_prefix_lm=cfgs.text.get("use_bidirectional_attention") == "vision",
         remote_code=bool(cfgs.top.get("auto_map")),
-        attention_sinks=config_attention_sinks(cfgs.text, architecture=architecture_of(cfgs.top)),
+        attention_sinks=config_attention_sinks(cfgs.text, architecture=arch),
         sparse_mla_sink=hy_v4.sparse_mla_sink(cfgs.text),
         num_layers=geometry.num_layers,
         hidden_size=geometry.hidden_size,
@@ -199,6 +198,7 @@ def _model_spec(
         num_experts=moe.num_experts if moe else 0,
         num_experts_per_tok=moe.top_k if moe else 0,
         num_shared_experts=moe.num_shared if moe else 0,
+        shared_expert_size=moe.shared_size if moe else 0,
         moe_layers=breakdown().moe_layers if moe else None,
         one_sublayer_blocks=breakdown().one_sublayer_blocks,
         num_attention_heads=geometry.num_heads,
@@ -231,9 +231,7 @@ def _model_spec(
         quantization=_quantization(cfgs, geometry, breakdown, hf_quant_config),
         weights_bytes_exact=exact,
         vision_params=vision_params,
-        uncounted_towers=uncounted_towers(
-            cfgs, architecture=architecture_of(cfgs.top), vision_params=vision_params
-        ),
+        uncounted_towers=uncounted_towers(cfgs, architecture=arch, vision_params=vision_params),
         source=source,
         confidence=cast(Literal["verified", "likely", "recalled", "user"], confidence),
     )

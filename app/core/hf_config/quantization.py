@@ -25,6 +25,7 @@ from app.core.text import Text
 MXFP4_GROUP_SIZE = 32  # one e8m0 scale per 32 values (OCP MX spec)
 NVFP4_GROUP_SIZE = 16  # one fp8 scale per 16 values
 BNB_4BIT_BLOCK_SIZE = 64  # bitsandbytes nf4/fp4 default blocksize
+BLOCK_DIMS = 2  # an FP8 weight block is [block_n, block_k]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -45,6 +46,20 @@ def _group_size(key: str, value: Any, *, per_channel: int) -> int:
     return per_channel if size <= 0 else size
 
 
+def _block_size(key: str, value: Any) -> tuple[int, int] | None:
+    """[block_n, block_k] of an FP8 block-quantized checkpoint (0.33.0 fp8.py Fp8Config: weight_block_size must
+    have two entries); None when the config gives none."""
+    if not value:
+        return None
+    items = _as_list(key, value)
+    if len(items) != BLOCK_DIMS:
+        raise ConfigError(key, Text("weight_block_size must be [block_n, block_k], got {value}", value=value))
+    return (
+        _as_int(key, items[0], minimum=1, maximum=MAX_DIM),
+        _as_int(key, items[1], minimum=1, maximum=MAX_DIM),
+    )
+
+
 def _compressed_tensors(q: Mapping[str, Any], hidden: int) -> QuantSpec:
     groups = _as_mapping("quantization_config", q.get("config_groups"))
     if not groups:
@@ -58,7 +73,19 @@ def _compressed_tensors(q: Mapping[str, Any], hidden: int) -> QuantSpec:
     # Attention.__init__ (0.22+): a checkpoint that declares a kv_cache_scheme gets an fp8 KV cache under auto
     kv = "fp8" if q.get("kv_cache_scheme") is not None else None
     if kind == "float" and bits == 8:
-        return QuantSpec(method=QuantMethod.FP8, group_size=group_size, source_name=name, kv_cache_dtype=kv)
+        # strategy "block": CompressedTensorsW8A8Fp8 (0.33.0) takes block_structure as its weight_block_size
+        block = (
+            _block_size("quantization_config.block_structure", weights.get("block_structure"))
+            if weights.get("strategy") == "block"
+            else None
+        )
+        return QuantSpec(
+            method=QuantMethod.FP8,
+            group_size=group_size,
+            source_name=name,
+            kv_cache_dtype=kv,
+            weight_block_size=block,
+        )
     if kind == "float" and bits == 4:
         return QuantSpec(
             method=QuantMethod.NVFP4, group_size=NVFP4_GROUP_SIZE, source_name=name, kv_cache_dtype=kv
@@ -259,17 +286,16 @@ def _quantization_format(
         )
     hidden = geometry.hidden_size
     if method in ("fp8", "fbgemm_fp8"):
-        block = q.get("weight_block_size")
-        group = (
-            _as_int(
-                "quantization_config", _as_list("quantization_config", block)[0], minimum=1, maximum=MAX_DIM
-            )
-            if block
-            else hidden
-        )
+        block = _block_size("quantization_config.weight_block_size", q.get("weight_block_size"))
+        group = block[0] if block else hidden
         if method == "fp8" and cfgs.text_model_type == DEEPSEEK_V4_MODEL_TYPE:
             return _deepseek_v4_fp8(cfgs, q, group, breakdown)
-        return QuantSpec(method=QuantMethod.FP8, group_size=group, source_name=method)
+        return QuantSpec(
+            method=QuantMethod.FP8,
+            group_size=group,
+            source_name=method,
+            weight_block_size=block if method == "fp8" else None,
+        )
     if method == "compressed-tensors":
         return _compressed_tensors(q, hidden)
     if method in ("gptq", "awq"):

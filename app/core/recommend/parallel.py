@@ -23,7 +23,10 @@ def _tp_refusal(ctx: Context, tensor_parallel_size: int) -> str | None:
     """Why vLLM would refuse this TP for this model (estimate.validate_parallel, the one rule), or None."""
     try:
         validate_parallel(
-            model=ctx.model, serve=ctx.serve.model_copy(update={"tensor_parallel_size": tensor_parallel_size})
+            model=ctx.model,
+            serve=ctx.serve.model_copy(update={"tensor_parallel_size": tensor_parallel_size}),
+            device=ctx.device,
+            rules=ctx.rules,
         )
     except InvalidServeConfigError as exc:
         return Text("TP {tp}: {message}", tp=tensor_parallel_size, message=exc.message)
