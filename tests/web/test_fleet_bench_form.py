@@ -201,3 +201,22 @@ def test_the_summary_says_at_which_load_its_latencies_are() -> None:
     zh = _text_of(client.get("/fleet?" + urlencode({**query, "lang": "zh"})).text, "fleet-best-summary")
     assert "按所给负载，每副本 0.10 请求/秒（同时 1 个客户端）" in zh, zh
     assert f"规模按 SLO 内最繁忙的工作点确定：每副本 {busiest[0]} 个客户端、{busiest[1]} 请求/秒" in zh, zh
+
+
+def test_the_summary_names_the_formats_the_search_chose() -> None:
+    # Llama-3.1-8B (a bf16 checkpoint) on one H100 at 0.1 requests/s: the cheapest row is "TP 1, weights fp8 ·
+    # KV auto" (fp8 weights double the clients a replica takes within the SLO), and before this the summary read
+    # "1 × TP 1 = 1 device, 2.50 per hour …" with TPOT 3.88 ms — below bf16's bandwidth floor (16 GB ÷ 3.35 TB/s
+    # ≈ 4.8 ms a step), a figure a user reads as the bf16 model's. The summary names the row's formats.
+    client = TestClient(APP)
+    query = {"model": "meta-llama/Llama-3.1-8B", "max_model_len": "4096", "requests_per_s": "0.1"}
+    api = client.post("/api/fleet", json={**query, "max_model_len": 4096, "requests_per_s": 0.1}).json()
+    chosen = api["best"]["weight_format"], api["best"]["kv_cache_dtype"]
+    assert chosen == ("fp8", "auto")
+    summary = _text_of(client.get("/fleet?" + urlencode(query)).text, "fleet-best-summary")
+    assert summary.startswith("1 × TP 1 = 1 device, weights fp8 · KV auto, "), summary
+    zh = _text_of(client.get("/fleet?" + urlencode({**query, "lang": "zh"})).text, "fleet-best-summary")
+    assert zh.startswith("1 × TP 1 = 1 台设备，权重 fp8 · KV auto，每小时"), zh
+    # with quantized weights ruled out the checkpoint's own bf16 is chosen and said
+    plain = client.get("/fleet?" + urlencode({**query, "no_quantized_weights": "true", "lang": "en"})).text
+    assert _text_of(plain, "fleet-best-summary").startswith("1 × TP 1 = 1 device, weights bf16 · KV ")

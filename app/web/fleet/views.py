@@ -387,21 +387,25 @@ def _latencies(ttft: Range, tpot: Range) -> dict[str, str]:
 
 
 def _best_summary(b: Candidate, at_load: LoadPoint | None, calibrated: str) -> str:
-    """The best layout in a few sentences: "1 × TP 1 = 1 device" in the singular and its cost; the latencies at
-    the load asked (each replica's share of it); and, when it meets the SLO, the busiest point it was sized at
-    (the most clients a replica takes within the SLO: more load, not this one, would see those latencies)."""
+    """The best layout in a few sentences: "1 × TP 1 = 1 device" in the singular, its weight and KV formats and its
+    cost; the latencies at the load asked (each replica's share of it); and, when it meets the SLO, the busiest
+    point it was sized at (the most clients a replica takes within the SLO: more load, not this one, would see
+    those latencies)."""
     summary = tr(
         Plural(
             b.devices_total,
             N_(
-                "{replicas} × {layout} = {devices} device, {cost} per hour ({per_million} per million output tokens)."
+                "{replicas} × {layout} = {devices} device, {formats}, {cost} per hour ({per_million} per million output tokens)."
             ),
             N_(
-                "{replicas} × {layout} = {devices} devices, {cost} per hour ({per_million} per million output tokens)."
+                "{replicas} × {layout} = {devices} devices, {formats}, {cost} per hour ({per_million} per million output tokens)."
             ),
             replicas=b.replicas,
             layout=_layout(b),
             devices=b.devices_total,
+            # the formats the search chose, which the user may not have asked for (fp8 weights of a bf16 model):
+            # the summary names them as the table's row does
+            formats=t("weights {weights} · KV {kv}", weights=b.weight_format, kv=b.kv_cache_dtype),
             cost=money(b.cost_per_hour),
             per_million=money(b.cost_per_million_output_tokens),
         )
