@@ -202,6 +202,9 @@ def simulate_bench(
         frontend_request_s=coefficients.frontend_request_s * dp,
         # and streams every rank's running requests: a rank's running set times dp
         frontend_stream_s=coefficients.frontend_stream_s * dp,
+        # and tokenizes every rank's prompts: a rank's take turns with the other dp - 1 ranks'
+        tokenizer_workers=coefficients.tokenizer_workers,
+        tokenizer_ranks=dp,
         prefix_tokens=args.random_prefix_len if args.dataset_name == "random" else 0,
     )
     itl_mean, itl_median = _weighted_mean_median(res.itl_samples)

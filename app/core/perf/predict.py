@@ -184,12 +184,15 @@ def bench_arch_fit() -> dict[str, tuple[float, float]]:
 
 
 @cache
-def bench_ttft_fit() -> dict[str, float]:
+def bench_ttft_fit() -> dict[str, float | int]:
     """The simulation's per-request TTFT overhead (a base and a part per prompt token: the API server
     tokenises the prompt), fitted across sources by bench/perf_loso.py; absent = the family's own."""
     raw = json.loads(COEFFICIENTS_FILE.read_text(encoding="utf-8")).get("host", {})
     names = ("ttft_overhead_s", "ttft_per_prompt_token_s", "frontend_request_s", "frontend_stream_s")
-    return {name: float(raw[name]) for name in names if name in raw}
+    out: dict[str, float | int] = {name: float(raw[name]) for name in names if name in raw}
+    if "tokenizer_workers" in raw:  # the API server's tokenizer queue (simulate.tokenizer_queue)
+        out["tokenizer_workers"] = int(raw["tokenizer_workers"])
+    return out
 
 
 @cache
