@@ -94,5 +94,7 @@ def test_a_closed_loop_client_never_queues_behind_itself() -> None:
 
 
 def test_the_tokenizer_is_cpu_work_a_slower_device_keeps() -> None:
-    base = replace(fit_for(family="hopper", vllm_version="0.19.0")[1].bench_coefficients(), tokenizer_workers=1)
+    base = replace(
+        fit_for(family="hopper", vllm_version="0.19.0")[1].bench_coefficients(), tokenizer_workers=1
+    )
     assert slower_device(base, factor=2.0).tokenizer_workers == 1
