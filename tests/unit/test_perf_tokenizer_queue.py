@@ -98,3 +98,27 @@ def test_the_tokenizer_is_cpu_work_a_slower_device_keeps() -> None:
         fit_for(family="hopper", vllm_version="0.19.0")[1].bench_coefficients(), tokenizer_workers=1
     )
     assert slower_device(base, factor=2.0).tokenizer_workers == 1
+
+
+def _burst_ttft_ms(vllm_version: str, workers: int) -> float:
+    from app.core.perf.bench import simulate_bench
+    from app.core.perf.bench_args import BenchArgs
+    from tests.perf_steps import llama70_fp8_h100
+
+    case = llama70_fp8_h100(vllm_version=vllm_version)
+    coefficients = replace(case.coefficients, ttft_per_prompt_token_s=1e-5, tokenizer_workers=workers)
+    args = BenchArgs(num_prompts=64, random_input_len=1024, random_output_len=16)
+    point = simulate_bench(estimate=case.estimate, physics=case.physics, coefficients=coefficients, args=args)
+    return point.values["mean_ttft_ms"]
+
+
+def test_releases_that_microbatch_the_tokenizer_calls_do_not_queue() -> None:
+    # 0.10-0.23 gather a burst's prompts into batched calls (AsyncMicrobatchTokenizer, versions_changelog): the
+    # simulation keeps them side by side whatever tokenizer_workers says
+    assert _burst_ttft_ms("0.19.0", 1) == _burst_ttft_ms("0.19.0", 0)
+    # 0.33.0 tokenizes one prompt at a time: 64 prompts of 1,024 tokens at 0.01 ms a token are 10.24 ms each, the
+    # k-th done at 10.24 k ms (the last at 655 ms); the engine's own prefill of the 64 prompts (a mean TTFT of
+    # about 1.25 s side by side) hides most of that wait, so the mean TTFT rises by less than the mean tokenizer
+    # wait (10.24 x 63 / 2 = 323 ms; it is about 19 ms) but by more than one prompt's 10.24 ms
+    queued, side_by_side = _burst_ttft_ms("0.33.0", 1), _burst_ttft_ms("0.33.0", 0)
+    assert 10.24 < queued - side_by_side < 322.56
