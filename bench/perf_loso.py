@@ -98,8 +98,9 @@ HOST_MODES = ("host", "physics")  # the modes that re-simulate the runs (host wo
 PREFILL_OPTION, V0_OPTION = "+prefill", "+v0"
 # +tokq: the API server tokenizes prompts one at a time (vLLM 0.33.0 vllm/renderers/base.py, BaseRenderer: the
 # blocking tokenizer calls run on a ThreadPoolExecutor of model_config.renderer_num_workers workers, default 1 in
-# vllm/config/model.py), so the prompts a burst sends together queue for it: the fitted per-prompt-token part
-# of the TTFT overhead is paid in turn, not side by side (tokenizer_queue_ms)
+# vllm/config/model.py), so the prompts that arrive together queue for it: the simulation serves the fitted
+# per-prompt-token part of the TTFT overhead first come, first served (physics.Coefficients.tokenizer_workers
+# = 1, simulate.tokenizer_queue), re-simulated at every point of the per-token grid in every fold
 TOKQ_OPTION = "+tokq"
 # "+v0rank" (with "+v0"): the V0 step's host work grows with the tensor-parallel group: at TP > 1 the driver
 # worker broadcasts every step's model input to the other ranks before any of them runs (vLLM 0.6.3
@@ -135,6 +136,11 @@ class Run:
     platform: str = CUDA  # the device's (cuda, rocm, npu, ...): outside CUDA a device-time factor applies
 
     @property
+    def shipped_ttft_per_token_ms(self) -> float:
+        """The per-prompt-token part of the TTFT overhead the shipped simulation carries (ms a token)."""
+        return 0.0 if self.context is None else self.context.coefficients.ttft_per_prompt_token_s * 1000
+
+    @property
     def device_key(self) -> str:
         """The device whose factor applies: outside CUDA the device's id; a CUDA device's architecture
         ("cuda-sm90", whose factors only ``+arch`` fits), or "cuda" where none is known."""
@@ -152,14 +158,17 @@ class Run:
         compute: float | None = None,
         frontend_s: float = 0.0,
         stream_s: float = 0.0,
+        tokq_ms: float | None = None,
     ) -> dict[str, float]:
         """The prediction with this host work, platform device-time factor (and, if given, a separate
-        one for the device's FLOPs) and eager launch time per layer (simulated once, then kept)."""
+        one for the device's FLOPs) and eager launch time per layer (simulated once, then kept);
+        ``tokq_ms``: with the tokenizer queue at this per-prompt-token time (ms; None: as shipped)."""
         ctx = self.context
         eager_s = eager_s if ctx is not None and ctx.physics.eager else 0.0  # only eager runs launch
         compute = factor if compute is None else compute
         key = (host[0], host[1], factor, eager_s, compute) + ((frontend_s,) if frontend_s else ())
         key += ("streams", stream_s) if stream_s else ()
+        key += ("tokq", tokq_ms) if tokq_ms is not None else ()
         if key not in self.variants:
             # the shipped prediction stands in only where it was made with this eager time: an eager run's
             # shipped coefficients carry the shipped eager_layer_s (0.3 ms), so its "0" must be simulated
@@ -170,6 +179,7 @@ class Run:
                 and eager_s == shipped_eager
                 and frontend_s == ctx.coefficients.frontend_request_s
                 and stream_s == ctx.coefficients.frontend_stream_s
+                and tokq_ms is None
                 and _host_never_binds(ctx, *host)
             ):
                 self.variants[key] = self.predicted
@@ -183,6 +193,10 @@ class Run:
                     frontend_request_s=frontend_s,
                     frontend_stream_s=stream_s,
                 )
+                if tokq_ms is not None:
+                    coefficients = replace(
+                        coefficients, ttft_per_prompt_token_s=tokq_ms / 1000, tokenizer_workers=1
+                    )
                 self.variants[key] = ctx.simulate(
                     slower_device(coefficients, factor=factor, compute_factor=compute)
                 )
@@ -207,6 +221,7 @@ class Correction:
     compute_platform: tuple[tuple[str, float], ...] = ()
     frontend_s: float = 0.0  # +frontend: the API server's serial time per request (perf_frontend.py)
     stream_s: float = 0.0  # +streams: the API server's time per running stream at a request's admission
+    tokenizer_queue: bool = False  # +tokq: ttft_per_token_ms is simulated, queued for one tokenizer worker
 
     def _v0_point(self, run: Run) -> HostPoint:
         """The V0 host work of this run's engine step: the fitted step and request parts, the step's
@@ -230,14 +245,15 @@ class Correction:
                 dict(self.compute_platform).get(device),
                 self.frontend_s,
                 self.stream_s,
+                self.ttft_per_token_ms if self.tokenizer_queue else None,
             )
         )
         if self.ttft_base_ms >= 0 and KEYS["ttft"] in out:
-            shift = (
-                self.ttft_base_ms + self.ttft_per_token_ms * run.prompt_tokens - run.shipped_ttft_overhead_ms
-            )
-            if TOKQ_OPTION in self.mode:
-                shift += tokenizer_queue_ms(run, self.ttft_per_token_ms)
+            # the simulation carries the shipped overhead (base and per-token part, side by side), or with the
+            # queue this correction's per-token part: the shift replaces what it carries by this correction's
+            shift = self.ttft_base_ms - run.shipped_ttft_overhead_ms
+            if not self.tokenizer_queue:
+                shift += (self.ttft_per_token_ms - run.shipped_ttft_per_token_ms) * run.prompt_tokens
             out[KEYS["ttft"]] = max(1e-3, out[KEYS["ttft"]] + shift)
             if "mean_e2el_ms" in out and KEYS["throughput"] in out and out["mean_e2el_ms"] > 0:
                 e2el = out["mean_e2el_ms"]
@@ -278,22 +294,6 @@ class Correction:
             steps = max(0.0, (e2el - ttft) / tpot)  # decode steps of a mean request
             out[KEYS["throughput"]] = thr * e2el / (e2el + c * (steps + 1))
         return out
-
-
-def tokenizer_queue_ms(run: Run, per_token_ms: float) -> float:
-    """The mean wait of a run's requests for the API server's one tokenizer worker (TOKQ_OPTION): the w
-    requests a burst sends at t = 0 (all of them without a client cap, the cap's worth with one; none when
-    the client sends at a finite rate) are tokenized one after another, so the k-th waits (k - 1) prompts'
-    tokenization, (w - 1) / 2 of them on average, over w of the run's n requests; later requests of a closed
-    loop arrive one by one and do not queue. E.g. 1,000 ShareGPT prompts at once (230 tokens on average) at
-    0.004 ms a token: 0.92 ms each, 999 / 2 x 0.92 = 460 ms on average; 64 clients, 640 prompts of 1,024
-    tokens: 4.1 ms each, 31.5 x 4.1 x 64 / 640 = 12.9 ms."""
-    ctx = run.context
-    if ctx is None or not math.isinf(ctx.args.request_rate):
-        return 0.0
-    n = ctx.args.num_prompts
-    wave = min(n, ctx.args.max_concurrency or n)
-    return per_token_ms * run.prompt_tokens * (wave - 1) / 2 * wave / n
 
 
 def _log_ratios(runs: list[Run], kind: str, correction: Correction) -> list[float]:
@@ -369,7 +369,9 @@ def _train_objective(
 
 
 TTFT_BASE_GRID_MS = (2.0, 5.0, 10.0, 15.0, 20.0, 30.0)
-TTFT_PER_TOKEN_GRID_MS = (0.0, 0.001, 0.002, 0.004, 0.008)
+# the whole per-prompt-token part (up to round 14 the grid was added to the shipped 0.008 ms the simulation
+# already carried, so the folds chose 0.008-0.016 ms: this grid covers those and below)
+TTFT_PER_TOKEN_GRID_MS = (0.0, 0.002, 0.004, 0.008, 0.012, 0.016)
 
 
 def _fit_host(mode: str, train: dict[str, list[Run]]) -> Correction:
@@ -419,6 +421,7 @@ def _fit_host(mode: str, train: dict[str, list[Run]]) -> Correction:
                 compute_platform=compute,
                 frontend_s=f,
                 stream_s=c,
+                tokenizer_queue=TOKQ_OPTION in mode,
             )
             for b in TTFT_BASE_GRID_MS
             for k in TTFT_PER_TOKEN_GRID_MS
@@ -825,6 +828,8 @@ def write(correction: Correction, bands: dict[str, tuple[float, float]]) -> None
         host["frontend_request_s"] = correction.frontend_s
     if correction.stream_s:
         host["frontend_stream_s"] = correction.stream_s
+    if correction.tokenizer_queue:
+        host["tokenizer_workers"] = 1
     if correction.host_v0 is not None:
         host["v0_host_step_s"], host["v0_host_request_s"] = correction.host_v0
         if correction.host_v0_rank_s:

@@ -220,6 +220,10 @@ class VersionRules:
     # --scheduler-reserve-full-isl when not given: a waiting (or preempted) request is admitted only when the
     # free blocks hold its whole sequence, not just its first prefill chunk (app/core/perf/simulate.py admit)
     scheduler_reserve_full_isl: bool = False
+    # the API server gathers concurrent prompts into one batched tokenizer call (AsyncMicrobatchTokenizer), which
+    # the Rust tokenizer spreads over the host's cores: no one-prompt-at-a-time queue (app/core/perf/simulate.py
+    # tokenizer_queue applies only without it)
+    tokenizer_microbatch: bool = False
     # vllm-ascend's worker (vllm_ascend/worker/worker.py NPUWorker, its releases track vLLM's): "peak" up to
     # v0.14 — KV = T x u - (torch peak + non-torch), non-torch = (T - free) - torch allocated, so other
     # processes' memory comes out of the pool, no start-up free-memory check, "Available memory: <bytes>,

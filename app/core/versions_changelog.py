@@ -399,6 +399,22 @@ CHANGELOG: tuple[Change, ...] = (
         {"ascend_kv_memory_bytes": True},
     ),
     Change(
+        "0.10.0",
+        "0.10.2 vllm/entrypoints/openai/serving_engine.py OpenAIServing._get_async_tokenizer: prompts are tokenized "
+        "by AsyncMicrobatchTokenizer (vllm/utils/__init__.py; 0.19.0-0.23.0 vllm/utils/async_utils.py, used by "
+        "renderers/base.py), which gathers up to 32 encode calls within 2 ms into one batched tokenizer call on its "
+        "one-thread executor; 0.7.3 calls the tokenizer once a prompt on that executor (vllm-project/vllm PR 19334 "
+        "added the microbatcher in 2025)",
+        {"tokenizer_microbatch": True},
+    ),
+    Change(
+        "0.24.0",
+        "0.24.0 vllm/renderers/base.py BaseRenderer: _tokenize_prompt_async is the one-prompt tokenizer call on the "
+        "renderer_num_workers thread pool (default 1); AsyncMicrobatchTokenizer is gone (present in 0.23.0; "
+        "vllm-project/vllm PR 45759 removed it: batching gained only from the tokenizer's own threads)",
+        {"tokenizer_microbatch": False},
+    ),
+    Change(
         "0.19.0",
         "0.19.0 config/scheduler.py SchedulerConfig.scheduler_reserve_full_isl = True ('checks whether the full "
         "input sequence length fits in the KV cache before admitting a new request, rather than only checking "

@@ -1,29 +1,70 @@
-"""bench/perf_loso.py's ``+tokq``: the prompts a burst sends together queue for the API server's one tokenizer
-worker (vLLM 0.33.0 vllm/renderers/base.py, renderer_num_workers = 1), worked by hand."""
+"""bench/perf_loso.py's TTFT overhead shift and ``+tokq`` (round 14b): the simulation carries the shipped overhead
+(5 ms + 0.008 ms a prompt token, side by side), so a correction's shift replaces both parts; with ``+tokq`` the
+per-token part is simulated in the API server's tokenizer queue and only the base is shifted. Worked by hand."""
 
 from __future__ import annotations
 
-import math
 from types import SimpleNamespace
 
 import pytest
 
 from tests.unit.test_perf_loso_bands import _perf_loso
 
+HOST = (0.0, 0.0)
+SHIPPED_KEY = (0.0, 0.0, 1.0, 0.0, 1.0)  # host point, device factor, eager time, compute factor
+QUEUED_KEY = (*SHIPPED_KEY, "tokq", 0.004)
 
-def _run(prompt_tokens: float, *, prompts: int, cap: int | None, rate: float = math.inf) -> object:
+
+def _run(prompt_tokens: float) -> object:
     L = _perf_loso()
-    args = SimpleNamespace(num_prompts=prompts, max_concurrency=cap, request_rate=rate)
-    return L.Run("s", {}, {}, prompt_tokens=prompt_tokens, context=SimpleNamespace(args=args))
+    context = SimpleNamespace(
+        physics=SimpleNamespace(eager=False),
+        coefficients=SimpleNamespace(ttft_overhead_s=0.005, ttft_per_prompt_token_s=8e-6),
+        cluster="unknown-device model tp1",
+        engine="v1",
+    )
+    run = L.Run(
+        "s",
+        {"mean_ttft_ms": 100.0},
+        {},
+        prompt_tokens=prompt_tokens,
+        shipped_ttft_overhead_ms=5.0,
+        context=context,
+    )
+    # the shipped simulation (100 ms) and the queued one at 0.004 ms a token (120 ms), as if simulated
+    run.variants[SHIPPED_KEY] = {"mean_ttft_ms": 100.0}
+    run.variants[QUEUED_KEY] = {"mean_ttft_ms": 120.0}
+    return run
 
 
-def test_a_burst_queues_for_the_tokenizer_and_a_closed_loop_only_its_first_wave() -> None:
+def test_the_shipped_overhead_shifts_nothing() -> None:
     L = _perf_loso()
-    # 1,000 ShareGPT-like prompts at once (230 tokens each) at 0.004 ms a token: 0.92 ms apiece, the k-th waits
-    # k - 1 of them, 999 / 2 x 0.92 = 459.54 ms on average
-    assert L.tokenizer_queue_ms(_run(230, prompts=1000, cap=None), 0.004) == pytest.approx(459.54)
-    # 64 clients, 640 prompts of 1,024 tokens: only the first wave of 64 queues, 63 / 2 x 4.096 ms x 64 / 640
-    assert L.tokenizer_queue_ms(_run(1024, prompts=640, cap=64), 0.004) == pytest.approx(12.9024)
-    # one client, or a finite rate: nothing arrives together
-    assert L.tokenizer_queue_ms(_run(1024, prompts=20, cap=1), 0.004) == 0.0
-    assert L.tokenizer_queue_ms(_run(1024, prompts=480, cap=None, rate=8.0), 0.004) == 0.0
+    run = _run(1000)
+    assert run.shipped_ttft_per_token_ms == pytest.approx(0.008)
+    # 5 ms + 0.008 ms a token is what the simulation already carries: 100 ms stays (before round 14b the
+    # shift added the correction's per-token part on top of the shipped one: 100 + 8 = 108 ms)
+    same = L.Correction(mode="physics", host=HOST, ttft_base_ms=5.0, ttft_per_token_ms=0.008)
+    assert same.predict(run)["mean_ttft_ms"] == pytest.approx(100.0)
+
+
+def test_a_correction_replaces_both_parts() -> None:
+    L = _perf_loso()
+    run = _run(1000)
+    # 10 ms + 0.004 ms a token instead of 5 + 0.008: 100 + (10 - 5) + (0.004 - 0.008) x 1,000 = 101 ms
+    other = L.Correction(mode="physics", host=HOST, ttft_base_ms=10.0, ttft_per_token_ms=0.004)
+    assert other.predict(run)["mean_ttft_ms"] == pytest.approx(101.0)
+
+
+def test_the_queue_simulates_the_per_token_part_and_shifts_the_base() -> None:
+    L = _perf_loso()
+    run = _run(1000)
+    # the queued simulation at 0.004 ms a token (120 ms) already carries the tokenisation: only the base
+    # moves, 120 + (10 - 5) = 125 ms
+    queued = L.Correction(
+        mode="physics+prefill+v0+tokq",
+        host=HOST,
+        ttft_base_ms=10.0,
+        ttft_per_token_ms=0.004,
+        tokenizer_queue=True,
+    )
+    assert queued.predict(run)["mean_ttft_ms"] == pytest.approx(125.0)

@@ -202,6 +202,12 @@ def simulate_bench(
         frontend_request_s=coefficients.frontend_request_s * dp,
         # and streams every rank's running requests: a rank's running set times dp
         frontend_stream_s=coefficients.frontend_stream_s * dp,
+        # and tokenizes every rank's prompts: a rank's take turns with the other dp - 1 ranks'
+        # (releases that microbatch the tokenizer calls spread a burst's prompts over the host's cores: no queue)
+        tokenizer_workers=0
+        if rules_for(estimate.vllm_version).tokenizer_microbatch
+        else coefficients.tokenizer_workers,
+        tokenizer_ranks=dp,
         prefix_tokens=args.random_prefix_len if args.dataset_name == "random" else 0,
     )
     itl_mean, itl_median = _weighted_mean_median(res.itl_samples)

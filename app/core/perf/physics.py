@@ -481,6 +481,11 @@ class Coefficients:
     # step's backlog of the streams in flight. Adds to TTFT only: a running stream's tokens stay paced by
     # the engine's steps. Fitted across sources (bench/perf_loso.py ``+streams``); CPU work.
     frontend_stream_s: float = 0.0
+    # The API server's tokenizer workers, which take the prompts one at a time first come, first served, each
+    # for ttft_per_prompt_token_s x its prompt tokens (simulate.tokenizer_queue: vLLM's renderer thread pool,
+    # ModelConfig.renderer_num_workers, default 1); 0: the per-token part is paid side by side, no queue.
+    # Chosen across sources (bench/perf_loso.py ``+tokq``); CPU work, so slower_device leaves it.
+    tokenizer_workers: int = 0
 
 
 def slower_device(

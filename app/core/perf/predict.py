@@ -98,6 +98,7 @@ class FamilyFit(BaseModel):
         )
 
     def _family_coefficients(self) -> Coefficients:
+        host = {**host_fit(), **(v0_host_fit() if self.v0_engine else {})}
         return Coefficients(
             bandwidth_efficiency=self.bandwidth_efficiency,
             compute_efficiency=self.compute_efficiency,
@@ -111,7 +112,10 @@ class FamilyFit(BaseModel):
             exchange_efficiency=self.exchange_efficiency,
             prefill_queue_factor=self.prefill_queue_factor,
             ttft_overhead_s=self.ttft_overhead_s,
-            **{**host_fit(), **(v0_host_fit() if self.v0_engine else {})},
+            host_step_s=host["host_step_s"],
+            host_request_s=host["host_request_s"],
+            host_rank_step_s=host.get("host_rank_step_s", 0.0),
+            eager_layer_s=host["eager_layer_s"],
         )
 
     def bench_coefficients(self) -> Coefficients:
@@ -120,7 +124,9 @@ class FamilyFit(BaseModel):
         prefill queue factor, which stands in for the queue the simulation has)."""
         decode, compute = self.bench_factors
         return slower_device(
-            replace(self.coefficients(), **bench_ttft_fit()), factor=decode, compute_factor=compute
+            replace(self.coefficients(), **bench_ttft_fit(), tokenizer_workers=bench_tokenizer_workers()),
+            factor=decode,
+            compute_factor=compute,
         )
 
 
@@ -190,6 +196,14 @@ def bench_ttft_fit() -> dict[str, float]:
     raw = json.loads(COEFFICIENTS_FILE.read_text(encoding="utf-8")).get("host", {})
     names = ("ttft_overhead_s", "ttft_per_prompt_token_s", "frontend_request_s", "frontend_stream_s")
     return {name: float(raw[name]) for name in names if name in raw}
+
+
+@cache
+def bench_tokenizer_workers() -> int:
+    """The API server's tokenizer workers the simulation queues the prompts for (simulate.tokenizer_queue),
+    chosen across sources by bench/perf_loso.py's ``+tokq``; absent = 0 (no queue, side by side)."""
+    raw = json.loads(COEFFICIENTS_FILE.read_text(encoding="utf-8")).get("host", {})
+    return int(raw.get("tokenizer_workers", 0))
 
 
 @cache

@@ -4,7 +4,9 @@ Per data-parallel rank (the rank's share of the prompts, the clients and the rat
 
 * **clients**: prompts leave at their send times (bench_args.send_times); ``max_concurrency`` slots
   are freed when a request completes; the clock of a request starts when it is sent. A sent request
-  reaches the scheduler after ``ttft_overhead_s`` (API server, tokenisation: the fitted constant); the API
+  reaches the scheduler after ``ttft_overhead_s`` (API server: the fitted constant) and its tokenisation
+  (the fitted part per prompt token), which the API server's tokenizer worker does one prompt at a time
+  when ``tokenizer_workers`` is set (``tokenizer_queue``); the API
   server takes requests one at a time (``frontend_request_s`` each), so a burst reaches it in a queue,
   and each new request waits behind the outputs of the streams already running (``frontend_stream_s``
   per request in the engine when it is sent).
@@ -445,6 +447,22 @@ class _Engine:
         return True
 
 
+def tokenizer_queue(free_at: list[float], sent_s: float, tokenize_s: float, ranks: int = 1) -> float:
+    """When a prompt sent at ``sent_s`` is tokenized: the first worker to be free (``free_at``, a heap of
+    the workers' free times, updated) takes it, first come, first served. vLLM's API server runs the
+    blocking tokenizer calls on a thread pool (0.33.0 vllm/renderers/base.py, BaseRenderer: a
+    ThreadPoolExecutor of ModelConfig.renderer_num_workers, default 1 in vllm/config/model.py; 0.7.3-0.10.2
+    vllm/entrypoints/openai/serving_engine.py, OpenAIServing._tokenizer_executor, max_workers=1; 0.6.3
+    calls the tokenizer on the event loop itself), so with one worker the prompts a burst sends together
+    are tokenized one after another: 3 prompts sent at 0 taking 4 ms each are done at 4, 8 and 12 ms.
+    ``ranks``: one API server feeds that many data-parallel ranks, whose prompts (every ranks-th, as the
+    simulated rank's) take turns with this rank's: each of its prompts holds the worker for ``ranks`` x its
+    own tokenisation (the others' in between), and is done its own tokenisation after it starts."""
+    start = max(sent_s, heapq.heappop(free_at))
+    heapq.heappush(free_at, start + ranks * tokenize_s)
+    return start + tokenize_s
+
+
 def run(
     *,
     rates: StepRates,
@@ -458,8 +476,13 @@ def run(
     overhead_per_prompt_token_s: float = 0.0,
     frontend_request_s: float = 0.0,
     frontend_stream_s: float = 0.0,
+    tokenizer_workers: int = 0,
+    tokenizer_ranks: int = 1,
 ) -> SimResult:
-    """Simulate one rank's benchmark; lists are per request in send order."""
+    """Simulate one rank's benchmark; lists are per request in send order. ``tokenizer_workers`` > 0: the
+    per-prompt-token part of the overhead is the API server's tokenizer, which that many workers serve
+    first come, first served (``tokenizer_queue``, shared by ``tokenizer_ranks`` data-parallel ranks); 0: every
+    request tokenizes side by side."""
     eng = _Engine(rates, limits, prompts, outputs, overhead_s)
     eng.prefix_tokens = prefix_tokens
     eng.prefix_blocks = (
@@ -470,6 +493,7 @@ def run(
     ready: deque[tuple[float, int]] = deque()  # sent, not yet at the scheduler
     nxt = 0
     frontend_free = 0.0  # when the API server is done with the requests sent so far
+    tokenizer = [0.0] * tokenizer_workers  # when each tokenizer worker is free (a heap)
     stalled = turns = 0
     while eng.done < n:
         stalled = stalled + 1 if eng.t == eng.res.duration_s else 0
@@ -488,7 +512,11 @@ def run(
                 frontend_free = at = max(at, frontend_free) + frontend_request_s
             # the API server's loop streams the running requests' outputs before it takes this one
             at += frontend_stream_s * eng.running
-            ready.append((at + overhead_s + overhead_per_prompt_token_s * prompts[nxt], nxt))
+            tokenize_s = overhead_per_prompt_token_s * prompts[nxt]
+            if tokenizer:
+                ready.append((tokenizer_queue(tokenizer, at, tokenize_s, tokenizer_ranks) + overhead_s, nxt))
+            else:  # side by side
+                ready.append((at + overhead_s + tokenize_s, nxt))
             nxt += 1
         while ready and ready[0][0] <= eng.t:
             at, i = ready.popleft()
