@@ -278,3 +278,18 @@ def test_set_zc_holds_its_logs() -> None:
 @pytest.mark.parametrize("name", sorted(log_sets.sources(SET_ZC)))
 def test_set_zc_after_its_fixes(name: str) -> None:
     check_log(SET_ZC, name, log_sets.sources(SET_ZC)[name]["expect"])
+
+
+# --- batch zd (heldout-2026-12zd), log files committed in repositories (10 NVIDIA, 2 of them failures); blind on main
+# 75900440: 10/10 verdicts, 192/192 facts, nothing claimed ----------------------------------------------------------------
+
+SET_ZD = LOGS_DIR / "heldout-2026-12zd"
+
+
+def test_set_zd_holds_its_logs() -> None:
+    log_sets.check_set(SET_ZD, 10, {"nv": 10})
+
+
+@pytest.mark.parametrize("name", sorted(log_sets.sources(SET_ZD)))
+def test_set_zd_as_scored(name: str) -> None:
+    check_log(SET_ZD, name, log_sets.sources(SET_ZD)[name]["expect"])
