@@ -45,6 +45,7 @@ SETS = (
     "heldout_0_33o",
     "heldout_0_33p",
     "heldout_0_33q",
+    "heldout_0_33r",
     "current-2026-12",
 )
 QUANTITIES = (

@@ -70,8 +70,11 @@ def _compressed_tensors(q: Mapping[str, Any], hidden: int) -> QuantSpec:
     kind = weights.get("type", "int")
     group_size = _group_size("quantization_config", weights.get("group_size"), per_channel=hidden)
     name = "compressed-tensors"
+    kv_scheme = q.get("kv_cache_scheme")
+    if kv_scheme is not None:
+        _check_ct_kv_cache_scheme(kv_scheme)
     # Attention.__init__ (0.22+): a checkpoint that declares a kv_cache_scheme gets an fp8 KV cache under auto
-    kv = "fp8" if q.get("kv_cache_scheme") is not None else None
+    kv = "fp8" if kv_scheme is not None else None
     if kind == "float" and bits == 8:
         # strategy "block": CompressedTensorsW8A8Fp8 (0.33.0) takes block_structure as its weight_block_size
         block = (
@@ -98,6 +101,24 @@ def _compressed_tensors(q: Mapping[str, Any], hidden: int) -> QuantSpec:
         "quantization_config",
         Text("unsupported compressed-tensors weights: {kind} {bits}-bit", kind=kind, bits=bits),
     )
+
+
+def _check_ct_kv_cache_scheme(value: Any) -> None:
+    """0.33.0 layers/quantization/compressed_tensors/compressed_tensors.py: every Attention layer of a
+    compressed-tensors checkpoint gets a CompressedTensorsKVCacheMethod, whose validate_kv_cache_scheme raises
+    unless the scheme's `symmetric` is true (a scheme that leaves it out is refused too); 0.10.2 and 0.7.3 have the
+    same check, so it holds for every release."""
+    field = "quantization_config.kv_cache_scheme"
+    scheme = _as_mapping(field, value)
+    if not scheme.get("symmetric"):
+        raise ConfigError(
+            field,
+            Text(
+                "vLLM supports only a symmetric compressed-tensors KV cache scale, and this kv_cache_scheme has "
+                "symmetric={value}",
+                value=scheme.get("symmetric"),
+            ),
+        )
 
 
 def _largest_group(groups: Mapping[str, Any]) -> Any:
