@@ -225,6 +225,16 @@ MACHETE_SM = 90  # machete.py: is_device_capability(90)
 MACHETE_INPUT_TILE, MACHETE_OUTPUT_TILE = 64, 128  # machete_utils.py MACHETE_PREPACKED_BLOCK_SHAPE
 MACHETE_GROUP_SIZES = (64, 128)  # query_machete_supported_group_sizes(float16 / bfloat16), -1 aside
 EXLLAMA_ACT_DTYPE = "float16"  # exllama.py: "Exllama only supports float16 activations"
+CUDA_BF16_MIN_SM = 80  # 0.33.0 platforms/cuda.py supported_dtypes: [float16, float32] below capability 8.0
+
+
+def activation_dtype(*, act_dtype: str, dtype_flag: str, device: DeviceSpec) -> str:
+    """The activations' dtype vLLM serves on ``device``: under --dtype auto a bfloat16 checkpoint on a CUDA card
+    below 8.0 (T4, V100) runs float16 (0.33.0 config/model.py _resolve_auto_dtype: the config's dtype only if the
+    platform supports it, else its first, "Falling back to torch.float16 for compatibility")."""
+    sm = device.sm
+    below_bf16 = device.platform == "cuda" and sm is not None and sm < CUDA_BF16_MIN_SM
+    return "float16" if dtype_flag == "auto" and act_dtype == "bfloat16" and below_bf16 else act_dtype
 
 
 def _machete_takes(*, device: DeviceSpec, shard: int, outputs: int, group: int) -> bool:

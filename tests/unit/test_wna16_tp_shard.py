@@ -76,3 +76,28 @@ def test_whole_groups_are_served_in_bfloat16() -> None:
 def test_releases_before_0_33_are_not_read_for_it() -> None:
     # 0.10.2's kernel list differs (AllSpark, BitBLAS): no refusal planned there
     _check(LLAMA2_7B, tp=8, dtype="bfloat16", device="a100", version="0.32.0")
+
+
+def test_a_bfloat16_checkpoint_on_a_card_without_bfloat16_runs_float16_and_exllama_serves_it() -> None:
+    # The Llama-2-7B GPTQ config with its torch_dtype set to bfloat16 (as GPTQModel / AutoRound write it). Under
+    # --dtype auto, 0.33.0 config/model.py _resolve_auto_dtype keeps the config's dtype only if the platform
+    # supports it; platforms/cuda.py supported_dtypes is [float16, float32] below compute capability 8.0, so a T4
+    # (7.5) or a V100 (7.0) serves float16 ("doesn't support torch.bfloat16. Falling back to torch.float16").
+    # Then down_proj's 1,376-input shard (10 x 128 + 96) finds Exllama (float16, 11,008 % 128 == 0): served.
+    config = json.loads(LLAMA2_7B.read_text(encoding="utf-8")) | {"torch_dtype": "bfloat16"}
+    model = model_spec_from_hf_config(config, name="llama-2-7b-gptq-bf16", vllm_version="0.33.0")
+    for device in ("t4", "v100"):
+        validate_parallel(
+            model=model,
+            serve=ServeConfig(tensor_parallel_size=8),
+            device=find_device(device),
+            rules=rules_for("0.33.0"),
+        )
+    # on an A100 (8.0) it stays bfloat16: no kernel takes the straddled group
+    with pytest.raises(PlannerError, match="with bfloat16 activations"):
+        validate_parallel(
+            model=model,
+            serve=ServeConfig(tensor_parallel_size=8),
+            device=find_device("a100"),
+            rules=rules_for("0.33.0"),
+        )
