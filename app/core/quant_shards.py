@@ -262,8 +262,8 @@ def check_wna16_shards(
     )
     if not weight_only or not rules.wna16_split_group_needs_fp16 or device.platform != "cuda":
         return
-    if act_dtype == EXLLAMA_ACT_DTYPE:
-        return
+    if act_dtype == EXLLAMA_ACT_DTYPE and not quant.zero_points:
+        return  # Exllama takes symmetric weights only (uint4b8, uint8b128: exllama.py SUPPORTED_QUANT_TYPES)
     group = quant.group_size
     for layer, size in _row_parallel_inputs(model):
         if group >= size or group == model.hidden_size or size % tp:
@@ -273,6 +273,18 @@ def check_wna16_shards(
             device=device, shard=shard, outputs=model.hidden_size, group=group
         ):
             continue
+        if quant.zero_points:
+            raise InvalidServeConfigError(
+                "tensor_parallel_size",
+                Text(
+                    "At TP {tp} each rank holds {shard} of {layer}'s {size} inputs, which is not a multiple of the group size {group}, and no vLLM kernel takes a group split across ranks for asymmetric weights (zero points: Marlin and Triton need whole groups a rank, Exllama symmetric weights, Machete an SM 9.0 device and a shard of 64s): vLLM cannot build the layer (Failed to find a kernel that can implement the WNA16 linear layer.). Use a TP that divides {layer}'s inputs into whole groups.",
+                    tp=tp,
+                    shard=shard,
+                    layer=layer,
+                    size=size,
+                    group=group,
+                ),
+            )
         raise InvalidServeConfigError(
             "tensor_parallel_size",
             Text(
