@@ -13,7 +13,12 @@ from app.core.graph_mode import CudagraphMode
 from app.core.graph_rules import check_compilation, downgrade_warning, resolved_mode
 from app.core.hf_config.registry import is_pooling_architecture, unnamed_architecture
 from app.core.kv import DEFAULT_HYBRID_ALIGN, HybridAlign
-from app.core.quant_shards import check_awq_shards, check_fp8_block_shards, check_wna16_shards
+from app.core.quant_shards import (
+    activation_dtype,
+    check_awq_shards,
+    check_fp8_block_shards,
+    check_wna16_shards,
+)
 from app.core.specs import GIB, KV_CACHE_DTYPES, DeviceSpec, LayerKind, ModelSpec, ServeConfig
 from app.core.text import Text
 from app.core.version_types import BatchTier
@@ -163,7 +168,9 @@ def validate_parallel(
     check_fp8_block_shards(
         model=model, tensor_parallel_size=tp, expert_parallel=serve.enable_expert_parallel, rules=rules
     )
-    act_dtype = serving_dtype(model=model, serve=serve)
+    act_dtype = activation_dtype(
+        act_dtype=serving_dtype(model=model, serve=serve), dtype_flag=serve.dtype, device=device
+    )
     check_wna16_shards(model=model, tensor_parallel_size=tp, act_dtype=act_dtype, device=device, rules=rules)
     if pp > model.num_layers:
         raise InvalidServeConfigError(

@@ -225,6 +225,16 @@ MACHETE_SM = 90  # machete.py: is_device_capability(90)
 MACHETE_INPUT_TILE, MACHETE_OUTPUT_TILE = 64, 128  # machete_utils.py MACHETE_PREPACKED_BLOCK_SHAPE
 MACHETE_GROUP_SIZES = (64, 128)  # query_machete_supported_group_sizes(float16 / bfloat16), -1 aside
 EXLLAMA_ACT_DTYPE = "float16"  # exllama.py: "Exllama only supports float16 activations"
+CUDA_BF16_MIN_SM = 80  # 0.33.0 platforms/cuda.py supported_dtypes: [float16, float32] below capability 8.0
+
+
+def activation_dtype(*, act_dtype: str, dtype_flag: str, device: DeviceSpec) -> str:
+    """The activations' dtype vLLM serves on ``device``: under --dtype auto a bfloat16 checkpoint on a CUDA card
+    below 8.0 (T4, V100) runs float16 (0.33.0 config/model.py _resolve_auto_dtype: the config's dtype only if the
+    platform supports it, else its first, "Falling back to torch.float16 for compatibility")."""
+    sm = device.sm
+    below_bf16 = device.platform == "cuda" and sm is not None and sm < CUDA_BF16_MIN_SM
+    return "float16" if dtype_flag == "auto" and act_dtype == "bfloat16" and below_bf16 else act_dtype
 
 
 def _machete_takes(*, device: DeviceSpec, shard: int, outputs: int, group: int) -> bool:
@@ -252,8 +262,8 @@ def check_wna16_shards(
     )
     if not weight_only or not rules.wna16_split_group_needs_fp16 or device.platform != "cuda":
         return
-    if act_dtype == EXLLAMA_ACT_DTYPE:
-        return
+    if act_dtype == EXLLAMA_ACT_DTYPE and not quant.zero_points:
+        return  # Exllama takes symmetric weights only (uint4b8, uint8b128: exllama.py SUPPORTED_QUANT_TYPES)
     group = quant.group_size
     for layer, size in _row_parallel_inputs(model):
         if group >= size or group == model.hidden_size or size % tp:
@@ -263,6 +273,18 @@ def check_wna16_shards(
             device=device, shard=shard, outputs=model.hidden_size, group=group
         ):
             continue
+        if quant.zero_points:
+            raise InvalidServeConfigError(
+                "tensor_parallel_size",
+                Text(
+                    "At TP {tp} each rank holds {shard} of {layer}'s {size} inputs, which is not a multiple of the group size {group}, and no vLLM kernel takes a group split across ranks for asymmetric weights (zero points: Marlin and Triton need whole groups a rank, Exllama symmetric weights, Machete an SM 9.0 device and a shard of 64s): vLLM cannot build the layer (Failed to find a kernel that can implement the WNA16 linear layer.). Use a TP that divides {layer}'s inputs into whole groups.",
+                    tp=tp,
+                    shard=shard,
+                    layer=layer,
+                    size=size,
+                    group=group,
+                ),
+            )
         raise InvalidServeConfigError(
             "tensor_parallel_size",
             Text(

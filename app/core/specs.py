@@ -127,6 +127,9 @@ class QuantSpec(Frozen):
     # (quantization_config.weight_block_size, compressed-tensors block_structure); None: per-tensor/channel
     # scales. quant_shards.py checks the tensor-parallel shards against it.
     weight_block_size: tuple[int, int] | None = None
+    # compressed-tensors weights "symmetric": false: a zero point per group (0.33.0 compressed_tensors_wNa16.py
+    # WNA16_ZP_SUPPORTED_TYPES_MAP, uint4 not uint4b8), which Exllama does not take (quant_shards.check_wna16_shards)
+    zero_points: bool = False
 
 
 class ModelSpec(Frozen):

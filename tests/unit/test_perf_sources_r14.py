@@ -8,21 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from bench import perf_sources as P
+from tests.perf_blind import BLIND_ORDER
 from tests.unit.test_perf_sources_file import FORBIDDEN, check_row
 
 R14 = Path(__file__).resolve().parents[2] / "bench" / "data" / "perf" / "sources-r14"
-EARLIER_BLIND = tuple(
-    R14.parent / name
-    for name in (
-        "sources-r7b",
-        "sources-r8",
-        "sources-r9",
-        "sources-r10",
-        "sources-r11",
-        "sources-r12",
-        "sources-r13",
-    )
-)
+EARLIER_BLIND = tuple(R14.parent / name for name in BLIND_ORDER)  # every blind batch before this one
 PEGAINFER = "pegainfer-project/pegainfer (vLLM reference runs on one RTX 5090: Qwen3-4B bf16 TP1)"
 RUNS_PER_SOURCE = {PEGAINFER: 8}  # SOURCES.md's table
 

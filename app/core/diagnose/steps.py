@@ -609,10 +609,8 @@ def cause_of(case: Case, trials: list[Trial], largest_len: int | None) -> Overal
     that starts (:func:`largest_fitting`)."""
     as_configured, half, one = trials
     reached = None
-    if as_configured.starts:
+    if as_configured.starts:  # only from the log (a started log): a prediction gives no verdict (below)
         reached = case.reached_concurrency()
-        if reached is None and case.prediction is not None and not case.started:
-            reached = case.prediction.max_concurrency
     return classify(
         failure=FAILURE_VERDICTS.get(case.facts.error_kind or ""),
         # a log that stops before the KV lines does not say whether the start fits: the planner's prediction is

@@ -96,7 +96,13 @@ def _compressed_tensors(q: Mapping[str, Any], hidden: int) -> QuantSpec:
     if kind == "int" and bits == 8:
         return QuantSpec(method=QuantMethod.INT8, group_size=group_size, source_name=name, kv_cache_dtype=kv)
     if kind == "int" and bits == 4:
-        return QuantSpec(method=QuantMethod.INT4, group_size=group_size, source_name=name, kv_cache_dtype=kv)
+        return QuantSpec(
+            method=QuantMethod.INT4,
+            group_size=group_size,
+            source_name=name,
+            kv_cache_dtype=kv,
+            zero_points=weights.get("symmetric") is False,
+        )
     raise ConfigError(
         "quantization_config",
         Text("unsupported compressed-tensors weights: {kind} {bits}-bit", kind=kind, bits=bits),
