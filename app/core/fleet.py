@@ -522,14 +522,17 @@ def _candidate(search: _Search, ev: Evaluated) -> Candidate:
     )
 
 
-def rank_key(c: Candidate) -> tuple[bool, bool, float, int, bool, float]:
-    """Meeting the SLO within the devices first, then the cheapest (fewest devices), the margin, TPOT."""
+def rank_key(c: Candidate) -> tuple[bool, bool, float, int, bool, int, float]:
+    """Meeting the SLO within the devices first, then the cheapest (fewest devices), the margin, the fewest accuracy
+    costs (quantized weights, a quantized KV cache: at the same price and margin the checkpoint's own formats win,
+    rather than a quantization that buys only a lower TPOT), TPOT."""
     return (
         not (c.meets_slo and c.within_devices_available),
         not c.within_devices_available,
         c.cost_per_hour,
         c.devices_total,
         not c.meets_slo_with_margin,
+        len(c.accuracy_costs),
         c.tpot_ms.expected,
     )
 

@@ -204,19 +204,37 @@ def test_the_summary_says_at_which_load_its_latencies_are() -> None:
 
 
 def test_the_summary_names_the_formats_the_search_chose() -> None:
-    # Llama-3.1-8B (a bf16 checkpoint) on one H100 at 0.1 requests/s: the cheapest row is "TP 1, weights fp8 ·
-    # KV auto" (fp8 weights double the clients a replica takes within the SLO), and before this the summary read
-    # "1 × TP 1 = 1 device, 2.50 per hour …" with TPOT 3.88 ms — below bf16's bandwidth floor (16 GB ÷ 3.35 TB/s
-    # ≈ 4.8 ms a step), a figure a user reads as the bf16 model's. The summary names the row's formats.
+    # Llama-3.1-8B (a bf16 checkpoint) on H100s, 2,048 + 256 tokens. At 20 requests/s the cheapest layout is one
+    # TP 1 replica with fp8 weights (it takes 21.2 requests/s within the SLO; bf16 weights take 14.7, so two
+    # replicas, twice the price), and the summary used to read "1 × TP 1 = 1 device, 2.50 per hour …" with nothing
+    # saying the weights were fp8 (only the table's row did): its TPOT at low load, 3.88 ms, is below bf16's
+    # bandwidth floor (16 GB ÷ 3.35 TB/s ≈ 4.8 ms a step). The summary names the row's formats.
     client = TestClient(APP)
-    query = {"model": "meta-llama/Llama-3.1-8B", "max_model_len": "4096", "requests_per_s": "0.1"}
-    api = client.post("/api/fleet", json={**query, "max_model_len": 4096, "requests_per_s": 0.1}).json()
-    chosen = api["best"]["weight_format"], api["best"]["kv_cache_dtype"]
-    assert chosen == ("fp8", "auto")
+    query = {"model": "meta-llama/Llama-3.1-8B", "max_model_len": "4096", "requests_per_s": "20"}
+    api = client.post("/api/fleet", json={**query, "max_model_len": 4096, "requests_per_s": 20}).json()
+    best = api["best"]
+    assert (best["weight_format"], best["kv_cache_dtype"], best["replicas"]) == ("fp8", "auto", 1)
     summary = _text_of(client.get("/fleet?" + urlencode(query)).text, "fleet-best-summary")
     assert summary.startswith("1 × TP 1 = 1 device, weights fp8 · KV auto, "), summary
     zh = _text_of(client.get("/fleet?" + urlencode({**query, "lang": "zh"})).text, "fleet-best-summary")
     assert zh.startswith("1 × TP 1 = 1 台设备，权重 fp8 · KV auto，每小时"), zh
-    # with quantized weights ruled out the checkpoint's own bf16 is chosen and said
-    plain = client.get("/fleet?" + urlencode({**query, "no_quantized_weights": "true", "lang": "en"})).text
-    assert _text_of(plain, "fleet-best-summary").startswith("1 × TP 1 = 1 device, weights bf16 · KV ")
+
+
+def test_at_the_same_price_the_checkpoints_own_formats_win() -> None:
+    # The same model at 0.1 requests/s: one TP 1 replica carries it with bf16 or fp8 weights, fp8 or auto KV, all at
+    # 2.50 per hour and all meeting the SLO on the expected figures (none with margin). The search used to break the
+    # tie on TPOT at the busiest point and chose fp8 weights: a quantization that buys nothing the load asked for.
+    # At the same price and margin the layout with the fewest accuracy costs wins: the checkpoint's own bf16, KV auto.
+    client = TestClient(APP)
+    query = {
+        "model": "meta-llama/Llama-3.1-8B",
+        "max_model_len": "4096",
+        "requests_per_s": "0.1",
+        "lang": "en",
+    }
+    api = client.post("/api/fleet", json={**query, "max_model_len": 4096, "requests_per_s": 0.1}).json()
+    best = api["best"]
+    assert (best["weight_format"], best["kv_cache_dtype"], best["devices_total"]) == ("bf16", "auto", 1)
+    assert best["accuracy_costs"] == []
+    summary = _text_of(client.get("/fleet?" + urlencode(query)).text, "fleet-best-summary")
+    assert summary.startswith("1 × TP 1 = 1 device, weights bf16 · KV auto, 2.50 per hour"), summary
