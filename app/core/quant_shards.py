@@ -73,6 +73,19 @@ def _row_parallel_inputs(model: ModelSpec) -> list[tuple[str, int]]:
     return out
 
 
+def _split_groups(model: ModelSpec, tp: int, group: int) -> list[tuple[str, int, int]]:
+    """(layer, full input size, per-rank shard) of the row-parallel linears whose shard at ``tp`` cuts a
+    quantization group of ``group`` input columns (the AWQ and the GPTQ / W4A16 rules' one test). Skipped: one
+    scale a row (the planner reads group_size -1 as the hidden size, hf_config/quantization.py _group_size; vLLM
+    as each layer's whole input), a group as wide as the input, and a size TP does not divide (that fails
+    elsewhere first)."""
+    return [
+        (layer, size, size // tp)
+        for layer, size in _row_parallel_inputs(model)
+        if not (group >= size or group == model.hidden_size or size % tp) and (size // tp) % group
+    ]
+
+
 def check_awq_shards(*, model: ModelSpec, tensor_parallel_size: int) -> None:
     """Raise when an AWQ group would straddle two ranks' input shards of a row-parallel layer.
 
@@ -83,24 +96,18 @@ def check_awq_shards(*, model: ModelSpec, tensor_parallel_size: int) -> None:
     if quant is None or quant.source_name not in AWQ_METHOD_NAMES or tp == 1:
         return
     group = quant.group_size
-    for layer, size in _row_parallel_inputs(model):
-        if group >= size or group == model.hidden_size or size % tp:
-            # one scale a row: the planner reads group_size -1 as the hidden size (hf_config/quantization.py
-            # _group_size), vLLM as each layer's whole input; a group as wide as the input; size % TP fails elsewhere
-            continue
-        shard = size // tp
-        if shard % group:
-            raise InvalidServeConfigError(
-                "tensor_parallel_size",
-                Text(
-                    "At TP {tp} each rank holds {shard} of {layer}'s {size} inputs, which is not a multiple of the AWQ group size {group}: vLLM cannot build the layer (The input size is not aligned with the quantized weight shape. This can be caused by too large tensor parallel size.). Use a TP that divides {layer}'s inputs into whole groups.",
-                    tp=tp,
-                    shard=shard,
-                    layer=layer,
-                    size=size,
-                    group=group,
-                ),
-            )
+    for layer, size, shard in _split_groups(model, tp, group):
+        raise InvalidServeConfigError(
+            "tensor_parallel_size",
+            Text(
+                "At TP {tp} each rank holds {shard} of {layer}'s {size} inputs, which is not a multiple of the AWQ group size {group}: vLLM cannot build the layer (The input size is not aligned with the quantized weight shape. This can be caused by too large tensor parallel size.). Use a TP that divides {layer}'s inputs into whole groups.",
+                tp=tp,
+                shard=shard,
+                layer=layer,
+                size=size,
+                group=group,
+            ),
+        )
 
 
 # --- FP8 block quantization ------------------------------------------------------------------------------------
@@ -265,13 +272,8 @@ def check_wna16_shards(
     if act_dtype == EXLLAMA_ACT_DTYPE and not quant.zero_points:
         return  # Exllama takes symmetric weights only (uint4b8, uint8b128: exllama.py SUPPORTED_QUANT_TYPES)
     group = quant.group_size
-    for layer, size in _row_parallel_inputs(model):
-        if group >= size or group == model.hidden_size or size % tp:
-            continue  # per-channel scales (-1 read as the hidden size), or a size that fails elsewhere
-        shard = size // tp
-        if shard % group == 0 or _machete_takes(
-            device=device, shard=shard, outputs=model.hidden_size, group=group
-        ):
+    for layer, size, shard in _split_groups(model, tp, group):
+        if _machete_takes(device=device, shard=shard, outputs=model.hidden_size, group=group):
             continue
         if quant.zero_points:
             raise InvalidServeConfigError(
