@@ -178,6 +178,21 @@ def test_partial_renders_the_view() -> None:
     assert 'data-key="tensor_parallel_size"' in html and "step-applied" in html
     assert "Nearest reachable" in html and "vllm serve" in html
     assert "20,480" in html  # KV bytes per token per device after TP8 with fp8, formatted in Python
+    assert "Target: 32 sequences of 131,072 tokens." in html
+
+
+def test_a_target_of_one_sequence_reads_singular() -> None:
+    """N* = 1 read "Target: 1 sequences of …" (Qwen3-8B at 65,536 on the planner, round 14's walk)."""
+    rec = recommend(
+        model=catalog.find_model(LLAMA_70B),
+        device=catalog.find_device(H100),
+        serve=ServeConfig(),
+        vllm_version=None,
+        target_max_model_len=8192,
+        target_concurrency=1,
+    )
+    html = make_environment().get_template("_recommend.html").render(view=build_view(rec))
+    assert "Target: 1 sequence of 8,192 tokens." in html
 
 
 def test_text_only_mode_through_the_api_and_limits_never_500(client: TestClient) -> None:

@@ -63,3 +63,18 @@ def test_the_free_memory_fix_reads_in_chinese(client: TestClient) -> None:
         "/recommend?lang=zh", data={"state": state, "verdict_changes": "1"}, headers=RECOMMEND_HX
     ).text
     assert "将预算降到空闲显存以内（--gpu-memory-utilization）" in rec
+
+
+def test_numbers_shown_above_the_derived_maximum_say_what_they_assume(client: TestClient) -> None:
+    """vLLM 0.33.0 refuses Llama-3.1-8B at 262,144 in vllm/config/model.py _get_and_verify_max_len, before
+    it profiles: it prints no pool, so the pool/tokens/concurrency cards (the planner's sizing at that
+    length) say they are what it would size with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1; with the flag set, and
+    at a length it accepts, the note is gone."""
+    refused = client.get("/?v=1&lang=en&" + REFUSALS[2][0]).text
+    note = re.search(r'id="numbers-note"[^>]*>(.*?)</p>', refused, re.S)
+    assert note is not None and "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1" in note.group(1)
+    assert refused.index('id="numbers-note"') < refused.index('id="n-kv-bytes"')
+    allowed = client.get("/?v=1&lang=en&" + REFUSALS[2][0] + "&allow_long_max_model_len=1").text
+    assert 'id="numbers-note"' not in allowed and 'id="n-kv-bytes"' in allowed
+    accepted = client.get("/?v=1&lang=en&model=meta-llama/Llama-3.1-8B&max_model_len=131072").text
+    assert 'id="numbers-note"' not in accepted

@@ -143,6 +143,7 @@ class ResultView:
     compare_link: str
     compare_versions: str  # its a=…&b=… (a fragment's link is completed from #planner-state)
     version_line: str = ""  # the doctor builds its own ResultView without one
+    numbers_note: str = ""  # what the headline numbers assume when vLLM would refuse before sizing them
     deploy_tabs: tuple[tuple[str, str], ...] = ()  # (target, label) beside the command
 
 
@@ -488,6 +489,17 @@ def headline_numbers(est: Estimate) -> tuple[Figure, ...]:
     )
 
 
+def numbers_note(est: Estimate) -> str:
+    """vLLM refuses a --max-model-len above the derived maximum in its config check, before it profiles
+    (0.33.0 vllm/config/model.py _get_and_verify_max_len), so it prints no pool: the planner's pool,
+    tokens and concurrency are what it would size with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, and say so."""
+    if est.error_kind != ErrorKind.MAX_LEN_ABOVE_DERIVED:
+        return ""
+    return t(
+        "vLLM prints none of these numbers at this length: they are what it would size with VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 set (the form's “allow max_model_len above the model's maximum” box)."
+    )
+
+
 def _exact_kind(range_text: str) -> str:
     """A figure that is exact arithmetic on the KV pool: "exact" alone, "exact given the pool" (the
     badge macro's ``exact-given-pool``) when it carries the modelled pool's range."""
@@ -741,5 +753,6 @@ def result_view(
         compare_link=compare_link,
         compare_versions=compare_versions,
         version_line=version_line(est),
+        numbers_note=numbers_note(est),
         deploy_tabs=tuple((target, tr(label)) for target, label in DEPLOY_TABS),
     )

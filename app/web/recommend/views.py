@@ -10,6 +10,7 @@ from app.core.perf.calibrated import RunsScope
 from app.core.recommend import Recommendation, Snapshot
 from app.core.recommend.model import SpeedPoint, StepSpeed
 from app.core.specs import ServeConfig
+from app.core.text import N_, Plural
 from app.web.format import gib, integer, regime_text, speed_band, speed_number
 from app.web.i18n import t, tr, tr_list
 
@@ -45,6 +46,7 @@ class RecommendationView:
     meets_target: bool
     target_len: str
     target_concurrency: str
+    target_line: str  # "Target: 1 sequence of 40,960 tokens." (plural by the count)
     steps: list[StepView]
     impossible_reason: str | None
     best_len: str
@@ -158,6 +160,15 @@ def build_view(
         meets_target=rec.meets_target,
         target_len=integer(rec.target_max_model_len),
         target_concurrency=integer(rec.target_concurrency),
+        target_line=tr(
+            Plural(
+                rec.target_concurrency,
+                N_("Target: {n} sequence of {s} tokens."),
+                N_("Target: {n} sequences of {s} tokens."),
+                n=integer(rec.target_concurrency),
+                s=integer(rec.target_max_model_len),
+            )
+        ),
         steps=[
             StepView(
                 key=s.key,
