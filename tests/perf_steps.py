@@ -10,7 +10,7 @@ from app.core.estimate import estimate
 from app.core.perf.physics import Coefficients, StepCost, StepPhysics, step_physics, step_seconds
 from app.core.perf.predict import fit_for
 from app.core.perf.rates import StepRates, attended, rates_of, stage_seconds
-from app.core.perf.simulate import EngineLimits
+from app.core.perf.simulate import EngineLimits, SimResult, run
 from app.core.result import Estimate
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
 
@@ -33,6 +33,32 @@ ROOMY_LIMITS = replace(
     growth_groups=1,
     pipeline_stages=1,
 )
+
+# FLAT_10MS with the host's work in series (no async scheduling's extra step)
+FLAT_SERIAL = replace(FLAT_10MS, host_overlapped=False)
+
+
+def serial_run(
+    *,
+    prompts: list[int],
+    outputs: list[int],
+    send_at: list[float],
+    max_concurrency: int | None = None,
+    **terms: float | int,
+) -> SimResult:
+    """simulate.run on FLAT_SERIAL and ROOMY_LIMITS with no fixed overhead and no prefix; ``terms`` are the
+    run's per-request extras under test (overhead_per_prompt_token_s, tokenizer_workers, frontend_stream_s)."""
+    return run(
+        rates=FLAT_SERIAL,
+        limits=ROOMY_LIMITS,
+        prompts=prompts,
+        outputs=outputs,
+        send_at=send_at,
+        max_concurrency=max_concurrency,
+        overhead_s=0.0,
+        prefix_tokens=0,
+        **terms,
+    )
 
 
 class PlannedStep(NamedTuple):

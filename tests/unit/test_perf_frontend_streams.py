@@ -12,27 +12,21 @@ import pytest
 
 from app.core.perf.physics import slower_device
 from app.core.perf.predict import fit_for
-from app.core.perf.simulate import SimResult, run
+from app.core.perf.simulate import SimResult
 from bench import perf_frontend as PF
-from tests.perf_steps import FLAT_10MS, ROOMY_LIMITS
+from tests.perf_steps import serial_run
 
-# every step costs 10 ms whatever it carries, the host's work in series (async scheduling off)
-FLAT = replace(FLAT_10MS, host_overlapped=False)
+# every step costs 10 ms whatever it carries, the host's work in series (tests.perf_steps.FLAT_SERIAL)
 
 
 def _third_request(*, second_output: int, stream_s: float) -> SimResult:
     # requests 0 and 1 sent at 0: both 100-token prompts are prefilled in the step [0, 10] ms, then decode
     # (steps end at 20, 30, ...). Request 1 has `second_output` tokens: 100 keeps it running past 25 ms, 2
     # ends it at 20 ms. Request 2 is sent at 25 ms, during the step [20, 30].
-    return run(
-        rates=FLAT,
-        limits=ROOMY_LIMITS,
+    return serial_run(
         prompts=[100, 100, 100],
         outputs=[100, second_output, 2],
         send_at=[0.0, 0.0, 0.025],
-        max_concurrency=None,
-        overhead_s=0.0,
-        prefix_tokens=0,
         frontend_stream_s=stream_s,
     )
 
@@ -61,15 +55,10 @@ def test_the_running_streams_keep_their_pace() -> None:
 
 def test_a_burst_finds_nothing_running() -> None:
     # every request sent at t = 0, before the engine's first step: no stream runs yet, so no backlog
-    res = run(
-        rates=FLAT,
-        limits=ROOMY_LIMITS,
+    res = serial_run(
         prompts=[100, 100, 100],
         outputs=[3, 3, 3],
         send_at=[0.0, 0.0, 0.0],
-        max_concurrency=None,
-        overhead_s=0.0,
-        prefix_tokens=0,
         frontend_stream_s=0.008,
     )
     assert res.ttft_s == [pytest.approx(0.010)] * 3

@@ -11,11 +11,10 @@ import pytest
 
 from app.core.perf.physics import slower_device
 from app.core.perf.predict import fit_for
-from app.core.perf.simulate import SimResult, run, tokenizer_queue
-from tests.perf_steps import FLAT_10MS, ROOMY_LIMITS
+from app.core.perf.simulate import SimResult, tokenizer_queue
+from tests.perf_steps import serial_run
 
-# every step costs 10 ms whatever it carries, the host's work in series (no async scheduling's extra step)
-FLAT = replace(FLAT_10MS, host_overlapped=False)
+# every step costs 10 ms whatever it carries, the host's work in series (tests.perf_steps.FLAT_SERIAL)
 PER_TOKEN_S = 4e-6  # 0.004 ms a prompt token: a 1,000-token prompt tokenizes in 4 ms
 
 
@@ -44,15 +43,10 @@ def test_data_parallel_ranks_share_the_worker() -> None:
 
 def _burst(workers: int) -> SimResult:
     # 3 prompts of 1,000 tokens sent at t = 0, one output token each, no fixed overhead
-    return run(
-        rates=FLAT,
-        limits=ROOMY_LIMITS,
+    return serial_run(
         prompts=[1000, 1000, 1000],
         outputs=[1, 1, 1],
         send_at=[0.0, 0.0, 0.0],
-        max_concurrency=None,
-        overhead_s=0.0,
-        prefix_tokens=0,
         overhead_per_prompt_token_s=PER_TOKEN_S,
         tokenizer_workers=workers,
     )
@@ -78,15 +72,11 @@ def test_a_closed_loop_client_never_queues_behind_itself() -> None:
     # one client: each prompt is sent when the last finished, so the worker is always free and the queue
     # changes nothing: 4 ms tokenisation + one 10 ms step, TTFT 14 ms each
     for workers in (0, 1):
-        res = run(
-            rates=FLAT,
-            limits=ROOMY_LIMITS,
+        res = serial_run(
             prompts=[1000, 1000, 1000],
             outputs=[1, 1, 1],
             send_at=[0.0, 0.0, 0.0],
             max_concurrency=1,
-            overhead_s=0.0,
-            prefix_tokens=0,
             overhead_per_prompt_token_s=PER_TOKEN_S,
             tokenizer_workers=workers,
         )
