@@ -30,7 +30,7 @@ from app.core.logs.startup.config import _compose_block, _read_command
 from app.core.logs.startup.facts import BOX_BORDER, MAX_COMMAND_LINES, MAX_LINE_CHARS, Evidence, LogFacts
 from app.core.logs.startup.failures import OOM_KIND_BY_STAGE
 from app.core.logs.startup.rules import RULES
-from app.core.logs.startup.wrapped import NEEDLE, join_wrapped_args
+from app.core.logs.startup.wrapped import NEEDLE, join_hard_wrapped, join_wrapped_args
 from app.core.text import Text
 
 # --------------------------------------------------------------------------------------------
@@ -55,6 +55,7 @@ def parse_startup_log(text: str) -> LogFacts:
     commands = _Commands(text)
     if NEEDLE in text:
         commands.numbered = join_wrapped_args(commands.numbered)
+    commands.numbered = join_hard_wrapped(commands.numbered)
     rules = tuple(rule for rule in RULES if rule.needle in text)  # one C-speed scan per rule, not per line
     markers = tuple(rule for rule in rules if rule.marker)  # the rules a command line is read by too
     for position, (index, raw) in enumerate(commands.numbered):
