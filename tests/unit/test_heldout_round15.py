@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import pytest
 
+from app.core import catalog
+from app.core.estimate import estimate
 from app.core.logs import parse_startup_log
+from app.core.specs import GIB, ServeConfig
 from tests import log_sets
 from tests.log_sets import LOGS_DIR, check_log
 
@@ -70,6 +73,27 @@ def test_a_pane_padding_its_lines_to_its_width_is_not_a_cut() -> None:
     lines = [record.ljust(120), " dtype=torch.float16,".ljust(120), " max_seq_len=2048,".ljust(120), "x"]
     facts = parse_startup_log("\n".join(lines) + "\n")  # format only: a padded pane, not a log
     assert (facts.model, facts.dtype) == ("m", None)
+
+
+# --- round 14's open item: Phi-3-mini's printed 8.67x is the sliding-window rule, which the planner has ------------
+
+
+def test_the_planner_at_phi3_minis_printed_pool_prints_its_concurrency() -> None:
+    # heldout-2026-12zd, sridhar1804/local-ai logs/vllm.log (0.19.1, float16, 4,096): "Available KV cache memory:
+    # 13.06 GiB", "GPU KV cache size: 35,648 tokens", "Maximum concurrency for 4,096 tokens per request: 8.67x".
+    # 35,648 / 4,096 = 8.70, but every Phi-3-mini layer is a SlidingWindowSpec (sliding_window 2047), whose
+    # max_memory_usage_bytes (v1/kv_cache_interface.py, 0.19.1) is cdiv(min(2047 - 1 + 2048, 4096), 16) + 1 = 257
+    # blocks, and get_max_concurrency_for_kv_cache_config divides the blocks by it: 2,228 / 257 = 8.669 -> 8.67.
+    # The pool is pinned with --kv-cache-memory (the log names no device; the card only has to hold the weights).
+    pool = round(13.06 * GIB)
+    est = estimate(
+        model=catalog.find_model("microsoft/Phi-3-mini-4k-instruct"),
+        device=catalog.find_device("RTX 4090"),
+        serve=ServeConfig(max_model_len=4096, dtype="float16", kv_cache_memory_bytes=pool),
+        vllm_version="0.19.1",
+    )
+    # 32 layers x 2 x 32 KV heads x 96 x 2 B x 16 tokens = 6,291,456 B a block; 14,023,068,221 // that = 2,228
+    assert (est.kv_tokens, est.max_concurrency) == (2228 * 16, 8.67)
 
 
 # --- the set as scored --------------------------------------------------------------------------------------------
