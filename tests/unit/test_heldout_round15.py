@@ -16,6 +16,9 @@ from tests import log_sets
 from tests.log_sets import LOGS_DIR, check_log
 
 SET_ZE = LOGS_DIR / "heldout-2026-12ze"
+SET_ZF = (
+    LOGS_DIR / "heldout-2026-12zf"
+)  # 6 NVIDIA logs, blind after ze's fixes: 6/6, 110/111, nothing claimed
 WRAPPED = SET_ZE / "rocm_v0_0_6_6_sllm_opt_125m_wrapped_config_kv_20_50_gpu_blocks_37326_291_61x.log"
 
 
@@ -96,6 +99,36 @@ def test_the_planner_at_phi3_minis_printed_pool_prints_its_concurrency() -> None
     assert (est.kv_tokens, est.max_concurrency) == (2228 * 16, 8.67)
 
 
+# --- batch zf (blind after the fixes above): the start-up free-memory check, one line per worker ------------------
+
+# vatsasree/MedQA_Agent vllm.log (0.23.0, Qwen3.5-122B-A10B at TP 4): the four workers' refusals, in the log's order
+FREE_REFUSALS = "".join(
+    f"(Worker pid={pid}) ERROR 07-01 09:41:21 [multiproc_executor.py:888] ValueError: Free memory on device "
+    f"cuda:{device} ({free}/79.18 GiB) on startup is less than desired GPU memory utilization (0.92, 72.84 GiB). "
+    "Decrease GPU memory utilization or reduce GPU memory used by other processes.\n"
+    for pid, device, free in (
+        (60651, 0, "54.34"),
+        (60654, 3, "53.76"),
+        (60652, 1, "54.49"),
+        (60653, 2, "54.11"),
+    )
+)
+
+
+def test_device_zeros_free_memory_wins_over_the_other_workers() -> None:
+    facts = parse_startup_log(FREE_REFUSALS)
+    assert (facts.error_kind, facts.gpu_memory_utilization) == ("startup_free_memory", 0.92)
+    assert (facts.device_free_at_start_bytes, facts.device_total_bytes) == (
+        round(54.34 * GIB),
+        round(79.18 * GIB),
+    )
+
+
+def test_without_device_zero_the_first_printed_refusal_is_read() -> None:
+    lines = FREE_REFUSALS.splitlines(keepends=True)[1:]  # cuda:3, cuda:1, cuda:2
+    assert parse_startup_log("".join(lines)).device_free_at_start_bytes == round(53.76 * GIB)
+
+
 # --- the set as scored --------------------------------------------------------------------------------------------
 
 
@@ -106,3 +139,12 @@ def test_set_ze_holds_its_logs() -> None:
 @pytest.mark.parametrize("name", sorted(log_sets.sources(SET_ZE)))
 def test_set_ze_as_scored(name: str) -> None:
     check_log(SET_ZE, name, log_sets.sources(SET_ZE)[name]["expect"])
+
+
+def test_set_zf_holds_its_logs() -> None:
+    log_sets.check_set(SET_ZF, 6, {"nv": 6})
+
+
+@pytest.mark.parametrize("name", sorted(log_sets.sources(SET_ZF)))
+def test_set_zf_as_scored(name: str) -> None:
+    check_log(SET_ZF, name, log_sets.sources(SET_ZF)[name]["expect"])

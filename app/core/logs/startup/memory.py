@@ -152,9 +152,23 @@ def _v1_profiling(m: re.Match[str], ln: _Line, run: _Run) -> None:
 FREE_MEMORY_REFUSAL = "is less than desired"  # the start-up check's words after "on startup" (0.10.2+)
 
 
+# the device the start-up check names ("on device cuda:3 (53.76/79.18 GiB)"): each worker checks its own
+# (v1/worker/utils.py::request_memory, 0.23.0, "Free memory on device {device} (…)"), in no fixed order
+_CHECKED_DEVICE = regex.compile(r"on device \S{0,40}?:(\d{1,4}) \(")
+
+
 def _free_at_start(m: re.Match[str], ln: _Line, run: _Run) -> None:
-    run.put("device_free_at_start_bytes", gib_bytes(m.group(1)), ln)
-    run.put("device_total_bytes", gib_bytes(m.group(2)), ln)
+    """Device 0's figures win over the other workers' (as rank 0's budget line is the pool); with no device 0,
+    the first printed (vllm_text FREE_AT_START; heldout-2026-12zf's four TP 4 refusals)."""
+    device = _CHECKED_DEVICE.search(m.group(0))
+    if device is not None and int(device.group(1)) != 0:
+        run.put(
+            "device_free_at_start_bytes", gib_bytes(m.group(1)), ln, source=SOURCE_SECONDARY, mode="first"
+        )
+        run.put("device_total_bytes", gib_bytes(m.group(2)), ln, source=SOURCE_SECONDARY, mode="first")
+    else:
+        run.put("device_free_at_start_bytes", gib_bytes(m.group(1)), ln)
+        run.put("device_total_bytes", gib_bytes(m.group(2)), ln)
     rest = m.string[m.end() :]
     tail = rest.strip()
     # the refusal, whole or wrapped after any part of its "is less than desired" (the next line goes on)
