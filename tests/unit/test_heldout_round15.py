@@ -2,7 +2,9 @@
 sources.json names each repository file), log files committed in public repositories. Expectations were written by hand
 from each log and committed (54db2048) before the doctor ran on any of them; scored once, blind, on main 40fa58de:
 12/12 verdicts, 228/237 facts, nothing claimed (7045cbcd). Three of the nine misses were wrong expectations (corrected
-in sources.json, each with its 'expect_corrected'); the six real ones are pinned below on the logs' own lines."""
+in sources.json, each with its 'expect_corrected'); the six real ones are pinned below on the logs' own lines. Batch zf
+(heldout-2026-12zf, 6 NVIDIA logs) was then collected and scored blind on those fixes: 6/6, 110/111, nothing claimed
+(d567b727); its one miss, the per-worker free-memory refusals, is pinned below too."""
 
 from __future__ import annotations
 
