@@ -490,6 +490,13 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.22.0",
+        "0.22.0 model_executor/layers/quantization/compressed_tensors/compressed_tensors.py "
+        "CompressedTensorsConfig.from_config -> _parse_sparsity_config raises 'Sparsity support has been removed "
+        "from compressed-tensors' for a non-empty sparsity target map (0.21.0: get_scheme -> CompressedTensors24)",
+        {"ct_sparsity_removed": True},
+    ),
+    Change(
+        "0.22.0",
         "0.22.1 model_executor/layers/attention/attention.py Attention.__init__: a compressed-tensors checkpoint "
         "that declares kv_cache_scheme sets cache_dtype 'fp8' when --kv-cache-dtype is auto (absent in 0.21.0)",
         {"checkpoint_kv_dtype_compressed_tensors": True},

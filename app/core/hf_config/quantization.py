@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from app.core.errors import ConfigError
+from app.core.errors import ConfigError, PlannerError
 from app.core.hf_config.coerce import (
     MAX_DIM,
     _as_int,
@@ -21,11 +21,16 @@ from app.core.hf_config.params import ParamBreakdown
 from app.core.hf_config.quant_ignore import unconverted_fraction
 from app.core.specs import QuantMethod, QuantSpec
 from app.core.text import Text
+from app.core.versions import resolve_version
 
 MXFP4_GROUP_SIZE = 32  # one e8m0 scale per 32 values (OCP MX spec)
 NVFP4_GROUP_SIZE = 16  # one fp8 scale per 16 values
 BNB_4BIT_BLOCK_SIZE = 64  # bitsandbytes nf4/fp4 default blocksize
 BLOCK_DIMS = 2  # an FP8 weight block is [block_n, block_k]
+# vLLM's words when it refuses compressed-tensors sparsity (VersionRules.ct_sparsity_removed, 0.22.0 on:
+# compressed_tensors.py _parse_sparsity_config; vllm PR 36799; read in the 0.21.0, 0.22.0, 0.23.0, 0.24.0, 0.26.0
+# and 0.33.0 wheels)
+CT_SPARSITY_REMOVED_MESSAGE = "Sparsity support has been removed from compressed-tensors. Please use a model without sparsity configuration."
 
 
 # ----------------------------------------------------------------------------------------------
@@ -60,7 +65,42 @@ def _block_size(key: str, value: Any) -> tuple[int, int] | None:
     )
 
 
-def _compressed_tensors(q: Mapping[str, Any], hidden: int) -> QuantSpec:
+def _ct_sparsity_targets(q: Mapping[str, Any]) -> bool:
+    """The config declares compressed-tensors sparsity on some modules (`sparsity_config.targets` not empty;
+    _parse_sparsity_config returns early for an absent or empty sparsity_config)."""
+    sparsity = q.get("sparsity_config")
+    if not sparsity:
+        return False
+    return bool(_as_mapping("quantization_config.sparsity_config", sparsity).get("targets"))
+
+
+def _check_ct_sparsity(q: Mapping[str, Any], vllm_version: str | None) -> None:
+    """vLLM's refusal of a sparse compressed-tensors checkpoint from 0.22.0 on (VersionRules.ct_sparsity_removed;
+    0.21.0 serves it: get_scheme -> supports_cutlass_24 -> CompressedTensors24)."""
+    if not _ct_sparsity_targets(q):
+        return
+    try:
+        version = resolve_version(vllm_version)
+    except PlannerError:
+        return  # the version's own message comes from the plan
+    release = version.release
+    if version.rules.ct_sparsity_removed:
+        raise ConfigError(
+            "quantization_config.sparsity_config",
+            Text(
+                'vLLM {version} cannot load this sparse compressed-tensors checkpoint: "{vllm}" '
+                "(releases before 0.22.0 load it)",
+                version=".".join(str(part) for part in release),
+                vllm=CT_SPARSITY_REMOVED_MESSAGE,
+            ),
+        )
+
+
+def _compressed_tensors(q: Mapping[str, Any], hidden: int) -> QuantSpec | None:
+    if not q.get("config_groups") and q.get("kv_cache_scheme") is None:
+        # nothing quantized (a sparsity-only checkpoint, served before 0.22.0): from_config builds an empty
+        # target_scheme_map (config.get("config_groups", dict())), so every Linear keeps bf16 weights
+        return None
     groups = _as_mapping("quantization_config", q.get("config_groups"))
     if not groups:
         raise ConfigError("quantization_config", Text("compressed-tensors config_groups is empty"))
@@ -276,13 +316,19 @@ def _quantization(
     geometry: _Geometry,
     breakdown: Callable[[], ParamBreakdown],
     hf_quant_config: Mapping[str, Any] | None = None,
+    *,
+    vllm_version: str | None = None,
 ) -> QuantSpec | None:
     """The checkpoint's weight format, with the share of the decoder body it leaves unconverted
     (quant_ignore.py: compressed-tensors ignore, ModelOpt exclude_modules, modules_to_not_convert)."""
     raw = _raw_quantization(cfgs, hf_quant_config)
     if raw is None:
         return None
-    spec = _quantization_format(cfgs, geometry, breakdown, _as_mapping("quantization_config", raw))
+    spec = _quantization_format(
+        cfgs, geometry, breakdown, _as_mapping("quantization_config", raw), vllm_version=vllm_version
+    )
+    if spec is None:
+        return None
     if spec.quantized_fraction < 1.0 or spec.expert_method is not None:
         return spec  # gpt-oss's MXFP4 experts and DeepSeek-V4's split formats carry their own shares
     left = unconverted_fraction(
@@ -296,8 +342,13 @@ def _quantization(
 
 
 def _quantization_format(
-    cfgs: _Configs, geometry: _Geometry, breakdown: Callable[[], ParamBreakdown], q: Mapping[str, Any]
-) -> QuantSpec:
+    cfgs: _Configs,
+    geometry: _Geometry,
+    breakdown: Callable[[], ParamBreakdown],
+    q: Mapping[str, Any],
+    *,
+    vllm_version: str | None,
+) -> QuantSpec | None:
     method = _as_str("quantization_config", q.get("quant_method", "")).lower()
     if not method and "bits" in q:
         # MLX's converter writes {"bits", "group_size", "mode", per-module overrides} and no quant_method: 0.33.0
@@ -324,6 +375,7 @@ def _quantization_format(
             weight_block_size=block if method == "fp8" else None,
         )
     if method == "compressed-tensors":
+        _check_ct_sparsity(q, vllm_version)
         return _compressed_tensors(q, hidden)
     if method in ("gptq", "awq"):
         bits = _int_bits("quantization_config", q.get("bits", q.get("w_bit")))
