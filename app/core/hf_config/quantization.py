@@ -21,7 +21,7 @@ from app.core.hf_config.params import ParamBreakdown
 from app.core.hf_config.quant_ignore import unconverted_fraction
 from app.core.specs import QuantMethod, QuantSpec
 from app.core.text import Text
-from app.core.versions import resolve_version
+from app.core.versions import VersionRules, resolve_version
 
 MXFP4_GROUP_SIZE = 32  # one e8m0 scale per 32 values (OCP MX spec)
 NVFP4_GROUP_SIZE = 16  # one fp8 scale per 16 values
@@ -74,26 +74,56 @@ def _ct_sparsity_targets(q: Mapping[str, Any]) -> bool:
     return bool(_as_mapping("quantization_config.sparsity_config", sparsity).get("targets"))
 
 
+def _removed_in(vllm_version: str | None, removed: Callable[[VersionRules], bool]) -> str | None:
+    """The release ``vllm_version`` names ("0.33.0") when ``removed`` holds for its rules, else None (also for a
+    version the planner cannot read: the version's own message comes from the plan)."""
+    try:
+        version = resolve_version(vllm_version)
+    except PlannerError:
+        return None
+    return ".".join(str(part) for part in version.release) if removed(version.rules) else None
+
+
 def _check_ct_sparsity(q: Mapping[str, Any], vllm_version: str | None) -> None:
     """vLLM's refusal of a sparse compressed-tensors checkpoint from 0.22.0 on (VersionRules.ct_sparsity_removed;
     0.21.0 serves it: get_scheme -> supports_cutlass_24 -> CompressedTensors24)."""
     if not _ct_sparsity_targets(q):
         return
-    try:
-        version = resolve_version(vllm_version)
-    except PlannerError:
-        return  # the version's own message comes from the plan
-    release = version.release
-    if version.rules.ct_sparsity_removed:
+    release = _removed_in(vllm_version, lambda rules: rules.ct_sparsity_removed)
+    if release is not None:
         raise ConfigError(
             "quantization_config.sparsity_config",
             Text(
                 'vLLM {version} cannot load this sparse compressed-tensors checkpoint: "{vllm}" '
                 "(releases before 0.22.0 load it)",
-                version=".".join(str(part) for part in release),
+                version=release,
                 vllm=CT_SPARSITY_REMOVED_MESSAGE,
             ),
         )
+
+
+def _check_gptq_symmetric(q: Mapping[str, Any], bits: int, vllm_version: str | None) -> bool:
+    """Whether a GPTQ checkpoint stores zero points (`sym: false`), raising vLLM's refusal where the release has
+    no asymmetric GPTQ kernel. 0.22.0+ auto_gptq.py AutoGPTQConfig.__init__: (bits, sym) must be in TYPE_MAP
+    {(4, True): uint4b8, (8, True): uint8b128}, else ValueError "Unsupported quantization config: bits=4,
+    sym=False" (read in 0.22.0, 0.26.0, 0.30.0, 0.33.0). 0.21.0 gptq_marlin.py is_gptq_marlin_compatible turns it
+    down (same TYPE_MAP), and gptq.py GPTQConfig, which has no sym check, serves it (its ExLlama kernel reads
+    qzeros)."""
+    if q.get("sym") is not False:
+        return False
+    release = _removed_in(vllm_version, lambda rules: rules.gptq_symmetric_only)
+    if release is not None:
+        vllm = f"Unsupported quantization config: bits={bits}, sym=False"  # vLLM's words, not translated
+        raise ConfigError(
+            "quantization_config.sym",
+            Text(
+                'vLLM {version} loads symmetric GPTQ only (sym: true): "{vllm}" (releases before 0.22.0 load '
+                "asymmetric GPTQ with the ExLlama kernel)",
+                version=release,
+                vllm=vllm,
+            ),
+        )
+    return True
 
 
 def _compressed_tensors(q: Mapping[str, Any], hidden: int) -> QuantSpec | None:
@@ -389,10 +419,15 @@ def _quantization_format(
                 "quantization_config.bits",
                 Text("vLLM loads AWQ checkpoints with 4-bit weights only; this one says {bits}", bits=bits),
             )
+        zero_points = method == "gptq" and _check_gptq_symmetric(q, bits, vllm_version)
         if bits == 8:
-            return QuantSpec(method=QuantMethod.INT8, group_size=group, source_name=method)
+            return QuantSpec(
+                method=QuantMethod.INT8, group_size=group, source_name=method, zero_points=zero_points
+            )
         if bits == 4:
-            return QuantSpec(method=QuantMethod.INT4, group_size=group, source_name=method)
+            return QuantSpec(
+                method=QuantMethod.INT4, group_size=group, source_name=method, zero_points=zero_points
+            )
         raise ConfigError(
             "quantization_config", Text("unsupported {method} bits {bits}", method=method, bits=bits)
         )
