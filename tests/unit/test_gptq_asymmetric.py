@@ -82,3 +82,24 @@ def test_symmetric_gptq_is_not_this_rule() -> None:
 )
 def test_the_rule_is_the_release_s(version: str, symmetric_only: bool) -> None:
     assert rules_for(version).gptq_symmetric_only is symmetric_only
+
+
+@pytest.mark.parametrize(
+    ("version", "key"), [("0.33.0", "sym"), ("0.33.0", "desc_act"), ("0.21.0", "desc_act")]
+)
+def test_a_key_from_config_requires_is_refused_in_vllms_words(version: str, key: str) -> None:
+    # base_config.py get_from_keys: AutoGPTQConfig.from_config (0.22.0+) reads bits, group_size, desc_act and sym;
+    # gptq.py GPTQConfig.from_config (0.21.0) bits, group_size and desc_act
+    config = _config(sym=True)
+    del config["quantization_config"][key]
+    with pytest.raises(PlannerError) as err:
+        model_spec_from_hf_config(config, name="gptq", vllm_version=version)
+    assert err.value.field == f"quantization_config.{key}"
+    assert f"Cannot find any of ['{key}'] in the model's quantization config." in str(err.value)
+
+
+def test_sym_is_optional_before_0_22() -> None:
+    # 0.21.0 GPTQConfig has no sym key; gptq_marlin's is_gptq_marlin_compatible returns False for sym None
+    config = _config(sym=True)
+    del config["quantization_config"]["sym"]
+    assert _kv_bytes(config, "0.21.0", 2) == 262_144

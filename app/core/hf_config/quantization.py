@@ -21,7 +21,7 @@ from app.core.hf_config.params import ParamBreakdown
 from app.core.hf_config.quant_ignore import unconverted_fraction
 from app.core.specs import QuantMethod, QuantSpec
 from app.core.text import Text
-from app.core.versions import VersionRules, resolve_version
+from app.core.versions import ResolvedVersion, resolve_version
 
 MXFP4_GROUP_SIZE = 32  # one e8m0 scale per 32 values (OCP MX spec)
 NVFP4_GROUP_SIZE = 16  # one fp8 scale per 16 values
@@ -74,14 +74,17 @@ def _ct_sparsity_targets(q: Mapping[str, Any]) -> bool:
     return bool(_as_mapping("quantization_config.sparsity_config", sparsity).get("targets"))
 
 
-def _removed_in(vllm_version: str | None, removed: Callable[[VersionRules], bool]) -> str | None:
-    """The release ``vllm_version`` names ("0.33.0") when ``removed`` holds for its rules, else None (also for a
-    version the planner cannot read: the version's own message comes from the plan)."""
+def _resolved(vllm_version: str | None) -> ResolvedVersion | None:
+    """The release ``vllm_version`` names, or None for a version the planner cannot read (the version's own
+    message comes from the plan)."""
     try:
-        version = resolve_version(vllm_version)
+        return resolve_version(vllm_version)
     except PlannerError:
         return None
-    return ".".join(str(part) for part in version.release) if removed(version.rules) else None
+
+
+def _release_text(version: ResolvedVersion) -> str:
+    return ".".join(str(part) for part in version.release)
 
 
 def _check_ct_sparsity(q: Mapping[str, Any], vllm_version: str | None) -> None:
@@ -89,17 +92,42 @@ def _check_ct_sparsity(q: Mapping[str, Any], vllm_version: str | None) -> None:
     0.21.0 serves it: get_scheme -> supports_cutlass_24 -> CompressedTensors24)."""
     if not _ct_sparsity_targets(q):
         return
-    release = _removed_in(vllm_version, lambda rules: rules.ct_sparsity_removed)
-    if release is not None:
+    version = _resolved(vllm_version)
+    if version is not None and version.rules.ct_sparsity_removed:
         raise ConfigError(
             "quantization_config.sparsity_config",
             Text(
                 'vLLM {version} cannot load this sparse compressed-tensors checkpoint: "{vllm}" '
                 "(releases before 0.22.0 load it)",
-                version=release,
+                version=_release_text(version),
                 vllm=CT_SPARSITY_REMOVED_MESSAGE,
             ),
         )
+
+
+# The keys GPTQ's from_config reads with get_from_keys (base_config.py: ValueError "Cannot find any of [...] in the
+# model's quantization config." when absent): 0.21.0 gptq.py GPTQConfig bits, group_size, desc_act; 0.22.0+
+# auto_gptq.py AutoGPTQConfig also sym (the same release as its symmetric-only TYPE_MAP, gptq_symmetric_only).
+GPTQ_REQUIRED_KEYS = ("bits", "group_size", "desc_act")
+GPTQ_REQUIRED_KEYS_AUTO = (*GPTQ_REQUIRED_KEYS, "sym")
+
+
+def _check_gptq_keys(q: Mapping[str, Any], vllm_version: str | None) -> None:
+    """vLLM's refusal of a GPTQ quantization_config that lacks a key its from_config requires."""
+    version = _resolved(vllm_version)
+    if version is None:
+        return
+    for key in GPTQ_REQUIRED_KEYS_AUTO if version.rules.gptq_symmetric_only else GPTQ_REQUIRED_KEYS:
+        if key not in q:
+            vllm = f"Cannot find any of ['{key}'] in the model's quantization config."  # vLLM's words
+            raise ConfigError(
+                f"quantization_config.{key}",
+                Text(
+                    'vLLM {version} cannot read this GPTQ quantization_config: "{vllm}"',
+                    version=_release_text(version),
+                    vllm=vllm,
+                ),
+            )
 
 
 def _check_gptq_symmetric(q: Mapping[str, Any], bits: int, vllm_version: str | None) -> bool:
@@ -111,15 +139,15 @@ def _check_gptq_symmetric(q: Mapping[str, Any], bits: int, vllm_version: str | N
     qzeros)."""
     if q.get("sym") is not False:
         return False
-    release = _removed_in(vllm_version, lambda rules: rules.gptq_symmetric_only)
-    if release is not None:
+    version = _resolved(vllm_version)
+    if version is not None and version.rules.gptq_symmetric_only:
         vllm = f"Unsupported quantization config: bits={bits}, sym=False"  # vLLM's words, not translated
         raise ConfigError(
             "quantization_config.sym",
             Text(
                 'vLLM {version} loads symmetric GPTQ only (sym: true): "{vllm}" (releases before 0.22.0 load '
                 "asymmetric GPTQ with the ExLlama kernel)",
-                version=release,
+                version=_release_text(version),
                 vllm=vllm,
             ),
         )
@@ -407,6 +435,8 @@ def _quantization_format(
     if method == "compressed-tensors":
         _check_ct_sparsity(q, vllm_version)
         return _compressed_tensors(q, hidden)
+    if method == "gptq":
+        _check_gptq_keys(q, vllm_version)
     if method in ("gptq", "awq"):
         bits = _int_bits("quantization_config", q.get("bits", q.get("w_bit")))
         group = _group_size(
