@@ -308,6 +308,9 @@ class VersionRules:
     ct_sparsity_removed: bool = False
     # GPTQ `sym: false` refused: auto_gptq.py AutoGPTQConfig TYPE_MAP is symmetric only (0.22.0+)
     gptq_symmetric_only: bool = False
+    # group activation ordering refused (0.30.0+): GPTQ desc_act with groups (gptq_utils.py
+    # normalize_and_validate_gptq_desc_act), compressed-tensors actorder group / dynamic
+    act_order_groups_removed: bool = False
     # FP8 block quantization at a TP shard (quant_shards.check_fp8_block_shards): a merged column-parallel layer
     # (gate_up, QKV) of an Fp8Config checkpoint whose partitions are not whole blocks skips the check (0.14.0+,
     # linear.py _maybe_allow_fp8_block_shape_mismatch); Fp8MoEMethod refines the experts' scale blocks to

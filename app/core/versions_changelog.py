@@ -580,6 +580,14 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.30.0",
+        "0.30.0 model_executor/layers/quantization/utils/gptq_utils.py normalize_and_validate_gptq_desc_act (called by "
+        "auto_gptq.py AutoGPTQConfig.__init__ and moe_wna16.py) raises for desc_act=True with a group size other "
+        "than -1, also through a `dynamic` rule; compressed_tensors.py _quantization_scheme_map_from_config raises "
+        "for weights actorder group / dynamic (0.29.0 has neither)",
+        {"act_order_groups_removed": True},
+    ),
+    Change(
+        "0.30.0",
         "0.30.0 model_executor/models/granite.py granite_layer_attn_params: has_sink = getattr(config, "
         "'attention_sinks', layer_types is not None) for every layer of GraniteForCausalLM / GraniteSWAForCausalLM and "
         "(granitemoe.py, granitemoeshared.py) the MoE Granites; 0.22.0 granite.py has no sinks (0.24.0-0.27.1 not "

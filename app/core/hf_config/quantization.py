@@ -130,6 +130,71 @@ def _check_gptq_keys(q: Mapping[str, Any], vllm_version: str | None) -> None:
             )
 
 
+GPTQ_DESC_ACT_REMOVED = (
+    "GPTQ group activation ordering (desc_act=True) is no longer supported. Use a checkpoint with static "
+    "activation ordering or desc_act=False."
+)
+CT_GROUP_ACT_ORDERS = frozenset(
+    {"group", "dynamic"}
+)  # compressed-tensors 0.17.0 ActivationOrdering.GROUP, alias
+
+
+def _check_gptq_desc_act(q: Mapping[str, Any], vllm_version: str | None) -> None:
+    """0.30.0+ gptq_utils.py normalize_and_validate_gptq_desc_act (AutoGPTQConfig.__init__ runs it before the
+    TYPE_MAP check): desc_act with a group size other than -1 raises (one group a channel makes it a no-op), and so
+    does a `dynamic` rule (not a "-:" skip) whose desc_act (default: the config's own, before that no-op) and
+    group_size (default: the config's) do."""
+    version = _resolved(vllm_version)
+    if version is None or not version.rules.act_order_groups_removed:
+        return
+    desc_act, group = q.get("desc_act"), q.get("group_size")
+    rules = q.get("dynamic") or {}
+    overrides = [o for p, o in rules.items() if not str(p).startswith("-:") and isinstance(o, Mapping)]
+    if (desc_act and group != -1) or any(
+        o.get("desc_act", desc_act) and o.get("group_size", group) != -1 for o in overrides
+    ):
+        raise ConfigError(
+            "quantization_config.desc_act",
+            Text(
+                'vLLM {version} cannot load GPTQ with group activation ordering: "{vllm}" (releases before 0.30.0 '
+                "load it)",
+                version=_release_text(version),
+                vllm=GPTQ_DESC_ACT_REMOVED,
+            ),
+        )
+
+
+def _check_ct_act_order(q: Mapping[str, Any], vllm_version: str | None) -> None:
+    """0.30.0+ compressed_tensors.py _quantization_scheme_map_from_config: a config group whose weights'
+    actorder is group or dynamic (compressed-tensors 0.17.0, 0.33.0's pin, QuantizationArgs.validate_actorder
+    reads true as group, any case) raises. from_config drops a group targeting one *Attention module first."""
+    version = _resolved(vllm_version)
+    if version is None or not version.rules.act_order_groups_removed:
+        return
+    for group in (q.get("config_groups") or {}).values():
+        if not isinstance(group, Mapping):
+            continue
+        targets = group.get("targets") or []
+        if len(targets) == 1 and str(targets[0]).endswith("Attention"):
+            continue
+        order = (group.get("weights") or {}).get("actorder")
+        name = "group" if order is True else str(order).lower() if isinstance(order, str) else None
+        if name in CT_GROUP_ACT_ORDERS:
+            vllm = (  # vLLM's words, not translated
+                f"Compressed-tensors group/dynamic activation ordering (actorder={name!r}) is no longer supported. "
+                "Use a checkpoint with static/weight activation ordering or without activation ordering."
+            )
+            raise ConfigError(
+                "quantization_config.config_groups",
+                Text(
+                    'vLLM {version} cannot load compressed-tensors weights with group activation ordering: "{vllm}" '
+                    "(releases before 0.30.0 load them)",
+                    version=_release_text(version),
+                    vllm=vllm,
+                ),
+            )
+
+
 def _check_gptq_symmetric(q: Mapping[str, Any], bits: int, vllm_version: str | None) -> bool:
     """Whether a GPTQ checkpoint stores zero points (`sym: false`), raising vLLM's refusal where the release has
     no asymmetric GPTQ kernel. 0.22.0+ auto_gptq.py AutoGPTQConfig.__init__: (bits, sym) must be in TYPE_MAP
@@ -433,10 +498,12 @@ def _quantization_format(
             weight_block_size=block if method == "fp8" else None,
         )
     if method == "compressed-tensors":
+        _check_ct_act_order(q, vllm_version)  # from_config: the scheme map (actorder) before the sparsity config
         _check_ct_sparsity(q, vllm_version)
         return _compressed_tensors(q, hidden)
     if method == "gptq":
         _check_gptq_keys(q, vllm_version)
+        _check_gptq_desc_act(q, vllm_version)
     if method in ("gptq", "awq"):
         bits = _int_bits("quantization_config", q.get("bits", q.get("w_bit")))
         group = _group_size(
