@@ -22,11 +22,9 @@ from typing import Any
 
 import pytest
 
-from app.core.catalog import find_device
 from app.core.errors import PlannerError
-from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config
-from app.core.specs import ServeConfig
+from tests.config_plans import kv_bytes_per_token
 
 DATA = Path(__file__).resolve().parents[1] / "data/configs"
 GPTQ = DATA / "heldout_0_33q/sgl-project--ome-quant-gptq-llama-2-7b_config.json"
@@ -47,11 +45,7 @@ def _w4a16(actorder: Any) -> dict[str, Any]:
 
 
 def _kv_bytes(config: dict[str, Any], version: str) -> int:
-    spec = model_spec_from_hf_config(config, name="m", vllm_version=version)
-    serve = ServeConfig(tensor_parallel_size=2, max_model_len=4096)
-    return estimate(
-        model=spec, device=find_device("h100"), serve=serve, vllm_version=version
-    ).kv_bytes_per_token
+    return kv_bytes_per_token(config, version, tp=2, max_model_len=4096)
 
 
 def _refusal(config: dict[str, Any], version: str) -> PlannerError:

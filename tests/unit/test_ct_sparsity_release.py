@@ -21,12 +21,10 @@ from typing import Any
 
 import pytest
 
-from app.core.catalog import find_device
 from app.core.errors import PlannerError
-from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config
-from app.core.specs import ServeConfig
 from app.core.versions import rules_for
+from tests.config_plans import kv_bytes_per_token
 
 SPARSE = (
     Path(__file__).resolve().parents[1]
@@ -39,11 +37,7 @@ def _config() -> dict[str, Any]:
 
 
 def _kv_bytes(config: dict[str, Any], version: str) -> int:
-    spec = model_spec_from_hf_config(config, name="sparse", vllm_version=version)
-    serve = ServeConfig(tensor_parallel_size=1, max_model_len=1024)
-    return estimate(
-        model=spec, device=find_device("h100"), serve=serve, vllm_version=version
-    ).kv_bytes_per_token
+    return kv_bytes_per_token(config, version)
 
 
 @pytest.mark.parametrize("version", ["0.22.0", "0.33.0"])

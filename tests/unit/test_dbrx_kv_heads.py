@@ -18,11 +18,9 @@ from typing import Any
 
 import pytest
 
-from app.core.catalog import find_device
 from app.core.errors import PlannerError
-from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config
-from app.core.specs import ServeConfig
+from tests.config_plans import kv_bytes_per_token
 
 DBRX = (
     Path(__file__).resolve().parents[1] / "data/configs/heldout_0_33s/sgl-project--ome-dbrx_132b_config.json"
@@ -36,14 +34,7 @@ def _config(**attn: Any) -> dict[str, Any]:
 
 
 def _kv_bytes(config: dict[str, Any], tp: int) -> int:
-    spec = model_spec_from_hf_config(config, name="dbrx", vllm_version="0.33.0")
-    est = estimate(
-        model=spec,
-        device=find_device("h100"),
-        serve=ServeConfig(tensor_parallel_size=tp, max_model_len=8192),
-        vllm_version="0.33.0",
-    )
-    return est.kv_bytes_per_token
+    return kv_bytes_per_token(config, "0.33.0", tp=tp, max_model_len=8192)
 
 
 def test_kv_heads_come_from_attn_config() -> None:

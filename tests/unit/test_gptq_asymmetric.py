@@ -22,12 +22,10 @@ from typing import Any
 
 import pytest
 
-from app.core.catalog import find_device
 from app.core.errors import PlannerError
-from app.core.estimate import estimate
 from app.core.hf_config import model_spec_from_hf_config
-from app.core.specs import ServeConfig
 from app.core.versions import rules_for
+from tests.config_plans import kv_bytes_per_token
 
 GPTQ = (
     Path(__file__).resolve().parents[1]
@@ -42,11 +40,7 @@ def _config(*, sym: bool) -> dict[str, Any]:
 
 
 def _kv_bytes(config: dict[str, Any], version: str, tp: int) -> int:
-    spec = model_spec_from_hf_config(config, name="gptq", vllm_version=version)
-    serve = ServeConfig(tensor_parallel_size=tp, max_model_len=4096)
-    return estimate(
-        model=spec, device=find_device("h100"), serve=serve, vllm_version=version
-    ).kv_bytes_per_token
+    return kv_bytes_per_token(config, version, tp=tp, max_model_len=4096)
 
 
 @pytest.mark.parametrize("version", ["0.22.0", "0.33.0"])
