@@ -46,6 +46,7 @@ SETS = (
     "heldout_0_33p",
     "heldout_0_33q",
     "heldout_0_33r",
+    "heldout_0_33s",
     "current-2026-12",
 )
 QUANTITIES = (

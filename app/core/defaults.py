@@ -164,7 +164,7 @@ def validate_parallel(
                     name=model.name,
                 ),
             )
-    check_awq_shards(model=model, tensor_parallel_size=tp)
+    check_awq_shards(model=model, tensor_parallel_size=tp, rules=rules)
     check_fp8_block_shards(
         model=model, tensor_parallel_size=tp, expert_parallel=serve.enable_expert_parallel, rules=rules
     )

@@ -86,25 +86,35 @@ def _split_groups(model: ModelSpec, tp: int, group: int) -> list[tuple[str, int,
     ]
 
 
-def check_awq_shards(*, model: ModelSpec, tensor_parallel_size: int) -> None:
-    """Raise when an AWQ group would straddle two ranks' input shards of a row-parallel layer.
+def check_awq_shards(*, model: ModelSpec, tensor_parallel_size: int, rules: VersionRules) -> None:
+    """Raise when an AWQ group would straddle two ranks' input shards of a row-parallel layer; likewise an
+    asymmetric GPTQ group (zero points) before 0.22.0, which gptq.py GPTQConfig serves and whose
+    GPTQLinearMethod.create_weights raises the same "The input size is not aligned ..." (0.21.0 wheel; from
+    0.22.0 vLLM refuses `sym: false` outright, VersionRules.gptq_symmetric_only).
 
     E.g. Llama-2-7B AWQ (group 128): down_proj's 11,008 inputs at TP 8 give 1,376 a rank = 10 x 128 + 96: refused;
     at TP 2, 5,504 = 43 x 128: served."""
     quant = model.quantization
     tp = tensor_parallel_size
-    if quant is None or quant.source_name not in AWQ_METHOD_NAMES or tp == 1:
+    if quant is None or tp == 1:
+        return
+    if quant.source_name in AWQ_METHOD_NAMES:
+        method = "AWQ"
+    elif quant.source_name == "gptq" and quant.zero_points and not rules.gptq_symmetric_only:
+        method = "GPTQ"
+    else:
         return
     group = quant.group_size
     for layer, size, shard in _split_groups(model, tp, group):
         raise InvalidServeConfigError(
             "tensor_parallel_size",
             Text(
-                "At TP {tp} each rank holds {shard} of {layer}'s {size} inputs, which is not a multiple of the AWQ group size {group}: vLLM cannot build the layer (The input size is not aligned with the quantized weight shape. This can be caused by too large tensor parallel size.). Use a TP that divides {layer}'s inputs into whole groups.",
+                "At TP {tp} each rank holds {shard:,} of {layer}'s {size:,} inputs, which is not a multiple of the {method} group size {group:,}: vLLM cannot build the layer (The input size is not aligned with the quantized weight shape. This can be caused by too large tensor parallel size.). Use a TP that divides {layer}'s inputs into whole groups.",
                 tp=tp,
                 shard=shard,
                 layer=layer,
                 size=size,
+                method=method,
                 group=group,
             ),
         )
@@ -160,13 +170,13 @@ def _refuse(
     }
     text = (
         Text(
-            "At TP {tp} each rank holds {shard} of {layer}'s {size} inputs, which is not a whole number of FP8 weight blocks (weight_block_size [{block_n}, {block_k}]): vLLM cannot build the layer ({vllm}). Use a TP that splits {layer} into whole blocks.",
+            "At TP {tp} each rank holds {shard:,} of {layer}'s {size:,} inputs, which is not a whole number of FP8 weight blocks (weight_block_size [{block_n}, {block_k}]): vLLM cannot build the layer ({vllm}). Use a TP that splits {layer} into whole blocks.",
             vllm=vllm,
             **params,
         )
         if inputs
         else Text(
-            "At TP {tp} each rank holds {shard} of {layer}'s {size} outputs, which is not a whole number of FP8 weight blocks (weight_block_size [{block_n}, {block_k}]): vLLM cannot build the layer ({vllm}). Use a TP that splits {layer} into whole blocks.",
+            "At TP {tp} each rank holds {shard:,} of {layer}'s {size:,} outputs, which is not a whole number of FP8 weight blocks (weight_block_size [{block_n}, {block_k}]): vLLM cannot build the layer ({vllm}). Use a TP that splits {layer} into whole blocks.",
             vllm=vllm,
             **params,
         )
@@ -279,7 +289,7 @@ def check_wna16_shards(
             raise InvalidServeConfigError(
                 "tensor_parallel_size",
                 Text(
-                    "At TP {tp} each rank holds {shard} of {layer}'s {size} inputs, which is not a multiple of the group size {group}, and no vLLM kernel takes a group split across ranks for asymmetric weights (zero points: Marlin and Triton need whole groups a rank, Exllama symmetric weights, Machete an SM 9.0 device and a shard of 64s): vLLM cannot build the layer (Failed to find a kernel that can implement the WNA16 linear layer.). Use a TP that divides {layer}'s inputs into whole groups.",
+                    "At TP {tp} each rank holds {shard:,} of {layer}'s {size:,} inputs, which is not a multiple of the group size {group:,}, and no vLLM kernel takes a group split across ranks for asymmetric weights (zero points: Marlin and Triton need whole groups a rank, Exllama symmetric weights, Machete an SM 9.0 device and a shard of 64s): vLLM cannot build the layer (Failed to find a kernel that can implement the WNA16 linear layer.). Use a TP that divides {layer}'s inputs into whole groups.",
                     tp=tp,
                     shard=shard,
                     layer=layer,
@@ -290,7 +300,7 @@ def check_wna16_shards(
         raise InvalidServeConfigError(
             "tensor_parallel_size",
             Text(
-                "At TP {tp} each rank holds {shard} of {layer}'s {size} inputs, which is not a multiple of the group size {group}, and with {act_dtype} activations no vLLM kernel takes a group split across ranks (Marlin and Triton need whole groups a rank, Exllama float16 activations, Machete an SM 9.0 device and a shard of 64s): vLLM cannot build the layer (Failed to find a kernel that can implement the WNA16 linear layer.). Use a TP that divides {layer}'s inputs into whole groups, or --dtype float16.",
+                "At TP {tp} each rank holds {shard:,} of {layer}'s {size:,} inputs, which is not a multiple of the group size {group:,}, and with {act_dtype} activations no vLLM kernel takes a group split across ranks (Marlin and Triton need whole groups a rank, Exllama float16 activations, Machete an SM 9.0 device and a shard of 64s): vLLM cannot build the layer (Failed to find a kernel that can implement the WNA16 linear layer.). Use a TP that divides {layer}'s inputs into whole groups, or --dtype float16.",
                 tp=tp,
                 shard=shard,
                 layer=layer,

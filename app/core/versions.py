@@ -304,6 +304,13 @@ class VersionRules:
     # models/config.py GlmMoeDsaForCausalLM.verify_and_update_config (0.32+): `auto` KV is fp8_e4m3 on SM10x
     glm_dsa_fp8_kv_on_sm100: bool = False
     checkpoint_kv_dtype_compressed_tensors: bool = False
+    # compressed-tensors sparsity_config with targets (2:4) refused: _parse_sparsity_config raises (0.22.0+)
+    ct_sparsity_removed: bool = False
+    # GPTQ `sym: false` refused: auto_gptq.py AutoGPTQConfig TYPE_MAP is symmetric only (0.22.0+)
+    gptq_symmetric_only: bool = False
+    # group activation ordering refused (0.30.0+): GPTQ desc_act with groups (gptq_utils.py
+    # normalize_and_validate_gptq_desc_act), compressed-tensors actorder group / dynamic
+    act_order_groups_removed: bool = False
     # FP8 block quantization at a TP shard (quant_shards.check_fp8_block_shards): a merged column-parallel layer
     # (gate_up, QKV) of an Fp8Config checkpoint whose partitions are not whole blocks skips the check (0.14.0+,
     # linear.py _maybe_allow_fp8_block_shape_mismatch); Fp8MoEMethod refines the experts' scale blocks to
@@ -424,6 +431,15 @@ PATCH_CHANGES: tuple[Change, ...] = (
         "'(has_sink or use_fp8_kv_cache) and not 9.0' branch (0.11.0's only): an fp8 cache is not sent to the sinks' "
         "backends",
         {"capture_grid_16_from_256": True, "fp8_kv_as_sinks": False},
+    ),
+    Change(
+        "0.22.0",
+        "0.22.0 model_executor/layers/quantization/compressed_tensors/compressed_tensors.py "
+        "CompressedTensorsConfig.from_config -> _parse_sparsity_config raises 'Sparsity support has been removed "
+        "from compressed-tensors' for a non-empty sparsity target map (0.21.0: get_scheme -> CompressedTensors24); "
+        "0.22.0 quantization/auto_gptq.py AutoGPTQConfig replaces gptq.py / gptq_marlin.py and raises 'Unsupported "
+        "quantization config: bits=4, sym=False' (TYPE_MAP symmetric only; 0.21.0 gptq.py GPTQConfig served it)",
+        {"ct_sparsity_removed": True, "gptq_symmetric_only": True},
     ),
 )
 

@@ -490,6 +490,15 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.22.0",
+        "0.22.0 model_executor/layers/quantization/compressed_tensors/compressed_tensors.py "
+        "CompressedTensorsConfig.from_config -> _parse_sparsity_config raises 'Sparsity support has been removed "
+        "from compressed-tensors' for a non-empty sparsity target map (0.21.0: get_scheme -> CompressedTensors24); "
+        "0.22.0 quantization/auto_gptq.py AutoGPTQConfig replaces gptq.py / gptq_marlin.py and raises 'Unsupported "
+        "quantization config: bits=4, sym=False' (TYPE_MAP symmetric only; 0.21.0 gptq.py GPTQConfig served it)",
+        {"ct_sparsity_removed": True, "gptq_symmetric_only": True},
+    ),
+    Change(
+        "0.22.0",
         "0.22.1 model_executor/layers/attention/attention.py Attention.__init__: a compressed-tensors checkpoint "
         "that declares kv_cache_scheme sets cache_dtype 'fp8' when --kv-cache-dtype is auto (absent in 0.21.0)",
         {"checkpoint_kv_dtype_compressed_tensors": True},
@@ -568,6 +577,14 @@ CHANGELOG: tuple[Change, ...] = (
             "inflight_uses_batches": True,
             "error_style": "v1_027",
         },
+    ),
+    Change(
+        "0.30.0",
+        "0.30.0 model_executor/layers/quantization/utils/gptq_utils.py normalize_and_validate_gptq_desc_act (called by "
+        "auto_gptq.py AutoGPTQConfig.__init__ and moe_wna16.py) raises for desc_act=True with a group size other "
+        "than -1, also through a `dynamic` rule; compressed_tensors.py _quantization_scheme_map_from_config raises "
+        "for weights actorder group / dynamic (0.29.0 has neither)",
+        {"act_order_groups_removed": True},
     ),
     Change(
         "0.30.0",

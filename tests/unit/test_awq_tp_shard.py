@@ -51,7 +51,7 @@ def test_awq_group_straddling_the_tp_8_shard_is_refused() -> None:
         _plan(AWQ, 8)
     assert err.value.field == "tensor_parallel_size"
     message = str(err.value)
-    assert "1376 of down_proj's 11008 inputs" in message and "AWQ group size 128" in message
+    assert "1,376 of down_proj's 11,008 inputs" in message and "AWQ group size 128" in message
 
 
 def test_awq_at_tp_2_is_served() -> None:

@@ -134,7 +134,7 @@ def test_deepseek_v3_tp_32_refused_by_the_dense_down_proj() -> None:
     # 18,432 / 32 = 576 = 4.5 x 128: down_proj's input shard (row-parallel) from 0.14.0 on, gate_up_proj's merged
     # output before (0.13.0 checks the merged partitions: 576 % 128 = 64). Expert parallel does not split dense layers.
     message = _refusal(DEEPSEEK_V3, "0.33.0", 32)
-    assert "576 of down_proj's 18432 inputs" in message
+    assert "576 of down_proj's 18,432 inputs" in message
     assert (
         "Weight input_size_per_partition = 576 is not divisible by weight quantization block_k = 128."
         in message
@@ -144,7 +144,7 @@ def test_deepseek_v3_tp_32_refused_by_the_dense_down_proj() -> None:
     assert (
         "Weight output_partition_size = 576 is not divisible by weight quantization block_n = 128." in older
     )
-    assert "gate_up_proj's 18432 outputs" in older
+    assert "gate_up_proj's 18,432 outputs" in older
 
 
 # --- a dense FP8 model ------------------------------------------------------------------------------------------

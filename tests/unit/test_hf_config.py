@@ -355,8 +355,16 @@ def test_compressed_tensors_w4a16() -> None:
 @pytest.mark.parametrize(
     ("quantization_config", "method", "group_size"),
     [
-        ({"quant_method": "gptq", "bits": 4, "group_size": 128}, QuantMethod.INT4, 128),
-        ({"quant_method": "gptq", "bits": 8, "group_size": 64}, QuantMethod.INT8, 64),
+        (
+            {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False, "sym": True},
+            QuantMethod.INT4,
+            128,
+        ),
+        (
+            {"quant_method": "gptq", "bits": 8, "group_size": 64, "desc_act": False, "sym": True},
+            QuantMethod.INT8,
+            64,
+        ),
         ({"quant_method": "awq", "bits": 4, "group_size": 128}, QuantMethod.INT4, 128),
         ({"quant_method": "modelopt", "quantization": {"quant_algo": "NVFP4"}}, QuantMethod.NVFP4, 16),
         (

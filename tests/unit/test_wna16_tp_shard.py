@@ -54,7 +54,7 @@ def test_bfloat16_activations_find_no_kernel() -> None:
         _check(LLAMA2_7B, tp=8, dtype="bfloat16", device="a100")
     assert err.value.field == "tensor_parallel_size"
     message = str(err.value)
-    assert "1376 of down_proj's 11008 inputs" in message and "group size 128" in message
+    assert "1,376 of down_proj's 11,008 inputs" in message and "group size 128" in message
     assert "Failed to find a kernel that can implement the WNA16 linear layer." in message
     # H100 (9.0): Machete needs 1,376 % 64 == 0, and 1,376 = 21 x 64 + 32: refused too
     with pytest.raises(PlannerError):
@@ -64,7 +64,7 @@ def test_bfloat16_activations_find_no_kernel() -> None:
 def test_machete_takes_a_shard_of_64s_on_sm_90() -> None:
     # 13,824 / 8 = 1,728 = 13.5 x 128 straddles; 1,728 = 27 x 64 and hidden 5,120 = 40 x 128: Machete on an H100
     _check(LLAMA2_13B, tp=8, dtype="bfloat16", device="h100")
-    with pytest.raises(PlannerError, match="1728 of down_proj's 13824 inputs"):
+    with pytest.raises(PlannerError, match="1,728 of down_proj's 13,824 inputs"):
         _check(LLAMA2_13B, tp=8, dtype="bfloat16", device="a100")
 
 
@@ -130,7 +130,7 @@ def test_asymmetric_w4a16_finds_no_kernel_for_a_straddled_group_even_in_float16(
     with pytest.raises(PlannerError) as err:
         validate_parallel(model=asym, serve=ServeConfig(tensor_parallel_size=8), device=a100, rules=rules)
     assert err.value.field == "tensor_parallel_size"
-    assert "1376 of down_proj's 11008 inputs" in str(err.value) and "asymmetric weights" in str(err.value)
+    assert "1,376 of down_proj's 11,008 inputs" in str(err.value) and "asymmetric weights" in str(err.value)
     sym = model_spec_from_hf_config(_llama2_7b_with_scheme_of_qwen36(symmetric=True), name="sym")
     validate_parallel(model=sym, serve=ServeConfig(tensor_parallel_size=8), device=a100, rules=rules)
     # TP 2: 5,504 = 43 x 128 whole groups, Marlin takes the asymmetric weights

@@ -32,7 +32,7 @@ def test_an_awq_group_split_at_tp_8_is_refused_in_view_naming_the_field(client):
     page = _plan(client, AWQ, tensor_parallel_size="8")
     verdict = _verdict(page.text)
     assert page.status_code == 422 and "vLLM would refuse this combination" in verdict
-    assert verdict.count("tensor_parallel_size") == 1 and "1376 of down_proj's 11008 inputs" in verdict
+    assert verdict.count("tensor_parallel_size") == 1 and "1,376 of down_proj's 11,008 inputs" in verdict
     assert (
         "AWQ group size 128" in verdict
         and "The input size is not aligned with the quantized weight shape" in verdict

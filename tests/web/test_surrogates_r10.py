@@ -29,7 +29,14 @@ LLAMA = {
     "max_position_embeddings": 8192,
     "torch_dtype": "bfloat16",
 }
-GPTQ = {"quant_method": "gptq", "bits": 4, "group_size": 128, "dynamic": {"-:\\ud800": {}}}
+GPTQ = {
+    "quant_method": "gptq",
+    "bits": 4,
+    "group_size": 128,
+    "desc_act": False,
+    "sym": True,
+    "dynamic": {"-:\\ud800": {}},
+}
 
 
 def _text(cfg: dict[str, object]) -> str:

@@ -228,7 +228,7 @@ def _model_spec(
         params_active=params_active,
         torch_dtype=dtype,
         dtype_assumed=dtype_assumed,
-        quantization=_quantization(cfgs, geometry, breakdown, hf_quant_config),
+        quantization=_quantization(cfgs, geometry, breakdown, hf_quant_config, vllm_version=vllm_version),
         weights_bytes_exact=exact,
         vision_params=vision_params,
         uncounted_towers=uncounted_towers(cfgs, architecture=arch, vision_params=vision_params),

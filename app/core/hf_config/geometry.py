@@ -123,9 +123,22 @@ def _check_kv_heads(*, heads: int, kv_heads: int) -> None:
         )
 
 
+# KV heads a model type keeps in a nested block instead of the top-level keys: model type -> (block, key,
+# the config class's default). vLLM transformers_utils/model_arch_config_convertor.py
+# DbrxModelArchConfigConvertor.get_total_num_kv_heads (0.33.0; the same `model_type == "dbrx"` branch of
+# config.py get_total_num_kv_heads in 0.6 - 0.10) reads attn_config.kv_n_heads, and transformers'
+# DbrxAttentionConfig (configuration_dbrx.py) gives kv_n_heads = 1 when the block or the key is absent.
+NESTED_KV_HEADS: dict[str, tuple[str, str, int]] = {"dbrx": ("attn_config", "kv_n_heads", 1)}
+
+
 def _num_kv_heads(cfgs: _Configs, num_heads: int) -> int:
     """vLLM `ModelConfig.get_total_num_kv_heads`, same order of keys."""
     text = cfgs.text
+    nested = NESTED_KV_HEADS.get(cfgs.text_model_type)
+    if nested is not None:
+        block, key, default = nested
+        kv_nested = _int(_as_mapping(block, text.get(block) or {}), key)  # null block: DbrxConfig's default
+        return default if kv_nested is None else kv_nested
     new_decoder_falcon = cfgs.text_model_type in {"falcon", "RefinedWeb", "RefinedWebModel"} and _flag(
         text, "new_decoder_architecture"
     )

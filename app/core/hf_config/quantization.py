@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from app.core.errors import ConfigError
+from app.core.errors import ConfigError, PlannerError
 from app.core.hf_config.coerce import (
     MAX_DIM,
     _as_int,
@@ -21,11 +21,16 @@ from app.core.hf_config.params import ParamBreakdown
 from app.core.hf_config.quant_ignore import unconverted_fraction
 from app.core.specs import QuantMethod, QuantSpec
 from app.core.text import Text
+from app.core.versions import ResolvedVersion, resolve_version
 
 MXFP4_GROUP_SIZE = 32  # one e8m0 scale per 32 values (OCP MX spec)
 NVFP4_GROUP_SIZE = 16  # one fp8 scale per 16 values
 BNB_4BIT_BLOCK_SIZE = 64  # bitsandbytes nf4/fp4 default blocksize
 BLOCK_DIMS = 2  # an FP8 weight block is [block_n, block_k]
+# vLLM's words when it refuses compressed-tensors sparsity (VersionRules.ct_sparsity_removed, 0.22.0 on:
+# compressed_tensors.py _parse_sparsity_config; vllm PR 36799; read in the 0.21.0, 0.22.0, 0.23.0, 0.24.0, 0.26.0
+# and 0.33.0 wheels)
+CT_SPARSITY_REMOVED_MESSAGE = "Sparsity support has been removed from compressed-tensors. Please use a model without sparsity configuration."
 
 
 # ----------------------------------------------------------------------------------------------
@@ -60,7 +65,165 @@ def _block_size(key: str, value: Any) -> tuple[int, int] | None:
     )
 
 
-def _compressed_tensors(q: Mapping[str, Any], hidden: int) -> QuantSpec:
+def _ct_sparsity_targets(q: Mapping[str, Any]) -> bool:
+    """The config declares compressed-tensors sparsity on some modules (`sparsity_config.targets` not empty;
+    _parse_sparsity_config returns early for an absent or empty sparsity_config)."""
+    sparsity = q.get("sparsity_config")
+    if not sparsity:
+        return False
+    return bool(_as_mapping("quantization_config.sparsity_config", sparsity).get("targets"))
+
+
+def _resolved(vllm_version: str | None) -> ResolvedVersion | None:
+    """The release ``vllm_version`` names, or None for a version the planner cannot read (the version's own
+    message comes from the plan)."""
+    try:
+        return resolve_version(vllm_version)
+    except PlannerError:
+        return None
+
+
+def _release_text(version: ResolvedVersion) -> str:
+    return ".".join(str(part) for part in version.release)
+
+
+def _check_ct_sparsity(q: Mapping[str, Any], vllm_version: str | None) -> None:
+    """vLLM's refusal of a sparse compressed-tensors checkpoint from 0.22.0 on (VersionRules.ct_sparsity_removed;
+    0.21.0 serves it: get_scheme -> supports_cutlass_24 -> CompressedTensors24)."""
+    if not _ct_sparsity_targets(q):
+        return
+    version = _resolved(vllm_version)
+    if version is not None and version.rules.ct_sparsity_removed:
+        raise ConfigError(
+            "quantization_config.sparsity_config",
+            Text(
+                'vLLM {version} cannot load this sparse compressed-tensors checkpoint: "{vllm}" '
+                "(releases before 0.22.0 load it)",
+                version=_release_text(version),
+                vllm=CT_SPARSITY_REMOVED_MESSAGE,
+            ),
+        )
+
+
+# The keys GPTQ's from_config reads with get_from_keys (base_config.py: ValueError "Cannot find any of [...] in the
+# model's quantization config." when absent): 0.21.0 gptq.py GPTQConfig bits, group_size, desc_act; 0.22.0+
+# auto_gptq.py AutoGPTQConfig also sym (the same release as its symmetric-only TYPE_MAP, gptq_symmetric_only).
+GPTQ_REQUIRED_KEYS = ("bits", "group_size", "desc_act")
+GPTQ_REQUIRED_KEYS_AUTO = (*GPTQ_REQUIRED_KEYS, "sym")
+
+
+def _check_gptq_keys(q: Mapping[str, Any], vllm_version: str | None) -> None:
+    """vLLM's refusal of a GPTQ quantization_config that lacks a key its from_config requires."""
+    version = _resolved(vllm_version)
+    if version is None:
+        return
+    for key in GPTQ_REQUIRED_KEYS_AUTO if version.rules.gptq_symmetric_only else GPTQ_REQUIRED_KEYS:
+        if key not in q:
+            vllm = f"Cannot find any of ['{key}'] in the model's quantization config."  # vLLM's words
+            raise ConfigError(
+                f"quantization_config.{key}",
+                Text(
+                    'vLLM {version} cannot read this GPTQ quantization_config: "{vllm}"',
+                    version=_release_text(version),
+                    vllm=vllm,
+                ),
+            )
+
+
+GPTQ_DESC_ACT_REMOVED = (
+    "GPTQ group activation ordering (desc_act=True) is no longer supported. Use a checkpoint with static "
+    "activation ordering or desc_act=False."
+)
+CT_GROUP_ACT_ORDERS = frozenset(
+    {"group", "dynamic"}
+)  # compressed-tensors 0.17.0 ActivationOrdering.GROUP, alias
+
+
+def _check_gptq_desc_act(q: Mapping[str, Any], vllm_version: str | None) -> None:
+    """0.30.0+ gptq_utils.py normalize_and_validate_gptq_desc_act (AutoGPTQConfig.__init__ runs it before the
+    TYPE_MAP check): desc_act with a group size other than -1 raises (one group a channel makes it a no-op), and so
+    does a `dynamic` rule (not a "-:" skip) whose desc_act (default: the config's own, before that no-op) and
+    group_size (default: the config's) do."""
+    version = _resolved(vllm_version)
+    if version is None or not version.rules.act_order_groups_removed:
+        return
+    desc_act, group = q.get("desc_act"), q.get("group_size")
+    rules = q.get("dynamic") or {}
+    overrides = [o for p, o in rules.items() if not str(p).startswith("-:") and isinstance(o, Mapping)]
+    if (desc_act and group != -1) or any(
+        o.get("desc_act", desc_act) and o.get("group_size", group) != -1 for o in overrides
+    ):
+        raise ConfigError(
+            "quantization_config.desc_act",
+            Text(
+                'vLLM {version} cannot load GPTQ with group activation ordering: "{vllm}" (releases before 0.30.0 '
+                "load it)",
+                version=_release_text(version),
+                vllm=GPTQ_DESC_ACT_REMOVED,
+            ),
+        )
+
+
+def _check_ct_act_order(q: Mapping[str, Any], vllm_version: str | None) -> None:
+    """0.30.0+ compressed_tensors.py _quantization_scheme_map_from_config: a config group whose weights'
+    actorder is group or dynamic (compressed-tensors 0.17.0, 0.33.0's pin, QuantizationArgs.validate_actorder
+    reads true as group, any case) raises. from_config drops a group targeting one *Attention module first."""
+    version = _resolved(vllm_version)
+    if version is None or not version.rules.act_order_groups_removed:
+        return
+    for group in (q.get("config_groups") or {}).values():
+        if not isinstance(group, Mapping):
+            continue
+        targets = group.get("targets") or []
+        if len(targets) == 1 and str(targets[0]).endswith("Attention"):
+            continue
+        order = (group.get("weights") or {}).get("actorder")
+        name = "group" if order is True else str(order).lower() if isinstance(order, str) else None
+        if name in CT_GROUP_ACT_ORDERS:
+            vllm = (  # vLLM's words, not translated
+                f"Compressed-tensors group/dynamic activation ordering (actorder={name!r}) is no longer supported. "
+                "Use a checkpoint with static/weight activation ordering or without activation ordering."
+            )
+            raise ConfigError(
+                "quantization_config.config_groups",
+                Text(
+                    'vLLM {version} cannot load compressed-tensors weights with group activation ordering: "{vllm}" '
+                    "(releases before 0.30.0 load them)",
+                    version=_release_text(version),
+                    vllm=vllm,
+                ),
+            )
+
+
+def _check_gptq_symmetric(q: Mapping[str, Any], bits: int, vllm_version: str | None) -> bool:
+    """Whether a GPTQ checkpoint stores zero points (`sym: false`), raising vLLM's refusal where the release has
+    no asymmetric GPTQ kernel. 0.22.0+ auto_gptq.py AutoGPTQConfig.__init__: (bits, sym) must be in TYPE_MAP
+    {(4, True): uint4b8, (8, True): uint8b128}, else ValueError "Unsupported quantization config: bits=4,
+    sym=False" (read in 0.22.0, 0.26.0, 0.30.0, 0.33.0). 0.21.0 gptq_marlin.py is_gptq_marlin_compatible turns it
+    down (same TYPE_MAP), and gptq.py GPTQConfig, which has no sym check, serves it (its ExLlama kernel reads
+    qzeros)."""
+    if q.get("sym") is not False:
+        return False
+    version = _resolved(vllm_version)
+    if version is not None and version.rules.gptq_symmetric_only:
+        vllm = f"Unsupported quantization config: bits={bits}, sym=False"  # vLLM's words, not translated
+        raise ConfigError(
+            "quantization_config.sym",
+            Text(
+                'vLLM {version} loads symmetric GPTQ only (sym: true): "{vllm}" (releases before 0.22.0 load '
+                "asymmetric GPTQ with the ExLlama kernel)",
+                version=_release_text(version),
+                vllm=vllm,
+            ),
+        )
+    return True
+
+
+def _compressed_tensors(q: Mapping[str, Any], hidden: int) -> QuantSpec | None:
+    if not q.get("config_groups") and q.get("kv_cache_scheme") is None:
+        # nothing quantized (a sparsity-only checkpoint, served before 0.22.0): from_config builds an empty
+        # target_scheme_map (config.get("config_groups", dict())), so every Linear keeps bf16 weights
+        return None
     groups = _as_mapping("quantization_config", q.get("config_groups"))
     if not groups:
         raise ConfigError("quantization_config", Text("compressed-tensors config_groups is empty"))
@@ -276,13 +439,19 @@ def _quantization(
     geometry: _Geometry,
     breakdown: Callable[[], ParamBreakdown],
     hf_quant_config: Mapping[str, Any] | None = None,
+    *,
+    vllm_version: str | None = None,
 ) -> QuantSpec | None:
     """The checkpoint's weight format, with the share of the decoder body it leaves unconverted
     (quant_ignore.py: compressed-tensors ignore, ModelOpt exclude_modules, modules_to_not_convert)."""
     raw = _raw_quantization(cfgs, hf_quant_config)
     if raw is None:
         return None
-    spec = _quantization_format(cfgs, geometry, breakdown, _as_mapping("quantization_config", raw))
+    spec = _quantization_format(
+        cfgs, geometry, breakdown, _as_mapping("quantization_config", raw), vllm_version=vllm_version
+    )
+    if spec is None:
+        return None
     if spec.quantized_fraction < 1.0 or spec.expert_method is not None:
         return spec  # gpt-oss's MXFP4 experts and DeepSeek-V4's split formats carry their own shares
     left = unconverted_fraction(
@@ -296,8 +465,13 @@ def _quantization(
 
 
 def _quantization_format(
-    cfgs: _Configs, geometry: _Geometry, breakdown: Callable[[], ParamBreakdown], q: Mapping[str, Any]
-) -> QuantSpec:
+    cfgs: _Configs,
+    geometry: _Geometry,
+    breakdown: Callable[[], ParamBreakdown],
+    q: Mapping[str, Any],
+    *,
+    vllm_version: str | None,
+) -> QuantSpec | None:
     method = _as_str("quantization_config", q.get("quant_method", "")).lower()
     if not method and "bits" in q:
         # MLX's converter writes {"bits", "group_size", "mode", per-module overrides} and no quant_method: 0.33.0
@@ -324,7 +498,12 @@ def _quantization_format(
             weight_block_size=block if method == "fp8" else None,
         )
     if method == "compressed-tensors":
+        _check_ct_act_order(q, vllm_version)  # from_config: the scheme map (actorder) before the sparsity config
+        _check_ct_sparsity(q, vllm_version)
         return _compressed_tensors(q, hidden)
+    if method == "gptq":
+        _check_gptq_keys(q, vllm_version)
+        _check_gptq_desc_act(q, vllm_version)
     if method in ("gptq", "awq"):
         bits = _int_bits("quantization_config", q.get("bits", q.get("w_bit")))
         group = _group_size(
@@ -337,10 +516,15 @@ def _quantization_format(
                 "quantization_config.bits",
                 Text("vLLM loads AWQ checkpoints with 4-bit weights only; this one says {bits}", bits=bits),
             )
+        zero_points = method == "gptq" and _check_gptq_symmetric(q, bits, vllm_version)
         if bits == 8:
-            return QuantSpec(method=QuantMethod.INT8, group_size=group, source_name=method)
+            return QuantSpec(
+                method=QuantMethod.INT8, group_size=group, source_name=method, zero_points=zero_points
+            )
         if bits == 4:
-            return QuantSpec(method=QuantMethod.INT4, group_size=group, source_name=method)
+            return QuantSpec(
+                method=QuantMethod.INT4, group_size=group, source_name=method, zero_points=zero_points
+            )
         raise ConfigError(
             "quantization_config", Text("unsupported {method} bits {bits}", method=method, bits=bits)
         )
