@@ -97,6 +97,8 @@ class RunContext:
     platform: str = "cuda"  # the device's: the cross-source platform factor (bench/perf_loso.py) goes by it
     engine: str = "v1"  # the engine the run used: the release's, or V0 where the row says it was forced
     lengths: tuple[list[int], list[int]] | None = None  # the requests' own, where printed (run_lengths)
+    # the row's warm_prefix_cache: the same prompt set ran on the same server earlier, prefix caching on
+    warm_prompts: bool = False
 
     def requests(self) -> tuple[list[int], list[int]]:
         """(prompt, output) tokens per request, as simulated."""
@@ -114,6 +116,7 @@ class RunContext:
             args=self.args,
             prefix_cache=self.prefix_cache,
             lengths=self.lengths,
+            warm_prompts=self.warm_prompts,
         )
 
 
@@ -377,8 +380,13 @@ def plan_run(row: dict[str, Any]) -> PlannedRun | str:
 
 
 def other_contexts() -> list[RunContext]:
+    return row_contexts(source_rows())
+
+
+def row_contexts(rows: list[dict[str, Any]]) -> list[RunContext]:
+    """The runs of these rows the planner can plan, ready to simulate (a refused one is printed and skipped)."""
     out = []
-    for row in source_rows():
+    for row in rows:
         run = plan_run(row)
         if isinstance(run, str):
             print(f"skipped ({run}): {row['source']}: {row['device']} {row['model']}")
@@ -405,6 +413,7 @@ def other_contexts() -> list[RunContext]:
                 run.device.platform,
                 engine,
                 run_lengths(row, run.args),
+                bool(row.get("warm_prefix_cache", False)),
             )
         )
     return out

@@ -166,6 +166,7 @@ def simulate_bench(
     args: BenchArgs,
     prefix_cache: bool = True,
     lengths: tuple[list[int], list[int]] | None = None,
+    warm_prompts: bool = False,
 ) -> BenchPoint:
     """The expected figures of one `vllm bench serve` run against this configuration; ``lengths`` (prompt,
     output tokens per request) stand in for the ones ``args`` draws where a run printed its own."""
@@ -209,6 +210,7 @@ def simulate_bench(
         else coefficients.tokenizer_workers,
         tokenizer_ranks=dp,
         prefix_tokens=args.random_prefix_len if args.dataset_name == "random" else 0,
+        warm_prompts=warm_prompts,
     )
     itl_mean, itl_median = _weighted_mean_median(res.itl_samples)
     done = len(res.e2el_s)

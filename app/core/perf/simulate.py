@@ -136,6 +136,7 @@ class _Engine:
         self.running = 0
         self.free = limits.pool_blocks
         self.prefix_ready = False
+        self.warm = False  # every prompt's full blocks are cached before it arrives (run's warm_prompts)
         self.res = SimResult([], [], [], [], 0.0, sum(prompts), sum(outputs), 0, 0, 0, 0.0, 0.0, 0)
         self.done = 0
         self.completions: list[float] = []
@@ -287,11 +288,16 @@ class _Engine:
         while self.waiting and budget > 0 and self.running < lim.max_num_seqs:
             i = self.waiting[0]
             total = self.prompt[i] + self.gen[i]
-            hit = 0
-            if lim.prefix_cache and self.prefix_ready and prefix:
+            hit = shared = 0
+            if self.warm:
+                # the prompt's own full blocks are cached, never its last token (vLLM
+                # v1/core/kv_cache_manager.py, KVCacheManager.get_computed_blocks: max_cache_hit_length =
+                # request.num_tokens - 1); they are the request's, not shared with the others
+                hit = (self.prompt[i] - 1) // lim.block_size * lim.block_size
+            elif lim.prefix_cache and self.prefix_ready and prefix:
                 hit = min(prefix // lim.block_size * lim.block_size, total - 1)
+                shared = self.prefix_blocks
             n = min(total - hit, budget)
-            shared = self.prefix_blocks if hit else 0
             need = self.blocks_for(hit + n) - shared
             gate = self.blocks_for(total) - shared if lim.admit_full_sequence else need
             if max(need, gate) > self.free:
@@ -478,12 +484,22 @@ def run(
     frontend_stream_s: float = 0.0,
     tokenizer_workers: int = 0,
     tokenizer_ranks: int = 1,
+    warm_prompts: bool = False,
 ) -> SimResult:
     """Simulate one rank's benchmark; lists are per request in send order. ``tokenizer_workers`` > 0: the
     per-prompt-token part of the overhead is the API server's tokenizer, which that many workers serve
     first come, first served (``tokenizer_queue``, shared by ``tokenizer_ranks`` data-parallel ranks); 0: every
-    request tokenizes side by side."""
+    request tokenizes side by side. ``warm_prompts``: the same prompts ran on this server before (a sweep that
+    replays one prompt set, rate after rate, with prefix caching on); their blocks are still cached only where
+    the pool holds every request's whole sequence, since the same order replayed through an LRU cache that
+    cannot hold them all evicts each block before its turn (vLLM v1/core/block_pool.py, BlockPool's free
+    queue evicts the least recently freed block first)."""
     eng = _Engine(rates, limits, prompts, outputs, overhead_s)
+    eng.warm = (
+        warm_prompts
+        and limits.prefix_cache
+        and sum(eng.blocks_for(p + o) for p, o in zip(prompts, outputs, strict=True)) <= limits.pool_blocks
+    )
     eng.prefix_tokens = prefix_tokens
     eng.prefix_blocks = (
         limits.growth_groups * (prefix_tokens // limits.block_size) if limits.prefix_cache else 0
