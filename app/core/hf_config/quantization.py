@@ -498,7 +498,9 @@ def _quantization_format(
             weight_block_size=block if method == "fp8" else None,
         )
     if method == "compressed-tensors":
-        _check_ct_act_order(q, vllm_version)  # from_config: the scheme map (actorder) before the sparsity config
+        _check_ct_act_order(
+            q, vllm_version
+        )  # from_config: the scheme map (actorder) before the sparsity config
         _check_ct_sparsity(q, vllm_version)
         return _compressed_tensors(q, hidden)
     if method == "gptq":
