@@ -469,6 +469,29 @@ def tokenizer_queue(free_at: list[float], sent_s: float, tokenize_s: float, rank
     return start + tokenize_s
 
 
+def _start_engine(
+    rates: StepRates,
+    limits: EngineLimits,
+    prompts: list[int],
+    outputs: list[int],
+    overhead_s: float,
+    prefix_tokens: int,
+    warm_prompts: bool,
+) -> _Engine:
+    """The engine :func:`run` drives, with its shared prefix and (``warm_prompts``) its warm cache set."""
+    eng = _Engine(rates, limits, prompts, outputs, overhead_s)
+    eng.warm = (
+        warm_prompts
+        and limits.prefix_cache
+        and sum(eng.blocks_for(p + o) for p, o in zip(prompts, outputs, strict=True)) <= limits.pool_blocks
+    )
+    eng.prefix_tokens = prefix_tokens
+    eng.prefix_blocks = (
+        limits.growth_groups * (prefix_tokens // limits.block_size) if limits.prefix_cache else 0
+    )
+    return eng
+
+
 def run(
     *,
     rates: StepRates,
@@ -494,16 +517,7 @@ def run(
     the pool holds every request's whole sequence, since the same order replayed through an LRU cache that
     cannot hold them all evicts each block before its turn (vLLM v1/core/block_pool.py, BlockPool's free
     queue evicts the least recently freed block first)."""
-    eng = _Engine(rates, limits, prompts, outputs, overhead_s)
-    eng.warm = (
-        warm_prompts
-        and limits.prefix_cache
-        and sum(eng.blocks_for(p + o) for p, o in zip(prompts, outputs, strict=True)) <= limits.pool_blocks
-    )
-    eng.prefix_tokens = prefix_tokens
-    eng.prefix_blocks = (
-        limits.growth_groups * (prefix_tokens // limits.block_size) if limits.prefix_cache else 0
-    )
+    eng = _start_engine(rates, limits, prompts, outputs, overhead_s, prefix_tokens, warm_prompts)
     n = len(prompts)
     slots: deque[float] = deque([0.0] * (max_concurrency or n))
     ready: deque[tuple[float, int]] = deque()  # sent, not yet at the scheduler
