@@ -49,6 +49,19 @@ def _device_source_label(diagnosis: Diagnosis) -> str:
     return _(SOURCE_LABELS[diagnosis.device_source])
 
 
+def _device_kind_only(diagnosis: Diagnosis) -> str:
+    """The device line when no card is matched: the stack the log itself names (vllm_ascend frames or an NPU,
+    ROCm's HIP lines, CUDA's errors), else "—"; never a card the log does not print."""
+    f = diagnosis.facts
+    if f.device_type == "NPU":
+        return t("Ascend NPU (the log does not name the card)")
+    if f.gpu_platform == "rocm":
+        return t("AMD GPU, ROCm (the log does not name the card)")
+    if f.gpu_platform == "cuda":
+        return t("NVIDIA GPU, CUDA (the log does not name the card)")
+    return "—"
+
+
 # Who answered a step-4 trial (Trial.source), as the page words it.
 TRIAL_SOURCES = {
     "log": N_("log"),
@@ -286,7 +299,9 @@ def result_view(request: Request, diagnosis: Diagnosis) -> ResultView:
         (_("Model"), diagnosis.model_id or diagnosis.facts.model or "—"),
         (
             _("Device"),
-            f"{diagnosis.device_id} ({_device_source_label(diagnosis)})" if diagnosis.device_id else "—",
+            f"{diagnosis.device_id} ({_device_source_label(diagnosis)})"
+            if diagnosis.device_id
+            else _device_kind_only(diagnosis),
         ),
         ("vLLM", diagnosis.facts.vllm_version or diagnosis.vllm_version_used or "—"),
         (t("Parallelism"), _parallelism(diagnosis)),
