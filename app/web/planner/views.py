@@ -359,8 +359,19 @@ def no_pool(est: Estimate) -> bool:
     return never_sized(est) or holds_no_kv(est)
 
 
+# The partition's two platform-worded rows: what a device's non-torch memory holds and what its graphs are
+# called (vLLM's CUDA graphs; ROCm's HIP graphs through the same torch API; vllm-ascend's ACL graphs with HCCL
+# buffers, ../shared/reference/ascend-rocm-notes-2026-12.md). Other platforms get the neutral words.
+PLATFORM_ROW_LABELS: dict[str, tuple[str, str]] = {
+    "cuda": (N_("Non-torch (NCCL buffers, cuBLAS workspaces)"), N_("CUDA graphs")),
+    "rocm": (N_("Non-torch (RCCL buffers, hipBLAS workspaces)"), N_("HIP graphs")),
+    "npu": (N_("Non-torch (HCCL buffers, CANN workspaces)"), N_("ACL graphs")),
+}
+OTHER_ROW_LABELS = (N_("Non-torch (collective buffers, library workspaces)"), N_("Graphs"))
+
+
 def partition_rows(
-    est: Estimate, *, quantized: bool = False
+    est: Estimate, *, quantized: bool = False, platform: str = "cuda"
 ) -> tuple[tuple[PartitionRow, ...], list[svg.BarSegment], int]:
     """Rows for the table, segments for the bar and the overrun (bytes over budget, >= 0).
 
@@ -378,14 +389,15 @@ def partition_rows(
         taken = est.weights_bytes + est.activation_peak_bytes + est.non_torch_bytes + est.cuda_graph_bytes
         unused = max(0, total - taken)
         unused_label = t("Unused (no KV cache claims the rest)")
+    non_torch_label, graphs_label = PLATFORM_ROW_LABELS.get(platform, OTHER_ROW_LABELS)
     graph_note = (
         t("inside the budget") if est.cuda_graph_budgeted else t("taken from the 1 − utilization slack")
     )
     items = [
         ("weights", _("Weights"), est.weights_bytes, not quantized, ""),
         ("activation", t("Activation & workspace (peak)"), est.activation_peak_bytes, False, ""),
-        ("non-torch", t("Non-torch (NCCL buffers, cuBLAS workspaces)"), est.non_torch_bytes, False, ""),
-        ("graphs", t("CUDA graphs"), est.cuda_graph_bytes, False, graph_note),
+        ("non-torch", _(non_torch_label), est.non_torch_bytes, False, ""),
+        ("graphs", _(graphs_label), est.cuda_graph_bytes, False, graph_note),
         (
             "kv",
             t("KV cache pool"),
@@ -610,7 +622,9 @@ def _model_note(resolved: Resolved) -> str:
 
 def memory_partition(resolved: Resolved, est: Estimate) -> tuple[tuple[PartitionRow, ...], Markup]:
     """One device's memory: the partition rows and the bar that draws them, with the S × N demand mark."""
-    rows, segments, overrun = partition_rows(est, quantized=resolved.model.quantization is not None)
+    rows, segments, overrun = partition_rows(
+        est, quantized=resolved.model.quantization is not None, platform=resolved.device.platform
+    )
     target = resolved.params.target_concurrency
     demand = E.kv_demand_bytes(
         kv_bytes_per_token=est.kv_bytes_per_token, max_model_len=est.max_model_len, concurrency=target
