@@ -4,7 +4,9 @@ vLLM 0.33.0 vllm/model_executor/layers/attention/mla_attention.py: the module no
 the "compute friendly approach" for prefill (q_nope and k_nope = kv_c @ W_UK per head, SDPA with Q.K over
 qk_nope + qk_rope and P.V over v_head_dim) and the "data-movement friendly approach" for decode (MQA over the cached
 latent: Q.K over kv_lora_rank + qk_rope, P.V over kv_lora_rank), and ``forward`` sends the decode tokens
-(num_decode_tokens) to ``forward_mqa`` and the others to ``forward_mha``. The step model used to price every token,
+(num_decode_tokens) to ``forward_mqa`` and the others to ``forward_mha``; 0.11.0 (the release of the H20 runs below)
+does the same in vllm/v1/attention/backends/mla/common.py, MLACommonImpl.forward: _forward_prefill up-projects k_nope
+and v with kv_b_proj, decode multiplies the query into the latent with W_UK. The step model used to price every token,
 prompt tokens too, in the absorbed form; round 16's never-fit DeepSeek-R1 runs on 8 H20-3e (sources-r16) came out
 1.9-2.7x slow on prompts of 10k-100k tokens for it.
 """

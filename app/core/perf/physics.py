@@ -214,8 +214,10 @@ class StepPhysics:
     # attention_flops_per_context_token). Dense MLA: vLLM prefills with the up-projected, compute-friendly
     # multi-head form (Q.K over qk_nope + qk_rope, P.V over v_head_dim a head) and decodes with the absorbed,
     # data-movement-friendly multi-query form over the latent (kv_lora_rank + qk_rope, kv_lora_rank): 0.33.0
-    # vllm/model_executor/layers/attention/mla_attention.py, the module's "MLA Common Components" note
-    # (DeepSeek-V3: 128 x (192 + 128) / 2 = 20,480 head dims against 128 x (576 + 512) / 2 = 69,632)
+    # vllm/model_executor/layers/attention/mla_attention.py, the module's "MLA Common Components" note; 0.11.0
+    # vllm/v1/attention/backends/mla/common.py MLACommonImpl.forward: prompt tokens to _forward_prefill (kv_b_proj
+    # up-projects k_nope and v), decode tokens through W_UK into the latent (DeepSeek-V3: 128 x (192 + 128) / 2 =
+    # 20,480 head dims against 128 x (576 + 512) / 2 = 69,632)
     prefill_attention_flops_per_context_token: float = 0.0
 
 
