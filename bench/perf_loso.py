@@ -4,6 +4,7 @@
     .venv/bin/python bench/perf_loso.py --markdown  # the tables docs/accuracy.md and docs/performance.md carry
     .venv/bin/python bench/perf_loso.py --nested-bands  # bands from a nested refit (S^2 fits: hours)
     .venv/bin/python bench/perf_loso.py --loo-bands   # bands from the other sources' LOSO residuals (S fits)
+    .venv/bin/python bench/perf_loso.py --with-dir bench/data/perf/sources-r16  # a held-apart batch joins the pool
 
 Default (round 11; ``--fast-bands`` still accepted): each fold's band from its training sources' own
 residuals (``band_in_fold``), S fits in all; ``--nested-bands`` refits without each training source
@@ -662,13 +663,19 @@ def _host_never_binds(ctx: P.RunContext, host_step_s: float, host_request_s: flo
     )
 
 
-def load(*, host_grid: bool = True, inferencemax_draw: bool = False) -> dict[str, list[Run]]:
+def load(
+    *, host_grid: bool = True, inferencemax_draw: bool = False, extra_dirs: tuple[Path, ...] = ()
+) -> dict[str, list[Run]]:
     """Every run simulated as shipped and, with ``host_grid``, at every point of the host grid (the host
     modes simulate the points they try when first asked anyway; ``--modes none`` needs none of them).
     ``inferencemax_draw``: the shared file's request lengths as its client draws them (perf_sources
-    inferencemax_lengths; ``--inferencemax-draw``)."""
+    inferencemax_lengths; ``--inferencemax-draw``). ``extra_dirs`` (``--with-dir DIR``, repeatable): a
+    held-apart folder's rows join the pool as sources of their own, each held out in turn like the others
+    (round 16: the never-fit batch after its blind score, to see a change with the new sources included)."""
     by_source: dict[str, list[Run]] = defaultdict(list)
-    for ctx in P.shared_contexts(inferencemax_draw=inferencemax_draw) + P.other_contexts():
+    extra = P.read_rows([path for folder in extra_dirs for path in sorted(folder.glob("*.jsonl"))])
+    contexts = P.shared_contexts(inferencemax_draw=inferencemax_draw) + P.other_contexts()
+    for ctx in contexts + P.row_contexts(extra):
         prompts = ctx.requests()[0]
         try:
             shipped = ctx.simulate()
@@ -739,6 +746,7 @@ def cached_load(argv: list[str]) -> dict[str, list[Run]]:
     runs = load(
         host_grid=any(m.startswith(HOST_MODES) for m in modes),
         inferencemax_draw="--inferencemax-draw" in argv,
+        extra_dirs=tuple(Path(argv[i + 1]) for i, a in enumerate(argv) if a == "--with-dir"),
     )
     if path is not None:
         with path.open("wb") as fh:

@@ -1,4 +1,4 @@
-"""The held-apart measured-run batches under bench/data/perf (sources-r7b ... sources-r15), in the order they were
+"""The held-apart measured-run batches under bench/data/perf (sources-r7b ... sources-r16), in the order they were
 collected: each round's batch had to be new to every fit of its time and to every batch before it
 (tests/unit/test_perf_sources_blind.py checks all of them the same way; each round's own file checks what is
 particular to its sources)."""
@@ -22,6 +22,7 @@ BLIND_ORDER = (
     "sources-r13",
     "sources-r14",
     "sources-r15",
+    "sources-r16",
 )
 
 

@@ -56,6 +56,8 @@ class MLASpec(Frozen):
     qk_rope_head_dim: int = Field(ge=0)
     # not cached; 0.15-0.17 force FLASHINFER_MLA on Blackwell only at 128 (forced_blocks.py). None: not given
     qk_nope_head_dim: int | None = Field(default=None, ge=0)
+    # the per-head value width of the up-projected (prefill) path; not cached. None: not given
+    v_head_dim: int | None = Field(default=None, gt=0)
 
     @property
     def latent_size(self) -> int:

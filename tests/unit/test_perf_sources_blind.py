@@ -59,6 +59,12 @@ RUNS_PER_SOURCE: dict[str, dict[str, int]] = {
         "surajssd/llm-k8s (vLLM upstream serving benchmark on Azure ND96asr_v4: Llama-3.3-70B-Instruct bf16, "
         "A100 40GB)": 12,
     },
+    "sources-r16": {
+        "muma378/vllm-benchmark nv-11 no-kvcache baseline (DeepSeek-R1-0528 FP8 on 8x H20-3e, vLLM 0.11.0)": 15,
+        "HamzahTariq11/llama.cpp-and-vLLM-benchmarks (vLLM 0.31.0 on one Kaggle Tesla T4, Qwen2.5-1.5B-Instruct "
+        "fp16)": 6,
+        "mystous/vllm_hybrid BENCHMARK_RESULTS.md (GPU-only baseline: Qwen2.5-1.5B on one RTX 3090)": 1,
+    },
 }
 BATCHES = tuple(RUNS_PER_SOURCE)
 # round 10 made these fit sources; every later batch is scored blind on the shipped coefficients

@@ -255,7 +255,7 @@ def _latent_geometry(
     v_dim = _int(text, "v_head_dim") or (nope + rope)
     if nope + rope == 0:
         raise ConfigError("qk_nope_head_dim", Text("qk_nope_head_dim + qk_rope_head_dim must be > 0"))
-    mla = MLASpec(kv_lora_rank=kv_lora_rank, qk_rope_head_dim=rope, qk_nope_head_dim=nope)
+    mla = MLASpec(kv_lora_rank=kv_lora_rank, qk_rope_head_dim=rope, qk_nope_head_dim=nope, v_head_dim=v_dim)
     return make(
         num_heads=heads,
         num_kv_heads=kv_heads,

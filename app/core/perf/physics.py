@@ -210,6 +210,31 @@ class StepPhysics:
     # fp8-weight model with a bf16 cache (its GEMMs run at FP8's rate, its attention does not), FP8 only with an
     # fp8 cache on FP8 tensor cores (vLLM's FA3 path quantizes the query and passes q/k/v descales)
     attention_flops_per_s: float = 0.0
+    # a prompt token's attention FLOPs per context token where prefill attends another way than decode (0: as
+    # attention_flops_per_context_token). Dense MLA: vLLM prefills with the up-projected, compute-friendly
+    # multi-head form (Q.K over qk_nope + qk_rope, P.V over v_head_dim a head) and decodes with the absorbed,
+    # data-movement-friendly multi-query form over the latent (kv_lora_rank + qk_rope, kv_lora_rank): 0.33.0
+    # vllm/model_executor/layers/attention/mla_attention.py, the module's "MLA Common Components" note; 0.11.0
+    # vllm/v1/attention/backends/mla/common.py MLACommonImpl.forward: prompt tokens to _forward_prefill (kv_b_proj
+    # up-projects k_nope and v), decode tokens through W_UK into the latent (DeepSeek-V3: 128 x (192 + 128) / 2 =
+    # 20,480 head dims against 128 x (576 + 512) / 2 = 69,632)
+    prefill_attention_flops_per_context_token: float = 0.0
+
+
+def mla_prefill_head_dims(model: ModelSpec) -> float:
+    """Half the per-layer Q.K + P.V widths, summed over the heads, of a dense MLA model's prefill (the
+    up-projected multi-head path, mla_attention.py); 0 where prefill attends as decode does: no MLA, a sparse
+    MLA (DeepSeek-V3.2 / GLM-5: the indexer's top-k runs FlashMLA's latent multi-query kernels for prompt
+    tokens too) or a config that does not give the up-projected widths."""
+    mla = model.mla
+    if mla is None or model.indexer_bytes_per_token or mla.qk_nope_head_dim is None or mla.v_head_dim is None:
+        return 0.0
+    return model.num_attention_heads * (mla.qk_nope_head_dim + mla.qk_rope_head_dim + mla.v_head_dim) / 2
+
+
+def prefill_attention_flops(physics: StepPhysics) -> float:
+    """A prompt token's attention FLOPs per token of its context (see StepPhysics)."""
+    return physics.prefill_attention_flops_per_context_token or physics.attention_flops_per_context_token
 
 
 def async_scheduling(*, vllm_version: str, serve: ServeConfig) -> bool:
@@ -291,6 +316,9 @@ def step_physics(
     if model.mla is not None:
         head_dims = model.num_attention_heads * (model.mla.latent_size + model.mla.kv_lora_rank) / 2
     attention = FLOPS_PER_MAC * ATTENTION_MATMULS * attention_layers * head_dims / tp
+    prefill_attention = (
+        FLOPS_PER_MAC * ATTENTION_MATMULS * attention_layers * mla_prefill_head_dims(model) / tp
+    )
     collectives = 0
     wire_bytes = exchange_bytes = 0.0
     token_bytes = model.hidden_size * ACTIVATION_BYTES
@@ -328,6 +356,7 @@ def step_physics(
         gemm_flops_per_token=gemm,
         expert_flops_per_token=expert_gemm,
         attention_flops_per_context_token=attention,
+        prefill_attention_flops_per_context_token=prefill_attention,
         peak_flops_per_s=tflops * TERA * compute_speedup(fmt=fmt, device=device),
         attention_flops_per_s=tflops * TERA * compute_speedup(fmt=attention_format(estimate), device=device),
         bandwidth_bytes_per_s=(device.memory_bandwidth_tbps or DEFAULT_BANDWIDTH_TBPS) * TERA,
@@ -587,8 +616,9 @@ def step_seconds(
         + physics.expert_weight_bytes * touched
         + physics.kv_bytes_per_token * (decode_tokens * decode_context_tokens + prefill_tokens)
     )
-    attention_flops = physics.attention_flops_per_context_token * (
-        decode_tokens * decode_context_tokens + prefill_tokens * prefill_context_tokens
+    attention_flops = (
+        physics.attention_flops_per_context_token * decode_tokens * decode_context_tokens
+        + prefill_attention_flops(physics) * prefill_tokens * prefill_context_tokens
     )
     dense_flops = tokens * physics.gemm_flops_per_token + attention_flops
     expert_flops = tokens * physics.expert_flops_per_token

@@ -16,6 +16,7 @@ from app.core.perf.physics import (
     attention_rate,
     host_step_seconds,
     layer_floor_s,
+    prefill_attention_flops,
     touched_expert_fraction,
     with_host,
 )
@@ -76,7 +77,7 @@ def rates_of(*, physics: StepPhysics, coefficients: Coefficients) -> StepRates:
         + physics.exchange_bytes_per_token / link / coefficients.link_efficiency,
         per_context_token_s=physics.kv_bytes_per_token / bandwidth
         + physics.attention_flops_per_context_token / attention,
-        per_prefill_context_s=physics.attention_flops_per_context_token / attention,
+        per_prefill_context_s=prefill_attention_flops(physics) / attention,
         expert_bytes_s=physics.expert_weight_bytes / bandwidth,
         num_experts=physics.num_experts,
         experts_per_token=physics.experts_per_token,
