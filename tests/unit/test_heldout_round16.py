@@ -1,7 +1,8 @@
 """The doctor on the real start-up logs held apart in round 16 (tests/data/logs/heldout-2026-12zg/: 6 Ascend, 2 ROCm,
 9 NVIDIA; sources.json names each thread or repository file). Expectations were written by hand from each log and
 committed (19064256) before the doctor ran on any of them; scored once, blind, on main 2ac5ca49: 17/17 verdicts,
-201/204 facts, nothing claimed. The three misses were the doctor's and are pinned below on the logs' own lines."""
+201/204 facts, nothing claimed. The three misses were the doctor's and are pinned below on the logs' own lines. Batch zh
+(heldout-2026-12zh: 3 Ascend, 3 NVIDIA) was then collected and scored blind on those fixes: 6/6, 93/93, nothing claimed."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from tests import log_sets
 from tests.log_sets import LOGS_DIR, check_log
 
 SET_ZG = LOGS_DIR / "heldout-2026-12zg"
+SET_ZH = LOGS_DIR / "heldout-2026-12zh"  # blind after zg's fixes: 6/6, 93/93, nothing claimed
 
 
 # --- torch_npu's C++ runtime warning says the run is an NPU's (vllm-ascend#9691) ------------------------------------
@@ -111,3 +113,12 @@ def test_set_zg_holds_its_logs() -> None:
 @pytest.mark.parametrize("name", sorted(log_sets.sources(SET_ZG)))
 def test_set_zg_as_scored(name: str) -> None:
     check_log(SET_ZG, name, log_sets.sources(SET_ZG)[name]["expect"])
+
+
+def test_set_zh_holds_its_logs() -> None:
+    log_sets.check_set(SET_ZH, 6, {"ascend": 3, "nv": 3})
+
+
+@pytest.mark.parametrize("name", sorted(log_sets.sources(SET_ZH)))
+def test_set_zh_as_scored(name: str) -> None:
+    check_log(SET_ZH, name, log_sets.sources(SET_ZH)[name]["expect"])
