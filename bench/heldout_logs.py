@@ -44,6 +44,8 @@ after the doctor and the measured parts were built; nothing is fitted on them. F
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12zd # batch zd (10 NVIDIA logs, round 14: more committed log files, 2 failures; blind on main 75900440)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12ze # batch ze (12 logs, round 15: 9 NVIDIA, 3 ROCm committed files; blind on main 40fa58de)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12zf # batch zf (6 NVIDIA logs, round 15: blind after ze's fixes)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12zg # batch zg (17 logs, round 16: 6 Ascend, 2 ROCm, 9 NVIDIA; blind on main 2ac5ca49)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12zh # batch zh (6 logs, round 16: 3 Ascend, 3 NVIDIA; blind after zg's fixes)
 """
 
 from __future__ import annotations

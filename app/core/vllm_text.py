@@ -417,9 +417,11 @@ EXCEPTION_LINE = VllmLine("Exception: ", r"\b[A-Z]\w{0,80}Exception: .*")
 LOAD_START = VllmLine("Starting to load model", r"Starting to load model")
 # a frame of the model load: the loader's load_model builds the model (initialize_model, which a multimodal or
 # wrapper model's __init__ reaches through init_vllm_registered_model) and then loads its weights
-# (model_executor/model_loader/base_loader.py::load_model, utils.py::initialize_model, 0.33.0)
+# (model_executor/model_loader/base_loader.py::load_model, utils.py::initialize_model, 0.33.0). The gate is "in ",
+# which every alternative holds: "_model" let a frame "…/models/utils.py\", line 355, in load_weights" pass unread
+# (vllm-ascend#11406, heldout-2026-12zg)
 LOAD_FRAME = VllmLine(
-    "_model", r"\bin (?:load_model|load_weights|initialize_model|init_vllm_registered_model)\b"
+    "in ", r"\bin (?:load_model|load_weights|initialize_model|init_vllm_registered_model)\b"
 )
 # a traceback frame of the memory profile (the budget is being measured: weights loaded, no pool yet):
 # v1/executor/abstract.py / v1/worker/gpu_worker.py::determine_available_memory (V1), and the V0 worker's

@@ -84,8 +84,12 @@ ENGINE_CORES_TIMEOUT = VllmLine(
     "v1/engine/core_client.py (0.17.0, 0.18.0, 0.19.0, 0.22.0, 0.33.0)",
 )
 # V1's engine process tags its lines "(EngineCore_DP0 pid=…)" (0.10+; "(EngineCore_0 pid=…)" in 0.9): only V1 has an
-# EngineCore process (v1/engine/core.py::EngineCoreProc, 0.10.1.1, 0.33.0)
-ENGINE_CORE_TAG = VllmLine("(EngineCore", r"\(EngineCore(?:_DP)?\d{0,4} pid=\d{1,9}\)")
+# EngineCore process (v1/engine/core.py::EngineCoreProc, 0.10.1.1, 0.33.0). Before 0.10.2 the engine manager named the
+# process f"EngineCore_{global_index}" (v1/engine/utils.py::CoreEngineProcManager; "(EngineCore_2 pid=302620)", vllm-ascend
+# PR 2125, heldout-2026-12zg); 0.10.2 names it f"EngineCore_DP{global_index}", 0.33.0 that or plain "EngineCore" with no
+# data parallelism: one tag reads all three
+ENGINE_CORE_NAME = r"\(EngineCore(?:_(?:DP)?\d{1,4})? pid=\d{1,9}\)"
+ENGINE_CORE_TAG = VllmLine("(EngineCore", ENGINE_CORE_NAME)
 
 # --- round 10 (heldout-2026-12k): where a quote that lost its header still says what ran -----------------------------
 # the V1 engine's own error log: v1/engine/core.py logs at ERROR only where the start-up or the busy loop died
@@ -95,7 +99,7 @@ ENGINE_CORE_TAG = VllmLine("(EngineCore", r"\(EngineCore(?:_DP)?\d{0,4} pid=\d{1
 ENGINE_CORE_ERROR = VllmLine(
     "ERROR ",
     # with the process tag, or without it (an engine core run in the API server's process, 0.8–0.9: vllm#19596)
-    r"(?:\(EngineCore(?:_DP)?\d{0,4} pid=\d{1,9}\) |^)ERROR \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? \[core\.py:\d{1,5}\]",
+    r"(?:" + ENGINE_CORE_NAME + r" |^)ERROR \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? \[core\.py:\d{1,5}\]",
 )
 # a frame of a module under vllm/v1/ (core_client.py, engine/utils.py, v1/utils.py, v1/worker/…): only the V1
 # engine runs those (the V0 engine's modules are vllm/engine/, vllm/worker/ and vllm/executor/ to 0.10.2)

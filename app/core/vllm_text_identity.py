@@ -227,3 +227,9 @@ AMD_ALLREDUCE_OFF = VllmLine(
 OOM_CAPACITY_LINE = VllmLine(
     "has a total capacity of", r"\bGPU \d{1,3} has a total capacity of (" + G + r") GiB of which\b"
 )
+# --- Ascend, beyond vllm_text's markers (heldout-2026-12zg) ---
+# a warning of torch_npu's C++ runtime, tagged with its source file: torch's TORCH_WARN prints "[W<date> <time> <file>:<line>]"
+# and torch_npu's runtime files are NPU*.cpp (torch_npu/csrc/core/npu/NPUGraph.cpp::NPUGraph::capture_begin warns "Waiting
+# for pending NCCL work to finish before starting graph capture.", Ascend/pytorch; torch's own CUDA files are CUDA*.cpp):
+# "[rank0]:[W610 16:39:20.084416960 NPUGraph.cpp:223] Warning: …" (vllm-ascend#9691) is an NPU run with no other sign
+TORCH_NPU_CPP_WARNING = VllmLine(".cpp:", r"\[W\d{3,4} [\d:.]{8,24} NPU\w{1,60}\.cpp:\d{1,6}\]")
