@@ -79,3 +79,20 @@ def test_awq_packing_has_zero_points() -> None:
         _config(packing_format="auto_round:auto_awq"), name="t", vllm_version="0.33.0"
     )
     assert spec.quantization is not None and spec.quantization.zero_points
+
+
+def test_bf16_gptq_packing_with_a_split_group_is_refused_at_tp8() -> None:
+    # the GPTQ packing is AutoGPTQLinearMethod (0.33.0 inc_wna16_linear.py), so the WNA16 kernel choice applies:
+    # TP 8 down_proj shard 11,008 / 8 = 1,376 = 10 x 128 + 96; bf16 activations: Exllama needs fp16, Machete a
+    # shard of 64s (1,376 % 64 = 32), Marlin whole groups -> "Failed to find a kernel" (quant_shards.py)
+    config = _config()
+    config["dtype"] = "bfloat16"
+    spec = model_spec_from_hf_config(config, name="t", vllm_version="0.33.0")
+    with pytest.raises(PlannerError) as err:
+        estimate(
+            model=spec,
+            device=find_device("h100"),
+            serve=ServeConfig(tensor_parallel_size=8, max_model_len=4096),
+            vllm_version="0.33.0",
+        )
+    assert err.value.field == "tensor_parallel_size"
