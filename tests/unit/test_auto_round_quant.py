@@ -96,3 +96,22 @@ def test_bf16_gptq_packing_with_a_split_group_is_refused_at_tp8() -> None:
             vllm_version="0.33.0",
         )
     assert err.value.field == "tensor_parallel_size"
+
+
+@pytest.mark.parametrize(("tp", "served"), [(8, False), (2, True)])
+def test_awq_packing_with_a_split_group_is_refused(tp: int, served: bool) -> None:
+    # 0.33.0 inc_wna16_linear.py _build_awq_method: AutoAWQMarlinLinearMethod whenever Marlin supports uint4 / g128,
+    # no per-layer fallback; its create_weights picks a kernel with choose_mp_linear_kernel(zero_points=True).
+    # TP 8: 1,376-wide shard, zero points: Marlin needs whole groups, Exllama symmetric weights, Machete 1,376 % 64
+    # = 32 -> refused. TP 2: 5,504 = 43 x 128 -> Marlin.
+    spec = model_spec_from_hf_config(
+        _config(packing_format="auto_round:auto_awq"), name="t", vllm_version="0.33.0"
+    )
+    serve = ServeConfig(tensor_parallel_size=tp, max_model_len=4096)
+    if served:
+        est = estimate(model=spec, device=find_device("h100"), serve=serve, vllm_version="0.33.0")
+        assert est.kv_bytes_per_token == 32 * (32 // tp) * 2 * 128 * 2
+        return
+    with pytest.raises(PlannerError) as err:
+        estimate(model=spec, device=find_device("h100"), serve=serve, vllm_version="0.33.0")
+    assert err.value.field == "tensor_parallel_size"
