@@ -47,6 +47,7 @@ SETS = (
     "heldout_0_33q",
     "heldout_0_33r",
     "heldout_0_33s",
+    "heldout_0_33t",
     "current-2026-12",
 )
 QUANTITIES = (

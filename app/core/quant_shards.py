@@ -236,8 +236,10 @@ def check_fp8_block_shards(
 
 # --- GPTQ / compressed-tensors WNA16 ---------------------------------------------------------------------------
 WNA16_METHOD_NAMES = frozenset(
-    {"gptq", "compressed-tensors"}
-)  # 0.33.0 auto_gptq.py, compressed_tensors_wNa16.py
+    {"gptq", "compressed-tensors", "inc"}
+)  # 0.33.0 auto_gptq.py, compressed_tensors_wNa16.py; inc: auto-round's GPTQ packing is AutoGPTQLinearMethod
+# (0.33.0 inc/schemes/inc_wna16_linear.py) and its AWQ packing AutoAWQMarlinLinearMethod with no per-layer fallback:
+# both pick a kernel with choose_mp_linear_kernel (zero points for AWQ), as compressed-tensors WNA16 does
 MACHETE_SM = 90  # machete.py: is_device_capability(90)
 MACHETE_INPUT_TILE, MACHETE_OUTPUT_TILE = 64, 128  # machete_utils.py MACHETE_PREPACKED_BLOCK_SHAPE
 MACHETE_GROUP_SIZES = (64, 128)  # query_machete_supported_group_sizes(float16 / bfloat16), -1 aside

@@ -144,6 +144,9 @@ class ModelSpec(Frozen):
     # use_bidirectional_attention "vision" (transformers_utils/model_arch_config_convertor.py, 0.20+)
     mm_prefix_lm: bool = False
     remote_code: bool = False  # config.json has an auto_map (code vLLM runs with --trust-remote-code)
+    # auto_map names an AutoConfig, the one remote code that makes an unknown model_type readable
+    # (hf_config/remote_config.py); None: as remote_code (a spec built by hand)
+    remote_config: bool | None = None
     # a config field gives every attention layer learned sinks (hf_config/sinks.py: Granite's attention_sinks /
     # layer_types); the release rule is attention_sinks.has_sinks
     attention_sinks: bool = False

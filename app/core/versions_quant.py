@@ -19,8 +19,9 @@ QUANT_CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.22.0",
-        "0.22.1 model_executor/layers/attention/attention.py Attention.__init__: a compressed-tensors checkpoint "
-        "that declares kv_cache_scheme sets cache_dtype 'fp8' when --kv-cache-dtype is auto (absent in 0.21.0)",
+        "0.22.0 and 0.22.1 model_executor/layers/attention/attention.py Attention.__init__ (both wheels read): a "
+        "compressed-tensors checkpoint that declares kv_cache_scheme sets cache_dtype 'fp8' when --kv-cache-dtype is "
+        "auto (absent in 0.21.0)",
         {"checkpoint_kv_dtype_compressed_tensors": True},
     ),
     Change(

@@ -66,3 +66,22 @@ def test_symmetric_scheme_is_served_with_an_fp8_cache() -> None:
     )
     assert est.kv_cache_dtype == "fp8"
     assert est.kv_bytes_per_token == 2_816  # 22 layers x 1 head x 2 x 64 x 1 B
+
+
+@pytest.mark.parametrize(
+    ("version", "kv_dtype", "per_token"), [("0.22.0", "fp8", 2_816), ("0.21.0", "auto", 5_632)]
+)
+def test_the_checkpoint_kv_dtype_starts_at_0_22_0(version: str, kv_dtype: str, per_token: int) -> None:
+    # 0.22.0 (and 0.22.1) model_executor/layers/attention/attention.py Attention.__init__: a kv_cache_scheme with
+    # --kv-cache-dtype auto sets cache_dtype "fp8" (read in both wheels); 0.21.0 has no such branch, so its cache
+    # keeps the model dtype. TP 8: 22 layers x 1 KV head x 2 x 64 x 1 B (fp8) = 2,816; x 2 B (bf16) = 5,632.
+    config = copy.deepcopy(_config())
+    config["compression_config"]["kv_cache_scheme"]["symmetric"] = True
+    spec = model_spec_from_hf_config(config, name="tinyllama-fp8-kv", vllm_version=version)
+    est = estimate(
+        model=spec,
+        device=find_device("h100"),
+        serve=ServeConfig(tensor_parallel_size=8, max_model_len=2048),
+        vllm_version=version,
+    )
+    assert (est.kv_cache_dtype, est.kv_bytes_per_token) == (kv_dtype, per_token)

@@ -59,6 +59,7 @@ def estimate(
         version=version.release,
         transformers_fallback_release=rules.version if rules.transformers_fallback else None,
         remote_code=model.remote_code,
+        remote_config=model.remote_config,
         quant_method=model.quantization.source_name if model.quantization else None,
         quant_field="quantization" if serve.quantization else "quantization_config.quant_method",
     )

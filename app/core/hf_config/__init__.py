@@ -56,6 +56,7 @@ from app.core.hf_config.params import (
 )
 from app.core.hf_config.quantization import _quantization
 from app.core.hf_config.registry import check_loader_fields, refuse_unloadable
+from app.core.hf_config.remote_config import names_remote_config
 from app.core.hf_config.sinks import config_attention_sinks
 from app.core.hf_config.text_model import with_text_model
 from app.core.hf_config.vision import uncounted_towers, vision_tower_params
@@ -189,6 +190,7 @@ def _model_spec(
         model_type=cfgs.model_type,
         mm_prefix_lm=cfgs.text.get("use_bidirectional_attention") == "vision",
         remote_code=bool(cfgs.top.get("auto_map")),
+        remote_config=names_remote_config(cfgs.top),
         attention_sinks=config_attention_sinks(cfgs.text, architecture=arch),
         sparse_mla_sink=hy_v4.sparse_mla_sink(cfgs.text),
         num_layers=geometry.num_layers,

@@ -18,6 +18,7 @@ from app.core.hf_config.coerce import (
 )
 from app.core.hf_config.geometry import _Geometry
 from app.core.hf_config.params import ParamBreakdown
+from app.core.hf_config.quant_autoround import AUTO_ROUND_METHOD, INC_METHOD, auto_round_spec
 from app.core.hf_config.quant_ignore import unconverted_fraction
 from app.core.specs import QuantMethod, QuantSpec
 from app.core.text import Text
@@ -530,6 +531,10 @@ def _quantization_format(
         raise ConfigError(
             "quantization_config", Text("unsupported {method} bits {bits}", method=method, bits=bits)
         )
+    if method in (AUTO_ROUND_METHOD, INC_METHOD):
+        bits = _int_bits("quantization_config", q.get("bits"))
+        group = _group_size("quantization_config", q.get("group_size"), per_channel=hidden)
+        return auto_round_spec(q, bits=bits, group=group, vllm_version=vllm_version)
     if method == "mxfp4":
         # gpt-oss: only the MoE experts are MXFP4; attention, router, embeddings, lm_head stay bf16.
         parts = breakdown()

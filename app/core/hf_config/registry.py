@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.errors import ConfigError, PlannerError
+from app.core.hf_config.remote_config import names_remote_config
 from app.core.specs import LayerKind, ModelSpec
 from app.core.text import Text
 from app.core.version_parse import Version
@@ -473,7 +474,7 @@ def _unparsed_model_type(
     *, model_type: str, architecture: str, known_architecture: bool, remote_code: bool, release: str
 ) -> list[str]:
     """transformers_utils/config.py HFConfigParser.parse: a model_type outside vLLM's _CONFIG_REGISTRY and
-    transformers' CONFIG_MAPPING is transformers' ValueError, unless auto_map names remote code.
+    transformers' CONFIG_MAPPING is transformers' ValueError, unless auto_map names an AutoConfig (remote_config.py).
 
     One leniency: a registered architecture that is vLLM's own class and not a transformers one (InternLM2,
     MiniCPM, MiMo: its config class only ever comes with the checkpoint's code) is said, not refused, because
@@ -497,7 +498,7 @@ def _unparsed_model_type(
         Text(
             "The checkpoint you are trying to load has model type `{model_type}` but Transformers does not "
             "recognize this architecture (transformers {version}, the newest vLLM allows; vLLM has no config "
-            "class for it and config.json names no auto_map code)",
+            "class for it and config.json's auto_map names no AutoConfig)",
             model_type=model_type,
             version=transformers_version,
         ),
@@ -624,6 +625,7 @@ def check_architecture(
     version: Version,
     transformers_fallback_release: str | None = None,
     remote_code: bool = False,
+    remote_config: bool | None = None,  # auto_map has AutoConfig (remote_config.py); None: as remote_code
     quant_method: str | None = None,
     quant_field: str = "quantization_config.quant_method",
 ) -> list[str]:
@@ -646,7 +648,7 @@ def check_architecture(
                 model_type=model_type,
                 architecture="",
                 known_architecture=False,
-                remote_code=remote_code,
+                remote_code=remote_code if remote_config is None else remote_config,
                 release=transformers_fallback_release,
             )
             if transformers_fallback_release is not None
@@ -678,7 +680,7 @@ def check_architecture(
             model_type=model_type,
             architecture=architecture,
             known_architecture=row is not None,
-            remote_code=remote_code,
+            remote_code=remote_code if remote_config is None else remote_config,
             release=release,
         )
         converted = _conversion_note(architecture, version)
@@ -790,4 +792,5 @@ def refuse_unloadable(top: Mapping[str, Any], *, model_type: str, vllm_version: 
         version=version.release,
         transformers_fallback_release=version.rules.version if version.rules.transformers_fallback else None,
         remote_code=bool(top.get("auto_map")),
+        remote_config=names_remote_config(top),
     )
