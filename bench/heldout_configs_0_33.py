@@ -48,6 +48,7 @@ SETS = (
     "heldout_0_33r",
     "heldout_0_33s",
     "heldout_0_33t",
+    "heldout_0_33u",
     "current-2026-12",
 )
 QUANTITIES = (
