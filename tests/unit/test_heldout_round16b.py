@@ -60,3 +60,59 @@ def test_set_zi_holds_its_logs() -> None:
 @pytest.mark.parametrize("name", sorted(log_sets.sources(SET_ZI)))
 def test_set_zi_as_scored(name: str) -> None:
     check_log(SET_ZI, name, log_sets.sources(SET_ZI)[name]["expect"])
+
+
+# --- torch_npu's "compiler_depend.ts" warning tag and CANN's SocVersion are Ascend signs (noticed in round 16) --------
+
+POOL = "(EngineCore pid=2113) INFO 06-10 16:39:18 [kv_cache_utils.py:1708] GPU KV cache size: 821,083 tokens\n"
+
+
+def _held_line(set_name: str, log: str, needle: str) -> str:
+    """The first line of an already-held real log that holds ``needle``."""
+    lines = (LOGS_DIR / set_name / log).read_text(encoding="utf-8").splitlines(keepends=True)
+    return next(line for line in lines if needle in line)
+
+
+DEPEND_WARNING = _held_line(
+    "heldout-2026-12zg", "ascend_worker_tp0_ep0_tp1_ep1_acl_graph_0_26_init_engine_35_96s.log", "compiler_depend.ts:"
+)
+SOC_VERSION = _held_line("heldout-2026-12e", "ascend_910b2_npu_function_error_acl_set_compileopt.log", "SocVersion =")
+
+
+def test_a_compiler_depend_warning_makes_the_run_an_npus() -> None:
+    # torch_npu's TORCH_WARN tag (its errors print the full build/CMakeFiles/torch_npu.dir/compiler_depend.ts path);
+    # before the fix vLLM's "GPU KV cache size" wording, printed by vllm-ascend too, left the run a GPU's
+    assert DEPEND_WARNING.startswith("[rank0]:[W1210 03:09:10.966659833 compiler_depend.ts:187] Warning:")
+    facts = parse_startup_log(POOL + DEPEND_WARNING)
+    assert (facts.device_type, facts.is_ascend, facts.kv_tokens) == ("NPU", True, 821_083)
+
+
+def test_the_older_untimed_compiler_depend_tag_is_an_npus_too() -> None:
+    line = (
+        "[W compiler_depend.ts:623] Warning: expandable_segments currently defaults to false. You can enable this "
+        "feature by `export PYTORCH_NPU_ALLOC_CONF = expandable_segments:True`. (function operator())\n"
+    )
+    assert parse_startup_log(POOL + line).device_type == "NPU"
+
+
+def test_a_cann_soc_version_makes_the_run_an_npus() -> None:
+    assert "init runtime platform info failed, SocVersion = Ascend910B2" in SOC_VERSION
+    facts = parse_startup_log(POOL + SOC_VERSION)
+    assert (facts.device_type, facts.is_ascend) == ("NPU", True)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # torch's CUDA build tags its real source file
+        "[rank0]:[W623 15:43:19.349006411 ProcessGroupNCCL.cpp:1575] Warning: WARNING: destroy_process_group() was "
+        "not called before program exit, which can leak resources.\n",
+        # a CMake build step naming the same file is not a torch_npu warning
+        "touch build/benchmarks/gemm/CMakeFiles/cutlass_benchmarks_gemm_sycl.dir/compiler_depend.ts\n",
+        # a SoC word that is not an Ascend chip
+        "SocVersion = unknown\n",
+    ],
+)
+def test_lines_that_are_not_ascend_signs_leave_a_gpu(line: str) -> None:
+    facts = parse_startup_log(POOL + line)
+    assert (facts.device_type, facts.is_ascend) == ("GPU", False)
