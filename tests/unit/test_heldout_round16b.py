@@ -53,7 +53,11 @@ def test_a_dev_tree_engine_version_is_not_a_release() -> None:
 
 def test_a_release_engine_version_is_still_read() -> None:
     facts = parse_startup_log(RELEASE_ENGINE)
-    assert (facts.vllm_version, facts.engine, facts.tensor_parallel_size) == ("0.11.1rc2.dev141+g38f225c2a", "v1", 2)
+    assert (facts.vllm_version, facts.engine, facts.tensor_parallel_size) == (
+        "0.11.1rc2.dev141+g38f225c2a",
+        "v1",
+        2,
+    )
 
 
 def test_set_zi_holds_its_logs() -> None:
@@ -76,7 +80,9 @@ def test_set_zj_as_scored(name: str) -> None:
 
 # --- torch_npu's "compiler_depend.ts" warning tag and CANN's SocVersion are Ascend signs (noticed in round 16) --------
 
-POOL = "(EngineCore pid=2113) INFO 06-10 16:39:18 [kv_cache_utils.py:1708] GPU KV cache size: 821,083 tokens\n"
+POOL = (
+    "(EngineCore pid=2113) INFO 06-10 16:39:18 [kv_cache_utils.py:1708] GPU KV cache size: 821,083 tokens\n"
+)
 
 
 def _held_line(set_name: str, log: str, needle: str) -> str:
@@ -86,9 +92,13 @@ def _held_line(set_name: str, log: str, needle: str) -> str:
 
 
 DEPEND_WARNING = _held_line(
-    "heldout-2026-12zg", "ascend_worker_tp0_ep0_tp1_ep1_acl_graph_0_26_init_engine_35_96s.log", "compiler_depend.ts:"
+    "heldout-2026-12zg",
+    "ascend_worker_tp0_ep0_tp1_ep1_acl_graph_0_26_init_engine_35_96s.log",
+    "compiler_depend.ts:",
 )
-SOC_VERSION = _held_line("heldout-2026-12e", "ascend_910b2_npu_function_error_acl_set_compileopt.log", "SocVersion =")
+SOC_VERSION = _held_line(
+    "heldout-2026-12e", "ascend_910b2_npu_function_error_acl_set_compileopt.log", "SocVersion ="
+)
 
 
 def test_a_compiler_depend_warning_makes_the_run_an_npus() -> None:
