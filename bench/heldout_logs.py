@@ -46,6 +46,8 @@ after the doctor and the measured parts were built; nothing is fitted on them. F
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12zf # batch zf (6 NVIDIA logs, round 15: blind after ze's fixes)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12zg # batch zg (17 logs, round 16: 6 Ascend, 2 ROCm, 9 NVIDIA; blind on main 2ac5ca49)
     .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12zh # batch zh (6 logs, round 16: 3 Ascend, 3 NVIDIA; blind after zg's fixes)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12zi # batch zi (13 logs, round 16b: 4 ROCm, 4 Ascend, 5 NVIDIA; blind on main 07cf9d11)
+    .venv/bin/python bench/heldout_logs.py tests/data/logs/heldout-2026-12zj # batch zj (3 logs, round 16b: 1 Ascend, 2 NVIDIA; blind after zi's fixes)
 """
 
 from __future__ import annotations

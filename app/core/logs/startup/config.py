@@ -177,10 +177,17 @@ def _put_config(pairs: Iterable[tuple[str, object]], ln: _Line, run: _Run, sourc
             run.put("is_ascend", True, ln)
 
 
+# v1/engine/core.py prints vllm/version.py's __version__, which vcs-versioning writes as a PEP 440 release (a digit
+# first, "0.9.2.dev301+g3c545c0c3"); a tree without it prints "dev", and docs print the placeholder "vx.x.x" (vllm-ascend
+# docs/source/quick_start.md at 322ce72a): neither is a release
+_ENGINE_RELEASE = re.compile(vt.VERSION)
+
+
 def _engine_config(m: re.Match[str], ln: _Line, run: _Run) -> None:
     flavour, version = m.group(1), m.group(2)
     run.put("engine", "v1" if flavour == "V1 " else "v0", ln)
-    if version is not None:  # V0 before 0.6 prints "Initializing an LLM engine with config:" alone
+    # V0 before 0.6 prints "Initializing an LLM engine with config:" alone
+    if version is not None and _ENGINE_RELEASE.fullmatch(version.strip()):
         run.put("vllm_version", version.strip().removeprefix("v"), ln, source=SOURCE_SECONDARY)
     body = m.string[m.end() :]
     pairs = ((km.group("key"), km.group("value")) for km in _KEY_VALUE.finditer(body))
