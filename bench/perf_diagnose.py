@@ -2,6 +2,8 @@
 
     .venv/bin/python bench/perf_diagnose.py --cache /tmp/r.pkl --with-dir bench/data/perf/sources-r16
     .venv/bin/python bench/perf_diagnose.py --cache /tmp/r.pkl --mode physics+prefill+v0+family
+    .venv/bin/python bench/perf_diagnose.py --cache /tmp/r.pkl --markdown  # the per-source rows as a table
+    .venv/bin/python bench/perf_diagnose.py --cache /tmp/r.pkl --parts     # and the TTFT split (slower)
 
 Every run is predicted by the fit made without its source (perf_loso.fit, as bench/perf_harness.py does),
 scored on the key perf_loso scores it on (the mean, else the median). Prints:
@@ -119,8 +121,12 @@ def main(argv: list[str]) -> int:
         families = sorted({family_of(r) for r in runs})
         family, takes = families[0] if len(families) == 1 else ("mixed", f"{len(families)} families")
         common = statistics.mode(harness(r) for r in runs)
-        shown = "  ".join(_cell(runs, preds, kind) for kind in KINDS)
-        print(f"{source[:46]:46} {family:12} {takes:16} {common[:28]:28} {len(runs):4d}  {shown}")
+        if "--markdown" in argv:  # the row docs/accuracy.md carries (round 16b's diagnosis table)
+            cells = " | ".join(_cell(runs, preds, kind).strip().replace("-", "–") for kind in KINDS)
+            print(f"| {source} | {family} | {takes} | {common} | {len(runs)} | {cells} |")
+        else:
+            shown = "  ".join(_cell(runs, preds, kind) for kind in KINDS)
+            print(f"{source[:46]:46} {family:12} {takes:16} {common[:28]:28} {len(runs):4d}  {shown}")
         for fam in families:  # a source with runs on several families votes once in each
             mine = [(r, p) for r, p in zip(runs, preds, strict=True) if family_of(r) == fam]
             fam_rows[f"{fam[0]} ({fam[1]})"].append(
