@@ -89,6 +89,7 @@ MODES = (
     "physics+prefill+v0+family",
     "physics+prefill+v0+attn",
     "physics+prefill+v0+familyown",
+    "physics+prefill+v0+moe",
 )
 # The host's per-step and per-request work (physics.Coefficients.host_*), tried on this grid: 0-3 ms a step
 # (vLLM's V1 engine core: schedule, prepare inputs, launch, bookkeeping, ship outputs; what the runs of
@@ -111,6 +112,10 @@ PREFILL_OPTION, V0_OPTION = "+prefill", "+v0"
 # on attention's rate for every device, tried on this grid with the TTFT overhead refitted at each point
 ATTENTION_OPTION = "+attn"
 ATTENTION_GRID = (0.8, 1.0, 1.25, 1.5, 2.0)
+# +moe (round 16b): the routed experts' GEMMs (vLLM's fused_moe grouped GEMMs) against the MoE compute efficiency
+# the shared file's closed-form fit gave each family: one factor on that time for every device, on this grid
+MOE_OPTION = "+moe"
+MOE_GRID = (0.8, 1.0, 1.25, 1.5, 2.0, 3.0)
 # +tokq: the API server tokenizes prompts one at a time (vLLM 0.33.0 vllm/renderers/base.py, BaseRenderer: the
 # blocking tokenizer calls run on a ThreadPoolExecutor of model_config.renderer_num_workers workers, default 1 in
 # vllm/config/model.py), so the prompts that arrive together queue for it: the simulation serves the fitted
@@ -184,11 +189,13 @@ class Run:
         stream_s: float = 0.0,
         tokq_ms: float | None = None,
         attention: float = 1.0,
+        moe: float = 1.0,
     ) -> dict[str, float]:
         """The prediction with this host work, platform device-time factor (and, if given, a separate
         one for the device's FLOPs) and eager launch time per layer (simulated once, then kept);
         ``tokq_ms``: with the tokenizer queue at this per-prompt-token time (ms; None: as shipped);
-        ``attention``: attention's matmuls at 1 / attention of the rate the GEMMs reach (``+attn``)."""
+        ``attention``: attention's matmuls at 1 / attention of the rate the GEMMs reach (``+attn``);
+        ``moe``: the routed experts' GEMMs at 1 / moe of the family's fitted MoE efficiency (``+moe``)."""
         ctx = self.context
         eager_s = eager_s if ctx is not None and ctx.physics.eager else 0.0  # only eager runs launch
         compute = factor if compute is None else compute
@@ -196,6 +203,7 @@ class Run:
         key += ("streams", stream_s) if stream_s else ()
         key += ("tokq", tokq_ms) if tokq_ms is not None else ()
         key += ("attn", attention) if attention != 1.0 else ()
+        key += ("moe", moe) if moe != 1.0 else ()
         if key not in self.variants:
             # the shipped prediction stands in only where it was made with this eager time: an eager run's
             # shipped coefficients carry the shipped eager_layer_s (0.3 ms), so its "0" must be simulated
@@ -208,6 +216,7 @@ class Run:
                 and stream_s == ctx.coefficients.frontend_stream_s
                 and tokq_ms is None
                 and attention == 1.0
+                and moe == 1.0
                 and _host_never_binds(ctx, *host)
             ):
                 self.variants[key] = self.predicted
@@ -225,6 +234,9 @@ class Run:
                     coefficients = replace(
                         coefficients, ttft_per_prompt_token_s=tokq_ms / 1000, tokenizer_workers=1
                     )
+                if moe != 1.0:  # the experts' grouped GEMMs (fused_moe) at a lower share of the tensor rate
+                    eff = coefficients.moe_compute_efficiency / moe
+                    coefficients = replace(coefficients, moe_compute_efficiency=eff)
                 if attention != 1.0:  # the attention matmuls' rate (physics.attention_rate) over the factor
                     physics = replace(
                         ctx.physics, attention_flops_per_s=attention_rate(ctx.physics) / attention
@@ -256,6 +268,7 @@ class Correction:
     stream_s: float = 0.0  # +streams: the API server's time per running stream at a request's admission
     tokenizer_queue: bool = False  # +tokq: ttft_per_token_ms is simulated, queued for one tokenizer worker
     attention_factor: float = 1.0  # +attn: attention's matmuls take this many times the GEMMs' achieved rate
+    moe_factor: float = 1.0  # +moe: the routed experts' GEMMs take this many times the fitted MoE time
 
     def _v0_point(self, run: Run) -> HostPoint:
         """The V0 host work of this run's engine step: the fitted step and request parts, the step's
@@ -281,6 +294,7 @@ class Correction:
                 self.stream_s,
                 self.ttft_per_token_ms if self.tokenizer_queue else None,
                 self.attention_factor,
+                self.moe_factor,
             )
         )
         if self.ttft_base_ms >= 0 and KEYS["ttft"] in out:
@@ -456,8 +470,9 @@ def _fit_host(mode: str, train: dict[str, list[Run]]) -> Correction:
     eager = _fit_eager(train, base) if mode.startswith("physics") else 0.0
     return min(
         (
-            _fit_ttft(mode, train, replace(base, eager_layer_s=eager, attention_factor=a))
+            _fit_ttft(mode, train, replace(base, eager_layer_s=eager, attention_factor=a, moe_factor=m))
             for a in (ATTENTION_GRID if ATTENTION_OPTION in mode else (1.0,))
+            for m in (MOE_GRID if MOE_OPTION in mode else (1.0,))
         ),
         key=lambda c: _train_objective(train, c),
     )
@@ -482,6 +497,7 @@ def _fit_ttft(mode: str, train: dict[str, list[Run]], base: Correction) -> Corre
                 stream_s=c,
                 tokenizer_queue=TOKQ_OPTION in mode,
                 attention_factor=base.attention_factor,
+                moe_factor=base.moe_factor,
             )
             for b in TTFT_BASE_GRID_MS
             for k in TTFT_PER_TOKEN_GRID_MS
