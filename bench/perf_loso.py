@@ -53,14 +53,20 @@ from perf_bands import _central as _central  # re-exported: tests/unit/test_perf
 from perf_bands import covering_band
 from perf_bands import weighted_quantile as weighted_quantile
 from perf_frontend import frontend_grid, streams_grid
-from perf_refit import ARCH_OPTION, POOLED_OPTION, arch_key, fit_arch
+from perf_refit import ARCH_OPTION, FAMILY_OPTION, OWN_OPTION, POOLED_OPTION, arch_key, fit_arch, fit_family
 
-from app.core.perf.physics import host_step_seconds, slower_device
+from app.core.perf.physics import attention_rate, host_step_seconds, slower_device
 from app.core.perf.predict import ARCH_PREFIX
 from app.core.perf.rates import rates_of
 from app.core.perf.simulate import SimulationError
 
 KEYS = P.KEYS  # kind -> vLLM result key
+# Where a run prints no mean, its median stands in for the kind (round 16b): the simulation prints both
+# (app/core/perf/bench.py, as vLLM's serve.py does), so a median-only source (pegainfer's RTX 5090, the
+# T4 Kaggle runs, wmx's L4 TTFT, ...) is scored on TPOT and TTFT like the others instead of on throughput
+# alone. ``--mean-only`` keeps rounds 10-16's scorer (means only) to reproduce their figures.
+MEDIAN_KEYS = {"tpot": "median_tpot_ms", "ttft": "median_ttft_ms"}
+SCORE_MEDIANS = [True]  # main() clears it for --mean-only
 MODES = (
     "none",
     "per-kind",
@@ -80,6 +86,10 @@ MODES = (
     "physics+prefill+v0+frontend",
     "physics+prefill+v0+streams",
     "physics+prefill+v0+tokq",
+    "physics+prefill+v0+family",
+    "physics+prefill+v0+attn",
+    "physics+prefill+v0+familyown",
+    "physics+prefill+v0+moe",
 )
 # The host's per-step and per-request work (physics.Coefficients.host_*), tried on this grid: 0-3 ms a step
 # (vLLM's V1 engine core: schedule, prepare inputs, launch, bookkeeping, ship outputs; what the runs of
@@ -97,6 +107,15 @@ HOST_MODES = ("host", "physics")  # the modes that re-simulate the runs (host wo
 # physics options (suffixes, combinable): "+prefill" gives a device's FLOPs their own factor; "+v0" fits
 # the V0 engine's host work apart from V1's
 PREFILL_OPTION, V0_OPTION = "+prefill", "+v0"
+# +attn (round 16b): attention's two matmuls (FlashAttention / FlashInfer, paged KV, causal tiles) reach a lower
+# share of the data sheet than the GEMMs whose fitted compute efficiency they share in rates.rates_of: one factor
+# on attention's rate for every device, tried on this grid with the TTFT overhead refitted at each point
+ATTENTION_OPTION = "+attn"
+ATTENTION_GRID = (0.8, 1.0, 1.25, 1.5, 2.0)
+# +moe (round 16b): the routed experts' GEMMs (vLLM's fused_moe grouped GEMMs) against the MoE compute efficiency
+# the shared file's closed-form fit gave each family: one factor on that time for every device, on this grid
+MOE_OPTION = "+moe"
+MOE_GRID = (0.8, 1.0, 1.25, 1.5, 2.0, 3.0)
 # +tokq: the API server tokenizes prompts one at a time (vLLM 0.33.0 vllm/renderers/base.py, BaseRenderer: the
 # blocking tokenizer calls run on a ThreadPoolExecutor of model_config.renderer_num_workers workers, default 1 in
 # vllm/config/model.py), so the prompts that arrive together queue for it: the simulation serves the fitted
@@ -136,6 +155,15 @@ class Run:
     host_in_series: bool = False
     platform: str = CUDA  # the device's (cuda, rocm, npu, ...): outside CUDA a device-time factor applies
 
+    def key(self, kind: str) -> str | None:
+        """The result key this run is scored on for this kind: the mean where measured, else (unless
+        --mean-only) the median, else None."""
+        mean = KEYS[kind]
+        if mean in self.measured:
+            return mean
+        median = MEDIAN_KEYS.get(kind)
+        return median if SCORE_MEDIANS[0] and median is not None and median in self.measured else None
+
     @property
     def shipped_ttft_per_token_ms(self) -> float:
         """The per-prompt-token part of the TTFT overhead the shipped simulation carries (ms a token)."""
@@ -160,16 +188,22 @@ class Run:
         frontend_s: float = 0.0,
         stream_s: float = 0.0,
         tokq_ms: float | None = None,
+        attention: float = 1.0,
+        moe: float = 1.0,
     ) -> dict[str, float]:
         """The prediction with this host work, platform device-time factor (and, if given, a separate
         one for the device's FLOPs) and eager launch time per layer (simulated once, then kept);
-        ``tokq_ms``: with the tokenizer queue at this per-prompt-token time (ms; None: as shipped)."""
+        ``tokq_ms``: with the tokenizer queue at this per-prompt-token time (ms; None: as shipped);
+        ``attention``: attention's matmuls at 1 / attention of the rate the GEMMs reach (``+attn``);
+        ``moe``: the routed experts' GEMMs at 1 / moe of the family's fitted MoE efficiency (``+moe``)."""
         ctx = self.context
         eager_s = eager_s if ctx is not None and ctx.physics.eager else 0.0  # only eager runs launch
         compute = factor if compute is None else compute
         key = (host[0], host[1], factor, eager_s, compute) + ((frontend_s,) if frontend_s else ())
         key += ("streams", stream_s) if stream_s else ()
         key += ("tokq", tokq_ms) if tokq_ms is not None else ()
+        key += ("attn", attention) if attention != 1.0 else ()
+        key += ("moe", moe) if moe != 1.0 else ()
         if key not in self.variants:
             # the shipped prediction stands in only where it was made with this eager time: an eager run's
             # shipped coefficients carry the shipped eager_layer_s (0.3 ms), so its "0" must be simulated
@@ -181,6 +215,8 @@ class Run:
                 and frontend_s == ctx.coefficients.frontend_request_s
                 and stream_s == ctx.coefficients.frontend_stream_s
                 and tokq_ms is None
+                and attention == 1.0
+                and moe == 1.0
                 and _host_never_binds(ctx, *host)
             ):
                 self.variants[key] = self.predicted
@@ -198,6 +234,14 @@ class Run:
                     coefficients = replace(
                         coefficients, ttft_per_prompt_token_s=tokq_ms / 1000, tokenizer_workers=1
                     )
+                if moe != 1.0:  # the experts' grouped GEMMs (fused_moe) at a lower share of the tensor rate
+                    eff = coefficients.moe_compute_efficiency / moe
+                    coefficients = replace(coefficients, moe_compute_efficiency=eff)
+                if attention != 1.0:  # the attention matmuls' rate (physics.attention_rate) over the factor
+                    physics = replace(
+                        ctx.physics, attention_flops_per_s=attention_rate(ctx.physics) / attention
+                    )
+                    ctx = replace(ctx, physics=physics)
                 self.variants[key] = ctx.simulate(
                     slower_device(coefficients, factor=factor, compute_factor=compute)
                 )
@@ -223,6 +267,8 @@ class Correction:
     frontend_s: float = 0.0  # +frontend: the API server's serial time per request (perf_frontend.py)
     stream_s: float = 0.0  # +streams: the API server's time per running stream at a request's admission
     tokenizer_queue: bool = False  # +tokq: ttft_per_token_ms is simulated, queued for one tokenizer worker
+    attention_factor: float = 1.0  # +attn: attention's matmuls take this many times the GEMMs' achieved rate
+    moe_factor: float = 1.0  # +moe: the routed experts' GEMMs take this many times the fitted MoE time
 
     def _v0_point(self, run: Run) -> HostPoint:
         """The V0 host work of this run's engine step: the fitted step and request parts, the step's
@@ -247,6 +293,8 @@ class Correction:
                 self.frontend_s,
                 self.stream_s,
                 self.ttft_per_token_ms if self.tokenizer_queue else None,
+                self.attention_factor,
+                self.moe_factor,
             )
         )
         if self.ttft_base_ms >= 0 and KEYS["ttft"] in out:
@@ -255,7 +303,9 @@ class Correction:
             shift = self.ttft_base_ms - run.shipped_ttft_overhead_ms
             if not self.tokenizer_queue:
                 shift += (self.ttft_per_token_ms - run.shipped_ttft_per_token_ms) * run.prompt_tokens
-            out[KEYS["ttft"]] = max(1e-3, out[KEYS["ttft"]] + shift)
+            for ttft_key in (KEYS["ttft"], MEDIAN_KEYS["ttft"]):  # every request's TTFT moves by the shift
+                if ttft_key in out:
+                    out[ttft_key] = max(1e-3, out[ttft_key] + shift)
             if "mean_e2el_ms" in out and KEYS["throughput"] in out and out["mean_e2el_ms"] > 0:
                 e2el = out["mean_e2el_ms"]
                 out[KEYS["throughput"]] *= e2el / max(1e-3, e2el + shift)
@@ -298,11 +348,12 @@ class Correction:
 
 
 def _log_ratios(runs: list[Run], kind: str, correction: Correction) -> list[float]:
-    key = KEYS[kind]
     out = []
     for run in runs:
+        if (key := run.key(kind)) is None:
+            continue
         pred = correction.predict(run).get(key, 0.0)
-        if key in run.measured and pred > 0 and run.measured[key] > 0:
+        if pred > 0 and run.measured[key] > 0:
             out.append(math.log(run.measured[key] / pred))
     return out
 
@@ -355,13 +406,13 @@ def _train_objective(
 ) -> float:
     """Source-weighted sum of the median errors of these kinds (all three) on the training sources."""
     total = 0.0
-    for key in (KEYS[k] for k in kinds):
+    for kind in kinds:
         per_source = []
         for rows in train.values():
             errs = [
                 abs(pred - r.measured[key]) / r.measured[key]
                 for r in rows
-                if key in r.measured and (pred := correction.predict(r).get(key, 0.0)) > 0
+                if (key := r.key(kind)) is not None and (pred := correction.predict(r).get(key, 0.0)) > 0
             ]
             if errs:
                 per_source.append(statistics.median(errs))
@@ -406,8 +457,30 @@ def _fit_host(mode: str, train: dict[str, list[Run]]) -> Correction:
             pooled=POOLED_OPTION in mode,
         )
         platform, compute = platform + arch, compute + arch_compute
+    if FAMILY_OPTION in mode:  # the borrowed architectures' own or pooled factors (perf_refit.fit_family)
+        arch, arch_compute = fit_family(
+            train,
+            lambda runs, d, c, kinds: _train_objective(
+                runs, replace(best, platform=platform + d, compute_platform=compute + c), kinds
+            ),
+            pooled_fallback=OWN_OPTION not in mode,
+        )
+        platform, compute = platform + arch, compute + arch_compute
     base = replace(best, platform=platform, compute_platform=compute)
     eager = _fit_eager(train, base) if mode.startswith("physics") else 0.0
+    return min(
+        (
+            _fit_ttft(mode, train, replace(base, eager_layer_s=eager, attention_factor=a, moe_factor=m))
+            for a in (ATTENTION_GRID if ATTENTION_OPTION in mode else (1.0,))
+            for m in (MOE_GRID if MOE_OPTION in mode else (1.0,))
+        ),
+        key=lambda c: _train_objective(train, c),
+    )
+
+
+def _fit_ttft(mode: str, train: dict[str, list[Run]], base: Correction) -> Correction:
+    """The TTFT overhead (base, per prompt token) and the API server's terms on their grids, on ``base``."""
+    platform, compute, eager, best = base.platform, base.compute_platform, base.eager_layer_s, base
     return min(
         (
             Correction(
@@ -423,6 +496,8 @@ def _fit_host(mode: str, train: dict[str, list[Run]]) -> Correction:
                 frontend_s=f,
                 stream_s=c,
                 tokenizer_queue=TOKQ_OPTION in mode,
+                attention_factor=base.attention_factor,
+                moe_factor=base.moe_factor,
             )
             for b in TTFT_BASE_GRID_MS
             for k in TTFT_PER_TOKEN_GRID_MS
@@ -547,9 +622,10 @@ class Scores:
 
 
 def score(runs: list[Run], kind: str, correction: Correction, lo_hi: tuple[float, float]) -> Scores | None:
-    key = KEYS[kind]
     errs, ratios, inside = [], [], []
     for run in runs:
+        if (key := run.key(kind)) is None:
+            continue
         pred = correction.predict(run).get(key, 0.0)
         meas = run.measured.get(key)
         if meas is None or pred <= 0:
@@ -755,6 +831,7 @@ def cached_load(argv: list[str]) -> dict[str, list[Run]]:
 
 
 def main(argv: list[str]) -> int:
+    SCORE_MEDIANS[0] = "--mean-only" not in argv
     by_source = cached_load(argv)
     modes = argv[argv.index("--modes") + 1].split(",") if "--modes" in argv else list(MODES)
     if "--fit-only" in argv:  # the first of --modes, chosen by an earlier run: fit on all, band, write

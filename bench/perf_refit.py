@@ -41,6 +41,16 @@ from app.core.perf.predict import ARCH_PREFIX, cuda_arch
 ARCH_GRID = (0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 1.75, 2.0)
 ARCH_OPTION = "+arch"
 POOLED_OPTION = "+cuda"  # one (decode, compute) pair for every CUDA architecture
+# "+family" (round 16b): only the architectures that *borrow* a fitted family's coefficients (the A100, A10,
+# RTX 3090/4090, L4, L40S, T4 take Hopper's; the RTX 5090, RTX PRO 6000 and GB10 Blackwell's: predict.
+# device_family) get factors; the fitted families' own architectures (sm90, sm100/103, fitted on the shared
+# file) keep 1. An architecture whose training runs come from at least MIN_ORIGINS independent origins gets
+# its own pair; the others take the pair fitted on every borrowed run of their base family together.
+FAMILY_OPTION = "+family"
+OWN_OPTION = (
+    "+familyown"  # the same, but an architecture without MIN_ORIGINS origins keeps 1 (the family's fit)
+)
+MIN_ORIGINS = 2
 
 
 @cache
@@ -55,6 +65,29 @@ def arch_key(device_id: str) -> str:
 class _Run(Protocol):
     @property
     def device_key(self) -> str: ...
+
+    @property
+    def source(self) -> str: ...
+
+
+def origin(source: str) -> str:
+    """Who measured a source: its repository or site, the first word of its name, so two sources of one
+    repository ("tenstorrent/tt-inference-server GPU reference runs" and "... GPU baselines") count once."""
+    return source.split()[0]
+
+
+@cache
+def fitted_arches() -> frozenset[str]:
+    """The CUDA architectures of the devices the families were fitted on (coefficients.json's devices)."""
+    from app.core.perf.predict import fitted_families
+
+    return frozenset(arch_key(d) for fit in fitted_families().values() for d in fit.devices) - {""}
+
+
+def base_family(key: str) -> str:
+    """The fitted family an architecture borrows (predict.device_family: sm 100 and up Blackwell's, else
+    Hopper's)."""
+    return "blackwell" if int(key.removeprefix(ARCH_PREFIX)) >= 100 else "hopper"
 
 
 Factors = tuple[tuple[str, float], ...]
@@ -77,13 +110,56 @@ def fit_arch(
         {r.device_key for rows in train.values() for r in rows if r.device_key.startswith(ARCH_PREFIX)}
     )
     groups = [keys] if pooled and keys else [[key] for key in keys]
+    return _fit_groups(train, objective, groups, grid)
+
+
+def fit_family(
+    train: Mapping[str, Sequence[_Run]],
+    objective: Objective,
+    *,
+    grid: Sequence[float] = ARCH_GRID,
+    pooled_fallback: bool = True,
+) -> tuple[Factors, Factors]:
+    """``+family``: per borrowed architecture the training runs cover, its own (decode, compute) pair where
+    MIN_ORIGINS independent origins ran it, else its base family's pooled pair (fitted on every borrowed run
+    of that family, each training source one vote; ``pooled_fallback`` False, ``+familyown``: 1). Fitted
+    architectures are left out (1)."""
+    own = fitted_arches()
+    origins: dict[str, set[str]] = {}
+    for rows in train.values():
+        for r in rows:
+            if r.device_key.startswith(ARCH_PREFIX) and r.device_key not in own:
+                origins.setdefault(r.device_key, set()).add(origin(r.source))
+    decode: list[tuple[str, float]] = []
+    compute: list[tuple[str, float]] = []
+    for family in sorted({base_family(k) for k in origins}):
+        members = sorted(k for k in origins if base_family(k) == family)
+        alone = [k for k in members if len(origins[k]) >= MIN_ORIGINS]
+        rest = [k for k in members if k not in alone]
+        if pooled_fallback and rest:
+            d_pool, c_pool = _fit_groups(train, objective, [members], grid)
+            decode.extend(p for p in d_pool if p[0] in rest)
+            compute.extend(p for p in c_pool if p[0] in rest)
+        d_own, c_own = _fit_groups(train, objective, [[k] for k in alone], grid)
+        decode.extend(d_own)
+        compute.extend(c_own)
+    return tuple(decode), tuple(compute)
+
+
+def _fit_groups(
+    train: Mapping[str, Sequence[_Run]],
+    objective: Objective,
+    groups: Sequence[Sequence[str]],
+    grid: Sequence[float],
+) -> tuple[Factors, Factors]:
+    """Per group of architectures, the one (decode, compute) pair chosen on the group's training runs."""
     decode: list[tuple[str, float]] = []
     compute: list[tuple[str, float]] = []
     for group in groups:
         runs = {s: [r for r in rows if r.device_key in group] for s, rows in train.items()}
         runs = {s: rows for s, rows in runs.items() if rows}
 
-        def each(f: float, group: list[str] = group) -> Factors:
+        def each(f: float, group: Sequence[str] = group) -> Factors:
             return tuple((key, f) for key in group)
 
         d = min(grid, key=lambda f: (objective(runs, each(f), (), ("tpot", "throughput")), abs(f - 1)))
