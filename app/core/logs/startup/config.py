@@ -180,7 +180,7 @@ def _put_config(pairs: Iterable[tuple[str, object]], ln: _Line, run: _Run, sourc
 # v1/engine/core.py prints vllm/version.py's __version__, which vcs-versioning writes as a PEP 440 release (a digit
 # first, "0.9.2.dev301+g3c545c0c3"); a tree without it prints "dev", and docs print the placeholder "vx.x.x" (vllm-ascend
 # docs/source/quick_start.md at 322ce72a): neither is a release
-_ENGINE_RELEASE = re.compile(vt.VERSION)
+_ENGINE_RELEASE = regex.compile(vt.VERSION)
 
 
 def _engine_config(m: re.Match[str], ln: _Line, run: _Run) -> None:
