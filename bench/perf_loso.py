@@ -90,6 +90,7 @@ MODES = (
     "physics+prefill+v0+attn",
     "physics+prefill+v0+familyown",
     "physics+prefill+v0+moe",
+    "physics+prefill+v0+uncap",
 )
 # The host's per-step and per-request work (physics.Coefficients.host_*), tried on this grid: 0-3 ms a step
 # (vLLM's V1 engine core: schedule, prepare inputs, launch, bookkeeping, ship outputs; what the runs of
@@ -122,6 +123,10 @@ MOE_GRID = (0.8, 1.0, 1.25, 1.5, 2.0, 3.0)
 # per-prompt-token part of the TTFT overhead first come, first served (physics.Coefficients.tokenizer_workers
 # = 1, simulate.tokenizer_queue), re-simulated at every point of the per-token grid in every fold
 TOKQ_OPTION = "+tokq"
+# +uncap (round 16c): a step with more tokens than the largest captured CUDA graph (V0: any step with a prompt
+# chunk) launches its layers one by one, at the fold's fitted eager_layer_s a layer, overlapped with the device's
+# work (app/core/perf/uncaptured.py; vLLM 0.14.0 / 0.33.0 v1/worker/gpu_model_runner.py execute_model)
+UNCAP_OPTION = "+uncap"
 # "+v0rank" (with "+v0"): the V0 step's host work grows with the tensor-parallel group: at TP > 1 the driver
 # worker broadcasts every step's model input to the other ranks before any of them runs (vLLM 0.6.3
 # worker/worker_base.py, LocalOrDistributedWorkerBase._get_driver_input_and_broadcast ->
@@ -190,6 +195,7 @@ class Run:
         tokq_ms: float | None = None,
         attention: float = 1.0,
         moe: float = 1.0,
+        uncap: bool = False,
     ) -> dict[str, float]:
         """The prediction with this host work, platform device-time factor (and, if given, a separate
         one for the device's FLOPs) and eager launch time per layer (simulated once, then kept);
@@ -197,13 +203,15 @@ class Run:
         ``attention``: attention's matmuls at 1 / attention of the rate the GEMMs reach (``+attn``);
         ``moe``: the routed experts' GEMMs at 1 / moe of the family's fitted MoE efficiency (``+moe``)."""
         ctx = self.context
-        eager_s = eager_s if ctx is not None and ctx.physics.eager else 0.0  # only eager runs launch
+        # only eager runs launch (and, with +uncap, every run's steps past its captured graphs)
+        eager_s = eager_s if ctx is not None and (ctx.physics.eager or uncap) else 0.0
         compute = factor if compute is None else compute
         key = (host[0], host[1], factor, eager_s, compute) + ((frontend_s,) if frontend_s else ())
         key += ("streams", stream_s) if stream_s else ()
         key += ("tokq", tokq_ms) if tokq_ms is not None else ()
         key += ("attn", attention) if attention != 1.0 else ()
         key += ("moe", moe) if moe != 1.0 else ()
+        key += ("uncap",) if uncap else ()
         if key not in self.variants:
             # the shipped prediction stands in only where it was made with this eager time: an eager run's
             # shipped coefficients carry the shipped eager_layer_s (0.3 ms), so its "0" must be simulated
@@ -217,6 +225,7 @@ class Run:
                 and tokq_ms is None
                 and attention == 1.0
                 and moe == 1.0
+                and not uncap
                 and _host_never_binds(ctx, *host)
             ):
                 self.variants[key] = self.predicted
@@ -229,6 +238,7 @@ class Run:
                     eager_layer_s=eager_s,
                     frontend_request_s=frontend_s,
                     frontend_stream_s=stream_s,
+                    uncaptured_launch=uncap,
                 )
                 if tokq_ms is not None:
                     coefficients = replace(
@@ -269,6 +279,7 @@ class Correction:
     tokenizer_queue: bool = False  # +tokq: ttft_per_token_ms is simulated, queued for one tokenizer worker
     attention_factor: float = 1.0  # +attn: attention's matmuls take this many times the GEMMs' achieved rate
     moe_factor: float = 1.0  # +moe: the routed experts' GEMMs take this many times the fitted MoE time
+    uncaptured: bool = False  # +uncap: steps past the captured graphs launch eagerly (uncaptured.py)
 
     def _v0_point(self, run: Run) -> HostPoint:
         """The V0 host work of this run's engine step: the fitted step and request parts, the step's
@@ -295,6 +306,7 @@ class Correction:
                 self.ttft_per_token_ms if self.tokenizer_queue else None,
                 self.attention_factor,
                 self.moe_factor,
+                self.uncaptured,
             )
         )
         if self.ttft_base_ms >= 0 and KEYS["ttft"] in out:
@@ -468,6 +480,7 @@ def _fit_host(mode: str, train: dict[str, list[Run]]) -> Correction:
         platform, compute = platform + arch, compute + arch_compute
     base = replace(best, platform=platform, compute_platform=compute)
     eager = _fit_eager(train, base) if mode.startswith("physics") else 0.0
+    base = replace(base, uncaptured=UNCAP_OPTION in mode)
     return min(
         (
             _fit_ttft(mode, train, replace(base, eager_layer_s=eager, attention_factor=a, moe_factor=m))

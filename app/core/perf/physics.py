@@ -20,6 +20,7 @@ from statistics import NormalDist
 
 from app.core import budget as B
 from app.core import graph_mode
+from app.core.perf.uncaptured import graph_token_limit
 from app.core.result import Estimate
 from app.core.specs import GIB, DeviceSpec, LayerKind, ModelSpec, QuantMethod, ServeConfig
 from app.core.versions import rules_for
@@ -219,6 +220,10 @@ class StepPhysics:
     # up-projects k_nope and v), decode tokens through W_UK into the latent (DeepSeek-V3: 128 x (192 + 128) / 2 =
     # 20,480 head dims against 128 x (576 + 512) / 2 = 69,632)
     prefill_attention_flops_per_context_token: float = 0.0
+    # the most tokens a step replays from a captured graph (uncaptured.graph_token_limit; V0: decode
+    # sequences, a prompt chunk makes the step eager); 0: no limit known or no graphs at all
+    graph_token_limit: int = 0
+    v0_graphs: bool = False  # V0's rule: only decode-only steps replay graphs
 
 
 def mla_prefill_head_dims(model: ModelSpec) -> float:
@@ -377,6 +382,8 @@ def step_physics(
             serve, rules=rules_for(estimate.vllm_version)
         ),  # --enforce-eager, -O0 or cudagraph_mode NONE
         pcie_ring_s=pcie_ring,
+        graph_token_limit=graph_token_limit(estimate=estimate, serve=serve, device=device),
+        v0_graphs=rules_for(estimate.vllm_version).engine != "v1",
     )
 
 
@@ -515,6 +522,10 @@ class Coefficients:
     # ModelConfig.renderer_num_workers, default 1); 0: the per-token part is paid side by side, no queue.
     # Chosen across sources (bench/perf_loso.py ``+tokq``); CPU work, so slower_device leaves it.
     tokenizer_workers: int = 0
+    # A step too large for the captured graphs (uncaptured.py) launches its layers as an --enforce-eager start
+    # does, eager_layer_s a layer, overlapped with the device's work. Off unless chosen (bench/perf_loso.py
+    # ``+uncap``).
+    uncaptured_launch: bool = False
 
 
 def slower_device(

@@ -43,6 +43,11 @@ class StepRates:
     host_step_s: float = 0.0  # the host's work per engine step (physics.Coefficients.host_step_s)
     host_request_s: float = 0.0  # and per request scheduled in it
     host_overlapped: bool = True  # async scheduling: the host's work hides behind the device's
+    # a step past the captured graphs launches its layers one by one (uncaptured.py): the launches' seconds
+    # (0: not modelled), the graph limit and whether V0's decode-only rule applies
+    uncaptured_launch_s: float = 0.0
+    graph_token_limit: int = 0
+    v0_graphs: bool = False
 
 
 def engine_step_seconds(rates: StepRates, *, device_s: float, requests: float) -> float:
@@ -89,6 +94,11 @@ def rates_of(*, physics: StepPhysics, coefficients: Coefficients) -> StepRates:
         host_step_s=host_step_seconds(coefficients, tensor_parallel_size=physics.tensor_parallel_size),
         host_request_s=coefficients.host_request_s,
         host_overlapped=physics.host_overlapped,
+        uncaptured_launch_s=physics.layers_on_device * coefficients.eager_layer_s
+        if coefficients.uncaptured_launch and not physics.eager
+        else 0.0,
+        graph_token_limit=physics.graph_token_limit,
+        v0_graphs=physics.v0_graphs,
     )
 
 

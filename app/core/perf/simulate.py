@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from app.core import deadline
 from app.core.perf.physics import lockstep_factor
 from app.core.perf.rates import StepRates, attended, engine_step_seconds, expert_seconds, stage_seconds
+from app.core.perf.uncaptured import launched_seconds, uncaptured
 
 WAITING, PREFILL, DECODE, DONE = 0, 1, 2, 3
 STALL_LIMIT = 10_000  # loop turns without the clock moving: only a request the pool can never hold
@@ -243,6 +244,11 @@ class _Engine:
             prefill_tokens=prefill / m,
             prefill_context_sum=prefill_context / m,
         )
+        r = self.r
+        if r.uncaptured_launch_s and uncaptured(
+            limit=r.graph_token_limit, v0=r.v0_graphs, decode_tokens=decode, prefill_tokens=prefill
+        ):
+            stage = launched_seconds(device_s=stage, launch_s=r.uncaptured_launch_s)
         return pp * stage + (pp - 1) * self.lim.stage_hop_s
 
     # ---- one explicit step ----------------------------------------------------------------------------
