@@ -91,6 +91,7 @@ MODES = (
     "physics+prefill+v0+familyown",
     "physics+prefill+v0+moe",
     "physics+prefill+v0+uncap",
+    "physics+prefill+v0+uncapsum",
 )
 # The host's per-step and per-request work (physics.Coefficients.host_*), tried on this grid: 0-3 ms a step
 # (vLLM's V1 engine core: schedule, prepare inputs, launch, bookkeeping, ship outputs; what the runs of
@@ -127,6 +128,8 @@ TOKQ_OPTION = "+tokq"
 # chunk) launches its layers one by one, at the fold's fitted eager_layer_s a layer, overlapped with the device's
 # work (app/core/perf/uncaptured.py; vLLM 0.14.0 / 0.33.0 v1/worker/gpu_model_runner.py execute_model)
 UNCAP_OPTION = "+uncap"
+# +uncapsum: the same launches added to the device's work (as the --enforce-eager layer floor is), not overlapped
+UNCAP_SUM_OPTION = "+uncapsum"
 # "+v0rank" (with "+v0"): the V0 step's host work grows with the tensor-parallel group: at TP > 1 the driver
 # worker broadcasts every step's model input to the other ranks before any of them runs (vLLM 0.6.3
 # worker/worker_base.py, LocalOrDistributedWorkerBase._get_driver_input_and_broadcast ->
@@ -196,6 +199,7 @@ class Run:
         attention: float = 1.0,
         moe: float = 1.0,
         uncap: bool = False,
+        uncap_sum: bool = False,
     ) -> dict[str, float]:
         """The prediction with this host work, platform device-time factor (and, if given, a separate
         one for the device's FLOPs) and eager launch time per layer (simulated once, then kept);
@@ -212,6 +216,7 @@ class Run:
         key += ("attn", attention) if attention != 1.0 else ()
         key += ("moe", moe) if moe != 1.0 else ()
         key += ("uncap",) if uncap else ()
+        key += ("uncapsum",) if uncap_sum else ()
         if key not in self.variants:
             # the shipped prediction stands in only where it was made with this eager time: an eager run's
             # shipped coefficients carry the shipped eager_layer_s (0.3 ms), so its "0" must be simulated
@@ -239,6 +244,7 @@ class Run:
                     frontend_request_s=frontend_s,
                     frontend_stream_s=stream_s,
                     uncaptured_launch=uncap,
+                    uncaptured_serial=uncap_sum,
                 )
                 if tokq_ms is not None:
                     coefficients = replace(
@@ -280,6 +286,7 @@ class Correction:
     attention_factor: float = 1.0  # +attn: attention's matmuls take this many times the GEMMs' achieved rate
     moe_factor: float = 1.0  # +moe: the routed experts' GEMMs take this many times the fitted MoE time
     uncaptured: bool = False  # +uncap: steps past the captured graphs launch eagerly (uncaptured.py)
+    uncaptured_serial: bool = False  # +uncapsum: those launches add to the device's work
 
     def _v0_point(self, run: Run) -> HostPoint:
         """The V0 host work of this run's engine step: the fitted step and request parts, the step's
@@ -307,6 +314,7 @@ class Correction:
                 self.attention_factor,
                 self.moe_factor,
                 self.uncaptured,
+                self.uncaptured_serial,
             )
         )
         if self.ttft_base_ms >= 0 and KEYS["ttft"] in out:
@@ -480,7 +488,7 @@ def _fit_host(mode: str, train: dict[str, list[Run]]) -> Correction:
         platform, compute = platform + arch, compute + arch_compute
     base = replace(best, platform=platform, compute_platform=compute)
     eager = _fit_eager(train, base) if mode.startswith("physics") else 0.0
-    base = replace(base, uncaptured=UNCAP_OPTION in mode)
+    base = replace(base, uncaptured=UNCAP_OPTION in mode, uncaptured_serial=UNCAP_SUM_OPTION in mode)
     return min(
         (
             _fit_ttft(mode, train, replace(base, eager_layer_s=eager, attention_factor=a, moe_factor=m))
@@ -511,6 +519,8 @@ def _fit_ttft(mode: str, train: dict[str, list[Run]], base: Correction) -> Corre
                 tokenizer_queue=TOKQ_OPTION in mode,
                 attention_factor=base.attention_factor,
                 moe_factor=base.moe_factor,
+                uncaptured=base.uncaptured,
+                uncaptured_serial=base.uncaptured_serial,
             )
             for b in TTFT_BASE_GRID_MS
             for k in TTFT_PER_TOKEN_GRID_MS

@@ -46,6 +46,7 @@ from app.core.perf.cluster import MeasuredKeys, RunComparison, fit_cluster
 from app.core.perf.physics import Coefficients, StepPhysics, step_physics
 from app.core.perf.predict import device_family, fit_for, fitted_families, performance
 from app.core.perf.schedule import Workload
+from app.core.perf.uncaptured import V0_DECODE_GRAPH_MAX
 from app.core.plan import apply_quantization_flag
 from app.core.result import Estimate, Range
 from app.core.specs import DeviceSpec, ModelSpec, ServeConfig
@@ -395,6 +396,8 @@ def row_contexts(rows: list[dict[str, Any]]) -> list[RunContext]:
         engine = str(row.get("engine", rules_for(run.version).engine)).lower()
         if engine == "v0":  # VLLM_USE_V1=0 on a V1 release: the V0 engine runs the host in series
             physics = replace(physics, host_overlapped=False)
+            if physics.graph_token_limit:  # and replays graphs for decode-only steps (uncaptured.py)
+                physics = replace(physics, graph_token_limit=V0_DECODE_GRAPH_MAX, v0_graphs=True)
         fit = fit_for(family=device_family(run.device)[0], vllm_version=run.version)[1]
         # every key a user would paste (vLLM's result keys); the within-cluster check reads them all
         measured = {k: float(v) for k, v in dict(row["measured"]).items() if k in MeasuredKeys.model_fields}

@@ -86,3 +86,26 @@ def test_the_launch_cost_is_off_unless_chosen_and_never_doubles_an_eager_start()
     assert abs(rates_of(physics=physics, coefficients=on).uncaptured_launch_s - 32 * 0.3e-3) < 1e-12
     eager = _physics("0.14.0", enforce_eager=True)
     assert rates_of(physics=eager, coefficients=on).uncaptured_launch_s == 0.0
+
+
+def test_the_loso_option_reaches_the_prediction() -> None:
+    # bench/perf_loso.py +uncap / +uncapsum: the fitted correction keeps the flags through the TTFT grid (a first
+    # draft rebuilt the Correction there without them and every fold scored as the baseline), and the run is
+    # looked up at its own variant key, the fold's eager time applied to a run that is not --enforce-eager
+    from types import SimpleNamespace
+
+    from tests.unit.test_perf_loso_bands import _perf_loso
+
+    L = _perf_loso()
+    context = SimpleNamespace(
+        physics=SimpleNamespace(eager=False),
+        coefficients=SimpleNamespace(ttft_overhead_s=0.005, ttft_per_prompt_token_s=8e-6),
+        cluster="unknown-device model tp1",
+        engine="v1",
+    )
+    run = L.Run("s", {"mean_ttft_ms": 100.0}, {}, context=context)
+    run.variants[(0.0, 0.0, 1.0, 0.0004, 1.0, "uncap", "uncapsum")] = {"mean_ttft_ms": 130.0}
+    on = L.Correction(mode="physics+uncapsum", eager_layer_s=0.0004, uncaptured=True, uncaptured_serial=True)
+    assert on.predict(run)["mean_ttft_ms"] == 130.0
+    fitted = L._fit_ttft("physics+uncapsum", {"s": [run]}, on)
+    assert (fitted.uncaptured, fitted.uncaptured_serial) == (True, True)

@@ -526,6 +526,7 @@ class Coefficients:
     # does, eager_layer_s a layer, overlapped with the device's work. Off unless chosen (bench/perf_loso.py
     # ``+uncap``).
     uncaptured_launch: bool = False
+    uncaptured_serial: bool = False  # and the launches add to the device's work instead (``+uncapsum``)
 
 
 def slower_device(

@@ -48,6 +48,7 @@ class StepRates:
     uncaptured_launch_s: float = 0.0
     graph_token_limit: int = 0
     v0_graphs: bool = False
+    uncaptured_serial: bool = False  # the launches add to the device's work (else they overlap it)
 
 
 def engine_step_seconds(rates: StepRates, *, device_s: float, requests: float) -> float:
@@ -99,6 +100,7 @@ def rates_of(*, physics: StepPhysics, coefficients: Coefficients) -> StepRates:
         else 0.0,
         graph_token_limit=physics.graph_token_limit,
         v0_graphs=physics.v0_graphs,
+        uncaptured_serial=coefficients.uncaptured_serial,
     )
 
 

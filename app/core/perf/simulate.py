@@ -248,7 +248,9 @@ class _Engine:
         if r.uncaptured_launch_s and uncaptured(
             limit=r.graph_token_limit, v0=r.v0_graphs, decode_tokens=decode, prefill_tokens=prefill
         ):
-            stage = launched_seconds(device_s=stage, launch_s=r.uncaptured_launch_s)
+            stage = launched_seconds(
+                device_s=stage, launch_s=r.uncaptured_launch_s, serial=r.uncaptured_serial
+            )
         return pp * stage + (pp - 1) * self.lim.stage_hop_s
 
     # ---- one explicit step ----------------------------------------------------------------------------

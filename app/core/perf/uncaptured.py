@@ -63,8 +63,9 @@ def uncaptured(*, limit: int, v0: bool, decode_tokens: float, prefill_tokens: fl
     return decode_tokens + prefill_tokens > limit
 
 
-def launched_seconds(*, device_s: float, launch_s: float) -> float:
+def launched_seconds(*, device_s: float, launch_s: float, serial: bool = False) -> float:
     """An eagerly launched step: the host's launches and the device's kernels overlap (the host runs ahead
     of the device on the stream), so the step lasts the longer of the two: e.g. 32 layers at 0.3 ms of
-    launches (9.6 ms) under a 40 ms prompt chunk cost nothing; under a 4 ms step, 5.6 ms more."""
-    return max(device_s, launch_s)
+    launches (9.6 ms) under a 40 ms prompt chunk cost nothing; under a 4 ms step, 5.6 ms more. ``serial``:
+    the launches add to the device's work, as StepPhysics.eager's layer floor prices an --enforce-eager start."""
+    return device_s + launch_s if serial else max(device_s, launch_s)
