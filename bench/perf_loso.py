@@ -932,6 +932,10 @@ def write(correction: Correction, bands: dict[str, tuple[float, float]]) -> None
             host["ttft_per_prompt_token_s"] = correction.ttft_per_token_ms / 1000
     if correction.eager_layer_s:
         host["eager_layer_s"] = correction.eager_layer_s
+    if correction.uncaptured:  # uncaptured.py: steps past the captured graphs launch eagerly (1 = on)
+        host["uncaptured_launch"] = 1
+        if correction.uncaptured_serial:
+            host["uncaptured_serial"] = 1
     if correction.frontend_s:
         host["frontend_request_s"] = correction.frontend_s
     if correction.stream_s:

@@ -109,3 +109,10 @@ def test_the_loso_option_reaches_the_prediction() -> None:
     assert on.predict(run)["mean_ttft_ms"] == 130.0
     fitted = L._fit_ttft("physics+uncapsum", {"s": [run]}, on)
     assert (fitted.uncaptured, fitted.uncaptured_serial) == (True, True)
+
+
+def test_the_shipped_coefficients_leave_it_off() -> None:
+    # round 16c: +uncapsum passed the LOSO keep rule but is not shipped (docs/accuracy.md, round 16c):
+    # coefficients.json's host section carries no uncaptured_launch key, so the planner's answers are unchanged
+    coefficients = fit_for(family="hopper", vllm_version="0.14.0")[1].bench_coefficients()
+    assert (coefficients.uncaptured_launch, coefficients.uncaptured_serial) == (False, False)

@@ -116,6 +116,8 @@ class FamilyFit(BaseModel):
             host_request_s=host["host_request_s"],
             host_rank_step_s=host.get("host_rank_step_s", 0.0),
             eager_layer_s=host["eager_layer_s"],
+            uncaptured_launch=bool(host["uncaptured_launch"]),
+            uncaptured_serial=bool(host["uncaptured_serial"]),
         )
 
     def bench_coefficients(self) -> Coefficients:
@@ -123,8 +125,15 @@ class FamilyFit(BaseModel):
         fitted across sources for the simulation (the steady state keeps the one fitted with its
         prefill queue factor, which stands in for the queue the simulation has)."""
         decode, compute = self.bench_factors
+        base = self.coefficients()
         return slower_device(
-            replace(self.coefficients(), **bench_ttft_fit(), tokenizer_workers=bench_tokenizer_workers()),
+            replace(
+                base,
+                **bench_ttft_fit(),
+                tokenizer_workers=bench_tokenizer_workers(),
+                uncaptured_launch=base.uncaptured_launch,  # named: the TTFT fit's floats never set the flags
+                uncaptured_serial=base.uncaptured_serial,
+            ),
             factor=decode,
             compute_factor=compute,
         )
@@ -135,7 +144,8 @@ def host_fit() -> dict[str, float]:
     """The host's per-step and per-request work (physics.Coefficients.host_*): one pair for every device
     family (it is CPU work), fitted across sources by bench/perf_loso.py; absent = 0."""
     raw = json.loads(COEFFICIENTS_FILE.read_text(encoding="utf-8")).get("host", {})
-    return {name: float(raw.get(name, 0.0)) for name in ("host_step_s", "host_request_s", "eager_layer_s")}
+    names = ("host_step_s", "host_request_s", "eager_layer_s", "uncaptured_launch", "uncaptured_serial")
+    return {name: float(raw.get(name, 0.0)) for name in names}
 
 
 @cache
