@@ -92,6 +92,7 @@ MODES = (
     "physics+prefill+v0+moe",
     "physics+prefill+v0+uncap",
     "physics+prefill+v0+uncapsum",
+    "physics+prefill+v0+uncapsumfit",
 )
 # The host's per-step and per-request work (physics.Coefficients.host_*), tried on this grid: 0-3 ms a step
 # (vLLM's V1 engine core: schedule, prepare inputs, launch, bookkeeping, ship outputs; what the runs of
@@ -130,6 +131,9 @@ TOKQ_OPTION = "+tokq"
 UNCAP_OPTION = "+uncap"
 # +uncapsum: the same launches added to the device's work (as the --enforce-eager layer floor is), not overlapped
 UNCAP_SUM_OPTION = "+uncapsum"
+# +uncapsumfit: the share of those launches that adds to the device's work, chosen on this grid in every fold
+UNCAP_FIT_OPTION = "+uncapsumfit"
+UNCAP_SHARE_GRID = (0.25, 0.5, 0.75, 1.0)
 # "+v0rank" (with "+v0"): the V0 step's host work grows with the tensor-parallel group: at TP > 1 the driver
 # worker broadcasts every step's model input to the other ranks before any of them runs (vLLM 0.6.3
 # worker/worker_base.py, LocalOrDistributedWorkerBase._get_driver_input_and_broadcast ->
@@ -200,6 +204,7 @@ class Run:
         moe: float = 1.0,
         uncap: bool = False,
         uncap_sum: bool = False,
+        uncap_share: float = 1.0,
     ) -> dict[str, float]:
         """The prediction with this host work, platform device-time factor (and, if given, a separate
         one for the device's FLOPs) and eager launch time per layer (simulated once, then kept);
@@ -217,6 +222,7 @@ class Run:
         key += ("moe", moe) if moe != 1.0 else ()
         key += ("uncap",) if uncap else ()
         key += ("uncapsum",) if uncap_sum else ()
+        key += ("share", uncap_share) if uncap_share != 1.0 else ()
         if key not in self.variants:
             # the shipped prediction stands in only where it was made with this eager time: an eager run's
             # shipped coefficients carry the shipped eager_layer_s (0.3 ms), so its "0" must be simulated
@@ -245,6 +251,7 @@ class Run:
                     frontend_stream_s=stream_s,
                     uncaptured_launch=uncap,
                     uncaptured_serial=uncap_sum,
+                    uncaptured_share=uncap_share,
                 )
                 if tokq_ms is not None:
                     coefficients = replace(
@@ -287,6 +294,7 @@ class Correction:
     moe_factor: float = 1.0  # +moe: the routed experts' GEMMs take this many times the fitted MoE time
     uncaptured: bool = False  # +uncap: steps past the captured graphs launch eagerly (uncaptured.py)
     uncaptured_serial: bool = False  # +uncapsum: those launches add to the device's work
+    uncaptured_share: float = 1.0  # +uncapsumfit: the share of them that does
 
     def _v0_point(self, run: Run) -> HostPoint:
         """The V0 host work of this run's engine step: the fitted step and request parts, the step's
@@ -315,6 +323,7 @@ class Correction:
                 self.moe_factor,
                 self.uncaptured,
                 self.uncaptured_serial,
+                self.uncaptured_share,
             )
         )
         if self.ttft_base_ms >= 0 and KEYS["ttft"] in out:
@@ -491,9 +500,14 @@ def _fit_host(mode: str, train: dict[str, list[Run]]) -> Correction:
     base = replace(base, uncaptured=UNCAP_OPTION in mode, uncaptured_serial=UNCAP_SUM_OPTION in mode)
     return min(
         (
-            _fit_ttft(mode, train, replace(base, eager_layer_s=eager, attention_factor=a, moe_factor=m))
+            _fit_ttft(
+                mode,
+                train,
+                replace(base, eager_layer_s=eager, attention_factor=a, moe_factor=m, uncaptured_share=u),
+            )
             for a in (ATTENTION_GRID if ATTENTION_OPTION in mode else (1.0,))
             for m in (MOE_GRID if MOE_OPTION in mode else (1.0,))
+            for u in (UNCAP_SHARE_GRID if UNCAP_FIT_OPTION in mode else (1.0,))
         ),
         key=lambda c: _train_objective(train, c),
     )
@@ -521,6 +535,7 @@ def _fit_ttft(mode: str, train: dict[str, list[Run]], base: Correction) -> Corre
                 moe_factor=base.moe_factor,
                 uncaptured=base.uncaptured,
                 uncaptured_serial=base.uncaptured_serial,
+                uncaptured_share=base.uncaptured_share,
             )
             for b in TTFT_BASE_GRID_MS
             for k in TTFT_PER_TOKEN_GRID_MS

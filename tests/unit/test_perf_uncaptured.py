@@ -116,3 +116,40 @@ def test_the_shipped_coefficients_leave_it_off() -> None:
     # coefficients.json's host section carries no uncaptured_launch key, so the planner's answers are unchanged
     coefficients = fit_for(family="hopper", vllm_version="0.14.0")[1].bench_coefficients()
     assert (coefficients.uncaptured_launch, coefficients.uncaptured_serial) == (False, False)
+
+
+def test_a_share_of_the_launches_adds_to_the_step() -> None:
+    # +uncapsumfit: half of Llama-3.1-8B's 32 x 0.3 ms = 4.8 ms in series; an explicit step of 600 prompt tokens at
+    # 0.14.0's limit of 512 pays it, one of 500 does not
+    from app.core.perf.simulate import EngineLimits, _Engine
+
+    physics = _physics("0.14.0")
+    coefficients = replace(
+        fit_for(family="hopper", vllm_version="0.14.0")[1].coefficients(),
+        eager_layer_s=0.3e-3,
+        uncaptured_launch=True,
+        uncaptured_serial=True,
+        uncaptured_share=0.5,
+    )
+    rates = rates_of(physics=physics, coefficients=coefficients)
+    assert abs(rates.uncaptured_launch_s - 32 * 0.3e-3 * 0.5) < 1e-12
+    plain = rates_of(physics=physics, coefficients=replace(coefficients, uncaptured_launch=False))
+    limits = EngineLimits(
+        max_num_seqs=256,
+        max_num_batched_tokens=8192,
+        pool_blocks=1000,
+        block_size=16,
+        growth_groups=1,
+        fixed_blocks=0,
+        prefix_cache=False,
+        pipeline_stages=1,
+        stage_hop_s=0.0,
+    )
+
+    def step(r: object, prefill: int) -> float:
+        engine = _Engine.__new__(_Engine)
+        engine.r, engine.lim = r, limits  # type: ignore[assignment]
+        return engine.device_seconds(0.0, 0.0, float(prefill), prefill * prefill / 2)
+
+    assert abs(step(rates, 600) - step(plain, 600) - 0.0048) < 1e-12
+    assert step(rates, 500) == step(plain, 500)

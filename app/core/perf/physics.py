@@ -527,6 +527,7 @@ class Coefficients:
     # ``+uncap``).
     uncaptured_launch: bool = False
     uncaptured_serial: bool = False  # and the launches add to the device's work instead (``+uncapsum``)
+    uncaptured_share: float = 1.0  # the share of those launches that does not hide (``+uncapsumfit``)
 
 
 def slower_device(

@@ -95,7 +95,9 @@ def rates_of(*, physics: StepPhysics, coefficients: Coefficients) -> StepRates:
         host_step_s=host_step_seconds(coefficients, tensor_parallel_size=physics.tensor_parallel_size),
         host_request_s=coefficients.host_request_s,
         host_overlapped=physics.host_overlapped,
-        uncaptured_launch_s=physics.layers_on_device * coefficients.eager_layer_s
+        uncaptured_launch_s=physics.layers_on_device
+        * coefficients.eager_layer_s
+        * coefficients.uncaptured_share
         if coefficients.uncaptured_launch and not physics.eager
         else 0.0,
         graph_token_limit=physics.graph_token_limit,
