@@ -9,7 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.core.diagnose import ComparisonRow
+from app.core.diagnose.batch_defaults import inferred_max_num_seqs
+from app.core.diagnose.case import recover_case
+from app.core.logs import parse_startup_log
 from app.core.specs import GIB
+from app.core.versions import rules_for
 from bench import heldout_logs, heldout_pool_parts
 from tests import log_sets
 from tests.log_sets import LOGS_DIR
@@ -72,3 +76,65 @@ def test_pool_parts_name_the_inputs_the_log_does_not_print() -> None:
     # utilization or max_num_seqs: those two are the planner's defaults, a guess
     assert qwen.guessed == ["device=replay", "util", "seqs"]
     assert qwen.pool.printed == round(14.58 * GIB)
+
+
+# --- max_num_seqs read off the printed default batched tokens (app/core/diagnose/batch_defaults.py) ----------------
+# vLLM engine/arg_utils.py (0.10-0.13 _set_default_args, 0.14+ get_batch_defaults): >= 70 GiB and not an A100 ->
+# serve 8,192 tokens / 1,024 sequences (LLM class 16,384 / 1,024), else serve 2,048 / 256 (LLM class 8,192 / 256)
+GB10_30B = "nv_gb10_spark_qwen3_30b_a3b_fp8_kv_4_04_88176.log"
+TP4_8B = "nv_0_13_0_tp4_llama3_8b_worker_tp0_kv_62_52_2048704_250_09x.log"
+SET_ZF = LOGS_DIR / "heldout-2026-12zf"
+ARGS = (
+    "(APIServer pid=1) INFO 03-18 12:03:55 [utils.py:253] non-default args: {'model_tag': 'Qwen/Qwen3-8B', "
+    "'model': 'Qwen/Qwen3-8B', 'max_model_len': 32768%s}\n"
+)
+ENGINE = (
+    "(EngineCore_DP0 pid=143) INFO 03-18 12:03:58 [core.py:93] Initializing a V1 LLM engine (v0.13.0) with config: "
+    "model='Qwen/Qwen3-8B', dtype=torch.bfloat16, max_seq_len=32768, tensor_parallel_size=1\n"
+)
+SCHEDULER = (
+    "(APIServer pid=1) INFO 03-18 12:03:56 [scheduler.py:230] Chunked prefill is enabled with "
+    "max_num_batched_tokens=%d.\n"
+)
+
+
+def seqs_for(text: str) -> int | None:
+    facts = parse_startup_log(text)
+    return inferred_max_num_seqs(facts, text, rules_for("0.13.0"))
+
+
+def test_the_gb10_log_s_2048_batched_tokens_are_the_256_sequence_branch() -> None:
+    # "Chunked prefill is enabled with max_num_batched_tokens=2048." and non-default args without either flag: the
+    # small branch, so 256 sequences, though the GB10's 121.69 GiB alone would put it in the 1,024 tier (0.13)
+    text = (SET_G / GB10_30B).read_text(encoding="utf-8")
+    facts = parse_startup_log(text)
+    case = recover_case(text, facts, None, None)
+    assert case.serve is not None and case.serve.max_num_seqs == 256
+    assert any("default batched tokens (2,048)" in str(note) for note in case.notes)
+    # the sampler's dummy run is 256 rows, not 1,024: forward 2,048 x 2 B x (3.5 x 6,144 + 4 x 2,048) = 121,634,816 B;
+    # sampler 256 x 151,936 x 4 B x 9.6 copies = 1,493,591,654 B (the larger); MoE workspace 2 x 64 MiB
+    # (2,048 x 8 rows x 2,048 x 2 B each); base 0.05 GiB -> 1,681,496,473 B = 1.566 GiB (5.739 GiB at 1,024)
+    assert case.prediction is not None
+    assert case.prediction.activation_peak_bytes == 1_493_591_654 + 2 * 64 * 2**20 + int(0.05 * GIB)
+
+
+def test_the_api_server_s_8192_is_the_1024_sequence_tier() -> None:
+    # heldout-2026-12zf, `python -m vllm.entrypoints.openai.api_server` (no model_tag; the "(APIServer pid=…)"
+    # process printed "max_num_batched_tokens=8192"): the >= 70 GiB non-A100 tier, 1,024 sequences. The A100 80 GB
+    # the doctor had fitted to the pool (-1.50 GiB at 256 sequences) is in the 2,048 branch, so it was the wrong card
+    text = (SET_ZF / TP4_8B).read_text(encoding="utf-8")
+    case = recover_case(text, parse_startup_log(text), None, None)
+    assert case.serve is not None and case.serve.max_num_seqs == 1024
+    assert case.device is None or "a100" not in case.device.id
+
+
+def test_no_inference_without_proof_the_flags_are_defaults() -> None:
+    base = ENGINE + SCHEDULER % 2048
+    assert seqs_for(ARGS % "" + base) == 256
+    assert seqs_for(ARGS % ", 'max_num_batched_tokens': 2048" + base) is None  # set by the user: no branch
+    assert seqs_for(ARGS % ", 'max_num_seqs': 64" + base) is None  # printed elsewhere
+    assert seqs_for(base) is None  # no args listing: the flags may have been set
+    assert seqs_for(ARGS % "" + ENGINE + SCHEDULER % 8192) == 1024  # serve (model_tag): the 70 GiB tier
+    # the LLM class (no model_tag, no APIServer process): 8,192 is its small branch as well as serve's large one
+    llm_args = "INFO 03-18 12:03:55 [utils.py:253] non-default args: {'model': 'Qwen/Qwen3-8B'}\n"
+    assert seqs_for(llm_args + ENGINE + SCHEDULER.replace("(APIServer pid=1) ", "") % 8192) is None
