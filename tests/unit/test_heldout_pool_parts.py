@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from app.core import budget as B
+from app.core import catalog
 from app.core.diagnose import ComparisonRow
 from app.core.diagnose.batch_defaults import inferred_max_num_seqs
 from app.core.diagnose.case import recover_case
+from app.core.estimate import estimate
 from app.core.logs import parse_startup_log
-from app.core.specs import GIB
+from app.core.specs import GIB, ServeConfig
 from app.core.versions import rules_for
 from bench import heldout_logs, heldout_pool_parts
 from tests import log_sets
@@ -138,3 +141,51 @@ def test_no_inference_without_proof_the_flags_are_defaults() -> None:
     # the LLM class (no model_tag, no APIServer process): 8,192 is its small branch as well as serve's large one
     llm_args = "INFO 03-18 12:03:55 [utils.py:253] non-default args: {'model': 'Qwen/Qwen3-8B'}\n"
     assert seqs_for(llm_args + ENGINE + SCHEDULER.replace("(APIServer pid=1) ", "") % 8192) is None
+
+
+# --- MXFP4 experts on SM90 before triton_kernels shipped in the wheel (0.12.0) -------------------------------------
+GPT_OSS_LOG = LOGS_DIR / "heldout" / "v1_0.10_gpt_oss_120b_h100_negative_kv.log"
+
+
+def test_mxfp4_on_h100_before_0_12_is_marlin_padded() -> None:
+    # vLLM 0.10.2 / 0.11.1 quantization/mxfp4.py get_mxfp4_backend: SM90 without an importable triton_kernels
+    # (not in those wheels; vllm/third_party/triton_kernels from 0.12.0) -> Marlin, whose create_weights pads hidden
+    # to 256 (2880 -> 3072) and the intermediate to 128 (2880 -> 2944). gpt-oss-120b, 36 layers x 128 experts:
+    # 3 x (3072 x 2944 - 2880 x 2880) = 2,248,704 extra values an expert -> 10,362,028,032 values x 17/32 B
+    # = 5,504,827,392 B (5.13 GiB) more weights at TP 1
+    model = catalog.find_model("openai/gpt-oss-120b")
+    h100 = catalog.find_device("h100")
+    old = B.mxfp4_expert_padding_bytes(
+        model=model,
+        quant=model.quantization,
+        device=h100,
+        tensor_parallel_size=1,
+        num_layers=36,
+        triton_bundled=rules_for("0.10.2").mxfp4_triton_bundled,
+    )
+    new = B.mxfp4_expert_padding_bytes(
+        model=model,
+        quant=model.quantization,
+        device=h100,
+        tensor_parallel_size=1,
+        num_layers=36,
+        triton_bundled=rules_for("0.13.0").mxfp4_triton_bundled,
+    )
+    assert (old, new) == (5_504_827_392, 0)
+
+
+def test_the_0_10_1_gpt_oss_h100_log_s_weights_are_marlin_s() -> None:
+    # vllm-project/vllm#23278 (0.10.1, H100): "Your GPU does not have native support for FP4 computation … the Marlin
+    # kernel" then "Model loading took 65.9651 GiB". The planner had 60.77 GiB (Triton's padding, none for 2880):
+    # 5.20 GiB short; with Marlin's 5.13 GiB it is within 0.07 GiB, and the pool gap -4.37 -> +0.76 GiB
+    text = GPT_OSS_LOG.read_text(encoding="utf-8")
+    assert "leveraging the Marlin kernel" in text
+    printed = parse_startup_log(text).weights_bytes
+    est = estimate(
+        model=catalog.find_model("openai/gpt-oss-120b"),
+        device=catalog.find_device("nvidia-h100-sxm-80gb"),
+        serve=ServeConfig(),
+        vllm_version="0.10.1",
+    )
+    assert printed == round(65.9651 * GIB)
+    assert abs(est.weights_bytes - printed) < 0.1 * GIB
