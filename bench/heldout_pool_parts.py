@@ -31,11 +31,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root
 
+from app.core import catalog
 from app.core.diagnose import ComparisonRow, diagnose
+from app.core.estimate import estimate
 from app.core.logs import parse_startup_log
 from app.core.logs.startup.facts import LogFacts
-from app.core.specs import GIB
-from bench.heldout_logs import POOL_TOLERANCE_BYTES, from_thread
+from app.core.result import Estimate
+from app.core.specs import GIB, ServeConfig
+from bench.heldout_logs import POOL_TOLERANCE_BYTES
 
 ROOT = Path(__file__).resolve().parents[1]
 LOGS = ROOT / "tests" / "data" / "logs"
@@ -142,25 +145,43 @@ def row_for(path: Path, entry: dict[str, object]) -> PoolRow | None:
     guessed = guessed_inputs(facts, d.device_source, text)
     planner = entry.get("planner")
     device = f"{d.device_id or '—'} ({d.device_source})"
+    parts = {key: _part(rows, key) for key in PARTS}
+    budgeted = bool(d.prediction and d.prediction.cuda_graph_budgeted)
+    version = facts.vllm_version or f"({d.vllm_version_used or '—'})"
     if (pool.printed is None or pool.predicted is None) and isinstance(planner, dict):
+        # the log does not name the model (or the device): the thread's configuration, sources.json "planner"
         if facts.kv_cache_bytes is None:
             return None
-        predicted, _ = from_thread(planner)
-        pool = Part(facts.kv_cache_bytes, int(predicted))
+        est = thread_estimate(planner)
+        pool = Part(facts.kv_cache_bytes, est.kv_cache_bytes)
+        parts = {key: Part(getattr(facts, key), getattr(est, key)) for key in PARTS}
+        budgeted = est.cuda_graph_budgeted
         guessed = ["config=thread"]
         device = f"{planner['device']} (thread)"
+        version = facts.vllm_version or f"({planner['vllm_version']}, thread)"
     if pool.printed is None or pool.predicted is None:
         return None
     return PoolRow(
         name=path.name,
         model_class=str(entry.get("class") or "?"),
-        version=facts.vllm_version or f"({d.vllm_version_used or '—'})",
+        version=version,
         device=device,
         pool=pool,
-        parts={key: _part(rows, key) for key in PARTS},
+        parts=parts,
         graph_estimate=facts.cuda_graph_estimate_bytes,
-        graphs_budgeted=bool(d.prediction and d.prediction.cuda_graph_budgeted),
+        graphs_budgeted=budgeted,
         guessed=guessed,
+    )
+
+
+def thread_estimate(planner: dict[str, object]) -> Estimate:
+    """The planner's estimate for the configuration the thread states (as heldout_logs.from_thread)."""
+    flags = {k: v for k, v in planner.items() if k not in ("model", "device", "vllm_version")}
+    return estimate(
+        model=catalog.find_model(str(planner["model"])),
+        device=catalog.find_device(str(planner["device"])),
+        serve=ServeConfig.model_validate(flags),
+        vllm_version=str(planner["vllm_version"]),
     )
 
 
