@@ -110,6 +110,9 @@ class VersionRules:
     # profile-run sampler peak, in fp32 logits copies (see budget.py)
     sampler_logit_copies: float = SAMPLER_COPIES
     swap_space_used: bool = True  # V0 swap preemption; ignored by V1, removed in 0.20+
+    # the wheel ships triton_kernels (vllm/third_party, 0.12.0+; from the 0.13.0 bracket here): MXFP4 MoE on SM90
+    # runs Triton, else Marlin (budget.mxfp4_padding)
+    mxfp4_triton_bundled: bool = False
     has_swap_space_flag: bool = True  # `--swap-space` still parsed (until 0.19)
     has_kv_offloading_flags: bool = False  # --kv-offloading-size (0.14+)
     has_auto_fit: bool = False  # --max-model-len auto / -1 (0.14+)
