@@ -140,7 +140,7 @@ MXFP4_TRTLLM_SM_FAMILY = 100
 def mxfp4_padding(*, device: DeviceSpec, triton_bundled: bool = True) -> tuple[str, int, int]:
     """(backend, hidden multiple, intermediate multiple) of the MXFP4 MoE backend vLLM 0.19.0 picks.
 
-    Before 0.12.0 the wheel has no triton_kernels (VersionRules.mxfp4_triton_bundled, from the 0.13.0 bracket), so
+    Before 0.12.0 the wheel has no triton_kernels (VersionRules.mxfp4_triton_bundled: 0.12.0 on), so
     SM90 falls to Marlin (0.10.2 / 0.11.1 quantization/mxfp4.py get_mxfp4_backend: 'not has_triton_kernels()' ->
     MARLIN; create_weights pads hidden to 256 and the intermediate to 128), as vLLM 0.10.1's gpt-oss log on an H100
     says ("Weight-only FP4 compression will be used leveraging the Marlin kernel")."""

@@ -436,6 +436,12 @@ PATCH_CHANGES: tuple[Change, ...] = (
         {"capture_grid_16_from_256": True, "fp8_kv_as_sinks": False},
     ),
     Change(
+        "0.12.0",
+        "0.12.0 ships vllm/third_party/triton_kernels (the 0.11.1 wheel does not), so quantization/mxfp4.py "
+        "get_mxfp4_backend takes its Triton branch on SM90 with Triton's padding, as the 0.13.0 bracket does",
+        {"mxfp4_triton_bundled": True},
+    ),
+    Change(
         "0.22.0",
         "0.22.0 model_executor/layers/quantization/compressed_tensors/compressed_tensors.py "
         "CompressedTensorsConfig.from_config -> _parse_sparsity_config raises 'Sparsity support has been removed "

@@ -186,8 +186,8 @@ CHANGELOG: tuple[Change, ...] = (
         "0.13.0",
         "0.12.0 and 0.13.0 ship triton_kernels as vllm/third_party/triton_kernels (absent from the 0.10.2, 0.11.0 "
         "and 0.11.1 wheels, where utils.has_triton_kernels finds it only if installed apart): quantization/mxfp4.py "
-        "get_mxfp4_backend's Triton branch on SM90, Marlin before it. 0.12.x is planned in 0.11.0's bracket (not a "
-        "known release), so with Marlin's padding",
+        "get_mxfp4_backend's Triton branch on SM90, Marlin before it. 0.12.x, planned in 0.11.0's bracket (not a "
+        "known release), takes it from versions.PATCH_CHANGES",
         {"mxfp4_triton_bundled": True},
     ),
     Change(

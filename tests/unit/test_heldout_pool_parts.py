@@ -174,6 +174,17 @@ def test_mxfp4_on_h100_before_0_12_is_marlin_padded() -> None:
     assert (old, new) == (5_504_827_392, 0)
 
 
+def test_0_12_takes_the_bundled_triton_kernels() -> None:
+    # 0.12.x has no known release of its own (planned in 0.11.0's bracket): versions.PATCH_CHANGES gives it the
+    # 0.12.0 wheel's vllm/third_party/triton_kernels, so an H100 pads MXFP4 as Triton does; 0.11.1 still Marlin
+    assert [rules_for(v).mxfp4_triton_bundled for v in ("0.11.1", "0.12.0", "0.12.1", "0.13.0")] == [
+        False,
+        True,
+        True,
+        True,
+    ]
+
+
 def test_the_0_10_1_gpt_oss_h100_log_s_weights_are_marlin_s() -> None:
     # vllm-project/vllm#23278 (0.10.1, H100): "Your GPU does not have native support for FP4 computation … the Marlin
     # kernel" then "Model loading took 65.9651 GiB". The planner had 60.77 GiB (Triton's padding, none for 2880):
