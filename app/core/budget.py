@@ -137,14 +137,19 @@ MXFP4_TRITON_MIN_SM = 90  # triton_kernels needs (9, 0) <= capability < (11, 0)
 MXFP4_TRTLLM_SM_FAMILY = 100
 
 
-def mxfp4_padding(*, device: DeviceSpec) -> tuple[str, int, int]:
-    """(backend, hidden multiple, intermediate multiple) of the MXFP4 MoE backend vLLM 0.19.0 picks."""
+def mxfp4_padding(*, device: DeviceSpec, triton_bundled: bool = True) -> tuple[str, int, int]:
+    """(backend, hidden multiple, intermediate multiple) of the MXFP4 MoE backend vLLM 0.19.0 picks.
+
+    Before 0.12.0 the wheel has no triton_kernels (VersionRules.mxfp4_triton_bundled: 0.12.0 on), so
+    SM90 falls to Marlin (0.10.2 / 0.11.1 quantization/mxfp4.py get_mxfp4_backend: 'not has_triton_kernels()' ->
+    MARLIN; create_weights pads hidden to 256 and the intermediate to 128), as vLLM 0.10.1's gpt-oss log on an H100
+    says ("Weight-only FP4 compression will be used leveraging the Marlin kernel")."""
     if device.platform == "rocm":
         return MXFP4_PADDING_ROCM
     sm = device.sm or 0
     if sm // 10 == MXFP4_TRTLLM_SM_FAMILY // 10:
         return MXFP4_PADDING_SM100
-    if sm >= MXFP4_TRITON_MIN_SM:
+    if sm >= MXFP4_TRITON_MIN_SM and triton_bundled:
         return MXFP4_PADDING_SM90
     return MXFP4_PADDING_PRE_SM90
 
@@ -156,12 +161,13 @@ def mxfp4_expert_padding_bytes(
     device: DeviceSpec | None,
     tensor_parallel_size: int,
     num_layers: int,
+    triton_bundled: bool = True,
 ) -> int:
     """Extra bytes the padded MXFP4 experts take on one rank: w13 (2I x H) and w2 (H x I) per expert,
     at the MXFP4 storage cost (4-bit values + one e8m0 scale per 32)."""
     if quant is None or quant.method != QuantMethod.MXFP4 or device is None or not model.num_experts:
         return 0
-    _, hidden_multiple, inter_multiple = mxfp4_padding(device=device)
+    _, hidden_multiple, inter_multiple = mxfp4_padding(device=device, triton_bundled=triton_bundled)
     hidden = model.hidden_size
     inter = model.moe_intermediate_size // tensor_parallel_size
     padded = _round_up(hidden, hidden_multiple) * _round_up(inter, inter_multiple)
@@ -193,6 +199,7 @@ def weights_bytes_for_stage(
     is_first: bool,
     is_last: bool,
     device: DeviceSpec | None = None,
+    mxfp4_triton_bundled: bool = True,
 ) -> int:
     """Weights on one device of one stage: decoder layers split by TP and PP; embeddings on the first
     stage, lm_head on the last (vocab-parallel, so also split by TP); quantization applies to the
@@ -254,6 +261,7 @@ def weights_bytes_for_stage(
         device=device,
         tensor_parallel_size=tp,
         num_layers=layer_range[1] - layer_range[0],
+        triton_bundled=mxfp4_triton_bundled,
     )
     offload = int(serve.cpu_offload_gb * GIB)
     return max(0, int(total) - offload)

@@ -110,6 +110,9 @@ class VersionRules:
     # profile-run sampler peak, in fp32 logits copies (see budget.py)
     sampler_logit_copies: float = SAMPLER_COPIES
     swap_space_used: bool = True  # V0 swap preemption; ignored by V1, removed in 0.20+
+    # the wheel ships triton_kernels (vllm/third_party, 0.12.0+; from the 0.13.0 bracket here): MXFP4 MoE on SM90
+    # runs Triton, else Marlin (budget.mxfp4_padding)
+    mxfp4_triton_bundled: bool = False
     has_swap_space_flag: bool = True  # `--swap-space` still parsed (until 0.19)
     has_kv_offloading_flags: bool = False  # --kv-offloading-size (0.14+)
     has_auto_fit: bool = False  # --max-model-len auto / -1 (0.14+)
@@ -431,6 +434,12 @@ PATCH_CHANGES: tuple[Change, ...] = (
         "'(has_sink or use_fp8_kv_cache) and not 9.0' branch (0.11.0's only): an fp8 cache is not sent to the sinks' "
         "backends",
         {"capture_grid_16_from_256": True, "fp8_kv_as_sinks": False},
+    ),
+    Change(
+        "0.12.0",
+        "0.12.0 ships vllm/third_party/triton_kernels (the 0.11.1 wheel does not), so quantization/mxfp4.py "
+        "get_mxfp4_backend takes its Triton branch on SM90 with Triton's padding, as the 0.13.0 bracket does",
+        {"mxfp4_triton_bundled": True},
     ),
     Change(
         "0.22.0",

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from app.core import catalog, regex
 from app.core.diagnose.basics import fmt_gib, safe_estimate
+from app.core.diagnose.batch_defaults import inferred_max_num_seqs
 from app.core.diagnose.device import (
     exclusions_that_matter,
     held_by_others,
@@ -396,6 +397,29 @@ def _load_line_evidence(facts: LogFacts) -> Evidence | None:
     return ev if ev is not None and LOAD_MODEL_NAME.needle in ev.text else None
 
 
+def _with_inferred_seqs(
+    serve: ServeConfig | None, facts: LogFacts, log_text: str, version: str | None, notes: list[str]
+) -> ServeConfig | None:
+    """--max-num-seqs from the branch the printed default batched tokens prove (batch_defaults), said in a note."""
+    if serve is None or version is None:
+        return serve
+    try:
+        rules = rules_for(version)
+    except PlannerError:
+        return serve
+    seqs = inferred_max_num_seqs(facts, log_text, rules)
+    if seqs is None:
+        return serve
+    notes.append(
+        Text(
+            "the log does not print max_num_seqs; its default batched tokens ({tokens}) are vLLM's choice with {seqs} sequences, so the prediction uses {seqs}",
+            tokens=f"{facts.max_num_batched_tokens:,}",
+            seqs=f"{seqs:,}",
+        )
+    )
+    return serve.model_copy(update={"max_num_seqs": seqs})
+
+
 def recover_case(log_text: str, facts: LogFacts, target: int | None, device_hint: str | None) -> Case:
     notes: list[str] = list(facts.notes)
     model_name, evidence_model = facts.model, _load_line_evidence(facts)
@@ -411,6 +435,7 @@ def recover_case(log_text: str, facts: LogFacts, target: int | None, device_hint
         notes.append(version_note)
     serve, dropped = _serve(facts, requested_block_size)
     notes.extend(dropped)
+    serve = _with_inferred_seqs(serve, facts, log_text, version, notes)
     held = held_by_others(facts)
     if serve is not None and held:
         serve = serve.model_copy(update={"device_memory_used_gib": round(held / GIB, 2)})
