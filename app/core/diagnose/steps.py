@@ -140,6 +140,8 @@ def _no_block_count(case: Case) -> str:
     if case.block_size is None:
         return Text("block size not printed, so no block count is derived")
     groups = len(case.prediction.groups) if case.prediction is not None else 0
+    if case.uniform_pages and case.facts.error_kind is not None:  # Case._blocks_and_tokens converts none then
+        return Text("the start failed, so the printed tokens are not converted to blocks")
     return Text(
         "{groups} KV groups with pages of their own: the tokens are not blocks × block size, so no block count is derived",
         groups=groups,
