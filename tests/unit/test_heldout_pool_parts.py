@@ -178,7 +178,10 @@ def test_0_12_takes_the_bundled_triton_kernels() -> None:
     # 0.12.x has no known release of its own (planned in 0.11.0's bracket): versions.PATCH_CHANGES gives it the
     # 0.12.0 wheel's vllm/third_party/triton_kernels, so an H100 pads MXFP4 as Triton does; 0.11.1 still Marlin
     h100 = catalog.find_device("h100")
-    got = [B.mxfp4_padding(device=h100, rows=rules_for(v).mxfp4_backends)[0] for v in ("0.11.1", "0.12.0", "0.12.1", "0.13.0")]
+    got = [
+        B.mxfp4_padding(device=h100, rows=rules_for(v).mxfp4_backends)[0]
+        for v in ("0.11.1", "0.12.0", "0.12.1", "0.13.0")
+    ]
     assert got == ["marlin", "triton", "triton", "triton"]
 
 

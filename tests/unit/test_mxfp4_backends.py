@@ -12,7 +12,18 @@ from app.core.estimate.entry import estimate
 from app.core.specs import GIB, ServeConfig
 from app.core.versions import rules_for
 
-RELEASES = ("0.10.2", "0.11.0", "0.12.0", "0.13.0", "0.17.0", "0.19.0", "0.22.1", "0.26.0", "0.30.0", "0.33.0")
+RELEASES = (
+    "0.10.2",
+    "0.11.0",
+    "0.12.0",
+    "0.13.0",
+    "0.17.0",
+    "0.19.0",
+    "0.22.1",
+    "0.26.0",
+    "0.30.0",
+    "0.33.0",
+)
 MARLIN = ("marlin", 256, 128)
 TRITON = ("triton", 1, 64)
 TRTLLM_256 = ("flashinfer_trtllm", 256, 256)
@@ -39,15 +50,25 @@ def test_sm12x_is_marlin_at_every_release(device: str, release: str) -> None:
     ("release", "expected"),
     [("0.10.2", MARLIN), ("0.11.0", MARLIN), ("0.12.0", TRITON), ("0.13.0", TRITON), ("0.33.0", TRITON)],
 )
-def test_h100_takes_triton_once_the_wheel_ships_triton_kernels(release: str, expected: tuple[str, int, int]) -> None:
+def test_h100_takes_triton_once_the_wheel_ships_triton_kernels(
+    release: str, expected: tuple[str, int, int]
+) -> None:
     assert _padding("h100", release) == expected
 
 
 @pytest.mark.parametrize(
     ("release", "expected"),
-    [("0.11.0", TRTLLM_256), ("0.19.0", TRTLLM_256), ("0.26.0", TRTLLM_256), ("0.27.1", TRTLLM_128), ("0.33.0", TRTLLM_128)],
+    [
+        ("0.11.0", TRTLLM_256),
+        ("0.19.0", TRTLLM_256),
+        ("0.26.0", TRTLLM_256),
+        ("0.27.1", TRTLLM_128),
+        ("0.33.0", TRTLLM_128),
+    ],
 )
-def test_b200_trtllm_intermediate_multiple_drops_to_128_in_0_27(release: str, expected: tuple[str, int, int]) -> None:
+def test_b200_trtllm_intermediate_multiple_drops_to_128_in_0_27(
+    release: str, expected: tuple[str, int, int]
+) -> None:
     # 0.26.0 mxfp4_round_up_hidden_size_and_intermediate_size: TRTLLM_BACKENDS -> 256 / 256; 0.27.1: 256 / 128
     assert _padding("b200", release) == expected
 
