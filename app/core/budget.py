@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from app.core.mxfp4_backends import MXFP4_0_32, Mxfp4Row, mxfp4_backend
 from app.core.specs import DTYPE_BYTES, GIB, DeviceSpec, ModelSpec, QuantMethod, QuantSpec, ServeConfig
 
 # --- activation peak of the profile run (reference §2.5) -------------------------------------------
@@ -122,36 +123,20 @@ def quantized_body_bytes(*, quant: QuantSpec, body_params: int, tower_params: in
     return body
 
 
-# --- MXFP4 expert padding (vLLM 0.19.0) --------------------------------------------------------------
-# model_executor/layers/fused_moe/oracle/mxfp4.py: the backend is the first supported one of
-# `_get_priority_backends` (FlashInfer TRT-LLM on SM100, CK on ROCm, Triton with triton_kernels on
-# SM90-SM10x, ... Marlin last, i.e. on SM80/SM89), and `mxfp4_round_up_hidden_size_and_intermediate_size`
-# pads each expert's (hidden, intermediate-per-rank) to the backend's multiples before the weights are
-# allocated, so the padded experts are what "Model loading took" measures.
-# rows: (backend, hidden multiple, intermediate multiple)
-MXFP4_PADDING_SM100 = ("flashinfer_trtllm", 256, 256)
-MXFP4_PADDING_SM90 = ("triton", 1, 64)  # the fall-through branch: intermediate to 64, hidden as is
-MXFP4_PADDING_PRE_SM90 = ("marlin", 256, 128)
-MXFP4_PADDING_ROCM = ("rocm", 256, 256)
-MXFP4_TRITON_MIN_SM = 90  # triton_kernels needs (9, 0) <= capability < (11, 0)
-MXFP4_TRTLLM_SM_FAMILY = 100
+# --- MXFP4 expert padding ----------------------------------------------------------------------------------------
+# The release's MXFP4 MoE backend (mxfp4_backends.py: per release x SM, from get_mxfp4_backend / the fused_moe
+# oracle's priority list) pads each expert's (hidden, intermediate-per-rank) to its multiples
+# (`mxfp4_round_up_hidden_size_and_intermediate_size`) before the weights are allocated, so the padded experts are
+# what "Model loading took" measures.
 
 
-def mxfp4_padding(*, device: DeviceSpec, triton_bundled: bool = True) -> tuple[str, int, int]:
-    """(backend, hidden multiple, intermediate multiple) of the MXFP4 MoE backend vLLM 0.19.0 picks.
-
-    Before 0.12.0 the wheel has no triton_kernels (VersionRules.mxfp4_triton_bundled: 0.12.0 on), so
-    SM90 falls to Marlin (0.10.2 / 0.11.1 quantization/mxfp4.py get_mxfp4_backend: 'not has_triton_kernels()' ->
-    MARLIN; create_weights pads hidden to 256 and the intermediate to 128), as vLLM 0.10.1's gpt-oss log on an H100
-    says ("Weight-only FP4 compression will be used leveraging the Marlin kernel")."""
-    if device.platform == "rocm":
-        return MXFP4_PADDING_ROCM
-    sm = device.sm or 0
-    if sm // 10 == MXFP4_TRTLLM_SM_FAMILY // 10:
-        return MXFP4_PADDING_SM100
-    if sm >= MXFP4_TRITON_MIN_SM and triton_bundled:
-        return MXFP4_PADDING_SM90
-    return MXFP4_PADDING_PRE_SM90
+def mxfp4_padding(*, device: DeviceSpec, rows: tuple[Mxfp4Row, ...] = MXFP4_0_32) -> tuple[str, int, int]:
+    """(backend, hidden multiple, intermediate multiple) of the MXFP4 MoE backend a release (its
+    VersionRules.mxfp4_backends ``rows``) picks on ``device``: e.g. Marlin (256, 128) on an RTX 5090 (SM120) at
+    every release, as the 0.13.0 container's GB10 log says ("[mxfp4.py:161] Using Marlin backend"); Triton (1, 64)
+    on an H100 from 0.12.0, Marlin before it (no triton_kernels in the 0.10.2 / 0.11.x wheels)."""
+    backend = mxfp4_backend(device=device, rows=rows)
+    return backend.name, backend.hidden_multiple, backend.intermediate_multiple
 
 
 def mxfp4_expert_padding_bytes(
@@ -161,13 +146,13 @@ def mxfp4_expert_padding_bytes(
     device: DeviceSpec | None,
     tensor_parallel_size: int,
     num_layers: int,
-    triton_bundled: bool = True,
+    rows: tuple[Mxfp4Row, ...] = MXFP4_0_32,  # 0.33.0 (the default release)
 ) -> int:
     """Extra bytes the padded MXFP4 experts take on one rank: w13 (2I x H) and w2 (H x I) per expert,
     at the MXFP4 storage cost (4-bit values + one e8m0 scale per 32)."""
     if quant is None or quant.method != QuantMethod.MXFP4 or device is None or not model.num_experts:
         return 0
-    _, hidden_multiple, inter_multiple = mxfp4_padding(device=device, triton_bundled=triton_bundled)
+    _, hidden_multiple, inter_multiple = mxfp4_padding(device=device, rows=rows)
     hidden = model.hidden_size
     inter = model.moe_intermediate_size // tensor_parallel_size
     padded = _round_up(hidden, hidden_multiple) * _round_up(inter, inter_multiple)
@@ -199,7 +184,7 @@ def weights_bytes_for_stage(
     is_first: bool,
     is_last: bool,
     device: DeviceSpec | None = None,
-    mxfp4_triton_bundled: bool = True,
+    mxfp4_backends: tuple[Mxfp4Row, ...] = MXFP4_0_32,  # 0.33.0 (the default release)
 ) -> int:
     """Weights on one device of one stage: decoder layers split by TP and PP; embeddings on the first
     stage, lm_head on the last (vocab-parallel, so also split by TP); quantization applies to the
@@ -261,7 +246,7 @@ def weights_bytes_for_stage(
         device=device,
         tensor_parallel_size=tp,
         num_layers=layer_range[1] - layer_range[0],
-        triton_bundled=mxfp4_triton_bundled,
+        rows=mxfp4_backends,
     )
     offload = int(serve.cpu_offload_gb * GIB)
     return max(0, int(total) - offload)

@@ -27,6 +27,7 @@ from packaging.version import Version as Pep440
 
 from app.core.backend_lists import MLA_0_11
 from app.core.graph_mode import CudagraphMode
+from app.core.mxfp4_backends import MXFP4_0_10, MXFP4_0_12, Mxfp4Row
 from app.core.text import Text
 from app.core.version_parse import Version, parse_pep440
 from app.core.version_types import BackendPriority, BatchTier, ForcedBlock, GraphSupport
@@ -110,9 +111,8 @@ class VersionRules:
     # profile-run sampler peak, in fp32 logits copies (see budget.py)
     sampler_logit_copies: float = SAMPLER_COPIES
     swap_space_used: bool = True  # V0 swap preemption; ignored by V1, removed in 0.20+
-    # the wheel ships triton_kernels (vllm/third_party, 0.12.0+; from the 0.13.0 bracket here): MXFP4 MoE on SM90
-    # runs Triton, else Marlin (budget.mxfp4_padding)
-    mxfp4_triton_bundled: bool = False
+    # the MXFP4 MoE backend by device and its padding (mxfp4_backends.py; rows set by versions_mxfp4.py)
+    mxfp4_backends: tuple[Mxfp4Row, ...] = MXFP4_0_10
     has_swap_space_flag: bool = True  # `--swap-space` still parsed (until 0.19)
     has_kv_offloading_flags: bool = False  # --kv-offloading-size (0.14+)
     has_auto_fit: bool = False  # --max-model-len auto / -1 (0.14+)
@@ -438,8 +438,9 @@ PATCH_CHANGES: tuple[Change, ...] = (
     Change(
         "0.12.0",
         "0.12.0 ships vllm/third_party/triton_kernels (the 0.11.1 wheel does not), so quantization/mxfp4.py "
-        "get_mxfp4_backend takes its Triton branch on SM90 with Triton's padding, as the 0.13.0 bracket does",
-        {"mxfp4_triton_bundled": True},
+        "get_mxfp4_backend takes Triton on (9, 0) <= capability < (11, 0) (SM90, and SM103, FlashInfer asking for "
+        "exactly 10.0 there), Marlin on SM110 / SM12x (read from the 0.12.0 wheel)",
+        {"mxfp4_backends": MXFP4_0_12},
     ),
     Change(
         "0.22.0",

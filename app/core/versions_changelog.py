@@ -184,14 +184,6 @@ CHANGELOG: tuple[Change, ...] = (
     ),
     Change(
         "0.13.0",
-        "0.12.0 and 0.13.0 ship triton_kernels as vllm/third_party/triton_kernels (absent from the 0.10.2, 0.11.0 "
-        "and 0.11.1 wheels, where utils.has_triton_kernels finds it only if installed apart): quantization/mxfp4.py "
-        "get_mxfp4_backend's Triton branch on SM90, Marlin before it. 0.12.x, planned in 0.11.0's bracket (not a "
-        "known release), takes it from versions.PATCH_CHANGES",
-        {"mxfp4_triton_bundled": True},
-    ),
-    Change(
-        "0.13.0",
         "0.13.0: 'Model loading took %.4f GiB memory' (gpu_model_runner.load_model), --kv-offloading-size "
         "(arg_utils.py), --block-size adds 256 and fp8_ds_mla (config/cache.py BlockSize / CacheDType), the 'See "
         "…conserving_memory/ for more details.' tail on both KV errors (kv_cache_utils.py), config/vllm.py "

@@ -8,6 +8,7 @@ from app.core.version_types import Change
 from app.core.versions_0_34 import RELEASE_0_34_CHANGELOG
 from app.core.versions_capture import CAPTURE_CHANGELOG
 from app.core.versions_changelog import CHANGELOG as CORE_CHANGELOG
+from app.core.versions_mxfp4 import MXFP4_CHANGELOG
 from app.core.versions_quant import QUANT_CHANGELOG
 
 # --- platforms (ROCm, vllm-ascend): rows kept in their own block, merged into CHANGELOG in release order -----
@@ -72,7 +73,12 @@ def _since(change: Change) -> Version:
 # stable: rows of one release keep their order, the core rows first
 CHANGELOG = tuple(
     sorted(
-        CORE_CHANGELOG + QUANT_CHANGELOG + PLATFORM_CHANGELOG + CAPTURE_CHANGELOG + RELEASE_0_34_CHANGELOG,
+        CORE_CHANGELOG
+        + QUANT_CHANGELOG
+        + PLATFORM_CHANGELOG
+        + CAPTURE_CHANGELOG
+        + RELEASE_0_34_CHANGELOG
+        + MXFP4_CHANGELOG,
         key=_since,
     )
 )

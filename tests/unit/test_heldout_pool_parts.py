@@ -161,7 +161,7 @@ def test_mxfp4_on_h100_before_0_12_is_marlin_padded() -> None:
         device=h100,
         tensor_parallel_size=1,
         num_layers=36,
-        triton_bundled=rules_for("0.10.2").mxfp4_triton_bundled,
+        rows=rules_for("0.10.2").mxfp4_backends,
     )
     new = B.mxfp4_expert_padding_bytes(
         model=model,
@@ -169,7 +169,7 @@ def test_mxfp4_on_h100_before_0_12_is_marlin_padded() -> None:
         device=h100,
         tensor_parallel_size=1,
         num_layers=36,
-        triton_bundled=rules_for("0.13.0").mxfp4_triton_bundled,
+        rows=rules_for("0.13.0").mxfp4_backends,
     )
     assert (old, new) == (5_504_827_392, 0)
 
@@ -177,12 +177,12 @@ def test_mxfp4_on_h100_before_0_12_is_marlin_padded() -> None:
 def test_0_12_takes_the_bundled_triton_kernels() -> None:
     # 0.12.x has no known release of its own (planned in 0.11.0's bracket): versions.PATCH_CHANGES gives it the
     # 0.12.0 wheel's vllm/third_party/triton_kernels, so an H100 pads MXFP4 as Triton does; 0.11.1 still Marlin
-    assert [rules_for(v).mxfp4_triton_bundled for v in ("0.11.1", "0.12.0", "0.12.1", "0.13.0")] == [
-        False,
-        True,
-        True,
-        True,
+    h100 = catalog.find_device("h100")
+    got = [
+        B.mxfp4_padding(device=h100, rows=rules_for(v).mxfp4_backends)[0]
+        for v in ("0.11.1", "0.12.0", "0.12.1", "0.13.0")
     ]
+    assert got == ["marlin", "triton", "triton", "triton"]
 
 
 def test_the_0_10_1_gpt_oss_h100_log_s_weights_are_marlin_s() -> None:

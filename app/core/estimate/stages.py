@@ -94,7 +94,7 @@ def pipeline_stages(
             is_first=is_first,
             is_last=is_last,
             device=device,
-            mxfp4_triton_bundled=rules.mxfp4_triton_bundled,
+            mxfp4_backends=rules.mxfp4_backends,
         )
         activation = budget.activation_peak_bytes(
             model=model,
