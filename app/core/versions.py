@@ -442,15 +442,6 @@ PATCH_CHANGES: tuple[Change, ...] = (
         "exactly 10.0 there), Marlin on SM110 / SM12x (read from the 0.12.0 wheel)",
         {"mxfp4_backends": MXFP4_0_12},
     ),
-    Change(
-        "0.22.0",
-        "0.22.0 model_executor/layers/quantization/compressed_tensors/compressed_tensors.py "
-        "CompressedTensorsConfig.from_config -> _parse_sparsity_config raises 'Sparsity support has been removed "
-        "from compressed-tensors' for a non-empty sparsity target map (0.21.0: get_scheme -> CompressedTensors24); "
-        "0.22.0 quantization/auto_gptq.py AutoGPTQConfig replaces gptq.py / gptq_marlin.py and raises 'Unsupported "
-        "quantization config: bits=4, sym=False' (TYPE_MAP symmetric only; 0.21.0 gptq.py GPTQConfig served it)",
-        {"ct_sparsity_removed": True, "gptq_symmetric_only": True},
-    ),
 )
 
 
