@@ -61,7 +61,9 @@ def test_an_empty_target_list_is_not_sparsity() -> None:
     assert _kv_bytes(config, "0.33.0") == 16_384
 
 
-@pytest.mark.parametrize(("version", "removed"), [("0.21.0", False), ("0.21.5", False), ("0.22.0", True), ("0.22.1", True)])
+@pytest.mark.parametrize(
+    ("version", "removed"), [("0.21.0", False), ("0.21.5", False), ("0.22.0", True), ("0.22.1", True)]
+)
 def test_the_rule_is_the_release_s(version: str, removed: bool) -> None:
     # 0.22.0 is planned in 0.22.1's bracket (same minor series), whose changelog row (versions_quant.py) removes it;
     # 0.21.x keeps 0.21.0's
